@@ -1,0 +1,120 @@
+"""The one comparison helper all checks use, and the failures it raises.
+
+A failing tensor check says, in order: type, shape, dtype, then values (NaN/Inf first, then
+the worst index with expected vs actual, max abs and rel error). In a hidden check the message
+never contains expected values. Known mistakes (`mistakes={...}`) are recognised and named.
+"""
+from __future__ import annotations
+
+import contextvars
+from dataclasses import dataclass
+
+import torch
+
+from ..messages import t
+from . import tolerances
+
+# Set by the runner for the check being run; decides how much a message may reveal.
+HIDDEN: contextvars.ContextVar[bool] = contextvars.ContextVar("kata_hidden", default=False)
+
+
+class CheckFailure(AssertionError):
+    """A check failed; the message is meant for the student."""
+
+
+@dataclass(frozen=True)
+class Mistake:
+    """A plausible wrong answer: if the student's value matches `value`, say `en` / `zh`."""
+
+    value: torch.Tensor
+    en: str
+    zh: str
+
+
+def _fmt(x: float) -> str:
+    return f"{x:.6g}"
+
+
+def _index(flat: int, shape) -> tuple:
+    idx = []
+    for dim in reversed(list(shape)):
+        idx.append(flat % dim if dim else 0)
+        flat = flat // dim if dim else 0
+    return tuple(reversed(idx))
+
+
+def close_mask(actual: torch.Tensor, expected: torch.Tensor, tol: tolerances.Tol) -> torch.Tensor:
+    a = actual.to(torch.float64)
+    e = expected.to(torch.float64)
+    both_nan = torch.isnan(a) & torch.isnan(e)
+    same_inf = torch.isinf(a) & torch.isinf(e) & (torch.sign(a) == torch.sign(e))
+    ok = (a - e).abs() <= tol.atol + tol.rtol * e.abs()
+    return ok | both_nan | same_inf
+
+
+def matches(actual, expected: torch.Tensor, tol: str | tolerances.Tol) -> bool:
+    tol = tolerances.get(tol) if isinstance(tol, str) else tol
+    return (isinstance(actual, torch.Tensor) and tuple(actual.shape) == tuple(expected.shape)
+            and bool(close_mask(actual, expected, tol).all()))
+
+
+def expect_tensor(actual, expected: torch.Tensor, tol: str = "exact", what: str = "result",
+                  dtype: bool = True, mistakes: list[Mistake] | None = None) -> None:
+    """Fail with a teaching message unless `actual` equals `expected` within tolerance `tol`."""
+    hidden = HIDDEN.get()
+    tolv = tolerances.get(tol)
+    if not isinstance(actual, torch.Tensor):
+        raise CheckFailure(t("not_a_tensor", what=what, got=type(actual).__name__))
+    hint = _mistake(actual, mistakes, tolv)
+    if tuple(actual.shape) != tuple(expected.shape):
+        key = "shape_hidden" if hidden else "shape"
+        raise CheckFailure(_join(t(key, what=what, expected=tuple(expected.shape), actual=tuple(actual.shape)), hint))
+    if dtype and actual.dtype != expected.dtype:
+        raise CheckFailure(_join(t("dtype", what=what, expected=expected.dtype, actual=actual.dtype), hint))
+    if actual.numel() == 0:
+        return
+    a = actual.detach().to(torch.float64)
+    e = expected.detach().to(torch.float64)
+    bad_finite = ~torch.isfinite(a) & torch.isfinite(e)
+    if bad_finite.any():
+        first = _index(int(bad_finite.flatten().nonzero()[0]), a.shape)
+        raise CheckFailure(_join(t("nonfinite", what=what, count=int(bad_finite.sum()), index=first), hint))
+    ok = close_mask(a, e, tolv)
+    if bool(ok.all()):
+        return
+    bad = int((~ok).sum())
+    if hidden:
+        raise CheckFailure(_join(t("values_hidden", what=what, bad=bad, total=a.numel(), tol=tolv), hint))
+    err = (a - e).abs().nan_to_num(nan=float("inf"))
+    err = torch.where(ok, torch.zeros_like(err), err)
+    worst = int(err.flatten().argmax())
+    idx = _index(worst, a.shape)
+    rel = (err / e.abs().clamp_min(1e-12)).max()
+    raise CheckFailure(_join(t("values", what=what, bad=bad, total=a.numel(), tol=tolv, index=idx,
+                               expected=_fmt(float(e.flatten()[worst])), actual=_fmt(float(a.flatten()[worst])),
+                               abs_err=float(err.max()), rel_err=float(rel)), hint))
+
+
+def expect_equal(actual, expected, what: str = "result") -> None:
+    """Plain values (ints, strings, tuples of them) compared exactly."""
+    if actual != expected or type(actual) is not type(expected) and not (
+            isinstance(actual, (int, float)) and isinstance(expected, (int, float))):
+        if HIDDEN.get():
+            raise CheckFailure(t("hidden_failed", what=what))
+        raise CheckFailure(f"{what}: expected {expected!r}, got {actual!r}")
+
+
+def expect(condition: bool, message: str) -> None:
+    if not condition:
+        raise CheckFailure(message)
+
+
+def _mistake(actual: torch.Tensor, mistakes, tol) -> str:
+    for m in mistakes or []:
+        if tuple(actual.shape) == tuple(m.value.shape) and bool(close_mask(actual, m.value, tol).all()):
+            return t("mistake", mistake=m.en, mistake_zh=m.zh)
+    return ""
+
+
+def _join(message: str, hint: str) -> str:
+    return f"{message}. {hint}" if hint else message

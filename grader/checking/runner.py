@@ -1,0 +1,218 @@
+"""Run the checks of a course against one submission and collect one result per check.
+
+Checks are run by pytest in this (trusted) process; the `sub` fixture hands each check a
+proxy of the exercise module in a fresh sandboxed worker process. One broken exercise never
+stops the others: import errors, faults and forbidden APIs fail only that exercise's checks.
+"""
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import time
+from dataclasses import asdict, dataclass, field
+
+import pytest
+
+from ..course import Course, Exercise
+from ..messages import t
+from ..scan import scan
+from ..submission import Submission
+from ..worker.client import Sandbox, WorkerFault
+from ..worker.proxy import Remote, StudentError
+from ..worker.sandbox import Limits
+from . import compare
+
+
+@dataclass
+class CheckResult:
+    exercise: str
+    section: str
+    name: str
+    status: str  # "passed" | "failed" | "skipped"
+    score: float
+    max_score: float
+    message: str
+    listing: list[str]
+    visibility: str  # "public" | "hidden"
+    duration_s: float
+    kind: str = ""  # what failed: "check", "student", "fault", "import", "forbidden", "missing"
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass
+class GradeResult:
+    submission: str
+    sandbox: str
+    results: list[CheckResult]
+    notes: list[str] = field(default_factory=list)
+    worker_startup_s: float = 0.0
+    duration_s: float = 0.0
+
+    @property
+    def score(self) -> float:
+        return round(sum(r.score for r in self.results), 6)
+
+    @property
+    def max_score(self) -> float:
+        return round(sum(r.max_score for r in self.results), 6)
+
+
+class _Plugin:
+    """pytest plugin: provides `sub`, filters checks, records outcomes."""
+
+    def __init__(self, course: Course, submission: Submission, box: Sandbox, public_only: bool):
+        self.course = course
+        self.submission = submission
+        self.box = box
+        self.public_only = public_only
+        self.by_id = {ex.id: ex for ex in course.exercises}
+        self.import_failures: dict[str, str] = {}
+        self.errors: dict[str, BaseException] = {}
+        self.durations: dict[str, float] = {}
+        self.outcomes: dict[str, str] = {}
+        self.items: list = []
+        self._token = None
+
+    def exercise_of(self, item) -> Exercise:
+        return self.by_id[item.path.stem.removeprefix("test_")]
+
+    # -- collection
+    def pytest_collection_modifyitems(self, session, config, items):
+        keep, drop = [], []
+        for item in items:
+            info = getattr(getattr(item, "function", None), "_kata_check", None)
+            if info is None or item.path.stem.removeprefix("test_") not in self.by_id:
+                drop.append(item)
+            elif self.public_only and info["hidden"]:
+                drop.append(item)
+            else:
+                keep.append(item)
+        items[:] = keep
+        if drop:
+            config.hook.pytest_deselected(items=drop)
+        self.items = keep
+
+    # -- running
+    def pytest_runtest_setup(self, item):
+        self._token = compare.HIDDEN.set(item.function._kata_check["hidden"])
+
+    def pytest_runtest_teardown(self, item):
+        if self._token is not None:
+            compare.HIDDEN.reset(self._token)
+            self._token = None
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_makereport(self, item, call):
+        outcome = yield
+        report = outcome.get_result()
+        self.durations[item.nodeid] = self.durations.get(item.nodeid, 0.0) + call.duration
+        if report.failed and item.nodeid not in self.errors and call.excinfo is not None:
+            self.errors[item.nodeid] = call.excinfo.value
+        if report.skipped and item.nodeid not in self.outcomes:
+            self.outcomes[item.nodeid] = "skipped"
+            if call.excinfo is not None:
+                self.errors[item.nodeid] = call.excinfo.value
+
+    @pytest.fixture
+    def sub(self, request):
+        ex = self.exercise_of(request.node)
+        if ex.id in self.import_failures:
+            raise compare.CheckFailure(t("import_failed_before", file=ex.file, reason=self.import_failures[ex.id]))
+        if not self.submission.path(ex.file).is_file():
+            reason = f"exercises/{ex.file} is missing from the submission"
+            self.import_failures[ex.id] = reason
+            raise compare.CheckFailure(reason)
+        limits = Limits(memory_mb=ex.memory_mb, output_mb=ex.output_mb)
+        worker = self.box.spawn(limits)
+        remote = Remote(worker, ex.module, ex.time_limit_s)
+        try:
+            remote._import(ex.file, ex.forbidden, ex.forbidden_hint)
+        except (StudentError, WorkerFault) as e:
+            worker.close()
+            self.import_failures[ex.id] = str(e)
+            raise compare.CheckFailure(t("import_failed", file=ex.file, reason=str(e))) from None
+        try:
+            yield remote
+        finally:
+            worker.close()
+
+
+def _message(exc: BaseException | None) -> tuple[str, str]:
+    if exc is None:
+        return "", ""
+    if isinstance(exc, compare.CheckFailure):
+        return str(exc), "check"
+    if isinstance(exc, StudentError):
+        return str(exc), "forbidden" if exc.kind == "forbidden" else "student"
+    if isinstance(exc, WorkerFault):
+        return t("fault", reason=exc.reason), "fault"
+    if isinstance(exc, AssertionError):
+        return str(exc) or "assertion failed", "check"
+    if type(exc).__name__ in ("Skipped", "XFailed"):
+        return str(getattr(exc, "msg", exc)), "skipped"
+    return t("check_error", type=type(exc).__name__, message=str(exc)[:500]), "check"
+
+
+def _scan_exercise(ex: Exercise, submission: Submission) -> str:
+    source = submission.source(ex.file)
+    if source is None or not ex.forbidden:
+        return ""
+    found = scan(source, ex.forbidden)
+    if not found:
+        return ""
+    items = "; ".join(v.describe(ex.file) for v in found)
+    return t("scan", items=items, hint=ex.forbidden_hint)
+
+
+def run(course: Course, submission: Submission, exercises: list[Exercise] | None = None,
+        public_only: bool = False, box: Sandbox | None = None) -> GradeResult:
+    """Grade `submission` on `exercises` (default: all). Never raises for student faults."""
+    t0 = time.perf_counter()
+    exercises = exercises or course.exercises
+    own_box = box is None
+    if own_box:
+        box = Sandbox(submission.root, hide=[str(course.checks_dir.parent), str(course.solutions_dir),
+                                             str(course.root)])
+        box.launch()
+    plugin = _Plugin(course, submission, box, public_only)
+    files = [str(course.check_file(ex)) for ex in exercises]
+    args = [*files, "-p", "no:cacheprovider", "-p", "no:terminal", "-p", "no:stepwise", "--assert=plain",
+            "--rootdir", str(course.checks_dir), "-c", os.devnull, "--import-mode=importlib",
+            "-W", "ignore::DeprecationWarning", "-W", "ignore::UserWarning"]
+    try:
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()) as err:
+            code = pytest.main(args, plugins=[plugin])
+        if code not in (0, 1, 5):  # 5: nothing collected (e.g. only hidden checks, public run)
+            raise RuntimeError(f"running the checks failed (pytest exit code {code}): {err.getvalue()[-2000:]}")
+        results = []
+        for item in plugin.items:
+            ex = plugin.exercise_of(item)
+            info = item.function._kata_check
+            exc = plugin.errors.get(item.nodeid)
+            status = plugin.outcomes.get(item.nodeid) or ("failed" if exc is not None else "passed")
+            message, kind = _message(exc)
+            results.append(CheckResult(
+                exercise=ex.id, section=ex.section, name=item.name, status=status,
+                score=info["points"] if status == "passed" else 0.0, max_score=info["points"],
+                message=message, listing=list(info["listings"]),
+                visibility="hidden" if info["hidden"] else "public",
+                duration_s=round(plugin.durations.get(item.nodeid, 0.0), 4), kind=kind))
+        for ex in exercises:
+            verdict = _scan_exercise(ex, submission)
+            if verdict:
+                for r in results:
+                    if r.exercise == ex.id:
+                        r.score = 0.0
+                        r.status = "failed"
+                        r.kind = "forbidden"
+                        r.message = f"{r.message} {verdict}".strip() if r.message else verdict
+        order = {ex.id: i for i, ex in enumerate(course.exercises)}
+        results.sort(key=lambda r: order[r.exercise])
+        return GradeResult(str(submission.origin), box.kind, results, list(submission.notes),
+                           round(box.startup_s, 3), round(time.perf_counter() - t0, 3))
+    finally:
+        if own_box:
+            box.close()

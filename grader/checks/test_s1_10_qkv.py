@@ -1,0 +1,74 @@
+"""Checks of §1.10, queries, keys and values (listings 1.2–1.4)."""
+import torch
+
+from grader.checking import Mistake, check, expect, expect_tensor, fixtures
+from grader.checking import book
+
+EXERCISE = "s1_10_qkv"
+
+
+def make_fixtures(sol):
+    wq, wk, wv = sol.init_qkv_weights(8, 4)
+    q, k, v = sol.project_qkv(book.inputs(), wq, wk, wv)
+    oq, ok, ov = sol.init_qkv_weights(6, 3, seed=7)
+    g = torch.Generator().manual_seed(10)
+    batch = torch.randn(2, 5, 8, generator=g)
+    bq, bk, bv = sol.project_qkv(batch, wq, wk, wv)
+    return {"W_query": wq, "W_key": wk, "W_value": wv, "queries": q, "keys": k, "values": v,
+            "other_query": oq, "other_key": ok, "other_value": ov,
+            "batch": batch, "batch_queries": bq, "batch_keys": bk, "batch_values": bv}
+
+
+def fx():
+    return fixtures.load(EXERCISE)
+
+
+def _triple(out, what):
+    expect(isinstance(out, (tuple, list)) and len(out) == 3,
+           f"{what}: expected a tuple of three tensors (queries, keys, values), got {type(out).__name__}")
+    return out
+
+
+@check(points=1, listings=["1.2"])
+def test_listing_1_2_single_token(sub):
+    f = fx()
+    x_2 = book.inputs()[1]  # "next"; d_in = 8, d_out = 4
+    q, k, v = _triple(sub.project_qkv(x_2, f["W_query"], f["W_key"], f["W_value"]), "project_qkv(x_2, ...)")
+    expect_tensor(q, f["queries"][1], tol="matmul", what="query of 'next'")
+    expect_tensor(k, f["keys"][1], tol="matmul", what="key of 'next'")
+    expect_tensor(v, f["values"][1], tol="matmul", what="value of 'next'")
+
+
+@check(points=2, listings=["1.3"])
+def test_listing_1_3_seeded_weights(sub):
+    f = fx()
+    out = _triple(sub.init_qkv_weights(8, 4), "init_qkv_weights(8, 4)")
+    names = ["W_query", "W_key", "W_value"]
+    for name, got in zip(names, out):
+        others = [Mistake(f[o], f"{o} (the matrices were drawn in another order)", f"{o}（抽取顺序不对）")
+                  for o in names if o != name]
+        expect_tensor(got, f[name], tol="exact", what=f"{name} after torch.manual_seed(123)", mistakes=others)
+
+
+@check(points=2, listings=["1.4"])
+def test_listing_1_4_projections(sub):
+    f = fx()
+    out = _triple(sub.project_qkv(book.inputs(), f["W_query"], f["W_key"], f["W_value"]), "project_qkv")
+    for name, got in zip(["queries", "keys", "values"], out):
+        expect_tensor(got, f[name], tol="matmul", what=name)
+
+
+@check(points=1, hidden=True)
+def test_weights_other_seed_and_dims(sub):
+    f = fx()
+    out = _triple(sub.init_qkv_weights(6, 3, seed=7), "init_qkv_weights(6, 3, seed=7)")
+    for name, got in zip(["other_query", "other_key", "other_value"], out):
+        expect_tensor(got, f[name], tol="exact", what="weights for d_in=6, d_out=3, seed=7")
+
+
+@check(points=2, hidden=True)
+def test_projections_batched(sub):
+    f = fx()
+    out = _triple(sub.project_qkv(f["batch"], f["W_query"], f["W_key"], f["W_value"]), "project_qkv on a batch")
+    for name, got in zip(["batch_queries", "batch_keys", "batch_values"], out):
+        expect_tensor(got, f[name], tol="matmul", what="projections of a (2, 5, 8) batch")

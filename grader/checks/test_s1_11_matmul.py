@@ -1,0 +1,49 @@
+"""Checks of §1.11, matrix multiplication by hand (the 27 / 61 worked example)."""
+import torch
+
+from grader.checking import check, expect, expect_tensor, fixtures
+from grader.checking import book
+from grader.worker.proxy import StudentError
+
+EXERCISE = "s1_11_matmul"
+SHAPES = [((4, 3), (3, 5)), ((1, 7), (7, 1)), ((6, 2), (2, 6)), ((3, 1), (1, 4))]
+
+
+def make_fixtures(sol):
+    g = torch.Generator().manual_seed(11)
+    out = {}
+    for i, (sa, sb) in enumerate(SHAPES):
+        a, b = torch.randn(*sa, generator=g), torch.randn(*sb, generator=g)
+        out[f"A{i}"], out[f"B{i}"], out[f"C{i}"] = a, b, sol.matmul(a, b)
+    out["book"] = sol.matmul(torch.tensor(book.MATMUL_A), torch.tensor(book.MATMUL_B))
+    return out
+
+
+def fx():
+    return fixtures.load(EXERCISE)
+
+
+@check(points=2, listings=["1.11/matmul"])
+def test_book_example_27_61(sub):
+    out = sub.matmul(torch.tensor(book.MATMUL_A), torch.tensor(book.MATMUL_B))
+    expect_tensor(out, fx()["book"], tol="exact", what="A (3x2) @ B (2x3)")
+    expect(float(out[0, 0]) == 27.0 and float(out[1, 0]) == 61.0, "entries (1,1) and (2,1) must be 27 and 61")
+
+
+@check(points=2, hidden=True)
+def test_random_shapes(sub):
+    f = fx()
+    for i, (sa, sb) in enumerate(SHAPES):
+        expect_tensor(sub.matmul(f[f"A{i}"], f[f"B{i}"]), f[f"C{i}"], tol="matmul",
+                      what=f"matmul of {sa} and {sb}")
+
+
+@check(points=1, hidden=True)
+def test_shape_mismatch_raises(sub):
+    try:
+        sub.matmul(torch.ones(2, 3), torch.ones(2, 3))
+    except StudentError as e:
+        expect(e.kind != "not_implemented", str(e))
+        expect(e.type == "ValueError", f"multiplying (2, 3) by (2, 3) must raise ValueError, not {e.type or e}")
+        return
+    raise AssertionError("multiplying (2, 3) by (2, 3) must raise ValueError: the inner dimensions 3 and 2 differ")

@@ -1,0 +1,104 @@
+"""Checks of §1.11, simple normalisation and a numerically stable softmax."""
+import math
+
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from grader.checking import Mistake, check, expect, expect_tensor, fixtures
+from grader.checking import book
+
+EXERCISE = "s1_11_softmax"
+
+
+def make_fixtures(sol):
+    g = torch.Generator().manual_seed(13)
+    x = torch.randn(3, 4, 5, generator=g) * 4
+    out = {"x": x, "x64": x.double()}
+    for dim in (0, 1, 2, -1):
+        out[f"softmax_dim{dim}"] = sol.softmax(x, dim=dim)
+    out["softmax64"] = sol.softmax(x.double(), dim=1)
+    out["large"] = sol.softmax(torch.tensor([1000.0, 1001.0]))
+    out["large_neg"] = sol.softmax(torch.tensor([-1000.0, -1001.0]))
+    out["neg_inf"] = sol.softmax(torch.tensor([2.0, 3.0, -math.inf]))
+    out["neg_inf2"] = sol.softmax(torch.tensor([2.0, -math.inf, -math.inf]))
+    return out
+
+
+def fx():
+    return fixtures.load(EXERCISE)
+
+
+def _naive(x, dim=-1):
+    e = torch.exp(x)
+    return e / e.sum(dim=dim, keepdim=True)
+
+
+@check(points=3, listings=["1.11/softmax"])
+def test_book_softmax_examples(sub):
+    for scores, printed, tol in book.SOFTMAX_EXAMPLES:
+        x = torch.tensor(scores)
+        out = sub.softmax(x)
+        expect_tensor(out, torch.tensor(printed), tol=tol, what=f"softmax({scores})",
+                      mistakes=[Mistake(x / x.sum(), "simple normalisation, not softmax", "简单归一化，而不是 softmax")])
+        if scores[0] == 1.0 and scores[3] == 6.0:  # the weight of 6 is e^5 = 148.4 times that of 1 (ERRATA E-1.11-q)
+            expect(abs(float(out[3] / out[0]) / math.exp(5) - 1) < 1e-4,
+                   "softmax([1, 2, 3, 6]): the weight of 6 must be e^5 (about 148.4) times the weight of 1")
+
+
+@check(points=2, listings=["1.11/normalize"])
+def test_book_simple_normalization(sub):
+    for scores, expected in book.NORMALIZE_EXAMPLES:
+        out = sub.simple_normalize(torch.tensor(scores))
+        expect_tensor(out, torch.tensor(expected), tol="softmax", what=f"simple_normalize({scores})")
+
+
+@check(points=2)
+def test_large_inputs_stable(sub):
+    f = fx()
+    out = sub.softmax(torch.tensor([1000.0, 1001.0]))
+    expect_tensor(out, f["large"], tol="softmax", what="softmax([1000, 1001])",
+                  mistakes=[Mistake(_naive(torch.tensor([1000.0, 1001.0])),
+                                    "exp() overflowed: subtract the maximum before exponentiating",
+                                    "exp() 溢出：先减去最大值再求指数")])
+    out = sub.softmax(torch.tensor([-1000.0, -1001.0]))
+    expect_tensor(out, f["large_neg"], tol="softmax", what="softmax([-1000, -1001])")
+
+
+@check(points=2, hidden=True)
+def test_matches_reference_any_dim(sub):
+    f = fx()
+    x = f["x"]
+    for dim in (0, 1, 2, -1):
+        wrong = [Mistake(f[f"softmax_dim{d}"], f"softmax over dim {d} instead of dim {dim}",
+                         f"在第 {d} 维而不是第 {dim} 维上做了 softmax") for d in (0, 1, 2) if d % 3 != dim % 3]
+        expect_tensor(sub.softmax(x, dim=dim), f[f"softmax_dim{dim}"], tol="softmax",
+                      what=f"softmax of a (3, 4, 5) tensor over dim={dim}", mistakes=wrong)
+    expect_tensor(sub.softmax(f["x64"], dim=1), f["softmax64"], tol="softmax", what="softmax of a float64 tensor")
+
+
+@check(points=2, hidden=True)
+def test_invariants(sub):
+    rows = st.lists(st.floats(-60, 60, allow_nan=False, width=32), min_size=1, max_size=8)
+
+    @settings(max_examples=25, derandomize=True, database=None, deadline=None)
+    @given(rows, st.floats(-30, 30, allow_nan=False, width=32))
+    def invariants(values, shift):
+        x = torch.tensor(values, dtype=torch.float64)
+        out = sub.softmax(x)
+        expect_tensor(out, torch.softmax(x, dim=-1), tol="softmax", what=f"softmax({values})")
+        expect(bool((out >= 0).all() and (out <= 1).all()), "softmax values must lie in [0, 1]")
+        expect(abs(float(out.sum()) - 1.0) < 1e-9, "softmax values must sum to 1")
+        expect_tensor(sub.softmax(x + shift), out, tol="softmax",
+                      what=f"softmax(x + {shift:g}) (adding a constant must not change softmax)")
+
+    invariants()
+
+
+@check(points=1, hidden=True)
+def test_negative_infinity(sub):
+    f = fx()
+    expect_tensor(sub.softmax(torch.tensor([2.0, 3.0, -math.inf])), f["neg_inf"], tol="softmax",
+                  what="softmax([2, 3, -inf])")
+    expect_tensor(sub.softmax(torch.tensor([2.0, -math.inf, -math.inf])), f["neg_inf2"], tol="softmax",
+                  what="softmax([2, -inf, -inf])")

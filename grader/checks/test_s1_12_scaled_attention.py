@@ -1,0 +1,67 @@
+"""Checks of §1.12, scaled attention weights (listing 1.6 and the hand example)."""
+import torch
+
+from grader.checking import Mistake, check, expect, expect_tensor, fixtures
+from grader.checking import book
+
+EXERCISE = "s1_12_scaled_attention"
+
+
+def make_fixtures(sol):
+    import importlib
+    qkv = importlib.import_module("s1_10_qkv")
+    wq, wk, wv = qkv.init_qkv_weights(8, 4)
+    q, k, _ = qkv.project_qkv(book.inputs(), wq, wk, wv)
+    scores = q @ k.T
+    g = torch.Generator().manual_seed(14)
+    fresh = torch.randn(2, 6, 6, generator=g) * 8
+    raw = torch.randn(3, 5, generator=g) * 5
+    return {"scores": scores, "weights": sol.attention_weights(scores, 4),
+            "weights_next": sol.attention_weights(scores[1], 4),
+            "fresh": fresh, "fresh_weights": sol.attention_weights(fresh, 16),
+            "raw": raw, "raw_scaled": sol.scale_scores(raw, 9)}
+
+
+def fx():
+    return fixtures.load(EXERCISE)
+
+
+def _mistakes(scores, d_k):
+    return [Mistake(torch.softmax(scores / d_k, dim=-1), "dividing by d_k instead of sqrt(d_k)",
+                    "除以了 d_k 而不是 sqrt(d_k)"),
+            Mistake(torch.softmax(scores, dim=-1), "the scores were not scaled", "分数没有缩放"),
+            Mistake(torch.softmax(scores / d_k**0.5, dim=0) if scores.dim() > 1 else scores,
+                    "softmax over the wrong dimension (queries instead of keys)", "在错误的维度上做了 softmax")]
+
+
+@check(points=1, listings=["1.12/scaled"])
+def test_book_scaled_scores(sub):
+    out = sub.scale_scores(torch.tensor(book.HAND_SCORES), 4)
+    expect_tensor(out, torch.tensor(book.HAND_SCALED), tol="printed2", what="hand score matrix / sqrt(4)",
+                  mistakes=[Mistake(torch.tensor(book.HAND_SCORES) / 4, "dividing by d_k instead of sqrt(d_k)",
+                                    "除以了 d_k 而不是 sqrt(d_k)")])
+
+
+@check(points=2, listings=["1.6"])
+def test_listing_1_6_weights(sub):
+    f = fx()
+    out = sub.attention_weights(f["scores"], 4)
+    expect_tensor(out, f["weights"], tol="softmax", what="attention weights of listing 1.6",
+                  mistakes=_mistakes(f["scores"], 4))
+    expect(bool(torch.allclose(out.sum(-1), torch.ones(5), atol=1e-6)), "each row of attention weights must sum to 1")
+    row = sub.attention_weights(f["scores"][1], 4)
+    expect_tensor(row, f["weights_next"], tol="softmax", what="attention weights of 'next' alone")
+
+
+@check(points=2, hidden=True)
+def test_fresh_dims(sub):
+    f = fx()
+    out = sub.attention_weights(f["fresh"], 16)
+    expect_tensor(out, f["fresh_weights"], tol="softmax", what="weights of a (2, 6, 6) batch with d_k = 16",
+                  mistakes=_mistakes(f["fresh"], 16))
+
+
+@check(points=1, hidden=True)
+def test_scale_fresh(sub):
+    f = fx()
+    expect_tensor(sub.scale_scores(f["raw"], 9), f["raw_scaled"], tol="attention", what="scores scaled for d_k = 9")

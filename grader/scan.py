@@ -1,0 +1,88 @@
+"""Static scan for forbidden APIs in a student's file (trusted side, no code is run).
+
+Forbidden names are dotted paths from the manifest: "torch.softmax",
+"torch.nn.functional.softmax", "torch.Tensor.softmax" (any `.softmax` method call),
+"torch.Tensor.__matmul__" (the `@` operator). Import aliases are followed
+(`import torch.nn.functional as F; F.softmax` is found).
+"""
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Violation:
+    name: str
+    line: int
+    code: str
+
+    def describe(self, file: str) -> str:
+        return f"{file}:{self.line}: uses {self.name} ({self.code.strip()[:80]})"
+
+
+def _dotted(node: ast.AST, aliases: dict[str, str]) -> str | None:
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        base = aliases.get(node.id)
+        if base is None:
+            return None
+        return ".".join([base, *reversed(parts)])
+    return None
+
+
+def scan(source: str, forbidden: list[str]) -> list[Violation]:
+    """Violations in `source`; an unparsable file gives none (its import error is reported)."""
+    if not forbidden:
+        return []
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return []
+    lines = source.splitlines()
+    banned = set(forbidden)
+    methods = {n.rsplit(".", 1)[1] for n in banned if n.startswith("torch.Tensor.")}
+    aliases: dict[str, str] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                if a.asname:
+                    aliases[a.asname] = a.name
+                else:
+                    aliases[a.name.split(".")[0]] = a.name.split(".")[0]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            for a in node.names:
+                aliases[a.asname or a.name] = f"{node.module}.{a.name}"
+
+    found: dict[tuple[str, int], Violation] = {}
+
+    def hit(name: str, node: ast.AST):
+        line = getattr(node, "lineno", 0)
+        code = lines[line - 1] if 0 < line <= len(lines) else ""
+        found.setdefault((name, line), Violation(name, line, code))
+
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Attribute, ast.Name)):
+            dotted = _dotted(node, aliases)
+            if dotted in banned:
+                hit(dotted, node)
+            elif isinstance(node, ast.Attribute) and node.attr in methods and dotted is None:
+                hit(f"torch.Tensor.{node.attr}", node)
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            for a in node.names:
+                if f"{node.module}.{a.name}" in banned:
+                    hit(f"{node.module}.{a.name}", node)
+        elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.MatMult) and "torch.Tensor.__matmul__" in banned:
+            hit("the @ operator (torch.Tensor.__matmul__)", node)
+        elif isinstance(node, ast.AugAssign) and isinstance(node.op, ast.MatMult) and "torch.Tensor.__matmul__" in banned:
+            hit("the @ operator (torch.Tensor.__matmul__)", node)
+        elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "getattr"
+              and len(node.args) >= 2 and isinstance(node.args[1], ast.Constant)
+              and isinstance(node.args[1].value, str)):
+            attr = node.args[1].value
+            if attr in methods or any(n.rsplit(".", 1)[-1] == attr for n in banned):
+                hit(f"getattr(..., {attr!r})", node)
+    return sorted(found.values(), key=lambda v: (v.line, v.name))

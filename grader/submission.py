@@ -1,0 +1,177 @@
+"""Layer 2: a student's submission, copied into a private folder the grader owns.
+
+Accepted: a folder shaped like `exercises/` (holding `ch01/...`), a project folder holding
+`exercises/`, or a .zip of either. Zips are checked entry by entry before anything is written:
+absolute paths, `..`, symbolic links, oversized or over-compressed entries refuse the whole
+archive with a clear error, and nothing is ever written outside the private folder.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+import tempfile
+import zipfile
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+
+MAX_FILE = 8 * 1024 * 1024
+MAX_TOTAL = 64 * 1024 * 1024
+MAX_FILES = 2000
+MAX_RATIO = 100  # uncompressed / compressed, per entry
+
+
+class SubmissionError(Exception):
+    """The submission cannot be graded at all (bad archive, nothing to grade)."""
+
+
+@dataclass
+class Submission:
+    origin: Path
+    root: Path  # private copy, shaped like exercises/
+    notes: list[str] = field(default_factory=list)
+    _tmp: str | None = None
+
+    def path(self, rel: str) -> Path:
+        return self.root / rel
+
+    def source(self, rel: str) -> str | None:
+        p = self.path(rel)
+        if not p.is_file():
+            return None
+        return p.read_bytes().decode("utf-8", errors="replace")
+
+    def cleanup(self) -> None:
+        if self._tmp:
+            shutil.rmtree(self._tmp, ignore_errors=True)
+            self._tmp = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.cleanup()
+
+
+def _shape_root(folder: Path, chapter: str) -> Path:
+    """The folder inside `folder` that holds `<chapter>/`."""
+    if (folder / chapter).is_dir():
+        return folder
+    if (folder / "exercises" / chapter).is_dir():
+        return folder / "exercises"
+    subdirs = [d for d in folder.iterdir() if d.is_dir() and not d.name.startswith((".", "__MACOSX"))]
+    if len(subdirs) == 1:
+        return _shape_root(subdirs[0], chapter) if subdirs[0] != folder else folder
+    raise SubmissionError(f"{folder}: no '{chapter}/' or 'exercises/{chapter}/' folder found")
+
+
+def _copy_tree(src: Path, dst: Path, notes: list[str]) -> None:
+    total = 0
+    count = 0
+    for dirpath, dirnames, filenames in os.walk(src, followlinks=False):
+        dirnames[:] = [d for d in dirnames if d not in ("__pycache__", ".git") and not os.path.islink(os.path.join(dirpath, d))]
+        rel_dir = Path(dirpath).relative_to(src)
+        for name in filenames:
+            p = Path(dirpath, name)
+            rel = rel_dir / name
+            st = os.lstat(p)
+            if stat.S_ISLNK(st.st_mode):
+                notes.append(f"{rel}: symbolic link skipped")
+                continue
+            if not stat.S_ISREG(st.st_mode):
+                continue
+            if st.st_size > MAX_FILE:
+                notes.append(f"{rel}: larger than {MAX_FILE // 2**20} MB, skipped")
+                continue
+            total += st.st_size
+            count += 1
+            if total > MAX_TOTAL or count > MAX_FILES:
+                raise SubmissionError(f"{src}: more than {MAX_TOTAL // 2**20} MB or {MAX_FILES} files")
+            (dst / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(p, dst / rel)
+
+
+def check_zip(zf: zipfile.ZipFile, name: str) -> list[zipfile.ZipInfo]:
+    """Every entry is a plain file or folder under the archive's root, of sane size."""
+    infos = zf.infolist()
+    if len(infos) > MAX_FILES:
+        raise SubmissionError(f"{name}: {len(infos)} entries, more than the limit of {MAX_FILES}")
+    total = 0
+    for info in infos:
+        fname = info.filename
+        pure = PurePosixPath(fname.replace("\\", "/"))
+        if fname.startswith(("/", "\\")) or pure.is_absolute() or (len(fname) > 1 and fname[1] == ":"):
+            raise SubmissionError(f"{name}: entry '{fname}' has an absolute path; archive refused")
+        if ".." in pure.parts:
+            raise SubmissionError(f"{name}: entry '{fname}' points outside the archive ('..'); archive refused")
+        mode = info.external_attr >> 16
+        if stat.S_ISLNK(mode):
+            raise SubmissionError(f"{name}: entry '{fname}' is a symbolic link; archive refused")
+        if mode and not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+            raise SubmissionError(f"{name}: entry '{fname}' is not a regular file; archive refused")
+        if info.file_size > MAX_FILE:
+            raise SubmissionError(f"{name}: entry '{fname}' is {info.file_size} bytes, over the {MAX_FILE} limit")
+        if info.compress_size and info.file_size / info.compress_size > MAX_RATIO:
+            raise SubmissionError(f"{name}: entry '{fname}' expands {info.file_size // info.compress_size}x "
+                                  f"(limit {MAX_RATIO}x): looks like a zip bomb; archive refused")
+        total += info.file_size
+        if total > MAX_TOTAL:
+            raise SubmissionError(f"{name}: expands to more than {MAX_TOTAL // 2**20} MB; archive refused")
+    return infos
+
+
+def _extract(path: Path, dst: Path) -> None:
+    try:
+        zf = zipfile.ZipFile(path)
+    except (zipfile.BadZipFile, OSError) as e:
+        raise SubmissionError(f"{path}: not a readable zip file ({e})") from None
+    with zf:
+        infos = check_zip(zf, str(path))
+        base = dst.resolve()
+        for info in infos:
+            target = (dst / info.filename.replace("\\", "/")).resolve()
+            if not target.is_relative_to(base):
+                raise SubmissionError(f"{path}: entry '{info.filename}' points outside the archive")
+            if info.is_dir():
+                target.mkdir(parents=True, exist_ok=True)
+                continue
+            target.parent.mkdir(parents=True, exist_ok=True)
+            written = 0
+            with zf.open(info) as src, open(target, "wb") as out:
+                while chunk := src.read(1 << 20):
+                    written += len(chunk)
+                    if written > MAX_FILE:  # sizes in the header can lie
+                        raise SubmissionError(f"{path}: entry '{info.filename}' is larger than it claims")
+                    out.write(chunk)
+
+
+def open_submission(path: str | Path, chapter: str = "ch01") -> Submission:
+    """Copy a submission into a private folder. Raises SubmissionError with a reason."""
+    origin = Path(path)
+    if not origin.exists():
+        raise SubmissionError(f"{origin}: no such file or folder")
+    tmp = tempfile.mkdtemp(prefix="kata-sub-")
+    try:
+        staging = Path(tmp, "in")
+        staging.mkdir()
+        notes: list[str] = []
+        if origin.is_file():
+            if not zipfile.is_zipfile(origin):
+                raise SubmissionError(f"{origin}: a submission file must be a .zip")
+            _extract(origin, staging)
+            src = _shape_root(staging, chapter)
+        else:
+            src = _shape_root(origin, chapter)
+        root = Path(tmp, "sub")
+        root.mkdir()
+        _copy_tree(src, root, notes)
+        for dirpath, dirnames, filenames in os.walk(root):  # the worker runs as another user
+            os.chmod(dirpath, 0o755)
+            for f in filenames:
+                os.chmod(os.path.join(dirpath, f), 0o644)
+        os.chmod(tmp, 0o755)
+        shutil.rmtree(staging, ignore_errors=True)
+        return Submission(origin.resolve(), root, notes, tmp)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise

@@ -1,0 +1,258 @@
+"""The trusted side of the worker: start the sandboxed fork server, get fresh worker processes
+from it, send requests with a time limit, and turn every fault into a plain-words reason.
+"""
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import select
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+from . import sandbox
+from .runtime import wire
+
+RUNTIME_SRC = Path(__file__).resolve().parent / "runtime"
+
+
+class WorkerFault(Exception):
+    """The worker process hung, crashed, exited or broke the wire. `reason` is for students."""
+
+    def __init__(self, kind: str, reason: str):
+        super().__init__(reason)
+        self.kind = kind
+        self.reason = reason
+
+
+SIGNAL_REASONS = {
+    signal.SIGXCPU: "used more CPU time than the limit allows",
+    signal.SIGXFSZ: "printed or wrote more output than the limit allows",
+    signal.SIGSEGV: "crashed (segmentation fault)",
+    signal.SIGABRT: "aborted",
+    signal.SIGKILL: "was killed",
+}
+
+
+class Sandbox:
+    """One fork server for one submission. Use as a context manager."""
+
+    def __init__(self, submission_dir: str | Path, limits: sandbox.Limits | None = None,
+                 hide: list[str] | None = None, start_timeout: float = 60.0):
+        self.submission_dir = str(Path(submission_dir).resolve())
+        self.limits = limits or sandbox.Limits()
+        if self.limits.nproc is None:
+            self.limits.nproc = sandbox.default_nproc()
+        self.hide = list(hide or [])
+        self.start_timeout = start_timeout
+        self.proc: subprocess.Popen | None = None
+        self.ctl: socket.socket | None = None
+        self.tmp: str | None = None
+        self.kind = "none"
+        self.startup_s = 0.0
+        self._seq = itertools.count()
+        self.ready: dict = {}
+
+    # ------------------------------------------------------------------ lifecycle
+    def __enter__(self):
+        self.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def start(self) -> None:
+        """Launch the fork server and wait until it is ready."""
+        self.launch()
+        self.wait_ready()
+
+    def launch(self) -> None:
+        """Launch the fork server without waiting (its torch import overlaps other work)."""
+        self._t0 = time.perf_counter()
+        self.tmp = tempfile.mkdtemp(prefix="kata-worker-")
+        runtime = os.path.join(self.tmp, "runtime")
+        shutil.copytree(RUNTIME_SRC, os.path.join(runtime, "kata_worker"),
+                        ignore=shutil.ignore_patterns("__pycache__"))
+        self.workdir = os.path.join(self.tmp, "work")
+        os.mkdir(self.workdir)
+        os.chmod(self.tmp, 0o755)
+        os.chmod(self.workdir, 0o1777)
+        p = sandbox.plan(runtime, self.submission_dir, self.workdir, self.hide)
+        self.kind = p.kind
+        parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        config = {"ctl_fd": child.fileno(), "submission": p.submission, "workdir": p.workdir,
+                  "uid": p.uid, "limits": self.limits.as_dict()}
+        self.proc = subprocess.Popen(
+            p.argv + [json.dumps(config)], pass_fds=[child.fileno()], env=sandbox.clean_env(),
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+            stderr=open(os.path.join(self.tmp, "sandbox.log"), "wb"), start_new_session=True)
+        child.close()
+        self.ctl = parent
+        self.ready = {}
+
+    def wait_ready(self) -> None:
+        if self.ready:
+            return
+        if self.ctl is None:
+            self.launch()
+        try:
+            self.ready = self._ctl_reply(self.start_timeout)
+        except WorkerFault:
+            log = Path(self.tmp, "sandbox.log").read_text(errors="replace")[-2000:]
+            self.close()
+            raise WorkerFault("start", f"the sandboxed worker did not start: {log.strip()}") from None
+        self.startup_s = time.perf_counter() - self._t0
+
+    def alive(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+    def close(self) -> None:
+        if self.proc is not None:
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+            self.proc.wait()
+            self.proc = None
+        if self.ctl is not None:
+            self.ctl.close()
+            self.ctl = None
+        self.ready = {}
+        if self.tmp:
+            shutil.rmtree(self.tmp, ignore_errors=True)
+            self.tmp = None
+
+    def restart(self) -> None:
+        self.close()
+        self.start()
+
+    # ------------------------------------------------------------------ control
+    def _ctl_reply(self, timeout: float) -> dict:
+        ready, _, _ = select.select([self.ctl], [], [], timeout)
+        if not ready:
+            raise WorkerFault("timeout", "the worker's fork server did not answer")
+        data = self.ctl.recv(65536)
+        if not data:
+            raise WorkerFault("crash", "the worker's fork server stopped")
+        return json.loads(data)
+
+    def _ctl(self, msg: dict, fds=(), timeout: float = 10.0) -> dict:
+        if not self.alive():
+            raise WorkerFault("crash", "the worker's fork server stopped")
+        try:
+            socket.send_fds(self.ctl, [json.dumps(msg).encode()], list(fds))
+            return self._ctl_reply(timeout)
+        except OSError as e:
+            raise WorkerFault("crash", f"the worker's fork server is unreachable ({e})") from None
+
+    def spawn(self, limits: sandbox.Limits | None = None) -> "Worker":
+        """A fresh worker process; restarts the fork server once if it died."""
+        msg: dict = {"op": "spawn"}
+        if limits is not None:
+            if limits.nproc is None:
+                limits.nproc = self.limits.nproc
+            msg["limits"] = limits.as_dict()
+        for attempt in (0, 1):
+            try:
+                self.wait_ready()
+                ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+                log = f"out-{next(self._seq)}.log"
+                try:
+                    reply = self._ctl(dict(msg, log=log), [theirs.fileno()])
+                finally:
+                    theirs.close()
+                return Worker(self, ours, int(reply["pid"]), os.path.join(self.workdir, log))
+            except WorkerFault:
+                if attempt:
+                    raise
+                self.restart()
+        raise AssertionError("unreachable")
+
+    def kill(self, pid: int) -> dict:
+        try:
+            return self._ctl({"op": "kill", "pid": pid})
+        except WorkerFault:
+            self.restart()  # the fork server itself is gone or wedged: start over
+            return {"signal": signal.SIGKILL, "server_restarted": True}
+
+
+class Worker:
+    """One worker process: import an exercise, call into it. Not reusable after a fault."""
+
+    def __init__(self, box: Sandbox, sock: socket.socket, pid: int, log_path: str):
+        self.box = box
+        self.sock = sock
+        self.pid = pid
+        self.log_path = log_path
+        self.ids = itertools.count(1)
+        self.dead = False
+
+    def output_tail(self, n: int = 2000) -> str:
+        try:
+            with open(self.log_path, "rb") as f:
+                f.seek(0, os.SEEK_END)
+                size = f.tell()
+                f.seek(max(0, size - n))
+                return f.read().decode(errors="replace")
+        except OSError:
+            return ""
+
+    def request(self, msg: dict, tensors=None, timeout: float = 10.0):
+        """Send one request and wait for its reply. Returns (reply, tensors) or raises WorkerFault."""
+        if self.dead:
+            raise WorkerFault("crash", "the worker stopped earlier in this check")
+        rid = next(self.ids)
+        msg = dict(msg, id=rid)
+        deadline = time.monotonic() + timeout
+        try:
+            self.sock.settimeout(timeout)
+            wire.send(self.sock, msg, tensors)
+            while True:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    raise socket.timeout
+                self.sock.settimeout(remaining)
+                reply, out = wire.recv(self.sock)
+                if reply.get("id") == rid:
+                    return reply, out
+                # A reply to another request id: the worker wrote on its socket out of turn.
+                raise wire.WireError("the worker answered out of turn")
+        except (socket.timeout, TimeoutError):
+            self._end()
+            raise WorkerFault("timeout", f"your code took longer than the {timeout:g} s limit") from None
+        except (EOFError, ConnectionError, BrokenPipeError):
+            status = self._end()
+            raise WorkerFault("crash", self._death_reason(status)) from None
+        except wire.WireError as e:
+            self._end()
+            raise WorkerFault("wire", f"the worker sent something that is not a valid answer: {e}") from None
+
+    def _death_reason(self, status: dict) -> str:
+        if "exitcode" in status:
+            return (f"the worker process exited (exit code {status['exitcode']}) while running your code: "
+                    "calling exit() or os._exit() is not allowed")
+        sig = status.get("signal")
+        if sig is not None:
+            try:
+                why = SIGNAL_REASONS.get(signal.Signals(sig), f"was stopped by signal {sig}")
+            except ValueError:
+                why = f"was stopped by signal {sig}"
+            return f"the worker process {why} while running your code"
+        return "the worker process stopped while running your code"
+
+    def _end(self) -> dict:
+        self.dead = True
+        try:
+            self.sock.close()
+        except OSError:
+            pass
+        return self.box.kill(self.pid)
+
+    def close(self) -> None:
+        if not self.dead:
+            self._end()

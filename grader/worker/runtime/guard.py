@@ -1,0 +1,62 @@
+"""Runtime guard against "implement it yourself" violations (runs inside the worker).
+
+While a student's function runs, a TorchFunctionMode sees every torch call made from Python
+and refuses the ones the exercise forbids, with a message that says what to write instead.
+The guard teaches; it is not a security boundary (the student's process could remove it).
+The verdict on forbidden APIs comes from the static scan on the trusted side.
+"""
+from __future__ import annotations
+
+import importlib
+
+import torch
+from torch.overrides import TorchFunctionMode
+
+
+class ForbiddenAPI(RuntimeError):
+    """Raised inside the worker when student code calls a forbidden torch function."""
+
+
+def resolve(dotted: str):
+    """'torch.nn.functional.softmax' -> the function object, or None if it does not exist."""
+    parts = dotted.split(".")
+    for cut in range(len(parts), 0, -1):
+        try:
+            obj = importlib.import_module(".".join(parts[:cut]))
+        except ImportError:
+            continue
+        try:
+            for attr in parts[cut:]:
+                obj = getattr(obj, attr)
+        except AttributeError:
+            return None
+        return obj
+    return None
+
+
+class Guard(TorchFunctionMode):
+    def __init__(self, exercise: str, forbidden: list[str], hint: str = ""):
+        super().__init__()
+        self.exercise = exercise
+        self.hint = hint
+        self.banned: dict[int, str] = {}
+        self.banned_names: set[str] = set()
+        for name in forbidden:
+            obj = resolve(name)
+            if obj is not None:
+                self.banned[id(obj)] = name
+            self.banned_names.add(name)
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        name = self.banned.get(id(func))
+        if name is None:
+            # nn.Module classes such as torch.nn.Softmax reach us through their functional call.
+            qual = getattr(func, "__qualname__", None)
+            if qual and f"torch.Tensor.{qual.split('.')[-1]}" in self.banned_names and qual.startswith("Tensor."):
+                name = f"torch.Tensor.{qual.split('.')[-1]}"
+        if name is not None:
+            extra = f" {self.hint}" if self.hint else ""
+            raise ForbiddenAPI(
+                f"{name} is not allowed in exercise {self.exercise}: this exercise asks you to write it yourself.{extra}"
+            )
+        return func(*args, **(kwargs or {}))

@@ -1,0 +1,205 @@
+"""The request loop of one worker process: import the student's module, run calls.
+
+Runs inside the sandbox, as an unprivileged user, with resource limits already set.
+Every reply says `ok` or describes the error in the student's terms (file and line).
+"""
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+import inspect
+import os
+import sys
+import traceback
+
+import torch
+
+from . import wire
+from .guard import ForbiddenAPI, Guard
+
+
+class _Missing(Exception):
+    pass
+
+
+class Session:
+    def __init__(self, sock, submission_root: str):
+        self.sock = sock
+        self.root = os.path.realpath(submission_root)
+        self.module = None
+        self.exercise = ""
+        self.guard: Guard | None = None
+        self.objects: dict[int, object] = {}
+        self.next_id = 1
+
+    # ------------------------------------------------------------------ helpers
+    def make_handle(self, obj):
+        hid = self.next_id
+        self.next_id += 1
+        self.objects[hid] = obj
+        return hid, type(obj).__name__
+
+    def resolve(self, value):
+        if isinstance(value, wire.Handle):
+            if value.id not in self.objects:
+                raise _Missing("that object no longer exists in the worker")
+            return self.objects[value.id]
+        return value
+
+    def where(self, tb_or_frames) -> str:
+        """'ch01/x.py:12' for the deepest frame in the student's files, or ''."""
+        last = ""
+        for fs in tb_or_frames:
+            path = os.path.realpath(fs.filename)
+            if path.startswith(self.root + os.sep):
+                last = f"{os.path.relpath(path, self.root)}:{fs.lineno}"
+        return last
+
+    def student_trace(self, exc: BaseException) -> str:
+        frames = [
+            fs for fs in traceback.extract_tb(exc.__traceback__)
+            if os.path.realpath(fs.filename).startswith(self.root + os.sep)
+        ]
+        for fs in frames:
+            fs.filename = os.path.relpath(os.path.realpath(fs.filename), self.root)
+        lines = traceback.format_list(frames)
+        lines += traceback.format_exception_only(type(exc), exc)
+        return "".join(lines)[-4000:]
+
+    def error(self, exc: BaseException, kind: str | None = None) -> dict:
+        frames = traceback.extract_tb(exc.__traceback__)
+        where = self.where(frames)
+        if kind is None:
+            if isinstance(exc, NotImplementedError) and where:
+                kind = "not_implemented"
+            elif isinstance(exc, ForbiddenAPI):
+                kind = "forbidden"
+            elif isinstance(exc, SystemExit):
+                kind = "exit"
+            else:
+                kind = "exception"
+        if isinstance(exc, SyntaxError) and exc.filename:
+            path = os.path.realpath(exc.filename)
+            rel = os.path.relpath(path, self.root) if path.startswith(self.root) else os.path.basename(path)
+            where = f"{rel}:{exc.lineno}"
+        message = str(exc) if not isinstance(exc, SystemExit) else f"sys.exit({exc.code!r}) was called"
+        return {
+            "ok": False,
+            "error": {
+                "kind": kind,
+                "type": type(exc).__name__,
+                "message": message[:2000],
+                "where": where,
+                "trace": self.student_trace(exc),
+            },
+        }
+
+    def reply(self, rid, payload: dict, value=None) -> None:
+        tensors = {}
+        if payload.get("ok"):
+            try:
+                doc, tensors = wire.encode(value, self.make_handle)
+            except Exception as e:  # unencodable result: say so in the student's terms
+                payload = {"ok": False, "error": {"kind": "result", "type": type(e).__name__,
+                                                  "message": str(e), "where": "", "trace": ""}}
+            else:
+                payload["value"] = doc
+        payload["id"] = rid
+        wire.send(self.sock, payload, tensors)
+
+    def target(self, spec: dict):
+        if "handle" in spec:
+            obj = self.objects.get(int(spec["handle"]))
+            if obj is None:
+                raise _Missing("that object no longer exists in the worker")
+            owner = obj
+        else:
+            if self.module is None:
+                raise _Missing("no exercise module is imported")
+            owner = self.module
+        name = spec.get("name")
+        if name is None:
+            return owner
+        if not isinstance(name, str) or name.startswith("__") and name not in ("__call__",):
+            raise _Missing(f"attribute {name!r} cannot be reached")
+        if not hasattr(owner, name):
+            what = f"module {self.exercise}" if owner is self.module else f"{type(owner).__name__} object"
+            raise _Missing(f"{what} has no attribute '{name}'")
+        return getattr(owner, name)
+
+    # ------------------------------------------------------------------ operations
+    def op_import(self, msg):
+        self.exercise = msg["module"]
+        path = os.path.join(self.root, msg["path"])
+        if not os.path.isfile(path):
+            raise _Missing(f"file {msg['path']} is missing from the submission")
+        sys.path.insert(0, os.path.dirname(path))
+        spec = importlib.util.spec_from_file_location(self.exercise, path)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[self.exercise] = module
+        spec.loader.exec_module(module)
+        self.module = module
+        self.guard = Guard(self.exercise, msg.get("forbidden", []), msg.get("hint", ""))
+        return None
+
+    def op_call(self, msg, args, kwargs):
+        fn = self.target(msg["target"])
+        if not callable(fn):
+            raise _Missing(f"'{msg['target'].get('name')}' is not a function or class")
+        try:
+            sig = inspect.signature(fn)
+        except (TypeError, ValueError):
+            sig = None
+        if sig is not None:
+            try:
+                sig.bind(*args, **kwargs)
+            except TypeError as e:
+                name = msg["target"].get("name") or type(fn).__name__
+                raise _SignatureError(f"{name}{sig} cannot be called as the exercise asks: {e}") from None
+        with self.guard if self.guard else contextlib.nullcontext():
+            return fn(*args, **kwargs)
+
+    def op_getattr(self, msg):
+        return self.target(msg["target"])
+
+    def serve(self):
+        while True:
+            try:
+                msg, tensors = wire.recv(self.sock)
+            except EOFError:
+                return
+            rid = msg.get("id")
+            op = msg.get("op")
+            try:
+                args = wire.decode(msg.get("args", []), tensors)
+                kwargs = wire.decode(msg.get("kwargs", {"$dict": []}), tensors)
+                args = [self.resolve(a) for a in args]
+                kwargs = {k: self.resolve(v) for k, v in kwargs.items()}
+                if op == "import":
+                    value = self.op_import(msg)
+                elif op == "call":
+                    value = self.op_call(msg, args, kwargs)
+                elif op == "getattr":
+                    value = self.op_getattr(msg)
+                elif op == "seed":
+                    torch.manual_seed(int(msg["seed"]))
+                    value = None
+                elif op == "release":
+                    self.objects.pop(int(msg["handle"]), None)
+                    value = None
+                else:
+                    raise _Missing(f"unknown operation {op!r}")
+            except _Missing as e:
+                self.reply(rid, self.error(e, "missing"))
+            except _SignatureError as e:
+                self.reply(rid, self.error(e, "signature"))
+            except SyntaxError as e:
+                self.reply(rid, self.error(e, "syntax"))
+            except BaseException as e:  # student code may raise anything, SystemExit included
+                self.reply(rid, self.error(e))
+            else:
+                self.reply(rid, {"ok": True}, value)
+
+
+class _SignatureError(Exception):
+    pass

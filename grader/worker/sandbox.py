@@ -1,0 +1,167 @@
+"""How the worker is walled in: the bubblewrap command line and the resource limits.
+
+Under bubblewrap the worker sees a fresh root holding only the system libraries, the Python
+installation, a read-only copy of the submission (/sub), its own runtime (/opt/kata) and a
+private writable directory (/tmp/work); no network, no view of other processes, and never the
+grader's checks, fixtures or the solutions. Without bubblewrap it runs with limits only, and
+the report says the sandbox was weaker.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import site
+import sys
+import sysconfig
+from dataclasses import dataclass, field
+
+NOBODY = 65534
+
+
+@dataclass
+class Limits:
+    """Per-worker-process limits. Wall time is enforced per call by the client."""
+
+    memory_mb: int = 6144
+    cpu_s: int = 300
+    output_mb: int = 16
+    nproc: int | None = None  # set from the current user's process count when not root
+    nofile: int = 256
+
+    def as_dict(self) -> dict:
+        return {"memory_mb": self.memory_mb, "cpu_s": self.cpu_s, "output_mb": self.output_mb,
+                "nproc": self.nproc, "nofile": self.nofile}
+
+
+def bwrap_path() -> str | None:
+    if os.environ.get("KATA_SANDBOX", "").lower() in ("none", "limits", "0", "off"):
+        return None
+    return shutil.which("bwrap")
+
+
+def _python_roots() -> list[str]:
+    """Directories that hold the interpreter and every importable site-packages."""
+    roots = {sys.base_prefix, sys.prefix, sys.exec_prefix, sys.base_exec_prefix}
+    for key in ("stdlib", "platstdlib", "purelib", "platlib"):
+        p = sysconfig.get_paths().get(key)
+        if p:
+            roots.add(p)
+    for p in site.getsitepackages():
+        roots.add(p)
+    exe = os.path.realpath(sys.executable)
+    roots.add(os.path.dirname(os.path.dirname(exe)))
+    # Keep only existing, outermost directories.
+    roots = sorted({os.path.realpath(r) for r in roots if os.path.isdir(r)})
+    outer: list[str] = []
+    for r in roots:
+        if not any(r == o or r.startswith(o + os.sep) for o in outer):
+            outer.append(r)
+    return outer
+
+
+SYSTEM_DIRS = ["/usr", "/lib", "/lib64", "/lib32", "/bin", "/sbin"]
+SYSTEM_FILES = ["/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/localtime", "/etc/nsswitch.conf",
+                "/etc/passwd", "/etc/group"]
+
+
+@dataclass
+class SandboxPlan:
+    argv: list[str]
+    kind: str  # "bubblewrap" or "limits-only"
+    submission: str  # path of the submission as the worker sees it
+    workdir: str  # path of the writable directory as the worker sees it
+    uid: int | None  # uid the worker drops to (when started as root)
+    hidden: list[str] = field(default_factory=list)
+
+
+def plan(runtime_dir: str, submission_dir: str, workdir: str, hide: list[str]) -> SandboxPlan:
+    """The command that starts the worker's fork server, with or without bubblewrap.
+
+    runtime_dir: host folder holding the package `kata_worker`; submission_dir: host copy of the
+    submission; workdir: host folder the worker may write; hide: host paths it must never see.
+    """
+    uid = NOBODY if os.getuid() == 0 else None
+    python = sys.executable
+    bwrap = bwrap_path()
+    if bwrap is None:
+        argv = [python, "-I", "-B", "-c",
+                f"import sys; sys.path.insert(0, {runtime_dir!r}); import runpy; "
+                "runpy.run_module('kata_worker', run_name='__main__', alter_sys=True)"]
+        return SandboxPlan(argv, "limits-only", submission_dir, workdir, None)
+
+    argv = [bwrap, "--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts",
+            "--unshare-cgroup-try", "--die-with-parent", "--new-session",
+            "--hostname", "kata-worker", "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
+    if os.getuid() != 0:
+        argv += ["--unshare-user"]
+    for d in SYSTEM_DIRS:
+        if os.path.exists(d):
+            argv += ["--ro-bind", d, d] if not os.path.islink(d) else ["--symlink", os.readlink(d), d]
+    for f in SYSTEM_FILES:
+        if os.path.exists(f):
+            argv += ["--ro-bind", f, f]
+    if os.path.isdir("/sys/devices/system/cpu"):
+        argv += ["--ro-bind", "/sys/devices/system/cpu", "/sys/devices/system/cpu"]
+    made: set[str] = set()
+    for root in _python_roots():
+        argv += _parents(root, made) + ["--ro-bind", root, root]
+    hidden = []
+    for h in hide:
+        h = os.path.realpath(h)
+        if os.path.isdir(h) and any(h == r or h.startswith(r + os.sep) for r in _python_roots()):
+            argv += ["--tmpfs", h]  # e.g. an installed copy of grader/ inside site-packages
+            hidden.append(h)
+    argv += _parents("/opt/kata", made)
+    argv += ["--ro-bind", runtime_dir, "/opt/kata",
+             "--ro-bind", submission_dir, "/sub",
+             "--bind", workdir, "/tmp/work",
+             "--chdir", "/tmp/work",
+             "--setenv", "HOME", "/tmp/work",
+             python, "-I", "-B", "-c",
+             "import sys; sys.path.insert(0, '/opt/kata'); import runpy; "
+             "runpy.run_module('kata_worker', run_name='__main__', alter_sys=True)"]
+    return SandboxPlan(argv, "bubblewrap", "/sub", "/tmp/work", uid, hidden)
+
+
+def _parents(path: str, made: set[str]) -> list[str]:
+    """bwrap creates missing parent directories with mode 0700, which the unprivileged worker
+    cannot enter; create them readable first."""
+    out: list[str] = []
+    parts = path.strip("/").split("/")[:-1]
+    for i in range(1, len(parts) + 1):
+        d = "/" + "/".join(parts[:i])
+        if d not in made and not any(d == s or d.startswith(s + "/") for s in SYSTEM_DIRS):
+            made.add(d)
+            out += ["--perms", "0755", "--dir", d]
+    return out
+
+
+def clean_env() -> dict[str, str]:
+    """The worker's whole environment: nothing of the grader's (tokens, paths) leaks in."""
+    return {
+        "PATH": "/usr/local/bin:/usr/bin:/bin",
+        "LANG": "C.UTF-8",
+        "OMP_NUM_THREADS": "1",
+        "MKL_NUM_THREADS": "1",
+        "PYTHONHASHSEED": "0",
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "PYTHONUNBUFFERED": "1",
+        "HOME": "/tmp",
+    }
+
+
+def default_nproc() -> int | None:
+    """RLIMIT_NPROC counts every process of the real user. Root drops to `nobody` inside the
+    sandbox, so a fixed cap works; other users get their current count plus a margin."""
+    if os.getuid() == 0:
+        return 512
+    uid = os.getuid()
+    count = 0
+    for pid in os.listdir("/proc"):
+        if pid.isdigit():
+            try:
+                if os.stat(f"/proc/{pid}").st_uid == uid:
+                    count += len(os.listdir(f"/proc/{pid}/task"))
+            except OSError:
+                pass
+    return count + 256
