@@ -107,7 +107,7 @@ def check_zip(zf: zipfile.ZipFile, name: str) -> list[zipfile.ZipInfo]:
         mode = info.external_attr >> 16
         if stat.S_ISLNK(mode):
             raise SubmissionError(f"{name}: entry '{fname}' is a symbolic link; archive refused")
-        if mode and not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+        if stat.S_IFMT(mode) not in (0, stat.S_IFREG, stat.S_IFDIR):
             raise SubmissionError(f"{name}: entry '{fname}' is not a regular file; archive refused")
         if info.file_size > MAX_FILE:
             raise SubmissionError(f"{name}: entry '{fname}' is {info.file_size} bytes, over the {MAX_FILE} limit")

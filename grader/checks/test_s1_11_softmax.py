@@ -56,13 +56,14 @@ def test_book_simple_normalization(sub):
 @check(points=2)
 def test_large_inputs_stable(sub):
     f = fx()
+    # float32 cannot hold 1000 + log-sum more precisely than ~6e-5, so equal to 4 decimals is right.
     out = sub.softmax(torch.tensor([1000.0, 1001.0]))
-    expect_tensor(out, f["large"], tol="softmax", what="softmax([1000, 1001])",
+    expect_tensor(out, f["large"], tol="printed4", what="softmax([1000, 1001])",
                   mistakes=[Mistake(_naive(torch.tensor([1000.0, 1001.0])),
                                     "exp() overflowed: subtract the maximum before exponentiating",
                                     "exp() 溢出：先减去最大值再求指数")])
     out = sub.softmax(torch.tensor([-1000.0, -1001.0]))
-    expect_tensor(out, f["large_neg"], tol="softmax", what="softmax([-1000, -1001])")
+    expect_tensor(out, f["large_neg"], tol="printed4", what="softmax([-1000, -1001])")
 
 
 @check(points=2, hidden=True)

@@ -1,0 +1,171 @@
+"""The `kata` command.
+
+    kata grade PATH [--json FILE]   grade a submission (folder or .zip): all checks, hidden too
+    kata check [ID]                 run the public checks against exercises/
+    kata verify                     prove the course consistent (stubs fail, solutions pass, ...)
+    kata stubs [--check]            regenerate exercises/ from solutions/
+    kata fixtures                   regenerate grader/fixtures/ from the solutions
+"""
+from __future__ import annotations
+
+import argparse
+import difflib
+import os
+import sys
+
+from rich.console import Console
+
+from . import __version__
+
+
+def _course(args):
+    from .course import CourseError, load
+
+    try:
+        return load(getattr(args, "root", None))
+    except CourseError as e:
+        print(f"kata: course.toml: {e}", file=sys.stderr)
+        raise SystemExit(2)
+
+
+def _select(course, ids):
+    if not ids:
+        return course.exercises
+    known = {ex.id: ex for ex in course.exercises}
+    chosen = []
+    for i in ids:
+        if i in known:
+            chosen.append(known[i])
+            continue
+        near = difflib.get_close_matches(i, list(known), n=3, cutoff=0.4)
+        hint = f" Did you mean {', '.join(near)}?" if near else ""
+        print(f"kata: no exercise '{i}'.{hint} (`kata grade --help`; ids are listed in course.toml)", file=sys.stderr)
+        raise SystemExit(2)
+    return chosen
+
+
+def cmd_grade(args) -> int:
+    from .checking import runner
+    from .report import print_table, to_dict, write_json
+    from .submission import SubmissionError, open_submission
+
+    course = _course(args)
+    exercises = _select(course, args.exercise)
+    if args.time_limit:
+        for ex in exercises:
+            ex.time_limit_s = min(ex.time_limit_s, args.time_limit)
+    try:
+        sub = open_submission(args.path, course.chapter)
+    except SubmissionError as e:
+        print(f"kata: cannot grade {args.path}: {e}", file=sys.stderr)
+        return 2
+    with sub:
+        result = runner.run(course, sub, exercises, public_only=args.public_only)
+    doc = to_dict(course, result)
+    if args.json:
+        write_json(args.json, doc)
+    if not args.quiet:
+        print_table(course, result, Console(), show_messages=True)
+    return 0
+
+
+def cmd_check(args) -> int:
+    from .checking import runner
+    from .report import print_table
+    from .submission import SubmissionError, open_submission
+
+    course = _course(args)
+    exercises = _select(course, [args.id] if args.id else [])
+    try:
+        sub = open_submission(course.exercises_dir, course.chapter)
+    except SubmissionError as e:
+        print(f"kata: {e}", file=sys.stderr)
+        return 2
+    with sub:
+        result = runner.run(course, sub, exercises, public_only=True)
+    print_table(course, result, Console(), show_messages=True)
+    return 0 if all(r.status == "passed" for r in result.results) else 1
+
+
+def cmd_verify(args) -> int:
+    from .verify import verify
+
+    v = verify(getattr(args, "root", None), grade=not args.no_grade)
+    for fact in v.facts:
+        print(f"ok: {fact}")
+    for p in v.problems:
+        print(f"FAIL: {p}")
+    print("kata verify: " + ("passed" if v.ok else f"{len(v.problems)} problem(s)"))
+    return 0 if v.ok else 1
+
+
+def cmd_stubs(args) -> int:
+    from . import stubs
+
+    course = _course(args)
+    if args.check:
+        stale = [ex.id for ex in course.exercises
+                 if (course.exercises_dir / ex.file).read_text(encoding="utf-8") != stubs.stub_text(course, ex)]
+        for s in stale:
+            print(f"stale: exercises/{course.get(s).file}")
+        return 1 if stale else 0
+    written = stubs.write_stubs(course)
+    for w in written:
+        print(f"wrote {os.path.relpath(w)}")
+    if not written:
+        print("stubs are up to date")
+    return 0
+
+
+def cmd_fixtures(args) -> int:
+    from .course import load
+    from .fixturegen import generate
+
+    course = load(getattr(args, "root", None), check_files=False)
+    for p in generate(course, _select(course, args.exercise)):
+        print(f"wrote {os.path.relpath(p)}")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="kata", description="The Transformer kata: exercises and a sandboxed grader.")
+    p.add_argument("--version", action="version", version=f"kata {__version__}")
+    p.add_argument("--lang", choices=["en", "zh"], help="language of messages (default: from the locale)")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    g = sub.add_parser("grade", help="grade a submission folder or .zip with every check")
+    g.add_argument("path")
+    g.add_argument("--json", metavar="FILE", help="also write the report as JSON")
+    g.add_argument("--exercise", "-e", action="append", help="grade only this exercise (repeatable)")
+    g.add_argument("--public-only", action="store_true", help="run only the public checks")
+    g.add_argument("--time-limit", type=float, metavar="S", help="cap every call's time limit at S seconds")
+    g.add_argument("--quiet", "-q", action="store_true", help="print nothing but errors")
+    g.set_defaults(func=cmd_grade)
+
+    c = sub.add_parser("check", help="run the public checks of one exercise (or all) on exercises/")
+    c.add_argument("id", nargs="?")
+    c.set_defaults(func=cmd_check)
+
+    v = sub.add_parser("verify", help="developer check: stubs fail, solutions pass, files one-to-one")
+    v.add_argument("--no-grade", action="store_true", help="skip grading the solutions and stubs")
+    v.set_defaults(func=cmd_verify)
+
+    s = sub.add_parser("stubs", help="regenerate exercises/ from solutions/ (backs up changed files)")
+    s.add_argument("--check", action="store_true", help="only report stale stubs")
+    s.set_defaults(func=cmd_stubs)
+
+    f = sub.add_parser("fixtures", help="regenerate grader/fixtures/ from the solutions")
+    f.add_argument("--exercise", "-e", action="append")
+    f.set_defaults(func=cmd_fixtures)
+    return p
+
+
+def main(argv=None) -> int:
+    args = build_parser().parse_args(argv)
+    if args.lang:
+        os.environ["KATA_LANG"] = args.lang
+    return int(args.func(args) or 0)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

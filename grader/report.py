@@ -1,0 +1,114 @@
+"""Layer 5: reports of a grading run — the terminal table and the JSON document.
+
+JSON schema (version 1), documented in README.md:
+{
+  "schema": 1, "kata_version": str, "torch": str, "submission": str,
+  "score": float, "max_score": float,
+  "sandbox": "bubblewrap" | "limits-only",   # limits-only: weaker isolation, said in the report
+  "worker_startup_s": float, "duration_s": float, "notes": [str],
+  "exercises": [{"id", "section", "title", "score", "max_score"}],
+  "checks": [{"exercise", "name", "status", "score", "max_score", "message",
+              "listing", "visibility", "duration_s", "kind"}]
+}
+status is "passed", "failed" or "skipped"; listing is a list of listing ids ("1.6",
+"1.11/softmax"); visibility is "public" or "hidden"; kind says what failed ("check",
+"student", "fault", "forbidden", ...), empty when passed.
+"""
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections import defaultdict
+from pathlib import Path
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from . import __version__
+from .checking.runner import GradeResult
+from .course import Course
+
+SCHEMA = 1
+
+
+def to_dict(course: Course, result: GradeResult) -> dict:
+    import torch
+
+    per_ex: dict[str, list] = defaultdict(list)
+    for r in result.results:
+        per_ex[r.exercise].append(r)
+    exercises = []
+    for ex in course.exercises:
+        rows = per_ex.get(ex.id)
+        if rows:
+            exercises.append({"id": ex.id, "section": ex.section, "title": ex.title,
+                              "score": round(sum(r.score for r in rows), 6),
+                              "max_score": round(sum(r.max_score for r in rows), 6)})
+    return {
+        "schema": SCHEMA,
+        "kata_version": __version__,
+        "torch": torch.__version__.split("+")[0],
+        "submission": result.submission,
+        "score": result.score,
+        "max_score": result.max_score,
+        "sandbox": result.sandbox,
+        "worker_startup_s": result.worker_startup_s,
+        "duration_s": result.duration_s,
+        "notes": result.notes,
+        "exercises": exercises,
+        "checks": [r.as_dict() for r in result.results],
+    }
+
+
+def write_json(path: str | Path, doc: dict) -> None:
+    """Write atomically: a reader never sees half a report."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        json.dump(doc, f, indent=2, ensure_ascii=False)
+        f.write("\n")
+    os.replace(tmp, path)
+
+
+STATUS_STYLE = {"passed": ("✔", "green"), "failed": ("✘", "red"), "skipped": ("–", "yellow")}
+
+
+def print_table(course: Course, result: GradeResult, console: Console | None = None,
+                show_messages: bool = True) -> None:
+    console = console or Console()
+    by_section: dict[str, list] = defaultdict(list)
+    for r in result.results:
+        by_section[r.section].append(r)
+    titles = {ex.id: ex.title for ex in course.exercises}
+    table = Table(title=f"{course.title}", show_lines=False, expand=False)
+    table.add_column("§", style="bold")
+    table.add_column("exercise")
+    table.add_column("check")
+    table.add_column("", justify="center")
+    table.add_column("points", justify="right")
+    for section in sorted(by_section, key=lambda s: tuple(int(p) for p in s.split("."))):
+        rows = by_section[section]
+        got = sum(r.score for r in rows)
+        total = sum(r.max_score for r in rows)
+        table.add_row(Text(f"§{section}", style="bold cyan"), "", "", "", Text(f"{got:g}/{total:g}", style="bold"))
+        last = None
+        for r in rows:
+            mark, style = STATUS_STYLE.get(r.status, ("?", "white"))
+            name = r.name.removeprefix("test_") + (" (hidden)" if r.visibility == "hidden" else "")
+            table.add_row("", titles.get(r.exercise, r.exercise) if r.exercise != last else "", name,
+                          Text(mark, style=style), f"{r.score:g}/{r.max_score:g}")
+            last = r.exercise
+    console.print(table)
+    if show_messages:
+        failed = [r for r in result.results if r.status == "failed"]
+        for r in failed:
+            console.print(Text(f"✘ {r.exercise}::{r.name}", style="red bold"))
+            console.print(Text(f"  {r.message}"), soft_wrap=True)
+    sandbox_note = "" if result.sandbox == "bubblewrap" else "  [yellow](sandbox: limits only — bubblewrap not found)[/]"
+    console.print(f"[bold]Score: {result.score:g} / {result.max_score:g}[/]  "
+                  f"({result.duration_s:.1f} s, sandbox: {result.sandbox}){sandbox_note}")
+    for note in result.notes:
+        console.print(f"[yellow]note:[/] {note}")

@@ -1,0 +1,81 @@
+"""`kata verify`: the developer's proof that the course is consistent (model: rustlings' dev check).
+
+Fails when the manifest and files are not one-to-one, a listing has no check, a committed stub
+differs from the one regenerated from its solution, a stub's signatures differ from the
+solution's, a solution uses an API its exercise forbids, a fixture is missing or was made with
+another torch, a solution fails any check, or a stub passes any check.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import torch
+
+from . import course as course_mod
+from . import stubs
+from .checking import fixtures, runner
+from .scan import scan
+from .submission import open_submission
+
+
+@dataclass
+class Verdict:
+    problems: list[str] = field(default_factory=list)
+    facts: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+
+def verify(root=None, grade: bool = True) -> Verdict:
+    v = Verdict()
+    try:
+        c = course_mod.load(root)
+    except course_mod.CourseError as e:
+        v.problems.append(f"manifest: {e}")
+        return v
+    torch_version = torch.__version__.split("+")[0]
+    for ex in c.exercises:
+        sol_src = (c.solutions_dir / ex.file).read_text(encoding="utf-8")
+        stub_path = c.exercises_dir / ex.file
+        try:
+            expected = stubs.stub_text(c, ex)
+        except (stubs.StubError, SyntaxError) as e:
+            v.problems.append(f"{ex.id}: cannot make a stub: {e}")
+            continue
+        committed = stub_path.read_text(encoding="utf-8")
+        if committed != expected:
+            v.problems.append(f"{ex.id}: exercises/{ex.file} differs from the stub generated from its solution "
+                              "(run `kata stubs`)")
+        sol_sigs, stub_sigs = stubs.signatures(sol_src), stubs.signatures(committed)
+        for name in sorted(set(sol_sigs) | set(stub_sigs)):
+            if sol_sigs.get(name) != stub_sigs.get(name):
+                v.problems.append(f"{ex.id}: signature of {name} differs: solution {sol_sigs.get(name)}, "
+                                  f"stub {stub_sigs.get(name)}")
+        for bad in scan(sol_src, ex.forbidden):
+            v.problems.append(f"{ex.id}: the solution itself uses a forbidden API: {bad.describe(ex.file)}")
+        try:
+            meta = fixtures.metadata(ex.id)
+            if meta.get("torch") != torch_version:
+                v.problems.append(f"{ex.id}: fixture made with torch {meta.get('torch')}, running {torch_version} "
+                                  "(run `kata fixtures`)")
+        except FileNotFoundError:
+            v.problems.append(f"{ex.id}: fixture grader/fixtures/{ex.id}.safetensors is missing (run `kata fixtures`)")
+    v.facts.append(f"{len(c.exercises)} exercises, {sum(len(ex.checks) for ex in c.exercises)} checks, "
+                   f"{len(c.listings)} listings, all checked")
+    if not grade or v.problems:
+        return v
+    with open_submission(c.solutions_dir, c.chapter) as sub:
+        res = runner.run(c, sub)
+    for r in res.results:
+        if r.status != "passed":
+            v.problems.append(f"solution fails {r.exercise}::{r.name}: {r.message}")
+    v.facts.append(f"solutions: {res.score:g}/{res.max_score:g} in {res.duration_s:.1f} s")
+    with open_submission(c.exercises_dir, c.chapter) as sub:
+        res = runner.run(c, sub)
+    for r in res.results:
+        if r.status == "passed":
+            v.problems.append(f"stub passes {r.exercise}::{r.name}: a check that an empty exercise passes proves nothing")
+    v.facts.append(f"stubs: {res.score:g}/{res.max_score:g} in {res.duration_s:.1f} s")
+    return v

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Install everything the kata needs on a fresh Debian/Ubuntu-like machine, then run the main
+# job: grade the reference solutions and print the score table.
+#   - bubblewrap (the sandbox; apt, as root or through sudo)
+#   - .venv with torch==2.13.0 (pinned: a bare `torch` would pull a multi-GB CUDA build) and the kata
+set -euo pipefail
+cd "$(dirname "$0")"
+
+if ! command -v bwrap >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ]; then
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap
+  elif command -v sudo >/dev/null 2>&1; then
+    sudo apt-get update -qq && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap
+  else
+    echo "setup: bubblewrap is not installed and cannot be installed here; grading will run with limits only" >&2
+  fi
+fi
+
+PYTHON="${PYTHON:-python3}"
+"$PYTHON" -c 'import sys; assert sys.version_info >= (3, 11), "the kata needs Python >= 3.11"'
+[ -x .venv/bin/python ] || "$PYTHON" -m venv .venv
+.venv/bin/python -m pip install -q --disable-pip-version-check "torch==2.13.0" ${KATA_TORCH_PIP_ARGS:-}
+.venv/bin/python -m pip install -q --disable-pip-version-check -e .
+
+if [ "${KATA_SETUP_ONLY:-0}" != 1 ]; then
+  .venv/bin/kata grade solutions
+fi

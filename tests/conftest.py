@@ -1,0 +1,54 @@
+"""Shared helpers: build submissions from the reference solutions and grade them for real."""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+SOLUTIONS = ROOT / "solutions"
+EXERCISES = ROOT / "exercises"
+
+
+def make_submission(base: Path, replace: dict[str, str] | None = None, from_stubs: bool = False) -> Path:
+    """A submission folder shaped like exercises/: the solutions (or stubs), with the files of
+    the exercises named in `replace` (id -> source) swapped for the given source."""
+    sub = base / "submission"
+    shutil.copytree(EXERCISES if from_stubs else SOLUTIONS, sub)
+    for ex_id, source in (replace or {}).items():
+        (sub / "ch01" / f"{ex_id}.py").write_text(source)
+    return sub
+
+
+def kata(*args: str, cwd: Path = ROOT, timeout: float = 600) -> subprocess.CompletedProcess:
+    """Run the real `kata` command line."""
+    return subprocess.run([sys.executable, "-m", "grader", *args], cwd=cwd, capture_output=True, text=True,
+                          timeout=timeout, env={**os.environ, "KATA_LANG": "en"})
+
+
+def grade(path: Path, *args: str, timeout: float = 600) -> dict:
+    """Grade `path` with `kata grade --json` and return the report."""
+    out = path.parent / f"report-{path.name}.json"
+    proc = kata("grade", str(path), "--json", str(out), "--quiet", *args, timeout=timeout)
+    assert proc.returncode == 0, f"kata grade failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}"
+    return json.loads(out.read_text())
+
+
+def checks_of(report: dict, exercise: str) -> list[dict]:
+    return [c for c in report["checks"] if c["exercise"] == exercise]
+
+
+def score_of(report: dict, exercise: str) -> float:
+    return sum(c["score"] for c in checks_of(report, exercise))
+
+
+@pytest.fixture
+def submission(tmp_path):
+    def build(replace=None, from_stubs=False):
+        return make_submission(tmp_path, replace, from_stubs)
+    return build

@@ -1,0 +1,82 @@
+"""The comparison helper's messages: type, shape, dtype, then values; hidden checks reveal nothing."""
+import math
+
+import pytest
+import torch
+
+from grader.checking import compare, tolerances
+from grader.checking.compare import CheckFailure, Mistake, expect_tensor
+
+
+@pytest.fixture(params=[False, True], ids=["public", "hidden"])
+def visibility(request):
+    token = compare.HIDDEN.set(request.param)
+    yield request.param
+    compare.HIDDEN.reset(token)
+
+
+def fail_message(*args, **kwargs) -> str:
+    with pytest.raises(CheckFailure) as e:
+        expect_tensor(*args, **kwargs)
+    return str(e.value)
+
+
+def test_passes_within_tolerance(visibility):
+    expect_tensor(torch.tensor([1.0, 2.0]), torch.tensor([1.0, 2.0 + 1e-7]), tol="softmax")
+    expect_tensor(torch.tensor([math.nan, math.inf]), torch.tensor([math.nan, math.inf]), tol="exact")
+
+
+def test_order_type_shape_dtype_values(visibility):
+    assert "expected a torch.Tensor, got list" in fail_message([1.0], torch.ones(1), what="weights")
+    msg = fail_message(torch.ones(2, 3), torch.ones(3, 2), what="weights")
+    assert "wrong shape" in msg and "(2, 3)" in msg
+    assert ("(3, 2)" in msg) is (not visibility)  # the expected shape is revealed only in public checks
+    assert "wrong dtype: expected torch.float32, got torch.float64" in fail_message(
+        torch.ones(2, dtype=torch.float64), torch.ones(2))
+    msg = fail_message(torch.tensor([1.0, math.nan, 3.0]), torch.tensor([1.0, 2.0, 3.0]))
+    assert "NaN or infinite" in msg and "(1,)" in msg
+
+
+def test_public_message_gives_worst_index_expected_actual_and_errors():
+    exp = torch.tensor([[0.1, 0.2], [0.3, 0.4]])
+    got = exp.clone()
+    got[1, 0] = 0.35
+    got[0, 1] = 0.2001
+    msg = fail_message(got, exp, tol="softmax", what="attention weights")
+    assert msg.startswith("attention weights: 2 of 4 values differ")
+    assert "index (1, 0)" in msg and "expected 0.3" in msg and "got 0.35" in msg
+    assert "max abs error 0.05" in msg and "max rel error 0.167" in msg
+
+
+def test_hidden_message_never_reveals_expected_values():
+    exp = torch.tensor([0.123456, 0.654321])
+    got = torch.tensor([0.5, 0.5])
+    token = compare.HIDDEN.set(True)
+    try:
+        msg = fail_message(got, exp, tol="softmax", what="weights")
+    finally:
+        compare.HIDDEN.reset(token)
+    assert "2 of 2 values differ" in msg
+    for secret in ("0.123", "0.654", "0.376", "0.154"):  # values and errors both leak the answer
+        assert secret not in msg
+
+
+def test_known_mistake_is_named(visibility):
+    x = torch.tensor([[1.0, 2.0], [3.0, 5.0]])
+    right = torch.softmax(x, dim=-1)
+    wrong = torch.softmax(x, dim=0)
+    msg = fail_message(wrong, right, tol="softmax",
+                       mistakes=[Mistake(torch.softmax(x, dim=0), "softmax over dim 0", "在第 0 维")])
+    assert "This looks like softmax over dim 0." in msg
+
+
+def test_chinese_messages(monkeypatch):
+    monkeypatch.setenv("KATA_LANG", "zh")
+    assert "形状错误" in fail_message(torch.ones(2), torch.ones(3))
+
+
+def test_tolerance_table_is_the_single_source():
+    assert tolerances.get("exact").atol == 0 and str(tolerances.get("exact")) == "exact"
+    assert tolerances.get("printed4").atol > 5e-5
+    with pytest.raises(KeyError, match="unknown tolerance"):
+        tolerances.get("loose")

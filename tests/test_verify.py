@@ -1,0 +1,59 @@
+"""`kata verify`, the developer's proof that stubs fail, solutions pass and files are one-to-one."""
+import shutil
+
+import pytest
+
+from grader.verify import verify
+from tests.conftest import ROOT, kata
+
+
+@pytest.fixture
+def tmp_course(tmp_path):
+    for name in ("course.toml", "solutions", "exercises"):
+        src = ROOT / name
+        (shutil.copytree if src.is_dir() else shutil.copy)(src, tmp_path / name)
+    return tmp_path
+
+
+def test_verify_passes_on_the_repository():
+    proc = kata("verify")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "kata verify: passed" in proc.stdout
+    assert "solutions: 58/58" in proc.stdout and "stubs: 0/58" in proc.stdout
+
+
+def test_a_stub_that_passes_a_check_fails_verify(tmp_course):
+    # A "stub" that already holds the answer would let students pass without work.
+    shutil.copy(tmp_course / "solutions/ch01/s1_12_context.py", tmp_course / "exercises/ch01/s1_12_context.py")
+    v = verify(tmp_course, grade=False)
+    assert any("s1_12_context: exercises/ch01/s1_12_context.py differs" in p for p in v.problems)
+
+
+def test_a_solution_that_fails_a_check_fails_verify(tmp_course):
+    path = tmp_course / "solutions/ch01/s1_12_context.py"
+    path.write_text(path.read_text().replace("return attn_weights @ values", "return (attn_weights @ values) * 1.01"))
+    from grader import stubs, course
+    c = course.load(tmp_course)
+    stubs.write_stubs(c, backup_dir=tmp_course / "bak")
+    v = verify(tmp_course)
+    assert any(p.startswith("solution fails s1_12_context::test_listing_1_7_context") for p in v.problems), v.problems
+
+
+def test_changed_signature_fails_verify(tmp_course):
+    path = tmp_course / "exercises/ch01/s1_11_matmul.py"
+    path.write_text(path.read_text().replace("def matmul(A: torch.Tensor, B: torch.Tensor)", "def matmul(A, B, C=None)"))
+    v = verify(tmp_course, grade=False)
+    assert any("signature of matmul differs" in p for p in v.problems)
+
+
+def test_solution_using_a_forbidden_api_fails_verify(tmp_course):
+    path = tmp_course / "solutions/ch01/s1_11_softmax.py"
+    path.write_text(path.read_text().replace("    e = torch.exp(shifted)\n", "    e = torch.exp(shifted)\n    _ = torch.softmax(x, dim)\n"))
+    v = verify(tmp_course, grade=False)
+    assert any("the solution itself uses a forbidden API" in p and "torch.softmax" in p for p in v.problems)
+
+
+def test_stubs_check_reports_stale_files(tmp_course):
+    (tmp_course / "exercises/ch01/s1_11_matmul.py").write_text("# edited\n")
+    proc = kata("stubs", "--check", cwd=tmp_course)
+    assert proc.returncode == 1 and "stale: exercises/ch01/s1_11_matmul.py" in proc.stdout
