@@ -43,6 +43,7 @@ class Exercise:
     output_mb: int
     forbidden: list[str] = field(default_factory=list)
     forbidden_hint: str = ""
+    forbidden_ops: list[str] = field(default_factory=list)  # aten operator names, e.g. "aten::_softmax"
     hints: list[str] = field(default_factory=list)
     checks: list[CheckInfo] = field(default_factory=list)
 
@@ -100,7 +101,7 @@ class Course:
 COURSE_KEYS = {"title", "chapter", "torch", "defaults"}
 DEFAULT_KEYS = {"time_limit_s", "memory_mb", "output_mb"}
 EXERCISE_KEYS = {"id", "section", "title", "file", "listings", "points", "time_limit_s", "memory_mb",
-                 "output_mb", "forbidden", "forbidden_hint", "hints"}
+                 "output_mb", "forbidden", "forbidden_hint", "forbidden_ops", "hints"}
 LISTING_KEYS = {"id", "section", "title"}
 
 
@@ -204,6 +205,7 @@ def load(root: Path | None = None, check_files: bool = True) -> Course:
             memory_mb=int(item.get("memory_mb", defaults.get("memory_mb", 6144))),
             output_mb=int(item.get("output_mb", defaults.get("output_mb", 16))),
             forbidden=list(item.get("forbidden", [])), forbidden_hint=item.get("forbidden_hint", ""),
+            forbidden_ops=list(item.get("forbidden_ops", [])),
             hints=list(item.get("hints", [])),
         ))
 

@@ -2,7 +2,8 @@
 
 Forbidden names are dotted paths from the manifest: "torch.softmax",
 "torch.nn.functional.softmax", "torch.Tensor.softmax" (any `.softmax` method call),
-"torch.Tensor.__matmul__" (the `@` operator). Import aliases are followed
+"torch.Tensor.__matmul__" (the `@` operator), "torch.ops.*" (anything under torch.ops).
+Import aliases are followed
 (`import torch.nn.functional as F; F.softmax` is found).
 """
 from __future__ import annotations
@@ -43,7 +44,8 @@ def scan(source: str, forbidden: list[str]) -> list[Violation]:
     except SyntaxError:
         return []
     lines = source.splitlines()
-    banned = set(forbidden)
+    banned = {n for n in forbidden if not n.endswith(".*")}
+    prefixes = tuple(n[:-1] for n in forbidden if n.endswith(".*"))  # "torch.ops."
     methods = {n.rsplit(".", 1)[1] for n in banned if n.startswith("torch.Tensor.")}
     aliases: dict[str, str] = {}
     for node in ast.walk(tree):
@@ -69,12 +71,18 @@ def scan(source: str, forbidden: list[str]) -> list[Violation]:
             dotted = _dotted(node, aliases)
             if dotted in banned:
                 hit(dotted, node)
+            elif dotted and prefixes and (dotted + ".").startswith(prefixes):
+                prefix = next(p for p in prefixes if (dotted + ".").startswith(p))
+                hit(prefix + "*", node)  # one report per namespace and line
             elif isinstance(node, ast.Attribute) and node.attr in methods and dotted is None:
                 hit(f"torch.Tensor.{node.attr}", node)
         elif isinstance(node, ast.ImportFrom) and node.module:
             for a in node.names:
-                if f"{node.module}.{a.name}" in banned:
-                    hit(f"{node.module}.{a.name}", node)
+                full = f"{node.module}.{a.name}"
+                if full in banned:
+                    hit(full, node)
+                elif prefixes and (full + ".").startswith(prefixes):
+                    hit(next(p for p in prefixes if (full + ".").startswith(p)) + "*", node)
         elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.MatMult) and "torch.Tensor.__matmul__" in banned:
             hit("the @ operator (torch.Tensor.__matmul__)", node)
         elif isinstance(node, ast.AugAssign) and isinstance(node.op, ast.MatMult) and "torch.Tensor.__matmul__" in banned:

@@ -180,3 +180,14 @@ def test_symlink_in_folder_submission_is_skipped(tmp_path):
 def test_unknown_exercise_suggests_the_nearest(tmp_path):
     proc = kata("grade", str(SOLUTIONS), "-e", "s1_11_softmx")
     assert proc.returncode == 2 and "Did you mean s1_11_softmax" in proc.stderr
+
+
+def test_without_bubblewrap_grading_still_works_and_says_the_sandbox_was_weaker(tmp_path, monkeypatch):
+    monkeypatch.setenv("KATA_SANDBOX", "none")  # as on a machine without bwrap
+    sub = tmp_path / "sub"
+    shutil.copytree(SOLUTIONS, sub)
+    r = grade(sub, "-e", "s1_11_softmax", "-e", "s1_12_self_attention")
+    assert r["sandbox"] == "limits-only"
+    assert r["score"] == r["max_score"] == 22
+    proc = kata("grade", str(sub), "-e", "s1_12_context")
+    assert "limits only" in proc.stdout

@@ -129,7 +129,7 @@ class _Plugin:
         worker = self.box.spawn(limits)
         remote = Remote(worker, ex.module, ex.time_limit_s)
         try:
-            remote._import(ex.file, ex.forbidden, ex.forbidden_hint)
+            remote._import(ex.file, ex.forbidden, ex.forbidden_hint, ex.forbidden_ops)
         except (StudentError, WorkerFault) as e:
             worker.close()
             self.import_failures[ex.id] = str(e)
@@ -140,9 +140,29 @@ class _Plugin:
             worker.close()
 
 
+def _root_cause(exc: BaseException) -> BaseException:
+    """The student-facing error inside wrappers (exception groups, hypothesis' Flaky errors)."""
+    ours = (compare.CheckFailure, StudentError, WorkerFault)
+    seen = 0
+    while seen < 10:
+        seen += 1
+        if isinstance(exc, ours):
+            return exc
+        inner = list(getattr(exc, "exceptions", ()) or ())
+        inner += [e for e in (exc.__cause__, exc.__context__) if e is not None]
+        found = next((e for e in inner if isinstance(e, ours)), None)
+        if found is not None:
+            return found
+        if not inner:
+            return exc
+        exc = inner[0]
+    return exc
+
+
 def _message(exc: BaseException | None) -> tuple[str, str]:
     if exc is None:
         return "", ""
+    exc = _root_cause(exc)
     if isinstance(exc, compare.CheckFailure):
         return str(exc), "check"
     if isinstance(exc, StudentError):

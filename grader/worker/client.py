@@ -32,7 +32,7 @@ class WorkerFault(Exception):
 
 SIGNAL_REASONS = {
     signal.SIGXCPU: "used more CPU time than the limit allows",
-    signal.SIGXFSZ: "printed or wrote more output than the limit allows",
+    signal.SIGXFSZ: "printed or wrote more than {output_mb} MB of output (the limit)",
     signal.SIGSEGV: "crashed (segmentation fault)",
     signal.SIGABRT: "aborted",
     signal.SIGKILL: "was killed",
@@ -166,7 +166,8 @@ class Sandbox:
                     reply = self._ctl(dict(msg, log=log), [theirs.fileno()])
                 finally:
                     theirs.close()
-                return Worker(self, ours, int(reply["pid"]), os.path.join(self.workdir, log))
+                return Worker(self, ours, int(reply["pid"]), os.path.join(self.workdir, log),
+                              limits or self.limits)
             except WorkerFault:
                 if attempt:
                     raise
@@ -184,13 +185,15 @@ class Sandbox:
 class Worker:
     """One worker process: import an exercise, call into it. Not reusable after a fault."""
 
-    def __init__(self, box: Sandbox, sock: socket.socket, pid: int, log_path: str):
+    def __init__(self, box: Sandbox, sock: socket.socket, pid: int, log_path: str, limits: sandbox.Limits):
         self.box = box
+        self.limits = limits
         self.sock = sock
         self.pid = pid
         self.log_path = log_path
         self.ids = itertools.count(1)
         self.dead = False
+        self.fault: WorkerFault | None = None
 
     def output_tail(self, n: int = 2000) -> str:
         try:
@@ -204,6 +207,8 @@ class Worker:
 
     def request(self, msg: dict, tensors=None, timeout: float = 10.0):
         """Send one request and wait for its reply. Returns (reply, tensors) or raises WorkerFault."""
+        if self.fault is not None:  # repeat the first fault: retries see one consistent reason
+            raise self.fault
         if self.dead:
             raise WorkerFault("crash", "the worker stopped earlier in this check")
         rid = next(self.ids)
@@ -224,13 +229,14 @@ class Worker:
                 raise wire.WireError("the worker answered out of turn")
         except (socket.timeout, TimeoutError):
             self._end()
-            raise WorkerFault("timeout", f"your code took longer than the {timeout:g} s limit") from None
+            self.fault = WorkerFault("timeout", f"your code took longer than the {timeout:g} s limit")
         except (EOFError, ConnectionError, BrokenPipeError):
             status = self._end()
-            raise WorkerFault("crash", self._death_reason(status)) from None
+            self.fault = WorkerFault("crash", self._death_reason(status))
         except wire.WireError as e:
             self._end()
-            raise WorkerFault("wire", f"the worker sent something that is not a valid answer: {e}") from None
+            self.fault = WorkerFault("wire", f"the worker sent something that is not a valid answer: {e}")
+        raise self.fault
 
     def _death_reason(self, status: dict) -> str:
         if "exitcode" in status:
@@ -239,7 +245,8 @@ class Worker:
         sig = status.get("signal")
         if sig is not None:
             try:
-                why = SIGNAL_REASONS.get(signal.Signals(sig), f"was stopped by signal {sig}")
+                why = SIGNAL_REASONS.get(signal.Signals(sig), f"was stopped by signal {sig}").format(
+                    output_mb=self.limits.output_mb)
             except ValueError:
                 why = f"was stopped by signal {sig}"
             return f"the worker process {why} while running your code"

@@ -78,9 +78,10 @@ class Remote:
             return {k: self._wrap(v) for k, v in value.items()}
         return value
 
-    def _import(self, path: str, forbidden: list[str], hint: str) -> None:
+    def _import(self, path: str, forbidden: list[str], hint: str, forbidden_ops: list[str] = ()) -> None:
         reply, _ = self._worker.request({"op": "import", "module": self._exercise, "path": path,
-                                         "forbidden": forbidden, "hint": hint}, timeout=self._time_limit)
+                                         "forbidden": forbidden, "forbidden_ops": list(forbidden_ops),
+                                         "hint": hint}, timeout=self._time_limit)
         if not reply.get("ok"):
             raise student_error(f"importing {path}", reply.get("error") or {})
 

@@ -53,6 +53,8 @@ def set_limits(limits: dict) -> None:
 def child(conn: socket.socket, config: dict, log_name: str, limits: dict | None) -> None:
     os.setpgid(0, 0)
     signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.signal(signal.SIGXFSZ, signal.SIG_DFL)  # Python ignores it; the output limit must stop the worker
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)
     log = os.open(os.path.join(config["workdir"], log_name), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
     os.dup2(log, 1)
     os.dup2(log, 2)
@@ -76,7 +78,12 @@ def main() -> None:
     import safetensors.torch  # noqa: F401
 
     from . import serve  # noqa: F401
+    from .guard import Guard, OpGuard
+
     torch.set_num_threads(1)
+    # Enter the guards once so that any lazy set-up they need is shared by every forked worker.
+    with Guard("warm-up", ["torch.softmax"]), OpGuard("warm-up", ["aten::_softmax"]):
+        (torch.ones(2, 2) @ torch.ones(2, 2)).exp().sum()
     drop_privileges(config.get("uid"))
     statuses: dict[int, dict] = {}
 

@@ -11,6 +11,7 @@ import importlib
 
 import torch
 from torch.overrides import TorchFunctionMode
+from torch.utils._python_dispatch import TorchDispatchMode
 
 
 class ForbiddenAPI(RuntimeError):
@@ -58,5 +59,32 @@ class Guard(TorchFunctionMode):
             extra = f" {self.hint}" if self.hint else ""
             raise ForbiddenAPI(
                 f"{name} is not allowed in exercise {self.exercise}: this exercise asks you to write it yourself.{extra}"
+            )
+        return func(*args, **(kwargs or {}))
+
+
+class OpGuard(TorchDispatchMode):
+    """The same guard one level down: operators reached without the Python API
+    (torch.ops.aten._softmax, torch._C functions) still arrive here by their schema name."""
+
+    def __init__(self, exercise: str, ops: list[str], hint: str = ""):
+        super().__init__()
+        self.exercise = exercise
+        self.hint = hint
+        self.ops = set(ops)
+
+    @classmethod
+    def _should_skip_dynamo(cls) -> bool:
+        # Otherwise torch wraps __torch_dispatch__ with torch._disable_dynamo, whose first call
+        # imports torch._dynamo: a second per worker. Nothing here is compiled.
+        return False
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        name = func._schema.name
+        if name in self.ops:
+            extra = f" {self.hint}" if self.hint else ""
+            raise ForbiddenAPI(
+                f"the operator {name} is not allowed in exercise {self.exercise}: "
+                f"this exercise asks you to write it yourself.{extra}"
             )
         return func(*args, **(kwargs or {}))

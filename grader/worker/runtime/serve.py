@@ -15,7 +15,7 @@ import traceback
 import torch
 
 from . import wire
-from .guard import ForbiddenAPI, Guard
+from .guard import ForbiddenAPI, Guard, OpGuard
 
 
 class _Missing(Exception):
@@ -28,7 +28,7 @@ class Session:
         self.root = os.path.realpath(submission_root)
         self.module = None
         self.exercise = ""
-        self.guard: Guard | None = None
+        self.guards: list = []
         self.objects: dict[int, object] = {}
         self.next_id = 1
 
@@ -139,7 +139,10 @@ class Session:
         sys.modules[self.exercise] = module
         spec.loader.exec_module(module)
         self.module = module
-        self.guard = Guard(self.exercise, msg.get("forbidden", []), msg.get("hint", ""))
+        hint = msg.get("hint", "")
+        self.guards = [Guard(self.exercise, msg.get("forbidden", []), hint)]
+        if msg.get("forbidden_ops"):
+            self.guards.append(OpGuard(self.exercise, msg["forbidden_ops"], hint))
         return None
 
     def op_call(self, msg, args, kwargs):
@@ -156,7 +159,9 @@ class Session:
             except TypeError as e:
                 name = msg["target"].get("name") or type(fn).__name__
                 raise _SignatureError(f"{name}{sig} cannot be called as the exercise asks: {e}") from None
-        with self.guard if self.guard else contextlib.nullcontext():
+        with contextlib.ExitStack() as stack:
+            for guard in self.guards:
+                stack.enter_context(guard)
             return fn(*args, **kwargs)
 
     def op_getattr(self, msg):
