@@ -44,45 +44,45 @@ def _select(course, ids):
     return chosen
 
 
-def cmd_grade(args) -> int:
+def _grade(course, path, exercises, public_only: bool):
+    """Grade `path`; None (after saying why) when it cannot be graded at all."""
     from .checking import runner
-    from .report import print_table, to_dict, write_json
     from .submission import SubmissionError, open_submission
+
+    try:
+        sub = open_submission(path, course.chapter)
+    except SubmissionError as e:
+        print(f"kata: cannot grade {path}: {e}", file=sys.stderr)
+        return None
+    with sub:
+        return runner.run(course, sub, exercises, public_only=public_only)
+
+
+def cmd_grade(args) -> int:
+    from .report import print_table, to_dict, write_json
 
     course = _course(args)
     exercises = _select(course, args.exercise)
     if args.time_limit:
         for ex in exercises:
             ex.time_limit_s = min(ex.time_limit_s, args.time_limit)
-    try:
-        sub = open_submission(args.path, course.chapter)
-    except SubmissionError as e:
-        print(f"kata: cannot grade {args.path}: {e}", file=sys.stderr)
+    result = _grade(course, args.path, exercises, args.public_only)
+    if result is None:
         return 2
-    with sub:
-        result = runner.run(course, sub, exercises, public_only=args.public_only)
-    doc = to_dict(course, result)
     if args.json:
-        write_json(args.json, doc)
+        write_json(args.json, to_dict(course, result))
     if not args.quiet:
         print_table(course, result, Console(), show_messages=True)
     return 0
 
 
 def cmd_check(args) -> int:
-    from .checking import runner
     from .report import print_table
-    from .submission import SubmissionError, open_submission
 
     course = _course(args)
-    exercises = _select(course, [args.id] if args.id else [])
-    try:
-        sub = open_submission(course.exercises_dir, course.chapter)
-    except SubmissionError as e:
-        print(f"kata: {e}", file=sys.stderr)
+    result = _grade(course, course.exercises_dir, _select(course, [args.id] if args.id else []), True)
+    if result is None:
         return 2
-    with sub:
-        result = runner.run(course, sub, exercises, public_only=True)
     print_table(course, result, Console(), show_messages=True)
     return 0 if all(r.status == "passed" for r in result.results) else 1
 

@@ -48,6 +48,15 @@ def score_of(report: dict, exercise: str) -> float:
 
 
 @pytest.fixture
+def tmp_course(tmp_path):
+    """A private copy of the course (manifest, solutions, stubs) to break on purpose."""
+    for name in ("course.toml", "solutions", "exercises"):
+        src = ROOT / name
+        (shutil.copytree if src.is_dir() else shutil.copy)(src, tmp_path / name)
+    return tmp_path
+
+
+@pytest.fixture
 def submission(tmp_path):
     def build(replace=None, from_stubs=False):
         return make_submission(tmp_path, replace, from_stubs)

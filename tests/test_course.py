@@ -1,18 +1,8 @@
 """The manifest loader: what the course is, and errors that name the entry."""
-import shutil
-
 import pytest
 
 from grader import course
 from tests.conftest import ROOT
-
-
-@pytest.fixture
-def tmp_course(tmp_path):
-    for name in ("course.toml", "solutions", "exercises"):
-        src = ROOT / name
-        (shutil.copytree if src.is_dir() else shutil.copy)(src, tmp_path / name)
-    return tmp_path
 
 
 def edit(root, old, new):

@@ -1,5 +1,4 @@
 """Grading end to end through the real `kata` command: scores, reports, feedback, archives."""
-import json
 import os
 import shutil
 import stat
@@ -8,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import ROOT, SOLUTIONS, checks_of, grade, kata, score_of
+from tests.conftest import SOLUTIONS, checks_of, grade, kata, score_of
 
 REPORT_KEYS = {"exercise", "name", "status", "score", "max_score", "message", "listing", "visibility", "duration_s"}
 

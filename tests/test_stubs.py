@@ -61,11 +61,8 @@ def test_committed_stubs_are_regenerated_identically():
         assert (c.exercises_dir / ex.file).read_text() == stubs.stub_text(c, ex), ex.id
 
 
-def test_write_stubs_backs_up_an_edited_stub(tmp_path):
-    import shutil
-    for name in ("course.toml", "solutions", "exercises"):
-        src = ROOT / name
-        (shutil.copytree if src.is_dir() else shutil.copy)(src, tmp_path / name)
+def test_write_stubs_backs_up_an_edited_stub(tmp_course):
+    tmp_path = tmp_course
     c = course.load(tmp_path)
     target = tmp_path / "exercises/ch01/s1_12_context.py"
     target.write_text("# my work\n")

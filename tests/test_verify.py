@@ -1,18 +1,8 @@
 """`kata verify`, the developer's proof that stubs fail, solutions pass and files are one-to-one."""
 import shutil
 
-import pytest
-
 from grader.verify import verify
-from tests.conftest import ROOT, kata
-
-
-@pytest.fixture
-def tmp_course(tmp_path):
-    for name in ("course.toml", "solutions", "exercises"):
-        src = ROOT / name
-        (shutil.copytree if src.is_dir() else shutil.copy)(src, tmp_path / name)
-    return tmp_path
+from tests.conftest import kata
 
 
 def test_verify_passes_on_the_repository():

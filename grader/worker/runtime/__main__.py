@@ -71,6 +71,13 @@ def child(conn: socket.socket, config: dict, log_name: str, limits: dict | None)
     Session(conn, config["submission"]).serve()
 
 
+def describe(status: int) -> dict:
+    """A wait status as the client reads it."""
+    if os.WIFSIGNALED(status):
+        return {"signal": os.WTERMSIG(status)}
+    return {"exitcode": os.WEXITSTATUS(status)}
+
+
 def main() -> None:
     config = json.loads(sys.argv[1])
     ctl = socket.socket(fileno=int(config["ctl_fd"]))
@@ -95,10 +102,7 @@ def main() -> None:
                 return
             if pid == 0:
                 return
-            if os.WIFSIGNALED(status):
-                statuses[pid] = {"signal": os.WTERMSIG(status)}
-            else:
-                statuses[pid] = {"exitcode": os.WEXITSTATUS(status)}
+            statuses[pid] = describe(status)
 
     ctl.send(json.dumps({"ready": True, "pid": os.getpid(), "uid": os.getuid(),
                          "torch": torch.__version__}).encode())
@@ -136,8 +140,7 @@ def main() -> None:
                     pass
             try:
                 _, status = os.waitpid(pid, 0)
-                statuses[pid] = ({"signal": os.WTERMSIG(status)} if os.WIFSIGNALED(status)
-                                 else {"exitcode": os.WEXITSTATUS(status)})
+                statuses[pid] = describe(status)
             except ChildProcessError:
                 pass
             reply = statuses.get(pid, {"signal": signal.SIGKILL})
@@ -147,8 +150,7 @@ def main() -> None:
                 try:
                     got, status = os.waitpid(pid, 0 if msg.get("wait") else os.WNOHANG)
                     if got:
-                        statuses[pid] = ({"signal": os.WTERMSIG(status)} if os.WIFSIGNALED(status)
-                                         else {"exitcode": os.WEXITSTATUS(status)})
+                        statuses[pid] = describe(status)
                 except ChildProcessError:
                     pass
             reply = statuses.get(pid, {"running": True})

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import importlib
 
-import torch
 from torch.overrides import TorchFunctionMode
 from torch.utils._python_dispatch import TorchDispatchMode
 
