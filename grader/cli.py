@@ -2,6 +2,7 @@
 
     kata grade PATH [--json FILE]   grade a submission (folder or .zip): all checks, hidden too
     kata check [ID]                 run the public checks against exercises/
+    kata run LISTING [--book]       run a listing of the book with your code
     kata verify                     prove the course consistent (stubs fail, solutions pass, ...)
     kata stubs [--check]            regenerate exercises/ from solutions/
     kata fixtures                   regenerate grader/fixtures/ from the solutions
@@ -87,6 +88,62 @@ def cmd_check(args) -> int:
     return 0 if all(r.status == "passed" for r in result.results) else 1
 
 
+def cmd_run(args) -> int:
+    from rich.table import Table
+
+    from . import listings
+    from .checking.runner import open_exercise, sandbox_for
+    from .submission import SubmissionError, open_submission
+    from .worker.client import WorkerFault
+    from .worker.proxy import StudentError
+
+    course = _course(args)
+    registry = listings.load(course)
+    lst = registry.get(args.listing)
+    if lst is None:
+        near = difflib.get_close_matches(args.listing, list(registry), n=3, cutoff=0.3)
+        hint = f" Did you mean {', '.join(near)}?" if near else ""
+        print(f"kata: no listing '{args.listing}'.{hint} Known: {', '.join(sorted(registry))}", file=sys.stderr)
+        return 2
+    ex = course.get(lst.exercise)
+    path = args.path or course.exercises_dir
+    try:
+        sub = open_submission(path, course.chapter)
+    except SubmissionError as e:
+        print(f"kata: {e}", file=sys.stderr)
+        return 2
+    lines: list[str] = []
+
+    def show(*values) -> None:
+        lines.append(" ".join(str(v) for v in values))
+
+    error = ""
+    with sub, sandbox_for(course, sub) as box:
+        try:
+            worker, remote = open_exercise(box, ex)
+            try:
+                lst.run(remote, show)
+            finally:
+                worker.close()
+        except (StudentError, WorkerFault) as e:
+            error = str(e)
+    console = Console()
+    title = f"Listing {lst.id} ({ex.id}, §{ex.section}): {lst.title}"
+    ours = "\n".join(lines) + (f"\n✘ {error}" if error else "")
+    if args.book:
+        table = Table(title=title, show_lines=True)
+        table.add_column(f"your code ({'exercises/' if args.path is None else args.path})")
+        table.add_column("the book prints")
+        table.add_row(ours, lst.book or "(nothing printed)")
+        console.print(table)
+        for entry in listings.errata_entries(course.root, lst.errata):
+            console.print(f"[yellow]ERRATA {entry}[/]", highlight=False)
+    else:
+        console.print(f"[bold]{title}[/]")
+        console.print(ours, highlight=False, markup=False)
+    return 1 if error else 0
+
+
 def cmd_verify(args) -> int:
     from .verify import verify
 
@@ -145,6 +202,12 @@ def build_parser() -> argparse.ArgumentParser:
     c = sub.add_parser("check", help="run the public checks of one exercise (or all) on exercises/")
     c.add_argument("id", nargs="?")
     c.set_defaults(func=cmd_check)
+
+    r = sub.add_parser("run", help="run a listing of the book with your code (e.g. kata run 1.6 --book)")
+    r.add_argument("listing", help="listing id: 1.6, or a worked example such as 1.11/softmax")
+    r.add_argument("--book", action="store_true", help="print the book's printed output beside yours, and its errata")
+    r.add_argument("--path", help="use this submission instead of exercises/ (e.g. solutions)")
+    r.set_defaults(func=cmd_run)
 
     v = sub.add_parser("verify", help="developer check: stubs fail, solutions pass, files one-to-one")
     v.add_argument("--no-grade", action="store_true", help="skip grading the solutions and stubs")

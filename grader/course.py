@@ -77,6 +77,11 @@ class Course:
         return self.root / "exercises"
 
     @property
+    def assets_dir(self) -> Path:
+        """Data the exercises may read (tokenizer files), fetched at set-up; read-only in the sandbox."""
+        return self.root / ".kata" / "assets"
+
+    @property
     def checks_dir(self) -> Path:
         return PACKAGE_DIR / "checks"
 

@@ -64,3 +64,11 @@ DAY_VALUES = [
     [1.7, 1.7, 1.6, 2.4],
 ]
 DAY_CONTEXT = [1.57, 1.47, 1.64, 2.27]
+
+
+def qkv():
+    """Listings 1.3–1.4 as the book's code runs them: seeded W_query, W_key, W_value, then Q, K, V."""
+    torch.manual_seed(123)
+    w = [torch.randn(8, 4) for _ in range(3)]
+    x = inputs()
+    return w, (x @ w[0], x @ w[1], x @ w[2])

@@ -125,19 +125,34 @@ class _Plugin:
             reason = f"exercises/{ex.file} is missing from the submission"
             self.import_failures[ex.id] = reason
             raise compare.CheckFailure(reason)
-        limits = Limits(memory_mb=ex.memory_mb, output_mb=ex.output_mb)
-        worker = self.box.spawn(limits)
-        remote = Remote(worker, ex.module, ex.time_limit_s)
         try:
-            remote._import(ex.file, ex.forbidden, ex.forbidden_hint, ex.forbidden_ops)
+            worker, remote = open_exercise(self.box, ex)
         except (StudentError, WorkerFault) as e:
-            worker.close()
             self.import_failures[ex.id] = str(e)
             raise compare.CheckFailure(t("import_failed", file=ex.file, reason=str(e))) from None
         try:
             yield remote
         finally:
             worker.close()
+
+
+def sandbox_for(course: Course, submission: Submission) -> Sandbox:
+    """A sandbox for one submission: the grader, the solutions and the course stay hidden."""
+    return Sandbox(submission.root, hide=[str(course.checks_dir.parent), str(course.solutions_dir), str(course.root)],
+                   assets_dir=str(course.assets_dir))
+
+
+def open_exercise(box: Sandbox, ex: Exercise):
+    """A fresh worker with the exercise's module imported: (worker, proxy). Raises StudentError
+    or WorkerFault when the import fails (the worker is closed then)."""
+    worker = box.spawn(Limits(memory_mb=ex.memory_mb, output_mb=ex.output_mb))
+    remote = Remote(worker, ex.module, ex.time_limit_s, assets=box.assets)
+    try:
+        remote._import(ex.file, ex.forbidden, ex.forbidden_hint, ex.forbidden_ops)
+    except BaseException:
+        worker.close()
+        raise
+    return worker, remote
 
 
 def _root_cause(exc: BaseException) -> BaseException:
@@ -194,8 +209,7 @@ def run(course: Course, submission: Submission, exercises: list[Exercise] | None
     exercises = exercises or course.exercises
     own_box = box is None
     if own_box:
-        box = Sandbox(submission.root, hide=[str(course.checks_dir.parent), str(course.solutions_dir),
-                                             str(course.root)])
+        box = sandbox_for(course, submission)
         box.launch()
     plugin = _Plugin(course, submission, box, public_only)
     files = [str(course.check_file(ex)) for ex in exercises]

@@ -43,12 +43,14 @@ class Sandbox:
     """One fork server for one submission. Use as a context manager."""
 
     def __init__(self, submission_dir: str | Path, limits: sandbox.Limits | None = None,
-                 hide: list[str] | None = None, start_timeout: float = 60.0):
+                 hide: list[str] | None = None, start_timeout: float = 60.0, assets_dir: str | None = None):
         self.submission_dir = str(Path(submission_dir).resolve())
         self.limits = limits or sandbox.Limits()
         if self.limits.nproc is None:
             self.limits.nproc = sandbox.default_nproc()
         self.hide = list(hide or [])
+        self.assets_dir = str(assets_dir) if assets_dir else None
+        self.assets: str | None = None  # the assets folder as the worker sees it, if any
         self.start_timeout = start_timeout
         self.proc: subprocess.Popen | None = None
         self.ctl: socket.socket | None = None
@@ -82,8 +84,9 @@ class Sandbox:
         os.mkdir(self.workdir)
         os.chmod(self.tmp, 0o755)
         os.chmod(self.workdir, 0o1777)
-        p = sandbox.plan(runtime, self.submission_dir, self.workdir, self.hide)
+        p = sandbox.plan(runtime, self.submission_dir, self.workdir, self.hide, self.assets_dir)
         self.kind = p.kind
+        self.assets = p.assets
         parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         config = {"ctl_fd": child.fileno(), "submission": p.submission, "workdir": p.workdir,
                   "uid": p.uid, "limits": self.limits.as_dict()}

@@ -49,10 +49,11 @@ def student_error(label: str, err: dict) -> StudentError:
 class Remote:
     """The submission's exercise module as seen from a check."""
 
-    def __init__(self, worker: Worker, exercise: str, time_limit: float):
+    def __init__(self, worker: Worker, exercise: str, time_limit: float, assets: str | None = None):
         self._worker = worker
         self._exercise = exercise
         self._time_limit = time_limit
+        self.assets = assets  # read-only data folder as the worker sees it (None: there is none)
 
     # -- plumbing
     def _request(self, msg: dict, label: str, args=(), kwargs=None):

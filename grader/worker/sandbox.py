@@ -72,14 +72,18 @@ class SandboxPlan:
     workdir: str  # path of the writable directory as the worker sees it
     uid: int | None  # uid the worker drops to (when started as root)
     hidden: list[str] = field(default_factory=list)
+    assets: str | None = None  # the read-only assets folder as the worker sees it
 
 
-def plan(runtime_dir: str, submission_dir: str, workdir: str, hide: list[str]) -> SandboxPlan:
+def plan(runtime_dir: str, submission_dir: str, workdir: str, hide: list[str],
+         assets_dir: str | None = None) -> SandboxPlan:
     """The command that starts the worker's fork server, with or without bubblewrap.
 
     runtime_dir: host folder holding the package `kata_worker`; submission_dir: host copy of the
-    submission; workdir: host folder the worker may write; hide: host paths it must never see.
+    submission; workdir: host folder the worker may write; hide: host paths it must never see;
+    assets_dir: read-only data the exercises may load (tokenizer files), seen at /assets.
     """
+    assets_dir = assets_dir if assets_dir and os.path.isdir(assets_dir) else None
     uid = NOBODY if os.getuid() == 0 else None
     python = sys.executable
     bwrap = bwrap_path()
@@ -87,7 +91,7 @@ def plan(runtime_dir: str, submission_dir: str, workdir: str, hide: list[str]) -
         argv = [python, "-I", "-B", "-c",
                 f"import sys; sys.path.insert(0, {runtime_dir!r}); import runpy; "
                 "runpy.run_module('kata_worker', run_name='__main__', alter_sys=True)"]
-        return SandboxPlan(argv, "limits-only", submission_dir, workdir, None)
+        return SandboxPlan(argv, "limits-only", submission_dir, workdir, None, assets=assets_dir)
 
     argv = [bwrap, "--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts",
             "--unshare-cgroup-try", "--die-with-parent", "--new-session",
@@ -112,6 +116,8 @@ def plan(runtime_dir: str, submission_dir: str, workdir: str, hide: list[str]) -
             argv += ["--tmpfs", h]  # e.g. an installed copy of grader/ inside site-packages
             hidden.append(h)
     argv += _parents("/opt/kata", made)
+    if assets_dir:
+        argv += ["--ro-bind", assets_dir, "/assets"]
     argv += ["--ro-bind", runtime_dir, "/opt/kata",
              "--ro-bind", submission_dir, "/sub",
              "--bind", workdir, "/tmp/work",
@@ -120,7 +126,7 @@ def plan(runtime_dir: str, submission_dir: str, workdir: str, hide: list[str]) -
              python, "-I", "-B", "-c",
              "import sys; sys.path.insert(0, '/opt/kata'); import runpy; "
              "runpy.run_module('kata_worker', run_name='__main__', alter_sys=True)"]
-    return SandboxPlan(argv, "bubblewrap", "/sub", "/tmp/work", uid, hidden)
+    return SandboxPlan(argv, "bubblewrap", "/sub", "/tmp/work", uid, hidden, "/assets" if assets_dir else None)
 
 
 def _parents(path: str, made: set[str]) -> list[str]:

@@ -1,0 +1,38 @@
+"""`kata run LISTING`: the book's listings re-run with the student's code, beside the book."""
+from grader import course, listings
+from tests.conftest import ROOT, SOLUTIONS, kata
+
+
+def test_every_code_listing_can_be_run():
+    c = course.load(ROOT)
+    registry = listings.load(c)
+    missing = [lst.id for lst in c.listings if lst.id not in registry]
+    assert not missing, f"listings without a runner in grader/listings/: {missing}"
+    for lst in registry.values():
+        assert lst.book, f"listing {lst.id} has no printed book output"
+
+
+def test_run_with_the_book_beside_and_errata():
+    proc = kata("run", "1.6", "--path", str(SOLUTIONS), "--book")
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout
+    assert "Attention weights matrix:" in out and "the book prints" in out
+    assert "0.2133" in out  # the true first weight (torch 2.13.0)
+    assert "0.1331" in out  # what the book prints instead
+    assert "E-1.12-d" in out and "not reproducible" in out
+
+
+def test_run_a_worked_example():
+    proc = kata("run", "1.11/matmul", "--path", str(SOLUTIONS))
+    assert proc.returncode == 0 and "(1, 1) = 27" in proc.stdout and "(2, 1) = 61" in proc.stdout
+
+
+def test_run_with_an_unfinished_exercise_says_so():
+    proc = kata("run", "1.5")  # exercises/ holds the stubs in the repository
+    assert proc.returncode == 1
+    assert "not implemented yet" in proc.stdout
+
+
+def test_unknown_listing_suggests_the_nearest():
+    proc = kata("run", "1.11/softmx")
+    assert proc.returncode == 2 and "Did you mean 1.11/softmax" in proc.stderr
