@@ -7,6 +7,7 @@ another torch, a solution fails any check, or a stub passes any check.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 import torch
@@ -62,6 +63,20 @@ def verify(root=None, grade: bool = True) -> Verdict:
                                   "(run `kata fixtures`)")
         except FileNotFoundError:
             v.problems.append(f"{ex.id}: fixture grader/fixtures/{ex.id}.safetensors is missing (run `kata fixtures`)")
+    errata = c.root / "ERRATA.md"
+    if errata.is_file():
+        known = {f"{ex.id}::{ch.name}" for ex in c.exercises for ch in ex.checks}
+        entries = re.findall(r"^### (E-[\w.-]+)\s*$(.*?)(?=^### |^## |\Z)", errata.read_text(encoding="utf-8"), re.M | re.S)
+        for entry_id, body in entries:
+            proofs = re.findall(r"`(s\d+_\d+_\w+::test_\w+)`", body.split("Proved by", 1)[-1]) if "Proved by" in body else []
+            if not proofs:
+                v.problems.append(f"ERRATA.md {entry_id}: no 'Proved by' check")
+            for proof in proofs:
+                if proof not in known:
+                    v.problems.append(f"ERRATA.md {entry_id}: proved by {proof}, which does not exist")
+        v.facts.append(f"ERRATA.md: {len(entries)} entries, each proved by an existing check")
+    else:
+        v.problems.append("ERRATA.md is missing")
     v.facts.append(f"{len(c.exercises)} exercises, {sum(len(ex.checks) for ex in c.exercises)} checks, "
                    f"{len(c.listings)} listings, all checked")
     if not grade or v.problems:

@@ -49,8 +49,8 @@ def score_of(report: dict, exercise: str) -> float:
 
 @pytest.fixture
 def tmp_course(tmp_path):
-    """A private copy of the course (manifest, solutions, stubs) to break on purpose."""
-    for name in ("course.toml", "solutions", "exercises"):
+    """A private copy of the course (manifest, solutions, stubs, errata) to break on purpose."""
+    for name in ("course.toml", "solutions", "exercises", "ERRATA.md"):
         src = ROOT / name
         (shutil.copytree if src.is_dir() else shutil.copy)(src, tmp_path / name)
     return tmp_path

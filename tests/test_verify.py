@@ -47,3 +47,11 @@ def test_stubs_check_reports_stale_files(tmp_course):
     (tmp_course / "exercises/ch01/s1_11_matmul.py").write_text("# edited\n")
     proc = kata("stubs", "--check", cwd=tmp_course)
     assert proc.returncode == 1 and "stale: exercises/ch01/s1_11_matmul.py" in proc.stdout
+
+
+def test_errata_entry_citing_a_missing_check_fails_verify(tmp_course):
+    text = (tmp_course / "ERRATA.md").read_text()
+    (tmp_course / "ERRATA.md").write_text(text.replace("s1_11_matmul::test_book_example_27_61",
+                                                       "s1_11_matmul::test_gone", 1))
+    v = verify(tmp_course, grade=False)
+    assert any("proved by s1_11_matmul::test_gone, which does not exist" in p for p in v.problems)
