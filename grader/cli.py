@@ -158,11 +158,17 @@ def cmd_verify(args) -> int:
 
 def cmd_stubs(args) -> int:
     from . import stubs
+    from .course import CourseError, load
 
-    course = _course(args)
+    try:  # a new exercise has no stub yet: do not demand the files this command writes
+        course = load(getattr(args, "root", None), check_files=False)
+    except CourseError as e:
+        print(f"kata: course.toml: {e}", file=sys.stderr)
+        return 2
     if args.check:
         stale = [ex.id for ex in course.exercises
-                 if (course.exercises_dir / ex.file).read_text(encoding="utf-8") != stubs.stub_text(course, ex)]
+                 if not (course.exercises_dir / ex.file).is_file()
+                 or (course.exercises_dir / ex.file).read_text(encoding="utf-8") != stubs.stub_text(course, ex)]
         for s in stale:
             print(f"stale: exercises/{course.get(s).file}")
         return 1 if stale else 0

@@ -10,8 +10,11 @@ from pathlib import Path
 
 import pytest
 
+from grader import course
+
 ROOT = Path(__file__).resolve().parent.parent
 SOLUTIONS = ROOT / "solutions"
+MAX_SCORE = course.load(ROOT, check_files=False).max_score  # the whole course, from the manifest
 EXERCISES = ROOT / "exercises"
 
 

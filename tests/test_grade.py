@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import SOLUTIONS, checks_of, grade, kata, score_of
+from tests.conftest import MAX_SCORE, SOLUTIONS, checks_of, grade, kata, score_of
 
 REPORT_KEYS = {"exercise", "name", "status", "score", "max_score", "message", "listing", "visibility", "duration_s"}
 
@@ -22,7 +22,7 @@ def solutions_report(tmp_path_factory):
 
 def test_solutions_score_full_marks(solutions_report):
     r = solutions_report
-    assert r["score"] == r["max_score"] == 58
+    assert r["score"] == r["max_score"] == MAX_SCORE
     assert all(c["status"] == "passed" for c in r["checks"])
     assert r["sandbox"] == ("bubblewrap" if shutil.which("bwrap") else "limits-only")
 
@@ -41,7 +41,7 @@ def test_report_schema(solutions_report):
 
 def test_stubs_score_zero_with_not_implemented_messages(submission):
     r = grade(submission(from_stubs=True))
-    assert r["score"] == 0 and r["max_score"] == 58
+    assert r["score"] == 0 and r["max_score"] == MAX_SCORE
     for c in r["checks"]:
         assert c["status"] == "failed"
         assert "not implemented yet" in c["message"], c

@@ -2,14 +2,14 @@
 import shutil
 
 from grader.verify import verify
-from tests.conftest import kata
+from tests.conftest import MAX_SCORE, kata
 
 
 def test_verify_passes_on_the_repository():
     proc = kata("verify")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "kata verify: passed" in proc.stdout
-    assert "solutions: 58/58" in proc.stdout and "stubs: 0/58" in proc.stdout
+    assert f"solutions: {MAX_SCORE:g}/{MAX_SCORE:g}" in proc.stdout and f"stubs: 0/{MAX_SCORE:g}" in proc.stdout
 
 
 def test_a_stub_that_passes_a_check_fails_verify(tmp_course):

@@ -24,6 +24,7 @@ TOLERANCES: dict[str, Tol] = {
     "matmul": Tol(1e-5, 1e-5, "float32 products summed in another order"),
     "softmax": Tol(1e-6, 1e-5, "softmax and normalisation, float32"),
     "attention": Tol(1e-5, 1e-5, "scores, weights and context vectors, float32"),
+    "positions": Tol(1e-4, 1e-4, "sin/cos of float32 angles up to ~1000 rad"),
     "norm": Tol(1e-5, 1e-5, "layer norm, FFN"),
     "encoder": Tol(1e-4, 1e-4, "a whole encoder stack"),
 }
