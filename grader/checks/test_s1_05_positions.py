@@ -50,22 +50,24 @@ def _sinusoid(seq_len, d_model, base=10000.0, sin_first=True, exponent="2i", lay
     return out.float()
 
 
+SIN_SWAPPED = ({"sin_first": False}, "sin and cos are swapped: sin goes in the even columns 2i, cos in the odd "
+               "columns 2i + 1", "sin 和 cos 放反了：sin 在偶数列 2i，cos 在奇数列 2i + 1")
+SIN_MISTAKES = [
+    SIN_SWAPPED,
+    ({"exponent": "i"}, "the exponent uses i instead of 2i: pair i divides by 10000**(2i / d_model)",
+     "指数用了 i 而不是 2i：第 i 对除以 10000**(2i / d_model)"),
+    ({"exponent": "column"}, "each column used its own index; both columns of pair i use the same angle, with "
+     "exponent 2i / d_model", "每一列用了自己的下标；同一对的两列用同一个角度，指数为 2i / d_model"),
+    ({"base": 1000.0}, "the base is 1000 instead of 10000", "底数用了 1000 而不是 10000"),
+    ({"layout": "halves"}, "all sines first, then all cosines: they must alternate, sin in column 2i and cos in "
+     "column 2i + 1", "先放了全部 sin 再放全部 cos：应当交替，sin 在第 2i 列，cos 在第 2i + 1 列"),
+]
+
+
 def _sin_mistakes(seq_len, d_model):
-    if d_model < 4:
-        return [Mistake(_sinusoid(seq_len, d_model, sin_first=False), "sin and cos are swapped: sin goes in the even "
-                        "columns 2i, cos in the odd columns 2i + 1", "sin 和 cos 放反了：sin 在偶数列 2i，cos 在奇数列 2i + 1")]
-    return [
-        Mistake(_sinusoid(seq_len, d_model, sin_first=False), "sin and cos are swapped: sin goes in the even columns 2i, "
-                "cos in the odd columns 2i + 1", "sin 和 cos 放反了：sin 在偶数列 2i，cos 在奇数列 2i + 1"),
-        Mistake(_sinusoid(seq_len, d_model, exponent="i"), "the exponent uses i instead of 2i: pair i divides by "
-                "10000**(2i / d_model)", "指数用了 i 而不是 2i：第 i 对除以 10000**(2i / d_model)"),
-        Mistake(_sinusoid(seq_len, d_model, exponent="column"), "each column used its own index; both columns of pair i "
-                "use the same angle, with exponent 2i / d_model", "每一列用了自己的下标；同一对的两列用同一个角度，指数为 2i / d_model"),
-        Mistake(_sinusoid(seq_len, d_model, base=1000.0), "the base is 1000 instead of 10000",
-                "底数用了 1000 而不是 10000"),
-        Mistake(_sinusoid(seq_len, d_model, layout="halves"), "all sines first, then all cosines: they must alternate, "
-                "sin in column 2i and cos in column 2i + 1", "先放了全部 sin 再放全部 cos：应当交替，sin 在第 2i 列，cos 在第 2i + 1 列"),
-    ]
+    # With a single pair (d_model = 2) the other variants coincide with the right answer.
+    table = [SIN_SWAPPED] if d_model < 4 else SIN_MISTAKES
+    return [Mistake(_sinusoid(seq_len, d_model, **kw), en, zh) for kw, en, zh in table]
 
 
 def make_fixtures(sol):
@@ -143,9 +145,11 @@ def test_book_binary_64_to_75(sub):
                   mistakes=[Mistake(expected.flip(-1), "the bits are in reverse order: the most significant bit "
                                     "(i = 8) comes first, the least significant (i = 1) last",
                                     "位的顺序反了：最高位 (i = 8) 在前，最低位 (i = 1) 在后"),
-                            Mistake(expected.long(), "the bits must be float32, not integers", "各位必须是 float32，而不是整数")])
+                            Mistake(expected.long(), "the bits must be float32, not integers",
+                                    "各位必须是 float32，而不是整数")])
     for p, bits in BOOK_BINARY.items():
-        expect_tensor(out[p - 64], torch.tensor(bits, dtype=torch.float32), tol="exact", what=f"the 8 bits of position {p}")
+        expect_tensor(out[p - 64], torch.tensor(bits, dtype=torch.float32), tol="exact",
+                      what=f"the 8 bits of position {p}")
     expect(bool((out[:, 0] == 0).all()), "positions 64-75 all share the most significant bit 0 (i = 8)")
 
 
@@ -242,7 +246,8 @@ def test_sinusoidal_invariants(sub):
     def invariants(seq_len, half, extra):
         d_model = 2 * half
         pe = sub.sinusoidal_position_encoding(seq_len, d_model)
-        expect_equal(tuple(pe.shape), (seq_len, d_model), what=f"shape of sinusoidal_position_encoding({seq_len}, {d_model})")
+        expect_equal(tuple(pe.shape), (seq_len, d_model),
+                     what=f"shape of sinusoidal_position_encoding({seq_len}, {d_model})")
         expect(bool((pe.abs() <= 1).all()), "every value must lie in [-1, 1]")
         pairs = pe[:, 0::2].double() ** 2 + pe[:, 1::2].double() ** 2
         expect_tensor(pairs, torch.ones_like(pairs), tol=SIN_TOL,

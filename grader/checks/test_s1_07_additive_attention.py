@@ -3,7 +3,7 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from grader.checking import Mistake, check, expect, expect_equal, expect_tensor, fixtures
+from grader.checking import Mistake, check, expect, expect_equal, expect_tensor, fixtures, tolerances
 
 EXERCISE = "s1_07_additive_attention"
 
@@ -62,8 +62,10 @@ def _args(f, name):
 def _score_mistakes(s, H, W_s, W_h, v):
     ps = (s @ W_s.T).unsqueeze(-2)
     ph = H @ W_h.T
-    return [Mistake((ps + ph) @ v, "tanh is missing: without it v^T W_s s adds the same number to every score, so "
-                    "the decoder state could not move the attention", "缺少 tanh：没有它，v^T W_s s 给每个分数加同一个数，解码器状态就无法改变注意力"),
+    no_tanh = ("tanh is missing: without it v^T W_s s adds the same number to every score, so the decoder state "
+               "could not move the attention",
+               "缺少 tanh：没有它，v^T W_s s 给每个分数加同一个数，解码器状态就无法改变注意力")
+    return [Mistake((ps + ph) @ v, *no_tanh),
             Mistake(torch.tanh(ph) @ v, "the decoder state s was left out: score = v^T tanh(W_s s + W_h h_j)",
                     "漏掉了解码器状态 s：分数 = v^T tanh(W_s s + W_h h_j)"),
             Mistake(torch.tanh(ps.expand_as(ph)) @ v, "the encoder states h_j were left out", "漏掉了编码器状态 h_j")]
@@ -71,7 +73,6 @@ def _score_mistakes(s, H, W_s, W_h, v):
 
 def _attention_mistakes(s, H, W_s, W_h, v):
     scores = torch.tanh((s @ W_s.T).unsqueeze(-2) + H @ W_h.T) @ v
-    weights = torch.softmax(scores, dim=-1)
     return {
         "weights": [Mistake(scores, "the raw scores were returned: softmax turns them into weights that sum to 1",
                             "返回了原始分数：softmax 才把它们变成和为 1 的权重")]
@@ -133,8 +134,9 @@ def test_batch(sub):
     expect_tensor(sub.additive_scores(*args), f["batch_scores"], tol="attention", what="scores of a batch of 4")
     context, weights = _pair(sub.additive_attention(*args), "additive_attention")
     expect_tensor(weights, f["batch_weights"], tol="attention", what="weights of a batch of 4",
-                  mistakes=[Mistake(torch.softmax(f["batch_scores"], dim=0), "softmax over the batch instead of over "
-                                    "the encoder states (dim=-1)", "在批次维而不是编码器状态维 (dim=-1) 上做了 softmax")])
+                  mistakes=[Mistake(torch.softmax(f["batch_scores"], dim=0),
+                                    "softmax over the batch instead of over the encoder states (dim=-1)",
+                                    "在批次维而不是编码器状态维 (dim=-1) 上做了 softmax")])
     expect_tensor(context, f["batch_context"], tol="attention", what="context vectors of a batch of 4")
 
 
@@ -155,7 +157,8 @@ def test_invariants(sub):
         expect(bool((weights >= 0).all()), f"attention weights must not be negative ({what})")
         expect_tensor(weights.sum(), torch.tensor(1.0, dtype=torch.float64), tol="softmax",
                       what=f"the sum of the attention weights ({what})")
-        lo, hi = H.min(0).values - 1e-9, H.max(0).values + 1e-9
+        slack = tolerances.get("attention").atol
+        lo, hi = H.min(0).values - slack, H.max(0).values + slack
         expect(bool(((context >= lo) & (context <= hi)).all()),
                f"the context is a weighted average of the encoder states: each entry lies between their smallest "
                f"and largest value ({what})")
