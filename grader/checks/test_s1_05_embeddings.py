@@ -1,0 +1,136 @@
+"""Checks of §1.5, one-hot vectors and the embedding lookup table."""
+import math
+
+import torch
+import torch.nn.functional as F
+
+from grader.checking import Mistake, check, expect, expect_tensor, fixtures
+from grader.worker.proxy import StudentError
+
+EXERCISE = "s1_05_embeddings"
+
+# §1.5: "cat" is token 3 of a 50,000-token vocabulary; "dog" and "quantum" get two other ids.
+BOOK_VOCAB = 50_000
+CAT, DOG, QUANTUM = 3, 17, 42
+
+
+def make_fixtures(sol):
+    g = torch.Generator().manual_seed(5)
+    weight = torch.randn(10, 4, generator=g)
+    ids = torch.tensor([3, 0, 9, 3, 7, 1])
+    big_weight = torch.randn(20, 6, generator=g)
+    batch_ids = torch.randint(0, 20, (3, 5), generator=g)
+    dense = torch.randn(5, 7, generator=g)
+    one_hot_ids = torch.randint(0, 11, (2, 5), generator=g)
+    return {
+        "cat": sol.one_hot(torch.tensor(CAT), BOOK_VOCAB),
+        "weight": weight, "ids": ids, "lookup": sol.embedding_lookup(ids, weight),
+        "big_weight": big_weight, "batch_ids": batch_ids,
+        "lookup_batch": sol.embedding_lookup(batch_ids, big_weight),
+        "one_hot_ids": one_hot_ids, "one_hot_batch": sol.one_hot(one_hot_ids, 11),
+        "dense": dense, "dense_cos": sol.cosine_similarity_matrix(dense),
+    }
+
+
+def fx():
+    return fixtures.load(EXERCISE)
+
+
+def _expect_value_error(call, what: str):
+    try:
+        call()
+    except StudentError as e:
+        expect(e.kind != "not_implemented", str(e))
+        expect(e.type == "ValueError", f"{what} must raise ValueError, not {e.type or e}")
+        return
+    raise AssertionError(f"{what} must raise ValueError")
+
+
+@check(points=2, listings=["1.5/one-hot"])
+def test_book_one_hot_cat(sub):
+    out = sub.one_hot(torch.tensor(CAT), BOOK_VOCAB)
+    expected = fx()["cat"]
+    expect_tensor(out, expected, tol="exact", what=f"one_hot(tensor({CAT}), {BOOK_VOCAB:,})",
+                  mistakes=[Mistake(torch.roll(expected, -1), "the 1 sits at index id - 1: ids count from 0",
+                                    "1 放在了 id - 1 处：id 从 0 开始计数")])
+    expect(int((out == 1).sum()) == 1 and int((out == 0).sum()) == BOOK_VOCAB - 1,
+           f"a one-hot vector of length {BOOK_VOCAB:,} holds one 1 and {BOOK_VOCAB - 1:,} zeros")
+
+
+@check(points=1, listings=["1.5/one-hot"])
+def test_one_hot_all_equally_distant(sub):
+    vectors = sub.one_hot(torch.tensor([CAT, DOG, QUANTUM]), BOOK_VOCAB)
+    expect_tensor(vectors, F.one_hot(torch.tensor([CAT, DOG, QUANTUM]), BOOK_VOCAB).float(), tol="exact",
+                  what="one-hot vectors of cat, dog, quantum")
+    sims = sub.cosine_similarity_matrix(vectors)
+    expect_tensor(sims, torch.eye(3), tol="attention", what="cosine similarities of cat, dog, quantum")
+    distances = torch.cdist(vectors, vectors)
+    expect_tensor(distances, math.sqrt(2) * (1 - torch.eye(3)), tol="attention",
+                  what="distances between the one-hot vectors of cat, dog and quantum (all sqrt(2))")
+
+
+@check(points=1)
+def test_one_hot_rejects_bad_ids(sub):
+    _expect_value_error(lambda: sub.one_hot(torch.tensor([2, 5]), 5), "one_hot with id 5 and vocab_size 5")
+    _expect_value_error(lambda: sub.one_hot(torch.tensor([-1, 2]), 5), "one_hot with id -1")
+
+
+@check(points=1, hidden=True)
+def test_one_hot_batch(sub):
+    f = fx()
+    expected = f["one_hot_batch"]
+    expect_tensor(sub.one_hot(f["one_hot_ids"], 11), expected, tol="exact", what="one_hot of a (2, 5) batch of ids",
+                  mistakes=[Mistake(expected.long(), "the one-hot vectors must be float32, not integers",
+                                    "独热向量必须是 float32，而不是整数")])
+
+
+def _lookup_mistakes(ids, weight):
+    return [Mistake(weight[ids.clamp(max=weight.shape[0] - 2) + 1], "rows looked up at id + 1: ids count from 0",
+                    "查找了第 id + 1 行：id 从 0 开始计数")]
+
+
+@check(points=2)
+def test_lookup_equals_one_hot_times_weight(sub):
+    f = fx()
+    ids, weight = f["ids"], f["weight"]
+    expected = F.embedding(ids, weight)
+    expect_tensor(sub.embedding_lookup(ids, weight), f["lookup"], tol="exact",
+                  what="embedding_lookup of 6 ids in a (10, 4) table", mistakes=_lookup_mistakes(ids, weight))
+    expect_tensor(sub.one_hot_embedding(ids, weight), expected, tol="matmul",
+                  what="one-hot vectors times the (10, 4) weight matrix")
+
+
+@check(points=1, hidden=True)
+def test_lookup_batch(sub):
+    f = fx()
+    ids, weight = f["batch_ids"], f["big_weight"]
+    expect_tensor(sub.embedding_lookup(ids, weight), f["lookup_batch"], tol="exact",
+                  what="embedding_lookup of a (3, 5) batch of ids", mistakes=_lookup_mistakes(ids, weight))
+    expect_tensor(sub.one_hot_embedding(ids, weight), f["lookup_batch"], tol="matmul",
+                  what="one_hot_embedding of a (3, 5) batch of ids")
+
+
+def _cos_mistakes(x):
+    return [Mistake(x @ x.T, "dot products without dividing by the lengths", "只算了点积，没有除以向量长度"),
+            Mistake((x / x.norm(dim=0, keepdim=True)) @ (x / x.norm(dim=0, keepdim=True)).T,
+                    "each column was normalised instead of each row", "归一化了每一列而不是每一行")]
+
+
+@check(points=1)
+def test_dense_cosine_similarity(sub):
+    x = torch.tensor([[1.0, 2.0, 0.0], [2.0, 4.0, 0.0], [0.0, 0.0, 3.0], [1.0, 0.0, 1.0]])
+    expected = F.cosine_similarity(x.unsqueeze(1), x.unsqueeze(0), dim=-1)
+    expect_tensor(sub.cosine_similarity_matrix(x), expected, tol="attention",
+                  what="cosine similarities of 4 dense vectors", mistakes=_cos_mistakes(x))
+
+
+@check(points=1, hidden=True)
+def test_dense_cosine_fresh(sub):
+    f = fx()
+    x = f["dense"]
+    out = sub.cosine_similarity_matrix(x)
+    expect_tensor(out, f["dense_cos"], tol="attention", what="cosine similarities of 5 random vectors",
+                  mistakes=_cos_mistakes(x))
+    scaled = sub.cosine_similarity_matrix(x * torch.tensor([[2.0], [0.5], [3.0], [1.0], [7.0]]))
+    expect_tensor(scaled, f["dense_cos"], tol="attention",
+                  what="cosine similarities after scaling each vector (the lengths must not matter)")

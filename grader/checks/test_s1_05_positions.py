@@ -1,0 +1,280 @@
+"""Checks of §1.5, integer, binary and sinusoidal position encodings."""
+import math
+
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from grader.checking import Mistake, check, expect, expect_equal, expect_tensor, fixtures
+from grader.worker.proxy import StudentError
+
+EXERCISE = "s1_05_positions"
+
+# §1.5, binary encoding: positions 64-75 on 8 bits; the prose prints 64-68 (MSB first).
+BOOK_BINARY = {
+    64: [0, 1, 0, 0, 0, 0, 0, 0],
+    65: [0, 1, 0, 0, 0, 0, 0, 1],
+    66: [0, 1, 0, 0, 0, 0, 1, 0],
+    67: [0, 1, 0, 0, 0, 0, 1, 1],
+    68: [0, 1, 0, 0, 0, 1, 0, 0],
+}
+# §1.5, sinusoidal encoding: GPT-2 sizes and the pairs i plotted in figure 1.33.
+BOOK_D_MODEL, BOOK_POSITIONS = 768, 1024
+BOOK_PAIRS = (1, 50, 150, 250)
+FRESH_SIN = ((50, 16), (7, 6), (1, 2), (300, 64))
+# Float32 angles of positions up to ~1000 carry an error of ~1e-4 rad, whichever correct
+# formula computes them, so sinusoidal values are compared at the "encoder" tolerance.
+SIN_TOL = "encoder"
+
+
+def _sinusoid(seq_len, d_model, base=10000.0, sin_first=True, exponent="2i", layout="interleaved"):
+    """The encoding and its plausible wrong variants, in float64 (trusted side only)."""
+    pos = torch.arange(seq_len, dtype=torch.float64).unsqueeze(1)
+    pair = torch.arange(d_model // 2, dtype=torch.float64)
+    if exponent == "2i":
+        angles = pos / base ** (2 * pair / d_model)
+    elif exponent == "i":
+        angles = pos / base ** (pair / d_model)
+    else:  # "column": every column uses its own index, cos columns 2i + 1
+        cols = torch.arange(d_model, dtype=torch.float64)
+        a = pos / base ** (cols / d_model)
+        s, c = torch.sin(a[:, 0::2]), torch.cos(a[:, 1::2])
+        out = torch.empty(seq_len, d_model, dtype=torch.float64)
+        out[:, 0::2], out[:, 1::2] = s, c
+        return out.float()
+    first, second = (torch.sin(angles), torch.cos(angles)) if sin_first else (torch.cos(angles), torch.sin(angles))
+    if layout == "halves":
+        return torch.cat([first, second], dim=1).float()
+    out = torch.empty(seq_len, d_model, dtype=torch.float64)
+    out[:, 0::2], out[:, 1::2] = first, second
+    return out.float()
+
+
+SIN_SWAPPED = ({"sin_first": False}, "sin and cos are swapped: sin goes in the even columns 2i, cos in the odd "
+               "columns 2i + 1", "sin 和 cos 放反了：sin 在偶数列 2i，cos 在奇数列 2i + 1")
+SIN_MISTAKES = [
+    SIN_SWAPPED,
+    ({"exponent": "i"}, "the exponent uses i instead of 2i: pair i divides by 10000**(2i / d_model)",
+     "指数用了 i 而不是 2i：第 i 对除以 10000**(2i / d_model)"),
+    ({"exponent": "column"}, "each column used its own index; both columns of pair i use the same angle, with "
+     "exponent 2i / d_model", "每一列用了自己的下标；同一对的两列用同一个角度，指数为 2i / d_model"),
+    ({"base": 1000.0}, "the base is 1000 instead of 10000", "底数用了 1000 而不是 10000"),
+    ({"layout": "halves"}, "all sines first, then all cosines: they must alternate, sin in column 2i and cos in "
+     "column 2i + 1", "先放了全部 sin 再放全部 cos：应当交替，sin 在第 2i 列，cos 在第 2i + 1 列"),
+]
+
+
+def _sin_mistakes(seq_len, d_model):
+    # With a single pair (d_model = 2) the other variants coincide with the right answer.
+    table = [SIN_SWAPPED] if d_model < 4 else SIN_MISTAKES
+    return [Mistake(_sinusoid(seq_len, d_model, **kw), en, zh) for kw, en, zh in table]
+
+
+def make_fixtures(sol):
+    g = torch.Generator().manual_seed(55)
+    out = {
+        "integer_fresh": sol.integer_position_encoding(7, 5),
+        "binary_book": sol.binary_position_encoding(torch.arange(64, 76), 8),
+        "sin_book": sol.sinusoidal_position_encoding(BOOK_POSITIONS, BOOK_D_MODEL),
+        "wavelengths": torch.tensor([sol.wavelength(i, BOOK_D_MODEL) for i in (0, *BOOK_PAIRS)], dtype=torch.float64),
+        "add_x": torch.randn(5, 8, generator=g), "add_pe": torch.randn(12, 8, generator=g),
+        "add_xb": torch.randn(2, 5, 8, generator=g),
+    }
+    fresh_positions = torch.randint(0, 1024, (2, 6), generator=g)
+    out["binary_positions"] = fresh_positions
+    out["binary_fresh"] = sol.binary_position_encoding(fresh_positions, 10)
+    for n, d in FRESH_SIN:
+        out[f"sin_{n}_{d}"] = sol.sinusoidal_position_encoding(n, d)
+    out["add_y"] = sol.add_position_encoding(out["add_x"], out["add_pe"])
+    out["add_yb"] = sol.add_position_encoding(out["add_xb"], out["add_pe"])
+    return out
+
+
+def fx():
+    return fixtures.load(EXERCISE)
+
+
+def _expect_value_error(call, what: str):
+    try:
+        call()
+    except StudentError as e:
+        expect(e.kind != "not_implemented", str(e))
+        expect(e.type == "ValueError", f"{what} must raise ValueError, not {e.type or e}")
+        return
+    raise AssertionError(f"{what} must raise ValueError")
+
+
+def _number(value, what: str) -> float:
+    if isinstance(value, torch.Tensor) and value.numel() == 1:
+        return float(value)
+    expect(isinstance(value, (int, float)) and not isinstance(value, bool),
+           f"{what} must return a number, not {type(value).__name__}")
+    return float(value)
+
+
+# ------------------------------------------------------------------------------------ integer
+@check(points=1, listings=["1.5/integer"])
+def test_book_integer_position_300(sub):
+    pe = sub.integer_position_encoding(301, 8)
+    expected = torch.arange(301.0).unsqueeze(1).expand(301, 8)
+    expect_tensor(pe, expected, tol="exact", what="integer_position_encoding(301, 8)",
+                  mistakes=[Mistake(expected + 1, "positions count from 0: row p holds p, not p + 1",
+                                    "位置从 0 开始：第 p 行的值是 p，而不是 p + 1")])
+    expect_tensor(pe[300], torch.full((8,), 300.0), tol="exact", what="row 300 (the token at position 300)")
+    # the scale mismatch: position 500 added to a token embedding [0.23, -0.15, 0.08]
+    tokens = torch.zeros(501, 3)
+    tokens[500] = torch.tensor([0.23, -0.15, 0.08])
+    total = tokens + sub.integer_position_encoding(501, 3)
+    expect_tensor(total[500], torch.tensor([500.23, 499.85, 500.08]), tol="printed2",
+                  what="[0.23, -0.15, 0.08] plus the integer encoding of position 500")
+
+
+@check(points=1, hidden=True)
+def test_integer_fresh(sub):
+    expect_tensor(sub.integer_position_encoding(7, 5), fx()["integer_fresh"], tol="exact",
+                  what="integer_position_encoding(7, 5)",
+                  mistakes=[Mistake(fx()["integer_fresh"] + 1, "positions count from 0", "位置从 0 开始计数")])
+
+
+# ------------------------------------------------------------------------------------- binary
+@check(points=2, listings=["1.5/binary"])
+def test_book_binary_64_to_75(sub):
+    expected = fx()["binary_book"]
+    out = sub.binary_position_encoding(torch.arange(64, 76), 8)
+    expect_tensor(out, expected, tol="exact", what="binary_position_encoding(positions 64..75, 8 bits)",
+                  mistakes=[Mistake(expected.flip(-1), "the bits are in reverse order: the most significant bit "
+                                    "(i = 8) comes first, the least significant (i = 1) last",
+                                    "位的顺序反了：最高位 (i = 8) 在前，最低位 (i = 1) 在后"),
+                            Mistake(expected.long(), "the bits must be float32, not integers",
+                                    "各位必须是 float32，而不是整数")])
+    for p, bits in BOOK_BINARY.items():
+        expect_tensor(out[p - 64], torch.tensor(bits, dtype=torch.float32), tol="exact",
+                      what=f"the 8 bits of position {p}")
+    expect(bool((out[:, 0] == 0).all()), "positions 64-75 all share the most significant bit 0 (i = 8)")
+
+
+@check(points=1, listings=["1.5/binary"])
+def test_bit_periods(sub):
+    bits = sub.binary_position_encoding(torch.arange(256), 8)
+    expect_equal(tuple(bits.shape), (256, 8), what="shape of binary_position_encoding(positions 0..255, 8 bits)")
+    for i in range(1, 9):  # i = 1 is the least significant bit: the last column
+        column = bits[:, 8 - i]
+        run = 2 ** (i - 1)
+        expected = ((torch.arange(256) // run) % 2).float()
+        expect_tensor(column, expected, tol="exact",
+                      what=f"bit i = {i} over positions 0..255 (it must flip every {run} positions)")
+
+
+@check(points=1)
+def test_binary_out_of_range(sub):
+    _expect_value_error(lambda: sub.binary_position_encoding(torch.tensor([3, 256]), 8),
+                        "position 256 on 8 bits (it needs 9)")
+    _expect_value_error(lambda: sub.binary_position_encoding(torch.tensor([-1]), 8), "position -1")
+
+
+@check(points=1, hidden=True)
+def test_binary_fresh(sub):
+    f = fx()
+    expected = f["binary_fresh"]
+    expect_tensor(sub.binary_position_encoding(f["binary_positions"], 10), expected, tol="exact",
+                  what="binary_position_encoding of a (2, 6) batch of positions, 10 bits",
+                  mistakes=[Mistake(expected.flip(-1), "the bits are in reverse order: most significant bit first",
+                                    "位的顺序反了：最高位在前")])
+
+
+# --------------------------------------------------------------------------------- sinusoidal
+@check(points=3, listings=["1.5/sinusoidal"])
+def test_book_sinusoidal_768_1024(sub):
+    f = fx()
+    pe = sub.sinusoidal_position_encoding(BOOK_POSITIONS, BOOK_D_MODEL)
+    expect_tensor(pe, f["sin_book"], tol=SIN_TOL, what="sinusoidal_position_encoding(1024, 768)",
+                  mistakes=_sin_mistakes(BOOK_POSITIONS, BOOK_D_MODEL))
+    pos = torch.arange(BOOK_POSITIONS, dtype=torch.float64)
+    expect_tensor(pe[:, 0], torch.sin(pos).float(), tol=SIN_TOL, what="column 0 (pair i = 0): sin(pos / 1)")
+    expect_tensor(pe[:, 1], torch.cos(pos).float(), tol=SIN_TOL, what="column 1 (pair i = 0): cos(pos / 1)")
+    expect(bool((pe.abs() <= 1).all()), "every value of the sinusoidal encoding lies in [-1, 1]")
+    # figure 1.33, pair i = 250: at position 1023 the angle is 2.5451 rad, far from "cos ~ 1, sin ~ 0"
+    expect_tensor(pe[1023, 500:502], torch.tensor([0.5617, -0.8273]), tol="printed4",
+                  what="pair i = 250 (columns 500, 501) at position 1023")
+    expect_tensor(pe[:, 500].max(), torch.tensor(1.0), tol="printed4",
+                  what="the largest sine of pair i = 250 over positions 0..1023 (reached near position 631)")
+
+
+@check(points=1, listings=["1.5/sinusoidal"])
+def test_every_position_unique(sub):
+    pe = sub.sinusoidal_position_encoding(BOOK_POSITIONS, BOOK_D_MODEL)
+    expect_equal(tuple(pe.shape), (BOOK_POSITIONS, BOOK_D_MODEL), what="shape of sinusoidal_position_encoding(1024, 768)")
+    dist = torch.cdist(pe.double(), pe.double())
+    dist.fill_diagonal_(math.inf)
+    expect_tensor(dist.min(), torch.tensor(4.5232, dtype=torch.float64), tol="printed4",
+                  what="the smallest distance between the encodings of two different positions (0..1023)")
+
+
+@check(points=2, listings=["1.5/sinusoidal"])
+def test_wavelengths_of_figure_pairs(sub):
+    f = fx()
+    pairs = (0, *BOOK_PAIRS)
+    got = torch.tensor([_number(sub.wavelength(i, BOOK_D_MODEL), f"wavelength({i}, 768)") for i in pairs],
+                       dtype=torch.float64)
+    denominators = torch.tensor([10000 ** (2 * i / BOOK_D_MODEL) for i in pairs], dtype=torch.float64)
+    expect_tensor(got, f["wavelengths"], tol="attention", what=f"wavelength(i, 768) for i = {list(pairs)}",
+                  mistakes=[Mistake(denominators, "that is the denominator 10000**(2i / d_model); one cycle of the "
+                                    "angle is 2*pi of it", "这是分母 10000**(2i / d_model)；一个周期是它的 2*pi 倍"),
+                            Mistake(torch.tensor([2 * math.pi * 10000 ** (i / BOOK_D_MODEL) for i in pairs],
+                                                 dtype=torch.float64),
+                                    "the exponent uses i instead of 2i", "指数用了 i 而不是 2i")])
+    # figure 1.33 in numbers: pair 50 repeats every ~20.85 positions; pair 150 fits ~4.46 cycles in 1024
+    # positions (the book says 2-3); pair 250 does not complete half a cycle.
+    expect_tensor(got[2], torch.tensor(20.8455, dtype=torch.float64), tol="printed4", what="wavelength(50, 768)")
+    cycles = BOOK_POSITIONS / got
+    expect_tensor(cycles[3:], torch.tensor([4.4629, 0.4055], dtype=torch.float64), tol="printed4",
+                  what="full cycles of pairs 150 and 250 over 1024 positions")
+
+
+@check(points=2, hidden=True)
+def test_sinusoidal_fresh_sizes(sub):
+    f = fx()
+    for n, d in FRESH_SIN:
+        expect_tensor(sub.sinusoidal_position_encoding(n, d), f[f"sin_{n}_{d}"], tol=SIN_TOL,
+                      what=f"sinusoidal_position_encoding({n}, {d})", mistakes=_sin_mistakes(n, d))
+
+
+@check(points=1, hidden=True)
+def test_sinusoidal_invariants(sub):
+    @settings(max_examples=20, derandomize=True, database=None, deadline=None)
+    @given(st.integers(1, 120), st.integers(1, 32), st.integers(1, 40))
+    def invariants(seq_len, half, extra):
+        d_model = 2 * half
+        pe = sub.sinusoidal_position_encoding(seq_len, d_model)
+        expect_equal(tuple(pe.shape), (seq_len, d_model),
+                     what=f"shape of sinusoidal_position_encoding({seq_len}, {d_model})")
+        expect(bool((pe.abs() <= 1).all()), "every value must lie in [-1, 1]")
+        pairs = pe[:, 0::2].double() ** 2 + pe[:, 1::2].double() ** 2
+        expect_tensor(pairs, torch.ones_like(pairs), tol=SIN_TOL,
+                      what=f"sin^2 + cos^2 of each pair (seq_len {seq_len}, d_model {d_model}): one angle per pair")
+        first = torch.tensor([0.0, 1.0] * half)
+        expect_tensor(pe[0], first, tol=SIN_TOL, what="position 0: sin(0) = 0 and cos(0) = 1 in every pair")
+        longer = sub.sinusoidal_position_encoding(seq_len + extra, d_model)
+        expect_tensor(longer[:seq_len], pe, tol=SIN_TOL,
+                      what=f"the first {seq_len} rows of a longer encoding (a position's vector must not depend on seq_len)")
+
+    invariants()
+
+
+# ---------------------------------------------------------------------------------- adding
+@check(points=1)
+def test_add_position_encoding(sub):
+    f = fx()
+    x, pe = f["add_x"], f["add_pe"]
+    expect_tensor(sub.add_position_encoding(x, pe), f["add_y"], tol="exact",
+                  what="a (5, 8) sentence plus the first 5 rows of a (12, 8) encoding",
+                  mistakes=[Mistake(x, "the positions were not added", "没有加上位置编码"),
+                            Mistake(x + pe[-5:], "the last rows of pe were used: token t gets row t",
+                                    "用了 pe 的最后几行：第 t 个词元加第 t 行")])
+
+
+@check(points=1, hidden=True)
+def test_add_position_encoding_batch(sub):
+    f = fx()
+    expect_tensor(sub.add_position_encoding(f["add_xb"], f["add_pe"]), f["add_yb"], tol="exact",
+                  what="a (2, 5, 8) batch plus the position encoding (the same rows for every sentence)")
