@@ -157,14 +157,14 @@ def open_exercise(box: Sandbox, ex: Exercise):
 
 def _root_cause(exc: BaseException) -> BaseException:
     """The student-facing error inside wrappers (exception groups, hypothesis' Flaky errors)."""
-    ours = (compare.CheckFailure, StudentError, WorkerFault)
+    ours = (AssertionError, StudentError, WorkerFault)  # a check's own failure, or the student's
     seen = 0
     while seen < 10:
         seen += 1
         if isinstance(exc, ours):
             return exc
         inner = list(getattr(exc, "exceptions", ()) or ())
-        inner += [e for e in (exc.__cause__, exc.__context__) if e is not None]
+        inner += [e for e in (exc.__cause__, None if exc.__suppress_context__ else exc.__context__) if e is not None]
         found = next((e for e in inner if isinstance(e, ours)), None)
         if found is not None:
             return found

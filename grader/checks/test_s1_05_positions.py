@@ -24,7 +24,7 @@ BOOK_PAIRS = (1, 50, 150, 250)
 FRESH_SIN = ((50, 16), (7, 6), (1, 2), (300, 64))
 # Float32 angles of positions up to ~1000 carry an error of ~1e-4 rad, whichever correct
 # formula computes them, so sinusoidal values are compared at the "encoder" tolerance.
-SIN_TOL = "encoder"
+SIN_TOL = "positions"  # float32 sin/cos of angles up to ~1000 rad
 
 
 def _sinusoid(seq_len, d_model, base=10000.0, sin_first=True, exponent="2i", layout="interleaved"):
