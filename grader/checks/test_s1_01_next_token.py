@@ -11,7 +11,7 @@ import random
 
 import torch
 
-from grader.checking import Mistake, check, expect, expect_equal, expect_tensor, fixtures
+from grader.checking import CheckFailure, Mistake, check, expect, expect_equal, expect_tensor, fixtures
 from grader.worker.proxy import StudentError
 
 EXERCISE = "s1_01_next_token"
@@ -202,7 +202,7 @@ def test_temperature_zero_is_greedy(sub):
         expect(e.kind != "not_implemented", str(e))
         expect(e.type == "ValueError", f"a negative temperature must raise ValueError, not {e.type or e}")
         return
-    raise AssertionError("sample_next with temperature -1 must raise ValueError")
+    raise CheckFailure("sample_next with temperature -1 must raise ValueError")
 
 
 # ------------------------------------------------------------------------- hidden checks
@@ -288,7 +288,7 @@ def test_sampling_frequencies(sub):
                  "the temperature was ignored": torch.softmax(finite, -1),
                  "tokens were drawn uniformly, not by their probabilities": torch.full_like(finite, 1 / len(finite))}
         guess = [why for why, p in named.items() if bool(((freq - p).abs() <= _frequency_bound(p, FREQ_DRAWS)).all())]
-        raise AssertionError(f"over {FREQ_DRAWS} draws at temperature {t}, the frequencies of the tokens are not "
+        raise CheckFailure(f"over {FREQ_DRAWS} draws at temperature {t}, the frequencies of the tokens are not "
                              f"those of softmax(logits / temperature)" + (f". This looks like: {guess[0]}." if guess else ""))
     model = sub.new("LogitsTable", fx()["sparse_table"])
     path = _ints(sub.sample_generate(model, [0], 60, 1.5, 11), "sample_generate")

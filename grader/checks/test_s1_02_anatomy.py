@@ -4,7 +4,7 @@ import torch
 from hypothesis import Phase, given, settings
 from hypothesis import strategies as st
 
-from grader.checking import Mistake, check, expect, expect_tensor, fixtures
+from grader.checking import CheckFailure, Mistake, check, expect, expect_tensor, fixtures
 from grader.checking.compare import HIDDEN
 
 EXERCISE = "s1_02_anatomy"
@@ -51,7 +51,7 @@ def compare_shapes(actual, config: dict) -> None:
                f"{what}[{stage!r}] must be a tuple of ints, got {type(got).__name__}")
         if got != shape:
             why = _why(stage, got, config)
-            raise AssertionError(f"{what}[{stage!r}] is wrong" + ("" if hidden else f": expected {shape}, got {got}")
+            raise CheckFailure(f"{what}[{stage!r}] is wrong" + ("" if hidden else f": expected {shape}, got {got}")
                                  + (f". {why}." if why else ""))
 
 
