@@ -40,12 +40,18 @@ def test_sampling_from_the_global_generator_is_not_reproducible(submission):
     assert failed["status"] == "failed" and "torch.Generator seeded with `seed`" in failed["message"]
 
 
-def test_swapped_counts(submission):
+def test_swapped_counts_and_top_k_of_logits(submission):
+    """Two independent mistakes in one submission: each check names its own."""
     wrong = variant("(ids[:-1], ids[1:])", "(ids[1:], ids[:-1])")
+    wrong = wrong.replace("probs = torch.softmax(logits, dim=-1)\n    values", "probs = logits\n    values")
     r = grade(submission({EX: wrong}), "-e", EX)
-    msg = by_name(r)["test_bigram_counts"]["message"]
-    assert by_name(r)["test_bigram_counts"]["status"] == "failed" and "rows and columns swapped" in msg
-    assert by_name(r)["test_bigram_fresh_corpus"]["status"] == "failed"
+    checks = by_name(r)
+    assert checks["test_bigram_counts"]["status"] == "failed"
+    assert "rows and columns swapped" in checks["test_bigram_counts"]["message"]
+    assert checks["test_bigram_fresh_corpus"]["status"] == "failed"
+    assert "the logits, not probabilities" in checks["test_listing_top_k"]["message"]
+    assert "the logits, not probabilities" in checks["test_top_k_fresh"]["message"]
+    assert checks["test_sampling_frequencies"]["status"] == "passed"
 
 
 def test_greedy_that_predicts_from_the_prompt_only(submission):
@@ -54,13 +60,6 @@ def test_greedy_that_predicts_from_the_prompt_only(submission):
     failed = by_name(r)["test_listing_greedy_generation"]
     assert failed["status"] == "failed" and "predicted from the prompt alone" in failed["message"]
     assert by_name(r)["test_greedy_fresh"]["status"] == "failed"
-
-
-def test_top_k_without_softmax_is_named(submission):
-    wrong = variant("probs = torch.softmax(logits, dim=-1)\n    values", "probs = logits\n    values")
-    r = grade(submission({EX: wrong}), "-e", EX)
-    failed = by_name(r)["test_listing_top_k"]
-    assert failed["status"] == "failed" and "the logits, not probabilities" in failed["message"]
 
 
 def test_other_correct_answers_score_full_marks(submission):

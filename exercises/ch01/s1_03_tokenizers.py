@@ -36,7 +36,7 @@ class WordTokenizer:
         raise NotImplementedError('s1_03_tokenizers: look each token up in stoi, 0 for an unknown token (in WordTokenizer.encode)')
 
     def decode(self, ids: list[int]) -> str:
-        raise NotImplementedError('s1_03_tokenizers: join the tokens with spaces, then remove the space before , . ! ? ; (in WordTokenizer.decode)')
+        raise NotImplementedError('s1_03_tokenizers: join the tokens with spaces, then remove the space before each , . ! ? ; : mark (in WordTokenizer.decode)')
 
 
 class CharTokenizer:

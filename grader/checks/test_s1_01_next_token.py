@@ -36,7 +36,7 @@ thank you for the map and the tea .
 the teacher told you to read the book again .
 we will show you the way to the station .
 the cat sat on the mat and looked at you .
-a short walk will take you to the park .
+a short walk will take you to the station .
 """
 # Figure 1.3's prompt, without its comma (the corpus has no comma after "work").
 PROMPT = "after years of hard work your effort will take you"

@@ -42,7 +42,7 @@ class WordTokenizer:
         # END SOLUTION
 
     def decode(self, ids: list[int]) -> str:
-        # BEGIN SOLUTION join the tokens with spaces, then remove the space before , . ! ? ; :
+        # BEGIN SOLUTION join the tokens with spaces, then remove the space before each , . ! ? ; : mark
         text = " ".join(self.vocab[i] for i in ids)
         return re.sub(r" ([,.!?;:])", r"\1", text)
         # END SOLUTION
