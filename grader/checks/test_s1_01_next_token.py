@@ -1,0 +1,313 @@
+"""Checks of §1.1, next-token prediction: a bigram model, the probability table, top-k, and
+greedy and temperature sampling loops (figures 1.2 and 1.4).
+
+The book's figure 1.4 comes from a hosted model (ERRATA E-1.1-a); here the mechanism is checked
+on a bigram model of CORPUS. Sampling is checked by properties only (temperature 0 = greedy,
+seeded reproducibility, empirical frequencies close to softmax(logits / T)), never by the
+draws of one seed: correct implementations may use the random numbers differently.
+"""
+import math
+import random
+
+import torch
+
+from grader.checking import CheckFailure, Mistake, check, expect, expect_equal, expect_tensor, fixtures
+from grader.worker.proxy import StudentError
+
+EXERCISE = "s1_01_next_token"
+
+# A small corpus written for the kata (not from the book), shaped so that "you" is mostly
+# followed by "to", like the book's prompt. Words and punctuation are separated by spaces.
+CORPUS = """
+after years of hard work your effort will take you to the top .
+hard work will take you to places you never expected to see .
+a good map will take you to the station before the rain .
+the early train will take you to the city by noon .
+this narrow road will take you to the river and back .
+your effort will take you far , and your friends will help you .
+the night bus will take you to the old market .
+daily practice will take you to the next level .
+patience will take you to the end of the road .
+the guide will take you through the museum after lunch .
+a little luck will take you home .
+the stairs will take you up to the roof .
+if you work hard you will reach the top .
+thank you for the map and the tea .
+the teacher told you to read the book again .
+we will show you the way to the station .
+the cat sat on the mat and looked at you .
+a short walk will take you to the station .
+"""
+# Figure 1.3's prompt, without its comma (the corpus has no comma after "work").
+PROMPT = "after years of hard work your effort will take you"
+N_GREEDY = 8
+ALPHA = 0.01  # the default alpha of BigramModel
+FREQ_LOGITS = [2.0, 1.0, 0.5, 0.0, -1.0, -math.inf]
+FREQ_DRAWS = 20000
+CYCLE = [3, 5, 4, 1, 0, 2]  # the greedy successor of each token in the table model: 0 3 1 5 2 4 0
+
+
+def fresh_corpus() -> str:
+    """A random corpus over a fixed word list (deterministic: Python's seeded random)."""
+    rng = random.Random(2024)
+    words = ["Sun", "rain", "cloud", "wind", "snow", "storm", "fog", "sky", "sun", "ice", "."]
+    lines = [" ".join(rng.choice(words) for _ in range(rng.randint(3, 9))) for _ in range(12)]
+    return "\n".join(lines)
+
+
+def corpus_ids(text: str) -> tuple[list[str], list[int]]:
+    words = text.lower().split()
+    vocab = sorted(set(words))
+    return vocab, [vocab.index(w) for w in words]
+
+
+def make_fixtures(sol):
+    m = sol.BigramModel(CORPUS)
+    ids = m.encode(PROMPT)
+    logits = m(ids)
+    out = {"counts": m.counts, "logits_prompt": logits, "probs_prompt": sol.probability_table(logits),
+           "greedy": torch.tensor(sol.greedy_generate(m, ids, N_GREEDY))}
+    fresh = sol.BigramModel(fresh_corpus(), alpha=0.5)
+    out["fresh_counts"] = fresh.counts
+    out["fresh_logits"] = torch.stack([fresh([i]) for i in range(len(fresh.vocab))])
+    g = torch.Generator().manual_seed(101)
+    x = torch.randn(3, 7, generator=g) * 3
+    out["x"] = x
+    for name, t in (("T1", 1.0), ("T05", 0.5), ("T2", 2.0)):
+        out[f"x_{name}"] = sol.probability_table(x, t)
+    out["x64_T05"] = sol.probability_table(x.double(), 0.5)
+    table = torch.randn(6, 6, generator=g)
+    table[torch.arange(6), torch.tensor(CYCLE)] += 3.0  # greedy walks the cycle, never stays put
+    assert (table.topk(2).values[:, 0] - table.topk(2).values[:, 1]).min() > 0.05  # a clear maximum per row
+    out["table"] = table
+    model = sol.LogitsTable(table)
+    out["greedy_table_0"] = torch.tensor(sol.greedy_generate(model, [0], 7))
+    out["greedy_table_35"] = torch.tensor(sol.greedy_generate(model, [3, 5], 7))
+    out["flat_table"] = torch.randn(6, 6, generator=g) * 0.3
+    allowed = torch.rand(6, 6, generator=g) < 0.5
+    allowed[torch.arange(6), (torch.arange(6) + 1) % 6] = True  # every row has a way out
+    out["sparse_table"] = torch.where(allowed, torch.randn(6, 6, generator=g), torch.tensor(-math.inf))
+    return out
+
+
+def fx():
+    return fixtures.load(EXERCISE)
+
+
+def _ints(values, what: str) -> list:
+    expect(isinstance(values, list) and all(isinstance(v, int) and not isinstance(v, bool) for v in values),
+           f"{what}: expected a list of ints, got {type(values).__name__}"
+           + (f" of {type(values[0]).__name__}" if isinstance(values, list) and values else ""))
+    return values
+
+
+def _check_top_k(sub, logits: torch.Tensor, k: int, what: str) -> None:
+    out = sub.top_k(logits, k)
+    expect(isinstance(out, (tuple, list)) and len(out) == 2, f"{what}: top_k must return a pair (probs, ids)")
+    probs, ids = out
+    full = torch.softmax(logits.double(), dim=-1)
+    best = torch.sort(full, descending=True).values[:k].to(logits.dtype)
+    mistakes = [Mistake(torch.sort(logits, descending=True).values[:k], "the logits, not probabilities",
+                        "返回了 logits，而不是概率"),
+                Mistake(torch.sort(full).values[:k].to(logits.dtype), "the k least likely tokens (sort in descending order)",
+                        "k 个最不可能的 token（应降序排列）")]
+    expect_tensor(probs, best, tol="softmax", what=f"{what}: probabilities", mistakes=mistakes)
+    expect(isinstance(ids, torch.Tensor) and ids.dtype == torch.int64 and tuple(ids.shape) == (k,),
+           f"{what}: ids must be an int64 tensor of shape ({k},)")
+    expect(bool(((ids >= 0) & (ids < len(full))).all()) and len(set(ids.tolist())) == k,
+           f"{what}: ids must be {k} distinct token ids")
+    expect_tensor(full[ids].to(logits.dtype), best, tol="softmax",
+                  what=f"{what}: probabilities of the returned ids (each id must be the token whose probability sits next to it)")
+
+
+# ------------------------------------------------------------------------- public checks
+@check(points=2, listings=["1.1/top-k"])
+def test_bigram_counts(sub):
+    f = fx()
+    m = sub.new("BigramModel", CORPUS)
+    vocab, ids = corpus_ids(CORPUS)
+    expect_equal(m.attr("vocab"), vocab, what="BigramModel(CORPUS).vocab (sorted distinct lower-case words)")
+    expect_tensor(m.attr("counts"), f["counts"], tol="exact", what="BigramModel(CORPUS).counts",
+                  mistakes=[Mistake(f["counts"].T, "rows and columns swapped: counts[a, b] counts b right after a",
+                                    "行列颠倒：counts[a, b] 统计 b 紧跟在 a 之后的次数")])
+    prompt = [vocab.index(w) for w in PROMPT.split()]
+    c = f["counts"][prompt[-1]].double()
+    expect_tensor(m(prompt), f["logits_prompt"], tol="softmax", what=f"model(ids of {PROMPT!r})",
+                  mistakes=[Mistake((c + ALPHA).float(), "counts + alpha without the log", "只加了 alpha，没有取对数"),
+                            Mistake(c.log().float(), "log(counts) without alpha (zeros give -inf)",
+                                    "log(counts) 没有加 alpha（0 变成 -inf）"),
+                            Mistake(torch.log(f["counts"][:, prompt[-1]].double() + ALPHA).float(),
+                                    "a column of counts instead of the row of the last word", "取了列而不是最后一个词的行"),
+                            Mistake(torch.log(f["counts"][prompt[0]].double() + ALPHA).float(),
+                                    "the row of the first id instead of the last one", "用了第一个 id 的行而不是最后一个")])
+
+
+@check(points=3, listings=["1.1/top-k"])
+def test_listing_top_k(sub):
+    f = fx()
+    logits = f["logits_prompt"]
+    probs = sub.probability_table(logits)
+    expect_tensor(probs, f["probs_prompt"], tol="softmax", what="probability table of the next word after the prompt",
+                  mistakes=[Mistake(logits / logits.sum(), "dividing the logits by their sum instead of softmax",
+                                    "用 logits 除以其和，而不是 softmax"),
+                            Mistake(logits.exp(), "exp(logits) without dividing by the sum", "只取了 exp，没有除以总和")])
+    expect(abs(float(probs.sum()) - 1.0) < 1e-5, "the probability table must sum to 1")
+    _check_top_k(sub, logits, 10, "top_k(logits after the prompt, 10)")
+    vocab, _ = corpus_ids(CORPUS)
+    _, ids = sub.top_k(logits, 1)
+    expect_equal(vocab[int(ids[0])], "to", what="the most likely word after '... will take you'")
+
+
+@check(points=2, listings=["1.1/generate"])
+def test_listing_greedy_generation(sub):
+    f = fx()
+    m = sub.new("BigramModel", CORPUS)
+    vocab, _ = corpus_ids(CORPUS)
+    prompt = [vocab.index(w) for w in PROMPT.split()]
+    out = _ints(sub.greedy_generate(m, prompt, N_GREEDY), "greedy_generate")
+    expected = f["greedy"].tolist()
+    expect(len(out) != N_GREEDY or out != expected[len(prompt):],
+           "greedy_generate must return the prompt ids followed by the new ids, not the new ids alone")
+    first = expected[len(prompt)]
+    expect(out != prompt + [first] * N_GREEDY,
+           "every step predicted from the prompt alone: append each new id and call the model on the longer list")
+    expect_equal(out, expected, what=f"greedy_generate(model, ids of {PROMPT!r}, {N_GREEDY})")
+
+
+@check(points=2)
+def test_temperature_zero_is_greedy(sub):
+    f = fx()
+    m = sub.new("BigramModel", CORPUS)
+    vocab, _ = corpus_ids(CORPUS)
+    prompt = [vocab.index(w) for w in PROMPT.split()]
+    out = _ints(sub.sample_generate(m, prompt, N_GREEDY, 0.0, 3), "sample_generate(temperature=0)")
+    expect_equal(out, f["greedy"].tolist(), what="sample_generate with temperature 0 (must equal greedy_generate)")
+    row = f["table"][2]
+    draws = sub.sample_next(row, 0.0, 50)
+    expect_tensor(draws, torch.full((50,), int(row.argmax()), dtype=torch.int64), tol="exact",
+                  what="sample_next(logits, temperature=0, num_samples=50): every draw is the argmax")
+    top2 = torch.topk(row, 2).values
+    expect(float(top2[0] - top2[1]) > 0.05, "internal: the check needs a clear maximum")
+    sub.seed(0)
+    draws = sub.sample_next(row, 1e-3, 200)
+    expect_tensor(draws, torch.full((200,), int(row.argmax()), dtype=torch.int64), tol="exact",
+                  what="sample_next(logits, temperature=0.001, num_samples=200): a tiny temperature is almost greedy "
+                       "(divide the logits by the temperature)")
+    model = sub.new("LogitsTable", f["table"])
+    out = _ints(sub.sample_generate(model, [0], 7, 1e-3, 1), "sample_generate(temperature=0.001)")
+    expect_equal(out, f["greedy_table_0"].tolist(), what="sample_generate with temperature 0.001 (almost greedy)")
+    try:
+        sub.sample_next(row, -1.0, 1)
+    except StudentError as e:
+        expect(e.kind != "not_implemented", str(e))
+        expect(e.type == "ValueError", f"a negative temperature must raise ValueError, not {e.type or e}")
+        return
+    raise CheckFailure("sample_next with temperature -1 must raise ValueError")
+
+
+# ------------------------------------------------------------------------- hidden checks
+@check(points=2, hidden=True)
+def test_bigram_fresh_corpus(sub):
+    f = fx()
+    text = fresh_corpus()
+    vocab, _ = corpus_ids(text)
+    m = sub.new("BigramModel", text, alpha=0.5)
+    expect_equal(m.attr("vocab"), vocab, what="vocab of another corpus (lower-cased, sorted, distinct)")
+    expect_tensor(m.attr("counts"), f["fresh_counts"], tol="exact", what="counts of another corpus",
+                  mistakes=[Mistake(f["fresh_counts"].T, "rows and columns swapped", "行列颠倒")])
+    for i in range(len(vocab)):
+        expect_tensor(m([len(vocab) - 1, i]), f["fresh_logits"][i], tol="softmax",
+                      what=f"logits after a context ending in word {i} with alpha = 0.5")
+
+
+@check(points=2, hidden=True)
+def test_probability_table_fresh(sub):
+    f = fx()
+    x = f["x"]
+    wrong = lambda t: [Mistake(torch.softmax(x * t, dim=-1), "multiplying the logits by the temperature instead of dividing",
+                               "把 logits 乘以了温度，而不是除以温度"),
+                       Mistake(torch.softmax(x, dim=-1), "the temperature was ignored", "忽略了温度"),
+                       Mistake(torch.softmax(x / t, dim=0), "softmax over the first dimension instead of the last",
+                               "在第一维而不是最后一维上做了 softmax")]
+    expect_tensor(sub.probability_table(x), f["x_T1"], tol="softmax", what="probability_table of a (3, 7) batch")
+    for name, t in (("T05", 0.5), ("T2", 2.0)):
+        expect_tensor(sub.probability_table(x, t), f[f"x_{name}"], tol="softmax",
+                      what=f"probability_table of a (3, 7) batch at temperature {t}", mistakes=wrong(t))
+    expect_tensor(sub.probability_table(x.double(), 0.5), f["x64_T05"], tol="softmax",
+                  what="probability_table of a float64 batch (keep the dtype)")
+
+
+@check(points=2, hidden=True)
+def test_top_k_fresh(sub):
+    f = fx()
+    tied = torch.tensor([1.0, 3.0, 3.0, 2.0, 3.0, 0.0, 3.0, -1.0])
+    for k in (2, 5, 8):  # k = 2 cuts through a group of four equal logits
+        _check_top_k(sub, tied, k, f"top_k of logits with ties, k={k}")
+    _check_top_k(sub, f["x"][1], 3, "top_k of random logits, k=3")
+    _check_top_k(sub, f["x"][2].double(), 7, "top_k of float64 logits, k=7")
+
+
+@check(points=2, hidden=True)
+def test_greedy_fresh(sub):
+    f = fx()
+    model = sub.new("LogitsTable", f["table"])
+    out = _ints(sub.greedy_generate(model, [0], 7), "greedy_generate")
+    argmin = [0]
+    for _ in range(7):
+        argmin.append(int(f["table"][argmin[-1]].argmin()))
+    expect(out != argmin, "greedy_generate picked the smallest logit: use argmax")
+    expect_equal(out, f["greedy_table_0"].tolist(), what="greedy_generate on a table model from [0]")
+    expect_equal(_ints(sub.greedy_generate(model, [3, 5], 7), "greedy_generate"), f["greedy_table_35"].tolist(),
+                 what="greedy_generate on a table model from [3, 5]")
+    expect_equal(_ints(sub.greedy_generate(model, [4, 1], 0), "greedy_generate"), [4, 1],
+                 what="greedy_generate with n_new = 0")
+
+
+def _frequency_bound(p: torch.Tensor, n: int) -> torch.Tensor:
+    """Six binomial standard errors plus one draw: a correct sampler fails with probability
+    below 1e-8 per token, whatever random numbers it uses."""
+    return 6 * torch.sqrt(p * (1 - p) / n) + 1 / n
+
+
+@check(points=3, hidden=True)
+def test_sampling_frequencies(sub):
+    logits = torch.tensor(FREQ_LOGITS, dtype=torch.float32)
+    finite = logits[:-1].double()
+    for t in (0.5, 1.0, 2.0):
+        sub.seed(7)
+        draws = sub.sample_next(logits, t, FREQ_DRAWS)
+        expect(isinstance(draws, torch.Tensor) and draws.dtype == torch.int64 and tuple(draws.shape) == (FREQ_DRAWS,),
+               f"sample_next(logits, {t}, {FREQ_DRAWS}) must return an int64 tensor of shape ({FREQ_DRAWS},)")
+        expect(bool(((draws >= 0) & (draws < len(logits))).all()), "sample_next returned ids outside the vocabulary")
+        expect(int((draws == len(logits) - 1).sum()) == 0, "a token with logit -inf (probability 0) was drawn")
+        freq = torch.bincount(draws, minlength=len(logits))[:-1].double() / FREQ_DRAWS
+        target = torch.softmax(finite / t, dim=-1)
+        if bool(((freq - target).abs() <= _frequency_bound(target, FREQ_DRAWS)).all()):
+            continue
+        named = {"the logits were multiplied by the temperature instead of divided": torch.softmax(finite * t, -1),
+                 "the temperature was ignored": torch.softmax(finite, -1),
+                 "tokens were drawn uniformly, not by their probabilities": torch.full_like(finite, 1 / len(finite))}
+        guess = [why for why, p in named.items() if bool(((freq - p).abs() <= _frequency_bound(p, FREQ_DRAWS)).all())]
+        raise CheckFailure(f"over {FREQ_DRAWS} draws at temperature {t}, the frequencies of the tokens are not "
+                             f"those of softmax(logits / temperature)" + (f". This looks like: {guess[0]}." if guess else ""))
+    model = sub.new("LogitsTable", fx()["sparse_table"])
+    path = _ints(sub.sample_generate(model, [0], 60, 1.5, 11), "sample_generate")
+    table = fx()["sparse_table"]
+    expect(all(bool(torch.isfinite(table[a, b])) for a, b in zip(path, path[1:])),
+           "sample_generate made a transition whose logit is -inf (probability 0)")
+
+
+@check(points=2, hidden=True)
+def test_seeded_reproducibility(sub):
+    model = sub.new("LogitsTable", fx()["flat_table"])
+    sub.seed(0)
+    a = _ints(sub.sample_generate(model, [1], 20, 1.0, 42), "sample_generate")
+    expect(len(a) == 21 and a[0] == 1, "sample_generate must return the prompt followed by n_new ids")
+    sub.seed(1)
+    b = sub.sample_generate(model, [1], 20, 1.0, 42)
+    expect(a == b, "sample_generate with the same seed gave different tokens after torch.manual_seed changed: "
+                   "draw from a torch.Generator seeded with `seed`, not from the global generator")
+    runs = {tuple(sub.sample_generate(model, [1], 20, 1.0, s)) for s in range(8)}
+    expect(len(runs) > 1, "eight different seeds all gave the same tokens: the seed must change the draws")
+    unseeded = _ints(sub.sample_generate(model, [1, 2], 5, 0.8), "sample_generate without a seed")
+    expect(len(unseeded) == 7 and unseeded[:2] == [1, 2], "sample_generate without a seed must still return 2 + 5 ids")
