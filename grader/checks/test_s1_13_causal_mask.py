@@ -33,7 +33,7 @@ RENORM_PRINTED = [[1.00, 0.00, 0.00, 0.00, 0.00],
 NEG_INF_SCORES = [[2.0, 3.0, 5.0]] * 3
 NEG_INF_MASKED = [[2.0, -INF, -INF], [2.0, 3.0, -INF], [2.0, 3.0, 5.0]]
 NEG_INF_PRINTED = [[1.0, 0.0, 0.0], [0.2689, 0.7311, 0.0], [0.0420, 0.1142, 0.8438]]
-# Listings 1.11-1.12 as printed (they do not follow from listing 1.5's scores: ERRATA E-1.13-o, E-1.13-q).
+# Listings 1.11-1.12 as printed (they do not follow from listing 1.5's scores: ERRATA E-1.13-n, E-1.13-p).
 BOOK_SCALED = [[0.50, 1.00, 1.50, 2.00, 2.50],
                [0.75, 1.25, 1.75, 2.25, 2.75],
                [1.00, 1.50, 2.00, 2.50, 3.00],
@@ -182,7 +182,7 @@ def test_listing_1_12_causal_weights(sub):
                   mistakes=_weights_mistakes(f["scaled"]))
     expect(bool((w.triu(1) == 0).all()), "every weight above the diagonal must be exactly 0")
     expect(bool(torch.allclose(w.sum(-1), torch.ones(5), atol=1e-6)), "each row of causal weights must sum to 1")
-    # From the book's printed scaled scores, the printed weights reproduce to 2e-4 (ERRATA E-1.13-q).
+    # From the book's printed scaled scores, the printed weights reproduce to 2e-4 (ERRATA E-1.13-p).
     book_scaled = torch.tensor(BOOK_SCALED)
     wb = sub.causal_attention_weights(book_scaled)
     expect_tensor(wb, torch.tensor(BOOK_CAUSAL_WEIGHTS), tol="printed3",
@@ -192,7 +192,7 @@ def test_listing_1_12_causal_weights(sub):
 
 @check(points=2)
 def test_mask_after_softmax_equals_neg_inf(sub):
-    """The book's "data leakage" (ERRATA E-1.13-k): zeroing the future after softmax and renormalising
+    """The book's "data leakage" (ERRATA E-1.13-j): zeroing the future after softmax and renormalising
     gives the same weights as -inf before softmax; the common denominator cancels."""
     f = fx()
     for scaled, expected, what in ((f["scaled"], f["weights"], "listing 1.11's scores"),

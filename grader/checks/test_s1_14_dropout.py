@@ -158,7 +158,7 @@ def test_expectation_preserved(sub):
     ok = ((mean - w.double()).abs() <= 0.06 * w.double() + 1e-9) | ~visible
     expect(bool(ok.all()), "the average of dropout(w, p=0.3) over 4000 draws must stay close to w for every "
                            "weight (inverted dropout preserves the expected value of each element)")
-    # The book's "each row is still a probability distribution" is wrong (ERRATA E-1.14-f): only on average.
+    # The book's "each row is still a probability distribution" is wrong (ERRATA E-1.14-e): only on average.
     sums = out.double().sum(-1)
     expect(bool((sums - 1).abs().max() > 0.1), "rows of dropped weights must not be renormalised to sum to 1")
     expect(abs(float(sums.mean()) - 1) < 0.02, "the row sums of dropped causal weights must be 1 on average")
