@@ -27,7 +27,7 @@ def dropout(x: torch.Tensor, p: float = 0.5, training: bool = True) -> torch.Ten
     repeatable) and kept elements are scaled by 1 / (1 - p). With training=False or p = 0 the
     input is returned unchanged; with p = 1 the result is all zeros.
     """
-    raise NotImplementedError('s1_14_dropout: keep each element with probability 1 - p and use dropout_with_mask; handle training=False, p = 0 and p = 1 (in dropout)')
+    raise NotImplementedError('s1_14_dropout: keep each element with probability 1 - p (dropout_with_mask); handle training=False, p 0 and 1 (in dropout)')
 
 
 class Dropout(nn.Module):

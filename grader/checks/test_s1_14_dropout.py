@@ -83,7 +83,8 @@ def test_listing_1_13_dropout(sub):
     m.eval()
     expect_tensor(m(w), w, tol="exact", what="Dropout(p=0.5) after .eval() (must return its input unchanged)",
                   mistakes=[Mistake(w * 0.5, "in evaluation mode the input was scaled by (1 - p): inverted dropout "
-                                             "scales only during training", "评估模式下输入被乘了 (1 - p)：倒置 dropout 只在训练时缩放")])
+                                             "scales only during training",
+                                    "评估模式下输入被乘了 (1 - p)：倒置 dropout 只在训练时缩放")])
 
 
 @check(points=2)
