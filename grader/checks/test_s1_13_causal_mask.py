@@ -1,0 +1,270 @@
+"""Checks of §1.13, causal masking (listings 1.9–1.12 and the two worked examples)."""
+import math
+
+import torch
+from hypothesis import Phase, given, settings
+from hypothesis import strategies as st
+
+from grader.checking import Mistake, check, expect, expect_equal, expect_tensor, fixtures
+
+EXERCISE = "s1_13_causal_mask"
+INF = math.inf
+
+# Listing 1.9: the 3x3 matrix and the printed results.
+A = [[1.0, 2.0, 3.0], [4.0, 5.0, 6.0], [7.0, 8.0, 9.0]]
+A_MASKED = [[1.0, 0.0, 0.0], [4.0, 5.0, 0.0], [7.0, 8.0, 9.0]]
+# Listing 1.10 (and the mask M of figure 1.91): printed causal mask for 5 tokens.
+MASK_5 = [[True, False, False, False, False],
+          [True, True, False, False, False],
+          [True, True, True, False, False],
+          [True, True, True, True, False],
+          [True, True, True, True, True]]
+# §1.13 step 2-3: the masked weights of figure 1.92 (only the lower triangle is printed, through the
+# row sums 0.20, 0.23+0.27, ...) and the renormalised matrix of figure 1.93, to 2 decimals.
+RENORM_LOWER = [[0.20], [0.23, 0.27], [0.22, 0.25, 0.18], [0.22, 0.24, 0.19, 0.15], [0.22, 0.25, 0.18, 0.15, 0.18]]
+RENORM_ROW_SUMS = [0.20, 0.50, 0.65, 0.80, 0.98]
+RENORM_PRINTED = [[1.00, 0.00, 0.00, 0.00, 0.00],
+                  [0.46, 0.54, 0.00, 0.00, 0.00],
+                  [0.34, 0.38, 0.28, 0.00, 0.00],
+                  [0.28, 0.30, 0.24, 0.19, 0.00],
+                  [0.22, 0.26, 0.18, 0.15, 0.18]]
+# §1.13 "negative infinity" example: every row of the scores is [2, 3, 5]; causal masking turns the rows
+# into [2, -inf, -inf], [2, 3, -inf] and [2, 3, 5], whose softmaxes the book prints.
+NEG_INF_SCORES = [[2.0, 3.0, 5.0]] * 3
+NEG_INF_MASKED = [[2.0, -INF, -INF], [2.0, 3.0, -INF], [2.0, 3.0, 5.0]]
+NEG_INF_PRINTED = [[1.0, 0.0, 0.0], [0.2689, 0.7311, 0.0], [0.0420, 0.1142, 0.8438]]
+# Listings 1.11-1.12 as printed (they do not follow from listing 1.5's scores: ERRATA E-1.13-n, E-1.13-p).
+BOOK_SCALED = [[0.50, 1.00, 1.50, 2.00, 2.50],
+               [0.75, 1.25, 1.75, 2.25, 2.75],
+               [1.00, 1.50, 2.00, 2.50, 3.00],
+               [1.25, 1.75, 2.25, 2.75, 3.25],
+               [1.50, 2.00, 2.50, 3.00, 3.50]]
+BOOK_CAUSAL_WEIGHTS = [[1.0000, 0.0000, 0.0000, 0.0000, 0.0000],
+                       [0.3777, 0.6223, 0.0000, 0.0000, 0.0000],
+                       [0.1863, 0.3072, 0.5065, 0.0000, 0.0000],
+                       [0.1015, 0.1674, 0.2760, 0.4551, 0.0000],
+                       [0.0580, 0.0956, 0.1577, 0.2599, 0.4288]]
+
+
+def _renorm_input() -> torch.Tensor:
+    """The book's masked lower triangle, with arbitrary softmax-like values above the diagonal."""
+    w = torch.full((5, 5), 0.2)
+    for i, row in enumerate(RENORM_LOWER):
+        w[i, : len(row)] = torch.tensor(row)
+    return w
+
+
+def make_fixtures(sol):
+    import importlib
+    qkv = importlib.import_module("s1_10_qkv")
+    from grader.checking import book
+    wq, wk, wv = qkv.init_qkv_weights(8, 4)
+    q, k, v = qkv.project_qkv(book.inputs(), wq, wk, wv)
+    scaled = q @ k.T / math.sqrt(4)
+    g = torch.Generator().manual_seed(1313)
+    fresh = torch.randn(2, 3, 6, 6, generator=g) * 3
+    fq, fk, fv = torch.randn(2, 7, 5, generator=g), torch.randn(2, 7, 5, generator=g), torch.randn(2, 7, 3, generator=g)
+    return {
+        "scaled": scaled, "masked": sol.mask_future(scaled), "weights": sol.causal_attention_weights(scaled),
+        "q": q, "k": k, "v": v, "context": sol.causal_attention(q, k, v),
+        "book_weights_true": sol.causal_attention_weights(torch.tensor(BOOK_SCALED)),
+        "renorm": sol.renormalize_masked(_renorm_input(), sol.causal_mask(5)),
+        "fresh": fresh, "fresh_masked": sol.mask_future(fresh), "fresh_weights": sol.causal_attention_weights(fresh),
+        "mask7": sol.causal_mask(7),
+        "fq": fq, "fk": fk, "fv": fv, "fresh_context": sol.causal_attention(fq, fk, fv),
+    }
+
+
+def fx():
+    return fixtures.load(EXERCISE)
+
+
+def _tril(n, dtype=torch.bool):
+    return torch.tril(torch.ones(n, n, dtype=dtype))
+
+
+def _mask_mistakes(n, dtype=torch.bool):
+    return [Mistake(torch.triu(torch.ones(n, n, dtype=dtype)), "upper triangle instead of lower (torch.triu, not torch.tril)",
+                    "用了上三角而不是下三角（应当用 torch.tril，而不是 torch.triu）"),
+            Mistake(torch.tril(torch.ones(n, n, dtype=dtype), diagonal=-1),
+                    "the diagonal is masked: every token must be allowed to attend to itself",
+                    "对角线被屏蔽了：每个 token 必须能关注它自己"),
+            Mistake(~_tril(n) if dtype == torch.bool else 1 - _tril(n, dtype),
+                    "the mask is inverted: True (1) must mean 'may attend', for j <= i",
+                    "掩码反了：True（1）应表示“可以关注”，即 j <= i")]
+
+
+def _masked_mistakes(scores):
+    n = scores.shape[-1]
+    return [Mistake(scores.masked_fill(~_tril(n), 0.0), "future scores set to 0 instead of -inf",
+                    "未来位置的分数被设成了 0，而不是 -inf"),
+            Mistake(scores.masked_fill(torch.tril(torch.ones(n, n, dtype=torch.bool), diagonal=-1), -INF),
+                    "the past was masked instead of the future (upper instead of lower triangle)",
+                    "屏蔽了过去而不是未来（上三角与下三角弄反了）")]
+
+
+def _weights_mistakes(scaled):
+    n = scaled.shape[-1]
+    keep = _tril(n)
+    after = torch.softmax(scaled, dim=-1) * keep
+    return [Mistake(torch.softmax(scaled.masked_fill(~keep, 0.0), dim=-1),
+                    "masked with 0 instead of -inf before softmax: exp(0) = 1 still gets a share",
+                    "softmax 之前用 0 而不是 -inf 屏蔽：exp(0) = 1 仍会分走权重"),
+            Mistake(after, "the mask was applied after softmax without renormalising the rows",
+                    "在 softmax 之后才屏蔽，且没有重新归一化每一行"),
+            Mistake(torch.softmax(scaled.masked_fill(torch.tril(torch.ones(n, n, dtype=torch.bool), diagonal=-1), -INF), dim=-1),
+                    "the upper triangle was kept instead of the lower one (torch.triu instead of torch.tril)",
+                    "保留了上三角而不是下三角（torch.triu 而不是 torch.tril）"),
+            Mistake(torch.softmax(scaled, dim=-1), "no causal mask was applied", "没有应用因果掩码")]
+
+
+@check(points=1, listings=["1.9"])
+def test_listing_1_9_mask_of_ones(sub):
+    mask = sub.causal_mask(3, dtype=torch.float32)
+    expect_tensor(mask, _tril(3, torch.float32), tol="exact", what="causal_mask(3, dtype=torch.float32)",
+                  mistakes=_mask_mistakes(3, torch.float32))
+    a = torch.tensor(A)
+    expect_tensor(a * mask, torch.tensor(A_MASKED), tol="exact", what="A * causal_mask(3, dtype=torch.float32)")
+
+
+@check(points=1, listings=["1.10"])
+def test_listing_1_10_causal_mask(sub):
+    mask = sub.causal_mask(5)
+    expect_tensor(mask, torch.tensor(MASK_5), tol="exact", what="causal_mask(5) (True = may attend)",
+                  mistakes=_mask_mistakes(5))
+
+
+@check(points=2, listings=["1.13/neg-inf"])
+def test_book_neg_inf_examples(sub):
+    scores = torch.tensor(NEG_INF_SCORES)
+    masked = sub.mask_future(scores)
+    expect_tensor(masked, torch.tensor(NEG_INF_MASKED), tol="exact",
+                  what="mask_future of three rows [2, 3, 5]", mistakes=_masked_mistakes(scores))
+    weights = sub.causal_attention_weights(scores)
+    expect_tensor(weights, torch.tensor(NEG_INF_PRINTED), tol="printed4",
+                  what="softmax of [2, -inf, -inf], [2, 3, -inf] and [2, 3, 5]", mistakes=_weights_mistakes(scores))
+    expect(bool((weights[0, 1:] == 0).all() and (weights[1, 2] == 0)),
+           "softmax of -inf must be exactly 0: set the future to -inf before softmax")
+
+
+@check(points=1, listings=["1.13/renormalize"])
+def test_book_renormalize_example(sub):
+    w = _renorm_input()
+    # The book's row sums of the masked weights (0.20, 0.50, 0.65, 0.80, 0.98) are exact sums of its values.
+    expect(bool(torch.allclose((w * _tril(5)).sum(-1), torch.tensor(RENORM_ROW_SUMS), atol=1e-6)),
+           "internal: the book's masked weights no longer add up to its row sums")
+    out = sub.renormalize_masked(w, _tril(5))
+    expect_tensor(out, torch.tensor(RENORM_PRINTED), tol="printed2", what="the masked weights of §1.13 renormalised",
+                  mistakes=[Mistake(w * _tril(5) / w.sum(-1, keepdim=True),
+                                    "divided by the sum of the whole row: zero the masked weights before summing",
+                                    "除以了整行的和：应先把被屏蔽的权重置零再求和"),
+                            Mistake(w * _tril(5), "the masked weights were not divided by their row sums",
+                                    "屏蔽后的权重没有除以各行的和")])
+    expect_tensor(out, fx()["renorm"], tol="softmax", what="the masked weights of §1.13 renormalised")
+
+
+@check(points=2, listings=["1.11"])
+def test_listing_1_11_masked_scores(sub):
+    f = fx()
+    out = sub.mask_future(f["scaled"])
+    expect_tensor(out, f["masked"], tol="exact", what="listing 1.11: the scaled scores with the causal mask",
+                  mistakes=_masked_mistakes(f["scaled"]))
+    book_scaled = torch.tensor(BOOK_SCALED)
+    expect_tensor(sub.mask_future(book_scaled), book_scaled.masked_fill(~_tril(5), -INF), tol="exact",
+                  what="listing 1.11's printed scaled scores with the causal mask", mistakes=_masked_mistakes(book_scaled))
+
+
+@check(points=2, listings=["1.12"])
+def test_listing_1_12_causal_weights(sub):
+    f = fx()
+    w = sub.causal_attention_weights(f["scaled"])
+    expect_tensor(w, f["weights"], tol="softmax", what="listing 1.12: causal attention weights",
+                  mistakes=_weights_mistakes(f["scaled"]))
+    expect(bool((w.triu(1) == 0).all()), "every weight above the diagonal must be exactly 0")
+    expect(bool(torch.allclose(w.sum(-1), torch.ones(5), atol=1e-6)), "each row of causal weights must sum to 1")
+    # From the book's printed scaled scores, the printed weights reproduce to 2e-4 (ERRATA E-1.13-p).
+    book_scaled = torch.tensor(BOOK_SCALED)
+    wb = sub.causal_attention_weights(book_scaled)
+    expect_tensor(wb, torch.tensor(BOOK_CAUSAL_WEIGHTS), tol="printed3",
+                  what="causal weights of listing 1.11's printed scores", mistakes=_weights_mistakes(book_scaled))
+    expect_tensor(wb, f["book_weights_true"], tol="softmax", what="causal weights of listing 1.11's printed scores")
+
+
+@check(points=2)
+def test_mask_after_softmax_equals_neg_inf(sub):
+    """The book's "data leakage" (ERRATA E-1.13-j): zeroing the future after softmax and renormalising
+    gives the same weights as -inf before softmax; the common denominator cancels."""
+    f = fx()
+    for scaled, expected, what in ((f["scaled"], f["weights"], "listing 1.11's scores"),
+                                   (f["fresh"], f["fresh_weights"], "a (2, 3, 6, 6) batch of scores")):
+        keep = _tril(scaled.shape[-1])
+        before = sub.causal_attention_weights(scaled)
+        expect_tensor(before, expected, tol="softmax", what=f"causal_attention_weights on {what}",
+                      mistakes=_weights_mistakes(scaled))
+        after = sub.renormalize_masked(torch.softmax(scaled, dim=-1), keep)
+        expect_tensor(after, expected, tol="softmax",
+                      what=f"renormalize_masked(softmax(scores), causal_mask) on {what}",
+                      mistakes=[Mistake(torch.softmax(scaled, dim=-1) * keep,
+                                        "the masked weights were not divided by their row sums",
+                                        "屏蔽后的权重没有除以各行的和")])
+        expect_tensor(after, before, tol="softmax",
+                      what=f"masking after softmax and renormalising vs -inf before softmax, on {what} "
+                           "(the two routes give the same weights)")
+
+
+@check(points=2, hidden=True)
+def test_fresh_shapes(sub):
+    f = fx()
+    expect_tensor(sub.causal_mask(7), f["mask7"], tol="exact", what="causal_mask(7)", mistakes=_mask_mistakes(7))
+    expect_tensor(sub.causal_mask(1), torch.ones(1, 1, dtype=torch.bool), tol="exact", what="causal_mask(1)")
+    expect_tensor(sub.mask_future(f["fresh"]), f["fresh_masked"], tol="exact",
+                  what="mask_future of a (2, 3, 6, 6) batch", mistakes=_masked_mistakes(f["fresh"]))
+    expect_tensor(sub.causal_attention_weights(f["fresh"]), f["fresh_weights"], tol="softmax",
+                  what="causal weights of a (2, 3, 6, 6) batch", mistakes=_weights_mistakes(f["fresh"]))
+    x64 = f["fresh"][0, 0].double()
+    expect_tensor(sub.causal_attention_weights(x64), f["fresh_weights"][0, 0].double(), tol="softmax",
+                  what="causal weights of float64 scores")
+
+
+@check(points=2, hidden=True)
+def test_causal_context(sub):
+    f = fx()
+    expect_tensor(sub.causal_attention(f["q"], f["k"], f["v"]), f["context"], tol="attention",
+                  what="causal context vectors of listing 1.4's queries, keys and values")
+    q, k, v = f["fq"], f["fk"], f["fv"]
+    scores = q @ k.transpose(-2, -1)
+    keep = _tril(7)
+    out = sub.causal_attention(q, k, v)
+    expect_tensor(out, f["fresh_context"], tol="attention", what="causal context of a (2, 7, 5) batch",
+                  mistakes=[Mistake(torch.softmax(scores.masked_fill(~keep, -INF), -1) @ v,
+                                    "the scores were not scaled by sqrt(d_k)", "分数没有除以 sqrt(d_k)"),
+                            Mistake(torch.softmax((scores / 5 ** 0.5).masked_fill(~keep, 0.0), -1) @ v,
+                                    "future scores set to 0 instead of -inf before softmax",
+                                    "softmax 之前未来位置的分数被设成了 0，而不是 -inf"),
+                            Mistake(torch.softmax(scores / 5 ** 0.5, -1) @ v, "no causal mask was applied",
+                                    "没有应用因果掩码")])
+
+
+@check(points=2, hidden=True)
+def test_future_tokens_do_not_matter(sub):
+    @settings(max_examples=20, derandomize=True, database=None, deadline=None,
+              phases=(Phase.explicit, Phase.generate))  # no shrinking: a wrong answer fails fast
+    @given(st.integers(2, 7), st.integers(0, 6), st.integers(1, 6), st.integers(0, 2**31 - 1))
+    def independent(n, i, d, seed):
+        i = i % (n - 1)  # a position with at least one token after it
+        g = torch.Generator().manual_seed(seed)
+        x = torch.randn(n, d, generator=g, dtype=torch.float64)
+        wq, wk, wv = (torch.randn(d, d, generator=g, dtype=torch.float64) for _ in range(3))
+        changed = x.clone()
+        changed[i + 1:] = torch.randn(n - i - 1, d, generator=g, dtype=torch.float64) * 3
+        out = sub.causal_attention(x @ wq, x @ wk, x @ wv)
+        out2 = sub.causal_attention(changed @ wq, changed @ wk, changed @ wv)
+        expect_equal(tuple(out.shape), (n, d), what=f"shape of causal_attention for {n} tokens")
+        expect_tensor(out2[: i + 1], out[: i + 1], tol="attention",
+                      what=f"context vectors 0..{i} after changing the tokens after position {i} "
+                           "(they must not depend on future tokens)")
+        scores = (x @ wq) @ (x @ wk).T / d ** 0.5
+        ref = torch.softmax(scores.masked_fill(~_tril(n), -INF), -1) @ (x @ wv)
+        expect_tensor(out, ref, tol="attention", what=f"causal context vectors of {n} random tokens")
+
+    independent()

@@ -1,0 +1,222 @@
+"""Checks of §1.15, attention in one function, against torch's scaled_dot_product_attention.
+
+The reference here is torch.nn.functional.scaled_dot_product_attention (SDPA), run in the trusted
+process; the fixtures are the solution's outputs, and make_fixtures refuses to store them unless
+they equal SDPA's. A padding mask is True for the tokens to keep.
+"""
+import math
+
+import torch
+import torch.nn.functional as F
+from hypothesis import Phase, given, settings
+from hypothesis import strategies as st
+
+from grader.checking import Mistake, check, expect, expect_tensor, fixtures
+
+EXERCISE = "s1_15_attention"
+INF = math.inf
+
+
+def _keep(n_q, n_k, causal, padding_mask, q_dim):
+    keep = None
+    if causal:
+        keep = torch.tril(torch.ones(n_q, n_k, dtype=torch.bool))
+    if padding_mask is not None:
+        pad = padding_mask.reshape(*padding_mask.shape[:-1], *[1] * (q_dim - padding_mask.dim()), n_k)
+        keep = pad if keep is None else keep & pad
+    return keep
+
+
+def sdpa(q, k, v, causal=False, padding_mask=None):
+    """The reference: SDPA with one boolean attn_mask (True = take part), as documented by torch."""
+    keep = _keep(q.shape[-2], k.shape[-2], causal, padding_mask, q.dim())
+    return F.scaled_dot_product_attention(q, k, v, attn_mask=keep)
+
+
+def _inputs(g, *lead, n_q=6, n_k=6, d=8, d_v=5, dtype=torch.float32):
+    return (torch.randn(*lead, n_q, d, generator=g, dtype=dtype), torch.randn(*lead, n_k, d, generator=g, dtype=dtype),
+            torch.randn(*lead, n_k, d_v, generator=g, dtype=dtype))
+
+
+def make_fixtures(sol):
+    g = torch.Generator().manual_seed(1515)
+    out = {}
+    q, k, v = _inputs(g, n_q=5, n_k=7, d=4, d_v=3)
+    out.update(q=q, k=k, v=v, plain=sol.attention(q, k, v))
+    cq, ck, cv = _inputs(g, 2)
+    out.update(cq=cq, ck=ck, cv=cv, causal=sol.attention(cq, ck, cv, causal=True))
+    pq, pk, pv = _inputs(g, 3, n_q=5, n_k=5)
+    pad = torch.tensor([[True] * 5, [True, True, True, False, False], [True, False, False, False, False]])
+    out.update(pq=pq, pk=pk, pv=pv, pad=pad, padded=sol.attention(pq, pk, pv, padding_mask=pad))
+    hq, hk, hv = _inputs(g, 2, 3, n_q=6, n_k=6)
+    hpad = torch.tensor([[True] * 6, [True, True, True, True, False, False]])
+    out.update(hq=hq, hk=hk, hv=hv, hpad=hpad, heads=sol.attention(hq, hk, hv, causal=True, padding_mask=hpad))
+    lpad = torch.tensor([[True] * 6, [False, False, True, True, True, True]])  # left padding: rows 0-1 see nothing
+    out.update(lpad=lpad, left=sol.attention(hq[:, 0], hk[:, 0], hv[:, 0], causal=True, padding_mask=lpad))
+    checks = [("plain", (q, k, v), {}), ("causal", (cq, ck, cv), {"causal": True}),
+              ("padded", (pq, pk, pv), {"padding_mask": pad}),
+              ("heads", (hq, hk, hv), {"causal": True, "padding_mask": hpad}),
+              ("left", (hq[:, 0], hk[:, 0], hv[:, 0]), {"causal": True, "padding_mask": lpad})]
+    for name, args, kw in checks:
+        diff = float((out[name] - sdpa(*args, **kw)).abs().max())
+        assert diff < 1e-5, f"solution differs from scaled_dot_product_attention on {name}: {diff}"
+    return out
+
+
+def fx():
+    return fixtures.load(EXERCISE)
+
+
+def _mistakes(q, k, v, keep=None):
+    d = q.shape[-1]
+    s = q @ k.transpose(-2, -1)
+
+    def run(scores, fill=-INF, dim=-1):
+        if keep is not None:
+            scores = scores.masked_fill(~keep, fill)
+        return torch.softmax(scores, dim=dim) @ v
+
+    out = [Mistake(run(s), "the scores were not scaled by sqrt(d_k)", "分数没有除以 sqrt(d_k)"),
+           Mistake(run(s / d), "dividing by d_k instead of sqrt(d_k)", "除以了 d_k 而不是 sqrt(d_k)")]
+    if keep is not None:
+        out += [Mistake(run(s / math.sqrt(d), fill=0.0), "masked scores set to 0 instead of -inf",
+                        "被屏蔽的分数设成了 0，而不是 -inf"),
+                Mistake(torch.softmax(s / math.sqrt(d), -1) @ v, "the mask was ignored", "掩码被忽略了")]
+    return out
+
+
+@check(points=2)
+def test_plain_matches_sdpa(sub):
+    f = fx()
+    out = sub.attention(f["q"], f["k"], f["v"])
+    expect_tensor(out, f["plain"], tol="attention",
+                  what="attention(q, k, v) with 5 queries, 7 keys, d_k = 4, d_v = 3 (no mask)",
+                  mistakes=_mistakes(f["q"], f["k"], f["v"]))
+
+
+@check(points=2)
+def test_causal_matches_sdpa(sub):
+    f = fx()
+    q, k, v = f["cq"], f["ck"], f["cv"]
+    out = sub.attention(q, k, v, causal=True)
+    tril = torch.tril(torch.ones(6, 6, dtype=torch.bool))
+    expect_tensor(out, f["causal"], tol="attention", what="attention(q, k, v, causal=True) on a (2, 6, 8) batch",
+                  mistakes=_mistakes(q, k, v, tril)
+                  + [Mistake(torch.softmax((q @ k.transpose(-2, -1) / math.sqrt(8)).masked_fill(tril.tril(-1), -INF), -1) @ v,
+                             "the upper triangle was kept instead of the lower one (torch.triu instead of torch.tril)",
+                             "保留了上三角而不是下三角（torch.triu 而不是 torch.tril）"),
+                     Mistake(torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(8), -1) * tril
+                             @ v, "the mask was applied after softmax without renormalising",
+                             "在 softmax 之后才屏蔽，且没有重新归一化")])
+
+
+@check(points=2)
+def test_padding_mask_matches_sdpa(sub):
+    f = fx()
+    q, k, v, pad = f["pq"], f["pk"], f["pv"], f["pad"]
+    out = sub.attention(q, k, v, padding_mask=pad)
+    keep = pad[:, None, :]
+    scaled = q @ k.transpose(-2, -1) / math.sqrt(8)
+    inverted = torch.softmax(scaled.masked_fill(pad[:, None, :], -INF), -1) @ v
+    on_queries = torch.softmax(scaled.masked_fill(~pad[:, :, None], -INF), -1) @ v
+    expect_tensor(out, f["padded"], tol="attention",
+                  what="attention(q, k, v, padding_mask=pad) on a (3, 5, 8) batch, pad of shape (3, 5), True = keep",
+                  mistakes=_mistakes(q, k, v, keep)
+                  + [Mistake(m, "the padding mask was read the wrong way round: True means keep (a real token), "
+                                "False means padding",
+                             "padding 掩码的含义弄反了：True 表示保留（真实 token），False 表示填充")
+                     for m in (inverted, inverted.nan_to_num(0.0))]
+                  + [Mistake(m, "the padding mask was applied to the queries (rows) instead of the keys (columns)",
+                             "padding 掩码作用在了查询（行）上，而不是键（列）上")
+                     for m in (on_queries, on_queries.nan_to_num(0.0))])
+
+
+@check(points=1)
+def test_dropout_ignored_when_not_training(sub):
+    f = fx()
+    out = sub.attention(f["cq"], f["ck"], f["cv"], causal=True, dropout_p=0.5, training=False)
+    expect_tensor(out, f["causal"], tol="attention",
+                  what="attention(..., causal=True, dropout_p=0.5, training=False) (no dropout outside training)")
+
+
+@check(points=2, hidden=True)
+def test_heads_causal_and_padding(sub):
+    f = fx()
+    q, k, v, pad = f["hq"], f["hk"], f["hv"], f["hpad"]
+    out = sub.attention(q, k, v, causal=True, padding_mask=pad)
+    keep = _keep(6, 6, True, pad, 4)
+    expect_tensor(out, f["heads"], tol="attention",
+                  what="attention on (batch 2, heads 3, 6, 8) with causal=True and a (2, 6) padding mask",
+                  mistakes=_mistakes(q, k, v, keep)
+                  + [Mistake(sdpa(q, k, v, causal=True), "the padding mask was ignored when causal=True",
+                             "causal=True 时忽略了 padding 掩码"),
+                     Mistake(sdpa(q, k, v, padding_mask=pad), "the causal mask was ignored when a padding mask was given",
+                             "给了 padding 掩码时忽略了因果掩码")])
+
+
+@check(points=1, hidden=True)
+def test_fully_masked_rows_are_zero(sub):
+    f = fx()
+    q, k, v, pad = f["hq"][:, 0], f["hk"][:, 0], f["hv"][:, 0], f["lpad"]
+    out = sub.attention(q, k, v, causal=True, padding_mask=pad)
+    expect(isinstance(out, torch.Tensor) and tuple(out.shape) == (2, 6, 5),
+           "attention on a (2, 6, 8) batch with d_v = 5 must return a (2, 6, 5) tensor")
+    expect(not bool(torch.isnan(out).any()),
+           "a query that may attend to no key (causal mask and left padding) gave NaN: softmax of a row of -inf "
+           "is NaN; give such rows all-zero weights, as scaled_dot_product_attention does")
+    expect_tensor(out, f["left"], tol="attention",
+                  what="attention with causal=True and left padding (queries 0-1 of the second sentence see no key)")
+
+
+@check(points=2, hidden=True)
+def test_dropout_in_training(sub):
+    g = torch.Generator().manual_seed(31)
+    p = 0.4
+    q, k = torch.randn(500, 8, 4, generator=g), torch.randn(500, 8, 4, generator=g)
+    eye = torch.eye(8).expand(500, 8, 8).contiguous()  # with V = I the output is the weights themselves
+    weights = sdpa(q, k, eye, causal=True)
+    sub.seed(8)
+    out = sub.attention(q, k, eye, causal=True, dropout_p=p, training=True)
+    expect(isinstance(out, torch.Tensor) and tuple(out.shape) == (500, 8, 8),
+           "attention with dropout must keep the output shape")
+    visible = torch.tril(torch.ones(8, 8, dtype=torch.bool)).expand(500, 8, 8)
+    expect(bool((out[~visible] == 0).all()), "dropout must not give weight to masked (future) positions")
+    kept = (out != 0) & visible
+    expect_tensor(out[kept], weights[kept] / (1 - p), tol="attention",
+                  what="the attention weights that survive dropout (weight / (1 - p))",
+                  mistakes=[Mistake(weights[kept], "the kept weights were not rescaled by 1 / (1 - p)",
+                                    "保留的权重没有乘以 1 / (1 - p)"),
+                            Mistake(weights[kept] * (1 - p), "the kept weights were multiplied by (1 - p)",
+                                    "保留的权重乘了 (1 - p)")])
+    # 18,000 visible weights: the standard deviation of the dropped fraction is 0.0037; bound 0.025.
+    frac = float((~kept[visible]).double().mean())
+    expect(abs(frac - p) < 0.025, "the fraction of dropped attention weights must be about dropout_p "
+                                  "(each weight dropped with probability dropout_p, after softmax)")
+
+
+@check(points=2, hidden=True)
+def test_random_shapes_match_sdpa(sub):
+    @settings(max_examples=20, derandomize=True, database=None, deadline=None,
+              phases=(Phase.explicit, Phase.generate))  # no shrinking: a wrong answer fails fast
+    @given(st.lists(st.integers(1, 3), min_size=0, max_size=2), st.integers(1, 6), st.integers(1, 6),
+           st.integers(1, 8), st.integers(1, 5), st.booleans(), st.booleans(), st.integers(0, 2**31 - 1))
+    def matches(lead, n_q, n_k, d, d_v, causal, padded, seed):
+        g = torch.Generator().manual_seed(seed)
+        if causal:
+            n_k = n_q
+        q, k, v = _inputs(g, *lead, n_q=n_q, n_k=n_k, d=d, d_v=d_v, dtype=torch.float64)
+        pad = None
+        if padded:
+            pad = torch.rand(*lead[:1], n_k, generator=g) < 0.75
+            pad[..., 0] = True
+        kwargs = {"causal": causal} if causal else {}
+        if pad is not None:
+            kwargs["padding_mask"] = pad
+        out = sub.attention(q, k, v, **kwargs)
+        expected = sdpa(q, k, v, causal=causal, padding_mask=pad)
+        expect_tensor(out, expected, tol="attention",
+                      what=f"attention on q {tuple(q.shape)}, k {tuple(k.shape)}, v {tuple(v.shape)}, causal={causal}, "
+                           f"padding mask {None if pad is None else tuple(pad.shape)}",
+                      mistakes=_mistakes(q, k, v, _keep(n_q, n_k, causal, pad, q.dim())))
+
+    matches()
