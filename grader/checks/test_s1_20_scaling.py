@@ -73,6 +73,7 @@ def test_sequential_steps(sub):
                      what=f"attention_sequential_steps({n}) (all positions at once)")
     _name(sub.cnn_layers_to_span(512, 3), int(f["cnn"][CNN_CASES.index((512, 3))]),
           [(512 // 3, "one layer of kernel 3 adds 2 tokens of receptive field, not 3"),
+           (-(-512 // 3), "one layer of kernel 3 adds 2 tokens of receptive field, not 3"),
            (511 // 2, "round up: 255 layers see 511 tokens, one short of 512")],
           "cnn_layers_to_span(512, kernel_size=3)")
 

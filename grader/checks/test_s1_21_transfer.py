@@ -170,7 +170,7 @@ def test_unfreeze_top(sub):
     f = fx()
     keys = list(_take(f, "base"))
     n_layers = CFG["n_layers"]
-    for n in (1, 0, 2, 3):
+    for n in (0, 1, 2, 3):
         clf = _classifier(sub, f)
         sub.freeze_encoder(clf)
         sub.unfreeze_top(clf, n)

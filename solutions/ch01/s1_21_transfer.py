@@ -65,10 +65,10 @@ class Classifier(nn.Module):
 def sgd_step(model: nn.Module, tokens: torch.Tensor, labels: torch.Tensor, lr: float = 0.1) -> float:
     """One step of plain SGD on the cross-entropy loss; only parameters with requires_grad change."""
     params = [p for p in model.parameters() if p.requires_grad]
-    opt = torch.optim.SGD(params, lr=lr)
-    opt.zero_grad()
     loss = nn.functional.cross_entropy(model(tokens), labels)
-    if params:
+    if params:  # with nothing trainable there is nothing to step
+        opt = torch.optim.SGD(params, lr=lr)
+        opt.zero_grad()
         loss.backward()
         opt.step()
     return float(loss)
