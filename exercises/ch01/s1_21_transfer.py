@@ -64,15 +64,16 @@ class Classifier(nn.Module):
 
 
 def sgd_step(model: nn.Module, tokens: torch.Tensor, labels: torch.Tensor, lr: float = 0.1) -> float:
-    """One step of plain SGD on the cross-entropy loss; only parameters with requires_grad change."""
+    """One step of plain SGD (p -= lr * grad) on the cross-entropy loss; only parameters with requires_grad change."""
     params = [p for p in model.parameters() if p.requires_grad]
     loss = nn.functional.cross_entropy(model(tokens), labels)
     if params:  # with nothing trainable there is nothing to step
-        opt = torch.optim.SGD(params, lr=lr)
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-    return float(loss)
+        grads = torch.autograd.grad(loss, params, allow_unused=True)
+        with torch.no_grad():
+            for p, g in zip(params, grads):
+                if g is not None:
+                    p.sub_(lr * g)
+    return loss.item()
 
 
 def load_pretrained(classifier: Classifier, encoder_state_dict: dict[str, torch.Tensor]):
