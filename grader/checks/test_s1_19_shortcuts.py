@@ -1,0 +1,271 @@
+"""Checks of §1.19, shortcut connections and per-layer gradients (figure 1.123).
+
+Every check loads its weights into the student's network with load_state_dict, so the values
+do not depend on how the student initialises the layers. The book prints illustrative
+gradients (0.00003, 0.00001 without shortcuts; 0.45, 0.52 with them) without weights, seed,
+target or loss: they cannot be reproduced (ERRATA E-1.19-a to E-1.19-d). The checks assert
+what torch gives for seeded weights, and the property the figure illustrates.
+"""
+import torch
+import torch.nn as nn
+
+from grader.checking import Mistake, check, expect, expect_equal, expect_tensor, fixtures
+
+EXERCISE = "s1_19_shortcuts"
+BOOK_INPUT = [[1.0, 0.0, 0.0, -1.0]]  # §1.19: the input vector of figure 1.123
+TWO_LAYERS = [4, 4, 4]  # the figure: Linear + GELU twice on a 4-vector
+FIVE_LAYERS = [4] * 6  # the kata's deeper version of the same network
+NARROW_END = [4, 4, 4, 4, 4, 1]  # last layer changes size: no shortcut around it
+PROPERTY_SEEDS = [1, 2, 3, 5, 8]
+
+
+# ----------------------------------------------------------------------------- reference variants
+class _Variant(nn.Module):
+    """The reference network with one knob per plausible mistake (used for fixtures only)."""
+
+    def __init__(self, sizes, shortcut, where="after", gelu="none", always_add=False):
+        super().__init__()
+        self.layers = nn.ModuleList(nn.Sequential(nn.Linear(a, b), nn.GELU(approximate=gelu))
+                                    for a, b in zip(sizes[:-1], sizes[1:]))
+        self.shortcut, self.where, self.always_add = shortcut, where, always_add
+
+    def forward(self, x):
+        for layer in self.layers:
+            if self.shortcut and self.where == "before":
+                z = layer[0](x)
+                x = layer[1](x + z) if z.shape == x.shape else layer[1](z)
+                continue
+            y = layer(x)
+            x = x + y if self.shortcut and (y.shape == x.shape or self.always_add) else y
+        return x
+
+
+def _grads(model, x, target, loss="mean", with_bias=False):
+    model.zero_grad()
+    out = model(x)
+    if loss == "mean":
+        value = nn.functional.mse_loss(out, target)
+    elif loss == "sum":
+        value = nn.functional.mse_loss(out, target, reduction="sum")
+    else:  # no loss: backward from the output's sum
+        value = out.sum()
+    value.backward()
+    if with_bias:
+        return torch.stack([torch.cat([l[0].weight.grad.flatten(), l[0].bias.grad]).abs().mean() for l in model.layers])
+    return torch.stack([l[0].weight.grad.abs().mean() for l in model.layers])
+
+
+def _seeded_state(sol, sizes, seed):
+    torch.manual_seed(seed)
+    return {k: v.detach().clone() for k, v in sol.ShortcutNet(sizes, False).state_dict().items()}
+
+
+def _put(out, prefix, state):
+    out.update({f"{prefix}/{k}": v for k, v in state.items()})
+
+
+def _take(f, prefix):
+    return {k.split("/", 1)[1]: v for k, v in f.items() if k.startswith(prefix + "/")}
+
+
+def make_fixtures(sol):
+    x = torch.tensor(BOOK_INPUT)
+    out = {"x": x}
+    for name, sizes in (("two", TWO_LAYERS), ("five", FIVE_LAYERS), ("narrow", NARROW_END)):
+        state = _seeded_state(sol, sizes, 123)  # the kata's seed: the book gives none
+        _put(out, f"{name}_w", state)
+        target = torch.zeros(1, sizes[-1])
+        for sc in (False, True):
+            m = sol.ShortcutNet(sizes, sc)
+            m.load_state_dict(state)
+            tag = f"{name}_{'sc' if sc else 'no'}"
+            out[f"{tag}_grads"] = sol.layer_gradients(m, x, target)
+            variants = {"sum": dict(loss="sum"), "outsum": dict(loss="outsum"), "bias": dict(with_bias=True)}
+            for key, kw in variants.items():
+                v = _Variant(sizes, sc)
+                v.load_state_dict(state)
+                out[f"{tag}_grads_{key}"] = _grads(v, x, target, **kw)
+            for key, kw in {"tanh": dict(gelu="tanh"), "before": dict(where="before"),
+                            "always": dict(always_add=True)}.items():
+                v = _Variant(sizes, sc, **kw)
+                v.load_state_dict(state)
+                out[f"{tag}_grads_{key}"] = _grads(v, x, target)
+    # Forward pass on a fresh batch, with the plausible wrong forwards.
+    g = torch.Generator().manual_seed(19)
+    xb = torch.randn(6, 4, generator=g)
+    out["xb"] = xb
+    for name, sizes in (("five", FIVE_LAYERS), ("narrow", NARROW_END)):
+        state = _take(out, f"{name}_w")
+        for sc in (False, True):
+            tag = f"{name}_{'sc' if sc else 'no'}"
+            m = sol.ShortcutNet(sizes, sc)
+            m.load_state_dict(state)
+            with torch.no_grad():
+                out[f"{tag}_y"] = m(xb)
+                for key, kw in {"tanh": dict(gelu="tanh"), "before": dict(where="before"),
+                                "always": dict(always_add=True), "flip": {}}.items():
+                    v = _Variant(sizes, (not sc) if key == "flip" else sc, **kw)
+                    v.load_state_dict(state)
+                    out[f"{tag}_y_{key}"] = v(xb)
+    # The property: five layers, several seeded weight sets, input and target of the figure.
+    for s in PROPERTY_SEEDS:
+        state = _seeded_state(sol, FIVE_LAYERS, s)
+        _put(out, f"prop{s}_w", state)
+        g_no = sol.layer_gradients(_load(sol.ShortcutNet(FIVE_LAYERS, False), state), x, torch.zeros(1, 4))
+        g_sc = sol.layer_gradients(_load(sol.ShortcutNet(FIVE_LAYERS, True), state), x, torch.zeros(1, 4))
+        assert _property_problems(g_no, g_sc) == [], (s, g_no, g_sc)
+    return out
+
+
+def _load(model, state):
+    model.load_state_dict(state)
+    return model
+
+
+def fx():
+    return fixtures.load(EXERCISE)
+
+
+# ----------------------------------------------------------------------------- helpers
+def _grad_mistakes(f, tag):
+    return [Mistake(f[f"{tag}_grads_sum"], "the loss was summed (reduction='sum'): use the mean squared error",
+                    "损失用了求和（reduction='sum'）：应使用均方误差（mean）"),
+            Mistake(f[f"{tag}_grads_outsum"], "backward() from the output's sum instead of the MSE loss",
+                    "从输出之和而不是 MSE 损失做了 backward()"),
+            Mistake(f[f"{tag}_grads_bias"], "the biases were averaged in with the weights: use the weight matrix only",
+                    "把偏置和权重一起平均了：只用权重矩阵"),
+            Mistake(f[f"{tag}_grads_tanh"], "GELU with approximate='tanh': use the exact nn.GELU()",
+                    "用了 approximate='tanh' 的 GELU：应使用精确的 nn.GELU()"),
+            Mistake(f[f"{tag}_grads_before"], "the shortcut was added before the GELU: add x to the layer's output",
+                    "在 GELU 之前加了捷径：应把 x 加到该层的输出上"),
+            Mistake(f[f"{tag}_grads_always"],
+                    "x was added to a layer whose output has another size (it broadcast): skip the shortcut there",
+                    "在输出大小不同的层上也加了 x（发生了广播）：这种层不加捷径")]
+
+
+def _expect_grads(actual, expected, what, mistakes):
+    """Gradients range from 1e-6 to 1: compare them absolutely and relative to the reference."""
+    expect_tensor(actual, expected, tol="norm", what=what, mistakes=mistakes)
+    ratio = [Mistake(m.value / expected, m.en, m.zh) for m in mistakes]
+    expect_tensor(actual / expected, torch.ones_like(expected), tol="norm",
+                  what=f"{what}, divided by the reference (1 = equal)", mistakes=ratio)
+
+
+def _property_problems(g_no, g_sc):
+    problems = []
+    r_no = float(g_no[0] / g_no[-1])
+    r_sc = float(g_sc[0] / g_sc[-1])
+    if not r_no < 0.1:
+        problems.append(f"without shortcuts the first layer's gradient should be under a tenth of the last "
+                        f"layer's (vanishing gradients); it is {r_no:.3g} times it")
+    if not float(g_sc[0]) > 10 * float(g_no[0]):
+        problems.append(f"with shortcuts the first layer's gradient should be over 10 times larger than without; "
+                        f"it is {float(g_sc[0]):.3g} against {float(g_no[0]):.3g}")
+    if not r_sc > 4 * r_no:
+        problems.append(f"the ratio first/last layer gradient should be over 4 times larger with shortcuts "
+                        f"({r_sc:.3g}) than without ({r_no:.3g})")
+    return problems
+
+
+def _net(sub, sizes, shortcut, state):
+    m = sub.new("ShortcutNet", sizes, shortcut)
+    m.load_state_dict(state)
+    return m
+
+
+# ----------------------------------------------------------------------------- checks
+@check(points=1)
+def test_parameter_names(sub):
+    m = sub.new("ShortcutNet", [4, 3, 3, 2], True)
+    state = m.state_dict()
+    expected = {"layers.0.0.weight": (3, 4), "layers.0.0.bias": (3,), "layers.1.0.weight": (3, 3),
+                "layers.1.0.bias": (3,), "layers.2.0.weight": (2, 3), "layers.2.0.bias": (2,)}
+    expect_equal(sorted(state), sorted(expected), what="state_dict keys of ShortcutNet([4, 3, 3, 2], True)")
+    for key, shape in expected.items():
+        expect_equal(tuple(state[key].shape), shape, what=f"shape of {key}")
+
+
+@check(points=2, listings=["1.19/gradients"])
+def test_figure_1_123_two_layers(sub):
+    f = fx()
+    state = _take(f, "two_w")
+    for sc in (False, True):
+        tag = f"two_{'sc' if sc else 'no'}"
+        got = sub.layer_gradients(_net(sub, TWO_LAYERS, sc, state), f["x"], torch.zeros(1, 4))
+        _expect_grads(got, f[f"{tag}_grads"], mistakes=_grad_mistakes(f, tag),
+                      what=f"layer_gradients of the two-layer net of figure 1.123 ({'with' if sc else 'without'} "
+                           "shortcuts, weights of torch.manual_seed(123), input [1, 0, 0, -1], target 0)")
+
+
+@check(points=2)
+def test_five_layers_vanishing_gradients(sub):
+    f = fx()
+    x, target = f["x"], torch.zeros(1, 4)
+    for s in PROPERTY_SEEDS:
+        state = _take(f, f"prop{s}_w")
+        g_no = sub.layer_gradients(_net(sub, FIVE_LAYERS, False, state), x, target)
+        g_sc = sub.layer_gradients(_net(sub, FIVE_LAYERS, True, state), x, target)
+        for g, label in ((g_no, "without"), (g_sc, "with")):
+            expect(isinstance(g, torch.Tensor) and tuple(g.shape) == (5,),
+                   f"layer_gradients of a five-layer net must return a tensor of shape (5,), got "
+                   f"{tuple(g.shape) if isinstance(g, torch.Tensor) else type(g).__name__} ({label} shortcuts)")
+            expect(bool(torch.isfinite(g).all() and (g > 0).all()),
+                   f"the mean absolute gradients must be finite and positive ({label} shortcuts): {g.tolist()}")
+        problems = _property_problems(g_no, g_sc)
+        expect(not problems, f"five layers of 4 units, weight set {s}: " + "; ".join(problems))
+
+
+@check(points=2, hidden=True)
+def test_five_layers_values(sub):
+    f = fx()
+    state = _take(f, "five_w")
+    for sc in (False, True):
+        tag = f"five_{'sc' if sc else 'no'}"
+        got = sub.layer_gradients(_net(sub, FIVE_LAYERS, sc, state), f["x"], torch.zeros(1, 4))
+        _expect_grads(got, f[f"{tag}_grads"], mistakes=_grad_mistakes(f, tag),
+                      what=f"layer_gradients of the five-layer net ({'with' if sc else 'without'} shortcuts)")
+
+
+@check(points=2, hidden=True)
+def test_forward_given_weights(sub):
+    f = fx()
+    for name, sizes in (("five", FIVE_LAYERS), ("narrow", NARROW_END)):
+        state = _take(f, f"{name}_w")
+        for sc in (False, True):
+            tag = f"{name}_{'sc' if sc else 'no'}"
+            mistakes = [Mistake(f[f"{tag}_y_tanh"], "GELU with approximate='tanh': use the exact nn.GELU()",
+                                "用了 approximate='tanh' 的 GELU：应使用精确的 nn.GELU()"),
+                        Mistake(f[f"{tag}_y_before"], "the shortcut was added before the GELU: x + GELU(Linear(x))",
+                                "在 GELU 之前加了捷径：应为 x + GELU(Linear(x))"),
+                        Mistake(f[f"{tag}_y_always"],
+                                "x was added to a layer whose output has another size (it broadcast)",
+                                "在输出大小不同的层上也加了 x（发生了广播）"),
+                        Mistake(f[f"{tag}_y_flip"], "use_shortcut has the opposite effect",
+                                "use_shortcut 的作用反了")]
+            y = _net(sub, sizes, sc, state)(f["xb"])
+            expect_tensor(y, f[f"{tag}_y"], tol="norm", mistakes=mistakes,
+                          what=f"ShortcutNet({sizes}, use_shortcut={sc}) on a (6, 4) batch")
+
+
+@check(points=1, hidden=True)
+def test_narrow_last_layer_gradients(sub):
+    f = fx()
+    state = _take(f, "narrow_w")
+    for sc in (False, True):
+        tag = f"narrow_{'sc' if sc else 'no'}"
+        got = sub.layer_gradients(_net(sub, NARROW_END, sc, state), f["x"], torch.zeros(1, 1))
+        _expect_grads(got, f[f"{tag}_grads"], mistakes=_grad_mistakes(f, tag),
+                      what=f"layer_gradients of ShortcutNet({NARROW_END}, use_shortcut={sc})")
+
+
+@check(points=1, hidden=True)
+def test_gradients_do_not_accumulate(sub):
+    f = fx()
+    m = _net(sub, FIVE_LAYERS, True, _take(f, "five_w"))
+    first = sub.layer_gradients(m, f["x"], torch.zeros(1, 4))
+    second = sub.layer_gradients(m, f["x"], torch.zeros(1, 4))
+    expect_tensor(second, f["five_sc_grads"], tol="norm", what="layer_gradients called a second time on the same model",
+                  mistakes=[Mistake(2 * f["five_sc_grads"], "gradients accumulated over the two calls: call "
+                                    "model.zero_grad() before backward()", "两次调用的梯度累加了：backward() 之前先调用 "
+                                    "model.zero_grad()")])
+    expect_tensor(first, f["five_sc_grads"], tol="norm", what="layer_gradients called once")

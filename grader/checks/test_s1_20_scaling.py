@@ -1,0 +1,160 @@
+"""Checks of §1.20 (sequential steps, receptive fields) and §1.22 (quadratic attention cost).
+
+The sections print no numbers; the claims are checked instead: an RNN needs seq_len
+sequential steps and a self-attention layer one (§1.20), and attention's FLOPs and score
+memory grow with the square of the sequence length (§1.22, ERRATA E-1.22-a).
+"""
+import math
+
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from grader.checking import check, expect, expect_equal, fixtures
+
+EXERCISE = "s1_20_scaling"
+STEPS_LENS = [1, 2, 7, 512, 4096]
+CNN_CASES = [(2, 2), (2, 3), (3, 3), (5, 3), (512, 3), (512, 5), (1000, 7), (4096, 2), (4097, 9)]
+FLOP_CASES = [(1, 12, 512, 64), (2, 8, 1024, 64), (3, 5, 7, 11), (8, 16, 4096, 128), (1, 1, 1, 1)]
+MEM_CASES = [(1, 12, 512, 4), (1, 12, 512, 2), (4, 16, 2048, 4), (3, 5, 7, 1), (8, 32, 32768, 2)]
+ISQRT_N = 10**8 + 1  # n^2 > 2^53: a float square root of n^2 - 1 rounds up to n
+
+
+def _int(x):
+    return torch.tensor(x, dtype=torch.int64)
+
+
+def max_len_cases():
+    """(memory, batch, heads, bytes): budgets around exact fits and ones a float sqrt gets wrong."""
+    cases = [(2**30, 1, 12, 4), (80 * 10**9, 1, 12, 4), (80 * 10**9, 8, 32, 2), (16 * 2**30, 4, 16, 4),
+             (1, 1, 1, 4), (0, 2, 2, 4), (48, 1, 12, 4), (47, 1, 12, 4)]
+    for b, h, e in ((1, 1, 1), (2, 3, 4)):
+        c = b * h * e
+        cases += [(c * 512**2, b, h, e), (c * 512**2 - 1, b, h, e), (c * ISQRT_N**2 - 1, b, h, e)]
+    return cases
+
+
+def make_fixtures(sol):
+    out = {}
+    out["steps_lens"] = _int(STEPS_LENS)
+    out["rnn_steps"] = _int([sol.rnn_sequential_steps(n) for n in STEPS_LENS])
+    out["attn_steps"] = _int([sol.attention_sequential_steps(n) for n in STEPS_LENS])
+    out["cnn"] = _int([sol.cnn_layers_to_span(n, k) for n, k in CNN_CASES])
+    out["flops"] = _int([sol.attention_flops(*c) for c in FLOP_CASES])
+    out["mem"] = _int([sol.score_matrix_bytes(*c) for c in MEM_CASES])
+    cases = max_len_cases()
+    out["max_len"] = _int([sol.max_seq_len(*c) for c in cases])
+    # The float square root really is wrong on the large cases (else they would test nothing).
+    m, b, h, e = cases[-1]
+    assert int(math.sqrt(m // (b * h * e))) == ISQRT_N and sol.max_seq_len(m, b, h, e) == ISQRT_N - 1
+    return out
+
+
+def fx():
+    return fixtures.load(EXERCISE)
+
+
+def _name(got, expected, known, what):
+    """expect_equal, naming a known mistake when the answer matches one."""
+    if got != expected:
+        for value, why in known:
+            if got == value:
+                expect(False, f"{what}: {why}")
+    expect_equal(got, expected, what=what)
+
+
+@check(points=1, listings=["1.20/parallel"])
+def test_sequential_steps(sub):
+    f = fx()
+    for i, n in enumerate(STEPS_LENS):
+        expect_equal(sub.rnn_sequential_steps(n), int(f["rnn_steps"][i]),
+                     what=f"rnn_sequential_steps({n}) (each hidden state waits for the previous one)")
+        expect_equal(sub.attention_sequential_steps(n), int(f["attn_steps"][i]),
+                     what=f"attention_sequential_steps({n}) (all positions at once)")
+    _name(sub.cnn_layers_to_span(512, 3), int(f["cnn"][CNN_CASES.index((512, 3))]),
+          [(512 // 3, "one layer of kernel 3 adds 2 tokens of receptive field, not 3"),
+           (-(-512 // 3), "one layer of kernel 3 adds 2 tokens of receptive field, not 3"),
+           (511 // 2, "round up: 255 layers see 511 tokens, one short of 512")],
+          "cnn_layers_to_span(512, kernel_size=3)")
+
+
+@check(points=1, hidden=True)
+def test_cnn_layers(sub):
+    f = fx()
+    for i, (n, k) in enumerate(CNN_CASES):
+        _name(sub.cnn_layers_to_span(n, k), int(f["cnn"][i]),
+              [(math.ceil(n / k), "one layer adds k - 1 tokens of receptive field, not k"),
+               ((n - 1) // (k - 1), "round up, not down"),
+               (math.ceil(n / (k - 1)), "the first layer sees k tokens: 1 + L * (k - 1) >= seq_len")],
+              f"cnn_layers_to_span({n}, kernel_size={k})")
+
+
+@check(points=2)
+def test_attention_flops(sub):
+    f = fx()
+    for i, (b, h, n, d) in enumerate(FLOP_CASES):
+        _name(sub.attention_flops(b, h, n, d), int(f["flops"][i]),
+              [(2 * b * h * n * n * d, "half the count: two products (Q K^T and A V), and 2 FLOPs per multiply-add"),
+               (b * h * n * n * d, "a quarter of the count: two products, 2 FLOPs per multiply-add each"),
+               (4 * b * n * n * d, "the count must be multiplied by the number of heads"),
+               (4 * b * h * n * d * d, "Q K^T is (n, d) @ (d, n): n * n * d multiply-adds, not n * d * d")],
+              f"attention_flops(batch={b}, heads={h}, seq_len={n}, head_dim={d})")
+
+
+@check(points=1)
+def test_score_matrix_bytes(sub):
+    f = fx()
+    for i, (b, h, n, e) in enumerate(MEM_CASES):
+        _name(sub.score_matrix_bytes(b, h, n, e), int(f["mem"][i]),
+              [(b * h * n * n, "multiply by bytes_per_element"), (b * n * n * e, "one matrix per head: multiply by heads")],
+              f"score_matrix_bytes(batch={b}, heads={h}, seq_len={n}, bytes_per_element={e})")
+    expect_equal(sub.score_matrix_bytes(1, 12, 512), int(f["mem"][0]),
+                 what="score_matrix_bytes(1, 12, 512) with the default of 4 bytes (float32)")
+
+
+@check(points=1, listings=["1.22/quadratic"])
+def test_quadratic_cost(sub):
+    for n in (128, 512, 1000):
+        for factor in (2, 3, 8):
+            flops = sub.attention_flops(2, 12, n * factor, 64) / sub.attention_flops(2, 12, n, 64)
+            mem = sub.score_matrix_bytes(2, 12, n * factor) / sub.score_matrix_bytes(2, 12, n)
+            expect(flops == factor**2, f"a {factor}x longer sequence must cost {factor**2}x the attention FLOPs "
+                                       f"(quadratic), got {flops:g}x (from seq_len {n})")
+            expect(mem == factor**2, f"a {factor}x longer sequence must need {factor**2}x the score memory "
+                                     f"(quadratic), got {mem:g}x (from seq_len {n})")
+    for factor in (2, 5):
+        expect(sub.attention_flops(2 * factor, 12, 256, 64) == factor * sub.attention_flops(2, 12, 256, 64),
+               f"a {factor}x larger batch must cost {factor}x the FLOPs (linear)")
+        expect(sub.score_matrix_bytes(2, 12 * factor, 256) == factor * sub.score_matrix_bytes(2, 12, 256),
+               f"{factor}x the heads must need {factor}x the score memory (linear)")
+
+
+@check(points=1)
+def test_max_seq_len(sub):
+    f = fx()
+    cases = max_len_cases()
+    for i, (m, b, h, e) in enumerate(cases[:8]):
+        expected = int(f["max_len"][i])
+        _name(sub.max_seq_len(m, b, h, e), expected,
+              [(expected + 1, "one too long: the answer must fit in the budget (round down)")],
+              f"max_seq_len(memory_bytes={m}, batch={b}, heads={h}, bytes_per_element={e})")
+
+
+@check(points=1, hidden=True)
+def test_max_seq_len_exact(sub):
+    f = fx()
+    cases = max_len_cases()
+    for i, (m, b, h, e) in enumerate(cases):
+        expected = int(f["max_len"][i])
+        _name(sub.max_seq_len(m, b, h, e), expected,
+              [(expected + 1, "one too long: a float square root rounds up for large budgets; use math.isqrt")],
+              f"max_seq_len(memory_bytes={m}, batch={b}, heads={h}, bytes_per_element={e})")
+
+    @settings(max_examples=25, derandomize=True, database=None, deadline=None)
+    @given(st.integers(0, 10**15), st.integers(1, 64), st.integers(1, 64), st.sampled_from([1, 2, 4, 8]))
+    def fits(m, b, h, e):
+        n = sub.max_seq_len(m, b, h, e)
+        expect(isinstance(n, int) and b * h * e * n * n <= m < b * h * e * (n + 1) ** 2,
+               f"max_seq_len({m}, {b}, {h}, {e}) = {n!r}: the scores of that length must fit and one more must not")
+
+    fits()
