@@ -5,7 +5,7 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from grader.checking import CheckFailure, Mistake, check, expect, expect_equal, expect_tensor, fixtures
+from grader.checking import CheckFailure, Mistake, check, expect, expect_equal, expect_tensor, fixtures, matches
 from grader.checking import book
 from grader.worker.proxy import StudentError
 
@@ -73,6 +73,12 @@ def _mha_mistakes(sd, x, h, causal=False):
         Mistake(_reference(sd, x, h, not causal), "the causal mask was " + ("ignored" if causal else "applied"),
                 "因果掩码" + ("没有生效" if causal else "不该使用")),
     ]
+
+
+def _expect_mha(out, expected, what, sd, x, h, causal):
+    """expect_tensor with the named mistakes, built only when the answer is wrong (they cost time)."""
+    if not matches(out, expected, "attention"):
+        expect_tensor(out, expected, tol="attention", what=what, mistakes=_mha_mistakes(sd, x, h, causal))
 
 
 def _torch_mha(sd, x, h, causal=False):
@@ -287,10 +293,9 @@ def test_mha_matches_torch_multihead_attention(sub):
             m = sub.new("MultiHeadAttention", 12, 12, heads, qkv_bias=True, causal=causal)
             m.load_state_dict(sd)
             out = _call(m, x)
-            expect_tensor(out, _torch_mha(sd, x, heads, causal), tol="attention",
-                          what=f"MultiHeadAttention(12, 12, {heads}, causal={causal}) against "
-                               "torch.nn.MultiheadAttention with the same weights",
-                          mistakes=_mha_mistakes(sd, x, heads, causal))
+            _expect_mha(out, _torch_mha(sd, x, heads, causal),
+                        f"MultiHeadAttention(12, 12, {heads}, causal={causal}) against "
+                        "torch.nn.MultiheadAttention with the same weights", sd, x, heads, causal)
 
 
 @check(points=2, hidden=True)
@@ -342,14 +347,14 @@ def test_mha_fresh_shapes_and_bias(sub):
         for causal in (False, True):
             m = sub.new("MultiHeadAttention", 8, 12, 3, qkv_bias=bool(bias), causal=causal)
             m.load_state_dict(sd)
-            expect_tensor(_call(m, x), f[f"mha{bias}_y_{causal}"], tol="attention",
-                          what=f"MultiHeadAttention(8, 12, 3, qkv_bias={bool(bias)}, causal={causal}) on (2, 5, 8)",
-                          mistakes=_mha_mistakes(sd, x, 3, causal))
+            _expect_mha(_call(m, x), f[f"mha{bias}_y_{causal}"],
+                        f"MultiHeadAttention(8, 12, 3, qkv_bias={bool(bias)}, causal={causal}) on (2, 5, 8)",
+                        sd, x, 3, causal)
 
 
 @check(points=2, hidden=True)
 def test_mha_matches_torch_random(sub):
-    @settings(max_examples=12, derandomize=True, database=None, deadline=None)
+    @settings(max_examples=10, derandomize=True, database=None, deadline=None)
     @given(st.integers(1, 3), st.integers(1, 7), st.sampled_from([1, 2, 3, 4]), st.integers(1, 4),
            st.booleans(), st.booleans(), st.integers(0, 2**16))
     def matches(b, n, h, d, bias, causal, seed):
@@ -358,10 +363,9 @@ def test_mha_matches_torch_random(sub):
         x = torch.randn(b, n, h * d, generator=g)
         m = sub.new("MultiHeadAttention", h * d, h * d, h, qkv_bias=bias, causal=causal)
         m.load_state_dict(sd)
-        expect_tensor(_call(m, x), _torch_mha(sd, x, h, causal), tol="attention",
-                      what=f"MultiHeadAttention({h * d}, {h * d}, {h}, qkv_bias={bias}, causal={causal}) on "
-                           f"{(b, n, h * d)} against torch.nn.MultiheadAttention",
-                      mistakes=_mha_mistakes(sd, x, h, causal) if n > 1 and h > 1 else [])
+        _expect_mha(_call(m, x), _torch_mha(sd, x, h, causal),
+                    f"MultiHeadAttention({h * d}, {h * d}, {h}, qkv_bias={bias}, causal={causal}) on "
+                    f"{(b, n, h * d)} against torch.nn.MultiheadAttention", sd, x, h, causal)
 
     matches()
 
