@@ -44,7 +44,7 @@ def _attend(q, k, v, causal=False, scale=None, dim=-1):
     return w, w @ v
 
 
-def _reference(sd, x, h, causal=False, split_t=True, merge_t=True, scale_by_dout=False, out_proj=True):
+def _reference(sd, x, h, causal=False, split_t=True, merge_t=True, scale="head", out_proj=True):
     """Multi-head attention written out plainly, with switches for the common mistakes."""
     def lin(name, t):
         y = t @ sd[f"{name}.weight"].T
@@ -52,7 +52,7 @@ def _reference(sd, x, h, causal=False, split_t=True, merge_t=True, scale_by_dout
 
     q, k, v = (_split(lin(n, x), h, split_t) for n in LINEARS)
     d_out = sd["W_query.weight"].shape[0]
-    _, ctx = _attend(q, k, v, causal, scale=math.sqrt(d_out) if scale_by_dout else None)
+    _, ctx = _attend(q, k, v, causal, scale={"head": None, "d_out": math.sqrt(d_out), "none": 1.0}[scale])
     merged = _merge(ctx, merge_t)
     return lin("out_proj", merged) if out_proj else merged
 
@@ -65,14 +65,34 @@ def _mha_mistakes(sd, x, h, causal=False):
         Mistake(_reference(sd, x, h, causal, split_t=False),
                 "the heads were split with .view(b, heads, n, head_dim) instead of view then transpose(1, 2)",
                 "拆分多头时直接 view(b, heads, n, head_dim)，而不是先 view 再 transpose(1, 2)"),
-        Mistake(_reference(sd, x, h, causal, scale_by_dout=True),
+        Mistake(_reference(sd, x, h, causal, scale="d_out"),
                 "the scores were scaled by sqrt(d_out) instead of sqrt(head_dim)",
                 "分数除以了 sqrt(d_out)，而不是 sqrt(head_dim)"),
+        Mistake(_reference(sd, x, h, causal, scale="none"), "the scores were not scaled by sqrt(head_dim)",
+                "分数没有除以 sqrt(head_dim)"),
         Mistake(_reference(sd, x, h, causal, out_proj=False), "out_proj was not applied to the merged heads",
                 "合并后的多头输出没有经过 out_proj"),
         Mistake(_reference(sd, x, h, not causal), "the causal mask was " + ("ignored" if causal else "applied"),
                 "因果掩码" + ("没有生效" if causal else "不该使用")),
     ]
+
+
+def _attention_mistakes(q, k, v, causal):
+    d = q.shape[-1]
+    wrong = [Mistake(_attend(q, k, v, causal, scale=1.0)[0], "the scores were not scaled by sqrt(head_dim)",
+                     "分数没有除以 sqrt(head_dim)"),
+             Mistake(_attend(q, k, v, causal, scale=float(d))[0], "divided by head_dim instead of sqrt(head_dim)",
+                     "除以了 head_dim 而不是 sqrt(head_dim)"),
+             Mistake(_attend(q, k, v, causal, dim=-2)[0], "softmax over the queries (dim=-2) instead of the keys",
+                     "在查询维（dim=-2）而不是键维上做了 softmax"),
+             Mistake(_attend(q, k, v, not causal)[0], "the causal mask was " + ("ignored" if causal else "applied"),
+                     "因果掩码" + ("没有生效" if causal else "不该使用"))]
+    if causal:
+        n = q.shape[-2]
+        cut = _attend(q, k, v)[0].masked_fill(torch.triu(torch.ones(n, n, dtype=torch.bool), 1), 0.0)
+        wrong.append(Mistake(cut, "future weights were zeroed after the softmax without renormalising the rows",
+                             "softmax 之后把未来位置置零，却没有重新归一化"))
+    return wrong
 
 
 def _expect_mha(out, expected, what, sd, x, h, causal):
@@ -215,6 +235,12 @@ def test_listing_1_18_head_attention(sub):
     expect_tensor(ctx, f["context"], tol="attention", what="listing 1.18: context (1, 2, 3, 3)")
     expect_tensor(ctx[0, 0], torch.tensor([TRUE_CONTEXT_HEAD0_ROW] * 3), tol="printed3",
                   what="context[0, 0] to 3 decimals")
+    # The listing's weights are saturated (one-hot), so fresh inputs are what show the scaling.
+    q, k, v = f["hq"], f["hk"], f["hv"]
+    w, ctx = _pair(sub.head_attention(q, k, v), "head_attention on (2, 3, 5, 4) tensors")
+    expect_tensor(w, f["h_weights_False"], tol="attention", what="weights for (2, 3, 5, 4) queries and keys",
+                  mistakes=_attention_mistakes(q, k, v, causal=False))
+    expect_tensor(ctx, f["h_context_False"], tol="attention", what="context for (2, 3, 5, 4) values")
 
 
 @check(points=2, listings=["1.19"])
@@ -320,21 +346,8 @@ def test_head_attention_fresh(sub):
     q, k, v = f["hq"], f["hk"], f["hv"]
     for causal in (False, True):
         w, ctx = _pair(sub.head_attention(q, k, v, causal=causal), f"head_attention(causal={causal})")
-        wrong = [Mistake(_attend(q, k, v, causal, scale=1.0)[0], "the scores were not scaled", "分数没有缩放"),
-                 Mistake(_attend(q, k, v, causal, scale=4.0)[0], "divided by head_dim instead of sqrt(head_dim)",
-                         "除以了 head_dim 而不是 sqrt(head_dim)"),
-                 Mistake(_attend(q, k, v, causal, dim=-2)[0], "softmax over the queries (dim=-2) instead of the keys",
-                         "在查询维（dim=-2）而不是键维上做了 softmax"),
-                 Mistake(_attend(q, k, v, not causal)[0],
-                         "the causal mask was " + ("ignored" if causal else "applied"),
-                         "因果掩码" + ("没有生效" if causal else "不该使用"))]
-        if causal:
-            full = _attend(q, k, v)[0]
-            cut = full.masked_fill(torch.triu(torch.ones(5, 5, dtype=torch.bool), 1), 0.0)
-            wrong.append(Mistake(cut, "future weights were zeroed after the softmax without renormalising the rows",
-                                 "softmax 之后把未来位置置零，却没有重新归一化"))
         expect_tensor(w, f[f"h_weights_{causal}"], tol="attention", what=f"weights, (2, 3, 5, 5), causal={causal}",
-                      mistakes=wrong)
+                      mistakes=_attention_mistakes(q, k, v, causal))
         expect_tensor(ctx, f[f"h_context_{causal}"], tol="attention", what=f"context, (2, 3, 5, 4), causal={causal}")
 
 
