@@ -68,12 +68,18 @@ def verify(root=None, grade: bool = True) -> Verdict:
         known = {f"{ex.id}::{ch.name}" for ex in c.exercises for ch in ex.checks}
         entries = re.findall(r"^### (E-[\w.-]+)\s*$(.*?)(?=^### |^## |\Z)", errata.read_text(encoding="utf-8"), re.M | re.S)
         for entry_id, body in entries:
-            proofs = re.findall(r"`(s\d+_\d+_\w+::test_\w+)`", body.split("Proved by", 1)[-1]) if "Proved by" in body else []
-            if not proofs:
+            tail = body.split("Proved by", 1)[1] if "Proved by" in body else ""
+            proofs = re.findall(r"`(s\d+_\d+_\w+::test_\w+)`", tail)
+            tests = re.findall(r"`(tests/[\w/]+\.py)::(test_\w+)`", tail)  # a claim no graded check can show
+            if not proofs and not tests:
                 v.problems.append(f"ERRATA.md {entry_id}: no 'Proved by' check")
             for proof in proofs:
                 if proof not in known:
                     v.problems.append(f"ERRATA.md {entry_id}: proved by {proof}, which does not exist")
+            for path, name in tests:
+                f = c.root / path
+                if not f.is_file() or f"def {name}(" not in f.read_text(encoding="utf-8"):
+                    v.problems.append(f"ERRATA.md {entry_id}: proved by {path}::{name}, which does not exist")
         v.facts.append(f"ERRATA.md: {len(entries)} entries, each proved by an existing check")
     else:
         v.problems.append("ERRATA.md is missing")

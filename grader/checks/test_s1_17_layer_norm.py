@@ -1,0 +1,172 @@
+"""Checks of §1.17, layer normalisation (the six-value example and a LayerNorm module)."""
+import torch
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+
+from grader.checking import Mistake, check, expect, expect_equal, expect_tensor, fixtures
+
+EXERCISE = "s1_17_layer_norm"
+
+# §1.17: one layer's six outputs for one example.
+SIX = [0.78, 1.05, 0.44, 0.73, 0.65, 0.28]
+# True values (the book prints mean ~0.6, variance ~0.07 and [0.44, 1.48, -0.85, 0.28, -0.01, -1.33]:
+# ERRATA E-1.17-a..d).
+SIX_MEAN, SIX_VAR = 0.655, 0.0607
+SIX_NORMALIZED = [0.507, 1.603, -0.873, 0.304, -0.020, -1.522]
+
+
+def _ln(x, w=None, b=None, eps=1e-5, unbiased=False, eps_outside=False, dim=-1, by_var=False):
+    """Layer norm written out, with switches for the common mistakes."""
+    mean = x.mean(dim=dim, keepdim=True)
+    var = x.var(dim=dim, keepdim=True, unbiased=unbiased)
+    if by_var:
+        y = (x - mean) / (var + eps)
+    elif eps_outside:
+        y = (x - mean) / (var.sqrt() + eps)
+    else:
+        y = (x - mean) / (var + eps).sqrt()
+    return y if w is None else y * w + b
+
+
+def _mistakes(x, w=None, b=None, eps=1e-5):
+    out = [Mistake(_ln(x, w, b, eps, unbiased=True), "the unbiased variance (dividing by d - 1): use d",
+                   "用了无偏方差（除以 d - 1），应除以 d"),
+           Mistake(_ln(x, w, b, eps, eps_outside=True), "eps added outside the square root: use sqrt(var + eps)",
+                   "eps 加在了平方根外面，应为 sqrt(var + eps)"),
+           Mistake(_ln(x, w, b, eps, by_var=True), "divided by the variance instead of the standard deviation",
+                   "除以了方差而不是标准差")]
+    if x.dim() > 1:
+        out.append(Mistake(_ln(x, w, b, eps, dim=0), "normalised over dim 0 instead of the last dimension (the features)",
+                           "在第 0 维而不是最后一维（特征维）上做了归一化"))
+    if x.dim() > 2:
+        out.append(Mistake(_ln(x, w, b, eps, dim=-2), "normalised over the tokens (dim -2) instead of the features",
+                           "在 token 维（-2）而不是特征维上做了归一化"))
+    if w is not None:
+        out.append(Mistake(_ln(x), "the learned scale (weight) and shift (bias) were not applied",
+                           "没有乘以可学习的 weight、加上 bias"))
+    return out
+
+
+def _torch_ln(x, w, b, eps=1e-5):
+    ref = torch.nn.LayerNorm(x.shape[-1], eps=eps)
+    with torch.no_grad():
+        ref.weight.copy_(w)
+        ref.bias.copy_(b)
+        return ref(x)
+
+
+def make_fixtures(sol):
+    six = torch.tensor(SIX)
+    mean, var = sol.mean_and_variance(six)
+    g = torch.Generator().manual_seed(117)
+    x = torch.randn(2, 5, 16, generator=g) * 3 + 1
+    small = torch.randn(4, 8, generator=g) * 1e-3
+    m = sol.LayerNorm(16)
+    w, b = torch.randn(16, generator=g), torch.randn(16, generator=g)
+    m.load_state_dict({"weight": w, "bias": b})
+    with torch.no_grad():
+        y = m(x)
+    return {"six": six, "six_mean": mean, "six_var": var, "six_norm": sol.normalize(six, eps=0.0),
+            "six_norm_eps": sol.normalize(six), "x": x, "w": w, "b": b, "y": y,
+            "small": small, "small_norm": sol.normalize(small), "small_norm_big_eps": sol.normalize(small, eps=1e-3),
+            "rows": x[0], "rows_norm": sol.normalize(x[0])}
+
+
+def fx():
+    return fixtures.load(EXERCISE)
+
+
+@check(points=3, listings=["1.17/six-values"])
+def test_book_six_values(sub):
+    six = torch.tensor(SIX)
+    out = sub.mean_and_variance(six)
+    expect(isinstance(out, (tuple, list)) and len(out) == 2,
+           f"mean_and_variance: expected a tuple (mean, var), got {type(out).__name__}")
+    mean, var = out
+    expect_tensor(mean, torch.tensor([SIX_MEAN]), tol="printed3", what="mean of the six values, shape (1,)")
+    expect_tensor(var, torch.tensor([SIX_VAR]), tol="printed4", what="biased variance of the six values, shape (1,)",
+                  mistakes=[Mistake(six.var(keepdim=True, dim=-1), "the unbiased variance (dividing by 5): "
+                                    "layer norm divides by the number of features, 6", "用了无偏方差（除以 5），应除以 6")])
+    for eps in (0.0, 1e-5):
+        y = sub.normalize(six, eps=eps)
+        expect_tensor(y, torch.tensor(SIX_NORMALIZED), tol="printed3", what=f"normalize(six values, eps={eps:g})",
+                      mistakes=_mistakes(six, eps=eps))
+    y = y.double()
+    expect(abs(float(y.mean())) < 1e-6, "the normalised six values must have mean 0")
+    expect(abs(float(y.var(unbiased=False)) - 1) < 1e-3, "the normalised six values must have (biased) variance 1")
+
+
+@check(points=1)
+def test_parameters(sub):
+    m = sub.new("LayerNorm", 6)
+    state = m.state_dict()
+    expect_equal(sorted(state), ["bias", "weight"], what="parameter names of LayerNorm (weight = scale, bias = shift)")
+    expect_tensor(state["weight"], torch.ones(6), tol="exact", what="initial weight (the scale): ones")
+    expect_tensor(state["bias"], torch.zeros(6), tol="exact", what="initial bias (the shift): zeros")
+    expect(len(list(m.named_parameters())) == 2, "weight and bias must be nn.Parameter so that an optimizer trains them")
+
+
+@check(points=3)
+def test_layer_norm_matches_torch(sub):
+    f = fx()
+    x, w, b = f["x"], f["w"], f["b"]
+    m = sub.new("LayerNorm", 16)
+    expect_tensor(m(x), _torch_ln(x, torch.ones(16), torch.zeros(16)), tol="norm",
+                  what="LayerNorm(16) with its initial parameters on a (2, 5, 16) batch", mistakes=_mistakes(x))
+    m.load_state_dict({"weight": w, "bias": b})
+    expect_tensor(m(x), _torch_ln(x, w, b), tol="norm",
+                  what="LayerNorm(16) against torch.nn.LayerNorm with the same weight and bias",
+                  mistakes=_mistakes(x, w, b))
+
+
+@check(points=2, hidden=True)
+def test_small_variance_and_eps(sub):
+    f = fx()
+    small = f["small"]  # rows whose variance (~1e-6) is smaller than eps
+    expect_tensor(sub.normalize(small), f["small_norm"], tol="norm", what="normalize of rows with variance ~1e-6",
+                  mistakes=_mistakes(small))
+    expect_tensor(sub.normalize(small, eps=1e-3), f["small_norm_big_eps"], tol="norm",
+                  what="normalize(..., eps=1e-3) (use the eps argument)", mistakes=_mistakes(small, eps=1e-3))
+    m = sub.new("LayerNorm", 8, eps=0.1)
+    ones, zeros = torch.ones(8), torch.zeros(8)
+    expect_tensor(m(small * 1e3), _torch_ln(small * 1e3, ones, zeros, eps=0.1), tol="norm",
+                  what="LayerNorm(8, eps=0.1) against torch.nn.LayerNorm(8, eps=0.1)",
+                  mistakes=_mistakes(small * 1e3, eps=0.1))
+    const = torch.full((2, 8), 3.0)
+    out = m(const)
+    expect(bool(torch.isfinite(out).all()) and bool((out == 0).all()),
+           "a constant row must normalise to zeros (no division by zero: eps keeps the denominator positive)")
+
+
+@check(points=1, hidden=True)
+def test_last_dimension_only(sub):
+    f = fx()
+    rows = f["rows"]  # (5, 16)
+    expect_tensor(sub.normalize(rows), f["rows_norm"], tol="norm", what="normalize of a (5, 16) matrix, row by row",
+                  mistakes=_mistakes(rows))
+    one = sub.normalize(rows[2:3])
+    expect_tensor(one, f["rows_norm"][2:3], tol="norm",
+                  what="a row normalised alone equals the same row normalised in a batch (no statistics across rows)")
+
+
+@check(points=2, hidden=True)
+def test_invariants(sub):
+    rows = st.lists(st.floats(-50, 50, allow_nan=False, width=32), min_size=2, max_size=12)
+
+    @settings(max_examples=20, derandomize=True, database=None, deadline=None)
+    @given(rows, st.floats(0.1, 20), st.floats(-30, 30))
+    def invariants(values, a, c):
+        x = torch.tensor(values, dtype=torch.float64)
+        var = float(x.var(unbiased=False))
+        assume(var > 1e-3)
+        y = sub.normalize(x, eps=0.0)
+        expect_tensor(y, _ln(x, eps=0.0), tol="norm", what=f"normalize({values}, eps=0)", mistakes=_mistakes(x, eps=0.0))
+        expect(abs(float(y.mean())) < 1e-9, f"normalize({values}) must have mean 0")
+        expect(abs(float(y.var(unbiased=False)) - 1) < 1e-9, f"normalize({values}, eps=0) must have variance 1")
+        y_eps = sub.normalize(x)
+        expect(abs(float(y_eps.var(unbiased=False)) - var / (var + 1e-5)) < 1e-9,
+               f"normalize({values}) with eps=1e-5 must have variance var / (var + eps)")
+        expect_tensor(sub.normalize(a * x + c, eps=0.0), y, tol="norm",
+                      what=f"normalize({a:g} * x + {c:g}) (scaling by a positive number and shifting change nothing)")
+
+    invariants()

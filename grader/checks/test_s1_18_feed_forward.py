@@ -1,0 +1,155 @@
+"""Checks of §1.18, GELU and the position-wise feed-forward network (768 -> 3072 -> 768)."""
+import math
+
+import torch
+import torch.nn.functional as F
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from grader.checking import Mistake, check, expect, expect_equal, expect_tensor, fixtures
+
+EXERCISE = "s1_18_feed_forward"
+NAMES = {"fc1.weight": (3072, 768), "fc1.bias": (3072,), "fc2.weight": (768, 3072), "fc2.bias": (768,)}
+
+# GELU's negative region (true values, float64): GELU(-1) = -Phi(1) * 1 = -0.1587, and its minimum
+# is -0.1700 at x = -0.7518. ReLU is 0 on the whole negative axis.
+GELU_MINUS_ONE = -0.1587
+GELU_MIN, GELU_ARGMIN = -0.1700, -0.7518
+
+
+def _gelu_mistakes(x):
+    return [Mistake(torch.relu(x), "this is ReLU: GELU is x * Phi(x), slightly negative below 0", "这是 ReLU：GELU 是 x * Phi(x)"),
+            Mistake(F.gelu(x, approximate="tanh"), "the tanh approximation where the exact (erf) form was asked",
+                    "要求精确（erf）形式，却用了 tanh 近似"),
+            Mistake(F.gelu(x), "the exact (erf) form where the tanh approximation was asked",
+                    "要求 tanh 近似，却用了精确（erf）形式"),
+            Mistake(x * torch.sigmoid(1.702 * x), "the sigmoid approximation x * sigmoid(1.702 x)",
+                    "用了 sigmoid 近似 x * sigmoid(1.702 x)"),
+            Mistake(0.5 * x * (1 + torch.erf(x)), "erf(x) instead of erf(x / sqrt(2))", "用了 erf(x) 而不是 erf(x / sqrt(2))"),
+            Mistake(0.5 * x * (1 + torch.tanh(math.sqrt(2 / math.pi) * x)), "the 0.044715 * x**3 term is missing",
+                    "漏掉了 0.044715 * x**3 项")]
+
+
+def _ffn(x, sd, act=F.gelu):
+    return F.linear(act(F.linear(x, sd["fc1.weight"], sd["fc1.bias"])), sd["fc2.weight"], sd["fc2.bias"])
+
+
+def _ffn_mistakes(x, sd):
+    return [Mistake(_ffn(x, sd, torch.relu), "ReLU between the layers instead of GELU", "两层之间用了 ReLU 而不是 GELU"),
+            Mistake(_ffn(x, sd, lambda h: F.gelu(h, approximate="tanh")), "the tanh GELU instead of the exact one",
+                    "用了 tanh 近似的 GELU，而不是精确形式"),
+            Mistake(_ffn(x, sd, lambda h: h), "no activation between the two linear layers", "两个线性层之间没有激活函数")]
+
+
+def make_fixtures(sol):
+    g = torch.Generator().manual_seed(118)
+    grid = torch.linspace(-6, 6, 241)
+    x64 = torch.randn(3, 7, generator=g, dtype=torch.float64) * 3
+    small = torch.randn(2, 4, 8, generator=g)
+    sd = {"fc1.weight": torch.randn(20, 8, generator=g) * 0.5, "fc1.bias": torch.randn(20, generator=g) * 0.5,
+          "fc2.weight": torch.randn(8, 20, generator=g) * 0.5, "fc2.bias": torch.randn(8, generator=g) * 0.5}
+    m = sol.FeedForward(8, hidden_dim=20)
+    m.load_state_dict(sd)
+    with torch.no_grad():
+        y = m(small)
+    return {"grid": grid, "grid_gelu": sol.gelu(grid), "grid_tanh": sol.gelu_tanh(grid),
+            "x64": x64, "x64_gelu": sol.gelu(x64), "x64_tanh": sol.gelu_tanh(x64),
+            "small": small, "small_y": y, **{f"sd/{k}": v for k, v in sd.items()}}
+
+
+def fx():
+    return fixtures.load(EXERCISE)
+
+
+@check(points=2, listings=["1.18/gelu-relu"])
+def test_gelu_exact_and_its_negative_region(sub):
+    f = fx()
+    grid = f["grid"]
+    out = sub.gelu(grid)
+    expect_tensor(out, F.gelu(grid), tol="norm", what="gelu on [-6, 6] against torch's exact GELU",
+                  mistakes=_gelu_mistakes(grid)[:2] + _gelu_mistakes(grid)[3:5])
+    x = torch.tensor([-1.0, 0.0, GELU_ARGMIN, 1.0], dtype=torch.float64)
+    y = sub.gelu(x)
+    expect_tensor(y[:1], torch.tensor([GELU_MINUS_ONE], dtype=torch.float64), tol="printed4", what="gelu(-1)")
+    expect_tensor(y[1:2], torch.zeros(1, dtype=torch.float64), tol="exact", what="gelu(0)")
+    expect_tensor(y[2:3], torch.tensor([GELU_MIN], dtype=torch.float64), tol="printed4",
+                  what="gelu(-0.7518), GELU's minimum")
+    # Unlike ReLU, GELU is negative on the whole negative axis and never below its minimum.
+    neg = out[(grid < 0) & (grid > -4)]  # below -4, float32 rounds x * Phi(x) to 0
+    expect(bool((neg < 0).all()), "gelu(x) must be negative for -4 < x < 0 (ReLU would give exactly 0)")
+    expect(bool((out[grid < 0] <= 0).all()), "gelu(x) must not be positive for x < 0")
+    expect(bool((neg >= GELU_MIN - 1e-4).all()), "gelu(x) must never go below its minimum, about -0.170")
+    # GELU(x) - ReLU(x) = -|x| * Phi(-|x|): an even function, so GELU(x) - GELU(-x) = x.
+    expect_tensor(out - sub.gelu(-grid), grid, tol="norm", what="gelu(x) - gelu(-x) (must equal x for every x)")
+    expect(float((out - torch.relu(grid)).min()) < -0.16,
+           "gelu(x) - relu(x) must reach about -0.17 near |x| = 0.75: GELU differs from ReLU around 0")
+
+
+@check(points=1, listings=["1.18/gelu-relu"])
+def test_gelu_tanh(sub):
+    f = fx()
+    grid = f["grid"]
+    out = sub.gelu_tanh(grid)
+    expect_tensor(out, F.gelu(grid, approximate="tanh"), tol="norm",
+                  what="gelu_tanh on [-6, 6] against torch's GELU(approximate='tanh')",
+                  mistakes=[m for i, m in enumerate(_gelu_mistakes(grid)) if i != 1])
+    gap = (out.double() - F.gelu(grid.double())).abs().max()
+    expect(float(gap) < 1e-3, "the tanh form must stay within 1e-3 of the exact GELU")
+
+
+@check(points=2, hidden=True)
+def test_gelu_fresh(sub):
+    f = fx()
+    x = f["x64"]
+    expect_tensor(sub.gelu(x), F.gelu(x), tol="norm", what="gelu of a float64 (3, 7) tensor", mistakes=_gelu_mistakes(x))
+    expect_tensor(sub.gelu_tanh(x), F.gelu(x, approximate="tanh"), tol="norm", what="gelu_tanh of a float64 (3, 7) tensor",
+                  mistakes=_gelu_mistakes(x))
+    big = torch.tensor([-40.0, -10.0, 10.0, 40.0])
+    for name in ("gelu", "gelu_tanh"):
+        expect_tensor(getattr(sub, name)(big), torch.tensor([0.0, 0.0, 10.0, 40.0]), tol="norm",
+                      what=f"{name} far from 0 (0 on the left, x on the right, no NaN)")
+
+    @settings(max_examples=20, derandomize=True, database=None, deadline=None)
+    @given(st.lists(st.floats(-8, 8, allow_nan=False), min_size=1, max_size=10))
+    def odd_part(values):
+        x = torch.tensor(values, dtype=torch.float64)
+        for name in ("gelu", "gelu_tanh"):
+            fn = getattr(sub, name)
+            y, y_neg = fn(x), fn(-x)
+            expect_tensor(y - y_neg, x, tol="norm", what=f"{name}(x) - {name}(-x) for x = {values} (must equal x)")
+            expect(bool((y <= torch.relu(x) + 1e-12).all()), f"{name}(x) must never exceed relu(x) (x = {values})")
+
+    odd_part()
+
+
+@check(points=3, listings=["1.18/ffn"])
+def test_feed_forward_768(sub):
+    m = sub.new("FeedForward", 768)
+    state = m.state_dict()
+    expect_equal(sorted(state), sorted(NAMES), what="parameter names of FeedForward(768)")
+    for name, shape in NAMES.items():
+        expect_equal(tuple(state[name].shape), shape, what=f"shape of {name} (768 -> 4 * 768 = 3072 -> 768)")
+    g = torch.Generator().manual_seed(1121)
+    sd = {name: torch.randn(*shape, generator=g) * 0.03 for name, shape in NAMES.items()}
+    m.load_state_dict(sd)
+    x = torch.randn(2, 3, 768, generator=g)  # (batch, tokens, emb_dim), as in figure 1.120
+    y = m(x)
+    expected = _ffn(x, sd)
+    expect_tensor(y, expected, tol="norm", what="FeedForward(768) on a (2, 3, 768) batch against "
+                  "nn.Sequential(nn.Linear(768, 3072), nn.GELU(), nn.Linear(3072, 768)) with the same weights",
+                  mistakes=_ffn_mistakes(x, sd))
+
+
+@check(points=2, hidden=True)
+def test_feed_forward_fresh(sub):
+    f = fx()
+    sd = {k.split("/", 1)[1]: v for k, v in f.items() if k.startswith("sd/")}
+    m = sub.new("FeedForward", 8, hidden_dim=20)
+    m.load_state_dict(sd)
+    x = f["small"]
+    y = m(x)
+    expect_tensor(y, f["small_y"], tol="norm", what="FeedForward(8, hidden_dim=20) on a (2, 4, 8) batch",
+                  mistakes=_ffn_mistakes(x, sd))
+    # Position-wise: one token alone gives the same vector as inside its batch.
+    expect_tensor(m(x[1, 2]), f["small_y"][1, 2], tol="norm", what="one token vector (8,) on its own")
+    expect_tensor(m(x[0]), f["small_y"][0], tol="norm", what="one sequence (4, 8) without a batch dimension")
