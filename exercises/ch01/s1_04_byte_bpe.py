@@ -4,8 +4,8 @@
 GPT-2 runs BPE on the UTF-8 bytes of a text, so any string can be encoded: the 256 single
 bytes hold ids 0-255 (in GPT-2's own order, not by byte value), and each of its 50,000 merges
 added one more token. A token's id is its rank: lower ranks were learned earlier and are
-merged first. With the
-special token <|endoftext|> (id 50256) that makes 50,257 tokens; "Building" is token 25954.
+merged first. With the special token <|endoftext|> (id 50256) that makes 50,257 tokens;
+"Building" is token 25954.
 
 Encoding has three steps: cut the text into pieces with GPT2_PATTERN (words with their leading
 space, numbers, punctuation, whitespace), turn each piece into bytes, and merge each piece's
@@ -41,7 +41,7 @@ def bpe_merge(piece: bytes, ranks: dict[bytes, int]) -> list[int]:
     joins into a known token, join the pair whose joined bytes have the lowest rank (the leftmost
     such pair on a tie). Returns the ranks of the final parts, left to right.
 
-    b"Building" -> [25954]; b" lowest" -> [9016] ... (one id per final part).
+    b"Building" -> [25954] (one token); b"lowest" -> [9319, 395] (b"low", b"est").
     """
     raise NotImplementedError('s1_04_byte_bpe: single bytes first; repeatedly join the adjacent pair with the lowest rank (in bpe_merge)')
 
