@@ -21,6 +21,9 @@ PYTHON="${PYTHON:-python3}"
 [ -x .venv/bin/python ] || "$PYTHON" -m venv .venv
 .venv/bin/python -m pip install -q --disable-pip-version-check "torch==2.13.0" ${KATA_TORCH_PIP_ARGS:-}
 .venv/bin/python -m pip install -q --disable-pip-version-check -e .
+# GPT-2's merge ranks for §1.4 (.kata/assets/gpt2.tiktoken, sha256-checked; kept when already there).
+.venv/bin/python -m grader.gpt2 fetch \
+  || echo "setup: could not fetch gpt2.tiktoken; the GPT-2 tokenizer checks will be skipped until \`.venv/bin/python -m grader.gpt2 fetch\` succeeds" >&2
 
 if [ "${KATA_SETUP_ONLY:-0}" != 1 ]; then
   .venv/bin/kata grade solutions

@@ -1,0 +1,291 @@
+"""Checks of §1.4, GPT-2's byte-level BPE (figure 1.25: 50,257 tokens, "Building" -> 25954).
+
+Expected ids come from tiktoken, here in the trusted process (grader.gpt2.encoding(): "gpt2",
+or offline "r50k_base", the same ranks). The student's tokenizer, in the sandbox, reads the
+same ranks from gpt2.tiktoken in the worker's assets folder (`sub.assets`).
+"""
+import functools
+import json
+import random
+
+import pytest
+import torch
+from hypothesis import Phase, given, settings
+from hypothesis import strategies as st
+
+from grader import gpt2
+from grader.checking import CheckFailure, Mistake, check, expect, expect_equal, expect_tensor, fixtures
+
+EXERCISE = "s1_04_byte_bpe"
+ENDOFTEXT = "<|endoftext|>"
+# GPT-2's pre-tokenization pattern, as the stub gives it (tiktoken's r50k pattern is equivalent).
+GPT2_PATTERN = r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
+
+# Varied text: punctuation, digits, whitespace runs, contractions, accents, CJK, emoji, the special token.
+TEXTS = [
+    "Hello, world!",
+    "Building",
+    "The next day is bright.",
+    "I'll say it's what they're doing; we've done, you'd... 'S'",
+    "Rock'n'roll isn't Bob's; 'tis the '90s.'s end",  # ".'s": whole-text BPE would merge across pieces
+    "quotes: \"it's\" (she'll) 'they've'",
+    "1234567890 3.14159 and 1,000,000 (2024-05-17)",
+    "   three leading spaces, two trailing  ",
+    "tabs\tand\nnew lines\n\n\nand   runs    of     spaces",
+    "café naïve résumé Ærøskøbing Straße",
+    "你好，世界！Transformer 模型 注意力机制",
+    "emoji 🎉🔥 thumbs 👍🏽 family 👨\u200d👩\u200d👧",
+    "a<|endoftext|>b <|endoftext|> c<|endoftext|>",
+    "Ωμέγα кириллица עברית العربية हिन्दी",
+    "!!!???...---***===>>> <a href=\"x\">#hash @at $5 %20</a>",
+    "\u00a0no-break\u2003em space\u3000ideographic\r\nCRLF",
+]
+# Single pre-tokenization pieces: merging them by rank is all encode does.
+PIECES = [" Building", "lowest", " finest", " transformers", " internationalization", "1234567",
+          " 你好", "ééé", " !!!???", "                ", " antidisestablishmentarianism", "🎉"]
+
+
+def make_fixtures(sol):
+    # tiktoken's ids of TEXTS when the fixtures were made. Checks compare with tiktoken live; the
+    # fixture catches a reference that changed since (another tiktoken or ranks file).
+    enc = gpt2.encoding()
+    ids = [_expected(enc, text) for text in TEXTS]
+    return {"texts": torch.tensor(list(json.dumps(TEXTS).encode("utf-8")), dtype=torch.uint8),
+            "ids": torch.tensor([i for row in ids for i in row], dtype=torch.int64),
+            "lengths": torch.tensor([len(row) for row in ids], dtype=torch.int64)}
+
+
+def _fixture_ids() -> dict[str, list[int]]:
+    f = fixtures.load(EXERCISE)
+    texts = json.loads(bytes(f["texts"].tolist()).decode("utf-8"))
+    rows = torch.split(f["ids"], f["lengths"].tolist())
+    return {text: row.tolist() for text, row in zip(texts, rows)}
+
+
+# ---------------------------------------------------------------- the asset and tiktoken
+def _asset_folder(sub) -> str:
+    """The worker's path of the folder holding gpt2.tiktoken; skips the check when there is none."""
+    if not gpt2.have_asset():
+        pytest.skip(f"{gpt2.ASSET_NAME} is not in {gpt2.assets_dir()}: run `python -m grader.gpt2 fetch` "
+                    "(setup.sh does) where PyPI is reachable")
+    try:
+        folder = object.__getattribute__(sub, "assets")  # not sub.assets: that would name a remote function
+    except AttributeError:
+        folder = None
+    if not isinstance(folder, str) or not folder:
+        pytest.skip("this grader gives the sandbox no assets folder (sub.assets), so the ranks cannot be read there")
+    return folder
+
+
+@functools.lru_cache(maxsize=1)
+def _enc():
+    try:
+        return gpt2.encoding()
+    except gpt2.AssetMissing as e:
+        pytest.skip(str(e))
+
+
+def _tokenizer(sub):
+    folder = _asset_folder(sub)
+    enc = _enc()
+    return sub.from_file(f"{folder}/{gpt2.ASSET_NAME}"), enc
+
+
+def _expected(enc, text):
+    return enc.encode(text, allowed_special="all")
+
+
+@functools.lru_cache(maxsize=1)
+def _ranks():
+    from tiktoken.load import load_tiktoken_bpe
+    return load_tiktoken_bpe(str(gpt2.asset_path()))
+
+
+# ---------------------------------------------------------------- wrong answers, to name them
+def _greedy_merge(piece: bytes, ranks) -> list[int]:
+    """Wrong: join the leftmost joinable pair each time, whatever its rank."""
+    parts = [bytes([b]) for b in piece]
+    merged = True
+    while merged:
+        merged = False
+        for i in range(len(parts) - 1):
+            if parts[i] + parts[i + 1] in ranks:
+                parts[i:i + 2] = [parts[i] + parts[i + 1]]
+                merged = True
+                break
+    return [ranks[p] for p in parts]
+
+
+def _wrong_answers(text: str, enc) -> list[tuple[list[int], str, str]]:
+    import regex
+    ranks = _ranks()
+
+    def per_part(encode_part):  # the special token handled right, the rest by `encode_part`
+        ids = []
+        for n, part in enumerate(text.split(ENDOFTEXT)):
+            ids += [enc.eot_token] if n else []
+            ids += encode_part(part)
+        return ids
+
+    def pieces(part, merge):
+        return [i for p in regex.findall(GPT2_PATTERN, part) for i in merge(p.encode("utf-8"), ranks)]
+
+    return [
+        (per_part(lambda part: _merge_all(part.encode("utf-8"), ranks)),
+         "BPE ran on the whole text: cut it into pieces with GPT2_PATTERN first",
+         "在整段文本上做了 BPE：应先用 GPT2_PATTERN 切分"),
+        (per_part(lambda part: pieces(part, _greedy_merge)),
+         "merging the leftmost joinable pair instead of the pair with the lowest rank",
+         "合并了最左边可合并的字节对，而不是秩最低的字节对"),
+        (per_part(lambda part: [i for word in part.split() for i in pieces(word, _merge_all)]),
+         "text.split() dropped the spaces: GPT-2 keeps a word's leading space in its piece",
+         "text.split() 丢掉了空格：GPT-2 把单词前面的空格保留在切片里"),
+        (enc.encode_ordinary(text), "<|endoftext|> was encoded as plain text: it is one special token, id len(ranks)",
+         "<|endoftext|> 被当作普通文本编码：它是一个特殊 token，id 为 len(ranks)"),
+        (list(text.encode("utf-8")), "raw byte values are not token ids, and no merges were made",
+         "原始字节值不是 token id，而且没有进行合并"),
+        ([ranks[bytes([b])] for b in text.encode("utf-8")], "no merges were made: only single-byte tokens",
+         "没有进行合并：只有单字节 token"),
+    ]
+
+
+def _merge_all(piece: bytes, ranks) -> list[int]:
+    parts = [bytes([b]) for b in piece]
+    while len(parts) > 1:
+        cands = [(ranks[parts[i] + parts[i + 1]], i) for i in range(len(parts) - 1) if parts[i] + parts[i + 1] in ranks]
+        if not cands:
+            break
+        _, i = min(cands)
+        parts[i:i + 2] = [parts[i] + parts[i + 1]]
+    return [ranks[p] for p in parts]
+
+
+def _ids(value, what) -> torch.Tensor:
+    if not isinstance(value, (list, tuple)) or not all(isinstance(i, int) and not isinstance(i, bool) for i in value):
+        raise CheckFailure(f"{what} must be a list of int token ids, got {type(value).__name__}: {str(value)[:200]}")
+    return torch.tensor(list(value), dtype=torch.int64)
+
+
+def expect_ids(actual, expected, what, mistakes=()):
+    """Token ids compared exactly; a known wrong answer is named. `mistakes` may be a function
+    (called only on a failure, as computing wrong answers takes time)."""
+    ids = _ids(actual, what)
+    if ids.tolist() == list(expected):
+        return
+    mistakes = mistakes() if callable(mistakes) else mistakes
+    expect_tensor(ids, torch.tensor(expected, dtype=torch.int64), tol="exact", what=what,
+                  mistakes=[Mistake(torch.tensor(v, dtype=torch.int64), en, zh) for v, en, zh in mistakes])
+
+
+# ---------------------------------------------------------------- the book's numbers
+@check(points=1, listings=["1.4/gpt2"])
+def test_book_vocabulary_size(sub):
+    tok, enc = _tokenizer(sub)
+    expect_equal(enc.n_vocab, 50257, "tiktoken's GPT-2 vocabulary size (the grader's own reference)")
+    expect_equal(tok.vocab_size(), 50257, "vocab_size() of GPT-2's table: 50,256 ranked tokens and <|endoftext|>")
+    expect_equal(tok.num_merges(), 50000, "num_merges() of GPT-2's table: the tokens longer than one byte")
+
+
+@check(points=2, listings=["1.4/gpt2"])
+def test_book_building_and_endoftext(sub):
+    tok, enc = _tokenizer(sub)
+    expect_equal(_expected(enc, "Building"), [25954], "tiktoken's ids of 'Building' (the grader's own reference)")
+    expect_ids(tok.encode("Building"), [25954], "encode('Building')", mistakes=lambda: _wrong_answers("Building", enc))
+    expect_ids(tok.encode(ENDOFTEXT), [50256], "encode('<|endoftext|>')", mistakes=[
+        (enc.encode_ordinary(ENDOFTEXT),
+         "<|endoftext|> was encoded as plain text: it is one special token, id len(ranks) = 50256",
+         "<|endoftext|> 被当作普通文本编码：它是一个特殊 token，id 为 len(ranks) = 50256")])
+    expect_equal(tok.decode([25954]), "Building", "decode([25954])")
+    expect_equal(tok.decode([50256]), ENDOFTEXT, "decode([50256])")
+
+
+# ---------------------------------------------------------------- varied text
+@check(points=3)
+def test_varied_text_matches_tiktoken(sub):
+    tok, enc = _tokenizer(sub)
+    stored = _fixture_ids()
+    for text in TEXTS:
+        expected = _expected(enc, text)
+        assert stored.get(text) == expected, (f"the grader's reference ids of {text!r} changed since the fixtures "
+                                              f"were made ({gpt2.SOURCE}): run `kata fixtures`")
+        expect_ids(tok.encode(text), expected, f"the token ids of encode({text!r})",
+                   mistakes=lambda: _wrong_answers(text, enc))
+
+
+@check(points=2)
+def test_round_trip(sub):
+    tok, enc = _tokenizer(sub)
+    for text in TEXTS:
+        expect_equal(tok.decode(_expected(enc, text)), text, f"decode of tiktoken's ids of {text!r}")
+        expect_equal(tok.decode(tok.encode(text)), text, f"decode(encode({text!r}))")
+
+
+@check(points=3, hidden=True)
+def test_random_text_matches_tiktoken(sub):
+    tok, enc = _tokenizer(sub)
+    fragments = st.sampled_from([" ", "  ", "\n", "\t", "'s", "'ll", ".'s", "'", "\"", "it's", "Building", " the",
+                                 "42", "3.5", "é", "ü", "中文", "😀", "👍🏽", "!", "...", ENDOFTEXT, "\r\n", "\u00a0"])
+    texts = st.lists(st.one_of(fragments, st.text(max_size=6)), max_size=12).map("".join)
+
+    # No shrinking: each try re-runs pure-Python BPE in the sandbox, and a hidden check shows only the input.
+    @settings(max_examples=25, derandomize=True, database=None, deadline=None,
+              phases=[Phase.explicit, Phase.reuse, Phase.generate])
+    @given(texts)
+    def same_ids(text):
+        ids = tok.encode(text)
+        expect_ids(ids, _expected(enc, text), f"the token ids of encode({text!r})",
+                   mistakes=lambda: _wrong_answers(text, enc))
+        expect_equal(tok.decode(ids), text, f"decode(encode({text!r}))")
+
+    same_ids()
+
+
+@check(points=2, hidden=True)
+def test_merge_by_rank(sub):
+    tok, enc = _tokenizer(sub)
+    ranks = _ranks()
+    for piece in PIECES:
+        data = piece.encode("utf-8")
+        expected = enc.encode_ordinary(piece)  # each of PIECES is a single pre-tokenization piece
+        expect_ids(tok.merge_bytes(list(data)), expected, f"bpe_merge of the piece {piece!r}", mistakes=[
+            (_greedy_merge(data, ranks), "merging the leftmost joinable pair instead of the pair with the lowest rank",
+             "合并了最左边可合并的字节对，而不是秩最低的字节对")])
+    # Bytes that are not valid UTF-8 on their own still merge by rank.
+    rng = random.Random(1404)
+    for _ in range(5):
+        data = bytes(rng.randrange(256) for _ in range(rng.randint(1, 12)))
+        expect_ids(tok.merge_bytes(list(data)), _merge_all(data, ranks), f"bpe_merge of the bytes {data!r}")
+
+
+@check(points=2, hidden=True)
+def test_small_table(sub):
+    """A table of its own (no asset needed): single bytes in a shuffled order and a few merges, so
+    that ids are not byte values and the special token's id is len(ranks), not 50256."""
+    import tiktoken
+    from tiktoken_ext.openai_public import r50k_pat_str
+
+    rng = random.Random(25954)
+    order = list(range(256))
+    rng.shuffle(order)
+    ranks = {bytes([b]): i for i, b in enumerate(order)}
+    for token in (b"es", b"est", b"ol", b"old", b" l", b" lo", b" low", b"in", b"fin", b" fin", b"\xe4\xbd"):
+        ranks[token] = len(ranks)
+    ref = tiktoken.Encoding("kata-small", pat_str=r50k_pat_str, mergeable_ranks=ranks,
+                            special_tokens={ENDOFTEXT: len(ranks)})
+    tok = sub.from_rows([[list(t), r] for t, r in ranks.items()])
+    expect_equal(tok.vocab_size(), len(ranks) + 1, f"vocab_size() of a table of {len(ranks)} ranked tokens")
+    expect_equal(tok.num_merges(), len(ranks) - 256, f"num_merges() of a table with {len(ranks) - 256} merges")
+    for text in ["old finest lowest", " fin fin  final", "oldest<|endoftext|>lowest", "你好 est"]:
+        expect_ids(tok.encode(text), ref.encode(text, allowed_special="all"), f"encode({text!r}) with a small table")
+        expect_equal(tok.decode(tok.encode(text)), text, f"decode(encode({text!r})) with a small table")
+
+
+@check(points=1, hidden=True)
+def test_decode_partial_characters(sub):
+    tok, enc = _tokenizer(sub)
+    for text in ["🎉", "注意", "é!"]:
+        for i in _expected(enc, text):
+            expect_equal(tok.decode([i]), enc.decode([i]),
+                         f"decode([{i}]), a token of {text!r} that may hold part of a character "
+                         "(decode with errors='replace')")
+    expect(tok.decode([]) == "", "decode([]) must be the empty string")
