@@ -87,6 +87,13 @@ def scan(source: str, forbidden: list[str]) -> list[Violation]:
             hit("the @ operator (torch.Tensor.__matmul__)", node)
         elif isinstance(node, ast.AugAssign) and isinstance(node.op, ast.MatMult) and "torch.Tensor.__matmul__" in banned:
             hit("the @ operator (torch.Tensor.__matmul__)", node)
+        elif (isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant)
+              and isinstance(node.args[0].value, str)
+              and (isinstance(node.func, ast.Name) and node.func.id == "__import__"
+                   or _dotted(node.func, aliases) == "importlib.import_module")):
+            module = node.args[0].value  # __import__("tiktoken"), importlib.import_module("torch.nn.functional")
+            if module in banned or prefixes and (module + ".").startswith(prefixes):
+                hit(module, node)
         elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "getattr"
               and len(node.args) >= 2 and isinstance(node.args[1], ast.Constant)
               and isinstance(node.args[1].value, str)):

@@ -115,7 +115,8 @@ def signatures(source: str) -> dict[str, str]:
     return sigs
 
 
-HEADER = "# Exercise {id} (§{section}): {title}. Replace each `raise NotImplementedError` with your code.\n"
+# No title on the first two lines: Python reads "coding: ..." there as the file's encoding (PEP 263).
+HEADER = "# Exercise {id} (§{section}): replace each `raise NotImplementedError` with your code.\n"
 
 
 def stub_text(course, ex) -> str:

@@ -1,4 +1,4 @@
-# Exercise s1_01_next_token (§1.1): Next-token prediction: probability table, top-k, greedy and temperature sampling. Replace each `raise NotImplementedError` with your code.
+# Exercise s1_01_next_token (§1.1): replace each `raise NotImplementedError` with your code.
 """§1.1 Next-token prediction with a tiny local language model.
 
 A language model maps the tokens seen so far to one score (logit) per vocabulary entry for the

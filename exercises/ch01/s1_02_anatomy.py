@@ -1,4 +1,4 @@
-# Exercise s1_02_anatomy (§1.2): Anatomy of a decoder-only model: shapes from tokens to next-token probabilities. Replace each `raise NotImplementedError` with your code.
+# Exercise s1_02_anatomy (§1.2): replace each `raise NotImplementedError` with your code.
 """§1.2 Anatomy of a decoder-only transformer: input, processing, output (figures 1.10–1.11).
 
 Input stage: token ids become token embeddings, and a position embedding per position is added.

@@ -1,4 +1,4 @@
-# Exercise s1_03_tokenizers (§1.3): Word-level and character-level tokenizers. Replace each `raise NotImplementedError` with your code.
+# Exercise s1_03_tokenizers (§1.3): replace each `raise NotImplementedError` with your code.
 """§1.3 Word-level and character-level tokenization.
 
 A tokenizer cuts text into tokens and gives each token an id: its position in a vocabulary

@@ -1,4 +1,4 @@
-# Exercise s1_04_bpe_train (§1.4): Byte pair encoding (BPE), learning merges from word counts. Replace each `raise NotImplementedError` with your code.
+# Exercise s1_04_bpe_train (§1.4): replace each `raise NotImplementedError` with your code.
 """§1.4 Byte pair encoding: learning merges from word counts.
 
 BPE starts from single characters and repeatedly fuses the most frequent adjacent pair into

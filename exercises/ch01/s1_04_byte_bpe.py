@@ -1,4 +1,4 @@
-# Exercise s1_04_byte_bpe (§1.4): GPT-2's byte-level BPE: encode and decode with its merge ranks. Replace each `raise NotImplementedError` with your code.
+# Exercise s1_04_byte_bpe (§1.4): replace each `raise NotImplementedError` with your code.
 """§1.4 Byte-level BPE with GPT-2's merge ranks (figure 1.25).
 
 GPT-2 runs BPE on the UTF-8 bytes of a text, so any string can be encoded: the 256 single

@@ -1,4 +1,4 @@
-# Exercise s1_05_embeddings (§1.5): One-hot vectors and the embedding lookup table. Replace each `raise NotImplementedError` with your code.
+# Exercise s1_05_embeddings (§1.5): replace each `raise NotImplementedError` with your code.
 """§1.5 Word embeddings: one-hot vectors and the embedding lookup table.
 
 A one-hot vector of a token has vocab_size entries: 1 at the token's id, 0 everywhere else.

@@ -1,4 +1,4 @@
-# Exercise s1_05_positions (§1.5): Integer, binary and sinusoidal position encodings. Replace each `raise NotImplementedError` with your code.
+# Exercise s1_05_positions (§1.5): replace each `raise NotImplementedError` with your code.
 """§1.5 Position embeddings: integer, binary and sinusoidal.
 
 Self-attention sees its input as a set, so each token embedding gets a vector that encodes

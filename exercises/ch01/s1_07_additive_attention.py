@@ -1,4 +1,4 @@
-# Exercise s1_07_additive_attention (§1.7): Bahdanau (additive) attention; cross- vs self-attention. Replace each `raise NotImplementedError` with your code.
+# Exercise s1_07_additive_attention (§1.7): replace each `raise NotImplementedError` with your code.
 """§1.7-1.8 Bahdanau (additive) attention, and cross- vs self-attention.
 
 An encoder reads the source sentence and leaves one hidden state h_j per token. Instead of

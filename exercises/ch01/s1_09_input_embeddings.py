@@ -1,4 +1,4 @@
-# Exercise s1_09_input_embeddings (§1.9): The input embedding matrix. Replace each `raise NotImplementedError` with your code.
+# Exercise s1_09_input_embeddings (§1.9): replace each `raise NotImplementedError` with your code.
 """§1.9 The input embedding matrix (listing 1.1).
 
 Every token of a sentence becomes one row: its word embedding plus the embedding of its

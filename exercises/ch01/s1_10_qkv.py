@@ -1,4 +1,4 @@
-# Exercise s1_10_qkv (§1.10): Queries, keys and values. Replace each `raise NotImplementedError` with your code.
+# Exercise s1_10_qkv (§1.10): replace each `raise NotImplementedError` with your code.
 """§1.10 From embeddings to queries, keys and values (listings 1.2–1.4).
 
 Three trainable matrices W_query, W_key, W_value of shape (d_in, d_out) project every input

@@ -1,4 +1,4 @@
-# Exercise s1_11_attention_scores (§1.11): Attention scores. Replace each `raise NotImplementedError` with your code.
+# Exercise s1_11_attention_scores (§1.11): replace each `raise NotImplementedError` with your code.
 """§1.11 Attention scores (listing 1.5).
 
 The score of query i against key j is their dot product. For all pairs at once:

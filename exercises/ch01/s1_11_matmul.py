@@ -1,4 +1,4 @@
-# Exercise s1_11_matmul (§1.11): Matrix multiplication by hand. Replace each `raise NotImplementedError` with your code.
+# Exercise s1_11_matmul (§1.11): replace each `raise NotImplementedError` with your code.
 """§1.11 A quick note on matrix multiplication.
 
 Entry (i, j) of A @ B is the dot product of row i of A with column j of B; the inner

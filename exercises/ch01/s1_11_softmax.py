@@ -1,4 +1,4 @@
-# Exercise s1_11_softmax (§1.11): Simple normalisation and a numerically stable softmax. Replace each `raise NotImplementedError` with your code.
+# Exercise s1_11_softmax (§1.11): replace each `raise NotImplementedError` with your code.
 """§1.11 Simple normalisation and softmax.
 
 Both turn a row of scores into weights that sum to 1. Simple normalisation divides by the

@@ -1,4 +1,4 @@
-# Exercise s1_12_context (§1.12): Context vectors. Replace each `raise NotImplementedError` with your code.
+# Exercise s1_12_context (§1.12): replace each `raise NotImplementedError` with your code.
 """§1.12 From attention weights to context vectors (listing 1.7).
 
 Each context vector is the weighted sum of all value vectors, weighted by one row of the

@@ -1,4 +1,4 @@
-# Exercise s1_12_scaled_attention (§1.12): Scaled attention weights. Replace each `raise NotImplementedError` with your code.
+# Exercise s1_12_scaled_attention (§1.12): replace each `raise NotImplementedError` with your code.
 """§1.12 Why scale attention scores (listing 1.6).
 
 A dot product of d_k terms has a variance that grows with d_k; dividing the scores by

@@ -1,4 +1,4 @@
-# Exercise s1_12_self_attention (§1.12): The SelfAttention module. Replace each `raise NotImplementedError` with your code.
+# Exercise s1_12_self_attention (§1.12): replace each `raise NotImplementedError` with your code.
 """§1.12 Self-attention as a PyTorch module (listing 1.8).
 
 The module owns the three projection matrices and runs the whole pipeline: project to

@@ -1,4 +1,4 @@
-# Exercise s1_13_causal_mask (§1.13): Causal masking. Replace each `raise NotImplementedError` with your code.
+# Exercise s1_13_causal_mask (§1.13): replace each `raise NotImplementedError` with your code.
 """§1.13 Causal (masked) attention (listings 1.9–1.12).
 
 A language model writes one token at a time, so the context vector of token i may only mix

@@ -1,4 +1,4 @@
-# Exercise s1_14_dropout (§1.14): Dropout, written by hand. Replace each `raise NotImplementedError` with your code.
+# Exercise s1_14_dropout (§1.14): replace each `raise NotImplementedError` with your code.
 """§1.14 Dropout on causal attention weights (listing 1.13).
 
 During training, dropout zeroes each attention weight with probability p and multiplies the

@@ -1,4 +1,4 @@
-# Exercise s1_15_attention (§1.15): Attention in one function: masks, dropout, batches and heads. Replace each `raise NotImplementedError` with your code.
+# Exercise s1_15_attention (§1.15): replace each `raise NotImplementedError` with your code.
 """§1.15 Self-attention in one function (summary of §1.10–1.14, figure 1.102).
 
 The whole pipeline: scores = Q K^T, scaled by 1 / sqrt(d_k); an optional mask (causal, padding)

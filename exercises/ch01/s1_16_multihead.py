@@ -1,4 +1,4 @@
-# Exercise s1_16_multihead (§1.16): Multi-head attention: split, attend per head, merge, project. Replace each `raise NotImplementedError` with your code.
+# Exercise s1_16_multihead (§1.16): replace each `raise NotImplementedError` with your code.
 """§1.16 Multi-head attention (listings 1.14–1.19).
 
 One big projection of width d_out is cut into num_heads slices of head_dim = d_out // num_heads

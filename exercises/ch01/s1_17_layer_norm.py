@@ -1,4 +1,4 @@
-# Exercise s1_17_layer_norm (§1.17): Layer normalisation from scratch. Replace each `raise NotImplementedError` with your code.
+# Exercise s1_17_layer_norm (§1.17): replace each `raise NotImplementedError` with your code.
 """§1.17 Layer normalisation.
 
 Each vector (the last dimension: the features of one token of one example) is centred on its

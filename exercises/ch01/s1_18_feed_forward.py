@@ -1,4 +1,4 @@
-# Exercise s1_18_feed_forward (§1.18): GELU and the position-wise feed-forward network. Replace each `raise NotImplementedError` with your code.
+# Exercise s1_18_feed_forward (§1.18): replace each `raise NotImplementedError` with your code.
 """§1.18 The position-wise feed-forward network and GELU.
 
 The same small network runs on every token vector on its own: a linear layer widens 768

@@ -1,4 +1,4 @@
-# Exercise s1_19_shortcuts (§1.19): Shortcut connections and vanishing gradients. Replace each `raise NotImplementedError` with your code.
+# Exercise s1_19_shortcuts (§1.19): replace each `raise NotImplementedError` with your code.
 """§1.19 Shortcut (residual) connections and the gradients they keep alive (figure 1.123).
 
 A stack of Linear + GELU layers, with or without a shortcut around each layer. With a

@@ -1,4 +1,4 @@
-# Exercise s1_20_scaling (§1.20): Sequential steps, receptive fields and the quadratic cost of attention. Replace each `raise NotImplementedError` with your code.
+# Exercise s1_20_scaling (§1.20): replace each `raise NotImplementedError` with your code.
 """§1.20 Why transformers scale, and §1.22 the price: attention is quadratic in the sequence length.
 
 An RNN must walk through a sequence one token at a time; a self-attention layer relates every

@@ -1,4 +1,4 @@
-# Exercise s1_21_transfer (§1.21): Loading pre-trained weights and freezing layers. Replace each `raise NotImplementedError` with your code.
+# Exercise s1_21_transfer (§1.21): replace each `raise NotImplementedError` with your code.
 """§1.21 Pre-training, fine-tuning and transfer learning.
 
 A classifier reuses a pre-trained encoder: its weights are copied in by name, the new

@@ -42,6 +42,8 @@ class Guard(TorchFunctionMode):
         self.banned: dict[int, str] = {}
         self.banned_names: set[str] = set()
         for name in forbidden:
+            if not name.startswith("torch.") or name.endswith(".*"):
+                continue  # only torch functions pass through a TorchFunctionMode; the scan sees the rest
             obj = resolve(name)
             if obj is not None:
                 self.banned[id(obj)] = name
