@@ -35,10 +35,28 @@ def kata(*args: str, cwd: Path = ROOT, timeout: float = 600) -> subprocess.Compl
 
 
 def grade(path: Path, *args: str, timeout: float = 600) -> dict:
-    """Grade `path` with `kata grade --json` and return the report."""
+    """Grade `path` with `kata grade --json` and return the report.
+
+    The command line runs in this process (the same argparse and code path as the `kata`
+    command, minus a new interpreter's torch import per call); set KATA_TEST_SUBPROCESS=1 to
+    run each grading as a separate `kata` process instead. Timeouts are the grader's own."""
     out = path.parent / f"report-{path.name}.json"
-    proc = kata("grade", str(path), "--json", str(out), "--quiet", *args, timeout=timeout)
-    assert proc.returncode == 0, f"kata grade failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}"
+    argv = ["grade", str(path), "--json", str(out), "--quiet", *args]
+    if os.environ.get("KATA_TEST_SUBPROCESS"):
+        proc = kata(*argv, timeout=timeout)
+        assert proc.returncode == 0, f"kata grade failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}"
+    else:
+        from grader.cli import main
+        old = os.environ.get("KATA_LANG")
+        os.environ["KATA_LANG"] = "en"
+        try:
+            code = main(argv)
+        finally:
+            if old is None:
+                os.environ.pop("KATA_LANG", None)
+            else:
+                os.environ["KATA_LANG"] = old
+        assert code == 0, f"kata grade failed ({code})"
     return json.loads(out.read_text())
 
 
@@ -53,7 +71,7 @@ def score_of(report: dict, exercise: str) -> float:
 @pytest.fixture
 def tmp_course(tmp_path):
     """A private copy of the course (manifest, solutions, stubs, errata) to break on purpose."""
-    for name in ("course.toml", "solutions", "exercises", "ERRATA.md"):
+    for name in ("course.toml", "solutions", "exercises", "ERRATA.md", "tests"):
         src = ROOT / name
         (shutil.copytree if src.is_dir() else shutil.copy)(src, tmp_path / name)
     return tmp_path

@@ -95,3 +95,27 @@ def listing_1_12(sub, show):
     show("Causal attention weights:")
     show(attn_weights_causal)
     show("\nRow sums:", attn_weights_causal.sum(dim=-1))
+
+
+@listing("1.13/neg-inf", book="""[2, -inf, -inf] -> [1.0000, 0.0000, 0.0000]
+[2, 3, -inf]    -> [0.2689, 0.7311, 0.0000]
+[2, 3, 5]       -> [0.0420, 0.1142, 0.8438]""", errata=["E-1.13-k", "E-1.13-l", "E-1.13-m"])
+def neg_inf_example(sub, show):
+    """Softmax of [2, 3, 5] after causal masking: [2, -inf, -inf], [2, 3, -inf], [2, 3, 5]."""
+    scores = torch.tensor([[2.0, 3.0, 5.0]] * 3)
+    show(sub.mask_future(scores))
+    show(sub.causal_attention_weights(scores))
+
+
+@listing("1.13/renormalize", book="""[[1.00, 0.00, 0.00, 0.00, 0.00],
+ [0.46, 0.54, 0.00, 0.00, 0.00],
+ [0.34, 0.38, 0.28, 0.00, 0.00],
+ [0.28, 0.30, 0.24, 0.19, 0.00],
+ [0.22, 0.26, 0.18, 0.15, 0.18]]""", errata=["E-1.13-h", "E-1.13-i", "E-1.13-j"])
+def renormalize_example(sub, show):
+    """Zero the future weights, then divide each row by its sum (0.20 ... 0.98)."""
+    lower = [[0.20], [0.23, 0.27], [0.22, 0.25, 0.18], [0.22, 0.24, 0.19, 0.15], [0.22, 0.25, 0.18, 0.15, 0.18]]
+    w = torch.full((5, 5), 0.2)
+    for i, row in enumerate(lower):
+        w[i, : len(row)] = torch.tensor(row)
+    show(sub.renormalize_masked(w, torch.tril(torch.ones(5, 5, dtype=torch.bool))))

@@ -57,3 +57,9 @@ def listing_1_13(sub, show):
     show("\nCausal context vectors with dropout:")
     show(context_causal)
     show("context_causal.shape:", context_causal.shape)
+
+
+@listing("1.14/scaling", book="[0.50, 0.00, 0.50, 0.00]", errata=["E-1.14-a"])
+def scaling_example(sub, show):
+    """Dropout p = 0.5 on [0.25, 0.26, 0.25, 0.24] keeping the first and third weights."""
+    show(sub.dropout_with_mask(torch.tensor([0.25, 0.26, 0.25, 0.24]), torch.tensor([True, False, True, False]), 0.5))
