@@ -22,7 +22,10 @@ def bahdanau_i_will_eat(sub, show):
     show(torch.stack(rows))
 
 
-@listing("1.8/cross-self", book="", errata=[])
+@listing("1.8/cross-self", book="""\
+(no printed numbers: the section contrasts attention between two sequences, as in translation,
+with self-attention, where one sequence attends to itself)""", errata=[])
 def cross_vs_self(sub, show):
+    """Cross- vs self-attention: the shape of the weight matrix."""
     show("self-attention over", ENGLISH, "->", sub.attention_matrix_shape(ENGLISH))
     show("cross-attention,", FRENCH, "over", ENGLISH, "->", sub.attention_matrix_shape(FRENCH, ENGLISH))
