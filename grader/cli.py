@@ -128,7 +128,8 @@ def cmd_run(args) -> int:
         except (StudentError, WorkerFault) as e:
             error = str(e)
     console = Console()
-    title = f"Listing {lst.id} ({ex.id}, §{ex.section}): {lst.title}"
+    titles = {item.id: item.title for item in course.listings}
+    title = f"Listing {lst.id} ({ex.id}, §{ex.section}): {titles.get(lst.id) or lst.title}"
     ours = "\n".join(lines) + (f"\n✘ {error}" if error else "")
     if args.book:
         table = Table(title=title, show_lines=True)

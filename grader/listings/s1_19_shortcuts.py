@@ -4,7 +4,10 @@ import torch
 from grader.listings import listing
 
 
-@listing("1.19/gradients", book="""图1.123： 快捷连接对梯度的影响。左：没有快捷方式，渐变消失（0.00003，0.00001）。右图：使用捷径，梯度仍然很大（0.45，0.52），从而能够在早期层中进行有效学习。""",
+@listing("1.19/gradients", book="""\
+figure 1.123, mean gradient of layers 1 and 2:
+  without shortcuts: 0.00003, 0.00001
+  with shortcuts:    0.45, 0.52""",
          errata=["E-1.19-a", "E-1.19-b", "E-1.19-c", "E-1.19-d"])
 def listing_1_19_gradients(sub, show):
     x = torch.tensor([[1.0, 0.0, 0.0, -1.0]])

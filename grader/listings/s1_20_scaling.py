@@ -2,7 +2,7 @@
 from grader.listings import listing
 
 
-@listing("1.20/parallel", book="")
+@listing("1.20/parallel", book="(no printed numbers: an RNN takes one sequential step per token, a self-attention layer one step for all tokens)")
 def listing_1_20_parallel(sub, show):
     for n in (16, 512, 4096):
         show(f"seq_len {n:5d}: RNN {sub.rnn_sequential_steps(n):5d} sequential steps, "
@@ -10,7 +10,7 @@ def listing_1_20_parallel(sub, show):
              f"convolutions of kernel 3 need {sub.cnn_layers_to_span(n, 3)} layers to span it")
 
 
-@listing("1.22/quadratic", book="", errata=["E-1.22-a"])
+@listing("1.22/quadratic", book="(no printed numbers: attention cost grows with the square of the sequence length)", errata=["E-1.22-a"])
 def listing_1_22_quadratic(sub, show):
     show("One example, 12 heads of 64 dimensions (BERT-base sized), float32 scores:")
     for n in (512, 1024, 2048, 4096, 8192):
