@@ -50,6 +50,11 @@ ROUND_B = {
                       "    shifted = x - x.amax(dim=0, keepdim=True)\n    e = torch.exp(shifted)\n    return e / e.sum(dim=0, keepdim=True)"),
     # row times row
     "s1_11_matmul": ("            out[i, j] = (A[i, :] * B[:, j]).sum()", "            out[i, j] = (A[i, :] * B[j, :]).sum()"),
+    # softmax over the queries instead of the keys
+    "s1_12_scaled_attention": ("    return torch.softmax(scale_scores(scores, d_k), dim=-1)",
+                               "    return torch.softmax(scale_scores(scores, d_k), dim=0)"),
+    # the weighted sum divided again by the number of tokens (an average of an average)
+    "s1_12_context": ("    return attn_weights @ values", "    return (attn_weights @ values) / values.shape[-2]"),
     # the parameters created in another order
     "s1_12_self_attention": ("        self.W_query = nn.Parameter(torch.randn(d_in, d_out))\n        self.W_key = nn.Parameter(torch.randn(d_in, d_out))\n",
                              "        self.W_key = nn.Parameter(torch.randn(d_in, d_out))\n        self.W_query = nn.Parameter(torch.randn(d_in, d_out))\n"),
@@ -90,6 +95,8 @@ def test_first_round_of_mistakes(round_a, ex, words):
     ("s1_11_softmax", "softmax over dim 0 instead of dim"),
     ("s1_11_matmul", "matmul"),
     ("s1_12_self_attention", "W_query after torch.manual_seed(123)"),
+    ("s1_12_scaled_attention", "softmax over the wrong dimension"),
+    ("s1_12_context", "context vectors of listing 1.7"),
 ])
 def test_second_round_of_mistakes(round_b, ex, words):
     assert score_of(round_b, ex) < max_of(round_b, ex)
