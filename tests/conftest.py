@@ -60,6 +60,18 @@ def grade(path: Path, *args: str, timeout: float = 600) -> dict:
     return json.loads(out.read_text())
 
 
+def solution_with(exercise: str, old: str, new: str) -> str:
+    """The reference solution of `exercise` with `old` replaced by `new` (which must be there)."""
+    source = (SOLUTIONS / "ch01" / f"{exercise}.py").read_text()
+    assert old in source, f"{exercise}: {old!r} is not in the solution"
+    return source.replace(old, new)
+
+
+def failed_checks(report: dict, exercise: str) -> dict[str, dict]:
+    """The failed checks of `exercise`, by name."""
+    return {c["name"]: c for c in checks_of(report, exercise) if c["status"] == "failed"}
+
+
 def checks_of(report: dict, exercise: str) -> list[dict]:
     return [c for c in report["checks"] if c["exercise"] == exercise]
 

@@ -1,20 +1,18 @@
 """§1.15 attention() graded for real: plausible wrong answers lose points with a message that names the
 mistake; calling scaled_dot_product_attention is refused; a correct answer written differently scores
 full marks."""
-from tests.conftest import SOLUTIONS, checks_of, grade, score_of
+from tests.conftest import checks_of, failed_checks, grade, score_of, solution_with
 
 EX = "s1_15_attention"
-SOURCE = (SOLUTIONS / "ch01" / f"{EX}.py").read_text()
 MAX = 14
 
 
 def _swap(old: str, new: str) -> str:
-    assert old in SOURCE, old
-    return SOURCE.replace(old, new)
+    return solution_with(EX, old, new)
 
 
 def _failed(report):
-    return {c["name"]: c for c in checks_of(report, EX) if c["status"] == "failed"}
+    return failed_checks(report, EX)
 
 
 def test_unscaled_scores(submission):
