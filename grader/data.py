@@ -346,6 +346,7 @@ def load_table(path: str | os.PathLike, test_fraction: float = 0.2, seed: int = 
     replaced: list[str] = []
     table = _read_table(path, replaced)
     texts, labels = _columns(table, path)
+    labels = validate_labels(labels, str(path))  # label #i: the file's i-th data row (from 0)
     notes = []
     if "split" in table:
         parts = {}

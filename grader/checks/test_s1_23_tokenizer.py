@@ -250,6 +250,10 @@ def test_listing_1_26_encode(sub):
         _encode(tok, ref, text)
     ids = tok.encode(BOOK_REVIEW)
     expect(len(ids) == 256 and ids[0] == 50258, "encode gives 256 ids starting with [CLS] = 50258")
+    # A review that contains "<|endoftext|>": the book's tokenizer.encode raises ValueError on it.
+    _encode(tok, ref, f"Worst film ever{ENDOFTEXT}", pad=False)
+    expect_ids(tok.encode(ENDOFTEXT, pad=False), [50258, 27, 91, 437, 1659, 5239, 91, 29, 50259],
+               "encode('<|endoftext|>', pad=False) with GPT-2: its seven ordinary tokens between [CLS] and [SEP]")
 
 
 # ---------------------------------------------------------------- small tables
