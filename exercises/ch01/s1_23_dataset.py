@@ -16,6 +16,8 @@ Two changes to the book's version, both for speed:
 Given (not part of the exercise): `WordEncoder`, a small stand-in for listing 1.26's encoder
 (no GPT-2 table needed here), and `item`, `size`, `batches`, which the checks use.
 """
+import functools
+
 import torch
 from torch.utils.data import DataLoader, Dataset
 

@@ -154,7 +154,10 @@ def test_ids_computed_once(sub):
     texts, labels = _distinct(_corpus(20, 3))
     enc = _encoder(sub)
     ds = sub.new("IMDBDataset", texts, labels, enc)
-    expect_equal(enc.attr("calls"), len(texts), f"encode calls while building a dataset of {len(texts)} texts")
+    calls = enc.attr("calls")
+    expect(calls == len(texts), f"building a dataset of {len(texts)} texts called encode {calls} times: encode each "
+                                "text exactly once, in __init__; __getitem__ must look up the stored ids, not encode "
+                                "again (the book's __getitem__ tokenizes every review again at every epoch)")
     for i in range(3):
         sub.item(ds, i)
     train, test = sub.make_loaders(ds, ds, batch_size=4, pad_id=0, seed=0)

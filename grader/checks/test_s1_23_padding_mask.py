@@ -46,9 +46,12 @@ def fx():
 
 
 def _mask_mistakes(ids, pad_id):
-    return [Mistake((ids == pad_id).long(), "the mask is inverted: 1 marks a real token, 0 marks [PAD]",
-                    "掩码反了：1 表示真实 token，0 表示 [PAD]"),
-            Mistake((ids != 0).long(), "compared with 0: padding is pad_id, not 0", "与 0 比较了：填充 id 是 pad_id，不是 0")]
+    out = [Mistake((ids == pad_id).long(), "the mask is inverted: 1 marks a real token, 0 marks [PAD]",
+                   "掩码反了：1 表示真实 token，0 表示 [PAD]")]
+    if pad_id != 0:
+        out.append(Mistake((ids != 0).long(), "compared with 0: padding is pad_id, not 0",
+                           "与 0 比较了：填充 id 是 pad_id，不是 0"))
+    return out
 
 
 def _weight_mistakes(scores, mask):
