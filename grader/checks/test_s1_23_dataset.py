@@ -1,0 +1,278 @@
+"""Checks of §1.23's data pipeline: loading (listing 1.23, through grader.data), the dataset
+(listing 1.28) and its loaders (listing 1.29), with ids computed once and per-batch padding.
+
+Expected values come from a copy of the given WordEncoder here in the trusted process (the
+student's copy in the sandbox is only trusted to count its calls); labels and texts are the
+grader's own.
+"""
+import tempfile
+from pathlib import Path
+
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from grader import data
+from grader.checking import CheckFailure, Mistake, check, expect, expect_equal, expect_tensor, fixtures
+from grader.worker.proxy import StudentError
+
+EXERCISE = "s1_23_dataset"
+VOCAB = sorted(set(" ".join(data.POSITIVE_WORDS + data.NEGATIVE_WORDS + data.NEUTRAL_WORDS).lower().split()))
+MAX_LEN = 32
+PAD_AFTER_VOCAB = len(VOCAB) + 4  # a pad id after the vocabulary, as [PAD] follows GPT-2's tokens
+
+
+def encode(text: str, max_len: int = MAX_LEN) -> list[int]:
+    """The trusted copy of the given WordEncoder (pad 0, cls 1, sep 2, unk 3, words from 4)."""
+    index = {w: i + 4 for i, w in enumerate(VOCAB)}
+    words = [w.strip(".,!?;:\"'") for w in text.lower().split()]
+    return [1] + [index.get(w, 3) for w in words if w][:max_len - 2] + [2]
+
+
+def reference_collate(items, pad_id):
+    longest = max(len(ids) for ids, _ in items)
+    ids = torch.full((len(items), longest), pad_id, dtype=torch.long)
+    for row, (seq, _) in enumerate(items):
+        ids[row, :len(seq)] = torch.tensor(seq, dtype=torch.long)
+    return ids, (ids != pad_id).long(), torch.tensor([y for _, y in items], dtype=torch.long)
+
+
+def _encoder(sub, max_len=MAX_LEN):
+    return sub.new("WordEncoder", VOCAB, max_len=max_len)
+
+
+def _corpus(n, seed):
+    return data.synthetic_corpus(n, seed=seed, test_n=0).train
+
+
+def _distinct(split):
+    """Texts whose encodings are all different (so a batch row tells which text it is)."""
+    seen, texts, labels = set(), [], []
+    for t, y in zip(split.texts, split.labels):
+        key = tuple(encode(t))
+        if key not in seen:
+            seen.add(key)
+            texts.append(t)
+            labels.append(y)
+    return texts, labels
+
+
+# A small local IMDb copy in the original archive's layout, with one file that is not UTF-8.
+ACLIMDB = {
+    "train/pos/0_9.txt": "A wonderful film, the cast was superb and the ending moving.",
+    "train/pos/1_8.txt": "Great fun, charming and clever from the first act.",
+    "train/pos/12_10.txt": "Brilliant! I thought the music was beautiful.",
+    "train/neg/0_1.txt": "Awful. The plot was dull and the dialogue painful.",
+    "train/neg/3_2.txt": "Boring and tedious, a messy script with a weak cast.",
+    "train/neg/7_4.txt": "The director made a clumsy, lifeless movie.",
+    "test/pos/0_7.txt": "Enjoyable and touching, the actress was excellent.",
+    "test/pos/5_10.txt": "A gripping story with fantastic effects.",
+    "test/neg/2_3.txt": "Poor pacing and silly costumes.",
+    "test/neg/4_1.txt": "Dreadful and forgettable.",
+}
+LATIN1 = ("test/neg/9_2.txt", "Caf\xe9 scene was bland, na\xefve and dull.".encode("latin-1"))
+
+
+def _load_local_imdb() -> data.Corpus:
+    with tempfile.TemporaryDirectory(prefix="kata-aclimdb-") as tmp:
+        root = Path(tmp) / "aclImdb"
+        for rel, text in ACLIMDB.items():
+            (root / rel).parent.mkdir(parents=True, exist_ok=True)
+            (root / rel).write_text(text, encoding="utf-8")
+        (root / LATIN1[0]).write_bytes(LATIN1[1])
+        return data.load_imdb(root)
+
+
+def make_fixtures(sol):
+    enc = sol.WordEncoder(VOCAB)
+    texts = ["the movie was good", "", "bad plot and awful acting but great music", "dull"]
+    items = [(torch.tensor(enc(t)), torch.tensor(y)) for t, y in zip(texts, [1, 0, 0, 0])]
+    ids, mask, labels = sol.collate(items, pad_id=0)
+    ids_p, mask_p, _ = sol.collate(items, pad_id=PAD_AFTER_VOCAB)
+    return {"collate_ids": ids, "collate_mask": mask, "collate_labels": labels,
+            "collate_ids_pad_after": ids_p, "collate_mask_pad_after": mask_p}
+
+
+def fx():
+    return fixtures.load(EXERCISE)
+
+
+def _items(texts, labels):
+    return [(encode(t), y) for t, y in zip(texts, labels)]
+
+
+def _as_items(texts, labels):
+    return [(torch.tensor(encode(t), dtype=torch.long), torch.tensor(y, dtype=torch.long)) for t, y in zip(texts, labels)]
+
+
+def _expect_batch(batch, items, pad_id, what):
+    if not isinstance(batch, tuple) or len(batch) != 3:
+        raise CheckFailure(f"{what}: a batch must be (ids, mask, labels), got {type(batch).__name__}"
+                           f"{' of ' + str(len(batch)) if isinstance(batch, (tuple, list)) else ''}")
+    ids, mask, labels = reference_collate(items, pad_id)
+    longest = ids.shape[1]
+    fixed = max(MAX_LEN, longest)
+    padded_fixed = torch.full((len(items), fixed), pad_id, dtype=torch.long)
+    padded_fixed[:, :longest] = ids
+    expect_tensor(batch[0], ids, tol="exact", what=f"{what}: ids", mistakes=[
+        Mistake(padded_fixed, f"padded to the encoder's max_len ({MAX_LEN}): pad each batch only to its longest "
+                "sequence", f"填充到了编码器的 max_len（{MAX_LEN}）：每个批次只需填充到其中最长的序列"),
+        Mistake(torch.where(ids == pad_id, torch.zeros_like(ids), ids), "padded with 0: fill with pad_id",
+                "用 0 填充了：应使用 pad_id 填充")])
+    expect_tensor(batch[1], mask, tol="exact", what=f"{what}: mask (long, 1 = real token)", mistakes=[
+        Mistake(1 - mask, "the mask is inverted: 1 marks a real token, 0 padding", "掩码反了：1 表示真实 token，0 表示填充")])
+    expect_tensor(batch[2], labels, tol="exact", what=f"{what}: labels")
+
+
+# ---------------------------------------------------------------- listings 1.23 and 1.28
+@check(points=2, listings=["1.23", "1.28"])
+def test_listing_1_23_1_28_dataset(sub):
+    corpus = _load_local_imdb()  # grader.data reads the aclImdb tree, as listing 1.23's load_dataset would
+    expect_equal((len(corpus.train), len(corpus.test)), (6, 5), "grader.data: sizes of the local aclImdb copy")
+    expect(len(corpus.replaced) == 1, "grader.data: the latin-1 review is decoded with errors='replace' and reported")
+    for split in ("train", "test"):
+        texts, labels = corpus[split]["text"], corpus[split]["label"]
+        enc = _encoder(sub)
+        ds = sub.new("IMDBDataset", texts, labels, enc)
+        expect_equal(sub.size(ds), len(texts), f"len() of the {split} dataset")
+        calls = enc.attr("calls")
+        expect(calls == len(texts), f"IMDBDataset.__init__ called encode {calls} times for {len(texts)} texts: "
+                                    "encode each text exactly once, in __init__")
+        for i, (text, label) in enumerate(zip(texts, labels)):
+            got = sub.item(ds, i)
+            if not isinstance(got, tuple) or len(got) != 2:
+                raise CheckFailure(f"ds[{i}] must be (ids, label), got {type(got).__name__}: the mask is made in "
+                                   "collate, per batch")
+            expect_tensor(got[0], torch.tensor(encode(text), dtype=torch.long), tol="exact",
+                          what=f"ds[{i}][0] of the {split} split, the ids of {text[:40]!r}")
+            expect_tensor(got[1], torch.tensor(label, dtype=torch.long), tol="exact",
+                          what=f"ds[{i}][1] of the {split} split, a 0-D long tensor")
+
+
+@check(points=1)
+def test_ids_computed_once(sub):
+    texts, labels = _distinct(_corpus(20, 3))
+    enc = _encoder(sub)
+    ds = sub.new("IMDBDataset", texts, labels, enc)
+    calls = enc.attr("calls")
+    expect(calls == len(texts), f"building a dataset of {len(texts)} texts called encode {calls} times: encode each "
+                                "text exactly once, in __init__; __getitem__ must look up the stored ids, not encode "
+                                "again (the book's __getitem__ tokenizes every review again at every epoch)")
+    for i in range(3):
+        sub.item(ds, i)
+    train, test = sub.make_loaders(ds, ds, batch_size=4, pad_id=0, seed=0)
+    sub.batches(train)
+    sub.batches(train)
+    sub.batches(test)
+    calls = enc.attr("calls")
+    expect(calls == len(texts), f"encode ran {calls - len(texts)} more times after __init__ (indexing and three passes "
+                                "over the loaders): __getitem__ must look up the stored ids, not encode again")
+
+
+@check(points=2)
+def test_collate(sub):
+    f = fx()
+    texts = ["the movie was good", "", "bad plot and awful acting but great music", "dull"]
+    labels = [1, 0, 0, 0]
+    items = _as_items(texts, labels)
+    got = sub.collate(items, 0)
+    _expect_batch(got, _items(texts, labels), 0, "collate of 4 items, pad_id=0")
+    expect_tensor(got[0], f["collate_ids"], tol="exact", what="collate ids")
+    got = sub.collate(items, pad_id=PAD_AFTER_VOCAB)
+    _expect_batch(got, _items(texts, labels), PAD_AFTER_VOCAB, f"collate of 4 items, pad_id={PAD_AFTER_VOCAB}")
+    expect_tensor(got[0], f["collate_ids_pad_after"], tol="exact", what=f"collate ids, pad_id={PAD_AFTER_VOCAB}")
+
+
+@check(points=2, listings=["1.29"])
+def test_listing_1_29_loaders(sub):
+    texts, labels = _distinct(_corpus(60, 29))
+    texts, labels = texts[:37], labels[:37]
+    ds = sub.new("IMDBDataset", texts, labels, _encoder(sub))
+    by_row = {tuple(encode(t)): i for i, t in enumerate(texts)}
+    # The book's batch size, 16: 37 examples give batches of 16, 16 and 5.
+    train, test = sub.make_loaders(ds, ds, pad_id=0, seed=1)
+    got = sub.batches(test)
+    expect_equal([len(b[0]) if isinstance(b, tuple) and b and isinstance(b[0], torch.Tensor) else None for b in got],
+                 [16, 16, 5], "sizes of the test loader's batches (batch_size=16 by default, the last one kept)")
+    start = 0
+    for n, batch in enumerate(got):
+        items = _items(texts[start:start + 16], labels[start:start + 16])
+        _expect_batch(batch, items, 0, f"test batch {n} (the test loader keeps the dataset's order)")
+        start += 16
+    order = []
+    for n, batch in enumerate(sub.batches(train)):
+        expect(isinstance(batch, tuple) and len(batch) == 3, "a training batch must be (ids, mask, labels)")
+        rows = []
+        for row, m in zip(batch[0], batch[1]):
+            key = tuple(row[: int(m.sum())].tolist())
+            expect(key in by_row, f"training batch {n} holds a row that is no example's ids: {list(key)[:12]}")
+            rows.append(by_row[key])
+        _expect_batch(batch, _items([texts[i] for i in rows], [labels[i] for i in rows]), 0, f"training batch {n}")
+        order += rows
+    expect(sorted(order) == list(range(len(texts))), "one pass of the training loader must hold every example once")
+    expect(order != list(range(len(texts))), "the training loader must shuffle (shuffle=True)")
+
+
+@check(points=1, hidden=True)
+def test_label_validation(sub):
+    for texts, labels, what in ((["good", "bad"], [0, 2], "a label 2"), (["good", "bad"], [-1, 1], "a label -1"),
+                                (["good", "bad"], [0, 0.5], "a label 0.5"), (["good", "bad", "dull"], [0, 1], "3 texts, 2 labels")):
+        enc = _encoder(sub)
+        try:
+            sub.new("IMDBDataset", texts, labels, enc)
+        except StudentError as e:
+            if e.kind == "not_implemented":
+                raise
+            expect(e.type == "ValueError", f"IMDBDataset with {what} must raise ValueError, not {e.type}")
+        else:
+            raise CheckFailure(f"IMDBDataset with {what} must raise ValueError")
+        expect(enc.attr("calls") == 0, f"IMDBDataset with {what}: check the labels before encoding anything")
+
+
+@check(points=2, hidden=True)
+def test_collate_fresh(sub):
+    @settings(max_examples=20, derandomize=True, database=None, deadline=None)
+    @given(st.lists(st.tuples(st.lists(st.integers(4, 60), max_size=12), st.integers(0, 1)), min_size=1, max_size=6),
+           st.sampled_from([0, 3, 50257]))
+    def same(rows, pad_id):
+        items = [([1] + seq + [2], y) for seq, y in rows]
+        tensors = [(torch.tensor(s, dtype=torch.long), torch.tensor(y, dtype=torch.long)) for s, y in items]
+        _expect_batch(sub.collate(tensors, pad_id), items, pad_id, f"collate of {len(items)} items, pad_id={pad_id}")
+
+    same()
+
+
+@check(points=1, hidden=True)
+def test_shuffle_each_pass(sub):
+    texts, labels = _distinct(_corpus(40, 5))
+    texts, labels = texts[:24], labels[:24]
+    ds = sub.new("IMDBDataset", texts, labels, _encoder(sub))
+    by_row = {tuple(encode(t)): i for i, t in enumerate(texts)}
+
+    def order(loader):
+        out = []
+        for batch in sub.batches(loader):
+            for row, m in zip(batch[0], batch[1]):
+                out.append(by_row.get(tuple(row[: int(m.sum())].tolist()), -1))
+        return out
+
+    train, test = sub.make_loaders(ds, ds, batch_size=5, pad_id=0, seed=3)
+    first, second = order(train), order(train)
+    expect(sorted(first) == sorted(second) == list(range(24)), "each pass of the training loader holds every example")
+    expect(first != second, "the training loader must reshuffle at every pass (epoch)")
+    expect(order(test) == order(test) == list(range(24)), "the test loader keeps the dataset's order at every pass")
+    again, _ = sub.make_loaders(ds, ds, batch_size=5, pad_id=0, seed=3)
+    expect(order(again) == first, "with the same seed, the training loader's first pass is the same "
+                                  "(use torch.Generator().manual_seed(seed))")
+
+
+@check(points=1, hidden=True)
+def test_short_and_long_texts(sub):
+    long_text = " ".join(["the movie was good"] * 40)
+    texts, labels = ["", "dull", long_text], [0, 0, 1]
+    ds = sub.new("IMDBDataset", texts, labels, _encoder(sub, max_len=8))
+    for i, t in enumerate(texts):
+        expect_tensor(sub.item(ds, i)[0], torch.tensor(encode(t, 8), dtype=torch.long), tol="exact",
+                      what=f"ds[{i}][0] for the text {t[:30]!r} (max_len 8)")
+    got = sub.collate([(torch.tensor([1, 2]), torch.tensor(1))], 0)
+    _expect_batch(got, [([1, 2], 1)], 0, "collate of one empty review ([CLS] [SEP])")
