@@ -23,21 +23,19 @@ class BERTEmbedding(nn.Module):
     """Token + position + segment embeddings, then LayerNorm and dropout (listing 1.30).
 
     Sub-modules (names are part of the exercise; create them in this order):
-      token:    nn.Embedding(vocab_size, embed_dim, padding_idx=pad_id)
+      token:    nn.Embedding(vocab_size, embed_dim, padding_idx=PAD_ID)
       position: nn.Embedding(max_len, embed_dim)   one learned row per position
       segment:  nn.Embedding(2, embed_dim)         segments A (0) and B (1)
       norm:     nn.LayerNorm(embed_dim)
       dropout:  nn.Dropout(dropout)
-    `pad_id` is not in the book's signature (its code reads the global PAD_ID); here it
-    defaults to PAD_ID, and small test vocabularies pass their own.
+    The [PAD] row of the token table is PAD_ID, the module's constant, as in the book.
 
     forward(x): x is (B, T) int64 token ids. Returns (B, T, embed_dim):
       dropout(norm(token(x) + position(0..T-1) + segment(0))).
     Raise ValueError when T > max_len: the position table has no row for such a position.
     """
 
-    def __init__(self, vocab_size: int, embed_dim: int, max_len: int, dropout: float = 0.1,
-                 pad_id: int = PAD_ID):
+    def __init__(self, vocab_size: int, embed_dim: int, max_len: int, dropout: float = 0.1):
         super().__init__()
         raise NotImplementedError('s1_23_bert_embedding: create token, position, segment, norm and dropout, in that order (in BERTEmbedding.__init__)')
 

@@ -31,10 +31,9 @@ MAX_LEN = 256
 class BERTEmbedding(nn.Module):
     """Listing 1.30: dropout(norm(token(x) + position(0..T-1) + segment(0))). x (B, T) -> (B, T, embed_dim)."""
 
-    def __init__(self, vocab_size: int, embed_dim: int, max_len: int, dropout: float = 0.1,
-                 pad_id: int = PAD_ID):
+    def __init__(self, vocab_size: int, embed_dim: int, max_len: int, dropout: float = 0.1):
         super().__init__()
-        self.token = nn.Embedding(vocab_size, embed_dim, padding_idx=pad_id)
+        self.token = nn.Embedding(vocab_size, embed_dim, padding_idx=PAD_ID)
         self.position = nn.Embedding(max_len, embed_dim)
         self.segment = nn.Embedding(2, embed_dim)
         self.norm = nn.LayerNorm(embed_dim)
@@ -109,10 +108,9 @@ class TransformerBlock(nn.Module):
 class BERTEncoder(nn.Module):
     """Listing 1.34: the embedding, then `layers` blocks in order. ids (B, T), mask (B, T) -> (B, T, dim)."""
 
-    def __init__(self, vocab_size: int, dim: int, max_len: int, layers: int, heads: int, ff_dim: int,
-                 pad_id: int = PAD_ID):
+    def __init__(self, vocab_size: int, dim: int, max_len: int, layers: int, heads: int, ff_dim: int):
         super().__init__()
-        self.embed = BERTEmbedding(vocab_size, dim, max_len, pad_id=pad_id)
+        self.embed = BERTEmbedding(vocab_size, dim, max_len)
         self.layers = nn.ModuleList([TransformerBlock(dim, heads, ff_dim) for _ in range(layers)])
 
     def forward(self, x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
@@ -127,16 +125,14 @@ class BERTForClassification(nn.Module):
     """BERT encoder plus a classification head on the [CLS] position (listing 1.35).
 
     Sub-modules (names are part of the exercise; create them in this order):
-      bert:       BERTEncoder(vocab_size, dim, max_len, layers, heads, ff_dim, pad_id=pad_id)
+      bert:       BERTEncoder(vocab_size, dim, max_len, layers, heads, ff_dim)
       classifier: nn.Sequential(nn.Dropout(0.1), nn.Linear(dim, 2))
-    `pad_id` is not in the book's signature (its code reads the global PAD_ID).
 
     forward(x, mask): x (B, T) int64 token ids with [CLS] at position 0, mask (B, T) int64
     (1 = real, 0 = padding). Returns logits (B, 2) from the encoder output at position 0.
     """
 
-    def __init__(self, vocab_size: int, dim: int, max_len: int, layers: int, heads: int, ff_dim: int,
-                 pad_id: int = PAD_ID):
+    def __init__(self, vocab_size: int, dim: int, max_len: int, layers: int, heads: int, ff_dim: int):
         super().__init__()
         raise NotImplementedError('s1_23_classifier: create bert, then classifier (in BERTForClassification.__init__)')
 

@@ -25,10 +25,9 @@ MAX_LEN = 256
 class BERTEmbedding(nn.Module):
     """Listing 1.30: dropout(norm(token(x) + position(0..T-1) + segment(0))). x (B, T) -> (B, T, embed_dim)."""
 
-    def __init__(self, vocab_size: int, embed_dim: int, max_len: int, dropout: float = 0.1,
-                 pad_id: int = PAD_ID):
+    def __init__(self, vocab_size: int, embed_dim: int, max_len: int, dropout: float = 0.1):
         super().__init__()
-        self.token = nn.Embedding(vocab_size, embed_dim, padding_idx=pad_id)
+        self.token = nn.Embedding(vocab_size, embed_dim, padding_idx=PAD_ID)
         self.position = nn.Embedding(max_len, embed_dim)
         self.segment = nn.Embedding(2, embed_dim)
         self.norm = nn.LayerNorm(embed_dim)
@@ -105,16 +104,14 @@ class BERTEncoder(nn.Module):
     """Embedding plus a stack of encoder blocks (listing 1.34).
 
     Sub-modules (names are part of the exercise; create them in this order):
-      embed:  BERTEmbedding(vocab_size, dim, max_len, pad_id=pad_id)
+      embed:  BERTEmbedding(vocab_size, dim, max_len)
       layers: nn.ModuleList of `layers` TransformerBlock(dim, heads, ff_dim)
-    `pad_id` is not in the book's signature (its code reads the global PAD_ID).
 
     forward(x, mask): x (B, T) int64 token ids, mask (B, T) int64 (1 = real, 0 = padding).
     Returns (B, T, dim): the embeddings passed through every block in order, each with mask.
     """
 
-    def __init__(self, vocab_size: int, dim: int, max_len: int, layers: int, heads: int, ff_dim: int,
-                 pad_id: int = PAD_ID):
+    def __init__(self, vocab_size: int, dim: int, max_len: int, layers: int, heads: int, ff_dim: int):
         super().__init__()
         raise NotImplementedError('s1_23_encoder: create embed, then layers as an nn.ModuleList of blocks (in BERTEncoder.__init__)')
 

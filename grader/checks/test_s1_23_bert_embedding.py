@@ -11,37 +11,38 @@ from grader.checks import bert_reference as R
 from grader.worker.proxy import StudentError
 
 EXERCISE = "s1_23_bert_embedding"
-VOCAB_SIZE, PAD_ID, MAX_LEN = 50260, 50257, 256  # listings 1.25-1.26
-# A small vocabulary laid out like the book's: words 0..36, then [PAD], [CLS], [SEP].
-V, D, L, PAD, CLS, SEP = 40, 16, 48, 37, 38, 39  # max_len > vocab: positions can be (wrongly) looked up by id
+V, PAD, CLS, SEP, MAX_LEN = 50260, 50257, 50258, 50259, 256  # listings 1.25-1.26: the book's vocabulary
+D, L = 16, 48  # small width and max_len for the weight checks
+SEED = 2330  # the given weights: bert_reference.random_state(shapes, SEED)
+
+
+def _given():
+    return R.random_state(R.embedding_shapes(V, D, L), seed=SEED)
 
 
 def make_fixtures(sol):
-    sd = R.random_state(R.embedding_shapes(V, D, L), seed=2330)
+    sd = _given()
     ids, _ = R.padded_batch([10, 6, 3], 10, V, PAD, CLS, SEP, seed=2331)
-    m = sol.BERTEmbedding(V, D, L, pad_id=PAD)
+    words = torch.randint(0, 40, (2, 12), generator=torch.Generator().manual_seed(2332))  # ids < max_len
+    m = sol.BERTEmbedding(V, D, L)
     m.load_state_dict(sd)
     m.eval()
     with torch.no_grad():
-        out = m(ids)
-    return {"ids": ids, "out": out, **{f"sd/{k}": v for k, v in sd.items()}}
+        return {"ids": ids, "out": m(ids), "words": words, "words_out": m(words)}
 
 
 def fx():
     return fixtures.load(EXERCISE)
 
 
-def _sd(f):
-    return {k.split("/", 1)[1]: v for k, v in f.items() if k.startswith("sd/")}
-
-
 def _mistakes(ids, sd):
-    return [
-        Mistake(R.embedding(ids, sd, position=False), "the position embeddings are missing: add position(0..T-1)",
-                "缺少位置嵌入：要加上 position(0..T-1)"),
+    by_id = [] if int(ids.max()) >= sd["position.weight"].shape[0] else [
         Mistake(R.embedding(ids, sd, position_from_ids=True),
                 "the position table was indexed with the token ids instead of the positions 0..T-1",
-                "位置嵌入表用 token id 取值了，应该用位置 0..T-1"),
+                "位置嵌入表用 token id 取值了，应该用位置 0..T-1")]
+    return by_id + [
+        Mistake(R.embedding(ids, sd, position=False), "the position embeddings are missing: add position(0..T-1)",
+                "缺少位置嵌入：要加上 position(0..T-1)"),
         Mistake(R.embedding(ids, sd, segment=False), "the segment embedding (segment 0 for every token) is missing",
                 "缺少段嵌入（每个 token 都是第 0 段）"),
         Mistake(R.embedding(ids, sd, norm=False), "the LayerNorm after the sum is missing", "求和之后缺少 LayerNorm"),
@@ -49,7 +50,7 @@ def _mistakes(ids, sd):
 
 
 def _new(sub, sd=None, **kw):
-    m = sub.new("BERTEmbedding", V, D, L, pad_id=PAD, **kw)
+    m = sub.new("BERTEmbedding", V, D, L, **kw)
     if sd is not None:
         m.load_state_dict(sd)
     m.eval()
@@ -58,8 +59,8 @@ def _new(sub, sd=None, **kw):
 
 @check(points=2, listings=["1.30"])
 def test_listing_1_30_book_sizes(sub):
-    m = sub.new("BERTEmbedding", VOCAB_SIZE, 256, MAX_LEN)
-    expected = repr(R.mirror_embedding(VOCAB_SIZE, 256, MAX_LEN, PAD_ID))
+    m = sub.new("BERTEmbedding", V, 256, MAX_LEN)
+    expected = repr(R.mirror_embedding(V, 256, MAX_LEN, PAD))
     diff = R.first_difference(R.remote_repr(m), expected)
     expect(not diff, "print(BERTEmbedding(VOCAB_SIZE, 256, MAX_LEN)) differs from what listing 1.36 prints for "
                      f"its embedding (token, position, segment, norm, dropout, in that order): {diff}")
@@ -68,23 +69,25 @@ def test_listing_1_30_book_sizes(sub):
 @check(points=1, listings=["1.30"])
 def test_parameter_names_and_padding_row(sub):
     sub.seed(0)
-    m = sub.new("BERTEmbedding", V, D, L, pad_id=PAD)
+    m = sub.new("BERTEmbedding", V, D, L)
     state = m.state_dict()
     shapes = R.embedding_shapes(V, D, L)
     expect_equal(sorted(state), sorted(shapes), what=f"parameter names of BERTEmbedding({V}, {D}, {L})")
     for name, shape in shapes.items():
         expect_equal(tuple(state[name].shape), shape, what=f"shape of {name}")
     expect_tensor(state["token.weight"][PAD], torch.zeros(D), tol="exact",
-                  what=f"the [PAD] row {PAD} of a fresh token table (nn.Embedding(..., padding_idx=pad_id) sets it to 0)")
+                  what=f"the [PAD] row {PAD} of a fresh token table (nn.Embedding(..., padding_idx=PAD_ID) sets it to 0)")
 
 
 @check(points=3, listings=["1.30"])
 def test_listing_1_30_given_weights(sub):
     f = fx()
-    sd = _sd(f)
-    out = _new(sub, sd)(f["ids"])
-    expect_tensor(out, f["out"], tol="norm", what=f"eval output on a padded (3, 10) batch with given weights "
-                  f"(vocab {V}, dim {D}, max_len {L}, pad_id {PAD})", mistakes=_mistakes(f["ids"], sd))
+    sd = _given()
+    m = _new(sub, sd)
+    expect_tensor(m(f["words"]), f["words_out"], tol="norm", what=f"eval output on a (2, 12) batch of word ids "
+                  f"with given weights (dim {D}, max_len {L})", mistakes=_mistakes(f["words"], sd))
+    expect_tensor(m(f["ids"]), f["out"], tol="norm", what="eval output on a (3, 10) batch laid out like listing "
+                  "1.26 ([CLS] words [SEP] [PAD]...)", mistakes=_mistakes(f["ids"], sd))
 
 
 @check(points=2, hidden=True)
@@ -93,7 +96,7 @@ def test_fresh_weights_and_lengths(sub):
     m = _new(sub, sd)
     g = torch.Generator().manual_seed(2333)
     for B, T in ((1, 1), (5, 7), (2, L)):
-        ids = torch.randint(0, V, (B, T), generator=g)
+        ids = torch.randint(0, 40 if B == 5 else V, (B, T), generator=g)
         expect_tensor(m(ids), R.embedding(ids, sd), tol="norm", what=f"eval output for a ({B}, {T}) batch",
                       mistakes=_mistakes(ids, sd))
     # One token id repeated: only the position makes the vectors differ.

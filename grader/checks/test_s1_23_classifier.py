@@ -15,27 +15,28 @@ from grader.checks import bert_reference as R
 from grader.worker.proxy import StudentError
 
 EXERCISE = "s1_23_classifier"
-VOCAB_SIZE, PAD_ID, MAX_LEN = 50260, 50257, 256  # listings 1.25-1.26
-V, D, L, NL, H, FF, PAD, CLS, SEP = 40, 16, 24, 2, 4, 32, 37, 38, 39
+V, PAD, CLS, SEP, MAX_LEN = 50260, 50257, 50258, 50259, 256  # listings 1.25-1.26: the book's vocabulary
+D, L, NL, H, FF = 16, 24, 2, 4, 32  # a small model for the weight checks
+SEED = 2390  # the given weights: bert_reference.random_state(shapes, SEED)
 
 
 def make_fixtures(sol):
-    sd = R.random_state(R.classifier_shapes(V, D, L, NL, FF), seed=2390)
+    sd = _given()
     ids, mask = R.padded_batch([10, 7, 4, 2], 10, V, PAD, CLS, SEP, seed=2391)
-    m = sol.BERTForClassification(V, D, L, NL, H, FF, pad_id=PAD)
+    m = sol.BERTForClassification(V, D, L, NL, H, FF)
     m.load_state_dict(sd)
     m.eval()
     with torch.no_grad():
         logits = m(ids, mask)
-    return {"ids": ids, "mask": mask, "logits": logits, **{f"sd/{k}": v for k, v in sd.items()}}
+    return {"ids": ids, "mask": mask, "logits": logits}
 
 
 def fx():
     return fixtures.load(EXERCISE)
 
 
-def _sd(f):
-    return {k.split("/", 1)[1]: v for k, v in f.items() if k.startswith("sd/")}
+def _given():
+    return R.random_state(R.classifier_shapes(V, D, L, NL, FF), seed=SEED)
 
 
 def _mistakes(ids, mask, sd, heads):
@@ -55,7 +56,7 @@ def _mistakes(ids, mask, sd, heads):
 
 
 def _new(sub, sd, layers=NL):
-    m = sub.new("BERTForClassification", V, D, L, layers, H, FF, pad_id=PAD)
+    m = sub.new("BERTForClassification", V, D, L, layers, H, FF)
     m.load_state_dict(sd)
     m.eval()
     return m
@@ -63,9 +64,9 @@ def _new(sub, sd, layers=NL):
 
 @check(points=2, listings=["1.35"])
 def test_listing_1_35_structure(sub):
-    m = sub.new("BERTForClassification", V, D, L, NL, H, FF, pad_id=PAD)
+    m = sub.new("BERTForClassification", V, D, L, NL, H, FF)
     diff = R.first_difference(R.remote_repr(m), repr(R.mirror_classifier(V, D, L, NL, FF, PAD)))
-    expect(not diff, f"print(BERTForClassification({V}, {D}, {L}, {NL}, {H}, {FF}, pad_id={PAD})) differs from "
+    expect(not diff, f"print(BERTForClassification({V}, {D}, {L}, {NL}, {H}, {FF})) differs from "
                      f"the layout of listing 1.35 (bert, then classifier = Sequential(Dropout(0.1), Linear(dim, 2))): {diff}")
     state = m.state_dict()
     shapes = R.classifier_shapes(V, D, L, NL, FF)
@@ -77,7 +78,7 @@ def test_listing_1_35_structure(sub):
 @check(points=4, listings=["1.35"])
 def test_listing_1_35_given_weights(sub):
     f = fx()
-    sd = _sd(f)
+    sd = _given()
     logits = _new(sub, sd)(f["ids"], f["mask"])
     expect_tensor(logits, f["logits"], tol="encoder", what="eval logits for a padded (4, 10) batch with given weights "
                   f"(vocab {V}, dim {D}, {NL} layers, {H} heads)", mistakes=_mistakes(f["ids"], f["mask"], sd, H))
@@ -86,7 +87,7 @@ def test_listing_1_35_given_weights(sub):
 @check(points=3, listings=["1.36"])
 def test_listing_1_36_book_model(sub):
     try:
-        sub.new("BERTForClassification", vocab_size=VOCAB_SIZE, dim=256, max_len=MAX_LEN, layers=4, heads=6,
+        sub.new("BERTForClassification", vocab_size=V, dim=256, max_len=MAX_LEN, layers=4, heads=6,
                 ff_dim=1024)
     except StudentError as e:
         if e.kind != "exception":
@@ -98,7 +99,7 @@ def test_listing_1_36_book_model(sub):
     model = sub.book_model()
     expect(model.type_name == "BERTForClassification",
            f"book_model() must return a BERTForClassification, not {model.type_name}")
-    diff = R.first_difference(R.remote_repr(model), repr(R.mirror_classifier(VOCAB_SIZE, 256, MAX_LEN, 4, 1024, PAD_ID)))
+    diff = R.first_difference(R.remote_repr(model), repr(R.mirror_classifier(V, 256, MAX_LEN, 4, 1024, PAD)))
     expect(not diff, "print(book_model()) differs from listing 1.36's model with layers=4 (the book prints 6 blocks, "
                      f"'(0-5): 6 x TransformerBlock'; 4 layers print '(0-3): 4 x TransformerBlock'): {diff}")
     heads = [block.attr("attn").attr("heads") for _, block in model.attr("bert").attr("layers").named_children()]

@@ -10,27 +10,28 @@ from grader.checking import Mistake, check, expect, expect_equal, expect_tensor,
 from grader.checks import bert_reference as R
 
 EXERCISE = "s1_23_encoder"
-VOCAB_SIZE, PAD_ID, MAX_LEN = 50260, 50257, 256  # listings 1.25-1.26
-V, D, L, NL, H, FF, PAD, CLS, SEP = 40, 16, 24, 2, 4, 32, 37, 38, 39
+V, PAD, CLS, SEP, MAX_LEN = 50260, 50257, 50258, 50259, 256  # listings 1.25-1.26: the book's vocabulary
+D, L, NL, H, FF = 16, 24, 2, 4, 32  # a small model for the weight checks
+SEED = 2370  # the given weights: bert_reference.random_state(shapes, SEED)
 
 
 def make_fixtures(sol):
-    sd = R.random_state(R.encoder_shapes(V, D, L, NL, FF), seed=2370)
+    sd = _given()
     ids, mask = R.padded_batch([9, 6, 3], 9, V, PAD, CLS, SEP, seed=2371)
-    m = sol.BERTEncoder(V, D, L, NL, H, FF, pad_id=PAD)
+    m = sol.BERTEncoder(V, D, L, NL, H, FF)
     m.load_state_dict(sd)
     m.eval()
     with torch.no_grad():
         out = m(ids, mask)
-    return {"ids": ids, "mask": mask, "out": out, **{f"sd/{k}": v for k, v in sd.items()}}
+    return {"ids": ids, "mask": mask, "out": out}
 
 
 def fx():
     return fixtures.load(EXERCISE)
 
 
-def _sd(f):
-    return {k.split("/", 1)[1]: v for k, v in f.items() if k.startswith("sd/")}
+def _given():
+    return R.random_state(R.encoder_shapes(V, D, L, NL, FF), seed=SEED)
 
 
 def _mistakes(ids, mask, sd, heads):
@@ -45,8 +46,8 @@ def _mistakes(ids, mask, sd, heads):
     ]
 
 
-def _new(sub, sd, vocab=V, dim=D, max_len=L, layers=NL, heads=H, ff_dim=FF, pad=PAD):
-    m = sub.new("BERTEncoder", vocab, dim, max_len, layers, heads, ff_dim, pad_id=pad)
+def _new(sub, sd, vocab=V, dim=D, max_len=L, layers=NL, heads=H, ff_dim=FF):
+    m = sub.new("BERTEncoder", vocab, dim, max_len, layers, heads, ff_dim)
     m.load_state_dict(sd)
     m.eval()
     return m
@@ -54,11 +55,11 @@ def _new(sub, sd, vocab=V, dim=D, max_len=L, layers=NL, heads=H, ff_dim=FF, pad=
 
 @check(points=2, listings=["1.34"])
 def test_listing_1_34_structure(sub):
-    m = sub.new("BERTEncoder", VOCAB_SIZE, 256, MAX_LEN, 4, 4, 1024)
-    diff = R.first_difference(R.remote_repr(m), repr(R.mirror_encoder(VOCAB_SIZE, 256, MAX_LEN, 4, 1024, PAD_ID)))
+    m = sub.new("BERTEncoder", V, 256, MAX_LEN, 4, 4, 1024)
+    diff = R.first_difference(R.remote_repr(m), repr(R.mirror_encoder(V, 256, MAX_LEN, 4, 1024, PAD)))
     expect(not diff, "print(BERTEncoder(VOCAB_SIZE, 256, MAX_LEN, layers=4, heads=4, ff_dim=1024)) differs from "
                      f"listing 1.36's printed encoder with 4 blocks (embed, then layers as an nn.ModuleList): {diff}")
-    small = sub.new("BERTEncoder", V, D, L, 3, H, FF, pad_id=PAD).state_dict()
+    small = sub.new("BERTEncoder", V, D, L, 3, H, FF).state_dict()
     shapes = R.encoder_shapes(V, D, L, 3, FF)
     expect_equal(sorted(small), sorted(shapes), what=f"parameter names of BERTEncoder with 3 layers")
     for name, shape in shapes.items():
@@ -68,7 +69,7 @@ def test_listing_1_34_structure(sub):
 @check(points=3, listings=["1.34"])
 def test_listing_1_34_given_weights(sub):
     f = fx()
-    sd = _sd(f)
+    sd = _given()
     out = _new(sub, sd)(f["ids"], f["mask"])
     expect_tensor(out, f["out"], tol="encoder", what=f"eval output of a {NL}-layer encoder (dim {D}, heads {H}) "
                   "for a padded (3, 9) batch with given weights", mistakes=_mistakes(f["ids"], f["mask"], sd, H))
