@@ -61,7 +61,7 @@ def test_listing_1_34_structure(sub):
                      f"listing 1.36's printed encoder with 4 blocks (embed, then layers as an nn.ModuleList): {diff}")
     small = sub.new("BERTEncoder", V, D, L, 3, H, FF).state_dict()
     shapes = R.encoder_shapes(V, D, L, 3, FF)
-    expect_equal(sorted(small), sorted(shapes), what=f"parameter names of BERTEncoder with 3 layers")
+    expect_equal(sorted(small), sorted(shapes), what="parameter names of BERTEncoder with 3 layers")
     for name, shape in shapes.items():
         expect_equal(tuple(small[name].shape), shape, what=f"shape of {name}")
 

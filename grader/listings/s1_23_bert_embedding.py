@@ -1,5 +1,4 @@
 """Listing 1.30 (§1.23), run with the student's s1_23_bert_embedding."""
-import torch
 
 from grader.checks import bert_reference as R
 from grader.listings import listing
