@@ -1,0 +1,45 @@
+# Exercise s1_23_self_attention (§1.23): replace each `raise NotImplementedError` with your code.
+"""§1.23 Multi-head self-attention with a padding mask (listing 1.31).
+
+BERT's attention is bidirectional: every token may look at every other token, before or after
+it. The only thing hidden is padding. Listing 1.27's mask is 1 for a real token and 0 for a
+[PAD]; here it hides padded *keys*: no token takes anything from a [PAD]. Padded queries still
+get an output (it is never used), computed over the real tokens.
+
+One linear layer `qkv` makes queries, keys and values at once (in that order along the last
+dimension); each is cut into `heads` slices of d = dim // heads features, as in §1.16.
+
+Shapes (B = batch, T = tokens, C = dim, h = heads, d = C // h):
+  x (B, T, C) -> qkv (B, T, 3C) -> q, k, v (B, T, C) each -> (B, h, T, d)
+  scores (B, h, T, T); mask (B, T) -> (B, 1, 1, T), broadcast over heads and queries
+  out (B, h, T, d) -> (B, T, h, d) -> (B, T, C) -> out projection
+"""
+import math
+
+import torch
+import torch.nn as nn
+
+
+class MultiHeadSelfAttention(nn.Module):
+    """Multi-head self-attention that ignores padding keys (listing 1.31).
+
+    Sub-modules (names are part of the exercise; create them in this order):
+      qkv:          nn.Linear(dim, 3 * dim)   queries, keys, values side by side
+      out:          nn.Linear(dim, dim)       the output projection
+      attn_dropout: nn.Dropout(dropout)       on the attention weights
+      out_dropout:  nn.Dropout(dropout)       on the projected output
+    Also keep `heads` and `d` (= dim // heads). When heads does not divide dim, raise
+    ValueError (the book's `assert dim % heads == 0` stops it too, with an AssertionError).
+
+    forward(x, mask): x (B, T, dim) float; mask (B, T) int64, 1 = real token, 0 = padding.
+    Returns (B, T, dim). Head i uses features i*d .. (i+1)*d - 1 of q, k and v. Scores are
+    q k^T / sqrt(d); the scores of padding keys become -inf (the book writes -1e9: both give
+    weight 0 after the softmax) before the softmax over the keys.
+    """
+
+    def __init__(self, dim: int, heads: int, dropout: float = 0.1):
+        super().__init__()
+        raise NotImplementedError('s1_23_self_attention: refuse a head count that does not divide dim; keep heads and d; create qkv, out, attn_dropout, out_dropout (in MultiHeadSelfAttention.__init__)')
+
+    def forward(self, x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        raise NotImplementedError('s1_23_self_attention: project and split into heads; scaled scores; hide padding keys; softmax; dropout; mix values; merge; project; dropout (in MultiHeadSelfAttention.forward)')

@@ -1,0 +1,116 @@
+"""Checks of §1.23, the BERT encoder stack (listing 1.34).
+
+Given weights are loaded by the book's names (embed.*, layers.<i>.*) and the eval output is
+compared with bert_reference.encoder. Padding invariance: appending [PAD] tokens, or changing
+the ids at padded positions, changes no output at the real positions.
+"""
+import torch
+
+from grader.checking import Mistake, check, expect, expect_equal, expect_tensor, fixtures
+from grader.checks import bert_reference as R
+
+EXERCISE = "s1_23_encoder"
+V, PAD, CLS, SEP, MAX_LEN = 50260, 50257, 50258, 50259, 256  # listings 1.25-1.26: the book's vocabulary
+D, L, NL, H, FF = 16, 24, 2, 4, 32  # a small model for the weight checks
+SEED = 2370  # the given weights: bert_reference.random_state(shapes, SEED)
+
+
+def make_fixtures(sol):
+    sd = _given()
+    ids, mask = R.padded_batch([9, 6, 3], 9, V, PAD, CLS, SEP, seed=2371)
+    m = sol.BERTEncoder(V, D, L, NL, H, FF)
+    m.load_state_dict(sd)
+    m.eval()
+    with torch.no_grad():
+        out = m(ids, mask)
+    return {"ids": ids, "mask": mask, "out": out}
+
+
+def fx():
+    return fixtures.load(EXERCISE)
+
+
+def _given():
+    return R.random_state(R.encoder_shapes(V, D, L, NL, FF), seed=SEED)
+
+
+def _mistakes(ids, mask, sd, heads):
+    return [
+        Mistake(R.encoder(ids, mask, sd, heads, stack="last_only"),
+                "every block read the embeddings and only the last block's output was kept: feed each block the "
+                "previous block's output (x = layer(x, mask))", "每个块都读了嵌入，只保留了最后一块的输出：每块要读上一块的输出"),
+        Mistake(R.encoder(ids, mask, sd, heads, stack="reversed"), "the blocks ran from the last to the first",
+                "块的顺序反了：从最后一块跑到了第一块"),
+        Mistake(R.encoder(ids, mask, sd, heads, mask_mode="none"), "the padding mask did not reach the blocks",
+                "填充掩码没有传给各个块"),
+    ]
+
+
+def _new(sub, sd, vocab=V, dim=D, max_len=L, layers=NL, heads=H, ff_dim=FF):
+    m = sub.new("BERTEncoder", vocab, dim, max_len, layers, heads, ff_dim)
+    m.load_state_dict(sd)
+    m.eval()
+    return m
+
+
+@check(points=2, listings=["1.34"])
+def test_listing_1_34_structure(sub):
+    m = sub.new("BERTEncoder", V, 256, MAX_LEN, 4, 4, 1024)
+    diff = R.first_difference(R.remote_repr(m), repr(R.mirror_encoder(V, 256, MAX_LEN, 4, 1024, PAD)))
+    expect(not diff, "print(BERTEncoder(VOCAB_SIZE, 256, MAX_LEN, layers=4, heads=4, ff_dim=1024)) differs from "
+                     f"listing 1.36's printed encoder with 4 blocks (embed, then layers as an nn.ModuleList): {diff}")
+    small = sub.new("BERTEncoder", V, D, L, 3, H, FF).state_dict()
+    shapes = R.encoder_shapes(V, D, L, 3, FF)
+    expect_equal(sorted(small), sorted(shapes), what="parameter names of BERTEncoder with 3 layers")
+    for name, shape in shapes.items():
+        expect_equal(tuple(small[name].shape), shape, what=f"shape of {name}")
+
+
+@check(points=3, listings=["1.34"])
+def test_listing_1_34_given_weights(sub):
+    f = fx()
+    sd = _given()
+    out = _new(sub, sd)(f["ids"], f["mask"])
+    expect_tensor(out, f["out"], tol="encoder", what=f"eval output of a {NL}-layer encoder (dim {D}, heads {H}) "
+                  "for a padded (3, 9) batch with given weights", mistakes=_mistakes(f["ids"], f["mask"], sd, H))
+
+
+@check(points=2, hidden=True)
+def test_fresh_sizes(sub):
+    for layers, lengths, T, seed in ((1, [4, 2], 4, 1), (3, [L, 5], L, 2), (2, [2], 2, 3)):
+        sd = R.random_state(R.encoder_shapes(V, D, L, layers, FF), seed=2372 + seed)
+        ids, mask = R.padded_batch(lengths, T, V, PAD, CLS, SEP, seed=2375 + seed)
+        out = _new(sub, sd, layers=layers)(ids, mask)
+        expect_tensor(out, R.encoder(ids, mask, sd, H), tol="encoder",
+                      what=f"eval output of a {layers}-layer encoder, real lengths {lengths} of {T}",
+                      mistakes=_mistakes(ids, mask, sd, H))
+
+
+@check(points=2, hidden=True)
+def test_padding_is_hidden(sub):
+    sd = R.random_state(R.encoder_shapes(V, D, L, NL, FF), seed=2378)
+    m = _new(sub, sd)
+    ids, mask = R.padded_batch([7, 4, 2], 8, V, PAD, CLS, SEP, seed=2379)
+    y = m(ids, mask)
+    real = mask.bool()
+    g = torch.Generator().manual_seed(2380)
+    other = torch.where(real, ids, torch.randint(0, PAD, ids.shape, generator=g))
+    expect_tensor(m(other, mask)[real], y[real], tol="encoder",
+                  what="outputs at real positions after changing the token ids at padded positions (mask still 0)")
+    longer = torch.cat([ids, torch.full((3, 5), PAD)], dim=1)
+    expect_tensor(m(longer, (longer != PAD).long())[:, :8], y, tol="encoder",
+                  what="outputs after appending 5 more [PAD] tokens")
+
+
+@check(points=1, hidden=True)
+def test_dropout_only_in_training(sub):
+    sd = R.random_state(R.encoder_shapes(V, D, L, NL, FF), seed=2381)
+    ids, mask = R.padded_batch([6, 3], 6, V, PAD, CLS, SEP, seed=2382)
+    sub.seed(13)
+    m = _new(sub, sd)
+    first = m(ids, mask)
+    expect_tensor(m(ids, mask), first, tol="exact", what="two calls in eval mode (dropout must be off)")
+    m.train()
+    a, b = m(ids, mask), m(ids, mask)
+    expect(isinstance(a, torch.Tensor) and not torch.equal(a, first) and not torch.equal(a, b),
+           "in train mode the encoder's dropout (p = 0.1) must make outputs change from call to call")

@@ -1,0 +1,129 @@
+"""Checks of §1.23, the pre-LN transformer encoder block (listing 1.33).
+
+Given weights (norm1 and norm2 with different gains, so that swapping or reusing them shows)
+are loaded by the book's names; the output is compared with the plain pre-LN block of
+bert_reference, and the common wrong wirings (post-LN, missing shortcuts, a normalised
+shortcut) are named.
+"""
+import torch
+
+from grader.checking import Mistake, check, expect, expect_equal, expect_tensor, fixtures
+from grader.checks import bert_reference as R
+
+EXERCISE = "s1_23_encoder_block"
+D, H, FF = 16, 4, 32
+
+
+def make_fixtures(sol):
+    sd = R.random_state(R.block_shapes(D, FF), seed=2360)
+    g = torch.Generator().manual_seed(2361)
+    x = torch.randn(3, 6, D, generator=g)
+    mask = torch.tensor([[1] * 6, [1] * 4 + [0] * 2, [1] * 3 + [0] * 3])
+    m = sol.TransformerBlock(D, H, FF)
+    m.load_state_dict(sd)
+    m.eval()
+    with torch.no_grad():
+        out = m(x, mask)
+    return {"x": x, "mask": mask, "out": out, **{f"sd/{k}": v for k, v in sd.items()}}
+
+
+def fx():
+    return fixtures.load(EXERCISE)
+
+
+def _sd(f):
+    return {k.split("/", 1)[1]: v for k, v in f.items() if k.startswith("sd/")}
+
+
+def _mistakes(x, mask, sd, heads):
+    ref = lambda order: R.block(x, mask, sd, heads, order=order)  # noqa: E731
+    return [
+        Mistake(ref("post"), "this is post-LN, norm(x + sublayer(x)); the book's block is pre-LN: "
+                "x + sublayer(norm(x))", "这是 post-LN：norm(x + sublayer(x))；书中的块是 pre-LN：x + sublayer(norm(x))"),
+        Mistake(ref("no_residual"), "the residual (shortcut) connections are missing: add the sub-layer's output to x",
+                "缺少残差（捷径）连接：要把子层输出加回 x"),
+        Mistake(ref("no_attn_residual"), "the residual around attention is missing: x = x + attn(norm1(x), mask)",
+                "注意力子层缺少残差：x = x + attn(norm1(x), mask)"),
+        Mistake(ref("no_ff_residual"), "the residual around the feed-forward network is missing: x = x + ff(norm2(x))",
+                "前馈子层缺少残差：x = x + ff(norm2(x))"),
+        Mistake(ref("norm1_twice"), "norm1 was used before both sub-layers; the feed-forward network reads norm2(x)",
+                "两个子层前都用了 norm1；前馈网络之前应该用 norm2"),
+        Mistake(ref("residual_from_normed"), "x was replaced by norm(x) before the shortcut: the residual must add "
+                "the block's un-normalised x", "在捷径之前把 x 换成了 norm(x)：残差要加的是未归一化的 x"),
+    ]
+
+
+def _new(sub, sd, dim=D, heads=H, ff_dim=FF, **kw):
+    m = sub.new("TransformerBlock", dim, heads, ff_dim, **kw)
+    m.load_state_dict(sd)
+    m.eval()
+    return m
+
+
+@check(points=2, listings=["1.33"])
+def test_listing_1_33_structure(sub):
+    m = sub.new("TransformerBlock", 256, 4, 1024)
+    diff = R.first_difference(R.remote_repr(m), repr(R.mirror_block(256, 1024)))
+    expect(not diff, "print(TransformerBlock(256, 4, 1024)) differs from listing 1.36's printed block "
+                     f"(attn, ff, norm1, norm2, in that order): {diff}")
+    small = sub.new("TransformerBlock", D, H, FF).state_dict()
+    shapes = R.block_shapes(D, FF)
+    expect_equal(sorted(small), sorted(shapes), what=f"parameter names of TransformerBlock({D}, {H}, {FF})")
+    for name, shape in shapes.items():
+        expect_equal(tuple(small[name].shape), shape, what=f"shape of {name}")
+
+
+@check(points=4, listings=["1.33"])
+def test_listing_1_33_given_weights(sub):
+    f = fx()
+    sd = _sd(f)
+    out = _new(sub, sd)(f["x"], f["mask"])
+    expect_tensor(out, f["out"], tol="encoder", what=f"eval output of TransformerBlock({D}, {H}, {FF}) for a "
+                  f"(3, 6, {D}) batch with given weights", mistakes=_mistakes(f["x"], f["mask"], sd, H))
+
+
+@check(points=2, hidden=True)
+def test_fresh_sizes(sub):
+    g = torch.Generator().manual_seed(2362)
+    for dim, heads, ff_dim, lengths, T in ((12, 2, 24, [5, 2], 5), (8, 4, 8, [1], 1), (20, 5, 40, [7, 7, 3], 7)):
+        sd = R.random_state(R.block_shapes(dim, ff_dim), seed=2363 + dim)
+        x = torch.randn(len(lengths), T, dim, generator=g)
+        mask = (torch.arange(T)[None, :] < torch.tensor(lengths)[:, None]).long()
+        expect_tensor(_new(sub, sd, dim, heads, ff_dim)(x, mask), R.block(x, mask, sd, heads), tol="encoder",
+                      what=f"eval output of TransformerBlock({dim}, {heads}, {ff_dim}), real lengths {lengths} of {T}",
+                      mistakes=_mistakes(x, mask, sd, heads))
+
+
+@check(points=1, hidden=True)
+def test_padding_is_hidden(sub):
+    sd = R.random_state(R.block_shapes(D, FF), seed=2364)
+    m = _new(sub, sd)
+    g = torch.Generator().manual_seed(2365)
+    x = torch.randn(2, 5, D, generator=g)
+    mask = torch.tensor([[1] * 3 + [0] * 2, [1] * 4 + [0]])
+    y = m(x, mask)
+    real = mask.bool()
+    x2 = torch.where(real[..., None], x, 5 * torch.randn(x.shape, generator=g))
+    expect_tensor(m(x2, mask)[real], y[real], tol="encoder",
+                  what="outputs at real positions after changing the padded positions' vectors (pass mask to attn)")
+    x3 = torch.cat([x, torch.randn(2, 3, D, generator=g)], dim=1)
+    mask3 = torch.cat([mask, torch.zeros(2, 3, dtype=torch.int64)], dim=1)
+    expect_tensor(m(x3, mask3)[:, :5], y, tol="encoder", what="outputs after appending 3 more padding positions")
+
+
+@check(points=1, hidden=True)
+def test_dropout_only_in_training(sub):
+    sd = R.random_state(R.block_shapes(D, FF), seed=2366)
+    x = torch.randn(2, 6, D, generator=torch.Generator().manual_seed(2367))
+    mask = torch.tensor([[1] * 6, [1] * 4 + [0] * 2])
+    sub.seed(11)
+    m = _new(sub, sd, dropout=0.3)
+    first = m(x, mask)
+    expect_tensor(m(x, mask), first, tol="exact", what="two calls in eval mode (dropout must be off)")
+    m.train()
+    a, b = m(x, mask), m(x, mask)
+    expect(isinstance(a, torch.Tensor) and not torch.equal(a, first) and not torch.equal(a, b),
+           "with dropout=0.3 in train mode, outputs must change from call to call (pass dropout to attn and ff)")
+    plain = _new(sub, sd, dropout=0.0)
+    plain.train()
+    expect_tensor(plain(x, mask), first, tol="encoder", what="train-mode output with dropout=0.0 (equal to eval mode)")
