@@ -9,7 +9,7 @@ input: a synthetic corpus made here, whose held-out labels never leave this proc
 accuracy is computed here.
 
 The book's printed "Train Loss" (1078.51 ... 285.67) is a sum over ~1,563 batches, and its
-156,250 "updates per epoch" are the total of 100 epochs (ERRATA E-1.23-m to E-1.23-p).
+156,250 "updates per epoch" are the total of 100 epochs (ERRATA E-1.23-m to E-1.23-o).
 """
 import math
 
