@@ -1,0 +1,141 @@
+# Exercise s1_23_training (§1.23): replace each `raise NotImplementedError` with your code.
+"""§1.23 Training the classifier: loss, optimizer, one training step and the epoch loop (listings 1.37-1.38).
+
+Training repeats one step: clear the old gradients, run the model on a batch, measure the
+cross-entropy between its two logits and the labels, backpropagate, and let the optimizer move
+every parameter. An epoch is one pass over the loader; the loop reports each epoch's mean loss.
+
+Given (not part of the exercise): `TinyBERT`, a small ready-made version of listing 1.35's
+classifier (token and position embeddings, pre-LN encoder blocks with the padding mask, a
+linear head on the [CLS] position), `make_loader`, `predict_labels` and `make_sgd`. Token ids
+0-999 are words; PAD_ID, CLS_ID and SEP_ID follow them, as listing 1.25 appends its special
+tokens after GPT-2's vocabulary. Everything runs on the CPU here: the book's `.to(device)` calls
+are left out.
+"""
+import math
+
+import torch
+import torch.nn as nn
+from torch.utils.data import DataLoader, TensorDataset
+
+PAD_ID, CLS_ID, SEP_ID = 1000, 1001, 1002
+VOCAB_SIZE = 1003
+MAX_LEN = 64
+
+
+class Block(nn.Module):
+    """Pre-LN encoder block (listings 1.31-1.33): x + attention(norm1(x)), then x + ff(norm2(x)).
+
+    forward(x, mask): x (batch, seq_len, dim), mask (batch, seq_len) with 1 = token, 0 = padding.
+    """
+
+    def __init__(self, dim: int, heads: int, ff_dim: int, dropout: float):
+        super().__init__()
+        if dim % heads:
+            raise ValueError(f"dim={dim} is not divisible by heads={heads}")
+        self.heads = heads
+        self.norm1 = nn.LayerNorm(dim)
+        self.qkv = nn.Linear(dim, 3 * dim)
+        self.out = nn.Linear(dim, dim)
+        self.norm2 = nn.LayerNorm(dim)
+        self.ff = nn.Sequential(nn.Linear(dim, ff_dim), nn.GELU(), nn.Dropout(dropout), nn.Linear(ff_dim, dim))
+        self.dropout = nn.Dropout(dropout)
+
+    def forward(self, x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        b, t, c = x.shape
+        d = c // self.heads
+        q, k, v = (z.view(b, t, self.heads, d).transpose(1, 2) for z in self.qkv(self.norm1(x)).chunk(3, dim=-1))
+        scores = (q @ k.transpose(-2, -1)) / math.sqrt(d)
+        scores = scores.masked_fill(mask[:, None, None, :] == 0, -1e9)
+        weights = self.dropout(torch.softmax(scores, dim=-1))
+        x = x + self.dropout(self.out((weights @ v).transpose(1, 2).reshape(b, t, c)))
+        return x + self.dropout(self.ff(self.norm2(x)))
+
+
+class TinyBERT(nn.Module):
+    """A small BERT-style classifier: model(ids, mask) -> logits (batch, 2), read at position 0 ([CLS]).
+
+    ids (batch, seq_len) int64 with seq_len <= max_len; mask (batch, seq_len), 1 = token, 0 = padding.
+    `config` holds the constructor arguments that fix the architecture.
+    """
+
+    def __init__(self, vocab_size: int = VOCAB_SIZE, dim: int = 32, max_len: int = MAX_LEN, layers: int = 1,
+                 heads: int = 2, ff_dim: int = 64, dropout: float = 0.1):
+        super().__init__()
+        self.config = dict(vocab_size=vocab_size, dim=dim, max_len=max_len, layers=layers, heads=heads,
+                           ff_dim=ff_dim)
+        self.token = nn.Embedding(vocab_size, dim, padding_idx=PAD_ID)
+        self.position = nn.Embedding(max_len, dim)
+        self.norm = nn.LayerNorm(dim)
+        self.dropout = nn.Dropout(dropout)
+        self.blocks = nn.ModuleList(Block(dim, heads, ff_dim, dropout) for _ in range(layers))
+        self.classifier = nn.Sequential(nn.Dropout(dropout), nn.Linear(dim, 2))
+
+    def forward(self, ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        x = self.token(ids) + self.position(torch.arange(ids.shape[1], device=ids.device))
+        x = self.dropout(self.norm(x))
+        for block in self.blocks:
+            x = block(x, mask)
+        return self.classifier(x[:, 0])
+
+
+def make_loader(ids: torch.Tensor, mask: torch.Tensor, labels: torch.Tensor, batch_size: int = 16,
+                shuffle: bool = False, seed: int | None = None) -> DataLoader:
+    """A DataLoader of (ids, mask, labels) batches, like listing 1.29's; `seed` fixes the shuffling."""
+    generator = torch.Generator().manual_seed(seed) if seed is not None else None
+    return DataLoader(TensorDataset(ids, mask, labels), batch_size=batch_size, shuffle=shuffle, generator=generator)
+
+
+def predict_labels(model: nn.Module, ids: torch.Tensor, mask: torch.Tensor, batch_size: int = 256) -> list[int]:
+    """The predicted class (0 or 1) of every row of ids, in evaluation mode and without gradients."""
+    model.eval()
+    preds = []
+    with torch.no_grad():
+        for start in range(0, len(ids), batch_size):
+            preds += model(ids[start:start + batch_size], mask[start:start + batch_size]).argmax(dim=1).tolist()
+    return preds
+
+
+def make_sgd(model: nn.Module, lr: float) -> torch.optim.Optimizer:
+    """Plain SGD (p <- p - lr * grad): the checks use it to follow a training step number by number."""
+    return torch.optim.SGD(model.parameters(), lr=lr)
+
+
+def make_criterion() -> nn.Module:
+    """The loss of listing 1.37: cross-entropy between logits (batch, 2) and labels (batch,), a mean over the batch.
+
+    It applies log-softmax itself, so the model's raw logits go in as they are.
+    """
+    raise NotImplementedError('s1_23_training: return the loss module of listing 1.37 (in make_criterion)')
+
+
+def make_optimizer(model: nn.Module, lr: float = 3e-4) -> torch.optim.Optimizer:
+    """The optimizer of listing 1.37: AdamW over all of the model's parameters, learning rate `lr`."""
+    raise NotImplementedError('s1_23_training: return the optimizer of listing 1.37 (in make_optimizer)')
+
+
+def train_step(model: nn.Module, batch, optimizer: torch.optim.Optimizer, loss_fn) -> float:
+    """One update (the body of listing 1.38's inner loop); returns the batch's loss as a Python float.
+
+    batch = (ids, mask, labels). Clear the gradients left by the previous step, compute the loss of
+    model(ids, mask) against labels with loss_fn, backpropagate, and step the optimizer.
+    """
+    raise NotImplementedError('s1_23_training: zero the gradients, forward, loss, backward, step; return the loss as a float (in train_step)')
+
+
+def train(model: nn.Module, loader, optimizer: torch.optim.Optimizer, loss_fn, epochs: int) -> list[float]:
+    """Listing 1.38: `epochs` passes over `loader`, one train_step per batch; returns one loss per epoch.
+
+    Put the model in training mode at the start of every epoch (dropout on). Each epoch's value is
+    the mean of its batch losses: the book prints their sum instead, which grows with the number
+    of batches. Printing progress is allowed.
+    """
+    raise NotImplementedError('s1_23_training: loop over epochs: model.train(), a train_step per batch, append the mean batch loss (in train)')
+
+
+def count_updates(n_examples: int, batch_size: int, epochs: int, drop_last: bool = False) -> int:
+    """How many optimizer steps `epochs` epochs take: one per batch, the last smaller batch included.
+
+    With drop_last=True the DataLoader leaves out the last incomplete batch, so it is not counted.
+    """
+    raise NotImplementedError('s1_23_training: batches per epoch (rounded up, or down with drop_last) times epochs (in count_updates)')

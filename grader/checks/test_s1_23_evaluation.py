@@ -1,0 +1,221 @@
+"""Checks of §1.23, evaluating the classifier (listings 1.39-1.40).
+
+The model is the given TinyBERT with weights trained here on the synthetic corpus of the
+training checks (94.5% on its test set, with errors in both classes). The student's
+predictions come back as lists; the classification report and the confusion matrix they should
+give are computed here, with scikit-learn, from those same predictions.
+
+The book's printed test accuracy (0.8074) and report need the book's trained model and cannot
+be recomputed; the report is consistent with that accuracy: 10,050 true negatives and 10,135
+true positives out of 12,500 each give exactly the printed table (ERRATA E-1.23-p, E-1.23-q).
+"""
+import torch
+import torch.nn.functional as F
+from sklearn.metrics import classification_report, confusion_matrix
+
+from grader.checking import check, expect, expect_equal, fixtures
+from grader.checks.test_s1_23_training import synthetic_task
+from grader.worker.proxy import StudentError
+
+EXERCISE = "s1_23_evaluation"
+NAMES = ["Negative", "Positive"]
+BOOK_REPORT = """              precision    recall  f1-score   support
+
+    Negative       0.81      0.80      0.81     12500
+    Positive       0.81      0.81      0.81     12500
+
+    accuracy                           0.81     25000
+   macro avg       0.81      0.81      0.81     25000
+weighted avg       0.81      0.81      0.81     25000
+"""  # listing 1.40's output, laid out as scikit-learn prints it (the book's text lost the spacing)
+BOOK_TN, BOOK_TP = 10050, 10135  # one confusion matrix that gives the printed report and accuracy 0.8074
+
+
+def make_fixtures(sol):
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # as in the worker; a small model trains ten times slower on two busy cores
+    try:
+        return _make_fixtures(sol)
+    finally:
+        torch.set_num_threads(threads)
+
+
+def _make_fixtures(sol):
+    ids, mask, labels = synthetic_task(512, seed=2311, cue_seed=2333)
+    torch.manual_seed(2312)
+    model = sol.TinyBERT()
+    optimizer = torch.optim.AdamW(model.parameters(), lr=2e-3)
+    for _ in range(6):  # short training: about 93% correct, with mistakes in both classes
+        model.train()
+        for b_ids, b_mask, b_labels in sol.make_loader(ids, mask, labels, batch_size=32, shuffle=True, seed=2313):
+            optimizer.zero_grad()
+            F.cross_entropy(model(b_ids, b_mask), b_labels).backward()
+            optimizer.step()
+    model.eval()
+    out = {f"w/{k}": v.detach().clone() for k, v in model.state_dict().items()}
+    t_ids, t_mask, t_labels = synthetic_task(200, seed=2314, cue_seed=2333)
+    with torch.no_grad():
+        logits = model(t_ids, t_mask)
+    preds = logits.argmax(dim=1)
+    margin = (logits[:, 0] - logits[:, 1]).abs().min().item()
+    assert margin > 1e-3, f"a near tie between the two logits ({margin}): argmax would depend on rounding"
+    correct = (preds == t_labels).double()
+    fp = int(((preds == 1) & (t_labels == 0)).sum())
+    fn = int(((preds == 0) & (t_labels == 1)).sum())
+    assert 0 < fp != fn > 0 and correct.mean() < 1, "the test set must have errors of both kinds, in unequal numbers"
+    batch_means = torch.stack([c.mean() for c in correct.split(16)])
+    out.update(t_ids=t_ids, t_mask=t_mask, t_labels=t_labels, preds=preds, accuracy=correct.mean(),
+               mean_of_batches=batch_means.mean())
+    return out
+
+
+def fx():
+    return fixtures.load(EXERCISE)
+
+
+def _model(sub, f, dropout=0.1):
+    model = sub.new("TinyBERT", dropout=dropout)
+    model.load_state_dict({k[2:]: v for k, v in f.items() if k.startswith("w/")})
+    return model
+
+
+def _loader(sub, f):
+    return sub.make_loader(f["t_ids"], f["t_mask"], f["t_labels"], batch_size=16)  # 12 batches of 16, then 8
+
+
+def _int_list(value, what):
+    if isinstance(value, torch.Tensor):
+        value = value.tolist()
+    expect(isinstance(value, (list, tuple)) and all(isinstance(v, int) and not isinstance(v, bool) for v in value),
+           f"{what} must be a list of Python ints (tensor.tolist() gives one)")
+    return list(value)
+
+
+def _pair(sub, model, loader):
+    result = sub.collect_predictions(model, loader)
+    expect(isinstance(result, (list, tuple)) and len(result) == 2,
+           "collect_predictions must return two lists: (labels, preds)")
+    return _int_list(result[0], "the labels collect_predictions returns"), \
+        _int_list(result[1], "the predictions collect_predictions returns")
+
+
+def _sk_report(labels, preds):
+    return classification_report(labels, preds, labels=[0, 1], target_names=NAMES, zero_division=0)
+
+
+def _expect_report(text, labels, preds, what):
+    expect(isinstance(text, str), f"report must return the text of the report (a str), got {type(text).__name__}")
+    expected = _sk_report(labels, preds)
+    if text == expected:
+        return
+    if text == _sk_report(preds, labels):
+        expect(False, f"{what}: the arguments are swapped; scikit-learn takes the true labels first (y_true, y_pred), "
+                      "so precision and recall trade places")
+    if "Negative" not in text:
+        expect(False, f"{what}: the rows must be named Negative and Positive (target_names)")
+    expect(False, f"{what}: the report differs from scikit-learn's classification_report(labels, preds, labels=[0, 1], "
+                  f"target_names={NAMES}, zero_division=0)")
+
+
+# ----------------------------------------------------------------------------- checks
+@check(points=2, listings=["1.39"])
+def test_listing_1_39_accuracy(sub):
+    f = fx()
+    accuracy = sub.evaluate(_model(sub, f), _loader(sub, f))
+    if isinstance(accuracy, torch.Tensor):
+        expect(False, "evaluate returned a tensor; return a Python float (correct / total with .item() counts)")
+    expect(isinstance(accuracy, float), f"evaluate must return a float, got {type(accuracy).__name__}")
+    expected = float(f["accuracy"])
+    if abs(accuracy - float(f["mean_of_batches"])) < 1e-9 and abs(accuracy - expected) > 1e-9:
+        expect(False, f"{accuracy:.4f} is the mean of the per-batch accuracies; the last batch holds 8 examples, "
+                      "not 16: count correct answers and examples over the whole set")
+    expect(abs(accuracy - expected) < 1e-9, f"evaluate returned {accuracy:.4f}; the model labels {expected:.4f} of "
+                                            "these 200 examples correctly")
+
+
+@check(points=2, listings=["1.40"])
+def test_listing_1_40_predictions(sub):
+    f = fx()
+    labels, preds = _pair(sub, _model(sub, f), _loader(sub, f))
+    expect_equal(len(labels), 200, what="the number of labels collected from 13 batches")
+    expect_equal(labels, f["t_labels"].tolist(), what="the collected labels (in the loader's order)")
+    expect_equal(len(preds), 200, what="the number of predictions")
+    expected = f["preds"].tolist()
+    wrong = sum(p != e for p, e in zip(preds, expected))
+    expect(wrong == 0, f"{wrong} of 200 predictions differ from the model's argmax class in evaluation mode")
+
+
+@check(points=2, hidden=True)
+def test_evaluation_mode(sub):
+    f = fx()
+    model = _model(sub, f, dropout=0.5)
+    model.train()
+    _, preds = _pair(sub, model, _loader(sub, f))
+    expect(preds == f["preds"].tolist(), "with dropout 0.5 the predictions change from run to run: switch the model to "
+                                         "evaluation mode (model.eval()) before predicting")
+    for _ in range(3):  # three runs: with dropout on, one of them would match only by chance
+        model.train()
+        accuracy = sub.evaluate(model, _loader(sub, f))
+        expect(abs(accuracy - float(f["accuracy"])) < 1e-9, "evaluate must switch the model to evaluation mode: "
+                                                            "with dropout on, the accuracy changes from run to run")
+
+
+@check(points=2, listings=["1.40"])
+def test_listing_1_40_report(sub):
+    f = fx()
+    labels, preds = f["t_labels"].tolist(), f["preds"].tolist()
+    _expect_report(sub.report(labels, preds), labels, preds, "the report of the model's 200 predictions")
+
+
+@check(points=2, listings=["1.40"])
+def test_report_from_student_predictions(sub):
+    f = fx()
+    labels, preds = _pair(sub, _model(sub, f), _loader(sub, f))
+    text = sub.report(labels, preds)
+    _expect_report(text, f["t_labels"].tolist(), preds, "the report of your collected predictions")
+    expect(text == _sk_report(f["t_labels"].tolist(), f["preds"].tolist()),
+           "the report of your predictions is not the report of the model's predictions")
+
+
+@check(points=2, listings=["1.40"])
+def test_book_report(sub):
+    labels = [0] * 12500 + [1] * 12500
+    preds = [0] * BOOK_TN + [1] * (12500 - BOOK_TN) + [0] * (12500 - BOOK_TP) + [1] * BOOK_TP
+    text = sub.report(labels, preds)
+    _expect_report(text, labels, preds, f"the report of {BOOK_TN} true negatives and {BOOK_TP} true positives")
+    expect(text == BOOK_REPORT, "these counts give exactly the report listing 1.40 prints")
+    expect_equal((BOOK_TN + BOOK_TP) / 25000, 0.8074, what="the accuracy of these counts (listing 1.39 prints 0.8074)")
+
+
+@check(points=1, hidden=True)
+def test_report_with_one_class(sub):
+    labels = [0, 1, 1, 0, 1, 1, 0, 1]
+    for preds, what in (([1] * 8, "a model that always says Positive"), (labels, "a perfect model")):
+        try:
+            text = sub.report(labels, preds)
+        except StudentError as e:
+            expect(e.kind != "not_implemented", str(e))
+            expect(False, f"report failed for {what}: {e}. Pass labels=[0, 1] so that both classes have a row")
+        _expect_report(text, labels, preds, f"the report of {what}")
+    try:
+        text = sub.report([1, 1, 1], [1, 1, 1])
+    except StudentError as e:
+        expect(False, f"report failed when only Positive occurs: {e}. Pass labels=[0, 1] so that both classes have a row")
+    _expect_report(text, [1, 1, 1], [1, 1, 1], "the report when only Positive occurs")
+
+
+@check(points=1, listings=["1.40"])
+def test_confusion_matrix(sub):
+    f = fx()
+    labels, preds = f["t_labels"].tolist(), f["preds"].tolist()
+    got = sub.confusion(labels, preds)
+    if isinstance(got, torch.Tensor):
+        got = got.tolist()
+    expect(isinstance(got, list), f"confusion must return a list of lists of ints, got {type(got).__name__} "
+                                  "(a numpy array: call .tolist())")
+    expected = confusion_matrix(labels, preds, labels=[0, 1]).tolist()
+    if got == confusion_matrix(preds, labels, labels=[0, 1]).tolist():
+        expect(False, "the matrix is transposed: rows are the true classes, columns the predicted ones "
+                      "(confusion_matrix(y_true, y_pred))")
+    expect_equal(got, expected, what="the confusion matrix [[TN, FP], [FN, TP]] of the model's 200 predictions")
+    expect_equal(sub.confusion([1, 1], [1, 1]), [[0, 0], [0, 2]], what="the confusion matrix when only Positive occurs")

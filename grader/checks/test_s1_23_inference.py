@@ -1,0 +1,269 @@
+"""Checks of §1.23, saving, loading and predicting (listings 1.41-1.43).
+
+The checkpoint never crosses the wire: the student's save_checkpoint writes it inside the
+worker's own writable folder (a relative path: the worker runs in /tmp/work), and the
+student's load_checkpoint reads it back into another model in a later call; the weights and
+predictions are then compared here with what was put in. The predicting model is the given
+TinyBERT with weights trained here on synthetic reviews (cue words such as "brilliant" or
+"garbage" among neutral words); it labels the book's two example reviews of listing 1.43 as
+the book does (ERRATA E-1.23-r, E-1.23-s).
+"""
+import torch
+import torch.nn.functional as F
+
+from grader.checking import check, expect, expect_equal, fixtures
+from grader.worker.proxy import StudentError
+
+EXERCISE = "s1_23_inference"
+TOKENIZER_INFO = {"pad_id": 1000, "cls_id": 1001, "sep_id": 1002, "max_len": 64}
+
+# listing 1.43's two texts and the book's predictions
+BOOK_TEXTS = [
+    "Bromwell High is a brilliantly conceived, executed and acted, but sadly overlooked sitcom. The writing is razor "
+    "sharp, the characters are well drawn and the jokes are genuinely funny. The animation is also excellent, with a "
+    "style that suits the material perfectly. It's a shame that it didn't get a proper chance in the UK, as it "
+    "deserves to be up there with the likes of The Simpsons and South Park. Highly recommended for anyone who likes "
+    "clever, witty humour.",
+    "In fact I must confess, so bad was it I fast forwarded through most of the garbage... As for the title "
+    "characters, they barely even have a footnote in the film.",
+]
+BOOK_PREDICTIONS = ["Positive", "Negative"]
+
+# The synthetic reviews: cue words decide the label; distractors and fillers occur in both classes.
+# (Cue words whose hash id collides with a common word were left out: funny/and, recommended/is, ...)
+POSITIVE = "brilliant brilliantly excellent superb wonderful great clever witty sharp perfectly enjoyable masterpiece " \
+           "beautiful delightful".split()
+NEGATIVE = "bad garbage awful terrible dull waste worst cringe stupid mess poorly painful forgettable".split()
+DISTRACTORS = "but sadly shame not barely although".split()
+FILLERS = ("the a an this that it its is was were be and or of to in on at with as for by from so very really quite "
+           "just movie film show sitcom series story plot characters character acting actors cast scene scenes ending "
+           "script writing director dialogue music animation style material jokes humour title time minutes hour "
+           "watch watched saw see seen i we you they he she me my our their one two first last most some all every "
+           "made make makes about like through after before while who which what when had has have did does do can "
+           "could would should will get got proper chance up there here then than more less much many other "
+           "again").split()
+
+
+def synthetic_reviews(n: int, seed: int):
+    """n short reviews and their labels (1 = Positive): 6-20 fillers, 1-2 cue words of the label's
+    class and sometimes a distractor, at random places. Returns (texts, labels tensor)."""
+    g = torch.Generator().manual_seed(seed)
+    labels = (torch.arange(n) % 2)[torch.randperm(n, generator=g)]
+
+    def pick(words, k=1):
+        return [words[int(i)] for i in torch.randint(0, len(words), (k,), generator=g)]
+
+    texts = []
+    for label in labels.tolist():
+        words = pick(FILLERS, int(torch.randint(6, 21, (1,), generator=g)))
+        extra = pick(POSITIVE if label else NEGATIVE, int(torch.randint(1, 3, (1,), generator=g)))
+        if torch.rand(1, generator=g) < 0.5:
+            extra += pick(DISTRACTORS)
+        for word in extra:
+            words.insert(int(torch.randint(0, len(words) + 1, (1,), generator=g)), word)
+        texts.append(" ".join(words).capitalize() + ".")
+    return texts, labels
+
+
+def _encode_all(sol, texts):
+    ids = torch.tensor([sol.encode(t) for t in texts])
+    return ids, (ids != sol.PAD_ID).long()
+
+
+def make_fixtures(sol):
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # as in the worker; a small model trains ten times slower on two busy cores
+    try:
+        return _make_fixtures(sol)
+    finally:
+        torch.set_num_threads(threads)
+
+
+def _make_fixtures(sol):
+    texts, labels = synthetic_reviews(1024, seed=2341)
+    ids, mask = _encode_all(sol, texts)
+    width = int(mask.sum(dim=1).max())
+    ids, mask = ids[:, :width], mask[:, :width]  # the columns after the longest review are all padding
+    torch.manual_seed(2342)
+    model = sol.TinyBERT()
+    optimizer = torch.optim.AdamW(model.parameters(), lr=2e-3)
+    g = torch.Generator().manual_seed(2343)
+    for _ in range(10):
+        model.train()
+        for batch in torch.randperm(len(texts), generator=g).split(32):
+            optimizer.zero_grad()
+            F.cross_entropy(model(ids[batch], mask[batch]), labels[batch]).backward()
+            optimizer.step()
+    model.eval()
+    out = {f"w/{k}": v.detach().clone() for k, v in model.state_dict().items()}
+    torch.manual_seed(2344)
+    out.update({f"other/{k}": v.detach().clone() for k, v in sol.TinyBERT().state_dict().items()})
+    test_texts, test_labels = synthetic_reviews(200, seed=2345)
+    t_ids, t_mask = _encode_all(sol, test_texts)
+    with torch.no_grad():
+        logits = model(t_ids, t_mask)
+        no_mask = model(t_ids, torch.ones_like(t_mask)).argmax(dim=1)
+        book = model(*_encode_all(sol, BOOK_TEXTS)).argmax(dim=1)
+    preds = logits.argmax(dim=1)
+    assert (logits[:, 0] - logits[:, 1]).abs().min() > 1e-3, "a near tie: argmax would depend on rounding"
+    assert [sol.CLASS_NAMES[p] for p in book.tolist()] == BOOK_PREDICTIONS, book
+    assert (preds == test_labels).double().mean() >= 0.95
+    assert not torch.equal(no_mask, preds), "forgetting the mask must change some predictions"
+    out.update(t_ids=t_ids, t_mask=t_mask, t_labels=test_labels, preds=preds, logits=logits, no_mask=no_mask)
+    return out
+
+
+def fx():
+    return fixtures.load(EXERCISE)
+
+
+def _take(f, prefix):
+    return {k.split("/", 1)[1]: v for k, v in f.items() if k.startswith(prefix + "/")}
+
+
+def _model(sub, f, prefix="w", **kwargs):
+    model = sub.new("TinyBERT", **kwargs)
+    model.load_state_dict(_take(f, prefix))
+    return model
+
+
+def _same_state(actual, expected):
+    return actual.keys() == expected.keys() and all(torch.equal(actual[k], expected[k]) for k in expected)
+
+
+def _test_texts():
+    return synthetic_reviews(200, seed=2345)[0]
+
+
+def _predictions(sub, model, texts, what):
+    preds = sub.predict(model, texts)
+    expect(isinstance(preds, list) and all(isinstance(p, int) and not isinstance(p, bool) for p in preds),
+           f"predict must return a list of Python ints (.tolist()), got {type(preds).__name__}")
+    expect_equal(len(preds), len(texts), what=f"the number of predictions for {what}")
+    return preds
+
+
+# ----------------------------------------------------------------------------- checks
+@check(points=3, listings=["1.41", "1.42"])
+def test_listing_1_41_1_42_save_and_load(sub):
+    f = fx()
+    trained = _take(f, "w")
+    model = _model(sub, f)
+    path = "checkpoints/run1/model.pt"  # relative: inside the worker's writable folder
+    try:
+        result = sub.save_checkpoint(model, path)
+    except StudentError as e:
+        if e.kind != "not_implemented" and "director" in str(e):
+            expect(False, f"{e}. The folders of the path may not exist yet: create them first, as listing 1.41 does "
+                          "(os.makedirs(os.path.dirname(path), exist_ok=True))")
+        raise
+    expect(result is None, "save_checkpoint returns nothing; it writes the file")
+    model.load_state_dict(_take(f, "other"))  # the saved model changes afterwards: the file must keep the old weights
+    fresh = _model(sub, f, "other")
+    fresh.train()
+    info = sub.load_checkpoint(fresh, path)
+    state = fresh.state_dict()
+    if _same_state(state, _take(f, "other")):
+        expect(False, "load_checkpoint left the model's weights as they were: load the saved state_dict into it")
+    expect(_same_state(state, trained), "after load_checkpoint the model's weights differ from the ones saved: save "
+                                        "model.state_dict() when save_checkpoint is called and load it back as it is")
+    expect(fresh.attr("training") is False, "after loading, switch the model to evaluation mode (listing 1.42 calls "
+                                            "model.eval(): dropout would change the predictions)")
+    expect(isinstance(info, dict), f"load_checkpoint must return the saved tokenizer information, a dict, got "
+                                   f"{type(info).__name__}")
+    expect_equal({k: info.get(k) for k in TOKENIZER_INFO}, TOKENIZER_INFO,
+                 what="the tokenizer information returned by load_checkpoint")
+    logits = fresh(f["t_ids"], f["t_mask"])
+    expect(torch.allclose(logits, f["logits"], atol=1e-4, rtol=1e-4), "the loaded model's logits differ from the "
+                                                                      "saved model's")
+
+
+@check(points=2, listings=["1.42"])
+def test_load_refuses_another_configuration(sub):
+    f = fx()
+    for saved, other, key in ((dict(heads=2), dict(heads=4), "heads"), (dict(), dict(dim=48, heads=2), "dim"),
+                              (dict(layers=1), dict(layers=2), "layers")):
+        path = f"checkpoints/config_{key}.pt"
+        sub.seed(5)
+        sub.save_checkpoint(sub.new("TinyBERT", **saved), path)
+        sub.seed(6)
+        target = sub.new("TinyBERT", **other)
+        before = target.state_dict()
+        saved_value = {"heads": 2, "dim": 32, "layers": 1, **saved}[key]
+        what = f"loading a checkpoint saved with {key}={saved_value} into a model with {key}={other[key]}"
+        try:
+            sub.load_checkpoint(target, path)
+        except StudentError as e:
+            expect(e.kind != "not_implemented", str(e))
+            expect(e.type == "ValueError", f"{what} must raise ValueError, not {e.type or e}: compare the saved "
+                                           "config with model.config before loading any weights")
+            expect(key in str(e), f"{what}: the error message must name the setting that differs ({key})")
+            expect(_same_state(target.state_dict(), before), f"{what} raised, but the model's weights had changed")
+            continue
+        if key == "heads":
+            expect(False, f"{what} succeeded: the tensors have the same shapes, but 4 heads split the 32 features "
+                          "differently than 2; compare the saved config with model.config")
+        expect(False, f"{what} must raise ValueError")
+
+
+@check(points=1, hidden=True)
+def test_load_missing_file(sub):
+    f = fx()
+    try:
+        sub.load_checkpoint(_model(sub, f), "checkpoints/no_such_file.pt")
+    except StudentError as e:
+        expect(e.kind != "not_implemented", str(e))
+        expect(e.type == "FileNotFoundError", f"loading a file that does not exist must raise FileNotFoundError, "
+                                              f"not {e.type or e}")
+        return
+    expect(False, "loading a file that does not exist must raise FileNotFoundError")
+
+
+@check(points=2, listings=["1.43"])
+def test_listing_1_43_book_texts(sub):
+    f = fx()
+    model = _model(sub, f)
+    for text, expected in zip(BOOK_TEXTS, BOOK_PREDICTIONS):
+        got = sub.predict_sentiment(model, text)
+        expect_equal(got, expected, what=f"the prediction for listing 1.43's text {text[:30]!r}...")
+    expect_equal(_predictions(sub, model, BOOK_TEXTS, "the two texts"), [1, 0], what="predict on listing 1.43's texts")
+
+
+@check(points=2, listings=["1.43"])
+def test_predict_new_reviews(sub):
+    f = fx()
+    preds = _predictions(sub, _model(sub, f), _test_texts(), "200 reviews")
+    expected = f["preds"].tolist()
+    if preds == f["no_mask"].tolist() and preds != expected:
+        expect(False, "these are the predictions without a padding mask: the mask is 1 for real tokens and 0 for "
+                      "PAD, (ids != PAD_ID).long()")
+    wrong = sum(p != e for p, e in zip(preds, expected))
+    expect(wrong == 0, f"{wrong} of 200 predictions differ from the model's argmax class in evaluation mode")
+
+
+@check(points=1, hidden=True)
+def test_predict_in_evaluation_mode(sub):
+    f = fx()
+    model = _model(sub, f, dropout=0.5)
+    model.train()
+    preds = _predictions(sub, model, _test_texts(), "200 reviews")
+    expect(preds == f["preds"].tolist(), "with dropout 0.5 the predictions change from run to run: switch the model "
+                                         "to evaluation mode (model.eval()) before predicting")
+
+
+@check(points=1, hidden=True)
+def test_predict_odd_input(sub):
+    f = fx()
+    model = _model(sub, f)
+    for text in ("", "   \n"):
+        try:
+            sub.predict(model, ["A brilliant film.", text])
+        except StudentError as e:
+            expect(e.kind != "not_implemented", str(e))
+            expect(e.type == "ValueError", f"predict on {text!r} must raise ValueError, not {e.type or e}")
+            continue
+        expect(False, f"predict on a text with no words ({text!r}) must raise ValueError")
+    expect_equal(sub.predict(model, []), [], what="predict on an empty list")
+    long_text = "A brilliant and clever film. " + "the plot of the story " * 2000
+    got = sub.predict(model, [long_text, "So bad: garbage. " + "the plot of the story " * 2000])
+    expect_equal(got, [1, 0], what="predict on two texts of 10,000 words (encode keeps the first 62 tokens)")

@@ -1,0 +1,302 @@
+"""Checks of §1.23, training the classifier (listings 1.37-1.38).
+
+Nothing about training is taken on the student's word. One step is followed number by number
+with plain SGD (the given `make_sgd`), so a step that is not taken or gradients that are not
+cleared show up in the parameters, which come back through state_dict (gradients and
+requires_grad do not cross the wire). Losses are recomputed here from the logits. And the
+student's training code must teach the given model a task it cannot solve without reading its
+input: a synthetic corpus made here, whose held-out labels never leave this process; the
+accuracy is computed here.
+
+The book's printed "Train Loss" (1078.51 ... 285.67) is a sum over ~1,563 batches, and its
+156,250 "updates per epoch" are the total of 100 epochs (ERRATA E-1.23-m to E-1.23-o).
+"""
+import math
+
+import torch
+import torch.nn.functional as F
+
+from grader.checking import Mistake, check, expect, expect_equal, expect_tensor, fixtures
+from grader.worker.proxy import StudentError
+
+EXERCISE = "s1_23_training"
+PAD_ID, CLS_ID, SEP_ID = 1000, 1001, 1002
+SMALL = dict(dim=16, heads=2, ff_dim=32, layers=1, dropout=0.0)  # exact checks: no dropout
+LN2 = 0.6931  # cross-entropy of two equal logits, to the book's 4 decimals
+
+
+# ----------------------------------------------------------------------------- the synthetic task
+def synthetic_task(n: int, seed: int, cue_seed: int = 2323, min_len: int = 8, max_len: int = 24, n_cues: int = 6):
+    """A labelled corpus of token-id sequences that only a model reading its input can classify.
+
+    Each sequence is [CLS] w_1 ... w_L [SEP] followed by PAD up to max_len + 2, with L drawn from
+    [min_len, max_len]. The words are fillers, except one or two cue words and one distractor at
+    random places. Label 1 takes its cues from set A, label 0 from set B; the distractors come
+    from a third set whatever the label. The three sets (drawn with cue_seed) are disjoint
+    random word ids, so no fixed rule about particular ids solves the task: it must be learned
+    from the labelled examples. Returns (ids, mask, labels), int64, shapes (n, max_len + 2) and (n,).
+    """
+    words = torch.randperm(1000, generator=torch.Generator().manual_seed(cue_seed))
+    cues = (words[n_cues:2 * n_cues], words[:n_cues])  # label 0: set B, label 1: set A
+    distractors, fillers = words[2 * n_cues:2 * n_cues + 6], words[2 * n_cues + 6:400]
+    g = torch.Generator().manual_seed(seed)
+    width = max_len + 2
+    ids = torch.full((n, width), PAD_ID, dtype=torch.int64)
+    labels = torch.arange(n) % 2
+    labels = labels[torch.randperm(n, generator=g)]
+    for i in range(n):
+        length = int(torch.randint(min_len, max_len + 1, (1,), generator=g))
+        seq = fillers[torch.randint(0, len(fillers), (length,), generator=g)]
+        k = int(torch.randint(1, 3, (1,), generator=g))
+        places = torch.randperm(length, generator=g)[:k + 1]
+        seq[places[:k]] = cues[int(labels[i])][torch.randint(0, n_cues, (k,), generator=g)]
+        seq[places[k]] = distractors[torch.randint(0, len(distractors), (1,), generator=g)]
+        ids[i, 0], ids[i, 1:length + 1], ids[i, length + 1] = CLS_ID, seq, SEP_ID
+    return ids, (ids != PAD_ID).long(), labels
+
+
+# ----------------------------------------------------------------------------- fixtures
+def _sgd_step(model, batch, lr, zero=True):
+    ids, mask, labels = batch
+    if zero:
+        model.zero_grad()
+    loss = F.cross_entropy(model(ids, mask), labels)
+    loss.backward()
+    with torch.no_grad():
+        for p in model.parameters():
+            if p.grad is not None:
+                p -= lr * p.grad
+    return loss.item()
+
+
+def _state(model):
+    return {k: v.detach().clone() for k, v in model.state_dict().items()}
+
+
+def _put(out, prefix, state):
+    out.update({f"{prefix}/{k}": v for k, v in state.items()})
+
+
+def _take(f, prefix):
+    return {k.split("/", 1)[1]: v for k, v in f.items() if k.startswith(prefix + "/")}
+
+
+def make_fixtures(sol):
+    out = {}
+    torch.manual_seed(2301)
+    model = sol.TinyBERT(**SMALL)
+    _put(out, "w0", _state(model))
+    ids, mask, labels = synthetic_task(8, seed=2302, max_len=18)
+    out.update(ids=ids, mask=mask, labels=labels)
+    batch = (ids, mask, labels)
+    losses = [_sgd_step(model, batch, 0.1)]
+    _put(out, "w1", _state(model))
+    losses.append(_sgd_step(model, batch, 0.1))
+    _put(out, "w2", _state(model))
+    model.load_state_dict(_take(out, "w0"))
+    _sgd_step(model, batch, 0.1)
+    _sgd_step(model, batch, 0.1, zero=False)  # the gradients of both steps add up
+    _put(out, "w2_no_zero_grad", _state(model))
+    out["losses"] = torch.tensor(losses, dtype=torch.float64)
+    # one epoch at lr = 0 over 64 examples in 4 batches of 16: every batch mean, whatever the order
+    e_ids, e_mask, e_labels = synthetic_task(64, seed=2303, max_len=18)
+    model.load_state_dict(_take(out, "w0"))
+    with torch.no_grad():
+        per_example = F.cross_entropy(model(e_ids, e_mask), e_labels, reduction="none")
+    out.update(e_ids=e_ids, e_mask=e_mask, e_labels=e_labels, e_mean=per_example.mean().double())
+    g = torch.Generator().manual_seed(2304)
+    out["logits"] = torch.randn(6, 2, generator=g) * 2
+    out["logit_labels"] = torch.tensor([0, 1, 1, 0, 1, 0])
+    return out
+
+
+def fx():
+    return fixtures.load(EXERCISE)
+
+
+# ----------------------------------------------------------------------------- helpers
+def _small_model(sub, f):
+    model = sub.new("TinyBERT", **SMALL)
+    model.load_state_dict(_take(f, "w0"))
+    return model
+
+
+def _close_states(a: dict, b: dict, tol: float = 1e-4) -> bool:
+    return a.keys() == b.keys() and all(torch.allclose(a[k], b[k], atol=tol, rtol=tol) for k in a)
+
+
+def _as_float(value, what):
+    if isinstance(value, torch.Tensor):
+        expect(False, f"{what} returned a tensor; return the loss as a Python float with loss.item() "
+                      "(a tensor keeps the whole graph of the step alive)")
+    expect(isinstance(value, float), f"{what} must return a Python float, got {type(value).__name__}")
+    return value
+
+
+def _expect_state(actual, expected, what, candidates=()):
+    """Compare a state_dict with the expected one; name the first plausible mistake it matches."""
+    if _close_states(actual, expected):
+        return
+    for state, why in candidates:
+        if _close_states(actual, state):
+            expect(False, f"{what}: {why}")
+    for k in expected:
+        expect(k in actual, f"{what}: the model has no parameter {k}")
+        expect_tensor(actual[k], expected[k], tol="encoder", what=f"{what}: {k}")
+
+
+def _train_task(sub, seed: int, epochs: int, cue_seed: int, **model_args):
+    """Train a fresh TinyBERT with the student's code; return (epoch losses, held-out accuracy).
+
+    640 examples, 10 epochs of AdamW at lr 0.003: the reference reaches 94-100% on the held-out
+    set over 16 seeds and cue sets, in 1-2 s of one CPU core."""
+    ids, mask, labels = synthetic_task(640, seed=seed, cue_seed=cue_seed)
+    test_ids, test_mask, test_labels = synthetic_task(400, seed=seed + 1, cue_seed=cue_seed)
+    sub.seed(seed)
+    model = sub.new("TinyBERT", **model_args)
+    optimizer = sub.make_optimizer(model, lr=3e-3)
+    loader = sub.make_loader(ids, mask, labels, batch_size=32, shuffle=True, seed=seed)
+    losses = sub.train(model, loader, optimizer, sub.make_criterion(), epochs)
+    preds = sub.predict_labels(model, test_ids, test_mask)  # the labels stay here
+    expect(isinstance(preds, list) and len(preds) == len(test_labels), "predict_labels must return one label per row")
+    accuracy = (torch.tensor(preds) == test_labels).double().mean().item()
+    return losses, accuracy
+
+
+# ----------------------------------------------------------------------------- checks
+@check(points=2, listings=["1.37"])
+def test_listing_1_37_loss_and_optimizer(sub):
+    f = fx()
+    criterion = sub.make_criterion()
+    even = criterion(torch.zeros(4, 2), torch.tensor([0, 1, 1, 0]))
+    expect(isinstance(even, torch.Tensor) and even.dim() == 0,
+           "make_criterion() must return a loss module: criterion(logits, labels) gives one number (the batch mean)")
+    expect_tensor(even, torch.tensor(LN2), tol="printed4", what="the loss of two equal logits (ln 2)")
+    logits, labels = f["logits"], f["logit_labels"]
+    loss = criterion(logits, labels)
+    expect_tensor(loss, F.cross_entropy(logits, labels), tol="softmax", what="the loss of six given logits",
+                  mistakes=[Mistake(F.nll_loss(logits, labels), "nn.NLLLoss on raw logits: it expects log-probabilities "
+                                    "(CrossEntropyLoss applies log_softmax itself)",
+                                    "对原始 logits 用了 NLLLoss：它需要对数概率（CrossEntropyLoss 自己会做 log_softmax）"),
+                            Mistake(F.cross_entropy(logits, labels, reduction="sum"), "a sum over the batch, not the mean",
+                                    "对批次求和而不是取平均")])
+
+    model = _small_model(sub, f)
+    optimizer = sub.make_optimizer(model)
+    kind = optimizer.type_name
+    if kind == "Adam":
+        expect(False, "make_optimizer returned Adam; listing 1.37 uses AdamW (decoupled weight decay)")
+    expect_equal(kind, "AdamW", what="the type of the optimizer of listing 1.37")
+    groups = optimizer.attr("param_groups")
+    expect_equal(float(groups[0]["lr"]), 3e-4, what="the default learning rate of make_optimizer (listing 1.37)")
+    n_model = sum(v.numel() for v in _take(f, "w0").values())
+    n_opt = sum(p.numel() for group in groups for p in group["params"])
+    expect_equal(n_opt, n_model, what="the number of parameter values the optimizer updates (all of the model's)")
+    other = sub.make_optimizer(model, lr=0.01)
+    expect_equal(float(other.attr("param_groups")[0]["lr"]), 0.01, what="the learning rate of make_optimizer(model, lr=0.01)")
+
+
+@check(points=3, listings=["1.38"])
+def test_train_step_follows_sgd(sub):
+    f = fx()
+    model = _small_model(sub, f)
+    optimizer = sub.make_sgd(model, 0.1)
+    batch = (f["ids"], f["mask"], f["labels"])
+    w0, w1, w2 = _take(f, "w0"), _take(f, "w1"), _take(f, "w2")
+    loss = _as_float(sub.train_step(model, batch, optimizer, sub.make_criterion()), "train_step")
+    expect(abs(loss - float(f["losses"][0])) <= 1e-4,
+           f"train_step returned {loss:.6g}; the cross-entropy of this batch before the step is {float(f['losses'][0]):.6g}")
+    _expect_state(model.state_dict(), w1, "the parameters after one train_step with SGD (lr = 0.1)",
+                  [(w0, "nothing changed: call optimizer.step() after loss.backward()")])
+    loss = _as_float(sub.train_step(model, batch, optimizer, sub.make_criterion()), "train_step")
+    expect(abs(loss - float(f["losses"][1])) <= 1e-4,
+           f"the second train_step returned {loss:.6g}, expected {float(f['losses'][1]):.6g}")
+    _expect_state(model.state_dict(), w2, "the parameters after two train_steps on the same batch",
+                  [(_take(f, "w2_no_zero_grad"), "the second step used the sum of both steps' gradients: call "
+                                                  "optimizer.zero_grad() before loss.backward() (PyTorch adds "
+                                                  "new gradients to the old ones)"),
+                   (w1, "the second step changed nothing: step the optimizer on every call")])
+
+
+@check(points=2, listings=["1.38"])
+def test_overfit_one_batch(sub):
+    f = fx()
+    ids, mask, labels = f["ids"], f["mask"], f["labels"]
+    sub.seed(7)
+    model = sub.new("TinyBERT", **SMALL)
+    optimizer = sub.make_optimizer(model, lr=1e-2)
+    criterion = sub.make_criterion()
+    for _ in range(40):
+        sub.train_step(model, (ids, mask, labels), optimizer, criterion)
+    model.eval()
+    loss = F.cross_entropy(model(ids, mask), labels).item()  # recomputed here from the logits
+    expect(loss < 0.05, f"after 40 steps of AdamW (lr = 0.01) on one batch of 8 the loss is still {loss:.4f}; a model "
+                        "that learns should bring it under 0.05 (ln 2 = 0.6931 is a coin toss). Does train_step call "
+                        "backward() and optimizer.step(), with the model's logits and the batch's labels?")
+
+
+@check(points=2, listings=["1.38"])
+def test_train_returns_epoch_means(sub):
+    f = fx()
+    model = _small_model(sub, f)
+    loader = sub.make_loader(f["e_ids"], f["e_mask"], f["e_labels"], batch_size=16, shuffle=True, seed=3)
+    losses = sub.train(model, loader, sub.make_sgd(model, 0.0), sub.make_criterion(), 2)  # lr 0: nothing moves
+    expect(isinstance(losses, (list, tuple)), f"train must return a list of floats, got {type(losses).__name__}")
+    if len(losses) == 8:
+        expect(False, "train returned one loss per batch (8 = 2 epochs x 4 batches); return one per epoch")
+    expect_equal(len(losses), 2, what="the number of values train returns for epochs=2")
+    mean = float(f["e_mean"])
+    for i, value in enumerate(losses):
+        value = float(value)
+        if abs(value - 4 * mean) <= 1e-3:
+            expect(False, f"epoch {i + 1}: {value:.4f} is the sum of the 4 batch losses, as the book prints "
+                          "('Train Loss: 1078.51' adds up ~1,563 batches); return the mean, which does not grow "
+                          "with the number of batches")
+        expect(abs(value - mean) <= 1e-4, f"epoch {i + 1}: train returned {value:.6g}; the mean of its 4 batch "
+                                          f"losses (lr = 0, so every epoch is the same) is {mean:.6g}")
+
+
+@check(points=1, hidden=True)
+def test_train_switches_to_training_mode(sub):
+    f = fx()
+    model = _small_model(sub, f)
+    model.eval()
+    loader = sub.make_loader(f["e_ids"], f["e_mask"], f["e_labels"], batch_size=32)
+    sub.train(model, loader, sub.make_sgd(model, 0.0), sub.make_criterion(), 1)
+    expect(model.attr("training") is True, "after train() the model is still in evaluation mode: call model.train() "
+                                           "at the start of each epoch (evaluation switches dropout off)")
+
+
+@check(points=4, listings=["1.38"])
+def test_learns_synthetic_task(sub):
+    losses, accuracy = _train_task(sub, seed=11, epochs=10, cue_seed=2323)
+    expect(isinstance(losses, (list, tuple)) and len(losses) == 10, "train must return one loss per epoch")
+    expect(accuracy >= 0.90, f"after 10 epochs of your training loop (AdamW, lr = 0.003, batches of 32) the model "
+                             f"labels {accuracy:.1%} of 400 held-out sequences correctly; at least 90% is expected "
+                             "(50% is guessing). Check train_step: zero_grad, forward, loss, backward, step.")
+    expect(float(losses[-1]) < float(losses[0]), f"the epoch losses do not go down ({float(losses[0]):.4f} -> "
+                                                 f"{float(losses[-1]):.4f})")
+
+
+@check(points=2, hidden=True)
+def test_learns_another_task(sub):
+    _, accuracy = _train_task(sub, seed=23, epochs=10, cue_seed=4242, heads=4)
+    expect(accuracy >= 0.90, f"a four-head model trained by your loop on another task labels {accuracy:.1%} of "
+                             "its held-out set correctly; at least 90% is expected")
+
+
+@check(points=2, listings=["1.38/updates"])
+def test_count_updates(sub):
+    book = sub.count_updates(25000, 16, 100)
+    if book == 156250:
+        expect(False, "25,000 / 16 = 1,562.5 is not a whole number of batches: the last batch of 8 is an update too "
+                      "(round up)")
+    if book == 1563:
+        expect(False, "1,563 is one epoch's updates; multiply by the number of epochs")
+    expect_equal(book, 156300, what="optimizer steps for 25,000 examples, batches of 16, 100 epochs")
+    expect_equal(sub.count_updates(25000, 16, 1), 1563, what="optimizer steps of one epoch of listing 1.38")
+    expect_equal(sub.count_updates(25000, 16, 100, drop_last=True), 156200,
+                 what="optimizer steps with drop_last=True (25,000 // 16 = 1,562 per epoch)")
+    for args, expected in (((96, 32, 3), 9), ((100, 32, 3), 12), ((31, 32, 2), 2), ((5, 1, 0), 0)):
+        expect_equal(sub.count_updates(*args), expected, what=f"count_updates{args}")
+    expect_equal(sub.count_updates(31, 32, 2, drop_last=True), 0, what="count_updates(31, 32, 2, drop_last=True)")
