@@ -106,12 +106,6 @@ def main() -> None:
 
     ctl.send(json.dumps({"ready": True, "pid": os.getpid(), "uid": os.getuid(),
                          "torch": torch.__version__}).encode())
-    # The first optimizer step of a process imports torch._dynamo (about a second). Do it once here,
-    # after "ready": the grader is usually still importing its checks, so no worker waits for it.
-    try:
-        import torch._dynamo  # noqa: F401
-    except Exception:
-        pass
     while True:
         try:
             data, fds, _flags, _addr = socket.recv_fds(ctl, 65536, 1)
