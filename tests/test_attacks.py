@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import ROOT, SOLUTIONS, checks_of, grade, score_of
+from tests.conftest import ROOT, checks_of, grade, score_of
 
 NOBODY = 65534
 needs_bwrap = pytest.mark.skipif(shutil.which("bwrap") is None, reason="the isolation attacks need bubblewrap")
@@ -77,8 +77,19 @@ def assert_zero(report: dict, exercise: str, words=(), names=None, skip=()) -> l
     return chosen
 
 
+# Whole-submission tests grade the attacked files plus this slice (§1.9–1.12): enough neighbours to
+# show that one broken exercise leaves the others untouched, without grading the whole course.
+NEIGHBOURS = ["s1_09_input_embeddings", "s1_10_qkv", "s1_11_matmul", "s1_11_attention_scores",
+              "s1_11_softmax", "s1_12_scaled_attention", "s1_12_context", "s1_12_self_attention"]
+
+
 def other_exercises(*attacked: str) -> list[str]:
-    return sorted(p.stem for p in (SOLUTIONS / "ch01").glob("s*.py") if p.stem not in attacked)
+    return [ex for ex in NEIGHBOURS if ex not in attacked]
+
+
+def with_neighbours(*attacked: str) -> list[str]:
+    """`-e` arguments for the attacked exercises and their neighbours."""
+    return [a for ex in dict.fromkeys([*attacked, *NEIGHBOURS]) for a in ("-e", ex)]
 
 
 def message_of(report: dict, exercise: str, name: str) -> str:
@@ -115,7 +126,7 @@ def test_exit_calls_at_import_and_inside_functions(submission):
                 return out
             """),
     })
-    report = grade(path)  # the whole submission, no -e: the rest must be untouched
+    report = grade(path, *with_neighbours())  # attacked files and their neighbours: the rest must be untouched
 
     assert_zero(report, "s1_11_matmul", words=["sys.exit(0) was called"])
     assert "s1_11_matmul.py:2" in message_of(report, "s1_11_matmul", "test_book_example_27_61")
@@ -481,7 +492,7 @@ def test_huge_output_message_mentions_output(submission):
 # ----------------------------------------------------------------------------- broken files
 def test_syntax_error_scores_zero_only_there(submission):
     """A syntax error in one file: 0 on that exercise with file and line in the message; every
-    other exercise still gets full marks (whole submission graded)."""
+    other exercise graded beside it still gets full marks."""
     path = submission({"s1_11_softmax": src("""
         import torch
 
@@ -492,7 +503,7 @@ def test_syntax_error_scores_zero_only_there(submission):
         def softmax(x, dim=-1)
             return x
         """)})
-    report = grade(path)
+    report = grade(path, *with_neighbours())
     assert_zero(report, "s1_11_softmax", words=["syntax error in ch01/s1_11_softmax.py:7"])
     assert_full_marks(report, other_exercises("s1_11_softmax"))
     assert report["score"] == report["max_score"] - max_score_of(report, "s1_11_softmax")

@@ -2,14 +2,15 @@
 import shutil
 
 from grader.verify import verify
-from tests.conftest import MAX_SCORE, kata
+from tests.conftest import kata
 
 
 def test_verify_passes_on_the_repository():
-    proc = kata("verify")
+    # The grading half (solutions full marks, stubs zero) is `kata verify` in CI and
+    # test_grade.py's two whole-course gradings; this is the static half.
+    proc = kata("verify", "--no-grade")
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert "kata verify: passed" in proc.stdout
-    assert f"solutions: {MAX_SCORE:g}/{MAX_SCORE:g}" in proc.stdout and f"stubs: 0/{MAX_SCORE:g}" in proc.stdout
+    assert "kata verify: passed" in proc.stdout and "each proved by an existing check" in proc.stdout
 
 
 def test_a_stub_that_passes_a_check_fails_verify(tmp_course):
@@ -25,7 +26,7 @@ def test_a_solution_that_fails_a_check_fails_verify(tmp_course):
     from grader import stubs, course
     c = course.load(tmp_course)
     stubs.write_stubs(c, backup_dir=tmp_course / "bak")
-    v = verify(tmp_course)
+    v = verify(tmp_course, only=["s1_12_context"])
     assert any(p.startswith("solution fails s1_12_context::test_listing_1_7_context") for p in v.problems), v.problems
 
 
