@@ -11,13 +11,11 @@ accuracy is computed here.
 The book's printed "Train Loss" (1078.51 ... 285.67) is a sum over ~1,563 batches, and its
 156,250 "updates per epoch" are the total of 100 epochs (ERRATA E-1.23-m to E-1.23-o).
 """
-import math
 
 import torch
 import torch.nn.functional as F
 
 from grader.checking import Mistake, check, expect, expect_equal, expect_tensor, fixtures
-from grader.worker.proxy import StudentError
 
 EXERCISE = "s1_23_training"
 PAD_ID, CLS_ID, SEP_ID = 1000, 1001, 1002
