@@ -6,6 +6,7 @@
     kata verify                     prove the course consistent (stubs fail, solutions pass, ...)
     kata stubs [--check]            regenerate exercises/ from solutions/
     kata fixtures                   regenerate grader/fixtures/ from the solutions
+    kata train [--code student]     train the §1.23 BERT classifier (GPU if there is one)
 """
 from __future__ import annotations
 
@@ -191,6 +192,44 @@ def cmd_fixtures(args) -> int:
     return 0
 
 
+def cmd_train(args) -> int:
+    from .training.loop import main_cli
+
+    course = _course(args)
+    if args.code == "auto":
+        args.code = "reference" if (course.root / "solutions").is_dir() else "student"
+    return main_cli(args, course.root)
+
+
+def _add_train_parser(sub) -> None:
+    from .training.loop import TrainConfig
+
+    d = TrainConfig()
+    t = sub.add_parser("train", help="train the §1.23 BERT sentiment classifier (reference or your code)",
+                       description="Train listing 1.35's classifier: GPU (bf16) if there is one, the attention "
+                                   "fast path, AdamW with warmup and decay, the best checkpoint kept. "
+                                   "Runs under torchrun for several processes (DDP).")
+    t.add_argument("--code", default="auto", help="reference (solutions/), student (exercises/) or a folder "
+                                                  "holding ch01/s1_23_classifier.py (default: reference where "
+                                                  "solutions/ exists, else student)")
+    t.add_argument("--data", default=d.data, help="offline (default: the offline corpus), imdb, synthetic[:N], "
+                                                  "or a path (aclImdb folder, CSV, parquet)")
+    t.add_argument("--out", default="", help="output folder (default .kata/runs/<time>)")
+    for name in ("dim", "layers", "heads", "ff_dim", "max_len", "epochs", "batch_size", "eval_every", "max_steps",
+                 "limit", "seed"):
+        t.add_argument("--" + name.replace("_", "-"), type=int, default=getattr(d, name), dest=name)
+    for name in ("lr", "weight_decay", "warmup", "clip", "val_fraction"):
+        t.add_argument("--" + name.replace("_", "-"), type=float, default=getattr(d, name), dest=name)
+    t.add_argument("--truncation", choices=["head", "head_tail"], default=d.truncation)
+    t.add_argument("--device", choices=["auto", "cuda", "mps", "cpu"], default=d.device)
+    t.add_argument("--amp", choices=["auto", "bf16", "off"], default=d.amp, help="bf16 autocast (auto: on CUDA)")
+    t.add_argument("--compile", action="store_true", help="torch.compile the model")
+    t.add_argument("--no-fast-attention", dest="fast_attention", action="store_false",
+                   help="keep the model's own attention instead of scaled_dot_product_attention")
+    t.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
+    t.set_defaults(func=cmd_train)
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="kata", description="The Transformer kata: exercises and a sandboxed grader.")
     p.add_argument("--version", action="version", version=f"kata {__version__}")
@@ -227,6 +266,8 @@ def build_parser() -> argparse.ArgumentParser:
     f = sub.add_parser("fixtures", help="regenerate grader/fixtures/ from the solutions")
     f.add_argument("--exercise", "-e", action="append")
     f.set_defaults(func=cmd_fixtures)
+
+    _add_train_parser(sub)
     return p
 
 

@@ -1,0 +1,151 @@
+"""The model `kata train` trains: listing 1.35's BERTForClassification, from the reference
+solution or from the student's exercise file, plus the attention fast path.
+
+The model class is read from `<code>/ch01/s1_23_classifier.py` (the exercise file holds the
+whole encoder: the earlier blocks are given there). It runs in this process: `kata train` is a
+tool for one's own code on one's own machine, not a grading path (grading trains the student's
+model inside the sandbox, see grader/checks/test_s1_23_training.py).
+
+Fast path: every `MultiHeadSelfAttention` of the model (listing 1.31, parameters qkv and out)
+can run through `torch.nn.functional.scaled_dot_product_attention`, which fuses scale, mask,
+softmax and the value mix (FlashAttention / memory-efficient kernels on a GPU). It is switched
+on only after it has been shown, on a probe batch with padding, to give the module's own
+output to `FAST_PATH_TOL`: a student's attention that differs keeps its own forward, so
+training never hides a bug.
+"""
+from __future__ import annotations
+
+import importlib.util
+import sys
+import traceback
+import types
+from pathlib import Path
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+CLASSIFIER_FILE = "ch01/s1_23_classifier.py"
+FAST_PATH_TOL = 1e-5  # fp32, eval mode: the same sums in another order
+
+
+class ModelError(RuntimeError):
+    """The model file cannot be used for training; the message names the file and what to do."""
+
+
+def load_classifier_module(code_dir: str | Path) -> types.ModuleType:
+    """Import `<code_dir>/ch01/s1_23_classifier.py` under a private module name."""
+    path = Path(code_dir) / CLASSIFIER_FILE
+    if not path.is_file():
+        raise ModelError(f"{path}: no such file (the §1.23 classifier exercise)")
+    name = f"kata_train_classifier_{abs(hash(str(path.resolve())))}"
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+    except Exception as e:  # the student's file: say where it broke
+        sys.modules.pop(name, None)
+        raise ModelError(f"{path}{_line_in(e, path)}: importing it failed: {type(e).__name__}: {e}") from e
+    if not hasattr(module, "BERTForClassification"):
+        raise ModelError(f"{path}: defines no BERTForClassification (listing 1.35)")
+    return module
+
+
+def _line_in(e: BaseException, path: Path) -> str:
+    """":<line>" of the deepest frame of `e` in `path` (or of a SyntaxError in it), else ""."""
+    if isinstance(e, SyntaxError) and e.lineno:
+        return f":{e.lineno}"
+    line = ""
+    for frame, lineno in traceback.walk_tb(e.__traceback__):
+        if Path(frame.f_code.co_filename).resolve() == path.resolve():
+            line = f":{lineno}"
+    return line
+
+
+def build_model(module: types.ModuleType, *, vocab_size: int, dim: int, max_len: int, layers: int, heads: int,
+                ff_dim: int) -> nn.Module:
+    """BERTForClassification(vocab_size, dim, max_len, layers, heads, ff_dim), with the errors a
+    stub or a bad configuration gives turned into one clear message."""
+    where = getattr(module, "__file__", "s1_23_classifier.py")
+    if dim % heads:
+        raise ModelError(f"heads={heads} does not divide dim={dim} (the book's heads=6 with dim=256 fails the same "
+                         f"way, ERRATA.md); pick a divisor, e.g. heads=4")
+    try:
+        model = module.BERTForClassification(vocab_size=vocab_size, dim=dim, max_len=max_len, layers=layers,
+                                             heads=heads, ff_dim=ff_dim)
+    except NotImplementedError as e:
+        raise ModelError(f"{where}{_line_in(e, Path(where))}: not implemented yet ({e}); finish the s1_23_classifier exercise "
+                         f"or train the reference with --code reference") from e
+    except Exception as e:
+        raise ModelError(f"{where}{_line_in(e, Path(where))}: BERTForClassification(...) failed: "
+                         f"{type(e).__name__}: {e}") from e
+    if not isinstance(model, nn.Module) or not list(model.parameters()):
+        raise ModelError(f"{where}: BERTForClassification has no parameters to train")
+    return model
+
+
+# ---------------------------------------------------------------- the attention fast path
+
+def sdpa_forward(self, x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """Listing 1.31's forward through scaled_dot_product_attention; same parameters, same result."""
+    B, T, C = x.shape
+    heads = self.heads
+    q, k, v = self.qkv(x).view(B, T, 3, heads, C // heads).permute(2, 0, 3, 1, 4)
+    keep = (mask != 0)[:, None, None, :]  # True = a real key; padding keys get no weight
+    p = self.attn_dropout.p if self.training else 0.0
+    out = F.scaled_dot_product_attention(q, k, v, attn_mask=keep, dropout_p=p)
+    return self.out_dropout(self.out(out.transpose(1, 2).reshape(B, T, C)))
+
+
+def attention_modules(model: nn.Module) -> list[nn.Module]:
+    """The model's listing-1.31 attention modules: named MultiHeadSelfAttention, with qkv, out,
+    heads and the two dropouts (the names the exercise fixes)."""
+    found = []
+    for m in model.modules():
+        if type(m).__name__ == "MultiHeadSelfAttention" and all(
+                hasattr(m, a) for a in ("qkv", "out", "heads", "attn_dropout", "out_dropout")):
+            found.append(m)
+    return found
+
+
+def probe_batch(vocab_size: int, max_len: int, pad_id: int, cls_id: int, seed: int = 0):
+    """Four rows of different lengths (one full), [CLS] first, padding after: (ids, mask)."""
+    g = torch.Generator().manual_seed(seed)
+    T = min(max_len, 24)
+    lengths = [T, max(2, T // 2), max(2, T // 3), 2]
+    ids = torch.full((len(lengths), T), pad_id, dtype=torch.long)
+    for row, n in enumerate(lengths):
+        ids[row, :n] = torch.randint(0, max(1, min(pad_id, cls_id)), (n,), generator=g)
+        ids[row, 0] = cls_id
+    return ids, (ids != pad_id).long()
+
+
+def enable_fast_attention(model: nn.Module, probe: tuple[torch.Tensor, torch.Tensor]) -> tuple[int, str]:
+    """Switch every attention module to `sdpa_forward` if that leaves the model's eval output on
+    `probe` unchanged (to FAST_PATH_TOL); returns (modules switched, why not when 0)."""
+    modules = attention_modules(model)
+    if not modules:
+        return 0, "no MultiHeadSelfAttention module with qkv/out/heads (listing 1.31's names) found"
+    was_training = model.training
+    model.eval()
+    ids, mask = probe
+    try:
+        with torch.no_grad():
+            manual = model(ids, mask).float()
+            for m in modules:
+                m.forward = types.MethodType(sdpa_forward, m)
+            fast = model(ids, mask).float()
+    except Exception as e:  # shapes the fast path cannot follow: keep the module's own forward
+        for m in modules:
+            m.__dict__.pop("forward", None)
+        model.train(was_training)
+        return 0, f"the fast path failed on this model ({type(e).__name__}: {e})"
+    err = (manual - fast).abs().max().item() if manual.shape == fast.shape else float("inf")
+    model.train(was_training)
+    if not err <= FAST_PATH_TOL * max(1.0, manual.abs().max().item()):
+        for m in modules:
+            m.__dict__.pop("forward", None)
+        return 0, (f"its output differs from your attention's by {err:.3g} on a probe batch, so your "
+                   f"MultiHeadSelfAttention is kept (check it: `kata check s1_23_self_attention`)")
+    return len(modules), ""

@@ -1,0 +1,93 @@
+"""What `kata train` leaves in its output folder, each file written atomically:
+
+    best.safetensors   the weights of the best validation accuracy so far (safetensors: no pickle)
+    best.json          what is needed to use them: model configuration, tokenizer facts, epoch, accuracy
+    metrics.json       the whole run: configuration, per-evaluation history, best, test results
+    curves.png         loss and accuracy against training steps (matplotlib)
+
+A run stopped at any moment (Ctrl-C, a kill) leaves the previous best checkpoint whole.
+"""
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+
+import torch
+
+METRICS_SCHEMA = 1
+
+
+def _atomic(path: Path, write) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    os.close(fd)
+    try:
+        write(tmp)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def write_json(path: Path, doc: dict) -> None:
+    def write(tmp):
+        with open(tmp, "w", encoding="utf-8") as f:
+            json.dump(doc, f, indent=2, ensure_ascii=False)
+            f.write("\n")
+    _atomic(Path(path), write)
+
+
+def save_checkpoint(out: Path, state_dict: dict, info: dict) -> Path:
+    """best.safetensors (weights first, then) best.json: a reader that finds best.json finds its weights."""
+    from safetensors.torch import save_file
+
+    tensors = {k: v.detach().to("cpu").contiguous().clone() for k, v in state_dict.items()}
+    weights = Path(out) / "best.safetensors"
+    _atomic(weights, lambda tmp: save_file(tensors, tmp, metadata={"format": "pt"}))
+    write_json(Path(out) / "best.json", info)
+    return weights
+
+
+def load_checkpoint(out: str | Path) -> tuple[dict, dict[str, torch.Tensor]]:
+    """(info, state_dict) of a run's best checkpoint."""
+    from safetensors.torch import load_file
+
+    out = Path(out)
+    info_path, weights = out / "best.json", out / "best.safetensors"
+    if not info_path.is_file() or not weights.is_file():
+        raise FileNotFoundError(f"{out}: no best checkpoint (best.json and best.safetensors) in this folder")
+    return json.loads(info_path.read_text(encoding="utf-8")), load_file(str(weights))
+
+
+def plot_curves(path: Path, history: list[dict], title: str) -> Path:
+    """Loss (training and validation) and validation accuracy against the training step."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    steps = [h["step"] for h in history]
+    fig, (ax_loss, ax_acc) = plt.subplots(1, 2, figsize=(10, 4), constrained_layout=True)
+    ax_loss.plot(steps, [h["train_loss"] for h in history], "o-", label="training")
+    ax_loss.plot(steps, [h["val_loss"] for h in history], "s-", label="validation")
+    ax_loss.set_xlabel("step")
+    ax_loss.set_ylabel("cross-entropy loss")
+    ax_loss.legend()
+    ax_loss.grid(alpha=0.3)
+    ax_acc.plot(steps, [100 * h["val_accuracy"] for h in history], "s-", color="tab:green")
+    ax_acc.set_xlabel("step")
+    ax_acc.set_ylabel("validation accuracy (%)")
+    ax_acc.grid(alpha=0.3)
+    fig.suptitle(title)
+
+    def write(tmp):
+        fig.savefig(tmp, format="png", dpi=100)
+    try:
+        _atomic(Path(path), write)
+    finally:
+        plt.close(fig)
+    return Path(path)

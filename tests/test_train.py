@@ -1,0 +1,254 @@
+"""`kata train`: the capstone trained end to end, as a user runs it (CPU here; GPU tests skip without CUDA)."""
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import torch
+
+from grader.training import batches as B
+from grader.training import model as M
+from grader.training.outputs import load_checkpoint
+
+from conftest import ROOT, kata, solution_with
+
+TINY = ["--dim", "64", "--layers", "2", "--heads", "2", "--ff-dim", "128", "--max-len", "64", "--lr", "3e-3",
+        "--seed", "0", "--quiet"]
+needs_cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+
+
+def metrics_of(out: Path) -> dict:
+    return json.loads((out / "metrics.json").read_text())
+
+
+def reference_model(**kw):
+    module = M.load_classifier_module(ROOT / "solutions")
+    cfg = dict(vocab_size=50260, dim=32, max_len=32, layers=2, heads=4, ff_dim=64) | kw
+    torch.manual_seed(0)
+    return M.build_model(module, **cfg)
+
+
+# ---------------------------------------------------------------- the whole run
+
+def test_train_reference_learns_and_leaves_its_outputs(tmp_path):
+    out = tmp_path / "run"
+    r = kata("train", "--data", "synthetic:1000", "--epochs", "6", "--out", str(out), *TINY)
+    assert r.returncode == 0, r.stderr
+    assert "attention fast path: on (2 modules)" in r.stdout
+    assert "precision" in r.stdout and "negative" in r.stdout  # scikit-learn's classification report
+    m = metrics_of(out)
+    assert [h["epoch"] for h in m["history"]] == [1, 2, 3, 4, 5, 6]
+    assert m["history"][-1]["train_loss"] < m["history"][0]["train_loss"]
+    assert m["test"]["accuracy"] >= 0.75, m["test"]  # chance is 50%; a longer run reaches 95%
+    assert sum(map(sum, m["test"]["confusion"])) == 250  # every test review scored once
+    best = max(h["val_accuracy"] for h in m["history"])
+    assert m["best"]["val_accuracy"] == best
+    assert all(h["tokens"] < h["padded_tokens"] <= 2 * h["tokens"] for h in m["history"])  # per-batch padding
+    assert (out / "curves.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    # the checkpoint holds the best weights: loaded into a fresh model they give the reported test accuracy
+    info, state = load_checkpoint(out)
+    assert info["step"] == m["best"]["step"] and info["tokenizer"]["pad_id"] == 50257
+    module = M.load_classifier_module(ROOT / "solutions")
+    model = M.build_model(module, **info["config"])
+    model.load_state_dict(state)
+    from grader.data import synthetic_corpus, gpt2_tokenizer
+    from grader.training.loop import Dist, evaluate, _encode
+    tok = gpt2_tokenizer(64)
+    test, _ = _encode(synthetic_corpus(1000, 0).test, tok)
+    _, acc, _ = evaluate(model, test, 64, tok.pad_id, 64, torch.device("cpu"), contextlib.nullcontext(),
+                         Dist())
+    assert acc == pytest.approx(m["test"]["accuracy"])
+
+
+def test_students_unfinished_classifier_is_named(tmp_path):
+    r = kata("train", "--code", "student", "--data", "synthetic:100", "--out", str(tmp_path / "o"), *TINY)
+    assert r.returncode == 2
+    assert "s1_23_classifier.py:" in r.stderr and "not implemented yet" in r.stderr and "--code reference" in r.stderr
+    assert not (tmp_path / "o" / "best.safetensors").exists()
+
+
+def test_students_classifier_trains(tmp_path):
+    code = tmp_path / "mine" / "ch01"
+    code.mkdir(parents=True)
+    (code / "s1_23_classifier.py").write_text((ROOT / "solutions/ch01/s1_23_classifier.py").read_text())
+    r = kata("train", "--code", str(tmp_path / "mine"), "--data", "synthetic:200", "--epochs", "1",
+             "--out", str(tmp_path / "o"), *TINY)
+    assert r.returncode == 0, r.stderr
+    assert metrics_of(tmp_path / "o")["code"] == str(code / "s1_23_classifier.py")
+
+
+def test_head_count_that_does_not_divide_the_width_is_refused(tmp_path):
+    r = kata("train", "--data", "synthetic:100", "--out", str(tmp_path / "o"), *TINY[:4], "--heads", "6",
+             "--quiet")
+    assert r.returncode == 2
+    assert "heads=6 does not divide dim=64" in r.stderr
+
+
+def test_bad_data_source_is_named(tmp_path):
+    r = kata("train", "--data", str(tmp_path / "nope.csv"), "--out", str(tmp_path / "o"), *TINY)
+    assert r.returncode == 2
+    assert "nope.csv" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_ctrl_c_keeps_the_best_checkpoint(tmp_path):
+    out = tmp_path / "run"
+    proc = subprocess.Popen([sys.executable, "-m", "grader", "train", "--data", "synthetic:4000", "--epochs", "50",
+                             "--eval-every", "10", "--out", str(out), *TINY], cwd=ROOT, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env={**os.environ, "KATA_LANG": "en"})
+    deadline = time.monotonic() + 120
+    while not (out / "best.json").exists() and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert proc.poll() is None, proc.communicate()
+    time.sleep(1.0)
+    proc.send_signal(signal.SIGINT)
+    stdout, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 130, stderr
+    assert "interrupted at step" in stdout and "is kept in" in stdout
+    m = metrics_of(out)
+    assert m["interrupted"] is True and m["test"] is None
+    info, state = load_checkpoint(out)  # whole, and the one metrics.json calls best
+    assert info["step"] == m["best"]["step"] and "bert.embed.token.weight" in state
+    assert not list(out.glob(".*.tmp"))
+
+
+@pytest.mark.slow
+def test_torchrun_two_processes_gloo(tmp_path):
+    """The same command under torchrun: DDP over gloo on the CPU, each process half the batches."""
+    out = tmp_path / "ddp"
+    args = ["--data", "synthetic:1000", "--epochs", "2", "--batch-size", "16", "--out", str(out), *TINY]
+    r = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2",
+                        "-m", "grader", "train", *args], cwd=ROOT, capture_output=True, text=True, timeout=300,
+                       env={**os.environ, "OMP_NUM_THREADS": "1", "KATA_LANG": "en"})
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert r.stdout.count("output: ") == 1  # only the main process speaks
+    m = metrics_of(out)
+    assert m["world_size"] == 2 and "x2" in r.stdout
+    per_process = len(B.LengthBatches(torch.ones(900), 16, shuffle=True, world=2))
+    assert m["steps_total"] == 2 * per_process
+    assert sum(map(sum, m["test"]["confusion"])) == 250  # the two shards together cover the test set once
+    assert m["history"][-1]["tokens"] > 0
+
+
+# ---------------------------------------------------------------- the attention fast path
+
+def test_fast_path_equals_the_manual_attention():
+    model = reference_model()
+    ids, mask = M.probe_batch(50260, 32, pad_id=50257, cls_id=50258)
+    model.eval()
+    with torch.no_grad():
+        manual = model(ids, mask)
+    n, why = M.enable_fast_attention(model, (ids, mask))
+    assert n == 2 and why == ""
+    model.eval()
+    with torch.no_grad():
+        fast = model(ids, mask)
+        longer = torch.cat([ids, torch.full((4, 5), 50257)], 1)  # more padding: same logits
+        padded = model(longer, (longer != 50257).long())
+    torch.testing.assert_close(fast, manual, rtol=1e-5, atol=1e-5)
+    torch.testing.assert_close(padded, manual, rtol=1e-5, atol=1e-5)
+    # and it trains: gradients reach every parameter through scaled_dot_product_attention
+    model.train()
+    model(ids, mask).sum().backward()
+    assert all(p.grad is not None for p in model.parameters() if p.requires_grad)
+
+
+def test_fast_path_refused_for_an_attention_that_differs(tmp_path):
+    wrong = solution_with("s1_23_classifier", "scores = (q @ k.transpose(-2, -1)) / math.sqrt(self.d)",
+                          "scores = (q @ k.transpose(-2, -1)) / self.d")
+    (tmp_path / "ch01").mkdir()
+    (tmp_path / "ch01/s1_23_classifier.py").write_text(wrong)
+    module = M.load_classifier_module(tmp_path)
+    torch.manual_seed(0)
+    model = M.build_model(module, vocab_size=50260, dim=32, max_len=32, layers=2, heads=4, ff_dim=64)
+    ids, mask = M.probe_batch(50260, 32, pad_id=50257, cls_id=50258)
+    model.eval()
+    with torch.no_grad():
+        before = model(ids, mask)
+    n, why = M.enable_fast_attention(model, (ids, mask))
+    assert n == 0 and "differs from your attention" in why
+    with torch.no_grad():
+        torch.testing.assert_close(model(ids, mask), before, rtol=0, atol=0)  # its own forward is kept
+
+
+def test_model_file_that_does_not_import_is_named(tmp_path):
+    (tmp_path / "ch01").mkdir()
+    (tmp_path / "ch01/s1_23_classifier.py").write_text("import torch\n\ndef broken(:\n    pass\n")
+    with pytest.raises(M.ModelError, match=r"s1_23_classifier.py:3: importing it failed: SyntaxError"):
+        M.load_classifier_module(tmp_path)
+
+
+# ---------------------------------------------------------------- batches
+
+def _encoded(lengths):
+    offsets = torch.zeros(len(lengths) + 1, dtype=torch.long)
+    offsets[1:] = torch.cumsum(torch.tensor(lengths), 0)
+    ids = torch.arange(int(offsets[-1])) % 997
+    return B.Encoded(ids, offsets, torch.tensor([i % 2 for i in range(len(lengths))]))
+
+
+def test_batches_cover_every_example_once_and_pad_little():
+    g = torch.Generator().manual_seed(1)
+    lengths = torch.randint(3, 200, (1000,), generator=g).tolist()
+    data = _encoded(lengths)
+    batches = B.LengthBatches(data.lengths, 32, shuffle=True, seed=3)
+    seen = [i for b in batches for i in b]
+    assert sorted(seen) == list(range(1000))
+    batches.set_epoch(1)
+    assert [i for b in batches for i in b] != seen  # a new order each epoch
+    real = padded = 0
+    for index in batches:
+        ids, mask, labels = B.collate(data, index, pad_id=999, max_len=256)
+        assert ids.shape[1] % 8 == 0 and ids.shape[1] - int(mask.sum(1).max()) < 8
+        assert torch.equal(mask.sum(1), torch.tensor([lengths[i] for i in index]))
+        assert torch.equal(ids[0, :lengths[index[0]]], data.ids[data.offsets[index[0]]:data.offsets[index[0] + 1]])
+        assert bool((ids[mask == 0] == 999).all())
+        real, padded = real + int(mask.sum()), padded + mask.numel()
+    assert real / padded > 0.9  # pools of similar length; padding everything to 256 would give ~40%
+
+
+def test_batches_are_split_between_processes():
+    data = _encoded([5 + i % 50 for i in range(330)])
+    shards = [list(B.LengthBatches(data.lengths, 16, shuffle=True, seed=0, rank=r, world=2)) for r in (0, 1)]
+    assert len(shards[0]) == len(shards[1])  # same number of steps, or DDP would hang
+    flat = [sorted(i for b in s for i in b) for s in shards]
+    assert not set(flat[0]) & set(flat[1])
+    evals = [list(B.LengthBatches(data.lengths, 16, shuffle=False, rank=r, world=2)) for r in (0, 1)]
+    assert sorted(i for s in evals for b in s for i in b) == list(range(330))  # evaluation: all, once
+
+
+# ---------------------------------------------------------------- GPU (skipped without CUDA)
+
+@pytest.mark.gpu
+@needs_cuda
+def test_gpu_bf16_compiled_training(tmp_path):
+    out = tmp_path / "gpu"
+    r = kata("train", "--data", "synthetic:4000", "--epochs", "3", "--device", "cuda", "--compile",
+             "--out", str(out), *TINY)
+    assert r.returncode == 0, r.stderr[-3000:]
+    m = metrics_of(out)
+    assert m["device"].startswith("cuda") and m["dtype"] == "bfloat16" and m["compile"] is True
+    assert m["test"]["accuracy"] >= 0.85
+
+
+@pytest.mark.gpu
+@needs_cuda
+def test_gpu_fast_path_equals_manual_in_bf16():
+    model = reference_model()
+    probe = M.probe_batch(50260, 32, pad_id=50257, cls_id=50258)
+    model.cuda().eval()
+    ids, mask = (t.cuda() for t in probe)
+    with torch.no_grad(), torch.autocast("cuda", dtype=torch.bfloat16):
+        manual = model(ids, mask).float()
+    model.cpu()
+    assert M.enable_fast_attention(model, probe)[0] == 2  # checked in fp32 on the CPU, as kata train does
+    model.cuda().eval()
+    with torch.no_grad(), torch.autocast("cuda", dtype=torch.bfloat16):
+        fast = model(ids, mask).float()
+    torch.testing.assert_close(fast, manual, rtol=2e-2, atol=2e-2)  # bf16 keeps 8 bits of mantissa
