@@ -233,8 +233,8 @@ CATALOG: dict[str, dict[str, str]] = {
         "zh": "跳过",
     },
     "html_figure": {
-        "en": "Listing {listing}, drawn from your code: {title}",
-        "zh": "代码清单 {listing}，由你的代码绘制：{title}",
+        "en": "Drawn from your code: listing {listing}",
+        "zh": "由你的代码绘制：代码清单 {listing}",
     },
     "html_wrote": {
         "en": "HTML report: {path}",

@@ -106,15 +106,12 @@ def _cjk_font() -> str | None:
 
 def render(spec) -> bytes:
     """The figure as PNG bytes."""
+    import matplotlib
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
-    rc = {}
-    font = _cjk_font() if language() == "zh" else None
-    if font:
-        rc = {"font.sans-serif": [font, "DejaVu Sans"], "axes.unicode_minus": False}
-    import matplotlib
-
+    font = _cjk_font() if text_language() == "zh" else None
+    rc = {"font.sans-serif": [font, "DejaVu Sans"], "axes.unicode_minus": False} if font else {}
     with matplotlib.rc_context(rc):
         if isinstance(spec, Heatmap):
             fig = _heatmap(Figure, spec)

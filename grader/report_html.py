@@ -44,7 +44,8 @@ td.num, th.num { text-align: right; white-space: nowrap; }
             padding: 10px 14px; }
 .exercise.failed { border-left-color: var(--bad); }
 .exercise.skipped { border-left-color: var(--skip); }
-.badge { display: inline-block; min-width: 76px; text-align: center; color: #fff; font-weight: 600; font-size: 13px;
+table.checks td:first-child { width: 1%; white-space: nowrap; }
+.badge { display: inline-block; white-space: nowrap; min-width: 76px; text-align: center; color: #fff; font-weight: 600; font-size: 13px;
          padding: 2px 8px; border-radius: 4px; }
 .badge.passed { background: var(--ok); } .badge.failed { background: var(--bad); } .badge.skipped { background: var(--skip); }
 tr.failed td { background: var(--bad-bg); } tr.skipped td { background: var(--skip-bg); }
@@ -161,7 +162,7 @@ def _exercise(ex: dict, checks: list[dict], figs: list[dict], tr) -> str:
     for f in figs:
         if f.get("png_base64"):
             out.append(f'<figure><img alt="{_e(f.get("title", ""))}" src="data:image/png;base64,{_e(f["png_base64"])}">'
-                       f'<figcaption>{tr("html_figure", listing=", ".join(f.get("listings") or []), title=f.get("title", ""))}'
+                       f'<figcaption>{tr("html_figure", listing=", ".join(f.get("listings") or []))}'
                        f"</figcaption></figure>")
         elif f.get("error"):
             out.append(f'<p class="figerr">{_e(f["error"])}</p>')
