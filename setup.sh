@@ -1,18 +1,24 @@
 #!/usr/bin/env bash
 # Install everything the kata needs on a fresh Debian/Ubuntu-like machine, then run the main
 # job: grade the reference solutions and print the score table.
-#   - bubblewrap (the sandbox; apt, as root or through sudo)
+#   - bubblewrap (the sandbox) and chromium (headless, for the HTML feedback test); apt, as root or through sudo
 #   - .venv with torch==2.13.0 (pinned: a bare `torch` would pull a multi-GB CUDA build) and the kata
 set -euo pipefail
 cd "$(dirname "$0")"
 
-if ! command -v bwrap >/dev/null 2>&1; then
+APT_PACKAGES=()
+command -v bwrap >/dev/null 2>&1 || APT_PACKAGES+=(bubblewrap)
+command -v chromium >/dev/null 2>&1 || APT_PACKAGES+=(chromium)
+if [ "${#APT_PACKAGES[@]}" -gt 0 ]; then
   if [ "$(id -u)" = 0 ]; then
-    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap
+    { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${APT_PACKAGES[@]}"; } \
+      || echo "setup: could not install ${APT_PACKAGES[*]} (see apt-get above)" >&2
   elif command -v sudo >/dev/null 2>&1; then
-    sudo apt-get update -qq && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap
+    { sudo apt-get update -qq && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${APT_PACKAGES[@]}"; } \
+      || echo "setup: could not install ${APT_PACKAGES[*]} (see apt-get above)" >&2
   else
-    echo "setup: bubblewrap is not installed and cannot be installed here; grading will run with limits only" >&2
+    echo "setup: cannot install ${APT_PACKAGES[*]} here; without bubblewrap grading runs with limits only," \
+         "without chromium the HTML page test is skipped" >&2
   fi
 fi
 

@@ -1,8 +1,8 @@
 """The `kata` command.
 
-    kata grade PATH [--json FILE]   grade a submission (folder or .zip): all checks, hidden too
-    kata check [ID]                 run the public checks against exercises/
-    kata run LISTING [--book]       run a listing of the book with your code
+    kata grade PATH [--json FILE] [--html FILE]  grade a submission (folder or .zip): all checks, hidden too
+    kata check [ID] [--html FILE]   run the public checks against exercises/
+    kata run LISTING [--book] [--plot]  run a listing of the book with your code (and draw its figures)
     kata verify                     prove the course consistent (stubs fail, solutions pass, ...)
     kata stubs [--check]            regenerate exercises/ from solutions/
     kata fixtures                   regenerate grader/fixtures/ from the solutions
@@ -14,6 +14,7 @@ import argparse
 import difflib
 import os
 import sys
+from pathlib import Path
 
 from rich.console import Console
 
@@ -75,7 +76,26 @@ def cmd_grade(args) -> int:
         write_json(args.json, to_dict(course, result))
     if not args.quiet:
         print_table(course, result, Console(), show_messages=True)
+    if args.html:
+        _html(course, args.path, to_dict(course, result), args.html)
     return 0
+
+
+def _html(course, path, doc, out) -> None:
+    from .feedback import write_html
+    from .messages import t
+
+    written, _ = write_html(course, path, doc, out)
+    print(t("html_wrote", path=_shown(written)))
+
+
+def _shown(path: Path) -> str:
+    """A path as a student would type it: relative when under the current folder, else absolute."""
+    path = Path(path).resolve()
+    try:
+        return str(path.relative_to(Path.cwd()))
+    except ValueError:
+        return str(path)
 
 
 def cmd_check(args) -> int:
@@ -86,14 +106,18 @@ def cmd_check(args) -> int:
     if result is None:
         return 2
     print_table(course, result, Console(), show_messages=True)
+    if args.html:
+        from .report import to_dict
+        _html(course, course.exercises_dir, to_dict(course, result), args.html)
     return 0 if all(r.status == "passed" for r in result.results) else 1
 
 
 def cmd_run(args) -> int:
     from rich.table import Table
 
-    from . import listings
+    from . import figures, listings
     from .checking.runner import open_exercise, sandbox_for
+    from .messages import t
     from .submission import SubmissionError, open_submission
     from .worker.client import WorkerFault
     from .worker.proxy import StudentError
@@ -107,6 +131,10 @@ def cmd_run(args) -> int:
         print(f"kata: no listing '{args.listing}'.{hint} Known: {', '.join(sorted(registry))}", file=sys.stderr)
         return 2
     ex = course.get(lst.exercise)
+    figs = listings.FIGURES.get(lst.id, [])
+    if args.plot and not figs:
+        print(t("plot_none", listing=lst.id, known=", ".join(sorted(listings.FIGURES))), file=sys.stderr)
+        return 2
     path = args.path or course.exercises_dir
     try:
         sub = open_submission(path, course.chapter)
@@ -128,6 +156,7 @@ def cmd_run(args) -> int:
                 worker.close()
         except (StudentError, WorkerFault) as e:
             error = str(e)
+        drawn = figures.draw(course, box, figs) if args.plot else []
     console = Console()
     titles = {item.id: item.title for item in course.listings}
     title = f"Listing {lst.id} ({ex.id}, §{ex.section}): {titles.get(lst.id) or lst.title}"
@@ -143,7 +172,15 @@ def cmd_run(args) -> int:
     else:
         console.print(f"[bold]{title}[/]")
         console.print(ours, highlight=False, markup=False)
-    return 1 if error else 0
+    out = Path(args.out) if args.out else course.root / ".kata" / "plots"
+    for d in drawn:
+        if d.error:
+            console.print(f"✘ {d.error}", style="red", highlight=False, markup=False, soft_wrap=True)
+            continue
+        out.mkdir(parents=True, exist_ok=True)
+        (out / d.file_name(lst.id)).write_bytes(d.png)
+        print(t("plot_wrote", path=_shown(out / d.file_name(lst.id))), flush=True)  # unwrapped: a path to copy
+    return 1 if error or any(d.error for d in drawn) else 0
 
 
 def cmd_verify(args) -> int:
@@ -243,16 +280,20 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--public-only", action="store_true", help="run only the public checks")
     g.add_argument("--time-limit", type=float, metavar="S", help="cap every call's time limit at S seconds")
     g.add_argument("--quiet", "-q", action="store_true", help="print nothing but errors")
+    g.add_argument("--html", metavar="FILE", help="also write a self-contained HTML feedback page (with figures)")
     g.set_defaults(func=cmd_grade)
 
     c = sub.add_parser("check", help="run the public checks of one exercise (or all) on exercises/")
     c.add_argument("id", nargs="?")
+    c.add_argument("--html", metavar="FILE", help="also write a self-contained HTML feedback page (with figures)")
     c.set_defaults(func=cmd_check)
 
     r = sub.add_parser("run", help="run a listing of the book with your code (e.g. kata run 1.6 --book)")
     r.add_argument("listing", help="listing id: 1.6, or a worked example such as 1.11/softmax")
     r.add_argument("--book", action="store_true", help="print the book's printed output beside yours, and its errata")
     r.add_argument("--path", help="use this submission instead of exercises/ (e.g. solutions)")
+    r.add_argument("--plot", action="store_true", help="also draw the listing's figures from your code (PNG files)")
+    r.add_argument("--out", metavar="DIR", help="folder for --plot's PNG files (default: .kata/plots/)")
     r.set_defaults(func=cmd_run)
 
     v = sub.add_parser("verify", help="developer check: stubs fail, solutions pass, files one-to-one")

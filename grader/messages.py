@@ -91,6 +91,155 @@ CATALOG: dict[str, dict[str, str]] = {
         "en": "the check could not use your result: {type}: {message}",
         "zh": "检查无法使用你的返回值：{type}：{message}",
     },
+    # --- issue 5, slice "html": kata run --plot, figures, HTML feedback (grader/plots.py, figures.py, report_html.py)
+    "plot_not_numbers": {
+        "en": "{what}: cannot be drawn: expected numbers, got {got}",
+        "zh": "{what}：无法绘图：应为数值，实际得到 {got}",
+    },
+    "plot_shape": {
+        "en": "{what}: cannot be drawn: expected a matrix of shape {expected}, got shape {actual}",
+        "zh": "{what}：无法绘图：应为形状 {expected} 的矩阵，实际形状为 {actual}",
+    },
+    "plot_bpe_pair": {
+        "en": "most_frequent_pair(table): cannot be drawn: expected a pair of two strings (or None), got {got}",
+        "zh": "most_frequent_pair(table)：无法绘图：应返回由两个字符串组成的一对（或 None），实际得到 {got}",
+    },
+    "plot_failed": {
+        "en": "No figure for listing {listing}: {reason}",
+        "zh": "无法为代码清单 {listing} 绘图：{reason}",
+    },
+    "plot_none": {
+        "en": "kata: listing {listing} has no figure. Listings with figures: {known}",
+        "zh": "kata：代码清单 {listing} 没有图。有图的代码清单：{known}",
+    },
+    "plot_wrote": {
+        "en": "figure: {path}",
+        "zh": "图：{path}",
+    },
+    "plot_pe_heatmap": {
+        "en": "Sinusoidal position encoding: 1024 positions × 768 dimensions",
+        "zh": "正弦位置编码：1024 个位置 × 768 个维度",
+    },
+    "plot_pe_curves": {
+        "en": "Sine and cosine of dimension pair i over 1024 positions (d_model = 768)",
+        "zh": "维度对 i 的正弦与余弦随 1024 个位置的变化（d_model = 768）",
+    },
+    "plot_pe_pair": {
+        "en": "i = {i}: dimension {sin} (sin, green) and {cos} (cos, blue)",
+        "zh": "i = {i}：维度 {sin}（正弦，绿色）和 {cos}（余弦，蓝色）",
+    },
+    "plot_position": {
+        "en": "position",
+        "zh": "位置",
+    },
+    "plot_dimension": {
+        "en": "dimension",
+        "zh": "维度",
+    },
+    "plot_attention_16": {
+        "en": "Listing 1.6: attention weights (each row sums to 1)",
+        "zh": "代码清单 1.6：注意力权重（每行之和为 1）",
+    },
+    "plot_attention_112": {
+        "en": "Listing 1.12: causal attention weights (no weight on later tokens)",
+        "zh": "代码清单 1.12：因果注意力权重（后面的 token 权重为 0）",
+    },
+    "plot_query": {
+        "en": "query token",
+        "zh": "查询 token",
+    },
+    "plot_key": {
+        "en": "key token (attended to)",
+        "zh": "键 token（被关注的）",
+    },
+    "plot_bpe_title": {
+        "en": "BPE merges learned from figure 1.20's corpus (old ×7, older ×3, finest ×9, lowest ×4)",
+        "zh": "从图 1.20 的语料学到的 BPE 合并（old ×7，older ×3，finest ×9，lowest ×4）",
+    },
+    "plot_bpe_step": {
+        "en": "merge",
+        "zh": "合并",
+    },
+    "plot_bpe_pair_col": {
+        "en": "pair",
+        "zh": "符号对",
+    },
+    "plot_bpe_symbol": {
+        "en": "new symbol",
+        "zh": "新符号",
+    },
+    "plot_bpe_count": {
+        "en": "count",
+        "zh": "频次",
+    },
+    "plot_bpe_words": {
+        "en": "the words after the merge",
+        "zh": "合并后的单词",
+    },
+    "html_title": {
+        "en": "Transformer kata — feedback",
+        "zh": "Transformer 练习 — 反馈",
+    },
+    "html_score": {
+        "en": "Score",
+        "zh": "得分",
+    },
+    "html_meta": {
+        "en": "Submission {submission} · kata {version} · torch {torch} · sandbox: {sandbox} · {seconds} s",
+        "zh": "提交：{submission} · kata {version} · torch {torch} · 沙箱：{sandbox} · {seconds} 秒",
+    },
+    "html_limits_only": {
+        "en": "The sandbox ran with resource limits only (bubblewrap was not found): no filesystem or network isolation.",
+        "zh": "沙箱仅使用了资源限制（未找到 bubblewrap）：没有文件系统和网络隔离。",
+    },
+    "html_note": {
+        "en": "Note: {note}",
+        "zh": "注意：{note}",
+    },
+    "html_by_section": {
+        "en": "Score by section",
+        "zh": "各节得分",
+    },
+    "html_exercises": {
+        "en": "exercises",
+        "zh": "练习数",
+    },
+    "html_points": {
+        "en": "points",
+        "zh": "分数",
+    },
+    "html_check": {
+        "en": "check",
+        "zh": "检查",
+    },
+    "html_listing": {
+        "en": "listing",
+        "zh": "代码清单",
+    },
+    "html_hidden": {
+        "en": "(hidden)",
+        "zh": "（隐藏）",
+    },
+    "html_passed": {
+        "en": "passed",
+        "zh": "通过",
+    },
+    "html_failed": {
+        "en": "failed",
+        "zh": "未通过",
+    },
+    "html_skipped": {
+        "en": "skipped",
+        "zh": "跳过",
+    },
+    "html_figure": {
+        "en": "Drawn from your code: listing {listing}",
+        "zh": "由你的代码绘制：代码清单 {listing}",
+    },
+    "html_wrote": {
+        "en": "HTML report: {path}",
+        "zh": "HTML 报告：{path}",
+    },
 }
 
 

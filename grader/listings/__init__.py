@@ -10,6 +10,10 @@ proxy the checks use) and printing with `show`, like the book's own code:
         show(sub.attention_weights(scores, 4))
 
 `book` is what the chapter prints; `errata` names the ERRATA.md entries about it.
+
+A listing may also have figures (`kata run LISTING --plot`, the HTML report): a function
+`(sub) -> [Heatmap | Curves | Table]` (grader.plots) marked `@figure("1.6")`. It gets the
+values from the student's code through `sub`; grader.plots draws them in this process.
 """
 from __future__ import annotations
 
@@ -20,6 +24,7 @@ from pathlib import Path
 from typing import Callable
 
 REGISTRY: dict[str, "Listing"] = {}
+FIGURES: dict[str, list["Figure"]] = {}  # listing id -> its figures
 
 
 @dataclass
@@ -43,6 +48,38 @@ def listing(listing_id: str, book: str = "", errata=()):
         return fn
 
     return mark
+
+
+@dataclass(frozen=True)
+class Figure:
+    name: str  # the function's name, e.g. "attention_heatmap"
+    draw: Callable  # (sub) -> list of grader.plots descriptions
+    exercise: str
+    listings: tuple[str, ...]
+
+
+def figure(*listing_ids: str):
+    """Register a function `(sub) -> [figure descriptions]` as the figure(s) of these listings."""
+
+    def mark(fn):
+        fig = Figure(fn.__name__, fn, fn.__module__.rsplit(".", 1)[-1], listing_ids)
+        for lid in listing_ids:
+            FIGURES.setdefault(lid, [])
+            if all(f.draw is not fn for f in FIGURES[lid]):
+                FIGURES[lid].append(fig)
+        return fn
+
+    return mark
+
+
+def figures_of_exercise(exercise: str) -> list[Figure]:
+    """Every figure of an exercise's listings, once each, in the order they were defined."""
+    seen: dict[Callable, Figure] = {}
+    for figs in FIGURES.values():
+        for f in figs:
+            if f.exercise == exercise:
+                seen.setdefault(f.draw, f)
+    return list(seen.values())
 
 
 def load(course) -> dict[str, Listing]:

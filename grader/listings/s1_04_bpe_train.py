@@ -1,5 +1,7 @@
 """§1.4 worked examples of BPE training, run with the student's code (`kata run 1.4/merges`)."""
-from grader.listings import listing
+from grader.listings import figure, listing
+from grader.messages import t
+from grader.plots import FigureError, Table, label
 
 CORPUS = {"old": 7, "older": 3, "finest": 9, "lowest": 4}  # figure 1.20
 
@@ -46,3 +48,23 @@ def vocabulary(sub, show):
         show(f"merge {i:2d}: {a} + {b} -> {a + b}")
     for word in CORPUS:
         show(f"{word} -> {sub.tokenize_word(word, learned)}")
+
+
+@figure("1.4/merges", "1.4/vocabulary")
+def merge_table(sub):
+    """The merges of figure 1.20's corpus, step by step, with each pair's count and the words after it."""
+    table = sub.word_table(CORPUS)
+    rows = []
+    for step in range(1, 12):  # the 11 merges of listing 1.4/vocabulary
+        pair = sub.most_frequent_pair(table)
+        if pair is None:
+            break
+        if not (isinstance(pair, (list, tuple)) and len(pair) == 2 and all(isinstance(p, str) for p in pair)):
+            raise FigureError(t("plot_bpe_pair", got=repr(pair)[:80]))
+        a, b = pair
+        count = {(x, y): n for x, y, n in sub.pair_counts(table)}.get((a, b), "?")
+        table = sub.merge_pair(table, (a, b))
+        rows.append([str(step), f"{a} + {b}", a + b, str(count), "  ".join(f"[{', '.join(str(w).split(' '))}]" for w in table)])
+    columns = [label("plot_bpe_step"), label("plot_bpe_pair_col"), label("plot_bpe_symbol"),
+               label("plot_bpe_count"), label("plot_bpe_words")]
+    return [Table("bpe-merges", label("plot_bpe_title"), columns, rows)]

@@ -1,7 +1,8 @@
 """§1.5 worked examples run with the student's code: integer, binary and sinusoidal positions."""
 import torch
 
-from grader.listings import listing
+from grader.listings import figure, listing
+from grader.plots import Curves, Heatmap, Panel, Series, check_matrix, label
 
 
 @listing("1.5/integer", book="""\
@@ -48,3 +49,19 @@ def sinusoidal_positions(sub, show):
     dist = torch.cdist(pe.double(), pe.double())
     dist.fill_diagonal_(float("inf"))
     show("smallest distance between two positions' vectors:", round(float(dist.min()), 4))
+
+
+@figure("1.5/sinusoidal")
+def sinusoidal_figures(sub):
+    """The whole encoding as a heatmap, then the sin/cos curves of the pairs the book describes."""
+    pe = check_matrix("sinusoidal_position_encoding(1024, 768)", sub.sinusoidal_position_encoding(1024, 768),
+                      1024, 768)
+    heatmap = Heatmap("pe-heatmap", label("plot_pe_heatmap"), pe, xlabel=label("plot_dimension"),
+                      ylabel=label("plot_position"), cmap="RdBu_r")
+    panels = [Panel(label("plot_pe_pair", i=i, sin=2 * i, cos=2 * i + 1),
+                    [Series(f"sin (dim {2 * i})", pe[:, 2 * i], "green"),
+                     Series(f"cos (dim {2 * i + 1})", pe[:, 2 * i + 1], "blue")])
+              for i in (1, 50, 150, 250)]  # the book's "不同维度的正弦模式": i = 1, 50, 150, 250
+    curves = Curves("pe-curves", label("plot_pe_curves"), list(range(1024)), panels,
+                    xlabel=label("plot_position"), ylabel="PE")
+    return [heatmap, curves]

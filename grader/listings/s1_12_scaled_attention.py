@@ -2,7 +2,8 @@
 import torch
 
 from grader.checking import book
-from grader.listings import listing
+from grader.listings import figure, listing
+from grader.plots import Heatmap, check_matrix, label
 
 
 @listing("1.12/scaled", book="\n".join(" ".join(f"{v:.2f}" for v in row) for row in book.HAND_SCALED),
@@ -40,3 +41,12 @@ def listing_1_6(sub, show):
     show("Attention weights for 'next':")
     show(attn_weights_next)
     show("Sum of weights for 'next':", attn_weights_next.sum())
+
+
+@figure("1.6")
+def attention_heatmap(sub):
+    """Listing 1.6's attention weights: one row per query token, one column per key token."""
+    _, (queries, keys, _values) = book.qkv()
+    weights = check_matrix("attention_weights(scores, 4)", sub.attention_weights(queries @ keys.T, 4), 5, 5)
+    return [Heatmap("attention-weights", label("plot_attention_16"), weights, xlabel=label("plot_key"),
+                    ylabel=label("plot_query"), xticks=book.WORDS, yticks=book.WORDS, annotate=True)]

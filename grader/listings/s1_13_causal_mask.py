@@ -4,7 +4,8 @@ import math
 import torch
 
 from grader.checking import book
-from grader.listings import listing
+from grader.listings import figure, listing
+from grader.plots import Heatmap, check_matrix, label
 
 
 def _scaled_scores() -> torch.Tensor:
@@ -119,3 +120,12 @@ def renormalize_example(sub, show):
     for i, row in enumerate(lower):
         w[i, : len(row)] = torch.tensor(row)
     show(sub.renormalize_masked(w, torch.tril(torch.ones(5, 5, dtype=torch.bool))))
+
+
+@figure("1.12")
+def causal_heatmap(sub):
+    """Listing 1.12's causal attention weights: zero above the diagonal, each row summing to 1."""
+    weights = check_matrix("causal_attention_weights(scaled_scores)", sub.causal_attention_weights(_scaled_scores()),
+                           5, 5)
+    return [Heatmap("causal-weights", label("plot_attention_112"), weights, xlabel=label("plot_key"),
+                    ylabel=label("plot_query"), xticks=book.WORDS, yticks=book.WORDS, annotate=True)]
