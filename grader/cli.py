@@ -149,14 +149,17 @@ def cmd_run(args) -> int:
 
 def cmd_notebook(args) -> int:
     from .messages import t
-    from .notebook import Backups, to_notebook, to_py
+    from .notebook import Backups, notebook_path, to_notebook, to_py
 
     course = _course(args)
     if not args.all and not args.id:
         print(f"kata notebook: {t('nb_choose')}", file=sys.stderr)
         return 2
+    chosen = _select(course, [] if args.all else args.id)
+    if args.all and args.to_py:  # every notebook there is
+        chosen = [ex for ex in chosen if notebook_path(course, ex).exists()]
     backups, code = Backups(course), 0
-    for ex in _select(course, [] if args.all else args.id):
+    for ex in chosen:
         done = (to_py(course, ex, backups, args.force) if args.to_py
                 else to_notebook(course, ex, backups, args.force))
         stream = sys.stdout if done.ok else sys.stderr
