@@ -3,6 +3,8 @@
     kata grade PATH [--json FILE] [--html FILE]  grade a submission (folder or .zip): all checks, hidden too
     kata check [ID] [--html FILE]   run the public checks against exercises/
     kata run LISTING [--book] [--plot]  run a listing of the book with your code (and draw its figures)
+    kata notebook ID|--all [--to-py] write exercises as notebooks (or their code back to the .py)
+    kata submit [--out FILE]        zip your exercise files with a manifest for `kata grade`
     kata verify                     prove the course consistent (stubs fail, solutions pass, ...)
     kata stubs [--check]            regenerate exercises/ from solutions/
     kata fixtures                   regenerate grader/fixtures/ from the solutions
@@ -183,6 +185,60 @@ def cmd_run(args) -> int:
     return 1 if error or any(d.error for d in drawn) else 0
 
 
+def cmd_notebook(args) -> int:
+    from .messages import t
+    from .notebook import Backups, notebook_path, to_notebook, to_py
+
+    course = _course(args)
+    if not args.all and not args.id:
+        print(f"kata notebook: {t('nb_choose')}", file=sys.stderr)
+        return 2
+    chosen = _select(course, [] if args.all else args.id)
+    if args.all and args.to_py:  # every notebook there is
+        chosen = [ex for ex in chosen if notebook_path(course, ex).exists()]
+    backups, code = Backups(course), 0
+    for ex in chosen:
+        done = (to_py(course, ex, backups, args.force) if args.to_py
+                else to_notebook(course, ex, backups, args.force))
+        stream = sys.stdout if done.ok else sys.stderr
+        print(done.message if done.ok else f"kata notebook: {done.message}", file=stream)
+        if done.backup:
+            print(t("backed_up", backup=os.path.relpath(done.backup)), file=stream)
+        code = max(code, 0 if done.ok else 1 if done.action == "refused" else 2)
+    return code
+
+
+def cmd_submit(args) -> int:
+    from pathlib import Path
+
+    from .messages import t
+    from .submit import SubmitError, submit
+
+    course = _course(args)
+    out = Path(args.out) if args.out else course.root / "kata-submission.zip"
+    if not args.no_check:
+        print(t("submit_running"), file=sys.stderr)
+    try:
+        done = submit(course, out, run_checks=not args.no_check)
+    except SubmitError as e:
+        print(f"kata submit: {e}", file=sys.stderr)
+        return 2
+    for note in done.notes:
+        print(f"note: {note}")
+    exercises = done.manifest["exercises"]
+    for ex_id, e in exercises.items():
+        if e["status"] in ("failing", "missing"):
+            print(t("submit_status", id=ex_id, status=t(f"status_{e['status']}"), passed=e["passed"],
+                    total=e["total"], graded=e["graded"] or "-"))
+    n_files, shown = len(done.manifest["files"]), os.path.relpath(done.path)
+    if args.no_check:
+        print(t("submit_wrote_unchecked", out=shown, files=n_files))
+    else:
+        print(t("submit_wrote", out=shown, files=n_files, total=len(exercises),
+                passing=sum(e["status"] == "passing" for e in exercises.values())))
+    return 0
+
+
 def cmd_verify(args) -> int:
     from .verify import verify
 
@@ -295,6 +351,19 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--plot", action="store_true", help="also draw the listing's figures from your code (PNG files)")
     r.add_argument("--out", metavar="DIR", help="folder for --plot's PNG files (default: .kata/plots/)")
     r.set_defaults(func=cmd_run)
+
+    n = sub.add_parser("notebook", help="write exercises as Jupyter notebooks beside their .py (or, with --to-py, back)")
+    n.add_argument("id", nargs="*", help="exercise id(s)")
+    n.add_argument("--all", action="store_true", help="every exercise")
+    n.add_argument("--to-py", action="store_true", help="copy each notebook's code into its .py (the .py is backed up first)")
+    n.add_argument("--force", action="store_true",
+                   help="replace even a file saved after its source, or an unreadable notebook (backed up first)")
+    n.set_defaults(func=cmd_notebook)
+
+    sm = sub.add_parser("submit", help="zip your exercise files (.py and notebooks) with a manifest for `kata grade`")
+    sm.add_argument("--out", metavar="FILE", help="where to write the zip (default: kata-submission.zip in the project folder)")
+    sm.add_argument("--no-check", action="store_true", help="do not run the public checks (the manifest says 'not run')")
+    sm.set_defaults(func=cmd_submit)
 
     v = sub.add_parser("verify", help="developer check: stubs fail, solutions pass, files one-to-one")
     v.add_argument("--no-grade", action="store_true", help="skip grading the solutions and stubs")

@@ -240,6 +240,164 @@ CATALOG: dict[str, dict[str, str]] = {
         "en": "HTML report: {path}",
         "zh": "HTML 报告：{path}",
     },
+    # --- issue 5, notebooks and submit (kata notebook, kata submit; notebooks and manifests in kata grade)
+    "nb_not_utf8": {
+        "en": "{file}: not a readable notebook: the file is not UTF-8 text (byte {pos})",
+        "zh": "{file}：无法读取的笔记本：文件不是 UTF-8 文本（第 {pos} 字节）",
+    },
+    "nb_not_json": {
+        "en": "{file}: not a readable notebook: invalid JSON at line {line}, column {col} ({reason})",
+        "zh": "{file}：无法读取的笔记本：第 {line} 行第 {col} 列不是有效的 JSON（{reason}）",
+    },
+    "nb_not_notebook": {
+        "en": "{file}: not a readable Jupyter notebook: {reason}",
+        "zh": "{file}：不是可读取的 Jupyter 笔记本：{reason}",
+    },
+    "nb_intro": {
+        "en": ("# §{section} {title}\n\n"
+               "Exercise `{id}` · {points} points\n\n"
+               "Listings:\n\n{listings}\n\n"
+               "Replace each `raise NotImplementedError` with your code. To check it, **save the notebook** "
+               "(Ctrl-S), then run the last cell: it runs the public checks on the saved notebook, in the same "
+               "sandbox as the grader.\n\n"
+               "This notebook and `{py}` are two forms of one exercise: when their code differs, the one saved "
+               "last is checked and graded. `kata notebook {id} --to-py` copies this notebook's code into the "
+               ".py and `kata notebook {id}` does the reverse; both keep what they replace in `.kata/backups/`. "
+               "Markdown cells become comments in the .py; shell lines (`!...`) and magics (`%...`) become "
+               "comments and never run when graded; cells tagged `{skip}` are neither copied nor graded: "
+               "use them for experiments."),
+        "zh": ("# §{section} {title}\n\n"
+               "练习 `{id}` · {points} 分\n\n"
+               "对应的代码清单：\n\n{listings}\n\n"
+               "把每个 `raise NotImplementedError` 换成你的代码。检查时请先**保存笔记本**（Ctrl-S），"
+               "再运行最后一个单元格：它会在与评分器相同的沙箱中，对已保存的笔记本运行公开检查。\n\n"
+               "本笔记本与 `{py}` 是同一练习的两种形式：两者代码不同时，以最后保存的那个为准进行检查和评分。"
+               "`kata notebook {id} --to-py` 把本笔记本的代码复制到 .py 文件，`kata notebook {id}` 则反向复制；"
+               "两者都会先把被替换的内容保存到 `.kata/backups/`。Markdown 单元格在 .py 中成为注释；"
+               "shell 行（`!...`）和魔法命令（`%...`）成为注释，评分时不会运行；带有 `{skip}` 标签的单元格"
+               "既不复制也不评分，可用来做试验。"),
+    },
+    "nb_check_comment": {
+        "en": "Public checks of this exercise on the notebook as saved: save it first (Ctrl-S). This cell is not graded.",
+        "zh": "对已保存的笔记本运行本练习的公开检查：请先保存（Ctrl-S）。本单元格不计分。",
+    },
+    "nb_choose": {
+        "en": "name one or more exercises, or use --all (ids are listed in course.toml)",
+        "zh": "请指定一个或多个练习，或使用 --all（练习 id 见 course.toml）",
+    },
+    "nb_py_missing": {
+        "en": "{py} is missing: nothing to put in a notebook (`kata reset {id}` restores the stub)",
+        "zh": "{py} 不存在：没有可以放进笔记本的代码（`kata reset {id}` 可恢复初始代码）",
+    },
+    "nb_missing": {
+        "en": "{nb} does not exist (`kata notebook {id}` writes it from the .py)",
+        "zh": "{nb} 不存在（`kata notebook {id}` 会根据 .py 生成它）",
+    },
+    "nb_unreadable_keep": {
+        "en": "{reason}. It was left as it is: fix it, or run `kata notebook {id} --force` to replace it (it is backed up first)",
+        "zh": "{reason}。该文件保持原样：请修复它，或运行 `kata notebook {id} --force` 替换它（会先备份）",
+    },
+    "nb_same": {
+        "en": "{nb} already holds the code of {py}: nothing to do",
+        "zh": "{nb} 已经包含 {py} 的代码：无需操作",
+    },
+    "nb_newer": {
+        "en": ("{nb} holds code saved after {py}: it was left as it is. Run `kata notebook {id} --to-py` to "
+               "bring the notebook's code into the .py, or `kata notebook {id} --force` to replace the notebook "
+               "(it is backed up first)"),
+        "zh": ("{nb} 中的代码比 {py} 保存得更晚：该笔记本保持原样。运行 `kata notebook {id} --to-py` 把笔记本的代码"
+               "复制到 .py，或运行 `kata notebook {id} --force` 替换笔记本（会先备份）"),
+    },
+    "py_newer": {
+        "en": ("{py} holds code saved after {nb}: it was left as it is. Run `kata notebook {id}` to bring the "
+               ".py's code into the notebook, or `kata notebook {id} --to-py --force` to replace the .py "
+               "(it is backed up first)"),
+        "zh": ("{py} 中的代码比 {nb} 保存得更晚：该文件保持原样。运行 `kata notebook {id}` 把 .py 的代码复制到笔记本，"
+               "或运行 `kata notebook {id} --to-py --force` 替换 .py（会先备份）"),
+    },
+    "nb_wrote": {
+        "en": "wrote {nb} from {py}",
+        "zh": "已根据 {py} 生成 {nb}",
+    },
+    "py_wrote": {
+        "en": "wrote {py} from the code cells of {nb}",
+        "zh": "已根据 {nb} 的代码单元格写入 {py}",
+    },
+    "backed_up": {
+        "en": "  the previous version is kept in {backup}",
+        "zh": "  原先的版本已保存在 {backup}",
+    },
+    "nb_graded": {
+        "en": "{nb}: graded its code cells as {py} (line numbers in messages are those of the .py that `kata notebook --to-py` writes)",
+        "zh": "{nb}：按其代码单元格作为 {py} 评分（消息中的行号对应 `kata notebook --to-py` 写出的 .py）",
+    },
+    "nb_both_nb_graded": {
+        "en": "{nb} and {py} hold different code: graded the notebook, saved last",
+        "zh": "{nb} 与 {py} 的代码不同：已按最后保存的笔记本评分",
+    },
+    "nb_both_py_graded": {
+        "en": "{nb} and {py} hold different code: graded the .py, saved last",
+        "zh": "{nb} 与 {py} 的代码不同：已按最后保存的 .py 评分",
+    },
+    "nb_broken_graded_py": {
+        "en": "{reason}; graded {py} instead",
+        "zh": "{reason}；改为按 {py} 评分",
+    },
+    "manifest_unreadable": {
+        "en": "{file} cannot be read ({reason}): the files were graded without checking them against it",
+        "zh": "无法读取 {file}（{reason}）：未与之核对文件，直接评分",
+    },
+    "manifest_changed": {
+        "en": "changed after `kata submit` ({created}): {files} (their sha256 differs from the manifest)",
+        "zh": "在 `kata submit`（{created}）之后被修改：{files}（其 sha256 与清单不符）",
+    },
+    "manifest_missing": {
+        "en": "listed in the manifest of `kata submit` ({created}) but missing: {files}",
+        "zh": "`kata submit`（{created}）的清单中列出但缺失：{files}",
+    },
+    "manifest_added": {
+        "en": "added after `kata submit` ({created}), not in its manifest: {files}",
+        "zh": "在 `kata submit`（{created}）之后添加、不在清单中：{files}",
+    },
+    "manifest_ok": {
+        "en": "manifest: every file is as `kata submit` (kata {version}) wrote it at {created}",
+        "zh": "清单核对无误：所有文件都与 `kata submit`（kata {version}）在 {created} 写出时一致",
+    },
+    "submit_inside_exercises": {
+        "en": "will not write the submission to {out}: it is inside exercises/, where your code lives",
+        "zh": "不会把提交文件写到 {out}：它位于存放你代码的 exercises/ 中",
+    },
+    "submit_out_is_dir": {
+        "en": "{out} is a folder: give a file name such as {out}/submission.zip",
+        "zh": "{out} 是一个文件夹：请给出文件名，例如 {out}/submission.zip",
+    },
+    "submit_not_zip": {
+        "en": "will not overwrite {out}: it exists and is not a zip file",
+        "zh": "不会覆盖 {out}：该文件已存在且不是 zip 文件",
+    },
+    "submit_nothing": {
+        "en": "no exercise files in {folder}: nothing to submit",
+        "zh": "{folder} 中没有练习文件：没有可提交的内容",
+    },
+    "submit_running": {
+        "en": "running the public checks of every exercise (as `kata check` does) ...",
+        "zh": "正在运行所有练习的公开检查（与 `kata check` 相同）……",
+    },
+    "submit_wrote": {
+        "en": "wrote {out}: {files} file(s); public checks: {passing} of {total} exercises passing",
+        "zh": "已写出 {out}：共 {files} 个文件；公开检查：{total} 个练习中 {passing} 个全部通过",
+    },
+    "submit_wrote_unchecked": {
+        "en": "wrote {out}: {files} file(s); public checks not run (--no-check)",
+        "zh": "已写出 {out}：共 {files} 个文件；未运行公开检查（--no-check）",
+    },
+    "submit_status": {
+        "en": "{id}: {status}, {passed}/{total} public checks ({graded})",
+        "zh": "{id}：{status}，公开检查通过 {passed}/{total}（{graded}）",
+    },
+    "status_passing": {"en": "passing", "zh": "全部通过"},
+    "status_failing": {"en": "failing", "zh": "未通过"},
+    "status_missing": {"en": "missing", "zh": "缺失"},
 }
 
 

@@ -6,6 +6,8 @@ JSON schema (version 1), documented in README.md:
   "score": float, "max_score": float,
   "sandbox": "bubblewrap" | "limits-only",   # limits-only: weaker isolation, said in the report
   "worker_startup_s": float, "duration_s": float, "notes": [str],
+  "manifest": null | {"file", "verified": bool, "kata_version", "created",
+                      "changed": [path], "missing": [path], "added": [path], "exercises": {...}},
   "exercises": [{"id", "section", "title", "score", "max_score"}],
   "checks": [{"exercise", "name", "status", "score", "max_score", "message",
               "listing", "visibility", "duration_s", "kind"}]
@@ -23,12 +25,14 @@ from collections import defaultdict
 from pathlib import Path
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
 from . import __version__
 from .checking.runner import GradeResult
 from .course import Course
+from .messages import t
 
 SCHEMA = 1
 
@@ -57,6 +61,7 @@ def to_dict(course: Course, result: GradeResult) -> dict:
         "worker_startup_s": result.worker_startup_s,
         "duration_s": result.duration_s,
         "notes": result.notes,
+        "manifest": result.manifest,
         "exercises": exercises,
         "checks": [r.as_dict() for r in result.results],
     }
@@ -111,4 +116,7 @@ def print_table(course: Course, result: GradeResult, console: Console | None = N
     console.print(f"[bold]Score: {result.score:g} / {result.max_score:g}[/]  "
                   f"({result.duration_s:.1f} s, sandbox: {result.sandbox}){sandbox_note}")
     for note in result.notes:
-        console.print(f"[yellow]note:[/] {note}")
+        console.print(f"[yellow]note:[/] {escape(note)}", highlight=False)  # notes quote submitted names
+    if result.manifest and result.manifest.get("verified"):
+        ok = t("manifest_ok", version=result.manifest.get("kata_version"), created=result.manifest.get("created"))
+        console.print(Text(ok, style="green"), highlight=False)

@@ -4,6 +4,16 @@ Accepted: a folder shaped like `exercises/` (holding `ch01/...`), a project fold
 `exercises/`, or a .zip of either. Zips are checked entry by entry before anything is written:
 absolute paths, `..`, symbolic links, oversized or over-compressed entries refuse the whole
 archive with a clear error, and nothing is ever written outside the private folder.
+
+Notebooks: an exercise may come as `<id>.ipynb` instead of, or as well as, `<id>.py`. Its code
+cells become `<id>.py` in the private copy (see grader/notebook.py), so it is graded exactly
+like a .py. When both are there and their code differs, the one saved last is graded (file
+times, kept from zips too; a tie goes to the .py) and a note says which. A notebook that cannot
+be read fails its exercise's checks with a message naming the file (or, when a .py is there,
+the .py is graded and a note says why); the other exercises are graded as usual.
+
+A `kata-manifest.json` written by `kata submit` is verified against the files: files changed,
+missing or added after submit are named in the notes; grading goes on regardless.
 """
 from __future__ import annotations
 
@@ -11,9 +21,15 @@ import os
 import shutil
 import stat
 import tempfile
+import time
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
+
+from . import manifest as kata_manifest
+from .course import ID_RE
+from .messages import t
+from .notebook import NotebookError, read_code
 
 MAX_FILE = 8 * 1024 * 1024
 MAX_TOTAL = 64 * 1024 * 1024
@@ -31,6 +47,9 @@ class Submission:
     root: Path  # private copy, shaped like exercises/
     notes: list[str] = field(default_factory=list)
     _tmp: str | None = None
+    problems: dict[str, str] = field(default_factory=dict)  # file (e.g. "ch01/x.py") -> why it cannot be graded
+    manifest: dict | None = None  # what kata_manifest.verify found; None: no manifest
+    graded_from: dict[str, str] = field(default_factory=dict)  # "ch01/x.py" -> "ch01/x.ipynb" when the notebook is graded
 
     def path(self, rel: str) -> Path:
         return self.root / rel
@@ -89,6 +108,7 @@ def _copy_tree(src: Path, dst: Path, notes: list[str]) -> None:
                 raise SubmissionError(f"{src}: more than {MAX_TOTAL // 2**20} MB or {MAX_FILES} files")
             (dst / rel).parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(p, dst / rel)
+            os.utime(dst / rel, ns=(st.st_atime_ns, st.st_mtime_ns))  # which of .py/.ipynb is newer
 
 
 def check_zip(zf: zipfile.ZipFile, name: str) -> list[zipfile.ZipInfo]:
@@ -143,6 +163,43 @@ def _extract(path: Path, dst: Path) -> None:
                     if written > MAX_FILE:  # sizes in the header can lie
                         raise SubmissionError(f"{path}: entry '{info.filename}' is larger than it claims")
                     out.write(chunk)
+            try:  # keep the entry's time: it decides between a .py and its notebook
+                stamp = time.mktime((*info.date_time, 0, 0, -1))
+                os.utime(target, (stamp, stamp))
+            except (OverflowError, ValueError, OSError):
+                pass
+
+
+def _adopt_notebooks(root: Path, chapter: str, notes: list[str], problems: dict[str, str],
+                     graded_from: dict[str, str]) -> None:
+    """Turn each `<chapter>/<id>.ipynb` into the `<id>.py` that is graded (see the module doc)."""
+    folder = root / chapter
+    if not folder.is_dir():
+        return
+    for nb in sorted(folder.glob("*.ipynb")):
+        if not ID_RE.match(nb.stem):  # a scratch notebook, not an exercise: left alone
+            continue
+        py = nb.with_suffix(".py")
+        rel_nb, rel_py = f"{chapter}/{nb.name}", f"{chapter}/{py.name}"
+        try:
+            code = read_code(nb, rel_nb)
+        except NotebookError as e:
+            if py.is_file():
+                notes.append(t("nb_broken_graded_py", reason=str(e), py=rel_py))
+            else:
+                problems[rel_py] = str(e)
+            continue
+        if py.is_file():
+            if py.read_bytes().decode("utf-8", errors="replace") == code:
+                continue
+            if nb.stat().st_mtime <= py.stat().st_mtime:
+                notes.append(t("nb_both_py_graded", nb=rel_nb, py=rel_py))
+                continue
+            notes.append(t("nb_both_nb_graded", nb=rel_nb, py=rel_py))
+        else:
+            notes.append(t("nb_graded", nb=rel_nb, py=rel_py))
+        py.write_text(code, encoding="utf-8")
+        graded_from[rel_py] = rel_nb
 
 
 def open_submission(path: str | Path, chapter: str = "ch01") -> Submission:
@@ -159,19 +216,25 @@ def open_submission(path: str | Path, chapter: str = "ch01") -> Submission:
             if not zipfile.is_zipfile(origin):
                 raise SubmissionError(f"{origin}: a submission file must be a .zip")
             _extract(origin, staging)
-            src = _shape_root(staging, chapter)
+            top = staging
         else:
-            src = _shape_root(origin, chapter)
+            top = origin
+        src = _shape_root(top, chapter)
+        found = kata_manifest.find(src, top)
+        checked = kata_manifest.verify(found, notes) if found else None
         root = Path(tmp, "sub")
         root.mkdir()
         _copy_tree(src, root, notes)
+        problems: dict[str, str] = {}
+        graded_from: dict[str, str] = {}
+        _adopt_notebooks(root, chapter, notes, problems, graded_from)
         for dirpath, dirnames, filenames in os.walk(root):  # the worker runs as another user
             os.chmod(dirpath, 0o755)
             for f in filenames:
                 os.chmod(os.path.join(dirpath, f), 0o644)
         os.chmod(tmp, 0o755)
         shutil.rmtree(staging, ignore_errors=True)
-        return Submission(origin.resolve(), root, notes, tmp)
+        return Submission(origin.resolve(), root, notes, tmp, problems, checked, graded_from)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise

@@ -50,6 +50,7 @@ class GradeResult:
     notes: list[str] = field(default_factory=list)
     worker_startup_s: float = 0.0
     duration_s: float = 0.0
+    manifest: dict | None = None  # the `kata submit` manifest's verification; None: none in the submission
 
     @property
     def score(self) -> float:
@@ -121,6 +122,10 @@ class _Plugin:
         ex = self.exercise_of(request.node)
         if ex.id in self.import_failures:
             raise compare.CheckFailure(t("import_failed_before", file=ex.file, reason=self.import_failures[ex.id]))
+        problem = self.submission.problems.get(ex.file)
+        if problem:  # e.g. a notebook that cannot be read: its message names the file
+            self.import_failures[ex.id] = problem
+            raise compare.CheckFailure(problem)
         if not self.submission.path(ex.file).is_file():
             reason = f"exercises/{ex.file} is missing from the submission"
             self.import_failures[ex.id] = reason
@@ -246,7 +251,7 @@ def run(course: Course, submission: Submission, exercises: list[Exercise] | None
         order = {ex.id: i for i, ex in enumerate(course.exercises)}
         results.sort(key=lambda r: order[r.exercise])
         return GradeResult(str(submission.origin), box.kind, results, list(submission.notes),
-                           round(box.startup_s, 3), round(time.perf_counter() - t0, 3))
+                           round(box.startup_s, 3), round(time.perf_counter() - t0, 3), submission.manifest)
     finally:
         if own_box:
             box.close()
