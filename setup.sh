@@ -1,18 +1,22 @@
 #!/usr/bin/env bash
 # Install everything the kata needs on a fresh Debian/Ubuntu-like machine, then run the main
 # job: grade the reference solutions and print the score table.
-#   - bubblewrap (the sandbox; apt, as root or through sudo)
+#   - bubblewrap (the sandbox) and tmux (the test of `kata watch`): apt, as root or through sudo
 #   - .venv with torch==2.13.0 (pinned: a bare `torch` would pull a multi-GB CUDA build) and the kata
 set -euo pipefail
 cd "$(dirname "$0")"
 
-if ! command -v bwrap >/dev/null 2>&1; then
+need=()
+command -v bwrap >/dev/null 2>&1 || need+=(bubblewrap)
+command -v tmux >/dev/null 2>&1 || need+=(tmux)  # the test of `kata watch` drives it in a real terminal
+if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ]; then
-    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}"
   elif command -v sudo >/dev/null 2>&1; then
-    sudo apt-get update -qq && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap
+    sudo apt-get update -qq && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}"
   else
-    echo "setup: bubblewrap is not installed and cannot be installed here; grading will run with limits only" >&2
+    echo "setup: cannot install ${need[*]} here (no root, no sudo): without bubblewrap grading runs with limits only;" \
+         "without tmux the test of kata watch is skipped" >&2
   fi
 fi
 
