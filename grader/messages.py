@@ -128,6 +128,10 @@ CATALOG: dict[str, dict[str, str]] = {
         "en": "your code raised an error",
         "zh": "你的代码抛出了异常",
     },
+    "check_kind_import": {
+        "en": "your file could not be imported",
+        "zh": "你的文件无法导入",
+    },
     "check_kind_not_implemented": {
         "en": "not written yet",
         "zh": "还没有写",
@@ -213,8 +217,8 @@ CATALOG: dict[str, dict[str, str]] = {
         "zh": "还有 {count} 条：再次运行 `kata hint {id}` 显示下一条（`--all` 显示全部）。",
     },
     "hint_more_key": {
-        "en": "{count} more: press {key} for the next one.",
-        "zh": "还有 {count} 条：按 {key} 显示下一条。",
+        "en": "{count} more: press {letter} for the next one.",
+        "zh": "还有 {count} 条：按 {letter} 显示下一条。",
     },
     "hint_last": {
         "en": "That was the last hint for {id}.",

@@ -15,6 +15,7 @@ Exercises whose file is missing or empty are not run: the command names the file
 from __future__ import annotations
 
 import re
+import string
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -22,7 +23,7 @@ from rich.console import Console
 from rich.text import Text
 
 from ..course import Course, Exercise
-from ..messages import t
+from ..messages import CATALOG, language, t
 from ..submission import SubmissionError
 from . import progress
 from .progress import EMPTY, MISSING, NOT_STARTED
@@ -127,13 +128,17 @@ def _unrun_line(course: Course, ex: Exercise, status: str) -> Text:
 
 
 def _prefix(key: str) -> str:
-    """The fixed start of a catalog message, e.g. "not implemented yet: "."""
-    return t(key, message="\0", mistake="\0", mistake_zh="\0").split("\0")[0]
+    """The fixed start of a catalog message in the current language, e.g. "not implemented yet: "."""
+    template = CATALOG[key].get(language()) or CATALOG[key]["en"]
+    fields = {name: "\0" for _, name, _, _ in string.Formatter().parse(template) if name}
+    return t(key, **fields).split("\0")[0]
 
 
 def kind_of(r: CheckResult) -> str:
     if r.kind == "student" and r.message.startswith(_prefix("not_implemented")):
         return "not_implemented"
+    if r.message.startswith((_prefix("import_failed"), _prefix("import_failed_before"))):
+        return "import"
     return r.kind if r.kind in ("check", "student", "fault", "forbidden") else "check"
 
 
@@ -141,12 +146,12 @@ _SENTENCE = re.compile(r"(?<=[.。])\s*(?=[A-Z\u4e00-\u9fff])")
 
 
 def split_message(message: str) -> tuple[str, list[str]]:
-    """("what", [sentences]) of a check's message: "softmax(x): 2 of 4 values differ (...).
-    Worst at ..." becomes ("softmax(x)", ["2 of 4 values differ (...).", "Worst at ..."])."""
+    """("what:", [sentences]) of a check's message: "softmax(x): 2 of 4 values differ (...).
+    Worst at ..." becomes ("softmax(x):", ["2 of 4 values differ (...).", "Worst at ..."])."""
     what = ""
-    m = re.match(r"^(.{1,120}?)(?:: |：)(.+)$", message, re.S)
+    m = re.match(r"^(.{1,120}?(?:: |：))(.+)$", message, re.S)
     if m and "(" not in m.group(1).split(")")[-1]:
-        what, message = m.group(1), m.group(2)
+        what, message = m.group(1).rstrip(), m.group(2)
     parts = [p.strip() for p in _SENTENCE.split(message) if p.strip()]
     return what, parts or [message]
 
@@ -182,13 +187,16 @@ def explain(course: Course, r: CheckResult, console: Console) -> None:
         mistake = _prefix("mistake")
         indent = "  "
         if what:
-            console.print(Text(f"  {what}:", style="bold"))
+            console.print(Text(f"  {what}", style="bold"))
             indent = "    "
         for s in sentences:
             if mistake and s.startswith(mistake):
                 console.print(Text(f"  → {s}", style="yellow bold"))
             else:
                 console.print(Text(indent + s))
+    named = re.search(re.escape(ex.file) + r":(\d+)", message)  # "... (at ch01/x.py:12)"
+    if named:
+        line = int(named.group(1))
     where = progress.shown_path(course, ex) + (f":{line}" if line else "")
     tail = Text("  " + t("check_edit", path=where), style="cyan")
     if ex.hints:

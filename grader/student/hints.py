@@ -88,7 +88,7 @@ def show(rev: Reveal, console: Console, key: str = "") -> None:
         console.print(line)
     left = total - rev.shown
     if left:
-        more = t("hint_more_key", count=left, key=key) if key else t("hint_more", count=left, id=ex.id)
+        more = t("hint_more_key", count=left, letter=key) if key else t("hint_more", count=left, id=ex.id)
         console.print(Text(more, style="cyan"))
     elif rev.new == 0:
         console.print(Text(t("hint_all_shown", id=ex.id), style="cyan"))
