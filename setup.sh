@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Install everything the kata needs on a fresh Debian/Ubuntu-like machine, then run the main
 # job: grade the reference solutions and print the score table.
-#   - bubblewrap (the sandbox) and chromium (headless, for the HTML feedback test); apt, as root or through sudo
+#   - bubblewrap (the sandbox), chromium (headless, the HTML feedback test) and tmux (the test of
+#     `kata watch`); apt, as root or through sudo
 #   - .venv with torch==2.13.0 (pinned: a bare `torch` would pull a multi-GB CUDA build) and the kata
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -9,6 +10,7 @@ cd "$(dirname "$0")"
 APT_PACKAGES=()
 command -v bwrap >/dev/null 2>&1 || APT_PACKAGES+=(bubblewrap)
 command -v chromium >/dev/null 2>&1 || APT_PACKAGES+=(chromium)
+command -v tmux >/dev/null 2>&1 || APT_PACKAGES+=(tmux)
 if [ "${#APT_PACKAGES[@]}" -gt 0 ]; then
   if [ "$(id -u)" = 0 ]; then
     { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${APT_PACKAGES[@]}"; } \
@@ -18,7 +20,7 @@ if [ "${#APT_PACKAGES[@]}" -gt 0 ]; then
       || echo "setup: could not install ${APT_PACKAGES[*]} (see apt-get above)" >&2
   else
     echo "setup: cannot install ${APT_PACKAGES[*]} here; without bubblewrap grading runs with limits only," \
-         "without chromium the HTML page test is skipped" >&2
+         "without chromium the HTML page test is skipped, without tmux the kata watch test" >&2
   fi
 fi
 

@@ -1,7 +1,11 @@
 """The `kata` command.
 
     kata grade PATH [--json FILE] [--html FILE]  grade a submission (folder or .zip): all checks, hidden too
+    kata list [--json]              every exercise with its status, points and the course's progress
     kata check [ID] [--html FILE]   run the public checks against exercises/
+    kata watch [ID]                 re-check the current exercise on every save; h: hint, q: quit
+    kata hint [ID] [--all]          the next hint of an exercise
+    kata reset ID                   restore an exercise's stub (the file replaced is backed up)
     kata run LISTING [--book] [--plot]  run a listing of the book with your code (and draw its figures)
     kata notebook ID|--all [--to-py] write exercises as notebooks (or their code back to the .py)
     kata submit [--out FILE]        zip your exercise files with a manifest for `kata grade`
@@ -23,11 +27,11 @@ from rich.console import Console
 from . import __version__
 
 
-def _course(args):
+def _course(args, require_stubs: bool = True):
     from .course import CourseError, load
 
     try:
-        return load(getattr(args, "root", None))
+        return load(getattr(args, "root", None), require_stubs=require_stubs)
     except CourseError as e:
         print(f"kata: course.toml: {e}", file=sys.stderr)
         raise SystemExit(2)
@@ -42,11 +46,19 @@ def _select(course, ids):
         if i in known:
             chosen.append(known[i])
             continue
-        near = difflib.get_close_matches(i, list(known), n=3, cutoff=0.4)
-        hint = f" Did you mean {', '.join(near)}?" if near else ""
-        print(f"kata: no exercise '{i}'.{hint} (`kata grade --help`; ids are listed in course.toml)", file=sys.stderr)
+        print(_unknown_exercise(i, list(known)), file=sys.stderr)
         raise SystemExit(2)
     return chosen
+
+
+def _unknown_exercise(given: str, known: list[str]) -> str:
+    from .messages import t
+
+    near = difflib.get_close_matches(given, known, n=3, cutoff=0.4)
+    if not near:  # "softmax" for s1_11_softmax: a part of the id
+        near = [k for k in known if given.lower() in k][:3]
+    hint = t("unknown_exercise_near", near=", ".join(near)) if near else ""
+    return t("unknown_exercise", id=given, hint=hint)
 
 
 def _grade(course, path, exercises, public_only: bool):
@@ -101,17 +113,80 @@ def _shown(path: Path) -> str:
 
 
 def cmd_check(args) -> int:
-    from .report import print_table
+    from .student import checkview
 
-    course = _course(args)
-    result = _grade(course, course.exercises_dir, _select(course, [args.id] if args.id else []), True)
-    if result is None:
-        return 2
-    print_table(course, result, Console(), show_messages=True)
-    if args.html:
+    course = _course(args, require_stubs=False)
+    outcome = checkview.check(course, _select(course, [args.id] if args.id else []), bool(args.id), Console())
+    if args.html and outcome.result is not None:
         from .report import to_dict
-        _html(course, course.exercises_dir, to_dict(course, result), args.html)
-    return 0 if all(r.status == "passed" for r in result.results) else 1
+        _html(course, course.exercises_dir, to_dict(course, outcome.result), args.html)
+    return 0 if outcome.ok else 1
+
+
+def cmd_list(args) -> int:
+    from .messages import t
+    from .student import listing, progress
+
+    course = _course(args, require_stubs=False)
+    err = Console(stderr=True)
+
+    def running(exercises):
+        err.print(t("list_running", count=len(exercises)), style="dim", highlight=False)
+
+    found = progress.standings(course, run=not args.no_run, on_run=running)
+    if args.json:
+        listing.print_json(found)
+    else:
+        listing.show(course, found, Console())
+    return 0
+
+
+def _current(course, ex_id):
+    """The exercise named, or the first one not passing (None when all pass)."""
+    from .student import progress
+
+    if ex_id:
+        return _select(course, [ex_id])[0]
+    nxt = progress.next_unsolved(progress.standings(course, run=False))
+    return nxt.exercise if nxt else None
+
+
+def cmd_hint(args) -> int:
+    from .messages import t
+    from .student import hints
+
+    course = _course(args, require_stubs=False)
+    ex = _current(course, args.id)
+    if ex is None:
+        print(t("list_all_done"))
+        return 0
+    hints.show(hints.reveal(course, ex, everything=args.all), Console())
+    return 0
+
+
+def cmd_reset(args) -> int:
+    from .messages import t
+    from .student import reset
+
+    course = _course(args, require_stubs=False)
+    for done in reset.reset(course, _select(course, args.id)):
+        ex = done.exercise
+        path = f"exercises/{ex.file}"
+        if not done.changed:
+            print(t("reset_unchanged", path=path))
+        elif done.backup:
+            print(t("reset_done_backup", path=path, backup=os.path.relpath(done.backup, course.root)))
+        else:
+            print(t("reset_done", path=path))
+    return 0
+
+
+def cmd_watch(args) -> int:
+    from .student.watch import Watch
+
+    course = _course(args, require_stubs=False)
+    start = _select(course, [args.id])[0] if args.id else None
+    return Watch(course, start, Console()).run()
 
 
 def cmd_run(args) -> int:
@@ -343,6 +418,24 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("id", nargs="?")
     c.add_argument("--html", metavar="FILE", help="also write a self-contained HTML feedback page (with figures)")
     c.set_defaults(func=cmd_check)
+
+    ls = sub.add_parser("list", help="every exercise by section with its status and points, and your progress")
+    ls.add_argument("--json", action="store_true", help="print the list as JSON")
+    ls.add_argument("--no-run", action="store_true", help="run nothing: exercises changed since their last check show as such")
+    ls.set_defaults(func=cmd_list)
+
+    w = sub.add_parser("watch", help="re-check the current exercise each time you save it (h: hint, q: quit)")
+    w.add_argument("id", nargs="?", help="start here (default: the first exercise not passing)")
+    w.set_defaults(func=cmd_watch)
+
+    h = sub.add_parser("hint", help="show the next hint of an exercise (one more each time)")
+    h.add_argument("id", nargs="?", help="default: the first exercise not passing")
+    h.add_argument("--all", action="store_true", help="reveal every hint of the exercise at once")
+    h.set_defaults(func=cmd_hint)
+
+    rs = sub.add_parser("reset", help="restore an exercise's stub; the file it replaces is backed up in .kata/backups/")
+    rs.add_argument("id", nargs="+")
+    rs.set_defaults(func=cmd_reset)
 
     r = sub.add_parser("run", help="run a listing of the book with your code (e.g. kata run 1.6 --book)")
     r.add_argument("listing", help="listing id: 1.6, or a worked example such as 1.11/softmax")

@@ -154,7 +154,10 @@ def read_checks(path: Path) -> list[CheckInfo]:
     return found
 
 
-def load(root: Path | None = None, check_files: bool = True) -> Course:
+def load(root: Path | None = None, check_files: bool = True, require_stubs: bool = True) -> Course:
+    """The course of the project folder at or above `root` (default: the working directory).
+    `check_files`: validate the files against the manifest; `require_stubs=False` lets a
+    student's exercise file be missing (the student commands say so and offer `kata reset`)."""
     root = find_root(root)
     path = root / "course.toml"
     try:
@@ -217,11 +220,11 @@ def load(root: Path | None = None, check_files: bool = True) -> Course:
     course = Course(root, meta.get("title", ""), meta.get("chapter", "ch01"), str(meta.get("torch", "")),
                     exercises, listings)
     if check_files:
-        validate_files(course)
+        validate_files(course, require_stubs)
     return course
 
 
-def validate_files(course: Course) -> None:
+def validate_files(course: Course, require_stubs: bool = True) -> None:
     """Manifest and files one-to-one; every listing checked; points add up."""
     covered: set[str] = set()
     for ex in course.exercises:
@@ -229,7 +232,7 @@ def validate_files(course: Course) -> None:
         sol = course.solutions_dir / ex.file
         if not sol.is_file():
             raise CourseError(f"{where}: solution file {sol.relative_to(course.root)} is missing")
-        if not (course.exercises_dir / ex.file).is_file():
+        if require_stubs and not (course.exercises_dir / ex.file).is_file():
             raise CourseError(f"{where}: stub {Path('exercises', ex.file)} is missing (run `kata stubs`)")
         check_path = course.check_file(ex)
         if not check_path.is_file():

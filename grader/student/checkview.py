@@ -1,0 +1,204 @@
+"""`kata check [ID]`: the public checks of one exercise (or all) on exercises/, shown so that
+a student sees at once what passes and, for the first failure, what is wrong and where.
+
+    §1.11 s1_11_softmax · Simple normalisation and a numerically stable softmax      2/7
+      ✔ book_softmax_examples                                                         3/3
+      ✘ book_simple_normalization                                                     0/2
+    First failure: s1_11_softmax › book_simple_normalization (your result is not right)
+      simple_normalize([1.0, 2.0, 3.0, 6.0]):
+        wrong shape: expected (4,), got ()
+      Edit exercises/ch01/s1_11_softmax.py · stuck? kata hint s1_11_softmax
+
+Exercises whose file is missing or empty are not run: the command names the file and offers
+`kata reset ID`. With no ID, exercises not started yet (still the stub) are listed, not run.
+"""
+from __future__ import annotations
+
+import re
+import string
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from rich.console import Console
+from rich.text import Text
+
+from ..course import Course, Exercise
+from ..messages import CATALOG, language, t
+from ..submission import SubmissionError
+from . import progress
+from .progress import EMPTY, MISSING, NOT_STARTED
+
+if TYPE_CHECKING:
+    from ..checking.runner import CheckResult, GradeResult
+
+MARK = {"passed": ("✔", "green"), "failed": ("✘", "red"), "skipped": ("–", "yellow")}
+
+
+def check_label(r: CheckResult) -> str:
+    """The name a student sees for a check."""
+    return r.name.removeprefix("test_")
+
+
+@dataclass
+class Outcome:
+    ok: bool
+    result: GradeResult | None
+    unrun: dict[str, str]  # exercise id -> missing / empty / not_started
+
+
+def check(course: Course, exercises: list[Exercise], explicit: bool, console: Console) -> Outcome:
+    """Run and show the public checks. `explicit`: the student named the exercise, so a file
+    that is still the stub is run too (its checks say what to write)."""
+    unrun: dict[str, str] = {}
+    to_run: list[Exercise] = []
+    for ex in exercises:
+        status, _ = progress.static_status(course, ex)
+        if status in (MISSING, EMPTY) or (status == NOT_STARTED and not explicit):
+            unrun[ex.id] = status
+        else:
+            to_run.append(ex)
+    result = None
+    if to_run:
+        try:
+            result, _ = progress.grade(course, to_run)
+        except SubmissionError as e:
+            console.print(Text(t("check_cannot_run", path="exercises/", reason=str(e)), style="red"))
+            return Outcome(False, None, unrun)
+    show(course, exercises, result, unrun, console)
+    ok = not unrun and result is not None and all(r.status == "passed" for r in result.results)
+    return Outcome(ok, result, unrun)
+
+
+def show(course: Course, exercises: list[Exercise], result: GradeResult | None, unrun: dict[str, str],
+         console: Console, summary: bool = True) -> None:
+    rows = result.results if result else []
+    for ex in exercises:
+        head = Text()
+        head.append(f"§{ex.section} ", style="bold cyan")
+        head.append(ex.id, style="bold")
+        head.append(f" · {ex.title}", style="dim")
+        mine = [r for r in rows if r.exercise == ex.id]
+        if unrun.get(ex.id) == NOT_STARTED:
+            head.append("  · " + t("status_not_started"), style="dim")
+            console.print(head)
+            continue
+        if ex.id in unrun:
+            console.print(head)
+            console.print(_unrun_line(course, ex, unrun[ex.id]))
+            continue
+        got, total = sum(r.score for r in mine), sum(r.max_score for r in mine)
+        head.append(f"  {got:g}/{total:g}", style="bold green" if mine and got == total else "bold")
+        console.print(head)
+        width = max((len(check_label(r)) for r in mine), default=0)
+        for r in mine:
+            mark, style = MARK.get(r.status, ("?", "white"))
+            line = Text("  ")
+            line.append(mark, style=style)
+            line.append(f" {check_label(r):<{width}}  ")
+            line.append(f"{r.score:g}/{r.max_score:g}", style="dim")
+            console.print(line)
+    fresh = [ex_id for ex_id, status in unrun.items() if status == NOT_STARTED]
+    if fresh:
+        console.print(Text(t("check_not_started", count=len(fresh), id=fresh[0]), style="dim"))
+    failures = [r for r in rows if r.status == "failed"]
+    if failures:
+        console.print()
+        explain(course, failures[0], console)
+        if len(failures) > 1:
+            console.print(Text(t("check_more_failures", count=len(failures) - 1), style="dim"))
+    if summary and result is not None:
+        passed = sum(1 for r in rows if r.status == "passed")
+        console.print()
+        console.print(Text(t("check_summary", passed=passed, total=len(rows), score=f"{result.score:g}",
+                             max_score=f"{result.max_score:g}", seconds=f"{result.duration_s:.1f}"), style="bold"))
+        if result.sandbox != "bubblewrap":
+            console.print(Text(t("check_limits_only"), style="yellow"))
+        for note in result.notes:
+            console.print(Text(f"note: {note}", style="yellow"))
+
+
+def _unrun_line(course: Course, ex: Exercise, status: str) -> Text:
+    path = progress.shown_path(course, ex)
+    if status == MISSING:
+        return Text("  ✘ " + t("check_file_missing", path=path, id=ex.id), style="red")
+    return Text("  ✘ " + t("check_file_empty", path=path, id=ex.id), style="red")
+
+
+# -- the first failure, explained
+
+
+def _prefix(key: str) -> str:
+    """The fixed start of a catalog message in the current language, e.g. "not implemented yet: "."""
+    template = CATALOG[key].get(language()) or CATALOG[key]["en"]
+    fields = {name: "\0" for _, name, _, _ in string.Formatter().parse(template) if name}
+    return t(key, **fields).split("\0")[0]
+
+
+def kind_of(r: CheckResult) -> str:
+    if r.kind == "student" and r.message.startswith(_prefix("not_implemented")):
+        return "not_implemented"
+    if r.message.startswith((_prefix("import_failed"), _prefix("import_failed_before"))):
+        return "import"
+    return r.kind if r.kind in ("check", "student", "fault", "forbidden") else "check"
+
+
+_SENTENCE = re.compile(r"(?<=[.。])\s*(?=[A-Z\u4e00-\u9fff])")
+
+
+def split_message(message: str) -> tuple[str, list[str]]:
+    """("what:", [sentences]) of a check's message: "softmax(x): 2 of 4 values differ (...).
+    Worst at ..." becomes ("softmax(x):", ["2 of 4 values differ (...).", "Worst at ..."])."""
+    what = ""
+    m = re.match(r"^(.{1,120}?(?:: |：))(.+)$", message, re.S)
+    if m and "(" not in m.group(1).split(")")[-1]:
+        what, message = m.group(1).rstrip(), m.group(2)
+    parts = [p.strip() for p in _SENTENCE.split(message) if p.strip()]
+    return what, parts or [message]
+
+
+def _line_of(course: Course, ex: Exercise, needle: str) -> int | None:
+    try:
+        lines = progress.student_file(course, ex).read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return None
+    for no, line in enumerate(lines, 1):
+        if needle and needle in line:
+            return no
+    return None
+
+
+def explain(course: Course, r: CheckResult, console: Console) -> None:
+    ex = course.get(r.exercise)
+    kind = kind_of(r)
+    head = Text(t("check_first_failure", id=r.exercise, check=check_label(r), kind=t("check_kind_" + kind)),
+                style="bold red")
+    console.print(head)
+    message = r.message
+    line = None
+    if kind == "not_implemented":
+        task = message[len(_prefix("not_implemented")):]
+        line = _line_of(course, ex, task[:60])
+        console.print(Text("  " + task))
+    else:
+        what, sentences = split_message(message)
+        called = re.match(r"^([A-Za-z_]\w*)\(", what)
+        if called:  # "softmax([1.0, 2.0]): ..." -> the line of `def softmax(`
+            line = _line_of(course, ex, f"def {called.group(1)}(")
+        mistake = _prefix("mistake")
+        indent = "  "
+        if what:
+            console.print(Text(f"  {what}", style="bold"))
+            indent = "    "
+        for s in sentences:
+            if mistake and s.startswith(mistake):
+                console.print(Text(f"  → {s}", style="yellow bold"))
+            else:
+                console.print(Text(indent + s))
+    named = re.search(re.escape(ex.file) + r":(\d+)", message)  # "... (at ch01/x.py:12)"
+    if named:
+        line = int(named.group(1))
+    where = progress.shown_path(course, ex) + (f":{line}" if line else "")
+    tail = Text("  " + t("check_edit", path=where), style="cyan")
+    if ex.hints:
+        tail.append(" · " + t("check_stuck", id=ex.id), style="cyan")
+    console.print(tail)

@@ -1,0 +1,197 @@
+"""Where a student stands on each exercise, and a cache of the public checks' verdicts.
+
+An exercise's file is *missing*, *empty*, *not started* (identical to its stub, or every
+`raise NotImplementedError` of the stub is still in it: no part is written yet), or else it
+must be checked: *failing* or *passing* its public checks. The first three are seen without
+running anything. Verdicts are cached in `.kata/progress.json`, keyed by the file's sha256 and
+a fingerprint of the exercise's checks, so `kata list` runs only the exercises whose file
+changed since their last check (by `kata check`, `kata watch` or `kata list`).
+"""
+from __future__ import annotations
+
+import hashlib
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from .. import __version__
+from ..course import Course, Exercise
+from ..stubs import StubError, stub_text
+from ..submission import SubmissionError, open_submission
+from .state import StateFile, kata_dir
+
+if TYPE_CHECKING:  # the runner imports torch and pytest: only load them to run checks
+    from ..checking.runner import GradeResult
+
+MISSING, EMPTY, NOT_STARTED, FAILING, PASSING, UNKNOWN = (
+    "missing", "empty", "not_started", "failing", "passing", "unknown")
+CACHE_SCHEMA = 1
+
+
+@dataclass
+class Standing:
+    exercise: Exercise
+    status: str
+    passed: int = 0  # public checks passed / run; total is known without running
+    total: int = 0
+    score: float = 0.0  # points of the public checks passed
+    sha: str = ""
+    from_cache: bool = False
+
+    @property
+    def solved(self) -> bool:
+        return self.status == PASSING
+
+
+def student_file(course: Course, ex: Exercise) -> Path:
+    return course.exercises_dir / ex.file
+
+
+def shown_path(course: Course, ex: Exercise) -> str:
+    return f"exercises/{ex.file}"
+
+
+def sha(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def public_total(ex: Exercise) -> int:
+    return sum(1 for c in ex.checks if not c.hidden)
+
+
+def static_status(course: Course, ex: Exercise) -> tuple[str | None, str]:
+    """(status, sha of the file) for what is seen without running: missing, empty or not
+    started; status None when the file must be checked."""
+    path = student_file(course, ex)
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return MISSING, ""
+    except IsADirectoryError:
+        return MISSING, ""
+    digest = sha(data)
+    if not data.strip():
+        return EMPTY, digest
+    try:
+        stub = stub_text(course, ex)
+    except (OSError, StubError, SyntaxError):
+        return None, digest
+    text = data.decode("utf-8", errors="replace")
+    if text == stub:
+        return NOT_STARTED, digest
+    raises = {line.strip() for line in stub.splitlines() if line.strip().startswith("raise NotImplementedError(")}
+    present = {line.strip() for line in text.splitlines()}
+    if raises and raises <= present:
+        return NOT_STARTED, digest
+    return None, digest
+
+
+def fingerprint(course: Course, ex: Exercise) -> str:
+    """Changes when the exercise's checks or the kata change: cached verdicts are then stale."""
+    try:
+        checks = course.check_file(ex).read_bytes()
+    except OSError:
+        checks = b""
+    return sha(checks + __version__.encode())[:16]
+
+
+def _cache(course: Course) -> StateFile:
+    return StateFile.open(kata_dir(course.root) / "progress.json", CACHE_SCHEMA)
+
+
+def _cached(entry, digest: str, fp: str) -> dict | None:
+    if not isinstance(entry, dict) or entry.get("sha") != digest or entry.get("checks") != fp:
+        return None
+    if entry.get("status") not in (PASSING, FAILING):
+        return None
+    try:
+        int(entry.get("passed", 0)), float(entry.get("score", 0))
+    except (TypeError, ValueError):
+        return None
+    return entry
+
+
+def grade(course: Course, exercises: list[Exercise]) -> tuple[GradeResult, dict[str, str]]:
+    """Run the public checks of `exercises` on exercises/ in the sandbox and cache the verdicts.
+    Returns the result and the sha of each file as it was graded (the private copy's)."""
+    from ..checking import runner
+
+    with open_submission(course.exercises_dir, course.chapter) as sub:
+        shas = {}
+        for ex in exercises:
+            p = sub.path(ex.file)
+            if p.is_file():
+                shas[ex.id] = sha(p.read_bytes())
+        result = runner.run(course, sub, exercises, public_only=True)
+    record(course, result, shas)
+    return result, shas
+
+
+def record(course: Course, result: GradeResult, shas: dict[str, str]) -> None:
+    """Remember the verdict of each graded exercise (best effort: a read-only folder is fine)."""
+    cache = _cache(course)
+    for ex_id, digest in shas.items():
+        ex = course.get(ex_id)
+        rows = [r for r in result.results if r.exercise == ex_id]
+        if not rows:
+            continue
+        passed = sum(1 for r in rows if r.status == "passed")
+        cache.data[ex_id] = {"sha": digest, "checks": fingerprint(course, ex),
+                             "status": PASSING if passed == len(rows) else FAILING,
+                             "passed": passed, "total": len(rows),
+                             "score": round(sum(r.score for r in rows), 6), "at": int(time.time())}
+    try:
+        cache.save()
+    except OSError:
+        pass
+
+
+def standing_from(ex: Exercise, result: GradeResult, digest: str) -> Standing:
+    rows = [r for r in result.results if r.exercise == ex.id]
+    passed = sum(1 for r in rows if r.status == "passed")
+    return Standing(ex, PASSING if rows and passed == len(rows) else FAILING, passed, len(rows),
+                    sum(r.score for r in rows), digest)
+
+
+def standings(course: Course, run: bool = True, on_run=None) -> list[Standing]:
+    """Every exercise's standing, in course order. Exercises whose file changed since their
+    last check are checked now (one sandbox for all of them) when `run`, else `unknown`.
+    `on_run(exercises)` is called before checking, to tell the student why they wait."""
+    cache = _cache(course)
+    out: list[Standing] = []
+    pending: list[Exercise] = []
+    for ex in course.exercises:
+        status, digest = static_status(course, ex)
+        total = public_total(ex)
+        if status is not None:
+            out.append(Standing(ex, status, 0, total, 0.0, digest))
+            continue
+        entry = _cached(cache.data.get(ex.id), digest, fingerprint(course, ex))
+        if entry is not None:
+            out.append(Standing(ex, entry["status"], int(entry.get("passed", 0)), total,
+                                float(entry.get("score", 0)), digest, from_cache=True))
+        else:
+            out.append(Standing(ex, UNKNOWN, 0, total, 0.0, digest))
+            pending.append(ex)
+    if run and pending:
+        if on_run:
+            on_run(pending)
+        try:
+            result, shas = grade(course, pending)
+        except SubmissionError:
+            return out
+        for i, s in enumerate(out):
+            if s.status == UNKNOWN and s.exercise.id in shas:
+                out[i] = standing_from(s.exercise, result, shas[s.exercise.id])
+    return out
+
+
+def next_unsolved(found: list[Standing], after: str | None = None) -> Standing | None:
+    """The first exercise not passing, in course order, starting after `after` (wrapping)."""
+    ids = [s.exercise.id for s in found]
+    start = ids.index(after) + 1 if after in ids else 0
+    for s in found[start:] + found[:start]:
+        if not s.solved and s.exercise.id != after:
+            return s
+    return None

@@ -1,0 +1,224 @@
+"""kata list / check / reset / hint, through the real command line on a private copy of the course."""
+from __future__ import annotations
+
+import json
+import os
+import re
+import string
+import subprocess
+import sys
+from pathlib import Path
+
+from grader import course as course_mod
+from grader import stubs
+from grader.messages import CATALOG
+from tests.conftest import ROOT, solution_with
+
+SOFTMAX = "exercises/ch01/s1_11_softmax.py"
+CONTEXT = "exercises/ch01/s1_12_context.py"
+
+
+def kata_in(project: Path, *args: str, lang: str = "en", here=None) -> subprocess.CompletedProcess:
+    """`kata ARGS` run in `project` (a copy of the course) with this checkout's grader: a new
+    `python -m grader` process, or, given `here` (pytest's monkeypatch and capfd), the same
+    command line in this process, which saves the new interpreter's torch import on each
+    grading (set KATA_TEST_SUBPROCESS=1 to use processes throughout)."""
+    env = {"KATA_LANG": lang, "PYTHONPATH": str(ROOT), "COLUMNS": "200"}
+    if here is None or os.environ.get("KATA_TEST_SUBPROCESS"):
+        return subprocess.run([sys.executable, "-m", "grader", *args], cwd=project, capture_output=True, text=True,
+                              timeout=300, env={**os.environ, **env})
+    from grader.cli import main
+
+    monkeypatch, capfd = here
+    monkeypatch.chdir(project)
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    capfd.readouterr()
+    try:
+        code = main(list(args))
+    except SystemExit as e:
+        code = e.code
+    out, err = capfd.readouterr()
+    return subprocess.CompletedProcess(["kata", *args], code, out, err)
+
+
+def listed(project: Path, *args: str, here=None) -> dict:
+    proc = kata_in(project, "list", "--json", *args, here=here)
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    return {e["id"]: e for e in doc["exercises"]} | {"_doc": doc}
+
+
+def test_list_of_a_fresh_course_runs_nothing(tmp_course):
+    proc = kata_in(tmp_course, "list")
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout
+    assert "s1_01_next_token" in out and "s1_23_inference" in out
+    assert out.count("not started") == 37
+    assert "0/37 exercises pass (0/440 points)" in out
+    assert "Next: s1_01_next_token" in out
+    assert not (tmp_course / ".kata" / "progress.json").exists()  # no check was run
+    doc = listed(tmp_course)["_doc"]
+    assert {e["status"] for e in doc["exercises"]} == {"not_started"}
+    assert doc["progress"] == {"passing": 0, "exercises": 37, "points_passing": 0, "max_points": 440}
+    assert doc["next"] == "s1_01_next_token"
+
+
+def test_list_checks_changed_files_once_then_reads_the_cache(tmp_course, monkeypatch, capfd):
+    here = (monkeypatch, capfd)
+    (tmp_course / SOFTMAX).write_text((ROOT / "solutions/ch01/s1_11_softmax.py").read_text())
+    (tmp_course / CONTEXT).write_text(solution_with("s1_12_context", "return attn_weights @ values",
+                                                    "return attn_weights.T @ values"))
+    # a stub with its parts still raising is "not started" although the file changed
+    matmul = tmp_course / "exercises/ch01/s1_11_matmul.py"
+    matmul.write_text(matmul.read_text() + "\n# I will do this one later\n")
+    first = listed(tmp_course, here=here)
+    assert first["s1_11_softmax"]["status"] == "passing"
+    assert first["s1_11_softmax"]["public_passed"] == first["s1_11_softmax"]["public_total"] == 3
+    assert first["s1_12_context"]["status"] == "failing"
+    assert first["s1_11_matmul"]["status"] == "not_started"
+    assert not first["s1_11_softmax"]["from_cache"]
+    assert first["_doc"]["progress"]["passing"] == 1 and first["_doc"]["progress"]["points_passing"] == 12
+    assert first["_doc"]["next"] == "s1_01_next_token"
+
+    again = listed(tmp_course)
+    assert again["s1_11_softmax"]["from_cache"] and again["s1_12_context"]["from_cache"]
+    assert again["s1_11_softmax"]["status"] == "passing" and again["s1_12_context"]["status"] == "failing"
+
+    (tmp_course / SOFTMAX).write_text((tmp_course / SOFTMAX).read_text().replace("e / e.sum", "e / e.max"))
+    assert listed(tmp_course, "--no-run")["s1_11_softmax"]["status"] == "unknown"
+    table = kata_in(tmp_course, "list", "--no-run").stdout
+    assert re.search(r"s1_11_softmax\s+│\s+\? changed, not checked", table), table
+    changed = listed(tmp_course, here=here)
+    assert changed["s1_11_softmax"]["status"] == "failing" and not changed["s1_11_softmax"]["from_cache"]
+
+    (tmp_course / ".kata" / "progress.json").write_text("\x00 not json")  # a damaged cache is only a cache
+    damaged = listed(tmp_course, "--no-run")
+    assert damaged["s1_11_softmax"]["status"] == damaged["s1_12_context"]["status"] == "unknown"
+
+
+def test_check_shows_each_check_then_explains_the_first_failure(tmp_course, monkeypatch, capfd):
+    here = (monkeypatch, capfd)
+    # simple normalisation instead of softmax: a mistake the check knows
+    (tmp_course / SOFTMAX).write_text(solution_with(
+        "s1_11_softmax", "    shifted = x - x.amax(dim=dim, keepdim=True)\n    e = torch.exp(shifted)\n"
+        "    return e / e.sum(dim=dim, keepdim=True)", "    return x / x.sum(dim=dim, keepdim=True)"))
+    proc = kata_in(tmp_course, "check", "s1_11_softmax", here=here)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    out = proc.stdout
+    lines = out.splitlines()
+    assert re.search(r"^\s+✘ book_softmax_examples\s+0/3$", out, re.M), out
+    assert re.search(r"^\s+✔ book_simple_normalization\s+2/2$", out, re.M), out
+    assert out.count("First failure") == 1
+    first = lines.index(next(l for l in lines if l.startswith("First failure")))
+    explanation = "\n".join(lines[first:])
+    assert "s1_11_softmax › book_softmax_examples (your result is not right)" in lines[first]
+    assert "softmax([1.0, 2.0, 3.0, 6.0]):" in explanation
+    assert "Worst at index (3,): expected 0.93, got 0.5" in explanation
+    assert "→ This looks like simple normalisation, not softmax." in explanation
+    source = (tmp_course / SOFTMAX).read_text().splitlines()
+    line = next(i for i, s in enumerate(source, 1) if s.startswith("def softmax("))
+    assert f"Edit exercises/ch01/s1_11_softmax.py:{line}" in explanation
+    assert "kata hint s1_11_softmax" in explanation
+
+    zh = kata_in(tmp_course, "--lang", "zh", "check", "s1_11_softmax", here=here)
+    assert zh.returncode == 1
+    assert "第一个未通过的检查：s1_11_softmax › book_softmax_examples（你的结果不正确）" in zh.stdout
+    assert "这看起来像是简单归一化，而不是 softmax。" in zh.stdout
+
+    (tmp_course / SOFTMAX).write_text((ROOT / "solutions/ch01/s1_11_softmax.py").read_text())
+    ok = kata_in(tmp_course, "check", "s1_11_softmax", here=here)
+    assert ok.returncode == 0, ok.stdout
+    assert "First failure" not in ok.stdout and "3 of 3 public checks pass" in ok.stdout
+
+
+def test_check_names_a_missing_or_empty_file_and_offers_reset(tmp_course):
+    (tmp_course / CONTEXT).unlink()
+    proc = kata_in(tmp_course, "check", "s1_12_context")
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr
+    assert "exercises/ch01/s1_12_context.py is missing. `kata reset s1_12_context` puts the stub back." in proc.stdout
+    (tmp_course / SOFTMAX).write_text("  \n")
+    (tmp_course / "exercises/ch01/s1_10_qkv.py").write_text("import torch\n\ndef qkv(x):\n    return x +\n")
+    proc = kata_in(tmp_course, "check")
+    assert proc.returncode == 1
+    assert "exercises/ch01/s1_11_softmax.py is empty. `kata reset s1_11_softmax`" in proc.stdout
+    assert "exercises/ch01/s1_12_context.py is missing" in proc.stdout
+    assert "34 exercise(s) not started" in proc.stdout  # the untouched stubs are listed, not run
+    first = proc.stdout[proc.stdout.index("First failure"):]
+    assert first.startswith("First failure: s1_10_qkv › ") and "(your file could not be imported)" in first
+    assert "syntax error in ch01/s1_10_qkv.py:4" in first and "Edit exercises/ch01/s1_10_qkv.py:4" in first
+    assert listed(tmp_course)["s1_12_context"]["status"] == "missing"
+    assert listed(tmp_course)["s1_11_softmax"]["status"] == "empty"
+
+
+def test_unknown_exercise_suggests_the_nearest(tmp_course):
+    proc = kata_in(tmp_course, "check", "s1_11_sofmax")
+    assert proc.returncode == 2
+    assert "no exercise 's1_11_sofmax'. Did you mean s1_11_softmax" in proc.stderr
+    proc = kata_in(tmp_course, "hint", "layer_norm")
+    assert proc.returncode == 2 and "Did you mean s1_17_layer_norm" in proc.stderr
+
+
+def test_reset_restores_the_stub_and_keeps_a_backup(tmp_course):
+    c = course_mod.load(tmp_course)
+    stub = stubs.stub_text(c, c.get("s1_11_softmax"))
+    (tmp_course / SOFTMAX).write_text("# my work\n")
+    (tmp_course / CONTEXT).unlink()
+    proc = kata_in(tmp_course, "reset", "s1_11_softmax", "s1_12_context")
+    assert proc.returncode == 0, proc.stderr
+    m = re.search(r"exercises/ch01/s1_11_softmax.py: stub restored; your previous file is saved as (\S+)", proc.stdout)
+    assert m, proc.stdout
+    backup = tmp_course / m.group(1)
+    assert backup.read_text() == "# my work\n" and backup.is_relative_to(tmp_course / ".kata" / "backups")
+    assert "exercises/ch01/s1_12_context.py: stub restored." in proc.stdout
+    assert (tmp_course / SOFTMAX).read_text() == stub
+    assert (tmp_course / CONTEXT).read_text() == stubs.stub_text(c, c.get("s1_12_context"))
+
+    folders = sorted((tmp_course / ".kata" / "backups").iterdir())
+    again = kata_in(tmp_course, "reset", "s1_11_softmax")
+    assert "exercises/ch01/s1_11_softmax.py is already the stub; nothing to do." in again.stdout
+    assert sorted((tmp_course / ".kata" / "backups").iterdir()) == folders  # no new backup
+
+    (tmp_course / SOFTMAX).write_text("# attempt 2\n")  # a second reset in the same second keeps both backups
+    kata_in(tmp_course, "reset", "s1_11_softmax")
+    kept = sorted(p.read_text() for p in (tmp_course / ".kata" / "backups").rglob("s1_11_softmax.py"))
+    assert kept == ["# attempt 2\n", "# my work\n"]
+
+
+def test_hints_are_revealed_one_at_a_time_and_survive_a_damaged_state(tmp_course):
+    hints = course_mod.load(tmp_course).get("s1_11_softmax").hints
+    assert len(hints) == 3
+    one = kata_in(tmp_course, "hint", "s1_11_softmax").stdout
+    assert f"Hint 1/3  {hints[0]}" in one and hints[1] not in one
+    assert "2 more: `kata hint s1_11_softmax` again shows the next one" in one
+    two = kata_in(tmp_course, "hint", "s1_11_softmax").stdout
+    assert f"Hint 1/3  {hints[0]}" in two and f"Hint 2/3  {hints[1]}" in two and hints[2] not in two
+    other = kata_in(tmp_course, "hint", "s1_12_context").stdout  # kept per exercise
+    assert "Hint 1/1" in other and "That was the last hint for s1_12_context." in other
+    every = kata_in(tmp_course, "hint", "s1_11_softmax", "--all").stdout
+    assert all(h in every for h in hints) and "That was the last hint" in every
+
+    state = tmp_course / ".kata" / "hints.json"
+    state.write_text('{"schema": 1, "data": {"s1_11_softmax": ')  # half written
+    proc = kata_in(tmp_course, "hint", "s1_11_softmax")
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr
+    assert "note: .kata/hints.json could not be read" in proc.stdout
+    assert "moved to .kata/hints.json.damaged" in proc.stdout
+    assert f"Hint 1/3  {hints[0]}" in proc.stdout and hints[1] not in proc.stdout
+    assert json.loads(state.read_text())["data"] == {"s1_11_softmax": 1}
+
+    zh = kata_in(tmp_course, "hint", "s1_11_softmax", lang="zh").stdout
+    assert "提示 2/3" in zh and "还有 1 条：再次运行 `kata hint s1_11_softmax` 显示下一条" in zh
+
+
+def test_hint_without_id_is_for_the_first_exercise_not_passing(tmp_course):
+    out = kata_in(tmp_course, "hint").stdout
+    assert "Hints for s1_01_next_token" in out
+
+
+def test_every_message_has_english_and_chinese_with_the_same_fields():
+    fields = lambda text: {f for _, f, _, _ in string.Formatter().parse(text) if f}  # noqa: E731
+    for key, entry in CATALOG.items():
+        assert entry.get("en") and entry.get("zh"), f"{key}: missing a language"
+        if key != "mistake":  # the Chinese text uses {mistake_zh} for {mistake}
+            assert fields(entry["en"]) == fields(entry["zh"]), key

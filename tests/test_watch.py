@@ -1,0 +1,119 @@
+"""`kata watch` in a real terminal: tmux runs it, the test types keys, saves files and reads
+the screen (`tmux capture-pane`) as a student would see it."""
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+import time
+import uuid
+
+import pytest
+
+from grader import course as course_mod
+from tests.conftest import ROOT
+
+pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed (setup.sh installs it)")
+
+SOFTMAX = "exercises/ch01/s1_11_softmax.py"
+
+
+class Terminal:
+    """One tmux session on a private server, running `kata ARGS` in `project`; after kata
+    exits, the shell prints its exit status and whether the terminal settings came back."""
+
+    def __init__(self, project, *args: str):
+        self.server = f"kata-test-{uuid.uuid4().hex[:8]}"
+        env = {"KATA_LANG": "en", "PYTHONPATH": str(ROOT), "TERM": "xterm-256color"}
+        kata = " ".join(shlex.quote(a) for a in [sys.executable, "-m", "grader", *args])
+        script = (f"cd {shlex.quote(str(project))}; unset COLUMNS LINES; before=$(stty -g); "
+                  f"env {' '.join(f'{k}={shlex.quote(v)}' for k, v in env.items())} {kata}; echo EXIT=$?; "
+                  '[ "$before" = "$(stty -g)" ] && echo TTY=restored || echo TTY=changed; sleep 600')
+        self.tmux("new-session", "-d", "-s", "kata", "-x", "160", "-y", "60", script)
+
+    def tmux(self, *args: str) -> str:
+        return subprocess.run(["tmux", "-L", self.server, *args], check=True, capture_output=True, text=True,
+                              timeout=30).stdout
+
+    def screen(self) -> str:
+        return self.tmux("capture-pane", "-p", "-J", "-t", "kata")
+
+    def keys(self, *keys: str) -> None:
+        self.tmux("send-keys", "-t", "kata", *keys)
+
+    def wait_for(self, *texts: str, timeout: float = 45) -> str:
+        deadline = time.monotonic() + timeout
+        while True:
+            screen = self.screen()
+            if all(t in screen for t in texts):
+                return screen
+            if time.monotonic() > deadline:
+                missing = [t for t in texts if t not in screen]
+                raise AssertionError(f"not on the screen after {timeout} s: {missing}\n--- screen ---\n{screen}")
+            time.sleep(0.1)
+
+    def close(self) -> None:
+        subprocess.run(["tmux", "-L", self.server, "kill-server"], capture_output=True, timeout=30)
+
+
+@pytest.fixture
+def terminal():
+    opened = []
+
+    def start(project, *args):
+        term = Terminal(project, *args)
+        opened.append(term)
+        return term
+
+    yield start
+    for term in opened:
+        term.close()
+
+
+def test_watch_fails_shows_hints_passes_moves_on_and_quits(tmp_course, terminal):
+    c = course_mod.load(tmp_course)
+    hints = c.get("s1_11_softmax").hints
+    term = terminal(tmp_course, "watch", "s1_11_softmax")
+
+    screen = term.wait_for("kata watch · exercise 13/37: s1_11_softmax", "✘ book_softmax_examples",
+                           "First failure: s1_11_softmax › book_softmax_examples (not written yet)",
+                           "Watching exercises/ch01/s1_11_softmax.py", "h: next hint · q: quit")
+    assert hints[0] not in screen
+
+    term.keys("h")
+    screen = term.wait_for(f"Hint 1/3  {hints[0]}", "2 more: press h for the next one.")
+    assert hints[1] not in screen
+    term.keys("h")
+    term.wait_for(f"Hint 2/3  {hints[1]}", "1 more: press h for the next one.")
+
+    # a wrong answer first: the screen shows the new failure after the save
+    solution = (ROOT / "solutions/ch01/s1_11_softmax.py").read_text()
+    (tmp_course / SOFTMAX).write_text(solution.replace("return e / e.sum(dim=dim, keepdim=True)", "return e"))
+    term.wait_for("First failure: s1_11_softmax › book_softmax_examples (your result is not right)",
+                  "Worst at index")
+
+    # the right answer, saved the way editors do (a new file renamed over the old one)
+    tmp = tmp_course / "exercises/ch01/.s1_11_softmax.py.new"
+    tmp.write_text(solution)
+    os.replace(tmp, tmp_course / SOFTMAX)
+    nxt = "s1_12_scaled_attention"  # the next exercise in book order, not passing
+    screen = term.wait_for(f"✔ s1_11_softmax passes all its public checks. Next: {nxt}",
+                           f"kata watch · exercise 14/37: {nxt}", f"First failure: {nxt}",
+                           "1/37 exercises pass (12/440 points)")
+    assert "Hint 1/3" not in screen  # no hint of the new exercise revealed yet
+
+    term.keys("q")
+    screen = term.wait_for("Stopped watching.", "EXIT=0", "TTY=")
+    assert "TTY=restored" in screen and "Traceback" not in screen
+
+
+def test_ctrl_c_quits_cleanly_even_while_checks_run(tmp_course, terminal):
+    term = terminal(tmp_course, "watch", "s1_11_softmax")
+    term.wait_for("First failure: s1_11_softmax")
+    (tmp_course / SOFTMAX).write_text((tmp_course / SOFTMAX).read_text() + "\n# saved again\n")
+    time.sleep(0.5)  # the save is seen and the checks start again; Ctrl-C now interrupts them
+    term.keys("C-c")
+    screen = term.wait_for("Stopped watching.", "EXIT=0", "TTY=")
+    assert "TTY=restored" in screen and "Traceback" not in screen
