@@ -24,61 +24,17 @@ import time
 from pathlib import Path
 
 import torch
-import torch.nn as nn
-from torch.utils.data import DataLoader, Dataset
+from torch.utils.data import DataLoader
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from book_pipeline import BOOK, BookIMDBDataset, timed_steps  # noqa: E402
 from grader.data import gpt2_tokenizer, holdout, load_source  # noqa: E402
-from grader.training.batches import Encoded, LengthBatches, collate  # noqa: E402
-from grader.training.loop import TrainConfig, _encode, train  # noqa: E402
+from grader.training.batches import LengthBatches, collate  # noqa: E402
+from grader.training.loop import TrainConfig, encode_split, train  # noqa: E402
 from grader.training.model import build_model, enable_fast_attention, load_classifier_module, probe_batch  # noqa: E402
-
-BOOK = dict(dim=256, max_len=256, layers=4, heads=4, ff_dim=1024)
-
-
-# ---------------------------------------------------------------- the book's pipeline, as written
-class BookIMDBDataset(Dataset):
-    """Listing 1.28: encode (listing 1.26: truncate, [CLS] ... [SEP], pad to MAX_LEN) on every access."""
-
-    def __init__(self, texts, labels, tok):
-        self.texts, self.labels, self.tok = texts, labels, tok
-
-    def __len__(self):
-        return len(self.texts)
-
-    def __getitem__(self, idx):
-        tok = self.tok
-        token_ids = tok.base.encode(self.texts[idx])[:tok.max_len - 2]
-        token_ids = [tok.cls_id] + token_ids + [tok.sep_id]
-        token_ids += [tok.pad_id] * (tok.max_len - len(token_ids))
-        ids = torch.tensor(token_ids)
-        mask = (ids != tok.pad_id).long()  # listing 1.27
-        return ids, mask, torch.tensor(self.labels[idx])
-
-
-def timed_steps(model, batches, steps: int, warmup: int = 2) -> tuple[float, int, int]:
-    """(seconds, real tokens, padded tokens) of `steps` training steps after `warmup` untimed ones;
-    the time includes producing the batches (tokenizing, padding), as in a real epoch."""
-    optimizer = torch.optim.AdamW(model.parameters(), lr=3e-4)
-    loss_fn = nn.CrossEntropyLoss()
-    model.train()
-    it = iter(batches)
-    seconds, real, padded = 0.0, 0, 0
-    for i in range(warmup + steps):
-        start = time.perf_counter()
-        ids, mask, labels = next(it)
-        optimizer.zero_grad()
-        loss = loss_fn(model(ids, mask), labels)
-        loss.backward()
-        optimizer.step()
-        if i >= warmup:
-            seconds += time.perf_counter() - start
-            real += int(mask.sum())
-            padded += mask.numel()
-    return seconds, real, padded
-
 
 def speed(args, corpus, module, tok) -> dict:
     texts, labels = corpus.train.texts, corpus.train.labels
@@ -89,7 +45,7 @@ def speed(args, corpus, module, tok) -> dict:
     b_sec, b_real, b_pad = timed_steps(book_model, book_loader, args.steps)
 
     start = time.perf_counter()
-    data, _ = _encode(corpus.train, tok)
+    data, _ = encode_split(corpus.train, tok)
     encode_s = time.perf_counter() - start
     torch.manual_seed(0)
     our_model = build_model(module, vocab_size=tok.vocab_size, **BOOK)

@@ -51,7 +51,8 @@ def test_train_reference_learns_and_leaves_its_outputs(tmp_path):
     best = max(h["val_accuracy"] for h in m["history"])
     assert m["best"]["val_accuracy"] == best
     assert all(h["tokens"] < h["padded_tokens"] <= 2 * h["tokens"] for h in m["history"])  # per-batch padding
-    assert (out / "curves.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    for png in ("curves.png", "cls_attention.png"):
+        assert (out / png).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     # the checkpoint holds the best weights: loaded into a fresh model they give the reported test accuracy
     info, state = load_checkpoint(out)
     assert info["step"] == m["best"]["step"] and info["tokenizer"]["pad_id"] == 50257
@@ -59,9 +60,9 @@ def test_train_reference_learns_and_leaves_its_outputs(tmp_path):
     model = M.build_model(module, **info["config"])
     model.load_state_dict(state)
     from grader.data import synthetic_corpus, gpt2_tokenizer
-    from grader.training.loop import Dist, evaluate, _encode
+    from grader.training.loop import Dist, evaluate, encode_split
     tok = gpt2_tokenizer(64)
-    test, _ = _encode(synthetic_corpus(1000, 0).test, tok)
+    test, _ = encode_split(synthetic_corpus(1000, 0).test, tok)
     _, acc, _ = evaluate(model, test, 64, tok.pad_id, 64, torch.device("cpu"), contextlib.nullcontext(),
                          Dist())
     assert acc == pytest.approx(m["test"]["accuracy"])
@@ -182,6 +183,31 @@ def test_model_file_that_does_not_import_is_named(tmp_path):
     (tmp_path / "ch01/s1_23_classifier.py").write_text("import torch\n\ndef broken(:\n    pass\n")
     with pytest.raises(M.ModelError, match=r"s1_23_classifier.py:3: importing it failed: SyntaxError"):
         M.load_classifier_module(tmp_path)
+
+
+def test_cls_attention_rows_are_distributions_over_real_tokens():
+    from grader.training.attention_map import cls_attention
+
+    model = reference_model()
+    ids, mask = M.probe_batch(50260, 32, pad_id=50257, cls_id=50258)
+    row = 1  # half padding
+    w = cls_attention(model, ids[row:row + 1], mask[row:row + 1])
+    assert w.shape == (2, 4, ids.shape[1])  # layers, heads, tokens
+    torch.testing.assert_close(w.sum(-1), torch.ones(2, 4))
+    assert bool((w[:, :, mask[row] == 0] == 0).all()) and bool((w[:, :, mask[row] == 1] > 0).all())
+    longer = torch.cat([ids[row:row + 1], torch.full((1, 7), 50257)], 1)
+    torch.testing.assert_close(cls_attention(model, longer, (longer != 50257).long())[:, :, :ids.shape[1]], w)
+
+
+def test_gpu_benchmark_script_runs_on_the_cpu(tmp_path):
+    """benchmarks/train_gpu.py is only timed on a GPU; its --smoke mode proves the script works."""
+    r = subprocess.run([sys.executable, "benchmarks/train_gpu.py", "--device", "cpu", "--smoke", "--json",
+                        str(tmp_path / "g.json")], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-3000:]
+    figures = json.loads((tmp_path / "g.json").read_text())
+    assert [row["pipeline"] for row in figures["throughput"]] == ["book", "fp32", "ours"]
+    assert figures["throughput"][0]["real_fraction"] < figures["throughput"][2]["real_fraction"]
+    assert 0 <= figures["time_to_accuracy"]["test_accuracy"] <= 1
 
 
 # ---------------------------------------------------------------- batches

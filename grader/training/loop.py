@@ -144,7 +144,8 @@ class Data:
     cached: bool = False
 
 
-def _encode(split, tok) -> Encoded:
+def encode_split(split, tok) -> tuple[Encoded, bool]:
+    """The unpadded ids of a split (from the cache after the first time) and whether they were cached."""
     from ..data import cached_token_ids
 
     t = cached_token_ids(split.texts, lambda texts: tok.encode_batch(texts, pad=False), tok.fingerprint(pad=False))
@@ -172,7 +173,7 @@ def load_data(cfg: TrainConfig, dist: Dist, tok) -> Data:
     for turn in (0, 1):  # the main process fills the cache first, the others then read it
         if (turn == 0) == dist.main:
             for name, split in (("train", train_split), ("val", val_split), ("test", corpus.test)):
-                parts[name], hit = _encode(split, tok)
+                parts[name], hit = encode_split(split, tok)
                 cached = cached and hit
         _barrier(dist)
     return Data(parts["train"], parts["val"], parts["test"], tok, corpus.source, list(corpus.notes), cached)
@@ -454,10 +455,28 @@ def _train(cfg: TrainConfig, root: Path, dist: Dist, log) -> dict:
     if dist.main:
         outputs.write_json(out / "metrics.json", metrics)
         outputs.plot_curves(out / "curves.png", metrics["history"], _title(cfg, data))
+        _plot_attention(out / "cls_attention.png", raw, data.test, tok, dict((r[0], r[2]) for r in rows), device)
     log(f"test (best checkpoint, step {metrics['best']['step']}): accuracy {100 * test_acc:.2f}%, loss {test_loss:.4f}")
     log(report_text.rstrip())
-    log(f"wrote {out / 'metrics.json'}, {out / 'curves.png'}, {out / 'best.safetensors'}")
+    log(f"wrote {out / 'metrics.json'}, {out / 'curves.png'}, {out / 'cls_attention.png'}, "
+        f"{out / 'best.safetensors'}")
     return metrics
+
+
+def _plot_attention(path: Path, model, test: Encoded, tok, predicted: dict, device) -> None:
+    """The [CLS] attention rows of one short test review (the first of 8 to 40 tokens)."""
+    from .attention_map import cls_attention, plot_cls_attention
+
+    lengths = test.lengths.tolist()
+    pick = next((i for i, n in enumerate(lengths) if 8 <= n <= 40), min(range(len(lengths)), key=lengths.__getitem__))
+    ids, mask, labels = collate(test, [pick], tok.pad_id)
+    n = lengths[pick]
+    weights = cls_attention(model, ids.to(device), mask.to(device))[:, :, :n]
+    tokens = ["[CLS]" if i == tok.cls_id else "[SEP]" if i == tok.sep_id else tok.base.decode([i]).strip() or "␣"
+              for i in ids[0, :n].tolist()]
+    names = ["negative", "positive"]
+    plot_cls_attention(path, weights, tokens, f"[CLS] attention, test review #{pick}: label "
+                       f"{names[int(labels[0])]}, predicted {names[predicted.get(pick, 0)]}")
 
 
 def _broadcast_state(state, dist: Dist):
