@@ -1,12 +1,22 @@
 """The message catalog: every text a student sees, in English and Chinese.
 
-`t(key, **fields)` renders a message in the current language (`KATA_LANG`, else the locale;
-English is the fallback). Keep texts here, not scattered through the code.
+Two ways to write a text, both checked by `kata verify` and tests/test_i18n.py:
+- a key of `CATALOG` (key -> {"en", "zh"}), rendered with `t(key, **fields)` or held as
+  `Msg.key(key, **fields)`;
+- inline in a check, `Msg(en, zh, **fields)`: two templates with the same {fields}, or two
+  f-strings interpolating the same expressions. `code(text)` is text that reads the same in
+  both languages (a Python expression such as `softmax([2, 3, -inf])`).
+
+The language is `KATA_LANG` (set by `kata --lang`), else the locale (`LC_ALL`, `LC_MESSAGES`,
+`LANG`): Chinese for any zh* locale, English otherwise and as the fallback.
 """
 from __future__ import annotations
 
-import locale
 import os
+import re
+import string
+
+LANGS = ("en", "zh")
 
 CATALOG: dict[str, dict[str, str]] = {
     "not_a_tensor": {
@@ -35,13 +45,21 @@ CATALOG: dict[str, dict[str, str]] = {
         "zh": ("{what}：{total} 个值中有 {bad} 个不符（容差 {tol}）。误差最大处索引 {index}："
                "应为 {expected}，实际为 {actual}；最大绝对误差 {abs_err:.3g}，最大相对误差 {rel_err:.3g}"),
     },
+    "not_equal": {
+        "en": "{what}: expected {expected}, got {actual}",
+        "zh": "{what}：应为 {expected}，实际为 {actual}",
+    },
     "values_hidden": {
         "en": "{what}: {bad} of {total} values differ from the expected ones (tolerance {tol})",
         "zh": "{what}：{total} 个值中有 {bad} 个与期望值不符（容差 {tol}）",
     },
     "mistake": {
         "en": "This looks like {mistake}.",
-        "zh": "这看起来像是{mistake_zh}。",
+        "zh": "这看起来像是{mistake}。",
+    },
+    "with_hint": {
+        "en": "{message}. {hint}",
+        "zh": "{message}。{hint}",
     },
     "not_implemented": {
         "en": "not implemented yet: {message}",
@@ -75,6 +93,14 @@ CATALOG: dict[str, dict[str, str]] = {
         "en": "not run: importing {file} failed in an earlier check ({reason})",
         "zh": "未运行：在前面的检查中导入 {file} 已失败（{reason}）",
     },
+    "file_missing": {
+        "en": "{file} is missing from the submission",
+        "zh": "提交中缺少 {file}",
+    },
+    "assertion_failed": {
+        "en": "assertion failed",
+        "zh": "断言失败",
+    },
     "fault": {
         "en": "{reason}",
         "zh": "工作进程出错：{reason}",
@@ -83,10 +109,50 @@ CATALOG: dict[str, dict[str, str]] = {
         "en": "uses an API this exercise asks you to write yourself: {items}. {hint} This exercise scores 0 until it is removed.",
         "zh": "使用了本练习要求你自己实现的 API：{items}。{hint} 删除之前本练习记 0 分。",
     },
+    "scan_use": {
+        "en": "{file}:{line}: uses {name} ({code})",
+        "zh": "{file}:{line}：使用了 {name}（{code}）",
+    },
     "hidden_failed": {
         "en": "{what}: the result is not correct for this hidden input",
         "zh": "{what}：对这个隐藏输入的结果不正确",
     },
+    "asset_missing": {
+        "en": "{name} is not in {folder}: run `python -m grader.gpt2 fetch` (setup.sh does) where PyPI is reachable",
+        "zh": "{folder} 中没有 {name}：请在能访问 PyPI 的机器上运行 `python -m grader.gpt2 fetch`（setup.sh 会运行它）",
+    },
+    "no_assets": {
+        "en": "this grader gives the sandbox no assets folder (sub.assets), so the ranks cannot be read there",
+        "zh": "这个评分器没有给沙箱提供资源文件夹（sub.assets），因此无法在沙箱中读取合并排名",
+    },
+    # ------------------------------------------------ report and command output (slice: languages)
+    "col_exercise": {"en": "exercise", "zh": "练习"},
+    "col_check": {"en": "check", "zh": "检查项"},
+    "col_points": {"en": "points", "zh": "得分"},
+    "hidden_mark": {"en": " (hidden)", "zh": "（隐藏）"},
+    "score": {"en": "Score: {score} / {max_score}", "zh": "得分：{score} / {max_score}"},
+    "score_details": {"en": "({seconds} s, sandbox: {sandbox})", "zh": "（{seconds} 秒，沙箱：{sandbox}）"},
+    "limits_only": {
+        "en": "(sandbox: limits only — bubblewrap not found)",
+        "zh": "（沙箱：仅有资源限制——未找到 bubblewrap）",
+    },
+    "note": {"en": "note:", "zh": "注意："},
+    "no_exercise": {
+        "en": "kata: no exercise '{id}'.{hint} (`kata grade --help`; ids are listed in course.toml)",
+        "zh": "kata：没有练习 '{id}'。{hint}（参见 `kata grade --help`；练习编号列在 course.toml 中）",
+    },
+    "did_you_mean": {"en": " Did you mean {names}?", "zh": "你是不是想输入 {names}？"},
+    "cannot_grade": {"en": "kata: cannot grade {path}: {reason}", "zh": "kata：无法评分 {path}：{reason}"},
+    "no_listing": {
+        "en": "kata: no listing '{id}'.{hint} Known: {known}",
+        "zh": "kata：没有代码清单 '{id}'。{hint}已有的：{known}",
+    },
+    "listing_title": {"en": "Listing {id} ({exercise}, §{section}): {title}",
+                      "zh": "代码清单 {id}（{exercise}，§{section}）：{title}"},
+    "your_code": {"en": "your code ({path})", "zh": "你的代码（{path}）"},
+    "book_prints": {"en": "the book prints", "zh": "书中的输出"},
+    "nothing_printed": {"en": "(nothing printed)", "zh": "（没有输出）"},
+    "errata": {"en": "ERRATA {entry}", "zh": "勘误 {entry}"},
     "check_error": {
         "en": "the check could not use your result: {type}: {message}",
         "zh": "检查无法使用你的返回值：{type}：{message}",
@@ -94,14 +160,19 @@ CATALOG: dict[str, dict[str, str]] = {
 }
 
 
+
 def language() -> str:
-    lang = os.environ.get("KATA_LANG", "")
-    if not lang:
-        try:
-            lang = locale.getlocale()[0] or os.environ.get("LANG", "")
-        except ValueError:
-            lang = os.environ.get("LANG", "")
-    return "zh" if lang.lower().startswith("zh") else "en"
+    """"zh" or "en": KATA_LANG, else the POSIX locale variables in their order of precedence."""
+    for var in ("KATA_LANG", "LC_ALL", "LC_MESSAGES", "LANG"):
+        value = os.environ.get(var, "")
+        if value:
+            return "zh" if value.lower().startswith("zh") else "en"
+    return "en"
+
+
+def pick(en: str, zh: str, lang: str | None = None) -> str:
+    """`zh` when the language is Chinese and there is a Chinese text, else `en`."""
+    return zh if (lang or language()) == "zh" and zh else en
 
 
 class _Safe(dict):
@@ -109,10 +180,132 @@ class _Safe(dict):
         return "{" + key + "}"
 
 
+class Msg:
+    """A text in English and Chinese, rendered in the reader's language when shown.
+
+    With fields, `en` and `zh` are templates (`str.format` syntax) and fields may be Msgs
+    themselves (rendered in the same language). Without fields they are final texts (e.g.
+    f-strings), never formatted, so braces in them are safe.
+    """
+
+    __slots__ = ("en", "zh", "fields")
+
+    def __init__(self, en: str, zh: str, /, **fields):
+        if not isinstance(en, str) or not isinstance(zh, str):
+            raise TypeError("Msg(en, zh): both texts must be strings")
+        self.en = en
+        self.zh = zh
+        self.fields = fields
+
+    @classmethod
+    def key(cls, key: str, /, **fields) -> "Msg":
+        entry = CATALOG[key]
+        return cls(entry["en"], entry["zh"], **fields)
+
+    @classmethod
+    def of(cls, exc: BaseException) -> "Msg":
+        """The message of an error that is already in the reader's language (a StudentError's,
+        a CheckFailure's)."""
+        if not isinstance(exc, BaseException):
+            raise TypeError(f"Msg.of takes an exception, not {type(exc).__name__}")
+        text = str(exc)
+        return cls(text, text)
+
+    def render(self, lang: str | None = None) -> str:
+        lang = lang or language()
+        text = self.zh if lang == "zh" and self.zh else self.en
+        if not self.fields:
+            return text
+        fields = {k: v.render(lang) if isinstance(v, Msg) else v for k, v in self.fields.items()}
+        try:
+            return text.format_map(_Safe(fields))
+        except (ValueError, TypeError, IndexError, AttributeError, KeyError):
+            return self.en.format_map(_Safe(fields))
+
+    def __str__(self) -> str:
+        return self.render()
+
+    def __format__(self, spec: str) -> str:
+        return format(self.render(), spec)
+
+    def __repr__(self) -> str:
+        return f"Msg({self.en!r}, {self.zh!r}{''.join(f', {k}={v!r}' for k, v in self.fields.items())})"
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, Msg) and (self.en, self.zh, self.fields) == (other.en, other.zh, other.fields)
+
+    __hash__ = None
+
+
+def code(text: str, /, **fields) -> Msg:
+    """Text that reads the same in both languages: code, numbers, names (`softmax([1, 2])`)."""
+    return Msg(text, text, **fields)
+
+
+def joined(items, sep: str = "; ", sep_zh: str = "；") -> Msg:
+    """Several texts as one, separated by `sep` (`sep_zh` in Chinese)."""
+    items = list(items)
+    for item in items:
+        if not isinstance(item, Msg):
+            raise TypeError(f"joined() takes Msg items, not {type(item).__name__} {item!r}")
+    names = {f"i{n}": item for n, item in enumerate(items)}
+    en = sep.join("{" + name + "}" for name in names)
+    zh = sep_zh.join("{" + name + "}" for name in names)
+    return Msg(en, zh, **names) if names else Msg("", "")
+
+
 def t(key: str, lang: str | None = None, **fields) -> str:
-    entry = CATALOG[key]
-    text = entry.get(lang or language()) or entry["en"]
-    try:
-        return text.format_map(_Safe(fields))
-    except (ValueError, TypeError):
-        return entry["en"].format_map(_Safe(fields))
+    """The catalog text `key` with its {fields}, in `lang` (default: the current language)."""
+    return Msg.key(key, **fields).render(lang)
+
+
+# ---------------------------------------------------------------- completeness
+CJK = re.compile(r"[\u3400-\u9fff\uff00-\uffef\u3000-\u303f]")
+
+
+def placeholders(template: str) -> set[str]:
+    """The field names a template uses ({what}, {index}, {err:.3g} -> err). Raises ValueError
+    for a malformed template (a single brace)."""
+    names = set()
+    for _, name, _, _ in string.Formatter().parse(template):
+        if name is not None:
+            if name == "" or name.isdigit():
+                raise ValueError(f"positional field {{{name}}} in {template!r}: name it")
+            names.add(name.split(".")[0].split("[")[0])
+    return names
+
+
+def pair_problems(en: str, zh: str, templates: bool = True) -> list[str]:
+    """What is wrong with one English/Chinese pair: an empty side, Chinese text without Chinese,
+    or (for templates) different or malformed {fields}."""
+    problems = []
+    if not en.strip():
+        problems.append("the English text is empty")
+    if not zh.strip():
+        problems.append("the Chinese text is empty")
+    elif not CJK.search(zh):
+        problems.append(f"the Chinese text {zh!r} has no Chinese in it")
+    if templates:
+        try:
+            a, b = placeholders(en), placeholders(zh)
+        except ValueError as e:
+            problems.append(str(e))
+        else:
+            if a != b:
+                problems.append(f"the fields differ: English {sorted(a)}, Chinese {sorted(b)}")
+    return problems
+
+
+def catalog_problems(catalog: dict | None = None) -> list[str]:
+    """Every catalog entry has exactly an English and a Chinese text with the same fields."""
+    problems = []
+    for key, entry in (CATALOG if catalog is None else catalog).items():
+        langs = set(entry)
+        if langs != set(LANGS):
+            missing = sorted(set(LANGS) - langs)
+            extra = sorted(langs - set(LANGS))
+            problems.append(f"message {key!r}: " + "; ".join(
+                ([f"no {', '.join(missing)} text"] if missing else []) + ([f"unknown language(s) {extra}"] if extra else [])))
+            continue
+        problems += [f"message {key!r}: {p}" for p in pair_problems(entry["en"], entry["zh"])]
+    return problems

@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass, field
 import pytest
 
 from ..course import Course, Exercise
-from ..messages import t
+from ..messages import pick, t
 from ..scan import scan
 from ..submission import Submission
 from ..worker.client import Sandbox, WorkerFault
@@ -37,6 +37,7 @@ class CheckResult:
     visibility: str  # "public" | "hidden"
     duration_s: float
     kind: str = ""  # what failed: "check", "student", "fault", "import", "forbidden", "missing"
+    title: str = ""  # what the check checks, in the report's language (`name` is the function's)
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -122,7 +123,7 @@ class _Plugin:
         if ex.id in self.import_failures:
             raise compare.CheckFailure(t("import_failed_before", file=ex.file, reason=self.import_failures[ex.id]))
         if not self.submission.path(ex.file).is_file():
-            reason = f"exercises/{ex.file} is missing from the submission"
+            reason = t("file_missing", file=f"exercises/{ex.file}")
             self.import_failures[ex.id] = reason
             raise compare.CheckFailure(reason)
         try:
@@ -148,7 +149,7 @@ def open_exercise(box: Sandbox, ex: Exercise):
     worker = box.spawn(Limits(memory_mb=ex.memory_mb, output_mb=ex.output_mb))
     remote = Remote(worker, ex.module, ex.time_limit_s, assets=box.assets)
     try:
-        remote._import(ex.file, ex.forbidden, ex.forbidden_hint, ex.forbidden_ops)
+        remote._import(ex.file, ex.forbidden, ex.display_forbidden_hint(), ex.forbidden_ops)
     except BaseException:
         worker.close()
         raise
@@ -185,7 +186,7 @@ def _message(exc: BaseException | None) -> tuple[str, str]:
     if isinstance(exc, WorkerFault):
         return t("fault", reason=exc.reason), "fault"
     if isinstance(exc, AssertionError):
-        return str(exc) or "assertion failed", "check"
+        return str(exc) or t("assertion_failed"), "check"
     if type(exc).__name__ in ("Skipped", "XFailed"):
         return str(getattr(exc, "msg", exc)), "skipped"
     return t("check_error", type=type(exc).__name__, message=str(exc)[:500]), "check"
@@ -199,7 +200,7 @@ def _scan_exercise(ex: Exercise, submission: Submission) -> str:
     if not found:
         return ""
     items = "; ".join(v.describe(ex.file) for v in found)
-    return t("scan", items=items, hint=ex.forbidden_hint)
+    return t("scan", items=items, hint=ex.display_forbidden_hint())
 
 
 def run(course: Course, submission: Submission, exercises: list[Exercise] | None = None,
@@ -233,7 +234,8 @@ def run(course: Course, submission: Submission, exercises: list[Exercise] | None
                 score=info["points"] if status == "passed" else 0.0, max_score=info["points"],
                 message=message, listing=list(info["listings"]),
                 visibility="hidden" if info["hidden"] else "public",
-                duration_s=round(plugin.durations.get(item.nodeid, 0.0), 4), kind=kind))
+                duration_s=round(plugin.durations.get(item.nodeid, 0.0), 4), kind=kind,
+                title=pick(info["title"], info["title_zh"])))
         for ex in exercises:
             verdict = _scan_exercise(ex, submission)
             if verdict:
