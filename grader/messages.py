@@ -67,7 +67,7 @@ CATALOG: dict[str, dict[str, str]] = {
     },
     "missing": {
         "en": "{message}",
-        "zh": "缺少所需内容：{message}",
+        "zh": "{message}",
     },
     "signature": {
         "en": "wrong signature: {message}",
@@ -75,7 +75,7 @@ CATALOG: dict[str, dict[str, str]] = {
     },
     "forbidden": {
         "en": "{message}",
-        "zh": "使用了本练习禁止的 API：{message}",
+        "zh": "{message}",
     },
     "syntax": {
         "en": "syntax error in {where}: {message}",
@@ -85,6 +85,7 @@ CATALOG: dict[str, dict[str, str]] = {
         "en": "{label} raised {type}: {message}{at}",
         "zh": "{label} 抛出了 {type}：{message}{at}",
     },
+    "at_where": {"en": " (at {where})", "zh": "（位于 {where}）"},
     "import_failed": {
         "en": "importing {file} failed: {reason}",
         "zh": "导入 {file} 失败：{reason}",
@@ -103,11 +104,11 @@ CATALOG: dict[str, dict[str, str]] = {
     },
     "fault": {
         "en": "{reason}",
-        "zh": "工作进程出错：{reason}",
+        "zh": "{reason}",
     },
     "scan": {
         "en": "uses an API this exercise asks you to write yourself: {items}. {hint} This exercise scores 0 until it is removed.",
-        "zh": "使用了本练习要求你自己实现的 API：{items}。{hint} 删除之前本练习记 0 分。",
+        "zh": "使用了本练习要求你自己实现的 API：{items}。{hint}在删除它之前，本练习记 0 分。",
     },
     "scan_use": {
         "en": "{file}:{line}: uses {name} ({code})",
@@ -125,6 +126,108 @@ CATALOG: dict[str, dict[str, str]] = {
         "en": "this grader gives the sandbox no assets folder (sub.assets), so the ranks cannot be read there",
         "zh": "这个评分器没有给沙箱提供资源文件夹（sub.assets），因此无法在沙箱中读取合并排名",
     },
+    # ------------------------------------------------ the worker's faults and errors
+    "fault_timeout": {
+        "en": "your code took longer than the {seconds} s limit",
+        "zh": "你的代码运行时间超过了 {seconds} 秒的限制",
+    },
+    "fault_exit": {
+        "en": "the worker process exited (exit code {code}) while running your code: "
+              "calling exit() or os._exit() is not allowed",
+        "zh": "运行你的代码时工作进程退出了（退出码 {code}）：不允许调用 exit() 或 os._exit()",
+    },
+    "fault_signal": {
+        "en": "the worker process {why} while running your code",
+        "zh": "运行你的代码时工作进程{why}",
+    },
+    "signal_xcpu": {"en": "used more CPU time than the limit allows", "zh": "用掉的 CPU 时间超过了限制"},
+    "signal_xfsz": {
+        "en": "printed or wrote more than {output_mb} MB of output (the limit)",
+        "zh": "打印或写入的输出超过了 {output_mb} MB（上限）",
+    },
+    "signal_segv": {"en": "crashed (segmentation fault)", "zh": "崩溃了（段错误）"},
+    "signal_abrt": {"en": "aborted", "zh": "异常中止了"},
+    "signal_kill": {"en": "was killed", "zh": "被强行终止了"},
+    "signal_other": {"en": "was stopped by signal {signal}", "zh": "被信号 {signal} 终止了"},
+    "fault_stopped": {
+        "en": "the worker process stopped while running your code",
+        "zh": "运行你的代码时工作进程停止了",
+    },
+    "fault_stopped_earlier": {
+        "en": "the worker stopped earlier in this check",
+        "zh": "工作进程在本项检查中已经提前停止",
+    },
+    "fault_wire": {
+        "en": "the worker sent something that is not a valid answer: {error}",
+        "zh": "工作进程发回的内容不是有效的应答：{error}",
+    },
+    "fault_start": {"en": "the sandboxed worker did not start: {log}", "zh": "沙箱中的工作进程没有启动：{log}"},
+    "fault_server_silent": {"en": "the worker's fork server did not answer", "zh": "工作进程的 fork 服务器没有应答"},
+    "fault_server_stopped": {"en": "the worker's fork server stopped", "zh": "工作进程的 fork 服务器停止了"},
+    "fault_server_unreachable": {
+        "en": "the worker's fork server is unreachable ({error})",
+        "zh": "无法连接工作进程的 fork 服务器（{error}）",
+    },
+    # Sent by the worker as a code and fields (it has no catalog); rendered by worker/proxy.py.
+    "worker_gone": {"en": "that object no longer exists in the worker", "zh": "该对象在工作进程中已不存在"},
+    "worker_no_module": {"en": "no exercise module is imported", "zh": "还没有导入练习模块"},
+    "worker_unreachable": {"en": "attribute {name} cannot be reached", "zh": "无法访问属性 {name}"},
+    "worker_no_attribute_module": {
+        "en": "module {module} has no attribute '{name}'",
+        "zh": "模块 {module} 中没有 '{name}'",
+    },
+    "worker_no_attribute_object": {
+        "en": "{type} object has no attribute '{name}'",
+        "zh": "{type} 对象没有属性 '{name}'",
+    },
+    "worker_file_missing": {"en": "file {path} is missing from the submission", "zh": "提交中缺少文件 {path}"},
+    "worker_not_callable": {"en": "'{name}' is not a function or class", "zh": "'{name}' 既不是函数也不是类"},
+    "worker_unknown_op": {"en": "unknown operation {op}", "zh": "未知的操作 {op}"},
+    "worker_signature": {
+        "en": "{name}{signature} cannot be called as the exercise asks: {error}",
+        "zh": "无法按练习要求的方式调用 {name}{signature}：{error}",
+    },
+    "worker_forbidden": {
+        "en": "{name} is not allowed in exercise {exercise}: this exercise asks you to write it yourself.{hint}",
+        "zh": "练习 {exercise} 中不允许使用 {name}：本练习要求你自己实现它。{hint}",
+    },
+    "worker_forbidden_op": {
+        "en": "the operator {name} is not allowed in exercise {exercise}: this exercise asks you to write it "
+              "yourself.{hint}",
+        "zh": "练习 {exercise} 中不允许使用算子 {name}：本练习要求你自己实现它。{hint}",
+    },
+    "worker_exit": {"en": "sys.exit({code}) was called", "zh": "调用了 sys.exit({code})"},
+    "forbidden_hint": {"en": " {hint}", "zh": "{hint}"},
+    # ------------------------------------------------ reading a submission
+    "sub_missing": {"en": "{path}: no such file or folder", "zh": "{path}：没有这个文件或文件夹"},
+    "sub_not_zip": {"en": "{path}: a submission file must be a .zip", "zh": "{path}：提交的文件必须是 .zip"},
+    "sub_no_chapter": {
+        "en": "{folder}: no '{chapter}/' or 'exercises/{chapter}/' folder found",
+        "zh": "{folder}：没有找到 '{chapter}/' 或 'exercises/{chapter}/' 文件夹",
+    },
+    "sub_link_skipped": {"en": "{file}: symbolic link skipped", "zh": "{file}：是符号链接，已跳过"},
+    "sub_large_skipped": {"en": "{file}: larger than {mb} MB, skipped", "zh": "{file}：大于 {mb} MB，已跳过"},
+    "sub_too_big": {"en": "{folder}: more than {mb} MB or {files} files", "zh": "{folder}：超过 {mb} MB 或 {files} 个文件"},
+    "zip_entries": {"en": "{name}: {count} entries, more than the limit of {limit}",
+                    "zh": "{name}：有 {count} 个条目，超过了 {limit} 个的上限"},
+    "zip_absolute": {"en": "{name}: entry '{entry}' has an absolute path; archive refused",
+                     "zh": "{name}：条目 '{entry}' 是绝对路径；拒绝该压缩包"},
+    "zip_dotdot": {"en": "{name}: entry '{entry}' points outside the archive ('..'); archive refused",
+                   "zh": "{name}：条目 '{entry}' 指向压缩包之外（'..'）；拒绝该压缩包"},
+    "zip_link": {"en": "{name}: entry '{entry}' is a symbolic link; archive refused",
+                 "zh": "{name}：条目 '{entry}' 是符号链接；拒绝该压缩包"},
+    "zip_special": {"en": "{name}: entry '{entry}' is not a regular file; archive refused",
+                    "zh": "{name}：条目 '{entry}' 不是普通文件；拒绝该压缩包"},
+    "zip_large": {"en": "{name}: entry '{entry}' is {size} bytes, over the {limit} limit",
+                  "zh": "{name}：条目 '{entry}' 有 {size} 字节，超过了 {limit} 的上限"},
+    "zip_bomb": {"en": "{name}: entry '{entry}' expands {ratio}x (limit {limit}x): looks like a zip bomb; archive refused",
+                 "zh": "{name}：条目 '{entry}' 解压后膨胀 {ratio} 倍（上限 {limit} 倍）：像是 zip 炸弹；拒绝该压缩包"},
+    "zip_total": {"en": "{name}: expands to more than {mb} MB; archive refused",
+                  "zh": "{name}：解压后超过 {mb} MB；拒绝该压缩包"},
+    "zip_unreadable": {"en": "{name}: not a readable zip file ({error})", "zh": "{name}：不是可读的 zip 文件（{error}）"},
+    "zip_outside": {"en": "{name}: entry '{entry}' points outside the archive",
+                    "zh": "{name}：条目 '{entry}' 指向压缩包之外"},
+    "zip_lies": {"en": "{name}: entry '{entry}' is larger than it claims", "zh": "{name}：条目 '{entry}' 比它声明的更大"},
     # ------------------------------------------------ report and command output (slice: languages)
     "col_exercise": {"en": "exercise", "zh": "练习"},
     "col_check": {"en": "check", "zh": "检查项"},
@@ -153,6 +256,7 @@ CATALOG: dict[str, dict[str, str]] = {
     "book_prints": {"en": "the book prints", "zh": "书中的输出"},
     "nothing_printed": {"en": "(nothing printed)", "zh": "（没有输出）"},
     "errata": {"en": "ERRATA {entry}", "zh": "勘误 {entry}"},
+    "two_messages": {"en": "{first} {second}", "zh": "{first}{second}"},
     "check_error": {
         "en": "the check could not use your result: {type}: {message}",
         "zh": "检查无法使用你的返回值：{type}：{message}",
@@ -283,7 +387,7 @@ def pair_problems(en: str, zh: str, templates: bool = True) -> list[str]:
         problems.append("the English text is empty")
     if not zh.strip():
         problems.append("the Chinese text is empty")
-    elif not CJK.search(zh):
+    elif not CJK.search(zh) and re.search(r"[A-Za-z]", re.sub(r"\{[^{}]*\}", "", en)):
         problems.append(f"the Chinese text {zh!r} has no Chinese in it")
     if templates:
         try:

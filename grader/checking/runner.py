@@ -244,7 +244,7 @@ def run(course: Course, submission: Submission, exercises: list[Exercise] | None
                         r.score = 0.0
                         r.status = "failed"
                         r.kind = "forbidden"
-                        r.message = f"{r.message} {verdict}".strip() if r.message else verdict
+                        r.message = t("two_messages", first=r.message, second=verdict) if r.message else verdict
         order = {ex.id: i for i, ex in enumerate(course.exercises)}
         results.sort(key=lambda r: order[r.exercise])
         return GradeResult(str(submission.origin), box.kind, results, list(submission.notes),
