@@ -246,4 +246,4 @@ def test_the_workers_own_errors_are_worded_in_chinese(tmp_path):
     forbidden = checks[("s1_11_softmax", "test_book_softmax_examples")]["message"]
     assert "练习 s1_11_softmax 中不允许使用 torch.softmax：本练习要求你自己实现它。用 torch.exp" in forbidden
     assert "在删除它之前，本练习记 0 分" in forbidden  # the static scan's verdict, in Chinese too
-    assert "模块 s1_12_context 中没有 'context_vectors'" in checks[("s1_12_context", "test_batched")]["message"]
+    assert "模块 s1_12_context 中没有 'context_vectors'" in checks[("s1_12_context", "test_listing_1_7_context")]["message"]
