@@ -364,7 +364,7 @@ def t(key: str, lang: str | None = None, **fields) -> str:
 
 
 # ---------------------------------------------------------------- completeness
-CJK = re.compile(r"[\u3400-\u9fff\uff00-\uffef\u3000-\u303f]")
+CJK = re.compile(r"[\u3400-\u9fff]")  # ideographs: punctuation alone is not Chinese
 
 
 def placeholders(template: str) -> set[str]:

@@ -8,7 +8,7 @@ import sys
 import pytest
 
 from grader import course, i18n, messages
-from grader.checking import CheckFailure, Msg, check, code, expect, expect_equal, expect_tensor, joined
+from grader.checking import CheckFailure, Msg, check, code, expect, expect_equal, joined
 from grader.messages import catalog_problems, language, t
 from tests.conftest import ROOT, kata, make_submission
 
@@ -72,7 +72,7 @@ def test_no_chinese_title(sub):
 def test_fine(sub):
     expect(True, Msg("right", "对"))
     expect(True, code("softmax([1, 2, 'a b'])"))
-    expect_tensor(1, 1, what=Msg("{what}: x", "{what}：x", what=code("y")))
+    expect_tensor(1, 1, what=Msg("{what}: x", "{what}：第 x 项", what=code("y")))
     Mistake(None, f"dim {sub}", f"第 {sub} 维")
 '''
 

@@ -128,7 +128,7 @@ def test_hello_world(sub):
     expect(words != 2, Msg("token_counts(...)['words']: split_words must split the punctuation off the words",
                            "token_counts(...)['words']：split_words 必须把标点从单词上分开"))
     expect_equal(words, 4, what=Msg("token_counts('Hello, world!')['words'] (Hello , world !)",
-                                    "token_counts('Hello, world!')['words']（Hello , world !）"))
+                                    "token_counts('Hello, world!')['words']（应为 Hello , world !）"))
     expect_equal(sorted(counts), sorted(ref_counts(HELLO)), what=Msg("the keys of token_counts", "token_counts 的键"))
     f = fx()
     chars = sub.new("CharTokenizer", HELLO)

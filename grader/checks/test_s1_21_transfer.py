@@ -96,7 +96,7 @@ def _expect_trainable(sub, clf, f, expected: list[str], count: int, what: Msg, w
             expect(False, Msg(f"{what}: count_trainable returned {got}, the number of trainable tensors; "
                           "count their elements (numel)",
                               f"{what}：count_trainable 返回了 {got}，这是可训练张量的个数；应统计它们的元素个数（numel）"))
-    expect_equal(got, count, what=Msg(f"{what}: count_trainable", f"{what}：count_trainable"))
+    expect_equal(got, count, what=Msg(f"{what}: count_trainable", f"{what}：count_trainable 的结果"))
 
 
 # ----------------------------------------------------------------------------- checks

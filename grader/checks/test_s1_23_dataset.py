@@ -116,7 +116,7 @@ def _expect_batch(batch, items, pad_id, what):
     fixed = max(MAX_LEN, longest)
     padded_fixed = torch.full((len(items), fixed), pad_id, dtype=torch.long)
     padded_fixed[:, :longest] = ids
-    expect_tensor(batch[0], ids, tol="exact", what=Msg(f"{what}: ids", f"{what}：ids"), mistakes=[
+    expect_tensor(batch[0], ids, tol="exact", what=Msg(f"{what}: ids", f"{what}：ids（词元 id）"), mistakes=[
         Mistake(padded_fixed, f"padded to the encoder's max_len ({MAX_LEN}): pad each batch only to its longest "
                 "sequence", f"填充到了编码器的 max_len（{MAX_LEN}）：每个批次只需填充到其中最长的序列"),
         Mistake(torch.where(ids == pad_id, torch.zeros_like(ids), ids), "padded with 0: fill with pad_id",
@@ -124,7 +124,7 @@ def _expect_batch(batch, items, pad_id, what):
     expect_tensor(batch[1], mask, tol="exact", what=Msg(f"{what}: mask (long, 1 = real token)",
                                                         f"{what}：mask（long 类型，1 = 真实词元）"), mistakes=[
         Mistake(1 - mask, "the mask is inverted: 1 marks a real token, 0 padding", "掩码反了：1 表示真实词元，0 表示填充")])
-    expect_tensor(batch[2], labels, tol="exact", what=Msg(f"{what}: labels", f"{what}：labels"))
+    expect_tensor(batch[2], labels, tol="exact", what=Msg(f"{what}: labels", f"{what}：labels（标签）"))
 
 
 # ---------------------------------------------------------------- listings 1.23 and 1.28
