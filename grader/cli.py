@@ -25,6 +25,7 @@ from pathlib import Path
 from rich.console import Console
 
 from . import __version__
+from .messages import t
 
 
 def _course(args, require_stubs: bool = True):
@@ -69,7 +70,7 @@ def _grade(course, path, exercises, public_only: bool):
     try:
         sub = open_submission(path, course.chapter)
     except SubmissionError as e:
-        print(f"kata: cannot grade {path}: {e}", file=sys.stderr)
+        print(t("cannot_grade", path=path, reason=e), file=sys.stderr)
         return None
     with sub:
         return runner.run(course, sub, exercises, public_only=public_only)
@@ -191,6 +192,7 @@ def cmd_watch(args) -> int:
 
 def cmd_run(args) -> int:
     from rich.table import Table
+    from rich.text import Text
 
     from . import figures, listings
     from .checking.runner import open_exercise, sandbox_for
@@ -204,8 +206,8 @@ def cmd_run(args) -> int:
     lst = registry.get(args.listing)
     if lst is None:
         near = difflib.get_close_matches(args.listing, list(registry), n=3, cutoff=0.3)
-        hint = f" Did you mean {', '.join(near)}?" if near else ""
-        print(f"kata: no listing '{args.listing}'.{hint} Known: {', '.join(sorted(registry))}", file=sys.stderr)
+        hint = t("did_you_mean", names=", ".join(near)) if near else ""
+        print(t("no_listing", id=args.listing, hint=hint, known=", ".join(sorted(registry))), file=sys.stderr)
         return 2
     ex = course.get(lst.exercise)
     figs = listings.FIGURES.get(lst.id, [])
@@ -235,17 +237,17 @@ def cmd_run(args) -> int:
             error = str(e)
         drawn = figures.draw(course, box, figs) if args.plot else []
     console = Console()
-    titles = {item.id: item.title for item in course.listings}
-    title = f"Listing {lst.id} ({ex.id}, §{ex.section}): {titles.get(lst.id) or lst.title}"
+    titles = {item.id: item.display_title() for item in course.listings}
+    title = t("listing_title", id=lst.id, exercise=ex.id, section=ex.section, title=titles.get(lst.id) or lst.title)
     ours = "\n".join(lines) + (f"\n✘ {error}" if error else "")
     if args.book:
         table = Table(title=title, show_lines=True)
-        table.add_column(f"your code ({'exercises/' if args.path is None else args.path})")
-        table.add_column("the book prints")
-        table.add_row(ours, lst.book or "(nothing printed)")
+        table.add_column(t("your_code", path="exercises/" if args.path is None else args.path))
+        table.add_column(t("book_prints"))
+        table.add_row(ours, lst.book or t("nothing_printed"))
         console.print(table)
         for entry in listings.errata_entries(course.root, lst.errata):
-            console.print(f"[yellow]ERRATA {entry}[/]", highlight=False)
+            console.print(Text(t("errata", entry=entry), style="yellow"))
     else:
         console.print(f"[bold]{title}[/]")
         console.print(ours, highlight=False, markup=False)
