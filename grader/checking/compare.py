@@ -84,8 +84,14 @@ RESULT = Msg("result", "结果")
 
 
 def expect_tensor(actual, expected: torch.Tensor, tol: str = "exact", what: Msg = RESULT,
-                  dtype: bool = True, mistakes: list[Mistake] | None = None) -> None:
-    """Fail with a teaching message unless `actual` equals `expected` within tolerance `tol`."""
+                  dtype: bool = True, mistakes: list[Mistake] | None = None, nonfinite: bool = False) -> None:
+    """Fail with a teaching message unless `actual` equals `expected` within tolerance `tol`.
+
+    A NaN or infinity in `actual` fails, even where `expected` holds one too: `expected` may be
+    the student's own output (an invariance: "the same output after changing the padding"), and
+    a submission answering NaN everywhere would pass every such check. A check whose trusted
+    expected value holds NaN or ±inf on purpose (masked scores: -inf) says `nonfinite=True`;
+    then a non-finite value matches the same non-finite value there."""
     what = _text(what, "expect_tensor(what=...)")
     hidden = HIDDEN.get()
     tolv = tolerances.get(tol)
@@ -101,7 +107,7 @@ def expect_tensor(actual, expected: torch.Tensor, tol: str = "exact", what: Msg 
         return
     a = actual.detach().to(torch.float64)
     e = expected.detach().to(torch.float64)
-    bad_finite = ~torch.isfinite(a) & torch.isfinite(e)
+    bad_finite = ~torch.isfinite(a) & torch.isfinite(e) if nonfinite else ~torch.isfinite(a)
     if bad_finite.any():
         first = _index(int(bad_finite.flatten().nonzero()[0]), a.shape)
         raise CheckFailure(_join(t("nonfinite", what=what, count=int(bad_finite.sum()), index=first), hint))

@@ -144,7 +144,7 @@ def test_book_neg_inf_examples(sub):
     masked = sub.mask_future(scores)
     expect_tensor(masked, torch.tensor(NEG_INF_MASKED), tol="exact",
                   what=Msg("mask_future of three rows [2, 3, 5]",
-                           "三行 [2, 3, 5] 的 mask_future"), mistakes=_masked_mistakes(scores))
+                           "三行 [2, 3, 5] 的 mask_future"), mistakes=_masked_mistakes(scores), nonfinite=True)
     weights = sub.causal_attention_weights(scores)
     expect_tensor(weights, torch.tensor(NEG_INF_PRINTED), tol="printed4",
                   what=Msg("softmax of [2, -inf, -inf], [2, 3, -inf] and [2, 3, 5]",
@@ -180,11 +180,12 @@ def test_listing_1_11_masked_scores(sub):
     out = sub.mask_future(f["scaled"])
     expect_tensor(out, f["masked"], tol="exact", what=Msg("listing 1.11: the scaled scores with the causal mask",
                                                           "代码清单 1.11：加上因果掩码的缩放分数"),
-                  mistakes=_masked_mistakes(f["scaled"]))
+                  mistakes=_masked_mistakes(f["scaled"]), nonfinite=True)
     book_scaled = torch.tensor(BOOK_SCALED)
     expect_tensor(sub.mask_future(book_scaled), book_scaled.masked_fill(~_tril(5), -INF), tol="exact",
                   what=Msg("listing 1.11's printed scaled scores with the causal mask",
-                           "代码清单 1.11 中打印的加因果掩码的缩放分数"), mistakes=_masked_mistakes(book_scaled))
+                           "代码清单 1.11 中打印的加因果掩码的缩放分数"), mistakes=_masked_mistakes(book_scaled),
+                  nonfinite=True)
 
 
 @check(points=2, listings=["1.12"],
@@ -243,7 +244,8 @@ def test_fresh_shapes(sub):
     expect_tensor(sub.causal_mask(1), torch.ones(1, 1, dtype=torch.bool), tol="exact", what=code("causal_mask(1)"))
     expect_tensor(sub.mask_future(f["fresh"]), f["fresh_masked"], tol="exact",
                   what=Msg("mask_future of a (2, 3, 6, 6) batch",
-                           "形状为 (2, 3, 6, 6) 的批次的 mask_future"), mistakes=_masked_mistakes(f["fresh"]))
+                           "形状为 (2, 3, 6, 6) 的批次的 mask_future"), mistakes=_masked_mistakes(f["fresh"]),
+                  nonfinite=True)
     expect_tensor(sub.causal_attention_weights(f["fresh"]), f["fresh_weights"], tol="softmax",
                   what=Msg("causal weights of a (2, 3, 6, 6) batch",
                            "形状为 (2, 3, 6, 6) 的批次的因果权重"), mistakes=_weights_mistakes(f["fresh"]))
