@@ -115,3 +115,55 @@ def test_a_hung_call_times_out_and_the_next_worker_is_fresh(tmp_path):
         remote2._import("ch01/hang.py", [], "")
         assert remote2.ok() == 1
         worker2.close()
+
+
+OUTPUT = '''
+import os
+
+
+def shout(mb):
+    os.write(1, b"o" * (mb << 20))
+    return [os.readlink("/proc/self/fd/1"), os.path.exists(os.readlink("/proc/self/fd/1"))]
+
+
+def fill(mb):
+    written = 0
+    try:
+        while written < (mb << 20):
+            with open(f"/tmp/work/f{written}", "wb") as f:
+                f.write(b"\\1" * (4 << 20))
+            written += 4 << 20
+    except OSError as e:
+        return [written >> 20, e.strerror]
+    return [written >> 20, None]
+'''
+
+
+def _box(tmp_path, source):
+    sub = tmp_path / "sub" / "ch01"
+    sub.mkdir(parents=True)
+    (sub / "out.py").write_text(source)
+    for p in (tmp_path, tmp_path / "sub", sub):
+        os.chmod(p, 0o755)
+    os.chmod(sub / "out.py", 0o644)
+    return Sandbox(tmp_path / "sub")
+
+
+@needs_bwrap
+def test_nothing_the_worker_writes_lands_on_the_host_disk_beyond_its_output_limit(tmp_path):
+    """The worker's stdout/stderr is a host file it cannot reach by name (opened by the grader,
+    passed in), capped by the output limit and removed when the worker ends; everything else it
+    may write is a tmpfs of a fixed size (256 MB by default) inside the sandbox."""
+    with _box(tmp_path, OUTPUT) as box:
+        worker = box.spawn()
+        remote = Remote(worker, "out", 30.0)
+        remote._import("ch01/out.py", [], "")
+        path, visible = remote.shout(1)
+        assert not visible, f"the output file {path} is visible inside the sandbox"
+        (log,) = os.listdir(box.logs)
+        assert os.path.getsize(os.path.join(box.logs, log)) == 1 << 20
+        written, error = remote.fill(2048)
+        assert 200 <= written <= 256 and error == "No space left on device", (written, error)
+        assert not os.listdir(box.workdir)  # the host's folder saw none of it
+        worker.close()
+        assert os.listdir(box.logs) == []

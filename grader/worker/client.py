@@ -60,6 +60,7 @@ class Sandbox:
         self.startup_s = 0.0
         self._seq = itertools.count()
         self.ready: dict = {}
+        self._server: int | None = None  # the fork server's host pid, once looked up
 
     # ------------------------------------------------------------------ lifecycle
     def __enter__(self):
@@ -81,11 +82,16 @@ class Sandbox:
         runtime = os.path.join(self.tmp, "runtime")
         shutil.copytree(RUNTIME_SRC, os.path.join(runtime, "kata_worker"),
                         ignore=shutil.ignore_patterns("__pycache__"))
-        self.workdir = os.path.join(self.tmp, "work")
+        # The workers' output files: on the host, in a folder the sandbox never sees. Each worker
+        # gets its own, opened here and passed in as its stdout/stderr, and removed when it ends.
+        self.logs = os.path.join(self.tmp, "logs")
+        os.mkdir(self.logs, 0o700)
+        self.workdir = os.path.join(self.tmp, "work")  # limits-only: the writable folder, on the host
         os.mkdir(self.workdir)
         os.chmod(self.tmp, 0o755)
         os.chmod(self.workdir, 0o1777)
-        p = sandbox.plan(runtime, self.submission_dir, self.workdir, self.hide, self.assets_dir)
+        p = sandbox.plan(runtime, self.submission_dir, self.workdir, self.hide, self.assets_dir,
+                         tmp_mb=self.limits.disk_mb)
         self.kind = p.kind
         self.assets = p.assets
         parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
@@ -127,6 +133,7 @@ class Sandbox:
             self.ctl.close()
             self.ctl = None
         self.ready = {}
+        self._server = None
         if self.tmp:
             shutil.rmtree(self.tmp, ignore_errors=True)
             self.tmp = None
@@ -136,14 +143,52 @@ class Sandbox:
         self.start()
 
     # ------------------------------------------------------------------ control
+    def _server_pid(self) -> int | None:
+        """The fork server's pid on the host: the process itself without bubblewrap, else the
+        first process under bubblewrap's own two (the outer one and the namespace's init)."""
+        if self.proc is None or self.kind != "bubblewrap":
+            return self.proc.pid if self.proc else None
+        pid = self.proc.pid
+        for _ in range(3):
+            kids = _children(pid)
+            if not kids:
+                return None
+            pid = min(kids)
+            try:
+                if Path(f"/proc/{pid}/comm").read_text().strip() != "bwrap":
+                    return pid
+            except OSError:
+                return None
+        return None
+
     def _ctl_reply(self, timeout: float) -> dict:
-        ready, _, _ = select.select([self.ctl], [], [], timeout)
-        if not ready:
-            raise WorkerFault("timeout", t("fault_server_silent"))
+        """The fork server's next reply. Its workers run as its user and may stop it (SIGSTOP):
+        a stopped server is continued instead of waited for."""
+        deadline = time.monotonic() + timeout
+        while True:
+            ready, _, _ = select.select([self.ctl], [], [], max(0.0, min(0.25, deadline - time.monotonic())))
+            if ready:
+                break
+            if time.monotonic() >= deadline:
+                raise WorkerFault("timeout", t("fault_server_silent"))
+            if self.ready:  # started: its pid can be looked up (while starting, bwrap is still setting up)
+                self._continue_server()
         data = self.ctl.recv(65536)
         if not data:
             raise WorkerFault("crash", t("fault_server_stopped"))
         return json.loads(data)
+
+    def _continue_server(self) -> None:
+        if self._server is None:
+            self._server = self._server_pid()
+        if self._server is None:
+            return
+        try:
+            state = Path(f"/proc/{self._server}/stat").read_text().rsplit(")", 1)[1].split()[0]
+            if state in ("T", "t"):
+                os.kill(self._server, signal.SIGCONT)
+        except (OSError, IndexError):
+            pass
 
     def _ctl(self, msg: dict, fds=(), timeout: float = 10.0) -> dict:
         if not self.alive():
@@ -165,13 +210,17 @@ class Sandbox:
             try:
                 self.wait_ready()
                 ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-                log = f"out-{next(self._seq)}.log"
+                log = os.path.join(self.logs, f"out-{next(self._seq)}.log")
+                out = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o600)
                 try:
-                    reply = self._ctl(dict(msg, log=log), [theirs.fileno()])
+                    reply = self._ctl(msg, [theirs.fileno(), out])
                 finally:
                     theirs.close()
-                return Worker(self, ours, int(reply["pid"]), os.path.join(self.workdir, log),
-                              limits or self.limits)
+                    os.close(out)
+                if "pid" not in reply:
+                    os.unlink(log)
+                    raise WorkerFault("crash", t("fault_server_stopped"))
+                return Worker(self, ours, int(reply["pid"]), log, limits or self.limits)
             except WorkerFault:
                 if attempt:
                     raise
@@ -184,6 +233,17 @@ class Sandbox:
         except WorkerFault:
             self.restart()  # the fork server itself is gone or wedged: start over
             return {"signal": signal.SIGKILL, "server_restarted": True}
+
+
+def _children(pid: int) -> list[int]:
+    found: list[int] = []
+    try:
+        for tid in os.listdir(f"/proc/{pid}/task"):
+            with open(f"/proc/{pid}/task/{tid}/children") as f:
+                found += [int(c) for c in f.read().split()]
+    except (OSError, ValueError):
+        pass
+    return found
 
 
 class Worker:
@@ -265,3 +325,7 @@ class Worker:
     def close(self) -> None:
         if not self.dead:
             self._end()
+        try:  # up to output_mb of the host's disk per worker, and only while it runs
+            os.unlink(self.log_path)
+        except OSError:
+            pass

@@ -2,9 +2,9 @@
 
 Under bubblewrap the worker sees a fresh root holding only the system libraries, the Python
 installation, a read-only copy of the submission (/sub), its own runtime (/opt/kata) and a
-private writable directory (/tmp/work); no network, no view of other processes, and never the
-grader's checks, fixtures or the solutions. Without bubblewrap it runs with limits only, and
-the report says the sandbox was weaker.
+private writable /tmp of a fixed size holding its working directory (/tmp/work); no network,
+no view of other processes, and never the grader's checks, fixtures or the solutions. Without
+bubblewrap it runs with limits only, and the report says the sandbox was weaker.
 """
 from __future__ import annotations
 
@@ -27,6 +27,7 @@ class Limits:
     output_mb: int = 16
     nproc: int | None = None  # set from the current user's process count when not root
     nofile: int = 256
+    disk_mb: int = 256  # the sandbox's writable /tmp (and /tmp/work in it): a tmpfs of this size
 
     def as_dict(self) -> dict:
         return {"memory_mb": self.memory_mb, "cpu_s": self.cpu_s, "output_mb": self.output_mb,
@@ -76,12 +77,18 @@ class SandboxPlan:
 
 
 def plan(runtime_dir: str, submission_dir: str, workdir: str, hide: list[str],
-         assets_dir: str | None = None) -> SandboxPlan:
+         assets_dir: str | None = None, tmp_mb: int = 256) -> SandboxPlan:
     """The command that starts the worker's fork server, with or without bubblewrap.
 
     runtime_dir: host folder holding the package `kata_worker`; submission_dir: host copy of the
-    submission; workdir: host folder the worker may write; hide: host paths it must never see;
-    assets_dir: read-only data the exercises may load (tokenizer files), seen at /assets.
+    submission; workdir: the host folder the worker may write when there is no bubblewrap; hide:
+    host paths it must never see; assets_dir: read-only data the exercises may load (tokenizer
+    files), seen at /assets; tmp_mb: size of the sandbox's writable /tmp.
+
+    Under bubblewrap nothing the worker can write is on the host's disk: /tmp (holding the
+    working folder /tmp/work) is a tmpfs of tmp_mb, and its stdout/stderr are files the grader
+    opened and passed in. Without bubblewrap (limits only) `workdir` is a host folder: each file
+    is capped by RLIMIT_FSIZE, but not their number, so a student can fill the host's disk.
     """
     assets_dir = assets_dir if assets_dir and os.path.isdir(assets_dir) else None
     uid = NOBODY if os.getuid() == 0 else None
@@ -95,7 +102,9 @@ def plan(runtime_dir: str, submission_dir: str, workdir: str, hide: list[str],
 
     argv = [bwrap, "--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts",
             "--unshare-cgroup-try", "--die-with-parent", "--new-session",
-            "--hostname", "kata-worker", "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
+            "--hostname", "kata-worker", "--proc", "/proc", "--dev", "/dev",
+            "--size", str(tmp_mb * 1024 * 1024), "--perms", "1777", "--tmpfs", "/tmp",
+            "--perms", "1777", "--dir", "/tmp/work"]
     if os.getuid() != 0:
         argv += ["--unshare-user"]
     for d in SYSTEM_DIRS:
@@ -120,7 +129,6 @@ def plan(runtime_dir: str, submission_dir: str, workdir: str, hide: list[str],
         argv += ["--ro-bind", assets_dir, "/assets"]
     argv += ["--ro-bind", runtime_dir, "/opt/kata",
              "--ro-bind", submission_dir, "/sub",
-             "--bind", workdir, "/tmp/work",
              "--chdir", "/tmp/work",
              "--setenv", "HOME", "/tmp/work",
              python, "-I", "-B", "-c",

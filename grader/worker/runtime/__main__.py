@@ -3,18 +3,28 @@
 It imports torch once, drops privileges, then forks one fresh worker process per request,
 so that every check gets a clean process in milliseconds instead of a new torch import.
 The control channel is a SOCK_SEQPACKET socket inherited as a file descriptor; each worker
-gets its own stream socket, passed in with SCM_RIGHTS.
+gets its own stream socket and its output file, both opened by the grader and passed in with
+SCM_RIGHTS: the output file lives on the host outside the sandbox, so the worker can write it
+only through its stdout and stderr, up to the output limit.
+
+The fork server cannot be inspected by its workers (not dumpable: no ptrace, no reading its
+memory, environment or file descriptors), and it is the "subreaper" of everything they start:
+a process a worker leaves behind, even a daemon that double-forked into its own session, is
+reparented to the server and killed when that worker ends.
 
     python -m kata_worker '<json config>'
 """
 from __future__ import annotations
 
+import ctypes
 import json
 import os
+import random
 import resource
 import signal
 import socket
 import sys
+import time
 
 MB = 1024 * 1024
 INTERNAL_ERROR = 70  # the worker runtime itself failed, not the student's code
@@ -26,6 +36,17 @@ def drop_privileges(uid: int | None) -> None:
     os.setgroups([])
     os.setgid(uid)
     os.setuid(uid)
+
+
+PR_SET_DUMPABLE = 4
+PR_SET_CHILD_SUBREAPER = 36
+
+
+def prctl(option: int, value: int) -> None:
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(option, ctypes.c_ulong(value), 0, 0, 0)
+    except (OSError, AttributeError):
+        pass
 
 
 def set_limits(limits: dict) -> None:
@@ -50,12 +71,12 @@ def set_limits(limits: dict) -> None:
     cap(resource.RLIMIT_CORE, 0)
 
 
-def child(conn: socket.socket, config: dict, log_name: str, limits: dict | None) -> None:
+def child(conn: socket.socket, config: dict, log: int, limits: dict | None) -> None:
     os.setpgid(0, 0)
+    prctl(PR_SET_DUMPABLE, 1)  # its own /proc entries stay its own (the server is not dumpable)
     signal.signal(signal.SIGINT, signal.SIG_DFL)
     signal.signal(signal.SIGXFSZ, signal.SIG_DFL)  # Python ignores it; the output limit must stop the worker
     signal.signal(signal.SIGPIPE, signal.SIG_DFL)
-    log = os.open(os.path.join(config["workdir"], log_name), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
     os.dup2(log, 1)
     os.dup2(log, 2)
     os.close(log)
@@ -64,6 +85,14 @@ def child(conn: socket.socket, config: dict, log_name: str, limits: dict | None)
     os.close(devnull)
     sys.stdout = open(1, "w", buffering=1, closefd=False)
     sys.stderr = open(2, "w", buffering=1, closefd=False)
+    # Every worker starts from the same generator states, so that a submission graded twice
+    # draws the same "random" numbers (torch's default generator is seeded from the OS at import,
+    # and Python's again in every forked child).
+    random.seed(0)
+    if "torch" in sys.modules:
+        sys.modules["torch"].manual_seed(0)
+    if "numpy" in sys.modules:
+        sys.modules["numpy"].random.seed(0)
     set_limits(limits or config.get("limits", {}))
     os.chdir(config["workdir"])
     from .serve import Session
@@ -76,6 +105,48 @@ def describe(status: int) -> dict:
     if os.WIFSIGNALED(status):
         return {"signal": os.WTERMSIG(status)}
     return {"exitcode": os.WEXITSTATUS(status)}
+
+
+def children() -> set[int]:
+    """The server's direct children: its workers, and whatever they left behind (subreaper)."""
+    found: set[int] = set()
+    try:
+        tasks = os.listdir("/proc/self/task")
+    except OSError:
+        return found
+    for tid in tasks:
+        try:
+            with open(f"/proc/self/task/{tid}/children") as f:
+                found.update(int(p) for p in f.read().split())
+        except (OSError, ValueError):
+            pass
+    return found
+
+
+def sweep(live: set[int], statuses: dict[int, dict], budget_s: float = 2.0) -> int:
+    """Kill every child that is not a live worker: the processes an ended worker left running
+    (threads die with their process; children, grandchildren and daemons come back here). Each
+    round kills the current strays and reaps them, which makes their own children ours."""
+    killed = 0
+    deadline = time.monotonic() + budget_s
+    while time.monotonic() < deadline:
+        strays = children() - live
+        if not strays:
+            break
+        for pid in strays:
+            for target in (os.killpg, os.kill):
+                try:
+                    target(pid, signal.SIGKILL)
+                except (ProcessLookupError, PermissionError):
+                    pass
+        for pid in strays:
+            try:
+                _, status = os.waitpid(pid, 0)
+                statuses.setdefault(pid, describe(status))
+                killed += 1
+            except ChildProcessError:
+                pass
+    return killed
 
 
 def main() -> None:
@@ -92,7 +163,10 @@ def main() -> None:
     with Guard("warm-up", ["torch.softmax"]), OpGuard("warm-up", ["aten::_softmax"]):
         (torch.ones(2, 2) @ torch.ones(2, 2)).exp().sum()
     drop_privileges(config.get("uid"))
+    prctl(PR_SET_DUMPABLE, 0)
+    prctl(PR_SET_CHILD_SUBREAPER, 1)
     statuses: dict[int, dict] = {}
+    live: set[int] = set()
 
     def reap():
         while True:
@@ -103,12 +177,13 @@ def main() -> None:
             if pid == 0:
                 return
             statuses[pid] = describe(status)
+            live.discard(pid)
 
     ctl.send(json.dumps({"ready": True, "pid": os.getpid(), "uid": os.getuid(),
                          "torch": torch.__version__}).encode())
     while True:
         try:
-            data, fds, _flags, _addr = socket.recv_fds(ctl, 65536, 1)
+            data, fds, _flags, _addr = socket.recv_fds(ctl, 65536, 2)
         except (ConnectionError, OSError):
             return
         if not data:
@@ -116,13 +191,19 @@ def main() -> None:
         msg = json.loads(data)
         op = msg.get("op")
         if op == "spawn":
+            if len(fds) != 2:
+                for fd in fds:
+                    os.close(fd)
+                ctl.send(json.dumps({"error": "spawn needs a socket and an output file"}).encode())
+                continue
             conn = socket.socket(fileno=fds[0])
+            log = fds[1]
             pid = os.fork()
             if pid == 0:
                 code = 0
                 try:
                     ctl.close()
-                    child(conn, config, msg["log"], msg.get("limits"))
+                    child(conn, config, log, msg.get("limits"))
                 except BaseException:
                     import traceback
                     traceback.print_exc()
@@ -130,6 +211,8 @@ def main() -> None:
                 finally:
                     os._exit(code)
             conn.close()
+            os.close(log)
+            live.add(pid)
             reply = {"pid": pid}
         elif op == "kill":
             pid = int(msg["pid"])
@@ -143,7 +226,9 @@ def main() -> None:
                 statuses[pid] = describe(status)
             except ChildProcessError:
                 pass
-            reply = statuses.get(pid, {"signal": signal.SIGKILL})
+            live.discard(pid)
+            strays = sweep(live, statuses)
+            reply = dict(statuses.get(pid, {"signal": signal.SIGKILL}), strays=strays)
         elif op == "status":
             pid = int(msg["pid"])
             if pid not in statuses:
