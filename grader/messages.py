@@ -746,6 +746,25 @@ CATALOG: dict[str, dict[str, str]] = {
         "en": "Stopped watching.",
         "zh": "已停止监视。",
     },
+    # ------------------------------------------------ issue 7, hardening: limits hit, hostile input
+    "memory_limit": {
+        "en": "{label} used more than {mb} MB of memory, the limit for this exercise ({type}{at})",
+        "zh": "{label} 使用的内存超过了 {mb} MB，这是本练习的上限（{type}{at}）",
+    },
+    "memory_at": {"en": " at {where}", "zh": "，位于 {where}"},
+    "nb_surrogate": {
+        "en": "{file}: cell {cell} holds an unpaired surrogate character (\\u{code:04x}), which is not text; "
+              "delete it and save again",
+        "zh": "{file}：第 {cell} 个单元格含有一个不成对的代理字符（\\u{code:04x}），它不是文本；请删除它后重新保存",
+    },
+    "zip_entry_unreadable": {
+        "en": "{name}: entry '{entry}' cannot be extracted ({error}); archive refused",
+        "zh": "{name}：无法解压条目 '{entry}'（{error}）；拒绝该压缩包",
+    },
+    "zip_duplicate": {
+        "en": "{name}: entry '{entry}' appears more than once, so which copy is meant is unclear; archive refused",
+        "zh": "{name}：条目 '{entry}' 出现了不止一次，无法确定指的是哪一份；拒绝该压缩包",
+    },
 }
 
 

@@ -38,11 +38,14 @@ def _worded(err: dict) -> str:
     return t(code, **fields)
 
 
-def student_error(label: str, err: dict) -> StudentError:
+def student_error(label: str, err: dict, memory_mb: int | None = None) -> StudentError:
     kind = err.get("kind", "exception")
     message = _worded(err)
     where = err.get("where", "")
-    if kind == "not_implemented":
+    if kind == "memory" and memory_mb:
+        at = Msg.key("memory_at", where=where) if where else ""
+        text = t("memory_limit", label=label, mb=memory_mb, type=err.get("type", "MemoryError"), at=at)
+    elif kind == "not_implemented":
         text = t("not_implemented", message=message or label)
     elif kind == "missing":
         text = t("missing", message=message)
@@ -77,7 +80,7 @@ class Remote:
         reply, out = self._worker.request(dict(msg, args=doc_args, kwargs=doc_kwargs), tensors,
                                           timeout=self._time_limit)
         if not reply.get("ok"):
-            raise student_error(label, reply.get("error") or {})
+            raise student_error(label, reply.get("error") or {}, self._worker.limits.memory_mb)
         return self._wrap(wire.decode(reply.get("value"), out))
 
     def _wrap(self, value):
@@ -96,7 +99,7 @@ class Remote:
                                          "forbidden": forbidden, "forbidden_ops": list(forbidden_ops),
                                          "hint": hint}, timeout=self._time_limit)
         if not reply.get("ok"):
-            raise student_error(f"importing {path}", reply.get("error") or {})
+            raise student_error(f"importing {path}", reply.get("error") or {}, self._worker.limits.memory_mb)
 
     # -- what checks use
     def __getattr__(self, name: str):

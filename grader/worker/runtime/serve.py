@@ -86,16 +86,18 @@ class Session:
                 kind = "forbidden"
             elif isinstance(exc, SystemExit):
                 kind = "exit"
+            elif out_of_memory(exc):
+                kind = "memory"
             else:
                 kind = "exception"
         if isinstance(exc, SyntaxError) and exc.filename:
             path = os.path.realpath(exc.filename)
             rel = os.path.relpath(path, self.root) if path.startswith(self.root) else os.path.basename(path)
             where = f"{rel}:{exc.lineno}"
-        message = str(exc) if not isinstance(exc, SystemExit) else f"sys.exit({exc.code!r}) was called"
+        message = _text(exc) if not isinstance(exc, SystemExit) else f"sys.exit({_repr(exc.code)}) was called"
         code, fields = getattr(exc, "code", ""), getattr(exc, "fields", None)
         if isinstance(exc, SystemExit):
-            code, fields = "worker_exit", {"code": repr(exc.code)}
+            code, fields = "worker_exit", {"code": _repr(exc.code)}
         error = {
             "kind": kind,
             "type": type(exc).__name__,
@@ -111,17 +113,21 @@ class Session:
         return {"ok": False, "error": error}
 
     def reply(self, rid, payload: dict, value=None) -> None:
-        tensors = {}
+        frame = None
         if payload.get("ok"):
-            try:
+            try:  # the whole frame, so that a result the wire cannot carry is an error, not a crash
                 doc, tensors = wire.encode(value, self.make_handle)
+                frame = wire.pack(dict(payload, value=doc, id=rid), tensors)
+                if len(frame) > wire.MAX_JSON + wire.MAX_BLOB:
+                    raise wire.WireError(f"the result takes {len(frame) >> 20} MB, more than the wire carries")
             except Exception as e:  # unencodable result: say so in the student's terms
-                payload = {"ok": False, "error": {"kind": "result", "type": type(e).__name__,
-                                                  "message": str(e), "where": "", "trace": ""}}
-            else:
-                payload["value"] = doc
-        payload["id"] = rid
-        wire.send(self.sock, payload, tensors)
+                frame = None
+                kind = "memory" if out_of_memory(e) else "result"
+                payload = {"ok": False, "error": {"kind": kind, "type": type(e).__name__,
+                                                  "message": _text(e)[:2000], "where": "", "trace": ""}}
+        if frame is None:
+            frame = wire.pack(dict(payload, id=rid))
+        self.sock.sendall(frame)
 
     def target(self, spec: dict):
         if "handle" in spec:
@@ -230,3 +236,25 @@ class Session:
 
 class _SignatureError(_Coded):
     pass
+
+
+def out_of_memory(exc: BaseException) -> bool:
+    """The address-space limit was hit: Python's MemoryError or torch's allocator failing."""
+    if isinstance(exc, MemoryError):
+        return True
+    text = _text(exc) if isinstance(exc, RuntimeError) else ""
+    return "can't allocate memory" in text or "not enough memory" in text
+
+
+def _repr(value) -> str:
+    try:
+        return repr(value)[:200]
+    except Exception:
+        return f"<{type(value).__name__}>"
+
+
+def _text(exc: BaseException) -> str:
+    try:
+        return str(exc)
+    except Exception:  # a student's exception with a broken __str__
+        return type(exc).__name__

@@ -172,7 +172,7 @@ def recv(sock: socket.socket, max_blob: int = MAX_BLOB) -> tuple[dict, dict[str,
         raise WireError(f"tensor payload of {blen} bytes is larger than the limit of {max_blob}")
     try:
         message = json.loads(_recv_exact(sock, jlen))
-    except ValueError as e:
+    except (ValueError, RecursionError) as e:  # RecursionError: nested deeper than the parser goes
         raise WireError(f"malformed message: {e}") from None
     if not isinstance(message, dict):
         raise WireError("a message must be a JSON object")
