@@ -18,6 +18,7 @@ import hashlib
 import json
 from pathlib import Path
 
+from .course import ID_RE
 from .messages import t
 
 NAME = "kata-manifest.json"
@@ -45,6 +46,21 @@ def find(src: Path, top: Path) -> Path | None:
         here = here.parent
 
 
+def _claims(exercises) -> dict:
+    """The manifest's per-exercise statuses in their documented shape only: the manifest is the
+    student's, and the report carries what it claims (never a score) as plain, bounded values."""
+    out: dict = {}
+    if not isinstance(exercises, dict):
+        return out
+    for ex_id, claim in list(exercises.items())[:1000]:
+        if not (isinstance(ex_id, str) and ID_RE.match(ex_id) and isinstance(claim, dict)):
+            continue
+        out[ex_id] = {key: (claim[key] if kind is int else str(claim[key])[:200])
+                      for key, kind in (("status", str), ("passed", int), ("total", int), ("graded", str))
+                      if key in claim and (kind is str or type(claim[key]) is int)}
+    return out
+
+
 def verify(path: Path, notes: list[str]) -> dict:
     """Check the files next to the manifest at `path` against it; add a note per problem.
     Returns what the report shows: when and by which kata it was made, and what changed."""
@@ -55,12 +71,12 @@ def verify(path: Path, notes: list[str]) -> dict:
         doc = json.loads(path.read_bytes().decode("utf-8"))
         if not isinstance(doc, dict) or doc.get("kind") != KIND or not isinstance(doc.get("files"), dict):
             raise ValueError("not a kata submission manifest")
-    except (ValueError, UnicodeDecodeError) as e:
+    except (ValueError, UnicodeDecodeError, RecursionError) as e:  # RecursionError: nested too deeply
         info["error"] = str(e)[:200]
         notes.append(t("manifest_unreadable", file=NAME, reason=info["error"]))
         return info
     info.update(kata_version=str(doc.get("kata_version"))[:40], created=str(doc.get("created"))[:40],
-                exercises=doc.get("exercises") if isinstance(doc.get("exercises"), dict) else {})
+                exercises=_claims(doc.get("exercises")))
     listed = doc["files"]
     inside = {rel: (base / rel).resolve() for rel in listed}  # the manifest is untrusted: stay in its folder
     inside = {rel: p for rel, p in inside.items() if p.is_relative_to(base)}

@@ -64,13 +64,20 @@ def read(text: str | bytes, name: str):
         doc = json.loads(text)
     except json.JSONDecodeError as e:
         raise NotebookError(t("nb_not_json", file=name, line=e.lineno, col=e.colno, reason=e.msg)) from None
+    except RecursionError:  # nested deeper than the parser goes: no notebook is
+        raise NotebookError(t("nb_not_notebook", file=name, reason="JSON nested too deeply")) from None
     if not isinstance(doc, dict) or not isinstance(doc.get("cells"), list):
         raise NotebookError(t("nb_not_notebook", file=name, reason="no list of 'cells'"))
     for i, cell in enumerate(doc["cells"], 1):
         if not isinstance(cell, dict) or not isinstance(cell.get("cell_type"), str):
             raise NotebookError(t("nb_not_notebook", file=name, reason=f"cell {i} has no cell_type"))
-        if not isinstance(cell.get("source", ""), (str, list)):
+        source = cell.get("source", "")
+        if not isinstance(source, (str, list)):
             raise NotebookError(t("nb_not_notebook", file=name, reason=f"cell {i}: 'source' is not text"))
+        for part in [source] if isinstance(source, str) else source:
+            bad = next((c for c in part if 0xD800 <= ord(c) <= 0xDFFF), None) if isinstance(part, str) else None
+            if bad is not None:  # "\ud800" in the JSON: a str Python cannot write as UTF-8
+                raise NotebookError(t("nb_surrogate", file=name, cell=i, code=ord(bad)))
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # missing cell ids and the like: fixed on read
@@ -80,7 +87,10 @@ def read(text: str | bytes, name: str):
 
 
 def _graded(cell) -> bool:
-    tags = cell.get("metadata", {}).get("tags", []) or []
+    meta = cell.get("metadata")
+    tags = meta.get("tags") if isinstance(meta, dict) else None
+    if not isinstance(tags, list):  # tags that are not a list of strings are no tags
+        tags = []
     if INTRO_TAG in tags or CHECK_TAG in tags or SKIP_TAG in tags:
         return False
     if cell.cell_type == "code":

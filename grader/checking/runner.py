@@ -197,6 +197,19 @@ def _message(exc: BaseException | None) -> tuple[str, str]:
     return t("check_error", type=type(exc).__name__, message=str(exc)[:500]), "check"
 
 
+def printable(value):
+    """`value` with every string made writable as UTF-8 anywhere (a report file, a terminal): an
+    unpaired surrogate — from a file name that is not UTF-8, a student's "\\ud800", a manifest —
+    becomes its backslash escape instead of crashing the report."""
+    if isinstance(value, str):
+        return value.encode("utf-8", "backslashreplace").decode("utf-8")
+    if isinstance(value, list):
+        return [printable(v) for v in value]
+    if isinstance(value, dict):
+        return {printable(k): printable(v) for k, v in value.items()}
+    return value
+
+
 def _scan_exercise(ex: Exercise, submission: Submission) -> str:
     source = submission.source(ex.file)
     if source is None or not ex.forbidden:
@@ -252,8 +265,10 @@ def run(course: Course, submission: Submission, exercises: list[Exercise] | None
                         r.message = t("two_messages", first=r.message, second=verdict) if r.message else verdict
         order = {ex.id: i for i, ex in enumerate(course.exercises)}
         results.sort(key=lambda r: order[r.exercise])
-        return GradeResult(str(submission.origin), box.kind, results, list(submission.notes),
-                           round(box.startup_s, 3), round(time.perf_counter() - t0, 3), submission.manifest)
+        for r in results:
+            r.message = printable(r.message)
+        return GradeResult(printable(str(submission.origin)), box.kind, results, printable(list(submission.notes)),
+                           round(box.startup_s, 3), round(time.perf_counter() - t0, 3), printable(submission.manifest))
     finally:
         if own_box:
             box.close()
