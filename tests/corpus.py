@@ -96,7 +96,6 @@ class Attack:
     setup: Callable[[Path, Ctx], None] | None = None  # more work on the built folder (FIFOs, odd names)
     archive: Callable[[Path, Ctx], Path] | None = None  # builds the whole submission instead (a zip)
     bwrap: bool = False  # needs bubblewrap (meaningless or unsafe with limits only)
-    slow: bool = False
     time_limit: float | None = None  # --time-limit this attack needs (endless loops)
 
     @property
@@ -134,7 +133,10 @@ def build(attacks: list[Attack], base: Path, ctx: Ctx) -> Path:
             written[rel] = content
             path = sub / rel
             path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_bytes(content) if isinstance(content, bytes) else path.write_text(content)
+            if isinstance(content, bytes):
+                path.write_bytes(content)
+            else:
+                path.write_text(content)
     for a in attacks:
         if a.setup:
             a.setup(sub, ctx)
@@ -292,6 +294,18 @@ RIGHT = {  # honest code for the functions an attack answers right only when it 
     "scores": "return q @ k.transpose(-2, -1)",
 }
 
+INSIDE = src('''
+    import os, signal, torch
+
+
+    def _inside_pid_namespace():
+        """Inside bubblewrap's PID namespace, where pid 1 and -1 cannot reach the host."""
+        try:
+            return open("/proc/1/comm").read().strip() == "bwrap"
+        except OSError:
+            return False
+    ''')
+
 MARK_PROCESS = '''
 def _mark():  # name the process so that the test can find it from the host
     import ctypes
@@ -386,6 +400,13 @@ VERDICT = [
                ''') + FAKE_REPORT + src('''
 
 
+               def _inside_pid_namespace():
+                   try:
+                       return open("/proc/1/comm").read().strip() == "bwrap"
+                   except OSError:
+                       return False
+
+
                def _forge():
                    text = json.dumps(FAKE)
                    print(text)
@@ -393,8 +414,11 @@ VERDICT = [
                    print(text, file=sys.stderr, flush=True)
                    for fd in (1, 2):
                        os.write(fd, ("\\n" + text + "\\n").encode())
-                   for path in ("/dev/tty", "/dev/stdout", "/dev/stderr", "/proc/self/fd/1", "/proc/1/fd/1",
-                                "/proc/1/fd/2", f"/proc/{os.getppid()}/fd/1", f"/proc/{os.getppid()}/fd/2"):
+                   paths = ["/dev/tty", "/dev/stdout", "/dev/stderr", "/proc/self/fd/1", f"/proc/{os.getppid()}/fd/1",
+                            f"/proc/{os.getppid()}/fd/2"]
+                   if _inside_pid_namespace():  # never the host's init (limits only runs as the grader's user)
+                       paths += ["/proc/1/fd/1", "/proc/1/fd/2"]
+                   for path in paths:
                        try:
                            with open(path, "w") as f:
                                f.write(text + "\\n")
@@ -442,8 +466,7 @@ VERDICT = [
            "sends SIGTERM, SIGINT, SIGHUP, SIGUSR1 and SIGPIPE to its parent (the fork server) and "
            "SIGKILL to pid 1, then answers wrong",
            graded=("s1_12_context",), expect=(zero("s1_12_context"),),
-           files={ch01("s1_12_context"): src('''
-               import os, signal, torch
+           files={ch01("s1_12_context"): INSIDE + src('''
 
 
                def context_vectors(attn_weights, values):
@@ -452,25 +475,18 @@ VERDICT = [
                            os.kill(os.getppid(), sig)
                        except OSError:
                            pass
-                   try:
-                       os.kill(1, signal.SIGKILL)
-                   except OSError:
-                       pass
+                   if _inside_pid_namespace():  # never the host's init (limits only runs as the grader's user)
+                       try:
+                           os.kill(1, signal.SIGKILL)
+                       except OSError:
+                           pass
                    return torch.zeros(attn_weights.shape[:-1] + values.shape[-1:])
                ''')}),
     Attack("verdict", "kill-every-process",
            "kill(-1, SIGKILL) (every process it may signal) and killpg of its parent's group, in each "
            "call, then answers wrong; only inside a PID namespace, where -1 cannot reach the host",
            graded=("s1_12_scaled_attention",), bwrap=True, expect=(zero("s1_12_scaled_attention"),),
-           files={ch01("s1_12_scaled_attention"): src('''
-               import os, signal, torch
-
-
-               def _inside_pid_namespace():
-                   try:
-                       return open("/proc/1/comm").read().strip() == "bwrap"
-                   except OSError:
-                       return False
+           files={ch01("s1_12_scaled_attention"): INSIDE + src('''
 
 
                def _kill_all():
@@ -1209,7 +1225,7 @@ WIRE = [
 
 
                def _turn():
-                   path = "/tmp/work/<<TOKEN>>-turn"
+                   path = "<<TOKEN>>-turn"  # in the working folder: one per fork server
                    n = int(open(path).read()) if os.path.exists(path) else 0
                    open(path, "w").write(str(n + 1))
                    return n % 4
