@@ -26,7 +26,19 @@ def fail_message(*args, **kwargs) -> str:
 
 def test_passes_within_tolerance(visibility):
     expect_tensor(torch.tensor([1.0, 2.0]), torch.tensor([1.0, 2.0 + 1e-7]), tol="softmax")
-    expect_tensor(torch.tensor([math.nan, math.inf]), torch.tensor([math.nan, math.inf]), tol="exact")
+    # NaN and inf match only where a check's trusted expected value holds them on purpose
+    expect_tensor(torch.tensor([math.nan, -math.inf]), torch.tensor([math.nan, -math.inf]), tol="exact", nonfinite=True)
+
+
+def test_nan_or_inf_never_matches_by_default(visibility):
+    """`expected` may be the student's own output (an invariance): NaN everywhere must fail."""
+    for bad in (math.nan, math.inf, -math.inf):
+        same = torch.full((2, 3), bad)
+        msg = fail_message(same, same.clone(), tol="attention", what=WEIGHTS)
+        assert "6 value(s) are NaN or infinite where a finite number was expected" in msg, msg
+    msg = fail_message(torch.tensor([-math.inf, 1.0]), torch.tensor([-math.inf, 2.0]), nonfinite=True)
+    assert "NaN or infinite" not in msg and "differ" in msg  # the -inf matched; 1 vs 2 did not
+    assert "differ" in fail_message(torch.tensor([math.inf, 2.0]), torch.tensor([-math.inf, 2.0]), nonfinite=True)
 
 
 def test_order_type_shape_dtype_values(visibility):
