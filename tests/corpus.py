@@ -1202,6 +1202,29 @@ WIRE = [
                def cosine_similarity_matrix(*args, **kwargs):
                    return {"a": _deep()}
                ''')}),
+    Attack("wire", "oversized-result",
+           "returns 320 MB tensors (uninitialised: no page is touched until sent) from forward and "
+           "state_dict, beyond what a result may take",
+           graded=("s1_12_self_attention",),
+           expect=(zero("s1_12_self_attention", "more than the 256 MB a result may take"),),
+           files={ch01("s1_12_self_attention"): src('''
+               import torch
+               from torch import nn
+
+
+               class SelfAttention(nn.Module):
+                   def __init__(self, d_in, d_out):
+                       super().__init__()
+                       self.W_query = nn.Parameter(torch.rand(d_in, d_out))
+                       self.W_key = nn.Parameter(torch.rand(d_in, d_out))
+                       self.W_value = nn.Parameter(torch.rand(d_in, d_out))
+
+                   def state_dict(self, *args, **kwargs):
+                       return {"W_query": torch.empty(80 << 20), "W_key": self.W_key, "W_value": self.W_value}
+
+                   def forward(self, x):
+                       return torch.empty(80 << 20)
+               ''')}),
     Attack("wire", "forged-frames",
            "writes raw frames on the worker's socket before answering: a header claiming 4 GB, JSON "
            "nested 100,000 deep, a reply with a corrupt tensor payload, a truncated frame",

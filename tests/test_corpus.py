@@ -34,7 +34,7 @@ RUNS = {
                "escape/shadowing-modules"],
     "wire": ["wire/nan-everywhere", "wire/infinity-everywhere", "wire/tensor-subclass", "wire/views-and-strides",
              "wire/huge-shapes", "wire/values-that-are-not-plain", "wire/deep-nesting", "wire/forged-frames",
-             "escape/network-dns-and-ipv6", "escape/output-flood-from-a-thread"],
+             "wire/oversized-result", "escape/network-dns-and-ipv6", "escape/output-flood-from-a-thread"],
     "loops": ["escape/endless-loop-in-del"],
     "stop": ["verdict/stop-the-parent"],
     "notebooks": ["archive/notebook-odd-metadata-and-huge-output", "archive/notebook-unpaired-surrogate",

@@ -18,6 +18,7 @@ from pathlib import Path
 from ..messages import Msg, t
 from . import sandbox
 from .runtime import wire
+from .runtime.__main__ import children
 
 RUNTIME_SRC = Path(__file__).resolve().parent / "runtime"
 
@@ -150,7 +151,7 @@ class Sandbox:
             return self.proc.pid if self.proc else None
         pid = self.proc.pid
         for _ in range(3):
-            kids = _children(pid)
+            kids = children(pid)
             if not kids:
                 return None
             pid = min(kids)
@@ -233,17 +234,6 @@ class Sandbox:
         except WorkerFault:
             self.restart()  # the fork server itself is gone or wedged: start over
             return {"signal": signal.SIGKILL, "server_restarted": True}
-
-
-def _children(pid: int) -> list[int]:
-    found: list[int] = []
-    try:
-        for tid in os.listdir(f"/proc/{pid}/task"):
-            with open(f"/proc/{pid}/task/{tid}/children") as f:
-                found += [int(c) for c in f.read().split()]
-    except (OSError, ValueError):
-        pass
-    return found
 
 
 class Worker:

@@ -107,18 +107,26 @@ def describe(status: int) -> dict:
     return {"exitcode": os.WEXITSTATUS(status)}
 
 
-def children() -> set[int]:
-    """The server's direct children: its workers, and whatever they left behind (subreaper)."""
+def children(pid: int | None = None) -> set[int]:
+    """The direct children of `pid` (default: this server: its workers, and whatever they left
+    behind, as their subreaper)."""
+    pid = pid or os.getpid()
     found: set[int] = set()
     try:
-        tasks = os.listdir("/proc/self/task")
-    except OSError:
+        for tid in os.listdir(f"/proc/{pid}/task"):
+            with open(f"/proc/{pid}/task/{tid}/children") as f:
+                found.update(int(c) for c in f.read().split())
         return found
-    for tid in tasks:
+    except FileNotFoundError:  # a kernel without CONFIG_PROC_CHILDREN: read every parent pid
+        pass
+    except (OSError, ValueError):
+        return found
+    for entry in os.listdir("/proc"):
         try:
-            with open(f"/proc/self/task/{tid}/children") as f:
-                found.update(int(p) for p in f.read().split())
-        except (OSError, ValueError):
+            with open(f"/proc/{entry}/stat") as f:
+                if entry.isdigit() and int(f.read().rsplit(")", 1)[1].split()[1]) == pid:
+                    found.add(int(entry))
+        except (OSError, ValueError, IndexError):
             pass
     return found
 

@@ -118,8 +118,11 @@ class Session:
             try:  # the whole frame, so that a result the wire cannot carry is an error, not a crash
                 doc, tensors = wire.encode(value, self.make_handle)
                 frame = wire.pack(dict(payload, value=doc, id=rid), tensors)
-                if len(frame) > wire.MAX_JSON + wire.MAX_BLOB:
-                    raise wire.WireError(f"the result takes {len(frame) >> 20} MB, more than the wire carries")
+                jlen, blen = wire.HEADER.unpack_from(frame)
+                if jlen > wire.MAX_JSON or blen > wire.MAX_BLOB:  # the grader would refuse it
+                    limit = wire.MAX_JSON if jlen > wire.MAX_JSON else wire.MAX_BLOB
+                    raise wire.WireError(f"the result takes {len(frame) >> 20} MB, more than the {limit >> 20} MB "
+                                         "a result may take")
             except Exception as e:  # unencodable result: say so in the student's terms
                 frame = None
                 kind = "memory" if out_of_memory(e) else "result"

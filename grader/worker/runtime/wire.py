@@ -28,7 +28,9 @@ from safetensors.torch import save as _st_save
 
 HEADER = struct.Struct(">II")
 MAX_JSON = 16 * 1024 * 1024  # bytes
-MAX_BLOB = 1024 * 1024 * 1024  # bytes
+# The tensors of one frame. The largest any check receives is a few MB (a state_dict); the trusted
+# side holds a frame about three times over while decoding it, so this bounds its memory per call.
+MAX_BLOB = 256 * 1024 * 1024  # bytes
 MAX_DEPTH = 64
 
 
