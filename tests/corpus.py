@@ -14,8 +14,9 @@ and the whole run to the invariants every attack shares (`assert_contained`):
   no file named with the run's token appears on the host, no process of the run survives;
 - nothing an attack prints or writes reaches the grader's output or report (`MARK`).
 
-A batch test can grade each attack as its own submission — `build([attack], folder, ctx)` —
-and call `check(attack, outcome)` on that submission's report, exactly as here.
+A batch test can grade each attack as its own submission — `build_each(ATTACKS, folder, ctx)` —
+and call `check(attack, outcome)` on that submission's report, exactly as here (`refused`
+expects the exit code and stderr of a lone `kata grade`: a batch says "refused" its own way).
 
 Placeholders in the files, filled in per run by `fill`: <<TOKEN>> (unique to the run),
 <<MARK>> (what forged output carries), <<JSON>> (the report path given to --json),
@@ -141,6 +142,16 @@ def build(attacks: list[Attack], base: Path, ctx: Ctx) -> Path:
         if a.setup:
             a.setup(sub, ctx)
     return sub
+
+
+def build_each(attacks: list[Attack], base: Path, ctx: Ctx) -> dict[str, Path]:
+    """Every attack as its own submission, in base/<group>-<name>/ (for a batch of them)."""
+    out = {}
+    for a in attacks:
+        folder = base / f"{a.group}-{a.name}"
+        folder.mkdir(parents=True)
+        out[a.id] = build([a], folder, ctx)
+    return out
 
 
 def graded(attacks: list[Attack]) -> list[str]:
