@@ -97,7 +97,7 @@ class Sandbox:
         self.assets = p.assets
         parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         config = {"ctl_fd": child.fileno(), "submission": p.submission, "workdir": p.workdir,
-                  "uid": p.uid, "limits": self.limits.as_dict()}
+                  "private_tmp": p.kind == "bubblewrap", "uid": p.uid, "limits": self.limits.as_dict()}
         self.proc = subprocess.Popen(
             p.argv + [json.dumps(config)], pass_fds=[child.fileno()], env=sandbox.clean_env(),
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,

@@ -10,7 +10,10 @@ only through its stdout and stderr, up to the output limit.
 The fork server cannot be inspected by its workers (not dumpable: no ptrace, no reading its
 memory, environment or file descriptors), and it is the "subreaper" of everything they start:
 a process a worker leaves behind, even a daemon that double-forked into its own session, is
-reparented to the server and killed when that worker ends.
+reparented to the server and killed when that worker ends. Then the working folder (and, inside
+bubblewrap, all of /tmp) is emptied: no check sees what an earlier one left, so no state and no
+hidden input passes from one check to the next, and each check has the whole /tmp to itself.
+Each worker runs under a seccomp filter (syscalls.py) against memory held outside its limits.
 
     python -m kata_worker '<json config>'
 """
@@ -21,8 +24,10 @@ import json
 import os
 import random
 import resource
+import shutil
 import signal
 import socket
+import stat
 import sys
 import time
 
@@ -94,6 +99,9 @@ def child(conn: socket.socket, config: dict, log: int, limits: dict | None) -> N
     if "numpy" in sys.modules:
         sys.modules["numpy"].random.seed(0)
     set_limits(limits or config.get("limits", {}))
+    from .syscalls import install
+
+    install()
     os.chdir(config["workdir"])
     from .serve import Session
 
@@ -155,6 +163,37 @@ def sweep(live: set[int], statuses: dict[int, dict], budget_s: float = 2.0) -> i
             except ChildProcessError:
                 pass
     return killed
+
+
+def wipe(config: dict) -> None:
+    """Empty the working folder, and /tmp too when it is the sandbox's own (bubblewrap)."""
+    work = os.path.realpath(config["workdir"])
+    folders = [work] + (["/tmp"] if config.get("private_tmp") else [])
+
+    def writable(func, path, _exc):  # a folder the worker made unreadable: open it up, try again
+        try:
+            os.chmod(os.path.dirname(path), stat.S_IRWXU)
+            os.chmod(path, stat.S_IRWXU)
+            func(path)
+        except OSError:
+            pass
+
+    for folder in folders:
+        try:
+            names = os.listdir(folder)
+        except OSError:
+            continue
+        for name in names:
+            path = os.path.join(folder, name)
+            if path == work:
+                continue
+            try:
+                if os.path.isdir(path) and not os.path.islink(path):
+                    shutil.rmtree(path, onerror=writable)
+                else:
+                    os.unlink(path)
+            except OSError:
+                pass
 
 
 def main() -> None:
@@ -236,6 +275,8 @@ def main() -> None:
                 pass
             live.discard(pid)
             strays = sweep(live, statuses)
+            if not live:
+                wipe(config)
             reply = dict(statuses.get(pid, {"signal": signal.SIGKILL}), strays=strays)
         elif op == "status":
             pid = int(msg["pid"])

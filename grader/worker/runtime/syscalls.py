@@ -1,0 +1,69 @@
+"""A seccomp filter for every worker: the few system calls that hold memory outside the limits.
+
+RLIMIT_AS bounds what a process maps, but System V shared memory and message queues outlive the
+process that filled them (a worker could detach 4 GB of touched shared memory, exit, and do it
+again in the next check until the host runs out), and memfd files are RAM the address space does
+not count. A worker never needs them, so shmget, msgget, semget and memfd_create fail with EPERM.
+System calls of another ABI (i386 through int 0x80, x32) are refused altogether, so that none of
+these can be reached under another number.
+
+Installed in each forked worker (no_new_privs, so it works unprivileged, with or without
+bubblewrap); on an architecture not listed here no filter is installed.
+"""
+from __future__ import annotations
+
+import ctypes
+import platform
+import struct
+
+EPERM = 1
+PR_SET_NO_NEW_PRIVS = 38
+PR_SET_SECCOMP = 22
+SECCOMP_MODE_FILTER = 2
+RET_ALLOW = 0x7FFF0000
+RET_ERRNO = 0x00050000
+LD_ABS = 0x20  # BPF_LD | BPF_W | BPF_ABS
+JEQ = 0x15  # BPF_JMP | BPF_JEQ | BPF_K
+JGE = 0x35  # BPF_JMP | BPF_JGE | BPF_K
+RET = 0x06  # BPF_RET | BPF_K
+
+# audit arch, first number of a foreign ABI (x32) or None, {name: number}
+ARCHES = {
+    "x86_64": (0xC000003E, 0x40000000, {"shmget": 29, "semget": 64, "msgget": 68, "memfd_create": 319}),
+    "aarch64": (0xC00000B7, None, {"shmget": 194, "semget": 190, "msgget": 186, "memfd_create": 279}),
+}
+
+
+def program(machine: str | None = None) -> bytes | None:
+    """The filter as an array of struct sock_filter, or None for an unknown architecture."""
+    arch = ARCHES.get(machine or platform.machine())
+    if arch is None:
+        return None
+    audit, foreign, numbers = arch
+    body = [(LD_ABS, 0, 0, 4)]  # seccomp_data.arch
+    body.append((JEQ, 1, 0, audit))  # ours: go on; another ABI: refuse
+    body.append(None)  # ret deny, filled below
+    body.append((LD_ABS, 0, 0, 0))  # seccomp_data.nr
+    tests = ([(JGE, foreign)] if foreign else []) + [(JEQ, nr) for nr in numbers.values()]
+    for i, (op, k) in enumerate(tests):
+        body.append((op, len(tests) - i, 0, k))  # jump over the rest and the allow, to the deny
+    body.append((RET, 0, 0, RET_ALLOW))
+    body.append((RET, 0, 0, RET_ERRNO | EPERM))
+    body[2] = (RET, 0, 0, RET_ERRNO | EPERM)
+    return b"".join(struct.pack("=HBBI", *ins) for ins in body)
+
+
+def install() -> bool:
+    """Filter this process and its future children. False when it could not be installed."""
+    prog = program()
+    if prog is None:
+        return False
+
+    class SockFprog(ctypes.Structure):
+        _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_char_p)]
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    fprog = SockFprog(len(prog) // 8, prog)
+    if libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
+        return False
+    return libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(fprog), 0, 0) == 0
