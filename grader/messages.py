@@ -752,6 +752,20 @@ CATALOG: dict[str, dict[str, str]] = {
         "zh": "{label} 使用的内存超过了 {mb} MB，这是本练习的上限（{type}{at}）",
     },
     "memory_at": {"en": " at {where}", "zh": "，位于 {where}"},
+    "hidden_missing": {
+        "en": "has no attribute '{label}' that the check could reach (a hidden check shows no message from your "
+              "code: the public checks, `kata check`, show them in full)",
+        "zh": "没有检查能访问到的属性 '{label}'（隐藏检查不显示来自你代码的任何信息：公开检查 `kata check` 会完整显示）",
+    },
+    "hidden_signature": {
+        "en": "{label} cannot be called as the exercise asks (the public checks, `kata check`, say why)",
+        "zh": "无法按练习要求的方式调用 {label}（公开检查 `kata check` 会说明原因）",
+    },
+    "hidden_raised": {
+        "en": "{label} raised {type} on this hidden input (a hidden check shows no message from your code: "
+              "the public checks, `kata check`, show them in full)",
+        "zh": "{label} 在这个隐藏输入上抛出了 {type}（隐藏检查不显示来自你代码的任何信息：公开检查 `kata check` 会完整显示）",
+    },
     "nb_surrogate": {
         "en": "{file}: cell {cell} holds an unpaired surrogate character (\\u{code:04x}), which is not text; "
               "delete it and save again",

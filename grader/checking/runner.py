@@ -132,7 +132,7 @@ class _Plugin:
             self.import_failures[ex.id] = reason
             raise compare.CheckFailure(reason)
         try:
-            worker, remote = open_exercise(self.box, ex)
+            worker, remote = open_exercise(self.box, ex, hidden=request.node.function._kata_check["hidden"])
         except (StudentError, WorkerFault) as e:
             self.import_failures[ex.id] = str(e)
             raise compare.CheckFailure(t("import_failed", file=ex.file, reason=str(e))) from None
@@ -148,11 +148,12 @@ def sandbox_for(course: Course, submission: Submission) -> Sandbox:
                    assets_dir=str(course.assets_dir))
 
 
-def open_exercise(box: Sandbox, ex: Exercise):
+def open_exercise(box: Sandbox, ex: Exercise, hidden: bool = False):
     """A fresh worker with the exercise's module imported: (worker, proxy). Raises StudentError
-    or WorkerFault when the import fails (the worker is closed then)."""
+    or WorkerFault when the import fails (the worker is closed then). `hidden`: for a hidden
+    check, whose messages show no text of the worker's (it has seen the hidden inputs)."""
     worker = box.spawn(Limits(memory_mb=ex.memory_mb, output_mb=ex.output_mb))
-    remote = Remote(worker, ex.module, ex.time_limit_s, assets=box.assets)
+    remote = Remote(worker, ex.module, ex.time_limit_s, assets=box.assets, hidden=hidden)
     try:
         remote._import(ex.file, ex.forbidden, ex.display_forbidden_hint(), ex.forbidden_ops)
     except BaseException:

@@ -179,7 +179,7 @@ def _call(fn, *args, **kwargs):
     try:
         return fn(*args, **kwargs)
     except StudentError as e:
-        if e.type == "RuntimeError" and "view size is not compatible" in str(e):
+        if e.type == "RuntimeError" and "view size is not compatible" in e.detail:
             raise CheckFailure(Msg(
                 "{e}\n.view() needs a contiguous tensor, and transpose() returns one that is not: call "
                 ".contiguous() after the transpose, or use .reshape().",

@@ -155,7 +155,7 @@ def test_listing_1_41_1_42_save_and_load(sub):
     try:
         result = sub.save_checkpoint(model, path)
     except StudentError as e:
-        if e.kind != "not_implemented" and "director" in str(e):
+        if e.kind != "not_implemented" and "director" in e.detail:
             expect(False, Msg(f"{e}. The folders of the path may not exist yet: create them first, as listing 1.41 does "
                           "(os.makedirs(os.path.dirname(path), exist_ok=True))",
                               f"{e}。路径中的文件夹可能还不存在：像代码清单 1.41 那样先创建它们（os.makedirs(os.path.dirname(path), exist_ok=True)）"))
@@ -208,7 +208,7 @@ def test_load_refuses_another_configuration(sub):
             expect(e.type == "ValueError", Msg(f"{what} must raise ValueError, not {e.type or e}: compare the saved "
                                            "config with model.config before loading any weights",
                                                f"{what}必须抛出 ValueError，而不是 {e.type or e}：在加载任何权重之前先比较保存的 config 与 model.config"))
-            expect(key in str(e), Msg(f"{what}: the error message must name the setting that differs ({key})",
+            expect(key in e.detail, Msg(f"{what}: the error message must name the setting that differs ({key})",
                                       f"{what}：错误信息必须写出不同的那个设置（{key}）"))
             expect(_same_state(target.state_dict(), before), Msg(
                     f"{what} raised, but the model's weights had changed", f"{what}抛出了异常，但模型的权重已经被改变了"))

@@ -10,20 +10,29 @@ Errors in the student's code raise `StudentError` with a message in the student'
 """
 from __future__ import annotations
 
+import builtins
+import re
+
 from ..messages import CATALOG, Msg, t
 from .client import Worker
 from .runtime import wire
 
 
 class StudentError(Exception):
-    """The student's code raised, is missing something, or has the wrong signature."""
+    """The student's code raised, is missing something, or has the wrong signature.
 
-    def __init__(self, kind: str, message: str, where: str = "", trace: str = "", type: str = ""):
+    `str(e)` is what the student reads. In a hidden check it holds no text of the worker's (see
+    BUILTIN_EXCEPTIONS); a check that must look into the student's own message (does the error
+    name the key that differs?) reads `detail`, and reveals only its own verdict."""
+
+    def __init__(self, kind: str, message: str, where: str = "", trace: str = "", type: str = "",
+                 detail: str = ""):
         super().__init__(message)
         self.kind = kind
         self.type = type  # the exception class name raised in the worker, e.g. "ValueError"
         self.where = where
         self.trace = trace
+        self.detail = detail or message  # the student's own message, for checks to inspect
 
 
 def _worded(err: dict) -> str:
@@ -38,7 +47,18 @@ def _worded(err: dict) -> str:
     return t(code, **fields)
 
 
-def student_error(label: str, err: dict, memory_mb: int | None = None) -> StudentError:
+# The exception names a hidden check may show: Python's own. The worker is the student's, and a
+# hidden check runs it on hidden inputs: any text it sends back (a message, a class name, a line
+# number, a traceback) could carry those inputs out in the report, so a hidden check shows none.
+IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,39}")
+BUILTIN_EXCEPTIONS = frozenset(name for name, obj in vars(builtins).items()
+                               if isinstance(obj, type) and issubclass(obj, BaseException))
+
+
+def student_error(label: str, err: dict, memory_mb: int | None = None, hidden: "HiddenContext | None" = None
+                  ) -> StudentError:
+    if hidden is not None:
+        return _hidden_error(label, err, memory_mb, hidden)
     kind = err.get("kind", "exception")
     message = _worded(err)
     where = err.get("where", "")
@@ -61,13 +81,52 @@ def student_error(label: str, err: dict, memory_mb: int | None = None) -> Studen
     return StudentError(kind, text, where, err.get("trace", ""), err.get("type", ""))
 
 
+class HiddenContext:
+    """What a hidden check's messages may name besides the label: the exercise, and the APIs its
+    manifest forbids (so that a forbidden-API message is checked against them, not taken on trust)."""
+
+    def __init__(self, exercise: str, forbidden=(), hint: str = ""):
+        self.exercise = exercise
+        self.forbidden = set(forbidden)
+        self.hint = hint
+
+
+def _hidden_error(label: str, err: dict, memory_mb: int | None, hidden: HiddenContext) -> StudentError:
+    """What a hidden check may say about an error in the student's code: its kind, Python's own
+    exception class, names from the check and the manifest — trusted text only."""
+    kind = err.get("kind", "exception")
+    name = err.get("type")
+    name = name if isinstance(name, str) and name in BUILTIN_EXCEPTIONS else "Exception"
+    fields = err.get("fields") if isinstance(err.get("fields"), dict) else {}
+    api = str(fields.get("name", ""))
+    if kind == "not_implemented":
+        text = t("not_implemented", message=f"{label} ({hidden.exercise})")
+    elif kind == "missing":
+        text = t("hidden_missing", label=label)
+    elif kind == "signature":
+        text = t("signature", message=t("hidden_signature", label=label))
+    elif kind == "forbidden" and api in hidden.forbidden and err.get("code") in ("worker_forbidden", "worker_forbidden_op"):
+        hint = Msg.key("forbidden_hint", hint=hidden.hint) if hidden.hint else ""
+        text = t("forbidden", message=t(err["code"], name=api, exercise=hidden.exercise, hint=hint))
+    elif kind == "memory" and memory_mb:
+        text = t("memory_limit", label=label, mb=memory_mb, type=name, at="")
+    else:
+        kind = "exception" if kind in ("forbidden", "memory") else kind
+        text = t("hidden_raised", label=label, type=name)
+    detail = err.get("message", "")
+    return StudentError(kind, text, "", "", name, detail if isinstance(detail, str) else "")
+
+
 class Remote:
     """The submission's exercise module as seen from a check."""
 
-    def __init__(self, worker: Worker, exercise: str, time_limit: float, assets: str | None = None):
+    def __init__(self, worker: Worker, exercise: str, time_limit: float, assets: str | None = None,
+                 hidden: bool = False):
         self._worker = worker
         self._exercise = exercise
         self._time_limit = time_limit
+        # a hidden check's: no text of the worker's reaches its messages (set up by _import)
+        self._hidden = HiddenContext(exercise) if hidden else None
         self.assets = assets  # read-only data folder as the worker sees it (None: there is none)
 
     # -- plumbing
@@ -80,11 +139,13 @@ class Remote:
         reply, out = self._worker.request(dict(msg, args=doc_args, kwargs=doc_kwargs), tensors,
                                           timeout=self._time_limit)
         if not reply.get("ok"):
-            raise student_error(label, reply.get("error") or {}, self._worker.limits.memory_mb)
+            raise student_error(label, reply.get("error") or {}, self._worker.limits.memory_mb, self._hidden)
         return self._wrap(wire.decode(reply.get("value"), out))
 
     def _wrap(self, value):
         if isinstance(value, wire.Handle):
+            if self._hidden is not None and not IDENTIFIER.fullmatch(value.type):  # the student's text too
+                value.type = "object"
             return RemoteObject(self, value)
         if isinstance(value, list):
             return [self._wrap(v) for v in value]
@@ -95,10 +156,12 @@ class Remote:
         return value
 
     def _import(self, path: str, forbidden: list[str], hint: str, forbidden_ops: list[str] = ()) -> None:
+        if self._hidden is not None:
+            self._hidden = HiddenContext(self._exercise, [*forbidden, *forbidden_ops], hint)
         reply, _ = self._worker.request({"op": "import", "module": self._exercise, "path": path,
                                          "forbidden": forbidden, "forbidden_ops": list(forbidden_ops),
                                          "hint": hint}, timeout=self._time_limit)
-        if not reply.get("ok"):
+        if not reply.get("ok"):  # before any hidden input: the student's full message
             raise student_error(f"importing {path}", reply.get("error") or {}, self._worker.limits.memory_mb)
 
     # -- what checks use
