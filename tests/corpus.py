@@ -639,8 +639,8 @@ SECRECY = [
            "reads the fork server's environ, maps, memory, descriptors, cwd and root through /proc, "
            "tries to ptrace it and to steal its control socket with pidfd_getfd",
            graded=("s1_09_input_embeddings",), bwrap=True,
-           expect=(zero("s1_09_input_embeddings", "differ", "not correct", quiet={"test_embed_tokens",
-                                                                                "test_embed_tokens_batch"}),
+           expect=(zero("s1_09_input_embeddings", "differ", "not correct", quiet={"test_listing_1_1_matrix",
+                                                                                "test_adds_positions"}),
                    lambda o: _parent_closed(o)),
            files={ch01("s1_09_input_embeddings"): src('''
                import ctypes, json, os, torch
@@ -683,14 +683,12 @@ SECRECY = [
 
 
                def input_embedding_matrix(word_vectors, position_vectors=None):
-                   x = torch.as_tensor(word_vectors, dtype=torch.float32)
-                   if position_vectors is not None:
-                       x = x + torch.as_tensor(position_vectors, dtype=torch.float32)
-                   return x if _leaked() else torch.zeros_like(x)
+                   raise RuntimeError("PROBE " + json.dumps(_probe()))  # a public check shows it
 
 
                def embed_tokens(token_ids, token_table, position_table):
-                   raise RuntimeError("PROBE " + json.dumps(_probe()))
+                   right = token_table[token_ids] + position_table[:token_ids.shape[-1]]
+                   return right if _leaked() else torch.zeros_like(right)
                ''')}),
     Attack("secrecy", "walk-the-filesystem",
            "walks every folder it can see for the checks, fixtures, solutions, course.toml and other "
@@ -730,6 +728,59 @@ SECRECY = [
 ]
 
 
+SECRECY += [
+    Attack("secrecy", "hidden-inputs-through-messages",
+           "raises, in every call, an exception whose message and class name spell out the inputs: a "
+           "public check may show them (its inputs are public), a hidden check must show none",
+           graded=("s1_12_context",), expect=(zero("s1_12_context"), lambda o: _hidden_quiet(o)),
+           files={ch01("s1_12_context"): src('''
+               import json
+
+
+               def context_vectors(attn_weights, values):
+                   digits = "".join(c for c in json.dumps(values.flatten().tolist()[:8]) if c.isdigit())
+                   Leak = type("Leak_" + digits[:60], (Exception,), {})
+                   raise Leak("LEAK " + json.dumps([attn_weights.tolist(), values.tolist()]))
+               ''')}),
+    Attack("secrecy", "state-between-checks",
+           "writes every input it gets to /tmp/work and /tmp, and answers right only when a file left by "
+           "an earlier check is there: hidden inputs must not pass from one check to the next",
+           graded=("s1_12_scaled_attention",), bwrap=True,
+           expect=(zero("s1_12_scaled_attention", "differ", "not correct"),),
+           files={ch01("s1_12_scaled_attention"): src('''
+               import glob, math, os, torch
+
+
+               def _seen_before():
+                   earlier = glob.glob("/tmp/work/<<TOKEN>>-*") + glob.glob("/tmp/<<TOKEN>>-*")
+                   for folder in ("/tmp/work", "/tmp"):
+                       torch.save({"pid": os.getpid()}, f"{folder}/<<TOKEN>>-{os.getpid()}")
+                   return bool(earlier)
+
+
+               def scale_scores(scores, d_k):
+                   right = scores / math.sqrt(d_k)
+                   return right if _seen_before() else torch.zeros_like(right)
+
+
+               def attention_weights(scores, d_k):
+                   right = torch.softmax(scores / math.sqrt(d_k), dim=-1)
+                   return right if _seen_before() else torch.zeros_like(right)
+               ''')}),
+]
+
+
+def _hidden_quiet(o: Outcome) -> None:
+    checks = checks_of(_graded_report(o), "s1_12_context")
+    public = [c for c in checks if c["visibility"] == "public"]
+    hidden = [c for c in checks if c["visibility"] == "hidden"]
+    assert public and hidden
+    assert all("LEAK" in c["message"] and "Leak_" in c["message"] for c in public), public  # the channel was open
+    for c in hidden:
+        assert "LEAK" not in c["message"] and "Leak_" not in c["message"], c["message"]
+        assert "raised Exception on this hidden input" in c["message"], c["message"]
+
+
 def _no_secret(o: Outcome) -> None:
     seen = probed(o, "s1_11_softmax", "test_book_simple_normalization", "PROBE")
     assert seen["hits"] == [], seen["hits"]
@@ -738,7 +789,7 @@ def _no_secret(o: Outcome) -> None:
 
 
 def _parent_closed(o: Outcome) -> None:
-    seen = probed(o, "s1_09_input_embeddings", "test_embed_tokens", "PROBE")
+    seen = probed(o, "s1_09_input_embeddings", "test_listing_1_1_matrix", "PROBE")
     opened = {k: v for k, v in seen.items() if v == "READ" or v.startswith(("STOLE", "ATTACHED"))}
     assert not opened, f"the fork server was open to its worker: {opened}"
 
@@ -867,6 +918,83 @@ ESCAPE = [
                def attention_weights(scores, d_k):
                    hoard = [bytes(1 << 28) for _ in range(1000)]  # calloc'd: no page is touched
                    return len(hoard)
+               ''')}),
+    Attack("escape", "memory-outside-the-address-space",
+           "System V shared memory filled and detached (it outlives the process), message queues, and "
+           "memfd files filled to the file-size limit: RAM the address-space limit does not count; "
+           "answers right only if 512 MB got through (never more than that of shared memory in all)",
+           graded=("s1_20_scaling",),
+           expect=(zero("s1_20_scaling"),),
+           files={ch01("s1_20_scaling"): src('''
+               import ctypes, os
+
+               libc = ctypes.CDLL(None, use_errno=True)
+               libc.shmat.restype = ctypes.c_void_p
+               MB = 1 << 20
+
+
+               def _held():
+                   try:
+                       rows = open("/proc/sysvipc/shm").read().splitlines()[1:]
+                   except OSError:
+                       return 0
+                   return sum(int(r.split()[3]) for r in rows)
+
+
+               def _hoard():
+                   got = 0  # memfd and message queues
+                   private = open("/proc/1/comm").read().strip() == "bwrap"  # else the host's own IPC objects
+                   while private and _held() < (512 * MB):  # shared memory, detached
+                       sid = libc.shmget(0, ctypes.c_size_t(64 * MB), 0o1600)
+                       if sid < 0:
+                           break
+                       addr = libc.shmat(sid, None, 0)
+                       if addr in (None, ctypes.c_void_p(-1).value):
+                           break
+                       ctypes.memset(addr, 1, 64 * MB)
+                       libc.shmdt(ctypes.c_void_p(addr))
+                   if private and libc.msgget(0, 0o1600) >= 0:
+                       got += MB
+                   fds = []
+                   try:  # memfd files, each under the file-size limit
+                       while len(fds) < 32:
+                           fd = os.memfd_create("<<TOKEN>>")
+                           fds.append(fd)
+                           os.write(fd, b"\\1" * (15 * MB))
+                           got += 15 * MB
+                   except OSError:
+                       pass
+                   for fd in fds:
+                       os.close(fd)
+                   return got + _held() >= 512 * MB  # this call's, and what earlier ones left
+
+
+               def _answer(right):
+                   return right if _hoard() else -1
+
+
+               def rnn_sequential_steps(seq_len):
+                   return _answer(seq_len)
+
+
+               def attention_sequential_steps(seq_len):
+                   return _answer(1)
+
+
+               def cnn_layers_to_span(seq_len, kernel_size):
+                   return _answer(-(-(seq_len - 1) // (kernel_size - 1)))
+
+
+               def attention_flops(batch, heads, seq_len, head_dim):
+                   return _answer(2 * batch * heads * seq_len * seq_len * head_dim)
+
+
+               def score_matrix_bytes(batch, heads, seq_len, bytes_per_element=4):
+                   return _answer(batch * heads * seq_len * seq_len * bytes_per_element)
+
+
+               def max_seq_len(memory_bytes, batch, heads, bytes_per_element=4):
+                   return _answer(int((memory_bytes // (batch * heads * bytes_per_element)) ** 0.5))
                ''')}),
     Attack("escape", "disk-exhaustion",
            "writes 8 MB files (under the file-size limit) into /tmp/work, /tmp, /dev/shm and $HOME until "
@@ -1187,7 +1315,8 @@ WIRE = [
     Attack("wire", "deep-nesting",
            "returns a list nested 100,000 deep and a list that contains itself",
            graded=("s1_05_embeddings",),
-           expect=(zero("s1_05_embeddings", "nested too deeply", quiet={"test_one_hot_rejects_bad_ids"}),),
+           expect=(zero("s1_05_embeddings", "nested too deeply", "on this hidden input",
+                        quiet={"test_one_hot_rejects_bad_ids"}),),
            files={ch01("s1_05_embeddings"): src('''
                def _deep():
                    deep = []
@@ -1217,7 +1346,7 @@ WIRE = [
            "returns 320 MB tensors (uninitialised: no page is touched until sent) from forward and "
            "state_dict, beyond what a result may take",
            graded=("s1_12_self_attention",),
-           expect=(zero("s1_12_self_attention", "more than the 256 MB a result may take"),),
+           expect=(zero("s1_12_self_attention", "more than the 256 MB a result may take", "on this hidden input"),),
            files={ch01("s1_12_self_attention"): src('''
                import torch
                from torch import nn
@@ -1258,15 +1387,8 @@ WIRE = [
                    return struct.pack(">II", len(doc), len(blob)) + doc + blob
 
 
-               def _turn():
-                   path = "<<TOKEN>>-turn"  # in the working folder: one per fork server
-                   n = int(open(path).read()) if os.path.exists(path) else 0
-                   open(path, "w").write(str(n + 1))
-                   return n % 4
-
-
-               def _forge():
-                   fd, turn = _sock(), _turn()
+               def _forge(turn):
+                   fd = _sock()
                    if turn == 0:
                        os.write(fd, struct.pack(">II", 0xFFFFFFFF, 0))
                    elif turn == 1:
@@ -1281,12 +1403,12 @@ WIRE = [
 
 
                def input_embedding_matrix(word_vectors, position_vectors=None):
-                   _forge()
+                   _forge(0 if position_vectors is None else 1)
                    return torch.zeros(1)
 
 
                def embed_tokens(token_ids, token_table, position_table):
-                   _forge()
+                   _forge(2 if token_ids.dim() == 1 else 3)
                    return torch.zeros(1)
                ''')}),
 ]
