@@ -372,7 +372,7 @@ def cmd_train(args) -> int:
 
 
 def _add_train_parser(sub) -> None:
-    from .training.loop import TrainConfig
+    from .training.config import TrainConfig
 
     d = TrainConfig()
     t = sub.add_parser("train", help="train the §1.23 BERT sentiment classifier (reference or your code)",
