@@ -105,6 +105,12 @@ def test_export_writes_source_notebooks_with_solution_regions_and_a_test_cell_pe
     code, stdout, stderr = export(str(tmp_path / "file"), "-e", SOFTMAX)
     assert code == 2 and "is not a folder" in stderr
 
+    # The student-facing text in Chinese on request (`kata --lang zh export nbgrader ...`).
+    from grader.cli import main
+    assert main(["--lang", "zh", "export", "nbgrader", str(tmp_path / "zh"), "-e", SOFTMAX]) == 0
+    cells = nb_cells(tmp_path / "zh" / "source" / "s1_11" / f"{SOFTMAX}.ipynb")
+    assert "练习 `s1_11_softmax` · 12 分" in cells[0][0].source and "检查" in cells[-1][0].source
+
 
 NAIVE_SOFTMAX = "    e = torch.exp(x)\n    return e / e.sum(dim=dim, keepdim=True)"  # overflows on large inputs
 
