@@ -46,8 +46,9 @@ class ExportError(Exception):
 
 
 def assignment_of(ex, by: str) -> str:
-    """`s1_11` for every exercise of §1.11 (by section), or the exercise's id (by exercise)."""
-    return ex.id if by == "exercise" else "s" + ex.section.replace(".", "_")
+    """`s1_11` for every exercise of §1.11, `s1_01` for §1.1 (by section: the ids' prefix, so
+    assignments sort in book order), or the exercise's id (by exercise)."""
+    return ex.id if by == "exercise" else "_".join(ex.id.split("_")[:2])
 
 
 def _nbgrader(grade_id: str, *, solution=False, grade=False, locked=False, points=None) -> dict:

@@ -675,11 +675,11 @@ CATALOG: dict[str, dict[str, str]] = {
         "en": ("{count} assignment(s): {assignments}. Next, in {folder}:\n"
                "  nbgrader generate_assignment {first}     # release/{first}/: the notebooks without solutions\n"
                "  nbgrader autograde {first}               # grade submitted/<student>/{first}/\n"
-               "  nbgrader export                          # grades.csv"),
+               "  nbgrader export                        # grades.csv"),
         "zh": ("共 {count} 个作业：{assignments}。接下来在 {folder} 中运行：\n"
                "  nbgrader generate_assignment {first}     # release/{first}/：不含答案的笔记本\n"
                "  nbgrader autograde {first}               # 为 submitted/<学生>/{first}/ 评分\n"
-               "  nbgrader export                          # grades.csv"),
+               "  nbgrader export                        # grades.csv"),
     },
     "nbg_not_installed": {
         "en": "nbgrader is not installed here: .venv/bin/pip install -e '.[nbgrader]' (the export itself does not need it)",

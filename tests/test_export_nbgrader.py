@@ -164,3 +164,27 @@ def test_nbgrader_autograde_gives_the_kata_scores(tmp_path, export):
     assert set(errors) == failed
     assert all(e.ename == "AssertionError" and e.evalue.startswith("✘ ") for e in errors.values())
     assert "large_inputs_stable: 0/2" in errors["test_large_inputs_stable"].evalue
+
+
+def test_a_test_cell_that_cannot_grade_fails_and_never_grades_the_test_cells(tmp_path, monkeypatch, export):
+    from grader import nbgrader_cell
+
+    assert export(str(tmp_path / "course"), "-e", SOFTMAX)[0] == 0
+    source = tmp_path / "course" / "source" / "s1_11" / f"{SOFTMAX}.ipynb"
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(nbgrader_cell.GradingError, match=f"{SOFTMAX}.ipynb is not in {tmp_path}"):
+        nbgrader_cell.verdict(SOFTMAX, "test_book_softmax_examples")
+    (tmp_path / f"{SOFTMAX}.ipynb").write_bytes(source.read_bytes())
+    monkeypatch.setenv("KATA_COURSE_ROOT", str(tmp_path))
+    with pytest.raises(nbgrader_cell.GradingError, match=f"no kata course at {tmp_path}"):
+        nbgrader_cell.verdict(SOFTMAX, "test_book_softmax_examples")
+
+    # What the grader receives: the student's cells only, even from a notebook whose test cells
+    # lost their kata tags.
+    nb = nbformat.read(source, as_version=4)
+    for cell in nb.cells:
+        cell.metadata.pop("tags", None)
+    kept = json.loads(nbgrader_cell.without_test_cells(nbformat.writes(nb).encode()))["cells"]
+    assert not any("verdict(" in "".join(c["source"]) for c in kept)
+    assert sum(c["metadata"].get("nbgrader", {}).get("solution", False) for c in kept) == 2
+    assert nbgrader_cell.without_test_cells(b"{not json") == b"{not json"  # the grader names the fault
