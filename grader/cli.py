@@ -13,6 +13,7 @@
     kata stubs [--check]            regenerate exercises/ from solutions/
     kata fixtures                   regenerate grader/fixtures/ from the solutions
     kata train [--code student]     train the §1.23 BERT classifier (GPU if there is one)
+    kata export nbgrader DIR        the course as an nbgrader course directory (autograded notebooks)
 """
 from __future__ import annotations
 
@@ -371,6 +372,48 @@ def cmd_train(args) -> int:
     return main_cli(args, course.root)
 
 
+def cmd_export_nbgrader(args) -> int:
+    import importlib.util
+
+    from .export_nbgrader import ExportError, export
+    from .messages import t
+
+    course = _course(args)
+    try:
+        done = export(course, _select(course, args.exercise), Path(args.dir), by=args.by, force=args.force)
+    except ExportError as e:
+        print(f"kata export nbgrader: {e}", file=sys.stderr)
+        return 2
+    for path in done.written:
+        print(t("nbg_wrote", path=_shown(path)))
+    if done.unchanged:
+        print(t("nbg_unchanged", count=len(done.unchanged)))
+    if done.backups:
+        print(t("nbg_backed_up", path=_shown(done.backups)))
+    names = list(done.assignments)
+    print(t("nbg_next", count=len(names), assignments=", ".join(names), first=names[0], folder=_shown(done.folder)))
+    if importlib.util.find_spec("nbgrader") is None:
+        print(t("nbg_not_installed"), file=sys.stderr)
+    return 0
+
+
+def _add_export_parser(sub) -> None:
+    x = sub.add_parser("export", help="export the course to another grading platform (nbgrader)")
+    xs = x.add_subparsers(dest="target", required=True)
+    nb = xs.add_parser("nbgrader", help="write an nbgrader course directory: one notebook per exercise, "
+                                        "autograded test cells that run the kata's grader",
+                       description="Write DIR/nbgrader_config.py and DIR/source/<assignment>/<id>.ipynb from the "
+                                   "solutions: nbgrader solution regions, and one autograded test cell per check "
+                                   "(its points) that grades the saved notebook with the kata's sandboxed grader.")
+    nb.add_argument("dir", help="the nbgrader course directory (created if missing)")
+    nb.add_argument("--exercise", "-e", action="append", help="export only this exercise (repeatable)")
+    nb.add_argument("--by", choices=["section", "exercise"], default="section",
+                    help="one assignment per section (default, e.g. s1_11) or per exercise")
+    nb.add_argument("--force", action="store_true",
+                    help="replace files that differ (copied to DIR/.kata-backups/<time>/ first)")
+    nb.set_defaults(func=cmd_export_nbgrader)
+
+
 def _add_train_parser(sub) -> None:
     from .training.config import TrainConfig
 
@@ -473,6 +516,7 @@ def build_parser() -> argparse.ArgumentParser:
     f.set_defaults(func=cmd_fixtures)
 
     _add_train_parser(sub)
+    _add_export_parser(sub)
     return p
 
 

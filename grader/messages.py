@@ -746,6 +746,115 @@ CATALOG: dict[str, dict[str, str]] = {
         "en": "Stopped watching.",
         "zh": "已停止监视。",
     },
+    # -- issue 6, nbgrader export slice (grader/export_nbgrader.py, grader/nbgrader_cell.py) --------
+    "nbg_intro": {
+        "en": ("# §{section} {title}\n\n"
+               "Exercise `{id}` · {points} points\n\n"
+               "Listings:\n\n{listings}\n\n"
+               "Write your code in place of each `raise NotImplementedError()`; the comment above it says "
+               "what to write. The {checks} test cells at the end ({hidden} of them hidden checks) grade this "
+               "notebook **as saved** with the kata's grader, which runs your code in its sandbox: save "
+               "(Ctrl-S) before you run them. Each test cell is worth its check's points."),
+        "zh": ("# §{section} {title}\n\n"
+               "练习 `{id}` · {points} 分\n\n"
+               "对应的代码清单：\n\n{listings}\n\n"
+               "把每个 `raise NotImplementedError()` 换成你的代码；它上面的注释说明要写什么。末尾的 {checks} 个"
+               "测试单元格（其中 {hidden} 个是隐藏检查）用 kata 的评分器对**已保存的**笔记本评分，你的代码在评分器的"
+               "沙箱中运行：运行它们之前请先保存（Ctrl-S）。每个测试单元格的分值就是其检查的分值。"),
+    },
+    "nbg_tests_heading": {
+        "en": "## Tests\n\nGraded by the kata's grader, not by the code in these cells: do not edit them.",
+        "zh": "## 测试\n\n由 kata 的评分器评分，而不是由这些单元格里的代码评分：请不要修改它们。",
+    },
+    "nbg_cell_comment": {
+        "en": "Check {name}{where}, {points} point(s): the kata grades this notebook as saved, in its sandbox.",
+        "zh": "检查 {name}{where}，{points} 分：kata 在沙箱中对已保存的本笔记本评分。",
+    },
+    "nbg_cell_listings": {
+        "en": " (listing {listings})",
+        "zh": "（代码清单 {listings}）",
+    },
+    "nbg_hidden_name": {
+        "en": "{name} (hidden)",
+        "zh": "{name}（隐藏）",
+    },
+    "nbg_graded": {
+        "en": "The kata graded {file} as saved: {score} / {max} points.",
+        "zh": "kata 已对保存的 {file} 评分：{score} / {max} 分。",
+    },
+    "nbg_check_passed": {
+        "en": "✔ {name}: {score}/{max}",
+        "zh": "✔ {name}：{score}/{max}",
+    },
+    "nbg_check_failed": {
+        "en": "✘ {name}: {score}/{max}\n{message}",
+        "zh": "✘ {name}：{score}/{max}\n{message}",
+    },
+    "nbg_check_unknown": {
+        "en": "the kata's report of {id} has no check named {check}: the notebook and the course differ in version",
+        "zh": "kata 对 {id} 的报告中没有名为 {check} 的检查：笔记本与课程的版本不一致",
+    },
+    "nbg_no_notebook": {
+        "en": "{file} is not in {folder}: the test cells grade the saved notebook of this name, in its own folder",
+        "zh": "{folder} 中没有 {file}：测试单元格评的是该文件夹中以此命名并已保存的笔记本",
+    },
+    "nbg_no_course": {
+        "en": "no kata course at {root} (${var}): there is no course.toml there",
+        "zh": "{root}（${var}）处没有 kata 课程：那里没有 course.toml",
+    },
+    "nbg_no_course_found": {
+        "en": ("the kata's project folder was not found: set ${var} to the folder holding course.toml "
+               "(the nbgrader_config.py written by `kata export nbgrader` does)"),
+        "zh": ("找不到 kata 的项目文件夹：请把 ${var} 设为包含 course.toml 的文件夹"
+               "（`kata export nbgrader` 写出的 nbgrader_config.py 会设置它）"),
+    },
+    "nbg_bad_course": {
+        "en": "the kata course at {root} cannot grade {id}: {reason}",
+        "zh": "{root} 处的 kata 课程无法为 {id} 评分：{reason}",
+    },
+    "nbg_timeout": {
+        "en": "grading {id} took longer than {seconds} s and was stopped",
+        "zh": "为 {id} 评分超过了 {seconds} 秒，已被终止",
+    },
+    "nbg_grader_failed": {
+        "en": "the kata's grader could not grade {id} (exit code {code}):\n{output}",
+        "zh": "kata 的评分器无法为 {id} 评分（退出码 {code}）：\n{output}",
+    },
+    "nbg_not_a_folder": {
+        "en": "{path} exists and is not a folder",
+        "zh": "{path} 已存在，但不是文件夹",
+    },
+    "nbg_would_replace": {
+        "en": "these files exist with other content; nothing was written (--force replaces them, after a copy "
+              "in .kata-backups/):\n{files}",
+        "zh": "以下文件已存在且内容不同；未写入任何文件（--force 会先把它们复制到 .kata-backups/ 再替换）：\n{files}",
+    },
+    "nbg_wrote": {
+        "en": "wrote {path}",
+        "zh": "已写入 {path}",
+    },
+    "nbg_unchanged": {
+        "en": "{count} file(s) already up to date",
+        "zh": "{count} 个文件已是最新",
+    },
+    "nbg_backed_up": {
+        "en": "the files replaced are in {path}",
+        "zh": "被替换的文件保存在 {path}",
+    },
+    "nbg_next": {
+        "en": ("{count} assignment(s): {assignments}. Next, in {folder}:\n"
+               "  nbgrader generate_assignment {first}     # release/{first}/: the notebooks without solutions\n"
+               "  nbgrader autograde {first}               # grade submitted/<student>/{first}/\n"
+               "  nbgrader export                        # grades.csv"),
+        "zh": ("共 {count} 个作业：{assignments}。接下来在 {folder} 中运行：\n"
+               "  nbgrader generate_assignment {first}     # release/{first}/：不含答案的笔记本\n"
+               "  nbgrader autograde {first}               # 为 submitted/<学生>/{first}/ 评分\n"
+               "  nbgrader export                        # grades.csv"),
+    },
+    "nbg_not_installed": {
+        "en": "nbgrader is not installed here: .venv/bin/pip install -e '.[nbgrader]' (the export itself does not need it)",
+        "zh": "此处未安装 nbgrader：.venv/bin/pip install -e '.[nbgrader]'（导出本身不需要它）",
+    },
 }
 
 
