@@ -13,6 +13,7 @@
     kata stubs [--check]            regenerate exercises/ from solutions/
     kata fixtures                   regenerate grader/fixtures/ from the solutions
     kata train [--code student]     train the §1.23 BERT classifier (GPU if there is one)
+    kata release OUT                the student bundle: stubs, public checks, runtime; nothing hidden
 """
 from __future__ import annotations
 
@@ -369,6 +370,28 @@ def cmd_train(args) -> int:
     return main_cli(args, course.root)
 
 
+def cmd_release(args) -> int:
+    try:
+        from .release import ReleaseError, build
+    except ImportError:  # a student bundle does not ship the tools that build it
+        print("kata release: only in the instructor's course (this is a bundle kata release built)", file=sys.stderr)
+        return 2
+
+    course = _course(args)
+    try:
+        done = build(course, args.out, force=args.force, log=lambda m: print(f"kata release: {m}", file=sys.stderr))
+    except ReleaseError as e:
+        print(f"kata release: {e}", file=sys.stderr)
+        return 2
+    print(f"kata release: wrote {_shown(done.out)} in {done.duration_s:g} s: {done.exercises} exercises, "
+          f"{done.public_checks} public checks ({done.hidden_checks} hidden checks left out), "
+          f"{done.keys_kept} of {done.keys_total} fixture values, {done.calls} recorded reference calls; "
+          "nothing hidden found inside")
+    for note in done.notes:
+        print(f"note: {note}")
+    return 0
+
+
 def _add_train_parser(sub) -> None:
     from .training.loop import TrainConfig
 
@@ -471,6 +494,11 @@ def build_parser() -> argparse.ArgumentParser:
     f.set_defaults(func=cmd_fixtures)
 
     _add_train_parser(sub)
+
+    rl = sub.add_parser("release", help="write the student bundle: stubs, public checks and the runtime, nothing hidden")
+    rl.add_argument("out", help="the bundle's folder (new, or an earlier bundle with --force)")
+    rl.add_argument("--force", action="store_true", help="replace an earlier bundle in OUT")
+    rl.set_defaults(func=cmd_release)
     return p
 
 
