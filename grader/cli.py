@@ -14,6 +14,7 @@
     kata fixtures                   regenerate grader/fixtures/ from the solutions
     kata train [--code student]     train the §1.23 BERT classifier (GPU if there is one)
     kata release OUT                the student bundle: stubs, public checks, runtime; nothing hidden
+    kata export gradescope OUT.zip  a Gradescope autograder (setup.sh, run_autograder, every check)
 """
 from __future__ import annotations
 
@@ -392,6 +393,34 @@ def cmd_release(args) -> int:
     return 0
 
 
+def cmd_export_gradescope(args) -> int:
+    from .gradescope import ExportError, export
+
+    course = _course(args)
+    try:
+        out, notes = export(course, args.out, args.hidden_visibility, args.results_lang or "")
+    except ExportError as e:
+        print(f"kata export: {e}", file=sys.stderr)
+        return 2
+    for note in notes:
+        print(f"note: {note}")
+    print(f"kata export: wrote {_shown(out)} ({out.stat().st_size / 2**20:.1f} MB): upload it as the assignment's "
+          f"autograder; hidden checks are shown {args.hidden_visibility.replace('_', ' ')}")
+    return 0
+
+
+def _add_export_parser(sub) -> None:
+    e = sub.add_parser("export", help="export the course for another platform (gradescope)")
+    targets = e.add_subparsers(dest="target", required=True)
+    gs = targets.add_parser("gradescope", help="a Gradescope autograder zip: setup.sh and run_autograder, every check")
+    gs.add_argument("out", help="the zip to write, e.g. autograder.zip")
+    gs.add_argument("--hidden-visibility", default="after_published",
+                    choices=["hidden", "after_due_date", "after_published", "visible"],
+                    help="when students see the hidden checks' results (default: after_published)")
+    gs.add_argument("--results-lang", choices=["en", "zh"], help="language of the results' messages (default: English)")
+    gs.set_defaults(func=cmd_export_gradescope)
+
+
 def _add_train_parser(sub) -> None:
     from .training.loop import TrainConfig
 
@@ -499,6 +528,7 @@ def build_parser() -> argparse.ArgumentParser:
     rl.add_argument("out", help="the bundle's folder (new, or an earlier bundle with --force)")
     rl.add_argument("--force", action="store_true", help="replace an earlier bundle in OUT")
     rl.set_defaults(func=cmd_release)
+    _add_export_parser(sub)
     return p
 
 

@@ -576,6 +576,49 @@ CATALOG: dict[str, dict[str, str]] = {
         "en": "Stopped watching.",
         "zh": "已停止监视。",
     },
+    # ---- issue 6, release / Gradescope / assets slice (kata release, kata export gradescope, kata assets)
+    "gs_public": {
+        "en": "Public checks: {passed} of {total} pass ({points}/{max_points} points).",
+        "zh": "公开检查：{total} 项中通过 {passed} 项（{points}/{max_points} 分）。",
+    },
+    "gs_hidden_after_published": {
+        "en": "The hidden checks are graded too; you see their results once the grades are published.",
+        "zh": "隐藏检查也已评分；成绩发布后可以看到它们的结果。",
+    },
+    "gs_hidden_after_due_date": {
+        "en": "The hidden checks are graded too; you see their results after the due date.",
+        "zh": "隐藏检查也已评分；截止日期过后可以看到它们的结果。",
+    },
+    "gs_hidden_hidden": {
+        "en": "The hidden checks are graded too; only your instructor sees their results.",
+        "zh": "隐藏检查也已评分；只有老师能看到它们的结果。",
+    },
+    "gs_hidden_visible": {
+        "en": "The hidden checks are graded too and shown below (without their expected values).",
+        "zh": "隐藏检查也已评分，结果列在下面（不显示期望值）。",
+    },
+    "gs_limits_only": {
+        "en": "note: the sandbox ran with resource limits only (bubblewrap could not start here).",
+        "zh": "注意：沙箱只使用了资源限制（此处无法启动 bubblewrap）。",
+    },
+    "gs_skipped": {
+        "en": "skipped (scores 0): {reason}",
+        "zh": "已跳过（记 0 分）：{reason}",
+    },
+    "gs_cannot_grade": {
+        "en": ("Your submission could not be graded: {reason}\nUpload kata-submission.zip (written by `kata submit`) "
+               "or your exercise files (exercises/ch01/<exercise>.py)."),
+        "zh": ("无法评分你的提交：{reason}\n请上传 kata-submission.zip（由 `kata submit` 生成），"
+               "或你的练习文件（exercises/ch01/<练习>.py）。"),
+    },
+    "gs_nothing_found": {
+        "en": "no exercise file in the upload (no {chapter}/ folder, no <exercise>.py or .ipynb, no single .zip)",
+        "zh": "上传内容里没有练习文件（没有 {chapter}/ 文件夹、<练习>.py 或 .ipynb，也不是单个 .zip）",
+    },
+    "gs_internal": {
+        "en": "the autograder itself failed ({reason}); your instructor has been shown the details",
+        "zh": "自动评分程序本身出错（{reason}）；详细信息已提供给老师",
+    },
 }
 
 
