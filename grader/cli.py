@@ -15,6 +15,7 @@
     kata train [--code student]     train the §1.23 BERT classifier (GPU if there is one)
     kata release OUT                the student bundle: stubs, public checks, runtime; nothing hidden
     kata export gradescope OUT.zip  a Gradescope autograder (setup.sh, run_autograder, every check)
+    kata assets fetch|status|pack FILE|unpack FILE   the data files, and moving them to offline machines
 """
 from __future__ import annotations
 
@@ -409,6 +410,55 @@ def cmd_export_gradescope(args) -> int:
     return 0
 
 
+def cmd_assets(args) -> int:
+    from . import assets
+    from .messages import t
+
+    def show(items) -> None:
+        marks = {"ok": "✔", "skipped": "·"}
+        for it in items:
+            where = f"  {_shown(it.path)}" if it.path is not None else ""
+            mark = marks.get(it.status, "·" if it.optional else "✘")
+            print(f"{mark} {it.name:<16} {t('assets_status_' + it.status):<8} {it.detail}{where}")
+
+    if args.action == "fetch":
+        items = assets.fetch(log=lambda m: print(m, file=sys.stderr))
+        show(items)
+        failed = [it for it in items if it.status == "failed"]
+        if failed:
+            print(t("assets_fetch_failed", count=len(failed)), file=sys.stderr)
+        return 1 if failed else 0
+    if args.action == "status":
+        show(assets.status())
+        return 0
+    if not args.file:
+        print(f"kata assets {args.action}: give the archive's file name", file=sys.stderr)
+        return 2
+    try:
+        if args.action == "pack":
+            out, files, size = assets.pack(args.file)
+            print(t("assets_packed", file=_shown(out), files=files, mb=f"{size / 2**20:.1f}", manifest=assets.MANIFEST,
+                    name=out.name))
+        else:
+            installed = assets.unpack(args.file)
+            print(t("assets_unpacked", files=len(installed), file=args.file))
+            show(assets.status())
+    except assets.AssetsError as e:
+        print(f"kata assets: {e}", file=sys.stderr)
+        return 2
+    return 0
+
+
+def _add_assets_parser(sub) -> None:
+    a = sub.add_parser("assets", help="fetch the data files (tokenizer ranks, corpora), or move them to offline machines",
+                       description="fetch: GPT-2's merge ranks, the offline corpus and, when the hub answers, IMDb into "
+                                   ".kata/assets and .kata/data; status: what is there; pack FILE: all of it in one "
+                                   "tar.gz with sha256s; unpack FILE: verify such a file and install it")
+    a.add_argument("action", choices=["fetch", "status", "pack", "unpack"])
+    a.add_argument("file", nargs="?", help="the archive (pack, unpack)")
+    a.set_defaults(func=cmd_assets)
+
+
 def _add_export_parser(sub) -> None:
     e = sub.add_parser("export", help="export the course for another platform (gradescope)")
     targets = e.add_subparsers(dest="target", required=True)
@@ -529,6 +579,7 @@ def build_parser() -> argparse.ArgumentParser:
     rl.add_argument("--force", action="store_true", help="replace an earlier bundle in OUT")
     rl.set_defaults(func=cmd_release)
     _add_export_parser(sub)
+    _add_assets_parser(sub)
     return p
 
 

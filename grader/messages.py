@@ -619,6 +619,73 @@ CATALOG: dict[str, dict[str, str]] = {
         "en": "the autograder itself failed ({reason}); your instructor has been shown the details",
         "zh": "自动评分程序本身出错（{reason}）；详细信息已提供给老师",
     },
+    "assets_corpus": {"en": "offline corpus", "zh": "离线语料"},
+    "assets_already": {"en": "already here", "zh": "已经存在"},
+    "assets_offline": {"en": "KATA_OFFLINE is set: no download tried", "zh": "已设置 KATA_OFFLINE：不尝试下载"},
+    "assets_imdb_saved": {"en": "IMDb saved as parquet in {path}", "zh": "IMDb 已保存为 parquet：{path}"},
+    "assets_needed_by": {"en": "not here; needed by {what}", "zh": "不存在；{what} 需要它"},
+    "assets_verified": {"en": "sha256 verified", "zh": "sha256 校验通过"},
+    "assets_wrong_sha": {"en": "wrong sha256: fetch or unpack it again", "zh": "sha256 不符：请重新获取或解包"},
+    "assets_local_copy": {"en": "a local copy", "zh": "本地副本"},
+    "assets_imdb_optional": {
+        "en": "not here (optional: kata train --data imdb; the offline corpus works without it)",
+        "zh": "不存在（可选：kata train --data imdb 需要；离线语料不需要它）",
+    },
+    "assets_status_ok": {"en": "ok", "zh": "正常"},
+    "assets_status_missing": {"en": "missing", "zh": "缺失"},
+    "assets_status_skipped": {"en": "skipped", "zh": "跳过"},
+    "assets_status_failed": {"en": "failed", "zh": "失败"},
+    "assets_status_bad": {"en": "damaged", "zh": "已损坏"},
+    "assets_fetch_failed": {
+        "en": "kata assets fetch: {count} file(s) could not be fetched. Without a network, ask for the workshop's "
+              "assets file and run `kata assets unpack FILE`.",
+        "zh": "kata assets fetch：有 {count} 个文件无法获取。没有网络时，请向老师索取工作坊的资源文件，"
+              "然后运行 `kata assets unpack FILE`。",
+    },
+    "assets_empty": {
+        "en": "nothing to pack: the cache is empty ({where}); run `kata assets fetch` first",
+        "zh": "没有可打包的内容：缓存为空（{where}）；请先运行 `kata assets fetch`",
+    },
+    "assets_packed": {
+        "en": "kata assets: wrote {file}: {files} file(s), {mb} MB, with their sha256 in {manifest}. "
+              "On each lab machine: kata assets unpack {name}",
+        "zh": "kata assets：已写入 {file}：{files} 个文件，{mb} MB，sha256 记录在 {manifest} 中。"
+              "在每台实验机器上运行：kata assets unpack {name}",
+    },
+    "assets_unpacked": {
+        "en": "kata assets: {files} file(s) from {file} verified (sha256) and installed",
+        "zh": "kata assets：已从 {file} 校验（sha256）并安装 {files} 个文件",
+    },
+    "assets_no_file": {"en": "{file}: no such file", "zh": "{file}：文件不存在"},
+    "assets_refused": {
+        "en": "{file}: archive refused, nothing was installed: {reason}",
+        "zh": "{file}：拒绝使用该归档，没有安装任何文件：{reason}",
+    },
+    "assets_unsafe_path": {
+        "en": "member '{name}' is not a plain relative path under assets/ or data/",
+        "zh": "成员“{name}”不是 assets/ 或 data/ 下的普通相对路径",
+    },
+    "assets_unsafe_kind": {"en": "member '{name}' is a {kind}, not a plain file", "zh": "成员“{name}”是{kind}，不是普通文件"},
+    "assets_kind_link": {"en": "link", "zh": "链接"},
+    "assets_kind_special": {"en": "device or special file", "zh": "设备或特殊文件"},
+    "assets_duplicate": {"en": "member '{name}' appears twice", "zh": "成员“{name}”出现了两次"},
+    "assets_too_big": {"en": "member '{name}' makes the archive larger than the limit", "zh": "成员“{name}”使归档超过大小上限"},
+    "assets_no_manifest": {
+        "en": "no {manifest} (an archive `kata assets pack` wrote has one)",
+        "zh": "缺少 {manifest}（由 `kata assets pack` 生成的归档都有它）",
+    },
+    "assets_not_listed": {
+        "en": "the files and the manifest do not match ({names})",
+        "zh": "文件与清单不一致（{names}）",
+    },
+    "assets_corrupt": {
+        "en": "{name} does not match its sha256 in the manifest (a damaged copy?)",
+        "zh": "{name} 与清单中的 sha256 不符（文件已损坏？）",
+    },
+    "assets_unreadable": {
+        "en": "not a readable tar archive ({reason})",
+        "zh": "不是可读取的 tar 归档（{reason}）",
+    },
 }
 
 
