@@ -855,6 +855,116 @@ CATALOG: dict[str, dict[str, str]] = {
         "en": "nbgrader is not installed here: .venv/bin/pip install -e '.[nbgrader]' (the export itself does not need it)",
         "zh": "此处未安装 nbgrader：.venv/bin/pip install -e '.[nbgrader]'（导出本身不需要它）",
     },
+    # ---- issue 6, release / Gradescope / assets slice (kata release, kata export gradescope, kata assets)
+    "gs_public": {
+        "en": "Public checks: {passed} of {total} pass ({points}/{max_points} points).",
+        "zh": "公开检查：{total} 项中通过 {passed} 项（{points}/{max_points} 分）。",
+    },
+    "gs_hidden_after_published": {
+        "en": "The hidden checks are graded too; you see their results once the grades are published.",
+        "zh": "隐藏检查也已评分；成绩发布后可以看到它们的结果。",
+    },
+    "gs_hidden_after_due_date": {
+        "en": "The hidden checks are graded too; you see their results after the due date.",
+        "zh": "隐藏检查也已评分；截止日期过后可以看到它们的结果。",
+    },
+    "gs_hidden_hidden": {
+        "en": "The hidden checks are graded too; only your instructor sees their results.",
+        "zh": "隐藏检查也已评分；只有老师能看到它们的结果。",
+    },
+    "gs_hidden_visible": {
+        "en": "The hidden checks are graded too and shown below (without their expected values).",
+        "zh": "隐藏检查也已评分，结果列在下面（不显示期望值）。",
+    },
+    "gs_limits_only": {
+        "en": "note: the sandbox ran with resource limits only (bubblewrap could not start here).",
+        "zh": "注意：沙箱只使用了资源限制（此处无法启动 bubblewrap）。",
+    },
+    "gs_skipped": {
+        "en": "skipped (scores 0): {reason}",
+        "zh": "已跳过（记 0 分）：{reason}",
+    },
+    "gs_cannot_grade": {
+        "en": ("Your submission could not be graded: {reason}\nUpload kata-submission.zip (written by `kata submit`) "
+               "or your exercise files (exercises/ch01/<exercise>.py)."),
+        "zh": ("无法评分你的提交：{reason}\n请上传 kata-submission.zip（由 `kata submit` 生成），"
+               "或你的练习文件（exercises/ch01/<练习>.py）。"),
+    },
+    "gs_nothing_found": {
+        "en": "no exercise file in the upload (no {chapter}/ folder, no <exercise>.py or .ipynb, no single .zip)",
+        "zh": "上传内容里没有练习文件（没有 {chapter}/ 文件夹、<练习>.py 或 .ipynb，也不是单个 .zip）",
+    },
+    "gs_internal": {
+        "en": "the autograder itself failed ({reason}); your instructor has been shown the details",
+        "zh": "自动评分程序本身出错（{reason}）；详细信息已提供给老师",
+    },
+    "assets_corpus": {"en": "offline corpus", "zh": "离线语料"},
+    "assets_already": {"en": "already here", "zh": "已经存在"},
+    "assets_offline": {"en": "KATA_OFFLINE is set: no download tried", "zh": "已设置 KATA_OFFLINE：不尝试下载"},
+    "assets_imdb_saved": {"en": "IMDb saved as parquet in {path}", "zh": "IMDb 已保存为 parquet：{path}"},
+    "assets_needed_by": {"en": "not here; needed by {what}", "zh": "不存在；{what} 需要它"},
+    "assets_verified": {"en": "sha256 verified", "zh": "sha256 校验通过"},
+    "assets_wrong_sha": {"en": "wrong sha256: fetch or unpack it again", "zh": "sha256 不符：请重新获取或解包"},
+    "assets_local_copy": {"en": "a local copy", "zh": "本地副本"},
+    "assets_imdb_optional": {
+        "en": "not here (optional: kata train --data imdb; the offline corpus works without it)",
+        "zh": "不存在（可选：kata train --data imdb 需要；离线语料不需要它）",
+    },
+    "assets_status_ok": {"en": "ok", "zh": "正常"},
+    "assets_status_missing": {"en": "missing", "zh": "缺失"},
+    "assets_status_skipped": {"en": "skipped", "zh": "跳过"},
+    "assets_status_failed": {"en": "failed", "zh": "失败"},
+    "assets_status_bad": {"en": "damaged", "zh": "已损坏"},
+    "assets_fetch_failed": {
+        "en": "kata assets fetch: {count} file(s) could not be fetched. Without a network, ask for the workshop's "
+              "assets file and run `kata assets unpack FILE`.",
+        "zh": "kata assets fetch：有 {count} 个文件无法获取。没有网络时，请向老师索取工作坊的资源文件，"
+              "然后运行 `kata assets unpack FILE`。",
+    },
+    "assets_empty": {
+        "en": "nothing to pack: the cache is empty ({where}); run `kata assets fetch` first",
+        "zh": "没有可打包的内容：缓存为空（{where}）；请先运行 `kata assets fetch`",
+    },
+    "assets_packed": {
+        "en": "kata assets: wrote {file}: {files} file(s), {mb} MB, with their sha256 in {manifest}. "
+              "On each lab machine: kata assets unpack {name}",
+        "zh": "kata assets：已写入 {file}：{files} 个文件，{mb} MB，sha256 记录在 {manifest} 中。"
+              "在每台实验机器上运行：kata assets unpack {name}",
+    },
+    "assets_unpacked": {
+        "en": "kata assets: {files} file(s) from {file} verified (sha256) and installed",
+        "zh": "kata assets：已从 {file} 校验（sha256）并安装 {files} 个文件",
+    },
+    "assets_no_file": {"en": "{file}: no such file", "zh": "{file}：文件不存在"},
+    "assets_refused": {
+        "en": "{file}: archive refused, nothing was installed: {reason}",
+        "zh": "{file}：拒绝使用该归档，没有安装任何文件：{reason}",
+    },
+    "assets_unsafe_path": {
+        "en": "member '{name}' is not a plain relative path under assets/ or data/",
+        "zh": "成员“{name}”不是 assets/ 或 data/ 下的普通相对路径",
+    },
+    "assets_unsafe_kind": {"en": "member '{name}' is a {kind}, not a plain file", "zh": "成员“{name}”是{kind}，不是普通文件"},
+    "assets_kind_link": {"en": "link", "zh": "链接"},
+    "assets_kind_special": {"en": "device or special file", "zh": "设备或特殊文件"},
+    "assets_duplicate": {"en": "member '{name}' appears twice", "zh": "成员“{name}”出现了两次"},
+    "assets_too_big": {"en": "member '{name}' makes the archive larger than the limit", "zh": "成员“{name}”使归档超过大小上限"},
+    "assets_no_manifest": {
+        "en": "no {manifest} (an archive `kata assets pack` wrote has one)",
+        "zh": "缺少 {manifest}（由 `kata assets pack` 生成的归档都有它）",
+    },
+    "assets_not_listed": {
+        "en": "the files and the manifest do not match ({names})",
+        "zh": "文件与清单不一致（{names}）",
+    },
+    "assets_corrupt": {
+        "en": "{name} does not match its sha256 in the manifest (a damaged copy?)",
+        "zh": "{name} 与清单中的 sha256 不符（文件已损坏？）",
+    },
+    "assets_unreadable": {
+        "en": "not a readable tar archive ({reason})",
+        "zh": "不是可读取的 tar 归档（{reason}）",
+    },
 }
 
 
