@@ -99,30 +99,40 @@ class Corpus:
 LABEL_NAMES = {0: "negative", 1: "positive"}
 
 
+def _label_value(label) -> int | None:
+    """0 or 1 for an accepted label (see validate_labels), else None."""
+    if isinstance(label, str):
+        label = label.strip()
+        return {"0": 0, "1": 1}.get(label)
+    if isinstance(label, bool):
+        return None
+    if not isinstance(label, int) and hasattr(label, "item"):  # numpy / torch scalars
+        try:
+            label = label.item()
+        except Exception:
+            return None
+    return label if type(label) is int and label in (0, 1) else None
+
+
 def validate_labels(labels: Iterable, where: str = "labels") -> list[int]:
     """The labels as a list of ints, each 0 or 1; DataError naming the first one that is not.
 
     Accepted: ints 0/1, and the strings "0"/"1" (a CSV's cells). Not accepted: bools, floats,
     other classes (IMDb's unlabelled "unsup" reviews carry -1)."""
-    out = []
-    for i, label in enumerate(labels):
-        value = label
-        if isinstance(label, str) and label.strip() in ("0", "1"):
-            value = int(label.strip())
-        elif hasattr(label, "item") and not isinstance(label, (bool, int)):  # numpy / torch scalars
-            with contextlib.suppress(Exception):
-                value = label.item()
-        if isinstance(value, bool) or not isinstance(value, int) or value not in (0, 1):
-            raise DataError(f"{where}: label #{i} is {label!r}; labels must be 0 (negative) or 1 (positive)")
-        out.append(value)
-    return out
+    given = list(labels)
+    values = [_label_value(label) for label in given]
+    if None in values:
+        row = values.index(None)
+        raise DataError(f"{where}: label #{row} is {given[row]!r}; labels must be 0 (negative) or 1 (positive)")
+    return values
 
 
 def _split(texts, labels, where) -> Split:
     texts = list(texts)
     labels = validate_labels(labels, where)
-    if len(texts) != len(labels):
-        raise DataError(f"{where}: {len(texts)} texts but {len(labels)} labels")
+    n_texts, n_labels = len(texts), len(labels)
+    if n_texts != n_labels:
+        raise DataError(f"{where}: {n_texts} texts but {n_labels} labels")
     for i, text in enumerate(texts):
         if not isinstance(text, str):
             raise DataError(f"{where}: text #{i} is a {type(text).__name__}, not a string")
