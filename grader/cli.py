@@ -524,8 +524,9 @@ def _add_train_parser(sub) -> None:
                                    "fast path, AdamW with warmup and decay, the best checkpoint kept. "
                                    "Runs under torchrun for several processes (DDP).")
     t.add_argument("--code", default="auto", help="reference (solutions/), student (exercises/) or a folder "
-                                                  "holding ch01/s1_23_classifier.py (default: reference where "
-                                                  "solutions/ exists, else student)")
+                                                  "holding ch01/s1_23_classifier.py and ch01/s1_23_tokenizer.py: "
+                                                  "the model and the tokenizer both come from there (default: "
+                                                  "reference where solutions/ exists, else student)")
     t.add_argument("--data", default=d.data, help="offline (default: the offline corpus), imdb, synthetic[:N], "
                                                   "or a path (aclImdb folder, CSV, parquet)")
     t.add_argument("--out", default="", help="output folder (default .kata/runs/<time>)")

@@ -965,6 +965,35 @@ CATALOG: dict[str, dict[str, str]] = {
         "en": "not a readable tar archive ({reason})",
         "zh": "不是可读取的 tar 归档（{reason}）",
     },
+    # ---- issue 6, slice "leak": kata train tokenizes with the s1_23_tokenizer exercise's file (grader/training/tokenizer.py)
+    "train_tokenizer_missing": {
+        "en": "{path}: no such file. kata train tokenizes with the s1_23_tokenizer exercise's file, found next to "
+              "s1_23_classifier.py.{hint}",
+        "zh": "{path}：没有这个文件。kata train 使用 s1_23_tokenizer 练习的文件来分词，它应与 s1_23_classifier.py "
+              "放在同一个文件夹中。{hint}",
+    },
+    "train_tokenizer_stub": {
+        "en": "{where}: not implemented yet ({error}), reached from {call}. kata train tokenizes with your "
+              "s1_23_tokenizer exercise: finish it first (`kata check s1_23_tokenizer`).{hint}",
+        "zh": "{where}：尚未实现（{error}），由 {call} 调用到这里。kata train 使用你的 s1_23_tokenizer 练习来分词："
+              "请先完成它（`kata check s1_23_tokenizer`）。{hint}",
+    },
+    "train_tokenizer_failed": {
+        "en": "{where}: {call} failed: {error}. kata train tokenizes with the s1_23_tokenizer exercise's file; "
+              "`kata check s1_23_tokenizer` shows what is wrong.{hint}",
+        "zh": "{where}：{call} 失败：{error}。kata train 使用 s1_23_tokenizer 练习的文件来分词；"
+              "`kata check s1_23_tokenizer` 会指出问题所在。{hint}",
+    },
+    "train_tokenizer_bad": {
+        "en": "{where}: {call} gave {got}, which training cannot use (int ids below vocab_size, [CLS] first and "
+              "[SEP] last, distinct special ids). `kata check s1_23_tokenizer` shows what is wrong.{hint}",
+        "zh": "{where}：{call} 返回了 {got}，训练无法使用（id 应为小于 vocab_size 的整数，[CLS] 在最前、[SEP] 在最后，"
+              "三个特殊 id 互不相同）。`kata check s1_23_tokenizer` 会指出问题所在。{hint}",
+    },
+    "train_tokenizer_reference_hint": {
+        "en": " Or train the reference solution with --code reference.",
+        "zh": "或者用 --code reference 训练参考解答。",
+    },
 }
 
 

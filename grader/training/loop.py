@@ -3,6 +3,7 @@
 What it adds to the book's loop (listings 1.37-1.40):
 - device: CUDA, then Apple's MPS, then the CPU; bf16 autocast on CUDA; optional torch.compile;
 - the attention fast path (grader.training.model), checked equal to the model's own attention;
+- the s1_23_tokenizer exercise's own tokenizer, from the same code as the model (tokenizer.py);
 - token ids computed once and cached, batches padded to their own longest row (batches.py);
 - AdamW with linear warmup then linear decay, gradient clipping;
 - a validation split carved from the training set, evaluated every epoch (or every N steps),
@@ -23,10 +24,12 @@ from pathlib import Path
 import torch
 import torch.nn as nn
 
+from ..messages import t
 from . import outputs
 from .batches import Encoded, LengthBatches, collate
 from .config import TrainConfig
 from .model import ModelError, build_model, enable_fast_attention, load_classifier_module, probe_batch
+from .tokenizer import TokenizerError, load_tokenizer
 
 
 class TrainError(RuntimeError):
@@ -116,11 +119,15 @@ class Data:
 
 
 def encode_split(split, tok) -> tuple[Encoded, bool]:
-    """The unpadded ids of a split (from the cache after the first time) and whether they were cached."""
+    """The unpadded ids of a split (from the cache after the first time) and whether they were cached.
+    `tok`: a training tokenizer (grader.training.tokenizer.Tokenizer)."""
     from ..data import cached_token_ids
 
-    t = cached_token_ids(split.texts, lambda texts: tok.encode_batch(texts, pad=False), tok.fingerprint(pad=False))
-    return Encoded(t.ids, t.offsets, torch.tensor(split.labels, dtype=torch.long)), t.cached
+    found = cached_token_ids(split.texts, tok.encode_batch, tok.key)
+    if found.ids.numel() and (int(found.ids.min()) < 0 or int(found.ids.max()) >= tok.vocab_size):
+        raise TrainError(f"{tok.path}: encode gave ids outside 0..vocab_size - 1 = {tok.vocab_size - 1} "
+                         f"(from {int(found.ids.min())} to {int(found.ids.max())}); `kata check s1_23_tokenizer` shows why")
+    return Encoded(found.ids, found.offsets, torch.tensor(split.labels, dtype=torch.long)), found.cached
 
 
 def load_data(cfg: TrainConfig, dist: Dist, tok) -> Data:
@@ -258,16 +265,14 @@ def _train(cfg: TrainConfig, root: Path, dist: Dist, log) -> dict:
     amp_ctx, amp_dtype = _autocast(device, cfg.amp)
     out = Path(cfg.out) if cfg.out else root / ".kata" / "runs" / time.strftime("%Y%m%d-%H%M%S")
     code_dir = resolve_code(cfg.code, root)
+    hint = t("train_tokenizer_reference_hint") if cfg.code != "reference" and (root / "solutions").is_dir() else ""
+    tok = load_tokenizer(code_dir, cfg.max_len, cfg.truncation, hint=hint)
     module = load_classifier_module(code_dir)
-
-    from ..data import gpt2_tokenizer
-
-    tok = gpt2_tokenizer(cfg.max_len, cfg.truncation)
     model = build_model(module, vocab_size=tok.vocab_size, dim=cfg.dim, max_len=cfg.max_len, layers=cfg.layers,
                         heads=cfg.heads, ff_dim=cfg.ff_dim)
     data = load_data(cfg, dist, tok)
     log(f"data: {data.source}: train {len(data.train):,}, validation {len(data.val):,}, test {len(data.test):,} "
-        f"(token ids {'from the cache' if data.cached else 'computed and cached'})")
+        f"(token ids {'from the cache' if data.cached else 'computed and cached'}, tokenizer {tok.path})")
     n_params = sum(p.numel() for p in model.parameters())
     fast, why_not = 0, "off (--no-fast-attention)"
     if cfg.fast_attention:
@@ -307,7 +312,7 @@ def _train(cfg: TrainConfig, root: Path, dist: Dist, log) -> dict:
         "schema": outputs.METRICS_SCHEMA, "kata_version": __version__, "torch": torch.__version__,
         "device": str(device), "world_size": dist.world, "dtype": str(amp_dtype).replace("torch.", ""),
         "compile": cfg.compile, "fast_attention": {"modules": fast, "reason": why_not},
-        "code": str(module.__file__), "parameters": n_params, "config": asdict(cfg),
+        "code": str(module.__file__), "tokenizer": str(tok.path), "parameters": n_params, "config": asdict(cfg),
         "data": {"source": data.source, "notes": data.notes, "train": len(data.train), "val": len(data.val),
                  "test": len(data.test)},
         "steps_total": total, "history": [], "best": None, "test": None, "interrupted": False, "seconds": None,
@@ -339,7 +344,7 @@ def _train(cfg: TrainConfig, root: Path, dist: Dist, log) -> dict:
             if dist.main:
                 info = {"config": dict(vocab_size=tok.vocab_size, dim=cfg.dim, max_len=cfg.max_len, layers=cfg.layers,
                                        heads=cfg.heads, ff_dim=cfg.ff_dim),
-                        "tokenizer": {"encoding": tok.base.name, "pad_id": tok.pad_id, "cls_id": tok.cls_id,
+                        "tokenizer": {"code": str(tok.path), "encoding": tok.name, "pad_id": tok.pad_id, "cls_id": tok.cls_id,
                                       "sep_id": tok.sep_id, "max_len": tok.max_len, "truncation": tok.truncation,
                                       "head_len": tok.head_len},
                         "code": str(module.__file__), "epoch": epoch + 1, "step": step, "val_accuracy": val_acc}
@@ -443,8 +448,7 @@ def _plot_attention(path: Path, model, test: Encoded, tok, predicted: dict, devi
     ids, mask, labels = collate(test, [pick], tok.pad_id)
     n = lengths[pick]
     weights = cls_attention(model, ids.to(device), mask.to(device))[:, :, :n]
-    tokens = ["[CLS]" if i == tok.cls_id else "[SEP]" if i == tok.sep_id else tok.base.decode([i]).strip() or "␣"
-              for i in ids[0, :n].tolist()]
+    tokens = [tok.token_text(i) for i in ids[0, :n].tolist()]
     names = ["negative", "positive"]
     plot_cls_attention(path, weights, tokens, f"[CLS] attention, test review #{pick}: label "
                        f"{names[int(labels[0])]}, predicted {names[predicted.get(pick, 0)]}")
@@ -467,7 +471,7 @@ def main_cli(args, root: Path) -> int:
     cfg = TrainConfig(**{k: v for k, v in vars(args).items() if k in TrainConfig.__dataclass_fields__})
     try:
         train(cfg, root)
-    except (TrainError, ModelError) as e:
+    except (TrainError, ModelError, TokenizerError) as e:
         print(f"kata train: {e}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
