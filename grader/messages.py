@@ -990,7 +990,7 @@ CATALOG: dict[str, dict[str, str]] = {
         "zh": "{where}：{call} 返回了 {got}，训练无法使用（id 应为小于 vocab_size 的整数，[CLS] 在最前、[SEP] 在最后，"
               "三个特殊 id 互不相同）。`kata check s1_23_tokenizer` 会指出问题所在。{hint}",
     },
-    "train_tokenizer_reference_hint": {
+    "train_tokenizer_hint_reference": {
         "en": " Or train the reference solution with --code reference.",
         "zh": "或者用 --code reference 训练参考解答。",
     },

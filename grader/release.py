@@ -14,6 +14,9 @@ everything `kata check/list/watch/hint/reset/run/submit/notebook` need. What it 
 - grader/checks/bert_reference.py, the §1.23 model written out for the checks: the bundle's
   grader/checks/bert_public.py keeps its public helpers (names, shapes, seeded weights, printing)
   and answers the model calls the public checks make from a recorded table;
+- grader/checks/tokenizer_reference.py, the s1_23_tokenizer reference: the tokenizer checks reach
+  it through helpers that the bundle answers from the same table (release_record.REPLAYED_HELPERS),
+  and `kata train` tokenizes with the exercise's own file (grader/training/tokenizer.py);
 - ERRATA.md entries proved only by hidden checks keep where and what the book prints, not the
   true value; hidden check names are replaced by "a hidden check of <exercise>".
 
@@ -21,7 +24,7 @@ grader/release.json marks the package as a student edition: the course then load
 solutions, and an exercise's checks add up to its public points. Before the bundle is moved
 into place, `scan` looks through every file for what must not be there (hidden check names,
 lines of the solutions that the stubs do not show, the reference model's code); any finding
-refuses the release.
+refuses the release. No shipped module may hold a solution's lines: the scan has no exceptions.
 """
 from __future__ import annotations
 
@@ -40,16 +43,11 @@ from .release_source import function_signature_stub, imported_names, prune, publ
 
 REFERENCE = "bert_reference"
 PUBLIC_REFERENCE = "bert_public"
+# Trusted modules of grader/checks that re-implement exercises and never ship, not even by name.
+TRUSTED_ONLY = (REFERENCE, "tokenizer_reference")
 RELEASE_FILE = "release.json"
 STUBS_DIR = "release_stubs"
 INSTRUCTOR_ONLY = ("release.py", "release_record.py", "release_source.py")  # the tools that build the bundle
-# Runtime modules that share code with an exercise's solution and must ship for the bundle to run:
-# file -> (the exercises whose solution lines it may hold, why). `kata release` prints these.
-SHIPPED_REFERENCES = {
-    "grader/data.py": (("s1_23_tokenizer", "s1_23_dataset"),
-                       "kata train and the data loaders tokenize with the kata's own BertTokenizer and check "
-                       "labels as s1_23_tokenizer and s1_23_dataset do"),
-}
 MIN_SOLUTION_LINE = 24  # shorter solution lines ("return out") are too common to prove anything
 
 
@@ -262,21 +260,37 @@ def solution_lines(course: Course) -> dict[str, set[str]]:
     return out
 
 
-def reference_lines() -> set[str]:
-    """The body lines of the reference model's functions (what bert_public must not hold)."""
+def _body_lines(source: str, functions) -> set[str]:
+    """The stripped lines (long enough to prove something) of the bodies of `functions`, docstrings left out."""
+    lines = source.splitlines()
+    found = set()
+    for node in functions:
+        start = node.body[1].lineno if ast.get_docstring(node) and len(node.body) > 1 else node.body[0].lineno
+        for line in lines[start - 1:node.end_lineno]:
+            s = line.strip()
+            if len(s) >= MIN_SOLUTION_LINE and not s.startswith(("#", '"""')):
+                found.add(s)
+    return found
+
+
+def reference_lines(course: Course | None = None) -> set[str]:
+    """The body lines of the reference model's functions (what bert_public must not hold) and of
+    the reference tokenizer's methods, less the lines the stubs show (the exercise's given
+    argument checks), when `course` is given."""
     from .release_record import REPLAYED
 
     source = (PACKAGE_DIR / "checks" / f"{REFERENCE}.py").read_text(encoding="utf-8")
-    lines = source.splitlines()
-    found = set()
-    for node in ast.parse(source).body:
-        if isinstance(node, ast.FunctionDef) and node.name in (*REPLAYED, "_norm"):
-            start = node.body[1].lineno if ast.get_docstring(node) and len(node.body) > 1 else node.body[0].lineno
-            for line in lines[start - 1:node.end_lineno]:
-                s = line.strip()
-                if len(s) >= MIN_SOLUTION_LINE and not s.startswith(("#", '"""')):
-                    found.add(s)
-    return found
+    found = _body_lines(source, [n for n in ast.parse(source).body
+                                 if isinstance(n, ast.FunctionDef) and n.name in (*REPLAYED, "_norm")])
+    source = (PACKAGE_DIR / "checks" / "tokenizer_reference.py").read_text(encoding="utf-8")
+    methods = [m for n in ast.parse(source).body if isinstance(n, ast.ClassDef)
+               for m in n.body if isinstance(m, ast.FunctionDef)]
+    tokenizer = _body_lines(source, methods)
+    if course is not None:
+        from .stubs import stub_text
+
+        tokenizer -= {line.strip() for ex in course.exercises for line in stub_text(course, ex).splitlines()}
+    return found | tokenizer
 
 
 def scan(out: Path, course: Course) -> list[str]:
@@ -286,11 +300,11 @@ def scan(out: Path, course: Course) -> list[str]:
     name_re = re.compile(r"\b(" + "|".join(map(re.escape, sorted(hidden_only))) + r")\b") if hidden_only else None
     by_exercise = solution_lines(course)
     solution = set().union(*by_exercise.values())
-    reference = reference_lines()
+    reference = reference_lines(course)
     findings = []
     for path in sorted(p for p in out.rglob("*") if p.is_file()):
         rel = path.relative_to(out).as_posix()
-        if path.name in (f"{REFERENCE}.py", "solutions") or rel.startswith(("solutions/", "tests/")):
+        if path.name in (*(f"{m}.py" for m in TRUSTED_ONLY), "solutions") or rel.startswith(("solutions/", "tests/")):
             findings.append(f"{rel}: must not be shipped")
             continue
         try:
@@ -300,13 +314,13 @@ def scan(out: Path, course: Course) -> list[str]:
         if name_re and (m := name_re.search(text)):
             findings.append(f"{rel}: names the hidden check {m.group(1)}")
         stripped = {line.strip() for line in text.splitlines()}
-        allowed = set().union(*(by_exercise.get(i, set()) for i in SHIPPED_REFERENCES.get(rel, ((), ""))[0]))
-        for s in sorted((solution - allowed) & stripped)[:3]:
+        for s in sorted(solution & stripped)[:3]:
             findings.append(f"{rel}: holds a line of a solution: {s[:80]}")
         for s in sorted(reference & stripped)[:3]:
-            findings.append(f"{rel}: holds a line of the reference model: {s[:80]}")
-        if REFERENCE in text:
-            findings.append(f"{rel}: names {REFERENCE}")
+            findings.append(f"{rel}: holds a line of a reference (model or tokenizer): {s[:80]}")
+        for name in TRUSTED_ONLY:
+            if re.search(rf"\b{name}\b", text):
+                findings.append(f"{rel}: names {name}")
     for ex in course.exercises:
         shipped = out / "grader" / "checks" / f"test_{ex.id}.py"
         if shipped.is_file():
@@ -453,6 +467,5 @@ def build(course: Course, out: str | Path, force: bool = False, log=lambda messa
             shutil.rmtree(stage, ignore_errors=True)
     n_public = sum(v["public_checks"] for v in info["exercises"].values())
     n_hidden = sum(v["hidden_checks"] for v in info["exercises"].values())
-    notes = [f"{rel} ships, holding code of {', '.join(ids)}: {why}" for rel, (ids, why) in SHIPPED_REFERENCES.items()]
     return Built(out, len(course.exercises), n_public, n_hidden, kept, total, len(rec.calls), rec.listings_run,
-                 round(time.perf_counter() - t0, 1), notes)
+                 round(time.perf_counter() - t0, 1))

@@ -7,7 +7,8 @@ solutions, in the sandbox as always, while this process records:
   read; a key met while iterating counts when the code selects it by `startswith`/`endswith`
   or compares it, as the prefix helpers of the check modules do);
 - every call they make to a helper that re-implements an exercise (the reference model of
-  grader/checks/bert_reference.py, and the helpers REPLAYED_HELPERS names), its arguments
+  grader/checks/bert_reference.py, and the helpers REPLAYED_HELPERS names, such as the tokenizer
+  checks' calls of grader/checks/tokenizer_reference.py), its arguments
   (defaults included) and its result: the student bundle answers these calls from a table
   instead of shipping the helpers (grader/checking/replay.py). Only the outermost call is
   recorded, not the ones a helper makes to another.
@@ -53,7 +54,8 @@ REPLAYED_HELPERS = {
     "test_s1_16_multihead": ("_split", "_merge", "_attend", "_reference", "_mha_mistakes", "_attention_mistakes"),
     "test_s1_17_layer_norm": ("_ln", "_mistakes"),
     "test_s1_18_feed_forward": ("_gelu_mistakes", "_ffn", "_ffn_mistakes"),
-    "test_s1_23_dataset": ("encode",),  # not reference_collate: a public check feeds it the rows of the student's own shuffled batches
+    "test_s1_23_dataset": ("encode",),
+    "test_s1_23_tokenizer": ("_ref_numbers", "_ref_encode", "_wrong_encodings"),  # not reference_collate: a public check feeds it the rows of the student's own shuffled batches
     "test_s1_23_padding_mask": ("_query_masked", "_mask_mistakes", "_weight_mistakes"),
 }
 

@@ -5,8 +5,10 @@ solutions while it records what they read), installed with pip into a new venv (
 its dependencies come from this venv's site-packages through a .pth file, so torch is not
 reinstalled), and used from a copy of the bundle folder as a student would: `kata check` fails
 on a stub and passes on a solved file, a §1.23 mistake is still named from the recorded
-reference calls, `kata reset` and `kata list` work without solutions. Then the bundle is
-searched for what must not be in it, independently of the release's own scan.
+reference calls, `kata reset` and `kata list` work without solutions, the tokenizer's public
+checks answer from recorded reference calls, and `kata train` tokenizes with the student's own
+tokenizer. Then the bundle is searched for what must not be in it, independently of the
+release's own scan.
 """
 from __future__ import annotations
 
@@ -24,6 +26,7 @@ import pytest
 from safetensors import safe_open
 
 from grader import course as course_module
+from grader import gpt2, release
 from grader.stubs import blocks, stub_text
 from tests.conftest import ROOT, SOLUTIONS
 
@@ -113,6 +116,51 @@ def test_reference_model_mistakes_are_named_from_the_recorded_calls(venv, projec
     assert "this is post-LN" in proc.stdout, proc.stdout
 
 
+def test_tokenizer_checks_answer_from_the_recorded_reference(venv, project):
+    """s1_23_tokenizer's public checks compare with the reference tokenizer, which the bundle does
+    not hold: the stub fails, the solution passes (the GPT-2 checks too, where the ranks are), and
+    a known mistake is named from the recorded wrong answers."""
+    ex = "s1_23_tokenizer"
+    proc = kata_in(venv, project, "check", ex)
+    assert proc.returncode == 1 and "0 of 6 public checks pass" in proc.stdout, proc.stdout + proc.stderr
+    source = (SOLUTIONS / "ch01" / f"{ex}.py").read_text()
+    target = project / "exercises" / "ch01" / f"{ex}.py"
+    target.write_text(source)
+    proc = kata_in(venv, project, "check", ex)
+    assert proc.returncode == 0 and "6 of 6 public checks pass" in proc.stdout, proc.stdout + proc.stderr
+    if gpt2.have_asset():
+        assert "skipped" not in proc.stdout.lower(), proc.stdout
+    right = "        ids = [self.cls_id] + self.truncate(self.text_ids(text)) + [self.sep_id]\n"
+    assert right in source
+    target.write_text(source.replace(right, "        ids = ([self.cls_id] + self.text_ids(text) + [self.sep_id])"
+                                            "[:self.max_len]\n"))
+    proc = kata_in(venv, project, "check", ex)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "lost its [SEP]" in " ".join(proc.stdout.split()), proc.stdout
+
+
+@pytest.mark.skipif(not gpt2.have_asset(), reason="gpt2.tiktoken is missing (kata assets fetch)")
+def test_train_tokenizes_with_the_students_tokenizer(venv, project):
+    """The bundle's `kata train` (no solutions/: --code student) names the unfinished tokenizer by
+    file and line, and trains once the student's tokenizer and classifier are done."""
+    run = ["train", "--data", "synthetic:200", "--epochs", "1", "--dim", "32", "--layers", "1", "--heads", "2",
+           "--ff-dim", "64", "--max-len", "64", "-q"]
+    exercises = project / "exercises" / "ch01"
+    stub = exercises / "s1_23_tokenizer.py"
+    line = next(n for n, text in enumerate(stub.read_text().splitlines(), 1)
+                if "raise NotImplementedError(" in text and "base_vocab_size" in text)
+    proc = kata_in(venv, project, *run, "--out", str(project / "o1"))
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert f"s1_23_tokenizer.py:{line}: not implemented yet" in proc.stderr, proc.stderr
+    assert "kata check s1_23_tokenizer" in proc.stderr and "--code reference" not in proc.stderr
+    for name in ("s1_23_tokenizer.py", "s1_23_classifier.py"):
+        shutil.copy(SOLUTIONS / "ch01" / name, exercises)
+    proc = kata_in(venv, project, *run, "--out", str(project / "o2"))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    metrics = json.loads((project / "o2" / "metrics.json").read_text())
+    assert Path(metrics["tokenizer"]).resolve() == stub.resolve() and metrics["test"]["accuracy"] is not None
+
+
 def test_reset_and_list_work_without_solutions(venv, project):
     target = project / "exercises" / "ch01" / "s1_13_causal_mask.py"
     stub = target.read_text()
@@ -167,9 +215,11 @@ def _hidden_only_keys(ex_id: str, shipped_code: str) -> set[str]:
 def test_nothing_hidden_is_inside(bundle):
     texts = _texts(bundle)
     files = {p.relative_to(bundle).as_posix() for p in bundle.rglob("*") if p.is_file()}
-    assert not [f for f in files if f.startswith(("solutions/", "tests/")) or "bert_reference" in f]
+    trusted = ("bert_reference", "tokenizer_reference")  # the checks' re-implementations of exercises
+    assert not [f for f in files if f.startswith(("solutions/", "tests/")) or any(m in f for m in trusted)]
     assert {"course.toml", "README.md", "setup.sh", "pyproject.toml", "grader/release.json"} <= files
-    assert not [f for f, text in texts.items() if "bert_reference" in text]
+    assert not [f for f, text in texts.items() if any(re.search(rf"\b{m}\b", text) for m in trusted)]
+    assert not getattr(release, "SHIPPED_REFERENCES", None)  # no module ships with an exercise's code
 
     # Hidden check names: nowhere (a name that is also some public check's may appear as that one).
     hidden_only = {name for _, name in HIDDEN} - {name for _, name in PUBLIC}
@@ -200,8 +250,7 @@ def test_nothing_hidden_is_inside(bundle):
     softmax = set(safe_open(str(bundle / "grader/fixtures/s1_11_softmax.safetensors"), "pt").keys())
     assert "neg_inf" not in softmax and "softmax_dim0" not in softmax and "large" in softmax
 
-    # Solution code: no line of a solution block that the stubs do not show (data.py, which kata
-    # train needs, shares lines with the s1_23 tokenizer and dataset solutions only).
+    # Solution code: no line of a solution block that the stubs do not show, in any file.
     shown = {line.strip() for ex in COURSE.exercises for line in stub_text(COURSE, ex).splitlines()}
     owners: dict[str, set[str]] = {}
     for ex in COURSE.exercises:
@@ -215,10 +264,7 @@ def test_nothing_hidden_is_inside(bundle):
     assert len(owners) > 200
     for f, text in texts.items():
         found = {s for s in (line.strip() for line in text.splitlines()) if s in owners}
-        if f == "grader/data.py":
-            assert set().union(*(owners[s] for s in found)) <= {"s1_23_tokenizer", "s1_23_dataset"}
-        else:
-            assert not found, (f, sorted(found)[:3])
+        assert not found, (f, sorted(found)[:3])
 
     # The reference model's code: none of its functions' lines.
     reference = (COURSE.checks_dir / "bert_reference.py").read_text()
@@ -232,3 +278,20 @@ def test_nothing_hidden_is_inside(bundle):
                     model_lines.add(line.strip())
     assert len(model_lines) > 20
     assert not [f for f, text in texts.items() if model_lines & {line.strip() for line in text.splitlines()}]
+
+    # The reference tokenizer's code (the checks' BertTokenizer): none of its methods' lines but the
+    # argument checks the exercise gives in its stub.
+    reference = (COURSE.checks_dir / "tokenizer_reference.py").read_text()
+    tree = ast.parse(reference)
+    tokenizer_lines = set()
+    for cls in tree.body:
+        if isinstance(cls, ast.ClassDef) and cls.name == "BertTokenizer":
+            for fn in cls.body:
+                if isinstance(fn, ast.FunctionDef):
+                    for line in reference.splitlines()[fn.body[0].end_lineno:fn.end_lineno]:
+                        if len(line.strip()) >= 24 and line.strip() not in shown:
+                            tokenizer_lines.add(line.strip())
+    assert len(tokenizer_lines) > 10, sorted(tokenizer_lines)
+    assert "self.sep_id = self.base_vocab_size + 2" in tokenizer_lines
+    assert not {f: sorted(hit)[:3] for f, text in texts.items()
+                if (hit := tokenizer_lines & {line.strip() for line in text.splitlines()})}

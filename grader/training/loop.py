@@ -265,7 +265,7 @@ def _train(cfg: TrainConfig, root: Path, dist: Dist, log) -> dict:
     amp_ctx, amp_dtype = _autocast(device, cfg.amp)
     out = Path(cfg.out) if cfg.out else root / ".kata" / "runs" / time.strftime("%Y%m%d-%H%M%S")
     code_dir = resolve_code(cfg.code, root)
-    hint = t("train_tokenizer_reference_hint") if cfg.code != "reference" and (root / "solutions").is_dir() else ""
+    hint = t("train_tokenizer_hint_reference") if cfg.code != "reference" and (root / "solutions").is_dir() else ""
     tok = load_tokenizer(code_dir, cfg.max_len, cfg.truncation, hint=hint)
     module = load_classifier_module(code_dir)
     model = build_model(module, vocab_size=tok.vocab_size, dim=cfg.dim, max_len=cfg.max_len, layers=cfg.layers,
