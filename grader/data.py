@@ -592,9 +592,9 @@ class TokenIds:
 def cached_token_ids(texts: Sequence[str], encode_batch: Callable[[list[str]], list[list[int]]], key: str,
                      directory: str | os.PathLike | None = None) -> TokenIds:
     """The ids of `texts`, computed once with `encode_batch` and stored in `directory` (default
-    cache_dir()/token-ids) under a name made from `key` (what decides the ids: the tokenizer's code and settings) and the
-    texts' hash. A second call with the same texts and key reads the file; a damaged or foreign
-    file is recomputed and replaced.
+    cache_dir()/token-ids) under a name made from `key` (all that decides the ids: the tokenizer's
+    code and settings) and the texts' hash. A second call with the same texts and key reads the
+    file; a damaged or foreign file is recomputed and replaced.
 
         ids = cached_token_ids(corpus.train.texts, encode_batch, key)  # encode_batch(texts) -> id lists
     """

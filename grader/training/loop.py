@@ -265,6 +265,9 @@ def _train(cfg: TrainConfig, root: Path, dist: Dist, log) -> dict:
     amp_ctx, amp_dtype = _autocast(device, cfg.amp)
     out = Path(cfg.out) if cfg.out else root / ".kata" / "runs" / time.strftime("%Y%m%d-%H%M%S")
     code_dir = resolve_code(cfg.code, root)
+    if cfg.code == "reference" and not code_dir.is_dir():
+        raise TrainError(f"--code reference: there is no {code_dir} here (a student edition has no solutions); "
+                         "train your own code with --code student")
     hint = t("train_tokenizer_hint_reference") if cfg.code != "reference" and (root / "solutions").is_dir() else ""
     tok = load_tokenizer(code_dir, cfg.max_len, cfg.truncation, hint=hint)
     module = load_classifier_module(code_dir)
