@@ -25,8 +25,8 @@ from conftest import ROOT, kata, solution_with
 TINY = ["--dim", "64", "--layers", "2", "--heads", "2", "--ff-dim", "128", "--max-len", "64", "--lr", "3e-3",
         "--seed", "0", "--quiet"]
 needs_cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+# kata train tokenizes with the s1_23_tokenizer exercise, which reads GPT-2's ranks
 needs_ranks = pytest.mark.skipif(not gpt2.have_asset(), reason="gpt2.tiktoken is missing (kata assets fetch)")
-pytestmark = needs_ranks  # kata train tokenizes with the s1_23_tokenizer exercise, which reads GPT-2's ranks
 
 
 def metrics_of(out: Path) -> dict:
@@ -42,6 +42,7 @@ def reference_model(**kw):
 
 # ---------------------------------------------------------------- the whole run
 
+@needs_ranks
 def test_train_reference_learns_and_leaves_its_outputs(tmp_path):
     out = tmp_path / "run"
     r = kata("train", "--data", "synthetic:1000", "--epochs", "6", "--out", str(out), *TINY)
@@ -73,6 +74,7 @@ def test_train_reference_learns_and_leaves_its_outputs(tmp_path):
     assert acc == pytest.approx(m["test"]["accuracy"])
 
 
+@needs_ranks
 def test_students_unfinished_classifier_is_named(tmp_path):
     code = tmp_path / "mine" / "ch01"
     code.mkdir(parents=True)
@@ -84,6 +86,7 @@ def test_students_unfinished_classifier_is_named(tmp_path):
     assert not (tmp_path / "o" / "best.safetensors").exists()
 
 
+@needs_ranks
 def test_students_classifier_trains(tmp_path):
     code = tmp_path / "mine" / "ch01"
     code.mkdir(parents=True)
@@ -106,6 +109,7 @@ def _stub_line(path: Path, block: str) -> int:
     return next(n for n, line in enumerate(lines, 1) if "raise NotImplementedError(" in line and block in line)
 
 
+@needs_ranks
 def test_student_code_trains_with_the_students_tokenizer(tmp_course):
     """`kata train --code student` tokenizes with exercises/ch01/s1_23_tokenizer.py: a stub there is
     named with its file and line before anything is read or trained; the solved file trains."""
@@ -138,6 +142,7 @@ def test_student_code_trains_with_the_students_tokenizer(tmp_course):
     assert info["tokenizer"]["code"] == str(stub) and info["tokenizer"]["pad_id"] == 50257
 
 
+@needs_ranks
 def test_tokenizer_cache_key_follows_the_code(tmp_path):
     """Editing the tokenizer (or its settings) gives other ids a new cache key: no stale ids."""
     code = tmp_path / "mine" / "ch01"
@@ -153,6 +158,7 @@ def test_tokenizer_cache_key_follows_the_code(tmp_path):
     assert a.encode_batch(["the movie", ""]) == [a.encode("the movie", pad=False), [a.cls_id, a.sep_id]]
 
 
+@needs_ranks
 def test_head_count_that_does_not_divide_the_width_is_refused(tmp_path):
     r = kata("train", "--data", "synthetic:100", "--out", str(tmp_path / "o"), *TINY[:4], "--heads", "6",
              "--quiet")
@@ -160,12 +166,14 @@ def test_head_count_that_does_not_divide_the_width_is_refused(tmp_path):
     assert "heads=6 does not divide dim=64" in r.stderr
 
 
+@needs_ranks
 def test_bad_data_source_is_named(tmp_path):
     r = kata("train", "--data", str(tmp_path / "nope.csv"), "--out", str(tmp_path / "o"), *TINY)
     assert r.returncode == 2
     assert "nope.csv" in r.stderr and "Traceback" not in r.stderr
 
 
+@needs_ranks
 def test_ctrl_c_keeps_the_best_checkpoint(tmp_path):
     out = tmp_path / "run"
     proc = subprocess.Popen([sys.executable, "-m", "grader", "train", "--data", "synthetic:4000", "--epochs", "50",
@@ -188,6 +196,7 @@ def test_ctrl_c_keeps_the_best_checkpoint(tmp_path):
 
 
 @pytest.mark.slow
+@needs_ranks
 def test_torchrun_two_processes_gloo(tmp_path):
     """The same command under torchrun: DDP over gloo on the CPU, each process half the batches."""
     out = tmp_path / "ddp"
@@ -267,6 +276,7 @@ def test_cls_attention_rows_are_distributions_over_real_tokens():
     torch.testing.assert_close(cls_attention(model, longer, (longer != 50257).long())[:, :, :ids.shape[1]], w)
 
 
+@needs_ranks
 def test_gpu_benchmark_script_runs_on_the_cpu(tmp_path):
     """benchmarks/train_gpu.py is only timed on a GPU; its --smoke mode proves the script works."""
     r = subprocess.run([sys.executable, "benchmarks/train_gpu.py", "--device", "cpu", "--smoke", "--json",
@@ -321,6 +331,7 @@ def test_batches_are_split_between_processes():
 
 @pytest.mark.gpu
 @needs_cuda
+@needs_ranks
 def test_gpu_bf16_compiled_training(tmp_path):
     out = tmp_path / "gpu"
     r = kata("train", "--data", "synthetic:4000", "--epochs", "3", "--device", "cuda", "--compile",
