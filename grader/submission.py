@@ -214,7 +214,8 @@ def open_submission(path: str | Path, chapter: str = "ch01") -> Submission:
         notes: list[str] = []
         if origin.is_file():
             if not zipfile.is_zipfile(origin):
-                raise SubmissionError(f"{origin}: a submission file must be a .zip")
+                raise SubmissionError(f"{origin}: not a readable zip file (a submission file must be a .zip; "
+                                      "this one is damaged or not a zip at all)")
             _extract(origin, staging)
             top = staging
         else:

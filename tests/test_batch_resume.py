@@ -1,0 +1,101 @@
+"""`kata grade DIR --out OUT` again: a run killed with SIGKILL resumes without losing or
+duplicating a result; changed submissions are graded again; another course version is refused."""
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+from tests.conftest import ROOT, SOLUTIONS, kata
+from tests.test_batch import EX, WRONG, here, rows
+
+
+def _class_of(tmp_path):
+    """Six entries: two right, one wrong, one syntax error, one broken zip; S00 and s00 clash."""
+    cls = tmp_path / "class"
+    cls.mkdir()
+    for name in ("s00", "s01", "s02", "S00"):
+        shutil.copytree(SOLUTIONS, cls / name)
+    (cls / "s01" / "ch01" / "s1_11_matmul.py").write_text(WRONG)
+    (cls / "s02" / "ch01" / "s1_11_matmul.py").write_text("def matmul(A, B):\n    return A @@ B\n")
+    (cls / "zz.zip").write_bytes(b"broken")
+    return cls
+
+
+def _alive(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+        return True
+    except ProcessLookupError:
+        return False
+
+
+def _students(out):
+    return {p.parent.name: json.loads(p.read_text())["student"] for p in out.glob("students/*/report.json")}
+
+
+def test_a_run_killed_with_sigkill_resumes_without_losing_or_duplicating_a_result(tmp_path):
+    cls = _class_of(tmp_path)
+    whole = tmp_path / "whole"
+    ref = kata("grade", str(cls), "--out", str(whole), "--jobs", "2", *EX)
+    assert ref.returncode == 1, ref.stderr  # zz.zip is refused
+
+    out = tmp_path / "out"
+    cmd = [sys.executable, "-m", "grader", "grade", str(cls), "--out", str(out), "--jobs", "2", *EX]
+    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True, env={**os.environ, "KATA_LANG": "en"})
+    deadline = time.monotonic() + 120
+    while not list(out.glob("students/*/report.json")) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    os.kill(proc.pid, signal.SIGKILL)  # the scheduler only: its grading processes must notice by themselves
+    proc.wait()
+    deadline = time.monotonic() + 30
+    while _alive(proc.pid) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not _alive(proc.pid), "grading processes outlived the killed scheduler"
+    done = list(out.glob("students/*/report.json"))
+    assert 1 <= len(done) < 5, "the run was not killed mid-way"
+    (done[0].parent / ".report.json.x1y2z3.part").write_text('{"half": ')  # as if killed mid-write
+
+    again = kata("grade", str(cls), "--out", str(out), "--jobs", "2", *EX)
+    assert again.returncode == 1, again.stderr
+    assert f"{len(done)} of 5 submissions already graded" in again.stdout
+    assert again.stdout.count("✔") + again.stdout.count("✘") == 5 - len(done)
+    assert (out / "gradebook.csv").read_text() == (whole / "gradebook.csv").read_text()
+    assert not list(out.rglob("*.part"))
+    assert _students(out) == _students(whole)
+    assert sorted(s["source"] for s in _students(out).values()) == ["S00", "s00", "s01", "s02", "zz.zip"]
+    book = rows(out)
+    assert (book["S00"]["total"], book["s00-2"]["total"], book["s01"]["total"], book["s02"]["total"]) == ("5", "5", "1", "0")
+    assert book["zz"]["status"] == "refused"
+
+
+def test_changed_submissions_are_graded_again_and_another_course_version_is_refused(tmp_path):
+    cls = tmp_path / "class"
+    shutil.copytree(SOLUTIONS, cls / "alice")
+    (cls / "dave.zip").write_bytes(b"PK\x03\x04 not a zip")
+    out = tmp_path / "out"
+    first = kata("grade", str(cls), "--out", str(out), "--jobs", "1", *EX)
+    assert first.returncode == 1 and "alice: 5/5" in first.stdout and "dave: not graded" in first.stdout
+
+    (cls / "alice" / "ch01" / "s1_11_matmul.py").write_text(WRONG)
+    proc = kata("grade", str(cls), "--out", str(out), *EX)
+    assert "alice: the submission changed since it was graded; grading it again" in proc.stdout
+    assert "alice: 1/5" in proc.stdout and "dave" not in proc.stdout.replace("dave.zip", "")  # same file: kept
+    assert rows(out)["alice"]["total"] == "1"
+
+    meta = json.loads((out / "batch.json").read_text())
+    meta["course"] = "0123456789abcdef"  # as if graded with other checks or fixtures
+    (out / "batch.json").write_text(json.dumps(meta))
+    before = {p: p.read_bytes() for p in out.rglob("report.json")}
+    code, _, stderr = here("grade", str(cls), "--out", str(out), *EX)
+    assert code == 2 and "another course version or other settings (course: '0123456789abcdef' ->" in stderr
+    code, _, stderr = here("grade", str(cls), "--out", str(out), "-e", "s1_11_softmax")
+    assert code == 2 and "exercises: ['s1_11_matmul'] -> ['s1_11_softmax']" in stderr
+    assert {p: p.read_bytes() for p in out.rglob("report.json")} == before
+
+    proc = kata("grade", str(cls), "--out", str(out), "--force", *EX)  # everything graded again
+    assert "alice: 1/5" in proc.stdout and "dave: not graded" in proc.stdout
+    assert json.loads((out / "batch.json").read_text())["course"] != "0123456789abcdef"
