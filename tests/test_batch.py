@@ -92,11 +92,14 @@ def graded(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("batch")
     cls = tmp / "class"
     cls.mkdir()
-    shutil.copytree(SOLUTIONS, cls / "alice")  # a folder shaped like exercises/
+    shutil.copytree(SOLUTIONS, cls / "alice")  # a folder shaped like exercises/, with files that are no exercise
+    (cls / "alice" / "notes.txt").write_text("todo")
+    (cls / "alice" / "ch01" / "helper.py").write_text("x = 1\n")
     submitted_zip(tmp, WRONG, cls / "alice.zip")  # `kata submit` zip, and the name alice is taken
     (cls / "bob").mkdir()  # a learning platform's layout: one folder per student holding the zip
     submitted_zip(tmp, (SOLUTIONS / "ch01" / "s1_11_matmul.py").read_text(), cls / "bob" / "kata-submission.zip")
-    shutil.copytree(EXERCISES, cls / "carol" / "exercises")  # a project folder with the stubs
+    shutil.copytree(EXERCISES, cls / "carol" / "exercises")  # a project folder with the stubs, and a broken notebook
+    (cls / "carol" / "exercises" / "ch01" / "s1_11_matmul.ipynb").write_text("{ not json")
     (cls / "dave.zip").write_bytes(b"PK\x03\x04 this is not really a zip")
     zip_of(cls / "eve.zip", {"ch01/s1_11_matmul.py": "x = 1\n", "../../escape.py": "print('out')\n"})
     zip_of(cls / "frank.zip", {"ch01/s1_11_matmul.py": "#" + " " * 4_000_000 + "\n"})
@@ -131,6 +134,8 @@ def test_every_submission_gets_one_row_with_a_reason_when_not_graded(graded):
     for name, reason in reasons.items():
         assert f"| {name} |" in summary and reason.split(":")[-1].strip() in summary
     assert "| README.txt | not a submission" in summary
+    assert "- **alice**: files that are not exercises (not graded): ch01/helper.py, notes.txt" in summary
+    assert "- **carol**: ch01/s1_11_matmul.ipynb: not a readable notebook: invalid JSON at line 1" in summary
     assert "alice.zip: the name 'alice' is taken by alice; graded as 'alice-2'" in summary
     assert "9 submissions: 5 graded, 4 refused" in proc.stdout + summary
 

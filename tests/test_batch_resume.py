@@ -8,6 +8,8 @@ import subprocess
 import sys
 import time
 
+import pytest
+
 from tests.conftest import ROOT, SOLUTIONS, kata
 from tests.test_batch import EX, WRONG, here, rows
 
@@ -36,12 +38,19 @@ def _students(out):
     return {p.parent.name: json.loads(p.read_text())["student"] for p in out.glob("students/*/report.json")}
 
 
-def test_a_run_killed_with_sigkill_resumes_without_losing_or_duplicating_a_result(tmp_path):
-    cls = _class_of(tmp_path)
-    whole = tmp_path / "whole"
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory):
+    """The class graded once, without interruption."""
+    tmp = tmp_path_factory.mktemp("resume")
+    cls = _class_of(tmp)
+    whole = tmp / "whole"
     ref = kata("grade", str(cls), "--out", str(whole), "--jobs", "2", *EX)
     assert ref.returncode == 1, ref.stderr  # zz.zip is refused
+    return cls, whole
 
+
+def test_a_run_killed_with_sigkill_resumes_without_losing_or_duplicating_a_result(reference, tmp_path):
+    cls, whole = reference
     out = tmp_path / "out"
     cmd = [sys.executable, "-m", "grader", "grade", str(cls), "--out", str(out), "--jobs", "2", *EX]
     proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
@@ -72,19 +81,19 @@ def test_a_run_killed_with_sigkill_resumes_without_losing_or_duplicating_a_resul
     assert book["zz"]["status"] == "refused"
 
 
-def test_changed_submissions_are_graded_again_and_another_course_version_is_refused(tmp_path):
-    cls = tmp_path / "class"
-    shutil.copytree(SOLUTIONS, cls / "alice")
-    (cls / "dave.zip").write_bytes(b"PK\x03\x04 not a zip")
-    out = tmp_path / "out"
-    first = kata("grade", str(cls), "--out", str(out), "--jobs", "1", *EX)
-    assert first.returncode == 1 and "alice: 5/5" in first.stdout and "dave: not graded" in first.stdout
-
-    (cls / "alice" / "ch01" / "s1_11_matmul.py").write_text(WRONG)
+def test_changed_submissions_are_graded_again_and_another_course_version_is_refused(reference, tmp_path):
+    first_cls, whole = reference
+    cls, out = tmp_path / "class", tmp_path / "out"
+    cls.mkdir()
+    shutil.copytree(first_cls / "s00", cls / "s00")  # the same entries elsewhere: still the same submissions
+    shutil.copy(first_cls / "zz.zip", cls)
+    shutil.copytree(whole, out)
+    (cls / "s00" / "ch01" / "s1_11_matmul.py").write_text(WRONG)
     proc = kata("grade", str(cls), "--out", str(out), *EX)
-    assert "alice: the submission changed since it was graded; grading it again" in proc.stdout
-    assert "alice: 1/5" in proc.stdout and "dave" not in proc.stdout.replace("dave.zip", "")  # same file: kept
-    assert rows(out)["alice"]["total"] == "1"
+    assert "1 of 2 submissions already graded" in proc.stdout
+    assert "s00-2: the submission changed since it was graded; grading it again" in proc.stdout
+    assert "s00-2: 1/5" in proc.stdout and "zz" not in proc.stdout.replace("zz.zip", "")  # same file: kept
+    assert rows(out)["s00-2"]["total"] == "1" and rows(out)["S00"]["total"] == "5"  # S00 is not in this folder
 
     meta = json.loads((out / "batch.json").read_text())
     meta["course"] = "0123456789abcdef"  # as if graded with other checks or fixtures
@@ -97,5 +106,5 @@ def test_changed_submissions_are_graded_again_and_another_course_version_is_refu
     assert {p: p.read_bytes() for p in out.rglob("report.json")} == before
 
     proc = kata("grade", str(cls), "--out", str(out), "--force", *EX)  # everything graded again
-    assert "alice: 1/5" in proc.stdout and "dave: not graded" in proc.stdout
+    assert "s00-2: 1/5" in proc.stdout and "zz: not graded" in proc.stdout
     assert json.loads((out / "batch.json").read_text())["course"] != "0123456789abcdef"

@@ -45,6 +45,19 @@ def _watch_parent() -> None:
     threading.Thread(target=watch, daemon=True, name="kata-parent-watch").start()
 
 
+def _unknown_files(course, sub) -> list[str]:
+    """A note naming the submission's files that are no exercise (they are not graded)."""
+    known = {"kata-manifest.json"}
+    for ex in course.exercises:
+        known |= {ex.file, str(Path(ex.file).with_suffix(".ipynb"))}
+    extra = sorted(p.relative_to(sub.root).as_posix() for p in sub.root.rglob("*")
+                   if p.is_file() and p.relative_to(sub.root).as_posix() not in known)
+    if not extra:
+        return []
+    shown = ", ".join(extra[:10]) + (f" and {len(extra) - 10} more" if len(extra) > 10 else "")
+    return [f"files that are not exercises (not graded): {shown}"]
+
+
 def grade(course, entry, exercise_ids: list[str], public_only: bool, time_limit: float | None,
           threads: int, conn) -> None:
     global _box
@@ -63,6 +76,7 @@ def grade(course, entry, exercise_ids: list[str], public_only: bool, time_limit:
                 shown = entry.source if Path(path) == entry.path else f"{entry.source}/{Path(path).name}"
                 raise SubmissionError(str(e).replace(str(path), shown)) from None
         with sub:
+            sub.notes.extend(_unknown_files(course, sub) + list(sub.problems.values()))  # for the class summary
             box = _box = runner.sandbox_for(course, sub)
             box.launch()
             try:

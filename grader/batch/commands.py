@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 from rich.console import Console
+from rich.markup import escape
 
 from ..formats.gradescope import HIDDEN_CHOICES
 from ..messages import t
@@ -96,7 +97,7 @@ def grade(args, course, exercises) -> int:
         mean = mean_percent(records)
         console.print(t("batch_summary", total=len(records), graded=counts["graded"], refused=counts["refused"],
                         errors=counts["error"], mean="-" if mean is None else f"{mean:.1f}%"), highlight=False)
-        console.print(t("batch_wrote", out=args.out), highlight=False, soft_wrap=True)
+        console.print(t("batch_wrote", out=escape(args.out)), highlight=False, soft_wrap=True)
     return 0 if outcome.ok else 1
 
 

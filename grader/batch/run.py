@@ -179,7 +179,7 @@ def grade_class(course, class_dir: str | Path, out: str | Path, opts: Options,
         for note in renamed:
             console.print(f"note: {escape(note)}", highlight=False)
         if outcome.resumed:
-            console.print(t("batch_resume", done=outcome.resumed, total=len(entries), out=out, todo=len(todo)),
+            console.print(t("batch_resume", done=outcome.resumed, total=len(entries), out=escape(str(out)), todo=len(todo)),
                           highlight=False)
 
     def done(entry: Entry, message: dict | None, exitcode: int | None, timed_out: bool) -> dict:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import io
 import statistics
+import textwrap
 from collections import defaultdict
 from dataclasses import dataclass, field
 
@@ -84,7 +85,8 @@ def histogram_png(s: Stats, title: str = "") -> bytes:
     ax.yaxis.get_major_locator().set_params(integer=True)
     n = len(s.percents)
     mean = f", mean {statistics.fmean(s.percents):.0f}%" if n else ""
-    ax.set_title(f"{title + ': ' if title else ''}{n} graded submission{'s' if n != 1 else ''}{mean}")
+    head = textwrap.shorten(title, 70, placeholder="…") + "\n" if title else ""
+    ax.set_title(f"{head}{n} graded submission{'s' if n != 1 else ''}{mean}", fontsize=10)
     return _png(fig)
 
 
