@@ -668,6 +668,10 @@ CATALOG: dict[str, dict[str, str]] = {
         "en": "Interrupted: {done} of {total} submissions have results. Run the same command again to go on.",
         "zh": "已中断：{total} 份提交中有 {done} 份已有结果。再次运行同一命令即可继续。",
     },
+    "batch_busy": {
+        "en": "another `kata grade` or `kata gradebook` is writing into {out} right now; wait for it to finish",
+        "zh": "另一个 `kata grade` 或 `kata gradebook` 正在写入 {out}；请等它结束",
+    },
     "gradebook_none": {
         "en": "{out}: no grading results here (expected students/<name>/report.json from `kata grade DIR --out {out}`)",
         "zh": "{out}：这里没有批改结果（应有 `kata grade DIR --out {out}` 写出的 students/<姓名>/report.json）",

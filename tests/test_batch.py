@@ -219,6 +219,13 @@ def test_kata_gradebook_writes_the_formats_again_from_the_stored_reports(graded,
     assert [t["visibility"] for t in gs["tests"]] == ["visible", "after_published", "after_published"]
     code, _, stderr = here("gradebook", str(tmp_path))
     assert code == 2 and "no grading results here" in stderr
+    record = out / "students" / "bob" / "report.json"
+    doc = json.loads(record.read_text())
+    doc["student"]["course"] = "an-older-course"
+    record.write_text(json.dumps(doc))
+    here("gradebook", str(out))
+    assert "## Graded with another course version" in (out / "summary.md").read_text()
+    assert "grades them again: bob." in (out / "summary.md").read_text()
 
 
 def test_one_submission_or_a_class_is_never_ambiguous(graded, tmp_path):
@@ -239,3 +246,18 @@ def test_one_submission_or_a_class_is_never_ambiguous(graded, tmp_path):
     code, _, stderr = here("grade", str(cls), "--out", str(foreign), *EX)
     assert code == 2 and "is not empty and holds no kata grading results" in stderr
     assert sorted(p.name for p in foreign.iterdir()) == ["notes.txt"]
+
+
+def test_two_runs_never_write_into_one_folder_at_once(graded, tmp_path):
+    from grader.batch import store
+
+    cls, first, _ = graded
+    out = tmp_path / "out"
+    shutil.copytree(first, out)
+    with store.locked(out):  # as if another `kata grade ... --out OUT` were running
+        code, _, stderr = here("grade", str(cls), "--out", str(out), *EX)
+        assert code == 2 and "another `kata grade` or `kata gradebook` is writing into" in stderr
+        code, _, stderr = here("gradebook", str(out))
+        assert code == 2 and "is writing into" in stderr
+    code, stdout, _ = here("gradebook", str(out))
+    assert code == 0

@@ -108,6 +108,12 @@ def gradebook(args) -> int:
     if not is_batch_output(out):
         print(f"kata gradebook: {t('gradebook_none', out=out)}", file=sys.stderr)
         return 2
-    w = regenerate(out, args.gradescope_hidden)
+    from .store import Busy
+
+    try:
+        w = regenerate(out, args.gradescope_hidden)
+    except Busy:
+        print(f"kata gradebook: {t('batch_busy', out=out)}", file=sys.stderr)
+        return 2
     print(t("gradebook_wrote", files=len(w.files), students=w.students, out=out))
     return 0

@@ -62,6 +62,11 @@ def regenerate(out: Path, hidden: str | None = None) -> Written:
     """Write every format again from OUT's records; `hidden`: the Gradescope visibility of hidden
     checks (default: the run's, stored in batch.json)."""
     out = Path(out)
+    with store.locked(out):
+        return _regenerate(out, hidden)
+
+
+def _regenerate(out: Path, hidden: str | None) -> Written:
     store.remove_partials(out)
     meta = store.read_meta(out) or {}
     if hidden and hidden != meta.get("gradescope_hidden"):

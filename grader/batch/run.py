@@ -110,8 +110,6 @@ def _meta(course, opts: Options, course_fp: str) -> dict:
 def _check_out(out: Path, meta: dict, force: bool) -> None:
     old = store.read_meta(out)
     if old is None:
-        if out.exists() and not out.is_dir():
-            raise BatchError(t("batch_out_not_folder", out=out))
         if out.is_dir() and any(not p.name.startswith(".") for p in out.iterdir()) and not force:
             raise BatchError(t("batch_out_foreign", out=out))
         return
@@ -148,8 +146,19 @@ def grade_class(course, class_dir: str | Path, out: str | Path, opts: Options,
         raise BatchError(t("batch_one_submission", path=class_dir, chapter=course.chapter))
     course_fp = store.course_fingerprint(course)
     meta = _meta(course, opts, course_fp)
+    if out.exists() and not out.is_dir():
+        raise BatchError(t("batch_out_not_folder", out=out))
     _check_out(out, meta, opts.force)
-    out.mkdir(parents=True, exist_ok=True)
+    try:
+        with store.locked(out):
+            _check_out(out, meta, opts.force)  # again, now that no other run can change it
+            return _grade_class(course, class_dir, out, opts, console, meta, course_fp)
+    except store.Busy:
+        raise BatchError(t("batch_busy", out=out)) from None
+
+
+def _grade_class(course, class_dir: Path, out: Path, opts: Options, console: Console, meta: dict,
+                 course_fp: str) -> Outcome:
     store.remove_partials(out)
 
     entries, skipped = discover(class_dir)

@@ -17,6 +17,8 @@ like a grade. error: the grading process died or ran out of time: graded again b
 """
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import hashlib
 import json
 import os
@@ -26,6 +28,7 @@ from pathlib import Path
 from .. import __version__
 
 META = "batch.json"
+LOCK = ".kata-lock"
 STUDENTS = "students"
 RECORD = "report.json"
 PART = ".part"
@@ -124,3 +127,23 @@ COMPARABLE = ("kata_version", "course", "exercises", "public_only", "time_limit"
 def meta_differences(old: dict, new: dict) -> list[str]:
     """The settings that differ between an existing run's batch.json and this run's."""
     return [f"{k}: {old.get(k)!r} -> {new.get(k)!r}" for k in COMPARABLE if old.get(k) != new.get(k)]
+
+
+class Busy(Exception):
+    """Another process is writing into the same output folder."""
+
+
+@contextlib.contextmanager
+def locked(out: Path):
+    """Hold OUT's lock for the duration: two runs never write into one folder at once. The lock
+    is the kernel's (flock), so a run killed with SIGKILL releases it."""
+    out.mkdir(parents=True, exist_ok=True)
+    fd = os.open(out / LOCK, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise Busy(str(out)) from None
+        yield
+    finally:
+        os.close(fd)

@@ -148,6 +148,12 @@ def markdown(records: dict[str, dict], s: Stats, meta: dict | None = None) -> st
             lines.append(f"| {_cell(name)} | {_cell(st.get('source', ''))} | {st['status']} | {_cell(st.get('reason', ''))} |")
         if any(st["status"] == "error" for _, st in bad):
             lines += ["", "Submissions with status `error` are graded again by the next run of the same command."]
+    stale = sorted(name for name, doc in records.items()
+                   if meta.get("course") and (doc.get("student") or {}).get("course") not in (None, meta["course"]))
+    if stale:
+        lines += ["", "## Graded with another course version", "",
+                  f"These records were graded before the course changed (now {meta['course']}); "
+                  f"`kata grade DIR --out OUT --force` grades them again: {', '.join(stale)}."]
     skipped = meta.get("skipped") or []
     if skipped:
         lines += ["", "## Entries that are not submissions", "", "| entry | reason |", "|---|---|"]
