@@ -108,3 +108,26 @@ def test_changed_submissions_are_graded_again_and_another_course_version_is_refu
     proc = kata("grade", str(cls), "--out", str(out), "--force", *EX)  # everything graded again
     assert "s00-2: 1/5" in proc.stdout and "zz: not graded" in proc.stdout
     assert json.loads((out / "batch.json").read_text())["course"] != "0123456789abcdef"
+
+
+def test_ctrl_c_stops_the_run_keeps_every_finished_result_and_says_how_to_go_on(reference, tmp_path):
+    cls, _ = reference
+    out = tmp_path / "out"
+    cmd = [sys.executable, "-m", "grader", "grade", str(cls), "--out", str(out), "--jobs", "1", *EX]
+    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True, env={**os.environ, "KATA_LANG": "en"})
+    deadline = time.monotonic() + 120
+    while not list(out.glob("students/*/report.json")) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    os.killpg(proc.pid, signal.SIGINT)  # what Ctrl-C in a terminal does: the whole process group
+    stdout, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 130, stderr
+    done = sorted(p.parent.name for p in out.glob("students/*/report.json"))
+    assert 1 <= len(done) < 5
+    assert f"Interrupted: {len(done)} of 5 submissions have results. Run the same command again to go on." in stderr
+    assert sorted(rows(out)) == done  # the class files are written from what is there
+    assert not list(out.rglob("*.part"))
+    deadline = time.monotonic() + 30
+    while _alive(proc.pid) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not _alive(proc.pid)
