@@ -4,14 +4,21 @@ Every error names the entry it is about. The manifest is one-to-one with the fil
 exercise has a solution, a stub and a check module named after its id, and every listing the
 manifest names is checked by at least one check (found by reading the check files' `@check`
 decorators, without importing them).
+
+Everything a student reads is in English and Chinese: `title`/`title_zh` of the course, its
+exercises and listings, `hints`/`hints_zh` (as many of each), `forbidden_hint`/`forbidden_hint_zh`,
+and each check's `@check(title=..., title_zh=...)`. A missing Chinese text is an error here.
 """
 from __future__ import annotations
 
 import ast
+import json
 import re
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from .messages import pick
 
 PACKAGE_DIR = Path(__file__).resolve().parent
 ID_RE = re.compile(r"^s(\d+)_(\d+)_[a-z0-9_]+$")
@@ -21,6 +28,19 @@ class CourseError(Exception):
     """The manifest or the files it names are inconsistent. The message names the entry."""
 
 
+def edition() -> dict | None:
+    """What `kata release` (edition "student") or `kata export gradescope` (edition "autograder")
+    wrote beside the package in grader/release.json; None for the instructor's course. An edition
+    has no solutions/; a student edition's check modules hold only the public checks."""
+    try:
+        info = json.loads((PACKAGE_DIR / "release.json").read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError) as e:
+        raise CourseError(f"grader/release.json cannot be read: {e}") from None
+    return info if isinstance(info, dict) else None
+
+
 @dataclass(frozen=True)
 class CheckInfo:
     name: str
@@ -28,6 +48,11 @@ class CheckInfo:
     listings: tuple[str, ...]
     hidden: bool
     line: int
+    title: str = ""
+    title_zh: str = ""
+
+    def display_title(self, lang: str | None = None) -> str:
+        return pick(self.title, self.title_zh, lang)
 
 
 @dataclass
@@ -46,10 +71,22 @@ class Exercise:
     forbidden_ops: list[str] = field(default_factory=list)  # aten operator names, e.g. "aten::_softmax"
     hints: list[str] = field(default_factory=list)
     checks: list[CheckInfo] = field(default_factory=list)
+    title_zh: str = ""
+    hints_zh: list[str] = field(default_factory=list)
+    forbidden_hint_zh: str = ""
 
     @property
     def module(self) -> str:
         return Path(self.file).stem
+
+    def display_title(self, lang: str | None = None) -> str:
+        return pick(self.title, self.title_zh, lang)
+
+    def display_hints(self, lang: str | None = None) -> list[str]:
+        return self.hints_zh if (self.hints_zh and pick("en", "zh", lang) == "zh") else self.hints
+
+    def display_forbidden_hint(self, lang: str | None = None) -> str:
+        return pick(self.forbidden_hint, self.forbidden_hint_zh, lang)
 
 
 @dataclass
@@ -57,6 +94,10 @@ class Listing:
     id: str
     section: str
     title: str
+    title_zh: str = ""
+
+    def display_title(self, lang: str | None = None) -> str:
+        return pick(self.title, self.title_zh, lang)
 
 
 @dataclass
@@ -67,6 +108,10 @@ class Course:
     torch: str
     exercises: list[Exercise]
     listings: list[Listing]
+    title_zh: str = ""
+
+    def display_title(self, lang: str | None = None) -> str:
+        return pick(self.title, self.title_zh, lang)
 
     @property
     def solutions_dir(self) -> Path:
@@ -103,11 +148,12 @@ class Course:
         return sum(ex.points for ex in self.exercises)
 
 
-COURSE_KEYS = {"title", "chapter", "torch", "defaults"}
+COURSE_KEYS = {"title", "title_zh", "chapter", "torch", "defaults"}
 DEFAULT_KEYS = {"time_limit_s", "memory_mb", "output_mb"}
 EXERCISE_KEYS = {"id", "section", "title", "file", "listings", "points", "time_limit_s", "memory_mb",
-                 "output_mb", "forbidden", "forbidden_hint", "forbidden_ops", "hints"}
-LISTING_KEYS = {"id", "section", "title"}
+                 "output_mb", "forbidden", "forbidden_hint", "forbidden_hint_zh", "forbidden_ops", "hints",
+                 "title_zh", "hints_zh"}
+LISTING_KEYS = {"id", "section", "title", "title_zh"}
 
 
 def find_root(start: Path | None = None) -> Path:
@@ -146,12 +192,25 @@ def read_checks(path: Path) -> list[CheckInfo]:
                 listings = kw.get("listings", ())
                 if isinstance(listings, str):
                     listings = (listings,)
+                for key in ("title", "title_zh"):
+                    if not isinstance(kw.get(key), str) or not kw[key].strip():
+                        raise CourseError(f"{path}:{dec.lineno}: @check of {node.name} needs {key}=\"...\" "
+                                          "(the check's title in English and Chinese)")
                 found.append(CheckInfo(node.name, float(kw.get("points", 1)), tuple(listings),
-                                       bool(kw.get("hidden", False)), node.lineno))
+                                       bool(kw.get("hidden", False)), node.lineno, kw["title"], kw["title_zh"]))
                 break
         else:
             raise CourseError(f"{path}:{node.lineno}: {node.name} has no @check(...) decorator")
     return found
+
+
+def _pairs(where: str, item: dict) -> None:
+    """Every English text of an exercise has its Chinese one: hints one for one."""
+    hints, hints_zh = item.get("hints", []), item.get("hints_zh", [])
+    if len(hints) != len(hints_zh):
+        raise CourseError(f"{where}: {len(hints)} hint(s) but {len(hints_zh)} in hints_zh (give each hint in Chinese too)")
+    if item.get("forbidden_hint") and not item.get("forbidden_hint_zh"):
+        raise CourseError(f"{where}: forbidden_hint has no forbidden_hint_zh (the same hint in Chinese)")
 
 
 def load(root: Path | None = None, check_files: bool = True, require_stubs: bool = True) -> Course:
@@ -174,10 +233,10 @@ def load(root: Path | None = None, check_files: bool = True, require_stubs: bool
     for i, item in enumerate(data.get("listing", [])):
         where = f"[[listing]] #{i + 1} ({item.get('id', '?')})"
         _unknown(where, item, LISTING_KEYS)
-        for key in ("id", "section", "title"):
+        for key in ("id", "section", "title", "title_zh"):
             if key not in item:
                 raise CourseError(f"{where}: missing key '{key}'")
-        listings.append(Listing(str(item["id"]), str(item["section"]), item["title"]))
+        listings.append(Listing(str(item["id"]), str(item["section"]), item["title"], item["title_zh"]))
     seen_listing: set[str] = set()
     for lst in listings:
         if lst.id in seen_listing:
@@ -189,9 +248,10 @@ def load(root: Path | None = None, check_files: bool = True, require_stubs: bool
     for i, item in enumerate(data.get("exercise", [])):
         where = f"[[exercise]] #{i + 1} ({item.get('id', '?')})"
         _unknown(where, item, EXERCISE_KEYS)
-        for key in ("id", "section", "title", "file", "points"):
+        for key in ("id", "section", "title", "title_zh", "file", "points"):
             if key not in item:
                 raise CourseError(f"{where}: missing key '{key}'")
+        _pairs(where, item)
         ex_id = item["id"]
         if not ID_RE.match(ex_id):
             raise CourseError(f"{where}: id must look like s1_11_softmax (s<chapter>_<section>_<name>)")
@@ -214,11 +274,14 @@ def load(root: Path | None = None, check_files: bool = True, require_stubs: bool
             output_mb=int(item.get("output_mb", defaults.get("output_mb", 16))),
             forbidden=list(item.get("forbidden", [])), forbidden_hint=item.get("forbidden_hint", ""),
             forbidden_ops=list(item.get("forbidden_ops", [])),
-            hints=list(item.get("hints", [])),
+            hints=list(item.get("hints", [])), title_zh=item["title_zh"], hints_zh=list(item.get("hints_zh", [])),
+            forbidden_hint_zh=item.get("forbidden_hint_zh", ""),
         ))
 
+    if "title" in meta and "title_zh" not in meta:
+        raise CourseError("[course]: missing key 'title_zh' (the course title in Chinese)")
     course = Course(root, meta.get("title", ""), meta.get("chapter", "ch01"), str(meta.get("torch", "")),
-                    exercises, listings)
+                    exercises, listings, meta.get("title_zh", ""))
     if check_files:
         validate_files(course, require_stubs)
     return course
@@ -226,11 +289,13 @@ def load(root: Path | None = None, check_files: bool = True, require_stubs: bool
 
 def validate_files(course: Course, require_stubs: bool = True) -> None:
     """Manifest and files one-to-one; every listing checked; points add up."""
+    released = edition()
+    student = released is not None and released.get("edition") == "student"
     covered: set[str] = set()
     for ex in course.exercises:
         where = f"[[exercise]] {ex.id}"
         sol = course.solutions_dir / ex.file
-        if not sol.is_file():
+        if released is None and not sol.is_file():
             raise CourseError(f"{where}: solution file {sol.relative_to(course.root)} is missing")
         if require_stubs and not (course.exercises_dir / ex.file).is_file():
             raise CourseError(f"{where}: stub {Path('exercises', ex.file)} is missing (run `kata stubs`)")
@@ -241,11 +306,18 @@ def validate_files(course: Course, require_stubs: bool = True) -> None:
         if not ex.checks:
             raise CourseError(f"{where}: grader/checks/{check_path.name} has no checks")
         total = sum(c.points for c in ex.checks)
-        if abs(total - ex.points) > 1e-9:
+        if student:  # the bundle holds the public checks; the hidden ones make up the rest of the points
+            shipped = (released.get("exercises") or {}).get(ex.id)
+            if not isinstance(shipped, dict):
+                raise CourseError(f"{where}: not in this bundle's grader/release.json (a bundle of another course?)")
+            expected = float(shipped.get("public_points", -1))
+            if abs(total - expected) > 1e-9:
+                raise CourseError(f"{where}: its public checks add up to {total:g}, the bundle says {expected:g}")
+        elif abs(total - ex.points) > 1e-9:
             raise CourseError(f"{where}: points = {ex.points:g} but its checks add up to {total:g}")
         checked = {lst for c in ex.checks for lst in c.listings}
         for lst in ex.listings:
-            if lst not in checked:
+            if lst not in checked and not student:  # a listing only hidden checks prove
                 raise CourseError(f"{where}: listing {lst} has no check (add listings=[\"{lst}\"] to a @check)")
         for c in ex.checks:
             for lst in c.listings:
@@ -253,7 +325,7 @@ def validate_files(course: Course, require_stubs: bool = True) -> None:
                     raise CourseError(f"{where}: check {c.name} names listing {lst}, which the exercise does not list")
         covered |= checked
     for lst in course.listings:
-        if lst.id not in covered:
+        if lst.id not in covered and not student:
             raise CourseError(f"[[listing]] {lst.id}: no exercise checks this listing")
     # One-to-one: no stray solution, stub or check files.
     ids = {ex.id for ex in course.exercises}

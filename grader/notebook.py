@@ -115,10 +115,10 @@ def read_code(path: Path, name: str | None = None) -> str:
 
 # -- writing ---------------------------------------------------------------------------------
 def intro_text(course, ex, lang: str | None = None) -> str:
-    titles = {lst.id: lst.title for lst in course.listings}
+    titles = {lst.id: lst.display_title(lang) for lst in course.listings}
     listings = "\n".join(f"- {lst}: {titles.get(lst, '')}" for lst in ex.listings)
     py = Path("exercises", ex.file).as_posix()
-    return t("nb_intro", lang, section=ex.section, title=ex.title, id=ex.id, points=f"{ex.points:g}",
+    return t("nb_intro", lang, section=ex.section, title=ex.display_title(lang), id=ex.id, points=f"{ex.points:g}",
              listings=listings or "-", py=py, nb=Path(py).with_suffix(".ipynb").as_posix(), skip=SKIP_TAG)
 
 

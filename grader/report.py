@@ -5,16 +5,18 @@ JSON schema (version 1), documented in README.md:
   "schema": 1, "kata_version": str, "torch": str, "submission": str,
   "score": float, "max_score": float,
   "sandbox": "bubblewrap" | "limits-only",   # limits-only: weaker isolation, said in the report
-  "worker_startup_s": float, "duration_s": float, "notes": [str],
+  "worker_startup_s": float, "duration_s": float, "notes": [str], "lang": "en" | "zh",
   "manifest": null | {"file", "verified": bool, "kata_version", "created",
                       "changed": [path], "missing": [path], "added": [path], "exercises": {...}},
   "exercises": [{"id", "section", "title", "score", "max_score"}],
   "checks": [{"exercise", "name", "status", "score", "max_score", "message",
-              "listing", "visibility", "duration_s", "kind"}]
+              "listing", "visibility", "duration_s", "kind", "title"}]
 }
 status is "passed", "failed" or "skipped"; listing is a list of listing ids ("1.6",
 "1.11/softmax"); visibility is "public" or "hidden"; kind says what failed ("check",
-"student", "fault", "forbidden", ...), empty when passed.
+"student", "fault", "forbidden", ...), empty when passed. `name` is the check function's name
+(stable); `title` (what the check checks), the exercises' `title` and every `message` are in the
+report's language, `lang` (`kata --lang`, else the locale).
 """
 from __future__ import annotations
 
@@ -32,7 +34,7 @@ from rich.text import Text
 from . import __version__
 from .checking.runner import GradeResult
 from .course import Course
-from .messages import t
+from .messages import language, t
 
 SCHEMA = 1
 
@@ -47,7 +49,7 @@ def to_dict(course: Course, result: GradeResult) -> dict:
     for ex in course.exercises:
         rows = per_ex.get(ex.id)
         if rows:
-            exercises.append({"id": ex.id, "section": ex.section, "title": ex.title,
+            exercises.append({"id": ex.id, "section": ex.section, "title": ex.display_title(),
                               "score": round(sum(r.score for r in rows), 6),
                               "max_score": round(sum(r.max_score for r in rows), 6)})
     return {
@@ -62,6 +64,7 @@ def to_dict(course: Course, result: GradeResult) -> dict:
         "duration_s": result.duration_s,
         "notes": result.notes,
         "manifest": result.manifest,
+        "lang": language(),
         "exercises": exercises,
         "checks": [r.as_dict() for r in result.results],
     }
@@ -87,13 +90,13 @@ def print_table(course: Course, result: GradeResult, console: Console | None = N
     by_section: dict[str, list] = defaultdict(list)
     for r in result.results:
         by_section[r.section].append(r)
-    titles = {ex.id: ex.title for ex in course.exercises}
-    table = Table(title=f"{course.title}", show_lines=False, expand=False)
+    titles = {ex.id: ex.display_title() for ex in course.exercises}
+    table = Table(title=course.display_title(), show_lines=False, expand=False)
     table.add_column("§", style="bold")
-    table.add_column("exercise")
-    table.add_column("check")
+    table.add_column(t("col_exercise"))
+    table.add_column(t("col_check"))
     table.add_column("", justify="center")
-    table.add_column("points", justify="right")
+    table.add_column(t("col_points"), justify="right")
     for section in sorted(by_section, key=lambda s: tuple(int(p) for p in s.split("."))):
         rows = by_section[section]
         got = sum(r.score for r in rows)
@@ -102,7 +105,7 @@ def print_table(course: Course, result: GradeResult, console: Console | None = N
         last = None
         for r in rows:
             mark, style = STATUS_STYLE.get(r.status, ("?", "white"))
-            name = r.name.removeprefix("test_") + (" (hidden)" if r.visibility == "hidden" else "")
+            name = (r.title or r.name.removeprefix("test_")) + (t("hidden_mark") if r.visibility == "hidden" else "")
             table.add_row("", titles.get(r.exercise, r.exercise) if r.exercise != last else "", name,
                           Text(mark, style=style), f"{r.score:g}/{r.max_score:g}")
             last = r.exercise
@@ -110,13 +113,13 @@ def print_table(course: Course, result: GradeResult, console: Console | None = N
     if show_messages:
         failed = [r for r in result.results if r.status == "failed"]
         for r in failed:
-            console.print(Text(f"✘ {r.exercise}::{r.name}", style="red bold"))
+            console.print(Text(f"✘ {r.exercise} · {r.title or r.name}", style="red bold"))
             console.print(Text(f"  {r.message}"), soft_wrap=True)
-    sandbox_note = "" if result.sandbox == "bubblewrap" else "  [yellow](sandbox: limits only — bubblewrap not found)[/]"
-    console.print(f"[bold]Score: {result.score:g} / {result.max_score:g}[/]  "
-                  f"({result.duration_s:.1f} s, sandbox: {result.sandbox}){sandbox_note}")
+    sandbox_note = "" if result.sandbox == "bubblewrap" else f"  [yellow]{t('limits_only')}[/]"
+    console.print(f"[bold]{t('score', score=f'{result.score:g}', max_score=f'{result.max_score:g}')}[/]  "
+                  + t("score_details", seconds=f"{result.duration_s:.1f}", sandbox=result.sandbox) + sandbox_note)
     for note in result.notes:
-        console.print(f"[yellow]note:[/] {escape(note)}", highlight=False)  # notes quote submitted names
+        console.print(f"[yellow]{t('note')}[/] {escape(note)}", highlight=False)  # notes quote submitted names
     if result.manifest and result.manifest.get("verified"):
         ok = t("manifest_ok", version=result.manifest.get("kata_version"), created=result.manifest.get("created"))
         console.print(Text(ok, style="green"), highlight=False)

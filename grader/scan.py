@@ -11,6 +11,8 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
+from .messages import t
+
 
 @dataclass(frozen=True)
 class Violation:
@@ -19,7 +21,7 @@ class Violation:
     code: str
 
     def describe(self, file: str) -> str:
-        return f"{file}:{self.line}: uses {self.name} ({self.code.strip()[:80]})"
+        return t("scan_use", file=file, line=self.line, name=self.name, code=self.code.strip()[:80])
 
 
 def _dotted(node: ast.AST, aliases: dict[str, str]) -> str | None:

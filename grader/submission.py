@@ -81,7 +81,7 @@ def _shape_root(folder: Path, chapter: str) -> Path:
     subdirs = [d for d in folder.iterdir() if d.is_dir() and not d.name.startswith((".", "__MACOSX"))]
     if len(subdirs) == 1:
         return _shape_root(subdirs[0], chapter) if subdirs[0] != folder else folder
-    raise SubmissionError(f"{folder}: no '{chapter}/' or 'exercises/{chapter}/' folder found")
+    raise SubmissionError(t("sub_no_chapter", folder=folder, chapter=chapter))
 
 
 def _copy_tree(src: Path, dst: Path, notes: list[str]) -> None:
@@ -95,17 +95,17 @@ def _copy_tree(src: Path, dst: Path, notes: list[str]) -> None:
             rel = rel_dir / name
             st = os.lstat(p)
             if stat.S_ISLNK(st.st_mode):
-                notes.append(f"{rel}: symbolic link skipped")
+                notes.append(t("sub_link_skipped", file=rel))
                 continue
             if not stat.S_ISREG(st.st_mode):
                 continue
             if st.st_size > MAX_FILE:
-                notes.append(f"{rel}: larger than {MAX_FILE // 2**20} MB, skipped")
+                notes.append(t("sub_large_skipped", file=rel, mb=MAX_FILE // 2**20))
                 continue
             total += st.st_size
             count += 1
             if total > MAX_TOTAL or count > MAX_FILES:
-                raise SubmissionError(f"{src}: more than {MAX_TOTAL // 2**20} MB or {MAX_FILES} files")
+                raise SubmissionError(t("sub_too_big", folder=src, mb=MAX_TOTAL // 2**20, files=MAX_FILES))
             (dst / rel).parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(p, dst / rel)
             os.utime(dst / rel, ns=(st.st_atime_ns, st.st_mtime_ns))  # which of .py/.ipynb is newer
@@ -115,28 +115,28 @@ def check_zip(zf: zipfile.ZipFile, name: str) -> list[zipfile.ZipInfo]:
     """Every entry is a plain file or folder under the archive's root, of sane size."""
     infos = zf.infolist()
     if len(infos) > MAX_FILES:
-        raise SubmissionError(f"{name}: {len(infos)} entries, more than the limit of {MAX_FILES}")
+        raise SubmissionError(t("zip_entries", name=name, count=len(infos), limit=MAX_FILES))
     total = 0
     for info in infos:
         fname = info.filename
         pure = PurePosixPath(fname.replace("\\", "/"))
         if fname.startswith(("/", "\\")) or pure.is_absolute() or (len(fname) > 1 and fname[1] == ":"):
-            raise SubmissionError(f"{name}: entry '{fname}' has an absolute path; archive refused")
+            raise SubmissionError(t("zip_absolute", name=name, entry=fname))
         if ".." in pure.parts:
-            raise SubmissionError(f"{name}: entry '{fname}' points outside the archive ('..'); archive refused")
+            raise SubmissionError(t("zip_dotdot", name=name, entry=fname))
         mode = info.external_attr >> 16
         if stat.S_ISLNK(mode):
-            raise SubmissionError(f"{name}: entry '{fname}' is a symbolic link; archive refused")
+            raise SubmissionError(t("zip_link", name=name, entry=fname))
         if stat.S_IFMT(mode) not in (0, stat.S_IFREG, stat.S_IFDIR):
-            raise SubmissionError(f"{name}: entry '{fname}' is not a regular file; archive refused")
+            raise SubmissionError(t("zip_special", name=name, entry=fname))
         if info.file_size > MAX_FILE:
-            raise SubmissionError(f"{name}: entry '{fname}' is {info.file_size} bytes, over the {MAX_FILE} limit")
+            raise SubmissionError(t("zip_large", name=name, entry=fname, size=info.file_size, limit=MAX_FILE))
         if info.compress_size and info.file_size / info.compress_size > MAX_RATIO:
-            raise SubmissionError(f"{name}: entry '{fname}' expands {info.file_size // info.compress_size}x "
-                                  f"(limit {MAX_RATIO}x): looks like a zip bomb; archive refused")
+            raise SubmissionError(t("zip_bomb", name=name, entry=fname, ratio=info.file_size // info.compress_size,
+                                    limit=MAX_RATIO))
         total += info.file_size
         if total > MAX_TOTAL:
-            raise SubmissionError(f"{name}: expands to more than {MAX_TOTAL // 2**20} MB; archive refused")
+            raise SubmissionError(t("zip_total", name=name, mb=MAX_TOTAL // 2**20))
     return infos
 
 
@@ -144,14 +144,14 @@ def _extract(path: Path, dst: Path) -> None:
     try:
         zf = zipfile.ZipFile(path)
     except (zipfile.BadZipFile, OSError) as e:
-        raise SubmissionError(f"{path}: not a readable zip file ({e})") from None
+        raise SubmissionError(t("zip_unreadable", name=path, error=e)) from None
     with zf:
         infos = check_zip(zf, str(path))
         base = dst.resolve()
         for info in infos:
             target = (dst / info.filename.replace("\\", "/")).resolve()
             if not target.is_relative_to(base):
-                raise SubmissionError(f"{path}: entry '{info.filename}' points outside the archive")
+                raise SubmissionError(t("zip_outside", name=path, entry=info.filename))
             if info.is_dir():
                 target.mkdir(parents=True, exist_ok=True)
                 continue
@@ -161,7 +161,7 @@ def _extract(path: Path, dst: Path) -> None:
                 while chunk := src.read(1 << 20):
                     written += len(chunk)
                     if written > MAX_FILE:  # sizes in the header can lie
-                        raise SubmissionError(f"{path}: entry '{info.filename}' is larger than it claims")
+                        raise SubmissionError(t("zip_lies", name=path, entry=info.filename))
                     out.write(chunk)
             try:  # keep the entry's time: it decides between a .py and its notebook
                 stamp = time.mktime((*info.date_time, 0, 0, -1))
@@ -206,7 +206,7 @@ def open_submission(path: str | Path, chapter: str = "ch01") -> Submission:
     """Copy a submission into a private folder. Raises SubmissionError with a reason."""
     origin = Path(path)
     if not origin.exists():
-        raise SubmissionError(f"{origin}: no such file or folder")
+        raise SubmissionError(t("sub_missing", path=origin))
     tmp = tempfile.mkdtemp(prefix="kata-sub-")
     try:
         staging = Path(tmp, "in")
@@ -214,8 +214,7 @@ def open_submission(path: str | Path, chapter: str = "ch01") -> Submission:
         notes: list[str] = []
         if origin.is_file():
             if not zipfile.is_zipfile(origin):
-                raise SubmissionError(f"{origin}: not a readable zip file (a submission file must be a .zip; "
-                                      "this one is damaged or not a zip at all)")
+                raise SubmissionError(t("sub_not_zip", path=origin))
             _extract(origin, staging)
             top = staging
         else:

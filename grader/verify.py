@@ -3,7 +3,8 @@
 Fails when the manifest and files are not one-to-one, a listing has no check, a committed stub
 differs from the one regenerated from its solution, a stub's signatures differ from the
 solution's, a solution uses an API its exercise forbids, a fixture is missing or was made with
-another torch, a solution fails any check, or a stub passes any check.
+another torch, a solution fails any check, a stub passes any check, or a text a student reads
+lacks its Chinese (or English) version (grader/i18n.py).
 """
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from dataclasses import dataclass, field
 import torch
 
 from . import course as course_mod
-from . import stubs
+from . import i18n, stubs
 from .checking import fixtures, runner
 from .scan import scan
 from .submission import open_submission
@@ -86,6 +87,11 @@ def verify(root=None, grade: bool = True, only: list[str] | None = None) -> Verd
         v.problems.append("ERRATA.md is missing")
     v.facts.append(f"{len(c.exercises)} exercises, {sum(len(ex.checks) for ex in c.exercises)} checks, "
                    f"{len(c.listings)} listings, all checked")
+    untranslated = i18n.problems(c)
+    v.problems += [f"languages: {p}" for p in untranslated]
+    if not untranslated:
+        v.facts.append(f"languages: {len(i18n.CATALOG)} catalog messages, the course and every check's title and "
+                       "messages in English and Chinese")
     if not grade or v.problems:
         return v
     graded = [ex for ex in c.exercises if not only or ex.id in only]

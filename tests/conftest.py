@@ -29,9 +29,9 @@ def make_submission(base: Path, replace: dict[str, str] | None = None, from_stub
 
 
 def kata(*args: str, cwd: Path = ROOT, timeout: float = 600) -> subprocess.CompletedProcess:
-    """Run the real `kata` command line."""
+    """Run the real `kata` command line: this checkout's grader package, whatever `cwd` is."""
     return subprocess.run([sys.executable, "-m", "grader", *args], cwd=cwd, capture_output=True, text=True,
-                          timeout=timeout, env={**os.environ, "KATA_LANG": "en"})
+                          timeout=timeout, env={**os.environ, "KATA_LANG": "en", "PYTHONPATH": str(ROOT)})
 
 
 def grade(path: Path, *args: str, timeout: float = 600) -> dict:

@@ -105,6 +105,8 @@ def graded(tmp_path_factory):
     zip_of(cls / "frank.zip", {"ch01/s1_11_matmul.py": "#" + " " * 4_000_000 + "\n"})
     (cls / "gina.ipynb").write_text(notebook((SOLUTIONS / "ch01" / "s1_11_matmul.py").read_text()))
     (cls / "hank_s1_11_matmul.ipynb").write_text('{"cells": [ {"cell_type": "code", ')
+    (cls / "ivan" / "s1_11").mkdir(parents=True)  # nbgrader's submitted/<student>/<assignment>/<id>.ipynb
+    (cls / "ivan" / "s1_11" / "s1_11_matmul.ipynb").write_text(notebook(WRONG, exercise=None))
     (cls / "README.txt").write_text("grading notes")
     out = tmp / "out"
     proc = kata("grade", str(cls), "--out", str(out), "--jobs", "2", "--gradescope-hidden", "hidden", *EX)
@@ -115,12 +117,13 @@ def test_every_submission_gets_one_row_with_a_reason_when_not_graded(graded):
     cls, out, proc = graded
     assert proc.returncode == 1, proc.stdout + proc.stderr  # some submissions could not be graded
     book = rows(out)
-    assert set(book) == {"alice", "alice-2", "bob", "carol", "dave", "eve", "frank", "gina", "hank_s1_11_matmul"}
+    assert set(book) == {"alice", "alice-2", "bob", "carol", "dave", "eve", "frank", "gina", "hank_s1_11_matmul", "ivan"}
     assert (book["alice"]["source"], book["alice-2"]["source"]) == ("alice", "alice.zip")
     full = {"s1_11_matmul": "5", "total": "5", "max_score": "5", "percent": "100.0", "status": "graded"}
     for name in ("alice", "bob", "gina"):
         assert {k: book[name][k] for k in full} == full, name
-    assert book["alice-2"]["status"] == "graded" and 0 < float(book["alice-2"]["total"]) < 5
+    assert book["alice-2"]["status"] == "graded" and book["alice-2"]["total"] == "1"
+    assert book["ivan"]["status"] == "graded" and book["ivan"]["total"] == "1"
     assert book["carol"]["status"] == "graded" and book["carol"]["total"] == "0"
     reasons = {n: book[n]["reason"] for n in ("dave", "eve", "frank", "hank_s1_11_matmul")}
     assert all(book[n]["status"] == "refused" and book[n]["total"] == "0" for n in reasons)
@@ -137,13 +140,13 @@ def test_every_submission_gets_one_row_with_a_reason_when_not_graded(graded):
     assert "- **alice**: files that are not exercises (not graded): ch01/helper.py, notes.txt" in summary
     assert "- **carol**: ch01/s1_11_matmul.ipynb: not a readable notebook: invalid JSON at line 1" in summary
     assert "alice.zip: the name 'alice' is taken by alice; graded as 'alice-2'" in summary
-    assert "9 submissions: 5 graded, 4 refused" in proc.stdout + summary
+    assert "10 submissions: 6 graded, 4 refused" in proc.stdout + summary
 
 
 def test_one_report_per_student_and_the_gradescope_exercism_junit_html_formats(graded):
     _, out, _ = graded
     students = sorted(p.name for p in (out / "students").iterdir())
-    assert len(students) == 9
+    assert len(students) == 10
     for name in students:
         d = out / "students" / name
         report = json.loads((d / "report.json").read_text())
@@ -156,7 +159,7 @@ def test_one_report_per_student_and_the_gradescope_exercism_junit_html_formats(g
         assert (d / "feedback.html").read_text().startswith("<!DOCTYPE html>")
         if report["student"]["status"] == "graded":
             assert [t["visibility"] for t in gs["tests"]] == ["visible", "hidden", "hidden"]
-            assert [t["number"] for t in gs["tests"]] == ["1.11.1", "1.11.2", "1.11.3"]
+            assert [t["number"] for t in gs["tests"]] == ["1.1", "1.2", "1.3"]
             assert sum(t["score"] for t in gs["tests"]) == gs["score"]
             assert {t["task_id"] for t in ex["tests"]} == {11}  # §1.11
         else:
@@ -169,7 +172,7 @@ def test_one_report_per_student_and_the_gradescope_exercism_junit_html_formats(g
     assert json.loads((out / "students" / "gina" / "exercism" / "results.json").read_text())["status"] == "pass"
 
     root = ET.parse(out / "junit.xml").getroot()
-    assert root.tag == "testsuites" and len(root) == 9
+    assert root.tag == "testsuites" and len(root) == 10
     suites = {s.get("name"): s for s in root}
     for s in suites.values():
         cases = s.findall("testcase")
@@ -212,7 +215,7 @@ def test_kata_gradebook_writes_the_formats_again_from_the_stored_reports(graded,
             p.unlink()
     code, stdout, stderr = here("gradebook", str(out))
     assert code == 0, stderr
-    assert "Wrote 32 files for 9 students" in stdout  # 3 per student, 5 for the class
+    assert "Wrote 35 files for 10 students" in stdout  # 3 per student, 5 for the class
     assert {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()} == keep
     here("gradebook", str(out), "--gradescope-hidden", "after_published")
     gs = json.loads((out / "students" / "alice" / "gradescope" / "results.json").read_text())
@@ -231,7 +234,7 @@ def test_kata_gradebook_writes_the_formats_again_from_the_stored_reports(graded,
 def test_one_submission_or_a_class_is_never_ambiguous(graded, tmp_path):
     cls, _, _ = graded
     proc = kata("grade", str(cls), *EX)  # the real command: a single submission that cannot be opened
-    assert proc.returncode == 2 and "looks like a class folder (9 submissions: alice, alice.zip, bob, ...)" in proc.stderr
+    assert proc.returncode == 2 and "looks like a class folder (10 submissions: alice, alice.zip, bob, ...)" in proc.stderr
     assert "add --out OUT" in proc.stderr
     code, _, stderr = here("grade", str(SOLUTIONS), "--out", str(tmp_path / "o"), *EX)
     assert code == 2 and "is one submission (it holds ch01/), not a class folder" in stderr

@@ -6,6 +6,9 @@ import torch
 
 from grader.checking import compare, tolerances
 from grader.checking.compare import CheckFailure, Mistake, expect_tensor
+from grader.messages import Msg
+
+WEIGHTS = Msg("weights", "权重")
 
 
 @pytest.fixture(params=[False, True], ids=["public", "hidden"])
@@ -27,8 +30,8 @@ def test_passes_within_tolerance(visibility):
 
 
 def test_order_type_shape_dtype_values(visibility):
-    assert "expected a torch.Tensor, got list" in fail_message([1.0], torch.ones(1), what="weights")
-    msg = fail_message(torch.ones(2, 3), torch.ones(3, 2), what="weights")
+    assert "expected a torch.Tensor, got list" in fail_message([1.0], torch.ones(1), what=WEIGHTS)
+    msg = fail_message(torch.ones(2, 3), torch.ones(3, 2), what=WEIGHTS)
     assert "wrong shape" in msg and "(2, 3)" in msg
     assert ("(3, 2)" in msg) is (not visibility)  # the expected shape is revealed only in public checks
     assert "wrong dtype: expected torch.float32, got torch.float64" in fail_message(
@@ -42,7 +45,7 @@ def test_public_message_gives_worst_index_expected_actual_and_errors():
     got = exp.clone()
     got[1, 0] = 0.35
     got[0, 1] = 0.2001
-    msg = fail_message(got, exp, tol="softmax", what="attention weights")
+    msg = fail_message(got, exp, tol="softmax", what=Msg("attention weights", "注意力权重"))
     assert msg.startswith("attention weights: 2 of 4 values differ")
     assert "index (1, 0)" in msg and "expected 0.3" in msg and "got 0.35" in msg
     assert "max abs error 0.05" in msg and "max rel error 0.167" in msg
@@ -53,7 +56,7 @@ def test_hidden_message_never_reveals_expected_values():
     got = torch.tensor([0.5, 0.5])
     token = compare.HIDDEN.set(True)
     try:
-        msg = fail_message(got, exp, tol="softmax", what="weights")
+        msg = fail_message(got, exp, tol="softmax", what=WEIGHTS)
     finally:
         compare.HIDDEN.reset(token)
     assert "2 of 2 values differ" in msg

@@ -50,13 +50,13 @@ def test_missing_stub_is_named(tmp_course):
 
 def test_listing_without_check_is_an_error(tmp_course):
     edit(tmp_course, 'listings = ["1.5"]', 'listings = ["1.5", "1.99"]')
-    edit(tmp_course, '[[listing]]\nid = "1.1"', '[[listing]]\nid = "1.99"\nsection = "1.11"\ntitle = "x"\n\n[[listing]]\nid = "1.1"')
+    edit(tmp_course, '[[listing]]\nid = "1.1"', '[[listing]]\nid = "1.99"\nsection = "1.11"\ntitle = "x"\ntitle_zh = "示例"\n\n[[listing]]\nid = "1.1"')
     with pytest.raises(course.CourseError, match=r"s1_11_attention_scores: listing 1.99 has no check"):
         course.load(tmp_course)
 
 
 def test_listing_no_exercise_covers(tmp_course):
-    edit(tmp_course, '[[listing]]\nid = "1.1"', '[[listing]]\nid = "1.77"\nsection = "1.11"\ntitle = "x"\n\n[[listing]]\nid = "1.1"')
+    edit(tmp_course, '[[listing]]\nid = "1.1"', '[[listing]]\nid = "1.77"\nsection = "1.11"\ntitle = "x"\ntitle_zh = "示例"\n\n[[listing]]\nid = "1.1"')
     with pytest.raises(course.CourseError, match=r"\[\[listing\]\] 1.77: no exercise checks this listing"):
         course.load(tmp_course)
 

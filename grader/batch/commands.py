@@ -15,7 +15,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.markup import escape
 
-from ..formats.gradescope import HIDDEN_CHOICES
+from ..gradescope import VISIBILITIES
 from ..messages import t
 
 BATCH_ONLY = ("jobs", "force", "timeout", "gradescope_hidden")
@@ -30,7 +30,7 @@ def add_grade_options(g: argparse.ArgumentParser) -> None:
                                                         "another course version")
     b.add_argument("--timeout", type=float, metavar="S", help="stop grading one submission after S seconds "
                                                               "(default 1800; it is graded again by the next run)")
-    b.add_argument("--gradescope-hidden", choices=HIDDEN_CHOICES, help="Gradescope visibility of the hidden "
+    b.add_argument("--gradescope-hidden", choices=VISIBILITIES, help="Gradescope visibility of the hidden "
                                                                        "checks (default after_published)")
 
 
@@ -40,7 +40,7 @@ def add_gradebook_parser(sub) -> argparse.ArgumentParser:
                                     "feedback.html, Gradescope and Exercism results.json, from the report.json "
                                     "files a `kata grade DIR --out OUT` run stored.")
     gb.add_argument("out", metavar="OUT")
-    gb.add_argument("--gradescope-hidden", choices=HIDDEN_CHOICES,
+    gb.add_argument("--gradescope-hidden", choices=VISIBILITIES,
                     help="Gradescope visibility of the hidden checks (default: the grading run's)")
     return gb
 

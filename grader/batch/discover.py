@@ -2,8 +2,9 @@
 
 An entry of DIR is one submission when it is
   - a folder: shaped like `exercises/` (holding `ch01/`), a project folder holding `exercises/`,
-    a folder with one such folder inside, or a folder holding exactly one `.zip` (the layout a
-    learning platform's "download all" gives: `alice/kata-submission.zip`) or only notebooks;
+    a folder with one such folder inside, a folder holding exactly one `.zip` (the layout a
+    learning platform's "download all" gives: `alice/kata-submission.zip`), or a folder holding
+    notebooks up to three levels down (nbgrader's `submitted/alice/s1_11/s1_11_softmax.ipynb`);
   - a `.zip` file: a `kata submit` zip or a plain zip of either folder shape;
   - a `.ipynb` file: one exercise as a notebook (`kata notebook`'s metadata, or an exercise id in
     its file name, say which).
@@ -171,11 +172,11 @@ def submission_path(entry: Entry, chapter: str, ids: list[str]):
     if p.is_dir() and not is_one_submission(p, chapter):
         visible = [c for c in p.iterdir() if not _hidden(c.name)]
         zips = [c for c in visible if c.is_file() and c.suffix.lower() == ".zip"]
-        nbs = [c for c in visible if c.is_file() and c.suffix.lower() == ".ipynb"]
         dirs = [c for c in visible if c.is_dir()]
+        nbs = _notebooks(p) if not zips and not _has_chapter(p, chapter) else []
         if len(zips) == 1 and not dirs:
             p = zips[0]
-        elif nbs and not zips and not dirs:
+        elif nbs:  # loose notebooks, e.g. nbgrader's submitted/<student>/<assignment>/<id>.ipynb
             with _wrapped(nbs, chapter, ids) as folder:
                 yield folder
             return
@@ -187,6 +188,24 @@ def submission_path(entry: Entry, chapter: str, ids: list[str]):
             yield folder
         return
     yield p
+
+
+def _walk(folder: Path, depth: int):
+    """Visible files and folders under `folder`, `depth` levels down at most."""
+    for c in sorted(folder.iterdir()):
+        if _hidden(c.name) or c.is_symlink():
+            continue
+        yield c
+        if c.is_dir() and depth > 1:
+            yield from _walk(c, depth - 1)
+
+
+def _has_chapter(folder: Path, chapter: str) -> bool:
+    return any(c.is_dir() and c.name == chapter for c in _walk(folder, 3))
+
+
+def _notebooks(folder: Path) -> list[Path]:
+    return [c for c in _walk(folder, 3) if c.is_file() and c.suffix.lower() == ".ipynb"]
 
 
 @contextlib.contextmanager

@@ -2,7 +2,7 @@
 
 Per student, beside `students/<name>/report.json`:
     feedback.html              the feedback page (grader/report_html.py), from the report
-    gradescope/results.json    Gradescope's format (grader/formats/gradescope.py)
+    gradescope/results.json    Gradescope's format (grader/gradescope.py, as `kata export gradescope` writes it)
     exercism/results.json      Exercism's test-runner format, version 3
 For the class, in OUT:
     gradebook.csv  junit.xml  summary.md  histogram.png  failures.png
@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .. import report_html
-from ..formats import csvbook, exercism, gradescope, junit, summary
+from ..formats import csvbook, exercism, junit, summary
+from ..gradescope import failure_results, gradescope_results
 from . import store
 
 CLASS_FILES = ("gradebook.csv", "junit.xml", "summary.md", "histogram.png", "failures.png")
@@ -27,8 +28,11 @@ class Written:
 
 def write_student(out: Path, name: str, doc: dict, hidden: str = "after_published") -> list[Path]:
     d = store.student_dir(out, name)
+    student = doc.get("student") or {}
+    gs = (failure_results(student.get("reason", ""), doc.get("lang")) if student.get("status") in ("refused", "error")
+          else gradescope_results(doc, hidden, doc.get("lang")))
     return [store.atomic_write(d / "feedback.html", report_html.render(doc)),
-            store.write_json(d / "gradescope" / "results.json", gradescope.results(doc, hidden)),
+            store.write_json(d / "gradescope" / "results.json", gs),
             store.write_json(d / "exercism" / "results.json", exercism.results(doc))]
 
 

@@ -2,28 +2,33 @@
 
 A check module `grader/checks/test_<id>.py` holds plain pytest functions:
 
-    @check(points=2, listings=["1.6"])
+    @check(points=2, listings=["1.6"], title="attention weights of listing 1.6", title_zh="代码清单 1.6 的注意力权重")
     def test_listing_1_6_weights(sub):
         out = sub.attention_weights(scores, 4)
-        expect_tensor(out, fx()["weights"], tol="softmax", what="attention weights")
+        expect_tensor(out, fx()["weights"], tol="softmax", what=Msg("attention weights", "注意力权重"))
 
 `sub` is a proxy of the student's module in a fresh sandboxed worker process; every
-comparison happens here, in the trusted process.
+comparison happens here, in the trusted process. Every text a student sees is written in
+English and Chinese: the check's title (`title`, `title_zh`) and its messages (`Msg(en, zh)`,
+or `code(text)` for code that reads the same in both); `kata verify` checks the pairs.
 """
 from __future__ import annotations
 
+from ..messages import Msg, code, joined
 from .compare import CheckFailure, Mistake, expect, expect_equal, expect_tensor, matches
 
 
-def check(points: float = 1, listings=(), hidden: bool = False):
-    """Mark a test function as a graded check. Arguments must be literals (read statically)."""
+def check(points: float = 1, listings=(), hidden: bool = False, *, title: str, title_zh: str):
+    """Mark a test function as a graded check, titled in English and Chinese (what the report
+    shows). Arguments must be literals (read statically)."""
 
     def mark(fn):
         fn._kata_check = {"points": float(points), "listings": tuple([listings] if isinstance(listings, str) else listings),
-                          "hidden": bool(hidden)}
+                          "hidden": bool(hidden), "title": title, "title_zh": title_zh}
         return fn
 
     return mark
 
 
-__all__ = ["check", "CheckFailure", "Mistake", "expect", "expect_equal", "expect_tensor", "matches"]
+__all__ = ["check", "CheckFailure", "Mistake", "Msg", "code", "expect", "expect_equal", "expect_tensor", "joined",
+           "matches"]

@@ -3,6 +3,9 @@
 A failing tensor check says, in order: type, shape, dtype, then values (NaN/Inf first, then
 the worst index with expected vs actual, max abs and rel error). In a hidden check the message
 never contains expected values. Known mistakes (`mistakes={...}`) are recognised and named.
+
+Every text a check passes (`what=`, `expect`'s message, `CheckFailure`) is a `Msg(en, zh)` or a
+`code(...)`: a plain string is refused, so no check can forget the Chinese.
 """
 from __future__ import annotations
 
@@ -11,7 +14,7 @@ from dataclasses import dataclass
 
 import torch
 
-from ..messages import t
+from ..messages import Msg, t
 from . import tolerances
 
 # Set by the runner for the check being run; decides how much a message may reveal.
@@ -19,7 +22,22 @@ HIDDEN: contextvars.ContextVar[bool] = contextvars.ContextVar("kata_hidden", def
 
 
 class CheckFailure(AssertionError):
-    """A check failed; the message is meant for the student."""
+    """A check failed; the message (a `Msg`, rendered in the student's language) is meant for
+    the student."""
+
+    def __init__(self, message: "Msg | str"):
+        super().__init__(message)
+        self.text = message  # not `msg`: pytest reads an AssertionError's `msg` as a str
+
+    def __str__(self) -> str:
+        return str(self.text)
+
+
+def _text(value, role: str) -> Msg:
+    """`value` if it is a Msg; a plain string is a check written without its Chinese text."""
+    if isinstance(value, Msg):
+        return value
+    raise TypeError(f"{role} must be Msg(english, chinese) or code(text), not {type(value).__name__} {value!r}")
 
 
 @dataclass(frozen=True)
@@ -29,6 +47,10 @@ class Mistake:
     value: torch.Tensor
     en: str
     zh: str
+
+    @property
+    def message(self) -> Msg:
+        return Msg(self.en, self.zh)
 
 
 def _fmt(x: float) -> str:
@@ -58,9 +80,13 @@ def matches(actual, expected: torch.Tensor, tol: str | tolerances.Tol) -> bool:
             and bool(close_mask(actual, expected, tol).all()))
 
 
-def expect_tensor(actual, expected: torch.Tensor, tol: str = "exact", what: str = "result",
+RESULT = Msg("result", "结果")
+
+
+def expect_tensor(actual, expected: torch.Tensor, tol: str = "exact", what: Msg = RESULT,
                   dtype: bool = True, mistakes: list[Mistake] | None = None) -> None:
     """Fail with a teaching message unless `actual` equals `expected` within tolerance `tol`."""
+    what = _text(what, "expect_tensor(what=...)")
     hidden = HIDDEN.get()
     tolv = tolerances.get(tol)
     if not isinstance(actual, torch.Tensor):
@@ -95,16 +121,18 @@ def expect_tensor(actual, expected: torch.Tensor, tol: str = "exact", what: str 
                                abs_err=float(err.max()), rel_err=float(rel)), hint))
 
 
-def expect_equal(actual, expected, what: str = "result") -> None:
+def expect_equal(actual, expected, what: Msg = RESULT) -> None:
     """Plain values (ints, strings, tuples of them) compared exactly."""
+    what = _text(what, "expect_equal(what=...)")
     if actual != expected or type(actual) is not type(expected) and not (
             isinstance(actual, (int, float)) and isinstance(expected, (int, float))):
         if HIDDEN.get():
             raise CheckFailure(t("hidden_failed", what=what))
-        raise CheckFailure(f"{what}: expected {expected!r}, got {actual!r}")
+        raise CheckFailure(t("not_equal", what=what, expected=repr(expected), actual=repr(actual)))
 
 
-def expect(condition: bool, message: str) -> None:
+def expect(condition: bool, message: Msg) -> None:
+    message = _text(message, "expect(condition, message)")
     if not condition:
         raise CheckFailure(message)
 
@@ -112,9 +140,9 @@ def expect(condition: bool, message: str) -> None:
 def _mistake(actual: torch.Tensor, mistakes, tol) -> str:
     for m in mistakes or []:
         if tuple(actual.shape) == tuple(m.value.shape) and bool(close_mask(actual, m.value, tol).all()):
-            return t("mistake", mistake=m.en, mistake_zh=m.zh)
+            return t("mistake", mistake=m.message)
     return ""
 
 
 def _join(message: str, hint: str) -> str:
-    return f"{message}. {hint}" if hint else message
+    return t("with_hint", message=message, hint=hint) if hint else message

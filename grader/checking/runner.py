@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass, field
 import pytest
 
 from ..course import Course, Exercise
-from ..messages import t
+from ..messages import pick, t
 from ..scan import scan
 from ..submission import Submission
 from ..worker.client import Sandbox, WorkerFault
@@ -37,6 +37,7 @@ class CheckResult:
     visibility: str  # "public" | "hidden"
     duration_s: float
     kind: str = ""  # what failed: "check", "student", "fault", "import", "forbidden", "missing"
+    title: str = ""  # what the check checks, in the report's language (`name` is the function's)
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -127,7 +128,7 @@ class _Plugin:
             self.import_failures[ex.id] = problem
             raise compare.CheckFailure(problem)
         if not self.submission.path(ex.file).is_file():
-            reason = f"exercises/{ex.file} is missing from the submission"
+            reason = t("file_missing", file=f"exercises/{ex.file}")
             self.import_failures[ex.id] = reason
             raise compare.CheckFailure(reason)
         try:
@@ -153,7 +154,7 @@ def open_exercise(box: Sandbox, ex: Exercise):
     worker = box.spawn(Limits(memory_mb=ex.memory_mb, output_mb=ex.output_mb))
     remote = Remote(worker, ex.module, ex.time_limit_s, assets=box.assets)
     try:
-        remote._import(ex.file, ex.forbidden, ex.forbidden_hint, ex.forbidden_ops)
+        remote._import(ex.file, ex.forbidden, ex.display_forbidden_hint(), ex.forbidden_ops)
     except BaseException:
         worker.close()
         raise
@@ -190,7 +191,7 @@ def _message(exc: BaseException | None) -> tuple[str, str]:
     if isinstance(exc, WorkerFault):
         return t("fault", reason=exc.reason), "fault"
     if isinstance(exc, AssertionError):
-        return str(exc) or "assertion failed", "check"
+        return str(exc) or t("assertion_failed"), "check"
     if type(exc).__name__ in ("Skipped", "XFailed"):
         return str(getattr(exc, "msg", exc)), "skipped"
     return t("check_error", type=type(exc).__name__, message=str(exc)[:500]), "check"
@@ -204,12 +205,13 @@ def _scan_exercise(ex: Exercise, submission: Submission) -> str:
     if not found:
         return ""
     items = "; ".join(v.describe(ex.file) for v in found)
-    return t("scan", items=items, hint=ex.forbidden_hint)
+    return t("scan", items=items, hint=ex.display_forbidden_hint())
 
 
 def run(course: Course, submission: Submission, exercises: list[Exercise] | None = None,
-        public_only: bool = False, box: Sandbox | None = None) -> GradeResult:
-    """Grade `submission` on `exercises` (default: all). Never raises for student faults."""
+        public_only: bool = False, box: Sandbox | None = None, plugins: tuple = ()) -> GradeResult:
+    """Grade `submission` on `exercises` (default: all). Never raises for student faults.
+    `plugins`: more pytest plugins (`kata release` records what the public checks read)."""
     t0 = time.perf_counter()
     exercises = exercises or course.exercises
     own_box = box is None
@@ -223,7 +225,7 @@ def run(course: Course, submission: Submission, exercises: list[Exercise] | None
             "-W", "ignore::DeprecationWarning", "-W", "ignore::UserWarning"]
     try:
         with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()) as err:
-            code = pytest.main(args, plugins=[plugin])
+            code = pytest.main(args, plugins=[plugin, *plugins])
         if code not in (0, 1, 5):  # 5: nothing collected (e.g. only hidden checks, public run)
             raise RuntimeError(f"running the checks failed (pytest exit code {code}): {err.getvalue()[-2000:]}")
         results = []
@@ -238,7 +240,8 @@ def run(course: Course, submission: Submission, exercises: list[Exercise] | None
                 score=info["points"] if status == "passed" else 0.0, max_score=info["points"],
                 message=message, listing=list(info["listings"]),
                 visibility="hidden" if info["hidden"] else "public",
-                duration_s=round(plugin.durations.get(item.nodeid, 0.0), 4), kind=kind))
+                duration_s=round(plugin.durations.get(item.nodeid, 0.0), 4), kind=kind,
+                title=pick(info["title"], info["title_zh"])))
         for ex in exercises:
             verdict = _scan_exercise(ex, submission)
             if verdict:
@@ -247,7 +250,7 @@ def run(course: Course, submission: Submission, exercises: list[Exercise] | None
                         r.score = 0.0
                         r.status = "failed"
                         r.kind = "forbidden"
-                        r.message = f"{r.message} {verdict}".strip() if r.message else verdict
+                        r.message = t("two_messages", first=r.message, second=verdict) if r.message else verdict
         order = {ex.id: i for i, ex in enumerate(course.exercises)}
         results.sort(key=lambda r: order[r.exercise])
         return GradeResult(str(submission.origin), box.kind, results, list(submission.notes),

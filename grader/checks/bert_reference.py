@@ -18,6 +18,8 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+from grader.messages import Msg
+
 NEG = -1e9  # what listing 1.31 writes into the scores of padding keys
 
 
@@ -251,17 +253,20 @@ def remote_repr(obj) -> str:
     return text + ")"
 
 
-def first_difference(actual: str, expected: str) -> str:
-    """'' when the texts are equal, else where the first differing line is and both versions."""
+def first_difference(actual: str, expected: str) -> Msg | None:
+    """None when the texts are equal, else where the first differing line is and both versions."""
     if actual == expected:
-        return ""
+        return None
     a, e = actual.split("\n"), expected.split("\n")
+    nothing = Msg("'(nothing)'", "（空）")
     for i in range(max(len(a), len(e))):
-        got = a[i] if i < len(a) else "(nothing)"
-        want = e[i] if i < len(e) else "(nothing)"
+        got = a[i] if i < len(a) else None
+        want = e[i] if i < len(e) else None
         if got != want:
-            return f"line {i + 1}: expected {want.strip()!r}, got {got.strip()!r}"
-    return "the texts differ"
+            return Msg("line {line}: expected {want}, got {got}", "第 {line} 行：应为 {want}，实际为 {got}", line=i + 1,
+                       want=nothing if want is None else repr(want.strip()),
+                       got=nothing if got is None else repr(got.strip()))
+    return Msg("the texts differ", "两段文本不同")
 
 
 # ----------------------------------------------------------------------------- what print(model) shows

@@ -14,7 +14,8 @@ from hypothesis import Phase, given, settings
 from hypothesis import strategies as st
 
 from grader import gpt2
-from grader.checking import CheckFailure, Mistake, check, expect, expect_equal, expect_tensor, fixtures
+from grader.checking import CheckFailure, Mistake, Msg, check, code, expect, expect_equal, expect_tensor, fixtures
+from grader.messages import t
 
 EXERCISE = "s1_04_byte_bpe"
 ENDOFTEXT = "<|endoftext|>"
@@ -66,14 +67,13 @@ def _fixture_ids() -> dict[str, list[int]]:
 def _asset_folder(sub) -> str:
     """The worker's path of the folder holding gpt2.tiktoken; skips the check when there is none."""
     if not gpt2.have_asset():
-        pytest.skip(f"{gpt2.ASSET_NAME} is not in {gpt2.assets_dir()}: run `python -m grader.gpt2 fetch` "
-                    "(setup.sh does) where PyPI is reachable")
+        pytest.skip(t("asset_missing", name=gpt2.ASSET_NAME, folder=gpt2.assets_dir()))
     try:
         folder = object.__getattribute__(sub, "assets")  # not sub.assets: that would name a remote function
     except AttributeError:
         folder = None
     if not isinstance(folder, str) or not folder:
-        pytest.skip("this grader gives the sandbox no assets folder (sub.assets), so the ranks cannot be read there")
+        pytest.skip(t("no_assets"))
     return folder
 
 
@@ -141,11 +141,11 @@ def _wrong_answers(text: str, enc) -> list[tuple[list[int], str, str]]:
          "text.split() dropped the spaces: GPT-2 keeps a word's leading space in its piece",
          "text.split() 丢掉了空格：GPT-2 把单词前面的空格保留在切片里"),
         (enc.encode_ordinary(text), "<|endoftext|> was encoded as plain text: it is one special token, id len(ranks)",
-         "<|endoftext|> 被当作普通文本编码：它是一个特殊 token，id 为 len(ranks)"),
+         "<|endoftext|> 被当作普通文本编码：它是一个特殊词元，id 为 len(ranks)"),
         (list(text.encode("utf-8")), "raw byte values are not token ids, and no merges were made",
-         "原始字节值不是 token id，而且没有进行合并"),
+         "原始字节值不是词元 id，而且没有进行合并"),
         ([ranks[bytes([b])] for b in text.encode("utf-8")], "no merges were made: only single-byte tokens",
-         "没有进行合并：只有单字节 token"),
+         "没有进行合并：只有单字节词元"),
     ]
 
 
@@ -162,7 +162,8 @@ def _merge_all(piece: bytes, ranks) -> list[int]:
 
 def _ids(value, what) -> torch.Tensor:
     if not isinstance(value, (list, tuple)) or not all(isinstance(i, int) and not isinstance(i, bool) for i in value):
-        raise CheckFailure(f"{what} must be a list of int token ids, got {type(value).__name__}: {str(value)[:200]}")
+        raise CheckFailure(Msg(f"{what} must be a list of int token ids, got {type(value).__name__}: {str(value)[:200]}",
+                               f"{what} 必须是整数词元 id 的列表，实际为 {type(value).__name__}：{str(value)[:200]}"))
     return torch.tensor(list(value), dtype=torch.int64)
 
 
@@ -178,29 +179,36 @@ def expect_ids(actual, expected, what, mistakes=()):
 
 
 # ---------------------------------------------------------------- the book's numbers
-@check(points=1, listings=["1.4/gpt2"])
+@check(points=1, listings=["1.4/gpt2"],
+       title="GPT-2's vocabulary: 50,257 tokens and 50,000 merges", title_zh="GPT-2 的词汇表：50,257 个词元和 50,000 条合并规则")
 def test_book_vocabulary_size(sub):
     tok, enc = _tokenizer(sub)
-    expect_equal(enc.n_vocab, 50257, "tiktoken's GPT-2 vocabulary size (the grader's own reference)")
-    expect_equal(tok.vocab_size(), 50257, "vocab_size() of GPT-2's table: 50,256 ranked tokens and <|endoftext|>")
-    expect_equal(tok.num_merges(), 50000, "num_merges() of GPT-2's table: the tokens longer than one byte")
+    expect_equal(enc.n_vocab, 50257, Msg("tiktoken's GPT-2 vocabulary size (the grader's own reference)",
+                                         "tiktoken 的 GPT-2 词汇表大小（评分器自己的参照）"))
+    expect_equal(tok.vocab_size(), 50257, Msg("vocab_size() of GPT-2's table: 50,256 ranked tokens and <|endoftext|>",
+                                              "GPT-2 表的 vocab_size()：50,256 个有排名的词元加上 <|endoftext|>"))
+    expect_equal(tok.num_merges(), 50000, Msg("num_merges() of GPT-2's table: the tokens longer than one byte",
+                                              "GPT-2 表的 num_merges()：长度超过一个字节的词元"))
 
 
-@check(points=2, listings=["1.4/gpt2"])
+@check(points=2, listings=["1.4/gpt2"],
+       title="'Building' = 25954 and <|endoftext|> = 50256", title_zh="'Building' 的 id 为 25954，<|endoftext|> 的 id 为 50256")
 def test_book_building_and_endoftext(sub):
     tok, enc = _tokenizer(sub)
-    expect_equal(_expected(enc, "Building"), [25954], "tiktoken's ids of 'Building' (the grader's own reference)")
-    expect_ids(tok.encode("Building"), [25954], "encode('Building')", mistakes=lambda: _wrong_answers("Building", enc))
-    expect_ids(tok.encode(ENDOFTEXT), [50256], "encode('<|endoftext|>')", mistakes=[
+    expect_equal(_expected(enc, "Building"), [25954], Msg("tiktoken's ids of 'Building' (the grader's own reference)",
+                                                          "tiktoken 给出的 'Building' 的 id（评分器自己的参照）"))
+    expect_ids(tok.encode("Building"), [25954], code("encode('Building')"), mistakes=lambda: _wrong_answers("Building", enc))
+    expect_ids(tok.encode(ENDOFTEXT), [50256], code("encode('<|endoftext|>')"), mistakes=[
         (enc.encode_ordinary(ENDOFTEXT),
          "<|endoftext|> was encoded as plain text: it is one special token, id len(ranks) = 50256",
-         "<|endoftext|> 被当作普通文本编码：它是一个特殊 token，id 为 len(ranks) = 50256")])
-    expect_equal(tok.decode([25954]), "Building", "decode([25954])")
-    expect_equal(tok.decode([50256]), ENDOFTEXT, "decode([50256])")
+         "<|endoftext|> 被当作普通文本编码：它是一个特殊词元，id 为 len(ranks) = 50256")])
+    expect_equal(tok.decode([25954]), "Building", code("decode([25954])"))
+    expect_equal(tok.decode([50256]), ENDOFTEXT, code("decode([50256])"))
 
 
 # ---------------------------------------------------------------- varied text
-@check(points=3)
+@check(points=3,
+       title="encoding varied texts like tiktoken", title_zh="像 tiktoken 一样编码各种文本")
 def test_varied_text_matches_tiktoken(sub):
     tok, enc = _tokenizer(sub)
     stored = _fixture_ids()
@@ -208,19 +216,22 @@ def test_varied_text_matches_tiktoken(sub):
         expected = _expected(enc, text)
         assert stored.get(text) == expected, (f"the grader's reference ids of {text!r} changed since the fixtures "
                                               f"were made ({gpt2.SOURCE}): run `kata fixtures`")
-        expect_ids(tok.encode(text), expected, f"the token ids of encode({text!r})",
+        expect_ids(tok.encode(text), expected, Msg(f"the token ids of encode({text!r})", f"encode({text!r}) 的词元 id"),
                    mistakes=lambda: _wrong_answers(text, enc))
 
 
-@check(points=2)
+@check(points=2,
+       title="decode(encode(text)) gives the text back", title_zh="decode(encode(text)) 还原出原文")
 def test_round_trip(sub):
     tok, enc = _tokenizer(sub)
     for text in TEXTS:
-        expect_equal(tok.decode(_expected(enc, text)), text, f"decode of tiktoken's ids of {text!r}")
-        expect_equal(tok.decode(tok.encode(text)), text, f"decode(encode({text!r}))")
+        expect_equal(tok.decode(_expected(enc, text)), text, Msg(
+                f"decode of tiktoken's ids of {text!r}", f"对 tiktoken 给出的 {text!r} 的 id 做 decode"))
+        expect_equal(tok.decode(tok.encode(text)), text, code(f"decode(encode({text!r}))"))
 
 
-@check(points=3, hidden=True)
+@check(points=3, hidden=True,
+       title="encoding random texts like tiktoken", title_zh="像 tiktoken 一样编码随机文本")
 def test_random_text_matches_tiktoken(sub):
     tok, enc = _tokenizer(sub)
     fragments = st.sampled_from([" ", "  ", "\n", "\t", "'s", "'ll", ".'s", "'", "\"", "it's", "Building", " the",
@@ -233,31 +244,35 @@ def test_random_text_matches_tiktoken(sub):
     @given(texts)
     def same_ids(text):
         ids = tok.encode(text)
-        expect_ids(ids, _expected(enc, text), f"the token ids of encode({text!r})",
+        expect_ids(ids, _expected(enc, text), Msg(f"the token ids of encode({text!r})", f"encode({text!r}) 的词元 id"),
                    mistakes=lambda: _wrong_answers(text, enc))
-        expect_equal(tok.decode(ids), text, f"decode(encode({text!r}))")
+        expect_equal(tok.decode(ids), text, code(f"decode(encode({text!r}))"))
 
     same_ids()
 
 
-@check(points=2, hidden=True)
+@check(points=2, hidden=True,
+       title="merging by rank, lowest first", title_zh="按排名合并，排名最低的优先")
 def test_merge_by_rank(sub):
     tok, enc = _tokenizer(sub)
     ranks = _ranks()
     for piece in PIECES:
         data = piece.encode("utf-8")
         expected = enc.encode_ordinary(piece)  # each of PIECES is a single pre-tokenization piece
-        expect_ids(tok.merge_bytes(list(data)), expected, f"bpe_merge of the piece {piece!r}", mistakes=[
+        expect_ids(tok.merge_bytes(list(data)), expected, Msg(f"bpe_merge of the piece {piece!r}",
+                                                              f"对片段 {piece!r} 做 bpe_merge"), mistakes=[
             (_greedy_merge(data, ranks), "merging the leftmost joinable pair instead of the pair with the lowest rank",
              "合并了最左边可合并的字节对，而不是秩最低的字节对")])
     # Bytes that are not valid UTF-8 on their own still merge by rank.
     rng = random.Random(1404)
     for _ in range(5):
         data = bytes(rng.randrange(256) for _ in range(rng.randint(1, 12)))
-        expect_ids(tok.merge_bytes(list(data)), _merge_all(data, ranks), f"bpe_merge of the bytes {data!r}")
+        expect_ids(tok.merge_bytes(list(data)), _merge_all(data, ranks), Msg(
+                f"bpe_merge of the bytes {data!r}", f"对字节 {data!r} 做 bpe_merge"))
 
 
-@check(points=2, hidden=True)
+@check(points=2, hidden=True,
+       title="a small table of its own", title_zh="一张自定义的小表")
 def test_small_table(sub):
     """A table of its own (no asset needed): single bytes in a shuffled order and a few merges, so
     that ids are not byte values and the special token's id is len(ranks), not 50256."""
@@ -273,19 +288,25 @@ def test_small_table(sub):
     ref = tiktoken.Encoding("kata-small", pat_str=r50k_pat_str, mergeable_ranks=ranks,
                             special_tokens={ENDOFTEXT: len(ranks)})
     tok = sub.from_rows([[list(t), r] for t, r in ranks.items()])
-    expect_equal(tok.vocab_size(), len(ranks) + 1, f"vocab_size() of a table of {len(ranks)} ranked tokens")
-    expect_equal(tok.num_merges(), len(ranks) - 256, f"num_merges() of a table with {len(ranks) - 256} merges")
+    expect_equal(tok.vocab_size(), len(ranks) + 1, Msg(f"vocab_size() of a table of {len(ranks)} ranked tokens",
+                                                       f"含 {len(ranks)} 个有排名词元的表的 vocab_size()"))
+    expect_equal(tok.num_merges(), len(ranks) - 256, Msg(f"num_merges() of a table with {len(ranks) - 256} merges",
+                                                         f"含 {len(ranks) - 256} 条合并规则的表的 num_merges()"))
     for text in ["old finest lowest", " fin fin  final", "oldest<|endoftext|>lowest", "你好 est"]:
-        expect_ids(tok.encode(text), ref.encode(text, allowed_special="all"), f"encode({text!r}) with a small table")
-        expect_equal(tok.decode(tok.encode(text)), text, f"decode(encode({text!r})) with a small table")
+        expect_ids(tok.encode(text), ref.encode(text, allowed_special="all"), Msg(
+                f"encode({text!r}) with a small table", f"用小表做 encode({text!r})"))
+        expect_equal(tok.decode(tok.encode(text)), text, Msg(f"decode(encode({text!r})) with a small table",
+                                                             f"用小表做 decode(encode({text!r}))"))
 
 
-@check(points=1, hidden=True)
+@check(points=1, hidden=True,
+       title="decoding tokens that hold part of a character", title_zh="解码只含半个字符的词元")
 def test_decode_partial_characters(sub):
     tok, enc = _tokenizer(sub)
     for text in ["🎉", "注意", "é!"]:
         for i in _expected(enc, text):
             expect_equal(tok.decode([i]), enc.decode([i]),
-                         f"decode([{i}]), a token of {text!r} that may hold part of a character "
-                         "(decode with errors='replace')")
-    expect(tok.decode([]) == "", "decode([]) must be the empty string")
+                         Msg(f"decode([{i}]), a token of {text!r} that may hold part of a character "
+                         "(decode with errors='replace')",
+                             f"decode([{i}])，这是 {text!r} 的一个词元，可能只含某个字符的一部分（用 errors='replace' 解码）"))
+    expect(tok.decode([]) == "", Msg("decode([]) must be the empty string", "decode([]) 必须是空字符串"))

@@ -4,7 +4,7 @@ import math
 import torch
 import torch.nn.functional as F
 
-from grader.checking import Mistake, check, expect, expect_tensor, fixtures
+from grader.checking import CheckFailure, Mistake, Msg, check, code, expect, expect_tensor, fixtures
 from grader.worker.proxy import StudentError
 
 EXERCISE = "s1_05_embeddings"
@@ -36,50 +36,60 @@ def fx():
     return fixtures.load(EXERCISE)
 
 
-def _expect_value_error(call, what: str):
+def _expect_value_error(call, what: Msg):
     try:
         call()
     except StudentError as e:
-        expect(e.kind != "not_implemented", str(e))
-        expect(e.type == "ValueError", f"{what} must raise ValueError, not {e.type or e}")
+        expect(e.kind != "not_implemented", Msg.of(e))
+        expect(e.type == "ValueError", Msg(f"{what} must raise ValueError, not {e.type or e}",
+                                           f"{what} 必须抛出 ValueError，而不是 {e.type or e}"))
         return
-    raise AssertionError(f"{what} must raise ValueError")
+    raise CheckFailure(Msg(f"{what} must raise ValueError", f"{what} 必须抛出 ValueError"))
 
 
-@check(points=2, listings=["1.5/one-hot"])
+@check(points=2, listings=["1.5/one-hot"],
+       title="the one-hot vector of 'cat' in a 50,000-token vocabulary", title_zh="50,000 个词元的词汇表中 'cat' 的独热向量")
 def test_book_one_hot_cat(sub):
     out = sub.one_hot(torch.tensor(CAT), BOOK_VOCAB)
     expected = fx()["cat"]
-    expect_tensor(out, expected, tol="exact", what=f"one_hot(tensor({CAT}), {BOOK_VOCAB:,})",
+    expect_tensor(out, expected, tol="exact", what=code(f"one_hot(tensor({CAT}), {BOOK_VOCAB:,})"),
                   mistakes=[Mistake(torch.roll(expected, -1), "the 1 sits at index id - 1: ids count from 0",
                                     "1 放在了 id - 1 处：id 从 0 开始计数")])
     expect(int((out == 1).sum()) == 1 and int((out == 0).sum()) == BOOK_VOCAB - 1,
-           f"a one-hot vector of length {BOOK_VOCAB:,} holds one 1 and {BOOK_VOCAB - 1:,} zeros")
+           Msg(f"a one-hot vector of length {BOOK_VOCAB:,} holds one 1 and {BOOK_VOCAB - 1:,} zeros",
+               f"长度为 {BOOK_VOCAB:,} 的独热向量含一个 1 和 {BOOK_VOCAB - 1:,} 个 0"))
 
 
-@check(points=1, listings=["1.5/one-hot"])
+@check(points=1, listings=["1.5/one-hot"],
+       title="one-hot vectors are all equally distant", title_zh="独热向量两两距离相等")
 def test_one_hot_all_equally_distant(sub):
     vectors = sub.one_hot(torch.tensor([CAT, DOG, QUANTUM]), BOOK_VOCAB)
     expect_tensor(vectors, F.one_hot(torch.tensor([CAT, DOG, QUANTUM]), BOOK_VOCAB).float(), tol="exact",
-                  what="one-hot vectors of cat, dog, quantum")
+                  what=Msg("one-hot vectors of cat, dog, quantum", "cat、dog、quantum 的独热向量"))
     sims = sub.cosine_similarity_matrix(vectors)
-    expect_tensor(sims, torch.eye(3), tol="attention", what="cosine similarities of cat, dog, quantum")
+    expect_tensor(sims, torch.eye(3), tol="attention", what=Msg("cosine similarities of cat, dog, quantum",
+                                                                "cat、dog、quantum 的余弦相似度"))
     distances = torch.cdist(vectors, vectors)
     expect_tensor(distances, math.sqrt(2) * (1 - torch.eye(3)), tol="attention",
-                  what="distances between the one-hot vectors of cat, dog and quantum (all sqrt(2))")
+                  what=Msg("distances between the one-hot vectors of cat, dog and quantum (all sqrt(2))",
+                           "cat、dog 和 quantum 的独热向量之间的距离（都是 sqrt(2)）"))
 
 
-@check(points=1)
+@check(points=1,
+       title="one_hot rejects ids outside the vocabulary", title_zh="one_hot 拒绝词汇表之外的 id")
 def test_one_hot_rejects_bad_ids(sub):
-    _expect_value_error(lambda: sub.one_hot(torch.tensor([2, 5]), 5), "one_hot with id 5 and vocab_size 5")
-    _expect_value_error(lambda: sub.one_hot(torch.tensor([-1, 2]), 5), "one_hot with id -1")
+    _expect_value_error(lambda: sub.one_hot(torch.tensor([2, 5]), 5), Msg(
+            "one_hot with id 5 and vocab_size 5", "id 为 5、vocab_size 为 5 时的 one_hot"))
+    _expect_value_error(lambda: sub.one_hot(torch.tensor([-1, 2]), 5), Msg("one_hot with id -1", "id 为 -1 时的 one_hot"))
 
 
-@check(points=1, hidden=True)
+@check(points=1, hidden=True,
+       title="one_hot of a batch of ids", title_zh="对一批 id 做 one_hot")
 def test_one_hot_batch(sub):
     f = fx()
     expected = f["one_hot_batch"]
-    expect_tensor(sub.one_hot(f["one_hot_ids"], 11), expected, tol="exact", what="one_hot of a (2, 5) batch of ids",
+    expect_tensor(sub.one_hot(f["one_hot_ids"], 11), expected, tol="exact", what=Msg(
+            "one_hot of a (2, 5) batch of ids", "形状为 (2, 5) 的一批 id 的 one_hot"),
                   mistakes=[Mistake(expected.long(), "the one-hot vectors must be float32, not integers",
                                     "独热向量必须是 float32，而不是整数")])
 
@@ -89,25 +99,29 @@ def _lookup_mistakes(ids, weight):
                     "查找了第 id + 1 行：id 从 0 开始计数")]
 
 
-@check(points=2)
+@check(points=2,
+       title="lookup equals one-hot times the weight matrix", title_zh="查表等于独热向量乘以权重矩阵")
 def test_lookup_equals_one_hot_times_weight(sub):
     f = fx()
     ids, weight = f["ids"], f["weight"]
     expected = F.embedding(ids, weight)
     expect_tensor(sub.embedding_lookup(ids, weight), f["lookup"], tol="exact",
-                  what="embedding_lookup of 6 ids in a (10, 4) table", mistakes=_lookup_mistakes(ids, weight))
+                  what=Msg("embedding_lookup of 6 ids in a (10, 4) table",
+                           "在 (10, 4) 的表中查 6 个 id 的 embedding_lookup"), mistakes=_lookup_mistakes(ids, weight))
     expect_tensor(sub.one_hot_embedding(ids, weight), expected, tol="matmul",
-                  what="one-hot vectors times the (10, 4) weight matrix")
+                  what=Msg("one-hot vectors times the (10, 4) weight matrix", "独热向量乘以 (10, 4) 的权重矩阵"))
 
 
-@check(points=1, hidden=True)
+@check(points=1, hidden=True,
+       title="embedding lookup of a batch of ids", title_zh="对一批 id 查嵌入")
 def test_lookup_batch(sub):
     f = fx()
     ids, weight = f["batch_ids"], f["big_weight"]
     expect_tensor(sub.embedding_lookup(ids, weight), f["lookup_batch"], tol="exact",
-                  what="embedding_lookup of a (3, 5) batch of ids", mistakes=_lookup_mistakes(ids, weight))
+                  what=Msg("embedding_lookup of a (3, 5) batch of ids",
+                           "形状为 (3, 5) 的一批 id 的 embedding_lookup"), mistakes=_lookup_mistakes(ids, weight))
     expect_tensor(sub.one_hot_embedding(ids, weight), f["lookup_batch"], tol="matmul",
-                  what="one_hot_embedding of a (3, 5) batch of ids")
+                  what=Msg("one_hot_embedding of a (3, 5) batch of ids", "形状为 (3, 5) 的一批 id 的 one_hot_embedding"))
 
 
 def _cos_mistakes(x):
@@ -116,21 +130,25 @@ def _cos_mistakes(x):
                     "each column was normalised instead of each row", "归一化了每一列而不是每一行")]
 
 
-@check(points=1)
+@check(points=1,
+       title="cosine similarity of dense vectors", title_zh="稠密向量的余弦相似度")
 def test_dense_cosine_similarity(sub):
     x = torch.tensor([[1.0, 2.0, 0.0], [2.0, 4.0, 0.0], [0.0, 0.0, 3.0], [1.0, 0.0, 1.0]])
     expected = F.cosine_similarity(x.unsqueeze(1), x.unsqueeze(0), dim=-1)
     expect_tensor(sub.cosine_similarity_matrix(x), expected, tol="attention",
-                  what="cosine similarities of 4 dense vectors", mistakes=_cos_mistakes(x))
+                  what=Msg("cosine similarities of 4 dense vectors", "4 个稠密向量的余弦相似度"), mistakes=_cos_mistakes(x))
 
 
-@check(points=1, hidden=True)
+@check(points=1, hidden=True,
+       title="cosine similarity of random and scaled vectors", title_zh="随机向量和缩放后向量的余弦相似度")
 def test_dense_cosine_fresh(sub):
     f = fx()
     x = f["dense"]
     out = sub.cosine_similarity_matrix(x)
-    expect_tensor(out, f["dense_cos"], tol="attention", what="cosine similarities of 5 random vectors",
+    expect_tensor(out, f["dense_cos"], tol="attention", what=Msg(
+            "cosine similarities of 5 random vectors", "5 个随机向量的余弦相似度"),
                   mistakes=_cos_mistakes(x))
     scaled = sub.cosine_similarity_matrix(x * torch.tensor([[2.0], [0.5], [3.0], [1.0], [7.0]]))
     expect_tensor(scaled, f["dense_cos"], tol="attention",
-                  what="cosine similarities after scaling each vector (the lengths must not matter)")
+                  what=Msg("cosine similarities after scaling each vector (the lengths must not matter)",
+                           "把每个向量缩放之后的余弦相似度（向量长度不应有影响）"))

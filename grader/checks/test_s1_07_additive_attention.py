@@ -3,7 +3,7 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from grader.checking import Mistake, check, expect, expect_equal, expect_tensor, fixtures, tolerances
+from grader.checking import Mistake, Msg, check, code, expect, expect_equal, expect_tensor, fixtures, tolerances
 
 EXERCISE = "s1_07_additive_attention"
 
@@ -62,10 +62,9 @@ def _args(f, name):
 def _score_mistakes(s, H, W_s, W_h, v):
     ps = (s @ W_s.T).unsqueeze(-2)
     ph = H @ W_h.T
-    no_tanh = ("tanh is missing: without it v^T W_s s adds the same number to every score, so the decoder state "
-               "could not move the attention",
-               "缺少 tanh：没有它，v^T W_s s 给每个分数加同一个数，解码器状态就无法改变注意力")
-    return [Mistake((ps + ph) @ v, *no_tanh),
+    return [Mistake((ps + ph) @ v, "tanh is missing: without it v^T W_s s adds the same number to every score, so the "
+                    "decoder state could not move the attention",
+                    "缺少 tanh：没有它，v^T W_s s 给每个分数加同一个数，解码器状态就无法改变注意力"),
             Mistake(torch.tanh(ph) @ v, "the decoder state s was left out: score = v^T tanh(W_s s + W_h h_j)",
                     "漏掉了解码器状态 s：分数 = v^T tanh(W_s s + W_h h_j)"),
             Mistake(torch.tanh(ps.expand_as(ph)) @ v, "the encoder states h_j were left out", "漏掉了编码器状态 h_j")]
@@ -84,63 +83,79 @@ def _attention_mistakes(s, H, W_s, W_h, v):
     }
 
 
-@check(points=3, listings=["1.7/bahdanau"])
+@check(points=3, listings=["1.7/bahdanau"],
+       title="figures 1.36-1.37: attention over 'I will eat'", title_zh="图 1.36-1.37：对 'I will eat' 的注意力")
 def test_i_will_eat(sub):
     f = fx()
     H, W_s, W_h, v, S = example()
     for t, word in enumerate(TARGET):
         scores = sub.additive_scores(S[t], H, W_s, W_h, v)
-        expect_tensor(scores, f[f"ex_scores{t}"], tol="attention", what=f"scores before writing {word!r}",
+        expect_tensor(scores, f[f"ex_scores{t}"], tol="attention", what=Msg(
+                f"scores before writing {word!r}", f"写出 {word!r} 之前的分数"),
                       mistakes=_score_mistakes(S[t], H, W_s, W_h, v))
         m = _attention_mistakes(S[t], H, W_s, W_h, v)
-        context, weights = _pair(sub.additive_attention(S[t], H, W_s, W_h, v), "additive_attention")
-        expect_tensor(weights, f[f"ex_weights{t}"], tol="attention", what=f"attention weights before writing {word!r}",
+        context, weights = _pair(sub.additive_attention(S[t], H, W_s, W_h, v), code("additive_attention"))
+        expect_tensor(weights, f[f"ex_weights{t}"], tol="attention", what=Msg(
+                f"attention weights before writing {word!r}", f"写出 {word!r} 之前的注意力权重"),
                       mistakes=m["weights"])
-        expect_tensor(weights.sum(), torch.tensor(1.0), tol="softmax", what="the sum of the attention weights")
-        expect(float(weights[t]) > 0.97, f"before writing {word!r} the decoder must attend almost only to "
-                                         f"{SOURCE[t]!r} (h{t + 1}), weight 0.9794")
-        expect_tensor(context, f[f"ex_context{t}"], tol="attention", what=f"context vector before writing {word!r}",
+        expect_tensor(weights.sum(), torch.tensor(1.0), tol="softmax", what=Msg(
+                "the sum of the attention weights", "注意力权重之和"))
+        expect(float(weights[t]) > 0.97, Msg(f"before writing {word!r} the decoder must attend almost only to "
+                                         f"{SOURCE[t]!r} (h{t + 1}), weight 0.9794",
+                                             f"写出 {word!r} 之前，解码器必须几乎只关注 {SOURCE[t]!r}（h{t + 1}），权重为 0.9794"))
+        expect_tensor(context, f[f"ex_context{t}"], tol="attention", what=Msg(
+                f"context vector before writing {word!r}", f"写出 {word!r} 之前的上下文向量"),
                       mistakes=m["context"])
 
 
 def _pair(out, what):
     expect(isinstance(out, (tuple, list)) and len(out) == 2,
-           f"{what} must return a pair (context, weights), not {type(out).__name__}")
+           Msg(f"{what} must return a pair (context, weights), not {type(out).__name__}",
+               f"{what} 必须返回一对值 (context, weights)，而不是 {type(out).__name__}"))
     return out
 
 
-@check(points=2, hidden=True)
+@check(points=2, hidden=True,
+       title="additive scores of other sizes", title_zh="其他尺寸的加性分数")
 def test_scores_fresh(sub):
     f = fx()
     args = _args(f, "one")
     expect_tensor(sub.additive_scores(*args), f["one_scores"], tol="attention",
-                  what="scores of 9 encoder states (d_s 5, d_h 6, d_a 7)", mistakes=_score_mistakes(*args))
+                  what=Msg("scores of 9 encoder states (d_s 5, d_h 6, d_a 7)",
+                           "9 个编码器状态的分数（d_s 5，d_h 6，d_a 7）"), mistakes=_score_mistakes(*args))
 
 
-@check(points=2, hidden=True)
+@check(points=2, hidden=True,
+       title="additive attention of other sizes", title_zh="其他尺寸的加性注意力")
 def test_attention_fresh(sub):
     f = fx()
     args = _args(f, "one")
     m = _attention_mistakes(*args)
-    context, weights = _pair(sub.additive_attention(*args), "additive_attention")
-    expect_tensor(weights, f["one_weights"], tol="attention", what="weights over 9 encoder states", mistakes=m["weights"])
-    expect_tensor(context, f["one_context"], tol="attention", what="context over 9 encoder states", mistakes=m["context"])
+    context, weights = _pair(sub.additive_attention(*args), code("additive_attention"))
+    expect_tensor(weights, f["one_weights"], tol="attention", what=Msg(
+            "weights over 9 encoder states", "9 个编码器状态上的权重"), mistakes=m["weights"])
+    expect_tensor(context, f["one_context"], tol="attention", what=Msg(
+            "context over 9 encoder states", "9 个编码器状态上的上下文向量"), mistakes=m["context"])
 
 
-@check(points=1, hidden=True)
+@check(points=1, hidden=True,
+       title="additive attention on a batch", title_zh="批次上的加性注意力")
 def test_batch(sub):
     f = fx()
     args = _args(f, "batch")
-    expect_tensor(sub.additive_scores(*args), f["batch_scores"], tol="attention", what="scores of a batch of 4")
-    context, weights = _pair(sub.additive_attention(*args), "additive_attention")
-    expect_tensor(weights, f["batch_weights"], tol="attention", what="weights of a batch of 4",
+    expect_tensor(sub.additive_scores(*args), f["batch_scores"], tol="attention", what=Msg(
+            "scores of a batch of 4", "大小为 4 的批次的分数"))
+    context, weights = _pair(sub.additive_attention(*args), code("additive_attention"))
+    expect_tensor(weights, f["batch_weights"], tol="attention", what=Msg("weights of a batch of 4", "大小为 4 的批次的权重"),
                   mistakes=[Mistake(torch.softmax(f["batch_scores"], dim=0),
                                     "softmax over the batch instead of over the encoder states (dim=-1)",
                                     "在批次维而不是编码器状态维 (dim=-1) 上做了 softmax")])
-    expect_tensor(context, f["batch_context"], tol="attention", what="context vectors of a batch of 4")
+    expect_tensor(context, f["batch_context"], tol="attention", what=Msg(
+            "context vectors of a batch of 4", "大小为 4 的批次的上下文向量"))
 
 
-@check(points=2, hidden=True)
+@check(points=2, hidden=True,
+       title="attention properties: weights sum to 1, context inside the states", title_zh="注意力的性质：权重之和为 1，上下文在各状态的取值范围内")
 def test_invariants(sub):
     @settings(max_examples=15, derandomize=True, database=None, deadline=None)
     @given(st.integers(1, 7), st.integers(1, 5), st.integers(1, 5), st.integers(1, 5), st.integers(0, 2**31 - 1))
@@ -150,43 +165,50 @@ def test_invariants(sub):
         W_s = torch.randn(d_a, d_s, generator=g, dtype=torch.float64)
         W_h = torch.randn(d_a, d_h, generator=g, dtype=torch.float64)
         v = torch.randn(d_a, generator=g, dtype=torch.float64) * 3
-        context, weights = _pair(sub.additive_attention(s, H, W_s, W_h, v), "additive_attention")
+        context, weights = _pair(sub.additive_attention(s, H, W_s, W_h, v), code("additive_attention"))
         what = f"T={T}, d_s={d_s}, d_h={d_h}, d_a={d_a}"
-        expect_equal(tuple(weights.shape), (T,), what=f"shape of the weights ({what})")
-        expect_equal(tuple(context.shape), (d_h,), what=f"shape of the context ({what})")
-        expect(bool((weights >= 0).all()), f"attention weights must not be negative ({what})")
+        expect_equal(tuple(weights.shape), (T,), what=Msg(f"shape of the weights ({what})", f"权重的形状（{what}）"))
+        expect_equal(tuple(context.shape), (d_h,), what=Msg(f"shape of the context ({what})", f"上下文向量的形状（{what}）"))
+        expect(bool((weights >= 0).all()), Msg(f"attention weights must not be negative ({what})",
+                                               f"注意力权重不能为负（{what}）"))
         expect_tensor(weights.sum(), torch.tensor(1.0, dtype=torch.float64), tol="softmax",
-                      what=f"the sum of the attention weights ({what})")
+                      what=Msg(f"the sum of the attention weights ({what})", f"注意力权重之和（{what}）"))
         slack = tolerances.get("attention").atol
         lo, hi = H.min(0).values - slack, H.max(0).values + slack
         expect(bool(((context >= lo) & (context <= hi)).all()),
-               f"the context is a weighted average of the encoder states: each entry lies between their smallest "
-               f"and largest value ({what})")
+               Msg(f"the context is a weighted average of the encoder states: each entry lies between their smallest "
+               f"and largest value ({what})",
+                   f"上下文向量是编码器状态的加权平均：每个分量都在这些状态的最小值和最大值之间（{what}）"))
         perm = torch.randperm(T, generator=g)
-        context_p, weights_p = _pair(sub.additive_attention(s, H[perm], W_s, W_h, v), "additive_attention")
+        context_p, weights_p = _pair(sub.additive_attention(s, H[perm], W_s, W_h, v), code("additive_attention"))
         expect_tensor(weights_p, weights[perm], tol="attention",
-                      what=f"weights after reordering the encoder states (they must be reordered the same way; {what})")
+                      what=Msg(f"weights after reordering the encoder states (they must be reordered the same way; {what})",
+                               f"打乱编码器状态顺序之后的权重（它们必须以同样的方式重排；{what}）"))
         expect_tensor(context_p, context, tol="attention",
-                      what=f"context after reordering the encoder states (it must not change; {what})")
+                      what=Msg(f"context after reordering the encoder states (it must not change; {what})",
+                               f"打乱编码器状态顺序之后的上下文向量（它不应改变；{what}）"))
 
     invariants()
 
 
-@check(points=2, listings=["1.8/cross-self"])
+@check(points=2, listings=["1.8/cross-self"],
+       title="figures 1.39-1.41: cross- and self-attention matrix shapes", title_zh="图 1.39-1.41：交叉注意力和自注意力矩阵的形状")
 def test_cross_vs_self_shapes(sub):
     expect_equal(_shape(sub.attention_matrix_shape(ENGLISH)), (5, 5),
-                 what='self-attention weights of "The next day is bright"')
+                 what=Msg('self-attention weights of "The next day is bright"', "\"The next day is bright\" 的自注意力权重"))
     got = _shape(sub.attention_matrix_shape(FRENCH, ENGLISH))
-    expect(got != (5, 4), "cross-attention shape (5, 4) is transposed: one row per query token (the 4 French words), "
-                          "one column per key token (the 5 English words)")
-    expect_equal(got, (4, 5), what="cross-attention weights, French queries over English keys")
+    expect(got != (5, 4), Msg("cross-attention shape (5, 4) is transposed: one row per query token (the 4 French words), "
+                          "one column per key token (the 5 English words)",
+                              "交叉注意力的形状 (5, 4) 转置了：每个查询词元（4 个法语单词）一行，每个键词元（5 个英语单词）一列"))
+    expect_equal(got, (4, 5), what=Msg("cross-attention weights, French queries over English keys", "交叉注意力权重：法语查询对英语键"))
     expect_equal(_shape(sub.attention_matrix_shape(TARGET, SOURCE + ["<eos>"])), (3, 4),
-                 what="Bahdanau weights for 3 target words over 4 source tokens")
+                 what=Msg("Bahdanau weights for 3 target words over 4 source tokens", "3 个目标词在 4 个源词元上的 Bahdanau 权重"))
     # The rows Bahdanau attention produces for every decoder step form exactly that matrix.
     H, W_s, W_h, v, S = example()
-    rows = [_pair(sub.additive_attention(S[t], H, W_s, W_h, v), "additive_attention")[1] for t in range(len(TARGET))]
+    rows = [_pair(sub.additive_attention(S[t], H, W_s, W_h, v), code("additive_attention"))[1] for t in range(len(TARGET))]
     expect_equal(tuple(torch.stack(rows).shape), _shape(sub.attention_matrix_shape(TARGET, SOURCE)),
-                 what="the stacked Bahdanau weights of 'Je vais manger' over 'I will eat' vs attention_matrix_shape")
+                 what=Msg("the stacked Bahdanau weights of 'Je vais manger' over 'I will eat' vs attention_matrix_shape",
+                          "'Je vais manger' 对 'I will eat' 的 Bahdanau 权重堆叠起来的形状与 attention_matrix_shape"))
 
 
 def _shape(value):

@@ -1,7 +1,7 @@
 """Checks of §1.11, raw attention scores (listing 1.5)."""
 import torch
 
-from grader.checking import Mistake, check, expect_tensor, fixtures
+from grader.checking import Mistake, Msg, check, expect_tensor, fixtures
 
 EXERCISE = "s1_11_attention_scores"
 
@@ -25,31 +25,37 @@ def fx():
     return fixtures.load(EXERCISE)
 
 
-@check(points=2, listings=["1.5"])
+@check(points=2, listings=["1.5"],
+       title="listing 1.5: attention scores of all tokens", title_zh="代码清单 1.5：所有词元的注意力分数")
 def test_listing_1_5_scores(sub):
     f = fx()
     out = sub.attention_scores(f["queries"], f["keys"])
-    expect_tensor(out, f["scores"], tol="attention", what="attention scores of listing 1.5",
+    expect_tensor(out, f["scores"], tol="attention", what=Msg("attention scores of listing 1.5", "代码清单 1.5 的注意力分数"),
                   mistakes=[Mistake(f["scores"].T, "keys @ queries.T: rows must be queries, columns keys",
                                     "keys @ queries.T：行应为查询、列应为键")])
 
 
-@check(points=1, listings=["1.5"])
+@check(points=1, listings=["1.5"],
+       title="listing 1.5: the scores of 'next' alone", title_zh="代码清单 1.5：单独 'next' 的分数")
 def test_listing_1_5_single_query(sub):
     f = fx()
     out = sub.attention_scores(f["queries"][1], f["keys"])
-    expect_tensor(out, f["scores_next"], tol="attention", what="scores of the single query 'next'")
+    expect_tensor(out, f["scores_next"], tol="attention", what=Msg(
+            "scores of the single query 'next'", "单个查询 'next' 的分数"))
 
 
-@check(points=2, hidden=True)
+@check(points=2, hidden=True,
+       title="scores of batched, multi-head inputs", title_zh="批量、多头输入的分数")
 def test_batched_scores(sub):
     f = fx()
     out = sub.attention_scores(f["bq"], f["bk"])
-    expect_tensor(out, f["batch_scores"], tol="attention", what="scores for (2, 3, 6, 4) queries and (2, 3, 7, 4) keys")
+    expect_tensor(out, f["batch_scores"], tol="attention", what=Msg(
+            "scores for (2, 3, 6, 4) queries and (2, 3, 7, 4) keys", "形状为 (2, 3, 6, 4) 的查询和 (2, 3, 7, 4) 的键的分数"))
 
 
-@check(points=1, hidden=True)
+@check(points=1, hidden=True,
+       title="scores for different numbers of queries and keys", title_zh="查询和键数目不同时的分数")
 def test_rectangular(sub):
     f = fx()
     out = sub.attention_scores(f["rq"], f["rk"])
-    expect_tensor(out, f["rect_scores"], tol="attention", what="scores for 3 queries and 6 keys")
+    expect_tensor(out, f["rect_scores"], tol="attention", what=Msg("scores for 3 queries and 6 keys", "3 个查询和 6 个键的分数"))

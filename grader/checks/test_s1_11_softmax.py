@@ -5,7 +5,7 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from grader.checking import Mistake, check, expect, expect_tensor, fixtures
+from grader.checking import Mistake, Msg, check, code, expect, expect_tensor, fixtures
 from grader.checking import book
 
 EXERCISE = "s1_11_softmax"
@@ -34,39 +34,44 @@ def _naive(x, dim=-1):
     return e / e.sum(dim=dim, keepdim=True)
 
 
-@check(points=3, listings=["1.11/softmax"])
+@check(points=3, listings=["1.11/softmax"],
+       title="softmax of the book's examples", title_zh="书中示例的 softmax")
 def test_book_softmax_examples(sub):
     for scores, printed, tol in book.SOFTMAX_EXAMPLES:
         x = torch.tensor(scores)
         out = sub.softmax(x)
-        expect_tensor(out, torch.tensor(printed), tol=tol, what=f"softmax({scores})",
+        expect_tensor(out, torch.tensor(printed), tol=tol, what=code(f"softmax({scores})"),
                       mistakes=[Mistake(x / x.sum(), "simple normalisation, not softmax", "简单归一化，而不是 softmax")])
         if scores[0] == 1.0 and scores[3] == 6.0:  # the weight of 6 is e^5 = 148.4 times that of 1 (ERRATA E-1.11-q)
             expect(abs(float(out[3] / out[0]) / math.exp(5) - 1) < 1e-4,
-                   "softmax([1, 2, 3, 6]): the weight of 6 must be e^5 (about 148.4) times the weight of 1")
+                   Msg("softmax([1, 2, 3, 6]): the weight of 6 must be e^5 (about 148.4) times the weight of 1",
+                       "softmax([1, 2, 3, 6])：6 的权重必须是 1 的权重的 e^5 倍（约 148.4 倍）"))
 
 
-@check(points=2, listings=["1.11/normalize"])
+@check(points=2, listings=["1.11/normalize"],
+       title="simple normalisation of the book's examples", title_zh="书中示例的简单归一化")
 def test_book_simple_normalization(sub):
     for scores, expected in book.NORMALIZE_EXAMPLES:
         out = sub.simple_normalize(torch.tensor(scores))
-        expect_tensor(out, torch.tensor(expected), tol="softmax", what=f"simple_normalize({scores})")
+        expect_tensor(out, torch.tensor(expected), tol="softmax", what=code(f"simple_normalize({scores})"))
 
 
-@check(points=2)
+@check(points=2,
+       title="stable for large inputs", title_zh="大输入下数值稳定")
 def test_large_inputs_stable(sub):
     f = fx()
     # float32 cannot hold 1000 + log-sum more precisely than ~6e-5, so equal to 4 decimals is right.
     out = sub.softmax(torch.tensor([1000.0, 1001.0]))
-    expect_tensor(out, f["large"], tol="printed4", what="softmax([1000, 1001])",
+    expect_tensor(out, f["large"], tol="printed4", what=code("softmax([1000, 1001])"),
                   mistakes=[Mistake(_naive(torch.tensor([1000.0, 1001.0])),
                                     "exp() overflowed: subtract the maximum before exponentiating",
                                     "exp() 溢出：先减去最大值再求指数")])
     out = sub.softmax(torch.tensor([-1000.0, -1001.0]))
-    expect_tensor(out, f["large_neg"], tol="printed4", what="softmax([-1000, -1001])")
+    expect_tensor(out, f["large_neg"], tol="printed4", what=code("softmax([-1000, -1001])"))
 
 
-@check(points=2, hidden=True)
+@check(points=2, hidden=True,
+       title="softmax over any dimension", title_zh="在任意维度上做 softmax")
 def test_matches_reference_any_dim(sub):
     f = fx()
     x = f["x"]
@@ -74,11 +79,14 @@ def test_matches_reference_any_dim(sub):
         wrong = [Mistake(f[f"softmax_dim{d}"], f"softmax over dim {d} instead of dim {dim}",
                          f"在第 {d} 维而不是第 {dim} 维上做了 softmax") for d in (0, 1, 2) if d % 3 != dim % 3]
         expect_tensor(sub.softmax(x, dim=dim), f[f"softmax_dim{dim}"], tol="softmax",
-                      what=f"softmax of a (3, 4, 5) tensor over dim={dim}", mistakes=wrong)
-    expect_tensor(sub.softmax(f["x64"], dim=1), f["softmax64"], tol="softmax", what="softmax of a float64 tensor")
+                      what=Msg(f"softmax of a (3, 4, 5) tensor over dim={dim}",
+                               f"形状为 (3, 4, 5) 的张量在 dim={dim} 上的 softmax"), mistakes=wrong)
+    expect_tensor(sub.softmax(f["x64"], dim=1), f["softmax64"], tol="softmax", what=Msg(
+            "softmax of a float64 tensor", "float64 张量的 softmax"))
 
 
-@check(points=2, hidden=True)
+@check(points=2, hidden=True,
+       title="softmax properties: range, sum, shift invariance", title_zh="softmax 的性质：取值范围、和为 1、平移不变")
 def test_invariants(sub):
     rows = st.lists(st.floats(-60, 60, allow_nan=False, width=32), min_size=1, max_size=8)
 
@@ -87,19 +95,22 @@ def test_invariants(sub):
     def invariants(values, shift):
         x = torch.tensor(values, dtype=torch.float64)
         out = sub.softmax(x)
-        expect_tensor(out, torch.softmax(x, dim=-1), tol="softmax", what=f"softmax({values})")
-        expect(bool((out >= 0).all() and (out <= 1).all()), "softmax values must lie in [0, 1]")
-        expect(abs(float(out.sum()) - 1.0) < 1e-9, "softmax values must sum to 1")
+        expect_tensor(out, torch.softmax(x, dim=-1), tol="softmax", what=code(f"softmax({values})"))
+        expect(bool((out >= 0).all() and (out <= 1).all()), Msg("softmax values must lie in [0, 1]",
+                                                                "softmax 的值必须在 [0, 1] 之间"))
+        expect(abs(float(out.sum()) - 1.0) < 1e-9, Msg("softmax values must sum to 1", "softmax 的值之和必须为 1"))
         expect_tensor(sub.softmax(x + shift), out, tol="softmax",
-                      what=f"softmax(x + {shift:g}) (adding a constant must not change softmax)")
+                      what=Msg(f"softmax(x + {shift:g}) (adding a constant must not change softmax)",
+                               f"softmax(x + {shift:g})（加上一个常数不应改变 softmax）"))
 
     invariants()
 
 
-@check(points=1, hidden=True)
+@check(points=1, hidden=True,
+       title="softmax with -inf scores", title_zh="含 -inf 分数的 softmax")
 def test_negative_infinity(sub):
     f = fx()
     expect_tensor(sub.softmax(torch.tensor([2.0, 3.0, -math.inf])), f["neg_inf"], tol="softmax",
-                  what="softmax([2, 3, -inf])")
+                  what=code("softmax([2, 3, -inf])"))
     expect_tensor(sub.softmax(torch.tensor([2.0, -math.inf, -math.inf])), f["neg_inf2"], tol="softmax",
-                  what="softmax([2, -inf, -inf])")
+                  what=code("softmax([2, -inf, -inf])"))

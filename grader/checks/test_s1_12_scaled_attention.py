@@ -1,7 +1,7 @@
 """Checks of §1.12, scaled attention weights (listing 1.6 and the hand example)."""
 import torch
 
-from grader.checking import Mistake, check, expect, expect_tensor, fixtures
+from grader.checking import Mistake, Msg, check, expect, expect_tensor, fixtures
 from grader.checking import book
 
 EXERCISE = "s1_12_scaled_attention"
@@ -34,34 +34,43 @@ def _mistakes(scores, d_k):
                     "softmax over the wrong dimension (queries instead of keys)", "在错误的维度上做了 softmax")]
 
 
-@check(points=1, listings=["1.12/scaled"])
+@check(points=1, listings=["1.12/scaled"],
+       title="the score matrix divided by sqrt(d_k) = 2", title_zh="分数矩阵除以 sqrt(d_k) = 2")
 def test_book_scaled_scores(sub):
     out = sub.scale_scores(torch.tensor(book.HAND_SCORES), 4)
-    expect_tensor(out, torch.tensor(book.HAND_SCALED), tol="printed2", what="hand score matrix / sqrt(4)",
+    expect_tensor(out, torch.tensor(book.HAND_SCALED), tol="printed2", what=Msg(
+            "hand score matrix / sqrt(4)", "手算分数矩阵 / sqrt(4)"),
                   mistakes=[Mistake(torch.tensor(book.HAND_SCORES) / 4, "dividing by d_k instead of sqrt(d_k)",
                                     "除以了 d_k 而不是 sqrt(d_k)")])
 
 
-@check(points=2, listings=["1.6"])
+@check(points=2, listings=["1.6"],
+       title="listing 1.6: scaled attention weights", title_zh="代码清单 1.6：缩放后的注意力权重")
 def test_listing_1_6_weights(sub):
     f = fx()
     out = sub.attention_weights(f["scores"], 4)
-    expect_tensor(out, f["weights"], tol="softmax", what="attention weights of listing 1.6",
+    expect_tensor(out, f["weights"], tol="softmax", what=Msg("attention weights of listing 1.6", "代码清单 1.6 的注意力权重"),
                   mistakes=_mistakes(f["scores"], 4))
-    expect(bool(torch.allclose(out.sum(-1), torch.ones(5), atol=1e-6)), "each row of attention weights must sum to 1")
+    expect(bool(torch.allclose(out.sum(-1), torch.ones(5), atol=1e-6)), Msg(
+            "each row of attention weights must sum to 1", "注意力权重的每一行之和必须为 1"))
     row = sub.attention_weights(f["scores"][1], 4)
-    expect_tensor(row, f["weights_next"], tol="softmax", what="attention weights of 'next' alone")
+    expect_tensor(row, f["weights_next"], tol="softmax", what=Msg(
+            "attention weights of 'next' alone", "单独 'next' 的注意力权重"))
 
 
-@check(points=2, hidden=True)
+@check(points=2, hidden=True,
+       title="attention weights of a batch with another d_k", title_zh="另一个 d_k 下一个批次的注意力权重")
 def test_fresh_dims(sub):
     f = fx()
     out = sub.attention_weights(f["fresh"], 16)
-    expect_tensor(out, f["fresh_weights"], tol="softmax", what="weights of a (2, 6, 6) batch with d_k = 16",
+    expect_tensor(out, f["fresh_weights"], tol="softmax", what=Msg(
+            "weights of a (2, 6, 6) batch with d_k = 16", "d_k = 16 时形状为 (2, 6, 6) 的批次的权重"),
                   mistakes=_mistakes(f["fresh"], 16))
 
 
-@check(points=1, hidden=True)
+@check(points=1, hidden=True,
+       title="scaling for another d_k", title_zh="另一个 d_k 下的缩放")
 def test_scale_fresh(sub):
     f = fx()
-    expect_tensor(sub.scale_scores(f["raw"], 9), f["raw_scaled"], tol="attention", what="scores scaled for d_k = 9")
+    expect_tensor(sub.scale_scores(f["raw"], 9), f["raw_scaled"], tol="attention", what=Msg(
+            "scores scaled for d_k = 9", "按 d_k = 9 缩放后的分数"))

@@ -5,7 +5,7 @@ import torch
 from hypothesis import Phase, given, settings
 from hypothesis import strategies as st
 
-from grader.checking import Mistake, check, expect, expect_equal, expect_tensor, fixtures
+from grader.checking import Mistake, Msg, check, code, expect, expect_equal, expect_tensor, fixtures
 
 EXERCISE = "s1_13_causal_mask"
 INF = math.inf
@@ -88,7 +88,7 @@ def _mask_mistakes(n, dtype=torch.bool):
                     "用了上三角而不是下三角（应当用 torch.tril，而不是 torch.triu）"),
             Mistake(torch.tril(torch.ones(n, n, dtype=dtype), diagonal=-1),
                     "the diagonal is masked: every token must be allowed to attend to itself",
-                    "对角线被屏蔽了：每个 token 必须能关注它自己"),
+                    "对角线被屏蔽了：每个词元必须能关注它自己"),
             Mistake(~_tril(n) if dtype == torch.bool else 1 - _tril(n, dtype),
                     "the mask is inverted: True (1) must mean 'may attend', for j <= i",
                     "掩码反了：True（1）应表示“可以关注”，即 j <= i")]
@@ -118,124 +118,153 @@ def _weights_mistakes(scaled):
             Mistake(torch.softmax(scaled, dim=-1), "no causal mask was applied", "没有应用因果掩码")]
 
 
-@check(points=1, listings=["1.9"])
+@check(points=1, listings=["1.9"],
+       title="listing 1.9: torch.tril and a mask of ones", title_zh="代码清单 1.9：torch.tril 和全 1 掩码")
 def test_listing_1_9_mask_of_ones(sub):
     mask = sub.causal_mask(3, dtype=torch.float32)
-    expect_tensor(mask, _tril(3, torch.float32), tol="exact", what="causal_mask(3, dtype=torch.float32)",
+    expect_tensor(mask, _tril(3, torch.float32), tol="exact", what=code("causal_mask(3, dtype=torch.float32)"),
                   mistakes=_mask_mistakes(3, torch.float32))
     a = torch.tensor(A)
-    expect_tensor(a * mask, torch.tensor(A_MASKED), tol="exact", what="A * causal_mask(3, dtype=torch.float32)")
+    expect_tensor(a * mask, torch.tensor(A_MASKED), tol="exact", what=code("A * causal_mask(3, dtype=torch.float32)"))
 
 
-@check(points=1, listings=["1.10"])
+@check(points=1, listings=["1.10"],
+       title="listing 1.10: a 5x5 boolean causal mask", title_zh="代码清单 1.10：5x5 的布尔因果掩码")
 def test_listing_1_10_causal_mask(sub):
     mask = sub.causal_mask(5)
-    expect_tensor(mask, torch.tensor(MASK_5), tol="exact", what="causal_mask(5) (True = may attend)",
+    expect_tensor(mask, torch.tensor(MASK_5), tol="exact", what=Msg(
+            "causal_mask(5) (True = may attend)", "causal_mask(5)（True = 可以关注）"),
                   mistakes=_mask_mistakes(5))
 
 
-@check(points=2, listings=["1.13/neg-inf"])
+@check(points=2, listings=["1.13/neg-inf"],
+       title="softmax of rows with -inf", title_zh="含 -inf 的行的 softmax")
 def test_book_neg_inf_examples(sub):
     scores = torch.tensor(NEG_INF_SCORES)
     masked = sub.mask_future(scores)
     expect_tensor(masked, torch.tensor(NEG_INF_MASKED), tol="exact",
-                  what="mask_future of three rows [2, 3, 5]", mistakes=_masked_mistakes(scores))
+                  what=Msg("mask_future of three rows [2, 3, 5]",
+                           "三行 [2, 3, 5] 的 mask_future"), mistakes=_masked_mistakes(scores))
     weights = sub.causal_attention_weights(scores)
     expect_tensor(weights, torch.tensor(NEG_INF_PRINTED), tol="printed4",
-                  what="softmax of [2, -inf, -inf], [2, 3, -inf] and [2, 3, 5]", mistakes=_weights_mistakes(scores))
+                  what=Msg("softmax of [2, -inf, -inf], [2, 3, -inf] and [2, 3, 5]",
+                           "[2, -inf, -inf]、[2, 3, -inf] 和 [2, 3, 5] 的 softmax"), mistakes=_weights_mistakes(scores))
     expect(bool((weights[0, 1:] == 0).all() and (weights[1, 2] == 0)),
-           "softmax of -inf must be exactly 0: set the future to -inf before softmax")
+           Msg("softmax of -inf must be exactly 0: set the future to -inf before softmax",
+               "-inf 的 softmax 必须恰好为 0：在 softmax 之前把未来位置设为 -inf"))
 
 
-@check(points=1, listings=["1.13/renormalize"])
+@check(points=1, listings=["1.13/renormalize"],
+       title="zeroing the future and renormalising each row", title_zh="把未来位置置零并对每行重新归一化")
 def test_book_renormalize_example(sub):
     w = _renorm_input()
     # The book's row sums of the masked weights (0.20, 0.50, 0.65, 0.80, 0.98) are exact sums of its values.
     expect(bool(torch.allclose((w * _tril(5)).sum(-1), torch.tensor(RENORM_ROW_SUMS), atol=1e-6)),
-           "internal: the book's masked weights no longer add up to its row sums")
+           Msg("internal: the book's masked weights no longer add up to its row sums", "内部错误：书中加掩码后的权重与其行和对不上了"))
     out = sub.renormalize_masked(w, _tril(5))
-    expect_tensor(out, torch.tensor(RENORM_PRINTED), tol="printed2", what="the masked weights of §1.13 renormalised",
+    expect_tensor(out, torch.tensor(RENORM_PRINTED), tol="printed2", what=Msg(
+            "the masked weights of §1.13 renormalised", "§1.13 中加掩码的权重重新归一化后的结果"),
                   mistakes=[Mistake(w * _tril(5) / w.sum(-1, keepdim=True),
                                     "divided by the sum of the whole row: zero the masked weights before summing",
                                     "除以了整行的和：应先把被屏蔽的权重置零再求和"),
                             Mistake(w * _tril(5), "the masked weights were not divided by their row sums",
                                     "屏蔽后的权重没有除以各行的和")])
-    expect_tensor(out, fx()["renorm"], tol="softmax", what="the masked weights of §1.13 renormalised")
+    expect_tensor(out, fx()["renorm"], tol="softmax", what=Msg("the masked weights of §1.13 renormalised",
+                                                               "§1.13 中加掩码的权重重新归一化后的结果"))
 
 
-@check(points=2, listings=["1.11"])
+@check(points=2, listings=["1.11"],
+       title="listing 1.11: masked scaled scores", title_zh="代码清单 1.11：加掩码的缩放分数")
 def test_listing_1_11_masked_scores(sub):
     f = fx()
     out = sub.mask_future(f["scaled"])
-    expect_tensor(out, f["masked"], tol="exact", what="listing 1.11: the scaled scores with the causal mask",
+    expect_tensor(out, f["masked"], tol="exact", what=Msg("listing 1.11: the scaled scores with the causal mask",
+                                                          "代码清单 1.11：加上因果掩码的缩放分数"),
                   mistakes=_masked_mistakes(f["scaled"]))
     book_scaled = torch.tensor(BOOK_SCALED)
     expect_tensor(sub.mask_future(book_scaled), book_scaled.masked_fill(~_tril(5), -INF), tol="exact",
-                  what="listing 1.11's printed scaled scores with the causal mask", mistakes=_masked_mistakes(book_scaled))
+                  what=Msg("listing 1.11's printed scaled scores with the causal mask",
+                           "代码清单 1.11 中打印的加因果掩码的缩放分数"), mistakes=_masked_mistakes(book_scaled))
 
 
-@check(points=2, listings=["1.12"])
+@check(points=2, listings=["1.12"],
+       title="listing 1.12: causal attention weights", title_zh="代码清单 1.12：因果注意力权重")
 def test_listing_1_12_causal_weights(sub):
     f = fx()
     w = sub.causal_attention_weights(f["scaled"])
-    expect_tensor(w, f["weights"], tol="softmax", what="listing 1.12: causal attention weights",
+    expect_tensor(w, f["weights"], tol="softmax", what=Msg("listing 1.12: causal attention weights",
+                                                           "代码清单 1.12：因果注意力权重"),
                   mistakes=_weights_mistakes(f["scaled"]))
-    expect(bool((w.triu(1) == 0).all()), "every weight above the diagonal must be exactly 0")
-    expect(bool(torch.allclose(w.sum(-1), torch.ones(5), atol=1e-6)), "each row of causal weights must sum to 1")
+    expect(bool((w.triu(1) == 0).all()), Msg("every weight above the diagonal must be exactly 0", "对角线以上的每个权重都必须恰好为 0"))
+    expect(bool(torch.allclose(w.sum(-1), torch.ones(5), atol=1e-6)), Msg(
+            "each row of causal weights must sum to 1", "因果权重的每一行之和必须为 1"))
     # From the book's printed scaled scores, the printed weights reproduce to 2e-4 (ERRATA E-1.13-p).
     book_scaled = torch.tensor(BOOK_SCALED)
     wb = sub.causal_attention_weights(book_scaled)
     expect_tensor(wb, torch.tensor(BOOK_CAUSAL_WEIGHTS), tol="printed3",
-                  what="causal weights of listing 1.11's printed scores", mistakes=_weights_mistakes(book_scaled))
-    expect_tensor(wb, f["book_weights_true"], tol="softmax", what="causal weights of listing 1.11's printed scores")
+                  what=Msg("causal weights of listing 1.11's printed scores",
+                           "代码清单 1.11 中打印的分数对应的因果权重"), mistakes=_weights_mistakes(book_scaled))
+    expect_tensor(wb, f["book_weights_true"], tol="softmax", what=Msg(
+            "causal weights of listing 1.11's printed scores", "代码清单 1.11 中打印的分数对应的因果权重"))
 
 
-@check(points=2)
+@check(points=2,
+       title="masking after softmax equals -inf before it", title_zh="softmax 之后屏蔽等价于之前填 -inf")
 def test_mask_after_softmax_equals_neg_inf(sub):
     """The book's "data leakage" (ERRATA E-1.13-j): zeroing the future after softmax and renormalising
     gives the same weights as -inf before softmax; the common denominator cancels."""
     f = fx()
-    for scaled, expected, what in ((f["scaled"], f["weights"], "listing 1.11's scores"),
-                                   (f["fresh"], f["fresh_weights"], "a (2, 3, 6, 6) batch of scores")):
+    for scaled, expected, what in ((f["scaled"], f["weights"], Msg("listing 1.11's scores", "代码清单 1.11 的分数")),
+                                   (f["fresh"], f["fresh_weights"], Msg("a (2, 3, 6, 6) batch of scores",
+                                                                        "形状为 (2, 3, 6, 6) 的一批分数"))):
         keep = _tril(scaled.shape[-1])
         before = sub.causal_attention_weights(scaled)
-        expect_tensor(before, expected, tol="softmax", what=f"causal_attention_weights on {what}",
+        expect_tensor(before, expected, tol="softmax", what=Msg(f"causal_attention_weights on {what}",
+                                                                f"在{what}上的 causal_attention_weights"),
                       mistakes=_weights_mistakes(scaled))
         after = sub.renormalize_masked(torch.softmax(scaled, dim=-1), keep)
         expect_tensor(after, expected, tol="softmax",
-                      what=f"renormalize_masked(softmax(scores), causal_mask) on {what}",
+                      what=Msg(f"renormalize_masked(softmax(scores), causal_mask) on {what}",
+                               f"在{what}上的 renormalize_masked(softmax(scores), causal_mask)"),
                       mistakes=[Mistake(torch.softmax(scaled, dim=-1) * keep,
                                         "the masked weights were not divided by their row sums",
                                         "屏蔽后的权重没有除以各行的和")])
         expect_tensor(after, before, tol="softmax",
-                      what=f"masking after softmax and renormalising vs -inf before softmax, on {what} "
-                           "(the two routes give the same weights)")
+                      what=Msg(f"masking after softmax and renormalising vs -inf before softmax, on {what} "
+                           "(the two routes give the same weights)",
+                               f"在{what}上，softmax 之后屏蔽再重新归一化与 softmax 之前填 -inf 的对比（两种做法得到相同的权重）"))
 
 
-@check(points=2, hidden=True)
+@check(points=2, hidden=True,
+       title="causal masks and weights of other shapes", title_zh="其他形状的因果掩码和权重")
 def test_fresh_shapes(sub):
     f = fx()
-    expect_tensor(sub.causal_mask(7), f["mask7"], tol="exact", what="causal_mask(7)", mistakes=_mask_mistakes(7))
-    expect_tensor(sub.causal_mask(1), torch.ones(1, 1, dtype=torch.bool), tol="exact", what="causal_mask(1)")
+    expect_tensor(sub.causal_mask(7), f["mask7"], tol="exact", what=code("causal_mask(7)"), mistakes=_mask_mistakes(7))
+    expect_tensor(sub.causal_mask(1), torch.ones(1, 1, dtype=torch.bool), tol="exact", what=code("causal_mask(1)"))
     expect_tensor(sub.mask_future(f["fresh"]), f["fresh_masked"], tol="exact",
-                  what="mask_future of a (2, 3, 6, 6) batch", mistakes=_masked_mistakes(f["fresh"]))
+                  what=Msg("mask_future of a (2, 3, 6, 6) batch",
+                           "形状为 (2, 3, 6, 6) 的批次的 mask_future"), mistakes=_masked_mistakes(f["fresh"]))
     expect_tensor(sub.causal_attention_weights(f["fresh"]), f["fresh_weights"], tol="softmax",
-                  what="causal weights of a (2, 3, 6, 6) batch", mistakes=_weights_mistakes(f["fresh"]))
+                  what=Msg("causal weights of a (2, 3, 6, 6) batch",
+                           "形状为 (2, 3, 6, 6) 的批次的因果权重"), mistakes=_weights_mistakes(f["fresh"]))
     x64 = f["fresh"][0, 0].double()
     expect_tensor(sub.causal_attention_weights(x64), f["fresh_weights"][0, 0].double(), tol="softmax",
-                  what="causal weights of float64 scores")
+                  what=Msg("causal weights of float64 scores", "float64 分数的因果权重"))
 
 
-@check(points=2, hidden=True)
+@check(points=2, hidden=True,
+       title="causal context vectors", title_zh="因果上下文向量")
 def test_causal_context(sub):
     f = fx()
     expect_tensor(sub.causal_attention(f["q"], f["k"], f["v"]), f["context"], tol="attention",
-                  what="causal context vectors of listing 1.4's queries, keys and values")
+                  what=Msg("causal context vectors of listing 1.4's queries, keys and values",
+                           "代码清单 1.4 的查询、键和值的因果上下文向量"))
     q, k, v = f["fq"], f["fk"], f["fv"]
     scores = q @ k.transpose(-2, -1)
     keep = _tril(7)
     out = sub.causal_attention(q, k, v)
-    expect_tensor(out, f["fresh_context"], tol="attention", what="causal context of a (2, 7, 5) batch",
+    expect_tensor(out, f["fresh_context"], tol="attention", what=Msg(
+            "causal context of a (2, 7, 5) batch", "形状为 (2, 7, 5) 的批次的因果上下文"),
                   mistakes=[Mistake(torch.softmax(scores.masked_fill(~keep, -INF), -1) @ v,
                                     "the scores were not scaled by sqrt(d_k)", "分数没有除以 sqrt(d_k)"),
                             Mistake(torch.softmax((scores / 5 ** 0.5).masked_fill(~keep, 0.0), -1) @ v,
@@ -245,7 +274,8 @@ def test_causal_context(sub):
                                     "没有应用因果掩码")])
 
 
-@check(points=2, hidden=True)
+@check(points=2, hidden=True,
+       title="future tokens do not change earlier context vectors", title_zh="未来的词元不改变前面的上下文向量")
 def test_future_tokens_do_not_matter(sub):
     @settings(max_examples=20, derandomize=True, database=None, deadline=None,
               phases=(Phase.explicit, Phase.generate))  # no shrinking: a wrong answer fails fast
@@ -259,12 +289,15 @@ def test_future_tokens_do_not_matter(sub):
         changed[i + 1:] = torch.randn(n - i - 1, d, generator=g, dtype=torch.float64) * 3
         out = sub.causal_attention(x @ wq, x @ wk, x @ wv)
         out2 = sub.causal_attention(changed @ wq, changed @ wk, changed @ wv)
-        expect_equal(tuple(out.shape), (n, d), what=f"shape of causal_attention for {n} tokens")
+        expect_equal(tuple(out.shape), (n, d), what=Msg(f"shape of causal_attention for {n} tokens",
+                                                        f"{n} 个词元时 causal_attention 的形状"))
         expect_tensor(out2[: i + 1], out[: i + 1], tol="attention",
-                      what=f"context vectors 0..{i} after changing the tokens after position {i} "
-                           "(they must not depend on future tokens)")
+                      what=Msg(f"context vectors 0..{i} after changing the tokens after position {i} "
+                           "(they must not depend on future tokens)",
+                               f"改变位置 {i} 之后的词元后，上下文向量 0..{i}（它们不应依赖未来的词元）"))
         scores = (x @ wq) @ (x @ wk).T / d ** 0.5
         ref = torch.softmax(scores.masked_fill(~_tril(n), -INF), -1) @ (x @ wv)
-        expect_tensor(out, ref, tol="attention", what=f"causal context vectors of {n} random tokens")
+        expect_tensor(out, ref, tol="attention", what=Msg(f"causal context vectors of {n} random tokens",
+                                                          f"{n} 个随机词元的因果上下文向量"))
 
     independent()

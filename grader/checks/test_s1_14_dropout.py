@@ -8,7 +8,7 @@ import math
 
 import torch
 
-from grader.checking import Mistake, check, expect, expect_tensor, fixtures
+from grader.checking import Mistake, Msg, check, code, expect, expect_tensor, fixtures
 
 EXERCISE = "s1_14_dropout"
 
@@ -49,19 +49,21 @@ def _zero_fraction(out: torch.Tensor) -> float:
     return float((out == 0).double().mean())
 
 
-@check(points=1, listings=["1.14/scaling"])
+@check(points=1, listings=["1.14/scaling"],
+       title="the book's example: kept weights scaled to 0.50", title_zh="书中的示例：保留的权重放大为 0.50")
 def test_book_scaling_example(sub):
     x = torch.tensor(SCALING_WEIGHTS)
     keep = torch.tensor(SCALING_KEEP)
     out = sub.dropout_with_mask(x, keep, 0.5)
     expect_tensor(out, torch.tensor(SCALING_PRINTED), tol="printed2",
-                  what="dropout_with_mask([0.25, 0.26, 0.25, 0.24], keep=[T, F, T, F], p=0.5)",
+                  what=code("dropout_with_mask([0.25, 0.26, 0.25, 0.24], keep=[T, F, T, F], p=0.5)"),
                   mistakes=_survivor_mistakes(x * keep, 0.5)
                   + [Mistake(x * ~keep * 2, "the mask was inverted: True in keep means the element survives",
                              "掩码用反了：keep 中的 True 表示该元素被保留")])
 
 
-@check(points=2, listings=["1.13"])
+@check(points=2, listings=["1.13"],
+       title="listing 1.13: dropout on the causal weights", title_zh="代码清单 1.13：对因果权重做 dropout")
 def test_listing_1_13_dropout(sub):
     f = fx()
     w = f["weights"]
@@ -69,44 +71,55 @@ def test_listing_1_13_dropout(sub):
     m = sub.new("Dropout", p=0.5)
     out = m(w)
     expect(isinstance(out, torch.Tensor) and tuple(out.shape) == (5, 5),
-           "Dropout(p=0.5) applied to the (5, 5) causal weights must return a (5, 5) tensor")
+           Msg("Dropout(p=0.5) applied to the (5, 5) causal weights must return a (5, 5) tensor",
+               "对 (5, 5) 的因果权重应用 Dropout(p=0.5) 必须返回 (5, 5) 的张量"))
     kept = out != 0
     # Whatever the mask, each weight is either dropped (0) or doubled (1 / (1 - 0.5) = 2).
     expect_tensor(out, w * kept * 2, tol="attention",
-                  what="listing 1.13: causal weights after Dropout(p=0.5) (each entry 0 or 2 x the weight)",
+                  what=Msg("listing 1.13: causal weights after Dropout(p=0.5) (each entry 0 or 2 x the weight)",
+                           "代码清单 1.13：Dropout(p=0.5) 之后的因果权重（每个元素是 0 或权重的 2 倍）"),
                   mistakes=[Mistake(w * kept, "the kept weights were not rescaled: divide them by (1 - p)",
                                     "保留下来的权重没有放大：应除以 (1 - p)")])
-    expect(bool((out[w == 0] == 0).all()), "weights hidden by the causal mask (0) must stay 0 after dropout")
+    expect(bool((out[w == 0] == 0).all()), Msg("weights hidden by the causal mask (0) must stay 0 after dropout",
+                                               "被因果掩码隐藏的权重（0）在 dropout 之后必须仍为 0"))
     expect(not bool(kept[w != 0].all()),
-           "Dropout(p=0.5) in training mode kept all 15 visible weights: is the mask drawn at all? "
-           "(a new module is in training mode)")
+           Msg("Dropout(p=0.5) in training mode kept all 15 visible weights: is the mask drawn at all? "
+           "(a new module is in training mode)",
+               "训练模式下的 Dropout(p=0.5) 保留了全部 15 个可见权重：是不是根本没有生成掩码？（新建的模块处于训练模式）"))
     m.eval()
-    expect_tensor(m(w), w, tol="exact", what="Dropout(p=0.5) after .eval() (must return its input unchanged)",
+    expect_tensor(m(w), w, tol="exact", what=Msg("Dropout(p=0.5) after .eval() (must return its input unchanged)",
+                                                 ".eval() 之后的 Dropout(p=0.5)（必须原样返回输入）"),
                   mistakes=[Mistake(w * 0.5, "in evaluation mode the input was scaled by (1 - p): inverted dropout "
                                              "scales only during training",
                                     "评估模式下输入被乘了 (1 - p)：倒置 dropout 只在训练时缩放")])
 
 
-@check(points=2)
+@check(points=2,
+       title="dropout zeroes a fraction p of the elements", title_zh="dropout 把比例为 p 的元素置零")
 def test_zero_fraction(sub):
     x = torch.ones(400, 500)
     sub.seed(1)
     for p in (0.2, 0.5, 0.7):
         out = sub.dropout(x, p)
         expect(isinstance(out, torch.Tensor) and tuple(out.shape) == (400, 500),
-               f"dropout(x, p={p}) must return a tensor of the same shape as x, (400, 500)")
+               Msg(f"dropout(x, p={p}) must return a tensor of the same shape as x, (400, 500)",
+                   f"dropout(x, p={p}) 必须返回与 x 形状相同的张量，即 (400, 500)"))
         frac = _zero_fraction(out)
         if frac == 0:
-            expect(False, f"dropout(x, p={p}) in training mode dropped nothing (training=True is the default)")
+            expect(False, Msg(f"dropout(x, p={p}) in training mode dropped nothing (training=True is the default)",
+                              f"训练模式下 dropout(x, p={p}) 什么也没丢弃（training=True 是默认值）"))
         if p != 0.5 and abs(frac - (1 - p)) < 0.01:
-            expect(False, f"dropout(x, p={p}) zeroed {frac:.3f} of the elements: it kept each element with "
-                          f"probability p instead of 1 - p (p is the probability of dropping)")
+            expect(False, Msg(f"dropout(x, p={p}) zeroed {frac:.3f} of the elements: it kept each element with "
+                          f"probability p instead of 1 - p (p is the probability of dropping)",
+                              f"dropout(x, p={p}) 把 {frac:.3f} 的元素置零了：它以概率 p 而不是 1 - p 保留每个元素（p 是丢弃的概率）"))
         # 200,000 elements: the standard deviation of the fraction is at most 0.0012; 0.01 is > 8 of them.
         expect(abs(frac - p) < 0.01,
-               f"dropout(x, p={p}) zeroed {frac:.4f} of 200,000 elements; about {p} (±0.01) should be zero")
+               Msg(f"dropout(x, p={p}) zeroed {frac:.4f} of 200,000 elements; about {p} (±0.01) should be zero",
+                   f"dropout(x, p={p}) 把 200,000 个元素中的 {frac:.4f} 置零了；应约有 {p}（±0.01）为零"))
 
 
-@check(points=2)
+@check(points=2,
+       title="the kept elements are divided by 1 - p", title_zh="保留的元素除以 1 - p")
 def test_survivors_scaled(sub):
     g = torch.Generator().manual_seed(21)
     x = torch.rand(300, 400, generator=g) + 0.5
@@ -114,30 +127,35 @@ def test_survivors_scaled(sub):
     p = 0.3
     out = sub.dropout(x, p)
     expect(isinstance(out, torch.Tensor) and tuple(out.shape) == tuple(x.shape),
-           "dropout(x, p) must return a tensor of the same shape as x")
+           Msg("dropout(x, p) must return a tensor of the same shape as x", "dropout(x, p) 必须返回与 x 形状相同的张量"))
     kept = out != 0
-    expect(bool(kept.any()), "dropout(x, p=0.3) zeroed every element")
+    expect(bool(kept.any()), Msg("dropout(x, p=0.3) zeroed every element", "dropout(x, p=0.3) 把所有元素都置零了"))
     expect_tensor(out[kept], x[kept] / (1 - p), tol="attention",
-                  what="the elements that survive dropout(x, p=0.3) (x / (1 - p))",
+                  what=Msg("the elements that survive dropout(x, p=0.3) (x / (1 - p))",
+                           "dropout(x, p=0.3) 中保留下来的元素（x / (1 - p)）"),
                   mistakes=_survivor_mistakes(x[kept], p))
 
 
-@check(points=1)
+@check(points=1,
+       title="in eval mode dropout changes nothing", title_zh="在 eval 模式下 dropout 不做任何改变")
 def test_eval_is_identity(sub):
     g = torch.Generator().manual_seed(22)
     x = torch.randn(8, 9, generator=g)
     for p in (0.5, 0.1):
         expect_tensor(sub.dropout(x, p, training=False), x, tol="exact",
-                      what=f"dropout(x, p={p}, training=False) (must return x unchanged)",
+                      what=Msg(f"dropout(x, p={p}, training=False) (must return x unchanged)",
+                               f"dropout(x, p={p}, training=False)（必须原样返回 x）"),
                       mistakes=[Mistake(x * (1 - p), "in evaluation mode x was scaled by (1 - p): inverted dropout "
                                                      "scales only during training",
                                         "评估模式下 x 被乘了 (1 - p)：倒置 dropout 只在训练时缩放")])
     m = sub.new("Dropout", p=0.3)
     m.eval()
-    expect_tensor(m(x), x, tol="exact", what="Dropout(p=0.3) after .eval() (must return its input unchanged)")
+    expect_tensor(m(x), x, tol="exact", what=Msg("Dropout(p=0.3) after .eval() (must return its input unchanged)",
+                                                 ".eval() 之后的 Dropout(p=0.3)（必须原样返回输入）"))
 
 
-@check(points=2, hidden=True)
+@check(points=2, hidden=True,
+       title="dropout keeps the expected value of each weight", title_zh="dropout 保持每个权重的期望值")
 def test_expectation_preserved(sub):
     f = fx()
     w = f["weights"]
@@ -146,79 +164,100 @@ def test_expectation_preserved(sub):
     sub.seed(4)
     out = sub.dropout(batch, p)
     expect(isinstance(out, torch.Tensor) and tuple(out.shape) == (4000, 5, 5),
-           "dropout must return a tensor of the same shape as its input")
+           Msg("dropout must return a tensor of the same shape as its input", "dropout 必须返回与输入形状相同的张量"))
     visible = w > 0
     ratio = float(out.double().sum() / batch.double().sum())
-    for value, what in ((1 - p, "the kept weights were not rescaled by 1 / (1 - p)"),
-                        ((1 - p) ** 2, "the kept weights were multiplied by (1 - p) instead of divided"),
-                        (p / (1 - p), "each weight was kept with probability p instead of 1 - p"),
-                        (p, "each weight was kept with probability p instead of 1 - p, and not rescaled")):
-        expect(abs(ratio - value) > 0.02, f"on average dropout changed the weights by a factor {ratio:.3f}: {what}")
+    for value, what in ((1 - p, Msg("the kept weights were not rescaled by 1 / (1 - p)",
+                                    "保留的权重没有按 1 / (1 - p) 放大")),
+                        ((1 - p) ** 2, Msg("the kept weights were multiplied by (1 - p) instead of divided",
+                                           "保留的权重乘以了 (1 - p)，而不是除以 (1 - p)")),
+                        (p / (1 - p), Msg("each weight was kept with probability p instead of 1 - p",
+                                          "每个权重以概率 p 而不是 1 - p 被保留")),
+                        (p, Msg("each weight was kept with probability p instead of 1 - p, and not rescaled",
+                                "每个权重以概率 p 而不是 1 - p 被保留，并且没有放大"))):
+        expect(abs(ratio - value) > 0.02, Msg(f"on average dropout changed the weights by a factor {ratio:.3f}: {what}",
+                                              f"dropout 平均把权重改变为 {ratio:.3f} 倍：{what}"))
     # Each of the 15 visible weights averaged over 4000 draws: standard deviation w * 0.0104; bound 0.06 w.
     mean = out.double().mean(0)
     ok = ((mean - w.double()).abs() <= 0.06 * w.double() + 1e-9) | ~visible
-    expect(bool(ok.all()), "the average of dropout(w, p=0.3) over 4000 draws must stay close to w for every "
-                           "weight (inverted dropout preserves the expected value of each element)")
+    expect(bool(ok.all()), Msg("the average of dropout(w, p=0.3) over 4000 draws must stay close to w for every "
+                           "weight (inverted dropout preserves the expected value of each element)",
+                               "dropout(w, p=0.3) 在 4000 次抽取上的平均值必须对每个权重都接近 w（inverted dropout 保持每个元素的期望值）"))
     # The book's "each row is still a probability distribution" is wrong (ERRATA E-1.14-e): only on average.
     sums = out.double().sum(-1)
-    expect(bool((sums - 1).abs().max() > 0.1), "rows of dropped weights must not be renormalised to sum to 1")
-    expect(abs(float(sums.mean()) - 1) < 0.02, "the row sums of dropped causal weights must be 1 on average")
+    expect(bool((sums - 1).abs().max() > 0.1), Msg("rows of dropped weights must not be renormalised to sum to 1",
+                                                   "dropout 之后的权重各行不应重新归一化为和为 1"))
+    expect(abs(float(sums.mean()) - 1) < 0.02, Msg("the row sums of dropped causal weights must be 1 on average",
+                                                   "dropout 之后因果权重的行和平均必须为 1"))
 
 
-@check(points=1, hidden=True)
+@check(points=1, hidden=True,
+       title="masked weights stay 0 after dropout", title_zh="被屏蔽的权重在 dropout 之后仍为 0")
 def test_masked_zeros_stay_zero(sub):
     f = fx()
     w = f["causal_batch"]
     sub.seed(5)
     out = sub.dropout(w, 0.4)
     expect(isinstance(out, torch.Tensor) and tuple(out.shape) == tuple(w.shape),
-           "dropout must return a tensor of the same shape as its input")
-    expect(bool(torch.isfinite(out).all()), "dropout produced NaN or inf")
-    expect(bool((out[w == 0] == 0).all()), "weights hidden by the causal mask (0) must stay exactly 0 after dropout")
-    expect(bool((out >= 0).all()), "dropout of non-negative weights must stay non-negative")
+           Msg("dropout must return a tensor of the same shape as its input", "dropout 必须返回与输入形状相同的张量"))
+    expect(bool(torch.isfinite(out).all()), Msg("dropout produced NaN or inf", "dropout 产生了 NaN 或 inf"))
+    expect(bool((out[w == 0] == 0).all()), Msg("weights hidden by the causal mask (0) must stay exactly 0 after dropout",
+                                               "被因果掩码隐藏的权重（0）在 dropout 之后必须恰好仍为 0"))
+    expect(bool((out >= 0).all()), Msg("dropout of non-negative weights must stay non-negative",
+                                       "非负权重经过 dropout 之后必须仍然非负"))
 
 
-@check(points=1, hidden=True)
+@check(points=1, hidden=True,
+       title="a new mask on every call, repeatable with a seed", title_zh="每次调用生成新掩码，设定种子后可复现")
 def test_new_mask_each_call_and_seeded(sub):
     x = torch.ones(100, 100)
     sub.seed(3)
     a = sub.dropout(x, 0.5)
     b = sub.dropout(x, 0.5)
-    expect(isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor), "dropout must return a tensor")
-    expect(not torch.equal(a, b), "two calls in a row dropped the same elements: draw a new random mask on every "
-                                  "call (do not call torch.manual_seed inside dropout)")
+    expect(isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor), Msg(
+            "dropout must return a tensor", "dropout 必须返回张量"))
+    expect(not torch.equal(a, b), Msg("two calls in a row dropped the same elements: draw a new random mask on every "
+                                  "call (do not call torch.manual_seed inside dropout)",
+                                      "连续两次调用丢弃了相同的元素：每次调用都要生成新的随机掩码（不要在 dropout 内部调用 torch.manual_seed）"))
     sub.seed(3)
     c = sub.dropout(x, 0.5)
-    expect(torch.equal(a, c), "after the same torch.manual_seed the mask must repeat: draw it from torch's generator "
-                              "(torch.rand, torch.bernoulli), not from Python's random or numpy")
+    expect(torch.equal(a, c), Msg("after the same torch.manual_seed the mask must repeat: draw it from torch's generator "
+                              "(torch.rand, torch.bernoulli), not from Python's random or numpy",
+                                  "在相同的 torch.manual_seed 之后掩码必须重复：从 torch 的生成器中抽取（torch.rand、torch.bernoulli），而不是用 Python 的 random 或 numpy"))
 
 
-@check(points=1, hidden=True)
+@check(points=1, hidden=True,
+       title="every element is dropped independently", title_zh="每个元素独立地被丢弃")
 def test_elements_independent(sub):
     x = torch.ones(400, 400)
     sub.seed(6)
     out = sub.dropout(x, 0.5)
     expect(isinstance(out, torch.Tensor) and tuple(out.shape) == (400, 400),
-           "dropout must return a tensor of the same shape as its input")
+           Msg("dropout must return a tensor of the same shape as its input", "dropout 必须返回与输入形状相同的张量"))
     zero = (out == 0).double()
     # 400 elements per row or column: standard deviation 0.025, bound 0.15 (6 of them).
-    for frac, what in ((zero.mean(1), "rows"), (zero.mean(0), "columns")):
+    for frac, what in ((zero.mean(1), Msg("rows", "行")), (zero.mean(0), Msg("columns", "列"))):
         expect(bool(((frac - 0.5).abs() < 0.15).all()),
-               f"some {what} lose far more or far fewer elements than p: every element must be dropped "
-               "independently (one random draw per element, not per row or column)")
+               Msg(f"some {what} lose far more or far fewer elements than p: every element must be dropped "
+               "independently (one random draw per element, not per row or column)",
+                   f"有些{what}丢弃的元素比 p 多得多或少得多：每个元素都必须独立地丢弃（每个元素抽一次随机数，而不是每行或每列一次）"))
 
 
-@check(points=1, hidden=True)
+@check(points=1, hidden=True,
+       title="p = 0, p = 1 and other dtypes", title_zh="p = 0、p = 1 和其他数据类型")
 def test_edge_cases(sub):
     f = fx()
     x = torch.randn(20, 30, generator=torch.Generator().manual_seed(23))
     sub.seed(7)
-    expect_tensor(sub.dropout(x, 0.0), x, tol="exact", what="dropout(x, p=0) in training mode (nothing to drop)")
+    expect_tensor(sub.dropout(x, 0.0), x, tol="exact", what=Msg("dropout(x, p=0) in training mode (nothing to drop)",
+                                                                "训练模式下的 dropout(x, p=0)（没有要丢弃的）"))
     out = sub.dropout(x, 1.0)
-    expect_tensor(out, torch.zeros_like(x), tol="exact", what="dropout(x, p=1) (everything dropped, no NaN)")
+    expect_tensor(out, torch.zeros_like(x), tol="exact", what=Msg(
+            "dropout(x, p=1) (everything dropped, no NaN)", "dropout(x, p=1)（全部丢弃，不能有 NaN）"))
     out64 = sub.dropout(x.double(), 0.5)
     expect(isinstance(out64, torch.Tensor) and out64.dtype == torch.float64,
-           "dropout of a float64 tensor must return float64")
+           Msg("dropout of a float64 tensor must return float64", "float64 张量经过 dropout 必须返回 float64"))
     expect_tensor(sub.dropout_with_mask(f["x"], f["keep"], 0.2), f["x_dropped"], tol="attention",
-                  what="dropout_with_mask of a (6, 7) tensor with p = 0.2",
+                  what=Msg("dropout_with_mask of a (6, 7) tensor with p = 0.2",
+                           "p = 0.2 时形状为 (6, 7) 的张量的 dropout_with_mask"),
                   mistakes=_survivor_mistakes(f["x"] * f["keep"], 0.2))

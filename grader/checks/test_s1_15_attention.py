@@ -11,7 +11,7 @@ import torch.nn.functional as F
 from hypothesis import Phase, given, settings
 from hypothesis import strategies as st
 
-from grader.checking import Mistake, check, expect, expect_tensor, fixtures
+from grader.checking import Mistake, Msg, check, expect, expect_tensor, fixtures
 
 EXERCISE = "s1_15_attention"
 INF = math.inf
@@ -85,22 +85,26 @@ def _mistakes(q, k, v, keep=None):
     return out
 
 
-@check(points=2)
+@check(points=2,
+       title="attention without a mask", title_zh="不带掩码的注意力")
 def test_plain_matches_sdpa(sub):
     f = fx()
     out = sub.attention(f["q"], f["k"], f["v"])
     expect_tensor(out, f["plain"], tol="attention",
-                  what="attention(q, k, v) with 5 queries, 7 keys, d_k = 4, d_v = 3 (no mask)",
+                  what=Msg("attention(q, k, v) with 5 queries, 7 keys, d_k = 4, d_v = 3 (no mask)",
+                           "5 个查询、7 个键、d_k = 4、d_v = 3 时的 attention(q, k, v)（无掩码）"),
                   mistakes=_mistakes(f["q"], f["k"], f["v"]))
 
 
-@check(points=2)
+@check(points=2,
+       title="attention with the causal mask", title_zh="带因果掩码的注意力")
 def test_causal_matches_sdpa(sub):
     f = fx()
     q, k, v = f["cq"], f["ck"], f["cv"]
     out = sub.attention(q, k, v, causal=True)
     tril = torch.tril(torch.ones(6, 6, dtype=torch.bool))
-    expect_tensor(out, f["causal"], tol="attention", what="attention(q, k, v, causal=True) on a (2, 6, 8) batch",
+    expect_tensor(out, f["causal"], tol="attention", what=Msg("attention(q, k, v, causal=True) on a (2, 6, 8) batch",
+                                                              "在 (2, 6, 8) 批次上的 attention(q, k, v, causal=True)"),
                   mistakes=_mistakes(q, k, v, tril)
                   + [Mistake(torch.softmax((q @ k.transpose(-2, -1) / math.sqrt(8)).masked_fill(tril.tril(-1), -INF), -1) @ v,
                              "the upper triangle was kept instead of the lower one (torch.triu instead of torch.tril)",
@@ -110,7 +114,8 @@ def test_causal_matches_sdpa(sub):
                              "在 softmax 之后才屏蔽，且没有重新归一化")])
 
 
-@check(points=2)
+@check(points=2,
+       title="attention with a padding mask", title_zh="带填充掩码的注意力")
 def test_padding_mask_matches_sdpa(sub):
     f = fx()
     q, k, v, pad = f["pq"], f["pk"], f["pv"], f["pad"]
@@ -120,55 +125,65 @@ def test_padding_mask_matches_sdpa(sub):
     inverted = torch.softmax(scaled.masked_fill(pad[:, None, :], -INF), -1) @ v
     on_queries = torch.softmax(scaled.masked_fill(~pad[:, :, None], -INF), -1) @ v
     expect_tensor(out, f["padded"], tol="attention",
-                  what="attention(q, k, v, padding_mask=pad) on a (3, 5, 8) batch, pad of shape (3, 5), True = keep",
+                  what=Msg("attention(q, k, v, padding_mask=pad) on a (3, 5, 8) batch, pad of shape (3, 5), True = keep",
+                           "在 (3, 5, 8) 批次上的 attention(q, k, v, padding_mask=pad)，pad 的形状为 (3, 5)，True = 保留"),
                   mistakes=_mistakes(q, k, v, keep)
                   + [Mistake(m, "the padding mask was read the wrong way round: True means keep (a real token), "
                                 "False means padding",
-                             "padding 掩码的含义弄反了：True 表示保留（真实 token），False 表示填充")
+                             "填充掩码的含义弄反了：True 表示保留（真实词元），False 表示填充")
                      for m in (inverted, inverted.nan_to_num(0.0))]
                   + [Mistake(m, "the padding mask was applied to the queries (rows) instead of the keys (columns)",
-                             "padding 掩码作用在了查询（行）上，而不是键（列）上")
+                             "填充掩码作用在了查询（行）上，而不是键（列）上")
                      for m in (on_queries, on_queries.nan_to_num(0.0))])
 
 
-@check(points=1)
+@check(points=1,
+       title="no dropout outside training", title_zh="不在训练时不做 dropout")
 def test_dropout_ignored_when_not_training(sub):
     f = fx()
     out = sub.attention(f["cq"], f["ck"], f["cv"], causal=True, dropout_p=0.5, training=False)
     expect_tensor(out, f["causal"], tol="attention",
-                  what="attention(..., causal=True, dropout_p=0.5, training=False) (no dropout outside training)")
+                  what=Msg("attention(..., causal=True, dropout_p=0.5, training=False) (no dropout outside training)",
+                           "attention(..., causal=True, dropout_p=0.5, training=False)（不在训练时不做 dropout）"))
 
 
-@check(points=2, hidden=True)
+@check(points=2, hidden=True,
+       title="heads with causal and padding masks together", title_zh="多头同时使用因果掩码和填充掩码")
 def test_heads_causal_and_padding(sub):
     f = fx()
     q, k, v, pad = f["hq"], f["hk"], f["hv"], f["hpad"]
     out = sub.attention(q, k, v, causal=True, padding_mask=pad)
     keep = _keep(6, 6, True, pad, 4)
     expect_tensor(out, f["heads"], tol="attention",
-                  what="attention on (batch 2, heads 3, 6, 8) with causal=True and a (2, 6) padding mask",
+                  what=Msg("attention on (batch 2, heads 3, 6, 8) with causal=True and a (2, 6) padding mask",
+                           "在 (batch 2, heads 3, 6, 8) 上使用 causal=True 和 (2, 6) 填充掩码的 attention"),
                   mistakes=_mistakes(q, k, v, keep)
                   + [Mistake(sdpa(q, k, v, causal=True), "the padding mask was ignored when causal=True",
-                             "causal=True 时忽略了 padding 掩码"),
+                             "causal=True 时忽略了 填充掩码"),
                      Mistake(sdpa(q, k, v, padding_mask=pad), "the causal mask was ignored when a padding mask was given",
-                             "给了 padding 掩码时忽略了因果掩码")])
+                             "给了 填充掩码时忽略了因果掩码")])
 
 
-@check(points=1, hidden=True)
+@check(points=1, hidden=True,
+       title="a query that sees no key gets zero weights, not NaN", title_zh="看不到任何键的查询得到全零权重，而不是 NaN")
 def test_fully_masked_rows_are_zero(sub):
     f = fx()
     q, k, v, pad = f["hq"][:, 0], f["hk"][:, 0], f["hv"][:, 0], f["lpad"]
     out = sub.attention(q, k, v, causal=True, padding_mask=pad)
     expect(isinstance(out, torch.Tensor) and tuple(out.shape) == (2, 6, 5),
-           "attention on a (2, 6, 8) batch with d_v = 5 must return a (2, 6, 5) tensor")
+           Msg("attention on a (2, 6, 8) batch with d_v = 5 must return a (2, 6, 5) tensor",
+               "在 (2, 6, 8) 批次上 d_v = 5 的 attention 必须返回 (2, 6, 5) 的张量"))
     expect(not bool(torch.isnan(out).any()),
-           "a query that may attend to no key (causal mask and left padding) gave NaN: softmax of a row of -inf "
-           "is NaN; give such rows all-zero weights, as scaled_dot_product_attention does")
+           Msg("a query that may attend to no key (causal mask and left padding) gave NaN: softmax of a row of -inf "
+           "is NaN; give such rows all-zero weights, as scaled_dot_product_attention does",
+               "一个不能关注任何键的查询（因果掩码加左侧填充）得到了 NaN：全是 -inf 的一行做 softmax 得到 NaN；应像 scaled_dot_product_attention 那样给这样的行全零权重"))
     expect_tensor(out, f["left"], tol="attention",
-                  what="attention with causal=True and left padding (queries 0-1 of the second sentence see no key)")
+                  what=Msg("attention with causal=True and left padding (queries 0-1 of the second sentence see no key)",
+                           "causal=True 且左侧填充时的 attention（第二个句子的查询 0-1 看不到任何键）"))
 
 
-@check(points=2, hidden=True)
+@check(points=2, hidden=True,
+       title="dropout on the attention weights in training", title_zh="训练时对注意力权重做 dropout")
 def test_dropout_in_training(sub):
     g = torch.Generator().manual_seed(31)
     p = 0.4
@@ -178,23 +193,27 @@ def test_dropout_in_training(sub):
     sub.seed(8)
     out = sub.attention(q, k, eye, causal=True, dropout_p=p, training=True)
     expect(isinstance(out, torch.Tensor) and tuple(out.shape) == (500, 8, 8),
-           "attention with dropout must keep the output shape")
+           Msg("attention with dropout must keep the output shape", "带 dropout 的 attention 必须保持输出形状"))
     visible = torch.tril(torch.ones(8, 8, dtype=torch.bool)).expand(500, 8, 8)
-    expect(bool((out[~visible] == 0).all()), "dropout must not give weight to masked (future) positions")
+    expect(bool((out[~visible] == 0).all()), Msg("dropout must not give weight to masked (future) positions",
+                                                 "dropout 不能给被屏蔽的（未来）位置分配权重"))
     kept = (out != 0) & visible
     expect_tensor(out[kept], weights[kept] / (1 - p), tol="attention",
-                  what="the attention weights that survive dropout (weight / (1 - p))",
+                  what=Msg("the attention weights that survive dropout (weight / (1 - p))",
+                           "dropout 之后保留下来的注意力权重（weight / (1 - p)）"),
                   mistakes=[Mistake(weights[kept], "the kept weights were not rescaled by 1 / (1 - p)",
                                     "保留的权重没有乘以 1 / (1 - p)"),
                             Mistake(weights[kept] * (1 - p), "the kept weights were multiplied by (1 - p)",
                                     "保留的权重乘了 (1 - p)")])
     # 18,000 visible weights: the standard deviation of the dropped fraction is 0.0037; bound 0.025.
     frac = float((~kept[visible]).double().mean())
-    expect(abs(frac - p) < 0.025, "the fraction of dropped attention weights must be about dropout_p "
-                                  "(each weight dropped with probability dropout_p, after softmax)")
+    expect(abs(frac - p) < 0.025, Msg("the fraction of dropped attention weights must be about dropout_p "
+                                  "(each weight dropped with probability dropout_p, after softmax)",
+                                      "被丢弃的注意力权重比例必须约为 dropout_p（在 softmax 之后，每个权重以概率 dropout_p 被丢弃）"))
 
 
-@check(points=2, hidden=True)
+@check(points=2, hidden=True,
+       title="random shapes and masks", title_zh="随机的形状和掩码")
 def test_random_shapes_match_sdpa(sub):
     @settings(max_examples=20, derandomize=True, database=None, deadline=None,
               phases=(Phase.explicit, Phase.generate))  # no shrinking: a wrong answer fails fast
@@ -215,8 +234,9 @@ def test_random_shapes_match_sdpa(sub):
         out = sub.attention(q, k, v, **kwargs)
         expected = sdpa(q, k, v, causal=causal, padding_mask=pad)
         expect_tensor(out, expected, tol="attention",
-                      what=f"attention on q {tuple(q.shape)}, k {tuple(k.shape)}, v {tuple(v.shape)}, causal={causal}, "
+                      what=Msg(f"attention on q {tuple(q.shape)}, k {tuple(k.shape)}, v {tuple(v.shape)}, causal={causal}, "
                            f"padding mask {None if pad is None else tuple(pad.shape)}",
+                               f"在 q {tuple(q.shape)}、k {tuple(k.shape)}、v {tuple(v.shape)}、causal={causal}、填充掩码 {(None if pad is None else tuple(pad.shape))} 上的 attention"),
                       mistakes=_mistakes(q, k, v, _keep(n_q, n_k, causal, pad, q.dim())))
 
     matches()

@@ -9,7 +9,7 @@ what torch gives for seeded weights, and the property the figure illustrates.
 import torch
 import torch.nn as nn
 
-from grader.checking import Mistake, check, expect, expect_equal, expect_tensor, fixtures
+from grader.checking import Mistake, Msg, check, expect, expect_equal, expect_tensor, fixtures, joined
 
 EXERCISE = "s1_19_shortcuts"
 BOOK_INPUT = [[1.0, 0.0, 0.0, -1.0]]  # §1.19: the input vector of figure 1.123
@@ -137,10 +137,13 @@ def _grad_mistakes(f, tag):
             Mistake(f[f"{tag}_grads_tanh"], "GELU with approximate='tanh': use the exact nn.GELU()",
                     "用了 approximate='tanh' 的 GELU：应使用精确的 nn.GELU()"),
             Mistake(f[f"{tag}_grads_before"], "the shortcut was added before the GELU: add x to the layer's output",
-                    "在 GELU 之前加了捷径：应把 x 加到该层的输出上"),
+                    "在 GELU 之前加了快捷连接：应把 x 加到该层的输出上"),
             Mistake(f[f"{tag}_grads_always"],
                     "x was added to a layer whose output has another size (it broadcast): skip the shortcut there",
-                    "在输出大小不同的层上也加了 x（发生了广播）：这种层不加捷径")]
+                    "在输出大小不同的层上也加了 x（发生了广播）：这种层不加快捷连接")]
+
+
+WITH, WITHOUT = Msg("with", "有"), Msg("without", "无")
 
 
 def _expect_grads(actual, expected, what, mistakes):
@@ -148,7 +151,7 @@ def _expect_grads(actual, expected, what, mistakes):
     expect_tensor(actual, expected, tol="norm", what=what, mistakes=mistakes)
     ratio = [Mistake(m.value / expected, m.en, m.zh) for m in mistakes]
     expect_tensor(actual / expected, torch.ones_like(expected), tol="norm",
-                  what=f"{what}, divided by the reference (1 = equal)", mistakes=ratio)
+                  what=Msg(f"{what}, divided by the reference (1 = equal)", f"{what}，除以参照值（1 = 相等）"), mistakes=ratio)
 
 
 def _property_problems(g_no, g_sc):
@@ -156,14 +159,18 @@ def _property_problems(g_no, g_sc):
     r_no = float(g_no[0] / g_no[-1])
     r_sc = float(g_sc[0] / g_sc[-1])
     if not r_no < 0.1:
-        problems.append(f"without shortcuts the first layer's gradient should be under a tenth of the last "
-                        f"layer's (vanishing gradients); it is {r_no:.3g} times it")
+        problems.append(Msg(f"without shortcuts the first layer's gradient should be under a tenth of the last "
+                            f"layer's (vanishing gradients); it is {r_no:.3g} times it",
+                            f"没有快捷连接时，第一层的梯度应小于最后一层的十分之一（梯度消失）；实际是它的 {r_no:.3g} 倍"))
     if not float(g_sc[0]) > 10 * float(g_no[0]):
-        problems.append(f"with shortcuts the first layer's gradient should be over 10 times larger than without; "
-                        f"it is {float(g_sc[0]):.3g} against {float(g_no[0]):.3g}")
+        problems.append(Msg(f"with shortcuts the first layer's gradient should be over 10 times larger than without; "
+                            f"it is {float(g_sc[0]):.3g} against {float(g_no[0]):.3g}",
+                            f"有快捷连接时，第一层的梯度应是没有快捷连接时的 10 倍以上；"
+                            f"实际是 {float(g_sc[0]):.3g} 对 {float(g_no[0]):.3g}"))
     if not r_sc > 4 * r_no:
-        problems.append(f"the ratio first/last layer gradient should be over 4 times larger with shortcuts "
-                        f"({r_sc:.3g}) than without ({r_no:.3g})")
+        problems.append(Msg(f"the ratio first/last layer gradient should be over 4 times larger with shortcuts "
+                            f"({r_sc:.3g}) than without ({r_no:.3g})",
+                            f"第一层与最后一层梯度之比，有快捷连接时（{r_sc:.3g}）应是没有时（{r_no:.3g}）的 4 倍以上"))
     return problems
 
 
@@ -174,18 +181,21 @@ def _net(sub, sizes, shortcut, state):
 
 
 # ----------------------------------------------------------------------------- checks
-@check(points=1)
+@check(points=1,
+       title="ShortcutNet's parameter names and shapes", title_zh="ShortcutNet 的参数名和形状")
 def test_parameter_names(sub):
     m = sub.new("ShortcutNet", [4, 3, 3, 2], True)
     state = m.state_dict()
     expected = {"layers.0.0.weight": (3, 4), "layers.0.0.bias": (3,), "layers.1.0.weight": (3, 3),
                 "layers.1.0.bias": (3,), "layers.2.0.weight": (2, 3), "layers.2.0.bias": (2,)}
-    expect_equal(sorted(state), sorted(expected), what="state_dict keys of ShortcutNet([4, 3, 3, 2], True)")
+    expect_equal(sorted(state), sorted(expected), what=Msg("state_dict keys of ShortcutNet([4, 3, 3, 2], True)",
+                                                           "ShortcutNet([4, 3, 3, 2], True) 的 state_dict 键"))
     for key, shape in expected.items():
-        expect_equal(tuple(state[key].shape), shape, what=f"shape of {key}")
+        expect_equal(tuple(state[key].shape), shape, what=Msg(f"shape of {key}", f"{key} 的形状"))
 
 
-@check(points=2, listings=["1.19/gradients"])
+@check(points=2, listings=["1.19/gradients"],
+       title="figure 1.123: gradients with and without shortcuts", title_zh="图 1.123：有无快捷连接时的梯度")
 def test_figure_1_123_two_layers(sub):
     f = fx()
     state = _take(f, "two_w")
@@ -193,11 +203,13 @@ def test_figure_1_123_two_layers(sub):
         tag = f"two_{'sc' if sc else 'no'}"
         got = sub.layer_gradients(_net(sub, TWO_LAYERS, sc, state), f["x"], torch.zeros(1, 4))
         _expect_grads(got, f[f"{tag}_grads"], mistakes=_grad_mistakes(f, tag),
-                      what=f"layer_gradients of the two-layer net of figure 1.123 ({'with' if sc else 'without'} "
-                           "shortcuts, weights of torch.manual_seed(123), input [1, 0, 0, -1], target 0)")
+                      what=Msg(f"layer_gradients of the two-layer net of figure 1.123 ({WITH if sc else WITHOUT} "
+                           "shortcuts, weights of torch.manual_seed(123), input [1, 0, 0, -1], target 0)",
+                               f"图 1.123 中两层网络的 layer_gradients（{(WITH if sc else WITHOUT)}快捷连接，torch.manual_seed(123) 的权重，输入 [1, 0, 0, -1]，目标 0）"))
 
 
-@check(points=2)
+@check(points=2,
+       title="without shortcuts the gradients vanish", title_zh="没有快捷连接时梯度消失")
 def test_five_layers_vanishing_gradients(sub):
     f = fx()
     x, target = f["x"], torch.zeros(1, 4)
@@ -205,17 +217,21 @@ def test_five_layers_vanishing_gradients(sub):
         state = _take(f, f"prop{s}_w")
         g_no = sub.layer_gradients(_net(sub, FIVE_LAYERS, False, state), x, target)
         g_sc = sub.layer_gradients(_net(sub, FIVE_LAYERS, True, state), x, target)
-        for g, label in ((g_no, "without"), (g_sc, "with")):
+        for g, label in ((g_no, WITHOUT), (g_sc, WITH)):
             expect(isinstance(g, torch.Tensor) and tuple(g.shape) == (5,),
-                   f"layer_gradients of a five-layer net must return a tensor of shape (5,), got "
-                   f"{tuple(g.shape) if isinstance(g, torch.Tensor) else type(g).__name__} ({label} shortcuts)")
+                   Msg(f"layer_gradients of a five-layer net must return a tensor of shape (5,), got "
+                   f"{tuple(g.shape) if isinstance(g, torch.Tensor) else type(g).__name__} ({label} shortcuts)",
+                       f"五层网络的 layer_gradients 必须返回形状为 (5,) 的张量，实际为 {(tuple(g.shape) if isinstance(g, torch.Tensor) else type(g).__name__)}（{label}快捷连接）"))
             expect(bool(torch.isfinite(g).all() and (g > 0).all()),
-                   f"the mean absolute gradients must be finite and positive ({label} shortcuts): {g.tolist()}")
+                   Msg(f"the mean absolute gradients must be finite and positive ({label} shortcuts): {g.tolist()}",
+                       f"平均绝对梯度必须是有限的正数（{label}快捷连接）：{g.tolist()}"))
         problems = _property_problems(g_no, g_sc)
-        expect(not problems, f"five layers of 4 units, weight set {s}: " + "; ".join(problems))
+        expect(not problems, Msg("five layers of 4 units, weight set {s}: {problems}",
+                                 "5 层、每层 4 个单元，权重组 {s}：{problems}", s=s, problems=joined(problems)))
 
 
-@check(points=2, hidden=True)
+@check(points=2, hidden=True,
+       title="gradients of the five-layer net", title_zh="五层网络的梯度")
 def test_five_layers_values(sub):
     f = fx()
     state = _take(f, "five_w")
@@ -223,10 +239,12 @@ def test_five_layers_values(sub):
         tag = f"five_{'sc' if sc else 'no'}"
         got = sub.layer_gradients(_net(sub, FIVE_LAYERS, sc, state), f["x"], torch.zeros(1, 4))
         _expect_grads(got, f[f"{tag}_grads"], mistakes=_grad_mistakes(f, tag),
-                      what=f"layer_gradients of the five-layer net ({'with' if sc else 'without'} shortcuts)")
+                      what=Msg(f"layer_gradients of the five-layer net ({WITH if sc else WITHOUT} shortcuts)",
+                               f"五层网络的 layer_gradients（{(WITH if sc else WITHOUT)}快捷连接）"))
 
 
-@check(points=2, hidden=True)
+@check(points=2, hidden=True,
+       title="forward with given weights", title_zh="给定权重时的前向计算")
 def test_forward_given_weights(sub):
     f = fx()
     for name, sizes in (("five", FIVE_LAYERS), ("narrow", NARROW_END)):
@@ -236,7 +254,7 @@ def test_forward_given_weights(sub):
             mistakes = [Mistake(f[f"{tag}_y_tanh"], "GELU with approximate='tanh': use the exact nn.GELU()",
                                 "用了 approximate='tanh' 的 GELU：应使用精确的 nn.GELU()"),
                         Mistake(f[f"{tag}_y_before"], "the shortcut was added before the GELU: x + GELU(Linear(x))",
-                                "在 GELU 之前加了捷径：应为 x + GELU(Linear(x))"),
+                                "在 GELU 之前加了快捷连接：应为 x + GELU(Linear(x))"),
                         Mistake(f[f"{tag}_y_always"],
                                 "x was added to a layer whose output has another size (it broadcast)",
                                 "在输出大小不同的层上也加了 x（发生了广播）"),
@@ -244,10 +262,12 @@ def test_forward_given_weights(sub):
                                 "use_shortcut 的作用反了")]
             y = _net(sub, sizes, sc, state)(f["xb"])
             expect_tensor(y, f[f"{tag}_y"], tol="norm", mistakes=mistakes,
-                          what=f"ShortcutNet({sizes}, use_shortcut={sc}) on a (6, 4) batch")
+                          what=Msg(f"ShortcutNet({sizes}, use_shortcut={sc}) on a (6, 4) batch",
+                                   f"ShortcutNet({sizes}, use_shortcut={sc}) 在 (6, 4) 批次上的输出"))
 
 
-@check(points=1, hidden=True)
+@check(points=1, hidden=True,
+       title="no shortcut where the sizes differ", title_zh="尺寸不同的层不加快捷连接")
 def test_narrow_last_layer_gradients(sub):
     f = fx()
     state = _take(f, "narrow_w")
@@ -255,17 +275,21 @@ def test_narrow_last_layer_gradients(sub):
         tag = f"narrow_{'sc' if sc else 'no'}"
         got = sub.layer_gradients(_net(sub, NARROW_END, sc, state), f["x"], torch.zeros(1, 1))
         _expect_grads(got, f[f"{tag}_grads"], mistakes=_grad_mistakes(f, tag),
-                      what=f"layer_gradients of ShortcutNet({NARROW_END}, use_shortcut={sc})")
+                      what=Msg(f"layer_gradients of ShortcutNet({NARROW_END}, use_shortcut={sc})",
+                               f"ShortcutNet({NARROW_END}, use_shortcut={sc}) 的 layer_gradients"))
 
 
-@check(points=1, hidden=True)
+@check(points=1, hidden=True,
+       title="gradients do not accumulate between calls", title_zh="多次调用之间梯度不累加")
 def test_gradients_do_not_accumulate(sub):
     f = fx()
     m = _net(sub, FIVE_LAYERS, True, _take(f, "five_w"))
     first = sub.layer_gradients(m, f["x"], torch.zeros(1, 4))
     second = sub.layer_gradients(m, f["x"], torch.zeros(1, 4))
-    expect_tensor(second, f["five_sc_grads"], tol="norm", what="layer_gradients called a second time on the same model",
+    expect_tensor(second, f["five_sc_grads"], tol="norm", what=Msg(
+            "layer_gradients called a second time on the same model", "在同一个模型上第二次调用 layer_gradients"),
                   mistakes=[Mistake(2 * f["five_sc_grads"], "gradients accumulated over the two calls: call "
                                     "model.zero_grad() before backward()", "两次调用的梯度累加了：backward() 之前先调用 "
                                     "model.zero_grad()")])
-    expect_tensor(first, f["five_sc_grads"], tol="norm", what="layer_gradients called once")
+    expect_tensor(first, f["five_sc_grads"], tol="norm", what=Msg(
+            "layer_gradients called once", "第一次调用 layer_gradients"))

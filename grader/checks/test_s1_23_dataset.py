@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from grader import data
-from grader.checking import CheckFailure, Mistake, check, expect, expect_equal, expect_tensor, fixtures
+from grader.checking import CheckFailure, Mistake, Msg, check, code, expect, expect_equal, expect_tensor, fixtures
 from grader.worker.proxy import StudentError
 
 EXERCISE = "s1_23_dataset"
@@ -107,57 +107,69 @@ def _as_items(texts, labels):
 
 def _expect_batch(batch, items, pad_id, what):
     if not isinstance(batch, tuple) or len(batch) != 3:
-        raise CheckFailure(f"{what}: a batch must be (ids, mask, labels), got {type(batch).__name__}"
-                           f"{' of ' + str(len(batch)) if isinstance(batch, (tuple, list)) else ''}")
+        size = (Msg(" of {n}", "（{n} 个元素）", n=len(batch)) if isinstance(batch, (tuple, list)) else code(""))
+        raise CheckFailure(Msg("{what}: a batch must be (ids, mask, labels), got {kind}{size}",
+                               "{what}：一个批次必须是 (ids, mask, labels)，实际得到 {kind}{size}",
+                               what=what, kind=type(batch).__name__, size=size))
     ids, mask, labels = reference_collate(items, pad_id)
     longest = ids.shape[1]
     fixed = max(MAX_LEN, longest)
     padded_fixed = torch.full((len(items), fixed), pad_id, dtype=torch.long)
     padded_fixed[:, :longest] = ids
-    expect_tensor(batch[0], ids, tol="exact", what=f"{what}: ids", mistakes=[
+    expect_tensor(batch[0], ids, tol="exact", what=Msg(f"{what}: ids", f"{what}：ids（词元 id）"), mistakes=[
         Mistake(padded_fixed, f"padded to the encoder's max_len ({MAX_LEN}): pad each batch only to its longest "
                 "sequence", f"填充到了编码器的 max_len（{MAX_LEN}）：每个批次只需填充到其中最长的序列"),
         Mistake(torch.where(ids == pad_id, torch.zeros_like(ids), ids), "padded with 0: fill with pad_id",
                 "用 0 填充了：应使用 pad_id 填充")])
-    expect_tensor(batch[1], mask, tol="exact", what=f"{what}: mask (long, 1 = real token)", mistakes=[
-        Mistake(1 - mask, "the mask is inverted: 1 marks a real token, 0 padding", "掩码反了：1 表示真实 token，0 表示填充")])
-    expect_tensor(batch[2], labels, tol="exact", what=f"{what}: labels")
+    expect_tensor(batch[1], mask, tol="exact", what=Msg(f"{what}: mask (long, 1 = real token)",
+                                                        f"{what}：mask（long 类型，1 = 真实词元）"), mistakes=[
+        Mistake(1 - mask, "the mask is inverted: 1 marks a real token, 0 padding", "掩码反了：1 表示真实词元，0 表示填充")])
+    expect_tensor(batch[2], labels, tol="exact", what=Msg(f"{what}: labels", f"{what}：labels（标签）"))
 
 
 # ---------------------------------------------------------------- listings 1.23 and 1.28
-@check(points=2, listings=["1.23", "1.28"])
+@check(points=2, listings=["1.23", "1.28"],
+       title="listings 1.23 and 1.28: loading IMDb into a Dataset", title_zh="代码清单 1.23 和 1.28：把 IMDb 加载到 Dataset 中")
 def test_listing_1_23_1_28_dataset(sub):
     corpus = _load_local_imdb()  # grader.data reads the aclImdb tree, as listing 1.23's load_dataset would
-    expect_equal((len(corpus.train), len(corpus.test)), (6, 5), "grader.data: sizes of the local aclImdb copy")
-    expect(len(corpus.replaced) == 1, "grader.data: the latin-1 review is decoded with errors='replace' and reported")
+    expect_equal((len(corpus.train), len(corpus.test)), (6, 5), Msg(
+            "grader.data: sizes of the local aclImdb copy", "grader.data：本地 aclImdb 副本的大小"))
+    expect(len(corpus.replaced) == 1, Msg("grader.data: the latin-1 review is decoded with errors='replace' and reported",
+                                          "grader.data：latin-1 编码的评论用 errors='replace' 解码并报告"))
     for split in ("train", "test"):
         texts, labels = corpus[split]["text"], corpus[split]["label"]
         enc = _encoder(sub)
         ds = sub.new("IMDBDataset", texts, labels, enc)
-        expect_equal(sub.size(ds), len(texts), f"len() of the {split} dataset")
+        expect_equal(sub.size(ds), len(texts), Msg(f"len() of the {split} dataset", f"{split} 数据集的 len()"))
         calls = enc.attr("calls")
-        expect(calls == len(texts), f"IMDBDataset.__init__ called encode {calls} times for {len(texts)} texts: "
-                                    "encode each text exactly once, in __init__")
+        expect(calls == len(texts), Msg(f"IMDBDataset.__init__ called encode {calls} times for {len(texts)} texts: "
+                                    "encode each text exactly once, in __init__",
+                                        f"IMDBDataset.__init__ 对 {len(texts)} 条文本调用了 {calls} 次 encode：每条文本只在 __init__ 中编码一次"))
         for i, (text, label) in enumerate(zip(texts, labels)):
             got = sub.item(ds, i)
             if not isinstance(got, tuple) or len(got) != 2:
-                raise CheckFailure(f"ds[{i}] must be (ids, label), got {type(got).__name__}: the mask is made in "
-                                   "collate, per batch")
+                raise CheckFailure(Msg(f"ds[{i}] must be (ids, label), got {type(got).__name__}: the mask is made in "
+                                   "collate, per batch",
+                                       f"ds[{i}] 必须是 (ids, label)，实际得到 {type(got).__name__}：掩码在 collate 中按批次生成"))
             expect_tensor(got[0], torch.tensor(encode(text), dtype=torch.long), tol="exact",
-                          what=f"ds[{i}][0] of the {split} split, the ids of {text[:40]!r}")
+                          what=Msg(f"ds[{i}][0] of the {split} split, the ids of {text[:40]!r}",
+                                   f"{split} 划分的 ds[{i}][0]，即 {text[:40]!r} 的 id"))
             expect_tensor(got[1], torch.tensor(label, dtype=torch.long), tol="exact",
-                          what=f"ds[{i}][1] of the {split} split, a 0-D long tensor")
+                          what=Msg(f"ds[{i}][1] of the {split} split, a 0-D long tensor",
+                                   f"{split} 划分的 ds[{i}][1]，一个 0 维 long 张量"))
 
 
-@check(points=1)
+@check(points=1,
+       title="token ids are computed once, in __init__", title_zh="词元 id 只在 __init__ 中计算一次")
 def test_ids_computed_once(sub):
     texts, labels = _distinct(_corpus(20, 3))
     enc = _encoder(sub)
     ds = sub.new("IMDBDataset", texts, labels, enc)
     calls = enc.attr("calls")
-    expect(calls == len(texts), f"building a dataset of {len(texts)} texts called encode {calls} times: encode each "
+    expect(calls == len(texts), Msg(f"building a dataset of {len(texts)} texts called encode {calls} times: encode each "
                                 "text exactly once, in __init__; __getitem__ must look up the stored ids, not encode "
-                                "again (the book's __getitem__ tokenizes every review again at every epoch)")
+                                "again (the book's __getitem__ tokenizes every review again at every epoch)",
+                                    f"构建包含 {len(texts)} 条文本的数据集时调用了 {calls} 次 encode：每条文本只在 __init__ 中编码一次；__getitem__ 必须查找保存好的 id，而不是再次编码（书中的 __getitem__ 在每个 epoch 都会重新对每条评论分词）"))
     for i in range(3):
         sub.item(ds, i)
     train, test = sub.make_loaders(ds, ds, batch_size=4, pad_id=0, seed=0)
@@ -165,25 +177,30 @@ def test_ids_computed_once(sub):
     sub.batches(train)
     sub.batches(test)
     calls = enc.attr("calls")
-    expect(calls == len(texts), f"encode ran {calls - len(texts)} more times after __init__ (indexing and three passes "
-                                "over the loaders): __getitem__ must look up the stored ids, not encode again")
+    expect(calls == len(texts), Msg(f"encode ran {calls - len(texts)} more times after __init__ (indexing and three passes "
+                                "over the loaders): __getitem__ must look up the stored ids, not encode again",
+                                    f"__init__ 之后 encode 又运行了 {calls - len(texts)} 次（索引和对加载器的三次遍历）：__getitem__ 必须查找保存好的 id，而不是再次编码"))
 
 
-@check(points=2)
+@check(points=2,
+       title="collate pads each batch to its longest sequence", title_zh="collate 把每个批次填充到最长的序列")
 def test_collate(sub):
     f = fx()
     texts = ["the movie was good", "", "bad plot and awful acting but great music", "dull"]
     labels = [1, 0, 0, 0]
     items = _as_items(texts, labels)
     got = sub.collate(items, 0)
-    _expect_batch(got, _items(texts, labels), 0, "collate of 4 items, pad_id=0")
-    expect_tensor(got[0], f["collate_ids"], tol="exact", what="collate ids")
+    _expect_batch(got, _items(texts, labels), 0, Msg("collate of 4 items, pad_id=0", "4 个样本、pad_id=0 的 collate"))
+    expect_tensor(got[0], f["collate_ids"], tol="exact", what=Msg("collate ids", "collate 的 ids"))
     got = sub.collate(items, pad_id=PAD_AFTER_VOCAB)
-    _expect_batch(got, _items(texts, labels), PAD_AFTER_VOCAB, f"collate of 4 items, pad_id={PAD_AFTER_VOCAB}")
-    expect_tensor(got[0], f["collate_ids_pad_after"], tol="exact", what=f"collate ids, pad_id={PAD_AFTER_VOCAB}")
+    _expect_batch(got, _items(texts, labels), PAD_AFTER_VOCAB, Msg(
+            f"collate of 4 items, pad_id={PAD_AFTER_VOCAB}", f"4 个样本、pad_id={PAD_AFTER_VOCAB} 的 collate"))
+    expect_tensor(got[0], f["collate_ids_pad_after"], tol="exact", what=Msg(
+            f"collate ids, pad_id={PAD_AFTER_VOCAB}", f"collate 的 ids，pad_id={PAD_AFTER_VOCAB}"))
 
 
-@check(points=2, listings=["1.29"])
+@check(points=2, listings=["1.29"],
+       title="listing 1.29: the training and test loaders", title_zh="代码清单 1.29：训练和测试加载器")
 def test_listing_1_29_loaders(sub):
     texts, labels = _distinct(_corpus(60, 29))
     texts, labels = texts[:37], labels[:37]
@@ -193,43 +210,57 @@ def test_listing_1_29_loaders(sub):
     train, test = sub.make_loaders(ds, ds, pad_id=0, seed=1)
     got = sub.batches(test)
     expect_equal([len(b[0]) if isinstance(b, tuple) and b and isinstance(b[0], torch.Tensor) else None for b in got],
-                 [16, 16, 5], "sizes of the test loader's batches (batch_size=16 by default, the last one kept)")
+                 [16, 16, 5], Msg("sizes of the test loader's batches (batch_size=16 by default, the last one kept)",
+                                  "测试加载器各批次的大小（默认 batch_size=16，保留最后一个批次）"))
     start = 0
     for n, batch in enumerate(got):
         items = _items(texts[start:start + 16], labels[start:start + 16])
-        _expect_batch(batch, items, 0, f"test batch {n} (the test loader keeps the dataset's order)")
+        _expect_batch(batch, items, 0, Msg(f"test batch {n} (the test loader keeps the dataset's order)",
+                                           f"测试批次 {n}（测试加载器保持数据集的顺序）"))
         start += 16
     order = []
     for n, batch in enumerate(sub.batches(train)):
-        expect(isinstance(batch, tuple) and len(batch) == 3, "a training batch must be (ids, mask, labels)")
+        expect(isinstance(batch, tuple) and len(batch) == 3, Msg(
+                "a training batch must be (ids, mask, labels)", "训练批次必须是 (ids, mask, labels)"))
         rows = []
         for row, m in zip(batch[0], batch[1]):
             key = tuple(row[: int(m.sum())].tolist())
-            expect(key in by_row, f"training batch {n} holds a row that is no example's ids: {list(key)[:12]}")
+            expect(key in by_row, Msg(f"training batch {n} holds a row that is no example's ids: {list(key)[:12]}",
+                                      f"训练批次 {n} 中有一行不是任何样本的 id：{list(key)[:12]}"))
             rows.append(by_row[key])
-        _expect_batch(batch, _items([texts[i] for i in rows], [labels[i] for i in rows]), 0, f"training batch {n}")
+        _expect_batch(batch, _items([texts[i] for i in rows], [labels[i] for i in rows]), 0, Msg(
+                f"training batch {n}", f"训练批次 {n}"))
         order += rows
-    expect(sorted(order) == list(range(len(texts))), "one pass of the training loader must hold every example once")
-    expect(order != list(range(len(texts))), "the training loader must shuffle (shuffle=True)")
+    expect(sorted(order) == list(range(len(texts))), Msg("one pass of the training loader must hold every example once",
+                                                         "训练加载器遍历一次必须恰好包含每个样本一次"))
+    expect(order != list(range(len(texts))), Msg("the training loader must shuffle (shuffle=True)",
+                                                 "训练加载器必须打乱顺序（shuffle=True）"))
 
 
-@check(points=1, hidden=True)
+@check(points=1, hidden=True,
+       title="bad labels are refused", title_zh="拒绝非法的标签")
 def test_label_validation(sub):
-    for texts, labels, what in ((["good", "bad"], [0, 2], "a label 2"), (["good", "bad"], [-1, 1], "a label -1"),
-                                (["good", "bad"], [0, 0.5], "a label 0.5"), (["good", "bad", "dull"], [0, 1], "3 texts, 2 labels")):
+    for texts, labels, what in ((["good", "bad"], [0, 2], Msg("a label 2", "标签 2")),
+                                (["good", "bad"], [-1, 1], Msg("a label -1", "标签 -1")),
+                                (["good", "bad"], [0, 0.5], Msg("a label 0.5", "标签 0.5")),
+                                (["good", "bad", "dull"], [0, 1], Msg("3 texts, 2 labels", "3 条文本、2 个标签"))):
         enc = _encoder(sub)
         try:
             sub.new("IMDBDataset", texts, labels, enc)
         except StudentError as e:
             if e.kind == "not_implemented":
                 raise
-            expect(e.type == "ValueError", f"IMDBDataset with {what} must raise ValueError, not {e.type}")
+            expect(e.type == "ValueError", Msg(f"IMDBDataset with {what} must raise ValueError, not {e.type}",
+                                               f"IMDBDataset 遇到{what}时必须抛出 ValueError，而不是 {e.type}"))
         else:
-            raise CheckFailure(f"IMDBDataset with {what} must raise ValueError")
-        expect(enc.attr("calls") == 0, f"IMDBDataset with {what}: check the labels before encoding anything")
+            raise CheckFailure(Msg(f"IMDBDataset with {what} must raise ValueError",
+                                   f"IMDBDataset 遇到{what}时必须抛出 ValueError"))
+        expect(enc.attr("calls") == 0, Msg(f"IMDBDataset with {what}: check the labels before encoding anything",
+                                           f"IMDBDataset 遇到{what}：在编码任何内容之前先检查标签"))
 
 
-@check(points=2, hidden=True)
+@check(points=2, hidden=True,
+       title="collate of other batches", title_zh="其他批次的 collate")
 def test_collate_fresh(sub):
     @settings(max_examples=20, derandomize=True, database=None, deadline=None)
     @given(st.lists(st.tuples(st.lists(st.integers(4, 60), max_size=12), st.integers(0, 1)), min_size=1, max_size=6),
@@ -237,12 +268,14 @@ def test_collate_fresh(sub):
     def same(rows, pad_id):
         items = [([1] + seq + [2], y) for seq, y in rows]
         tensors = [(torch.tensor(s, dtype=torch.long), torch.tensor(y, dtype=torch.long)) for s, y in items]
-        _expect_batch(sub.collate(tensors, pad_id), items, pad_id, f"collate of {len(items)} items, pad_id={pad_id}")
+        _expect_batch(sub.collate(tensors, pad_id), items, pad_id, Msg(
+                f"collate of {len(items)} items, pad_id={pad_id}", f"{len(items)} 个样本、pad_id={pad_id} 的 collate"))
 
     same()
 
 
-@check(points=1, hidden=True)
+@check(points=1, hidden=True,
+       title="the training loader reshuffles every epoch", title_zh="训练加载器每个 epoch 都重新打乱")
 def test_shuffle_each_pass(sub):
     texts, labels = _distinct(_corpus(40, 5))
     texts, labels = texts[:24], labels[:24]
@@ -258,21 +291,27 @@ def test_shuffle_each_pass(sub):
 
     train, test = sub.make_loaders(ds, ds, batch_size=5, pad_id=0, seed=3)
     first, second = order(train), order(train)
-    expect(sorted(first) == sorted(second) == list(range(24)), "each pass of the training loader holds every example")
-    expect(first != second, "the training loader must reshuffle at every pass (epoch)")
-    expect(order(test) == order(test) == list(range(24)), "the test loader keeps the dataset's order at every pass")
+    expect(sorted(first) == sorted(second) == list(range(24)), Msg(
+            "each pass of the training loader holds every example", "训练加载器的每次遍历都包含所有样本"))
+    expect(first != second, Msg("the training loader must reshuffle at every pass (epoch)", "训练加载器必须在每次遍历（epoch）时重新打乱"))
+    expect(order(test) == order(test) == list(range(24)), Msg("the test loader keeps the dataset's order at every pass",
+                                                              "测试加载器每次遍历都保持数据集的顺序"))
     again, _ = sub.make_loaders(ds, ds, batch_size=5, pad_id=0, seed=3)
-    expect(order(again) == first, "with the same seed, the training loader's first pass is the same "
-                                  "(use torch.Generator().manual_seed(seed))")
+    expect(order(again) == first, Msg("with the same seed, the training loader's first pass is the same "
+                                  "(use torch.Generator().manual_seed(seed))",
+                                      "相同种子下，训练加载器的第一次遍历必须相同（使用 torch.Generator().manual_seed(seed)）"))
 
 
-@check(points=1, hidden=True)
+@check(points=1, hidden=True,
+       title="empty and over-long texts", title_zh="空文本和过长的文本")
 def test_short_and_long_texts(sub):
     long_text = " ".join(["the movie was good"] * 40)
     texts, labels = ["", "dull", long_text], [0, 0, 1]
     ds = sub.new("IMDBDataset", texts, labels, _encoder(sub, max_len=8))
     for i, t in enumerate(texts):
         expect_tensor(sub.item(ds, i)[0], torch.tensor(encode(t, 8), dtype=torch.long), tol="exact",
-                      what=f"ds[{i}][0] for the text {t[:30]!r} (max_len 8)")
+                      what=Msg(f"ds[{i}][0] for the text {t[:30]!r} (max_len 8)",
+                               f"文本 {t[:30]!r} 的 ds[{i}][0]（max_len 8）"))
     got = sub.collate([(torch.tensor([1, 2]), torch.tensor(1))], 0)
-    _expect_batch(got, [([1, 2], 1)], 0, "collate of one empty review ([CLS] [SEP])")
+    _expect_batch(got, [([1, 2], 1)], 0, Msg("collate of one empty review ([CLS] [SEP])",
+                                             "一条空评论的 collate（[CLS] [SEP]）"))

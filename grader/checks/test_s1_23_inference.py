@@ -11,7 +11,7 @@ the book does (ERRATA E-1.23-r, E-1.23-s).
 import torch
 import torch.nn.functional as F
 
-from grader.checking import check, expect, expect_equal, fixtures
+from grader.checking import Msg, check, expect, expect_equal, fixtures
 from grader.worker.proxy import StudentError
 
 EXERCISE = "s1_23_inference"
@@ -138,13 +138,15 @@ def _test_texts():
 def _predictions(sub, model, texts, what):
     preds = sub.predict(model, texts)
     expect(isinstance(preds, list) and all(isinstance(p, int) and not isinstance(p, bool) for p in preds),
-           f"predict must return a list of Python ints (.tolist()), got {type(preds).__name__}")
-    expect_equal(len(preds), len(texts), what=f"the number of predictions for {what}")
+           Msg(f"predict must return a list of Python ints (.tolist()), got {type(preds).__name__}",
+               f"predict 必须返回 Python 整数的列表（.tolist()），实际返回了 {type(preds).__name__}"))
+    expect_equal(len(preds), len(texts), what=Msg(f"the number of predictions for {what}", f"{what}的预测数量"))
     return preds
 
 
 # ----------------------------------------------------------------------------- checks
-@check(points=3, listings=["1.41", "1.42"])
+@check(points=3, listings=["1.41", "1.42"],
+       title="listings 1.41-1.42: saving and loading a checkpoint", title_zh="代码清单 1.41-1.42：保存和加载检查点")
 def test_listing_1_41_1_42_save_and_load(sub):
     f = fx()
     trained = _take(f, "w")
@@ -154,31 +156,38 @@ def test_listing_1_41_1_42_save_and_load(sub):
         result = sub.save_checkpoint(model, path)
     except StudentError as e:
         if e.kind != "not_implemented" and "director" in str(e):
-            expect(False, f"{e}. The folders of the path may not exist yet: create them first, as listing 1.41 does "
-                          "(os.makedirs(os.path.dirname(path), exist_ok=True))")
+            expect(False, Msg(f"{e}. The folders of the path may not exist yet: create them first, as listing 1.41 does "
+                          "(os.makedirs(os.path.dirname(path), exist_ok=True))",
+                              f"{e}。路径中的文件夹可能还不存在：像代码清单 1.41 那样先创建它们（os.makedirs(os.path.dirname(path), exist_ok=True)）"))
         raise
-    expect(result is None, "save_checkpoint returns nothing; it writes the file")
+    expect(result is None, Msg("save_checkpoint returns nothing; it writes the file", "save_checkpoint 不返回任何值；它写入文件"))
     model.load_state_dict(_take(f, "other"))  # the saved model changes afterwards: the file must keep the old weights
     fresh = _model(sub, f, "other")
     fresh.train()
     info = sub.load_checkpoint(fresh, path)
     state = fresh.state_dict()
     if _same_state(state, _take(f, "other")):
-        expect(False, "load_checkpoint left the model's weights as they were: load the saved state_dict into it")
-    expect(_same_state(state, trained), "after load_checkpoint the model's weights differ from the ones saved: save "
-                                        "model.state_dict() when save_checkpoint is called and load it back as it is")
-    expect(fresh.attr("training") is False, "after loading, switch the model to evaluation mode (listing 1.42 calls "
-                                            "model.eval(): dropout would change the predictions)")
-    expect(isinstance(info, dict), f"load_checkpoint must return the saved tokenizer information, a dict, got "
-                                   f"{type(info).__name__}")
+        expect(False, Msg("load_checkpoint left the model's weights as they were: load the saved state_dict into it",
+                          "load_checkpoint 没有改变模型的权重：应把保存的 state_dict 加载到模型中"))
+    expect(_same_state(state, trained), Msg("after load_checkpoint the model's weights differ from the ones saved: save "
+                                        "model.state_dict() when save_checkpoint is called and load it back as it is",
+                                            "load_checkpoint 之后模型的权重与保存时不同：调用 save_checkpoint 时保存 model.state_dict()，再原样加载回来"))
+    expect(fresh.attr("training") is False, Msg("after loading, switch the model to evaluation mode (listing 1.42 calls "
+                                            "model.eval(): dropout would change the predictions)",
+                                                "加载之后要把模型切换到评估模式（代码清单 1.42 调用了 model.eval()：dropout 会改变预测结果）"))
+    expect(isinstance(info, dict), Msg(f"load_checkpoint must return the saved tokenizer information, a dict, got "
+                                   f"{type(info).__name__}",
+                                       f"load_checkpoint 必须返回保存的分词器信息，一个 dict，实际返回了 {type(info).__name__}"))
     expect_equal({k: info.get(k) for k in TOKENIZER_INFO}, TOKENIZER_INFO,
-                 what="the tokenizer information returned by load_checkpoint")
+                 what=Msg("the tokenizer information returned by load_checkpoint", "load_checkpoint 返回的分词器信息"))
     logits = fresh(f["t_ids"], f["t_mask"])
-    expect(torch.allclose(logits, f["logits"], atol=1e-4, rtol=1e-4), "the loaded model's logits differ from the "
-                                                                      "saved model's")
+    expect(torch.allclose(logits, f["logits"], atol=1e-4, rtol=1e-4), Msg("the loaded model's logits differ from the "
+                                                                      "saved model's",
+                                                                          "加载后的模型的 logits 与保存的模型不同"))
 
 
-@check(points=2, listings=["1.42"])
+@check(points=2, listings=["1.42"],
+       title="loading refuses a checkpoint of another configuration", title_zh="加载时拒绝配置不同的检查点")
 def test_load_refuses_another_configuration(sub):
     fx()  # the fixture must exist; this check builds its own models
     for saved, other, key in ((dict(heads=2), dict(heads=4), "heads"), (dict(), dict(dim=48, heads=2), "dim"),
@@ -190,68 +199,86 @@ def test_load_refuses_another_configuration(sub):
         target = sub.new("TinyBERT", **other)
         before = target.state_dict()
         saved_value = {"heads": 2, "dim": 32, "layers": 1, **saved}[key]
-        what = f"loading a checkpoint saved with {key}={saved_value} into a model with {key}={other[key]}"
+        what = Msg(f"loading a checkpoint saved with {key}={saved_value} into a model with {key}={other[key]}",
+                   f"把 {key}={saved_value} 时保存的检查点加载到 {key}={other[key]} 的模型中")
         try:
             sub.load_checkpoint(target, path)
         except StudentError as e:
-            expect(e.kind != "not_implemented", str(e))
-            expect(e.type == "ValueError", f"{what} must raise ValueError, not {e.type or e}: compare the saved "
-                                           "config with model.config before loading any weights")
-            expect(key in str(e), f"{what}: the error message must name the setting that differs ({key})")
-            expect(_same_state(target.state_dict(), before), f"{what} raised, but the model's weights had changed")
+            expect(e.kind != "not_implemented", Msg.of(e))
+            expect(e.type == "ValueError", Msg(f"{what} must raise ValueError, not {e.type or e}: compare the saved "
+                                           "config with model.config before loading any weights",
+                                               f"{what}必须抛出 ValueError，而不是 {e.type or e}：在加载任何权重之前先比较保存的 config 与 model.config"))
+            expect(key in str(e), Msg(f"{what}: the error message must name the setting that differs ({key})",
+                                      f"{what}：错误信息必须写出不同的那个设置（{key}）"))
+            expect(_same_state(target.state_dict(), before), Msg(
+                    f"{what} raised, but the model's weights had changed", f"{what}抛出了异常，但模型的权重已经被改变了"))
             continue
         if key == "heads":
-            expect(False, f"{what} succeeded: the tensors have the same shapes, but 4 heads split the 32 features "
-                          "differently than 2; compare the saved config with model.config")
-        expect(False, f"{what} must raise ValueError")
+            expect(False, Msg(f"{what} succeeded: the tensors have the same shapes, but 4 heads split the 32 features "
+                          "differently than 2; compare the saved config with model.config",
+                              f"{what}成功了：张量的形状相同，但 4 个头与 2 个头对 32 个特征的划分不同；应比较保存的 config 与 model.config"))
+        expect(False, Msg(f"{what} must raise ValueError", f"{what} 必须抛出 ValueError"))
 
 
-@check(points=1, hidden=True)
+@check(points=1, hidden=True,
+       title="loading a missing file raises FileNotFoundError", title_zh="加载不存在的文件时抛出 FileNotFoundError")
 def test_load_missing_file(sub):
     f = fx()
     try:
         sub.load_checkpoint(_model(sub, f), "checkpoints/no_such_file.pt")
     except StudentError as e:
-        expect(e.kind != "not_implemented", str(e))
-        expect(e.type == "FileNotFoundError", f"loading a file that does not exist must raise FileNotFoundError, "
-                                              f"not {e.type or e}")
+        expect(e.kind != "not_implemented", Msg.of(e))
+        expect(e.type == "FileNotFoundError", Msg(f"loading a file that does not exist must raise FileNotFoundError, "
+                                              f"not {e.type or e}",
+                                                  f"加载不存在的文件必须抛出 FileNotFoundError，而不是 {e.type or e}"))
         return
-    expect(False, "loading a file that does not exist must raise FileNotFoundError")
+    expect(False, Msg("loading a file that does not exist must raise FileNotFoundError",
+                      "加载不存在的文件必须抛出 FileNotFoundError"))
 
 
-@check(points=2, listings=["1.43"])
+@check(points=2, listings=["1.43"],
+       title="listing 1.43: the sentiment of the book's texts", title_zh="代码清单 1.43：书中文本的情感")
 def test_listing_1_43_book_texts(sub):
     f = fx()
     model = _model(sub, f)
     for text, expected in zip(BOOK_TEXTS, BOOK_PREDICTIONS):
         got = sub.predict_sentiment(model, text)
-        expect_equal(got, expected, what=f"the prediction for listing 1.43's text {text[:30]!r}...")
-    expect_equal(_predictions(sub, model, BOOK_TEXTS, "the two texts"), [1, 0], what="predict on listing 1.43's texts")
+        expect_equal(got, expected, what=Msg(f"the prediction for listing 1.43's text {text[:30]!r}...",
+                                             f"代码清单 1.43 的文本 {text[:30]!r}... 的预测"))
+    expect_equal(_predictions(sub, model, BOOK_TEXTS, Msg("the two texts",
+                                                          "这两条文本")), [1, 0], what=Msg(
+            "predict on listing 1.43's texts", "对代码清单 1.43 的文本做 predict"))
 
 
-@check(points=2, listings=["1.43"])
+@check(points=2, listings=["1.43"],
+       title="predicting new reviews", title_zh="预测新的评论")
 def test_predict_new_reviews(sub):
     f = fx()
-    preds = _predictions(sub, _model(sub, f), _test_texts(), "200 reviews")
+    preds = _predictions(sub, _model(sub, f), _test_texts(), Msg("200 reviews", "200 条评论"))
     expected = f["preds"].tolist()
     if preds == f["no_mask"].tolist() and preds != expected:
-        expect(False, "these are the predictions without a padding mask: the mask is 1 for real tokens and 0 for "
-                      "PAD, (ids != PAD_ID).long()")
+        expect(False, Msg("these are the predictions without a padding mask: the mask is 1 for real tokens and 0 for "
+                      "PAD, (ids != PAD_ID).long()",
+                          "这些是没有填充掩码时的预测：掩码在真实词元处为 1，在 PAD 处为 0，即 (ids != PAD_ID).long()"))
     wrong = sum(p != e for p, e in zip(preds, expected))
-    expect(wrong == 0, f"{wrong} of 200 predictions differ from the model's argmax class in evaluation mode")
+    expect(wrong == 0, Msg(f"{wrong} of 200 predictions differ from the model's argmax class in evaluation mode",
+                           f"200 个预测中有 {wrong} 个与模型在 eval 模式下 argmax 给出的类别不同"))
 
 
-@check(points=1, hidden=True)
+@check(points=1, hidden=True,
+       title="predicting in evaluation mode", title_zh="在评估模式下预测")
 def test_predict_in_evaluation_mode(sub):
     f = fx()
     model = _model(sub, f, dropout=0.5)
     model.train()
-    preds = _predictions(sub, model, _test_texts(), "200 reviews")
-    expect(preds == f["preds"].tolist(), "with dropout 0.5 the predictions change from run to run: switch the model "
-                                         "to evaluation mode (model.eval()) before predicting")
+    preds = _predictions(sub, model, _test_texts(), Msg("200 reviews", "200 条评论"))
+    expect(preds == f["preds"].tolist(), Msg("with dropout 0.5 the predictions change from run to run: switch the model "
+                                         "to evaluation mode (model.eval()) before predicting",
+                                             "dropout 为 0.5 时每次运行的预测都不同：预测之前要把模型切换到评估模式（model.eval()）"))
 
 
-@check(points=1, hidden=True)
+@check(points=1, hidden=True,
+       title="empty, very long and wordless texts", title_zh="空的、很长的和没有单词的文本")
 def test_predict_odd_input(sub):
     f = fx()
     model = _model(sub, f)
@@ -259,11 +286,14 @@ def test_predict_odd_input(sub):
         try:
             sub.predict(model, ["A brilliant film.", text])
         except StudentError as e:
-            expect(e.kind != "not_implemented", str(e))
-            expect(e.type == "ValueError", f"predict on {text!r} must raise ValueError, not {e.type or e}")
+            expect(e.kind != "not_implemented", Msg.of(e))
+            expect(e.type == "ValueError", Msg(f"predict on {text!r} must raise ValueError, not {e.type or e}",
+                                               f"对 {text!r} 做 predict 必须抛出 ValueError，而不是 {e.type or e}"))
             continue
-        expect(False, f"predict on a text with no words ({text!r}) must raise ValueError")
-    expect_equal(sub.predict(model, []), [], what="predict on an empty list")
+        expect(False, Msg(f"predict on a text with no words ({text!r}) must raise ValueError",
+                          f"对没有单词的文本（{text!r}）做 predict 必须抛出 ValueError"))
+    expect_equal(sub.predict(model, []), [], what=Msg("predict on an empty list", "对空列表做 predict"))
     long_text = "A brilliant and clever film. " + "the plot of the story " * 2000
     got = sub.predict(model, [long_text, "So bad: garbage. " + "the plot of the story " * 2000])
-    expect_equal(got, [1, 0], what="predict on two texts of 10,000 words (encode keeps the first 62 tokens)")
+    expect_equal(got, [1, 0], what=Msg("predict on two texts of 10,000 words (encode keeps the first 62 tokens)",
+                                       "对两条 10,000 个单词的文本做 predict（encode 只保留前 62 个词元）"))

@@ -3,7 +3,7 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from grader.checking import CheckFailure, Mistake, check, expect, expect_tensor, fixtures
+from grader.checking import CheckFailure, Mistake, Msg, check, code, expect, expect_tensor, fixtures
 
 EXERCISE = "s1_23_padding_mask"
 PAD, CLS, SEP = 50257, 50258, 50259
@@ -47,7 +47,7 @@ def fx():
 
 def _mask_mistakes(ids, pad_id):
     out = [Mistake((ids == pad_id).long(), "the mask is inverted: 1 marks a real token, 0 marks [PAD]",
-                   "掩码反了：1 表示真实 token，0 表示 [PAD]")]
+                   "掩码反了：1 表示真实词元，0 表示 [PAD]")]
     if pad_id != 0:
         out.append(Mistake((ids != 0).long(), "compared with 0: padding is pad_id, not 0",
                            "与 0 比较了：填充 id 是 pad_id，不是 0"))
@@ -71,48 +71,57 @@ def _weight_mistakes(scores, mask):
     ]
 
 
-@check(points=2, listings=["1.27"])
+@check(points=2, listings=["1.27"],
+       title="listing 1.27: the attention mask, 1 on real tokens", title_zh="代码清单 1.27：注意力掩码，真实词元处为 1")
 def test_listing_1_27_mask(sub):
     f = fx()
     for key in ("book", "fresh"):
         ids = f[f"{key}_ids"]
         expect_tensor(sub.create_attention_mask(ids), f[f"{key}_mask"], tol="exact",
-                      what=f"create_attention_mask of a {tuple(ids.shape)} batch (long: .long(), as the book)",
+                      what=Msg(f"create_attention_mask of a {tuple(ids.shape)} batch (long: .long(), as the book)",
+                               f"{tuple(ids.shape)} 批次的 create_attention_mask（long 类型：.long()，与书中一致）"),
                       mistakes=_mask_mistakes(ids, PAD))
 
 
-@check(points=1)
+@check(points=1,
+       title="the mask reshaped to hide keys", title_zh="重塑为屏蔽键的掩码")
 def test_key_mask(sub):
     f = fx()
     mask = f["mask"]
-    expect_tensor(sub.key_mask(mask), f["key_mask"], tol="exact", what="key_mask of a (3, 6) mask, bool",
+    expect_tensor(sub.key_mask(mask), f["key_mask"], tol="exact", what=Msg(
+            "key_mask of a (3, 6) mask, bool", "(3, 6) 掩码的 key_mask，bool 类型"),
                   mistakes=[Mistake(mask.bool()[:, None, :, None], "that shape masks the query rows: put seq_len "
                                     "last, (batch, 1, 1, seq_len), to mask the keys",
                                     "这个形状掩盖的是查询行：应把 seq_len 放在最后，(batch, 1, 1, seq_len)")])
 
 
-@check(points=2)
+@check(points=2,
+       title="attention weights with padded keys masked", title_zh="屏蔽填充键之后的注意力权重")
 def test_masked_weights(sub):
     f = fx()
     got = sub.masked_attention_weights(f["scores"], f["mask"])
-    expect_tensor(got, f["weights"], tol="softmax", what="masked_attention_weights of (3, 2, 6, 6) scores",
+    expect_tensor(got, f["weights"], tol="softmax", what=Msg("masked_attention_weights of (3, 2, 6, 6) scores",
+                                                             "(3, 2, 6, 6) 分数的 masked_attention_weights"),
                   mistakes=_weight_mistakes(f["scores"], f["mask"]))
 
 
-@check(points=1, hidden=True)
+@check(points=1, hidden=True,
+       title="the pad_id argument", title_zh="pad_id 参数")
 def test_pad_id_argument(sub):
     g = torch.Generator().manual_seed(27)
     for pad_id in (0, 3, 50257):
         ids = _batch([4, 6, 1], 6, pad_id, g)
         ids[0, 1] = pad_id  # a [PAD] in the middle is padding too
         expect_tensor(sub.create_attention_mask(ids, pad_id), (ids != pad_id).long(), tol="exact",
-                      what=f"create_attention_mask(ids, pad_id={pad_id})", mistakes=_mask_mistakes(ids, pad_id))
+                      what=code(f"create_attention_mask(ids, pad_id={pad_id})"), mistakes=_mask_mistakes(ids, pad_id))
     ids = torch.tensor([CLS, 11, 12, SEP, PAD, PAD])
     expect_tensor(sub.create_attention_mask(ids), torch.tensor([1, 1, 1, 1, 0, 0]), tol="exact",
-                  what="create_attention_mask of one unbatched sequence (seq_len,)")
+                  what=Msg("create_attention_mask of one unbatched sequence (seq_len,)",
+                           "单个无批次序列 (seq_len,) 的 create_attention_mask"))
 
 
-@check(points=2, hidden=True)
+@check(points=2, hidden=True,
+       title="padding does not change the weights of real tokens", title_zh="填充不改变真实词元的权重")
 def test_padding_invariance(sub):
     @settings(max_examples=20, derandomize=True, database=None, deadline=None)
     @given(st.lists(st.integers(1, 6), min_size=1, max_size=4), st.integers(0, 4), st.integers(1, 3),
@@ -124,31 +133,36 @@ def test_padding_invariance(sub):
         mask = torch.tensor([[1] * n + [0] * (seq_len - n) for n in lengths])
         got = sub.masked_attention_weights(scores, mask)
         expect(isinstance(got, torch.Tensor) and tuple(got.shape) == tuple(scores.shape),
-               f"masked_attention_weights must keep the scores' shape {tuple(scores.shape)}")
+               Msg(f"masked_attention_weights must keep the scores' shape {tuple(scores.shape)}",
+                   f"masked_attention_weights 必须保持分数的形状 {tuple(scores.shape)}"))
         for b, n in enumerate(lengths):
             alone = torch.softmax(scores[b, :, :n, :n], dim=-1)  # the sequence without any padding
             expect_tensor(got[b, :, :n, :n], alone, tol="softmax",
-                          what=f"weights of sequence {b} ({n} real tokens of {seq_len}) among its real tokens, "
-                               "which must equal those without padding")
+                          what=Msg(f"weights of sequence {b} ({n} real tokens of {seq_len}) among its real tokens, "
+                               "which must equal those without padding",
+                                   f"序列 {b}（{seq_len} 个位置中有 {n} 个真实词元）在其真实词元上的权重，必须与没有填充时相同"))
             expect_tensor(got[b, :, :, n:], torch.zeros(heads, seq_len, seq_len - n), tol="exact",
-                          what=f"weights on the padded keys of sequence {b}")
+                          what=Msg(f"weights on the padded keys of sequence {b}", f"序列 {b} 在填充键上的权重"))
 
     invariant()
 
 
-@check(points=1, hidden=True)
+@check(points=1, hidden=True,
+       title="a sequence of padding only", title_zh="全是填充的序列")
 def test_all_padding_row(sub):
     scores = torch.randn(2, 1, 4, 4, generator=torch.Generator().manual_seed(4))
     mask = torch.tensor([[1, 1, 0, 0], [0, 0, 0, 0]])
     got = sub.masked_attention_weights(scores, mask)
     if isinstance(got, torch.Tensor) and tuple(got.shape) == (2, 1, 4, 4) and torch.isnan(got).any():
-        raise CheckFailure("a sequence of padding only gave NaN weights: fill with -1e9 (NEG_INF), not -inf "
-                           "/ 全是填充的序列得到了 NaN：应填充 -1e9 而不是 -inf")
+        raise CheckFailure(Msg("a sequence of padding only gave NaN weights: fill with -1e9 (NEG_INF), not -inf",
+                               "全是填充的序列得到了 NaN 权重：应填充 -1e9（NEG_INF），而不是 -inf"))
     expect_tensor(got[1], torch.full((1, 4, 4), 0.25), tol="softmax",
-                  what="weights of a sequence of padding only (all keys masked alike: uniform)")
+                  what=Msg("weights of a sequence of padding only (all keys masked alike: uniform)",
+                           "全是填充的序列的权重（所有键都被同样屏蔽：均匀分布）"))
 
 
-@check(points=1, hidden=True)
+@check(points=1, hidden=True,
+       title="the scores of padded keys do not matter", title_zh="填充键的分数不起作用")
 def test_padding_scores_cannot_leak(sub):
     g = torch.Generator().manual_seed(31)
     scores = torch.randn(2, 2, 5, 5, generator=g)
@@ -158,4 +172,5 @@ def test_padding_scores_cannot_leak(sub):
     loud[0, :, :, 3:] = 1e4  # huge scores on padded keys must change nothing
     loud[1, :, :, 4:] = -1e4
     expect_tensor(sub.masked_attention_weights(loud, mask), base, tol="softmax",
-                  what="weights when the padded keys' scores change (they must not matter)")
+                  what=Msg("weights when the padded keys' scores change (they must not matter)",
+                           "填充键的分数改变时的权重（它们不应有影响）"))

@@ -8,7 +8,7 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from grader.checking import Mistake, check, expect, expect_equal, expect_tensor, fixtures
+from grader.checking import Mistake, Msg, check, code, expect, expect_equal, expect_tensor, fixtures
 from grader.checks import bert_reference as R
 from grader.worker.proxy import StudentError
 
@@ -47,7 +47,7 @@ def _mistakes(x, mask, sd, heads):
                     "reshape it to (B, 1, 1, T)", "掩码用在了查询（行）上，应该用在键（列）上：把它变成 (B, 1, 1, T)"),
             Mistake(ref(mask_mode="inverted", fill=fill),
                     "the mask is inverted: it hid the real tokens and kept the padding (hide where mask == 0)",
-                    "掩码反了：遮住了真实 token、留下了填充（应遮住 mask == 0 的位置）"),
+                    "掩码反了：遮住了真实词元、留下了填充（应遮住 mask == 0 的位置）"),
             Mistake(ref(mask_mode="both", fill=fill),
                     "padded queries were masked too: hide only the padding keys (columns), so that every row "
                     "still attends to the real tokens", "填充位置的查询也被遮住了：只应遮住填充的键（列）"),
@@ -74,37 +74,45 @@ def _new(sub, sd, dim=D, heads=H, **kw):
     return m
 
 
-@check(points=2, listings=["1.31"])
+@check(points=2, listings=["1.31"],
+       title="listing 1.31: the attention module's layout", title_zh="代码清单 1.31：注意力模块的结构")
 def test_listing_1_31_structure(sub):
     m = sub.new("MultiHeadSelfAttention", 256, 4)
     diff = R.first_difference(R.remote_repr(m), repr(R.mirror_attention(256)))
-    expect(not diff, "print(MultiHeadSelfAttention(256, 4)) differs from listing 1.36's printed attention "
-                     f"(qkv, out, attn_dropout, out_dropout, in that order): {diff}")
-    expect_equal(m.attr("heads"), 4, what="MultiHeadSelfAttention(256, 4).heads")
-    expect_equal(m.attr("d"), 64, what="MultiHeadSelfAttention(256, 4).d (features per head)")
+    expect(not diff, Msg("print(MultiHeadSelfAttention(256, 4)) differs from listing 1.36's printed attention "
+                     f"(qkv, out, attn_dropout, out_dropout, in that order): {diff}",
+                         f"print(MultiHeadSelfAttention(256, 4)) 与代码清单 1.36 中打印的注意力模块不同（依次为 qkv、out、attn_dropout、out_dropout）：{diff}"))
+    expect_equal(m.attr("heads"), 4, what=code("MultiHeadSelfAttention(256, 4).heads"))
+    expect_equal(m.attr("d"), 64, what=Msg("MultiHeadSelfAttention(256, 4).d (features per head)",
+                                           "MultiHeadSelfAttention(256, 4).d（每个头的特征数）"))
     try:
         sub.new("MultiHeadSelfAttention", 256, 6)
     except StudentError as e:
         if e.kind != "exception":
             raise
         expect(e.type in ("ValueError", "AssertionError"),
-               f"MultiHeadSelfAttention(256, 6) must raise ValueError (6 does not divide 256), not {e.type or e}")
+               Msg(f"MultiHeadSelfAttention(256, 6) must raise ValueError (6 does not divide 256), not {e.type or e}",
+                   f"MultiHeadSelfAttention(256, 6) 必须抛出 ValueError（6 不能整除 256），而不是 {e.type or e}"))
     else:
-        expect(False, "MultiHeadSelfAttention(256, 6) must raise ValueError: 256 features cannot be cut into 6 "
-                      "equal heads (listing 1.36's heads=6 is a book error)")
+        expect(False, Msg("MultiHeadSelfAttention(256, 6) must raise ValueError: 256 features cannot be cut into 6 "
+                      "equal heads (listing 1.36's heads=6 is a book error)",
+                          "MultiHeadSelfAttention(256, 6) 必须抛出 ValueError：256 个特征无法平均分成 6 个头（代码清单 1.36 中的 heads=6 是书中的错误）"))
 
 
-@check(points=4, listings=["1.31"])
+@check(points=4, listings=["1.31"],
+       title="listing 1.31: output with given weights and padding", title_zh="代码清单 1.31：给定权重和填充时的输出")
 def test_listing_1_31_given_weights(sub):
     f = fx()
     sd = _sd(f)
     out = _new(sub, sd)(f["x"], f["mask"])
     expect_tensor(out, f["out"], tol="attention",
-                  what=f"eval output (dim {D}, heads {H}) for a (3, 7, {D}) batch with 0, 2 and 5 padding positions",
+                  what=Msg(f"eval output (dim {D}, heads {H}) for a (3, 7, {D}) batch with 0, 2 and 5 padding positions",
+                           f"(3, 7, {D}) 批次（分别有 0、2、5 个填充位置）在 eval 模式下的输出（dim {D}，heads {H}）"),
                   mistakes=_mistakes(f["x"], f["mask"], sd, H))
 
 
-@check(points=3, hidden=True)
+@check(points=3, hidden=True,
+       title="other sizes and lengths", title_zh="其他尺寸和长度")
 def test_fresh_sizes(sub):
     g = torch.Generator().manual_seed(2342)
     for dim, heads, lengths, T in ((12, 3, [6, 4], 6), (8, 1, [3, 1, 5], 5), (24, 6, [9], 9), (16, 4, [1], 1)):
@@ -113,11 +121,13 @@ def test_fresh_sizes(sub):
         mask = (torch.arange(T)[None, :] < torch.tensor(lengths)[:, None]).long()
         out = _new(sub, sd, dim, heads)(x, mask)
         expect_tensor(out, R.attention(x, mask, sd, heads), tol="attention",
-                      what=f"eval output for dim {dim}, heads {heads}, real lengths {lengths} of {T}",
+                      what=Msg(f"eval output for dim {dim}, heads {heads}, real lengths {lengths} of {T}",
+                               f"dim {dim}、heads {heads}、真实长度 {lengths}（共 {T}）时 eval 模式下的输出"),
                       mistakes=_mistakes(x, mask, sd, heads))
 
 
-@check(points=3, hidden=True)
+@check(points=3, hidden=True,
+       title="padding does not change the real positions", title_zh="填充不改变真实位置的输出")
 def test_padding_is_hidden(sub):
     sd = R.random_state(R.attention_shapes(D), seed=2344)
     m = _new(sub, sd)
@@ -134,22 +144,26 @@ def test_padding_is_hidden(sub):
         # Whatever sits at a padded position is never read.
         x2 = torch.where(real[..., None], x, 10 * torch.randn(x.shape, generator=g))
         expect_tensor(m(x2, mask)[real], y[real], tol="attention",
-                      what=f"outputs at real positions after changing the padded positions' vectors (lengths {lengths})")
+                      what=Msg(f"outputs at real positions after changing the padded positions' vectors (lengths {lengths})",
+                               f"改变填充位置的向量之后真实位置的输出（长度 {lengths}）"))
         # More padding at the end changes no output.
         x3 = torch.cat([x, torch.randn(len(lengths), extra, D, generator=g)], dim=1)
         mask3 = torch.cat([mask, torch.zeros(len(lengths), extra, dtype=torch.int64)], dim=1)
         expect_tensor(m(x3, mask3)[:, :T], y, tol="attention",
-                      what=f"outputs after appending {extra} more padding positions (lengths {lengths})")
+                      what=Msg(f"outputs after appending {extra} more padding positions (lengths {lengths})",
+                               f"再追加 {extra} 个填充位置之后的输出（长度 {lengths}）"))
         # A sequence alone, cut to its real tokens, gives what it gets inside the padded batch.
         for b, n in enumerate(lengths):
             alone = m(x[b:b + 1, :n], mask[b:b + 1, :n])
             expect_tensor(alone[0], y[b, :n], tol="attention",
-                          what=f"sequence {b} of length {n} on its own, without padding and without the rest of the batch")
+                          what=Msg(f"sequence {b} of length {n} on its own, without padding and without the rest of the batch",
+                                   f"长度为 {n} 的序列 {b} 单独计算，不加填充、不带批次中其他序列时的结果"))
 
     invariants()
 
 
-@check(points=2, hidden=True)
+@check(points=2, hidden=True,
+       title="dropout only in training", title_zh="只在训练时做 dropout")
 def test_dropout_only_in_training(sub):
     sd = R.random_state(R.attention_shapes(D), seed=2345)
     g = torch.Generator().manual_seed(2346)
@@ -158,14 +172,19 @@ def test_dropout_only_in_training(sub):
     sub.seed(3)
     m = _new(sub, sd, dropout=0.5)
     first = m(x, mask)
-    expect_tensor(m(x, mask), first, tol="exact", what="two calls in eval mode (dropout must be off)")
-    expect_tensor(first, R.attention(x, mask, sd, H), tol="attention", what="eval output with dropout=0.5")
+    expect_tensor(m(x, mask), first, tol="exact", what=Msg("two calls in eval mode (dropout must be off)",
+                                                           "eval 模式下的两次调用（dropout 必须关闭）"))
+    expect_tensor(first, R.attention(x, mask, sd, H), tol="attention", what=Msg(
+            "eval output with dropout=0.5", "dropout=0.5 时 eval 模式下的输出"))
     m.train()
     a, b = m(x, mask), m(x, mask)
     expect(isinstance(a, torch.Tensor) and not torch.equal(a, first) and not torch.equal(a, b),
-           "with dropout=0.5 in train mode, outputs must change from call to call (attn_dropout, out_dropout)")
+           Msg("with dropout=0.5 in train mode, outputs must change from call to call (attn_dropout, out_dropout)",
+               "dropout=0.5 时训练模式下每次调用的输出都必须不同（attn_dropout、out_dropout）"))
     expect(0.35 < float((a == 0).float().mean()) < 0.65,
-           "with dropout=0.5 in train mode about half of the outputs must be 0 (out_dropout after the projection)")
+           Msg("with dropout=0.5 in train mode about half of the outputs must be 0 (out_dropout after the projection)",
+               "dropout=0.5 时训练模式下大约一半的输出必须为 0（out_dropout 在投影之后）"))
     plain = _new(sub, sd, dropout=0.0)
     plain.train()
-    expect_tensor(plain(x, mask), first, tol="attention", what="train-mode output with dropout=0.0 (equal to eval mode)")
+    expect_tensor(plain(x, mask), first, tol="attention", what=Msg(
+            "train-mode output with dropout=0.0 (equal to eval mode)", "dropout=0.0 时训练模式下的输出（与 eval 模式相同）"))

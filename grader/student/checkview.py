@@ -36,7 +36,7 @@ MARK = {"passed": ("✔", "green"), "failed": ("✘", "red"), "skipped": ("–",
 
 def check_label(r: CheckResult) -> str:
     """The name a student sees for a check."""
-    return r.name.removeprefix("test_")
+    return r.title or r.name.removeprefix("test_")
 
 
 @dataclass
@@ -76,7 +76,7 @@ def show(course: Course, exercises: list[Exercise], result: GradeResult | None, 
         head = Text()
         head.append(f"§{ex.section} ", style="bold cyan")
         head.append(ex.id, style="bold")
-        head.append(f" · {ex.title}", style="dim")
+        head.append(f" · {ex.display_title()}", style="dim")
         mine = [r for r in rows if r.exercise == ex.id]
         if unrun.get(ex.id) == NOT_STARTED:
             head.append("  · " + t("status_not_started"), style="dim")

@@ -21,7 +21,7 @@ SCHEMA = 1
 
 def texts(ex: Exercise) -> list[str]:
     """The hints of an exercise, easiest first."""
-    return list(ex.hints)
+    return list(ex.display_hints())
 
 
 @dataclass
@@ -79,7 +79,7 @@ def show(rev: Reveal, console: Console, key: str = "") -> None:
     if not rev.hints:
         console.print(Text(t("hint_none", id=ex.id), style="yellow"))
         return
-    console.print(Text(t("hint_title", id=ex.id, section=ex.section, title=ex.title), style="bold"))
+    console.print(Text(t("hint_title", id=ex.id, section=ex.section, title=ex.display_title()), style="bold"))
     total = len(rev.hints)
     for i, hint in enumerate(rev.hints[:rev.shown], 1):
         fresh = i > rev.shown - rev.new

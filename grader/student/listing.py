@@ -33,7 +33,7 @@ def to_dict(found: list[Standing]) -> dict:
     nxt = next_unsolved(found)
     return {
         "schema": SCHEMA,
-        "exercises": [{"id": s.exercise.id, "section": s.exercise.section, "title": s.exercise.title,
+        "exercises": [{"id": s.exercise.id, "section": s.exercise.section, "title": s.exercise.display_title(),
                        "file": f"exercises/{s.exercise.file}", "status": s.status, "points": s.exercise.points,
                        "public_passed": s.passed if s.status not in (UNKNOWN,) else None,
                        "public_total": s.total, "from_cache": s.from_cache} for s in found],
@@ -64,7 +64,7 @@ def progress_bar(found: list[Standing], width: int = 40) -> Text:
 
 
 def table(course: Course, found: list[Standing]) -> Table:
-    tab = Table(title=course.title, show_lines=False)
+    tab = Table(title=course.display_title(), show_lines=False)
     tab.add_column("§", style="bold cyan")
     tab.add_column(t("list_col_exercise"))
     tab.add_column(t("list_col_status"))
@@ -86,7 +86,7 @@ def show(course: Course, found: list[Standing], console: Console) -> None:
     if nxt is None:
         console.print(Text(t("list_all_done"), style="bold green"))
     else:
-        console.print(Text(t("list_next", id=nxt.exercise.id, title=nxt.exercise.title), style="cyan"))
+        console.print(Text(t("list_next", id=nxt.exercise.id, title=nxt.exercise.display_title()), style="cyan"))
     if any(s.status in (MISSING, EMPTY) for s in found):
         console.print(Text(t("list_reset_hint"), style="yellow"))
 

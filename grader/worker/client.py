@@ -15,6 +15,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from ..messages import Msg, t
 from . import sandbox
 from .runtime import wire
 
@@ -30,12 +31,12 @@ class WorkerFault(Exception):
         self.reason = reason
 
 
-SIGNAL_REASONS = {
-    signal.SIGXCPU: "used more CPU time than the limit allows",
-    signal.SIGXFSZ: "printed or wrote more than {output_mb} MB of output (the limit)",
-    signal.SIGSEGV: "crashed (segmentation fault)",
-    signal.SIGABRT: "aborted",
-    signal.SIGKILL: "was killed",
+SIGNAL_REASONS = {  # catalog keys (grader/messages.py)
+    signal.SIGXCPU: "signal_xcpu",
+    signal.SIGXFSZ: "signal_xfsz",
+    signal.SIGSEGV: "signal_segv",
+    signal.SIGABRT: "signal_abrt",
+    signal.SIGKILL: "signal_kill",
 }
 
 
@@ -108,7 +109,7 @@ class Sandbox:
         except WorkerFault:
             log = Path(self.tmp, "sandbox.log").read_text(errors="replace")[-2000:]
             self.close()
-            raise WorkerFault("start", f"the sandboxed worker did not start: {log.strip()}") from None
+            raise WorkerFault("start", t("fault_start", log=log.strip())) from None
         self.startup_s = time.perf_counter() - self._t0
 
     def alive(self) -> bool:
@@ -138,20 +139,20 @@ class Sandbox:
     def _ctl_reply(self, timeout: float) -> dict:
         ready, _, _ = select.select([self.ctl], [], [], timeout)
         if not ready:
-            raise WorkerFault("timeout", "the worker's fork server did not answer")
+            raise WorkerFault("timeout", t("fault_server_silent"))
         data = self.ctl.recv(65536)
         if not data:
-            raise WorkerFault("crash", "the worker's fork server stopped")
+            raise WorkerFault("crash", t("fault_server_stopped"))
         return json.loads(data)
 
     def _ctl(self, msg: dict, fds=(), timeout: float = 10.0) -> dict:
         if not self.alive():
-            raise WorkerFault("crash", "the worker's fork server stopped")
+            raise WorkerFault("crash", t("fault_server_stopped"))
         try:
             socket.send_fds(self.ctl, [json.dumps(msg).encode()], list(fds))
             return self._ctl_reply(timeout)
         except OSError as e:
-            raise WorkerFault("crash", f"the worker's fork server is unreachable ({e})") from None
+            raise WorkerFault("crash", t("fault_server_unreachable", error=e)) from None
 
     def spawn(self, limits: sandbox.Limits | None = None) -> "Worker":
         """A fresh worker process; restarts the fork server once if it died."""
@@ -213,7 +214,7 @@ class Worker:
         if self.fault is not None:  # repeat the first fault: retries see one consistent reason
             raise self.fault
         if self.dead:
-            raise WorkerFault("crash", "the worker stopped earlier in this check")
+            raise WorkerFault("crash", t("fault_stopped_earlier"))
         rid = next(self.ids)
         msg = dict(msg, id=rid)
         deadline = time.monotonic() + timeout
@@ -232,28 +233,26 @@ class Worker:
                 raise wire.WireError("the worker answered out of turn")
         except (socket.timeout, TimeoutError):
             self._end()
-            self.fault = WorkerFault("timeout", f"your code took longer than the {timeout:g} s limit")
+            self.fault = WorkerFault("timeout", t("fault_timeout", seconds=f"{timeout:g}"))
         except (EOFError, ConnectionError, BrokenPipeError):
             status = self._end()
             self.fault = WorkerFault("crash", self._death_reason(status))
         except wire.WireError as e:
             self._end()
-            self.fault = WorkerFault("wire", f"the worker sent something that is not a valid answer: {e}")
+            self.fault = WorkerFault("wire", t("fault_wire", error=e))
         raise self.fault
 
     def _death_reason(self, status: dict) -> str:
         if "exitcode" in status:
-            return (f"the worker process exited (exit code {status['exitcode']}) while running your code: "
-                    "calling exit() or os._exit() is not allowed")
+            return t("fault_exit", code=status["exitcode"])
         sig = status.get("signal")
         if sig is not None:
             try:
-                why = SIGNAL_REASONS.get(signal.Signals(sig), f"was stopped by signal {sig}").format(
-                    output_mb=self.limits.output_mb)
+                key = SIGNAL_REASONS.get(signal.Signals(sig), "signal_other")
             except ValueError:
-                why = f"was stopped by signal {sig}"
-            return f"the worker process {why} while running your code"
-        return "the worker process stopped while running your code"
+                key = "signal_other"
+            return t("fault_signal", why=Msg.key(key, signal=sig, output_mb=self.limits.output_mb))
+        return t("fault_stopped")
 
     def _end(self) -> dict:
         self.dead = True

@@ -10,7 +10,7 @@ Errors in the student's code raise `StudentError` with a message in the student'
 """
 from __future__ import annotations
 
-from ..messages import t
+from ..messages import CATALOG, Msg, t
 from .client import Worker
 from .runtime import wire
 
@@ -26,9 +26,21 @@ class StudentError(Exception):
         self.trace = trace
 
 
+def _worded(err: dict) -> str:
+    """The worker's own error in the student's language when it came with a catalog code (only
+    the worker_* keys: the worker is untrusted), else its English message."""
+    code, fields = err.get("code"), err.get("fields")
+    if not (isinstance(code, str) and code.startswith("worker_") and code in CATALOG and isinstance(fields, dict)):
+        return err.get("message", "")
+    fields = {str(k): str(v) for k, v in fields.items()}
+    if "hint" in fields:
+        fields["hint"] = Msg.key("forbidden_hint", hint=fields["hint"]) if fields["hint"] else ""
+    return t(code, **fields)
+
+
 def student_error(label: str, err: dict) -> StudentError:
     kind = err.get("kind", "exception")
-    message = err.get("message", "")
+    message = _worded(err)
     where = err.get("where", "")
     if kind == "not_implemented":
         text = t("not_implemented", message=message or label)
@@ -41,7 +53,7 @@ def student_error(label: str, err: dict) -> StudentError:
     elif kind == "syntax":
         text = t("syntax", where=where, message=message)
     else:
-        at = f" (at {where})" if where else ""
+        at = Msg.key("at_where", where=where) if where else ""
         text = t("raised", label=label, type=err.get("type", "Exception"), message=message, at=at)
     return StudentError(kind, text, where, err.get("trace", ""), err.get("type", ""))
 

@@ -14,7 +14,13 @@ from torch.utils._python_dispatch import TorchDispatchMode
 
 
 class ForbiddenAPI(RuntimeError):
-    """Raised inside the worker when student code calls a forbidden torch function."""
+    """Raised inside the worker when student code calls a forbidden torch function. `code` and
+    `fields` let the trusted side word it in the student's language."""
+
+    def __init__(self, message: str, code: str = "", **fields):
+        super().__init__(message)
+        self.code = code
+        self.fields = fields
 
 
 def resolve(dotted: str):
@@ -59,8 +65,8 @@ class Guard(TorchFunctionMode):
         if name is not None:
             extra = f" {self.hint}" if self.hint else ""
             raise ForbiddenAPI(
-                f"{name} is not allowed in exercise {self.exercise}: this exercise asks you to write it yourself.{extra}"
-            )
+                f"{name} is not allowed in exercise {self.exercise}: this exercise asks you to write it yourself.{extra}",
+                "worker_forbidden", name=name, exercise=self.exercise, hint=self.hint)
         return func(*args, **(kwargs or {}))
 
 
@@ -86,6 +92,6 @@ class OpGuard(TorchDispatchMode):
             extra = f" {self.hint}" if self.hint else ""
             raise ForbiddenAPI(
                 f"the operator {name} is not allowed in exercise {self.exercise}: "
-                f"this exercise asks you to write it yourself.{extra}"
-            )
+                f"this exercise asks you to write it yourself.{extra}",
+                "worker_forbidden_op", name=name, exercise=self.exercise, hint=self.hint)
         return func(*args, **(kwargs or {}))

@@ -18,7 +18,17 @@ from . import wire
 from .guard import ForbiddenAPI, Guard, OpGuard
 
 
-class _Missing(Exception):
+class _Coded(Exception):
+    """An error of the worker's own, with a catalog code and fields (the trusted side words it
+    in the student's language; the message is the English fallback)."""
+
+    def __init__(self, message: str, code: str = "", **fields):
+        super().__init__(message)
+        self.code = code
+        self.fields = fields
+
+
+class _Missing(_Coded):
     pass
 
 
@@ -42,7 +52,7 @@ class Session:
     def resolve(self, value):
         if isinstance(value, wire.Handle):
             if value.id not in self.objects:
-                raise _Missing("that object no longer exists in the worker")
+                raise _Missing("that object no longer exists in the worker", "worker_gone")
             return self.objects[value.id]
         return value
 
@@ -83,16 +93,22 @@ class Session:
             rel = os.path.relpath(path, self.root) if path.startswith(self.root) else os.path.basename(path)
             where = f"{rel}:{exc.lineno}"
         message = str(exc) if not isinstance(exc, SystemExit) else f"sys.exit({exc.code!r}) was called"
-        return {
-            "ok": False,
-            "error": {
-                "kind": kind,
-                "type": type(exc).__name__,
-                "message": message[:2000],
-                "where": where,
-                "trace": self.student_trace(exc),
-            },
+        code, fields = getattr(exc, "code", ""), getattr(exc, "fields", None)
+        if isinstance(exc, SystemExit):
+            code, fields = "worker_exit", {"code": repr(exc.code)}
+        error = {
+            "kind": kind,
+            "type": type(exc).__name__,
+            "message": message[:2000],
+            "where": where,
+            "trace": self.student_trace(exc),
         }
+        if isinstance(code, str) and code and isinstance(fields, dict):
+            try:
+                error["code"], error["fields"] = code, {str(k): str(v)[:2000] for k, v in fields.items()}
+            except Exception:  # a student's object with a broken __str__: keep the plain message
+                pass
+        return {"ok": False, "error": error}
 
     def reply(self, rid, payload: dict, value=None) -> None:
         tensors = {}
@@ -111,20 +127,23 @@ class Session:
         if "handle" in spec:
             obj = self.objects.get(int(spec["handle"]))
             if obj is None:
-                raise _Missing("that object no longer exists in the worker")
+                raise _Missing("that object no longer exists in the worker", "worker_gone")
             owner = obj
         else:
             if self.module is None:
-                raise _Missing("no exercise module is imported")
+                raise _Missing("no exercise module is imported", "worker_no_module")
             owner = self.module
         name = spec.get("name")
         if name is None:
             return owner
         if not isinstance(name, str) or name.startswith("__") and name not in ("__call__",):
-            raise _Missing(f"attribute {name!r} cannot be reached")
+            raise _Missing(f"attribute {name!r} cannot be reached", "worker_unreachable", name=repr(name))
         if not hasattr(owner, name):
-            what = f"module {self.exercise}" if owner is self.module else f"{type(owner).__name__} object"
-            raise _Missing(f"{what} has no attribute '{name}'")
+            if owner is self.module:
+                raise _Missing(f"module {self.exercise} has no attribute '{name}'", "worker_no_attribute_module",
+                               module=self.exercise, name=name)
+            raise _Missing(f"{type(owner).__name__} object has no attribute '{name}'", "worker_no_attribute_object",
+                           type=type(owner).__name__, name=name)
         return getattr(owner, name)
 
     # ------------------------------------------------------------------ operations
@@ -132,7 +151,8 @@ class Session:
         self.exercise = msg["module"]
         path = os.path.join(self.root, msg["path"])
         if not os.path.isfile(path):
-            raise _Missing(f"file {msg['path']} is missing from the submission")
+            raise _Missing(f"file {msg['path']} is missing from the submission", "worker_file_missing",
+                           path=msg["path"])
         sys.path.insert(0, os.path.dirname(path))
         spec = importlib.util.spec_from_file_location(self.exercise, path)
         module = importlib.util.module_from_spec(spec)
@@ -148,7 +168,8 @@ class Session:
     def op_call(self, msg, args, kwargs):
         fn = self.target(msg["target"])
         if not callable(fn):
-            raise _Missing(f"'{msg['target'].get('name')}' is not a function or class")
+            raise _Missing(f"'{msg['target'].get('name')}' is not a function or class", "worker_not_callable",
+                           name=msg["target"].get("name"))
         try:
             sig = inspect.signature(fn)
         except (TypeError, ValueError):
@@ -158,7 +179,8 @@ class Session:
                 sig.bind(*args, **kwargs)
             except TypeError as e:
                 name = msg["target"].get("name") or type(fn).__name__
-                raise _SignatureError(f"{name}{sig} cannot be called as the exercise asks: {e}") from None
+                raise _SignatureError(f"{name}{sig} cannot be called as the exercise asks: {e}", "worker_signature",
+                                      name=name, signature=str(sig), error=str(e)) from None
         with contextlib.ExitStack() as stack:
             for guard in self.guards:
                 stack.enter_context(guard)
@@ -193,7 +215,7 @@ class Session:
                     self.objects.pop(int(msg["handle"]), None)
                     value = None
                 else:
-                    raise _Missing(f"unknown operation {op!r}")
+                    raise _Missing(f"unknown operation {op!r}", "worker_unknown_op", op=repr(op))
             except _Missing as e:
                 self.reply(rid, self.error(e, "missing"))
             except _SignatureError as e:
@@ -206,5 +228,5 @@ class Session:
                 self.reply(rid, {"ok": True}, value)
 
 
-class _SignatureError(Exception):
+class _SignatureError(_Coded):
     pass
