@@ -84,7 +84,6 @@ def _grade(course, path, exercises, public_only: bool):
 
 def cmd_grade(args) -> int:
     from .batch import commands as batch
-    from .report import print_table, to_dict, write_json
 
     if problem := batch.misuse(args):
         print(f"kata grade: {problem}", file=sys.stderr)
@@ -93,6 +92,7 @@ def cmd_grade(args) -> int:
     exercises = _select(course, args.exercise)
     if args.out:  # a class folder: every submission in it
         return batch.grade(args, course, exercises)
+    from .report import print_table, to_dict, write_json
     if args.time_limit:
         for ex in exercises:
             ex.time_limit_s = min(ex.time_limit_s, args.time_limit)

@@ -91,10 +91,10 @@ def _max_of(course, ex_ids: list[str], public_only: bool) -> list[dict]:
 
 def _skeleton(course, opts: Options, entry: Entry, reason: str) -> dict:
     """The record of a submission that has no grade: every exercise at 0, the reason as a note."""
-    import torch
+    from importlib.metadata import version  # not `import torch`: this process never needs it
 
     exercises = _max_of(course, opts.exercises, opts.public_only)
-    return {"schema": 1, "kata_version": __version__, "torch": torch.__version__.split("+")[0],
+    return {"schema": 1, "kata_version": __version__, "torch": version("torch").split("+")[0],
             "submission": str(entry.path.resolve()), "score": 0.0,
             "max_score": round(sum(e["max_score"] for e in exercises), 6), "sandbox": "none",
             "worker_startup_s": 0.0, "duration_s": 0.0, "notes": [reason], "manifest": None,
@@ -237,8 +237,6 @@ def _grade_class(course, class_dir: Path, out: Path, opts: Options, console: Con
 def _run(course, opts: Options, todo: list[Entry], outcome: Outcome, done, line, console: Console) -> None:
     if not todo:
         return
-    from . import child
-
     ctx = multiprocessing.get_context("forkserver")
     ctx.set_forkserver_preload(["grader.batch.child"])
     jobs = max(1, min(opts.jobs, len(todo)))
@@ -255,7 +253,7 @@ def _run(course, opts: Options, todo: list[Entry], outcome: Outcome, done, line,
                 while queue and len(running) < jobs:
                     entry = queue.popleft()
                     receive, send = ctx.Pipe(duplex=False)
-                    proc = ctx.Process(target=child.grade, name=f"kata-grade-{entry.name}", daemon=True,
+                    proc = ctx.Process(target=_grade_one, name=f"kata-grade-{entry.name}", daemon=True,
                                        args=(course, entry, opts.exercises, opts.public_only, opts.time_limit,
                                              threads, send))
                     proc.start()
@@ -295,6 +293,14 @@ def _run(course, opts: Options, todo: list[Entry], outcome: Outcome, done, line,
                 r.proc.join()
                 r.conn.close()
             signal.signal(signal.SIGTERM, previous_term)
+
+
+def _grade_one(*args) -> None:
+    """The grading process's entry point. Importing child.py here, not in the scheduler, keeps
+    torch out of the scheduler; the fork server has imported it already."""
+    from .child import grade
+
+    grade(*args)
 
 
 def _raise_interrupt(signum, frame):
