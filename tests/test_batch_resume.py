@@ -131,3 +131,20 @@ def test_ctrl_c_stops_the_run_keeps_every_finished_result_and_says_how_to_go_on(
     while _alive(proc.pid) and time.monotonic() < deadline:
         time.sleep(0.2)
     assert not _alive(proc.pid)
+
+
+def test_a_submission_past_the_timeout_is_an_error_that_the_next_run_grades_again(reference, tmp_path):
+    first_cls, _ = reference
+    cls, out = tmp_path / "class", tmp_path / "out"
+    cls.mkdir()
+    shutil.copytree(first_cls / "s00", cls / "s00")
+    shutil.copy(first_cls / "zz.zip", cls)
+    proc = kata("grade", str(cls), "--out", str(out), "--timeout", "0.5", *EX)  # no sandbox starts that fast
+    assert proc.returncode == 1
+    assert "s00: the grader failed: grading took longer than 0.5 s and was stopped (graded again by the next run)" \
+        in proc.stdout
+    assert rows(out)["s00"]["status"] == "error" and rows(out)["zz"]["status"] == "refused"
+    assert "Submissions with status `error` are graded again by the next run" in (out / "summary.md").read_text()
+    proc = kata("grade", str(cls), "--out", str(out), *EX)
+    assert proc.returncode == 1 and "1 of 2 submissions already graded" in proc.stdout
+    assert "s00: 5/5" in proc.stdout and rows(out)["s00"]["status"] == "graded"

@@ -73,7 +73,9 @@ def grade(course, entry, exercise_ids: list[str], public_only: bool, time_limit:
             try:
                 sub = open_submission(path, course.chapter)
             except SubmissionError as e:  # name the entry as the class folder has it, not by absolute path
-                shown = entry.source if Path(path) == entry.path else f"{entry.source}/{Path(path).name}"
+                path = Path(path)
+                inside = path != entry.path and path.is_relative_to(entry.path)
+                shown = f"{entry.source}/{path.relative_to(entry.path).as_posix()}" if inside else entry.source
                 raise SubmissionError(str(e).replace(str(path), shown)) from None
         with sub:
             sub.notes.extend(_unknown_files(course, sub) + list(sub.problems.values()))  # for the class summary

@@ -184,9 +184,10 @@ def _grade_class(course, class_dir: Path, out: Path, opts: Options, console: Con
     store.write_json(out / store.META, meta)
     if not opts.quiet:
         for s in skipped:
-            console.print(t("batch_skipped_entry", source=escape(s.source), reason=escape(s.reason)), highlight=False)
+            console.print(t("batch_skipped_entry", source=escape(s.source), reason=escape(s.reason)), highlight=False,
+                          soft_wrap=True)
         for note in renamed:
-            console.print(f"note: {escape(note)}", highlight=False)
+            console.print(f"note: {escape(note)}", highlight=False, soft_wrap=True)
         if outcome.resumed:
             console.print(t("batch_resume", done=outcome.resumed, total=len(entries), out=escape(str(out)), todo=len(todo)),
                           highlight=False)
@@ -206,6 +207,8 @@ def _grade_class(course, class_dir: Path, out: Path, opts: Options, console: Con
             doc = _skeleton(course, opts, entry, reason)
         doc["student"] = {"name": entry.name, "source": entry.source, "fingerprint": entry.fingerprint,
                           "status": status, "reason": reason, "course": course_fp}
+        if (message or {}).get("traceback"):  # the grader's own failure: for whoever debugs it
+            doc["student"]["traceback"] = message["traceback"]
         store.write_json(store.record_path(out, entry.name), doc, durable=True)
         gradebook.write_student(out, entry.name, doc, opts.hidden)
         if status == "graded":
@@ -283,7 +286,8 @@ def _run(course, opts: Options, todo: list[Entry], outcome: Outcome, done, line,
                     r.conn.close()
                     doc = done(r.entry, r.message or None, r.proc.exitcode, timed_out and not r.message)
                     if not opts.quiet:
-                        progress.console.print(line(r.entry, doc, time.monotonic() - r.started), highlight=False)
+                        progress.console.print(line(r.entry, doc, time.monotonic() - r.started), highlight=False,
+                                               soft_wrap=True)  # one line per student, whole: logs are grepped
                     progress.advance(task)
                 running = still
         finally:
