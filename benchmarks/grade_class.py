@@ -11,7 +11,8 @@ a file deleted, a notebook with invalid JSON, a damaged zip, a `kata submit`-sha
 grades the same class folder with `kata grade DIR --out OUT --jobs 1` and `--jobs 2`, each a
 fresh `kata` process into a fresh OUT, and prints seconds per submission and the speedup
 (target: --jobs 2 takes at most 0.6x the time of --jobs 1 on a 2-core machine). The two
-gradebooks must be equal. The load average is printed before and after: the machine may be shared.
+gradebooks must be equal. The load average, and how long two busy loops take against one, are
+printed before and after: on a shared machine they say how much of the second core was free.
 
 --subprocess also grades each submission with its own `python -m grader grade ONE --json`, two at
 a time: the design batch grading did not choose (each pays a new interpreter and its torch import),
@@ -102,6 +103,30 @@ def make_class(c, folder: Path, ids: list[str]) -> dict[str, tuple[str, str]]:
     return kinds
 
 
+def _spin(n: int = 20_000_000) -> None:
+    x = 0
+    for i in range(n):
+        x += i
+
+
+def capacity() -> str:
+    """How much of two cores is free now: two busy loops at once against one (1.0x: both cores free,
+    2.0x: one core's worth is left to us)."""
+    import multiprocessing
+
+    def timed(k: int) -> float:
+        procs = [multiprocessing.Process(target=_spin) for _ in range(k)]
+        t0 = time.perf_counter()
+        for p in procs:
+            p.start()
+        for p in procs:
+            p.join()
+        return time.perf_counter() - t0
+
+    one, two = timed(1), timed(2)
+    return f"two busy loops at once took {two / one:.2f}x the time of one (1.00x: two free cores)"
+
+
 def load() -> str:
     one, five, _ = os.getloadavg()
     return f"load average {one:.2f} (1 min), {five:.2f} (5 min) on {os.cpu_count()} CPUs"
@@ -153,7 +178,7 @@ def main() -> None:
         for kind, _ in kinds.values():
             counts[kind] = counts.get(kind, 0) + 1
         print("  " + "; ".join(f"{v} {k}" for k, v in counts.items()))
-        print(f"before: {load()}")
+        print(f"before: {load()}; {capacity()}")
         times: dict[int, list[float]] = {1: [], 2: []}
         order = [1, 2] if args.repeat == 1 else [1, 2, 2, 1] * (args.repeat // 2) + [1, 2] * (args.repeat % 2)
         for k, jobs in enumerate(order):  # ABBA: a load that drifts during the run hurts both alike
@@ -163,7 +188,7 @@ def main() -> None:
             if not same:
                 raise SystemExit(f"the --jobs {jobs} gradebook differs from the first one")
         serial, parallel = statistics.median(times[1]), statistics.median(times[2])
-        print(f"after:  {load()}")
+        print(f"after:  {load()}; {capacity()}")
         if args.repeat > 1:
             print(f"medians of {args.repeat} runs each: --jobs 1 {[round(x, 1) for x in times[1]]}, "
                   f"--jobs 2 {[round(x, 1) for x in times[2]]}")
