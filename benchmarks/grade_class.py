@@ -7,7 +7,7 @@
 
 Generates 24 submissions from the reference solutions: correct ones, partly wrong ones (some
 exercises put back to their stubs, others with a wrong answer), and broken ones (a syntax error,
-a file deleted, a notebook with invalid JSON, a damaged zip, a `kata submit`-shaped zip), then
+an exercise only as a notebook with invalid JSON, a damaged zip, a project-shaped zip), then
 grades the same class folder with `kata grade DIR --out OUT --jobs 1` and `--jobs 2`, each a
 fresh `kata` process into a fresh OUT, and prints seconds per submission and the speedup
 (target: --jobs 2 takes at most 0.6x the time of --jobs 1 on a 2-core machine). The two
