@@ -1,6 +1,8 @@
 """The `kata` command.
 
     kata grade PATH [--json FILE] [--html FILE]  grade a submission (folder or .zip): all checks, hidden too
+    kata grade DIR --out OUT [--jobs N]  grade every submission in a class folder, N at a time, resumably
+    kata gradebook OUT              write the gradebook formats again from OUT's reports
     kata list [--json]              every exercise with its status, points and the course's progress
     kata check [ID] [--html FILE]   run the public checks against exercises/
     kata watch [ID]                 re-check the current exercise on every save; h: hint, q: quit
@@ -81,15 +83,23 @@ def _grade(course, path, exercises, public_only: bool):
 
 
 def cmd_grade(args) -> int:
-    from .report import print_table, to_dict, write_json
+    from .batch import commands as batch
 
+    if problem := batch.misuse(args):
+        print(f"kata grade: {problem}", file=sys.stderr)
+        return 2
     course = _course(args)
     exercises = _select(course, args.exercise)
+    if args.out:  # a class folder: every submission in it
+        return batch.grade(args, course, exercises)
+    from .report import print_table, to_dict, write_json
     if args.time_limit:
         for ex in exercises:
             ex.time_limit_s = min(ex.time_limit_s, args.time_limit)
     result = _grade(course, args.path, exercises, args.public_only)
     if result is None:
+        if hint := batch.class_hint(args.path, course.chapter):
+            print(hint, file=sys.stderr)
         return 2
     if args.json:
         write_json(args.json, to_dict(course, result))
@@ -98,6 +108,12 @@ def cmd_grade(args) -> int:
     if args.html:
         _html(course, args.path, to_dict(course, result), args.html)
     return 0
+
+
+def cmd_gradebook(args) -> int:
+    from .batch import commands as batch
+
+    return batch.gradebook(args)
 
 
 def _html(course, path, doc, out) -> None:
@@ -546,6 +562,8 @@ def _add_train_parser(sub) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from .batch import commands as batch
+
     p = argparse.ArgumentParser(prog="kata", description="The Transformer kata: exercises and a sandboxed grader.")
     p.add_argument("--version", action="version", version=f"kata {__version__}")
     p.add_argument("--lang", choices=["en", "zh"], help="language of messages (default: from the locale)")
@@ -559,7 +577,9 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--time-limit", type=float, metavar="S", help="cap every call's time limit at S seconds")
     g.add_argument("--quiet", "-q", action="store_true", help="print nothing but errors")
     g.add_argument("--html", metavar="FILE", help="also write a self-contained HTML feedback page (with figures)")
+    batch.add_grade_options(g)
     g.set_defaults(func=cmd_grade)
+    batch.add_gradebook_parser(sub).set_defaults(func=cmd_gradebook)
 
     c = sub.add_parser("check", help="run the public checks of one exercise (or all) on exercises/")
     c.add_argument("id", nargs="?")

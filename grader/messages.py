@@ -200,7 +200,9 @@ CATALOG: dict[str, dict[str, str]] = {
     "forbidden_hint": {"en": " {hint}", "zh": "{hint}"},
     # ------------------------------------------------ reading a submission
     "sub_missing": {"en": "{path}: no such file or folder", "zh": "{path}：没有这个文件或文件夹"},
-    "sub_not_zip": {"en": "{path}: a submission file must be a .zip", "zh": "{path}：提交的文件必须是 .zip"},
+    "sub_not_zip": {"en": "{path}: not a readable zip file (a submission file must be a .zip; this one is damaged "
+                          "or not a zip at all)",
+                    "zh": "{path}：不是可读取的 zip 文件（提交的文件必须是 .zip；此文件已损坏或根本不是 zip）"},
     "sub_no_chapter": {
         "en": "{folder}: no '{chapter}/' or 'exercises/{chapter}/' folder found",
         "zh": "{folder}：没有找到 '{chapter}/' 或 'exercises/{chapter}/' 文件夹",
@@ -993,6 +995,110 @@ CATALOG: dict[str, dict[str, str]] = {
     "train_tokenizer_hint_reference": {
         "en": " Or train the reference solution with --code reference.",
         "zh": "或者用 --code reference 训练参考解答。",
+    },
+    # --- issue 6, slice "batch": kata grade DIR --out OUT, kata gradebook OUT (grader/batch/, grader/formats/)
+    "batch_not_folder": {
+        "en": "{path}: with --out, PATH must be a class folder: a folder whose entries are submissions",
+        "zh": "{path}：使用 --out 时，PATH 必须是班级文件夹，即其中每一项都是一份提交的文件夹",
+    },
+    "batch_one_submission": {
+        "en": "{path} is one submission (it holds {chapter}/), not a class folder. --out grades a folder whose "
+              "entries are submissions: drop --out to grade this one, or give the folder that holds the submissions.",
+        "zh": "{path} 是一份提交（其中有 {chapter}/），不是班级文件夹。--out 用于批改一个每一项都是提交的文件夹："
+              "去掉 --out 即可单独批改它，或者给出存放所有提交的文件夹。",
+    },
+    "batch_class_hint": {
+        "en": "{path} looks like a class folder ({count} submissions: {names}). To grade each one, add --out OUT "
+              "(and --jobs N to grade N at a time).",
+        "zh": "{path} 看起来是一个班级文件夹（{count} 份提交：{names}）。要逐份批改，请加上 --out OUT"
+              "（再加 --jobs N 可同时批改 N 份）。",
+    },
+    "batch_needs_out": {
+        "en": "{options} only apply to a class folder: add --out OUT",
+        "zh": "{options} 只适用于班级文件夹：请加上 --out OUT",
+    },
+    "batch_no_single_outputs": {
+        "en": "--json and --html are for one submission; with --out every student's report.json and "
+              "feedback.html are written to OUT/students/<name>/",
+        "zh": "--json 和 --html 只用于单份提交；使用 --out 时，每位学生的 report.json 和 feedback.html "
+              "都写在 OUT/students/<姓名>/ 中",
+    },
+    "batch_out_not_folder": {
+        "en": "{out} is a file; --out needs a folder",
+        "zh": "{out} 是一个文件；--out 需要一个文件夹",
+    },
+    "batch_out_foreign": {
+        "en": "{out} is not empty and holds no kata grading results; choose a new folder, or add --force to "
+              "write there anyway",
+        "zh": "{out} 不是空的，而且其中没有 kata 的批改结果；请换一个新文件夹，或加上 --force 仍然写入该处",
+    },
+    "batch_out_other_version": {
+        "en": "{out} holds results graded with another course version or other settings ({diffs}). Add --force "
+              "to grade every submission again into it, or choose another folder.",
+        "zh": "{out} 中的结果是用另一个课程版本或其他设置批改的（{diffs}）。加上 --force 可把所有提交重新批改到该处，"
+              "或者换一个文件夹。",
+    },
+    "batch_skipped_entry": {
+        "en": "– {source}: {reason}",
+        "zh": "– {source}：{reason}",
+    },
+    "batch_resume": {
+        "en": "{done} of {total} submissions already graded in {out}; grading the other {todo}.",
+        "zh": "{out} 中已有 {total} 份提交里的 {done} 份批改结果；现在批改其余 {todo} 份。",
+    },
+    "batch_changed": {
+        "en": "{name}: the submission changed since it was graded; grading it again",
+        "zh": "{name}：提交在批改之后有改动，重新批改",
+    },
+    "batch_progress": {
+        "en": "grading",
+        "zh": "批改中",
+    },
+    "batch_line_graded": {
+        "en": "[green]✔[/] {name}: {score}/{max} ({seconds} s)",
+        "zh": "[green]✔[/] {name}：{score}/{max}（{seconds} 秒）",
+    },
+    "batch_line_refused": {
+        "en": "[red]✘[/] {name}: not graded: {reason}",
+        "zh": "[red]✘[/] {name}：未批改：{reason}",
+    },
+    "batch_line_error": {
+        "en": "[yellow]⚠[/] {name}: the grader failed: {reason} (graded again by the next run)",
+        "zh": "[yellow]⚠[/] {name}：批改程序出错：{reason}（下次运行时会重新批改）",
+    },
+    "batch_timeout": {
+        "en": "grading took longer than {seconds} s and was stopped",
+        "zh": "批改用时超过 {seconds} 秒，已被停止",
+    },
+    "batch_died": {
+        "en": "the grading process stopped unexpectedly ({how})",
+        "zh": "批改进程意外停止（{how}）",
+    },
+    "batch_summary": {
+        "en": "{total} submissions: {graded} graded, {refused} not gradable, {errors} grader failures; mean score {mean}.",
+        "zh": "共 {total} 份提交：已批改 {graded} 份，无法批改 {refused} 份，批改程序出错 {errors} 份；平均得分 {mean}。",
+    },
+    "batch_wrote": {
+        "en": "Results in {out}: gradebook.csv, summary.md, junit.xml; per student: students/<name>/ "
+              "(report.json, feedback.html, gradescope/results.json, exercism/results.json).",
+        "zh": "结果在 {out}：gradebook.csv、summary.md、junit.xml；每位学生的文件在 students/<姓名>/"
+              "（report.json、feedback.html、gradescope/results.json、exercism/results.json）。",
+    },
+    "batch_interrupted": {
+        "en": "Interrupted: {done} of {total} submissions have results. Run the same command again to go on.",
+        "zh": "已中断：{total} 份提交中有 {done} 份已有结果。再次运行同一命令即可继续。",
+    },
+    "batch_busy": {
+        "en": "another `kata grade` or `kata gradebook` is writing into {out} right now; wait for it to finish",
+        "zh": "另一个 `kata grade` 或 `kata gradebook` 正在写入 {out}；请等它结束",
+    },
+    "gradebook_none": {
+        "en": "{out}: no grading results here (expected students/<name>/report.json from `kata grade DIR --out {out}`)",
+        "zh": "{out}：这里没有批改结果（应有 `kata grade DIR --out {out}` 写出的 students/<姓名>/report.json）",
+    },
+    "gradebook_wrote": {
+        "en": "Wrote {files} files for {students} students in {out}.",
+        "zh": "已在 {out} 中为 {students} 位学生写出 {files} 个文件。",
     },
 }
 
