@@ -3,7 +3,8 @@
 # job: grade the reference solutions and print the score table.
 #   - bubblewrap (the sandbox), chromium (headless, the HTML feedback test) and tmux (the test of
 #     `kata watch`); apt, as root or through sudo
-#   - .venv with torch==2.13.0 (pinned: a bare `torch` would pull a multi-GB CUDA build) and the kata
+#   - .venv with torch==2.13.0 (pinned: a bare `torch` would pull a multi-GB CUDA build) and the kata,
+#     with its nbgrader extra (the real nbgrader grades the course `kata export nbgrader` writes)
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -28,7 +29,7 @@ PYTHON="${PYTHON:-python3}"
 "$PYTHON" -c 'import sys; assert sys.version_info >= (3, 11), "the kata needs Python >= 3.11"'
 [ -x .venv/bin/python ] || "$PYTHON" -m venv .venv
 .venv/bin/python -m pip install -q --disable-pip-version-check "torch==2.13.0" ${KATA_TORCH_PIP_ARGS:-}
-.venv/bin/python -m pip install -q --disable-pip-version-check -e .
+.venv/bin/python -m pip install -q --disable-pip-version-check -e ".[nbgrader]"  # the extra: nbgrader, for `kata export nbgrader`'s test
 # GPT-2's merge ranks for §1.4 (.kata/assets/gpt2.tiktoken, sha256-checked; kept when already there).
 .venv/bin/python -m grader.gpt2 fetch \
   || echo "setup: could not fetch gpt2.tiktoken; the GPT-2 tokenizer checks will be skipped until \`.venv/bin/python -m grader.gpt2 fetch\` succeeds" >&2

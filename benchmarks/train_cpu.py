@@ -31,10 +31,11 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from book_pipeline import BOOK, BookIMDBDataset, timed_steps  # noqa: E402
-from grader.data import gpt2_tokenizer, holdout, load_source  # noqa: E402
+from grader.data import holdout, load_source  # noqa: E402
 from grader.training.batches import LengthBatches, collate  # noqa: E402
 from grader.training.loop import TrainConfig, encode_split, train  # noqa: E402
 from grader.training.model import build_model, enable_fast_attention, load_classifier_module, probe_batch  # noqa: E402
+from grader.training.tokenizer import load_tokenizer  # noqa: E402
 
 def speed(args, corpus, module, tok) -> dict:
     texts, labels = corpus.train.texts, corpus.train.labels
@@ -110,7 +111,7 @@ def main(argv=None) -> int:
     p.add_argument("--seed", type=int, default=0)
     args = p.parse_args(argv)
     corpus = load_source(args.data)
-    tok = gpt2_tokenizer(BOOK["max_len"])
+    tok = load_tokenizer(ROOT / "solutions", BOOK["max_len"])  # kata train's tokenizer: the exercise's, here the reference solution's
     module = load_classifier_module(ROOT / "solutions")
     speed(args, corpus, module, tok)
     if args.epochs:

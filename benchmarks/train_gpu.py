@@ -35,10 +35,11 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from book_pipeline import BOOK, BookIMDBDataset, timed_steps  # noqa: E402
-from grader.data import gpt2_tokenizer, load_source  # noqa: E402
+from grader.data import load_source  # noqa: E402
 from grader.training.batches import LengthBatches, collate  # noqa: E402
 from grader.training.loop import TrainConfig, encode_split, train  # noqa: E402
 from grader.training.model import build_model, enable_fast_attention, load_classifier_module, probe_batch  # noqa: E402
+from grader.training.tokenizer import load_tokenizer  # noqa: E402
 
 SMOKE = dict(dim=32, max_len=64, layers=1, heads=2, ff_dim=64)
 
@@ -136,7 +137,7 @@ def main(argv=None) -> int:
     if args.device.startswith("cuda"):
         torch.backends.cuda.matmul.allow_tf32 = True
     corpus = load_source(args.data)
-    tok = gpt2_tokenizer(shape["max_len"])
+    tok = load_tokenizer(ROOT / "solutions", shape["max_len"])  # kata train's tokenizer: the exercise's, here the reference solution's
     module = load_classifier_module(ROOT / "solutions")
     figures = {"throughput": throughput(args, corpus, module, tok, shape),
                "time_to_accuracy": time_to_accuracy(args, shape)}

@@ -1,6 +1,8 @@
 """The `kata` command.
 
     kata grade PATH [--json FILE] [--html FILE]  grade a submission (folder or .zip): all checks, hidden too
+    kata grade DIR --out OUT [--jobs N]  grade every submission in a class folder, N at a time, resumably
+    kata gradebook OUT              write the gradebook formats again from OUT's reports
     kata list [--json]              every exercise with its status, points and the course's progress
     kata check [ID] [--html FILE]   run the public checks against exercises/
     kata watch [ID]                 re-check the current exercise on every save; h: hint, q: quit
@@ -13,6 +15,10 @@
     kata stubs [--check]            regenerate exercises/ from solutions/
     kata fixtures                   regenerate grader/fixtures/ from the solutions
     kata train [--code student]     train the §1.23 BERT classifier (GPU if there is one)
+    kata export nbgrader DIR        the course as an nbgrader course directory (autograded notebooks)
+    kata release OUT                the student bundle: stubs, public checks, runtime; nothing hidden
+    kata export gradescope OUT.zip  a Gradescope autograder (setup.sh, run_autograder, every check)
+    kata assets fetch|status|pack FILE|unpack FILE   the data files, and moving them to offline machines
 """
 from __future__ import annotations
 
@@ -77,15 +83,23 @@ def _grade(course, path, exercises, public_only: bool):
 
 
 def cmd_grade(args) -> int:
-    from .report import print_table, to_dict, write_json
+    from .batch import commands as batch
 
+    if problem := batch.misuse(args):
+        print(f"kata grade: {problem}", file=sys.stderr)
+        return 2
     course = _course(args)
     exercises = _select(course, args.exercise)
+    if args.out:  # a class folder: every submission in it
+        return batch.grade(args, course, exercises)
+    from .report import print_table, to_dict, write_json
     if args.time_limit:
         for ex in exercises:
             ex.time_limit_s = min(ex.time_limit_s, args.time_limit)
     result = _grade(course, args.path, exercises, args.public_only)
     if result is None:
+        if hint := batch.class_hint(args.path, course.chapter):
+            print(hint, file=sys.stderr)
         return 2
     if args.json:
         write_json(args.json, to_dict(course, result))
@@ -94,6 +108,12 @@ def cmd_grade(args) -> int:
     if args.html:
         _html(course, args.path, to_dict(course, result), args.html)
     return 0
+
+
+def cmd_gradebook(args) -> int:
+    from .batch import commands as batch
+
+    return batch.gradebook(args)
 
 
 def _html(course, path, doc, out) -> None:
@@ -371,8 +391,148 @@ def cmd_train(args) -> int:
     return main_cli(args, course.root)
 
 
+def cmd_release(args) -> int:
+    try:
+        from .release import ReleaseError, build
+    except ImportError:  # a student bundle does not ship the tools that build it
+        print("kata release: only in the instructor's course (this is a bundle kata release built)", file=sys.stderr)
+        return 2
+
+    course = _course(args)
+    try:
+        done = build(course, args.out, force=args.force, log=lambda m: print(f"kata release: {m}", file=sys.stderr))
+    except ReleaseError as e:
+        print(f"kata release: {e}", file=sys.stderr)
+        return 2
+    print(f"kata release: wrote {_shown(done.out)} in {done.duration_s:g} s: {done.exercises} exercises, "
+          f"{done.public_checks} public checks ({done.hidden_checks} hidden checks left out), "
+          f"{done.keys_kept} of {done.keys_total} fixture values, {done.calls} recorded reference calls; "
+          "nothing hidden found inside")
+    for note in done.notes:
+        print(f"note: {note}")
+    return 0
+
+
+def cmd_export_gradescope(args) -> int:
+    from .gradescope import ExportError, export
+
+    course = _course(args)
+    try:
+        out, notes = export(course, args.out, args.hidden_visibility, args.results_lang or "")
+    except ExportError as e:
+        print(f"kata export: {e}", file=sys.stderr)
+        return 2
+    for note in notes:
+        print(f"note: {note}")
+    print(f"kata export: wrote {_shown(out)} ({out.stat().st_size / 2**20:.1f} MB): upload it as the assignment's "
+          f"autograder; hidden checks are shown {args.hidden_visibility.replace('_', ' ')}")
+    return 0
+
+
+def cmd_assets(args) -> int:
+    from . import assets
+    from .messages import t
+
+    def show(items) -> None:
+        marks = {"ok": "✔", "skipped": "·"}
+        for it in items:
+            where = f"  {_shown(it.path)}" if it.path is not None else ""
+            mark = marks.get(it.status, "·" if it.optional else "✘")
+            print(f"{mark} {it.name:<16} {t('assets_status_' + it.status):<8} {it.detail}{where}")
+
+    if args.action == "fetch":
+        items = assets.fetch(log=lambda m: print(m, file=sys.stderr))
+        show(items)
+        failed = [it for it in items if it.status == "failed"]
+        if failed:
+            print(t("assets_fetch_failed", count=len(failed)), file=sys.stderr)
+        return 1 if failed else 0
+    if args.action == "status":
+        show(assets.status())
+        return 0
+    if not args.file:
+        print(f"kata assets {args.action}: give the archive's file name", file=sys.stderr)
+        return 2
+    try:
+        if args.action == "pack":
+            out, files, size = assets.pack(args.file)
+            print(t("assets_packed", file=_shown(out), files=files, mb=f"{size / 2**20:.1f}", manifest=assets.MANIFEST,
+                    name=out.name))
+        else:
+            installed = assets.unpack(args.file)
+            print(t("assets_unpacked", files=len(installed), file=args.file))
+            show(assets.status())
+    except assets.AssetsError as e:
+        print(f"kata assets: {e}", file=sys.stderr)
+        return 2
+    return 0
+
+
+def _add_assets_parser(sub) -> None:
+    a = sub.add_parser("assets", help="fetch the data files (tokenizer ranks, corpora), or move them to offline machines",
+                       description="fetch: GPT-2's merge ranks, the offline corpus and, when the hub answers, IMDb into "
+                                   ".kata/assets and .kata/data; status: what is there; pack FILE: all of it in one "
+                                   "tar.gz with sha256s; unpack FILE: verify such a file and install it")
+    a.add_argument("action", choices=["fetch", "status", "pack", "unpack"])
+    a.add_argument("file", nargs="?", help="the archive (pack, unpack)")
+    a.set_defaults(func=cmd_assets)
+
+
+def _add_gradescope_target(targets) -> None:
+    gs = targets.add_parser("gradescope", help="a Gradescope autograder zip: setup.sh and run_autograder, every check")
+    gs.add_argument("out", help="the zip to write, e.g. autograder.zip")
+    gs.add_argument("--hidden-visibility", default="after_published",
+                    choices=["hidden", "after_due_date", "after_published", "visible"],
+                    help="when students see the hidden checks' results (default: after_published)")
+    gs.add_argument("--results-lang", choices=["en", "zh"], help="language of the results' messages (default: English)")
+    gs.set_defaults(func=cmd_export_gradescope)
+
+
+def cmd_export_nbgrader(args) -> int:
+    import importlib.util
+
+    from .export_nbgrader import ExportError, export
+    from .messages import t
+
+    course = _course(args)
+    try:
+        done = export(course, _select(course, args.exercise), Path(args.dir), by=args.by, force=args.force)
+    except ExportError as e:
+        print(f"kata export nbgrader: {e}", file=sys.stderr)
+        return 2
+    for path in done.written:
+        print(t("nbg_wrote", path=_shown(path)))
+    if done.unchanged:
+        print(t("nbg_unchanged", count=len(done.unchanged)))
+    if done.backups:
+        print(t("nbg_backed_up", path=_shown(done.backups)))
+    names = list(done.assignments)
+    print(t("nbg_next", count=len(names), assignments=", ".join(names), first=names[0], folder=_shown(done.folder)))
+    if importlib.util.find_spec("nbgrader") is None:
+        print(t("nbg_not_installed"), file=sys.stderr)
+    return 0
+
+
+def _add_export_parser(sub) -> None:
+    x = sub.add_parser("export", help="export the course to another grading platform (nbgrader, gradescope)")
+    xs = x.add_subparsers(dest="target", required=True)
+    nb = xs.add_parser("nbgrader", help="write an nbgrader course directory: one notebook per exercise, "
+                                        "autograded test cells that run the kata's grader",
+                       description="Write DIR/nbgrader_config.py and DIR/source/<assignment>/<id>.ipynb from the "
+                                   "solutions: nbgrader solution regions, and one autograded test cell per check "
+                                   "(its points) that grades the saved notebook with the kata's sandboxed grader.")
+    nb.add_argument("dir", help="the nbgrader course directory (created if missing)")
+    nb.add_argument("--exercise", "-e", action="append", help="export only this exercise (repeatable)")
+    nb.add_argument("--by", choices=["section", "exercise"], default="section",
+                    help="one assignment per section (default, e.g. s1_11) or per exercise")
+    nb.add_argument("--force", action="store_true",
+                    help="replace files that differ (copied to DIR/.kata-backups/<time>/ first)")
+    nb.set_defaults(func=cmd_export_nbgrader)
+    _add_gradescope_target(xs)
+
+
 def _add_train_parser(sub) -> None:
-    from .training.loop import TrainConfig
+    from .training.config import TrainConfig
 
     d = TrainConfig()
     t = sub.add_parser("train", help="train the §1.23 BERT sentiment classifier (reference or your code)",
@@ -380,8 +540,9 @@ def _add_train_parser(sub) -> None:
                                    "fast path, AdamW with warmup and decay, the best checkpoint kept. "
                                    "Runs under torchrun for several processes (DDP).")
     t.add_argument("--code", default="auto", help="reference (solutions/), student (exercises/) or a folder "
-                                                  "holding ch01/s1_23_classifier.py (default: reference where "
-                                                  "solutions/ exists, else student)")
+                                                  "holding ch01/s1_23_classifier.py and ch01/s1_23_tokenizer.py: "
+                                                  "the model and the tokenizer both come from there (default: "
+                                                  "reference where solutions/ exists, else student)")
     t.add_argument("--data", default=d.data, help="offline (default: the offline corpus), imdb, synthetic[:N], "
                                                   "or a path (aclImdb folder, CSV, parquet)")
     t.add_argument("--out", default="", help="output folder (default .kata/runs/<time>)")
@@ -401,6 +562,8 @@ def _add_train_parser(sub) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from .batch import commands as batch
+
     p = argparse.ArgumentParser(prog="kata", description="The Transformer kata: exercises and a sandboxed grader.")
     p.add_argument("--version", action="version", version=f"kata {__version__}")
     p.add_argument("--lang", choices=["en", "zh"], help="language of messages (default: from the locale)")
@@ -414,7 +577,9 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--time-limit", type=float, metavar="S", help="cap every call's time limit at S seconds")
     g.add_argument("--quiet", "-q", action="store_true", help="print nothing but errors")
     g.add_argument("--html", metavar="FILE", help="also write a self-contained HTML feedback page (with figures)")
+    batch.add_grade_options(g)
     g.set_defaults(func=cmd_grade)
+    batch.add_gradebook_parser(sub).set_defaults(func=cmd_gradebook)
 
     c = sub.add_parser("check", help="run the public checks of one exercise (or all) on exercises/")
     c.add_argument("id", nargs="?")
@@ -473,6 +638,13 @@ def build_parser() -> argparse.ArgumentParser:
     f.set_defaults(func=cmd_fixtures)
 
     _add_train_parser(sub)
+
+    rl = sub.add_parser("release", help="write the student bundle: stubs, public checks and the runtime, nothing hidden")
+    rl.add_argument("out", help="the bundle's folder (new, or an earlier bundle with --force)")
+    rl.add_argument("--force", action="store_true", help="replace an earlier bundle in OUT")
+    rl.set_defaults(func=cmd_release)
+    _add_export_parser(sub)
+    _add_assets_parser(sub)
     return p
 
 

@@ -12,6 +12,7 @@ and each check's `@check(title=..., title_zh=...)`. A missing Chinese text is an
 from __future__ import annotations
 
 import ast
+import json
 import re
 import tomllib
 from dataclasses import dataclass, field
@@ -25,6 +26,19 @@ ID_RE = re.compile(r"^s(\d+)_(\d+)_[a-z0-9_]+$")
 
 class CourseError(Exception):
     """The manifest or the files it names are inconsistent. The message names the entry."""
+
+
+def edition() -> dict | None:
+    """What `kata release` (edition "student") or `kata export gradescope` (edition "autograder")
+    wrote beside the package in grader/release.json; None for the instructor's course. An edition
+    has no solutions/; a student edition's check modules hold only the public checks."""
+    try:
+        info = json.loads((PACKAGE_DIR / "release.json").read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError) as e:
+        raise CourseError(f"grader/release.json cannot be read: {e}") from None
+    return info if isinstance(info, dict) else None
 
 
 @dataclass(frozen=True)
@@ -275,11 +289,13 @@ def load(root: Path | None = None, check_files: bool = True, require_stubs: bool
 
 def validate_files(course: Course, require_stubs: bool = True) -> None:
     """Manifest and files one-to-one; every listing checked; points add up."""
+    released = edition()
+    student = released is not None and released.get("edition") == "student"
     covered: set[str] = set()
     for ex in course.exercises:
         where = f"[[exercise]] {ex.id}"
         sol = course.solutions_dir / ex.file
-        if not sol.is_file():
+        if released is None and not sol.is_file():
             raise CourseError(f"{where}: solution file {sol.relative_to(course.root)} is missing")
         if require_stubs and not (course.exercises_dir / ex.file).is_file():
             raise CourseError(f"{where}: stub {Path('exercises', ex.file)} is missing (run `kata stubs`)")
@@ -290,11 +306,18 @@ def validate_files(course: Course, require_stubs: bool = True) -> None:
         if not ex.checks:
             raise CourseError(f"{where}: grader/checks/{check_path.name} has no checks")
         total = sum(c.points for c in ex.checks)
-        if abs(total - ex.points) > 1e-9:
+        if student:  # the bundle holds the public checks; the hidden ones make up the rest of the points
+            shipped = (released.get("exercises") or {}).get(ex.id)
+            if not isinstance(shipped, dict):
+                raise CourseError(f"{where}: not in this bundle's grader/release.json (a bundle of another course?)")
+            expected = float(shipped.get("public_points", -1))
+            if abs(total - expected) > 1e-9:
+                raise CourseError(f"{where}: its public checks add up to {total:g}, the bundle says {expected:g}")
+        elif abs(total - ex.points) > 1e-9:
             raise CourseError(f"{where}: points = {ex.points:g} but its checks add up to {total:g}")
         checked = {lst for c in ex.checks for lst in c.listings}
         for lst in ex.listings:
-            if lst not in checked:
+            if lst not in checked and not student:  # a listing only hidden checks prove
                 raise CourseError(f"{where}: listing {lst} has no check (add listings=[\"{lst}\"] to a @check)")
         for c in ex.checks:
             for lst in c.listings:
@@ -302,7 +325,7 @@ def validate_files(course: Course, require_stubs: bool = True) -> None:
                     raise CourseError(f"{where}: check {c.name} names listing {lst}, which the exercise does not list")
         covered |= checked
     for lst in course.listings:
-        if lst.id not in covered:
+        if lst.id not in covered and not student:
             raise CourseError(f"[[listing]] {lst.id}: no exercise checks this listing")
     # One-to-one: no stray solution, stub or check files.
     ids = {ex.id for ex in course.exercises}

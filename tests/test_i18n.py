@@ -187,19 +187,19 @@ def test_kata_check_speaks_chinese_or_english(tmp_course):
     zh = _run(["--lang", "zh", "check", "s1_11_softmax"], tmp_course)
     assert zh.returncode == 1, zh.stderr
     out = zh.stdout
-    for text in ("练习", "检查项", "得分", "简单归一化和数值稳定的 softmax",  # headers, the exercise's title
-                 "✘ s1_11_softmax · 书中示例的 softmax",  # the check's title
-                 "个值中有", "这看起来像是简单归一化，而不是 softmax。",  # the failure, its known mistake
-                 "尚未实现：", "沙箱："):
+    for text in ("简单归一化和数值稳定的 softmax",  # the exercise's title
+                 "✘ 书中示例的 softmax",  # the check's title
+                 "第一个未通过的检查", "个值中有", "这看起来像是简单归一化，而不是 softmax。",  # the failure, its mistake
+                 "3 个公开检查中通过 0 个 · 0/7 分"):  # the summary
         assert text in out, (text, out)
-    assert "This looks like" not in out and "values differ" not in out and "Score:" not in out
+    assert "This looks like" not in out and "values differ" not in out and "public checks pass" not in out
 
     en = _run(["--lang", "en", "check", "s1_11_softmax"], tmp_course, LANG="zh_CN.UTF-8")  # --lang wins
     assert en.returncode == 1, en.stderr
     out = en.stdout
-    for text in ("exercise", "points", "Simple normalisation and a numerically stable softmax",
-                 "✘ s1_11_softmax · softmax of the book's examples", "values differ",
-                 "This looks like simple normalisation, not softmax.", "not implemented yet:", "Score: 0 / 7"):
+    for text in ("Simple normalisation and a numerically stable softmax", "✘ softmax of the book's examples",
+                 "First failure", "values differ", "This looks like simple normalisation, not softmax.",
+                 "0 of 3 public checks pass · 0/7 points"):
         assert text in out, (text, out)
     assert not CJK.search(out), out
 

@@ -198,5 +198,5 @@ def test_check_cell_runs_in_a_real_kernel(tmp_course, monkeypatch):
     def out(cell) -> str:  # Jupyter shows the check's colours (ANSI codes); the text is what we read
         return re.sub(r"\x1b\[[0-9;]*m", "", "".join(o.get("text", "") for o in cell.outputs))
     assert "tensor([0.0063, 0.0170, 0.0463, 0.9304])" in out(nb.cells[-2])  # the student's code ran
-    assert "Score: 7 / 7" in out(nb.cells[-1]) and "✔" in out(nb.cells[-1])
+    assert "3 of 3 public checks pass · 7/7 points" in out(nb.cells[-1]) and "✔" in out(nb.cells[-1])
     assert json.loads(nbformat.writes(nb))["cells"][-1]["outputs"]

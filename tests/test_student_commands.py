@@ -107,12 +107,12 @@ def test_check_shows_each_check_then_explains_the_first_failure(tmp_course, monk
     assert proc.returncode == 1, proc.stdout + proc.stderr
     out = proc.stdout
     lines = out.splitlines()
-    assert re.search(r"^\s+✘ book_softmax_examples\s+0/3$", out, re.M), out
-    assert re.search(r"^\s+✔ book_simple_normalization\s+2/2$", out, re.M), out
+    assert re.search(r"^\s+✘ softmax of the book's examples\s+0/3$", out, re.M), out
+    assert re.search(r"^\s+✔ simple normalisation of the book's examples\s+2/2$", out, re.M), out
     assert out.count("First failure") == 1
     first = lines.index(next(l for l in lines if l.startswith("First failure")))
     explanation = "\n".join(lines[first:])
-    assert "s1_11_softmax › book_softmax_examples (your result is not right)" in lines[first]
+    assert "s1_11_softmax › softmax of the book's examples (your result is not right)" in lines[first]
     assert "softmax([1.0, 2.0, 3.0, 6.0]):" in explanation
     assert "Worst at index (3,): expected 0.93, got 0.5" in explanation
     assert "→ This looks like simple normalisation, not softmax." in explanation
@@ -123,7 +123,7 @@ def test_check_shows_each_check_then_explains_the_first_failure(tmp_course, monk
 
     zh = kata_in(tmp_course, "--lang", "zh", "check", "s1_11_softmax", here=here)
     assert zh.returncode == 1
-    assert "第一个未通过的检查：s1_11_softmax › book_softmax_examples（你的结果不正确）" in zh.stdout
+    assert "第一个未通过的检查：s1_11_softmax › 书中示例的 softmax（你的结果不正确）" in zh.stdout
     assert "这看起来像是简单归一化，而不是 softmax。" in zh.stdout
 
     (tmp_course / SOFTMAX).write_text((ROOT / "solutions/ch01/s1_11_softmax.py").read_text())

@@ -4,6 +4,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -13,15 +14,19 @@ from pathlib import Path
 import pytest
 import torch
 
+from grader import gpt2
 from grader.training import batches as B
 from grader.training import model as M
 from grader.training.outputs import load_checkpoint
+from grader.training.tokenizer import load_tokenizer
 
 from conftest import ROOT, kata, solution_with
 
 TINY = ["--dim", "64", "--layers", "2", "--heads", "2", "--ff-dim", "128", "--max-len", "64", "--lr", "3e-3",
         "--seed", "0", "--quiet"]
 needs_cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+# kata train tokenizes with the s1_23_tokenizer exercise, which reads GPT-2's ranks
+needs_ranks = pytest.mark.skipif(not gpt2.have_asset(), reason="gpt2.tiktoken is missing (kata assets fetch)")
 
 
 def metrics_of(out: Path) -> dict:
@@ -37,6 +42,7 @@ def reference_model(**kw):
 
 # ---------------------------------------------------------------- the whole run
 
+@needs_ranks
 def test_train_reference_learns_and_leaves_its_outputs(tmp_path):
     out = tmp_path / "run"
     r = kata("train", "--data", "synthetic:1000", "--epochs", "6", "--out", str(out), *TINY)
@@ -59,32 +65,100 @@ def test_train_reference_learns_and_leaves_its_outputs(tmp_path):
     module = M.load_classifier_module(ROOT / "solutions")
     model = M.build_model(module, **info["config"])
     model.load_state_dict(state)
-    from grader.data import synthetic_corpus, gpt2_tokenizer
+    from grader.data import synthetic_corpus
     from grader.training.loop import Dist, evaluate, encode_split
-    tok = gpt2_tokenizer(64)
+    tok = load_tokenizer(ROOT / "solutions", 64)
     test, _ = encode_split(synthetic_corpus(1000, 0).test, tok)
     _, acc, _ = evaluate(model, test, 64, tok.pad_id, 64, torch.device("cpu"), contextlib.nullcontext(),
                          Dist())
     assert acc == pytest.approx(m["test"]["accuracy"])
 
 
+@needs_ranks
 def test_students_unfinished_classifier_is_named(tmp_path):
-    r = kata("train", "--code", "student", "--data", "synthetic:100", "--out", str(tmp_path / "o"), *TINY)
+    code = tmp_path / "mine" / "ch01"
+    code.mkdir(parents=True)
+    (code / "s1_23_tokenizer.py").write_text((ROOT / "solutions/ch01/s1_23_tokenizer.py").read_text())
+    (code / "s1_23_classifier.py").write_text((ROOT / "exercises/ch01/s1_23_classifier.py").read_text())
+    r = kata("train", "--code", str(tmp_path / "mine"), "--data", "synthetic:100", "--out", str(tmp_path / "o"), *TINY)
     assert r.returncode == 2
     assert "s1_23_classifier.py:" in r.stderr and "not implemented yet" in r.stderr and "--code reference" in r.stderr
     assert not (tmp_path / "o" / "best.safetensors").exists()
 
 
+@needs_ranks
 def test_students_classifier_trains(tmp_path):
     code = tmp_path / "mine" / "ch01"
     code.mkdir(parents=True)
-    (code / "s1_23_classifier.py").write_text((ROOT / "solutions/ch01/s1_23_classifier.py").read_text())
+    for name in ("s1_23_classifier.py", "s1_23_tokenizer.py"):
+        (code / name).write_text((ROOT / "solutions/ch01" / name).read_text())
     r = kata("train", "--code", str(tmp_path / "mine"), "--data", "synthetic:200", "--epochs", "1",
              "--out", str(tmp_path / "o"), *TINY)
     assert r.returncode == 0, r.stderr
-    assert metrics_of(tmp_path / "o")["code"] == str(code / "s1_23_classifier.py")
+    m = metrics_of(tmp_path / "o")
+    assert m["code"] == str(code / "s1_23_classifier.py") and m["tokenizer"] == str(code / "s1_23_tokenizer.py")
 
 
+STUDENT_RUN = ["--data", "synthetic:200", "--epochs", "1", "--dim", "32", "--layers", "1", "--heads", "2",
+               "--ff-dim", "64", "--max-len", "64", "-q"]
+
+
+def _stub_line(path: Path, block: str) -> int:
+    """The line of the `raise NotImplementedError(` that stands for the solution block `block`."""
+    lines = path.read_text().splitlines()
+    return next(n for n, line in enumerate(lines, 1) if "raise NotImplementedError(" in line and block in line)
+
+
+@needs_ranks
+def test_student_code_trains_with_the_students_tokenizer(tmp_course):
+    """`kata train --code student` tokenizes with exercises/ch01/s1_23_tokenizer.py: a stub there is
+    named with its file and line before anything is read or trained; the solved file trains."""
+    exercises = tmp_course / "exercises" / "ch01"
+    shutil.copy(ROOT / "solutions/ch01/s1_23_classifier.py", exercises)  # the model is done, the tokenizer not
+    stub = exercises / "s1_23_tokenizer.py"
+    line = _stub_line(stub, "base_vocab_size from the base tokenizer")
+    r = kata("train", "--code", "student", "--out", str(tmp_course / "o1"), *STUDENT_RUN, cwd=tmp_course)
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert f"{stub}:{line}: not implemented yet" in r.stderr, r.stderr
+    assert "kata check s1_23_tokenizer" in r.stderr and "Traceback" not in r.stderr
+    assert not (tmp_course / "o1").exists()
+
+    # __init__ done, encode still a stub: named at once, from the probe review, not mid-corpus
+    solved = (ROOT / "solutions/ch01/s1_23_tokenizer.py").read_text()
+    body = "        return self.base.encode_ordinary(text)\n"
+    assert body in solved
+    stub.write_text(solved.replace(body, "        raise NotImplementedError(\"s1_23_tokenizer: encode as ordinary text\")\n"))
+    line = _stub_line(stub, "encode as ordinary text")
+    r = kata("train", "--code", "student", "--out", str(tmp_course / "o2"), *STUDENT_RUN, cwd=tmp_course)
+    assert r.returncode == 2 and f"{stub}:{line}: not implemented yet" in r.stderr, r.stderr
+    assert "encode(text #0, pad=False)" in r.stderr
+
+    stub.write_text(solved)
+    r = kata("train", "--code", "student", "--out", str(tmp_course / "o3"), *STUDENT_RUN, cwd=tmp_course)
+    assert r.returncode == 0, r.stdout + r.stderr
+    m = metrics_of(tmp_course / "o3")
+    assert m["tokenizer"] == str(stub) and m["code"] == str(exercises / "s1_23_classifier.py")
+    info, _ = load_checkpoint(tmp_course / "o3")
+    assert info["tokenizer"]["code"] == str(stub) and info["tokenizer"]["pad_id"] == 50257
+
+
+@needs_ranks
+def test_tokenizer_cache_key_follows_the_code(tmp_path):
+    """Editing the tokenizer (or its settings) gives other ids a new cache key: no stale ids."""
+    code = tmp_path / "mine" / "ch01"
+    code.mkdir(parents=True)
+    solved = (ROOT / "solutions/ch01/s1_23_tokenizer.py").read_text()
+    (code / "s1_23_tokenizer.py").write_text(solved)
+    a = load_tokenizer(tmp_path / "mine", 64)
+    assert a.key == load_tokenizer(ROOT / "solutions", 64).key  # same file, same ids: shared cache entries
+    assert a.key != load_tokenizer(tmp_path / "mine", 32).key
+    assert a.key != load_tokenizer(tmp_path / "mine", 64, "head_tail").key
+    (code / "s1_23_tokenizer.py").write_text(solved + "\n# edited\n")
+    assert load_tokenizer(tmp_path / "mine", 64).key != a.key
+    assert a.encode_batch(["the movie", ""]) == [a.encode("the movie", pad=False), [a.cls_id, a.sep_id]]
+
+
+@needs_ranks
 def test_head_count_that_does_not_divide_the_width_is_refused(tmp_path):
     r = kata("train", "--data", "synthetic:100", "--out", str(tmp_path / "o"), *TINY[:4], "--heads", "6",
              "--quiet")
@@ -92,12 +166,14 @@ def test_head_count_that_does_not_divide_the_width_is_refused(tmp_path):
     assert "heads=6 does not divide dim=64" in r.stderr
 
 
+@needs_ranks
 def test_bad_data_source_is_named(tmp_path):
     r = kata("train", "--data", str(tmp_path / "nope.csv"), "--out", str(tmp_path / "o"), *TINY)
     assert r.returncode == 2
     assert "nope.csv" in r.stderr and "Traceback" not in r.stderr
 
 
+@needs_ranks
 def test_ctrl_c_keeps_the_best_checkpoint(tmp_path):
     out = tmp_path / "run"
     proc = subprocess.Popen([sys.executable, "-m", "grader", "train", "--data", "synthetic:4000", "--epochs", "50",
@@ -120,6 +196,7 @@ def test_ctrl_c_keeps_the_best_checkpoint(tmp_path):
 
 
 @pytest.mark.slow
+@needs_ranks
 def test_torchrun_two_processes_gloo(tmp_path):
     """The same command under torchrun: DDP over gloo on the CPU, each process half the batches."""
     out = tmp_path / "ddp"
@@ -199,6 +276,7 @@ def test_cls_attention_rows_are_distributions_over_real_tokens():
     torch.testing.assert_close(cls_attention(model, longer, (longer != 50257).long())[:, :, :ids.shape[1]], w)
 
 
+@needs_ranks
 def test_gpu_benchmark_script_runs_on_the_cpu(tmp_path):
     """benchmarks/train_gpu.py is only timed on a GPU; its --smoke mode proves the script works."""
     r = subprocess.run([sys.executable, "benchmarks/train_gpu.py", "--device", "cpu", "--smoke", "--json",
@@ -253,6 +331,7 @@ def test_batches_are_split_between_processes():
 
 @pytest.mark.gpu
 @needs_cuda
+@needs_ranks
 def test_gpu_bf16_compiled_training(tmp_path):
     out = tmp_path / "gpu"
     r = kata("train", "--data", "synthetic:4000", "--epochs", "3", "--device", "cuda", "--compile",

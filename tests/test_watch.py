@@ -77,8 +77,8 @@ def test_watch_fails_shows_hints_passes_moves_on_and_quits(tmp_course, terminal)
     hints = c.get("s1_11_softmax").hints
     term = terminal(tmp_course, "watch", "s1_11_softmax")
 
-    screen = term.wait_for("kata watch · exercise 13/37: s1_11_softmax", "✘ book_softmax_examples",
-                           "First failure: s1_11_softmax › book_softmax_examples (not written yet)",
+    screen = term.wait_for("kata watch · exercise 13/37: s1_11_softmax", "✘ softmax of the book's examples",
+                           "First failure: s1_11_softmax › softmax of the book's examples (not written yet)",
                            "Watching exercises/ch01/s1_11_softmax.py", "h: next hint · q: quit")
     assert hints[0] not in screen
 
@@ -91,7 +91,7 @@ def test_watch_fails_shows_hints_passes_moves_on_and_quits(tmp_course, terminal)
     # a wrong answer first: the screen shows the new failure after the save
     solution = (ROOT / "solutions/ch01/s1_11_softmax.py").read_text()
     (tmp_course / SOFTMAX).write_text(solution.replace("return e / e.sum(dim=dim, keepdim=True)", "return e"))
-    term.wait_for("First failure: s1_11_softmax › book_softmax_examples (your result is not right)",
+    term.wait_for("First failure: s1_11_softmax › softmax of the book's examples (your result is not right)",
                   "Worst at index")
 
     # the right answer, saved the way editors do (a new file renamed over the old one)

@@ -223,8 +223,9 @@ def _scan_exercise(ex: Exercise, submission: Submission) -> str:
 
 
 def run(course: Course, submission: Submission, exercises: list[Exercise] | None = None,
-        public_only: bool = False, box: Sandbox | None = None) -> GradeResult:
-    """Grade `submission` on `exercises` (default: all). Never raises for student faults."""
+        public_only: bool = False, box: Sandbox | None = None, plugins: tuple = ()) -> GradeResult:
+    """Grade `submission` on `exercises` (default: all). Never raises for student faults.
+    `plugins`: more pytest plugins (`kata release` records what the public checks read)."""
     t0 = time.perf_counter()
     exercises = exercises or course.exercises
     own_box = box is None
@@ -238,7 +239,7 @@ def run(course: Course, submission: Submission, exercises: list[Exercise] | None
             "-W", "ignore::DeprecationWarning", "-W", "ignore::UserWarning"]
     try:
         with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()) as err:
-            code = pytest.main(args, plugins=[plugin])
+            code = pytest.main(args, plugins=[plugin, *plugins])
         if code not in (0, 1, 5):  # 5: nothing collected (e.g. only hidden checks, public run)
             raise RuntimeError(f"running the checks failed (pytest exit code {code}): {err.getvalue()[-2000:]}")
         results = []

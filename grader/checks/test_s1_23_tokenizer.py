@@ -1,10 +1,15 @@
 """Checks of §1.23's set-up and tokenizer (listings 1.20–1.22, 1.24–1.26).
 
-The reference is grader.data.BertTokenizer on tiktoken, here in the trusted process: GPT-2's
+The reference is the grader's own tokenizer on tiktoken, here in the trusted process: GPT-2's
 encoding (grader.gpt2.encoding(): "gpt2", or offline "r50k_base", the same ranks) for the
 book's numbers, and small tables of its own (no asset needed) for the rest, so that special
 ids are not 50257.. and a hard-coded answer fails. The student's tokenizer reads the same ranks
 in the sandbox (`sub.assets`).
+
+The checks reach the reference only through `_ref_numbers`, `_ref_encode` and
+`_wrong_encodings`, whose arguments name a table ("gpt2" or a small table's seed) and the
+settings: the student bundle (`kata release`), which does not hold the reference, answers
+the calls its public checks make from values recorded on the reference solution.
 """
 import functools
 import random
@@ -15,6 +20,7 @@ from hypothesis import Phase, given, settings
 from hypothesis import strategies as st
 
 from grader import data, gpt2
+from grader.checks.tokenizer_reference import BertTokenizer as Reference
 from grader.checking import CheckFailure, Mistake, Msg, check, code, expect, expect_equal, expect_tensor, fixtures
 from grader.messages import t
 from grader.worker.proxy import StudentError
@@ -72,8 +78,7 @@ def _small_encoding(seed: int):
 
 def _small(sub, seed: int = 7, **settings):
     """(student tokenizer, reference tokenizer) on the small table of `seed`."""
-    return (sub.from_rows(_rows(_small_ranks(seed)), **settings),
-            data.BertTokenizer(_small_encoding(seed), **settings))
+    return sub.from_rows(_rows(_small_ranks(seed)), **settings), _Ref(seed, settings)
 
 
 SMALL_TEXTS = [
@@ -112,8 +117,46 @@ def _gpt2_encoding():
 
 def _gpt2(sub, **settings):
     folder = _asset_folder(sub)
-    enc = _gpt2_encoding()
-    return sub.from_file(f"{folder}/{gpt2.ASSET_NAME}", **settings), data.BertTokenizer(enc, **settings)
+    return sub.from_file(f"{folder}/{gpt2.ASSET_NAME}", **settings), _Ref("gpt2", settings)
+
+
+# ---------------------------------------------------------------- the reference, by table and settings
+NUMBERS = ("base_vocab_size", "pad_id", "cls_id", "sep_id", "vocab_size", "max_len", "truncation", "head_len")
+
+
+def _encoding(table):
+    """The base encoding of a table: "gpt2" (GPT-2's ranks) or the small table of a seed (an int)."""
+    return _gpt2_encoding() if table == "gpt2" else _small_encoding(table)
+
+
+def _ref_numbers(table, settings: dict) -> dict:
+    """The reference tokenizer's sizes, special ids and settings on `table` with `settings`."""
+    ref = Reference(_encoding(table), **settings)
+    return {name: getattr(ref, name) for name in NUMBERS}
+
+
+def _ref_encode(table, settings: dict, text: str, pad: bool) -> list[int]:
+    """The reference's encode(text, pad=pad) on `table` with `settings`."""
+    return Reference(_encoding(table), **settings).encode(text, pad=pad)
+
+
+class _Ref:
+    """The reference tokenizer as the checks use it: its numbers as attributes, encode, the base
+    encoding and the wrong answers of an encode."""
+
+    def __init__(self, table, settings: dict):
+        self.table, self.settings = table, dict(settings)
+        self.__dict__.update(_ref_numbers(self.table, self.settings))
+
+    @property
+    def base(self):
+        return _encoding(self.table)
+
+    def encode(self, text: str, pad: bool = True) -> list[int]:
+        return _ref_encode(self.table, self.settings, text, pad)
+
+    def wrong_encodings(self, text: str, pad: bool = True) -> list:
+        return _wrong_encodings(self.table, self.settings, text, pad)
 
 
 def make_fixtures(sol):
@@ -153,8 +196,9 @@ def expect_ids(actual, expected, what, mistakes=()):
                   mistakes=[Mistake(torch.tensor(v, dtype=torch.int64), en, zh) for v, en, zh in mistakes])
 
 
-def _wrong_encodings(ref: data.BertTokenizer, text: str, pad: bool = True):
-    """Plausible wrong answers of encode(text), each with what went wrong."""
+def _wrong_encodings(table, settings: dict, text: str, pad: bool = True) -> list:
+    """Plausible wrong answers of encode(text) on `table` with `settings`, each with what went wrong."""
+    ref = Reference(_encoding(table), **settings)
     ids = ref.base.encode_ordinary(text)
     budget = ref.max_len - 2
     cls, sep, padid = ref.cls_id, ref.sep_id, ref.pad_id
@@ -209,7 +253,9 @@ def _encode(tok, ref, text, pad=True, what=None):
                                    f"{what} 抛出了 ValueError：tiktoken 的 encode 不接受文本中出现 '<|endoftext|>'。"
                                    "应使用 encode_ordinary 把评论当作普通文本编码（评论不是控制信号）")) from None
         raise
-    expect_ids(got, ref.encode(text, pad=pad), what, mistakes=lambda: _wrong_encodings(ref, text, pad))
+    # The wrong answers are worked out before the comparison, so that `kata release` records them
+    # along with the expected ids (cheap: a few lists of ids).
+    expect_ids(got, ref.encode(text, pad=pad), what, mistakes=ref.wrong_encodings(text, pad))
 
 
 # ---------------------------------------------------------------- listings 1.20–1.22

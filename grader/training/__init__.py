@@ -3,5 +3,7 @@
     kata train                                  # the reference model on the offline corpus
     kata train --code student --data imdb       # your classifier on IMDb
     torchrun --nproc_per_node 2 -m grader train --data synthetic:2000 ...   # DDP
+
+Import from the modules (grader.training.loop, .model, .batches, .outputs): this package file
+imports nothing, so that `kata --help` stays fast.
 """
-from .loop import TrainConfig, TrainError, train  # noqa: F401

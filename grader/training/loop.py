@@ -3,6 +3,7 @@
 What it adds to the book's loop (listings 1.37-1.40):
 - device: CUDA, then Apple's MPS, then the CPU; bf16 autocast on CUDA; optional torch.compile;
 - the attention fast path (grader.training.model), checked equal to the model's own attention;
+- the s1_23_tokenizer exercise's own tokenizer, from the same code as the model (tokenizer.py);
 - token ids computed once and cached, batches padded to their own longest row (batches.py);
 - AdamW with linear warmup then linear decay, gradient clipping;
 - a validation split carved from the training set, evaluated every epoch (or every N steps),
@@ -23,39 +24,12 @@ from pathlib import Path
 import torch
 import torch.nn as nn
 
+from ..messages import t
 from . import outputs
 from .batches import Encoded, LengthBatches, collate
+from .config import TrainConfig
 from .model import ModelError, build_model, enable_fast_attention, load_classifier_module, probe_batch
-
-
-@dataclass
-class TrainConfig:
-    code: str = "reference"  # "reference" (solutions/), "student" (exercises/) or a folder holding ch01/
-    data: str = "offline"  # grader.data.load_source: "imdb", "offline", "synthetic[:N]" or a path
-    out: str = ""  # output folder; default .kata/runs/<time>
-    # listing 1.36 with a head count that divides the width (ERRATA.md)
-    dim: int = 256
-    layers: int = 4
-    heads: int = 4
-    ff_dim: int = 1024
-    max_len: int = 256
-    truncation: str = "head"  # or "head_tail"
-    epochs: int = 3
-    batch_size: int = 32
-    lr: float = 5e-4
-    weight_decay: float = 0.01
-    warmup: float = 0.06  # fraction of all steps
-    clip: float = 1.0  # max gradient norm; 0 = no clipping
-    val_fraction: float = 0.1
-    eval_every: int = 0  # steps between validations; 0 = once per epoch
-    max_steps: int = 0  # stop after this many steps (0 = all epochs)
-    limit: int = 0  # use at most this many training examples (0 = all)
-    seed: int = 0
-    device: str = "auto"  # auto, cpu, cuda, mps
-    compile: bool = False
-    fast_attention: bool = True
-    amp: str = "auto"  # auto (bf16 on CUDA), bf16, off
-    quiet: bool = False
+from .tokenizer import TokenizerError, load_tokenizer
 
 
 class TrainError(RuntimeError):
@@ -145,11 +119,15 @@ class Data:
 
 
 def encode_split(split, tok) -> tuple[Encoded, bool]:
-    """The unpadded ids of a split (from the cache after the first time) and whether they were cached."""
+    """The unpadded ids of a split (from the cache after the first time) and whether they were cached.
+    `tok`: a training tokenizer (grader.training.tokenizer.Tokenizer)."""
     from ..data import cached_token_ids
 
-    t = cached_token_ids(split.texts, lambda texts: tok.encode_batch(texts, pad=False), tok.fingerprint(pad=False))
-    return Encoded(t.ids, t.offsets, torch.tensor(split.labels, dtype=torch.long)), t.cached
+    found = cached_token_ids(split.texts, tok.encode_batch, tok.key)
+    if found.ids.numel() and (int(found.ids.min()) < 0 or int(found.ids.max()) >= tok.vocab_size):
+        raise TrainError(f"{tok.path}: encode gave ids outside 0..vocab_size - 1 = {tok.vocab_size - 1} "
+                         f"(from {int(found.ids.min())} to {int(found.ids.max())}); `kata check s1_23_tokenizer` shows why")
+    return Encoded(found.ids, found.offsets, torch.tensor(split.labels, dtype=torch.long)), found.cached
 
 
 def load_data(cfg: TrainConfig, dist: Dist, tok) -> Data:
@@ -287,16 +265,17 @@ def _train(cfg: TrainConfig, root: Path, dist: Dist, log) -> dict:
     amp_ctx, amp_dtype = _autocast(device, cfg.amp)
     out = Path(cfg.out) if cfg.out else root / ".kata" / "runs" / time.strftime("%Y%m%d-%H%M%S")
     code_dir = resolve_code(cfg.code, root)
+    if cfg.code == "reference" and not code_dir.is_dir():
+        raise TrainError(f"--code reference: there is no {code_dir} here (a student edition has no solutions); "
+                         "train your own code with --code student")
+    hint = t("train_tokenizer_hint_reference") if cfg.code != "reference" and (root / "solutions").is_dir() else ""
+    tok = load_tokenizer(code_dir, cfg.max_len, cfg.truncation, hint=hint)
     module = load_classifier_module(code_dir)
-
-    from ..data import gpt2_tokenizer
-
-    tok = gpt2_tokenizer(cfg.max_len, cfg.truncation)
     model = build_model(module, vocab_size=tok.vocab_size, dim=cfg.dim, max_len=cfg.max_len, layers=cfg.layers,
                         heads=cfg.heads, ff_dim=cfg.ff_dim)
     data = load_data(cfg, dist, tok)
     log(f"data: {data.source}: train {len(data.train):,}, validation {len(data.val):,}, test {len(data.test):,} "
-        f"(token ids {'from the cache' if data.cached else 'computed and cached'})")
+        f"(token ids {'from the cache' if data.cached else 'computed and cached'}, tokenizer {tok.path})")
     n_params = sum(p.numel() for p in model.parameters())
     fast, why_not = 0, "off (--no-fast-attention)"
     if cfg.fast_attention:
@@ -336,7 +315,7 @@ def _train(cfg: TrainConfig, root: Path, dist: Dist, log) -> dict:
         "schema": outputs.METRICS_SCHEMA, "kata_version": __version__, "torch": torch.__version__,
         "device": str(device), "world_size": dist.world, "dtype": str(amp_dtype).replace("torch.", ""),
         "compile": cfg.compile, "fast_attention": {"modules": fast, "reason": why_not},
-        "code": str(module.__file__), "parameters": n_params, "config": asdict(cfg),
+        "code": str(module.__file__), "tokenizer": str(tok.path), "parameters": n_params, "config": asdict(cfg),
         "data": {"source": data.source, "notes": data.notes, "train": len(data.train), "val": len(data.val),
                  "test": len(data.test)},
         "steps_total": total, "history": [], "best": None, "test": None, "interrupted": False, "seconds": None,
@@ -368,7 +347,7 @@ def _train(cfg: TrainConfig, root: Path, dist: Dist, log) -> dict:
             if dist.main:
                 info = {"config": dict(vocab_size=tok.vocab_size, dim=cfg.dim, max_len=cfg.max_len, layers=cfg.layers,
                                        heads=cfg.heads, ff_dim=cfg.ff_dim),
-                        "tokenizer": {"encoding": tok.base.name, "pad_id": tok.pad_id, "cls_id": tok.cls_id,
+                        "tokenizer": {"code": str(tok.path), "encoding": tok.name, "pad_id": tok.pad_id, "cls_id": tok.cls_id,
                                       "sep_id": tok.sep_id, "max_len": tok.max_len, "truncation": tok.truncation,
                                       "head_len": tok.head_len},
                         "code": str(module.__file__), "epoch": epoch + 1, "step": step, "val_accuracy": val_acc}
@@ -472,8 +451,7 @@ def _plot_attention(path: Path, model, test: Encoded, tok, predicted: dict, devi
     ids, mask, labels = collate(test, [pick], tok.pad_id)
     n = lengths[pick]
     weights = cls_attention(model, ids.to(device), mask.to(device))[:, :, :n]
-    tokens = ["[CLS]" if i == tok.cls_id else "[SEP]" if i == tok.sep_id else tok.base.decode([i]).strip() or "␣"
-              for i in ids[0, :n].tolist()]
+    tokens = [tok.token_text(i) for i in ids[0, :n].tolist()]
     names = ["negative", "positive"]
     plot_cls_attention(path, weights, tokens, f"[CLS] attention, test review #{pick}: label "
                        f"{names[int(labels[0])]}, predicted {names[predicted.get(pick, 0)]}")
@@ -496,7 +474,7 @@ def main_cli(args, root: Path) -> int:
     cfg = TrainConfig(**{k: v for k, v in vars(args).items() if k in TrainConfig.__dataclass_fields__})
     try:
         train(cfg, root)
-    except (TrainError, ModelError) as e:
+    except (TrainError, ModelError, TokenizerError) as e:
         print(f"kata train: {e}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

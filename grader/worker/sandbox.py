@@ -49,6 +49,9 @@ def _python_roots() -> list[str]:
             roots.add(p)
     for p in site.getsitepackages():
         roots.add(p)
+    for p in sys.path:  # site-packages a .pth file adds (a venv layered on a shared one)
+        if os.path.basename(p.rstrip(os.sep)) in ("site-packages", "dist-packages"):
+            roots.add(p)
     exe = os.path.realpath(sys.executable)
     roots.add(os.path.dirname(os.path.dirname(exe)))
     # Keep only existing, outermost directories.

