@@ -52,7 +52,7 @@ def plot_cls_attention(path: str | Path, weights: torch.Tensor, tokens: list[str
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from .outputs import _atomic
+    from .outputs import save_figure
 
     layers, heads, T = weights.shape
     fig, axes = plt.subplots(layers, 1, figsize=(max(6, 0.32 * T + 2), 0.45 * heads * layers + 1.6), squeeze=False,
@@ -64,11 +64,4 @@ def plot_cls_attention(path: str | Path, weights: torch.Tensor, tokens: list[str
         ax.set_xticks(range(T), tokens if layer == layers - 1 else [""] * T, rotation=90, fontsize=7)
         fig.colorbar(im, ax=ax, fraction=0.02)
     axes[0, 0].set_title(title, fontsize=9)
-
-    def write(tmp):
-        fig.savefig(tmp, format="png", dpi=100)
-    try:
-        _atomic(Path(path), write)
-    finally:
-        plt.close(fig)
-    return Path(path)
+    return save_figure(path, fig)

@@ -33,19 +33,29 @@ class ModelError(RuntimeError):
     """The model file cannot be used for training; the message names the file and what to do."""
 
 
-def load_classifier_module(code_dir: str | Path) -> types.ModuleType:
-    """Import `<code_dir>/ch01/s1_23_classifier.py` under a private module name."""
-    path = Path(code_dir) / CLASSIFIER_FILE
-    if not path.is_file():
-        raise ModelError(f"{path}: no such file (the §1.23 classifier exercise)")
-    name = f"kata_train_classifier_{abs(hash(str(path.resolve())))}"
+def import_file(path: Path, prefix: str) -> types.ModuleType:
+    """Import the file at `path` under a private module name; a failure leaves no module behind
+    and raises the file's own exception."""
+    name = f"{prefix}_{abs(hash(str(Path(path).resolve())))}"
     spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
     try:
         spec.loader.exec_module(module)
-    except Exception as e:  # the student's file: say where it broke
+    except BaseException:
         sys.modules.pop(name, None)
+        raise
+    return module
+
+
+def load_classifier_module(code_dir: str | Path) -> types.ModuleType:
+    """Import `<code_dir>/ch01/s1_23_classifier.py` under a private module name."""
+    path = Path(code_dir) / CLASSIFIER_FILE
+    if not path.is_file():
+        raise ModelError(f"{path}: no such file (the §1.23 classifier exercise)")
+    try:
+        module = import_file(path, "kata_train_classifier")
+    except Exception as e:  # the student's file: say where it broke
         raise ModelError(f"{path}{_line_in(e, path)}: importing it failed: {type(e).__name__}: {e}") from e
     if not hasattr(module, "BERTForClassification"):
         raise ModelError(f"{path}: defines no BERTForClassification (listing 1.35)")

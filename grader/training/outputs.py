@@ -83,11 +83,15 @@ def plot_curves(path: Path, history: list[dict], title: str) -> Path:
     ax_acc.set_ylabel("validation accuracy (%)")
     ax_acc.grid(alpha=0.3)
     fig.suptitle(title)
+    return save_figure(path, fig)
 
-    def write(tmp):
-        fig.savefig(tmp, format="png", dpi=100)
+
+def save_figure(path: Path, fig) -> Path:
+    """Write a matplotlib figure as PNG, atomically, and close it."""
+    import matplotlib.pyplot as plt
+
     try:
-        _atomic(Path(path), write)
+        _atomic(Path(path), lambda tmp: fig.savefig(tmp, format="png", dpi=100))
     finally:
         plt.close(fig)
     return Path(path)

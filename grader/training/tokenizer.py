@@ -16,15 +16,13 @@ from __future__ import annotations
 
 import hashlib
 import importlib.metadata
-import importlib.util
 import os
-import sys
 import types
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from ..messages import t
-from .model import _line_in
+from .model import _line_in, import_file
 
 TOKENIZER_FILE = "ch01/s1_23_tokenizer.py"
 EXERCISE = "s1_23_tokenizer"
@@ -104,16 +102,10 @@ def _failure(path: Path, e: BaseException, call: str, hint: str) -> str:
 
 
 def _import(path: Path, hint: str) -> types.ModuleType:
-    name = f"kata_train_tokenizer_{abs(hash(str(path.resolve())))}"
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
     try:
-        spec.loader.exec_module(module)
+        return import_file(path, "kata_train_tokenizer")
     except Exception as e:  # the student's file: say where it broke
-        sys.modules.pop(name, None)
         raise TokenizerError(_failure(path, e, "import", hint)) from e
-    return module
 
 
 def cache_key(source: bytes, ranks: bytes, max_len: int, truncation: str, head_len) -> str:
