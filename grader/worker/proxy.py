@@ -91,6 +91,9 @@ class HiddenContext:
         self.hint = hint
 
 
+OWN_LINE = re.compile(r"ch\d\d/s\d+_\d\d_[a-z0-9_]+\.py:\d{1,6}")  # a file:line a hidden message may name
+
+
 def _hidden_error(label: str, err: dict, memory_mb: int | None, hidden: HiddenContext) -> StudentError:
     """What a hidden check may say about an error in the student's code: its kind, Python's own
     exception class, names from the check and the manifest — trusted text only."""
@@ -113,8 +116,12 @@ def _hidden_error(label: str, err: dict, memory_mb: int | None, hidden: HiddenCo
     else:
         kind = "exception" if kind in ("forbidden", "memory") else kind
         text = t("hidden_raised", label=label, type=name)
+    where = err.get("where", "")
+    where = where if isinstance(where, str) and OWN_LINE.fullmatch(where) else ""
+    if where and kind != "not_implemented":  # the line of the student's own file: a number, no text of theirs
+        text += t("at_where", where=where)
     detail = err.get("message", "")
-    return StudentError(kind, text, "", "", name, detail if isinstance(detail, str) else "")
+    return StudentError(kind, text, where, "", name, detail if isinstance(detail, str) else "")
 
 
 class Remote:
