@@ -13,6 +13,8 @@ import pytest
 from tests.conftest import ROOT, SOLUTIONS, kata
 from tests.test_batch import EX, WRONG, here, rows
 
+pytestmark = pytest.mark.slow  # about 1.5 minutes of killed and resumed runs: CI's second step
+
 
 def _class_of(tmp_path):
     """Six entries: two right, one wrong, one syntax error, one broken zip; S00 and s00 clash."""

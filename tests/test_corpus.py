@@ -20,6 +20,8 @@ import pytest
 
 from tests import corpus as C
 
+pytestmark = pytest.mark.slow  # about 2 minutes: CI runs it in its second step (pytest -m slow)
+
 HAS_BWRAP = shutil.which("bwrap") is not None and os.environ.get("KATA_SANDBOX", "").lower() not in (
     "none", "limits", "0", "off")
 

@@ -18,6 +18,8 @@ from grader import course as course_module
 from grader.gradescope import gradescope_results
 from tests.conftest import EXERCISES, ROOT, SOLUTIONS
 
+pytestmark = pytest.mark.slow  # a whole autograder run: CI's second step
+
 COURSE = course_module.load(ROOT)
 N_CHECKS = sum(len(ex.checks) for ex in COURSE.exercises)
 SOFTMAX = COURSE.get("s1_11_softmax")

@@ -185,6 +185,7 @@ def test_notebook_submission_graded_like_the_py(tmp_course, tmp_path):
         assert report["score"] == reference["score"] - sum(c["max_score"] for c in broken)
 
 
+@pytest.mark.slow
 def test_check_cell_runs_in_a_real_kernel(tmp_course, monkeypatch):
     """The notebook as Jupyter runs it: the student's cells, then the check cell's output."""
     nbclient = pytest.importorskip("nbclient")

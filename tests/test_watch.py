@@ -15,7 +15,7 @@ import pytest
 from grader import course as course_mod
 from tests.conftest import ROOT
 
-pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed (setup.sh installs it)")
+pytestmark = [pytest.mark.slow, pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed (setup.sh installs it)")]
 
 SOFTMAX = "exercises/ch01/s1_11_softmax.py"
 
