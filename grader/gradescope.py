@@ -5,7 +5,7 @@ The zip Gradescope takes as an autograder holds, at its root:
 - `setup.sh`: run once, as root, when Gradescope builds the image: apt installs bubblewrap (the
   sandbox) and a Python >= 3.11; a venv at /autograder/kata-venv gets torch==2.13.0 (CPU
   wheel) and the grader (`pip install -e /autograder/source/kata`); the hidden checks and
-  fixtures are made readable by root only (the sandboxed worker runs as `nobody`).
+  fixtures are made readable by root only (the sandboxed worker runs as an unprivileged uid of its own).
 - `run_autograder`: run for each submission: grades /autograder/submission with every check,
   hidden ones included, and writes /autograder/results/results.json. `AUTOGRADER_ROOT` moves
   the whole tree (the tests use a temporary one), `KATA_PYTHON` the interpreter.
@@ -204,7 +204,7 @@ fi
 # GPT-2's ranks and the offline corpus ship in {course_dir}/.kata/assets; fetch only what is missing
 (cd {course_dir} && /autograder/kata-venv/bin/python -m grader.gpt2 fetch) || echo "setup: gpt2.tiktoken missing; its checks will be skipped" >&2
 # The hidden checks and their expected values: readable by root (the grader) only, never by the
-# sandboxed worker, which runs as nobody.
+# sandboxed worker, which runs as an unprivileged uid of its own.
 chmod -R go-rwx {course_dir}/grader/checks {course_dir}/grader/fixtures
 chmod +x /autograder/source/run_autograder 2>/dev/null || true
 """

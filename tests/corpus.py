@@ -44,7 +44,6 @@ ROOT = Path(__file__).resolve().parent.parent
 SOLUTIONS = ROOT / "solutions"
 EXERCISES = ROOT / "exercises"
 SECRET_VAR = "KATA_CORPUS_SECRET"
-NOBODY = 65534
 
 
 # ============================================================================ the data

@@ -23,9 +23,9 @@ from pathlib import Path
 
 import pytest
 
+from grader.worker import uids
 from tests.conftest import ROOT, checks_of, grade, score_of
 
-NOBODY = 65534
 needs_bwrap = pytest.mark.skipif(shutil.which("bwrap") is None, reason="the isolation attacks need bubblewrap")
 
 # An honest softmax, for the function of an attacked file that is not under attack.
@@ -689,8 +689,9 @@ def test_fork_bomb_and_stray_children_are_cleaned_up(submission, tmp_path):
     report = json.loads(out.read_text())
 
     assert len(seen) > 10, f"the attack did not run (saw {len(seen)} marked processes)"
-    if os.getuid() == 0:  # the student's processes ran as nobody, not as root
-        assert set(seen.values()) == {NOBODY}, seen
+    if os.getuid() == 0:  # the student's processes ran as the sandbox's own uid, not as root
+        (uid,) = set(seen.values())
+        assert uids.FIRST <= uid < uids.FIRST + uids.COUNT, seen
     # Nothing survives the grade (a short grace for the kernel to reap the pid namespace).
     deadline = time.monotonic() + 5
     while (left := _marked_processes(token, sleep_arg)) and time.monotonic() < deadline:
@@ -700,6 +701,69 @@ def test_fork_bomb_and_stray_children_are_cleaned_up(submission, tmp_path):
     assert len(checks_of(report, "s1_11_matmul")) == 3
     # ...and the next one got a fresh sandbox: forking is not cheating, the right answers score.
     assert_full_marks(report, ["s1_11_softmax"])
+
+
+BOMB = """
+import os, time
+
+# At import, in every worker that grades this file: fork until the process limit says no, keep
+# the children asleep, and hold the worker for a while so the bomb overlaps a neighbour's grading.
+_kids = 0
+try:
+    while _kids < 5000:
+        if os.fork() == 0:
+            time.sleep(60)
+            os._exit(0)
+        _kids += 1
+except OSError:
+    pass
+time.sleep(4)
+"""
+# A right matmul that an honest student might write: the rows computed by a pool of threads (a
+# thread counts against RLIMIT_NPROC like a process).
+THREADED_MATMUL = """
+from concurrent.futures import ThreadPoolExecutor
+
+import torch
+
+
+def matmul(A, B):
+    if A.dim() != 2 or B.dim() != 2 or A.shape[1] != B.shape[0]:
+        raise ValueError(f"cannot multiply shapes {tuple(A.shape)} and {tuple(B.shape)}")
+    def row(i):
+        if B.shape[1] == 0:
+            return torch.zeros(0, dtype=A.dtype)
+        return torch.stack([(A[i, :] * B[:, j]).sum() for j in range(B.shape[1])])
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        rows = list(pool.map(row, range(A.shape[0])))
+    return torch.stack(rows).to(A.dtype) if rows else torch.zeros(0, B.shape[1], dtype=A.dtype)
+"""
+
+
+@needs_bwrap
+@pytest.mark.slow
+def test_a_fork_bomb_does_not_starve_a_submission_graded_next_to_it(tmp_path):
+    """Submissions graded in parallel (--jobs 2): one fork-bombs at every import of its first
+    exercise; the others, right everywhere and graded beside it, must keep full marks. As root, every
+    sandbox used to run as `nobody`, and RLIMIT_NPROC counts a uid's processes host-wide."""
+    cls = tmp_path / "class"
+    honest = ["b-honest", "c-honest", "d-honest", "e-honest"]  # graded one after another beside the bomb
+    for name in ["a-bomb", *honest]:
+        shutil.copytree(ROOT / "solutions", cls / name)
+        if name != "a-bomb":
+            (cls / name / "ch01" / "s1_11_matmul.py").write_text(src(THREADED_MATMUL))
+    first = cls / "a-bomb" / "ch01" / "s1_09_input_embeddings.py"
+    first.write_text(src(BOMB) + first.read_text())
+    args = [a for ex in NEIGHBOURS for a in ("-e", ex)]
+    out = tmp_path / "out"
+    proc = subprocess.run([sys.executable, "-m", "grader", "grade", str(cls), "--out", str(out), "--jobs", "2",
+                           *args], cwd=ROOT, capture_output=True, text=True, timeout=600,
+                          env={**os.environ, "KATA_LANG": "en", "PYTHONPATH": str(ROOT)})
+    assert proc.returncode in (0, 1), proc.stdout + proc.stderr
+    for name in honest:
+        assert_full_marks(json.loads((out / "students" / name / "report.json").read_text()), NEIGHBOURS)
+    bomb = json.loads((out / "students" / "a-bomb" / "report.json").read_text())
+    assert_full_marks(bomb, other_exercises("s1_09_input_embeddings"))  # its own other exercises too
 
 
 # ----------------------------------------------------------------------------- forbidden APIs

@@ -4,6 +4,7 @@ import shutil
 
 import pytest
 
+from grader.worker import uids
 from grader.worker.client import Sandbox, WorkerFault
 from grader.worker.proxy import Remote, StudentError
 
@@ -75,7 +76,7 @@ def test_worker_environment_is_clean_and_unprivileged(probe):
                         "PYTHONDONTWRITEBYTECODE", "PYTHONUNBUFFERED", "HOME", "LC_CTYPE", "PWD"}
     uid, gid, pid = remote.ids()
     if os.getuid() == 0:
-        assert uid == 65534 and gid == 65534  # dropped from root to nobody
+        assert uids.FIRST <= uid < uids.FIRST + uids.COUNT and gid == uid  # from root to a uid of its own
     assert pid < 100  # its own PID namespace: the grader's processes are invisible
 
 

@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 from ..messages import Msg, t
-from . import sandbox
+from . import sandbox, uids
 from .runtime import wire
 from .runtime.__main__ import children
 
@@ -62,6 +62,7 @@ class Sandbox:
         self._seq = itertools.count()
         self.ready: dict = {}
         self._server: int | None = None  # the fork server's host pid, once looked up
+        self._lease: uids.Lease | None = None  # the uid this sandbox's processes run as (root only)
 
     # ------------------------------------------------------------------ lifecycle
     def __enter__(self):
@@ -91,8 +92,10 @@ class Sandbox:
         os.mkdir(self.workdir)
         os.chmod(self.tmp, 0o755)
         os.chmod(self.workdir, 0o1777)
+        if self._lease is None:
+            self._lease = uids.Lease(start=os.getpid())
         p = sandbox.plan(runtime, self.submission_dir, self.workdir, self.hide, self.assets_dir,
-                         tmp_mb=self.limits.disk_mb)
+                         tmp_mb=self.limits.disk_mb, uid=self._lease.uid)
         self.kind = p.kind
         self.assets = p.assets
         parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
@@ -138,6 +141,9 @@ class Sandbox:
         if self.tmp:
             shutil.rmtree(self.tmp, ignore_errors=True)
             self.tmp = None
+        if self._lease is not None:  # every process of that uid died with the sandbox's pid namespace
+            self._lease.release()
+            self._lease = None
 
     def restart(self) -> None:
         self.close()

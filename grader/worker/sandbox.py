@@ -15,7 +15,7 @@ import sys
 import sysconfig
 from dataclasses import dataclass, field
 
-NOBODY = 65534
+NOBODY = 65534  # the uid of a sandbox started as root when no uid of its own is given (uids.py)
 
 
 @dataclass
@@ -80,13 +80,14 @@ class SandboxPlan:
 
 
 def plan(runtime_dir: str, submission_dir: str, workdir: str, hide: list[str],
-         assets_dir: str | None = None, tmp_mb: int = 256) -> SandboxPlan:
+         assets_dir: str | None = None, tmp_mb: int = 256, uid: int | None = None) -> SandboxPlan:
     """The command that starts the worker's fork server, with or without bubblewrap.
 
     runtime_dir: host folder holding the package `kata_worker`; submission_dir: host copy of the
     submission; workdir: the host folder the worker may write when there is no bubblewrap; hide:
     host paths it must never see; assets_dir: read-only data the exercises may load (tokenizer
-    files), seen at /assets; tmp_mb: size of the sandbox's writable /tmp.
+    files), seen at /assets; tmp_mb: size of the sandbox's writable /tmp; uid: the uid the worker
+    drops to when started as root (a leased one, see uids.py; `nobody` when None).
 
     Under bubblewrap nothing the worker can write is on the host's disk: /tmp (holding the
     working folder /tmp/work) is a tmpfs of tmp_mb, and its stdout/stderr are files the grader
@@ -94,7 +95,7 @@ def plan(runtime_dir: str, submission_dir: str, workdir: str, hide: list[str],
     is capped by RLIMIT_FSIZE, but not their number, so a student can fill the host's disk.
     """
     assets_dir = assets_dir if assets_dir and os.path.isdir(assets_dir) else None
-    uid = NOBODY if os.getuid() == 0 else None
+    uid = (uid if uid is not None else NOBODY) if os.getuid() == 0 else None
     python = sys.executable
     bwrap = bwrap_path()
     if bwrap is None:
@@ -168,8 +169,9 @@ def clean_env() -> dict[str, str]:
 
 
 def default_nproc() -> int | None:
-    """RLIMIT_NPROC counts every process of the real user. Root drops to `nobody` inside the
-    sandbox, so a fixed cap works; other users get their current count plus a margin."""
+    """RLIMIT_NPROC counts every process of the real user. Root drops to a uid of the sandbox's
+    own inside it (uids.py), so a fixed cap works; other users get their current count plus a
+    margin."""
     if os.getuid() == 0:
         return 512
     uid = os.getuid()
