@@ -148,6 +148,10 @@ CATALOG: dict[str, dict[str, str]] = {
     "signal_segv": {"en": "crashed (segmentation fault)", "zh": "崩溃了（段错误）"},
     "signal_abrt": {"en": "aborted", "zh": "异常中止了"},
     "signal_kill": {"en": "was killed", "zh": "被强行终止了"},
+    "fault_memory_total": {
+        "en": "your code's processes together used more than {memory_mb} MB of memory (the limit), and the kernel stopped them",
+        "zh": "你的代码的所有进程合计使用的内存超过了 {memory_mb} MB（上限），被内核终止了",
+    },
     "signal_other": {"en": "was stopped by signal {signal}", "zh": "被信号 {signal} 终止了"},
     "fault_stopped": {
         "en": "the worker process stopped while running your code",

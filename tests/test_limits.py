@@ -4,8 +4,15 @@ words ("your code took longer than the 1 s limit", "used more than 1024 MB of me
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import threading
+import time
+
+import pytest
 
 from grader import course
+from grader.worker import uids
 from grader.cli import main
 from tests.conftest import ROOT, checks_of, make_submission
 
@@ -60,3 +67,112 @@ def test_each_limit_hit_is_named_with_its_value(tmp_course, tmp_path, monkeypatc
         checks = checks_of(report, ex)
         assert checks and all(c["score"] == 0 and words in c["message"] for c in checks), \
             [(c["name"], c["message"]) for c in checks]
+
+
+def _cgroups_usable() -> bool:
+    from grader.worker import cgroups
+    group = cgroups.Group.create(f"kata-probe-{os.getpid()}", max_tasks=8)
+    if group is None:
+        return False
+    group.remove()
+    return shutil.which("bwrap") is not None
+
+
+def _anon_mb_of_sandboxes() -> float:
+    """Anonymous memory of every process running as a sandbox uid, in MB: each page shared by a
+    fork counted once (proportional set size), as the kernel charges it."""
+    total = 0
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            if not uids.FIRST <= os.stat(f"/proc/{pid}").st_uid < uids.FIRST + uids.COUNT:
+                continue
+            with open(f"/proc/{pid}/smaps_rollup") as f:
+                for line in f:
+                    if line.startswith("Pss_Anon:"):
+                        total += int(line.split()[1])
+        except (OSError, ValueError):
+            pass
+    return total / 1024
+
+
+# Four children of one call, each within its own address-space limit, together far past it.
+CHILDREN_TOGETHER = """
+import os, time, torch
+
+def matmul(A, B):
+    kids = []
+    for _ in range(4):
+        pid = os.fork()
+        if pid == 0:
+            try:
+                block = b"x" * (1 << 30)  # 1 GB, written
+                time.sleep(1)
+            finally:
+                os._exit(0)
+        kids.append(pid)
+    for pid in kids:
+        os.waitpid(pid, 0)
+    return (A.unsqueeze(2) * B.unsqueeze(0)).sum(1)
+"""
+# Four children hold 300 MB each, then the worker itself fills 1.3 GB: by far the biggest process
+# in the sandbox when the group runs out, so the one the kernel stops.
+WORKER_LAST = """
+import os, time, torch
+
+def scale_scores(scores, d_k):
+    kids = []
+    for _ in range(4):
+        pid = os.fork()
+        if pid == 0:
+            try:
+                block = b"x" * (300 << 20)
+                time.sleep(30)
+            finally:
+                os._exit(0)
+        kids.append(pid)
+    time.sleep(1.5)
+    mine = b"y" * (1300 << 20)
+    return scores / d_k ** 0.5
+
+def attention_weights(scores, d_k):
+    return scale_scores(scores, d_k)
+"""
+
+
+@pytest.mark.slow  # about 30 s of filling memory
+@pytest.mark.skipif(os.getuid() != 0 or not _cgroups_usable(), reason="needs root, bubblewrap and a writable cgroup")
+def test_a_sandbox_s_processes_together_stay_under_its_memory_limit(tmp_course, tmp_path, monkeypatch):
+    """memory_mb bounds all of a sandbox's processes together (a cgroup), not only each one: a
+    call whose children take 4 GB between them never holds much more than the limit, and the
+    worker the kernel stops for it says why."""
+    _set(tmp_course, "s1_11_matmul", "memory_mb = 2048")
+    _set(tmp_course, "s1_12_scaled_attention", "memory_mb = 2048")
+    sub = make_submission(tmp_path, {"s1_11_matmul": CHILDREN_TOGETHER, "s1_12_scaled_attention": WORKER_LAST})
+    out = tmp_path / "r.json"
+    monkeypatch.chdir(tmp_course)
+    monkeypatch.setenv("KATA_LANG", "en")
+    peak, done = [0.0], threading.Event()
+
+    def watch():
+        while not done.is_set():
+            peak[0] = max(peak[0], _anon_mb_of_sandboxes())
+            time.sleep(0.05)
+
+    watcher = threading.Thread(target=watch, daemon=True)
+    watcher.start()
+    try:
+        code = main(["grade", str(sub), "--json", str(out), "--quiet",
+                     "-e", "s1_11_matmul", "-e", "s1_12_scaled_attention", "-e", "s1_11_softmax"])
+    finally:
+        done.set()
+        watcher.join()
+    assert code == 0
+    # 2048 MB for the worker's processes + /tmp + the fork server; without a cgroup: 4 GB and more
+    assert 1500 < peak[0] < 3500, f"the sandbox held {peak[0]:.0f} MB at its peak"
+    report = json.loads(out.read_text())
+    killed = [c["message"] for c in checks_of(report, "s1_12_scaled_attention") if c["score"] == 0]
+    assert killed and all("your code's processes together used more than 2048 MB of memory" in m for m in killed), \
+        killed
+    assert all(c["score"] == c["max_score"] for c in checks_of(report, "s1_11_softmax"))

@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 from ..messages import Msg, t
-from . import sandbox, uids
+from . import cgroups, sandbox, uids
 from .runtime import wire
 from .runtime.__main__ import children
 
@@ -63,6 +63,8 @@ class Sandbox:
         self.ready: dict = {}
         self._server: int | None = None  # the fork server's host pid, once looked up
         self._lease: uids.Lease | None = None  # the uid this sandbox's processes run as (root only)
+        self.group: cgroups.Group | None = None  # bounds the memory and tasks of the whole sandbox
+        self._baseline_mb = 0.0  # the fork server's own memory, charged to the group
 
     # ------------------------------------------------------------------ lifecycle
     def __enter__(self):
@@ -98,11 +100,18 @@ class Sandbox:
                          tmp_mb=self.limits.disk_mb, uid=self._lease.uid)
         self.kind = p.kind
         self.assets = p.assets
+        argv = p.argv
+        if p.kind == "bubblewrap":
+            self.group = cgroups.Group.create(f"kata-{self._lease.uid or os.getpid()}-{os.path.basename(self.tmp)}",
+                                              max_tasks=(self.limits.nproc or 512) + 64)
+        if self.group is not None:
+            self.group.limit_memory(self.limits.memory_mb + self.limits.disk_mb)  # until the first worker
+            argv = self.group.wrap(argv)
         parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         config = {"ctl_fd": child.fileno(), "submission": p.submission, "workdir": p.workdir,
                   "private_tmp": p.kind == "bubblewrap", "uid": p.uid, "limits": self.limits.as_dict()}
         self.proc = subprocess.Popen(
-            p.argv + [json.dumps(config)], pass_fds=[child.fileno()], env=sandbox.clean_env(),
+            argv + [json.dumps(config)], pass_fds=[child.fileno()], env=sandbox.clean_env(),
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
             stderr=open(os.path.join(self.tmp, "sandbox.log"), "wb"), start_new_session=True)
         child.close()
@@ -121,6 +130,8 @@ class Sandbox:
             self.close()
             raise WorkerFault("start", t("fault_start", log=log.strip())) from None
         self.startup_s = time.perf_counter() - self._t0
+        if self.group is not None:
+            self._baseline_mb = self.group.usage_mb()
 
     def alive(self) -> bool:
         return self.proc is not None and self.proc.poll() is None
@@ -141,6 +152,9 @@ class Sandbox:
         if self.tmp:
             shutil.rmtree(self.tmp, ignore_errors=True)
             self.tmp = None
+        if self.group is not None:
+            self.group.remove()
+            self.group = None
         if self._lease is not None:  # every process of that uid died with the sandbox's pid namespace
             self._lease.release()
             self._lease = None
@@ -216,6 +230,7 @@ class Sandbox:
         for attempt in (0, 1):
             try:
                 self.wait_ready()
+                oom_before = self._limit_group(limits or self.limits)
                 ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
                 log = os.path.join(self.logs, f"out-{next(self._seq)}.log")
                 out = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o600)
@@ -227,12 +242,27 @@ class Sandbox:
                 if "pid" not in reply:
                     os.unlink(log)
                     raise WorkerFault("crash", t("fault_server_stopped"))
-                return Worker(self, ours, int(reply["pid"]), log, limits or self.limits)
+                return Worker(self, ours, int(reply["pid"]), log, limits or self.limits, oom_before)
             except WorkerFault:
                 if attempt:
                     raise
                 self.restart()
         raise AssertionError("unreachable")
+
+    def _limit_group(self, limits: sandbox.Limits) -> int:
+        """Cap the sandbox's total memory for the next worker: the fork server's own, plus the
+        worker's limit, plus /tmp. Returns the group's count of OOM kills so far."""
+        if self.group is None:
+            return 0
+        self.group.limit_memory(self._baseline_mb + limits.memory_mb + self.limits.disk_mb)
+        return self.group.oom_kills()
+
+    def running(self, pid: int) -> bool:
+        """Whether worker `pid` is still alive, asked of the fork server (its parent)."""
+        try:
+            return bool(self._ctl({"op": "status", "pid": pid}).get("running"))
+        except WorkerFault:
+            return False
 
     def kill(self, pid: int) -> dict:
         try:
@@ -245,8 +275,12 @@ class Sandbox:
 class Worker:
     """One worker process: import an exercise, call into it. Not reusable after a fault."""
 
-    def __init__(self, box: Sandbox, sock: socket.socket, pid: int, log_path: str, limits: sandbox.Limits):
+    POLL_S = 0.5  # how often a long call asks whether its worker still lives
+
+    def __init__(self, box: Sandbox, sock: socket.socket, pid: int, log_path: str, limits: sandbox.Limits,
+                 oom_before: int = 0):
         self.box = box
+        self.oom_before = oom_before
         self.limits = limits
         self.sock = sock
         self.pid = pid
@@ -281,7 +315,13 @@ class Worker:
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
                     raise socket.timeout
-                self.sock.settimeout(remaining)
+                # Wait in slices, and between them ask whether the worker still lives: children it
+                # forked hold its socket open, so its death alone may never close the socket.
+                if not select.select([self.sock], [], [], min(remaining, self.POLL_S))[0]:
+                    if not self.box.running(self.pid):
+                        raise EOFError("the worker died")
+                    continue
+                self.sock.settimeout(max(remaining, 0.001))
                 reply, out = wire.recv(self.sock)
                 if reply.get("id") == rid:
                     return reply, out
@@ -302,6 +342,9 @@ class Worker:
         if "exitcode" in status:
             return t("fault_exit", code=status["exitcode"])
         sig = status.get("signal")
+        group = self.box.group
+        if sig is not None and group is not None and group.oom_kills() > self.oom_before:
+            return t("fault_memory_total", memory_mb=self.limits.memory_mb)
         if sig is not None:
             try:
                 key = SIGNAL_REASONS.get(signal.Signals(sig), "signal_other")

@@ -42,6 +42,21 @@ def _in_use(uid: int) -> bool:
     return False
 
 
+def held(uid: int) -> bool:
+    """Whether some live process holds the lease on `uid` (a probe: it takes the lock and lets go)."""
+    try:
+        fd = os.open(os.path.join(_folder(), str(uid)), os.O_RDWR | os.O_CLOEXEC)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return False
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)
+
+
 class Lease:
     """A uid held for one sandbox's life. `uid` is None when not root (a user namespace then
     maps the worker to the grader's own user, and its count of processes is what it is)."""
