@@ -14,20 +14,26 @@ and the whole run to the invariants every attack shares (`assert_contained`):
   no file named with the run's token appears on the host, no process of the run survives;
 - nothing an attack prints or writes reaches the grader's output or report (`MARK`).
 
-A batch test can grade each attack as its own submission — `build_each(ATTACKS, folder, ctx)` —
-and call `check(attack, outcome)` on that submission's report, exactly as here (`refused`
-expects the exit code and stderr of a lone `kata grade`: a batch says "refused" its own way).
+`tests/test_corpus_batch.py` grades every attack as its own submission of one class folder
+(`build_each`) in one `kata grade DIR --out OUT` run, and holds each to the same expectations
+through `from_record`, which reads a student's record as the outcome of a lone `kata grade`.
+An attack with a `neighbour` (another submission it attacks) is only graded there.
 
 Placeholders in the files, filled in per run by `fill`: <<TOKEN>> (unique to the run),
 <<MARK>> (what forged output carries), <<JSON>> (the report path given to --json),
-<<SECRET>> (the value of $KATA_CORPUS_SECRET in the grader's environment).
+<<SECRET>> (the value of $KATA_CORPUS_SECRET in the grader's environment), <<NEIGHBOUR>> (what a
+neighbour submission holds) and <<NEIGHBOUR_REVERSED>> (the same, reversed: what its attacker
+searches for without holding it).
 """
 from __future__ import annotations
 
+import contextlib
+import ctypes
 import hashlib
 import json
 import os
 import shutil
+import signal
 import socket
 import stat
 import struct
@@ -68,6 +74,11 @@ class Ctx:
     def comm(self) -> str:  # the name (comm, at most 15 bytes) of every process an attack starts
         return f"k{self.token}"
 
+    @property
+    def neighbour(self) -> str:
+        """The text a neighbour submission holds in its source and writes at run time."""
+        return f"NEIGHBOUR-{self.token}-" + hashlib.sha256(self.secret.encode()).hexdigest()[:16]
+
 
 @dataclass
 class Outcome:
@@ -97,6 +108,8 @@ class Attack:
     archive: Callable[[Path, Ctx], Path] | None = None  # builds the whole submission instead (a zip)
     bwrap: bool = False  # needs bubblewrap (meaningless or unsafe with limits only)
     time_limit: float | None = None  # --time-limit this attack needs (endless loops)
+    neighbour: dict[str, str] | None = None  # the files of an honest submission graded in the same
+    # batch at the same time, which the attack goes after (the solutions elsewhere): batch only
 
     @property
     def id(self) -> str:
@@ -108,7 +121,8 @@ def fill(text: str | bytes, ctx: Ctx) -> str | bytes:
         return text
     return (text.replace("<<TOKEN>>", ctx.token).replace("<<MARK>>", ctx.mark)
             .replace("<<JSON>>", str(ctx.json_path)).replace("<<SECRET>>", ctx.secret)
-            .replace("<<COMM>>", ctx.comm))
+            .replace("<<COMM>>", ctx.comm).replace("<<NEIGHBOUR_REVERSED>>", ctx.neighbour[::-1])
+            .replace("<<NEIGHBOUR>>", ctx.neighbour))
 
 
 def src(text: str) -> str:
@@ -143,14 +157,50 @@ def build(attacks: list[Attack], base: Path, ctx: Ctx) -> Path:
     return sub
 
 
-def build_each(attacks: list[Attack], base: Path, ctx: Ctx) -> dict[str, Path]:
-    """Every attack as its own submission, in base/<group>-<name>/ (for a batch of them)."""
+NEIGHBOUR = "+neighbour"  # appended to an attack's id: its neighbour submission
+
+
+def entry_name(attack: Attack) -> str:
+    """The attack's entry in a class folder. An attack with a neighbour sorts first, its
+    neighbour right after it: a batch grades in name order, `jobs` at a time, so the two start
+    together."""
+    return f"{'0-' if attack.neighbour else ''}{attack.group}-{attack.name}"
+
+
+def build_each(attacks: list[Attack], class_dir: Path, work: Path, ctx: Ctx) -> dict[str, str]:
+    """Every attack as its own entry of the class folder `class_dir` (a folder, or a .zip for an
+    archive attack), named `entry_name(attack)`, and the neighbour of an attack that has one
+    (`<entry>-neighbour`). Each is built in `work` (an archive may leave files beside its
+    submission, the target of a hard link) and moved into `class_dir`.
+    Returns entry name (the student's name in OUT) -> attack id (+ NEIGHBOUR for a neighbour)."""
+    class_dir.mkdir(parents=True, exist_ok=True)
     out = {}
+
+    def place(a: Attack, name: str) -> None:
+        (work / name).mkdir(parents=True)
+        built = build([a], work / name, ctx)
+        os.rename(built, class_dir / (name + (".zip" if built.suffix == ".zip" else "")))
+
     for a in attacks:
-        folder = base / f"{a.group}-{a.name}"
-        folder.mkdir(parents=True)
-        out[a.id] = build([a], folder, ctx)
+        name = entry_name(a)
+        place(a, name)
+        out[name] = a.id
+        if a.neighbour:
+            place(Attack(a.group, f"{a.name}-neighbour", "", graded=(), expect=(), files=a.neighbour),
+                  f"{name}-neighbour")
+            out[f"{name}-neighbour"] = a.id + NEIGHBOUR
     return out
+
+
+def from_record(doc: dict, ctx: Ctx) -> Outcome:
+    """A batch's record of one submission (OUT/students/<name>/report.json) as the outcome of a
+    lone `kata grade --json` of it, so that `check` holds it to the attack's expectations: a
+    graded record is the report (exit 0); a refused submission exits 2 with the reason on stderr
+    and no report; a grader failure exits 1. Give a `ctx` whose json_path the batch never writes."""
+    st = doc["student"]
+    code = {"graded": 0, "refused": 2}.get(st["status"], 1)
+    stderr = f"kata grade: {st['reason']}\n{st.get('traceback', '')}" if st["reason"] else ""
+    return Outcome(code, doc if code == 0 else None, "", stderr, doc.get("duration_s", 0.0), ctx)
 
 
 def graded(attacks: list[Attack]) -> list[str]:
@@ -265,7 +315,8 @@ def host_files_named(ctx: Ctx) -> list[str]:
 
 
 def processes_of(ctx: Ctx) -> list[tuple[int, str]]:
-    """The host's processes an attack of this run started (named <<COMM>>, or carrying the token)."""
+    """The host's processes an attack of this run started or renamed (named with the token, like
+    <<COMM>>, or carrying it on their command line)."""
     found = []
     for entry in os.listdir("/proc"):
         if not entry.isdigit() or int(entry) == os.getpid():
@@ -275,9 +326,59 @@ def processes_of(ctx: Ctx) -> list[tuple[int, str]]:
             cmdline = Path(f"/proc/{entry}/cmdline").read_bytes()
         except OSError:
             continue
-        if comm == ctx.comm or ctx.token.encode() in cmdline and b"pytest" not in cmdline:
+        if ctx.token in comm or ctx.token.encode() in cmdline and b"pytest" not in cmdline:
             found.append((int(entry), comm))
     return found
+
+
+def _children() -> dict[int, tuple[str, str]]:
+    """pid -> (name, state) of this process's children."""
+    me, out = os.getpid(), {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            stat_line = Path(f"/proc/{entry}/stat").read_text()
+        except OSError:
+            continue
+        name = stat_line[stat_line.find("(") + 1:stat_line.rfind(")")]
+        state, ppid = stat_line[stat_line.rfind(")") + 2:].split()[:2]
+        if int(ppid) == me:
+            out[int(entry)] = (name, state)
+    return out
+
+
+@contextlib.contextmanager
+def adopting_orphans(grace_s: float = 5.0):
+    """Within the block, this process adopts every process its children leave behind (it is their
+    "child subreaper"), whatever they are named. On leaving, the list it yields holds (pid, name)
+    of each adopted process still running `grace_s` later: what a run left behind. Those are
+    killed then (by pid: they are this run's), so that a failing test leaves the machine clean."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    before = set(_children())
+    survivors: list[tuple[int, str]] = []
+    assert libc.prctl(36, 1, 0, 0, 0) == 0  # PR_SET_CHILD_SUBREAPER
+    try:
+        yield survivors
+    finally:
+        deadline = time.monotonic() + grace_s
+        while True:
+            adopted = {pid: v for pid, v in _children().items() if pid not in before}
+            for pid, (_, state) in adopted.items():
+                if state == "Z":
+                    os.waitpid(pid, os.WNOHANG)
+            running = {pid: name for pid, (name, state) in adopted.items() if state != "Z"}
+            if not running or time.monotonic() > deadline:
+                break
+            time.sleep(0.1)
+        survivors += sorted(running.items())
+        for pid in running:
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+        for pid in running:
+            with contextlib.suppress(OSError):
+                os.waitpid(pid, 0)
+        libc.prctl(36, 0, 0, 0, 0)
 
 
 def assert_contained(outcome: Outcome, before: dict, bound_s: float) -> None:
@@ -387,6 +488,10 @@ for _name, _obj in list(globals().items()):
 
 def poisoned(exercise: str, value: str) -> str:
     return (SOLUTIONS / "ch01" / f"{exercise}.py").read_text() + POISON.replace("<<VALUE>>", value)
+
+
+def _solution(exercise: str) -> str:
+    return (SOLUTIONS / "ch01" / f"{exercise}.py").read_text()
 
 
 def ch01(exercise: str, ext: str = "py") -> str:
@@ -767,6 +872,144 @@ SECRECY += [
                    return right if _seen_before() else torch.zeros_like(right)
                ''')}),
 ]
+
+
+NEIGHBOUR_SEARCH = src(r"""
+    import ctypes, json, os, stat, time, torch
+
+    MARKER = "<<NEIGHBOUR_REVERSED>>"[::-1].encode()  # held reversed: this very file is no hit
+    PLACES = ("/tmp", "/tmp/work", os.getcwd(), "/sub", os.path.expanduser("~"), "/dev/shm", "/var/tmp", "/run")
+    SKIP = {"/proc", "/sys", "/dev", "/usr", "/lib", "/lib64", "/bin", "/sbin", "/etc"}
+    SHALLOW = {"site-packages", "dist-packages", "python3.10", "python3.11", "python3.12", "python3.13"}
+
+
+    def _search(budget=1.0):
+        # Everything this process can reach that a neighbour could have left its text in: the
+        # environment, the usual folders, every process in /proc (command line, environment, name,
+        # open files, working folder, /tmp), then the whole tree; again and again for `budget` s.
+        ctypes.CDLL(None).prctl(15, ctypes.c_char_p(b"a<<TOKEN>>"), 0, 0, 0)  # the test sees when
+        t0, hits, stats = time.monotonic(), [], {"files": 0, "processes": 0, "rounds": 0}
+        seen = set()
+
+        def late():
+            return time.monotonic() - t0 > budget
+
+        def look(label, data):
+            if MARKER in data and label not in hits:
+                hits.append(label)
+
+        def read(path):
+            try:
+                st = os.stat(path)
+                if not stat.S_ISREG(st.st_mode) or st.st_size > (1 << 20) or (st.st_dev, st.st_ino) in seen:
+                    return
+                seen.add((st.st_dev, st.st_ino))
+                with open(path, "rb") as f:
+                    data = f.read(1 << 20)
+            except OSError:
+                return
+            stats["files"] += 1
+            look(path, data)
+
+        def walk(top, everything):
+            for dirpath, dirnames, filenames in os.walk(top):
+                if late():
+                    return
+                if dirpath in SKIP or dirpath.startswith("/proc/self"):
+                    dirnames[:] = []
+                    continue
+                for n in dirnames + filenames:
+                    look(os.path.join(dirpath, n), n.encode("utf-8", "surrogateescape"))
+                for n in filenames:
+                    if late():
+                        return
+                    read(os.path.join(dirpath, n))
+                if (os.path.basename(dirpath) in SHALLOW) if everything else dirpath.count("/") >= 6:
+                    dirnames[:] = []
+
+        while time.monotonic() - t0 < budget and not hits:
+            stats["rounds"] += 1
+            seen.clear()
+            for k, v in os.environ.items():
+                look("environment", (k + "=" + v).encode("utf-8", "surrogateescape"))
+            for place in PLACES:
+                walk(place, False)
+            for pid in os.listdir("/proc"):
+                if late():
+                    break
+                if not pid.isdigit() or int(pid) == os.getpid():
+                    continue
+                stats["processes"] += 1
+                for what in ("cmdline", "environ", "comm"):
+                    read(f"/proc/{pid}/{what}")
+                try:
+                    for fd in os.listdir(f"/proc/{pid}/fd"):
+                        read(f"/proc/{pid}/fd/{fd}")
+                except OSError:
+                    pass
+                for where in ("cwd", "root/tmp"):
+                    walk(f"/proc/{pid}/{where}", False)
+            if stats["rounds"] == 1:
+                walk("/", True)
+            time.sleep(0.05)
+        return hits[:10], stats
+
+
+    def _right(answer, zeros):
+        hits, _ = _search()
+        return answer() if hits else zeros
+
+
+    def one_hot(token_ids, vocab_size):
+        hits, stats = _search()
+        raise RuntimeError("PROBE " + json.dumps({"hits": hits, **stats}))  # a public check shows it
+
+
+    def embedding_lookup(token_ids, weight):
+        return _right(lambda: weight[token_ids], torch.zeros(token_ids.shape + weight.shape[-1:]))
+
+
+    def one_hot_embedding(token_ids, weight):
+        hot = (token_ids.unsqueeze(-1) == torch.arange(weight.shape[0])).to(weight.dtype)
+        return _right(lambda: hot @ weight, torch.zeros(token_ids.shape + weight.shape[-1:]))
+
+
+    def cosine_similarity_matrix(vectors):
+        unit = vectors / vectors.norm(dim=-1, keepdim=True)
+        return _right(lambda: unit @ unit.T, torch.zeros(vectors.shape[0], vectors.shape[0]))
+    """)
+
+NEIGHBOUR_NOTE = src("""
+    import ctypes as _ctypes, os as _os, time as _time
+
+    NOTE = "<<NEIGHBOUR>>"  # a neighbour in the same batch must never learn this
+    _os.environ["NEIGHBOUR_NOTE"] = NOTE
+    for _folder in ("/tmp", "/tmp/work", _os.getcwd()):
+        try:
+            with open(_os.path.join(_folder, "<<TOKEN>>-neighbour.txt"), "w") as _f:
+                _f.write(NOTE)
+        except OSError:
+            pass
+    _ctypes.CDLL(None).prctl(15, _ctypes.c_char_p(b"n<<TOKEN>>"), 0, 0, 0)  # the test sees when
+    _time.sleep(1)  # and keep it there a while
+    """)
+
+SECRECY.append(Attack(
+    "secrecy", "neighbours-in-the-same-run",
+    "searches everything it can reach (the environment, /proc, /tmp, /sub, its working folder, /) for "
+    "a text that another submission of the same batch, graded at the same time, holds in its source "
+    "and writes to its /tmp, its working folder and its environment; answers right only if it finds it",
+    graded=("s1_05_embeddings",), bwrap=True,
+    expect=(zero("s1_05_embeddings"), lambda o: _no_neighbour(o)),
+    files={ch01("s1_05_embeddings"): NEIGHBOUR_SEARCH},
+    neighbour={ch01("s1_05_embeddings"): NEIGHBOUR_NOTE + "\n\n" + _solution("s1_05_embeddings")}))
+
+
+def _no_neighbour(o: Outcome) -> None:
+    seen = probed(o, "s1_05_embeddings", "test_book_one_hot_cat", "PROBE")
+    assert seen["hits"] == [], f"the neighbour's text was found in {seen['hits']}"
+    assert seen["rounds"] >= 1 and seen["files"] > 0 and seen["processes"] > 0, seen  # the probe looked
+    assert o.ctx.neighbour not in json.dumps(o.report, ensure_ascii=False)
 
 
 def _hidden_quiet(o: Outcome) -> None:
@@ -1551,10 +1794,6 @@ def _notebook(cells: list[dict], metadata: dict | None = None) -> str:
 
 def _code_cell(source, **extra) -> dict:
     return {"cell_type": "code", "source": source, "metadata": {}, "outputs": [], "execution_count": None, **extra}
-
-
-def _solution(exercise: str) -> str:
-    return (SOLUTIONS / "ch01" / f"{exercise}.py").read_text()
 
 
 ARCHIVE = [

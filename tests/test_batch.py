@@ -264,3 +264,30 @@ def test_two_runs_never_write_into_one_folder_at_once(graded, tmp_path):
         assert code == 2 and "is writing into" in stderr
     code, stdout, _ = here("gradebook", str(out))
     assert code == 0
+
+
+def test_names_that_are_not_utf8_neither_stop_the_class_nor_move_on_a_rerun(tmp_path):
+    """A file, a submission and a stray entry named in bytes that are not UTF-8 (a zip from an
+    old Windows machine, a mangled upload): the class is graded, the names shown escaped."""
+    cls, out = tmp_path / "class", tmp_path / "out"
+    raw = os.fsencode(cls)
+    shutil.copytree(SOLUTIONS, cls / "alice")
+    with open(os.fsencode(cls / "alice" / "ch01") + b"/notes\xff.txt", "w") as f:
+        f.write("todo")
+    shutil.copytree(SOLUTIONS, os.fsdecode(raw + b"/b\xffob"))
+    with open(raw + b"/read\xffme.txt", "w") as f:
+        f.write("grading notes")
+    def grade_class(*more):  # what it prints names the entries as they are: not UTF-8
+        return subprocess.run([sys.executable, "-m", "grader", "grade", str(cls), "--out", str(out), *EX, *more],
+                              capture_output=True, text=True, errors="replace", cwd=ROOT,
+                              env={**os.environ, "KATA_LANG": "en", "PYTHONPATH": str(ROOT)})
+
+    proc = grade_class("--jobs", "2")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    book = rows(out)
+    assert {n: (r["status"], r["source"], r["total"]) for n, r in book.items()} == {
+        "alice": ("graded", "alice", "5"), "b_ob": ("graded", "b\\udcffob", "5")}
+    meta = json.loads((out / "batch.json").read_text())
+    assert [s["source"] for s in meta["skipped"]] == ["read\udcffme.txt"]
+    again = grade_class()
+    assert again.returncode == 0 and "2 of 2 submissions already graded" in again.stdout, again.stdout + again.stderr

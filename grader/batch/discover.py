@@ -143,7 +143,7 @@ def fingerprint(path: Path) -> str:
             if p.is_symlink() or not p.is_file():
                 continue
             count += 1
-            h.update(b"\0" + p.relative_to(path).as_posix().encode() + b"\0")
+            h.update(b"\0" + os.fsencode(p.relative_to(path).as_posix()) + b"\0")  # the name's bytes, UTF-8 or not
             if not add(p) or count > MAX_FILES:
                 return h.hexdigest()
     return h.hexdigest()

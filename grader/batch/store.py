@@ -37,13 +37,15 @@ FINAL = ("graded", "refused")  # statuses a rerun keeps
 
 def atomic_write(path: Path, data: str | bytes, durable: bool = False) -> Path:
     """Write `data` to `path` so that a reader (or a rerun after SIGKILL) sees all of it or none;
-    `durable`: also flushed to the disk before the rename (records: they survive a power cut)."""
+    `durable`: also flushed to the disk before the rename (records: they survive a power cut).
+    Text is written as UTF-8, a name that is not (an unpaired surrogate) as its backslash escape:
+    in JSON that escape reads back as the same name, so a rerun still knows the entry."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=PART)
     try:
         with os.fdopen(fd, "wb") as f:
-            f.write(data.encode("utf-8") if isinstance(data, str) else data)
+            f.write(data.encode("utf-8", "backslashreplace") if isinstance(data, str) else data)
             if durable:
                 f.flush()
                 os.fsync(f.fileno())
