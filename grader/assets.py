@@ -29,7 +29,7 @@ import zlib
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from . import __version__
+from . import __version__, atomic
 from .messages import t
 
 MANIFEST = "kata-assets.json"
@@ -105,11 +105,9 @@ def fetch_imdb(log) -> Item:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    target.mkdir(parents=True, exist_ok=True)
     for name, split in (("train", corpus.train), ("test", corpus.test)):
-        tmp = target / f".{name}.parquet.tmp"
-        pq.write_table(pa.table({"text": list(split.texts), "label": list(split.labels)}), tmp)
-        os.replace(tmp, target / f"{name}.parquet")
+        with atomic.replacing(target / f"{name}.parquet", mode=0o644) as tmp:
+            pq.write_table(pa.table({"text": list(split.texts), "label": list(split.labels)}), str(tmp))
     log(t("assets_imdb_saved", path=str(target)))
     return Item("IMDb", "ok", f"{len(corpus.train)} + {len(corpus.test)}", target, True)
 
@@ -174,27 +172,18 @@ def pack(out: str | Path) -> tuple[Path, int, int]:
     manifest = {"schema": SCHEMA, "kata_version": __version__,
                 "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
                 "files": {name: {"size": p.stat().st_size, "sha256": _sha256(p)} for name, p in files.items()}}
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", dir=out.parent)
-    os.close(fd)
-    try:
-        with tarfile.open(tmp, "w:gz", format=tarfile.PAX_FORMAT) as tar:
-            raw = json.dumps(manifest, indent=1, sort_keys=True).encode()
-            info = tarfile.TarInfo(MANIFEST)
-            info.size, info.mode, info.mtime = len(raw), 0o644, int(time.time())
-            tar.addfile(info, io.BytesIO(raw))
-            for name, p in files.items():
-                info = tar.gettarinfo(str(p), arcname=name)
-                info.uid = info.gid = 0
-                info.uname = info.gname = ""
-                info.mode = 0o644
-                with open(p, "rb") as f:
-                    tar.addfile(info, f)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, out)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    with atomic.replacing(out, mode=0o644) as tmp, tarfile.open(tmp, "w:gz", format=tarfile.PAX_FORMAT) as tar:
+        raw = json.dumps(manifest, indent=1, sort_keys=True).encode()
+        info = tarfile.TarInfo(MANIFEST)
+        info.size, info.mode, info.mtime = len(raw), 0o644, int(time.time())
+        tar.addfile(info, io.BytesIO(raw))
+        for name, p in files.items():
+            info = tar.gettarinfo(str(p), arcname=name)
+            info.uid = info.gid = 0
+            info.uname = info.gname = ""
+            info.mode = 0o644
+            with open(p, "rb") as f:
+                tar.addfile(info, f)
     return out, len(files), sum(m["size"] for m in manifest["files"].values())
 
 
