@@ -7,6 +7,7 @@ The full disk is real: a small tmpfs (root only), filled up but for what the tes
 `kata grade DIR --out OUT` on a full disk: tests/test_batch_resume.py. The helper that writes
 every file: grader/atomic.py."""
 import json
+import subprocess
 
 from tests.conftest import fill, make_submission
 from tests.test_student_commands import kata_in
@@ -62,3 +63,19 @@ def test_grade_and_check_html_on_a_full_disk_write_no_half_page(tmp_course, smal
     assert "✘" in proc.stdout  # the checks ran and were shown (the stubs fail them); only the page is missing
     assert page.read_text() == "<p>an earlier page</p>\n"
     _only(disk, "feedback.html")
+
+
+def test_a_read_only_folder_or_a_folder_named_as_the_file_is_said_plainly(tmp_path, small_disk, monkeypatch, capfd):
+    sub = make_submission(tmp_path)
+    disk = small_disk("disk", 64)
+    (disk / "report.json").write_text(OLD)
+    assert subprocess.run(["mount", "-o", "remount,ro", str(disk)]).returncode == 0
+    for target, reason in ((disk / "report.json", "read-only file system"), (tmp_path, "it is a folder")):
+        proc = kata_in(tmp_path, "grade", str(sub), "--json", str(target), "--quiet", *EX, here=(monkeypatch, capfd))
+        assert proc.returncode == 3, (proc.stdout, proc.stderr)
+        assert f"kata grade: cannot write {target}: {reason}" in proc.stderr
+        assert f"Nothing was half written: {target} is as it was before. Choose a place you can write to (or fix " \
+               "its permissions) and run the command again." in proc.stderr
+        assert "Traceback" not in proc.stderr
+    assert (disk / "report.json").read_text() == OLD
+    assert not list(tmp_path.parent.glob(f".{tmp_path.name}.*")), "the temporary file stayed beside the folder"
