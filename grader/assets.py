@@ -17,6 +17,7 @@ damaged or unsafe archive changes nothing.
 """
 from __future__ import annotations
 
+import errno
 import hashlib
 import io
 import json
@@ -242,13 +243,14 @@ def unpack(archive: str | Path, log=lambda message: None) -> list[Path]:
     roots = folders()
     roots["assets"].mkdir(parents=True, exist_ok=True)
     stage = Path(tempfile.mkdtemp(prefix=".unpack-", dir=roots["assets"].parent))
+    final = roots["assets"]  # where the file being written goes: named when the disk is full
     try:
         try:
             with tarfile.open(archive, "r:*") as tar:
                 listed, members = _members(tar, archive)
                 for name, m in members.items():
                     size, digest = listed[name]
-                    target = stage / name
+                    target, final = stage / name, roots[name.split("/", 1)[0]] / name.split("/", 1)[1]
                     target.parent.mkdir(parents=True, exist_ok=True)
                     h = hashlib.sha256()
                     written = 0
@@ -259,16 +261,24 @@ def unpack(archive: str | Path, log=lambda message: None) -> list[Path]:
                             written += len(chunk)
                     if written != size or h.hexdigest() != digest:
                         raise AssetsError(t("assets_refused", file=archive, reason=t("assets_corrupt", name=name)))
-        except (tarfile.TarError, EOFError, OSError, zlib.error) as e:
+        except OSError as e:
+            if e.errno in (*atomic.FULL, errno.EROFS):  # the cache's disk, not the archive: said as such
+                raise atomic.WriteError(final, e) from e
+            raise AssetsError(t("assets_refused", file=archive,
+                                reason=t("assets_unreadable", reason=f"{type(e).__name__}: {e}"))) from None
+        except (tarfile.TarError, EOFError, zlib.error) as e:
             raise AssetsError(t("assets_refused", file=archive,
                                 reason=t("assets_unreadable", reason=f"{type(e).__name__}: {e}"))) from None
         installed = []
         for name in members:
             prefix, rest = name.split("/", 1)
             target = roots[prefix] / rest
-            target.parent.mkdir(parents=True, exist_ok=True)
-            shutil.move(str(stage / name), target)
-            target.chmod(0o644)
+            try:
+                target.parent.mkdir(parents=True, exist_ok=True)
+                shutil.move(str(stage / name), target)  # a copy when the data folder is on another disk
+                target.chmod(0o644)
+            except OSError as e:
+                raise atomic.WriteError(target, e) from e
             installed.append(target)
             log(str(target))
         return installed
