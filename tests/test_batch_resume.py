@@ -17,7 +17,7 @@ from tests.conftest import PAGE, ROOT, SOLUTIONS, fill, kata
 from tests.test_batch import EX, WRONG, here, rows
 from tests.test_determinism import _without_timings
 
-pytestmark = pytest.mark.slow  # about 3 minutes of killed and resumed runs: CI's second step
+pytestmark = pytest.mark.slow  # about 2.5 minutes of killed and resumed runs: CI's second step
 
 
 def _class_of(tmp_path):
@@ -293,6 +293,7 @@ def test_a_full_disk_stops_the_run_keeps_every_record_and_the_same_command_compl
     assert "Traceback" not in proc.stdout + proc.stderr
     kept = _records(out)
     assert 1 <= len(kept) < 5 and f"The {len(kept)} results already in {out} are kept whole." in proc.stderr
+    assert proc.stdout.count("✔") + proc.stdout.count("✘") <= len(kept)  # no submission graded after it
     for name, data in kept.items():  # whole and valid, and what the uninterrupted run wrote
         assert _without_timings(json.loads(data)) == _without_timings(json.loads(_records(whole)[name]))
     assert not [p for p in out.rglob(".*") if p.name != ".kata-lock"], "a temporary file stayed behind"
