@@ -217,12 +217,14 @@ def test_killed_again_and_again_at_random_moments_it_resumes_to_the_gradebook_of
 
     rng = random.Random(1)  # seeded: a failure replays with the same delays
     cmd = [sys.executable, "-m", "grader", "grade", str(cls), "--out", str(out), "--jobs", "1", *EX]
+    (tmp_path / "tmp").mkdir()  # what a killed grading process cannot clean up lands here, not in /tmp
+    env = {**os.environ, "KATA_LANG": "en", "TMPDIR": str(tmp_path / "tmp")}
     kept: dict[str, bytes] = {}
     mid_way = 0
     for when, whom in KILLS:
         before = len(kept)
         proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                start_new_session=True, env={**os.environ, "KATA_LANG": "en"})
+                                start_new_session=True, env=env)
         if when == "time":
             time.sleep(rng.uniform(0.3, 6.0))  # starting, discovering, writing batch.json, grading
         else:
