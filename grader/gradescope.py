@@ -37,7 +37,7 @@ import zipfile
 from collections import defaultdict
 from pathlib import Path
 
-from . import __version__
+from . import __version__, atomic
 from .messages import t
 
 VISIBILITIES = ("hidden", "after_due_date", "after_published", "visible")
@@ -99,13 +99,7 @@ def failure_results(reason: str, lang: str | None = None) -> dict:
 
 
 def _write_json(path: Path, data: dict) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".results-", dir=path.parent)
-    with os.fdopen(fd, "w", encoding="utf-8") as f:
-        json.dump(data, f, indent=1, ensure_ascii=False)
-        f.write("\n")
-    os.chmod(tmp, 0o644)
-    os.replace(tmp, path)
+    atomic.write_json(path, data, indent=1, mode=0o644)
 
 
 # ----------------------------------------------------------------------------- the grading step
@@ -253,38 +247,29 @@ def export(course, out: str | Path, hidden_visibility: str = "after_published", 
         raise ExportError("this is a student bundle (kata release): it has no hidden checks to grade with")
     out = Path(out)
     notes: list[str] = []
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", dir=out.parent)
-    os.close(fd)
-    try:
-        with zipfile.ZipFile(tmp, "w") as zf:
-            _add_text(zf, "setup.sh", SETUP_SH.format(version=__version__, course_dir=COURSE_DIR), 0o755)
-            _add_text(zf, "run_autograder", RUN_AUTOGRADER.format(course_dir=COURSE_DIR), 0o755)
-            for p in sorted(PACKAGE_DIR.rglob("*")):
-                rel = p.relative_to(PACKAGE_DIR)
-                if p.is_file() and "__pycache__" not in rel.parts and p.suffix != ".pyc" \
-                        and rel.as_posix() != "release.json":
-                    _add(zf, p, f"{COURSE_DIR}/grader/{rel.as_posix()}")
-            info = {"schema": 1, "edition": "autograder", "kata_version": __version__,
-                    "built": time.strftime("%Y-%m-%d %H:%M:%SZ", time.gmtime()), "torch": course.torch}
-            _add_text(zf, f"{COURSE_DIR}/grader/release.json", json.dumps(info, indent=1) + "\n")
-            for name in ("course.toml", "pyproject.toml"):
-                _add(zf, course.root / name, f"{COURSE_DIR}/{name}")
-            for ex in course.exercises:
-                _add_text(zf, f"{COURSE_DIR}/exercises/{ex.file}", stub_text(course, ex))
-            assets = sorted(p for p in course.assets_dir.glob("*") if p.is_file()) if course.assets_dir.is_dir() else []
-            for p in assets:
-                _add(zf, p, f"{COURSE_DIR}/.kata/assets/{p.name}")
-            if not any(p.name == "gpt2.tiktoken" for p in assets):
-                notes.append("no .kata/assets/gpt2.tiktoken here: setup.sh will fetch it on Gradescope "
-                             "(`kata assets fetch` first to ship it)")
-            config = {"hidden_visibility": hidden_visibility, "lang": lang, "kata_version": __version__}
-            _add_text(zf, f"{COURSE_DIR}/{CONFIG_FILE}", json.dumps(config, indent=1) + "\n")
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, out)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    with atomic.replacing(out, mode=0o644) as tmp, zipfile.ZipFile(tmp, "w") as zf:
+        _add_text(zf, "setup.sh", SETUP_SH.format(version=__version__, course_dir=COURSE_DIR), 0o755)
+        _add_text(zf, "run_autograder", RUN_AUTOGRADER.format(course_dir=COURSE_DIR), 0o755)
+        for p in sorted(PACKAGE_DIR.rglob("*")):
+            rel = p.relative_to(PACKAGE_DIR)
+            if p.is_file() and "__pycache__" not in rel.parts and p.suffix != ".pyc" \
+                    and rel.as_posix() != "release.json":
+                _add(zf, p, f"{COURSE_DIR}/grader/{rel.as_posix()}")
+        info = {"schema": 1, "edition": "autograder", "kata_version": __version__,
+                "built": time.strftime("%Y-%m-%d %H:%M:%SZ", time.gmtime()), "torch": course.torch}
+        _add_text(zf, f"{COURSE_DIR}/grader/release.json", json.dumps(info, indent=1) + "\n")
+        for name in ("course.toml", "pyproject.toml"):
+            _add(zf, course.root / name, f"{COURSE_DIR}/{name}")
+        for ex in course.exercises:
+            _add_text(zf, f"{COURSE_DIR}/exercises/{ex.file}", stub_text(course, ex))
+        assets = sorted(p for p in course.assets_dir.glob("*") if p.is_file()) if course.assets_dir.is_dir() else []
+        for p in assets:
+            _add(zf, p, f"{COURSE_DIR}/.kata/assets/{p.name}")
+        if not any(p.name == "gpt2.tiktoken" for p in assets):
+            notes.append("no .kata/assets/gpt2.tiktoken here: setup.sh will fetch it on Gradescope "
+                         "(`kata assets fetch` first to ship it)")
+        config = {"hidden_visibility": hidden_visibility, "lang": lang, "kata_version": __version__}
+        _add_text(zf, f"{COURSE_DIR}/{CONFIG_FILE}", json.dumps(config, indent=1) + "\n")
     return out, notes
 
 

@@ -1137,6 +1137,39 @@ CATALOG: dict[str, dict[str, str]] = {
         "en": "Wrote {files} files for {students} students in {out}.",
         "zh": "已在 {out} 中为 {students} 位学生写出 {files} 个文件。",
     },
+    # --- issue 7, slice "faults": a file that cannot be written (grader/atomic.py; a full disk in kata grade --out)
+    "write_failed": {
+        "en": "cannot write {path}: {reason}",
+        "zh": "无法写入 {path}：{reason}",
+    },
+    "write_reason_full": {"en": "no space left on device", "zh": "设备上没有剩余空间"},
+    "write_reason_quota": {"en": "disk quota exceeded", "zh": "超出了磁盘配额"},
+    "write_reason_too_big": {"en": "file too large", "zh": "文件太大"},
+    "write_reason_read_only": {"en": "read-only file system", "zh": "文件系统是只读的"},
+    "write_reason_denied": {"en": "permission denied", "zh": "没有写入权限"},
+    "write_reason_folder": {"en": "it is a folder", "zh": "它是一个文件夹"},
+    "write_hint_full": {
+        "en": "Nothing was half written: {path} is as it was before. Free some space there and run the same "
+              "command again.",
+        "zh": "没有留下写了一半的文件：{path} 保持原样。请在那里释放一些空间，然后再次运行同一命令。",
+    },
+    "write_hint_other": {
+        "en": "Nothing was half written: {path} is as it was before. Choose a place you can write to (or fix "
+              "its permissions) and run the command again.",
+        "zh": "没有留下写了一半的文件：{path} 保持原样。请换一个可以写入的位置（或修正它的权限），然后再次运行命令。",
+    },
+    "batch_write_stopped_full": {
+        "en": "Grading stopped: no further submission was started. The {done} results already in {out} are kept "
+              "whole. Free some space there and run the same command again: it goes on where it stopped.",
+        "zh": "批改已停止：不再开始新的提交。{out} 中已有的 {done} 份结果完整保留。请在那里释放一些空间，"
+              "然后再次运行同一命令：它会从停下的地方继续。",
+    },
+    "batch_write_stopped": {
+        "en": "Grading stopped: no further submission was started. The {done} results already in {out} are kept "
+              "whole. Make {out} writable (or choose another --out) and run the same command again.",
+        "zh": "批改已停止：不再开始新的提交。{out} 中已有的 {done} 份结果完整保留。请让 {out} 可以写入"
+              "（或换一个 --out），然后再次运行同一命令。",
+    },
 }
 
 

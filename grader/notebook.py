@@ -19,7 +19,6 @@ replaces edits newer than its source unless forced.
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
 import time
@@ -27,6 +26,7 @@ import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
+from . import atomic
 from .messages import language, t
 
 INTRO_TAG = "kata-intro"
@@ -203,11 +203,7 @@ def _rel(course, path: Path) -> str:
 
 def _write(path: Path, text: str) -> None:
     """Write atomically: an editor or a grader never sees half a file."""
-    tmp = path.with_name(f".{path.name}.kata-tmp")
-    tmp.write_text(text, encoding="utf-8")
-    if path.exists():
-        os.chmod(tmp, path.stat().st_mode & 0o777)
-    os.replace(tmp, path)
+    atomic.write_text(path, text, mode=0o644, keep_mode=True)
 
 
 def to_notebook(course, ex, backups: Backups, force: bool = False, lang: str | None = None) -> Outcome:

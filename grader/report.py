@@ -20,11 +20,7 @@ report's language, `lang` (`kata --lang`, else the locale).
 """
 from __future__ import annotations
 
-import json
-import os
-import tempfile
 from collections import defaultdict
-from pathlib import Path
 
 from rich.console import Console
 from rich.markup import escape
@@ -68,17 +64,6 @@ def to_dict(course: Course, result: GradeResult) -> dict:
         "exercises": exercises,
         "checks": [r.as_dict() for r in result.results],
     }
-
-
-def write_json(path: str | Path, doc: dict) -> None:
-    """Write atomically: a reader never sees half a report."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    with os.fdopen(fd, "w", encoding="utf-8") as f:
-        json.dump(doc, f, indent=2, ensure_ascii=False)
-        f.write("\n")
-    os.replace(tmp, path)
 
 
 STATUS_STYLE = {"passed": ("✔", "green"), "failed": ("✘", "red"), "skipped": ("–", "yellow")}

@@ -14,6 +14,7 @@ import html
 from collections import defaultdict
 from pathlib import Path
 
+from . import atomic
 from .messages import language, t
 
 STATUS = {"passed": "✔", "failed": "✘", "skipped": "–"}
@@ -171,7 +172,5 @@ def _exercise(ex: dict, checks: list[dict], figs: list[dict], tr) -> str:
 
 
 def write(path: str | Path, doc: dict, figures: list[dict] | None = None, lang: str | None = None) -> Path:
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(render(doc, figures, lang), encoding="utf-8")
-    return path
+    """Write the page atomically: a browser (or a full disk) never leaves half a page."""
+    return atomic.write_text(path, render(doc, figures, lang), mode=0o644)

@@ -17,6 +17,8 @@ import ast
 import re
 from dataclasses import dataclass
 
+from . import atomic
+
 BEGIN = re.compile(r"^(?P<indent>\s*)# BEGIN SOLUTION(?P<text>.*)$")
 END = re.compile(r"^\s*# END SOLUTION\s*$")
 
@@ -152,7 +154,6 @@ def write_stubs(course, only=None, backup_dir=None) -> list[str]:
                 continue
             (backup_dir / ex.file).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(target, backup_dir / ex.file)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(text, encoding="utf-8")
+        atomic.write_text(target, text, mode=0o644, keep_mode=True)  # a full disk never truncates a student's file
         written.append(str(target))
     return written

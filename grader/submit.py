@@ -10,13 +10,12 @@ never over anything that is not a zip or inside exercises/.
 from __future__ import annotations
 
 import json
-import os
 import zipfile
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
-from . import __version__
+from . import __version__, atomic
 from . import manifest as kata_manifest
 from .checking import runner
 from .messages import t
@@ -102,20 +101,13 @@ def submit(course, out: Path, run_checks: bool = True) -> Submitted:
         "files": {name: kata_manifest.file_entry(data) for _, name, data, _ in contents},
         "exercises": exercises,
     }
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(f".{out.name}.kata-tmp")
-    try:
-        with zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as zf:
-            zf.writestr(kata_manifest.NAME, json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
-            for _, name, data, when in contents:
-                info = zipfile.ZipInfo(name, date_time=when)
-                info.compress_type = zipfile.ZIP_DEFLATED
-                info.external_attr = 0o644 << 16
-                zf.writestr(info, data)
-        os.replace(tmp, out)
-    finally:
-        if tmp.exists():
-            tmp.unlink()
+    with atomic.replacing(out, mode=0o644) as tmp, zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as zf:
+        zf.writestr(kata_manifest.NAME, json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
+        for _, name, data, when in contents:
+            info = zipfile.ZipInfo(name, date_time=when)
+            info.compress_type = zipfile.ZIP_DEFLATED
+            info.external_attr = 0o644 << 16
+            zf.writestr(info, data)
     return Submitted(out, doc, notes)
 
 

@@ -94,3 +94,45 @@ def submission(tmp_path):
     def build(replace=None, from_stubs=False):
         return make_submission(tmp_path, replace, from_stubs)
     return build
+
+
+PAGE = 4096  # tmpfs counts space in pages
+
+
+@pytest.fixture
+def small_disk(tmp_path):
+    """`small_disk(name, size_kb)` mounts a tmpfs of that size at tmp_path/name, a real file
+    system that runs out of space (root only: the test is skipped otherwise); `fill(disk, left)`
+    then leaves only `left` bytes free in it. Everything mounted is unmounted at the end."""
+    mounted = []
+
+    def mount(name: str, size_kb: int) -> Path:
+        if os.geteuid() != 0:
+            pytest.skip("a full disk is simulated with a small tmpfs, which only root can mount")
+        where = tmp_path / name
+        where.mkdir()
+        proc = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size_kb}k,mode=0755", "tmpfs", str(where)],
+                              capture_output=True, text=True)
+        if proc.returncode != 0:
+            pytest.skip(f"cannot mount a tmpfs here: {(proc.stderr or proc.stdout).strip()}")
+        mounted.append(where)
+        return where
+
+    yield mount
+    for where in reversed(mounted):
+        if subprocess.run(["umount", str(where)], capture_output=True).returncode != 0:
+            subprocess.run(["umount", "-l", str(where)], capture_output=True)  # busy: detach it anyway
+
+
+def free_bytes(disk: Path) -> int:
+    st = os.statvfs(disk)
+    return st.f_bavail * st.f_frsize
+
+
+def fill(disk: Path, left: int) -> Path:
+    """Add to `disk` a filler file that leaves `left` bytes (rounded down to a page) free."""
+    filler = disk / "filler"
+    with open(filler, "ab") as f:
+        f.write(b"\0" * max(0, free_bytes(disk) - left // PAGE * PAGE))
+    assert free_bytes(disk) == left // PAGE * PAGE, (free_bytes(disk), left)
+    return filler

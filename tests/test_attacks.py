@@ -156,6 +156,54 @@ def test_exit_in_property_based_check_has_plain_message(submission):
     assert "FlakyFailure" not in msg and "grader/worker" not in msg, msg
 
 
+def test_a_worker_that_dies_mid_check_fails_that_check_with_the_reason_and_is_restarted(submission):
+    """The worker dies in the middle of a check, after that check's first call answered right:
+    SIGKILL on matmul's second product of random shapes, os._exit(3) on the batched context
+    vectors. That check fails, saying how the worker died; the worker is started again, so the
+    checks after it (of the same exercise and of the next) run and pass."""
+    path = submission({
+        "s1_11_matmul": src("""
+            import os, signal, torch
+
+            def matmul(A, B):
+                if tuple(A.shape) == (1, 7):  # test_random_shapes: the second of its four products
+                    os.kill(os.getpid(), signal.SIGKILL)
+                if A.dim() != 2 or B.dim() != 2 or A.shape[1] != B.shape[0]:
+                    raise ValueError(f"cannot multiply shapes {tuple(A.shape)} and {tuple(B.shape)}")
+                out = torch.zeros(A.shape[0], B.shape[1], dtype=A.dtype)
+                for i in range(A.shape[0]):
+                    for j in range(B.shape[1]):
+                        out[i, j] = (A[i, :] * B[:, j]).sum()
+                return out
+            """),
+        "s1_12_context": src("""
+            import os
+
+            def context_vectors(attn_weights, values):
+                if values.dim() == 3:  # test_batched, the last check
+                    os._exit(3)
+                return attn_weights @ values
+            """),
+    })
+    report = grade(path, "-e", "s1_11_matmul", "-e", "s1_11_softmax", "-e", "s1_12_context")
+    status = {(c["exercise"], c["name"]): c["status"] for c in report["checks"]}
+    assert status == {
+        ("s1_11_matmul", "test_book_example_27_61"): "passed",
+        ("s1_11_matmul", "test_random_shapes"): "failed",  # the worker died here...
+        ("s1_11_matmul", "test_shape_mismatch_raises"): "passed",  # ...and was started again for this one
+        **{("s1_11_softmax", c["name"]): "passed" for c in checks_of(report, "s1_11_softmax")},
+        ("s1_12_context", "test_listing_1_7_context"): "passed",
+        ("s1_12_context", "test_book_day_context"): "passed",
+        ("s1_12_context", "test_batched"): "failed",
+    }, status
+    killed = message_of(report, "s1_11_matmul", "test_random_shapes")
+    assert "the worker process was killed while running your code" in killed, killed
+    exited = message_of(report, "s1_12_context", "test_batched")
+    assert "the worker process exited (exit code 3) while running your code" in exited, exited
+    assert "Traceback" not in killed + exited and "grader/worker" not in killed + exited
+    assert report["score"] == report["max_score"] - 2 - 2
+
+
 # ----------------------------------------------------------------------------- patched comparisons
 PATCHES = """
 import torch, torch.testing, pytest, _pytest.outcomes, unittest

@@ -1,7 +1,10 @@
-"""`kata grade DIR --out OUT` again: a run killed with SIGKILL resumes without losing or
-duplicating a result; changed submissions are graded again; another course version is refused."""
+"""`kata grade DIR --out OUT` again: a run killed with SIGKILL (once, or again and again at random
+moments) resumes without losing or duplicating a result; a full disk stops it plainly and the
+rerun completes it; changed submissions are graded again; another course version is refused."""
 import json
 import os
+import random
+import re
 import shutil
 import signal
 import subprocess
@@ -10,10 +13,11 @@ import time
 
 import pytest
 
-from tests.conftest import ROOT, SOLUTIONS, kata
+from tests.conftest import PAGE, ROOT, SOLUTIONS, fill, kata
 from tests.test_batch import EX, WRONG, here, rows
+from tests.test_determinism import _without_timings
 
-pytestmark = pytest.mark.slow  # about 1.5 minutes of killed and resumed runs: CI's second step
+pytestmark = pytest.mark.slow  # about 2.5 minutes of killed and resumed runs: CI's second step
 
 
 def _class_of(tmp_path):
@@ -150,3 +154,165 @@ def test_a_submission_past_the_timeout_is_an_error_that_the_next_run_grades_agai
     proc = kata("grade", str(cls), "--out", str(out), *EX)
     assert proc.returncode == 1 and "1 of 2 submissions already graded" in proc.stdout
     assert "s00: 5/5" in proc.stdout and rows(out)["s00"]["status"] == "graded"
+
+
+# ----------------------------------------------------------------------------- repeated SIGKILLs
+def _processes() -> dict[int, tuple[int, str]]:
+    """Every process of the host: pid -> (parent pid, start time)."""
+    found = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                stat = open(f"/proc/{entry}/stat").read()
+            except OSError:
+                continue
+            fields = stat[stat.rindex(")") + 2:].split()
+            found[int(entry)] = (int(fields[1]), fields[19])
+    return found
+
+
+def _tree(root: int) -> set[tuple[int, str]]:
+    """The process `root` and every process under it (the grading processes, their sandboxes and
+    what runs in them, even in a new session), each as (pid, start time): a reused pid is not it."""
+    procs = _processes()
+    children: dict[int, list[int]] = {}
+    for pid, (ppid, _) in procs.items():
+        children.setdefault(ppid, []).append(pid)
+    todo, seen = [root], set()
+    while todo:
+        pid = todo.pop()
+        if pid in procs and (pid, procs[pid][1]) not in seen:
+            seen.add((pid, procs[pid][1]))
+            todo += children.get(pid, [])
+    return seen
+
+
+def _survivors(tree: set[tuple[int, str]]) -> set[tuple[int, str]]:
+    now = _processes()
+    return {(pid, start) for pid, start in tree if pid in now and now[pid][1] == start}
+
+
+def _records(out) -> dict[str, bytes]:
+    return {p.parent.name: p.read_bytes() for p in out.glob("students/*/report.json")}
+
+
+# Each kill: when (a random delay after the run starts, or a random delay after its next record
+# is written) and whom (the scheduler alone, whose grading processes must notice and stop by
+# themselves, or the whole process group, as a terminal's kill or an OOM killer of the session would).
+KILLS = [("record", "scheduler"), ("time", "group"), ("record", "group"), ("time", "scheduler"),
+         ("record", "scheduler"), ("time", "group"), ("record", "group")]
+
+
+def test_killed_again_and_again_at_random_moments_it_resumes_to_the_gradebook_of_an_uninterrupted_run(tmp_path):
+    cls = _class_of(tmp_path)  # and five more, so that seven kills find work left to interrupt
+    for i in range(5):
+        shutil.copytree(SOLUTIONS, cls / f"t{i}")
+        if i % 2:
+            (cls / f"t{i}" / "ch01" / "s1_11_matmul.py").write_text(WRONG)
+    whole, out = tmp_path / "whole", tmp_path / "out"
+    ref = kata("grade", str(cls), "--out", str(whole), "--jobs", "2", *EX)
+    assert ref.returncode == 1, ref.stderr  # zz.zip is refused
+    total = len(_records(whole))
+    assert total == 10
+
+    rng = random.Random(1)  # seeded: a failure replays with the same delays
+    cmd = [sys.executable, "-m", "grader", "grade", str(cls), "--out", str(out), "--jobs", "1", *EX]
+    (tmp_path / "tmp").mkdir()  # what a killed grading process cannot clean up lands here, not in /tmp
+    env = {**os.environ, "KATA_LANG": "en", "TMPDIR": str(tmp_path / "tmp")}
+    kept: dict[str, bytes] = {}
+    mid_way = 0
+    for when, whom in KILLS:
+        before = len(kept)
+        proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                start_new_session=True, env=env)
+        if when == "time":
+            time.sleep(rng.uniform(0.3, 6.0))  # starting, discovering, writing batch.json, grading
+        else:
+            delay, deadline = rng.uniform(0.0, 1.5), time.monotonic() + 120  # its files, the next sandbox, a check
+            while len(list(out.glob("students/*/report.json"))) <= before and proc.poll() is None \
+                    and time.monotonic() < deadline:
+                time.sleep(0.01)
+            time.sleep(delay)
+        tree = _tree(proc.pid)
+        try:
+            if whom == "scheduler":
+                os.kill(proc.pid, signal.SIGKILL)
+            else:
+                os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass  # it had finished: nothing was left to grade
+        proc.wait()
+        deadline = time.monotonic() + 30
+        while _survivors(tree) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not _survivors(tree), f"processes outlived the run killed ({whom}, {when}): {_survivors(tree)}"
+
+        now = _records(out)
+        for name, data in kept.items():  # a record, once written, is never rewritten or lost
+            assert now.get(name) == data, f"{name}'s record changed when the run was killed ({whom}, {when})"
+        for data in now.values():
+            assert json.loads(data)["student"]["status"] in ("graded", "refused")
+        sources = [json.loads(d)["student"]["source"] for d in now.values()]
+        assert len(sources) == len(set(sources)), f"a student graded twice: {sorted(sources)}"
+        kept = now
+        mid_way += 0 < len(now) < total
+
+    assert mid_way >= 4, f"only {mid_way} of the kills came mid-way through the class"
+    again = kata("grade", str(cls), "--out", str(out), "--jobs", "2", *EX)
+    assert again.returncode == 1, again.stderr
+    assert f"{len(kept)} of {total} submissions already graded" in again.stdout
+    assert (out / "gradebook.csv").read_text() == (whole / "gradebook.csv").read_text()
+    assert {n: _without_timings(json.loads(d)) for n, d in _records(out).items()} == \
+        {n: _without_timings(json.loads(d)) for n, d in _records(whole).items()}
+    assert all(_records(out)[n] == d for n, d in kept.items())
+    assert sorted(s["source"] for s in _students(out).values()) == \
+        ["S00", "s00", "s01", "s02", "t0", "t1", "t2", "t3", "t4", "zz.zip"]
+    assert not list(out.rglob("*.part"))
+
+
+# ----------------------------------------------------------------------------- a full disk
+def _pages(path) -> int:
+    return -(-path.stat().st_size // PAGE)
+
+
+def test_a_full_disk_stops_the_run_keeps_every_record_and_the_same_command_completes_it(
+        reference, small_disk):
+    cls, whole = reference
+    disk = small_disk("disk", 1024)
+    out = disk / "out"
+    # Room for batch.json and two students' files, and a page more: the third student's record
+    # (or one of its files) is the first write that finds the disk full.
+    student = max(sum(_pages(p) for p in d.rglob("*") if p.is_file()) for d in (whole / "students").iterdir())
+    filler = fill(disk, PAGE * (_pages(whole / "batch.json") + 2 * student + 1))
+    cmd = ("grade", str(cls), "--out", str(out), "--jobs", "1", *EX)
+
+    proc = kata(*cmd)
+    assert proc.returncode == 3, (proc.stdout, proc.stderr)
+    assert re.search(rf"kata grade: cannot write {re.escape(str(out))}/\S+: no space left on device\n", proc.stderr), \
+        proc.stderr
+    assert "Grading stopped: no further submission was started. The " in proc.stderr
+    assert "Free some space there and run the same command again: it goes on where it stopped." in proc.stderr
+    assert "Traceback" not in proc.stdout + proc.stderr
+    kept = _records(out)
+    assert 1 <= len(kept) < 5 and f"The {len(kept)} results already in {out} are kept whole." in proc.stderr
+    assert proc.stdout.count("✔") + proc.stdout.count("✘") <= len(kept)  # no submission graded after it
+    for name, data in kept.items():  # whole and valid, and what the uninterrupted run wrote
+        assert _without_timings(json.loads(data)) == _without_timings(json.loads(_records(whole)[name]))
+    assert not [p for p in out.rglob(".*") if p.name != ".kata-lock"], "a temporary file stayed behind"
+
+    proc = kata(*cmd)  # still full: it stops again, and what is there stays as it is
+    assert proc.returncode == 3 and "no space left on device" in proc.stderr
+    assert _records(out) == kept and not [p for p in out.rglob(".*") if p.name != ".kata-lock"]
+
+    filler.unlink()
+    proc = kata(*cmd)
+    assert proc.returncode == 1, proc.stderr  # zz.zip is refused
+    assert f"{len(kept)} of 5 submissions already graded" in proc.stdout
+    assert (out / "gradebook.csv").read_text() == (whole / "gradebook.csv").read_text()
+    assert {n: d for n, d in _records(out).items() if n in kept} == kept
+    assert {n: _without_timings(json.loads(d)) for n, d in _records(out).items()} == \
+        {n: _without_timings(json.loads(d)) for n, d in _records(whole).items()}
+    for d in (out / "students").iterdir():  # the derived files the full disk stopped are there too
+        assert sorted(p.relative_to(d).as_posix() for p in d.rglob("*") if p.is_file()) == \
+            ["exercism/results.json", "feedback.html", "gradescope/results.json", "report.json"]
+    assert not list(out.rglob("*.part"))

@@ -15,8 +15,10 @@ from pathlib import Path
 from rich.console import Console
 from rich.markup import escape
 
+from .. import atomic
 from ..gradescope import VISIBILITIES
 from ..messages import t
+from . import store
 
 BATCH_ONLY = ("jobs", "force", "timeout", "gradescope_hidden")
 
@@ -83,6 +85,11 @@ def grade(args, course, exercises) -> int:
     except BatchError as e:
         print(f"kata grade: {e}", file=sys.stderr)
         return 2
+    except atomic.WriteError as e:  # a full disk: stop, keep what is written, say how to go on
+        print(f"kata grade: {e}", file=sys.stderr)
+        key = "batch_write_stopped_full" if e.full else "batch_write_stopped"
+        print(t(key, done=len(store.load_records(Path(args.out))), out=args.out), file=sys.stderr)
+        return atomic.EXIT
     except KeyboardInterrupt:  # before grading started (while looking at the submissions): nothing to keep
         return 130
     records = outcome.records

@@ -6,7 +6,10 @@ already holds a final record for (same entry, same fingerprint, unless --force),
 the student's record atomically, then the student's derived files; when all are done it writes
 the class files. A process that dies or runs past `timeout` gives an "error" record, which the
 next run grades again. Ctrl-C or SIGTERM stops the running processes, keeps every finished
-record, writes the class files from them and says how to go on.
+record, writes the class files from them and says how to go on. A file that cannot be written
+(a full disk: atomic.WriteError) stops the run the same way, but writes nothing more: every
+record written before stays whole, no temporary file stays behind, and the same command run
+again (once there is space) goes on from there.
 """
 from __future__ import annotations
 

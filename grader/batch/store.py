@@ -5,9 +5,9 @@
     OUT/students/<name>/...             derived per-student files (grader/formats/)
     OUT/gradebook.csv, junit.xml, summary.md, ...   derived class files
 
-Every file is written atomically: to a hidden `.<name>.<random>.part` in the same folder, flushed
-to disk, then renamed over the target. A run killed mid-write leaves at most such a `.part`
-file, which the next run (or `kata gradebook`) removes. A record's "student" block:
+Every file is written atomically (grader/atomic.py): to a hidden `.<name>.<random>.part` in the
+same folder, flushed to disk, then renamed over the target. A run killed mid-write leaves at most
+such a `.part` file, which the next run (or `kata gradebook`) removes; a full disk leaves none. A record's "student" block:
 
     {"name": "alice", "source": "alice.zip", "fingerprint": "<sha256 of the submission>",
      "status": "graded" | "refused" | "error", "reason": "", "course": "<course fingerprint>"}
@@ -22,10 +22,9 @@ import fcntl
 import hashlib
 import json
 import os
-import tempfile
 from pathlib import Path
 
-from .. import __version__
+from .. import __version__, atomic
 
 META = "batch.json"
 LOCK = ".kata-lock"
@@ -36,27 +35,13 @@ FINAL = ("graded", "refused")  # statuses a rerun keeps
 
 
 def atomic_write(path: Path, data: str | bytes, durable: bool = False) -> Path:
-    """Write `data` to `path` so that a reader (or a rerun after SIGKILL) sees all of it or none;
-    `durable`: also flushed to the disk before the rename (records: they survive a power cut).
-    Text is written as UTF-8, a name that is not (an unpaired surrogate) as its backslash escape:
-    in JSON that escape reads back as the same name, so a rerun still knows the entry."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=PART)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data.encode("utf-8", "backslashreplace") if isinstance(data, str) else data)
-            if durable:
-                f.flush()
-                os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
-    return path
+    """Write `data` to `path` so that a reader (or a rerun after SIGKILL) sees all of it or none,
+    through a `.part` file that `remove_partials` finds; `durable`: the rename is flushed to the
+    disk too (records: they survive a power cut). A full disk raises atomic.WriteError. Text is
+    written as UTF-8, a name that is not (an unpaired surrogate) as its backslash escape: in JSON
+    that escape reads back as the same name, so a rerun still knows the entry."""
+    return atomic.write_bytes(path, data.encode("utf-8", "backslashreplace") if isinstance(data, str) else data,
+                              suffix=PART, durable=durable)
 
 
 def write_json(path: Path, doc, durable: bool = False) -> Path:
@@ -139,8 +124,11 @@ class Busy(Exception):
 def locked(out: Path):
     """Hold OUT's lock for the duration: two runs never write into one folder at once. The lock
     is the kernel's (flock), so a run killed with SIGKILL releases it."""
-    out.mkdir(parents=True, exist_ok=True)
-    fd = os.open(out / LOCK, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        fd = os.open(out / LOCK, os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError as e:  # a read-only or full file system: said plainly, like any other write
+        raise atomic.WriteError(out / LOCK, e) from e
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from .. import atomic
 
 
 def kata_dir(root: Path) -> Path:
@@ -56,16 +57,4 @@ class StateFile:
             self.moved_to = None
 
     def save(self) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=f".{self.path.name}.")
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as f:
-                json.dump({"schema": self.schema, "data": self.data}, f, indent=1, ensure_ascii=False, sort_keys=True)
-                f.write("\n")
-            os.replace(tmp, self.path)
-        except BaseException:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
-            raise
+        atomic.write_json(self.path, {"schema": self.schema, "data": self.data}, indent=1, sort_keys=True)

@@ -24,6 +24,7 @@ from pathlib import Path
 import torch
 import torch.nn as nn
 
+from .. import atomic
 from ..messages import t
 from . import outputs
 from .batches import Encoded, LengthBatches, collate
@@ -357,7 +358,7 @@ def _train(cfg: TrainConfig, root: Path, dist: Dist, log) -> dict:
         entry["best"] = improved
         metrics["history"].append(entry)
         if dist.main:
-            outputs.write_json(out / "metrics.json", metrics)
+            atomic.write_json(out / "metrics.json", metrics)
         progress.log(f"step {step}/{total} (epoch {epoch + 1}): train loss {entry['train_loss']:.4f}, "
                      f"validation loss {val_loss:.4f}, accuracy {100 * val_acc:.2f}%, "
                      f"{entry['tokens_per_s']:,.0f} tokens/s{'  [best, saved]' if improved else ''}")
@@ -402,7 +403,7 @@ def _train(cfg: TrainConfig, root: Path, dist: Dist, log) -> dict:
         metrics["interrupted"] = True
         metrics["seconds"] = time.perf_counter() - started
         if dist.main:
-            outputs.write_json(out / "metrics.json", metrics)
+            atomic.write_json(out / "metrics.json", metrics)
             if metrics["history"]:
                 outputs.plot_curves(out / "curves.png", metrics["history"], _title(cfg, data))
         best = metrics["best"]
@@ -432,7 +433,7 @@ def _train(cfg: TrainConfig, root: Path, dist: Dist, log) -> dict:
                        "confusion": confusion_matrix(labels, preds, labels=[0, 1]).tolist()}
     metrics["seconds"] = time.perf_counter() - started
     if dist.main:
-        outputs.write_json(out / "metrics.json", metrics)
+        atomic.write_json(out / "metrics.json", metrics)
         outputs.plot_curves(out / "curves.png", metrics["history"], _title(cfg, data))
         _plot_attention(out / "cls_attention.png", raw, data.test, tok, dict((r[0], r[2]) for r in rows), device)
     log(f"test (best checkpoint, step {metrics['best']['step']}): accuracy {100 * test_acc:.2f}%, loss {test_loss:.4f}")

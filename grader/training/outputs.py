@@ -1,4 +1,4 @@
-"""What `kata train` leaves in its output folder, each file written atomically:
+"""What `kata train` leaves in its output folder, each file written atomically (grader/atomic.py):
 
     best.safetensors   the weights of the best validation accuracy so far (safetensors: no pickle)
     best.json          what is needed to use them: model configuration, tokenizer facts, epoch, accuracy
@@ -10,36 +10,13 @@ A run stopped at any moment (Ctrl-C, a kill) leaves the previous best checkpoint
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from pathlib import Path
 
 import torch
 
+from .. import atomic
+
 METRICS_SCHEMA = 1
-
-
-def _atomic(path: Path, write) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    os.close(fd)
-    try:
-        write(tmp)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-
-
-def write_json(path: Path, doc: dict) -> None:
-    def write(tmp):
-        with open(tmp, "w", encoding="utf-8") as f:
-            json.dump(doc, f, indent=2, ensure_ascii=False)
-            f.write("\n")
-    _atomic(Path(path), write)
 
 
 def save_checkpoint(out: Path, state_dict: dict, info: dict) -> Path:
@@ -48,8 +25,9 @@ def save_checkpoint(out: Path, state_dict: dict, info: dict) -> Path:
 
     tensors = {k: v.detach().to("cpu").contiguous().clone() for k, v in state_dict.items()}
     weights = Path(out) / "best.safetensors"
-    _atomic(weights, lambda tmp: save_file(tensors, tmp, metadata={"format": "pt"}))
-    write_json(Path(out) / "best.json", info)
+    with atomic.replacing(weights) as tmp:
+        save_file(tensors, str(tmp), metadata={"format": "pt"})
+    atomic.write_json(Path(out) / "best.json", info)
     return weights
 
 
@@ -91,7 +69,8 @@ def save_figure(path: Path, fig) -> Path:
     import matplotlib.pyplot as plt
 
     try:
-        _atomic(Path(path), lambda tmp: fig.savefig(tmp, format="png", dpi=100))
+        with atomic.replacing(path) as tmp:
+            fig.savefig(tmp, format="png", dpi=100)
     finally:
         plt.close(fig)
     return Path(path)
