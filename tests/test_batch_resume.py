@@ -145,8 +145,12 @@ def test_a_submission_past_the_timeout_is_an_error_that_the_next_run_grades_agai
     cls.mkdir()
     shutil.copytree(first_cls / "s00", cls / "s00")
     shutil.copy(first_cls / "zz.zip", cls)
-    proc = kata("grade", str(cls), "--out", str(out), "--timeout", "0.5", *EX)  # no sandbox starts that fast
+    (tmp_path / "tmp").mkdir()
+    proc = subprocess.run([sys.executable, "-m", "grader", "grade", str(cls), "--out", str(out), "--timeout", "0.5",
+                           *EX], cwd=ROOT, capture_output=True, text=True,  # no sandbox starts that fast
+                          env={**os.environ, "KATA_LANG": "en", "TMPDIR": str(tmp_path / "tmp")})
     assert proc.returncode == 1
+    assert not list((tmp_path / "tmp").glob("kata-*")), "the killed grading process's temporary files were left behind"
     assert "s00: the grader failed: grading took longer than 0.5 s and was stopped (graded again by the next run)" \
         in proc.stdout
     assert rows(out)["s00"]["status"] == "error" and rows(out)["zz"]["status"] == "refused"
@@ -217,7 +221,7 @@ def test_killed_again_and_again_at_random_moments_it_resumes_to_the_gradebook_of
 
     rng = random.Random(1)  # seeded: a failure replays with the same delays
     cmd = [sys.executable, "-m", "grader", "grade", str(cls), "--out", str(out), "--jobs", "1", *EX]
-    (tmp_path / "tmp").mkdir()  # what a killed grading process cannot clean up lands here, not in /tmp
+    (tmp_path / "tmp").mkdir()  # the runs' TMPDIR: what they leave there, the next run must remove
     env = {**os.environ, "KATA_LANG": "en", "TMPDIR": str(tmp_path / "tmp")}
     kept: dict[str, bytes] = {}
     mid_way = 0
@@ -258,8 +262,11 @@ def test_killed_again_and_again_at_random_moments_it_resumes_to_the_gradebook_of
         mid_way += 0 < len(now) < total
 
     assert mid_way >= 4, f"only {mid_way} of the kills came mid-way through the class"
-    again = kata("grade", str(cls), "--out", str(out), "--jobs", "2", *EX)
+    assert list((tmp_path / "tmp").glob("kata-run-*")), "the killed runs left no scratch folder to clean up"
+    again = subprocess.run([*cmd[:-len(EX) - 1], "2", *EX], cwd=ROOT, capture_output=True, text=True, env=env)
     assert again.returncode == 1, again.stderr
+    # multiprocessing's own socket folder (pymp-*) of a killed scheduler stays: a few bytes, and not ours
+    assert not list((tmp_path / "tmp").glob("kata-*")), "temporary files of the killed runs were left behind"
     assert f"{len(kept)} of {total} submissions already graded" in again.stdout
     assert (out / "gradebook.csv").read_text() == (whole / "gradebook.csv").read_text()
     assert {n: _without_timings(json.loads(d)) for n, d in _records(out).items()} == \

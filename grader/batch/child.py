@@ -11,7 +11,9 @@ from __future__ import annotations
 import multiprocessing
 import multiprocessing.connection
 import os
+import shutil
 import signal
+import tempfile
 import threading
 import traceback
 from pathlib import Path
@@ -24,6 +26,7 @@ import torch
 from ..checking import runner
 from ..report import to_dict
 from ..submission import SubmissionError, open_submission
+from . import scratch
 from .discover import submission_path
 
 _box = None
@@ -40,6 +43,8 @@ def _watch_parent() -> None:
         box = _box
         if box is not None:
             box.close()
+        if tempfile.tempdir and os.path.basename(os.path.dirname(tempfile.tempdir)).startswith(scratch.PREFIX):
+            shutil.rmtree(tempfile.tempdir, ignore_errors=True)  # nobody else will: the scheduler is gone
         os._exit(3)
 
     threading.Thread(target=watch, daemon=True, name="kata-parent-watch").start()

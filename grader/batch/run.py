@@ -32,6 +32,7 @@ from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, 
 from .. import __version__
 from ..messages import t
 from . import gradebook, store
+from .scratch import Scratch
 from .discover import Entry, assign_names, discover, fingerprint, is_one_submission
 
 
@@ -80,6 +81,7 @@ class _Running:
     conn: multiprocessing.connection.Connection
     entry: Entry
     started: float
+    tmp: Path  # its scratch folder
     message: dict | None = None
 
 
@@ -249,6 +251,7 @@ def _run(course, opts: Options, todo: list[Entry], outcome: Outcome, done, line,
     threads = max(1, default_jobs() // jobs)
     queue: deque[Entry] = deque(todo)
     running: list[_Running] = []
+    scratch = Scratch()  # the grading processes' temporary files, removed even when one is killed
     previous_term = signal.signal(signal.SIGTERM, _raise_interrupt)
     columns = [TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("•"),
                TimeElapsedColumn(), TextColumn("• ETA"), TimeRemainingColumn()]
@@ -259,12 +262,13 @@ def _run(course, opts: Options, todo: list[Entry], outcome: Outcome, done, line,
                 while queue and len(running) < jobs:
                     entry = queue.popleft()
                     receive, send = ctx.Pipe(duplex=False)
+                    tmp = scratch.folder()
                     proc = ctx.Process(target=_grade_one, name=f"kata-grade-{entry.name}", daemon=True,
-                                       args=(course, entry, opts.exercises, opts.public_only, opts.time_limit,
-                                             threads, send))
+                                       args=(str(tmp), course, entry, opts.exercises, opts.public_only,
+                                             opts.time_limit, threads, send))
                     proc.start()
                     send.close()
-                    running.append(_Running(proc, receive, entry, time.monotonic()))
+                    running.append(_Running(proc, receive, entry, time.monotonic(), tmp))
                 waits = [r.conn for r in running if r.message is None] + [r.proc.sentinel for r in running]
                 multiprocessing.connection.wait(waits, timeout=1.0)
                 still = []
@@ -287,6 +291,7 @@ def _run(course, opts: Options, todo: list[Entry], outcome: Outcome, done, line,
                         except (EOFError, OSError):
                             pass
                     r.conn.close()
+                    scratch.remove(r.tmp)
                     doc = done(r.entry, r.message or None, r.proc.exitcode, timed_out and not r.message)
                     if not opts.quiet:
                         progress.console.print(line(r.entry, doc, time.monotonic() - r.started), highlight=False,
@@ -299,12 +304,17 @@ def _run(course, opts: Options, todo: list[Entry], outcome: Outcome, done, line,
             for r in running:
                 r.proc.join()
                 r.conn.close()
+            scratch.close()
             signal.signal(signal.SIGTERM, previous_term)
 
 
-def _grade_one(*args) -> None:
-    """The grading process's entry point. Importing child.py here, not in the scheduler, keeps
-    torch out of the scheduler; the fork server has imported it already."""
+def _grade_one(tmp: str, *args) -> None:
+    """The grading process's entry point: its temporary files go to `tmp` (the scheduler's
+    scratch folder for it). Importing child.py here, not in the scheduler, keeps torch out of the
+    scheduler; the fork server has imported it already."""
+    import tempfile
+
+    tempfile.tempdir = tmp
     from .child import grade
 
     grade(*args)
