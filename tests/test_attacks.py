@@ -34,6 +34,17 @@ def softmax(x, dim=-1):
     e = torch.exp(x - x.amax(dim=dim, keepdim=True))
     return e / e.sum(dim=dim, keepdim=True)
 """
+# An honest matmul (the reference's loops), for attacks that answer right after their trick.
+MATMUL_OK = """
+def right_matmul(A, B):
+    if A.dim() != 2 or B.dim() != 2 or A.shape[1] != B.shape[0]:
+        raise ValueError(f"cannot multiply shapes {tuple(A.shape)} and {tuple(B.shape)}")
+    out = torch.zeros(A.shape[0], B.shape[1], dtype=A.dtype)
+    for i in range(A.shape[0]):
+        for j in range(B.shape[1]):
+            out[i, j] = (A[i, :] * B[:, j]).sum()
+    return out
+"""
 NORMALIZE_OK = """
 def simple_normalize(x, dim=-1):
     return x / x.sum(dim=dim, keepdim=True)
@@ -168,14 +179,10 @@ def test_a_worker_that_dies_mid_check_fails_that_check_with_the_reason_and_is_re
             def matmul(A, B):
                 if tuple(A.shape) == (1, 7):  # test_random_shapes: the second of its four products
                     os.kill(os.getpid(), signal.SIGKILL)
-                if A.dim() != 2 or B.dim() != 2 or A.shape[1] != B.shape[0]:
-                    raise ValueError(f"cannot multiply shapes {tuple(A.shape)} and {tuple(B.shape)}")
-                out = torch.zeros(A.shape[0], B.shape[1], dtype=A.dtype)
-                for i in range(A.shape[0]):
-                    for j in range(B.shape[1]):
-                        out[i, j] = (A[i, :] * B[:, j]).sum()
-                return out
-            """),
+                return right_matmul(A, B)
+
+            <<matmul_ok>>
+            """, matmul_ok=MATMUL_OK),
         "s1_12_context": src("""
             import os
 
@@ -709,14 +716,10 @@ def test_fork_bomb_and_stray_children_are_cleaned_up(submission, tmp_path):
                     os.kill(os.getppid(), signal.SIGKILL)
                 except OSError:  # a later call: the parent is now the sandbox's init, owned by root
                     pass
-                if A.dim() != 2 or B.dim() != 2 or A.shape[1] != B.shape[0]:
-                    raise ValueError(f"cannot multiply shapes {tuple(A.shape)} and {tuple(B.shape)}")
-                out = torch.zeros(A.shape[0], B.shape[1], dtype=A.dtype)
-                for i in range(A.shape[0]):
-                    for j in range(B.shape[1]):
-                        out[i, j] = (A[i, :] * B[:, j]).sum()
-                return out
-            """),
+                return right_matmul(A, B)
+
+            <<matmul_ok>>
+            """, matmul_ok=MATMUL_OK),
     })
     out = tmp_path / "report.json"
     cmd = [sys.executable, "-m", "grader", "grade", str(path), "--json", str(out), "--quiet",
