@@ -168,3 +168,37 @@ def test_nothing_the_worker_writes_lands_on_the_host_disk_beyond_its_output_limi
         assert not os.listdir(box.workdir)  # the host's folder saw none of it
         worker.close()
         assert os.listdir(box.logs) == []
+
+
+@pytest.mark.skipif(os.getuid() != 0, reason="mounting a tmpfs needs root")
+def test_emptying_tmp_after_a_check_never_crosses_into_a_mount(tmp_path):
+    """The fork server empties the sandbox's /tmp after every check. When the grader's Python
+    lives under /tmp (a checkout in /tmp), its read-only bind mounts sit inside that /tmp: the
+    wipe must leave them alone (walking them cost seconds per check) and still remove the
+    student's files, nested deep or made unreadable."""
+    import subprocess
+
+    from grader.worker.runtime.__main__ import remove_within
+
+    mounted = tmp_path / "python" / "site-packages"
+    mounted.mkdir(parents=True)
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(mounted)]).returncode:
+        pytest.skip("cannot mount a tmpfs here")
+    try:
+        (mounted / "torch.py").write_text("# the grader's own files\n")
+        deep = tmp_path / "junk"
+        for i in range(300):
+            deep = deep / "d"
+        deep.mkdir(parents=True)
+        (deep / "leftover").write_text("x")
+        (tmp_path / "locked").mkdir()
+        (tmp_path / "locked" / "secret").write_text("x")
+        os.chmod(tmp_path / "locked", 0)
+        (tmp_path / "file").write_text("x")
+        dev = os.lstat(tmp_path).st_dev
+        for name in os.listdir(tmp_path):
+            remove_within(str(tmp_path / name), dev)
+        assert (mounted / "torch.py").read_text() == "# the grader's own files\n"
+        assert sorted(os.listdir(tmp_path)) == ["python"]  # the mount point's parent cannot go
+    finally:
+        subprocess.run(["umount", str(mounted)])
