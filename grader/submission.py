@@ -2,8 +2,13 @@
 
 Accepted: a folder shaped like `exercises/` (holding `ch01/...`), a project folder holding
 `exercises/`, or a .zip of either. Zips are checked entry by entry before anything is written:
-absolute paths, `..`, symbolic links, oversized or over-compressed entries refuse the whole
-archive with a clear error, and nothing is ever written outside the private folder.
+absolute paths, `..`, symbolic links, one path named twice (in any spelling: `a/./b`, `a//b`),
+oversized or over-compressed entries refuse the whole archive with a clear error, and nothing
+is ever written outside the private folder.
+
+A submission is only the regular files physically inside it (grader/files.py): a symbolic link
+is never followed. The path given may not be one; links inside are skipped with a note; a
+submission whose `ch01/` is only reachable through links is refused, naming them.
 
 Notebooks: an exercise may come as `<id>.ipynb` instead of, or as well as, `<id>.py`. Its code
 cells become `<id>.py` in the private copy (see grader/notebook.py), so it is graded exactly
@@ -13,7 +18,8 @@ be read fails its exercise's checks with a message naming the file (or, when a .
 the .py is graded and a note says why); the other exercises are graded as usual.
 
 A `kata-manifest.json` written by `kata submit` is verified against the files: files changed,
-missing or added after submit are named in the notes; grading goes on regardless.
+missing or added after submit are named in the notes, and so are listed files past MAX_FILE,
+which are never read; grading goes on regardless.
 """
 from __future__ import annotations
 
