@@ -87,8 +87,10 @@ class Submission:
         self.cleanup()
 
 
-def _shape_root(folder: Path, chapter: str) -> Path:
-    """The folder inside `folder` that holds `<chapter>/`, reached without following a link."""
+def _shape_root(folder: Path, chapter: str, top: Path | None = None, shown: str = "") -> Path:
+    """The folder inside `folder` that holds `<chapter>/`, reached without following a link.
+    A refusal names the folder as `shown` (the path given) followed by its place under `top`."""
+    top = top or folder
     if files.real_dir(folder, chapter):
         return folder
     if files.real_dir(folder, "exercises", chapter):
@@ -99,8 +101,10 @@ def _shape_root(folder: Path, chapter: str) -> Path:
         children = []
     subdirs = [d for d in children if files.kind(d) == "dir" and not d.name.startswith((".", "__MACOSX"))]
     if len(subdirs) == 1:
-        return _shape_root(subdirs[0], chapter)
-    raise SubmissionError(t("sub_no_chapter", folder=folder, chapter=chapter))
+        return _shape_root(subdirs[0], chapter, top, shown)
+    where = folder.relative_to(top).as_posix()
+    name = (shown or str(top)) + ("" if where == "." else f"/{where}")
+    raise SubmissionError(t("sub_no_chapter", folder=name, chapter=chapter))
 
 
 def _nothing_but_links(top: Path, shown: str, chapter: str) -> SubmissionError | None:
@@ -298,7 +302,7 @@ def open_submission(path: str | Path, chapter: str = "ch01") -> Submission:
         else:
             top = origin
         try:
-            src = _shape_root(top, chapter)
+            src = _shape_root(top, chapter, top, str(origin))
         except SubmissionError:
             refusal = _nothing_but_links(top, str(origin), chapter)
             if refusal is None:

@@ -291,11 +291,14 @@ def test_a_batch_grades_only_what_each_entry_holds_itself(tmp_path):
     (cls / "dan" / "ch01" / f"{MATMUL}.py").write_bytes(solution(MATMUL))
     (cls / "dan" / "ch01" / f"{SOFTMAX}.py").symlink_to(SOLUTIONS / "ch01" / f"{SOFTMAX}.py")
     (cls / "zed").symlink_to("alice")  # an entry that is itself a link: not a submission, as before
+    with zipfile.ZipFile(cls / "fay.zip", "w") as zf:  # refused for want of ch01/: named as in the class
+        zf.writestr("homework/notes.py", "x = 1\n")
     out = tmp_path / "out"
     proc = kata("grade", str(cls), "--out", str(out), "--jobs", "1", "-e", MATMUL)
     assert proc.returncode == 1, proc.stdout + proc.stderr  # some entries are refused
     book = _rows(out)
-    assert set(book) == {"alice", "bob", "carol", "dan", "eve", "mallory"}
+    assert set(book) == {"alice", "bob", "carol", "dan", "eve", "fay", "mallory"}
+    assert book["fay"]["reason"] == "fay.zip/homework: no 'ch01/' or 'exercises/ch01/' folder found"
     for name in ("alice", "carol", "dan"):
         assert (book[name]["status"], book[name]["total"]) == ("graded", "5"), book[name]
     assert book["alice"]["reason"] == book["carol"]["reason"] == ""
