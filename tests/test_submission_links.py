@@ -270,6 +270,12 @@ def test_gradescope_never_copies_a_linked_file(tmp_path):
 
 
 # ----------------------------------------------------------------------------- a class
+def _notebook(code: str) -> str:
+    import nbformat
+
+    return nbformat.writes(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(code)]))
+
+
 def _rows(out: Path) -> dict[str, dict]:
     return {r["student"]: r for r in csv.DictReader(io.StringIO((out / "gradebook.csv").read_text()))}
 
@@ -290,6 +296,13 @@ def test_a_batch_grades_only_what_each_entry_holds_itself(tmp_path):
     (cls / "dan" / "ch01").mkdir(parents=True)  # honest, with one file linked in
     (cls / "dan" / "ch01" / f"{MATMUL}.py").write_bytes(solution(MATMUL))
     (cls / "dan" / "ch01" / f"{SOFTMAX}.py").symlink_to(SOLUTIONS / "ch01" / f"{SOFTMAX}.py")
+    (cls / "gus").mkdir()  # a platform's folder: the student's zip, and a link beside it
+    with zipfile.ZipFile(cls / "gus" / "kata-submission.zip", "w") as zf:
+        zf.writestr(f"exercises/ch01/{MATMUL}.py", solution(MATMUL))
+    (cls / "gus" / "notes.txt").symlink_to("/etc/passwd")
+    (cls / "ivy" / "s1_11").mkdir(parents=True)  # nbgrader's layout: one notebook, one link to another's
+    (cls / "ivy" / "s1_11" / f"{MATMUL}.ipynb").write_text(_notebook(solution(MATMUL).decode()))
+    (cls / "ivy" / "s1_11" / f"{SOFTMAX}.ipynb").symlink_to(cls / "ivy" / "s1_11" / f"{MATMUL}.ipynb")
     (cls / "zed").symlink_to("alice")  # an entry that is itself a link: not a submission, as before
     with zipfile.ZipFile(cls / "fay.zip", "w") as zf:  # refused for want of ch01/: named as in the class
         zf.writestr("homework/notes.py", "x = 1\n")
@@ -297,12 +310,14 @@ def test_a_batch_grades_only_what_each_entry_holds_itself(tmp_path):
     proc = kata("grade", str(cls), "--out", str(out), "--jobs", "1", "-e", MATMUL)
     assert proc.returncode == 1, proc.stdout + proc.stderr  # some entries are refused
     book = _rows(out)
-    assert set(book) == {"alice", "bob", "carol", "dan", "eve", "fay", "mallory"}
+    assert set(book) == {"alice", "bob", "carol", "dan", "eve", "fay", "gus", "ivy", "mallory"}
     assert book["fay"]["reason"] == "fay.zip/homework: no 'ch01/' or 'exercises/ch01/' folder found"
-    for name in ("alice", "carol", "dan"):
+    for name in ("alice", "carol", "dan", "gus", "ivy"):
         assert (book[name]["status"], book[name]["total"]) == ("graded", "5"), book[name]
     assert book["alice"]["reason"] == book["carol"]["reason"] == ""
     assert book["dan"]["reason"].startswith(f"ch01/{SOFTMAX}.py: symbolic link skipped")
+    assert book["gus"]["reason"].startswith("notes.txt: symbolic link skipped")
+    assert book["ivy"]["reason"].startswith(f"s1_11/{SOFTMAX}.ipynb: symbolic link skipped")
     for name, link in (("mallory", "exercises"), ("eve", "homework"), ("bob", "kata-submission.zip")):
         row = book[name]
         assert (row["status"], row["total"]) == ("refused", "0"), row

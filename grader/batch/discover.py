@@ -185,8 +185,9 @@ def submission_path(entry: Entry, chapter: str, ids: list[str]):
         nbs = _notebooks(p) if not zips and not _has_chapter(p, chapter) else []
         if len(zips) == 1 and not dirs:
             p = zips[0]
+            entry.notes += link_notes([c.name for c in visible if files.kind(c) == "link"])  # beside the zip
         elif nbs:  # loose notebooks, e.g. nbgrader's submitted/<student>/<assignment>/<id>.ipynb
-            entry.notes += link_notes(files.links_in(p, limit=11))  # _walk passed them over
+            entry.notes += link_notes(files.links_in(p, limit=MAX_FILES))  # _walk passed them over
             with _wrapped(nbs, chapter, ids) as folder:
                 yield folder
             return
