@@ -139,7 +139,7 @@ def _copy_tree(src: Path, dst: Path, notes: list[str], shown: str = "") -> list[
             raise SubmissionError(t("sub_too_big", folder=shown or src.name, mb=MAX_TOTAL // 2**20, files=MAX_FILES))
         target = dst / item.rel
         target.parent.mkdir(parents=True, exist_ok=True)
-        with open(item.path, "rb", opener=_no_follow) as f_in, open(target, "wb") as f_out:
+        with open(item.path, "rb", opener=files.open_no_follow) as f_in, open(target, "wb") as f_out:
             shutil.copyfileobj(f_in, f_out)
         os.utime(target, ns=(st.st_atime_ns, st.st_mtime_ns))  # which of .py/.ipynb is newer
     notes.extend(skipped := link_notes(links))
@@ -152,11 +152,6 @@ def link_notes(links: list[str], limit: int = 10) -> list[str]:
     if len(links) > limit:
         out.append(t("sub_links_more", count=len(links) - limit))
     return out
-
-
-def _no_follow(path, flags):
-    """Open a file the walk found regular, refusing it should it have become a link since."""
-    return os.open(path, flags | os.O_NOFOLLOW)
 
 
 def entry_key(name: str) -> str:
