@@ -11,6 +11,11 @@ An entry of DIR is one submission when it is
 Anything else is listed as "not a submission", with the reason, and left alone; hidden entries
 (`.DS_Store`, `.git`) and `__MACOSX` are ignored silently.
 
+No symbolic link is followed (grader/files.py): an entry that is a link is not a submission; a
+link inside an entry (`mallory/exercises -> ../alice/exercises`, a linked `kata-submission.zip`)
+is skipped with a note, and an entry that holds its exercises only through links is refused. The
+fingerprint covers what grading reads: the regular files, and the links' names.
+
 The student's name is the entry's name without `.zip`/`.ipynb`, reduced to letters, digits,
 `.`, `_` and `-`. Two entries with the same name (`alice/` and `alice.zip`, or `Alice` and
 `alice`) never share an output folder: the first in sorted order keeps the name, the others get
