@@ -218,6 +218,7 @@ def cmd_run(args) -> int:
     from . import figures, listings
     from .checking.runner import open_exercise, sandbox_for
     from .messages import t
+    from .safe_text import plain
     from .submission import SubmissionError, open_submission
     from .worker.client import WorkerFault
     from .worker.proxy import StudentError
@@ -260,7 +261,7 @@ def cmd_run(args) -> int:
     console = Console()
     titles = {item.id: item.display_title() for item in course.listings}
     title = t("listing_title", id=lst.id, exercise=ex.id, section=ex.section, title=titles.get(lst.id) or lst.title)
-    ours = "\n".join(lines) + (f"\n✘ {error}" if error else "")
+    ours = plain("\n".join(lines) + (f"\n✘ {error}" if error else ""))  # the student's values: no terminal control
     if args.book:
         table = Table(title=title, show_lines=True)
         table.add_column(t("your_code", path="exercises/" if args.path is None else args.path))

@@ -16,6 +16,7 @@ from . import listings, plots
 from .checking.runner import open_exercise, sandbox_for
 from .course import Course
 from .messages import t
+from .safe_text import plain
 from .submission import open_submission
 from .worker.client import Sandbox, WorkerFault
 from .worker.proxy import StudentError
@@ -51,11 +52,11 @@ def draw(course: Course, box: Sandbox, figures: list[listings.Figure]) -> list[D
                 drawn = [Drawn(ex.id, fig.listings, s.name, s.title, png=plots.render(s)) for s in specs]
             finally:
                 worker.close()
-        except (StudentError, WorkerFault, plots.FigureError) as e:
+        except (StudentError, WorkerFault, plots.FigureError) as e:  # the reason may quote the student's text
             drawn = [Drawn(ex.id, fig.listings, fig.name, fig.name, error=t("plot_failed", listing=", ".join(fig.listings),
-                                                                             reason=str(e)))]
+                                                                             reason=plain(str(e)[:2000])))]
         except Exception as e:  # a value of the wrong kind from the student's code, met by the figure's own code
-            reason = f"{type(e).__name__}: {str(e)[:300]}"
+            reason = plain(f"{type(e).__name__}: {str(e)[:300]}")
             drawn = [Drawn(ex.id, fig.listings, fig.name, fig.name, error=t("plot_failed", listing=", ".join(fig.listings),
                                                                              reason=reason))]
         out += drawn

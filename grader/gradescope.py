@@ -109,21 +109,26 @@ def locate(upload: Path, course, work: Path) -> Path:
     found anywhere in it, arranged as ch01/<id>.py in `work`."""
     from .submission import SubmissionError
 
+    from . import files as tree
+
     chapter = course.chapter
-    if (upload / chapter).is_dir() or (upload / "exercises" / chapter).is_dir():
+    if tree.real_dir(upload, chapter) or tree.real_dir(upload, "exercises", chapter):
         return upload
-    files = [p for p in upload.rglob("*") if p.is_file() and "__MACOSX" not in p.parts]
+    found = [f for f in tree.walk(upload) if isinstance(f, tree.Found) and "__MACOSX" not in f.path.parts]
+    files = [f.path for f in found]  # regular files only: a student's link is never followed
     zips = [p for p in files if p.suffix.lower() == ".zip"]
     names = {f"{ex.module}{ext}" for ex in course.exercises for ext in (".py", ".ipynb")}
-    loose = [p for p in files if p.name in names]
+    loose = [f for f in found if f.path.name in names]
     if len(zips) == 1 and not loose:
         return zips[0]
     if not loose:
         raise SubmissionError(t("gs_nothing_found", chapter=chapter))
     dest = work / chapter
     dest.mkdir(parents=True)
-    for p in sorted(loose, key=lambda p: p.stat().st_mtime):  # the newest copy of a file wins
-        shutil.copy2(p, dest / p.name)
+    for f in sorted(loose, key=lambda f: f.st.st_mtime):  # the newest copy of a file wins
+        with open(f.path, "rb", opener=tree.open_no_follow) as src, open(dest / f.path.name, "wb") as out:
+            shutil.copyfileobj(src, out)
+        os.utime(dest / f.path.name, ns=(f.st.st_atime_ns, f.st.st_mtime_ns))
     return work
 
 

@@ -16,18 +16,34 @@ from __future__ import annotations
 
 import hashlib
 import json
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
+from . import files
 from .course import ID_RE
 from .messages import t
 
 NAME = "kata-manifest.json"
 KIND = "kata-submission"
 SCHEMA = 1
+MAX_FILE = 8 * 1024 * 1024  # what grader.submission reads of one file (its MAX_FILE)
+MAX_MANIFEST = 8 * 1024 * 1024
+MAX_LISTED = 2000  # files a manifest may list that are looked at (grader.submission.MAX_FILES)
 
 
 def sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
+
+
+def _digest(path: Path, max_bytes: int) -> str:
+    """sha256 of the file at `path`, read up to `max_bytes` + 1 bytes (a file that grew past the
+    limit since it was looked at hashes differently, and so counts as changed)."""
+    h = hashlib.sha256()
+    left = max_bytes + 1
+    with open(path, "rb", opener=files.open_no_follow) as f:
+        while left > 0 and (chunk := f.read(min(1 << 20, left))):
+            left -= len(chunk)
+            h.update(chunk)
+    return h.hexdigest()
 
 
 def file_entry(data: bytes) -> dict:
@@ -36,10 +52,11 @@ def file_entry(data: bytes) -> dict:
 
 def find(src: Path, top: Path) -> Path | None:
     """The manifest of a submission whose exercises folder is `src`: in `src` or a folder above
-    it, up to `top` (the unpacked archive or the folder given)."""
-    here, top = src.resolve(), top.resolve()
+    it, up to `top` (the unpacked archive or the folder given). A manifest that is a symbolic
+    link is no manifest (links are never followed)."""
+    here, top = src.absolute(), top.absolute()
     while True:
-        if (here / NAME).is_file():
+        if files.kind(here / NAME) == "file":
             return here / NAME
         if here == top or top not in here.parents:
             return None
@@ -61,14 +78,20 @@ def _claims(exercises) -> dict:
     return out
 
 
-def verify(path: Path, notes: list[str]) -> dict:
+def verify(path: Path, notes: list[str], max_bytes: int = MAX_FILE) -> dict:
     """Check the files next to the manifest at `path` against it; add a note per problem.
-    Returns what the report shows: when and by which kata it was made, and what changed."""
-    base = path.parent.resolve()
+    Returns what the report shows: when and by which kata it was made, and what changed.
+    A listed file larger than `max_bytes` (the submission reader's per-file limit) is not read:
+    it is named under "too_large". The manifest itself is read only up to MAX_MANIFEST bytes."""
+    base = path.parent
     info = {"file": NAME, "verified": False, "kata_version": None, "created": None,
-            "changed": [], "missing": [], "added": [], "exercises": {}}
+            "changed": [], "missing": [], "added": [], "too_large": [], "exercises": {}}
     try:
-        doc = json.loads(path.read_bytes().decode("utf-8"))
+        with open(path, "rb") as f:
+            data = f.read(MAX_MANIFEST + 1)
+        if len(data) > MAX_MANIFEST:
+            raise ValueError(f"larger than {MAX_MANIFEST // 2**20} MB")
+        doc = json.loads(data.decode("utf-8"))
         if not isinstance(doc, dict) or doc.get("kind") != KIND or not isinstance(doc.get("files"), dict):
             raise ValueError("not a kata submission manifest")
     except (ValueError, UnicodeDecodeError, RecursionError) as e:  # RecursionError: nested too deeply
@@ -78,22 +101,25 @@ def verify(path: Path, notes: list[str]) -> dict:
     info.update(kata_version=str(doc.get("kata_version"))[:40], created=str(doc.get("created"))[:40],
                 exercises=_claims(doc.get("exercises")))
     listed = doc["files"]
-    inside = {rel: (base / rel).resolve() for rel in listed}  # the manifest is untrusted: stay in its folder
-    inside = {rel: p for rel, p in inside.items() if p.is_relative_to(base)}
-    for rel, entry in sorted(listed.items()):
-        p = inside.get(rel)
-        if p is None or not isinstance(entry, dict) or not p.is_file():
+    folders: set[str] = set()
+    for rel, entry in sorted(listed.items())[:MAX_LISTED]:
+        found = files.lookup(base, rel)  # inside the manifest's folder, through no link
+        if found is None or not isinstance(entry, dict):
             info["missing"].append(rel)
-        elif sha256(p.read_bytes()) != entry.get("sha256"):
+            continue
+        folders.add(str(PurePosixPath(found.rel).parent))
+        if found.st.st_size > max_bytes:  # never read (a 3 GB sparse file): the submission
+            info["too_large"].append(rel)  # reader leaves it out too
+        elif _digest(found.path, max_bytes) != entry.get("sha256"):
             info["changed"].append(rel)
-    for folder in sorted({p.parent for p in inside.values()}):
-        if folder.is_dir():
-            for p in sorted(folder.iterdir()):
-                rel = p.relative_to(base).as_posix()
-                if p.is_file() and p.suffix in (".py", ".ipynb") and rel not in listed:
-                    info["added"].append(rel)
-    for key, msg in (("changed", "manifest_changed"), ("missing", "manifest_missing"), ("added", "manifest_added")):
+    for folder in sorted(folders):
+        for item in files.walk_one(base if folder == "." else base / folder):
+            rel = item.rel if folder == "." else f"{folder}/{item.rel}"
+            if item.path.suffix in (".py", ".ipynb") and rel not in listed:
+                info["added"].append(rel)
+    for key, msg in (("changed", "manifest_changed"), ("missing", "manifest_missing"), ("added", "manifest_added"),
+                     ("too_large", "manifest_too_large")):
         if info[key]:
-            notes.append(t(msg, files=", ".join(info[key]), created=info["created"] or "?"))
-    info["verified"] = not (info["changed"] or info["missing"] or info["added"])
+            notes.append(t(msg, files=", ".join(info[key]), created=info["created"] or "?", mb=max_bytes // 2**20))
+    info["verified"] = not (info["changed"] or info["missing"] or info["added"] or info["too_large"])
     return info

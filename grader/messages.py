@@ -211,7 +211,18 @@ CATALOG: dict[str, dict[str, str]] = {
         "en": "{folder}: no '{chapter}/' or 'exercises/{chapter}/' folder found",
         "zh": "{folder}：没有找到 '{chapter}/' 或 'exercises/{chapter}/' 文件夹",
     },
-    "sub_link_skipped": {"en": "{file}: symbolic link skipped", "zh": "{file}：是符号链接，已跳过"},
+    "sub_link_skipped": {"en": "{file}: symbolic link skipped (links are never followed: only the files inside "
+                                "the submission are graded)",
+                         "zh": "{file}：是符号链接，已跳过（从不跟随链接：只评提交中实际存在的文件）"},
+    "sub_links_more": {"en": "{count} more symbolic links skipped", "zh": "另有 {count} 个符号链接已跳过"},
+    "sub_is_link": {"en": "{path}: a symbolic link; links are never followed: give the folder or zip it points to "
+                          "itself (only the files physically inside a submission are graded)",
+                    "zh": "{path}：是符号链接；从不跟随链接：请直接给出它指向的文件夹或 zip（只评提交中实际存在的文件）"},
+    "sub_only_links": {"en": "{path}: nothing to grade: no '{chapter}/' folder inside it, only symbolic links "
+                             "({links}), and links are never followed (only the files physically inside a "
+                             "submission are graded)",
+                       "zh": "{path}：没有可评分的内容：其中没有 '{chapter}/' 文件夹，只有符号链接（{links}），"
+                             "而链接从不被跟随（只评提交中实际存在的文件）"},
     "sub_large_skipped": {"en": "{file}: larger than {mb} MB, skipped", "zh": "{file}：大于 {mb} MB，已跳过"},
     "sub_too_big": {"en": "{folder}: more than {mb} MB or {files} files", "zh": "{folder}：超过 {mb} MB 或 {files} 个文件"},
     "zip_entries": {"en": "{name}: {count} entries, more than the limit of {limit}",
@@ -268,6 +279,11 @@ CATALOG: dict[str, dict[str, str]] = {
         "zh": "检查无法使用你的返回值：{type}：{message}",
     },
     # --- issue 5, slice "html": kata run --plot, figures, HTML feedback (grader/plots.py, figures.py, report_html.py)
+    "html_notes_more": {"en": "… and {count} more notes (all of them are in the JSON report)",
+                        "zh": "…… 另有 {count} 条说明（全部见 JSON 报告）"},
+    "plot_too_large": {"en": "{what}: too large to draw (more than {limit} rows, columns or points)",
+                       "zh": "{what}：太大，无法绘制（超过 {limit} 行、列或点）"},
+    "plot_rows_more": {"en": "… {count} more rows", "zh": "…… 另有 {count} 行"},
     "plot_not_numbers": {
         "en": "{what}: cannot be drawn: expected numbers, got {got}",
         "zh": "{what}：无法绘图：应为数值，实际得到 {got}",
@@ -534,6 +550,11 @@ CATALOG: dict[str, dict[str, str]] = {
     "manifest_added": {
         "en": "added after `kata submit` ({created}), not in its manifest: {files}",
         "zh": "在 `kata submit`（{created}）之后添加、不在清单中：{files}",
+    },
+    "manifest_too_large": {
+        "en": "listed in the manifest of `kata submit` ({created}) but larger than {mb} MB, so not read or "
+              "checked (and not graded): {files}",
+        "zh": "`kata submit`（{created}）的清单中列出，但大于 {mb} MB，因此未读取、未核对（也不评分）：{files}",
     },
     "manifest_ok": {
         "en": "manifest: every file is as `kata submit` (kata {version}) wrote it at {created}",

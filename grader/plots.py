@@ -20,6 +20,19 @@ _CJK_FONTS = ("Noto Sans CJK SC", "Noto Sans CJK JP", "Source Han Sans SC", "Wen
               "WenQuanYi Zen Hei", "AR PL UMing CN", "SimHei", "Microsoft YaHei", "PingFang SC")
 
 
+# What is drawn is bounded: a figure's texts and sizes come from the student's code (a BPE merge
+# of 12 KB strings took minutes to lay out in the grader's own process). Longer texts are cut
+# with an ellipsis, a longer table says how many rows were left out, and a matrix or curve
+# past these sizes is not drawn at all (FigureError).
+MAX_TEXT = 120  # characters of one table cell, tick label, title or legend entry
+MAX_ROWS = 40  # rows of a table drawn
+MAX_COLUMNS = 12  # columns of a table
+MAX_SIDE = 4096  # rows or columns of a heatmap (the book's position encodings: 1024 x 768)
+MAX_CELLS = 2**22  # cells of a heatmap
+MAX_PANELS = 8  # panels of a curve figure, and series in one panel
+MAX_POINTS = 20_000  # points of one curve
+
+
 class FigureError(Exception):
     """The student's values cannot be drawn (wrong shape, not numbers, ...): the reason, for the student."""
 
@@ -104,8 +117,46 @@ def _cjk_font() -> str | None:
     return next((n for n in _CJK_FONTS if n in names), None)
 
 
+def clip(text, limit: int = MAX_TEXT) -> str:
+    """`text` as a string of at most `limit` characters (cut with "…")."""
+    text = str(text)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def bounded(spec):
+    """A copy of the figure description `spec` within the limits above: texts clipped, a table's
+    extra rows and columns left out (its last row says how many rows), a heatmap, curve or
+    panel list past its size refused with FigureError."""
+    import dataclasses
+
+    if isinstance(spec, Table):
+        columns = [clip(c) for c in list(spec.columns)[:MAX_COLUMNS]]
+        width = len(columns)
+        rows = [([clip(c) for c in list(r)[:width]] + [""] * width)[:width] for r in list(spec.rows)[:MAX_ROWS]]
+        if len(spec.rows) > MAX_ROWS:
+            rows.append([label("plot_rows_more", count=len(spec.rows) - MAX_ROWS)] + [""] * (width - 1))
+        return dataclasses.replace(spec, title=clip(spec.title), columns=columns, rows=rows)
+    if isinstance(spec, Heatmap):
+        for ticks in (spec.xticks, spec.yticks):
+            if ticks is not None and len(ticks) > MAX_SIDE:
+                raise FigureError(t("plot_too_large", what=clip(spec.title, 60), limit=MAX_SIDE))
+        return dataclasses.replace(
+            spec, title=clip(spec.title), xlabel=clip(spec.xlabel), ylabel=clip(spec.ylabel),
+            xticks=None if spec.xticks is None else [clip(x, 30) for x in spec.xticks],
+            yticks=None if spec.yticks is None else [clip(y, 30) for y in spec.yticks])
+    if isinstance(spec, Curves):
+        if len(spec.panels) > MAX_PANELS or any(len(p.series) > MAX_PANELS for p in spec.panels) \
+                or len(spec.x) > MAX_POINTS or any(len(s.y) > MAX_POINTS for p in spec.panels for s in p.series):
+            raise FigureError(t("plot_too_large", what=clip(spec.title, 60), limit=MAX_POINTS))
+        panels = [Panel(clip(p.title), [Series(clip(s.label, 60), s.y, s.color) for s in p.series]) for p in spec.panels]
+        return dataclasses.replace(spec, title=clip(spec.title), xlabel=clip(spec.xlabel), ylabel=clip(spec.ylabel),
+                                   panels=panels)
+    return spec
+
+
 def render(spec) -> bytes:
-    """The figure as PNG bytes."""
+    """The figure as PNG bytes, within the limits of `bounded`."""
+    spec = bounded(spec)
     import matplotlib
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
@@ -131,6 +182,8 @@ def _heatmap(Figure, spec: Heatmap):
     import numpy as np
 
     arr = check_matrix(spec.title, spec.values)
+    if max(arr.shape) > MAX_SIDE or arr.size > MAX_CELLS:
+        raise FigureError(t("plot_too_large", what=spec.title, limit=MAX_SIDE))
     small = arr.shape[0] <= 16 and arr.shape[1] <= 16
     fig = Figure(figsize=(6.4, 5.2) if small else (9, 5.5), layout="constrained")
     ax = fig.add_subplot()

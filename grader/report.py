@@ -2,12 +2,13 @@
 
 JSON schema (version 1), documented in README.md:
 {
-  "schema": 1, "kata_version": str, "torch": str, "submission": str,
+  "schema": 1, "kata_version": str, "torch": str, "submission": str,   # the folder's or zip's name
   "score": float, "max_score": float,
   "sandbox": "bubblewrap" | "limits-only",   # limits-only: weaker isolation, said in the report
   "worker_startup_s": float, "duration_s": float, "notes": [str], "lang": "en" | "zh",
   "manifest": null | {"file", "verified": bool, "kata_version", "created",
-                      "changed": [path], "missing": [path], "added": [path], "exercises": {...}},
+                      "changed": [path], "missing": [path], "added": [path], "too_large": [path],
+                      "exercises": {...}},
   "exercises": [{"id", "section", "title", "score", "max_score"}],
   "checks": [{"exercise", "name", "status", "score", "max_score", "message",
               "listing", "visibility", "duration_s", "kind", "title"}]

@@ -18,6 +18,8 @@ from . import atomic
 from .messages import language, t
 
 STATUS = {"passed": "✔", "failed": "✘", "skipped": "–"}
+MAX_MESSAGE = 8000  # characters of one check's message shown (a report's texts come from the student's code)
+MAX_NOTES = 100  # notes shown; the rest are counted
 
 CSS = """
 :root { --ok: #1a7f37; --ok-bg: #dafbe1; --bad: #cf222e; --bad-bg: #ffebe9; --skip: #9a6700; --skip-bg: #fff8c5;
@@ -61,6 +63,11 @@ figcaption { color: var(--muted); font-size: 13px; }
 
 def _e(value) -> str:
     return html.escape(str(value), quote=True)
+
+
+def _clip(text, limit: int) -> str:
+    text = str(text)
+    return text if len(text) <= limit else text[:limit] + " …"
 
 
 def _num(x) -> str:
@@ -117,8 +124,11 @@ def render(doc: dict, figures: list[dict] | None = None, lang: str | None = None
                                    seconds=f"{float(doc.get('duration_s', 0)):.1f}") + "</p>"]
     if doc.get("sandbox") not in (None, "bubblewrap"):
         out.append(f'<p class="warn">{tr("html_limits_only")}</p>')
-    for note in doc.get("notes", []):
-        out.append(f'<p class="warn">{tr("html_note", note=note)}</p>')
+    notes = list(doc.get("notes", []))
+    for note in notes[:MAX_NOTES]:
+        out.append(f'<p class="warn">{tr("html_note", note=_clip(note, MAX_MESSAGE))}</p>')
+    if len(notes) > MAX_NOTES:
+        out.append(f'<p class="warn">{tr("html_notes_more", count=len(notes) - MAX_NOTES)}</p>')
 
     out.append(f"<h2>{tr('html_by_section')}</h2><table class='summary'><thead><tr><th>§</th>"
                f"<th>{tr('html_exercises')}</th><th class='num'>{tr('html_points')}</th><th></th></tr></thead><tbody>")
@@ -153,7 +163,7 @@ def _exercise(ex: dict, checks: list[dict], figs: list[dict], tr) -> str:
         st = c.get("status", "")
         name = str(c.get("name", "")).removeprefix("test_")
         hidden = f' <span class="muted">{tr("html_hidden")}</span>' if c.get("visibility") == "hidden" else ""
-        message = c.get("message") or ""
+        message = _clip(c.get("message") or "", MAX_MESSAGE)
         msg = f'<pre class="msg">{_e(message)}</pre>' if message and st != "passed" else ""
         out.append(f'<tr class="{_e(st)}"><td><span class="badge {_e(st)}">{STATUS.get(st, "?")} {tr("html_" + st) if st in STATUS else _e(st)}</span></td>'
                    f'<td><code>{_e(name)}</code>{hidden}{msg}</td>'

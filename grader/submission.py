@@ -2,8 +2,13 @@
 
 Accepted: a folder shaped like `exercises/` (holding `ch01/...`), a project folder holding
 `exercises/`, or a .zip of either. Zips are checked entry by entry before anything is written:
-absolute paths, `..`, symbolic links, oversized or over-compressed entries refuse the whole
-archive with a clear error, and nothing is ever written outside the private folder.
+absolute paths, `..`, symbolic links, one path named twice (in any spelling: `a/./b`, `a//b`),
+oversized or over-compressed entries refuse the whole archive with a clear error, and nothing
+is ever written outside the private folder.
+
+A submission is only the regular files physically inside it (grader/files.py): a symbolic link
+is never followed. The path given may not be one; links inside are skipped with a note; a
+submission whose `ch01/` is only reachable through links is refused, naming them.
 
 Notebooks: an exercise may come as `<id>.ipynb` instead of, or as well as, `<id>.py`. Its code
 cells become `<id>.py` in the private copy (see grader/notebook.py), so it is graded exactly
@@ -13,7 +18,8 @@ be read fails its exercise's checks with a message naming the file (or, when a .
 the .py is graded and a note says why); the other exercises are graded as usual.
 
 A `kata-manifest.json` written by `kata submit` is verified against the files: files changed,
-missing or added after submit are named in the notes; grading goes on regardless.
+missing or added after submit are named in the notes, and so are listed files past MAX_FILE,
+which are never read; grading goes on regardless.
 """
 from __future__ import annotations
 
@@ -27,10 +33,12 @@ import zlib
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
+from . import files
 from . import manifest as kata_manifest
 from .course import ID_RE
 from .messages import t
 from .notebook import NotebookError, read_code
+from .safe_text import plain
 
 MAX_FILE = 8 * 1024 * 1024
 MAX_TOTAL = 64 * 1024 * 1024
@@ -39,7 +47,11 @@ MAX_RATIO = 100  # uncompressed / compressed, per entry
 
 
 class SubmissionError(Exception):
-    """The submission cannot be graded at all (bad archive, nothing to grade)."""
+    """The submission cannot be graded at all (bad archive, nothing to grade). The reason often
+    quotes a submitted name (a zip entry's), so it is kept free of terminal control."""
+
+    def __init__(self, reason: str = "") -> None:
+        super().__init__(plain(str(reason)))
 
 
 @dataclass
@@ -51,6 +63,8 @@ class Submission:
     problems: dict[str, str] = field(default_factory=dict)  # file (e.g. "ch01/x.py") -> why it cannot be graded
     manifest: dict | None = None  # what kata_manifest.verify found; None: no manifest
     graded_from: dict[str, str] = field(default_factory=dict)  # "ch01/x.py" -> "ch01/x.ipynb" when the notebook is graded
+    links: list[str] = field(default_factory=list)  # the notes on symbolic links skipped (also in notes)
+    label: str = ""  # how reports name the submission: the folder's or the zip's own name, never a host path
 
     def path(self, rel: str) -> Path:
         return self.root / rel
@@ -73,43 +87,77 @@ class Submission:
         self.cleanup()
 
 
-def _shape_root(folder: Path, chapter: str) -> Path:
-    """The folder inside `folder` that holds `<chapter>/`."""
-    if (folder / chapter).is_dir():
+def _shape_root(folder: Path, chapter: str, top: Path | None = None, shown: str = "") -> Path:
+    """The folder inside `folder` that holds `<chapter>/`, reached without following a link.
+    A refusal names the folder as `shown` (the path given) followed by its place under `top`."""
+    top = top or folder
+    if files.real_dir(folder, chapter):
         return folder
-    if (folder / "exercises" / chapter).is_dir():
+    if files.real_dir(folder, "exercises", chapter):
         return folder / "exercises"
-    subdirs = [d for d in folder.iterdir() if d.is_dir() and not d.name.startswith((".", "__MACOSX"))]
+    try:
+        children = sorted(folder.iterdir())
+    except OSError:
+        children = []
+    subdirs = [d for d in children if files.kind(d) == "dir" and not d.name.startswith((".", "__MACOSX"))]
     if len(subdirs) == 1:
-        return _shape_root(subdirs[0], chapter) if subdirs[0] != folder else folder
-    raise SubmissionError(t("sub_no_chapter", folder=folder, chapter=chapter))
+        return _shape_root(subdirs[0], chapter, top, shown)
+    where = folder.relative_to(top).as_posix()
+    name = (shown or str(top)) + ("" if where == "." else f"/{where}")
+    raise SubmissionError(t("sub_no_chapter", folder=name, chapter=chapter))
 
 
-def _copy_tree(src: Path, dst: Path, notes: list[str]) -> None:
+def _nothing_but_links(top: Path, shown: str, chapter: str) -> SubmissionError | None:
+    """The refusal of a submission whose exercises are only reachable through links, if it is one."""
+    links = files.links_in(top)
+    if not links:
+        return None
+    return SubmissionError(t("sub_only_links", path=shown, links=", ".join(links), chapter=chapter))
+
+
+def _copy_tree(src: Path, dst: Path, notes: list[str], shown: str = "") -> list[str]:
+    """Copy the regular files under `src` (never through a link) into `dst`, within the limits;
+    say in `notes` what was left out and why (`shown`: how `src` is named there). Returns the
+    notes on the links skipped."""
     total = 0
     count = 0
-    for dirpath, dirnames, filenames in os.walk(src, followlinks=False):
-        dirnames[:] = [d for d in dirnames if d not in ("__pycache__", ".git") and not os.path.islink(os.path.join(dirpath, d))]
-        rel_dir = Path(dirpath).relative_to(src)
-        for name in filenames:
-            p = Path(dirpath, name)
-            rel = rel_dir / name
-            st = os.lstat(p)
-            if stat.S_ISLNK(st.st_mode):
-                notes.append(t("sub_link_skipped", file=rel))
-                continue
-            if not stat.S_ISREG(st.st_mode):
-                continue
-            if st.st_size > MAX_FILE:
-                notes.append(t("sub_large_skipped", file=rel, mb=MAX_FILE // 2**20))
-                continue
-            total += st.st_size
-            count += 1
-            if total > MAX_TOTAL or count > MAX_FILES:
-                raise SubmissionError(t("sub_too_big", folder=src, mb=MAX_TOTAL // 2**20, files=MAX_FILES))
-            (dst / rel).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(p, dst / rel)
-            os.utime(dst / rel, ns=(st.st_atime_ns, st.st_mtime_ns))  # which of .py/.ipynb is newer
+    links: list[str] = []
+    for item in files.walk(src):
+        count += 1
+        if count > MAX_FILES:
+            raise SubmissionError(t("sub_too_big", folder=shown or src.name, mb=MAX_TOTAL // 2**20, files=MAX_FILES))
+        if isinstance(item, files.Left):
+            if item.why == "link":
+                links.append(item.rel)
+            continue
+        st = item.st
+        if st.st_size > MAX_FILE:
+            notes.append(t("sub_large_skipped", file=item.rel, mb=MAX_FILE // 2**20))
+            continue
+        total += st.st_size
+        if total > MAX_TOTAL:
+            raise SubmissionError(t("sub_too_big", folder=shown or src.name, mb=MAX_TOTAL // 2**20, files=MAX_FILES))
+        target = dst / item.rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        with open(item.path, "rb", opener=files.open_no_follow) as f_in, open(target, "wb") as f_out:
+            shutil.copyfileobj(f_in, f_out)
+        os.utime(target, ns=(st.st_atime_ns, st.st_mtime_ns))  # which of .py/.ipynb is newer
+    notes.extend(skipped := link_notes(links))
+    return skipped
+
+
+def link_notes(links: list[str], limit: int = 10) -> list[str]:
+    """One note per link skipped, the first `limit` of them, then one for the rest."""
+    out = [t("sub_link_skipped", file=rel) for rel in links[:limit]]
+    if len(links) > limit:
+        out.append(t("sub_links_more", count=len(links) - limit))
+    return out
+
+
+def entry_key(name: str) -> str:
+    """The path a zip entry names, in one spelling: `exercises/./ch01//x.py`, `exercises\\ch01\\x.py`
+    and `exercises/ch01/x.py/` all name `exercises/ch01/x.py` (what extraction writes)."""
+    return "/".join(p for p in name.replace("\\", "/").split("/") if p not in ("", "."))
 
 
 def check_zip(zf: zipfile.ZipFile, name: str) -> list[zipfile.ZipInfo]:
@@ -121,8 +169,8 @@ def check_zip(zf: zipfile.ZipFile, name: str) -> list[zipfile.ZipInfo]:
     seen: set[str] = set()
     for info in infos:
         fname = info.filename
-        key = fname.replace("\\", "/").rstrip("/")
-        if key in seen:  # unzip tools disagree on which copy wins: the grader must not pick one
+        key = entry_key(fname)
+        if key and key in seen:  # unzip tools disagree on which copy wins: the grader must not pick one
             raise SubmissionError(t("zip_duplicate", name=name, entry=fname))
         seen.add(key)
         pure = PurePosixPath(fname.replace("\\", "/"))
@@ -225,28 +273,41 @@ def _adopt_notebooks(root: Path, chapter: str, notes: list[str], problems: dict[
 
 
 def open_submission(path: str | Path, chapter: str = "ch01") -> Submission:
-    """Copy a submission into a private folder. Raises SubmissionError with a reason."""
+    """Copy a submission into a private folder. Raises SubmissionError with a reason.
+    Nothing is read through a symbolic link: `path` itself may not be one, and links inside it
+    are skipped with a note (a submission that has its exercises only through links is refused)."""
     origin = Path(path)
-    if not origin.exists():
+    what = files.kind(origin)
+    if what == "missing":
         raise SubmissionError(t("sub_missing", path=origin))
+    if what == "link":
+        raise SubmissionError(t("sub_is_link", path=origin))
+    if what == "special":
+        raise SubmissionError(t("sub_not_zip", path=origin))
     tmp = tempfile.mkdtemp(prefix="kata-sub-")
     try:
         staging = Path(tmp, "in")
         staging.mkdir()
         notes: list[str] = []
-        if origin.is_file():
+        if what == "file":
             if not zipfile.is_zipfile(origin):
                 raise SubmissionError(t("sub_not_zip", path=origin))
             _extract(origin, staging)
             top = staging
         else:
             top = origin
-        src = _shape_root(top, chapter)
+        try:
+            src = _shape_root(top, chapter, top, str(origin))
+        except SubmissionError:
+            refusal = _nothing_but_links(top, str(origin), chapter)
+            if refusal is None:
+                raise
+            raise refusal from None
         found = kata_manifest.find(src, top)
-        checked = kata_manifest.verify(found, notes) if found else None
+        checked = kata_manifest.verify(found, notes, MAX_FILE) if found else None
         root = Path(tmp, "sub")
         root.mkdir()
-        _copy_tree(src, root, notes)
+        links = _copy_tree(src, root, notes, str(origin))
         problems: dict[str, str] = {}
         graded_from: dict[str, str] = {}
         _adopt_notebooks(root, chapter, notes, problems, graded_from)
@@ -256,7 +317,8 @@ def open_submission(path: str | Path, chapter: str = "ch01") -> Submission:
                 os.chmod(os.path.join(dirpath, f), 0o644)
         os.chmod(tmp, 0o755)
         shutil.rmtree(staging, ignore_errors=True)
-        return Submission(origin.resolve(), root, notes, tmp, problems, checked, graded_from)
+        return Submission(origin.resolve(), root, notes, tmp, problems, checked, graded_from, links,
+                          label=os.path.basename(os.path.abspath(origin)))
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise

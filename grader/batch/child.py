@@ -83,7 +83,8 @@ def grade(course, entry, exercise_ids: list[str], public_only: bool, time_limit:
                 shown = f"{entry.source}/{path.relative_to(entry.path).as_posix()}" if inside else entry.source
                 raise SubmissionError(str(e).replace(str(path), shown)) from None
         with sub:
-            sub.notes.extend(_unknown_files(course, sub) + list(sub.problems.values()))  # for the class summary
+            sub.notes.extend(entry.notes + _unknown_files(course, sub) + list(sub.problems.values()))  # for the class summary
+            links = entry.notes + sub.links  # symbolic links skipped: the gradebook's reason column says so
             box = _box = runner.sandbox_for(course, sub)
             box.launch()
             try:
@@ -92,8 +93,8 @@ def grade(course, entry, exercise_ids: list[str], public_only: bool, time_limit:
                 box.close()
                 _box = None
         doc = to_dict(course, result)
-        doc["submission"] = str(entry.path.resolve())
-        message = {"status": "graded", "doc": doc}
+        doc["submission"] = runner.printable(entry.source)  # the entry's name in DIR, never a host path
+        message = {"status": "graded", "doc": doc, "reason": runner.printable("; ".join(links))}
     except SubmissionError as e:
         message = {"status": "refused", "reason": str(e)}
     except Exception as e:  # the grader itself failed on this submission: say so, go on with the others

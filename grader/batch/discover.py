@@ -11,6 +11,11 @@ An entry of DIR is one submission when it is
 Anything else is listed as "not a submission", with the reason, and left alone; hidden entries
 (`.DS_Store`, `.git`) and `__MACOSX` are ignored silently.
 
+No symbolic link is followed (grader/files.py): an entry that is a link is not a submission; a
+link inside an entry (`mallory/exercises -> ../alice/exercises`, a linked `kata-submission.zip`)
+is skipped with a note, and an entry that holds its exercises only through links is refused. The
+fingerprint covers what grading reads: the regular files, and the links' names.
+
 The student's name is the entry's name without `.zip`/`.ipynb`, reduced to letters, digits,
 `.`, `_` and `-`. Two entries with the same name (`alice/` and `alice.zip`, or `Alice` and
 `alice`) never share an output folder: the first in sorted order keeps the name, the others get
@@ -29,8 +34,9 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .. import files
 from ..notebook import NotebookError, read
-from ..submission import MAX_FILE, MAX_FILES, MAX_TOTAL, SubmissionError
+from ..submission import MAX_FILE, MAX_FILES, MAX_TOTAL, SubmissionError, link_notes
 
 SUFFIXES = (".zip", ".ipynb")
 
@@ -58,9 +64,9 @@ def _hidden(name: str) -> bool:
 
 
 def is_one_submission(path: Path, chapter: str) -> bool:
-    """PATH itself is a submission (it holds `<chapter>/` or `exercises/<chapter>/`), not a class."""
-    path = Path(path)
-    return path.is_dir() and ((path / chapter).is_dir() or (path / "exercises" / chapter).is_dir())
+    """PATH itself is a submission (it holds `<chapter>/` or `exercises/<chapter>/`), not a class.
+    Only real folders count: a link is never followed."""
+    return files.real_dir(path, chapter) or files.real_dir(path, "exercises", chapter)
 
 
 def discover(class_dir: Path) -> tuple[list[Entry], list[Skipped]]:
@@ -69,11 +75,12 @@ def discover(class_dir: Path) -> tuple[list[Entry], list[Skipped]]:
     for p in sorted(Path(class_dir).iterdir(), key=lambda p: p.name):
         if _hidden(p.name):
             continue
-        if p.is_symlink():
+        what = files.kind(p)
+        if what == "link":
             skipped.append(Skipped(p.name, "a symbolic link; not followed"))
-        elif p.is_dir() or (p.is_file() and p.suffix.lower() in SUFFIXES):
+        elif what == "dir" or (what == "file" and p.suffix.lower() in SUFFIXES):
             entries.append(Entry(p.name, p))
-        elif p.is_file():
+        elif what == "file":
             skipped.append(Skipped(p.name, "not a submission: only folders, .zip and .ipynb files are graded"))
         else:
             skipped.append(Skipped(p.name, "not a regular file or folder"))
@@ -118,42 +125,49 @@ def assign_names(entries: list[Entry], known: dict[str, str], taken: set[str]) -
 
 
 def fingerprint(path: Path) -> str:
-    """sha256 over the submission's files (names and contents); a folder's __pycache__ and .git
-    are left out. Bounded like grading itself: past the size limits the rest is not read."""
+    """sha256 over the submission's files (names and contents), exactly what grading can read:
+    regular files only, found without following a link (grader/files.py); a folder's
+    __pycache__ and .git are left out. A link counts by its name alone (what it points to is
+    never graded, but a refusal names it). Bounded like grading itself: past the size limits
+    the rest is not read."""
     h = hashlib.sha256()
     path = Path(path)
     budget = [MAX_TOTAL]
 
     def add(p: Path) -> bool:
         """Hash the file into h; False once the budget is spent."""
-        with open(p, "rb") as f:
+        with open(p, "rb", opener=files.open_no_follow) as f:
             while budget[0] > 0 and (chunk := f.read(min(1 << 20, budget[0]))):
                 budget[0] -= len(chunk)
                 h.update(chunk)
         return budget[0] > 0
 
-    if path.is_file():
+    what = files.kind(path)
+    if what == "file":
         add(path)
         return h.hexdigest()
+    if what != "dir":
+        return h.hexdigest()
     count = 0
-    for dirpath, dirnames, filenames in os.walk(path, followlinks=False):
-        dirnames[:] = sorted(d for d in dirnames if d not in ("__pycache__", ".git"))
-        for name in sorted(filenames):
-            p = Path(dirpath, name)
-            if p.is_symlink() or not p.is_file():
-                continue
-            count += 1
-            h.update(b"\0" + os.fsencode(p.relative_to(path).as_posix()) + b"\0")  # the name's bytes, UTF-8 or not
-            if not add(p) or count > MAX_FILES:
+    for item in files.walk(path):
+        count += 1
+        if isinstance(item, files.Left):
+            if item.why == "link":
+                h.update(b"\1" + os.fsencode(item.rel) + b"\0")
+        else:
+            h.update(b"\0" + os.fsencode(item.rel) + b"\0")  # the name's bytes, UTF-8 or not
+            if not add(item.path):
                 return h.hexdigest()
+        if count > MAX_FILES:
+            return h.hexdigest()
     return h.hexdigest()
 
 
 # -- what open_submission is given ------------------------------------------------------------
-def _notebook_exercise(nb: Path, ids: list[str]) -> str | None:
+def _notebook_exercise(nb: Path, data: bytes, ids: list[str]) -> str | None:
     """Which exercise a notebook holds: `kata notebook`'s metadata, else an id in its file name."""
     try:
-        doc = json.loads(nb.read_bytes().decode("utf-8"))
+        doc = json.loads(data.decode("utf-8"))
         ex = doc.get("metadata", {}).get("kata", {}).get("exercise")
         if ex in ids:
             return ex
@@ -169,21 +183,23 @@ def submission_path(entry: Entry, chapter: str, ids: list[str]):
     """The path to hand open_submission for this entry (a temporary folder for notebooks).
     Raises SubmissionError when the entry holds nothing gradable."""
     p = entry.path
-    if p.is_dir() and not is_one_submission(p, chapter):
+    if files.kind(p) == "dir" and not is_one_submission(p, chapter):
         visible = [c for c in p.iterdir() if not _hidden(c.name)]
-        zips = [c for c in visible if c.is_file() and c.suffix.lower() == ".zip"]
-        dirs = [c for c in visible if c.is_dir()]
+        zips = [c for c in visible if files.kind(c) == "file" and c.suffix.lower() == ".zip"]
+        dirs = [c for c in visible if files.kind(c) == "dir"]
         nbs = _notebooks(p) if not zips and not _has_chapter(p, chapter) else []
         if len(zips) == 1 and not dirs:
             p = zips[0]
+            entry.notes += link_notes([c.name for c in visible if files.kind(c) == "link"])  # beside the zip
         elif nbs:  # loose notebooks, e.g. nbgrader's submitted/<student>/<assignment>/<id>.ipynb
+            entry.notes += link_notes(files.links_in(p, limit=MAX_FILES))  # _walk passed them over
             with _wrapped(nbs, chapter, ids) as folder:
                 yield folder
             return
         elif len(zips) > 1 and not dirs:
             raise SubmissionError(f"{entry.source}: {len(zips)} zip files ({', '.join(z.name for z in zips)}); "
                                   "expected one submission")
-    if p.is_file() and p.suffix.lower() == ".ipynb":
+    if files.kind(p) == "file" and p.suffix.lower() == ".ipynb":
         with _wrapped([p], chapter, ids) as folder:
             yield folder
         return
@@ -193,10 +209,10 @@ def submission_path(entry: Entry, chapter: str, ids: list[str]):
 def _walk(folder: Path, depth: int):
     """Visible files and folders under `folder`, `depth` levels down at most."""
     for c in sorted(folder.iterdir()):
-        if _hidden(c.name) or c.is_symlink():
+        if _hidden(c.name) or files.kind(c) not in ("dir", "file"):  # a link is never followed
             continue
         yield c
-        if c.is_dir() and depth > 1:
+        if files.kind(c) == "dir" and depth > 1:
             yield from _walk(c, depth - 1)
 
 
@@ -216,19 +232,24 @@ def _wrapped(notebooks: list[Path], chapter: str, ids: list[str]):
         folder = Path(tmp, chapter)
         folder.mkdir()
         for nb in notebooks:
-            if nb.stat().st_size > MAX_FILE:
+            if nb.lstat().st_size > MAX_FILE:
                 raise SubmissionError(f"{nb.name}: larger than {MAX_FILE // 2**20} MB")
             try:  # a notebook that is the whole submission and cannot be read: the submission is refused
-                read(nb.read_bytes(), nb.name)
+                with open(nb, "rb", opener=files.open_no_follow) as f:
+                    data = f.read(MAX_FILE + 1)
+                if len(data) > MAX_FILE:
+                    raise SubmissionError(f"{nb.name}: larger than {MAX_FILE // 2**20} MB")
+                read(data, nb.name)
             except NotebookError as e:
                 raise SubmissionError(str(e)) from None
-            ex = _notebook_exercise(nb, ids)
+            ex = _notebook_exercise(nb, data, ids)
             if ex is None:
                 raise SubmissionError(f"{nb.name}: cannot tell which exercise this notebook is (no `kata notebook` "
                                       "metadata and no exercise id in its name, e.g. s1_11_softmax.ipynb)")
             if (folder / f"{ex}.ipynb").exists():
                 raise SubmissionError(f"{nb.name}: a second notebook for exercise {ex}")
-            shutil.copy2(nb, folder / f"{ex}.ipynb")
+            (folder / f"{ex}.ipynb").write_bytes(data)
+            os.utime(folder / f"{ex}.ipynb", ns=(nb.lstat().st_atime_ns, nb.lstat().st_mtime_ns))
         yield Path(tmp)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

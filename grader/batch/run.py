@@ -31,6 +31,7 @@ from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, 
 
 from .. import __version__
 from ..messages import t
+from ..safe_text import plain
 from . import gradebook, store
 from .scratch import Scratch
 from .discover import Entry, assign_names, discover, fingerprint, is_one_submission
@@ -100,7 +101,7 @@ def _skeleton(course, opts: Options, entry: Entry, reason: str) -> dict:
 
     exercises = _max_of(course, opts.exercises, opts.public_only)
     return {"schema": 1, "kata_version": __version__, "torch": version("torch").split("+")[0],
-            "submission": str(entry.path.resolve()), "score": 0.0,
+            "submission": entry.source, "score": 0.0,
             "max_score": round(sum(e["max_score"] for e in exercises), 6), "sandbox": "none",
             "worker_startup_s": 0.0, "duration_s": 0.0, "notes": [reason], "manifest": None,
             "exercises": exercises, "checks": []}
@@ -189,10 +190,10 @@ def _grade_class(course, class_dir: Path, out: Path, opts: Options, console: Con
     store.write_json(out / store.META, meta)
     if not opts.quiet:
         for s in skipped:
-            console.print(t("batch_skipped_entry", source=escape(s.source), reason=escape(s.reason)), highlight=False,
+            console.print(t("batch_skipped_entry", source=escape(plain(s.source)), reason=escape(s.reason)), highlight=False,
                           soft_wrap=True)
         for note in renamed:
-            console.print(f"note: {escape(note)}", highlight=False, soft_wrap=True)
+            console.print(f"note: {escape(plain(note))}", highlight=False, soft_wrap=True)
         if outcome.resumed:
             console.print(t("batch_resume", done=outcome.resumed, total=len(entries), out=escape(str(out)), todo=len(todo)),
                           highlight=False)
@@ -201,7 +202,7 @@ def _grade_class(course, class_dir: Path, out: Path, opts: Options, console: Con
         status = (message or {}).get("status")
         if status == "graded":
             doc = message["doc"]
-            reason = ""
+            reason = message.get("reason", "")  # what was left out (symbolic links), else nothing
         else:
             if status in ("refused", "error"):
                 reason = message["reason"]
@@ -230,7 +231,7 @@ def _grade_class(course, class_dir: Path, out: Path, opts: Options, console: Con
             return t("batch_line_graded", name=escape(entry.name), score=f"{doc['score']:g}",
                      max=f"{doc['max_score']:g}", seconds=f"{seconds:.1f}")
         key = "batch_line_refused" if st["status"] == "refused" else "batch_line_error"
-        return t(key, name=escape(entry.name), reason=escape(st["reason"]))
+        return t(key, name=escape(entry.name), reason=escape(plain(st["reason"])))
 
     try:
         _run(course, opts, todo, outcome, done, line, console)

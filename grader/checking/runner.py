@@ -16,6 +16,7 @@ import pytest
 
 from ..course import Course, Exercise
 from ..messages import pick, t
+from ..safe_text import plain
 from ..scan import scan
 from ..submission import Submission
 from ..worker.client import Sandbox, WorkerFault
@@ -201,9 +202,10 @@ def _message(exc: BaseException | None) -> tuple[str, str]:
 def printable(value):
     """`value` with every string made writable as UTF-8 anywhere (a report file, a terminal): an
     unpaired surrogate — from a file name that is not UTF-8, a student's "\\ud800", a manifest —
-    becomes its backslash escape instead of crashing the report."""
+    becomes its backslash escape instead of crashing the report, and terminal control (ANSI
+    escapes, carriage returns, ...) is removed (grader/safe_text.py)."""
     if isinstance(value, str):
-        return value.encode("utf-8", "backslashreplace").decode("utf-8")
+        return plain(value.encode("utf-8", "backslashreplace").decode("utf-8"))
     if isinstance(value, list):
         return [printable(v) for v in value]
     if isinstance(value, dict):
@@ -269,7 +271,7 @@ def run(course: Course, submission: Submission, exercises: list[Exercise] | None
         results.sort(key=lambda r: order[r.exercise])
         for r in results:
             r.message = printable(r.message)
-        return GradeResult(printable(str(submission.origin)), box.kind, results, printable(list(submission.notes)),
+        return GradeResult(printable(submission.label or submission.origin.name), box.kind, results, printable(list(submission.notes)),
                            round(box.startup_s, 3), round(time.perf_counter() - t0, 3), printable(submission.manifest))
     finally:
         if own_box:

@@ -1,0 +1,157 @@
+"""What is physically inside a submitted folder, found without following a single symbolic link.
+
+A submission is only the regular files inside it. `Path.is_dir()`, `is_file()`, `os.walk` and
+`shutil.copytree` follow links (a student's `exercises -> /course/solutions` would be read as
+theirs), so every reader of a submission asks this module instead:
+
+    walk(top)               every regular file under `top` (Found), and every link or special
+                            file met on the way (Left, with why), in a stable order; never enters
+                            a linked folder
+    kind(path)              "dir" | "file" | "link" | "special" | "missing", from lstat
+    real_dir(base, *parts)  base/parts... is a folder, and so is every step on the way (no link)
+    lookup(base, rel)       the regular file at base/rel when no step of `rel` is a link, else None
+
+Every function takes `lstat` of each name it looks at; nothing here opens a file.
+"""
+from __future__ import annotations
+
+import os
+import stat
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+SKIP_DIRS = ("__pycache__", ".git")
+
+
+@dataclass(frozen=True)
+class Found:
+    """A regular file: its path relative to the top (POSIX form) and its lstat."""
+
+    rel: str
+    path: Path
+    st: os.stat_result
+
+
+@dataclass(frozen=True)
+class Left:
+    """Something that is not graded: `why` is "link" (a symbolic link, to a file or a folder) or
+    "special" (a FIFO, socket or device)."""
+
+    rel: str
+    path: Path
+    why: str
+
+
+def kind(path: str | Path) -> str:
+    try:
+        mode = os.lstat(path).st_mode
+    except (FileNotFoundError, NotADirectoryError):
+        return "missing"
+    except OSError:  # a name too long, a permission refused: nothing that can be graded
+        return "missing"
+    if stat.S_ISLNK(mode):
+        return "link"
+    if stat.S_ISDIR(mode):
+        return "dir"
+    if stat.S_ISREG(mode):
+        return "file"
+    return "special"
+
+
+def real_dir(base: str | Path, *parts: str) -> bool:
+    """`base/parts...` is a folder and no step from `base` on is a link (`base` itself included)."""
+    here = Path(base)
+    if kind(here) != "dir":
+        return False
+    for part in parts:
+        here = here / part
+        if kind(here) != "dir":
+            return False
+    return True
+
+
+def lookup(base: str | Path, rel: str) -> Found | None:
+    """The regular file `rel` (a POSIX path) under `base`, reached without a link, `..` or an
+    absolute path; None otherwise."""
+    pure = PurePosixPath(rel)
+    parts = [p for p in pure.parts if p not in ("", ".")]
+    if pure.is_absolute() or not parts or ".." in parts or "\\" in rel:
+        return None
+    if not real_dir(base, *parts[:-1]):
+        return None
+    path = Path(base, *parts)
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return None
+    return Found("/".join(parts), path, st) if stat.S_ISREG(st.st_mode) else None
+
+
+def walk(top: str | Path, skip_dirs: tuple[str, ...] = SKIP_DIRS):
+    """Yield Found for every regular file under the folder `top` and Left for every link and
+    special file, never entering a linked folder. Order: a folder's own entries by name, then its
+    subfolders by name (as `os.walk` with sorted names). Folders named in `skip_dirs` are passed
+    over silently. `top` itself must be a real folder (see `real_dir`)."""
+    top = Path(top)
+    stack = [(top, "")]
+    while stack:
+        folder, prefix = stack.pop()
+        try:
+            with os.scandir(folder) as it:
+                entries = sorted(it, key=lambda e: e.name)
+        except OSError:  # unreadable: nothing in it can be graded
+            continue
+        subdirs = []
+        for e in entries:
+            rel = prefix + e.name
+            try:
+                st = e.stat(follow_symlinks=False)
+            except OSError:
+                continue
+            if stat.S_ISDIR(st.st_mode):
+                if e.name not in skip_dirs:
+                    subdirs.append((Path(e.path), rel + "/"))
+            elif stat.S_ISLNK(st.st_mode):
+                yield Left(rel, Path(e.path), "link")
+            elif stat.S_ISREG(st.st_mode):
+                yield Found(rel, Path(e.path), st)
+            else:
+                yield Left(rel, Path(e.path), "special")
+        stack.extend(reversed(subdirs))
+
+
+def links_in(top: str | Path, limit: int = 5, entries: int = 2000) -> list[str]:
+    """The first `limit` symbolic links under `top` (relative paths), looking at no more than
+    `entries` names: what a refusal names when a submission holds nothing but links."""
+    found = []
+    for n, item in enumerate(walk(top, skip_dirs=())):
+        if n >= entries:
+            break
+        if isinstance(item, Left) and item.why == "link":
+            found.append(item.rel)
+            if len(found) >= limit:
+                break
+    return found
+
+
+def walk_one(folder: str | Path):
+    """The regular files directly in `folder` (Found, by name); none when it is not a real folder."""
+    if kind(folder) != "dir":
+        return
+    try:
+        with os.scandir(folder) as it:
+            entries = sorted(it, key=lambda e: e.name)
+    except OSError:
+        return
+    for e in entries:
+        try:
+            st = e.stat(follow_symlinks=False)
+        except OSError:
+            continue
+        if stat.S_ISREG(st.st_mode):
+            yield Found(e.name, Path(e.path), st)
+
+
+def open_no_follow(path, flags):
+    """An `opener` for open(): fails on a link (a file the walk found regular that became one)."""
+    return os.open(path, flags | os.O_NOFOLLOW)
