@@ -55,8 +55,8 @@ class KataGrade(NbGraderPreprocessor):
                 cell.outputs, cell.execution_count = [], None
         doc = grade_notebook(ex_id, nbformat.writes(nb).encode("utf-8"))
         rows = {c["name"]: c for c in doc["checks"] if c["exercise"] == ex_id}
-        self.log.info("%s", t("nbg_graded", file=f"{ex_id}.ipynb", score=f"{doc['score']:g}",
-                              max=f"{doc['max_score']:g}"))
+        summary = t("nbg_graded", file=f"{ex_id}.ipynb", score=f"{doc['score']:g}", max=f"{doc['max_score']:g}")
+        self.log.info("%s", summary)
         first = True
         for cell in nb.cells:
             if not is_test_cell(cell):
@@ -69,8 +69,7 @@ class KataGrade(NbGraderPreprocessor):
             cell.outputs = [error_output(message)] if not passed else [
                 new_output("stream", name="stdout", text=message + "\n")]
             if first:
-                cell.outputs.insert(0, new_output("stream", name="stdout", text=t(
-                    "nbg_graded", file=f"{ex_id}.ipynb", score=f"{doc['score']:g}", max=f"{doc['max_score']:g}") + "\n"))
+                cell.outputs.insert(0, new_output("stream", name="stdout", text=summary + "\n"))
                 first = False
         return nb, resources
 
