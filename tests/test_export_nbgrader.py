@@ -328,3 +328,29 @@ def test_a_kernel_side_attack_scores_in_nbgrader_what_kata_grade_gives(attacked,
     assert got.get(attack, {}).get(SOFTMAX) == kata[attack], got.get(attack)
     assert f"for student '{attack}'" not in proc.stdout + proc.stderr  # autograde failed on no notebook
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+
+
+@pytest.mark.slow
+def test_a_notebook_the_kata_cannot_grade_gets_no_autograde_score_and_the_next_run_grades_it(tmp_path, export):
+    """Fail closed: a grader fault (here no course where KATA_COURSE_ROOT points) is no zero
+    charged to the student: autograde names it, exits non-zero, leaves the cells to review, and
+    once fixed the same command grades them."""
+    pytest.importorskip("nbgrader", reason="nbgrader is an extra")
+    from nbgrader.api import Gradebook
+
+    course = tmp_path / "course"
+    assert export(str(course), "-e", SOFTMAX)[0] == 0
+    assert nbgrader(course, "generate_assignment", "s1_11").returncode == 0
+    key = answers(course / "source" / "s1_11" / f"{SOFTMAX}.ipynb")
+    submit(course, "alice", "s1_11", {SOFTMAX: solve(course / "release" / "s1_11" / f"{SOFTMAX}.ipynb", key)})
+
+    proc = nbgrader(course, "autograde", "s1_11", env={"KATA_COURSE_ROOT": str(tmp_path / "nowhere")})
+    assert proc.returncode != 0 and f"no kata course at {tmp_path / 'nowhere'}" in proc.stdout + proc.stderr
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}", "transformer-kata") as gb:
+        grades = [g for nb in gb.find_submission("s1_11", "alice").notebooks for g in nb.grades]
+        assert grades and all(g.auto_score is None and g.needs_manual_grade for g in grades)
+    assert not (course / "autograded" / "alice" / "s1_11").exists()
+
+    proc = nbgrader(course, "autograde", "s1_11")
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert scores(course, "s1_11")["alice"] == {SOFTMAX: 12, "total": 12}
