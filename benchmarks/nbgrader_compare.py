@@ -7,8 +7,8 @@ releases them with `nbgrader generate_assignment`, and makes N students' submiss
 released notebooks (in turn: solved, half solved, unsolved). Then it grades them:
 
 - nbgrader: `nbgrader autograde ASSIGNMENT`, all N students in one command, as an instructor
-  runs it (one kernel per notebook, the student's cells, then the test cells, whose first one
-  grades the notebook with the kata's sandboxed grader in a subprocess);
+  runs it (no kernel: the export's configuration grades each notebook with the kata's sandboxed
+  grader in a subprocess and writes the outcomes into its test cells);
 - the kata: the same notebooks (laid out as `<student>/ch01/<id>.ipynb`), graded by
   `kata grade <student> -e ID ... --json` once per submission, a new process each time;
 - the kata in one process: the grader's runner called once per submission, the imports and the

@@ -518,10 +518,12 @@ def _add_export_parser(sub) -> None:
     x = sub.add_parser("export", help="export the course to another grading platform (nbgrader, gradescope)")
     xs = x.add_subparsers(dest="target", required=True)
     nb = xs.add_parser("nbgrader", help="write an nbgrader course directory: one notebook per exercise, "
-                                        "autograded test cells that run the kata's grader",
+                                        "graded by the kata's grader outside any kernel",
                        description="Write DIR/nbgrader_config.py and DIR/source/<assignment>/<id>.ipynb from the "
                                    "solutions: nbgrader solution regions, and one autograded test cell per check "
-                                   "(its points) that grades the saved notebook with the kata's sandboxed grader.")
+                                   "(its points). The config makes `nbgrader autograde` run no cell: the kata's "
+                                   "sandboxed grader grades each notebook and writes every check's outcome into "
+                                   "its test cell, which nbgrader scores.")
     nb.add_argument("dir", help="the nbgrader course directory (created if missing)")
     nb.add_argument("--exercise", "-e", action="append", help="export only this exercise (repeatable)")
     nb.add_argument("--by", choices=["section", "exercise"], default="section",

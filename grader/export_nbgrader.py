@@ -17,9 +17,11 @@ A notebook is made from the exercise's solution file, the single source:
   an autograded answer cell (nbgrader metadata solution: true, a grade_id from its function);
   `nbgrader generate_assignment` replaces each region with its stub;
 - one autograded test cell per check (grade: true, locked, points = the check's points, so the
-  cells add up to the exercise's points), which asserts on grader.nbgrader_cell.verdict: the kata's
-  grader grades the notebook in its sandbox in a subprocess, and the cell only reads the
-  verdict (see grader/nbgrader_cell.py for why nothing is compared in the student's kernel).
+  cells add up to the exercise's points). `nbgrader autograde` runs none of them: the exported
+  nbgrader_config.py replaces nbgrader's Execute step with grader.nbgrader_autograde.KataGrade,
+  which grades the notebook with the kata outside any kernel and writes each check's outcome as
+  its cell's output, what nbgrader scores. The cell's code (grader.nbgrader_cell.verdict) is
+  only the student's preview in their own kernel.
 
 Files that exist with other content are refused unless `force`; then they are first copied to
 DIR/.kata-backups/<time>/.
@@ -28,6 +30,7 @@ from __future__ import annotations
 
 import re
 import shutil
+import textwrap
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -114,8 +117,8 @@ def build(course, ex, lang: str | None = None):
         label = t("nbg_hidden_name", lang, name=name) if check.hidden else name
         where = t("nbg_cell_listings", lang, listings=", ".join(check.listings)) if check.listings else ""
         comment = t("nbg_cell_comment", lang, name=label, points=f"{check.points:g}", where=where)
-        code = (f"# {comment}\n"
-                f"from grader.nbgrader_cell import verdict\n"
+        code = ("".join(f"# {line}\n" for line in textwrap.wrap(comment, 96))
+                + f"from grader.nbgrader_cell import verdict\n"
                 f"passed, message = verdict({ex.id!r}, {check.name!r})\n"
                 f"assert passed, message")
         cells.append(new_code_cell(code, metadata={"tags": [CHECK_TAG], "nbgrader": _nbgrader(
@@ -132,14 +135,32 @@ def intro(course, ex, lang: str | None = None) -> str:
              listings=listings, checks=len(ex.checks), hidden=sum(c.hidden for c in ex.checks))
 
 
+# nbgrader 0.9's Autograde.autograde_preprocessors with its first, Execute (which runs the notebook
+# in a kernel), replaced by the kata's grading. Names, not classes: the file loads even where
+# `grader` does not import, and autograde then fails naming it rather than run the cells.
+AUTOGRADE_PREPROCESSORS = [
+    "grader.nbgrader_autograde.KataGrade",
+    "nbgrader.preprocessors.IgnorePattern",
+    "nbconvert.preprocessors.ClearMetadataPreprocessor",
+    "nbgrader.preprocessors.LimitOutput",
+    "nbgrader.preprocessors.SaveAutoGrades",
+    "nbgrader.preprocessors.AssignLatePenalties",
+    "nbgrader.preprocessors.CheckCellMetadata",
+]
+
+
 def config_text(course, exercises) -> str:
     timeout = int(max(grading_timeout(ex) for ex in exercises)) + 60
+    preprocessors = "".join(f"    {name!r},\n" for name in AUTOGRADE_PREPROCESSORS)
     return f'''"""nbgrader configuration of the kata's course, written by `kata export nbgrader`.
 
-Each autograded test cell runs the kata's grader (`python -m grader grade`) in a subprocess:
-the kernel must import `grader` (the kata's virtual environment), and the grader needs the
-kata project folder (course.toml, solutions/). If the project moves, change {ENV_ROOT} below
-or set it in the environment.
+`nbgrader autograde` runs no cell of a submitted notebook: the kata's grading takes the place of
+nbgrader's Execute step. It grades the notebook with the kata's sandboxed grader (`python -m
+grader grade`, as `kata grade` does), outside any kernel, and writes each test cell's outcome as
+its output (passed: a line; failed: an error with the check's message), which nbgrader scores.
+So nbgrader must run in the kata's Python environment (it imports `grader`), and the grader
+needs the kata project folder (course.toml, solutions/). If the project moves, change
+{ENV_ROOT} below or set it in the environment.
 """
 import os
 
@@ -147,8 +168,10 @@ c = get_config()  # noqa: F821 (nbgrader defines it when it reads this file)
 c.CourseDirectory.course_id = {COURSE_ID!r}
 c.CourseDirectory.root = os.path.dirname(os.path.abspath(__file__))
 os.environ.setdefault({ENV_ROOT!r}, {str(course.root.resolve())!r})
-# The first test cell of a notebook grades the whole exercise (every check, each call under
-# its time limit); the cell timeout is above the slowest exercise's bound.
+c.Autograde.autograde_preprocessors = [
+{preprocessors}]
+# Only for `nbgrader validate` run here, which does run the cells: the first test cell grades
+# the whole exercise (every check, each call under its time limit).
 c.Execute.timeout = {timeout}
 '''
 

@@ -812,23 +812,29 @@ CATALOG: dict[str, dict[str, str]] = {
                "Exercise `{id}` · {points} points\n\n"
                "Listings:\n\n{listings}\n\n"
                "Write your code in place of each `raise NotImplementedError()`; the comment above it says "
-               "what to write. The {checks} test cells at the end ({hidden} of them hidden checks) grade this "
-               "notebook **as saved** with the kata's grader, which runs your code in its sandbox: save "
-               "(Ctrl-S) before you run them. Each test cell is worth its check's points."),
+               "what to write. The {checks} test cells at the end ({hidden} of them hidden checks) are worth their "
+               "checks' points. When the notebook is autograded, no cell of it is run: the kata's grader "
+               "runs your code in its sandbox, outside any kernel, and writes each check's result into its "
+               "test cell. Running a test cell yourself previews that check on the notebook **as saved**: "
+               "save (Ctrl-S) first."),
         "zh": ("# §{section} {title}\n\n"
                "练习 `{id}` · {points} 分\n\n"
                "对应的代码清单：\n\n{listings}\n\n"
                "把每个 `raise NotImplementedError()` 换成你的代码；它上面的注释说明要写什么。末尾的 {checks} 个"
-               "测试单元格（其中 {hidden} 个是隐藏检查）用 kata 的评分器对**已保存的**笔记本评分，你的代码在评分器的"
-               "沙箱中运行：运行它们之前请先保存（Ctrl-S）。每个测试单元格的分值就是其检查的分值。"),
+               "测试单元格（其中 {hidden} 个是隐藏检查）的分值就是其检查的分值。自动评分时不运行本笔记本的任何单元格："
+               "kata 的评分器在任何内核之外、在它的沙箱中运行你的代码，并把每项检查的结果写入对应的测试单元格。"
+               "自己运行测试单元格只是对**已保存的**笔记本预览该检查：请先保存（Ctrl-S）。"),
     },
     "nbg_tests_heading": {
-        "en": "## Tests\n\nGraded by the kata's grader, not by the code in these cells: do not edit them.",
-        "zh": "## 测试\n\n由 kata 的评分器评分，而不是由这些单元格里的代码评分：请不要修改它们。",
+        "en": ("## Tests\n\nGraded by the kata's grader outside this notebook, never by the code in these cells: "
+               "autograding runs none of them."),
+        "zh": "## 测试\n\n由 kata 的评分器在本笔记本之外评分，绝不由这些单元格里的代码评分：自动评分时不会运行它们。",
     },
     "nbg_cell_comment": {
-        "en": "Check {name}{where}, {points} point(s): the kata grades this notebook as saved, in its sandbox.",
-        "zh": "检查 {name}{where}，{points} 分：kata 在沙箱中对已保存的本笔记本评分。",
+        "en": ("Check {name}{where}, {points} point(s). Autograding runs no cell: the kata grades the notebook "
+               "outside any kernel and writes this check's result here. Running this cell only previews it."),
+        "zh": ("检查 {name}{where}，{points} 分。自动评分时不运行任何单元格：kata 在任何内核之外为笔记本评分，"
+               "并把这项检查的结果写在这里。自己运行本单元格只是预览。"),
     },
     "nbg_cell_listings": {
         "en": " (listing {listings})",
@@ -853,6 +859,18 @@ CATALOG: dict[str, dict[str, str]] = {
     "nbg_check_unknown": {
         "en": "the kata's report of {id} has no check named {check}: the notebook and the course differ in version",
         "zh": "kata 对 {id} 的报告中没有名为 {check} 的检查：笔记本与课程的版本不一致",
+    },
+    "nbg_not_a_check": {
+        "en": ("cell {cell} of {id} is an autograded test cell but no check of the kata's exercise {id}: "
+               "autograding runs no cell in this course, so it scores 0"),
+        "zh": ("{id} 的单元格 {cell} 是自动评分的测试单元格，但不是 kata 练习 {id} 的检查："
+               "本课程自动评分时不运行任何单元格，所以它得 0 分"),
+    },
+    "nbg_cell_in_autograde": {
+        "en": ("this test cell decides nothing: nbgrader ran it because the course's nbgrader_config.py (written by "
+               "`kata export nbgrader`) did not load; with it, autograde runs no cell and the kata grades the notebook"),
+        "zh": ("这个测试单元格不决定分数：nbgrader 运行了它，说明课程的 nbgrader_config.py（由 `kata export nbgrader` "
+               "写出）没有生效；生效时，自动评分不运行任何单元格，由 kata 为笔记本评分"),
     },
     "nbg_no_notebook": {
         "en": "{file} is not in {folder}: the test cells grade the saved notebook of this name, in its own folder",

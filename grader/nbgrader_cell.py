@@ -1,19 +1,22 @@
-"""What the autograded test cells of an nbgrader export call (the export: grader/export_nbgrader.py).
+"""The kata grading one notebook of an nbgrader export (grader/export_nbgrader.py), for the
+autograde step (grader/nbgrader_autograde.py) and for a student's preview in their own kernel.
 
-nbgrader runs a notebook's test cells in the student's own kernel, right after the student's
-cells: a test that compared values there would compare them with whatever the student's code
-has patched (`torch.allclose`, `assert`-free helpers, the test's own globals). So a test cell
-compares nothing. It hands the notebook, as saved, to the kata's grader in a separate process
-(`python -m grader grade COPY -e ID --json REPORT`), which runs the student's code in its sandbox
-and makes every comparison on its trusted side, hidden checks included; the cell then reads one
-check's status from that report and asserts that the check passed. nbgrader
-gives a test cell its points when it raises nothing, so each test cell is worth its check's
-points and a notebook scores what `kata grade` gives the same code.
+`grade_notebook` hands the notebook's cells, test cells left out, to the kata's grader in a
+separate process (`python -m grader grade COPY -e ID --json REPORT`), which runs the student's
+code in its sandbox and makes every comparison on its trusted side, hidden checks included.
+`nbgrader autograde` calls it from nbgrader's own process, outside any kernel, and writes each
+check's outcome into its test cell (grader/nbgrader_autograde.py): no cell of a submitted
+notebook runs there, so nothing a student's cell does can reach a verdict.
+
+`verdict` is what a test cell calls when the student runs it in their own kernel: a preview of
+that check on the notebook as saved. It decides nothing; the student's code can replace it, and
+only fools its author. Under `nbgrader autograde` (NBGRADER_EXECUTION=autograde: nbgrader's own
+Execute step running the test cells, which the export's nbgrader_config.py replaces) it refuses,
+so a course whose configuration did not load scores 0 and says why, never a kernel's say-so.
 
 A notebook is graded once per content: the first test cell runs the grader, the others read
-the same report (kept in this module, keyed by the file's sha256; nothing is cached on disk,
-where another submission could plant a report). Anything that stops the grading (no course,
-a crash, a timeout) raises, so the cell scores 0: the cells fail closed.
+the same report (kept in this module, keyed by the file's sha256). Anything that stops the
+grading (no course, a crash, a timeout) raises GradingError: the cells fail closed.
 
 The grader needs the kata's project folder (course.toml, solutions/): `$KATA_COURSE_ROOT`,
 which the export's nbgrader_config.py sets, else the folder `kata` itself would use.
@@ -85,7 +88,9 @@ def without_test_cells(data: bytes) -> bytes:
     return json.dumps(nb, ensure_ascii=False).encode("utf-8")
 
 
-def _grade(ex_id: str, data: bytes) -> dict:
+def grade_notebook(ex_id: str, data: bytes) -> dict:
+    """The kata's report (`kata grade --json`) of notebook `data` as exercise `ex_id`, its test cells
+    left out; GradingError when it cannot be graded."""
     root = course_root()
     try:
         course = load(root, require_stubs=False)
@@ -120,24 +125,34 @@ def report(ex_id: str, folder: Path | None = None) -> dict:
     data = path.read_bytes()
     key = f"{ex_id}:{hashlib.sha256(data).hexdigest()}"
     if key not in _reports:
-        doc = _grade(ex_id, data)
+        doc = grade_notebook(ex_id, data)
         _reports[key] = doc
         print(t("nbg_graded", file=path.name, score=f"{doc['score']:g}", max=f"{doc['max_score']:g}"))
     return _reports[key]
 
 
+def check_outcome(row: dict) -> tuple[bool, str]:
+    """(passed, the line a student reads) of one check of a report: passed only with all its points."""
+    name = row["name"].removeprefix("test_")
+    if row["visibility"] == "hidden":
+        name = t("nbg_hidden_name", name=name)
+    points = dict(score=f"{row['score']:g}", max=f"{row['max_score']:g}")
+    if row["status"] != "passed" or row["score"] < row["max_score"]:
+        return False, t("nbg_check_failed", name=name, message=row["message"] or row["status"], **points)
+    return True, t("nbg_check_passed", name=name, **points)
+
+
 def verdict(ex_id: str, check: str) -> tuple[bool, str]:
-    """(passed, message) of check `check` of exercise `ex_id` on this notebook. The test cell
-    asserts on it, so a failure's traceback is the cell's one line and the grader's message."""
+    """(passed, message) of check `check` of exercise `ex_id` on this notebook as saved: the
+    student's preview. The test cell asserts on it, so a failure's traceback is the cell's one
+    line and the grader's message."""
+    if os.environ.get("NBGRADER_EXECUTION") == "autograde":
+        raise GradingError(t("nbg_cell_in_autograde"))
     rows = [c for c in report(ex_id)["checks"] if c["exercise"] == ex_id and c["name"] == check]
     if not rows:
         raise GradingError(t("nbg_check_unknown", id=ex_id, check=check))
-    c = rows[0]
-    name = c["name"].removeprefix("test_")
-    if c["visibility"] == "hidden":
-        name = t("nbg_hidden_name", name=name)
-    points = dict(score=f"{c['score']:g}", max=f"{c['max_score']:g}")
-    if c["status"] != "passed":
-        return False, t("nbg_check_failed", name=name, message=c["message"] or c["status"], **points)
-    print(t("nbg_check_passed", name=name, **points))
+    passed, message = check_outcome(rows[0])
+    if not passed:
+        return False, message
+    print(message)
     return True, ""

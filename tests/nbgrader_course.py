@@ -14,12 +14,12 @@ ROOT = Path(__file__).resolve().parent.parent
 COURSE_ID = "transformer-kata"
 
 
-def nbgrader(course_dir: Path, *args: str, timeout: float = 600) -> subprocess.CompletedProcess:
+def nbgrader(course_dir: Path, *args: str, timeout: float = 600, env: dict | None = None) -> subprocess.CompletedProcess:
     """`nbgrader ARGS` in the course directory, as an instructor runs it. The venv's bin/ comes
-    first on PATH (nbgrader calls `alembic` by name) and this checkout's grader is the one the
-    kernels import (PYTHONPATH)."""
+    first on PATH (nbgrader calls `alembic` by name) and this checkout's grader is the one
+    nbgrader's grading imports (PYTHONPATH); `env` adds to the environment."""
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
-           "PYTHONPATH": str(ROOT), "KATA_LANG": "en"}
+           "PYTHONPATH": str(ROOT), "KATA_LANG": "en", **(env or {})}
     return subprocess.run([sys.executable, "-m", "nbgrader", *args], cwd=course_dir, env=env,
                           capture_output=True, text=True, timeout=timeout)
 

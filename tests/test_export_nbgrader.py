@@ -188,3 +188,169 @@ def test_a_test_cell_that_cannot_grade_fails_and_never_grades_the_test_cells(tmp
     assert not any("verdict(" in "".join(c["source"]) for c in kept)
     assert sum(c["metadata"].get("nbgrader", {}).get("solution", False) for c in kept) == 2
     assert nbgrader_cell.without_test_cells(b"{not json") == b"{not json"  # the grader names the fault
+
+    # Run by nbgrader's own Execute (a course whose nbgrader_config.py did not load), the cell
+    # refuses: a kernel's say-so never scores.
+    monkeypatch.setenv("NBGRADER_EXECUTION", "autograde")
+    with pytest.raises(nbgrader_cell.GradingError, match="nbgrader_config.py .* did not load"):
+        nbgrader_cell.verdict(SOFTMAX, "test_book_softmax_examples")
+
+
+def test_autograde_runs_no_cell_and_scores_each_test_cell_by_the_kata_s_verdict(tmp_path, monkeypatch, export):
+    """The exported configuration puts the kata's grading where nbgrader's Execute was, and the
+    outputs it writes make nbgrader's own scoring give the kata's points, cell by cell."""
+    pytest.importorskip("nbgrader", reason="nbgrader is an extra")
+    from nbgrader.converters import Autograde
+    from nbgrader.utils import determine_grade
+    from traitlets.config.loader import PyFileConfigLoader
+
+    from grader import nbgrader_autograde, nbgrader_cell
+
+    assert export(str(tmp_path / "course"), "-e", SOFTMAX)[0] == 0
+    monkeypatch.setenv("KATA_COURSE_ROOT", str(ROOT))  # what the file sets by default, restored after
+    config = PyFileConfigLoader("nbgrader_config.py", path=str(tmp_path / "course")).load_config()
+    default = [f"{p.__module__.rsplit('.', 1)[0]}.{p.__name__}" for p in Autograde().autograde_preprocessors]
+    ours = Autograde(config=config).autograde_preprocessors
+    assert "nbgrader.preprocessors.Execute" in default and not any("Execute" in str(p) for p in ours)
+    assert ours == ["grader.nbgrader_autograde.KataGrade" if p.endswith(".Execute") else p for p in default]
+
+    nb = nbformat.read(tmp_path / "course" / "source" / "s1_11" / f"{SOFTMAX}.ipynb", as_version=4)
+    for cell in nb.cells:  # whatever was handed in as outputs is replaced
+        if cell.cell_type == "code":
+            cell.outputs = [nbformat.v4.new_output("execute_result", {"text/plain": "100"}, execution_count=1)]
+    extra = nbformat.v4.new_code_cell("pass", metadata={"nbgrader": {
+        "grade": True, "solution": False, "locked": False, "grade_id": "my_own_test", "points": 5}})
+    nb.cells.append(extra)
+    checks = COURSE.get(SOFTMAX).checks
+    failing = {checks[0].name: "wrong values", checks[-1].name: ""}
+    seen = []
+
+    def fake_grade(ex_id, data):
+        seen.append((ex_id, data))
+        rows = [{"exercise": ex_id, "name": c.name, "visibility": "hidden" if c.hidden else "public",
+                 "status": "failed" if c.name in failing else "passed", "message": failing.get(c.name, ""),
+                 "score": 0.0 if c.name in failing else c.points, "max_score": c.points} for c in checks]
+        return {"score": sum(r["score"] for r in rows), "max_score": 12.0, "checks": rows}
+
+    monkeypatch.setattr(nbgrader_autograde, "grade_notebook", fake_grade)
+    resources = {"nbgrader": {"notebook": SOFTMAX}}
+    nb, _ = nbgrader_autograde.KataGrade().preprocess(nb, resources)
+    assert [ex_id for ex_id, _ in seen] == [SOFTMAX]
+    assert "verdict(" not in json.loads(nbgrader_cell.without_test_cells(seen[0][1]))["cells"].__repr__()
+    points = {c.metadata["nbgrader"]["grade_id"]: determine_grade(c)[0] for c in nb.cells
+              if c.metadata.get("nbgrader", {}).get("grade")}
+    assert points == {**{c.name: 0 if c.name in failing else c.points for c in checks}, "my_own_test": 0}
+    assert all(not c.outputs for c in nb.cells if c.cell_type == "code" and "nbgrader" not in c.metadata)
+    errors = {c.metadata["nbgrader"]["grade_id"]: c.outputs[-1] for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade")
+              and c.outputs[-1].output_type == "error"}
+    assert "wrong values" in errors[checks[0].name].evalue and "my_own_test" in errors["my_own_test"].evalue
+
+    # A notebook the kata cannot grade is no score at all: nbgrader records the failure.
+    monkeypatch.setattr(nbgrader_autograde, "grade_notebook", nbgrader_cell.grade_notebook)
+    with pytest.raises(nbgrader_cell.GradingError, match="cannot grade not_an_exercise"):
+        nbgrader_autograde.KataGrade().preprocess(nb, {"nbgrader": {"notebook": "not_an_exercise"}})
+
+
+# Code a student can put in a notebook to fake nbgrader's verdict from the kernel, each in a cell
+# of its own after the (unsolved) answer cells: none of it solves anything, so each notebook must
+# score in nbgrader exactly what `kata grade` gives it: 0.
+FAKE = 'lambda ex, check: (True, "")'
+KERNEL_ATTACKS = {
+    "patched_module": f"try:\n    import grader.nbgrader_cell as c\n    c.verdict = {FAKE}\nexcept ImportError:\n    pass",
+    "import_hook": ("import builtins, types\n_real = builtins.__import__\n"
+                    f"_fake = types.ModuleType('grader.nbgrader_cell')\n_fake.verdict = {FAKE}\n"
+                    "def _import(name, *a, **k):\n"
+                    "    return _fake if name.startswith('grader') else _real(name, *a, **k)\n"
+                    "builtins.__import__ = _import"),
+    "exception_handler": "get_ipython().set_custom_exc((BaseException,), lambda *a, **k: None)",
+    "sys_exit": "import sys\nsys.exit()",
+    "killed_kernel": "import os, signal\nos.kill(os.getpid(), signal.SIGKILL)",
+    "os_exit": "import os\nos._exit(0)",
+    # The notebook on disk rewritten with the reference answer before the test cells read it.
+    "rewritten_notebook": ("import json, pathlib\np = pathlib.Path('s1_11_softmax.ipynb')\ntry:\n"
+                           "    nb = json.loads(p.read_text())\n"
+                           "    for cell in nb['cells']:\n"
+                           "        if cell['metadata'].get('nbgrader', {}).get('grade_id') == 'softmax':\n"
+                           "            cell['source'] = ANSWER\n"
+                           "    p.write_text(json.dumps(nb))\nexcept OSError:\n    pass"),
+    "fake_outputs": "",  # every test cell handed in with a passing output and a full-marks value
+}
+
+
+@pytest.fixture(scope="module")
+def attacked(tmp_path_factory):
+    """One nbgrader course, one student per attack (the softmax notebook only) and two controls
+    (solved; half solved with the module patched), one autograde: (autograde's process,
+    nbgrader's scores, the kata's score of each student's notebook)."""
+    pytest.importorskip("nbgrader", reason="nbgrader is an extra: .venv/bin/pip install -e '.[nbgrader]' (setup.sh does)")
+    from grader.export_nbgrader import export
+
+    work = tmp_path_factory.mktemp("attacks")
+    course = work / "course"
+    export(COURSE, [COURSE.get(SOFTMAX)], course)
+    proc = nbgrader(course, "generate_assignment", "s1_11")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    release = course / "release" / "s1_11" / f"{SOFTMAX}.ipynb"
+    key = answers(course / "source" / "s1_11" / f"{SOFTMAX}.ipynb")
+    naive = {**key, "softmax": re.sub(r"(?s)    shifted =.*", NAIVE_SOFTMAX, key["softmax"])}
+    students = {name: ({}, code) for name, code in KERNEL_ATTACKS.items()}
+    students |= {"solved": (key, ""), "naive_patched": (naive, KERNEL_ATTACKS["patched_module"])}
+    for name, (answer, code) in students.items():
+        nb = solve(release, answer)
+        at = max(i for i, c in enumerate(nb.cells) if c.metadata.get("nbgrader", {}).get("solution")) + 1
+        if code:
+            nb.cells.insert(at, nbformat.v4.new_code_cell(code.replace("ANSWER", repr(key["softmax"]))))
+        if name == "fake_outputs":
+            for cell in nb.cells:
+                if cell.metadata.get("nbgrader", {}).get("grade"):
+                    cell.execution_count = 1
+                    cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text="✔ passed\n"),
+                                    nbformat.v4.new_output("execute_result", {"text/plain": "100"}, execution_count=1)]
+        folder = submit(course, name, "s1_11", {SOFTMAX: nb})
+        (work / "kata" / name / "ch01").mkdir(parents=True)
+        (work / "kata" / name / "ch01" / f"{SOFTMAX}.ipynb").write_bytes((folder / f"{SOFTMAX}.ipynb").read_bytes())
+    proc = nbgrader(course, "autograde", "s1_11")
+    got = scores(course, "s1_11")
+    kata = {name: grade(work / "kata" / name, "-e", SOFTMAX)["score"] for name in students}
+    return proc, got, kata
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("attack", [*KERNEL_ATTACKS, "naive_patched", "solved"])
+def test_a_kernel_side_attack_scores_in_nbgrader_what_kata_grade_gives(attacked, attack):
+    proc, got, kata = attacked
+    if attack == "solved":  # the controls: the kata's grading works here
+        assert kata[attack] == 12
+    elif attack == "naive_patched":
+        assert 0 < kata[attack] < 12
+    else:
+        assert kata[attack] == 0  # the attack solves nothing
+    assert got.get(attack, {}).get(SOFTMAX) == kata[attack], got.get(attack)
+    assert f"for student '{attack}'" not in proc.stdout + proc.stderr  # autograde failed on no notebook
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+
+
+@pytest.mark.slow
+def test_a_notebook_the_kata_cannot_grade_gets_no_autograde_score_and_the_next_run_grades_it(tmp_path, export):
+    """Fail closed: a grader fault (here no course where KATA_COURSE_ROOT points) is no zero
+    charged to the student: autograde names it, exits non-zero, leaves the cells to review, and
+    once fixed the same command grades them."""
+    pytest.importorskip("nbgrader", reason="nbgrader is an extra")
+    from nbgrader.api import Gradebook
+
+    course = tmp_path / "course"
+    assert export(str(course), "-e", SOFTMAX)[0] == 0
+    assert nbgrader(course, "generate_assignment", "s1_11").returncode == 0
+    key = answers(course / "source" / "s1_11" / f"{SOFTMAX}.ipynb")
+    submit(course, "alice", "s1_11", {SOFTMAX: solve(course / "release" / "s1_11" / f"{SOFTMAX}.ipynb", key)})
+
+    proc = nbgrader(course, "autograde", "s1_11", env={"KATA_COURSE_ROOT": str(tmp_path / "nowhere")})
+    assert proc.returncode != 0 and f"no kata course at {tmp_path / 'nowhere'}" in proc.stdout + proc.stderr
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}", "transformer-kata") as gb:
+        grades = [g for nb in gb.find_submission("s1_11", "alice").notebooks for g in nb.grades]
+        assert grades and all(g.auto_score is None and g.needs_manual_grade for g in grades)
+    assert not (course / "autograded" / "alice" / "s1_11").exists()
+
+    proc = nbgrader(course, "autograde", "s1_11")
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert scores(course, "s1_11")["alice"] == {SOFTMAX: 12, "total": 12}
