@@ -55,8 +55,48 @@ BUILTIN_EXCEPTIONS = frozenset(name for name, obj in vars(builtins).items()
                                if isinstance(obj, type) and issubclass(obj, BaseException))
 
 
-def student_error(label: str, err: dict, memory_mb: int | None = None, hidden: "HiddenContext | None" = None
-                  ) -> StudentError:
+# "ch01/s1_23_encoder.py:12": a line of an exercise file, the deepest the worker saw the error pass
+EXERCISE_LINE = re.compile(r"(ch\d\d/(s\d+_\d\d_[a-z0-9_]+)\.py):(\d{1,6})")
+
+
+def _earlier(err: dict, exercise: str, exercises: frozenset) -> dict | None:
+    """When the error came from the file of another exercise of the course (the student's own
+    earlier code, which this exercise imports): its file, line and id; else None."""
+    where = err.get("where")
+    m = EXERCISE_LINE.fullmatch(where) if isinstance(where, str) else None
+    if m is None or m.group(2) == exercise or m.group(2) not in exercises:
+        return None
+    return {"exercise": exercise, "other": m.group(2), "file": m.group(1), "line": m.group(3)}
+
+
+def _earlier_error(label: str, err: dict, found: dict, hidden: bool) -> StudentError | None:
+    """The message that says which earlier exercise to finish or fix first (an error raised in
+    its file): trusted text only, plus the student's own message where the check is public."""
+    kind = err.get("kind", "exception")
+    name = err.get("type")
+    name = name if isinstance(name, str) and IDENTIFIER.fullmatch(name) else "Exception"
+    if kind == "not_implemented":
+        text = t("earlier_unfinished", **found)
+    elif kind in ("exception", "syntax"):
+        if hidden and name not in BUILTIN_EXCEPTIONS:
+            name = "Exception"
+        detail = "" if hidden else Msg.key("earlier_detail", message=_worded(err)[:500])
+        text = t("earlier_raised", label=label, type=name, detail=detail, **found)
+    else:  # missing names, signatures, forbidden APIs, memory: the usual message says it best
+        return None
+    where = f"{found['file']}:{found['line']}"
+    detail = err.get("message", "")
+    return StudentError(kind, text, where, "" if hidden else err.get("trace", ""), name,
+                        detail if isinstance(detail, str) else "")
+
+
+def student_error(label: str, err: dict, memory_mb: int | None = None, hidden: "HiddenContext | None" = None,
+                  exercise: str = "", exercises: frozenset = frozenset()) -> StudentError:
+    found = _earlier(err, exercise, exercises) if exercise else None
+    if found is not None:
+        earlier = _earlier_error(label, err, found, hidden is not None)
+        if earlier is not None:
+            return earlier
     if hidden is not None:
         return _hidden_error(label, err, memory_mb, hidden)
     kind = err.get("kind", "exception")
@@ -128,9 +168,10 @@ class Remote:
     """The submission's exercise module as seen from a check."""
 
     def __init__(self, worker: Worker, exercise: str, time_limit: float, assets: str | None = None,
-                 hidden: bool = False):
+                 hidden: bool = False, exercises: frozenset = frozenset()):
         self._worker = worker
         self._exercise = exercise
+        self._exercises = exercises  # the course's exercise ids: an error from one of their files is named as such
         self._time_limit = time_limit
         # a hidden check's: no text of the worker's reaches its messages (set up by _import)
         self._hidden = HiddenContext(exercise) if hidden else None
@@ -146,7 +187,8 @@ class Remote:
         reply, out = self._worker.request(dict(msg, args=doc_args, kwargs=doc_kwargs), tensors,
                                           timeout=self._time_limit)
         if not reply.get("ok"):
-            raise student_error(label, reply.get("error") or {}, self._worker.limits.memory_mb, self._hidden)
+            raise student_error(label, reply.get("error") or {}, self._worker.limits.memory_mb, self._hidden,
+                                self._exercise, self._exercises)
         return self._wrap(wire.decode(reply.get("value"), out))
 
     def _wrap(self, value):
@@ -169,7 +211,8 @@ class Remote:
                                          "forbidden": forbidden, "forbidden_ops": list(forbidden_ops),
                                          "hint": hint}, timeout=self._time_limit)
         if not reply.get("ok"):  # before any hidden input: the student's full message
-            raise student_error(f"importing {path}", reply.get("error") or {}, self._worker.limits.memory_mb)
+            raise student_error(f"importing {path}", reply.get("error") or {}, self._worker.limits.memory_mb,
+                                exercise=self._exercise, exercises=self._exercises)
 
     # -- what checks use
     def __getattr__(self, name: str):
