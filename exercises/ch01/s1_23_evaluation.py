@@ -8,11 +8,10 @@ class, and the confusion matrix the four counts they come from.
 
 Given (not part of the exercise): `TinyBERT`, a small version of listing 1.35's classifier
 whose blocks are your TransformerBlock, imported from your s1_23_encoder_block.py (finish it,
-and the attention and feed-forward network it imports, first), and `make_loader`, which batches (ids, mask, labels) like listing 1.29. Labels are
-0 = Negative and 1 = Positive. Everything runs on the CPU: the book's `.to(device)` calls are
-left out.
+and the attention and feed-forward network it imports, first), and `make_loader`, which
+batches (ids, mask, labels) like listing 1.29. Labels are 0 = Negative and 1 = Positive.
+Everything runs on the CPU: the book's `.to(device)` calls are left out.
 """
-
 import torch
 import torch.nn as nn
 from sklearn.metrics import classification_report, confusion_matrix

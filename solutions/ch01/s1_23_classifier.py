@@ -18,7 +18,7 @@ embedding, attention, feed-forward network and block in turn: finish those exerc
 import torch
 import torch.nn as nn
 
-from s1_23_encoder import BERTEncoder  # your exercise s1_23_encoder (listing 1.34), built on your earlier ones
+from s1_23_encoder import BERTEncoder  # your exercise s1_23_encoder (listing 1.34)
 
 PAD_ID = 50257
 CLS_ID = 50258

@@ -7,11 +7,12 @@ every parameter. An epoch is one pass over the loader; the loop reports each epo
 Given (not part of the exercise): `TinyBERT`, a small version of listing 1.35's classifier
 (token and position embeddings, pre-LN encoder blocks with the padding mask, a linear head on
 the [CLS] position) whose blocks are your TransformerBlock, imported from your
-s1_23_encoder_block.py (finish it, and the attention and feed-forward network it imports, first), `make_loader`, `predict_labels` and `make_sgd`. Token ids
-0-999 are words; PAD_ID, CLS_ID and SEP_ID follow them, as listing 1.25 appends its special
-tokens after GPT-2's vocabulary. Everything runs on the CPU here: the book's `.to(device)` calls
-are left out.
+s1_23_encoder_block.py (finish it, and the attention and feed-forward network it imports,
+first); `make_loader`, `predict_labels` and `make_sgd`. Token ids 0-999 are words; PAD_ID,
+CLS_ID and SEP_ID follow them, as listing 1.25 appends its special tokens after GPT-2's
+vocabulary. Everything runs on the CPU here: the book's `.to(device)` calls are left out.
 """
+import math
 
 import torch
 import torch.nn as nn
