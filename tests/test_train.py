@@ -275,6 +275,19 @@ def test_an_unfinished_earlier_exercise_is_named(tmp_path):
             f"({tmp_path.resolve() / 'ch01/s1_23_encoder.py'}:{line} raises NotImplementedError): "
             "finish s1_23_encoder first") in str(e.value), str(e.value)
 
+    # the attention's __init__ done, its forward not: named by the one forward run before any data is read
+    source = (ROOT / "solutions/ch01/s1_23_self_attention.py").read_text()
+    start = source.index("        # BEGIN SOLUTION project and split into heads")
+    end = source.index("        # END SOLUTION", start) + len("        # END SOLUTION\n")
+    unfinished = source[:start] + "        raise NotImplementedError('s1_23_self_attention: the forward')\n" + source[end:]
+    model_folder(tmp_path / "ch01", s1_23_self_attention=unfinished)
+    model = M.build_model(M.load_classifier_module(tmp_path), vocab_size=50260, dim=32, max_len=32, layers=2,
+                          heads=4, ff_dim=64)
+    with pytest.raises(M.ModelError, match=r"the model's forward failed: s1_23_classifier uses your code from "
+                       r"s1_23_self_attention.py, which is not finished yet \(.*s1_23_self_attention.py:\d+ raises "
+                       r"NotImplementedError\): finish s1_23_self_attention first"):
+        M.check_forward(model, M.probe_batch(50260, 32, 50257, 50258), tmp_path / "ch01/s1_23_classifier.py")
+
     broken = solution_with("s1_23_encoder_block", "from s1_23_feed_forward import", "from s1_23_feedforward import")
     model_folder(tmp_path / "ch01", s1_23_encoder_block=broken)
     with pytest.raises(M.ModelError, match=r"importing .*s1_23_classifier.py failed: s1_23_classifier uses your code "

@@ -145,6 +145,26 @@ def build_model(module: types.ModuleType, *, vocab_size: int, dim: int, max_len:
     return model
 
 
+def check_forward(model: nn.Module, probe: tuple[torch.Tensor, torch.Tensor], where: str | Path) -> None:
+    """Run the model once on `probe` (eval mode, no gradients), so that an unfinished forward, the
+    classifier's own or an earlier exercise's it imports, is named before any data is read."""
+    was_training = model.training
+    model.eval()
+    try:
+        with torch.no_grad():
+            model(*probe)
+    except Exception as e:
+        earlier = earlier_exercise(e, Path(where))
+        if earlier:
+            raise ModelError(f"the model's forward failed: {earlier}, or train the reference with "
+                             "--code reference") from e
+        raise ModelError(f"{where}{_line_in(e, Path(where))}: the model's forward failed: {type(e).__name__}: {e}"
+                         + ("; finish the s1_23_classifier exercise or train the reference with --code reference"
+                            if isinstance(e, NotImplementedError) else "")) from e
+    finally:
+        model.train(was_training)
+
+
 # ---------------------------------------------------------------- the attention fast path
 
 def sdpa_forward(self, x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
