@@ -156,7 +156,7 @@ def open_exercise(box: Sandbox, ex: Exercise, hidden: bool = False, course: Cour
     `course`: its exercises are the earlier ones an error may come from (the student's own
     code that this exercise imports), named as such in the messages."""
     worker = box.spawn(Limits(memory_mb=ex.memory_mb, output_mb=ex.output_mb))
-    others = frozenset(e.module for e in course.exercises) if course is not None else frozenset()
+    others = frozenset(e.file for e in course.exercises) if course is not None else frozenset()
     remote = Remote(worker, ex.module, ex.time_limit_s, assets=box.assets, hidden=hidden, exercises=others)
     try:
         remote._import(ex.file, ex.forbidden, ex.display_forbidden_hint(), ex.forbidden_ops)

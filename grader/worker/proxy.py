@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import builtins
 import re
+from pathlib import Path
 
 from ..messages import CATALOG, Msg, t
 from .client import Worker
@@ -55,36 +56,36 @@ BUILTIN_EXCEPTIONS = frozenset(name for name, obj in vars(builtins).items()
                                if isinstance(obj, type) and issubclass(obj, BaseException))
 
 
-# "ch01/s1_23_encoder.py:12": a line of an exercise file, the deepest the worker saw the error pass
-EXERCISE_LINE = re.compile(r"(ch\d\d/(s\d+_\d\d_[a-z0-9_]+)\.py):(\d{1,6})")
-
-
 def _earlier(err: dict, exercise: str, exercises: frozenset) -> dict | None:
     """When the error came from the file of another exercise of the course (the student's own
-    earlier code, which this exercise imports): its file, line and id; else None."""
+    earlier code, which this exercise imports): that exercise's file (the course's own string),
+    id and the line the worker named; else None."""
     where = err.get("where")
-    m = EXERCISE_LINE.fullmatch(where) if isinstance(where, str) else None
-    if m is None or m.group(2) == exercise or m.group(2) not in exercises:
+    file, _, line = where.rpartition(":") if isinstance(where, str) else ("", "", "")
+    known = {f: f for f in exercises}.get(file)  # the course's string, not the worker's
+    if known is None or Path(known).stem == exercise or not (line.isdigit() and len(line) <= 6):
         return None
-    return {"exercise": exercise, "other": m.group(2), "file": m.group(1), "line": m.group(3)}
+    return {"exercise": exercise, "other": Path(known).stem, "file": known, "line": line}
 
 
 def _earlier_error(label: str, err: dict, found: dict, hidden: bool) -> StudentError | None:
     """The message that says which earlier exercise to finish or fix first (an error raised in
-    its file): trusted text only, plus the student's own message where the check is public."""
+    its file). A hidden check's names the exercise and file only: no line, no text of the
+    worker's (a line number the worker sends could spell a hidden input)."""
     kind = err.get("kind", "exception")
     name = err.get("type")
     name = name if isinstance(name, str) and IDENTIFIER.fullmatch(name) else "Exception"
+    if hidden and name not in BUILTIN_EXCEPTIONS:
+        name = "Exception"
     if kind == "not_implemented":
-        text = t("earlier_unfinished", **found)
+        text = t("earlier_unfinished_hidden" if hidden else "earlier_unfinished", **found)
     elif kind in ("exception", "syntax"):
-        if hidden and name not in BUILTIN_EXCEPTIONS:
-            name = "Exception"
         detail = "" if hidden else Msg.key("earlier_detail", message=_worded(err)[:500])
-        text = t("earlier_raised", label=label, type=name, detail=detail, **found)
+        text = t("earlier_raised_hidden" if hidden else "earlier_raised", label=label, type=name, detail=detail,
+                 **found)
     else:  # missing names, signatures, forbidden APIs, memory: the usual message says it best
         return None
-    where = f"{found['file']}:{found['line']}"
+    where = "" if hidden else f"{found['file']}:{found['line']}"
     detail = err.get("message", "")
     return StudentError(kind, text, where, "" if hidden else err.get("trace", ""), name,
                         detail if isinstance(detail, str) else "")
@@ -171,7 +172,7 @@ class Remote:
                  hidden: bool = False, exercises: frozenset = frozenset()):
         self._worker = worker
         self._exercise = exercise
-        self._exercises = exercises  # the course's exercise ids: an error from one of their files is named as such
+        self._exercises = exercises  # the course's exercise files ("ch01/x.py"): an error from one is named as such
         self._time_limit = time_limit
         # a hidden check's: no text of the worker's reaches its messages (set up by _import)
         self._hidden = HiddenContext(exercise) if hidden else None
