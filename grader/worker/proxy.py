@@ -58,14 +58,13 @@ BUILTIN_EXCEPTIONS = frozenset(name for name, obj in vars(builtins).items()
 
 def _earlier(err: dict, exercise: str, exercises: frozenset) -> dict | None:
     """When the error came from the file of another exercise of the course (the student's own
-    earlier code, which this exercise imports): that exercise's file (the course's own string),
-    id and the line the worker named; else None."""
+    earlier code, which this exercise imports, and a file the course lists): that exercise's
+    file, id and the line the worker named; else None."""
     where = err.get("where")
     file, _, line = where.rpartition(":") if isinstance(where, str) else ("", "", "")
-    known = {f: f for f in exercises}.get(file)  # the course's string, not the worker's
-    if known is None or Path(known).stem == exercise or not (line.isdigit() and len(line) <= 6):
+    if file not in exercises or Path(file).stem == exercise or not (line.isdigit() and len(line) <= 6):
         return None
-    return {"exercise": exercise, "other": Path(known).stem, "file": known, "line": line}
+    return {"exercise": exercise, "other": Path(file).stem, "file": file, "line": line}
 
 
 def _earlier_error(label: str, err: dict, found: dict, hidden: bool) -> StudentError | None:
