@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 from . import stubs
 
-MIN_NODES = 12  # a block with fewer syntax nodes (after normalising) is too generic to be an answer
+MIN_NODES = 8  # a block with fewer syntax nodes (after normalising) is too generic to be an answer
 SIMILAR = 0.8  # difflib ratio from which a function's body counts as a changed copy of a block
 MIN_STATEMENTS = 4  # blocks shorter than this are only looked for as exact copies
 
