@@ -250,7 +250,7 @@ def cmd_run(args) -> int:
     error = ""
     with sub, sandbox_for(course, sub) as box:
         try:
-            worker, remote = open_exercise(box, ex)
+            worker, remote = open_exercise(box, ex, course=course)
             try:
                 lst.run(remote, show)
             finally:

@@ -46,7 +46,7 @@ def draw(course: Course, box: Sandbox, figures: list[listings.Figure]) -> list[D
     for fig in figures:
         ex = course.get(fig.exercise)
         try:
-            worker, remote = open_exercise(box, ex)
+            worker, remote = open_exercise(box, ex, course=course)
             try:
                 specs = fig.draw(remote)
                 drawn = [Drawn(ex.id, fig.listings, s.name, s.title, png=plots.render(s)) for s in specs]

@@ -86,6 +86,31 @@ CATALOG: dict[str, dict[str, str]] = {
         "zh": "{label} 抛出了 {type}：{message}{at}",
     },
     "at_where": {"en": " (at {where})", "zh": "（位于 {where}）"},
+    # an error from the file of an earlier exercise that this one imports (the student's own code)
+    "earlier_unfinished": {
+        "en": "{exercise} uses your code from {file}, which is not finished yet ({file}:{line} raises "
+              "NotImplementedError): finish {other} first",
+        "zh": "{exercise} 用到了你在 {file} 中的代码，而它还没有完成（{file}:{line} 抛出 NotImplementedError）："
+              "请先完成 {other}",
+    },
+    "earlier_raised": {
+        "en": "{label} raised {type} in {file}:{line}, your code of exercise {other}, which {exercise} "
+              "imports{detail}. Make {other} pass its own checks first (kata check {other})",
+        "zh": "{label} 在 {file}:{line} 抛出了 {type}；这是你在练习 {other} 中的代码，{exercise} 导入了它{detail}。"
+              "请先让 {other} 通过它自己的检查（kata check {other}）",
+    },
+    "earlier_unfinished_hidden": {
+        "en": "{exercise} uses your code from {file}, which is not finished yet: finish {other} first",
+        "zh": "{exercise} 用到了你在 {file} 中的代码，而它还没有完成：请先完成 {other}",
+    },
+    "earlier_raised_hidden": {
+        "en": "{label} raised {type} in {file}, your code of exercise {other}, which {exercise} imports "
+              "(a hidden check shows no message from your code). Make {other} pass its own checks first "
+              "(kata check {other})",
+        "zh": "{label} 在 {file} 中抛出了 {type}；这是你在练习 {other} 中的代码，{exercise} 导入了它"
+              "（隐藏检查不显示来自你代码的任何信息）。请先让 {other} 通过它自己的检查（kata check {other}）",
+    },
+    "earlier_detail": {"en": ": {message}", "zh": "：{message}"},
     "import_failed": {
         "en": "importing {file} failed: {reason}",
         "zh": "导入 {file} 失败：{reason}",

@@ -206,7 +206,7 @@ def record(course: Course, exercises: list[Exercise] | None = None, listings_too
                     if lst.exercise not in ids:
                         continue
                     try:
-                        worker, remote = runner.open_exercise(box, course.get(lst.exercise))
+                        worker, remote = runner.open_exercise(box, course.get(lst.exercise), course=course)
                         try:
                             lst.run(remote, lambda *values: None)
                         finally:

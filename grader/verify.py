@@ -2,8 +2,8 @@
 
 Fails when the manifest and files are not one-to-one, a listing has no check, a committed stub
 differs from the one regenerated from its solution, a stub's signatures differ from the
-solution's, a solution uses an API its exercise forbids, a fixture is missing or was made with
-another torch, a solution fails any check, a stub passes any check, or a text a student reads
+solution's, a stub contains the answer of an exercise (grader/answers.py), a solution uses an
+API its exercise forbids, a fixture is missing or was made with another torch, a solution fails any check, a stub passes any check, or a text a student reads
 lacks its Chinese (or English) version (grader/i18n.py).
 """
 from __future__ import annotations
@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 import torch
 
 from . import course as course_mod
-from . import i18n, stubs
+from . import answers, i18n, stubs
 from .checking import fixtures, runner
 from .scan import scan
 from .submission import open_submission
@@ -65,6 +65,11 @@ def verify(root=None, grade: bool = True, only: list[str] | None = None) -> Verd
                                   "(run `kata fixtures`)")
         except FileNotFoundError:
             v.problems.append(f"{ex.id}: fixture grader/fixtures/{ex.id}.safetensors is missing (run `kata fixtures`)")
+    leaks = answers.check_course(c)
+    v.problems += leaks
+    if not leaks:
+        v.facts.append("stubs: none contains the answer of an exercise (each later exercise imports the student's own "
+                       "earlier code)")
     errata = c.root / "ERRATA.md"
     if errata.is_file():
         known = {f"{ex.id}::{ch.name}" for ex in c.exercises for ch in ex.checks}

@@ -1,7 +1,6 @@
 """Real submissions of §1.23's BERTForClassification and listing 1.36: plausible wrong answers
 lose points with a message naming the mistake; a correct answer written differently scores full
 marks. Also the facts behind ERRATA E-1.23-h..mc about listing 1.36's print."""
-import importlib.util
 
 import pytest
 import torch
@@ -9,7 +8,8 @@ import torch
 from grader.checks import bert_reference as R
 from grader.listings import REGISTRY
 from grader.listings import s1_23_classifier  # noqa: F401  (registers listings 1.35-1.36)
-from tests.conftest import SOLUTIONS, checks_of, grade, score_of
+from grader.training.model import import_file
+from tests.conftest import ROOT, SOLUTIONS, checks_of, grade, score_of, solution_with
 
 EX = "s1_23_classifier"
 SOURCE = (SOLUTIONS / "ch01" / f"{EX}.py").read_text()
@@ -27,9 +27,7 @@ def _failed(report):
 
 
 def _solution():
-    spec = importlib.util.spec_from_file_location(EX, SOLUTIONS / "ch01" / f"{EX}.py")
-    sol = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(sol)
+    sol = import_file(SOLUTIONS / "ch01" / f"{EX}.py", "kata_test_solution")  # with the solutions it imports
     return sol
 
 
@@ -118,3 +116,38 @@ def test_the_printed_model_has_six_blocks_and_old_layer_norms():
     assert six.replace("elementwise_affine=True, bias=True)", "elementwise_affine=True)") == printed
     assert "(0-5): 6 x TransformerBlock(" in printed and "(0-3): 4 x TransformerBlock(" in four
     assert sum(p.numel() for p in sol.book_model().parameters()) == 16_092_674
+
+
+# ------------------------------------------------------------------ the student's own earlier exercises
+def test_an_unfinished_encoder_is_named_instead_of_its_traceback(submission):
+    """The classifier imports the student's BERTEncoder from s1_23_encoder.py: while that is a stub,
+    every check of the classifier says to finish s1_23_encoder first (a hidden one without the line)."""
+    stub = (ROOT / "exercises/ch01/s1_23_encoder.py").read_text()
+    line = next(n for n, text in enumerate(stub.splitlines(), 1) if "raise NotImplementedError(" in text)
+    r = grade(submission({"s1_23_encoder": stub}), "-e", EX)
+    checks = checks_of(r, EX)
+    assert score_of(r, EX) == 0 and all(c["status"] == "failed" for c in checks)
+    public = [c["message"] for c in checks if c["visibility"] == "public"]
+    hidden = [c["message"] for c in checks if c["visibility"] == "hidden"]
+    assert public and hidden
+    said = "s1_23_classifier uses your code from ch01/s1_23_encoder.py, which is not finished yet"
+    assert all(m.startswith(said) and m.endswith(": finish s1_23_encoder first") for m in public + hidden), public + hidden
+    assert all(f"(ch01/s1_23_encoder.py:{line} raises NotImplementedError)" in m for m in public), public
+    assert not any(f":{line}" in m for m in hidden), hidden
+
+
+def test_an_encoder_that_raises_is_named_and_hidden_checks_show_none_of_its_text(submission):
+    marker = "MARKER-from-the-encoder"
+    broken = solution_with("s1_23_encoder", "        x = self.embed(x)\n",
+                           f"        x = self.embed(x)\n        raise KeyError({marker!r} + str(x.shape))\n")
+    r = grade(submission({"s1_23_encoder": broken}), "-e", EX)
+    failed = [c for c in checks_of(r, EX) if c["status"] == "failed"]
+    public = [c["message"] for c in failed if c["visibility"] == "public"]
+    hidden = [c["message"] for c in failed if c["visibility"] == "hidden"]
+    assert public and hidden
+    named = "your code of exercise s1_23_encoder, which s1_23_classifier imports"
+    assert all("raised KeyError in ch01/s1_23_encoder.py:" in m and named in m and marker in m and
+               "kata check s1_23_encoder" in m for m in public), public
+    assert all("raised KeyError in ch01/s1_23_encoder.py, " + named in m and "kata check s1_23_encoder" in m
+               for m in hidden), hidden
+    assert not any(marker in m or "torch.Size" in m for m in hidden), hidden

@@ -1,10 +1,10 @@
 """Real submissions of §1.23's BERTEncoder (listing 1.34): plausible wrong answers lose points
 with a message naming the mistake; a correct answer written differently scores full marks."""
-import importlib.util
 
 import torch
 
 from grader.checks import bert_reference as R
+from grader.training.model import import_file
 from tests.conftest import SOLUTIONS, checks_of, grade, score_of
 
 EX = "s1_23_encoder"
@@ -83,9 +83,7 @@ def test_correct_alternative_scores_full_marks(submission):
 
 
 def test_reference_equals_the_solution():
-    spec = importlib.util.spec_from_file_location(EX, SOLUTIONS / "ch01" / f"{EX}.py")
-    sol = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(sol)
+    sol = import_file(SOLUTIONS / "ch01" / f"{EX}.py", "kata_test_solution")  # with the solutions it imports
     sd = R.random_state(R.encoder_shapes(50260, 8, 12, 2, 16), seed=1)
     m = sol.BERTEncoder(50260, 8, 12, 2, 2, 16).eval()
     m.load_state_dict(sd)

@@ -107,6 +107,8 @@ def test_reference_model_mistakes_are_named_from_the_recorded_calls(venv, projec
     assert right in source
     target = project / "exercises" / "ch01" / f"{ex}.py"
     target.write_text(source)
+    for done in ("s1_23_self_attention", "s1_23_feed_forward"):  # the block imports the student's own
+        shutil.copy(SOLUTIONS / "ch01" / f"{done}.py", project / "exercises" / "ch01")
     proc = kata_in(venv, project, "check", ex)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     target.write_text(source.replace(right, "        x = self.norm1(x + self.attn(x, mask))\n"
@@ -153,8 +155,9 @@ def test_train_tokenizes_with_the_students_tokenizer(venv, project):
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert f"s1_23_tokenizer.py:{line}: not implemented yet" in proc.stderr, proc.stderr
     assert "kata check s1_23_tokenizer" in proc.stderr and "--code reference" not in proc.stderr
-    for name in ("s1_23_tokenizer.py", "s1_23_classifier.py"):
-        shutil.copy(SOLUTIONS / "ch01" / name, exercises)
+    for name in ("s1_23_tokenizer", "s1_23_classifier", "s1_23_encoder", "s1_23_bert_embedding", "s1_23_encoder_block",
+                 "s1_23_self_attention", "s1_23_feed_forward"):  # the classifier imports the student's encoder
+        shutil.copy(SOLUTIONS / "ch01" / f"{name}.py", exercises)
     proc = kata_in(venv, project, *run, "--out", str(project / "o2"))
     assert proc.returncode == 0, proc.stdout + proc.stderr
     metrics = json.loads((project / "o2" / "metrics.json").read_text())

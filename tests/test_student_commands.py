@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import string
 import subprocess
 import sys
@@ -130,6 +131,22 @@ def test_check_shows_each_check_then_explains_the_first_failure(tmp_course, monk
     ok = kata_in(tmp_course, "check", "s1_11_softmax", here=here)
     assert ok.returncode == 0, ok.stdout
     assert "First failure" not in ok.stdout and "3 of 3 public checks pass" in ok.stdout
+
+
+def test_check_sends_to_the_unfinished_earlier_exercise(tmp_course, monkeypatch, capfd):
+    """The classifier is done but the encoder it imports is the stub: `kata check` says to finish
+    s1_23_encoder first and points at the stub's line there, not at the classifier."""
+    for name in ("s1_23_classifier", "s1_23_bert_embedding", "s1_23_self_attention", "s1_23_feed_forward",
+                 "s1_23_encoder_block"):
+        shutil.copy(ROOT / "solutions/ch01" / f"{name}.py", tmp_course / "exercises/ch01")
+    stub = (tmp_course / "exercises/ch01/s1_23_encoder.py").read_text().splitlines()
+    line = next(i for i, s in enumerate(stub, 1) if "raise NotImplementedError(" in s)
+    proc = kata_in(tmp_course, "check", "s1_23_classifier", here=(monkeypatch, capfd))
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    out = " ".join(proc.stdout.split())  # the terminal wraps long lines
+    assert (f"s1_23_classifier uses your code from ch01/s1_23_encoder.py, which is not finished yet "
+            f"(ch01/s1_23_encoder.py:{line} raises NotImplementedError): finish s1_23_encoder first") in out, out
+    assert f"Edit exercises/ch01/s1_23_encoder.py:{line}" in out and "Traceback" not in out
 
 
 def test_check_names_a_missing_or_empty_file_and_offers_reset(tmp_course):

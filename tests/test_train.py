@@ -4,7 +4,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -27,6 +26,19 @@ TINY = ["--dim", "64", "--layers", "2", "--heads", "2", "--ff-dim", "128", "--ma
 needs_cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
 # kata train tokenizes with the s1_23_tokenizer exercise, which reads GPT-2's ranks
 needs_ranks = pytest.mark.skipif(not gpt2.have_asset(), reason="gpt2.tiktoken is missing (kata assets fetch)")
+
+
+# the classifier and the earlier exercises it imports (the student's own encoder, block, ...)
+MODEL_FILES = ("s1_23_bert_embedding.py", "s1_23_self_attention.py", "s1_23_feed_forward.py",
+               "s1_23_encoder_block.py", "s1_23_encoder.py", "s1_23_classifier.py")
+
+
+def model_folder(ch01: Path, **files: str) -> Path:
+    """`ch01` with the solved model files, `files` (exercise id -> source) replacing some."""
+    ch01.mkdir(parents=True, exist_ok=True)
+    for name in MODEL_FILES:
+        (ch01 / name).write_text(files.get(name[:-3]) or (ROOT / "solutions/ch01" / name).read_text())
+    return ch01
 
 
 def metrics_of(out: Path) -> dict:
@@ -76,10 +88,8 @@ def test_train_reference_learns_and_leaves_its_outputs(tmp_path):
 
 @needs_ranks
 def test_students_unfinished_classifier_is_named(tmp_path):
-    code = tmp_path / "mine" / "ch01"
-    code.mkdir(parents=True)
+    code = model_folder(tmp_path / "mine" / "ch01", s1_23_classifier=(ROOT / "exercises/ch01/s1_23_classifier.py").read_text())
     (code / "s1_23_tokenizer.py").write_text((ROOT / "solutions/ch01/s1_23_tokenizer.py").read_text())
-    (code / "s1_23_classifier.py").write_text((ROOT / "exercises/ch01/s1_23_classifier.py").read_text())
     r = kata("train", "--code", str(tmp_path / "mine"), "--data", "synthetic:100", "--out", str(tmp_path / "o"), *TINY)
     assert r.returncode == 2
     assert "s1_23_classifier.py:" in r.stderr and "not implemented yet" in r.stderr and "--code reference" in r.stderr
@@ -88,10 +98,8 @@ def test_students_unfinished_classifier_is_named(tmp_path):
 
 @needs_ranks
 def test_students_classifier_trains(tmp_path):
-    code = tmp_path / "mine" / "ch01"
-    code.mkdir(parents=True)
-    for name in ("s1_23_classifier.py", "s1_23_tokenizer.py"):
-        (code / name).write_text((ROOT / "solutions/ch01" / name).read_text())
+    code = model_folder(tmp_path / "mine" / "ch01")
+    (code / "s1_23_tokenizer.py").write_text((ROOT / "solutions/ch01/s1_23_tokenizer.py").read_text())
     r = kata("train", "--code", str(tmp_path / "mine"), "--data", "synthetic:200", "--epochs", "1",
              "--out", str(tmp_path / "o"), *TINY)
     assert r.returncode == 0, r.stderr
@@ -114,7 +122,7 @@ def test_student_code_trains_with_the_students_tokenizer(tmp_course):
     """`kata train --code student` tokenizes with exercises/ch01/s1_23_tokenizer.py: a stub there is
     named with its file and line before anything is read or trained; the solved file trains."""
     exercises = tmp_course / "exercises" / "ch01"
-    shutil.copy(ROOT / "solutions/ch01/s1_23_classifier.py", exercises)  # the model is done, the tokenizer not
+    model_folder(exercises)  # the model is done, the tokenizer not
     stub = exercises / "s1_23_tokenizer.py"
     line = _stub_line(stub, "base_vocab_size from the base tokenizer")
     r = kata("train", "--code", "student", "--out", str(tmp_course / "o1"), *STUDENT_RUN, cwd=tmp_course)
@@ -238,10 +246,9 @@ def test_fast_path_equals_the_manual_attention():
 
 
 def test_fast_path_refused_for_an_attention_that_differs(tmp_path):
-    wrong = solution_with("s1_23_classifier", "scores = (q @ k.transpose(-2, -1)) / math.sqrt(self.d)",
+    wrong = solution_with("s1_23_self_attention", "scores = (q @ k.transpose(-2, -1)) / math.sqrt(self.d)",
                           "scores = (q @ k.transpose(-2, -1)) / self.d")
-    (tmp_path / "ch01").mkdir()
-    (tmp_path / "ch01/s1_23_classifier.py").write_text(wrong)
+    model_folder(tmp_path / "ch01", s1_23_self_attention=wrong)
     module = M.load_classifier_module(tmp_path)
     torch.manual_seed(0)
     model = M.build_model(module, vocab_size=50260, dim=32, max_len=32, layers=2, heads=4, ff_dim=64)
@@ -253,6 +260,53 @@ def test_fast_path_refused_for_an_attention_that_differs(tmp_path):
     assert n == 0 and "differs from your attention" in why
     with torch.no_grad():
         torch.testing.assert_close(model(ids, mask), before, rtol=0, atol=0)  # its own forward is kept
+
+
+def test_an_unfinished_earlier_exercise_is_named(tmp_path):
+    """The classifier imports the student's own encoder: a stub there says which exercise to
+    finish first, with its file and line, instead of a traceback from another file."""
+    stub = (ROOT / "exercises/ch01/s1_23_encoder.py").read_text()
+    model_folder(tmp_path / "ch01", s1_23_encoder=stub)
+    module = M.load_classifier_module(tmp_path)
+    line = _stub_line(tmp_path / "ch01/s1_23_encoder.py", "create embed")
+    with pytest.raises(M.ModelError) as e:
+        M.build_model(module, vocab_size=50260, dim=32, max_len=32, layers=2, heads=4, ff_dim=64)
+    assert (f"s1_23_classifier uses your code from s1_23_encoder.py, which is not finished yet "
+            f"({tmp_path.resolve() / 'ch01/s1_23_encoder.py'}:{line} raises NotImplementedError): "
+            "finish s1_23_encoder first") in str(e.value), str(e.value)
+
+    # the attention's __init__ done, its forward not: named by the one forward run before any data is read
+    source = (ROOT / "solutions/ch01/s1_23_self_attention.py").read_text()
+    start = source.index("        # BEGIN SOLUTION project and split into heads")
+    end = source.index("        # END SOLUTION", start) + len("        # END SOLUTION\n")
+    unfinished = source[:start] + "        raise NotImplementedError('s1_23_self_attention: the forward')\n" + source[end:]
+    model_folder(tmp_path / "ch01", s1_23_self_attention=unfinished)
+    model = M.build_model(M.load_classifier_module(tmp_path), vocab_size=50260, dim=32, max_len=32, layers=2,
+                          heads=4, ff_dim=64)
+    with pytest.raises(M.ModelError, match=r"the model's forward failed: s1_23_classifier uses your code from "
+                       r"s1_23_self_attention.py, which is not finished yet \(.*s1_23_self_attention.py:\d+ raises "
+                       r"NotImplementedError\): finish s1_23_self_attention first"):
+        M.check_forward(model, M.probe_batch(50260, 32, 50257, 50258), tmp_path / "ch01/s1_23_classifier.py")
+
+    broken = solution_with("s1_23_encoder_block", "from s1_23_feed_forward import", "from s1_23_feedforward import")
+    model_folder(tmp_path / "ch01", s1_23_encoder_block=broken)
+    with pytest.raises(M.ModelError, match=r"importing .*s1_23_classifier.py failed: s1_23_classifier uses your code "
+                       r"from s1_23_encoder_block.py, which raised ModuleNotFoundError at .*s1_23_encoder_block.py:\d+"):
+        M.load_classifier_module(tmp_path)
+
+
+def test_reference_and_student_model_files_do_not_mix(tmp_path):
+    """Each import reads the exercise files beside its own classifier: a wrong attention in one
+    folder never reaches a model imported from another in the same process."""
+    wrong = solution_with("s1_23_self_attention", "scores = (q @ k.transpose(-2, -1)) / math.sqrt(self.d)",
+                          "scores = (q @ k.transpose(-2, -1)) / self.d")
+    model_folder(tmp_path / "ch01", s1_23_self_attention=wrong)
+    theirs = M.load_classifier_module(tmp_path)
+    ours = M.load_classifier_module(ROOT / "solutions")
+    attention = {m: m.BERTEncoder.__init__.__globals__["TransformerBlock"].__init__.__globals__["MultiHeadSelfAttention"]
+                 for m in (theirs, ours)}
+    assert "/ self.d\n" in Path(attention[theirs].forward.__code__.co_filename).read_text()
+    assert attention[ours].forward.__code__.co_filename == str((ROOT / "solutions/ch01/s1_23_self_attention.py").resolve())
 
 
 def test_model_file_that_does_not_import_is_named(tmp_path):

@@ -20,6 +20,52 @@ def test_a_stub_that_passes_a_check_fails_verify(tmp_course):
     assert any("s1_12_context: exercises/ch01/s1_12_context.py differs" in p for p in v.problems)
 
 
+# Another exercise's answer given in a solution file, outside its blocks, lands in the stub as it
+# did with s1_23_classifier's "given" encoder: here §1.23's FeedForward with other local names
+# and the block's layout changed, and §1.11's softmax with one statement changed.
+PLANTED_FEED_FORWARD = """
+
+class FeedForward(nn.Module):
+    \"\"\"Given: listing 1.32.\"\"\"
+
+    def __init__(self, d, h, p=0.1):
+        super().__init__()
+        self.net = nn.Sequential(nn.Linear(d, h), nn.GELU(), nn.Dropout(p), nn.Linear(h, d), nn.Dropout(p))
+"""
+PLANTED_SOFTMAX = """
+
+def stable_softmax(scores, axis=-1):
+    \"\"\"Given: a softmax to use below.\"\"\"
+    top = scores.amax(dim=axis, keepdim=True)
+    shifted = scores - scores.amax(dim=axis, keepdim=True)
+    e = torch.exp(shifted)
+    return e / e.sum(dim=axis, keepdim=True)
+"""
+
+
+def _plant(course, exercise: str, code: str) -> None:
+    from grader import course as course_mod, stubs
+    path = course / "solutions/ch01" / f"{exercise}.py"
+    path.write_text(path.read_text() + code)
+    stubs.write_stubs(course_mod.load(course), only=[exercise], backup_dir=course / "bak")
+
+
+def test_a_stub_holding_another_exercises_answer_fails_verify(tmp_course):
+    _plant(tmp_course, "s1_23_classifier", PLANTED_FEED_FORWARD)
+    _plant(tmp_course, "s1_12_scaled_attention", PLANTED_SOFTMAX)
+    problems = verify(tmp_course, grade=False).problems
+    assert any(p.startswith("s1_23_classifier: exercises/ch01/s1_23_classifier.py:") and
+               "exercise s1_23_feed_forward's answer (FeedForward.__init__" in p for p in problems), problems
+    assert any(p.startswith("s1_12_scaled_attention: exercises/ch01/s1_12_scaled_attention.py:") and
+               "exercise s1_11_softmax's answer (softmax" in p for p in problems), problems
+    assert not any("differs from the stub generated" in p for p in problems), problems
+
+
+def test_the_course_stubs_give_no_answer_away():
+    from grader import answers, course
+    assert answers.check_course(course.load()) == []
+
+
 def test_a_solution_that_fails_a_check_fails_verify(tmp_course):
     path = tmp_course / "solutions/ch01/s1_12_context.py"
     path.write_text(path.read_text().replace("return attn_weights @ values", "return (attn_weights @ values) * 1.01"))

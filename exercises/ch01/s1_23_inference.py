@@ -10,16 +10,19 @@ marks the padding, and takes the argmax of the logits in evaluation mode.
 
 Given (not part of the exercise): a tiny tokenizer standing in for GPT-2's BPE (`tokenize`,
 `encode`, the special ids appended after its 1,000 word ids as in listing 1.25) and
-`TinyBERT`, a small ready-made version of listing 1.35's classifier with a `config` dict.
+`TinyBERT`, a small version of listing 1.35's classifier with a `config` dict, whose blocks are
+your TransformerBlock, imported from your s1_23_encoder_block.py (finish it, and the attention
+and feed-forward network it imports, first).
 Everything runs on the CPU: the book's `map_location=device` is "cpu" here.
 """
-import math
 import os
 import re
 import zlib
 
 import torch
 import torch.nn as nn
+
+from s1_23_encoder_block import TransformerBlock  # your exercise s1_23_encoder_block (listing 1.33)
 
 BASE_VOCAB = 1000
 PAD_ID, CLS_ID, SEP_ID = BASE_VOCAB, BASE_VOCAB + 1, BASE_VOCAB + 2
@@ -40,35 +43,6 @@ def encode(text: str) -> list[int]:
     return ids + [PAD_ID] * (MAX_LEN - len(ids))
 
 
-class Block(nn.Module):
-    """Pre-LN encoder block (listings 1.31-1.33): x + attention(norm1(x)), then x + ff(norm2(x)).
-
-    forward(x, mask): x (batch, seq_len, dim), mask (batch, seq_len) with 1 = token, 0 = padding.
-    """
-
-    def __init__(self, dim: int, heads: int, ff_dim: int, dropout: float):
-        super().__init__()
-        if dim % heads:
-            raise ValueError(f"dim={dim} is not divisible by heads={heads}")
-        self.heads = heads
-        self.norm1 = nn.LayerNorm(dim)
-        self.qkv = nn.Linear(dim, 3 * dim)
-        self.out = nn.Linear(dim, dim)
-        self.norm2 = nn.LayerNorm(dim)
-        self.ff = nn.Sequential(nn.Linear(dim, ff_dim), nn.GELU(), nn.Dropout(dropout), nn.Linear(ff_dim, dim))
-        self.dropout = nn.Dropout(dropout)
-
-    def forward(self, x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-        b, t, c = x.shape
-        d = c // self.heads
-        q, k, v = (z.view(b, t, self.heads, d).transpose(1, 2) for z in self.qkv(self.norm1(x)).chunk(3, dim=-1))
-        scores = (q @ k.transpose(-2, -1)) / math.sqrt(d)
-        scores = scores.masked_fill(mask[:, None, None, :] == 0, -1e9)
-        weights = self.dropout(torch.softmax(scores, dim=-1))
-        x = x + self.dropout(self.out((weights @ v).transpose(1, 2).reshape(b, t, c)))
-        return x + self.dropout(self.ff(self.norm2(x)))
-
-
 class TinyBERT(nn.Module):
     """A small BERT-style classifier: model(ids, mask) -> logits (batch, 2), read at position 0 ([CLS]).
 
@@ -85,7 +59,7 @@ class TinyBERT(nn.Module):
         self.position = nn.Embedding(max_len, dim)
         self.norm = nn.LayerNorm(dim)
         self.dropout = nn.Dropout(dropout)
-        self.blocks = nn.ModuleList(Block(dim, heads, ff_dim, dropout) for _ in range(layers))
+        self.blocks = nn.ModuleList(TransformerBlock(dim, heads, ff_dim, dropout) for _ in range(layers))
         self.classifier = nn.Sequential(nn.Dropout(dropout), nn.Linear(dim, 2))
 
     def forward(self, ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:

@@ -5,12 +5,13 @@ Training repeats one step: clear the old gradients, run the model on a batch, me
 cross-entropy between its two logits and the labels, backpropagate, and let the optimizer move
 every parameter. An epoch is one pass over the loader; the loop reports each epoch's mean loss.
 
-Given (not part of the exercise): `TinyBERT`, a small ready-made version of listing 1.35's
-classifier (token and position embeddings, pre-LN encoder blocks with the padding mask, a
-linear head on the [CLS] position), `make_loader`, `predict_labels` and `make_sgd`. Token ids
-0-999 are words; PAD_ID, CLS_ID and SEP_ID follow them, as listing 1.25 appends its special
-tokens after GPT-2's vocabulary. Everything runs on the CPU here: the book's `.to(device)` calls
-are left out.
+Given (not part of the exercise): `TinyBERT`, a small version of listing 1.35's classifier
+(token and position embeddings, pre-LN encoder blocks with the padding mask, a linear head on
+the [CLS] position) whose blocks are your TransformerBlock, imported from your
+s1_23_encoder_block.py (finish it, and the attention and feed-forward network it imports,
+first); `make_loader`, `predict_labels` and `make_sgd`. Token ids 0-999 are words; PAD_ID,
+CLS_ID and SEP_ID follow them, as listing 1.25 appends its special tokens after GPT-2's
+vocabulary. Everything runs on the CPU here: the book's `.to(device)` calls are left out.
 """
 import math
 
@@ -18,38 +19,11 @@ import torch
 import torch.nn as nn
 from torch.utils.data import DataLoader, TensorDataset
 
+from s1_23_encoder_block import TransformerBlock  # your exercise s1_23_encoder_block (listing 1.33)
+
 PAD_ID, CLS_ID, SEP_ID = 1000, 1001, 1002
 VOCAB_SIZE = 1003
 MAX_LEN = 64
-
-
-class Block(nn.Module):
-    """Pre-LN encoder block (listings 1.31-1.33): x + attention(norm1(x)), then x + ff(norm2(x)).
-
-    forward(x, mask): x (batch, seq_len, dim), mask (batch, seq_len) with 1 = token, 0 = padding.
-    """
-
-    def __init__(self, dim: int, heads: int, ff_dim: int, dropout: float):
-        super().__init__()
-        if dim % heads:
-            raise ValueError(f"dim={dim} is not divisible by heads={heads}")
-        self.heads = heads
-        self.norm1 = nn.LayerNorm(dim)
-        self.qkv = nn.Linear(dim, 3 * dim)
-        self.out = nn.Linear(dim, dim)
-        self.norm2 = nn.LayerNorm(dim)
-        self.ff = nn.Sequential(nn.Linear(dim, ff_dim), nn.GELU(), nn.Dropout(dropout), nn.Linear(ff_dim, dim))
-        self.dropout = nn.Dropout(dropout)
-
-    def forward(self, x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-        b, t, c = x.shape
-        d = c // self.heads
-        q, k, v = (z.view(b, t, self.heads, d).transpose(1, 2) for z in self.qkv(self.norm1(x)).chunk(3, dim=-1))
-        scores = (q @ k.transpose(-2, -1)) / math.sqrt(d)
-        scores = scores.masked_fill(mask[:, None, None, :] == 0, -1e9)
-        weights = self.dropout(torch.softmax(scores, dim=-1))
-        x = x + self.dropout(self.out((weights @ v).transpose(1, 2).reshape(b, t, c)))
-        return x + self.dropout(self.ff(self.norm2(x)))
 
 
 class TinyBERT(nn.Module):
@@ -68,7 +42,7 @@ class TinyBERT(nn.Module):
         self.position = nn.Embedding(max_len, dim)
         self.norm = nn.LayerNorm(dim)
         self.dropout = nn.Dropout(dropout)
-        self.blocks = nn.ModuleList(Block(dim, heads, ff_dim, dropout) for _ in range(layers))
+        self.blocks = nn.ModuleList(TransformerBlock(dim, heads, ff_dim, dropout) for _ in range(layers))
         self.classifier = nn.Sequential(nn.Dropout(dropout), nn.Linear(dim, 2))
 
     def forward(self, ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:

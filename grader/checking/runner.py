@@ -133,7 +133,8 @@ class _Plugin:
             self.import_failures[ex.id] = reason
             raise compare.CheckFailure(reason)
         try:
-            worker, remote = open_exercise(self.box, ex, hidden=request.node.function._kata_check["hidden"])
+            worker, remote = open_exercise(self.box, ex, hidden=request.node.function._kata_check["hidden"],
+                                           course=self.course)
         except (StudentError, WorkerFault) as e:
             self.import_failures[ex.id] = str(e)
             raise compare.CheckFailure(t("import_failed", file=ex.file, reason=str(e))) from None
@@ -149,12 +150,15 @@ def sandbox_for(course: Course, submission: Submission) -> Sandbox:
                    assets_dir=str(course.assets_dir))
 
 
-def open_exercise(box: Sandbox, ex: Exercise, hidden: bool = False):
+def open_exercise(box: Sandbox, ex: Exercise, hidden: bool = False, course: Course | None = None):
     """A fresh worker with the exercise's module imported: (worker, proxy). Raises StudentError
     or WorkerFault when the import fails (the worker is closed then). `hidden`: for a hidden
-    check, whose messages show no text of the worker's (it has seen the hidden inputs)."""
+    check, whose messages show no text of the worker's (it has seen the hidden inputs).
+    `course`: its exercises are the earlier ones an error may come from (the student's own
+    code that this exercise imports), named as such in the messages."""
     worker = box.spawn(Limits(memory_mb=ex.memory_mb, output_mb=ex.output_mb))
-    remote = Remote(worker, ex.module, ex.time_limit_s, assets=box.assets, hidden=hidden)
+    others = frozenset(e.file for e in course.exercises) if course is not None else frozenset()
+    remote = Remote(worker, ex.module, ex.time_limit_s, assets=box.assets, hidden=hidden, exercises=others)
     try:
         remote._import(ex.file, ex.forbidden, ex.display_forbidden_hint(), ex.forbidden_ops)
     except BaseException:

@@ -197,6 +197,10 @@ def explain(course: Course, r: CheckResult, console: Console) -> None:
     named = re.search(re.escape(ex.file) + r":(\d+)", message)  # "... (at ch01/x.py:12)"
     if named:
         line = int(named.group(1))
+    earlier = next((e for e in course.exercises if e.id != ex.id and f"{e.file}:" in message), None)
+    if earlier is not None and kind == "student":  # raised in the file of an earlier exercise it imports: edit that
+        ex = earlier
+        line = int(re.search(re.escape(ex.file) + r":(\d+)", message).group(1))
     where = progress.shown_path(course, ex) + (f":{line}" if line else "")
     tail = Text("  " + t("check_edit", path=where), style="cyan")
     if ex.hints:

@@ -29,7 +29,8 @@ from ..messages import t
 from . import outputs
 from .batches import Encoded, LengthBatches, collate
 from .config import TrainConfig
-from .model import ModelError, build_model, enable_fast_attention, load_classifier_module, probe_batch
+from .model import (ModelError, build_model, check_forward, enable_fast_attention, load_classifier_module,
+                    probe_batch)
 from .tokenizer import TokenizerError, load_tokenizer
 
 
@@ -274,6 +275,7 @@ def _train(cfg: TrainConfig, root: Path, dist: Dist, log) -> dict:
     module = load_classifier_module(code_dir)
     model = build_model(module, vocab_size=tok.vocab_size, dim=cfg.dim, max_len=cfg.max_len, layers=cfg.layers,
                         heads=cfg.heads, ff_dim=cfg.ff_dim)
+    check_forward(model, probe_batch(tok.vocab_size, cfg.max_len, tok.pad_id, tok.cls_id), module.__file__)
     data = load_data(cfg, dist, tok)
     log(f"data: {data.source}: train {len(data.train):,}, validation {len(data.val):,}, test {len(data.test):,} "
         f"(token ids {'from the cache' if data.cached else 'computed and cached'}, tokenizer {tok.path})")

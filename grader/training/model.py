@@ -1,8 +1,8 @@
 """The model `kata train` trains: listing 1.35's BERTForClassification, from the reference
 solution or from the student's exercise file, plus the attention fast path.
 
-The model class is read from `<code>/ch01/s1_23_classifier.py` (the exercise file holds the
-whole encoder: the earlier blocks are given there). It runs in this process: `kata train` is a
+The model class is read from `<code>/ch01/s1_23_classifier.py`, which imports the encoder
+from the exercise files beside it (the student's own earlier classes, or the reference's). It runs in this process: `kata train` is a
 tool for one's own code on one's own machine, not a grading path (grading trains the student's
 model inside the sandbox, see grader/checks/test_s1_23_training.py).
 
@@ -35,16 +35,32 @@ class ModelError(RuntimeError):
 
 def import_file(path: Path, prefix: str) -> types.ModuleType:
     """Import the file at `path` under a private module name; a failure leaves no module behind
-    and raises the file's own exception."""
-    name = f"{prefix}_{abs(hash(str(Path(path).resolve())))}"
+    and raises the file's own exception.
+
+    The file's folder comes first on sys.path while it runs, for the exercise files beside it
+    that it imports (`from s1_23_encoder import BERTEncoder`: the student's own earlier
+    classes). Those are imported afresh from that folder and leave sys.modules again after, so
+    that the reference and a student's code imported in one process never mix."""
+    path = Path(path).resolve()
+    folder = str(path.parent)
+    siblings = {p.stem for p in path.parent.glob("*.py")}
+    saved = {n: sys.modules.pop(n) for n in list(sys.modules) if n in siblings}
+    name = f"{prefix}_{abs(hash(str(path)))}"
     spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
+    sys.path.insert(0, folder)
     try:
         spec.loader.exec_module(module)
     except BaseException:
         sys.modules.pop(name, None)
         raise
+    finally:
+        if folder in sys.path:
+            sys.path.remove(folder)
+        for n in siblings:
+            sys.modules.pop(n, None)
+        sys.modules.update(saved)
     return module
 
 
@@ -55,11 +71,41 @@ def load_classifier_module(code_dir: str | Path) -> types.ModuleType:
         raise ModelError(f"{path}: no such file (the §1.23 classifier exercise)")
     try:
         module = import_file(path, "kata_train_classifier")
-    except Exception as e:  # the student's file: say where it broke
+    except Exception as e:  # the student's file, or an earlier exercise it imports: say where it broke
+        earlier = earlier_exercise(e, path)
+        if earlier:
+            raise ModelError(f"importing {path} failed: {earlier}") from e
         raise ModelError(f"{path}{_line_in(e, path)}: importing it failed: {type(e).__name__}: {e}") from e
     if not hasattr(module, "BERTForClassification"):
         raise ModelError(f"{path}: defines no BERTForClassification (listing 1.35)")
     return module
+
+
+def origin(e: BaseException, folder: Path) -> tuple[Path, int] | None:
+    """(file, line) of the deepest frame of `e` in a file of `folder` (or of a SyntaxError there)."""
+    folder = Path(folder).resolve()
+    if isinstance(e, SyntaxError) and e.filename and Path(e.filename).resolve().parent == folder:
+        return Path(e.filename).resolve(), e.lineno or 0
+    found = None
+    for frame, lineno in traceback.walk_tb(e.__traceback__):
+        file = Path(frame.f_code.co_filename).resolve()
+        if file.parent == folder:
+            found = file, lineno
+    return found
+
+
+def earlier_exercise(e: BaseException, path: Path) -> str:
+    """When `e` came from another exercise file beside `path` (one it imports), the sentence that
+    says which exercise to finish or fix first; else ""."""
+    where = origin(e, Path(path).resolve().parent)
+    if where is None or where[0] == Path(path).resolve():
+        return ""
+    file, line = where
+    if isinstance(e, NotImplementedError):
+        return (f"{Path(path).stem} uses your code from {file.name}, which is not finished yet ({file}:{line} raises "
+                f"NotImplementedError): finish {file.stem} first")
+    return (f"{Path(path).stem} uses your code from {file.name}, which raised {type(e).__name__} at {file}:{line}: "
+            f"{e}; make {file.stem} pass its checks first (kata check {file.stem})")
 
 
 def _line_in(e: BaseException, path: Path) -> str:
@@ -84,15 +130,39 @@ def build_model(module: types.ModuleType, *, vocab_size: int, dim: int, max_len:
     try:
         model = module.BERTForClassification(vocab_size=vocab_size, dim=dim, max_len=max_len, layers=layers,
                                              heads=heads, ff_dim=ff_dim)
-    except NotImplementedError as e:
-        raise ModelError(f"{where}{_line_in(e, Path(where))}: not implemented yet ({e}); finish the s1_23_classifier exercise "
-                         f"or train the reference with --code reference") from e
     except Exception as e:
+        earlier = earlier_exercise(e, Path(where))
+        if earlier:  # an unfinished or broken earlier exercise that the classifier imports
+            raise ModelError(f"BERTForClassification(...) failed: {earlier}, or train the reference with "
+                             "--code reference") from e
+        if isinstance(e, NotImplementedError):
+            raise ModelError(f"{where}{_line_in(e, Path(where))}: not implemented yet ({e}); finish the "
+                             f"s1_23_classifier exercise or train the reference with --code reference") from e
         raise ModelError(f"{where}{_line_in(e, Path(where))}: BERTForClassification(...) failed: "
                          f"{type(e).__name__}: {e}") from e
     if not isinstance(model, nn.Module) or not list(model.parameters()):
         raise ModelError(f"{where}: BERTForClassification has no parameters to train")
     return model
+
+
+def check_forward(model: nn.Module, probe: tuple[torch.Tensor, torch.Tensor], where: str | Path) -> None:
+    """Run the model once on `probe` (eval mode, no gradients), so that an unfinished forward, the
+    classifier's own or an earlier exercise's it imports, is named before any data is read."""
+    was_training = model.training
+    model.eval()
+    try:
+        with torch.no_grad():
+            model(*probe)
+    except Exception as e:
+        earlier = earlier_exercise(e, Path(where))
+        if earlier:
+            raise ModelError(f"the model's forward failed: {earlier}, or train the reference with "
+                             "--code reference") from e
+        raise ModelError(f"{where}{_line_in(e, Path(where))}: the model's forward failed: {type(e).__name__}: {e}"
+                         + ("; finish the s1_23_classifier exercise or train the reference with --code reference"
+                            if isinstance(e, NotImplementedError) else "")) from e
+    finally:
+        model.train(was_training)
 
 
 # ---------------------------------------------------------------- the attention fast path

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import builtins
 import re
+from pathlib import Path
 
 from ..messages import CATALOG, Msg, t
 from .client import Worker
@@ -55,8 +56,47 @@ BUILTIN_EXCEPTIONS = frozenset(name for name, obj in vars(builtins).items()
                                if isinstance(obj, type) and issubclass(obj, BaseException))
 
 
-def student_error(label: str, err: dict, memory_mb: int | None = None, hidden: "HiddenContext | None" = None
-                  ) -> StudentError:
+def _earlier(err: dict, exercise: str, exercises: frozenset) -> dict | None:
+    """When the error came from the file of another exercise of the course (the student's own
+    earlier code, which this exercise imports, and a file the course lists): that exercise's
+    file, id and the line the worker named; else None."""
+    where = err.get("where")
+    file, _, line = where.rpartition(":") if isinstance(where, str) else ("", "", "")
+    if file not in exercises or Path(file).stem == exercise or not (line.isdigit() and len(line) <= 6):
+        return None
+    return {"exercise": exercise, "other": Path(file).stem, "file": file, "line": line}
+
+
+def _earlier_error(label: str, err: dict, found: dict, hidden: bool) -> StudentError | None:
+    """The message that says which earlier exercise to finish or fix first (an error raised in
+    its file). A hidden check's names the exercise and file only: no line, no text of the
+    worker's (a line number the worker sends could spell a hidden input)."""
+    kind = err.get("kind", "exception")
+    name = err.get("type")
+    name = name if isinstance(name, str) and IDENTIFIER.fullmatch(name) else "Exception"
+    if hidden and name not in BUILTIN_EXCEPTIONS:
+        name = "Exception"
+    if kind == "not_implemented":
+        text = t("earlier_unfinished_hidden" if hidden else "earlier_unfinished", **found)
+    elif kind in ("exception", "syntax"):
+        detail = "" if hidden else Msg.key("earlier_detail", message=_worded(err)[:500])
+        text = t("earlier_raised_hidden" if hidden else "earlier_raised", label=label, type=name, detail=detail,
+                 **found)
+    else:  # missing names, signatures, forbidden APIs, memory: the usual message says it best
+        return None
+    where = "" if hidden else f"{found['file']}:{found['line']}"
+    detail = err.get("message", "")
+    return StudentError(kind, text, where, "" if hidden else err.get("trace", ""), name,
+                        detail if isinstance(detail, str) else "")
+
+
+def student_error(label: str, err: dict, memory_mb: int | None = None, hidden: "HiddenContext | None" = None,
+                  exercise: str = "", exercises: frozenset = frozenset()) -> StudentError:
+    found = _earlier(err, exercise, exercises) if exercise else None
+    if found is not None:
+        earlier = _earlier_error(label, err, found, hidden is not None)
+        if earlier is not None:
+            return earlier
     if hidden is not None:
         return _hidden_error(label, err, memory_mb, hidden)
     kind = err.get("kind", "exception")
@@ -128,9 +168,10 @@ class Remote:
     """The submission's exercise module as seen from a check."""
 
     def __init__(self, worker: Worker, exercise: str, time_limit: float, assets: str | None = None,
-                 hidden: bool = False):
+                 hidden: bool = False, exercises: frozenset = frozenset()):
         self._worker = worker
         self._exercise = exercise
+        self._exercises = exercises  # the course's exercise files ("ch01/x.py"): an error from one is named as such
         self._time_limit = time_limit
         # a hidden check's: no text of the worker's reaches its messages (set up by _import)
         self._hidden = HiddenContext(exercise) if hidden else None
@@ -146,7 +187,8 @@ class Remote:
         reply, out = self._worker.request(dict(msg, args=doc_args, kwargs=doc_kwargs), tensors,
                                           timeout=self._time_limit)
         if not reply.get("ok"):
-            raise student_error(label, reply.get("error") or {}, self._worker.limits.memory_mb, self._hidden)
+            raise student_error(label, reply.get("error") or {}, self._worker.limits.memory_mb, self._hidden,
+                                self._exercise, self._exercises)
         return self._wrap(wire.decode(reply.get("value"), out))
 
     def _wrap(self, value):
@@ -169,7 +211,8 @@ class Remote:
                                          "forbidden": forbidden, "forbidden_ops": list(forbidden_ops),
                                          "hint": hint}, timeout=self._time_limit)
         if not reply.get("ok"):  # before any hidden input: the student's full message
-            raise student_error(f"importing {path}", reply.get("error") or {}, self._worker.limits.memory_mb)
+            raise student_error(f"importing {path}", reply.get("error") or {}, self._worker.limits.memory_mb,
+                                exercise=self._exercise, exercises=self._exercises)
 
     # -- what checks use
     def __getattr__(self, name: str):
