@@ -19,7 +19,7 @@ from ..messages import pick, t
 from ..scan import scan
 from ..submission import Submission
 from ..worker.client import Sandbox, WorkerFault
-from ..worker.proxy import Remote, StudentError
+from ..worker.proxy import BUILTIN_EXCEPTIONS, Remote, StudentError
 from ..worker.sandbox import Limits
 from . import compare
 
@@ -77,6 +77,18 @@ class _Plugin:
         self.outcomes: dict[str, str] = {}
         self.items: list = []
         self._token = None
+        self._files: dict[str, int] | None = None
+
+    def known_files(self) -> dict[str, int]:
+        """The exercise files of the submission -> their number of lines: the only places a
+        hidden check's message may point to (a file name in a traceback is the student's choice)."""
+        if self._files is None:
+            self._files = {}
+            for ex in self.course.exercises:
+                source = self.submission.source(ex.file)
+                if source is not None:
+                    self._files[ex.file] = source.count("\n") + 1
+        return self._files
 
     def exercise_of(self, item) -> Exercise:
         return self.by_id[item.path.stem.removeprefix("test_")]
@@ -132,7 +144,8 @@ class _Plugin:
             self.import_failures[ex.id] = reason
             raise compare.CheckFailure(reason)
         try:
-            worker, remote = open_exercise(self.box, ex, hidden=request.node.function._kata_check["hidden"])
+            worker, remote = open_exercise(self.box, ex, hidden=request.node.function._kata_check["hidden"],
+                                           files=self.known_files())
         except (StudentError, WorkerFault) as e:
             self.import_failures[ex.id] = str(e)
             raise compare.CheckFailure(t("import_failed", file=ex.file, reason=str(e))) from None
@@ -148,12 +161,13 @@ def sandbox_for(course: Course, submission: Submission) -> Sandbox:
                    assets_dir=str(course.assets_dir))
 
 
-def open_exercise(box: Sandbox, ex: Exercise, hidden: bool = False):
+def open_exercise(box: Sandbox, ex: Exercise, hidden: bool = False, files: dict[str, int] | None = None):
     """A fresh worker with the exercise's module imported: (worker, proxy). Raises StudentError
     or WorkerFault when the import fails (the worker is closed then). `hidden`: for a hidden
-    check, whose messages show no text of the worker's (it has seen the hidden inputs)."""
+    check, whose messages show no text of the worker's (it has seen the hidden inputs); `files`:
+    the exercise files (-> lines) its messages may name as where an error happened."""
     worker = box.spawn(Limits(memory_mb=ex.memory_mb, output_mb=ex.output_mb))
-    remote = Remote(worker, ex.module, ex.time_limit_s, assets=box.assets, hidden=hidden)
+    remote = Remote(worker, ex.module, ex.time_limit_s, assets=box.assets, hidden=hidden, files=files)
     try:
         remote._import(ex.file, ex.forbidden, ex.display_forbidden_hint(), ex.forbidden_ops)
     except BaseException:
@@ -181,7 +195,10 @@ def _root_cause(exc: BaseException) -> BaseException:
     return exc
 
 
-def _message(exc: BaseException | None) -> tuple[str, str]:
+def _message(exc: BaseException | None, hidden: bool = False) -> tuple[str, str]:
+    """The check's message and what failed. `hidden`: a hidden check's, where an error the check's
+    own code hit on the student's result (float() of their text, a key of their dict) is named by
+    Python's class name alone: its text may quote what the student returned."""
     if exc is None:
         return "", ""
     exc = _root_cause(exc)
@@ -195,6 +212,9 @@ def _message(exc: BaseException | None) -> tuple[str, str]:
         return str(exc) or t("assertion_failed"), "check"
     if type(exc).__name__ in ("Skipped", "XFailed"):
         return str(getattr(exc, "msg", exc)), "skipped"
+    if hidden:
+        name = type(exc).__name__
+        return t("check_error_hidden", type=name if name in BUILTIN_EXCEPTIONS else "Exception"), "check"
     return t("check_error", type=type(exc).__name__, message=str(exc)[:500]), "check"
 
 
@@ -248,7 +268,7 @@ def run(course: Course, submission: Submission, exercises: list[Exercise] | None
             info = item.function._kata_check
             exc = plugin.errors.get(item.nodeid)
             status = plugin.outcomes.get(item.nodeid) or ("failed" if exc is not None else "passed")
-            message, kind = _message(exc)
+            message, kind = _message(exc, hidden=info["hidden"])
             results.append(CheckResult(
                 exercise=ex.id, section=ex.section, name=item.name, status=status,
                 score=info["points"] if status == "passed" else 0.0, max_score=info["points"],

@@ -288,6 +288,8 @@ class Worker:
         self.ids = itertools.count(1)
         self.dead = False
         self.fault: WorkerFault | None = None
+        self.deadline: float | None = None  # of the last request (time.monotonic())
+        self.deadline_s = 0.0  # its time limit in seconds
 
     def output_tail(self, n: int = 2000) -> str:
         try:
@@ -308,6 +310,7 @@ class Worker:
         rid = next(self.ids)
         msg = dict(msg, id=rid)
         deadline = time.monotonic() + timeout
+        self.deadline, self.deadline_s = deadline, timeout  # the reply's values are decoded by then too (decode())
         try:
             self.sock.settimeout(timeout)
             wire.send(self.sock, msg, tensors)
@@ -321,13 +324,12 @@ class Worker:
                     if not self.box.running(self.pid):
                         raise EOFError("the worker died")
                     continue
-                self.sock.settimeout(max(remaining, 0.001))
-                reply, out = wire.recv(self.sock)
+                reply, out = wire.recv(self.sock, deadline=deadline)
                 if reply.get("id") == rid:
                     return reply, out
                 # A reply to another request id: the worker wrote on its socket out of turn.
                 raise wire.WireError("the worker answered out of turn")
-        except (socket.timeout, TimeoutError):
+        except (socket.timeout, TimeoutError, wire.Overtime):
             self._end()
             self.fault = WorkerFault("timeout", t("fault_timeout", seconds=f"{timeout:g}"))
         except (EOFError, ConnectionError, BrokenPipeError):
@@ -337,6 +339,19 @@ class Worker:
             self._end()
             self.fault = WorkerFault("wire", t("fault_wire", error=e))
         raise self.fault
+
+    def decode(self, value, tensors):
+        """The values of the last reply, decoded by that call's deadline. A reply that is not the
+        wire format, or too long to decode, ends the worker: a WorkerFault like any other."""
+        try:
+            return wire.decode(value, tensors, deadline=self.deadline)
+        except wire.WireError as e:
+            self._end()
+            if isinstance(e, wire.Overtime):
+                self.fault = WorkerFault("timeout", t("fault_timeout", seconds=f"{self.deadline_s:g}"))
+            else:
+                self.fault = WorkerFault("wire", t("fault_wire", error=e))
+            raise self.fault from None
 
     def _death_reason(self, status: dict) -> str:
         if "exitcode" in status:

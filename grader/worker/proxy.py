@@ -14,7 +14,7 @@ import builtins
 import re
 
 from ..messages import CATALOG, Msg, t
-from .client import Worker
+from .client import Worker, WorkerFault
 from .runtime import wire
 
 
@@ -85,13 +85,23 @@ class HiddenContext:
     """What a hidden check's messages may name besides the label: the exercise, and the APIs its
     manifest forbids (so that a forbidden-API message is checked against them, not taken on trust)."""
 
-    def __init__(self, exercise: str, forbidden=(), hint: str = ""):
+    def __init__(self, exercise: str, forbidden=(), hint: str = "", files: dict[str, int] | None = None):
         self.exercise = exercise
         self.forbidden = set(forbidden)
         self.hint = hint
+        self.files = dict(files or {})  # the exercise files the grader knows -> their number of lines
 
-
-OWN_LINE = re.compile(r"ch\d\d/s\d+_\d\d_[a-z0-9_]+\.py:\d{1,6}")  # a file:line a hidden message may name
+    def where(self, where) -> str:
+        """`where` ("ch01/x.py:12") when it names, exactly, an exercise file the grader knows and a
+        line that file has: text the grader could have written. Anything else, a file name the
+        student chose (`compile(src, "/sub/ch01/s1_11_x<digits>.py", ...)`) or a line past the
+        end (`compile("\\n" * N + ...)`), is dropped."""
+        if not isinstance(where, str) or ":" not in where:
+            return ""
+        name, _, line = where.rpartition(":")
+        if name not in self.files or not line.isascii() or not line.isdigit() or len(line) > 7:
+            return ""
+        return where if 1 <= int(line) <= self.files[name] else ""
 
 
 def _hidden_error(label: str, err: dict, memory_mb: int | None, hidden: HiddenContext) -> StudentError:
@@ -116,8 +126,7 @@ def _hidden_error(label: str, err: dict, memory_mb: int | None, hidden: HiddenCo
     else:
         kind = "exception" if kind in ("forbidden", "memory") else kind
         text = t("hidden_raised", label=label, type=name)
-    where = err.get("where", "")
-    where = where if isinstance(where, str) and OWN_LINE.fullmatch(where) else ""
+    where = hidden.where(err.get("where", ""))
     if where and kind != "not_implemented":  # the line of the student's own file: a number, no text of theirs
         text += t("at_where", where=where)
     detail = err.get("message", "")
@@ -128,12 +137,13 @@ class Remote:
     """The submission's exercise module as seen from a check."""
 
     def __init__(self, worker: Worker, exercise: str, time_limit: float, assets: str | None = None,
-                 hidden: bool = False):
+                 hidden: bool = False, files: dict[str, int] | None = None):
         self._worker = worker
         self._exercise = exercise
         self._time_limit = time_limit
+        self._files = dict(files or {})  # exercise file -> lines: what a hidden message's "at" may name
         # a hidden check's: no text of the worker's reaches its messages (set up by _import)
-        self._hidden = HiddenContext(exercise) if hidden else None
+        self._hidden = HiddenContext(exercise, files=self._files) if hidden else None
         self.assets = assets  # read-only data folder as the worker sees it (None: there is none)
 
     # -- plumbing
@@ -143,11 +153,17 @@ class Remote:
         for name, tensor in more.items():  # keep tensor names unique across args and kwargs
             tensors[f"k{name}"] = tensor
         doc_kwargs = _rename(doc_kwargs, "k")
-        reply, out = self._worker.request(dict(msg, args=doc_args, kwargs=doc_kwargs), tensors,
-                                          timeout=self._time_limit)
-        if not reply.get("ok"):
-            raise student_error(label, reply.get("error") or {}, self._worker.limits.memory_mb, self._hidden)
-        return self._wrap(wire.decode(reply.get("value"), out))
+        try:
+            reply, out = self._worker.request(dict(msg, args=doc_args, kwargs=doc_kwargs), tensors,
+                                              timeout=self._time_limit)
+            if not reply.get("ok"):
+                raise student_error(label, reply.get("error") or {}, self._worker.limits.memory_mb, self._hidden)
+            value = self._worker.decode(reply.get("value"), out)
+        except WorkerFault as fault:
+            if self._hidden is not None and fault.kind == "wire":  # what the worker sent is the student's text
+                raise WorkerFault("wire", t("fault_wire_hidden")) from None
+            raise
+        return self._wrap(value)
 
     def _wrap(self, value):
         if isinstance(value, wire.Handle):
@@ -164,7 +180,7 @@ class Remote:
 
     def _import(self, path: str, forbidden: list[str], hint: str, forbidden_ops: list[str] = ()) -> None:
         if self._hidden is not None:
-            self._hidden = HiddenContext(self._exercise, [*forbidden, *forbidden_ops], hint)
+            self._hidden = HiddenContext(self._exercise, [*forbidden, *forbidden_ops], hint, self._files)
         reply, _ = self._worker.request({"op": "import", "module": self._exercise, "path": path,
                                          "forbidden": forbidden, "forbidden_ops": list(forbidden_ops),
                                          "hint": hint}, timeout=self._time_limit)
