@@ -1036,6 +1036,204 @@ def _parent_closed(o: Outcome) -> None:
     assert not opened, f"the fork server was open to its worker: {opened}"
 
 
+# ---------------------------------------------------------------------------- hidden messages (issue 12)
+# Every path by which text of the student's could reach a hidden check's message, one exercise each:
+# the module answers every name (a module-level __getattr__) with a function that takes that path.
+# Hidden checks must show none of it (`_hidden_says_only_the_graders`).
+HIDDEN_PATH = src('''
+    import json, os, struct, sys, time
+
+    TOKEN = "<<TOKEN>>"
+    PATH = "<<PATH>>"
+
+
+    def _rid():  # the id of the request being answered, read from the worker's own frame
+        f = sys._getframe()
+        while f is not None:
+            if f.f_code.co_name == "serve" and "rid" in f.f_locals:
+                return f.f_locals["rid"]
+            f = f.f_back
+
+
+    def _forge(doc, blob=b""):  # a reply of the student's own making, ahead of the real one
+        data = json.dumps(dict(doc, id=_rid())).encode()
+        for fd in os.listdir("/proc/self/fd"):
+            try:
+                if os.readlink(f"/proc/self/fd/{fd}").startswith("socket:"):
+                    os.write(int(fd), struct.pack(">II", len(data), len(blob)) + data + blob)
+                    break
+            except OSError:
+                pass
+        time.sleep(3)
+
+
+    def _header(header):
+        data = json.dumps(header).encode()
+        return len(data).to_bytes(8, "little") + data + b"\\0" * 8
+
+
+    def _attack(*args, **kwargs):
+        mark = f"MARK-{TOKEN}"
+        if PATH == "filename":  # a file name of its choice in the traceback, shaped like an exercise file
+            exec(compile("raise ValueError('x')", f"/sub/ch01/s1_11_x{TOKEN}.py", "exec"))
+        if PATH == "lineno":  # its own file, at a line it does not have
+            exec(compile("\\n" * 987653 + "raise ValueError('x')", __file__, "exec"))
+        if PATH == "text":
+            raise ValueError(mark)
+        if PATH == "classname":
+            raise type(f"Leak_{TOKEN}", (Exception,), {})(mark)
+        if PATH == "exit":
+            sys.exit(mark)
+        if PATH == "repr":  # an object whose class name, repr and str are the mark, with methods that raise
+            def fail(self, *a, **k):
+                raise ValueError(mark)
+            return type(f"Leak_{TOKEN}", (), {"__repr__": lambda self: mark, "__str__": lambda self: mark,
+                                              "__call__": fail, "forward": fail, "__getattr__": fail})()
+        if PATH == "float":  # a special float that is not one
+            _forge({"ok": True, "value": [{"$float": mark}]})
+        if PATH == "handle":  # a handle whose number is text
+            _forge({"ok": True, "value": {"$handle": mark, "type": "x"}})
+        if PATH == "payload":  # a tensor payload whose header names a dtype of its choice
+            _forge({"ok": True, "value": {"$tensor": "t0"}},
+                   _header({"t0": {"dtype": mark, "shape": [1], "data_offsets": [0, 8]}}))
+        if PATH == "error":  # an error reply of its own, every field the mark
+            _forge({"ok": False, "error": {"kind": mark, "type": mark, "message": mark, "where": mark,
+                                           "trace": mark, "code": "worker_no_attribute_module",
+                                           "fields": {"module": mark, "name": mark}}})
+        if PATH == "output":  # printed, then the worker ends with a code of its choice
+            print(mark, flush=True)
+            print(mark, file=sys.stderr, flush=True)
+            os._exit(77)
+        return mark
+
+
+    def __getattr__(name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return _attack
+    ''')
+
+CARRY = src('''
+    import ctypes, glob, os, time
+
+    TOKEN = "<<TOKEN>>"
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.syscall.restype = ctypes.c_long
+    PLACES = sorted({"/tmp", "/tmp/work", "/dev/shm", "/var/tmp", "/run", os.path.expanduser("~"), os.getcwd()})
+
+
+    def _writable_mounts():
+        out = []
+        for line in open("/proc/self/mountinfo"):
+            mp = line.split()[4]
+            if os.access(mp, os.W_OK) and os.path.isdir(mp):
+                out.append(mp)
+        return out
+
+
+    def _seen():  # what an earlier check left: files, a POSIX queue, System V queues, keys
+        seen = []
+        for place in PLACES + _writable_mounts():
+            for p in glob.glob(f"{place}/carried-{TOKEN}-*"):
+                try:
+                    seen.append(open(p).read())
+                except OSError:
+                    pass
+        q = libc.syscall(240, f"carried-{TOKEN}".encode(), os.O_RDONLY | os.O_NONBLOCK, 0, None)  # mq_open
+        if q >= 0:
+            buf = ctypes.create_string_buffer(8192)
+            n = libc.syscall(243, q, buf, 8192, None, None)  # mq_timedreceive
+            if n > 0:
+                seen.append(buf.raw[:n].decode())
+        qid = libc.msgget(0x6b617461, 0)
+        if qid >= 0:
+            seen.append(f"CARRIED-{TOKEN}-sysv")
+        for ring in (-3, -4, -5):  # session, user and user-session keyrings
+            key = libc.syscall(250, 10, ring, b"user", f"carried-{TOKEN}".encode(), 0)  # KEYCTL_SEARCH
+            if key >= 0:
+                buf = ctypes.create_string_buffer(256)
+                n = libc.syscall(250, 11, key, buf, 256)  # KEYCTL_READ
+                if n > 0:
+                    seen.append(buf.raw[:n].decode())
+        return seen
+
+
+    def _leave():
+        text = f"CARRIED-{TOKEN}-{os.getpid()}"
+        for place in PLACES + _writable_mounts():
+            try:
+                with open(f"{place}/carried-{TOKEN}-{os.getpid()}", "w") as f:
+                    f.write(text)
+            except OSError:
+                pass
+        q = libc.syscall(240, f"carried-{TOKEN}".encode(), os.O_CREAT | os.O_WRONLY | os.O_NONBLOCK, 0o600, None)
+        if q >= 0:
+            libc.syscall(242, q, text.encode(), len(text), 0, None)  # mq_timedsend
+        libc.msgget(0x6b617461, 0o1600)  # IPC_CREAT
+        for ring in (-3, -4):
+            libc.syscall(248, b"user", f"carried-{TOKEN}".encode(), text.encode(), len(text), ring)  # add_key
+
+
+    SEEN = _seen()  # before this worker leaves anything: only earlier checks can have
+    _leave()
+
+
+    def _attack(*args, **kwargs):
+        raise ValueError("SEEN " + " ".join(SEEN))
+
+
+    def __getattr__(name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return _attack
+    ''')
+
+HIDDEN_PATHS = {  # the path -> the exercise it is taken in
+    "filename": "s1_11_matmul", "lineno": "s1_11_softmax", "text": "s1_11_attention_scores",
+    "classname": "s1_12_context", "exit": "s1_12_scaled_attention", "repr": "s1_09_input_embeddings",
+    "float": "s1_10_qkv", "handle": "s1_13_causal_mask", "payload": "s1_14_dropout", "error": "s1_17_layer_norm",
+    "output": "s1_18_feed_forward",
+}
+OPEN_IN_PUBLIC = {"filename": "s1_11_x", "text": "MARK-", "classname": "Leak_", "exit": "MARK-"}  # the attack ran
+
+SECRECY += [
+    Attack("secrecy", f"hidden-message-{path}",
+           f"takes the {path} path to put a text of its own into a hidden check's message",
+           graded=(ex,), expect=(lambda o: _hidden_says_only_the_graders(o),),
+           files={ch01(ex): HIDDEN_PATH.replace("<<PATH>>", path)})
+    for path, ex in HIDDEN_PATHS.items()
+]
+SECRECY.append(Attack(
+    "secrecy", "carried-between-checks",
+    "every worker leaves a text in every writable place it finds (every writable mount, /tmp, /dev/shm, "
+    "$HOME), a POSIX message queue, a System V queue and the session and user keyrings, and raises what "
+    "earlier checks left: nothing may pass from one check to the next",
+    graded=("s1_05_positions",), bwrap=True,
+    expect=(lambda o: _nothing_carried(o),),
+    files={ch01("s1_05_positions"): CARRY}))
+
+
+def _hidden_says_only_the_graders(o: Outcome) -> None:
+    report = _graded_report(o)
+    token = o.ctx.token
+    for c in report["checks"]:
+        if c["visibility"] == "hidden":
+            for mark in (token, "MARK-", "Leak_", "987654", "987,654"):
+                assert mark not in c["message"], f"{c['exercise']}::{c['name']}: {mark!r} in {c['message']!r}"
+    for path, text in OPEN_IN_PUBLIC.items():  # the same text reaches a public check: the attack ran
+        public = [c for c in checks_of(report, HIDDEN_PATHS[path]) if c["visibility"] == "public"]
+        if public:
+            assert any(text in c["message"] for c in public), (path, [c["message"] for c in public])
+
+
+def _nothing_carried(o: Outcome) -> None:
+    report = _graded_report(o)
+    checks = checks_of(report, "s1_05_positions")
+    assert any("SEEN" in c["message"] for c in checks if c["visibility"] == "public"), checks  # it ran
+    for c in report["checks"]:
+        assert f"CARRIED-{o.ctx.token}" not in c["message"], f"{c['exercise']}::{c['name']}: {c['message']!r}"
+
+
 # ============================================================================ escape and availability
 ESCAPE = [
     Attack("escape", "threads-left-running",

@@ -32,6 +32,8 @@ RUNS = {
     "manifest": ["verdict/forged-manifest"],
     "secrecy": ["secrecy/environment-variables", "secrecy/proc-of-the-parent", "secrecy/walk-the-filesystem",
                 "secrecy/hidden-inputs-through-messages", "secrecy/state-between-checks"],
+    "hidden-messages": [f"secrecy/hidden-message-{path}" for path in C.HIDDEN_PATHS],
+    "carry": ["secrecy/carried-between-checks"],
     "escape": ["escape/threads-left-running", "escape/child-in-its-own-process-group", "escape/daemon",
                "escape/memory-exhaustion", "escape/disk-exhaustion", "escape/deep-recursion",
                "escape/shadowing-modules", "escape/memory-outside-the-address-space"],
@@ -127,6 +129,20 @@ def test_forged_manifest(tmp_path, capfd):
 @pytest.mark.skipif(not HAS_BWRAP, reason="secrecy needs the sandbox: limits only runs as the grader's user")
 def test_secrecy(tmp_path, capfd):
     grade_run("secrecy", tmp_path, capfd, controls=CONTROLS["secrecy"], subprocess_env=True)
+
+
+def test_hidden_checks_say_only_what_the_grader_wrote(tmp_path, capfd):
+    """Text of the student's taken through every path (a file name or line in a traceback, exception
+    text and class names, reprs, forged wire values and error replies, conversion errors, exit and
+    output) reaches no hidden check's message."""
+    grade_run("hidden-messages", tmp_path, capfd)
+
+
+@pytest.mark.skipif(not HAS_BWRAP, reason="a private /tmp needs the sandbox")
+def test_nothing_passes_from_one_check_to_the_next(tmp_path, capfd):
+    """Files in every writable place, a POSIX and a System V message queue, and keys in the session
+    and user keyrings: nothing a check leaves reaches a later one."""
+    grade_run("carry", tmp_path, capfd)
 
 
 def test_escape_and_availability(tmp_path, capfd):

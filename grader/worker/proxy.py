@@ -11,6 +11,7 @@ Errors in the student's code raise `StudentError` with a message in the student'
 from __future__ import annotations
 
 import builtins
+import functools
 import re
 
 from ..messages import CATALOG, Msg, t
@@ -79,6 +80,19 @@ def student_error(label: str, err: dict, memory_mb: int | None = None, hidden: "
         at = Msg.key("at_where", where=where) if where else ""
         text = t("raised", label=label, type=err.get("type", "Exception"), message=message, at=at)
     return StudentError(kind, text, where, err.get("trace", ""), err.get("type", ""))
+
+
+@functools.cache
+def known_types() -> frozenset[str]:
+    """Class names a hidden check may show for an object the worker returned: Python's and
+    torch's own (nn modules, optimizers, schedulers, datasets), never one the student made up."""
+    import torch
+    import torch.utils.data
+
+    names = set(BUILTIN_EXCEPTIONS) | {n for n, o in vars(builtins).items() if isinstance(o, type)}
+    for module in (torch, torch.nn, torch.optim, torch.optim.lr_scheduler, torch.utils.data):
+        names |= {n for n, o in vars(module).items() if isinstance(o, type) and IDENTIFIER.fullmatch(n)}
+    return frozenset(names)
 
 
 class HiddenContext:
@@ -163,11 +177,13 @@ class Remote:
             if self._hidden is not None and fault.kind == "wire":  # what the worker sent is the student's text
                 raise WorkerFault("wire", t("fault_wire_hidden")) from None
             raise
-        return self._wrap(value)
+        return self._wrap(value, msg.get("target", {}).get("name", "") if msg.get("op") == "call" else "")
 
-    def _wrap(self, value):
+    def _wrap(self, value, asked: str = ""):
         if isinstance(value, wire.Handle):
-            if self._hidden is not None and not IDENTIFIER.fullmatch(value.type):  # the student's text too
+            # A class name is the student's text too: a hidden check names only the class it asked
+            # for (sub.new("SelfAttention")) or one of torch's and Python's own.
+            if self._hidden is not None and not (value.type == asked or value.type in known_types()):
                 value.type = "object"
             return RemoteObject(self, value)
         if isinstance(value, list):
