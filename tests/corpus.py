@@ -1114,7 +1114,7 @@ HIDDEN_PATH = src('''
     ''')
 
 CARRY = src('''
-    import ctypes, glob, os, time
+    import ctypes, glob, json, os, time
 
     TOKEN = "<<TOKEN>>"
     libc = ctypes.CDLL(None, use_errno=True)
@@ -1179,7 +1179,7 @@ CARRY = src('''
 
 
     def _attack(*args, **kwargs):
-        raise ValueError("SEEN " + " ".join(SEEN))
+        raise ValueError("SEEN " + " ".join(SEEN) + " WRITABLE " + json.dumps(_writable_mounts()) + " END")
 
 
     def __getattr__(name):
@@ -1229,7 +1229,10 @@ def _hidden_says_only_the_graders(o: Outcome) -> None:
 def _nothing_carried(o: Outcome) -> None:
     report = _graded_report(o)
     checks = checks_of(report, "s1_05_positions")
-    assert any("SEEN" in c["message"] for c in checks if c["visibility"] == "public"), checks  # it ran
+    public = [c["message"] for c in checks if c["visibility"] == "public" and "SEEN" in c["message"]]
+    assert public, checks  # it ran
+    writable = json.loads(public[0].split(" WRITABLE ", 1)[1].split(" END", 1)[0])
+    assert writable == ["/tmp"], f"writable mounts besides the /tmp the wipe empties: {writable}"
     for c in report["checks"]:
         assert f"CARRIED-{o.ctx.token}" not in c["message"], f"{c['exercise']}::{c['name']}: {c['message']!r}"
 
