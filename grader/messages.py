@@ -242,8 +242,8 @@ CATALOG: dict[str, dict[str, str]] = {
     "score": {"en": "Score: {score} / {max_score}", "zh": "得分：{score} / {max_score}"},
     "score_details": {"en": "({seconds} s, sandbox: {sandbox})", "zh": "（{seconds} 秒，沙箱：{sandbox}）"},
     "limits_only": {
-        "en": "(sandbox: limits only — bubblewrap not found)",
-        "zh": "（沙箱：仅有资源限制——未找到 bubblewrap）",
+        "en": "(sandbox: limits only, as asked for with --sandbox limits-only: no isolation)",
+        "zh": "（沙箱：仅有资源限制，按 --sandbox limits-only 的要求：没有隔离）",
     },
     "note": {"en": "note:", "zh": "注意："},
     "no_exercise": {
@@ -365,8 +365,8 @@ CATALOG: dict[str, dict[str, str]] = {
         "zh": "提交：{submission} · kata {version} · torch {torch} · 沙箱：{sandbox} · {seconds} 秒",
     },
     "html_limits_only": {
-        "en": "The sandbox ran with resource limits only (bubblewrap was not found): no filesystem or network isolation.",
-        "zh": "沙箱仅使用了资源限制（未找到 bubblewrap）：没有文件系统和网络隔离。",
+        "en": "The sandbox ran with resource limits only, as asked for (--sandbox limits-only): no filesystem or network isolation.",
+        "zh": "按要求（--sandbox limits-only），沙箱仅使用了资源限制：没有文件系统和网络隔离。",
     },
     "html_note": {
         "en": "Note: {note}",
@@ -641,8 +641,8 @@ CATALOG: dict[str, dict[str, str]] = {
         "zh": "{total} 个公开检查中通过 {passed} 个 · {score}/{max_score} 分 · {seconds} 秒",
     },
     "check_limits_only": {
-        "en": "(sandbox: resource limits only, bubblewrap was not found)",
-        "zh": "（沙箱：只有资源限制，未找到 bubblewrap）",
+        "en": "(sandbox: resource limits only, as asked for with --sandbox limits-only)",
+        "zh": "（沙箱：只有资源限制，按 --sandbox limits-only 的要求）",
     },
     "status_passing": {"en": "passing", "zh": "已通过"},
     "status_failing": {"en": "failing", "zh": "未通过"},
@@ -916,8 +916,8 @@ CATALOG: dict[str, dict[str, str]] = {
         "zh": "隐藏检查也已评分，结果列在下面（不显示期望值）。",
     },
     "gs_limits_only": {
-        "en": "note: the sandbox ran with resource limits only (bubblewrap could not start here).",
-        "zh": "注意：沙箱只使用了资源限制（此处无法启动 bubblewrap）。",
+        "en": "note: the sandbox ran with resource limits only, as the autograder was set up to (KATA_SANDBOX=none).",
+        "zh": "注意：按自动评分器的设置（KATA_SANDBOX=none），沙箱只使用了资源限制。",
     },
     "gs_skipped": {
         "en": "skipped (scores 0): {reason}",

@@ -20,7 +20,7 @@ from ..scan import scan
 from ..submission import Submission
 from ..worker.client import Sandbox, WorkerFault
 from ..worker.proxy import BUILTIN_EXCEPTIONS, Remote, StudentError
-from ..worker.sandbox import Limits
+from ..worker.sandbox import Limits, SandboxUnavailable
 from . import compare
 
 
@@ -78,6 +78,7 @@ class _Plugin:
         self.items: list = []
         self._token = None
         self._files: dict[str, int] | None = None
+        self.sandbox_error: SandboxUnavailable | None = None
 
     def known_files(self) -> dict[str, int]:
         """The exercise files of the submission -> their number of lines: the only places a
@@ -108,6 +109,15 @@ class _Plugin:
         if drop:
             config.hook.pytest_deselected(items=drop)
         self.items = keep
+        if keep:  # prove the sandbox before any check: one that cannot start stops the run, scoring nothing
+            try:
+                self.box.wait_ready()
+            except SandboxUnavailable as e:
+                self.sandbox_error = e
+                items[:] = []
+                self.items = []
+            except WorkerFault:  # a fault after it once started: each check says so
+                pass
 
     # -- running
     def pytest_runtest_setup(self, item):
@@ -260,6 +270,8 @@ def run(course: Course, submission: Submission, exercises: list[Exercise] | None
     try:
         with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()) as err:
             code = pytest.main(args, plugins=[plugin, *plugins])
+        if plugin.sandbox_error is not None:
+            raise plugin.sandbox_error
         if code not in (0, 1, 5):  # 5: nothing collected (e.g. only hidden checks, public run)
             raise RuntimeError(f"running the checks failed (pytest exit code {code}): {err.getvalue()[-2000:]}")
         results = []

@@ -65,6 +65,7 @@ class Sandbox:
         self._lease: uids.Lease | None = None  # the uid this sandbox's processes run as (root only)
         self.group: cgroups.Group | None = None  # bounds the memory and tasks of the whole sandbox
         self._baseline_mb = 0.0  # the fork server's own memory, charged to the group
+        self.proven = False  # started once: a later failure to start is a fault, the first is SandboxUnavailable
 
     # ------------------------------------------------------------------ lifecycle
     def __enter__(self):
@@ -96,8 +97,12 @@ class Sandbox:
         os.chmod(self.workdir, 0o1777)
         if self._lease is None:
             self._lease = uids.Lease(start=os.getpid())
-        p = sandbox.plan(runtime, self.submission_dir, self.workdir, self.hide, self.assets_dir,
-                         tmp_mb=self.limits.disk_mb, uid=self._lease.uid)
+        try:
+            p = sandbox.plan(runtime, self.submission_dir, self.workdir, self.hide, self.assets_dir,
+                             tmp_mb=self.limits.disk_mb, uid=self._lease.uid)
+        except sandbox.SandboxUnavailable:
+            self.close()
+            raise
         self.kind = p.kind
         self.assets = p.assets
         argv = p.argv
@@ -126,9 +131,14 @@ class Sandbox:
         try:
             self.ready = self._ctl_reply(self.start_timeout)
         except WorkerFault:
-            log = Path(self.tmp, "sandbox.log").read_text(errors="replace")[-2000:]
+            log = Path(self.tmp, "sandbox.log").read_text(errors="replace")[-2000:].strip()
+            kind = self.kind
             self.close()
-            raise WorkerFault("start", t("fault_start", log=log.strip())) from None
+            if not self.proven and kind == "bubblewrap":  # the sandbox itself, not the student's code
+                lines = [line for line in log.splitlines() if line.startswith("bwrap:")] or log.splitlines()[-1:]
+                raise sandbox.SandboxUnavailable(t("sandbox_failed", cause=lines[-1] if lines else "no message")) from None
+            raise WorkerFault("start", t("fault_start", log=log)) from None
+        self.proven = True
         self.startup_s = time.perf_counter() - self._t0
         if self.group is not None:
             self._baseline_mb = self.group.usage_mb()
