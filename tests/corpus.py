@@ -1857,6 +1857,53 @@ WIRE = [
 ]
 
 
+WIRE.append(Attack(
+    "wire", "a-million-values",
+    "writes replies of its own making: one whose tensor payload declares 1,000,000 empty tensors (once a "
+    "minute and 1.8 GB of the grader's to decode, against a 10 s limit), one whose value is a list of "
+    "1,500,000 numbers; each check fails with a plain reason within its limit",
+    graded=("s1_11_attention_scores",),
+    expect=(zero("s1_11_attention_scores", "not a valid answer"),),
+    files={ch01("s1_11_attention_scores"): src('''
+        import json, os, struct, sys, time
+
+
+        def _rid():
+            f = sys._getframe()
+            while f is not None:
+                if f.f_code.co_name == "serve" and "rid" in f.f_locals:
+                    return f.f_locals["rid"]
+                f = f.f_back
+
+
+        def _forge(doc, blob=b""):
+            data = json.dumps(dict(doc, id=_rid())).encode()
+            frame = struct.pack(">II", len(data), len(blob)) + data + blob
+            for fd in os.listdir("/proc/self/fd"):
+                try:
+                    if os.readlink(f"/proc/self/fd/{fd}").startswith("socket:"):
+                        view = memoryview(frame)
+                        while view:
+                            view = view[os.write(int(fd), view):]
+                        break
+                except OSError:
+                    pass
+            time.sleep(30)
+
+
+        def _empty_tensors(n):
+            header = "{" + ",".join(f'"t{i}":{{"dtype":"F32","shape":[0],"data_offsets":[0,0]}}' for i in range(n)) + "}"
+            data = header.encode()
+            return len(data).to_bytes(8, "little") + data
+
+
+        def attention_scores(q, k):
+            if q.dim() == 2 and q.shape[0] % 2:
+                _forge({"ok": True, "value": [0] * 1_500_000})
+            _forge({"ok": True, "value": {"$tensor": "t0"}}, _empty_tensors(1_000_000))
+        ''')}))
+
+
 # ============================================================================ the archive
 def _zip(entries: list[tuple[str | zipfile.ZipInfo, bytes]], out: Path, with_solutions: bool = True) -> Path:
     with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as zf, warnings.catch_warnings():

@@ -41,6 +41,7 @@ RUNS = {
              "wire/huge-shapes", "wire/values-that-are-not-plain", "wire/deep-nesting", "wire/forged-frames",
              "wire/oversized-result", "escape/network-dns-and-ipv6", "escape/output-flood-from-a-thread"],
     "loops": ["escape/endless-loop-in-del"],
+    "million": ["wire/a-million-values"],
     "stop": ["verdict/stop-the-parent"],
     "notebooks": ["archive/notebook-odd-metadata-and-huge-output", "archive/notebook-unpaired-surrogate",
                   "archive/notebook-nested-too-deeply", "archive/notebook-source-not-text",
@@ -151,6 +152,13 @@ def test_escape_and_availability(tmp_path, capfd):
 
 def test_the_wire(tmp_path, capfd):
     grade_run("wire", tmp_path, capfd)
+
+
+def test_a_reply_of_a_million_values_fails_its_check_within_the_limit(tmp_path, capfd):
+    """Four checks, each a forged reply of a million tensors or values: decoding is bounded by
+    count and by the call's deadline, so the whole grading ends in a fraction of what one such
+    reply once took (56-88 s)."""
+    grade_run("million", tmp_path, capfd, bound_s=60)
 
 
 def test_endless_loop_in_del(tmp_path, capfd):
