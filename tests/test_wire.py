@@ -118,9 +118,12 @@ def test_decoding_is_bounded_in_tensors_values_and_time():
     blob = len(header).to_bytes(8, "little") + header
     a, b = socket.socketpair()
     with a, b:
-        a.sendall(wire.HEADER.pack(2, len(blob)) + b"{}" + blob)
+        import threading  # the frame is larger than the socket's buffer: send it from a thread
+        sender = threading.Thread(target=a.sendall, args=(wire.HEADER.pack(2, len(blob)) + b"{}" + blob,))
+        sender.start()
         with pytest.raises(wire.WireError, match="more than 4096 tensors"):
             wire.recv(b)
+        sender.join()
     with pytest.raises(wire.WireError, match="more than 1000000 values"):
         wire.decode([0] * (wire.MAX_VALUES + 1), {})
     with pytest.raises(wire.Overtime):
