@@ -27,6 +27,7 @@ searches for without holding it).
 """
 from __future__ import annotations
 
+import base64
 import contextlib
 import ctypes
 import hashlib
@@ -42,6 +43,7 @@ import time
 import uuid
 import warnings
 import zipfile
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -1035,6 +1037,79 @@ def _parent_closed(o: Outcome) -> None:
     opened = {k: v for k, v in seen.items() if v == "READ" or v.startswith(("STOLE", "ATTACHED"))}
     assert not opened, f"the fork server was open to its worker: {opened}"
 
+
+SECRECY.append(Attack(
+    "secrecy", "host-paths",
+    "reads /proc/self/mountinfo and every file of the Python installation that may name a host folder (an "
+    "editable install's finder and .pth, .egg-link, pip's direct_url.json) for the course's folder and the "
+    "submission's own path on the host",
+    graded=("s1_13_causal_mask",), bwrap=True,
+    expect=(lambda o: _no_host_paths(o),),
+    files={ch01("s1_13_causal_mask"): src('''
+        import base64, glob, json, os, sys, zlib
+
+
+        def _texts():  # mountinfo's source and target of each mount, the files' first 1000 characters
+            mounts = [" ".join(line.split()[3:5]) for line in open("/proc/self/mountinfo")]
+            out = {"/proc/self/mountinfo": "\\n".join(mounts)}
+            for base in {p for p in sys.path if os.path.isdir(p)}:
+                for pattern in ("__editable__*", "*.egg-link", "*.dist-info/direct_url.json", "*.pth"):
+                    for f in glob.glob(os.path.join(base, pattern)):
+                        try:
+                            out[f] = open(f, errors="replace").read(1000)
+                        except OSError as e:
+                            out[f] = type(e).__name__
+            return out
+
+
+        def __getattr__(name):
+            if name.startswith("__"):
+                raise AttributeError(name)
+
+            def probe(*args, **kwargs):
+                packed = base64.b64encode(zlib.compress(json.dumps(_texts()).encode(), 9)).decode()
+                raise RuntimeError("PROBE " + packed)  # within the 2000 characters a message keeps
+            return probe
+        ''')}))
+
+
+def _installed_projects() -> set[str]:
+    """The host folders pip recorded for projects installed from a folder (the course, editable)."""
+    import glob
+    import sys
+    from urllib.parse import unquote, urlparse
+
+    found = set()
+    for base in {p for p in sys.path if os.path.isdir(p)}:
+        for f in glob.glob(os.path.join(base, "*.dist-info", "direct_url.json")):
+            try:
+                url = json.loads(Path(f).read_text()).get("url", "")
+            except (OSError, ValueError):
+                continue
+            if url.startswith("file://"):
+                found.add(unquote(urlparse(url).path).rstrip("/"))
+    return found
+
+
+def _no_host_paths(o: Outcome) -> None:
+    from grader.worker.sandbox import _python_roots
+
+    report = _graded_report(o)
+    shown = [c["message"] for c in checks_of(report, "s1_13_causal_mask") if "PROBE " in c["message"]]
+    assert shown, "the probe did not run"
+    packed = shown[0].split("PROBE ", 1)[1].rsplit(" (at ", 1)[0]
+    texts = json.loads(zlib.decompress(base64.b64decode(packed)))
+    assert "/proc/self/mountinfo" in texts and len(texts) > 1, texts.keys()
+    python = set(_python_roots())  # bound at their own paths: keep the venv outside the course folder
+    secrets = {str(ROOT), str(Path(report["submission"]).resolve()), *_installed_projects()}
+    for name, text in texts.items():
+        lines = text.splitlines()
+        if name == "/proc/self/mountinfo":
+            lines = [line for line in lines  # the Python installation's own mounts show where it is
+                     if not any(line.split()[-1] == r or line.split()[-1].startswith(r + "/") for r in python)]
+        for secret in secrets:
+            hits = [line for line in lines if secret in line]
+            assert not hits, f"{name} shows {secret}: {hits[:3]}"
 
 # ---------------------------------------------------------------------------- hidden messages (issue 12)
 # Every path by which text of the student's could reach a hidden check's message, one exercise each:

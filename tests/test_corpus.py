@@ -31,7 +31,7 @@ RUNS = {
                 "verdict/kill-every-process", "verdict/patched-worker-runtime"],
     "manifest": ["verdict/forged-manifest"],
     "secrecy": ["secrecy/environment-variables", "secrecy/proc-of-the-parent", "secrecy/walk-the-filesystem",
-                "secrecy/hidden-inputs-through-messages", "secrecy/state-between-checks"],
+                "secrecy/hidden-inputs-through-messages", "secrecy/state-between-checks", "secrecy/host-paths"],
     "hidden-messages": [f"secrecy/hidden-message-{path}" for path in C.HIDDEN_PATHS],
     "carry": ["secrecy/carried-between-checks"],
     "escape": ["escape/threads-left-running", "escape/child-in-its-own-process-group", "escape/daemon",

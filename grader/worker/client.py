@@ -97,8 +97,14 @@ class Sandbox:
         os.chmod(self.workdir, 0o1777)
         if self._lease is None:
             self._lease = uids.Lease(start=os.getpid())
+        assets = None
+        if self.assets_dir and os.path.isdir(self.assets_dir):
+            # Staged beside the runtime: a bind mount shows its source folder in the sandbox's
+            # /proc/self/mountinfo, and the course's own assets folder names the course's path.
+            assets = os.path.join(self.tmp, "assets")
+            shutil.copytree(self.assets_dir, assets, symlinks=False, copy_function=_link_or_copy)
         try:
-            p = sandbox.plan(runtime, self.submission_dir, self.workdir, self.hide, self.assets_dir,
+            p = sandbox.plan(runtime, self.submission_dir, self.workdir, self.hide, assets,
                              tmp_mb=self.limits.disk_mb, uid=self._lease.uid)
         except sandbox.SandboxUnavailable:
             self.close()
@@ -280,6 +286,14 @@ class Sandbox:
         except WorkerFault:
             self.restart()  # the fork server itself is gone or wedged: start over
             return {"signal": signal.SIGKILL, "server_restarted": True}
+
+
+def _link_or_copy(src: str, dst: str) -> None:
+    """A hard link where the two folders share a file system (no copy of the data), else a copy."""
+    try:
+        os.link(src, dst)
+    except OSError:
+        shutil.copy2(src, dst)
 
 
 class Worker:

@@ -86,6 +86,21 @@ def _python_roots() -> list[str]:
     return outer
 
 
+def install_records() -> list[str]:
+    """Files of the Python installation that name host folders of installed projects: an editable
+    install's finder and .pth (`{'grader': '/home/teacher/course/grader'}`), an .egg-link, and
+    pip's direct_url.json (`file:///home/teacher/course`). The sandbox sees them empty."""
+    import glob
+
+    found = []
+    for root in _python_roots():
+        for pattern in ("__editable__*", "*.egg-link", "*.dist-info/direct_url.json"):
+            for base in {root, *glob.glob(os.path.join(root, "lib", "python3*", "site-packages")),
+                         *glob.glob(os.path.join(root, "lib", "python3*", "dist-packages"))}:
+                found += [f for f in glob.glob(os.path.join(base, pattern)) if os.path.isfile(f)]
+    return sorted(set(found))
+
+
 SYSTEM_DIRS = ["/usr", "/lib", "/lib64", "/lib32", "/bin", "/sbin"]
 SYSTEM_FILES = ["/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/localtime", "/etc/nsswitch.conf",
                 "/etc/passwd", "/etc/group"]
@@ -145,6 +160,8 @@ def plan(runtime_dir: str, submission_dir: str, workdir: str, hide: list[str],
     made: set[str] = set()
     for root in _python_roots():
         argv += _parents(root, made) + ["--ro-bind", root, root]
+    for f in install_records():  # host paths to the course and its code, written by pip: empty in the sandbox
+        argv += ["--ro-bind", "/dev/null", f]
     hidden = []
     for h in hide:
         h = os.path.realpath(h)
