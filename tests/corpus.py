@@ -1274,7 +1274,7 @@ OPEN_IN_PUBLIC = {"filename": "s1_11_x", "text": "MARK-", "classname": "Leak_", 
 SECRECY += [
     Attack("secrecy", f"hidden-message-{path}",
            f"takes the {path} path to put a text of its own into a hidden check's message",
-           graded=(ex,), expect=(lambda o: _hidden_says_only_the_graders(o),),
+           graded=(ex,), expect=(lambda o, path=path: _hidden_says_only_the_graders(o, path),),
            files={ch01(ex): HIDDEN_PATH.replace("<<PATH>>", path)})
     for path, ex in HIDDEN_PATHS.items()
 ]
@@ -1288,17 +1288,18 @@ SECRECY.append(Attack(
     files={ch01("s1_05_positions"): CARRY}))
 
 
-def _hidden_says_only_the_graders(o: Outcome) -> None:
+def _hidden_says_only_the_graders(o: Outcome, path: str) -> None:
     report = _graded_report(o)
     token = o.ctx.token
     for c in report["checks"]:
         if c["visibility"] == "hidden":
             for mark in (token, "MARK-", "Leak_", "987654", "987,654"):
                 assert mark not in c["message"], f"{c['exercise']}::{c['name']}: {mark!r} in {c['message']!r}"
-    for path, text in OPEN_IN_PUBLIC.items():  # the same text reaches a public check: the attack ran
+    if path in OPEN_IN_PUBLIC:  # the same text reaches a public check: the attack ran
         public = [c for c in checks_of(report, HIDDEN_PATHS[path]) if c["visibility"] == "public"]
-        if public:
-            assert any(text in c["message"] for c in public), (path, [c["message"] for c in public])
+        assert public and any(OPEN_IN_PUBLIC[path] in c["message"] for c in public), \
+            (path, [c["message"] for c in public])
+    assert any(c["visibility"] == "hidden" for c in checks_of(report, HIDDEN_PATHS[path])), path
 
 
 def _nothing_carried(o: Outcome) -> None:
