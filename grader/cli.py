@@ -570,6 +570,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="kata", description="The Transformer kata: exercises and a sandboxed grader.")
     p.add_argument("--version", action="version", version=f"kata {__version__}")
     p.add_argument("--lang", choices=["en", "zh"], help="language of messages (default: from the locale)")
+    _add_sandbox_option(p)
     sub = p.add_subparsers(dest="command", required=True)
 
     g = sub.add_parser("grade", help="grade a submission folder or .zip with every check")
@@ -648,21 +649,47 @@ def build_parser() -> argparse.ArgumentParser:
     rl.set_defaults(func=cmd_release)
     _add_export_parser(sub)
     _add_assets_parser(sub)
+    for command in ("grade", "check", "list", "watch", "run", "submit", "verify", "release"):
+        if command in sub.choices:
+            _add_sandbox_option(sub.choices[command])
     return p
+
+
+def _add_sandbox_option(parser: argparse.ArgumentParser) -> None:
+    """--sandbox, before or after the command (`kata --sandbox limits-only check`, `kata grade X
+    --sandbox limits-only`). Limits-only grading is only ever this explicit choice (or
+    KATA_SANDBOX=none): a missing or broken bubblewrap stops the command instead."""
+    parser.add_argument("--sandbox", choices=["bubblewrap", "limits-only"], default=argparse.SUPPRESS,
+                        help="bubblewrap (the default; the command stops if it cannot start), or limits-only: "
+                             "resource limits without isolation, only for code you trust (your own)")
 
 
 def main(argv=None) -> int:
     from .atomic import EXIT, WriteError
 
+    from .worker.sandbox import EXIT as SANDBOX_EXIT
+    from .worker.sandbox import SandboxUnavailable
+
     args = build_parser().parse_args(argv)
     if args.lang:
         os.environ["KATA_LANG"] = args.lang
+    before = os.environ.get("KATA_SANDBOX")
+    if getattr(args, "sandbox", None):  # in the environment, so that batch grading processes see it too
+        os.environ["KATA_SANDBOX"] = "none" if args.sandbox == "limits-only" else "bwrap"
     try:
         return int(args.func(args) or 0)
+    except SandboxUnavailable as e:  # nothing was graded: a grader error, never a score of zero
+        print(f"kata {args.command}: {e}", file=sys.stderr)
+        return SANDBOX_EXIT
     except WriteError as e:  # a full disk, a read-only folder: said plainly, never a traceback
         print(f"kata {args.command}: {e}", file=sys.stderr)
         print(t("write_hint_full" if e.full else "write_hint_other", path=e.path), file=sys.stderr)
         return EXIT
+    finally:  # main() called in-process (the tests) leaves the environment as it found it
+        if before is None:
+            os.environ.pop("KATA_SANDBOX", None)
+        else:
+            os.environ["KATA_SANDBOX"] = before
 
 
 if __name__ == "__main__":

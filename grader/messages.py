@@ -278,8 +278,8 @@ CATALOG: dict[str, dict[str, str]] = {
     "score": {"en": "Score: {score} / {max_score}", "zh": "得分：{score} / {max_score}"},
     "score_details": {"en": "({seconds} s, sandbox: {sandbox})", "zh": "（{seconds} 秒，沙箱：{sandbox}）"},
     "limits_only": {
-        "en": "(sandbox: limits only — bubblewrap not found)",
-        "zh": "（沙箱：仅有资源限制——未找到 bubblewrap）",
+        "en": "(sandbox: limits only, as asked for with --sandbox limits-only: no isolation)",
+        "zh": "（沙箱：仅有资源限制，按 --sandbox limits-only 的要求：没有隔离）",
     },
     "note": {"en": "note:", "zh": "注意："},
     "no_exercise": {
@@ -406,8 +406,8 @@ CATALOG: dict[str, dict[str, str]] = {
         "zh": "提交：{submission} · kata {version} · torch {torch} · 沙箱：{sandbox} · {seconds} 秒",
     },
     "html_limits_only": {
-        "en": "The sandbox ran with resource limits only (bubblewrap was not found): no filesystem or network isolation.",
-        "zh": "沙箱仅使用了资源限制（未找到 bubblewrap）：没有文件系统和网络隔离。",
+        "en": "The sandbox ran with resource limits only, as asked for (--sandbox limits-only): no filesystem or network isolation.",
+        "zh": "按要求（--sandbox limits-only），沙箱仅使用了资源限制：没有文件系统和网络隔离。",
     },
     "html_note": {
         "en": "Note: {note}",
@@ -687,8 +687,8 @@ CATALOG: dict[str, dict[str, str]] = {
         "zh": "{total} 个公开检查中通过 {passed} 个 · {score}/{max_score} 分 · {seconds} 秒",
     },
     "check_limits_only": {
-        "en": "(sandbox: resource limits only, bubblewrap was not found)",
-        "zh": "（沙箱：只有资源限制，未找到 bubblewrap）",
+        "en": "(sandbox: resource limits only, as asked for with --sandbox limits-only)",
+        "zh": "（沙箱：只有资源限制，按 --sandbox limits-only 的要求）",
     },
     "status_passing": {"en": "passing", "zh": "已通过"},
     "status_failing": {"en": "failing", "zh": "未通过"},
@@ -980,8 +980,8 @@ CATALOG: dict[str, dict[str, str]] = {
         "zh": "隐藏检查也已评分，结果列在下面（不显示期望值）。",
     },
     "gs_limits_only": {
-        "en": "note: the sandbox ran with resource limits only (bubblewrap could not start here).",
-        "zh": "注意：沙箱只使用了资源限制（此处无法启动 bubblewrap）。",
+        "en": "note: the sandbox ran with resource limits only, as the autograder was set up to (KATA_SANDBOX=none).",
+        "zh": "注意：按自动评分器的设置（KATA_SANDBOX=none），沙箱只使用了资源限制。",
     },
     "gs_skipped": {
         "en": "skipped (scores 0): {reason}",
@@ -1233,6 +1233,45 @@ CATALOG: dict[str, dict[str, str]] = {
               "whole. Make {out} writable (or choose another --out) and run the same command again.",
         "zh": "批改已停止：不再开始新的提交。{out} 中已有的 {done} 份结果完整保留。请让 {out} 可以写入"
               "（或换一个 --out），然后再次运行同一命令。",
+    },
+    # --- issue 12, slice "worker": hidden checks' messages hold only the grader's text; a sandbox that
+    # cannot start stops the grading (grader/worker/proxy.py, client.py, sandbox.py, checking/runner.py, cli.py)
+    "fault_wire_hidden": {
+        "en": "the worker sent something that is not a valid answer (a hidden check does not say what)",
+        "zh": "工作进程发回的内容不是有效的应答（隐藏检查不显示具体内容）",
+    },
+    "check_error_hidden": {
+        "en": "the check could not use your result on this hidden input ({type}; a hidden check shows no more: "
+              "the public checks, `kata check`, show it in full)",
+        "zh": "检查无法在这个隐藏输入上使用你的返回值（{type}；隐藏检查不显示更多：公开检查 `kata check` 会完整显示）",
+    },
+    "sandbox_failed": {
+        "en": "the sandbox (bubblewrap) could not start, so nothing was graded: {cause}\n"
+              "bubblewrap must be able to create namespaces here: unprivileged user namespaces "
+              "(sysctl kernel.unprivileged_userns_clone=1 and user.max_user_namespaces > 0), or, run as root, the "
+              "SYS_ADMIN capability with a seccomp and AppArmor policy that allow unshare and mount, and a /proc "
+              "without masked paths (Docker: --privileged, or --cap-add SYS_ADMIN --security-opt seccomp=unconfined "
+              "--security-opt apparmor=unconfined --security-opt systempaths=unconfined). See SECURITY.md.\n"
+              "To grade with resource limits only (no isolation: only for code you trust, such as your own), "
+              "pass --sandbox limits-only (or set KATA_SANDBOX=none).",
+        "zh": "沙箱（bubblewrap）无法启动，因此没有进行任何批改：{cause}\n"
+              "bubblewrap 必须能在这里创建命名空间：允许非特权用户命名空间"
+              "（sysctl kernel.unprivileged_userns_clone=1 且 user.max_user_namespaces > 0），或者以 root 运行时拥有 "
+              "SYS_ADMIN 权能，且 seccomp 与 AppArmor 策略允许 unshare 和 mount，/proc 中没有被屏蔽的路径"
+              "（Docker：--privileged，或 --cap-add SYS_ADMIN --security-opt seccomp=unconfined "
+              "--security-opt apparmor=unconfined --security-opt systempaths=unconfined）。参见 SECURITY.md。\n"
+              "若只用资源限制来批改（没有隔离：只适用于你信任的代码，例如你自己的代码），"
+              "请加上 --sandbox limits-only（或设置 KATA_SANDBOX=none）。",
+    },
+    "sandbox_missing": {
+        "en": "bubblewrap (bwrap), the sandbox student code runs in, was not found, so nothing was graded. "
+              "Install it (Debian/Ubuntu: apt install bubblewrap; Fedora: dnf install bubblewrap).\n"
+              "To run the checks with resource limits only (no isolation: only for code you trust, such as your "
+              "own), pass --sandbox limits-only (or set KATA_SANDBOX=none).",
+        "zh": "没有找到 bubblewrap（bwrap），它是运行学生代码的沙箱，因此没有进行任何批改。"
+              "请安装它（Debian/Ubuntu：apt install bubblewrap；Fedora：dnf install bubblewrap）。\n"
+              "若只用资源限制来运行检查（没有隔离：只适用于你信任的代码，例如你自己的代码），"
+              "请加上 --sandbox limits-only（或设置 KATA_SANDBOX=none）。",
     },
 }
 

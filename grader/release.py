@@ -216,7 +216,7 @@ if ! command -v bwrap >/dev/null 2>&1; then
   elif command -v sudo >/dev/null 2>&1; then
     { sudo apt-get update -qq && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap; } || true
   fi
-  command -v bwrap >/dev/null 2>&1 || echo "setup: no bubblewrap; checks run with resource limits only" >&2
+  command -v bwrap >/dev/null 2>&1 || echo "setup: no bubblewrap: the checks stop unless you ask for resource limits only (kata --sandbox limits-only check, or KATA_SANDBOX=none)" >&2
 fi
 
 PYTHON="${PYTHON:-python3}"

@@ -27,6 +27,7 @@ searches for without holding it).
 """
 from __future__ import annotations
 
+import base64
 import contextlib
 import ctypes
 import hashlib
@@ -42,6 +43,7 @@ import time
 import uuid
 import warnings
 import zipfile
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -1036,6 +1038,281 @@ def _parent_closed(o: Outcome) -> None:
     assert not opened, f"the fork server was open to its worker: {opened}"
 
 
+SECRECY.append(Attack(
+    "secrecy", "host-paths",
+    "reads /proc/self/mountinfo and every file of the Python installation that may name a host folder (an "
+    "editable install's finder and .pth, .egg-link, pip's direct_url.json) for the course's folder and the "
+    "submission's own path on the host",
+    graded=("s1_13_causal_mask",), bwrap=True,
+    expect=(lambda o: _no_host_paths(o),),
+    files={ch01("s1_13_causal_mask"): src('''
+        import base64, glob, json, os, sys, zlib
+
+
+        def _texts():  # mountinfo's source and target of each mount, the files' first 1000 characters
+            mounts = [" ".join(line.split()[3:5]) for line in open("/proc/self/mountinfo")]
+            out = {"/proc/self/mountinfo": "\\n".join(mounts)}
+            for base in {p for p in sys.path if os.path.isdir(p)}:
+                for pattern in ("__editable__*", "*.egg-link", "*.dist-info/direct_url.json", "*.pth"):
+                    for f in glob.glob(os.path.join(base, pattern)):
+                        try:
+                            out[f] = open(f, errors="replace").read(1000)
+                        except OSError as e:
+                            out[f] = type(e).__name__
+            return out
+
+
+        def __getattr__(name):
+            if name.startswith("__"):
+                raise AttributeError(name)
+
+            def probe(*args, **kwargs):
+                packed = base64.b64encode(zlib.compress(json.dumps(_texts()).encode(), 9)).decode()
+                raise RuntimeError("PROBE " + packed)  # within the 2000 characters a message keeps
+            return probe
+        ''')}))
+
+
+def _installed_projects() -> set[str]:
+    """The host folders pip recorded for projects installed from a folder (the course, editable)."""
+    import glob
+    import sys
+    from urllib.parse import unquote, urlparse
+
+    found = set()
+    for base in {p for p in sys.path if os.path.isdir(p)}:
+        for f in glob.glob(os.path.join(base, "*.dist-info", "direct_url.json")):
+            try:
+                url = json.loads(Path(f).read_text()).get("url", "")
+            except (OSError, ValueError):
+                continue
+            if url.startswith("file://"):
+                found.add(unquote(urlparse(url).path).rstrip("/"))
+    return found
+
+
+def _no_host_paths(o: Outcome) -> None:
+    from grader.worker.sandbox import _python_roots
+
+    report = _graded_report(o)
+    shown = [c["message"] for c in checks_of(report, "s1_13_causal_mask") if "PROBE " in c["message"]]
+    assert shown, "the probe did not run"
+    packed = shown[0].split("PROBE ", 1)[1].rsplit(" (at ", 1)[0]
+    texts = json.loads(zlib.decompress(base64.b64decode(packed)))
+    assert "/proc/self/mountinfo" in texts and len(texts) > 1, texts.keys()
+    python = set(_python_roots())  # bound at their own paths: keep the venv outside the course folder
+    secrets = {str(ROOT), str(Path(report["submission"]).resolve()), *_installed_projects()}
+    for name, text in texts.items():
+        lines = text.splitlines()
+        if name == "/proc/self/mountinfo":
+            lines = [line for line in lines  # the Python installation's own mounts show where it is
+                     if not any(line.split()[-1] == r or line.split()[-1].startswith(r + "/") for r in python)]
+        for secret in secrets:
+            hits = [line for line in lines if secret in line]
+            assert not hits, f"{name} shows {secret}: {hits[:3]}"
+
+# ---------------------------------------------------------------------------- hidden messages (issue 12)
+# Every path by which text of the student's could reach a hidden check's message, one exercise each:
+# the module answers every name (a module-level __getattr__) with a function that takes that path.
+# Hidden checks must show none of it (`_hidden_says_only_the_graders`).
+HIDDEN_PATH = src('''
+    import json, os, struct, sys, time
+
+    TOKEN = "<<TOKEN>>"
+    PATH = "<<PATH>>"
+
+
+    def _rid():  # the id of the request being answered, read from the worker's own frame
+        f = sys._getframe()
+        while f is not None:
+            if f.f_code.co_name == "serve" and "rid" in f.f_locals:
+                return f.f_locals["rid"]
+            f = f.f_back
+
+
+    def _forge(doc, blob=b""):  # a reply of the student's own making, ahead of the real one
+        data = json.dumps(dict(doc, id=_rid())).encode()
+        for fd in os.listdir("/proc/self/fd"):
+            try:
+                if os.readlink(f"/proc/self/fd/{fd}").startswith("socket:"):
+                    os.write(int(fd), struct.pack(">II", len(data), len(blob)) + data + blob)
+                    break
+            except OSError:
+                pass
+        time.sleep(3)
+
+
+    def _header(header):
+        data = json.dumps(header).encode()
+        return len(data).to_bytes(8, "little") + data + b"\\0" * 8
+
+
+    def _attack(*args, **kwargs):
+        mark = f"MARK-{TOKEN}"
+        if PATH == "filename":  # a file name of its choice in the traceback, shaped like an exercise file
+            exec(compile("raise ValueError('x')", f"/sub/ch01/s1_11_x{TOKEN}.py", "exec"))
+        if PATH == "lineno":  # its own file, at a line it does not have
+            exec(compile("\\n" * 987653 + "raise ValueError('x')", __file__, "exec"))
+        if PATH == "text":
+            raise ValueError(mark)
+        if PATH == "classname":
+            raise type(f"Leak_{TOKEN}", (Exception,), {})(mark)
+        if PATH == "exit":
+            sys.exit(mark)
+        if PATH == "repr":  # an object whose class name, repr and str are the mark, with methods that raise
+            def fail(self, *a, **k):
+                raise ValueError(mark)
+            return type(f"Leak_{TOKEN}", (), {"__repr__": lambda self: mark, "__str__": lambda self: mark,
+                                              "__call__": fail, "forward": fail, "__getattr__": fail})()
+        if PATH == "float":  # a special float that is not one
+            _forge({"ok": True, "value": [{"$float": mark}]})
+        if PATH == "handle":  # a handle whose number is text
+            _forge({"ok": True, "value": {"$handle": mark, "type": "x"}})
+        if PATH == "payload":  # a tensor payload whose header names a dtype of its choice
+            _forge({"ok": True, "value": {"$tensor": "t0"}},
+                   _header({"t0": {"dtype": mark, "shape": [1], "data_offsets": [0, 8]}}))
+        if PATH == "error":  # an error reply of its own, every field the mark
+            _forge({"ok": False, "error": {"kind": mark, "type": mark, "message": mark, "where": mark,
+                                           "trace": mark, "code": "worker_no_attribute_module",
+                                           "fields": {"module": mark, "name": mark}}})
+        if PATH == "output":  # printed, then the worker ends with a code of its choice
+            print(mark, flush=True)
+            print(mark, file=sys.stderr, flush=True)
+            os._exit(77)
+        return mark
+
+
+    def __getattr__(name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return _attack
+    ''')
+
+CARRY = src('''
+    import ctypes, glob, json, os, time
+
+    TOKEN = "<<TOKEN>>"
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.syscall.restype = ctypes.c_long
+    PLACES = sorted({"/tmp", "/tmp/work", "/dev/shm", "/var/tmp", "/run", os.path.expanduser("~"), os.getcwd()})
+
+
+    def _writable_mounts():
+        out = []
+        for line in open("/proc/self/mountinfo"):
+            mp = line.split()[4]
+            if os.access(mp, os.W_OK) and os.path.isdir(mp):
+                out.append(mp)
+        return out
+
+
+    def _seen():  # what an earlier check left: files, a POSIX queue, System V queues, keys
+        seen = []
+        for place in PLACES + _writable_mounts():
+            for p in glob.glob(f"{place}/carried-{TOKEN}-*"):
+                try:
+                    seen.append(open(p).read())
+                except OSError:
+                    pass
+        q = libc.syscall(240, f"carried-{TOKEN}".encode(), os.O_RDONLY | os.O_NONBLOCK, 0, None)  # mq_open
+        if q >= 0:
+            buf = ctypes.create_string_buffer(8192)
+            n = libc.syscall(243, q, buf, 8192, None, None)  # mq_timedreceive
+            if n > 0:
+                seen.append(buf.raw[:n].decode())
+        qid = libc.msgget(0x6b617461, 0)
+        if qid >= 0:
+            seen.append(f"CARRIED-{TOKEN}-sysv")
+        for ring in (-3, -4, -5):  # session, user and user-session keyrings
+            key = libc.syscall(250, 10, ring, b"user", f"carried-{TOKEN}".encode(), 0)  # KEYCTL_SEARCH
+            if key >= 0:
+                buf = ctypes.create_string_buffer(256)
+                n = libc.syscall(250, 11, key, buf, 256)  # KEYCTL_READ
+                if n > 0:
+                    seen.append(buf.raw[:n].decode())
+        return seen
+
+
+    def _leave():
+        text = f"CARRIED-{TOKEN}-{os.getpid()}"
+        for place in PLACES + _writable_mounts():
+            try:
+                with open(f"{place}/carried-{TOKEN}-{os.getpid()}", "w") as f:
+                    f.write(text)
+            except OSError:
+                pass
+        q = libc.syscall(240, f"carried-{TOKEN}".encode(), os.O_CREAT | os.O_WRONLY | os.O_NONBLOCK, 0o600, None)
+        if q >= 0:
+            libc.syscall(242, q, text.encode(), len(text), 0, None)  # mq_timedsend
+        libc.msgget(0x6b617461, 0o1600)  # IPC_CREAT
+        for ring in (-3, -4):
+            libc.syscall(248, b"user", f"carried-{TOKEN}".encode(), text.encode(), len(text), ring)  # add_key
+
+
+    SEEN = _seen()  # before this worker leaves anything: only earlier checks can have
+    _leave()
+
+
+    def _attack(*args, **kwargs):
+        raise ValueError("SEEN " + " ".join(SEEN) + " WRITABLE " + json.dumps(_writable_mounts()) + " END")
+
+
+    def __getattr__(name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return _attack
+    ''')
+
+HIDDEN_PATHS = {  # the path -> the exercise it is taken in
+    "filename": "s1_11_matmul", "lineno": "s1_11_softmax", "text": "s1_11_attention_scores",
+    "classname": "s1_12_context", "exit": "s1_12_scaled_attention", "repr": "s1_09_input_embeddings",
+    "float": "s1_10_qkv", "handle": "s1_13_causal_mask", "payload": "s1_14_dropout", "error": "s1_17_layer_norm",
+    "output": "s1_18_feed_forward",
+}
+OPEN_IN_PUBLIC = {"filename": "s1_11_x", "text": "MARK-", "classname": "Leak_", "exit": "MARK-"}  # the attack ran
+
+SECRECY += [
+    Attack("secrecy", f"hidden-message-{path}",
+           f"takes the {path} path to put a text of its own into a hidden check's message",
+           graded=(ex,), expect=(lambda o, path=path: _hidden_says_only_the_graders(o, path),),
+           files={ch01(ex): HIDDEN_PATH.replace("<<PATH>>", path)})
+    for path, ex in HIDDEN_PATHS.items()
+]
+SECRECY.append(Attack(
+    "secrecy", "carried-between-checks",
+    "every worker leaves a text in every writable place it finds (every writable mount, /tmp, /dev/shm, "
+    "$HOME), a POSIX message queue, a System V queue and the session and user keyrings, and raises what "
+    "earlier checks left: nothing may pass from one check to the next",
+    graded=("s1_05_positions",), bwrap=True,
+    expect=(lambda o: _nothing_carried(o),),
+    files={ch01("s1_05_positions"): CARRY}))
+
+
+def _hidden_says_only_the_graders(o: Outcome, path: str) -> None:
+    report = _graded_report(o)
+    token = o.ctx.token
+    for c in report["checks"]:
+        if c["visibility"] == "hidden":
+            for mark in (token, "MARK-", "Leak_", "987654", "987,654"):
+                assert mark not in c["message"], f"{c['exercise']}::{c['name']}: {mark!r} in {c['message']!r}"
+    if path in OPEN_IN_PUBLIC:  # the same text reaches a public check: the attack ran
+        public = [c for c in checks_of(report, HIDDEN_PATHS[path]) if c["visibility"] == "public"]
+        assert public and any(OPEN_IN_PUBLIC[path] in c["message"] for c in public), \
+            (path, [c["message"] for c in public])
+    assert any(c["visibility"] == "hidden" for c in checks_of(report, HIDDEN_PATHS[path])), path
+
+
+def _nothing_carried(o: Outcome) -> None:
+    report = _graded_report(o)
+    checks = checks_of(report, "s1_05_positions")
+    public = [c["message"] for c in checks if c["visibility"] == "public" and "SEEN" in c["message"]]
+    assert public, checks  # it ran
+    writable = json.loads(public[0].split(" WRITABLE ", 1)[1].split(" END", 1)[0])
+    assert writable == ["/tmp"], f"writable mounts besides the /tmp the wipe empties: {writable}"
+    for c in report["checks"]:
+        assert f"CARRIED-{o.ctx.token}" not in c["message"], f"{c['exercise']}::{c['name']}: {c['message']!r}"
+
+
 # ============================================================================ escape and availability
 ESCAPE = [
     Attack("escape", "threads-left-running",
@@ -1654,6 +1931,53 @@ WIRE = [
                    return torch.zeros(1)
                ''')}),
 ]
+
+
+WIRE.append(Attack(
+    "wire", "a-million-values",
+    "writes replies of its own making: one whose tensor payload declares 1,000,000 empty tensors (once a "
+    "minute and 1.8 GB of the grader's to decode, against a 10 s limit), one whose value is a list of "
+    "1,500,000 numbers; each check fails with a plain reason within its limit",
+    graded=("s1_11_attention_scores",),
+    expect=(zero("s1_11_attention_scores", "not a valid answer"),),
+    files={ch01("s1_11_attention_scores"): src('''
+        import json, os, struct, sys, time
+
+
+        def _rid():
+            f = sys._getframe()
+            while f is not None:
+                if f.f_code.co_name == "serve" and "rid" in f.f_locals:
+                    return f.f_locals["rid"]
+                f = f.f_back
+
+
+        def _forge(doc, blob=b""):
+            data = json.dumps(dict(doc, id=_rid())).encode()
+            frame = struct.pack(">II", len(data), len(blob)) + data + blob
+            for fd in os.listdir("/proc/self/fd"):
+                try:
+                    if os.readlink(f"/proc/self/fd/{fd}").startswith("socket:"):
+                        view = memoryview(frame)
+                        while view:
+                            view = view[os.write(int(fd), view):]
+                        break
+                except OSError:
+                    pass
+            time.sleep(30)
+
+
+        def _empty_tensors(n):
+            header = "{" + ",".join(f'"t{i}":{{"dtype":"F32","shape":[0],"data_offsets":[0,0]}}' for i in range(n)) + "}"
+            data = header.encode()
+            return len(data).to_bytes(8, "little") + data
+
+
+        def attention_scores(q, k):
+            if q.dim() == 2 and q.shape[0] % 2:
+                _forge({"ok": True, "value": [0] * 1_500_000})
+            _forge({"ok": True, "value": {"$tensor": "t0"}}, _empty_tensors(1_000_000))
+        ''')}))
 
 
 # ============================================================================ the archive

@@ -31,7 +31,9 @@ RUNS = {
                 "verdict/kill-every-process", "verdict/patched-worker-runtime"],
     "manifest": ["verdict/forged-manifest"],
     "secrecy": ["secrecy/environment-variables", "secrecy/proc-of-the-parent", "secrecy/walk-the-filesystem",
-                "secrecy/hidden-inputs-through-messages", "secrecy/state-between-checks"],
+                "secrecy/hidden-inputs-through-messages", "secrecy/state-between-checks", "secrecy/host-paths"],
+    "hidden-messages": [f"secrecy/hidden-message-{path}" for path in C.HIDDEN_PATHS],
+    "carry": ["secrecy/carried-between-checks"],
     "escape": ["escape/threads-left-running", "escape/child-in-its-own-process-group", "escape/daemon",
                "escape/memory-exhaustion", "escape/disk-exhaustion", "escape/deep-recursion",
                "escape/shadowing-modules", "escape/memory-outside-the-address-space"],
@@ -39,6 +41,7 @@ RUNS = {
              "wire/huge-shapes", "wire/values-that-are-not-plain", "wire/deep-nesting", "wire/forged-frames",
              "wire/oversized-result", "escape/network-dns-and-ipv6", "escape/output-flood-from-a-thread"],
     "loops": ["escape/endless-loop-in-del"],
+    "million": ["wire/a-million-values"],
     "stop": ["verdict/stop-the-parent"],
     "notebooks": ["archive/notebook-odd-metadata-and-huge-output", "archive/notebook-unpaired-surrogate",
                   "archive/notebook-nested-too-deeply", "archive/notebook-source-not-text",
@@ -129,12 +132,33 @@ def test_secrecy(tmp_path, capfd):
     grade_run("secrecy", tmp_path, capfd, controls=CONTROLS["secrecy"], subprocess_env=True)
 
 
+def test_hidden_checks_say_only_what_the_grader_wrote(tmp_path, capfd):
+    """Text of the student's taken through every path (a file name or line in a traceback, exception
+    text and class names, reprs, forged wire values and error replies, conversion errors, exit and
+    output) reaches no hidden check's message."""
+    grade_run("hidden-messages", tmp_path, capfd)
+
+
+@pytest.mark.skipif(not HAS_BWRAP, reason="a private /tmp needs the sandbox")
+def test_nothing_passes_from_one_check_to_the_next(tmp_path, capfd):
+    """Files in every writable place, a POSIX and a System V message queue, and keys in the session
+    and user keyrings: nothing a check leaves reaches a later one."""
+    grade_run("carry", tmp_path, capfd)
+
+
 def test_escape_and_availability(tmp_path, capfd):
     grade_run("escape", tmp_path, capfd)
 
 
 def test_the_wire(tmp_path, capfd):
     grade_run("wire", tmp_path, capfd)
+
+
+def test_a_reply_of_a_million_values_fails_its_check_within_the_limit(tmp_path, capfd):
+    """Four checks, each a forged reply of a million tensors or values: decoding is bounded by
+    count and by the call's deadline, so the whole grading ends in a fraction of what one such
+    reply once took (56-88 s)."""
+    grade_run("million", tmp_path, capfd, bound_s=60)
 
 
 def test_endless_loop_in_del(tmp_path, capfd):

@@ -93,3 +93,47 @@ def test_a_pickled_payload_is_refused_not_loaded():
         a.sendall(wire.HEADER.pack(2, len(blob)) + b"{}" + blob)
         with pytest.raises(wire.WireError, match="malformed tensor payload"):
             wire.recv(b)
+
+
+def test_a_malformed_value_is_a_wire_error_that_quotes_nothing_the_worker_sent():
+    mark = "MARK-4f1d"
+    for doc in ({"$float": mark}, {"$handle": mark, "type": "x"}, {"$dict": mark}, {"$dict": [[mark]]},
+                {"$tuple": mark}, {"$dtype": mark}, {"$tensor": mark}, {mark: 1}):
+        with pytest.raises(wire.WireError) as e:
+            wire.decode(doc, {})
+        assert mark not in str(e.value), (doc, str(e.value))
+    header = b'{"t0":{"dtype":"' + mark.encode() + b'","shape":[1],"data_offsets":[0,4]}}'
+    blob = len(header).to_bytes(8, "little") + header + b"\0" * 4
+    a, b = socket.socketpair()
+    with a, b:
+        a.sendall(wire.HEADER.pack(2, len(blob)) + b"{}" + blob)
+        with pytest.raises(wire.WireError) as e:
+            wire.recv(b)
+    assert mark not in str(e.value)
+
+
+def test_decoding_is_bounded_in_tensors_values_and_time():
+    header = b"{" + b",".join(b'"t%d":{"dtype":"F32","shape":[0],"data_offsets":[0,0]}' % i
+                              for i in range(wire.MAX_TENSORS + 1)) + b"}"
+    blob = len(header).to_bytes(8, "little") + header
+    a, b = socket.socketpair()
+    with a, b:
+        import threading  # the frame is larger than the socket's buffer: send it from a thread
+        sender = threading.Thread(target=a.sendall, args=(wire.HEADER.pack(2, len(blob)) + b"{}" + blob,))
+        sender.start()
+        with pytest.raises(wire.WireError, match="more than 4096 tensors"):
+            wire.recv(b)
+        sender.join()
+    with pytest.raises(wire.WireError, match="more than 1000000 values"):
+        wire.decode([0] * (wire.MAX_VALUES + 1), {})
+    with pytest.raises(wire.Overtime):
+        wire.decode([[0] * 10] * 10_000, {}, deadline=0.0)  # a deadline already past
+
+
+def test_a_frame_trickled_byte_by_byte_cannot_outlast_the_deadline():
+    import time
+    a, b = socket.socketpair()
+    with a, b:
+        a.sendall(wire.HEADER.pack(100, 0) + b"{")  # and never the rest
+        with pytest.raises(wire.Overtime):
+            wire.recv(b, deadline=time.monotonic() + 0.2)

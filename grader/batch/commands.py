@@ -105,6 +105,13 @@ def grade(args, course, exercises) -> int:
         console.print(t("batch_summary", total=len(records), graded=counts["graded"], refused=counts["refused"],
                         errors=counts["error"], mean="-" if mean is None else f"{mean:.1f}%"), highlight=False)
         console.print(t("batch_wrote", out=escape(args.out)), highlight=False, soft_wrap=True)
+    unavailable = [st["reason"] for st in ((d.get("student") or {}) for d in records.values())
+                   if st.get("status") == "error" and str(st.get("reason", "")).startswith("SandboxUnavailable: ")]
+    if unavailable:  # recorded as errors (graded again by the next run), and said once, plainly
+        from ..worker.sandbox import EXIT as SANDBOX_EXIT
+
+        print(f"kata grade: {unavailable[0].removeprefix('SandboxUnavailable: ')}", file=sys.stderr)
+        return SANDBOX_EXIT
     return 0 if outcome.ok else 1
 
 

@@ -20,8 +20,8 @@ from ..safe_text import plain
 from ..scan import scan
 from ..submission import Submission
 from ..worker.client import Sandbox, WorkerFault
-from ..worker.proxy import Remote, StudentError
-from ..worker.sandbox import Limits
+from ..worker.proxy import BUILTIN_EXCEPTIONS, Remote, StudentError
+from ..worker.sandbox import Limits, SandboxUnavailable
 from . import compare
 
 
@@ -78,6 +78,19 @@ class _Plugin:
         self.outcomes: dict[str, str] = {}
         self.items: list = []
         self._token = None
+        self._files: dict[str, int] | None = None
+        self.sandbox_error: SandboxUnavailable | None = None
+
+    def known_files(self) -> dict[str, int]:
+        """The exercise files of the submission -> their number of lines: the only places a
+        hidden check's message may point to (a file name in a traceback is the student's choice)."""
+        if self._files is None:
+            self._files = {}
+            for ex in self.course.exercises:
+                source = self.submission.source(ex.file)
+                if source is not None:
+                    self._files[ex.file] = source.count("\n") + 1
+        return self._files
 
     def exercise_of(self, item) -> Exercise:
         return self.by_id[item.path.stem.removeprefix("test_")]
@@ -97,6 +110,15 @@ class _Plugin:
         if drop:
             config.hook.pytest_deselected(items=drop)
         self.items = keep
+        if keep:  # prove the sandbox before any check: one that cannot start stops the run, scoring nothing
+            try:
+                self.box.wait_ready()
+            except SandboxUnavailable as e:
+                self.sandbox_error = e
+                items[:] = []
+                self.items = []
+            except WorkerFault:  # a fault after it once started: each check says so
+                pass
 
     # -- running
     def pytest_runtest_setup(self, item):
@@ -134,7 +156,7 @@ class _Plugin:
             raise compare.CheckFailure(reason)
         try:
             worker, remote = open_exercise(self.box, ex, hidden=request.node.function._kata_check["hidden"],
-                                           course=self.course)
+                                           course=self.course, files=self.known_files())
         except (StudentError, WorkerFault) as e:
             self.import_failures[ex.id] = str(e)
             raise compare.CheckFailure(t("import_failed", file=ex.file, reason=str(e))) from None
@@ -150,15 +172,18 @@ def sandbox_for(course: Course, submission: Submission) -> Sandbox:
                    assets_dir=str(course.assets_dir))
 
 
-def open_exercise(box: Sandbox, ex: Exercise, hidden: bool = False, course: Course | None = None):
+def open_exercise(box: Sandbox, ex: Exercise, hidden: bool = False, course: Course | None = None,
+                  files: dict[str, int] | None = None):
     """A fresh worker with the exercise's module imported: (worker, proxy). Raises StudentError
     or WorkerFault when the import fails (the worker is closed then). `hidden`: for a hidden
     check, whose messages show no text of the worker's (it has seen the hidden inputs).
     `course`: its exercises are the earlier ones an error may come from (the student's own
-    code that this exercise imports), named as such in the messages."""
+    code that this exercise imports), named as such in the messages. `files`: the exercise
+    files (-> lines) a hidden message may name as where an error happened."""
     worker = box.spawn(Limits(memory_mb=ex.memory_mb, output_mb=ex.output_mb))
     others = frozenset(e.file for e in course.exercises) if course is not None else frozenset()
-    remote = Remote(worker, ex.module, ex.time_limit_s, assets=box.assets, hidden=hidden, exercises=others)
+    remote = Remote(worker, ex.module, ex.time_limit_s, assets=box.assets, hidden=hidden, exercises=others,
+                    files=files)
     try:
         remote._import(ex.file, ex.forbidden, ex.display_forbidden_hint(), ex.forbidden_ops)
     except BaseException:
@@ -186,7 +211,10 @@ def _root_cause(exc: BaseException) -> BaseException:
     return exc
 
 
-def _message(exc: BaseException | None) -> tuple[str, str]:
+def _message(exc: BaseException | None, hidden: bool = False) -> tuple[str, str]:
+    """The check's message and what failed. `hidden`: a hidden check's, where an error the check's
+    own code hit on the student's result (float() of their text, a key of their dict) is named by
+    Python's class name alone: its text may quote what the student returned."""
     if exc is None:
         return "", ""
     exc = _root_cause(exc)
@@ -200,6 +228,9 @@ def _message(exc: BaseException | None) -> tuple[str, str]:
         return str(exc) or t("assertion_failed"), "check"
     if type(exc).__name__ in ("Skipped", "XFailed"):
         return str(getattr(exc, "msg", exc)), "skipped"
+    if hidden:
+        name = type(exc).__name__
+        return t("check_error_hidden", type=name if name in BUILTIN_EXCEPTIONS else "Exception"), "check"
     return t("check_error", type=type(exc).__name__, message=str(exc)[:500]), "check"
 
 
@@ -246,6 +277,8 @@ def run(course: Course, submission: Submission, exercises: list[Exercise] | None
     try:
         with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()) as err:
             code = pytest.main(args, plugins=[plugin, *plugins])
+        if plugin.sandbox_error is not None:
+            raise plugin.sandbox_error
         if code not in (0, 1, 5):  # 5: nothing collected (e.g. only hidden checks, public run)
             raise RuntimeError(f"running the checks failed (pytest exit code {code}): {err.getvalue()[-2000:]}")
         results = []
@@ -254,7 +287,7 @@ def run(course: Course, submission: Submission, exercises: list[Exercise] | None
             info = item.function._kata_check
             exc = plugin.errors.get(item.nodeid)
             status = plugin.outcomes.get(item.nodeid) or ("failed" if exc is not None else "passed")
-            message, kind = _message(exc)
+            message, kind = _message(exc, hidden=info["hidden"])
             results.append(CheckResult(
                 exercise=ex.id, section=ex.section, name=item.name, status=status,
                 score=info["points"] if status == "passed" else 0.0, max_score=info["points"],

@@ -65,6 +65,7 @@ class Sandbox:
         self._lease: uids.Lease | None = None  # the uid this sandbox's processes run as (root only)
         self.group: cgroups.Group | None = None  # bounds the memory and tasks of the whole sandbox
         self._baseline_mb = 0.0  # the fork server's own memory, charged to the group
+        self.proven = False  # started once: a later failure to start is a fault, the first is SandboxUnavailable
 
     # ------------------------------------------------------------------ lifecycle
     def __enter__(self):
@@ -96,8 +97,18 @@ class Sandbox:
         os.chmod(self.workdir, 0o1777)
         if self._lease is None:
             self._lease = uids.Lease(start=os.getpid())
-        p = sandbox.plan(runtime, self.submission_dir, self.workdir, self.hide, self.assets_dir,
-                         tmp_mb=self.limits.disk_mb, uid=self._lease.uid)
+        assets = None
+        if self.assets_dir and os.path.isdir(self.assets_dir):
+            # Staged beside the runtime: a bind mount shows its source folder in the sandbox's
+            # /proc/self/mountinfo, and the course's own assets folder names the course's path.
+            assets = os.path.join(self.tmp, "assets")
+            shutil.copytree(self.assets_dir, assets, symlinks=False, copy_function=_link_or_copy)
+        try:
+            p = sandbox.plan(runtime, self.submission_dir, self.workdir, self.hide, assets,
+                             tmp_mb=self.limits.disk_mb, uid=self._lease.uid)
+        except sandbox.SandboxUnavailable:
+            self.close()
+            raise
         self.kind = p.kind
         self.assets = p.assets
         argv = p.argv
@@ -126,9 +137,14 @@ class Sandbox:
         try:
             self.ready = self._ctl_reply(self.start_timeout)
         except WorkerFault:
-            log = Path(self.tmp, "sandbox.log").read_text(errors="replace")[-2000:]
+            log = Path(self.tmp, "sandbox.log").read_text(errors="replace")[-2000:].strip()
+            kind = self.kind
             self.close()
-            raise WorkerFault("start", t("fault_start", log=log.strip())) from None
+            if not self.proven and kind == "bubblewrap":  # the sandbox itself, not the student's code
+                lines = [line for line in log.splitlines() if line.startswith("bwrap:")] or log.splitlines()[-1:]
+                raise sandbox.SandboxUnavailable(t("sandbox_failed", cause=lines[-1] if lines else "no message")) from None
+            raise WorkerFault("start", t("fault_start", log=log)) from None
+        self.proven = True
         self.startup_s = time.perf_counter() - self._t0
         if self.group is not None:
             self._baseline_mb = self.group.usage_mb()
@@ -272,6 +288,14 @@ class Sandbox:
             return {"signal": signal.SIGKILL, "server_restarted": True}
 
 
+def _link_or_copy(src: str, dst: str) -> None:
+    """A hard link where the two folders share a file system (no copy of the data), else a copy."""
+    try:
+        os.link(src, dst)
+    except OSError:
+        shutil.copy2(src, dst)
+
+
 class Worker:
     """One worker process: import an exercise, call into it. Not reusable after a fault."""
 
@@ -288,6 +312,8 @@ class Worker:
         self.ids = itertools.count(1)
         self.dead = False
         self.fault: WorkerFault | None = None
+        self.deadline: float | None = None  # of the last request (time.monotonic())
+        self.deadline_s = 0.0  # its time limit in seconds
 
     def output_tail(self, n: int = 2000) -> str:
         try:
@@ -308,6 +334,7 @@ class Worker:
         rid = next(self.ids)
         msg = dict(msg, id=rid)
         deadline = time.monotonic() + timeout
+        self.deadline, self.deadline_s = deadline, timeout  # the reply's values are decoded by then too (decode())
         try:
             self.sock.settimeout(timeout)
             wire.send(self.sock, msg, tensors)
@@ -321,13 +348,12 @@ class Worker:
                     if not self.box.running(self.pid):
                         raise EOFError("the worker died")
                     continue
-                self.sock.settimeout(max(remaining, 0.001))
-                reply, out = wire.recv(self.sock)
+                reply, out = wire.recv(self.sock, deadline=deadline)
                 if reply.get("id") == rid:
                     return reply, out
                 # A reply to another request id: the worker wrote on its socket out of turn.
                 raise wire.WireError("the worker answered out of turn")
-        except (socket.timeout, TimeoutError):
+        except (socket.timeout, TimeoutError, wire.Overtime):
             self._end()
             self.fault = WorkerFault("timeout", t("fault_timeout", seconds=f"{timeout:g}"))
         except (EOFError, ConnectionError, BrokenPipeError):
@@ -337,6 +363,19 @@ class Worker:
             self._end()
             self.fault = WorkerFault("wire", t("fault_wire", error=e))
         raise self.fault
+
+    def decode(self, value, tensors):
+        """The values of the last reply, decoded by that call's deadline. A reply that is not the
+        wire format, or too long to decode, ends the worker: a WorkerFault like any other."""
+        try:
+            return wire.decode(value, tensors, deadline=self.deadline)
+        except wire.WireError as e:
+            self._end()
+            if isinstance(e, wire.Overtime):
+                self.fault = WorkerFault("timeout", t("fault_timeout", seconds=f"{self.deadline_s:g}"))
+            else:
+                self.fault = WorkerFault("wire", t("fault_wire", error=e))
+            raise self.fault from None
 
     def _death_reason(self, status: dict) -> str:
         if "exitcode" in status:

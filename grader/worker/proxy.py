@@ -11,11 +11,12 @@ Errors in the student's code raise `StudentError` with a message in the student'
 from __future__ import annotations
 
 import builtins
+import functools
 import re
 from pathlib import Path
 
 from ..messages import CATALOG, Msg, t
-from .client import Worker
+from .client import Worker, WorkerFault
 from .runtime import wire
 
 
@@ -121,17 +122,40 @@ def student_error(label: str, err: dict, memory_mb: int | None = None, hidden: "
     return StudentError(kind, text, where, err.get("trace", ""), err.get("type", ""))
 
 
+@functools.cache
+def known_types() -> frozenset[str]:
+    """Class names a hidden check may show for an object the worker returned: Python's and
+    torch's own (nn modules, optimizers, schedulers, datasets), never one the student made up."""
+    import torch
+    import torch.utils.data
+
+    names = set(BUILTIN_EXCEPTIONS) | {n for n, o in vars(builtins).items() if isinstance(o, type)}
+    for module in (torch, torch.nn, torch.optim, torch.optim.lr_scheduler, torch.utils.data):
+        names |= {n for n, o in vars(module).items() if isinstance(o, type) and IDENTIFIER.fullmatch(n)}
+    return frozenset(names)
+
+
 class HiddenContext:
     """What a hidden check's messages may name besides the label: the exercise, and the APIs its
     manifest forbids (so that a forbidden-API message is checked against them, not taken on trust)."""
 
-    def __init__(self, exercise: str, forbidden=(), hint: str = ""):
+    def __init__(self, exercise: str, forbidden=(), hint: str = "", files: dict[str, int] | None = None):
         self.exercise = exercise
         self.forbidden = set(forbidden)
         self.hint = hint
+        self.files = dict(files or {})  # the exercise files the grader knows -> their number of lines
 
-
-OWN_LINE = re.compile(r"ch\d\d/s\d+_\d\d_[a-z0-9_]+\.py:\d{1,6}")  # a file:line a hidden message may name
+    def where(self, where) -> str:
+        """`where` ("ch01/x.py:12") when it names, exactly, an exercise file the grader knows and a
+        line that file has: text the grader could have written. Anything else, a file name the
+        student chose (`compile(src, "/sub/ch01/s1_11_x<digits>.py", ...)`) or a line past the
+        end (`compile("\\n" * N + ...)`), is dropped."""
+        if not isinstance(where, str) or ":" not in where:
+            return ""
+        name, _, line = where.rpartition(":")
+        if name not in self.files or not line.isascii() or not line.isdigit() or len(line) > 7:
+            return ""
+        return where if 1 <= int(line) <= self.files[name] else ""
 
 
 def _hidden_error(label: str, err: dict, memory_mb: int | None, hidden: HiddenContext) -> StudentError:
@@ -156,8 +180,7 @@ def _hidden_error(label: str, err: dict, memory_mb: int | None, hidden: HiddenCo
     else:
         kind = "exception" if kind in ("forbidden", "memory") else kind
         text = t("hidden_raised", label=label, type=name)
-    where = err.get("where", "")
-    where = where if isinstance(where, str) and OWN_LINE.fullmatch(where) else ""
+    where = hidden.where(err.get("where", ""))
     if where and kind != "not_implemented":  # the line of the student's own file: a number, no text of theirs
         text += t("at_where", where=where)
     detail = err.get("message", "")
@@ -168,13 +191,14 @@ class Remote:
     """The submission's exercise module as seen from a check."""
 
     def __init__(self, worker: Worker, exercise: str, time_limit: float, assets: str | None = None,
-                 hidden: bool = False, exercises: frozenset = frozenset()):
+                 hidden: bool = False, exercises: frozenset = frozenset(), files: dict[str, int] | None = None):
         self._worker = worker
         self._exercise = exercise
         self._exercises = exercises  # the course's exercise files ("ch01/x.py"): an error from one is named as such
         self._time_limit = time_limit
+        self._files = dict(files or {})  # exercise file -> lines: what a hidden message's "at" may name
         # a hidden check's: no text of the worker's reaches its messages (set up by _import)
-        self._hidden = HiddenContext(exercise) if hidden else None
+        self._hidden = HiddenContext(exercise, files=self._files) if hidden else None
         self.assets = assets  # read-only data folder as the worker sees it (None: there is none)
 
     # -- plumbing
@@ -184,16 +208,24 @@ class Remote:
         for name, tensor in more.items():  # keep tensor names unique across args and kwargs
             tensors[f"k{name}"] = tensor
         doc_kwargs = _rename(doc_kwargs, "k")
-        reply, out = self._worker.request(dict(msg, args=doc_args, kwargs=doc_kwargs), tensors,
-                                          timeout=self._time_limit)
-        if not reply.get("ok"):
-            raise student_error(label, reply.get("error") or {}, self._worker.limits.memory_mb, self._hidden,
-                                self._exercise, self._exercises)
-        return self._wrap(wire.decode(reply.get("value"), out))
+        try:
+            reply, out = self._worker.request(dict(msg, args=doc_args, kwargs=doc_kwargs), tensors,
+                                              timeout=self._time_limit)
+            if not reply.get("ok"):
+                raise student_error(label, reply.get("error") or {}, self._worker.limits.memory_mb, self._hidden,
+                                    self._exercise, self._exercises)
+            value = self._worker.decode(reply.get("value"), out)
+        except WorkerFault as fault:
+            if self._hidden is not None and fault.kind == "wire":  # what the worker sent is the student's text
+                raise WorkerFault("wire", t("fault_wire_hidden")) from None
+            raise
+        return self._wrap(value, msg.get("target", {}).get("name", "") if msg.get("op") == "call" else "")
 
-    def _wrap(self, value):
+    def _wrap(self, value, asked: str = ""):
         if isinstance(value, wire.Handle):
-            if self._hidden is not None and not IDENTIFIER.fullmatch(value.type):  # the student's text too
+            # A class name is the student's text too: a hidden check names only the class it asked
+            # for (sub.new("SelfAttention")) or one of torch's and Python's own.
+            if self._hidden is not None and not (value.type == asked or value.type in known_types()):
                 value.type = "object"
             return RemoteObject(self, value)
         if isinstance(value, list):
@@ -206,7 +238,7 @@ class Remote:
 
     def _import(self, path: str, forbidden: list[str], hint: str, forbidden_ops: list[str] = ()) -> None:
         if self._hidden is not None:
-            self._hidden = HiddenContext(self._exercise, [*forbidden, *forbidden_ops], hint)
+            self._hidden = HiddenContext(self._exercise, [*forbidden, *forbidden_ops], hint, self._files)
         reply, _ = self._worker.request({"op": "import", "module": self._exercise, "path": path,
                                          "forbidden": forbidden, "forbidden_ops": list(forbidden_ops),
                                          "hint": hint}, timeout=self._time_limit)

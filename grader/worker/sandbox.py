@@ -4,7 +4,9 @@ Under bubblewrap the worker sees a fresh root holding only the system libraries,
 installation, a read-only copy of the submission (/sub), its own runtime (/opt/kata) and a
 private writable /tmp of a fixed size holding its working directory (/tmp/work); no network,
 no view of other processes, and never the grader's checks, fixtures or the solutions. Without
-bubblewrap it runs with limits only, and the report says the sandbox was weaker.
+bubblewrap it runs with limits only, and the report says the sandbox was weaker, but only when
+asked for explicitly (`--sandbox limits-only`, KATA_SANDBOX=none): a missing bubblewrap, or one
+that cannot start, stops the grading with SandboxUnavailable.
 """
 from __future__ import annotations
 
@@ -34,10 +36,31 @@ class Limits:
                 "nproc": self.nproc, "nofile": self.nofile}
 
 
+EXIT = 4  # the exit status of a command that stopped because the sandbox could not start
+LIMITS_ONLY = ("none", "limits", "limits-only", "0", "off")  # KATA_SANDBOX values that ask for limits only
+
+
+class SandboxUnavailable(Exception):
+    """The sandbox cannot start here: a grader error (nothing is graded, no score), never a fault
+    charged to the student's code. The message names the cause and what to do."""
+
+
+def limits_only_asked() -> bool:
+    """Limits-only grading was asked for explicitly (`--sandbox limits-only`, KATA_SANDBOX=none)."""
+    return os.environ.get("KATA_SANDBOX", "").lower() in LIMITS_ONLY
+
+
 def bwrap_path() -> str | None:
-    if os.environ.get("KATA_SANDBOX", "").lower() in ("none", "limits", "0", "off"):
+    """bubblewrap's path; None when limits-only was asked for. Without bubblewrap and without
+    that explicit choice: SandboxUnavailable, never a silent fall back to limits only."""
+    if limits_only_asked():
         return None
-    return shutil.which("bwrap")
+    found = shutil.which("bwrap")
+    if found is None:
+        from ..messages import t
+
+        raise SandboxUnavailable(t("sandbox_missing"))
+    return found
 
 
 def _python_roots() -> list[str]:
@@ -61,6 +84,21 @@ def _python_roots() -> list[str]:
         if not any(r == o or r.startswith(o + os.sep) for o in outer):
             outer.append(r)
     return outer
+
+
+def install_records() -> list[str]:
+    """Files of the Python installation that name host folders of installed projects: an editable
+    install's finder and .pth (`{'grader': '/home/teacher/course/grader'}`), an .egg-link, and
+    pip's direct_url.json (`file:///home/teacher/course`). The sandbox sees them empty."""
+    import glob
+
+    found = []
+    for root in _python_roots():
+        for pattern in ("__editable__*", "*.egg-link", "*.dist-info/direct_url.json"):
+            for base in {root, *glob.glob(os.path.join(root, "lib", "python3*", "site-packages")),
+                         *glob.glob(os.path.join(root, "lib", "python3*", "dist-packages"))}:
+                found += [f for f in glob.glob(os.path.join(base, pattern)) if os.path.isfile(f)]
+    return sorted(set(found))
 
 
 SYSTEM_DIRS = ["/usr", "/lib", "/lib64", "/lib32", "/bin", "/sbin"]
@@ -122,6 +160,8 @@ def plan(runtime_dir: str, submission_dir: str, workdir: str, hide: list[str],
     made: set[str] = set()
     for root in _python_roots():
         argv += _parents(root, made) + ["--ro-bind", root, root]
+    for f in install_records():  # host paths to the course and its code, written by pip: empty in the sandbox
+        argv += ["--ro-bind", "/dev/null", f]
     hidden = []
     for h in hide:
         h = os.path.realpath(h)

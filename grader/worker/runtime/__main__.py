@@ -13,7 +13,8 @@ a process a worker leaves behind, even a daemon that double-forked into its own 
 reparented to the server and killed when that worker ends. Then the working folder (and, inside
 bubblewrap, all of /tmp) is emptied: no check sees what an earlier one left, so no state and no
 hidden input passes from one check to the next, and each check has the whole /tmp to itself.
-Each worker runs under a seccomp filter (syscalls.py) against memory held outside its limits.
+Each worker has an IPC namespace of its own (private_ipc) and runs under a seccomp filter
+(syscalls.py) against memory and state held outside its limits and past its check.
 
     python -m kata_worker '<json config>'
 """
@@ -51,6 +52,40 @@ def prctl(option: int, value: int) -> None:
         ctypes.CDLL(None, use_errno=True).prctl(option, ctypes.c_ulong(value), 0, 0, 0)
     except (OSError, AttributeError):
         pass
+
+
+CLONE_NEWIPC = 0x08000000
+CLONE_NEWUSER = 0x10000000
+
+
+def private_ipc() -> bool:
+    """Move this worker into an IPC namespace of its own, so that no System V or POSIX IPC object
+    an earlier check could have made is reachable (the seccomp filter refuses making them as
+    well). Unprivileged, that takes a user namespace of its own too: its uid and gid are mapped to
+    themselves, and the capabilities the new namespace grants are dropped at once. False where the
+    kernel refuses (no unprivileged user namespaces): the filter alone then keeps IPC empty.
+    Called after set_limits, so the new namespace counts processes against the same limit."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    uid, gid = os.getuid(), os.getgid()
+    if libc.unshare(CLONE_NEWUSER | CLONE_NEWIPC) != 0:
+        return False
+    for name, text in (("uid_map", f"{uid} {uid} 1"), ("setgroups", "deny"), ("gid_map", f"{gid} {gid} 1")):
+        try:
+            with open(f"/proc/self/{name}", "w") as f:
+                f.write(text)
+        except OSError:
+            pass
+
+    class Header(ctypes.Structure):
+        _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
+
+    class Data(ctypes.Structure):
+        _fields_ = [("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32), ("inheritable", ctypes.c_uint32)]
+
+    none = (Data * 2)()  # _LINUX_CAPABILITY_VERSION_3: two 32-bit words of each set, all zero
+    if libc.capset(ctypes.byref(Header(0x20080522, 0)), none) != 0:
+        os._exit(INTERNAL_ERROR)  # never run student code holding capabilities
+    return True
 
 
 def set_limits(limits: dict) -> None:
@@ -98,6 +133,7 @@ def child(conn: socket.socket, config: dict, log: int, limits: dict | None) -> N
     if "numpy" in sys.modules:
         sys.modules["numpy"].random.seed(0)
     set_limits(limits or config.get("limits", {}))
+    private_ipc()
     from .syscalls import install
 
     install()

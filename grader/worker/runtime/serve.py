@@ -117,6 +117,9 @@ class Session:
         if payload.get("ok"):
             try:  # the whole frame, so that a result the wire cannot carry is an error, not a crash
                 doc, tensors = wire.encode(value, self.make_handle)
+                if len(tensors) > wire.MAX_TENSORS:  # the grader would refuse it
+                    raise wire.WireError(f"the result holds {len(tensors)} tensors, more than the "
+                                         f"{wire.MAX_TENSORS} a result may hold")
                 frame = wire.pack(dict(payload, value=doc, id=rid), tensors)
                 jlen, blen = wire.HEADER.unpack_from(frame)
                 if jlen > wire.MAX_JSON or blen > wire.MAX_BLOB:  # the grader would refuse it

@@ -1,11 +1,15 @@
-"""A seccomp filter for every worker: the few system calls that hold memory outside the limits.
+"""A seccomp filter for every worker: the few system calls that hold memory or state outside the
+limits and past the end of the check.
 
 RLIMIT_AS bounds what a process maps, but System V shared memory and message queues outlive the
 process that filled them (a worker could detach 4 GB of touched shared memory, exit, and do it
 again in the next check until the host runs out), and memfd files are RAM the address space does
-not count. A worker never needs them, so shmget, msgget, semget and memfd_create fail with EPERM.
-System calls of another ABI (i386 through int 0x80, x32) are refused altogether, so that none of
-these can be reached under another number.
+not count. POSIX message queues and kernel keyrings outlive their process too: a hidden check
+could leave its inputs in a queue (mq_open) or a key (add_key into the session or user keyring)
+for a later public check to print. A worker never needs any of them, so shmget, msgget, semget,
+memfd_create, the mq_* calls, add_key, request_key and keyctl fail with EPERM. System calls of
+another ABI (i386 through int 0x80, x32) are refused altogether, so that none of these can be
+reached under another number.
 
 Installed in each forked worker (no_new_privs, so it works unprivileged, with or without
 bubblewrap); on an architecture not listed here no filter is installed.
@@ -29,8 +33,14 @@ RET = 0x06  # BPF_RET | BPF_K
 
 # audit arch, first number of a foreign ABI (x32) or None, {name: number}
 ARCHES = {
-    "x86_64": (0xC000003E, 0x40000000, {"shmget": 29, "semget": 64, "msgget": 68, "memfd_create": 319}),
-    "aarch64": (0xC00000B7, None, {"shmget": 194, "semget": 190, "msgget": 186, "memfd_create": 279}),
+    "x86_64": (0xC000003E, 0x40000000, {"shmget": 29, "semget": 64, "msgget": 68, "memfd_create": 319,
+                                        "mq_open": 240, "mq_unlink": 241, "mq_timedsend": 242,
+                                        "mq_timedreceive": 243, "mq_notify": 244, "mq_getsetattr": 245,
+                                        "add_key": 248, "request_key": 249, "keyctl": 250}),
+    "aarch64": (0xC00000B7, None, {"shmget": 194, "semget": 190, "msgget": 186, "memfd_create": 279,
+                                   "mq_open": 180, "mq_unlink": 181, "mq_timedsend": 182, "mq_timedreceive": 183,
+                                   "mq_notify": 184, "mq_getsetattr": 185,
+                                   "add_key": 217, "request_key": 218, "keyctl": 219}),
 }
 
 
