@@ -202,3 +202,18 @@ def test_emptying_tmp_after_a_check_never_crosses_into_a_mount(tmp_path):
         assert sorted(os.listdir(tmp_path)) == ["python"]  # the mount point's parent cannot go
     finally:
         subprocess.run(["umount", str(mounted)])
+
+
+@needs_bwrap
+def test_a_venv_reached_through_a_linked_folder_still_starts_the_sandbox(tmp_path):
+    """A grader whose venv is reached through a link (a checkout whose .venv links to a shared
+    one) used to start bubblewrap on a path the sandbox does not have: every check scored 0."""
+    import subprocess
+    import sys
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    (tmp_path / "venv").symlink_to(sys.prefix)
+    python = tmp_path / "venv" / "bin" / os.path.basename(sys.executable)
+    done = subprocess.run([str(python), "-m", "grader", "grade", os.path.join(root, "solutions"),
+                           "-e", "s1_11_softmax"], cwd=root, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "Score: 12 / 12" in done.stdout, done.stdout[-2000:]

@@ -101,6 +101,14 @@ def install_records() -> list[str]:
     return sorted(set(found))
 
 
+def sandbox_python() -> str:
+    """The interpreter as the sandbox can reach it: its folder with every link resolved (a venv
+    reached through a linked folder is bound at its real place), its own name kept (a venv's
+    `bin/python` is itself a link to the base interpreter, and only by that name is it the venv's)."""
+    folder, name = os.path.split(os.path.abspath(sys.executable))
+    return os.path.join(os.path.realpath(folder), name)
+
+
 SYSTEM_DIRS = ["/usr", "/lib", "/lib64", "/lib32", "/bin", "/sbin"]
 SYSTEM_FILES = ["/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/localtime", "/etc/nsswitch.conf",
                 "/etc/passwd", "/etc/group"]
@@ -134,7 +142,7 @@ def plan(runtime_dir: str, submission_dir: str, workdir: str, hide: list[str],
     """
     assets_dir = assets_dir if assets_dir and os.path.isdir(assets_dir) else None
     uid = (uid if uid is not None else NOBODY) if os.getuid() == 0 else None
-    python = sys.executable
+    python = sandbox_python()
     bwrap = bwrap_path()
     if bwrap is None:
         argv = [python, "-I", "-B", "-c",
