@@ -419,7 +419,7 @@ def cmd_export_gradescope(args) -> int:
 
     course = _course(args)
     try:
-        out, notes = export(course, args.out, args.hidden_visibility, args.results_lang or "")
+        out, notes = export(course, args.out, args.hidden_visibility, args.results_lang or "", args.grading_sandbox)
     except ExportError as e:
         print(f"kata export: {e}", file=sys.stderr)
         return 2
@@ -486,6 +486,10 @@ def _add_gradescope_target(targets) -> None:
                     choices=["hidden", "after_due_date", "after_published", "visible"],
                     help="when students see the hidden checks' results (default: after_published)")
     gs.add_argument("--results-lang", choices=["en", "zh"], help="language of the results' messages (default: English)")
+    gs.add_argument("--grading-sandbox", choices=["bubblewrap", "limits-only"], default="bubblewrap",
+                    help="how Gradescope grades: bubblewrap (default; where it cannot start, no score is recorded "
+                         "and the log says why) or limits-only (for a container that allows no namespaces; "
+                         "every result says so)")
     gs.set_defaults(func=cmd_export_gradescope)
 
 

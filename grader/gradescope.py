@@ -144,6 +144,8 @@ def grade_upload(upload: str | Path, results: str | Path, config: dict | None = 
     lang = config.get("lang") or None
     if lang:
         os.environ["KATA_LANG"] = lang
+    if config.get("sandbox") == "limits-only":  # the instructor's explicit choice at export; the report says so
+        os.environ["KATA_SANDBOX"] = "none"
     course = load(PACKAGE_DIR.parent)
     with tempfile.TemporaryDirectory(prefix="kata-gs-") as work:
         try:
@@ -168,8 +170,15 @@ def main(argv: list[str] | None = None) -> int:
 
     path = PACKAGE_DIR.parent / CONFIG_FILE
     config = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+    from .worker.sandbox import EXIT as SANDBOX_EXIT
+    from .worker.sandbox import SandboxUnavailable
+
     try:
         return grade_upload(args[1], args[2], config)
+    except SandboxUnavailable as e:  # a grader error: no results.json, so Gradescope records no score
+        Path(args[2]).unlink(missing_ok=True)
+        print(f"kata: {e}", file=sys.stderr)
+        return SANDBOX_EXIT
     except Exception as e:  # the grader itself failed: say so to the student, show the trace to the instructor
         _write_json(Path(args[2]), failure_results(t("gs_internal", config.get("lang") or None,
                                                      reason=f"{type(e).__name__}: {e}"), config.get("lang") or None))
@@ -220,7 +229,8 @@ mkdir -p "$ROOT/results"
 cd "$KATA"
 PYTHONPATH="$KATA" "$PYTHON" -m grader.gradescope grade "$ROOT/submission" "$ROOT/results/results.json"
 status=$?
-# 1: the submission could not be graded (results.json says why to the student)
+# 1: the submission could not be graded (results.json says why to the student); 4: the sandbox
+# could not start here (no results.json: Gradescope records no score, the log says why)
 [ "$status" -le 1 ] && exit 0
 exit "$status"
 """
@@ -241,13 +251,19 @@ def _add_text(zf: zipfile.ZipFile, name: str, text: str, mode: int = 0o644) -> N
     zf.writestr(info, text)
 
 
-def export(course, out: str | Path, hidden_visibility: str = "after_published", lang: str = "") -> tuple[Path, list[str]]:
-    """Write the autograder zip `out`; returns its path and notes for the instructor."""
+def export(course, out: str | Path, hidden_visibility: str = "after_published", lang: str = "",
+           sandbox: str = "bubblewrap") -> tuple[Path, list[str]]:
+    """Write the autograder zip `out`; returns its path and notes for the instructor. `sandbox`:
+    "bubblewrap" (a submission is graded only where bubblewrap starts; elsewhere run_autograder
+    fails and Gradescope records no score) or "limits-only" (the instructor's explicit choice for
+    a container that allows no namespaces: every result says so)."""
     from .course import PACKAGE_DIR, edition
     from .stubs import stub_text
 
     if hidden_visibility not in VISIBILITIES:
         raise ExportError(f"--hidden-visibility must be one of {', '.join(VISIBILITIES)}")
+    if sandbox not in ("bubblewrap", "limits-only"):
+        raise ExportError("--grading-sandbox must be bubblewrap or limits-only")
     if edition() is not None and edition().get("edition") == "student":
         raise ExportError("this is a student bundle (kata release): it has no hidden checks to grade with")
     out = Path(out)
@@ -273,7 +289,8 @@ def export(course, out: str | Path, hidden_visibility: str = "after_published", 
         if not any(p.name == "gpt2.tiktoken" for p in assets):
             notes.append("no .kata/assets/gpt2.tiktoken here: setup.sh will fetch it on Gradescope "
                          "(`kata assets fetch` first to ship it)")
-        config = {"hidden_visibility": hidden_visibility, "lang": lang, "kata_version": __version__}
+        config = {"hidden_visibility": hidden_visibility, "lang": lang, "kata_version": __version__,
+                  "sandbox": sandbox}
         _add_text(zf, f"{COURSE_DIR}/{CONFIG_FILE}", json.dumps(config, indent=1) + "\n")
     return out, notes
 

@@ -980,8 +980,8 @@ CATALOG: dict[str, dict[str, str]] = {
         "zh": "隐藏检查也已评分，结果列在下面（不显示期望值）。",
     },
     "gs_limits_only": {
-        "en": "note: the sandbox ran with resource limits only, as the autograder was set up to (KATA_SANDBOX=none).",
-        "zh": "注意：按自动评分器的设置（KATA_SANDBOX=none），沙箱只使用了资源限制。",
+        "en": "note: the sandbox ran with resource limits only, as the autograder was set up to (`kata export gradescope --grading-sandbox limits-only`).",
+        "zh": "注意：按自动评分器的设置（`kata export gradescope --grading-sandbox limits-only`），沙箱只使用了资源限制。",
     },
     "gs_skipped": {
         "en": "skipped (scores 0): {reason}",

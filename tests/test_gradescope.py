@@ -129,3 +129,40 @@ def test_results_of_a_report_follow_gradescopes_fields():
     assert "after the due date" in res["output"] and "1 of 1 pass (1/1 points)" in res["output"]
     with pytest.raises(ValueError):
         gradescope_results(doc, "sometimes")
+
+
+FAKE_BWRAP = "#!/bin/sh\necho 'bwrap: Creating new namespace failed: Operation not permitted' >&2\nexit 1\n"
+
+
+def _with_broken_bwrap(tmp_path: Path) -> dict:
+    """The environment of a container where bubblewrap cannot make its namespaces."""
+    bin_dir = tmp_path / "fakebin"
+    bin_dir.mkdir()
+    (bin_dir / "bwrap").write_text(FAKE_BWRAP)
+    (bin_dir / "bwrap").chmod(0o755)
+    env = {k: v for k, v in os.environ.items() if k != "KATA_SANDBOX"}
+    return {**env, "PATH": f"{bin_dir}{os.pathsep}{env.get('PATH', '')}"}
+
+
+def test_where_the_sandbox_cannot_start_gradescope_records_no_score_unless_limits_only_was_chosen(tmp_path):
+    """Fail closed: a container that allows no namespaces gets no results.json (Gradescope then
+    records no score and shows the log), never a zero charged to every student. Limits-only is the
+    instructor's explicit choice at export, and every result says so."""
+    env = _with_broken_bwrap(tmp_path)
+    root = autograder(tmp_path / "a", export(tmp_path / "a"))
+    shutil.copy(SOLUTIONS / "ch01" / "s1_11_softmax.py", root / "submission")
+    proc = subprocess.run(["bash", str(root / "source" / "run_autograder")], capture_output=True, text=True,
+                          timeout=600, env={**env, "AUTOGRADER_ROOT": str(root), "KATA_PYTHON": sys.executable})
+    assert proc.returncode == 4, proc.stdout + proc.stderr
+    assert "Creating new namespace failed" in proc.stderr and "Traceback" not in proc.stderr
+    assert not (root / "results" / "results.json").exists()
+
+    (tmp_path / "b").mkdir()
+    root = autograder(tmp_path / "b", export(tmp_path / "b", "--grading-sandbox", "limits-only"))
+    shutil.copy(SOLUTIONS / "ch01" / "s1_11_softmax.py", root / "submission")
+    proc = subprocess.run(["bash", str(root / "source" / "run_autograder")], capture_output=True, text=True,
+                          timeout=600, env={**env, "AUTOGRADER_ROOT": str(root), "KATA_PYTHON": sys.executable})
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    res = json.loads((root / "results" / "results.json").read_text())
+    assert res["score"] == SOFTMAX.points
+    assert "resource limits only" in res["output"]
