@@ -205,6 +205,15 @@ def test_masked_zeros_stay_zero(sub):
                                                "被因果掩码隐藏的权重（0）在 dropout 之后必须恰好仍为 0"))
     expect(bool((out >= 0).all()), Msg("dropout of non-negative weights must stay non-negative",
                                        "非负权重经过 dropout 之后必须仍然非负"))
+    # The property alone holds for a constant 0: each weight must be dropped (0) or kept and scaled by 1 / (1 - p).
+    live = w > 0
+    kept, scaled = out[live] != 0, w[live] / 0.6
+    expect(bool(torch.isclose(out[live][kept], scaled[kept], rtol=1e-5, atol=1e-7).all()),
+           Msg("each kept weight must be scaled by 1 / (1 - p) = 1 / 0.6, each dropped one must be 0",
+               "每个保留的权重都要乘以 1 / (1 - p) = 1 / 0.6，每个被丢弃的权重都必须为 0"))
+    expect(0 < int(kept.sum()) < int(live.sum()), Msg(
+            "dropout with p = 0.4 must keep some of the non-zero weights and drop others",
+            "p = 0.4 的 dropout 必须保留一部分非零权重、丢弃另一部分"))
 
 
 @check(points=1, hidden=True,

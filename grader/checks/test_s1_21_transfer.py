@@ -103,7 +103,10 @@ def _expect_trainable(sub, clf, f, expected: list[str], count: int, what: Msg, w
 @check(points=2,
        title="loading a pre-trained encoder of the same depth", title_zh="加载同样深度的预训练编码器")
 def test_load_matching_checkpoint(sub):
-    f = fx()
+    _expect_loads_matching(sub, fx())
+
+
+def _expect_loads_matching(sub, f):
     pre = _take(f, "pre3")
     clf = _classifier(sub, f)
     missing, unexpected = _pair(sub.load_pretrained(clf, pre), code("load_pretrained"))
@@ -161,6 +164,7 @@ def test_load_other_depths(sub):
        title="a checkpoint of another shape is refused", title_zh="拒绝形状不同的检查点")
 def test_load_shape_mismatch(sub):
     f = fx()
+    _expect_loads_matching(sub, f)  # a checkpoint that fits must load: refusing everything is not the answer
     clf = _classifier(sub, f)
     try:
         sub.load_pretrained(clf, _take(f, "bad"))
