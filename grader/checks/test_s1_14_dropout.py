@@ -225,6 +225,10 @@ def test_new_mask_each_call_and_seeded(sub):
     b = sub.dropout(x, 0.5)
     expect(isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor), Msg(
             "dropout must return a tensor", "dropout 必须返回张量"))
+    # Random values alone change from call to call too: each output must be dropped (0) or kept and scaled (2).
+    expect(tuple(a.shape) == (100, 100) and bool(((a == 0) | (a == 2)).all()) and bool(((b == 0) | (b == 2)).all()),
+           Msg("dropout(ones, 0.5) must give 0 (dropped) or 1 / (1 - 0.5) = 2 (kept and scaled) in every place",
+               "dropout(全 1, 0.5) 的每个位置都必须是 0（丢弃）或 1 / (1 - 0.5) = 2（保留并放大）"))
     expect(not torch.equal(a, b), Msg("two calls in a row dropped the same elements: draw a new random mask on every "
                                   "call (do not call torch.manual_seed inside dropout)",
                                       "连续两次调用丢弃了相同的元素：每次调用都要生成新的随机掩码（不要在 dropout 内部调用 torch.manual_seed）"))
