@@ -152,6 +152,17 @@ def test_eval_is_identity(sub):
     m.eval()
     expect_tensor(m(x), x, tol="exact", what=Msg("Dropout(p=0.3) after .eval() (must return its input unchanged)",
                                                  ".eval() 之后的 Dropout(p=0.3)（必须原样返回输入）"))
+    # Returning the input is right only in eval mode: in training the same function and module must drop.
+    ones = torch.ones(20, 20)
+    m.train()
+    for out, p, what in ((sub.dropout(ones, 0.5, training=True), 0.5, code("dropout(ones, 0.5, training=True)")),
+                         (m(ones), 0.3, Msg("Dropout(p=0.3) after .train() on ones", ".train() 之后的 Dropout(p=0.3) 作用在全 1 上"))):
+        scale = 1 / (1 - p)
+        kept = out != 0 if isinstance(out, torch.Tensor) and tuple(out.shape) == (20, 20) else None
+        expect(kept is not None and 0 < int(kept.sum()) < 400
+               and bool(torch.isclose(out[kept], torch.full_like(out[kept], scale)).all()),
+               Msg("{what} in training mode must drop some elements (0) and scale the others by 1 / (1 - p)",
+                   "训练模式下 {what} 必须丢弃一部分元素（变为 0），并把其余元素乘以 1 / (1 - p)", what=what))
 
 
 @check(points=2, hidden=True,
