@@ -34,8 +34,11 @@ VARIANTS = ([f"raise-{e}" for e in EXCEPTIONS] + ["echo", "none"] + list(FAKES)
 
 
 def _is_stub_raise(node: ast.AST) -> bool:
-    return (isinstance(node, ast.Raise) and isinstance(node.exc, ast.Call)
-            and isinstance(node.exc.func, ast.Name) and node.exc.func.id == "NotImplementedError")
+    """`raise NotImplementedError(...)` or a bare `raise NotImplementedError`."""
+    if not isinstance(node, ast.Raise) or node.exc is None:
+        return False
+    exc = node.exc.func if isinstance(node.exc, ast.Call) else node.exc
+    return isinstance(exc, ast.Name) and exc.id == "NotImplementedError"
 
 
 def _first_argument(fn: ast.FunctionDef, in_class: bool) -> str | None:
