@@ -26,8 +26,11 @@ def test_missing_position_embeddings_are_named(submission):
     wrong = _replace(SUM, "embeddings = self.token(x) + self.segment(seg)")
     r = grade(submission({EX: wrong}), "-e", EX, "--public-only")
     failed = _failed(r)
-    assert set(failed) == {"test_listing_1_30_given_weights"}, set(failed)
-    assert "the position embeddings are missing" in failed["test_listing_1_30_given_weights"]["message"]
+    # The layout checks compare the output too: the right layout around a wrong forward earns nothing.
+    assert set(failed) == {"test_listing_1_30_given_weights", "test_listing_1_30_book_sizes",
+                           "test_parameter_names_and_padding_row"}, set(failed)
+    for c in failed.values():
+        assert "the position embeddings are missing" in c["message"], c["message"]
 
 
 def test_positions_looked_up_by_token_id_are_named(submission):

@@ -34,8 +34,10 @@ def test_blocks_that_do_not_chain_are_named(submission):
         # END SOLUTION""")
     r = grade(submission({EX: wrong}), "-e", EX, "--public-only")
     failed = _failed(r)
-    assert set(failed) == {"test_listing_1_34_given_weights"}, set(failed)
-    assert "every block read the embeddings" in failed["test_listing_1_34_given_weights"]["message"]
+    # The layout check compares the output too: the right layout around a wrong forward earns nothing.
+    assert set(failed) == {"test_listing_1_34_given_weights", "test_listing_1_34_structure"}, set(failed)
+    for c in failed.values():
+        assert "every block read the embeddings" in c["message"], c["message"]
 
 
 def test_mask_not_passed_on_is_named(submission):

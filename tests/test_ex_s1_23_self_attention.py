@@ -36,8 +36,10 @@ def test_inverted_mask_is_named(submission):
     wrong = _replace(KEYS, "padding_keys = (mask == 1)[:, None, None, :]")
     r = grade(submission({EX: wrong}), "-e", EX, "--public-only")
     failed = _failed(r)
-    assert set(failed) == {"test_listing_1_31_given_weights"}, set(failed)
-    assert "the mask is inverted" in failed["test_listing_1_31_given_weights"]["message"]
+    # The layout check compares the output too: the right layout around a wrong forward earns nothing.
+    assert set(failed) == {"test_listing_1_31_given_weights", "test_listing_1_31_structure"}, set(failed)
+    for c in failed.values():
+        assert "the mask is inverted" in c["message"], c["message"]
 
 
 def test_scaling_by_the_full_width_is_named(submission):

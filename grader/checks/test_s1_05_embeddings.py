@@ -81,6 +81,10 @@ def test_one_hot_rejects_bad_ids(sub):
     _expect_value_error(lambda: sub.one_hot(torch.tensor([2, 5]), 5), Msg(
             "one_hot with id 5 and vocab_size 5", "id 为 5、vocab_size 为 5 时的 one_hot"))
     _expect_value_error(lambda: sub.one_hot(torch.tensor([-1, 2]), 5), Msg("one_hot with id -1", "id 为 -1 时的 one_hot"))
+    # Valid ids must work too: raising for every input is not the answer (the dtype is another check's).
+    out = sub.one_hot(torch.tensor([4, 0, 2]), 5)
+    expect_tensor(out.float() if isinstance(out, torch.Tensor) else out, torch.eye(5)[[4, 0, 2]], tol="exact",
+                  what=code("one_hot(tensor([4, 0, 2]), 5)"))
 
 
 @check(points=1, hidden=True,

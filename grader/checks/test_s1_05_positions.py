@@ -183,6 +183,9 @@ def test_binary_out_of_range(sub):
     _expect_value_error(lambda: sub.binary_position_encoding(torch.tensor([3, 256]), 8),
                         Msg("position 256 on 8 bits (it needs 9)", "8 位上的位置 256（它需要 9 位）"))
     _expect_value_error(lambda: sub.binary_position_encoding(torch.tensor([-1]), 8), Msg("position -1", "位置 -1"))
+    # Positions that fit must work too: raising for every input is not the answer.
+    expect_tensor(sub.binary_position_encoding(torch.arange(64, 76), 8), fx()["binary_book"], tol="exact",
+                  what=Msg("binary_position_encoding(positions 64..75, 8 bits)", "binary_position_encoding（位置 64..75，8 位）"))
 
 
 @check(points=1, hidden=True,

@@ -50,6 +50,9 @@ def test_shape_mismatch_raises(sub):
         expect(e.kind != "not_implemented", Msg.of(e))
         expect(e.type == "ValueError", Msg(f"multiplying (2, 3) by (2, 3) must raise ValueError, not {e.type or e}",
                                            f"(2, 3) 乘以 (2, 3) 必须抛出 ValueError，而不是 {e.type or e}"))
-        return
-    raise CheckFailure(Msg("multiplying (2, 3) by (2, 3) must raise ValueError: the inner dimensions 3 and 2 differ",
-                           "(2, 3) 乘以 (2, 3) 必须抛出 ValueError：内侧维度 3 和 2 不相等"))
+    else:
+        raise CheckFailure(Msg("multiplying (2, 3) by (2, 3) must raise ValueError: the inner dimensions 3 and 2 differ",
+                               "(2, 3) 乘以 (2, 3) 必须抛出 ValueError：内侧维度 3 和 2 不相等"))
+    f = fx()  # shapes that fit must work too: raising for every input is not the answer
+    expect_tensor(sub.matmul(f["A0"], f["B0"]), f["C0"], tol="matmul",
+                  what=Msg(f"matmul of {SHAPES[0][0]} and {SHAPES[0][1]}", f"{SHAPES[0][0]} 与 {SHAPES[0][1]} 的矩阵乘积"))

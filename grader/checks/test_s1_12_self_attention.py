@@ -61,6 +61,15 @@ def test_parameter_names(sub):
     params = sa.named_parameters()
     expect(len(list(params)) == 3, Msg("the three matrices must be nn.Parameter so that an optimizer trains them",
                                        "这三个矩阵必须是 nn.Parameter，优化器才会训练它们"))
+    # The right names around a wrong forward earn nothing: the output with these weights must match too.
+    g = torch.Generator().manual_seed(1205)
+    weights = {n: torch.randn(5, 2, generator=g) for n in NAMES}
+    x = torch.randn(4, 5, generator=g)
+    sa.load_state_dict(weights)
+    q, k, v = x @ weights["W_query"], x @ weights["W_key"], x @ weights["W_value"]
+    expect_tensor(sa(x), torch.softmax(q @ k.T / 2 ** 0.5, dim=-1) @ v, tol="attention",
+                  what=Msg("SelfAttention(5, 2) output on a (4, 5) input with these weights",
+                           "使用这些权重时 SelfAttention(5, 2) 在 (4, 5) 输入上的输出"))
 
 
 @check(points=3, hidden=True,

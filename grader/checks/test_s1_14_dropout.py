@@ -152,6 +152,17 @@ def test_eval_is_identity(sub):
     m.eval()
     expect_tensor(m(x), x, tol="exact", what=Msg("Dropout(p=0.3) after .eval() (must return its input unchanged)",
                                                  ".eval() 之后的 Dropout(p=0.3)（必须原样返回输入）"))
+    # Returning the input is right only in eval mode: in training the same function and module must drop.
+    ones = torch.ones(20, 20)
+    m.train()
+    for out, p, what in ((sub.dropout(ones, 0.5, training=True), 0.5, code("dropout(ones, 0.5, training=True)")),
+                         (m(ones), 0.3, Msg("Dropout(p=0.3) after .train() on ones", ".train() 之后的 Dropout(p=0.3) 作用在全 1 上"))):
+        scale = 1 / (1 - p)
+        kept = out != 0 if isinstance(out, torch.Tensor) and tuple(out.shape) == (20, 20) else None
+        expect(kept is not None and 0 < int(kept.sum()) < 400
+               and bool(torch.isclose(out[kept], torch.full_like(out[kept], scale)).all()),
+               Msg("{what} in training mode must drop some elements (0) and scale the others by 1 / (1 - p)",
+                   "训练模式下 {what} 必须丢弃一部分元素（变为 0），并把其余元素乘以 1 / (1 - p)", what=what))
 
 
 @check(points=2, hidden=True,
@@ -205,6 +216,15 @@ def test_masked_zeros_stay_zero(sub):
                                                "被因果掩码隐藏的权重（0）在 dropout 之后必须恰好仍为 0"))
     expect(bool((out >= 0).all()), Msg("dropout of non-negative weights must stay non-negative",
                                        "非负权重经过 dropout 之后必须仍然非负"))
+    # The property alone holds for a constant 0: each weight must be dropped (0) or kept and scaled by 1 / (1 - p).
+    live = w > 0
+    kept, scaled = out[live] != 0, w[live] / 0.6
+    expect(bool(torch.isclose(out[live][kept], scaled[kept], rtol=1e-5, atol=1e-7).all()),
+           Msg("each kept weight must be scaled by 1 / (1 - p) = 1 / 0.6, each dropped one must be 0",
+               "每个保留的权重都要乘以 1 / (1 - p) = 1 / 0.6，每个被丢弃的权重都必须为 0"))
+    expect(0 < int(kept.sum()) < int(live.sum()), Msg(
+            "dropout with p = 0.4 must keep some of the non-zero weights and drop others",
+            "p = 0.4 的 dropout 必须保留一部分非零权重、丢弃另一部分"))
 
 
 @check(points=1, hidden=True,
@@ -216,6 +236,10 @@ def test_new_mask_each_call_and_seeded(sub):
     b = sub.dropout(x, 0.5)
     expect(isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor), Msg(
             "dropout must return a tensor", "dropout 必须返回张量"))
+    # Random values alone change from call to call too: each output must be dropped (0) or kept and scaled (2).
+    expect(tuple(a.shape) == (100, 100) and bool(((a == 0) | (a == 2)).all()) and bool(((b == 0) | (b == 2)).all()),
+           Msg("dropout(ones, 0.5) must give 0 (dropped) or 1 / (1 - 0.5) = 2 (kept and scaled) in every place",
+               "dropout(全 1, 0.5) 的每个位置都必须是 0（丢弃）或 1 / (1 - 0.5) = 2（保留并放大）"))
     expect(not torch.equal(a, b), Msg("two calls in a row dropped the same elements: draw a new random mask on every "
                                   "call (do not call torch.manual_seed inside dropout)",
                                       "连续两次调用丢弃了相同的元素：每次调用都要生成新的随机掩码（不要在 dropout 内部调用 torch.manual_seed）"))

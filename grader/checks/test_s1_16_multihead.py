@@ -331,6 +331,13 @@ def test_mha_parameters(sub):
                                                            f"MultiHeadAttention(8, 12, 3, qkv_bias={bias}) 的参数名"))
         for name, shape in want.items():
             expect_equal(tuple(state[name].shape), shape, what=Msg(f"shape of {name}", f"{name} 的形状"))
+        # The right names around a wrong forward earn nothing: the output with these weights must match too.
+        g = torch.Generator().manual_seed(1623 + bias)
+        sd, x = _weights(8, 12, bias, g), torch.randn(2, 4, 8, generator=g)
+        m.load_state_dict(sd)
+        _expect_mha(_call(m, x), _reference(sd, x, 3), Msg(
+                f"MultiHeadAttention(8, 12, 3, qkv_bias={bias}) on a (2, 4, 8) input with these weights",
+                f"使用这些权重时 MultiHeadAttention(8, 12, 3, qkv_bias={bias}) 在 (2, 4, 8) 输入上的结果"), sd, x, 3, False)
     try:
         sub.new("MultiHeadAttention", 8, 10, 3)
     except StudentError as e:

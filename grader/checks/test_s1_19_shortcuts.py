@@ -192,6 +192,17 @@ def test_parameter_names(sub):
                                                            "ShortcutNet([4, 3, 3, 2], True) 的 state_dict 键"))
     for key, shape in expected.items():
         expect_equal(tuple(state[key].shape), shape, what=Msg(f"shape of {key}", f"{key} 的形状"))
+    # The right names around a wrong forward earn nothing: the output with these weights must match too.
+    g = torch.Generator().manual_seed(1901)
+    weights = {k: torch.randn(*shape, generator=g) for k, shape in expected.items()}
+    x = torch.randn(5, 4, generator=g)
+    m.load_state_dict(weights)
+    ref = _Variant([4, 3, 3, 2], True)
+    ref.load_state_dict(weights)
+    with torch.no_grad():
+        want = ref(x)
+    expect_tensor(m(x), want, tol="norm", what=Msg("ShortcutNet([4, 3, 3, 2], True) output on a (5, 4) input with "
+                                                  "these weights", "使用这些权重时 ShortcutNet([4, 3, 3, 2], True) 在 (5, 4) 输入上的输出"))
 
 
 @check(points=2, listings=["1.19/gradients"],

@@ -103,7 +103,10 @@ def _expect_trainable(sub, clf, f, expected: list[str], count: int, what: Msg, w
 @check(points=2,
        title="loading a pre-trained encoder of the same depth", title_zh="加载同样深度的预训练编码器")
 def test_load_matching_checkpoint(sub):
-    f = fx()
+    _expect_loads_matching(sub, fx())
+
+
+def _expect_loads_matching(sub, f):
     pre = _take(f, "pre3")
     clf = _classifier(sub, f)
     missing, unexpected = _pair(sub.load_pretrained(clf, pre), code("load_pretrained"))
@@ -171,9 +174,10 @@ def test_load_shape_mismatch(sub):
                    f"词汇表大小不同的检查点必须抛出 ValueError 或 RuntimeError，而不是 {e.type or e}"))
         expect("tok.weight" in e.detail, Msg("the error must name the key whose shape differs (tok.weight)",
                                            "错误信息必须写出形状不同的那个键（tok.weight）"))
-        return
-    expect(False, Msg("loading tok.weight of shape (50, 16) into an embedding of shape (40, 16) must raise an error",
-                      "把形状为 (50, 16) 的 tok.weight 加载到形状为 (40, 16) 的嵌入中必须报错"))
+    else:
+        expect(False, Msg("loading tok.weight of shape (50, 16) into an embedding of shape (40, 16) must raise an error",
+                          "把形状为 (50, 16) 的 tok.weight 加载到形状为 (40, 16) 的嵌入中必须报错"))
+    _expect_loads_matching(sub, f)  # a checkpoint that fits must load: refusing everything is not the answer
 
 
 @check(points=2,

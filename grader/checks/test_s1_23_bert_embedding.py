@@ -49,6 +49,19 @@ def _mistakes(ids, sd):
     ]
 
 
+def _expect_values(sub, seed: int, lengths=((2, 9),)):
+    """The layer's eval output with other given weights: paired with every structural or
+    error-path check, so that the right structure around a wrong (or constant) forward earns nothing."""
+    sd = R.random_state(R.embedding_shapes(V, D, L), seed=seed)
+    m = _new(sub, sd)
+    g = torch.Generator().manual_seed(seed + 1)
+    for B, T in lengths:
+        ids = torch.randint(0, V, (B, T), generator=g)
+        expect_tensor(m(ids), R.embedding(ids, sd), tol="norm", what=Msg(
+                f"eval output for a ({B}, {T}) batch with given weights", f"给定权重时 ({B}, {T}) 批次在 eval 模式下的输出"),
+                      mistakes=_mistakes(ids, sd))
+
+
 def _new(sub, sd=None, **kw):
     m = sub.new("BERTEmbedding", V, D, L, **kw)
     if sd is not None:
@@ -66,6 +79,7 @@ def test_listing_1_30_book_sizes(sub):
     expect(not diff, Msg("print(BERTEmbedding(VOCAB_SIZE, 256, MAX_LEN)) differs from what listing 1.36 prints for "
                      f"its embedding (token, position, segment, norm, dropout, in that order): {diff}",
                          f"print(BERTEmbedding(VOCAB_SIZE, 256, MAX_LEN)) 与代码清单 1.36 中打印的嵌入层不同（依次为 token、position、segment、norm、dropout）：{diff}"))
+    _expect_values(sub, seed=2341)
 
 
 @check(points=1, listings=["1.30"],
@@ -82,6 +96,7 @@ def test_parameter_names_and_padding_row(sub):
     expect_tensor(state["token.weight"][PAD], torch.zeros(D), tol="exact",
                   what=Msg(f"the [PAD] row {PAD} of a fresh token table (nn.Embedding(..., padding_idx=PAD_ID) sets it to 0)",
                            f"新建词元表中 [PAD] 的第 {PAD} 行（nn.Embedding(..., padding_idx=PAD_ID) 会把它设为 0）"))
+    _expect_values(sub, seed=2343)
 
 
 @check(points=3, listings=["1.30"],
@@ -128,9 +143,10 @@ def test_too_long_is_refused(sub):
             raise
         expect(e.type == "ValueError", Msg(f"a sequence of max_len + 1 tokens must raise ValueError, not {e.type or e}",
                                            f"长度为 max_len + 1 的序列必须抛出 ValueError，而不是 {e.type or e}"))
-        return
-    expect(False, Msg("a sequence longer than max_len must raise ValueError (the position table has no row for it)",
-                      "长度超过 max_len 的序列必须抛出 ValueError（位置表中没有对应的行）"))
+    else:
+        expect(False, Msg("a sequence longer than max_len must raise ValueError (the position table has no row for it)",
+                          "长度超过 max_len 的序列必须抛出 ValueError（位置表中没有对应的行）"))
+    _expect_values(sub, seed=2345, lengths=((2, L),))  # max_len tokens must work: refusing everything is not the answer
 
 
 @check(points=2, hidden=True,

@@ -55,6 +55,17 @@ def _mistakes(ids, mask, sd, heads):
     ]
 
 
+def _expect_values(sub, seed: int):
+    """Eval logits with other given weights on a fresh padded batch: paired with the checks of the
+    layout, so that the right layout around a wrong forward earns nothing."""
+    sd = R.random_state(R.classifier_shapes(V, D, L, NL, FF), seed=seed)
+    ids, mask = R.padded_batch([6, 3], 6, V, PAD, CLS, SEP, seed=seed + 1)
+    expect_tensor(_new(sub, sd)(ids, mask), R.classify(ids, mask, sd, H), tol="encoder",
+                  what=Msg("eval logits for a padded (2, 6) batch with given weights",
+                           "给定权重时填充后的 (2, 6) 批次在 eval 模式下的 logits"),
+                  mistakes=_mistakes(ids, mask, sd, H))
+
+
 def _new(sub, sd, layers=NL):
     m = sub.new("BERTForClassification", V, D, L, layers, H, FF)
     m.load_state_dict(sd)
@@ -76,6 +87,7 @@ def test_listing_1_35_structure(sub):
                                                          "BERTForClassification 的参数名"))
     for name, shape in shapes.items():
         expect_equal(tuple(state[name].shape), shape, what=Msg(f"shape of {name}", f"{name} 的形状"))
+    _expect_values(sub, seed=2401)
 
 
 @check(points=4, listings=["1.35"],
@@ -115,6 +127,7 @@ def test_listing_1_36_book_model(sub):
     heads = [block.attr("attn").attr("heads") for _, block in model.attr("bert").attr("layers").named_children()]
     expect_equal(heads, [4, 4, 4, 4], what=Msg("heads of each of book_model()'s blocks (4 blocks, 4 heads of 64 features)",
                                                "book_model() 每个块的头数（4 个块，每个 4 个头、每头 64 个特征）"))
+    _expect_values(sub, seed=2403)
 
 
 @check(points=3, hidden=True,
@@ -129,6 +142,8 @@ def test_padding_invariance(sub):
         T = max(lengths)
         ids, mask = R.padded_batch(lengths, T, V, PAD, CLS, SEP, seed=seed)
         logits = m(ids, mask)
+        expect_tensor(logits, R.classify(ids, mask, sd, H), tol="encoder",  # the property alone: a constant has it
+                      what=Msg(f"eval logits for real lengths {lengths}", f"真实长度为 {lengths} 时的 eval logits"))
         longer = torch.cat([ids, torch.full((len(lengths), extra), PAD)], dim=1)
         expect_tensor(m(longer, (longer != PAD).long()), logits, tol="encoder",
                       what=Msg(f"eval logits after appending {extra} [PAD] tokens (lengths {lengths})",
@@ -167,6 +182,8 @@ def test_shapes(sub):
                                                   f"分类器必须返回张量，而不是 {type(out).__name__}"))
         expect_equal(tuple(out.shape), (B, 2), what=Msg(f"logits shape for a ({B}, {T}) batch",
                                                         f"({B}, {T}) 批次的 logits 形状"))
+        expect_tensor(out, R.classify(ids, mask, sd, H), tol="encoder", what=Msg(
+                f"eval logits for a ({B}, {T}) batch", f"({B}, {T}) 批次的 eval logits"))
 
 
 @check(points=2, hidden=True,

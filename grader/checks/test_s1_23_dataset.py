@@ -257,6 +257,16 @@ def test_label_validation(sub):
                                    f"IMDBDataset 遇到{what}时必须抛出 ValueError"))
         expect(enc.attr("calls") == 0, Msg(f"IMDBDataset with {what}: check the labels before encoding anything",
                                            f"IMDBDataset 遇到{what}：在编码任何内容之前先检查标签"))
+    texts, labels = ["good", "bad"], [0, 1]  # good labels must work too: refusing everything is not the answer
+    ds = sub.new("IMDBDataset", texts, labels, _encoder(sub))
+    expect_equal(sub.size(ds), 2, Msg("len() of a dataset with the labels [0, 1]", "标签为 [0, 1] 的数据集的 len()"))
+    for i, (text, label) in enumerate(zip(texts, labels)):
+        got = sub.item(ds, i)
+        expect(isinstance(got, tuple) and len(got) == 2, Msg(f"ds[{i}] must be (ids, label)", f"ds[{i}] 必须是 (ids, label)"))
+        expect_tensor(got[0], torch.tensor(encode(text), dtype=torch.long), tol="exact",
+                      what=Msg(f"ds[{i}][0], the ids of {text!r}", f"ds[{i}][0]，即 {text!r} 的 id"))
+        expect_tensor(got[1], torch.tensor(label, dtype=torch.long), tol="exact",
+                      what=Msg(f"ds[{i}][1], the label {label}", f"ds[{i}][1]，即标签 {label}"))
 
 
 @check(points=2, hidden=True,

@@ -46,6 +46,17 @@ def _mistakes(ids, mask, sd, heads):
     ]
 
 
+def _expect_values(sub, seed: int):
+    """Eval output with other given weights on a fresh padded batch: paired with the check of the
+    layout, so that the right layout around a wrong forward earns nothing."""
+    sd = R.random_state(R.encoder_shapes(V, D, L, NL, FF), seed=seed)
+    ids, mask = R.padded_batch([5, 3], 5, V, PAD, CLS, SEP, seed=seed + 1)
+    expect_tensor(_new(sub, sd)(ids, mask), R.encoder(ids, mask, sd, H), tol="encoder",
+                  what=Msg(f"eval output of a {NL}-layer encoder for a padded (2, 5) batch with given weights",
+                           f"给定权重时 {NL} 层编码器对填充后的 (2, 5) 批次在 eval 模式下的输出"),
+                  mistakes=_mistakes(ids, mask, sd, H))
+
+
 def _new(sub, sd, vocab=V, dim=D, max_len=L, layers=NL, heads=H, ff_dim=FF):
     m = sub.new("BERTEncoder", vocab, dim, max_len, layers, heads, ff_dim)
     m.load_state_dict(sd)
@@ -67,6 +78,7 @@ def test_listing_1_34_structure(sub):
                                                          "3 层 BERTEncoder 的参数名"))
     for name, shape in shapes.items():
         expect_equal(tuple(small[name].shape), shape, what=Msg(f"shape of {name}", f"{name} 的形状"))
+    _expect_values(sub, seed=2381)
 
 
 @check(points=3, listings=["1.34"],
@@ -100,6 +112,8 @@ def test_padding_is_hidden(sub):
     m = _new(sub, sd)
     ids, mask = R.padded_batch([7, 4, 2], 8, V, PAD, CLS, SEP, seed=2379)
     y = m(ids, mask)
+    expect_tensor(y, R.encoder(ids, mask, sd, H), tol="encoder", what=Msg(  # the property alone: a constant has it
+            "eval output for real lengths [7, 4, 2] of 8", "真实长度为 [7, 4, 2]（共 8）时 eval 模式下的输出"))
     real = mask.bool()
     g = torch.Generator().manual_seed(2380)
     other = torch.where(real, ids, torch.randint(0, PAD, ids.shape, generator=g))

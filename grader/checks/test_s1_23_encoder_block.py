@@ -53,6 +53,18 @@ def _mistakes(x, mask, sd, heads):
     ]
 
 
+def _expect_values(sub, seed: int):
+    """Eval output with other given weights on a fresh padded batch: paired with the check of the
+    layout, so that the right layout around a wrong forward earns nothing."""
+    sd = R.random_state(R.block_shapes(D, FF), seed=seed)
+    x = torch.randn(2, 4, D, generator=torch.Generator().manual_seed(seed + 1))
+    mask = torch.tensor([[1] * 4, [1] * 2 + [0] * 2])
+    expect_tensor(_new(sub, sd)(x, mask), R.block(x, mask, sd, H), tol="encoder",
+                  what=Msg(f"eval output of TransformerBlock({D}, {H}, {FF}) for a (2, 4, {D}) batch with given weights",
+                           f"给定权重时 TransformerBlock({D}, {H}, {FF}) 对 (2, 4, {D}) 批次在 eval 模式下的输出"),
+                  mistakes=_mistakes(x, mask, sd, H))
+
+
 def _new(sub, sd, dim=D, heads=H, ff_dim=FF, **kw):
     m = sub.new("TransformerBlock", dim, heads, ff_dim, **kw)
     m.load_state_dict(sd)
@@ -74,6 +86,7 @@ def test_listing_1_33_structure(sub):
                                                          f"TransformerBlock({D}, {H}, {FF}) 的参数名"))
     for name, shape in shapes.items():
         expect_equal(tuple(small[name].shape), shape, what=Msg(f"shape of {name}", f"{name} 的形状"))
+    _expect_values(sub, seed=2366)
 
 
 @check(points=4, listings=["1.33"],
@@ -110,6 +123,8 @@ def test_padding_is_hidden(sub):
     x = torch.randn(2, 5, D, generator=g)
     mask = torch.tensor([[1] * 3 + [0] * 2, [1] * 4 + [0]])
     y = m(x, mask)
+    expect_tensor(y, R.block(x, mask, sd, H), tol="encoder", what=Msg(  # the property alone: a constant has it
+            "eval output for real lengths [3, 4] of 5", "真实长度为 [3, 4]（共 5）时 eval 模式下的输出"))
     real = mask.bool()
     x2 = torch.where(real[..., None], x, 5 * torch.randn(x.shape, generator=g))
     expect_tensor(m(x2, mask)[real], y[real], tol="encoder",

@@ -36,6 +36,17 @@ def _mistakes(x, sd):
                     "两个线性层之间没有激活函数")]
 
 
+def _expect_values(sub, seed: int):
+    """Eval output with other given weights on a fresh batch: paired with the check of the
+    layout, so that the right layout around a wrong forward earns nothing."""
+    sd = R.random_state(R.feed_forward_shapes(D, HID), seed=seed)
+    x = torch.randn(2, 3, D, generator=torch.Generator().manual_seed(seed + 1))
+    expect_tensor(_new(sub, sd)(x), R.feed_forward(x, sd), tol="norm",
+                  what=Msg(f"eval output of FeedForward({D}, {HID}) on a (2, 3, {D}) batch with given weights",
+                           f"给定权重时 FeedForward({D}, {HID}) 在 (2, 3, {D}) 批次上 eval 模式下的输出"),
+                  mistakes=_mistakes(x, sd))
+
+
 def _new(sub, sd, dim=D, hidden=HID, **kw):
     m = sub.new("FeedForward", dim, hidden, **kw)
     m.load_state_dict(sd)
@@ -57,6 +68,7 @@ def test_listing_1_32_structure(sub):
                                                          f"FeedForward({D}, {HID}) 的参数名"))
     for name, shape in shapes.items():
         expect_equal(tuple(small[name].shape), shape, what=Msg(f"shape of {name}", f"{name} 的形状"))
+    _expect_values(sub, seed=2356)
 
 
 @check(points=2, listings=["1.32"],

@@ -144,6 +144,17 @@ def _predictions(sub, model, texts, what):
     return preds
 
 
+def _expect_round_trip(sub, f, path: str):
+    """Saving a model and loading it into one of the same configuration gives back its weights:
+    paired with the checks of refused loads, so that refusing every load earns nothing."""
+    sub.save_checkpoint(_model(sub, f), path)
+    fresh = _model(sub, f, "other")
+    sub.load_checkpoint(fresh, path)
+    expect(_same_state(fresh.state_dict(), _take(f, "w")), Msg(
+            "saving a model and loading the file into a model of the same configuration must give back the saved "
+            "weights", "保存一个模型后，把文件加载到配置相同的模型中，必须得到保存时的权重"))
+
+
 # ----------------------------------------------------------------------------- checks
 @check(points=3, listings=["1.41", "1.42"],
        title="listings 1.41-1.42: saving and loading a checkpoint", title_zh="代码清单 1.41-1.42：保存和加载检查点")
@@ -189,7 +200,7 @@ def test_listing_1_41_1_42_save_and_load(sub):
 @check(points=2, listings=["1.42"],
        title="loading refuses a checkpoint of another configuration", title_zh="加载时拒绝配置不同的检查点")
 def test_load_refuses_another_configuration(sub):
-    fx()  # the fixture must exist; this check builds its own models
+    _expect_round_trip(sub, fx(), "checkpoints/same_config.pt")  # a matching configuration must load
     for saved, other, key in ((dict(heads=2), dict(heads=4), "heads"), (dict(), dict(dim=48, heads=2), "dim"),
                               (dict(layers=1), dict(layers=2), "layers")):
         path = f"checkpoints/config_{key}.pt"
@@ -224,6 +235,7 @@ def test_load_refuses_another_configuration(sub):
        title="loading a missing file raises FileNotFoundError", title_zh="加载不存在的文件时抛出 FileNotFoundError")
 def test_load_missing_file(sub):
     f = fx()
+    _expect_round_trip(sub, f, "checkpoints/present.pt")  # a file that exists must load
     try:
         sub.load_checkpoint(_model(sub, f), "checkpoints/no_such_file.pt")
     except StudentError as e:

@@ -27,6 +27,11 @@ def _query_masked(scores, mask):
     return torch.softmax(scores.masked_fill(~m, -1e9), dim=-1)
 
 
+def _key_masked(scores, mask):
+    """The right weights, on the trusted side: padded keys get -1e9 before the softmax over the keys."""
+    return torch.softmax(scores.masked_fill(~mask.bool()[:, None, None, :], -1e9), dim=-1)
+
+
 def make_fixtures(sol):
     g = torch.Generator().manual_seed(1327)
     ids = torch.tensor(BOOK_IDS)
@@ -156,6 +161,8 @@ def test_all_padding_row(sub):
     if isinstance(got, torch.Tensor) and tuple(got.shape) == (2, 1, 4, 4) and torch.isnan(got).any():
         raise CheckFailure(Msg("a sequence of padding only gave NaN weights: fill with -1e9 (NEG_INF), not -inf",
                                "全是填充的序列得到了 NaN 权重：应填充 -1e9（NEG_INF），而不是 -inf"))
+    expect_tensor(got[0], _key_masked(scores, mask)[0], tol="softmax",
+                  what=Msg("weights of the sequence with 2 real tokens of 4", "4 个位置中有 2 个真实词元的序列的权重"))
     expect_tensor(got[1], torch.full((1, 4, 4), 0.25), tol="softmax",
                   what=Msg("weights of a sequence of padding only (all keys masked alike: uniform)",
                            "全是填充的序列的权重（所有键都被同样屏蔽：均匀分布）"))
@@ -168,6 +175,9 @@ def test_padding_scores_cannot_leak(sub):
     scores = torch.randn(2, 2, 5, 5, generator=g)
     mask = torch.tensor([[1, 1, 1, 0, 0], [1, 1, 1, 1, 0]])
     base = sub.masked_attention_weights(scores, mask)
+    expect_tensor(base, _key_masked(scores, mask), tol="softmax",  # the property alone: a constant has it
+                  what=Msg("weights of a (2, 2, 5, 5) batch with 3 and 4 real tokens",
+                           "真实词元分别为 3 个和 4 个的 (2, 2, 5, 5) 批次的权重"))
     loud = scores.clone()
     loud[0, :, :, 3:] = 1e4  # huge scores on padded keys must change nothing
     loud[1, :, :, 4:] = -1e4

@@ -67,6 +67,19 @@ def _mistakes(x, mask, sd, heads):
     return out
 
 
+def _expect_values(sub, seed: int):
+    """Eval output with other given weights on a fresh padded batch: paired with the checks of
+    structure and of invariants, so that the right layout or a constant answer earns nothing alone."""
+    sd = R.random_state(R.attention_shapes(D), seed=seed)
+    g = torch.Generator().manual_seed(seed + 1)
+    x = torch.randn(2, 5, D, generator=g)
+    mask = torch.tensor([[1] * 5, [1] * 3 + [0] * 2])
+    expect_tensor(_new(sub, sd)(x, mask), R.attention(x, mask, sd, H), tol="attention",
+                  what=Msg(f"eval output (dim {D}, heads {H}) for a (2, 5, {D}) batch with given weights",
+                           f"给定权重时 (2, 5, {D}) 批次在 eval 模式下的输出（dim {D}，heads {H}）"),
+                  mistakes=_mistakes(x, mask, sd, H))
+
+
 def _new(sub, sd, dim=D, heads=H, **kw):
     m = sub.new("MultiHeadSelfAttention", dim, heads, **kw)
     m.load_state_dict(sd)
@@ -97,6 +110,7 @@ def test_listing_1_31_structure(sub):
         expect(False, Msg("MultiHeadSelfAttention(256, 6) must raise ValueError: 256 features cannot be cut into 6 "
                       "equal heads (listing 1.36's heads=6 is a book error)",
                           "MultiHeadSelfAttention(256, 6) 必须抛出 ValueError：256 个特征无法平均分成 6 个头（代码清单 1.36 中的 heads=6 是书中的错误）"))
+    _expect_values(sub, seed=2347)
 
 
 @check(points=4, listings=["1.31"],
@@ -140,6 +154,8 @@ def test_padding_is_hidden(sub):
         x = torch.randn(len(lengths), T, D, generator=g)
         mask = (torch.arange(T)[None, :] < torch.tensor(lengths)[:, None]).long()
         y = m(x, mask)
+        expect_tensor(y, R.attention(x, mask, sd, H), tol="attention",  # the property alone: a constant has it
+                      what=Msg(f"eval output for real lengths {lengths}", f"真实长度为 {lengths} 时 eval 模式下的输出"))
         real = mask.bool()
         # Whatever sits at a padded position is never read.
         x2 = torch.where(real[..., None], x, 10 * torch.randn(x.shape, generator=g))

@@ -154,13 +154,23 @@ def _train_task(sub, seed: int, epochs: int, cue_seed: int, **model_args):
     test_ids, test_mask, test_labels = synthetic_task(400, seed=seed + 1, cue_seed=cue_seed)
     sub.seed(seed)
     model = sub.new("TinyBERT", **model_args)
+    before = model.state_dict()
     optimizer = sub.make_optimizer(model, lr=3e-3)
     loader = sub.make_loader(ids, mask, labels, batch_size=32, shuffle=True, seed=seed)
     losses = sub.train(model, loader, optimizer, sub.make_criterion(), epochs)
-    preds = sub.predict_labels(model, test_ids, test_mask)  # the labels stay here
-    expect(isinstance(preds, list) and len(preds) == len(test_labels), Msg(
-            "predict_labels must return one label per row", "predict_labels 必须每行返回一个标签"))
-    accuracy = (torch.tensor(preds) == test_labels).double().mean().item()
+    after = model.state_dict()
+    expect(after.keys() == before.keys() and any(not torch.equal(before[k], after[k]) for k in before), Msg(
+            "train left the model's parameters as they were: it must update the model it is given (loss.backward() "
+            "and optimizer.step() on that model)",
+            "train 之后模型的参数没有任何变化：它必须更新传入的那个模型（对该模型调用 loss.backward() 和 optimizer.step()）"))
+    # The grader predicts itself, from the trained model's logits: the held-out labels stay here and
+    # no prediction code of the submission decides the accuracy.
+    model.eval()
+    logits = model(test_ids, test_mask)
+    expect(isinstance(logits, torch.Tensor) and tuple(logits.shape) == (len(test_labels), 2), Msg(
+            f"the trained model must return logits of shape ({len(test_labels)}, 2) for {len(test_labels)} sequences",
+            f"训练后的模型对 {len(test_labels)} 条序列必须返回形状为 ({len(test_labels)}, 2) 的 logits"))
+    accuracy = (logits.argmax(dim=-1) == test_labels).double().mean().item()
     return losses, accuracy
 
 
