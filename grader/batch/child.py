@@ -76,7 +76,7 @@ def grade(course, entry, exercise_ids: list[str], public_only: bool, time_limit:
                 ex.time_limit_s = min(ex.time_limit_s, time_limit)
         with submission_path(entry, course.chapter, [ex.id for ex in course.exercises]) as path:
             try:
-                sub = open_submission(path, course.chapter)
+                sub = open_submission(path, course.chapter, course.exercises)
             except SubmissionError as e:  # name the entry as the class folder has it, not by absolute path
                 path = Path(path)
                 inside = path != entry.path and path.is_relative_to(entry.path)
