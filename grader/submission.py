@@ -297,6 +297,7 @@ def _keep_exercises(root: Path, keep: set[str], notes: list[str], limit: int = 1
             except OSError:
                 pass
     if dropped:
+        dropped.sort()
         shown = ", ".join(dropped[:limit]) + (t("sub_not_graded_more", count=len(dropped) - limit)
                                               if len(dropped) > limit else "")
         notes.append(t("sub_not_graded", files=shown))

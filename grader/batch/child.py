@@ -50,19 +50,6 @@ def _watch_parent() -> None:
     threading.Thread(target=watch, daemon=True, name="kata-parent-watch").start()
 
 
-def _unknown_files(course, sub) -> list[str]:
-    """A note naming the submission's files that are no exercise (they are not graded)."""
-    known = {"kata-manifest.json"}
-    for ex in course.exercises:
-        known |= {ex.file, str(Path(ex.file).with_suffix(".ipynb"))}
-    extra = sorted(p.relative_to(sub.root).as_posix() for p in sub.root.rglob("*")
-                   if p.is_file() and p.relative_to(sub.root).as_posix() not in known)
-    if not extra:
-        return []
-    shown = ", ".join(extra[:10]) + (f" and {len(extra) - 10} more" if len(extra) > 10 else "")
-    return [f"files that are not exercises (not graded): {shown}"]
-
-
 def grade(course, entry, exercise_ids: list[str], public_only: bool, time_limit: float | None,
           threads: int, conn) -> None:
     global _box
@@ -83,7 +70,7 @@ def grade(course, entry, exercise_ids: list[str], public_only: bool, time_limit:
                 shown = f"{entry.source}/{path.relative_to(entry.path).as_posix()}" if inside else entry.source
                 raise SubmissionError(str(e).replace(str(path), shown)) from None
         with sub:
-            sub.notes.extend(entry.notes + _unknown_files(course, sub) + list(sub.problems.values()))  # for the class summary
+            sub.notes.extend(entry.notes + list(sub.problems.values()))  # for the class summary
             links = entry.notes + sub.links  # symbolic links skipped: the gradebook's reason column says so
             box = _box = runner.sandbox_for(course, sub)
             box.launch()
