@@ -904,6 +904,12 @@ CATALOG: dict[str, dict[str, str]] = {
         "zh": ("这个测试单元格不决定分数：nbgrader 运行了它，说明课程的 nbgrader_config.py（由 `kata export nbgrader` "
                "写出）没有生效；生效时，自动评分不运行任何单元格，由 kata 为笔记本评分"),
     },
+    "nbg_earlier_missing": {
+        "en": "{id} imports the earlier exercise {module}: no {module}.ipynb (or {module}.py) was found among this "
+              "student's submitted notebooks, so its checks cannot pass until it is submitted",
+        "zh": "{id} 导入了前面的练习 {module}：在该学生提交的笔记本中没有找到 {module}.ipynb（或 {module}.py），"
+              "在提交它之前，本练习的检查无法通过",
+    },
     "nbg_no_notebook": {
         "en": "{file} is not in {folder}: the test cells grade the saved notebook of this name, in its own folder",
         "zh": "{folder} 中没有 {file}：测试单元格评的是该文件夹中以此命名并已保存的笔记本",
