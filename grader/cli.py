@@ -74,7 +74,7 @@ def _grade(course, path, exercises, public_only: bool):
     from .submission import SubmissionError, open_submission
 
     try:
-        sub = open_submission(path, course.chapter)
+        sub = open_submission(path, course.chapter, course.exercises)
     except SubmissionError as e:
         print(t("cannot_grade", path=path, reason=e), file=sys.stderr)
         return None
@@ -238,7 +238,7 @@ def cmd_run(args) -> int:
         return 2
     path = args.path or course.exercises_dir
     try:
-        sub = open_submission(path, course.chapter)
+        sub = open_submission(path, course.chapter, course.exercises)
     except SubmissionError as e:
         print(f"kata: {e}", file=sys.stderr)
         return 2

@@ -69,6 +69,6 @@ def for_exercises(course: Course, path: str | Path, exercise_ids: list[str]) -> 
     figures = [f for ex_id in exercise_ids for f in listings.figures_of_exercise(ex_id)]
     if not figures:
         return []
-    sub = open_submission(path, course.chapter)
+    sub = open_submission(path, course.chapter, course.exercises)
     with sub, sandbox_for(course, sub) as box:
         return draw(course, box, figures)

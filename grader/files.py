@@ -10,6 +10,7 @@ theirs), so every reader of a submission asks this module instead:
     kind(path)              "dir" | "file" | "link" | "special" | "missing", from lstat
     real_dir(base, *parts)  base/parts... is a folder, and so is every step on the way (no link)
     lookup(base, rel)       the regular file at base/rel when no step of `rel` is a link, else None
+    walk_dirs(folder)       the real folders directly in `folder`, never a link
 
 Every function takes `lstat` of each name it looks at; nothing here opens a file.
 """
@@ -155,3 +156,21 @@ def walk_one(folder: str | Path):
 def open_no_follow(path, flags):
     """An `opener` for open(): fails on a link (a file the walk found regular that became one)."""
     return os.open(path, flags | os.O_NOFOLLOW)
+
+
+def walk_dirs(folder: str | Path):
+    """The real folders directly in `folder` (os.DirEntry, by name), links left out; none when
+    `folder` is not a real folder."""
+    if kind(folder) != "dir":
+        return
+    try:
+        with os.scandir(folder) as it:
+            entries = sorted(it, key=lambda e: e.name)
+    except OSError:
+        return
+    for e in entries:
+        try:
+            if e.is_dir(follow_symlinks=False):
+                yield e
+        except OSError:
+            continue

@@ -150,7 +150,7 @@ def grade_upload(upload: str | Path, results: str | Path, config: dict | None = 
     with tempfile.TemporaryDirectory(prefix="kata-gs-") as work:
         try:
             path = locate(Path(upload), course, Path(work))
-            with open_submission(path, course.chapter) as sub:
+            with open_submission(path, course.chapter, course.exercises) as sub:
                 result = runner.run(course, sub)
         except SubmissionError as e:
             _write_json(Path(results), failure_results(str(e), lang))

@@ -139,6 +139,7 @@ CATALOG: dict[str, dict[str, str]] = {
         "en": "{file}:{line}: uses {name} ({code})",
         "zh": "{file}:{line}：使用了 {name}（{code}）",
     },
+    "scan_imported_file": {"en": "{file} (imported by {by})", "zh": "{file}（由 {by} 导入）"},
     "hidden_failed": {
         "en": "{what}: the result is not correct for this hidden input",
         "zh": "{what}：对这个隐藏输入的结果不正确",
@@ -239,6 +240,12 @@ CATALOG: dict[str, dict[str, str]] = {
     "sub_link_skipped": {"en": "{file}: symbolic link skipped (links are never followed: only the files inside "
                                 "the submission are graded)",
                          "zh": "{file}：是符号链接，已跳过（从不跟随链接：只评提交中实际存在的文件）"},
+    "sub_not_graded": {"en": "not graded: not an exercise of the course: {files} (only the course's exercise "
+                               "files are graded; nothing else is copied into the sandbox, so no exercise can "
+                               "import or read it: put helper code inside the exercise's own file)",
+                        "zh": "未评分：不是本课程的练习：{files}（只评本课程的练习文件；其他文件不会复制进沙箱，"
+                              "任何练习都无法导入或读取它们：请把辅助代码写在练习自己的文件里）"},
+    "sub_not_graded_more": {"en": " and {count} more", "zh": " 以及另外 {count} 个"},
     "sub_links_more": {"en": "{count} more symbolic links skipped", "zh": "另有 {count} 个符号链接已跳过"},
     "sub_is_link": {"en": "{path}: a symbolic link; links are never followed: give the folder or zip it points to "
                           "itself (only the files physically inside a submission are graded)",
@@ -896,6 +903,12 @@ CATALOG: dict[str, dict[str, str]] = {
                "`kata export nbgrader`) did not load; with it, autograde runs no cell and the kata grades the notebook"),
         "zh": ("这个测试单元格不决定分数：nbgrader 运行了它，说明课程的 nbgrader_config.py（由 `kata export nbgrader` "
                "写出）没有生效；生效时，自动评分不运行任何单元格，由 kata 为笔记本评分"),
+    },
+    "nbg_earlier_missing": {
+        "en": "{id} imports the earlier exercise {module}: no {module}.ipynb (or {module}.py) was found among this "
+              "student's submitted notebooks, so its checks cannot pass until it is submitted",
+        "zh": "{id} 导入了前面的练习 {module}：在该学生提交的笔记本中没有找到 {module}.ipynb（或 {module}.py），"
+              "在提交它之前，本练习的检查无法通过",
     },
     "nbg_no_notebook": {
         "en": "{file} is not in {folder}: the test cells grade the saved notebook of this name, in its own folder",

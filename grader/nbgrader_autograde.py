@@ -16,6 +16,12 @@ each test cell the outcome of its check: a line on stdout when it passed, an err
 the check's message when it failed. nbgrader's own scoring (SaveAutoGrades) then reads exactly
 the kata's verdicts. The test cells' source is never run here.
 
+An exercise that imports an earlier one (`from s1_23_encoder import BERTEncoder`) is graded with
+the same student's file of that exercise: from this assignment's submitted folder, else from
+their other assignments' (with `kata export nbgrader --by exercise` each exercise is an
+assignment of its own), never through a link; one found nowhere is named in autograde's log and
+in the first test cell's output, and the checks then fail on the missing import.
+
 It fails closed: a notebook that is not one of the course's exercises, or that the grader could
 not grade (no course, a grader fault, a timeout), raises, so nbgrader records no score for that
 submission, says why and exits non-zero (fix, then run autograde again); a test cell that is no
@@ -26,11 +32,15 @@ Imported by nbgrader's process only (it needs nbgrader), never in a kernel.
 """
 from __future__ import annotations
 
+from pathlib import Path
+
 import nbformat
 from nbformat.v4 import new_output
 from nbgrader import utils
+from nbgrader.coursedir import CourseDirectory
 from nbgrader.preprocessors import NbGraderPreprocessor
 
+from . import files
 from .messages import t
 from .nbgrader_cell import check_outcome, grade_notebook
 
@@ -45,6 +55,27 @@ def error_output(message: str):
                       traceback=[f"AssertionError: {message}"])
 
 
+def _coursedir(pre) -> CourseDirectory:
+    """The converter's course directory (the preprocessor's exporter's parent), else one read
+    from the same configuration."""
+    here = pre
+    while here is not None:
+        found = getattr(here, "coursedir", None)
+        if isinstance(found, CourseDirectory):
+            return found
+        here = getattr(here, "parent", None)
+    return CourseDirectory(config=pre.config)
+
+
+def submitted_places(coursedir: CourseDirectory, student: str, assignment: str) -> list[Path]:
+    """Where a student's earlier exercises are: this assignment's submitted folder, then their
+    other assignments' (by name); only real folders, never a link."""
+    own = Path(coursedir.format_path(coursedir.submitted_directory, student, assignment))
+    top = own.parent
+    others = sorted(Path(e.path) for e in files.walk_dirs(top) if e.name != assignment)
+    return [own, *others]
+
+
 class KataGrade(NbGraderPreprocessor):
     """In place of nbgrader's Execute: the kata's verdict of each check as its test cell's output."""
 
@@ -53,10 +84,15 @@ class KataGrade(NbGraderPreprocessor):
         for cell in nb.cells:  # nothing the student handed in stays as an output
             if cell.cell_type == "code":
                 cell.outputs, cell.execution_count = [], None
-        doc = grade_notebook(ex_id, nbformat.writes(nb).encode("utf-8"))
+        student, assignment = resources["nbgrader"].get("student"), resources["nbgrader"].get("assignment")
+        places = submitted_places(_coursedir(self), student, assignment) if student and assignment else []
+        doc = grade_notebook(ex_id, nbformat.writes(nb).encode("utf-8"), places)
         rows = {c["name"]: c for c in doc["checks"] if c["exercise"] == ex_id}
         summary = t("nbg_graded", file=f"{ex_id}.ipynb", score=f"{doc['score']:g}", max=f"{doc['max_score']:g}")
         self.log.info("%s", summary)
+        for note in doc.get("earlier_missing", []):  # an earlier exercise it imports, found nowhere
+            self.log.warning("%s", note)
+            summary += "\n" + note
         first = True
         for cell in nb.cells:
             if not is_test_cell(cell):

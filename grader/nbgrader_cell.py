@@ -14,6 +14,14 @@ only fools its author. Under `nbgrader autograde` (NBGRADER_EXECUTION=autograde:
 Execute step running the test cells, which the export's nbgrader_config.py replaces) it refuses,
 so a course whose configuration did not load scores 0 and says why, never a kernel's say-so.
 
+An exercise that imports an earlier one (`from s1_23_encoder import BERTEncoder`) is graded with
+the same student's notebook or .py of that exercise beside it, and those it imports in turn:
+`grade_notebook` takes the folders to look in (`places`: under nbgrader, the student's submitted
+folder of this assignment first, then their other assignments' submitted folders; in a kernel,
+the notebook's own folder). Only regular files are read, never through a link (grader/files.py);
+an earlier exercise found nowhere is named in the report's notes (and its
+`earlier_missing`).
+
 A notebook is graded once per content: the first test cell runs the grader, the others read
 the same report (kept in this module, keyed by the file's sha256). Anything that stops the
 grading (no course, a crash, a timeout) raises GradingError: the cells fail closed.
@@ -34,12 +42,15 @@ import sys
 import tempfile
 from pathlib import Path
 
+from . import files
 from .course import CourseError, find_root, load
 from .messages import t
+from .scan import imported
 
 ENV_ROOT = "KATA_COURSE_ROOT"
 KATA_TAGS = {"kata-check", "kata-intro"}
 _reports: dict[str, dict] = {}
+MAX_SIBLING = 8 * 1024 * 1024  # bytes of one earlier exercise's file read (as a submission's file limit)
 
 
 class GradingError(RuntimeError):
@@ -88,9 +99,73 @@ def without_test_cells(data: bytes) -> bytes:
     return json.dumps(nb, ensure_ascii=False).encode("utf-8")
 
 
-def grade_notebook(ex_id: str, data: bytes) -> dict:
+def imports_of(data: bytes, notebook: bool) -> set[str]:
+    """The modules a notebook's code cells (or a .py) import by name; shell and magic lines aside."""
+    if not notebook:
+        return imported(data.decode("utf-8", errors="replace"))
+    try:
+        cells = json.loads(data)["cells"]
+    except (ValueError, KeyError, TypeError, RecursionError):
+        return set()
+    out: set[str] = set()
+    for cell in cells if isinstance(cells, list) else []:
+        if not isinstance(cell, dict) or cell.get("cell_type") != "code":
+            continue
+        source = cell.get("source", "")
+        source = "".join(source) if isinstance(source, list) else source
+        if isinstance(source, str):
+            out |= imported("\n".join("" if line.lstrip().startswith(("%", "!")) else line
+                                       for line in source.splitlines()))
+    return out
+
+
+def _read_regular(place: Path, name: str) -> tuple[bytes, float] | None:
+    """(bytes, mtime) of the regular file `place/name`, reached without a link, within the limit."""
+    found = files.lookup(place, name) if files.kind(place) == "dir" else None
+    if found is None or found.st.st_size > MAX_SIBLING:
+        return None
+    try:
+        with open(found.path, "rb", opener=files.open_no_follow) as f:
+            data = f.read(MAX_SIBLING + 1)
+    except OSError:
+        return None
+    return (data, found.st.st_mtime) if len(data) <= MAX_SIBLING else None
+
+
+def earlier_files(course, ex_id: str, data: bytes, places) -> tuple[dict[str, tuple[bytes, float]], list[str]]:
+    """The earlier exercises' files that notebook `data` of `ex_id` imports, directly or through
+    one another: ({file name: (bytes, mtime)}, [modules found in no place]). Each module is taken
+    from the first place holding its `.ipynb` or `.py` (both, when both are there: the grader
+    picks as usual); notebooks lose their test cells."""
+    modules = {e.module for e in course.exercises}
+    found: dict[str, tuple[bytes, float]] = {}
+    missing: list[str] = []
+    seen = {ex_id}
+    todo = [(data, True)]
+    while todo:
+        blob, notebook = todo.pop()
+        for module in sorted(imports_of(blob, notebook) & modules - seen):
+            seen.add(module)
+            for place in places:
+                here = {suffix: _read_regular(Path(place), module + suffix) for suffix in (".ipynb", ".py")}
+                if any(here.values()):
+                    break
+            else:
+                missing.append(module)
+                continue
+            for suffix, hit in here.items():
+                if hit is not None:
+                    content = without_test_cells(hit[0]) if suffix == ".ipynb" else hit[0]
+                    found[module + suffix] = (content, hit[1])
+                    todo.append((content, suffix == ".ipynb"))
+    return found, missing
+
+
+def grade_notebook(ex_id: str, data: bytes, places=()) -> dict:
     """The kata's report (`kata grade --json`) of notebook `data` as exercise `ex_id`, its test cells
-    left out; GradingError when it cannot be graded."""
+    left out, with the earlier exercises it imports taken from `places` (see the module doc; an
+    earlier exercise found nowhere is named in the report's notes); GradingError when it cannot be
+    graded."""
     root = course_root()
     try:
         course = load(root, require_stubs=False)
@@ -100,6 +175,10 @@ def grade_notebook(ex_id: str, data: bytes) -> dict:
     with tempfile.TemporaryDirectory(prefix="kata-nbgrader-") as tmp:
         folder = Path(tmp, "submission", course.chapter)
         folder.mkdir(parents=True)
+        earlier, missing = earlier_files(course, ex_id, data, places)
+        for name, (content, mtime) in earlier.items():
+            (folder / name).write_bytes(content)
+            os.utime(folder / name, (mtime, mtime))  # which of a .py and its notebook is newer
         (folder / f"{ex_id}.ipynb").write_bytes(without_test_cells(data))
         out = Path(tmp, "report.json")
         cmd = [sys.executable, "-m", "grader", "grade", str(folder.parent), "-e", ex_id,
@@ -113,7 +192,10 @@ def grade_notebook(ex_id: str, data: bytes) -> dict:
         if proc.returncode != 0 or not out.is_file():
             tail = (proc.stderr or proc.stdout).strip()[-1500:]
             raise GradingError(t("nbg_grader_failed", id=ex_id, code=proc.returncode, output=tail))
-        return json.loads(out.read_text(encoding="utf-8"))
+        doc = json.loads(out.read_text(encoding="utf-8"))
+        doc["earlier_missing"] = [t("nbg_earlier_missing", id=ex_id, module=m) for m in missing]
+        doc["notes"] = doc["earlier_missing"] + list(doc.get("notes", []))
+        return doc
 
 
 def report(ex_id: str, folder: Path | None = None) -> dict:
@@ -125,7 +207,7 @@ def report(ex_id: str, folder: Path | None = None) -> dict:
     data = path.read_bytes()
     key = f"{ex_id}:{hashlib.sha256(data).hexdigest()}"
     if key not in _reports:
-        doc = grade_notebook(ex_id, data)
+        doc = grade_notebook(ex_id, data, [path.parent])
         _reports[key] = doc
         print(t("nbg_graded", file=path.name, score=f"{doc['score']:g}", max=f"{doc['max_score']:g}"))
     return _reports[key]

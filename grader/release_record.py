@@ -195,7 +195,7 @@ def record(course: Course, exercises: list[Exercise] | None = None, listings_too
     exercises = exercises or course.exercises
     ids = {ex.id for ex in exercises}
     rec = Recording()
-    with rec.active(), open_submission(course.solutions_dir, course.chapter) as sub:
+    with rec.active(), open_submission(course.solutions_dir, course.chapter, course.exercises) as sub:
         with runner.sandbox_for(course, sub) as box:
             result = runner.run(course, sub, exercises, public_only=True, box=box, plugins=(rec,))
             rec.checks_run = len(result.results)

@@ -5,6 +5,11 @@ Forbidden names are dotted paths from the manifest: "torch.softmax",
 "torch.Tensor.__matmul__" (the `@` operator), "torch.ops.*" (anything under torch.ops).
 Import aliases are followed
 (`import torch.nn.functional as F; F.softmax` is found).
+
+`imported(source)` names the modules a file imports by name (`import m`, `from m import x`,
+`__import__("m")`, `importlib.import_module("m")`): the grader scans the course's exercise files
+among them under the importing exercise's forbidden list too (a module spelled at run time,
+`import_module("s1_" + ...)`, is not found: see SECURITY.md, known limits).
 """
 from __future__ import annotations
 
@@ -103,3 +108,23 @@ def scan(source: str, forbidden: list[str]) -> list[Violation]:
             if attr in methods or any(n.rsplit(".", 1)[-1] == attr for n in banned):
                 hit(f"getattr(..., {attr!r})", node)
     return sorted(found.values(), key=lambda v: (v.line, v.name))
+
+
+def imported(source: str) -> set[str]:
+    """The top-level names of the modules `source` imports by a constant name; none if unparsable."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return set()
+    out: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            out.update(a.name.split(".")[0] for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            out.add(node.module.split(".")[0])
+        elif (isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant)
+              and isinstance(node.args[0].value, str)
+              and (isinstance(node.func, ast.Name) and node.func.id == "__import__"
+                   or isinstance(node.func, ast.Attribute) and node.func.attr == "import_module")):
+            out.add(node.args[0].value.split(".")[0])
+    return out

@@ -17,6 +17,11 @@ times, kept from zips too; a tie goes to the .py) and a note says which. A noteb
 be read fails its exercise's checks with a message naming the file (or, when a .py is there,
 the .py is graded and a note says why); the other exercises are graded as usual.
 
+Only the course's exercise files are graded: `<chapter>/<id>.py` for each exercise of the
+course (a notebook graded as its .py). Every other file (a helper module, data, notes) is left
+out of the private copy, so no exercise can import or read it in the sandbox, and one note names
+them ("not graded: not an exercise of the course").
+
 A `kata-manifest.json` written by `kata submit` is verified against the files: files changed,
 missing or added after submit are named in the notes, and so are listed files past MAX_FILE,
 which are never read; grading goes on regardless.
@@ -272,10 +277,38 @@ def _adopt_notebooks(root: Path, chapter: str, notes: list[str], problems: dict[
         graded_from[rel_py] = rel_nb
 
 
-def open_submission(path: str | Path, chapter: str = "ch01") -> Submission:
+def _keep_exercises(root: Path, keep: set[str], notes: list[str], limit: int = 10) -> None:
+    """Remove from the private copy every file that is not one of `keep` (the course's exercise
+    files): the rest is not graded, and nothing in the sandbox may import or read it. An exercise's
+    notebook (graded as its .py) and the manifest go silently; the others are named in one note."""
+    dropped = []
+    for item in list(files.walk(root, skip_dirs=())):
+        if item.rel in keep:
+            continue
+        if isinstance(item, files.Found):
+            nb = PurePosixPath(item.rel)
+            if not (nb.suffix == ".ipynb" and nb.with_suffix(".py").as_posix() in keep or nb.name == kata_manifest.NAME):
+                dropped.append(item.rel)
+        item.path.unlink()
+    for dirpath, dirnames, _ in os.walk(root, topdown=False):  # folders left empty
+        for d in dirnames:
+            try:
+                os.rmdir(os.path.join(dirpath, d))
+            except OSError:
+                pass
+    if dropped:
+        dropped.sort()
+        shown = ", ".join(dropped[:limit]) + (t("sub_not_graded_more", count=len(dropped) - limit)
+                                              if len(dropped) > limit else "")
+        notes.append(t("sub_not_graded", files=shown))
+
+
+def open_submission(path: str | Path, chapter: str = "ch01", exercises=None) -> Submission:
     """Copy a submission into a private folder. Raises SubmissionError with a reason.
     Nothing is read through a symbolic link: `path` itself may not be one, and links inside it
-    are skipped with a note (a submission that has its exercises only through links is refused)."""
+    are skipped with a note (a submission that has its exercises only through links is refused).
+    `exercises`: the course's exercises (objects with `.file`); only their files are kept (see the
+    module doc). None keeps every file (for tools that only read the copy, never grade it)."""
     origin = Path(path)
     what = files.kind(origin)
     if what == "missing":
@@ -311,6 +344,8 @@ def open_submission(path: str | Path, chapter: str = "ch01") -> Submission:
         problems: dict[str, str] = {}
         graded_from: dict[str, str] = {}
         _adopt_notebooks(root, chapter, notes, problems, graded_from)
+        if exercises is not None:
+            _keep_exercises(root, {ex.file for ex in exercises}, notes)
         for dirpath, dirnames, filenames in os.walk(root):  # the worker runs as another user
             os.chmod(dirpath, 0o755)
             for f in filenames:

@@ -62,7 +62,7 @@ def statuses(course, run_checks: bool) -> tuple[dict, list[str], str]:
         for ex in course.exercises:
             out[ex.id] = {"status": "not run", "passed": 0, "total": 0, "graded": None}
         return out, [], ""
-    with open_submission(course.exercises_dir, course.chapter) as sub:
+    with open_submission(course.exercises_dir, course.chapter, course.exercises) as sub:
         result = runner.run(course, sub, course.exercises, public_only=True)
         for ex in course.exercises:
             rows = [r for r in result.results if r.exercise == ex.id]

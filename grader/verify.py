@@ -16,7 +16,7 @@ import torch
 from . import course as course_mod
 from . import answers, i18n, stubs
 from .checking import fixtures, runner
-from .scan import scan
+from .scan import imported, scan
 from .submission import open_submission
 
 
@@ -58,6 +58,20 @@ def verify(root=None, grade: bool = True, only: list[str] | None = None) -> Verd
                                   f"stub {stub_sigs.get(name)}")
         for bad in scan(sol_src, ex.forbidden):
             v.problems.append(f"{ex.id}: the solution itself uses a forbidden API: {bad.describe(ex.file)}")
+        by_module = {e.module: e for e in c.exercises}
+        seen, todo = {ex.module}, [sol_src]
+        while todo:  # the exercise files it imports are scanned under its list too (grader/checking/runner.py)
+            for module in sorted(imported(todo.pop()) & set(by_module) - seen):
+                seen.add(module)
+                dep = by_module[module]
+                dep_path = c.solutions_dir / dep.file
+                if not dep_path.is_file():
+                    continue
+                dep_src = dep_path.read_text(encoding="utf-8")
+                todo.append(dep_src)
+                for bad in scan(dep_src, ex.forbidden):
+                    v.problems.append(f"{ex.id}: the solution of {dep.id}, which it imports, uses an API "
+                                      f"{ex.id} forbids: {bad.describe(dep.file)}")
         try:
             meta = fixtures.metadata(ex.id)
             if meta.get("torch") != torch_version:
@@ -100,13 +114,13 @@ def verify(root=None, grade: bool = True, only: list[str] | None = None) -> Verd
     if not grade or v.problems:
         return v
     graded = [ex for ex in c.exercises if not only or ex.id in only]
-    with open_submission(c.solutions_dir, c.chapter) as sub:
+    with open_submission(c.solutions_dir, c.chapter, c.exercises) as sub:
         res = runner.run(c, sub, graded)
     for r in res.results:
         if r.status != "passed":
             v.problems.append(f"solution fails {r.exercise}::{r.name}: {r.message}")
     v.facts.append(f"solutions: {res.score:g}/{res.max_score:g} in {res.duration_s:.1f} s")
-    with open_submission(c.exercises_dir, c.chapter) as sub:
+    with open_submission(c.exercises_dir, c.chapter, c.exercises) as sub:
         res = runner.run(c, sub, graded)
     for r in res.results:
         if r.status == "passed":

@@ -137,7 +137,7 @@ def test_every_submission_gets_one_row_with_a_reason_when_not_graded(graded):
     for name, reason in reasons.items():
         assert f"| {name} |" in summary and reason.split(":")[-1].strip() in summary
     assert "| README.txt | not a submission" in summary
-    assert "- **alice**: files that are not exercises (not graded): ch01/helper.py, notes.txt" in summary
+    assert "- **alice**: not graded: not an exercise of the course: ch01/helper.py, notes.txt" in summary
     assert "- **carol**: ch01/s1_11_matmul.ipynb: not a readable notebook: invalid JSON at line 1" in summary
     assert "alice.zip: the name 'alice' is taken by alice; graded as 'alice-2'" in summary
     assert "10 submissions: 6 graded, 4 refused" in proc.stdout + summary

@@ -225,7 +225,7 @@ def test_autograde_runs_no_cell_and_scores_each_test_cell_by_the_kata_s_verdict(
     failing = {checks[0].name: "wrong values", checks[-1].name: ""}
     seen = []
 
-    def fake_grade(ex_id, data):
+    def fake_grade(ex_id, data, places=()):
         seen.append((ex_id, data))
         rows = [{"exercise": ex_id, "name": c.name, "visibility": "hidden" if c.hidden else "public",
                  "status": "failed" if c.name in failing else "passed", "message": failing.get(c.name, ""),
@@ -354,3 +354,43 @@ def test_a_notebook_the_kata_cannot_grade_gets_no_autograde_score_and_the_next_r
     proc = nbgrader(course, "autograde", "s1_11")
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     assert scores(course, "s1_11")["alice"] == {SOFTMAX: 12, "total": 12}
+
+
+BLOCK = "s1_23_encoder_block"
+BLOCK_NEEDS = ("s1_23_feed_forward", "s1_23_self_attention")
+
+
+@pytest.mark.slow
+def test_an_exercise_that_imports_earlier_ones_is_graded_with_the_student_s_own_from_their_other_assignments(
+        tmp_path, export):
+    """`--by exercise`: the encoder block imports the student's feed-forward and self-attention,
+    each an assignment of its own. nbgrader autograde grades the block with the same student's
+    submitted notebooks of those: full marks for a solved set; a student who never submitted the
+    self-attention is told which earlier notebook was not found (and scores 0 on the block)."""
+    pytest.importorskip("nbgrader", reason="nbgrader is an extra")
+    course = tmp_path / "course"
+    exported = [BLOCK, *BLOCK_NEEDS]
+    assert export(str(course), "--by", "exercise", *[a for n in exported for a in ("-e", n)])[0] == 0
+    for name in exported:
+        proc = nbgrader(course, "generate_assignment", name)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+
+    def solved(name):
+        return solve(course / "release" / name / f"{name}.ipynb", answers(course / "source" / name / f"{name}.ipynb"))
+
+    for name in exported:
+        submit(course, "alice", name, {name: solved(name)})
+    submit(course, "bob", BLOCK, {BLOCK: solved(BLOCK)})
+    submit(course, "bob", BLOCK_NEEDS[0], {BLOCK_NEEDS[0]: solved(BLOCK_NEEDS[0])})
+
+    proc = nbgrader(course, "autograde", BLOCK)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    full = max_scores(course, BLOCK)[BLOCK]
+    got = scores(course, BLOCK)
+    assert full > 0 and got["alice"][BLOCK] == full
+    assert got["bob"][BLOCK] == 0
+    said = proc.stdout + proc.stderr
+    assert "s1_23_encoder_block imports the earlier exercise s1_23_self_attention: no s1_23_self_attention.ipynb" in said
+    graded = nbformat.read(course / "autograded" / "bob" / BLOCK / f"{BLOCK}.ipynb", as_version=4)
+    outputs = "\n".join(o.get("text", "") + o.get("evalue", "") for c in graded.cells for o in c.get("outputs", []))
+    assert "imports the earlier exercise s1_23_self_attention" in outputs

@@ -303,14 +303,14 @@ def test_a_batch_grades_only_what_each_entry_holds_itself(tmp_path):
     (cls / "ivy" / "s1_11").mkdir(parents=True)  # nbgrader's layout: one notebook, one link to another's
     (cls / "ivy" / "s1_11" / f"{MATMUL}.ipynb").write_text(_notebook(solution(MATMUL).decode()))
     (cls / "ivy" / "s1_11" / f"{SOFTMAX}.ipynb").symlink_to(cls / "ivy" / "s1_11" / f"{MATMUL}.ipynb")
-    (cls / "zed").symlink_to("alice")  # an entry that is itself a link: not a submission, as before
+    (cls / "zed").symlink_to("alice")  # an entry that is itself a link: a refused row, never alice's work
     with zipfile.ZipFile(cls / "fay.zip", "w") as zf:  # refused for want of ch01/: named as in the class
         zf.writestr("homework/notes.py", "x = 1\n")
     out = tmp_path / "out"
     proc = kata("grade", str(cls), "--out", str(out), "--jobs", "1", "-e", MATMUL)
     assert proc.returncode == 1, proc.stdout + proc.stderr  # some entries are refused
     book = _rows(out)
-    assert set(book) == {"alice", "bob", "carol", "dan", "eve", "fay", "gus", "ivy", "mallory"}
+    assert set(book) == {"alice", "bob", "carol", "dan", "eve", "fay", "gus", "ivy", "mallory", "zed"}
     assert book["fay"]["reason"] == "fay.zip/homework: no 'ch01/' or 'exercises/ch01/' folder found"
     for name in ("alice", "carol", "dan", "gus", "ivy"):
         assert (book[name]["status"], book[name]["total"]) == ("graded", "5"), book[name]
@@ -318,6 +318,8 @@ def test_a_batch_grades_only_what_each_entry_holds_itself(tmp_path):
     assert book["dan"]["reason"].startswith(f"ch01/{SOFTMAX}.py: symbolic link skipped")
     assert book["gus"]["reason"].startswith("notes.txt: symbolic link skipped")
     assert book["ivy"]["reason"].startswith(f"s1_11/{SOFTMAX}.ipynb: symbolic link skipped")
+    assert (book["zed"]["status"], book["zed"]["total"]) == ("refused", "0"), book["zed"]
+    assert book["zed"]["reason"].startswith("zed: a symbolic link; links are never followed"), book["zed"]
     for name, link in (("mallory", "exercises"), ("eve", "homework"), ("bob", "kata-submission.zip")):
         row = book[name]
         assert (row["status"], row["total"]) == ("refused", "0"), row
@@ -329,4 +331,5 @@ def test_a_batch_grades_only_what_each_entry_holds_itself(tmp_path):
     for r in records.values():
         assert str(tmp_path) not in r["submission"]
     meta = json.loads((out / "batch.json").read_text())
-    assert {"source": "zed", "reason": "a symbolic link; not followed"} in meta["skipped"]
+    assert not any(e["source"] == "zed" for e in meta["skipped"])  # a refused row, not "not a submission"
+    assert "| zed |" in (out / "summary.md").read_text()

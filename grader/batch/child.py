@@ -50,19 +50,6 @@ def _watch_parent() -> None:
     threading.Thread(target=watch, daemon=True, name="kata-parent-watch").start()
 
 
-def _unknown_files(course, sub) -> list[str]:
-    """A note naming the submission's files that are no exercise (they are not graded)."""
-    known = {"kata-manifest.json"}
-    for ex in course.exercises:
-        known |= {ex.file, str(Path(ex.file).with_suffix(".ipynb"))}
-    extra = sorted(p.relative_to(sub.root).as_posix() for p in sub.root.rglob("*")
-                   if p.is_file() and p.relative_to(sub.root).as_posix() not in known)
-    if not extra:
-        return []
-    shown = ", ".join(extra[:10]) + (f" and {len(extra) - 10} more" if len(extra) > 10 else "")
-    return [f"files that are not exercises (not graded): {shown}"]
-
-
 def grade(course, entry, exercise_ids: list[str], public_only: bool, time_limit: float | None,
           threads: int, conn) -> None:
     global _box
@@ -76,14 +63,14 @@ def grade(course, entry, exercise_ids: list[str], public_only: bool, time_limit:
                 ex.time_limit_s = min(ex.time_limit_s, time_limit)
         with submission_path(entry, course.chapter, [ex.id for ex in course.exercises]) as path:
             try:
-                sub = open_submission(path, course.chapter)
+                sub = open_submission(path, course.chapter, course.exercises)
             except SubmissionError as e:  # name the entry as the class folder has it, not by absolute path
                 path = Path(path)
                 inside = path != entry.path and path.is_relative_to(entry.path)
                 shown = f"{entry.source}/{path.relative_to(entry.path).as_posix()}" if inside else entry.source
                 raise SubmissionError(str(e).replace(str(path), shown)) from None
         with sub:
-            sub.notes.extend(entry.notes + _unknown_files(course, sub) + list(sub.problems.values()))  # for the class summary
+            sub.notes.extend(entry.notes + list(sub.problems.values()))  # for the class summary
             links = entry.notes + sub.links  # symbolic links skipped: the gradebook's reason column says so
             box = _box = runner.sandbox_for(course, sub)
             box.launch()

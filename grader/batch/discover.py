@@ -11,7 +11,8 @@ An entry of DIR is one submission when it is
 Anything else is listed as "not a submission", with the reason, and left alone; hidden entries
 (`.DS_Store`, `.git`) and `__MACOSX` are ignored silently.
 
-No symbolic link is followed (grader/files.py): an entry that is a link is not a submission; a
+No symbolic link is followed (grader/files.py): an entry that is a link (`zed -> alice`) is a
+submission that is refused, a row of the gradebook with its reason (a link, never followed); a
 link inside an entry (`mallory/exercises -> ../alice/exercises`, a linked `kata-submission.zip`)
 is skipped with a note, and an entry that holds its exercises only through links is refused. The
 fingerprint covers what grading reads: the regular files, and the links' names.
@@ -76,9 +77,8 @@ def discover(class_dir: Path) -> tuple[list[Entry], list[Skipped]]:
         if _hidden(p.name):
             continue
         what = files.kind(p)
-        if what == "link":
-            skipped.append(Skipped(p.name, "a symbolic link; not followed"))
-        elif what == "dir" or (what == "file" and p.suffix.lower() in SUFFIXES):
+        if what == "dir" or what == "link" or (what == "file" and p.suffix.lower() in SUFFIXES):
+            # a link is refused when graded (open_submission never follows one): a row with its reason
             entries.append(Entry(p.name, p))
         elif what == "file":
             skipped.append(Skipped(p.name, "not a submission: only folders, .zip and .ipynb files are graded"))
@@ -143,6 +143,9 @@ def fingerprint(path: Path) -> str:
         return budget[0] > 0
 
     what = files.kind(path)
+    if what == "link":  # graded as nothing (refused): its name alone, never what it points to
+        h.update(b"\1" + os.fsencode(path.name) + b"\0")
+        return h.hexdigest()
     if what == "file":
         add(path)
         return h.hexdigest()

@@ -17,7 +17,7 @@ import pytest
 from ..course import Course, Exercise
 from ..messages import pick, t
 from ..safe_text import plain
-from ..scan import scan
+from ..scan import imported, scan
 from ..submission import Submission
 from ..worker.client import Sandbox, WorkerFault
 from ..worker.proxy import BUILTIN_EXCEPTIONS, Remote, StudentError
@@ -248,15 +248,39 @@ def printable(value):
     return value
 
 
-def _scan_exercise(ex: Exercise, submission: Submission) -> str:
-    source = submission.source(ex.file)
-    if source is None or not ex.forbidden:
+def exercise_files_imported(ex: Exercise, submission: Submission, course: Course) -> list[str]:
+    """The course's exercise files that `ex`'s file imports in this submission, directly or through
+    one another (`from s1_23_encoder import BERTEncoder`), found statically, in a stable order."""
+    by_module = {e.module: e.file for e in course.exercises}
+    seen, todo, out = {ex.file}, [ex.file], []
+    while todo:
+        source = submission.source(todo.pop(0))
+        for module in sorted(imported(source or "")):
+            f = by_module.get(module)
+            if f is not None and f not in seen:
+                seen.add(f)
+                todo.append(f)
+                out.append(f)
+    return out
+
+
+def _scan_exercise(ex: Exercise, submission: Submission, course: Course | None = None) -> str:
+    """The forbidden-API verdict of `ex`: its own file and every exercise file it imports from the
+    submission are scanned under `ex`'s list (an earlier exercise may use what this one forbids,
+    but not on this one's behalf)."""
+    if not ex.forbidden:
         return ""
-    found = scan(source, ex.forbidden)
-    if not found:
+    files = [ex.file] + (exercise_files_imported(ex, submission, course) if course is not None else [])
+    items = []
+    for f in files:
+        source = submission.source(f)
+        if source is None:
+            continue
+        label = f if f == ex.file else t("scan_imported_file", file=f, by=ex.file)
+        items += [v.describe(label) for v in scan(source, ex.forbidden)]
+    if not items:
         return ""
-    items = "; ".join(v.describe(ex.file) for v in found)
-    return t("scan", items=items, hint=ex.display_forbidden_hint())
+    return t("scan", items="; ".join(items), hint=ex.display_forbidden_hint())
 
 
 def run(course: Course, submission: Submission, exercises: list[Exercise] | None = None,
@@ -296,7 +320,7 @@ def run(course: Course, submission: Submission, exercises: list[Exercise] | None
                 duration_s=round(plugin.durations.get(item.nodeid, 0.0), 4), kind=kind,
                 title=pick(info["title"], info["title_zh"])))
         for ex in exercises:
-            verdict = _scan_exercise(ex, submission)
+            verdict = _scan_exercise(ex, submission, course)
             if verdict:
                 for r in results:
                     if r.exercise == ex.id:

@@ -117,7 +117,7 @@ def grade(course: Course, exercises: list[Exercise]) -> tuple[GradeResult, dict[
     Returns the result and the sha of each file as it was graded (the private copy's)."""
     from ..checking import runner
 
-    with open_submission(course.exercises_dir, course.chapter) as sub:
+    with open_submission(course.exercises_dir, course.chapter, course.exercises) as sub:
         shas = {}
         for ex in exercises:
             p = sub.path(ex.file)
