@@ -113,6 +113,16 @@ def test_an_exception_s_lines_never_start_a_line_of_kata_grade_s_output(tmp_path
     assert len(_column0(out, "Score:")) == 1
 
 
+def test_kata_check_shows_an_exception_s_lines_under_its_own(tmp_course, monkeypatch, capfd):
+    from tests.test_student_commands import kata_in
+
+    (tmp_course / "exercises" / "ch01" / f"{MATMUL}.py").write_text(
+        f"def matmul(A, B):\n    raise ValueError({FORGED_ERROR!r})\n")
+    proc = kata_in(tmp_course, "check", MATMUL, here=(monkeypatch, capfd))
+    assert proc.returncode == 1 and "FORGED LINE" in proc.stdout, proc.stdout + proc.stderr
+    assert _column0(proc.stdout, "✔", "Score: 12") == [], proc.stdout
+
+
 def test_a_file_name_with_a_line_break_is_one_line_in_every_output(tmp_path, capfd):
     sub = _submission(tmp_path / "sub", _solution())
     (sub / "ch01" / "evil\nnote: FORGED NOTE").symlink_to("/etc/passwd")
