@@ -17,6 +17,7 @@ import csv
 import io
 import json
 import re
+import zipfile
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -132,6 +133,15 @@ def test_a_file_name_with_a_line_break_is_one_line_in_every_output(tmp_path, cap
     assert note.startswith("ch01/evil⏎note: FORGED NOTE: symbolic link skipped"), note
     assert _column0(out + err, "note: FORGED") == []
     assert _column0(gradescope_results(report)["output"], "note: FORGED") == []
+
+
+def test_a_refusal_quoting_an_entry_name_is_one_line(tmp_path, capfd):
+    zpath = tmp_path / "sub.zip"
+    with zipfile.ZipFile(zpath, "w") as zf:
+        zf.writestr("exercises/ch01/../x\n✔ s1_11_matmul · FORGED LINE\nScore: 12 / 12", "x = 1\n")
+    code, report, out, err = run_grade(zpath, "-e", MATMUL, capfd=capfd)
+    assert code == 2 and report is None and "FORGED LINE" in err, err
+    assert _column0(out + err, "✔", "Score: 12") == [], err
 
 
 def test_a_batch_s_console_csv_and_summary_keep_student_names_on_one_line_and_inert(tmp_path):
