@@ -72,14 +72,16 @@ def csv_cell(text) -> str:
     return "'" + flat if text.startswith(_FORMULA_START) or flat.startswith(_FORMULA_START) else flat
 
 
-# what starts a link, an image, an autolink or HTML tag, an entity, emphasis, code, math or a
-# table cell inside a line (the text never starts a line: a heading, a list need that)
-_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()<>!|~&:$])")
+# what makes a link or an image ([ ]), an autolink or an HTML tag (< >), an entity (&), emphasis
+# (* ~, and _ unless it is inside a word, where CommonMark never reads it so), code (`), math ($)
+# or a table cell (|) inside a line (the text never starts a line, where # or - would matter)
+_MD_SPECIAL = re.compile(r"([\\`*~\[\]<>&|$]|(?<![^\W_])_|_(?![^\W_]))")
 
 
 def markdown(text) -> str:
     """`text` as literal Markdown text on one line, for inside a line (a table cell, a list item
     after its marker): each character that could start a link, an image, emphasis, code, math,
     a table cell, an entity or an HTML tag (`<img onerror=...>`) is backslash-escaped, which
-    CommonMark allows for every ASCII punctuation character and shows as the character."""
+    CommonMark allows for every ASCII punctuation character and shows as the character; the
+    rest (`alice.zip: no 'ch01/' folder`, `s1_11_matmul.py`) reads as it is."""
     return _MD_SPECIAL.sub(r"\\\1", one_line(text))
