@@ -39,8 +39,13 @@ from pathlib import Path
 
 from . import __version__, atomic
 from .messages import t
+from .safe_text import one_line
 
 VISIBILITIES = ("hidden", "after_due_date", "after_published", "visible")
+# Every text of results.json (the output, each test's name and output) is shown as plain text:
+# Gradescope renders "md", "html", "simple_format" and "ansi" ones, and a student's exception
+# text or file name must not become a link, a tag or a colour on its page.
+TEXT_FORMATS = {"output_format": "text", "test_output_format": "text", "test_name_format": "text"}
 CONFIG_FILE = "gradescope.json"
 COURSE_DIR = "kata"
 
@@ -79,22 +84,22 @@ def gradescope_results(doc: dict, hidden_visibility: str = "after_published", la
         lines.append(t(f"gs_hidden_{hidden_visibility}", lang))
     if doc.get("sandbox") == "limits-only":
         lines.append(t("gs_limits_only", lang))
-    lines += [f"note: {note}" for note in doc.get("notes", [])]
+    lines += [f"note: {one_line(note)}" for note in doc.get("notes", [])]
     return {
         "score": doc.get("score", 0.0),
         "output": "\n".join(lines),
-        "output_format": "text",
+        **TEXT_FORMATS,
         "visibility": "visible",
         "stdout_visibility": "hidden",
         "tests": tests,
         "extra_data": {"kata_version": doc.get("kata_version"), "torch": doc.get("torch"),
-                       "sandbox": doc.get("sandbox"), "duration_s": doc.get("duration_s")},
+                       "sandbox": doc.get("sandbox"), "duration_s": round(float(doc.get("duration_s") or 0))},
     }
 
 
 def failure_results(reason: str, lang: str | None = None) -> dict:
     """results.json for a submission that could not be graded at all."""
-    return {"score": 0.0, "output": t("gs_cannot_grade", lang, reason=reason), "output_format": "text",
+    return {"score": 0.0, "output": t("gs_cannot_grade", lang, reason=reason), **TEXT_FORMATS,
             "visibility": "visible", "stdout_visibility": "hidden", "tests": []}
 
 

@@ -5,14 +5,15 @@ JSON schema (version 1), documented in README.md:
   "schema": 1, "kata_version": str, "torch": str, "submission": str,   # the folder's or zip's name
   "score": float, "max_score": float,
   "sandbox": "bubblewrap" | "limits-only",   # limits-only: weaker isolation, said in the report
-  "worker_startup_s": float, "duration_s": float, "notes": [str], "lang": "en" | "zh",
+  "worker_startup_s": float, "duration_s": float,   # whole seconds
+  "notes": [str], "lang": "en" | "zh",
   "manifest": null | {"file", "verified": bool, "kata_version", "created",
                       "changed": [path], "missing": [path], "added": [path], "too_large": [path],
                       "exercises": {...}},
   "exercises": [{"id", "section", "title", "score", "max_score"}],
   "checks": [{"exercise", "name", "status", "score", "max_score", "message",
               "listing", "visibility", "duration_s", "kind", "title"}]
-}
+}     # a check's duration_s: seconds, or null for a hidden check (its time could tell its inputs)
 status is "passed", "failed" or "skipped"; listing is a list of listing ids ("1.6",
 "1.11/softmax"); visibility is "public" or "hidden"; kind says what failed ("check",
 "student", "fault", "forbidden", ...), empty when passed. `name` is the check function's name
@@ -24,7 +25,6 @@ from __future__ import annotations
 from collections import defaultdict
 
 from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
@@ -32,6 +32,7 @@ from . import __version__
 from .checking.runner import GradeResult
 from .course import Course
 from .messages import language, t
+from .safe_text import block, one_line
 
 SCHEMA = 1
 
@@ -100,12 +101,16 @@ def print_table(course: Course, result: GradeResult, console: Console | None = N
         failed = [r for r in result.results if r.status == "failed"]
         for r in failed:
             console.print(Text(f"✘ {r.exercise} · {r.title or r.name}", style="red bold"))
-            console.print(Text(f"  {r.message}"), soft_wrap=True)
+            console.print(block(r.message, 2))  # every line of it, a wrapped one too, under the ✘ line
     sandbox_note = "" if result.sandbox == "bubblewrap" else f"  [yellow]{t('limits_only')}[/]"
     console.print(f"[bold]{t('score', score=f'{result.score:g}', max_score=f'{result.max_score:g}')}[/]  "
-                  + t("score_details", seconds=f"{result.duration_s:.1f}", sandbox=result.sandbox) + sandbox_note)
-    for note in result.notes:
-        console.print(f"[yellow]{t('note')}[/] {escape(note)}", highlight=False)  # notes quote submitted names
+                  + t("score_details", seconds=f"{result.duration_s:.0f}", sandbox=result.sandbox) + sandbox_note)
+    for note in result.notes:  # notes quote submitted names: one line each (⏎ for a break), wrapped under itself
+        grid = Table.grid(padding=(0, 1))
+        grid.add_column(no_wrap=True)
+        grid.add_column(overflow="fold")
+        grid.add_row(Text(t("note"), style="yellow"), Text(one_line(note)))
+        console.print(grid)
     if result.manifest and result.manifest.get("verified"):
         ok = t("manifest_ok", version=result.manifest.get("kata_version"), created=result.manifest.get("created"))
         console.print(Text(ok, style="green"), highlight=False)

@@ -121,7 +121,7 @@ def render(doc: dict, figures: list[dict] | None = None, lang: str | None = None
            _bar(score, max_score),
            '<p class="meta">' + tr("html_meta", submission=doc.get("submission", ""), version=doc.get("kata_version", ""),
                                    torch=doc.get("torch", ""), sandbox=doc.get("sandbox", ""),
-                                   seconds=f"{float(doc.get('duration_s', 0)):.1f}") + "</p>"]
+                                   seconds=f"{float(doc.get('duration_s') or 0):.0f}") + "</p>"]
     if doc.get("sandbox") not in (None, "bubblewrap"):
         out.append(f'<p class="warn">{tr("html_limits_only")}</p>')
     notes = list(doc.get("notes", []))

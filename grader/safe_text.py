@@ -29,3 +29,59 @@ _CONTROL = re.compile(
 def plain(text: str) -> str:
     """`text` without terminal control sequences or control characters (newline and tab kept)."""
     return _CONTROL.sub("", text)
+
+
+# -- one rule per output format for text a submission had a hand in (names, messages, notes)
+
+NEWLINE_MARK = "⏎"
+_LINE_BREAKS = re.compile("\r\n|[\n\r\u2028\u2029\x85\x0b\x0c]")
+
+
+def one_line(text) -> str:
+    """`text` made plain and kept on one line: every line break (a file or folder named
+    "x\\n✔ alice ... 58 / 58") becomes a visible ⏎, a tab a space. For names and notes, which
+    are one line wherever they are shown (a terminal, a CSV cell, a table)."""
+    return plain(_LINE_BREAKS.sub(NEWLINE_MARK, str(text))).replace("\t", " ")
+
+
+def indent_lines(text, indent: str = "  ") -> str:
+    """`text` made plain with every line after the first indented by `indent`: a message's own
+    lines stay under the grader's line that introduces it and none starts at column 0."""
+    first, *rest = plain(str(text)).replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    return "\n".join([first, *(indent + line for line in rest)])
+
+
+def block(text, indent: int = 2, style: str = ""):
+    """A rich renderable of `text` whose every line, a wrapped one too, starts `indent` columns
+    in: a student's message printed under the grader's own line, never at column 0."""
+    from rich.padding import Padding
+    from rich.text import Text
+
+    return Padding(Text(plain(str(text)), style=style), (0, 0, 0, indent))
+
+
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def csv_cell(text) -> str:
+    """A CSV cell for text a submission had a hand in: on one line, and prefixed with ' when it
+    starts like a spreadsheet formula (= + - @ tab CR: OWASP's CSV-injection rule), so a
+    spreadsheet shows it as text and never evaluates it."""
+    text = str(text)
+    flat = one_line(text)
+    return "'" + flat if text.startswith(_FORMULA_START) or flat.startswith(_FORMULA_START) else flat
+
+
+# what makes a link or an image ([ ]), an autolink or an HTML tag (< >), an entity (&), emphasis
+# (* ~, and _ unless it is inside a word, where CommonMark never reads it so), code (`), math ($)
+# or a table cell (|) inside a line (the text never starts a line, where # or - would matter)
+_MD_SPECIAL = re.compile(r"([\\`*~\[\]<>&|$]|(?<![^\W_])_|_(?![^\W_]))")
+
+
+def markdown(text) -> str:
+    """`text` as literal Markdown text on one line, for inside a line (a table cell, a list item
+    after its marker): each character that could start a link, an image, emphasis, code, math,
+    a table cell, an entity or an HTML tag (`<img onerror=...>`) is backslash-escaped, which
+    CommonMark allows for every ASCII punctuation character and shows as the character; the
+    rest (`alice.zip: no 'ch01/' folder`, `s1_11_matmul.py`) reads as it is."""
+    return _MD_SPECIAL.sub(r"\\\1", one_line(text))

@@ -43,7 +43,7 @@ from . import manifest as kata_manifest
 from .course import ID_RE
 from .messages import t
 from .notebook import NotebookError, read_code
-from .safe_text import plain
+from .safe_text import one_line
 
 MAX_FILE = 8 * 1024 * 1024
 MAX_TOTAL = 64 * 1024 * 1024
@@ -53,10 +53,11 @@ MAX_RATIO = 100  # uncompressed / compressed, per entry
 
 class SubmissionError(Exception):
     """The submission cannot be graded at all (bad archive, nothing to grade). The reason often
-    quotes a submitted name (a zip entry's), so it is kept free of terminal control."""
+    quotes a submitted name (a zip entry's), so it is kept free of terminal control and on one
+    line (a line break in a name shows as ⏎): printed, it forges no line of the grader's."""
 
     def __init__(self, reason: str = "") -> None:
-        super().__init__(plain(str(reason)))
+        super().__init__(one_line(reason))
 
 
 @dataclass

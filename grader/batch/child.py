@@ -80,8 +80,8 @@ def grade(course, entry, exercise_ids: list[str], public_only: bool, time_limit:
                 box.close()
                 _box = None
         doc = to_dict(course, result)
-        doc["submission"] = runner.printable(entry.source)  # the entry's name in DIR, never a host path
-        message = {"status": "graded", "doc": doc, "reason": runner.printable("; ".join(links))}
+        doc["submission"] = runner.printable(entry.source, lines=False)  # the entry's name in DIR, never a host path
+        message = {"status": "graded", "doc": doc, "reason": runner.printable("; ".join(links), lines=False)}
     except SubmissionError as e:
         message = {"status": "refused", "reason": str(e)}
     except Exception as e:  # the grader itself failed on this submission: say so, go on with the others

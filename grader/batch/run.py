@@ -31,7 +31,7 @@ from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, 
 
 from .. import __version__
 from ..messages import t
-from ..safe_text import plain
+from ..safe_text import one_line
 from . import gradebook, store
 from .scratch import Scratch
 from .discover import Entry, assign_names, discover, fingerprint, is_one_submission
@@ -190,10 +190,10 @@ def _grade_class(course, class_dir: Path, out: Path, opts: Options, console: Con
     store.write_json(out / store.META, meta)
     if not opts.quiet:
         for s in skipped:
-            console.print(t("batch_skipped_entry", source=escape(plain(s.source)), reason=escape(s.reason)), highlight=False,
+            console.print(t("batch_skipped_entry", source=escape(one_line(s.source)), reason=escape(one_line(s.reason))), highlight=False,
                           soft_wrap=True)
         for note in renamed:
-            console.print(f"note: {escape(plain(note))}", highlight=False, soft_wrap=True)
+            console.print(f"note: {escape(one_line(note))}", highlight=False, soft_wrap=True)
         if outcome.resumed:
             console.print(t("batch_resume", done=outcome.resumed, total=len(entries), out=escape(str(out)), todo=len(todo)),
                           highlight=False)
@@ -228,10 +228,10 @@ def _grade_class(course, class_dir: Path, out: Path, opts: Options, console: Con
     def line(entry: Entry, doc: dict, seconds: float) -> str:
         st = doc["student"]
         if st["status"] == "graded":
-            return t("batch_line_graded", name=escape(entry.name), score=f"{doc['score']:g}",
+            return t("batch_line_graded", name=escape(one_line(entry.name)), score=f"{doc['score']:g}",
                      max=f"{doc['max_score']:g}", seconds=f"{seconds:.1f}")
         key = "batch_line_refused" if st["status"] == "refused" else "batch_line_error"
-        return t(key, name=escape(entry.name), reason=escape(plain(st["reason"])))
+        return t(key, name=escape(one_line(entry.name)), reason=escape(one_line(st["reason"])))  # one line each
 
     try:
         _run(course, opts, todo, outcome, done, line, console)

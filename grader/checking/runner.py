@@ -16,7 +16,7 @@ import pytest
 
 from ..course import Course, Exercise
 from ..messages import pick, t
-from ..safe_text import plain
+from ..safe_text import one_line, plain
 from ..scan import imported, scan
 from ..submission import Submission
 from ..worker.client import Sandbox, WorkerFault
@@ -36,7 +36,7 @@ class CheckResult:
     message: str
     listing: list[str]
     visibility: str  # "public" | "hidden"
-    duration_s: float
+    duration_s: float | None  # None for a hidden check: its time could tell its inputs (SECURITY.md)
     kind: str = ""  # what failed: "check", "student", "fault", "import", "forbidden", "missing"
     title: str = ""  # what the check checks, in the report's language (`name` is the function's)
 
@@ -234,17 +234,19 @@ def _message(exc: BaseException | None, hidden: bool = False) -> tuple[str, str]
     return t("check_error", type=type(exc).__name__, message=str(exc)[:500]), "check"
 
 
-def printable(value):
+def printable(value, lines: bool = True):
     """`value` with every string made writable as UTF-8 anywhere (a report file, a terminal): an
     unpaired surrogate — from a file name that is not UTF-8, a student's "\\ud800", a manifest —
     becomes its backslash escape instead of crashing the report, and terminal control (ANSI
-    escapes, carriage returns, ...) is removed (grader/safe_text.py)."""
+    escapes, carriage returns, ...) is removed (grader/safe_text.py). `lines=False`: for names
+    and notes, whose line breaks become a visible ⏎ (a folder named "x\n✔ ..." is one line)."""
     if isinstance(value, str):
-        return plain(value.encode("utf-8", "backslashreplace").decode("utf-8"))
+        value = value.encode("utf-8", "backslashreplace").decode("utf-8")
+        return plain(value) if lines else one_line(value)
     if isinstance(value, list):
-        return [printable(v) for v in value]
+        return [printable(v, lines) for v in value]
     if isinstance(value, dict):
-        return {printable(k): printable(v) for k, v in value.items()}
+        return {printable(k, lines): printable(v, lines) for k, v in value.items()}
     return value
 
 
@@ -317,7 +319,7 @@ def run(course: Course, submission: Submission, exercises: list[Exercise] | None
                 score=info["points"] if status == "passed" else 0.0, max_score=info["points"],
                 message=message, listing=list(info["listings"]),
                 visibility="hidden" if info["hidden"] else "public",
-                duration_s=round(plugin.durations.get(item.nodeid, 0.0), 4), kind=kind,
+                duration_s=None if info["hidden"] else round(plugin.durations.get(item.nodeid, 0.0), 4), kind=kind,
                 title=pick(info["title"], info["title_zh"])))
         for ex in exercises:
             verdict = _scan_exercise(ex, submission, course)
@@ -332,8 +334,11 @@ def run(course: Course, submission: Submission, exercises: list[Exercise] | None
         results.sort(key=lambda r: order[r.exercise])
         for r in results:
             r.message = printable(r.message)
-        return GradeResult(printable(submission.label or submission.origin.name), box.kind, results, printable(list(submission.notes)),
-                           round(box.startup_s, 3), round(time.perf_counter() - t0, 3), printable(submission.manifest))
+        # names, notes and the manifest's fields on one line each; the total time in whole
+        # seconds: a hidden check's own time is shown nowhere (it could tell its inputs)
+        return GradeResult(printable(submission.label or submission.origin.name, lines=False), box.kind, results,
+                           printable(list(submission.notes), lines=False), round(box.startup_s, 3),
+                           float(round(time.perf_counter() - t0)), printable(submission.manifest, lines=False))
     finally:
         if own_box:
             box.close()

@@ -5,12 +5,16 @@
     bob,bob,refused,0,...,0,58,0,bob: no 'ch01/' or 'exercises/ch01/' folder found
 
 The exercise columns are those of the run (every exercise, or the ones chosen with -e), in
-course order. An exercise the student's report does not have is left empty.
+course order. An exercise the student's report does not have is left empty. Every text cell
+(names, the entry, the reason) is one line, and one that starts like a formula (= + - @) gets a
+leading ' (grader/safe_text.py `csv_cell`): a spreadsheet shows it and never evaluates it.
 """
 from __future__ import annotations
 
 import csv
 import io
+
+from ..safe_text import csv_cell
 
 
 def columns(records: dict[str, dict], order: list[str] | None = None) -> list[str]:
@@ -36,8 +40,8 @@ def gradebook(records: dict[str, dict], order: list[str] | None = None) -> str:
         student = doc.get("student") or {}
         scores = {e.get("id"): e.get("score", 0) for e in doc.get("exercises", [])}
         score, max_score = float(doc.get("score", 0)), float(doc.get("max_score", 0))
-        w.writerow([name, student.get("source", ""), student.get("status", "graded"),
+        w.writerow([csv_cell(name), csv_cell(student.get("source", "")), csv_cell(student.get("status", "graded")),
                     *(_num(scores[i]) if i in scores else "" for i in ids),
                     _num(score), _num(max_score), f"{100 * score / max_score:.1f}" if max_score else "",
-                    student.get("reason", "")])
+                    csv_cell(student.get("reason", ""))])
     return buf.getvalue()

@@ -3,7 +3,7 @@
     <testsuites name="..." tests= failures= errors= skipped= time=>
       <testsuite name="alice" tests= failures= errors= skipped= time= timestamp=>
         <properties><property name="score" value="45"/><property name="max_score" value="58"/>...</properties>
-        <testcase classname="alice.s1_11_softmax" name="book_softmax_examples" time="0.02">
+        <testcase classname="alice.s1_11_softmax" name="book_softmax_examples" time="0.02">   (no time: hidden)
           <failure message="first line" type="check">the whole message</failure>   (a wrong answer)
           <error message=... type="student">...</error>                              (the code could not run)
           <skipped message=.../>
@@ -46,8 +46,9 @@ def suite(name: str, doc: dict) -> ET.Element:
     for c in doc.get("checks", []):
         counts["tests"] += 1
         case = ET.SubElement(s, "testcase", classname=_x(f"{name}.{c.get('exercise', '')}"),
-                             name=_x(str(c.get("name", "")).removeprefix("test_")),
-                             time=f"{float(c.get('duration_s', 0)):.3f}")
+                             name=_x(str(c.get("name", "")).removeprefix("test_")))
+        if c.get("visibility") != "hidden" and c.get("duration_s") is not None:  # a hidden check's time is
+            case.set("time", f"{float(c['duration_s']):.3f}")                    # never shown (SECURITY.md)
         status, message = c.get("status"), c.get("message") or ""
         first = message.splitlines()[0] if message else ""
         if status == "skipped":
@@ -59,7 +60,7 @@ def suite(name: str, doc: dict) -> ET.Element:
             ET.SubElement(case, tag, message=_x(first), type=_x(c.get("kind") or "check")).text = _x(message)
     for k, v in counts.items():
         s.set(k, str(v))
-    s.set("time", f"{float(doc.get('duration_s', 0)):.3f}")
+    s.set("time", f"{round(float(doc.get('duration_s') or 0)):d}")  # whole seconds: hidden checks' times are in it
     return s
 
 

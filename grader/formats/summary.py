@@ -13,6 +13,8 @@ import textwrap
 from collections import defaultdict
 from dataclasses import dataclass, field
 
+from ..safe_text import markdown as md_text
+
 
 @dataclass
 class CheckRate:
@@ -108,7 +110,9 @@ def failures_png(s: Stats, limit: int = 40) -> bytes:
 
 
 def _cell(text) -> str:
-    return str(text).replace("|", "\\|").replace("\n", " ")
+    """Text from a submission (a name, an entry, a reason, a note) as literal Markdown on one line:
+    no link, image, emphasis, HTML tag or table cell of its own (grader/safe_text.py)."""
+    return md_text(text)
 
 
 def markdown(records: dict[str, dict], s: Stats, meta: dict | None = None) -> str:
@@ -145,7 +149,7 @@ def markdown(records: dict[str, dict], s: Stats, meta: dict | None = None) -> st
     if bad:
         lines += ["", "## Not graded", "", "| student | entry | status | reason |", "|---|---|---|---|"]
         for name, st in bad:
-            lines.append(f"| {_cell(name)} | {_cell(st.get('source', ''))} | {st['status']} | {_cell(st.get('reason', ''))} |")
+            lines.append(f"| {_cell(name)} | {_cell(st.get('source', ''))} | {_cell(st['status'])} | {_cell(st.get('reason', ''))} |")
         if any(st["status"] == "error" for _, st in bad):
             lines += ["", "Submissions with status `error` are graded again by the next run of the same command."]
     stale = sorted(name for name, doc in records.items()
@@ -153,7 +157,7 @@ def markdown(records: dict[str, dict], s: Stats, meta: dict | None = None) -> st
     if stale:
         lines += ["", "## Graded with another course version", "",
                   f"These records were graded before the course changed (now {meta['course']}); "
-                  f"`kata grade DIR --out OUT --force` grades them again: {', '.join(stale)}."]
+                  f"`kata grade DIR --out OUT --force` grades them again: {', '.join(_cell(n) for n in stale)}."]
     skipped = meta.get("skipped") or []
     if skipped:
         lines += ["", "## Entries that are not submissions", "", "| entry | reason |", "|---|---|"]

@@ -24,6 +24,7 @@ from rich.text import Text
 
 from ..course import Course, Exercise
 from ..messages import CATALOG, language, t
+from ..safe_text import block, one_line
 from ..submission import SubmissionError
 from . import progress
 from .progress import EMPTY, MISSING, NOT_STARTED
@@ -113,8 +114,8 @@ def show(course: Course, exercises: list[Exercise], result: GradeResult | None, 
                              max_score=f"{result.max_score:g}", seconds=f"{result.duration_s:.1f}"), style="bold"))
         if result.sandbox != "bubblewrap":
             console.print(Text(t("check_limits_only"), style="yellow"))
-        for note in result.notes:
-            console.print(Text(f"note: {note}", style="yellow"))
+        for note in result.notes:  # one line each: a name's line break is a visible ⏎
+            console.print(Text(f"note: {one_line(note)}", style="yellow"))
 
 
 def _unrun_line(course: Course, ex: Exercise, status: str) -> Text:
@@ -178,7 +179,7 @@ def explain(course: Course, r: CheckResult, console: Console) -> None:
     if kind == "not_implemented":
         task = message[len(_prefix("not_implemented")):]
         line = _line_of(course, ex, task[:60])
-        console.print(Text("  " + task))
+        console.print(block(task, 2))
     else:
         what, sentences = split_message(message)
         called = re.match(r"^([A-Za-z_]\w*)\(", what)
@@ -187,13 +188,13 @@ def explain(course: Course, r: CheckResult, console: Console) -> None:
         mistake = _prefix("mistake")
         indent = "  "
         if what:
-            console.print(Text(f"  {what}", style="bold"))
+            console.print(block(what, 2, style="bold"))
             indent = "    "
-        for s in sentences:
+        for s in sentences:  # a message's every line, a wrapped one too, under the grader's own line
             if mistake and s.startswith(mistake):
-                console.print(Text(f"  → {s}", style="yellow bold"))
+                console.print(block(f"→ {s}", 2, style="yellow bold"))
             else:
-                console.print(Text(indent + s))
+                console.print(block(s, len(indent)))
     named = re.search(re.escape(ex.file) + r":(\d+)", message)  # "... (at ch01/x.py:12)"
     if named:
         line = int(named.group(1))
