@@ -258,6 +258,13 @@ class Remote:
     def get(self, name: str):
         return self._request({"op": "getattr", "target": {"name": name}}, name)
 
+    def trainable_of(self, module: "RemoteObject") -> dict[str, bool]:
+        """{parameter name: requires_grad} of a module in the worker, read by the worker's runtime
+        (torch's own data, not the submission's code): plain values, as the wire carries no flags."""
+        pairs = self._request({"op": "trainable", "target": {"handle": module._handle.id}},
+                              f"{module.type_name} parameters")
+        return {str(name): bool(flag) for name, flag in pairs}
+
     def seed(self, seed: int) -> None:
         self._request({"op": "seed", "seed": int(seed)}, "torch.manual_seed")
 

@@ -17,6 +17,30 @@ import torch
 from . import wire
 from .guard import ForbiddenAPI, Guard, OpGuard
 
+# Taken before any student code runs: which parameters are trainable is read from the modules'
+# own _parameters and _modules and with the C getter of requires_grad, never through anything a
+# submission's file defines (a given helper it rewrote, an override on its classes).
+_REQUIRES_GRAD = torch._C.TensorBase.requires_grad.__get__
+_GET = object.__getattribute__
+
+
+def _named_parameters(module, limit: int = 100_000):
+    """(name, parameter) of `module` and its submodules, as nn.Module.named_parameters lists them."""
+    out, seen, visited, stack = [], set(), set(), [("", module)]
+    while stack and len(out) < limit and len(visited) < limit:
+        prefix, mod = stack.pop(0)
+        if id(mod) in visited:
+            continue
+        visited.add(id(mod))
+        for name, p in dict(_GET(mod, "_parameters")).items():
+            if isinstance(p, torch.Tensor) and id(p) not in seen:
+                seen.add(id(p))
+                out.append((prefix + str(name), p))
+        children = [(prefix + str(name) + ".", child) for name, child in dict(_GET(mod, "_modules")).items()
+                    if isinstance(child, torch.nn.Module)]
+        stack[:0] = children
+    return out
+
 
 class _Coded(Exception):
     """An error of the worker's own, with a catalog code and fields (the trusted side words it
@@ -201,6 +225,14 @@ class Session:
     def op_getattr(self, msg):
         return self.target(msg["target"])
 
+    def op_trainable(self, msg):
+        """[[name, requires_grad], ...] of a module handle's parameters, read by torch's own code."""
+        obj = self.target(msg["target"])
+        if not isinstance(obj, torch.nn.Module):
+            raise _Missing(f"{type(obj).__name__} is not a torch.nn.Module", "worker_not_module",
+                           type=type(obj).__name__)
+        return [[name, bool(_REQUIRES_GRAD(p))] for name, p in _named_parameters(obj)]
+
     def serve(self):
         while True:
             try:
@@ -220,6 +252,8 @@ class Session:
                     value = self.op_call(msg, args, kwargs)
                 elif op == "getattr":
                     value = self.op_getattr(msg)
+                elif op == "trainable":
+                    value = self.op_trainable(msg)
                 elif op == "seed":
                     torch.manual_seed(int(msg["seed"]))
                     value = None
