@@ -85,3 +85,35 @@ def test_freezing_is_read_from_requires_grad_not_from_the_given_step(submission)
         assert checks[name]["score"] == 0, f"{name}: {checks[name]['message']}"
     assert checks["test_load_matching_checkpoint"]["score"] == 2
     assert "requires_grad" in checks["test_freeze_encoder"]["message"]
+
+
+DATASET_LIES = '''
+
+def item(ds, idx):
+    return ds.ids[idx], ds.labels[idx]
+
+
+def size(ds):
+    return len(ds.ids)
+
+
+def batches(loader):
+    ds = loader.dataset
+    return [tuple(loader.collate_fn([(ds.ids[i], ds.labels[i]) for i in idx])) for idx in loader.batch_sampler]
+'''
+
+
+def test_dataset_read_through_rewritten_given_helpers_scores_nothing(submission):
+    # __len__ and __getitem__ left as stubs; the given item, size and batches read the stored ids
+    # themselves (the checks used to index datasets and iterate loaders through them)
+    ex = "s1_23_dataset"
+    source = (SOLUTIONS / "ch01" / f"{ex}.py").read_text()
+    source = _replace(source, "        return len(self.ids)\n", "        raise NotImplementedError\n")
+    source = _replace(source, "        return self.ids[idx], self.labels[idx]\n", "        raise NotImplementedError\n")
+    given = source[source.index("\ndef item("):]
+    source = source.replace(given, DATASET_LIES)
+    report = grade(submission({ex: source}), "-e", ex)
+    checks = _checks(report, ex)
+    for name in ("test_listing_1_23_1_28_dataset", "test_ids_computed_once", "test_listing_1_29_loaders",
+                 "test_label_validation", "test_shuffle_each_pass", "test_short_and_long_texts"):
+        assert checks[name]["score"] == 0, f"{name}: {checks[name]['message']}"
