@@ -239,6 +239,31 @@ def state_problem(state, shapes: dict) -> Msg | None:
     return None
 
 
+def tiny_bert_problem(model, config: dict, ids, mask) -> Msg | None:
+    """Why the student's TinyBERT (a handle in the worker) does not compute the given model with
+    its own weights, or None. The given TinyBERT lives in the student's file, which can rewrite
+    it; checks that judge the student's code through it first hold it to this. Leaves it in eval mode."""
+    model.eval()
+    logits = model(ids, mask)
+    shapes = tiny_bert_shapes(config["vocab_size"], config["dim"], config["max_len"], config["layers"],
+                              config["ff_dim"])
+    state = model.state_dict()
+    problem = state_problem(state, shapes)
+    if problem is not None:
+        return Msg(f"the given TinyBERT was changed: {problem.en}; keep it as it is",
+                   f"给定的 TinyBERT 被改动了：{problem.zh}；请保持它不变")
+    with torch.no_grad():
+        expected = tiny_bert(ids, mask, {k: state[k].float() for k in shapes}, config["heads"])
+    if not (isinstance(logits, torch.Tensor) and tuple(logits.shape) == tuple(expected.shape)
+            and torch.allclose(logits.float(), expected, atol=1e-4, rtol=1e-4)):
+        return Msg("TinyBERT's logits differ from those of the given model with the same weights: keep the given "
+                   "TinyBERT as it is, and check your TransformerBlock (s1_23_encoder_block, "
+                   "`kata check s1_23_encoder_block`) first",
+                   "TinyBERT 的 logits 与相同权重下给定模型的不一样：请保持给定的 TinyBERT 不变，并先检查你的 "
+                   "TransformerBlock（s1_23_encoder_block，`kata check s1_23_encoder_block`）")
+    return None
+
+
 # ----------------------------------------------------------------------------- batches
 def padded_batch(lengths, T, vocab_size, pad_id, cls_id, sep_id, seed):
     """Token ids (B, T) shaped like listing 1.26's: [CLS] words [SEP] then [PAD]s; and the mask.

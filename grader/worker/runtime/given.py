@@ -2,16 +2,19 @@
 
 A helper marked "Given (not part of the exercise)" lives in the student's file, which the
 student can rewrite; where a check judges the student's code through such an object (an
-encoder that counts its calls), it asks the worker for this copy instead (op "given").
+encoder that counts its calls, a next-token table, whether there is a GPU), it asks the worker
+for this copy instead (op "given").
 Nothing here is the answer of any exercise.
 """
 from __future__ import annotations
+
+import torch
 
 
 class WordEncoder:
     """s1_23_dataset's given WordEncoder: lower-cased words stripped of .,!?;:"' become their index
     in `vocab` plus 4 (unknown words: unk_id), framed as [cls_id] ... [sep_id], cut to max_len ids.
-    `calls` counts the texts it has encoded (read by the checks through the op "given_calls")."""
+    `calls` counts the texts it has encoded."""
 
     def __init__(self, vocab: list[str], max_len: int = 32, pad_id: int = 0, cls_id: int = 1, sep_id: int = 2,
                  unk_id: int = 3):
@@ -26,4 +29,20 @@ class WordEncoder:
         return [self.cls_id] + ids + [self.sep_id]
 
 
-GIVEN = {"WordEncoder": WordEncoder}
+class LogitsTable:
+    """s1_01_next_token's given LogitsTable: logits of the next token from a fixed (V, V) table, row = the
+    previous token."""
+
+    def __init__(self, table):
+        self.table = torch.as_tensor(table, dtype=torch.float32)
+
+    def __call__(self, ids: list[int]) -> torch.Tensor:
+        return self.table[ids[-1]]
+
+
+def cuda_available() -> bool:
+    """s1_23_tokenizer's given cuda_available: whether torch sees a CUDA GPU in the worker."""
+    return bool(torch.cuda.is_available())
+
+
+GIVEN = {"WordEncoder": WordEncoder, "LogitsTable": LogitsTable, "cuda_available": cuda_available}
