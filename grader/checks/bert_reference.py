@@ -250,8 +250,8 @@ def tiny_bert_problem(model, config: dict, ids, mask) -> Msg | None:
     state = model.state_dict()
     problem = state_problem(state, shapes)
     if problem is not None:
-        return Msg(f"the given TinyBERT was changed: {problem.en}; keep it as it is",
-                   f"给定的 TinyBERT 被改动了：{problem.zh}；请保持它不变")
+        return Msg(f"the given TinyBERT was changed: {problem}; keep it as it is",
+                   f"给定的 TinyBERT 被改动了：{problem}；请保持它不变")
     with torch.no_grad():
         expected = tiny_bert(ids, mask, {k: state[k].float() for k in shapes}, config["heads"])
     if not (isinstance(logits, torch.Tensor) and tuple(logits.shape) == tuple(expected.shape)

@@ -159,8 +159,8 @@ def _trusted_logits(state, config: dict, ids, mask, what: Msg):
                                 config["ff_dim"])
     problem = R.state_problem(state, shapes)
     if problem is not None:
-        expect(False, Msg(f"{what}: {problem.en}; keep the given TinyBERT as it is",
-                          f"{what}：{problem.zh}；请保持给定的 TinyBERT 不变"))
+        expect(False, Msg(f"{what}: {problem}; keep the given TinyBERT as it is",
+                          f"{what}：{problem}；请保持给定的 TinyBERT 不变"))
     sd = {k: state[k].float() for k in shapes}
     with torch.no_grad():
         return R.tiny_bert(ids, mask, sd, config["heads"])
