@@ -212,6 +212,7 @@ CATALOG: dict[str, dict[str, str]] = {
     },
     "worker_file_missing": {"en": "file {path} is missing from the submission", "zh": "提交中缺少文件 {path}"},
     "worker_not_callable": {"en": "'{name}' is not a function or class", "zh": "'{name}' 既不是函数也不是类"},
+    "worker_not_module": {"en": "{type} is not a torch.nn.Module", "zh": "{type} 不是 torch.nn.Module"},
     "worker_unknown_op": {"en": "unknown operation {op}", "zh": "未知的操作 {op}"},
     "worker_signature": {
         "en": "{name}{signature} cannot be called as the exercise asks: {error}",

@@ -52,7 +52,8 @@ def test_model_that_ignores_its_input_fails_the_accuracy_check(submission):
     r = grade(submission({EX: wrong}), "-e", EX, "--public-only")
     failed = _failed(r)
     assert set(failed) >= {"test_learns_synthetic_task", "test_overfit_one_batch"}
-    assert "50% is guessing" in failed["test_learns_synthetic_task"]
+    # the grader's own TinyBERT measures what training achieved: a changed given model is named first
+    assert "keep the given TinyBERT as it is" in failed["test_learns_synthetic_task"]
 
 
 def test_other_correct_answer_scores_full_marks(submission):

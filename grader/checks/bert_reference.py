@@ -198,6 +198,72 @@ def classify(ids, mask, sd, heads, how="cls", **encoder_kw):
     return F.linear(pool(out, mask, how), sd["classifier.1.weight"], sd["classifier.1.bias"])
 
 
+# ----------------------------------------------------------------------------- §1.23's TinyBERT
+def tiny_bert_shapes(vocab_size, dim, max_len, layers, ff_dim):
+    """The state_dict names and shapes of the given TinyBERT of s1_23_training, s1_23_evaluation
+    and s1_23_inference (token and position embeddings, a LayerNorm, `blocks.<i>.*` as listing
+    1.33's block, a linear head `classifier.1.*`)."""
+    out = {"token.weight": (vocab_size, dim), "position.weight": (max_len, dim), "norm.weight": (dim,),
+           "norm.bias": (dim,)}
+    for i in range(layers):
+        out.update({f"blocks.{i}.{k}": v for k, v in block_shapes(dim, ff_dim).items()})
+    out.update({"classifier.1.weight": (2, dim), "classifier.1.bias": (2,)})
+    return out
+
+
+def tiny_bert(ids, mask, sd, heads):
+    """The given TinyBERT in eval mode: logits (B, 2) read at position 0 ([CLS])."""
+    x = sd["token.weight"][ids] + sd["position.weight"][:ids.shape[1]]
+    x = _norm(x, sd, "norm")
+    n = len({k.split(".")[1] for k in sd if k.startswith("blocks.")})
+    for i in range(n):
+        x = block(x, mask, part(sd, f"blocks.{i}."), heads)
+    return F.linear(x[:, 0], sd["classifier.1.weight"], sd["classifier.1.bias"])
+
+
+def state_problem(state, shapes: dict) -> Msg | None:
+    """Why `state` (a state_dict read from the worker) does not load strictly into a model of
+    `shapes`, or None. Names only the grader's own key names (safe in a hidden check)."""
+    if not isinstance(state, dict) or not all(isinstance(v, torch.Tensor) for v in state.values()):
+        return Msg("its state_dict() is not a dict of tensors", "它的 state_dict() 不是张量的字典")
+    for k, shape in shapes.items():
+        if k not in state:
+            return Msg(f"its state_dict has no {k}", f"它的 state_dict 中没有 {k}")
+        if tuple(state[k].shape) != tuple(shape) or not state[k].is_floating_point():
+            return Msg(f"{k} in its state_dict is not a float tensor of shape {tuple(shape)}",
+                       f"它的 state_dict 中的 {k} 不是形状为 {tuple(shape)} 的浮点张量")
+    extra = len(set(state) - set(shapes))
+    if extra:
+        return Msg(f"its state_dict has {extra} entries that the given model does not have",
+                   f"它的 state_dict 中有 {extra} 个给定模型没有的条目")
+    return None
+
+
+def tiny_bert_problem(model, config: dict, ids, mask) -> Msg | None:
+    """Why the student's TinyBERT (a handle in the worker) does not compute the given model with
+    its own weights, or None. The given TinyBERT lives in the student's file, which can rewrite
+    it; checks that judge the student's code through it first hold it to this. Leaves it in eval mode."""
+    model.eval()
+    logits = model(ids, mask)
+    shapes = tiny_bert_shapes(config["vocab_size"], config["dim"], config["max_len"], config["layers"],
+                              config["ff_dim"])
+    state = model.state_dict()
+    problem = state_problem(state, shapes)
+    if problem is not None:
+        return Msg(f"the given TinyBERT was changed: {problem}; keep it as it is",
+                   f"给定的 TinyBERT 被改动了：{problem}；请保持它不变")
+    with torch.no_grad():
+        expected = tiny_bert(ids, mask, {k: state[k].float() for k in shapes}, config["heads"])
+    if not (isinstance(logits, torch.Tensor) and tuple(logits.shape) == tuple(expected.shape)
+            and torch.allclose(logits.float(), expected, atol=1e-4, rtol=1e-4)):
+        return Msg("TinyBERT's logits differ from those of the given model with the same weights: keep the given "
+                   "TinyBERT as it is, and check your TransformerBlock (s1_23_encoder_block, "
+                   "`kata check s1_23_encoder_block`) first",
+                   "TinyBERT 的 logits 与相同权重下给定模型的不一样：请保持给定的 TinyBERT 不变，并先检查你的 "
+                   "TransformerBlock（s1_23_encoder_block，`kata check s1_23_encoder_block`）")
+    return None
+
+
 # ----------------------------------------------------------------------------- batches
 def padded_batch(lengths, T, vocab_size, pad_id, cls_id, sep_id, seed):
     """Token ids (B, T) shaped like listing 1.26's: [CLS] words [SEP] then [PAD]s; and the mask.

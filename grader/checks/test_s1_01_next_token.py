@@ -211,7 +211,7 @@ def test_temperature_zero_is_greedy(sub):
                   what=Msg("sample_next(logits, temperature=0.001, num_samples=200): a tiny temperature is almost greedy "
                        "(divide the logits by the temperature)",
                            "sample_next(logits, temperature=0.001, num_samples=200)：极小的温度几乎就是贪心（把 logits 除以温度）"))
-    model = sub.new("LogitsTable", f["table"])
+    model = sub.given("LogitsTable", f["table"])
     out = _ints(sub.sample_generate(model, [0], 7, 1e-3, 1), code("sample_generate(temperature=0.001)"))
     expect_equal(out, f["greedy_table_0"].tolist(), what=Msg("sample_generate with temperature 0.001 (almost greedy)",
                                                              "温度为 0.001 的 sample_generate（几乎是贪心）"))
@@ -281,7 +281,7 @@ def test_top_k_fresh(sub):
        title="greedy generation on a table model", title_zh="在查表模型上的贪心生成")
 def test_greedy_fresh(sub):
     f = fx()
-    model = sub.new("LogitsTable", f["table"])
+    model = sub.given("LogitsTable", f["table"])
     out = _ints(sub.greedy_generate(model, [0], 7), code("greedy_generate"))
     argmin = [0]
     for _ in range(7):
@@ -333,7 +333,7 @@ def test_sampling_frequencies(sub):
                                n=FREQ_DRAWS, t=t,
                                guess=Msg(". This looks like: {why}.", "。这看起来像是：{why}。", why=guess[0]) if guess
                                else code("")))
-    model = sub.new("LogitsTable", fx()["sparse_table"])
+    model = sub.given("LogitsTable", fx()["sparse_table"])
     path = _ints(sub.sample_generate(model, [0], 60, 1.5, 11), code("sample_generate"))
     table = fx()["sparse_table"]
     expect(all(bool(torch.isfinite(table[a, b])) for a, b in zip(path, path[1:])),
@@ -344,7 +344,7 @@ def test_sampling_frequencies(sub):
 @check(points=2, hidden=True,
        title="seeded sampling is reproducible", title_zh="设定种子的采样可以复现")
 def test_seeded_reproducibility(sub):
-    model = sub.new("LogitsTable", fx()["flat_table"])
+    model = sub.given("LogitsTable", fx()["flat_table"])
     sub.seed(0)
     a = _ints(sub.sample_generate(model, [1], 20, 1.0, 42), code("sample_generate"))
     expect(len(a) == 21 and a[0] == 1, Msg("sample_generate must return the prompt followed by n_new ids",

@@ -1,8 +1,10 @@
 """Checks of §1.21, loading pre-trained encoder weights and freezing layers for fine-tuning.
 
-The section prints no numbers and has no listing. What is trainable is observed two ways:
-the student's count_trainable, and which parameters one step of the given `sgd_step` changes
-(frozen parameters get no gradient, so they must come back bit-for-bit unchanged).
+The section prints no numbers and has no listing. What is trainable is read by the grader
+itself: each parameter's requires_grad, taken from the worker by the runtime's own code
+(`sub.trainable_of`), never from the given `sgd_step` or the student's count_trainable, which
+the submission's file can rewrite. The student's count_trainable is then checked against the
+count made here from those flags and the known shapes.
 """
 import torch
 
@@ -71,12 +73,9 @@ def _pair(res, what):
     return sorted(res[0]), sorted(res[1])
 
 
-def _changed(sub, clf, f):
-    """Names of the parameters that one SGD step changes."""
-    before = clf.state_dict()
-    sub.sgd_step(clf, f["tokens"], f["labels"], 0.1)
-    after = clf.state_dict()
-    return sorted(k for k in before if not torch.equal(before[k], after[k]))
+def _trainable(sub, clf):
+    """Names of the parameters with requires_grad, as the worker's runtime reads them."""
+    return sorted(name for name, flag in sub.trainable_of(clf).items() if flag)
 
 
 def _block_keys(keys, blocks):
@@ -84,13 +83,16 @@ def _block_keys(keys, blocks):
 
 
 def _expect_trainable(sub, clf, f, expected: list[str], count: int, what: Msg, wrong=()):
-    got = sub.count_trainable(clf)
-    changed = _changed(sub, clf, f)
+    trainable = _trainable(sub, clf)
     for names, why in wrong:
-        if changed == sorted(names) != sorted(expected):
+        if trainable == sorted(names) != sorted(expected):
             expect(False, Msg(f"{what}: {why}", f"{what}：{why}"))
-    expect_equal(changed, sorted(expected), what=Msg(f"{what}: the parameters that one SGD step changes",
-                                                     f"{what}：一步 SGD 会改变的参数"))
+    expect_equal(trainable, sorted(expected), what=Msg(f"{what}: the parameters with requires_grad = True",
+                                                       f"{what}：requires_grad = True 的参数"))
+    base = _take(f, "base")
+    expect_equal(count, sum(base[k].numel() for k in expected), what=Msg(f"{what}: trainable numbers",
+                                                                         f"{what}：可训练的数值个数"))
+    got = sub.count_trainable(clf)
     if got != count:
         if got == len(expected):
             expect(False, Msg(f"{what}: count_trainable returned {got}, the number of trainable tensors; "
@@ -143,6 +145,10 @@ def test_load_other_depths(sub):
                           "把 4 层编码器加载到 3 层之后多余的键（按检查点中的名字）"))
     expect_tensor(clf(f["tokens"]), f["logits_pre4"], tol="encoder", what=Msg(
             "logits after loading a 4-layer encoder", "加载 4 层编码器之后的 logits"))
+    expect_equal(_trainable(sub, clf), sorted(HEAD),
+                 what=Msg("the parameters with requires_grad of a frozen classifier after load_pretrained (copy in "
+                          "place: flags stay)",
+                          "load_pretrained 之后已冻结分类器中 requires_grad 为 True 的参数（就地复制：标志保持不变）"))
     expect_equal(sub.count_trainable(clf), int(f["counts"][1]),
                  what=Msg("count_trainable of a frozen classifier after load_pretrained (copy in place: flags stay)",
                           "load_pretrained 之后已冻结分类器的 count_trainable（就地复制：标志保持不变）"))
@@ -254,5 +260,7 @@ def test_count_trainable(sub):
             "count_trainable of a fresh classifier", "新建分类器的 count_trainable"))
     expect_equal(got, int(f["counts"][0]), what=Msg("count_trainable of a fresh classifier", "新建分类器的 count_trainable"))
     sub.freeze_encoder(clf)
+    expect_equal(_trainable(sub, clf), sorted(HEAD), what=Msg("the parameters with requires_grad after freeze_encoder",
+                                                      "freeze_encoder 之后 requires_grad 为 True 的参数"))
     expect_equal(sub.count_trainable(clf), CFG["dim"] * CFG["n_classes"] + CFG["n_classes"],
                  what=Msg("count_trainable with only the head trainable", "只有分类头可训练时的 count_trainable"))

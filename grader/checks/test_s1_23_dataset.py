@@ -1,9 +1,11 @@
 """Checks of §1.23's data pipeline: loading (listing 1.23, through grader.data), the dataset
 (listing 1.28) and its loaders (listing 1.29), with ids computed once and per-batch padding.
 
-Expected values come from a copy of the given WordEncoder here in the trusted process (the
-student's copy in the sandbox is only trusted to count its calls); labels and texts are the
-grader's own.
+Expected values come from a copy of the given WordEncoder here in the trusted process; labels
+and texts are the grader's own. The given helpers of the student's file (WordEncoder, item,
+size, batches) can be rewritten, so none is used: the encoder passed to the dataset, which
+counts its calls, is the worker runtime's own copy (`sub.given`), and datasets and loaders are
+indexed, measured and iterated by the runtime (`sub.getitem`, `sub.length`, `sub.iterate`).
 """
 import tempfile
 from pathlib import Path
@@ -38,7 +40,7 @@ def reference_collate(items, pad_id):
 
 
 def _encoder(sub, max_len=MAX_LEN):
-    return sub.new("WordEncoder", VOCAB, max_len=max_len)
+    return sub.given("WordEncoder", VOCAB, max_len=max_len)
 
 
 def _corpus(n, seed):
@@ -140,13 +142,13 @@ def test_listing_1_23_1_28_dataset(sub):
         texts, labels = corpus[split]["text"], corpus[split]["label"]
         enc = _encoder(sub)
         ds = sub.new("IMDBDataset", texts, labels, enc)
-        expect_equal(sub.size(ds), len(texts), Msg(f"len() of the {split} dataset", f"{split} 数据集的 len()"))
+        expect_equal(sub.length(ds), len(texts), Msg(f"len() of the {split} dataset", f"{split} 数据集的 len()"))
         calls = enc.attr("calls")
         expect(calls == len(texts), Msg(f"IMDBDataset.__init__ called encode {calls} times for {len(texts)} texts: "
                                     "encode each text exactly once, in __init__",
                                         f"IMDBDataset.__init__ 对 {len(texts)} 条文本调用了 {calls} 次 encode：每条文本只在 __init__ 中编码一次"))
         for i, (text, label) in enumerate(zip(texts, labels)):
-            got = sub.item(ds, i)
+            got = sub.getitem(ds, i)
             if not isinstance(got, tuple) or len(got) != 2:
                 raise CheckFailure(Msg(f"ds[{i}] must be (ids, label), got {type(got).__name__}: the mask is made in "
                                    "collate, per batch",
@@ -171,11 +173,11 @@ def test_ids_computed_once(sub):
                                 "again (the book's __getitem__ tokenizes every review again at every epoch)",
                                     f"构建包含 {len(texts)} 条文本的数据集时调用了 {calls} 次 encode：每条文本只在 __init__ 中编码一次；__getitem__ 必须查找保存好的 id，而不是再次编码（书中的 __getitem__ 在每个 epoch 都会重新对每条评论分词）"))
     for i in range(3):
-        sub.item(ds, i)
+        sub.getitem(ds, i)
     train, test = sub.make_loaders(ds, ds, batch_size=4, pad_id=0, seed=0)
-    sub.batches(train)
-    sub.batches(train)
-    sub.batches(test)
+    sub.iterate(train)
+    sub.iterate(train)
+    sub.iterate(test)
     calls = enc.attr("calls")
     expect(calls == len(texts), Msg(f"encode ran {calls - len(texts)} more times after __init__ (indexing and three passes "
                                 "over the loaders): __getitem__ must look up the stored ids, not encode again",
@@ -208,7 +210,7 @@ def test_listing_1_29_loaders(sub):
     by_row = {tuple(encode(t)): i for i, t in enumerate(texts)}
     # The book's batch size, 16: 37 examples give batches of 16, 16 and 5.
     train, test = sub.make_loaders(ds, ds, pad_id=0, seed=1)
-    got = sub.batches(test)
+    got = sub.iterate(test)
     expect_equal([len(b[0]) if isinstance(b, tuple) and b and isinstance(b[0], torch.Tensor) else None for b in got],
                  [16, 16, 5], Msg("sizes of the test loader's batches (batch_size=16 by default, the last one kept)",
                                   "测试加载器各批次的大小（默认 batch_size=16，保留最后一个批次）"))
@@ -219,7 +221,7 @@ def test_listing_1_29_loaders(sub):
                                            f"测试批次 {n}（测试加载器保持数据集的顺序）"))
         start += 16
     order = []
-    for n, batch in enumerate(sub.batches(train)):
+    for n, batch in enumerate(sub.iterate(train)):
         expect(isinstance(batch, tuple) and len(batch) == 3, Msg(
                 "a training batch must be (ids, mask, labels)", "训练批次必须是 (ids, mask, labels)"))
         rows = []
@@ -259,9 +261,9 @@ def test_label_validation(sub):
                                            f"IMDBDataset 遇到{what}：在编码任何内容之前先检查标签"))
     texts, labels = ["good", "bad"], [0, 1]  # good labels must work too: refusing everything is not the answer
     ds = sub.new("IMDBDataset", texts, labels, _encoder(sub))
-    expect_equal(sub.size(ds), 2, Msg("len() of a dataset with the labels [0, 1]", "标签为 [0, 1] 的数据集的 len()"))
+    expect_equal(sub.length(ds), 2, Msg("len() of a dataset with the labels [0, 1]", "标签为 [0, 1] 的数据集的 len()"))
     for i, (text, label) in enumerate(zip(texts, labels)):
-        got = sub.item(ds, i)
+        got = sub.getitem(ds, i)
         expect(isinstance(got, tuple) and len(got) == 2, Msg(f"ds[{i}] must be (ids, label)", f"ds[{i}] 必须是 (ids, label)"))
         expect_tensor(got[0], torch.tensor(encode(text), dtype=torch.long), tol="exact",
                       what=Msg(f"ds[{i}][0], the ids of {text!r}", f"ds[{i}][0]，即 {text!r} 的 id"))
@@ -294,7 +296,7 @@ def test_shuffle_each_pass(sub):
 
     def order(loader):
         out = []
-        for batch in sub.batches(loader):
+        for batch in sub.iterate(loader):
             for row, m in zip(batch[0], batch[1]):
                 out.append(by_row.get(tuple(row[: int(m.sum())].tolist()), -1))
         return out
@@ -319,7 +321,7 @@ def test_short_and_long_texts(sub):
     texts, labels = ["", "dull", long_text], [0, 0, 1]
     ds = sub.new("IMDBDataset", texts, labels, _encoder(sub, max_len=8))
     for i, t in enumerate(texts):
-        expect_tensor(sub.item(ds, i)[0], torch.tensor(encode(t, 8), dtype=torch.long), tol="exact",
+        expect_tensor(sub.getitem(ds, i)[0], torch.tensor(encode(t, 8), dtype=torch.long), tol="exact",
                       what=Msg(f"ds[{i}][0] for the text {t[:30]!r} (max_len 8)",
                                f"文本 {t[:30]!r} 的 ds[{i}][0]（max_len 8）"))
     got = sub.collate([(torch.tensor([1, 2]), torch.tensor(1))], 0)

@@ -14,7 +14,8 @@ import torch.nn.functional as F
 from sklearn.metrics import classification_report, confusion_matrix
 
 from grader.checking import Msg, check, expect, expect_equal, fixtures
-from grader.checks.test_s1_23_training import synthetic_task
+from grader.checks import bert_reference as R
+from grader.checks.test_s1_23_training import DEFAULTS, synthetic_task
 from grader.worker.proxy import StudentError
 
 EXERCISE = "s1_23_evaluation"
@@ -164,7 +165,17 @@ def test_listing_1_40_predictions(sub):
 def test_evaluation_mode(sub):
     f = fx()
     model = _model(sub, f, dropout=0.5)
+    # The given TinyBERT lives in the student's file: a copy that computes something else, or drops
+    # nothing in training mode, would let an evaluation that never calls model.eval() pass.
+    ids, mask = f["t_ids"][:16], f["t_mask"][:16]
+    problem = R.tiny_bert_problem(model, DEFAULTS, ids, mask)
+    if problem is not None:
+        expect(False, problem)
     model.train()
+    expect(not torch.equal(model(ids, mask), model(ids, mask)), Msg(
+            "the given TinyBERT with dropout 0.5 gives the same logits twice in training mode: keep it as it is "
+            "(its dropout is what evaluation mode switches off)",
+            "dropout 为 0.5 的给定 TinyBERT 在训练模式下两次给出相同的 logits：请保持它不变（评估模式关闭的正是它的 dropout）"))
     _, preds = _pair(sub, model, _loader(sub, f))
     expect(preds == f["preds"].tolist(), Msg("with dropout 0.5 the predictions change from run to run: switch the model to "
                                          "evaluation mode (model.eval()) before predicting",

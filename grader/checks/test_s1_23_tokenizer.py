@@ -266,7 +266,7 @@ def test_setup_and_device(sub):
     for name in ("torch", "tiktoken"):  # listing 1.20's packages that the kata needs (datasets is optional)
         expect(importlib.util.find_spec(name) is not None, Msg(f"listing 1.20: the package {name} is not installed",
                                                                f"代码清单 1.20：没有安装 {name} 包"))
-    cuda = sub.cuda_available()
+    cuda = sub.given("cuda_available")  # the runtime's own answer, not the given helper of the student's file
     expected = "cuda" if cuda else "cpu"
     got = sub.choose_device()
     expect(isinstance(got, str), Msg(f"choose_device() must return the device's name, a str, not {type(got).__name__}",

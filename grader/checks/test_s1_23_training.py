@@ -3,10 +3,12 @@
 Nothing about training is taken on the student's word. One step is followed number by number
 with plain SGD (the given `make_sgd`), so a step that is not taken or gradients that are not
 cleared show up in the parameters, which come back through state_dict (gradients and
-requires_grad do not cross the wire). Losses are recomputed here from the logits. And the
-student's training code must teach the given model a task it cannot solve without reading its
-input: a synthetic corpus made here, whose held-out labels never leave this process; the
-accuracy is computed here.
+requires_grad do not cross the wire). And the student's training code must teach the model a
+task it cannot solve without reading its input: a synthetic corpus made here, whose held-out
+labels never leave this process. The given TinyBERT lives in the student's file, which can
+rewrite it, so what training achieved is measured with the grader's own model: the trained
+weights come back through state_dict, must load strictly into bert_reference.tiny_bert, and
+its logits on the held-out set (or the overfitted batch) decide, computed here.
 
 The book's printed "Train Loss" (1078.51 ... 285.67) is a sum over ~1,563 batches, and its
 156,250 "updates per epoch" are the total of 100 epochs (ERRATA E-1.23-m to E-1.23-o).
@@ -16,10 +18,12 @@ import torch
 import torch.nn.functional as F
 
 from grader.checking import Mistake, Msg, check, code, expect, expect_equal, expect_tensor, fixtures
+from grader.checks import bert_reference as R
 
 EXERCISE = "s1_23_training"
 PAD_ID, CLS_ID, SEP_ID = 1000, 1001, 1002
 SMALL = dict(dim=16, heads=2, ff_dim=32, layers=1, dropout=0.0)  # exact checks: no dropout
+DEFAULTS = dict(vocab_size=1003, dim=32, max_len=64, layers=1, heads=2, ff_dim=64)  # the given TinyBERT's
 LN2 = 0.6931  # cross-entropy of two equal logits, to the book's 4 decimals
 
 
@@ -145,31 +149,57 @@ def _expect_state(actual, expected, what, candidates=()):
         expect_tensor(actual[k], expected[k], tol="encoder", what=Msg(f"{what}: {k}", f"{what}：{k}"))
 
 
+def _config(model_args: dict) -> dict:
+    return {k: v for k, v in {**DEFAULTS, **model_args}.items() if k in DEFAULTS}
+
+
+def _trusted_logits(state, config: dict, ids, mask, what: Msg):
+    """The logits of the grader's own TinyBERT with the weights `state` read from the worker."""
+    shapes = R.tiny_bert_shapes(config["vocab_size"], config["dim"], config["max_len"], config["layers"],
+                                config["ff_dim"])
+    problem = R.state_problem(state, shapes)
+    if problem is not None:
+        expect(False, Msg(f"{what}: {problem}; keep the given TinyBERT as it is",
+                          f"{what}：{problem}；请保持给定的 TinyBERT 不变"))
+    sd = {k: state[k].float() for k in shapes}
+    with torch.no_grad():
+        return R.tiny_bert(ids, mask, sd, config["heads"])
+
+
+def _expect_given_model(model, config: dict, ids, mask):
+    """The student's TinyBERT must compute the given model (with their TransformerBlock) before training."""
+    problem = R.tiny_bert_problem(model, config, ids, mask)
+    if problem is not None:
+        expect(False, problem)
+    model.train()
+
+
 def _train_task(sub, seed: int, epochs: int, cue_seed: int, **model_args):
     """Train a fresh TinyBERT with the student's code; return (epoch losses, held-out accuracy).
 
     640 examples, 10 epochs of AdamW at lr 0.003: the reference reaches 94-100% on the held-out
-    set over 16 seeds and cue sets, in 1-2 s of one CPU core."""
+    set over 16 seeds and cue sets, in 1-2 s of one CPU core. The accuracy is that of the
+    grader's own model with the trained weights."""
     ids, mask, labels = synthetic_task(640, seed=seed, cue_seed=cue_seed)
     test_ids, test_mask, test_labels = synthetic_task(400, seed=seed + 1, cue_seed=cue_seed)
+    config = _config(model_args)
     sub.seed(seed)
     model = sub.new("TinyBERT", **model_args)
     before = model.state_dict()
+    _expect_given_model(model, config, ids[:8], mask[:8])
     optimizer = sub.make_optimizer(model, lr=3e-3)
     loader = sub.make_loader(ids, mask, labels, batch_size=32, shuffle=True, seed=seed)
     losses = sub.train(model, loader, optimizer, sub.make_criterion(), epochs)
     after = model.state_dict()
-    expect(after.keys() == before.keys() and any(not torch.equal(before[k], after[k]) for k in before), Msg(
+    expect(isinstance(after, dict) and after.keys() == before.keys()
+           and any(not torch.equal(before[k], after[k]) for k in before), Msg(
             "train left the model's parameters as they were: it must update the model it is given (loss.backward() "
             "and optimizer.step() on that model)",
             "train 之后模型的参数没有任何变化：它必须更新传入的那个模型（对该模型调用 loss.backward() 和 optimizer.step()）"))
-    # The grader predicts itself, from the trained model's logits: the held-out labels stay here and
-    # no prediction code of the submission decides the accuracy.
-    model.eval()
-    logits = model(test_ids, test_mask)
-    expect(isinstance(logits, torch.Tensor) and tuple(logits.shape) == (len(test_labels), 2), Msg(
-            f"the trained model must return logits of shape ({len(test_labels)}, 2) for {len(test_labels)} sequences",
-            f"训练后的模型对 {len(test_labels)} 条序列必须返回形状为 ({len(test_labels)}, 2) 的 logits"))
+    # The grader predicts itself, with its own model and the trained weights: the held-out labels stay
+    # here and no code of the submission (its prediction code, or the given model it may have rewritten)
+    # decides the accuracy.
+    logits = _trusted_logits(after, config, test_ids, test_mask, Msg("the trained model", "训练后的模型"))
     accuracy = (logits.argmax(dim=-1) == test_labels).double().mean().item()
     return losses, accuracy
 
@@ -251,14 +281,18 @@ def test_train_step_follows_sgd(sub):
 def test_overfit_one_batch(sub):
     f = fx()
     ids, mask, labels = f["ids"], f["mask"], f["labels"]
+    config = _config(SMALL)
     sub.seed(7)
     model = sub.new("TinyBERT", **SMALL)
+    _expect_given_model(model, config, ids, mask)
     optimizer = sub.make_optimizer(model, lr=1e-2)
     criterion = sub.make_criterion()
     for _ in range(40):
         sub.train_step(model, (ids, mask, labels), optimizer, criterion)
-    model.eval()
-    loss = F.cross_entropy(model(ids, mask), labels).item()  # recomputed here from the logits
+    # recomputed here, by the grader's own model with the weights train_step left
+    logits = _trusted_logits(model.state_dict(), config, ids, mask, Msg("the model after 40 train_steps",
+                                                                        "40 次 train_step 之后的模型"))
+    loss = F.cross_entropy(logits, labels).item()
     expect(loss < 0.05, Msg(f"after 40 steps of AdamW (lr = 0.01) on one batch of 8 the loss is still {loss:.4f}; a model "
                         "that learns should bring it under 0.05 (ln 2 = 0.6931 is a coin toss). Does train_step call "
                         "backward() and optimizer.step(), with the model's logits and the batch's labels?",

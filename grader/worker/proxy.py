@@ -258,6 +258,30 @@ class Remote:
     def get(self, name: str):
         return self._request({"op": "getattr", "target": {"name": name}}, name)
 
+    def getitem(self, obj: "RemoteObject", index):
+        """obj[index] in the worker (a dataset's own __getitem__, no helper of the submission's file)."""
+        return self._request({"op": "getitem", "target": {"handle": obj._handle.id}}, f"{obj.type_name}[...]",
+                             (index,))
+
+    def length(self, obj: "RemoteObject") -> int:
+        """len(obj) in the worker."""
+        return self._request({"op": "len", "target": {"handle": obj._handle.id}}, f"len({obj.type_name})")
+
+    def iterate(self, obj: "RemoteObject") -> list:
+        """One pass over obj in the worker (a loader's batches, each as a tuple, as the given batches() gives them)."""
+        return self._request({"op": "iterate", "target": {"handle": obj._handle.id}}, f"iter({obj.type_name})")
+
+    def given(self, name: str, *args, **kwargs) -> "RemoteObject":
+        """A given object (grader/worker/runtime/given.py) built by the runtime, not the submission."""
+        return self._request({"op": "given", "name": name}, name, args, kwargs)
+
+    def trainable_of(self, module: "RemoteObject") -> dict[str, bool]:
+        """{parameter name: requires_grad} of a module in the worker, read by the worker's runtime
+        (torch's own data, not the submission's code): plain values, as the wire carries no flags."""
+        pairs = self._request({"op": "trainable", "target": {"handle": module._handle.id}},
+                              f"{module.type_name} parameters")
+        return {str(name): bool(flag) for name, flag in pairs}
+
     def seed(self, seed: int) -> None:
         self._request({"op": "seed", "seed": int(seed)}, "torch.manual_seed")
 

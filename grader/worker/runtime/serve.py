@@ -8,14 +8,39 @@ from __future__ import annotations
 import contextlib
 import importlib.util
 import inspect
+import itertools
 import os
 import sys
 import traceback
 
 import torch
 
-from . import wire
+from . import given, wire
 from .guard import ForbiddenAPI, Guard, OpGuard
+
+# Taken before any student code runs: which parameters are trainable is read from the modules'
+# own _parameters and _modules and with the C getter of requires_grad, never through anything a
+# submission's file defines (a given helper it rewrote, an override on its classes).
+_REQUIRES_GRAD = torch._C.TensorBase.requires_grad.__get__
+_GET = object.__getattribute__
+
+
+def _named_parameters(module, limit: int = 100_000):
+    """(name, parameter) of `module` and its submodules, as nn.Module.named_parameters lists them."""
+    out, seen, visited, stack = [], set(), set(), [("", module)]
+    while stack and len(out) < limit and len(visited) < limit:
+        prefix, mod = stack.pop(0)
+        if id(mod) in visited:
+            continue
+        visited.add(id(mod))
+        for name, p in dict(_GET(mod, "_parameters")).items():
+            if isinstance(p, torch.Tensor) and id(p) not in seen:
+                seen.add(id(p))
+                out.append((prefix + str(name), p))
+        children = [(prefix + str(name) + ".", child) for name, child in dict(_GET(mod, "_modules")).items()
+                    if isinstance(child, torch.nn.Module)]
+        stack[:0] = children
+    return out
 
 
 class _Coded(Exception):
@@ -201,6 +226,34 @@ class Session:
     def op_getattr(self, msg):
         return self.target(msg["target"])
 
+    def op_protocol(self, op, msg, args):
+        """obj[i], len(obj) or one pass over obj (at most 100,000 items, each as a tuple): the checks' own way to
+        reach a dataset or a loader, never through a helper of the submission's file."""
+        obj = self.target(msg["target"])
+        with contextlib.ExitStack() as stack:
+            for guard in self.guards:
+                stack.enter_context(guard)
+            if op == "getitem":
+                return obj[args[0]]
+            if op == "len":
+                return len(obj)
+            return [tuple(x) for x in itertools.islice(iter(obj), 100_000)]
+
+    def op_given(self, msg, args, kwargs):
+        """A given object built by the runtime's own code (given.py), not the submission's."""
+        cls = given.GIVEN.get(str(msg.get("name")))
+        if cls is None:
+            raise _Missing(f"no given object {msg.get('name')!r}", "worker_unknown_op", op=repr(msg.get("name")))
+        return cls(*args, **kwargs)
+
+    def op_trainable(self, msg):
+        """[[name, requires_grad], ...] of a module handle's parameters, read by torch's own code."""
+        obj = self.target(msg["target"])
+        if not isinstance(obj, torch.nn.Module):
+            raise _Missing(f"{type(obj).__name__} is not a torch.nn.Module", "worker_not_module",
+                           type=type(obj).__name__)
+        return [[name, bool(_REQUIRES_GRAD(p))] for name, p in _named_parameters(obj)]
+
     def serve(self):
         while True:
             try:
@@ -220,6 +273,12 @@ class Session:
                     value = self.op_call(msg, args, kwargs)
                 elif op == "getattr":
                     value = self.op_getattr(msg)
+                elif op in ("getitem", "len", "iterate"):
+                    value = self.op_protocol(op, msg, args)
+                elif op == "given":
+                    value = self.op_given(msg, args, kwargs)
+                elif op == "trainable":
+                    value = self.op_trainable(msg)
                 elif op == "seed":
                     torch.manual_seed(int(msg["seed"]))
                     value = None

@@ -1,0 +1,233 @@
+"""A point is earned only by solving, even where the student's file holds given code.
+
+Helpers marked "Given (not part of the exercise)" live in the student's own file, which the
+student can rewrite. A check that judges behaviour through them (the given model's forward, the
+given `sgd_step`) can be made to pass without solving. These are an outside attacker's two
+submissions (tests/given_lies/, the stubs with one file changed), and a variant of each that
+keeps the given code honest until the moment it matters; each scores 0 on the checks it
+targets: the grader measures with its own model and reads requires_grad itself.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.conftest import SOLUTIONS, checks_of, grade
+
+ATTACKS = Path(__file__).resolve().parent / "given_lies"
+LEARNING = ("test_overfit_one_batch", "test_learns_synthetic_task", "test_learns_another_task")
+FREEZING = ("test_freeze_encoder", "test_unfreeze_top", "test_unfreeze_top_from_trainable", "test_count_trainable")
+
+
+def _checks(report, exercise):
+    return {c["name"]: c for c in checks_of(report, exercise)}
+
+
+def _replace(source: str, old: str, new: str) -> str:
+    assert old in source, old
+    return source.replace(old, new)
+
+
+def test_training_measured_through_a_rewritten_given_model_scores_nothing(submission):
+    # TinyBERT.forward returns Naive-Bayes logits from token counts train collected, its blocks
+    # return their input, train and train_step never step (they add 1e-3 to every parameter)
+    ex = "s1_23_training"
+    report = grade(submission({ex: (ATTACKS / f"{ex}.py").read_text()}, from_stubs=True), "-e", ex)
+    checks = _checks(report, ex)
+    for name in LEARNING:
+        assert checks[name]["score"] == 0, f"{name}: {checks[name]['message']}"
+    # only the training-mode check (train does call model.train()) may pass
+    assert sum(c["score"] for c in checks.values()) <= 1, {n: c["score"] for n, c in checks.items()}
+
+
+def test_given_model_that_lies_only_after_training_scores_nothing(submission):
+    # The real blocks, and the given forward honest until train has counted tokens: the model
+    # the student's code builds computes TinyBERT at first, then answers from the counts.
+    ex = "s1_23_training"
+    source = (ATTACKS / f"{ex}.py").read_text()
+    block = source[source.index("class TransformerBlock("):source.index("_MEM = ")]
+    source = _replace(source, block, "from s1_23_encoder_block import TransformerBlock\n")
+    source = _replace(source, "        return _nb_logits(ids, mask) + 0 * self.classifier(x[:, 0])",
+                      "        if _MEM['c'] is None:\n"
+                      "            return self.classifier(x[:, 0])\n"
+                      "        return _nb_logits(ids, mask) + 0 * self.classifier(x[:, 0])")
+    report = grade(submission({ex: source}), "-e", ex)
+    checks = _checks(report, ex)
+    for name in LEARNING:
+        assert checks[name]["score"] == 0, f"{name}: {checks[name]['message']}"
+    assert "50% is guessing" in checks["test_learns_synthetic_task"]["message"]
+
+
+def test_freezing_through_a_rewritten_sgd_step_scores_nothing(submission):
+    # freeze_encoder and unfreeze_top store names in model._ktrain and never touch requires_grad;
+    # the given sgd_step and count_trainable follow that set
+    ex = "s1_21_transfer"
+    report = grade(submission({ex: (ATTACKS / f"{ex}.py").read_text()}, from_stubs=True), "-e", ex)
+    checks = _checks(report, ex)
+    assert sum(c["score"] for c in checks.values()) == 0, {n: c["message"] for n, c in checks.items()}
+
+
+def test_freezing_is_read_from_requires_grad_not_from_the_given_step(submission):
+    # the reference's load_pretrained (its points are earned), the attacker's freezing
+    ex = "s1_21_transfer"
+    attack = (ATTACKS / f"{ex}.py").read_text()
+    source = (SOLUTIONS / "ch01" / f"{ex}.py").read_text()
+    for name in ("def sgd_step(", "def freeze_encoder(", "def unfreeze_top(", "def count_trainable("):
+        start = attack.index(name)
+        end = attack.find("\ndef ", start + 1)
+        theirs = attack[start:end if end != -1 else len(attack)].rstrip() + "\n"
+        start = source.index(name)
+        end = source.find("\ndef ", start + 1)
+        source = source[:start] + theirs + (source[end:] if end != -1 else "")
+    assert "_ktrain" in source and "requires_grad_(False)" not in source
+    report = grade(submission({ex: source}), "-e", ex)
+    checks = _checks(report, ex)
+    for name in FREEZING:
+        assert checks[name]["score"] == 0, f"{name}: {checks[name]['message']}"
+    assert checks["test_load_matching_checkpoint"]["score"] == 2
+    assert "requires_grad" in checks["test_freeze_encoder"]["message"]
+
+
+DATASET_LIES = '''
+
+def item(ds, idx):
+    return ds.ids[idx], ds.labels[idx]
+
+
+def size(ds):
+    return len(ds.ids)
+
+
+def batches(loader):
+    ds = loader.dataset
+    return [tuple(loader.collate_fn([(ds.ids[i], ds.labels[i]) for i in idx])) for idx in loader.batch_sampler]
+'''
+
+
+def test_dataset_read_through_rewritten_given_helpers_scores_nothing(submission):
+    # __len__ and __getitem__ left as stubs; the given item, size and batches read the stored ids
+    # themselves (the checks used to index datasets and iterate loaders through them)
+    ex = "s1_23_dataset"
+    source = (SOLUTIONS / "ch01" / f"{ex}.py").read_text()
+    source = _replace(source, "        return len(self.ids)\n", "        raise NotImplementedError\n")
+    source = _replace(source, "        return self.ids[idx], self.labels[idx]\n", "        raise NotImplementedError\n")
+    given = source[source.index("\ndef item("):]
+    source = source.replace(given, DATASET_LIES)
+    report = grade(submission({ex: source}), "-e", ex)
+    checks = _checks(report, ex)
+    for name in ("test_listing_1_23_1_28_dataset", "test_ids_computed_once", "test_listing_1_29_loaders",
+                 "test_label_validation", "test_shuffle_each_pass", "test_short_and_long_texts"):
+        assert checks[name]["score"] == 0, f"{name}: {checks[name]['message']}"
+
+
+def test_evaluation_mode_judged_through_a_given_model_without_dropout_scores_nothing(submission):
+    # evaluate and collect_predictions never call model.eval(); the given TinyBERT was changed to
+    # drop nothing, so training mode predicts like evaluation mode
+    ex = "s1_23_evaluation"
+    source = (SOLUTIONS / "ch01" / f"{ex}.py").read_text()
+    source = _replace(source, "    model.eval()\n", "")
+    source = _replace(source, "                 heads: int = 2, ff_dim: int = 64, dropout: float = 0.1):\n        super().__init__()\n",
+                      "                 heads: int = 2, ff_dim: int = 64, dropout: float = 0.1):\n        super().__init__()\n"
+                      "        dropout = 0.0\n")
+    report = grade(submission({ex: source}), "-e", ex)
+    check = _checks(report, ex)["test_evaluation_mode"]
+    assert check["score"] == 0, check["message"]
+
+
+def test_greedy_judged_through_a_rewritten_logits_table_scores_nothing(submission):
+    # greedy_generate takes the smallest logit; the given LogitsTable returns the table negated
+    ex = "s1_01_next_token"
+    source = (SOLUTIONS / "ch01" / f"{ex}.py").read_text()
+    source = _replace(source, "        out.append(int(torch.argmax(model(out))))",
+                      "        out.append(int(torch.argmin(model(out))))")
+    source = _replace(source, "    def __call__(self, ids: list[int]) -> torch.Tensor:\n        return self.table[ids[-1]]",
+                      "    def __call__(self, ids: list[int]) -> torch.Tensor:\n        return -self.table[ids[-1]]")
+    report = grade(submission({ex: source}), "-e", ex)
+    check = _checks(report, ex)["test_greedy_fresh"]
+    assert check["score"] == 0, check["message"]
+
+
+def test_device_judged_through_a_rewritten_cuda_available_scores_nothing(submission):
+    # choose_device always says "cuda"; the given cuda_available always says True
+    import torch
+    if torch.cuda.is_available():
+        return  # "cuda" is then the right answer: nothing to forge here
+    ex = "s1_23_tokenizer"
+    source = (SOLUTIONS / "ch01" / f"{ex}.py").read_text()
+    source = _replace(source, '    return "cuda" if torch.cuda.is_available() else "cpu"', '    return "cuda"')
+    source = _replace(source, "    return torch.cuda.is_available()", "    return True")
+    report = grade(submission({ex: source}), "-e", ex)
+    check = _checks(report, ex)["test_setup_and_device"]
+    assert check["score"] == 0, check["message"]
+
+
+# ----------------------------------------------------------------------------- the general rule
+# A check may hand a given object of the student's file to the student's code, or build one, only
+# where what it concludes does not rest on that object telling the truth. Each such use is listed
+# here with the reason; any other use of a given helper by a check fails the test below, so a new
+# check that trusts given code is caught before it ships.
+TRUSTED_ANYWAY = {
+    ("s1_04_bpe_train", "pair_counts"): "count_pairs as rows (tuple keys cannot cross the wire); counts written "
+                                        "there are the exercise solved, and are compared with the grader's own",
+    ("s1_04_byte_bpe", "from_file"): "constructs the student's GPT2Tokenizer; its outputs are compared with the grader's",
+    ("s1_04_byte_bpe", "from_rows"): "constructs the student's GPT2Tokenizer; its outputs are compared with the grader's",
+    ("s1_04_byte_bpe", "merge_bytes"): "bpe_merge on bytes (which cannot cross); merging written there is the "
+                                       "exercise solved, compared with the grader's merges",
+    ("s1_21_transfer", "Classifier"): "the model; its requires_grad flags are read by the runtime (trainable_of), "
+                                      "its logits compared with the grader's",
+    ("s1_23_evaluation", "TinyBERT"): "held to bert_reference.tiny_bert_problem (and its dropout) where its "
+                                      "behaviour decides; predictions compared with the grader's",
+    ("s1_23_evaluation", "make_loader"): "batches the grader's data; the labels collected are compared with the grader's",
+    ("s1_23_inference", "TinyBERT"): "predictions and saved weights are compared with the grader's values",
+    ("s1_23_tokenizer", "from_file"): "constructs the student's BertTokenizer; its outputs are compared with the grader's",
+    ("s1_23_tokenizer", "from_rows"): "constructs the student's BertTokenizer; its outputs are compared with the grader's",
+    ("s1_23_training", "TinyBERT"): "held to bert_reference.tiny_bert_problem; what training achieved is measured "
+                                    "with bert_reference.tiny_bert and the trained state_dict",
+    ("s1_23_training", "make_loader"): "feeds the student's train; the result is measured by the grader's model",
+    ("s1_23_training", "make_sgd"): "the step's result is compared with parameters computed by the grader",
+}
+
+
+def _given(stub: Path) -> tuple[set[str], set[str]]:
+    """The given functions and classes of a stub (no stub raise in them), and the given methods of
+    its exercise classes."""
+    import ast
+
+    from tests.generic_answers import _is_stub_raise
+
+    def solved(node):
+        return not any(_is_stub_raise(n) for n in ast.walk(node))
+
+    top, methods = set(), set()
+    for node in ast.parse(stub.read_text()).body:
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef)) and solved(node):
+            top.add(node.name)
+        elif isinstance(node, ast.ClassDef):
+            methods |= {m.name for m in node.body if isinstance(m, ast.FunctionDef) and solved(m)
+                        and not m.name.startswith("__")}
+    return top, methods
+
+
+def _uses(check_source: str, top: set[str], methods: set[str]) -> set[str]:
+    """The given names a check module calls on the student's side (make_fixtures, which runs the
+    reference solution in the grader, left out)."""
+    import ast
+    import re
+    tree = ast.parse(check_source)
+    tree.body = [n for n in tree.body if not (isinstance(n, ast.FunctionDef) and "fixtures" in n.name)]
+    text = ast.unparse(tree)
+    found = {n for n in top if re.search(rf"\bsub\.{n}\(|\bsub\.(new|get)\(['\"]{n}['\"]", text)}
+    return found | {m for m in methods if re.search(rf"\.{m}\(", text)}
+
+
+def test_no_check_trusts_given_code_of_the_students_file():
+    from tests.conftest import EXERCISES, ROOT
+    used = set()
+    for stub in sorted((EXERCISES / "ch01").glob("s1_*.py")):
+        checks = ROOT / "grader" / "checks" / f"test_{stub.stem}.py"
+        if checks.exists():
+            used |= {(stub.stem, name) for name in _uses(checks.read_text(), *_given(stub))}
+    assert used - set(TRUSTED_ANYWAY) == set(), "checks that judge through given code of the student's file"
+    # the detector sees what it must: the dataset's given helpers, and a check that would use them
+    top, _ = _given(EXERCISES / "ch01" / "s1_23_dataset.py")
+    assert {"WordEncoder", "item", "size", "batches"} <= top
+    assert _uses('ds = sub.new("IMDBDataset", t, y, enc)\nx = sub.item(ds, 0)', top, set()) == {"item"}
