@@ -122,8 +122,9 @@ def test_every_submission_gets_one_row_with_a_reason_when_not_graded(graded):
     full = {"s1_11_matmul": "5", "total": "5", "max_score": "5", "percent": "100.0", "status": "graded"}
     for name in ("alice", "bob", "gina"):
         assert {k: book[name][k] for k in full} == full, name
-    assert book["alice-2"]["status"] == "graded" and book["alice-2"]["total"] == "1"
-    assert book["ivan"]["status"] == "graded" and book["ivan"]["total"] == "1"
+    # a matmul off by one everywhere: graded, and no point (its refusal check needs right values too)
+    assert book["alice-2"]["status"] == "graded" and book["alice-2"]["total"] == "0"
+    assert book["ivan"]["status"] == "graded" and book["ivan"]["total"] == "0"
     assert book["carol"]["status"] == "graded" and book["carol"]["total"] == "0"
     reasons = {n: book[n]["reason"] for n in ("dave", "eve", "frank", "hank_s1_11_matmul")}
     assert all(book[n]["status"] == "refused" and book[n]["total"] == "0" for n in reasons)
@@ -166,7 +167,7 @@ def test_one_report_per_student_and_the_gradescope_exercism_junit_html_formats(g
             assert gs["tests"] == [] and report["student"]["reason"] in gs["output"]
             assert ex["status"] == "error" and ex["message"] == report["student"]["reason"]
     wrong = json.loads((out / "students" / "alice-2" / "exercism" / "results.json").read_text())
-    assert wrong["status"] == "fail" and [t["status"] for t in wrong["tests"]] == ["fail", "fail", "pass"]
+    assert wrong["status"] == "fail" and [t["status"] for t in wrong["tests"]] == ["fail", "fail", "fail"]
     stub = json.loads((out / "students" / "carol" / "exercism" / "results.json").read_text())
     assert [t["status"] for t in stub["tests"]] == ["error", "error", "fail"]  # NotImplementedError: the code raised
     assert json.loads((out / "students" / "gina" / "exercism" / "results.json").read_text())["status"] == "pass"
@@ -180,7 +181,7 @@ def test_one_report_per_student_and_the_gradescope_exercism_junit_html_formats(g
         assert int(s.get("failures")) == sum(c.find("failure") is not None for c in cases)
         assert int(s.get("errors")) == sum(c.find("error") is not None for c in cases)
     assert int(root.get("tests")) == sum(int(s.get("tests")) for s in root)
-    assert (suites["alice-2"].get("failures"), suites["alice-2"].get("errors")) == ("2", "0")
+    assert (suites["alice-2"].get("failures"), suites["alice-2"].get("errors")) == ("3", "0")
     assert (suites["carol"].get("failures"), suites["carol"].get("errors")) == ("1", "2")
     assert "zip bomb" in suites["frank"].find("testcase/error").text
     for png in ("histogram.png", "failures.png"):
