@@ -83,7 +83,7 @@ def test_a_run_killed_with_sigkill_resumes_without_losing_or_duplicating_a_resul
     assert _students(out) == _students(whole)
     assert sorted(s["source"] for s in _students(out).values()) == ["S00", "s00", "s01", "s02", "zz.zip"]
     book = rows(out)
-    assert (book["S00"]["total"], book["s00-2"]["total"], book["s01"]["total"], book["s02"]["total"]) == ("5", "5", "1", "0")
+    assert (book["S00"]["total"], book["s00-2"]["total"], book["s01"]["total"], book["s02"]["total"]) == ("5", "5", "0", "0")
     assert book["zz"]["status"] == "refused"
 
 
@@ -98,8 +98,8 @@ def test_changed_submissions_are_graded_again_and_another_course_version_is_refu
     proc = kata("grade", str(cls), "--out", str(out), *EX)
     assert "1 of 2 submissions already graded" in proc.stdout
     assert "s00-2: the submission changed since it was graded; grading it again" in proc.stdout
-    assert "s00-2: 1/5" in proc.stdout and "zz" not in proc.stdout.replace("zz.zip", "")  # same file: kept
-    assert rows(out)["s00-2"]["total"] == "1" and rows(out)["S00"]["total"] == "5"  # S00 is not in this folder
+    assert "s00-2: 0/5" in proc.stdout and "zz" not in proc.stdout.replace("zz.zip", "")  # same file: kept
+    assert rows(out)["s00-2"]["total"] == "0" and rows(out)["S00"]["total"] == "5"  # S00 is not in this folder
 
     meta = json.loads((out / "batch.json").read_text())
     meta["course"] = "0123456789abcdef"  # as if graded with other checks or fixtures
@@ -112,7 +112,7 @@ def test_changed_submissions_are_graded_again_and_another_course_version_is_refu
     assert {p: p.read_bytes() for p in out.rglob("report.json")} == before
 
     proc = kata("grade", str(cls), "--out", str(out), "--force", *EX)  # everything graded again
-    assert "s00-2: 1/5" in proc.stdout and "zz: not graded" in proc.stdout
+    assert "s00-2: 0/5" in proc.stdout and "zz: not graded" in proc.stdout
     assert json.loads((out / "batch.json").read_text())["course"] != "0123456789abcdef"
 
 
