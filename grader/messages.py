@@ -893,6 +893,11 @@ CATALOG: dict[str, dict[str, str]] = {
         "en": "the kata's report of {id} has no check named {check}: the notebook and the course differ in version",
         "zh": "kata 对 {id} 的报告中没有名为 {check} 的检查：笔记本与课程的版本不一致",
     },
+    "nbg_link": {
+        "en": ("{file} is a link (or another kind of file), not a notebook of your own: links are never followed, "
+               "so it is not graded and scores 0 (hand in the notebook file itself)"),
+        "zh": "{file} 是一个链接（或其他类型的文件），不是你自己的笔记本：链接从不跟随，所以它不被评分，得 0 分（请提交笔记本文件本身）",
+    },
     "nbg_not_a_check": {
         "en": ("cell {cell} of {id} is an autograded test cell but no check of the kata's exercise {id}: "
                "autograding runs no cell in this course, so it scores 0"),

@@ -86,6 +86,11 @@ class KataGrade(NbGraderPreprocessor):
                 cell.outputs, cell.execution_count = [], None
         student, assignment = resources["nbgrader"].get("student"), resources["nbgrader"].get("assignment")
         places = submitted_places(_coursedir(self), student, assignment) if student and assignment else []
+        handed_in = places[0] / f"{ex_id}.ipynb" if places else None
+        if handed_in is not None and files.kind(handed_in) not in ("file", "missing"):
+            # nbgrader copied submitted/ into autograded/ following links: the notebook it hands us
+            # may be another student's or the instructor's. Only a regular file is the student's work.
+            return self._not_graded(nb, resources, t("nbg_link", file=f"{student}/{assignment}/{ex_id}.ipynb"))
         doc = grade_notebook(ex_id, nbformat.writes(nb).encode("utf-8"), places)
         rows = {c["name"]: c for c in doc["checks"] if c["exercise"] == ex_id}
         summary = t("nbg_graded", file=f"{ex_id}.ipynb", score=f"{doc['score']:g}", max=f"{doc['max_score']:g}")
@@ -107,5 +112,13 @@ class KataGrade(NbGraderPreprocessor):
             if first:
                 cell.outputs.insert(0, new_output("stream", name="stdout", text=summary + "\n"))
                 first = False
+        return nb, resources
+
+    def _not_graded(self, nb, resources, reason: str):
+        """Every test cell of the notebook fails with `reason`: it scores 0, and the student reads why."""
+        self.log.warning("%s", reason)
+        for cell in nb.cells:
+            if is_test_cell(cell):
+                cell.outputs = [error_output(reason)]
         return nb, resources
 

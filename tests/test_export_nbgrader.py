@@ -3,6 +3,7 @@
 wrong submissions (one with a test cell edited), scores read from nbgrader's gradebook."""
 import json
 import re
+import shutil
 
 import nbformat
 import pytest
@@ -394,3 +395,45 @@ def test_an_exercise_that_imports_earlier_ones_is_graded_with_the_student_s_own_
     graded = nbformat.read(course / "autograded" / "bob" / BLOCK / f"{BLOCK}.ipynb", as_version=4)
     outputs = "\n".join(o.get("text", "") + o.get("evalue", "") for c in graded.cells for o in c.get("outputs", []))
     assert "imports the earlier exercise s1_23_self_attention" in outputs
+
+
+def test_a_submitted_notebook_that_is_a_link_is_not_graded(tmp_path, monkeypatch, export):
+    """nbgrader copies submitted/ into autograded/ following links, so a student's
+    `submitted/mallory/s1_11/<id>.ipynb -> ../alice/...` (or -> source/, the instructor's) reached
+    the kata as a plain notebook and scored alice's points. Only a regular file is graded."""
+    pytest.importorskip("nbgrader", reason="nbgrader is an extra")
+    from nbgrader.utils import determine_grade
+    from traitlets.config.loader import PyFileConfigLoader
+
+    from grader import nbgrader_autograde
+
+    course = tmp_path / "course"
+    assert export(str(course), "-e", SOFTMAX)[0] == 0
+    monkeypatch.setenv("KATA_COURSE_ROOT", str(ROOT))
+    config = PyFileConfigLoader("nbgrader_config.py", path=str(course)).load_config()
+    source = course / "source" / "s1_11" / f"{SOFTMAX}.ipynb"
+    for student, link in (("alice", False), ("mallory", True)):
+        folder = course / "submitted" / student / "s1_11"
+        folder.mkdir(parents=True)
+        if link:
+            (folder / f"{SOFTMAX}.ipynb").symlink_to(source)
+        else:
+            shutil.copy(source, folder / f"{SOFTMAX}.ipynb")
+    graded = []
+    monkeypatch.setattr(nbgrader_autograde, "grade_notebook",
+                        lambda ex_id, data, places=(): graded.append(ex_id) or {
+                            "score": 12.0, "max_score": 12.0, "checks": [
+                                {"exercise": ex_id, "name": c.name, "visibility": "public", "status": "passed",
+                                 "message": "", "score": c.points, "max_score": c.points}
+                                for c in COURSE.get(SOFTMAX).checks]})
+    scores = {}
+    for student in ("alice", "mallory"):
+        nb = nbformat.read(source, as_version=4)
+        pre = nbgrader_autograde.KataGrade(config=config)
+        nb, _ = pre.preprocess(nb, {"nbgrader": {"notebook": SOFTMAX, "student": student, "assignment": "s1_11"}})
+        cells = [c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade")]
+        scores[student] = sum(determine_grade(c)[0] for c in cells)
+        if student == "mallory":
+            assert all("links are never followed" in c.outputs[-1].evalue for c in cells)
+    assert graded == [SOFTMAX]  # mallory's link was never handed to the grader
+    assert scores == {"alice": 12, "mallory": 0}
