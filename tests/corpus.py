@@ -33,6 +33,7 @@ import ctypes
 import hashlib
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -1153,6 +1154,8 @@ HIDDEN_PATH = src('''
             exec(compile("raise ValueError('x')", f"/sub/ch01/s1_11_x{TOKEN}.py", "exec"))
         if PATH == "lineno":  # its own file, at a line it does not have
             exec(compile("\\n" * 987653 + "raise ValueError('x')", __file__, "exec"))
+        if PATH == "line":  # its own file, at a line it has, chosen by the input (a number to read back)
+            exec(compile("\\n" * (1 + len(repr(args)) % 7) + "raise ValueError('x')", __file__, "exec"))
         if PATH == "text":
             raise ValueError(mark)
         if PATH == "classname":
@@ -1267,7 +1270,7 @@ HIDDEN_PATHS = {  # the path -> the exercise it is taken in
     "filename": "s1_11_matmul", "lineno": "s1_11_softmax", "text": "s1_11_attention_scores",
     "classname": "s1_12_context", "exit": "s1_12_scaled_attention", "repr": "s1_09_input_embeddings",
     "float": "s1_10_qkv", "handle": "s1_13_causal_mask", "payload": "s1_14_dropout", "error": "s1_17_layer_norm",
-    "output": "s1_18_feed_forward",
+    "output": "s1_18_feed_forward", "line": "s1_05_embeddings",
 }
 OPEN_IN_PUBLIC = {"filename": "s1_11_x", "text": "MARK-", "classname": "Leak_", "exit": "MARK-"}  # the attack ran
 
@@ -1295,6 +1298,7 @@ def _hidden_says_only_the_graders(o: Outcome, path: str) -> None:
         if c["visibility"] == "hidden":
             for mark in (token, "MARK-", "Leak_", "987654", "987,654"):
                 assert mark not in c["message"], f"{c['exercise']}::{c['name']}: {mark!r} in {c['message']!r}"
+            assert not re.search(r"\.py:\d", c["message"]), f"{c['exercise']}::{c['name']}: a line in {c['message']!r}"
     if path in OPEN_IN_PUBLIC:  # the same text reaches a public check: the attack ran
         public = [c for c in checks_of(report, HIDDEN_PATHS[path]) if c["visibility"] == "public"]
         assert public and any(OPEN_IN_PUBLIC[path] in c["message"] for c in public), \

@@ -91,7 +91,7 @@ def test_first_round_of_mistakes(round_a, ex, words):
 @pytest.mark.parametrize("ex, words", [
     ("s1_09_input_embeddings", "positions looked up by token id"),
     ("s1_10_qkv", "keys"),
-    ("s1_11_attention_scores", "at ch01/s1_11_attention_scores.py:"),  # keys.T breaks on batches: the line is named
+    ("s1_11_attention_scores", "at ch01/s1_11_attention_scores.py"),  # keys.T breaks on batches: the file is named
     ("s1_11_softmax", "softmax over dim 0 instead of dim"),
     ("s1_11_matmul", "matmul"),
     ("s1_12_self_attention", "W_query after torch.manual_seed(123)"),

@@ -146,16 +146,17 @@ class HiddenContext:
         self.files = dict(files or {})  # the exercise files the grader knows -> their number of lines
 
     def where(self, where) -> str:
-        """`where` ("ch01/x.py:12") when it names, exactly, an exercise file the grader knows and a
-        line that file has: text the grader could have written. Anything else, a file name the
-        student chose (`compile(src, "/sub/ch01/s1_11_x<digits>.py", ...)`) or a line past the
-        end (`compile("\\n" * N + ...)`), is dropped."""
+        """The file of `where` ("ch01/x.py:12" -> "ch01/x.py") when it names, exactly, an exercise
+        file the grader knows and a line that file has: text the grader could have written.
+        Anything else, a file name the student chose (`compile(src, "/sub/ch01/s1_11_x<digits>.py",
+        ...)`) or a line past the end (`compile("\\n" * N + ...)`), is dropped. The line itself is
+        never shown: code that raises from line 12 + (a hidden value % 256) would spell that value."""
         if not isinstance(where, str) or ":" not in where:
             return ""
         name, _, line = where.rpartition(":")
         if name not in self.files or not line.isascii() or not line.isdigit() or len(line) > 7:
             return ""
-        return where if 1 <= int(line) <= self.files[name] else ""
+        return name if 1 <= int(line) <= self.files[name] else ""
 
 
 def _hidden_error(label: str, err: dict, memory_mb: int | None, hidden: HiddenContext) -> StudentError:
@@ -181,7 +182,7 @@ def _hidden_error(label: str, err: dict, memory_mb: int | None, hidden: HiddenCo
         kind = "exception" if kind in ("forbidden", "memory") else kind
         text = t("hidden_raised", label=label, type=name)
     where = hidden.where(err.get("where", ""))
-    if where and kind != "not_implemented":  # the line of the student's own file: a number, no text of theirs
+    if where and kind != "not_implemented":  # the student's own file, named by the grader: no line, no text of theirs
         text += t("at_where", where=where)
     detail = err.get("message", "")
     return StudentError(kind, text, where, "", name, detail if isinstance(detail, str) else "")
