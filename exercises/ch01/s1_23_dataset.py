@@ -14,7 +14,8 @@ Two changes to the book's version, both for speed:
   (1 = real token, 0 = padding, as listing 1.27). A batch of short reviews stays short.
 
 Given (not part of the exercise): `WordEncoder`, a small stand-in for listing 1.26's encoder
-(no GPT-2 table needed here), and `item`, `size`, `batches`, which the checks use.
+(no GPT-2 table needed here), and `item`, `size`, `batches`, small helpers for your own
+experiments (the checks index, measure and iterate your dataset and loaders themselves).
 """
 import functools
 
@@ -79,7 +80,7 @@ class WordEncoder:
 
 
 def item(ds: Dataset, idx: int):
-    """Given: ds[idx] (the checks cannot index a dataset directly)."""
+    """Given: ds[idx], for your own experiments."""
     return ds[idx]
 
 

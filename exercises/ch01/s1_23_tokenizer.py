@@ -38,7 +38,7 @@ def choose_device() -> str:
 
 
 def cuda_available() -> bool:
-    """Given: whether torch sees a CUDA GPU here (the checks compare choose_device() with it)."""
+    """Given: whether torch sees a CUDA GPU here (the checks ask torch themselves)."""
     return torch.cuda.is_available()
 
 
