@@ -153,17 +153,17 @@ def test_a_batch_s_console_csv_and_summary_keep_student_names_on_one_line_and_in
         _submission(cls / name, _solution())
     (cls / page / "ch01" / page).symlink_to("/etc/passwd")  # a note quoting the name, in summary.md
     (cls / "@SUM(1+1)").mkdir()  # refused: its reason quotes its name
-    (cls / "zed\n✔ bob: 58 of 58 (FORGED)").symlink_to(cls / formula)  # not a submission: said on the console
+    (cls / "zed\n✔ bob: 58 of 58 (FORGED)").symlink_to(cls / formula)  # a link: a refused row, its name on one line
     out = tmp_path / "out"
     proc = kata("grade", str(cls), "--out", str(out), "--jobs", "1", "-e", MATMUL, timeout=300)
     console = proc.stdout + proc.stderr
-    assert proc.returncode == 1, console  # one entry is refused
+    assert proc.returncode == 1, console  # two entries are refused
     assert "FORGED" in console
     assert _column0(console, "✔ bob") == [], console
 
     text = (out / "gradebook.csv").read_text()
     rows = list(csv.reader(io.StringIO(text)))
-    assert len(rows) == 1 + 4 and len(text.splitlines()) == 5  # one line per row: no cell holds a break
+    assert len(rows) == 1 + 5 and len(text.splitlines()) == 6  # one line per row: no cell holds a break
     for row in rows[1:]:
         for cell in row:
             assert "\n" not in cell and "\r" not in cell
