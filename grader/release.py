@@ -45,6 +45,10 @@ REFERENCE = "bert_reference"
 PUBLIC_REFERENCE = "bert_public"
 # Trusted modules of grader/checks that re-implement exercises and never ship, not even by name.
 TRUSTED_ONLY = (REFERENCE, "tokenizer_reference")
+# The reference's own TinyBERT forward: the instructor's public training checks run the student's
+# trained weights through it, which no recorded table can answer. The bundle leaves it out, and
+# there the student's own forward stands in (a student grading themselves fools only themselves).
+TRUSTED_FUNCTIONS = {"tiny_bert", "tiny_bert_problem"}
 RELEASE_FILE = "release.json"
 STUBS_DIR = "release_stubs"
 INSTRUCTOR_ONLY = ("release.py", "release_record.py", "release_source.py")  # the tools that build the bundle
@@ -125,7 +129,7 @@ def public_sources(course: Course, shipped: dict[str, str]) -> tuple[dict[str, s
                 grown = True
         if not grown:
             break
-    return pruned, public_reference(needed.get(REFERENCE, set()))
+    return pruned, public_reference(needed.get(REFERENCE, set()) - TRUSTED_FUNCTIONS)
 
 
 def public_reference(used: set[str]) -> str:
