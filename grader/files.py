@@ -135,16 +135,20 @@ def links_in(top: str | Path, limit: int = 5, entries: int = 2000) -> list[str]:
     return found
 
 
-def walk_one(folder: str | Path):
-    """The regular files directly in `folder` (Found, by name); none when it is not a real folder."""
+def _entries(folder: str | Path) -> list:
+    """The entries directly in `folder` (os.DirEntry, by name); none when it is not a real folder."""
     if kind(folder) != "dir":
-        return
+        return []
     try:
         with os.scandir(folder) as it:
-            entries = sorted(it, key=lambda e: e.name)
+            return sorted(it, key=lambda e: e.name)
     except OSError:
-        return
-    for e in entries:
+        return []
+
+
+def walk_one(folder: str | Path):
+    """The regular files directly in `folder` (Found, by name); none when it is not a real folder."""
+    for e in _entries(folder):
         try:
             st = e.stat(follow_symlinks=False)
         except OSError:
@@ -161,14 +165,7 @@ def open_no_follow(path, flags):
 def walk_dirs(folder: str | Path):
     """The real folders directly in `folder` (os.DirEntry, by name), links left out; none when
     `folder` is not a real folder."""
-    if kind(folder) != "dir":
-        return
-    try:
-        with os.scandir(folder) as it:
-            entries = sorted(it, key=lambda e: e.name)
-    except OSError:
-        return
-    for e in entries:
+    for e in _entries(folder):
         try:
             if e.is_dir(follow_symlinks=False):
                 yield e
