@@ -135,11 +135,59 @@ CATALOG: dict[str, dict[str, str]] = {
         "en": "uses an API this exercise asks you to write yourself: {items}. {hint} This exercise scores 0 until it is removed.",
         "zh": "使用了本练习要求你自己实现的 API：{items}。{hint}在删除它之前，本练习记 0 分。",
     },
+    "scan_escapes": {
+        "en": "cannot be graded under the rules of an exercise that asks you to write a piece yourself: {items}. "
+              "The grader must be able to watch everything such a file does. {hint} This exercise scores 0 until "
+              "it is removed.",
+        "zh": "不符合“自己实现”类练习的规则，无法评分：{items}。评分器必须能看到这类文件做的每一件事。{hint}"
+              "在删除它之前，本练习记 0 分。",
+    },
     "scan_use": {
         "en": "{file}:{line}: uses {name} ({code})",
         "zh": "{file}:{line}：使用了 {name}（{code}）",
     },
     "scan_imported_file": {"en": "{file} (imported by {by})", "zh": "{file}（由 {by} 导入）"},
+    # The escape rule (grader/scan_escapes.py): code the worker's guard could not watch.
+    "scan_import": {
+        "en": "{file}:{line}: imports {name}; a file of this exercise may import only torch, the course's exercise "
+              "files and math, re, regex, typing, collections, dataclasses, functools, itertools and a few more "
+              "standard modules ({code})",
+        "zh": "{file}:{line}：导入了 {name}；本练习的文件只能导入 torch、课程的练习文件，以及 math、re、regex、typing、"
+              "collections、dataclasses、functools、itertools 等少数标准模块（{code}）",
+    },
+    "scan_torch_part": {
+        "en": "{file}:{line}: uses {name}, which runs code where this exercise's guard cannot see it ({code})",
+        "zh": "{file}:{line}：使用了 {name}，它会在本练习的守卫看不到的地方运行代码（{code}）",
+    },
+    "scan_private": {
+        "en": "{file}:{line}: uses the private name {name}, which this file does not define ({code})",
+        "zh": "{file}:{line}：使用了私有名称 {name}，而它不是本文件自己定义的（{code}）",
+    },
+    "scan_special": {
+        "en": "{file}:{line}: uses the special attribute {name} ({code})",
+        "zh": "{file}:{line}：使用了特殊属性 {name}（{code}）",
+    },
+    "scan_special_def": {
+        "en": "{file}:{line}: defines {name}, a hook Python or torch calls behind the exercise's back ({code})",
+        "zh": "{file}:{line}：定义了 {name}，这是 Python 或 torch 会在练习背后调用的钩子（{code}）",
+    },
+    "scan_dynamic": {
+        "en": "{file}:{line}: uses {name}, which picks what to run from text made at run time ({code})",
+        "zh": "{file}:{line}：使用了 {name}，它根据运行时拼出的文本决定运行什么（{code}）",
+    },
+    "scan_frames": {
+        "en": "{file}:{line}: reads the interpreter's frames ({name}) ({code})",
+        "zh": "{file}:{line}：读取了解释器的栈帧（{name}）（{code}）",
+    },
+    "scan_alias": {
+        "en": "{file}:{line}: uses {name} under another name ({code})",
+        "zh": "{file}:{line}：换了个名字使用 {name}（{code}）",
+    },
+    "scan_alias_name": {
+        "en": "{file}:{line}: uses .{name}, the name of an API this exercise forbids, on an object the grader "
+              "cannot identify ({code})",
+        "zh": "{file}:{line}：在评分器无法识别的对象上使用了 .{name}，这是本练习禁止的 API 的名字（{code}）",
+    },
     "hidden_failed": {
         "en": "{what}: the result is not correct for this hidden input",
         "zh": "{what}：对这个隐藏输入的结果不正确",
@@ -872,6 +920,11 @@ CATALOG: dict[str, dict[str, str]] = {
     "nbg_cell_listings": {
         "en": " (listing {listings})",
         "zh": "（代码清单 {listings}）",
+    },
+    "nbg_hidden_cell": {
+        "en": ("Hidden check {n}, {points} point(s): its code is the instructor's, and the kata writes its result "
+               "here when your notebook is graded."),
+        "zh": "隐藏检查 {n}，{points} 分：它的代码由教师保管，你的笔记本被评分时，kata 会把结果写在这里。",
     },
     "nbg_hidden_name": {
         "en": "{name} (hidden)",

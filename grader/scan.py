@@ -17,6 +17,7 @@ import ast
 from dataclasses import dataclass
 
 from .messages import t
+from .scan_escapes import escapes
 
 
 @dataclass(frozen=True)
@@ -24,9 +25,11 @@ class Violation:
     name: str
     line: int
     code: str
+    why: str = ""  # "": a forbidden name; otherwise the escape rule it broke (scan_escapes.py)
 
     def describe(self, file: str) -> str:
-        return t("scan_use", file=file, line=self.line, name=self.name, code=self.code.strip()[:80])
+        key = f"scan_{self.why}" if self.why else "scan_use"
+        return t(key, file=file, line=self.line, name=self.name, code=self.code.strip()[:80])
 
 
 def _dotted(node: ast.AST, aliases: dict[str, str]) -> str | None:
@@ -42,8 +45,10 @@ def _dotted(node: ast.AST, aliases: dict[str, str]) -> str | None:
     return None
 
 
-def scan(source: str, forbidden: list[str]) -> list[Violation]:
-    """Violations in `source`; an unparsable file gives none (its import error is reported)."""
+def scan(source: str, forbidden: list[str], local_modules=frozenset()) -> list[Violation]:
+    """Violations in `source`: its forbidden names, then on lines that have none the escapes of
+    scan_escapes.py (`local_modules`: the course's exercise modules, which a file may import).
+    An unparsable file gives none (its import error is reported)."""
     if not forbidden:
         return []
     try:
@@ -107,7 +112,17 @@ def scan(source: str, forbidden: list[str]) -> list[Violation]:
             attr = node.args[1].value
             if attr in methods or any(n.rsplit(".", 1)[-1] == attr for n in banned):
                 hit(f"getattr(..., {attr!r})", node)
-    return sorted(found.values(), key=lambda v: (v.line, v.name))
+    named = {line for _, line in found}
+    escaped: dict[int, Violation] = {}
+
+    def escape(name: str, node: ast.AST, why: str):
+        line = getattr(node, "lineno", 0)
+        if line not in named and line not in escaped:  # one report per line: the first rule it broke
+            code = lines[line - 1] if 0 < line <= len(lines) else ""
+            escaped[line] = Violation(name, line, code, why)
+
+    escapes(ast.parse(source), forbidden, frozenset(local_modules), escape)
+    return sorted([*found.values(), *escaped.values()], key=lambda v: (v.line, v.name))
 
 
 def imported(source: str) -> set[str]:

@@ -56,7 +56,7 @@ def verify(root=None, grade: bool = True, only: list[str] | None = None) -> Verd
             if sol_sigs.get(name) != stub_sigs.get(name):
                 v.problems.append(f"{ex.id}: signature of {name} differs: solution {sol_sigs.get(name)}, "
                                   f"stub {stub_sigs.get(name)}")
-        for bad in scan(sol_src, ex.forbidden):
+        for bad in scan(sol_src, ex.forbidden, {e.module for e in c.exercises}):
             v.problems.append(f"{ex.id}: the solution itself uses a forbidden API: {bad.describe(ex.file)}")
         by_module = {e.module: e for e in c.exercises}
         seen, todo = {ex.module}, [sol_src]
@@ -69,7 +69,7 @@ def verify(root=None, grade: bool = True, only: list[str] | None = None) -> Verd
                     continue
                 dep_src = dep_path.read_text(encoding="utf-8")
                 todo.append(dep_src)
-                for bad in scan(dep_src, ex.forbidden):
+                for bad in scan(dep_src, ex.forbidden, set(by_module)):
                     v.problems.append(f"{ex.id}: the solution of {dep.id}, which it imports, uses an API "
                                       f"{ex.id} forbids: {bad.describe(dep.file)}")
         try:

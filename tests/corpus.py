@@ -100,7 +100,7 @@ Expectation = Callable[[Outcome], None]
 
 @dataclass
 class Attack:
-    group: str  # "verdict" | "secrecy" | "escape" | "wire" | "archive"
+    group: str  # "verdict" | "secrecy" | "escape" | "wire" | "archive" | "guard"
     name: str
     doc: str  # what it tries
     graded: tuple[str, ...]  # the exercises to grade (the attacked ones, and any sentinel)
@@ -2220,7 +2220,112 @@ def _manifest_plain(o: Outcome) -> None:
     assert m["exercises"]["s1_11_matmul"] == {"status": "{'nested': [[[[[[[['deep']]]]]]]]}"}, m["exercises"]["s1_11_matmul"]
 
 
-ATTACKS: list[Attack] = VERDICT + SECRECY + ESCAPE + WIRE + ARCHIVE
+# ============================================================================ the guard of "write it yourself"
+# An exercise with a forbidden list is enforced by the static scan (the verdict) and by a guard in
+# the worker (torch function and dispatch modes). Each attack below reaches a forbidden function
+# with that guard switched off, out of its sight, or by a path the scan did not know; the first five
+# scored full marks on the main of stop 18. The scan's escape rule (grader/scan_escapes.py) refuses
+# each family, and the worker refuses threads under a forbidden list and keeps its guard on from
+# the import to the end of the process.
+def _body(exercise: str, old: str, new: str, head: str = "") -> str:
+    text = _solution(exercise)
+    assert old in text, (exercise, old)
+    return head + text.replace(old, new)
+
+
+SOFTMAX_BODY = ("    shifted = x - x.amax(dim=dim, keepdim=True)\n    e = torch.exp(shifted)\n"
+                "    return e / e.sum(dim=dim, keepdim=True)")
+MATMUL_BODY = ("    out = torch.zeros(A.shape[0], B.shape[1], dtype=A.dtype)\n    for i in range(A.shape[0]):\n"
+               "        for j in range(B.shape[1]):\n            out[i, j] = (A[i, :] * B[:, j]).sum()\n    return out")
+LAYER_NORM_BODY = "        return self.weight * normalize(x, self.eps) + self.bias"
+GELU_BODY = "    return 0.5 * x * (1.0 + torch.erf(x / math.sqrt(2.0)))"
+UNGUARDED = "import torch.overrides\nimport torch.utils._python_dispatch as dispatch\n"
+
+
+def _unguarded(call: str, indent: str) -> str:
+    """`return call` with the worker's dispatch modes disabled and its function modes popped."""
+    lines = ["with dispatch._disable_current_modes():",
+             "    popped = [torch.overrides._pop_mode() for _ in range(torch._C._len_torch_function_stack())]",
+             "    try:",
+             f"        return {call}",
+             "    finally:",
+             "        for mode in reversed(popped):",
+             "            torch.overrides._push_mode(mode)"]
+    return "\n".join(indent + line for line in lines)
+
+
+ESCAPED = "cannot be graded under the rules"  # the escape rule's verdict, on every check
+
+GUARD = [
+    Attack("guard", "modes-popped-and-another-path",
+           "pops torch's function modes and disables the dispatch modes (the worker's guards), then "
+           "calls softmax by another path (torch.nn.modules.activation.F.softmax)",
+           graded=("s1_11_softmax",), expect=(zero("s1_11_softmax", ESCAPED),),
+           files={ch01("s1_11_softmax"): _body(
+               "s1_11_softmax", SOFTMAX_BODY, _unguarded("torch.nn.modules.activation.F.softmax(x, dim)", "    "),
+               head=UNGUARDED)}),
+    Attack("guard", "custom-operator",
+           "registers a custom torch operator whose body is softmin(-x): the dispatch guard sees only "
+           "the custom operator, and runs its body with itself paused",
+           graded=("s1_11_softmax",), expect=(zero("s1_11_softmax", ESCAPED),),
+           files={ch01("s1_11_softmax"): _body("s1_11_softmax", SOFTMAX_BODY, "    return _softmax(x, dim)", head=src("""
+               import torch
+               import torch.nn.functional as F
+
+
+               @torch.library.custom_op("kata_attack::softmax", mutates_args=())
+               def _softmax(x: torch.Tensor, dim: int) -> torch.Tensor:
+                   return F.softmin(-x, dim)
+
+               """))}),
+    Attack("guard", "thread-outside-the-guard",
+           "computes the product in a thread, where the per-thread guard is absent, with the library's "
+           "linear reached by another path (torch.nn.modules.linear.F.linear)",
+           graded=("s1_11_matmul",),
+           # the thread refused at run time (a hidden check names only the exception's class)
+           expect=(zero("s1_11_matmul", "can't start new thread", "raised RuntimeError on this hidden input"),),
+           files={ch01("s1_11_matmul"): _body("s1_11_matmul", MATMUL_BODY, "\n".join([
+               "    box = []",
+               "    worker = threading.Thread(target=lambda: box.append(torch.nn.modules.linear.F.linear(A, B.t())))",
+               "    worker.start()",
+               "    worker.join()",
+               "    return box[0]"]), head="import threading\n")}),
+    Attack("guard", "layer-norm-unguarded",
+           "layer norm through torch.nn.modules.normalization.F.layer_norm with both guards switched off",
+           graded=("s1_17_layer_norm",), expect=(zero("s1_17_layer_norm", ESCAPED),),
+           files={ch01("s1_17_layer_norm"): _body(
+               "s1_17_layer_norm", LAYER_NORM_BODY,
+               _unguarded("normalization.F.layer_norm(x, x.shape[-1:], self.weight, self.bias, self.eps)", "        "),
+               head=UNGUARDED + "from torch.nn.modules import normalization\n")}),
+    Attack("guard", "gelu-class-unguarded",
+           "GELU through the class torch.nn.modules.activation.GELU with both guards switched off",
+           graded=("s1_18_feed_forward",), expect=(zero("s1_18_feed_forward", ESCAPED),),
+           files={ch01("s1_18_feed_forward"): _body(
+               "s1_18_feed_forward", GELU_BODY, _unguarded("activation.GELU()(x)", "    "),
+               head=UNGUARDED + "from torch.nn.modules import activation\n")}),
+    Attack("guard", "attention-class-by-another-path",
+           "a helper in the encoder block's file builds torch's own MultiheadAttention, named by its "
+           "module path (the forbidden list names torch.nn.MultiheadAttention)",
+           graded=("s1_23_encoder_block",), expect=(zero("s1_23_encoder_block", "under another name"),),
+           files={ch01("s1_23_encoder_block"): _solution("s1_23_encoder_block") + src("""
+
+               def _torch_attention(d: int, heads: int):
+                   return nn.modules.activation.MultiheadAttention(d, heads, batch_first=True)
+               """)}),
+    Attack("guard", "softmin-while-the-reply-is-encoded",
+           "returns a list whose __iter__ computes softmin(-x): the worker runs it after the call, "
+           "while it encodes the reply, where the guard used to be off",
+           graded=("s1_11_softmax",),
+           expect=(zero("s1_11_softmax", "aten::_softmax is not allowed",
+                        names={"test_book_softmax_examples", "test_large_inputs_stable"}),),
+           files={ch01("s1_11_softmax"): _body("s1_11_softmax", SOFTMAX_BODY, "\n".join([
+               "    class Lazy(list):",
+               "        def __iter__(self):",
+               "            return iter([F.softmin(-x, dim)])",
+               "    return Lazy([x])"]), head="import torch.nn.functional as F\n")}),
+]
+
+ATTACKS: list[Attack] = VERDICT + SECRECY + ESCAPE + WIRE + ARCHIVE + GUARD
 
 
 def by_id(attack_id: str) -> Attack:

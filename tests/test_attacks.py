@@ -770,24 +770,21 @@ except OSError:
     pass
 time.sleep(4)
 """
-# A right matmul that an honest student might write: the rows computed by a pool of threads (a
-# thread counts against RLIMIT_NPROC like a process).
-THREADED_MATMUL = """
+# Right context vectors that an honest student might write: each row's weighted sum computed by a
+# pool of threads (a thread counts against RLIMIT_NPROC like a process). Not the matmul exercise:
+# under a forbidden list threads are refused (the guard is per thread; grader/scan_escapes.py).
+THREADED_CONTEXT = """
 from concurrent.futures import ThreadPoolExecutor
 
 import torch
 
 
-def matmul(A, B):
-    if A.dim() != 2 or B.dim() != 2 or A.shape[1] != B.shape[0]:
-        raise ValueError(f"cannot multiply shapes {tuple(A.shape)} and {tuple(B.shape)}")
-    def row(i):
-        if B.shape[1] == 0:
-            return torch.zeros(0, dtype=A.dtype)
-        return torch.stack([(A[i, :] * B[:, j]).sum() for j in range(B.shape[1])])
+def context_vectors(attn_weights, values):
+    if attn_weights.dim() == 1:
+        return attn_weights @ values
     with ThreadPoolExecutor(max_workers=2) as pool:
-        rows = list(pool.map(row, range(A.shape[0])))
-    return torch.stack(rows).to(A.dtype) if rows else torch.zeros(0, B.shape[1], dtype=A.dtype)
+        rows = list(pool.map(lambda i: attn_weights[..., i:i + 1, :] @ values, range(attn_weights.shape[-2])))
+    return torch.cat(rows, dim=-2) if rows else attn_weights @ values
 """
 
 
@@ -802,7 +799,7 @@ def test_a_fork_bomb_does_not_starve_a_submission_graded_next_to_it(tmp_path):
     for name in ["a-bomb", *honest]:
         shutil.copytree(ROOT / "solutions", cls / name)
         if name != "a-bomb":
-            (cls / name / "ch01" / "s1_11_matmul.py").write_text(src(THREADED_MATMUL))
+            (cls / name / "ch01" / "s1_12_context.py").write_text(src(THREADED_CONTEXT))
     first = cls / "a-bomb" / "ch01" / "s1_09_input_embeddings.py"
     first.write_text(src(BOMB) + first.read_text())
     args = [a for ex in NEIGHBOURS for a in ("-e", ex)]

@@ -48,10 +48,15 @@ RUNS = {
                   "archive/manifest-hostile-json"],
     "odd-folder": ["archive/fifo-socket-hardlink-and-odd-names"],
     "cp437": ["archive/cp437-names"],
+    "guard": ["guard/modes-popped-and-another-path", "guard/thread-outside-the-guard", "guard/layer-norm-unguarded",
+              "guard/gelu-class-unguarded", "guard/attention-class-by-another-path"],
+    "guard-operator": ["guard/custom-operator"],
+    "guard-reply": ["guard/softmin-while-the-reply-is-encoded"],
 }
 REFUSED = [a.id for a in C.ARCHIVE if a.archive and a.graded == ()]
 BATCH_ONLY = [a.id for a in C.ATTACKS if a.neighbour]  # attacks on a neighbour: tests/test_corpus_batch.py
-CONTROLS = {"verdict": ["s1_11_softmax", "s1_12_self_attention"], "secrecy": ["s1_11_matmul"]}
+CONTROLS = {"verdict": ["s1_11_softmax", "s1_12_self_attention"], "secrecy": ["s1_11_matmul"],
+            "guard": ["s1_14_dropout", "s1_05_embeddings"]}
 
 
 def grade_run(name: str, tmp_path: Path, capfd, controls: list[str] = (), subprocess_env: bool = False,
@@ -104,7 +109,7 @@ def grade_run(name: str, tmp_path: Path, capfd, controls: list[str] = (), subpro
 def test_the_corpus_covers_every_class_with_at_least_30_submissions():
     ids = [a.id for a in C.ATTACKS]
     assert len(ids) == len(set(ids)) >= 30
-    groups = {g: sum(a.group == g for a in C.ATTACKS) for g in ("verdict", "secrecy", "escape", "wire", "archive")}
+    groups = {g: sum(a.group == g for a in C.ATTACKS) for g in ("verdict", "secrecy", "escape", "wire", "archive", "guard")}
     assert all(n >= 3 for n in groups.values()), groups
     ran = [i for run in RUNS.values() for i in run] + REFUSED + BATCH_ONLY
     assert sorted(ran) == sorted(ids), "every attack is graded by exactly one test here (or, on a neighbour, in a batch)"
@@ -181,6 +186,20 @@ def test_folder_with_fifo_socket_hard_link_and_odd_names(tmp_path, capfd):
 
 def test_zip_with_legacy_code_page_names(tmp_path, capfd):
     grade_run("cp437", tmp_path, capfd)
+
+
+def test_the_guard_of_write_it_yourself_exercises(tmp_path, capfd):
+    """Forbidden functions reached with the worker's guards switched off, in a thread, or by
+    another path score 0; exercises with a forbidden list graded beside them keep full marks."""
+    grade_run("guard", tmp_path, capfd, controls=CONTROLS["guard"])
+
+
+def test_a_custom_operator_does_not_hide_a_forbidden_one(tmp_path, capfd):
+    grade_run("guard-operator", tmp_path, capfd)
+
+
+def test_the_guard_is_on_while_the_reply_is_encoded(tmp_path, capfd):
+    grade_run("guard-reply", tmp_path, capfd)
 
 
 @pytest.mark.parametrize("attack", REFUSED)

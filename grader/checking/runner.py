@@ -273,16 +273,21 @@ def _scan_exercise(ex: Exercise, submission: Submission, course: Course | None =
     if not ex.forbidden:
         return ""
     files = [ex.file] + (exercise_files_imported(ex, submission, course) if course is not None else [])
-    items = []
+    local = frozenset(e.module for e in course.exercises) if course is not None else frozenset()
+    names, escapes = [], []
     for f in files:
         source = submission.source(f)
         if source is None:
             continue
         label = f if f == ex.file else t("scan_imported_file", file=f, by=ex.file)
-        items += [v.describe(label) for v in scan(source, ex.forbidden)]
-    if not items:
-        return ""
-    return t("scan", items="; ".join(items), hint=ex.display_forbidden_hint())
+        for v in scan(source, ex.forbidden, local):
+            (escapes if v.why else names).append(v.describe(label))
+    verdicts = []
+    if names:
+        verdicts.append(t("scan", items="; ".join(names), hint=ex.display_forbidden_hint()))
+    if escapes:
+        verdicts.append(t("scan_escapes", items="; ".join(escapes), hint="" if names else ex.display_forbidden_hint()))
+    return " ".join(verdicts)
 
 
 def run(course: Course, submission: Submission, exercises: list[Exercise] | None = None,

@@ -5,7 +5,6 @@ Every reply says `ok` or describes the error in the student's terms (file and li
 """
 from __future__ import annotations
 
-import contextlib
 import importlib.util
 import inspect
 import itertools
@@ -15,7 +14,7 @@ import traceback
 
 import torch
 
-from . import given, wire
+from . import given, syscalls, wire
 from .guard import ForbiddenAPI, Guard, OpGuard
 
 # Taken before any student code runs: which parameters are trainable is read from the modules'
@@ -191,15 +190,24 @@ class Session:
             raise _Missing(f"file {msg['path']} is missing from the submission", "worker_file_missing",
                            path=msg["path"])
         sys.path.insert(0, os.path.dirname(path))
+        if not self.guards:
+            # On from before the file runs to the end of this process: whatever the student's code
+            # does, whenever it runs (at import, in a call, in a property, in a result's __iter__
+            # while the reply is encoded, in a __del__), it runs guarded. Under a forbidden list it
+            # cannot leave the guarded thread either: no thread, process or exec (syscalls.SPAWN).
+            hint = msg.get("hint", "")
+            self.guards = [Guard(self.exercise, msg.get("forbidden", []), hint)]
+            if msg.get("forbidden_ops"):
+                self.guards.append(OpGuard(self.exercise, msg["forbidden_ops"], hint))
+            for guard in self.guards:
+                guard.__enter__()
+            if msg.get("forbidden"):
+                syscalls.install(spawn=True)  # where seccomp is missing, the static scan still refuses threads
         spec = importlib.util.spec_from_file_location(self.exercise, path)
         module = importlib.util.module_from_spec(spec)
         sys.modules[self.exercise] = module
         spec.loader.exec_module(module)
         self.module = module
-        hint = msg.get("hint", "")
-        self.guards = [Guard(self.exercise, msg.get("forbidden", []), hint)]
-        if msg.get("forbidden_ops"):
-            self.guards.append(OpGuard(self.exercise, msg["forbidden_ops"], hint))
         return None
 
     def op_call(self, msg, args, kwargs):
@@ -218,10 +226,7 @@ class Session:
                 name = msg["target"].get("name") or type(fn).__name__
                 raise _SignatureError(f"{name}{sig} cannot be called as the exercise asks: {e}", "worker_signature",
                                       name=name, signature=str(sig), error=str(e)) from None
-        with contextlib.ExitStack() as stack:
-            for guard in self.guards:
-                stack.enter_context(guard)
-            return fn(*args, **kwargs)
+        return fn(*args, **kwargs)  # guarded: the guards are on since op_import
 
     def op_getattr(self, msg):
         return self.target(msg["target"])
@@ -230,14 +235,11 @@ class Session:
         """obj[i], len(obj) or one pass over obj (at most 100,000 items, each as a tuple): the checks' own way to
         reach a dataset or a loader, never through a helper of the submission's file."""
         obj = self.target(msg["target"])
-        with contextlib.ExitStack() as stack:
-            for guard in self.guards:
-                stack.enter_context(guard)
-            if op == "getitem":
-                return obj[args[0]]
-            if op == "len":
-                return len(obj)
-            return [tuple(x) for x in itertools.islice(iter(obj), 100_000)]
+        if op == "getitem":
+            return obj[args[0]]
+        if op == "len":
+            return len(obj)
+        return [tuple(x) for x in itertools.islice(iter(obj), 100_000)]
 
     def op_given(self, msg, args, kwargs):
         """A given object built by the runtime's own code (given.py), not the submission's."""

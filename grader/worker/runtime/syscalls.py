@@ -44,12 +44,25 @@ ARCHES = {
 }
 
 
-def program(machine: str | None = None) -> bytes | None:
-    """The filter as an array of struct sock_filter, or None for an unknown architecture."""
-    arch = ARCHES.get(machine or platform.machine())
+# A second filter, for a worker graded under a forbidden list: no thread, no process, no new program.
+# The guard that refuses the forbidden functions is per thread and per process, so code that ran
+# elsewhere would run unguarded. (The worker itself starts none: torch runs on one thread there.)
+SPAWN = {
+    "x86_64": {"clone": 56, "fork": 57, "vfork": 58, "execve": 59, "execveat": 322, "clone3": 435},
+    "aarch64": {"clone": 220, "execve": 221, "execveat": 281, "clone3": 435},
+}
+
+
+def program(machine: str | None = None, spawn: bool = False) -> bytes | None:
+    """The filter as an array of struct sock_filter, or None for an unknown architecture.
+    spawn=True: the filter that refuses threads, processes and exec instead."""
+    machine = machine or platform.machine()
+    arch = ARCHES.get(machine)
     if arch is None:
         return None
     audit, foreign, numbers = arch
+    if spawn:
+        numbers = SPAWN[machine]
     body = [(LD_ABS, 0, 0, 4)]  # seccomp_data.arch
     body.append((JEQ, 1, 0, audit))  # ours: go on; another ABI: refuse
     body.append(None)  # ret deny, filled below
@@ -63,9 +76,10 @@ def program(machine: str | None = None) -> bytes | None:
     return b"".join(struct.pack("=HBBI", *ins) for ins in body)
 
 
-def install() -> bool:
-    """Filter this process and its future children. False when it could not be installed."""
-    prog = program()
+def install(spawn: bool = False) -> bool:
+    """Filter this process and its future children. False when it could not be installed.
+    spawn=True: refuse threads, processes and exec from now on (see SPAWN)."""
+    prog = program(spawn=spawn)
     if prog is None:
         return False
 
