@@ -37,7 +37,7 @@ from pathlib import Path
 
 from . import atomic
 from .messages import t
-from .nbgrader_cell import ENV_ROOT, grading_timeout
+from .nbgrader_cell import ENV_ROOT, check_cell_ids, grading_timeout
 from .notebook import CHECK_TAG, INTRO_TAG, KERNEL
 from .stubs import BEGIN, END, blocks
 
@@ -112,7 +112,9 @@ def build(course, ex, lang: str | None = None):
             "nbgrader": _nbgrader(_grade_id(names[0].split(".")[0] if len(names) > 1 else names[0], taken),
                                   solution=True)}))
     cells.append(new_markdown_cell(t("nbg_tests_heading", lang), metadata={"tags": [INTRO_TAG]}))
-    for check in ex.checks:
+    by_name = {c.name: c for c in ex.checks}
+    for gid, check_name in check_cell_ids(ex).items():
+        check = by_name[check_name]
         name = check.name.removeprefix("test_")
         label = t("nbg_hidden_name", lang, name=name) if check.hidden else name
         where = t("nbg_cell_listings", lang, listings=", ".join(check.listings)) if check.listings else ""
@@ -121,8 +123,13 @@ def build(course, ex, lang: str | None = None):
                 + f"from grader.nbgrader_cell import verdict\n"
                 f"passed, message = verdict({ex.id!r}, {check.name!r})\n"
                 f"assert passed, message")
+        if check.hidden:  # generate_assignment keeps only the first line: no name, no listing
+            public = t("nbg_hidden_cell", lang, n=gid.rsplit("_", 1)[1], points=f"{check.points:g}")
+            code = ("".join(f"# {line}\n" for line in textwrap.wrap(public, 96))
+                    + "### BEGIN HIDDEN TESTS\n" + code + "\n### END HIDDEN TESTS")
+        taken.add(gid)
         cells.append(new_code_cell(code, metadata={"tags": [CHECK_TAG], "nbgrader": _nbgrader(
-            _grade_id(check.name, taken), grade=True, locked=True, points=check.points)}))
+            gid, grade=True, locked=True, points=check.points)}))
     for i, cell in enumerate(cells):  # stable ids: the same course exports the same bytes
         cell.id = cell.metadata.get("nbgrader", {}).get("grade_id", f"cell-{i}")[:64]
     return new_notebook(cells=cells, metadata={**KERNEL, "kata": {"exercise": ex.id}})

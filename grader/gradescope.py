@@ -39,7 +39,7 @@ from pathlib import Path
 
 from . import __version__, atomic
 from .messages import t
-from .safe_text import one_line
+from .safe_text import indent_lines, one_line
 
 VISIBILITIES = ("hidden", "after_due_date", "after_published", "visible")
 # Every text of results.json (the output, each test's name and output) is shown as plain text:
@@ -68,6 +68,7 @@ def gradescope_results(doc: dict, hidden_visibility: str = "after_published", la
         output = c.get("message") or ""
         if c["status"] == "skipped":
             output = t("gs_skipped", lang, reason=output)
+        output = indent_lines(output)  # a line of the student's exception never starts a line of the page
         tests.append({
             "name": f"§{ex.get('section', '?')} {c['exercise']} › {c['name'].removeprefix('test_')}",
             "number": f"{n}.{counters[c['exercise']]}",

@@ -42,7 +42,16 @@ from nbgrader.preprocessors import NbGraderPreprocessor
 
 from . import files
 from .messages import t
-from .nbgrader_cell import check_outcome, grade_notebook
+from .nbgrader_cell import check_cell_ids, check_outcome, grade_notebook
+
+
+def _cell_ids(ex_id: str) -> dict[str, str]:
+    """{grade_id: check name} of the exported test cells of `ex_id` (hidden checks by rank)."""
+    from .course import load
+    from .nbgrader_cell import course_root
+
+    course = load(course_root(), require_stubs=False)
+    return check_cell_ids(course.get(ex_id))
 
 
 def is_test_cell(cell) -> bool:
@@ -92,7 +101,9 @@ class KataGrade(NbGraderPreprocessor):
             # may be another student's or the instructor's. Only a regular file is the student's work.
             return self._not_graded(nb, resources, t("nbg_link", file=f"{student}/{assignment}/{ex_id}.ipynb"))
         doc = grade_notebook(ex_id, nbformat.writes(nb).encode("utf-8"), places)
-        rows = {c["name"]: c for c in doc["checks"] if c["exercise"] == ex_id}
+        by_name = {c["name"]: c for c in doc["checks"] if c["exercise"] == ex_id}
+        ids = _cell_ids(ex_id)
+        rows = {gid: by_name[name] for gid, name in ids.items() if name in by_name}
         summary = t("nbg_graded", file=f"{ex_id}.ipynb", score=f"{doc['score']:g}", max=f"{doc['max_score']:g}")
         self.log.info("%s", summary)
         for note in doc.get("earlier_missing", []):  # an earlier exercise it imports, found nowhere

@@ -57,6 +57,23 @@ class GradingError(RuntimeError):
     """The notebook could not be graded; the cell fails and scores 0."""
 
 
+HIDDEN_CELL = "kata_hidden_{n}"
+
+
+def check_cell_ids(ex) -> dict[str, str]:
+    """{grade_id: check name} of the exercise's test cells, in its checks' order. A public check's
+    cell is named by the check; a hidden one's only by its rank ("kata_hidden_2"), so the notebook
+    a student is given names no hidden check (its code sits between nbgrader's hidden-test marks)."""
+    out, n = {}, 0
+    for check in ex.checks:
+        if check.hidden:
+            n += 1
+            out[HIDDEN_CELL.format(n=n)] = check.name
+        else:
+            out[check.name] = check.name
+    return out
+
+
 def grading_timeout(ex) -> float:
     """Seconds one exercise's grading may take at most: start-up, then every check at twice its
     call time limit (a check makes a few calls). nbgrader's cell timeout is set above it."""

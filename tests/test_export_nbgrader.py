@@ -9,6 +9,7 @@ import nbformat
 import pytest
 
 from grader import course as course_mod
+from grader.nbgrader_cell import check_cell_ids
 from grader.stubs import blocks
 from tests.conftest import ROOT, SOLUTIONS, grade
 from tests.nbgrader_course import answers, max_scores, nbgrader, scores, solve, submit
@@ -74,11 +75,20 @@ def test_export_writes_source_notebooks_with_solution_regions_and_a_test_cell_pe
 
         # One locked test cell per check, worth the check's points: together the exercise's points.
         tests = [(c, m) for c, m in cells if m.get("grade")]
-        assert [m["grade_id"] for c, m in tests] == [c.name for c in ex.checks]
+        # A hidden check's cell is named by its rank, its code between nbgrader's hidden-test marks.
+        ids = check_cell_ids(ex)
+        assert [m["grade_id"] for c, m in tests] == list(ids) and list(ids.values()) == [c.name for c in ex.checks]
         assert [m["points"] for c, m in tests] == [c.points for c in ex.checks]
         assert sum(m["points"] for c, m in tests) == ex.points
         assert all(m["locked"] and not m["solution"] and "kata-check" in c.metadata["tags"] for c, m in tests)
-        assert all(f"verdict({ex_id!r}, {m['grade_id']!r})" in c.source and "assert passed" in c.source for c, m in tests)
+        assert all(f"verdict({ex_id!r}, {ids[m['grade_id']]!r})" in c.source and "assert passed" in c.source
+                   for c, m in tests)
+        for (c, m), check in zip(tests, ex.checks):
+            assert (m["grade_id"] == f"kata_hidden_{sum(x.hidden for x in ex.checks[:ex.checks.index(check) + 1])}"
+                    if check.hidden else m["grade_id"] == check.name)
+            head = c.source.split("### BEGIN HIDDEN TESTS")[0]
+            assert ("### BEGIN HIDDEN TESTS" in c.source and check.name not in head
+                    and check.name.removeprefix("test_") not in head) if check.hidden else "HIDDEN" not in c.source
         ids = [m["grade_id"] for c, m in cells if m]
         assert len(ids) == len(set(ids))
 
@@ -127,6 +137,11 @@ def test_nbgrader_autograde_gives_the_kata_scores(tmp_path, export):
     release, source = course / "release" / "s1_11", course / "source" / "s1_11"
     released = (release / f"{SOFTMAX}.ipynb").read_text()
     assert "BEGIN SOLUTION" not in released and "x.amax(" not in released and "raise NotImplementedError()" in released
+    for n in (SOFTMAX, MATMUL):  # the notebooks students are given name no hidden check
+        text = (release / f"{n}.ipynb").read_text()
+        hidden = [c.name for c in COURSE.get(n).checks if c.hidden]
+        assert hidden and "kata_hidden_1" in text
+        assert not [h for h in hidden if h.removeprefix("test_") in text], hidden
 
     key = {n: answers(source / f"{n}.ipynb") for n in (SOFTMAX, MATMUL)}
     submit(course, "solved", "s1_11", {n: solve(release / f"{n}.ipynb", key[n]) for n in key})
@@ -160,7 +175,8 @@ def test_nbgrader_autograde_gives_the_kata_scores(tmp_path, export):
     # The feedback a student reads: the grader's message in each failing cell (the edited one
     # restored), the verdict in the passing ones.
     graded = nbformat.read(course / "autograded" / "partial" / "s1_11" / f"{SOFTMAX}.ipynb", as_version=4)
-    errors = {c.metadata["nbgrader"]["grade_id"]: o for c in graded.cells for o in c.get("outputs", [])
+    ids = check_cell_ids(COURSE.get(SOFTMAX))
+    errors = {ids[c.metadata["nbgrader"]["grade_id"]]: o for c in graded.cells for o in c.get("outputs", [])
               if o.output_type == "error"}
     assert set(errors) == failed
     assert all(e.ename == "AssertionError" and e.evalue.startswith("✘ ") for e in errors.values())
@@ -238,12 +254,13 @@ def test_autograde_runs_no_cell_and_scores_each_test_cell_by_the_kata_s_verdict(
     nb, _ = nbgrader_autograde.KataGrade().preprocess(nb, resources)
     assert [ex_id for ex_id, _ in seen] == [SOFTMAX]
     assert "verdict(" not in json.loads(nbgrader_cell.without_test_cells(seen[0][1]))["cells"].__repr__()
-    points = {c.metadata["nbgrader"]["grade_id"]: determine_grade(c)[0] for c in nb.cells
+    ids = {**check_cell_ids(COURSE.get(SOFTMAX)), "my_own_test": "my_own_test"}
+    points = {ids[c.metadata["nbgrader"]["grade_id"]]: determine_grade(c)[0] for c in nb.cells
               if c.metadata.get("nbgrader", {}).get("grade")}
     assert points == {**{c.name: 0 if c.name in failing else c.points for c in checks}, "my_own_test": 0}
     assert all(not c.outputs for c in nb.cells if c.cell_type == "code" and "nbgrader" not in c.metadata)
-    errors = {c.metadata["nbgrader"]["grade_id"]: c.outputs[-1] for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade")
-              and c.outputs[-1].output_type == "error"}
+    errors = {ids[c.metadata["nbgrader"]["grade_id"]]: c.outputs[-1] for c in nb.cells
+              if c.metadata.get("nbgrader", {}).get("grade") and c.outputs[-1].output_type == "error"}
     assert "wrong values" in errors[checks[0].name].evalue and "my_own_test" in errors["my_own_test"].evalue
 
     # A notebook the kata cannot grade is no score at all: nbgrader records the failure.
@@ -322,8 +339,8 @@ def test_a_kernel_side_attack_scores_in_nbgrader_what_kata_grade_gives(attacked,
     proc, got, kata = attacked
     if attack == "solved":  # the controls: the kata's grading works here
         assert kata[attack] == 12
-    elif attack == "naive_patched":
-        assert 0 < kata[attack] < 12
+    elif attack == "naive_patched":  # the kernel-side patch is code in the softmax exercise's notebook:
+        assert kata[attack] == 0  # it imports what a "write it yourself" exercise may not (grader/scan_escapes.py)
     else:
         assert kata[attack] == 0  # the attack solves nothing
     assert got.get(attack, {}).get(SOFTMAX) == kata[attack], got.get(attack)

@@ -112,6 +112,9 @@ def test_an_exception_s_lines_never_start_a_line_of_kata_grade_s_output(tmp_path
     assert "FORGED LINE" in out  # the student's text is shown...
     assert _column0(out + err, "✔ s1_11_matmul · FORGED", "Score: 12") == []  # ...under the grader's line
     assert len(_column0(out, "Score:")) == 1
+    outputs = [test["output"] for test in gradescope_results(report)["tests"]]
+    assert any("FORGED LINE" in o for o in outputs)  # on Gradescope's page too, under the check's first line
+    assert [o for o in outputs if _column0(o, "✔ s1_11_matmul · FORGED", "Score: 12")] == []
 
 
 def test_kata_check_shows_an_exception_s_lines_under_its_own(tmp_course, monkeypatch, capfd):
