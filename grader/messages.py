@@ -28,8 +28,12 @@ CATALOG: dict[str, dict[str, str]] = {
         "zh": "{what}：形状错误：应为 {expected}，实际为 {actual}",
     },
     "shape_hidden": {
-        "en": "{what}: wrong shape {actual} for this input",
-        "zh": "{what}：对该输入返回的形状 {actual} 不正确",
+        "en": "{what}: wrong shape for this input",
+        "zh": "{what}：对该输入返回的形状不正确",
+    },
+    "nonfinite_hidden": {
+        "en": "{what}: NaN or infinite values where finite numbers were expected",
+        "zh": "{what}：出现了 NaN 或无穷大，而应为有限数",
     },
     "dtype": {
         "en": "{what}: wrong dtype: expected {expected}, got {actual}",
@@ -50,8 +54,8 @@ CATALOG: dict[str, dict[str, str]] = {
         "zh": "{what}：应为 {expected}，实际为 {actual}",
     },
     "values_hidden": {
-        "en": "{what}: {bad} of {total} values differ from the expected ones (tolerance {tol})",
-        "zh": "{what}：{total} 个值中有 {bad} 个与期望值不符（容差 {tol}）",
+        "en": "{what}: values differ from the expected ones beyond the tolerance",
+        "zh": "{what}：有值与期望值的差距超出容差",
     },
     "mistake": {
         "en": "This looks like {mistake}.",
@@ -170,6 +174,11 @@ CATALOG: dict[str, dict[str, str]] = {
     "scan_special_def": {
         "en": "{file}:{line}: defines {name}, a hook Python or torch calls behind the exercise's back ({code})",
         "zh": "{file}:{line}：定义了 {name}，这是 Python 或 torch 会在练习背后调用的钩子（{code}）",
+    },
+    "scan_star": {
+        "en": "{file}:{line}: uses {name}, after which the grader cannot tell which function a name is; import "
+              "the names you use ({code})",
+        "zh": "{file}:{line}：使用了 {name}，之后评分器无法判断一个名字指的是哪个函数；请只导入你用到的名字（{code}）",
     },
     "scan_dynamic": {
         "en": "{file}:{line}: uses {name}, which picks what to run from text made at run time ({code})",

@@ -13,14 +13,18 @@ not one trick at a time:
   run no code of their choosing (no numpy, ctypes, threading, os, sys, gc, inspect, importlib...);
 - `torch_part`: the parts of torch that run code where the guard cannot see it or switch it off
   (torch.library custom operators, jit, compile, fx, export, overrides, utils, multiprocessing,
-  hub, load, ops...), reached by any spelling, and callbacks that torch runs inside one of its own
-  calls, where the guard is paused (Tensor.apply_/map_, gradient hooks, as_subclass, a tensor
-  subclass's own __torch_function__);
+  hub, load, ops, autograd.Function...), reached by any spelling, and callbacks that torch runs
+  inside one of its own calls, where the function guard is paused (Tensor.apply_/map_, gradient
+  hooks, as_subclass);
+- `special_def`: a special method the file defines (__eq__, __index__, __torch_function__,
+  __del__...), which Python calls from inside torch's functions, with the function guard paused;
 - `private` / `special`: names with a leading underscore that the file does not define itself
   (torch._C, torch.overrides._pop_mode, nn.Module._parameters) and special attributes
   (__dict__, __globals__, __subclasses__...), the ways to torch's internals and to the guard;
+- `star`: `from torch.nn.functional import *`, after which `softmax(x)` names nothing the scan knows;
 - `dynamic`: names made at run time (getattr with a computed name, exec, eval, compile,
-  __import__, globals, vars), which no scan can read;
+  __import__, globals, vars, operator.attrgetter, type() with three arguments), which no scan can
+  read; a string annotation is scanned as the code it holds (functools.singledispatch evaluates it);
 - `frames`: the interpreter's frames and tracebacks (f_back, f_locals, tb_frame), from which the
   guard object itself could be reached;
 - `alias`: a forbidden function reached through another path (`torch.nn.modules.activation.F.softmax`,
@@ -39,15 +43,18 @@ import inspect
 import sys
 
 ALLOWED_MODULES = frozenset({
-    "__future__", "abc", "base64", "collections", "dataclasses", "enum", "fractions", "functools", "itertools",
-    "json", "math", "numbers", "random", "re", "regex", "statistics", "time", "torch", "typing", "unicodedata",
+    "__future__", "abc", "array", "base64", "bisect", "cmath", "collections", "contextlib", "copy", "csv",
+    "dataclasses", "datetime", "decimal", "enum", "fractions", "functools", "hashlib", "heapq", "io",
+    "itertools", "json", "math", "numbers", "operator", "pathlib", "pprint", "random", "re", "regex",
+    "statistics", "string", "struct", "textwrap", "time", "torch", "typing", "typing_extensions",
+    "unicodedata",
 })
 
 # Parts of torch, by the name of one component of the path: anything under them, however spelled.
 TORCH_PARTS = frozenset({
     "library", "jit", "compile", "compiler", "export", "fx", "onnx", "overrides", "utils", "multiprocessing",
     "distributed", "hub", "package", "serialization", "load", "ops", "classes", "testing", "func", "vmap",
-    "cond", "while_loop", "autograd.graph", "profiler", "cpp_extension",
+    "cond", "while_loop", "autograd.graph", "autograd.Function", "autograd.function", "profiler", "cpp_extension",
 })
 # The same names reached from an object the scan cannot resolve (`t = [torch][0]; t.library`): only
 # those that mean nothing else in an exercise's own code.
@@ -60,9 +67,14 @@ CALLBACKS = frozenset({
     "apply_", "map_", "map2_", "register_hook", "register_post_accumulate_grad_hook", "register_multi_grad_hook",
     "register_prehook", "register_full_backward_hook", "register_full_backward_pre_hook", "register_backward_hook",
     "saved_tensors_hooks", "save_on_cpu", "as_subclass", "numpy", "get_type_hints", "ForwardRef",
+    # names that reach attributes or code from text: operator's getters, string.Formatter's fields,
+    # functools' dispatch on annotations (it evaluates string annotations)
+    "attrgetter", "methodcaller", "Formatter", "get_field", "singledispatch", "singledispatchmethod",
 })
-DEFINED_SPECIAL_REFUSED = frozenset({"__torch_function__", "__torch_dispatch__", "__array__", "__getattr__",
-                                     "__getattribute__", "__reduce__", "__reduce_ex__", "__del__"})
+# A special method the file defines is a callback: Python calls it from inside torch's own functions
+# (`x in tensor` calls __eq__, an argument's __index__ or __format__), where the function guard is
+# paused. A class of a "write it yourself" file needs none but these.
+SPECIAL_DEFS_OK = frozenset({"__init__", "__post_init__"})
 SPECIAL_OK = frozenset({"__init__", "__name__", "__qualname__", "__doc__", "__class__", "__call__", "__len__",
                         "__getitem__", "__iter__", "__next__", "__repr__", "__str__", "__post_init__"})
 DYNAMIC = frozenset({"exec", "eval", "compile", "__import__", "globals", "locals", "vars", "breakpoint",
@@ -82,10 +94,42 @@ def _private(name: str) -> bool:
 
 
 class _Attributes(ast.NodeTransformer):
-    """getattr(obj, "name") is obj.name, for every rule (and so is hasattr, setattr, delattr)."""
+    """getattr(obj, "name") is obj.name, for every rule (and so is hasattr, setattr, delattr); a
+    string annotation is the code it holds (typing and functools evaluate it: `def f(a: "exec(...)")`)."""
 
     def __init__(self, dynamic: list[ast.AST]):
         self.dynamic = dynamic
+
+    def _annotation(self, node):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            try:
+                parsed = ast.parse(node.value.strip(), mode="eval").body
+            except SyntaxError:
+                self.dynamic.append(node)  # text that is not an expression: nothing may evaluate it
+                return node
+            for inner in ast.walk(parsed):
+                ast.copy_location(inner, node)
+            return self.visit(parsed)
+        return node
+
+    def visit_arg(self, node: ast.arg):
+        self.generic_visit(node)
+        if node.annotation is not None:
+            node.annotation = self._annotation(node.annotation)
+        return node
+
+    def visit_FunctionDef(self, node):
+        self.generic_visit(node)
+        if node.returns is not None:
+            node.returns = self._annotation(node.returns)
+        return node
+
+    visit_AsyncFunctionDef = visit_FunctionDef
+
+    def visit_AnnAssign(self, node: ast.AnnAssign):
+        self.generic_visit(node)
+        node.annotation = self._annotation(node.annotation)
+        return node
 
     def visit_Call(self, node: ast.Call):
         self.generic_visit(node)
@@ -100,6 +144,8 @@ class _Attributes(ast.NodeTransformer):
                 node.args[1] = attr  # still a call of setattr/...: the attribute is judged all the same
                 return node
             self.dynamic.append(node)
+        elif isinstance(node.func, ast.Name) and node.func.id == "type" and len(node.args) == 3:
+            self.dynamic.append(node)  # type(name, bases, {"__eq__": f}): a class made from text and a dict
         return node
 
 
@@ -142,7 +188,12 @@ def escapes(tree: ast.AST, forbidden: list[str], local_modules=frozenset(), hit=
     dynamic: list[ast.AST] = []
     tree = _Attributes(dynamic).visit(tree)
     for node in dynamic:
-        hit(f"{node.func.id}(...) with a computed name", node, "dynamic")
+        if isinstance(node, ast.Constant):
+            hit("an annotation that is not an expression", node, "dynamic")
+        elif node.func.id == "type":
+            hit("type(name, bases, namespace)", node, "dynamic")
+        else:
+            hit(f"{node.func.id}(...) with a computed name", node, "dynamic")
 
     aliases: dict[str, str] = {}
     for node in ast.walk(tree):
@@ -185,20 +236,29 @@ def escapes(tree: ast.AST, forbidden: list[str], local_modules=frozenset(), hit=
     for node in ast.walk(tree):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             defined.add(node.name)
-            if node.name in DEFINED_SPECIAL_REFUSED:
+            if _special(node.name) and node.name not in SPECIAL_DEFS_OK:
                 hit(f"def {node.name}", node, "special_def")
         elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
             defined.add(node.attr)
         elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
             defined.add(node.id)
-            if node.id in DEFINED_SPECIAL_REFUSED:
-                hit(node.id, node, "special_def")
         elif isinstance(node, ast.arg):
             defined.add(node.arg)
         elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.args
               and node.func.attr in ("register_buffer", "register_parameter", "add_module", "register_module")
               and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)):
             defined.add(node.args[0].value)  # self.register_buffer("_mask", ...) makes self._mask
+    # `__eq__ = lambda ...` in a class is a special method too; `__all__ = [...]`, `__constants__ = [...]`
+    # or `__hash__ = None` hold data, not code
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            data = all(isinstance(n, (ast.Constant, ast.List, ast.Tuple, ast.Set, ast.Dict, ast.Load, ast.expr_context))
+                       for n in ast.walk(node.value))
+            for target in targets:
+                if (isinstance(target, ast.Name) and _special(target.id) and target.id not in SPECIAL_DEFS_OK
+                        and not data):
+                    hit(target.id, target, "special_def")
     own_self = {node.attr for node in ast.walk(tree) if isinstance(node, ast.Attribute)
                 and isinstance(node.ctx, ast.Store) and isinstance(node.value, ast.Name) and node.value.id == "self"}
     banned = _banned_objects(forbidden)
@@ -264,6 +324,8 @@ def escapes(tree: ast.AST, forbidden: list[str], local_modules=frozenset(), hit=
                 for a in node.names:
                     if a.name != "*":
                         judge_path(f"{node.module}.{a.name}", node)
+                    elif top not in local_modules:  # names the scan cannot see: `softmax(x)` after it
+                        hit(f"from {node.module} import *", node, "star")
         elif isinstance(node, ast.Name):
             if node.id in DYNAMIC:
                 hit(node.id, node, "dynamic")

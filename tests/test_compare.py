@@ -35,7 +35,10 @@ def test_nan_or_inf_never_matches_by_default(visibility):
     for bad in (math.nan, math.inf, -math.inf):
         same = torch.full((2, 3), bad)
         msg = fail_message(same, same.clone(), tol="attention", what=WEIGHTS)
-        assert "6 value(s) are NaN or infinite where a finite number was expected" in msg, msg
+        if visibility:  # where and how many can follow a hidden input
+            assert msg == "weights: NaN or infinite values where finite numbers were expected", msg
+        else:
+            assert "6 value(s) are NaN or infinite where a finite number was expected" in msg, msg
     msg = fail_message(torch.tensor([-math.inf, 1.0]), torch.tensor([-math.inf, 2.0]), nonfinite=True)
     assert "NaN or infinite" not in msg and "differ" in msg  # the -inf matched; 1 vs 2 did not
     assert "differ" in fail_message(torch.tensor([math.inf, 2.0]), torch.tensor([-math.inf, 2.0]), nonfinite=True)
@@ -44,12 +47,12 @@ def test_nan_or_inf_never_matches_by_default(visibility):
 def test_order_type_shape_dtype_values(visibility):
     assert "expected a torch.Tensor, got list" in fail_message([1.0], torch.ones(1), what=WEIGHTS)
     msg = fail_message(torch.ones(2, 3), torch.ones(3, 2), what=WEIGHTS)
-    assert "wrong shape" in msg and "(2, 3)" in msg
-    assert ("(3, 2)" in msg) is (not visibility)  # the expected shape is revealed only in public checks
+    assert "wrong shape" in msg
+    assert ("(2, 3)" in msg) is ("(3, 2)" in msg) is (not visibility)  # shapes only in public checks
     assert "wrong dtype: expected torch.float32, got torch.float64" in fail_message(
         torch.ones(2, dtype=torch.float64), torch.ones(2))
     msg = fail_message(torch.tensor([1.0, math.nan, 3.0]), torch.tensor([1.0, 2.0, 3.0]))
-    assert "NaN or infinite" in msg and "(1,)" in msg
+    assert "NaN or infinite" in msg and ("(1,)" in msg) is (not visibility)
 
 
 def test_public_message_gives_worst_index_expected_actual_and_errors():
@@ -71,9 +74,25 @@ def test_hidden_message_never_reveals_expected_values():
         msg = fail_message(got, exp, tol="softmax", what=WEIGHTS)
     finally:
         compare.HIDDEN.reset(token)
-    assert "2 of 2 values differ" in msg
+    assert msg == "weights: values differ from the expected ones beyond the tolerance", msg
     for secret in ("0.123", "0.654", "0.376", "0.154"):  # values and errors both leak the answer
         assert secret not in msg
+
+
+def test_a_hidden_check_s_message_carries_no_number():
+    """Checks describe their calls with the values they used; in a hidden check those values are
+    the hidden input, so the runner masks every number of a hidden check's message (the book's
+    section and listing numbers aside), whatever the check wrote."""
+    from grader.checking.runner import _message
+
+    said = "gelu(x) must never exceed relu(x) (x = [6.082871234372721]) in listing 1.16 (§1.18), dim=-1, nan"
+    hidden, _ = _message(AssertionError(said), hidden=True)
+    assert hidden == "gelu(x) must never exceed relu(x) (x = […]) in listing 1.16 (§1.18), dim=…, …", hidden
+    public, _ = _message(AssertionError(said), hidden=False)
+    assert public == said
+    failure, _ = _message(CheckFailure("softmax([2, 3, -inf]): the result is not correct for this hidden input"),
+                          hidden=True)
+    assert failure == "softmax([…, …, …]): the result is not correct for this hidden input", failure
 
 
 def test_known_mistake_is_named(visibility):

@@ -31,11 +31,17 @@ TECHNIQUES = {
     "import inspect": "import inspect",
     "import importlib": "import importlib",
     "import builtins": "import builtins",
-    "import operator": "import operator",
+    "operator.attrgetter": "import operator\nimport torch\n_c = operator.attrgetter('nn')(torch)",
+    "import warnings": "import warnings",
+    "import weakref": "import weakref",
+    "import types": "import types",
+    "import signal": "import signal",
     "import numpy": "import numpy",
     "import pickle": "import pickle",
-    "import string": "import string",
+    "string.Formatter": "import string\nimport torch\n_f = string.Formatter().get_field('0.nn', [torch], {})",
     "relative import": "from . import helper",
+    "star import from torch": "from torch.nn.functional import *",
+    "star import from a module": "from math import *",
     "torch.overrides": "import torch\n_m = torch.overrides.TorchFunctionMode",
     "import torch.overrides": "import torch.overrides as _o",
     "torch._C": "import torch\n_c = torch._C",
@@ -87,6 +93,18 @@ TECHNIQUES = {
     "__torch_function__ assigned": ("import torch\n\n\nclass _T(torch.Tensor):\n"
                                     "    __torch_function__ = classmethod(lambda *a, **k: None)"),
     "module __getattr__": "def __getattr__(name):\n    return name",
+    "a callback in __eq__": ("import torch\n\n\nclass _Key(int):\n    def __eq__(self, other):\n        return True\n\n\n"
+                             "_x = _Key(0) in torch.zeros(1)"),
+    "a callback in __index__": "class _I(int):\n    def __index__(self):\n        return 1",
+    "a callback assigned": "class _S(str):\n    __eq__ = lambda self, other: True",
+    "a class from a dict": "_K = type('K', (int,), {'__eq__': lambda s, o: True})",
+    "autograd.Function": ("import torch\n\n\nclass _F(torch.autograd.Function):\n    @staticmethod\n"
+                          "    def forward(ctx, x):\n        return x"),
+    "code in a string annotation": ("import functools\n\n\n@functools.singledispatch\ndef _d(a):\n    return a\n\n\n"
+                                    "def _k(a: \"__import__('builtins').exec('x = 1') or int\"):\n    return a"),
+    "code in a return annotation": "def _k(a) -> \"exec('x = 1') or int\":\n    return a",
+    "an annotation that is not code": "def _k(a: 'import os'):\n    return a",
+    "singledispatch": "from functools import singledispatch",
     "__del__": "class _D:\n    def __del__(self):\n        pass",
     "a private attribute of torch's": "import torch\n_p = torch.nn.Linear(2, 2)._parameters",
 }
@@ -150,8 +168,14 @@ def test_a_forbidden_function_under_another_name_is_refused(ex, name):
 
 
 CORRECT_IDIOMS = textwrap.dedent('''
+    import copy
+    import heapq
     import math
+    import operator
+    import string
     from collections import Counter
+    from contextlib import nullcontext
+    from pathlib import Path
     from dataclasses import dataclass
     from functools import lru_cache
     from typing import Optional
@@ -161,12 +185,18 @@ CORRECT_IDIOMS = textwrap.dedent('''
     import torch.nn as nn
 
 
+    __all__ = ["_Block"]
+
+
     @dataclass
     class _Config:
         width: int = 4
+        __hash__ = None
 
 
     class _Block(nn.Module):
+        __constants__ = ["width"]
+
         def __init__(self, width: int, scale: Optional[float] = None):
             super().__init__()
             nn.Module.__init__(self) if False else None
@@ -189,6 +219,20 @@ CORRECT_IDIOMS = textwrap.dedent('''
 
     def _count(words):
         return Counter(words).most_common(1)[0][0], [w for w in sorted(words)], repr(_Config())
+
+
+    def _clones(block: "_Block", n: int) -> "nn.ModuleList":
+        return nn.ModuleList([copy.deepcopy(block) for _ in range(n)])
+
+
+    def _lowest(pairs: dict, ranks: dict):
+        with nullcontext():
+            best = heapq.nsmallest(1, pairs, key=lambda p: ranks.get(p, math.inf))
+        return sorted(pairs.items(), key=operator.itemgetter(1)), best, string.ascii_letters
+
+
+    def _read(path: str) -> list[str]:
+        return Path(path).read_text(encoding="utf-8").splitlines()
 ''')
 
 

@@ -99,7 +99,7 @@ def expect_tensor(actual, expected: torch.Tensor, tol: str = "exact", what: Msg 
         raise CheckFailure(t("not_a_tensor", what=what, got=type(actual).__name__))
     hint = _mistake(actual, mistakes, tolv)
     if tuple(actual.shape) != tuple(expected.shape):
-        key = "shape_hidden" if hidden else "shape"
+        key = "shape_hidden" if hidden else "shape"  # hidden: not even the shape (it can follow the input)
         raise CheckFailure(_join(t(key, what=what, expected=tuple(expected.shape), actual=tuple(actual.shape)), hint))
     if dtype and actual.dtype != expected.dtype:
         raise CheckFailure(_join(t("dtype", what=what, expected=expected.dtype, actual=actual.dtype), hint))
@@ -109,6 +109,8 @@ def expect_tensor(actual, expected: torch.Tensor, tol: str = "exact", what: Msg 
     e = expected.detach().to(torch.float64)
     bad_finite = ~torch.isfinite(a) & torch.isfinite(e) if nonfinite else ~torch.isfinite(a)
     if bad_finite.any():
+        if hidden:  # where and how many can follow the input: a hidden check says neither
+            raise CheckFailure(_join(t("nonfinite_hidden", what=what), hint))
         first = _index(int(bad_finite.flatten().nonzero()[0]), a.shape)
         raise CheckFailure(_join(t("nonfinite", what=what, count=int(bad_finite.sum()), index=first), hint))
     ok = close_mask(a, e, tolv)

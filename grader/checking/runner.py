@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import io
 import os
+import re
 import time
 from dataclasses import asdict, dataclass, field
 
@@ -219,19 +220,38 @@ def _message(exc: BaseException | None, hidden: bool = False) -> tuple[str, str]
         return "", ""
     exc = _root_cause(exc)
     if isinstance(exc, compare.CheckFailure):
-        return str(exc), "check"
+        return conceal_values(str(exc)) if hidden else str(exc), "check"
     if isinstance(exc, StudentError):
         return str(exc), "forbidden" if exc.kind == "forbidden" else "student"
     if isinstance(exc, WorkerFault):
         return t("fault", reason=exc.reason), "fault"
     if isinstance(exc, AssertionError):
-        return str(exc) or t("assertion_failed"), "check"
+        message = str(exc) or t("assertion_failed")
+        return conceal_values(message) if hidden else message, "check"
     if type(exc).__name__ in ("Skipped", "XFailed"):
         return str(getattr(exc, "msg", exc)), "skipped"
     if hidden:
         name = type(exc).__name__
         return t("check_error_hidden", type=name if name in BUILTIN_EXCEPTIONS else "Exception"), "check"
     return t("check_error", type=type(exc).__name__, message=str(exc)[:500]), "check"
+
+
+_NUMBER = re.compile(r"(?<![\w.])-?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?(?![\w])|(?<![\w])-?(?:inf|nan)(?![\w])")
+_KEPT = re.compile(r"(?:§|listings? )[\d.]+(?:/[\w-]+)?")  # "§1.11", "listing 1.6": the book, not the input
+
+
+def conceal_values(message: str) -> str:
+    """A hidden check's message with every number in it masked. A check may describe its call with
+    the values it used ("softmax([2, 3, -inf])", "x = [6.08]"); in a hidden check those are the
+    hidden input. One rule for every check, present and future: no number reaches the student."""
+    kept: list[str] = []
+
+    def keep(m):
+        kept.append(m.group(0))
+        return f"\x00k{len(kept) - 1}k\x00"  # letters around the digits: not a number
+
+    masked = _NUMBER.sub("…", _KEPT.sub(keep, message))
+    return re.sub("\x00k(\\d+)k\x00", lambda m: kept[int(m.group(1))], masked)
 
 
 def printable(value, lines: bool = True):

@@ -1,0 +1,105 @@
+"""The third outside attack on the "write it yourself" exercises, graded for real.
+
+tests/guard_attacks/ holds the attacker's files as written (each one exercise file; the rest of
+the submission is the reference solutions). Every attack got marks on the main it was aimed at,
+with the forbidden function or operator doing the work:
+
+- code in a string annotation, run by functools.singledispatch(method).register (sm_sd, sm_sdm,
+  bpe_tt: the guards switched off from there, or tiktoken imported);
+- a callback in a special method (`_Key(0) in tensor` calls __eq__ with torch's function guard
+  paused) building torch's own attention or an encoder layer whose fused kernel computes GELU
+  (sa_cb, ff_cb);
+- fused or sibling operators no list named: flash attention's softmax, sparse softmax,
+  embedding_bag and cosine_embedding_loss, instance norm, bilinear (sm_sdpa8, sm_sparse, emb_alt,
+  ln_inorm, mm_bil);
+- hidden checks that quoted their inputs (sm_echo, ff_leak).
+
+Each attack now scores 0 and no hidden message carries a number; the attacker's honest variants
+(a heap in the BPE loop, dataclasses, private attributes, `__constants__`, ...) keep full marks.
+"""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from grader import gpt2
+from grader.course import load
+from tests.conftest import ROOT, checks_of, grade, score_of
+
+FILES = Path(__file__).resolve().parent / "guard_attacks"
+COURSE = load(ROOT)
+HAS_ASSET = gpt2.have_asset()
+
+ATTACKS = {  # exercise -> the attack graded in the one shared submission
+    "s1_11_softmax": "sm_sd",
+    "s1_23_self_attention": "sa_cb",
+    "s1_18_feed_forward": "ff_cb",
+    "s1_05_embeddings": "emb_alt",
+    "s1_17_layer_norm": "ln_inorm",
+    "s1_11_matmul": "mm_bil",
+    **({"s1_04_byte_bpe": "bpe_tt"} if HAS_ASSET else {}),
+}
+MORE_SOFTMAX = ["sm_sdm", "sm_sdpa8", "sm_sparse"]
+HONEST = {
+    "s1_17_layer_norm": "ln_fp",
+    "s1_14_dropout": "do_fp",
+    "s1_18_feed_forward": "ff_fp",
+    "s1_11_matmul": "mm_fp",
+    "s1_11_softmax": "sm_fp",
+    **({"s1_04_byte_bpe": "bpe_heapq"} if HAS_ASSET else {}),
+}
+A_NUMBER = re.compile(r"(?<![\w.§])\d|\binf\b|\bnan\b")
+
+
+def _graded(submission, files: dict[str, str]) -> dict:
+    sub = submission({ex: (FILES / f"{name}.py").read_text() for ex, name in files.items()})
+    return grade(sub, *[a for ex in files for a in ("-e", ex)])
+
+
+def _hidden_numbers(report: dict) -> list[str]:
+    """Hidden messages holding a number, the scan's verdict aside (its line numbers are the file's)."""
+    out = []
+    for c in report["checks"]:
+        said = re.split("cannot be graded under|uses an API this exercise", c["message"])[0]
+        said = said.replace(COURSE.get(c["exercise"]).forbidden_hint, "")  # the course's own text
+        if c["visibility"] == "hidden" and A_NUMBER.search(said):
+            out.append(f"{c['exercise']}::{c['name']}: {c['message']}")
+    return out
+
+
+@pytest.mark.slow
+def test_each_attack_scores_zero(submission):
+    report = _graded(submission, ATTACKS)
+    for ex, name in ATTACKS.items():
+        assert score_of(report, ex) == 0, (name, [(c["name"], c["score"], c["message"]) for c in checks_of(report, ex)])
+    assert not _hidden_numbers(report)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", MORE_SOFTMAX)
+def test_each_softmax_attack_scores_zero(submission, name):
+    report = _graded(submission, {"s1_11_softmax": name})
+    assert score_of(report, "s1_11_softmax") == 0, checks_of(report, "s1_11_softmax")
+
+
+def test_the_attacker_s_honest_variants_keep_full_marks(submission):
+    report = _graded(submission, HONEST)
+    for ex, name in HONEST.items():
+        lost = [(c["name"], c["message"]) for c in checks_of(report, ex) if c["score"] < c["max_score"]]
+        assert not lost, (name, lost)
+
+
+@pytest.mark.slow
+def test_hidden_checks_quote_no_input(submission):
+    """A constant softmax and a GELU nudged past relu at the input's maximum: both fail hidden
+    checks whose messages described their call with the hidden values; now no number shows."""
+    report = _graded(submission, {"s1_11_softmax": "sm_echo", "s1_18_feed_forward": "ff_leak"})
+    failed_hidden = [c for c in report["checks"] if c["visibility"] == "hidden" and c["status"] == "failed"]
+    assert {c["exercise"] for c in failed_hidden} == {"s1_11_softmax", "s1_18_feed_forward"}
+    assert not _hidden_numbers(report)
+    public = [c["message"] for c in checks_of(report, "s1_11_softmax") if c["visibility"] == "public"
+              and c["status"] == "failed"]
+    assert any(A_NUMBER.search(m) for m in public)  # public checks still show their values
+
