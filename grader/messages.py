@@ -184,6 +184,12 @@ CATALOG: dict[str, dict[str, str]] = {
         "en": "{file}:{line}: uses {name}, which picks what to run from text made at run time ({code})",
         "zh": "{file}:{line}：使用了 {name}，它根据运行时拼出的文本决定运行什么（{code}）",
     },
+    "scan_base": {
+        "en": "{file}:{line}: a class derives from {name}, whose special methods call your code from inside torch "
+              "where the grader cannot watch it; derive from object or nn.Module ({code})",
+        "zh": "{file}:{line}：有个类继承自 {name}，它的特殊方法会在 torch 内部、评分器看不到的地方调用你的代码；"
+              "请继承 object 或 nn.Module（{code}）",
+    },
     "scan_frames": {
         "en": "{file}:{line}: reads the interpreter's frames ({name}) ({code})",
         "zh": "{file}:{line}：读取了解释器的栈帧（{name}）（{code}）",

@@ -18,6 +18,9 @@ not one trick at a time:
   hooks, as_subclass);
 - `special_def`: a special method the file defines (__eq__, __index__, __torch_function__,
   __del__...), which Python calls from inside torch's functions, with the function guard paused;
+- `base`: a class whose base is not object, an exception, nn.Module (or one of torch's modules),
+  NamedTuple, Enum or a class of the course's files: the special methods of a list, a dict,
+  collections.UserList or int call the file's overrides and properties from inside torch too;
 - `private` / `special`: names with a leading underscore that the file does not define itself
   (torch._C, torch.overrides._pop_mode, nn.Module._parameters) and special attributes
   (__dict__, __globals__, __subclasses__...), the ways to torch's internals and to the guard;
@@ -55,6 +58,9 @@ TORCH_PARTS = frozenset({
     "library", "jit", "compile", "compiler", "export", "fx", "onnx", "overrides", "utils", "multiprocessing",
     "distributed", "hub", "package", "serialization", "load", "ops", "classes", "testing", "func", "vmap",
     "cond", "while_loop", "autograd.graph", "autograd.Function", "autograd.function", "profiler", "cpp_extension",
+    # other implementations of nn's modules (quantizable MultiheadAttention is torch's attention in
+    # plain Python) and the attention APIs beside nn.functional
+    "ao", "quantization", "quantizable", "quantized", "qat", "intrinsic", "nn.attention",
 })
 # The same names reached from an object the scan cannot resolve (`t = [torch][0]; t.library`): only
 # those that mean nothing else in an exercise's own code.
@@ -74,7 +80,12 @@ CALLBACKS = frozenset({
 # A special method the file defines is a callback: Python calls it from inside torch's own functions
 # (`x in tensor` calls __eq__, an argument's __index__ or __format__), where the function guard is
 # paused. A class of a "write it yourself" file needs none but these.
-SPECIAL_DEFS_OK = frozenset({"__init__", "__post_init__"})
+SPECIAL_DEFS_OK = frozenset({"__init__", "__post_init__", "__repr__", "__str__"})
+# The bases a class of such a file may have: the special methods of any other (a list, a dict,
+# collections.UserList, int, str) call the student's overrides and properties from inside torch.
+BASES_OK = frozenset({"object", "Exception", "ValueError", "TypeError", "RuntimeError", "KeyError", "IndexError",
+                      "NotImplementedError", "AssertionError", "ArithmeticError", "LookupError"})
+BASES_OK_PATHS = frozenset({"typing.NamedTuple", "typing.Protocol", "typing.Generic", "abc.ABC", "enum.Enum"})
 SPECIAL_OK = frozenset({"__init__", "__name__", "__qualname__", "__doc__", "__class__", "__call__", "__len__",
                         "__getitem__", "__iter__", "__next__", "__repr__", "__str__", "__post_init__"})
 DYNAMIC = frozenset({"exec", "eval", "compile", "__import__", "globals", "locals", "vars", "breakpoint",
@@ -173,6 +184,12 @@ def resolve(dotted: str):
     return obj
 
 
+def _is_module_class(obj) -> bool:
+    import torch
+
+    return isinstance(obj, type) and issubclass(obj, torch.nn.Module)
+
+
 def _banned_objects(forbidden: list[str]) -> dict[int, str]:
     out = {}
     for name in forbidden:
@@ -248,6 +265,23 @@ def escapes(tree: ast.AST, forbidden: list[str], local_modules=frozenset(), hit=
               and node.func.attr in ("register_buffer", "register_parameter", "add_module", "register_module")
               and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)):
             defined.add(node.args[0].value)  # self.register_buffer("_mask", ...) makes self._mask
+    local_classes = {n.name for n in ast.walk(tree) if isinstance(n, ast.ClassDef)}
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.ClassDef):
+            continue
+        for kw in node.keywords:
+            if kw.arg == "metaclass":
+                hit("metaclass=", kw.value, "base")
+        for base in node.bases:
+            base = base.value if isinstance(base, ast.Subscript) else base  # Generic[T]
+            path = dotted(base)
+            if isinstance(base, ast.Name) and (base.id in local_classes or base.id in BASES_OK):
+                continue
+            if path and (path.split(".")[0] in local_modules or path in BASES_OK_PATHS):
+                continue
+            if path and path.startswith("torch.") and _is_module_class(resolve(path)):
+                continue  # nn.Module and torch's modules (a forbidden one is refused as such)
+            hit(ast.unparse(base), base, "base")
     # `__eq__ = lambda ...` in a class is a special method too; `__all__ = [...]`, `__constants__ = [...]`
     # or `__hash__ = None` hold data, not code
     for node in ast.walk(tree):
@@ -261,6 +295,8 @@ def escapes(tree: ast.AST, forbidden: list[str], local_modules=frozenset(), hit=
                     hit(target.id, target, "special_def")
     own_self = {node.attr for node in ast.walk(tree) if isinstance(node, ast.Attribute)
                 and isinstance(node.ctx, ast.Store) and isinstance(node.value, ast.Name) and node.value.id == "self"}
+    banned_obj = {id(o): o for o in map(resolve, (n for n in forbidden if n.startswith("torch.")
+                                                   and not n.endswith(".*"))) if o is not None}
     banned = _banned_objects(forbidden)
     last_names = {n.rsplit(".", 1)[-1] for n in forbidden if not n.endswith(".*")} - {"*"}
 
@@ -285,7 +321,11 @@ def escapes(tree: ast.AST, forbidden: list[str], local_modules=frozenset(), hit=
                 if part in TORCH_PARTS or ".".join(parts[i:i + 2]) in TORCH_PARTS:
                     hit(path, node, "torch_part")
                     return True
-            name = banned.get(id(resolve(path)))
+            obj = resolve(path)
+            name = banned.get(id(obj))
+            if name is None and isinstance(obj, type):  # torch.ao.nn.quantizable.MultiheadAttention
+                name = next((n for i, n in banned.items() if isinstance(banned_obj.get(i), type)
+                             and issubclass(obj, banned_obj[i])), None)
             if name is not None:  # spelled as in the list, the name scan has said it already
                 hit(name if path == name else f"{path} (= {name})", node, "alias")
                 return True

@@ -45,6 +45,12 @@ def right_matmul(A, B):
             out[i, j] = (A[i, :] * B[:, j]).sum()
     return out
 """
+# Honest scaled-attention weights, for attacks on s1_12_scaled_attention's scale_scores (an exercise
+# without a forbidden list, where a file may import os).
+ATTENTION_OK = """
+def attention_weights(scores, d_k):
+    return torch.softmax(scores / d_k ** 0.5, dim=-1)
+"""
 NORMALIZE_OK = """
 def simple_normalize(x, dim=-1):
     return x / x.sum(dim=dim, keepdim=True)
@@ -169,20 +175,28 @@ def test_exit_in_property_based_check_has_plain_message(submission):
 
 def test_a_worker_that_dies_mid_check_fails_that_check_with_the_reason_and_is_restarted(submission):
     """The worker dies in the middle of a check, after that check's first call answered right:
-    SIGKILL on matmul's second product of random shapes, os._exit(3) on the batched context
-    vectors. That check fails, saying how the worker died; the worker is started again, so the
-    checks after it (of the same exercise and of the next) run and pass."""
+    SIGKILL on the second call of scaled attention's weights in one worker (test_listing_1_6_weights
+    asks for a whole matrix, then one row), os._exit(3) on the batched context vectors. That check
+    fails, saying how the worker died; the worker is started again, so the checks after it (of the
+    same exercise and of the next) run and pass. (Exercises without a forbidden list: under one, a
+    file may not import os or signal.)"""
     path = submission({
-        "s1_11_matmul": src("""
+        "s1_12_scaled_attention": src("""
             import os, signal, torch
 
-            def matmul(A, B):
-                if tuple(A.shape) == (1, 7):  # test_random_shapes: the second of its four products
-                    os.kill(os.getpid(), signal.SIGKILL)
-                return right_matmul(A, B)
+            _calls = [0]  # a fresh worker per check: the calls of one check
 
-            <<matmul_ok>>
-            """, matmul_ok=MATMUL_OK),
+
+            def scale_scores(scores, d_k):
+                return scores / d_k ** 0.5
+
+
+            def attention_weights(scores, d_k):
+                _calls[0] += 1
+                if _calls[0] == 2:
+                    os.kill(os.getpid(), signal.SIGKILL)
+                return torch.softmax(scale_scores(scores, d_k), dim=-1)
+            """),
         "s1_12_context": src("""
             import os
 
@@ -192,23 +206,25 @@ def test_a_worker_that_dies_mid_check_fails_that_check_with_the_reason_and_is_re
                 return attn_weights @ values
             """),
     })
-    report = grade(path, "-e", "s1_11_matmul", "-e", "s1_11_softmax", "-e", "s1_12_context")
+    report = grade(path, "-e", "s1_12_scaled_attention", "-e", "s1_11_softmax", "-e", "s1_12_context")
     status = {(c["exercise"], c["name"]): c["status"] for c in report["checks"]}
     assert status == {
-        ("s1_11_matmul", "test_book_example_27_61"): "passed",
-        ("s1_11_matmul", "test_random_shapes"): "failed",  # the worker died here...
-        ("s1_11_matmul", "test_shape_mismatch_raises"): "passed",  # ...and was started again for this one
+        **{("s1_12_scaled_attention", c["name"]): "passed" for c in checks_of(report, "s1_12_scaled_attention")
+           if c["name"] != "test_listing_1_6_weights"},
+        ("s1_12_scaled_attention", "test_listing_1_6_weights"): "failed",  # the worker died here...
         **{("s1_11_softmax", c["name"]): "passed" for c in checks_of(report, "s1_11_softmax")},
         ("s1_12_context", "test_listing_1_7_context"): "passed",
         ("s1_12_context", "test_book_day_context"): "passed",
         ("s1_12_context", "test_batched"): "failed",
     }, status
-    killed = message_of(report, "s1_11_matmul", "test_random_shapes")
+    assert [c["name"] for c in checks_of(report, "s1_12_scaled_attention")][-1] != "test_listing_1_6_weights"
+    killed = message_of(report, "s1_12_scaled_attention", "test_listing_1_6_weights")
     assert "the worker process was killed while running your code" in killed, killed
     exited = message_of(report, "s1_12_context", "test_batched")
     assert "the worker process exited (exit code 3) while running your code" in exited, exited
     assert "Traceback" not in killed + exited and "grader/worker" not in killed + exited
-    assert report["score"] == report["max_score"] - 2 - 2
+    weights = [c for c in checks_of(report, "s1_12_scaled_attention") if c["name"] == "test_listing_1_6_weights"]
+    assert report["score"] == report["max_score"] - weights[0]["max_score"] - 2
 
 
 # ----------------------------------------------------------------------------- patched comparisons
@@ -246,37 +262,37 @@ def _patched():
 def test_patching_comparisons_and_pytest_does_not_help(submission):
     """Replacing torch.allclose, torch.testing.assert_close, pytest.fail, _pytest.outcomes...
     inside the worker changes nothing: comparisons happen in the trusted grader process."""
+    # Exercises without a forbidden list: under one, importing pytest or torch.testing is refused
+    # before anything runs (grader/scan_escapes.py), which would prove nothing here.
     path = submission({
-        "s1_11_softmax": src("""
+        "s1_12_scaled_attention": src("""
             <<patches>>
 
-            def simple_normalize(x, dim=-1):
-                # Right answer, but only once every patch is in place: a full score on this check
-                # proves that the module imported and the patching ran inside the worker.
+            def scale_scores(scores, d_k):
+                # Right answer, but only once every patch is in place: full marks on these checks
+                # prove that the module imported and the patching ran inside the worker.
                 if not _patched():
                     raise RuntimeError("patching did not work")
-                return x / x.sum(dim=dim, keepdim=True)
+                return scores / d_k ** 0.5
 
-            def softmax(x, dim=-1):
-                return torch.zeros_like(x)  # wrong
+            def attention_weights(scores, d_k):
+                return torch.zeros_like(scores)  # wrong
             """, patches=PATCHES),
-        "s1_11_matmul": src("""
+        "s1_12_context": src("""
             <<patches>>
 
-            def matmul(A, B):
-                return torch.zeros(A.shape[0], B.shape[-1], dtype=A.dtype)  # wrong, never raises
+            def context_vectors(attn_weights, values):
+                return torch.zeros(*attn_weights.shape[:-1], values.shape[-1])  # wrong
             """, patches=PATCHES),
     })
-    report = grade(path, "-e", "s1_11_softmax", "-e", "s1_11_matmul")
+    report = grade(path, "-e", "s1_12_scaled_attention", "-e", "s1_12_context")
 
-    assert message_of(report, "s1_11_softmax", "test_book_simple_normalization") == ""
-    assert score_of(report, "s1_11_softmax") == 2.0  # simple_normalize only
-    assert_zero(report, "s1_11_softmax", words=["differ", "not correct"],
-                names={"test_book_softmax_examples", "test_large_inputs_stable", "test_matches_reference_any_dim",
-                       "test_invariants", "test_negative_infinity"})
-    assert_zero(report, "s1_11_matmul", words=["differ", "not correct"],
-                names={"test_book_example_27_61", "test_random_shapes"})
-    assert_zero(report, "s1_11_matmul", words=["must raise valueerror"], names={"test_shape_mismatch_raises"})
+    for name in ("test_book_scaled_scores", "test_scale_fresh"):
+        assert message_of(report, "s1_12_scaled_attention", name) == ""
+    assert score_of(report, "s1_12_scaled_attention") == 2.0  # scale_scores only
+    assert_zero(report, "s1_12_scaled_attention", words=["differ", "not correct"],
+                names={"test_listing_1_6_weights", "test_fresh_dims"})
+    assert_zero(report, "s1_12_context", words=["differ", "not correct"])
 
 
 # ----------------------------------------------------------------------------- reading the grader's files
@@ -587,7 +603,7 @@ import json, os, torch
 TARGETS = <<targets>>
 <<softmax>>
 
-def simple_normalize(x, dim=-1):
+def scale_scores(scores, d_k):
     done = {}
     for p in TARGETS:
         try:
@@ -618,11 +634,12 @@ def test_nothing_outside_the_grading_directory_changes(submission, tmp_path):
     }
     inside = [str(p) for p in host.values() if p != host["submission"]]
     inside += [f"/sub/ch01/{tag}.py", f"~/{tag}", f"/opt/kata/kata_worker/{tag}.py", f"/tmp/work/{tag}"]
-    path = submission({"s1_11_softmax": src(WRITE, targets=repr(inside), softmax="\n" + SOFTMAX_OK)})
+    # An exercise without a forbidden list: under one, `import os` is refused before anything runs.
+    path = submission({"s1_12_scaled_attention": src(WRITE, targets=repr(inside), softmax="\n" + ATTENTION_OK)})
     try:
-        report = grade(path, "-e", "s1_11_softmax")
+        report = grade(path, "-e", "s1_12_scaled_attention")
         assert report["sandbox"] == "bubblewrap"
-        msg = message_of(report, "s1_11_softmax", "test_book_simple_normalization")
+        msg = message_of(report, "s1_12_scaled_attention", "test_book_scaled_scores")
         done = json.loads(msg.split("WRITE ", 1)[1].rsplit(" (at ", 1)[0])
         assert len(done) == len(inside), done
         leaked = {name: str(p) for name, p in host.items() if p.exists()}
@@ -630,9 +647,9 @@ def test_nothing_outside_the_grading_directory_changes(submission, tmp_path):
         # Writes that the sandbox allowed (its private /tmp and /tmp/work) went away with it.
         left = list(Path(tempfile.gettempdir()).glob(f"kata-*/**/{tag}"))
         assert not left, left
-        # The honest softmax in the same file was unaffected.
-        for c in checks_of(report, "s1_11_softmax"):
-            if c["name"] != "test_book_simple_normalization":
+        # The honest attention weights in the same file were unaffected.
+        for c in checks_of(report, "s1_12_scaled_attention"):
+            if c["name"] in ("test_listing_1_6_weights", "test_fresh_dims"):
                 assert c["score"] == c["max_score"], c
     finally:
         for p in host.values():
@@ -672,10 +689,9 @@ def _spawn():
     os.waitpid(pid, 0)
 
 
-def simple_normalize(x, dim=-1):
+def context_vectors(attn_weights, values):
     _spawn()
-    return x / x.sum(dim=dim, keepdim=True)
-<<softmax>>
+    return attn_weights @ values
 """
 
 
@@ -702,28 +718,29 @@ def test_fork_bomb_and_stray_children_are_cleaned_up(submission, tmp_path):
     kills its own fork server: grading completes and no process of the submission survives."""
     token = "kx" + uuid.uuid4().hex[:10]
     sleep_arg = f"{600 + uuid.uuid4().int % 100}.{uuid.uuid4().int % 10**9:09d}"
+    # Exercises without a forbidden list: under one, a worker cannot fork at all.
     path = submission({
-        "s1_11_softmax": src(SPAWN, token=repr(token), sleep=repr(sleep_arg), softmax=SOFTMAX_OK),
+        "s1_12_context": src(SPAWN, token=repr(token), sleep=repr(sleep_arg)),
         # Kills the fork server (its parent, same uid), then answers right. That takes the
         # sandbox down with it (its own checks may then fail: self-sabotage, not asserted), and
-        # the grader must restart it for the next exercise. Graded before s1_11_softmax (book
+        # the grader must restart it for the next exercise. Graded before s1_12_context (book
         # order), so the strays spawned there must go when the grade ends.
-        "s1_11_matmul": src("""
+        "s1_12_scaled_attention": src("""
             import os, signal, torch
 
-            def matmul(A, B):
+            def scale_scores(scores, d_k):
                 try:
                     os.kill(os.getppid(), signal.SIGKILL)
                 except OSError:  # a later call: the parent is now the sandbox's init, owned by root
                     pass
-                return right_matmul(A, B)
+                return scores / d_k ** 0.5
 
-            <<matmul_ok>>
-            """, matmul_ok=MATMUL_OK),
+            <<attention_ok>>
+            """, attention_ok=ATTENTION_OK),
     })
     out = tmp_path / "report.json"
     cmd = [sys.executable, "-m", "grader", "grade", str(path), "--json", str(out), "--quiet",
-           "-e", "s1_11_matmul", "-e", "s1_11_softmax"]
+           "-e", "s1_12_scaled_attention", "-e", "s1_12_context"]
     proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env={**os.environ, "KATA_LANG": "en"})
     seen: dict[int, int] = {}
@@ -749,9 +766,9 @@ def test_fork_bomb_and_stray_children_are_cleaned_up(submission, tmp_path):
         time.sleep(0.1)
     assert not left, f"stray processes after grading: {left}"
     # The exercise that killed the fork server was graded to the end...
-    assert len(checks_of(report, "s1_11_matmul")) == 3
+    assert len(checks_of(report, "s1_12_scaled_attention")) == 4
     # ...and the next one got a fresh sandbox: forking is not cheating, the right answers score.
-    assert_full_marks(report, ["s1_11_softmax"])
+    assert_full_marks(report, ["s1_12_context"])
 
 
 BOMB = """

@@ -85,14 +85,19 @@ def test_a_hidden_check_s_message_carries_no_number():
     section and listing numbers aside), whatever the check wrote."""
     from grader.checking.runner import _message
 
-    said = "gelu(x) must never exceed relu(x) (x = [6.082871234372721]) in listing 1.16 (§1.18), dim=-1, nan"
+    said = ("gelu(x) must never exceed relu(x) (x = [6.082871234372721]) in listing 1.16 (§1.18), dim=-1, "
+            "a (3, 4, 5) tensor, softmax(x + 0.5), scale 1e-05; softmax over dim 0")
     hidden, _ = _message(AssertionError(said), hidden=True)
-    assert hidden == "gelu(x) must never exceed relu(x) (x = […]) in listing 1.16 (§1.18), dim=…, …", hidden
+    assert hidden == ("gelu(x) must never exceed relu(x) (x = […]) in listing 1.16 (§1.18), dim=…, "
+                      "a (…) tensor, softmax(…), scale …; softmax over dim 0"), hidden
     public, _ = _message(AssertionError(said), hidden=False)
     assert public == said
     failure, _ = _message(CheckFailure("softmax([2, 3, -inf]): the result is not correct for this hidden input"),
                           hidden=True)
-    assert failure == "softmax([…, …, …]): the result is not correct for this hidden input", failure
+    assert failure == "softmax([…]): the result is not correct for this hidden input", failure
+    from grader.checking.compare import ImportFailure
+    imported, _ = _message(ImportFailure("importing ch01/x.py failed: sys.exit(3) was called"), hidden=True)
+    assert imported.endswith("sys.exit(3) was called")  # known before any input: shown whole
 
 
 def test_known_mistake_is_named(visibility):

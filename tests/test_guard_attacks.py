@@ -14,8 +14,11 @@ with the forbidden function or operator doing the work:
   ln_inorm, mm_bil);
 - hidden checks that quoted their inputs (sm_echo, ff_leak).
 
-Each attack now scores 0 and no hidden message carries a number; the attacker's honest variants
-(a heap in the BPE loop, dataclasses, private attributes, `__constants__`, ...) keep full marks.
+A fourth attack (qm_*, ul_sa, mm_ebag, mm_convtbc, mm_hspmm, ln_rms) used a subclass of a
+forbidden class (torch.ao's quantizable MultiheadAttention), a collections.UserList base whose
+__len__ torch calls, and more unlisted operators. Each attack now scores 0 and no hidden message
+carries an input value; the attackers' honest variants (a heap in the BPE loop, dataclasses,
+private attributes, `__constants__`, a `__repr__`, ...) keep full marks.
 """
 from __future__ import annotations
 
@@ -42,6 +45,16 @@ ATTACKS = {  # exercise -> the attack graded in the one shared submission
     **({"s1_04_byte_bpe": "bpe_tt"} if HAS_ASSET else {}),
 }
 MORE_SOFTMAX = ["sm_sdm", "sm_sdpa8", "sm_sparse"]
+# The fourth attack: torch's quantizable MultiheadAttention (a subclass of the forbidden class, its
+# forward plain Python), a collections.UserList whose __len__ (called by torch.tensor) reads a
+# property that runs torch's attention, and operators still missing from the lists.
+FOURTH = {
+    "s1_23_self_attention": "qm_sa",
+    "s1_16_multihead": "qm_mh",
+    "s1_11_matmul": "mm_ebag",
+    "s1_17_layer_norm": "ln_rms",
+}
+MORE_FOURTH = [("s1_23_self_attention", "ul_sa"), ("s1_11_matmul", "mm_convtbc"), ("s1_11_matmul", "mm_hspmm")]
 HONEST = {
     "s1_17_layer_norm": "ln_fp",
     "s1_14_dropout": "do_fp",
@@ -84,9 +97,24 @@ def test_each_softmax_attack_scores_zero(submission, name):
     assert score_of(report, "s1_11_softmax") == 0, checks_of(report, "s1_11_softmax")
 
 
-def test_the_attacker_s_honest_variants_keep_full_marks(submission):
-    report = _graded(submission, HONEST)
-    for ex, name in HONEST.items():
+@pytest.mark.slow
+def test_each_attack_of_the_fourth_round_scores_zero(submission):
+    report = _graded(submission, FOURTH)
+    for ex, name in FOURTH.items():
+        assert score_of(report, ex) == 0, (name, [(c["name"], c["score"], c["message"]) for c in checks_of(report, ex)])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("ex, name", MORE_FOURTH, ids=[n for _, n in MORE_FOURTH])
+def test_each_other_attack_of_the_fourth_round_scores_zero(submission, ex, name):
+    report = _graded(submission, {ex: name})
+    assert score_of(report, ex) == 0, checks_of(report, ex)
+
+
+@pytest.mark.parametrize("honest", [HONEST, {"s1_17_layer_norm": "ln_repr"}], ids=["third", "fourth"])
+def test_the_attacker_s_honest_variants_keep_full_marks(submission, honest):
+    report = _graded(submission, honest)
+    for ex, name in honest.items():
         lost = [(c["name"], c["message"]) for c in checks_of(report, ex) if c["score"] < c["max_score"]]
         assert not lost, (name, lost)
 

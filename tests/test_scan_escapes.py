@@ -105,6 +105,12 @@ TECHNIQUES = {
     "code in a return annotation": "def _k(a) -> \"exec('x = 1') or int\":\n    return a",
     "an annotation that is not code": "def _k(a: 'import os'):\n    return a",
     "singledispatch": "from functools import singledispatch",
+    "a base whose special methods call back": ("import collections\n\n\nclass _Box(collections.UserList):\n"
+                                               "    @property\n    def data(self):\n        return [1]"),
+    "a list as base": "class _L(list):\n    pass",
+    "a metaclass": "class _M(type):\n    pass\n\n\nclass _C(metaclass=_M):\n    pass",
+    "a subclass of a forbidden class": "import torch\n_q = torch.ao.nn.quantizable.MultiheadAttention",
+    "torch.nn.attention": "from torch.nn.attention.flex_attention import flex_attention",
     "__del__": "class _D:\n    def __del__(self):\n        pass",
     "a private attribute of torch's": "import torch\n_p = torch.nn.Linear(2, 2)._parameters",
 }
@@ -177,8 +183,9 @@ CORRECT_IDIOMS = textwrap.dedent('''
     from contextlib import nullcontext
     from pathlib import Path
     from dataclasses import dataclass
+    from enum import Enum
     from functools import lru_cache
-    from typing import Optional
+    from typing import NamedTuple, Optional
 
     import regex
     import torch
@@ -186,6 +193,15 @@ CORRECT_IDIOMS = textwrap.dedent('''
 
 
     __all__ = ["_Block"]
+
+
+    class _Kind(Enum):
+        A = 1
+
+
+    class _Pair(NamedTuple):
+        left: int
+        right: int
 
 
     @dataclass
@@ -204,6 +220,9 @@ CORRECT_IDIOMS = textwrap.dedent('''
             self.proj = nn.Linear(width, width)
             nn.init.xavier_uniform_(self.proj.weight)
             self.register_buffer("_mask", torch.ones(width))
+
+        def __repr__(self) -> str:
+            return f"_Block({self.proj.in_features})"
 
         def forward(self, x: torch.Tensor) -> torch.Tensor:
             if not hasattr(x, "shape") or getattr(self, "proj", None) is None:

@@ -33,6 +33,11 @@ class CheckFailure(AssertionError):
         return str(self.text)
 
 
+class ImportFailure(CheckFailure):
+    """The exercise's file could not be imported: a fact known before any input is given, so a
+    hidden check shows it whole (runner.conceal_values leaves it alone)."""
+
+
 def _text(value, role: str) -> Msg:
     """`value` if it is a Msg; a plain string is a check written without its Chinese text."""
     if isinstance(value, Msg):

@@ -146,7 +146,7 @@ class _Plugin:
     def sub(self, request):
         ex = self.exercise_of(request.node)
         if ex.id in self.import_failures:
-            raise compare.CheckFailure(t("import_failed_before", file=ex.file, reason=self.import_failures[ex.id]))
+            raise compare.ImportFailure(t("import_failed_before", file=ex.file, reason=self.import_failures[ex.id]))
         problem = self.submission.problems.get(ex.file)
         if problem:  # e.g. a notebook that cannot be read: its message names the file
             self.import_failures[ex.id] = problem
@@ -160,7 +160,7 @@ class _Plugin:
                                            course=self.course, files=self.known_files())
         except (StudentError, WorkerFault) as e:
             self.import_failures[ex.id] = str(e)
-            raise compare.CheckFailure(t("import_failed", file=ex.file, reason=str(e))) from None
+            raise compare.ImportFailure(t("import_failed", file=ex.file, reason=str(e))) from None
         try:
             yield remote
         finally:
@@ -220,7 +220,7 @@ def _message(exc: BaseException | None, hidden: bool = False) -> tuple[str, str]
         return "", ""
     exc = _root_cause(exc)
     if isinstance(exc, compare.CheckFailure):
-        return conceal_values(str(exc)) if hidden else str(exc), "check"
+        return conceal_values(str(exc)) if hidden and not isinstance(exc, compare.ImportFailure) else str(exc), "check"
     if isinstance(exc, StudentError):
         return str(exc), "forbidden" if exc.kind == "forbidden" else "student"
     if isinstance(exc, WorkerFault):
@@ -236,22 +236,34 @@ def _message(exc: BaseException | None, hidden: bool = False) -> tuple[str, str]
     return t("check_error", type=type(exc).__name__, message=str(exc)[:500]), "check"
 
 
-_NUMBER = re.compile(r"(?<![\w.])-?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?(?![\w])|(?<![\w])-?(?:inf|nan)(?![\w])")
-_KEPT = re.compile(r"(?:§|listings? )[\d.]+(?:/[\w-]+)?")  # "§1.11", "listing 1.6": the book, not the input
+_VALUE = r"-?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?|-?inf|nan"
+_VALUES = [
+    re.compile(r"\[[^\[\]]*(?:\d|inf|nan)[^\[\]]*\]"),  # a list of values: [2, 3, -inf]
+    re.compile(r"(?<=[\w\])])\([^()]*(?:\d|inf|nan)[^()]*\)"),  # a call's arguments: softmax(x + 0.5), f([…])
+    re.compile(rf"\((?:\s*(?:{_VALUE}|…)\s*,?)+\)"),  # a tuple of values, a shape: (3, 4, 5)
+    re.compile(rf"(?<=[=≈<>])(?P<space>\s*)(?:{_VALUE})(?![\w.])"),  # x = 6.08, dim=1
+    re.compile(r"(?<![\w.§])-?(?:\d+\.\d+|\.\d+|\d+[eE][-+]?\d+)(?:[eE][-+]?\d+)?(?![\w.])"),  # any other float
+]
 
 
 def conceal_values(message: str) -> str:
-    """A hidden check's message with every number in it masked. A check may describe its call with
-    the values it used ("softmax([2, 3, -inf])", "x = [6.08]"); in a hidden check those are the
-    hidden input. One rule for every check, present and future: no number reaches the student."""
+    """A hidden check's message with the values in it masked. A check may describe its call with
+    the values it used ("softmax([2, 3, -inf])", "x = [6.08]", "a (3, 4, 5) tensor"); in a hidden
+    check those are the hidden input. One rule for every check, present and future: lists, call
+    arguments, tuples, "= value" and floats become "…"; words with a small integer ("softmax over
+    dim 0", "listing 1.6", "§1.11") and code in backticks (the check's own constants) stay."""
     kept: list[str] = []
 
     def keep(m):
         kept.append(m.group(0))
         return f"\x00k{len(kept) - 1}k\x00"  # letters around the digits: not a number
 
-    masked = _NUMBER.sub("…", _KEPT.sub(keep, message))
-    return re.sub("\x00k(\\d+)k\x00", lambda m: kept[int(m.group(1))], masked)
+    # the book's numbers, and code the check wrote in backticks (`labels=[0, 1]`): the course's text
+    text = re.sub(r"`[^`\n]*`|(?:§|listings? )[\d.]+(?:/[\w-]+)?", keep, message)
+    for pattern in _VALUES:
+        text = pattern.sub(lambda m: m.group(0)[0] + "…" + m.group(0)[-1] if m.group(0).startswith(("[", "("))
+                           else (m.groupdict().get("space") or "") + "…", text)
+    return re.sub("\x00k(\\d+)k\x00", lambda m: kept[int(m.group(1))], text)
 
 
 def printable(value, lines: bool = True):

@@ -232,14 +232,14 @@ def test_report_with_one_class(sub):
             text = sub.report(labels, preds)
         except StudentError as e:
             expect(e.kind != "not_implemented", Msg.of(e))
-            expect(False, Msg(f"report failed for {what}: {e}. Pass labels=[0, 1] so that both classes have a row",
-                              f"对{what} report 失败了：{e}。传入 labels=[0, 1]，让两个类别都有一行"))
+            expect(False, Msg(f"report failed for {what}: {e}. Pass `labels=[0, 1]` so that both classes have a row",
+                              f"对{what} report 失败了：{e}。传入 `labels=[0, 1]`，让两个类别都有一行"))
         _expect_report(text, labels, preds, Msg(f"the report of {what}", f"{what}的报告"))
     try:
         text = sub.report([1, 1, 1], [1, 1, 1])
     except StudentError as e:
-        expect(False, Msg(f"report failed when only Positive occurs: {e}. Pass labels=[0, 1] so that both classes have a row",
-                          f"只出现 Positive 时 report 失败了：{e}。传入 labels=[0, 1]，让两个类别都有一行"))
+        expect(False, Msg(f"report failed when only Positive occurs: {e}. Pass `labels=[0, 1]` so that both classes have a row",
+                          f"只出现 Positive 时 report 失败了：{e}。传入 `labels=[0, 1]`，让两个类别都有一行"))
     _expect_report(text, [1, 1, 1], [1, 1, 1], Msg("the report when only Positive occurs", "只出现 Positive 时的报告"))
 
 

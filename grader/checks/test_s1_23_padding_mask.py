@@ -159,8 +159,8 @@ def test_all_padding_row(sub):
     mask = torch.tensor([[1, 1, 0, 0], [0, 0, 0, 0]])
     got = sub.masked_attention_weights(scores, mask)
     if isinstance(got, torch.Tensor) and tuple(got.shape) == (2, 1, 4, 4) and torch.isnan(got).any():
-        raise CheckFailure(Msg("a sequence of padding only gave NaN weights: fill with -1e9 (NEG_INF), not -inf",
-                               "全是填充的序列得到了 NaN 权重：应填充 -1e9（NEG_INF），而不是 -inf"))
+        raise CheckFailure(Msg("a sequence of padding only gave NaN weights: fill with `-1e9` (NEG_INF), not `-inf`",
+                               "全是填充的序列得到了 NaN 权重：应填充 `-1e9`（NEG_INF），而不是 `-inf`"))
     expect_tensor(got[0], _key_masked(scores, mask)[0], tol="softmax",
                   what=Msg("weights of the sequence with 2 real tokens of 4", "4 个位置中有 2 个真实词元的序列的权重"))
     expect_tensor(got[1], torch.full((1, 4, 4), 0.25), tol="softmax",
