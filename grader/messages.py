@@ -146,6 +146,12 @@ CATALOG: dict[str, dict[str, str]] = {
         "zh": "不符合“自己实现”类练习的规则，无法评分：{items}。评分器必须能看到这类文件做的每一件事。{hint}"
               "在删除它之前，本练习记 0 分。",
     },
+    "scan_hidden": {
+        "en": "this exercise's file breaks its rules (an API it asks you to write yourself, or code the grader "
+              "cannot watch): the public checks name the file and the line. This exercise scores 0 until it is fixed.",
+        "zh": "本练习的文件违反了它的规则（使用了要求你自己实现的 API，或评分器无法监视的代码）：公开检查会指出文件和行号。"
+              "在修正之前，本练习记 0 分。",
+    },
     "scan_use": {
         "en": "{file}:{line}: uses {name} ({code})",
         "zh": "{file}:{line}：使用了 {name}（{code}）",

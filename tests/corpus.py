@@ -2254,20 +2254,21 @@ def _unguarded(call: str, indent: str) -> str:
     return "\n".join(indent + line for line in lines)
 
 
-ESCAPED = "cannot be graded under the rules"  # the escape rule's verdict, on every check
+# the escape rule's verdict: in full on public checks, in a line of the grader's on hidden ones
+ESCAPED = ("cannot be graded under the rules", "the public checks name the file and the line")
 
 GUARD = [
     Attack("guard", "modes-popped-and-another-path",
            "pops torch's function modes and disables the dispatch modes (the worker's guards), then "
            "calls softmax by another path (torch.nn.modules.activation.F.softmax)",
-           graded=("s1_11_softmax",), expect=(zero("s1_11_softmax", ESCAPED),),
+           graded=("s1_11_softmax",), expect=(zero("s1_11_softmax", *ESCAPED),),
            files={ch01("s1_11_softmax"): _body(
                "s1_11_softmax", SOFTMAX_BODY, _unguarded("torch.nn.modules.activation.F.softmax(x, dim)", "    "),
                head=UNGUARDED)}),
     Attack("guard", "custom-operator",
            "registers a custom torch operator whose body is softmin(-x): the dispatch guard sees only "
            "the custom operator, and runs its body with itself paused",
-           graded=("s1_11_softmax",), expect=(zero("s1_11_softmax", ESCAPED),),
+           graded=("s1_11_softmax",), expect=(zero("s1_11_softmax", *ESCAPED),),
            files={ch01("s1_11_softmax"): _body("s1_11_softmax", SOFTMAX_BODY, "    return _softmax(x, dim)", head=src("""
                import torch
                import torch.nn.functional as F
@@ -2292,21 +2293,21 @@ GUARD = [
                "    return box[0]"]), head="import threading\n")}),
     Attack("guard", "layer-norm-unguarded",
            "layer norm through torch.nn.modules.normalization.F.layer_norm with both guards switched off",
-           graded=("s1_17_layer_norm",), expect=(zero("s1_17_layer_norm", ESCAPED),),
+           graded=("s1_17_layer_norm",), expect=(zero("s1_17_layer_norm", *ESCAPED),),
            files={ch01("s1_17_layer_norm"): _body(
                "s1_17_layer_norm", LAYER_NORM_BODY,
                _unguarded("normalization.F.layer_norm(x, x.shape[-1:], self.weight, self.bias, self.eps)", "        "),
                head=UNGUARDED + "from torch.nn.modules import normalization\n")}),
     Attack("guard", "gelu-class-unguarded",
            "GELU through the class torch.nn.modules.activation.GELU with both guards switched off",
-           graded=("s1_18_feed_forward",), expect=(zero("s1_18_feed_forward", ESCAPED),),
+           graded=("s1_18_feed_forward",), expect=(zero("s1_18_feed_forward", *ESCAPED),),
            files={ch01("s1_18_feed_forward"): _body(
                "s1_18_feed_forward", GELU_BODY, _unguarded("activation.GELU()(x)", "    "),
                head=UNGUARDED + "from torch.nn.modules import activation\n")}),
     Attack("guard", "attention-class-by-another-path",
            "a helper in the encoder block's file builds torch's own MultiheadAttention, named by its "
            "module path (the forbidden list names torch.nn.MultiheadAttention)",
-           graded=("s1_23_encoder_block",), expect=(zero("s1_23_encoder_block", "under another name"),),
+           graded=("s1_23_encoder_block",), expect=(zero("s1_23_encoder_block", "under another name", ESCAPED[1]),),
            files={ch01("s1_23_encoder_block"): _solution("s1_23_encoder_block") + src("""
 
                def _torch_attention(d: int, heads: int):

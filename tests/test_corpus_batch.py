@@ -293,8 +293,10 @@ MIXED = {  # label -> exercise -> source (None: the file is missing); the soluti
                                                "    return scores * random.random() + torch.rand(scores.shape)\n\n"
                                                "def attention_weights(scores, d_k):\n"
                                                "    return torch.rand(scores.shape) * random.random()\n"},
-    "thread-left-running": {"s1_11_softmax": SPIN + (SOLUTIONS / "ch01" / "s1_11_softmax.py").read_text(),
-                            "s1_14_dropout": SPIN + (SOLUTIONS / "ch01" / "s1_14_dropout.py").read_text()},
+    # (exercises without a forbidden list: under one, a thread cannot start)
+    "thread-left-running": {
+        "s1_12_scaled_attention": SPIN + (SOLUTIONS / "ch01" / "s1_12_scaled_attention.py").read_text(),
+        "s1_12_self_attention": SPIN + (SOLUTIONS / "ch01" / "s1_12_self_attention.py").read_text()},
     "stubs": "stubs",
 }
 

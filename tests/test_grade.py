@@ -78,8 +78,11 @@ def test_forbidden_api_static_scan_and_runtime_guard(submission):
     r = grade(submission({"s1_11_softmax": cheat}), "-e", "s1_11_softmax")
     checks = checks_of(r, "s1_11_softmax")
     assert score_of(r, "s1_11_softmax") == 0
-    for c in checks:
-        assert "torch.nn.functional.softmax" in c["message"] and "s1_11_softmax.py:" in c["message"], c
+    for c in checks:  # the public checks name the API and the line; a hidden one says only that a rule broke
+        if c["visibility"] == "public":
+            assert "torch.nn.functional.softmax" in c["message"] and "s1_11_softmax.py:" in c["message"], c
+        else:
+            assert "the public checks name the file and the line" in c["message"], c
     # The runtime guard stopped the call itself, with a message that says what to do instead.
     assert any("is not allowed in exercise s1_11_softmax" in c["message"] for c in checks)
 

@@ -366,7 +366,9 @@ def run(course: Course, submission: Submission, exercises: list[Exercise] | None
                         r.score = 0.0
                         r.status = "failed"
                         r.kind = "forbidden"
-                        r.message = t("two_messages", first=r.message, second=verdict) if r.message else verdict
+                        # a hidden check says only what the grader wrote: not the student's code or names
+                        said = verdict if r.visibility == "public" else t("scan_hidden")
+                        r.message = t("two_messages", first=r.message, second=said) if r.message else said
         order = {ex.id: i for i, ex in enumerate(course.exercises)}
         results.sort(key=lambda r: order[r.exercise])
         for r in results:
