@@ -276,7 +276,10 @@ def test_a_submission_graded_at_the_same_time_is_out_of_reach(batch):
                              f"neighbour: {seen[neighbour][:1]}..{seen[neighbour][-1:]}")
     (mate,) = [n for n, i in batch.entries.items() if i.endswith(C.NEIGHBOUR)]
     for ex in EXERCISE_IDS:
-        C.full(ex)(C.from_record(batch.records[mate], batch.ctx))
+        if ex == "s1_05_embeddings":  # its note imports os and ctypes, which that exercise's rules refuse
+            C.zero(ex, *C.ESCAPED)(C.from_record(batch.records[mate], batch.ctx))
+        else:
+            C.full(ex)(C.from_record(batch.records[mate], batch.ctx))
 
 
 # ----------------------------------------------------------------------------- the order of grading
