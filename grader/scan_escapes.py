@@ -41,6 +41,7 @@ imported to the end of the process (worker/runtime/serve.py).
 from __future__ import annotations
 
 import ast
+import functools
 import importlib
 import inspect
 import sys
@@ -160,6 +161,7 @@ class _Attributes(ast.NodeTransformer):
         return node
 
 
+@functools.lru_cache(maxsize=4096)
 def resolve(dotted: str):
     """The object a path under torch names, read without running anything the path chooses beyond
     torch's own imports; None when it names nothing."""
@@ -190,14 +192,10 @@ def _is_module_class(obj) -> bool:
     return isinstance(obj, type) and issubclass(obj, torch.nn.Module)
 
 
-def _banned_objects(forbidden: list[str]) -> dict[int, str]:
-    out = {}
-    for name in forbidden:
-        if name.startswith("torch.") and not name.endswith(".*"):
-            obj = resolve(name)
-            if obj is not None:
-                out[id(obj)] = name
-    return out
+def _banned_objects(forbidden: list[str]) -> list[tuple[object, str]]:
+    """(object, its name in the list) of the exercise's forbidden torch names that exist."""
+    named = ((resolve(n), n) for n in forbidden if n.startswith("torch.") and not n.endswith(".*"))
+    return [(obj, name) for obj, name in named if obj is not None]
 
 
 def escapes(tree: ast.AST, forbidden: list[str], local_modules=frozenset(), hit=None) -> None:
@@ -295,8 +293,6 @@ def escapes(tree: ast.AST, forbidden: list[str], local_modules=frozenset(), hit=
                     hit(target.id, target, "special_def")
     own_self = {node.attr for node in ast.walk(tree) if isinstance(node, ast.Attribute)
                 and isinstance(node.ctx, ast.Store) and isinstance(node.value, ast.Name) and node.value.id == "self"}
-    banned_obj = {id(o): o for o in map(resolve, (n for n in forbidden if n.startswith("torch.")
-                                                   and not n.endswith(".*"))) if o is not None}
     banned = _banned_objects(forbidden)
     last_names = {n.rsplit(".", 1)[-1] for n in forbidden if not n.endswith(".*")} - {"*"}
 
@@ -321,11 +317,9 @@ def escapes(tree: ast.AST, forbidden: list[str], local_modules=frozenset(), hit=
                 if part in TORCH_PARTS or ".".join(parts[i:i + 2]) in TORCH_PARTS:
                     hit(path, node, "torch_part")
                     return True
-            obj = resolve(path)
-            name = banned.get(id(obj))
-            if name is None and isinstance(obj, type):  # torch.ao.nn.quantizable.MultiheadAttention
-                name = next((n for i, n in banned.items() if isinstance(banned_obj.get(i), type)
-                             and issubclass(obj, banned_obj[i])), None)
+            obj = resolve(path)  # the object itself, or a subclass (torch.ao.nn.quantizable.MultiheadAttention)
+            name = next((n for b, n in banned if obj is b or isinstance(obj, type) and isinstance(b, type)
+                         and issubclass(obj, b)), None)
             if name is not None:  # spelled as in the list, the name scan has said it already
                 hit(name if path == name else f"{path} (= {name})", node, "alias")
                 return True
