@@ -46,7 +46,10 @@ def test_library_one_hot_is_forbidden(submission):
                      "    import torch.nn.functional as F\n    return F.one_hot(token_ids, vocab_size).float()")
     r = grade(submission({EX: cheat}), "-e", EX)
     assert score_of(r, EX) == 0
-    assert all("torch.nn.functional.one_hot" in c["message"] for c in checks_of(r, EX))
+    for c in checks_of(r, EX):  # a hidden check that never called it shows the scan's one-line verdict
+        assert "torch.nn.functional.one_hot" in c["message"] or (
+            c["visibility"] == "hidden" and "breaks its rules" in c["message"]), c
+    assert any(f"{EX}.py:" in c["message"] for c in checks_of(r, EX) if c["visibility"] == "public")
 
 
 def test_different_correct_answer_scores_full_marks(submission):

@@ -48,8 +48,9 @@ def test_library_dropout_is_forbidden(submission):
                   "    return torch.nn.functional.dropout(x, p, training=True)")
     r = grade(submission({EX: cheat}), "-e", EX)
     assert score_of(r, EX) == 0
-    for c in checks_of(r, EX):
-        assert "torch.nn.functional.dropout" in c["message"] and f"{EX}.py:" in c["message"], c
+    for c in checks_of(r, EX):  # every check names the API; the public ones also the file and line
+        assert "torch.nn.functional.dropout" in c["message"], c
+        assert (f"{EX}.py:" in c["message"]) == (c["visibility"] == "public"), c
 
 
 CORRECT_DIFFERENT = '''"""A correct answer written another way: a Bernoulli mask of keep probabilities, in-place scaling."""
