@@ -22,7 +22,7 @@ import contextlib
 import errno
 import json
 import os
-import tempfile
+import secrets
 from pathlib import Path
 
 from .messages import t
@@ -66,9 +66,13 @@ def replacing(path: str | os.PathLike, *, mode: int = 0o600, keep_mode: bool = F
     try:
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            fd, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=suffix)
-            tmp = Path(name)
-            os.close(fd)
+            while True:  # named before it exists: Ctrl-C between creating and naming it leaves none
+                tmp = path.parent / f".{path.name}.{secrets.token_hex(6)}{suffix}"
+                try:
+                    os.close(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+                    break
+                except FileExistsError:  # another writer's: never ours to remove
+                    tmp = None
             yield tmp
             _commit(tmp, path, _mode(path, mode, keep_mode), durable)
             tmp = None

@@ -240,6 +240,8 @@ def _grade_class(course, class_dir: Path, out: Path, opts: Options, console: Con
     outcome.records = store.load_records(out)
     gradebook.complete(out, outcome.records, opts.hidden)  # derived files a killed run did not write
     gradebook.write_class(out, outcome.records, store.read_meta(out))
+    if outcome.interrupted:  # a write that Ctrl-C cut short left its .part file; this run holds the lock
+        store.remove_partials(out)
     return outcome
 
 
