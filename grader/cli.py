@@ -30,12 +30,13 @@ from pathlib import Path
 
 from rich.console import Console
 
-from . import __version__, atomic
-from .messages import t
+from . import __version__
+from .course import atomic
+from .course.messages import t
 
 
 def _course(args, require_stubs: bool = True):
-    from .course import CourseError, load
+    from .course.manifest import CourseError, load
 
     try:
         return load(getattr(args, "root", None), require_stubs=require_stubs)
@@ -59,7 +60,7 @@ def _select(course, ids):
 
 
 def _unknown_exercise(given: str, known: list[str]) -> str:
-    from .messages import t
+    from .course.messages import t
 
     near = difflib.get_close_matches(given, known, n=3, cutoff=0.4)
     if not near:  # "softmax" for s1_11_softmax: a part of the id
@@ -92,7 +93,7 @@ def cmd_grade(args) -> int:
     exercises = _select(course, args.exercise)
     if args.out:  # a class folder: every submission in it
         return batch.grade(args, course, exercises)
-    from .atomic import write_json
+    from .course.atomic import write_json
     from .report import print_table, to_dict
     if args.time_limit:
         for ex in exercises:
@@ -119,7 +120,7 @@ def cmd_gradebook(args) -> int:
 
 def _html(course, path, doc, out) -> None:
     from .feedback import write_html
-    from .messages import t
+    from .course.messages import t
 
     written, _ = write_html(course, path, doc, out)
     print(t("html_wrote", path=_shown(written)))
@@ -146,7 +147,7 @@ def cmd_check(args) -> int:
 
 
 def cmd_list(args) -> int:
-    from .messages import t
+    from .course.messages import t
     from .student import listing, progress
 
     course = _course(args, require_stubs=False)
@@ -174,7 +175,7 @@ def _current(course, ex_id):
 
 
 def cmd_hint(args) -> int:
-    from .messages import t
+    from .course.messages import t
     from .student import hints
 
     course = _course(args, require_stubs=False)
@@ -187,7 +188,7 @@ def cmd_hint(args) -> int:
 
 
 def cmd_reset(args) -> int:
-    from .messages import t
+    from .course.messages import t
     from .student import reset
 
     course = _course(args, require_stubs=False)
@@ -217,8 +218,8 @@ def cmd_run(args) -> int:
 
     from . import figures, listings
     from .checking.runner import open_exercise, sandbox_for
-    from .messages import t
-    from .safe_text import plain
+    from .course.messages import t
+    from .course.safe_text import plain
     from .submission import SubmissionError, open_submission
     from .worker.client import WorkerFault
     from .worker.proxy import StudentError
@@ -284,7 +285,7 @@ def cmd_run(args) -> int:
 
 
 def cmd_notebook(args) -> int:
-    from .messages import t
+    from .course.messages import t
     from .notebook import Backups, notebook_path, to_notebook, to_py
 
     course = _course(args)
@@ -309,7 +310,7 @@ def cmd_notebook(args) -> int:
 def cmd_submit(args) -> int:
     from pathlib import Path
 
-    from .messages import t
+    from .course.messages import t
     from .submit import SubmitError, submit
 
     course = _course(args)
@@ -351,7 +352,7 @@ def cmd_verify(args) -> int:
 
 def cmd_stubs(args) -> int:
     from . import stubs
-    from .course import CourseError, load
+    from .course.manifest import CourseError, load
 
     try:  # a new exercise has no stub yet: do not demand the files this command writes
         course = load(getattr(args, "root", None), check_files=False)
@@ -374,7 +375,7 @@ def cmd_stubs(args) -> int:
 
 
 def cmd_fixtures(args) -> int:
-    from .course import load
+    from .course.manifest import load
     from .fixturegen import generate
 
     course = load(getattr(args, "root", None), check_files=False)
@@ -432,7 +433,7 @@ def cmd_export_gradescope(args) -> int:
 
 def cmd_assets(args) -> int:
     from . import assets
-    from .messages import t
+    from .course.messages import t
 
     def show(items) -> None:
         marks = {"ok": "✔", "skipped": "·"}
@@ -497,7 +498,7 @@ def cmd_export_nbgrader(args) -> int:
     import importlib.util
 
     from .export_nbgrader import ExportError, export
-    from .messages import t
+    from .course.messages import t
 
     course = _course(args)
     try:
@@ -669,7 +670,7 @@ def _add_sandbox_option(parser: argparse.ArgumentParser) -> None:
 
 
 def main(argv=None) -> int:
-    from .atomic import EXIT, WriteError
+    from .course.atomic import EXIT, WriteError
 
     from .worker.sandbox import EXIT as SANDBOX_EXIT
     from .worker.sandbox import SandboxUnavailable

@@ -41,7 +41,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Iterable, Sequence
 
-from . import atomic
+from .course import atomic
 from .gpt2 import assets_dir
 
 if TYPE_CHECKING:

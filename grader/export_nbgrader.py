@@ -35,8 +35,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import atomic
-from .messages import t
+from .course import atomic
+from .course.messages import t
 from .nbgrader_cell import ENV_ROOT, check_cell_ids, grading_timeout
 from .notebook import CHECK_TAG, INTRO_TAG, KERNEL
 from .stubs import BEGIN, END, blocks

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from . import figures, report_html
-from .course import Course
+from .course.manifest import Course
 from .submission import SubmissionError
 
 

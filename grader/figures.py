@@ -14,9 +14,9 @@ from pathlib import Path
 
 from . import listings, plots
 from .checking.runner import open_exercise, sandbox_for
-from .course import Course
-from .messages import t
-from .safe_text import plain
+from .course.manifest import Course
+from .course.messages import t
+from .course.safe_text import plain
 from .submission import open_submission
 from .worker.client import Sandbox, WorkerFault
 from .worker.proxy import StudentError

@@ -13,7 +13,7 @@ from pathlib import Path
 import torch
 
 from .checking import fixtures
-from .course import Course, Exercise
+from .course.manifest import Course, Exercise
 
 
 def _import(path: Path, name: str):

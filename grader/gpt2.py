@@ -28,7 +28,7 @@ import tarfile
 import tempfile
 from pathlib import Path
 
-from . import atomic
+from .course import atomic
 
 ASSET_NAME = "gpt2.tiktoken"
 SHA256 = "306cd27f03c1a714eca7108e03d66b7dc042abe8c258b44c199a7ed9838dd930"
@@ -53,7 +53,7 @@ def course_root() -> Path:
     here = Path(__file__).resolve().parent.parent
     if (here / "course.toml").is_file():
         return here
-    from .course import CourseError, find_root
+    from .course.manifest import CourseError, find_root
 
     try:
         return find_root()

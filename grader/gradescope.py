@@ -37,9 +37,10 @@ import zipfile
 from collections import defaultdict
 from pathlib import Path
 
-from . import __version__, atomic
-from .messages import t
-from .safe_text import indent_lines, one_line
+from . import __version__
+from .course import atomic
+from .course.messages import t
+from .course.safe_text import indent_lines, one_line
 
 VISIBILITIES = ("hidden", "after_due_date", "after_published", "visible")
 # Every text of results.json (the output, each test's name and output) is shown as plain text:
@@ -115,7 +116,7 @@ def locate(upload: Path, course, work: Path) -> Path:
     found anywhere in it, arranged as ch01/<id>.py in `work`."""
     from .submission import SubmissionError
 
-    from . import files as tree
+    from .course import files as tree
 
     chapter = course.chapter
     if tree.real_dir(upload, chapter) or tree.real_dir(upload, "exercises", chapter):
@@ -142,7 +143,7 @@ def grade_upload(upload: str | Path, results: str | Path, config: dict | None = 
     """Grade Gradescope's submission folder and write results.json. 0 when graded, 1 when the
     submission could not be graded (results.json then says why)."""
     from .checking import runner
-    from .course import PACKAGE_DIR, load
+    from .course.manifest import PACKAGE_DIR, load
     from .report import to_dict
     from .submission import SubmissionError, open_submission
 
@@ -172,7 +173,7 @@ def main(argv: list[str] | None = None) -> int:
     if len(args) != 3 or args[0] != "grade":
         print("usage: python -m grader.gradescope grade SUBMISSION_DIR RESULTS_JSON", file=sys.stderr)
         return 2
-    from .course import PACKAGE_DIR
+    from .course.manifest import PACKAGE_DIR
 
     path = PACKAGE_DIR.parent / CONFIG_FILE
     config = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
@@ -263,7 +264,7 @@ def export(course, out: str | Path, hidden_visibility: str = "after_published", 
     "bubblewrap" (a submission is graded only where bubblewrap starts; elsewhere run_autograder
     fails and Gradescope records no score) or "limits-only" (the instructor's explicit choice for
     a container that allows no namespaces: every result says so)."""
-    from .course import PACKAGE_DIR, edition
+    from .course.manifest import PACKAGE_DIR, edition
     from .stubs import stub_text
 
     if hidden_visibility not in VISIBILITIES:

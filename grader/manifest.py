@@ -18,9 +18,9 @@ import hashlib
 import json
 from pathlib import Path, PurePosixPath
 
-from . import files
-from .course import ID_RE
-from .messages import t
+from .course import files
+from .course.manifest import ID_RE
+from .course.messages import t
 
 NAME = "kata-manifest.json"
 KIND = "kata-submission"

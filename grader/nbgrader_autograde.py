@@ -40,14 +40,14 @@ from nbgrader import utils
 from nbgrader.coursedir import CourseDirectory
 from nbgrader.preprocessors import NbGraderPreprocessor
 
-from . import files
-from .messages import t
+from .course import files
+from .course.messages import t
 from .nbgrader_cell import check_cell_ids, check_outcome, grade_notebook
 
 
 def _cell_ids(ex_id: str) -> dict[str, str]:
     """{grade_id: check name} of the exported test cells of `ex_id` (hidden checks by rank)."""
-    from .course import load
+    from .course.manifest import load
     from .nbgrader_cell import course_root
 
     course = load(course_root(), require_stubs=False)

@@ -18,7 +18,7 @@ An exercise that imports an earlier one (`from s1_23_encoder import BERTEncoder`
 the same student's notebook or .py of that exercise beside it, and those it imports in turn:
 `grade_notebook` takes the folders to look in (`places`: under nbgrader, the student's submitted
 folder of this assignment first, then their other assignments' submitted folders; in a kernel,
-the notebook's own folder). Only regular files are read, never through a link (grader/files.py);
+the notebook's own folder). Only regular files are read, never through a link (grader/course/files.py);
 an earlier exercise found nowhere is named in the report's notes (and its
 `earlier_missing`).
 
@@ -29,7 +29,7 @@ grading (no course, a crash, a timeout) raises GradingError: the cells fail clos
 The grader needs the kata's project folder (course.toml, solutions/): `$KATA_COURSE_ROOT`,
 which the export's nbgrader_config.py sets, else the folder `kata` itself would use.
 
-Standard library only (with grader.course and grader.messages, themselves standard library
+Standard library only (with grader.course.manifest and grader.course.messages, themselves standard library
 only): importing this module in a kernel costs nothing.
 """
 from __future__ import annotations
@@ -42,10 +42,10 @@ import sys
 import tempfile
 from pathlib import Path
 
-from . import files
-from .course import CourseError, find_root, load
-from .messages import t
-from .scan import imported
+from .course import files
+from .course.manifest import CourseError, find_root, load
+from .course.messages import t
+from .course.scan import imported
 
 ENV_ROOT = "KATA_COURSE_ROOT"
 KATA_TAGS = {"kata-check", "kata-intro"}

@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import __version__
-from .course import PACKAGE_DIR, Course, edition
+from .course.manifest import PACKAGE_DIR, Course, edition
 from .release_source import function_signature_stub, imported_names, prune, public_check_roots
 
 REFERENCE = "bert_reference"

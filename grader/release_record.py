@@ -29,7 +29,7 @@ import torch
 
 from .checking import fixtures
 from .checking.replay import call_key
-from .course import Course, Exercise
+from .course.manifest import Course, Exercise
 
 REFERENCE_MODULE = "grader.checks.bert_reference"
 REFERENCE_LABEL = "bert_public"  # the module that answers its calls in the bundle

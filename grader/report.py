@@ -30,9 +30,9 @@ from rich.text import Text
 
 from . import __version__
 from .checking.runner import GradeResult
-from .course import Course
-from .messages import language, t
-from .safe_text import block, one_line
+from .course.manifest import Course
+from .course.messages import language, t
+from .course.safe_text import block, one_line
 
 SCHEMA = 1
 

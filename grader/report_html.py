@@ -14,8 +14,8 @@ import html
 from collections import defaultdict
 from pathlib import Path
 
-from . import atomic
-from .messages import language, t
+from .course import atomic
+from .course.messages import language, t
 
 STATUS = {"passed": "✔", "failed": "✘", "skipped": "–"}
 MAX_MESSAGE = 8000  # characters of one check's message shown (a report's texts come from the student's code)

@@ -6,7 +6,7 @@ absolute paths, `..`, symbolic links, one path named twice (in any spelling: `a/
 oversized or over-compressed entries refuse the whole archive with a clear error, and nothing
 is ever written outside the private folder.
 
-A submission is only the regular files physically inside it (grader/files.py): a symbolic link
+A submission is only the regular files physically inside it (grader/course/files.py): a symbolic link
 is never followed. The path given may not be one; links inside are skipped with a note; a
 submission whose `ch01/` is only reachable through links is refused, naming them.
 
@@ -38,12 +38,12 @@ import zlib
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-from . import files
+from .course import files
 from . import manifest as kata_manifest
-from .course import ID_RE
-from .messages import t
+from .course.manifest import ID_RE
+from .course.messages import t
 from .notebook import NotebookError, read_code
-from .safe_text import one_line
+from .course.safe_text import one_line
 
 MAX_FILE = 8 * 1024 * 1024
 MAX_TOTAL = 64 * 1024 * 1024

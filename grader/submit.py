@@ -15,10 +15,11 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
-from . import __version__, atomic
+from . import __version__
+from .course import atomic
 from . import manifest as kata_manifest
 from .checking import runner
-from .messages import t
+from .course.messages import t
 from .notebook import notebook_path
 from .submission import open_submission
 

@@ -8,7 +8,7 @@ import shutil
 import nbformat
 import pytest
 
-from grader import course as course_mod
+from grader.course import manifest as course_mod
 from grader.nbgrader_cell import check_cell_ids
 from grader.stubs import blocks
 from tests.conftest import ROOT, SOLUTIONS, grade
@@ -340,7 +340,7 @@ def test_a_kernel_side_attack_scores_in_nbgrader_what_kata_grade_gives(attacked,
     if attack == "solved":  # the controls: the kata's grading works here
         assert kata[attack] == 12
     elif attack == "naive_patched":  # the kernel-side patch is code in the softmax exercise's notebook:
-        assert kata[attack] == 0  # it imports what a "write it yourself" exercise may not (grader/scan_escapes.py)
+        assert kata[attack] == 0  # it imports what a "write it yourself" exercise may not (grader/course/scan_escapes.py)
     else:
         assert kata[attack] == 0  # the attack solves nothing
     assert got.get(attack, {}).get(SOFTMAX) == kata[attack], got.get(attack)

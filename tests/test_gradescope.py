@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from grader import course as course_module
+from grader.course import manifest as course_module
 from grader.gradescope import gradescope_results
 from tests.conftest import EXERCISES, ROOT, SOLUTIONS
 

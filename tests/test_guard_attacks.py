@@ -28,7 +28,7 @@ from pathlib import Path
 import pytest
 
 from grader import gpt2
-from grader.course import load
+from grader.course.manifest import load
 from tests.conftest import ROOT, checks_of, grade, score_of
 
 FILES = Path(__file__).resolve().parent / "guard_attacks"

@@ -25,7 +25,7 @@ from pathlib import Path
 import pytest
 from safetensors import safe_open
 
-from grader import course as course_module
+from grader.course import manifest as course_module
 from grader import gpt2, release
 from grader.stubs import blocks, stub_text
 from tests.conftest import ROOT, SOLUTIONS

@@ -186,7 +186,7 @@ def test_terminal_control_in_a_student_s_exception_never_reaches_any_output(tmp_
 
 
 def test_plain_removes_control_and_keeps_text():
-    from grader.safe_text import plain
+    from grader.course.safe_text import plain
 
     assert plain(ANSI) == "Score: 440 / 440"
     assert plain("a\tb\nc\x08\x07\x00d\x7f\x9b31m\u202eé中") == "a\tb\ncdé中"
@@ -254,7 +254,7 @@ def test_the_html_page_of_a_submission_returning_huge_strings_is_written(tmp_pat
 
 
 def test_gradescope_never_copies_a_linked_file(tmp_path):
-    from grader.course import load
+    from grader.course.manifest import load
     from grader.gradescope import locate
     from grader.submission import SubmissionError
 

@@ -15,9 +15,9 @@ from pathlib import Path
 from rich.console import Console
 from rich.markup import escape
 
-from .. import atomic
+from ..course import atomic
 from ..gradescope import VISIBILITIES
-from ..messages import t
+from ..course.messages import t
 from . import store
 
 BATCH_ONLY = ("jobs", "force", "timeout", "gradescope_hidden")

@@ -11,7 +11,7 @@ An entry of DIR is one submission when it is
 Anything else is listed as "not a submission", with the reason, and left alone; hidden entries
 (`.DS_Store`, `.git`) and `__MACOSX` are ignored silently.
 
-No symbolic link is followed (grader/files.py): an entry that is a link (`zed -> alice`) is a
+No symbolic link is followed (grader/course/files.py): an entry that is a link (`zed -> alice`) is a
 submission that is refused, a row of the gradebook with its reason (a link, never followed); a
 link inside an entry (`mallory/exercises -> ../alice/exercises`, a linked `kata-submission.zip`)
 is skipped with a note, and an entry that holds its exercises only through links is refused. The
@@ -35,7 +35,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .. import files
+from ..course import files
 from ..notebook import NotebookError, read
 from ..submission import MAX_FILE, MAX_FILES, MAX_TOTAL, SubmissionError, link_notes
 
@@ -126,7 +126,7 @@ def assign_names(entries: list[Entry], known: dict[str, str], taken: set[str]) -
 
 def fingerprint(path: Path) -> str:
     """sha256 over the submission's files (names and contents), exactly what grading can read:
-    regular files only, found without following a link (grader/files.py); a folder's
+    regular files only, found without following a link (grader/course/files.py); a folder's
     __pycache__ and .git are left out. A link counts by its name alone (what it points to is
     never graded, but a refusal names it). Bounded like grading itself: past the size limits
     the rest is not read."""

@@ -30,8 +30,8 @@ from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, 
                            TimeRemainingColumn)
 
 from .. import __version__
-from ..messages import t
-from ..safe_text import one_line
+from ..course.messages import t
+from ..course.safe_text import one_line
 from . import gradebook, store
 from .scratch import Scratch
 from .discover import Entry, assign_names, discover, fingerprint, is_one_submission

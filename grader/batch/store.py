@@ -5,7 +5,7 @@
     OUT/students/<name>/...             derived per-student files (grader/formats/)
     OUT/gradebook.csv, junit.xml, summary.md, ...   derived class files
 
-Every file is written atomically (grader/atomic.py): to a hidden `.<name>.<random>.part` in the
+Every file is written atomically (grader/course/atomic.py): to a hidden `.<name>.<random>.part` in the
 same folder, flushed to disk, then renamed over the target. A run killed mid-write leaves at most
 such a `.part` file, which the next run (or `kata gradebook`) removes; a full disk leaves none. A record's "student" block:
 
@@ -24,7 +24,8 @@ import json
 import os
 from pathlib import Path
 
-from .. import __version__, atomic
+from .. import __version__
+from ..course import atomic
 
 META = "batch.json"
 LOCK = ".kata-lock"

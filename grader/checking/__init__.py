@@ -14,7 +14,7 @@ or `code(text)` for code that reads the same in both); `kata verify` checks the 
 """
 from __future__ import annotations
 
-from ..messages import Msg, code, joined
+from ..course.messages import Msg, code, joined
 from .compare import CheckFailure, Mistake, expect, expect_equal, expect_tensor, matches
 
 

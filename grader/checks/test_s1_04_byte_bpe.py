@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from grader import gpt2
 from grader.checking import CheckFailure, Mistake, Msg, check, code, expect, expect_equal, expect_tensor, fixtures
-from grader.messages import t
+from grader.course.messages import t
 
 EXERCISE = "s1_04_byte_bpe"
 ENDOFTEXT = "<|endoftext|>"

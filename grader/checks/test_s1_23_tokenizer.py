@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 from grader import data, gpt2
 from grader.checks.tokenizer_reference import BertTokenizer as Reference
 from grader.checking import CheckFailure, Mistake, Msg, check, code, expect, expect_equal, expect_tensor, fixtures
-from grader.messages import t
+from grader.course.messages import t
 from grader.worker.proxy import StudentError
 
 EXERCISE = "s1_23_tokenizer"

@@ -7,14 +7,14 @@
 The exercise columns are those of the run (every exercise, or the ones chosen with -e), in
 course order. An exercise the student's report does not have is left empty. Every text cell
 (names, the entry, the reason) is one line, and one that starts like a formula (= + - @) gets a
-leading ' (grader/safe_text.py `csv_cell`): a spreadsheet shows it and never evaluates it.
+leading ' (grader/course/safe_text.py `csv_cell`): a spreadsheet shows it and never evaluates it.
 """
 from __future__ import annotations
 
 import csv
 import io
 
-from ..safe_text import csv_cell
+from ..course.safe_text import csv_cell
 
 
 def columns(records: dict[str, dict], order: list[str] | None = None) -> list[str]:

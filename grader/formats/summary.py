@@ -13,7 +13,7 @@ import textwrap
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from ..safe_text import markdown as md_text
+from ..course.safe_text import markdown as md_text
 
 
 @dataclass
@@ -111,7 +111,7 @@ def failures_png(s: Stats, limit: int = 40) -> bytes:
 
 def _cell(text) -> str:
     """Text from a submission (a name, an entry, a reason, a note) as literal Markdown on one line:
-    no link, image, emphasis, HTML tag or table cell of its own (grader/safe_text.py)."""
+    no link, image, emphasis, HTML tag or table cell of its own (grader/course/safe_text.py)."""
     return md_text(text)
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .. import __version__
-from ..course import Course, Exercise
+from ..course.manifest import Course, Exercise
 from ..stubs import StubError, stub_text
 from ..submission import SubmissionError, open_submission
 from .state import StateFile, kata_dir

@@ -11,7 +11,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..course import Course, Exercise
+from ..course.manifest import Course, Exercise
 from ..stubs import stub_text, write_stubs
 
 

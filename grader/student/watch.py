@@ -21,8 +21,8 @@ from pathlib import Path
 from rich.console import Console
 from rich.text import Text
 
-from ..course import Course, Exercise
-from ..messages import t
+from ..course.manifest import Course, Exercise
+from ..course.messages import t
 from ..submission import SubmissionError
 from . import checkview, hints, progress
 from .listing import progress_bar

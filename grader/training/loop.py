@@ -24,8 +24,8 @@ from pathlib import Path
 import torch
 import torch.nn as nn
 
-from .. import atomic
-from ..messages import t
+from ..course import atomic
+from ..course.messages import t
 from . import outputs
 from .batches import Encoded, LengthBatches, collate
 from .config import TrainConfig

@@ -1,4 +1,4 @@
-"""What `kata train` leaves in its output folder, each file written atomically (grader/atomic.py):
+"""What `kata train` leaves in its output folder, each file written atomically (grader/course/atomic.py):
 
     best.safetensors   the weights of the best validation accuracy so far (safetensors: no pickle)
     best.json          what is needed to use them: model configuration, tokenizer facts, epoch, accuracy
@@ -14,7 +14,7 @@ from pathlib import Path
 
 import torch
 
-from .. import atomic
+from ..course import atomic
 
 METRICS_SCHEMA = 1
 

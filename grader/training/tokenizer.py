@@ -21,7 +21,7 @@ import types
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from ..messages import t
+from ..course.messages import t
 from .model import _line_in, import_file
 
 TOKENIZER_FILE = "ch01/s1_23_tokenizer.py"

@@ -2,7 +2,7 @@
 
 Read without running anything, so that a message on a path no solution reaches (a failure
 branch) is checked too. `problems(course)` lists, each naming its file and line:
-- the message catalog (`grader/messages.py`): each key has an English and a Chinese text with
+- the message catalog (`grader/course/messages.py`): each key has an English and a Chinese text with
   the same {fields}; every `t("key")` / `Msg.key("key")` in the package names a key that exists;
 - course.toml: the Chinese titles, hints and forbidden-API hints hold Chinese;
 - the check modules (`grader/checks/*.py`):
@@ -21,10 +21,9 @@ import ast
 import re
 from pathlib import Path
 
-from .course import Course
+from .manifest import PACKAGE_DIR, Course
 from .messages import CATALOG, CJK, catalog_problems, pair_problems, placeholders
 
-PACKAGE_DIR = Path(__file__).resolve().parent
 # Where a check hands text to the student: function name -> index of that positional argument.
 MESSAGE_ARGS = {"expect": 1, "expect_equal": 2, "expect_tensor": 3, "CheckFailure": 0, "skip": 0}
 MESSAGE_KEYWORDS = {"what", "message", "msg", "label"}
@@ -33,7 +32,7 @@ QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"")
 
 
 def problems(course: Course) -> list[str]:
-    found = [f"grader/messages.py: {p}" for p in catalog_problems()]
+    found = [f"grader/course/messages.py: {p}" for p in catalog_problems()]
     found += course_problems(course)
     for path in sorted(PACKAGE_DIR.rglob("*.py")):
         found += key_problems(path)
@@ -80,7 +79,7 @@ def key_problems(path: Path) -> list[str]:
         if isinstance(node, ast.Call) and _dotted(node.func) in ("t", "Msg.key") and node.args:
             key = node.args[0]
             if isinstance(key, ast.Constant) and isinstance(key.value, str) and key.value not in CATALOG:
-                out.append(f"{_where(path, node)}: message key {key.value!r} is not in the catalog (grader/messages.py)")
+                out.append(f"{_where(path, node)}: message key {key.value!r} is not in the catalog (grader/course/messages.py)")
     return out
 
 

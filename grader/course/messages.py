@@ -157,7 +157,7 @@ CATALOG: dict[str, dict[str, str]] = {
         "zh": "{file}:{line}：使用了 {name}（{code}）",
     },
     "scan_imported_file": {"en": "{file} (imported by {by})", "zh": "{file}（由 {by} 导入）"},
-    # The escape rule (grader/scan_escapes.py): code the worker's guard could not watch.
+    # The escape rule (grader/course/scan_escapes.py): code the worker's guard could not watch.
     "scan_import": {
         "en": "{file}:{line}: imports {name}; a file of this exercise may import only torch, the course's exercise "
               "files and math, re, regex, typing, collections, dataclasses, functools, itertools and a few more "
@@ -1294,7 +1294,7 @@ CATALOG: dict[str, dict[str, str]] = {
         "en": "Wrote {files} files for {students} students in {out}.",
         "zh": "已在 {out} 中为 {students} 位学生写出 {files} 个文件。",
     },
-    # --- issue 7, slice "faults": a file that cannot be written (grader/atomic.py; a full disk in kata grade --out)
+    # --- issue 7, slice "faults": a file that cannot be written (grader/course/atomic.py; a full disk in kata grade --out)
     "write_failed": {
         "en": "cannot write {path}: {reason}",
         "zh": "无法写入 {path}：{reason}",

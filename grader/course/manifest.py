@@ -20,7 +20,7 @@ from pathlib import Path
 
 from .messages import pick
 
-PACKAGE_DIR = Path(__file__).resolve().parent
+PACKAGE_DIR = Path(__file__).resolve().parent.parent  # the grader package (this file is grader/course/manifest.py)
 ID_RE = re.compile(r"^s(\d+)_(\d+)_[a-z0-9_]+$")
 
 
