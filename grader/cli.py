@@ -385,7 +385,7 @@ def cmd_fixtures(args) -> int:
 
 
 def cmd_train(args) -> int:
-    from .training.loop import main_cli
+    from .capstone.training.loop import main_cli
 
     course = _course(args)
     if args.code == "auto":
@@ -432,7 +432,7 @@ def cmd_export_gradescope(args) -> int:
 
 
 def cmd_assets(args) -> int:
-    from . import assets
+    from .capstone import assets
     from .course.messages import t
 
     def show(items) -> None:
@@ -540,7 +540,7 @@ def _add_export_parser(sub) -> None:
 
 
 def _add_train_parser(sub) -> None:
-    from .training.config import TrainConfig
+    from .capstone.training.config import TrainConfig
 
     d = TrainConfig()
     t = sub.add_parser("train", help="train the §1.23 BERT sentiment classifier (reference or your code)",

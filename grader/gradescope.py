@@ -217,7 +217,7 @@ fi
 /autograder/kata-venv/bin/python -m pip install -q "torch==2.13.0" --index-url https://download.pytorch.org/whl/cpu
 /autograder/kata-venv/bin/python -m pip install -q -e "$PWD/{course_dir}"
 # GPT-2's ranks and the offline corpus ship in {course_dir}/.kata/assets; fetch only what is missing
-(cd {course_dir} && /autograder/kata-venv/bin/python -m grader.gpt2 fetch) || echo "setup: gpt2.tiktoken missing; its checks will be skipped" >&2
+(cd {course_dir} && /autograder/kata-venv/bin/python -m grader.capstone.gpt2 fetch) || echo "setup: gpt2.tiktoken missing; its checks will be skipped" >&2
 # The hidden checks and their expected values: readable by root (the grader) only, never by the
 # sandboxed worker, which runs as an unprivileged uid of its own.
 chmod -R go-rwx {course_dir}/grader/checks {course_dir}/grader/fixtures

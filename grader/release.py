@@ -16,7 +16,7 @@ everything `kata check/list/watch/hint/reset/run/submit/notebook` need. What it 
   and answers the model calls the public checks make from a recorded table;
 - grader/checks/tokenizer_reference.py, the s1_23_tokenizer reference: the tokenizer checks reach
   it through helpers that the bundle answers from the same table (release_record.REPLAYED_HELPERS),
-  and `kata train` tokenizes with the exercise's own file (grader/training/tokenizer.py);
+  and `kata train` tokenizes with the exercise's own file (grader/capstone/training/tokenizer.py);
 - ERRATA.md entries proved only by hidden checks keep where and what the book prints, not the
   true value; hidden check names are replaced by "a hidden check of <exercise>".
 

@@ -27,7 +27,7 @@ from pathlib import Path
 
 import pytest
 
-from grader import gpt2
+from grader.capstone import gpt2
 from grader.course.manifest import load
 from tests.conftest import ROOT, checks_of, grade, score_of
 

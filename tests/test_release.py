@@ -26,7 +26,8 @@ import pytest
 from safetensors import safe_open
 
 from grader.course import manifest as course_module
-from grader import gpt2, release
+from grader.capstone import gpt2
+from grader import release
 from grader.stubs import blocks, stub_text
 from tests.conftest import ROOT, SOLUTIONS
 

@@ -214,8 +214,8 @@ CATALOG: dict[str, dict[str, str]] = {
         "zh": "{what}：对这个隐藏输入的结果不正确",
     },
     "asset_missing": {
-        "en": "{name} is not in {folder}: run `python -m grader.gpt2 fetch` (setup.sh does) where PyPI is reachable",
-        "zh": "{folder} 中没有 {name}：请在能访问 PyPI 的机器上运行 `python -m grader.gpt2 fetch`（setup.sh 会运行它）",
+        "en": "{name} is not in {folder}: run `python -m grader.capstone.gpt2 fetch` (setup.sh does) where PyPI is reachable",
+        "zh": "{folder} 中没有 {name}：请在能访问 PyPI 的机器上运行 `python -m grader.capstone.gpt2 fetch`（setup.sh 会运行它）",
     },
     "no_assets": {
         "en": "this grader gives the sandbox no assets folder (sub.assets), so the ranks cannot be read there",
@@ -1161,7 +1161,7 @@ CATALOG: dict[str, dict[str, str]] = {
         "en": "not a readable tar archive ({reason})",
         "zh": "不是可读取的 tar 归档（{reason}）",
     },
-    # ---- issue 6, slice "leak": kata train tokenizes with the s1_23_tokenizer exercise's file (grader/training/tokenizer.py)
+    # ---- issue 6, slice "leak": kata train tokenizes with the s1_23_tokenizer exercise's file (grader/capstone/training/tokenizer.py)
     "train_tokenizer_missing": {
         "en": "{path}: no such file. kata train tokenizes with the s1_23_tokenizer exercise's file, found next to "
               "s1_23_classifier.py.{hint}",

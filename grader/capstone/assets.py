@@ -30,9 +30,9 @@ import zlib
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from . import __version__
-from .course import atomic
-from .course.messages import t
+from .. import __version__
+from ..course import atomic
+from ..course.messages import t
 
 MANIFEST = "kata-assets.json"
 SCHEMA = 1

@@ -2,7 +2,7 @@
 
 The book's pipeline (listings 1.26-1.29) tokenizes every review again in each `__getitem__` and
 pads every sequence to 256 ids, so a batch of short reviews costs as much as one of long ones.
-Here the ids come from grader.data's on-disk cache (tokenized once), and each batch is padded
+Here the ids come from grader.capstone.data's on-disk cache (tokenized once), and each batch is padded
 only to its own longest sequence, rounded up to a multiple of 8 (friendlier to GPU kernels).
 Shuffled batches are drawn from pools of similar length: shuffle, cut into pools of `pool`
 batches, sort each pool by length, cut into batches, shuffle the batch order. Under DDP every

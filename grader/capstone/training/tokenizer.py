@@ -9,7 +9,7 @@ runs in this process: `kata train` is a tool for one's own code, not a grading p
 
 Before any text is encoded, a short review is, and the ids and special ids are looked at, so
 that an unfinished or broken tokenizer is named (file and line) at once, not half-way through
-a corpus. The token-id cache (grader.data.cached_token_ids) is keyed by the file's text, the
+a corpus. The token-id cache (grader.capstone.data.cached_token_ids) is keyed by the file's text, the
 ranks, the settings and tiktoken's version: editing the tokenizer recomputes the ids.
 """
 from __future__ import annotations
@@ -21,7 +21,7 @@ import types
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from ..course.messages import t
+from ...course.messages import t
 from .model import _line_in, import_file
 
 TOKENIZER_FILE = "ch01/s1_23_tokenizer.py"

@@ -4,6 +4,6 @@
     kata train --code student --data imdb       # your classifier on IMDb
     torchrun --nproc_per_node 2 -m grader train --data synthetic:2000 ...   # DDP
 
-Import from the modules (grader.training.loop, .model, .batches, .outputs): this package file
+Import from the modules (grader.capstone.training.loop, .model, .batches, .outputs): this package file
 imports nothing, so that `kata --help` stays fast.
 """

@@ -5,8 +5,8 @@ without a network. The same ranks ship on PyPI: the source distribution of opena
 holds whisper/assets/gpt2.tiktoken, byte-identical to tiktoken's r50k_base.tiktoken (same
 ranks, pattern and <|endoftext|> = 50256 as "gpt2", hence the same ids). So:
 
-    python -m grader.gpt2 fetch    # once (setup.sh does it): <course root>/.kata/assets/gpt2.tiktoken
-    python -m grader.gpt2 which    # which encoding `encoding()` gives on this machine
+    python -m grader.capstone.gpt2 fetch    # once (setup.sh does it): <course root>/.kata/assets/gpt2.tiktoken
+    python -m grader.capstone.gpt2 which    # which encoding `encoding()` gives on this machine
 
 `encoding()` returns tiktoken's "gpt2" where the hub (or tiktoken's own cache) has it and
 otherwise, offline, "r50k_base" loaded from a TIKTOKEN_CACHE_DIR that holds the fetched file
@@ -28,7 +28,7 @@ import tarfile
 import tempfile
 from pathlib import Path
 
-from .course import atomic
+from ..course import atomic
 
 ASSET_NAME = "gpt2.tiktoken"
 SHA256 = "306cd27f03c1a714eca7108e03d66b7dc042abe8c258b44c199a7ed9838dd930"
@@ -50,10 +50,10 @@ class AssetMissing(RuntimeError):
 def course_root() -> Path:
     """The folder that holds the `grader` package and course.toml (a checkout or an editable
     install); for a package installed into site-packages, the course folder the command runs in."""
-    here = Path(__file__).resolve().parent.parent
+    here = Path(__file__).resolve().parents[2]  # this file is <course root>/grader/capstone/gpt2.py
     if (here / "course.toml").is_file():
         return here
-    from .course.manifest import CourseError, find_root
+    from ..course.manifest import CourseError, find_root
 
     try:
         return find_root()
@@ -157,7 +157,7 @@ def _cache_dir_with_r50k() -> Path:
     data = _good(asset_path())
     if data is None:
         raise AssetMissing(f"{asset_path()} is missing or damaged and tiktoken's 'gpt2' cannot be downloaded: "
-                           "run `python -m grader.gpt2 fetch` (setup.sh does) where PyPI is reachable")
+                           "run `python -m grader.capstone.gpt2 fetch` (setup.sh does) where PyPI is reachable")
     for cache in (assets_dir().parent / "tiktoken-cache", Path(tempfile.gettempdir()) / f"kata-tiktoken-{os.getuid()}"):
         target = cache / R50K_CACHE_KEY
         if _good(target) is not None:
@@ -237,7 +237,7 @@ def main(argv: list[str] | None = None) -> int:
             return 1
         print(f"gpt2: using {SOURCE}; {enc.n_vocab} tokens, 'Building' -> {enc.encode('Building')}")
         return 0
-    print("usage: python -m grader.gpt2 [fetch [DEST_DIR] | which]", file=sys.stderr)
+    print("usage: python -m grader.capstone.gpt2 [fetch [DEST_DIR] | which]", file=sys.stderr)
     return 2
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import torch
 
-from ..course import atomic
+from ...course import atomic
 
 METRICS_SCHEMA = 1
 

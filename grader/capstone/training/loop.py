@@ -2,7 +2,7 @@
 
 What it adds to the book's loop (listings 1.37-1.40):
 - device: CUDA, then Apple's MPS, then the CPU; bf16 autocast on CUDA; optional torch.compile;
-- the attention fast path (grader.training.model), checked equal to the model's own attention;
+- the attention fast path (grader.capstone.training.model), checked equal to the model's own attention;
 - the s1_23_tokenizer exercise's own tokenizer, from the same code as the model (tokenizer.py);
 - token ids computed once and cached, batches padded to their own longest row (batches.py);
 - AdamW with linear warmup then linear decay, gradient clipping;
@@ -24,8 +24,8 @@ from pathlib import Path
 import torch
 import torch.nn as nn
 
-from ..course import atomic
-from ..course.messages import t
+from ...course import atomic
+from ...course.messages import t
 from . import outputs
 from .batches import Encoded, LengthBatches, collate
 from .config import TrainConfig
@@ -122,7 +122,7 @@ class Data:
 
 def encode_split(split, tok) -> tuple[Encoded, bool]:
     """The unpadded ids of a split (from the cache after the first time) and whether they were cached.
-    `tok`: a training tokenizer (grader.training.tokenizer.Tokenizer)."""
+    `tok`: a training tokenizer (grader.capstone.training.tokenizer.Tokenizer)."""
     from ..data import cached_token_ids
 
     found = cached_token_ids(split.texts, tok.encode_batch, tok.key)
@@ -255,7 +255,7 @@ def train(cfg: TrainConfig, root: Path, log=print) -> dict:
 
 
 def _train(cfg: TrainConfig, root: Path, dist: Dist, log) -> dict:
-    from .. import __version__
+    from ... import __version__
 
     started = time.perf_counter()
     torch.manual_seed(cfg.seed)

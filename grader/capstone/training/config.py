@@ -8,7 +8,7 @@ from dataclasses import dataclass
 @dataclass
 class TrainConfig:
     code: str = "reference"  # "reference" (solutions/), "student" (exercises/) or a folder holding ch01/
-    data: str = "offline"  # grader.data.load_source: "imdb", "offline", "synthetic[:N]" or a path
+    data: str = "offline"  # grader.capstone.data.load_source: "imdb", "offline", "synthetic[:N]" or a path
     out: str = ""  # output folder; default .kata/runs/<time>
     # listing 1.36 with a head count that divides the width (ERRATA.md)
     dim: int = 256
