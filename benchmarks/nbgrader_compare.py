@@ -79,7 +79,7 @@ def main() -> int:
     from grader.course import manifest as course_mod
     from grader.checking import runner
     from grader.export_nbgrader import assignment_of
-    from grader.submission import open_submission
+    from grader.checking.submission import open_submission
 
     c = course_mod.load(ROOT)
     assignments = {assignment_of(c.get(i), "section") for i in ids}

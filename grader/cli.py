@@ -72,7 +72,7 @@ def _unknown_exercise(given: str, known: list[str]) -> str:
 def _grade(course, path, exercises, public_only: bool):
     """Grade `path`; None (after saying why) when it cannot be graded at all."""
     from .checking import runner
-    from .submission import SubmissionError, open_submission
+    from .checking.submission import SubmissionError, open_submission
 
     try:
         sub = open_submission(path, course.chapter, course.exercises)
@@ -220,7 +220,7 @@ def cmd_run(args) -> int:
     from .checking.runner import open_exercise, sandbox_for
     from .course.messages import t
     from .course.safe_text import plain
-    from .submission import SubmissionError, open_submission
+    from .checking.submission import SubmissionError, open_submission
     from .worker.client import WorkerFault
     from .worker.proxy import StudentError
 
@@ -286,7 +286,7 @@ def cmd_run(args) -> int:
 
 def cmd_notebook(args) -> int:
     from .course.messages import t
-    from .notebook import Backups, notebook_path, to_notebook, to_py
+    from .checking.notebook import Backups, notebook_path, to_notebook, to_py
 
     course = _course(args)
     if not args.all and not args.id:

@@ -38,7 +38,7 @@ from pathlib import Path
 from .course import atomic
 from .course.messages import t
 from .nbgrader_cell import ENV_ROOT, check_cell_ids, grading_timeout
-from .notebook import CHECK_TAG, INTRO_TAG, KERNEL
+from .checking.notebook import CHECK_TAG, INTRO_TAG, KERNEL
 from .stubs import BEGIN, END, blocks
 
 SCHEMA_VERSION = 3  # nbgrader's cell metadata schema (nbgrader 0.9)

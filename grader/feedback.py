@@ -6,7 +6,7 @@ from pathlib import Path
 
 from . import figures, report_html
 from .course.manifest import Course
-from .submission import SubmissionError
+from .checking.submission import SubmissionError
 
 
 def write_html(course: Course, path: str | Path, doc: dict, out: str | Path) -> tuple[Path, list[figures.Drawn]]:

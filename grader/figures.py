@@ -17,7 +17,7 @@ from .checking.runner import open_exercise, sandbox_for
 from .course.manifest import Course
 from .course.messages import t
 from .course.safe_text import plain
-from .submission import open_submission
+from .checking.submission import open_submission
 from .worker.client import Sandbox, WorkerFault
 from .worker.proxy import StudentError
 

@@ -114,7 +114,7 @@ def locate(upload: Path, course, work: Path) -> Path:
     """What to hand to open_submission for Gradescope's submission folder `upload`: a zip
     uploaded alone, the folder itself when it holds exercises/ or ch01/, else the exercise files
     found anywhere in it, arranged as ch01/<id>.py in `work`."""
-    from .submission import SubmissionError
+    from .checking.submission import SubmissionError
 
     from .course import files as tree
 
@@ -145,7 +145,7 @@ def grade_upload(upload: str | Path, results: str | Path, config: dict | None = 
     from .checking import runner
     from .course.manifest import PACKAGE_DIR, load
     from .report import to_dict
-    from .submission import SubmissionError, open_submission
+    from .checking.submission import SubmissionError, open_submission
 
     config = config or {}
     lang = config.get("lang") or None

@@ -188,7 +188,7 @@ def record(course: Course, exercises: list[Exercise] | None = None, listings_too
     from . import figures as figure_module
     from . import listings
     from .checking import runner
-    from .submission import open_submission
+    from .checking.submission import open_submission
     from .worker.client import WorkerFault
     from .worker.proxy import StudentError
 

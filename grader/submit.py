@@ -2,7 +2,7 @@
 
 The zip holds `kata-manifest.json` and `exercises/<chapter>/<id>.py` and `<id>.ipynb` for every
 exercise that has them, with their file times (which decide between a .py and its notebook,
-see grader/submission.py). The manifest (grader/manifest.py) records each file's sha256, the
+see grader/checking/submission.py). The manifest (grader/checking/submit_manifest.py) records each file's sha256, the
 kata version, the time, and each exercise's public-check status, from the same sandboxed run
 as `kata check` on the same files. It is written to a temporary file and moved into place, and
 never over anything that is not a zip or inside exercises/.
@@ -17,11 +17,11 @@ from pathlib import Path
 
 from . import __version__
 from .course import atomic
-from . import manifest as kata_manifest
+from .checking import submit_manifest as kata_manifest
 from .checking import runner
 from .course.messages import t
-from .notebook import notebook_path
-from .submission import open_submission
+from .checking.notebook import notebook_path
+from .checking.submission import open_submission
 
 
 class SubmitError(Exception):

@@ -18,7 +18,7 @@ from . import answers, stubs
 from .course import i18n
 from .checking import fixtures, runner
 from .course.scan import imported, scan
-from .submission import open_submission
+from .checking.submission import open_submission
 
 
 @dataclass

@@ -25,7 +25,7 @@ import torch
 
 from ..checking import runner
 from ..report import to_dict
-from ..submission import SubmissionError, open_submission
+from ..checking.submission import SubmissionError, open_submission
 from . import scratch
 from .discover import submission_path
 

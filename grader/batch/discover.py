@@ -36,8 +36,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..course import files
-from ..notebook import NotebookError, read
-from ..submission import MAX_FILE, MAX_FILES, MAX_TOTAL, SubmissionError, link_notes
+from ..checking.notebook import NotebookError, read
+from ..checking.submission import MAX_FILE, MAX_FILES, MAX_TOTAL, SubmissionError, link_notes
 
 SUFFIXES = (".zip", ".ipynb")
 

@@ -25,7 +25,7 @@ from rich.text import Text
 from ..course.manifest import Course, Exercise
 from ..course.messages import CATALOG, language, t
 from ..course.safe_text import block, one_line
-from ..submission import SubmissionError
+from ..checking.submission import SubmissionError
 from . import progress
 from .progress import EMPTY, MISSING, NOT_STARTED
 

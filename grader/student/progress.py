@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 from .. import __version__
 from ..course.manifest import Course, Exercise
 from ..stubs import StubError, stub_text
-from ..submission import SubmissionError, open_submission
+from ..checking.submission import SubmissionError, open_submission
 from .state import StateFile, kata_dir
 
 if TYPE_CHECKING:  # the runner imports torch and pytest: only load them to run checks

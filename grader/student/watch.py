@@ -23,7 +23,7 @@ from rich.text import Text
 
 from ..course.manifest import Course, Exercise
 from ..course.messages import t
-from ..submission import SubmissionError
+from ..checking.submission import SubmissionError
 from . import checkview, hints, progress
 from .listing import progress_bar
 from .progress import EMPTY, MISSING

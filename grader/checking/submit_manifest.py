@@ -18,16 +18,16 @@ import hashlib
 import json
 from pathlib import Path, PurePosixPath
 
-from .course import files
-from .course.manifest import ID_RE
-from .course.messages import t
+from ..course import files
+from ..course.manifest import ID_RE
+from ..course.messages import t
 
 NAME = "kata-manifest.json"
 KIND = "kata-submission"
 SCHEMA = 1
-MAX_FILE = 8 * 1024 * 1024  # what grader.submission reads of one file (its MAX_FILE)
+MAX_FILE = 8 * 1024 * 1024  # what grader.checking.submission reads of one file (its MAX_FILE)
 MAX_MANIFEST = 8 * 1024 * 1024
-MAX_LISTED = 2000  # files a manifest may list that are looked at (grader.submission.MAX_FILES)
+MAX_LISTED = 2000  # files a manifest may list that are looked at (grader.checking.submission.MAX_FILES)
 
 
 def sha256(data: bytes) -> str:

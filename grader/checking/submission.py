@@ -11,7 +11,7 @@ is never followed. The path given may not be one; links inside are skipped with 
 submission whose `ch01/` is only reachable through links is refused, naming them.
 
 Notebooks: an exercise may come as `<id>.ipynb` instead of, or as well as, `<id>.py`. Its code
-cells become `<id>.py` in the private copy (see grader/notebook.py), so it is graded exactly
+cells become `<id>.py` in the private copy (see grader/checking/notebook.py), so it is graded exactly
 like a .py. When both are there and their code differs, the one saved last is graded (file
 times, kept from zips too; a tie goes to the .py) and a note says which. A notebook that cannot
 be read fails its exercise's checks with a message naming the file (or, when a .py is there,
@@ -38,12 +38,12 @@ import zlib
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-from .course import files
-from . import manifest as kata_manifest
-from .course.manifest import ID_RE
-from .course.messages import t
+from ..course import files
+from . import submit_manifest as kata_manifest
+from ..course.manifest import ID_RE
+from ..course.messages import t
 from .notebook import NotebookError, read_code
-from .course.safe_text import one_line
+from ..course.safe_text import one_line
 
 MAX_FILE = 8 * 1024 * 1024
 MAX_TOTAL = 64 * 1024 * 1024

@@ -26,8 +26,8 @@ import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
-from .course import atomic
-from .course.messages import language, t
+from ..course import atomic
+from ..course.messages import language, t
 
 INTRO_TAG = "kata-intro"
 CHECK_TAG = "kata-check"
