@@ -94,7 +94,7 @@ def cmd_grade(args) -> int:
     if args.out:  # a class folder: every submission in it
         return batch.grade(args, course, exercises)
     from .course.atomic import write_json
-    from .report import print_table, to_dict
+    from .reports.report import print_table, to_dict
     if args.time_limit:
         for ex in exercises:
             ex.time_limit_s = min(ex.time_limit_s, args.time_limit)
@@ -119,7 +119,7 @@ def cmd_gradebook(args) -> int:
 
 
 def _html(course, path, doc, out) -> None:
-    from .feedback import write_html
+    from .reports.report_html import write_html
     from .course.messages import t
 
     written, _ = write_html(course, path, doc, out)
@@ -141,7 +141,7 @@ def cmd_check(args) -> int:
     course = _course(args, require_stubs=False)
     outcome = checkview.check(course, _select(course, [args.id] if args.id else []), bool(args.id), Console())
     if args.html and outcome.result is not None:
-        from .report import to_dict
+        from .reports.report import to_dict
         _html(course, course.exercises_dir, to_dict(course, outcome.result), args.html)
     return 0 if outcome.ok else 1
 
@@ -216,7 +216,8 @@ def cmd_run(args) -> int:
     from rich.table import Table
     from rich.text import Text
 
-    from . import figures, listings
+    from .reports import figures
+    from . import listings
     from .checking.runner import open_exercise, sandbox_for
     from .course.messages import t
     from .course.safe_text import plain

@@ -144,7 +144,7 @@ def grade_upload(upload: str | Path, results: str | Path, config: dict | None = 
     submission could not be graded (results.json then says why)."""
     from .checking import runner
     from .course.manifest import PACKAGE_DIR, load
-    from .report import to_dict
+    from .reports.report import to_dict
     from .checking.submission import SubmissionError, open_submission
 
     config = config or {}

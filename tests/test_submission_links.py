@@ -209,7 +209,7 @@ def test_reports_never_show_the_graders_paths(tmp_path, capfd):
 # ----------------------------------------------------------------------------- figures
 def test_figures_of_huge_student_strings_are_drawn_within_bounds():
     """12 KB strings from the BPE functions took minutes to lay out in the grader's process."""
-    from grader import plots
+    from grader.listings import plots
 
     big = "x" * 12_000
     rows = [[str(i), f"{big} + {big}", big + big, "7", "  ".join([big] * 4)] for i in range(200)]

@@ -24,7 +24,7 @@ import safetensors.torch  # noqa: F401
 import torch
 
 from ..checking import runner
-from ..report import to_dict
+from ..reports.report import to_dict
 from ..checking.submission import SubmissionError, open_submission
 from . import scratch
 from .discover import submission_path

@@ -1,7 +1,7 @@
 """Every format of a batch run, written from the stored records alone (`kata gradebook OUT`).
 
 Per student, beside `students/<name>/report.json`:
-    feedback.html              the feedback page (grader/report_html.py), from the report
+    feedback.html              the feedback page (grader/reports/report_html.py), from the report
     gradescope/results.json    Gradescope's format (grader/gradescope.py, as `kata export gradescope` writes it)
     exercism/results.json      Exercism's test-runner format, version 3
 For the class, in OUT:
@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .. import report_html
+from ..reports import report_html
 from ..formats import csvbook, exercism, junit, summary
 from ..gradescope import failure_results, gradescope_results
 from . import store

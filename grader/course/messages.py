@@ -380,7 +380,7 @@ CATALOG: dict[str, dict[str, str]] = {
         "en": "the check could not use your result: {type}: {message}",
         "zh": "检查无法使用你的返回值：{type}：{message}",
     },
-    # --- issue 5, slice "html": kata run --plot, figures, HTML feedback (grader/plots.py, figures.py, report_html.py)
+    # --- issue 5, slice "html": kata run --plot, figures, HTML feedback (grader/listings/plots.py, grader/reports/figures.py and report_html.py)
     "html_notes_more": {"en": "… and {count} more notes (all of them are in the JSON report)",
                         "zh": "…… 另有 {count} 条说明（全部见 JSON 报告）"},
     "plot_too_large": {"en": "{what}: too large to draw (more than {limit} rows, columns or points)",

@@ -6,6 +6,6 @@ submission, so every format can be written again from stored reports.
     junit.py       JUnit XML
     csvbook.py     the CSV gradebook: one row per student, one column per exercise
     summary.py     the class summary: score histogram, per-check failure rate (PNG + Markdown)
-The per-student HTML page is grader/report_html.py's; Gradescope's results.json is
+The per-student HTML page is grader/reports/report_html.py's; Gradescope's results.json is
 grader/gradescope.py's (the same as `kata export gradescope`'s autograder writes).
 """

@@ -5,8 +5,10 @@ written again later from a stored report. The page is one self-contained file: i
 figures as data: URIs, no scripts and nothing fetched from anywhere. Every text that comes
 from a submission or a check (messages, titles, notes, paths) is HTML-escaped.
 
-`figures`: optional list of grader.figures.Drawn.as_dict() entries
+`figures`: optional list of grader.reports.figures.Drawn.as_dict() entries
 ({"exercise", "listings", "name", "title", "png_base64", "error"}), shown under their exercise.
+`write_html(course, path, doc, out)` writes the page of one grading with the listings' figures
+drawn from the same submission (`kata check --html`, `kata grade --html`).
 """
 from __future__ import annotations
 
@@ -14,8 +16,8 @@ import html
 from collections import defaultdict
 from pathlib import Path
 
-from .course import atomic
-from .course.messages import language, t
+from ..course import atomic
+from ..course.messages import language, t
 
 STATUS = {"passed": "✔", "failed": "✘", "skipped": "–"}
 MAX_MESSAGE = 8000  # characters of one check's message shown (a report's texts come from the student's code)
@@ -184,3 +186,17 @@ def _exercise(ex: dict, checks: list[dict], figs: list[dict], tr) -> str:
 def write(path: str | Path, doc: dict, figures: list[dict] | None = None, lang: str | None = None) -> Path:
     """Write the page atomically: a browser (or a full disk) never leaves half a page."""
     return atomic.write_text(path, render(doc, figures, lang), mode=0o644)
+
+
+def write_html(course, path: str | Path, doc: dict, out: str | Path) -> tuple[Path, list]:
+    """Write the page for report `doc` of the submission at `path`, with the listings' figures
+    drawn from the same submission; also return the figures drawn (grader.reports.figures.Drawn)."""
+    from . import figures
+    from ..checking.submission import SubmissionError
+
+    graded = [ex["id"] for ex in doc.get("exercises", [])]
+    try:
+        drawn = figures.for_exercises(course, path, graded)
+    except SubmissionError:  # it was graded a moment ago; if it is gone now, the page has no figures
+        drawn = []
+    return write(out, doc, [d.as_dict() for d in drawn]), drawn

@@ -1,7 +1,7 @@
 """The listings' figures drawn from a student's code: `kata run --plot` and the HTML report.
 
 Each figure gets a fresh sandboxed worker with its exercise's module imported, exactly like
-`kata run`; the values it returns are drawn here, in the trusted process, by grader.plots.
+`kata run`; the values it returns are drawn here, in the trusted process, by grader.listings.plots.
 A figure the student's code cannot produce (not implemented, raises, a wrong shape) becomes
 an entry with `error` set, in the student's terms; the other figures are still drawn.
 """
@@ -12,14 +12,15 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import listings, plots
-from .checking.runner import open_exercise, sandbox_for
-from .course.manifest import Course
-from .course.messages import t
-from .course.safe_text import plain
-from .checking.submission import open_submission
-from .worker.client import Sandbox, WorkerFault
-from .worker.proxy import StudentError
+from .. import listings
+from ..listings import plots
+from ..checking.runner import open_exercise, sandbox_for
+from ..course.manifest import Course
+from ..course.messages import t
+from ..course.safe_text import plain
+from ..checking.submission import open_submission
+from ..worker.client import Sandbox, WorkerFault
+from ..worker.proxy import StudentError
 
 
 @dataclass
@@ -32,7 +33,7 @@ class Drawn:
     error: str = ""  # why it could not be drawn (then png is empty)
 
     def as_dict(self) -> dict:
-        """JSON-friendly form, as grader.report_html reads it (the PNG base64-encoded)."""
+        """JSON-friendly form, as grader.reports.report_html reads it (the PNG base64-encoded)."""
         return {"exercise": self.exercise, "listings": list(self.listings), "name": self.name, "title": self.title,
                 "png_base64": base64.b64encode(self.png).decode("ascii") if self.png else "", "error": self.error}
 

@@ -14,7 +14,7 @@ import functools
 import io
 from dataclasses import dataclass, field
 
-from .course.messages import language, t
+from ..course.messages import language, t
 
 _CJK_FONTS = ("Noto Sans CJK SC", "Noto Sans CJK JP", "Source Han Sans SC", "WenQuanYi Micro Hei",
               "WenQuanYi Zen Hei", "AR PL UMing CN", "SimHei", "Microsoft YaHei", "PingFang SC")
