@@ -340,7 +340,7 @@ def cmd_submit(args) -> int:
 
 
 def cmd_verify(args) -> int:
-    from .verify import verify
+    from .authoring.verify import verify
 
     v = verify(getattr(args, "root", None), grade=not args.no_grade)
     for fact in v.facts:
@@ -352,7 +352,7 @@ def cmd_verify(args) -> int:
 
 
 def cmd_stubs(args) -> int:
-    from . import stubs
+    from .authoring import stubs
     from .course.manifest import CourseError, load
 
     try:  # a new exercise has no stub yet: do not demand the files this command writes
@@ -377,7 +377,7 @@ def cmd_stubs(args) -> int:
 
 def cmd_fixtures(args) -> int:
     from .course.manifest import load
-    from .fixturegen import generate
+    from .authoring.fixturegen import generate
 
     course = load(getattr(args, "root", None), check_files=False)
     for p in generate(course, _select(course, args.exercise)):

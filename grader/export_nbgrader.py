@@ -39,7 +39,7 @@ from .course import atomic
 from .course.messages import t
 from .nbgrader_cell import ENV_ROOT, check_cell_ids, grading_timeout
 from .checking.notebook import CHECK_TAG, INTRO_TAG, KERNEL
-from .stubs import BEGIN, END, blocks
+from .authoring.stubs import BEGIN, END, blocks
 
 SCHEMA_VERSION = 3  # nbgrader's cell metadata schema (nbgrader 0.9)
 COURSE_ID = "transformer-kata"
@@ -196,7 +196,7 @@ def plan(course, exercises, by: str = "section", lang: str | None = None) -> tup
     """{relative path: text} of every file of the export, and {assignment: [exercises]}."""
     import nbformat
 
-    from .stubs import StubError
+    from .authoring.stubs import StubError
 
     files: dict[str, str] = {"nbgrader_config.py": config_text(course, exercises)}
     assignments: dict[str, list] = {}

@@ -265,7 +265,7 @@ def export(course, out: str | Path, hidden_visibility: str = "after_published", 
     fails and Gradescope records no score) or "limits-only" (the instructor's explicit choice for
     a container that allows no namespaces: every result says so)."""
     from .course.manifest import PACKAGE_DIR, edition
-    from .stubs import stub_text
+    from .authoring.stubs import stub_text
 
     if hidden_visibility not in VISIBILITIES:
         raise ExportError(f"--hidden-visibility must be one of {', '.join(VISIBILITIES)}")

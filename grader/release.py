@@ -247,7 +247,7 @@ def readme_sections(readme: str, titles: tuple[str, ...]) -> str:
 # ----------------------------------------------------------------------------- leaks
 def solution_lines(course: Course) -> dict[str, set[str]]:
     """Exercise id -> the stripped lines of its solution blocks that no stub shows."""
-    from .stubs import blocks, stub_text
+    from .authoring.stubs import blocks, stub_text
 
     shown = {line.strip() for ex in course.exercises for line in stub_text(course, ex).splitlines()}
     out: dict[str, set[str]] = {}
@@ -291,7 +291,7 @@ def reference_lines(course: Course | None = None) -> set[str]:
                for m in n.body if isinstance(m, ast.FunctionDef)]
     tokenizer = _body_lines(source, methods)
     if course is not None:
-        from .stubs import stub_text
+        from .authoring.stubs import stub_text
 
         tokenizer -= {line.strip() for ex in course.exercises for line in stub_text(course, ex).splitlines()}
     return found | tokenizer
@@ -388,7 +388,7 @@ def build(course: Course, out: str | Path, force: bool = False, log=lambda messa
     """Write the student bundle to the folder `out` (see the module's docstring)."""
     from .checking import replay
     from .release_record import record
-    from .stubs import stub_text
+    from .authoring.stubs import stub_text
 
     t0 = time.perf_counter()
     out = Path(out).resolve()

@@ -10,7 +10,7 @@ import pytest
 
 from grader.course import manifest as course_mod
 from grader.nbgrader_cell import check_cell_ids
-from grader.stubs import blocks
+from grader.authoring.stubs import blocks
 from tests.conftest import ROOT, SOLUTIONS, grade
 from tests.nbgrader_course import answers, max_scores, nbgrader, scores, solve, submit
 

@@ -2,7 +2,7 @@
 import pytest
 
 from grader.course import manifest as course
-from grader import stubs
+from grader.authoring import stubs
 from tests.conftest import ROOT
 
 SOLUTION = '''"""Doc."""

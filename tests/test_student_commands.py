@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 from grader.course import manifest as course_mod
-from grader import stubs
+from grader.authoring import stubs
 from grader.course.messages import CATALOG
 from tests.conftest import ROOT, solution_with
 

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 from .. import __version__
 from ..course.manifest import Course, Exercise
-from ..stubs import StubError, stub_text
+from ..authoring.stubs import StubError, stub_text
 from ..checking.submission import SubmissionError, open_submission
 from .state import StateFile, kata_dir
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..course.manifest import Course, Exercise
-from ..stubs import stub_text, write_stubs
+from ..authoring.stubs import stub_text, write_stubs
 
 
 @dataclass

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import torch
 
-from .checking import fixtures
-from .course.manifest import Course, Exercise
+from ..checking import fixtures
+from ..course.manifest import Course, Exercise
 
 
 def _import(path: Path, name: str):

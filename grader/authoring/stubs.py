@@ -17,7 +17,7 @@ import ast
 import re
 from dataclasses import dataclass
 
-from .course import atomic
+from ..course import atomic
 
 BEGIN = re.compile(r"^(?P<indent>\s*)# BEGIN SOLUTION(?P<text>.*)$")
 END = re.compile(r"^\s*# END SOLUTION\s*$")
@@ -124,7 +124,7 @@ HEADER = "# Exercise {id} (§{section}): replace each `raise NotImplementedError
 def stub_text(course, ex) -> str:
     solution = course.solutions_dir / ex.file
     if not solution.is_file():  # a student bundle (kata release) ships the stubs instead of the solutions
-        from .course.manifest import PACKAGE_DIR
+        from ..course.manifest import PACKAGE_DIR
 
         shipped = PACKAGE_DIR / "release_stubs" / ex.file
         if shipped.is_file():

@@ -2,7 +2,7 @@
 
 Fails when the manifest and files are not one-to-one, a listing has no check, a committed stub
 differs from the one regenerated from its solution, a stub's signatures differ from the
-solution's, a stub contains the answer of an exercise (grader/answers.py), a solution uses an
+solution's, a stub contains the answer of an exercise (grader/authoring/answers.py), a solution uses an
 API its exercise forbids, a fixture is missing or was made with another torch, a solution fails any check, a stub passes any check, or a text a student reads
 lacks its Chinese (or English) version (grader/course/i18n.py).
 """
@@ -13,12 +13,12 @@ from dataclasses import dataclass, field
 
 import torch
 
-from .course import manifest as course_mod
+from ..course import manifest as course_mod
 from . import answers, stubs
-from .course import i18n
-from .checking import fixtures, runner
-from .course.scan import imported, scan
-from .checking.submission import open_submission
+from ..course import i18n
+from ..checking import fixtures, runner
+from ..course.scan import imported, scan
+from ..checking.submission import open_submission
 
 
 @dataclass
