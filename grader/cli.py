@@ -312,7 +312,7 @@ def cmd_submit(args) -> int:
     from pathlib import Path
 
     from .course.messages import t
-    from .submit import SubmitError, submit
+    from .student.submit import SubmitError, submit
 
     course = _course(args)
     out = Path(args.out) if args.out else course.root / "kata-submission.zip"
