@@ -78,7 +78,7 @@ def main() -> int:
         return 2
     from grader.course import manifest as course_mod
     from grader.checking import runner
-    from grader.export_nbgrader import assignment_of
+    from grader.instructor.exports.export_nbgrader import assignment_of
     from grader.checking.submission import open_submission
 
     c = course_mod.load(ROOT)

@@ -84,7 +84,7 @@ def _grade(course, path, exercises, public_only: bool):
 
 
 def cmd_grade(args) -> int:
-    from .batch import commands as batch
+    from .instructor.batch import commands as batch
 
     if problem := batch.misuse(args):
         print(f"kata grade: {problem}", file=sys.stderr)
@@ -113,7 +113,7 @@ def cmd_grade(args) -> int:
 
 
 def cmd_gradebook(args) -> int:
-    from .batch import commands as batch
+    from .instructor.batch import commands as batch
 
     return batch.gradebook(args)
 
@@ -396,7 +396,7 @@ def cmd_train(args) -> int:
 
 def cmd_release(args) -> int:
     try:
-        from .release import ReleaseError, build
+        from .instructor.release.release import ReleaseError, build
     except ImportError:  # a student bundle does not ship the tools that build it
         print("kata release: only in the instructor's course (this is a bundle kata release built)", file=sys.stderr)
         return 2
@@ -417,7 +417,7 @@ def cmd_release(args) -> int:
 
 
 def cmd_export_gradescope(args) -> int:
-    from .gradescope import ExportError, export
+    from .instructor.exports.gradescope import ExportError, export
 
     course = _course(args)
     try:
@@ -498,7 +498,7 @@ def _add_gradescope_target(targets) -> None:
 def cmd_export_nbgrader(args) -> int:
     import importlib.util
 
-    from .export_nbgrader import ExportError, export
+    from .instructor.exports.export_nbgrader import ExportError, export
     from .course.messages import t
 
     course = _course(args)
@@ -571,7 +571,7 @@ def _add_train_parser(sub) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from .batch import commands as batch
+    from .instructor.batch import commands as batch
 
     p = argparse.ArgumentParser(prog="kata", description="The Transformer kata: exercises and a sandboxed grader.")
     p.add_argument("--version", action="version", version=f"kata {__version__}")

@@ -23,8 +23,8 @@ from pathlib import Path
 
 from markdown_it import MarkdownIt
 
-from grader.formats import csvbook, junit, summary
-from grader.gradescope import failure_results, gradescope_results
+from grader.instructor.formats import csvbook, junit, summary
+from grader.instructor.exports.gradescope import failure_results, gradescope_results
 from tests.conftest import SOLUTIONS, kata
 from tests.test_submission_links import MATMUL, run_grade
 

@@ -27,7 +27,7 @@ from safetensors import safe_open
 
 from grader.course import manifest as course_module
 from grader.capstone import gpt2
-from grader import release
+from grader.instructor.release import release
 from grader.authoring.stubs import blocks, stub_text
 from tests.conftest import ROOT, SOLUTIONS
 

@@ -255,7 +255,7 @@ def test_the_html_page_of_a_submission_returning_huge_strings_is_written(tmp_pat
 
 def test_gradescope_never_copies_a_linked_file(tmp_path):
     from grader.course.manifest import load
-    from grader.gradescope import locate
+    from grader.instructor.exports.gradescope import locate
     from grader.checking.submission import SubmissionError
 
     upload = tmp_path / "upload"

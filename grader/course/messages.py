@@ -908,7 +908,7 @@ CATALOG: dict[str, dict[str, str]] = {
         "en": "{name}: entry '{entry}' appears more than once, so which copy is meant is unclear; archive refused",
         "zh": "{name}：条目 '{entry}' 出现了不止一次，无法确定指的是哪一份；拒绝该压缩包",
     },
-    # -- issue 6, nbgrader export slice (grader/export_nbgrader.py, grader/nbgrader_cell.py) --------
+    # -- issue 6, nbgrader export slice (grader/instructor/exports/export_nbgrader.py, grader/instructor/exports/nbgrader_cell.py) --------
     "nbg_intro": {
         "en": ("# §{section} {title}\n\n"
                "Exercise `{id}` · {points} points\n\n"
@@ -1190,7 +1190,7 @@ CATALOG: dict[str, dict[str, str]] = {
         "en": " Or train the reference solution with --code reference.",
         "zh": "或者用 --code reference 训练参考解答。",
     },
-    # --- issue 6, slice "batch": kata grade DIR --out OUT, kata gradebook OUT (grader/batch/, grader/formats/)
+    # --- issue 6, slice "batch": kata grade DIR --out OUT, kata gradebook OUT (grader/instructor/batch/, grader/instructor/formats/)
     "batch_not_folder": {
         "en": "{path}: with --out, PATH must be a class folder: a folder whose entries are submissions",
         "zh": "{path}：使用 --out 时，PATH 必须是班级文件夹，即其中每一项都是一份提交的文件夹",

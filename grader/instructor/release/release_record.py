@@ -27,9 +27,9 @@ from dataclasses import dataclass, field
 
 import torch
 
-from .checking import fixtures
-from .checking.replay import call_key
-from .course.manifest import Course, Exercise
+from ...checking import fixtures
+from ...checking.replay import call_key
+from ...course.manifest import Course, Exercise
 
 REFERENCE_MODULE = "grader.checks.bert_reference"
 REFERENCE_LABEL = "bert_public"  # the module that answers its calls in the bundle
@@ -185,12 +185,12 @@ class Recording:
 
 def record(course: Course, exercises: list[Exercise] | None = None, listings_too: bool = True) -> Recording:
     """Run the public checks (and the listings and figures) of `exercises` on the solutions."""
-    from .reports import figures as figure_module
-    from . import listings
-    from .checking import runner
-    from .checking.submission import open_submission
-    from .worker.client import WorkerFault
-    from .worker.proxy import StudentError
+    from ...reports import figures as figure_module
+    from ... import listings
+    from ...checking import runner
+    from ...checking.submission import open_submission
+    from ...worker.client import WorkerFault
+    from ...worker.proxy import StudentError
 
     exercises = exercises or course.exercises
     ids = {ex.id for ex in exercises}

@@ -23,9 +23,9 @@ import pytest  # noqa: F401
 import safetensors.torch  # noqa: F401
 import torch
 
-from ..checking import runner
-from ..reports.report import to_dict
-from ..checking.submission import SubmissionError, open_submission
+from ...checking import runner
+from ...reports.report import to_dict
+from ...checking.submission import SubmissionError, open_submission
 from . import scratch
 from .discover import submission_path
 

@@ -8,9 +8,9 @@ everything `kata check/list/watch/hint/reset/run/submit/notebook` need. What it 
 - solutions/ and tests/; each stub is shipped a second time inside the package
   (grader/release_stubs/) so that `kata reset` and `kata list` work without the solutions;
 - the hidden checks: each check module is cut down to its public checks and the helpers they
-  use (grader/release_source.py), comments included, `make_fixtures` removed;
+  use (grader/instructor/release/release_source.py), comments included, `make_fixtures` removed;
 - the hidden fixture values: a fixture keeps only the keys the public checks, the listings
-  and their figures read when run on the solutions (grader/release_record.py);
+  and their figures read when run on the solutions (grader/instructor/release/release_record.py);
 - grader/checks/bert_reference.py, the §1.23 model written out for the checks: the bundle's
   grader/checks/bert_public.py keeps its public helpers (names, shapes, seeded weights, printing)
   and answers the model calls the public checks make from a recorded table;
@@ -37,8 +37,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import __version__
-from .course.manifest import PACKAGE_DIR, Course, edition
+from ... import __version__
+from ...course.manifest import PACKAGE_DIR, Course, edition
 from .release_source import function_signature_stub, imported_names, prune, public_check_roots
 
 REFERENCE = "bert_reference"
@@ -51,7 +51,7 @@ TRUSTED_ONLY = (REFERENCE, "tokenizer_reference")
 TRUSTED_FUNCTIONS = {"tiny_bert", "tiny_bert_problem"}
 RELEASE_FILE = "release.json"
 STUBS_DIR = "release_stubs"
-INSTRUCTOR_ONLY = ("release.py", "release_record.py", "release_source.py")  # the tools that build the bundle
+INSTRUCTOR_ONLY = "instructor/release"  # the tools that build the bundle: this folder of the package
 MIN_SOLUTION_LINE = 24  # shorter solution lines ("return out") are too common to prove anything
 
 
@@ -247,7 +247,7 @@ def readme_sections(readme: str, titles: tuple[str, ...]) -> str:
 # ----------------------------------------------------------------------------- leaks
 def solution_lines(course: Course) -> dict[str, set[str]]:
     """Exercise id -> the stripped lines of its solution blocks that no stub shows."""
-    from .authoring.stubs import blocks, stub_text
+    from ...authoring.stubs import blocks, stub_text
 
     shown = {line.strip() for ex in course.exercises for line in stub_text(course, ex).splitlines()}
     out: dict[str, set[str]] = {}
@@ -291,7 +291,7 @@ def reference_lines(course: Course | None = None) -> set[str]:
                for m in n.body if isinstance(m, ast.FunctionDef)]
     tokenizer = _body_lines(source, methods)
     if course is not None:
-        from .authoring.stubs import stub_text
+        from ...authoring.stubs import stub_text
 
         tokenizer -= {line.strip() for ex in course.exercises for line in stub_text(course, ex).splitlines()}
     return found | tokenizer
@@ -346,7 +346,7 @@ def _package_files() -> list[Path]:
             continue
         if rel.parts[0] in ("fixtures", STUBS_DIR) or rel.as_posix() == RELEASE_FILE:
             continue
-        if rel.parts[0] == "checks" and rel.name != "__init__.py" or rel.as_posix() in INSTRUCTOR_ONLY:
+        if rel.parts[0] == "checks" and rel.name != "__init__.py" or rel.as_posix().startswith(INSTRUCTOR_ONLY + "/"):
             continue
         out.append(p)
     return out
@@ -356,7 +356,7 @@ def _public_fixtures(course: Course, keys: dict[str, set[str]], dest: Path) -> t
     from safetensors import safe_open
     from safetensors.torch import save_file
 
-    from .checking import fixtures
+    from ...checking import fixtures
 
     kept = total = 0
     dest.mkdir(parents=True, exist_ok=True)
@@ -386,9 +386,9 @@ def _write(path: Path, text: str, mode: int | None = None) -> None:
 
 def build(course: Course, out: str | Path, force: bool = False, log=lambda message: None) -> Built:
     """Write the student bundle to the folder `out` (see the module's docstring)."""
-    from .checking import replay
+    from ...checking import replay
     from .release_record import record
-    from .authoring.stubs import stub_text
+    from ...authoring.stubs import stub_text
 
     t0 = time.perf_counter()
     out = Path(out).resolve()

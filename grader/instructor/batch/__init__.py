@@ -11,6 +11,6 @@ checks, not a new interpreter), and each such process starts its own sandboxed w
 submission, exactly as `kata grade PATH` does. The record `OUT/students/<name>/report.json` is
 written by the scheduler alone, atomically, when its process reports back; it is the only thing
 a rerun trusts, so a run killed at any moment resumes without losing or duplicating a result.
-Every other file in OUT is derived from the records (grader/formats/) and can be written again
+Every other file in OUT is derived from the records (grader/instructor/formats/) and can be written again
 with `kata gradebook OUT`.
 """

@@ -15,9 +15,9 @@ from pathlib import Path
 from rich.console import Console
 from rich.markup import escape
 
-from ..course import atomic
-from ..gradescope import VISIBILITIES
-from ..course.messages import t
+from ...course import atomic
+from ..exports.gradescope import VISIBILITIES
+from ...course.messages import t
 from . import store
 
 BATCH_ONLY = ("jobs", "force", "timeout", "gradescope_hidden")
@@ -108,7 +108,7 @@ def grade(args, course, exercises) -> int:
     unavailable = [st["reason"] for st in ((d.get("student") or {}) for d in records.values())
                    if st.get("status") == "error" and str(st.get("reason", "")).startswith("SandboxUnavailable: ")]
     if unavailable:  # recorded as errors (graded again by the next run), and said once, plainly
-        from ..worker.sandbox import EXIT as SANDBOX_EXIT
+        from ...worker.sandbox import EXIT as SANDBOX_EXIT
 
         print(f"kata grade: {unavailable[0].removeprefix('SandboxUnavailable: ')}", file=sys.stderr)
         return SANDBOX_EXIT

@@ -13,7 +13,7 @@ import textwrap
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from ..course.safe_text import markdown as md_text
+from ...course.safe_text import markdown as md_text
 
 
 @dataclass

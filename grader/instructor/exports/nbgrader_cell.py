@@ -1,11 +1,11 @@
-"""The kata grading one notebook of an nbgrader export (grader/export_nbgrader.py), for the
-autograde step (grader/nbgrader_autograde.py) and for a student's preview in their own kernel.
+"""The kata grading one notebook of an nbgrader export (grader/instructor/exports/export_nbgrader.py), for the
+autograde step (grader/instructor/exports/nbgrader_autograde.py) and for a student's preview in their own kernel.
 
 `grade_notebook` hands the notebook's cells, test cells left out, to the kata's grader in a
 separate process (`python -m grader grade COPY -e ID --json REPORT`), which runs the student's
 code in its sandbox and makes every comparison on its trusted side, hidden checks included.
 `nbgrader autograde` calls it from nbgrader's own process, outside any kernel, and writes each
-check's outcome into its test cell (grader/nbgrader_autograde.py): no cell of a submitted
+check's outcome into its test cell (grader/instructor/exports/nbgrader_autograde.py): no cell of a submitted
 notebook runs there, so nothing a student's cell does can reach a verdict.
 
 `verdict` is what a test cell calls when the student runs it in their own kernel: a preview of
@@ -42,10 +42,10 @@ import sys
 import tempfile
 from pathlib import Path
 
-from .course import files
-from .course.manifest import CourseError, find_root, load
-from .course.messages import t
-from .course.scan import imported
+from ...course import files
+from ...course.manifest import CourseError, find_root, load
+from ...course.messages import t
+from ...course.scan import imported
 
 ENV_ROOT = "KATA_COURSE_ROOT"
 KATA_TAGS = {"kata-check", "kata-intro"}

@@ -2,7 +2,7 @@
 
     OUT/batch.json                      the run: kata version, course fingerprint, options, entries skipped
     OUT/students/<name>/report.json     one record per submission (report.to_dict + "student")
-    OUT/students/<name>/...             derived per-student files (grader/formats/)
+    OUT/students/<name>/...             derived per-student files (grader/instructor/formats/)
     OUT/gradebook.csv, junit.xml, summary.md, ...   derived class files
 
 Every file is written atomically (grader/course/atomic.py): to a hidden `.<name>.<random>.part` in the
@@ -24,8 +24,8 @@ import json
 import os
 from pathlib import Path
 
-from .. import __version__
-from ..course import atomic
+from ... import __version__
+from ...course import atomic
 
 META = "batch.json"
 LOCK = ".kata-lock"

@@ -37,10 +37,10 @@ import zipfile
 from collections import defaultdict
 from pathlib import Path
 
-from . import __version__
-from .course import atomic
-from .course.messages import t
-from .course.safe_text import indent_lines, one_line
+from ... import __version__
+from ...course import atomic
+from ...course.messages import t
+from ...course.safe_text import indent_lines, one_line
 
 VISIBILITIES = ("hidden", "after_due_date", "after_published", "visible")
 # Every text of results.json (the output, each test's name and output) is shown as plain text:
@@ -114,9 +114,9 @@ def locate(upload: Path, course, work: Path) -> Path:
     """What to hand to open_submission for Gradescope's submission folder `upload`: a zip
     uploaded alone, the folder itself when it holds exercises/ or ch01/, else the exercise files
     found anywhere in it, arranged as ch01/<id>.py in `work`."""
-    from .checking.submission import SubmissionError
+    from ...checking.submission import SubmissionError
 
-    from .course import files as tree
+    from ...course import files as tree
 
     chapter = course.chapter
     if tree.real_dir(upload, chapter) or tree.real_dir(upload, "exercises", chapter):
@@ -142,10 +142,10 @@ def locate(upload: Path, course, work: Path) -> Path:
 def grade_upload(upload: str | Path, results: str | Path, config: dict | None = None) -> int:
     """Grade Gradescope's submission folder and write results.json. 0 when graded, 1 when the
     submission could not be graded (results.json then says why)."""
-    from .checking import runner
-    from .course.manifest import PACKAGE_DIR, load
-    from .reports.report import to_dict
-    from .checking.submission import SubmissionError, open_submission
+    from ...checking import runner
+    from ...course.manifest import PACKAGE_DIR, load
+    from ...reports.report import to_dict
+    from ...checking.submission import SubmissionError, open_submission
 
     config = config or {}
     lang = config.get("lang") or None
@@ -168,17 +168,17 @@ def grade_upload(upload: str | Path, results: str | Path, config: dict | None = 
 
 
 def main(argv: list[str] | None = None) -> int:
-    """python -m grader.gradescope grade SUBMISSION_DIR RESULTS_JSON (what run_autograder calls)."""
+    """python -m grader.instructor.exports.gradescope grade SUBMISSION_DIR RESULTS_JSON (what run_autograder calls)."""
     args = sys.argv[1:] if argv is None else argv
     if len(args) != 3 or args[0] != "grade":
-        print("usage: python -m grader.gradescope grade SUBMISSION_DIR RESULTS_JSON", file=sys.stderr)
+        print("usage: python -m grader.instructor.exports.gradescope grade SUBMISSION_DIR RESULTS_JSON", file=sys.stderr)
         return 2
-    from .course.manifest import PACKAGE_DIR
+    from ...course.manifest import PACKAGE_DIR
 
     path = PACKAGE_DIR.parent / CONFIG_FILE
     config = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
-    from .worker.sandbox import EXIT as SANDBOX_EXIT
-    from .worker.sandbox import SandboxUnavailable
+    from ...worker.sandbox import EXIT as SANDBOX_EXIT
+    from ...worker.sandbox import SandboxUnavailable
 
     try:
         return grade_upload(args[1], args[2], config)
@@ -234,7 +234,7 @@ KATA="$ROOT/source/{course_dir}"
 PYTHON="${{KATA_PYTHON:-$ROOT/kata-venv/bin/python}}"
 mkdir -p "$ROOT/results"
 cd "$KATA"
-PYTHONPATH="$KATA" "$PYTHON" -m grader.gradescope grade "$ROOT/submission" "$ROOT/results/results.json"
+PYTHONPATH="$KATA" "$PYTHON" -m grader.instructor.exports.gradescope grade "$ROOT/submission" "$ROOT/results/results.json"
 status=$?
 # 1: the submission could not be graded (results.json says why to the student); 4: the sandbox
 # could not start here (no results.json: Gradescope records no score, the log says why)
@@ -264,8 +264,8 @@ def export(course, out: str | Path, hidden_visibility: str = "after_published", 
     "bubblewrap" (a submission is graded only where bubblewrap starts; elsewhere run_autograder
     fails and Gradescope records no score) or "limits-only" (the instructor's explicit choice for
     a container that allows no namespaces: every result says so)."""
-    from .course.manifest import PACKAGE_DIR, edition
-    from .authoring.stubs import stub_text
+    from ...course.manifest import PACKAGE_DIR, edition
+    from ...authoring.stubs import stub_text
 
     if hidden_visibility not in VISIBILITIES:
         raise ExportError(f"--hidden-visibility must be one of {', '.join(VISIBILITIES)}")

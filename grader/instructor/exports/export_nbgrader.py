@@ -18,9 +18,9 @@ A notebook is made from the exercise's solution file, the single source:
   `nbgrader generate_assignment` replaces each region with its stub;
 - one autograded test cell per check (grade: true, locked, points = the check's points, so the
   cells add up to the exercise's points). `nbgrader autograde` runs none of them: the exported
-  nbgrader_config.py replaces nbgrader's Execute step with grader.nbgrader_autograde.KataGrade,
+  nbgrader_config.py replaces nbgrader's Execute step with grader.instructor.exports.nbgrader_autograde.KataGrade,
   which grades the notebook with the kata outside any kernel and writes each check's outcome as
-  its cell's output, what nbgrader scores. The cell's code (grader.nbgrader_cell.verdict) is
+  its cell's output, what nbgrader scores. The cell's code (grader.instructor.exports.nbgrader_cell.verdict) is
   only the student's preview in their own kernel.
 
 Files that exist with other content are refused unless `force`; then they are first copied to
@@ -35,11 +35,11 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .course import atomic
-from .course.messages import t
+from ...course import atomic
+from ...course.messages import t
 from .nbgrader_cell import ENV_ROOT, check_cell_ids, grading_timeout
-from .checking.notebook import CHECK_TAG, INTRO_TAG, KERNEL
-from .authoring.stubs import BEGIN, END, blocks
+from ...checking.notebook import CHECK_TAG, INTRO_TAG, KERNEL
+from ...authoring.stubs import BEGIN, END, blocks
 
 SCHEMA_VERSION = 3  # nbgrader's cell metadata schema (nbgrader 0.9)
 COURSE_ID = "transformer-kata"
@@ -120,7 +120,7 @@ def build(course, ex, lang: str | None = None):
         where = t("nbg_cell_listings", lang, listings=", ".join(check.listings)) if check.listings else ""
         comment = t("nbg_cell_comment", lang, name=label, points=f"{check.points:g}", where=where)
         code = ("".join(f"# {line}\n" for line in textwrap.wrap(comment, 96))
-                + f"from grader.nbgrader_cell import verdict\n"
+                + f"from grader.instructor.exports.nbgrader_cell import verdict\n"
                 f"passed, message = verdict({ex.id!r}, {check.name!r})\n"
                 f"assert passed, message")
         if check.hidden:  # generate_assignment keeps only the first line: no name, no listing
@@ -146,7 +146,7 @@ def intro(course, ex, lang: str | None = None) -> str:
 # in a kernel), replaced by the kata's grading. Names, not classes: the file loads even where
 # `grader` does not import, and autograde then fails naming it rather than run the cells.
 AUTOGRADE_PREPROCESSORS = [
-    "grader.nbgrader_autograde.KataGrade",
+    "grader.instructor.exports.nbgrader_autograde.KataGrade",
     "nbgrader.preprocessors.IgnorePattern",
     "nbconvert.preprocessors.ClearMetadataPreprocessor",
     "nbgrader.preprocessors.LimitOutput",
@@ -196,7 +196,7 @@ def plan(course, exercises, by: str = "section", lang: str | None = None) -> tup
     """{relative path: text} of every file of the export, and {assignment: [exercises]}."""
     import nbformat
 
-    from .authoring.stubs import StubError
+    from ...authoring.stubs import StubError
 
     files: dict[str, str] = {"nbgrader_config.py": config_text(course, exercises)}
     assignments: dict[str, list] = {}

@@ -14,7 +14,7 @@ from __future__ import annotations
 import csv
 import io
 
-from ..course.safe_text import csv_cell
+from ...course.safe_text import csv_cell
 
 
 def columns(records: dict[str, dict], order: list[str] | None = None) -> list[str]:

@@ -11,7 +11,7 @@ So the export's nbgrader_config.py puts `KataGrade` where nbgrader's `Execute` w
 `KataGrade` takes the notebook as nbgrader's sanitizing step left it (outputs cleared, test cells
 restored from the gradebook), grades the student's cells with the kata's grader, outside any
 kernel and exactly as `kata grade` does (`python -m grader grade` in a subprocess, the code in
-the sandbox, every comparison on the trusted side; see grader/nbgrader_cell.py), and writes into
+the sandbox, every comparison on the trusted side; see grader/instructor/exports/nbgrader_cell.py), and writes into
 each test cell the outcome of its check: a line on stdout when it passed, an error output with
 the check's message when it failed. nbgrader's own scoring (SaveAutoGrades) then reads exactly
 the kata's verdicts. The test cells' source is never run here.
@@ -40,14 +40,14 @@ from nbgrader import utils
 from nbgrader.coursedir import CourseDirectory
 from nbgrader.preprocessors import NbGraderPreprocessor
 
-from .course import files
-from .course.messages import t
+from ...course import files
+from ...course.messages import t
 from .nbgrader_cell import check_cell_ids, check_outcome, grade_notebook
 
 
 def _cell_ids(ex_id: str) -> dict[str, str]:
     """{grade_id: check name} of the exported test cells of `ex_id` (hidden checks by rank)."""
-    from .course.manifest import load
+    from ...course.manifest import load
     from .nbgrader_cell import course_root
 
     course = load(course_root(), require_stubs=False)

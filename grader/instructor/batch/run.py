@@ -29,9 +29,9 @@ from rich.markup import escape
 from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn,
                            TimeRemainingColumn)
 
-from .. import __version__
-from ..course.messages import t
-from ..course.safe_text import one_line
+from ... import __version__
+from ...course.messages import t
+from ...course.safe_text import one_line
 from . import gradebook, store
 from .scratch import Scratch
 from .discover import Entry, assign_names, discover, fingerprint, is_one_submission
@@ -247,7 +247,7 @@ def _run(course, opts: Options, todo: list[Entry], outcome: Outcome, done, line,
     if not todo:
         return
     ctx = multiprocessing.get_context("forkserver")
-    ctx.set_forkserver_preload(["grader.batch.child"])
+    ctx.set_forkserver_preload(["grader.instructor.batch.child"])
     jobs = max(1, min(opts.jobs, len(todo)))
     threads = max(1, default_jobs() // jobs)
     queue: deque[Entry] = deque(todo)

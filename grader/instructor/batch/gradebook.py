@@ -2,7 +2,7 @@
 
 Per student, beside `students/<name>/report.json`:
     feedback.html              the feedback page (grader/reports/report_html.py), from the report
-    gradescope/results.json    Gradescope's format (grader/gradescope.py, as `kata export gradescope` writes it)
+    gradescope/results.json    Gradescope's format (grader/instructor/exports/gradescope.py, as `kata export gradescope` writes it)
     exercism/results.json      Exercism's test-runner format, version 3
 For the class, in OUT:
     gradebook.csv  junit.xml  summary.md  histogram.png  failures.png
@@ -12,9 +12,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..reports import report_html
+from ...reports import report_html
 from ..formats import csvbook, exercism, junit, summary
-from ..gradescope import failure_results, gradescope_results
+from ..exports.gradescope import failure_results, gradescope_results
 from . import store
 
 CLASS_FILES = ("gradebook.csv", "junit.xml", "summary.md", "histogram.png", "failures.png")
