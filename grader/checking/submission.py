@@ -1,4 +1,4 @@
-"""Layer 2: a student's submission, copied into a private folder the grader owns.
+"""A student's submission, copied into a private folder the grader owns.
 
 Accepted: a folder shaped like `exercises/` (holding `ch01/...`), a project folder holding
 `exercises/`, or a .zip of either. Zips are checked entry by entry before anything is written:

@@ -1,4 +1,4 @@
-"""Layer 1: the course manifest (`course.toml`) — what the course is, validated on load.
+"""The course manifest (`course.toml`) — what the course is, validated on load.
 
 Every error names the entry it is about. The manifest is one-to-one with the files: each
 exercise has a solution, a stub and a check module named after its id, and every listing the

@@ -1,4 +1,6 @@
-"""The chapter's listings, re-run with a student's code: `kata run LISTING [--book]`.
+"""The chapter's listings, re-run with a student's code: `kata run LISTING [--book]`. Imports
+checks (their inputs), checking, worker.proxy, capstone and course; plots.py describes and draws
+the listings' figures.
 
 Each exercise may have a module `grader/listings/<exercise id>.py` whose functions re-create
 the listings of that exercise, calling the student's code through `sub` (the same sandboxed

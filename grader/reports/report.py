@@ -1,4 +1,4 @@
-"""Layer 5: reports of a grading run — the terminal table and the JSON document.
+"""Reports of a grading run — the terminal table and the JSON document.
 
 JSON schema (version 1), documented in README.md:
 {
