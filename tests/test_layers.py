@@ -135,7 +135,7 @@ BREAKING = {
     ("grader.reports.fake", False, "from ..authoring.stubs import stub_text\n"): "grader.authoring.stubs",
     ("grader.worker", True, "from . import client\nfrom ..capstone import gpt2\n"): "grader.capstone.gpt2",
     ("grader.worker.runtime.fake", False, "from ...course.messages import t\n"): "grader.course.messages",
-    ("grader.listings.fake", False, "from grader.plots import Heatmap\n"): "grader.plots",
+    ("grader.listings.fake", False, "from grader.helpers import Heatmap\n"): "grader.helpers",
 }
 ALLOWED = [
     ("grader.student.fake", False, "from ..reports.report import to_dict\nfrom . import progress\n"),

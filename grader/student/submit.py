@@ -2,10 +2,10 @@
 
 The zip holds `kata-manifest.json` and `exercises/<chapter>/<id>.py` and `<id>.ipynb` for every
 exercise that has them, with their file times (which decide between a .py and its notebook,
-see grader/checking/submission.py). The manifest (grader/checking/submit_manifest.py) records each file's sha256, the
-kata version, the time, and each exercise's public-check status, from the same sandboxed run
-as `kata check` on the same files. It is written to a temporary file and moved into place, and
-never over anything that is not a zip or inside exercises/.
+see grader/checking/submission.py). The manifest (grader/checking/submit_manifest.py) records
+each file's sha256, the kata version, the time, and each exercise's public-check status, from
+the same sandboxed run as `kata check` on the same files. It is written to a temporary file and
+moved into place, and never over anything that is not a zip or inside exercises/.
 """
 from __future__ import annotations
 
