@@ -20,8 +20,8 @@ def cmd_verify(args) -> int:
 
 
 def cmd_stubs(args) -> int:
-    from . import stubs
     from ..course.manifest import CourseError, load
+    from . import stubs
 
     try:  # a new exercise has no stub yet: do not demand the files this command writes
         course = load(getattr(args, "root", None), check_files=False)

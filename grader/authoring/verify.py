@@ -13,12 +13,12 @@ from dataclasses import dataclass, field
 
 import torch
 
-from ..course import manifest as course_mod
-from . import answers, stubs
-from ..course import i18n
 from ..checking import fixtures, runner
-from ..course.scan import imported, scan
 from ..checking.submission import open_submission
+from ..course import manifest as course_mod
+from ..course import i18n
+from ..course.scan import imported, scan
+from . import answers, stubs
 
 
 @dataclass

@@ -16,8 +16,8 @@ def cmd_train(args) -> int:
 
 
 def cmd_assets(args) -> int:
-    from . import assets
     from ..course.messages import t
+    from . import assets
 
     def show(items) -> None:
         marks = {"ok": "✔", "skipped": "·"}

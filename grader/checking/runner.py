@@ -19,11 +19,11 @@ from ..course.manifest import Course, Exercise
 from ..course.messages import pick, t
 from ..course.safe_text import one_line, plain
 from ..course.scan import imported, scan
-from .submission import Submission
 from ..worker.client import Sandbox, WorkerFault
 from ..worker.proxy import BUILTIN_EXCEPTIONS, Remote, StudentError
 from ..worker.sandbox import Limits, SandboxUnavailable
 from . import compare
+from .submission import Submission
 
 
 @dataclass

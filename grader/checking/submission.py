@@ -39,11 +39,11 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from ..course import files
-from . import submit_manifest as kata_manifest
 from ..course.manifest import ID_RE
 from ..course.messages import t
-from .notebook import NotebookError, read_code
 from ..course.safe_text import one_line
+from . import submit_manifest as kata_manifest
+from .notebook import NotebookError, read_code
 
 MAX_FILE = 8 * 1024 * 1024
 MAX_TOTAL = 64 * 1024 * 1024

@@ -61,8 +61,8 @@ def cmd_gradebook(args) -> int:
 
 
 def _html(course, path, doc, out) -> None:
-    from ..reports.report_html import write_html
     from ..course.messages import t
+    from ..reports.report_html import write_html
 
     written, _ = write_html(course, path, doc, out)
     print(t("html_wrote", path=shown(written)))
@@ -109,8 +109,8 @@ def cmd_export_gradescope(args) -> int:
 def cmd_export_nbgrader(args) -> int:
     import importlib.util
 
-    from .exports.export_nbgrader import ExportError, export
     from ..course.messages import t
+    from .exports.export_nbgrader import ExportError, export
 
     course = load_course(args)
     try:

@@ -13,12 +13,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .. import listings
-from ..listings import plots
 from ..checking.runner import open_exercise, sandbox_for
+from ..checking.submission import open_submission
 from ..course.manifest import Course
 from ..course.messages import t
 from ..course.safe_text import plain
-from ..checking.submission import open_submission
+from ..listings import plots
 from ..worker.client import Sandbox, WorkerFault
 from ..worker.proxy import StudentError
 

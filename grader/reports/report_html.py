@@ -191,8 +191,8 @@ def write(path: str | Path, doc: dict, figures: list[dict] | None = None, lang: 
 def write_html(course, path: str | Path, doc: dict, out: str | Path) -> tuple[Path, list]:
     """Write the page for report `doc` of the submission at `path`, with the listings' figures
     drawn from the same submission; also return the figures drawn (grader.reports.figures.Drawn)."""
-    from . import figures
     from ..checking.submission import SubmissionError
+    from . import figures
 
     graded = [ex["id"] for ex in doc.get("exercises", [])]
     try:

@@ -15,8 +15,8 @@ from ..course.messages import t
 
 
 def _html(course, path, doc, out) -> None:
-    from ..reports.report_html import write_html
     from ..course.messages import t
+    from ..reports.report_html import write_html
 
     written, _ = write_html(course, path, doc, out)
     print(t("html_wrote", path=shown(written)))
@@ -103,12 +103,12 @@ def cmd_run(args) -> int:
     from rich.table import Table
     from rich.text import Text
 
-    from ..reports import figures
     from .. import listings
     from ..checking.runner import open_exercise, sandbox_for
+    from ..checking.submission import SubmissionError, open_submission
     from ..course.messages import t
     from ..course.safe_text import plain
-    from ..checking.submission import SubmissionError, open_submission
+    from ..reports import figures
     from ..worker.client import WorkerFault
     from ..worker.proxy import StudentError
 
@@ -173,8 +173,8 @@ def cmd_run(args) -> int:
 
 
 def cmd_notebook(args) -> int:
-    from ..course.messages import t
     from ..checking.notebook import Backups, notebook_path, to_notebook, to_py
+    from ..course.messages import t
 
     course = load_course(args)
     if not args.all and not args.id:

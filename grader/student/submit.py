@@ -16,12 +16,12 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from .. import __version__
-from ..course import atomic
 from ..checking import submit_manifest as kata_manifest
 from ..checking import runner
-from ..course.messages import t
 from ..checking.notebook import notebook_path
 from ..checking.submission import open_submission
+from ..course import atomic
+from ..course.messages import t
 
 
 class SubmitError(Exception):

@@ -24,8 +24,8 @@ import safetensors.torch  # noqa: F401
 import torch
 
 from ...checking import runner
-from ...reports.report import to_dict
 from ...checking.submission import SubmissionError, open_submission
+from ...reports.report import to_dict
 from . import scratch
 from .discover import submission_path
 

@@ -16,8 +16,8 @@ from rich.console import Console
 from rich.markup import escape
 
 from ...course import atomic
-from ..exports.gradescope import VISIBILITIES
 from ...course.messages import t
+from ..exports.gradescope import VISIBILITIES
 from . import store
 
 BATCH_ONLY = ("jobs", "force", "timeout", "gradescope_hidden")

@@ -35,9 +35,9 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ...course import files
 from ...checking.notebook import NotebookError, read
 from ...checking.submission import MAX_FILE, MAX_FILES, MAX_TOTAL, SubmissionError, link_notes
+from ...course import files
 
 SUFFIXES = (".zip", ".ipynb")
 

@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ...reports import report_html
-from ..formats import csvbook, exercism, junit, summary
 from ..exports.gradescope import failure_results, gradescope_results
+from ..formats import csvbook, exercism, junit, summary
 from . import store
 
 CLASS_FILES = ("gradebook.csv", "junit.xml", "summary.md", "histogram.png", "failures.png")

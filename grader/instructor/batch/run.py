@@ -33,8 +33,8 @@ from ... import __version__
 from ...course.messages import t
 from ...course.safe_text import one_line
 from . import gradebook, store
-from .scratch import Scratch
 from .discover import Entry, assign_names, discover, fingerprint, is_one_submission
+from .scratch import Scratch
 
 
 class BatchError(Exception):

@@ -35,11 +35,11 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ...authoring.stubs import BEGIN, END, blocks
+from ...checking.notebook import CHECK_TAG, INTRO_TAG, KERNEL
 from ...course import atomic
 from ...course.messages import t
 from .nbgrader_cell import ENV_ROOT, check_cell_ids, grading_timeout
-from ...checking.notebook import CHECK_TAG, INTRO_TAG, KERNEL
-from ...authoring.stubs import BEGIN, END, blocks
 
 SCHEMA_VERSION = 3  # nbgrader's cell metadata schema (nbgrader 0.9)
 COURSE_ID = "transformer-kata"

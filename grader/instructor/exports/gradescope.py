@@ -143,9 +143,9 @@ def grade_upload(upload: str | Path, results: str | Path, config: dict | None = 
     """Grade Gradescope's submission folder and write results.json. 0 when graded, 1 when the
     submission could not be graded (results.json then says why)."""
     from ...checking import runner
+    from ...checking.submission import SubmissionError, open_submission
     from ...course.manifest import PACKAGE_DIR, load
     from ...reports.report import to_dict
-    from ...checking.submission import SubmissionError, open_submission
 
     config = config or {}
     lang = config.get("lang") or None
@@ -264,8 +264,8 @@ def export(course, out: str | Path, hidden_visibility: str = "after_published", 
     "bubblewrap" (a submission is graded only where bubblewrap starts; elsewhere run_autograder
     fails and Gradescope records no score) or "limits-only" (the instructor's explicit choice for
     a container that allows no namespaces: every result says so)."""
-    from ...course.manifest import PACKAGE_DIR, edition
     from ...authoring.stubs import stub_text
+    from ...course.manifest import PACKAGE_DIR, edition
 
     if hidden_visibility not in VISIBILITIES:
         raise ExportError(f"--hidden-visibility must be one of {', '.join(VISIBILITIES)}")

@@ -386,9 +386,9 @@ def _write(path: Path, text: str, mode: int | None = None) -> None:
 
 def build(course: Course, out: str | Path, force: bool = False, log=lambda message: None) -> Built:
     """Write the student bundle to the folder `out` (see the module's docstring)."""
+    from ...authoring.stubs import stub_text
     from ...checking import replay
     from .release_record import record
-    from ...authoring.stubs import stub_text
 
     t0 = time.perf_counter()
     out = Path(out).resolve()

@@ -185,10 +185,10 @@ class Recording:
 
 def record(course: Course, exercises: list[Exercise] | None = None, listings_too: bool = True) -> Recording:
     """Run the public checks (and the listings and figures) of `exercises` on the solutions."""
-    from ...reports import figures as figure_module
     from ... import listings
     from ...checking import runner
     from ...checking.submission import open_submission
+    from ...reports import figures as figure_module
     from ...worker.client import WorkerFault
     from ...worker.proxy import StudentError
 
