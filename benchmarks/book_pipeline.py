@@ -1,6 +1,6 @@
 """The book's training pipeline as written (listings 1.26-1.29, 1.37-1.38), for the benchmarks.
 
-Kept apart from grader/training (which is the fast pipeline) so that both benchmark scripts time
+Kept apart from grader/capstone/training (which is the fast pipeline) so that both benchmark scripts time
 the same baseline.
 """
 from __future__ import annotations

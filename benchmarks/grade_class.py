@@ -35,7 +35,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from grader import course as course_mod  # noqa: E402
+from grader.course import manifest as course_mod  # noqa: E402
 
 SLICE = ("1.9", "1.10", "1.11", "1.12")
 N = 24

@@ -20,9 +20,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from grader import course as course_mod  # noqa: E402
+from grader.course import manifest as course_mod  # noqa: E402
 from grader.checking import runner  # noqa: E402
-from grader.submission import open_submission  # noqa: E402
+from grader.checking.submission import open_submission  # noqa: E402
 from grader.worker.client import Sandbox  # noqa: E402
 
 

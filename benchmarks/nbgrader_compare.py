@@ -76,10 +76,10 @@ def main() -> int:
     if importlib.util.find_spec("nbgrader") is None:
         print("nbgrader is not installed: .venv/bin/pip install -e '.[nbgrader]'", file=sys.stderr)
         return 2
-    from grader import course as course_mod
+    from grader.course import manifest as course_mod
     from grader.checking import runner
-    from grader.export_nbgrader import assignment_of
-    from grader.submission import open_submission
+    from grader.instructor.exports.export_nbgrader import assignment_of
+    from grader.checking.submission import open_submission
 
     c = course_mod.load(ROOT)
     assignments = {assignment_of(c.get(i), "section") for i in ids}

@@ -31,11 +31,11 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from book_pipeline import BOOK, BookIMDBDataset, timed_steps  # noqa: E402
-from grader.data import holdout, load_source  # noqa: E402
-from grader.training.batches import LengthBatches, collate  # noqa: E402
-from grader.training.loop import TrainConfig, encode_split, train  # noqa: E402
-from grader.training.model import build_model, enable_fast_attention, load_classifier_module, probe_batch  # noqa: E402
-from grader.training.tokenizer import load_tokenizer  # noqa: E402
+from grader.capstone.data import holdout, load_source  # noqa: E402
+from grader.capstone.training.batches import LengthBatches, collate  # noqa: E402
+from grader.capstone.training.loop import TrainConfig, encode_split, train  # noqa: E402
+from grader.capstone.training.model import build_model, enable_fast_attention, load_classifier_module, probe_batch  # noqa: E402
+from grader.capstone.training.tokenizer import load_tokenizer  # noqa: E402
 
 def speed(args, corpus, module, tok) -> dict:
     texts, labels = corpus.train.texts, corpus.train.labels

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from grader import course
+from grader.course import manifest as course
 
 ROOT = Path(__file__).resolve().parent.parent
 if shutil.which("bwrap") is None and "KATA_SANDBOX" not in os.environ:

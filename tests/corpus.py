@@ -2224,7 +2224,7 @@ def _manifest_plain(o: Outcome) -> None:
 # An exercise with a forbidden list is enforced by the static scan (the verdict) and by a guard in
 # the worker (torch function and dispatch modes). Each attack below reaches a forbidden function
 # with that guard switched off, out of its sight, or by a path the scan did not know; the first five
-# scored full marks on the main of stop 18. The scan's escape rule (grader/scan_escapes.py) refuses
+# scored full marks on the main of stop 18. The scan's escape rule (grader/course/scan_escapes.py) refuses
 # each family, and the worker refuses threads under a forbidden list and keeps its guard on from
 # the import to the end of the process.
 def _body(exercise: str, old: str, new: str, head: str = "") -> str:

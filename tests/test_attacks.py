@@ -263,7 +263,7 @@ def test_patching_comparisons_and_pytest_does_not_help(submission):
     """Replacing torch.allclose, torch.testing.assert_close, pytest.fail, _pytest.outcomes...
     inside the worker changes nothing: comparisons happen in the trusted grader process."""
     # Exercises without a forbidden list: under one, importing pytest or torch.testing is refused
-    # before anything runs (grader/scan_escapes.py), which would prove nothing here.
+    # before anything runs (grader/course/scan_escapes.py), which would prove nothing here.
     path = submission({
         "s1_12_scaled_attention": src("""
             <<patches>>
@@ -789,7 +789,7 @@ time.sleep(4)
 """
 # Right context vectors that an honest student might write: each row's weighted sum computed by a
 # pool of threads (a thread counts against RLIMIT_NPROC like a process). Not the matmul exercise:
-# under a forbidden list threads are refused (the guard is per thread; grader/scan_escapes.py).
+# under a forbidden list threads are refused (the guard is per thread; grader/course/scan_escapes.py).
 THREADED_CONTEXT = """
 from concurrent.futures import ThreadPoolExecutor
 

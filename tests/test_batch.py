@@ -253,7 +253,7 @@ def test_one_submission_or_a_class_is_never_ambiguous(graded, tmp_path):
 
 
 def test_two_runs_never_write_into_one_folder_at_once(graded, tmp_path):
-    from grader.batch import store
+    from grader.instructor.batch import store
 
     cls, first, _ = graded
     out = tmp_path / "out"

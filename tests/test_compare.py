@@ -6,7 +6,7 @@ import torch
 
 from grader.checking import compare, tolerances
 from grader.checking.compare import CheckFailure, Mistake, expect_tensor
-from grader.messages import Msg
+from grader.course.messages import Msg
 
 WEIGHTS = Msg("weights", "权重")
 

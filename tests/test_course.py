@@ -1,7 +1,7 @@
 """The manifest loader: what the course is, and errors that name the entry."""
 import pytest
 
-from grader import course
+from grader.course import manifest as course
 from tests.conftest import ROOT
 
 

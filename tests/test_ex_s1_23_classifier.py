@@ -8,7 +8,7 @@ import torch
 from grader.checks import bert_reference as R
 from grader.listings import REGISTRY
 from grader.listings import s1_23_classifier  # noqa: F401  (registers listings 1.35-1.36)
-from grader.training.model import import_file
+from grader.capstone.training.model import import_file
 from tests.conftest import ROOT, SOLUTIONS, checks_of, grade, score_of, solution_with
 
 EX = "s1_23_classifier"

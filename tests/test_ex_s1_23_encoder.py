@@ -4,7 +4,7 @@ with a message naming the mistake; a correct answer written differently scores f
 import torch
 
 from grader.checks import bert_reference as R
-from grader.training.model import import_file
+from grader.capstone.training.model import import_file
 from tests.conftest import SOLUTIONS, checks_of, grade, score_of
 
 EX = "s1_23_encoder"

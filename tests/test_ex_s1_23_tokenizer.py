@@ -1,7 +1,7 @@
 """Graded submissions of s1_23_tokenizer: plausible wrong answers lose points with a named mistake,
 and a differently written correct answer scores full marks.
 
-The GPT-2 checks need gpt2.tiktoken (`python -m grader.gpt2 fetch`); without it they skip, and the
+The GPT-2 checks need gpt2.tiktoken (`python -m grader.capstone.gpt2 fetch`); without it they skip, and the
 assertions below only count the checks that ran.
 """
 from tests.conftest import SOLUTIONS, checks_of, grade

@@ -8,9 +8,9 @@ import shutil
 import nbformat
 import pytest
 
-from grader import course as course_mod
-from grader.nbgrader_cell import check_cell_ids
-from grader.stubs import blocks
+from grader.course import manifest as course_mod
+from grader.instructor.exports.nbgrader_cell import check_cell_ids
+from grader.authoring.stubs import blocks
 from tests.conftest import ROOT, SOLUTIONS, grade
 from tests.nbgrader_course import answers, max_scores, nbgrader, scores, solve, submit
 
@@ -184,7 +184,7 @@ def test_nbgrader_autograde_gives_the_kata_scores(tmp_path, export):
 
 
 def test_a_test_cell_that_cannot_grade_fails_and_never_grades_the_test_cells(tmp_path, monkeypatch, export):
-    from grader import nbgrader_cell
+    from grader.instructor.exports import nbgrader_cell
 
     assert export(str(tmp_path / "course"), "-e", SOFTMAX)[0] == 0
     source = tmp_path / "course" / "source" / "s1_11" / f"{SOFTMAX}.ipynb"
@@ -221,7 +221,7 @@ def test_autograde_runs_no_cell_and_scores_each_test_cell_by_the_kata_s_verdict(
     from nbgrader.utils import determine_grade
     from traitlets.config.loader import PyFileConfigLoader
 
-    from grader import nbgrader_autograde, nbgrader_cell
+    from grader.instructor.exports import nbgrader_autograde, nbgrader_cell
 
     assert export(str(tmp_path / "course"), "-e", SOFTMAX)[0] == 0
     monkeypatch.setenv("KATA_COURSE_ROOT", str(ROOT))  # what the file sets by default, restored after
@@ -229,7 +229,7 @@ def test_autograde_runs_no_cell_and_scores_each_test_cell_by_the_kata_s_verdict(
     default = [f"{p.__module__.rsplit('.', 1)[0]}.{p.__name__}" for p in Autograde().autograde_preprocessors]
     ours = Autograde(config=config).autograde_preprocessors
     assert "nbgrader.preprocessors.Execute" in default and not any("Execute" in str(p) for p in ours)
-    assert ours == ["grader.nbgrader_autograde.KataGrade" if p.endswith(".Execute") else p for p in default]
+    assert ours == ["grader.instructor.exports.nbgrader_autograde.KataGrade" if p.endswith(".Execute") else p for p in default]
 
     nb = nbformat.read(tmp_path / "course" / "source" / "s1_11" / f"{SOFTMAX}.ipynb", as_version=4)
     for cell in nb.cells:  # whatever was handed in as outputs is replaced
@@ -274,9 +274,9 @@ def test_autograde_runs_no_cell_and_scores_each_test_cell_by_the_kata_s_verdict(
 # score in nbgrader exactly what `kata grade` gives it: 0.
 FAKE = 'lambda ex, check: (True, "")'
 KERNEL_ATTACKS = {
-    "patched_module": f"try:\n    import grader.nbgrader_cell as c\n    c.verdict = {FAKE}\nexcept ImportError:\n    pass",
+    "patched_module": f"try:\n    import grader.instructor.exports.nbgrader_cell as c\n    c.verdict = {FAKE}\nexcept ImportError:\n    pass",
     "import_hook": ("import builtins, types\n_real = builtins.__import__\n"
-                    f"_fake = types.ModuleType('grader.nbgrader_cell')\n_fake.verdict = {FAKE}\n"
+                    f"_fake = types.ModuleType('grader.instructor.exports.nbgrader_cell')\n_fake.verdict = {FAKE}\n"
                     "def _import(name, *a, **k):\n"
                     "    return _fake if name.startswith('grader') else _real(name, *a, **k)\n"
                     "builtins.__import__ = _import"),
@@ -301,7 +301,7 @@ def attacked(tmp_path_factory):
     (solved; half solved with the module patched), one autograde: (autograde's process,
     nbgrader's scores, the kata's score of each student's notebook)."""
     pytest.importorskip("nbgrader", reason="nbgrader is an extra: .venv/bin/pip install -e '.[nbgrader]' (setup.sh does)")
-    from grader.export_nbgrader import export
+    from grader.instructor.exports.export_nbgrader import export
 
     work = tmp_path_factory.mktemp("attacks")
     course = work / "course"
@@ -340,7 +340,7 @@ def test_a_kernel_side_attack_scores_in_nbgrader_what_kata_grade_gives(attacked,
     if attack == "solved":  # the controls: the kata's grading works here
         assert kata[attack] == 12
     elif attack == "naive_patched":  # the kernel-side patch is code in the softmax exercise's notebook:
-        assert kata[attack] == 0  # it imports what a "write it yourself" exercise may not (grader/scan_escapes.py)
+        assert kata[attack] == 0  # it imports what a "write it yourself" exercise may not (grader/course/scan_escapes.py)
     else:
         assert kata[attack] == 0  # the attack solves nothing
     assert got.get(attack, {}).get(SOFTMAX) == kata[attack], got.get(attack)
@@ -422,7 +422,7 @@ def test_a_submitted_notebook_that_is_a_link_is_not_graded(tmp_path, monkeypatch
     from nbgrader.utils import determine_grade
     from traitlets.config.loader import PyFileConfigLoader
 
-    from grader import nbgrader_autograde
+    from grader.instructor.exports import nbgrader_autograde
 
     course = tmp_path / "course"
     assert export(str(course), "-e", SOFTMAX)[0] == 0

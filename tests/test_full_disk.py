@@ -5,7 +5,7 @@ temporary file stays beside it. Freed space and the same command again: the file
 
 The full disk is real: a small tmpfs (root only), filled up but for what the test leaves free.
 `kata grade DIR --out OUT` on a full disk: tests/test_batch_resume.py. The helper that writes
-every file: grader/atomic.py."""
+every file: grader/course/atomic.py."""
 import json
 import subprocess
 

@@ -11,7 +11,7 @@ import pytest
 
 from tests import generic_answers
 from tests.conftest import ROOT, checks_of, grade
-from grader import course
+from grader.course import manifest as course
 
 EXERCISES = [ex.id for ex in course.load(ROOT, check_files=False).exercises]
 

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from grader import course as course_module
-from grader.gradescope import gradescope_results
+from grader.course import manifest as course_module
+from grader.instructor.exports.gradescope import gradescope_results
 from tests.conftest import EXERCISES, ROOT, SOLUTIONS
 
 pytestmark = pytest.mark.slow  # a whole autograder run: CI's second step

@@ -27,8 +27,8 @@ from pathlib import Path
 
 import pytest
 
-from grader import gpt2
-from grader.course import load
+from grader.capstone import gpt2
+from grader.course.manifest import load
 from tests.conftest import ROOT, checks_of, grade, score_of
 
 FILES = Path(__file__).resolve().parent / "guard_attacks"

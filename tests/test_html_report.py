@@ -10,7 +10,7 @@ import sys
 import pytest
 from PIL import Image
 
-from grader import report_html
+from grader.reports import report_html
 from tests.conftest import ROOT, SOLUTIONS, kata, make_submission
 
 PASSED_GREEN = (0x1A, 0x7F, 0x37)  # report_html.CSS --ok: the "passed" badges and progress bars

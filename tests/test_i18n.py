@@ -7,9 +7,9 @@ import sys
 
 import pytest
 
-from grader import course, i18n, messages
+from grader.course import manifest as course, i18n, messages
 from grader.checking import CheckFailure, Msg, check, code, expect, expect_equal, joined
-from grader.messages import catalog_problems, language, t
+from grader.course.messages import catalog_problems, language, t
 from tests.conftest import ROOT, kata, make_submission
 
 CJK = re.compile(r"[\u4e00-\u9fff]")

@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from grader import course
+from grader.course import manifest as course
 from grader.worker import uids
 from grader.cli import main
 from tests.conftest import ROOT, checks_of, make_submission

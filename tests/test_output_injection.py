@@ -1,7 +1,7 @@
 """What a submission writes never passes for the grader's own output (issue 12, round 2).
 
 Text a student had a hand in (exception messages, file, folder and entry names, notes quoting
-them) reaches every output format by one rule per format (grader/safe_text.py):
+them) reaches every output format by one rule per format (grader/course/safe_text.py):
 - the terminal: a message's lines after the first are indented under the grader's own line; a
   name or note is one line, its line breaks shown as ⏎ — so no forged "✔ ..." or "Score:" line;
 - CSV: every text cell is one line, and one that starts like a formula gets a leading ';
@@ -23,8 +23,8 @@ from pathlib import Path
 
 from markdown_it import MarkdownIt
 
-from grader.formats import csvbook, junit, summary
-from grader.gradescope import failure_results, gradescope_results
+from grader.instructor.formats import csvbook, junit, summary
+from grader.instructor.exports.gradescope import failure_results, gradescope_results
 from tests.conftest import SOLUTIONS, kata
 from tests.test_submission_links import MATMUL, run_grade
 

@@ -25,9 +25,10 @@ from pathlib import Path
 import pytest
 from safetensors import safe_open
 
-from grader import course as course_module
-from grader import gpt2, release
-from grader.stubs import blocks, stub_text
+from grader.course import manifest as course_module
+from grader.capstone import gpt2
+from grader.instructor.release import release
+from grader.authoring.stubs import blocks, stub_text
 from tests.conftest import ROOT, SOLUTIONS
 
 pytestmark = pytest.mark.slow

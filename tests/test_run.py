@@ -1,5 +1,6 @@
 """`kata run LISTING`: the book's listings re-run with the student's code, beside the book."""
-from grader import course, listings
+from grader.course import manifest as course
+from grader import listings
 from tests.conftest import ROOT, SOLUTIONS, kata
 
 

@@ -2,16 +2,16 @@
 exercise with a forbidden list (a new exercise is covered without a new test), appended to that
 exercise's own reference solution, and must be refused on the lines it added; the reference
 solutions and the ordinary idioms of correct code must not be. The graded attacks of this family
-are in tests/corpus.py (group "guard"); the rule itself is grader/scan_escapes.py."""
+are in tests/corpus.py (group "guard"); the rule itself is grader/course/scan_escapes.py."""
 from __future__ import annotations
 
 import textwrap
 
 import pytest
 
-from grader.course import load
-from grader.scan import scan
-from grader.scan_escapes import resolve
+from grader.course.manifest import load
+from grader.course.scan import scan
+from grader.course.scan_escapes import resolve
 
 COURSE = load()
 LOCAL = frozenset(e.module for e in COURSE.exercises)

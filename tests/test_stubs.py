@@ -1,7 +1,8 @@
 """Single-source stub generation."""
 import pytest
 
-from grader import course, stubs
+from grader.course import manifest as course
+from grader.authoring import stubs
 from tests.conftest import ROOT
 
 SOLUTION = '''"""Doc."""

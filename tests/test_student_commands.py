@@ -10,9 +10,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from grader import course as course_mod
-from grader import stubs
-from grader.messages import CATALOG
+from grader.course import manifest as course_mod
+from grader.authoring import stubs
+from grader.course.messages import CATALOG
 from tests.conftest import ROOT, solution_with
 
 SOFTMAX = "exercises/ch01/s1_11_softmax.py"

@@ -186,7 +186,7 @@ def test_terminal_control_in_a_student_s_exception_never_reaches_any_output(tmp_
 
 
 def test_plain_removes_control_and_keeps_text():
-    from grader.safe_text import plain
+    from grader.course.safe_text import plain
 
     assert plain(ANSI) == "Score: 440 / 440"
     assert plain("a\tb\nc\x08\x07\x00d\x7f\x9b31m\u202eé中") == "a\tb\ncdé中"
@@ -209,7 +209,7 @@ def test_reports_never_show_the_graders_paths(tmp_path, capfd):
 # ----------------------------------------------------------------------------- figures
 def test_figures_of_huge_student_strings_are_drawn_within_bounds():
     """12 KB strings from the BPE functions took minutes to lay out in the grader's process."""
-    from grader import plots
+    from grader.listings import plots
 
     big = "x" * 12_000
     rows = [[str(i), f"{big} + {big}", big + big, "7", "  ".join([big] * 4)] for i in range(200)]
@@ -254,9 +254,9 @@ def test_the_html_page_of_a_submission_returning_huge_strings_is_written(tmp_pat
 
 
 def test_gradescope_never_copies_a_linked_file(tmp_path):
-    from grader.course import load
-    from grader.gradescope import locate
-    from grader.submission import SubmissionError
+    from grader.course.manifest import load
+    from grader.instructor.exports.gradescope import locate
+    from grader.checking.submission import SubmissionError
 
     upload = tmp_path / "upload"
     upload.mkdir()

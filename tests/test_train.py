@@ -13,11 +13,11 @@ from pathlib import Path
 import pytest
 import torch
 
-from grader import gpt2
-from grader.training import batches as B
-from grader.training import model as M
-from grader.training.outputs import load_checkpoint
-from grader.training.tokenizer import load_tokenizer
+from grader.capstone import gpt2
+from grader.capstone.training import batches as B
+from grader.capstone.training import model as M
+from grader.capstone.training.outputs import load_checkpoint
+from grader.capstone.training.tokenizer import load_tokenizer
 
 from conftest import ROOT, kata, solution_with
 
@@ -77,8 +77,8 @@ def test_train_reference_learns_and_leaves_its_outputs(tmp_path):
     module = M.load_classifier_module(ROOT / "solutions")
     model = M.build_model(module, **info["config"])
     model.load_state_dict(state)
-    from grader.data import synthetic_corpus
-    from grader.training.loop import Dist, evaluate, encode_split
+    from grader.capstone.data import synthetic_corpus
+    from grader.capstone.training.loop import Dist, evaluate, encode_split
     tok = load_tokenizer(ROOT / "solutions", 64)
     test, _ = encode_split(synthetic_corpus(1000, 0).test, tok)
     _, acc, _ = evaluate(model, test, 64, tok.pad_id, 64, torch.device("cpu"), contextlib.nullcontext(),
@@ -317,7 +317,7 @@ def test_model_file_that_does_not_import_is_named(tmp_path):
 
 
 def test_cls_attention_rows_are_distributions_over_real_tokens():
-    from grader.training.attention_map import cls_attention
+    from grader.capstone.training.attention_map import cls_attention
 
     model = reference_model()
     ids, mask = M.probe_batch(50260, 32, pad_id=50257, cls_id=50258)

@@ -1,7 +1,7 @@
 """`kata verify`, the developer's proof that stubs fail, solutions pass and files are one-to-one."""
 import shutil
 
-from grader.verify import verify
+from grader.authoring.verify import verify
 from tests.conftest import kata
 
 
@@ -44,7 +44,8 @@ def stable_softmax(scores, axis=-1):
 
 
 def _plant(course, exercise: str, code: str) -> None:
-    from grader import course as course_mod, stubs
+    from grader.course import manifest as course_mod
+    from grader.authoring import stubs
     path = course / "solutions/ch01" / f"{exercise}.py"
     path.write_text(path.read_text() + code)
     stubs.write_stubs(course_mod.load(course), only=[exercise], backup_dir=course / "bak")
@@ -62,14 +63,16 @@ def test_a_stub_holding_another_exercises_answer_fails_verify(tmp_course):
 
 
 def test_the_course_stubs_give_no_answer_away():
-    from grader import answers, course
+    from grader.authoring import answers
+    from grader.course import manifest as course
     assert answers.check_course(course.load()) == []
 
 
 def test_a_solution_that_fails_a_check_fails_verify(tmp_course):
     path = tmp_course / "solutions/ch01/s1_12_context.py"
     path.write_text(path.read_text().replace("return attn_weights @ values", "return (attn_weights @ values) * 1.01"))
-    from grader import stubs, course
+    from grader.authoring import stubs
+    from grader.course import manifest as course
     c = course.load(tmp_course)
     stubs.write_stubs(c, backup_dir=tmp_course / "bak")
     v = verify(tmp_course, only=["s1_12_context"])

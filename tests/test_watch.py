@@ -12,7 +12,7 @@ import uuid
 
 import pytest
 
-from grader import course as course_mod
+from grader.course import manifest as course_mod
 from tests.conftest import ROOT
 
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed (setup.sh installs it)")]

@@ -1,4 +1,7 @@
-"""Layer 4: what checks are written with, and the runner that grades a submission with them.
+"""What checks are written with (this file, compare.py, fixtures.py, book.py, replay.py), the runner
+that grades a submission with them (runner.py), and the submission itself: copied and read
+(submission.py), its notebooks (notebook.py) and the manifest `kata submit` put in it
+(submit_manifest.py). Imports course and worker; every verdict is decided here, in the trusted process.
 
 A check module `grader/checks/test_<id>.py` holds plain pytest functions:
 
@@ -14,7 +17,7 @@ or `code(text)` for code that reads the same in both); `kata verify` checks the 
 """
 from __future__ import annotations
 
-from ..messages import Msg, code, joined
+from ..course.messages import Msg, code, joined
 from .compare import CheckFailure, Mistake, expect, expect_equal, expect_tensor, matches
 
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import torch
 
-from ..messages import Msg, t
+from ..course.messages import Msg, t
 from . import tolerances
 
 # Set by the runner for the check being run; decides how much a message may reveal.

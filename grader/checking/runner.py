@@ -15,15 +15,15 @@ from dataclasses import asdict, dataclass, field
 
 import pytest
 
-from ..course import Course, Exercise
-from ..messages import pick, t
-from ..safe_text import one_line, plain
-from ..scan import imported, scan
-from ..submission import Submission
+from ..course.manifest import Course, Exercise
+from ..course.messages import pick, t
+from ..course.safe_text import one_line, plain
+from ..course.scan import imported, scan
 from ..worker.client import Sandbox, WorkerFault
 from ..worker.proxy import BUILTIN_EXCEPTIONS, Remote, StudentError
 from ..worker.sandbox import Limits, SandboxUnavailable
 from . import compare
+from .submission import Submission
 
 
 @dataclass
@@ -270,7 +270,7 @@ def printable(value, lines: bool = True):
     """`value` with every string made writable as UTF-8 anywhere (a report file, a terminal): an
     unpaired surrogate — from a file name that is not UTF-8, a student's "\\ud800", a manifest —
     becomes its backslash escape instead of crashing the report, and terminal control (ANSI
-    escapes, carriage returns, ...) is removed (grader/safe_text.py). `lines=False`: for names
+    escapes, carriage returns, ...) is removed (grader/course/safe_text.py). `lines=False`: for names
     and notes, whose line breaks become a visible ⏎ (a folder named "x\n✔ ..." is one line)."""
     if isinstance(value, str):
         value = value.encode("utf-8", "backslashreplace").decode("utf-8")

@@ -18,7 +18,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from grader.messages import Msg
+from grader.course.messages import Msg
 
 NEG = -1e9  # what listing 1.31 writes into the scores of padding keys
 

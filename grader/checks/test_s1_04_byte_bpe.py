@@ -1,6 +1,6 @@
 """Checks of §1.4, GPT-2's byte-level BPE (figure 1.25: 50,257 tokens, "Building" -> 25954).
 
-Expected ids come from tiktoken, here in the trusted process (grader.gpt2.encoding(): "gpt2",
+Expected ids come from tiktoken, here in the trusted process (grader.capstone.gpt2.encoding(): "gpt2",
 or offline "r50k_base", the same ranks). The student's tokenizer, in the sandbox, reads the
 same ranks from gpt2.tiktoken in the worker's assets folder (`sub.assets`).
 """
@@ -13,9 +13,9 @@ import torch
 from hypothesis import Phase, given, settings
 from hypothesis import strategies as st
 
-from grader import gpt2
+from grader.capstone import gpt2
 from grader.checking import CheckFailure, Mistake, Msg, check, code, expect, expect_equal, expect_tensor, fixtures
-from grader.messages import t
+from grader.course.messages import t
 
 EXERCISE = "s1_04_byte_bpe"
 ENDOFTEXT = "<|endoftext|>"

@@ -1,4 +1,4 @@
-"""Checks of §1.23's data pipeline: loading (listing 1.23, through grader.data), the dataset
+"""Checks of §1.23's data pipeline: loading (listing 1.23, through grader.capstone.data), the dataset
 (listing 1.28) and its loaders (listing 1.29), with ids computed once and per-batch padding.
 
 Expected values come from a copy of the given WordEncoder here in the trusted process; labels
@@ -14,7 +14,7 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from grader import data
+from grader.capstone import data
 from grader.checking import CheckFailure, Mistake, Msg, check, code, expect, expect_equal, expect_tensor, fixtures
 from grader.worker.proxy import StudentError
 
@@ -133,11 +133,11 @@ def _expect_batch(batch, items, pad_id, what):
 @check(points=2, listings=["1.23", "1.28"],
        title="listings 1.23 and 1.28: loading IMDb into a Dataset", title_zh="代码清单 1.23 和 1.28：把 IMDb 加载到 Dataset 中")
 def test_listing_1_23_1_28_dataset(sub):
-    corpus = _load_local_imdb()  # grader.data reads the aclImdb tree, as listing 1.23's load_dataset would
+    corpus = _load_local_imdb()  # grader.capstone.data reads the aclImdb tree, as listing 1.23's load_dataset would
     expect_equal((len(corpus.train), len(corpus.test)), (6, 5), Msg(
-            "grader.data: sizes of the local aclImdb copy", "grader.data：本地 aclImdb 副本的大小"))
-    expect(len(corpus.replaced) == 1, Msg("grader.data: the latin-1 review is decoded with errors='replace' and reported",
-                                          "grader.data：latin-1 编码的评论用 errors='replace' 解码并报告"))
+            "grader.capstone.data: sizes of the local aclImdb copy", "grader.capstone.data：本地 aclImdb 副本的大小"))
+    expect(len(corpus.replaced) == 1, Msg("grader.capstone.data: the latin-1 review is decoded with errors='replace' and reported",
+                                          "grader.capstone.data：latin-1 编码的评论用 errors='replace' 解码并报告"))
     for split in ("train", "test"):
         texts, labels = corpus[split]["text"], corpus[split]["label"]
         enc = _encoder(sub)

@@ -1,7 +1,7 @@
 """Checks of §1.23's set-up and tokenizer (listings 1.20–1.22, 1.24–1.26).
 
 The reference is the grader's own tokenizer on tiktoken, here in the trusted process: GPT-2's
-encoding (grader.gpt2.encoding(): "gpt2", or offline "r50k_base", the same ranks) for the
+encoding (grader.capstone.gpt2.encoding(): "gpt2", or offline "r50k_base", the same ranks) for the
 book's numbers, and small tables of its own (no asset needed) for the rest, so that special
 ids are not 50257.. and a hard-coded answer fails. The student's tokenizer reads the same ranks
 in the sandbox (`sub.assets`).
@@ -19,10 +19,10 @@ import torch
 from hypothesis import Phase, given, settings
 from hypothesis import strategies as st
 
-from grader import data, gpt2
+from grader.capstone import data, gpt2
 from grader.checks.tokenizer_reference import BertTokenizer as Reference
 from grader.checking import CheckFailure, Mistake, Msg, check, code, expect, expect_equal, expect_tensor, fixtures
-from grader.messages import t
+from grader.course.messages import t
 from grader.worker.proxy import StudentError
 
 EXERCISE = "s1_23_tokenizer"

@@ -4,13 +4,13 @@ Trusted helper, not a check module: the expected ids of the tokenizer checks com
 It is the exercise's solution written out, so `kata release` does not ship it: the bundle's
 public checks answer their calls to it from values recorded on the reference solutions
 (grader/checking/replay.py), and `kata train` tokenizes with the exercise's own file
-(grader/training/tokenizer.py).
+(grader/capstone/training/tokenizer.py).
 """
 from __future__ import annotations
 
 from typing import Sequence
 
-from grader import gpt2
+from grader.capstone import gpt2
 
 MAX_LEN = 256
 TRUNCATIONS = ("head", "head_tail")
@@ -68,5 +68,5 @@ class BertTokenizer:
 
 
 def gpt2_tokenizer(max_len: int = MAX_LEN, truncation: str = "head", head_len: int | None = None) -> BertTokenizer:
-    """BertTokenizer on tiktoken's GPT-2 encoding (the hub's, or offline the same ranks: grader.gpt2)."""
+    """BertTokenizer on tiktoken's GPT-2 encoding (the hub's, or offline the same ranks: grader.capstone.gpt2)."""
     return BertTokenizer(gpt2.encoding(), max_len, truncation, head_len)

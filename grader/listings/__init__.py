@@ -1,4 +1,6 @@
-"""The chapter's listings, re-run with a student's code: `kata run LISTING [--book]`.
+"""The chapter's listings, re-run with a student's code: `kata run LISTING [--book]`. Imports
+checks (their inputs), checking, worker.proxy, capstone and course; plots.py describes and draws
+the listings' figures.
 
 Each exercise may have a module `grader/listings/<exercise id>.py` whose functions re-create
 the listings of that exercise, calling the student's code through `sub` (the same sandboxed
@@ -12,8 +14,8 @@ proxy the checks use) and printing with `show`, like the book's own code:
 `book` is what the chapter prints; `errata` names the ERRATA.md entries about it.
 
 A listing may also have figures (`kata run LISTING --plot`, the HTML report): a function
-`(sub) -> [Heatmap | Curves | Table]` (grader.plots) marked `@figure("1.6")`. It gets the
-values from the student's code through `sub`; grader.plots draws them in this process.
+`(sub) -> [Heatmap | Curves | Table]` (grader.listings.plots) marked `@figure("1.6")`. It gets the
+values from the student's code through `sub`; grader.listings.plots draws them in this process.
 """
 from __future__ import annotations
 
@@ -53,7 +55,7 @@ def listing(listing_id: str, book: str = "", errata=()):
 @dataclass(frozen=True)
 class Figure:
     name: str  # the function's name, e.g. "attention_heatmap"
-    draw: Callable  # (sub) -> list of grader.plots descriptions
+    draw: Callable  # (sub) -> list of grader.listings.plots descriptions
     exercise: str
     listings: tuple[str, ...]
 

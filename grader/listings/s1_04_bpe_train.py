@@ -1,7 +1,7 @@
 """§1.4 worked examples of BPE training, run with the student's code (`kata run 1.4/merges`)."""
 from grader.listings import figure, listing
-from grader.messages import t
-from grader.plots import FigureError, Table, label
+from grader.course.messages import t
+from grader.listings.plots import FigureError, Table, label
 
 CORPUS = {"old": 7, "older": 3, "finest": 9, "lowest": 4}  # figure 1.20
 

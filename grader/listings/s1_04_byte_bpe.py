@@ -1,5 +1,5 @@
 """§1.4 GPT-2's vocabulary (figure 1.25), run with the student's tokenizer (`kata run 1.4/gpt2`)."""
-from grader import gpt2
+from grader.capstone import gpt2
 from grader.listings import listing
 
 
@@ -12,7 +12,7 @@ def gpt2_vocabulary(sub, show):
     except AttributeError:
         raise RuntimeError("this grader gives the sandbox no assets folder (sub.assets)") from None
     if not gpt2.have_asset():
-        raise RuntimeError(f"{gpt2.asset_path()} is missing: run `python -m grader.gpt2 fetch`")
+        raise RuntimeError(f"{gpt2.asset_path()} is missing: run `python -m grader.capstone.gpt2 fetch`")
     tok = sub.from_file(f"{folder}/{gpt2.ASSET_NAME}")
     show(f"{tok.num_merges():,} merges, {tok.vocab_size():,} tokens")
     for text in ("Building", "<|endoftext|>"):

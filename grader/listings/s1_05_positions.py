@@ -2,7 +2,7 @@
 import torch
 
 from grader.listings import figure, listing
-from grader.plots import Curves, Heatmap, Panel, Series, check_matrix, label
+from grader.listings.plots import Curves, Heatmap, Panel, Series, check_matrix, label
 
 
 @listing("1.5/integer", book="""\

@@ -3,7 +3,7 @@ import torch
 
 from grader.checking import book
 from grader.listings import figure, listing
-from grader.plots import Heatmap, check_matrix, label
+from grader.listings.plots import Heatmap, check_matrix, label
 
 
 @listing("1.12/scaled", book="\n".join(" ".join(f"{v:.2f}" for v in row) for row in book.HAND_SCALED),

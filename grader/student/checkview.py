@@ -22,10 +22,10 @@ from typing import TYPE_CHECKING
 from rich.console import Console
 from rich.text import Text
 
-from ..course import Course, Exercise
-from ..messages import CATALOG, language, t
-from ..safe_text import block, one_line
-from ..submission import SubmissionError
+from ..checking.submission import SubmissionError
+from ..course.manifest import Course, Exercise
+from ..course.messages import CATALOG, language, t
+from ..course.safe_text import block, one_line
 from . import progress
 from .progress import EMPTY, MISSING, NOT_STARTED
 

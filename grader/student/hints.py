@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from rich.console import Console
 from rich.text import Text
 
-from ..course import Course, Exercise
-from ..messages import t
+from ..course.manifest import Course, Exercise
+from ..course.messages import t
 from .state import StateFile, kata_dir
 
 SCHEMA = 1

@@ -20,8 +20,8 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from ..course import Course
-from ..messages import t
+from ..course.manifest import Course
+from ..course.messages import t
 from .progress import EMPTY, FAILING, MISSING, NOT_STARTED, PASSING, UNKNOWN, Standing, next_unsolved
 
 SCHEMA = 1

@@ -16,9 +16,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .. import __version__
-from ..course import Course, Exercise
-from ..stubs import StubError, stub_text
-from ..submission import SubmissionError, open_submission
+from ..authoring.stubs import StubError, stub_text
+from ..checking.submission import SubmissionError, open_submission
+from ..course.manifest import Course, Exercise
 from .state import StateFile, kata_dir
 
 if TYPE_CHECKING:  # the runner imports torch and pytest: only load them to run checks

@@ -11,8 +11,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..course import Course, Exercise
-from ..stubs import stub_text, write_stubs
+from ..authoring.stubs import stub_text, write_stubs
+from ..course.manifest import Course, Exercise
 
 
 @dataclass

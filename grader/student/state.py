@@ -11,7 +11,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .. import atomic
+from ..course import atomic
 
 
 def kata_dir(root: Path) -> Path:

@@ -21,9 +21,9 @@ from pathlib import Path
 from rich.console import Console
 from rich.text import Text
 
-from ..course import Course, Exercise
-from ..messages import t
-from ..submission import SubmissionError
+from ..checking.submission import SubmissionError
+from ..course.manifest import Course, Exercise
+from ..course.messages import t
 from . import checkview, hints, progress
 from .listing import progress_bar
 from .progress import EMPTY, MISSING

@@ -1,2 +1,3 @@
-"""Layer 3: the worker. The trusted side starts a sandboxed fork server (`sandbox`, `client`),
-talks to it through proxies (`proxy`); `runtime/` is the code that runs inside."""
+"""The worker: the only place student code runs. The trusted side starts a sandboxed fork server
+(`sandbox`, `client`) and talks to it through proxies (`proxy`); `runtime/` is the code that runs
+inside, and imports nothing outside runtime/. The trusted side imports only grader.course."""

@@ -15,7 +15,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from ..messages import Msg, t
+from ..course.messages import Msg, t
 from . import cgroups, sandbox, uids
 from .runtime import wire
 from .runtime.__main__ import children
@@ -32,7 +32,7 @@ class WorkerFault(Exception):
         self.reason = reason
 
 
-SIGNAL_REASONS = {  # catalog keys (grader/messages.py)
+SIGNAL_REASONS = {  # catalog keys (grader/course/messages.py)
     signal.SIGXCPU: "signal_xcpu",
     signal.SIGXFSZ: "signal_xfsz",
     signal.SIGSEGV: "signal_segv",

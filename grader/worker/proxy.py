@@ -15,7 +15,7 @@ import functools
 import re
 from pathlib import Path
 
-from ..messages import CATALOG, Msg, t
+from ..course.messages import CATALOG, Msg, t
 from .client import Worker, WorkerFault
 from .runtime import wire
 

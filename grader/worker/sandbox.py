@@ -57,7 +57,7 @@ def bwrap_path() -> str | None:
         return None
     found = shutil.which("bwrap")
     if found is None:
-        from ..messages import t
+        from ..course.messages import t
 
         raise SandboxUnavailable(t("sandbox_missing"))
     return found

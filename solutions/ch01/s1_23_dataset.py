@@ -1,6 +1,6 @@
 """§1.23 The IMDb dataset and its loaders (listings 1.23, 1.28–1.29).
 
-Listing 1.23 loads IMDb's reviews and 0/1 labels (1 = positive); the kata's grader.data loads
+Listing 1.23 loads IMDb's reviews and 0/1 labels (1 = positive); the kata's grader.capstone.data loads
 them from the hub, a local copy, or an offline corpus. Listing 1.28 wraps texts and labels in
 a torch Dataset and listing 1.29 batches it with DataLoaders: the training loader shuffles,
 the test loader keeps the order.

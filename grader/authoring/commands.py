@@ -1,0 +1,53 @@
+"""The course author's commands: `kata verify`, `kata stubs` and `kata fixtures`."""
+from __future__ import annotations
+
+import os
+import sys
+
+from ..course.commandline import select
+
+
+def cmd_verify(args) -> int:
+    from .verify import verify
+
+    v = verify(getattr(args, "root", None), grade=not args.no_grade)
+    for fact in v.facts:
+        print(f"ok: {fact}")
+    for p in v.problems:
+        print(f"FAIL: {p}")
+    print("kata verify: " + ("passed" if v.ok else f"{len(v.problems)} problem(s)"))
+    return 0 if v.ok else 1
+
+
+def cmd_stubs(args) -> int:
+    from ..course.manifest import CourseError, load
+    from . import stubs
+
+    try:  # a new exercise has no stub yet: do not demand the files this command writes
+        course = load(getattr(args, "root", None), check_files=False)
+    except CourseError as e:
+        print(f"kata: course.toml: {e}", file=sys.stderr)
+        return 2
+    if args.check:
+        stale = [ex.id for ex in course.exercises
+                 if not (course.exercises_dir / ex.file).is_file()
+                 or (course.exercises_dir / ex.file).read_text(encoding="utf-8") != stubs.stub_text(course, ex)]
+        for s in stale:
+            print(f"stale: exercises/{course.get(s).file}")
+        return 1 if stale else 0
+    written = stubs.write_stubs(course)
+    for w in written:
+        print(f"wrote {os.path.relpath(w)}")
+    if not written:
+        print("stubs are up to date")
+    return 0
+
+
+def cmd_fixtures(args) -> int:
+    from ..course.manifest import load
+    from .fixturegen import generate
+
+    course = load(getattr(args, "root", None), check_files=False)
+    for p in generate(course, select(course, args.exercise)):
+        print(f"wrote {os.path.relpath(p)}")
+    return 0

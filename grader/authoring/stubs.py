@@ -1,0 +1,159 @@
+"""Single source: generate the student's stub from a solution file.
+
+A solution marks what the student writes:
+
+    def softmax(x, dim=-1):
+        \"\"\"...\"\"\"
+        # BEGIN SOLUTION subtract the maximum, exponentiate, divide by the sum
+        ...
+        # END SOLUTION
+
+Each block becomes `raise NotImplementedError("<exercise>: <what to write>")` at the block's
+indentation; signatures, docstrings, imports and everything outside the blocks stay.
+"""
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass
+
+from ..course import atomic
+
+BEGIN = re.compile(r"^(?P<indent>\s*)# BEGIN SOLUTION(?P<text>.*)$")
+END = re.compile(r"^\s*# END SOLUTION\s*$")
+
+
+class StubError(Exception):
+    pass
+
+
+@dataclass
+class Block:
+    start: int  # 1-based line of BEGIN
+    end: int  # 1-based line of END
+    indent: str
+    text: str
+    owner: str  # qualified name of the function holding the block
+
+
+def _owners(tree: ast.AST) -> list[tuple[int, int, str]]:
+    spans = []
+
+    def walk(node, prefix):
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                name = f"{prefix}{child.name}"
+                if not isinstance(child, ast.ClassDef):
+                    spans.append((child.lineno, child.end_lineno, name))
+                walk(child, name + ".")
+            else:
+                walk(child, prefix)
+
+    walk(tree, "")
+    return spans
+
+
+def blocks(source: str, filename: str = "<solution>") -> list[Block]:
+    lines = source.splitlines()
+    tree = ast.parse(source, filename=filename)
+    spans = _owners(tree)
+    found: list[Block] = []
+    open_block = None
+    for no, line in enumerate(lines, 1):
+        m = BEGIN.match(line)
+        if m:
+            if open_block:
+                raise StubError(f"{filename}:{no}: BEGIN SOLUTION inside another block (opened at line {open_block[0]})")
+            open_block = (no, m.group("indent"), m.group("text").strip(" :-"))
+        elif END.match(line):
+            if not open_block:
+                raise StubError(f"{filename}:{no}: END SOLUTION without BEGIN SOLUTION")
+            start, indent, text = open_block
+            inside = [s for s in spans if s[0] < start <= s[1]]
+            if not inside:
+                raise StubError(f"{filename}:{start}: a solution block must be inside a function")
+            owner = max(inside, key=lambda s: s[0])[2]
+            found.append(Block(start, no, indent, text, owner))
+            open_block = None
+    if open_block:
+        raise StubError(f"{filename}:{open_block[0]}: BEGIN SOLUTION is never closed")
+    if not found:
+        raise StubError(f"{filename}: no # BEGIN SOLUTION block")
+    return found
+
+
+def make_stub(source: str, exercise_id: str, filename: str = "<solution>") -> str:
+    lines = source.splitlines()
+    out: list[str] = []
+    pos = 0
+    for b in blocks(source, filename):
+        out += lines[pos:b.start - 1]
+        what = b.text or f"implement {b.owner}"
+        msg = f"{exercise_id}: {what} (in {b.owner})"
+        out.append(f"{b.indent}raise NotImplementedError({msg!r})")
+        pos = b.end
+    out += lines[pos:]
+    text = "\n".join(out) + "\n"
+    ast.parse(text, filename=f"stub of {filename}")  # the stub must stay valid Python
+    return text
+
+
+def signatures(source: str) -> dict[str, str]:
+    """Qualified name -> signature text of every function and class in a module."""
+    tree = ast.parse(source)
+    sigs: dict[str, str] = {}
+
+    def walk(node, prefix):
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                ret = f" -> {ast.unparse(child.returns)}" if child.returns else ""
+                sigs[prefix + child.name] = f"({ast.unparse(child.args)}){ret}"
+                walk(child, prefix + child.name + ".")
+            elif isinstance(child, ast.ClassDef):
+                sigs[prefix + child.name] = f"class({', '.join(ast.unparse(b) for b in child.bases)})"
+                walk(child, prefix + child.name + ".")
+
+    walk(tree, "")
+    return sigs
+
+
+# No title on the first two lines: Python reads "coding: ..." there as the file's encoding (PEP 263).
+HEADER = "# Exercise {id} (§{section}): replace each `raise NotImplementedError` with your code.\n"
+
+
+def stub_text(course, ex) -> str:
+    solution = course.solutions_dir / ex.file
+    if not solution.is_file():  # a student bundle (kata release) ships the stubs instead of the solutions
+        from ..course.manifest import PACKAGE_DIR
+
+        shipped = PACKAGE_DIR / "release_stubs" / ex.file
+        if shipped.is_file():
+            return shipped.read_text(encoding="utf-8")
+    source = solution.read_text(encoding="utf-8")
+    return HEADER.format(id=ex.id, section=ex.section, title=ex.title) + make_stub(source, ex.id, ex.file)
+
+
+def write_stubs(course, only=None, backup_dir=None) -> list[str]:
+    """(Re)write exercises/ from solutions/. A stub that differs from the new text (for example
+    one a student edited) is first copied to `backup_dir` (default .kata/backups/). Returns
+    the files written."""
+    import shutil
+    import time
+    from pathlib import Path
+
+    backup_dir = Path(backup_dir or course.root / ".kata" / "backups" / time.strftime("%Y%m%d-%H%M%S"))
+    written = []
+    for ex in course.exercises:
+        if only and ex.id not in only:
+            continue
+        target = course.exercises_dir / ex.file
+        text = stub_text(course, ex)
+        if target.is_file():
+            old = target.read_text(encoding="utf-8", errors="replace")
+            if old == text:
+                continue
+            (backup_dir / ex.file).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(target, backup_dir / ex.file)
+        atomic.write_text(target, text, mode=0o644, keep_mode=True)  # a full disk never truncates a student's file
+        written.append(str(target))
+    return written

@@ -1,0 +1,130 @@
+"""`kata verify`: the developer's proof that the course is consistent (model: rustlings' dev check).
+
+Fails when the manifest and files are not one-to-one, a listing has no check, a committed stub
+differs from the one regenerated from its solution, a stub's signatures differ from the
+solution's, a stub contains the answer of an exercise (grader/authoring/answers.py), a solution uses an
+API its exercise forbids, a fixture is missing or was made with another torch, a solution fails any check, a stub passes any check, or a text a student reads
+lacks its Chinese (or English) version (grader/course/i18n.py).
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+import torch
+
+from ..checking import fixtures, runner
+from ..checking.submission import open_submission
+from ..course import manifest as course_mod
+from ..course import i18n
+from ..course.scan import imported, scan
+from . import answers, stubs
+
+
+@dataclass
+class Verdict:
+    problems: list[str] = field(default_factory=list)
+    facts: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+
+def verify(root=None, grade: bool = True, only: list[str] | None = None) -> Verdict:
+    """Check the course; `only` limits the grading half to those exercise ids."""
+    v = Verdict()
+    try:
+        c = course_mod.load(root)
+    except course_mod.CourseError as e:
+        v.problems.append(f"manifest: {e}")
+        return v
+    torch_version = torch.__version__.split("+")[0]
+    for ex in c.exercises:
+        sol_src = (c.solutions_dir / ex.file).read_text(encoding="utf-8")
+        stub_path = c.exercises_dir / ex.file
+        try:
+            expected = stubs.stub_text(c, ex)
+        except (stubs.StubError, SyntaxError) as e:
+            v.problems.append(f"{ex.id}: cannot make a stub: {e}")
+            continue
+        committed = stub_path.read_text(encoding="utf-8")
+        if committed != expected:
+            v.problems.append(f"{ex.id}: exercises/{ex.file} differs from the stub generated from its solution "
+                              "(run `kata stubs`)")
+        sol_sigs, stub_sigs = stubs.signatures(sol_src), stubs.signatures(committed)
+        for name in sorted(set(sol_sigs) | set(stub_sigs)):
+            if sol_sigs.get(name) != stub_sigs.get(name):
+                v.problems.append(f"{ex.id}: signature of {name} differs: solution {sol_sigs.get(name)}, "
+                                  f"stub {stub_sigs.get(name)}")
+        for bad in scan(sol_src, ex.forbidden, {e.module for e in c.exercises}):
+            v.problems.append(f"{ex.id}: the solution itself uses a forbidden API: {bad.describe(ex.file)}")
+        by_module = {e.module: e for e in c.exercises}
+        seen, todo = {ex.module}, [sol_src]
+        while todo:  # the exercise files it imports are scanned under its list too (grader/checking/runner.py)
+            for module in sorted(imported(todo.pop()) & set(by_module) - seen):
+                seen.add(module)
+                dep = by_module[module]
+                dep_path = c.solutions_dir / dep.file
+                if not dep_path.is_file():
+                    continue
+                dep_src = dep_path.read_text(encoding="utf-8")
+                todo.append(dep_src)
+                for bad in scan(dep_src, ex.forbidden, set(by_module)):
+                    v.problems.append(f"{ex.id}: the solution of {dep.id}, which it imports, uses an API "
+                                      f"{ex.id} forbids: {bad.describe(dep.file)}")
+        try:
+            meta = fixtures.metadata(ex.id)
+            if meta.get("torch") != torch_version:
+                v.problems.append(f"{ex.id}: fixture made with torch {meta.get('torch')}, running {torch_version} "
+                                  "(run `kata fixtures`)")
+        except FileNotFoundError:
+            v.problems.append(f"{ex.id}: fixture grader/fixtures/{ex.id}.safetensors is missing (run `kata fixtures`)")
+    leaks = answers.check_course(c)
+    v.problems += leaks
+    if not leaks:
+        v.facts.append("stubs: none contains the answer of an exercise (each later exercise imports the student's own "
+                       "earlier code)")
+    errata = c.root / "ERRATA.md"
+    if errata.is_file():
+        known = {f"{ex.id}::{ch.name}" for ex in c.exercises for ch in ex.checks}
+        entries = re.findall(r"^### (E-[\w.-]+)\s*$(.*?)(?=^### |^## |\Z)", errata.read_text(encoding="utf-8"), re.M | re.S)
+        for entry_id, body in entries:
+            tail = body.split("Proved by", 1)[1] if "Proved by" in body else ""
+            proofs = re.findall(r"`(s\d+_\d+_\w+::test_\w+)`", tail)
+            tests = re.findall(r"`(tests/[\w/]+\.py)::(test_\w+)`", tail)  # a claim no graded check can show
+            if not proofs and not tests:
+                v.problems.append(f"ERRATA.md {entry_id}: no 'Proved by' check")
+            for proof in proofs:
+                if proof not in known:
+                    v.problems.append(f"ERRATA.md {entry_id}: proved by {proof}, which does not exist")
+            for path, name in tests:
+                f = c.root / path
+                if not f.is_file() or f"def {name}(" not in f.read_text(encoding="utf-8"):
+                    v.problems.append(f"ERRATA.md {entry_id}: proved by {path}::{name}, which does not exist")
+        v.facts.append(f"ERRATA.md: {len(entries)} entries, each proved by an existing check")
+    else:
+        v.problems.append("ERRATA.md is missing")
+    v.facts.append(f"{len(c.exercises)} exercises, {sum(len(ex.checks) for ex in c.exercises)} checks, "
+                   f"{len(c.listings)} listings, all checked")
+    untranslated = i18n.problems(c)
+    v.problems += [f"languages: {p}" for p in untranslated]
+    if not untranslated:
+        v.facts.append(f"languages: {len(i18n.CATALOG)} catalog messages, the course and every check's title and "
+                       "messages in English and Chinese")
+    if not grade or v.problems:
+        return v
+    graded = [ex for ex in c.exercises if not only or ex.id in only]
+    with open_submission(c.solutions_dir, c.chapter, c.exercises) as sub:
+        res = runner.run(c, sub, graded)
+    for r in res.results:
+        if r.status != "passed":
+            v.problems.append(f"solution fails {r.exercise}::{r.name}: {r.message}")
+    v.facts.append(f"solutions: {res.score:g}/{res.max_score:g} in {res.duration_s:.1f} s")
+    with open_submission(c.exercises_dir, c.chapter, c.exercises) as sub:
+        res = runner.run(c, sub, graded)
+    for r in res.results:
+        if r.status == "passed":
+            v.problems.append(f"stub passes {r.exercise}::{r.name}: a check that an empty exercise passes proves nothing")
+    v.facts.append(f"stubs: {res.score:g}/{res.max_score:g} in {res.duration_s:.1f} s")
+    return v

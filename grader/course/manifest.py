@@ -1,0 +1,338 @@
+"""The course manifest (`course.toml`) — what the course is, validated on load.
+
+Every error names the entry it is about. The manifest is one-to-one with the files: each
+exercise has a solution, a stub and a check module named after its id, and every listing the
+manifest names is checked by at least one check (found by reading the check files' `@check`
+decorators, without importing them).
+
+Everything a student reads is in English and Chinese: `title`/`title_zh` of the course, its
+exercises and listings, `hints`/`hints_zh` (as many of each), `forbidden_hint`/`forbidden_hint_zh`,
+and each check's `@check(title=..., title_zh=...)`. A missing Chinese text is an error here.
+"""
+from __future__ import annotations
+
+import ast
+import json
+import re
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .messages import pick
+
+PACKAGE_DIR = Path(__file__).resolve().parent.parent  # the grader package (this file is grader/course/manifest.py)
+ID_RE = re.compile(r"^s(\d+)_(\d+)_[a-z0-9_]+$")
+
+
+class CourseError(Exception):
+    """The manifest or the files it names are inconsistent. The message names the entry."""
+
+
+def edition() -> dict | None:
+    """What `kata release` (edition "student") or `kata export gradescope` (edition "autograder")
+    wrote beside the package in grader/release.json; None for the instructor's course. An edition
+    has no solutions/; a student edition's check modules hold only the public checks."""
+    try:
+        info = json.loads((PACKAGE_DIR / "release.json").read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError) as e:
+        raise CourseError(f"grader/release.json cannot be read: {e}") from None
+    return info if isinstance(info, dict) else None
+
+
+@dataclass(frozen=True)
+class CheckInfo:
+    name: str
+    points: float
+    listings: tuple[str, ...]
+    hidden: bool
+    line: int
+    title: str = ""
+    title_zh: str = ""
+
+    def display_title(self, lang: str | None = None) -> str:
+        return pick(self.title, self.title_zh, lang)
+
+
+@dataclass
+class Exercise:
+    id: str
+    section: str
+    title: str
+    file: str  # relative to exercises/ and solutions/, e.g. "ch01/s1_11_softmax.py"
+    listings: list[str]
+    points: float
+    time_limit_s: float
+    memory_mb: int
+    output_mb: int
+    forbidden: list[str] = field(default_factory=list)
+    forbidden_hint: str = ""
+    forbidden_ops: list[str] = field(default_factory=list)  # aten operator names, e.g. "aten::_softmax"
+    hints: list[str] = field(default_factory=list)
+    checks: list[CheckInfo] = field(default_factory=list)
+    title_zh: str = ""
+    hints_zh: list[str] = field(default_factory=list)
+    forbidden_hint_zh: str = ""
+
+    @property
+    def module(self) -> str:
+        return Path(self.file).stem
+
+    def display_title(self, lang: str | None = None) -> str:
+        return pick(self.title, self.title_zh, lang)
+
+    def display_hints(self, lang: str | None = None) -> list[str]:
+        return self.hints_zh if (self.hints_zh and pick("en", "zh", lang) == "zh") else self.hints
+
+    def display_forbidden_hint(self, lang: str | None = None) -> str:
+        return pick(self.forbidden_hint, self.forbidden_hint_zh, lang)
+
+
+@dataclass
+class Listing:
+    id: str
+    section: str
+    title: str
+    title_zh: str = ""
+
+    def display_title(self, lang: str | None = None) -> str:
+        return pick(self.title, self.title_zh, lang)
+
+
+@dataclass
+class Course:
+    root: Path
+    title: str
+    chapter: str
+    torch: str
+    exercises: list[Exercise]
+    listings: list[Listing]
+    title_zh: str = ""
+
+    def display_title(self, lang: str | None = None) -> str:
+        return pick(self.title, self.title_zh, lang)
+
+    @property
+    def solutions_dir(self) -> Path:
+        return self.root / "solutions"
+
+    @property
+    def exercises_dir(self) -> Path:
+        return self.root / "exercises"
+
+    @property
+    def assets_dir(self) -> Path:
+        """Data the exercises may read (tokenizer files), fetched at set-up; read-only in the sandbox."""
+        return self.root / ".kata" / "assets"
+
+    @property
+    def checks_dir(self) -> Path:
+        return PACKAGE_DIR / "checks"
+
+    @property
+    def fixtures_dir(self) -> Path:
+        return PACKAGE_DIR / "fixtures"
+
+    def check_file(self, ex: Exercise) -> Path:
+        return self.checks_dir / f"test_{ex.id}.py"
+
+    def get(self, ex_id: str) -> Exercise:
+        for ex in self.exercises:
+            if ex.id == ex_id:
+                return ex
+        raise KeyError(ex_id)
+
+    @property
+    def max_score(self) -> float:
+        return sum(ex.points for ex in self.exercises)
+
+
+COURSE_KEYS = {"title", "title_zh", "chapter", "torch", "defaults"}
+DEFAULT_KEYS = {"time_limit_s", "memory_mb", "output_mb"}
+EXERCISE_KEYS = {"id", "section", "title", "file", "listings", "points", "time_limit_s", "memory_mb",
+                 "output_mb", "forbidden", "forbidden_hint", "forbidden_hint_zh", "forbidden_ops", "hints",
+                 "title_zh", "hints_zh"}
+LISTING_KEYS = {"id", "section", "title", "title_zh"}
+
+
+def find_root(start: Path | None = None) -> Path:
+    """The project folder: the nearest parent holding course.toml."""
+    here = (start or Path.cwd()).resolve()
+    for d in (here, *here.parents):
+        if (d / "course.toml").is_file():
+            return d
+    if (PACKAGE_DIR.parent / "course.toml").is_file():
+        return PACKAGE_DIR.parent
+    raise CourseError(f"no course.toml in {here} or any folder above it")
+
+
+def _unknown(where: str, table: dict, allowed: set[str]) -> None:
+    extra = sorted(set(table) - allowed)
+    if extra:
+        raise CourseError(f"{where}: unknown key(s) {', '.join(extra)} (allowed: {', '.join(sorted(allowed))})")
+
+
+def read_checks(path: Path) -> list[CheckInfo]:
+    """The `@check(...)` metadata of a check module, read statically (the module is not run)."""
+    try:
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    except SyntaxError as e:
+        raise CourseError(f"{path}:{e.lineno}: syntax error in check module: {e.msg}") from None
+    found = []
+    for node in tree.body:
+        if not isinstance(node, ast.FunctionDef) or not node.name.startswith("test_"):
+            continue
+        for dec in node.decorator_list:
+            if isinstance(dec, ast.Call) and getattr(dec.func, "id", None) == "check":
+                try:
+                    kw = {k.arg: ast.literal_eval(k.value) for k in dec.keywords}
+                except ValueError:
+                    raise CourseError(f"{path}:{dec.lineno}: @check arguments must be literals") from None
+                listings = kw.get("listings", ())
+                if isinstance(listings, str):
+                    listings = (listings,)
+                for key in ("title", "title_zh"):
+                    if not isinstance(kw.get(key), str) or not kw[key].strip():
+                        raise CourseError(f"{path}:{dec.lineno}: @check of {node.name} needs {key}=\"...\" "
+                                          "(the check's title in English and Chinese)")
+                found.append(CheckInfo(node.name, float(kw.get("points", 1)), tuple(listings),
+                                       bool(kw.get("hidden", False)), node.lineno, kw["title"], kw["title_zh"]))
+                break
+        else:
+            raise CourseError(f"{path}:{node.lineno}: {node.name} has no @check(...) decorator")
+    return found
+
+
+def _pairs(where: str, item: dict) -> None:
+    """Every English text of an exercise has its Chinese one: hints one for one."""
+    hints, hints_zh = item.get("hints", []), item.get("hints_zh", [])
+    if len(hints) != len(hints_zh):
+        raise CourseError(f"{where}: {len(hints)} hint(s) but {len(hints_zh)} in hints_zh (give each hint in Chinese too)")
+    if item.get("forbidden_hint") and not item.get("forbidden_hint_zh"):
+        raise CourseError(f"{where}: forbidden_hint has no forbidden_hint_zh (the same hint in Chinese)")
+
+
+def load(root: Path | None = None, check_files: bool = True, require_stubs: bool = True) -> Course:
+    """The course of the project folder at or above `root` (default: the working directory).
+    `check_files`: validate the files against the manifest; `require_stubs=False` lets a
+    student's exercise file be missing (the student commands say so and offer `kata reset`)."""
+    root = find_root(root)
+    path = root / "course.toml"
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as e:
+        raise CourseError(f"{path}: {e}") from None
+    _unknown(str(path), data, {"course", "listing", "exercise"})
+    meta = data.get("course", {})
+    _unknown("[course]", meta, COURSE_KEYS)
+    defaults = meta.get("defaults", {})
+    _unknown("[course.defaults]", defaults, DEFAULT_KEYS)
+
+    listings = []
+    for i, item in enumerate(data.get("listing", [])):
+        where = f"[[listing]] #{i + 1} ({item.get('id', '?')})"
+        _unknown(where, item, LISTING_KEYS)
+        for key in ("id", "section", "title", "title_zh"):
+            if key not in item:
+                raise CourseError(f"{where}: missing key '{key}'")
+        listings.append(Listing(str(item["id"]), str(item["section"]), item["title"], item["title_zh"]))
+    seen_listing: set[str] = set()
+    for lst in listings:
+        if lst.id in seen_listing:
+            raise CourseError(f"[[listing]] {lst.id}: duplicate listing id")
+        seen_listing.add(lst.id)
+
+    exercises: list[Exercise] = []
+    seen: set[str] = set()
+    for i, item in enumerate(data.get("exercise", [])):
+        where = f"[[exercise]] #{i + 1} ({item.get('id', '?')})"
+        _unknown(where, item, EXERCISE_KEYS)
+        for key in ("id", "section", "title", "title_zh", "file", "points"):
+            if key not in item:
+                raise CourseError(f"{where}: missing key '{key}'")
+        _pairs(where, item)
+        ex_id = item["id"]
+        if not ID_RE.match(ex_id):
+            raise CourseError(f"{where}: id must look like s1_11_softmax (s<chapter>_<section>_<name>)")
+        if ex_id in seen:
+            raise CourseError(f"{where}: duplicate exercise id '{ex_id}'")
+        seen.add(ex_id)
+        ch, sec = ID_RE.match(ex_id).groups()
+        if str(item["section"]) != f"{int(ch)}.{int(sec)}":
+            raise CourseError(f"{where}: id {ex_id} does not match section {item['section']}")
+        if Path(item["file"]).stem != ex_id:
+            raise CourseError(f"{where}: file {item['file']} must be named {ex_id}.py")
+        for lst in item.get("listings", []):
+            if lst not in seen_listing:
+                raise CourseError(f"{where}: listing {lst!r} is not declared in a [[listing]] table")
+        exercises.append(Exercise(
+            id=ex_id, section=str(item["section"]), title=item["title"], file=item["file"],
+            listings=list(item.get("listings", [])), points=float(item["points"]),
+            time_limit_s=float(item.get("time_limit_s", defaults.get("time_limit_s", 10))),
+            memory_mb=int(item.get("memory_mb", defaults.get("memory_mb", 6144))),
+            output_mb=int(item.get("output_mb", defaults.get("output_mb", 16))),
+            forbidden=list(item.get("forbidden", [])), forbidden_hint=item.get("forbidden_hint", ""),
+            forbidden_ops=list(item.get("forbidden_ops", [])),
+            hints=list(item.get("hints", [])), title_zh=item["title_zh"], hints_zh=list(item.get("hints_zh", [])),
+            forbidden_hint_zh=item.get("forbidden_hint_zh", ""),
+        ))
+
+    if "title" in meta and "title_zh" not in meta:
+        raise CourseError("[course]: missing key 'title_zh' (the course title in Chinese)")
+    course = Course(root, meta.get("title", ""), meta.get("chapter", "ch01"), str(meta.get("torch", "")),
+                    exercises, listings, meta.get("title_zh", ""))
+    if check_files:
+        validate_files(course, require_stubs)
+    return course
+
+
+def validate_files(course: Course, require_stubs: bool = True) -> None:
+    """Manifest and files one-to-one; every listing checked; points add up."""
+    released = edition()
+    student = released is not None and released.get("edition") == "student"
+    covered: set[str] = set()
+    for ex in course.exercises:
+        where = f"[[exercise]] {ex.id}"
+        sol = course.solutions_dir / ex.file
+        if released is None and not sol.is_file():
+            raise CourseError(f"{where}: solution file {sol.relative_to(course.root)} is missing")
+        if require_stubs and not (course.exercises_dir / ex.file).is_file():
+            raise CourseError(f"{where}: stub {Path('exercises', ex.file)} is missing (run `kata stubs`)")
+        check_path = course.check_file(ex)
+        if not check_path.is_file():
+            raise CourseError(f"{where}: check module grader/checks/{check_path.name} is missing")
+        ex.checks = read_checks(check_path)
+        if not ex.checks:
+            raise CourseError(f"{where}: grader/checks/{check_path.name} has no checks")
+        total = sum(c.points for c in ex.checks)
+        if student:  # the bundle holds the public checks; the hidden ones make up the rest of the points
+            shipped = (released.get("exercises") or {}).get(ex.id)
+            if not isinstance(shipped, dict):
+                raise CourseError(f"{where}: not in this bundle's grader/release.json (a bundle of another course?)")
+            expected = float(shipped.get("public_points", -1))
+            if abs(total - expected) > 1e-9:
+                raise CourseError(f"{where}: its public checks add up to {total:g}, the bundle says {expected:g}")
+        elif abs(total - ex.points) > 1e-9:
+            raise CourseError(f"{where}: points = {ex.points:g} but its checks add up to {total:g}")
+        checked = {lst for c in ex.checks for lst in c.listings}
+        for lst in ex.listings:
+            if lst not in checked and not student:  # a listing only hidden checks prove
+                raise CourseError(f"{where}: listing {lst} has no check (add listings=[\"{lst}\"] to a @check)")
+        for c in ex.checks:
+            for lst in c.listings:
+                if lst not in ex.listings:
+                    raise CourseError(f"{where}: check {c.name} names listing {lst}, which the exercise does not list")
+        covered |= checked
+    for lst in course.listings:
+        if lst.id not in covered and not student:
+            raise CourseError(f"[[listing]] {lst.id}: no exercise checks this listing")
+    # One-to-one: no stray solution, stub or check files.
+    ids = {ex.id for ex in course.exercises}
+    for folder, pattern, name in ((course.solutions_dir, "**/s*_*.py", "solution"),
+                                  (course.exercises_dir, "**/s*_*.py", "stub"),
+                                  (course.checks_dir, "test_*.py", "check module")):
+        for f in folder.glob(pattern):
+            stem = f.stem.removeprefix("test_")
+            if stem not in ids:
+                raise CourseError(f"{f}: {name} for '{stem}', which course.toml does not list")

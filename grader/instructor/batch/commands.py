@@ -1,0 +1,133 @@
+"""The batch side of the command line: `kata grade DIR --out OUT ...` and `kata gradebook OUT`.
+
+How `kata grade PATH` tells one submission from a class: `--out OUT` makes it a class. Without
+--out, PATH is one submission (as before); with --out, PATH must be a folder whose entries are
+submissions, and a PATH that is itself one submission (it holds `ch01/` or `exercises/ch01/`) is
+refused with a message saying so. When a single-submission grading fails on a folder that looks
+like a class, the message suggests --out.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from rich.console import Console
+from rich.markup import escape
+
+from ...course import atomic
+from ...course.messages import t
+from ..exports.gradescope import VISIBILITIES
+from . import store
+
+BATCH_ONLY = ("jobs", "force", "timeout", "gradescope_hidden")
+
+
+def add_grade_options(g: argparse.ArgumentParser) -> None:
+    b = g.add_argument_group("a whole class (PATH is a folder of submissions)")
+    b.add_argument("--out", metavar="OUT", help="grade every submission in the folder PATH into OUT: per student "
+                                               "OUT/students/<name>/, and gradebook.csv, junit.xml, summary.md")
+    b.add_argument("--jobs", "-j", type=int, metavar="N", help="grade N submissions at a time (default: one per CPU)")
+    b.add_argument("--force", action="store_true", help="grade again what OUT already holds; write into an OUT of "
+                                                        "another course version")
+    b.add_argument("--timeout", type=float, metavar="S", help="stop grading one submission after S seconds "
+                                                              "(default 1800; it is graded again by the next run)")
+    b.add_argument("--gradescope-hidden", choices=VISIBILITIES, help="Gradescope visibility of the hidden "
+                                                                       "checks (default after_published)")
+
+
+def add_gradebook_parser(sub) -> argparse.ArgumentParser:
+    gb = sub.add_parser("gradebook", help="write every gradebook format again from the reports in OUT (no grading)",
+                        description="Rewrite gradebook.csv, junit.xml, summary.md with its PNGs, and each student's "
+                                    "feedback.html, Gradescope and Exercism results.json, from the report.json "
+                                    "files a `kata grade DIR --out OUT` run stored.")
+    gb.add_argument("out", metavar="OUT")
+    gb.add_argument("--gradescope-hidden", choices=VISIBILITIES,
+                    help="Gradescope visibility of the hidden checks (default: the grading run's)")
+    return gb
+
+
+def misuse(args) -> str:
+    """Why these options cannot go together ("" when they can)."""
+    if args.out:
+        return t("batch_no_single_outputs") if (args.json or args.html) else ""
+    given = [f"--{name.replace('_', '-')}" for name in BATCH_ONLY if getattr(args, name, None)]
+    return t("batch_needs_out", options=", ".join(given)) if given else ""
+
+
+def class_hint(path: str, chapter: str) -> str:
+    """A hint when PATH, given as one submission, looks like a class folder ("" otherwise)."""
+    from .discover import discover, is_one_submission
+
+    p = Path(path)
+    if not p.is_dir() or is_one_submission(p, chapter):
+        return ""
+    try:
+        entries, _ = discover(p)
+    except OSError:
+        return ""
+    if len(entries) < 2:
+        return ""
+    names = ", ".join(e.source for e in entries[:3]) + (", ..." if len(entries) > 3 else "")
+    return t("batch_class_hint", path=path, count=len(entries), names=names)
+
+
+def grade(args, course, exercises) -> int:
+    from .run import BatchError, Options, default_jobs, grade_class, mean_percent
+
+    opts = Options(exercises=[ex.id for ex in exercises], public_only=args.public_only,
+                   time_limit=args.time_limit, jobs=args.jobs or default_jobs(), force=args.force,
+                   timeout=args.timeout or 1800.0, hidden=args.gradescope_hidden or "after_published",
+                   quiet=args.quiet)
+    console = Console()
+    try:
+        outcome = grade_class(course, args.path, args.out, opts, console)
+    except BatchError as e:
+        print(f"kata grade: {e}", file=sys.stderr)
+        return 2
+    except atomic.WriteError as e:  # a full disk: stop, keep what is written, say how to go on
+        print(f"kata grade: {e}", file=sys.stderr)
+        key = "batch_write_stopped_full" if e.full else "batch_write_stopped"
+        print(t(key, done=len(store.load_records(Path(args.out))), out=args.out), file=sys.stderr)
+        return atomic.EXIT
+    except KeyboardInterrupt:  # before grading started (while looking at the submissions): nothing to keep
+        return 130
+    records = outcome.records
+    if outcome.interrupted:
+        print(t("batch_interrupted", done=len(records), total=outcome.total), file=sys.stderr)
+        return 130
+    if not args.quiet:
+        counts = {"graded": 0, "refused": 0, "error": 0}
+        for doc in records.values():
+            status = (doc.get("student") or {}).get("status", "graded")
+            counts[status] = counts.get(status, 0) + 1
+        mean = mean_percent(records)
+        console.print(t("batch_summary", total=len(records), graded=counts["graded"], refused=counts["refused"],
+                        errors=counts["error"], mean="-" if mean is None else f"{mean:.1f}%"), highlight=False)
+        console.print(t("batch_wrote", out=escape(args.out)), highlight=False, soft_wrap=True)
+    unavailable = [st["reason"] for st in ((d.get("student") or {}) for d in records.values())
+                   if st.get("status") == "error" and str(st.get("reason", "")).startswith("SandboxUnavailable: ")]
+    if unavailable:  # recorded as errors (graded again by the next run), and said once, plainly
+        from ...worker.sandbox import EXIT as SANDBOX_EXIT
+
+        print(f"kata grade: {unavailable[0].removeprefix('SandboxUnavailable: ')}", file=sys.stderr)
+        return SANDBOX_EXIT
+    return 0 if outcome.ok else 1
+
+
+def gradebook(args) -> int:
+    from .gradebook import is_batch_output, regenerate
+
+    out = Path(args.out)
+    if not is_batch_output(out):
+        print(f"kata gradebook: {t('gradebook_none', out=out)}", file=sys.stderr)
+        return 2
+    from .store import Busy
+
+    try:
+        w = regenerate(out, args.gradescope_hidden)
+    except Busy:
+        print(f"kata gradebook: {t('batch_busy', out=out)}", file=sys.stderr)
+        return 2
+    print(t("gradebook_wrote", files=len(w.files), students=w.students, out=out))
+    return 0

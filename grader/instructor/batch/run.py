@@ -1,0 +1,333 @@
+"""Grade every submission of a class folder, N at a time, resumably (`kata grade DIR --out OUT`).
+
+The scheduler (this process) discovers the submissions, names each student, skips those OUT
+already holds a final record for (same entry, same fingerprint, unless --force), and keeps up to
+`jobs` grading processes running (child.py). When a process reports back, the scheduler writes
+the student's record atomically, then the student's derived files; when all are done it writes
+the class files. A process that dies or runs past `timeout` gives an "error" record, which the
+next run grades again. Ctrl-C or SIGTERM stops the running processes, keeps every finished
+record, writes the class files from them and says how to go on. A file that cannot be written
+(a full disk: atomic.WriteError) stops the run the same way, but writes nothing more: every
+record written before stays whole, no temporary file stays behind, and the same command run
+again (once there is space) goes on from there.
+"""
+from __future__ import annotations
+
+import multiprocessing
+import multiprocessing.connection
+import os
+import signal
+import statistics
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+
+from rich.console import Console
+from rich.markup import escape
+from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn,
+                           TimeRemainingColumn)
+
+from ... import __version__
+from ...course.messages import t
+from ...course.safe_text import one_line
+from . import gradebook, store
+from .discover import Entry, assign_names, discover, fingerprint, is_one_submission
+from .scratch import Scratch
+
+
+class BatchError(Exception):
+    """The run cannot start (bad folder, an output folder of another course version, ...)."""
+
+
+def default_jobs() -> int:
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:
+        return max(1, os.cpu_count() or 1)
+
+
+@dataclass
+class Options:
+    exercises: list[str]  # ids, course order
+    public_only: bool = False
+    time_limit: float | None = None
+    jobs: int = field(default_factory=default_jobs)
+    force: bool = False
+    timeout: float = 1800.0  # seconds per submission
+    hidden: str = "after_published"  # Gradescope visibility of hidden checks
+    quiet: bool = False
+
+
+@dataclass
+class Outcome:
+    total: int = 0
+    resumed: int = 0  # final records kept from an earlier run
+    graded: int = 0
+    refused: int = 0
+    errors: int = 0
+    interrupted: bool = False
+    records: dict = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return not self.interrupted and not any(
+            (d.get("student") or {}).get("status") != "graded" for d in self.records.values())
+
+
+@dataclass
+class _Running:
+    proc: multiprocessing.Process
+    conn: multiprocessing.connection.Connection
+    entry: Entry
+    started: float
+    tmp: Path  # its scratch folder
+    message: dict | None = None
+
+
+def _max_of(course, ex_ids: list[str], public_only: bool) -> list[dict]:
+    rows = []
+    for i in ex_ids:
+        ex = course.get(i)
+        pts = sum(c.points for c in ex.checks if not (public_only and c.hidden))
+        rows.append({"id": ex.id, "section": ex.section, "title": ex.title, "score": 0.0, "max_score": float(pts)})
+    return rows
+
+
+def _skeleton(course, opts: Options, entry: Entry, reason: str) -> dict:
+    """The record of a submission that has no grade: every exercise at 0, the reason as a note."""
+    from importlib.metadata import version  # not `import torch`: this process never needs it
+
+    exercises = _max_of(course, opts.exercises, opts.public_only)
+    return {"schema": 1, "kata_version": __version__, "torch": version("torch").split("+")[0],
+            "submission": entry.source, "score": 0.0,
+            "max_score": round(sum(e["max_score"] for e in exercises), 6), "sandbox": "none",
+            "worker_startup_s": 0.0, "duration_s": 0.0, "notes": [reason], "manifest": None,
+            "exercises": exercises, "checks": []}
+
+
+def _meta(course, opts: Options, course_fp: str) -> dict:
+    return {"kind": "kata-batch", "format": 1, "kata_version": __version__, "course": course_fp,
+            "title": course.title, "exercises": list(opts.exercises), "public_only": opts.public_only,
+            "time_limit": opts.time_limit, "gradescope_hidden": opts.hidden}
+
+
+def _check_out(out: Path, meta: dict, force: bool) -> None:
+    old = store.read_meta(out)
+    if old is None:
+        if out.is_dir() and any(not p.name.startswith(".") for p in out.iterdir()) and not force:
+            raise BatchError(t("batch_out_foreign", out=out))
+        return
+    diffs = store.meta_differences(old, meta)
+    if diffs and not force:
+        raise BatchError(t("batch_out_other_version", out=out, diffs="; ".join(diffs)))
+
+
+def _finished(record: dict | None, entry: Entry) -> bool:
+    if not record:
+        return False
+    st = record.get("student") or {}
+    return st.get("source") == entry.source and st.get("fingerprint") == entry.fingerprint and st.get("status") in store.FINAL
+
+
+def _how(exitcode: int | None) -> str:
+    if exitcode is None:
+        return "no exit status"
+    if exitcode < 0:
+        try:
+            return f"killed by {signal.Signals(-exitcode).name}"
+        except ValueError:
+            return f"killed by signal {-exitcode}"
+    return f"exit status {exitcode}"
+
+
+def grade_class(course, class_dir: str | Path, out: str | Path, opts: Options,
+                console: Console | None = None) -> Outcome:
+    console = console or Console()
+    class_dir, out = Path(class_dir), Path(out)
+    if not class_dir.is_dir():
+        raise BatchError(t("batch_not_folder", path=class_dir))
+    if is_one_submission(class_dir, course.chapter):
+        raise BatchError(t("batch_one_submission", path=class_dir, chapter=course.chapter))
+    course_fp = store.course_fingerprint(course)
+    meta = _meta(course, opts, course_fp)
+    if out.exists() and not out.is_dir():
+        raise BatchError(t("batch_out_not_folder", out=out))
+    _check_out(out, meta, opts.force)
+    try:
+        with store.locked(out):
+            _check_out(out, meta, opts.force)  # again, now that no other run can change it
+            return _grade_class(course, class_dir, out, opts, console, meta, course_fp)
+    except store.Busy:
+        raise BatchError(t("batch_busy", out=out)) from None
+
+
+def _grade_class(course, class_dir: Path, out: Path, opts: Options, console: Console, meta: dict,
+                 course_fp: str) -> Outcome:
+    store.remove_partials(out)
+
+    entries, skipped = discover(class_dir)
+    inside = out.resolve()
+    entries = [e for e in entries if e.path.resolve() != inside]  # OUT inside DIR is not a student
+    records = store.load_records(out)
+    known = {doc["student"].get("source"): name for name, doc in records.items()}
+    renamed = assign_names(entries, known, set(records))
+    for e in entries:
+        e.fingerprint = fingerprint(e.path)
+    todo, outcome = [], Outcome(total=len(entries))
+    for e in entries:
+        if not opts.force and _finished(records.get(e.name), e):
+            outcome.resumed += 1
+        else:
+            if records.get(e.name) and (records[e.name].get("student") or {}).get("status") in store.FINAL \
+                    and not opts.force and not opts.quiet:
+                console.print(t("batch_changed", name=escape(e.name)), highlight=False)
+            todo.append(e)
+    meta.update({"created": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+                 "class_dir": str(class_dir.resolve()), "jobs": opts.jobs,
+                 "skipped": [s.as_dict() for s in skipped], "renamed": renamed})
+    store.write_json(out / store.META, meta)
+    if not opts.quiet:
+        for s in skipped:
+            console.print(t("batch_skipped_entry", source=escape(one_line(s.source)), reason=escape(one_line(s.reason))), highlight=False,
+                          soft_wrap=True)
+        for note in renamed:
+            console.print(f"note: {escape(one_line(note))}", highlight=False, soft_wrap=True)
+        if outcome.resumed:
+            console.print(t("batch_resume", done=outcome.resumed, total=len(entries), out=escape(str(out)), todo=len(todo)),
+                          highlight=False)
+
+    def done(entry: Entry, message: dict | None, exitcode: int | None, timed_out: bool) -> dict:
+        status = (message or {}).get("status")
+        if status == "graded":
+            doc = message["doc"]
+            reason = message.get("reason", "")  # what was left out (symbolic links), else nothing
+        else:
+            if status in ("refused", "error"):
+                reason = message["reason"]
+            elif timed_out:
+                status, reason = "error", t("batch_timeout", seconds=f"{opts.timeout:g}")
+            else:
+                status, reason = "error", t("batch_died", how=_how(exitcode))
+            doc = _skeleton(course, opts, entry, reason)
+        doc["student"] = {"name": entry.name, "source": entry.source, "fingerprint": entry.fingerprint,
+                          "status": status, "reason": reason, "course": course_fp}
+        if (message or {}).get("traceback"):  # the grader's own failure: for whoever debugs it
+            doc["student"]["traceback"] = message["traceback"]
+        store.write_json(store.record_path(out, entry.name), doc, durable=True)
+        gradebook.write_student(out, entry.name, doc, opts.hidden)
+        if status == "graded":
+            outcome.graded += 1
+        elif status == "refused":
+            outcome.refused += 1
+        else:
+            outcome.errors += 1
+        return doc
+
+    def line(entry: Entry, doc: dict, seconds: float) -> str:
+        st = doc["student"]
+        if st["status"] == "graded":
+            return t("batch_line_graded", name=escape(one_line(entry.name)), score=f"{doc['score']:g}",
+                     max=f"{doc['max_score']:g}", seconds=f"{seconds:.1f}")
+        key = "batch_line_refused" if st["status"] == "refused" else "batch_line_error"
+        return t(key, name=escape(one_line(entry.name)), reason=escape(one_line(st["reason"])))  # one line each
+
+    try:
+        _run(course, opts, todo, outcome, done, line, console)
+    except KeyboardInterrupt:
+        outcome.interrupted = True
+    outcome.records = store.load_records(out)
+    gradebook.complete(out, outcome.records, opts.hidden)  # derived files a killed run did not write
+    gradebook.write_class(out, outcome.records, store.read_meta(out))
+    if outcome.interrupted:  # a write that Ctrl-C cut short left its .part file; this run holds the lock
+        store.remove_partials(out)
+    return outcome
+
+
+def _run(course, opts: Options, todo: list[Entry], outcome: Outcome, done, line, console: Console) -> None:
+    if not todo:
+        return
+    ctx = multiprocessing.get_context("forkserver")
+    ctx.set_forkserver_preload(["grader.instructor.batch.child"])
+    jobs = max(1, min(opts.jobs, len(todo)))
+    threads = max(1, default_jobs() // jobs)
+    queue: deque[Entry] = deque(todo)
+    running: list[_Running] = []
+    scratch = Scratch()  # the grading processes' temporary files, removed even when one is killed
+    previous_term = signal.signal(signal.SIGTERM, _raise_interrupt)
+    columns = [TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("•"),
+               TimeElapsedColumn(), TextColumn("• ETA"), TimeRemainingColumn()]
+    with Progress(*columns, console=console, disable=opts.quiet, transient=False) as progress:
+        task = progress.add_task(t("batch_progress"), total=outcome.total, completed=outcome.resumed)
+        try:
+            while queue or running:
+                while queue and len(running) < jobs:
+                    entry = queue.popleft()
+                    receive, send = ctx.Pipe(duplex=False)
+                    tmp = scratch.folder()
+                    proc = ctx.Process(target=_grade_one, name=f"kata-grade-{entry.name}", daemon=True,
+                                       args=(str(tmp), course, entry, opts.exercises, opts.public_only,
+                                             opts.time_limit, threads, send))
+                    proc.start()
+                    send.close()
+                    running.append(_Running(proc, receive, entry, time.monotonic(), tmp))
+                waits = [r.conn for r in running if r.message is None] + [r.proc.sentinel for r in running]
+                multiprocessing.connection.wait(waits, timeout=1.0)
+                still = []
+                for r in running:
+                    if r.message is None and r.conn.poll():
+                        try:
+                            r.message = r.conn.recv()
+                        except (EOFError, OSError):
+                            r.message = {}
+                    timed_out = time.monotonic() - r.started > opts.timeout
+                    if r.proc.exitcode is None and not timed_out:
+                        still.append(r)
+                        continue
+                    if r.proc.exitcode is None:
+                        r.proc.kill()
+                    r.proc.join()
+                    if r.message is None and r.conn.poll():
+                        try:
+                            r.message = r.conn.recv()
+                        except (EOFError, OSError):
+                            pass
+                    r.conn.close()
+                    scratch.remove(r.tmp)
+                    doc = done(r.entry, r.message or None, r.proc.exitcode, timed_out and not r.message)
+                    if not opts.quiet:
+                        progress.console.print(line(r.entry, doc, time.monotonic() - r.started), highlight=False,
+                                               soft_wrap=True)  # one line per student, whole: logs are grepped
+                    progress.advance(task)
+                running = still
+        finally:
+            for r in running:  # interrupted: what is running is not recorded
+                r.proc.kill()
+            for r in running:
+                r.proc.join()
+                r.conn.close()
+            scratch.close()
+            signal.signal(signal.SIGTERM, previous_term)
+
+
+def _grade_one(tmp: str, *args) -> None:
+    """The grading process's entry point: its temporary files go to `tmp` (the scheduler's
+    scratch folder for it). Importing child.py here, not in the scheduler, keeps torch out of the
+    scheduler; the fork server has imported it already."""
+    import tempfile
+
+    tempfile.tempdir = tmp
+    from .child import grade
+
+    grade(*args)
+
+
+def _raise_interrupt(signum, frame):
+    raise KeyboardInterrupt
+
+
+def mean_percent(records: dict) -> float | None:
+    p = [100 * d["score"] / d["max_score"] for d in records.values()
+         if (d.get("student") or {}).get("status") == "graded" and d.get("max_score")]
+    return statistics.fmean(p) if p else None

@@ -1,0 +1,140 @@
+"""The output folder of a batch run and how things are written into it.
+
+    OUT/batch.json                      the run: kata version, course fingerprint, options, entries skipped
+    OUT/students/<name>/report.json     one record per submission (report.to_dict + "student")
+    OUT/students/<name>/...             derived per-student files (grader/instructor/formats/)
+    OUT/gradebook.csv, junit.xml, summary.md, ...   derived class files
+
+Every file is written atomically (grader/course/atomic.py): to a hidden `.<name>.<random>.part` in the
+same folder, flushed to disk, then renamed over the target. A run killed mid-write leaves at most
+such a `.part` file, which the next run (or `kata gradebook`) removes; a full disk leaves none. A record's "student" block:
+
+    {"name": "alice", "source": "alice.zip", "fingerprint": "<sha256 of the submission>",
+     "status": "graded" | "refused" | "error", "reason": "", "course": "<course fingerprint>"}
+
+refused: the submission cannot be graded (corrupt or unsafe zip, no exercises folder, ...): final,
+like a grade. error: the grading process died or ran out of time: graded again by the next run.
+"""
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import json
+import os
+from pathlib import Path
+
+from ... import __version__
+from ...course import atomic
+
+META = "batch.json"
+LOCK = ".kata-lock"
+STUDENTS = "students"
+RECORD = "report.json"
+PART = ".part"
+FINAL = ("graded", "refused")  # statuses a rerun keeps
+
+
+def atomic_write(path: Path, data: str | bytes, durable: bool = False) -> Path:
+    """Write `data` to `path` so that a reader (or a rerun after SIGKILL) sees all of it or none,
+    through a `.part` file that `remove_partials` finds; `durable`: the rename is flushed to the
+    disk too (records: they survive a power cut). A full disk raises atomic.WriteError. Text is
+    written as UTF-8, a name that is not (an unpaired surrogate) as its backslash escape: in JSON
+    that escape reads back as the same name, so a rerun still knows the entry."""
+    return atomic.write_bytes(path, data.encode("utf-8", "backslashreplace") if isinstance(data, str) else data,
+                              suffix=PART, durable=durable)
+
+
+def write_json(path: Path, doc, durable: bool = False) -> Path:
+    return atomic_write(path, json.dumps(doc, indent=2, ensure_ascii=False) + "\n", durable)
+
+
+def remove_partials(out: Path) -> list[Path]:
+    """Delete the `.part` files a killed run left behind; return them."""
+    gone = []
+    if not out.is_dir():
+        return gone
+    for p in out.rglob(f".*{PART}"):
+        if p.is_file():
+            p.unlink(missing_ok=True)
+            gone.append(p)
+    return gone
+
+
+def record_path(out: Path, name: str) -> Path:
+    return out / STUDENTS / name / RECORD
+
+
+def student_dir(out: Path, name: str) -> Path:
+    return out / STUDENTS / name
+
+
+def load_records(out: Path) -> dict[str, dict]:
+    """Every readable record in OUT, by student name (a record that cannot be read is left out:
+    it is graded again)."""
+    found = {}
+    base = out / STUDENTS
+    if not base.is_dir():
+        return found
+    for d in sorted(base.iterdir()):
+        p = d / RECORD
+        if not p.is_file():
+            continue
+        try:
+            doc = json.loads(p.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        if isinstance(doc, dict) and isinstance(doc.get("student"), dict):
+            found[d.name] = doc
+    return found
+
+
+def course_fingerprint(course) -> str:
+    """What the grades depend on: the kata version, the manifest, the checks and the fixtures."""
+    h = hashlib.sha256(__version__.encode())
+    files = [course.root / "course.toml", *sorted(course.checks_dir.glob("*.py")),
+             *sorted(p for p in course.fixtures_dir.glob("*") if p.is_file())]
+    for p in files:
+        h.update(p.name.encode() + b"\0")
+        h.update(hashlib.sha256(p.read_bytes()).digest())
+    return h.hexdigest()[:16]
+
+
+def read_meta(out: Path) -> dict | None:
+    try:
+        doc = json.loads((out / META).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return doc if isinstance(doc, dict) else None
+
+
+# Keys of batch.json whose change makes earlier records incomparable with new ones.
+COMPARABLE = ("kata_version", "course", "exercises", "public_only", "time_limit")
+
+
+def meta_differences(old: dict, new: dict) -> list[str]:
+    """The settings that differ between an existing run's batch.json and this run's."""
+    return [f"{k}: {old.get(k)!r} -> {new.get(k)!r}" for k in COMPARABLE if old.get(k) != new.get(k)]
+
+
+class Busy(Exception):
+    """Another process is writing into the same output folder."""
+
+
+@contextlib.contextmanager
+def locked(out: Path):
+    """Hold OUT's lock for the duration: two runs never write into one folder at once. The lock
+    is the kernel's (flock), so a run killed with SIGKILL releases it."""
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        fd = os.open(out / LOCK, os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError as e:  # a read-only or full file system: said plainly, like any other write
+        raise atomic.WriteError(out / LOCK, e) from e
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise Busy(str(out)) from None
+        yield
+    finally:
+        os.close(fd)

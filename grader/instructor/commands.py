@@ -1,0 +1,131 @@
+"""The instructor's commands: `kata grade PATH` (one submission; a class folder is batch/'s),
+`kata gradebook OUT`, `kata release OUT` and `kata export gradescope|nbgrader`."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from rich.console import Console
+
+from ..course.commandline import load_course, select, shown
+from ..course.messages import t
+
+
+def _grade(course, path, exercises, public_only: bool):
+    """Grade `path`; None (after saying why) when it cannot be graded at all."""
+    from ..checking import runner
+    from ..checking.submission import SubmissionError, open_submission
+
+    try:
+        sub = open_submission(path, course.chapter, course.exercises)
+    except SubmissionError as e:
+        print(t("cannot_grade", path=path, reason=e), file=sys.stderr)
+        return None
+    with sub:
+        return runner.run(course, sub, exercises, public_only=public_only)
+
+
+def cmd_grade(args) -> int:
+    from .batch import commands as batch
+
+    if problem := batch.misuse(args):
+        print(f"kata grade: {problem}", file=sys.stderr)
+        return 2
+    course = load_course(args)
+    exercises = select(course, args.exercise)
+    if args.out:  # a class folder: every submission in it
+        return batch.grade(args, course, exercises)
+    from ..course.atomic import write_json
+    from ..reports.report import print_table, to_dict
+    if args.time_limit:
+        for ex in exercises:
+            ex.time_limit_s = min(ex.time_limit_s, args.time_limit)
+    result = _grade(course, args.path, exercises, args.public_only)
+    if result is None:
+        if hint := batch.class_hint(args.path, course.chapter):
+            print(hint, file=sys.stderr)
+        return 2
+    if args.json:
+        write_json(args.json, to_dict(course, result))
+    if not args.quiet:
+        print_table(course, result, Console(), show_messages=True)
+    if args.html:
+        _html(course, args.path, to_dict(course, result), args.html)
+    return 0
+
+
+def cmd_gradebook(args) -> int:
+    from .batch import commands as batch
+
+    return batch.gradebook(args)
+
+
+def _html(course, path, doc, out) -> None:
+    from ..course.messages import t
+    from ..reports.report_html import write_html
+
+    written, _ = write_html(course, path, doc, out)
+    print(t("html_wrote", path=shown(written)))
+
+
+def cmd_release(args) -> int:
+    try:
+        from .release.release import ReleaseError, build
+    except ImportError:  # a student bundle does not ship the tools that build it
+        print("kata release: only in the instructor's course (this is a bundle kata release built)", file=sys.stderr)
+        return 2
+
+    course = load_course(args)
+    try:
+        done = build(course, args.out, force=args.force, log=lambda m: print(f"kata release: {m}", file=sys.stderr))
+    except ReleaseError as e:
+        print(f"kata release: {e}", file=sys.stderr)
+        return 2
+    print(f"kata release: wrote {shown(done.out)} in {done.duration_s:g} s: {done.exercises} exercises, "
+          f"{done.public_checks} public checks ({done.hidden_checks} hidden checks left out), "
+          f"{done.keys_kept} of {done.keys_total} fixture values, {done.calls} recorded reference calls; "
+          "nothing hidden found inside")
+    for note in done.notes:
+        print(f"note: {note}")
+    return 0
+
+
+def cmd_export_gradescope(args) -> int:
+    from .exports.gradescope import ExportError, export
+
+    course = load_course(args)
+    try:
+        out, notes = export(course, args.out, args.hidden_visibility, args.results_lang or "", args.grading_sandbox)
+    except ExportError as e:
+        print(f"kata export: {e}", file=sys.stderr)
+        return 2
+    for note in notes:
+        print(f"note: {note}")
+    print(f"kata export: wrote {shown(out)} ({out.stat().st_size / 2**20:.1f} MB): upload it as the assignment's "
+          f"autograder; hidden checks are shown {args.hidden_visibility.replace('_', ' ')}")
+    return 0
+
+
+def cmd_export_nbgrader(args) -> int:
+    import importlib.util
+
+    from ..course.messages import t
+    from .exports.export_nbgrader import ExportError, export
+
+    course = load_course(args)
+    try:
+        done = export(course, select(course, args.exercise), Path(args.dir), by=args.by, force=args.force)
+    except ExportError as e:
+        print(f"kata export nbgrader: {e}", file=sys.stderr)
+        return 2
+    for path in done.written:
+        print(t("nbg_wrote", path=shown(path)))
+    if done.unchanged:
+        print(t("nbg_unchanged", count=len(done.unchanged)))
+    if done.backups:
+        print(t("nbg_backed_up", path=shown(done.backups)))
+    names = list(done.assignments)
+    print(t("nbg_next", count=len(names), assignments=", ".join(names), first=names[0], folder=shown(done.folder)))
+    if importlib.util.find_spec("nbgrader") is None:
+        print(t("nbg_not_installed"), file=sys.stderr)
+    return 0

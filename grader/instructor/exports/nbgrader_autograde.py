@@ -1,0 +1,135 @@
+"""`nbgrader autograde` of a course written by `kata export nbgrader`: the kata decides, no kernel runs.
+
+nbgrader's own autograde executes a submitted notebook in a kernel, the student's cells first,
+then the test cells, and scores each test cell by its outputs (an error: 0; nothing: full
+points). Whatever a test cell calls in that kernel the student's cells can replace first (the
+module it imports, `builtins.__import__`, IPython's exception handlers, the notebook file it
+reads), and a kernel that exits or dies takes the verdicts with it.
+
+So the export's nbgrader_config.py puts `KataGrade` where nbgrader's `Execute` was in
+`Autograde.autograde_preprocessors`: nbgrader runs no cell of a submitted notebook at all.
+`KataGrade` takes the notebook as nbgrader's sanitizing step left it (outputs cleared, test cells
+restored from the gradebook), grades the student's cells with the kata's grader, outside any
+kernel and exactly as `kata grade` does (`python -m grader grade` in a subprocess, the code in
+the sandbox, every comparison on the trusted side; see grader/instructor/exports/nbgrader_cell.py), and writes into
+each test cell the outcome of its check: a line on stdout when it passed, an error output with
+the check's message when it failed. nbgrader's own scoring (SaveAutoGrades) then reads exactly
+the kata's verdicts. The test cells' source is never run here.
+
+An exercise that imports an earlier one (`from s1_23_encoder import BERTEncoder`) is graded with
+the same student's file of that exercise: from this assignment's submitted folder, else from
+their other assignments' (with `kata export nbgrader --by exercise` each exercise is an
+assignment of its own), never through a link; one found nowhere is named in autograde's log and
+in the first test cell's output, and the checks then fail on the missing import.
+
+It fails closed: a notebook that is not one of the course's exercises, or that the grader could
+not grade (no course, a grader fault, a timeout), raises, so nbgrader records no score for that
+submission, says why and exits non-zero (fix, then run autograde again); a test cell that is no
+check of the exercise gets an error output, so it scores 0 rather than the full points an empty
+output would give.
+
+Imported by nbgrader's process only (it needs nbgrader), never in a kernel.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import nbformat
+from nbformat.v4 import new_output
+from nbgrader import utils
+from nbgrader.coursedir import CourseDirectory
+from nbgrader.preprocessors import NbGraderPreprocessor
+
+from ...course import files
+from ...course.messages import t
+from .nbgrader_cell import check_cell_ids, check_outcome, grade_notebook
+
+
+def _cell_ids(ex_id: str) -> dict[str, str]:
+    """{grade_id: check name} of the exported test cells of `ex_id` (hidden checks by rank)."""
+    from ...course.manifest import load
+    from .nbgrader_cell import course_root
+
+    course = load(course_root(), require_stubs=False)
+    return check_cell_ids(course.get(ex_id))
+
+
+def is_test_cell(cell) -> bool:
+    """An autograded test cell: nbgrader scores it by its outputs."""
+    return cell.cell_type == "code" and utils.is_grade(cell) and not utils.is_solution(cell)
+
+
+def error_output(message: str):
+    return new_output("error", ename="AssertionError", evalue=message,
+                      traceback=[f"AssertionError: {message}"])
+
+
+def _coursedir(pre) -> CourseDirectory:
+    """The converter's course directory (the preprocessor's exporter's parent), else one read
+    from the same configuration."""
+    here = pre
+    while here is not None:
+        found = getattr(here, "coursedir", None)
+        if isinstance(found, CourseDirectory):
+            return found
+        here = getattr(here, "parent", None)
+    return CourseDirectory(config=pre.config)
+
+
+def submitted_places(coursedir: CourseDirectory, student: str, assignment: str) -> list[Path]:
+    """Where a student's earlier exercises are: this assignment's submitted folder, then their
+    other assignments' (by name); only real folders, never a link."""
+    own = Path(coursedir.format_path(coursedir.submitted_directory, student, assignment))
+    top = own.parent
+    others = sorted(Path(e.path) for e in files.walk_dirs(top) if e.name != assignment)
+    return [own, *others]
+
+
+class KataGrade(NbGraderPreprocessor):
+    """In place of nbgrader's Execute: the kata's verdict of each check as its test cell's output."""
+
+    def preprocess(self, nb, resources):
+        ex_id = resources["nbgrader"]["notebook"]  # the notebook's name, which the gradebook knows
+        for cell in nb.cells:  # nothing the student handed in stays as an output
+            if cell.cell_type == "code":
+                cell.outputs, cell.execution_count = [], None
+        student, assignment = resources["nbgrader"].get("student"), resources["nbgrader"].get("assignment")
+        places = submitted_places(_coursedir(self), student, assignment) if student and assignment else []
+        handed_in = places[0] / f"{ex_id}.ipynb" if places else None
+        if handed_in is not None and files.kind(handed_in) not in ("file", "missing"):
+            # nbgrader copied submitted/ into autograded/ following links: the notebook it hands us
+            # may be another student's or the instructor's. Only a regular file is the student's work.
+            return self._not_graded(nb, resources, t("nbg_link", file=f"{student}/{assignment}/{ex_id}.ipynb"))
+        doc = grade_notebook(ex_id, nbformat.writes(nb).encode("utf-8"), places)
+        by_name = {c["name"]: c for c in doc["checks"] if c["exercise"] == ex_id}
+        ids = _cell_ids(ex_id)
+        rows = {gid: by_name[name] for gid, name in ids.items() if name in by_name}
+        summary = t("nbg_graded", file=f"{ex_id}.ipynb", score=f"{doc['score']:g}", max=f"{doc['max_score']:g}")
+        self.log.info("%s", summary)
+        for note in doc.get("earlier_missing", []):  # an earlier exercise it imports, found nowhere
+            self.log.warning("%s", note)
+            summary += "\n" + note
+        first = True
+        for cell in nb.cells:
+            if not is_test_cell(cell):
+                continue
+            gid = cell.metadata["nbgrader"]["grade_id"]
+            if gid not in rows:
+                cell.outputs = [error_output(t("nbg_not_a_check", id=ex_id, cell=gid))]
+                continue
+            passed, message = check_outcome(rows[gid])
+            cell.outputs = [error_output(message)] if not passed else [
+                new_output("stream", name="stdout", text=message + "\n")]
+            if first:
+                cell.outputs.insert(0, new_output("stream", name="stdout", text=summary + "\n"))
+                first = False
+        return nb, resources
+
+    def _not_graded(self, nb, resources, reason: str):
+        """Every test cell of the notebook fails with `reason`: it scores 0, and the student reads why."""
+        self.log.warning("%s", reason)
+        for cell in nb.cells:
+            if is_test_cell(cell):
+                cell.outputs = [error_output(reason)]
+        return nb, resources
+

@@ -1,0 +1,475 @@
+"""`kata release OUT`: the student bundle, with nothing hidden inside.
+
+The bundle is a project folder a student installs (`./setup.sh`, or `pip install -e .`):
+course.toml, exercises/ (the stubs), README.md (the students' part of the course README and
+the workshop notes), ERRATA.md, setup.sh, pyproject.toml and the `grader` package with
+everything `kata check/list/watch/hint/reset/run/submit/notebook` need. What it leaves out:
+
+- solutions/ and tests/; each stub is shipped a second time inside the package
+  (grader/release_stubs/) so that `kata reset` and `kata list` work without the solutions;
+- the hidden checks: each check module is cut down to its public checks and the helpers they
+  use (grader/instructor/release/release_source.py), comments included, `make_fixtures` removed;
+- the hidden fixture values: a fixture keeps only the keys the public checks, the listings
+  and their figures read when run on the solutions (grader/instructor/release/release_record.py);
+- grader/checks/bert_reference.py, the §1.23 model written out for the checks: the bundle's
+  grader/checks/bert_public.py keeps its public helpers (names, shapes, seeded weights, printing)
+  and answers the model calls the public checks make from a recorded table;
+- grader/checks/tokenizer_reference.py, the s1_23_tokenizer reference: the tokenizer checks reach
+  it through helpers that the bundle answers from the same table (release_record.REPLAYED_HELPERS),
+  and `kata train` tokenizes with the exercise's own file (grader/capstone/training/tokenizer.py);
+- ERRATA.md entries proved only by hidden checks keep where and what the book prints, not the
+  true value; hidden check names are replaced by "a hidden check of <exercise>".
+
+grader/release.json marks the package as a student edition: the course then loads without
+solutions, and an exercise's checks add up to its public points. Before the bundle is moved
+into place, `scan` looks through every file for what must not be there (hidden check names,
+lines of the solutions that the stubs do not show, the reference model's code); any finding
+refuses the release. No shipped module may hold a solution's lines: the scan has no exceptions.
+"""
+from __future__ import annotations
+
+import ast
+import json
+import re
+import shutil
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ... import __version__
+from ...course.manifest import PACKAGE_DIR, Course, edition
+from .release_source import function_signature_stub, imported_names, prune, public_check_roots
+
+REFERENCE = "bert_reference"
+PUBLIC_REFERENCE = "bert_public"
+# Trusted modules of grader/checks that re-implement exercises and never ship, not even by name.
+TRUSTED_ONLY = (REFERENCE, "tokenizer_reference")
+# The reference's own TinyBERT forward: the instructor's public training checks run the student's
+# trained weights through it, which no recorded table can answer. The bundle leaves it out, and
+# there the student's own forward stands in (a student grading themselves fools only themselves).
+TRUSTED_FUNCTIONS = {"tiny_bert", "tiny_bert_problem"}
+RELEASE_FILE = "release.json"
+STUBS_DIR = "release_stubs"
+INSTRUCTOR_ONLY = "instructor/release"  # the tools that build the bundle: this folder of the package
+MIN_SOLUTION_LINE = 24  # shorter solution lines ("return out") are too common to prove anything
+
+
+class ReleaseError(Exception):
+    """The bundle cannot be built (or would leak); the message says why."""
+
+
+@dataclass
+class Built:
+    out: Path
+    exercises: int
+    public_checks: int
+    hidden_checks: int
+    keys_kept: int
+    keys_total: int
+    calls: int
+    listings: int
+    duration_s: float
+    notes: list[str] = field(default_factory=list)
+
+
+# ----------------------------------------------------------------------------- sources
+def _with_replay_import(source: str) -> str:
+    """`source` with `from grader.checking import replay` after its last top-level import."""
+    tree = ast.parse(source)
+    last = max(n.end_lineno for n in tree.body if isinstance(n, (ast.Import, ast.ImportFrom)))
+    lines = source.splitlines()
+    lines.insert(last, "from grader.checking import replay")
+    return "\n".join(lines) + "\n"
+
+
+def _replay_stubs(source: str, label: str, names, where: str) -> dict[str, str]:
+    """Stand-ins of the helpers `names` of `source` that answer from the replay table."""
+    from .release_record import names_wrong_answers
+
+    defined = {n.name for n in ast.parse(source).body if isinstance(n, ast.FunctionDef)}
+    missing = sorted(set(names) - defined)
+    if missing:
+        raise ReleaseError(f"{where}: no function {', '.join(missing)} (named in release_record's replay lists)")
+    return {name: function_signature_stub(source, name, f"return replay.lookup({label!r}, {name!r}, locals()"
+                                          + (", default=[])" if names_wrong_answers(name) else ")"))
+            for name in names}
+
+
+def public_sources(course: Course, shipped: dict[str, str]) -> tuple[dict[str, str], str]:
+    """(exercise id -> public check module text, bert_public text). `shipped`: the other Python
+    files of the bundle (relative path -> text), whose imports from check modules are kept."""
+    from .release_record import REPLAYED_HELPERS
+
+    sources = {ex.id: course.check_file(ex).read_text(encoding="utf-8") for ex in course.exercises}
+    split = {i: public_check_roots(src, f"test_{i}.py") for i, src in sources.items()}
+    stubs = {}
+    for i, src in sources.items():
+        names = REPLAYED_HELPERS.get(f"test_{i}", ())
+        if names:
+            sources[i] = _with_replay_import(src)
+            stubs[i] = _replay_stubs(sources[i], f"test_{i}", names, f"grader/checks/test_{i}.py")
+    roots = {i: set(public) for i, (public, _) in split.items()}
+    while True:
+        pruned = {i: prune(src, roots[i], split[i][1] | {"make_fixtures"}, stubs.get(i), filename=f"test_{i}.py")
+                  for i, src in sources.items()}
+        needed: dict[str, set[str]] = {}
+        for text in [*pruned.values(), *shipped.values()]:
+            for module, names in imported_names(text).items():
+                needed.setdefault(module, set()).update(names)
+        grown = False
+        for i in sources:
+            extra = needed.get(f"test_{i}", set()) - roots[i]
+            hidden = extra & split[i][1]
+            if hidden:
+                raise ReleaseError(f"grader/checks/test_{i}.py: {', '.join(sorted(hidden))} is a hidden check, "
+                                   "but shipped code imports it")
+            if extra:
+                roots[i] |= extra
+                grown = True
+        if not grown:
+            break
+    return pruned, public_reference(needed.get(REFERENCE, set()) - TRUSTED_FUNCTIONS)
+
+
+def public_reference(used: set[str]) -> str:
+    """bert_public.py: the reference module's public helpers, and stand-ins of its model
+    functions that answer from the recorded table."""
+    from .release_record import REFERENCE_LABEL, REPLAYED
+
+    path = PACKAGE_DIR / "checks" / f"{REFERENCE}.py"
+    original = path.read_text(encoding="utf-8")
+    source = _with_replay_import(original)
+    replace = _replay_stubs(source, REFERENCE_LABEL, REPLAYED, f"grader/checks/{REFERENCE}.py")
+    body = prune(source, set(used), replace=replace, filename=path.name)
+    doc = ast.get_docstring(ast.parse(original), clean=False) or ""
+    new_doc = ('"""The public part of the §1.23 reference helpers, for the student bundle (`kata release`).\n\n'
+               "Names, shapes, seeded weights and the printed form of modules are as in the instructor's\n"
+               "grader. The model functions (embedding, attention, ...) answer only the calls the public\n"
+               "checks make, from values recorded on the reference solutions (grader/checking/replay.py).\n"
+               '"""')
+    return body.replace(f'"""{doc}"""', new_doc, 1)
+
+
+# ----------------------------------------------------------------------------- errata
+ENTRY = re.compile(r"^### (E-[\w.-]+)\s*$(.*?)(?=^### |^## |^---|\Z)", re.M | re.S)
+PROOF = re.compile(r"(`?)\b(s\d+_\d+_\w+)::(test_\w+)\b(`?)")
+REPRODUCE = re.compile(r"^## How to reproduce$.*?(?=^## |\Z)", re.M | re.S)
+
+
+def public_errata(text: str, hidden: set[tuple[str, str]]) -> str:
+    """ERRATA.md without what only hidden checks show: an entry proved only by hidden checks keeps
+    where and what the book prints and its classification; a hidden check named anywhere
+    becomes "a hidden check of `<exercise>`"; the script that recomputes listings 1.3-1.7 (the
+    code of several exercises) stays in the instructor's edition."""
+
+    def proofs(body: str) -> list[tuple[str, str]]:
+        tail = body.split("Proved by", 1)[1] if "Proved by" in body else ""
+        return [(m.group(2), m.group(3)) for m in PROOF.finditer(tail)]
+
+    def entry(m: re.Match) -> str:
+        found = proofs(m.group(2))
+        if found and all(p in hidden for p in found):
+            kept = [line for line in m.group(2).splitlines() if line.startswith(("- **Where:**", "- **Book:**",
+                                                                                 "- **Classification:**"))]
+            kept.append("- **True:** shown by the hidden checks, which grade it; this entry is complete in the "
+                        "instructor's edition.")
+            return f"### {m.group(1)}\n" + "\n".join(kept) + "\n\n"
+        return m.group(0)
+
+    text = ENTRY.sub(entry, text)
+    text = REPRODUCE.sub("## How to reproduce\n\nThe script that recomputes these values is in the instructor's "
+                         "edition; `kata run LISTING --book` shows each listing's output from your code.\n\n", text)
+    text = PROOF.sub(lambda m: f"a hidden check of {m.group(1)}{m.group(2)}{m.group(4)}"
+                     if (m.group(2), m.group(3)) in hidden else m.group(0), text)
+    names = {name for _, name in hidden}
+    return re.sub(r"`?::(test_\w+)`?", lambda m: "another hidden check" if m.group(1) in names else m.group(0), text)
+
+
+# ----------------------------------------------------------------------------- the other files
+README_HEAD = """# The Transformer kata (student edition)
+
+Exercises for the chapter *"{title}"*:
+implement each section in `exercises/{chapter}/`, then check your code with the public checks. Your instructor grades the same exercises with more
+(hidden) checks. Built by `kata release` (kata {version}, {built}).
+
+## Set-up
+
+On Debian/Ubuntu with Python ≥ 3.11:
+
+```bash
+./setup.sh                  # bubblewrap (the sandbox), .venv with torch==2.13.0 and the kata, the data files
+.venv/bin/kata list         # where you stand
+```
+
+Elsewhere: `python -m venv .venv && .venv/bin/pip install torch==2.13.0 && .venv/bin/pip install -e .`,
+then `.venv/bin/kata assets fetch` (or `kata assets unpack FILE` with the file your instructor gives you).
+
+"""
+
+SETUP_SH = """#!/usr/bin/env bash
+# Install the student edition of the Transformer kata: bubblewrap (the sandbox) through apt,
+# .venv with torch==2.13.0 (pinned: a bare `torch` would pull a multi-GB CUDA build) and the kata,
+# then the data files of the exercises (kata assets fetch; offline: kata assets unpack FILE).
+set -euo pipefail
+cd "$(dirname "$0")"
+
+if ! command -v bwrap >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ]; then
+    { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap; } || true
+  elif command -v sudo >/dev/null 2>&1; then
+    { sudo apt-get update -qq && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap; } || true
+  fi
+  command -v bwrap >/dev/null 2>&1 || echo "setup: no bubblewrap: the checks stop unless you ask for resource limits only (kata --sandbox limits-only check, or KATA_SANDBOX=none)" >&2
+fi
+
+PYTHON="${PYTHON:-python3}"
+"$PYTHON" -c 'import sys; assert sys.version_info >= (3, 11), "the kata needs Python >= 3.11"'
+[ -x .venv/bin/python ] || "$PYTHON" -m venv .venv
+.venv/bin/python -m pip install -q --disable-pip-version-check "torch==2.13.0" ${KATA_TORCH_PIP_ARGS:-}
+.venv/bin/python -m pip install -q --disable-pip-version-check -e .
+if [ -n "${KATA_ASSETS_FILE:-}" ]; then
+  .venv/bin/kata assets unpack "$KATA_ASSETS_FILE"
+else
+  .venv/bin/kata assets fetch \\
+    || echo "setup: some data files could not be fetched; ask for the workshop's assets file and run \\`.venv/bin/kata assets unpack FILE\\`" >&2
+fi
+.venv/bin/kata list --no-run
+"""
+
+
+def readme_sections(readme: str, titles: tuple[str, ...]) -> str:
+    """The `## ` sections of the course README with these titles, in their order there."""
+    parts = re.split(r"(?m)^(?=## )", readme)
+    return "".join(p for p in parts if p.startswith(tuple(f"## {t}" for t in titles))).rstrip() + "\n"
+
+
+# ----------------------------------------------------------------------------- leaks
+def solution_lines(course: Course) -> dict[str, set[str]]:
+    """Exercise id -> the stripped lines of its solution blocks that no stub shows."""
+    from ...authoring.stubs import blocks, stub_text
+
+    shown = {line.strip() for ex in course.exercises for line in stub_text(course, ex).splitlines()}
+    out: dict[str, set[str]] = {}
+    for ex in course.exercises:
+        source = (course.solutions_dir / ex.file).read_text(encoding="utf-8")
+        lines = source.splitlines()
+        found = set()
+        for b in blocks(source, ex.file):
+            for line in lines[b.start:b.end - 1]:
+                s = line.strip()
+                if len(s) >= MIN_SOLUTION_LINE and not s.startswith("#") and s not in shown:
+                    found.add(s)
+        out[ex.id] = found
+    return out
+
+
+def _body_lines(source: str, functions) -> set[str]:
+    """The stripped lines (long enough to prove something) of the bodies of `functions`, docstrings left out."""
+    lines = source.splitlines()
+    found = set()
+    for node in functions:
+        start = node.body[1].lineno if ast.get_docstring(node) and len(node.body) > 1 else node.body[0].lineno
+        for line in lines[start - 1:node.end_lineno]:
+            s = line.strip()
+            if len(s) >= MIN_SOLUTION_LINE and not s.startswith(("#", '"""')):
+                found.add(s)
+    return found
+
+
+def reference_lines(course: Course | None = None) -> set[str]:
+    """The body lines of the reference model's functions (what bert_public must not hold) and of
+    the reference tokenizer's methods, less the lines the stubs show (the exercise's given
+    argument checks), when `course` is given."""
+    from .release_record import REPLAYED
+
+    source = (PACKAGE_DIR / "checks" / f"{REFERENCE}.py").read_text(encoding="utf-8")
+    found = _body_lines(source, [n for n in ast.parse(source).body
+                                 if isinstance(n, ast.FunctionDef) and n.name in (*REPLAYED, "_norm")])
+    source = (PACKAGE_DIR / "checks" / "tokenizer_reference.py").read_text(encoding="utf-8")
+    methods = [m for n in ast.parse(source).body if isinstance(n, ast.ClassDef)
+               for m in n.body if isinstance(m, ast.FunctionDef)]
+    tokenizer = _body_lines(source, methods)
+    if course is not None:
+        from ...authoring.stubs import stub_text
+
+        tokenizer -= {line.strip() for ex in course.exercises for line in stub_text(course, ex).splitlines()}
+    return found | tokenizer
+
+
+def scan(out: Path, course: Course) -> list[str]:
+    """What must not be in the bundle at `out`, one line per finding (empty: nothing)."""
+    public = {c.name for ex in course.exercises for c in ex.checks if not c.hidden}
+    hidden_only = {c.name for ex in course.exercises for c in ex.checks if c.hidden} - public
+    name_re = re.compile(r"\b(" + "|".join(map(re.escape, sorted(hidden_only))) + r")\b") if hidden_only else None
+    by_exercise = solution_lines(course)
+    solution = set().union(*by_exercise.values())
+    reference = reference_lines(course)
+    findings = []
+    for path in sorted(p for p in out.rglob("*") if p.is_file()):
+        rel = path.relative_to(out).as_posix()
+        if path.name in (*(f"{m}.py" for m in TRUSTED_ONLY), "solutions") or rel.startswith(("solutions/", "tests/")):
+            findings.append(f"{rel}: must not be shipped")
+            continue
+        try:
+            text = path.read_text(encoding="utf-8")
+        except UnicodeDecodeError:
+            continue
+        if name_re and (m := name_re.search(text)):
+            findings.append(f"{rel}: names the hidden check {m.group(1)}")
+        stripped = {line.strip() for line in text.splitlines()}
+        for s in sorted(solution & stripped)[:3]:
+            findings.append(f"{rel}: holds a line of a solution: {s[:80]}")
+        for s in sorted(reference & stripped)[:3]:
+            findings.append(f"{rel}: holds a line of a reference (model or tokenizer): {s[:80]}")
+        for name in TRUSTED_ONLY:
+            if re.search(rf"\b{name}\b", text):
+                findings.append(f"{rel}: names {name}")
+    for ex in course.exercises:
+        shipped = out / "grader" / "checks" / f"test_{ex.id}.py"
+        if shipped.is_file():
+            names, hidden = public_check_roots(shipped.read_text(encoding="utf-8"))
+            wanted = {c.name for c in ex.checks if not c.hidden}
+            if hidden or names != wanted:
+                findings.append(f"grader/checks/test_{ex.id}.py: checks {sorted(names | hidden)}, expected the "
+                                f"public ones {sorted(wanted)}")
+    return findings
+
+
+# ----------------------------------------------------------------------------- building
+def _package_files() -> list[Path]:
+    """The grader package's files that ship as they are (checks and fixtures are rewritten)."""
+    out = []
+    for p in sorted(PACKAGE_DIR.rglob("*")):
+        rel = p.relative_to(PACKAGE_DIR)
+        if not p.is_file() or "__pycache__" in rel.parts or p.suffix in (".pyc", ".pyo"):
+            continue
+        if rel.parts[0] in ("fixtures", STUBS_DIR) or rel.as_posix() == RELEASE_FILE:
+            continue
+        if rel.parts[0] == "checks" and rel.name != "__init__.py" or rel.as_posix().startswith(INSTRUCTOR_ONLY + "/"):
+            continue
+        out.append(p)
+    return out
+
+
+def _public_fixtures(course: Course, keys: dict[str, set[str]], dest: Path) -> tuple[int, int]:
+    from safetensors import safe_open
+    from safetensors.torch import save_file
+
+    from ...checking import fixtures
+
+    kept = total = 0
+    dest.mkdir(parents=True, exist_ok=True)
+    for ex in course.exercises:
+        path = fixtures.path(ex.id)
+        if not path.is_file():
+            continue
+        with safe_open(str(path), framework="pt") as f:
+            names = list(f.keys())
+            meta = dict(f.metadata() or {})
+            wanted = [k for k in names if k in keys.get(ex.id, set())]
+            tensors = {k: f.get_tensor(k).contiguous() for k in wanted}
+        total += len(names)
+        kept += len(wanted)
+        if tensors:
+            meta["edition"] = "student: only the values the public checks and the listings read"
+            save_file(tensors, str(dest / path.name), metadata=dict(sorted(meta.items())))
+    return kept, total
+
+
+def _write(path: Path, text: str, mode: int | None = None) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    if mode is not None:
+        path.chmod(mode)
+
+
+def build(course: Course, out: str | Path, force: bool = False, log=lambda message: None) -> Built:
+    """Write the student bundle to the folder `out` (see the module's docstring)."""
+    from ...authoring.stubs import stub_text
+    from ...checking import replay
+    from .release_record import record
+
+    t0 = time.perf_counter()
+    out = Path(out).resolve()
+    if edition() is not None or not course.solutions_dir.is_dir():
+        raise ReleaseError("this is not the instructor's course (no solutions/ or hidden checks here): "
+                           "run kata release where the course is developed")
+    if out.exists() and any(out.iterdir()):
+        if not force:
+            raise ReleaseError(f"{out} exists and is not empty (use --force to replace it)")
+        if not (out / "grader" / RELEASE_FILE).is_file():
+            raise ReleaseError(f"{out} is not a bundle kata release wrote; refusing to replace it even with --force")
+    if out == course.root or course.root in out.parents and out.parts[len(course.root.parts)] in (
+            "grader", "exercises", "solutions", "tests"):
+        raise ReleaseError(f"{out}: choose a folder outside the course's own files")
+
+    log("running the public checks, the listings and their figures on the solutions (recording what they read)")
+    rec = record(course)
+    if rec.failures:
+        raise ReleaseError("the reference solutions fail what the bundle would check:\n  " + "\n  ".join(rec.failures[:20]))
+
+    out.parent.mkdir(parents=True, exist_ok=True)
+    stage = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
+    try:
+        files = _package_files()
+        shipped = {p.relative_to(PACKAGE_DIR).as_posix(): p.read_text(encoding="utf-8")
+                   for p in files if p.suffix == ".py"}
+        checks, reference = public_sources(course, shipped)
+        pkg = stage / "grader"
+        for p in files:
+            target = pkg / p.relative_to(PACKAGE_DIR)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            if p.suffix == ".py":
+                target.write_text(p.read_text(encoding="utf-8").replace(REFERENCE, PUBLIC_REFERENCE), encoding="utf-8")
+            else:
+                shutil.copy2(p, target)
+        for ex_id, text in checks.items():
+            _write(pkg / "checks" / f"test_{ex_id}.py", text.replace(REFERENCE, PUBLIC_REFERENCE))
+        _write(pkg / "checks" / f"{PUBLIC_REFERENCE}.py", reference)
+        kept, total = _public_fixtures(course, rec.keys, pkg / "fixtures")
+        replay.save(rec.calls, pkg / "fixtures" / f"{replay.TABLE}.safetensors")
+
+        for ex in course.exercises:
+            stub = stub_text(course, ex)
+            _write(stage / "exercises" / ex.file, stub)
+            _write(pkg / STUBS_DIR / ex.file, stub)
+
+        hidden = {(ex.id, c.name) for ex in course.exercises for c in ex.checks if c.hidden}
+        built_at = time.strftime("%Y-%m-%d %H:%M:%SZ", time.gmtime())
+        info = {
+            "schema": 1, "edition": "student", "kata_version": __version__, "built": built_at, "torch": course.torch,
+            "exercises": {ex.id: {
+                "public_checks": sum(1 for c in ex.checks if not c.hidden),
+                "public_points": sum(c.points for c in ex.checks if not c.hidden),
+                "hidden_checks": sum(1 for c in ex.checks if c.hidden),
+                "hidden_points": sum(c.points for c in ex.checks if c.hidden)} for ex in course.exercises},
+        }
+        _write(pkg / RELEASE_FILE, json.dumps(info, indent=1, ensure_ascii=False) + "\n")
+        shutil.copy2(course.root / "course.toml", stage / "course.toml")
+        for name in ("pyproject.toml", ".gitignore"):
+            if (course.root / name).is_file():
+                shutil.copy2(course.root / name, stage / name)
+        if (course.root / "ERRATA.md").is_file():
+            _write(stage / "ERRATA.md", public_errata((course.root / "ERRATA.md").read_text(encoding="utf-8"), hidden))
+        readme = (course.root / "README.md").read_text(encoding="utf-8") if (course.root / "README.md").is_file() else ""
+        _write(stage / "README.md", README_HEAD.format(title=course.title, chapter=course.chapter, version=__version__,
+                                                       built=built_at)
+               + readme_sections(readme, ("For students", "Offline workshops")))
+        _write(stage / "setup.sh", SETUP_SH, 0o755)
+
+        for p in [stage, *stage.rglob("*")]:  # readable by everyone, as a checkout would be
+            p.chmod(0o755 if p.is_dir() or p.name == "setup.sh" else 0o644)
+        findings = scan(stage, course)
+        if findings:
+            raise ReleaseError("the bundle would leak what it must not hold:\n  " + "\n  ".join(findings[:30]))
+        if out.exists():
+            shutil.rmtree(out)
+        stage.rename(out)
+    finally:
+        if stage.exists():
+            shutil.rmtree(stage, ignore_errors=True)
+    n_public = sum(v["public_checks"] for v in info["exercises"].values())
+    n_hidden = sum(v["hidden_checks"] for v in info["exercises"].values())
+    return Built(out, len(course.exercises), n_public, n_hidden, kept, total, len(rec.calls), rec.listings_run,
+                 round(time.perf_counter() - t0, 1))
