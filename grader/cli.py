@@ -358,10 +358,14 @@ def cmd_stubs(args) -> int:
     except CourseError as e:
         print(f"kata: course.toml: {e}", file=sys.stderr)
         return 2
+    if args.update_catalogs:
+        for line in stubs.update_catalogs(course):
+            print(line)
+        return 0
     if args.check:
         stale = [ex.id for ex in course.exercises
                  if not (course.exercises_dir / ex.file).is_file()
-                 or (course.exercises_dir / ex.file).read_text(encoding="utf-8") != stubs.stub_text(course, ex)]
+                 or (course.exercises_dir / ex.file).read_text(encoding="utf-8") not in stubs.stub_variants(course, ex)]
         for s in stale:
             print(f"stale: exercises/{course.get(s).file}")
         return 1 if stale else 0
@@ -401,7 +405,8 @@ def cmd_release(args) -> int:
 
     course = _course(args)
     try:
-        done = build(course, args.out, force=args.force, log=lambda m: print(f"kata release: {m}", file=sys.stderr))
+        done = build(course, args.out, force=args.force, log=lambda m: print(f"kata release: {m}", file=sys.stderr),
+                     lang=os.environ.get("KATA_LANG") or None)
     except ReleaseError as e:
         print(f"kata release: {e}", file=sys.stderr)
         return 2
@@ -638,7 +643,10 @@ def build_parser() -> argparse.ArgumentParser:
     v.set_defaults(func=cmd_verify)
 
     s = sub.add_parser("stubs", help="regenerate exercises/ from solutions/ (backs up changed files)")
-    s.add_argument("--check", action="store_true", help="only report stale stubs")
+    s.add_argument("--check", action="store_true", help="only report stale stubs (in any language)")
+    s.add_argument("--update-catalogs", action="store_true",
+                   help="add the solutions' new or changed English texts to the translation catalogs "
+                        "(solutions/locale/<lang>/), then stop")
     s.set_defaults(func=cmd_stubs)
 
     f = sub.add_parser("fixtures", help="regenerate grader/fixtures/ from the solutions")
@@ -656,6 +664,9 @@ def build_parser() -> argparse.ArgumentParser:
     for command in ("grade", "check", "list", "watch", "run", "submit", "verify", "release"):
         if command in sub.choices:
             _add_sandbox_option(sub.choices[command])
+    for parser in sub.choices.values():  # `kata stubs --lang zh` as well as `kata --lang zh stubs`
+        parser.add_argument("--lang", choices=["en", "zh"], default=argparse.SUPPRESS,
+                            help="language of messages and of the exercises written (default: from the locale)")
     return p
 
 

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 from .. import __version__
 from ..course import Course, Exercise
-from ..stubs import StubError, stub_text
+from ..stubs import stub_variants
 from ..submission import SubmissionError, open_submission
 from .state import StateFile, kata_dir
 
@@ -73,17 +73,14 @@ def static_status(course: Course, ex: Exercise) -> tuple[str | None, str]:
     digest = sha(data)
     if not data.strip():
         return EMPTY, digest
-    try:
-        stub = stub_text(course, ex)
-    except (OSError, StubError, SyntaxError):
-        return None, digest
     text = data.decode("utf-8", errors="replace")
-    if text == stub:
-        return NOT_STARTED, digest
-    raises = {line.strip() for line in stub.splitlines() if line.strip().startswith("raise NotImplementedError(")}
     present = {line.strip() for line in text.splitlines()}
-    if raises and raises <= present:
-        return NOT_STARTED, digest
+    for stub in stub_variants(course, ex):  # the stub in any language: a student may switch
+        if text == stub:
+            return NOT_STARTED, digest
+        raises = {line.strip() for line in stub.splitlines() if line.strip().startswith("raise NotImplementedError(")}
+        if raises and raises <= present:
+            return NOT_STARTED, digest
     return None, digest
 
 
