@@ -136,9 +136,11 @@ CATALOG: dict[str, dict[str, str]] = {
         "zh": "{reason}",
     },
     "scan": {
-        "en": "uses an API this exercise asks you to write yourself: {items}. {hint} This exercise scores 0 until it is removed.",
-        "zh": "使用了本练习要求你自己实现的 API：{items}。{hint}在删除它之前，本练习记 0 分。",
+        "en": "{items}. This exercise asks you to write that yourself.{instead} Until it is removed, this exercise "
+              "scores 0.",
+        "zh": "{items}。本练习要求你自己实现它。{instead}在删除它之前，本练习记 0 分。",
     },
+    "scan_instead": {"en": " Instead: {hint}", "zh": "改为：{hint}"},
     "scan_escapes": {
         "en": "cannot be graded under the rules of an exercise that asks you to write a piece yourself: {items}. "
               "The grader must be able to watch everything such a file does. {hint} This exercise scores 0 until "
