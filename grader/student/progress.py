@@ -60,6 +60,15 @@ def public_total(ex: Exercise) -> int:
     return sum(1 for c in ex.checks if not c.hidden)
 
 
+def public_points(ex: Exercise) -> float:
+    return sum(c.points for c in ex.checks if not c.hidden)
+
+
+def hidden_points(ex: Exercise) -> float:
+    """Points only the grade (kata grade, a submission) decides: never claimed before it."""
+    return sum(c.points for c in ex.checks if c.hidden)
+
+
 def static_status(course: Course, ex: Exercise) -> tuple[str | None, str]:
     """(status, sha of the file) for what is seen without running: missing, empty or not
     started; status None when the file must be checked."""
