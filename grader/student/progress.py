@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 from .. import __version__
 from ..course import Course, Exercise
+from ..notebook import NotebookError, read_code
 from ..stubs import stub_variants
 from ..submission import SubmissionError, open_submission
 from .state import StateFile, kata_dir
@@ -48,6 +49,32 @@ def student_file(course: Course, ex: Exercise) -> Path:
     return course.exercises_dir / ex.file
 
 
+def notebook_file(course: Course, ex: Exercise) -> Path:
+    return (course.exercises_dir / ex.file).with_suffix(".ipynb")
+
+
+def graded_bytes(course: Course, ex: Exercise) -> bytes | None:
+    """What grading reads for `ex` (None: nothing): its .py, or the code of its notebook when the
+    notebook is alone or saved after a .py whose code differs: the rule grading follows
+    (grader/submission.py), so a student who works only in notebooks is seen working."""
+    py, nb = student_file(course, ex), notebook_file(course, ex)
+    try:
+        data = py.read_bytes()
+    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+        data = None
+    if not nb.is_file():
+        return data
+    try:
+        code = read_code(nb, shown_path(course, ex).replace(".py", ".ipynb"))
+    except (NotebookError, OSError):
+        return data
+    if data is None:
+        return code.encode("utf-8")
+    if data.decode("utf-8", errors="replace") != code and nb.stat().st_mtime > py.stat().st_mtime:
+        return code.encode("utf-8")
+    return data
+
+
 def shown_path(course: Course, ex: Exercise) -> str:
     return f"exercises/{ex.file}"
 
@@ -72,12 +99,8 @@ def hidden_points(ex: Exercise) -> float:
 def static_status(course: Course, ex: Exercise) -> tuple[str | None, str]:
     """(status, sha of the file) for what is seen without running: missing, empty or not
     started; status None when the file must be checked."""
-    path = student_file(course, ex)
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        return MISSING, ""
-    except IsADirectoryError:
+    data = graded_bytes(course, ex)
+    if data is None:
         return MISSING, ""
     digest = sha(data)
     if not data.strip():
