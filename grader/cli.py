@@ -646,7 +646,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--check", action="store_true", help="only report stale stubs (in any language)")
     s.add_argument("--update-catalogs", action="store_true",
                    help="add the solutions' new or changed English texts to the translation catalogs "
-                        "(solutions/locale/<lang>/), then stop")
+                        "(locale/<lang>/), then stop")
     s.set_defaults(func=cmd_stubs)
 
     f = sub.add_parser("fixtures", help="regenerate grader/fixtures/ from the solutions")

@@ -2,7 +2,7 @@
 
 The English text of a stub is its solution file's docstrings and the "what to write" text of each
 `# BEGIN SOLUTION` block. A translation lives beside the solutions, in
-`solutions/locale/<lang>/<chapter>/<exercise>.po`, one entry per text: `msgctxt` names where the
+`locale/<lang>/<chapter>/<exercise>.po`, one entry per text: `msgctxt` names where the
 text is (the module, a class or function by qualified name, or `<name> TODO` for a block),
 `msgid` is the English and `msgstr` the translation. Any gettext tool (Poedit, Weblate, polib)
 edits these files; `kata stubs --lang zh --update-catalogs` adds what the English gained and
@@ -67,8 +67,10 @@ def texts(source: str, blocks) -> list[Text]:
     return [t for _, t in sorted(found, key=lambda f: f[0])]
 
 
-def catalog_path(solutions_dir: Path, lang: str, file: str) -> Path:
-    return solutions_dir / "locale" / lang / Path(file).with_suffix(".po")
+def catalog_path(root: Path, lang: str, file: str) -> Path:
+    """The catalog of the exercise file `file` (e.g. "ch01/s1_11_softmax.py") in the course at `root`.
+    Beside solutions/, not in it: a folder of solutions graded as a submission holds only code."""
+    return root / "locale" / lang / Path(file).with_suffix(".po")
 
 
 def load(path: Path) -> dict[tuple[str, str], str]:

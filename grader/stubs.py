@@ -136,7 +136,7 @@ def stub_lang(lang: str | None) -> str:
 
 
 def catalog(course, ex, lang: str) -> dict:
-    return stub_i18n.load(stub_i18n.catalog_path(course.solutions_dir, lang, ex.file)) if lang != "en" else {}
+    return stub_i18n.load(stub_i18n.catalog_path(course.root, lang, ex.file)) if lang != "en" else {}
 
 
 def stub_text(course, ex, lang: str | None = None) -> str:
@@ -194,7 +194,7 @@ def write_stubs(course, only=None, backup_dir=None, lang: str | None = None) -> 
 
 
 def update_catalogs(course) -> list[str]:
-    """Bring every language's catalogs (solutions/locale/<lang>/) up to date with the solutions'
+    """Bring every language's catalogs (locale/<lang>/) up to date with the solutions'
     English: new texts are added untranslated, changed ones kept as fuzzy (stub_i18n.update).
     Returns one line per catalog saying what is left to translate."""
     out = []
@@ -203,7 +203,7 @@ def update_catalogs(course) -> list[str]:
             continue
         for ex in course.exercises:
             source = (course.solutions_dir / ex.file).read_text(encoding="utf-8")
-            path = stub_i18n.catalog_path(course.solutions_dir, lang, ex.file)
+            path = stub_i18n.catalog_path(course.root, lang, ex.file)
             stub_i18n.update(source, blocks(source, ex.file), path, lang, f"{course.title} {ex.id}")
             left = stub_i18n.problems(source, blocks(source, ex.file), path)
             rel = path.relative_to(course.root).as_posix()
@@ -222,7 +222,7 @@ def catalog_problems(course, ex) -> list[str]:
     for lang in LANGS:
         if lang == "en":
             continue
-        path = stub_i18n.catalog_path(course.solutions_dir, lang, ex.file)
+        path = stub_i18n.catalog_path(course.root, lang, ex.file)
         found += [p.replace(str(course.root) + "/", "") for p in stub_i18n.problems(source, blocks(source, ex.file), path)]
         if _code_only(stub_text(course, ex, lang)) != english:
             found.append(f"{ex.id}: the {lang} stub's code differs from the English stub's")

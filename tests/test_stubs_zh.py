@@ -1,5 +1,5 @@
 """The exercises in Chinese: stubs generated from the solutions and a gettext catalog per exercise
-(solutions/locale/zh/), complete and current (kata verify), the same code as the English stubs."""
+(locale/zh/), complete and current (kata verify), the same code as the English stubs."""
 import ast
 import os
 import shutil
@@ -86,9 +86,9 @@ def test_a_changed_english_text_makes_its_translation_stale_until_retranslated(t
 
     proc = kata("stubs", "--update-catalogs", cwd=tmp_course)
     assert proc.returncode == 0, proc.stderr
-    assert "solutions/locale/zh/ch01/s1_11_softmax.po: 1 text(s) to translate" in proc.stdout
-    assert "solutions/locale/zh/ch01/s1_11_softmax.py" not in proc.stdout
-    po = polib.pofile(str(tmp_course / "solutions/locale/zh/ch01/s1_11_softmax.po"))
+    assert "locale/zh/ch01/s1_11_softmax.po: 1 text(s) to translate" in proc.stdout
+    assert "locale/zh/ch01/s1_11_softmax.py" not in proc.stdout
+    po = polib.pofile(str(tmp_course / "locale/zh/ch01/s1_11_softmax.po"))
     entry = po.find("x divided by its sum along `dim` (§1.11, \"simple normalisation\"). Same shape and dtype as x.",
                     msgctxt="simple_normalize")
     assert entry is not None and "fuzzy" in entry.flags and entry.msgstr  # the old translation kept, to revise
@@ -111,7 +111,7 @@ def test_a_new_text_without_translation_fails_verify_and_is_added_by_update(tmp_
     kata("--lang", "en", "stubs", cwd=tmp_course)
     v = verify(tmp_course, grade=False)
     assert any("simple_normalize TODO: stale" in p for p in v.problems), v.problems
-    (tmp_course / "solutions/locale/zh/ch01/s1_11_softmax.po").unlink()
+    (tmp_course / "locale/zh/ch01/s1_11_softmax.po").unlink()
     v = verify(tmp_course, grade=False)
     assert any("s1_11_softmax.po: no catalog" in p for p in v.problems), v.problems
     kata("stubs", "--update-catalogs", cwd=tmp_course)
@@ -122,7 +122,7 @@ def test_a_new_text_without_translation_fails_verify_and_is_added_by_update(tmp_
 def test_a_translation_cannot_change_the_stubs_code(tmp_course):
     # A catalog is text: quotes and backslashes in it are escaped, so a docstring that tries to
     # close early and return stays one docstring, and the stub does what the English stub does.
-    path = tmp_course / "solutions/locale/zh/ch01/s1_11_softmax.po"
+    path = tmp_course / "locale/zh/ch01/s1_11_softmax.po"
     po = polib.pofile(str(path))
     entry = next(e for e in po if e.msgctxt == "softmax")
     entry.msgstr = 'x"""\n    return x\n    """ \\'
