@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Install everything the kata needs on a fresh Debian/Ubuntu-like machine, then run the main
 # job: grade the reference solutions and print the score table.
-#   - bubblewrap (the sandbox), chromium (headless, the HTML feedback test) and tmux (the test of
-#     `kata watch`); apt, as root or through sudo
+#   - bubblewrap (the sandbox), chromium (headless, the HTML feedback test), tmux (the test of
+#     `kata watch`) and a Chinese font (figures in Chinese); apt, as root or through sudo
 #   - .venv with torch==2.13.0 (pinned: a bare `torch` would pull a multi-GB CUDA build) and the kata,
 #     with its nbgrader extra (the real nbgrader grades the course `kata export nbgrader` writes)
 set -euo pipefail
@@ -12,6 +12,9 @@ APT_PACKAGES=()
 command -v bwrap >/dev/null 2>&1 || APT_PACKAGES+=(bubblewrap)
 command -v chromium >/dev/null 2>&1 || APT_PACKAGES+=(chromium)
 command -v tmux >/dev/null 2>&1 || APT_PACKAGES+=(tmux)
+# a Chinese font, so that figures (kata run --plot, kata train, the class summary) are drawn in Chinese
+[ -e /usr/share/fonts/truetype/wqy/wqy-microhei.ttc ] || [ -e /usr/share/fonts/opentype/noto/NotoSansCJK-Regular.ttc ] \
+  || APT_PACKAGES+=(fonts-wqy-microhei)
 if [ "${#APT_PACKAGES[@]}" -gt 0 ]; then
   if [ "$(id -u)" = 0 ]; then
     { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${APT_PACKAGES[@]}"; } \

@@ -13,7 +13,7 @@
     kata notebook ID|--all [--to-py] write exercises as notebooks (or their code back to the .py)
     kata submit [--out FILE]        zip your exercise files with a manifest for `kata grade`
     kata verify                     prove the course consistent (stubs fail, solutions pass, ...)
-    kata stubs [--check]            regenerate exercises/ from solutions/
+    kata stubs [--check] [--lang]   regenerate exercises/ from solutions/ (in English or Chinese)
     kata fixtures                   regenerate grader/fixtures/ from the solutions
     kata train [--code student]     train the §1.23 BERT classifier (GPU if there is one)
     kata export nbgrader DIR        the course as an nbgrader course directory (autograded notebooks)
@@ -179,7 +179,10 @@ def build_parser() -> argparse.ArgumentParser:
     v.set_defaults(func=authoring.cmd_verify)
 
     s = sub.add_parser("stubs", help="regenerate exercises/ from solutions/ (backs up changed files)")
-    s.add_argument("--check", action="store_true", help="only report stale stubs")
+    s.add_argument("--check", action="store_true", help="only report stale stubs (in any language)")
+    s.add_argument("--update-catalogs", action="store_true",
+                   help="add the solutions' new or changed English texts to the translation catalogs "
+                        "(locale/<lang>/), then stop")
     s.set_defaults(func=authoring.cmd_stubs)
 
     f = sub.add_parser("fixtures", help="regenerate grader/fixtures/ from the solutions")
@@ -197,6 +200,9 @@ def build_parser() -> argparse.ArgumentParser:
     for command in ("grade", "check", "list", "watch", "run", "submit", "verify", "release"):
         if command in sub.choices:
             _add_sandbox_option(sub.choices[command])
+    for parser in sub.choices.values():  # `kata stubs --lang zh` as well as `kata --lang zh stubs`
+        parser.add_argument("--lang", choices=["en", "zh"], default=argparse.SUPPRESS,
+                            help="language of messages and of the exercises written (default: from the locale)")
     return p
 
 

@@ -201,3 +201,29 @@ def test_check_cell_runs_in_a_real_kernel(tmp_course, monkeypatch):
     assert "tensor([0.0063, 0.0170, 0.0463, 0.9304])" in out(nb.cells[-2])  # the student's code ran
     assert "3 of 3 public checks pass · 7/7 points" in out(nb.cells[-1]) and "✔" in out(nb.cells[-1])
     assert json.loads(nbformat.writes(nb))["cells"][-1]["outputs"]
+
+
+def test_a_student_who_works_only_in_notebooks_is_seen_working(tmp_course):
+    """`kata list` (and `kata watch`, which reads the same status) counts a notebook as the
+    student's work: alone, or saved after its .py, it is what grading reads."""
+    ch = tmp_course / "exercises" / "ch01"
+    py, ipynb = ch / f"{SOFTMAX}.py", ch / f"{SOFTMAX}.ipynb"
+    assert kata("notebook", SOFTMAX, cwd=tmp_course).returncode == 0  # from the untouched stub
+
+    def status():
+        proc = kata("list", "--json", cwd=tmp_course)
+        assert proc.returncode == 0, proc.stderr
+        return {e["id"]: e for e in json.loads(proc.stdout)["exercises"]}[SOFTMAX]
+
+    py.unlink()  # the notebook alone, as a notebook-only student has it
+    assert status()["status"] == "not_started"
+    nb = nbformat.read(ipynb, as_version=4)
+    solution = (SOLUTIONS / "ch01" / f"{SOFTMAX}.py").read_text()
+    nb.cells = [nb.cells[0], nbformat.v4.new_code_cell(solution), nb.cells[-1]]  # intro, the work, the check cell
+    nbformat.write(nb, ipynb)
+    got = status()
+    assert got["status"] == "passing" and got["public_points_passed"] == got["public_points"], got
+
+    shutil.copy(tmp_course / "exercises" / "ch01" / "s1_11_matmul.py", py)  # an older .py of other code
+    os.utime(py, (time.time() - 60, time.time() - 60))
+    assert status()["status"] == "passing"  # the notebook was saved last: it is what counts

@@ -179,6 +179,22 @@ def test_reset_and_list_work_without_solutions(venv, project):
     assert list((project / ".kata" / "backups").rglob("s1_13_causal_mask.py"))
 
 
+def test_the_bundle_speaks_the_students_language_without_solutions(venv, project):
+    """Both languages' stubs ship in the installed package: `kata --lang zh reset` writes the
+    Chinese stub, and a Chinese stub lists as not started under either language."""
+    target = project / "exercises" / "ch01" / "s1_12_context.py"
+    english = target.read_text()
+    proc = kata_in(venv, project, "--lang", "zh", "reset", "s1_12_context")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    chinese = target.read_text()
+    assert chinese.startswith("# 练习 s1_12_context（§1.12）") and "NotImplementedError('s1_12_context：" in chinese
+    for lang in ("en", "zh"):
+        listed = json.loads(kata_in(venv, project, "--lang", lang, "list", "--no-run", "--json").stdout)
+        assert {e["id"]: e["status"] for e in listed["exercises"]}["s1_12_context"] == "not_started"
+    proc = kata_in(venv, project, "reset", "s1_12_context", "--lang", "en")
+    assert proc.returncode == 0 and target.read_text() == english, proc.stdout + proc.stderr
+
+
 def test_release_refuses_in_a_bundle_and_over_a_folder(venv, project, tmp_path):
     proc = kata_in(venv, project, "release", str(tmp_path / "again"))
     assert proc.returncode == 2 and "only in the instructor's course" in proc.stderr, proc.stderr

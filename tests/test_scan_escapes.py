@@ -275,8 +275,9 @@ def test_the_verdict_says_what_and_where_in_both_languages(monkeypatch):
     text = (COURSE.solutions_dir / ex.file).read_text() + "\nimport threading\n"
     line = len(text.splitlines())
     monkeypatch.setenv("KATA_LANG", "en")
-    en = _scan_exercise(ex, _Sub(text), COURSE)
+    en, escaped = _scan_exercise(ex, _Sub(text), COURSE)
+    assert escaped
     assert f"ch01/s1_11_softmax.py:{line}: imports threading" in en and "scores 0" in en, en
     monkeypatch.setenv("KATA_LANG", "zh")
-    zh = _scan_exercise(ex, _Sub(text), COURSE)
+    zh, _ = _scan_exercise(ex, _Sub(text), COURSE)
     assert f"ch01/s1_11_softmax.py:{line}：导入了 threading" in zh and "记 0 分" in zh, zh

@@ -56,12 +56,14 @@ def test_list_of_a_fresh_course_runs_nothing(tmp_course):
     out = proc.stdout
     assert "s1_01_next_token" in out and "s1_23_inference" in out
     assert out.count("not started") == 37
-    assert "0/37 exercises pass (0/440 points)" in out
+    assert ("0/37 exercises pass their public checks (0/251 public points; the other 189 are hidden checks, "
+            "graded when you submit)") in " ".join(out.split())
     assert "Next: s1_01_next_token" in out
     assert not (tmp_course / ".kata" / "progress.json").exists()  # no check was run
     doc = listed(tmp_course)["_doc"]
     assert {e["status"] for e in doc["exercises"]} == {"not_started"}
-    assert doc["progress"] == {"passing": 0, "exercises": 37, "points_passing": 0, "max_points": 440}
+    assert doc["progress"] == {"passing": 0, "exercises": 37, "public_points_passed": 0, "public_points": 251,
+                               "hidden_points": 189, "max_points": 440}
     assert doc["next"] == "s1_01_next_token"
 
 
@@ -79,7 +81,11 @@ def test_list_checks_changed_files_once_then_reads_the_cache(tmp_course, monkeyp
     assert first["s1_12_context"]["status"] == "failing"
     assert first["s1_11_matmul"]["status"] == "not_started"
     assert not first["s1_11_softmax"]["from_cache"]
-    assert first["_doc"]["progress"]["passing"] == 1 and first["_doc"]["progress"]["points_passing"] == 12
+    assert first["_doc"]["progress"]["passing"] == 1
+    # only the public checks' points are earned before grading: the hidden 5 of softmax are not claimed
+    assert first["s1_11_softmax"]["public_points_passed"] == first["s1_11_softmax"]["public_points"] == 7
+    assert first["s1_11_softmax"]["hidden_points"] == 5 and first["s1_11_softmax"]["points"] == 12
+    assert first["_doc"]["progress"]["public_points_passed"] == 7 + first["s1_12_context"]["public_points_passed"]
     assert first["_doc"]["next"] == "s1_01_next_token"
 
     again = listed(tmp_course)

@@ -24,14 +24,14 @@ class Terminal:
     """One tmux session on a private server, running `kata ARGS` in `project`; after kata
     exits, the shell prints its exit status and whether the terminal settings came back."""
 
-    def __init__(self, project, *args: str):
+    def __init__(self, project, *args: str, width: int = 160):
         self.server = f"kata-test-{uuid.uuid4().hex[:8]}"
         env = {"KATA_LANG": "en", "PYTHONPATH": str(ROOT), "TERM": "xterm-256color"}
         kata = " ".join(shlex.quote(a) for a in [sys.executable, "-m", "grader", *args])
         script = (f"cd {shlex.quote(str(project))}; unset COLUMNS LINES; before=$(stty -g); "
                   f"env {' '.join(f'{k}={shlex.quote(v)}' for k, v in env.items())} {kata}; echo EXIT=$?; "
                   '[ "$before" = "$(stty -g)" ] && echo TTY=restored || echo TTY=changed; sleep 600')
-        self.tmux("new-session", "-d", "-s", "kata", "-x", "160", "-y", "60", script)
+        self.tmux("new-session", "-d", "-s", "kata", "-x", str(width), "-y", "60", script)
 
     def tmux(self, *args: str) -> str:
         return subprocess.run(["tmux", "-L", self.server, *args], check=True, capture_output=True, text=True,
@@ -62,8 +62,8 @@ class Terminal:
 def terminal():
     opened = []
 
-    def start(project, *args):
-        term = Terminal(project, *args)
+    def start(project, *args, width: int = 160):
+        term = Terminal(project, *args, width=width)
         opened.append(term)
         return term
 
@@ -101,7 +101,7 @@ def test_watch_fails_shows_hints_passes_moves_on_and_quits(tmp_course, terminal)
     nxt = "s1_12_scaled_attention"  # the next exercise in book order, not passing
     screen = term.wait_for(f"✔ s1_11_softmax passes all its public checks. Next: {nxt}",
                            f"kata watch · exercise 14/37: {nxt}", f"First failure: {nxt}",
-                           "1/37 exercises pass (12/440 points)")
+                           "1/37 exercises pass their public checks (7/251 public points")
     assert "Hint 1/3" not in screen  # no hint of the new exercise revealed yet
 
     term.keys("q")
@@ -117,3 +117,31 @@ def test_ctrl_c_quits_cleanly_even_while_checks_run(tmp_course, terminal):
     term.keys("C-c")
     screen = term.wait_for("Stopped watching.", "EXIT=0", "TTY=")
     assert "TTY=restored" in screen and "Traceback" not in screen
+
+
+def test_watch_in_chinese_at_80_columns_on_the_chinese_stubs(tmp_course, terminal):
+    """A reader of the Chinese chapter: Chinese stubs, `kata --lang zh watch` in an 80-column
+    terminal, a wrong save and then the right one, each verdict read in Chinese."""
+    from grader.course.messages import t
+
+    proc = subprocess.run([sys.executable, "-m", "grader", "stubs", "--lang", "zh"], cwd=tmp_course,
+                          capture_output=True, text=True, timeout=300, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert proc.returncode == 0, proc.stderr
+    stub = (tmp_course / SOFTMAX).read_text()
+    assert stub.startswith("# 练习 s1_11_softmax") and "数值稳定" in stub
+    ex = course_mod.load(tmp_course).get("s1_11_softmax")
+    first = next(c.title_zh for c in ex.checks if c.title == "softmax of the book's examples")
+    term = terminal(tmp_course, "--lang", "zh", "watch", "s1_11_softmax", width=80)
+    term.wait_for(t("watch_title", lang="zh", n=13, total=37, id=ex.id, section=ex.section),
+                  f"✘ {first}", t("watch_footer", lang="zh", path=SOFTMAX))
+
+    solution = (ROOT / "solutions/ch01/s1_11_softmax.py").read_text()
+    (tmp_course / SOFTMAX).write_text(solution.replace("return e / e.sum(dim=dim, keepdim=True)", "return e"))
+    term.wait_for(t("check_first_failure", lang="zh", id=ex.id, check=first, kind=t("check_kind_check", lang="zh")))
+
+    tmp = tmp_course / "exercises/ch01/.s1_11_softmax.py.new"
+    tmp.write_text(solution)
+    os.replace(tmp, tmp_course / SOFTMAX)
+    screen = term.wait_for(t("watch_passed", lang="zh", id=ex.id, next="s1_12_scaled_attention"))
+    assert "First failure" not in screen and "public checks" not in screen  # nothing left in English
+    term.keys("q")

@@ -28,10 +28,14 @@ def cmd_stubs(args) -> int:
     except CourseError as e:
         print(f"kata: course.toml: {e}", file=sys.stderr)
         return 2
+    if args.update_catalogs:
+        for line in stubs.update_catalogs(course):
+            print(line)
+        return 0
     if args.check:
         stale = [ex.id for ex in course.exercises
                  if not (course.exercises_dir / ex.file).is_file()
-                 or (course.exercises_dir / ex.file).read_text(encoding="utf-8") != stubs.stub_text(course, ex)]
+                 or (course.exercises_dir / ex.file).read_text(encoding="utf-8") not in stubs.stub_variants(course, ex)]
         for s in stale:
             print(f"stale: exercises/{course.get(s).file}")
         return 1 if stale else 0

@@ -18,6 +18,8 @@ import re
 from dataclasses import dataclass
 
 from ..course import atomic
+from ..course.messages import LANGS, language
+from . import stub_i18n
 
 BEGIN = re.compile(r"^(?P<indent>\s*)# BEGIN SOLUTION(?P<text>.*)$")
 END = re.compile(r"^\s*# END SOLUTION\s*$")
@@ -82,14 +84,20 @@ def blocks(source: str, filename: str = "<solution>") -> list[Block]:
     return found
 
 
-def make_stub(source: str, exercise_id: str, filename: str = "<solution>") -> str:
+def make_stub(source: str, exercise_id: str, filename: str = "<solution>", lang: str = "en",
+              catalog: dict | None = None) -> str:
+    """The stub of a solution. `lang` other than English: its docstrings and "what to write"
+    texts come from `catalog` (stub_i18n.load); a text with no translation stays English
+    (`kata verify` reports it)."""
+    if lang != "en" and catalog:
+        source, _ = stub_i18n.translate_docstrings(source, catalog)
     lines = source.splitlines()
     out: list[str] = []
     pos = 0
     for b in blocks(source, filename):
         out += lines[pos:b.start - 1]
-        what = b.text or f"implement {b.owner}"
-        msg = f"{exercise_id}: {what} (in {b.owner})"
+        what = (catalog or {}).get((b.owner + stub_i18n.TODO, b.text)) if lang != "en" else None
+        msg = RAISE[lang].format(id=exercise_id, what=what or b.text or f"implement {b.owner}", owner=b.owner)
         out.append(f"{b.indent}raise NotImplementedError({msg!r})")
         pos = b.end
     out += lines[pos:]
@@ -118,25 +126,52 @@ def signatures(source: str) -> dict[str, str]:
 
 
 # No title on the first two lines: Python reads "coding: ..." there as the file's encoding (PEP 263).
-HEADER = "# Exercise {id} (§{section}): replace each `raise NotImplementedError` with your code.\n"
+HEADER = {"en": "# Exercise {id} (§{section}): replace each `raise NotImplementedError` with your code.\n",
+          "zh": "# 练习 {id}（§{section}）：把每个 `raise NotImplementedError` 换成你的代码。\n"}
+RAISE = {"en": "{id}: {what} (in {owner})", "zh": "{id}：{what}（在 {owner} 中）"}
 
 
-def stub_text(course, ex) -> str:
+def stub_lang(lang: str | None) -> str:
+    """The language of the stubs: `lang`, else the student's (kata --lang, KATA_LANG, the locale)."""
+    return lang or language()
+
+
+def catalog(course, ex, lang: str) -> dict:
+    return stub_i18n.load(stub_i18n.catalog_path(course.root, lang, ex.file)) if lang != "en" else {}
+
+
+def stub_text(course, ex, lang: str | None = None) -> str:
+    """The stub of exercise `ex` in `lang` (default: the student's language, see stub_lang)."""
+    lang = stub_lang(lang)
     solution = course.solutions_dir / ex.file
     if not solution.is_file():  # a student bundle (kata release) ships the stubs instead of the solutions
         from ..course.manifest import PACKAGE_DIR
 
-        shipped = PACKAGE_DIR / "release_stubs" / ex.file
+        shipped = PACKAGE_DIR / "release_stubs" / (lang if lang != "en" else "") / ex.file
+        if not shipped.is_file():
+            shipped = PACKAGE_DIR / "release_stubs" / ex.file
         if shipped.is_file():
             return shipped.read_text(encoding="utf-8")
     source = solution.read_text(encoding="utf-8")
-    return HEADER.format(id=ex.id, section=ex.section, title=ex.title) + make_stub(source, ex.id, ex.file)
+    return HEADER[lang].format(id=ex.id, section=ex.section) + make_stub(
+        source, ex.id, ex.file, lang, catalog(course, ex, lang))
 
 
-def write_stubs(course, only=None, backup_dir=None) -> list[str]:
-    """(Re)write exercises/ from solutions/. A stub that differs from the new text (for example
-    one a student edited) is first copied to `backup_dir` (default .kata/backups/). Returns
-    the files written."""
+def stub_variants(course, ex) -> list[str]:
+    """The stub of `ex` in every language: a file equal to one of them is untouched."""
+    out = []
+    for lang in LANGS:
+        try:
+            out.append(stub_text(course, ex, lang))
+        except (OSError, StubError, SyntaxError):
+            continue
+    return out
+
+
+def write_stubs(course, only=None, backup_dir=None, lang: str | None = None) -> list[str]:
+    """(Re)write exercises/ from solutions/, in `lang` (see stub_lang). A stub that differs from
+    the new text (for example one a student edited) is first copied to `backup_dir` (default
+    .kata/backups/). Returns the files written."""
     import shutil
     import time
     from pathlib import Path
@@ -147,7 +182,7 @@ def write_stubs(course, only=None, backup_dir=None) -> list[str]:
         if only and ex.id not in only:
             continue
         target = course.exercises_dir / ex.file
-        text = stub_text(course, ex)
+        text = stub_text(course, ex, lang)
         if target.is_file():
             old = target.read_text(encoding="utf-8", errors="replace")
             if old == text:
@@ -157,3 +192,51 @@ def write_stubs(course, only=None, backup_dir=None) -> list[str]:
         atomic.write_text(target, text, mode=0o644, keep_mode=True)  # a full disk never truncates a student's file
         written.append(str(target))
     return written
+
+
+def update_catalogs(course) -> list[str]:
+    """Bring every language's catalogs (locale/<lang>/) up to date with the solutions'
+    English: new texts are added untranslated, changed ones kept as fuzzy (stub_i18n.update).
+    Returns one line per catalog saying what is left to translate."""
+    out = []
+    for lang in LANGS:
+        if lang == "en":
+            continue
+        for ex in course.exercises:
+            source = (course.solutions_dir / ex.file).read_text(encoding="utf-8")
+            path = stub_i18n.catalog_path(course.root, lang, ex.file)
+            stub_i18n.update(source, blocks(source, ex.file), path, lang, f"{course.title} {ex.id}")
+            left = stub_i18n.problems(source, blocks(source, ex.file), path)
+            rel = path.relative_to(course.root).as_posix()
+            out.append(f"{rel}: {len(left)} text(s) to translate" if left else f"{rel}: complete")
+    return out
+
+
+def catalog_problems(course, ex) -> list[str]:
+    """What the translations of `ex` lack (stub_i18n.problems), for every language but English,
+    and whether each translated stub is the English one's code: the same syntax tree once
+    docstrings and the texts of `raise NotImplementedError(...)` are set aside, so it fails
+    every check that the English stub fails."""
+    source = (course.solutions_dir / ex.file).read_text(encoding="utf-8")
+    found = []
+    english = _code_only(stub_text(course, ex, "en"))
+    for lang in LANGS:
+        if lang == "en":
+            continue
+        path = stub_i18n.catalog_path(course.root, lang, ex.file)
+        found += [p.replace(str(course.root) + "/", "") for p in stub_i18n.problems(source, blocks(source, ex.file), path)]
+        if _code_only(stub_text(course, ex, lang)) != english:
+            found.append(f"{ex.id}: the {lang} stub's code differs from the English stub's")
+    return found
+
+
+def _code_only(text: str) -> str:
+    tree = ast.parse(text)
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if isinstance(body, list) and body and isinstance(body[0], ast.Expr) \
+                and isinstance(body[0].value, ast.Constant) and isinstance(body[0].value.value, str):
+            body[0].value.value = ""
+        if isinstance(node, ast.Raise) and isinstance(node.exc, ast.Call) and ast.unparse(node.exc.func) == "NotImplementedError":
+            node.exc.args = []
+    return ast.dump(tree)

@@ -1,8 +1,10 @@
 """`kata verify`: the developer's proof that the course is consistent (model: rustlings' dev check).
 
 Fails when the manifest and files are not one-to-one, a listing has no check, a committed stub
-differs from the one regenerated from its solution, a stub's signatures differ from the
-solution's, a stub contains the answer of an exercise (grader/authoring/answers.py), a solution uses an
+differs from the one regenerated from its solution (in any language), a translation
+catalog lacks a text or is stale, a translated stub's code is not the English stub's, a stub's
+signatures differ from the solution's, a stub contains the answer of an exercise
+(grader/authoring/answers.py), a solution uses an
 API its exercise forbids, a fixture is missing or was made with another torch, a solution fails any check, a stub passes any check, or a text a student reads
 lacks its Chinese (or English) version (grader/course/i18n.py).
 """
@@ -17,6 +19,7 @@ from ..checking import fixtures, runner
 from ..checking.submission import open_submission
 from ..course import manifest as course_mod
 from ..course import i18n
+from ..course.messages import LANGS
 from ..course.scan import imported, scan
 from . import answers, stubs
 
@@ -44,12 +47,13 @@ def verify(root=None, grade: bool = True, only: list[str] | None = None) -> Verd
         sol_src = (c.solutions_dir / ex.file).read_text(encoding="utf-8")
         stub_path = c.exercises_dir / ex.file
         try:
-            expected = stubs.stub_text(c, ex)
+            expected = stubs.stub_variants(c, ex)
+            v.problems += stubs.catalog_problems(c, ex)
         except (stubs.StubError, SyntaxError) as e:
             v.problems.append(f"{ex.id}: cannot make a stub: {e}")
             continue
         committed = stub_path.read_text(encoding="utf-8")
-        if committed != expected:
+        if committed not in expected:
             v.problems.append(f"{ex.id}: exercises/{ex.file} differs from the stub generated from its solution "
                               "(run `kata stubs`)")
         sol_sigs, stub_sigs = stubs.signatures(sol_src), stubs.signatures(committed)
@@ -80,6 +84,9 @@ def verify(root=None, grade: bool = True, only: list[str] | None = None) -> Verd
                                   "(run `kata fixtures`)")
         except FileNotFoundError:
             v.problems.append(f"{ex.id}: fixture grader/fixtures/{ex.id}.safetensors is missing (run `kata fixtures`)")
+    if not any("catalog" in p or "stub's code" in p or "translat" in p for p in v.problems):
+        v.facts.append(f"stubs in {', '.join(LANGS)}: every text translated, each translated stub the English stub's "
+                       "code (so it fails what the English one fails)")
     leaks = answers.check_course(c)
     v.problems += leaks
     if not leaks:

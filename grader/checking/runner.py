@@ -298,12 +298,13 @@ def exercise_files_imported(ex: Exercise, submission: Submission, course: Course
     return out
 
 
-def _scan_exercise(ex: Exercise, submission: Submission, course: Course | None = None) -> str:
+def _scan_exercise(ex: Exercise, submission: Submission, course: Course | None = None) -> tuple[str, bool]:
     """The forbidden-API verdict of `ex`: its own file and every exercise file it imports from the
     submission are scanned under `ex`'s list (an earlier exercise may use what this one forbids,
-    but not on this one's behalf)."""
+    but not on this one's behalf). Returns the verdict ("" when none) and whether the escape rule
+    (not only a forbidden name) is in it."""
     if not ex.forbidden:
-        return ""
+        return "", False
     files = [ex.file] + (exercise_files_imported(ex, submission, course) if course is not None else [])
     local = frozenset(e.module for e in course.exercises) if course is not None else frozenset()
     names, escapes = [], []
@@ -316,10 +317,11 @@ def _scan_exercise(ex: Exercise, submission: Submission, course: Course | None =
             (escapes if v.why else names).append(v.describe(label))
     verdicts = []
     if names:
-        verdicts.append(t("scan", items="; ".join(names), hint=ex.display_forbidden_hint()))
+        hint = ex.display_forbidden_hint()
+        verdicts.append(t("scan", items="; ".join(names), instead=t("scan_instead", hint=hint) if hint else ""))
     if escapes:
         verdicts.append(t("scan_escapes", items="; ".join(escapes), hint="" if names else ex.display_forbidden_hint()))
-    return " ".join(verdicts)
+    return " ".join(verdicts), bool(escapes)
 
 
 def run(course: Course, submission: Submission, exercises: list[Exercise] | None = None,
@@ -359,16 +361,19 @@ def run(course: Course, submission: Submission, exercises: list[Exercise] | None
                 duration_s=None if info["hidden"] else round(plugin.durations.get(item.nodeid, 0.0), 4), kind=kind,
                 title=pick(info["title"], info["title_zh"])))
         for ex in exercises:
-            verdict = _scan_exercise(ex, submission, course)
+            verdict, escaped = _scan_exercise(ex, submission, course)
             if verdict:
                 for r in results:
                     if r.exercise == ex.id:
                         r.score = 0.0
                         r.status = "failed"
-                        r.kind = "forbidden"
                         # a hidden check says only what the grader wrote: not the student's code or names
                         said = verdict if r.visibility == "public" else t("scan_hidden")
-                        r.message = t("two_messages", first=r.message, second=said) if r.message else said
+                        if r.kind == "forbidden" and r.visibility == "public" and not escaped:
+                            r.message = said  # the guard refused what the verdict names: one message, not two
+                        else:
+                            r.message = t("two_messages", first=r.message, second=said) if r.message else said
+                        r.kind = "forbidden"
         order = {ex.id: i for i, ex in enumerate(course.exercises)}
         results.sort(key=lambda r: order[r.exercise])
         for r in results:

@@ -136,9 +136,11 @@ CATALOG: dict[str, dict[str, str]] = {
         "zh": "{reason}",
     },
     "scan": {
-        "en": "uses an API this exercise asks you to write yourself: {items}. {hint} This exercise scores 0 until it is removed.",
-        "zh": "使用了本练习要求你自己实现的 API：{items}。{hint}在删除它之前，本练习记 0 分。",
+        "en": "{items}. This exercise asks you to write that yourself.{instead} Until it is removed, this exercise "
+              "scores 0.",
+        "zh": "{items}。本练习要求你自己实现它。{instead}在删除它之前，本练习记 0 分。",
     },
+    "scan_instead": {"en": " Instead: {hint}", "zh": "改为：{hint}"},
     "scan_escapes": {
         "en": "cannot be graded under the rules of an exercise that asks you to write a piece yourself: {items}. "
               "The grader must be able to watch everything such a file does. {hint} This exercise scores 0 until "
@@ -776,11 +778,13 @@ CATALOG: dict[str, dict[str, str]] = {
     "list_col_exercise": {"en": "exercise", "zh": "练习"},
     "list_col_status": {"en": "status", "zh": "状态"},
     "list_col_checks": {"en": "public checks", "zh": "公开检查"},
-    "list_col_points": {"en": "points", "zh": "分值"},
+    "list_col_points": {"en": "points (public + hidden)", "zh": "分值（公开 + 隐藏）"},
     "list_progress": {"en": "Progress", "zh": "进度"},
     "list_progress_counts": {
-        "en": "{done}/{total} exercises pass ({points}/{max_points} points)",
-        "zh": "已通过 {done}/{total} 个练习（{points}/{max_points} 分）",
+        "en": "{done}/{total} exercises pass their public checks ({points}/{max_points} public points; the other "
+              "{hidden} are hidden checks, graded when you submit)",
+        "zh": "已有 {done}/{total} 个练习通过公开检查（公开检查 {points}/{max_points} 分；其余 {hidden} 分属于隐藏检查，"
+              "提交后评分）",
     },
     "list_running": {
         "en": "Running the public checks of {count} exercise(s) changed since their last check...",

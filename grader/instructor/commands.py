@@ -2,6 +2,7 @@
 `kata gradebook OUT`, `kata release OUT` and `kata export gradescope|nbgrader`."""
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -77,7 +78,8 @@ def cmd_release(args) -> int:
 
     course = load_course(args)
     try:
-        done = build(course, args.out, force=args.force, log=lambda m: print(f"kata release: {m}", file=sys.stderr))
+        done = build(course, args.out, force=args.force, log=lambda m: print(f"kata release: {m}", file=sys.stderr),
+                     lang=os.environ.get("KATA_LANG") or None)
     except ReleaseError as e:
         print(f"kata release: {e}", file=sys.stderr)
         return 2

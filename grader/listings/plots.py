@@ -114,7 +114,17 @@ def _cjk_font() -> str | None:
     from matplotlib import font_manager
 
     names = {f.name for f in font_manager.fontManager.ttflist}
-    return next((n for n in _CJK_FONTS if n in names), None)
+    found = next((n for n in _CJK_FONTS if n in names), None)
+    if found is None:  # installed after matplotlib cached its font list (setup.sh installs one): look on disk
+        for path in font_manager.findSystemFonts():
+            if any(part in path.lower() for part in ("wqy", "notosanscjk", "noto-cjk", "sourcehansans")):
+                try:
+                    font_manager.fontManager.addfont(path)
+                except (OSError, RuntimeError, ValueError):
+                    continue
+        names = {f.name for f in font_manager.fontManager.ttflist}
+        found = next((n for n in _CJK_FONTS if n in names), None)
+    return found
 
 
 def clip(text, limit: int = MAX_TEXT) -> str:

@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .. import __version__
-from ..authoring.stubs import StubError, stub_text
+from ..authoring.stubs import stub_variants
+from ..checking.notebook import NotebookError, read_code
 from ..checking.submission import SubmissionError, open_submission
 from ..course.manifest import Course, Exercise
 from .state import StateFile, kata_dir
@@ -48,6 +49,32 @@ def student_file(course: Course, ex: Exercise) -> Path:
     return course.exercises_dir / ex.file
 
 
+def notebook_file(course: Course, ex: Exercise) -> Path:
+    return (course.exercises_dir / ex.file).with_suffix(".ipynb")
+
+
+def graded_bytes(course: Course, ex: Exercise) -> bytes | None:
+    """What grading reads for `ex` (None: nothing): its .py, or the code of its notebook when the
+    notebook is alone or saved after a .py whose code differs: the rule grading follows
+    (grader/submission.py), so a student who works only in notebooks is seen working."""
+    py, nb = student_file(course, ex), notebook_file(course, ex)
+    try:
+        data = py.read_bytes()
+    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+        data = None
+    if not nb.is_file():
+        return data
+    try:
+        code = read_code(nb, shown_path(course, ex).replace(".py", ".ipynb"))
+    except (NotebookError, OSError):
+        return data
+    if data is None:
+        return code.encode("utf-8")
+    if data.decode("utf-8", errors="replace") != code and nb.stat().st_mtime > py.stat().st_mtime:
+        return code.encode("utf-8")
+    return data
+
+
 def shown_path(course: Course, ex: Exercise) -> str:
     return f"exercises/{ex.file}"
 
@@ -60,30 +87,32 @@ def public_total(ex: Exercise) -> int:
     return sum(1 for c in ex.checks if not c.hidden)
 
 
+def public_points(ex: Exercise) -> float:
+    return sum(c.points for c in ex.checks if not c.hidden)
+
+
+def hidden_points(ex: Exercise) -> float:
+    """Points only the grade (kata grade, a submission) decides: never claimed before it."""
+    return sum(c.points for c in ex.checks if c.hidden)
+
+
 def static_status(course: Course, ex: Exercise) -> tuple[str | None, str]:
     """(status, sha of the file) for what is seen without running: missing, empty or not
     started; status None when the file must be checked."""
-    path = student_file(course, ex)
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        return MISSING, ""
-    except IsADirectoryError:
+    data = graded_bytes(course, ex)
+    if data is None:
         return MISSING, ""
     digest = sha(data)
     if not data.strip():
         return EMPTY, digest
-    try:
-        stub = stub_text(course, ex)
-    except (OSError, StubError, SyntaxError):
-        return None, digest
     text = data.decode("utf-8", errors="replace")
-    if text == stub:
-        return NOT_STARTED, digest
-    raises = {line.strip() for line in stub.splitlines() if line.strip().startswith("raise NotImplementedError(")}
     present = {line.strip() for line in text.splitlines()}
-    if raises and raises <= present:
-        return NOT_STARTED, digest
+    for stub in stub_variants(course, ex):  # the stub in any language: a student may switch
+        if text == stub:
+            return NOT_STARTED, digest
+        raises = {line.strip() for line in stub.splitlines() if line.strip().startswith("raise NotImplementedError(")}
+        if raises and raises <= present:
+            return NOT_STARTED, digest
     return None, digest
 
 

@@ -216,5 +216,6 @@ class Watch:
                     else:
                         self.events.put(more)
                         break
-                if self.target() in changed or self.target().resolve() in {p.resolve() for p in changed}:
+                mine = {self.target(), progress.notebook_file(self.course, self.current)}  # a notebook counts too
+                if mine & changed or {p.resolve() for p in mine} & {p.resolve() for p in changed}:
                     self.advance([])

@@ -289,7 +289,7 @@ def export(course, out: str | Path, hidden_visibility: str = "after_published", 
         for name in ("course.toml", "pyproject.toml"):
             _add(zf, course.root / name, f"{COURSE_DIR}/{name}")
         for ex in course.exercises:
-            _add_text(zf, f"{COURSE_DIR}/exercises/{ex.file}", stub_text(course, ex))
+            _add_text(zf, f"{COURSE_DIR}/exercises/{ex.file}", stub_text(course, ex, "en"))
         assets = sorted(p for p in course.assets_dir.glob("*") if p.is_file()) if course.assets_dir.is_dir() else []
         for p in assets:
             _add(zf, p, f"{COURSE_DIR}/.kata/assets/{p.name}")

@@ -249,7 +249,7 @@ def solution_lines(course: Course) -> dict[str, set[str]]:
     """Exercise id -> the stripped lines of its solution blocks that no stub shows."""
     from ...authoring.stubs import blocks, stub_text
 
-    shown = {line.strip() for ex in course.exercises for line in stub_text(course, ex).splitlines()}
+    shown = {line.strip() for ex in course.exercises for line in stub_text(course, ex, "en").splitlines()}
     out: dict[str, set[str]] = {}
     for ex in course.exercises:
         source = (course.solutions_dir / ex.file).read_text(encoding="utf-8")
@@ -293,7 +293,7 @@ def reference_lines(course: Course | None = None) -> set[str]:
     if course is not None:
         from ...authoring.stubs import stub_text
 
-        tokenizer -= {line.strip() for ex in course.exercises for line in stub_text(course, ex).splitlines()}
+        tokenizer -= {line.strip() for ex in course.exercises for line in stub_text(course, ex, "en").splitlines()}
     return found | tokenizer
 
 
@@ -384,13 +384,18 @@ def _write(path: Path, text: str, mode: int | None = None) -> None:
         path.chmod(mode)
 
 
-def build(course: Course, out: str | Path, force: bool = False, log=lambda message: None) -> Built:
-    """Write the student bundle to the folder `out` (see the module's docstring)."""
-    from ...authoring.stubs import stub_text
+def build(course: Course, out: str | Path, force: bool = False, log=lambda message: None,
+          lang: str | None = None) -> Built:
+    """Write the student bundle to the folder `out` (see the module's docstring), its exercises in
+    `lang` (default: the language kata speaks; stubs.stub_lang); `kata reset` there can restore
+    the stubs in every language."""
+    from ...authoring.stubs import stub_lang, stub_text
     from ...checking import replay
+    from ...course.messages import LANGS
     from .release_record import record
 
     t0 = time.perf_counter()
+    lang = stub_lang(lang)
     out = Path(out).resolve()
     if edition() is not None or not course.solutions_dir.is_dir():
         raise ReleaseError("this is not the instructor's course (no solutions/ or hidden checks here): "
@@ -431,9 +436,9 @@ def build(course: Course, out: str | Path, force: bool = False, log=lambda messa
         replay.save(rec.calls, pkg / "fixtures" / f"{replay.TABLE}.safetensors")
 
         for ex in course.exercises:
-            stub = stub_text(course, ex)
-            _write(stage / "exercises" / ex.file, stub)
-            _write(pkg / STUBS_DIR / ex.file, stub)
+            _write(stage / "exercises" / ex.file, stub_text(course, ex, lang))
+            for other in LANGS:  # English at release_stubs/<file>, the others under release_stubs/<lang>/
+                _write(pkg / STUBS_DIR / ("" if other == "en" else other) / ex.file, stub_text(course, ex, other))
 
         hidden = {(ex.id, c.name) for ex in course.exercises for c in ex.checks if c.hidden}
         built_at = time.strftime("%Y-%m-%d %H:%M:%SZ", time.gmtime())

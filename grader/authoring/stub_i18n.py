@@ -1,0 +1,181 @@
+"""The exercises in other languages: one gettext catalog per exercise and language.
+
+The English text of a stub is its solution file's docstrings and the "what to write" text of each
+`# BEGIN SOLUTION` block. A translation lives beside the solutions, in
+`locale/<lang>/<chapter>/<exercise>.po`, one entry per text: `msgctxt` names where the
+text is (the module, a class or function by qualified name, or `<name> TODO` for a block),
+`msgid` is the English and `msgstr` the translation. Any gettext tool (Poedit, Weblate, polib)
+edits these files; `kata stubs --lang zh --update-catalogs` adds what the English gained and
+marks as fuzzy what it changed, and `kata verify` refuses a catalog that is incomplete or stale.
+"""
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from pathlib import Path
+
+import polib
+
+MODULE = "<module>"
+TODO = " TODO"
+
+
+@dataclass(frozen=True)
+class Text:
+    context: str  # msgctxt: "<module>", "softmax", "SelfAttention.forward", "softmax TODO"
+    english: str  # msgid
+    node: ast.AST | None = None  # the docstring's Constant node (None for a block's text)
+
+
+def _docstring_nodes(tree: ast.Module):
+    """(qualified name, the docstring's Constant node) of the module and every class and function."""
+    def doc(node):
+        body = getattr(node, "body", None)
+        if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
+                and isinstance(body[0].value.value, str):
+            return body[0].value
+        return None
+
+    found = []
+    if (d := doc(tree)) is not None:
+        found.append((MODULE, d))
+
+    def walk(node, prefix):
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                name = prefix + child.name
+                if (d := doc(child)) is not None:
+                    found.append((name, d))
+                walk(child, name + ".")
+
+    walk(tree, "")
+    return found
+
+
+def clean(text: str) -> str:
+    import inspect
+
+    return inspect.cleandoc(text)
+
+
+def texts(source: str, blocks) -> list[Text]:
+    """Every text of a solution to translate, in the order of the file. `blocks`: the file's
+    solution blocks (stubs.blocks), whose `text` is what the stub asks the student to write."""
+    tree = ast.parse(source)
+    found = [(node.lineno, Text(name, clean(node.value), node)) for name, node in _docstring_nodes(tree)]
+    found += [(b.start, Text(b.owner + TODO, b.text)) for b in blocks if b.text]
+    return [t for _, t in sorted(found, key=lambda f: f[0])]
+
+
+def catalog_path(root: Path, lang: str, file: str) -> Path:
+    """The catalog of the exercise file `file` (e.g. "ch01/s1_11_softmax.py") in the course at `root`.
+    Beside solutions/, not in it: a folder of solutions graded as a submission holds only code."""
+    return root / "locale" / lang / Path(file).with_suffix(".po")
+
+
+def load(path: Path) -> dict[tuple[str, str], str]:
+    """(context, English) -> translation, for the finished entries of a catalog (none if it is missing)."""
+    if not path.is_file():
+        return {}
+    po = polib.pofile(str(path), wrapwidth=0)
+    return {(e.msgctxt or "", e.msgid): e.msgstr for e in po
+            if e.msgstr and not e.obsolete and "fuzzy" not in e.flags}
+
+
+def problems(source: str, blocks, path: Path) -> list[str]:
+    """What the catalog at `path` lacks for this solution: a missing file, an English text with no
+    translation (or only a fuzzy one), and translations whose English is no longer in the file."""
+    if not path.is_file():
+        return [f"{path}: no catalog (kata stubs --lang {path.parts[-3]} --update-catalogs makes one)"]
+    po = polib.pofile(str(path), wrapwidth=0)
+    done = load(path)
+    wanted = texts(source, blocks)
+    out = []
+    for t in wanted:
+        if (t.context, t.english) not in done:
+            entry = po.find(t.english, msgctxt=t.context)
+            state = "marked fuzzy" if entry is not None and "fuzzy" in entry.flags else "not translated"
+            if entry is None and any((e.msgctxt or "") == t.context for e in po):
+                state = "stale: its English changed"
+            out.append(f"{path}: {t.context}: {state}")
+    keys = {(t.context, t.english) for t in wanted}
+    for e in po:
+        if not e.obsolete and (e.msgctxt or "", e.msgid) not in keys and "fuzzy" not in e.flags:
+            out.append(f"{path}: {e.msgctxt}: translates English that the solution no longer has")
+    return out
+
+
+def update(source: str, blocks, path: Path, lang: str, title: str) -> polib.POFile:
+    """Write the catalog at `path` with an entry for every text of the solution: translations
+    kept where the English is unchanged; where a text's English changed, the old translation
+    stays as a fuzzy one with the previous English beside it (what gettext's msgmerge does)."""
+    old = polib.pofile(str(path), wrapwidth=0) if path.is_file() else None
+    po = polib.POFile(wrapwidth=0)
+    po.metadata = {
+        "Project-Id-Version": title,
+        "Language": lang,
+        "MIME-Version": "1.0",
+        "Content-Type": "text/plain; charset=UTF-8",
+        "Content-Transfer-Encoding": "8bit",
+    }
+    if old is not None:
+        po.metadata.update({k: v for k, v in old.metadata.items() if k not in ("Language",)})
+    for t in texts(source, blocks):
+        entry = polib.POEntry(msgctxt=t.context, msgid=t.english, msgstr="")
+        if old is not None:
+            same = old.find(t.english, msgctxt=t.context)
+            if same is not None and not same.obsolete:
+                entry.msgstr, entry.flags = same.msgstr, list(same.flags)
+            else:
+                before = next((e for e in old if (e.msgctxt or "") == t.context and not e.obsolete), None)
+                if before is not None and before.msgstr:
+                    entry.msgstr, entry.flags, entry.previous_msgid = before.msgstr, ["fuzzy"], before.msgid
+        po.append(entry)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    po.save(str(path))
+    return po
+
+
+def _literal(text: str, indent: str, multiline: bool) -> str:
+    body = text.replace("\\", "\\\\").replace('"""', '\\"\\"\\"')
+    if body.endswith('"'):
+        body = body[:-1] + '\\"'
+    lines = body.split("\n")
+    body = "\n".join([lines[0]] + [(indent + line) if line else "" for line in lines[1:]])
+    if multiline:
+        return f'"""{body}\n{indent}"""'
+    return f'"""{body}"""'
+
+
+def translate_docstrings(source: str, catalog: dict[tuple[str, str], str]) -> tuple[str, list[str]]:
+    """The source with each docstring replaced by its translation, and the contexts that had none
+    (they keep the English)."""
+    tree = ast.parse(source)
+    lines = source.splitlines(keepends=True)
+    missing = []
+    edits = []
+    for name, node in _docstring_nodes(tree):
+        zh = catalog.get((name, clean(node.value)))
+        if not zh:
+            missing.append(name)
+            continue
+        first = lines[node.lineno - 1]
+        indent = first[:len(first) - len(first.lstrip())]
+        raw = ast.get_source_segment(source, node) or ""
+        multiline = "\n" in raw and raw.rstrip("\"'").endswith("\n" + indent)
+        edits.append((node, _literal(zh, indent, multiline or "\n" in zh)))
+    # Apply from the end so earlier offsets stay valid.
+    offsets = [0]
+    for line in lines:
+        offsets.append(offsets[-1] + len(line))
+    text = source
+    for node, new in sorted(edits, key=lambda e: (e[0].lineno, e[0].col_offset), reverse=True):
+        end = offsets[node.end_lineno - 1] + _char_col(lines[node.end_lineno - 1], node.end_col_offset)
+        start = offsets[node.lineno - 1] + _char_col(lines[node.lineno - 1], node.col_offset)
+        text = text[:start] + new + text[end:]
+    return text, missing
+
+
+def _char_col(line: str, byte_col: int) -> int:
+    """ast's col_offset counts UTF-8 bytes; a str index counts characters."""
+    return len(line.encode("utf-8")[:byte_col].decode("utf-8"))
