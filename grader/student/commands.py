@@ -152,11 +152,8 @@ def cmd_run(args) -> int:
     title = t("listing_title", id=lst.id, exercise=ex.id, section=ex.section, title=titles.get(lst.id) or lst.title)
     ours = plain("\n".join(lines) + (f"\n✘ {error}" if error else ""))  # the student's values: no terminal control
     if args.book:
-        table = Table(title=title, show_lines=True)
-        table.add_column(t("your_code", path="exercises/" if args.path is None else args.path))
-        table.add_column(t("book_prints"))
-        table.add_row(ours, lst.book or t("nothing_printed"))
-        console.print(table)
+        console.print(book_view(title, t("your_code", path="exercises/" if args.path is None else args.path), ours,
+                                t("book_prints"), lst.book or t("nothing_printed"), console.width))
         for entry in listings.errata_entries(course.root, lst.errata):
             console.print(Text(t("errata", entry=entry), style="yellow"))
     else:
@@ -224,3 +221,25 @@ def cmd_submit(args) -> int:
         print(t("submit_wrote", out=written, files=n_files, total=len(exercises),
                 passing=sum(e["status"] == "passing" for e in exercises.values())))
     return 0
+
+
+def book_view(title: str, mine: str, ours: str, theirs: str, book: str, width: int):
+    """Your output beside the book's when both fit on the terminal's lines; else one above the
+    other, so that no printed line (a row of a tensor) is broken inside a narrow column."""
+    from rich.cells import cell_len
+    from rich.console import Group
+    from rich.panel import Panel
+    from rich.table import Table
+    from rich.text import Text
+
+    def widest(text: str) -> int:
+        return max((cell_len(line) for line in text.splitlines()), default=0)
+
+    if max(widest(ours), cell_len(mine)) + max(widest(book), cell_len(theirs)) + 7 <= width:
+        table = Table(title=title, show_lines=True)
+        table.add_column(mine)
+        table.add_column(theirs)
+        table.add_row(ours, book)
+        return table
+    return Group(Text(title, style="bold"), Panel(ours, title=mine, title_align="left", expand=False),
+                 Panel(book, title=theirs, title_align="left", expand=False))
