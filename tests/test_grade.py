@@ -192,6 +192,6 @@ def test_without_bubblewrap_grading_still_works_and_says_the_sandbox_was_weaker(
     shutil.copytree(SOLUTIONS, sub)
     r = grade(sub, "-e", "s1_11_softmax", "-e", "s1_12_self_attention")
     assert r["sandbox"] == "limits-only"
-    assert r["score"] == r["max_score"] == 22
+    assert r["score"] == r["max_score"] == 23
     proc = kata("grade", str(sub), "-e", "s1_12_context")
     assert "limits only" in proc.stdout
