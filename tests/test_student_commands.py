@@ -56,12 +56,12 @@ def test_list_of_a_fresh_course_runs_nothing(tmp_course):
     out = proc.stdout
     assert "s1_01_next_token" in out and "s1_23_inference" in out
     assert out.count("not started") == 37
-    assert "0/37 exercises pass (0/442 points)" in out
+    assert "0/37 exercises pass (0/444 points)" in out
     assert "Next: s1_01_next_token" in out
     assert not (tmp_course / ".kata" / "progress.json").exists()  # no check was run
     doc = listed(tmp_course)["_doc"]
     assert {e["status"] for e in doc["exercises"]} == {"not_started"}
-    assert doc["progress"] == {"passing": 0, "exercises": 37, "points_passing": 0, "max_points": 442}
+    assert doc["progress"] == {"passing": 0, "exercises": 37, "points_passing": 0, "max_points": 444}
     assert doc["next"] == "s1_01_next_token"
 
 
@@ -75,11 +75,11 @@ def test_list_checks_changed_files_once_then_reads_the_cache(tmp_course, monkeyp
     matmul.write_text(matmul.read_text() + "\n# I will do this one later\n")
     first = listed(tmp_course, here=here)
     assert first["s1_11_softmax"]["status"] == "passing"
-    assert first["s1_11_softmax"]["public_passed"] == first["s1_11_softmax"]["public_total"] == 3
+    assert first["s1_11_softmax"]["public_passed"] == first["s1_11_softmax"]["public_total"] == 4
     assert first["s1_12_context"]["status"] == "failing"
     assert first["s1_11_matmul"]["status"] == "not_started"
     assert not first["s1_11_softmax"]["from_cache"]
-    assert first["_doc"]["progress"]["passing"] == 1 and first["_doc"]["progress"]["points_passing"] == 12
+    assert first["_doc"]["progress"]["passing"] == 1 and first["_doc"]["progress"]["points_passing"] == 13
     assert first["_doc"]["next"] == "s1_01_next_token"
 
     again = listed(tmp_course)
@@ -130,7 +130,7 @@ def test_check_shows_each_check_then_explains_the_first_failure(tmp_course, monk
     (tmp_course / SOFTMAX).write_text((ROOT / "solutions/ch01/s1_11_softmax.py").read_text())
     ok = kata_in(tmp_course, "check", "s1_11_softmax", here=here)
     assert ok.returncode == 0, ok.stdout
-    assert "First failure" not in ok.stdout and "3 of 3 public checks pass" in ok.stdout
+    assert "First failure" not in ok.stdout and "4 of 4 public checks pass" in ok.stdout
 
 
 def test_check_sends_to_the_unfinished_earlier_exercise(tmp_course, monkeypatch, capfd):
