@@ -56,12 +56,12 @@ def test_list_of_a_fresh_course_runs_nothing(tmp_course):
     out = proc.stdout
     assert "s1_01_next_token" in out and "s1_23_inference" in out
     assert out.count("not started") == 37
-    assert "0/37 exercises pass (0/451 points)" in out
+    assert "0/37 exercises pass (0/452 points)" in out
     assert "Next: s1_01_next_token" in out
     assert not (tmp_course / ".kata" / "progress.json").exists()  # no check was run
     doc = listed(tmp_course)["_doc"]
     assert {e["status"] for e in doc["exercises"]} == {"not_started"}
-    assert doc["progress"] == {"passing": 0, "exercises": 37, "points_passing": 0, "max_points": 451}
+    assert doc["progress"] == {"passing": 0, "exercises": 37, "points_passing": 0, "max_points": 452}
     assert doc["next"] == "s1_01_next_token"
 
 
