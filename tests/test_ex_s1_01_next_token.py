@@ -4,7 +4,7 @@ from tests.conftest import SOLUTIONS, checks_of, grade, score_of
 
 EX = "s1_01_next_token"
 SOURCE = (SOLUTIONS / f"ch01/{EX}.py").read_text()
-FULL = 22
+FULL = 23
 
 
 def variant(old: str, new: str) -> str:
@@ -35,9 +35,10 @@ def test_sampling_from_the_global_generator_is_not_reproducible(submission):
                     "generator = None")
     r = grade(submission({EX: wrong}), "-e", EX)
     checks = by_name(r)
-    assert score_of(r, EX) == FULL - 2
-    failed = checks["test_seeded_reproducibility"]
-    assert failed["status"] == "failed" and "torch.Generator seeded with `seed`" in failed["message"]
+    assert score_of(r, EX) == FULL - 3
+    for name in ("test_same_seed_same_tokens", "test_seeded_reproducibility"):  # public, and hidden
+        failed = checks[name]
+        assert failed["status"] == "failed" and "torch.Generator seeded with `seed`" in failed["message"]
 
 
 def test_swapped_counts_and_top_k_of_logits(submission):

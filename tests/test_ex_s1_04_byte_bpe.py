@@ -10,7 +10,7 @@ from tests.conftest import SOLUTIONS, checks_of, grade, score_of
 
 EX = "s1_04_byte_bpe"
 SOURCE = (SOLUTIONS / f"ch01/{EX}.py").read_text()
-FULL = 16
+FULL = 18
 NEEDS_ASSET = pytest.mark.skipif(not gpt2.have_asset(), reason=f"{gpt2.asset_path()} is missing: "
                                  "run `python -m grader.capstone.gpt2 fetch`")
 

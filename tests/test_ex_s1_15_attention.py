@@ -4,7 +4,7 @@ full marks."""
 from tests.conftest import checks_of, failed_checks, grade, score_of, solution_with
 
 EX = "s1_15_attention"
-MAX = 14
+MAX = 15
 
 
 def _swap(old: str, new: str) -> str:
@@ -38,9 +38,11 @@ def test_nan_for_queries_that_see_no_key(submission):
                   "        pass\n")
     r = grade(submission({EX: wrong}), "-e", EX)
     failed = _failed(r)
-    assert set(failed) == {"test_fully_masked_rows_are_zero"}
-    assert "NaN" in failed["test_fully_masked_rows_are_zero"]["message"]
-    assert score_of(r, EX) == MAX - 1
+    assert set(failed) == {"test_query_that_sees_no_key", "test_fully_masked_rows_are_zero"}  # public, and hidden
+    for c in failed.values():
+        assert "NaN" in c["message"], c
+    assert "masked_fill(~keep, 0.0)" in failed["test_query_that_sees_no_key"]["message"]
+    assert score_of(r, EX) == MAX - 2
 
 
 def test_sdpa_is_forbidden(submission):

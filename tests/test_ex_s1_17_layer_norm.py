@@ -4,7 +4,7 @@ from tests.conftest import SOLUTIONS, checks_of, grade, score_of
 
 EX = "s1_17_layer_norm"
 SOURCE = (SOLUTIONS / "ch01" / f"{EX}.py").read_text()
-MAX = 12
+MAX = 13
 
 
 def _replace(old: str, new: str) -> str:
@@ -30,8 +30,9 @@ def test_eps_outside_the_square_root_is_named(submission):
     wrong = _replace("return (x - mean) / torch.sqrt(var + eps)", "return (x - mean) / (torch.sqrt(var) + eps)")
     r = grade(submission({EX: wrong}), "-e", EX)
     failed = _failed(r)
-    # Invisible at ordinary variances (the public checks pass); caught where var is near eps.
-    assert set(failed) == {"test_small_variance_and_eps", "test_invariants"}, set(failed)
+    # Invisible at ordinary variances; caught where var is near eps, by a public check first.
+    assert set(failed) == {"test_eps_inside_the_square_root", "test_small_variance_and_eps", "test_invariants"}, set(failed)
+    assert "eps added outside the square root" in failed["test_eps_inside_the_square_root"]["message"]
     assert "var / (var + eps)" in failed["test_invariants"]["message"]
     assert "eps added outside the square root" in failed["test_small_variance_and_eps"]["message"]
 

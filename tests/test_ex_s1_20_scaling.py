@@ -22,10 +22,10 @@ def test_float_sqrt_and_half_flops(submission):
                      "return 2 * batch * heads * seq_len * seq_len * head_dim")
     r = grade(submission({EX: wrong}), "-e", EX)
     failed = _failed(r)
-    assert set(failed) == {"test_attention_flops", "test_max_seq_len_exact"}, failed
+    assert set(failed) == {"test_attention_flops", "test_max_seq_len", "test_max_seq_len_exact"}, failed
     assert "two products" in failed["test_attention_flops"]
-    assert "math.isqrt" in failed["test_max_seq_len_exact"]
-    assert score_of(r, EX) == MAX - 3
+    assert "math.isqrt" in failed["test_max_seq_len"] and "math.isqrt" in failed["test_max_seq_len_exact"]
+    assert score_of(r, EX) == MAX - 4
 
 
 def test_receptive_field_off_by_one(submission):

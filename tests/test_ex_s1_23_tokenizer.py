@@ -75,11 +75,23 @@ tail = budget - self.head_len
 return list(ids[:tail]) + (list(ids[len(ids) - self.head_len:]) if self.head_len else [])
 """)
     ran, failed, lost = _graded(submission, wrong)
-    assert 3 <= lost <= 7, failed
+    assert 3 <= lost <= 8, failed
     assert "head and tail lengths swapped" in failed["test_encode_and_truncate_small_table"]
+    assert "head and tail lengths swapped" in failed["test_head_tail_without_a_tail"]
     assert "test_listing_1_26_encode" not in failed  # the book's head truncation is right
     if "test_gpt2_head_tail" in ran:
         assert "head and tail lengths swapped" in failed["test_gpt2_head_tail"]
+
+
+def test_negative_zero_tail_is_named_by_a_public_check(submission):
+    """ids[-tail:] is right until head_len = max_len - 2: then tail is 0 and ids[-0:] is every id."""
+    wrong = SOURCE.replace("return list(ids[:self.head_len]) + list(ids[len(ids) - tail:])",
+                           "return list(ids[:self.head_len]) + list(ids[-tail:])")
+    assert wrong != SOURCE
+    ran, failed, lost = _graded(submission, wrong)
+    assert "ids[-0:] is the whole list" in failed["test_head_tail_without_a_tail"], failed
+    assert "This looks like ids[-tail:] with tail" in failed["test_edge_cases"]  # hidden: named, its numbers concealed
+    assert set(failed) <= {"test_head_tail_without_a_tail", "test_edge_cases", "test_random_texts_match_reference"}
 
 
 def test_other_correct_answer_scores_full_marks(submission):

@@ -120,7 +120,7 @@ def test_export_writes_source_notebooks_with_solution_regions_and_a_test_cell_pe
     from grader.cli import main
     assert main(["--lang", "zh", "export", "nbgrader", str(tmp_path / "zh"), "-e", SOFTMAX]) == 0
     cells = nb_cells(tmp_path / "zh" / "source" / "s1_11" / f"{SOFTMAX}.ipynb")
-    assert "练习 `s1_11_softmax` · 12 分" in cells[0][0].source and "检查" in cells[-1][0].source
+    assert "练习 `s1_11_softmax` · 13 分" in cells[0][0].source and "检查" in cells[-1][0].source
 
 
 NAIVE_SOFTMAX = "    e = torch.exp(x)\n    return e / e.sum(dim=dim, keepdim=True)"  # overflows on large inputs
@@ -159,7 +159,7 @@ def test_nbgrader_autograde_gives_the_kata_scores(tmp_path, export):
     proc = nbgrader(course, "autograde", "s1_11")
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     got, full = scores(course, "s1_11"), max_scores(course, "s1_11")
-    assert full == {SOFTMAX: 12, MATMUL: 5, "total": 17}
+    assert full == {SOFTMAX: 13, MATMUL: 5, "total": 18}
     assert got["solved"] == full
     assert got["unsolved"] == {SOFTMAX: 0, MATMUL: 0, "total": 0}
 
@@ -169,7 +169,7 @@ def test_nbgrader_autograde_gives_the_kata_scores(tmp_path, export):
     (kata_sub / f"{SOFTMAX}.ipynb").write_bytes((partial / f"{SOFTMAX}.ipynb").read_bytes())
     ours = grade(kata_sub.parent, "-e", SOFTMAX)
     failed = {c["name"] for c in ours["checks"] if c["status"] == "failed"}
-    assert "test_large_inputs_stable" in failed and 0 < ours["score"] < 12
+    assert "test_large_inputs_stable" in failed and 0 < ours["score"] < 13
     assert got["partial"] == {SOFTMAX: ours["score"], MATMUL: 0, "total": ours["score"]}
 
     # The feedback a student reads: the grader's message in each failing cell (the edited one
@@ -247,7 +247,7 @@ def test_autograde_runs_no_cell_and_scores_each_test_cell_by_the_kata_s_verdict(
         rows = [{"exercise": ex_id, "name": c.name, "visibility": "hidden" if c.hidden else "public",
                  "status": "failed" if c.name in failing else "passed", "message": failing.get(c.name, ""),
                  "score": 0.0 if c.name in failing else c.points, "max_score": c.points} for c in checks]
-        return {"score": sum(r["score"] for r in rows), "max_score": 12.0, "checks": rows}
+        return {"score": sum(r["score"] for r in rows), "max_score": 13.0, "checks": rows}
 
     monkeypatch.setattr(nbgrader_autograde, "grade_notebook", fake_grade)
     resources = {"nbgrader": {"notebook": SOFTMAX}}
@@ -338,7 +338,7 @@ def attacked(tmp_path_factory):
 def test_a_kernel_side_attack_scores_in_nbgrader_what_kata_grade_gives(attacked, attack):
     proc, got, kata = attacked
     if attack == "solved":  # the controls: the kata's grading works here
-        assert kata[attack] == 12
+        assert kata[attack] == 13
     elif attack == "naive_patched":  # the kernel-side patch is code in the softmax exercise's notebook:
         assert kata[attack] == 0  # it imports what a "write it yourself" exercise may not (grader/course/scan_escapes.py)
     else:
@@ -371,7 +371,7 @@ def test_a_notebook_the_kata_cannot_grade_gets_no_autograde_score_and_the_next_r
 
     proc = nbgrader(course, "autograde", "s1_11")
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    assert scores(course, "s1_11")["alice"] == {SOFTMAX: 12, "total": 12}
+    assert scores(course, "s1_11")["alice"] == {SOFTMAX: 13, "total": 13}
 
 
 BLOCK = "s1_23_encoder_block"
@@ -439,7 +439,7 @@ def test_a_submitted_notebook_that_is_a_link_is_not_graded(tmp_path, monkeypatch
     graded = []
     monkeypatch.setattr(nbgrader_autograde, "grade_notebook",
                         lambda ex_id, data, places=(): graded.append(ex_id) or {
-                            "score": 12.0, "max_score": 12.0, "checks": [
+                            "score": 13.0, "max_score": 13.0, "checks": [
                                 {"exercise": ex_id, "name": c.name, "visibility": "public", "status": "passed",
                                  "message": "", "score": c.points, "max_score": c.points}
                                 for c in COURSE.get(SOFTMAX).checks]})
@@ -453,4 +453,4 @@ def test_a_submitted_notebook_that_is_a_link_is_not_graded(tmp_path, monkeypatch
         if student == "mallory":
             assert all("links are never followed" in c.outputs[-1].evalue for c in cells)
     assert graded == [SOFTMAX]  # mallory's link was never handed to the grader
-    assert scores == {"alice": 12, "mallory": 0}
+    assert scores == {"alice": 13, "mallory": 0}

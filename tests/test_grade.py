@@ -107,7 +107,7 @@ def test_correct_but_different_softmax_passes(submission):
         "    shifted = x - x.amax(dim=dim, keepdim=True)\n    e = torch.exp(shifted)\n    return e / e.sum(dim=dim, keepdim=True)",
         "    return torch.exp(x - torch.logsumexp(x, dim=dim, keepdim=True))")
     r = grade(submission({"s1_11_softmax": variant}), "-e", "s1_11_softmax")
-    assert score_of(r, "s1_11_softmax") == 12, r["checks"]
+    assert score_of(r, "s1_11_softmax") == 13, r["checks"]
 
 
 def test_naive_softmax_loses_the_stability_points_with_a_hint(submission):
@@ -198,6 +198,6 @@ def test_without_bubblewrap_grading_still_works_and_says_the_sandbox_was_weaker(
     shutil.copytree(SOLUTIONS, sub)
     r = grade(sub, "-e", "s1_11_softmax", "-e", "s1_12_self_attention")
     assert r["sandbox"] == "limits-only"
-    assert r["score"] == r["max_score"] == 22
+    assert r["score"] == r["max_score"] == 24
     proc = kata("grade", str(sub), "-e", "s1_12_context")
     assert "limits only" in proc.stdout

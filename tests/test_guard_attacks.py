@@ -29,6 +29,7 @@ import pytest
 
 from grader.capstone import gpt2
 from grader.course.manifest import load
+from grader.course.messages import t
 from tests.conftest import ROOT, checks_of, grade, score_of
 
 FILES = Path(__file__).resolve().parent / "guard_attacks"
@@ -72,10 +73,10 @@ def _graded(submission, files: dict[str, str]) -> dict:
 
 
 def _hidden_numbers(report: dict) -> list[str]:
-    """Hidden messages holding a number, the scan's verdict aside (its line numbers are the file's)."""
+    """Hidden messages holding a number, the grader's one-line scan verdict aside."""
     out = []
     for c in report["checks"]:
-        said = re.split("cannot be graded under|uses an API this exercise", c["message"])[0]
+        said = c["message"].replace(t("scan_hidden", lang="en"), "")  # the grader's own one-line verdict
         said = said.replace(COURSE.get(c["exercise"]).forbidden_hint, "")  # the course's own text
         if c["visibility"] == "hidden" and A_NUMBER.search(said):
             out.append(f"{c['exercise']}::{c['name']}: {c['message']}")

@@ -190,7 +190,7 @@ def test_kata_check_speaks_chinese_or_english(tmp_course):
     for text in ("简单归一化和数值稳定的 softmax",  # the exercise's title
                  "✘ 书中示例的 softmax",  # the check's title
                  "第一个未通过的检查", "个值中有", "这看起来像是简单归一化，而不是 softmax。",  # the failure, its mistake
-                 "3 个公开检查中通过 0 个 · 0/7 分"):  # the summary
+                 "4 个公开检查中通过 0 个 · 0/8 分"):  # the summary
         assert text in out, (text, out)
     assert "This looks like" not in out and "values differ" not in out and "public checks pass" not in out
 
@@ -199,7 +199,7 @@ def test_kata_check_speaks_chinese_or_english(tmp_course):
     out = en.stdout
     for text in ("Simple normalisation and a numerically stable softmax", "✘ softmax of the book's examples",
                  "First failure", "values differ", "This looks like simple normalisation, not softmax.",
-                 "0 of 3 public checks pass · 0/7 points"):
+                 "0 of 4 public checks pass · 0/8 points"):
         assert text in out, (text, out)
     assert not CJK.search(out), out
 

@@ -44,7 +44,7 @@ def test_notebook_and_back_keep_the_students_work(tmp_course):
     nb = nbformat.read(ipynb, as_version=4)
     intro, check = nb.cells[0], nb.cells[-1]
     assert intro.cell_type == "markdown" and "§1.11" in intro.source and "numerically stable softmax" in intro.source
-    assert "1.11/softmax" in intro.source and "12 points" in intro.source
+    assert "1.11/softmax" in intro.source and "13 points" in intro.source
     assert "torch.exp(shifted)" in code_cells(nb) and "NotImplementedError" not in code_cells(nb)
     assert check.cell_type == "code" and f"-m grader check {SOFTMAX}" in check.source
 
@@ -199,7 +199,7 @@ def test_check_cell_runs_in_a_real_kernel(tmp_course, monkeypatch):
     def out(cell) -> str:  # Jupyter shows the check's colours (ANSI codes); the text is what we read
         return re.sub(r"\x1b\[[0-9;]*m", "", "".join(o.get("text", "") for o in cell.outputs))
     assert "tensor([0.0063, 0.0170, 0.0463, 0.9304])" in out(nb.cells[-2])  # the student's code ran
-    assert "3 of 3 public checks pass · 7/7 points" in out(nb.cells[-1]) and "✔" in out(nb.cells[-1])
+    assert "4 of 4 public checks pass · 8/8 points" in out(nb.cells[-1]) and "✔" in out(nb.cells[-1])
     assert json.loads(nbformat.writes(nb))["cells"][-1]["outputs"]
 
 

@@ -92,11 +92,11 @@ def kata_in(venv: Path, project: Path, *args: str) -> subprocess.CompletedProces
 def test_check_fails_on_the_stub_and_passes_when_solved(venv, project):
     proc = kata_in(venv, project, "check", "s1_11_softmax")
     assert proc.returncode == 1, proc.stdout + proc.stderr
-    assert "0 of 3 public checks pass" in proc.stdout
+    assert "0 of 4 public checks pass" in proc.stdout
     shutil.copy(SOLUTIONS / "ch01" / "s1_11_softmax.py", project / "exercises" / "ch01")
     proc = kata_in(venv, project, "check", "s1_11_softmax")
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert "3 of 3 public checks pass" in proc.stdout
+    assert "4 of 4 public checks pass" in proc.stdout
 
 
 def test_reference_model_mistakes_are_named_from_the_recorded_calls(venv, project):

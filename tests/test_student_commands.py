@@ -56,14 +56,14 @@ def test_list_of_a_fresh_course_runs_nothing(tmp_course):
     out = proc.stdout
     assert "s1_01_next_token" in out and "s1_23_inference" in out
     assert out.count("not started") == 37
-    assert ("0/37 exercises pass their public checks (0/251 public points; the other 189 are hidden checks, "
+    assert ("0/37 exercises pass their public checks (0/263 public points; the other 189 are hidden checks, "
             "graded when you submit)") in " ".join(out.split())
     assert "Next: s1_01_next_token" in out
     assert not (tmp_course / ".kata" / "progress.json").exists()  # no check was run
     doc = listed(tmp_course)["_doc"]
     assert {e["status"] for e in doc["exercises"]} == {"not_started"}
-    assert doc["progress"] == {"passing": 0, "exercises": 37, "public_points_passed": 0, "public_points": 251,
-                               "hidden_points": 189, "max_points": 440}
+    assert doc["progress"] == {"passing": 0, "exercises": 37, "public_points_passed": 0, "public_points": 263,
+                               "hidden_points": 189, "max_points": 452}
     assert doc["next"] == "s1_01_next_token"
 
 
@@ -77,15 +77,15 @@ def test_list_checks_changed_files_once_then_reads_the_cache(tmp_course, monkeyp
     matmul.write_text(matmul.read_text() + "\n# I will do this one later\n")
     first = listed(tmp_course, here=here)
     assert first["s1_11_softmax"]["status"] == "passing"
-    assert first["s1_11_softmax"]["public_passed"] == first["s1_11_softmax"]["public_total"] == 3
+    assert first["s1_11_softmax"]["public_passed"] == first["s1_11_softmax"]["public_total"] == 4
     assert first["s1_12_context"]["status"] == "failing"
     assert first["s1_11_matmul"]["status"] == "not_started"
     assert not first["s1_11_softmax"]["from_cache"]
     assert first["_doc"]["progress"]["passing"] == 1
     # only the public checks' points are earned before grading: the hidden 5 of softmax are not claimed
-    assert first["s1_11_softmax"]["public_points_passed"] == first["s1_11_softmax"]["public_points"] == 7
-    assert first["s1_11_softmax"]["hidden_points"] == 5 and first["s1_11_softmax"]["points"] == 12
-    assert first["_doc"]["progress"]["public_points_passed"] == 7 + first["s1_12_context"]["public_points_passed"]
+    assert first["s1_11_softmax"]["public_points_passed"] == first["s1_11_softmax"]["public_points"] == 8
+    assert first["s1_11_softmax"]["hidden_points"] == 5 and first["s1_11_softmax"]["points"] == 13
+    assert first["_doc"]["progress"]["public_points_passed"] == 8 + first["s1_12_context"]["public_points_passed"]
     assert first["_doc"]["next"] == "s1_01_next_token"
 
     again = listed(tmp_course)
@@ -136,7 +136,7 @@ def test_check_shows_each_check_then_explains_the_first_failure(tmp_course, monk
     (tmp_course / SOFTMAX).write_text((ROOT / "solutions/ch01/s1_11_softmax.py").read_text())
     ok = kata_in(tmp_course, "check", "s1_11_softmax", here=here)
     assert ok.returncode == 0, ok.stdout
-    assert "First failure" not in ok.stdout and "3 of 3 public checks pass" in ok.stdout
+    assert "First failure" not in ok.stdout and "4 of 4 public checks pass" in ok.stdout
 
 
 def test_check_sends_to_the_unfinished_earlier_exercise(tmp_course, monkeypatch, capfd):

@@ -54,7 +54,7 @@ def test_submit_writes_zip_with_manifest(submitted):
     assert {n: e["sha256"] for n, e in manifest["files"].items()} == {n: hashlib.sha256(d).hexdigest() for n, d in contents.items()}
     assert contents["exercises/ch01/s1_11_softmax.py"] == (SOLUTIONS / "ch01" / "s1_11_softmax.py").read_bytes()
     ex = manifest["exercises"]
-    assert ex["s1_11_softmax"] == {"status": "passing", "passed": 3, "total": 3, "graded": "exercises/ch01/s1_11_softmax.py"}
+    assert ex["s1_11_softmax"] == {"status": "passing", "passed": 4, "total": 4, "graded": "exercises/ch01/s1_11_softmax.py"}
     assert ex["s1_13_causal_mask"]["status"] == "passing"
     assert ex["s1_13_causal_mask"]["graded"] == "exercises/ch01/s1_13_causal_mask.ipynb"
     assert ex["s1_12_context"]["status"] == "failing" and ex["s1_12_context"]["passed"] == 0

@@ -341,6 +341,21 @@ def test_sampling_frequencies(sub):
                "sample_generate 走了一步 logit 为 -inf（概率为 0）的转移"))
 
 
+@check(points=1,
+       title="the same seed gives the same tokens", title_zh="相同的种子给出相同的词元")
+def test_same_seed_same_tokens(sub):
+    model = sub.given("LogitsTable", torch.zeros(6, 6))  # every next token equally likely
+    what = code("sample_generate(model, [0], 12, temperature=1.0, seed=7)")
+    sub.seed(0)
+    a = _ints(sub.sample_generate(model, [0], 12, 1.0, 7), what)
+    sub.seed(1)  # whatever else used torch's global generator in between
+    b = _ints(sub.sample_generate(model, [0], 12, 1.0, 7), what)
+    expect(a == b, Msg(f"{{what}} gave {a} and then {b} after torch.manual_seed changed: draw from a torch.Generator "
+                       "seeded with `seed` (torch.Generator().manual_seed(seed)), not from the global generator",
+                       f"torch.manual_seed 改变后，{{what}} 先给出 {a}，后给出 {b}：应从用 `seed` 初始化的 torch.Generator"
+                       "（torch.Generator().manual_seed(seed)）中抽取，而不是从全局生成器中抽取", what=what))
+
+
 @check(points=2, hidden=True,
        title="seeded sampling is reproducible", title_zh="设定种子的采样可以复现")
 def test_seeded_reproducibility(sub):

@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from grader.capstone import gpt2
 from grader.checking import CheckFailure, Mistake, Msg, check, code, expect, expect_equal, expect_tensor, fixtures
 from grader.course.messages import t
+from grader.worker.proxy import StudentError
 
 EXERCISE = "s1_04_byte_bpe"
 ENDOFTEXT = "<|endoftext|>"
@@ -228,6 +229,46 @@ def test_round_trip(sub):
         expect_equal(tok.decode(_expected(enc, text)), text, Msg(
                 f"decode of tiktoken's ids of {text!r}", f"对 tiktoken 给出的 {text!r} 的 id 做 decode"))
         expect_equal(tok.decode(tok.encode(text)), text, code(f"decode(encode({text!r}))"))
+
+
+@check(points=1,
+       title="vocab_size and num_merges of a table of its own", title_zh="自定义表的 vocab_size 和 num_merges")
+def test_sizes_of_a_small_table(sub):
+    """Sizes that follow the table: not GPT-2's numbers typed in."""
+    ranks = {bytes([b]): i for i, b in enumerate(reversed(range(256)))}
+    for token in (b"th", b"the", b" the", b"er", b" er"):
+        ranks[token] = len(ranks)
+    tok = sub.from_rows([[list(k), r] for k, r in ranks.items()])
+    got = tok.vocab_size()
+    if got == 50257:
+        raise CheckFailure(Msg(f"vocab_size() of a table of {len(ranks)} ranked tokens is 50257, GPT-2's: count the "
+                               "table's tokens, len(ranks) + 1 (<|endoftext|>)",
+                               f"含 {len(ranks)} 个有排名词元的表的 vocab_size() 是 GPT-2 的 50257：应按这张表计数，"
+                               "即 len(ranks) + 1（<|endoftext|>）"))
+    expect_equal(got, len(ranks) + 1, Msg(f"vocab_size() of a table of {len(ranks)} ranked tokens: len(ranks) + 1",
+                                          f"含 {len(ranks)} 个有排名词元的表的 vocab_size()：len(ranks) + 1"))
+    expect_equal(tok.num_merges(), 5, Msg("num_merges() of a table with 5 tokens longer than one byte",
+                                          "含 5 个多字节词元的表的 num_merges()"))
+
+
+@check(points=1,
+       title="decoding one token of a character split in two", title_zh="解码一个被拆开的字符中的单个词元")
+def test_decode_part_of_a_character(sub):
+    tok, enc = _tokenizer(sub)
+    for text in ("🙂", "日本"):
+        for i in _expected(enc, text):
+            what = Msg(f"decode([{i}]), one of the tokens of {text!r}: it holds only part of a character",
+                       f"decode([{i}])，{text!r} 的一个词元：它只含某个字符的一部分")
+            try:
+                got = tok.decode([i])
+            except StudentError as e:
+                if e.type != "UnicodeDecodeError":
+                    raise
+                raise CheckFailure(Msg("{e}\n{what}: its bytes are not valid UTF-8 on their own. Decode with "
+                                       "errors=\"replace\", which shows them as \ufffd instead of raising",
+                                       "{e}\n{what}：它的字节单独看不是合法的 UTF-8。用 errors=\"replace\" 解码，"
+                                       "这样会显示为 \ufffd，而不是抛出异常", e=Msg.of(e), what=what)) from None
+            expect_equal(got, enc.decode([i]), what)
 
 
 @check(points=3, hidden=True,

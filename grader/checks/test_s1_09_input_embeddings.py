@@ -1,8 +1,9 @@
 """Checks of §1.9, the input embedding matrix (listing 1.1)."""
 import torch
 
-from grader.checking import Mistake, Msg, check, code, expect_tensor, fixtures
+from grader.checking import CheckFailure, Mistake, Msg, check, code, expect_tensor, fixtures
 from grader.checking import book
+from grader.worker.proxy import StudentError
 
 EXERCISE = "s1_09_input_embeddings"
 
@@ -22,7 +23,19 @@ def make_fixtures(sol):
         "with_positions": sol.input_embedding_matrix(words, positions.tolist()),
         "embedded": sol.embed_tokens(ids, token_table, position_table),
         "embedded_batch": sol.embed_tokens(batch_ids, token_table, position_table),
+        **_small(sol),
     }
+
+
+def _small(sol):
+    """The public example: small tables, a repeated id, and a batch of two."""
+    g = torch.Generator().manual_seed(143)
+    tokens, positions = torch.randn(10, 4, generator=g), torch.randn(6, 4, generator=g)
+    ids = torch.tensor([7, 2, 2, 9])
+    batch = torch.tensor([[7, 2, 2, 9], [0, 5, 1, 3]])
+    return {"small_tokens": tokens, "small_positions": positions, "small_ids": ids, "small_batch": batch,
+            "small_embedded": sol.embed_tokens(ids, tokens, positions),
+            "small_embedded_batch": sol.embed_tokens(batch, tokens, positions)}
 
 
 def fx():
@@ -44,6 +57,33 @@ def test_adds_positions(sub):
     out = sub.input_embedding_matrix(f["words"].tolist(), f["positions"].tolist())
     expect_tensor(out, f["with_positions"], tol="exact", what=Msg("word + position vectors", "词向量 + 位置向量"),
                   mistakes=[Mistake(f["words"], "the positions were not added", "没有加上位置向量")])
+
+
+@check(points=1,
+       title="token ids to embeddings: token vector + position vector", title_zh="词元 id 到嵌入：词元向量 + 位置向量")
+def test_embed_small_example(sub):
+    f = fx()
+    tokens, positions = f["small_tokens"], f["small_positions"]
+    for key, shape in (("small_ids", "(4,)"), ("small_batch", "(2, 4)")):
+        ids = f[key]
+        what = Msg(f"embed_tokens of ids {ids.tolist()} {shape}, a (10, 4) token table and a (6, 4) position table",
+                   f"ids 为 {ids.tolist()} {shape}、词元表 (10, 4)、位置表 (6, 4) 时的 embed_tokens")
+        try:
+            out = sub.embed_tokens(ids, tokens, positions)
+        except StudentError as e:
+            if e.type != "RuntimeError":
+                raise
+            raise CheckFailure(Msg("{e}\n{what}: row t gets position_table[t] for t < seq_len, where seq_len = "
+                                   "token_ids.shape[-1] (with a batch, len(token_ids) is the batch size)",
+                                   "{e}\n{what}：第 t 行加上 position_table[t]（t < seq_len），其中 seq_len = "
+                                   "token_ids.shape[-1]（有批次时，len(token_ids) 是批次大小）",
+                                   e=Msg.of(e), what=what)) from None
+        expect_tensor(out, f["small_embedded_batch" if key == "small_batch" else "small_embedded"], tol="exact",
+                      what=what, mistakes=[
+                          Mistake(tokens[ids], "the positions were not added", "没有加上位置向量"),
+                          Mistake(tokens[ids] + positions[ids % 6], "positions looked up by token id instead of by "
+                                  "position: the two 2s must get different position vectors",
+                                  "按词元 id 而不是按位置查找位置向量：两个 2 必须得到不同的位置向量")])
 
 
 @check(points=2, hidden=True,

@@ -1,7 +1,8 @@
 """Checks of §1.11, raw attention scores (listing 1.5)."""
 import torch
 
-from grader.checking import Mistake, Msg, check, expect_tensor, fixtures
+from grader.checking import CheckFailure, Mistake, Msg, check, expect_tensor, fixtures
+from grader.worker.proxy import StudentError
 
 EXERCISE = "s1_11_attention_scores"
 
@@ -15,10 +16,13 @@ def make_fixtures(sol):
     g = torch.Generator().manual_seed(12)
     bq, bk = torch.randn(2, 3, 6, 4, generator=g), torch.randn(2, 3, 7, 4, generator=g)
     rq, rk = torch.randn(3, 4, generator=g), torch.randn(6, 4, generator=g)
+    small = torch.Generator().manual_seed(115)  # the public batch: smaller than the hidden one, and 3-D
+    sq, sk = torch.randn(2, 3, 4, generator=small), torch.randn(2, 5, 4, generator=small)
     return {"queries": q, "keys": k, "scores": sol.attention_scores(q, k),
             "scores_next": sol.attention_scores(q[1], k),
             "bq": bq, "bk": bk, "batch_scores": sol.attention_scores(bq, bk),
-            "rq": rq, "rk": rk, "rect_scores": sol.attention_scores(rq, rk)}
+            "rq": rq, "rk": rk, "rect_scores": sol.attention_scores(rq, rk),
+            "small_q": sq, "small_k": sk, "small_scores": sol.attention_scores(sq, sk)}
 
 
 def fx():
@@ -42,6 +46,36 @@ def test_listing_1_5_single_query(sub):
     out = sub.attention_scores(f["queries"][1], f["keys"])
     expect_tensor(out, f["scores_next"], tol="attention", what=Msg(
             "scores of the single query 'next'", "单个查询 'next' 的分数"))
+
+
+def _batched(fn, *args, what: Msg):
+    """Call student code on a batch; name the book's `keys.T` when the matmul fails on it."""
+    try:
+        return fn(*args)
+    except StudentError as e:
+        if e.type != "RuntimeError":
+            raise
+        raise CheckFailure(Msg(
+            "{e}\n{what}: with a batch, transpose only the last two dimensions of the keys: "
+            "keys.transpose(-2, -1) or keys.mT. keys.T (as listing 1.5 writes it) reverses all of them, "
+            "(2, 5, 4) becomes (4, 5, 2), and keys.t() takes only a matrix.",
+            "{e}\n{what}：有批次维度时，只交换键的最后两个维度：keys.transpose(-2, -1) 或 keys.mT。"
+            "keys.T（代码清单 1.5 的写法）会把所有维度倒过来，(2, 5, 4) 变成 (4, 5, 2)；keys.t() 只接受矩阵。",
+            e=Msg.of(e), what=what)) from None
+
+
+@check(points=1,
+       title="scores of a small batch: transpose only the last two dimensions",
+       title_zh="小批次的分数：只交换最后两个维度")
+def test_small_batch_scores(sub):
+    f = fx()
+    what = Msg("scores for a batch of (2, 3, 4) queries and (2, 5, 4) keys",
+               "形状为 (2, 3, 4) 的查询和 (2, 5, 4) 的键（一个批次）的分数")
+    out = _batched(sub.attention_scores, f["small_q"], f["small_k"], what=what)
+    expect_tensor(out, f["small_scores"], tol="attention", what=what,
+                  mistakes=[Mistake(f["small_scores"].transpose(-2, -1),
+                                    "keys @ queries.T: rows must be queries, columns keys",
+                                    "keys @ queries.T：行应为查询、列应为键")])
 
 
 @check(points=2, hidden=True,

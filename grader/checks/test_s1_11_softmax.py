@@ -22,6 +22,14 @@ def make_fixtures(sol):
     out["large_neg"] = sol.softmax(torch.tensor([-1000.0, -1001.0]))
     out["neg_inf"] = sol.softmax(torch.tensor([2.0, 3.0, -math.inf]))
     out["neg_inf2"] = sol.softmax(torch.tensor([2.0, -math.inf, -math.inf]))
+    # The public 2-D input, and the wrong answers of a softmax summed over the whole tensor.
+    rows = torch.tensor([[1.0, 2.0, 3.0, 6.0], [0.5, -1.0, 2.5, 0.0], [-2.0, 4.0, 1.0, 1.0]])
+    out["rows"] = rows
+    for dim in (-1, 0):
+        out[f"rows_dim{dim}"] = sol.softmax(rows, dim=dim)
+        e = torch.exp(rows - rows.amax(dim=dim, keepdim=True))
+        out[f"rows_dim{dim}_whole_sum"] = e / e.sum()
+    out["rows_whole"] = torch.exp(rows - rows.max()) / torch.exp(rows - rows.max()).sum()
     return out
 
 
@@ -68,6 +76,34 @@ def test_large_inputs_stable(sub):
                                     "exp() 溢出：先减去最大值再求指数")])
     out = sub.softmax(torch.tensor([-1000.0, -1001.0]))
     expect_tensor(out, f["large_neg"], tol="printed4", what=code("softmax([-1000, -1001])"))
+
+
+@check(points=1,
+       title="softmax of a matrix: each row (dim=-1) or each column (dim=0) sums to 1",
+       title_zh="矩阵的 softmax：每一行（dim=-1）或每一列（dim=0）之和为 1")
+def test_rows_and_columns(sub):
+    f = fx()
+    x = f["rows"]
+    cases = (
+        (-1, 0, Msg("softmax of a (3, 4) matrix with dim=-1 (each row sums to 1)",
+                    "(3, 4) 矩阵在 dim=-1 上的 softmax（每一行之和为 1）"),
+         Msg("summed over the whole tensor instead of along dim=-1: keep the other dimension in the sum "
+             "(e.sum(dim=dim, keepdim=True)) so that each row sums to 1",
+             "对整个张量求和，而不是沿 dim=-1 求和：求和时要保留另一个维度（e.sum(dim=dim, keepdim=True)），"
+             "这样每一行之和才为 1")),
+        (0, -1, Msg("softmax of a (3, 4) matrix with dim=0 (each column sums to 1)",
+                    "(3, 4) 矩阵在 dim=0 上的 softmax（每一列之和为 1）"),
+         Msg("summed over the whole tensor instead of along dim=0: keep the other dimension in the sum "
+             "(e.sum(dim=dim, keepdim=True)) so that each column sums to 1",
+             "对整个张量求和，而不是沿 dim=0 求和：求和时要保留另一个维度（e.sum(dim=dim, keepdim=True)），"
+             "这样每一列之和才为 1")),
+    )
+    for dim, other, what, whole in cases:
+        wrong = [Mistake(f[f"rows_dim{dim}_whole_sum"], whole.en, whole.zh),
+                 Mistake(f["rows_whole"], whole.en, whole.zh),
+                 Mistake(f[f"rows_dim{other}"], f"softmax over dim {other} instead of dim {dim}: use the dim argument",
+                         f"在第 {other} 维而不是第 {dim} 维上做了 softmax：请使用 dim 参数")]
+        expect_tensor(sub.softmax(x, dim=dim), f[f"rows_dim{dim}"], tol="softmax", what=what, mistakes=wrong)
 
 
 @check(points=2, hidden=True,

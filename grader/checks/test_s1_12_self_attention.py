@@ -1,8 +1,9 @@
 """Checks of §1.12, the SelfAttention module (listing 1.8)."""
 import torch
 
-from grader.checking import Mistake, Msg, check, expect, expect_equal, expect_tensor, fixtures
+from grader.checking import CheckFailure, Mistake, Msg, check, expect, expect_equal, expect_tensor, fixtures
 from grader.checking import book
+from grader.worker.proxy import StudentError
 
 EXERCISE = "s1_12_self_attention"
 NAMES = ["W_query", "W_key", "W_value"]
@@ -25,6 +26,13 @@ def make_fixtures(sol):
         q, k, v = x @ weights["W_query"], x @ weights["W_key"], x @ weights["W_value"]
         out["y_unscaled"] = torch.softmax(q @ k.T, dim=-1) @ v
         out["y_by_dk"] = torch.softmax(q @ k.T / 3, dim=-1) @ v
+    small = torch.Generator().manual_seed(128)  # the public batch: other sizes than the hidden one
+    m = sol.SelfAttention(5, 3)
+    m.load_state_dict({n: torch.randn(5, 3, generator=small) for n in NAMES})
+    xs = torch.randn(2, 4, 5, generator=small)
+    with torch.no_grad():
+        out.update({f"small_{n}": w.detach().clone() for n, w in m.state_dict().items()})
+        out.update({"small_x": xs, "small_y": m(xs)})
     return out
 
 
@@ -70,6 +78,29 @@ def test_parameter_names(sub):
     expect_tensor(sa(x), torch.softmax(q @ k.T / 2 ** 0.5, dim=-1) @ v, tol="attention",
                   what=Msg("SelfAttention(5, 2) output on a (4, 5) input with these weights",
                            "使用这些权重时 SelfAttention(5, 2) 在 (4, 5) 输入上的输出"))
+
+
+@check(points=1,
+       title="forward on a small batch: transpose only the last two dimensions",
+       title_zh="小批次上的前向计算：只交换最后两个维度")
+def test_small_batch(sub):
+    f = fx()
+    sa = sub.new("SelfAttention", 5, 3)
+    sa.load_state_dict({n: f[f"small_{n}"] for n in NAMES})
+    what = Msg("SelfAttention(5, 3) on a (2, 4, 5) batch", "SelfAttention(5, 3) 在 (2, 4, 5) 批次上的输出")
+    try:
+        out = sa(f["small_x"])
+    except StudentError as e:
+        if e.type != "RuntimeError":
+            raise
+        raise CheckFailure(Msg(
+            "{e}\n{what}: with a batch, transpose only the last two dimensions of the keys: "
+            "keys.transpose(-2, -1) or keys.mT. keys.T (as listing 1.8 writes it) reverses all of them, "
+            "(2, 4, 3) becomes (3, 4, 2), and keys.t() takes only a matrix.",
+            "{e}\n{what}：有批次维度时，只交换键的最后两个维度：keys.transpose(-2, -1) 或 keys.mT。"
+            "keys.T（代码清单 1.8 的写法）会把所有维度倒过来，(2, 4, 3) 变成 (3, 4, 2)；keys.t() 只接受矩阵。",
+            e=Msg.of(e), what=what)) from None
+    expect_tensor(out, f["small_y"], tol="attention", what=what)
 
 
 @check(points=3, hidden=True,

@@ -11,7 +11,7 @@ import torch.nn.functional as F
 from hypothesis import Phase, given, settings
 from hypothesis import strategies as st
 
-from grader.checking import Mistake, Msg, check, expect, expect_tensor, fixtures
+from grader.checking import CheckFailure, Mistake, Msg, check, expect, expect_tensor, fixtures
 
 EXERCISE = "s1_15_attention"
 INF = math.inf
@@ -53,7 +53,12 @@ def make_fixtures(sol):
     out.update(hq=hq, hk=hk, hv=hv, hpad=hpad, heads=sol.attention(hq, hk, hv, causal=True, padding_mask=hpad))
     lpad = torch.tensor([[True] * 6, [False, False, True, True, True, True]])  # left padding: rows 0-1 see nothing
     out.update(lpad=lpad, left=sol.attention(hq[:, 0], hk[:, 0], hv[:, 0], causal=True, padding_mask=lpad))
+    # The public example of a query that sees no key: one sentence of 3 tokens, the first one padding.
+    nq, nk, nv = _inputs(torch.Generator().manual_seed(151), 1, n_q=3, n_k=3)
+    npad = torch.tensor([[False, True, True]])
+    out.update(nq=nq, nk=nk, nv=nv, npad=npad, nokey=sol.attention(nq, nk, nv, causal=True, padding_mask=npad))
     checks = [("plain", (q, k, v), {}), ("causal", (cq, ck, cv), {"causal": True}),
+              ("nokey", (nq, nk, nv), {"causal": True, "padding_mask": npad}),
               ("padded", (pq, pk, pv), {"padding_mask": pad}),
               ("heads", (hq, hk, hv), {"causal": True, "padding_mask": hpad}),
               ("left", (hq[:, 0], hk[:, 0], hv[:, 0]), {"causal": True, "padding_mask": lpad})]
@@ -162,6 +167,25 @@ def test_heads_causal_and_padding(sub):
                              "causal=True 时忽略了 填充掩码"),
                      Mistake(sdpa(q, k, v, padding_mask=pad), "the causal mask was ignored when a padding mask was given",
                              "给了 填充掩码时忽略了因果掩码")])
+
+
+@check(points=1,
+       title="a query that sees no key: zeros, not NaN", title_zh="看不到任何键的查询：得到零，而不是 NaN")
+def test_query_that_sees_no_key(sub):
+    f = fx()
+    out = sub.attention(f["nq"], f["nk"], f["nv"], causal=True, padding_mask=f["npad"])
+    what = Msg("attention(q, k, v, causal=True, padding_mask=[[False, True, True]]) on a (1, 3, 8) batch: query 0 "
+               "may see only key 0, which is padding",
+               "在 (1, 3, 8) 批次上的 attention(q, k, v, causal=True, padding_mask=[[False, True, True]])："
+               "查询 0 只能看到键 0，而它是填充")
+    if isinstance(out, torch.Tensor) and bool(torch.isnan(out).any()):
+        raise CheckFailure(Msg("{what}: NaN. Softmax of a row that is all -inf is NaN (0 / 0); give such a row "
+                               "all-zero weights (weights.masked_fill(~keep, 0.0) after the softmax), as "
+                               "scaled_dot_product_attention does",
+                               "{what}：得到 NaN。全是 -inf 的一行做 softmax 得到 NaN（0 / 0）；应像 "
+                               "scaled_dot_product_attention 那样给这样的行全零权重（softmax 之后 "
+                               "weights.masked_fill(~keep, 0.0)）", what=what))
+    expect_tensor(out, f["nokey"], tol="attention", what=what)
 
 
 @check(points=1, hidden=True,

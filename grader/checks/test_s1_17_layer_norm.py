@@ -69,7 +69,13 @@ def make_fixtures(sol):
     return {"six": six, "six_mean": mean, "six_var": var, "six_norm": sol.normalize(six, eps=0.0),
             "six_norm_eps": sol.normalize(six), "x": x, "w": w, "b": b, "y": y,
             "small": small, "small_norm": sol.normalize(small), "small_norm_big_eps": sol.normalize(small, eps=1e-3),
-            "rows": x[0], "rows_norm": sol.normalize(x[0])}
+            "rows": x[0], "rows_norm": sol.normalize(x[0]), **_steady(sol)}
+
+
+def _steady(sol):
+    """The public example of eps at work: two nearly constant rows (variance 1e-6 to 2e-6, below eps = 1e-5)."""
+    steady = torch.randn(2, 6, generator=torch.Generator().manual_seed(1170)) * 2e-3
+    return {"steady": steady, "steady_norm": sol.normalize(steady)}
 
 
 def fx():
@@ -131,6 +137,18 @@ def test_layer_norm_matches_torch(sub):
                   what=Msg("LayerNorm(16) against torch.nn.LayerNorm with the same weight and bias",
                            "使用相同 weight 和 bias 时 LayerNorm(16) 与 torch.nn.LayerNorm 的对比"),
                   mistakes=_mistakes(x, w, b))
+
+
+@check(points=1,
+       title="nearly constant rows: eps inside the square root", title_zh="几乎不变的行：eps 在平方根里面")
+def test_eps_inside_the_square_root(sub):
+    f = fx()
+    steady = f["steady"]
+    expect_tensor(sub.normalize(steady), f["steady_norm"], tol="norm",
+                  what=Msg("normalize of two nearly constant rows (variance about 2e-6, smaller than eps = 1e-5): "
+                           "(x - mean) / sqrt(var + eps)",
+                           "对两行几乎不变的值做 normalize（方差约 2e-6，小于 eps = 1e-5）：(x - mean) / sqrt(var + eps)"),
+                  mistakes=_mistakes(steady))
 
 
 @check(points=2, hidden=True,

@@ -241,6 +241,22 @@ def test_five_layers_vanishing_gradients(sub):
                                  "5 层、每层 4 个单元，权重组 {s}：{problems}", s=s, problems=joined(problems)))
 
 
+@check(points=1,
+       title="layer_gradients twice on one model: the same gradients", title_zh="在同一个模型上两次调用 layer_gradients：梯度相同")
+def test_same_gradients_twice(sub):
+    f = fx()
+    m = _net(sub, TWO_LAYERS, True, _take(f, "two_w"))
+    sub.layer_gradients(m, f["x"], torch.zeros(1, 4))
+    second = sub.layer_gradients(m, f["x"], torch.zeros(1, 4))
+    _expect_grads(second, f["two_sc_grads"], what=Msg(
+            "layer_gradients called a second time on the same two-layer net of figure 1.123 (with shortcuts)",
+            "在图 1.123 的同一个两层网络（有快捷连接）上第二次调用 layer_gradients"),
+                  mistakes=[Mistake(2 * f["two_sc_grads"], "gradients accumulated over the two calls (backward() adds "
+                                    "to .grad): call model.zero_grad() before backward()",
+                                    "两次调用的梯度累加了（backward() 会累加到 .grad 上）：backward() 之前先调用 "
+                                    "model.zero_grad()")])
+
+
 @check(points=2, hidden=True,
        title="gradients of the five-layer net", title_zh="五层网络的梯度")
 def test_five_layers_values(sub):

@@ -24,6 +24,10 @@ def _int(x):
     return torch.tensor(x, dtype=torch.int64)
 
 
+# A budget one byte short of (10**8 + 7)**2 scores of 2 heads x 2 bytes: the float square root rounds up.
+LARGE_BUDGET = (4 * (10**8 + 7) ** 2 - 1, 1, 2, 2)
+
+
 def max_len_cases():
     """(memory, batch, heads, bytes): budgets around exact fits and ones a float sqrt gets wrong."""
     cases = [(2**30, 1, 12, 4), (80 * 10**9, 1, 12, 4), (80 * 10**9, 8, 32, 2), (16 * 2**30, 4, 16, 4),
@@ -44,6 +48,9 @@ def make_fixtures(sol):
     out["mem"] = _int([sol.score_matrix_bytes(*c) for c in MEM_CASES])
     cases = max_len_cases()
     out["max_len"] = _int([sol.max_seq_len(*c) for c in cases])
+    out["max_len_large"] = _int([sol.max_seq_len(*LARGE_BUDGET)])
+    m, b, h, e = LARGE_BUDGET  # the public large budget: a float square root gets it wrong too
+    assert int(math.sqrt(m / (b * h * e))) == int(math.sqrt(m // (b * h * e))) == int(out["max_len_large"][0]) + 1
     # The float square root really is wrong on the large cases (else they would test nothing).
     m, b, h, e = cases[-1]
     assert int(math.sqrt(m // (b * h * e))) == ISQRT_N and sol.max_seq_len(m, b, h, e) == ISQRT_N - 1
@@ -162,6 +169,13 @@ def test_max_seq_len(sub):
               [(expected + 1, Msg("one too long: the answer must fit in the budget (round down)",
                                   "多了一个：答案必须放得进预算（向下取整）"))],
               code(f"max_seq_len(memory_bytes={m}, batch={b}, heads={h}, bytes_per_element={e})"))
+    m, b, h, e = LARGE_BUDGET
+    expected = int(f["max_len_large"][0])
+    _name(sub.max_seq_len(m, b, h, e), expected,
+          [(expected + 1, Msg("one too long: a float square root rounds up for large budgets (the float cannot hold "
+                              "n * n - 1 exactly); use math.isqrt on integers",
+                              "多了一个：预算很大时浮点平方根会向上舍入（浮点数无法精确表示 n * n - 1）；请对整数使用 math.isqrt"))],
+          code(f"max_seq_len(memory_bytes={m}, batch={b}, heads={h}, bytes_per_element={e})"))
 
 
 @check(points=1, hidden=True,

@@ -221,6 +221,15 @@ def test_unfreeze_top(sub):
         _expect_trainable(sub, clf, f, HEAD + _block_keys(keys, top), int(f["counts"][2 + n]),
                           Msg(f"after freeze_encoder and unfreeze_top(model, {n})",
                               f"freeze_encoder 和 unfreeze_top(model, {n}) 之后"), wrong=wrong)
+    clf = _classifier(sub, f)
+    sub.unfreeze_top(clf, 1)  # no freeze_encoder before: unfreeze_top freezes everything below the top itself
+    _expect_trainable(sub, clf, f, HEAD + _block_keys(keys, [n_layers - 1]), int(f["counts"][3]),
+                      Msg("unfreeze_top(model, 1) on a fully trainable model (no freeze_encoder before it)",
+                          "在完全可训练的模型上调用 unfreeze_top(model, 1)（之前没有调用 freeze_encoder）"),
+                      wrong=[(keys, Msg("unfreeze_top must also freeze the embeddings and the lower blocks: call "
+                                        "freeze_encoder(model) first, then unfreeze the top n",
+                                        "unfreeze_top 还必须冻结嵌入层和下面的块：先调用 freeze_encoder(model)，"
+                                        "再解冻最上面的 n 个块"))])
 
 
 @check(points=1, hidden=True,

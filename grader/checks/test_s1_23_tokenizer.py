@@ -196,6 +196,12 @@ def expect_ids(actual, expected, what, mistakes=()):
                   mistakes=[Mistake(torch.tensor(v, dtype=torch.int64), en, zh) for v, en, zh in mistakes])
 
 
+NO_TAIL = ("ids[-tail:] with tail = 0: ids[-0:] is the whole list, not an empty one. With head_len = max_len - 2 "
+           "there is no tail: take it as ids[len(ids) - tail:] (empty when tail is 0)",
+           "tail = 0 时的 ids[-tail:]：ids[-0:] 是整个列表，而不是空列表。head_len = max_len - 2 时没有结尾部分："
+           "应写成 ids[len(ids) - tail:]（tail 为 0 时为空）")
+
+
 def _wrong_encodings(table, settings: dict, text: str, pad: bool = True) -> list:
     """Plausible wrong answers of encode(text) on `table` with `settings`, each with what went wrong."""
     ref = Reference(_encoding(table), **settings)
@@ -238,6 +244,8 @@ def _wrong_encodings(table, settings: dict, text: str, pad: bool = True) -> list
                     "start, max_len - 2 - head_len from the end", "头尾长度弄反了：开头取 head_len 个，结尾取 max_len - 2 - head_len 个"))
         out.append((padded([cls] + ids[len(ids) - tail:] + ids[:ref.head_len] + [sep]),
                     "the tail was put before the head: keep the text's order", "结尾被放在了开头之前：应保持文本顺序"))
+        if tail == 0:
+            out.append((padded([cls] + ids[:ref.head_len] + ids[-tail:] + [sep]), *NO_TAIL))
     return out
 
 
@@ -353,6 +361,22 @@ def test_encode_and_truncate_small_table(sub):
                    "max_len=12、head_len=3 时的 truncate(list(range(20)))：前 3 个和最后 7 个"))
     _encode(tok, ref, long, what=Msg(f"encode({long!r}) with max_len=12, truncation='head_tail', head_len=3",
                                      f"max_len=12、truncation='head_tail'、head_len=3 时的 encode({long!r})"))
+
+
+@check(points=1,
+       title="head_tail truncation with head_len = max_len - 2: no tail", title_zh="head_len = max_len - 2 时的 head_tail 截断：没有结尾部分")
+def test_head_tail_without_a_tail(sub):
+    tok, ref = _small(sub, 7, max_len=12, truncation="head_tail", head_len=10)
+    expect_ids(tok.truncate(list(range(20))), list(range(10)),
+               Msg("truncate(list(range(20))) with max_len=12, truncation='head_tail', head_len=10: the first 10, "
+                   "no tail", "max_len=12、truncation='head_tail'、head_len=10 时的 truncate(list(range(20)))："
+                   "前 10 个，没有结尾部分"),
+               mistakes=[(list(range(10)) + list(range(20)), *NO_TAIL),
+                         (list(range(10, 20)), "head and tail lengths swapped: head_len tokens come from the start, "
+                          "max_len - 2 - head_len from the end", "头尾长度弄反了：开头取 head_len 个，结尾取 max_len - 2 - head_len 个")])
+    long = " ".join(["the movie was good"] * 3 + ["but the end was bad"])
+    _encode(tok, ref, long, what=Msg(f"encode({long!r}) with max_len=12, truncation='head_tail', head_len=10",
+                                     f"max_len=12、truncation='head_tail'、head_len=10 时的 encode({long!r})"))
 
 
 @check(points=1,
