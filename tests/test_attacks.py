@@ -9,6 +9,7 @@ attack stay the reference solutions.
 from __future__ import annotations
 
 import json
+import re
 import os
 import shutil
 import socket
@@ -23,6 +24,7 @@ from pathlib import Path
 
 import pytest
 
+from grader.course.messages import t
 from grader.worker import uids
 from tests.conftest import ROOT, checks_of, grade, score_of
 
@@ -220,8 +222,8 @@ def test_a_worker_that_dies_mid_check_fails_that_check_with_the_reason_and_is_re
     assert [c["name"] for c in checks_of(report, "s1_12_scaled_attention")][-1] != "test_listing_1_6_weights"
     killed = message_of(report, "s1_12_scaled_attention", "test_listing_1_6_weights")
     assert "the worker process was killed while running your code" in killed, killed
-    exited = message_of(report, "s1_12_context", "test_batched")
-    assert "the worker process exited (exit code 3) while running your code" in exited, exited
+    exited = message_of(report, "s1_12_context", "test_batched")  # a hidden check: no exit code (it could be an input)
+    assert "the worker process exited or was stopped while running your code" in exited and "3" not in exited, exited
     assert "Traceback" not in killed + exited and "grader/worker" not in killed + exited
     weights = [c for c in checks_of(report, "s1_12_scaled_attention") if c["name"] == "test_listing_1_6_weights"]
     assert report["score"] == report["max_score"] - weights[0]["max_score"] - 2
@@ -867,3 +869,38 @@ def test_forbidden_operator_hidden_from_the_scan_is_stopped_at_runtime(submissio
     report = grade(path, "-e", "s1_11_softmax")
     assert_zero(report, "s1_11_softmax", names={"test_book_softmax_examples", "test_large_inputs_stable"},
                 words=["aten::_softmax is not allowed"])
+
+
+# ----------------------------------------------------------------------------- faults as a channel
+def test_a_hidden_check_shows_no_exit_code_or_signal_the_student_chose(submission):
+    """Code that has seen a hidden input can end the worker with an exit code or a signal made of
+    it (os._exit(int(x[0] * 10))): a hidden check's message says only that the worker ended, in
+    an exercise with a forbidden list and in one without; a public check still says how."""
+    path = submission({
+        "s1_11_softmax": src("""
+            import os
+
+            def simple_normalize(x, dim=-1):
+                return x / x.sum(dim=dim, keepdim=True)
+
+            def softmax(x, dim=-1):
+                os._exit(int(round(abs(float(x.flatten()[0])) * 10)) % 256)
+            """),
+        "s1_12_context": src("""
+            import os, signal
+
+            def context_vectors(attn_weights, values):
+                if values.dim() == 3:
+                    os.kill(os.getpid(), 1 + int(abs(float(values.flatten()[0])) * 100) % 30)
+                os._exit(int(abs(float(values.flatten()[0])) * 1000) % 256)
+            """),
+    })
+    report = grade(path, "-e", "s1_11_softmax", "-e", "s1_12_context")
+    for ex in ("s1_11_softmax", "s1_12_context"):
+        for c in checks_of(report, ex):
+            if c["visibility"] == "hidden" and c["kind"] == "fault":
+                said = c["message"].replace(t("scan_hidden", lang="en"), "")
+                assert not re.search(r"\d", said), c
+                assert "exited or was stopped" in said, c
+    public = [c["message"] for c in checks_of(report, "s1_12_context") if c["visibility"] == "public"]
+    assert any(re.search(r"exit code \d+", m) for m in public), public

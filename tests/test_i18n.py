@@ -236,7 +236,8 @@ def test_the_workers_own_errors_are_worded_in_chinese(tmp_path):
     softmax = (ROOT / "solutions" / "ch01" / "s1_11_softmax.py").read_text()
     context = (ROOT / "solutions" / "ch01" / "s1_12_context.py").read_text()
     sub = make_submission(tmp_path, {
-        "s1_11_softmax": softmax + "\n\ndef softmax(x, dim=-1):\n    return torch.softmax(x, dim=dim)\n",
+        # a name the scan cannot read (its escape rule refuses the file): the guard refuses the call
+        "s1_11_softmax": softmax + "\n\ndef softmax(x, dim=-1):\n    return getattr(torch, 'soft' + 'max')(x, dim=dim)\n",
         "s1_12_context": context.replace("def context_vectors(", "def context_vector(")})
     out = tmp_path / "report.json"
     proc = kata("--lang", "zh", "grade", str(sub), "-e", "s1_11_softmax", "-e", "s1_12_context", "--public-only",
@@ -246,4 +247,5 @@ def test_the_workers_own_errors_are_worded_in_chinese(tmp_path):
     forbidden = checks[("s1_11_softmax", "test_book_softmax_examples")]["message"]
     assert "练习 s1_11_softmax 中不允许使用 torch.softmax：本练习要求你自己实现它。用 torch.exp" in forbidden
     assert "在删除它之前，本练习记 0 分" in forbidden  # the static scan's verdict, in Chinese too
+    assert "getattr" in forbidden
     assert "模块 s1_12_context 中没有 'context_vectors'" in checks[("s1_12_context", "test_listing_1_7_context")]["message"]

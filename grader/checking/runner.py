@@ -223,8 +223,8 @@ def _message(exc: BaseException | None, hidden: bool = False) -> tuple[str, str]
         return conceal_values(str(exc)) if hidden and not isinstance(exc, compare.ImportFailure) else str(exc), "check"
     if isinstance(exc, StudentError):
         return str(exc), "forbidden" if exc.kind == "forbidden" else "student"
-    if isinstance(exc, WorkerFault):
-        return t("fault", reason=exc.reason), "fault"
+    if isinstance(exc, WorkerFault):  # hidden: no exit code, signal or text the worker chose
+        return t("fault", reason=exc.hidden_reason if hidden else exc.reason), "fault"
     if isinstance(exc, AssertionError):
         message = str(exc) or t("assertion_failed")
         return conceal_values(message) if hidden else message, "check"

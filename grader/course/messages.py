@@ -1333,6 +1333,11 @@ CATALOG: dict[str, dict[str, str]] = {
     },
     # --- issue 12, slice "worker": hidden checks' messages hold only the grader's text; a sandbox that
     # cannot start stops the grading (grader/worker/proxy.py, client.py, sandbox.py, checking/runner.py, cli.py)
+    "fault_hidden": {
+        "en": "the worker process exited or was stopped while running your code (a hidden check does not say how: "
+              "an exit code or a signal could carry its inputs)",
+        "zh": "运行你的代码时工作进程退出或被终止了（隐藏检查不说明原因：退出码或信号可能携带它的输入）",
+    },
     "fault_wire_hidden": {
         "en": "the worker sent something that is not a valid answer (a hidden check does not say what)",
         "zh": "工作进程发回的内容不是有效的应答（隐藏检查不显示具体内容）",

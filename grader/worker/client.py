@@ -24,12 +24,17 @@ RUNTIME_SRC = Path(__file__).resolve().parent / "runtime"
 
 
 class WorkerFault(Exception):
-    """The worker process hung, crashed, exited or broke the wire. `reason` is for students."""
+    """The worker process hung, crashed, exited or broke the wire. `reason` is for students.
 
-    def __init__(self, kind: str, reason: str):
+    `hidden_reason` is what a hidden check says instead: only the grader's own limits (the time
+    limit, the memory limit) or that the worker ended, never an exit code, a signal number or
+    any text the worker chose, which code that has seen the hidden inputs could set to them."""
+
+    def __init__(self, kind: str, reason: str, hidden_reason: str | None = None):
         super().__init__(reason)
         self.kind = kind
         self.reason = reason
+        self.hidden_reason = hidden_reason or t("fault_hidden")
 
 
 SIGNAL_REASONS = {  # catalog keys (grader/course/messages.py)
@@ -355,10 +360,11 @@ class Worker:
                 raise wire.WireError("the worker answered out of turn")
         except (socket.timeout, TimeoutError, wire.Overtime):
             self._end()
-            self.fault = WorkerFault("timeout", t("fault_timeout", seconds=f"{timeout:g}"))
+            said = t("fault_timeout", seconds=f"{timeout:g}")
+            self.fault = WorkerFault("timeout", said, said)
         except (EOFError, ConnectionError, BrokenPipeError):
             status = self._end()
-            self.fault = WorkerFault("crash", self._death_reason(status))
+            self.fault = WorkerFault("crash", *self._death_reason(status))
         except wire.WireError as e:
             self._end()
             self.fault = WorkerFault("wire", t("fault_wire", error=e))
@@ -372,25 +378,28 @@ class Worker:
         except wire.WireError as e:
             self._end()
             if isinstance(e, wire.Overtime):
-                self.fault = WorkerFault("timeout", t("fault_timeout", seconds=f"{self.deadline_s:g}"))
+                said = t("fault_timeout", seconds=f"{self.deadline_s:g}")
+                self.fault = WorkerFault("timeout", said, said)
             else:
                 self.fault = WorkerFault("wire", t("fault_wire", error=e))
             raise self.fault from None
 
-    def _death_reason(self, status: dict) -> str:
+    def _death_reason(self, status: dict) -> tuple[str, str | None]:
+        """Why the worker died, and what a hidden check may say of it (None: only that it ended)."""
         if "exitcode" in status:
-            return t("fault_exit", code=status["exitcode"])
+            return t("fault_exit", code=status["exitcode"]), None
         sig = status.get("signal")
         group = self.box.group
         if sig is not None and group is not None and group.oom_kills() > self.oom_before:
-            return t("fault_memory_total", memory_mb=self.limits.memory_mb)
+            said = t("fault_memory_total", memory_mb=self.limits.memory_mb)  # the grader's limit
+            return said, said
         if sig is not None:
             try:
                 key = SIGNAL_REASONS.get(signal.Signals(sig), "signal_other")
             except ValueError:
                 key = "signal_other"
-            return t("fault_signal", why=Msg.key(key, signal=sig, output_mb=self.limits.output_mb))
-        return t("fault_stopped")
+            return t("fault_signal", why=Msg.key(key, signal=sig, output_mb=self.limits.output_mb)), None
+        return t("fault_stopped"), None
 
     def _end(self) -> dict:
         self.dead = True

@@ -218,7 +218,7 @@ class Remote:
             value = self._worker.decode(reply.get("value"), out)
         except WorkerFault as fault:
             if self._hidden is not None and fault.kind == "wire":  # what the worker sent is the student's text
-                raise WorkerFault("wire", t("fault_wire_hidden")) from None
+                raise WorkerFault("wire", t("fault_wire_hidden"), t("fault_wire_hidden")) from None
             raise
         return self._wrap(value, msg.get("target", {}).get("name", "") if msg.get("op") == "call" else "")
 
