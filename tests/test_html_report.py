@@ -10,6 +10,7 @@ import sys
 import pytest
 from PIL import Image
 
+from grader.course.manifest import load as load_course
 from grader.reports import report_html
 from tests.conftest import ROOT, SOLUTIONS, kata, make_submission
 
@@ -80,7 +81,8 @@ def test_chromium_renders_scores_messages_and_colours(page, tmp_path):
     assert "<script" not in dom.lower()  # the student's message stayed text
     text = re.sub(r"<[^>]+>", " ", dom)
     assert "&lt;b&gt;bold&lt;/b&gt; &amp; &lt;script&gt;alert(1)&lt;/script&gt;" in text
-    assert re.search(r"§\s*1\.12\s+6 / 6", text) and re.search(r"§\s*1\.13\s+\d+ / 17", text)
+    scaled = int(load_course(ROOT).get("s1_12_scaled_attention").points)
+    assert re.search(rf"§\s*1\.12\s+{scaled} / {scaled}", text) and re.search(r"§\s*1\.13\s+\d+ / 17", text)
     for check in doc["checks"]:
         assert check["name"].removeprefix("test_") in text
 

@@ -1,5 +1,6 @@
 """What the worker can and cannot see or do, tested directly on the sandbox."""
 import os
+import re
 import shutil
 
 import pytest
@@ -216,4 +217,4 @@ def test_a_venv_reached_through_a_linked_folder_still_starts_the_sandbox(tmp_pat
     done = subprocess.run([str(python), "-m", "grader", "grade", os.path.join(root, "solutions"),
                            "-e", "s1_11_softmax"], cwd=root, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stdout + done.stderr
-    assert "Score: 12 / 12" in done.stdout, done.stdout[-2000:]
+    assert re.search(r"Score: (\d+) / \1\b", done.stdout), done.stdout[-2000:]  # full marks
