@@ -37,6 +37,7 @@ class WorkerFault(Exception):
         self.hidden_reason = hidden_reason or t("fault_hidden")
 
 
+LIMIT_SIGNALS = (signal.SIGXCPU, signal.SIGXFSZ)  # the grader's CPU and output limits: a hidden check may name them
 SIGNAL_REASONS = {  # catalog keys (grader/course/messages.py)
     signal.SIGXCPU: "signal_xcpu",
     signal.SIGXFSZ: "signal_xfsz",
@@ -398,7 +399,8 @@ class Worker:
                 key = SIGNAL_REASONS.get(signal.Signals(sig), "signal_other")
             except ValueError:
                 key = "signal_other"
-            return t("fault_signal", why=Msg.key(key, signal=sig, output_mb=self.limits.output_mb)), None
+            said = t("fault_signal", why=Msg.key(key, signal=sig, output_mb=self.limits.output_mb))
+            return said, (said if sig in LIMIT_SIGNALS else None)
         return t("fault_stopped"), None
 
     def _end(self) -> dict:
