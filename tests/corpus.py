@@ -49,6 +49,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
+from grader.course.messages import t
+
 ROOT = Path(__file__).resolve().parent.parent
 SOLUTIONS = ROOT / "solutions"
 EXERCISES = ROOT / "exercises"
@@ -225,6 +227,9 @@ def _graded_report(o: Outcome) -> dict:
     return o.report
 
 
+HIDDEN_FAULT = t("fault_hidden", lang="en")
+
+
 def zero(exercise: str, *words: str, names: set[str] | None = None, allowed: set[str] = frozenset(),
          quiet: set[str] = frozenset()) -> Expectation:
     """Every check of `exercise` (or those in `names`; any but `allowed`) fails with score 0,
@@ -238,7 +243,9 @@ def zero(exercise: str, *words: str, names: set[str] | None = None, allowed: set
             assert c["status"] == "failed" and c["score"] == 0, f"{exercise}::{c['name']} should score 0: {c}"
             if words and c["name"] not in quiet:
                 msg = c["message"].lower()
-                assert any(w.lower() in msg for w in words), \
+                # a hidden check says only that the worker ended, however it ended (SECURITY.md, G2)
+                ended = c["visibility"] == "hidden" and c.get("kind") == "fault" and HIDDEN_FAULT.lower() in msg
+                assert ended or any(w.lower() in msg for w in words), \
                     f"{exercise}::{c['name']}: the message should say one of {words}, got {c['message']!r}"
     expect.__qualname__ = f"zero({exercise}, {words})"
     return expect
