@@ -244,7 +244,7 @@ def zero(exercise: str, *words: str, names: set[str] | None = None, allowed: set
             if words and c["name"] not in quiet:
                 msg = c["message"].lower()
                 # a hidden check says only that the worker ended, however it ended (SECURITY.md, G2)
-                ended = c["visibility"] == "hidden" and c.get("kind") == "fault" and HIDDEN_FAULT.lower() in msg
+                ended = c["visibility"] == "hidden" and HIDDEN_FAULT.lower() in msg
                 assert ended or any(w.lower() in msg for w in words), \
                     f"{exercise}::{c['name']}: the message should say one of {words}, got {c['message']!r}"
     expect.__qualname__ = f"zero({exercise}, {words})"

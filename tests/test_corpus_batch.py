@@ -38,7 +38,7 @@ pytestmark = pytest.mark.slow  # about 4 minutes (the batch 170 s, the orders 55
 HAS_BWRAP = shutil.which("bwrap") is not None and os.environ.get("KATA_SANDBOX", "").lower() not in (
     "none", "limits", "0", "off")
 JOBS = 2
-BOUND_S = 420  # the whole batch: 170 s on a two-core machine shared with another test run
+BOUND_S = 600  # the whole batch: 425 s on a two-core machine beside another test run (stop 20; 170 s at stop 18)
 
 # Attacks a batch cannot hold, and where each is graded instead.
 LEFT_OUT = {
