@@ -11,6 +11,7 @@ marks as fuzzy what it changed, and `kata verify` refuses a catalog that is inco
 from __future__ import annotations
 
 import ast
+import functools
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -74,10 +75,18 @@ def catalog_path(root: Path, lang: str, file: str) -> Path:
 
 
 def load(path: Path) -> dict[tuple[str, str], str]:
-    """(context, English) -> translation, for the finished entries of a catalog (none if it is missing)."""
-    if not path.is_file():
+    """(context, English) -> translation, for the finished entries of a catalog (none if it is missing).
+    Read once per version of the file: `kata list` and `kata watch` ask for every stub often."""
+    try:
+        st = path.stat()
+    except OSError:
         return {}
-    po = polib.pofile(str(path), wrapwidth=0)
+    return _load(str(path), st.st_mtime_ns, st.st_size)
+
+
+@functools.lru_cache(maxsize=128)
+def _load(path: str, mtime_ns: int, size: int) -> dict[tuple[str, str], str]:
+    po = polib.pofile(path, wrapwidth=0)
     return {(e.msgctxt or "", e.msgid): e.msgstr for e in po
             if e.msgstr and not e.obsolete and "fuzzy" not in e.flags}
 
