@@ -11,7 +11,6 @@ import io
 import os
 import re
 import time
-from dataclasses import asdict, dataclass, field
 
 import pytest
 
@@ -23,45 +22,8 @@ from ..worker.client import Sandbox, WorkerFault
 from ..worker.proxy import BUILTIN_EXCEPTIONS, Remote, StudentError
 from ..worker.sandbox import Limits, SandboxUnavailable
 from . import compare
+from .results import CheckResult, GradeResult
 from .submission import Submission
-
-
-@dataclass
-class CheckResult:
-    exercise: str
-    section: str
-    name: str
-    status: str  # "passed" | "failed" | "skipped"
-    score: float
-    max_score: float
-    message: str
-    listing: list[str]
-    visibility: str  # "public" | "hidden"
-    duration_s: float | None  # None for a hidden check: its time could tell its inputs (SECURITY.md)
-    kind: str = ""  # what failed: "check", "student", "fault", "import", "forbidden", "missing"
-    title: str = ""  # what the check checks, in the report's language (`name` is the function's)
-
-    def as_dict(self) -> dict:
-        return asdict(self)
-
-
-@dataclass
-class GradeResult:
-    submission: str
-    sandbox: str
-    results: list[CheckResult]
-    notes: list[str] = field(default_factory=list)
-    worker_startup_s: float = 0.0
-    duration_s: float = 0.0
-    manifest: dict | None = None  # the `kata submit` manifest's verification; None: none in the submission
-
-    @property
-    def score(self) -> float:
-        return round(sum(r.score for r in self.results), 6)
-
-    @property
-    def max_score(self) -> float:
-        return round(sum(r.max_score for r in self.results), 6)
 
 
 class _Plugin:
@@ -169,7 +131,12 @@ class _Plugin:
 
 def sandbox_for(course: Course, submission: Submission) -> Sandbox:
     """A sandbox for one submission: the grader, the solutions and the course stay hidden."""
-    return Sandbox(submission.root, hide=[str(course.checks_dir.parent), str(course.solutions_dir), str(course.root)],
+    return sandbox_at(course, submission.root)
+
+
+def sandbox_at(course: Course, folder) -> Sandbox:
+    """A sandbox that sees `folder` as the submission (the warm grader refills it between gradings)."""
+    return Sandbox(folder, hide=[str(course.checks_dir.parent), str(course.solutions_dir), str(course.root)],
                    assets_dir=str(course.assets_dir))
 
 
@@ -324,6 +291,15 @@ def _scan_exercise(ex: Exercise, submission: Submission, course: Course | None =
     return " ".join(verdicts), bool(escapes)
 
 
+# pytest plugins the checks never use. unraisableexception and threadexception run gc.collect()
+# several times at the end of every session: with torch loaded that alone took 0.2 s of a 0.4 s
+# one-check run, the price of every `kata check` and every save in `kata watch`.
+QUIET_PLUGINS = [arg for name in ("cacheprovider", "terminal", "stepwise", "unraisableexception", "threadexception",
+                                  "pastebin", "junitxml", "doctest", "legacypath", "setuponly", "setupplan",
+                                  "faulthandler", "logging")
+                 for arg in ("-p", f"no:{name}")]
+
+
 def run(course: Course, submission: Submission, exercises: list[Exercise] | None = None,
         public_only: bool = False, box: Sandbox | None = None, plugins: tuple = ()) -> GradeResult:
     """Grade `submission` on `exercises` (default: all). Never raises for student faults.
@@ -336,7 +312,7 @@ def run(course: Course, submission: Submission, exercises: list[Exercise] | None
         box.launch()
     plugin = _Plugin(course, submission, box, public_only)
     files = [str(course.check_file(ex)) for ex in exercises]
-    args = [*files, "-p", "no:cacheprovider", "-p", "no:terminal", "-p", "no:stepwise", "--assert=plain",
+    args = [*files, *QUIET_PLUGINS, "--assert=plain",
             "--rootdir", str(course.checks_dir), "-c", os.devnull, "--import-mode=importlib",
             "-W", "ignore::DeprecationWarning", "-W", "ignore::UserWarning"]
     try:

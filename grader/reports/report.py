@@ -29,7 +29,7 @@ from rich.table import Table
 from rich.text import Text
 
 from .. import __version__
-from ..checking.runner import GradeResult
+from ..checking.results import GradeResult
 from ..course.manifest import Course
 from ..course.messages import language, t
 from ..course.safe_text import block, one_line

@@ -30,7 +30,7 @@ from . import progress
 from .progress import EMPTY, MISSING, NOT_STARTED
 
 if TYPE_CHECKING:
-    from ..checking.runner import CheckResult, GradeResult
+    from ..checking.results import CheckResult, GradeResult
 
 MARK = {"passed": ("✔", "green"), "failed": ("✘", "red"), "skipped": ("–", "yellow")}
 

@@ -1,0 +1,58 @@
+"""What grading one submission gives: one `CheckResult` per check and their `GradeResult`.
+
+Plain data, importable without torch or pytest: the warm grader (grader/student/warm/) sends a
+result to the student's process as a dict and builds it back here."""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field, fields
+
+
+@dataclass
+class CheckResult:
+    exercise: str
+    section: str
+    name: str
+    status: str  # "passed" | "failed" | "skipped"
+    score: float
+    max_score: float
+    message: str
+    listing: list[str]
+    visibility: str  # "public" | "hidden"
+    duration_s: float | None  # None for a hidden check: its time could tell its inputs (SECURITY.md)
+    kind: str = ""  # what failed: "check", "student", "fault", "import", "forbidden", "missing"
+    title: str = ""  # what the check checks, in the report's language (`name` is the function's)
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass
+class GradeResult:
+    submission: str
+    sandbox: str
+    results: list[CheckResult]
+    notes: list[str] = field(default_factory=list)
+    worker_startup_s: float = 0.0
+    duration_s: float = 0.0
+    manifest: dict | None = None  # the `kata submit` manifest's verification; None: none in the submission
+
+    @property
+    def score(self) -> float:
+        return round(sum(r.score for r in self.results), 6)
+
+    @property
+    def max_score(self) -> float:
+        return round(sum(r.max_score for r in self.results), 6)
+
+    def as_dict(self) -> dict:
+        return {"submission": self.submission, "sandbox": self.sandbox,
+                "results": [r.as_dict() for r in self.results], "notes": list(self.notes),
+                "worker_startup_s": self.worker_startup_s, "duration_s": self.duration_s, "manifest": self.manifest}
+
+    @classmethod
+    def from_dict(cls, doc: dict) -> "GradeResult":
+        """The result `as_dict` gave; unknown keys are ignored (a newer server's)."""
+        known = {f.name for f in fields(CheckResult)}
+        rows = [CheckResult(**{k: v for k, v in r.items() if k in known}) for r in doc["results"]]
+        return cls(doc["submission"], doc["sandbox"], rows, list(doc.get("notes", [])),
+                   float(doc.get("worker_startup_s", 0.0)), float(doc.get("duration_s", 0.0)), doc.get("manifest"))
