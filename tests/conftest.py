@@ -17,6 +17,10 @@ if shutil.which("bwrap") is None and "KATA_SANDBOX" not in os.environ:
     # Without bubblewrap every command stops unless limits-only is asked for: ask, as a student
     # without it is told to (`--sandbox limits-only`); tests of the sandbox itself skip there.
     os.environ["KATA_SANDBOX"] = "none"
+# `kata check`, `watch` and `list` grade through a warm grader per course (grader/student/warm/),
+# a background process that stays up to ten minutes: hundreds of test projects would each leave
+# one. The suite grades in each command's own process; tests/test_warm.py turns it on.
+os.environ.setdefault("KATA_WARM", "0")
 SOLUTIONS = ROOT / "solutions"
 MAX_SCORE = course.load(ROOT, check_files=False).max_score  # the whole course, from the manifest
 EXERCISES = ROOT / "exercises"

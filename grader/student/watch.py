@@ -2,7 +2,8 @@
 
 The current exercise is ID, or the first one not passing. Each save (seen by watchfiles, which
 also sees an editor's save-by-rename and a file deleted and written again) re-runs its public
-checks in the sandbox and redraws the screen; when they all pass, the watch moves on to the
+checks in the sandbox, through the course's warm grader (grader/student/warm/, kept alive while
+watching), and redraws the screen; when they all pass, the watch moves on to the
 next exercise not passing. Keys: h shows the next hint (the same hints and state as
 `kata hint`), q quits; Ctrl-C quits too. The terminal is put in cbreak mode (keys without
 Enter, no echo) only while watching, and restored on every way out.
@@ -91,6 +92,16 @@ class Watch:
             elif key == "h":
                 self.events.put(("hint",))
 
+    def _keep_warm(self) -> None:
+        """Keep the course's warm grader alive while watching, so that a save after a long read
+        is checked at once instead of after the server's idle stop (grader/student/warm/)."""
+        from .warm import address, client
+
+        every = min(60.0, address.idle_seconds() / 3)
+        while not self.stop.wait(every):
+            if not self.busy:
+                client.ping(self.course)
+
     def _sigint(self, signum, frame):
         self.interrupted = True
         raise KeyboardInterrupt
@@ -169,7 +180,8 @@ class Watch:
         # A copy of the terminal's descriptor: pytest points fd 0 at /dev/null while checks run.
         fd = os.dup(sys.stdin.fileno()) if self.keys else None
         old = signal.signal(signal.SIGINT, self._sigint)
-        threads = [threading.Thread(target=self._files, daemon=True)]
+        threads = [threading.Thread(target=self._files, daemon=True),
+                   threading.Thread(target=self._keep_warm, daemon=True)]
         if fd is not None:
             threads.append(threading.Thread(target=self._keys, args=(fd,), daemon=True))
         try:
