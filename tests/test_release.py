@@ -20,6 +20,7 @@ import shutil
 import site
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -103,6 +104,21 @@ def test_check_fails_on_the_stub_and_passes_when_solved(venv, project):
     proc = kata_in(venv, project, "check", "s1_11_softmax")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert f"{n} of {n} public checks pass" in proc.stdout
+    # the same check through the installed package's warm grader, as a student's runs by default
+    folder = Path(tempfile.mkdtemp(prefix="kw-"))
+    os.chmod(folder, 0o700)
+    warm = {"KATA_WARM": "1", "KATA_WARM_DIR": str(folder), "KATA_WARM_IDLE": "60"}
+    try:
+        for _ in range(2):  # the first starts the server, the second finds it
+            hot = subprocess.run([str(venv / "bin" / "kata"), "check", "s1_11_softmax"], cwd=project,
+                                 capture_output=True, text=True, timeout=600, env=_env(**warm))
+            assert hot.returncode == 0 and f"{n} of {n} public checks pass" in hot.stdout, hot.stdout + hot.stderr
+        assert list(folder.glob("*.sock")), "no warm grader answered"
+    finally:
+        subprocess.run([str(venv / "bin" / "python"), "-c", "from grader.course import manifest; "
+                        "from grader.student.warm import client; client.stop(manifest.load())"],
+                       cwd=project, capture_output=True, timeout=60, env=_env(**warm))
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def test_reference_model_mistakes_are_named_from_the_recorded_calls(venv, project):

@@ -7,8 +7,10 @@ import shlex
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 import uuid
+from pathlib import Path
 
 import pytest
 
@@ -24,9 +26,9 @@ class Terminal:
     """One tmux session on a private server, running `kata ARGS` in `project`; after kata
     exits, the shell prints its exit status and whether the terminal settings came back."""
 
-    def __init__(self, project, *args: str, width: int = 160):
+    def __init__(self, project, *args: str, width: int = 160, env: dict | None = None):
         self.server = f"kata-test-{uuid.uuid4().hex[:8]}"
-        env = {"KATA_LANG": "en", "PYTHONPATH": str(ROOT), "TERM": "xterm-256color"}
+        env = {"KATA_LANG": "en", "PYTHONPATH": str(ROOT), "TERM": "xterm-256color", **(env or {})}
         kata = " ".join(shlex.quote(a) for a in [sys.executable, "-m", "grader", *args])
         script = (f"cd {shlex.quote(str(project))}; unset COLUMNS LINES; before=$(stty -g); "
                   f"env {' '.join(f'{k}={shlex.quote(v)}' for k, v in env.items())} {kata}; echo EXIT=$?; "
@@ -62,14 +64,28 @@ class Terminal:
 def terminal():
     opened = []
 
-    def start(project, *args, width: int = 160):
-        term = Terminal(project, *args, width=width)
+    def start(project, *args, width: int = 160, env: dict | None = None):
+        term = Terminal(project, *args, width=width, env=env)
         opened.append(term)
         return term
 
     yield start
     for term in opened:
         term.close()
+
+
+@pytest.fixture
+def warm(tmp_course):
+    """The environment of a watch that grades through the course's warm grader, as a student's
+    does (the suite turns it off elsewhere); the server is stopped after the test."""
+    folder = Path(tempfile.mkdtemp(prefix="kw-"))
+    os.chmod(folder, 0o700)
+    env = {"KATA_WARM": "1", "KATA_WARM_DIR": str(folder), "KATA_WARM_IDLE": "120"}
+    yield env
+    code = "from grader.course import manifest; from grader.student.warm import client; client.stop(manifest.load())"
+    subprocess.run([sys.executable, "-c", code], cwd=tmp_course, env={**os.environ, **env, "PYTHONPATH": str(ROOT)},
+                   capture_output=True, timeout=60)
+    shutil.rmtree(folder, ignore_errors=True)
 
 
 def test_watch_fails_shows_hints_passes_moves_on_and_quits(tmp_course, terminal):
@@ -107,21 +123,36 @@ def test_watch_fails_shows_hints_passes_moves_on_and_quits(tmp_course, terminal)
     term.keys("q")
     screen = term.wait_for("Stopped watching.", "EXIT=0", "TTY=")
     assert "TTY=restored" in screen and "Traceback" not in screen
+    assert list(Path(warm["KATA_WARM_DIR"]).glob("*.sock")), "the watch did not grade through the warm grader"
+    shutil.copy(ROOT / "solutions/ch01/s1_11_softmax.py", tmp_course / SOFTMAX)
+    proc = subprocess.run([sys.executable, "-m", "grader", "check", "s1_11_softmax"], cwd=tmp_course, text=True,
+                          capture_output=True, timeout=120,
+                          env={**os.environ, **warm, "PYTHONPATH": str(ROOT), "KATA_LANG": "en"})
+    assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
-def test_ctrl_c_quits_cleanly_even_while_checks_run(tmp_course, terminal):
-    term = terminal(tmp_course, "watch", "s1_11_softmax")
+def test_ctrl_c_quits_cleanly_even_while_checks_run(tmp_course, terminal, warm):
+    """Through the warm grader: Ctrl-C while it grades stops the watch at once, and a check
+    right after is graded by the same course's server, which stopped the interrupted run."""
+    term = terminal(tmp_course, "watch", "s1_11_softmax", env=warm)
     term.wait_for("First failure: s1_11_softmax")
     (tmp_course / SOFTMAX).write_text((tmp_course / SOFTMAX).read_text() + "\n# saved again\n")
     time.sleep(0.5)  # the save is seen and the checks start again; Ctrl-C now interrupts them
     term.keys("C-c")
     screen = term.wait_for("Stopped watching.", "EXIT=0", "TTY=")
     assert "TTY=restored" in screen and "Traceback" not in screen
+    assert list(Path(warm["KATA_WARM_DIR"]).glob("*.sock")), "the watch did not grade through the warm grader"
+    shutil.copy(ROOT / "solutions/ch01/s1_11_softmax.py", tmp_course / SOFTMAX)
+    proc = subprocess.run([sys.executable, "-m", "grader", "check", "s1_11_softmax"], cwd=tmp_course, text=True,
+                          capture_output=True, timeout=120,
+                          env={**os.environ, **warm, "PYTHONPATH": str(ROOT), "KATA_LANG": "en"})
+    assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
-def test_watch_in_chinese_at_80_columns_on_the_chinese_stubs(tmp_course, terminal):
+def test_watch_in_chinese_at_80_columns_on_the_chinese_stubs(tmp_course, terminal, warm):
     """A reader of the Chinese chapter: Chinese stubs, `kata --lang zh watch` in an 80-column
-    terminal, a wrong save and then the right one, each verdict read in Chinese."""
+    terminal, a wrong save and then the right one, each verdict read in Chinese (graded by the
+    warm grader, as a student's watch is)."""
     from grader.course.messages import t
 
     proc = subprocess.run([sys.executable, "-m", "grader", "stubs", "--lang", "zh"], cwd=tmp_course,
@@ -131,7 +162,7 @@ def test_watch_in_chinese_at_80_columns_on_the_chinese_stubs(tmp_course, termina
     assert stub.startswith("# 练习 s1_11_softmax") and "数值稳定" in stub
     ex = course_mod.load(tmp_course).get("s1_11_softmax")
     first = next(c.title_zh for c in ex.checks if c.title == "softmax of the book's examples")
-    term = terminal(tmp_course, "--lang", "zh", "watch", "s1_11_softmax", width=80)
+    term = terminal(tmp_course, "--lang", "zh", "watch", "s1_11_softmax", width=80, env=warm)
     term.wait_for(t("watch_title", lang="zh", n=13, total=37, id=ex.id, section=ex.section),
                   f"✘ {first}", t("watch_footer", lang="zh", path=SOFTMAX))
 

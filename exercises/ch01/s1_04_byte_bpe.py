@@ -27,13 +27,9 @@ ENDOFTEXT = "<|endoftext|>"
 
 def load_ranks(path: str) -> dict[bytes, int]:
     """Given: read a .tiktoken ranks file into {token bytes: rank}."""
-    ranks = {}
     with open(path, "rb") as f:
-        for line in f:
-            if line.strip():
-                token, rank = line.split()
-                ranks[base64.b64decode(token)] = int(rank)
-    return ranks
+        fields = f.read().split()  # token, rank, token, rank, ...: one token a line, in base64
+    return {base64.b64decode(token): int(rank) for token, rank in zip(fields[0::2], fields[1::2])}
 
 
 def bpe_merge(piece: bytes, ranks: dict[bytes, int]) -> list[int]:

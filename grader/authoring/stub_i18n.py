@@ -161,6 +161,14 @@ def translate_docstrings(source: str, catalog: dict[tuple[str, str], str]) -> tu
     (they keep the English)."""
     tree = ast.parse(source)
     lines = source.splitlines(keepends=True)
+    offsets = [0]
+    for line in lines:
+        offsets.append(offsets[-1] + len(line))
+
+    def span(node) -> tuple[int, int]:  # ast.get_source_segment splits the whole source on each call
+        return (offsets[node.lineno - 1] + _char_col(lines[node.lineno - 1], node.col_offset),
+                offsets[node.end_lineno - 1] + _char_col(lines[node.end_lineno - 1], node.end_col_offset))
+
     missing = []
     edits = []
     for name, node in _docstring_nodes(tree):
@@ -170,17 +178,14 @@ def translate_docstrings(source: str, catalog: dict[tuple[str, str], str]) -> tu
             continue
         first = lines[node.lineno - 1]
         indent = first[:len(first) - len(first.lstrip())]
-        raw = ast.get_source_segment(source, node) or ""
+        start, end = span(node)
+        raw = source[start:end]
         multiline = "\n" in raw and raw.rstrip("\"'").endswith("\n" + indent)
         edits.append((node, _literal(zh, indent, multiline or "\n" in zh)))
     # Apply from the end so earlier offsets stay valid.
-    offsets = [0]
-    for line in lines:
-        offsets.append(offsets[-1] + len(line))
     text = source
     for node, new in sorted(edits, key=lambda e: (e[0].lineno, e[0].col_offset), reverse=True):
-        end = offsets[node.end_lineno - 1] + _char_col(lines[node.end_lineno - 1], node.end_col_offset)
-        start = offsets[node.lineno - 1] + _char_col(lines[node.lineno - 1], node.col_offset)
+        start, end = span(node)
         text = text[:start] + new + text[end:]
     return text, missing
 

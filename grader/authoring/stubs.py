@@ -14,8 +14,10 @@ indentation; signatures, docstrings, imports and everything outside the blocks s
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from dataclasses import dataclass
+from pathlib import Path
 
 from ..course import atomic
 from ..course.messages import LANGS, language
@@ -152,9 +154,26 @@ def stub_text(course, ex, lang: str | None = None) -> str:
             shipped = PACKAGE_DIR / "release_stubs" / ex.file
         if shipped.is_file():
             return shipped.read_text(encoding="utf-8")
-    source = solution.read_text(encoding="utf-8")
-    return HEADER[lang].format(id=ex.id, section=ex.section) + make_stub(
-        source, ex.id, ex.file, lang, catalog(course, ex, lang))
+    po = stub_i18n.catalog_path(course.root, lang, ex.file) if lang != "en" else None
+    return _stub(str(solution), _version(solution), str(po) if po else "", _version(po) if po else None,
+                 ex.id, ex.section, ex.file, lang)
+
+
+def _version(path) -> tuple[int, int] | None:
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return st.st_mtime_ns, st.st_size
+
+
+@functools.lru_cache(maxsize=256)
+def _stub(solution: str, version, po: str, po_version, ex_id: str, section: str, file: str, lang: str) -> str:
+    """A stub made once per version of its solution and catalog (the versions are part of the key):
+    `kata watch` asks for every exercise's stubs, in each language, on each save."""
+    source = Path(solution).read_text(encoding="utf-8")
+    table = stub_i18n.load(Path(po)) if po else {}
+    return HEADER[lang].format(id=ex_id, section=section) + make_stub(source, ex_id, file, lang, table)
 
 
 def stub_variants(course, ex) -> list[str]:

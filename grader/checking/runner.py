@@ -29,7 +29,9 @@ from .submission import Submission
 class _Plugin:
     """pytest plugin: provides `sub`, filters checks, records outcomes."""
 
-    def __init__(self, course: Course, submission: Submission, box: Sandbox, public_only: bool):
+    def __init__(self, course: Course, submission: Submission, box: Sandbox, public_only: bool,
+                 lane: tuple[int, int] | None = None):
+        self.lane = lane
         self.course = course
         self.submission = submission
         self.box = box
@@ -69,6 +71,10 @@ class _Plugin:
                 drop.append(item)
             else:
                 keep.append(item)
+        if self.lane is not None:  # every n-th check from the k-th: another process runs the others
+            k, n = self.lane
+            drop += [item for i, item in enumerate(keep) if i % n != k]
+            keep = [item for i, item in enumerate(keep) if i % n == k]
         items[:] = keep
         if drop:
             config.hook.pytest_deselected(items=drop)
@@ -300,21 +306,46 @@ QUIET_PLUGINS = [arg for name in ("cacheprovider", "terminal", "stepwise", "unra
                  for arg in ("-p", f"no:{name}")]
 
 
+def _pytest_args(course: Course, exercises: list[Exercise]) -> list[str]:
+    files = [str(course.check_file(ex)) for ex in exercises]
+    return [*files, *QUIET_PLUGINS, "--assert=plain", "--rootdir", str(course.checks_dir), "-c", os.devnull,
+            "--import-mode=importlib", "-W", "ignore::DeprecationWarning", "-W", "ignore::UserWarning"]
+
+
+def preload(course: Course) -> None:
+    """Import every check module and load what they read (the fixtures, GPT-2's encoding where its
+    asset is), as a grading would: for a process that forks gradings (the warm grader), so that no
+    grading pays for them again. Runs no check."""
+    from ..capstone import gpt2
+    from . import fixtures
+
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+        pytest.main([*_pytest_args(course, course.exercises), "--collect-only", "-q"])
+    for ex in course.exercises:
+        if fixtures.path(ex.id).is_file():
+            fixtures.load(ex.id)
+    if gpt2.have_asset():
+        try:
+            gpt2.encoding()
+        except Exception:  # a check that needs it says why
+            pass
+
+
 def run(course: Course, submission: Submission, exercises: list[Exercise] | None = None,
-        public_only: bool = False, box: Sandbox | None = None, plugins: tuple = ()) -> GradeResult:
+        public_only: bool = False, box: Sandbox | None = None, plugins: tuple = (),
+        lane: tuple[int, int] | None = None) -> GradeResult:
     """Grade `submission` on `exercises` (default: all). Never raises for student faults.
-    `plugins`: more pytest plugins (`kata release` records what the public checks read)."""
+    `plugins`: more pytest plugins (`kata release` records what the public checks read).
+    `lane` (k, n): only every n-th check from the k-th, in the order pytest collects them (the warm
+    grader runs n lanes side by side, each in its own sandbox, and merges them)."""
     t0 = time.perf_counter()
     exercises = exercises or course.exercises
     own_box = box is None
     if own_box:
         box = sandbox_for(course, submission)
         box.launch()
-    plugin = _Plugin(course, submission, box, public_only)
-    files = [str(course.check_file(ex)) for ex in exercises]
-    args = [*files, *QUIET_PLUGINS, "--assert=plain",
-            "--rootdir", str(course.checks_dir), "-c", os.devnull, "--import-mode=importlib",
-            "-W", "ignore::DeprecationWarning", "-W", "ignore::UserWarning"]
+    plugin = _Plugin(course, submission, box, public_only, lane)
+    args = _pytest_args(course, exercises)
     try:
         with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()) as err:
             code = pytest.main(args, plugins=[plugin, *plugins])

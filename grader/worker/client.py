@@ -72,6 +72,7 @@ class Sandbox:
         self.group: cgroups.Group | None = None  # bounds the memory and tasks of the whole sandbox
         self._baseline_mb = 0.0  # the fork server's own memory, charged to the group
         self.proven = False  # started once: a later failure to start is a fault, the first is SandboxUnavailable
+        self._owner = os.getpid()  # the process that started the fork server (its parent)
 
     # ------------------------------------------------------------------ lifecycle
     def __enter__(self):
@@ -127,6 +128,7 @@ class Sandbox:
         parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         config = {"ctl_fd": child.fileno(), "submission": p.submission, "workdir": p.workdir,
                   "private_tmp": p.kind == "bubblewrap", "uid": p.uid, "limits": self.limits.as_dict()}
+        self._owner = os.getpid()
         self.proc = subprocess.Popen(
             argv + [json.dumps(config)], pass_fds=[child.fileno()], env=sandbox.clean_env(),
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
@@ -156,7 +158,11 @@ class Sandbox:
             self._baseline_mb = self.group.usage_mb()
 
     def alive(self) -> bool:
-        return self.proc is not None and self.proc.poll() is None
+        if self.proc is None:
+            return False
+        if self._owner != os.getpid():  # a process forked from the owner (the warm grader's lanes):
+            return _running(self.proc.pid)  # poll() there says ECHILD, which Popen takes for "exited"
+        return self.proc.poll() is None
 
     def close(self) -> None:
         if self.proc is not None:
@@ -292,6 +298,24 @@ class Sandbox:
         except WorkerFault:
             self.restart()  # the fork server itself is gone or wedged: start over
             return {"signal": signal.SIGKILL, "server_restarted": True}
+
+
+def _running(pid: int) -> bool:
+    """Whether `pid` runs (not a zombie), asked of /proc: for a process that is not our child."""
+    if not os.path.isdir("/proc/self"):  # no /proc (macOS): alive, or a zombie its parent has not reaped
+        try:
+            os.kill(pid, 0)
+            return True
+        except ProcessLookupError:
+            return False
+        except PermissionError:
+            return True
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            stat = f.read()
+    except OSError:
+        return False
+    return stat[stat.rfind(b")") + 2:][:1] not in (b"Z", b"X")
 
 
 def _link_or_copy(src: str, dst: str) -> None:

@@ -1,20 +1,26 @@
 """The warm grader of one course: `python -m grader.student.warm.server ROOT`.
 
 Started by client.py, detached from the terminal. It loads the course, imports what grading
-needs (torch, pytest, hypothesis, the checking code), starts one sandbox on a staging folder it
-owns and only then listens, so a client that connects is answered at once. Requests are served
-one at a time:
+needs (torch, pytest, hypothesis, the checking code), starts its sandboxes on a staging folder
+it owns and only then listens, so a client that connects is answered at once. Requests are
+served one at a time:
 
     {"op": "grade", "stamp": ..., "lang": "en" | "zh", "exercises": [ids]}
-        exercises/ is copied as `kata check` copies it (grader/checking/submission.py), the copy
-        put in the staging folder the sandbox sees, and the public checks of those exercises run
+        exercises/ is copied as `kata check` copies it (grader/checking/submission.py) into the
+        staging folder the sandboxes see, and the public checks of those exercises run
         (grader/checking/runner.py). Reply: {"ok": true, "result": ..., "shas": ...}, or
-        {"ok": false, "error": "submission" | "sandbox" | "internal", "reason": ...}.
+        {"ok": false, "error": "submission" | "sandbox" | "internal" | "interrupted", "reason": ...}.
     {"op": "ping"}   keeps the server alive (kata watch); {"op": "stop"}   stops it.
+
+The checks run in lanes, one per core (at most 2): lane k is a process forked from the server
+for this request that runs every n-th check from the k-th in a sandbox of its own, so two checks
+run side by side without sharing a /tmp, a process namespace or a worker; within a lane each
+check still gets a fresh worker from a fork server that never ran student code, as in `kata
+grade`. The server itself runs no check: each request starts from the state it loaded.
 
 A request whose stamp is not the server's gets {"ok": false, "error": "stale"} and the server
 stops: the grader, the course or the environment changed since it started. A client that hangs
-up during a grading (Ctrl-C, q in kata watch) interrupts it; the sandbox is then started afresh.
+up during a grading (Ctrl-C, q in kata watch) stops the lanes; their sandboxes start afresh.
 The server stops after KATA_WARM_IDLE seconds without a request, or when its course is gone.
 """
 from __future__ import annotations
@@ -22,6 +28,7 @@ from __future__ import annotations
 import dataclasses
 import fcntl
 import hashlib
+import json
 import os
 import select
 import shutil
@@ -29,7 +36,6 @@ import signal
 import socket
 import sys
 import tempfile
-import threading
 import time
 import traceback
 from pathlib import Path
@@ -44,11 +50,8 @@ class Server:
         self.sock_path = sock_path
         self.stamp = address.stamp(course)
         self.listener: socket.socket | None = None
-        self.box = None
+        self.boxes: list = []  # one sandbox per lane
         self.stage: str | None = None
-        self.lock = threading.Lock()  # orders "the grading is done" and "the client hung up"
-        self.done = True
-        self.hung_up = False
 
     # -- life
     def start(self) -> None:
@@ -64,14 +67,16 @@ class Server:
         os.chmod(self.stage, 0o755)  # the worker may run as another user
         self.sub_dir = os.path.join(self.stage, "sub")
         os.mkdir(self.sub_dir, 0o755)
-        self.box = runner.sandbox_at(self.course, self.sub_dir)
-        self.box.launch()
+        self.boxes = [runner.sandbox_at(self.course, self.sub_dir) for _ in range(lanes())]
+        for box in self.boxes:  # the fork servers import torch while this process loads the checks
+            box.launch()
+        runner.preload(self.course)
+        self.start_error = None
         try:
-            self.box.wait_ready()
+            for box in self.boxes:
+                box.wait_ready()
         except Exception as e:  # SandboxUnavailable, a fault: each request says so, then the server stops
             self.start_error = e
-        else:
-            self.start_error = None
         self.listen()
 
     def listen(self) -> None:
@@ -95,9 +100,9 @@ class Server:
                 pass
             self.listener.close()
             self.listener = None
-        if self.box is not None:
-            self.box.close()
-            self.box = None
+        for box in self.boxes:
+            box.close()
+        self.boxes = []
         if self.stage:
             shutil.rmtree(self.stage, ignore_errors=True)
             self.stage = None
@@ -145,7 +150,8 @@ class Server:
         address.send(conn, reply)
         return reply.get("error") != "sandbox"
 
-    def _failure(self, e: BaseException) -> dict:
+    @staticmethod
+    def _failure(e: BaseException) -> dict:
         from ...checking.submission import SubmissionError
         from ...worker.sandbox import SandboxUnavailable
 
@@ -164,63 +170,118 @@ class Server:
         known = {ex.id: ex for ex in course.exercises}
         if not isinstance(ids, list) or not all(isinstance(i, str) and i in known for i in ids):
             return {"ok": False, "error": "internal", "reason": "unknown exercises"}
+        exercises = [known[i] for i in ids]
         lang = msg.get("lang")
         os.environ["KATA_LANG"] = lang if lang in ("en", "zh") else "en"
-        self.done, self.hung_up = False, False
-        watcher = threading.Thread(target=self._watch_hangup, args=(conn,), daemon=True)
+        t0 = time.perf_counter()
         try:
             with open_submission(course.exercises_dir, course.chapter, course.exercises) as sub:
                 _mirror(sub.root, self.sub_dir)
                 staged = dataclasses.replace(sub, root=Path(self.sub_dir), _tmp=None)
                 shas = {}
-                for i in ids:
-                    p = staged.path(known[i].file)
+                for ex in exercises:
+                    p = staged.path(ex.file)
                     if p.is_file():
-                        shas[i] = hashlib.sha256(p.read_bytes()).hexdigest()
-                watcher.start()
-                try:
-                    result = self.runner.run(course, staged, [known[i] for i in ids], public_only=True, box=self.box)
-                finally:
-                    with self.lock:  # from here on the watcher interrupts nothing
-                        self.done = True
-            return {"ok": True, "result": result.as_dict(), "shas": shas}
-        except KeyboardInterrupt:
-            self._fresh_sandbox()
-            return {"ok": False, "error": "interrupted"}
-        except Exception as e:
-            if self.hung_up:  # pytest turned the interruption into an exit code
-                self._fresh_sandbox()
-                return {"ok": False, "error": "interrupted"}
+                        shas[ex.id] = hashlib.sha256(p.read_bytes()).hexdigest()
+                checks = sum(1 for ex in exercises for c in ex.checks if not c.hidden)
+                lanes = self.boxes[:max(1, min(len(self.boxes), checks))]
+                replies = self._run_lanes(conn, staged, exercises, lanes)
+        except Exception as e:  # the submission could not be read (SubmissionError), ...
             return self._failure(e)
-        finally:
-            self.done = True
-            if watcher.is_alive():
-                watcher.join(timeout=1)
+        if replies is None:  # the client hung up
+            return {"ok": False, "error": "interrupted"}
+        for reply in replies:
+            if not reply.get("ok"):
+                return reply
+        return {"ok": True, "result": _merge(course, [r["result"] for r in replies], time.perf_counter() - t0),
+                "shas": shas}
 
-    def _watch_hangup(self, conn: socket.socket) -> None:
-        """The client hung up during the grading (Ctrl-C, q): stop the checks as Ctrl-C would."""
-        while not self.done:
-            ready, _, _ = select.select([conn], [], [], 0.1)
-            if not ready:
-                continue
+    def _run_lanes(self, conn: socket.socket, staged, exercises, lanes) -> list[dict] | None:
+        """Grade in one forked process per lane, each with its own sandbox, side by side. This
+        process runs no check itself: every grading starts from the state the server loaded.
+        None when the client hung up (the lanes are stopped and their sandboxes started afresh)."""
+        for box in lanes:  # one started again after the last request: ready here, not in a lane, whose
+            box.wait_ready()  # copy of the sandbox would take the fork server's one "ready" with it
+        children: dict[int, tuple[int, int]] = {}  # read end -> (lane, pid)
+        for k, box in enumerate(lanes):
+            r, w = os.pipe()
+            pid = os.fork()
+            if pid == 0:  # the lane: grade, write the reply, leave without running any clean-up
+                os.close(r)
+                _lane(self.runner, self.course, staged, exercises, box, (k, len(lanes)), w)
+            os.close(w)
+            children[r] = (k, pid)
+        out: dict[int, bytes] = {k: b"" for k, _ in children.values()}
+        open_fds = set(children)
+        hung_up = False
+        while open_fds and not hung_up:
+            ready, _, _ = select.select([*open_fds, conn], [], [], 1.0)
+            for fd in ready:
+                if fd is conn:
+                    try:
+                        hung_up = conn.recv(1, socket.MSG_PEEK) == b""
+                    except OSError:
+                        hung_up = True
+                    continue
+                chunk = os.read(fd, 1 << 20)
+                if chunk:
+                    out[children[fd][0]] += chunk
+                else:
+                    open_fds.discard(fd)
+        for fd, (k, pid) in children.items():
+            if hung_up:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+            os.waitpid(pid, 0)
+            os.close(fd)
+        for box in lanes:  # a lane that was stopped, or whose fork server a student's code killed
+            if hung_up or not box.alive():
+                box.close()
+                box.launch()
+        if hung_up:
+            return None
+        replies = []
+        for k in range(len(lanes)):
             try:
-                gone = conn.recv(1, socket.MSG_PEEK) == b""
-            except OSError:
-                gone = True
-            if not gone:
-                continue
-            with self.lock:
-                if not self.done:
-                    self.hung_up = True
-                    os.kill(os.getpid(), signal.SIGINT)
-            return
+                replies.append(json.loads(out[k].decode("utf-8")))
+            except ValueError:
+                replies.append({"ok": False, "error": "internal", "reason": f"lane {k} ended without a result"})
+        return replies
 
-    def _fresh_sandbox(self) -> None:
-        """After an interrupted grading a worker may be left: start the sandbox over (lazily:
-        the next grading waits for it)."""
-        if self.box is not None:
-            self.box.close()
-            self.box.launch()
+def _lane(runner, course, staged, exercises, box, lane, w: int) -> None:
+    """One lane's process (forked): grade its share of the checks and write the reply to `w`."""
+    try:
+        import torch
+
+        torch.set_num_threads(1)  # one lane per core
+        started = box.proc.pid if box.proc else None
+        try:
+            result = runner.run(course, staged, exercises, public_only=True, box=box, lane=lane)
+            reply = {"ok": True, "result": result.as_dict()}
+        except BaseException as e:
+            reply = Server._failure(e)
+        data = json.dumps(reply).encode("utf-8")
+        while data:
+            data = data[os.write(w, data):]
+        if box.proc is not None and box.proc.pid != started:  # a sandbox this lane started again: its own
+            box.close()
+    finally:
+        os._exit(0)
+
+
+def _merge(course, docs: list[dict], seconds: float) -> dict:
+    """One result from the lanes' results: every check in the course's order, as one run gives."""
+    order = {}
+    for i, ex in enumerate(course.exercises):
+        for j, c in enumerate(ex.checks):
+            order[(ex.id, c.name)] = (i, j)
+    rows = sorted((r for d in docs for r in d["results"]), key=lambda r: order.get((r["exercise"], r["name"]), (1e9, 0)))
+    merged = dict(docs[0], results=rows)
+    merged["worker_startup_s"] = max(d.get("worker_startup_s", 0.0) for d in docs)
+    merged["duration_s"] = float(round(seconds))
+    return merged
 
 
 def _mirror(src: Path, dst: str) -> None:
@@ -238,6 +299,15 @@ def _mirror(src: Path, dst: str) -> None:
             shutil.copytree(s, d, symlinks=True)
         else:
             shutil.copy2(s, d)
+
+
+def lanes() -> int:
+    """How many checks run side by side: one per core, at most 2 (each lane holds a sandbox whose
+    fork server has torch loaded); KATA_WARM_LANES overrides."""
+    try:
+        return max(1, int(os.environ["KATA_WARM_LANES"]))
+    except (KeyError, ValueError):
+        return max(1, min(2, os.cpu_count() or 1))
 
 
 def lock(sock_path: Path, wait: float = 15.0):
