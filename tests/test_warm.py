@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -58,7 +59,7 @@ def server_pid(course) -> int | None:
 
 def without_time(text: str) -> str:
     """The output without the seconds a run took (the one line that may differ)."""
-    return "\n".join(line.split(" · ")[0] if "public checks pass" in line else line for line in text.splitlines())
+    return re.sub(r" · [\d.]+ (?:s|秒)$", "", text, flags=re.M)
 
 
 def test_the_client_side_loads_no_torch():
@@ -175,8 +176,13 @@ def test_two_checks_at_once_share_one_server(warm):
     outs = [p.communicate(timeout=300) for p in procs]
     assert [p.returncode for p in procs] == [0, 0, 0], outs
     assert len(list(folder.glob("*.sock"))) == 1
-    pids = subprocess.run(["pgrep", "-f", f"grader.student.warm.server {project}"], capture_output=True,
-                          text=True).stdout.split()
+    deadline = time.monotonic() + 20  # a server started at the same moment gives way to the one that answers
+    while True:
+        pids = subprocess.run(["pgrep", "-f", f"grader.student.warm.server {project}"], capture_output=True,
+                              text=True).stdout.split()
+        if len(pids) == 1 or time.monotonic() > deadline:
+            break
+        time.sleep(0.2)
     assert len(pids) == 1, pids
 
 
@@ -215,10 +221,10 @@ def test_the_sandbox_cannot_see_the_socket(warm):
     project, folder, course = warm
     if shutil.which("bwrap") is None or os.environ.get("KATA_SANDBOX", "").lower() in ("none", "limits-only"):
         pytest.skip("limits-only grading runs student code as this user, with no isolation (SECURITY.md)")
-    target = project / "exercises" / SOFTMAX
-    probe = (f"\nimport os\nFOUND = os.path.exists({str(folder)!r})\n"
-             "def simple_normalize(x):\n    raise ValueError('FOUND=' + str(FOUND))\n")
-    target.write_text((SOLUTIONS / SOFTMAX).read_text() + probe)
-    proc = kata(project, "check", "s1_11_softmax")
-    assert "FOUND=False" in proc.stdout, proc.stdout + proc.stderr
+    target = project / "exercises" / "ch01" / "s1_12_context.py"  # an exercise that may import os
+    probe = (f"\nimport os\nraise ValueError('FOUND=' + str(os.path.exists({str(folder)!r})) + "
+             f"str(os.path.exists({str(client.address.socket_path(course))!r})))\n")
+    target.write_text((SOLUTIONS / "ch01" / "s1_12_context.py").read_text() + probe)
+    proc = kata(project, "check", "s1_12_context")
+    assert "FOUND=FalseFalse" in proc.stdout, proc.stdout + proc.stderr
     assert list(folder.glob("*.sock")), "the check did not go through the server"

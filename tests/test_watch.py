@@ -123,12 +123,6 @@ def test_watch_fails_shows_hints_passes_moves_on_and_quits(tmp_course, terminal)
     term.keys("q")
     screen = term.wait_for("Stopped watching.", "EXIT=0", "TTY=")
     assert "TTY=restored" in screen and "Traceback" not in screen
-    assert list(Path(warm["KATA_WARM_DIR"]).glob("*.sock")), "the watch did not grade through the warm grader"
-    shutil.copy(ROOT / "solutions/ch01/s1_11_softmax.py", tmp_course / SOFTMAX)
-    proc = subprocess.run([sys.executable, "-m", "grader", "check", "s1_11_softmax"], cwd=tmp_course, text=True,
-                          capture_output=True, timeout=120,
-                          env={**os.environ, **warm, "PYTHONPATH": str(ROOT), "KATA_LANG": "en"})
-    assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
 def test_ctrl_c_quits_cleanly_even_while_checks_run(tmp_course, terminal, warm):
