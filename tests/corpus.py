@@ -1240,11 +1240,39 @@ CARRY = src('''
                 n = libc.syscall(250, 11, key, buf, 256)  # KEYCTL_READ
                 if n > 0:
                     seen.append(buf.raw[:n].decode())
+        for place in ("/tmp", "/tmp/work"):
+            seen += _deep(place)
         return seen
+
+
+    def _deep(place, text=None):
+        """Down a tree 4,000 folders deep under `place` (its paths are longer than PATH_MAX), where a
+        wipe that walks paths cannot follow: leave `text` at the bottom, or read what is there."""
+        here, found = os.getcwd(), []
+        try:
+            os.chdir(place)
+            if text is not None:
+                os.makedirs(f"deep-{TOKEN}", exist_ok=True)
+            os.chdir(f"deep-{TOKEN}")
+            for _ in range(4000):
+                if text is not None and not os.path.isdir("a"):
+                    os.mkdir("a")
+                os.chdir("a")
+            if text is not None:
+                with open(f"carried-{TOKEN}-{os.getpid()}", "w") as f:
+                    f.write(text)
+            found = [open(p).read() for p in glob.glob(f"carried-{TOKEN}-*")]
+        except OSError:
+            pass
+        finally:
+            os.chdir(here)
+        return found
 
 
     def _leave():
         text = f"CARRIED-{TOKEN}-{os.getpid()}"
+        for place in ("/tmp", "/tmp/work"):
+            _deep(place, text)
         for place in PLACES + _writable_mounts():
             try:
                 with open(f"{place}/carried-{TOKEN}-{os.getpid()}", "w") as f:
@@ -1291,7 +1319,7 @@ SECRECY += [
 SECRECY.append(Attack(
     "secrecy", "carried-between-checks",
     "every worker leaves a text in every writable place it finds (every writable mount, /tmp, /dev/shm, "
-    "$HOME), a POSIX message queue, a System V queue and the session and user keyrings, and raises what "
+    "$HOME, the bottom of a tree 4,000 folders deep in /tmp), a POSIX message queue, a System V queue and the session and user keyrings, and raises what "
     "earlier checks left: nothing may pass from one check to the next",
     graded=("s1_05_positions",), bwrap=True,
     expect=(lambda o: _nothing_carried(o),),

@@ -176,10 +176,11 @@ def test_emptying_tmp_after_a_check_never_crosses_into_a_mount(tmp_path):
     """The fork server empties the sandbox's /tmp after every check. When the grader's Python
     lives under /tmp (a checkout in /tmp), its read-only bind mounts sit inside that /tmp: the
     wipe must leave them alone (walking them cost seconds per check) and still remove the
-    student's files, nested deep or made unreadable."""
+    student's files, nested deep (4,000 folders: past PATH_MAX, which once hid them from the
+    wipe) or made unreadable."""
     import subprocess
 
-    from grader.worker.runtime.__main__ import remove_within
+    from grader.worker.runtime.__main__ import empty_folder
 
     mounted = tmp_path / "python" / "site-packages"
     mounted.mkdir(parents=True)
@@ -192,13 +193,25 @@ def test_emptying_tmp_after_a_check_never_crosses_into_a_mount(tmp_path):
             deep = deep / "d"
         deep.mkdir(parents=True)
         (deep / "leftover").write_text("x")
+        here = os.getcwd()
+        try:  # deeper than PATH_MAX: no path names its bottom, only a walk from folder to folder
+            os.chdir(tmp_path)
+            os.mkdir("deeper")
+            os.chdir("deeper")
+            for _ in range(4000):
+                os.mkdir("a")
+                os.chdir("a")
+            with open("leftover", "w") as f:
+                f.write("x")
+            os.mkdir("locked")
+            os.chmod("locked", 0)
+        finally:
+            os.chdir(here)
         (tmp_path / "locked").mkdir()
         (tmp_path / "locked" / "secret").write_text("x")
         os.chmod(tmp_path / "locked", 0)
         (tmp_path / "file").write_text("x")
-        dev = os.lstat(tmp_path).st_dev
-        for name in os.listdir(tmp_path):
-            remove_within(str(tmp_path / name), dev)
+        empty_folder(str(tmp_path))
         assert (mounted / "torch.py").read_text() == "# the grader's own files\n"
         assert sorted(os.listdir(tmp_path)) == ["python"]  # the mount point's parent cannot go
     finally:

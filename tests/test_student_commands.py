@@ -245,3 +245,14 @@ def test_every_message_has_english_and_chinese_with_the_same_fields():
         assert entry.get("en") and entry.get("zh"), f"{key}: missing a language"
         if key != "mistake":  # the Chinese text uses {mistake_zh} for {mistake}
             assert fields(entry["en"]) == fields(entry["zh"]), key
+
+
+def test_a_fifo_in_place_of_an_exercise_does_not_hang_check_or_list(tmp_course):
+    """A FIFO where an exercise file should be (read, it would block for ever): `kata check` and
+    `kata list` name the file as missing, as grading skips it, and end."""
+    path = tmp_course / CONTEXT
+    path.unlink()
+    os.mkfifo(path)
+    proc = kata_in(tmp_course, "check", "s1_12_context")
+    assert proc.returncode == 1 and "exercises/ch01/s1_12_context.py is missing" in " ".join(proc.stdout.split())
+    assert listed(tmp_course)["s1_12_context"]["status"] == "missing"

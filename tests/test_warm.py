@@ -118,6 +118,9 @@ def test_a_server_is_reused_and_replaced_when_the_grader_changes(warm):
     assert kata(project, "check", "s1_11_softmax").returncode == 1
     first = server_pid(course)
     assert first
+    stages = list(Path(tempfile.gettempdir()).glob("kata-warm-*"))
+    assert stages and all(p.stat().st_mode & 0o777 == 0o700 for p in stages), \
+        "a staging folder that other users of the machine can read"  # the student's code is in it
     assert kata(project, "check", "s1_11_softmax").returncode == 1
     assert server_pid(course) == first, "a second check started another server"
     # a change to what the server loaded (here the course's manifest) makes it stale

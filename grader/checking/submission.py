@@ -351,7 +351,9 @@ def open_submission(path: str | Path, chapter: str = "ch01", exercises=None) -> 
             os.chmod(dirpath, 0o755)
             for f in filenames:
                 os.chmod(os.path.join(dirpath, f), 0o644)
-        os.chmod(tmp, 0o755)
+        # The copy itself is readable by the worker's uid; the folder above it, which the sandbox
+        # never sees (it mounts the copy at /sub), keeps other users of the machine out.
+        os.chmod(tmp, 0o700)
         shutil.rmtree(staging, ignore_errors=True)
         return Submission(origin.resolve(), root, notes, tmp, problems, checked, graded_from, links,
                           label=os.path.basename(os.path.abspath(origin)))

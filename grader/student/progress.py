@@ -58,8 +58,8 @@ def graded_bytes(course: Course, ex: Exercise) -> bytes | None:
     notebook is alone or saved after a .py whose code differs: the rule grading follows
     (grader/submission.py), so a student who works only in notebooks is seen working."""
     py, nb = student_file(course, ex), notebook_file(course, ex)
-    try:
-        data = py.read_bytes()
+    try:  # a FIFO, a socket or a device is not read (a FIFO would block here): grading skips it too
+        data = py.read_bytes() if py.is_file() else None
     except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
         data = None
     if not nb.is_file():

@@ -64,7 +64,7 @@ class Server:
 
         self.runner = runner
         self.stage = tempfile.mkdtemp(prefix="kata-warm-")
-        os.chmod(self.stage, 0o755)  # the worker may run as another user
+        os.chmod(self.stage, 0o700)  # other users of the machine stay out; the sandboxes mount sub/ at /sub
         self.sub_dir = os.path.join(self.stage, "sub")
         os.mkdir(self.sub_dir, 0o755)
         self.boxes = [runner.sandbox_at(self.course, self.sub_dir) for _ in range(lanes())]

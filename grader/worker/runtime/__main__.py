@@ -200,56 +200,79 @@ def sweep(live: set[int], statuses: dict[int, dict], budget_s: float = 2.0) -> i
     return killed
 
 
-def remove_within(path: str, dev: int) -> None:
-    """Delete `path` and everything below it that is on device `dev`, never crossing into another
-    file system: when the grader's Python lives under /tmp (a checkout in /tmp), its read-only
-    bind mounts sit inside the sandbox's /tmp, and walking them after every check cost seconds.
-    Iterative, so a folder nested thousands deep cannot exhaust the stack."""
-    stack = [(path, False)]
-    while stack:
-        p, listed = stack.pop()
-        try:
-            st = os.lstat(p)
-        except OSError:
-            continue
-        if st.st_dev != dev:
-            continue  # a mount point: not ours to empty
-        if not stat.S_ISDIR(st.st_mode):
+def _quietly(fn, *args, **kwargs) -> bool:
+    try:
+        fn(*args, **kwargs)
+        return True
+    except OSError:
+        return False
+
+
+def empty_folder(folder: str, keep: frozenset = frozenset()) -> None:
+    """Delete everything in `folder` but the names in `keep`, never crossing into another file
+    system: when the grader's Python lives under /tmp (a checkout in /tmp), its read-only bind
+    mounts sit inside the sandbox's /tmp, and walking them after every check cost seconds.
+
+    Every subfolder is first moved up into `folder` itself, and emptied there: a tree nested
+    thousands deep, whose paths are longer than the kernel takes (PATH_MAX), is taken apart one
+    level at a time, through two descriptors and names of one component, so none of it survives
+    into the next check."""
+    try:
+        top = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    except OSError:
+        return
+    try:
+        dev = os.fstat(top).st_dev
+        todo = [n for n in os.listdir(top) if n not in keep]
+        moved = 0
+        while todo:
+            name = todo.pop()
             try:
-                os.unlink(p)
+                st = os.lstat(name, dir_fd=top)
             except OSError:
-                pass
-            continue
-        if listed:
-            try:
-                os.rmdir(p)
-            except OSError:
-                pass
-            continue
-        try:
+                continue
+            if st.st_dev != dev:
+                continue  # a mount point: not ours to empty
+            if not stat.S_ISDIR(st.st_mode):
+                _quietly(os.unlink, name, dir_fd=top)
+                continue
             if st.st_mode & stat.S_IRWXU != stat.S_IRWXU:  # a folder the worker made unreadable: open it up
-                os.chmod(p, stat.S_IRWXU)
-            names = os.listdir(p)
-        except OSError:
-            names = []
-        stack.append((p, True))
-        stack.extend((os.path.join(p, n), False) for n in names)
+                _quietly(os.chmod, name, stat.S_IRWXU, dir_fd=top)
+            try:
+                fd = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=top)
+            except OSError:
+                continue
+            try:
+                for child in os.listdir(fd):
+                    try:
+                        cst = os.lstat(child, dir_fd=fd)
+                    except OSError:
+                        continue
+                    if cst.st_dev != dev:
+                        continue
+                    if not stat.S_ISDIR(cst.st_mode):
+                        _quietly(os.unlink, child, dir_fd=fd)
+                        continue
+                    for _ in range(64):  # up into `folder`, under a name not taken there
+                        moved += 1
+                        up = f".kata-wipe-{moved}"
+                        if _quietly(os.rename, child, up, src_dir_fd=fd, dst_dir_fd=top):
+                            todo.append(up)
+                            break
+            finally:
+                os.close(fd)
+            _quietly(os.rmdir, name, dir_fd=top)
+    finally:
+        os.close(top)
 
 
 def wipe(config: dict) -> None:
     """Empty the working folder, and /tmp too when it is the sandbox's own (bubblewrap)."""
     work = os.path.realpath(config["workdir"])
-    folders = [work] + (["/tmp"] if config.get("private_tmp") else [])
-    for folder in folders:
-        try:
-            dev = os.lstat(folder).st_dev
-            names = os.listdir(folder)
-        except OSError:
-            continue
-        for name in names:
-            path = os.path.join(folder, name)
-            if path != work:
-                remove_within(path, dev)
+    empty_folder(work)
+    if config.get("private_tmp"):
+        keep = frozenset([os.path.basename(work)]) if os.path.dirname(work) == "/tmp" else frozenset()
+        empty_folder("/tmp", keep)
 
 
 def main() -> None:
