@@ -164,7 +164,10 @@ def test_code_that_kills_its_fork_server_costs_only_its_own_checks(warm):
     cold = kata(project, "check", "s1_11_softmax", warm_on=False)
     hot = kata(project, "check", "s1_11_softmax")
     assert hot.returncode == cold.returncode == 1
-    assert without_time(hot.stdout) == without_time(cold.stdout), hot.stdout + "\n---\n" + cold.stdout
+    # the verdicts and points alike (which words a killed worker's fault gets is a race in both)
+    rows = lambda out: [line for line in without_time(out).splitlines() if line.lstrip().startswith(("✔", "✘"))
+                        or "public checks pass" in line]
+    assert rows(hot.stdout) == rows(cold.stdout), hot.stdout + "\n---\n" + cold.stdout
     target.write_text(solution)
     again = kata(project, "check", "s1_11_softmax")
     assert again.returncode == 0, again.stdout + again.stderr
