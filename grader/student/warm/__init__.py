@@ -3,7 +3,8 @@ sandboxed fork server loaded between gradings, so that `kata check` and a save i
 pay only for the checks themselves.
 
     address.py  where a course's server listens (a private folder), its stamp, the wire format
-    server.py   the server: `python -m grader.student.warm.server ROOT`; grades exercises/ only
+    server.py   the server (`python -m grader.student.warm.server ROOT`, started by the client
+                from the grader package it imported); grades exercises/ only
     client.py   what `kata check`, `watch` and `list` call: starts the server on demand, sends
                 a request, builds the result back; imports no torch
 

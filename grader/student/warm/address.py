@@ -105,6 +105,24 @@ def stamp(course: Course) -> str:
     return h.hexdigest()
 
 
+def connect(path: Path) -> socket.socket | None:
+    """A connection to the server listening at `path`; None when none answers there."""
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        s.connect(str(path))
+    except OSError:
+        s.close()
+        return None
+    return s
+
+
+def answers(path: Path) -> bool:
+    conn = connect(path)
+    if conn is not None:
+        conn.close()
+    return conn is not None
+
+
 def send(sock: socket.socket, message: dict) -> None:
     data = json.dumps(message).encode("utf-8")
     sock.sendall(struct.pack(">I", len(data)) + data)

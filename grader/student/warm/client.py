@@ -27,20 +27,17 @@ class Unavailable(Exception):
     """No server answers and none could be started."""
 
 
-def _connect(path: Path) -> socket.socket | None:
-    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    try:
-        s.connect(str(path))
-    except OSError:
-        s.close()
-        return None
-    return s
+# The server imports the very grader package this process imported. `python -m grader...` from the
+# course folder would import whatever `grader/` sits there first: in an installed bundle that is
+# the source folder pip built from, whose stamp never matches, so every request found it stale.
+BOOT = ("import sys; sys.path[0] = sys.argv.pop(1); from grader.student.warm.server import main; "
+        "raise SystemExit(main(sys.argv[1:]))")
 
 
 def _spawn(course: Course, path: Path) -> subprocess.Popen:
     log = open(path.with_suffix(".log"), "wb")
     try:
-        return subprocess.Popen([sys.executable, "-m", "grader.student.warm.server", str(course.root)],
+        return subprocess.Popen([sys.executable, "-c", BOOT, str(address.GRADER.parent), str(course.root)],
                                 stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True,
                                 cwd=str(course.root), close_fds=True)
     finally:
@@ -49,13 +46,13 @@ def _spawn(course: Course, path: Path) -> subprocess.Popen:
 
 def _server(course: Course, path: Path) -> socket.socket:
     """A connection to the course's server, started when none answers."""
-    conn = _connect(path)
+    conn = address.connect(path)
     if conn is not None:
         return conn
     proc = _spawn(course, path)
     deadline = time.monotonic() + START_TIMEOUT
     while time.monotonic() < deadline:
-        conn = _connect(path)
+        conn = address.connect(path)
         if conn is not None:
             return conn
         if proc.poll() not in (None, 0):  # it failed; 0: another server holds the course (wait for it)
@@ -72,7 +69,7 @@ def request(course: Course, message: dict, start: bool = True) -> dict | None:
         raise Unavailable("no private folder for the warm grader's socket")
     message = dict(message, stamp=address.stamp(course))
     for _ in range(3):
-        conn = _server(course, path) if start else _connect(path)
+        conn = _server(course, path) if start else address.connect(path)
         if conn is None:
             return None
         with conn:
@@ -124,7 +121,7 @@ def ping(course: Course) -> bool:
 def stop(course: Course) -> bool:
     """Stop the course's server; False when none was running."""
     path = address.socket_path(course)
-    conn = _connect(path) if path is not None else None
+    conn = address.connect(path) if path is not None else None
     if conn is None:
         return False
     with conn:
