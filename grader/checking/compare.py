@@ -10,6 +10,7 @@ Every text a check passes (`what=`, `expect`'s message, `CheckFailure`) is a `Ms
 from __future__ import annotations
 
 import contextvars
+import functools
 from dataclasses import dataclass
 
 import torch
@@ -25,9 +26,10 @@ class CheckFailure(AssertionError):
     """A check failed; the message (a `Msg`, rendered in the student's language) is meant for
     the student."""
 
-    def __init__(self, message: "Msg | str"):
+    def __init__(self, message: "Msg | str", mistake: str = ""):
         super().__init__(message)
         self.text = message  # not `msg`: pytest reads an AssertionError's `msg` as a str
+        self.mistake = mistake  # the English name of a recognised mistake: counted in the class summary
 
     def __str__(self) -> str:
         return str(self.text)
@@ -102,12 +104,14 @@ def expect_tensor(actual, expected: torch.Tensor, tol: str = "exact", what: Msg 
     tolv = tolerances.get(tol)
     if not isinstance(actual, torch.Tensor):
         raise CheckFailure(t("not_a_tensor", what=what, got=type(actual).__name__))
-    hint = _mistake(actual, mistakes, tolv)
+    named = _mistake(actual, mistakes, tolv)
+    hint = t("mistake", mistake=named.message) if named else ""
+    fail = functools.partial(CheckFailure, mistake=named.en if named else "")
     if tuple(actual.shape) != tuple(expected.shape):
         key = "shape_hidden" if hidden else "shape"  # hidden: not even the shape (it can follow the input)
-        raise CheckFailure(_join(t(key, what=what, expected=tuple(expected.shape), actual=tuple(actual.shape)), hint))
+        raise fail(_join(t(key, what=what, expected=tuple(expected.shape), actual=tuple(actual.shape)), hint))
     if dtype and actual.dtype != expected.dtype:
-        raise CheckFailure(_join(t("dtype", what=what, expected=expected.dtype, actual=actual.dtype), hint))
+        raise fail(_join(t("dtype", what=what, expected=expected.dtype, actual=actual.dtype), hint))
     if actual.numel() == 0:
         return
     a = actual.detach().to(torch.float64)
@@ -115,21 +119,21 @@ def expect_tensor(actual, expected: torch.Tensor, tol: str = "exact", what: Msg 
     bad_finite = ~torch.isfinite(a) & torch.isfinite(e) if nonfinite else ~torch.isfinite(a)
     if bad_finite.any():
         if hidden:  # where and how many can follow the input: a hidden check says neither
-            raise CheckFailure(_join(t("nonfinite_hidden", what=what), hint))
+            raise fail(_join(t("nonfinite_hidden", what=what), hint))
         first = _index(int(bad_finite.flatten().nonzero()[0]), a.shape)
-        raise CheckFailure(_join(t("nonfinite", what=what, count=int(bad_finite.sum()), index=first), hint))
+        raise fail(_join(t("nonfinite", what=what, count=int(bad_finite.sum()), index=first), hint))
     ok = close_mask(a, e, tolv)
     if bool(ok.all()):
         return
     bad = int((~ok).sum())
     if hidden:
-        raise CheckFailure(_join(t("values_hidden", what=what, bad=bad, total=a.numel(), tol=tolv), hint))
+        raise fail(_join(t("values_hidden", what=what, bad=bad, total=a.numel(), tol=tolv), hint))
     err = (a - e).abs().nan_to_num(nan=float("inf"))
     err = torch.where(ok, torch.zeros_like(err), err)
     worst = int(err.flatten().argmax())
     idx = _index(worst, a.shape)
     rel = (err / e.abs().clamp_min(1e-12)).max()
-    raise CheckFailure(_join(t("values", what=what, bad=bad, total=a.numel(), tol=tolv, index=idx,
+    raise fail(_join(t("values", what=what, bad=bad, total=a.numel(), tol=tolv, index=idx,
                                expected=_fmt(float(e.flatten()[worst])), actual=_fmt(float(a.flatten()[worst])),
                                abs_err=float(err.max()), rel_err=float(rel)), hint))
 
@@ -150,11 +154,11 @@ def expect(condition: bool, message: Msg) -> None:
         raise CheckFailure(message)
 
 
-def _mistake(actual: torch.Tensor, mistakes, tol) -> str:
+def _mistake(actual: torch.Tensor, mistakes, tol) -> "Mistake | None":
     for m in mistakes or []:
         if tuple(actual.shape) == tuple(m.value.shape) and bool(close_mask(actual, m.value, tol).all()):
-            return t("mistake", mistake=m.message)
-    return ""
+            return m
+    return None
 
 
 def _join(message: str, hint: str) -> str:

@@ -21,6 +21,7 @@ class CheckResult:
     duration_s: float | None  # None for a hidden check: its time could tell its inputs (SECURITY.md)
     kind: str = ""  # what failed: "check", "student", "fault", "import", "forbidden", "missing"
     title: str = ""  # what the check checks, in the report's language (`name` is the function's)
+    mistake: str = ""  # a recognised mistake (compare.Mistake's English name): the class summary counts them
 
     def as_dict(self) -> dict:
         return asdict(self)

@@ -360,13 +360,15 @@ def run(course: Course, submission: Submission, exercises: list[Exercise] | None
             exc = plugin.errors.get(item.nodeid)
             status = plugin.outcomes.get(item.nodeid) or ("failed" if exc is not None else "passed")
             message, kind = _message(exc, hidden=info["hidden"])
+            root = _root_cause(exc) if exc is not None else None
+            mistake = root.mistake if isinstance(root, compare.CheckFailure) else ""
             results.append(CheckResult(
                 exercise=ex.id, section=ex.section, name=item.name, status=status,
                 score=info["points"] if status == "passed" else 0.0, max_score=info["points"],
                 message=message, listing=list(info["listings"]),
                 visibility="hidden" if info["hidden"] else "public",
                 duration_s=None if info["hidden"] else round(plugin.durations.get(item.nodeid, 0.0), 4), kind=kind,
-                title=pick(info["title"], info["title_zh"])))
+                title=pick(info["title"], info["title_zh"]), mistake=mistake))
         for ex in exercises:
             verdict, escaped = _scan_exercise(ex, submission, course)
             if verdict:
