@@ -625,7 +625,7 @@ def cached_token_ids(texts: Sequence[str], encode_batch: Callable[[list[str]], l
     lengths = torch.tensor([0] + [len(r) for r in rows], dtype=torch.int64)
     offsets = torch.cumsum(lengths, 0)
     ids = torch.tensor([i for r in rows for i in r], dtype=torch.int32)
-    with atomic.replacing(path) as tmp:
+    with atomic.replacing(path, mode=0o600) as tmp:  # a cache under .kata/: private, as it always was
         save_file({"ids": ids, "offsets": offsets}, str(tmp), metadata=meta)
     return TokenIds(ids, offsets, cached=False, path=path)
 

@@ -4,7 +4,10 @@ Every file the grader writes for someone to read back (reports, batch records an
 feedback pages, state files, checkpoints, caches, zips) is written here, in four steps:
 
 1. into a temporary file `.<name>.<random><suffix>` in the target's own folder (the same file
-   system, so that step 3 is atomic), created private (0600) unless `mode` says otherwise;
+   system, so that step 3 is atomic), created with the mode any program's new file gets
+   (0666 & ~umask: a course group's teaching assistants read a gradebook as they read any other
+   file), or with `mode` where the caller asks for one (0600 for the files kept private by
+   design: a student's `.kata/` state, caches); a private file is private from its creation on;
 2. flushed to the disk (fsync): a full disk shows up here, not later as a short file;
 3. renamed over the target (os.replace): a reader sees the old file or the new one, never half;
    `durable`: the folder is flushed too, so the rename itself survives a power cut;
@@ -23,12 +26,14 @@ import errno
 import json
 import os
 import secrets
+import stat
 from pathlib import Path
 
 from .messages import t
 
 EXIT = 3  # the exit status of a command that could not write one of its files
 TMP = ".tmp"
+NEW = 0o666  # a new file's mode before the umask: what open(path, "w") asks for
 FULL = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)  # more space (or a higher quota) makes it work
 REASONS = {errno.ENOSPC: "write_reason_full", errno.EDQUOT: "write_reason_quota",
            errno.EFBIG: "write_reason_too_big", errno.EROFS: "write_reason_read_only",
@@ -56,11 +61,12 @@ class WriteError(OSError):
 
 
 @contextlib.contextmanager
-def replacing(path: str | os.PathLike, *, mode: int = 0o600, keep_mode: bool = False, suffix: str = TMP,
+def replacing(path: str | os.PathLike, *, mode: int | None = None, keep_mode: bool = False, suffix: str = TMP,
               durable: bool = False):
     """`with replacing(path) as tmp:` write the file `tmp` (by its name: savefig, save_file,
     zipfile, tarfile...); when the block ends without an error, `tmp` becomes `path`.
-    `mode`: the new file's permissions; `keep_mode`: the target's, when it exists."""
+    `mode`: the new file's permissions (None: 0666 & ~umask, as `open(path, "w")` gives);
+    `keep_mode`: the target's, when it exists."""
     path = Path(path)
     tmp = None
     try:
@@ -69,10 +75,15 @@ def replacing(path: str | os.PathLike, *, mode: int = 0o600, keep_mode: bool = F
             while True:  # named before it exists: Ctrl-C between creating and naming it leaves none
                 tmp = path.parent / f".{path.name}.{secrets.token_hex(6)}{suffix}"
                 try:
-                    os.close(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+                    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, NEW if mode is None else 0o600)
                     break
                 except FileExistsError:  # another writer's: never ours to remove
                     tmp = None
+            try:  # the mode the umask gave it, set again at the end: a writer may replace `tmp`
+                if mode is None:  # (safetensors' save_file leaves a 0600 file there)
+                    mode = stat.S_IMODE(os.fstat(fd).st_mode)
+            finally:
+                os.close(fd)
             yield tmp
             _commit(tmp, path, _mode(path, mode, keep_mode), durable)
             tmp = None

@@ -57,4 +57,5 @@ class StateFile:
             self.moved_to = None
 
     def save(self) -> None:
-        atomic.write_json(self.path, {"schema": self.schema, "data": self.data}, indent=1, sort_keys=True)
+        atomic.write_json(self.path, {"schema": self.schema, "data": self.data}, indent=1, sort_keys=True,
+                          mode=0o600)  # a student's own progress and hints: not for other users of the machine
