@@ -30,6 +30,18 @@ fi
 
 PYTHON="${PYTHON:-python3}"
 "$PYTHON" -c 'import sys; assert sys.version_info >= (3, 11), "the kata needs Python >= 3.11"'
+# Offline labs: KATA_ASSETS_FILE=FILE (from `kata assets pack FILE --with-wheels`) is unpacked first, by this Python
+# alone (sha256-checked), into .kata/. Where wheels are (.kata/wheels, or KATA_WHEELS=DIR), every pip below installs
+# from them only (--no-index --find-links) and never asks a package index.
+if [ -n "${KATA_ASSETS_FILE:-}" ]; then
+  "$PYTHON" -m grader.capstone.assets unpack "$KATA_ASSETS_FILE"
+fi
+WHEELS="${KATA_WHEELS:-$(dirname "${KATA_ASSETS_DIR:-.kata/assets}")/wheels}"
+if compgen -G "$WHEELS/*.whl" >/dev/null; then
+  WHEELS="$(cd "$WHEELS" && pwd)"
+  echo "setup: installing from the wheels in $WHEELS, with no package index" >&2
+  export PIP_NO_INDEX=1 PIP_FIND_LINKS="$WHEELS"
+fi
 [ -x .venv/bin/python ] || "$PYTHON" -m venv .venv
 .venv/bin/python -m pip install -q --disable-pip-version-check "torch==2.13.0" ${KATA_TORCH_PIP_ARGS:-}
 .venv/bin/python -m pip install -q --disable-pip-version-check -e ".[nbgrader]"  # the extra: nbgrader, for `kata export nbgrader`'s test

@@ -4,6 +4,7 @@
     kata grade PATH [--json FILE] [--html FILE]  grade a submission (folder or .zip): all checks, hidden too
     kata grade DIR --out OUT [--jobs N]  grade every submission in a class folder, N at a time, resumably
     kata gradebook OUT              write the gradebook formats again from OUT's reports
+    kata similarity DIR --out OUT   pairs of students whose code is alike, per exercise (the stubs never count)
     kata list [--json]              every exercise with its status, points and the course's progress
     kata check [ID] [--html FILE]   run the public checks against exercises/
     kata watch [ID]                 re-check the current exercise on every save; h: hint, q: quit
@@ -19,7 +20,7 @@
     kata export nbgrader DIR        the course as an nbgrader course directory (autograded notebooks)
     kata release OUT                the student bundle: stubs, public checks, runtime; nothing hidden
     kata export gradescope OUT.zip  a Gradescope autograder (setup.sh, run_autograder, every check)
-    kata assets fetch|status|pack FILE|unpack FILE   the data files, and moving them to offline machines
+    kata assets fetch|status|pack FILE [--with-wheels]|unpack FILE   the data files (and wheels) for offline machines
 """
 from __future__ import annotations
 
@@ -32,6 +33,7 @@ from .authoring import commands as authoring
 from .capstone import commands as capstone
 from .course.messages import t
 from .instructor import commands as instructor
+from .instructor.similarity import commands as similarity
 from .student import commands as student
 
 
@@ -39,10 +41,29 @@ def _add_assets_parser(sub) -> None:
     a = sub.add_parser("assets", help="fetch the data files (tokenizer ranks, corpora), or move them to offline machines",
                        description="fetch: GPT-2's merge ranks, the offline corpus and, when the hub answers, IMDb into "
                                    ".kata/assets and .kata/data; status: what is there; pack FILE: all of it in one "
-                                   "tar.gz with sha256s; unpack FILE: verify such a file and install it")
-    a.add_argument("action", choices=["fetch", "status", "pack", "unpack"])
+                                   "tar.gz with sha256s (--with-wheels: and every wheel setup.sh installs); "
+                                   "unpack FILE: verify such a file and install it")
+    a.add_argument("action", choices=["fetch", "status", "pack", "unpack"], help="what to do (see above)")
     a.add_argument("file", nargs="?", help="the archive (pack, unpack)")
+    a.add_argument("--with-wheels", action="store_true",
+                   help="pack: also every wheel setup.sh installs (pip download, from the index pip uses here), "
+                        "so that `KATA_ASSETS_FILE=FILE ./setup.sh` installs on lab machines with no package index")
+    a.add_argument("--python-version", metavar="X.Y",
+                   help="pack --with-wheels (implied): the lab machines' Python (default: this interpreter's)")
+    a.add_argument("--platform", action="append", metavar="TAG",
+                   help="pack --with-wheels (implied): a pip platform tag of the lab machines, e.g. manylinux_2_28_x86_64; "
+                        "repeatable (default: this machine's)")
     a.set_defaults(func=capstone.cmd_assets)
+
+
+def _add_selection(parser, verb: str, exercises: bool = True) -> None:
+    """-e (an id, a section such as 1.11, or an id prefix such as s1_11) and --assignment."""
+    if exercises:
+        parser.add_argument("--exercise", "-e", action="append", metavar="ID",
+                            help=f"{verb} only this exercise, section (1.11) or id prefix (s1_11); repeatable")
+    parser.add_argument("--assignment", "-a", metavar="ID",
+                        help=f"{verb} only the exercises of this [[assignment]] of course.toml (e.g. week2), "
+                             "its points scaled to the assignment's")
 
 
 def _add_gradescope_target(targets) -> None:
@@ -56,6 +77,7 @@ def _add_gradescope_target(targets) -> None:
                     help="how Gradescope grades: bubblewrap (default; where it cannot start, no score is recorded "
                          "and the log says why) or limits-only (for a container that allows no namespaces; "
                          "every result says so)")
+    _add_selection(gs, "grade")
     gs.set_defaults(func=instructor.cmd_export_gradescope)
 
 
@@ -70,13 +92,66 @@ def _add_export_parser(sub) -> None:
                                    "sandboxed grader grades each notebook and writes every check's outcome into "
                                    "its test cell, which nbgrader scores.")
     nb.add_argument("dir", help="the nbgrader course directory (created if missing)")
-    nb.add_argument("--exercise", "-e", action="append", help="export only this exercise (repeatable)")
+    _add_selection(nb, "export")
     nb.add_argument("--by", choices=["section", "exercise"], default="section",
                     help="one assignment per section (default, e.g. s1_11) or per exercise")
     nb.add_argument("--force", action="store_true",
                     help="replace files that differ (copied to DIR/.kata-backups/<time>/ first)")
     nb.set_defaults(func=instructor.cmd_export_nbgrader)
     _add_gradescope_target(xs)
+
+
+# kata train's numeric options: (name, type, help); the defaults come from TrainConfig
+TRAIN_NUMBERS = (
+    ("dim", int, "model width: the embedding and hidden size (default %(default)s)"),
+    ("layers", int, "encoder blocks (default %(default)s)"),
+    ("heads", int, "attention heads per block; must divide --dim (default %(default)s)"),
+    ("ff_dim", int, "hidden width of each block's feed-forward network (default %(default)s)"),
+    ("max_len", int, "tokens per review, [CLS] and [SEP] included; longer reviews are cut (--truncation) "
+                     "(default %(default)s)"),
+    ("epochs", int, "passes over the training split (default %(default)s)"),
+    ("batch_size", int, "reviews per training step, per process under torchrun (default %(default)s)"),
+    ("eval_every", int, "validate every N steps (default %(default)s: once per epoch)"),
+    ("max_steps", int, "stop after N training steps (default %(default)s: train every epoch)"),
+    ("limit", int, "train on at most N examples of the training set, drawn with --seed, before the "
+                   "validation split is taken (default %(default)s: all)"),
+    ("seed", int, "random seed: initial weights, shuffling, the validation split, --limit's draw "
+                  "(default %(default)s)"),
+    ("lr", float, "peak learning rate of AdamW, reached after --warmup and then decayed linearly to 0 "
+                  "(default %(default)s)"),
+    ("weight_decay", float, "AdamW's weight decay, on weight matrices only, not biases or norms "
+                            "(default %(default)s)"),
+    ("warmup", float, "share of all steps over which the learning rate rises linearly to --lr "
+                      "(default %(default)s)"),
+    ("clip", float, "clip the gradients' norm to this value; 0: no clipping (default %(default)s)"),
+    ("val_fraction", float, "share of the training set held out for validation, which picks the best "
+                            "checkpoint (default %(default)s)"),
+)
+
+
+def _add_similarity_parser(sub) -> None:
+    from .instructor.similarity.run import DEFAULT_THRESHOLD, MIN_TOKENS
+
+    sim = sub.add_parser(
+        "similarity", help="find pairs of students whose code is alike, exercise by exercise (copydetect)",
+        description="Compare every pair of submissions in a class folder, exercise by exercise, with copydetect's "
+                    "winnowing fingerprints: names, comments and the order of functions do not matter, and the "
+                    "stub each student was given (exercises/) never counts. Writes OUT/similarity.csv (every "
+                    "pair), similarity.md (the pairs above the threshold, ranked) and similarity.html (each flagged "
+                    "pair side by side, the matching regions highlighted). The code is read as text, never run.")
+    sim.add_argument("path", metavar="DIR", help="the class folder: one entry per student (folders, zips, notebooks), "
+                                                 "as `kata grade DIR --out OUT` takes it")
+    sim.add_argument("--out", metavar="OUT", required=True,
+                     help="where to write the results; the folder of `kata grade DIR --out OUT` adds a Similarity "
+                          "section to its summary.md")
+    sim.add_argument("--threshold", type=similarity.threshold, default=DEFAULT_THRESHOLD, metavar="X",
+                     help="flag a pair when at least this share of either student's own code (not the stub's) is "
+                          "also in the other's: a fraction or a percentage (default %(default)s; copies with renamed "
+                          "names and comments score about 0.9-1, independent solutions below 0.3); fewer than "
+                          f"{MIN_TOKENS} matching tokens never flag a pair")
+    sim.add_argument("--exercise", "-e", action="append", metavar="ID",
+                     help="compare only this exercise (repeatable)")
+    sim.set_defaults(func=similarity.cmd_similarity)
 
 
 def _add_train_parser(sub) -> None:
@@ -94,13 +169,13 @@ def _add_train_parser(sub) -> None:
     t.add_argument("--data", default=d.data, help="offline (default: the offline corpus), imdb, synthetic[:N], "
                                                   "or a path (aclImdb folder, CSV, parquet)")
     t.add_argument("--out", default="", help="output folder (default .kata/runs/<time>)")
-    for name in ("dim", "layers", "heads", "ff_dim", "max_len", "epochs", "batch_size", "eval_every", "max_steps",
-                 "limit", "seed"):
-        t.add_argument("--" + name.replace("_", "-"), type=int, default=getattr(d, name), dest=name)
-    for name in ("lr", "weight_decay", "warmup", "clip", "val_fraction"):
-        t.add_argument("--" + name.replace("_", "-"), type=float, default=getattr(d, name), dest=name)
-    t.add_argument("--truncation", choices=["head", "head_tail"], default=d.truncation)
-    t.add_argument("--device", choices=["auto", "cuda", "mps", "cpu"], default=d.device)
+    for name, kind, text in TRAIN_NUMBERS:
+        t.add_argument("--" + name.replace("_", "-"), type=kind, default=getattr(d, name), dest=name, help=text)
+    t.add_argument("--truncation", choices=["head", "head_tail"], default=d.truncation,
+                   help="how a review longer than --max-len is cut: head keeps its first tokens (the book), "
+                        "head_tail its first quarter and its end (default %(default)s)")
+    t.add_argument("--device", choices=["auto", "cuda", "mps", "cpu"], default=d.device,
+                   help="where to train (default auto: CUDA, else Apple's MPS, else the CPU)")
     t.add_argument("--amp", choices=["auto", "bf16", "off"], default=d.amp, help="bf16 autocast (auto: on CUDA)")
     t.add_argument("--compile", action="store_true", help="torch.compile the model")
     t.add_argument("--no-fast-attention", dest="fast_attention", action="store_false",
@@ -119,9 +194,10 @@ def build_parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True)
 
     g = sub.add_parser("grade", help="grade a submission folder or .zip with every check")
-    g.add_argument("path")
+    g.add_argument("path", help="the submission: a folder shaped like exercises/, a project folder holding "
+                                "exercises/, or a .zip of either; with --out, a folder of submissions")
     g.add_argument("--json", metavar="FILE", help="also write the report as JSON")
-    g.add_argument("--exercise", "-e", action="append", help="grade only this exercise (repeatable)")
+    _add_selection(g, "grade")
     g.add_argument("--public-only", action="store_true", help="run only the public checks")
     g.add_argument("--time-limit", type=float, metavar="S", help="cap every call's time limit at S seconds")
     g.add_argument("--quiet", "-q", action="store_true", help="print nothing but errors")
@@ -129,9 +205,10 @@ def build_parser() -> argparse.ArgumentParser:
     batch.add_grade_options(g)
     g.set_defaults(func=instructor.cmd_grade)
     batch.add_gradebook_parser(sub).set_defaults(func=instructor.cmd_gradebook)
+    _add_similarity_parser(sub)
 
     c = sub.add_parser("check", help="run the public checks of one exercise (or all) on exercises/")
-    c.add_argument("id", nargs="?")
+    c.add_argument("id", nargs="?", help="the exercise to check (default: every exercise)")
     c.add_argument("--html", metavar="FILE", help="also write a self-contained HTML feedback page (with figures)")
     c.set_defaults(func=student.cmd_check)
 
@@ -150,7 +227,7 @@ def build_parser() -> argparse.ArgumentParser:
     h.set_defaults(func=student.cmd_hint)
 
     rs = sub.add_parser("reset", help="restore an exercise's stub; the file it replaces is backed up in .kata/backups/")
-    rs.add_argument("id", nargs="+")
+    rs.add_argument("id", nargs="+", help="the exercise(s) to restore")
     rs.set_defaults(func=student.cmd_reset)
 
     r = sub.add_parser("run", help="run a listing of the book with your code (e.g. kata run 1.6 --book)")
@@ -186,7 +263,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.set_defaults(func=authoring.cmd_stubs)
 
     f = sub.add_parser("fixtures", help="regenerate grader/fixtures/ from the solutions")
-    f.add_argument("--exercise", "-e", action="append")
+    f.add_argument("--exercise", "-e", action="append", metavar="ID",
+                   help="regenerate only this exercise's fixtures; repeatable (default: every exercise)")
     f.set_defaults(func=authoring.cmd_fixtures)
 
     _add_train_parser(sub)

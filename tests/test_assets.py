@@ -194,3 +194,59 @@ def test_a_truncated_or_foreign_file_is_refused(tmp_path, monkeypatch, capsys):
     code, _, err = kata(capsys, "unpack", str(tmp_path / "nowhere.tar.gz"))
     assert code == 2 and "no such file" in err
 
+
+
+def _dir(name: str) -> tuple[tarfile.TarInfo, None]:
+    info = tarfile.TarInfo(name)
+    info.type = tarfile.DIRTYPE
+    info.mode = 0o755
+    return info, None
+
+
+@pytest.mark.parametrize("layout", ["tar czf FILE kata-assets.json assets data", "tar czf FILE -C DIR ."])
+def test_an_archive_made_by_hand_with_tar_is_accepted(tmp_path, monkeypatch, capsys, layout):
+    """`kata assets pack`'s archive extracted and packed again with tar: folder entries (`assets`,
+    `data/imdb`, the `.` of `-C DIR .`) and `./` prefixes are accepted, and the files installed."""
+    assets, data = use_cache(monkeypatch, tmp_path / "online")
+    files = fill(assets, data)
+    archive = tmp_path / "a.tar.gz"
+    assert kata(capsys, "pack", str(archive))[0] == 0
+    unpacked = tmp_path / "unpacked"
+    with tarfile.open(archive) as tar:
+        tar.extractall(unpacked, filter="data")
+    again = tmp_path / "by-hand.tar.gz"
+    if layout.endswith("."):
+        cmd = ["tar", "czf", str(again), "-C", str(unpacked), "."]
+    else:
+        cmd = ["tar", "czf", str(again), "kata-assets.json", "assets", "data"]
+    subprocess.run(cmd, cwd=unpacked, check=True)
+    with tarfile.open(again) as tar:
+        names = tar.getnames()
+    assert ("assets" in names and "data/imdb" in names) if "-C" not in layout else \
+           ("." in names and "./assets" in names and "./kata-assets.json" in names), names
+    lab_assets, lab_data = use_cache(monkeypatch, tmp_path / "lab")
+    code, out, err = kata(capsys, "unpack", str(again))
+    assert code == 0, out + err
+    assert "4 file(s)" in out
+    assert contents(lab_assets, lab_data) == files
+
+
+@pytest.mark.parametrize("members, reason", [
+    ([_dir("assets"), _dir("assets/.."), _file(*GOOD)], "not a plain relative path"),
+    ([_dir("./"), _dir("/etc"), _file(*GOOD)], "not a plain relative path"),
+    ([_dir("elsewhere"), _file(*GOOD)], "not a plain relative path"),
+    ([_dir("."), _file("./../evil", b"x"), _file(*GOOD)], "not a plain relative path"),
+    ([_dir("./assets"), _link("./assets/gpt2.tiktoken", "/etc/passwd")], "is a link"),
+    ([_dir("assets"), _file(*GOOD), _file("./assets/gpt2.tiktoken", b"again")], "appears twice"),
+], ids=["dir-dotdot", "absolute-dir", "dir-outside", "dot-prefixed-dotdot", "dot-prefixed-link", "same-file-twice"])
+def test_folder_entries_do_not_let_unsafe_members_through(tmp_path, monkeypatch, capsys, members, reason):
+    assets, data = use_cache(monkeypatch, tmp_path / "lab")
+    assets.mkdir(parents=True)
+    (assets / "gpt2.tiktoken").write_bytes(b"the copy already here")
+    before = contents(assets, data)
+    archive = _archive(tmp_path / "bad.tar.gz", members, _listed(GOOD))
+    code, out, err = kata(capsys, "unpack", str(archive))
+    assert code == 2, out + err
+    assert "archive refused, nothing was installed" in err and reason in err, err
+    assert contents(assets, data) == before
+    assert not (tmp_path / "evil").exists()

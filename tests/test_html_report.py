@@ -6,6 +6,7 @@ import re
 import shutil
 import subprocess
 import sys
+from html.parser import HTMLParser
 
 import pytest
 from PIL import Image
@@ -109,3 +110,82 @@ def test_the_page_from_a_stored_report_in_chinese():
     text = report_html.render(doc, lang="zh")
     assert '<html lang="zh-CN">' in text and "得分" in text and "未通过" in text and "（隐藏）" in text
     assert "x &lt; y" in text and "&lt;sub&gt;" in text and "仅使用了资源限制" in text and "skipped link a-&gt;b" in text
+
+
+class _Rows(HTMLParser):
+    """The page's check rows in document order: (status, check name, inside a closed <details>),
+    and the text of each <details>' summary."""
+
+    def __init__(self):
+        super().__init__()
+        self.rows, self.summaries = [], []
+        self._details: list[bool] = []  # open? of each enclosing <details>
+        self._row = None
+        self._in = None
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        if tag == "details":
+            self._details.append("open" in attrs)
+        elif tag == "summary":
+            self._in = "summary"
+            self.summaries.append("")
+        elif tag == "tr" and attrs.get("class") in ("passed", "failed", "skipped"):
+            self._row = [attrs["class"], "", not all(self._details)]
+        elif tag == "code" and self._row is not None and not self._row[1]:
+            self._in = "name"
+
+    def handle_endtag(self, tag):
+        if tag == "details":
+            self._details.pop()
+        elif tag in ("summary", "code"):
+            self._in = None
+        elif tag == "tr" and self._row is not None:
+            self.rows.append(tuple(self._row))
+            self._row = None
+
+    def handle_data(self, data):
+        if self._in == "summary":
+            self.summaries[-1] += data
+        elif self._in == "name":
+            self._row[1] += data
+
+
+def _rows_of(text: str) -> _Rows:
+    parsed = _Rows()
+    parsed.feed(text)
+    return parsed
+
+
+def test_failures_come_first_and_passed_checks_are_folded(page):
+    """A student opens the page on what to fix: the first check row is a failure, every passed
+    check sits in a closed <details> whose summary counts them."""
+    _, out, doc = page
+    parsed = _rows_of(out.read_text(encoding="utf-8"))
+    failed = {c["name"].removeprefix("test_") for c in doc["checks"] if c["status"] == "failed"}
+    passed = [c for c in doc["checks"] if c["status"] == "passed"]
+    assert failed and passed, "the fixture should grade one failing and some passing checks"
+    assert parsed.rows[0][0] == "failed" and not parsed.rows[0][2]
+    shown = [(status, name) for status, name, folded in parsed.rows if not folded]
+    assert {name for _, name in shown} == failed and {status for status, _ in shown} == {"failed"}
+    assert sorted(name for status, name, folded in parsed.rows if status == "passed" and folded) == \
+        sorted(c["name"].removeprefix("test_") for c in passed)
+    by_exercise = {ex: sum(c["exercise"] == ex for c in passed) for ex in {c["exercise"] for c in passed}}
+    assert sorted(s.strip() for s in parsed.summaries) == sorted(
+        f"✔ {n} passed check{'s' if n != 1 else ''}" for n in by_exercise.values())
+
+
+def test_a_page_where_everything_passed_folds_every_check_in_either_language():
+    doc = {"score": 3, "max_score": 3, "submission": "sub", "sandbox": "bubblewrap",
+           "exercises": [{"id": "s1_11_softmax", "section": "1.11", "title": "Softmax", "score": 3, "max_score": 3}],
+           "checks": [{"exercise": "s1_11_softmax", "name": f"test_{i}", "status": "passed", "score": 1,
+                       "max_score": 1, "message": "", "listing": [], "visibility": "public"} for i in "abc"]}
+    for lang, summary in (("en", "✔ 3 passed checks"), ("zh", "✔ 3 项检查通过")):
+        text = report_html.render(doc, lang=lang)
+        parsed = _rows_of(text)
+        assert [s.strip() for s in parsed.summaries] == [summary]
+        assert len(parsed.rows) == 3 and all(status == "passed" and folded for status, _, folded in parsed.rows)
+        assert 'id="not-passed"' not in text
+    failing = {**doc, "checks": doc["checks"][:2] + [{**doc["checks"][2], "status": "failed", "message": "x"}]}
+    text = report_html.render(failing, lang="zh")
+    assert "未通过的检查" in text and "✔ 2 项检查通过" in text and "未通过的检查：1 项（见页面顶部）" in text

@@ -177,8 +177,8 @@ def test_a_batch_s_console_csv_and_summary_keep_student_names_on_one_line_and_in
     md = (out / "summary.md").read_text()
     assert "FORGED" in md and "javascript" in md and "img" in md  # shown, and inert:
     html = _rendered(md)
-    assert "<a " not in html and "x[FULL MARKS - see instructor](javascript:alert(1))&lt;img" in html
-    assert set(re.findall(r'<img src="([^"]*)"', html)) <= {"histogram.png", "failures.png"}  # the grader's own
+    assert "<a " not in html and "<img src=x" not in html  # names are shown inert; notes only by kind
+    assert set(re.findall(r'<img src="([^"]*)"', html)) <= {"histogram.png", "failures.png", "heatmap.png"}  # the grader's own
     assert _column0(md, "✔") == []
 
 
@@ -208,7 +208,7 @@ def test_summary_md_shows_student_text_as_text():
     md = summary.markdown(records, summary.stats(records), {"skipped": [{"source": page, "reason": "a link"}],
                                                             "renamed": [f"{page}\nthe name is taken"]})
     html = _rendered(md)
-    assert set(re.findall(r'<img src="([^"]*)"', html)) <= {"histogram.png", "failures.png"}  # the grader's own
+    assert set(re.findall(r'<img src="([^"]*)"', html)) <= {"histogram.png", "failures.png", "heatmap.png"}  # the grader's own
     assert "<a " not in html and "<strong>bold" not in html and "<code>" not in html
     assert html.count("x[FULL MARKS - see instructor](javascript:alert(1))&lt;img src=x onerror=alert(1)&gt;") == 5
     for row in re.findall(r"<tr>.*?</tr>", html, re.S):  # the tables' own cells, none of the student's

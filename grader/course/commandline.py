@@ -20,18 +20,41 @@ def load_course(args, require_stubs: bool = True):
         raise SystemExit(2)
 
 
-def select(course, ids):
+def select(course, ids, assignment: str | None = None):
+    """The exercises a command was given: `-e` ids, sections (1.11) or id prefixes (s1_11), within
+    `--assignment` when given; in the course's order. Anything that names nothing stops the command."""
+    from .assignments import AssignmentError, find, matches
+
+    pool = course.exercises
+    if assignment:
+        try:
+            chosen_ids = set(find(course.assignments, assignment).exercises)
+        except AssignmentError as e:
+            print(f"kata: {e}", file=sys.stderr)
+            raise SystemExit(2)
+        pool = [ex for ex in course.exercises if ex.id in chosen_ids]
     if not ids:
-        return course.exercises
-    known = {ex.id: ex for ex in course.exercises}
-    chosen = []
+        return pool
+    picked: set[str] = set()
     for i in ids:
-        if i in known:
-            chosen.append(known[i])
-            continue
-        print(unknown_exercise(i, list(known)), file=sys.stderr)
-        raise SystemExit(2)
-    return chosen
+        found = matches(i, course.exercises)
+        if not found:
+            print(unknown_exercise(i, [ex.id for ex in course.exercises]), file=sys.stderr)
+            raise SystemExit(2)
+        outside = [ex.id for ex in found if ex not in pool]
+        if outside:
+            print(t("not_in_assignment", given=i, ids=", ".join(outside), assignment=assignment), file=sys.stderr)
+            raise SystemExit(2)
+        picked.update(ex.id for ex in found)
+    return [ex for ex in pool if ex.id in picked]
+
+
+def assignment_of(course, args):
+    """The Assignment named by --assignment (None when not given; checked by `select`)."""
+    from .assignments import find
+
+    a_id = getattr(args, "assignment", None)
+    return find(course.assignments, a_id) if a_id else None
 
 
 def unknown_exercise(given: str, known: list[str]) -> str:

@@ -20,6 +20,7 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from . import assignments
 from .messages import pick
 
 PACKAGE_DIR = Path(__file__).resolve().parent.parent  # the grader package (this file is grader/course/manifest.py)
@@ -111,6 +112,7 @@ class Course:
     exercises: list[Exercise]
     listings: list[Listing]
     title_zh: str = ""
+    assignments: list = field(default_factory=list)  # of assignments.Assignment, in course.toml's order
 
     def display_title(self, lang: str | None = None) -> str:
         return pick(self.title, self.title_zh, lang)
@@ -269,7 +271,7 @@ def load(root: Path | None = None, check_files: bool = True, require_stubs: bool
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except tomllib.TOMLDecodeError as e:
         raise CourseError(f"{path}: {e}") from None
-    _unknown(str(path), data, {"course", "listing", "exercise"})
+    _unknown(str(path), data, {"course", "listing", "exercise", "assignment"})
     meta = data.get("course", {})
     _unknown("[course]", meta, COURSE_KEYS)
     defaults = meta.get("defaults", {})
@@ -326,8 +328,12 @@ def load(root: Path | None = None, check_files: bool = True, require_stubs: bool
 
     if "title" in meta and "title_zh" not in meta:
         raise CourseError("[course]: missing key 'title_zh' (the course title in Chinese)")
+    try:
+        assigned = assignments.parse(data.get("assignment", []), exercises)
+    except assignments.AssignmentError as e:
+        raise CourseError(str(e)) from None
     course = Course(root, meta.get("title", ""), meta.get("chapter", "ch01"), str(meta.get("torch", "")),
-                    exercises, listings, meta.get("title_zh", ""))
+                    exercises, listings, meta.get("title_zh", ""), assigned)
     if check_files:
         validate_files(course, require_stubs)
     return course

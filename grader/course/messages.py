@@ -528,6 +528,22 @@ CATALOG: dict[str, dict[str, str]] = {
         "en": "skipped",
         "zh": "跳过",
     },
+    "html_not_passed": {
+        "en": "Checks that did not pass",
+        "zh": "未通过的检查",
+    },
+    "html_not_passed_link": {
+        "en": "checks that did not pass: {count} (shown at the top of the page)",
+        "zh": "未通过的检查：{count} 项（见页面顶部）",
+    },
+    "html_passed_one": {
+        "en": "1 passed check",
+        "zh": "1 项检查通过",
+    },
+    "html_passed_many": {
+        "en": "{count} passed checks",
+        "zh": "{count} 项检查通过",
+    },
     "html_figure": {
         "en": "Drawn from your code: listing {listing}",
         "zh": "由你的代码绘制：代码清单 {listing}",
@@ -700,6 +716,28 @@ CATALOG: dict[str, dict[str, str]] = {
     "unknown_exercise": {
         "en": "kata: no exercise '{id}'.{hint} (`kata list` shows every exercise)",
         "zh": "kata：没有练习 '{id}'。{hint}（`kata list` 会列出全部练习）",
+    },
+    "assignment_scaled": {
+        "en": "Assignment {id}: {title}. Worth {points} points (the exercises' own points: {raw}/{raw_max}).",
+        "zh": "作业 {id}：{title}。满分 {points} 分（按练习本身的分值：{raw}/{raw_max}）。",
+    },
+    "gradebook_assignment_missing": {
+        "en": "the run in {out} did not grade all of assignment {assignment} ({ids}): grade the class with "
+              "`kata grade DIR --out OUT --assignment {assignment}` (or without -e) first",
+        "zh": "{out} 中的评分没有覆盖作业 {assignment} 的全部内容（{ids}）：请先运行 "
+              "`kata grade DIR --out OUT --assignment {assignment}`（或不加 -e）为全班评分",
+    },
+    "submitted_at_bad": {
+        "en": "--submitted-at {source}: give mtime, manifest, or a CSV file of submission times (no such file)",
+        "zh": "--submitted-at {source}：请给出 mtime、manifest，或一个记录提交时间的 CSV 文件（找不到该文件）",
+    },
+    "due_needs_assignment": {
+        "en": "--due moves an assignment's due date: give --assignment ID (or grade OUT with one first)",
+        "zh": "--due 用于修改某个作业的截止时间：请同时给出 --assignment ID（或先按作业为 OUT 评分）",
+    },
+    "not_in_assignment": {
+        "en": "kata: -e {given} names {ids}, which assignment {assignment} does not include",
+        "zh": "kata：-e {given} 指向 {ids}，但作业 {assignment} 不包含它们",
     },
     "unknown_exercise_near": {
         "en": " Did you mean {near}?",
@@ -1141,8 +1179,8 @@ CATALOG: dict[str, dict[str, str]] = {
         "zh": "{file}：拒绝使用该归档，没有安装任何文件：{reason}",
     },
     "assets_unsafe_path": {
-        "en": "member '{name}' is not a plain relative path under assets/ or data/",
-        "zh": "成员“{name}”不是 assets/ 或 data/ 下的普通相对路径",
+        "en": "member '{name}' is not a plain relative path under assets/, data/ or wheels/",
+        "zh": "成员“{name}”不是 assets/、data/ 或 wheels/ 下的普通相对路径",
     },
     "assets_unsafe_kind": {"en": "member '{name}' is a {kind}, not a plain file", "zh": "成员“{name}”是{kind}，不是普通文件"},
     "assets_kind_link": {"en": "link", "zh": "链接"},
@@ -1164,6 +1202,36 @@ CATALOG: dict[str, dict[str, str]] = {
     "assets_unreadable": {
         "en": "not a readable tar archive ({reason})",
         "zh": "不是可读取的 tar 归档（{reason}）",
+    },
+    # `kata assets pack FILE --with-wheels` (grader/capstone/wheels.py) and setup.sh's offline install
+    "wheels_downloading": {
+        "en": "kata assets: downloading every wheel setup.sh installs, for Python {python} on {platform} (pip download)",
+        "zh": "kata assets：正在下载 setup.sh 安装的全部 wheel，目标为 Python {python}、平台 {platform}（pip download）",
+    },
+    "wheels_failed": {
+        "en": "pip could not download {package} for Python {python} on {platform}: {reason}",
+        "zh": "pip 无法为 Python {python}（平台 {platform}）下载 {package}：{reason}",
+    },
+    "wheels_the_rest": {"en": "the kata's dependencies", "zh": "kata 的依赖包"},
+    "wheels_no_torch_pin": {
+        "en": "{file}: no exact torch pin (torch==X) among the dependencies; setup.sh and the wheels need one",
+        "zh": "{file}：依赖中没有精确固定的 torch 版本（torch==X）；setup.sh 和 wheel 打包都需要它",
+    },
+    "wheels_cuda": {
+        "en": "kata assets: {wheel} brings {count} CUDA wheel(s), {mb} MB. For CPU-only labs pack again with "
+              "KATA_TORCH_PIP_ARGS=\"--index-url https://download.pytorch.org/whl/cpu\" (setup.sh reads it too)",
+        "zh": "kata assets：{wheel} 带来 {count} 个 CUDA wheel，共 {mb} MB。只有 CPU 的实验室请设置 "
+              "KATA_TORCH_PIP_ARGS=\"--index-url https://download.pytorch.org/whl/cpu\" 后重新打包（setup.sh 也读取它）",
+    },
+    "wheels_packed": {
+        "en": "kata assets: {count} wheel(s), {mb} MB, for Python {python} on {platform}. On a lab machine with no "
+              "package index: KATA_ASSETS_FILE={name} ./setup.sh",
+        "zh": "kata assets：{count} 个 wheel，共 {mb} MB，目标为 Python {python}、平台 {platform}。"
+              "在没有软件包索引的实验机器上运行：KATA_ASSETS_FILE={name} ./setup.sh",
+    },
+    "wheels_status": {
+        "en": "{count} wheel(s) for Python {python} on {platform}: setup.sh installs from them with no index",
+        "zh": "{count} 个 wheel（Python {python}，平台 {platform}）：setup.sh 将从这里安装，不访问软件包索引",
     },
     # ---- issue 6, slice "leak": kata train tokenizes with the s1_23_tokenizer exercise's file (grader/capstone/training/tokenizer.py)
     "train_tokenizer_missing": {
@@ -1190,6 +1258,20 @@ CATALOG: dict[str, dict[str, str]] = {
         "zh": "{where}：{call} 返回了 {got}，训练无法使用（id 应为小于 vocab_size 的整数，[CLS] 在最前、[SEP] 在最后，"
               "三个特殊 id 互不相同）。`kata check s1_23_tokenizer` 会指出问题所在。{hint}",
     },
+    "train_majority_only": {
+        "en": "test accuracy {acc}% — the majority class alone is {share}%: the model predicts only '{majority}'",
+        "zh": "测试准确率 {acc}% —— 仅多数类就占 {share}%：模型对所有样本都预测 '{majority}'",
+    },
+    "train_one_class_only": {
+        "en": "test accuracy {acc}% — the model predicts only '{only}', for every review (the majority "
+              "class, '{majority}', alone is {share}%)",
+        "zh": "测试准确率 {acc}% —— 模型对所有样本都预测 '{only}'（多数类 '{majority}' 单独就占 {share}%）",
+    },
+    "train_majority_close": {
+        "en": "test accuracy {acc}% — the majority class alone is {share}%: the model does little more than "
+              "answer '{majority}' for every review",
+        "zh": "测试准确率 {acc}% —— 仅多数类就占 {share}%：模型几乎只是对所有样本都回答 '{majority}'",
+    },
     "train_tokenizer_hint_reference": {
         "en": " Or train the reference solution with --code reference.",
         "zh": "或者用 --code reference 训练参考解答。",
@@ -1198,6 +1280,10 @@ CATALOG: dict[str, dict[str, str]] = {
     "batch_not_folder": {
         "en": "{path}: with --out, PATH must be a class folder: a folder whose entries are submissions",
         "zh": "{path}：使用 --out 时，PATH 必须是班级文件夹，即其中每一项都是一份提交的文件夹",
+    },
+    "batch_missing": {
+        "en": "{path} does not exist (with --out, PATH is the folder that holds the submissions)",
+        "zh": "{path} 不存在（使用 --out 时，PATH 是存放所有提交的文件夹）",
     },
     "batch_one_submission": {
         "en": "{path} is one submission (it holds {chapter}/), not a class folder. --out grades a folder whose "
@@ -1277,9 +1363,11 @@ CATALOG: dict[str, dict[str, str]] = {
         "zh": "共 {total} 份提交：已批改 {graded} 份，无法批改 {refused} 份，批改程序出错 {errors} 份；平均得分 {mean}。",
     },
     "batch_wrote": {
-        "en": "Results in {out}: gradebook.csv, summary.md, junit.xml; per student: students/<name>/ "
+        "en": "Results in {out}: gradebook.csv, summary.md, junit.xml, canvas.csv and moodle.csv (LMS imports); "
+              "per student: students/<name>/ "
               "(report.json, feedback.html, gradescope/results.json, exercism/results.json).",
-        "zh": "结果在 {out}：gradebook.csv、summary.md、junit.xml；每位学生的文件在 students/<姓名>/"
+        "zh": "结果在 {out}：gradebook.csv、summary.md、junit.xml、canvas.csv 和 moodle.csv（供 LMS 导入）；"
+              "每位学生的文件在 students/<姓名>/"
               "（report.json、feedback.html、gradescope/results.json、exercism/results.json）。",
     },
     "batch_interrupted": {
@@ -1374,6 +1462,33 @@ CATALOG: dict[str, dict[str, str]] = {
               "请安装它（Debian/Ubuntu：apt install bubblewrap；Fedora：dnf install bubblewrap）。\n"
               "若只用资源限制来运行检查（没有隔离：只适用于你信任的代码，例如你自己的代码），"
               "请加上 --sandbox limits-only（或设置 KATA_SANDBOX=none）。",
+    },
+    # --- kata similarity (grader/instructor/similarity/)
+    "similarity_bad_threshold": {
+        "en": "--threshold {value}: give a fraction above 0 and at most 1 (0.5) or a percentage (50%)",
+        "zh": "--threshold {value}：请给出大于 0 且不超过 1 的比例（0.5）或百分比（50%）",
+    },
+    "similarity_one_submission": {
+        "en": "{path} is one submission (it holds {chapter}/), not a class folder: give the folder that holds the "
+              "submissions",
+        "zh": "{path} 是一份提交（其中有 {chapter}/），不是班级文件夹：请给出存放所有提交的文件夹",
+    },
+    "similarity_done": {
+        "en": "Compared {students} submissions on {exercises} exercises: {pairs} pairs, {flagged} at or above "
+              "{threshold} similarity.",
+        "zh": "已比较 {students} 份提交的 {exercises} 道练习：共 {pairs} 对，其中 {flagged} 对相似度达到或超过 {threshold}。",
+    },
+    "similarity_more": {
+        "en": "  ... and {count} more pairs (similarity.md)",
+        "zh": "  ……另有 {count} 对（见 similarity.md）",
+    },
+    "similarity_refused": {
+        "en": "not compared: {name}: {reason}",
+        "zh": "未比较：{name}：{reason}",
+    },
+    "similarity_wrote": {
+        "en": "Results in {out}: similarity.csv, similarity.md, similarity.html (the matching regions highlighted).",
+        "zh": "结果在 {out}：similarity.csv、similarity.md、similarity.html（相同的部分已高亮）。",
     },
 }
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from ..course.commandline import load_course, select, shown
+from ..course.commandline import assignment_of, load_course, select, shown
 from ..course.messages import t
 
 
@@ -22,8 +22,11 @@ def _grade(course, path, exercises, public_only: bool):
     except SubmissionError as e:
         print(t("cannot_grade", path=path, reason=e), file=sys.stderr)
         return None
+    from .formats.attempts import attempted
+
     with sub:
-        return runner.run(course, sub, exercises, public_only=public_only)
+        result = runner.run(course, sub, exercises, public_only=public_only)
+        return result, attempted(course, sub, exercises)
 
 
 def cmd_grade(args) -> int:
@@ -33,25 +36,41 @@ def cmd_grade(args) -> int:
         print(f"kata grade: {problem}", file=sys.stderr)
         return 2
     course = load_course(args)
-    exercises = select(course, args.exercise)
+    exercises = select(course, args.exercise, args.assignment)
+    assignment = assignment_of(course, args)
     if args.out:  # a class folder: every submission in it
-        return batch.grade(args, course, exercises)
+        return batch.grade(args, course, exercises, assignment)
     from ..course.atomic import write_json
     from ..reports.report import print_table, to_dict
     if args.time_limit:
         for ex in exercises:
             ex.time_limit_s = min(ex.time_limit_s, args.time_limit)
-    result = _grade(course, args.path, exercises, args.public_only)
-    if result is None:
+    graded = _grade(course, args.path, exercises, args.public_only)
+    if graded is None:
         if hint := batch.class_hint(args.path, course.chapter):
             print(hint, file=sys.stderr)
         return 2
+    result, flags = graded
+    from .formats.attempts import mark
+
+    doc = mark(to_dict(course, result), flags)
+    if assignment is not None:  # the assignment's points: every format below shows the scaled numbers
+        from ..checking.results import CheckResult
+        from ..reports.assignment import view
+
+        doc = view(doc, assignment)
+        result.results = [CheckResult(**c) for c in doc["checks"]]
     if args.json:
-        write_json(args.json, to_dict(course, result))
+        write_json(args.json, doc)
     if not args.quiet:
+        if assignment is not None:
+            a = doc["assignment"]
+            print(t("assignment_scaled", id=assignment.id, title=assignment.display_title(),
+                    points=f"{assignment.points or a['raw_max_score']:g}", raw=f"{a['raw_score']:g}",
+                    raw_max=f"{a['raw_max_score']:g}"))
         print_table(course, result, Console(), show_messages=True)
     if args.html:
-        _html(course, args.path, to_dict(course, result), args.html)
+        _html(course, args.path, doc, args.html)
     return 0
 
 
@@ -96,8 +115,10 @@ def cmd_export_gradescope(args) -> int:
     from .exports.gradescope import ExportError, export
 
     course = load_course(args)
+    exercises = select(course, args.exercise, args.assignment) if (args.exercise or args.assignment) else None
     try:
-        out, notes = export(course, args.out, args.hidden_visibility, args.results_lang or "", args.grading_sandbox)
+        out, notes = export(course, args.out, args.hidden_visibility, args.results_lang or "", args.grading_sandbox,
+                            exercises, args.assignment)
     except ExportError as e:
         print(f"kata export: {e}", file=sys.stderr)
         return 2
@@ -116,7 +137,8 @@ def cmd_export_nbgrader(args) -> int:
 
     course = load_course(args)
     try:
-        done = export(course, select(course, args.exercise), Path(args.dir), by=args.by, force=args.force)
+        done = export(course, select(course, args.exercise, args.assignment), Path(args.dir), by=args.by,
+                      force=args.force, assignment=assignment_of(course, args))
     except ExportError as e:
         print(f"kata export nbgrader: {e}", file=sys.stderr)
         return 2

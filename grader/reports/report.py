@@ -37,6 +37,12 @@ from ..course.safe_text import block, one_line
 SCHEMA = 1
 
 
+def pts(x: float) -> str:
+    """Points as a person reads them: at most two decimals (an assignment's scaled points are
+    fractions), no trailing zeros: 13.04, 2.17, 100."""
+    return f"{round(float(x), 2):g}"
+
+
 def to_dict(course: Course, result: GradeResult) -> dict:
     import torch
 
@@ -88,13 +94,13 @@ def print_table(course: Course, result: GradeResult, console: Console | None = N
         rows = by_section[section]
         got = sum(r.score for r in rows)
         total = sum(r.max_score for r in rows)
-        table.add_row(Text(f"§{section}", style="bold cyan"), "", "", "", Text(f"{got:g}/{total:g}", style="bold"))
+        table.add_row(Text(f"§{section}", style="bold cyan"), "", "", "", Text(f"{pts(got)}/{pts(total)}", style="bold"))
         last = None
         for r in rows:
             mark, style = STATUS_STYLE.get(r.status, ("?", "white"))
             name = (r.title or r.name.removeprefix("test_")) + (t("hidden_mark") if r.visibility == "hidden" else "")
             table.add_row("", titles.get(r.exercise, r.exercise) if r.exercise != last else "", name,
-                          Text(mark, style=style), f"{r.score:g}/{r.max_score:g}")
+                          Text(mark, style=style), f"{pts(r.score)}/{pts(r.max_score)}")
             last = r.exercise
     console.print(table)
     if show_messages:
@@ -103,7 +109,7 @@ def print_table(course: Course, result: GradeResult, console: Console | None = N
             console.print(Text(f"✘ {r.exercise} · {r.title or r.name}", style="red bold"))
             console.print(block(r.message, 2))  # every line of it, a wrapped one too, under the ✘ line
     sandbox_note = "" if result.sandbox == "bubblewrap" else f"  [yellow]{t('limits_only')}[/]"
-    console.print(f"[bold]{t('score', score=f'{result.score:g}', max_score=f'{result.max_score:g}')}[/]  "
+    console.print(f"[bold]{t('score', score=pts(result.score), max_score=pts(result.max_score))}[/]  "
                   + t("score_details", seconds=f"{result.duration_s:.0f}", sandbox=result.sandbox) + sandbox_note)
     for note in result.notes:  # notes quote submitted names: one line each (⏎ for a break), wrapped under itself
         grid = Table.grid(padding=(0, 1))

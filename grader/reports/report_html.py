@@ -5,6 +5,11 @@ written again later from a stored report. The page is one self-contained file: i
 figures as data: URIs, no scripts and nothing fetched from anywhere. Every text that comes
 from a submission or a check (messages, titles, notes, paths) is HTML-escaped.
 
+Failures first: right under the score, every check that did not pass, grouped by exercise in
+book order, with its message; then the score by section and each exercise, whose passed checks
+are folded into a closed `<details>` ("12 passed checks") so that a page of green rows never
+stands between the student and what to fix.
+
 `figures`: optional list of grader.reports.figures.Drawn.as_dict() entries
 ({"exercise", "listings", "name", "title", "png_base64", "error"}), shown under their exercise.
 `write_html(course, path, doc, out)` writes the page of one grading with the listings' figures
@@ -60,6 +65,9 @@ figure { margin: 14px 0 4px; }
 figure img { max-width: 100%; height: auto; border: 1px solid var(--line); }
 figcaption { color: var(--muted); font-size: 13px; }
 .figerr { color: var(--bad); }
+details.passed-checks > summary { cursor: pointer; color: var(--ok); font-weight: 600; margin: 4px 0; }
+details.passed-checks[open] > summary { margin-bottom: 6px; }
+p.not-passed a { color: var(--bad); font-weight: 600; }
 """
 
 
@@ -131,6 +139,7 @@ def render(doc: dict, figures: list[dict] | None = None, lang: str | None = None
         out.append(f'<p class="warn">{tr("html_note", note=_clip(note, MAX_MESSAGE))}</p>')
     if len(notes) > MAX_NOTES:
         out.append(f'<p class="warn">{tr("html_notes_more", count=len(notes) - MAX_NOTES)}</p>')
+    out.append(_not_passed(order, sections, checks_by_ex, tr))
 
     out.append(f"<h2>{tr('html_by_section')}</h2><table class='summary'><thead><tr><th>§</th>"
                f"<th>{tr('html_exercises')}</th><th class='num'>{tr('html_points')}</th><th></th></tr></thead><tbody>")
@@ -153,13 +162,28 @@ def render(doc: dict, figures: list[dict] | None = None, lang: str | None = None
     return "\n".join(out)
 
 
-def _exercise(ex: dict, checks: list[dict], figs: list[dict], tr) -> str:
-    status = _status_of(checks)
-    ex_id = ex.get("id", "")
-    out = [f'<article class="exercise {status}" id="{_e(ex_id)}">',
-           f'<h3><span>{_e(ex.get("title", ex_id))} <code class="muted">{_e(ex_id)}</code></span>'
-           f'<span>{_num(ex.get("score", 0))} / {_num(ex.get("max_score", 0))}</span></h3>',
-           f"<table class='checks'><thead><tr><th></th><th>{tr('html_check')}</th><th>{tr('html_listing')}</th>"
+def _not_passed(order: list[str], sections: dict, checks_by_ex: dict, tr) -> str:
+    """The checks that did not pass, by exercise in book order, open ("" when every check passed)."""
+    parts = []
+    for section in order:
+        for ex in sections[section]:
+            ex_id = ex.get("id", "")
+            rows = [c for c in checks_by_ex.get(ex_id, []) if c.get("status") != "passed"]
+            if not rows:
+                continue
+            parts.append(f'<article class="exercise {_status_of(rows)}" id="not-passed-{_e(ex_id)}">'
+                         f'<h3><span><a href="#{_e(ex_id)}">§{_e(section)} {_e(ex.get("title", ex_id))}</a> '
+                         f'<code class="muted">{_e(ex_id)}</code></span>'
+                         f'<span>{_num(ex.get("score", 0))} / {_num(ex.get("max_score", 0))}</span></h3>'
+                         f"{_checks_table(rows, tr)}</article>")
+    if not parts:
+        return ""
+    return (f'<section id="not-passed"><h2><span>{tr("html_not_passed")}</span></h2>\n'
+            + "\n".join(parts) + "\n</section>")
+
+
+def _checks_table(checks: list[dict], tr) -> str:
+    out = [f"<table class='checks'><thead><tr><th></th><th>{tr('html_check')}</th><th>{tr('html_listing')}</th>"
            f"<th class='num'>{tr('html_points')}</th></tr></thead><tbody>"]
     for c in checks:
         st = c.get("status", "")
@@ -172,6 +196,26 @@ def _exercise(ex: dict, checks: list[dict], figs: list[dict], tr) -> str:
                    f'<td>{_e(", ".join(c.get("listing") or []))}</td>'
                    f'<td class="num">{_num(c.get("score", 0))}/{_num(c.get("max_score", 0))}</td></tr>')
     out.append("</tbody></table>")
+    return "".join(out)
+
+
+def _exercise(ex: dict, checks: list[dict], figs: list[dict], tr) -> str:
+    """One exercise: its score, a link to its checks that did not pass (shown at the top of the
+    page), its passed checks folded, and its figures."""
+    status = _status_of(checks)
+    ex_id = ex.get("id", "")
+    out = [f'<article class="exercise {status}" id="{_e(ex_id)}">',
+           f'<h3><span>{_e(ex.get("title", ex_id))} <code class="muted">{_e(ex_id)}</code></span>'
+           f'<span>{_num(ex.get("score", 0))} / {_num(ex.get("max_score", 0))}</span></h3>']
+    not_passed = sum(c.get("status") != "passed" for c in checks)
+    if not_passed:
+        out.append(f'<p class="not-passed"><a href="#not-passed-{_e(ex_id)}">'
+                   f'{STATUS["failed"]} {tr("html_not_passed_link", count=not_passed)}</a></p>')
+    passed = [c for c in checks if c.get("status") == "passed"]
+    if passed:
+        key = "html_passed_one" if len(passed) == 1 else "html_passed_many"
+        out.append(f'<details class="passed-checks"><summary>{STATUS["passed"]} {tr(key, count=len(passed))}'
+                   f"</summary>{_checks_table(passed, tr)}</details>")
     for f in figs:
         if f.get("png_base64"):
             out.append(f'<figure><img alt="{_e(f.get("title", ""))}" src="data:image/png;base64,{_e(f["png_base64"])}">'
@@ -185,7 +229,7 @@ def _exercise(ex: dict, checks: list[dict], figs: list[dict], tr) -> str:
 
 def write(path: str | Path, doc: dict, figures: list[dict] | None = None, lang: str | None = None) -> Path:
     """Write the page atomically: a browser (or a full disk) never leaves half a page."""
-    return atomic.write_text(path, render(doc, figures, lang), mode=0o644)
+    return atomic.write_text(path, render(doc, figures, lang))  # 0666 & ~umask, as any new file
 
 
 def write_html(course, path: str | Path, doc: dict, out: str | Path) -> tuple[Path, list]:

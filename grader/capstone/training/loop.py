@@ -26,7 +26,7 @@ import torch.nn as nn
 
 from ...course import atomic
 from ...course.messages import t
-from . import outputs
+from . import baseline, outputs
 from .batches import Encoded, LengthBatches, collate
 from .config import TrainConfig
 from .model import (ModelError, build_model, check_forward, enable_fast_attention, load_classifier_module,
@@ -433,12 +433,16 @@ def _train(cfg: TrainConfig, root: Path, dist: Dist, log) -> dict:
                        "report": classification_report(labels, preds, labels=[0, 1], target_names=names,
                                                        output_dict=True, zero_division=0),
                        "confusion": confusion_matrix(labels, preds, labels=[0, 1]).tolist()}
+    majority = baseline.majority(labels, preds, test_acc, names)
+    metrics["test"]["majority"] = {**majority, "note": baseline.note(majority) or None}
     metrics["seconds"] = time.perf_counter() - started
     if dist.main:
         atomic.write_json(out / "metrics.json", metrics)
         outputs.plot_curves(out / "curves.png", metrics["history"], _title(cfg, data))
         _plot_attention(out / "cls_attention.png", raw, data.test, tok, dict((r[0], r[2]) for r in rows), device)
     log(f"test (best checkpoint, step {metrics['best']['step']}): accuracy {100 * test_acc:.2f}%, loss {test_loss:.4f}")
+    if metrics["test"]["majority"]["note"]:
+        log(metrics["test"]["majority"]["note"])
     log(report_text.rstrip())
     log(f"wrote {out / 'metrics.json'}, {out / 'curves.png'}, {out / 'cls_attention.png'}, "
         f"{out / 'best.safetensors'}")

@@ -25,6 +25,8 @@ import torch
 
 from ...checking import runner
 from ...checking.submission import SubmissionError, open_submission
+from ...reports.assignment import view
+from ..formats.attempts import attempted, mark
 from ...reports.report import to_dict
 from . import scratch
 from .discover import submission_path
@@ -51,7 +53,7 @@ def _watch_parent() -> None:
 
 
 def grade(course, entry, exercise_ids: list[str], public_only: bool, time_limit: float | None,
-          threads: int, conn) -> None:
+          threads: int, conn, assignment=None) -> None:
     global _box
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     _watch_parent()
@@ -79,7 +81,10 @@ def grade(course, entry, exercise_ids: list[str], public_only: bool, time_limit:
             finally:
                 box.close()
                 _box = None
-        doc = to_dict(course, result)
+            flags = attempted(course, sub, exercises)
+        doc = mark(to_dict(course, result), flags)
+        if assignment is not None:
+            doc = view(doc, assignment)
         doc["submission"] = runner.printable(entry.source, lines=False)  # the entry's name in DIR, never a host path
         message = {"status": "graded", "doc": doc, "reason": runner.printable("; ".join(links), lines=False)}
     except SubmissionError as e:

@@ -20,7 +20,7 @@ from ...course.messages import t
 from ..exports.gradescope import VISIBILITIES
 from . import store
 
-BATCH_ONLY = ("jobs", "force", "timeout", "gradescope_hidden")
+BATCH_ONLY = ("jobs", "force", "timeout", "gradescope_hidden", "roster", "submitted_at", "due")
 
 
 def add_grade_options(g: argparse.ArgumentParser) -> None:
@@ -34,6 +34,36 @@ def add_grade_options(g: argparse.ArgumentParser) -> None:
                                                               "(default 1800; it is graded again by the next run)")
     b.add_argument("--gradescope-hidden", choices=VISIBILITIES, help="Gradescope visibility of the hidden "
                                                                        "checks (default after_published)")
+    _term_options(b)
+
+
+def _term_options(parser) -> None:
+    parser.add_argument("--due", metavar="TIME", help="with --assignment: its due date-time for this term, e.g. "
+                                                      "2027-03-14T23:59:00+08:00 (default: course.toml's due)")
+    parser.add_argument("--roster", metavar="FILE", help="the class list (CSV: login or folder, id, name, email, "
+                                                         "section): missing and unknown students, LMS ids")
+    parser.add_argument("--submitted-at", metavar="SOURCE",
+                        help="when each submission came in, for the assignment's late policy: mtime (the files' "
+                             "times), manifest (kata submit's time; students can edit it) or a CSV FILE from the "
+                             "submission platform (student, submitted_at)")
+
+
+def check_term_files(args) -> str:
+    """Why --roster or --submitted-at cannot be used ("" when they can)."""
+    from ..formats.late import SOURCES, TimesError, read_times
+    from ..formats.roster import RosterError, read
+
+    try:
+        if getattr(args, "roster", None):
+            read(args.roster)
+        source = getattr(args, "submitted_at", None)
+        if source and source not in SOURCES:
+            if not Path(source).is_file():
+                return t("submitted_at_bad", source=source)
+            read_times(source)
+    except (RosterError, TimesError) as e:
+        return str(e)
+    return ""
 
 
 def add_gradebook_parser(sub) -> argparse.ArgumentParser:
@@ -41,9 +71,14 @@ def add_gradebook_parser(sub) -> argparse.ArgumentParser:
                         description="Rewrite gradebook.csv, junit.xml, summary.md with its PNGs, and each student's "
                                     "feedback.html, Gradescope and Exercism results.json, from the report.json "
                                     "files a `kata grade DIR --out OUT` run stored.")
-    gb.add_argument("out", metavar="OUT")
+    gb.add_argument("out", metavar="OUT", help="the folder a `kata grade DIR --out OUT` run wrote")
     gb.add_argument("--gradescope-hidden", choices=VISIBILITIES,
                     help="Gradescope visibility of the hidden checks (default: the grading run's)")
+    gb.add_argument("--assignment", "-a", metavar="ID",
+                    help="write the formats of this course.toml [[assignment]] only (its exercises, its points) "
+                         "into OUT/assignments/ID/ (or --to DIR), from a run that graded its exercises")
+    gb.add_argument("--to", metavar="DIR", help="with --assignment: where to write (default OUT/assignments/ID)")
+    _term_options(gb)
     return gb
 
 
@@ -72,13 +107,27 @@ def class_hint(path: str, chapter: str) -> str:
     return t("batch_class_hint", path=path, count=len(entries), names=names)
 
 
-def grade(args, course, exercises) -> int:
+def grade(args, course, exercises, assignment=None) -> int:
     from .run import BatchError, Options, default_jobs, grade_class, mean_percent
 
+    if problem := check_term_files(args):
+        print(f"kata grade: {problem}", file=sys.stderr)
+        return 2
+    if args.due:
+        from ...course.assignments import AssignmentError
+
+        if assignment is None:
+            print(f"kata grade: {t('due_needs_assignment')}", file=sys.stderr)
+            return 2
+        try:
+            assignment = assignment.due_at(args.due)
+        except AssignmentError as e:
+            print(f"kata grade: {e}", file=sys.stderr)
+            return 2
     opts = Options(exercises=[ex.id for ex in exercises], public_only=args.public_only,
                    time_limit=args.time_limit, jobs=args.jobs or default_jobs(), force=args.force,
                    timeout=args.timeout or 1800.0, hidden=args.gradescope_hidden or "after_published",
-                   quiet=args.quiet)
+                   quiet=args.quiet, assignment=assignment, roster=args.roster, submitted_at=args.submitted_at)
     console = Console()
     try:
         outcome = grade_class(course, args.path, args.out, opts, console)
@@ -124,10 +173,71 @@ def gradebook(args) -> int:
         return 2
     from .store import Busy
 
+    if problem := check_term_files(args):
+        print(f"kata gradebook: {problem}", file=sys.stderr)
+        return 2
+    if args.due and not args.assignment:
+        meta = store.read_meta(out) or {}
+        if not (meta.get("late") or {}).get("assignment"):
+            print(f"kata gradebook: {t('due_needs_assignment')}", file=sys.stderr)
+            return 2
+    if args.roster or args.submitted_at or (args.due and not args.assignment):  # kept for what is written from now on
+        from .run import term_files
+
+        try:
+            with store.locked(out):
+                meta = store.read_meta(out) or {}
+                term_files(out, meta, args.roster, args.submitted_at)
+                if args.due and not args.assignment:
+                    problem = _move_due(meta, args.due)
+                    if problem:
+                        print(f"kata gradebook: {problem}", file=sys.stderr)
+                        return 2
+                store.write_json(out / store.META, meta)
+        except Busy:
+            print(f"kata gradebook: {t('batch_busy', out=out)}", file=sys.stderr)
+            return 2
+    if getattr(args, "assignment", None):
+        return _gradebook_assignment(args, out)
     try:
         w = regenerate(out, args.gradescope_hidden)
     except Busy:
         print(f"kata gradebook: {t('batch_busy', out=out)}", file=sys.stderr)
         return 2
     print(t("gradebook_wrote", files=len(w.files), students=w.students, out=out))
+    return 0
+
+
+def _move_due(meta: dict, when: str) -> str:
+    from ..formats.late import parse_time
+
+    try:
+        due = parse_time(when)
+    except ValueError:
+        return f"--due {when}: give a date-time with its UTC offset, e.g. 2027-03-14T23:59:00+08:00"
+    meta["late"] = dict(meta["late"], due=due.isoformat())
+    return ""
+
+
+def _gradebook_assignment(args, out: Path) -> int:
+    from ...course.assignments import AssignmentError, find
+    from ...course.commandline import load_course
+    from .gradebook import NotInRun, regenerate_assignment
+    from .store import Busy
+
+    course = load_course(args)
+    try:
+        assignment = find(course.assignments, args.assignment).due_at(args.due)
+        to, w = regenerate_assignment(out, assignment, Path(args.to) if args.to else None)
+    except AssignmentError as e:
+        print(f"kata gradebook: {e}", file=sys.stderr)
+        return 2
+    except NotInRun as e:
+        print(f"kata gradebook: {t('gradebook_assignment_missing', out=out, assignment=args.assignment, ids=e)}",
+              file=sys.stderr)
+        return 2
+    except Busy:
+        print(f"kata gradebook: {t('batch_busy', out=out)}", file=sys.stderr)
+        return 2
+    print(t("gradebook_wrote", files=len(w.files), students=w.students, out=to))
     return 0

@@ -14,10 +14,13 @@ from pathlib import Path
 
 from ...reports import report_html
 from ..exports.gradescope import failure_results, gradescope_results
-from ..formats import csvbook, exercism, junit, summary
+from ..formats import csvbook, exercism, junit, late, lms, summary, teaching
+from ..formats.roster import read as read_roster
+from ..similarity import outputs as similarity
 from . import store
 
-CLASS_FILES = ("gradebook.csv", "junit.xml", "summary.md", "histogram.png", "failures.png")
+CLASS_FILES = ("gradebook.csv", "canvas.csv", "moodle.csv", "junit.xml", "summary.md", "histogram.png",
+               "failures.png", "heatmap.png")
 
 
 @dataclass
@@ -51,15 +54,32 @@ def complete(out: Path, records: dict[str, dict], hidden: str = "after_published
     return n
 
 
-def write_class(out: Path, records: dict[str, dict], meta: dict | None) -> list[Path]:
+def term_table(out: Path, records: dict[str, dict], meta: dict, roster_dir: Path | None = None) -> list:
+    """lms.rows() with OUT's roster.csv and submitted_at.csv (copied there by the grading run or
+    `kata gradebook --roster/--submitted-at`); `roster_dir`: where they are (default OUT)."""
+    base = roster_dir or out
+    roster = read_roster(base / store.ROSTER) if (base / store.ROSTER).is_file() else None
+    times = late.read_times(base / store.TIMES) if meta.get("submitted_at") == "file" and \
+        (base / store.TIMES).is_file() else None
+    return lms.rows(records, meta, roster, times)
+
+
+def write_class(out: Path, records: dict[str, dict], meta: dict | None, roster_dir: Path | None = None) -> list[Path]:
     meta = meta or {}
     s = summary.stats(records)
     title = meta.get("title", "kata")
-    return [store.atomic_write(out / "gradebook.csv", csvbook.gradebook(records, meta.get("exercises"))),
+    table = term_table(out, records, meta, roster_dir)
+    points = next((r.max_score for r in table if r.max_score), 0.0)
+    column = f"kata {meta['assignment']}" if meta.get("assignment") else title
+    md = summary.markdown(records, s, meta, similarity.read_flagged(out)) + lms.summary_lines(table, meta)
+    return [store.atomic_write(out / "gradebook.csv", csvbook.gradebook(records, meta.get("exercises"), table)),
+            store.atomic_write(out / "canvas.csv", lms.canvas_csv(table, column, points)),
+            store.atomic_write(out / "moodle.csv", lms.moodle_csv(table, column)),
             store.atomic_write(out / "junit.xml", junit.document(records, title)),
             store.atomic_write(out / "histogram.png", summary.histogram_png(s, title)),
             store.atomic_write(out / "failures.png", summary.failures_png(s)),
-            store.atomic_write(out / "summary.md", summary.markdown(records, s, meta))]
+            store.atomic_write(out / "heatmap.png", teaching.heatmap_png(records, meta.get("exercises"), title)),
+            store.atomic_write(out / "summary.md", md)]
 
 
 def regenerate(out: Path, hidden: str | None = None) -> Written:
@@ -84,6 +104,39 @@ def _regenerate(out: Path, hidden: str | None) -> Written:
         w.files += write_student(out, name, doc, hidden)
     w.files += write_class(out, records, meta)
     return w
+
+
+class NotInRun(ValueError):
+    """The run in OUT did not grade every exercise of the assignment."""
+
+
+def regenerate_assignment(out: Path, assignment, to: Path | None = None) -> tuple[Path, Written]:
+    """Every format for one course.toml assignment, from a run that graded its exercises (a whole
+    term graded once, say): each report restricted to the assignment's exercises and scaled to its
+    points, written into `to` (default OUT/assignments/<id>/), which gets the same layout as OUT.
+    OUT's own files are not touched."""
+    from ...reports.assignment import view
+
+    out = Path(out)
+    to = Path(to) if to else out / "assignments" / assignment.id
+    with store.locked(out):
+        meta = dict(store.read_meta(out) or {})
+        graded = meta.get("exercises")
+        missing = [e for e in assignment.exercises if graded is not None and e not in graded]
+        if missing:
+            raise NotInRun(", ".join(missing))
+        if meta.get("assignment") and meta["assignment"] != assignment.id:
+            raise NotInRun(f"OUT holds assignment {meta['assignment']}")
+        hidden = meta.get("gradescope_hidden") or "after_published"
+        records = {name: view(doc, assignment) for name, doc in store.load_records(out).items()}
+        meta.update(exercises=list(assignment.exercises), assignment=assignment.id,
+                    title=f"{meta.get('title', 'kata')}: {assignment.title}", late=assignment.late_policy())
+        w = Written(len(records))
+        for name, doc in records.items():
+            store.write_json(store.student_dir(to, name) / "report.json", doc)
+            w.files += write_student(to, name, doc, hidden)
+        w.files += write_class(to, records, meta, roster_dir=out)
+    return to, w
 
 
 def is_batch_output(out: Path) -> bool:

@@ -32,9 +32,13 @@ from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, 
 from ... import __version__
 from ...course.messages import t
 from ...course.safe_text import one_line
+from ...reports.assignment import view
+from ..formats.late import SOURCES, newest_mtime
+from ..similarity.outputs import FILES as SIMILARITY_FILES
 from . import gradebook, store
 from .discover import Entry, assign_names, discover, fingerprint, is_one_submission
 from .scratch import Scratch
+from .store import ROSTER, TIMES
 
 
 class BatchError(Exception):
@@ -58,6 +62,9 @@ class Options:
     timeout: float = 1800.0  # seconds per submission
     hidden: str = "after_published"  # Gradescope visibility of hidden checks
     quiet: bool = False
+    assignment: object = None  # course/assignments.Assignment: its exercises only, points scaled
+    roster: str | None = None  # a roster CSV (formats/roster.py), copied into OUT
+    submitted_at: str | None = None  # "mtime", "manifest" or a platform's timestamp CSV (formats/late.py)
 
 
 @dataclass
@@ -100,23 +107,40 @@ def _skeleton(course, opts: Options, entry: Entry, reason: str) -> dict:
     from importlib.metadata import version  # not `import torch`: this process never needs it
 
     exercises = _max_of(course, opts.exercises, opts.public_only)
-    return {"schema": 1, "kata_version": __version__, "torch": version("torch").split("+")[0],
-            "submission": entry.source, "score": 0.0,
-            "max_score": round(sum(e["max_score"] for e in exercises), 6), "sandbox": "none",
-            "worker_startup_s": 0.0, "duration_s": 0.0, "notes": [reason], "manifest": None,
-            "exercises": exercises, "checks": []}
+    doc = {"schema": 1, "kata_version": __version__, "torch": version("torch").split("+")[0],
+           "submission": entry.source, "score": 0.0,
+           "max_score": round(sum(e["max_score"] for e in exercises), 6), "sandbox": "none",
+           "worker_startup_s": 0.0, "duration_s": 0.0, "notes": [reason], "manifest": None,
+           "exercises": exercises, "checks": []}
+    return view(doc, opts.assignment) if opts.assignment else doc
 
 
 def _meta(course, opts: Options, course_fp: str) -> dict:
     return {"kind": "kata-batch", "format": 1, "kata_version": __version__, "course": course_fp,
             "title": course.title, "exercises": list(opts.exercises), "public_only": opts.public_only,
-            "time_limit": opts.time_limit, "gradescope_hidden": opts.hidden}
+            "time_limit": opts.time_limit, "gradescope_hidden": opts.hidden,
+            "assignment": opts.assignment.id if opts.assignment else None,
+            "late": opts.assignment.late_policy() if opts.assignment else None}
+
+
+def term_files(out: Path, meta: dict, roster: str | None, submitted_at: str | None) -> None:
+    """A given roster and timestamp file go into OUT (roster.csv, submitted_at.csv), so that
+    `kata gradebook OUT` uses them again; `meta["submitted_at"]`: the source of submission times
+    ("mtime", "manifest", "file"), kept from an earlier run when none is given."""
+    old = store.read_meta(out) or {}
+    if roster:
+        store.atomic_write(out / ROSTER, Path(roster).read_bytes())
+    if submitted_at and submitted_at not in SOURCES:
+        store.atomic_write(out / TIMES, Path(submitted_at).read_bytes())
+        submitted_at = "file"
+    meta["submitted_at"] = submitted_at or old.get("submitted_at")
 
 
 def _check_out(out: Path, meta: dict, force: bool) -> None:
     old = store.read_meta(out)
     if old is None:
-        if out.is_dir() and any(not p.name.startswith(".") for p in out.iterdir()) and not force:
+        if out.is_dir() and any(not p.name.startswith(".") and p.name not in SIMILARITY_FILES
+                                for p in out.iterdir()) and not force:  # kata similarity may have written first
             raise BatchError(t("batch_out_foreign", out=out))
         return
     diffs = store.meta_differences(old, meta)
@@ -146,6 +170,8 @@ def grade_class(course, class_dir: str | Path, out: str | Path, opts: Options,
                 console: Console | None = None) -> Outcome:
     console = console or Console()
     class_dir, out = Path(class_dir), Path(out)
+    if not class_dir.exists() and not class_dir.is_symlink():  # a typo: say so, not "must be a class folder"
+        raise BatchError(t("batch_missing", path=class_dir))
     if not class_dir.is_dir():
         raise BatchError(t("batch_not_folder", path=class_dir))
     if is_one_submission(class_dir, course.chapter):
@@ -187,6 +213,7 @@ def _grade_class(course, class_dir: Path, out: Path, opts: Options, console: Con
     meta.update({"created": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
                  "class_dir": str(class_dir.resolve()), "jobs": opts.jobs,
                  "skipped": [s.as_dict() for s in skipped], "renamed": renamed})
+    term_files(out, meta, opts.roster, opts.submitted_at)
     store.write_json(out / store.META, meta)
     if not opts.quiet:
         for s in skipped:
@@ -212,7 +239,8 @@ def _grade_class(course, class_dir: Path, out: Path, opts: Options, console: Con
                 status, reason = "error", t("batch_died", how=_how(exitcode))
             doc = _skeleton(course, opts, entry, reason)
         doc["student"] = {"name": entry.name, "source": entry.source, "fingerprint": entry.fingerprint,
-                          "status": status, "reason": reason, "course": course_fp}
+                          "status": status, "reason": reason, "course": course_fp,
+                          "mtime": newest_mtime(entry.path)}  # a submission time, for --submitted-at mtime
         if (message or {}).get("traceback"):  # the grader's own failure: for whoever debugs it
             doc["student"]["traceback"] = message["traceback"]
         store.write_json(store.record_path(out, entry.name), doc, durable=True)
@@ -268,7 +296,7 @@ def _run(course, opts: Options, todo: list[Entry], outcome: Outcome, done, line,
                     tmp = scratch.folder()
                     proc = ctx.Process(target=_grade_one, name=f"kata-grade-{entry.name}", daemon=True,
                                        args=(str(tmp), course, entry, opts.exercises, opts.public_only,
-                                             opts.time_limit, threads, send))
+                                             opts.time_limit, threads, send, opts.assignment))
                     proc.start()
                     send.close()
                     running.append(_Running(proc, receive, entry, time.monotonic(), tmp))

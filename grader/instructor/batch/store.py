@@ -109,7 +109,9 @@ def read_meta(out: Path) -> dict | None:
 
 
 # Keys of batch.json whose change makes earlier records incomparable with new ones.
-COMPARABLE = ("kata_version", "course", "exercises", "public_only", "time_limit")
+ROSTER = "roster.csv"  # the roster given to --roster, copied
+TIMES = "submitted_at.csv"  # the timestamp file given to --submitted-at, copied
+COMPARABLE = ("assignment", "kata_version", "course", "exercises", "public_only", "time_limit")
 
 
 def meta_differences(old: dict, new: dict) -> list[str]:

@@ -90,8 +90,9 @@ def _grade_id(name: str, taken: set[str]) -> str:
     return gid
 
 
-def build(course, ex, lang: str | None = None):
-    """The nbgrader source notebook of exercise `ex`."""
+def build(course, ex, lang: str | None = None, factor: float = 1.0):
+    """The nbgrader source notebook of exercise `ex`; `factor` scales every check's points (an
+    assignment's, course.toml [[assignment]] points)."""
     import jupytext
     from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
@@ -100,7 +101,7 @@ def build(course, ex, lang: str | None = None):
     taken: set[str] = set()
     nb = jupytext.reads(solution_source(source, ex.file), fmt="py:light")
     first_owner = iter(owners[k] for k in sorted(owners))  # blocks in file order = regions in cell order
-    cells = [new_markdown_cell(intro(course, ex, lang), metadata={
+    cells = [new_markdown_cell(intro(course, ex, lang, factor), metadata={
         "tags": [INTRO_TAG], "nbgrader": _nbgrader(_grade_id("kata_intro", taken), locked=True)})]
     for cell in nb.cells:
         regions = cell.source.count("### BEGIN SOLUTION") if cell.cell_type == "code" else 0
@@ -115,30 +116,32 @@ def build(course, ex, lang: str | None = None):
     by_name = {c.name: c for c in ex.checks}
     for gid, check_name in check_cell_ids(ex).items():
         check = by_name[check_name]
+        points = round(check.points * factor, 4)
         name = check.name.removeprefix("test_")
         label = t("nbg_hidden_name", lang, name=name) if check.hidden else name
         where = t("nbg_cell_listings", lang, listings=", ".join(check.listings)) if check.listings else ""
-        comment = t("nbg_cell_comment", lang, name=label, points=f"{check.points:g}", where=where)
+        comment = t("nbg_cell_comment", lang, name=label, points=f"{points:g}", where=where)
         code = ("".join(f"# {line}\n" for line in textwrap.wrap(comment, 96))
                 + f"from grader.instructor.exports.nbgrader_cell import verdict\n"
                 f"passed, message = verdict({ex.id!r}, {check.name!r})\n"
                 f"assert passed, message")
         if check.hidden:  # generate_assignment keeps only the first line: no name, no listing
-            public = t("nbg_hidden_cell", lang, n=gid.rsplit("_", 1)[1], points=f"{check.points:g}")
+            public = t("nbg_hidden_cell", lang, n=gid.rsplit("_", 1)[1], points=f"{points:g}")
             code = ("".join(f"# {line}\n" for line in textwrap.wrap(public, 96))
                     + "### BEGIN HIDDEN TESTS\n" + code + "\n### END HIDDEN TESTS")
         taken.add(gid)
         cells.append(new_code_cell(code, metadata={"tags": [CHECK_TAG], "nbgrader": _nbgrader(
-            gid, grade=True, locked=True, points=check.points)}))
+            gid, grade=True, locked=True, points=points)}))
     for i, cell in enumerate(cells):  # stable ids: the same course exports the same bytes
         cell.id = cell.metadata.get("nbgrader", {}).get("grade_id", f"cell-{i}")[:64]
     return new_notebook(cells=cells, metadata={**KERNEL, "kata": {"exercise": ex.id}})
 
 
-def intro(course, ex, lang: str | None = None) -> str:
+def intro(course, ex, lang: str | None = None, factor: float = 1.0) -> str:
     titles = {lst.id: lst.title for lst in course.listings}
     listings = "\n".join(f"- {lst}: {titles.get(lst, '')}" for lst in ex.listings) or "-"
-    return t("nbg_intro", lang, section=ex.section, title=ex.title, id=ex.id, points=f"{ex.points:g}",
+    points = round(ex.points * factor, 4)
+    return t("nbg_intro", lang, section=ex.section, title=ex.title, id=ex.id, points=f"{points:g}",
              listings=listings, checks=len(ex.checks), hidden=sum(c.hidden for c in ex.checks))
 
 
@@ -192,19 +195,23 @@ class Export:
     assignments: dict[str, list] = field(default_factory=dict)  # assignment -> exercises
 
 
-def plan(course, exercises, by: str = "section", lang: str | None = None) -> tuple[dict[str, str], dict]:
-    """{relative path: text} of every file of the export, and {assignment: [exercises]}."""
+def plan(course, exercises, by: str = "section", lang: str | None = None,
+         assignment=None) -> tuple[dict[str, str], dict]:
+    """{relative path: text} of every file of the export, and {assignment: [exercises]}. With a
+    course.toml `assignment`, every exercise goes into one nbgrader assignment of its id, its
+    checks' points scaled so that they add up to the assignment's points."""
     import nbformat
 
     from ...authoring.stubs import StubError
 
     files: dict[str, str] = {"nbgrader_config.py": config_text(course, exercises)}
     assignments: dict[str, list] = {}
+    factor = assignment.factor(sum(ex.points for ex in exercises)) if assignment is not None else 1.0
     for ex in exercises:
-        a = assignment_of(ex, by)
+        a = assignment.id if assignment is not None else assignment_of(ex, by)
         assignments.setdefault(a, []).append(ex)
         try:
-            nb = build(course, ex, lang)
+            nb = build(course, ex, lang, factor)
         except (StubError, SyntaxError) as e:
             raise ExportError(f"solutions/{ex.file}: {e}") from None
         files[f"source/{a}/{ex.id}.ipynb"] = nbformat.writes(nb) + "\n"
@@ -212,12 +219,12 @@ def plan(course, exercises, by: str = "section", lang: str | None = None) -> tup
 
 
 def export(course, exercises, folder: Path, by: str = "section", force: bool = False,
-           lang: str | None = None) -> Export:
+           lang: str | None = None, assignment=None) -> Export:
     """Write the nbgrader course directory; nothing is written when a file would be lost."""
     folder = Path(folder)
     if folder.exists() and not folder.is_dir():
         raise ExportError(t("nbg_not_a_folder", path=folder))
-    files, assignments = plan(course, exercises, by, lang)
+    files, assignments = plan(course, exercises, by, lang, assignment)
     done = Export(folder, assignments=assignments)
     changed = []
     for rel, text in files.items():

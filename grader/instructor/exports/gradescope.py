@@ -158,13 +158,24 @@ def grade_upload(upload: str | Path, results: str | Path, config: dict | None = 
         try:
             path = locate(Path(upload), course, Path(work))
             with open_submission(path, course.chapter, course.exercises) as sub:
-                result = runner.run(course, sub)
+                result = runner.run(course, sub, chosen(course, config))
         except SubmissionError as e:
             _write_json(Path(results), failure_results(str(e), lang))
             return 1
     doc = to_dict(course, result)
+    if config.get("assignment"):  # every check's points scaled to the assignment's
+        from ...course.assignments import find
+        from ...reports.assignment import view
+
+        doc = view(doc, find(course.assignments, config["assignment"]))
     _write_json(Path(results), gradescope_results(doc, config.get("hidden_visibility", "after_published"), lang))
     return 0
+
+
+def chosen(course, config: dict) -> list:
+    """The exercises the autograder grades: those given to `kata export` (-e, --assignment), or all."""
+    ids = config.get("exercises")
+    return [ex for ex in course.exercises if ex.id in ids] if ids else list(course.exercises)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -259,11 +270,13 @@ def _add_text(zf: zipfile.ZipFile, name: str, text: str, mode: int = 0o644) -> N
 
 
 def export(course, out: str | Path, hidden_visibility: str = "after_published", lang: str = "",
-           sandbox: str = "bubblewrap") -> tuple[Path, list[str]]:
+           sandbox: str = "bubblewrap", exercises: list | None = None,
+           assignment: str | None = None) -> tuple[Path, list[str]]:
     """Write the autograder zip `out`; returns its path and notes for the instructor. `sandbox`:
     "bubblewrap" (a submission is graded only where bubblewrap starts; elsewhere run_autograder
     fails and Gradescope records no score) or "limits-only" (the instructor's explicit choice for
-    a container that allows no namespaces: every result says so)."""
+    a container that allows no namespaces: every result says so). `exercises`: grade only these
+    (None: all); `assignment`: the [[assignment]] whose points the scores are scaled to."""
     from ...authoring.stubs import stub_text
     from ...course.manifest import PACKAGE_DIR, edition
 
@@ -297,7 +310,8 @@ def export(course, out: str | Path, hidden_visibility: str = "after_published", 
             notes.append("no .kata/assets/gpt2.tiktoken here: setup.sh will fetch it on Gradescope "
                          "(`kata assets fetch` first to ship it)")
         config = {"hidden_visibility": hidden_visibility, "lang": lang, "kata_version": __version__,
-                  "sandbox": sandbox}
+                  "sandbox": sandbox, "assignment": assignment,
+                  "exercises": [ex.id for ex in exercises] if exercises is not None else None}
         _add_text(zf, f"{COURSE_DIR}/{CONFIG_FILE}", json.dumps(config, indent=1) + "\n")
     return out, notes
 

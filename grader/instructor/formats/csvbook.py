@@ -14,7 +14,7 @@ from __future__ import annotations
 import csv
 import io
 
-from ...course.safe_text import csv_cell
+from ...course.safe_text import csv_cell, one_line
 
 
 def columns(records: dict[str, dict], order: list[str] | None = None) -> list[str]:
@@ -31,17 +31,35 @@ def _num(x) -> str:
     return f"{float(x):g}"
 
 
-def gradebook(records: dict[str, dict], order: list[str] | None = None) -> str:
+def gradebook(records: dict[str, dict], order: list[str] | None = None, table: list | None = None) -> str:
+    """`table`: lms.rows() (a roster, a late policy): its order, its missing students, its reasons,
+    and the columns they add (id, name, email; submitted_at, late_days, late_penalty, final)."""
     ids = columns(records, order)
+    with_roster = bool(table) and any(r.student is not None for r in table)
+    with_late = bool(table) and any(r.late is not None for r in table)
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
-    w.writerow(["student", "source", "status", *ids, "total", "max_score", "percent", "reason"])
-    for name, doc in records.items():
+    w.writerow(["student", *(["id", "name", "email"] if with_roster else []), "source", "status", *ids, "total",
+                "max_score", "percent", *(["submitted_at", "late_days", "late_penalty", "final"] if with_late else []),
+                "reason"])
+    rows = table if table is not None else [None] * len(records)
+    names = [r.name for r in table] if table is not None else list(records)
+    for name, row in zip(names, rows):
+        doc = records.get(name, {}) if row is None or row.status != "missing" else {}
         student = doc.get("student") or {}
         scores = {e.get("id"): e.get("score", 0) for e in doc.get("exercises", [])}
-        score, max_score = float(doc.get("score", 0)), float(doc.get("max_score", 0))
-        w.writerow([csv_cell(name), csv_cell(student.get("source", "")), csv_cell(student.get("status", "graded")),
+        score = float(doc.get("score", 0))
+        max_score = float(doc.get("max_score", row.max_score if row is not None else 0))
+        who = row.student if row is not None else None
+        lt = row.late if row is not None else None
+        w.writerow([csv_cell(name),
+                    *([csv_cell(who.id if who else ""), csv_cell(who.name if who else ""),
+                       csv_cell(who.email if who else "")] if with_roster else []),
+                    csv_cell(student.get("source", "")), csv_cell(row.status if row is not None else
+                                                                   student.get("status", "graded")),
                     *(_num(scores[i]) if i in scores else "" for i in ids),
                     _num(score), _num(max_score), f"{100 * score / max_score:.1f}" if max_score else "",
-                    csv_cell(student.get("reason", ""))])
+                    *([lt.submitted_at if lt else "", str(lt.days) if lt and lt.submitted_at else "",
+                       _num(lt.penalty) if lt and lt.submitted_at else "", _num(row.final)] if with_late else []),
+                    csv_cell(one_line(row.reason) if row is not None else student.get("reason", ""))])
     return buf.getvalue()

@@ -14,6 +14,9 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 from ...course.safe_text import markdown as md_text
+from . import teaching
+
+CHECK_ROWS = 30  # rows of the failure-rate table; the rest are counted
 
 
 @dataclass
@@ -49,7 +52,10 @@ def stats(records: dict[str, dict]) -> Stats:
             continue
         max_score = float(doc.get("max_score", 0))
         s.percents.append(100.0 * float(doc.get("score", 0)) / max_score if max_score else 0.0)
+        tried = {e["id"] for e in doc.get("exercises", []) if e.get("attempted", True)}
         for c in doc.get("checks", []):
+            if c.get("exercise", "") not in tried:  # an untouched stub fails every check: no news
+                continue
             key = (c.get("exercise", ""), c.get("name", ""))
             r = rates.setdefault(key, CheckRate(key[0], key[1], c.get("visibility", ""), 0, 0))
             r.ran += 1
@@ -104,7 +110,7 @@ def failures_png(s: Stats, limit: int = 40) -> bytes:
     ax.set_yticks(range(len(rows)), labels, fontsize=7)
     ax.invert_yaxis()
     ax.set_xlim(0, 100)
-    ax.set_xlabel("failed (% of graded submissions)")
+    ax.set_xlabel("failed (% of the submissions that attempted the exercise)")
     ax.set_title("checks most often failed" if any(r.failed for r in rows) else "no check failed")
     return _png(fig)
 
@@ -115,7 +121,36 @@ def _cell(text) -> str:
     return md_text(text)
 
 
-def markdown(records: dict[str, dict], s: Stats, meta: dict | None = None) -> str:
+def _percent(fraction) -> str:
+    """A fraction from similarity.csv as a percentage ("?" when it is not a number)."""
+    try:
+        return f"{100 * float(fraction):.0f}%"
+    except (TypeError, ValueError):
+        return "?"
+
+
+def similarity_lines(rows: list[dict], limit: int = 10) -> list[str]:
+    """The Similarity section: the flagged rows of `kata similarity`'s similarity.csv (most alike
+    first), the first `limit` of them; the rest are in similarity.md."""
+    lines = ["", "## Similarity", ""]
+    if not rows:
+        return lines + ["`kata similarity` flagged no pair of students ([similarity.md](similarity.md))."]
+    lines += [f"`kata similarity` flagged {len(rows)} pair{'s' if len(rows) != 1 else ''} of submissions whose code "
+              "is alike beyond its threshold (the stubs never count): [similarity.md](similarity.md), side by side "
+              "in [similarity.html](similarity.html).", "",
+              "| exercise | student A | student B | A in B | B in A |", "|---|---|---|---:|---:|"]
+    for row in rows[:limit]:
+        lines.append(f"| {_cell(row.get('exercise', ''))} | {_cell(row.get('student_a', ''))} | "
+                     f"{_cell(row.get('student_b', ''))} | {_percent(row.get('similarity_a_to_b'))} | "
+                     f"{_percent(row.get('similarity_b_to_a'))} |")
+    if len(rows) > limit:
+        lines += ["", f"... and {len(rows) - limit} more in similarity.md."]
+    return lines
+
+
+def markdown(records: dict[str, dict], s: Stats, meta: dict | None = None,
+             similarity: list[dict] | None = None) -> str:
+    """summary.md; `similarity`: the flagged rows of OUT's similarity.csv (None: no section)."""
     meta = meta or {}
     n = len(records)
     lines = ["# Class summary", ""]
@@ -131,19 +166,23 @@ def markdown(records: dict[str, dict], s: Stats, meta: dict | None = None) -> st
                       f"median {statistics.median(p):.1f}%, lowest {min(p):.1f}%, highest {max(p):.1f}%.",
                   "", "![score histogram](histogram.png)"]
     if s.exercises:
-        lines += ["", "## Exercises", "", "| § | exercise | mean points | max | full marks |", "|---|---|---:|---:|---:|"]
-        for e in s.exercises:
-            lines.append(f"| {e['section']} | {e['id']} | {e['mean']:.2f} | {e['max_score']:g} | {100 * e['full']:.0f}% |")
+        lines += teaching.markdown_lines(records)
     failing = [r for r in s.checks if r.failed]
-    lines += ["", "## Checks by failure rate", ""]
+    lines += ["", "## Checks by failure rate", "",
+              "Counted over the submissions that attempted the check's exercise."]
     if failing:
-        lines += ["![per-check failure rate](failures.png)", "",
+        lines += ["", "![per-check failure rate](failures.png)", "",
                   "| exercise | check | visibility | failed | rate |", "|---|---|---|---:|---:|"]
-        for r in failing:
+        for r in failing[:CHECK_ROWS]:
             lines.append(f"| {r.exercise} | {r.name.removeprefix('test_')} | {r.visibility} | {r.failed}/{r.ran} "
                          f"| {100 * r.rate:.0f}% |")
+        if len(failing) > CHECK_ROWS:
+            lines += ["", f"... and {len(failing) - CHECK_ROWS} more checks failed at least once (each student's "
+                          "report.json has them all)."]
     else:
-        lines.append("No check failed.")
+        lines += ["", "No check failed."]
+    if similarity is not None:
+        lines += similarity_lines(similarity)
     bad = [(name, doc["student"]) for name, doc in records.items()
            if (doc.get("student") or {}).get("status") in ("refused", "error")]
     if bad:
@@ -163,14 +202,14 @@ def markdown(records: dict[str, dict], s: Stats, meta: dict | None = None) -> st
         lines += ["", "## Entries that are not submissions", "", "| entry | reason |", "|---|---|"]
         for sk in skipped:
             lines.append(f"| {_cell(sk.get('source', ''))} | {_cell(sk.get('reason', ''))} |")
-    noted = [(name, doc["notes"]) for name, doc in records.items() 
-             if doc.get("notes") and (doc.get("student") or {}).get("status", "graded") == "graded"]
+    groups = teaching.grouped_notes(records)
     renamed = meta.get("renamed") or []
-    if noted or renamed:
-        lines += ["", "## Notes", ""]
+    if groups or renamed:
+        lines += ["", "## Notes", "", "Each kind of note once, with the students it concerns; the notes themselves "
+                                      "are in each student's report and feedback page.", ""]
         for r in renamed:
             lines.append(f"- {_cell(r)}")
-        for name, notes in noted:
-            for note in notes:
-                lines.append(f"- **{_cell(name)}**: {_cell(note)}")
+        for kind, names in groups:
+            shown = ", ".join(_cell(n) for n in names[:10]) + (f" and {len(names) - 10} more" if len(names) > 10 else "")
+            lines.append(f"- {len(names)} student{'s' if len(names) != 1 else ''}: {_cell(kind)} ({shown})")
     return "\n".join(lines) + "\n"

@@ -225,11 +225,22 @@ fi
 
 PYTHON="${PYTHON:-python3}"
 "$PYTHON" -c 'import sys; assert sys.version_info >= (3, 11), "the kata needs Python >= 3.11"'
+# Offline labs: KATA_ASSETS_FILE=FILE is unpacked first, by this Python alone (sha256-checked); where it brought
+# wheels (`kata assets pack FILE --with-wheels`: .kata/wheels, or KATA_WHEELS=DIR), pip installs from them only.
+if [ -n "${KATA_ASSETS_FILE:-}" ]; then
+  "$PYTHON" -m grader.capstone.assets unpack "$KATA_ASSETS_FILE"
+fi
+WHEELS="${KATA_WHEELS:-$(dirname "${KATA_ASSETS_DIR:-.kata/assets}")/wheels}"
+if compgen -G "$WHEELS/*.whl" >/dev/null; then
+  WHEELS="$(cd "$WHEELS" && pwd)"
+  echo "setup: installing from the wheels in $WHEELS, with no package index" >&2
+  export PIP_NO_INDEX=1 PIP_FIND_LINKS="$WHEELS"
+fi
 [ -x .venv/bin/python ] || "$PYTHON" -m venv .venv
 .venv/bin/python -m pip install -q --disable-pip-version-check "torch==2.13.0" ${KATA_TORCH_PIP_ARGS:-}
 .venv/bin/python -m pip install -q --disable-pip-version-check -e .
 if [ -n "${KATA_ASSETS_FILE:-}" ]; then
-  .venv/bin/kata assets unpack "$KATA_ASSETS_FILE"
+  .venv/bin/kata assets status
 else
   .venv/bin/kata assets fetch \\
     || echo "setup: some data files could not be fetched; ask for the workshop's assets file and run \\`.venv/bin/kata assets unpack FILE\\`" >&2

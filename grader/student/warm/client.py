@@ -7,7 +7,6 @@ that finds its server running costs a Python start-up, the checks, and drawing t
 """
 from __future__ import annotations
 
-import os
 import socket
 import subprocess
 import sys

@@ -1,0 +1,131 @@
+"""When each submission came in, and what an assignment's late policy takes off.
+
+The time of a submission comes from one source, chosen with `--submitted-at`:
+- `mtime`: the newest modification time among the entry's files as they sit in the class folder
+  (recorded for every submission at grading time; right when the files were copied keeping their
+  times, as `unzip` and most LMS downloads do);
+- `manifest`: the `created` time `kata submit` wrote into its manifest. The student's machine
+  wrote it, so it can be edited: use it for practice weeks, not for grades;
+- `FILE`: a CSV exported from the submission platform, with a student column (`student`,
+  `login`, `folder`, ...) and a time column (`submitted_at`, `timestamp`, `time`, `date`) in ISO
+  8601 with its offset or Z (`2027-03-14T23:59:00+08:00`).
+
+The policy (course.toml `[[assignment]]`): `late_grace_minutes` after the due time cost nothing;
+after that, each started day late costs `late_per_day` percent of the score; more than
+`late_max_days` days late scores 0. Students' own reports never change: the penalty is applied
+in the gradebook and the LMS files, with the reason written beside it.
+"""
+from __future__ import annotations
+
+import csv
+import io
+import math
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+
+from .roster import KEY_COLUMNS, _norm
+
+TIME_COLUMNS = ("submittedat", "submissiontime", "timestamp", "time", "date", "submitted")
+SOURCES = ("mtime", "manifest")
+
+
+class TimesError(ValueError):
+    """A timestamp file that cannot be used; the message names the file and line."""
+
+
+@dataclass
+class Late:
+    submitted_at: str = ""  # ISO, UTC ("" unknown)
+    days: int = 0  # started days late after the grace period (0: on time)
+    penalty: float = 0.0  # percent of the score taken off
+    reason: str = ""  # "" when on time
+
+
+def parse_time(text: str) -> datetime:
+    value = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
+    if value.tzinfo is None:
+        raise ValueError("no UTC offset")
+    return value
+
+
+def read_times(path: str | Path) -> dict[str, str]:
+    """{student (casefolded): ISO time} from a platform's CSV export."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except (OSError, UnicodeDecodeError) as e:
+        raise TimesError(f"{path}: cannot be read: {e}") from None
+    rows = list(csv.reader(io.StringIO(text)))
+    header = [_norm(h) for h in rows[0]] if rows else []
+    who = next((header.index(k) for k in KEY_COLUMNS if k in header), None)
+    when = next((header.index(k) for k in TIME_COLUMNS if k in header), None)
+    if who is None or when is None:
+        raise TimesError(f"{path}:1: needs a student column ({', '.join(KEY_COLUMNS)}) and a time column "
+                         f"({', '.join(TIME_COLUMNS)})")
+    times = {}
+    for n, row in enumerate(rows[1:], 2):
+        if not any(c.strip() for c in row):
+            continue
+        try:
+            at = parse_time(row[when])
+        except (ValueError, IndexError):
+            raise TimesError(f"{path}:{n}: {row[when] if when < len(row) else ''!r} is not a time such as "
+                             "2027-03-14T23:59:00+08:00 (with its UTC offset)") from None
+        times[row[who].strip().casefold()] = at.astimezone(timezone.utc).isoformat()
+    return times
+
+
+def submitted_at(doc: dict, name: str, source: str, times: dict[str, str] | None = None) -> str:
+    """The ISO time the record `doc` of student `name` came in, by `source` ("" unknown)."""
+    student = doc.get("student") or {}
+    if source == "mtime":
+        return student.get("mtime", "") or ""
+    if source == "manifest":
+        created = (doc.get("manifest") or {}).get("created") or ""
+        try:
+            return parse_time(created).astimezone(timezone.utc).isoformat() if created else ""
+        except ValueError:
+            return ""
+    return (times or {}).get(name.casefold(), "")
+
+
+def assess(at: str, policy: dict) -> Late:
+    """What `policy` (Assignment.late_policy()) takes off a submission that came in at `at`."""
+    if not at:
+        return Late("", 0, 0.0, "")
+    due = parse_time(policy["due"])
+    late_s = (parse_time(at) - due).total_seconds() - 60 * float(policy.get("grace_minutes") or 0)
+    if late_s <= 0:
+        return Late(at)
+    days = math.ceil(late_s / 86400)
+    max_days = policy.get("max_days")
+    if max_days is not None and days > max_days:
+        return Late(at, days, 100.0, f"{days} day(s) late, more than {max_days:g}: 0")
+    penalty = min(100.0, days * float(policy.get("per_day") or 0))
+    return Late(at, days, penalty, f"{days} day(s) late: -{penalty:g}%" if penalty else f"{days} day(s) late")
+
+
+def newest_mtime(path: Path) -> str:
+    """The newest modification time of the regular files in `path` (a file or a folder; links
+    are not followed), as ISO UTC; "" when there is none."""
+    import os
+    import stat
+
+    newest = None
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return ""
+    if stat.S_ISREG(st.st_mode):
+        newest = st.st_mtime
+    elif stat.S_ISDIR(st.st_mode):
+        for dirpath, dirnames, filenames in os.walk(path, followlinks=False):
+            for f in filenames:
+                try:
+                    s = os.lstat(os.path.join(dirpath, f))
+                except OSError:
+                    continue
+                if stat.S_ISREG(s.st_mode):
+                    newest = s.st_mtime if newest is None else max(newest, s.st_mtime)
+    return datetime.fromtimestamp(newest, timezone.utc).isoformat() if newest is not None else ""

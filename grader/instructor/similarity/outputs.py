@@ -1,0 +1,199 @@
+"""What `kata similarity` writes into OUT, and what the class summary reads back.
+
+    similarity.csv   one row per pair of students who both submitted an exercise's file:
+                     exercise, student_a, student_b, similarity_a_to_b, similarity_b_to_a (fractions of
+                     each one's own code found in the other's), matched_tokens, own_tokens_a,
+                     own_tokens_b (their code that is not the stub's), flagged (yes/no)
+    similarity.md    the pairs above the threshold, ranked; the pairs of students flagged on several
+                     exercises; each exercise's figures; the submissions that could not be read
+    similarity.html  one self-contained page: each flagged pair's two files side by side, the
+                     matching regions highlighted. Inline CSS, no script, nothing loaded from
+                     anywhere (a Content-Security-Policy says so to the browser); the code is escaped.
+
+copydetect's own report (copydetect.CopyDetector.generate_html_report) is not used: its template
+loads Bootstrap's CSS and JavaScript from a CDN (cdn.jsdelivr.net), so offline it shows unstyled
+and its "View matched code" buttons do nothing; it also draws with pyplot's global state.
+"""
+from __future__ import annotations
+
+import csv
+import html
+import io
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ...course.safe_text import csv_cell
+from ...course.safe_text import markdown as md_text
+
+CSV = "similarity.csv"
+MD = "similarity.md"
+HTML = "similarity.html"
+FILES = (CSV, MD, HTML)
+HEADER = ["exercise", "student_a", "student_b", "similarity_a_to_b", "similarity_b_to_a", "matched_tokens",
+          "own_tokens_a", "own_tokens_b", "flagged"]
+
+
+@dataclass
+class Pair:
+    exercise: str
+    a: str
+    b: str
+    a_to_b: float
+    b_to_a: float
+    tokens: int
+    own_a: int
+    own_b: int
+    flagged: bool
+    slices: tuple = ()  # (A's, B's) character ranges, for the page
+    code_a: str = ""
+    code_b: str = ""
+
+    @property
+    def top(self) -> float:
+        return max(self.a_to_b, self.b_to_a)
+
+
+@dataclass
+class Result:
+    threshold: float
+    k: int
+    exercises: list[tuple[str, str]]  # (id, file) compared, in course order
+    students: int
+    pairs: list[Pair] = field(default_factory=list)
+    submitted: dict[str, int] = field(default_factory=dict)  # exercise -> students with its file
+    refused: list[tuple[str, str]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def flagged(self) -> list[Pair]:
+        return sorted((p for p in self.pairs if p.flagged), key=lambda p: (-p.top, -p.tokens, p.exercise, p.a, p.b))
+
+
+def _pct(x: float) -> str:
+    return f"{100 * x:.0f}%"
+
+
+def csv_text(r: Result) -> str:
+    order = {ex: i for i, (ex, _) in enumerate(r.exercises)}
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(HEADER)
+    for p in sorted(r.pairs, key=lambda p: (order.get(p.exercise, 0), -p.top, -p.tokens, p.a, p.b)):
+        w.writerow([p.exercise, csv_cell(p.a), csv_cell(p.b), f"{p.a_to_b:.3f}", f"{p.b_to_a:.3f}", p.tokens,
+                    p.own_a, p.own_b, "yes" if p.flagged else "no"])
+    return buf.getvalue()
+
+
+def markdown(r: Result) -> str:
+    flagged = r.flagged
+    lines = ["# Code similarity", "",
+             f"{r.students} submission{'s' if r.students != 1 else ''} read, {len(r.exercises)} exercise"
+             f"{'s' if len(r.exercises) != 1 else ''} compared pair by pair (copydetect's winnowing fingerprints, "
+             f"windows of {r.k} tokens). The stubs are boilerplate: code the students were given never counts, "
+             "and renamed names, added comments or reordered functions change nothing.  ",
+             f"A pair is flagged when at least {_pct(r.threshold)} of either student's own code (the code that is "
+             "not the stub's) is also in the other's. Similar code is a reason to look, not proof: read the pair "
+             f"in [{HTML}]({HTML}).", ""]
+    lines += ["## Pairs above the threshold", ""]
+    if flagged:
+        lines += ["| # | exercise | student A | student B | A in B | B in A | matched tokens |",
+                  "|---:|---|---|---|---:|---:|---:|"]
+        for i, p in enumerate(flagged, 1):
+            lines.append(f"| [{i}]({HTML}#pair-{i}) | {p.exercise} | {md_text(p.a)} | {md_text(p.b)} | "
+                         f"{_pct(p.a_to_b)} | {_pct(p.b_to_a)} | {p.tokens} |")
+    else:
+        lines.append(f"No pair reaches {_pct(r.threshold)}.")
+    by_pair: dict[tuple[str, str], list[Pair]] = defaultdict(list)
+    for p in flagged:
+        by_pair[(p.a, p.b)].append(p)
+    several = sorted(((k, v) for k, v in by_pair.items() if len(v) > 1), key=lambda kv: (-len(kv[1]), kv[0]))
+    if several:
+        lines += ["", "## Students flagged on several exercises", "",
+                  "| student A | student B | exercises | matched tokens |", "|---|---|---:|---:|"]
+        for (a, b), ps in several:
+            lines.append(f"| {md_text(a)} | {md_text(b)} | {len(ps)} | {sum(p.tokens for p in ps)} |")
+    lines += ["", "## Exercises", "", "| exercise | submitted | pairs | flagged | highest |",
+              "|---|---:|---:|---:|---:|"]
+    for ex, _ in r.exercises:
+        ps = [p for p in r.pairs if p.exercise == ex]
+        high = max((p.top for p in ps), default=0.0)
+        lines.append(f"| {ex} | {r.submitted.get(ex, 0)} | {len(ps)} | {sum(p.flagged for p in ps)} | {_pct(high)} |")
+    if r.refused or r.notes:
+        lines += ["", "## Not compared", ""]
+        lines += [f"- **{md_text(name)}**: {md_text(why)}" for name, why in r.refused]
+        lines += [f"- {md_text(n)}" for n in r.notes]
+    return "\n".join(lines) + "\n"
+
+
+_CSS = """
+body{font:14px/1.4 system-ui,sans-serif;margin:1.5em;color:#1f2328}
+table{border-collapse:collapse}td,th{border:1px solid #d0d7de;padding:.2em .6em;text-align:left}
+.pair{border-top:2px solid #d0d7de;margin-top:2em;padding-top:.5em}
+.files{display:flex;gap:1em}.files>div{flex:1;min-width:0}
+pre{background:#f6f8fa;padding:.6em;overflow-x:auto;font-size:12px;white-space:pre}
+mark.a{background:#f2b6b6}mark.b{background:#b6f2b6}
+"""
+
+
+def _highlighted(code: str, ranges, cls: str) -> str:
+    """`code` escaped, with each matched range inside <mark>."""
+    out, at = [], 0
+    for start, stop in (zip(*ranges) if len(ranges) else ()):
+        out += [html.escape(code[at:start]), f'<mark class="{cls}">', html.escape(code[start:stop]), "</mark>"]
+        at = stop
+    out.append(html.escape(code[at:]))
+    return "".join(out)
+
+
+def html_page(r: Result) -> str:
+    e = html.escape
+    flagged = r.flagged
+    parts = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
+             "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">",
+             '<meta name="viewport" content="width=device-width, initial-scale=1">',
+             "<title>Code similarity</title>", f"<style>{_CSS}</style></head><body>",
+             "<h1>Code similarity</h1>",
+             f"<p>{r.students} submissions, {len(r.exercises)} exercises; threshold {_pct(r.threshold)} of either "
+             f"student's own code (the stub never counts); windows of {r.k} tokens. "
+             f"{len(flagged)} pair{'s' if len(flagged) != 1 else ''} above the threshold. Highlighted: the regions "
+             "the two files share. Similar code is a reason to look, not proof.</p>"]
+    if flagged:
+        parts += ["<table><tr><th>#</th><th>exercise</th><th>student A</th><th>student B</th><th>A in B</th>"
+                  "<th>B in A</th><th>matched tokens</th></tr>"]
+        for i, p in enumerate(flagged, 1):
+            parts.append(f'<tr><td><a href="#pair-{i}">{i}</a></td><td>{e(p.exercise)}</td><td>{e(p.a)}</td>'
+                         f"<td>{e(p.b)}</td><td>{_pct(p.a_to_b)}</td><td>{_pct(p.b_to_a)}</td><td>{p.tokens}</td></tr>")
+        parts.append("</table>")
+    for i, p in enumerate(flagged, 1):
+        ra, rb = p.slices if p.slices else ((), ())
+        parts += [f'<section class="pair" id="pair-{i}"><h2>{i}. {e(p.exercise)}: {e(p.a)} and {e(p.b)}</h2>',
+                  f"<p>{_pct(p.a_to_b)} of {e(p.a)}'s own code is in {e(p.b)}'s; {_pct(p.b_to_a)} of {e(p.b)}'s "
+                  f"is in {e(p.a)}'s ({p.tokens} matched tokens).</p>",
+                  '<div class="files">',
+                  f'<div><h3>{e(p.a)}</h3><pre><code>{_highlighted(p.code_a, ra, "a")}</code></pre></div>',
+                  f'<div><h3>{e(p.b)}</h3><pre><code>{_highlighted(p.code_b, rb, "b")}</code></pre></div>',
+                  "</div></section>"]
+    if r.refused:
+        parts += ["<h2>Not compared</h2><ul>"] + [f"<li><b>{e(n)}</b>: {e(w)}</li>" for n, w in r.refused] + ["</ul>"]
+    parts.append("</body></html>")
+    return "\n".join(parts) + "\n"
+
+
+def read_flagged(out: Path) -> list[dict] | None:
+    """The flagged rows of OUT's similarity.csv, most similar first; None when OUT has none (the
+    class summary then has no Similarity section)."""
+    path = Path(out) / CSV
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+    rows = [row for row in csv.DictReader(io.StringIO(text)) if row.get("flagged") == "yes"]
+
+    def top(row: dict) -> float:
+        try:
+            return max(float(row["similarity_a_to_b"]), float(row["similarity_b_to_a"]))
+        except (KeyError, TypeError, ValueError):
+            return 0.0
+
+    return sorted(rows, key=lambda row: -top(row))

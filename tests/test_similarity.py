@@ -1,0 +1,346 @@
+"""`kata similarity DIR --out OUT`: planted copies are flagged, independent solutions are not.
+
+The class is built from the course itself: alice submits the reference solutions; bob and ivan
+(a notebook) submit alice's code disguised (local variables renamed, top-level functions in
+reverse order, a comment on every line); dave, erin and frank each fill the stubs of softmax and
+layer norm with their own correct code, written differently (checked against torch here, in the
+test, never by the tool); carol and gina hand in the untouched stubs (gina's in Chinese); hank's zip has a syntax
+error and lacks a file; zed is a symbolic link to alice. The test reads what an instructor
+reads: similarity.csv, similarity.md, similarity.html, the command's output, summary.md.
+"""
+from __future__ import annotations
+
+import ast
+import csv
+import io
+import os
+import re
+import shutil
+import tokenize
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from conftest import EXERCISES, ROOT, SOLUTIONS
+from grader.authoring.stubs import stub_text
+from grader.cli import main
+from grader.course.manifest import load
+from grader.instructor.similarity.run import DEFAULT_THRESHOLD
+
+SOFTMAX, LAYER_NORM, MULTIHEAD = "s1_11_softmax", "s1_17_layer_norm", "s1_16_multihead"
+PLANTED = (SOFTMAX, LAYER_NORM, MULTIHEAD)
+INDEPENDENT = ("alice", "dave", "erin", "frank")  # alice: the reference; the others their own code
+
+# Each student's bodies for the stub's `raise NotImplementedError` lines, in the stub's order.
+OWN_CODE = {
+    "dave": {
+        SOFTMAX: ["total = torch.sum(x, dim, keepdim=True)\nout = torch.div(x, total)\nreturn out",
+                  "m, _ = torch.max(x, dim, keepdim=True)\nnum = (x - m).exp()\nden = num.sum(dim, keepdim=True)\n"
+                  "return num / den"],
+        LAYER_NORM: ["n = x.shape[-1]\nmu = torch.sum(x, dim=-1, keepdim=True) / n\n"
+                     "sq = torch.sum((x - mu) * (x - mu), dim=-1, keepdim=True)\nreturn mu, sq / n",
+                     "mu, v = mean_and_variance(x)\ninv = torch.rsqrt(v + eps)\nreturn (x - mu) * inv",
+                     "self.weight = nn.Parameter(torch.full((emb_dim,), 1.0))\n"
+                     "self.bias = nn.Parameter(torch.full((emb_dim,), 0.0))\nself.eps = eps",
+                     "y = normalize(x, eps=self.eps)\ny = y * self.weight\ny = y + self.bias\nreturn y"],
+    },
+    "erin": {
+        SOFTMAX: ["s = x.sum(dim).unsqueeze(dim)\nreturn x * (1.0 / s)",
+                  "moved = x.transpose(dim, -1)\npeak = moved.max(-1).values[..., None]\n"
+                  "w = torch.exp(moved - peak)\nw = w / w.sum(-1)[..., None]\nreturn w.transpose(dim, -1)"],
+        LAYER_NORM: ["var, mean = torch.var_mean(x, dim=-1, unbiased=False, keepdim=True)\nreturn mean, var",
+                     "m, v = mean_and_variance(x)\ncentred = x.sub(m)\nreturn centred.div(v.add(eps).sqrt())",
+                     "self.eps = float(eps)\nones = torch.ones(emb_dim)\nself.weight = nn.Parameter(ones)\n"
+                     "self.bias = nn.Parameter(torch.zeros_like(ones))",
+                     "return torch.addcmul(self.bias, normalize(x, self.eps), self.weight)"],
+    },
+    "frank": {
+        SOFTMAX: ["denominator = x.sum(dim=dim).unsqueeze(dim=dim)\nreturn x / denominator",
+                  "z = x - torch.max(x, dim=dim, keepdim=True).values\n"
+                  "log_norm = torch.log(torch.exp(z).sum(dim=dim, keepdim=True))\nreturn torch.exp(z - log_norm)"],
+        LAYER_NORM: ["mu = x.mean(-1).unsqueeze(-1)\nsecond = x.pow(2).mean(-1).unsqueeze(-1)\n"
+                     "return mu, second - mu.pow(2)",
+                     "avg, variance = mean_and_variance(x)\nstd = (variance + eps) ** 0.5\nreturn (x - avg) / std",
+                     "self.eps = eps\nself.register_parameter('weight', nn.Parameter(torch.ones(emb_dim)))\n"
+                     "self.register_parameter('bias', nn.Parameter(torch.zeros(emb_dim)))",
+                     "scaled = normalize(x, self.eps) * self.weight\nreturn scaled + self.bias"],
+    },
+}
+HOSTILE = "</code></pre><script>alert('bob')</script>"  # a comment in bob's copy: shown escaped, never as markup
+
+
+def stub(ex: str) -> str:
+    return (EXERCISES / "ch01" / f"{ex}.py").read_text(encoding="utf-8")
+
+
+def solution(ex: str) -> str:
+    return (SOLUTIONS / "ch01" / f"{ex}.py").read_text(encoding="utf-8")
+
+
+def fill(ex: str, bodies: list[str]) -> str:
+    """The stub of `ex` with each `raise NotImplementedError(...)` line replaced by a body."""
+    lines, out, todo = stub(ex).splitlines(), [], list(bodies)
+    for line in lines:
+        if line.strip().startswith("raise NotImplementedError"):
+            indent = line[: len(line) - len(line.lstrip())]
+            out += [indent + b for b in todo.pop(0).splitlines()]
+        else:
+            out.append(line)
+    assert not todo, f"{ex}: more bodies than stubs"
+    return "\n".join(out) + "\n"
+
+
+def disguise(source: str) -> str:
+    """`source` as a copier hands it in: every local variable renamed, the top-level functions
+    and classes in reverse order, a comment on every line of code. Still valid Python."""
+    tree = ast.parse(source)
+    local = {n.id for f in ast.walk(tree) if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))
+             for n in ast.walk(f) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    toks, prev = [], None
+    for tok in tokenize.generate_tokens(io.StringIO(source).readline):
+        if tok.type == tokenize.NAME and tok.string in local and prev != ".":
+            tok = tok._replace(string=f"my_{tok.string}_")
+        toks.append(tok)
+        if tok.type not in (tokenize.NL, tokenize.NEWLINE, tokenize.COMMENT, tokenize.INDENT, tokenize.DEDENT):
+            prev = tok.string
+    renamed = tokenize.untokenize(toks)
+    lines = renamed.splitlines()
+    tree = ast.parse(renamed)
+    blocks = [(min([n.lineno] + [d.lineno for d in getattr(n, "decorator_list", [])]), n.end_lineno)
+              for n in tree.body if isinstance(n, (ast.FunctionDef, ast.ClassDef))]
+    head = lines[: blocks[0][0] - 1]
+    moved = ["\n".join(lines[a - 1:b]) for a, b in reversed(blocks)]
+    text = "\n".join(head) + "\n\n\n" + "\n\n\n".join(moved) + "\n"
+    out = []
+    for i, line in enumerate(text.splitlines()):
+        code = line.strip()
+        commentable = code and not code.startswith(("#", '"', "'")) and not code.endswith("\\")
+        comment = f"  # {'step' if i % 5 else HOSTILE} {i}"
+        out.append(line + (comment if commentable and not _in_string(text, i) else ""))
+    disguised = "\n".join(out) + "\n"
+    ast.parse(disguised)
+    return disguised
+
+
+def _in_string(text: str, index: int) -> bool:
+    """Line `index` of `text` lies inside a triple-quoted string (a docstring's inner line)."""
+    before = "\n".join(text.splitlines()[:index])
+    return (before.count('"""') + before.count("'''")) % 2 == 1
+
+
+def as_notebook(code: str, ex: str) -> bytes:
+    import nbformat
+
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(code)]
+    nb.metadata["kata"] = {"exercise": ex}
+    return nbformat.writes(nb).encode("utf-8")
+
+
+def kata_out(capsys, *args: str) -> tuple[int, str, str]:
+    old = os.environ.get("KATA_LANG")
+    os.environ["KATA_LANG"] = "en"
+    try:
+        code = main(list(args))
+    except SystemExit as e:  # argparse refusing an option
+        code = e.code
+    finally:
+        if old is None:
+            os.environ.pop("KATA_LANG", None)
+        else:
+            os.environ["KATA_LANG"] = old
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.fixture(scope="module")
+def klass(tmp_path_factory) -> Path:
+    base = tmp_path_factory.mktemp("class")
+    d = base / "submissions"
+    d.mkdir()
+    shutil.copytree(SOLUTIONS, d / "alice")
+    shutil.copytree(EXERCISES, d / "bob")
+    for ex in PLANTED:
+        (d / "bob" / "ch01" / f"{ex}.py").write_text(disguise(solution(ex)), encoding="utf-8")
+    for name, own in OWN_CODE.items():
+        shutil.copytree(EXERCISES, d / name)
+        for ex, bodies in own.items():
+            (d / name / "ch01" / f"{ex}.py").write_text(fill(ex, bodies), encoding="utf-8")
+    marker = base / "executed"
+    with open(d / "frank" / "ch01" / f"{SOFTMAX}.py", "a", encoding="utf-8") as f:  # runs only if executed
+        f.write(f"\nimport pathlib\npathlib.Path({str(marker)!r}).write_text('student code ran')\n")
+    shutil.copytree(EXERCISES, d / "carol")
+    shutil.copytree(EXERCISES, d / "gina")  # gina's stubs are the Chinese ones (kata stubs --lang zh)
+    course = load(ROOT)
+    for ex in PLANTED:
+        (d / "gina" / "ch01" / f"{ex}.py").write_text(stub_text(course, course.get(ex), "zh"), encoding="utf-8")
+    with zipfile.ZipFile(d / "hank.zip", "w") as z:  # a syntax error, and no softmax at all
+        for p in sorted((EXERCISES / "ch01").glob("*.py")):
+            if p.stem == SOFTMAX:
+                continue
+            text = p.read_text(encoding="utf-8")
+            if p.stem == LAYER_NORM:
+                text += "\ndef broken(:\n    mean = x.mean(dim=-1 keepdim=True\n"
+            z.writestr(f"exercises/ch01/{p.name}", text)
+    (d / "ivan").mkdir()  # loose notebooks, as nbgrader collects them
+    (d / "ivan" / f"{LAYER_NORM}.ipynb").write_bytes(as_notebook(disguise(solution(LAYER_NORM)), LAYER_NORM))
+    os.symlink("alice", d / "zed")
+    (d / "README.txt").write_text("not a submission\n")
+    return d
+
+
+@pytest.fixture(scope="module")
+def report(klass, tmp_path_factory):
+    out = tmp_path_factory.mktemp("similarity") / "out"
+    code = main(["similarity", str(klass), "--out", str(out), "-e", SOFTMAX, "-e", LAYER_NORM, "-e", MULTIHEAD])
+    assert code == 0
+    rows = list(csv.DictReader(io.StringIO((out / "similarity.csv").read_text(encoding="utf-8"))))
+    return out, rows
+
+
+def row(rows, ex, a, b) -> dict:
+    a, b = sorted((a, b))
+    found = [r for r in rows if r["exercise"] == ex and (r["student_a"], r["student_b"]) == (a, b)]
+    assert len(found) == 1, (ex, a, b, found)
+    return found[0]
+
+
+def top(r: dict) -> float:
+    return max(float(r["similarity_a_to_b"]), float(r["similarity_b_to_a"]))
+
+
+def test_the_independent_solutions_are_correct():
+    """dave's, erin's and frank's code computes softmax and layer norm (else "independent correct
+    solutions" would prove nothing). The test runs it; the tool never does."""
+    torch = pytest.importorskip("torch")
+    x = torch.randn(3, 4, 7, dtype=torch.float64)
+    for name, own in OWN_CODE.items():
+        soft, ln = {}, {}
+        exec(compile(fill(SOFTMAX, own[SOFTMAX]), f"{name}/softmax", "exec"), soft)
+        exec(compile(fill(LAYER_NORM, own[LAYER_NORM]), f"{name}/layer_norm", "exec"), ln)
+        for dim in (-1, 1, 0):
+            assert torch.allclose(soft["softmax"](x, dim), torch.softmax(x, dim)), name
+            assert torch.allclose(soft["simple_normalize"](x.abs(), dim), x.abs() / x.abs().sum(dim, keepdim=True))
+        layer = ln["LayerNorm"](7)
+        assert torch.allclose(layer(x), torch.nn.functional.layer_norm(x, (7,)), atol=1e-6), name
+
+
+def test_planted_copies_are_flagged_with_their_matching_regions(report):
+    out, rows = report
+    for ex in PLANTED:
+        r = row(rows, ex, "alice", "bob")
+        assert r["flagged"] == "yes" and top(r) >= 0.9, r  # renamed, reordered, commented: still the same code
+        assert min(float(r["similarity_a_to_b"]), float(r["similarity_b_to_a"])) >= DEFAULT_THRESHOLD, r
+        assert int(r["matched_tokens"]) >= 40
+    nb = row(rows, LAYER_NORM, "alice", "ivan")  # the notebook, read as grading reads it
+    assert nb["flagged"] == "yes" and top(nb) >= 0.9, nb
+    assert row(rows, LAYER_NORM, "bob", "ivan")["flagged"] == "yes"
+    md = (out / "similarity.md").read_text(encoding="utf-8")
+    ranked = md.split("## Pairs above the threshold")[1].split("\n## ")[0]
+    for ex in PLANTED:
+        assert re.search(rf"\| {ex} \| alice \| bob \| \d+% \| \d+% \| \d+ \|", ranked), ranked
+    assert "| alice | bob | 3 |" in md  # the pair flagged on several exercises
+    page = (out / "similarity.html").read_text(encoding="utf-8")
+    section = page.split(f"{LAYER_NORM}: alice and bob</h2>")[1].split("</section>")[0]
+    marked = re.findall(r'<mark class="a">(.*?)</mark>', section, re.S)
+    assert any("self.weight = nn.Parameter(torch.ones(emb_dim))" in m for m in marked), marked  # alice's own line
+    assert any("my_mean_" in m for m in re.findall(r'<mark class="b">(.*?)</mark>', section, re.S))  # bob's rename
+
+
+def test_independent_solutions_and_untouched_stubs_are_not_flagged(report):
+    out, rows = report
+    scores = {}
+    for ex in (SOFTMAX, LAYER_NORM):
+        for i, a in enumerate(INDEPENDENT):
+            for b in INDEPENDENT[i + 1:]:
+                r = row(rows, ex, a, b)
+                scores[(ex, a, b)] = top(r)
+                assert r["flagged"] == "no", r
+                assert top(r) < 0.3, r  # measured: 0 for all twelve pairs (plain copydetect: up to 0.44)
+    for ex in PLANTED:  # both handed in the stub (gina's in Chinese): nothing of their own to compare
+        r = row(rows, ex, "carol", "gina")
+        assert (r["flagged"], r["own_tokens_a"], r["own_tokens_b"], r["matched_tokens"]) == ("no", "0", "0", "0")
+    assert all(r["flagged"] == "no" for r in rows if {"carol", "gina"} & {r["student_a"], r["student_b"]})
+    assert len(scores) == 12
+
+
+def test_broken_missing_and_linked_submissions_do_not_break_the_report(report, klass):
+    out, rows = report
+    students = {r["student_a"] for r in rows} | {r["student_b"] for r in rows}
+    assert students == {"alice", "bob", "carol", "dave", "erin", "frank", "gina", "hank", "ivan"}
+    assert row(rows, LAYER_NORM, "alice", "hank")["flagged"] == "no"  # a syntax error is text like any other
+    assert not [r for r in rows if r["exercise"] == SOFTMAX and "hank" in (r["student_a"], r["student_b"])]
+    assert not [r for r in rows if "ivan" in (r["student_a"], r["student_b"]) and r["exercise"] != LAYER_NORM]
+    md = (out / "similarity.md").read_text(encoding="utf-8")
+    not_compared = md.split("## Not compared")[1]
+    assert "**zed**" in not_compared and "symbolic link" in not_compared  # refused, never followed
+    assert "README" not in md
+    assert not (klass.parent / "executed").exists()  # frank's file was read, never run
+
+
+def test_the_page_is_self_contained_and_escapes_the_code(report):
+    out, _ = report
+    page = (out / "similarity.html").read_text(encoding="utf-8")
+    assert "<script" not in page.lower() and "alert(&#x27;bob&#x27;)" in page  # bob's comment, as text
+    assert "&lt;/code&gt;&lt;/pre&gt;&lt;script&gt;" in page
+    assert not re.search(r"""(src|href)\s*=\s*["']?(https?:)?//""", page)  # nothing loaded from anywhere
+    assert "default-src 'none'" in page
+    assert page.count('<section class="pair"') == len([line for line in (out / "similarity.md").read_text()
+                                                       .split("## Pairs above the threshold")[1].split("\n## ")[0]
+                                                       .splitlines() if line.startswith("| [")])
+
+
+def test_the_command_says_what_it_found_in_english_and_chinese(klass, tmp_path, capsys):
+    code, out, err = kata_out(capsys, "similarity", str(klass), "--out", str(tmp_path / "o"), "-e", LAYER_NORM)
+    assert code == 0, err
+    assert "Compared 9 submissions on 1 exercises" in out and "at or above 50% similarity" in out
+    assert "s1_17_layer_norm  alice ~ bob" in out
+    assert "not compared: zed: a symbolic link" in out
+    rows = list(csv.DictReader(io.StringIO((tmp_path / "o" / "similarity.csv").read_text())))
+    assert {r["exercise"] for r in rows} == {LAYER_NORM}  # -e: only that exercise
+    code, out, err = kata_out(capsys, "--lang", "zh", "similarity", str(klass), "--out", str(tmp_path / "z"),
+                              "-e", LAYER_NORM, "--threshold", "95%")
+    assert code == 0 and "已比较 9 份提交的 1 道练习" in out and "95%" in out
+    rows = list(csv.DictReader(io.StringIO((tmp_path / "z" / "similarity.csv").read_text())))
+    flagged = {(r["student_a"], r["student_b"]) for r in rows if r["flagged"] == "yes"}
+    assert ("alice", "bob") in flagged and flagged <= {("alice", "bob"), ("alice", "ivan"), ("bob", "ivan")}
+
+
+def test_bad_arguments_are_refused_plainly(klass, tmp_path, capsys):
+    code, _, err = kata_out(capsys, "similarity", str(klass), "--out", str(tmp_path / "o"), "--threshold", "2")
+    assert code == 2 and "--threshold 2: give a fraction above 0 and at most 1" in err
+    code, _, err = kata_out(capsys, "similarity", str(klass / "alice"), "--out", str(tmp_path / "o"))
+    assert code == 2 and "is one submission" in err
+    code, _, err = kata_out(capsys, "similarity", str(tmp_path / "nowhere"), "--out", str(tmp_path / "o"))
+    assert code == 2 and "does not exist" in err
+    assert not (tmp_path / "o").exists()
+
+
+def test_the_class_summary_gets_a_similarity_section(report, klass, tmp_path, capsys):
+    """An OUT of `kata grade DIR --out OUT`: its summary.md lists the flagged pairs, and a later
+    grading run into an OUT that only `kata similarity` wrote is not refused as foreign."""
+    from grader.instructor.batch import gradebook, store
+    from grader.instructor.batch.run import BatchError, _check_out
+
+    out = tmp_path / "grades"
+    doc = {"schema": 1, "score": 13.0, "max_score": 13.0, "exercises": [], "checks": [], "notes": [],
+           "student": {"name": "alice", "source": "alice", "status": "graded", "reason": ""}}
+    store.write_json(store.record_path(out, "alice"), doc)
+    store.write_json(out / store.META, {"kind": "kata-batch", "format": 1, "exercises": [LAYER_NORM]})
+    gradebook.write_class(out, store.load_records(out), store.read_meta(out))
+    assert "## Similarity" not in (out / "summary.md").read_text()
+    code, _, err = kata_out(capsys, "similarity", str(klass), "--out", str(out), "-e", LAYER_NORM)
+    assert code == 0, err
+    summary = (out / "summary.md").read_text()
+    section = summary.split("## Similarity")[1]
+    assert "flagged 3 pairs" in section and f"| {LAYER_NORM} | alice | bob |" in section
+    gradebook.write_class(out, store.load_records(out), store.read_meta(out))  # kata gradebook keeps it
+    assert f"| {LAYER_NORM} | alice | bob |" in (out / "summary.md").read_text()
+
+    fresh = tmp_path / "fresh"
+    assert kata_out(capsys, "similarity", str(klass), "--out", str(fresh), "-e", LAYER_NORM)[0] == 0
+    _check_out(fresh, {}, force=False)  # only kata similarity's files: grading may write here
+    (fresh / "notes.txt").write_text("mine")
+    with pytest.raises(BatchError):
+        _check_out(fresh, {}, force=False)
