@@ -20,6 +20,7 @@ course's order. Errors name the entry or the token.
 """
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass, field
 from datetime import date, datetime
@@ -51,14 +52,11 @@ class Assignment:
         if not when:
             return self
         try:
-            due = datetime.fromisoformat(when.strip().replace("Z", "+00:00"))
+            due = parse_time(when)
         except ValueError:
-            due = None
-        if due is None or due.tzinfo is None:
-            raise AssignmentError(f"--due {when}: give a date-time with its UTC offset, e.g. 2027-03-14T23:59:00+08:00")
-        from dataclasses import replace
-
-        return replace(self, due=due)
+            raise AssignmentError(f"--due {when}: give a date-time with its UTC offset, "
+                                  "e.g. 2027-03-14T23:59:00+08:00") from None
+        return dataclasses.replace(self, due=due)
 
     def late_policy(self) -> dict | None:
         """What the gradebook needs to apply the late policy (None: no due date), as JSON."""
@@ -73,6 +71,14 @@ class Assignment:
     def factor(self, course_points: float) -> float:
         """What each check's points are multiplied by: points / the exercises' own total."""
         return 1.0 if not self.points or not course_points else self.points / course_points
+
+
+def parse_time(text: str) -> datetime:
+    """An ISO 8601 date-time with its UTC offset (or Z); ValueError for anything else."""
+    value = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
+    if value.tzinfo is None:
+        raise ValueError("no UTC offset")
+    return value
 
 
 def parse(items: list, exercises: list) -> list[Assignment]:

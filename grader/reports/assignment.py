@@ -21,7 +21,7 @@ class NotGraded(ValueError):
 def view(doc: dict, assignment, require_all: bool = False) -> dict:
     """A copy of report `doc` restricted to `assignment`'s exercises and scaled to its points.
     `require_all`: raise NotGraded when a graded report has none of some exercise's rows."""
-    if doc.get("assignment"):  # already an assignment's view: scale from the raw numbers
+    if doc.get("assignment"):  # already an assignment's view: the same one as it is, another refused
         if doc["assignment"].get("id") == assignment.id:
             return copy.deepcopy(doc)
         raise NotGraded(f"this report is assignment {doc['assignment'].get('id')}'s, not {assignment.id}'s")

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
+from ...course.assignments import parse_time
 from .roster import KEY_COLUMNS, _norm
 
 TIME_COLUMNS = ("submittedat", "submissiontime", "timestamp", "time", "date", "submitted")
@@ -40,13 +41,6 @@ class Late:
     days: int = 0  # started days late after the grace period (0: on time)
     penalty: float = 0.0  # percent of the score taken off
     reason: str = ""  # "" when on time
-
-
-def parse_time(text: str) -> datetime:
-    value = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
-    if value.tzinfo is None:
-        raise ValueError("no UTC offset")
-    return value
 
 
 def read_times(path: str | Path) -> dict[str, str]:
