@@ -13,6 +13,15 @@ import re
 import time
 
 import pytest
+from hypothesis import Phase, settings
+
+# Property checks (hypothesis) never show hypothesis' own explanation of a failure, and a hidden
+# check shows no input at all (every number masked), so neither pays for a search after its
+# first failing example: on a stub that search was 2-3 s of one exercise's grading. A public
+# check still shrinks its example to the smallest one, which its message names.
+settings.register_profile("kata-public", phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.target,
+                                                 Phase.shrink])
+settings.register_profile("kata-hidden", phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.target])
 
 from ..course.manifest import Course, Exercise
 from ..course.messages import pick, t
@@ -70,6 +79,7 @@ class _Plugin:
             elif self.public_only and info["hidden"]:
                 drop.append(item)
             else:
+                item.repr_failure = _exception_name  # the grader reads the exception itself
                 keep.append(item)
         if self.lane is not None:  # every n-th check from the k-th: another process runs the others
             k, n = self.lane
@@ -91,7 +101,9 @@ class _Plugin:
 
     # -- running
     def pytest_runtest_setup(self, item):
-        self._token = compare.HIDDEN.set(item.function._kata_check["hidden"])
+        hidden = item.function._kata_check["hidden"]
+        self._token = compare.HIDDEN.set(hidden)
+        settings.load_profile("kata-hidden" if hidden else "kata-public")  # the check's @settings build on it
 
     def pytest_runtest_teardown(self, item):
         if self._token is not None:
@@ -133,6 +145,13 @@ class _Plugin:
             yield remote
         finally:
             worker.close()
+
+
+def _exception_name(excinfo) -> str:
+    """A failed check's report text for pytest. The grader builds its messages from the exception
+    (`_message`), so pytest's own traceback, which parses each check file's source again for every
+    failure (a second of a stub's grading), is never drawn."""
+    return excinfo.typename
 
 
 def sandbox_for(course: Course, submission: Submission) -> Sandbox:

@@ -35,7 +35,7 @@ import tempfile
 import time
 import zipfile
 import zlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 
 from ..course import files
@@ -80,6 +80,23 @@ class Submission:
         if not p.is_file():
             return None
         return p.read_bytes().decode("utf-8", errors="replace")
+
+    def staged_at(self, folder: str | Path) -> "Submission":
+        """This submission copied into `folder`, which is emptied first but stays itself: a sandbox
+        that outlives one grading (the warm grader's, a batch slot's) bind-mounts it at /sub, and
+        is refilled between gradings. The copy's own private folder stays this one's to clean."""
+        folder = Path(folder)
+        for old in folder.iterdir():
+            if old.is_dir() and not old.is_symlink():
+                shutil.rmtree(old)
+            else:
+                old.unlink()
+        for src in self.root.iterdir():  # only regular files and folders: the copy made by open_submission
+            if src.is_dir():
+                shutil.copytree(src, folder / src.name, symlinks=True)
+            else:
+                shutil.copy2(src, folder / src.name)
+        return replace(self, root=folder, _tmp=None)
 
     def cleanup(self) -> None:
         if self._tmp:

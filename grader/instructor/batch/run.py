@@ -84,13 +84,32 @@ class Outcome:
 
 
 @dataclass
-class _Running:
+class _Slot:
+    """A grading process that keeps its sandbox from one submission to the next (child.py)."""
     proc: multiprocessing.Process
     conn: multiprocessing.connection.Connection
-    entry: Entry
-    started: float
     tmp: Path  # its scratch folder
-    message: dict | None = None
+    entry: Entry | None = None  # the submission it is grading
+    started: float = 0.0
+
+    def give(self, entry: Entry) -> None:
+        self.entry, self.started = entry, time.monotonic()
+        try:
+            self.conn.send(entry)
+        except OSError:  # the slot is gone: the scheduler finds it dead and records an error
+            pass
+
+    def stop(self, kill: bool) -> None:
+        if not kill and self.proc.exitcode is None:
+            try:
+                self.conn.send(None)
+            except OSError:
+                kill = True
+            self.proc.join(10)
+        if self.proc.exitcode is None:
+            self.proc.kill()
+        self.proc.join()
+        self.conn.close()
 
 
 def _max_of(course, ex_ids: list[str], public_only: bool) -> list[dict]:
@@ -281,74 +300,77 @@ def _run(course, opts: Options, todo: list[Entry], outcome: Outcome, done, line,
     jobs = max(1, min(opts.jobs, len(todo)))
     threads = max(1, default_jobs() // jobs)
     queue: deque[Entry] = deque(todo)
-    running: list[_Running] = []
-    scratch = Scratch()  # the grading processes' temporary files, removed even when one is killed
+    slots: list[_Slot] = []
+    scratch = Scratch()  # the slots' temporary files, removed even when one is killed
     previous_term = signal.signal(signal.SIGTERM, _raise_interrupt)
     columns = [TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("•"),
                TimeElapsedColumn(), TextColumn("• ETA"), TimeRemainingColumn()]
+
+    def start_slot() -> _Slot:
+        here, there = ctx.Pipe(duplex=True)
+        tmp = scratch.folder()
+        proc = ctx.Process(target=_serve_slot, name=f"kata-grade-{len(slots) + 1}", daemon=True,
+                           args=(str(tmp), course, opts.exercises, opts.public_only, opts.time_limit, threads,
+                                 there, opts.assignment))
+        proc.start()
+        there.close()
+        return _Slot(proc, here, tmp)
+
+    def finish(slot: _Slot, message: dict | None, timed_out: bool, progress, task) -> None:
+        entry, seconds = slot.entry, time.monotonic() - slot.started
+        slot.entry = None
+        doc = done(entry, message or None, slot.proc.exitcode, timed_out and not message)
+        if not opts.quiet:
+            progress.console.print(line(entry, doc, seconds), highlight=False,
+                                   soft_wrap=True)  # one line per student, whole: logs are grepped
+        progress.advance(task)
+
     with Progress(*columns, console=console, disable=opts.quiet, transient=False) as progress:
         task = progress.add_task(t("batch_progress"), total=outcome.total, completed=outcome.resumed)
         try:
-            while queue or running:
-                while queue and len(running) < jobs:
-                    entry = queue.popleft()
-                    receive, send = ctx.Pipe(duplex=False)
-                    tmp = scratch.folder()
-                    proc = ctx.Process(target=_grade_one, name=f"kata-grade-{entry.name}", daemon=True,
-                                       args=(str(tmp), course, entry, opts.exercises, opts.public_only,
-                                             opts.time_limit, threads, send, opts.assignment))
-                    proc.start()
-                    send.close()
-                    running.append(_Running(proc, receive, entry, time.monotonic(), tmp))
-                waits = [r.conn for r in running if r.message is None] + [r.proc.sentinel for r in running]
-                multiprocessing.connection.wait(waits, timeout=1.0)
-                still = []
-                for r in running:
-                    if r.message is None and r.conn.poll():
+            while queue or any(s.entry is not None for s in slots):
+                for slot in slots:
+                    if slot.entry is None and queue:
+                        slot.give(queue.popleft())
+                while queue and len(slots) < jobs:
+                    slots.append(start_slot())
+                    slots[-1].give(queue.popleft())
+                busy = [s for s in slots if s.entry is not None]
+                multiprocessing.connection.wait([s.conn for s in busy] + [s.proc.sentinel for s in busy], timeout=1.0)
+                for slot in busy:
+                    message = None
+                    if slot.conn.poll():
                         try:
-                            r.message = r.conn.recv()
+                            message = slot.conn.recv()
                         except (EOFError, OSError):
-                            r.message = {}
-                    timed_out = time.monotonic() - r.started > opts.timeout
-                    if r.proc.exitcode is None and not timed_out:
-                        still.append(r)
+                            message = None
+                    if message is not None:  # graded (or refused): the slot takes the next one
+                        finish(slot, message, False, progress, task)
                         continue
-                    if r.proc.exitcode is None:
-                        r.proc.kill()
-                    r.proc.join()
-                    if r.message is None and r.conn.poll():
-                        try:
-                            r.message = r.conn.recv()
-                        except (EOFError, OSError):
-                            pass
-                    r.conn.close()
-                    scratch.remove(r.tmp)
-                    doc = done(r.entry, r.message or None, r.proc.exitcode, timed_out and not r.message)
-                    if not opts.quiet:
-                        progress.console.print(line(r.entry, doc, time.monotonic() - r.started), highlight=False,
-                                               soft_wrap=True)  # one line per student, whole: logs are grepped
-                    progress.advance(task)
-                running = still
+                    timed_out = time.monotonic() - slot.started > opts.timeout
+                    if slot.proc.exitcode is None and not timed_out:
+                        continue
+                    slot.stop(kill=True)  # died, or past --timeout: its sandbox and grading process go with it
+                    scratch.remove(slot.tmp)
+                    slots.remove(slot)
+                    finish(slot, None, timed_out, progress, task)
         finally:
-            for r in running:  # interrupted: what is running is not recorded
-                r.proc.kill()
-            for r in running:
-                r.proc.join()
-                r.conn.close()
+            for slot in slots:  # done: each closes its sandbox; interrupted: what is running is not recorded
+                slot.stop(kill=slot.entry is not None)
             scratch.close()
             signal.signal(signal.SIGTERM, previous_term)
 
 
-def _grade_one(tmp: str, *args) -> None:
-    """The grading process's entry point: its temporary files go to `tmp` (the scheduler's
-    scratch folder for it). Importing child.py here, not in the scheduler, keeps torch out of the
-    scheduler; the fork server has imported it already."""
+def _serve_slot(tmp: str, *args) -> None:
+    """A slot's entry point: its temporary files go to `tmp` (the scheduler's scratch folder for
+    it). Importing child.py here, not in the scheduler, keeps torch out of the scheduler; the fork
+    server has imported it already."""
     import tempfile
 
     tempfile.tempdir = tmp
-    from .child import grade
+    from .child import serve
 
-    grade(*args)
+    serve(*args)
 
 
 def _raise_interrupt(signum, frame):

@@ -53,6 +53,16 @@ def _versions(course, ex) -> tuple:
     return tuple(out)
 
 
+def warm(course, exercises) -> None:
+    """Make the stubs' trees now, in a process that forks the gradings (a batch slot), so that no
+    grading pays for them again."""
+    for ex in exercises:
+        try:
+            _stub_trees(str(course.root), ex.file, _versions(course, ex))
+        except Exception:  # attempted() says what it can for this one
+            pass
+
+
 def attempted(course, submission, exercises) -> dict[str, bool]:
     """{exercise id: attempted} for `submission` (checking.submission.Submission). Never stops a
     grading: an exercise whose stub cannot be made is left out (the summary counts it attempted)."""

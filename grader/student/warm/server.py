@@ -25,7 +25,6 @@ The server stops after KATA_WARM_IDLE seconds without a request, or when its cou
 """
 from __future__ import annotations
 
-import dataclasses
 import fcntl
 import hashlib
 import json
@@ -177,8 +176,7 @@ class Server:
         t0 = time.perf_counter()
         try:
             with open_submission(course.exercises_dir, course.chapter, course.exercises) as sub:
-                _mirror(sub.root, self.sub_dir)
-                staged = dataclasses.replace(sub, root=Path(self.sub_dir), _tmp=None)
+                staged = sub.staged_at(self.sub_dir)
                 shas = {}
                 for ex in exercises:
                     p = staged.path(ex.file)
@@ -283,23 +281,6 @@ def _merge(course, docs: list[dict], seconds: float) -> dict:
     merged["worker_startup_s"] = max(d.get("worker_startup_s", 0.0) for d in docs)
     merged["duration_s"] = float(round(seconds))
     return merged
-
-
-def _mirror(src: Path, dst: str) -> None:
-    """Make `dst` hold exactly what `src` holds. `dst` itself stays (the sandbox's /sub is a
-    bind mount of it)."""
-    for name in os.listdir(dst):
-        path = os.path.join(dst, name)
-        if os.path.isdir(path) and not os.path.islink(path):
-            shutil.rmtree(path)
-        else:
-            os.unlink(path)
-    for name in os.listdir(src):
-        s, d = os.path.join(src, name), os.path.join(dst, name)
-        if os.path.isdir(s):
-            shutil.copytree(s, d, symlinks=True)
-        else:
-            shutil.copy2(s, d)
 
 
 def lanes() -> int:

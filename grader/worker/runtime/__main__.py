@@ -288,6 +288,18 @@ def main() -> None:
     # Enter the guards once so that any lazy set-up they need is shared by every forked worker.
     with Guard("warm-up", ["torch.softmax"]), OpGuard("warm-up", ["aten::_softmax"]):
         (torch.ones(2, 2) @ torch.ones(2, 2)).exp().sum()
+    # And one frame each way, as a call makes: what the codecs set up on first use is set up once.
+    from . import wire
+
+    doc, tensors = wire.encode([torch.ones(2), 1.5, (1, "a")])
+    frame = wire.pack({"ok": True, "value": doc}, tensors)
+    wire.decode(doc, wire.load_tensors(frame[wire.HEADER.size + wire.HEADER.unpack(frame[:wire.HEADER.size])[0]:]))
+    # Everything loaded so far is shared with every worker, copy-on-write: frozen out of the cyclic
+    # garbage collector, a worker's collections never walk (and so never copy) torch's objects.
+    import gc
+
+    gc.collect()
+    gc.freeze()
     drop_privileges(config.get("uid"))
     prctl(PR_SET_DUMPABLE, 0)
     prctl(PR_SET_CHILD_SUBREAPER, 1)
