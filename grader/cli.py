@@ -130,7 +130,7 @@ TRAIN_NUMBERS = (
 
 
 def _add_similarity_parser(sub) -> None:
-    from .instructor.similarity.run import DEFAULT_THRESHOLD, MIN_TOKENS
+    from .instructor.similarity import DEFAULT_THRESHOLD, MIN_TOKENS  # not run.py: it loads numpy
 
     sim = sub.add_parser(
         "similarity", help="find pairs of students whose code is alike, exercise by exercise (copydetect)",

@@ -62,3 +62,13 @@ def test_kata_train_help_gives_each_option_its_default():
     assert "--eval-every EVAL_EVERY validate every N steps (default 0: once per epoch)" in text
     assert "--val-fraction VAL_FRACTION share of the training set held out for validation" in text
     assert "--heads HEADS attention heads per block; must divide --dim (default 4)" in text
+
+
+def test_reading_the_command_line_loads_no_heavy_library():
+    """Every command starts by building the parser: numpy, torch, matplotlib or copydetect loaded
+    there would be paid by each `kata check` and each save in `kata watch` (numpy alone was 0.1-0.17 s,
+    through `kata similarity`'s default threshold)."""
+    code = ("import sys; from grader.cli import build_parser; build_parser(); "
+            "print(sorted(m for m in ('numpy', 'torch', 'matplotlib', 'copydetect', 'pytest') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"

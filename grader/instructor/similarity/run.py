@@ -11,11 +11,9 @@ from __future__ import annotations
 import itertools
 from pathlib import Path
 
-from . import fingerprint, outputs
+from . import DEFAULT_THRESHOLD, MIN_TOKENS, fingerprint, outputs
 from .collect import read_class
 
-DEFAULT_THRESHOLD = 0.5  # planted copies scored 0.92-1.0, independent solutions 0-0.26 (tests/test_similarity.py)
-MIN_TOKENS = 40  # fewer matched tokens never flag a pair: one line of the obvious answer is not a copy
 
 
 def stub_of(course, ex) -> str:
