@@ -282,6 +282,9 @@ class Sandbox:
         worker's limit, plus /tmp. Returns the group's count of OOM kills so far."""
         if self.group is None:
             return 0
+        # The last worker may still be ending (kill(status=False) does not wait): any answer of
+        # the fork server comes after it has reaped it, so no memory of its is counted here.
+        self._ctl({"op": "sync"})
         self.group.limit_memory(self._baseline_mb + limits.memory_mb + self.limits.disk_mb)
         return self.group.oom_kills()
 
@@ -292,9 +295,12 @@ class Sandbox:
         except WorkerFault:
             return False
 
-    def kill(self, pid: int) -> dict:
+    def kill(self, pid: int, status: bool = True) -> dict:
+        """End worker `pid`; its wait status when `status` (how a worker that died by itself ended),
+        else the fork server answers at once and reaps it (the teardown of a worker holding torch
+        takes milliseconds) while the grader goes on."""
         try:
-            return self._ctl({"op": "kill", "pid": pid})
+            return self._ctl({"op": "kill", "pid": pid, "wait": status})
         except WorkerFault:
             self.restart()  # the fork server itself is gone or wedged: start over
             return {"signal": signal.SIGKILL, "server_restarted": True}
@@ -427,17 +433,17 @@ class Worker:
             return said, (said if sig in LIMIT_SIGNALS else None)
         return t("fault_stopped"), None
 
-    def _end(self) -> dict:
+    def _end(self, status: bool = True) -> dict:
         self.dead = True
         try:
             self.sock.close()
         except OSError:
             pass
-        return self.box.kill(self.pid)
+        return self.box.kill(self.pid, status)
 
     def close(self) -> None:
         if not self.dead:
-            self._end()
+            self._end(status=False)  # the check is over: how the worker ends tells nobody anything
         try:  # up to output_mb of the host's disk per worker, and only while it runs
             os.unlink(self.log_path)
         except OSError:
