@@ -27,7 +27,7 @@ import pytest
 from grader.course.messages import t
 from grader.worker import uids
 from grader.course.manifest import load as load_course
-from tests.conftest import ROOT, checks_of, grade, score_of
+from tests.conftest import ROOT, SOLUTIONS, checks_of, grade, score_of
 
 needs_bwrap = pytest.mark.skipif(shutil.which("bwrap") is None, reason="the isolation attacks need bubblewrap")
 
@@ -906,3 +906,18 @@ def test_a_hidden_check_shows_no_exit_code_or_signal_the_student_chose(submissio
                 assert "exited or was stopped" in said, c
     public = [c["message"] for c in checks_of(report, "s1_12_context") if c["visibility"] == "public"]
     assert any(re.search(r"exit code \d+", m) for m in public), public
+
+
+def test_a_file_nested_too_deeply_to_scan_scores_0_for_its_exercise_and_the_others_are_graded(submission):
+    """`_x = 1+1+...+1`, hundreds of terms, in an exercise with a forbidden list: the scan's parser
+    or visitor runs out of recursion. The grader cannot vouch for a file it cannot read, so that
+    exercise scores 0 with a message saying why; nothing else is lost (no traceback, no grader
+    error for the student, the other exercise graded)."""
+    deep = (SOLUTIONS / "ch01" / "s1_11_softmax.py").read_text() + "\n_x = " + "+".join(["1"] * 600) + "\n"
+    path = submission({"s1_11_softmax": deep})
+    report = grade(path, "-e", "s1_11_softmax", "-e", "s1_12_context")
+    softmax = [c for c in report["checks"] if c["exercise"] == "s1_11_softmax"]
+    assert softmax and all(c["score"] == 0 for c in softmax)
+    assert any("nested too deeply" in c["message"] for c in softmax if c["visibility"] == "public")
+    context = [c for c in report["checks"] if c["exercise"] == "s1_12_context"]
+    assert context and all(c["status"] == "passed" for c in context)

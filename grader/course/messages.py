@@ -202,6 +202,11 @@ CATALOG: dict[str, dict[str, str]] = {
         "en": "{file}:{line}: reads the interpreter's frames ({name}) ({code})",
         "zh": "{file}:{line}：读取了解释器的栈帧（{name}）（{code}）",
     },
+    "scan_too_deep": {
+        "en": "{file}: nested too deeply for the grader to read through (an expression or block hundreds of levels "
+              "deep); write it plainly",
+        "zh": "{file}：嵌套太深（表达式或代码块有数百层），评分器无法读完；请写得平直一些",
+    },
     "scan_alias": {
         "en": "{file}:{line}: uses {name} under another name ({code})",
         "zh": "{file}:{line}：换了个名字使用 {name}（{code}）",
@@ -720,6 +725,44 @@ CATALOG: dict[str, dict[str, str]] = {
     "assignment_scaled": {
         "en": "Assignment {id}: {title}. Worth {points} points (the exercises' own points: {raw}/{raw_max}).",
         "zh": "作业 {id}：{title}。满分 {points} 分（按练习本身的分值：{raw}/{raw_max}）。",
+    },
+    # the student bundle of one assignment (kata release OUT -a ID; grader/course/bundle_assignment.py)
+    "bundle_readme": {
+        "en": "## This bundle: assignment {id}\n\n**{title}**: {points} points{due}. Its exercises: {exercises}. "
+              "`kata list`, `check`, `watch` and `hint` work on these, `kata submit` packs them, and the points "
+              "they show are the assignment's: its public and hidden checks together are worth {points}.",
+        "zh": "## 本作业包：作业 {id}\n\n**{title}**：满分 {points} 分{due}。包含的练习：{exercises}。"
+              "`kata list`、`check`、`watch` 和 `hint` 针对的就是这些练习，`kata submit` 打包它们；显示的分值按本作业计算："
+              "公开检查和隐藏检查合计 {points} 分。",
+    },
+    "bundle_readme_due": {"en": ", due {due}", "zh": "，截止时间 {due}"},
+    "bundle_readme_needed": {
+        "en": "Also here, from other assignments, because this assignment's exercises (or their checks) use them: "
+              "{ids}. Copy your own finished file of each from that assignment into `{folder}` (`kata check ID` "
+              "checks it) or finish it here. They are not graded in {id}, but `kata submit` packs them, so that "
+              "the grader runs this assignment's exercises with your code.",
+        "zh": "另外还包含来自其他作业的练习，因为本作业的练习（或它们的检查）用到了它们：{ids}。请把你在那个作业中完成的文件"
+              "复制到 `{folder}`（`kata check ID` 可以检查它），或在这里完成它。它们不计入作业 {id} 的成绩，但 `kata submit` "
+              "会把它们一起打包，这样评分时本作业的练习用的是你自己的代码。",
+    },
+    "bundle_title": {"en": "{course} · assignment {id}: {title}", "zh": "{course} · 作业 {id}：{title}"},
+    "bundle_needed_points": {"en": "other assignment", "zh": "其他作业"},
+    "bundle_needed_note": {
+        "en": "{ids}: from another assignment, here because this assignment's exercises use them. Copy in your "
+              "own finished file (`kata check ID` checks it) or finish it here; not graded in {id}.",
+        "zh": "{ids}：来自其他作业，因为本作业的练习用到了它们才包含在这里。请复制你自己完成的文件（`kata check ID` 可检查它），"
+              "或在这里完成它；不计入作业 {id} 的成绩。",
+    },
+    "bundle_check_needed": {"en": "from another assignment, not graded in {id}",
+                            "zh": "来自其他作业，不计入作业 {id} 的成绩"},
+    "bundle_check_points": {
+        "en": "Points are those of assignment {id}: its exercises' public and hidden checks together are worth {points}.",
+        "zh": "分值按作业 {id} 计算：其练习的公开检查和隐藏检查合计 {points} 分。",
+    },
+    "bundle_earlier_hint": {
+        "en": "{other} is an exercise of another assignment: copy your own finished {path} from it into this "
+              "folder, or finish it here (`kata check {other}`).",
+        "zh": "{other} 是其他作业中的练习：请把你在那个作业中完成的 {path} 复制到本文件夹，或在这里完成它（`kata check {other}`）。",
     },
     "gradebook_assignment_missing": {
         "en": "the run in {out} did not grade all of assignment {assignment} ({ids}): grade the class with "

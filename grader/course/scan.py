@@ -48,9 +48,19 @@ def _dotted(node: ast.AST, aliases: dict[str, str]) -> str | None:
 def scan(source: str, forbidden: list[str], local_modules=frozenset()) -> list[Violation]:
     """Violations in `source`: its forbidden names, then on lines that have none the escapes of
     scan_escapes.py (`local_modules`: the course's exercise modules, which a file may import).
-    An unparsable file gives none (its import error is reported)."""
+    An unparsable file gives none (its import error is reported). A file nested too deeply for
+    the scan to read through (Python's parser, or this scan, runs out of recursion or memory:
+    `1+1+...` hundreds of terms long) is one violation: what the grader cannot read, it cannot
+    vouch for, so the exercise scores 0 (and the student's other exercises are graded as usual)."""
     if not forbidden:
         return []
+    try:
+        return _scan(source, forbidden, local_modules)
+    except (RecursionError, MemoryError):
+        return [Violation("too_deep", 1, "", "too_deep")]
+
+
+def _scan(source: str, forbidden: list[str], local_modules) -> list[Violation]:
     try:
         tree = ast.parse(source)
     except SyntaxError:
@@ -126,10 +136,11 @@ def scan(source: str, forbidden: list[str], local_modules=frozenset()) -> list[V
 
 
 def imported(source: str) -> set[str]:
-    """The top-level names of the modules `source` imports by a constant name; none if unparsable."""
+    """The top-level names of the modules `source` imports by a constant name; none if unparsable
+    (or nested too deeply to parse: scan() then refuses the file itself)."""
     try:
         tree = ast.parse(source)
-    except SyntaxError:
+    except (SyntaxError, RecursionError, MemoryError):
         return set()
     out: set[str] = set()
     for node in ast.walk(tree):
