@@ -18,7 +18,7 @@
     kata fixtures                   regenerate grader/fixtures/ from the solutions
     kata train [--code student]     train the §1.23 BERT classifier (GPU if there is one)
     kata export nbgrader DIR        the course as an nbgrader course directory (autograded notebooks)
-    kata release OUT                the student bundle: stubs, public checks, runtime; nothing hidden
+    kata release OUT [-a ID]        the student bundle (of one assignment): stubs, public checks, runtime; nothing hidden
     kata export gradescope OUT.zip  a Gradescope autograder (setup.sh, run_autograder, every check)
     kata assets fetch|status|pack FILE [--with-wheels]|unpack FILE   the data files (and wheels) for offline machines
 """
@@ -272,6 +272,9 @@ def build_parser() -> argparse.ArgumentParser:
     rl = sub.add_parser("release", help="write the student bundle: stubs, public checks and the runtime, nothing hidden")
     rl.add_argument("out", help="the bundle's folder (new, or an earlier bundle with --force)")
     rl.add_argument("--force", action="store_true", help="replace an earlier bundle in OUT")
+    rl.add_argument("--assignment", "-a", metavar="ID",
+                    help="only the exercises of this [[assignment]] of course.toml (e.g. week2), and the exercises "
+                         "of other assignments they import; points shown scaled to the assignment's")
     rl.set_defaults(func=instructor.cmd_release)
     _add_export_parser(sub)
     _add_assets_parser(sub)

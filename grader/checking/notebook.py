@@ -125,10 +125,15 @@ def read_code(path: Path, name: str | None = None) -> str:
 
 # -- writing ---------------------------------------------------------------------------------
 def intro_text(course, ex, lang: str | None = None) -> str:
+    from ..course import bundle_assignment
+
     titles = {lst.id: lst.display_title(lang) for lst in course.listings}
     listings = "\n".join(f"- {lst}: {titles.get(lst, '')}" for lst in ex.listings)
     py = Path("exercises", ex.file).as_posix()
-    return t("nb_intro", lang, section=ex.section, title=ex.display_title(lang), id=ex.id, points=f"{ex.points:g}",
+    bundle = bundle_assignment.of(course)  # an assignment's bundle: its points, as `kata check` shows them
+    points = ex.points * (bundle.factor_of(ex.id) if bundle is not None else 1.0)
+    return t("nb_intro", lang, section=ex.section, title=ex.display_title(lang), id=ex.id,
+             points=f"{round(points, 2):g}",
              listings=listings or "-", py=py, nb=Path(py).with_suffix(".ipynb").as_posix(), skip=SKIP_TAG)
 
 

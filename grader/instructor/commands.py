@@ -98,11 +98,15 @@ def cmd_release(args) -> int:
     course = load_course(args)
     try:
         done = build(course, args.out, force=args.force, log=lambda m: print(f"kata release: {m}", file=sys.stderr),
-                     lang=os.environ.get("KATA_LANG") or None)
+                     lang=os.environ.get("KATA_LANG") or None, assignment=getattr(args, "assignment", None))
     except ReleaseError as e:
         print(f"kata release: {e}", file=sys.stderr)
         return 2
-    print(f"kata release: wrote {shown(done.out)} in {done.duration_s:g} s: {done.exercises} exercises, "
+    what = f"assignment {done.assignment}" if done.assignment else ""
+    if done.needed:
+        what += f" and {', '.join(done.needed)} of other assignments, which its exercises use"
+    what += ": " if what else ""
+    print(f"kata release: wrote {shown(done.out)} in {done.duration_s:g} s: {what}{done.exercises} exercises, "
           f"{done.public_checks} public checks ({done.hidden_checks} hidden checks left out), "
           f"{done.keys_kept} of {done.keys_total} fixture values, {done.calls} recorded reference calls; "
           "nothing hidden found inside")

@@ -11,6 +11,10 @@ a student sees at once what passes and, for the first failure, what is wrong and
 
 Exercises whose file is missing or empty are not run: the command names the file and offers
 `kata reset ID`. With no ID, exercises not started yet (still the stub) are listed, not run.
+
+In the bundle of one assignment (`kata release OUT -a ID`) the points are the assignment's, and
+an exercise of another assignment that its exercises use says so instead of showing points (it is
+worth nothing here); a failure raised in such an exercise's file says where to get it from.
 """
 from __future__ import annotations
 
@@ -23,9 +27,11 @@ from rich.console import Console
 from rich.text import Text
 
 from ..checking.submission import SubmissionError
+from ..course import bundle_assignment
 from ..course.manifest import Course, Exercise
 from ..course.messages import CATALOG, language, t
 from ..course.safe_text import block, one_line
+from ..reports.report import pts
 from . import progress
 from .progress import EMPTY, MISSING, NOT_STARTED
 
@@ -73,6 +79,8 @@ def check(course: Course, exercises: list[Exercise], explicit: bool, console: Co
 def show(course: Course, exercises: list[Exercise], result: GradeResult | None, unrun: dict[str, str],
          console: Console, summary: bool = True) -> None:
     rows = result.results if result else []
+    bundle = bundle_assignment.of(course)
+    elsewhere = set(bundle.needed) if bundle else set()
     for ex in exercises:
         head = Text()
         head.append(f"§{ex.section} ", style="bold cyan")
@@ -88,7 +96,10 @@ def show(course: Course, exercises: list[Exercise], result: GradeResult | None, 
             console.print(_unrun_line(course, ex, unrun[ex.id]))
             continue
         got, total = sum(r.score for r in mine), sum(r.max_score for r in mine)
-        head.append(f"  {got:g}/{total:g}", style="bold green" if mine and got == total else "bold")
+        if ex.id in elsewhere:
+            head.append("  · " + t("bundle_check_needed", id=bundle.id), style="yellow")
+        else:
+            head.append(f"  {pts(got)}/{pts(total)}", style="bold green" if mine and got == total else "bold")
         console.print(head)
         width = max((len(check_label(r)) for r in mine), default=0)
         for r in mine:
@@ -96,7 +107,8 @@ def show(course: Course, exercises: list[Exercise], result: GradeResult | None, 
             line = Text("  ")
             line.append(mark, style=style)
             line.append(f" {check_label(r):<{width}}  ")
-            line.append(f"{r.score:g}/{r.max_score:g}", style="dim")
+            if ex.id not in elsewhere:
+                line.append(f"{pts(r.score)}/{pts(r.max_score)}", style="dim")
             console.print(line)
     fresh = [ex_id for ex_id, status in unrun.items() if status == NOT_STARTED]
     if fresh:
@@ -110,8 +122,11 @@ def show(course: Course, exercises: list[Exercise], result: GradeResult | None, 
     if summary and result is not None:
         passed = sum(1 for r in rows if r.status == "passed")
         console.print()
-        console.print(Text(t("check_summary", passed=passed, total=len(rows), score=f"{result.score:g}",
-                             max_score=f"{result.max_score:g}", seconds=f"{result.duration_s:.1f}"), style="bold"))
+        console.print(Text(t("check_summary", passed=passed, total=len(rows), score=pts(result.score),
+                             max_score=pts(result.max_score), seconds=f"{result.duration_s:.1f}"), style="bold"))
+        if bundle is not None:
+            worth = sum(ex.points for ex in course.exercises if ex.id in bundle.graded) * bundle.factor
+            console.print(Text(t("bundle_check_points", id=bundle.id, points=pts(worth)), style="dim"))
         if result.sandbox != "bubblewrap":
             console.print(Text(t("check_limits_only"), style="yellow"))
         for note in result.notes:  # one line each: a name's line break is a visible ⏎
@@ -202,6 +217,10 @@ def explain(course: Course, r: CheckResult, console: Console) -> None:
     if earlier is not None and kind == "student":  # raised in the file of an earlier exercise it imports: edit that
         ex = earlier
         line = int(re.search(re.escape(ex.file) + r":(\d+)", message).group(1))
+        bundle = bundle_assignment.of(course)
+        if bundle is not None and ex.id in bundle.needed:  # an exercise of another assignment: bring it over
+            console.print(block(t("bundle_earlier_hint", other=ex.id, path=progress.shown_path(course, ex)), 2,
+                                style="yellow"))
     where = progress.shown_path(course, ex) + (f":{line}" if line else "")
     tail = Text("  " + t("check_edit", path=where), style="cyan")
     if ex.hints:

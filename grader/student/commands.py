@@ -45,7 +45,7 @@ def cmd_list(args) -> int:
 
     found = progress.standings(course, run=not args.no_run, on_run=running)
     if args.json:
-        listing.print_json(found)
+        listing.print_json(found, course)
     else:
         listing.show(course, found, Console())
     return 0

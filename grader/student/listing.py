@@ -8,11 +8,16 @@ the rest are checked now, all in one sandbox (`--no-run`: shown as "changed, not
 JSON (schema 1):
 {"schema": 1, "exercises": [{"id", "section", "title", "file", "status", "points",
                              "public_points", "public_points_passed", "hidden_points",
-                             "public_passed", "public_total", "from_cache"}],
+                             "public_passed", "public_total", "from_cache", "in_assignment"}],
  "progress": {"passing", "exercises", "public_points_passed", "public_points", "hidden_points",
-              "max_points"}, "next": id | null}
+              "max_points"}, "next": id | null, "assignment": {"id", "title", "points", "needed"} | null}
 status is one of "passing", "failing", "not_started", "missing", "empty", "unknown".
 Points earned are the public checks' only: the hidden checks' points are the grade's to give.
+
+In the bundle of one assignment (`kata release OUT -a ID`) the points are the assignment's (see
+grader/course/bundle_assignment.py), "assignment" says which it is, and the exercises of other
+assignments that its exercises use ("in_assignment": false, listed in "needed") are worth 0 here
+and left out of "progress".
 """
 from __future__ import annotations
 
@@ -23,8 +28,10 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from ..course import bundle_assignment
 from ..course.manifest import Course
 from ..course.messages import t
+from ..reports.report import pts
 from .progress import (EMPTY, FAILING, MISSING, NOT_STARTED, PASSING, UNKNOWN, Standing, hidden_points,
                        next_unsolved, public_points)
 
@@ -33,23 +40,46 @@ STYLE = {PASSING: ("✔", "green"), FAILING: ("✘", "red"), NOT_STARTED: ("·",
          MISSING: ("!", "bold red"), EMPTY: ("!", "bold red"), UNKNOWN: ("?", "yellow")}
 
 
-def to_dict(found: list[Standing]) -> dict:
+def to_dict(found: list[Standing], course: Course | None = None) -> dict:
     nxt = next_unsolved(found)
+    counted = [s for s in found if s.in_assignment]
+    bundle = bundle_assignment.of(course) if course is not None else None
     return {
         "schema": SCHEMA,
         "exercises": [{"id": s.exercise.id, "section": s.exercise.section, "title": s.exercise.display_title(),
-                       "file": f"exercises/{s.exercise.file}", "status": s.status, "points": s.exercise.points,
-                       "public_points": public_points(s.exercise), "public_points_passed": _earned(s),
-                       "hidden_points": hidden_points(s.exercise),
+                       "file": f"exercises/{s.exercise.file}", "status": s.status, "points": _sum([_points(s)]),
+                       "public_points": _sum([_public(s)]), "public_points_passed": _earned(s),
+                       "hidden_points": _sum([_hidden(s)]),
                        "public_passed": s.passed if s.status not in (UNKNOWN,) else None,
-                       "public_total": s.total, "from_cache": s.from_cache} for s in found],
-        "progress": {"passing": sum(s.solved for s in found), "exercises": len(found),
-                     "public_points_passed": sum(_earned(s) for s in found),
-                     "public_points": sum(public_points(s.exercise) for s in found),
-                     "hidden_points": sum(hidden_points(s.exercise) for s in found),
-                     "max_points": sum(s.exercise.points for s in found)},
+                       "public_total": s.total, "from_cache": s.from_cache, "in_assignment": s.in_assignment}
+                      for s in found],
+        "progress": {"passing": sum(s.solved for s in counted), "exercises": len(counted),
+                     "public_points_passed": _sum(_earned(s) for s in counted),
+                     "public_points": _sum(_public(s) for s in counted),
+                     "hidden_points": _sum(_hidden(s) for s in counted),
+                     "max_points": _sum(_points(s) for s in counted)},
         "next": nxt.exercise.id if nxt else None,
+        "assignment": None if bundle is None else {"id": bundle.id, "title": bundle.title(),
+                                                   "points": _sum(_points(s) for s in counted),
+                                                   "needed": list(bundle.needed)},
     }
+
+
+def _sum(values) -> float:
+    return round(sum(values), 6)
+
+
+def _points(s: Standing) -> float:
+    """What the exercise is worth, public and hidden checks together (an assignment's bundle: scaled)."""
+    return s.exercise.points * s.factor
+
+
+def _public(s: Standing) -> float:
+    return public_points(s.exercise) * s.factor
+
+
+def _hidden(s: Standing) -> float:
+    return hidden_points(s.exercise) * s.factor
 
 
 def _earned(s: Standing) -> float:
@@ -64,22 +94,32 @@ def status_text(s: Standing) -> Text:
 
 def progress_bar(found: list[Standing], width: int = 40) -> Text:
     """Progress ██████░░░░░░ 12/37 exercises pass their public checks (48/220 public points; the
-    other 220 are hidden checks, graded when you submit): readable without colours too."""
+    other 220 are hidden checks, graded when you submit): readable without colours too. Only the
+    exercises of the assignment count, in an assignment's bundle."""
+    found = [s for s in found if s.in_assignment]
     done = sum(s.solved for s in found)
     points = sum(_earned(s) for s in found)
-    total_points = sum(public_points(s.exercise) for s in found)
-    hidden = sum(hidden_points(s.exercise) for s in found)
+    total_points = sum(_public(s) for s in found)
+    hidden = sum(_hidden(s) for s in found)
     filled = round(width * done / len(found)) if found else 0
     line = Text(t("list_progress") + " ", style="bold")
     line.append("█" * filled, style="green")
     line.append("░" * (width - filled), style="dim")
-    line.append(" " + t("list_progress_counts", done=done, total=len(found), points=f"{points:g}",
-                        max_points=f"{total_points:g}", hidden=f"{hidden:g}"))
+    line.append(" " + t("list_progress_counts", done=done, total=len(found), points=pts(points),
+                        max_points=pts(total_points), hidden=pts(hidden)))
     return line
 
 
+def title(course: Course) -> str:
+    """The course's title, and the assignment's in an assignment's bundle."""
+    bundle = bundle_assignment.of(course)
+    if bundle is None:
+        return course.display_title()
+    return t("bundle_title", course=course.display_title(), id=bundle.id, title=bundle.title())
+
+
 def table(course: Course, found: list[Standing]) -> Table:
-    tab = Table(title=course.display_title(), show_lines=False)
+    tab = Table(title=title(course), show_lines=False)
     tab.add_column("§", style="bold cyan")
     tab.add_column(t("list_col_exercise"))
     tab.add_column(t("list_col_status"))
@@ -89,14 +129,18 @@ def table(course: Course, found: list[Standing]) -> Table:
     for s in found:
         ex = s.exercise
         checks = "" if s.status in (UNKNOWN, MISSING, EMPTY) else f"{s.passed}/{s.total}"
-        tab.add_row(ex.section if ex.section != last else "", ex.id, status_text(s), checks,
-                    f"{public_points(ex):g} + {hidden_points(ex):g}")
+        points = f"{pts(_public(s))} + {pts(_hidden(s))}" if s.in_assignment else t("bundle_needed_points")
+        tab.add_row(ex.section if ex.section != last else "", ex.id, status_text(s), checks, points)
         last = ex.section
     return tab
 
 
 def show(course: Course, found: list[Standing], console: Console) -> None:
     console.print(table(course, found))
+    needed = [s.exercise.id for s in found if not s.in_assignment]
+    if needed:
+        console.print(Text(t("bundle_needed_note", ids=", ".join(needed), id=bundle_assignment.of(course).id),
+                           style="yellow"))
     console.print(progress_bar(found))
     nxt = next_unsolved(found)
     if nxt is None:
@@ -107,6 +151,6 @@ def show(course: Course, found: list[Standing], console: Console) -> None:
         console.print(Text(t("list_reset_hint"), style="yellow"))
 
 
-def print_json(found: list[Standing]) -> None:
-    json.dump(to_dict(found), sys.stdout, indent=2, ensure_ascii=False)
+def print_json(found: list[Standing], course: Course | None = None) -> None:
+    json.dump(to_dict(found, course), sys.stdout, indent=2, ensure_ascii=False)
     sys.stdout.write("\n")

@@ -19,6 +19,7 @@ from .. import __version__
 from ..authoring.stubs import stub_variants
 from ..checking.notebook import NotebookError, read_code
 from ..checking.submission import SubmissionError, open_submission
+from ..course import bundle_assignment
 from ..course.manifest import Course, Exercise
 from .state import StateFile, kata_dir
 
@@ -39,6 +40,8 @@ class Standing:
     score: float = 0.0  # points of the public checks passed
     sha: str = ""
     from_cache: bool = False
+    factor: float = 1.0  # what its points count for (an assignment's bundle: the assignment's scale, 0 if not in it)
+    in_assignment: bool = True  # False: in an assignment's bundle only because its exercises use it
 
     @property
     def solved(self) -> bool:
@@ -92,8 +95,9 @@ def public_points(ex: Exercise) -> float:
 
 
 def hidden_points(ex: Exercise) -> float:
-    """Points only the grade (kata grade, a submission) decides: never claimed before it."""
-    return sum(c.points for c in ex.checks if c.hidden)
+    """Points only the grade (kata grade, a submission) decides: never claimed before it. What the
+    exercise is worth less its public checks: a bundle's check modules hold no hidden checks."""
+    return ex.points - public_points(ex)
 
 
 def static_status(course: Course, ex: Exercise) -> tuple[str | None, str]:
@@ -150,6 +154,7 @@ def grade(course: Course, exercises: list[Exercise]) -> tuple[GradeResult, dict[
     warm = client.grade(course, exercises)  # the course's warm grader, started if needed
     if warm is not None:
         result, shas = warm
+        scale(course, result)
         record(course, result, shas)
         return result, shas
     from ..checking import runner
@@ -161,8 +166,20 @@ def grade(course: Course, exercises: list[Exercise]) -> tuple[GradeResult, dict[
             if p.is_file():
                 shas[ex.id] = sha(p.read_bytes())
         result = runner.run(course, sub, exercises, public_only=True)
+    scale(course, result)
     record(course, result, shas)
     return result, shas
+
+
+def scale(course: Course, result: GradeResult) -> None:
+    """In an assignment's bundle, every check's points as the assignment counts them (`kata grade
+    -a ID` scales the same way): its exercises' scaled to its points, the others' to 0."""
+    found = bundle_assignment.of(course)
+    if found is None:
+        return
+    for r in result.results:
+        factor = found.factor_of(r.exercise)
+        r.score, r.max_score = round(r.score * factor, 6), round(r.max_score * factor, 6)
 
 
 def record(course: Course, result: GradeResult, shas: dict[str, str]) -> None:
@@ -217,11 +234,20 @@ def standings(course: Course, run: bool = True, on_run=None) -> list[Standing]:
         try:
             result, shas = grade(course, pending)
         except SubmissionError:
-            return out
+            return _in_assignment(course, out)
         for i, s in enumerate(out):
             if s.status == UNKNOWN and s.exercise.id in shas:
                 out[i] = standing_from(s.exercise, result, shas[s.exercise.id])
-    return out
+    return _in_assignment(course, out)
+
+
+def _in_assignment(course: Course, found: list[Standing]) -> list[Standing]:
+    """`found`, each marked with what its points count for in an assignment's bundle."""
+    bundle = bundle_assignment.of(course)
+    if bundle is not None:
+        for s in found:
+            s.factor, s.in_assignment = bundle.factor_of(s.exercise.id), s.exercise.id in bundle.graded
+    return found
 
 
 def next_unsolved(found: list[Standing], after: str | None = None) -> Standing | None:

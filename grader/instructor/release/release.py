@@ -25,6 +25,11 @@ solutions, and an exercise's checks add up to its public points. Before the bund
 into place, `scan` looks through every file for what must not be there (hidden check names,
 lines of the solutions that the stubs do not show, the reference model's code); any finding
 refuses the release. No shipped module may hold a solution's lines: the scan has no exceptions.
+
+`kata release OUT --assignment ID` bundles one [[assignment]]: its exercises and the exercises
+of other assignments they import (release_assignment.py), recorded, cut and written as above;
+course.toml keeps only their tables, release.json and the README name the assignment, and the
+scan also refuses any file of an exercise outside the bundle.
 """
 from __future__ import annotations
 
@@ -71,6 +76,8 @@ class Built:
     listings: int
     duration_s: float
     notes: list[str] = field(default_factory=list)
+    assignment: str | None = None  # the assignment's id, for `kata release OUT -a ID`
+    needed: list[str] = field(default_factory=list)  # exercises of other assignments its exercises use
 
 
 # ----------------------------------------------------------------------------- sources
@@ -96,12 +103,13 @@ def _replay_stubs(source: str, label: str, names, where: str) -> dict[str, str]:
             for name in names}
 
 
-def public_sources(course: Course, shipped: dict[str, str]) -> tuple[dict[str, str], str]:
-    """(exercise id -> public check module text, bert_public text). `shipped`: the other Python
-    files of the bundle (relative path -> text), whose imports from check modules are kept."""
+def public_sources(course: Course, shipped: dict[str, str], exercises=None) -> tuple[dict[str, str], str]:
+    """(exercise id -> public check module text, bert_public text) of `exercises` (default: all).
+    `shipped`: the other Python files of the bundle (relative path -> text), whose imports from
+    check modules are kept."""
     from .release_record import REPLAYED_HELPERS
 
-    sources = {ex.id: course.check_file(ex).read_text(encoding="utf-8") for ex in course.exercises}
+    sources = {ex.id: course.check_file(ex).read_text(encoding="utf-8") for ex in exercises or course.exercises}
     split = {i: public_check_roots(src, f"test_{i}.py") for i, src in sources.items()}
     stubs = {}
     for i, src in sources.items():
@@ -129,6 +137,9 @@ def public_sources(course: Course, shipped: dict[str, str]) -> tuple[dict[str, s
                 grown = True
         if not grown:
             break
+    absent = sorted(m for m in needed if m.startswith("test_") and m.removeprefix("test_") not in sources)
+    if absent:
+        raise ReleaseError(f"shipped code imports {', '.join(absent)}, whose exercise is not in the bundle")
     return pruned, public_reference(needed.get(REFERENCE, set()) - TRUSTED_FUNCTIONS)
 
 
@@ -308,8 +319,29 @@ def reference_lines(course: Course | None = None) -> set[str]:
     return found | tokenizer
 
 
-def scan(out: Path, course: Course) -> list[str]:
-    """What must not be in the bundle at `out`, one line per finding (empty: nothing)."""
+def foreign_files(out: Path, course: Course, exercises) -> list[str]:
+    """The files of the bundle at `out` that belong to an exercise outside `exercises` (its stub,
+    check module, fixture or listing module): an assignment's bundle holds none."""
+    inside = {ex.id for ex in exercises}
+    others = {ex.id: ex for ex in course.exercises if ex.id not in inside}
+    owned = {}
+    for ex in others.values():
+        owned.update({f"exercises/{ex.file}": ex.id, f"grader/checks/test_{ex.id}.py": ex.id,
+                      f"grader/fixtures/{ex.id}.safetensors": ex.id, f"grader/listings/{ex.id}.py": ex.id})
+    findings = []
+    for path in sorted(p for p in out.rglob("*") if p.is_file()):
+        rel = path.relative_to(out).as_posix()
+        owner = owned.get(rel)
+        if owner is None and rel.startswith(f"grader/{STUBS_DIR}/"):
+            owner = path.stem if path.stem in others else None
+        if owner is not None:
+            findings.append(f"{rel}: belongs to {owner}, which is not in this bundle")
+    return findings
+
+
+def scan(out: Path, course: Course, exercises=None) -> list[str]:
+    """What must not be in the bundle at `out`, one line per finding (empty: nothing). `exercises`:
+    the bundle's (an assignment's); no file of another exercise may be there either."""
     public = {c.name for ex in course.exercises for c in ex.checks if not c.hidden}
     hidden_only = {c.name for ex in course.exercises for c in ex.checks if c.hidden} - public
     name_re = re.compile(r"\b(" + "|".join(map(re.escape, sorted(hidden_only))) + r")\b") if hidden_only else None
@@ -344,12 +376,15 @@ def scan(out: Path, course: Course) -> list[str]:
             if hidden or names != wanted:
                 findings.append(f"grader/checks/test_{ex.id}.py: checks {sorted(names | hidden)}, expected the "
                                 f"public ones {sorted(wanted)}")
+    if exercises is not None:
+        findings += foreign_files(out, course, exercises)
     return findings
 
 
 # ----------------------------------------------------------------------------- building
-def _package_files() -> list[Path]:
-    """The grader package's files that ship as they are (checks and fixtures are rewritten)."""
+def _package_files(left_out: set[str] = frozenset()) -> list[Path]:
+    """The grader package's files that ship as they are (checks and fixtures are rewritten), but
+    the listing modules of the exercises `left_out` (not in an assignment's bundle)."""
     out = []
     for p in sorted(PACKAGE_DIR.rglob("*")):
         rel = p.relative_to(PACKAGE_DIR)
@@ -359,11 +394,13 @@ def _package_files() -> list[Path]:
             continue
         if rel.parts[0] == "checks" and rel.name != "__init__.py" or rel.as_posix().startswith(INSTRUCTOR_ONLY + "/"):
             continue
+        if rel.parts[0] == "listings" and rel.stem in left_out:
+            continue
         out.append(p)
     return out
 
 
-def _public_fixtures(course: Course, keys: dict[str, set[str]], dest: Path) -> tuple[int, int]:
+def _public_fixtures(course: Course, keys: dict[str, set[str]], dest: Path, exercises) -> tuple[int, int]:
     from safetensors import safe_open
     from safetensors.torch import save_file
 
@@ -371,7 +408,10 @@ def _public_fixtures(course: Course, keys: dict[str, set[str]], dest: Path) -> t
 
     kept = total = 0
     dest.mkdir(parents=True, exist_ok=True)
-    for ex in course.exercises:
+    outside = sorted(set(keys) - {ex.id for ex in exercises})
+    if outside:
+        raise ReleaseError(f"the public checks read the fixtures of {', '.join(outside)}, which is not in the bundle")
+    for ex in exercises:
         path = fixtures.path(ex.id)
         if not path.is_file():
             continue
@@ -396,13 +436,16 @@ def _write(path: Path, text: str, mode: int | None = None) -> None:
 
 
 def build(course: Course, out: str | Path, force: bool = False, log=lambda message: None,
-          lang: str | None = None) -> Built:
+          lang: str | None = None, assignment: str | None = None) -> Built:
     """Write the student bundle to the folder `out` (see the module's docstring), its exercises in
     `lang` (default: the language kata speaks; stubs.stub_lang); `kata reset` there can restore
-    the stubs in every language."""
+    the stubs in every language. `assignment`: the id of the [[assignment]] whose exercises (and
+    the ones they need, release_assignment.needed) the bundle holds, instead of every exercise."""
     from ...authoring.stubs import stub_lang, stub_text
     from ...checking import replay
+    from ...course.assignments import AssignmentError, find
     from ...course.messages import LANGS
+    from . import release_assignment
     from .release_record import record
 
     t0 = time.perf_counter()
@@ -411,6 +454,14 @@ def build(course: Course, out: str | Path, force: bool = False, log=lambda messa
     if edition() is not None or not course.solutions_dir.is_dir():
         raise ReleaseError("this is not the instructor's course (no solutions/ or hidden checks here): "
                            "run kata release where the course is developed")
+    chosen, needed, picked = course.exercises, [], None
+    if assignment is not None:
+        try:
+            picked = find(course.assignments, assignment)
+        except AssignmentError as e:
+            raise ReleaseError(str(e)) from None
+        needed = release_assignment.needed(course, picked.exercises)
+        chosen = [ex for ex in course.exercises if ex.id in picked.exercises or ex.id in needed]
     if out.exists() and any(out.iterdir()):
         if not force:
             raise ReleaseError(f"{out} exists and is not empty (use --force to replace it)")
@@ -421,17 +472,17 @@ def build(course: Course, out: str | Path, force: bool = False, log=lambda messa
         raise ReleaseError(f"{out}: choose a folder outside the course's own files")
 
     log("running the public checks, the listings and their figures on the solutions (recording what they read)")
-    rec = record(course)
+    rec = record(course, chosen)
     if rec.failures:
         raise ReleaseError("the reference solutions fail what the bundle would check:\n  " + "\n  ".join(rec.failures[:20]))
 
     out.parent.mkdir(parents=True, exist_ok=True)
     stage = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
     try:
-        files = _package_files()
+        files = _package_files({ex.id for ex in course.exercises} - {ex.id for ex in chosen})
         shipped = {p.relative_to(PACKAGE_DIR).as_posix(): p.read_text(encoding="utf-8")
                    for p in files if p.suffix == ".py"}
-        checks, reference = public_sources(course, shipped)
+        checks, reference = public_sources(course, shipped, chosen)
         pkg = stage / "grader"
         for p in files:
             target = pkg / p.relative_to(PACKAGE_DIR)
@@ -443,10 +494,10 @@ def build(course: Course, out: str | Path, force: bool = False, log=lambda messa
         for ex_id, text in checks.items():
             _write(pkg / "checks" / f"test_{ex_id}.py", text.replace(REFERENCE, PUBLIC_REFERENCE))
         _write(pkg / "checks" / f"{PUBLIC_REFERENCE}.py", reference)
-        kept, total = _public_fixtures(course, rec.keys, pkg / "fixtures")
+        kept, total = _public_fixtures(course, rec.keys, pkg / "fixtures", chosen)
         replay.save(rec.calls, pkg / "fixtures" / f"{replay.TABLE}.safetensors")
 
-        for ex in course.exercises:
+        for ex in chosen:
             _write(stage / "exercises" / ex.file, stub_text(course, ex, lang))
             for other in LANGS:  # English at release_stubs/<file>, the others under release_stubs/<lang>/
                 _write(pkg / STUBS_DIR / ("" if other == "en" else other) / ex.file, stub_text(course, ex, other))
@@ -459,24 +510,33 @@ def build(course: Course, out: str | Path, force: bool = False, log=lambda messa
                 "public_checks": sum(1 for c in ex.checks if not c.hidden),
                 "public_points": sum(c.points for c in ex.checks if not c.hidden),
                 "hidden_checks": sum(1 for c in ex.checks if c.hidden),
-                "hidden_points": sum(c.points for c in ex.checks if c.hidden)} for ex in course.exercises},
+                "hidden_points": sum(c.points for c in ex.checks if c.hidden)} for ex in chosen},
         }
+        toml = (course.root / "course.toml").read_text(encoding="utf-8")
+        if picked is not None:
+            info["assignment"] = {"id": picked.id, "exercises": picked.exercises, "needed": needed}
+            try:
+                toml = release_assignment.course_toml(toml, [ex.id for ex in chosen], picked.id)
+            except release_assignment.CutError as e:
+                raise ReleaseError(str(e)) from None
         _write(pkg / RELEASE_FILE, json.dumps(info, indent=1, ensure_ascii=False) + "\n")
-        shutil.copy2(course.root / "course.toml", stage / "course.toml")
+        _write(stage / "course.toml", toml)
         for name in ("pyproject.toml", ".gitignore"):
             if (course.root / name).is_file():
                 shutil.copy2(course.root / name, stage / name)
         if (course.root / "ERRATA.md").is_file():
             _write(stage / "ERRATA.md", public_errata((course.root / "ERRATA.md").read_text(encoding="utf-8"), hidden))
         readme = (course.root / "README.md").read_text(encoding="utf-8") if (course.root / "README.md").is_file() else ""
-        _write(stage / "README.md", README_HEAD.format(title=course.title, chapter=course.chapter, version=__version__,
-                                                       built=built_at)
-               + readme_sections(readme, ("For students", "Offline workshops")))
+        head = README_HEAD.format(title=course.title, chapter=course.chapter, version=__version__, built=built_at)
+        if picked is not None:
+            head = head.replace("(student edition)", f"(student edition): assignment {picked.id}", 1) \
+                + release_assignment.readme(course, picked, needed)
+        _write(stage / "README.md", head + readme_sections(readme, ("For students", "Offline workshops")))
         _write(stage / "setup.sh", SETUP_SH, 0o755)
 
         for p in [stage, *stage.rglob("*")]:  # readable by everyone, as a checkout would be
             p.chmod(0o755 if p.is_dir() or p.name == "setup.sh" else 0o644)
-        findings = scan(stage, course)
+        findings = scan(stage, course, chosen if picked is not None else None)
         if findings:
             raise ReleaseError("the bundle would leak what it must not hold:\n  " + "\n  ".join(findings[:30]))
         if out.exists():
@@ -487,5 +547,5 @@ def build(course: Course, out: str | Path, force: bool = False, log=lambda messa
             shutil.rmtree(stage, ignore_errors=True)
     n_public = sum(v["public_checks"] for v in info["exercises"].values())
     n_hidden = sum(v["hidden_checks"] for v in info["exercises"].values())
-    return Built(out, len(course.exercises), n_public, n_hidden, kept, total, len(rec.calls), rec.listings_run,
-                 round(time.perf_counter() - t0, 1))
+    return Built(out, len(chosen), n_public, n_hidden, kept, total, len(rec.calls), rec.listings_run,
+                 round(time.perf_counter() - t0, 1), assignment=picked.id if picked else None, needed=needed)
