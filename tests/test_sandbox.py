@@ -73,7 +73,7 @@ def test_assets_are_readable_but_read_only(probe):
 def test_worker_environment_is_clean_and_unprivileged(probe):
     remote, _ = probe
     env = remote.env()
-    assert set(env) <= {"PATH", "LANG", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "PYTHONHASHSEED",
+    assert set(env) <= {"PATH", "LANG", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "PYTHONHASHSEED",
                         "PYTHONDONTWRITEBYTECODE", "PYTHONUNBUFFERED", "HOME", "LC_CTYPE", "PWD"}
     uid, gid, pid = remote.ids()
     if os.getuid() == 0:

@@ -127,13 +127,15 @@ class Group:
         except (OSError, ValueError):
             return 0.0
 
-    def limit_memory(self, mb: float) -> None:
-        """Cap the memory of everything in the group (processes, page cache, its tmpfs)."""
+    def limit_memory(self, mb: float) -> bool:
+        """Cap the memory of everything in the group (processes, page cache, its tmpfs). False when
+        the cap could not be set."""
         name = "memory.limit_in_bytes" if self.version == 1 else "memory.max"
         try:
             self._write("memory", name, str(int(mb * MB)))
+            return True
         except OSError:
-            pass  # under the current usage: the next worker starts later, and is limited then
+            return False  # under the current usage: the next worker starts later, and is limited then
 
     def oom_kills(self) -> int:
         """How many processes the kernel killed in this group for want of memory, so far."""

@@ -71,6 +71,7 @@ class Sandbox:
         self._lease: uids.Lease | None = None  # the uid this sandbox's processes run as (root only)
         self.group: cgroups.Group | None = None  # bounds the memory and tasks of the whole sandbox
         self._baseline_mb = 0.0  # the fork server's own memory, charged to the group
+        self._memory_cap: float | None = None  # the group's memory cap in MB, as last set
         self.proven = False  # started once: a later failure to start is a fault, the first is SandboxUnavailable
         self._owner = os.getpid()  # the process that started the fork server (its parent)
 
@@ -122,6 +123,7 @@ class Sandbox:
         if p.kind == "bubblewrap":
             self.group = cgroups.Group.create(f"kata-{self._lease.uid or os.getpid()}-{os.path.basename(self.tmp)}",
                                               max_tasks=(self.limits.nproc or 512) + 64)
+        self._memory_cap = None
         if self.group is not None:
             self.group.limit_memory(self.limits.memory_mb + self.limits.disk_mb)  # until the first worker
             argv = self.group.wrap(argv)
@@ -282,10 +284,12 @@ class Sandbox:
         worker's limit, plus /tmp. Returns the group's count of OOM kills so far."""
         if self.group is None:
             return 0
-        # The last worker may still be ending (kill(status=False) does not wait): any answer of
-        # the fork server comes after it has reaped it, so no memory of its is counted here.
-        self._ctl({"op": "sync"})
-        self.group.limit_memory(self._baseline_mb + limits.memory_mb + self.limits.disk_mb)
+        cap = self._baseline_mb + limits.memory_mb + self.limits.disk_mb
+        if cap != self._memory_cap:  # the same exercise's next check keeps the cap it has
+            # The last worker may still be ending (kill(status=False) does not wait): any answer
+            # of the fork server comes after it has reaped it, so none of its memory counts here.
+            self._ctl({"op": "sync"})
+            self._memory_cap = cap if self.group.limit_memory(cap) else None
         return self.group.oom_kills()
 
     def running(self, pid: int) -> bool:

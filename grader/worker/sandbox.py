@@ -209,6 +209,7 @@ def clean_env() -> dict[str, str]:
         "LANG": "C.UTF-8",
         "OMP_NUM_THREADS": "1",
         "MKL_NUM_THREADS": "1",
+        "OPENBLAS_NUM_THREADS": "1",  # numpy's OpenBLAS: no thread pool to stop and start at every fork
         "PYTHONHASHSEED": "0",
         "PYTHONDONTWRITEBYTECODE": "1",
         "PYTHONUNBUFFERED": "1",
