@@ -5,8 +5,11 @@ The class is built from the course itself: alice submits the reference solutions
 reverse order, a comment on every line); dave, erin and frank each fill the stubs of softmax and
 layer norm with their own correct code, written differently (checked against torch here, in the
 test, never by the tool); carol and gina hand in the untouched stubs (gina's in Chinese); hank's zip has a syntax
-error and lacks a file; zed is a symbolic link to alice. The test reads what an instructor
-reads: similarity.csv, similarity.md, similarity.html, the command's output, summary.md.
+error and lacks a file; zed is a symbolic link to alice. A second class (`noop_class`) hands in
+alice's code with edits that change nothing it does (`pass`, `...`, string statements, keyword
+arguments reordered, a 200 KB comment), next to dave's own code edited the same way, and a file
+nested too deeply to compare. The test reads what an instructor reads: similarity.csv,
+similarity.md, similarity.html, the command's output, summary.md.
 """
 from __future__ import annotations
 
@@ -67,7 +70,7 @@ OWN_CODE = {
                      "scaled = normalize(x, self.eps) * self.weight\nreturn scaled + self.bias"],
     },
 }
-HOSTILE = "</code></pre><script>alert('bob')</script>"  # a comment in bob's copy: shown escaped, never as markup
+HOSTILE = "</code></pre><script>alert('bob')</script>"  # a comment and a string in bob's copy: shown escaped
 
 
 def stub(ex: str) -> str:
@@ -161,8 +164,9 @@ def klass(tmp_path_factory) -> Path:
     d.mkdir()
     shutil.copytree(SOLUTIONS, d / "alice")
     shutil.copytree(EXERCISES, d / "bob")
-    for ex in PLANTED:
-        (d / "bob" / "ch01" / f"{ex}.py").write_text(disguise(solution(ex)), encoding="utf-8")
+    for ex in PLANTED:  # the page shows code as compared (no comments): the string carries HOSTILE there
+        (d / "bob" / "ch01" / f"{ex}.py").write_text(disguise(solution(ex)) + f"NOTE = {HOSTILE!r}\n",
+                                                     encoding="utf-8")
     for name, own in OWN_CODE.items():
         shutil.copytree(EXERCISES, d / name)
         for ex, bodies in own.items():
@@ -267,8 +271,12 @@ def test_independent_solutions_and_untouched_stubs_are_not_flagged(report):
 
 def test_broken_missing_and_linked_submissions_do_not_break_the_report(report, klass):
     out, rows = report
-    students = {r["student_a"] for r in rows} | {r["student_b"] for r in rows}
+    pairs = [r for r in rows if r["flagged"] != "not compared"]
+    students = {r["student_a"] for r in pairs} | {r["student_b"] for r in pairs}
     assert students == {"alice", "bob", "carol", "dave", "erin", "frank", "gina", "hank", "ivan"}
+    zed = [r for r in rows if r["student_a"] == "zed"]  # one row per exercise: none of zed's code was compared
+    assert sorted(r["exercise"] for r in zed) == sorted(PLANTED), zed
+    assert all(r["flagged"] == "not compared" and "symbolic link" in r["reason"] for r in zed), zed
     assert row(rows, LAYER_NORM, "alice", "hank")["flagged"] == "no"  # a syntax error is text like any other
     assert not [r for r in rows if r["exercise"] == SOFTMAX and "hank" in (r["student_a"], r["student_b"])]
     assert not [r for r in rows if "ivan" in (r["student_a"], r["student_b"]) and r["exercise"] != LAYER_NORM]
@@ -344,3 +352,145 @@ def test_the_class_summary_gets_a_similarity_section(report, klass, tmp_path, ca
     (fresh / "notes.txt").write_text("mine")
     with pytest.raises(BatchError):
         _check_out(fresh, {}, force=False)
+
+
+# --- copies with edits that change nothing the code does (attack15 F9, F10) ----------------------
+NOOP_EXERCISES = (SOFTMAX, LAYER_NORM, MULTIHEAD)
+NOOP_COPIES = ("paula", "ellie", "sean", "tess", "iffy", "kurt", "pad")  # alice's code edited: see noop_class
+
+
+def after_each_statement(source: str, line: str) -> str:
+    """`source` with `line` (a statement that does nothing) after every statement, at the
+    statement's own indentation (the outermost one where several end on one line)."""
+    ends: dict[int, int] = {}
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.stmt):
+            ends[node.end_lineno] = min(ends.get(node.end_lineno, node.col_offset), node.col_offset)
+    lines = source.splitlines()
+    for end in sorted(ends, reverse=True):
+        lines.insert(end, " " * ends[end] + line)
+    out = "\n".join(lines) + "\n"
+    ast.parse(out)
+    return out
+
+
+def reorder_keywords(source: str) -> str:
+    """`source` with the keyword arguments of every call that has several in reverse order
+    (`x.sum(keepdim=True, dim=dim)`), the rest of the text as it was."""
+    data = source.encode("utf-8")
+    starts = [0]
+    for line in data.splitlines(keepends=True):
+        starts.append(starts[-1] + len(line))
+    calls = [n for n in ast.walk(ast.parse(source))
+             if isinstance(n, ast.Call) and len(n.keywords) > 1 and all(k.arg for k in n.keywords)]
+    done: list[tuple[int, int]] = []
+    for call in sorted(calls, key=lambda c: (c.keywords[0].lineno, c.keywords[0].col_offset), reverse=True):
+        spans = [(starts[k.lineno - 1] + k.col_offset, starts[k.end_lineno - 1] + k.end_col_offset)
+                 for k in call.keywords]
+        lo, hi = spans[0][0], spans[-1][1]
+        if any(a < hi and lo < b for a, b in done):
+            continue  # holds a call already rewritten (its offsets have moved)
+        data = data[:lo] + b", ".join(data[a:b] for a, b in reversed(spans)) + data[hi:]
+        done.append((lo, hi))
+    out = data.decode("utf-8")
+    ast.parse(out)
+    return out
+
+
+PAD = "".join(f"# padding line {i:05d} " + "x" * 30 + "\n" for i in range(4000))  # about 200 KB of comment
+
+
+@pytest.fixture(scope="module")
+def noop_class(tmp_path_factory) -> Path:
+    """alice hands in the solutions; paula the same with `pass` after every statement, ellie with
+    `...`, sean with a string statement (a docstring everywhere), tess with `assert True`, iffy
+    with `if False: x = 1`, kurt with keyword arguments reordered, pad with a 200 KB comment; dave his own softmax and layer norm with `pass` after
+    every statement; deep a softmax nested too deeply to parse (compared as written) and a layer norm
+    too long to compare."""
+    d = tmp_path_factory.mktemp("noop") / "submissions"
+    edits = {"paula": lambda s: after_each_statement(s, "pass"),
+             "ellie": lambda s: after_each_statement(s, "..."),
+             "sean": lambda s: after_each_statement(s, '"""Does what the line above says."""'),
+             "tess": lambda s: after_each_statement(s, "assert True"),
+             "iffy": lambda s: after_each_statement(s, "if False: x = 1"),
+             "kurt": reorder_keywords,
+             "pad": lambda s: s + PAD}
+    for name, edit in [("alice", lambda s: s), *edits.items()]:
+        (d / name / "ch01").mkdir(parents=True)
+        for ex in NOOP_EXERCISES:
+            edited = edit(solution(ex))
+            if name != "alice":
+                assert edited != solution(ex), (name, ex)
+            (d / name / "ch01" / f"{ex}.py").write_text(edited, encoding="utf-8")
+    shutil.copytree(EXERCISES, d / "dave")
+    for ex, bodies in OWN_CODE["dave"].items():
+        (d / "dave" / "ch01" / f"{ex}.py").write_text(after_each_statement(fill(ex, bodies), "pass"),
+                                                    encoding="utf-8")
+    (d / "deep" / "ch01").mkdir(parents=True)
+    (d / "deep" / "ch01" / f"{SOFTMAX}.py").write_text(
+        solution(SOFTMAX) + "\n_x = " + "+".join(["1"] * 5000) + "\n", encoding="utf-8")
+    (d / "deep" / "ch01" / f"{LAYER_NORM}.py").write_text(
+        solution(LAYER_NORM) + "".join(f"v{i} = {i}\n" for i in range(25_000)), encoding="utf-8")
+    return d
+
+
+@pytest.fixture(scope="module")
+def noop_report(noop_class, tmp_path_factory):
+    out = tmp_path_factory.mktemp("noop-similarity") / "out"
+    args = ["similarity", str(noop_class), "--out", str(out)] + [a for ex in NOOP_EXERCISES for a in ("-e", ex)]
+    assert main(args) == 0
+    return out, list(csv.DictReader(io.StringIO((out / "similarity.csv").read_text(encoding="utf-8"))))
+
+
+def test_copies_with_no_op_edits_are_flagged(noop_report):
+    """`pass`, `...`, a string, `assert True` or `if False: ...` after every statement, keyword
+    arguments reordered, a 200 KB comment: the code compared is the same as alice's, so the copy
+    is flagged (compared as written: 0-0.37, swapped keywords 0 on softmax, and the padded file
+    was not compared at all)."""
+    out, rows = noop_report
+    for ex in NOOP_EXERCISES:
+        for name in NOOP_COPIES:
+            r = row(rows, ex, "alice", name)
+            assert r["flagged"] == "yes", r
+            assert min(float(r["similarity_a_to_b"]), float(r["similarity_b_to_a"])) >= 0.9, r
+            assert int(r["matched_tokens"]) >= 40, r
+    assert not [r for r in rows if r["flagged"] == "not compared" and r["student_a"] == "pad"]
+    page = (out / "similarity.html").read_text(encoding="utf-8")
+    assert "The code is shown as it was compared, not as it was handed in" in page
+    section = page.split(f"{SOFTMAX}: alice and paula</h2>")[1].split("</section>")[0]
+    assert "pass" not in section and "keepdim=True" in section  # the code as compared, its matches marked
+    assert re.search(r'<mark class="b">[^<]*e = torch\.exp\(shifted\)', section), section
+
+
+def test_no_op_edits_do_not_make_independent_code_alike(noop_report):
+    """dave's own code with `pass` after every statement is still dave's own: not flagged against
+    alice or any edited copy of hers (0 before and after the canonical form); his untouched stub
+    of multi-head attention, `pass` lines and all, has no code of its own."""
+    _, rows = noop_report
+    for ex in (SOFTMAX, LAYER_NORM):
+        for other in ("alice", *NOOP_COPIES):
+            r = row(rows, ex, "dave", other)
+            assert r["flagged"] == "no" and top(r) < 0.3, r
+    r = row(rows, MULTIHEAD, "alice", "dave")
+    assert (r["flagged"], r["own_tokens_a" if r["student_a"] == "dave" else "own_tokens_b"]) == ("no", "0"), r
+
+
+def test_files_not_compared_are_in_the_csv_and_on_the_console(noop_class, tmp_path, capsys):
+    """A file too long to compare has a row in similarity.csv and a line on the console (in either
+    language), not only in similarity.md. A file nested too deeply for Python's parser is compared
+    as written instead: alice's softmax with a 5000-term line added is still her copy."""
+    code, out, err = kata_out(capsys, "similarity", str(noop_class), "--out", str(tmp_path / "o"),
+                              "-e", SOFTMAX, "-e", LAYER_NORM)
+    assert code == 0, err
+    assert (f"not compared: deep: {LAYER_NORM}: too long to compare: more than 200000 characters of code once "
+            "comments, docstrings and statements that do nothing are removed") in out
+    rows = list(csv.DictReader(io.StringIO((tmp_path / "o" / "similarity.csv").read_text(encoding="utf-8"))))
+    skipped = {(r["exercise"], r["student_a"]): r for r in rows if r["flagged"] == "not compared"}
+    assert set(skipped) == {(LAYER_NORM, "deep")}, skipped
+    assert "too long to compare" in skipped[(LAYER_NORM, "deep")]["reason"]
+    assert row(rows, SOFTMAX, "alice", "deep")["flagged"] == "yes"
+    md = (tmp_path / "o" / "similarity.md").read_text(encoding="utf-8")
+    assert f"- **deep**: {LAYER_NORM}: too long to compare" in md.split("## Not compared")[1]
+    code, out, err = kata_out(capsys, "--lang", "zh", "similarity", str(noop_class), "--out", str(tmp_path / "z"),
+                              "-e", LAYER_NORM)
+    assert code == 0 and f"未比较：deep：{LAYER_NORM}：" in out, out

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 import os
 import shutil
 import subprocess
 import sys
+from datetime import datetime, timedelta
 
 import pytest
 
@@ -65,7 +67,7 @@ def test_the_late_policy_counts_started_days_after_the_grace(at, days, penalty):
 def test_a_timestamp_file_needs_times_with_their_offset(tmp_path):
     good = tmp_path / "t.csv"
     good.write_text("Login,Submission Time\nAlice,2027-03-14T20:00:00+08:00\n")
-    assert late.read_times(good) == {"alice": "2027-03-14T12:00:00+00:00"}
+    assert late.read_times(good) == {"Alice": "2027-03-14T12:00:00+00:00"}  # as written: matched later (names.py)
     bad = tmp_path / "b.csv"
     bad.write_text("student,submitted_at\nalice,2027-03-14 20:00\n")
     with pytest.raises(late.TimesError, match=r"b.csv:2: '2027-03-14 20:00' is not a time"):
@@ -123,8 +125,12 @@ def test_a_class_graded_with_a_roster_times_and_a_due_date(tmp_path):
     assert '"attempted": false' in (out / "students" / "carl" / "report.json").read_text()
     # the reports students see are not penalised; the gradebook is
     assert '"score": 100.0' in (out / "students" / "bob" / "report.json").read_text()
-    # a later due date and the files' own times, from the stored run: nothing is graded again
-    again = kata("gradebook", str(out), "--due", "2099-01-01T00:00:00Z", "--submitted-at", "mtime")
+    # a later due date and the files' own times, from the stored run: nothing is graded again (a day
+    # after the newest file time: a file time more than a year before the due date is no time)
+    newest = max(json.loads((out / "students" / n / "report.json").read_text())["student"]["mtime"]
+                 for n in ("alice", "bob", "carl"))
+    later = (datetime.fromisoformat(newest) + timedelta(days=1)).isoformat()
+    again = kata("gradebook", str(out), "--due", later, "--submitted-at", "mtime")
     assert again.returncode == 0, again.stderr
     book = {r["student"]: r for r in csv.DictReader(io.StringIO((out / "gradebook.csv").read_text()))}
     assert book["bob"]["final"] == "100" and book["carl"]["late_days"] == "0"

@@ -23,7 +23,7 @@ from __future__ import annotations
 import dataclasses
 import re
 from dataclasses import dataclass, field
-from datetime import date, datetime
+from datetime import date, datetime, timezone
 
 from .messages import pick as pick_lang
 
@@ -74,10 +74,17 @@ class Assignment:
 
 
 def parse_time(text: str) -> datetime:
-    """An ISO 8601 date-time with its UTC offset (or Z); ValueError for anything else."""
+    """An ISO 8601 date-time with its UTC offset (or Z); ValueError for anything else, a time that
+    is not a string or that has no UTC equivalent (0001-01-01T00:00:00+14:00) too."""
+    if not isinstance(text, str):
+        raise ValueError(f"not a date-time: {type(text).__name__}")
     value = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
     if value.tzinfo is None:
         raise ValueError("no UTC offset")
+    try:
+        value.astimezone(timezone.utc)
+    except OverflowError:
+        raise ValueError("out of range in UTC") from None
     return value
 
 

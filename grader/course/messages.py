@@ -778,6 +778,54 @@ CATALOG: dict[str, dict[str, str]] = {
         "en": "--due moves an assignment's due date: give --assignment ID (or grade OUT with one first)",
         "zh": "--due 用于修改某个作业的截止时间：请同时给出 --assignment ID（或先按作业为 OUT 评分）",
     },
+    "late_no_time": {
+        "en": "no submission time: late policy not applied ({why})",
+        "zh": "没有提交时间：未应用迟交规则（{why}）",
+    },
+    "time_none": {
+        "en": "{source}: none recorded",
+        "zh": "{source}：没有记录",
+    },
+    "time_bad": {
+        "en": "{source}: {value} is not a usable time",
+        "zh": "{source}：{value} 不是可用的时间",
+    },
+    "time_future": {
+        "en": "{source}: {value} is in the future",
+        "zh": "{source}：{value} 晚于当前时间",
+    },
+    "time_early": {
+        "en": "{source}: {value} is more than a year before the due date",
+        "zh": "{source}：{value} 比截止时间早一年以上",
+    },
+    "time_no_row": {
+        "en": "{source}: no row for {name}",
+        "zh": "{source}：没有 {name} 的行",
+    },
+    "time_contested": {
+        "en": "{source}: the row {row} is claimed by {names}; none gets it (rename a folder or fix the file)",
+        "zh": "{source}：{names} 都对应 {row} 这一行，均未采用（请重命名文件夹或修改该文件）",
+    },
+    "time_lookalike": {
+        "en": "{source}: the row {row} belongs to {owner}, whose name is exactly that",
+        "zh": "{source}：{row} 这一行属于名称与之完全相同的 {owner}",
+    },
+    "time_ambiguous": {
+        "en": "{source}: {name} is alike to several rows ({rows}); none is used",
+        "zh": "{source}：{name} 与多行相似（{rows}），均未采用",
+    },
+    "roster_contested": {
+        "en": "{count} submissions claim this roster line ({names}); none is matched: rename the folders or fix the roster",
+        "zh": "有 {count} 份提交对应名单中的这一行（{names}），均未匹配：请重命名文件夹或修改名单",
+    },
+    "roster_claimant": {
+        "en": "claims roster login {login} together with {others}; not matched: rename the folder or fix the roster",
+        "zh": "与 {others} 同时对应名单中的 {login}，未匹配：请重命名文件夹或修改名单",
+    },
+    "roster_lookalike": {
+        "en": "looks like roster login {login}, which the submission {owner} has exactly; not matched",
+        "zh": "看起来像名单中的 {login}，但该登录名已属于名称完全相同的提交 {owner}，未匹配",
+    },
     "not_in_assignment": {
         "en": "kata: -e {given} names {ids}, which assignment {assignment} does not include",
         "zh": "kata：-e {given} 指向 {ids}，但作业 {assignment} 不包含它们",
@@ -1528,6 +1576,23 @@ CATALOG: dict[str, dict[str, str]] = {
     "similarity_refused": {
         "en": "not compared: {name}: {reason}",
         "zh": "未比较：{name}：{reason}",
+    },
+    "similarity_skipped": {
+        "en": "not compared: {name}: {exercise}: {reason}",
+        "zh": "未比较：{name}：{exercise}：{reason}",
+    },
+    "similarity_too_long_text": {
+        "en": "too long to compare: more than {limit} characters without its blank and comment lines",
+        "zh": "太长，无法比较：去掉空行和注释行后仍超过 {limit} 个字符",
+    },
+    "similarity_too_long_code": {
+        "en": "too long to compare: more than {limit} characters of code once comments, docstrings and "
+              "statements that do nothing are removed",
+        "zh": "太长，无法比较：去掉注释、文档字符串和不起作用的语句后，代码仍超过 {limit} 个字符",
+    },
+    "similarity_too_deep": {
+        "en": "nested too deeply to compare ({error})",
+        "zh": "嵌套过深，无法比较（{error}）",
     },
     "similarity_wrote": {
         "en": "Results in {out}: similarity.csv, similarity.md, similarity.html (the matching regions highlighted).",

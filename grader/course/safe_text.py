@@ -66,10 +66,27 @@ _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 def csv_cell(text) -> str:
     """A CSV cell for text a submission had a hand in: on one line, and prefixed with ' when it
     starts like a spreadsheet formula (= + - @ tab CR: OWASP's CSV-injection rule), so a
-    spreadsheet shows it as text and never evaluates it."""
+    spreadsheet shows it as text and never evaluates it. The same holds for each piece after a
+    `;`: a spreadsheet whose list separator is `;` (Excel in a German or French locale) may split
+    the cell there, and `x;=2+3` must not give a cell `=2+3` (csv_text also quotes such a cell)."""
     text = str(text)
-    flat = one_line(text)
-    return "'" + flat if text.startswith(_FORMULA_START) or flat.startswith(_FORMULA_START) else flat
+    first, *rest = one_line(text).split(";")
+    if text.startswith(_FORMULA_START) or first.startswith(_FORMULA_START):
+        first = "'" + first
+    return ";".join([first, *("'" + p if p.startswith(_FORMULA_START) else p for p in rest)])
+
+
+_CSV_QUOTE = re.compile(r'[,;"\r\n]')
+
+
+def csv_text(rows) -> str:
+    """Rows of cells as CSV text (comma-separated, "\\n" line ends): a cell holding a comma, a
+    quote, a line break or a `;` is quoted, so a spreadsheet that splits on `;` keeps it whole
+    too (Python's csv module quotes only for its own delimiter)."""
+    def cell(value) -> str:
+        value = str(value)
+        return '"' + value.replace('"', '""') + '"' if _CSV_QUOTE.search(value) else value
+    return "".join(",".join(cell(v) for v in row) + "\n" for row in rows)
 
 
 # what makes a link or an image ([ ]), an autolink or an HTML tag (< >), an entity (&), emphasis
@@ -78,10 +95,17 @@ def csv_cell(text) -> str:
 _MD_SPECIAL = re.compile(r"([\\`*~\[\]<>&|$]|(?<![^\W_])_|_(?![^\W_]))")
 
 
+# what GitHub-flavoured Markdown (and mistune's url plugin, markdown-it's linkify) turns into a
+# link without any markup: a scheme's `://` (https://, ftp://), `www.`, an e-mail's `@`
+_AUTOLINK = re.compile(r"(:)(?=//)|(?i:(?<=www)(\.))|(@)")
+
+
 def markdown(text) -> str:
     """`text` as literal Markdown text on one line, for inside a line (a table cell, a list item
     after its marker): each character that could start a link, an image, emphasis, code, math,
     a table cell, an entity or an HTML tag (`<img onerror=...>`) is backslash-escaped, which
-    CommonMark allows for every ASCII punctuation character and shows as the character; the
-    rest (`alice.zip: no 'ch01/' folder`, `s1_11_matmul.py`) reads as it is."""
-    return _MD_SPECIAL.sub(r"\\\1", one_line(text))
+    CommonMark allows for every ASCII punctuation character and shows as the character; so is
+    what a GFM viewer would make a link of on its own (the `:` of `https://`, the `.` of `www.`,
+    an `@`), which keeps it plain text there and still reads the same. The rest
+    (`alice.zip: no 'ch01/' folder`, `s1_11_matmul.py`) reads as it is."""
+    return _AUTOLINK.sub(lambda m: "\\" + m.group(0), _MD_SPECIAL.sub(r"\\\1", one_line(text)))

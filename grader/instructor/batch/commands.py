@@ -44,8 +44,11 @@ def _term_options(parser) -> None:
                                                          "section): missing and unknown students, LMS ids")
     parser.add_argument("--submitted-at", metavar="SOURCE",
                         help="when each submission came in, for the assignment's late policy: mtime (the files' "
-                             "times), manifest (kata submit's time; students can edit it) or a CSV FILE from the "
-                             "submission platform (student, submitted_at)")
+                             "modification times, which extraction keeps from the student's machine: not for "
+                             "grades unless the platform writes the files itself), manifest (kata submit's time; "
+                             "students can edit it) or a CSV FILE from the submission platform (student, "
+                             "submitted_at). A submission without a usable time gets no penalty and summary.md "
+                             "lists it")
 
 
 def check_term_files(args) -> str:

@@ -19,9 +19,12 @@ fingerprint covers what grading reads: the regular files, and the links' names.
 
 The student's name is the entry's name without `.zip`/`.ipynb`, reduced to letters, digits,
 `.`, `_` and `-`. Two entries with the same name (`alice/` and `alice.zip`, or `Alice` and
-`alice`) never share an output folder: the first in sorted order keeps the name, the others get
+`alice`) never share an output folder: an entry whose name needed no change (`alice`) keeps it
+over one reduced to it (` alice`, `alice\u200b`), else the first in sorted order; the others get
 `-2`, `-3`, ... A rerun keeps every name a record already has (matched by the entry's name in DIR),
-so names never move between runs.
+so names never move between runs. These names are OUT's folders only: the roster and a
+timestamp file are matched with the entry's own name (grader/instructor/formats/names.py), never
+with a generated `bob-2`.
 """
 from __future__ import annotations
 
@@ -87,12 +90,16 @@ def discover(class_dir: Path) -> tuple[list[Entry], list[Skipped]]:
     return entries, skipped
 
 
-def student_name(source: str) -> str:
+def _stem(source: str) -> str:
     stem = source
     for suffix in SUFFIXES:
         if stem.lower().endswith(suffix):
             stem = stem[: -len(suffix)]
-    name = re.sub(r"[^\w.-]+", "_", stem).strip("._-")[:80]
+    return stem
+
+
+def student_name(source: str) -> str:
+    name = re.sub(r"[^\w.-]+", "_", _stem(source)).strip("._-")[:80]
     return name or "student"
 
 
@@ -105,7 +112,8 @@ def assign_names(entries: list[Entry], known: dict[str, str], taken: set[str]) -
         if e.source in known:
             e.name = known[e.source]
             used[e.name.casefold()] = e.name
-    for e in entries:
+    as_is = [student_name(e.source) == _stem(e.source) for e in entries]  # first: ' alice' never takes alice
+    for e in [e for e, x in zip(entries, as_is) if x] + [e for e, x in zip(entries, as_is) if not x]:
         if e.name:
             continue
         base = student_name(e.source)

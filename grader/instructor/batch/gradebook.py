@@ -71,7 +71,8 @@ def write_class(out: Path, records: dict[str, dict], meta: dict | None, roster_d
     table = term_table(out, records, meta, roster_dir)
     points = next((r.max_score for r in table if r.max_score), 0.0)
     column = f"kata {meta['assignment']}" if meta.get("assignment") else title
-    md = summary.markdown(records, s, meta, similarity.read_flagged(out)) + lms.summary_lines(table, meta)
+    md = summary.markdown(records, s, meta, similarity.read_flagged(out), lms.attention_lines(table, meta)) \
+        + lms.summary_lines(table, meta)
     return [store.atomic_write(out / "gradebook.csv", csvbook.gradebook(records, meta.get("exercises"), table)),
             store.atomic_write(out / "canvas.csv", lms.canvas_csv(table, column, points)),
             store.atomic_write(out / "moodle.csv", lms.moodle_csv(table, column)),

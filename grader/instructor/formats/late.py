@@ -2,13 +2,22 @@
 
 The time of a submission comes from one source, chosen with `--submitted-at`:
 - `mtime`: the newest modification time among the entry's files as they sit in the class folder
-  (recorded for every submission at grading time; right when the files were copied keeping their
-  times, as `unzip` and most LMS downloads do);
+  (recorded for every submission at grading time). A zip's own time on the host is the time it
+  was written there; but files extracted from a student's archive (`unzip`, many "download all"
+  folders) keep the times the student's machine wrote, which the student can set to anything:
+  not evidence for grades unless the platform writes the files itself;
 - `manifest`: the `created` time `kata submit` wrote into its manifest. The student's machine
   wrote it, so it can be edited: use it for practice weeks, not for grades;
 - `FILE`: a CSV exported from the submission platform, with a student column (`student`,
   `login`, `folder`, ...) and a time column (`submitted_at`, `timestamp`, `time`, `date`) in ISO
-  8601 with its offset or Z (`2027-03-14T23:59:00+08:00`).
+  8601 with its offset or Z (`2027-03-14T23:59:00+08:00`). Its rows are matched to the entries'
+  own names in the class folder as the roster is (names.py).
+
+A time that cannot be used is no time: not a time, out of range, and for the student-controlled
+sources one in the future or more than a year before the due date (a file restored with its 1980
+zip time, a forged manifest). Such a submission, or one with no time at all, gets no late penalty
+and a reason saying so (`no submission time: late policy not applied`), and summary.md lists it
+at the top. Those bounds only catch impossible times: a plausible backdated time passes.
 
 The policy (course.toml `[[assignment]]`): `late_grace_minutes` after the due time cost nothing;
 after that, each started day late costs `late_per_day` percent of the score; more than
@@ -21,14 +30,19 @@ import csv
 import io
 import math
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 from ...course.assignments import parse_time
+from ...course.messages import t
+from ...course.safe_text import one_line
 from .roster import KEY_COLUMNS, _norm
 
 TIME_COLUMNS = ("submittedat", "submissiontime", "timestamp", "time", "date", "submitted")
 SOURCES = ("mtime", "manifest")
+STUDENT_SET = SOURCES  # the sources whose times the student's machine wrote
+EARLIEST = timedelta(days=366)  # a student-set time this long before the due date is no submission time
+SLACK = timedelta(minutes=5)  # a student-set time this far after now is in the future
 
 
 class TimesError(ValueError):
@@ -44,7 +58,8 @@ class Late:
 
 
 def read_times(path: str | Path) -> dict[str, str]:
-    """{student (casefolded): ISO time} from a platform's CSV export."""
+    """{student (as the file writes it, without surrounding spaces): ISO time in UTC} from a
+    platform's CSV export; a student on several rows (several attempts): the latest."""
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8-sig")
@@ -57,35 +72,57 @@ def read_times(path: str | Path) -> dict[str, str]:
     if who is None or when is None:
         raise TimesError(f"{path}:1: needs a student column ({', '.join(KEY_COLUMNS)}) and a time column "
                          f"({', '.join(TIME_COLUMNS)})")
-    times = {}
+    times: dict[str, str] = {}
     for n, row in enumerate(rows[1:], 2):
         if not any(c.strip() for c in row):
             continue
+        student = row[who].strip() if who < len(row) else ""
         try:
-            at = parse_time(row[when])
+            at = parse_time(row[when]).astimezone(timezone.utc)
         except (ValueError, IndexError):
             raise TimesError(f"{path}:{n}: {row[when] if when < len(row) else ''!r} is not a time such as "
                              "2027-03-14T23:59:00+08:00 (with its UTC offset)") from None
-        times[row[who].strip().casefold()] = at.astimezone(timezone.utc).isoformat()
+        if student and (student not in times or at > datetime.fromisoformat(times[student])):
+            times[student] = at.isoformat()
     return times
 
 
-def submitted_at(doc: dict, name: str, source: str, times: dict[str, str] | None = None) -> str:
-    """The ISO time the record `doc` of student `name` came in, by `source` ("" unknown)."""
-    student = doc.get("student") or {}
+def recorded(doc: dict, source: str):
+    """What the record `doc` holds as its submission time for `source` ("mtime" or "manifest"):
+    as written there, not checked (None: nothing)."""
     if source == "mtime":
-        return student.get("mtime", "") or ""
-    if source == "manifest":
-        created = (doc.get("manifest") or {}).get("created") or ""
+        return (doc.get("student") or {}).get("mtime") or None
+    manifest = doc.get("manifest")
+    return (manifest.get("created") or None) if isinstance(manifest, dict) else None
+
+
+def checked(value, source: str, due: str | None = None, now: datetime | None = None) -> tuple[str, str]:
+    """(ISO time in UTC, "") when `value` is a usable submission time from `source`, else ("",
+    why not). For the sources the student's machine wrote, a time in the future or more than
+    EARLIEST before `due` is not usable."""
+    if value is None or value == "":
+        return "", t("time_none", source=source)
+    shown = one_line(value if isinstance(value, str) else repr(value))[:60]
+    try:
+        at = parse_time(value).astimezone(timezone.utc)
+    except ValueError:
+        return "", t("time_bad", source=source, value=shown)
+    if source in STUDENT_SET:
+        now = now or datetime.now(timezone.utc)
+        if at > now + SLACK:
+            return "", t("time_future", source=source, value=at.isoformat())
         try:
-            return parse_time(created).astimezone(timezone.utc).isoformat() if created else ""
-        except ValueError:
-            return ""
-    return (times or {}).get(name.casefold(), "")
+            early = due is not None and at < parse_time(due) - EARLIEST
+        except (ValueError, OverflowError):
+            early = False
+        if early:
+            return "", t("time_early", source=source, value=at.isoformat())
+    return at.isoformat(), ""
 
 
 def assess(at: str, policy: dict) -> Late:
-    """What `policy` (Assignment.late_policy()) takes off a submission that came in at `at`."""
+    """What `policy` (Assignment.late_policy()) takes off a submission that came in at `at`
+    (a time `checked` passed; "": none, no penalty)."""
     if not at:
         return Late("", 0, 0.0, "")
     due = parse_time(policy["due"])
@@ -122,4 +159,7 @@ def newest_mtime(path: Path) -> str:
                     continue
                 if stat.S_ISREG(s.st_mode):
                     newest = s.st_mtime if newest is None else max(newest, s.st_mtime)
-    return datetime.fromtimestamp(newest, timezone.utc).isoformat() if newest is not None else ""
+    try:  # a time past what datetime holds (year 10000) is no time
+        return datetime.fromtimestamp(newest, timezone.utc).isoformat() if newest is not None else ""
+    except (OverflowError, OSError, ValueError):
+        return ""

@@ -1,10 +1,14 @@
 """One row per student for the term's gradebooks, and the LMS import files made from them.
 
 `rows(records, meta, roster, times)` joins the graded records with the roster (students on it
-without a submission get a "missing" row scoring 0; submissions on no roster line are kept and
-flagged "not on the roster") and applies the assignment's late policy (late.py). Each row's
-`reason` says, in one line, everything that moved or may move its score: not graded and why,
-files changed since `kata submit`, skipped links, lateness.
+without a submission get a "missing" row scoring 0; a line two or more submissions claim is
+"contested", scores 0 and goes to none of them; submissions on no roster line are kept and
+flagged "not on the roster"; the matching is names.py's) and applies the assignment's late
+policy (late.py). Each row's `reason` says, in one line, everything that moved or may move its
+score: not graded and why, files changed since `kata submit`, skipped links, lateness, a
+roster line it claims without getting it, no usable submission time. One student's record
+never stops the others' rows. `attention_lines` puts what to settle first at the top of
+summary.md.
 
 The import files, in the columns their platforms document for a gradebook import:
 - `canvas.csv`: Canvas's Grades → Import: `Student, ID, SIS User ID, SIS Login ID, Section`,
@@ -14,23 +18,27 @@ The import files, in the columns their platforms document for a gradebook import
 - `moodle.csv`: Moodle's Grades → Import → CSV file: `Email address, Username, ID number,
   Full name`, the grade, and a feedback column (the reason). On import, map "Email address" (or
   Username) to the user and the grade column to the grade item.
-Every text cell is one line and one that starts like a formula gets a leading ' (csv_cell).
+Every text cell is one line and one that starts like a formula gets a leading ' (csv_cell); a
+cell holding `;` is quoted (csv_text).
 """
 from __future__ import annotations
 
-import csv
-import io
 from dataclasses import dataclass
 
-from ...course.safe_text import csv_cell, one_line
+from ...course.messages import t
+from ...course.safe_text import csv_cell, csv_text, one_line
 from . import late as late_mod
+from . import names as names_mod
 from .roster import Roster, Student, match
+
+NO_RECORD = ("missing", "contested")  # roster lines without a submission of their own
+TIMES_FILE = "submitted_at.csv"  # how a reason names the platform's timestamp file (OUT's copy)
 
 
 @dataclass
 class Row:
     name: str  # the batch's name for the student (the roster's login for a missing student)
-    status: str  # graded | refused | error | missing
+    status: str  # graded | refused | error | missing | contested (a roster line two submissions claim)
     score: float
     max_score: float
     final: float  # after the late penalty
@@ -38,6 +46,10 @@ class Row:
     student: Student | None = None  # the roster's line (None: no roster, or not on it)
     late: late_mod.Late | None = None
     on_roster: bool = True
+    source: str = ""  # the entry's name in the class folder
+    claims: str = ""  # a roster login this submission claims without getting it (contested, look-alike)
+    loosely: str = ""  # the roster login it got by a look-alike name (case, spaces, punctuation)
+    no_time: str = ""  # why it has no usable submission time (late policy not applied)
 
 
 def reasons(doc: dict) -> list[str]:
@@ -49,49 +61,133 @@ def reasons(doc: dict) -> list[str]:
     for key, words in (("changed", "changed after kata submit"), ("missing", "missing from the kata submit zip"),
                        ("added", "added after kata submit")):
         if m.get(key):
-            out.append(f"{words}: {', '.join(m[key])}")
+            out.append(f"{words}: {', '.join(map(str, m[key]))}")
     if m.get("error"):
         out.append(f"kata submit manifest unreadable: {m['error']}")
     return out
 
 
+def _source(doc: dict, name: str) -> str:
+    source = (doc.get("student") or {}).get("source")
+    return source if isinstance(source, str) and source else name
+
+
+def _quoted(sources: list[str]) -> str:
+    """Entries by their names in the class folder, quoted as Python does: ' alice', 'alice' and
+    'alice\\u200b' read apart."""
+    return ", ".join(repr(s) for s in sources)
+
+
 def rows(records: dict[str, dict], meta: dict | None = None, roster: Roster | None = None,
-         times: dict[str, str] | None = None) -> list[Row]:
+         times: dict[str, str] | None = None, now=None) -> list[Row]:
+    """One Row per record (and per roster line without one); `times`: a platform's timestamps
+    (late.read_times), used when meta's submitted_at is "file"; `now`: what "the future" is
+    measured from (default: now). One student's record never stops the others' rows."""
     meta = meta or {}
     policy = meta.get("late")
     source = meta.get("submitted_at") or ""
-    max_total = next((float(d.get("max_score", 0)) for d in records.values()), 0.0)
+    max_total = next((_float(d.get("max_score")) for d in records.values()), 0.0)
+    own = {name: names_mod.own_name(doc, name) for name, doc in records.items()}
+    sources = {name: _source(doc, name) for name, doc in records.items()}
+    timing = names_mod.pair(list(times), own) if times is not None and source == "file" else None
     out: list[Row] = []
     for name, doc in records.items():
-        st = doc.get("student") or {}
-        score, max_score = float(doc.get("score", 0)), float(doc.get("max_score", 0))
-        why = reasons(doc)
-        lt = None
-        if policy and source:
-            lt = late_mod.assess(late_mod.submitted_at(doc, name, source, times), policy)
-            if not lt.submitted_at:
-                why.append(f"no submission time ({source}): late policy not applied")
-            elif lt.reason:
-                why.append(lt.reason)
-        final = round(score * (1 - (lt.penalty if lt else 0) / 100), 6)
-        out.append(Row(name, st.get("status", "graded"), score, max_score, final, "; ".join(why), late=lt))
+        try:
+            row = _row(name, doc, policy, source, times, timing, sources, now)
+        except Exception as e:  # a record this code cannot read: said in its row, the class still written
+            row = Row(name, "error", 0.0, max_total, 0.0, f"the gradebook cannot read this record "
+                      f"({type(e).__name__}): grade it again with --force", source=sources[name])
+        out.append(row)
     if roster is not None:
-        found = match(roster, list(records))
-        by_name = {r.name: r for r in out}
-        ordered = []
-        for student, name in found.enrolled:
-            if name is None:
-                ordered.append(Row(student.login, "missing", 0.0, max_total, 0.0, "no submission", student))
-            else:
-                by_name[name].student = student
-                ordered.append(by_name[name])
-        for name in found.unknown:
-            r = by_name[name]
-            r.on_roster = False
-            r.reason = "; ".join(x for x in ("not on the roster", r.reason) if x)
-            ordered.append(r)
-        out = ordered
+        out = _with_roster(out, roster, own, sources, max_total)
     return out
+
+
+def _float(x) -> float:
+    try:
+        return float(x or 0)
+    except (TypeError, ValueError):
+        return 0.0
+
+
+def _row(name: str, doc: dict, policy: dict | None, source: str, times, timing, sources: dict, now) -> Row:
+    st = doc.get("student") or {}
+    score, max_score = float(doc.get("score", 0)), float(doc.get("max_score", 0))
+    why = reasons(doc)
+    lt, no_time = None, ""
+    if policy and source:
+        try:
+            at, no_time = _time(name, doc, policy, source, times, timing, sources, now)
+            lt = late_mod.assess(at, policy)
+        except Exception as e:  # never one student's time stopping the class: no time, said so
+            lt, no_time = late_mod.Late(), f"{source}: {type(e).__name__}"
+        if no_time:
+            lt = late_mod.Late()
+            why.append(t("late_no_time", why=no_time))
+        elif lt.reason:
+            why.append(lt.reason)
+    final = round(score * (1 - (lt.penalty if lt else 0) / 100), 6)
+    return Row(name, st.get("status", "graded"), score, max_score, final, "; ".join(why), late=lt,
+               source=sources[name], no_time=no_time)
+
+
+def _time(name: str, doc: dict, policy: dict, source: str, times, timing, sources: dict, now) -> tuple[str, str]:
+    """(ISO time, "") or ("", why there is no usable one) for the record `name`."""
+    if source != "file":
+        return late_mod.checked(late_mod.recorded(doc, source), source, policy.get("due"), now)
+    if timing is None:
+        return "", t("time_none", source=TIMES_FILE)
+    row = timing.row_of(name)
+    if row is not None:
+        return late_mod.checked(times[row], TIMES_FILE)
+    contested = timing.contested_row(name)
+    if contested is not None:
+        return "", t("time_contested", source=TIMES_FILE, row=contested,
+                     names=_quoted([sources[n] for n in timing.contested[contested]]))
+    if name in timing.lookalike:
+        row, owner = timing.lookalike[name]
+        return "", t("time_lookalike", source=TIMES_FILE, row=row, owner=_quoted([sources[owner]]))
+    if name in timing.ambiguous:
+        return "", t("time_ambiguous", source=TIMES_FILE, name=_quoted([sources[name]]),
+                     rows=", ".join(timing.ambiguous[name]))
+    return "", t("time_no_row", source=TIMES_FILE, name=_quoted([sources[name]]))
+
+
+def _with_roster(out: list[Row], roster: Roster, own: dict, sources: dict, max_total: float) -> list[Row]:
+    """The rows in the roster's order (a missing or contested line scoring 0), then those on no
+    line, each saying why."""
+    found = match(roster, own)
+    p = found.pairing
+    by_name = {r.name: r for r in out}
+    ordered = []
+    for student, name in found.enrolled:
+        if name is not None:
+            r = by_name[name]
+            r.student = student
+            r.loosely = student.login if name in p.loosely else ""
+            ordered.append(r)
+        elif student.login in p.contested:
+            claim = p.contested[student.login]
+            ordered.append(Row(student.login, "contested", 0.0, max_total, 0.0,
+                               t("roster_contested", count=len(claim), names=_quoted([sources[n] for n in claim])),
+                               student))
+        else:
+            ordered.append(Row(student.login, "missing", 0.0, max_total, 0.0, "no submission", student))
+    for name in found.unknown:
+        r = by_name[name]
+        r.on_roster = False
+        claim = ""
+        login = p.contested_row(name)
+        if login is not None:
+            r.claims = login
+            claim = t("roster_claimant", login=login,
+                      others=_quoted([sources[n] for n in p.contested[login] if n != name]))
+        elif name in p.lookalike:
+            r.claims, owner = p.lookalike[name]
+            claim = t("roster_lookalike", login=r.claims, owner=_quoted([sources[owner]]))
+        r.reason = "; ".join(x for x in ("not on the roster", claim, r.reason) if x)
+        ordered.append(r)
+    return ordered
 
 
 def _one(text: str) -> str:
@@ -99,45 +195,94 @@ def _one(text: str) -> str:
 
 
 def canvas_csv(table: list[Row], column: str, points: float) -> str:
-    buf = io.StringIO()
-    w = csv.writer(buf, lineterminator="\n")
-    w.writerow(["Student", "ID", "SIS User ID", "SIS Login ID", "Section", _one(column)])
-    w.writerow(["Points Possible", "", "", "", "", f"{points:g}"])
+    lines = [["Student", "ID", "SIS User ID", "SIS Login ID", "Section", _one(column)],
+             ["Points Possible", "", "", "", "", f"{points:g}"]]
     for r in table:
         s = r.student
         display = s.name if s and s.name else r.name
-        w.writerow([_one(display), _one(s.canvas_id if s else ""), _one(s.id if s else ""), _one(s.login if s else r.name),
-                    _one(s.section if s else ""), f"{round(r.final, 2):g}"])
-    return buf.getvalue()
+        lines.append([_one(display), _one(s.canvas_id if s else ""), _one(s.id if s else ""),
+                      _one(s.login if s else r.name), _one(s.section if s else ""), f"{round(r.final, 2):g}"])
+    return csv_text(lines)
 
 
 def moodle_csv(table: list[Row], column: str) -> str:
-    buf = io.StringIO()
-    w = csv.writer(buf, lineterminator="\n")
-    w.writerow(["Email address", "Username", "ID number", "Full name", _one(column), _one(f"{column} (feedback)")])
+    lines = [["Email address", "Username", "ID number", "Full name", _one(column), _one(f"{column} (feedback)")]]
     for r in table:
         s = r.student
-        w.writerow([_one(s.email if s else ""), _one(s.login if s else r.name), _one(s.id if s else ""),
-                    _one(s.name if s else ""), f"{round(r.final, 2):g}", _one(r.reason)])
-    return buf.getvalue()
+        lines.append([_one(s.email if s else ""), _one(s.login if s else r.name), _one(s.id if s else ""),
+                      _one(s.name if s else ""), f"{round(r.final, 2):g}", _one(r.reason)])
+    return csv_text(lines)
+
+
+SOURCE_WORDS = {
+    "mtime": "the newest modification time of each submission's files. Copying or extracting a student's "
+             "archive (`unzip`, most \"download all\" folders) keeps the times the student's machine wrote, so "
+             "the student controls them: not evidence for a grade unless the platform writes the files itself",
+    "manifest": "the `created` time of each `kata submit` manifest, written on the student's machine: the "
+                "student controls it, not evidence for a grade",
+    "file": "the submission platform's timestamp file (submitted_at.csv), its rows matched to the entries' "
+            "names in the class folder",
+}
+
+
+def attention_lines(table: list[Row], meta: dict | None = None) -> list[str]:
+    """What to settle before importing the LMS files, for the top of summary.md: roster lines two
+    submissions claim, submissions that only look like a login, submissions the late policy could
+    not be applied to, and a time source the students control ([] when there is nothing)."""
+    meta = meta or {}
+    contested = [r for r in table if r.status == "contested"]
+    lookalikes = [r for r in table if r.claims and r.claims not in {c.name for c in contested}]
+    untimed = [r for r in table if r.no_time]
+    source = meta.get("submitted_at") or ""
+    policy = meta.get("late")
+    lines: list[str] = []
+    if contested:
+        lines += ["", "**Roster lines claimed by more than one submission.** None of them gets the line, which "
+                      "scores 0 in canvas.csv and moodle.csv: rename the folders or fix the roster, then run "
+                      "`kata gradebook OUT --roster FILE`.", ""]
+        for r in contested:
+            who = [c for c in table if c.claims == r.name]
+            lines.append(f"- {_md(r.name)}: " + ", ".join(f"{_md(repr(c.source))} (graded as {_md(c.name)})"
+                                                          for c in who))
+    if lookalikes:
+        lines += ["", "**Submissions named like a roster login that another submission has exactly** (not "
+                      "matched; on no roster line):", ""]
+        for r in lookalikes:
+            lines.append(f"- {_md(repr(r.source))} (graded as {_md(r.name)}) looks like {_md(r.claims)}")
+    if untimed:
+        lines += ["", f"**No usable submission time: late policy not applied** to {len(untimed)} "
+                      f"submission{'s' if len(untimed) != 1 else ''}, which keep their full score in the LMS "
+                      "files until you give a time (`kata gradebook OUT --submitted-at FILE`):", ""]
+        for r in untimed:
+            lines.append(f"- {_md(r.name)}: {_md(r.no_time)}")
+    if policy and source in late_mod.STUDENT_SET:
+        lines += ["", f"**Submission times come from `{source}`**: {SOURCE_WORDS[source]}."]
+    return (["", "## Check before importing"] + lines) if lines else []
 
 
 def summary_lines(table: list[Row], meta: dict | None = None) -> str:
     """The class summary's section on the roster and lateness (empty when neither is in play)."""
     meta = meta or {}
     missing = [r for r in table if r.status == "missing"]
+    contested = [r for r in table if r.status == "contested"]
     unknown = [r for r in table if not r.on_roster]
+    loosely = [r for r in table if r.loosely]
     late = [r for r in table if r.late is not None and r.late.days]
-    untimed = [r for r in table if r.late is not None and not r.late.submitted_at]
+    untimed = [r for r in table if r.no_time]
     lines: list[str] = []
     if any(r.student is not None for r in table) or missing:
         lines += ["", "## Roster", "",
-                  f"{len(table) - len(missing) - len(unknown)} enrolled students submitted; "
-                  f"{len(missing)} did not; {len(unknown)} submissions are on no roster line."]
+                  f"{len(table) - len(missing) - len(contested) - len(unknown)} enrolled students submitted; "
+                  f"{len(missing)} did not; {len(unknown)} submissions are on no roster line"
+                  + (f"; {len(contested)} roster line{'s are' if len(contested) != 1 else ' is'} claimed by "
+                     "more than one submission (see the top)" if contested else "") + "."]
         if missing:
             lines.append("- no submission: " + ", ".join(_md(r.name) for r in missing))
         if unknown:
             lines.append("- not on the roster: " + ", ".join(_md(r.name) for r in unknown))
+        if loosely:
+            lines.append("- matched ignoring case, spaces or punctuation: "
+                         + ", ".join(f"{_md(repr(r.source))} → {_md(r.loosely)}" for r in loosely))
     if meta.get("late"):
         policy = meta["late"]
         source = meta.get("submitted_at")
@@ -146,7 +291,8 @@ def summary_lines(table: list[Row], meta: dict | None = None) -> str:
             lines.append(f"Assignment {policy['assignment']} was due {policy['due']}, but no submission times were "
                          "given (`--submitted-at mtime|manifest|FILE`): no late policy applied.")
         else:
-            lines.append(f"Due {policy['due']}; times from {source}; {len(late)} late, {len(untimed)} without a time.")
+            lines.append(f"Due {policy['due']}; times from {source}: {SOURCE_WORDS.get(source, source)}; "
+                         f"{len(late)} late, {len(untimed)} without a usable time.")
             for r in late:
                 lines.append(f"- {_md(r.name)}: {_md(r.late.reason)} (submitted {r.late.submitted_at})")
     return "\n".join(lines) + ("\n" if lines else "")

@@ -1,15 +1,17 @@
 """The class roster (`--roster FILE`): who is enrolled, and how each student's submission is named.
 
 A CSV file with a header row. One column says which submission is the student's: `folder`,
-`login`, `username`, `student` or `entry` (the first of these present; compared without case
-with the student's name in the batch, i.e. the entry's name in DIR without `.zip`/`.ipynb`).
+`login`, `username`, `student` or `entry` (the first of these present), matched with the entry's
+own name in DIR without `.zip`/`.ipynb`: exactly, or ignoring case, spaces and punctuation when
+that is unambiguous (names.py; never with a name the grader generated, such as `bob-2`).
 Optional columns: `id` (or `student_id`, `sis_user_id`, `sis id`: the institution's id),
 `canvas_id` (Canvas's own user id, its gradebook's "ID" column), `name` (or
 `full name`, `student name`), `email` (or `email address`), `section`. Column names are
 compared without case, spaces or underscores. A BOM (Excel's UTF-8) is fine.
 
-`match(roster, names)` says who is enrolled and graded, who submitted without being on the
-roster (unknown), and who is on it without a submission (missing: they score 0 in the LMS files).
+`match(roster, entries)` says who is enrolled and graded, who submitted without being on the
+roster (unknown), who is on it without a submission (missing: they score 0 in the LMS files),
+and which roster lines two or more entries claim (contested: none of them gets the line).
 """
 from __future__ import annotations
 
@@ -17,6 +19,8 @@ import csv
 import io
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from .names import Pairing, loose, pair
 
 KEY_COLUMNS = ("folder", "login", "username", "student", "entry")
 OPTIONAL = {"id": ("id", "studentid", "sisuserid", "sisid"), "canvas_id": ("canvasid", "canvasuserid"), "name": ("name", "fullname", "studentname"),
@@ -66,7 +70,7 @@ def parse(text: str, source: str = "roster.csv") -> Roster:
         raise RosterError(f"{source}:1: no column saying which submission is whose (one of: "
                           f"{', '.join(KEY_COLUMNS)}); the header is {', '.join(rows[0]) or 'empty'}")
     where = {name: next((header.index(a) for a in aliases if a in header), None) for name, aliases in OPTIONAL.items()}
-    roster, seen = Roster(source=source), {}
+    roster, seen, alike = Roster(source=source), {}, {}
     for n, row in enumerate(rows[1:], 2):
         if not any(cell.strip() for cell in row):
             continue
@@ -75,7 +79,12 @@ def parse(text: str, source: str = "roster.csv") -> Roster:
             raise RosterError(f"{source}:{n}: the {rows[0][key]} cell is empty")
         if login.casefold() in seen:
             raise RosterError(f"{source}:{n}: {login} is already on line {seen[login.casefold()]}")
+        if loose(login) in alike:  # one entry could be either: say so now
+            raise RosterError(f"{source}:{n}: {login} differs from line {alike[loose(login)]} only in spaces, "
+                              "punctuation or invisible characters: a submission could be either")
         seen[login.casefold()] = n
+        if loose(login):
+            alike[loose(login)] = n
         cells = {name: (row[i].strip() if i is not None and i < len(row) else "") for name, i in where.items()}
         roster.students.append(Student(login, line=n, **cells))
     return roster
@@ -100,16 +109,21 @@ def read(path: str | Path) -> Roster:
 
 @dataclass
 class Match:
-    enrolled: list[tuple[Student, str | None]]  # roster order: (student, batch name or None: missing)
-    unknown: list[str]  # batch names on no roster line
+    enrolled: list[tuple[Student, str | None]]  # roster order: (student, batch name or None: missing or contested)
+    unknown: list[str]  # batch names on no roster line (a claimant of a contested line too)
+    pairing: Pairing = field(default_factory=Pairing)  # how they were matched: contested lines, look-alikes
 
     @property
     def missing(self) -> list[Student]:
-        return [s for s, name in self.enrolled if name is None]
+        return [s for s, name in self.enrolled if name is None and s.login not in self.pairing.contested]
 
 
-def match(roster: Roster, names: list[str]) -> Match:
-    by_key = {n.casefold(): n for n in names}
-    enrolled = [(s, by_key.get(s.login.casefold())) for s in roster.students]
-    known = {s.login.casefold() for s in roster.students}
-    return Match(enrolled, [n for n in names if n.casefold() not in known])
+def match(roster: Roster, entries: dict[str, str] | list[str]) -> Match:
+    """`entries`: {batch name: the entry's own name in DIR} (names.own_name), or batch names that
+    are their own names."""
+    if not isinstance(entries, dict):
+        entries = {n: n for n in entries}
+    p = pair([s.login for s in roster.students], entries)
+    enrolled = [(s, p.owner.get(s.login)) for s in roster.students]
+    matched = set(p.owner.values())
+    return Match(enrolled, [n for n in entries if n not in matched], p)

@@ -149,8 +149,9 @@ def similarity_lines(rows: list[dict], limit: int = 10) -> list[str]:
 
 
 def markdown(records: dict[str, dict], s: Stats, meta: dict | None = None,
-             similarity: list[dict] | None = None) -> str:
-    """summary.md; `similarity`: the flagged rows of OUT's similarity.csv (None: no section)."""
+             similarity: list[dict] | None = None, attention: list[str] | None = None) -> str:
+    """summary.md; `similarity`: the flagged rows of OUT's similarity.csv (None: no section);
+    `attention`: lines to settle before the grades are used (lms.attention_lines), put first."""
     meta = meta or {}
     n = len(records)
     lines = ["# Class summary", ""]
@@ -160,6 +161,7 @@ def markdown(records: dict[str, dict], s: Stats, meta: dict | None = None,
         lines.append(f"kata {meta.get('kata_version', '?')}, course {meta.get('course', '?')}; "
                      f"exercises: {len(meta.get('exercises', []))}"
                      + (", public checks only" if meta.get("public_only") else "") + ".")
+    lines += attention or []
     if s.percents:
         p = s.percents
         lines += ["", f"Scores of the graded submissions: mean {statistics.fmean(p):.1f}%, "

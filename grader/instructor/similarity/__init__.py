@@ -1,6 +1,9 @@
 """`kata similarity`: which students' code is suspiciously alike, exercise by exercise.
 
     collect.py      every submission's exercise files, read as grading reads them (never run)
+    canonical.py    the form compared: comments, docstrings and no-op statements gone, keyword
+                    arguments sorted (a `pass` after every line changes nothing); too long or too
+                    deeply nested: not compared, with the reason
     fingerprint.py  copydetect's winnowing fingerprints of each student's own code (the stub removed)
     run.py          every pair compared per exercise (the default threshold is here: every
                     command's help reads it without loading numpy and copydetect)
@@ -8,5 +11,5 @@
     commands.py     the command's body
 """
 
-DEFAULT_THRESHOLD = 0.5  # planted copies scored 0.92-1.0, independent solutions 0-0.26 (tests/test_similarity.py)
+DEFAULT_THRESHOLD = 0.5  # planted copies scored 0.92-1.0, independent solutions 0 (tests/test_similarity.py)
 MIN_TOKENS = 40  # fewer matched tokens never flag a pair: one line of the obvious answer is not a copy

@@ -5,7 +5,8 @@ The entries are found and named as `kata grade DIR --out OUT` finds and names th
 student is the same name in the gradebook and here). Each is opened with open_submission: zips
 are checked before anything is extracted, no symbolic link is followed (an entry that is one is
 refused), notebooks become the .py that is graded, only the course's exercise files are kept.
-The files are read as text and nothing else: never imported, never run.
+The files are read as text and nothing else: never imported, never run (run.py puts each in its
+canonical form and judges its size then, comments gone).
 """
 from __future__ import annotations
 
@@ -17,14 +18,12 @@ from ...checking.submission import SubmissionError, open_submission
 from ...course.safe_text import one_line
 from ..batch.discover import assign_names, discover, submission_path
 
-MAX_CHARS = 200_000  # an exercise file past this is not compared (tokenising it would take long; none is near)
-
 
 @dataclass
 class ClassCode:
     code: dict[str, dict[str, str]] = field(default_factory=dict)  # student -> exercise file -> source
     refused: list[tuple[str, str]] = field(default_factory=list)  # (student, why) submissions not read
-    notes: list[str] = field(default_factory=list)  # files left out of the comparison, and why
+    notes: list[str] = field(default_factory=list)  # entries renamed (a name taken twice)
 
 
 def read_class(course, class_dir: Path, files: list[str], known: dict[str, str] | None = None,
@@ -45,7 +44,7 @@ def read_class(course, class_dir: Path, files: list[str], known: dict[str, str] 
             with contextlib.ExitStack() as stack:
                 path = stack.enter_context(submission_path(e, course.chapter, ids))
                 sub = stack.enter_context(open_submission(path, course.chapter, course.exercises))
-                out.code[e.name] = _read(sub, e.name, files, out.notes)
+                out.code[e.name] = _read(sub, files)
         except SubmissionError as err:
             out.refused.append((e.name, one_line(_shown(str(err), e, Path(path)))))
     return out
@@ -59,14 +58,12 @@ def _shown(reason: str, entry, path: Path) -> str:
     return reason.removeprefix(f"{entry.source}: ")  # the report names the student already
 
 
-def _read(sub, name: str, files: list[str], notes: list[str]) -> dict[str, str]:
+def _read(sub, files: list[str]) -> dict[str, str]:
+    """Each exercise file as written (its size is judged once its comments are gone: canonical.py)."""
     code = {}
     for rel in files:
         text = sub.source(rel)
         if text is None:
             continue  # not submitted (or an unreadable notebook): nothing to compare
-        if len(text) > MAX_CHARS:
-            notes.append(f"{name}: {rel} not compared: longer than {MAX_CHARS} characters")
-            continue
         code[rel] = text
     return code

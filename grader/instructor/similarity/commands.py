@@ -79,5 +79,8 @@ def cmd_similarity(args) -> int:
     for name, why in result.refused:
         console.print(t("similarity_refused", name=escape(one_line(name)), reason=escape(one_line(why))),
                       highlight=False, soft_wrap=True)
+    for ex, name, why in result.skipped:  # every file left out is said here, not only in similarity.md
+        console.print(t("similarity_skipped", name=escape(one_line(name)), exercise=ex, reason=escape(one_line(why))),
+                      highlight=False, soft_wrap=True)
     console.print(t("similarity_wrote", out=escape(str(out))), highlight=False, soft_wrap=True)
     return 0

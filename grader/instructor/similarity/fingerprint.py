@@ -1,5 +1,6 @@
 """Winnowing fingerprints of a student's own code (copydetect), and how much two students share.
 
+What is fingerprinted is each file's canonical form (canonical.py), the stub's too.
 copydetect tokenises a file with Pygments and keeps its shape, not its names: every variable,
 attribute and function name becomes V/F, a class name O, a string S, and comments and
 whitespace go (so renamed variables and added comments change nothing). It then hashes every
@@ -36,7 +37,7 @@ class Match:
     a_to_b: float  # share of A's own code found in B
     b_to_a: float
     tokens: int  # tokens of A's own code found in B
-    slices: tuple  # (A's, B's): 2xN arrays of [start, end) character ranges in each raw file
+    slices: tuple  # (A's, B's): 2xN arrays of [start, end) character ranges in each file as compared
 
 
 @dataclass

@@ -3,12 +3,16 @@
     similarity.csv   one row per pair of students who both submitted an exercise's file:
                      exercise, student_a, student_b, similarity_a_to_b, similarity_b_to_a (fractions of
                      each one's own code found in the other's), matched_tokens, own_tokens_a,
-                     own_tokens_b (their code that is not the stub's), flagged (yes/no)
+                     own_tokens_b (their code that is not the stub's), flagged (yes/no), reason
+                     (empty); then one row per student and exercise not compared: the exercise,
+                     student_a, flagged "not compared" and the reason (a submission that could not be
+                     read: a row for each exercise)
     similarity.md    the pairs above the threshold, ranked; the pairs of students flagged on several
-                     exercises; each exercise's figures; the submissions that could not be read
-    similarity.html  one self-contained page: each flagged pair's two files side by side, the
-                     matching regions highlighted. Inline CSS, no script, nothing loaded from
-                     anywhere (a Content-Security-Policy says so to the browser); the code is escaped.
+                     exercises; each exercise's figures; the submissions and files not compared
+    similarity.html  one self-contained page: each flagged pair's two files side by side as they
+                     were compared (canonical.py, the page says so), the matching regions
+                     highlighted. Inline CSS, no script, nothing loaded from anywhere (a
+                     Content-Security-Policy says so to the browser); the code is escaped.
 
 copydetect's own report (copydetect.CopyDetector.generate_html_report) is not used: its template
 loads Bootstrap's CSS and JavaScript from a CDN (cdn.jsdelivr.net), so offline it shows unstyled
@@ -24,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ...course.safe_text import csv_cell
+from ...course.safe_text import csv_text as safe_csv_text
 from ...course.safe_text import markdown as md_text
 
 CSV = "similarity.csv"
@@ -31,7 +36,8 @@ MD = "similarity.md"
 HTML = "similarity.html"
 FILES = (CSV, MD, HTML)
 HEADER = ["exercise", "student_a", "student_b", "similarity_a_to_b", "similarity_b_to_a", "matched_tokens",
-          "own_tokens_a", "own_tokens_b", "flagged"]
+          "own_tokens_a", "own_tokens_b", "flagged", "reason"]
+NOT_COMPARED = "not compared"  # the flagged cell of a student's row when their file was not compared
 
 
 @dataclass
@@ -62,8 +68,9 @@ class Result:
     students: int
     pairs: list[Pair] = field(default_factory=list)
     submitted: dict[str, int] = field(default_factory=dict)  # exercise -> students with its file
-    refused: list[tuple[str, str]] = field(default_factory=list)
+    refused: list[tuple[str, str]] = field(default_factory=list)  # (student, why): submissions not read
     notes: list[str] = field(default_factory=list)
+    skipped: list[tuple[str, str, str]] = field(default_factory=list)  # (exercise, student, why): files not compared
 
     @property
     def flagged(self) -> list[Pair]:
@@ -75,14 +82,23 @@ def _pct(x: float) -> str:
 
 
 def csv_text(r: Result) -> str:
+    """similarity.csv: every cell with a `;` quoted too (safe_text.csv_text), for spreadsheets that split on it."""
     order = {ex: i for i, (ex, _) in enumerate(r.exercises)}
-    buf = io.StringIO()
-    w = csv.writer(buf, lineterminator="\n")
-    w.writerow(HEADER)
+    rows = [HEADER]
     for p in sorted(r.pairs, key=lambda p: (order.get(p.exercise, 0), -p.top, -p.tokens, p.a, p.b)):
-        w.writerow([p.exercise, csv_cell(p.a), csv_cell(p.b), f"{p.a_to_b:.3f}", f"{p.b_to_a:.3f}", p.tokens,
-                    p.own_a, p.own_b, "yes" if p.flagged else "no"])
-    return buf.getvalue()
+        rows.append([p.exercise, csv_cell(p.a), csv_cell(p.b), f"{p.a_to_b:.3f}", f"{p.b_to_a:.3f}", p.tokens,
+                     p.own_a, p.own_b, "yes" if p.flagged else "no", ""])
+    for ex, student, why in not_compared(r):
+        rows.append([ex, csv_cell(student), "", "", "", "", "", "", NOT_COMPARED, csv_cell(why)])
+    return safe_csv_text(rows)
+
+
+def not_compared(r: Result) -> list[tuple[str, str, str]]:
+    """(exercise, student, why) for every file not compared, in course order: a submission that
+    could not be read counts on every exercise."""
+    order = {ex: i for i, (ex, _) in enumerate(r.exercises)}
+    rows = r.skipped + [(ex, name, why) for name, why in r.refused for ex, _ in r.exercises]
+    return sorted(rows, key=lambda row: (order.get(row[0], 0), row[1]))
 
 
 def markdown(r: Result) -> str:
@@ -91,7 +107,9 @@ def markdown(r: Result) -> str:
              f"{r.students} submission{'s' if r.students != 1 else ''} read, {len(r.exercises)} exercise"
              f"{'s' if len(r.exercises) != 1 else ''} compared pair by pair (copydetect's winnowing fingerprints, "
              f"windows of {r.k} tokens). The stubs are boilerplate: code the students were given never counts, "
-             "and renamed names, added comments or reordered functions change nothing.  ",
+             "and renamed names, added comments or reordered functions change nothing. What is compared is each "
+             "file's code as Python reads it: comments, docstrings and statements that do nothing (`pass`, `...`, "
+             "a bare string) removed, keyword arguments sorted by name, the layout Python's own.  ",
              f"A pair is flagged when at least {_pct(r.threshold)} of either student's own code (the code that is "
              "not the stub's) is also in the other's. Similar code is a reason to look, not proof: read the pair "
              f"in [{HTML}]({HTML}).", ""]
@@ -113,15 +131,18 @@ def markdown(r: Result) -> str:
                   "| student A | student B | exercises | matched tokens |", "|---|---|---:|---:|"]
         for (a, b), ps in several:
             lines.append(f"| {md_text(a)} | {md_text(b)} | {len(ps)} | {sum(p.tokens for p in ps)} |")
-    lines += ["", "## Exercises", "", "| exercise | submitted | pairs | flagged | highest |",
-              "|---|---:|---:|---:|---:|"]
+    lines += ["", "## Exercises", "", "| exercise | submitted | not compared | pairs | flagged | highest |",
+              "|---|---:|---:|---:|---:|---:|"]
     for ex, _ in r.exercises:
         ps = [p for p in r.pairs if p.exercise == ex]
         high = max((p.top for p in ps), default=0.0)
-        lines.append(f"| {ex} | {r.submitted.get(ex, 0)} | {len(ps)} | {sum(p.flagged for p in ps)} | {_pct(high)} |")
-    if r.refused or r.notes:
+        skipped = sum(s[0] == ex for s in r.skipped)
+        lines.append(f"| {ex} | {r.submitted.get(ex, 0)} | {skipped} | {len(ps)} | {sum(p.flagged for p in ps)} "
+                     f"| {_pct(high)} |")
+    if r.refused or r.skipped or r.notes:
         lines += ["", "## Not compared", ""]
         lines += [f"- **{md_text(name)}**: {md_text(why)}" for name, why in r.refused]
+        lines += [f"- **{md_text(name)}**: {ex}: {md_text(why)}" for ex, name, why in r.skipped]
         lines += [f"- {md_text(n)}" for n in r.notes]
     return "\n".join(lines) + "\n"
 
@@ -157,7 +178,11 @@ def html_page(r: Result) -> str:
              f"<p>{r.students} submissions, {len(r.exercises)} exercises; threshold {_pct(r.threshold)} of either "
              f"student's own code (the stub never counts); windows of {r.k} tokens. "
              f"{len(flagged)} pair{'s' if len(flagged) != 1 else ''} above the threshold. Highlighted: the regions "
-             "the two files share. Similar code is a reason to look, not proof.</p>"]
+             "the two files share. Similar code is a reason to look, not proof.</p>",
+             "<p>The code is shown as it was compared, not as it was handed in: comments, docstrings and statements "
+             "that do nothing (<code>pass</code>, <code>...</code>, a bare string) removed, keyword arguments sorted "
+             "by name, laid out by Python's <code>ast.unparse</code> (a file that does not parse: as written, "
+             "without its comment lines).</p>"]
     if flagged:
         parts += ["<table><tr><th>#</th><th>exercise</th><th>student A</th><th>student B</th><th>A in B</th>"
                   "<th>B in A</th><th>matched tokens</th></tr>"]
@@ -174,8 +199,9 @@ def html_page(r: Result) -> str:
                   f'<div><h3>{e(p.a)}</h3><pre><code>{_highlighted(p.code_a, ra, "a")}</code></pre></div>',
                   f'<div><h3>{e(p.b)}</h3><pre><code>{_highlighted(p.code_b, rb, "b")}</code></pre></div>',
                   "</div></section>"]
-    if r.refused:
-        parts += ["<h2>Not compared</h2><ul>"] + [f"<li><b>{e(n)}</b>: {e(w)}</li>" for n, w in r.refused] + ["</ul>"]
+    if r.refused or r.skipped:
+        parts += (["<h2>Not compared</h2><ul>"] + [f"<li><b>{e(n)}</b>: {e(w)}</li>" for n, w in r.refused]
+                  + [f"<li><b>{e(n)}</b>: {e(ex)}: {e(w)}</li>" for ex, n, w in r.skipped] + ["</ul>"])
     parts.append("</body></html>")
     return "\n".join(parts) + "\n"
 

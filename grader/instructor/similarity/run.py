@@ -1,19 +1,21 @@
 """Compare every pair of students, exercise by exercise, and write the results into OUT.
 
 For each exercise: the stub (the course's exercises/<file>, what every student was given) is
-the boilerplate; each student's file is fingerprinted once (fingerprint.own), then every pair of
-students who both submitted it is compared. A file is text here: a syntax error, an
-unfinished exercise or an untouched stub is compared like any other (an untouched stub has no
-code of its own, so it matches nothing).
+the boilerplate; each student's file is put in its canonical form (canonical.py: comments,
+docstrings and statements that do nothing gone, keyword arguments sorted; the stub too) and
+fingerprinted once (fingerprint.own), then every pair of students who both submitted it is
+compared. A file is text here: a syntax error, an unfinished exercise or an untouched stub is
+compared like any other (an untouched stub has no code of its own, so it matches nothing). A
+file that cannot be compared (too long, nested too deeply) is listed with the reason.
 """
 from __future__ import annotations
 
 import itertools
 from pathlib import Path
 
-from . import DEFAULT_THRESHOLD, MIN_TOKENS, fingerprint, outputs
+from ...course.safe_text import one_line
+from . import DEFAULT_THRESHOLD, MIN_TOKENS, canonical, fingerprint, outputs
 from .collect import read_class
-
 
 
 def stub_of(course, ex) -> str:
@@ -36,10 +38,16 @@ def compare_class(course, class_dir: Path, exercises, threshold: float = DEFAULT
         if not stub:
             result.notes.append(f"{ex.id}: no stub ({ex.file}) in the course's exercises/, so nothing counts as given")
         name = Path(ex.file).name
-        given = fingerprint.boilerplate(stub, name)
-        fps = {student: fingerprint.own(code[ex.file], given, name)
-               for student, code in sorted(got.code.items()) if ex.file in code}
-        result.submitted[ex.id] = len(fps)
+        given = fingerprint.boilerplate(_as_compared(stub), name)
+        fps = {}
+        for student, code in sorted(got.code.items()):
+            if ex.file not in code:
+                continue
+            try:
+                fps[student] = fingerprint.own(canonical.canonical(code[ex.file]), given, name)
+            except canonical.NotCompared as e:
+                result.skipped.append((ex.id, student, one_line(str(e))))
+        result.submitted[ex.id] = sum(ex.file in code for code in got.code.values())
         for a, b in itertools.combinations(sorted(fps), 2):
             m = fingerprint.similarity(fps[a], fps[b])
             flagged = max(m.a_to_b, m.b_to_a) >= threshold and m.tokens >= MIN_TOKENS
@@ -49,6 +57,14 @@ def compare_class(course, class_dir: Path, exercises, threshold: float = DEFAULT
                 pair.slices, pair.code_a, pair.code_b = m.slices, fps[a].raw_code, fps[b].raw_code
             result.pairs.append(pair)
     return result
+
+
+def _as_compared(stub: str) -> str:
+    """The stub in the students' canonical form (as written in the unlikely case it has none)."""
+    try:
+        return canonical.canonical(stub)
+    except canonical.NotCompared:
+        return stub
 
 
 def write(result: outputs.Result, out: Path) -> list[Path]:

@@ -1,0 +1,91 @@
+"""Which submission is which row of an instructor's file (the roster, a platform's timestamp CSV).
+
+A submission is known by its own name in the class folder: the entry's name without `.zip` or
+`.ipynb` (`student.source` of its record). Never by the name the grader gave it in OUT, which may
+be a generated `bob-2` that a real student's login happens to be.
+
+A row belongs to an entry whose own name is exactly the row's name. Otherwise it may be matched
+loosely, ignoring case, surrounding spaces, invisible characters (U+200B ...) and punctuation
+(`Alice`, ` alice`, `alice\u200b` and `alice` are alike), but only when that is unambiguous:
+- an entry named exactly like the row keeps it, whatever the sort order; the look-alikes do not
+  get it (`lookalike`);
+- two or more entries that claim one row with no exact owner (`ALICE/` and ` alice/`), or
+  several exact ones (`bob/` and `bob.zip`), leave the row to none of them (`contested`): the
+  instructor decides, by renaming a folder or fixing the file;
+- an entry alike to several rows gets none of them (`ambiguous`).
+"""
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+SUFFIXES = (".zip", ".ipynb")
+
+
+def own_name(doc: dict, name: str) -> str:
+    """The entry's own name in the class folder, without .zip/.ipynb (a record without its
+    source, written by an older version: its name in OUT)."""
+    source = (doc.get("student") or {}).get("source")
+    stem = source if isinstance(source, str) and source else name
+    for suffix in SUFFIXES:  # as the batch strips them (discover.student_name)
+        if stem.lower().endswith(suffix) and len(stem) > len(suffix):
+            stem = stem[: -len(suffix)]
+    return stem
+
+
+def loose(text: str) -> str:
+    """`text` compared loosely: no invisible (format) characters, case folded, every run of
+    other characters than letters, digits, `.`, `-` one `_`, none at the ends ("" when nothing
+    is left: such a name only ever matches exactly)."""
+    visible = "".join(ch for ch in str(text) if unicodedata.category(ch) != "Cf")
+    return re.sub(r"[^\w.-]+", "_", visible).strip("._-").casefold()
+
+
+@dataclass
+class Pairing:
+    owner: dict[str, str] = field(default_factory=dict)  # row -> the entry it belongs to
+    loosely: dict[str, str] = field(default_factory=dict)  # entry -> its row, matched by a look-alike name
+    contested: dict[str, list[str]] = field(default_factory=dict)  # row -> the entries claiming it (none has it)
+    lookalike: dict[str, tuple[str, str]] = field(default_factory=dict)  # entry -> (row, the exact owner)
+    ambiguous: dict[str, list[str]] = field(default_factory=dict)  # entry -> the rows it is alike to
+
+    def row_of(self, entry: str) -> str | None:
+        return next((row for row, e in self.owner.items() if e == entry), None)
+
+    def contested_row(self, entry: str) -> str | None:
+        return next((row for row, es in self.contested.items() if entry in es), None)
+
+
+def pair(rows: list[str], entries: dict[str, str]) -> Pairing:
+    """Rows (their names, each once) to entries ({entry id: own name}), by the rules above."""
+    exact = set(rows)
+    alike = defaultdict(list)
+    for row in rows:
+        if loose(row):
+            alike[loose(row)].append(row)
+    claims: dict[str, list[tuple[str, bool]]] = defaultdict(list)
+    p = Pairing()
+    for entry, own in entries.items():
+        if own in exact:
+            claims[own].append((entry, True))
+            continue
+        found = alike.get(loose(own), []) if loose(own) else []
+        if len(found) > 1:
+            p.ambiguous[entry] = found
+        elif found:
+            claims[found[0]].append((entry, False))
+    for row, who in claims.items():
+        exacts = [e for e, is_exact in who if is_exact]
+        if len(exacts) == 1:
+            p.owner[row] = exacts[0]
+            for e, is_exact in who:
+                if not is_exact:
+                    p.lookalike[e] = (row, exacts[0])
+        elif len(who) == 1:
+            p.owner[row] = who[0][0]
+            p.loosely[who[0][0]] = row
+        else:
+            p.contested[row] = [e for e, _ in who]
+    return p
