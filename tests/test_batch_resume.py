@@ -144,7 +144,7 @@ def test_a_submission_past_the_timeout_is_an_error_that_the_next_run_grades_agai
     cls, out = tmp_path / "class", tmp_path / "out"
     cls.mkdir()
     shutil.copytree(first_cls / "s00", cls / "s00")
-    shutil.copy(first_cls / "zz.zip", cls)
+    shutil.copytree(first_cls / "s01", cls / "s01")
     (tmp_path / "tmp").mkdir()
     proc = subprocess.run([sys.executable, "-m", "grader", "grade", str(cls), "--out", str(out), "--timeout", "0.5",
                            *EX], cwd=ROOT, capture_output=True, text=True,  # no sandbox starts that fast
@@ -153,11 +153,12 @@ def test_a_submission_past_the_timeout_is_an_error_that_the_next_run_grades_agai
     assert not list((tmp_path / "tmp").glob("kata-*")), "the killed grading process's temporary files were left behind"
     assert "s00: the grader failed: grading took longer than 0.5 s and was stopped (graded again by the next run)" \
         in proc.stdout
-    assert rows(out)["s00"]["status"] == "error" and rows(out)["zz"]["status"] == "refused"
+    assert rows(out)["s00"]["status"] == "error" and rows(out)["s01"]["status"] == "error"
     assert "Submissions with status `error` are graded again by the next run" in (out / "summary.md").read_text()
     proc = kata("grade", str(cls), "--out", str(out), *EX)
-    assert proc.returncode == 1 and "1 of 2 submissions already graded" in proc.stdout
+    assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "s00: 5/5" in proc.stdout and rows(out)["s00"]["status"] == "graded"
+    assert rows(out)["s01"]["status"] == "graded"
 
 
 # ----------------------------------------------------------------------------- repeated SIGKILLs
@@ -208,8 +209,8 @@ KILLS = [("record", "scheduler"), ("time", "group"), ("record", "group"), ("time
 
 
 def test_killed_again_and_again_at_random_moments_it_resumes_to_the_gradebook_of_an_uninterrupted_run(tmp_path):
-    cls = _class_of(tmp_path)  # and five more, so that seven kills find work left to interrupt
-    for i in range(5):
+    cls = _class_of(tmp_path)  # and fifteen more, so that seven kills find work left to interrupt (a slot
+    for i in range(15):  # keeps its sandbox from one student to the next: each takes well under a second)
         shutil.copytree(SOLUTIONS, cls / f"t{i}")
         if i % 2:
             (cls / f"t{i}" / "ch01" / "s1_11_matmul.py").write_text(WRONG)
@@ -217,7 +218,7 @@ def test_killed_again_and_again_at_random_moments_it_resumes_to_the_gradebook_of
     ref = kata("grade", str(cls), "--out", str(whole), "--jobs", "2", *EX)
     assert ref.returncode == 1, ref.stderr  # zz.zip is refused
     total = len(_records(whole))
-    assert total == 10
+    assert total == 20
 
     rng = random.Random(1)  # seeded: a failure replays with the same delays
     cmd = [sys.executable, "-m", "grader", "grade", str(cls), "--out", str(out), "--jobs", "1", *EX]
@@ -259,10 +260,12 @@ def test_killed_again_and_again_at_random_moments_it_resumes_to_the_gradebook_of
         sources = [json.loads(d)["student"]["source"] for d in now.values()]
         assert len(sources) == len(set(sources)), f"a student graded twice: {sorted(sources)}"
         kept = now
-        mid_way += 0 < len(now) < total
+        last_mid = 0 < len(now) < total
+        mid_way += last_mid
 
     assert mid_way >= 4, f"only {mid_way} of the kills came mid-way through the class"
-    assert list((tmp_path / "tmp").glob("kata-run-*")), "the killed runs left no scratch folder to clean up"
+    if last_mid:  # the last run was killed while it graded: its scratch folder is the next run's to remove
+        assert list((tmp_path / "tmp").glob("kata-run-*")), "the killed runs left no scratch folder to clean up"
     again = subprocess.run([*cmd[:-len(EX) - 1], "2", *EX], cwd=ROOT, capture_output=True, text=True, env=env)
     assert again.returncode == 1, again.stderr
     # multiprocessing's own socket folder (pymp-*) of a killed scheduler stays: a few bytes, and not ours
@@ -273,7 +276,7 @@ def test_killed_again_and_again_at_random_moments_it_resumes_to_the_gradebook_of
         {n: _without_timings(json.loads(d)) for n, d in _records(whole).items()}
     assert all(_records(out)[n] == d for n, d in kept.items())
     assert sorted(s["source"] for s in _students(out).values()) == \
-        ["S00", "s00", "s01", "s02", "t0", "t1", "t2", "t3", "t4", "zz.zip"]
+        sorted(["S00", "s00", "s01", "s02", *(f"t{i}" for i in range(15)), "zz.zip"])
     assert not list(out.rglob("*.part"))
 
 

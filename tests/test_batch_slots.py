@@ -105,3 +105,70 @@ def test_a_submission_that_kills_its_sandbox_does_not_cost_the_next_one(tmp_path
     assert _score(docs["b"], "s1_12_context") == _max(docs["b"], "s1_12_context") > 0, docs["b"]["checks"]
     assert not [p for p in os.listdir("/tmp") if p.startswith("kata-run-")
                 and os.path.isdir(os.path.join("/tmp", p, "1"))], "a slot's scratch folder stayed behind"
+
+
+# "a" changes the fork server it shares with every later check: its limits, priority and CPUs
+# (the same uid may; an outside attack lowered its RLIMIT_AS and cost the next student 9 of 21 points).
+TAMPER = CONTEXT + """
+
+import os as _os
+import resource as _resource
+
+_server = _os.getppid()
+_size = int(open(f"/proc/{_server}/stat").read().rsplit(")", 1)[1].split()[20])  # its address space now
+for _call in (lambda: _resource.prlimit(_server, _resource.RLIMIT_AS, (_size + (4 << 20), _size + (4 << 20))),
+              lambda: _os.setpriority(_os.PRIO_PROCESS, _server, 19),
+              lambda: _os.sched_setaffinity(_server, {0})):
+    try:
+        _call()
+    except OSError:
+        pass
+"""
+
+# Traffic and files that an earlier check would leave in a namespace or a filesystem it shares
+# with later ones; "b" is right only when its own view is new: no socket, no traffic, a fresh /tmp.
+NOISY = CONTEXT + """
+
+import socket as _socket
+
+for _i in range(50):
+    try:
+        _s = _socket.socket(_socket.AF_INET, _socket.SOCK_DGRAM)
+        _s.sendto(b"hidden input" * 50, ("127.0.0.1", 9))
+        _s.close()
+    except OSError:
+        pass
+for _i in range(200):
+    open(f"/tmp/n{_i}", "w").close()
+"""
+
+FRESH = CONTEXT.replace("    return attn_weights @ values", """    import os
+    lo = [line.split() for line in open("/proc/net/dev") if line.strip().startswith("lo:")]
+    traffic = sum(int(x) for x in lo[0][1:]) if lo else 0
+    sockets = sum(len(open(f"/proc/net/{p}").read().splitlines()) - 1 for p in ("tcp", "udp", "tcp6", "udp6")
+                  if os.path.exists(f"/proc/net/{p}"))
+    open("/tmp/work/probe", "w").close()
+    inode = os.stat("/tmp/work/probe").st_ino
+    return attn_weights @ values + (traffic > 0) + (sockets > 0) + (inode > 50)""")
+assert FRESH != CONTEXT
+
+
+def test_a_submission_that_changes_the_fork_server_costs_the_next_one_nothing(tmp_path):
+    tokenizer = (SOLUTIONS / "ch01" / "s1_23_tokenizer.py").read_text()  # needs memory: GPT-2's table
+    cls = _class(tmp_path, {"a": {"s1_12_context.py": TAMPER},
+                            "b": {"s1_12_context.py": CONTEXT, "s1_23_tokenizer.py": tokenizer}})
+    out = tmp_path / "out"
+    r = kata("grade", str(cls), "--out", str(out), "--jobs", "1", "-e", "s1_12_context", "-e", "s1_23_tokenizer")
+    assert r.returncode == 0, r.stdout + r.stderr
+    b = _reports(out)["b"]
+    for ex in ("s1_12_context", "s1_23_tokenizer"):
+        assert _score(b, ex) == _max(b, ex) > 0, [c for c in b["checks"] if c["status"] != "passed"]
+
+
+def test_no_socket_traffic_or_file_count_of_an_earlier_check_is_seen(tmp_path):
+    cls = _class(tmp_path, {"a": {"s1_12_context.py": NOISY}, "b": {"s1_12_context.py": FRESH}})
+    out = tmp_path / "out"
+    r = kata("grade", str(cls), "--out", str(out), "--jobs", "1", "-e", "s1_12_context")
+    assert r.returncode == 0, r.stdout + r.stderr
+    b = _reports(out)["b"]
+    assert _score(b, "s1_12_context") == _max(b, "s1_12_context") > 0, b["checks"]

@@ -129,7 +129,8 @@ class Sandbox:
             argv = self.group.wrap(argv)
         parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         config = {"ctl_fd": child.fileno(), "submission": p.submission, "workdir": p.workdir,
-                  "private_tmp": p.kind == "bubblewrap", "uid": p.uid, "limits": self.limits.as_dict()}
+                  "private_tmp": p.kind == "bubblewrap", "tmp_mb": self.limits.disk_mb, "uid": p.uid,
+                  "limits": self.limits.as_dict()}
         self._owner = os.getpid()
         self.proc = subprocess.Popen(
             argv + [json.dumps(config)], pass_fds=[child.fileno()], env=sandbox.clean_env(),
@@ -158,6 +159,16 @@ class Sandbox:
         self.startup_s = time.perf_counter() - self._t0
         if self.group is not None:
             self._baseline_mb = self.group.usage_mb()
+
+    def readiness(self) -> dict:
+        """What wait_ready learnt, for a process forked before it was ready (adopt)."""
+        return {"ready": self.ready, "startup_s": self.startup_s, "baseline_mb": self._baseline_mb}
+
+    def adopt(self, readiness: dict) -> None:
+        """Take what the process that waited for the fork server's "ready" learnt (readiness):
+        a copy forked before that, which must not wait for the one message itself."""
+        self.ready, self.proven = readiness["ready"], True
+        self.startup_s, self._baseline_mb = readiness["startup_s"], readiness["baseline_mb"]
 
     def alive(self) -> bool:
         if self.proc is None:

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import ctypes
 import gc
+import json
 import multiprocessing
 import multiprocessing.connection
 import os
@@ -101,7 +102,7 @@ def serve(course, exercise_ids: list[str], public_only: bool, time_limit: float 
                 return
             if entry is None:
                 return
-            conn.send(_grade_entry(course, entry, exercises, public_only, box, sub_dir, assignment))
+            _grade_entry(course, entry, exercises, public_only, box, sub_dir, assignment, conn)
             if not box.alive():  # a submission's code brought the fork server down: a new one for the next
                 box.close()
                 try:
@@ -115,45 +116,62 @@ def serve(course, exercise_ids: list[str], public_only: bool, time_limit: float 
         shutil.rmtree(stage, ignore_errors=True)
 
 
-def _grade_entry(course, entry, exercises, public_only: bool, box, sub_dir: str, assignment) -> dict:
-    """One submission, graded in a process forked for it: its message."""
-    try:
-        box.wait_ready()  # here, not in the fork: a forked copy would take the one "ready" message with it
-    except Exception as e:  # SandboxUnavailable (the batch then says the sandbox cannot start), a fault
-        return {"status": "error", "reason": f"{type(e).__name__}: {e}"[:1000], "traceback": traceback.format_exc(limit=-3)}
-    read, write = multiprocessing.Pipe(duplex=False)
+def _grade_entry(course, entry, exercises, public_only: bool, box, sub_dir: str, assignment, conn) -> None:
+    """One submission, graded in a process forked for it, which sends its message on `conn`. The
+    slot meanwhile waits for its sandbox to be ready (its first start takes a second) and hands
+    that on: a submission refused as it is opened (a bad zip) is answered at once."""
+    go_read, go_write = os.pipe()
     pid = os.fork()
     if pid == 0:  # the grading process: grade, send, leave without running any clean-up of the slot's
         code = 1
         try:
-            read.close()
+            os.close(go_write)
             ctypes.CDLL(None).prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)  # dies with the slot
             if os.getppid() == 1:
                 os._exit(3)
             started = box.proc.pid if box.proc else None
-            write.send(grade(course, entry, exercises, public_only, box, sub_dir, assignment))
+            conn.send(grade(course, entry, exercises, public_only, box, sub_dir, assignment,
+                            ready=lambda: _ready(box, go_read)))
             if box.proc is not None and box.proc.pid != started:  # a sandbox this process started again: its own
                 box.close()
             code = 0
         finally:
             os._exit(code)
-    write.close()
-    message = None
+    os.close(go_read)
     try:
-        message = read.recv()
-    except (EOFError, OSError):
+        box.wait_ready()  # here, not in the fork: a forked copy would take the one "ready" message with it
+        word = json.dumps({"ok": box.readiness()})
+    except Exception as e:  # SandboxUnavailable (the batch then says the sandbox cannot start), a fault
+        word = json.dumps({"error": f"{type(e).__name__}: {e}"[:1000]})
+    try:
+        with os.fdopen(go_write, "w") as f:
+            f.write(word)
+    except OSError:  # it has answered already (refused): nobody listens
         pass
     _, status = os.waitpid(pid, 0)
-    read.close()
-    if message is None:
+    if not (os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0):
         how = (f"killed by signal {os.WTERMSIG(status)}" if os.WIFSIGNALED(status)
                else f"exit status {os.WEXITSTATUS(status)}")
-        message = {"status": "error", "reason": t("batch_died", how=how)}
-    return message
+        conn.send({"status": "error", "reason": t("batch_died", how=how)})
 
 
-def grade(course, entry, exercises, public_only: bool, box, sub_dir: str, assignment=None) -> dict:
-    """Open `entry`, stage it where `box` sees it, run the checks: the message for the scheduler."""
+class _NotReady(Exception):
+    """The slot's sandbox could not start; str() is the reason as the batch records it."""
+
+
+def _ready(box, go_read: int) -> None:
+    """Wait for the slot to say its sandbox is ready, and take what it learnt; _NotReady if not."""
+    with os.fdopen(go_read) as f:
+        said = json.loads(f.read() or '{"error": "the slot ended"}')
+    if "error" in said:
+        raise _NotReady(said["error"])
+    box.adopt(said["ok"])
+
+
+def grade(course, entry, exercises, public_only: bool, box, sub_dir: str, assignment=None,
+          ready=lambda: None) -> dict:
+    """Open `entry`, stage it where `box` sees it, run the checks: the message for the scheduler.
+    `ready()` returns once the sandbox can be used (raises _NotReady when it cannot start)."""
     try:
         with submission_path(entry, course.chapter, [ex.id for ex in course.exercises]) as path:
             try:
@@ -167,6 +185,7 @@ def grade(course, entry, exercises, public_only: bool, box, sub_dir: str, assign
             sub.notes.extend(entry.notes + list(sub.problems.values()))  # for the class summary
             links = entry.notes + sub.links  # symbolic links skipped: the gradebook's reason column says so
             staged = sub.staged_at(sub_dir)
+            ready()
             result = runner.run(course, staged, exercises, public_only=public_only, box=box)
             flags = attempted(course, staged, exercises)
         doc = mark(to_dict(course, result), flags)
@@ -176,6 +195,8 @@ def grade(course, entry, exercises, public_only: bool, box, sub_dir: str, assign
         return {"status": "graded", "doc": doc, "reason": runner.printable("; ".join(links), lines=False)}
     except SubmissionError as e:
         return {"status": "refused", "reason": str(e)}
+    except _NotReady as e:
+        return {"status": "error", "reason": str(e)}
     except Exception as e:  # the grader itself failed on this submission: say so, go on with the others
         tb = traceback.format_exc(limit=-3)
         return {"status": "error", "reason": f"{type(e).__name__}: {e}"[:1000], "traceback": tb[-4000:]}

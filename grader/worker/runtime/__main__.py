@@ -13,7 +13,9 @@ a process a worker leaves behind, even a daemon that double-forked into its own 
 reparented to the server and killed when that worker ends. Then the working folder (and, inside
 bubblewrap, all of /tmp) is emptied: no check sees what an earlier one left, so no state and no
 hidden input passes from one check to the next, and each check has the whole /tmp to itself.
-Each worker has an IPC namespace of its own (private_ipc) and runs under a seccomp filter
+Each worker has IPC and network namespaces of its own, and under bubblewrap a /tmp of its own
+(private_ipc); the server checks before every fork that no worker changed it (own_settings);
+each worker runs under a seccomp filter
 (syscalls.py) against memory and state held outside its limits and past its check.
 
     python -m kata_worker '<json config>'
@@ -45,6 +47,7 @@ def drop_privileges(uid: int | None) -> None:
 
 PR_SET_DUMPABLE = 4
 PR_SET_CHILD_SUBREAPER = 36
+PR_GET_TIMERSLACK = 30
 
 
 def prctl(option: int, value: int) -> None:
@@ -56,25 +59,44 @@ def prctl(option: int, value: int) -> None:
 
 CLONE_NEWIPC = 0x08000000
 CLONE_NEWUSER = 0x10000000
+CLONE_NEWNET = 0x40000000
+CLONE_NEWNS = 0x00020000
+MS_NOSUID, MS_NODEV, MS_REC, MS_PRIVATE = 0x2, 0x4, 0x4000, 0x40000
 
 
-def private_ipc() -> bool:
-    """Move this worker into an IPC namespace of its own, so that no System V or POSIX IPC object
-    an earlier check could have made is reachable (the seccomp filter refuses making them as
-    well). Unprivileged, that takes a user namespace of its own too: its uid and gid are mapped to
+def private_ipc(tmp_mb: int | None = None) -> bool:
+    """Move this worker into namespaces of its own, so that nothing an earlier check left in a
+    namespace the sandbox shares is reachable, and no counter that check moved can be read:
+    - IPC: no System V or POSIX IPC object (the seccomp filter refuses making them as well);
+    - network: no socket, TIME_WAIT connection or traffic counter (/proc/net) of an earlier check,
+      which could carry its hidden inputs into a later check's message;
+    - with `tmp_mb` (under bubblewrap): a mount namespace whose /tmp is a new tmpfs of that size,
+      so no file and no inode number (tmpfs counts them up) of an earlier check is seen either.
+    Unprivileged, that takes a user namespace of its own too: its uid and gid are mapped to
     themselves, and the capabilities the new namespace grants are dropped at once. False where the
-    kernel refuses (no unprivileged user namespaces): the filter alone then keeps IPC empty.
-    Called after set_limits, so the new namespace counts processes against the same limit."""
+    kernel refuses (no unprivileged user namespaces): the filter alone then keeps IPC empty, and
+    the server's wipe of /tmp stays. Called after set_limits, so the new namespace counts
+    processes against the same limit."""
     libc = ctypes.CDLL(None, use_errno=True)
     uid, gid = os.getuid(), os.getgid()
-    if libc.unshare(CLONE_NEWUSER | CLONE_NEWIPC) != 0:
-        return False
+    flags = CLONE_NEWUSER | CLONE_NEWIPC | CLONE_NEWNET | (CLONE_NEWNS if tmp_mb else 0)
+    if libc.unshare(flags) != 0:
+        flags = CLONE_NEWUSER | CLONE_NEWIPC
+        if libc.unshare(flags) != 0:
+            return False
     for name, text in (("uid_map", f"{uid} {uid} 1"), ("setgroups", "deny"), ("gid_map", f"{gid} {gid} 1")):
         try:
             with open(f"/proc/self/{name}", "w") as f:
                 f.write(text)
         except OSError:
             pass
+    if flags & CLONE_NEWNS:
+        # Private first, so the new /tmp never reaches the sandbox's own view; then a new tmpfs.
+        if (libc.mount(b"none", b"/", None, MS_REC | MS_PRIVATE, None) == 0
+                and libc.mount(b"tmpfs", b"/tmp", b"tmpfs", MS_NOSUID | MS_NODEV,
+                               f"size={int(tmp_mb)}m,mode=1777".encode()) == 0):
+            os.mkdir("/tmp/work", 0o1777)
+            os.chmod("/tmp/work", 0o1777)
 
     class Header(ctypes.Structure):
         _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
@@ -86,6 +108,32 @@ def private_ipc() -> bool:
     if libc.capset(ctypes.byref(Header(0x20080522, 0)), none) != 0:
         os._exit(INTERNAL_ERROR)  # never run student code holding capabilities
     return True
+
+
+def own_settings() -> tuple:
+    """What this process's workers inherit from it and could change in it, being its uid: its
+    resource limits, scheduling priority, policy and CPUs, autogroup, OOM score and timer slack
+    (`resource.prlimit(2, RLIMIT_AS, ...)` from a worker lowered the memory of every later one)."""
+    limits = []
+    for name in dir(resource):
+        if name.startswith("RLIMIT_"):
+            try:
+                limits.append((name, resource.getrlimit(getattr(resource, name))))
+            except (ValueError, OSError):
+                pass
+    files = []
+    for f in ("autogroup", "oom_score_adj"):
+        try:
+            with open(f"/proc/self/{f}") as fh:
+                files.append(fh.read().split("#")[-1].strip())  # "/autogroup-12 nice 0": the id may not matter
+        except OSError:
+            files.append(None)
+    try:
+        slack = ctypes.CDLL(None).prctl(PR_GET_TIMERSLACK, 0, 0, 0, 0)
+    except (OSError, AttributeError):
+        slack = None
+    return (tuple(sorted(limits)), os.getpriority(os.PRIO_PROCESS, 0), os.sched_getscheduler(0),
+            tuple(sorted(os.sched_getaffinity(0))), tuple(files), slack)
 
 
 def set_limits(limits: dict) -> None:
@@ -130,7 +178,7 @@ def child(conn: socket.socket, config: dict, log: int, limits: dict | None) -> N
     # left them in the server, which never draws from them (seeding them here took 15 ms a check).
     random.seed(0)
     set_limits(limits or config.get("limits", {}))
-    private_ipc()
+    private_ipc(config.get("tmp_mb") if config.get("private_tmp") else None)
     from .syscalls import install
 
     install()
@@ -312,6 +360,7 @@ def main() -> None:
     prctl(PR_SET_CHILD_SUBREAPER, 1)
     statuses: dict[int, dict] = {}
     live: set[int] = set()
+    settings = own_settings()
 
     def reap():
         while True:
@@ -342,6 +391,14 @@ def main() -> None:
                     os.close(fd)
                 ctl.send(json.dumps({"error": "spawn needs a socket and an output file"}).encode())
                 continue
+            if own_settings() != settings:
+                # A worker changed this server (its limits, priority, CPUs...), which every later
+                # worker would inherit, in this submission and the next: stop, and the grader
+                # starts a new sandbox for the next check.
+                for fd in fds:
+                    os.close(fd)
+                ctl.send(json.dumps({"error": "the fork server was changed by a worker"}).encode())
+                return
             conn = socket.socket(fileno=fds[0])
             log = fds[1]
             pid = os.fork()
