@@ -7,8 +7,10 @@ extra exercise file in its /sub); student "b"'s context vectors are right only w
 import json
 import os
 import shutil
+import subprocess
+import sys
 
-from tests.conftest import SOLUTIONS, kata
+from tests.conftest import ROOT, SOLUTIONS, kata
 
 # s1_12_context carries the marks (an exercise with no rules on imports); s1_11_attention_scores
 # is the extra file "a" hands in and "b" does not.
@@ -96,15 +98,17 @@ def test_a_slot_starts_its_sandbox_once_and_the_next_submission_finds_nothing_le
 
 def test_a_submission_that_kills_its_sandbox_does_not_cost_the_next_one(tmp_path):
     cls = _class(tmp_path, {"a": {"s1_12_context.py": KILLER}, "b": {"s1_12_context.py": CONTEXT}})
-    out = tmp_path / "out"
-    r = kata("grade", str(cls), "--out", str(out), "--jobs", "1", "-e", "s1_12_context")
+    out, scratch = tmp_path / "out", tmp_path / "tmp"
+    scratch.mkdir()  # the run's TMPDIR: other runs on the machine keep their own folders elsewhere
+    r = subprocess.run([sys.executable, "-m", "grader", "grade", str(cls), "--out", str(out), "--jobs", "1",
+                        "-e", "s1_12_context"], cwd=ROOT, capture_output=True, text=True,
+                       env={**os.environ, "KATA_LANG": "en", "TMPDIR": str(scratch)})
     assert r.returncode == 0, r.stdout + r.stderr
     docs = _reports(out)
     assert docs["a"]["student"]["status"] == "graded"
     assert docs["b"]["student"]["status"] == "graded"
     assert _score(docs["b"], "s1_12_context") == _max(docs["b"], "s1_12_context") > 0, docs["b"]["checks"]
-    assert not [p for p in os.listdir("/tmp") if p.startswith("kata-run-")
-                and os.path.isdir(os.path.join("/tmp", p, "1"))], "a slot's scratch folder stayed behind"
+    assert not list(scratch.glob("kata-*")), "a slot's scratch folder stayed behind"
 
 
 # "a" changes the fork server it shares with every later check: its limits, priority and CPUs
