@@ -13,7 +13,7 @@ from datetime import datetime, timedelta
 
 import pytest
 
-from grader.instructor.formats import late, lms, roster
+from grader.instructor.formats import csvbook, late, lms, roster
 from tests.conftest import EXERCISES, ROOT, SOLUTIONS
 
 POLICY = {"assignment": "week1", "due": "2027-03-14T23:59:00+08:00", "per_day": 10.0, "max_days": 7.0,
@@ -28,6 +28,11 @@ def kata(*args: str) -> subprocess.CompletedProcess:
 
 def table(text: str) -> list[list[str]]:
     return list(csv.reader(io.StringIO(text)))
+
+
+def book_rows(text: str) -> dict[str, str]:
+    """gradebook.csv: student -> its reason."""
+    return {r["student"]: r["reason"] for r in csv.DictReader(io.StringIO(text))}
 
 
 def test_a_roster_takes_the_usual_column_names_and_says_what_is_wrong_with_a_line():
@@ -87,13 +92,18 @@ def test_lms_files_have_the_documented_columns_and_no_formula_cells():
     canvas = table(lms.canvas_csv(rows, "kata week1", 100))
     assert canvas[0] == ["Student", "ID", "SIS User ID", "SIS Login ID", "Section", "kata week1"]
     assert canvas[1] == ["Points Possible", "", "", "", "", "100"]
-    assert canvas[2:] == [["Liddell, Alice", "101", "S1", "alice", "A", "90"], ["Dana", "104", "S4", "dana", "B", "0"],
-                          ["'=cmd", "", "", "'=cmd", "", "50"]]
+    assert canvas[2:] == [["Liddell, Alice", "101", "S1", "alice", "A", "90"], ["Dana", "104", "S4", "dana", "B", "0"]]
+    # "=cmd" is on no roster line: no LMS identity, so in neither file (summary.md lists it); without a
+    # roster its row is there, the folder's name its login, and no cell starts a formula
+    alone = table(lms.canvas_csv(lms.rows(records, {"late": POLICY, "submitted_at": "mtime"}, None), "kata week1", 100))
+    assert ["'=cmd", "", "", "'=cmd", "", "50"] in alone[2:]
     moodle = table(lms.moodle_csv(rows, "kata week1"))
     assert moodle[0] == ["Email address", "Username", "ID number", "Full name", "kata week1",
                          "kata week1 (feedback)"]
     assert moodle[2][:5] == ["d@x", "dana", "S4", "Dana", "0"] and moodle[2][5] == "no submission"
-    assert "not on the roster" in moodle[3][5] and "changed after kata submit: ch01/s1_11_softmax.py" in moodle[3][5]
+    assert len(moodle) == 3  # alice, dana: "=cmd" is on no roster line
+    gb = book_rows(csvbook.gradebook(records, [], rows))
+    assert "not on the roster" in gb["'=cmd"] and "changed after kata submit: ch01/s1_11_softmax.py" in gb["'=cmd"]
 
 
 def test_a_class_graded_with_a_roster_times_and_a_due_date(tmp_path):

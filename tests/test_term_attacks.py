@@ -89,6 +89,13 @@ def test_f2_a_generated_name_never_matches_a_roster_login():
     table = lms.rows(records, {"late": POLICY, "submitted_at": "file"}, r, {"bob": "2026-05-01T00:00:00+00:00"})
     canvas = {row[2]: row for row in csv.reader(io.StringIO(lms.canvas_csv(table, "kata week2", 100)))}
     assert canvas["S9"][-1] == "0" and canvas["S2"][-1] == "0"
+    # no other row of the LMS files carries a login an LMS could match to Bob Two (or to anyone)
+    canvas_logins = [row[3] for row in csv.reader(io.StringIO(lms.canvas_csv(table, "kata week2", 100)))][2:]
+    moodle_logins = [row[1] for row in csv.reader(io.StringIO(lms.moodle_csv(table, "kata week2")))][1:]
+    assert sorted(canvas_logins) == sorted(moodle_logins) == ["bob", "bob-2"]  # the roster's two lines only
+    no_roster = lms.rows(records, {"late": POLICY, "submitted_at": "file"}, None, {"bob": "2026-05-01T00:00:00+00:00"})
+    logins = {row[1]: row[4] for row in csv.reader(io.StringIO(lms.moodle_csv(no_roster, "kata week2")))}
+    assert "bob-2" not in logins and logins["bob"] == "0"  # without a roster: bob.zip's made-up name is no login
     rows = book(csvbook.gradebook(records, [], table))
     assert [(x["student"], x["status"]) for x in rows[:2]] == [("bob", "contested"), ("bob-2", "missing")]
     assert "('bob', 'bob.zip')" in rows[0]["reason"]
@@ -135,8 +142,9 @@ def test_f6_a_semicolon_never_splits_a_cell_into_a_formula():
     name = "x;=2+3;y"
     records = {"x_2_3_y": doc(100.0, name, reason="a;@SUM(1+1)"), "bob": doc(50.0, "bob")}
     table = lms.rows(records, {}, roster.parse("login\nbob\n"))
-    gb, canvas, moodle = (csvbook.gradebook(records, [], table), lms.canvas_csv(table, "w;+1", 100),
-                          lms.moodle_csv(table, "kata"))
+    no_roster = lms.rows(records, {}, None)  # with a roster, x;=2+3;y is on no line and in no LMS file
+    gb, canvas, moodle = (csvbook.gradebook(records, [], table), lms.canvas_csv(no_roster, "w;+1", 100),
+                          lms.moodle_csv(no_roster, "kata"))
     assert '"x;\'=2+3;y"' in gb and ';\'@SUM(1+1)"' in gb and ';\'@SUM(1+1)"' in moodle  # quoted, neutral after ;
     assert canvas.startswith('Student,ID,SIS User ID,SIS Login ID,Section,"w;\'+1"\n')
     assert {r["source"] for r in book(gb)} == {"x;'=2+3;y", "bob"}  # one cell for a comma-separated reader

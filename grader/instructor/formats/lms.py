@@ -194,22 +194,42 @@ def _one(text: str) -> str:
     return csv_cell(one_line(text))
 
 
+def _importable(table: list[Row]) -> list[Row]:
+    """The rows an LMS may import: a submission on no roster line has no identity there (it is
+    listed in summary.md's "Check before importing" instead), so it never reaches these files,
+    where a login made of its folder's name (`ALICE`, or `bob-2` made up for `bob.zip`) could match
+    a real student's."""
+    return [r for r in table if r.on_roster]
+
+
+def _login(r: Row) -> str:
+    """The login an LMS matches a row on: the roster's; without a roster the folder's own name,
+    never one the grader made up to keep two entries apart (`bob-2`): that one is left empty."""
+    if r.student is not None:
+        return r.student.login
+    own = r.source
+    for suffix in (".zip", ".ipynb"):
+        if own.lower().endswith(suffix):
+            own = own[: -len(suffix)]
+    return r.name if not r.source or own == r.name else ""
+
+
 def canvas_csv(table: list[Row], column: str, points: float) -> str:
     lines = [["Student", "ID", "SIS User ID", "SIS Login ID", "Section", _one(column)],
              ["Points Possible", "", "", "", "", f"{points:g}"]]
-    for r in table:
+    for r in _importable(table):
         s = r.student
         display = s.name if s and s.name else r.name
         lines.append([_one(display), _one(s.canvas_id if s else ""), _one(s.id if s else ""),
-                      _one(s.login if s else r.name), _one(s.section if s else ""), f"{round(r.final, 2):g}"])
+                      _one(_login(r)), _one(s.section if s else ""), f"{round(r.final, 2):g}"])
     return csv_text(lines)
 
 
 def moodle_csv(table: list[Row], column: str) -> str:
     lines = [["Email address", "Username", "ID number", "Full name", _one(column), _one(f"{column} (feedback)")]]
-    for r in table:
+    for r in _importable(table):
         s = r.student
-        lines.append([_one(s.email if s else ""), _one(s.login if s else r.name), _one(s.id if s else ""),
+        lines.append([_one(s.email if s else ""), _one(_login(r)), _one(s.id if s else ""),
                       _one(s.name if s else ""), f"{round(r.final, 2):g}", _one(r.reason)])
     return csv_text(lines)
 
