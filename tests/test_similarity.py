@@ -165,7 +165,7 @@ def klass(tmp_path_factory) -> Path:
     shutil.copytree(SOLUTIONS, d / "alice")
     shutil.copytree(EXERCISES, d / "bob")
     for ex in PLANTED:  # the page shows code as compared (no comments): the string carries HOSTILE there
-        (d / "bob" / "ch01" / f"{ex}.py").write_text(disguise(solution(ex)) + f"NOTE = {HOSTILE!r}\n",
+        (d / "bob" / "ch01" / f"{ex}.py").write_text(disguise(solution(ex)) + f"print({HOSTILE!r})\n",
                                                      encoding="utf-8")
     for name, own in OWN_CODE.items():
         shutil.copytree(EXERCISES, d / name)
@@ -356,7 +356,7 @@ def test_the_class_summary_gets_a_similarity_section(report, klass, tmp_path, ca
 
 # --- copies with edits that change nothing the code does (attack15 F9, F10) ----------------------
 NOOP_EXERCISES = (SOFTMAX, LAYER_NORM, MULTIHEAD)
-NOOP_COPIES = ("paula", "ellie", "sean", "tess", "iffy", "kurt", "pad")  # alice's code edited: see noop_class
+NOOP_COPIES = ("paula", "ellie", "sean", "tess", "iffy", "kurt", "pad", "dora")  # alice's code edited: see noop_class
 
 
 def after_each_statement(source: str, line: str) -> str:
@@ -404,7 +404,8 @@ PAD = "".join(f"# padding line {i:05d} " + "x" * 30 + "\n" for i in range(4000))
 def noop_class(tmp_path_factory) -> Path:
     """alice hands in the solutions; paula the same with `pass` after every statement, ellie with
     `...`, sean with a string statement (a docstring everywhere), tess with `assert True`, iffy
-    with `if False: x = 1`, kurt with keyword arguments reordered, pad with a 200 KB comment; dave his own softmax and layer norm with `pass` after
+    with `if False: x = 1`, kurt with keyword arguments reordered, pad with a 200 KB comment, dora with a dead
+    `_t = 0`; dave his own softmax and layer norm with `pass` after
     every statement; deep a softmax nested too deeply to parse (compared as written) and a layer norm
     too long to compare."""
     d = tmp_path_factory.mktemp("noop") / "submissions"
@@ -414,6 +415,7 @@ def noop_class(tmp_path_factory) -> Path:
              "tess": lambda s: after_each_statement(s, "assert True"),
              "iffy": lambda s: after_each_statement(s, "if False: x = 1"),
              "kurt": reorder_keywords,
+             "dora": lambda s: after_each_statement(s, "_t = 0"),
              "pad": lambda s: s + PAD}
     for name, edit in [("alice", lambda s: s), *edits.items()]:
         (d / name / "ch01").mkdir(parents=True)
@@ -430,7 +432,7 @@ def noop_class(tmp_path_factory) -> Path:
     (d / "deep" / "ch01" / f"{SOFTMAX}.py").write_text(
         solution(SOFTMAX) + "\n_x = " + "+".join(["1"] * 5000) + "\n", encoding="utf-8")
     (d / "deep" / "ch01" / f"{LAYER_NORM}.py").write_text(
-        solution(LAYER_NORM) + "".join(f"v{i} = {i}\n" for i in range(25_000)), encoding="utf-8")
+        solution(LAYER_NORM) + "".join(f"print({i})\n" for i in range(25_000)), encoding="utf-8")
     return d
 
 

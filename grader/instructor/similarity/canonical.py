@@ -17,7 +17,8 @@ is parsed (ast: read, never run) and written back with ast.unparse, after:
     as one S; a long one only made the file long);
   - comments and layout are gone (the parser drops them; unparse writes the code one way).
 
-Nothing else is rewritten (`x += 1` stays `x += 1`, a dead `_ = 0` stays): each rewrite only
+Stores into names the file never reads, of values that call nothing (`_t = 0`), are dropped
+too. Nothing else is rewritten (`x += 1` stays `x += 1` where `x` is read): each rewrite only
 removes or reorders what a copier can change for free, so it does not make two different
 solutions alike (measured in tests/test_similarity.py: independent solutions still score 0).
 
@@ -74,6 +75,7 @@ def _simplify(tree: ast.AST) -> None:
     """The rewrites of the module doc, in place. ast.walk is iterative (a deep expression does not
     recurse here); reversed, it visits every node after all of its descendants, so a body is
     cleaned before the statement holding it is judged."""
+    read = _names_read(tree)
     for node in reversed(list(ast.walk(tree))):
         if isinstance(node, ast.Call):
             node.keywords.sort(key=lambda k: (k.arg is None, k.arg or ""))
@@ -84,7 +86,7 @@ def _simplify(tree: ast.AST) -> None:
             stmts = getattr(node, name, None)
             if not isinstance(stmts, list) or not stmts or not isinstance(stmts[0], ast.stmt):
                 continue
-            kept = [b for s in stmts for b in _unwrapped(s) if not _no_op(b)]
+            kept = [b for s in stmts for b in _unwrapped(s) if not _no_op(b) and not _dead_store(b, read)]
             if not kept and name == "body" and not isinstance(node, ast.Module):
                 kept = [ast.Pass()]  # still Python: `def f(): pass`
             setattr(node, name, kept)
@@ -115,6 +117,33 @@ def _no_op(s: ast.stmt) -> bool:
     if isinstance(s, ast.If):
         return _calls_nothing(s.test) and all(isinstance(b, ast.Pass) for b in s.body + s.orelse)
     return False
+
+
+def _names_read(tree: ast.AST) -> set[str]:
+    """Every name the file reads somewhere (or declares global/nonlocal, or exports in __all__)."""
+    read = {"__all__"}
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Store):
+            read.add(n.id)
+        elif isinstance(n, (ast.Global, ast.Nonlocal)):
+            read.update(n.names)
+    return read
+
+
+def _dead_store(s: ast.stmt, read: set[str]) -> bool:
+    """`_t = 0`, `_t += 1`, `_t: int = 0`: a store into names the file never reads, of a value that
+    calls nothing. It changes nothing, so a copier may sprinkle it anywhere for free (a dead
+    `_t = 0` after every statement took a copy from 1.0 down to 0.31-0.40)."""
+    if isinstance(s, ast.Assign):
+        targets, value = s.targets, s.value
+    elif isinstance(s, (ast.AugAssign, ast.AnnAssign)):
+        targets, value = [s.target], s.value
+    else:
+        return False
+    names = [n for t in targets for n in ast.walk(t)]
+    return (value is None or _calls_nothing(value)) and all(
+        isinstance(n, (ast.Name, ast.Tuple, ast.List, ast.Store)) for n in names) and not any(
+        isinstance(n, ast.Name) and n.id in read for n in names)
 
 
 def _calls_nothing(expr: ast.expr) -> bool:
