@@ -41,8 +41,8 @@ from pathlib import Path
 from ...checking.notebook import NotebookError, read
 from ...checking.submission import MAX_FILE, MAX_FILES, MAX_TOTAL, SubmissionError, link_notes
 from ...course import files
+from ..formats.names import SUFFIXES, stem
 
-SUFFIXES = (".zip", ".ipynb")
 
 
 @dataclass
@@ -90,16 +90,8 @@ def discover(class_dir: Path) -> tuple[list[Entry], list[Skipped]]:
     return entries, skipped
 
 
-def _stem(source: str) -> str:
-    stem = source
-    for suffix in SUFFIXES:
-        if stem.lower().endswith(suffix):
-            stem = stem[: -len(suffix)]
-    return stem
-
-
 def student_name(source: str) -> str:
-    name = re.sub(r"[^\w.-]+", "_", _stem(source)).strip("._-")[:80]
+    name = re.sub(r"[^\w.-]+", "_", stem(source)).strip("._-")[:80]
     return name or "student"
 
 
@@ -112,7 +104,7 @@ def assign_names(entries: list[Entry], known: dict[str, str], taken: set[str]) -
         if e.source in known:
             e.name = known[e.source]
             used[e.name.casefold()] = e.name
-    as_is = [student_name(e.source) == _stem(e.source) for e in entries]  # first: ' alice' never takes alice
+    as_is = [student_name(e.source) == stem(e.source) for e in entries]  # first: ' alice' never takes alice
     for e in [e for e, x in zip(entries, as_is) if x] + [e for e, x in zip(entries, as_is) if not x]:
         if e.name:
             continue

@@ -207,11 +207,7 @@ def _login(r: Row) -> str:
     never one the grader made up to keep two entries apart (`bob-2`): that one is left empty."""
     if r.student is not None:
         return r.student.login
-    own = r.source
-    for suffix in (".zip", ".ipynb"):
-        if own.lower().endswith(suffix):
-            own = own[: -len(suffix)]
-    return r.name if not r.source or own == r.name else ""
+    return r.name if not r.source or names_mod.stem(r.source) == r.name else ""
 
 
 def canvas_csv(table: list[Row], column: str, points: float) -> str:

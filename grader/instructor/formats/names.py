@@ -24,15 +24,21 @@ from dataclasses import dataclass, field
 SUFFIXES = (".zip", ".ipynb")
 
 
+def stem(source: str) -> str:
+    """An entry's name in the class folder without .zip/.ipynb: what the batch names a student
+    after (discover.student_name) and what a roster or an LMS matches."""
+    for suffix in SUFFIXES:
+        if source.lower().endswith(suffix):
+            source = source[: -len(suffix)]
+    return source
+
+
 def own_name(doc: dict, name: str) -> str:
     """The entry's own name in the class folder, without .zip/.ipynb (a record without its
     source, written by an older version: its name in OUT)."""
     source = (doc.get("student") or {}).get("source")
-    stem = source if isinstance(source, str) and source else name
-    for suffix in SUFFIXES:  # as the batch strips them (discover.student_name)
-        if stem.lower().endswith(suffix) and len(stem) > len(suffix):
-            stem = stem[: -len(suffix)]
-    return stem
+    source = source if isinstance(source, str) and source else name
+    return stem(source) or source
 
 
 def loose(text: str) -> str:

@@ -110,17 +110,29 @@ def private_ipc(tmp_mb: int | None = None) -> bool:
     return True
 
 
+_RLIMITS = sorted(name for name in dir(resource) if name.startswith("RLIMIT_"))  # looked up once: checked per fork
+
+
+def _libc():
+    global _LIBC
+    if _LIBC is None:
+        _LIBC = ctypes.CDLL(None, use_errno=True)
+    return _LIBC
+
+
+_LIBC = None
+
+
 def own_settings() -> tuple:
     """What this process's workers inherit from it and could change in it, being its uid: its
     resource limits, scheduling priority, policy and CPUs, autogroup, OOM score and timer slack
     (`resource.prlimit(2, RLIMIT_AS, ...)` from a worker lowered the memory of every later one)."""
     limits = []
-    for name in dir(resource):
-        if name.startswith("RLIMIT_"):
-            try:
-                limits.append((name, resource.getrlimit(getattr(resource, name))))
-            except (ValueError, OSError):
-                pass
+    for name in _RLIMITS:
+        try:
+            limits.append((name, resource.getrlimit(getattr(resource, name))))
+        except (ValueError, OSError):
+            pass
     files = []
     for f in ("autogroup", "oom_score_adj"):
         try:
@@ -129,10 +141,10 @@ def own_settings() -> tuple:
         except OSError:
             files.append(None)
     try:
-        slack = ctypes.CDLL(None).prctl(PR_GET_TIMERSLACK, 0, 0, 0, 0)
+        slack = _libc().prctl(PR_GET_TIMERSLACK, 0, 0, 0, 0)
     except (OSError, AttributeError):
         slack = None
-    return (tuple(sorted(limits)), os.getpriority(os.PRIO_PROCESS, 0), os.sched_getscheduler(0),
+    return (tuple(limits), os.getpriority(os.PRIO_PROCESS, 0), os.sched_getscheduler(0),
             tuple(sorted(os.sched_getaffinity(0))), tuple(files), slack)
 
 
