@@ -14,7 +14,7 @@ reparented to the server and killed when that worker ends. Then the working fold
 bubblewrap, all of /tmp) is emptied: no check sees what an earlier one left, so no state and no
 hidden input passes from one check to the next, and each check has the whole /tmp to itself.
 Each worker has IPC and network namespaces of its own, and under bubblewrap a /tmp of its own
-(private_ipc); the server checks before every fork that no worker changed it (own_settings);
+(private_namespaces); the server checks before every fork that no worker changed it (own_settings);
 each worker runs under a seccomp filter
 (syscalls.py) against memory and state held outside its limits and past its check.
 
@@ -64,7 +64,7 @@ CLONE_NEWNS = 0x00020000
 MS_NOSUID, MS_NODEV, MS_REC, MS_PRIVATE = 0x2, 0x4, 0x4000, 0x40000
 
 
-def private_ipc(tmp_mb: int | None = None) -> bool:
+def private_namespaces(tmp_mb: int | None = None) -> bool:
     """Move this worker into namespaces of its own, so that nothing an earlier check left in a
     namespace the sandbox shares is reachable, and no counter that check moved can be read:
     - IPC: no System V or POSIX IPC object (the seccomp filter refuses making them as well);
@@ -190,7 +190,7 @@ def child(conn: socket.socket, config: dict, log: int, limits: dict | None) -> N
     # left them in the server, which never draws from them (seeding them here took 15 ms a check).
     random.seed(0)
     set_limits(limits or config.get("limits", {}))
-    private_ipc(config.get("tmp_mb") if config.get("private_tmp") else None)
+    private_namespaces(config.get("tmp_mb") if config.get("private_tmp") else None)
     from .syscalls import install
 
     install()
