@@ -215,10 +215,16 @@ def test_killed_again_and_again_at_random_moments_it_resumes_to_the_gradebook_of
         if i % 2:
             (cls / f"t{i}" / "ch01" / "s1_11_matmul.py").write_text(WRONG)
     whole, out = tmp_path / "whole", tmp_path / "out"
+    started = time.monotonic()
     ref = kata("grade", str(cls), "--out", str(whole), "--jobs", "2", *EX)
     assert ref.returncode == 1, ref.stderr  # zz.zip is refused
     total = len(_records(whole))
     assert total == 20
+    # The kills' delays scale with how fast this machine grades (a student takes about `per` seconds
+    # with one job; the first record comes `first` seconds after a run starts), so that a faster
+    # grader is still killed mid-way through the class, and a slower one not always before its first record.
+    per = 2 * (time.monotonic() - started) / total
+    first = None
 
     rng = random.Random(1)  # seeded: a failure replays with the same delays
     cmd = [sys.executable, "-m", "grader", "grade", str(cls), "--out", str(out), "--jobs", "1", *EX]
@@ -230,13 +236,15 @@ def test_killed_again_and_again_at_random_moments_it_resumes_to_the_gradebook_of
         before = len(kept)
         proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                 start_new_session=True, env=env)
-        if when == "time":
-            time.sleep(rng.uniform(0.3, 6.0))  # starting, discovering, writing batch.json, grading
+        launched = time.monotonic()
+        if when == "time":  # starting, discovering, writing batch.json, grading
+            time.sleep(rng.uniform(0.3, (first or 3.0) + 2 * per))
         else:
-            delay, deadline = rng.uniform(0.0, 1.5), time.monotonic() + 120  # its files, the next sandbox, a check
+            delay, deadline = rng.uniform(0.0, 1.5 * per), time.monotonic() + 120  # its files, the next sandbox, a check
             while len(list(out.glob("students/*/report.json"))) <= before and proc.poll() is None \
                     and time.monotonic() < deadline:
                 time.sleep(0.01)
+            first = first or time.monotonic() - launched
             time.sleep(delay)
         tree = _tree(proc.pid)
         try:
@@ -263,7 +271,7 @@ def test_killed_again_and_again_at_random_moments_it_resumes_to_the_gradebook_of
         last_mid = 0 < len(now) < total
         mid_way += last_mid
 
-    assert mid_way >= 4, f"only {mid_way} of the kills came mid-way through the class"
+    assert mid_way >= 4, f"only {mid_way} of the kills came mid-way through the class (per={per:.2f}s, first={first})"
     if last_mid:  # the last run was killed while it graded: its scratch folder is the next run's to remove
         assert list((tmp_path / "tmp").glob("kata-run-*")), "the killed runs left no scratch folder to clean up"
     again = subprocess.run([*cmd[:-len(EX) - 1], "2", *EX], cwd=ROOT, capture_output=True, text=True, env=env)
