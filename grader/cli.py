@@ -200,6 +200,12 @@ def build_parser() -> argparse.ArgumentParser:
     _add_selection(g, "grade")
     g.add_argument("--public-only", action="store_true", help="run only the public checks")
     g.add_argument("--time-limit", type=float, metavar="S", help="cap every call's time limit at S seconds")
+    g.add_argument("--budget", type=_seconds, metavar="S",
+                   help="each submission's grading budget: S seconds of wall time across all its checks "
+                        "(default: course.toml's budget_s, 300); the checks after it are not run")
+    g.add_argument("--budget-cpu", type=_seconds, metavar="S",
+                   help="... and S CPU seconds of its sandbox's processes, where a cgroup counts them "
+                        "(default: course.toml's budget_cpu_s, 600)")
     g.add_argument("--quiet", "-q", action="store_true", help="print nothing but errors")
     g.add_argument("--html", metavar="FILE", help="also write a self-contained HTML feedback page (with figures)")
     batch.add_grade_options(g)
@@ -285,6 +291,17 @@ def build_parser() -> argparse.ArgumentParser:
         parser.add_argument("--lang", choices=["en", "zh"], default=argparse.SUPPRESS,
                             help="language of messages and of the exercises written (default: from the locale)")
     return p
+
+
+def _seconds(text: str) -> float:
+    """A positive number of seconds, for argparse."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds above 0")
+    return value
 
 
 def _add_sandbox_option(parser: argparse.ArgumentParser) -> None:

@@ -27,6 +27,7 @@ from ..course.manifest import Course, Exercise
 from ..course.messages import pick, t
 from ..course.safe_text import one_line, plain
 from ..course.scan import imported, scan
+from ..worker.budget import Budget
 from ..worker.client import Sandbox, WorkerFault
 from ..worker.proxy import BUILTIN_EXCEPTIONS, Remote, StudentError
 from ..worker.sandbox import Limits, SandboxUnavailable
@@ -35,12 +36,17 @@ from .results import CheckResult, GradeResult
 from .submission import Submission
 
 
+class BudgetSpent(Exception):
+    """A check not run: the submission's grading budget ran out before it."""
+
+
 class _Plugin:
     """pytest plugin: provides `sub`, filters checks, records outcomes."""
 
     def __init__(self, course: Course, submission: Submission, box: Sandbox, public_only: bool,
-                 lane: tuple[int, int] | None = None):
+                 lane: tuple[int, int] | None = None, budget: Budget | None = None):
         self.lane = lane
+        self.budget = budget
         self.course = course
         self.submission = submission
         self.box = box
@@ -101,6 +107,8 @@ class _Plugin:
 
     # -- running
     def pytest_runtest_setup(self, item):
+        if self.budget is not None and self.budget.exhausted(self.exercise_of(item).id):
+            raise BudgetSpent()  # the check is not run: it fails at once, as "not run"
         hidden = item.function._kata_check["hidden"]
         self._token = compare.HIDDEN.set(hidden)
         settings.load_profile("kata-hidden" if hidden else "kata-public")  # the check's @settings build on it
@@ -117,6 +125,9 @@ class _Plugin:
         self.durations[item.nodeid] = self.durations.get(item.nodeid, 0.0) + call.duration
         if report.failed and item.nodeid not in self.errors and call.excinfo is not None:
             self.errors[item.nodeid] = call.excinfo.value
+            root = _root_cause(call.excinfo.value)
+            if self.budget is not None and isinstance(root, WorkerFault) and root.kind == "budget":
+                self.budget.mark(self.exercise_of(item).id)  # cut short by the budget: every later check is not run
         if report.skipped and item.nodeid not in self.outcomes:
             self.outcomes[item.nodeid] = "skipped"
             if call.excinfo is not None:
@@ -137,8 +148,13 @@ class _Plugin:
             raise compare.CheckFailure(reason)
         try:
             worker, remote = open_exercise(self.box, ex, hidden=request.node.function._kata_check["hidden"],
-                                           course=self.course, files=self.known_files())
-        except (StudentError, WorkerFault) as e:
+                                           course=self.course, files=self.known_files(), budget=self.budget)
+        except WorkerFault as e:
+            if e.kind == "budget":  # the import ran out of budget: that is no verdict on the import
+                raise
+            self.import_failures[ex.id] = str(e)
+            raise compare.ImportFailure(t("import_failed", file=ex.file, reason=str(e))) from None
+        except StudentError as e:
             self.import_failures[ex.id] = str(e)
             raise compare.ImportFailure(t("import_failed", file=ex.file, reason=str(e))) from None
         try:
@@ -166,17 +182,18 @@ def sandbox_at(course: Course, folder) -> Sandbox:
 
 
 def open_exercise(box: Sandbox, ex: Exercise, hidden: bool = False, course: Course | None = None,
-                  files: dict[str, int] | None = None):
+                  files: dict[str, int] | None = None, budget: Budget | None = None):
     """A fresh worker with the exercise's module imported: (worker, proxy). Raises StudentError
     or WorkerFault when the import fails (the worker is closed then). `hidden`: for a hidden
     check, whose messages show no text of the worker's (it has seen the hidden inputs).
     `course`: its exercises are the earlier ones an error may come from (the student's own
     code that this exercise imports), named as such in the messages. `files`: the exercise
-    files (-> lines) a hidden message may name as where an error happened."""
+    files (-> lines) a hidden message may name as where an error happened. `budget`: the
+    submission's grading budget, which no call into the worker outlasts."""
     worker = box.spawn(Limits(memory_mb=ex.memory_mb, output_mb=ex.output_mb))
     others = frozenset(e.file for e in course.exercises) if course is not None else frozenset()
     remote = Remote(worker, ex.module, ex.time_limit_s, assets=box.assets, hidden=hidden, exercises=others,
-                    files=files)
+                    files=files, budget=budget)
     try:
         remote._import(ex.file, ex.forbidden, ex.display_forbidden_hint(), ex.forbidden_ops)
     except BaseException:
@@ -352,18 +369,22 @@ def preload(course: Course) -> None:
 
 def run(course: Course, submission: Submission, exercises: list[Exercise] | None = None,
         public_only: bool = False, box: Sandbox | None = None, plugins: tuple = (),
-        lane: tuple[int, int] | None = None) -> GradeResult:
+        lane: tuple[int, int] | None = None, budget_s: float | None = None,
+        budget_cpu_s: float | None = None) -> GradeResult:
     """Grade `submission` on `exercises` (default: all). Never raises for student faults.
     `plugins`: more pytest plugins (`kata release` records what the public checks read).
     `lane` (k, n): only every n-th check from the k-th, in the order pytest collects them (the warm
-    grader runs n lanes side by side, each in its own sandbox, and merges them)."""
+    grader runs n lanes side by side, each in its own sandbox, and merges them).
+    `budget_s`, `budget_cpu_s`: the grading budget (default: the course's); when it runs out, the
+    checks after it fail as "not run" and the result says so in its notes."""
     t0 = time.perf_counter()
     exercises = exercises or course.exercises
     own_box = box is None
     if own_box:
         box = sandbox_for(course, submission)
         box.launch()
-    plugin = _Plugin(course, submission, box, public_only, lane)
+    budget = Budget(budget_s or course.budget_s, budget_cpu_s or course.budget_cpu_s, cpu_used=box.cpu_seconds)
+    plugin = _Plugin(course, submission, box, public_only, lane, budget)
     args = _pytest_args(course, exercises)
     try:
         with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()) as err:
@@ -372,7 +393,7 @@ def run(course: Course, submission: Submission, exercises: list[Exercise] | None
             raise plugin.sandbox_error
         if code not in (0, 1, 5):  # 5: nothing collected (e.g. only hidden checks, public run)
             raise RuntimeError(f"running the checks failed (pytest exit code {code}): {err.getvalue()[-2000:]}")
-        results = []
+        results, not_run = [], 0
         for item in plugin.items:
             ex = plugin.exercise_of(item)
             info = item.function._kata_check
@@ -380,6 +401,13 @@ def run(course: Course, submission: Submission, exercises: list[Exercise] | None
             status = plugin.outcomes.get(item.nodeid) or ("failed" if exc is not None else "passed")
             message, kind = _message(exc, hidden=info["hidden"])
             root = _root_cause(exc) if exc is not None else None
+            if isinstance(root, BudgetSpent) or (isinstance(root, WorkerFault) and root.kind == "budget"):
+                said = budget.describe()
+                said = dict(said, what=t("budget_cpu" if said.pop("kind") == "cpu" else "budget_wall"),
+                            exercise=budget.spent_in or ex.id)
+                message = t("budget_spent_before" if isinstance(root, BudgetSpent) else "budget_spent_here", **said)
+                kind, status = "budget", "failed"
+                not_run += isinstance(root, BudgetSpent)
             mistake = root.mistake if isinstance(root, compare.CheckFailure) else ""
             results.append(CheckResult(
                 exercise=ex.id, section=ex.section, name=item.name, status=status,
@@ -402,6 +430,11 @@ def run(course: Course, submission: Submission, exercises: list[Exercise] | None
                         else:
                             r.message = t("two_messages", first=r.message, second=said) if r.message else said
                         r.kind = "forbidden"
+        notes = list(submission.notes)
+        if budget.spent_on is not None:
+            said = budget.describe()
+            notes.append(t("budget_note", seconds=said["seconds"], exercise=budget.spent_in or "?", count=not_run,
+                           what=t("budget_cpu" if said["kind"] == "cpu" else "budget_wall")))
         order = {ex.id: i for i, ex in enumerate(course.exercises)}
         results.sort(key=lambda r: order[r.exercise])
         for r in results:
@@ -409,7 +442,7 @@ def run(course: Course, submission: Submission, exercises: list[Exercise] | None
         # names, notes and the manifest's fields on one line each; the total time in whole
         # seconds: a hidden check's own time is shown nowhere (it could tell its inputs)
         return GradeResult(printable(submission.label or submission.origin.name, lines=False), box.kind, results,
-                           printable(list(submission.notes), lines=False), round(box.startup_s, 3),
+                           printable(notes, lines=False), round(box.startup_s, 3),
                            float(round(time.perf_counter() - t0)), printable(submission.manifest, lines=False))
     finally:
         if own_box:

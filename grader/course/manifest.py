@@ -113,6 +113,8 @@ class Course:
     listings: list[Listing]
     title_zh: str = ""
     assignments: list = field(default_factory=list)  # of assignments.Assignment, in course.toml's order
+    budget_s: float = 300.0  # a submission's grading budget: wall seconds across all its checks
+    budget_cpu_s: float = 600.0  # ... and CPU seconds of all its sandbox's processes (where a cgroup counts them)
 
     def display_title(self, lang: str | None = None) -> str:
         return pick(self.title, self.title_zh, lang)
@@ -152,7 +154,7 @@ class Course:
         return sum(ex.points for ex in self.exercises)
 
 
-COURSE_KEYS = {"title", "title_zh", "chapter", "torch", "defaults"}
+COURSE_KEYS = {"title", "title_zh", "chapter", "torch", "defaults", "budget_s", "budget_cpu_s"}
 DEFAULT_KEYS = {"time_limit_s", "memory_mb", "output_mb"}
 EXERCISE_KEYS = {"id", "section", "title", "file", "listings", "points", "time_limit_s", "memory_mb",
                  "output_mb", "forbidden", "forbidden_hint", "forbidden_hint_zh", "forbidden_ops", "hints",
@@ -332,8 +334,14 @@ def load(root: Path | None = None, check_files: bool = True, require_stubs: bool
         assigned = assignments.parse(data.get("assignment", []), exercises)
     except assignments.AssignmentError as e:
         raise CourseError(str(e)) from None
+    budgets = {}
+    for key in ("budget_s", "budget_cpu_s"):
+        value = meta.get(key, Course.__dataclass_fields__[key].default)
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
+            raise CourseError(f"[course]: {key} must be a number of seconds above 0, not {value!r}")
+        budgets[key] = float(value)
     course = Course(root, meta.get("title", ""), meta.get("chapter", "ch01"), str(meta.get("torch", "")),
-                    exercises, listings, meta.get("title_zh", ""), assigned)
+                    exercises, listings, meta.get("title_zh", ""), assigned, **budgets)
     if check_files:
         validate_files(course, require_stubs)
     return course

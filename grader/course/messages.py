@@ -229,6 +229,27 @@ CATALOG: dict[str, dict[str, str]] = {
         "zh": "这个评分器没有给沙箱提供资源文件夹（sub.assets），因此无法在沙箱中读取合并排名",
     },
     # ------------------------------------------------ the worker's faults and errors
+    "fault_budget": {
+        "en": "the submission's grading budget ran out while this call ran",
+        "zh": "这次调用运行期间，提交的评分预算用完了",
+    },
+    "budget_spent_here": {
+        "en": "your submission used up its grading budget ({seconds} s of {what}) during this check, in {exercise}; "
+              "the checks after it were not run",
+        "zh": "你的提交在这项检查中（{exercise}）用完了评分预算（{seconds} 秒{what}）；之后的检查没有运行",
+    },
+    "budget_spent_before": {
+        "en": "not run: your submission used up its grading budget ({seconds} s of {what}) in {exercise}",
+        "zh": "没有运行：你的提交在 {exercise} 中用完了评分预算（{seconds} 秒{what}）",
+    },
+    "budget_note": {
+        "en": "grading budget used up ({seconds} s of {what}) in {exercise}: {count} check(s) after it were not run "
+              "and score 0 (README: Grading budget)",
+        "zh": "评分预算（{seconds} 秒{what}）在 {exercise} 中用完：之后的 {count} 项检查没有运行，记 0 分"
+              "（见 README：评分预算）",
+    },
+    "budget_wall": {"en": "wall time", "zh": "墙钟时间"},
+    "budget_cpu": {"en": "CPU time", "zh": " CPU 时间"},
     "fault_timeout": {
         "en": "your code took longer than the {seconds} s limit",
         "zh": "你的代码运行时间超过了 {seconds} 秒的限制",

@@ -36,6 +36,8 @@ def cmd_grade(args) -> int:
         print(f"kata grade: {problem}", file=sys.stderr)
         return 2
     course = load_course(args)
+    course.budget_s = args.budget or course.budget_s  # every grading below (a batch's children too) uses them
+    course.budget_cpu_s = args.budget_cpu or course.budget_cpu_s
     exercises = select(course, args.exercise, args.assignment)
     assignment = assignment_of(course, args)
     if args.out:  # a class folder: every submission in it

@@ -8,6 +8,8 @@ number of its tasks. The kernel then kills inside that sandbox only.
 
 Works with cgroup v1 (the `memory` and `pids` hierarchies) and with cgroup v2 where the
 grader's own cgroup delegates the `memory` and `pids` controllers (`cgroup.subtree_control`).
+Where the machine counts it (cgroup v1's `cpuacct` hierarchy, v2's `cpu.stat`), the group also
+gives the sandbox's CPU time, which the grading budget counts (budget.py).
 The group is made below the grader's own cgroup, so the host's accounting of the grader still
 covers it. Elsewhere (an unprivileged container, say) `Group.create` returns None and the
 per-process limits are all there is; SECURITY.md says so.
@@ -82,6 +84,15 @@ class Group:
                 for d in dirs.values():
                     os.mkdir(d, 0o700)
                     made.append(d)
+                # CPU time, where the cpuacct hierarchy is there to count it (the grading budget's;
+                # optional: without it only wall time is counted)
+                acct = ROOT + "/cpuacct"
+                if "cpuacct" in own and _writable_dir(acct + own["cpuacct"]):
+                    _sweep(acct + own["cpuacct"])
+                    d = os.path.join(acct + own["cpuacct"], name)
+                    os.mkdir(d, 0o700)
+                    made.append(d)
+                    dirs["cpuacct"] = d
                 group = cls(1, dirs)
             elif "" in own and os.path.exists(os.path.join(ROOT, "cgroup.controllers")):
                 parent = ROOT + own[""]
@@ -92,7 +103,7 @@ class Group:
                 d = os.path.join(parent, name)
                 os.mkdir(d, 0o700)
                 made.append(d)
-                group = cls(2, {"memory": d, "pids": d})
+                group = cls(2, {"memory": d, "pids": d, "cpuacct": d})  # cpu.stat: in every v2 group
             else:
                 return None
             group._write("pids", "pids.max", str(max_tasks))
@@ -136,6 +147,21 @@ class Group:
             return True
         except OSError:
             return False  # under the current usage: the next worker starts later, and is limited then
+
+    def cpu_s(self) -> float | None:
+        """CPU seconds used so far by every process that ever ran in the group; None where it is not counted."""
+        if "cpuacct" not in self.dirs:
+            return None
+        try:
+            if self.version == 1:
+                return int(self._read("cpuacct", "cpuacct.usage")) / 1e9
+            for line in self._read("cpuacct", "cpu.stat").splitlines():
+                key, _, value = line.partition(" ")
+                if key == "usage_usec":
+                    return int(value) / 1e6
+        except (OSError, ValueError):
+            pass
+        return None
 
     def oom_kills(self) -> int:
         """How many processes the kernel killed in this group for want of memory, so far."""

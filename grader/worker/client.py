@@ -72,6 +72,7 @@ class Sandbox:
         self.group: cgroups.Group | None = None  # bounds the memory and tasks of the whole sandbox
         self._baseline_mb = 0.0  # the fork server's own memory, charged to the group
         self._memory_cap: float | None = None  # the group's memory cap in MB, as last set
+        self._cpu_done = 0.0  # CPU seconds of the groups of earlier starts (a restart makes a new group)
         self.proven = False  # started once: a later failure to start is a fault, the first is SandboxUnavailable
         self._owner = os.getpid()  # the process that started the fork server (its parent)
 
@@ -170,6 +171,12 @@ class Sandbox:
         self.ready, self.proven = readiness["ready"], True
         self.startup_s, self._baseline_mb = readiness["startup_s"], readiness["baseline_mb"]
 
+    def cpu_seconds(self) -> float | None:
+        """CPU seconds of every process this sandbox has run, across restarts; None where its
+        cgroup does not count CPU time (or there is no cgroup)."""
+        used = self.group.cpu_s() if self.group is not None else None
+        return None if used is None else self._cpu_done + used
+
     def alive(self) -> bool:
         if self.proc is None:
             return False
@@ -194,6 +201,7 @@ class Sandbox:
             shutil.rmtree(self.tmp, ignore_errors=True)
             self.tmp = None
         if self.group is not None:
+            self._cpu_done += self.group.cpu_s() or 0.0
             self.group.remove()
             self.group = None
         if self._lease is not None:  # every process of that uid died with the sandbox's pid namespace
@@ -376,8 +384,10 @@ class Worker:
         except OSError:
             return ""
 
-    def request(self, msg: dict, tensors=None, timeout: float = 10.0):
-        """Send one request and wait for its reply. Returns (reply, tensors) or raises WorkerFault."""
+    def request(self, msg: dict, tensors=None, timeout: float = 10.0, stop=None):
+        """Send one request and wait for its reply. Returns (reply, tensors) or raises WorkerFault.
+        `stop()`: asked between waits (every POLL_S); True ends the call as a "budget" fault (the
+        submission's grading budget ran out while it ran)."""
         if self.fault is not None:  # repeat the first fault: retries see one consistent reason
             raise self.fault
         if self.dead:
@@ -396,6 +406,10 @@ class Worker:
                 # Wait in slices, and between them ask whether the worker still lives: children it
                 # forked hold its socket open, so its death alone may never close the socket.
                 if not select.select([self.sock], [], [], min(remaining, self.POLL_S))[0]:
+                    if stop is not None and stop():
+                        self._end()
+                        self.fault = WorkerFault("budget", t("fault_budget"), t("fault_budget"))
+                        raise self.fault
                     if not self.box.running(self.pid):
                         raise EOFError("the worker died")
                     continue

@@ -16,6 +16,7 @@ import re
 from pathlib import Path
 
 from ..course.messages import CATALOG, Msg, t
+from .budget import Budget
 from .client import Worker, WorkerFault
 from .runtime import wire
 
@@ -192,8 +193,10 @@ class Remote:
     """The submission's exercise module as seen from a check."""
 
     def __init__(self, worker: Worker, exercise: str, time_limit: float, assets: str | None = None,
-                 hidden: bool = False, exercises: frozenset = frozenset(), files: dict[str, int] | None = None):
+                 hidden: bool = False, exercises: frozenset = frozenset(), files: dict[str, int] | None = None,
+                 budget: Budget | None = None):
         self._worker = worker
+        self._budget = budget  # the submission's grading budget: no call waits past it
         self._exercise = exercise
         self._exercises = exercises  # the course's exercise files ("ch01/x.py"): an error from one is named as such
         self._time_limit = time_limit
@@ -210,8 +213,7 @@ class Remote:
             tensors[f"k{name}"] = tensor
         doc_kwargs = _rename(doc_kwargs, "k")
         try:
-            reply, out = self._worker.request(dict(msg, args=doc_args, kwargs=doc_kwargs), tensors,
-                                              timeout=self._time_limit)
+            reply, out = self._ask(dict(msg, args=doc_args, kwargs=doc_kwargs), tensors)
             if not reply.get("ok"):
                 raise student_error(label, reply.get("error") or {}, self._worker.limits.memory_mb, self._hidden,
                                     self._exercise, self._exercises)
@@ -221,6 +223,19 @@ class Remote:
                 raise WorkerFault("wire", t("fault_wire_hidden"), t("fault_wire_hidden")) from None
             raise
         return self._wrap(value, msg.get("target", {}).get("name", "") if msg.get("op") == "call" else "")
+
+    def _ask(self, msg: dict, tensors=None):
+        """One request, waiting at most the time limit or what is left of the grading budget. A call
+        the budget cut short is a "budget" fault, whatever the worker was doing."""
+        if self._budget is None:
+            return self._worker.request(msg, tensors, timeout=self._time_limit)
+        timeout, capped = self._budget.cap(self._time_limit)
+        try:
+            return self._worker.request(msg, tensors, timeout=timeout, stop=self._budget.stop)
+        except WorkerFault as fault:
+            if capped and fault.kind == "timeout":
+                raise WorkerFault("budget", t("fault_budget"), t("fault_budget")) from None
+            raise
 
     def _wrap(self, value, asked: str = ""):
         if isinstance(value, wire.Handle):
@@ -240,9 +255,8 @@ class Remote:
     def _import(self, path: str, forbidden: list[str], hint: str, forbidden_ops: list[str] = ()) -> None:
         if self._hidden is not None:
             self._hidden = HiddenContext(self._exercise, [*forbidden, *forbidden_ops], hint, self._files)
-        reply, _ = self._worker.request({"op": "import", "module": self._exercise, "path": path,
-                                         "forbidden": forbidden, "forbidden_ops": list(forbidden_ops),
-                                         "hint": hint}, timeout=self._time_limit)
+        reply, _ = self._ask({"op": "import", "module": self._exercise, "path": path, "forbidden": forbidden,
+                              "forbidden_ops": list(forbidden_ops), "hint": hint})
         if not reply.get("ok"):  # before any hidden input: the student's full message
             raise student_error(f"importing {path}", reply.get("error") or {}, self._worker.limits.memory_mb,
                                 exercise=self._exercise, exercises=self._exercises)

@@ -129,7 +129,7 @@ def grade(args, course, exercises, assignment=None) -> int:
             return 2
     opts = Options(exercises=[ex.id for ex in exercises], public_only=args.public_only,
                    time_limit=args.time_limit, jobs=args.jobs or default_jobs(), force=args.force,
-                   timeout=args.timeout or 1800.0, hidden=args.gradescope_hidden or "after_published",
+                   timeout=args.timeout or max(1800.0, 2 * course.budget_s + 60), hidden=args.gradescope_hidden or "after_published",
                    quiet=args.quiet, assignment=assignment, roster=args.roster, submitted_at=args.submitted_at)
     console = Console()
     try:

@@ -138,6 +138,7 @@ def _meta(course, opts: Options, course_fp: str) -> dict:
     return {"kind": "kata-batch", "format": 1, "kata_version": __version__, "course": course_fp,
             "title": course.title, "exercises": list(opts.exercises), "public_only": opts.public_only,
             "time_limit": opts.time_limit, "gradescope_hidden": opts.hidden,
+            "budget_s": course.budget_s, "budget_cpu_s": course.budget_cpu_s,
             "assignment": opts.assignment.id if opts.assignment else None,
             "late": opts.assignment.late_policy() if opts.assignment else None}
 

@@ -1,0 +1,199 @@
+"""A submission's grading has a total budget (course.toml's budget_s and budget_cpu_s; `kata grade
+--budget S --budget-cpu S`): an import that is slow on purpose pays its cost in every check, and
+without the budget held a grader for half an hour. When it runs out, the checks after it fail as
+"not run", the report says where it ran out, and what ran before keeps its points.
+"""
+import json
+import time
+
+import pytest
+
+from grader.worker.budget import Budget
+from tests.conftest import EXERCISES, ROOT, SOLUTIONS, grade, kata
+
+# Appended to an exercise file: each costs its price at every import, that is in every check.
+ATTACKS = {
+    # 300 children that sleep (within the process limit), forked again by every check's import
+    "forks": """
+import os as _os, time as _time
+for _i in range(300):
+    try:
+        if _os.fork() == 0:
+            _time.sleep(600)
+            _os._exit(0)
+    except OSError:
+        break
+""",
+    # kills the sandbox's fork server: the next check must start a new sandbox
+    "kills_parent": """
+import os as _os, signal as _signal
+_os.kill(_os.getppid(), _signal.SIGKILL)
+""",
+    "sleeps": """
+import time as _time
+_time.sleep(4)
+""",
+    "burns_cpu": """
+import time as _time
+_t0 = _time.process_time()
+while _time.process_time() - _t0 < 4:
+    pass
+""",
+}
+
+
+class FakeClock:
+    def __init__(self):
+        self.now = 100.0
+
+    def __call__(self):
+        return self.now
+
+
+def test_the_budget_counts_from_the_first_check_and_caps_every_call():
+    clock = FakeClock()
+    b = Budget(10, clock=clock)
+    clock.now += 50  # before the first check: not counted
+    assert b.cap(3) == (3, False) and not b.exhausted("a")
+    clock.now += 8.5
+    assert b.cap(3) == (pytest.approx(1.5), True)  # the call may take only what is left
+    clock.now += 2
+    assert b.cap(3)[0] == 0.005 and b.exhausted("s1_11_softmax")
+    assert (b.spent_in, b.spent_on) == ("s1_11_softmax", "wall")
+    assert b.exhausted("later") and b.spent_in == "s1_11_softmax"  # where it ran out stays
+
+
+def test_cpu_time_is_counted_from_the_start_and_stops_a_call():
+    clock, used = FakeClock(), [7.0]  # the sandbox had used 7 CPU seconds for earlier submissions
+    b = Budget(100, 5, cpu_used=lambda: used[0], clock=clock)
+    b.start()
+    used[0] = 11.0
+    assert not b.stop() and not b.exhausted("a")
+    used[0] = 12.5
+    assert b.stop() and b.exhausted("b") and b.spent_on == "cpu"
+    assert b.describe() == {"seconds": "5", "kind": "cpu"}
+    unknown = Budget(100, 5, cpu_used=lambda: None, clock=clock)  # no cgroup: wall time only
+    assert unknown.cpu_left() is None and not unknown.stop()
+
+
+def test_course_toml_states_the_budget_and_rejects_a_bad_one(tmp_path):
+    from grader.course import manifest
+
+    course = manifest.load(ROOT)
+    assert (course.budget_s, course.budget_cpu_s) == (300, 600)
+    bad = tmp_path / "course"
+    bad.mkdir()
+    text = (ROOT / "course.toml").read_text().replace("budget_s = 300", "budget_s = -1", 1)
+    (bad / "course.toml").write_text(text)
+    with pytest.raises(manifest.CourseError, match="budget_s must be a number of seconds above 0"):
+        manifest.load(bad, check_files=False)
+
+
+def test_a_bad_budget_option_is_refused():
+    proc = kata("grade", str(SOLUTIONS), "--budget", "0")
+    assert proc.returncode == 2 and "'0' is not a number of seconds above 0" in proc.stderr
+
+
+def test_a_slow_import_stops_at_the_budget_and_what_ran_before_keeps_its_points(tmp_path):
+    sub = tmp_path / "sub"
+    (sub / "ch01").mkdir(parents=True)
+    for ex in ("s1_11_softmax", "s1_12_context"):  # the first right and quick; the second sleeps at import
+        (sub / "ch01" / f"{ex}.py").write_text((SOLUTIONS / "ch01" / f"{ex}.py").read_text())
+    with open(sub / "ch01" / "s1_12_context.py", "a") as f:
+        f.write(ATTACKS["sleeps"])
+    started = time.monotonic()
+    doc = grade(sub, "-e", "s1_11_softmax", "-e", "s1_12_context", "--budget", "6")
+    took = time.monotonic() - started
+    assert took < 6 + 15, f"grading took {took:.0f} s with a 6 s budget"
+    softmax = [c for c in doc["checks"] if c["exercise"] == "s1_11_softmax"]
+    assert softmax and all(c["status"] == "passed" for c in softmax)  # ran before the budget was spent
+    context = [c for c in doc["checks"] if c["exercise"] == "s1_12_context"]
+    # each of its checks imports it again (4 s): one passes, the next runs out of budget, the rest are not run
+    kinds = [c["kind"] if c["status"] == "failed" else "passed" for c in context]
+    assert kinds == ["passed"] * kinds.count("passed") + ["budget"] * kinds.count("budget") and kinds[-1] == "budget"
+    assert any("during this check, in s1_12_context" in c["message"] for c in context)
+    assert any(c["message"].startswith("not run: your submission used up its grading budget (6 s of wall time)")
+               for c in context)
+    assert any("grading budget used up (6 s of wall time) in s1_12_context" in n for n in doc["notes"])
+
+
+@pytest.mark.slow
+def test_four_slow_import_attacks_each_end_within_the_budget_and_the_class_is_unaffected(tmp_path):
+    """Each attack appended to every file of a stub submission but the first exercise (right, and
+    graded first): a batch of the four and an honest solution, with a 20 s budget."""
+    budget = 20
+    cls = tmp_path / "class"
+    for name, attack in ATTACKS.items():
+        shutil_copy(EXERCISES, cls / name)
+        for f in sorted((cls / name / "ch01").glob("*.py")):
+            if f.stem == "s1_01_next_token":
+                f.write_text((SOLUTIONS / "ch01" / f.name).read_text())
+            else:
+                with open(f, "a") as out:
+                    out.write(attack)
+    shutil_copy(SOLUTIONS, cls / "honest")
+    out = tmp_path / "out"
+    started = time.monotonic()
+    # s1_01 and §1.9-1.12: the honest solution takes a few seconds of its budget
+    chosen = ["-e", "s1_01_next_token", "-e", "1.9", "-e", "1.10", "-e", "1.11", "-e", "1.12"]
+    proc = kata("grade", str(cls), "--out", str(out), "--jobs", "2", "--budget", str(budget), "-q", *chosen,
+                timeout=900)
+    took = time.monotonic() - started
+    assert proc.returncode == 0, proc.stderr
+    first_points = None
+    for name in ATTACKS:
+        doc = json.loads((out / "students" / name / "report.json").read_text())
+        assert doc["student"]["status"] == "graded", (name, doc["student"])
+        # the grading itself (its sandbox's start to its last check), within the budget and a margin
+        # for the one call or sandbox start in progress when it ran out
+        assert doc["duration_s"] <= budget + 12, f"{name}: graded in {doc['duration_s']} s with a {budget} s budget"
+        assert any("grading budget used up" in n for n in doc["notes"]), (name, doc["notes"])
+        first = [c for c in doc["checks"] if c["exercise"] == "s1_01_next_token"]
+        assert first and all(c["status"] == "passed" for c in first), name
+        first_points = sum(c["score"] for c in first)
+        print(f"{name}: graded in {doc['duration_s']:g} s, {sum(c['kind'] == 'budget' for c in doc['checks'])} "
+              f"of {len(doc['checks'])} checks cut by the budget")
+        assert doc["score"] == first_points, f"{name}: {doc['score']} points, only s1_01's {first_points} expected"
+    honest = json.loads((out / "students" / "honest" / "report.json").read_text())
+    assert honest["score"] == honest["max_score"] and not any("budget" in n for n in honest["notes"])
+    # a rerun grades nothing again: a budget-exhausted submission is graded, not an error
+    kept = {p.parent.name: p.read_bytes() for p in out.glob("students/*/report.json")}
+    again = kata("grade", str(cls), "--out", str(out), "--jobs", "2", "--budget", str(budget), "-q", *chosen)
+    assert again.returncode == 0, again.stderr
+    assert {p.parent.name: p.read_bytes() for p in out.glob("students/*/report.json")} == kept
+    meta = json.loads((out / "batch.json").read_text())
+    assert meta["budget_s"] == budget
+    print(f"class of 5 (4 attacks, 1 honest) graded in {took:.0f} s")
+
+
+def shutil_copy(src, dst):
+    import shutil
+
+    shutil.copytree(src, dst)
+
+
+def _counts_cpu() -> bool:
+    from grader.course import manifest
+    from grader.checking.runner import sandbox_at
+
+    box = sandbox_at(manifest.load(ROOT), SOLUTIONS)
+    box.launch()
+    try:
+        box.wait_ready()
+        return box.cpu_seconds() is not None
+    finally:
+        box.close()
+
+
+def test_cpu_time_runs_out_before_wall_time_where_the_sandbox_counts_it(tmp_path):
+    if not _counts_cpu():
+        pytest.skip("no cgroup counts the sandbox's CPU time here (not root, or no cpuacct): wall time only")
+    sub = tmp_path / "sub"
+    (sub / "ch01").mkdir(parents=True)
+    (sub / "ch01" / "s1_12_context.py").write_text((SOLUTIONS / "ch01" / "s1_12_context.py").read_text()
+                                                   + ATTACKS["burns_cpu"])
+    started = time.monotonic()
+    doc = grade(sub, "-e", "s1_12_context", "--budget", "120", "--budget-cpu", "6")
+    assert time.monotonic() - started < 6 + 20
+    assert any("grading budget used up (6 s of CPU time) in s1_12_context" in n for n in doc["notes"]), doc["notes"]
+    assert [c["kind"] for c in doc["checks"]][-1] == "budget"
