@@ -197,3 +197,63 @@ def test_cpu_time_runs_out_before_wall_time_where_the_sandbox_counts_it(tmp_path
     assert time.monotonic() - started < 6 + 20
     assert any("grading budget used up (6 s of CPU time) in s1_12_context" in n for n in doc["notes"]), doc["notes"]
     assert [c["kind"] for c in doc["checks"]][-1] == "budget"
+
+
+# ---- what runs in the grader's own process, for a submission, is bounded too (an outside attack's findings)
+
+
+def test_a_file_too_long_to_scan_fails_its_exercise_at_once(tmp_path):
+    """The forbidden-API scan runs in the grader's process; an 8 MB file of dense code imported by a
+    forbidden-list exercise once took 75 s to scan past a 15 s budget. Past 256 KB a file is not read."""
+    sub = tmp_path / "sub"
+    (sub / "ch01").mkdir(parents=True)
+    softmax = (SOLUTIONS / "ch01" / "s1_11_softmax.py").read_text() + "\n\ndef _unused():\n    import s1_12_context\n"
+    (sub / "ch01" / "s1_11_softmax.py").write_text(softmax)
+    filler = "".join(f"_x{i} = torch.exp(torch.tensor({i}.0))\n" for i in range(9000))  # ~330 KB
+    (sub / "ch01" / "s1_12_context.py").write_text((SOLUTIONS / "ch01" / "s1_12_context.py").read_text() + filler)
+    started = time.monotonic()
+    doc = grade(sub, "-e", "s1_11_softmax", "--budget", "30")
+    assert time.monotonic() - started < 30
+    public = [c for c in doc["checks"] if c["visibility"] == "public"]
+    assert doc["score"] == 0 and all(c["kind"] == "forbidden" for c in doc["checks"])
+    assert all("too long for the grader to read through" in c["message"] for c in public)
+
+
+def test_a_huge_value_quoted_by_a_check_makes_no_huge_message(tmp_path):
+    sub = tmp_path / "sub"
+    (sub / "ch01").mkdir(parents=True)
+    (sub / "ch01" / "s1_03_tokenizers.py").write_text(
+        (SOLUTIONS / "ch01" / "s1_03_tokenizers.py").read_text()
+        + "\n\ndef split_words(text):\n    return ['w%d' % i for i in range(200000)]\n")
+    doc = grade(sub, "-e", "s1_03_tokenizers")
+    failed = [c for c in doc["checks"] if c["status"] == "failed"]
+    assert failed and max(len(c["message"]) for c in doc["checks"]) < 4100
+    assert any("more characters not shown" in c["message"] for c in failed)
+
+
+def test_the_figures_of_a_page_stop_at_their_own_budget(tmp_path):
+    from grader import listings
+    from grader.checking.runner import sandbox_at
+    from grader.course import manifest
+    from grader.reports import figures
+
+    sub = tmp_path / "sub"
+    (sub / "ch01").mkdir(parents=True)
+    (sub / "ch01" / "s1_05_positions.py").write_text(
+        (SOLUTIONS / "ch01" / "s1_05_positions.py").read_text()
+        + "\n\nimport time as _time\n_real = sinusoidal_position_encoding\n\n"
+          "def sinusoidal_position_encoding(seq_len, d_model):\n    _time.sleep(3)\n    return _real(seq_len, d_model)\n")
+    course = manifest.load(ROOT)
+    listings.load(course)
+    figs = listings.figures_of_exercise("s1_05_positions")
+    assert figs
+    box = sandbox_at(course, sub)
+    box.launch()
+    try:
+        started = time.monotonic()
+        drawn = figures.draw(course, box, figs * 3, budget_s=4)
+        took = time.monotonic() - started
+    finally:
+        box.close()
+    assert took < 4 + 6, f"figures drawn in {took:.1f} s with a 4 s budget"
+    assert any("not drawn: the page's figures used up their 4 s" in d.error for d in drawn)

@@ -47,6 +47,8 @@ class _Plugin:
                  lane: tuple[int, int] | None = None, budget: Budget | None = None):
         self.lane = lane
         self.budget = budget
+        self.verdicts: dict[str, tuple[str, bool]] = {}  # exercise -> its forbidden-API verdict (_scan_exercise)
+        self.scans: dict = {}  # the scans of this grading, by file and forbidden list
         self.course = course
         self.submission = submission
         self.box = box
@@ -107,8 +109,14 @@ class _Plugin:
 
     # -- running
     def pytest_runtest_setup(self, item):
-        if self.budget is not None and self.budget.exhausted(self.exercise_of(item).id):
+        ex = self.exercise_of(item)
+        if self.budget is not None and self.budget.exhausted(ex.id):
             raise BudgetSpent()  # the check is not run: it fails at once, as "not run"
+        if ex.id not in self.verdicts:  # the forbidden-API scan, before the exercise's first check, on its budget
+            verdict = _scan_exercise(ex, self.submission, self.course, self.scans, self.budget)
+            if verdict is None:
+                raise BudgetSpent()
+            self.verdicts[ex.id] = verdict
         hidden = item.function._kata_check["hidden"]
         self._token = compare.HIDDEN.set(hidden)
         settings.load_profile("kata-hidden" if hidden else "kata-public")  # the check's @settings build on it
@@ -275,6 +283,18 @@ def conceal_values(message: str) -> str:
     return re.sub("\x00k(\\d+)k\x00", lambda m: kept[int(m.group(1))], text)
 
 
+MAX_MESSAGE_CHARS = 4000  # a check's message: the longest the course writes is under 1,000
+
+
+def _bounded(message: str) -> str:
+    """A check's message cut to MAX_MESSAGE_CHARS. A public check may quote what the student's code
+    returned, and a 10 MB return value once made a 10 MB message that every report format (the
+    terminal, JUnit, the HTML page) carried and drew outside the grading budget."""
+    if len(message) <= MAX_MESSAGE_CHARS:
+        return message
+    return message[:MAX_MESSAGE_CHARS] + t("message_cut", count=f"{len(message) - MAX_MESSAGE_CHARS:,}")
+
+
 def printable(value, lines: bool = True):
     """`value` with every string made writable as UTF-8 anywhere (a report file, a terminal): an
     unpaired surrogate — from a file name that is not UTF-8, a student's "\\ud800", a manifest —
@@ -307,22 +327,31 @@ def exercise_files_imported(ex: Exercise, submission: Submission, course: Course
     return out
 
 
-def _scan_exercise(ex: Exercise, submission: Submission, course: Course | None = None) -> tuple[str, bool]:
+def _scan_exercise(ex: Exercise, submission: Submission, course: Course | None = None, cache: dict | None = None,
+                   budget: Budget | None = None) -> tuple[str, bool] | None:
     """The forbidden-API verdict of `ex`: its own file and every exercise file it imports from the
     submission are scanned under `ex`'s list (an earlier exercise may use what this one forbids,
     but not on this one's behalf). Returns the verdict ("" when none) and whether the escape rule
-    (not only a forbidden name) is in it."""
+    (not only a forbidden name) is in it; None when the grading budget ran out before every file
+    was read (the scan runs in the grader's process: its time is the submission's too).
+    `cache`: scans of one grading, by file and list (a file that many exercises import is read once)."""
     if not ex.forbidden:
         return "", False
     files = [ex.file] + (exercise_files_imported(ex, submission, course) if course is not None else [])
     local = frozenset(e.module for e in course.exercises) if course is not None else frozenset()
     names, escapes = [], []
+    cache = {} if cache is None else cache
     for f in files:
         source = submission.source(f)
         if source is None:
             continue
+        if budget is not None and budget.exhausted(ex.id):
+            return None
         label = f if f == ex.file else t("scan_imported_file", file=f, by=ex.file)
-        for v in scan(source, ex.forbidden, local):
+        key = (f, tuple(ex.forbidden))
+        if key not in cache:
+            cache[key] = scan(source, ex.forbidden, local)
+        for v in cache[key]:
             (escapes if v.why else names).append(v.describe(label))
     verdicts = []
     if names:
@@ -417,7 +446,9 @@ def run(course: Course, submission: Submission, exercises: list[Exercise] | None
                 duration_s=None if info["hidden"] else round(plugin.durations.get(item.nodeid, 0.0), 4), kind=kind,
                 title=pick(info["title"], info["title_zh"]), mistake=mistake))
         for ex in exercises:
-            verdict, escaped = _scan_exercise(ex, submission, course)
+            # scanned before the exercise's first check; an exercise never reached (the budget ran
+            # out before it) has only checks that were not run
+            verdict, escaped = plugin.verdicts.get(ex.id, ("", False))
             if verdict:
                 for r in results:
                     if r.exercise == ex.id:
@@ -438,7 +469,7 @@ def run(course: Course, submission: Submission, exercises: list[Exercise] | None
         order = {ex.id: i for i, ex in enumerate(course.exercises)}
         results.sort(key=lambda r: order[r.exercise])
         for r in results:
-            r.message = printable(r.message)
+            r.message = _bounded(printable(r.message))
         # names, notes and the manifest's fields on one line each; the total time in whole
         # seconds: a hidden check's own time is shown nowhere (it could tell its inputs)
         return GradeResult(printable(submission.label or submission.origin.name, lines=False), box.kind, results,

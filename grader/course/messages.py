@@ -248,6 +248,22 @@ CATALOG: dict[str, dict[str, str]] = {
         "zh": "评分预算（{seconds} 秒{what}）在 {exercise} 中用完：之后的 {count} 项检查没有运行，记 0 分"
               "（见 README：评分预算）",
     },
+    "scan_too_large": {
+        "en": "{file}: too long for the grader to read through (over 256 KB; the course's longest solution is 7 KB); "
+              "keep only your exercise's code in it",
+        "zh": "{file}：太长，评分器无法读完（超过 256 KB；本课程最长的参考答案只有 7 KB）；文件里只保留本练习的代码",
+    },
+    "figures_budget": {
+        "en": "not drawn: the page's figures used up their {seconds} s of your code's time",
+        "zh": "没有绘制：本页的图已用完你的代码的 {seconds} 秒时间",
+    },
+    "message_cut": {"en": " … ({count} more characters not shown)", "zh": " …（还有 {count} 个字符未显示）"},
+    "budget_wall": {"en": "wall time", "zh": "墙钟时间"},
+    "budget_cpu": {"en": "CPU time", "zh": " CPU 时间"},
+    "fault_timeout": {
+        "en": "your code took longer than the {seconds} s limit",
+        "zh": "你的代码运行时间超过了 {seconds} 秒的限制",
+    },
     "budget_wall": {"en": "wall time", "zh": "墙钟时间"},
     "budget_cpu": {"en": "CPU time", "zh": " CPU 时间"},
     "fault_timeout": {

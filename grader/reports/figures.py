@@ -19,6 +19,7 @@ from ..course.manifest import Course
 from ..course.messages import t
 from ..course.safe_text import plain
 from ..listings import plots
+from ..worker.budget import Budget
 from ..worker.client import Sandbox, WorkerFault
 from ..worker.proxy import StudentError
 
@@ -41,13 +42,23 @@ class Drawn:
         return f"listing-{re.sub(r'[^A-Za-z0-9.]+', '-', listing_id)}-{self.name}.png"
 
 
-def draw(course: Course, box: Sandbox, figures: list[listings.Figure]) -> list[Drawn]:
-    """Draw `figures` with the submission running in `box` (started)."""
+FIGURES_BUDGET_S = 30.0  # all the figures of one page together: the student's code runs again for them
+
+
+def draw(course: Course, box: Sandbox, figures: list[listings.Figure], budget_s: float = FIGURES_BUDGET_S) -> list[Drawn]:
+    """Draw `figures` with the submission running in `box` (started), within `budget_s` seconds in
+    all (a grading budget of their own, after the grading's: no call waits past it, and the figures
+    after it are entries that say they were not drawn)."""
+    budget = Budget(budget_s)
     out: list[Drawn] = []
     for fig in figures:
         ex = course.get(fig.exercise)
+        if budget.exhausted(ex.id):
+            out.append(Drawn(ex.id, fig.listings, fig.name, fig.name, error=t(
+                "plot_failed", listing=", ".join(fig.listings), reason=t("figures_budget", seconds=f"{budget_s:g}"))))
+            continue
         try:
-            worker, remote = open_exercise(box, ex, course=course)
+            worker, remote = open_exercise(box, ex, course=course, budget=budget)
             try:
                 specs = fig.draw(remote)
                 drawn = [Drawn(ex.id, fig.listings, s.name, s.title, png=plots.render(s)) for s in specs]

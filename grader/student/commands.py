@@ -146,7 +146,7 @@ def cmd_run(args) -> int:
                 worker.close()
         except (StudentError, WorkerFault) as e:
             error = str(e)
-        drawn = figures.draw(course, box, figs) if args.plot else []
+        drawn = figures.draw(course, box, figs, budget_s=course.budget_s) if args.plot else []
     console = Console()
     titles = {item.id: item.display_title() for item in course.listings}
     title = t("listing_title", id=lst.id, exercise=ex.id, section=ex.section, title=titles.get(lst.id) or lst.title)

@@ -215,7 +215,7 @@ def record(course: Course, exercises: list[Exercise] | None = None, listings_too
                     except (StudentError, WorkerFault) as e:
                         rec.failures.append(f"listing {lst.id}: {e}")
                 figs = [f for ex_id in sorted(ids) for f in listings.figures_of_exercise(ex_id)]
-                for drawn in figure_module.draw(course, box, figs):
+                for drawn in figure_module.draw(course, box, figs, budget_s=course.budget_s):
                     if drawn.error:
                         rec.failures.append(f"figure {drawn.name}: {drawn.error}")
     return rec
