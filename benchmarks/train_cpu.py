@@ -8,18 +8,22 @@
      ours  kata train's pipeline: token ids computed once (cached), batches of 32 drawn from
            pools of similar length and padded to their own longest row, the attention fast path.
    Measured: real (non-padding) tokens per second, and the ratio. Target: ours >= 3x.
-2. Quality (--epochs N, 0 to skip): on the same data, same split, our from-scratch BERT
-   (kata train, best validation checkpoint) against TF-IDF + logistic regression (C chosen on the
-   same validation split), both scored on the same test set: accuracy and macro F1.
+2. Quality (--minutes M, 0 to skip; compare_pretrain.py): on the same data, the same split and
+   the same test set, TF-IDF + logistic regression (C chosen on the validation split), our BERT
+   from scratch, and our BERT pre-trained as a masked language model then fine-tuned
+   (kata train --pretrain-mlm), each BERT given M minutes of CPU training-step time (default 20;
+   the pre-trained one spends --pretrain-share of it, default 0.5, pre-training): accuracy and
+   macro F1 of the best validation checkpoint, in one table.
 
-    python benchmarks/train_cpu.py                      # offline corpus, 30 timed steps, 3 epochs
-    python benchmarks/train_cpu.py --data imdb --epochs 0
+    python benchmarks/train_cpu.py                      # offline corpus, 30 timed steps, 20 minutes per BERT
+    python benchmarks/train_cpu.py --data imdb --minutes 0
+    python benchmarks/train_cpu.py --data synthetic:400 --steps 3 --minutes 0.5 --tiny   # checks the script
 """
 from __future__ import annotations
 
 import argparse
+import json
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -31,27 +35,31 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from book_pipeline import BOOK, BookIMDBDataset, timed_steps  # noqa: E402
-from grader.capstone.data import holdout, load_source  # noqa: E402
+from compare_pretrain import compare  # noqa: E402
+from grader.capstone.data import load_source  # noqa: E402
 from grader.capstone.training.batches import LengthBatches, collate  # noqa: E402
-from grader.capstone.training.loop import TrainConfig, encode_split, train  # noqa: E402
+from grader.capstone.training.loop import encode_split  # noqa: E402
 from grader.capstone.training.model import build_model, enable_fast_attention, load_classifier_module, probe_batch  # noqa: E402
 from grader.capstone.training.tokenizer import load_tokenizer  # noqa: E402
 
-def speed(args, corpus, module, tok) -> dict:
+TINY = dict(dim=32, max_len=64, layers=1, heads=2, ff_dim=64)  # --tiny: a model that checks the script in seconds
+
+
+def speed(args, corpus, module, tok, shape) -> dict:
     texts, labels = corpus.train.texts, corpus.train.labels
     torch.manual_seed(0)
-    book_model = build_model(module, vocab_size=tok.vocab_size, **BOOK)
+    book_model = build_model(module, vocab_size=tok.vocab_size, **shape)
     book_loader = DataLoader(BookIMDBDataset(texts, labels, tok), batch_size=16, shuffle=True,
                              generator=torch.Generator().manual_seed(0))
     b_sec, b_real, b_pad = timed_steps(book_model, book_loader, args.steps)
 
     start = time.perf_counter()
-    data, _ = encode_split(corpus.train, tok)
+    data, _ = encode_split(corpus["train"], tok)
     encode_s = time.perf_counter() - start
     torch.manual_seed(0)
-    our_model = build_model(module, vocab_size=tok.vocab_size, **BOOK)
-    fast, why = enable_fast_attention(our_model, probe_batch(tok.vocab_size, BOOK["max_len"], tok.pad_id, tok.cls_id))
-    batches = (collate(data, index, tok.pad_id, BOOK["max_len"])
+    our_model = build_model(module, vocab_size=tok.vocab_size, **shape)
+    fast, why = enable_fast_attention(our_model, probe_batch(tok.vocab_size, shape["max_len"], tok.pad_id, tok.cls_id))
+    batches = (collate(data, index, tok.pad_id, shape["max_len"])
                for index in LengthBatches(data.lengths, 32, shuffle=True, seed=0))
     o_sec, o_real, o_pad = timed_steps(our_model, batches, args.steps)
     book_tps, our_tps = b_real / b_sec, o_real / o_sec
@@ -65,57 +73,33 @@ def speed(args, corpus, module, tok) -> dict:
     return {"book_tokens_per_s": book_tps, "ours_tokens_per_s": our_tps, "ratio": our_tps / book_tps}
 
 
-def quality(args, corpus) -> dict:
-    from sklearn.feature_extraction.text import TfidfVectorizer
-    from sklearn.linear_model import LogisticRegression
-    from sklearn.metrics import accuracy_score, f1_score
-
-    train_split, val_split = holdout(corpus.train, args.val_fraction, args.seed)  # what kata train uses
-    start = time.perf_counter()
-    vec = TfidfVectorizer(ngram_range=(1, 2), min_df=2, sublinear_tf=True)
-    x_train = vec.fit_transform(train_split.texts)
-    best = None
-    for c in (0.5, 1, 2, 4, 8, 16, 32):
-        clf = LogisticRegression(C=c, max_iter=2000).fit(x_train, train_split.labels)
-        acc = accuracy_score(val_split.labels, clf.predict(vec.transform(val_split.texts)))
-        if best is None or acc > best[0]:
-            best = (acc, c, clf)
-    preds = best[2].predict(vec.transform(corpus.test.texts))
-    base_s = time.perf_counter() - start
-    base = {"accuracy": accuracy_score(corpus.test.labels, preds),
-            "macro_f1": f1_score(corpus.test.labels, preds, average="macro"), "C": best[1], "seconds": base_s}
-
-    with tempfile.TemporaryDirectory(prefix="kata-bench-") as out:
-        cfg = TrainConfig(code="reference", data=args.data, out=out, epochs=args.epochs, batch_size=32, lr=args.lr,
-                          val_fraction=args.val_fraction, seed=args.seed, device="cpu", quiet=True, **BOOK)
-        m = train(cfg, ROOT)
-    ours = {"accuracy": m["test"]["accuracy"], "macro_f1": m["test"]["report"]["macro avg"]["f1-score"],
-            "seconds": m["seconds"], "best_step": m["best"]["step"], "steps": m["steps_total"]}
-    majority = max(sum(corpus.test.labels), len(corpus.test) - sum(corpus.test.labels)) / len(corpus.test)
-    print(f"\nquality on {corpus.source}: train {len(train_split):,}, validation {len(val_split):,}, "
-          f"test {len(corpus.test):,} (majority class {100 * majority:.1f}%)")
-    print(f"  TF-IDF + logistic regression (C={base['C']}): accuracy {100 * base['accuracy']:.2f}%, "
-          f"macro F1 {base['macro_f1']:.4f}  ({base_s:.0f} s)")
-    print(f"  our BERT ({args.epochs} epochs, best step {ours['best_step']}/{ours['steps']}): "
-          f"accuracy {100 * ours['accuracy']:.2f}%, macro F1 {ours['macro_f1']:.4f}  ({ours['seconds']:.0f} s)")
-    return {"baseline": base, "bert": ours}
-
-
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--data", default="offline")
     p.add_argument("--steps", type=int, default=30)
-    p.add_argument("--epochs", type=int, default=3)
+    p.add_argument("--minutes", type=float, default=20,
+                   help="CPU training-step time per BERT in the quality comparison (default 20; 0 skips it)")
+    p.add_argument("--pretrain-share", type=float, default=0.5,
+                   help="the share of the pre-trained BERT's minutes spent pre-training (default 0.5)")
+    p.add_argument("--batch-size", type=int, default=32)
+    p.add_argument("--tiny", action="store_true", help="a tiny model (dim 32, 1 layer): checks the script, "
+                                                        "measures nothing")
+    p.add_argument("--json", help="also write the figures here")
     p.add_argument("--lr", type=float, default=5e-4)
     p.add_argument("--val-fraction", type=float, default=0.1)
     p.add_argument("--seed", type=int, default=0)
     args = p.parse_args(argv)
     corpus = load_source(args.data)
-    tok = load_tokenizer(ROOT / "solutions", BOOK["max_len"])  # kata train's tokenizer: the exercise's, here the reference solution's
+    shape = TINY if args.tiny else BOOK
+    tok = load_tokenizer(ROOT / "solutions", shape["max_len"])  # kata train's tokenizer: the exercise's, here the reference solution's
     module = load_classifier_module(ROOT / "solutions")
-    speed(args, corpus, module, tok)
-    if args.epochs:
-        quality(args, corpus)
+    figures = {"speed": speed(args, corpus, module, tok, shape)}
+    if args.minutes:
+        figures["quality"] = compare(corpus, args.data, module, tok, shape, minutes=args.minutes,
+                                     share=args.pretrain_share, batch_size=args.batch_size, lr=args.lr,
+                                     seed=args.seed, val_fraction=args.val_fraction, device="cpu")
+    if args.json:
+        Path(args.json).write_text(json.dumps(figures, indent=2))
     return 0
 
 

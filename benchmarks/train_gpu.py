@@ -12,9 +12,15 @@ or parquet; or "imdb" where the hub is reachable), on the offline corpus otherwi
 2. Time to accuracy: `kata train`'s loop (ours) for --epochs epochs with validation every
    --eval-every steps: the wall time at which validation accuracy first reaches --target, the best
    validation accuracy, and the test accuracy of the best checkpoint.
+3. What pre-training buys (--compare-minutes M, default 5; 0 skips it; compare_pretrain.py): on
+   the same split, TF-IDF + logistic regression, our BERT from scratch, and our BERT pre-trained
+   as a masked language model then fine-tuned (kata train --pretrain-mlm), each BERT given M
+   minutes of training-step time on this device (the pre-trained one spends --pretrain-share of
+   it, default 0.5, pre-training), in one table (the whole --data corpus: --limit does not apply).
 
     python benchmarks/train_gpu.py                          # offline corpus
     python benchmarks/train_gpu.py --data /data/aclImdb --target 0.85
+    python benchmarks/train_gpu.py --data /data/aclImdb --compare-minutes 10
     python benchmarks/train_gpu.py --device cpu --smoke     # a seconds-long check that the script works
 Figures are printed and written as JSON (--json FILE).
 """
@@ -35,6 +41,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from book_pipeline import BOOK, BookIMDBDataset, timed_steps  # noqa: E402
+from compare_pretrain import compare  # noqa: E402
 from grader.capstone.data import load_source  # noqa: E402
 from grader.capstone.training.batches import LengthBatches, collate  # noqa: E402
 from grader.capstone.training.loop import TrainConfig, encode_split, train  # noqa: E402
@@ -47,7 +54,7 @@ SMOKE = dict(dim=32, max_len=64, layers=1, heads=2, ff_dim=64)
 def throughput(args, corpus, module, tok, shape) -> list[dict]:
     device = torch.device(args.device)
     bf16 = torch.autocast("cuda", dtype=torch.bfloat16) if device.type == "cuda" else None
-    data, _ = encode_split(corpus.train, tok)
+    data, _ = encode_split(corpus["train"], tok)
 
     def ours_batches(batch_size):
         while True:
@@ -123,6 +130,10 @@ def main(argv=None) -> int:
     p.add_argument("--target", type=float, default=0.85)
     p.add_argument("--limit", type=int, default=0)
     p.add_argument("--compile", action="store_true")
+    p.add_argument("--compare-minutes", type=float, default=5,
+                   help="training-step time per BERT in the pre-training comparison (default 5; 0 skips it)")
+    p.add_argument("--pretrain-share", type=float, default=0.5,
+                   help="the share of the pre-trained BERT's minutes spent pre-training (default 0.5)")
     p.add_argument("--smoke", action="store_true", help="a tiny model and few steps: checks the script, not the GPU")
     p.add_argument("--json", help="also write the figures here")
     args = p.parse_args(argv)
@@ -133,6 +144,7 @@ def main(argv=None) -> int:
     if args.smoke:
         shape = SMOKE
         args.steps, args.epochs, args.eval_every, args.batch_size = 3, 1, 20, 16
+        args.compare_minutes = min(args.compare_minutes, 0.05)
         args.data = args.data if args.data != "offline" else "synthetic:400"
     if args.device.startswith("cuda"):
         torch.backends.cuda.matmul.allow_tf32 = True
@@ -141,6 +153,10 @@ def main(argv=None) -> int:
     module = load_classifier_module(ROOT / "solutions")
     figures = {"throughput": throughput(args, corpus, module, tok, shape),
                "time_to_accuracy": time_to_accuracy(args, shape)}
+    if args.compare_minutes:
+        figures["comparison"] = compare(corpus, args.data, module, tok, shape, minutes=args.compare_minutes,
+                                        share=args.pretrain_share, batch_size=args.batch_size, lr=args.lr,
+                                        device=args.device, compile=args.compile)
     if args.json:
         Path(args.json).write_text(json.dumps(figures, indent=2))
     return 0

@@ -171,6 +171,12 @@ def _add_train_parser(sub) -> None:
     t.add_argument("--out", default="", help="output folder (default .kata/runs/<time>)")
     for name, kind, text in TRAIN_NUMBERS:
         t.add_argument("--" + name.replace("_", "-"), type=kind, default=getattr(d, name), dest=name, help=text)
+    t.add_argument("--pretrain-mlm", type=int, default=d.pretrain_mlm, dest="pretrain_mlm", metavar="STEPS",
+                   help="beyond the book: first pre-train the encoder for STEPS steps as a masked language model "
+                        "(the s1_23_mlm exercise from --code) on the source's unlabelled text (the offline "
+                        "corpus's neutral posts, IMDb's unsupervised split) and its train texts without labels "
+                        "(never the test split's; with --limit N, N of them), then fine-tune as usual; the "
+                        "vocabulary grows by [MASK] = 50260 (default %(default)s: no pre-training)")
     t.add_argument("--truncation", choices=["head", "head_tail"], default=d.truncation,
                    help="how a review longer than --max-len is cut: head keeps its first tokens (the book), "
                         "head_tail its first quarter and its end (default %(default)s)")

@@ -38,6 +38,7 @@ def V(exercise: str, name: str, *edits: tuple[str, str]) -> Variant:
 SOFTMAX_BODY = ("    shifted = x - x.amax(dim=dim, keepdim=True)\n    e = torch.exp(shifted)\n"
                 "    return e / e.sum(dim=dim, keepdim=True)")
 TRUNCATE_TAIL = "return list(ids[:self.head_len]) + list(ids[len(ids) - tail:])"
+MLM_CHOSEN = "chosen = (torch.rand(input_ids.shape, generator=generator, device=device) < mask_prob) & real"
 
 MISTAKES: list[Variant] = [
     # §1.1 next-token prediction
@@ -250,6 +251,14 @@ MISTAKES: list[Variant] = [
       ("        self.pad_id = self.base_vocab_size\n        self.cls_id = self.base_vocab_size + 1\n"
        "        self.sep_id = self.base_vocab_size + 2\n",
        "        self.pad_id = 50257\n        self.cls_id = 50258\n        self.sep_id = 50259\n")),
+    # beyond the book: BERT's masking rule and the MLM head (more in tests/test_ex_s1_23_mlm.py)
+    V("s1_23_mlm", "[PAD], [CLS] and [SEP] chosen too", (MLM_CHOSEN, MLM_CHOSEN.replace(" & real", ""))),
+    V("s1_23_mlm", "labels 0 instead of -100", ("labels[~chosen] = IGNORE_INDEX", "labels[~chosen] = 0")),
+    V("s1_23_mlm", "every chosen token [MASK]",
+      ("inputs[to_mask] = mask_id\n    inputs[to_random] = random_ids[to_random]", "inputs[chosen] = mask_id")),
+    V("s1_23_mlm", "input_ids changed in place", ("inputs = input_ids.clone()", "inputs = input_ids")),
+    V("s1_23_mlm", "decoder weight copied, not tied",
+      ("self.decoder.weight = embedding.weight", "self.decoder.weight = nn.Parameter(embedding.weight.detach().clone())")),
 ]
 
 

@@ -4,7 +4,7 @@ from tests.conftest import SOLUTIONS, checks_of, grade, score_of
 
 EX = "s1_23_dataset"
 SOURCE = (SOLUTIONS / f"ch01/{EX}.py").read_text()
-MAX = 12
+MAX = 16
 
 
 def _swap(source: str, begin: str, body: str) -> str:
@@ -38,6 +38,7 @@ return torch.tensor(self.encode(self.texts[idx])), torch.tensor(self.labels[idx]
     assert "encode each text exactly once, in __init__" in failed["test_listing_1_23_1_28_dataset"]
     assert "must look up the stored ids, not encode again" in failed["test_ids_computed_once"]
     assert "must raise ValueError" in failed["test_label_validation"]
+    assert "encode each text exactly once, in __init__" in failed["test_datasets_split"]
     assert "test_collate" not in failed and "test_collate_fresh" not in failed
 
 
@@ -91,6 +92,42 @@ fn = functools.partial(collate, pad_id=pad_id)
 g = None if seed is None else torch.Generator().manual_seed(seed)
 return (DataLoader(train_ds, batch_size=batch_size, sampler=RandomSampler(train_ds, generator=g), collate_fn=fn),
         DataLoader(test_ds, batch_size=batch_size, collate_fn=fn))
+""")
+    r = grade(submission({EX: other}), "-e", EX)
+    assert score_of(r, EX) == MAX, _failed(r)
+
+
+SPLIT_CHECKS = ("test_datasets_split", "test_datasets_split_labels", "test_datasets_split_loaders")
+
+
+def test_lists_only_answer_loses_the_datasets_split_checks(submission):
+    """Right for lists, but refuses what load_dataset("imdb")["train"]["text"] is: a datasets.Column."""
+    wrong = SOURCE.replace("        texts, labels = list(texts), list(labels)  # a datasets.Column is read once, here\n",
+                           "        if not isinstance(texts, list) or not isinstance(labels, list):\n"
+                           "            raise TypeError(\"texts and labels must be lists\")\n")
+    assert wrong != SOURCE
+    r = grade(submission({EX: wrong}), "-e", EX)
+    failed = _failed(r)
+    assert set(failed) == set(SPLIT_CHECKS), failed
+    assert score_of(r, EX) == MAX - 4
+    message = failed["test_datasets_split"]
+    assert 'IMDBDataset(split["text"], split["label"], encode) with a split of 21 reviews' in message
+    assert "raised TypeError: texts and labels must be lists" in message
+    assert "datasets.Column objects, not lists" in message
+    assert "texts and labels must be lists" not in failed["test_datasets_split_labels"]  # hidden: no text of theirs
+
+
+def test_columns_used_as_they_come_score_full_marks(submission):
+    """The naive code listing 1.28 invites: validate and convert the columns directly
+    (torch.tensor of a datasets.Column reads it row by row). The split checks hand over a real
+    datasets.Column: the answer raises on any other sequence that is not a list."""
+    other = _swap(SOURCE, "check lengths and labels", """
+if not isinstance(texts, list) and type(texts).__module__ + "." + type(texts).__name__ != "datasets.arrow_dataset.Column":
+    raise TypeError(f"not a list or a datasets.Column: {type(texts)}")
+if len(texts) != len(labels) or any(y not in (0, 1) for y in labels):
+    raise ValueError("one label, 0 or 1, per text")
+self.ids = [torch.tensor(encode(t), dtype=torch.long) for t in texts]
+self.labels = torch.tensor(labels, dtype=torch.long)
 """)
     r = grade(submission({EX: other}), "-e", EX)
     assert score_of(r, EX) == MAX, _failed(r)

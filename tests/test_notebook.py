@@ -94,10 +94,10 @@ def test_every_exercise_survives_the_round_trip(tmp_course):
     before = {p.name: p.read_bytes() for p in ch.glob("*.py")}
     proc = kata("notebook", "--all", cwd=tmp_course)
     assert proc.returncode == 0, proc.stderr
-    assert len(list(ch.glob("*.ipynb"))) == len(before) == 37
+    assert len(list(ch.glob("*.ipynb"))) == len(before) == 38
     proc = kata("notebook", "--all", "--to-py", cwd=tmp_course)
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.count("nothing to do") == 37
+    assert proc.stdout.count("nothing to do") == 38
     assert {p.name: p.read_bytes() for p in ch.glob("*.py")} == before
     assert not (tmp_course / ".kata" / "backups").exists()
 

@@ -41,7 +41,7 @@ def submitted(tmp_path_factory):
 def test_submit_writes_zip_with_manifest(submitted):
     base, proc, _ = submitted
     assert proc.returncode == 0, proc.stderr
-    assert "wrote out/mine.zip: 38 file(s); public checks: 2 of 37 exercises passing" in proc.stdout
+    assert "wrote out/mine.zip: 39 file(s); public checks: 2 of 38 exercises passing" in proc.stdout
     assert "s1_12_context: failing, 0/" in proc.stdout and "s1_11_softmax:" not in proc.stdout
     with zipfile.ZipFile(base / "out" / "mine.zip") as zf:
         names = set(zf.namelist())
@@ -58,7 +58,7 @@ def test_submit_writes_zip_with_manifest(submitted):
     assert ex["s1_13_causal_mask"]["status"] == "passing"
     assert ex["s1_13_causal_mask"]["graded"] == "exercises/ch01/s1_13_causal_mask.ipynb"
     assert ex["s1_12_context"]["status"] == "failing" and ex["s1_12_context"]["passed"] == 0
-    assert sum(e["status"] == "passing" for e in ex.values()) == 2 and len(ex) == 37
+    assert sum(e["status"] == "passing" for e in ex.values()) == 2 and len(ex) == 38
 
 
 def test_submit_never_overwrites_code_or_other_files(submitted):

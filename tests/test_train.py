@@ -80,7 +80,7 @@ def test_train_reference_learns_and_leaves_its_outputs(tmp_path):
     from grader.capstone.data import synthetic_corpus
     from grader.capstone.training.loop import Dist, evaluate, encode_split
     tok = load_tokenizer(ROOT / "solutions", 64)
-    test, _ = encode_split(synthetic_corpus(1000, 0).test, tok)
+    test, _ = encode_split(synthetic_corpus(1000, 0)["test"], tok)
     _, acc, _ = evaluate(model, test, 64, tok.pad_id, 64, torch.device("cpu"), contextlib.nullcontext(),
                          Dist())
     assert acc == pytest.approx(m["test"]["accuracy"])
@@ -340,6 +340,9 @@ def test_gpu_benchmark_script_runs_on_the_cpu(tmp_path):
     assert [row["pipeline"] for row in figures["throughput"]] == ["book", "fp32", "ours"]
     assert figures["throughput"][0]["real_fraction"] < figures["throughput"][2]["real_fraction"]
     assert 0 <= figures["time_to_accuracy"]["test_accuracy"] <= 1
+    compared = figures["comparison"]  # TF-IDF, BERT from scratch, BERT pre-trained then fine-tuned
+    assert compared["scratch"]["pretrain_steps"] == 0 and compared["pretrained"]["pretrain_steps"] >= 1
+    assert all(0 <= compared[k]["accuracy"] <= 1 for k in ("tfidf", "scratch", "pretrained"))
 
 
 # ---------------------------------------------------------------- batches

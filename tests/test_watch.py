@@ -93,7 +93,7 @@ def test_watch_fails_shows_hints_passes_moves_on_and_quits(tmp_course, terminal)
     hints = c.get("s1_11_softmax").hints
     term = terminal(tmp_course, "watch", "s1_11_softmax")
 
-    screen = term.wait_for("kata watch · exercise 13/37: s1_11_softmax", "✘ softmax of the book's examples",
+    screen = term.wait_for("kata watch · exercise 13/38: s1_11_softmax", "✘ softmax of the book's examples",
                            "First failure: s1_11_softmax › softmax of the book's examples (not written yet)",
                            "Watching exercises/ch01/s1_11_softmax.py", "h: next hint · q: quit")
     assert hints[0] not in screen
@@ -116,8 +116,8 @@ def test_watch_fails_shows_hints_passes_moves_on_and_quits(tmp_course, terminal)
     os.replace(tmp, tmp_course / SOFTMAX)
     nxt = "s1_12_scaled_attention"  # the next exercise in book order, not passing
     screen = term.wait_for(f"✔ s1_11_softmax passes all its public checks. Next: {nxt}",
-                           f"kata watch · exercise 14/37: {nxt}", f"First failure: {nxt}",
-                           "1/37 exercises pass their public checks (8/263 public points")
+                           f"kata watch · exercise 14/38: {nxt}", f"First failure: {nxt}",
+                           "1/38 exercises pass their public checks (8/280 public points")
     assert "Hint 1/3" not in screen  # no hint of the new exercise revealed yet
 
     term.keys("q")
@@ -157,7 +157,7 @@ def test_watch_in_chinese_at_80_columns_on_the_chinese_stubs(tmp_course, termina
     ex = course_mod.load(tmp_course).get("s1_11_softmax")
     first = next(c.title_zh for c in ex.checks if c.title == "softmax of the book's examples")
     term = terminal(tmp_course, "--lang", "zh", "watch", "s1_11_softmax", width=80, env=warm)
-    term.wait_for(t("watch_title", lang="zh", n=13, total=37, id=ex.id, section=ex.section),
+    term.wait_for(t("watch_title", lang="zh", n=13, total=38, id=ex.id, section=ex.section),
                   f"✘ {first}", t("watch_footer", lang="zh", path=SOFTMAX))
 
     solution = (ROOT / "solutions/ch01/s1_11_softmax.py").read_text()

@@ -6,6 +6,15 @@ them from the hub, a local copy, or an offline corpus. Listing 1.28 wraps texts 
 a torch Dataset and listing 1.29 batches it with DataLoaders: the training loader shuffles,
 the test loader keeps the order.
 
+What listing 1.23 hands you: `load_dataset("imdb")["train"]` is a Hugging Face `datasets.Dataset`,
+and `split["text"]`, `split["label"]` are its columns. Since datasets 4 a column is a
+`datasets.Column`, not a list: a lazy sequence over the Arrow table, with len(), iteration and
+indexing, but no list methods, and `isinstance(column, list)` is False. IMDBDataset takes such
+columns as well as plain lists (`IMDBDataset(split["text"], split["label"], encode)`). Read each
+column once (`list(column)`): every `column[i]` reads the table again, and `torch.tensor(column)`
+reads it row by row. The label column is a ClassLabel (0 = neg, 1 = pos); IMDb's `unsupervised`
+split labels every review -1, which IMDBDataset refuses like any label that is not 0 or 1.
+
 Two changes to the book's version, both for speed:
 - The book encodes a review in __getitem__, so every epoch tokenizes all 25,000 reviews again.
   Here __init__ encodes each text once and keeps the token ids; __getitem__ only looks them up.
@@ -18,6 +27,7 @@ Given (not part of the exercise): `WordEncoder`, a small stand-in for listing 1.
 experiments (the checks index, measure and iterate your dataset and loaders themselves).
 """
 import functools
+from collections.abc import Sequence
 
 import torch
 from torch.utils.data import DataLoader, Dataset
@@ -27,14 +37,15 @@ PAD_ID = 50257  # [PAD] after GPT-2's 50,257 tokens (listing 1.25)
 
 class IMDBDataset(Dataset):
     """Listing 1.28: texts with labels 0 or 1; `encode(text) -> list[int]` (e.g. listing 1.26's
-    encoder with pad=False) is called once per text, in __init__.
+    encoder with pad=False) is called once per text, in __init__. texts and labels are lists,
+    or the columns of a datasets split (split["text"], split["label"]): any sequence.
 
     ds[i] is (ids, label): ids a 1-D torch.long tensor of text i's token ids, label a 0-D
     torch.long tensor. A ValueError is raised, before anything is encoded, when texts and
     labels differ in length or a label is not 0 or 1.
     """
 
-    def __init__(self, texts: list[str], labels: list[int], encode):
+    def __init__(self, texts: Sequence[str], labels: Sequence[int], encode):
         raise NotImplementedError('s1_23_dataset: check lengths and labels; encode every text once; keep ids and labels as long tensors (in IMDBDataset.__init__)')
 
     def __len__(self) -> int:

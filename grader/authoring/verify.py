@@ -7,6 +7,11 @@ signatures differ from the solution's, a stub contains the answer of an exercise
 (grader/authoring/answers.py), a solution uses an
 API its exercise forbids, a fixture is missing or was made with another torch, a solution fails any check, a stub passes any check, or a text a student reads
 lacks its Chinese (or English) version (grader/course/i18n.py).
+
+An exercise marked `beyond_book = true` in course.toml goes beyond the chapter: the book prints
+nothing for its listings, so they alone may have no printed output (and must have none), and
+its decisions are ERRATA.md's K- entries (kata decisions, not book errata), at least one of them
+proved by one of its checks.
 """
 from __future__ import annotations
 
@@ -32,6 +37,28 @@ class Verdict:
     @property
     def ok(self) -> bool:
         return not self.problems
+
+
+def beyond_book_problems(course, decisions: list[tuple[str, str]]) -> list[str]:
+    """The listings rule (a re-run listing has the book's printed output unless its exercise goes
+    beyond the book, and then has none) and the errata rule (an exercise beyond the book has a K-
+    entry of ERRATA.md proved by one of its checks)."""
+    from .. import listings
+
+    problems = []
+    beyond = {ex.id for ex in course.exercises if ex.beyond_book}
+    for lst in listings.load(course).values():
+        if lst.exercise in beyond and lst.book:
+            problems.append(f"listing {lst.id}: {lst.exercise} goes beyond the book, yet the listing gives a printed "
+                            "book output (the chapter prints nothing for it)")
+        elif lst.exercise not in beyond and not lst.book:
+            problems.append(f"listing {lst.id}: no printed book output (only an exercise marked beyond_book = true in "
+                            "course.toml may have none)")
+    for ex_id in sorted(beyond):
+        if not any(f"`{ex_id}::" in body.partition("Proved by")[2] for _, body in decisions):
+            problems.append(f"{ex_id} goes beyond the book but no K- entry of ERRATA.md (a kata decision) is proved "
+                            f"by one of its checks")
+    return problems
 
 
 def verify(root=None, grade: bool = True, only: list[str] | None = None) -> Verdict:
@@ -95,7 +122,7 @@ def verify(root=None, grade: bool = True, only: list[str] | None = None) -> Verd
     errata = c.root / "ERRATA.md"
     if errata.is_file():
         known = {f"{ex.id}::{ch.name}" for ex in c.exercises for ch in ex.checks}
-        entries = re.findall(r"^### (E-[\w.-]+)\s*$(.*?)(?=^### |^## |\Z)", errata.read_text(encoding="utf-8"), re.M | re.S)
+        entries = re.findall(r"^### ([EK]-[\w.-]+)\s*$(.*?)(?=^### |^## |\Z)", errata.read_text(encoding="utf-8"), re.M | re.S)
         for entry_id, body in entries:
             tail = body.split("Proved by", 1)[1] if "Proved by" in body else ""
             proofs = re.findall(r"`(s\d+_\d+_\w+::test_\w+)`", tail)
@@ -109,9 +136,16 @@ def verify(root=None, grade: bool = True, only: list[str] | None = None) -> Verd
                 f = c.root / path
                 if not f.is_file() or f"def {name}(" not in f.read_text(encoding="utf-8"):
                     v.problems.append(f"ERRATA.md {entry_id}: proved by {path}::{name}, which does not exist")
-        v.facts.append(f"ERRATA.md: {len(entries)} entries, each proved by an existing check")
+        decisions = [(entry_id, body) for entry_id, body in entries if entry_id.startswith("K-")]
+        v.facts.append(f"ERRATA.md: {len(entries) - len(decisions)} entries on the book and {len(decisions)} kata "
+                       "decision(s), each proved by an existing check")
+        v.problems += beyond_book_problems(c, decisions)
     else:
         v.problems.append("ERRATA.md is missing")
+    beyond = [ex.id for ex in c.exercises if ex.beyond_book]
+    if beyond:
+        v.facts.append(f"beyond the book: {', '.join(beyond)} (course.toml beyond_book = true: listings with no "
+                       "printed output, decisions in ERRATA.md's K- entries)")
     v.facts.append(f"{len(c.exercises)} exercises, {sum(len(ex.checks) for ex in c.exercises)} checks, "
                    f"{len(c.listings)} listings, all checked")
     untranslated = i18n.problems(c)

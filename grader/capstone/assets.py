@@ -96,26 +96,23 @@ def _imdb_dir() -> Path:
 
 
 def fetch_imdb(log) -> Item:
-    """IMDb from the hub into data/imdb/{train,test}.parquet, when the hub can be used."""
+    """IMDb from the hub into data/imdb/{train,test,unsupervised}.parquet, when the hub can be used."""
     from . import data
 
     target = _imdb_dir()
     if (target / "train.parquet").is_file() and (target / "test.parquet").is_file():
         return Item("IMDb", "ok", t("assets_already"), target, True)
-    if data._offline():
+    if data.is_offline():
         return Item("IMDb", "skipped", t("assets_offline"), None, True)
     try:
-        corpus = data.load_from_hub()
+        corpus = data.load_from_hub(unlabelled=True)
     except data.DataError as e:
         return Item("IMDb", "skipped", str(e), None, True)
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    for name, split in (("train", corpus.train), ("test", corpus.test)):
+    for name in corpus:  # train, test and unsupervised (unlabelled text, for pre-training)
         with atomic.replacing(target / f"{name}.parquet", mode=0o644) as tmp:
-            pq.write_table(pa.table({"text": list(split.texts), "label": list(split.labels)}), str(tmp))
+            corpus[name].to_parquet(str(tmp))
     log(t("assets_imdb_saved", path=str(target)))
-    return Item("IMDb", "ok", f"{len(corpus.train)} + {len(corpus.test)}", target, True)
+    return Item("IMDb", "ok", f"{len(corpus['train'])} + {len(corpus['test'])}", target, True)
 
 
 def fetch(log=lambda message: None) -> list[Item]:

@@ -6,6 +6,13 @@ and texts are the grader's own. The given helpers of the student's file (WordEnc
 size, batches) can be rewritten, so none is used: the encoder passed to the dataset, which
 counts its calls, is the worker runtime's own copy (`sub.given`), and datasets and loaders are
 indexed, measured and iterated by the runtime (`sub.getitem`, `sub.length`, `sub.iterate`).
+
+The checks of the split path hand the student what listing 1.23's load_dataset gives: a real
+`datasets.Dataset` (ClassLabel labels) built in the worker from plain columns by the runtime's
+given `hf_dataset`, and its columns `split["text"]`, `split["label"]` (datasets.Column) taken by
+the runtime's own indexing. Only the columns go in and handles come back: no object of the
+worker's is ever decoded here. datasets' import costs each of those checks' workers about
+0.4-0.9 s, so no other check asks for a split.
 """
 import tempfile
 from pathlib import Path
@@ -139,7 +146,7 @@ def test_listing_1_23_1_28_dataset(sub):
     expect(len(corpus.replaced) == 1, Msg("grader.capstone.data: the latin-1 review is decoded with errors='replace' and reported",
                                           "grader.capstone.data：latin-1 编码的评论用 errors='replace' 解码并报告"))
     for split in ("train", "test"):
-        texts, labels = corpus[split]["text"], corpus[split]["label"]
+        texts, labels = list(corpus[split]["text"]), list(corpus[split]["label"])  # plain lists: the list path
         enc = _encoder(sub)
         ds = sub.new("IMDBDataset", texts, labels, enc)
         expect_equal(sub.length(ds), len(texts), Msg(f"len() of the {split} dataset", f"{split} 数据集的 len()"))
@@ -239,6 +246,131 @@ def test_listing_1_29_loaders(sub):
                                                  "训练加载器必须打乱顺序（shuffle=True）"))
 
 
+# ---------------------------------------------------------------- a datasets split, as listing 1.23 hands it over
+LABEL_NAMES = ["neg", "pos"]  # IMDb's ClassLabel
+SPLIT_CALL = code('IMDBDataset(split["text"], split["label"], encode)')
+
+
+def _split(sub, texts, labels, label_names=LABEL_NAMES):
+    """A datasets.Dataset of these columns, built in the worker (label a ClassLabel over
+    label_names; None: the type datasets infers): its handle."""
+    return sub.given("hf_dataset", {"text": list(texts), "label": list(labels)}, label_names)
+
+
+def _columns(sub, split):
+    """split["text"] and split["label"], taken in the worker by datasets' own indexing: handles of
+    datasets.Column objects, passed on to the student's code as they are."""
+    return sub.getitem(split, "text"), sub.getitem(split, "label")
+
+
+def _dataset_of_split(sub, split, enc, what):
+    """IMDBDataset(split["text"], split["label"], enc); an error names the columns it was given."""
+    texts, labels = _columns(sub, split)
+    try:
+        return sub.new("IMDBDataset", texts, labels, enc)
+    except StudentError as e:
+        if e.kind == "not_implemented":
+            raise
+        raise CheckFailure(Msg(
+                "{call} with {what}: {err}. The columns of a datasets split are datasets.Column objects, not lists "
+                "(len(), iteration and indexing work; list methods and isinstance(column, list) do not): "
+                "IMDBDataset must take them as well as lists",
+                "{call}，输入为{what}：{err}。datasets 划分的列是 datasets.Column 对象，不是列表"
+                "（len()、迭代和索引都可用；列表的方法和 isinstance(column, list) 不行）：IMDBDataset 必须既接受列表，也接受它们",
+                call=SPLIT_CALL, what=what, err=Msg.of(e))) from None
+
+
+def _expect_refused(sub, texts, labels, enc, what):
+    """IMDBDataset(texts, labels, enc) must raise ValueError before encoding anything."""
+    try:
+        sub.new("IMDBDataset", texts, labels, enc)
+    except StudentError as e:
+        if e.kind == "not_implemented":
+            raise
+        expect(e.type == "ValueError", Msg("IMDBDataset with {what} must raise ValueError, not {type}",
+                                           "IMDBDataset 遇到{what}时必须抛出 ValueError，而不是 {type}",
+                                           what=what, type=e.type))
+    else:
+        raise CheckFailure(Msg("IMDBDataset with {what} must raise ValueError", "IMDBDataset 遇到{what}时必须抛出 ValueError",
+                               what=what))
+    expect(enc.attr("calls") == 0, Msg("IMDBDataset with {what}: check the labels before encoding anything",
+                                       "IMDBDataset 遇到{what}：在编码任何内容之前先检查标签", what=what))
+
+
+def _expect_items(sub, ds, texts, labels, what):
+    """len(ds) and every ds[i], exactly."""
+    expect_equal(sub.length(ds), len(texts), Msg("len() of the dataset of {what}", "{what}的数据集的 len()", what=what))
+    for i, (text, label) in enumerate(zip(texts, labels)):
+        got = sub.getitem(ds, i)
+        expect(isinstance(got, tuple) and len(got) == 2, Msg(f"ds[{i}] must be (ids, label)", f"ds[{i}] 必须是 (ids, label)"))
+        expect_tensor(got[0], torch.tensor(encode(text), dtype=torch.long), tol="exact",
+                      what=Msg("ds[{i}][0] of {what}, the ids of {text}", "{what}的 ds[{i}][0]，即 {text} 的 id",
+                               i=i, what=what, text=repr(text[:40])))
+        expect_tensor(got[1], torch.tensor(label, dtype=torch.long), tol="exact",
+                      what=Msg("ds[{i}][1] of {what}, the label {label} as a 0-D long tensor",
+                               "{what}的 ds[{i}][1]，即标签 {label}（0 维 long 张量）", i=i, what=what, label=label))
+
+
+def _expect_test_pass(sub, loader, texts, labels, batch_size, pad_id, what):
+    """One pass of a test loader: batches of batch_size in the dataset's order (the last one kept),
+    each padded to its own longest row."""
+    got = sub.iterate(loader)
+    sizes = [len(b[0]) if isinstance(b, tuple) and b and isinstance(b[0], torch.Tensor) else None for b in got]
+    expected = [min(batch_size, len(texts) - start) for start in range(0, len(texts), batch_size)]
+    expect_equal(sizes, expected, Msg("sizes of the batches of {what}", "{what}各批次的大小", what=what))
+    for n, batch in enumerate(got):
+        start = n * batch_size
+        _expect_batch(batch, _items(texts[start:start + batch_size], labels[start:start + batch_size]), pad_id,
+                      Msg("batch {n} of {what} (in the dataset's order)", "{what}的批次 {n}（按数据集的顺序）", n=n, what=what))
+
+
+def _train_pass(sub, loader, texts, labels, pad_id, what) -> list[int]:
+    """One pass of a training loader: each batch padded to its own longest row, every example
+    once; the order of the examples."""
+    by_row = {tuple(encode(t)): i for i, t in enumerate(texts)}
+    order = []
+    for n, batch in enumerate(sub.iterate(loader)):
+        expect(isinstance(batch, tuple) and len(batch) == 3, Msg(
+                "a batch of {what} must be (ids, mask, labels)", "{what}的批次必须是 (ids, mask, labels)", what=what))
+        rows = []
+        for row, m in zip(batch[0], batch[1]):
+            key = tuple(row[: int(m.sum())].tolist())
+            expect(key in by_row, Msg("batch {n} of {what} holds a row that is no example's ids",
+                                      "{what}的批次 {n} 中有一行不是任何样本的 id", n=n, what=what))
+            rows.append(by_row[key])
+        _expect_batch(batch, _items([texts[i] for i in rows], [labels[i] for i in rows]), pad_id,
+                      Msg("batch {n} of {what}", "{what}的批次 {n}", n=n, what=what))
+        order += rows
+    expect(sorted(order) == list(range(len(texts))), Msg("one pass of {what} must hold every example once",
+                                                         "{what}遍历一次必须恰好包含每个样本一次", what=what))
+    return order
+
+
+@check(points=2, listings=["1.23", "1.28"],
+       title='listing 1.28 on a datasets split: IMDBDataset(split["text"], split["label"], encode)',
+       title_zh='在 datasets 划分上运行清单 1.28：IMDBDataset(split["text"], split["label"], encode)')
+def test_datasets_split(sub):
+    texts, labels = _distinct(_corpus(40, 23))
+    texts, labels = texts[:21], labels[:21]
+    enc = _encoder(sub)
+    ds = _dataset_of_split(sub, _split(sub, texts, labels), enc, Msg("a split of 21 reviews", "21 条评论的划分"))
+    calls = enc.attr("calls")
+    expect(calls == len(texts), Msg(f"IMDBDataset.__init__ called encode {calls} times for a split of {len(texts)} "
+                                    "reviews: encode each text exactly once, in __init__",
+                                    f"IMDBDataset.__init__ 对 {len(texts)} 条评论的划分调用了 {calls} 次 encode：每条文本只在 __init__ 中编码一次"))
+    _expect_items(sub, ds, texts, labels, Msg("the split", "该划分"))
+    train, test = sub.make_loaders(ds, ds, batch_size=8, pad_id=0, seed=2)
+    _expect_test_pass(sub, test, texts, labels, 8, 0, Msg("the split's test loader (batch_size=8)",
+                                                          "该划分的测试加载器（batch_size=8）"))
+    order = _train_pass(sub, train, texts, labels, 0, Msg("the split's training loader", "该划分的训练加载器"))
+    expect(order != list(range(len(texts))), Msg("the training loader must shuffle (shuffle=True)",
+                                                 "训练加载器必须打乱顺序（shuffle=True）"))
+    calls = enc.attr("calls")
+    expect(calls == len(texts), Msg(f"encode ran {calls - len(texts)} more times after __init__ (indexing and two passes "
+                                    "over the loaders): __getitem__ must look up the stored ids, not encode again",
+                                    f"__init__ 之后 encode 又运行了 {calls - len(texts)} 次（索引和对加载器的两次遍历）：__getitem__ 必须查找保存好的 id，而不是再次编码"))
+
+
 @check(points=1, hidden=True,
        title="bad labels are refused", title_zh="拒绝非法的标签")
 def test_label_validation(sub):
@@ -246,19 +378,7 @@ def test_label_validation(sub):
                                 (["good", "bad"], [-1, 1], Msg("a label -1", "标签 -1")),
                                 (["good", "bad"], [0, 0.5], Msg("a label 0.5", "标签 0.5")),
                                 (["good", "bad", "dull"], [0, 1], Msg("3 texts, 2 labels", "3 条文本、2 个标签"))):
-        enc = _encoder(sub)
-        try:
-            sub.new("IMDBDataset", texts, labels, enc)
-        except StudentError as e:
-            if e.kind == "not_implemented":
-                raise
-            expect(e.type == "ValueError", Msg(f"IMDBDataset with {what} must raise ValueError, not {e.type}",
-                                               f"IMDBDataset 遇到{what}时必须抛出 ValueError，而不是 {e.type}"))
-        else:
-            raise CheckFailure(Msg(f"IMDBDataset with {what} must raise ValueError",
-                                   f"IMDBDataset 遇到{what}时必须抛出 ValueError"))
-        expect(enc.attr("calls") == 0, Msg(f"IMDBDataset with {what}: check the labels before encoding anything",
-                                           f"IMDBDataset 遇到{what}：在编码任何内容之前先检查标签"))
+        _expect_refused(sub, texts, labels, _encoder(sub), what)
     texts, labels = ["good", "bad"], [0, 1]  # good labels must work too: refusing everything is not the answer
     ds = sub.new("IMDBDataset", texts, labels, _encoder(sub))
     expect_equal(sub.length(ds), 2, Msg("len() of a dataset with the labels [0, 1]", "标签为 [0, 1] 的数据集的 len()"))
@@ -327,3 +447,49 @@ def test_short_and_long_texts(sub):
     got = sub.collate([(torch.tensor([1, 2]), torch.tensor(1))], 0)
     _expect_batch(got, [([1, 2], 1)], 0, Msg("collate of one empty review ([CLS] [SEP])",
                                              "一条空评论的 collate（[CLS] [SEP]）"))
+
+
+@check(points=1, hidden=True,
+       title="a datasets split with bad labels is refused", title_zh="拒绝标签非法的 datasets 划分")
+def test_datasets_split_labels(sub):
+    for texts, labels, names, what in (
+            (["good", "bad", "dull"], [-1, -1, -1], LABEL_NAMES,
+             Msg("the columns of IMDb's unsupervised split (every label -1)", "IMDb 的 unsupervised 划分的列（标签都是 -1）")),
+            (["good", "bad", "dull"], [0, 2, 1], ["neg", "neutral", "pos"],
+             Msg("the columns of a three-class split (a label 2)", "三分类划分的列（标签 2）")),
+            (["good", "bad"], [0.0, 0.5], None, Msg("the columns of a split with float labels (a label 0.5)",
+                                                    "浮点标签划分的列（标签 0.5）"))):
+        texts, labels = _columns(sub, _split(sub, texts, labels, names))
+        _expect_refused(sub, texts, labels, _encoder(sub), what)
+    texts, _ = _columns(sub, _split(sub, ["good", "bad", "dull"], [0, 1, 1]))
+    _, labels = _columns(sub, _split(sub, ["good", "bad"], [0, 1]))
+    _expect_refused(sub, texts, labels, _encoder(sub), Msg("the texts of a 3-review split and the labels of a 2-review "
+                                                           "split", "3 条评论划分的文本和 2 条评论划分的标签"))
+    texts, labels = ["good", "bad"], [1, 0]  # good labels must work too: refusing everything is not the answer
+    ds = _dataset_of_split(sub, _split(sub, texts, labels), _encoder(sub), Msg("a split with the labels [1, 0]",
+                                                                              "标签为 [1, 0] 的划分"))
+    _expect_items(sub, ds, texts, labels, Msg("a split with the labels [1, 0]", "标签为 [1, 0] 的划分"))
+
+
+@check(points=1, hidden=True,
+       title="the loaders of a training and a test split", title_zh="训练划分和测试划分的加载器")
+def test_datasets_split_loaders(sub):
+    texts, labels = _distinct(_corpus(60, 41))
+    train_texts, train_labels, test_texts, test_labels = texts[:23], labels[:23], texts[23:34], labels[23:34]
+    enc = _encoder(sub)
+    train_ds = _dataset_of_split(sub, _split(sub, train_texts, train_labels), enc,
+                                 Msg("a training split of 23 reviews", "23 条评论的训练划分"))
+    test_ds = _dataset_of_split(sub, _split(sub, test_texts, test_labels), enc,
+                                Msg("a test split of 11 reviews", "11 条评论的测试划分"))
+    train, test = sub.make_loaders(train_ds, test_ds, batch_size=6, pad_id=PAD_AFTER_VOCAB, seed=7)
+    _expect_test_pass(sub, test, test_texts, test_labels, 6, PAD_AFTER_VOCAB, Msg(
+            f"the test split's loader (batch_size=6, pad_id={PAD_AFTER_VOCAB})",
+            f"测试划分的加载器（batch_size=6，pad_id={PAD_AFTER_VOCAB}）"))
+    what = Msg("the training split's loader", "训练划分的加载器")
+    first = _train_pass(sub, train, train_texts, train_labels, PAD_AFTER_VOCAB, what)
+    second = _train_pass(sub, train, train_texts, train_labels, PAD_AFTER_VOCAB, what)
+    expect(first != second, Msg("the training loader must reshuffle at every pass (epoch)",
+                                "训练加载器必须在每次遍历（epoch）时重新打乱"))
+    calls, n = enc.attr("calls"), len(train_texts) + len(test_texts)
+    expect(calls == n, Msg(f"encode ran {calls} times for {n} reviews in two splits: encode each text exactly once, "
+                           "in __init__", f"两个划分共 {n} 条评论，encode 却运行了 {calls} 次：每条文本只在 __init__ 中编码一次"))

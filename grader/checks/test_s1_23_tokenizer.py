@@ -34,8 +34,8 @@ BOOK_REVIEW = "This movie is slow, but the acting is excellent."
 def _long_review(n_sentences: int = 40) -> str:
     """A deterministic review of several hundred GPT-2 tokens whose verdict comes at the end."""
     rng = random.Random(1326)
-    corpus = data.synthetic_corpus(n_sentences, seed=26)
-    body = " ".join(rng.sample(corpus.train.texts, n_sentences))
+    texts, _ = data.synthetic_split(n_sentences, 26, "train")  # synthetic_corpus(n, seed=26)'s train texts
+    body = " ".join(rng.sample(texts, n_sentences))
     return "I went in with no expectations. " + body + " In the end, though, I loved every minute of it!"
 
 

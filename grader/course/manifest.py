@@ -77,6 +77,7 @@ class Exercise:
     title_zh: str = ""
     hints_zh: list[str] = field(default_factory=list)
     forbidden_hint_zh: str = ""
+    beyond_book: bool = False  # goes beyond the chapter: no book listing, its decisions in ERRATA.md's K- entries
 
     @property
     def module(self) -> str:
@@ -158,7 +159,7 @@ COURSE_KEYS = {"title", "title_zh", "chapter", "torch", "defaults", "budget_s", 
 DEFAULT_KEYS = {"time_limit_s", "memory_mb", "output_mb"}
 EXERCISE_KEYS = {"id", "section", "title", "file", "listings", "points", "time_limit_s", "memory_mb",
                  "output_mb", "forbidden", "forbidden_hint", "forbidden_hint_zh", "forbidden_ops", "hints",
-                 "title_zh", "hints_zh"}
+                 "title_zh", "hints_zh", "beyond_book"}
 LISTING_KEYS = {"id", "section", "title", "title_zh"}
 
 
@@ -316,6 +317,8 @@ def load(root: Path | None = None, check_files: bool = True, require_stubs: bool
         for lst in item.get("listings", []):
             if lst not in seen_listing:
                 raise CourseError(f"{where}: listing {lst!r} is not declared in a [[listing]] table")
+        if not isinstance(item.get("beyond_book", False), bool):
+            raise CourseError(f"{where}: beyond_book must be true or false")
         exercises.append(Exercise(
             id=ex_id, section=str(item["section"]), title=item["title"], file=item["file"],
             listings=list(item.get("listings", [])), points=float(item["points"]),
@@ -325,7 +328,7 @@ def load(root: Path | None = None, check_files: bool = True, require_stubs: bool
             forbidden=list(item.get("forbidden", [])), forbidden_hint=item.get("forbidden_hint", ""),
             forbidden_ops=list(item.get("forbidden_ops", [])),
             hints=list(item.get("hints", [])), title_zh=item["title_zh"], hints_zh=list(item.get("hints_zh", [])),
-            forbidden_hint_zh=item.get("forbidden_hint_zh", ""),
+            forbidden_hint_zh=item.get("forbidden_hint_zh", ""), beyond_book=item.get("beyond_book", False),
         ))
 
     if "title" in meta and "title_zh" not in meta:

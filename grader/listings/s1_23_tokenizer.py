@@ -23,8 +23,8 @@ def _tokenizer(sub, **settings):
 def listing_1_20(sub, show):
     """pip install torch datasets tiktoken tqdm scikit-learn"""
     for dist, module, role in (("torch", "torch", "needed"), ("tiktoken", "tiktoken", "needed"),
-                               ("datasets", "datasets", "optional: IMDb from the hub (grader.capstone.data has local and "
-                                "offline fallbacks)"),
+                               ("datasets", "datasets", "needed: every corpus of grader.capstone.data (IMDb from the hub "
+                                "when it answers, local copies, the offline corpus)"),
                                ("tqdm", "tqdm", "optional: progress bars"),
                                ("scikit-learn", "sklearn", "for the classification report of listing 1.40")):
         if importlib.util.find_spec(module) is None:

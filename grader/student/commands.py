@@ -152,8 +152,9 @@ def cmd_run(args) -> int:
     title = t("listing_title", id=lst.id, exercise=ex.id, section=ex.section, title=titles.get(lst.id) or lst.title)
     ours = plain("\n".join(lines) + (f"\n✘ {error}" if error else ""))  # the student's values: no terminal control
     if args.book:
+        book = lst.book or t("beyond_book_listing" if ex.beyond_book else "nothing_printed")
         console.print(book_view(title, t("your_code", path="exercises/" if args.path is None else args.path), ours,
-                                t("book_prints"), lst.book or t("nothing_printed"), console.width))
+                                t("book_prints"), book, console.width))
         for entry in listings.errata_entries(course.root, lst.errata):
             console.print(Text(t("errata", entry=entry), style="yellow"))
     else:

@@ -8,10 +8,12 @@ the rest are checked now, all in one sandbox (`--no-run`: shown as "changed, not
 JSON (schema 1):
 {"schema": 1, "exercises": [{"id", "section", "title", "file", "status", "points",
                              "public_points", "public_points_passed", "hidden_points",
-                             "public_passed", "public_total", "from_cache", "in_assignment"}],
+                             "public_passed", "public_total", "from_cache", "in_assignment",
+                             "beyond_book"}],
  "progress": {"passing", "exercises", "public_points_passed", "public_points", "hidden_points",
               "max_points"}, "next": id | null, "assignment": {"id", "title", "points", "needed"} | null}
-status is one of "passing", "failing", "not_started", "missing", "empty", "unknown".
+status is one of "passing", "failing", "not_started", "missing", "empty", "unknown"; beyond_book is
+true for an exercise that goes beyond the chapter (course.toml).
 Points earned are the public checks' only: the hidden checks' points are the grade's to give.
 
 In the bundle of one assignment (`kata release OUT -a ID`) the points are the assignment's (see
@@ -51,7 +53,8 @@ def to_dict(found: list[Standing], course: Course | None = None) -> dict:
                        "public_points": _sum([_public(s)]), "public_points_passed": _earned(s),
                        "hidden_points": _sum([_hidden(s)]),
                        "public_passed": s.passed if s.status not in (UNKNOWN,) else None,
-                       "public_total": s.total, "from_cache": s.from_cache, "in_assignment": s.in_assignment}
+                       "public_total": s.total, "from_cache": s.from_cache, "in_assignment": s.in_assignment,
+                       "beyond_book": s.exercise.beyond_book}
                       for s in found],
         "progress": {"passing": sum(s.solved for s in counted), "exercises": len(counted),
                      "public_points_passed": _sum(_earned(s) for s in counted),
@@ -130,7 +133,8 @@ def table(course: Course, found: list[Standing]) -> Table:
         ex = s.exercise
         checks = "" if s.status in (UNKNOWN, MISSING, EMPTY) else f"{s.passed}/{s.total}"
         points = f"{pts(_public(s))} + {pts(_hidden(s))}" if s.in_assignment else t("bundle_needed_points")
-        tab.add_row(ex.section if ex.section != last else "", ex.id, status_text(s), checks, points)
+        name = t("list_beyond_book", id=ex.id) if ex.beyond_book else ex.id
+        tab.add_row(ex.section if ex.section != last else "", name, status_text(s), checks, points)
         last = ex.section
     return tab
 

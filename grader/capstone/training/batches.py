@@ -2,8 +2,9 @@
 
 The book's pipeline (listings 1.26-1.29) tokenizes every review again in each `__getitem__` and
 pads every sequence to 256 ids, so a batch of short reviews costs as much as one of long ones.
-Here the ids come from grader.capstone.data's on-disk cache (tokenized once), and each batch is padded
-only to its own longest sequence, rounded up to a multiple of 8 (friendlier to GPU kernels).
+Here the ids come from grader.capstone.data.tokenize (datasets.map: tokenized once, cached on disk),
+read as tensors with `with_format("torch")`, and each batch is padded only to its own longest
+sequence, rounded up to a multiple of 8 (friendlier to GPU kernels).
 Shuffled batches are drawn from pools of similar length: shuffle, cut into pools of `pool`
 batches, sort each pool by length, cut into batches, shuffle the batch order. Under DDP every
 process walks the same seeded order and takes every world-th batch.
@@ -24,6 +25,19 @@ class Encoded:
     ids: torch.Tensor  # int32 or int64, flat
     offsets: torch.Tensor  # int64, n + 1
     labels: torch.Tensor  # int64, n
+
+    @classmethod
+    def from_dataset(cls, dataset) -> "Encoded":
+        """A tokenized split (a datasets.Dataset with input_ids and label columns), read once through
+        `with_format("torch")` and laid flat."""
+        if not len(dataset):
+            return cls(torch.zeros(0, dtype=torch.int32), torch.zeros(1, dtype=torch.long),
+                       torch.zeros(0, dtype=torch.long))
+        rows = dataset.with_format("torch", columns=["input_ids", "label"])[:]
+        ids = list(rows["input_ids"])  # a list of 1-D tensors (or one 2-D tensor when all rows are as long)
+        offsets = torch.zeros(len(ids) + 1, dtype=torch.long)
+        offsets[1:] = torch.cumsum(torch.tensor([len(r) for r in ids], dtype=torch.long), 0)
+        return cls(torch.cat(ids).to(torch.int32), offsets, rows["label"].to(torch.long))
 
     def __len__(self) -> int:
         return len(self.labels)

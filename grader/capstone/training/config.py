@@ -27,6 +27,7 @@ class TrainConfig:
     eval_every: int = 0  # steps between validations; 0 = once per epoch
     max_steps: int = 0  # stop after this many steps (0 = all epochs)
     limit: int = 0  # use at most this many training examples (0 = all)
+    pretrain_mlm: int = 0  # masked-language-model pre-training steps before fine-tuning (0 = none; beyond the book)
     seed: int = 0
     device: str = "auto"  # auto, cpu, cuda, mps
     compile: bool = False

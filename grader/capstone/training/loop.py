@@ -4,11 +4,14 @@ What it adds to the book's loop (listings 1.37-1.40):
 - device: CUDA, then Apple's MPS, then the CPU; bf16 autocast on CUDA; optional torch.compile;
 - the attention fast path (grader.capstone.training.model), checked equal to the model's own attention;
 - the s1_23_tokenizer exercise's own tokenizer, from the same code as the model (tokenizer.py);
-- token ids computed once and cached, batches padded to their own longest row (batches.py);
+- token ids computed once (datasets.map, cached under .kata/cache/datasets), batches padded to
+  their own longest row (batches.py);
 - AdamW with linear warmup then linear decay, gradient clipping;
 - a validation split carved from the training set, evaluated every epoch (or every N steps),
   the best weights kept on disk; the test set is evaluated once, with the best weights;
 - a progress bar, metrics.json, curves.png and scikit-learn's classification report;
+- with --pretrain-mlm STEPS, masked-language-model pre-training first (beyond the book: the
+  s1_23_mlm exercise, pretrain.py) on the source's unlabelled text, then fine-tuning as above;
 - Ctrl-C stops cleanly and keeps the best checkpoint;
 - unchanged under `torchrun --nproc_per_node N` (DistributedDataParallel; NCCL on GPUs, gloo on CPUs).
 """
@@ -31,6 +34,7 @@ from .batches import Encoded, LengthBatches, collate
 from .config import TrainConfig
 from .model import (ModelError, build_model, check_forward, enable_fast_attention, load_classifier_module,
                     probe_batch)
+from .pretrain import PretrainError, encoder_of, load_mlm_module, pretrain_mlm
 from .tokenizer import TokenizerError, load_tokenizer
 
 
@@ -121,42 +125,94 @@ class Data:
 
 
 def encode_split(split, tok) -> tuple[Encoded, bool]:
-    """The unpadded ids of a split (from the cache after the first time) and whether they were cached.
-    `tok`: a training tokenizer (grader.capstone.training.tokenizer.Tokenizer)."""
-    from ..data import cached_token_ids
+    """The unpadded ids of a split (a datasets.Dataset with text and label; from the cache after the
+    first time) and whether they were cached. `tok`: a training tokenizer
+    (grader.capstone.training.tokenizer.Tokenizer)."""
+    from ..data import tokenize
 
-    found = cached_token_ids(split.texts, tok.encode_batch, tok.key)
+    ids, cached = tokenize(split, tok.encode_batch, tok.key)
+    return _encoded(ids, tok), cached
+
+
+def _encoded(ids, tok) -> Encoded:
+    """Encoded (flat tensors) of a tokenized split, every id checked to be in the vocabulary."""
+    found = Encoded.from_dataset(ids)
     if found.ids.numel() and (int(found.ids.min()) < 0 or int(found.ids.max()) >= tok.vocab_size):
         raise TrainError(f"{tok.path}: encode gave ids outside 0..vocab_size - 1 = {tok.vocab_size - 1} "
                          f"(from {int(found.ids.min())} to {int(found.ids.max())}); `kata check s1_23_tokenizer` shows why")
-    return Encoded(found.ids, found.offsets, torch.tensor(split.labels, dtype=torch.long)), found.cached
+    return found
 
 
 def load_data(cfg: TrainConfig, dist: Dist, tok) -> Data:
-    from ..data import DataError, holdout, load_source
+    """The corpus cfg.data, tokenized (datasets.map, cached), its train split cut (cfg.limit) and
+    split again into train and validation (stratified, cfg.seed)."""
+    from ..data import DataError, holdout, load_source, tokenize
 
     try:
         corpus = load_source(cfg.data)
-        train_split = corpus.train
+        train_split = corpus["train"]
         if cfg.limit and len(train_split) > cfg.limit:
             keep = torch.randperm(len(train_split), generator=torch.Generator().manual_seed(cfg.seed))[:cfg.limit]
-            keep = sorted(keep.tolist())
-            train_split = type(train_split)([train_split.texts[i] for i in keep], [train_split.labels[i] for i in keep])
-        train_split, val_split = holdout(train_split, cfg.val_fraction, cfg.seed)
+            train_split = train_split.select(sorted(keep.tolist()))
     except DataError as e:
         raise TrainError(f"data: {e}") from None
-    if min(len(train_split), len(val_split), len(corpus.test)) == 0:
-        raise TrainError(f"data: {cfg.data} leaves an empty split (train {len(train_split)}, "
-                         f"validation {len(val_split)}, test {len(corpus.test)})")
     parts = {}
     cached = True
-    for turn in (0, 1):  # the main process fills the cache first, the others then read it
+    for turn in (0, 1):  # the main process fills the cache first (ids, split indices), the others then read it
         if (turn == 0) == dist.main:
-            for name, split in (("train", train_split), ("val", val_split), ("test", corpus.test)):
-                parts[name], hit = encode_split(split, tok)
+            for name, split in (("train", train_split), ("test", corpus["test"])):
+                parts[name], hit = tokenize(split, tok.encode_batch, tok.key)
                 cached = cached and hit
+            try:
+                train_ids, val_ids = holdout(parts["train"], cfg.val_fraction, cfg.seed)
+            except DataError as e:
+                raise TrainError(f"data: {cfg.data}: {e}") from None
         _barrier(dist)
-    return Data(parts["train"], parts["val"], parts["test"], tok, corpus.source, list(corpus.notes), cached)
+    if min(len(train_ids), len(val_ids), len(parts["test"])) == 0:
+        raise TrainError(f"data: {cfg.data} leaves an empty split (train {len(train_ids)}, "
+                         f"validation {len(val_ids)}, test {len(parts['test'])})")
+    return Data(_encoded(train_ids, tok), _encoded(val_ids, tok), _encoded(parts["test"], tok), tok, corpus.source,
+                list(corpus.notes), cached)
+
+
+def pretrain(cfg: TrainConfig, code_dir: Path, model: nn.Module, tok, dist: Dist, device: torch.device,
+             log) -> dict:
+    """Masked-language-model pre-training of `model`'s encoder for cfg.pretrain_mlm steps on the
+    unlabelled text of cfg.data (grader.capstone.data.unlabelled_texts: the source's unlabelled
+    texts, then its train split's texts without labels, never the test split's), at most
+    cfg.limit of them (a draw with cfg.seed) when --limit is given. Every process runs it with
+    the same seed before DDP wraps the model. The token embedding grows by a row for [MASK]
+    (pretrain.py). Returns what metrics.json records of the phase ("seconds": the training steps;
+    "data_seconds": reading and tokenizing the text before them)."""
+    from ..data import DataError, tokenize, unlabelled_texts
+
+    started = time.perf_counter()
+    mlm = load_mlm_module(code_dir)
+    try:
+        texts = unlabelled_texts(cfg.data)
+    except DataError as e:
+        raise TrainError(f"data: {e}") from None
+    described = texts.info.description or cfg.data
+    if cfg.limit and len(texts) > cfg.limit:
+        described += f"; {cfg.limit:,} of them drawn (--limit)"
+        keep = torch.randperm(len(texts), generator=torch.Generator().manual_seed(cfg.seed))[:cfg.limit]
+        texts = texts.select(sorted(keep.tolist()))
+    for turn in (0, 1):  # the main process fills the token-id cache first, the others then read it
+        if (turn == 0) == dist.main:
+            ids, _ = tokenize(texts, tok.encode_batch, tok.key)
+        _barrier(dist)
+    rows = ids.with_format("arrow")["input_ids"].to_pylist()
+    log(f"pre-training data: {described}")
+    data_seconds = time.perf_counter() - started
+    losses = pretrain_mlm(model, list(range(len(rows))), rows.__getitem__, cfg.pretrain_mlm, cfg.batch_size,
+                          cfg.lr, cfg.seed, device, log, mlm=mlm, special_ids=(tok.pad_id, tok.cls_id, tok.sep_id),
+                          mask_id=tok.vocab_size, base_vocab_size=min(tok.pad_id, tok.cls_id, tok.sep_id))
+    window = max(1, min(10, len(losses) // 4))
+    return {"steps": len(losses), "texts": len(rows), "data": described, "code": str(mlm.__file__),
+            "mask_id": tok.vocab_size, "vocab_size": encoder_of(model).embed.token.num_embeddings,
+            "first_loss": losses[0], "last_loss": losses[-1],
+            "first_mean": sum(losses[:window]) / window, "last_mean": sum(losses[-window:]) / window,
+            "losses": losses, "seconds": time.perf_counter() - started - data_seconds, "data_seconds": data_seconds}
 
 
 # ---------------------------------------------------------------- the run
@@ -287,6 +343,12 @@ def _train(cfg: TrainConfig, root: Path, dist: Dist, log) -> dict:
         f"ff {cfg.ff_dim}; device {device}{' x' + str(dist.world) if dist.world > 1 else ''}, "
         f"{'bf16 autocast' if amp_dtype == torch.bfloat16 else 'fp32'}; attention fast path: "
         + (f"on ({fast} modules)" if fast else f"not used: {why_not}"))
+    pretrained = None
+    if cfg.pretrain_mlm:  # before the optimizer, torch.compile and DDP: the token embedding may be replaced
+        torch.manual_seed(cfg.seed)
+        pretrained = pretrain(cfg, code_dir, model, tok, dist, device, log)
+        n_params = sum(p.numel() for p in model.parameters())
+    vocab_size = encoder_of(model).embed.token.num_embeddings if cfg.pretrain_mlm else tok.vocab_size
     raw = model.to(device)
     runner = raw
     if cfg.compile:
@@ -323,6 +385,8 @@ def _train(cfg: TrainConfig, root: Path, dist: Dist, log) -> dict:
                  "test": len(data.test)},
         "steps_total": total, "history": [], "best": None, "test": None, "interrupted": False, "seconds": None,
     }
+    if pretrained is not None:
+        metrics["pretrain"] = pretrained
     if dist.main:
         out.mkdir(parents=True, exist_ok=True)
     log(f"output: {out}")
@@ -348,7 +412,7 @@ def _train(cfg: TrainConfig, root: Path, dist: Dist, log) -> dict:
         if improved:
             best_acc = val_acc
             if dist.main:
-                info = {"config": dict(vocab_size=tok.vocab_size, dim=cfg.dim, max_len=cfg.max_len, layers=cfg.layers,
+                info = {"config": dict(vocab_size=vocab_size, dim=cfg.dim, max_len=cfg.max_len, layers=cfg.layers,
                                        heads=cfg.heads, ff_dim=cfg.ff_dim),
                         "tokenizer": {"code": str(tok.path), "encoding": tok.name, "pad_id": tok.pad_id, "cls_id": tok.cls_id,
                                       "sep_id": tok.sep_id, "max_len": tok.max_len, "truncation": tok.truncation,
@@ -481,7 +545,7 @@ def main_cli(args, root: Path) -> int:
     cfg = TrainConfig(**{k: v for k, v in vars(args).items() if k in TrainConfig.__dataclass_fields__})
     try:
         train(cfg, root)
-    except (TrainError, ModelError, TokenizerError) as e:
+    except (TrainError, ModelError, TokenizerError, PretrainError) as e:
         print(f"kata train: {e}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

@@ -9,8 +9,8 @@ runs in this process: `kata train` is a tool for one's own code, not a grading p
 
 Before any text is encoded, a short review is, and the ids and special ids are looked at, so
 that an unfinished or broken tokenizer is named (file and line) at once, not half-way through
-a corpus. The token-id cache (grader.capstone.data.cached_token_ids) is keyed by the file's text, the
-ranks, the settings and tiktoken's version: editing the tokenizer recomputes the ids.
+a corpus. The token-id cache (grader.capstone.data.tokenize, datasets' own) is keyed by the file's
+text, the ranks, the settings and tiktoken's version: editing the tokenizer recomputes the ids.
 """
 from __future__ import annotations
 

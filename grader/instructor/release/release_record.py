@@ -57,6 +57,7 @@ REPLAYED_HELPERS = {
     "test_s1_23_dataset": ("encode",),
     "test_s1_23_tokenizer": ("_ref_numbers", "_ref_encode", "_wrong_encodings"),  # not reference_collate: a public check feeds it the rows of the student's own shuffled batches
     "test_s1_23_padding_mask": ("_query_masked", "_mask_mistakes", "_weight_mistakes"),
+    "test_s1_23_mlm": ("head_ref", "head_mistakes", "gradient_reference", "loss_reference", "loss_mistakes"),
 }
 
 

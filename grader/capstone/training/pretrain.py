@@ -1,0 +1,219 @@
+"""Masked-language-model pre-training of the §1.23 BERT encoder, before it is fine-tuned for
+sentiment (beyond the book: the exercise s1_23_mlm).
+
+    mlm = load_mlm_module(code_dir)                      # <code_dir>/ch01/s1_23_mlm.py
+    losses = pretrain_mlm(model, texts, encode, steps=500, batch_size=32, lr=5e-4, seed=0,
+                          device=torch.device("cpu"), log=print, mlm=mlm)
+
+`model` is listing 1.35's BERTForClassification (its encoder is `model.bert`) or a BERTEncoder
+itself; `texts` are plain strings (unlabelled: no label is read); `encode(text)` gives a text's
+unpadded ids, [CLS] first and [SEP] last (the s1_23_tokenizer's `encode(text, pad=False)`). Each
+step draws `batch_size` texts, pads them to the longest, hides tokens with the exercise's own
+`mask_tokens`, and trains the encoder and the exercise's `MLMHead` (tied to the encoder's token
+embedding) on `mlm_loss` of the hidden tokens only. The model is changed in place: its encoder is
+trained, and its token embedding gains a row for [MASK] when it has none (`grow_token_embedding`:
+BERTForClassification(vocab_size=50260) becomes one of 50,261 rows, the kata's MLM_VOCAB_SIZE,
+ERRATA.md K-1.23-a). The head is dropped at the end; fine-tuning builds its optimizer afterwards,
+over the grown model.
+
+Like `kata train`, this runs the code it is given in this process: a tool for one's own machine,
+not a grading path.
+"""
+from __future__ import annotations
+
+import math
+import types
+from pathlib import Path
+
+import torch
+import torch.nn as nn
+
+from .model import _line_in, earlier_exercise, import_file
+
+MLM_FILE = "ch01/s1_23_mlm.py"
+ROUND_TO = 8  # pad each batch to a multiple of 8 ids, as kata train's batches do
+LOG_EVERY = 50  # steps between two progress lines
+
+
+class PretrainError(RuntimeError):
+    """Pre-training cannot run: the message names the file or setting and what to do."""
+
+
+def load_mlm_module(code_dir: str | Path) -> types.ModuleType:
+    """Import `<code_dir>/ch01/s1_23_mlm.py` (the reference's solutions/ or a student's exercises/)
+    under a private name; PretrainError naming the file and line when it cannot be used."""
+    path = Path(code_dir) / MLM_FILE
+    if not path.is_file():
+        raise PretrainError(f"{path}: no such file (the exercise beyond the book, s1_23_mlm)")
+    try:
+        module = import_file(path, "kata_pretrain_mlm")
+    except Exception as e:
+        raise PretrainError(f"{path}{_line_in(e, path)}: importing it failed: {type(e).__name__}: {e}") from e
+    missing = [name for name in ("mask_tokens", "MLMHead", "mlm_loss", "MASK_ID", "PAD_ID", "CLS_ID", "SEP_ID",
+                                 "BASE_VOCAB_SIZE") if not hasattr(module, name)]
+    if missing:
+        raise PretrainError(f"{path}: defines no {', '.join(missing)} (restore the exercise's names, e.g. with "
+                            "`kata reset s1_23_mlm` after saving your work)")
+    return module
+
+
+def encoder_of(model: nn.Module) -> nn.Module:
+    """The BERT encoder of `model`: `model.bert` for listing 1.35's classifier, else the model."""
+    encoder = getattr(model, "bert", model)
+    token = getattr(getattr(encoder, "embed", None), "token", None)
+    if not isinstance(token, nn.Embedding):
+        raise PretrainError("the model has no token embedding at .bert.embed.token or .embed.token (listings "
+                            "1.30, 1.34 and 1.35 name them so)")
+    return encoder
+
+
+def grow_token_embedding(model: nn.Module, rows: int, seed: int = 0) -> nn.Embedding:
+    """Give the encoder's token embedding `rows` rows (at least), keeping the existing ones and
+    padding_idx; the new rows are drawn like nn.Embedding's own, N(0, 1), from `seed`. Returns the
+    embedding in use afterwards. Build any optimizer after calling it: the parameter is new."""
+    embed = encoder_of(model).embed
+    old = embed.token
+    if old.num_embeddings >= rows:
+        return old
+    new = nn.Embedding(rows, old.embedding_dim, padding_idx=old.padding_idx,
+                       device=old.weight.device, dtype=old.weight.dtype)
+    with torch.no_grad():
+        new.weight[:old.num_embeddings] = old.weight
+        extra = torch.randn(rows - old.num_embeddings, old.embedding_dim, generator=torch.Generator().manual_seed(seed))
+        new.weight[old.num_embeddings:] = extra.to(new.weight)
+    new.train(old.training)
+    embed.token = new
+    return new
+
+
+def _batch(rows: list[list[int]], pad_id: int, max_len: int) -> torch.Tensor:
+    """(len(rows), T) int64 ids padded with pad_id; T the longest row rounded up to ROUND_TO, at most max_len."""
+    longest = max(len(r) for r in rows)
+    T = min(max_len, -(-longest // ROUND_TO) * ROUND_TO)
+    ids = torch.full((len(rows), T), pad_id, dtype=torch.long)
+    for i, r in enumerate(rows):
+        ids[i, :len(r)] = torch.tensor(r, dtype=torch.long)
+    return ids
+
+
+def _fit(ids: list[int], max_len: int) -> list[int]:
+    """A row of at most max_len ids, its last id ([SEP]) kept."""
+    return ids if len(ids) <= max_len else ids[:max_len - 1] + ids[-1:]
+
+
+def _schedule(step: int, total: int, warmup: int) -> float:
+    if step < warmup:
+        return (step + 1) / warmup
+    return max(0.0, (total - step) / max(1, total - warmup))
+
+
+def _student_call(mlm: types.ModuleType, what: str, fn, *args, **kwargs):
+    """fn(*args, **kwargs); an exception from the exercise's file (or one it imports) becomes a
+    PretrainError naming the file and line."""
+    try:
+        return fn(*args, **kwargs)
+    except Exception as e:
+        path = Path(mlm.__file__)
+        earlier = earlier_exercise(e, path)
+        where = f"{path}{_line_in(e, path)}"
+        if earlier:
+            raise PretrainError(f"{what} failed: {earlier}") from e
+        if isinstance(e, NotImplementedError):
+            raise PretrainError(f"{where}: {what} is not implemented yet ({e}); finish the s1_23_mlm exercise "
+                                "(`kata check s1_23_mlm`) or pre-train the reference") from e
+        raise PretrainError(f"{where}: {what} failed: {type(e).__name__}: {e}") from e
+
+
+def pretrain_mlm(model: nn.Module, texts: list[str], encode, steps: int, batch_size: int, lr: float, seed: int,
+                 device: torch.device | str, log=print, *, mlm: types.ModuleType, mask_prob: float = 0.15,
+                 weight_decay: float = 0.01, warmup: float = 0.06, clip: float = 1.0,
+                 special_ids: tuple[int, int, int] | None = None, mask_id: int | None = None,
+                 base_vocab_size: int | None = None) -> list[float]:
+    """Pre-train `model`'s encoder for `steps` steps of masked-language modelling on `texts`
+    (see the module's docstring) and return the loss of every step. AdamW (no decay on biases
+    and norms), linear warmup over `warmup` of the steps then linear decay, gradient clipping
+    at `clip` (0: none). The ids default to the exercise module's constants: special_ids
+    (PAD_ID, CLS_ID, SEP_ID), mask_id MASK_ID, random replacements from 0..BASE_VOCAB_SIZE - 1."""
+    if steps < 1 or batch_size < 1:
+        raise PretrainError(f"steps and batch_size must be at least 1 (got {steps} and {batch_size})")
+    device = torch.device(device)
+    special = tuple(special_ids) if special_ids is not None else (mlm.PAD_ID, mlm.CLS_ID, mlm.SEP_ID)
+    mask_id = mlm.MASK_ID if mask_id is None else mask_id
+    base = mlm.BASE_VOCAB_SIZE if base_vocab_size is None else base_vocab_size
+    pad_id = special[0]
+    encoder = encoder_of(model)
+    max_len = encoder.embed.position.num_embeddings
+    rows = [_fit(list(encode(t)), max_len) for t in texts]
+    rows = [r for r in rows if any(i not in special for i in r)]
+    if not rows:
+        raise PretrainError(f"none of the {len(texts)} texts has a token to predict once encoded")
+    rows_before = encoder.embed.token.num_embeddings
+    token = grow_token_embedding(model, mask_id + 1, seed)
+    if token.num_embeddings != rows_before:
+        log(f"pre-training: the token embedding grows from {rows_before:,} to {token.num_embeddings:,} rows for "
+            f"[MASK] = {mask_id} (fine-tune with vocab_size {token.num_embeddings:,})")
+    head = _student_call(mlm, "MLMHead(embedding, dim)", mlm.MLMHead, token, token.embedding_dim)
+    was_training = model.training
+    model.to(device)
+    head.to(device)
+    model.train()
+    head.train()
+    params = {id(p): (name, p) for name, p in [*encoder.named_parameters(), *head.named_parameters()]}  # tied: once
+    decay = [p for name, p in params.values() if p.requires_grad and p.ndim >= 2 and "norm" not in name]
+    no_decay = [p for name, p in params.values() if p.requires_grad and not (p.ndim >= 2 and "norm" not in name)]
+    optimizer = torch.optim.AdamW([{"params": decay, "weight_decay": weight_decay},
+                                   {"params": no_decay, "weight_decay": 0.0}], lr=lr)
+    warm = max(1, round(warmup * steps))
+    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda s: _schedule(s, steps, warm))
+    g = torch.Generator().manual_seed(seed)
+    order, at = torch.randperm(len(rows), generator=g).tolist(), 0
+    losses: list[float] = []
+    log(f"pre-training (masked-language model, {mlm.__file__}): {steps} steps of {batch_size} texts from "
+        f"{len(rows):,}, mask_prob {mask_prob}, lr {lr}, device {device}")
+    try:
+        while len(losses) < steps:
+            if at + batch_size > len(order):  # a new pass over the texts, in a new order
+                order, at = order[at:] + torch.randperm(len(rows), generator=g).tolist(), 0
+            ids = _batch([rows[i] for i in order[at:at + batch_size]], pad_id, max_len)
+            at += batch_size
+            inputs, labels = _student_call(mlm, "mask_tokens(...)", mlm.mask_tokens, ids, mask_id=mask_id,
+                                           vocab_size=base, special_ids=special, generator=g, mask_prob=mask_prob)
+            if not losses:
+                _check_masking(mlm, ids, inputs, labels)
+            chosen = labels != -100
+            if not bool(chosen.any()):
+                continue  # nothing to predict in this batch (possible with few short texts): draw another
+            attention = (ids != pad_id).long().to(device)
+            inputs, labels, chosen = inputs.to(device), labels.to(device), chosen.to(device)
+            optimizer.zero_grad(set_to_none=True)
+            hidden = encoder(inputs, attention)
+            logits = _student_call(mlm, "MLMHead.forward", head, hidden[chosen])  # only the hidden tokens
+            loss = _student_call(mlm, "mlm_loss(logits, labels)", mlm.mlm_loss, logits, labels[chosen])
+            if not torch.isfinite(loss):
+                raise PretrainError(f"the masked-language-model loss became {loss.item()} at step {len(losses) + 1}: "
+                                    f"lower the learning rate (now {lr}) or check s1_23_mlm")
+            loss.backward()
+            if clip:
+                torch.nn.utils.clip_grad_norm_([p for _, p in params.values()], clip)
+            optimizer.step()
+            scheduler.step()
+            losses.append(loss.item())
+            if len(losses) % LOG_EVERY == 0 or len(losses) == steps:
+                recent = losses[-LOG_EVERY:]
+                log(f"pre-training step {len(losses)}/{steps}: masked-token loss {sum(recent) / len(recent):.4f} "
+                    f"(a uniform guess over {token.num_embeddings:,} ids: {math.log(token.num_embeddings):.2f})")
+    finally:
+        model.train(was_training)
+    return losses
+
+
+def _check_masking(mlm: types.ModuleType, ids, inputs, labels) -> None:
+    """The first batch's (inputs, labels) keep the rule's relations, so that a wrong mask_tokens is
+    named before it trains anything."""
+    ok = (isinstance(inputs, torch.Tensor) and isinstance(labels, torch.Tensor) and inputs.shape == ids.shape
+          and labels.shape == ids.shape and bool(((labels == -100) | (labels == ids)).all())
+          and bool((inputs[labels == -100] == ids[labels == -100]).all()))
+    if not ok:
+        raise PretrainError(f"{mlm.__file__}: mask_tokens gave inputs and labels that break the masking rule "
+                            "(labels are the original id or -100, and only chosen tokens change): "
+                            "`kata check s1_23_mlm` shows why")

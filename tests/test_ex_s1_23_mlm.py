@@ -1,0 +1,207 @@
+"""The exercise beyond the book after §1.23, BERT's masking rule and the MLM head: real wrong
+answers lose points with a message naming the mistake; a right answer that draws its random
+numbers in another order (Hugging Face's DataCollatorForLanguageModeling) scores full marks; no
+generic answer earns a point; the manifest marks it as going beyond the chapter."""
+import importlib.util
+
+import pytest
+import torch
+
+from grader.checks import test_s1_23_mlm as C
+from grader.course import manifest as course
+from tests import generic_answers
+from tests.conftest import ROOT, SOLUTIONS, checks_of, grade, kata, score_of
+from tests.mistakes import MISTAKES, V
+
+EX = "s1_23_mlm"
+MAX = 20
+
+
+def _solution():
+    spec = importlib.util.spec_from_file_location(EX, SOLUTIONS / "ch01" / f"{EX}.py")
+    sol = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(sol)
+    return sol
+
+
+def _mistake(name: str) -> str:
+    return next(v for v in MISTAKES if v.exercise == EX and v.name == name).source()
+
+
+def _failed(report):
+    return {c["name"]: c for c in checks_of(report, EX) if c["status"] == "failed"}
+
+
+# Each: the mistake of tests/mistakes.py, the public check that must name it, and words of that message.
+NAMED = [
+    ("[PAD], [CLS] and [SEP] chosen too", "test_listing_sample_exact", "[CLS], [SEP] and [PAD] were chosen too"),
+    ("labels 0 instead of -100", "test_listing_sample_exact", "the labels are 0 where nothing is predicted"),
+    ("decoder weight copied, not tied", "test_head_tied", "the decoder holds a copy"),
+    ("every chosen token [MASK]", "test_rates_book_vocabulary", "of the chosen tokens became [MASK]; 80% should"),
+    ("input_ids changed in place", "test_input_not_changed", "mask_tokens changed input_ids in place"),
+]
+
+
+@pytest.mark.parametrize("name,check,words", NAMED, ids=[n[0] for n in NAMED])
+def test_wrong_answers_are_named(submission, name, check, words):
+    r = grade(submission({EX: _mistake(name)}), "-e", EX)
+    failed = _failed(r)
+    assert check in failed, (name, sorted(failed))
+    assert words in failed[check]["message"], failed[check]["message"]
+    assert score_of(r, EX) < MAX
+
+
+def test_untied_copy_gets_no_gradient_either(submission):
+    r = grade(submission({EX: _mistake("decoder weight copied, not tied")}), "-e", EX)
+    failed = _failed(r)
+    assert set(failed) == {"test_head_tied", "test_head_gradient", "test_head_other_sizes"}, set(failed)
+    assert "no gradient reached the embedding's weight" in failed["test_head_gradient"]["message"]
+
+
+# More wrong answers, held to tests/test_public_teaching.py's rule here (its rounds hold one variant
+# of each exercise; five of this exercise are there): each loses points, and a public check names it.
+MORE = [
+    V(EX, "labels keep every id", ("    labels[~chosen] = IGNORE_INDEX\n", "")),
+    V(EX, "random share 0.1 of the rest",
+      ("to_random = chosen & (u >= 0.8) & (u < 0.9)",
+       "to_random = chosen & ~to_mask & (torch.rand(input_ids.shape, generator=generator, device=device) < 0.1)")),
+    V(EX, "random ids from the whole vocabulary", ("torch.randint(0, vocab_size,", "torch.randint(0, mask_id,")),
+    V(EX, "mask_prob ignored", ("device=device) < mask_prob)", "device=device) < 0.15)")),
+    V(EX, "the global generator", ("generator=generator", "generator=None")),
+    V(EX, "no LayerNorm in the head", ("self.decoder(self.norm(self.act(", "self.decoder((self.act(")),
+    V(EX, "decoder bias left random", ("        nn.init.zeros_(self.decoder.bias)\n", "")),
+    V(EX, "MLM loss summed", ("ignore_index=IGNORE_INDEX)", "ignore_index=IGNORE_INDEX, reduction=\"sum\")")),
+]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("variant", MORE, ids=[v.name for v in MORE])
+def test_more_mistakes_fail_a_public_check(submission, variant):
+    sub = submission({EX: variant.source()})
+    full, public = checks_of(grade(sub, "-e", EX), EX), checks_of(grade(sub, "-e", EX, "--public-only"), EX)
+    assert sum(c["score"] for c in full) < MAX
+    failed = {c["name"] for c in public if c["status"] == "failed" and c["message"].strip()}
+    assert failed and failed == {c["name"] for c in full if c["visibility"] == "public" and c["status"] == "failed"}
+
+
+HUGGING_FACE = '''import torch
+import torch.nn as nn
+
+PAD_ID, CLS_ID, SEP_ID = 50257, 50258, 50259
+VOCAB_SIZE, MASK_ID, MLM_VOCAB_SIZE, BASE_VOCAB_SIZE = 50260, 50260, 50261, 50257
+IGNORE_INDEX = -100
+
+
+def mask_tokens(input_ids, *, mask_id, vocab_size, special_ids, generator, mask_prob=0.15):
+    # transformers' DataCollatorForLanguageModeling.torch_mask_tokens, with the generator passed on
+    labels = input_ids.clone()
+    probability_matrix = torch.full(labels.shape, mask_prob)
+    special = torch.zeros(labels.shape, dtype=torch.bool)
+    for s in special_ids:
+        special |= labels == s
+    probability_matrix.masked_fill_(special, value=0.0)
+    masked_indices = torch.bernoulli(probability_matrix, generator=generator).bool()
+    labels[~masked_indices] = -100
+    inputs = input_ids.clone()
+    replaced = torch.bernoulli(torch.full(labels.shape, 0.8), generator=generator).bool() & masked_indices
+    inputs[replaced] = mask_id
+    random = torch.bernoulli(torch.full(labels.shape, 0.5), generator=generator).bool() & masked_indices & ~replaced
+    words = torch.randint(vocab_size, labels.shape, dtype=torch.long, generator=generator)
+    inputs[random] = words[random]
+    return inputs, labels
+
+
+class MLMHead(nn.Module):
+    def __init__(self, embedding, dim):
+        super().__init__()
+        self.dense = nn.Linear(dim, dim)
+        self.act = nn.GELU()
+        self.norm = nn.LayerNorm(dim, eps=1e-5)
+        self.decoder = nn.Linear(dim, embedding.weight.shape[0])
+        self.decoder.weight = embedding.weight
+        with torch.no_grad():
+            self.decoder.bias.zero_()
+
+    def forward(self, hidden):
+        h = self.norm(self.act(self.dense(hidden)))
+        return torch.nn.functional.linear(h, self.decoder.weight, self.decoder.bias)
+
+
+def mlm_loss(logits, labels):
+    keep = labels != IGNORE_INDEX
+    return torch.nn.functional.cross_entropy(logits[keep], labels[keep])
+'''
+
+
+def test_a_right_answer_drawing_in_another_order_scores_full_marks(submission):
+    r = grade(submission({EX: HUGGING_FACE}), "-e", EX)
+    assert score_of(r, EX) == MAX, [c["message"] for c in checks_of(r, EX) if c["status"] != "passed"]
+
+
+def test_the_checks_reference_is_the_solution():
+    """The trusted side's head (head_ref) is the reference MLMHead, and the rule's statistics
+    read the reference's output as the module's docstring says (80/10/10 of 15%)."""
+    sol = _solution()
+    sd = C.head_state(8, 30, seed=1)
+    emb = torch.nn.Embedding(30, 8)
+    head = sol.MLMHead(emb, 8)
+    head.load_state_dict(sd)
+    assert head.decoder.weight is emb.weight
+    hidden = torch.randn(2, 3, 8)
+    with torch.no_grad():
+        assert torch.allclose(head(hidden), C.head_ref(hidden, sd), atol=1e-6)
+    ids = C.batch(64, 256, C.BASE, C.SPECIAL, seed=3, min_len=100)
+    before = ids.clone()
+    inputs, labels = sol.mask_tokens(ids, mask_id=C.MASK, vocab_size=C.BASE, special_ids=C.SPECIAL,
+                                     generator=torch.Generator().manual_seed(0))
+    assert torch.equal(ids, before)
+    s = C.shares(ids, inputs, labels, C.MASK)
+    real = int((~torch.isin(ids, torch.tensor(C.SPECIAL))).sum())
+    assert abs(s["chosen"] / real - 0.15) < 0.01
+    assert abs(s["mask"] - 0.8) < 0.03 and abs(s["random"] - 0.1) < 0.03 and abs(s["kept"] - 0.1) < 0.03
+    assert bool((s["random_ids"] < C.BASE).all())
+    logits = torch.randn(4, 30)
+    target = torch.tensor([3, -100, 7, -100])
+    assert torch.isclose(sol.mlm_loss(logits, target), torch.nn.functional.cross_entropy(logits[[0, 2]], target[[0, 2]]))
+
+
+def test_the_manifest_marks_it_beyond_the_book():
+    c = course.load(ROOT)
+    ex = c.get(EX)
+    assert ex.beyond_book and ex.listings == ["1.23/mlm"]
+    assert [e.id for e in c.exercises if e.beyond_book] == [EX]
+    assert c.exercises[-1].id == EX  # after the whole chapter
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("variant", generic_answers.VARIANTS)
+def test_generic_answers_score_zero(variant, tmp_path):
+    r = grade(generic_answers.build(variant, tmp_path), "-e", EX)
+    earned = [f"{c['name']}: {c['message'][:200]}" for c in checks_of(r, EX) if c["score"] > 0]
+    assert not earned, earned
+
+
+def test_kata_run_says_the_book_has_no_such_listing():
+    proc = kata("run", "1.23/mlm", "--path", str(SOLUTIONS), "--book")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    out = " ".join(proc.stdout.split())
+    assert "the book has no such listing" in out and "K-1.23-a" in out and "kata decision" in out
+    assert "MLMHead(" in out and "(decoder): Linear(in_features=256, out_features=50261, bias=True)" in out
+    assert "logits of (2, 12, 256) encoder outputs: (2, 12, 50261)" in out
+
+
+def test_verify_holds_the_beyond_the_book_rules(tmp_course):
+    from grader.authoring.verify import verify
+
+    errata = tmp_course / "ERRATA.md"
+    text = errata.read_text()
+    errata.write_text(text.replace("`s1_23_mlm::", "`s1_23_tokenizer::"))
+    problems = verify(tmp_course, grade=False).problems
+    assert any("s1_23_mlm goes beyond the book but no K- entry" in p for p in problems), problems
+    errata.write_text(text)
+    toml = tmp_course / "course.toml"
+    toml.write_text(toml.read_text().replace('id = "s1_23_mlm"\nsection = "1.23"\nbeyond_book = true\n',
+                                             'id = "s1_23_mlm"\nsection = "1.23"\n'))
+    problems = verify(tmp_course, grade=False).problems
+    assert any(p.startswith("listing 1.23/mlm: no printed book output (only an exercise marked beyond_book")
+               for p in problems), problems
