@@ -257,3 +257,49 @@ def test_the_figures_of_a_page_stop_at_their_own_budget(tmp_path):
         box.close()
     assert took < 4 + 6, f"figures drawn in {took:.1f} s with a 4 s budget"
     assert any("not drawn: the page's figures used up their 4 s" in d.error for d in drawn)
+
+
+def test_a_manifest_names_each_file_once_in_its_plain_spelling(tmp_path):
+    """kata-manifest.json once listed one 8 MB file under 3,000 spellings (exercises/./ch01/x,
+    exercises//ch01/x): each was hashed again outside the budget, and past the 2,000th entry the
+    changed exercise file was never looked at, so the manifest read "verified"."""
+    from grader.checking import submit_manifest as sm
+
+    (tmp_path / "exercises" / "ch01").mkdir(parents=True)
+    ex = tmp_path / "exercises" / "ch01" / "s1_12_context.py"
+    ex.write_bytes(b"print('changed after submit')\n")
+    notes = tmp_path / "exercises" / "ch01" / "notes.txt"
+    notes.write_bytes(b"x" * 1000)
+    good = sm.file_entry(notes.read_bytes())
+    listed = {"exercises/ch01/s1_12_context.py": sm.file_entry(b"the submitted text\n"),
+              "exercises/ch01/notes.txt": good, "exercises/./ch01/notes.txt": good, "exercises//ch01/notes.txt": good}
+    manifest = tmp_path / sm.NAME
+    manifest.write_text(json.dumps({"kind": sm.KIND, "files": listed}))
+    said: list[str] = []
+    info = sm.verify(manifest, said)
+    assert not info["verified"]
+    assert info["changed"] == ["exercises/ch01/s1_12_context.py"]
+    assert sorted(info["missing"]) == ["exercises/./ch01/notes.txt", "exercises//ch01/notes.txt"]
+    listed.update({f"exercises/{'./' * i}ch01/notes.txt": good for i in range(2, 2100)})
+    manifest.write_text(json.dumps({"kind": sm.KIND, "files": listed}))
+    said = []
+    info = sm.verify(manifest, said)
+    assert not info["verified"] and "more than the 2000 a submission may hold" in info["error"]
+
+
+def test_figures_get_no_time_when_the_grading_budget_is_spent(tmp_path):
+    from grader import listings
+    from grader.checking.runner import sandbox_at
+    from grader.course import manifest
+    from grader.reports import figures
+
+    course = manifest.load(ROOT)
+    listings.load(course)
+    figs = listings.figures_of_exercise("s1_05_positions")
+    box = sandbox_at(course, SOLUTIONS)
+    box.launch()
+    try:
+        drawn = figures.draw(course, box, figs, budget_s=-3)
+    finally:
+        box.close()
+    assert drawn and all("grading budget was used up before the figures" in d.error for d in drawn)

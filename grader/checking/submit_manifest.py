@@ -101,10 +101,16 @@ def verify(path: Path, notes: list[str], max_bytes: int = MAX_FILE) -> dict:
     info.update(kata_version=str(doc.get("kata_version"))[:40], created=str(doc.get("created"))[:40],
                 exercises=_claims(doc.get("exercises")))
     listed = doc["files"]
+    if len(listed) > MAX_LISTED:  # kata submit lists what it zips, at most MAX_LISTED files: this one is not its
+        info["error"] = t("manifest_too_many", count=len(listed), limit=MAX_LISTED)
+        notes.append(t("manifest_unreadable", file=NAME, reason=info["error"]))
+        return info
     folders: set[str] = set()
-    for rel, entry in sorted(listed.items())[:MAX_LISTED]:
+    for rel, entry in sorted(listed.items()):
         found = files.lookup(base, rel)  # inside the manifest's folder, through no link
-        if found is None or not isinstance(entry, dict):
+        # only the plain spelling kata submit writes: "exercises/./ch01/x" or "exercises//ch01/x" would
+        # name one file many times (each read again), and stand for a file that is not checked
+        if found is None or found.rel != rel or not isinstance(entry, dict):
             info["missing"].append(rel)
             continue
         folders.add(str(PurePosixPath(found.rel).parent))

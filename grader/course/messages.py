@@ -257,6 +257,14 @@ CATALOG: dict[str, dict[str, str]] = {
         "en": "not drawn: the page's figures used up their {seconds} s of your code's time",
         "zh": "没有绘制：本页的图已用完你的代码的 {seconds} 秒时间",
     },
+    "manifest_too_many": {
+        "en": "it lists {count} files, more than the {limit} a submission may hold",
+        "zh": "它列出了 {count} 个文件，超过了一份提交最多可含的 {limit} 个",
+    },
+    "figures_no_budget": {
+        "en": "not drawn: the grading budget was used up before the figures",
+        "zh": "没有绘制：在画图之前评分预算已经用完",
+    },
     "message_cut": {"en": " … ({count} more characters not shown)", "zh": " …（还有 {count} 个字符未显示）"},
     "budget_wall": {"en": "wall time", "zh": "墙钟时间"},
     "budget_cpu": {"en": "CPU time", "zh": " CPU 时间"},

@@ -49,13 +49,14 @@ def draw(course: Course, box: Sandbox, figures: list[listings.Figure], budget_s:
     """Draw `figures` with the submission running in `box` (started), within `budget_s` seconds in
     all (a grading budget of their own, after the grading's: no call waits past it, and the figures
     after it are entries that say they were not drawn)."""
-    budget = Budget(budget_s)
+    budget = Budget(max(budget_s, 0.0))
     out: list[Drawn] = []
     for fig in figures:
         ex = course.get(fig.exercise)
-        if budget.exhausted(ex.id):
+        if budget_s <= 0 or budget.exhausted(ex.id):
+            why = t("figures_no_budget") if budget_s <= 0 else t("figures_budget", seconds=f"{budget_s:g}")
             out.append(Drawn(ex.id, fig.listings, fig.name, fig.name, error=t(
-                "plot_failed", listing=", ".join(fig.listings), reason=t("figures_budget", seconds=f"{budget_s:g}"))))
+                "plot_failed", listing=", ".join(fig.listings), reason=why)))
             continue
         try:
             worker, remote = open_exercise(box, ex, course=course, budget=budget)
@@ -75,12 +76,14 @@ def draw(course: Course, box: Sandbox, figures: list[listings.Figure], budget_s:
     return out
 
 
-def for_exercises(course: Course, path: str | Path, exercise_ids: list[str]) -> list[Drawn]:
-    """Open the submission at `path` in its own sandbox and draw every figure of these exercises."""
+def for_exercises(course: Course, path: str | Path, exercise_ids: list[str],
+                  budget_s: float = FIGURES_BUDGET_S) -> list[Drawn]:
+    """Open the submission at `path` in its own sandbox and draw every figure of these exercises,
+    within `budget_s` seconds (see draw)."""
     listings.load(course)
     figures = [f for ex_id in exercise_ids for f in listings.figures_of_exercise(ex_id)]
     if not figures:
         return []
     sub = open_submission(path, course.chapter, course.exercises)
     with sub, sandbox_for(course, sub) as box:
-        return draw(course, box, figures)
+        return draw(course, box, figures, budget_s)

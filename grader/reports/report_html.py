@@ -239,8 +239,10 @@ def write_html(course, path: str | Path, doc: dict, out: str | Path) -> tuple[Pa
     from . import figures
 
     graded = [ex["id"] for ex in doc.get("exercises", [])]
+    # the figures run the student's code again: on what is left of the grading budget, at most 30 s
+    left = getattr(course, "budget_s", figures.FIGURES_BUDGET_S) - float(doc.get("duration_s") or 0)
     try:
-        drawn = figures.for_exercises(course, path, graded)
+        drawn = figures.for_exercises(course, path, graded, min(figures.FIGURES_BUDGET_S, left))
     except SubmissionError:  # it was graded a moment ago; if it is gone now, the page has no figures
         drawn = []
     return write(out, doc, [d.as_dict() for d in drawn]), drawn
