@@ -3,7 +3,8 @@
 Each attack (tests/test_budget.py's ATTACKS: fork 300 sleepers, kill the fork server, sleep 4 s,
 burn 4 CPU seconds) is appended to every exercise file of a stub submission, and the submission is
 graded with `kata grade` on s1_01 and §1.9-1.12 (49 checks): once with the budget given, once with
-a budget too large to matter (how the grader behaved before it had one).
+a budget too large to matter (how the grader behaved before it had one). "wall s" is the whole
+command (interpreter, torch, sandbox start, report); "graded s" the report's own duration.
 
     python benchmarks/budget_attacks.py                  # budget 20 s, and unbounded
     python benchmarks/budget_attacks.py --budget 300 --no-unbounded --all   # the whole course, default budget
@@ -49,7 +50,7 @@ def main() -> int:
     args = ap.parse_args()
     chosen = [] if args.all else CHOSEN
     budgets = [args.budget] + ([] if args.no_unbounded else [1e6])
-    print(f"{'attack':14} {'budget':>8} {'wall s':>8} {'checks cut':>11} {'score':>7}")
+    print(f"{'attack':14} {'budget':>8} {'wall s':>8} {'graded s':>9} {'checks cut':>11} {'score':>7}")
     with tempfile.TemporaryDirectory(prefix="kata-budget-") as tmp:
         for name in args.only or ATTACKS:
             sub = Path(tmp) / name
@@ -64,7 +65,8 @@ def main() -> int:
                 took, doc = grade(sub, budget, chosen)
                 cut = sum(c["kind"] == "budget" for c in doc["checks"])
                 shown = "none" if budget >= 1e6 else f"{budget:g}"
-                print(f"{name:14} {shown:>8} {took:8.1f} {cut:>5} / {len(doc['checks']):<4} {doc['score']:7g}",
+                print(f"{name:14} {shown:>8} {took:8.1f} {doc['duration_s']:9g} {cut:>5} / {len(doc['checks']):<4} "
+                      f"{doc['score']:7g}",
                       flush=True)
     return 0
 

@@ -49,6 +49,7 @@ class _Plugin:
         self.budget = budget
         self.verdicts: dict[str, tuple[str, bool]] = {}  # exercise -> its forbidden-API verdict (_scan_exercise)
         self.scans: dict = {}  # the scans of this grading, by file and forbidden list
+        self.reached: set[str] = set()  # the checks pytest started (after a spent budget it stops)
         self.course = course
         self.submission = submission
         self.box = box
@@ -110,8 +111,12 @@ class _Plugin:
     # -- running
     def pytest_runtest_setup(self, item):
         ex = self.exercise_of(item)
+        self.reached.add(item.nodeid)
         if self.budget is not None and self.budget.exhausted(ex.id):
-            raise BudgetSpent()  # the check is not run: it fails at once, as "not run"
+            # this check and every later one are not run: pytest stops after this one (the rest,
+            # never reached, are "not run" in the results too), so a spent budget costs no more time
+            item.session.shouldstop = "the grading budget is spent"
+            raise BudgetSpent()
         if ex.id not in self.verdicts:  # the forbidden-API scan, before the exercise's first check, on its budget
             verdict = _scan_exercise(ex, self.submission, self.course, self.scans, self.budget)
             if verdict is None:
@@ -415,18 +420,22 @@ def run(course: Course, submission: Submission, exercises: list[Exercise] | None
     budget = Budget(budget_s or course.budget_s, budget_cpu_s or course.budget_cpu_s, cpu_used=box.cpu_seconds)
     plugin = _Plugin(course, submission, box, public_only, lane, budget)
     args = _pytest_args(course, exercises)
+    budget.start()  # collecting the checks counts too
     try:
         with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()) as err:
             code = pytest.main(args, plugins=[plugin, *plugins])
         if plugin.sandbox_error is not None:
             raise plugin.sandbox_error
-        if code not in (0, 1, 5):  # 5: nothing collected (e.g. only hidden checks, public run)
+        stopped = code == 2 and budget.spent_on is not None  # 2: pytest stopped, as asked when the budget ran out
+        if code not in (0, 1, 5) and not stopped:  # 5: nothing collected (e.g. only hidden checks, public run)
             raise RuntimeError(f"running the checks failed (pytest exit code {code}): {err.getvalue()[-2000:]}")
         results, not_run = [], 0
         for item in plugin.items:
             ex = plugin.exercise_of(item)
             info = item.function._kata_check
             exc = plugin.errors.get(item.nodeid)
+            if item.nodeid not in plugin.reached:  # pytest stopped before it: the budget was spent
+                exc = BudgetSpent()
             status = plugin.outcomes.get(item.nodeid) or ("failed" if exc is not None else "passed")
             message, kind = _message(exc, hidden=info["hidden"])
             root = _root_cause(exc) if exc is not None else None
