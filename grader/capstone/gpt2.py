@@ -182,7 +182,8 @@ def _env(name: str, value: str):
 
 
 @contextlib.contextmanager
-def _socket_timeout(seconds: float):
+def socket_timeout(seconds: float):
+    """A default timeout for every socket opened inside (the hub clients take none of their own)."""
     old = socket.getdefaulttimeout()
     socket.setdefaulttimeout(seconds)
     try:
@@ -203,7 +204,7 @@ def encoding():
     errors = []
     if os.environ.get("KATA_OFFLINE", "") in ("", "0"):
         try:
-            with _socket_timeout(HUB_TIMEOUT_S):
+            with socket_timeout(HUB_TIMEOUT_S):
                 enc = tiktoken.get_encoding("gpt2")
             SOURCE = "gpt2 (tiktoken, from the hub or tiktoken's cache)"
             return enc

@@ -13,6 +13,7 @@ import os
 import socket
 import urllib.parse
 
+from ..gpt2 import socket_timeout
 from .corpus import LABEL, UNSUPERVISED, Corpus, column, validate_labels
 from .errors import DataError
 from .library import cache_only, hf_datasets
@@ -33,21 +34,11 @@ def _unresolvable() -> str | None:
         return None
     host = urllib.parse.urlsplit(huggingface_hub.constants.ENDPOINT).hostname or ""
     try:
-        with _socket_timeout(HUB_TIMEOUT_S):
+        with socket_timeout(HUB_TIMEOUT_S):
             socket.getaddrinfo(host, 443)
     except OSError as e:
         return f"cannot resolve {host} ({e})"
     return None
-
-
-@contextlib.contextmanager
-def _socket_timeout(seconds: float):
-    old = socket.getdefaulttimeout()
-    socket.setdefaulttimeout(seconds)
-    try:
-        yield
-    finally:
-        socket.setdefaulttimeout(old)
 
 
 def load_from_hub(name: str = HUB_NAME, unlabelled: bool = False) -> Corpus:
@@ -58,7 +49,7 @@ def load_from_hub(name: str = HUB_NAME, unlabelled: bool = False) -> Corpus:
     hf = hf_datasets()
     why = None if is_offline() else _unresolvable()
     try:
-        with cache_only() if why else contextlib.nullcontext(), _socket_timeout(HUB_TIMEOUT_S):
+        with cache_only() if why else contextlib.nullcontext(), socket_timeout(HUB_TIMEOUT_S):
             found = hf.load_dataset(name, cache_dir=str(datasets_cache_dir()))
     except Exception as e:  # no network, DNS failure, a proxy's error page, offline and not cached, ...
         how = (f" from the cache only (the hub cannot be reached: {why})" if why
