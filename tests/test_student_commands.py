@@ -168,7 +168,7 @@ def test_check_names_a_missing_or_empty_file_and_offers_reset(tmp_course):
     assert proc.returncode == 1
     assert "exercises/ch01/s1_11_softmax.py is empty. `kata reset s1_11_softmax`" in proc.stdout
     assert "exercises/ch01/s1_12_context.py is missing" in proc.stdout
-    assert "34 exercise(s) not started" in proc.stdout  # the untouched stubs are listed, not run
+    assert "35 exercise(s) not started" in proc.stdout  # the untouched stubs are listed, not run
     first = proc.stdout[proc.stdout.index("First failure"):]
     assert first.startswith("First failure: s1_10_qkv › ") and "(your file could not be imported)" in first
     assert "syntax error in ch01/s1_10_qkv.py:4" in first and "Edit exercises/ch01/s1_10_qkv.py:4" in first
