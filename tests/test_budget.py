@@ -303,3 +303,32 @@ def test_figures_get_no_time_when_the_grading_budget_is_spent(tmp_path):
     finally:
         box.close()
     assert drawn and all("grading budget was used up before the figures" in d.error for d in drawn)
+
+
+def test_a_manifest_that_leaves_out_an_exercise_file_is_not_verified(tmp_path):
+    """A third outside check: `"files": {}` (or a README only), or the student's answer in a ch01/
+    beside the listed exercises/ch01/, read as verified; a NUL or a lone surrogate in a listed name
+    stopped the grader with a traceback."""
+    from grader.checking import submit_manifest as sm
+
+    (tmp_path / "exercises" / "ch01").mkdir(parents=True)
+    stub = tmp_path / "exercises" / "ch01" / "s1_11_softmax.py"
+    stub.write_bytes(b"raise NotImplementedError\n")
+    (tmp_path / "README.txt").write_text("hello")
+    manifest = tmp_path / sm.NAME
+    for files, added in (({}, ["exercises/ch01/s1_11_softmax.py"]),
+                         ({"README.txt": sm.file_entry(b"hello")}, ["exercises/ch01/s1_11_softmax.py"])):
+        manifest.write_text(json.dumps({"kind": sm.KIND, "files": files}))
+        info = sm.verify(manifest, [])
+        assert not info["verified"] and info["added"] == added
+    listed = {"exercises/ch01/s1_11_softmax.py": sm.file_entry(stub.read_bytes())}
+    (tmp_path / "ch01").mkdir()
+    (tmp_path / "ch01" / "s1_11_softmax.py").write_text("def softmax(x): ...\n")
+    manifest.write_text(json.dumps({"kind": sm.KIND, "files": listed}))
+    info = sm.verify(manifest, [])
+    assert not info["verified"] and info["added"] == ["ch01/s1_11_softmax.py"]
+    (tmp_path / "ch01" / "s1_11_softmax.py").unlink()
+    for odd in ("exercises/ch01/x.py\u0000", "exercises/ch01/\ud800.py"):
+        manifest.write_text(json.dumps({"kind": sm.KIND, "files": {**listed, odd: sm.file_entry(b"")}}))
+        info = sm.verify(manifest, [])
+        assert not info["verified"] and info["missing"] == [odd]

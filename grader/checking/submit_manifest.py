@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
 from ..course import files
 from ..course.manifest import ID_RE
@@ -105,7 +105,6 @@ def verify(path: Path, notes: list[str], max_bytes: int = MAX_FILE) -> dict:
         info["error"] = t("manifest_too_many", count=len(listed), limit=MAX_LISTED)
         notes.append(t("manifest_unreadable", file=NAME, reason=info["error"]))
         return info
-    folders: set[str] = set()
     for rel, entry in sorted(listed.items()):
         found = files.lookup(base, rel)  # inside the manifest's folder, through no link
         # only the plain spelling kata submit writes: "exercises/./ch01/x" or "exercises//ch01/x" would
@@ -113,16 +112,17 @@ def verify(path: Path, notes: list[str], max_bytes: int = MAX_FILE) -> dict:
         if found is None or found.rel != rel or not isinstance(entry, dict):
             info["missing"].append(rel)
             continue
-        folders.add(str(PurePosixPath(found.rel).parent))
         if found.st.st_size > max_bytes:  # never read (a 3 GB sparse file): the submission
             info["too_large"].append(rel)  # reader leaves it out too
         elif _digest(found.path, max_bytes) != entry.get("sha256"):
             info["changed"].append(rel)
-    for folder in sorted(folders):
-        for item in files.walk_one(base if folder == "." else base / folder):
-            rel = item.rel if folder == "." else f"{folder}/{item.rel}"
-            if item.path.suffix in (".py", ".ipynb") and rel not in listed:
-                info["added"].append(rel)
+    # every code file beside the manifest, wherever it is: a manifest that lists none (or only a
+    # README), or a ch01/ beside the listed exercises/ch01/, must not read as verified
+    for n, item in enumerate(files.walk(base)):
+        if n >= 2 * MAX_LISTED:  # the submission reader takes at most MAX_LISTED files anyway
+            break
+        if isinstance(item, files.Found) and item.path.suffix in (".py", ".ipynb") and item.rel not in listed:
+            info["added"].append(item.rel)
     for key, msg in (("changed", "manifest_changed"), ("missing", "manifest_missing"), ("added", "manifest_added"),
                      ("too_large", "manifest_too_large")):
         if info[key]:

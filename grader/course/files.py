@@ -76,14 +76,14 @@ def lookup(base: str | Path, rel: str) -> Found | None:
     absolute path; None otherwise."""
     pure = PurePosixPath(rel)
     parts = [p for p in pure.parts if p not in ("", ".")]
-    if pure.is_absolute() or not parts or ".." in parts or "\\" in rel:
+    if pure.is_absolute() or not parts or ".." in parts or "\\" in rel or "\0" in rel:
         return None
-    if not real_dir(base, *parts[:-1]):
-        return None
-    path = Path(base, *parts)
     try:
+        if not real_dir(base, *parts[:-1]):
+            return None
+        path = Path(base, *parts)
         st = os.lstat(path)
-    except OSError:
+    except (OSError, ValueError, UnicodeError):  # a NUL or a lone surrogate in a name from a manifest: no such file
         return None
     return Found("/".join(parts), path, st) if stat.S_ISREG(st.st_mode) else None
 
