@@ -133,8 +133,9 @@ def test_check_shows_each_check_then_explains_the_first_failure(tmp_course, monk
 
     zh = kata_in(tmp_course, "--lang", "zh", "check", "s1_11_softmax", here=here)
     assert zh.returncode == 1
-    assert "第一个未通过的检查：s1_11_softmax › 书中示例的 softmax（你的结果不正确）" in zh.stdout
-    assert "这看起来像是简单归一化，而不是 softmax。" in zh.stdout
+    unwrapped = "".join(zh.stdout.split())  # wherever the terminal wraps it
+    assert "第一个未通过的检查：s1_11_softmax›书中示例的softmax（你的结果不正确）" in unwrapped
+    assert "这看起来像是简单归一化，而不是softmax。" in unwrapped
 
     (tmp_course / SOFTMAX).write_text((ROOT / "solutions/ch01/s1_11_softmax.py").read_text())
     ok = kata_in(tmp_course, "check", "s1_11_softmax", here=here)
