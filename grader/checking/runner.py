@@ -440,10 +440,8 @@ def run(course: Course, submission: Submission, exercises: list[Exercise] | None
             message, kind = _message(exc, hidden=info["hidden"])
             root = _root_cause(exc) if exc is not None else None
             if isinstance(root, BudgetSpent) or (isinstance(root, WorkerFault) and root.kind == "budget"):
-                said = budget.describe()
-                said = dict(said, what=t("budget_cpu" if said.pop("kind") == "cpu" else "budget_wall"),
-                            exercise=budget.spent_in or ex.id)
-                message = t("budget_spent_before" if isinstance(root, BudgetSpent) else "budget_spent_here", **said)
+                message = t("budget_spent_before" if isinstance(root, BudgetSpent) else "budget_spent_here",
+                            exercise=budget.spent_in or ex.id, **budget.said())
                 kind, status = "budget", "failed"
                 not_run += isinstance(root, BudgetSpent)
             mistake = root.mistake if isinstance(root, compare.CheckFailure) else ""
@@ -472,9 +470,7 @@ def run(course: Course, submission: Submission, exercises: list[Exercise] | None
                         r.kind = "forbidden"
         notes = list(submission.notes)
         if budget.spent_on is not None:
-            said = budget.describe()
-            notes.append(t("budget_note", seconds=said["seconds"], exercise=budget.spent_in or "?", count=not_run,
-                           what=t("budget_cpu" if said["kind"] == "cpu" else "budget_wall")))
+            notes.append(t("budget_note", exercise=budget.spent_in or "?", count=not_run, **budget.said()))
         order = {ex.id: i for i, ex in enumerate(course.exercises)}
         results.sort(key=lambda r: order[r.exercise])
         for r in results:

@@ -3,7 +3,7 @@
 Every other limit is per call (a check's time limit) or per process (rlimits): a submission whose
 every import forks hundreds of sleepers, sleeps, burns CPU or kills the fork server pays that cost
 again in each of its ~250 checks, and held a grader for half an hour. The budget bounds the sum.
-The checking layer starts it at the first check and asks it before each one; each call into the
+The checking layer starts it before the checks are collected and asks it before each one; each call into the
 worker waits at most what is left of it (`cap`), and a long call stops as soon as the sandbox's
 CPU time runs out (`stop`). The CPU time is the sandbox's cgroup's (every process in it, the
 children a student's code forks too); where no cgroup can be made, only wall time is counted.
@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import time
 from typing import Callable
+
+from ..course.messages import t
 
 
 class Budget:
@@ -77,6 +79,12 @@ class Budget:
         """For a call in progress: whether the sandbox's CPU time has run out."""
         cpu = self.cpu_left()
         return cpu is not None and cpu <= 0
+
+    def said(self) -> dict:
+        """The fields a message about it fills: `seconds` of the limit that ran out, and `what` it
+        counted ("wall time" or "CPU time", in the report's language)."""
+        said = self.describe()
+        return {"seconds": said["seconds"], "what": t("budget_cpu" if said["kind"] == "cpu" else "budget_wall")}
 
     def describe(self) -> dict:
         """What the messages say of it: the limit that ran out, in seconds."""
