@@ -34,6 +34,8 @@ def test_pretrain_then_fine_tune_end_to_end(tmp_path):
     pre = m["pretrain"]
     assert pre["steps"] == 40 == len(pre["losses"]) and pre["mask_id"] == 50260 and pre["vocab_size"] == 50261
     assert pre["texts"] == 200  # --limit 200 of the 300 unlabelled + 300 train texts
+    assert "the embedding tables are scaled by 0.0" in r.stdout
+    assert 10.0 < pre["first_loss"] < 12.0, pre  # starts near a uniform guess, ln 50,261 = 10.8 (N(0, 1) rows: 25-70)
     assert pre["last_mean"] < 0.8 * pre["first_mean"], pre  # the masked-token loss falls
     assert pre["code"] == str(ROOT / "solutions/ch01/s1_23_mlm.py")
     assert m["test"] is not None and m["history"]  # fine-tuning ran after it
@@ -50,6 +52,31 @@ def test_pretrain_then_fine_tune_end_to_end(tmp_path):
     test, _ = encode_split(synthetic_corpus(300, 0)["test"], tok)
     _, acc, _ = evaluate(model, test, 32, tok.pad_id, 48, torch.device("cpu"), contextlib.nullcontext(), Dist())
     assert acc == pytest.approx(m["test"]["accuracy"])
+
+
+def test_scaled_embeddings_leave_the_encoder_as_it_was_and_start_the_head_near_uniform():
+    from grader.capstone.training.pretrain import grow_token_embedding, load_mlm_module, scale_embeddings
+    torch.manual_seed(0)
+    model = M.build_model(M.load_classifier_module(ROOT / "solutions"), vocab_size=50260, dim=64, max_len=32,
+                          layers=2, heads=2, ff_dim=128)
+    model.eval().requires_grad_(False)
+    ids = torch.randint(0, 50257, (3, 20), generator=torch.Generator().manual_seed(1))
+    mask = torch.ones_like(ids)
+    before = model.bert(ids, mask)
+    token = grow_token_embedding(model, 50261)
+    factor = scale_embeddings(model, 0.02)
+    assert factor == pytest.approx(0.02, rel=0.05)  # nn.Embedding's rows are N(0, 1)
+    rows = torch.cat([token.weight[:50257], token.weight[50258:]])
+    assert float(rows.std()) == pytest.approx(0.02, rel=1e-3) and not token.weight[50257].any()  # [PAD] stays zeros
+    assert float(model.bert.embed.position.weight.std()) == pytest.approx(0.02, rel=0.1)  # the same factor
+    after = model.bert(ids, mask)
+    assert torch.allclose(after, before, atol=0.02), (after - before).abs().max()  # LayerNorm's eps only
+    assert scale_embeddings(model, 0.02) == pytest.approx(1.0)  # already there: nothing more
+    mlm = load_mlm_module(ROOT / "solutions")
+    head = mlm.MLMHead(token, 64).requires_grad_(False)
+    labels = ids.clone()
+    loss = float(mlm.mlm_loss(head(after), labels))
+    assert abs(loss - 10.82) < 0.5, loss  # ln 50,261 = 10.82
 
 
 @needs_ranks

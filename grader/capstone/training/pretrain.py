@@ -13,7 +13,9 @@ step draws `batch_size` texts, pads them to the longest, hides tokens with the e
 embedding) on `mlm_loss` of the hidden tokens only. The model is changed in place: its encoder is
 trained, and its token embedding gains a row for [MASK] when it has none (`grow_token_embedding`:
 BERTForClassification(vocab_size=50260) becomes one of 50,261 rows, the kata's MLM_VOCAB_SIZE,
-ERRATA.md K-1.23-a). The head is dropped at the end; fine-tuning builds its optimizer afterwards,
+ERRATA.md K-1.23-a), and its embedding tables are first scaled to BERT's spread of 0.02
+(`scale_embeddings`: the encoder's outputs stay the same, the tied head starts near a uniform
+guess). The head is dropped at the end; fine-tuning builds its optimizer afterwards,
 over the grown model.
 
 Like `kata train`, this runs the code it is given in this process: a tool for one's own machine,
@@ -33,6 +35,7 @@ from .model import _line_in, earlier_exercise, import_file
 MLM_FILE = "ch01/s1_23_mlm.py"
 ROUND_TO = 8  # pad each batch to a multiple of 8 ids, as kata train's batches do
 LOG_EVERY = 50  # steps between two progress lines
+EMBEDDING_STD = 0.02  # BERT's initializer_range: the token table's spread when pre-training starts
 
 
 class PretrainError(RuntimeError):
@@ -86,6 +89,32 @@ def grow_token_embedding(model: nn.Module, rows: int, seed: int = 0) -> nn.Embed
     return new
 
 
+def scale_embeddings(model: nn.Module, std: float = EMBEDDING_STD) -> float:
+    """Scale every nn.Embedding table of the encoder's embedding layer (listing 1.30: token,
+    position, segment) by one factor, so that the token table's standard deviation becomes `std`;
+    returns the factor (1.0 when it is already at most `std`: nothing is scaled up).
+
+    Why: nn.Embedding draws its rows from N(0, 1), and the MLM head scores the hidden states
+    against those same rows (the tied decoder). With dim 256 its first logits then have a spread
+    of about 16 and the first masked-token loss is 25-36 nats, not ln(50,261) = 10.8: the first
+    hundreds of steps only undo the scale. BERT draws its embeddings from N(0, 0.02). Scaling all
+    the summed tables by the same factor leaves what the encoder computes as it was, since the
+    embedding layer normalises their sum (up to LayerNorm's eps); only the head's logits shrink."""
+    embed = encoder_of(model).embed
+    tables = [m for m in embed.children() if isinstance(m, nn.Embedding)]
+    keep = torch.ones(embed.token.num_embeddings, dtype=torch.bool)
+    if embed.token.padding_idx is not None:
+        keep[embed.token.padding_idx] = False  # the [PAD] row is zeros
+    now = float(embed.token.weight.detach()[keep.to(embed.token.weight.device)].float().std())
+    if not now > std:
+        return 1.0
+    factor = std / now
+    with torch.no_grad():
+        for table in tables:
+            table.weight.mul_(factor)
+    return factor
+
+
 def _batch(rows: list[list[int]], pad_id: int, max_len: int) -> torch.Tensor:
     """(len(rows), T) int64 ids padded with pad_id; T the longest row rounded up to ROUND_TO, at most max_len."""
     longest = max(len(r) for r in rows)
@@ -128,11 +157,13 @@ def pretrain_mlm(model: nn.Module, texts: list[str], encode, steps: int, batch_s
                  device: torch.device | str, log=print, *, mlm: types.ModuleType, mask_prob: float = 0.15,
                  weight_decay: float = 0.01, warmup: float = 0.06, clip: float = 1.0,
                  special_ids: tuple[int, int, int] | None = None, mask_id: int | None = None,
-                 base_vocab_size: int | None = None) -> list[float]:
+                 base_vocab_size: int | None = None, embedding_std: float = EMBEDDING_STD) -> list[float]:
     """Pre-train `model`'s encoder for `steps` steps of masked-language modelling on `texts`
     (see the module's docstring) and return the loss of every step. AdamW (no decay on biases
     and norms), linear warmup over `warmup` of the steps then linear decay, gradient clipping
-    at `clip` (0: none). The ids default to the exercise module's constants: special_ids
+    at `clip` (0: none). Before the first step the embedding tables are scaled so that the
+    token table's spread is `embedding_std` (scale_embeddings; 0: left as they are). The ids
+    default to the exercise module's constants: special_ids
     (PAD_ID, CLS_ID, SEP_ID), mask_id MASK_ID, random replacements from 0..BASE_VOCAB_SIZE - 1."""
     if steps < 1 or batch_size < 1:
         raise PretrainError(f"steps and batch_size must be at least 1 (got {steps} and {batch_size})")
@@ -152,6 +183,12 @@ def pretrain_mlm(model: nn.Module, texts: list[str], encode, steps: int, batch_s
     if token.num_embeddings != rows_before:
         log(f"pre-training: the token embedding grows from {rows_before:,} to {token.num_embeddings:,} rows for "
             f"[MASK] = {mask_id} (fine-tune with vocab_size {token.num_embeddings:,})")
+    if embedding_std:
+        factor = scale_embeddings(model, embedding_std)
+        if factor != 1.0:
+            log(f"pre-training: the embedding tables are scaled by {factor:.4f}, so the token table's spread is "
+                f"{embedding_std} as BERT's (the encoder computes the same; the tied head's first loss is near "
+                f"ln {token.num_embeddings:,} = {math.log(token.num_embeddings):.1f})")
     head = _student_call(mlm, "MLMHead(embedding, dim)", mlm.MLMHead, token, token.embedding_dim)
     was_training = model.training
     model.to(device)
