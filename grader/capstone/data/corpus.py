@@ -22,6 +22,7 @@ import random
 from dataclasses import dataclass
 from typing import Iterable
 
+from ...course.messages import Msg, code
 from .errors import DataError
 from .library import hf_datasets
 
@@ -61,9 +62,10 @@ class Corpus(datasets.DatasetDict):
     """The splits "train" and "test" (and "unsupervised" when asked for), with `source`, `notes`
     and `replaced` (see the module's docstring)."""
 
-    def __init__(self, splits=(), source: str = "", notes: Iterable[str] = (), replaced: Iterable[str] = ()):
+    def __init__(self, splits=(), source: str | Msg = "", notes: Iterable[str] = (), replaced: Iterable[str] = ()):
         super().__init__(splits)
-        self.source = source
+        self.source_msg = source if isinstance(source, Msg) else code(source)  # in the reader's language: str()
+        self.source = self.source_msg.render("en")  # the same in every run: metrics.json, the figures
         self.notes = list(notes)
         self.replaced = list(replaced)  # files (or rows) decoded with errors="replace"
 
@@ -120,7 +122,7 @@ def validate_labels(labels: Iterable, where: str = "labels", rows: Iterable[int]
     for row in (range(len(given)) if rows is None else rows):
         value = label_value(given[row])
         if value is None:
-            raise DataError(f"{where}: label #{row} is {given[row]!r}; labels must be 0 (negative) or 1 (positive)")
+            raise DataError(Msg.key("data_bad_label", where=where, row=row, value=repr(given[row])))
         values.append(value)
     return values
 
@@ -130,10 +132,10 @@ def labelled(texts: list[str], labels: Iterable, where: str) -> "datasets.Datase
     labels = validate_labels(labels, where)
     n_texts, n_labels = len(texts), len(labels)
     if n_texts != n_labels:
-        raise DataError(f"{where}: {n_texts} texts but {n_labels} labels")
+        raise DataError(Msg.key("data_count_mismatch", where=where, texts=n_texts, labels=n_labels))
     for i, text in enumerate(texts):
         if not isinstance(text, str):
-            raise DataError(f"{where}: text #{i} is a {type(text).__name__}, not a string")
+            raise DataError(Msg.key("data_text_not_string", where=where, row=i, type=type(text).__name__))
     return datasets.Dataset.from_dict({"text": texts, "label": labels}, features=FEATURES)
 
 
@@ -150,11 +152,11 @@ def holdout(dataset: "datasets.Dataset", test_fraction: float, seed: int = 0):
     copy of the same rows, the same split). DataError when the
     fraction is not in (0, 1) or a class is too small to be split."""
     if not 0 < test_fraction < 1:
-        raise DataError(f"test_fraction must be between 0 and 1, not {test_fraction}")
+        raise DataError(Msg.key("data_bad_fraction", value=test_fraction))
     try:
         parts = dataset.train_test_split(test_size=test_fraction, stratify_by_column="label", seed=seed)
     except ValueError as e:
-        raise DataError(f"cannot hold out a stratified {test_fraction:.0%} of {len(dataset):,} rows: {e}") from None
+        raise DataError(Msg.key("data_cannot_hold_out", fraction=test_fraction, rows=len(dataset), error=e)) from None
     return parts["train"], parts["test"]
 
 

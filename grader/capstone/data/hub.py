@@ -13,6 +13,7 @@ import os
 import socket
 import urllib.parse
 
+from ...course.messages import Msg, code, joined
 from ..gpt2 import socket_timeout
 from .corpus import LABEL, UNSUPERVISED, Corpus, column, validate_labels
 from .errors import DataError
@@ -52,12 +53,14 @@ def load_from_hub(name: str = HUB_NAME, unlabelled: bool = False) -> Corpus:
         with cache_only() if why else contextlib.nullcontext(), socket_timeout(HUB_TIMEOUT_S):
             found = hf.load_dataset(name, cache_dir=str(datasets_cache_dir()))
     except Exception as e:  # no network, DNS failure, a proxy's error page, offline and not cached, ...
-        how = (f" from the cache only (the hub cannot be reached: {why})" if why
-               else " offline, from the cache" if is_offline() else "")
-        raise DataError(f"datasets.load_dataset({name!r}){how} failed ({type(e).__name__}: {str(e)[:300]})") from e
+        how = (Msg.key("data_hub_cache_only", why=why) if why
+               else Msg.key("data_hub_offline") if is_offline() else code(""))
+        raise DataError(Msg.key("data_hub_failed", name=repr(name), how=how,
+                                error=f"{type(e).__name__}: {str(e)[:300]}")) from e
     missing = [s for s in ("train", "test") if s not in found]
     if missing:
-        raise DataError(f"hub {name}: no {' or '.join(missing)} split (it has {', '.join(found) or 'none'})")
+        raise DataError(Msg.key("data_hub_no_split", name=name, missing=joined(map(code, missing), " or ", " 或 "),
+                                found=joined(map(code, found), ", ", "、") if found else Msg.key("data_none")))
     splits = {}
     for split in ("train", "test"):
         validate_labels(column(found[split], "label"), f"hub {name} {split}")
@@ -66,4 +69,4 @@ def load_from_hub(name: str = HUB_NAME, unlabelled: bool = False) -> Corpus:
     if unlabelled and UNSUPERVISED in found:
         splits[UNSUPERVISED] = found[UNSUPERVISED].select_columns(["text"])
         notes.append(f"the hub's {UNSUPERVISED} split: {len(splits[UNSUPERVISED]):,} unlabelled reviews")
-    return Corpus(splits, source=f"hub: datasets.load_dataset({name!r})", notes=notes)
+    return Corpus(splits, source=Msg.key("data_source_hub", name=repr(name)), notes=notes)

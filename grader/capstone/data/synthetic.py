@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import random
 
+from ...course.messages import Msg
 from .errors import DataError
 
 POSITIVE_WORDS = ["good", "great", "wonderful", "brilliant", "excellent", "moving", "delightful", "superb",
@@ -49,10 +50,10 @@ def synthetic_corpus(n: int, seed: int = 0, test_n: int | None = None, unlabelle
     from .corpus import UNSUPERVISED, Corpus, labelled, texts_only  # datasets, on first use only
 
     if n < 0 or (test_n is not None and test_n < 0):
-        raise DataError("synthetic_corpus: sizes must be >= 0")
+        raise DataError(Msg.key("data_synthetic_sizes"))
     test_n = n // 4 if test_n is None else test_n
     splits = {name: labelled(*synthetic_split(count, seed, name), f"synthetic {name}")
               for name, count in (("train", n), ("test", test_n))}
     if unlabelled:
         splits[UNSUPERVISED] = texts_only(synthetic_split(n, seed, UNSUPERVISED)[0])
-    return Corpus(splits, source=f"synthetic corpus (n={n}, test_n={test_n}, seed={seed})")
+    return Corpus(splits, source=Msg.key("data_source_synthetic", n=n, test_n=test_n, seed=seed))

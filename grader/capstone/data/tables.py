@@ -18,6 +18,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from ...course.messages import Msg, code, joined
 from .corpus import (FEATURES, TEXT_ONLY, UNSUPERVISED, Corpus, column, datasets, holdout, label_value,
                      replaced_note)
 from .errors import DataError
@@ -35,7 +36,7 @@ def read_table(path: Path, replaced: list[str], needs: tuple[str, ...] = ("text"
     column of `needs`."""
     fmt = FORMATS.get(path.suffix.lower())
     if fmt is None:
-        raise DataError(f"{path}: unknown file type {path.suffix!r}; use .csv or .parquet (columns text, label)")
+        raise DataError(Msg.key("data_unknown_type", path=path, suffix=repr(path.suffix)))
     options = CSV_OPTIONS if fmt == "csv" else {}
     if fmt == "csv" and not _is_utf8(path):
         replaced.append(path.name)
@@ -44,13 +45,15 @@ def read_table(path: Path, replaced: list[str], needs: tuple[str, ...] = ("text"
                                            cache_dir=str(datasets_cache_dir()), **options)
     except Exception as e:
         cause = e.__cause__ or e  # datasets wraps a reader's error in DatasetGenerationError
-        raise DataError(f"{path}: not a readable {fmt} file ({type(cause).__name__}: {str(cause)[:300]})") from e
+        raise DataError(Msg.key("data_unreadable_table", path=path, format=fmt,
+                                error=f"{type(cause).__name__}: {str(cause)[:300]}")) from e
     missing = [c for c in needs if c not in table.column_names]
     if missing:
-        raise DataError(f"{path}: missing column(s) {', '.join(missing)}; found {', '.join(table.column_names) or 'none'}")
+        raise DataError(Msg.key("data_missing_columns", path=path, missing=_names(missing),
+                                found=_names(table.column_names)))
     kind = table.features["text"]
     if not (isinstance(kind, datasets.Value) and kind.dtype in ("string", "large_string", "null")):
-        raise DataError(f"{path}: the text column holds {kind}, not strings")
+        raise DataError(Msg.key("data_text_not_strings", path=path, kind=kind))
     return table
 
 
@@ -60,7 +63,7 @@ def labelled_rows(table: "datasets.Dataset", path: Path, rows: list[int] | None 
     labels = column(table, "label")
     for row in (range(len(labels)) if rows is None else rows):
         if label_value(labels[row]) is None:
-            raise DataError(f"{path}: label #{row} is {labels[row]!r}; labels must be 0 (negative) or 1 (positive)")
+            raise DataError(Msg.key("data_bad_label", where=path, row=row, value=repr(labels[row])))
     if rows is not None:
         table = table.select(rows)
     return table.map(_normalise, batched=True, features=FEATURES,
@@ -85,6 +88,11 @@ def _normalise_text(batch: dict) -> dict:
 
 def _texts(values: list) -> list[str]:
     return ["" if t is None else t for t in values]  # a parquet file's missing text
+
+
+def _names(names: list[str]) -> Msg:
+    """Column names as a list for a message ("none" when there are none)."""
+    return joined(map(code, names), ", ", "、") if names else Msg.key("data_none")
 
 
 def _is_utf8(path: Path) -> bool:
@@ -118,8 +126,8 @@ def load_table(path: str | os.PathLike, test_fraction: float = 0.2, seed: int = 
         splits["train"], splits["test"] = holdout(labelled_rows(table, path), test_fraction, seed)
         notes.append(f"no split column: a stratified {test_fraction:.0%} of the rows (seed {seed}) is the test split")
     if not len(splits["train"]) or not len(splits["test"]):
-        raise DataError(f"{path}: the train or the test split is empty")
-    return Corpus(splits, source=f"table {path}", notes=notes + replaced_note(replaced), replaced=replaced)
+        raise DataError(Msg.key("data_split_empty", path=path))
+    return Corpus(splits, source=Msg.key("data_source_table", path=path), notes=notes + replaced_note(replaced), replaced=replaced)
 
 
 def table_files(root: Path) -> dict[str, list[Path]]:
@@ -136,7 +144,7 @@ def load_table_folder(root: str | os.PathLike, files: dict[str, list[Path]] | No
     splits = {}
     for name in ("train", "test"):
         if not files[name]:
-            raise DataError(f"{root}: no {name}*.csv or {name}*.parquet file")
+            raise DataError(Msg.key("data_no_split_file", path=root, name=name))
         splits[name] = _joined([labelled_rows(read_table(f, replaced), f) for f in files[name]])
     notes = []
     if unlabelled and files[UNSUPERVISED]:
@@ -144,7 +152,7 @@ def load_table_folder(root: str | os.PathLike, files: dict[str, list[Path]] | No
                                         for f in files[UNSUPERVISED]])
         notes.append(f"{len(splits[UNSUPERVISED]):,} unlabelled row(s) from "
                      f"{', '.join(f.name for f in files[UNSUPERVISED])}")
-    return Corpus(splits, source=f"table folder {root}", notes=notes + replaced_note(replaced), replaced=replaced)
+    return Corpus(splits, source=Msg.key("data_source_table_folder", path=root), notes=notes + replaced_note(replaced), replaced=replaced)
 
 
 def _joined(parts: list["datasets.Dataset"]) -> "datasets.Dataset":

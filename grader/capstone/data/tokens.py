@@ -18,6 +18,7 @@ from __future__ import annotations
 import hashlib
 from typing import Callable
 
+from ...course.messages import Msg, code, joined
 from .corpus import datasets
 from .errors import DataError
 from .library import hf_datasets
@@ -64,7 +65,9 @@ def tokenize(dataset: "datasets.Dataset", encode_batch: Callable[[list[str]], li
     that many processes (it must then be picklable)."""
     hf_datasets()
     if "text" not in dataset.column_names:
-        raise DataError(f"tokenize needs a text column; the dataset has {', '.join(dataset.column_names) or 'none'}")
+        names = dataset.column_names
+        raise DataError(Msg.key("data_tokenize_no_text",
+                                columns=joined(map(code, names), ", ", "、") if names else Msg.key("data_none")))
     new_fingerprint = fingerprint(dataset, key)
     files = cache_files(dataset, key, num_proc)
     features = dataset.features.copy()

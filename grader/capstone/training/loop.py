@@ -14,6 +14,9 @@ What it adds to the book's loop (listings 1.37-1.40):
   s1_23_mlm exercise, pretrain.py) on the source's unlabelled text, then fine-tuning as above;
 - Ctrl-C stops cleanly and keeps the best checkpoint;
 - unchanged under `torchrun --nproc_per_node N` (DistributedDataParallel; NCCL on GPUs, gloo on CPUs).
+
+What it prints and its errors are in the reader's language (`kata --lang`, KATA_LANG, the locale:
+grader/course/messages.py); metrics.json and best.json stay in English, the same in every run.
 """
 from __future__ import annotations
 
@@ -28,12 +31,11 @@ import torch
 import torch.nn as nn
 
 from ...course import atomic
-from ...course.messages import t
+from ...course.messages import Msg, code, t
 from . import baseline, outputs
 from .batches import Encoded, LengthBatches, collate
 from .config import TrainConfig
-from .model import (ModelError, build_model, check_forward, enable_fast_attention, load_classifier_module,
-                    probe_batch)
+from .model import ModelError, build_model, check_forward, fast_attention, load_classifier_module, probe_batch
 from .pretrain import PretrainError, encoder_of, load_mlm_module, pretrain_mlm
 from .tokenizer import TokenizerError, load_tokenizer
 
@@ -65,12 +67,12 @@ def choose_device(name: str, dist: Dist) -> torch.device:
             name = "cpu"
     if name == "cuda":
         if not torch.cuda.is_available():
-            raise TrainError("--device cuda: no CUDA device is visible to torch")
+            raise TrainError(t("train_no_cuda"))
         return torch.device("cuda", dist.local_rank % torch.cuda.device_count())
     if name == "mps" and not (getattr(torch.backends, "mps", None) and torch.backends.mps.is_available()):
-        raise TrainError("--device mps: Apple's MPS backend is not available here")
+        raise TrainError(t("train_no_mps"))
     if name not in ("cpu", "mps"):
-        raise TrainError(f"--device {name}: expected auto, cuda, mps or cpu")
+        raise TrainError(t("train_bad_device", name=name))
     return torch.device(name)
 
 
@@ -119,9 +121,10 @@ class Data:
     val: Encoded
     test: Encoded
     tokenizer: object
-    source: str
+    source: str  # in English (metrics.json, the figures)
     notes: list[str] = field(default_factory=list)
     cached: bool = False
+    source_msg: Msg | None = None  # the source in both languages, for the progress line
 
 
 def encode_split(split, tok) -> tuple[Encoded, bool]:
@@ -138,8 +141,8 @@ def _encoded(ids, tok) -> Encoded:
     """Encoded (flat tensors) of a tokenized split, every id checked to be in the vocabulary."""
     found = Encoded.from_dataset(ids)
     if found.ids.numel() and (int(found.ids.min()) < 0 or int(found.ids.max()) >= tok.vocab_size):
-        raise TrainError(f"{tok.path}: encode gave ids outside 0..vocab_size - 1 = {tok.vocab_size - 1} "
-                         f"(from {int(found.ids.min())} to {int(found.ids.max())}); `kata check s1_23_tokenizer` shows why")
+        raise TrainError(t("train_ids_outside", path=tok.path, top=tok.vocab_size - 1, low=int(found.ids.min()),
+                           high=int(found.ids.max())))
     return found
 
 
@@ -155,7 +158,7 @@ def load_data(cfg: TrainConfig, dist: Dist, tok) -> Data:
             keep = torch.randperm(len(train_split), generator=torch.Generator().manual_seed(cfg.seed))[:cfg.limit]
             train_split = train_split.select(sorted(keep.tolist()))
     except DataError as e:
-        raise TrainError(f"data: {e}") from None
+        raise TrainError(t("train_data_error", error=e)) from None
     parts = {}
     cached = True
     for turn in (0, 1):  # the main process fills the cache first (ids, split indices), the others then read it
@@ -166,13 +169,13 @@ def load_data(cfg: TrainConfig, dist: Dist, tok) -> Data:
             try:
                 train_ids, val_ids = holdout(parts["train"], cfg.val_fraction, cfg.seed)
             except DataError as e:
-                raise TrainError(f"data: {cfg.data}: {e}") from None
+                raise TrainError(t("train_data_source_error", data=cfg.data, error=e)) from None
         _barrier(dist)
     if min(len(train_ids), len(val_ids), len(parts["test"])) == 0:
-        raise TrainError(f"data: {cfg.data} leaves an empty split (train {len(train_ids)}, "
-                         f"validation {len(val_ids)}, test {len(parts['test'])})")
+        raise TrainError(t("train_empty_split", data=cfg.data, train=len(train_ids), val=len(val_ids),
+                           test=len(parts["test"])))
     return Data(_encoded(train_ids, tok), _encoded(val_ids, tok), _encoded(parts["test"], tok), tok, corpus.source,
-                list(corpus.notes), cached)
+                list(corpus.notes), cached, corpus.source_msg)
 
 
 def pretrain(cfg: TrainConfig, code_dir: Path, model: nn.Module, tok, dist: Dist, device: torch.device,
@@ -183,18 +186,17 @@ def pretrain(cfg: TrainConfig, code_dir: Path, model: nn.Module, tok, dist: Dist
     cfg.limit of them (a draw with cfg.seed) when --limit is given. Every process runs it with
     the same seed before DDP wraps the model. The token embedding grows by a row for [MASK]
     (pretrain.py). Returns what metrics.json records of the phase ("seconds": the training steps;
-    "data_seconds": reading and tokenizing the text before them)."""
-    from ..data import DataError, tokenize, unlabelled_texts
+    "data_seconds": reading and tokenizing the text before them; "data": what the text is, in English)."""
+    from ..data import DataError, tokenize, unlabelled_texts_described
 
     started = time.perf_counter()
     mlm = load_mlm_module(code_dir)
     try:
-        texts = unlabelled_texts(cfg.data)
+        texts, described = unlabelled_texts_described(cfg.data)
     except DataError as e:
-        raise TrainError(f"data: {e}") from None
-    described = texts.info.description or cfg.data
+        raise TrainError(t("train_data_error", error=e)) from None
     if cfg.limit and len(texts) > cfg.limit:
-        described += f"; {cfg.limit:,} of them drawn (--limit)"
+        described = Msg.key("train_pretrain_limited", data=described, count=f"{cfg.limit:,}")
         keep = torch.randperm(len(texts), generator=torch.Generator().manual_seed(cfg.seed))[:cfg.limit]
         texts = texts.select(sorted(keep.tolist()))
     for turn in (0, 1):  # the main process fills the token-id cache first, the others then read it
@@ -202,13 +204,13 @@ def pretrain(cfg: TrainConfig, code_dir: Path, model: nn.Module, tok, dist: Dist
             ids, _ = tokenize(texts, tok.encode_batch, tok.key)
         _barrier(dist)
     rows = ids.with_format("arrow")["input_ids"].to_pylist()
-    log(f"pre-training data: {described}")
+    log(t("train_pretrain_data", data=described))
     data_seconds = time.perf_counter() - started
     losses = pretrain_mlm(model, list(range(len(rows))), rows.__getitem__, cfg.pretrain_mlm, cfg.batch_size,
                           cfg.lr, cfg.seed, device, log, mlm=mlm, special_ids=(tok.pad_id, tok.cls_id, tok.sep_id),
                           mask_id=tok.vocab_size, base_vocab_size=min(tok.pad_id, tok.cls_id, tok.sep_id))
     window = max(1, min(10, len(losses) // 4))
-    return {"steps": len(losses), "texts": len(rows), "data": described, "code": str(mlm.__file__),
+    return {"steps": len(losses), "texts": len(rows), "data": described.render("en"), "code": str(mlm.__file__),
             "mask_id": tok.vocab_size, "vocab_size": encoder_of(model).embed.token.num_embeddings,
             "first_loss": losses[0], "last_loss": losses[-1],
             "first_mean": sum(losses[:window]) / window, "last_mean": sum(losses[-window:]) / window,
@@ -227,7 +229,7 @@ def _autocast(device: torch.device, amp: str):
     if amp == "off" or (amp == "auto" and device.type != "cuda"):
         return contextlib.nullcontext(), torch.float32
     if amp not in ("auto", "bf16"):
-        raise TrainError(f"--amp {amp}: expected auto, bf16 or off")
+        raise TrainError(t("train_bad_amp", amp=amp))
     return torch.autocast(device.type, dtype=torch.bfloat16), torch.bfloat16
 
 
@@ -266,7 +268,7 @@ class _Progress:
         if enabled:
             from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn,
                                        TimeRemainingColumn)
-            self.bar = Progress(TextColumn("[bold]train[/]"), BarColumn(), MofNCompleteColumn(),
+            self.bar = Progress(TextColumn(f"[bold]{t('train_bar')}[/]"), BarColumn(), MofNCompleteColumn(),
                                 TextColumn("{task.fields[info]}"), TimeElapsedColumn(), TimeRemainingColumn(),
                                 transient=False)
             self.task = self.bar.add_task("train", total=total, info="")
@@ -324,8 +326,7 @@ def _train(cfg: TrainConfig, root: Path, dist: Dist, log) -> dict:
     out = Path(cfg.out) if cfg.out else root / ".kata" / "runs" / time.strftime("%Y%m%d-%H%M%S")
     code_dir = resolve_code(cfg.code, root)
     if cfg.code == "reference" and not code_dir.is_dir():
-        raise TrainError(f"--code reference: there is no {code_dir} here (a student edition has no solutions); "
-                         "train your own code with --code student")
+        raise TrainError(t("train_no_reference", path=code_dir))
     hint = t("train_tokenizer_hint_reference") if cfg.code != "reference" and (root / "solutions").is_dir() else ""
     tok = load_tokenizer(code_dir, cfg.max_len, cfg.truncation, hint=hint)
     module = load_classifier_module(code_dir)
@@ -333,16 +334,17 @@ def _train(cfg: TrainConfig, root: Path, dist: Dist, log) -> dict:
                         heads=cfg.heads, ff_dim=cfg.ff_dim)
     check_forward(model, probe_batch(tok.vocab_size, cfg.max_len, tok.pad_id, tok.cls_id), module.__file__)
     data = load_data(cfg, dist, tok)
-    log(f"data: {data.source}: train {len(data.train):,}, validation {len(data.val):,}, test {len(data.test):,} "
-        f"(token ids {'from the cache' if data.cached else 'computed and cached'}, tokenizer {tok.path})")
+    log(t("train_data_line", source=data.source_msg or data.source, train=len(data.train), val=len(data.val),
+          test=len(data.test), ids=Msg.key("train_ids_cached") if data.cached else Msg.key("train_ids_computed"),
+          tokenizer=tok.path))
     n_params = sum(p.numel() for p in model.parameters())
-    fast, why_not = 0, "off (--no-fast-attention)"
+    fast, why_not = 0, Msg.key("train_fast_disabled")
     if cfg.fast_attention:
-        fast, why_not = enable_fast_attention(model, probe_batch(tok.vocab_size, cfg.max_len, tok.pad_id, tok.cls_id))
-    log(f"model: {module.__file__}: {n_params:,} parameters, dim {cfg.dim}, {cfg.layers} layers, {cfg.heads} heads, "
-        f"ff {cfg.ff_dim}; device {device}{' x' + str(dist.world) if dist.world > 1 else ''}, "
-        f"{'bf16 autocast' if amp_dtype == torch.bfloat16 else 'fp32'}; attention fast path: "
-        + (f"on ({fast} modules)" if fast else f"not used: {why_not}"))
+        fast, why_not = fast_attention(model, probe_batch(tok.vocab_size, cfg.max_len, tok.pad_id, tok.cls_id))
+    log(t("train_model_line", file=module.__file__, params=n_params, dim=cfg.dim, layers=cfg.layers, heads=cfg.heads,
+          ff=cfg.ff_dim, device=device, world=f" x{dist.world}" if dist.world > 1 else "",
+          dtype=Msg.key("train_bf16") if amp_dtype == torch.bfloat16 else code("fp32"),
+          fast=Msg.key("train_fast_on", count=fast) if fast else Msg.key("train_fast_off", why=why_not)))
     pretrained = None
     if cfg.pretrain_mlm:  # before the optimizer, torch.compile and DDP: the token embedding may be replaced
         torch.manual_seed(cfg.seed)
@@ -364,7 +366,7 @@ def _train(cfg: TrainConfig, root: Path, dist: Dist, log) -> dict:
     if cfg.max_steps:
         total = min(total, cfg.max_steps)
     if total == 0:
-        raise TrainError("no training step to take: the training split is smaller than one batch per process")
+        raise TrainError(t("train_no_step"))
     warmup = max(1, round(cfg.warmup * total))
     decay, no_decay = [], []
     for name, p in raw.named_parameters():
@@ -379,7 +381,7 @@ def _train(cfg: TrainConfig, root: Path, dist: Dist, log) -> dict:
     metrics = {
         "schema": outputs.METRICS_SCHEMA, "kata_version": __version__, "torch": torch.__version__,
         "device": str(device), "world_size": dist.world, "dtype": str(amp_dtype).replace("torch.", ""),
-        "compile": cfg.compile, "fast_attention": {"modules": fast, "reason": why_not},
+        "compile": cfg.compile, "fast_attention": {"modules": fast, "reason": why_not.render("en") if why_not else ""},
         "code": str(module.__file__), "tokenizer": str(tok.path), "parameters": n_params, "config": asdict(cfg),
         "data": {"source": data.source, "notes": data.notes, "train": len(data.train), "val": len(data.val),
                  "test": len(data.test)},
@@ -389,7 +391,7 @@ def _train(cfg: TrainConfig, root: Path, dist: Dist, log) -> dict:
         metrics["pretrain"] = pretrained
     if dist.main:
         out.mkdir(parents=True, exist_ok=True)
-    log(f"output: {out}")
+    log(t("train_output", path=out))
     best_acc = -1.0
     step, epoch = 0, 0
     window_loss, window_n, tokens, padded = 0.0, 0, 0, 0
@@ -425,9 +427,9 @@ def _train(cfg: TrainConfig, root: Path, dist: Dist, log) -> dict:
         metrics["history"].append(entry)
         if dist.main:
             atomic.write_json(out / "metrics.json", metrics)
-        progress.log(f"step {step}/{total} (epoch {epoch + 1}): train loss {entry['train_loss']:.4f}, "
-                     f"validation loss {val_loss:.4f}, accuracy {100 * val_acc:.2f}%, "
-                     f"{entry['tokens_per_s']:,.0f} tokens/s{'  [best, saved]' if improved else ''}")
+        progress.log(t("train_eval_line", step=step, total=total, epoch=epoch + 1, train_loss=entry["train_loss"],
+                       val_loss=val_loss, acc=100 * val_acc, speed=entry["tokens_per_s"],
+                       best=Msg.key("train_best_saved") if improved else ""))
         runner.train()
         window_loss, window_n, tokens, padded = 0.0, 0, 0, 0
         window_start = time.perf_counter()
@@ -448,8 +450,7 @@ def _train(cfg: TrainConfig, root: Path, dist: Dist, log) -> dict:
                     logits = runner(ids, mask)
                 loss = loss_fn(logits.float(), labels)
                 if not torch.isfinite(loss):
-                    raise TrainError(f"the loss became {loss.item()} at step {step + 1}: lower --lr "
-                                     f"(now {cfg.lr}) or check the model")
+                    raise TrainError(t("train_loss_nonfinite", loss=loss.item(), step=step + 1, lr=cfg.lr))
                 loss.backward()
                 if cfg.clip:
                     torch.nn.utils.clip_grad_norm_(raw.parameters(), cfg.clip)
@@ -458,7 +459,7 @@ def _train(cfg: TrainConfig, root: Path, dist: Dist, log) -> dict:
                 step += 1
                 window_loss += loss.item()
                 window_n += 1
-                progress.update(f"loss {window_loss / window_n:.4f}")
+                progress.update(t("train_bar_loss", loss=window_loss / window_n))
                 if step % eval_every == 0 or step == total:
                     validate()
                 if step >= total:
@@ -473,9 +474,9 @@ def _train(cfg: TrainConfig, root: Path, dist: Dist, log) -> dict:
             if metrics["history"]:
                 outputs.plot_curves(out / "curves.png", metrics["history"], _title(cfg, data))
         best = metrics["best"]
-        log(f"interrupted at step {step}/{total}; " + (
-            f"the best checkpoint (step {best['step']}, validation accuracy {100 * best['val_accuracy']:.2f}%) "
-            f"is kept in {out}" if best else "no checkpoint was saved yet"))
+        log(t("train_interrupted", step=step, total=total,
+              kept=Msg.key("train_interrupted_kept", step=best["step"], acc=100 * best["val_accuracy"], out=out)
+              if best else Msg.key("train_interrupted_nothing")))
         raise
     progress.stop()
 
@@ -498,18 +499,18 @@ def _train(cfg: TrainConfig, root: Path, dist: Dist, log) -> dict:
                                                        output_dict=True, zero_division=0),
                        "confusion": confusion_matrix(labels, preds, labels=[0, 1]).tolist()}
     majority = baseline.majority(labels, preds, test_acc, names)
-    metrics["test"]["majority"] = {**majority, "note": baseline.note(majority) or None}
+    metrics["test"]["majority"] = {**majority, "note": baseline.note(majority, lang="en") or None}
     metrics["seconds"] = time.perf_counter() - started
     if dist.main:
         atomic.write_json(out / "metrics.json", metrics)
         outputs.plot_curves(out / "curves.png", metrics["history"], _title(cfg, data))
         _plot_attention(out / "cls_attention.png", raw, data.test, tok, dict((r[0], r[2]) for r in rows), device)
-    log(f"test (best checkpoint, step {metrics['best']['step']}): accuracy {100 * test_acc:.2f}%, loss {test_loss:.4f}")
+    log(t("train_test_line", step=metrics["best"]["step"], acc=100 * test_acc, loss=test_loss))
     if metrics["test"]["majority"]["note"]:
-        log(metrics["test"]["majority"]["note"])
+        log(baseline.note(majority))  # in the reader's language; metrics.json keeps the English
     log(report_text.rstrip())
-    log(f"wrote {out / 'metrics.json'}, {out / 'curves.png'}, {out / 'cls_attention.png'}, "
-        f"{out / 'best.safetensors'}")
+    log(t("train_wrote", metrics=out / "metrics.json", curves=out / "curves.png",
+          attention=out / "cls_attention.png", weights=out / "best.safetensors"))
     return metrics
 
 

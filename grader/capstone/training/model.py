@@ -12,6 +12,9 @@ softmax and the value mix (FlashAttention / memory-efficient kernels on a GPU). 
 on only after it has been shown, on a probe batch with padding, to give the module's own
 output to `FAST_PATH_TOL`: a student's attention that differs keeps its own forward, so
 training never hides a bug.
+
+Every message is in the reader's language (grader/course/messages.py); why the fast path is not
+used is also kept in English, for metrics.json (`fast_attention`).
 """
 from __future__ import annotations
 
@@ -24,6 +27,8 @@ from pathlib import Path
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+
+from ...course.messages import Msg, t
 
 CLASSIFIER_FILE = "ch01/s1_23_classifier.py"
 FAST_PATH_TOL = 1e-5  # fp32, eval mode: the same sums in another order
@@ -68,16 +73,17 @@ def load_classifier_module(code_dir: str | Path) -> types.ModuleType:
     """Import `<code_dir>/ch01/s1_23_classifier.py` under a private module name."""
     path = Path(code_dir) / CLASSIFIER_FILE
     if not path.is_file():
-        raise ModelError(f"{path}: no such file (the §1.23 classifier exercise)")
+        raise ModelError(t("train_model_missing", path=path))
     try:
         module = import_file(path, "kata_train_classifier")
     except Exception as e:  # the student's file, or an earlier exercise it imports: say where it broke
         earlier = earlier_exercise(e, path)
         if earlier:
-            raise ModelError(f"importing {path} failed: {earlier}") from e
-        raise ModelError(f"{path}{_line_in(e, path)}: importing it failed: {type(e).__name__}: {e}") from e
+            raise ModelError(t("train_model_import_earlier", path=path, earlier=earlier)) from e
+        raise ModelError(t("train_import_failed", where=f"{path}{_line_in(e, path)}",
+                           error=f"{type(e).__name__}: {e}")) from e
     if not hasattr(module, "BERTForClassification"):
-        raise ModelError(f"{path}: defines no BERTForClassification (listing 1.35)")
+        raise ModelError(t("train_model_no_class", path=path))
     return module
 
 
@@ -96,16 +102,16 @@ def origin(e: BaseException, folder: Path) -> tuple[Path, int] | None:
 
 def earlier_exercise(e: BaseException, path: Path) -> str:
     """When `e` came from another exercise file beside `path` (one it imports), the sentence that
-    says which exercise to finish or fix first; else ""."""
+    says which exercise to finish or fix first (in the reader's language); else ""."""
     where = origin(e, Path(path).resolve().parent)
     if where is None or where[0] == Path(path).resolve():
         return ""
     file, line = where
     if isinstance(e, NotImplementedError):
-        return (f"{Path(path).stem} uses your code from {file.name}, which is not finished yet ({file}:{line} raises "
-                f"NotImplementedError): finish {file.stem} first")
-    return (f"{Path(path).stem} uses your code from {file.name}, which raised {type(e).__name__} at {file}:{line}: "
-            f"{e}; make {file.stem} pass its checks first (kata check {file.stem})")
+        return t("train_earlier_unfinished", exercise=Path(path).stem, name=file.name, file=file, line=line,
+                 other=file.stem)
+    return t("train_earlier_raised", exercise=Path(path).stem, name=file.name, type=type(e).__name__, file=file,
+             line=line, error=e, other=file.stem)
 
 
 def _line_in(e: BaseException, path: Path) -> str:
@@ -125,23 +131,20 @@ def build_model(module: types.ModuleType, *, vocab_size: int, dim: int, max_len:
     stub or a bad configuration gives turned into one clear message."""
     where = getattr(module, "__file__", "s1_23_classifier.py")
     if dim % heads:
-        raise ModelError(f"heads={heads} does not divide dim={dim} (the book's heads=6 with dim=256 fails the same "
-                         f"way, ERRATA.md); pick a divisor, e.g. heads=4")
+        raise ModelError(t("train_heads_divide", heads=heads, dim=dim))
     try:
         model = module.BERTForClassification(vocab_size=vocab_size, dim=dim, max_len=max_len, layers=layers,
                                              heads=heads, ff_dim=ff_dim)
     except Exception as e:
         earlier = earlier_exercise(e, Path(where))
         if earlier:  # an unfinished or broken earlier exercise that the classifier imports
-            raise ModelError(f"BERTForClassification(...) failed: {earlier}, or train the reference with "
-                             "--code reference") from e
+            raise ModelError(t("train_build_earlier", earlier=earlier)) from e
         if isinstance(e, NotImplementedError):
-            raise ModelError(f"{where}{_line_in(e, Path(where))}: not implemented yet ({e}); finish the "
-                             f"s1_23_classifier exercise or train the reference with --code reference") from e
-        raise ModelError(f"{where}{_line_in(e, Path(where))}: BERTForClassification(...) failed: "
-                         f"{type(e).__name__}: {e}") from e
+            raise ModelError(t("train_build_stub", where=f"{where}{_line_in(e, Path(where))}", error=e)) from e
+        raise ModelError(t("train_build_failed", where=f"{where}{_line_in(e, Path(where))}",
+                           error=f"{type(e).__name__}: {e}")) from e
     if not isinstance(model, nn.Module) or not list(model.parameters()):
-        raise ModelError(f"{where}: BERTForClassification has no parameters to train")
+        raise ModelError(t("train_no_parameters", where=where))
     return model
 
 
@@ -156,11 +159,10 @@ def check_forward(model: nn.Module, probe: tuple[torch.Tensor, torch.Tensor], wh
     except Exception as e:
         earlier = earlier_exercise(e, Path(where))
         if earlier:
-            raise ModelError(f"the model's forward failed: {earlier}, or train the reference with "
-                             "--code reference") from e
-        raise ModelError(f"{where}{_line_in(e, Path(where))}: the model's forward failed: {type(e).__name__}: {e}"
-                         + ("; finish the s1_23_classifier exercise or train the reference with --code reference"
-                            if isinstance(e, NotImplementedError) else "")) from e
+            raise ModelError(t("train_forward_earlier", earlier=earlier)) from e
+        hint = t("train_forward_stub_hint") if isinstance(e, NotImplementedError) else ""
+        raise ModelError(t("train_forward_failed", where=f"{where}{_line_in(e, Path(where))}",
+                           error=f"{type(e).__name__}: {e}", hint=hint)) from e
     finally:
         model.train(was_training)
 
@@ -203,10 +205,17 @@ def probe_batch(vocab_size: int, max_len: int, pad_id: int, cls_id: int, seed: i
 
 def enable_fast_attention(model: nn.Module, probe: tuple[torch.Tensor, torch.Tensor]) -> tuple[int, str]:
     """Switch every attention module to `sdpa_forward` if that leaves the model's eval output on
-    `probe` unchanged (to FAST_PATH_TOL); returns (modules switched, why not when 0)."""
+    `probe` unchanged (to FAST_PATH_TOL); returns (modules switched, why not when 0, in English)."""
+    switched, why = fast_attention(model, probe)
+    return switched, why.render("en") if why is not None else ""
+
+
+def fast_attention(model: nn.Module, probe: tuple[torch.Tensor, torch.Tensor]) -> tuple[int, Msg | None]:
+    """enable_fast_attention, with why not (when 0 modules are switched) in both languages: kata
+    train prints it in the reader's and records it in English."""
     modules = attention_modules(model)
     if not modules:
-        return 0, "no MultiHeadSelfAttention module with qkv/out/heads (listing 1.31's names) found"
+        return 0, Msg.key("train_fast_no_modules")
     was_training = model.training
     model.eval()
     ids, mask = probe
@@ -220,12 +229,11 @@ def enable_fast_attention(model: nn.Module, probe: tuple[torch.Tensor, torch.Ten
         for m in modules:
             m.__dict__.pop("forward", None)
         model.train(was_training)
-        return 0, f"the fast path failed on this model ({type(e).__name__}: {e})"
+        return 0, Msg.key("train_fast_failed", error=f"{type(e).__name__}: {e}")
     err = (manual - fast).abs().max().item() if manual.shape == fast.shape else float("inf")
     model.train(was_training)
     if not err <= FAST_PATH_TOL * max(1.0, manual.abs().max().item()):
         for m in modules:
             m.__dict__.pop("forward", None)
-        return 0, (f"its output differs from your attention's by {err:.3g} on a probe batch, so your "
-                   f"MultiHeadSelfAttention is kept (check it: `kata check s1_23_self_attention`)")
-    return len(modules), ""
+        return 0, Msg.key("train_fast_differs", err=err)
+    return len(modules), None

@@ -15,6 +15,7 @@ from pathlib import Path
 import torch
 
 from ...course import atomic
+from ...course.messages import t
 
 METRICS_SCHEMA = 1
 
@@ -38,7 +39,7 @@ def load_checkpoint(out: str | Path) -> tuple[dict, dict[str, torch.Tensor]]:
     out = Path(out)
     info_path, weights = out / "best.json", out / "best.safetensors"
     if not info_path.is_file() or not weights.is_file():
-        raise FileNotFoundError(f"{out}: no best checkpoint (best.json and best.safetensors) in this folder")
+        raise FileNotFoundError(t("train_no_checkpoint", out=out))
     return json.loads(info_path.read_text(encoding="utf-8")), load_file(str(weights))
 
 

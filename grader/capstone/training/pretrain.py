@@ -19,7 +19,8 @@ guess). The head is dropped at the end; fine-tuning builds its optimizer afterwa
 over the grown model.
 
 Like `kata train`, this runs the code it is given in this process: a tool for one's own machine,
-not a grading path.
+not a grading path. Its progress lines (handed to `log` as plain strings) and its errors are in the
+reader's language (grader/course/messages.py).
 """
 from __future__ import annotations
 
@@ -30,6 +31,7 @@ from pathlib import Path
 import torch
 import torch.nn as nn
 
+from ...course.messages import t
 from .model import _line_in, earlier_exercise, import_file
 
 MLM_FILE = "ch01/s1_23_mlm.py"
@@ -47,16 +49,16 @@ def load_mlm_module(code_dir: str | Path) -> types.ModuleType:
     under a private name; PretrainError naming the file and line when it cannot be used."""
     path = Path(code_dir) / MLM_FILE
     if not path.is_file():
-        raise PretrainError(f"{path}: no such file (the exercise beyond the book, s1_23_mlm)")
+        raise PretrainError(t("pretrain_missing", path=path))
     try:
         module = import_file(path, "kata_pretrain_mlm")
     except Exception as e:
-        raise PretrainError(f"{path}{_line_in(e, path)}: importing it failed: {type(e).__name__}: {e}") from e
+        raise PretrainError(t("train_import_failed", where=f"{path}{_line_in(e, path)}",
+                              error=f"{type(e).__name__}: {e}")) from e
     missing = [name for name in ("mask_tokens", "MLMHead", "mlm_loss", "MASK_ID", "PAD_ID", "CLS_ID", "SEP_ID",
                                  "BASE_VOCAB_SIZE") if not hasattr(module, name)]
     if missing:
-        raise PretrainError(f"{path}: defines no {', '.join(missing)} (restore the exercise's names, e.g. with "
-                            "`kata reset s1_23_mlm` after saving your work)")
+        raise PretrainError(t("pretrain_missing_names", path=path, names=", ".join(missing)))
     return module
 
 
@@ -65,8 +67,7 @@ def encoder_of(model: nn.Module) -> nn.Module:
     encoder = getattr(model, "bert", model)
     token = getattr(getattr(encoder, "embed", None), "token", None)
     if not isinstance(token, nn.Embedding):
-        raise PretrainError("the model has no token embedding at .bert.embed.token or .embed.token (listings "
-                            "1.30, 1.34 and 1.35 name them so)")
+        raise PretrainError(t("pretrain_no_embedding"))
     return encoder
 
 
@@ -146,11 +147,10 @@ def _student_call(mlm: types.ModuleType, what: str, fn, *args, **kwargs):
         earlier = earlier_exercise(e, path)
         where = f"{path}{_line_in(e, path)}"
         if earlier:
-            raise PretrainError(f"{what} failed: {earlier}") from e
+            raise PretrainError(t("pretrain_call_earlier", call=what, earlier=earlier)) from e
         if isinstance(e, NotImplementedError):
-            raise PretrainError(f"{where}: {what} is not implemented yet ({e}); finish the s1_23_mlm exercise "
-                                "(`kata check s1_23_mlm`) or pre-train the reference") from e
-        raise PretrainError(f"{where}: {what} failed: {type(e).__name__}: {e}") from e
+            raise PretrainError(t("pretrain_call_stub", where=where, call=what, error=e)) from e
+        raise PretrainError(t("pretrain_call_failed", where=where, call=what, error=f"{type(e).__name__}: {e}")) from e
 
 
 def pretrain_mlm(model: nn.Module, texts: list[str], encode, steps: int, batch_size: int, lr: float, seed: int,
@@ -166,7 +166,7 @@ def pretrain_mlm(model: nn.Module, texts: list[str], encode, steps: int, batch_s
     default to the exercise module's constants: special_ids
     (PAD_ID, CLS_ID, SEP_ID), mask_id MASK_ID, random replacements from 0..BASE_VOCAB_SIZE - 1."""
     if steps < 1 or batch_size < 1:
-        raise PretrainError(f"steps and batch_size must be at least 1 (got {steps} and {batch_size})")
+        raise PretrainError(t("pretrain_bad_sizes", steps=steps, batch_size=batch_size))
     device = torch.device(device)
     special = tuple(special_ids) if special_ids is not None else (mlm.PAD_ID, mlm.CLS_ID, mlm.SEP_ID)
     mask_id = mlm.MASK_ID if mask_id is None else mask_id
@@ -177,18 +177,16 @@ def pretrain_mlm(model: nn.Module, texts: list[str], encode, steps: int, batch_s
     rows = [_fit(list(encode(t)), max_len) for t in texts]
     rows = [r for r in rows if any(i not in special for i in r)]
     if not rows:
-        raise PretrainError(f"none of the {len(texts)} texts has a token to predict once encoded")
+        raise PretrainError(t("pretrain_no_tokens", count=len(texts)))
     rows_before = encoder.embed.token.num_embeddings
     token = grow_token_embedding(model, mask_id + 1, seed)
     if token.num_embeddings != rows_before:
-        log(f"pre-training: the token embedding grows from {rows_before:,} to {token.num_embeddings:,} rows for "
-            f"[MASK] = {mask_id} (fine-tune with vocab_size {token.num_embeddings:,})")
+        log(t("pretrain_grows", before=rows_before, after=token.num_embeddings, mask_id=mask_id))
     if embedding_std:
         factor = scale_embeddings(model, embedding_std)
         if factor != 1.0:
-            log(f"pre-training: the embedding tables are scaled by {factor:.4f}, so the token table's spread is "
-                f"{embedding_std} as BERT's (the encoder computes the same; the tied head's first loss is near "
-                f"ln {token.num_embeddings:,} = {math.log(token.num_embeddings):.1f})")
+            log(t("pretrain_scaled", factor=factor, std=embedding_std, rows=token.num_embeddings,
+                  ln=math.log(token.num_embeddings)))
     head = _student_call(mlm, "MLMHead(embedding, dim)", mlm.MLMHead, token, token.embedding_dim)
     was_training = model.training
     model.to(device)
@@ -205,8 +203,8 @@ def pretrain_mlm(model: nn.Module, texts: list[str], encode, steps: int, batch_s
     g = torch.Generator().manual_seed(seed)
     order, at = torch.randperm(len(rows), generator=g).tolist(), 0
     losses: list[float] = []
-    log(f"pre-training (masked-language model, {mlm.__file__}): {steps} steps of {batch_size} texts from "
-        f"{len(rows):,}, mask_prob {mask_prob}, lr {lr}, device {device}")
+    log(t("pretrain_start", file=mlm.__file__, steps=steps, batch_size=batch_size, texts=len(rows),
+          mask_prob=mask_prob, lr=lr, device=device))
     try:
         while len(losses) < steps:
             if at + batch_size > len(order):  # a new pass over the texts, in a new order
@@ -227,8 +225,7 @@ def pretrain_mlm(model: nn.Module, texts: list[str], encode, steps: int, batch_s
             logits = _student_call(mlm, "MLMHead.forward", head, hidden[chosen])  # only the hidden tokens
             loss = _student_call(mlm, "mlm_loss(logits, labels)", mlm.mlm_loss, logits, labels[chosen])
             if not torch.isfinite(loss):
-                raise PretrainError(f"the masked-language-model loss became {loss.item()} at step {len(losses) + 1}: "
-                                    f"lower the learning rate (now {lr}) or check s1_23_mlm")
+                raise PretrainError(t("pretrain_loss_nonfinite", loss=loss.item(), step=len(losses) + 1, lr=lr))
             loss.backward()
             if clip:
                 torch.nn.utils.clip_grad_norm_([p for _, p in params.values()], clip)
@@ -237,8 +234,8 @@ def pretrain_mlm(model: nn.Module, texts: list[str], encode, steps: int, batch_s
             losses.append(loss.item())
             if len(losses) % LOG_EVERY == 0 or len(losses) == steps:
                 recent = losses[-LOG_EVERY:]
-                log(f"pre-training step {len(losses)}/{steps}: masked-token loss {sum(recent) / len(recent):.4f} "
-                    f"(a uniform guess over {token.num_embeddings:,} ids: {math.log(token.num_embeddings):.2f})")
+                log(t("pretrain_step", step=len(losses), steps=steps, loss=sum(recent) / len(recent),
+                      rows=token.num_embeddings, uniform=math.log(token.num_embeddings)))
     finally:
         model.train(was_training)
     return losses
@@ -251,6 +248,4 @@ def _check_masking(mlm: types.ModuleType, ids, inputs, labels) -> None:
           and labels.shape == ids.shape and bool(((labels == -100) | (labels == ids)).all())
           and bool((inputs[labels == -100] == ids[labels == -100]).all()))
     if not ok:
-        raise PretrainError(f"{mlm.__file__}: mask_tokens gave inputs and labels that break the masking rule "
-                            "(labels are the original id or -100, and only chosen tokens change): "
-                            "`kata check s1_23_mlm` shows why")
+        raise PretrainError(t("pretrain_bad_masking", file=mlm.__file__))

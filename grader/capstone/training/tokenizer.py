@@ -137,8 +137,7 @@ def load_tokenizer(code_dir: str | Path, max_len: int, truncation: str = "head",
     from_file = getattr(module, "from_file", None)
     if not callable(from_file):
         raise TokenizerError(t("train_tokenizer_failed", where=path, call="from_file(...)",
-                               error="the file defines no from_file (it is given in the exercise: restore it, "
-                                     "e.g. with `kata reset s1_23_tokenizer` after saving your work)", hint=hint))
+                               error=t("train_tokenizer_no_from_file"), hint=hint))
     call = f"from_file({str(ranks_path)!r}, max_len={max_len}, truncation={truncation!r})"
     try:
         impl = from_file(str(ranks_path), max_len=max_len, truncation=truncation)
