@@ -215,15 +215,18 @@ def test_killed_again_and_again_at_random_moments_it_resumes_to_the_gradebook_of
         if i % 2:
             (cls / f"t{i}" / "ch01" / "s1_11_matmul.py").write_text(WRONG)
     whole, out = tmp_path / "whole", tmp_path / "out"
-    started = time.monotonic()
     ref = kata("grade", str(cls), "--out", str(whole), "--jobs", "2", *EX)
     assert ref.returncode == 1, ref.stderr  # zz.zip is refused
     total = len(_records(whole))
     assert total == 20
-    # The kills' delays scale with how fast this machine grades (a student takes about `per` seconds
-    # with one job; the first record comes `first` seconds after a run starts), so that a faster
-    # grader is still killed mid-way through the class, and a slower one not always before its first record.
-    per = 2 * (time.monotonic() - started) / total
+    # The kills' delays scale with how fast this machine grades: a student takes about `per` seconds
+    # with one job, measured from the reference run's records as they were written (two jobs, so
+    # twice their spacing; the start-up before the first record is not in it: counted in, it let a
+    # "time" kill come after the whole class), and the first record comes `first` seconds after a
+    # run starts. So a faster grader is still killed mid-way through the class, and a slower one not
+    # always before its first record.
+    written = sorted(p.stat().st_mtime for p in whole.glob("students/*/report.json"))
+    per = max(0.05, 2 * (written[-1] - written[0]) / (total - 1))
     first = None
 
     rng = random.Random(1)  # seeded: a failure replays with the same delays

@@ -68,8 +68,10 @@ def test_pretraining_lowers_the_masked_token_loss():
     first, last = sum(losses[:10]) / 10, sum(losses[-30:]) / 30
     words = {w for t in texts for w in t.split()}
     assert first > math.log(50261) - 1, first  # a fresh head spreads its guesses over the whole vocabulary
-    # The reference reaches about 3.5 from about 22 (the corpus's unigram entropy is 3.48 nats).
-    assert last < first / 3 and last < math.log(len(words)) + 1, (first, last)
+    # The reference reaches about 3.5 from about 10.3 (the embeddings start scaled to BERT's 0.02, so
+    # the first guesses are near uniform: ln 50,261 = 10.8; the corpus's unigram entropy is 3.48 nats).
+    assert first < math.log(50261) + 1, first
+    assert last < first / 2.5 and last < math.log(len(words)) + 1, (first, last)
     assert model.bert.embed.token.num_embeddings == 50261  # the row for [MASK] = 50260
     assert any("grows from 50,260 to 50,261 rows for [MASK] = 50260" in line for line in logs), logs
     assert any(line.startswith("pre-training step 200/200: masked-token loss") for line in logs), logs
