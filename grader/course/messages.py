@@ -1521,6 +1521,25 @@ CATALOG: dict[str, dict[str, str]] = {
         "en": "{data}; {count} of them drawn (--limit)",
         "zh": "{data}；从中抽取 {count} 条（--limit）",
     },
+    # kata train's figures, curves.png (outputs.py) and cls_attention.png (attention_map.py), in the
+    # figures' language: Chinese only where matplotlib has a CJK font (grader/course/figure_text.py)
+    "train_fig_title": {
+        "en": "BERT classifier (dim {dim}, {layers} layers, {heads} heads) on {source}",
+        "zh": "BERT 分类器（dim {dim}，{layers} 层，{heads} 个头），数据：{source}",
+    },
+    "train_fig_step": {"en": "step", "zh": "步"},
+    "train_fig_loss": {"en": "cross-entropy loss", "zh": "交叉熵损失"},
+    "train_fig_training": {"en": "training", "zh": "训练"},
+    "train_fig_validation": {"en": "validation", "zh": "验证"},
+    "train_fig_accuracy": {"en": "validation accuracy (%)", "zh": "验证集准确率（%）"},
+    "train_fig_attention_title": {
+        "en": "[CLS] attention, test review #{review}: label {label}, predicted {predicted}",
+        "zh": "[CLS] 的注意力，测试集评论 #{review}：标签 {label}，预测 {predicted}",
+    },
+    "train_fig_negative": {"en": "negative", "zh": "负面"},
+    "train_fig_positive": {"en": "positive", "zh": "正面"},
+    "train_fig_head": {"en": "head {head}", "zh": "注意力头 {head}"},
+    "train_fig_layer": {"en": "layer {layer}", "zh": "第 {layer} 层"},
     # the model file (grader/capstone/training/model.py)
     "train_model_missing": {
         "en": "{path}: no such file (the §1.23 classifier exercise)",

@@ -6,18 +6,18 @@ into PNG bytes here, with the Agg backend (no display, no pyplot state). Nothing
 returns is drawn before `check_matrix` has made sure it is a finite-sized 2-D array of numbers.
 
 Figure texts come from the message catalog; Chinese is used only where matplotlib has a font
-with Chinese glyphs (otherwise the figure falls back to English rather than drawing boxes).
+with Chinese glyphs (otherwise the figure falls back to English rather than drawing boxes). That
+choice and the font are grader/course/figure_text.py's, shared with `kata train`'s figures.
 """
 from __future__ import annotations
 
-import functools
 import io
 from dataclasses import dataclass, field
 
-from ..course.messages import language, t
-
-_CJK_FONTS = ("Noto Sans CJK SC", "Noto Sans CJK JP", "Source Han Sans SC", "WenQuanYi Micro Hei",
-              "WenQuanYi Zen Hei", "AR PL UMing CN", "SimHei", "Microsoft YaHei", "PingFang SC")
+# label and text_language are this module's names for the listings (grader/listings/s1_*.py)
+from ..course.figure_text import CJK_FONTS as _CJK_FONTS, cjk_font as _cjk_font  # noqa: F401
+from ..course.figure_text import label, rc_params, text_language
+from ..course.messages import t
 
 
 # What is drawn is bounded: a figure's texts and sizes come from the student's code (a BPE merge
@@ -98,35 +98,6 @@ def check_matrix(what: str, values, rows: int | None = None, cols: int | None = 
     return arr
 
 
-def text_language() -> str:
-    """The language figures are written in: the student's, when matplotlib can draw it."""
-    lang = language()
-    return lang if lang == "en" or _cjk_font() else "en"
-
-
-def label(key: str, **fields) -> str:
-    """A catalog text for a figure, in `text_language()`."""
-    return t(key, lang=text_language(), **fields)
-
-
-@functools.lru_cache(maxsize=1)
-def _cjk_font() -> str | None:
-    from matplotlib import font_manager
-
-    names = {f.name for f in font_manager.fontManager.ttflist}
-    found = next((n for n in _CJK_FONTS if n in names), None)
-    if found is None:  # installed after matplotlib cached its font list (setup.sh installs one): look on disk
-        for path in font_manager.findSystemFonts():
-            if any(part in path.lower() for part in ("wqy", "notosanscjk", "noto-cjk", "sourcehansans")):
-                try:
-                    font_manager.fontManager.addfont(path)
-                except (OSError, RuntimeError, ValueError):
-                    continue
-        names = {f.name for f in font_manager.fontManager.ttflist}
-        found = next((n for n in _CJK_FONTS if n in names), None)
-    return found
-
-
 def clip(text, limit: int = MAX_TEXT) -> str:
     """`text` as a string of at most `limit` characters (cut with "…")."""
     text = str(text)
@@ -171,9 +142,7 @@ def render(spec) -> bytes:
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
-    font = _cjk_font() if text_language() == "zh" else None
-    rc = {"font.sans-serif": [font, "DejaVu Sans"], "axes.unicode_minus": False} if font else {}
-    with matplotlib.rc_context(rc):
+    with matplotlib.rc_context(rc_params()):
         if isinstance(spec, Heatmap):
             fig = _heatmap(Figure, spec)
         elif isinstance(spec, Curves):

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import torch
 
+from ...course.figure_text import label, rc_params
 from .model import attention_modules
 
 
@@ -46,8 +47,15 @@ def cls_attention(model: torch.nn.Module, ids: torch.Tensor, mask: torch.Tensor)
     return torch.stack(rows)
 
 
+def attention_title(review: int, label_id: int, predicted: int) -> str:
+    """cls_attention.png's title in the figures' language: which test review, its label and the prediction."""
+    names = [label("train_fig_negative"), label("train_fig_positive")]
+    return label("train_fig_attention_title", review=review, label=names[label_id], predicted=names[predicted])
+
+
 def plot_cls_attention(path: str | Path, weights: torch.Tensor, tokens: list[str], title: str) -> Path:
-    """A heatmap per layer: heads down, tokens across."""
+    """A heatmap per layer: heads down, tokens across (the review's own text). The other texts are
+    in the figures' language, drawn with its font (grader/course/figure_text.py)."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -55,13 +63,14 @@ def plot_cls_attention(path: str | Path, weights: torch.Tensor, tokens: list[str
     from .outputs import save_figure
 
     layers, heads, T = weights.shape
-    fig, axes = plt.subplots(layers, 1, figsize=(max(6, 0.32 * T + 2), 0.45 * heads * layers + 1.6), squeeze=False,
-                             constrained_layout=True)
-    for layer, ax in enumerate(axes[:, 0]):
-        im = ax.imshow(weights[layer].cpu().numpy(), aspect="auto", cmap="viridis", vmin=0)
-        ax.set_yticks(range(heads), [f"head {h}" for h in range(heads)], fontsize=7)
-        ax.set_ylabel(f"layer {layer}", fontsize=8)
-        ax.set_xticks(range(T), tokens if layer == layers - 1 else [""] * T, rotation=90, fontsize=7)
-        fig.colorbar(im, ax=ax, fraction=0.02)
-    axes[0, 0].set_title(title, fontsize=9)
-    return save_figure(path, fig)
+    with matplotlib.rc_context(rc_params()):  # around the saving too: fonts are looked up when drawing
+        fig, axes = plt.subplots(layers, 1, figsize=(max(6, 0.32 * T + 2), 0.45 * heads * layers + 1.6),
+                                 squeeze=False, constrained_layout=True)
+        for layer, ax in enumerate(axes[:, 0]):
+            im = ax.imshow(weights[layer].cpu().numpy(), aspect="auto", cmap="viridis", vmin=0)
+            ax.set_yticks(range(heads), [label("train_fig_head", head=h) for h in range(heads)], fontsize=7)
+            ax.set_ylabel(label("train_fig_layer", layer=layer), fontsize=8)
+            ax.set_xticks(range(T), tokens if layer == layers - 1 else [""] * T, rotation=90, fontsize=7)
+            fig.colorbar(im, ax=ax, fraction=0.02)
+        axes[0, 0].set_title(title, fontsize=9)
+        return save_figure(path, fig)

@@ -16,7 +16,8 @@ What it adds to the book's loop (listings 1.37-1.40):
 - unchanged under `torchrun --nproc_per_node N` (DistributedDataParallel; NCCL on GPUs, gloo on CPUs).
 
 What it prints and its errors are in the reader's language (`kata --lang`, KATA_LANG, the locale:
-grader/course/messages.py); metrics.json and best.json stay in English, the same in every run.
+grader/course/messages.py), and so are its figures where matplotlib has a CJK font
+(grader/course/figure_text.py); metrics.json and best.json stay in English, the same in every run.
 """
 from __future__ import annotations
 
@@ -516,7 +517,7 @@ def _train(cfg: TrainConfig, root: Path, dist: Dist, log) -> dict:
 
 def _plot_attention(path: Path, model, test: Encoded, tok, predicted: dict, device) -> None:
     """The [CLS] attention rows of one short test review (the first of 8 to 40 tokens)."""
-    from .attention_map import cls_attention, plot_cls_attention
+    from .attention_map import attention_title, cls_attention, plot_cls_attention
 
     lengths = test.lengths.tolist()
     pick = next((i for i, n in enumerate(lengths) if 8 <= n <= 40), min(range(len(lengths)), key=lengths.__getitem__))
@@ -524,9 +525,7 @@ def _plot_attention(path: Path, model, test: Encoded, tok, predicted: dict, devi
     n = lengths[pick]
     weights = cls_attention(model, ids.to(device), mask.to(device))[:, :, :n]
     tokens = [tok.token_text(i) for i in ids[0, :n].tolist()]
-    names = ["negative", "positive"]
-    plot_cls_attention(path, weights, tokens, f"[CLS] attention, test review #{pick}: label "
-                       f"{names[int(labels[0])]}, predicted {names[predicted.get(pick, 0)]}")
+    plot_cls_attention(path, weights, tokens, attention_title(pick, int(labels[0]), predicted.get(pick, 0)))
 
 
 def _broadcast_state(state, dist: Dist):
@@ -537,8 +536,7 @@ def _broadcast_state(state, dist: Dist):
 
 
 def _title(cfg: TrainConfig, data: Data) -> str:
-    return (f"BERT classifier (dim {cfg.dim}, {cfg.layers} layers, {cfg.heads} heads) on "
-            f"{data.source[:60]}")
+    return outputs.curves_title(cfg.dim, cfg.layers, cfg.heads, data.source_msg or data.source)
 
 
 def main_cli(args, root: Path) -> int:

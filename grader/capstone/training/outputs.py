@@ -3,7 +3,8 @@
     best.safetensors   the weights of the best validation accuracy so far (safetensors: no pickle)
     best.json          what is needed to use them: model configuration, tokenizer facts, epoch, accuracy
     metrics.json       the whole run: configuration, per-evaluation history, best, test results
-    curves.png         loss and accuracy against training steps (matplotlib)
+    curves.png         loss and accuracy against training steps (matplotlib), its texts in the figures'
+                       language (grader/course/figure_text.py: Chinese where a CJK font is found)
 
 A run stopped at any moment (Ctrl-C, a kill) leaves the previous best checkpoint whole.
 """
@@ -15,7 +16,8 @@ from pathlib import Path
 import torch
 
 from ...course import atomic
-from ...course.messages import t
+from ...course.figure_text import label, rc_params, text_language
+from ...course.messages import Msg, t
 
 METRICS_SCHEMA = 1
 
@@ -43,26 +45,36 @@ def load_checkpoint(out: str | Path) -> tuple[dict, dict[str, torch.Tensor]]:
     return json.loads(info_path.read_text(encoding="utf-8")), load_file(str(weights))
 
 
+def curves_title(dim: int, layers: int, heads: int, source: str | Msg) -> str:
+    """curves.png's title in the figures' language; the data source (a Msg: rendered in that
+    language) is cut to 60 characters."""
+    lang = text_language()
+    source = source.render(lang) if isinstance(source, Msg) else source
+    return t("train_fig_title", lang=lang, dim=dim, layers=layers, heads=heads, source=source[:60])
+
+
 def plot_curves(path: Path, history: list[dict], title: str) -> Path:
-    """Loss (training and validation) and validation accuracy against the training step."""
+    """Loss (training and validation) and validation accuracy against the training step; its texts
+    in the figures' language, drawn with its font (grader/course/figure_text.py)."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     steps = [h["step"] for h in history]
-    fig, (ax_loss, ax_acc) = plt.subplots(1, 2, figsize=(10, 4), constrained_layout=True)
-    ax_loss.plot(steps, [h["train_loss"] for h in history], "o-", label="training")
-    ax_loss.plot(steps, [h["val_loss"] for h in history], "s-", label="validation")
-    ax_loss.set_xlabel("step")
-    ax_loss.set_ylabel("cross-entropy loss")
-    ax_loss.legend()
-    ax_loss.grid(alpha=0.3)
-    ax_acc.plot(steps, [100 * h["val_accuracy"] for h in history], "s-", color="tab:green")
-    ax_acc.set_xlabel("step")
-    ax_acc.set_ylabel("validation accuracy (%)")
-    ax_acc.grid(alpha=0.3)
-    fig.suptitle(title)
-    return save_figure(path, fig)
+    with matplotlib.rc_context(rc_params()):  # around the saving too: fonts are looked up when drawing
+        fig, (ax_loss, ax_acc) = plt.subplots(1, 2, figsize=(10, 4), constrained_layout=True)
+        ax_loss.plot(steps, [h["train_loss"] for h in history], "o-", label=label("train_fig_training"))
+        ax_loss.plot(steps, [h["val_loss"] for h in history], "s-", label=label("train_fig_validation"))
+        ax_loss.set_xlabel(label("train_fig_step"))
+        ax_loss.set_ylabel(label("train_fig_loss"))
+        ax_loss.legend()
+        ax_loss.grid(alpha=0.3)
+        ax_acc.plot(steps, [100 * h["val_accuracy"] for h in history], "s-", color="tab:green")
+        ax_acc.set_xlabel(label("train_fig_step"))
+        ax_acc.set_ylabel(label("train_fig_accuracy"))
+        ax_acc.grid(alpha=0.3)
+        fig.suptitle(title)
+        return save_figure(path, fig)
 
 
 def save_figure(path: Path, fig) -> Path:
