@@ -2041,6 +2041,104 @@ CATALOG: dict[str, dict[str, str]] = {
         "en": "Results in {out}: similarity.csv, similarity.md, similarity.html (the matching regions highlighted).",
         "zh": "结果在 {out}：similarity.csv、similarity.md、similarity.html（相同的部分已高亮）。",
     },
+    # the class summary, summary.md and its figures (grader/instructor/formats/summary.py, teaching.py):
+    # in the instructor's language; the figures through grader/course/figure_text.py
+    "summary_title": {"en": "Class summary", "zh": "班级总结"},
+    "summary_submissions_one": {"en": "{count} submission: {counts}.", "zh": "共 {count} 份提交：{counts}。"},
+    "summary_submissions_many": {"en": "{count} submissions: {counts}.", "zh": "共 {count} 份提交：{counts}。"},
+    "summary_status_count": {"en": "{count} {status}", "zh": "{status} {count} 份"},
+    "summary_status_graded": {"en": "graded", "zh": "已批改"},
+    "summary_status_refused": {"en": "refused", "zh": "无法批改"},
+    "summary_status_error": {"en": "error", "zh": "批改程序出错"},
+    "summary_none": {"en": "none", "zh": "无"},
+    "summary_meta": {"en": "kata {version}, course {course}; exercises: {count}{public}.",
+                     "zh": "kata {version}，课程 {course}；练习：{count} 个{public}。"},
+    "summary_public_only": {"en": ", public checks only", "zh": "，仅公开检查"},
+    "summary_scores": {
+        "en": "Scores of the graded submissions: mean {mean}%, median {median}%, lowest {lowest}%, highest {highest}%.",
+        "zh": "已批改提交的得分：平均 {mean}%，中位数 {median}%，最低 {lowest}%，最高 {highest}%。",
+    },
+    "summary_alt_histogram": {"en": "score histogram", "zh": "得分直方图"},
+    "summary_h_checks": {"en": "Checks by failure rate", "zh": "按失败率排列的检查项"},
+    "summary_checks_counted": {"en": "Counted over the submissions that attempted the check's exercise.",
+                               "zh": "只统计尝试了该检查项所属练习的提交。"},
+    "summary_alt_failures": {"en": "per-check failure rate", "zh": "各检查项的失败率"},
+    "summary_checks_header": {"en": "| exercise | check | visibility | failed | rate |",
+                              "zh": "| 练习 | 检查项 | 可见性 | 未通过 | 失败率 |"},
+    "summary_checks_more": {
+        "en": "... and {count} more checks failed at least once (each student's report.json has them all).",
+        "zh": "……另有 {count} 项检查至少有一次未通过（每位学生的 report.json 里有全部检查项）。",
+    },
+    "summary_no_check_failed": {"en": "No check failed.", "zh": "没有未通过的检查项。"},
+    "summary_h_similarity": {"en": "Similarity", "zh": "相似度"},
+    "summary_similarity_none": {"en": "`kata similarity` flagged no pair of students ([similarity.md](similarity.md)).",
+                                "zh": "`kata similarity` 没有标记任何一对学生（[similarity.md](similarity.md)）。"},
+    "summary_similarity_one": {
+        "en": "`kata similarity` flagged {count} pair of submissions whose code is alike beyond its threshold (the "
+              "stubs never count): [similarity.md](similarity.md), side by side in [similarity.html](similarity.html).",
+        "zh": "`kata similarity` 标记了 {count} 对代码相似程度超过阈值的提交（练习模板本身从不计入）："
+              "[similarity.md](similarity.md)，并排对照见 [similarity.html](similarity.html)。",
+    },
+    "summary_similarity_many": {
+        "en": "`kata similarity` flagged {count} pairs of submissions whose code is alike beyond its threshold (the "
+              "stubs never count): [similarity.md](similarity.md), side by side in [similarity.html](similarity.html).",
+        "zh": "`kata similarity` 标记了 {count} 对代码相似程度超过阈值的提交（练习模板本身从不计入）："
+              "[similarity.md](similarity.md)，并排对照见 [similarity.html](similarity.html)。",
+    },
+    "summary_similarity_header": {"en": "| exercise | student A | student B | A in B | B in A |",
+                                  "zh": "| 练习 | 学生 A | 学生 B | A 在 B 中 | B 在 A 中 |"},
+    "summary_similarity_more": {"en": "... and {count} more in similarity.md.",
+                                "zh": "……另有 {count} 对，见 similarity.md。"},
+    "summary_h_not_graded": {"en": "Not graded", "zh": "未批改"},
+    "summary_not_graded_header": {"en": "| student | entry | status | reason |", "zh": "| 学生 | 条目 | 状态 | 原因 |"},
+    "summary_error_again": {"en": "Submissions with status `error` are graded again by the next run of the same command.",
+                            "zh": "状态为 `error` 的提交会在下次运行同一命令时重新批改。"},
+    "summary_h_stale": {"en": "Graded with another course version", "zh": "用另一版课程批改的记录"},
+    "summary_stale": {
+        "en": "These records were graded before the course changed (now {course}); "
+              "`kata grade DIR --out OUT --force` grades them again: {names}.",
+        "zh": "这些记录是在课程更改之前批改的（现为 {course}）；`kata grade DIR --out OUT --force` 会重新批改它们：{names}。",
+    },
+    "summary_h_skipped": {"en": "Entries that are not submissions", "zh": "不是提交的条目"},
+    "summary_skipped_header": {"en": "| entry | reason |", "zh": "| 条目 | 原因 |"},
+    "summary_h_notes": {"en": "Notes", "zh": "备注"},
+    "summary_notes_intro": {
+        "en": "Each kind of note once, with the students it concerns; the notes themselves are in each student's "
+              "report and feedback page.",
+        "zh": "每类备注只列一次，并附上涉及的学生；备注本身见每位学生的报告和反馈页面。",
+    },
+    "summary_note_one": {"en": "{count} student: {kind} ({names})", "zh": "{count} 名学生：{kind}（{names}）"},
+    "summary_note_many": {"en": "{count} students: {kind} ({names})", "zh": "{count} 名学生：{kind}（{names}）"},
+    "summary_names_more": {"en": "{names} and {count} more", "zh": "{names} 等，另有 {count} 人"},
+    "summary_h_progress": {"en": "Where the class stands", "zh": "全班进度"},
+    "summary_progress_intro": {
+        "en": "Per exercise, of the graded submissions: not attempted (the stub as given), attempted with full "
+              "marks, attempted and losing points (the teaching problem). Cells of the heatmap are each student's "
+              "share of an exercise's points.",
+        "zh": "按练习统计已批改的提交：未尝试（练习模板原样未动）、尝试且得满分、尝试但失分（这才是教学上要解决的问题）。"
+              "热力图的每个格子是该学生在该练习上所得分数的比例。",
+    },
+    "summary_alt_heatmap": {"en": "students × exercises", "zh": "学生 × 练习"},
+    "summary_progress_header": {
+        "en": "| § | exercise | not attempted | full marks | attempted, points lost | mean of attempts |",
+        "zh": "| § | 练习 | 未尝试 | 满分 | 尝试但失分 | 尝试者的平均得分 |",
+    },
+    "summary_h_mistakes": {"en": "Mistakes the checks recognised", "zh": "检查识别出的错误"},
+    "summary_no_mistakes": {"en": "No submission made a mistake the checks know by name.",
+                            "zh": "没有哪份提交犯了检查能叫出名字的错误。"},
+    "summary_mistakes_header": {"en": "| students | exercise | mistake | who |", "zh": "| 学生数 | 练习 | 错误 | 学生 |"},
+    "summary_fig_score": {"en": "score (% of the points)", "zh": "得分（占总分的百分比）"},
+    "summary_fig_submissions": {"en": "submissions", "zh": "提交数"},
+    "summary_fig_graded_one": {"en": "{count} graded submission{mean}", "zh": "已批改 {count} 份提交{mean}"},
+    "summary_fig_graded_many": {"en": "{count} graded submissions{mean}", "zh": "已批改 {count} 份提交{mean}"},
+    "summary_fig_mean": {"en": ", mean {mean}%", "zh": "，平均 {mean}%"},
+    "summary_fig_hidden": {"en": " (hidden)", "zh": "（隐藏）"},
+    "summary_fig_failed": {"en": "failed (% of the submissions that attempted the exercise)",
+                           "zh": "未通过（占尝试了该练习的提交的百分比）"},
+    "summary_fig_most_failed": {"en": "checks most often failed", "zh": "最常未通过的检查项"},
+    "summary_fig_none_failed": {"en": "no check failed", "zh": "没有未通过的检查项"},
+    "summary_fig_heatmap": {"en": "share of each exercise's points (grey: not attempted)",
+                            "zh": "各练习所得分数的比例（灰色：未尝试）"},
 }
 
 

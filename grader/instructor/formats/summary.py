@@ -4,6 +4,11 @@
 matplotlib's Agg backend (no display, no pyplot state); `markdown` writes summary.md, which
 shows both pictures and says, with reasons, which submissions could not be graded and which
 entries of the class folder were not submissions.
+
+Every text is the instructor's language (grader/course/messages.py: `kata --lang`, KATA_LANG, the
+locale), as the rest of `kata grade`'s output: summary.md always, the figures where matplotlib has
+a Chinese font (grader/course/figure_text.py), else in English. What the records hold (names,
+exercise ids, check names, statuses in tables, reasons) is shown as it is.
 """
 from __future__ import annotations
 
@@ -13,6 +18,8 @@ import textwrap
 from collections import defaultdict
 from dataclasses import dataclass, field
 
+from ...course.figure_text import label, rc_params
+from ...course.messages import pick, t
 from ...course.safe_text import markdown as md_text
 from . import teaching
 
@@ -82,43 +89,58 @@ def _png(fig) -> bytes:
 
 
 def histogram_png(s: Stats, title: str = "") -> bytes:
+    """The score histogram, its texts in the figures' language (drawn and saved with its font)."""
+    import matplotlib
     from matplotlib.figure import Figure
 
-    fig = Figure(figsize=(6.4, 3.6))
-    ax = fig.add_subplot()
-    ax.hist(s.percents, bins=[i * 10 for i in range(11)], color="#1a7f37", edgecolor="white")
-    ax.set_xlim(0, 100)
-    ax.set_xlabel("score (% of the points)")
-    ax.set_ylabel("submissions")
-    ax.yaxis.get_major_locator().set_params(integer=True)
-    n = len(s.percents)
-    mean = f", mean {statistics.fmean(s.percents):.0f}%" if n else ""
-    head = textwrap.shorten(title, 70, placeholder="…") + "\n" if title else ""
-    ax.set_title(f"{head}{n} graded submission{'s' if n != 1 else ''}{mean}", fontsize=10)
-    return _png(fig)
+    with matplotlib.rc_context(rc_params()):  # around the saving too: fonts are looked up when drawing
+        fig = Figure(figsize=(6.4, 3.6))
+        ax = fig.add_subplot()
+        ax.hist(s.percents, bins=[i * 10 for i in range(11)], color="#1a7f37", edgecolor="white")
+        ax.set_xlim(0, 100)
+        ax.set_xlabel(label("summary_fig_score"))
+        ax.set_ylabel(label("summary_fig_submissions"))
+        ax.yaxis.get_major_locator().set_params(integer=True)
+        n = len(s.percents)
+        mean = label("summary_fig_mean", mean=f"{statistics.fmean(s.percents):.0f}") if n else ""
+        head = textwrap.shorten(title, 70, placeholder="…") + "\n" if title else ""
+        ax.set_title(head + label("summary_fig_graded_one" if n == 1 else "summary_fig_graded_many", count=n, mean=mean),
+                     fontsize=10)
+        return _png(fig)
 
 
 def failures_png(s: Stats, limit: int = 40) -> bytes:
+    """The checks most often failed, as bars; texts in the figures' language, check names as they are."""
+    import matplotlib
     from matplotlib.figure import Figure
 
-    rows = [r for r in s.checks if r.failed][:limit] or s.checks[:1]
-    fig = Figure(figsize=(7.5, 0.8 + 0.26 * max(len(rows), 1)))
-    ax = fig.add_subplot()
-    labels = [f"{r.exercise}::{r.name.removeprefix('test_')}" + (" (hidden)" if r.visibility == "hidden" else "")
-              for r in rows]
-    ax.barh(range(len(rows)), [100 * r.rate for r in rows], color="#cf222e")
-    ax.set_yticks(range(len(rows)), labels, fontsize=7)
-    ax.invert_yaxis()
-    ax.set_xlim(0, 100)
-    ax.set_xlabel("failed (% of the submissions that attempted the exercise)")
-    ax.set_title("checks most often failed" if any(r.failed for r in rows) else "no check failed")
-    return _png(fig)
+    with matplotlib.rc_context(rc_params()):
+        rows = [r for r in s.checks if r.failed][:limit] or s.checks[:1]
+        fig = Figure(figsize=(7.5, 0.8 + 0.26 * max(len(rows), 1)))
+        ax = fig.add_subplot()
+        hidden = label("summary_fig_hidden")
+        labels = [f"{r.exercise}::{r.name.removeprefix('test_')}" + (hidden if r.visibility == "hidden" else "")
+                  for r in rows]
+        ax.barh(range(len(rows)), [100 * r.rate for r in rows], color="#cf222e")
+        ax.set_yticks(range(len(rows)), labels, fontsize=7)
+        ax.invert_yaxis()
+        ax.set_xlim(0, 100)
+        ax.set_xlabel(label("summary_fig_failed"))
+        ax.set_title(label("summary_fig_most_failed" if any(r.failed for r in rows) else "summary_fig_none_failed"))
+        return _png(fig)
 
 
 def _cell(text) -> str:
     """Text from a submission (a name, an entry, a reason, a note) as literal Markdown on one line:
     no link, image, emphasis, HTML tag or table cell of its own (grader/course/safe_text.py)."""
     return md_text(text)
+
+
+def _status(status: str) -> str:
+    """A submission's status for the counts line, in the instructor's language (one the grader does
+    not know is shown as recorded)."""
+    key = f"summary_status_{status}"
+    return t(key) if status in ("graded", "refused", "error") else status
 
 
 def _percent(fraction) -> str:
@@ -132,19 +154,17 @@ def _percent(fraction) -> str:
 def similarity_lines(rows: list[dict], limit: int = 10) -> list[str]:
     """The Similarity section: the flagged rows of `kata similarity`'s similarity.csv (most alike
     first), the first `limit` of them; the rest are in similarity.md."""
-    lines = ["", "## Similarity", ""]
+    lines = ["", "## " + t("summary_h_similarity"), ""]
     if not rows:
-        return lines + ["`kata similarity` flagged no pair of students ([similarity.md](similarity.md))."]
-    lines += [f"`kata similarity` flagged {len(rows)} pair{'s' if len(rows) != 1 else ''} of submissions whose code "
-              "is alike beyond its threshold (the stubs never count): [similarity.md](similarity.md), side by side "
-              "in [similarity.html](similarity.html).", "",
-              "| exercise | student A | student B | A in B | B in A |", "|---|---|---|---:|---:|"]
+        return lines + [t("summary_similarity_none")]
+    lines += [t("summary_similarity_one" if len(rows) == 1 else "summary_similarity_many", count=len(rows)), "",
+              t("summary_similarity_header"), "|---|---|---|---:|---:|"]
     for row in rows[:limit]:
         lines.append(f"| {_cell(row.get('exercise', ''))} | {_cell(row.get('student_a', ''))} | "
                      f"{_cell(row.get('student_b', ''))} | {_percent(row.get('similarity_a_to_b'))} | "
                      f"{_percent(row.get('similarity_b_to_a'))} |")
     if len(rows) > limit:
-        lines += ["", f"... and {len(rows) - limit} more in similarity.md."]
+        lines += ["", t("summary_similarity_more", count=len(rows) - limit)]
     return lines
 
 
@@ -154,64 +174,62 @@ def markdown(records: dict[str, dict], s: Stats, meta: dict | None = None,
     `attention`: lines to settle before the grades are used (lms.attention_lines), put first."""
     meta = meta or {}
     n = len(records)
-    lines = ["# Class summary", ""]
-    counts = ", ".join(f"{v} {k}" for k, v in sorted(s.statuses.items()))
-    lines.append(f"{n} submission{'s' if n != 1 else ''}: {counts or 'none'}.  ")
+    lines = ["# " + t("summary_title"), ""]
+    counts = pick(", ", "，").join(t("summary_status_count", count=v, status=_status(k))
+                                  for k, v in sorted(s.statuses.items()))
+    lines.append(t("summary_submissions_one" if n == 1 else "summary_submissions_many", count=n,
+                   counts=counts or t("summary_none")) + "  ")
     if meta:
-        lines.append(f"kata {meta.get('kata_version', '?')}, course {meta.get('course', '?')}; "
-                     f"exercises: {len(meta.get('exercises', []))}"
-                     + (", public checks only" if meta.get("public_only") else "") + ".")
+        lines.append(t("summary_meta", version=meta.get("kata_version", "?"), course=meta.get("course", "?"),
+                       count=len(meta.get("exercises", [])),
+                       public=t("summary_public_only") if meta.get("public_only") else ""))
     lines += attention or []
     if s.percents:
         p = s.percents
-        lines += ["", f"Scores of the graded submissions: mean {statistics.fmean(p):.1f}%, "
-                      f"median {statistics.median(p):.1f}%, lowest {min(p):.1f}%, highest {max(p):.1f}%.",
-                  "", "![score histogram](histogram.png)"]
+        lines += ["", t("summary_scores", mean=f"{statistics.fmean(p):.1f}", median=f"{statistics.median(p):.1f}",
+                        lowest=f"{min(p):.1f}", highest=f"{max(p):.1f}"),
+                  "", f"![{t('summary_alt_histogram')}](histogram.png)"]
     if s.exercises:
         lines += teaching.markdown_lines(records)
     failing = [r for r in s.checks if r.failed]
-    lines += ["", "## Checks by failure rate", "",
-              "Counted over the submissions that attempted the check's exercise."]
+    lines += ["", "## " + t("summary_h_checks"), "", t("summary_checks_counted")]
     if failing:
-        lines += ["", "![per-check failure rate](failures.png)", "",
-                  "| exercise | check | visibility | failed | rate |", "|---|---|---|---:|---:|"]
+        lines += ["", f"![{t('summary_alt_failures')}](failures.png)", "",
+                  t("summary_checks_header"), "|---|---|---|---:|---:|"]
         for r in failing[:CHECK_ROWS]:
             lines.append(f"| {r.exercise} | {r.name.removeprefix('test_')} | {r.visibility} | {r.failed}/{r.ran} "
                          f"| {100 * r.rate:.0f}% |")
         if len(failing) > CHECK_ROWS:
-            lines += ["", f"... and {len(failing) - CHECK_ROWS} more checks failed at least once (each student's "
-                          "report.json has them all)."]
+            lines += ["", t("summary_checks_more", count=len(failing) - CHECK_ROWS)]
     else:
-        lines += ["", "No check failed."]
+        lines += ["", t("summary_no_check_failed")]
     if similarity is not None:
         lines += similarity_lines(similarity)
     bad = [(name, doc["student"]) for name, doc in records.items()
            if (doc.get("student") or {}).get("status") in ("refused", "error")]
     if bad:
-        lines += ["", "## Not graded", "", "| student | entry | status | reason |", "|---|---|---|---|"]
+        lines += ["", "## " + t("summary_h_not_graded"), "", t("summary_not_graded_header"), "|---|---|---|---|"]
         for name, st in bad:
             lines.append(f"| {_cell(name)} | {_cell(st.get('source', ''))} | {_cell(st['status'])} | {_cell(st.get('reason', ''))} |")
         if any(st["status"] == "error" for _, st in bad):
-            lines += ["", "Submissions with status `error` are graded again by the next run of the same command."]
+            lines += ["", t("summary_error_again")]
     stale = sorted(name for name, doc in records.items()
                    if meta.get("course") and (doc.get("student") or {}).get("course") not in (None, meta["course"]))
     if stale:
-        lines += ["", "## Graded with another course version", "",
-                  f"These records were graded before the course changed (now {meta['course']}); "
-                  f"`kata grade DIR --out OUT --force` grades them again: {', '.join(_cell(n) for n in stale)}."]
+        lines += ["", "## " + t("summary_h_stale"), "",
+                  t("summary_stale", course=meta["course"], names=pick(", ", "、").join(_cell(n) for n in stale))]
     skipped = meta.get("skipped") or []
     if skipped:
-        lines += ["", "## Entries that are not submissions", "", "| entry | reason |", "|---|---|"]
+        lines += ["", "## " + t("summary_h_skipped"), "", t("summary_skipped_header"), "|---|---|"]
         for sk in skipped:
             lines.append(f"| {_cell(sk.get('source', ''))} | {_cell(sk.get('reason', ''))} |")
     groups = teaching.grouped_notes(records)
     renamed = meta.get("renamed") or []
     if groups or renamed:
-        lines += ["", "## Notes", "", "Each kind of note once, with the students it concerns; the notes themselves "
-                                      "are in each student's report and feedback page.", ""]
+        lines += ["", "## " + t("summary_h_notes"), "", t("summary_notes_intro"), ""]
         for r in renamed:
             lines.append(f"- {_cell(r)}")
         for kind, names in groups:
-            shown = ", ".join(_cell(n) for n in names[:10]) + (f" and {len(names) - 10} more" if len(names) > 10 else "")
-            lines.append(f"- {len(names)} student{'s' if len(names) != 1 else ''}: {_cell(kind)} ({shown})")
+            lines.append("- " + t("summary_note_one" if len(names) == 1 else "summary_note_many", count=len(names),
+                                  kind=_cell(kind), names=teaching.names_list(names, 10)))
     return "\n".join(lines) + "\n"

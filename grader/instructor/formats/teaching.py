@@ -9,6 +9,9 @@
   (grey: not attempted).
 - `grouped_notes(records)`: the notes of every report collapsed into one line per kind of note,
   with the students it concerns (the detail is in each student's report).
+
+Texts are in the instructor's language, the heatmap's where matplotlib has a Chinese font
+(grader/course/figure_text.py), as the rest of the summary (summary.py).
 """
 from __future__ import annotations
 
@@ -17,6 +20,9 @@ import re
 import textwrap
 from collections import defaultdict
 from dataclasses import dataclass, field
+
+from ...course.figure_text import label, rc_params
+from ...course.messages import pick, t
 
 
 def _graded(records: dict[str, dict]):
@@ -109,6 +115,7 @@ def grouped_notes(records: dict[str, dict]) -> list[tuple[str, list[str]]]:
 
 
 def heatmap_png(records: dict[str, dict], order: list[str] | None = None, title: str = "") -> bytes:
+    import matplotlib
     import numpy as np
     from matplotlib.colors import LinearSegmentedColormap
     from matplotlib.figure import Figure
@@ -129,45 +136,44 @@ def heatmap_png(records: dict[str, dict], order: list[str] | None = None, title:
                 m = float(e.get("max_score", 0))
                 grid[i, ids.index(e["id"])] = float(e.get("score", 0)) / m if m else 1.0
     cmap = LinearSegmentedColormap.from_list("kata", ["#cf222e", "#f2cc60", "#1a7f37"]).with_extremes(bad="#d0d7de")
-    fig = Figure(figsize=(min(2.5 + 0.28 * len(ids), 16), min(1.6 + 0.22 * len(students), 40)))
-    ax = fig.add_subplot()
-    image = ax.imshow(np.ma.masked_invalid(grid), cmap=cmap, vmin=0, vmax=1, aspect="auto", interpolation="nearest")
-    ax.set_xticks(range(len(ids)), [i.split("_", 2)[-1] if i.count("_") >= 2 else i for i in ids], rotation=90,
-                  fontsize=7)
-    ax.set_yticks(range(len(students)), [n[:24] for n, _ in students], fontsize=7)
-    head = textwrap.shorten(title, 70, placeholder="…") + "\n" if title else ""
-    ax.set_title(head + "share of each exercise's points (grey: not attempted)",
-                 fontsize=9)
-    fig.colorbar(image, ax=ax, fraction=0.03, pad=0.02)
-    return _png(fig)
+    with matplotlib.rc_context(rc_params()):  # around the saving too: fonts are looked up when drawing
+        fig = Figure(figsize=(min(2.5 + 0.28 * len(ids), 16), min(1.6 + 0.22 * len(students), 40)))
+        ax = fig.add_subplot()
+        image = ax.imshow(np.ma.masked_invalid(grid), cmap=cmap, vmin=0, vmax=1, aspect="auto",
+                          interpolation="nearest")
+        ax.set_xticks(range(len(ids)), [i.split("_", 2)[-1] if i.count("_") >= 2 else i for i in ids], rotation=90,
+                      fontsize=7)
+        ax.set_yticks(range(len(students)), [n[:24] for n, _ in students], fontsize=7)
+        head = textwrap.shorten(title, 70, placeholder="…") + "\n" if title else ""
+        ax.set_title(head + label("summary_fig_heatmap"), fontsize=9)
+        fig.colorbar(image, ax=ax, fraction=0.03, pad=0.02)
+        return _png(fig)
 
 
-def _names(names: list[str], limit: int = 8) -> str:
+def names_list(names: list[str], limit: int = 8) -> str:
+    """The first `limit` names, escaped for Markdown, and how many more, in the instructor's language."""
     from ...course.safe_text import markdown
 
-    shown = ", ".join(markdown(n) for n in names[:limit])
-    return shown + (f" and {len(names) - limit} more" if len(names) > limit else "")
+    shown = pick(", ", "、").join(markdown(n) for n in names[:limit])
+    return t("summary_names_more", names=shown, count=len(names) - limit) if len(names) > limit else shown
 
 
 def markdown_lines(records: dict[str, dict]) -> list[str]:
     """The summary's teaching sections: attempted vs not, and the named mistakes."""
     from ...course.safe_text import markdown
 
-    lines = ["", "## Where the class stands", "",
-             "Per exercise, of the graded submissions: not attempted (the stub as given), attempted with full "
-             "marks, attempted and losing points (the teaching problem). Cells of the heatmap are each student's "
-             "share of an exercise's points.", "", "![students × exercises](heatmap.png)", "",
-             "| § | exercise | not attempted | full marks | attempted, points lost | mean of attempts |",
+    lines = ["", "## " + t("summary_h_progress"), "", t("summary_progress_intro"), "",
+             f"![{t('summary_alt_heatmap')}](heatmap.png)", "", t("summary_progress_header"),
              "|---|---|---:|---:|---:|---:|"]
     for p in progress(records):
         mean = f"{sum(p.scores) / len(p.scores):.2f}/{round(p.max_score, 2):g}" if p.scores else "-"
         lines.append(f"| {p.section} | {p.id} | {len(p.not_attempted)} | {len(p.full)} | {len(p.failing)} | {mean} |")
     found = mistakes(records)
-    lines += ["", "## Mistakes the checks recognised", ""]
+    lines += ["", "## " + t("summary_h_mistakes"), ""]
     if not found:
-        lines.append("No submission made a mistake the checks know by name.")
+        lines.append(t("summary_no_mistakes"))
     else:
-        lines += ["| students | exercise | mistake | who |", "|---:|---|---|---|"]
+        lines += [t("summary_mistakes_header"), "|---:|---|---|---|"]
         for ex, m, names in found:
-            lines.append(f"| {len(names)} | {ex} | {markdown(m)} | {_names(names)} |")
+            lines.append(f"| {len(names)} | {ex} | {markdown(m)} | {names_list(names)} |")
     return lines
