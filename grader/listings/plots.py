@@ -14,9 +14,8 @@ from __future__ import annotations
 import io
 from dataclasses import dataclass, field
 
-# label and text_language are this module's names for the listings (grader/listings/s1_*.py)
-from ..course.figure_text import CJK_FONTS as _CJK_FONTS, cjk_font as _cjk_font  # noqa: F401
-from ..course.figure_text import label, rc_params, text_language
+# label and text_language stay this module's names for the listings (grader/listings/s1_*.py)
+from ..course.figure_text import label, rc_params, text_language  # noqa: F401
 from ..course.messages import t
 
 
