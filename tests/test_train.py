@@ -309,6 +309,42 @@ def test_reference_and_student_model_files_do_not_mix(tmp_path):
     assert attention[ours].forward.__code__.co_filename == str((ROOT / "solutions/ch01/s1_23_self_attention.py").resolve())
 
 
+def test_compile_traces_the_reference_and_a_students_model_in_one_process(tmp_path):
+    """torch.compile (dynamo) imports a class's module again by its `__module__`: the classifier's
+    sibling exercise files stay importable under private names of their folder's, so that
+    compiling works for the reference and a student's folder alike, and the two never mix (the
+    eager backend traces as inductor does, without generating code: a second)."""
+    wrong = solution_with("s1_23_self_attention", "scores = (q @ k.transpose(-2, -1)) / math.sqrt(self.d)",
+                          "scores = (q @ k.transpose(-2, -1)) / self.d")
+    model_folder(tmp_path / "ch01", s1_23_self_attention=wrong)
+    probe = M.probe_batch(50260, 16, pad_id=50257, cls_id=50258)
+    outputs = {}
+    for where in (tmp_path, ROOT / "solutions"):
+        module = M.load_classifier_module(where)
+        torch.manual_seed(0)
+        model = M.build_model(module, vocab_size=50260, dim=16, max_len=16, layers=1, heads=2, ff_dim=32).eval()
+        assert not {"s1_23_encoder", "s1_23_self_attention"} & set(sys.modules)  # plain names never linger
+        with torch.no_grad():
+            eager = model(*probe)
+            torch._dynamo.reset()
+            compiled = torch.compile(model, dynamic=True, backend="eager")(*probe)
+        torch.testing.assert_close(compiled, eager)
+        outputs[where] = eager
+    assert not torch.allclose(outputs[tmp_path], outputs[ROOT / "solutions"])  # the student's attention, not ours
+
+
+@pytest.mark.slow
+@needs_ranks
+def test_train_with_compile_on_the_cpu(tmp_path):
+    """`kata train --compile` (a README example) with inductor, as a user runs it, on a student's folder."""
+    code = model_folder(tmp_path / "mine" / "ch01")
+    (code / "s1_23_tokenizer.py").write_text((ROOT / "solutions/ch01/s1_23_tokenizer.py").read_text())
+    r = kata("train", "--code", str(tmp_path / "mine"), "--compile", "--max-steps", "3", "--out", str(tmp_path / "o"),
+             *STUDENT_RUN)
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert metrics_of(tmp_path / "o")["compile"] is True
+
+
 def test_model_file_that_does_not_import_is_named(tmp_path):
     (tmp_path / "ch01").mkdir()
     (tmp_path / "ch01/s1_23_classifier.py").write_text("import torch\n\ndef broken(:\n    pass\n")

@@ -18,6 +18,7 @@ used is also kept in English, for metrics.json (`fast_attention`).
 """
 from __future__ import annotations
 
+import importlib.abc
 import importlib.util
 import sys
 import traceback
@@ -44,29 +45,69 @@ def import_file(path: Path, prefix: str) -> types.ModuleType:
 
     The file's folder comes first on sys.path while it runs, for the exercise files beside it
     that it imports (`from s1_23_encoder import BERTEncoder`: the student's own earlier
-    classes). Those are imported afresh from that folder and leave sys.modules again after, so
-    that the reference and a student's code imported in one process never mix."""
+    classes). Those are imported afresh from that folder and leave their plain names in
+    sys.modules again after, so that the reference and a student's code imported in one process
+    never mix. Each runs under a private name of its folder's (`<prefix>_<hash>__s1_23_encoder`),
+    which stays in sys.modules: its classes' `__module__` names it, and torch.compile (dynamo)
+    imports a class's module again by that name."""
     path = Path(path).resolve()
     folder = str(path.parent)
     siblings = {p.stem for p in path.parent.glob("*.py")}
     saved = {n: sys.modules.pop(n) for n in list(sys.modules) if n in siblings}
     name = f"{prefix}_{abs(hash(str(path)))}"
+    private = f"{prefix}_{abs(hash(folder))}__"
+    finder = _PrivateSiblings(path.parent, siblings, private)
     spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
     sys.path.insert(0, folder)
+    sys.meta_path.insert(0, finder)
     try:
         spec.loader.exec_module(module)
     except BaseException:
         sys.modules.pop(name, None)
+        for n in finder.loaded:
+            sys.modules.pop(private + n, None)
         raise
     finally:
+        if finder in sys.meta_path:
+            sys.meta_path.remove(finder)
         if folder in sys.path:
             sys.path.remove(folder)
         for n in siblings:
             sys.modules.pop(n, None)
         sys.modules.update(saved)
     return module
+
+
+class _PrivateSiblings(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """While import_file runs: `import s1_23_encoder` loads that file of the folder afresh, runs
+    it under the private name `<private>s1_23_encoder` (so its classes' `__module__` is that name)
+    and keeps it in sys.modules under the private name too."""
+
+    def __init__(self, folder: Path, siblings: set[str], private: str):
+        self.folder, self.siblings, self.private = folder, siblings, private
+        self.loaded: list[str] = []
+
+    def find_spec(self, fullname, path=None, target=None):
+        if fullname not in self.siblings:
+            return None
+        return importlib.util.spec_from_file_location(fullname, self.folder / f"{fullname}.py", loader=self)
+
+    def create_module(self, spec):
+        return None
+
+    def exec_module(self, module):
+        plain = module.__spec__.name
+        module.__name__ = self.private + plain
+        sys.modules[module.__name__] = module
+        self.loaded.append(plain)
+        try:
+            code = compile(Path(module.__spec__.origin).read_bytes(), module.__spec__.origin, "exec", dont_inherit=True)
+            exec(code, module.__dict__)
+        except BaseException:
+            sys.modules.pop(module.__name__, None)
+            raise
 
 
 def load_classifier_module(code_dir: str | Path) -> types.ModuleType:
