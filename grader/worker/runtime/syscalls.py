@@ -11,6 +11,14 @@ memfd_create, the mq_* calls, add_key, request_key and keyctl fail with EPERM. S
 another ABI (i386 through int 0x80, x32) are refused altogether, so that none of these can be
 reached under another number.
 
+Nothing a worker changes may outlive it either: the fork server runs under the worker's uid, and
+the same uid may change another process's I/O priority, nice value, scheduling policy, CPUs and
+resource limits (an I/O class set on the server carried a hidden check's inputs into a later public
+check's message, and into the next student graded in the same batch slot). So every call that
+changes the settings of another process, process group or user fails with EPERM (SETTINGS: each is
+allowed only in the form that names the calling thread, pid 0), and process_madvise, which acts on
+another process's memory, is refused altogether.
+
 Installed in each forked worker (no_new_privs, so it works unprivileged, with or without
 bubblewrap); on an architecture not listed here no filter is installed.
 """
@@ -30,6 +38,7 @@ LD_ABS = 0x20  # BPF_LD | BPF_W | BPF_ABS
 JEQ = 0x15  # BPF_JMP | BPF_JEQ | BPF_K
 JGE = 0x35  # BPF_JMP | BPF_JGE | BPF_K
 RET = 0x06  # BPF_RET | BPF_K
+NR, ARCH, ARGS = 0, 4, 16  # offsets in struct seccomp_data; args[i] is 64 bits, low word first (little-endian)
 
 # audit arch, first number of a foreign ABI (x32) or None, {name: number}
 ARCHES = {
@@ -42,6 +51,35 @@ ARCHES = {
                                    "mq_notify": 184, "mq_getsetattr": 185,
                                    "add_key": 217, "request_key": 218, "keyctl": 219}),
 }
+
+
+# The calls that change a process's settings, each with the forms allowed (any of them; all of a
+# form's (argument, value) pairs must match, compared as 64-bit values): those naming the calling
+# thread itself. Every other form fails with EPERM: another pid, a process group, a user.
+PRIO_PROCESS, IOPRIO_WHO_PROCESS = 0, 1
+SETTINGS = {
+    "ioprio_set": [((0, IOPRIO_WHO_PROCESS), (1, 0))],  # (which, who, ioprio)
+    "setpriority": [((0, PRIO_PROCESS), (1, 0))],  # (which, who, nice)
+    "sched_setparam": [((0, 0),)],  # (pid, param)
+    "sched_setscheduler": [((0, 0),)],  # (pid, policy, param)
+    "sched_setaffinity": [((0, 0),)],  # (pid, size, mask)
+    "sched_setattr": [((0, 0),)],  # (pid, attr, flags): nice, policy, utilisation clamps
+    "prlimit64": [((0, 0),), ((2, 0),)],  # (pid, resource, new, old): its own, or only reading
+    "migrate_pages": [((0, 0),)],  # (pid, maxnode, old, new)
+    "move_pages": [((0, 0),)],  # (pid, count, pages, nodes, status, flags)
+    "setpgid": [((0, 0),)],  # (pid, pgid): its own group only
+}
+SETTINGS_NR = {
+    "x86_64": {"ioprio_set": 251, "setpriority": 141, "sched_setparam": 142, "sched_setscheduler": 144,
+               "sched_setaffinity": 203, "sched_setattr": 314, "prlimit64": 302, "migrate_pages": 256,
+               "move_pages": 279, "setpgid": 109},
+    "aarch64": {"ioprio_set": 30, "setpriority": 140, "sched_setparam": 118, "sched_setscheduler": 119,
+                "sched_setaffinity": 122, "sched_setattr": 274, "prlimit64": 261, "migrate_pages": 238,
+                "move_pages": 239, "setpgid": 154},
+}
+REFUSED = {"x86_64": {"process_madvise": 440}, "aarch64": {"process_madvise": 440}}
+# What the fork server reads of itself to notice a change all the same (own_settings in __main__.py).
+READ_NR = {"x86_64": {"ioprio_get": 252, "sched_getattr": 315}, "aarch64": {"ioprio_get": 31, "sched_getattr": 275}}
 
 
 # A second filter, for a worker graded under a forbidden list: no thread, no process, no new program.
@@ -61,19 +99,53 @@ def program(machine: str | None = None, spawn: bool = False) -> bytes | None:
     if arch is None:
         return None
     audit, foreign, numbers = arch
+    rules: dict[int, list] = {}
     if spawn:
         numbers = SPAWN[machine]
-    body = [(LD_ABS, 0, 0, 4)]  # seccomp_data.arch
-    body.append((JEQ, 1, 0, audit))  # ours: go on; another ABI: refuse
-    body.append(None)  # ret deny, filled below
-    body.append((LD_ABS, 0, 0, 0))  # seccomp_data.nr
-    tests = ([(JGE, foreign)] if foreign else []) + [(JEQ, nr) for nr in numbers.values()]
-    for i, (op, k) in enumerate(tests):
-        body.append((op, len(tests) - i, 0, k))  # jump over the rest and the allow, to the deny
-    body.append((RET, 0, 0, RET_ALLOW))
-    body.append((RET, 0, 0, RET_ERRNO | EPERM))
-    body[2] = (RET, 0, 0, RET_ERRNO | EPERM)
-    return b"".join(struct.pack("=HBBI", *ins) for ins in body)
+    else:
+        numbers = {**numbers, **REFUSED[machine]}
+        rules = {SETTINGS_NR[machine][name]: forms for name, forms in SETTINGS.items()}
+    # Instructions as (code, jump if true, jump if false, k), a jump being a label or None (the next one).
+    body: list[tuple] = [(LD_ABS, None, None, ARCH), (JEQ, None, "deny", audit), (LD_ABS, None, None, NR)]
+    if foreign:
+        body.append((JGE, "deny", None, foreign))
+    body += [(JEQ, "deny", None, nr) for nr in numbers.values()]
+    body += [(JEQ, f"nr{nr}", None, nr) for nr in rules]
+    body.append((RET, None, None, RET_ALLOW))
+    for nr, forms in rules.items():
+        body.append(f"nr{nr}")
+        for i, form in enumerate(forms):
+            other = f"nr{nr}.{i + 1}" if i + 1 < len(forms) else "deny"
+            if i:
+                body.append(f"nr{nr}.{i}")
+            for arg, value in form:
+                for half in (0, 1):  # the low 32 bits, then the high ones
+                    body.append((LD_ABS, None, None, ARGS + 8 * arg + 4 * half))
+                    body.append((JEQ, None, other, (value >> (32 * half)) & 0xFFFFFFFF))
+            body.append((RET, None, None, RET_ALLOW))
+    body.append("deny")
+    body.append((RET, None, None, RET_ERRNO | EPERM))
+    return assemble(body)
+
+
+def assemble(body: list) -> bytes:
+    """Instructions and labels (strings) to struct sock_filter, jumps resolved to offsets."""
+    where, n = {}, 0
+    for item in body:
+        if isinstance(item, str):
+            where[item] = n
+        else:
+            n += 1
+    out, n = [], 0
+    for item in body:
+        if isinstance(item, str):
+            continue
+        code, jt, jf, k = item
+        jumps = [0 if j is None else where[j] - n - 1 for j in (jt, jf)]
+        assert all(0 <= j < 256 for j in jumps), "a jump out of reach of classic BPF"
+        out.append(struct.pack("=HBBI", code, jumps[0], jumps[1], k))
+        n += 1
+    return b"".join(out)
 
 
 def install(spawn: bool = False) -> bool:
