@@ -16,7 +16,9 @@ hidden input passes from one check to the next, and each check has the whole /tm
 Each worker has IPC and network namespaces of its own, and under bubblewrap a /tmp of its own
 (private_namespaces); the server checks before every fork that no worker changed it (own_settings);
 each worker runs under a seccomp filter
-(syscalls.py) against memory and state held outside its limits and past its check.
+(syscalls.py) against memory and state held outside its limits and past its check, and against
+changing the settings of any other process (this server's I/O priority, nice value, scheduling,
+CPUs and limits among them).
 
     python -m kata_worker '<json config>'
 """
@@ -123,10 +125,41 @@ def _libc():
 _LIBC = None
 
 
+def _kernel_settings() -> tuple:
+    """This thread's I/O priority (class and level), real-time priority and its whole sched_attr
+    (policy, flags, nice, deadline parameters and, where the kernel has them, utilisation clamps):
+    what a worker could set on this server by ioprio_set or sched_setattr. None where unreadable."""
+    import platform
+    import struct
+
+    from .syscalls import READ_NR
+
+    numbers = READ_NR.get(platform.machine(), {})
+    libc = _libc()
+    ioprio = attr = None
+    try:
+        if "ioprio_get" in numbers:
+            ioprio = libc.syscall(numbers["ioprio_get"], 1, 0)  # IOPRIO_WHO_PROCESS, this thread
+        if "sched_getattr" in numbers:
+            buf = ctypes.create_string_buffer(56)  # struct sched_attr, SCHED_ATTR_SIZE_VER1
+            if libc.syscall(numbers["sched_getattr"], 0, buf, 56, 0) == 0:
+                attr = struct.unpack("=IIQiIQQQII", buf.raw)[1:]  # its size aside
+    except (OSError, AttributeError):
+        pass
+    try:
+        param = os.sched_getparam(0).sched_priority
+    except OSError:
+        param = None
+    return ioprio, param, attr
+
+
 def own_settings() -> tuple:
     """What this process's workers inherit from it and could change in it, being its uid: its
-    resource limits, scheduling priority, policy and CPUs, autogroup, OOM score and timer slack
-    (`resource.prlimit(2, RLIMIT_AS, ...)` from a worker lowered the memory of every later one)."""
+    resource limits, scheduling priority, policy, real-time priority, CPUs and utilisation clamps,
+    I/O priority, autogroup, OOM score and timer slack (`resource.prlimit(2, RLIMIT_AS, ...)` from
+    a worker lowered the memory of every later one; an I/O class set by ioprio_set carried a hidden
+    check's inputs into later checks). The seccomp filter refuses a worker these calls on any other
+    process (syscalls.SETTINGS); this is the second line, compared before every fork."""
     limits = []
     for name in _RLIMITS:
         try:
@@ -145,7 +178,7 @@ def own_settings() -> tuple:
     except (OSError, AttributeError):
         slack = None
     return (tuple(limits), os.getpriority(os.PRIO_PROCESS, 0), os.sched_getscheduler(0),
-            tuple(sorted(os.sched_getaffinity(0))), tuple(files), slack)
+            tuple(sorted(os.sched_getaffinity(0))), tuple(files), slack, _kernel_settings())
 
 
 def set_limits(limits: dict) -> None:
