@@ -79,6 +79,14 @@ def _add_gradescope_target(targets) -> None:
                          "every result says so)")
     _add_selection(gs, "grade")
     gs.set_defaults(func=instructor.cmd_export_gradescope)
+    _add_course_option(gs)
+
+
+def _add_course_option(parser) -> None:
+    """The instructor's commands grade and export with the grader's own course (grader/course/identity.py)."""
+    parser.add_argument("--course", metavar="DIR",
+                        help="the course that grades (the folder holding course.toml; default: the course this "
+                             "kata is installed from, never one found in or above the graded folder)")
 
 
 def _add_export_parser(sub) -> None:
@@ -98,6 +106,7 @@ def _add_export_parser(sub) -> None:
     nb.add_argument("--force", action="store_true",
                     help="replace files that differ (copied to DIR/.kata-backups/<time>/ first)")
     nb.set_defaults(func=instructor.cmd_export_nbgrader)
+    _add_course_option(nb)
     _add_gradescope_target(xs)
 
 
@@ -290,6 +299,8 @@ def build_parser() -> argparse.ArgumentParser:
     rl.set_defaults(func=instructor.cmd_release)
     _add_export_parser(sub)
     _add_assets_parser(sub)
+    for command in ("grade", "gradebook", "similarity", "release"):
+        _add_course_option(sub.choices[command])
     for command in ("grade", "check", "list", "watch", "run", "submit", "verify", "release"):
         if command in sub.choices:
             _add_sandbox_option(sub.choices[command])

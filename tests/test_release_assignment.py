@@ -241,7 +241,7 @@ def blocks_bundle(tmp_path_factory) -> Path:
         '\n[[assignment]]\nid = "blocks"\ntitle = "The encoder block"\ntitle_zh = "编码器块"\n'
         'exercises = ["s1_23_encoder_block"]\npoints = 50\n'))
     out = course.parent / "blocks"
-    proc = kata("release", str(out), "-a", "blocks", cwd=course)
+    proc = kata("release", str(out), "-a", "blocks", "--course", str(course), cwd=course)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "assignment blocks and s1_23_self_attention, s1_23_feed_forward of other assignments" in proc.stdout
     return out

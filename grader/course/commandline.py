@@ -20,6 +20,36 @@ def load_course(args, require_stubs: bool = True):
         raise SystemExit(2)
 
 
+def load_grading_course(args, command: str, graded=()):
+    """The course that grades (grader/course/identity.py): `--course DIR`, else the project folder
+    of the installed grader package; never a course.toml in or above a graded path or the working
+    directory, each of which is named as ignored when there is one. A missing course stops the
+    command with status 2."""
+    from .identity import course_tomls_around
+    from .manifest import PACKAGE_DIR, CourseError, load
+
+    given = getattr(args, "course", None)
+    if given:
+        root = Path(given).resolve()
+        if not (root / "course.toml").is_file():
+            print(t("course_not_there", command=command, path=given), file=sys.stderr)
+            raise SystemExit(2)
+    else:
+        root = PACKAGE_DIR.parent
+        if not (root / "course.toml").is_file():
+            print(t("course_none_installed", command=command), file=sys.stderr)
+            raise SystemExit(2)
+    try:
+        course = load(root)
+    except CourseError as e:
+        print(f"kata: course.toml: {e}", file=sys.stderr)
+        raise SystemExit(2)
+    for other in course_tomls_around([Path.cwd(), *graded]):
+        if other != course.root:
+            print(t("course_ignored", command=command, used=course.root, ignored=other), file=sys.stderr)
+    return course
+
+
 def select(course, ids, assignment: str | None = None):
     """The exercises a command was given: `-e` ids, sections (1.11) or id prefixes (s1_11), within
     `--assignment` when given; in the course's order. Anything that names nothing stops the command."""

@@ -411,6 +411,22 @@ CATALOG: dict[str, dict[str, str]] = {
     },
     "did_you_mean": {"en": " Did you mean {names}?", "zh": "你是不是想输入 {names}？"},
     "cannot_grade": {"en": "kata: cannot grade {path}: {reason}", "zh": "kata：无法评分 {path}：{reason}"},
+    "course_ignored": {
+        "en": "kata {command}: graded with the course at {used} (the grader's own; --course DIR picks another); "
+              "the course.toml in {ignored} is ignored",
+        "zh": "kata {command}：使用 {used} 的课程评分（评分器自己的课程；用 --course DIR 可指定别的课程）；"
+              "{ignored} 中的 course.toml 不会被使用",
+    },
+    "course_none_installed": {
+        "en": "kata {command}: this installation of the kata has no course beside its grader package; "
+              "name the course that grades with --course DIR (the folder holding course.toml)",
+        "zh": "kata {command}：这个 kata 安装的评分器包旁边没有课程；请用 --course DIR 指定用于评分的课程"
+              "（含 course.toml 的文件夹）",
+    },
+    "course_not_there": {
+        "en": "kata {command}: --course {path}: no course.toml there",
+        "zh": "kata {command}：--course {path}：那里没有 course.toml",
+    },
     "no_listing": {
         "en": "kata: no listing '{id}'.{hint} Known: {known}",
         "zh": "kata：没有代码清单 '{id}'。{hint}已有的：{known}",

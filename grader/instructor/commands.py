@@ -8,7 +8,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from ..course.commandline import assignment_of, load_course, select, shown
+from ..course.commandline import assignment_of, load_grading_course, select, shown
 from ..course.messages import t
 
 
@@ -35,7 +35,7 @@ def cmd_grade(args) -> int:
     if problem := batch.misuse(args):
         print(f"kata grade: {problem}", file=sys.stderr)
         return 2
-    course = load_course(args)
+    course = load_grading_course(args, "grade", [args.path])
     course.budget_s = args.budget or course.budget_s  # every grading below (a batch's children too) uses them
     course.budget_cpu_s = args.budget_cpu or course.budget_cpu_s
     exercises = select(course, args.exercise, args.assignment)
@@ -97,7 +97,7 @@ def cmd_release(args) -> int:
         print("kata release: only in the instructor's course (this is a bundle kata release built)", file=sys.stderr)
         return 2
 
-    course = load_course(args)
+    course = load_grading_course(args, "release")
     try:
         done = build(course, args.out, force=args.force, log=lambda m: print(f"kata release: {m}", file=sys.stderr),
                      lang=os.environ.get("KATA_LANG") or None, assignment=getattr(args, "assignment", None))
@@ -120,7 +120,7 @@ def cmd_release(args) -> int:
 def cmd_export_gradescope(args) -> int:
     from .exports.gradescope import ExportError, export
 
-    course = load_course(args)
+    course = load_grading_course(args, "export")
     exercises = select(course, args.exercise, args.assignment) if (args.exercise or args.assignment) else None
     try:
         out, notes = export(course, args.out, args.hidden_visibility, args.results_lang or "", args.grading_sandbox,
@@ -141,7 +141,7 @@ def cmd_export_nbgrader(args) -> int:
     from ..course.messages import t
     from .exports.export_nbgrader import ExportError, export
 
-    course = load_course(args)
+    course = load_grading_course(args, "export")
     try:
         done = export(course, select(course, args.exercise, args.assignment), Path(args.dir), by=args.by,
                       force=args.force, assignment=assignment_of(course, args))

@@ -46,6 +46,8 @@ def pts(x: float) -> str:
 def to_dict(course: Course, result: GradeResult) -> dict:
     import torch
 
+    from ..course.identity import describe
+
     per_ex: dict[str, list] = defaultdict(list)
     for r in result.results:
         per_ex[r.exercise].append(r)
@@ -64,6 +66,7 @@ def to_dict(course: Course, result: GradeResult) -> dict:
         "score": result.score,
         "max_score": result.max_score,
         "sandbox": result.sandbox,
+        "course": describe(course),  # the course that graded: the grader's own, never the submission's
         "worker_startup_s": result.worker_startup_s,
         "duration_s": result.duration_s,
         "notes": result.notes,

@@ -224,11 +224,11 @@ def _move_due(meta: dict, when: str) -> str:
 
 def _gradebook_assignment(args, out: Path) -> int:
     from ...course.assignments import AssignmentError, find
-    from ...course.commandline import load_course
+    from ...course.commandline import load_grading_course
     from .gradebook import NotInRun, regenerate_assignment
     from .store import Busy
 
-    course = load_course(args)
+    course = load_grading_course(args, "gradebook", [out])
     try:
         assignment = find(course.assignments, args.assignment).due_at(args.due)
         to, w = regenerate_assignment(out, assignment, Path(args.to) if args.to else None)

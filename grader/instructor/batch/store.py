@@ -19,12 +19,10 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import hashlib
 import json
 import os
 from pathlib import Path
 
-from ... import __version__
 from ...course import atomic
 
 META = "batch.json"
@@ -91,13 +89,9 @@ def load_records(out: Path) -> dict[str, dict]:
 
 def course_fingerprint(course) -> str:
     """What the grades depend on: the kata version, the manifest, the checks and the fixtures."""
-    h = hashlib.sha256(__version__.encode())
-    files = [course.root / "course.toml", *sorted(course.checks_dir.glob("*.py")),
-             *sorted(p for p in course.fixtures_dir.glob("*") if p.is_file())]
-    for p in files:
-        h.update(p.name.encode() + b"\0")
-        h.update(hashlib.sha256(p.read_bytes()).digest())
-    return h.hexdigest()[:16]
+    from ...course.identity import fingerprint
+
+    return fingerprint(course)
 
 
 def read_meta(out: Path) -> dict | None:

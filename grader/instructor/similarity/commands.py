@@ -15,7 +15,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.markup import escape
 
-from ...course.commandline import load_course, select
+from ...course.commandline import load_grading_course, select
 from ...course.messages import t
 from ...course.safe_text import one_line
 
@@ -40,7 +40,7 @@ def cmd_similarity(args) -> int:
     from ..batch.discover import is_one_submission
     from . import run
 
-    course = load_course(args)
+    course = load_grading_course(args, "similarity", [args.path])
     exercises = select(course, args.exercise)
     class_dir, out = Path(args.path), Path(args.out)
     if not class_dir.is_dir():
