@@ -205,3 +205,150 @@ def test_verify_holds_the_beyond_the_book_rules(tmp_course):
     problems = verify(tmp_course, grade=False).problems
     assert any(p.startswith("listing 1.23/mlm: no printed book output (only an exercise marked beyond_book")
                for p in problems), problems
+
+
+# ----------------------------------------------------------------------------- the rule, not one consequence
+# An outside attack: exactly round(0.15 n) tokens at a fixed stride from one random offset, with a
+# fixed 80/10/10 cycle, passed every masking check (11 points). The checks of the rule now read the
+# rule's distribution over several calls; each structured-but-wrong rule below scores 0 on them.
+RULE_CHECKS = {"test_rates_book_vocabulary", "test_small_vocabulary", "test_other_shapes_and_ids"}
+_BODY_START = "    device = input_ids.device\n    special = torch.tensor(list(special_ids)"
+_HEAD = '''    special = torch.tensor(list(special_ids), dtype=input_ids.dtype)
+    real = ~torch.isin(input_ids, special)
+    labels = torch.full_like(input_ids, IGNORE_INDEX)
+    inputs = input_ids.clone()
+'''
+_CHOSEN_FAIR = "    chosen = (torch.rand(input_ids.shape, generator=generator) < mask_prob) & real\n"
+_OUTCOME_FAIR = '''    u = torch.rand(input_ids.shape, generator=generator)
+    rnd = torch.randint(0, vocab_size, input_ids.shape, generator=generator)
+    labels[chosen] = input_ids[chosen]
+    inputs[chosen & (u < 0.8)] = mask_id
+    inputs[chosen & (u >= 0.8) & (u < 0.9)] = rnd[chosen & (u >= 0.8) & (u < 0.9)]
+'''
+_STRIDE = '''    idx = real.reshape(-1).nonzero().squeeze(1)
+    n = round(mask_prob * len(idx))
+    pick = idx[:0]
+    if n:
+        off = int(torch.randint(0, len(idx), (1,), generator=generator))
+        pick = idx[(torch.arange(n) * len(idx) // n + off) % len(idx)].sort().values
+    chosen = torch.zeros(input_ids.numel(), dtype=torch.bool)
+    chosen[pick] = True
+    chosen = chosen.reshape(input_ids.shape)
+'''
+_CYCLE = '''    labels[chosen] = input_ids[chosen]
+    fi, pos = inputs.reshape(-1), chosen.reshape(-1).nonzero().squeeze(1).tolist()
+    for j, at in enumerate(pos):
+        if j % 10 < 8:
+            fi[at] = mask_id
+        elif j % 10 == 8:
+            fi[at] = int(torch.randint(0, vocab_size, (1,), generator=generator))
+'''
+STRUCTURED = {
+    # the attack as reported: exact count, fixed stride, one random offset, fixed 80/10/10 cycle
+    "stride, exact count and a fixed cycle": _STRIDE + _CYCLE,
+    "exact count at random places": '''    idx = real.reshape(-1).nonzero().squeeze(1)
+    pick = idx[torch.randperm(len(idx), generator=generator)[:round(mask_prob * len(idx))]]
+    chosen = torch.zeros(input_ids.numel(), dtype=torch.bool)
+    chosen[pick] = True
+    chosen = chosen.reshape(input_ids.shape)
+''' + _OUTCOME_FAIR,
+    "a drawn count at a fixed stride": _STRIDE.replace(
+        "n = round(mask_prob * len(idx))",
+        "n = int(torch.binomial(torch.tensor(float(len(idx))), torch.tensor(mask_prob), generator=generator))")
+    + _OUTCOME_FAIR,
+    "fair choice, fixed 80/10/10 cycle": _CHOSEN_FAIR + _CYCLE,
+    "chosen in neighbouring pairs": '''    half = torch.rand(input_ids.shape, generator=generator) < mask_prob / 2
+    chosen = (half | torch.roll(half, 1, -1)) & real
+''' + _OUTCOME_FAIR,
+    "the same mask in every row": '''    row = torch.rand(input_ids.shape[-1:], generator=generator) < mask_prob
+    chosen = row.expand(input_ids.shape) & real
+''' + _OUTCOME_FAIR,
+    "the same mask in every call": _CHOSEN_FAIR.replace("generator=generator", "generator=torch.Generator()"
+                                                        ".manual_seed(7)") + _OUTCOME_FAIR,
+}
+
+
+def _with_body(body: str) -> str:
+    src = (SOLUTIONS / "ch01" / f"{EX}.py").read_text()
+    start = src.index(_BODY_START)
+    return src[:start] + _HEAD + body + src[src.index("    return inputs, labels\n", start):]
+
+
+@pytest.mark.parametrize("name", list(STRUCTURED))
+def test_a_structured_rule_scores_zero_on_the_checks_of_the_rule(submission, name):
+    r = grade(submission({EX: _with_body(STRUCTURED[name])}), "-e", EX)
+    checks = {c["name"]: c for c in checks_of(r, EX)}
+    earned = {n: checks[n]["message"][:300] for n in RULE_CHECKS if checks[n]["score"] > 0}
+    assert not earned, earned
+    # the public checks say what is wrong with the rule (a rate, or a property of the draws)
+    for n in ("test_rates_book_vocabulary", "test_small_vocabulary"):
+        assert checks[n]["visibility"] == "public" and "mask_tokens(" in checks[n]["message"], checks[n]
+
+
+def test_the_reported_attack_is_told_its_count_is_fixed_and_its_cycle_is_not_drawn(submission):
+    r = grade(submission({EX: _with_body(STRUCTURED["stride, exact count and a fixed cycle"])}), "-e", EX)
+    msg = {c["name"]: c["message"] for c in checks_of(r, EX)}["test_rates_book_vocabulary"]
+    assert "the count is fixed, not drawn" in msg and "Binomial(n, p)" in msg, msg
+    r = grade(submission({EX: _with_body(STRUCTURED["fair choice, fixed 80/10/10 cycle"])}), "-e", EX)
+    msg = {c["name"]: c["message"] for c in checks_of(r, EX)}["test_rates_book_vocabulary"]
+    assert "a fixed cycle is not the rule" in msg, msg
+
+
+HONEST = {
+    "the reference": None,
+    "Bernoulli draws, outcome from one multinomial, random ids only where needed": '''    chosen = torch.empty(input_ids.shape).bernoulli_(mask_prob, generator=generator).bool() & real
+    labels[chosen] = input_ids[chosen]
+    n = int(chosen.sum())
+    fate = torch.multinomial(torch.tensor([0.8, 0.1, 0.1]), max(n, 1), replacement=True, generator=generator)[:n]
+    where = chosen.nonzero(as_tuple=True)
+    flat = inputs[where]
+    flat[fate == 0] = mask_id
+    flat[fate == 1] = torch.randint(0, vocab_size, (int((fate == 1).sum()),), generator=generator)
+    inputs[where] = flat
+''',
+}
+
+
+@pytest.mark.parametrize("name", list(HONEST))
+def test_an_honest_rule_in_another_style_scores_full_marks(submission, name):
+    src = _solution_source() if HONEST[name] is None else _with_body(HONEST[name])
+    r = grade(submission({EX: src}), "-e", EX)
+    assert score_of(r, EX) == MAX, [c["message"] for c in checks_of(r, EX) if c["status"] != "passed"]
+
+
+def _solution_source() -> str:
+    return (SOLUTIONS / "ch01" / f"{EX}.py").read_text()
+
+
+def _honest_styles():
+    """mask_tokens written in several honest styles, run here on the trusted side."""
+    sol = _solution()
+    ns: dict = {}
+    exec(HUGGING_FACE, ns)
+    other: dict = {}
+    exec(_with_body(HONEST["Bernoulli draws, outcome from one multinomial, random ids only where needed"]), other)
+    return {"reference": sol.mask_tokens, "Hugging Face": ns["mask_tokens"], "multinomial": other["mask_tokens"]}
+
+
+# The rule checks' own configurations: (ids, calls, mask_id, vocab, specials, p).
+def _configs():
+    g = torch.Generator().manual_seed(2370)
+    three = torch.randint(0, 300, (6, 40, 90), generator=g)
+    three[:, :, 0], three[:, :, 64], three[:, :, 65:] = 301, 302, 300
+    return {"book": (C.batch(16, 512, C.BASE, C.SPECIAL, seed=2363, min_len=200), C.CALLS, C.MASK, C.BASE, C.SPECIAL,
+                     0.15),
+            "small": (C.batch(8, 256, 20, (20, 21, 22), seed=2364, min_len=100), C.CALLS, 23, 20, (20, 21, 22), 0.5),
+            "hidden": (three, 8, 303, 300, (300, 301, 302), 0.3)}
+
+
+@pytest.mark.parametrize("config", ["book", "small", "hidden"])
+def test_honest_rules_pass_the_rule_statistics_for_every_seed(config):
+    """Every honest style x 20 generator seeds: the statistics the checks apply find nothing (the
+    bounds are ~6.5 standard deviations, so a correct rule never loses points by chance)."""
+    ids, calls, mask_id, vocab, specials, p = _configs()[config]
+    for style, fn in _honest_styles().items():
+        for seed in range(20):
+            outs = [fn(ids, mask_id=mask_id, vocab_size=vocab, special_ids=specials,
+                       generator=torch.Generator().manual_seed(1000 * seed + k), mask_prob=p) for k in range(calls)]
+            found = C.rule_findings(ids, outs, specials, mask_id, vocab, p)
+            assert not found, (style, seed, found)

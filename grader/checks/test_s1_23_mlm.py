@@ -14,6 +14,7 @@ import math
 import torch
 import torch.nn.functional as F
 
+from grader.checking import draws
 from grader.checking import CheckFailure, Mistake, Msg, check, code, expect, expect_equal, expect_tensor, fixtures
 
 EXERCISE = "s1_23_mlm"
@@ -156,6 +157,54 @@ def expect_rates(ids, inputs, labels, specials, mask_id, p: float, what: Msg) ->
                                "{what}：被选中的词元中有 {got} {name}；应为 {share}（±{tol}）：80% [MASK]，10% 随机普通词元，"
                                "10% 不变", what=what, got=f"{got:.3f}", name=name, share=share, tol=f"{tol:.3f}"))
     return s
+
+
+CALLS = 16  # calls per rule check: the count of a call must vary across them as Binomial(n, p) does
+OUTCOMES = {0: Msg("became [MASK]", "变成了 [MASK]"), 1: Msg("became a random token", "变成了随机词元"),
+            2: Msg("stayed unchanged", "保持不变")}
+RULE_HINT = Msg("BERT's rule is one independent draw per real token, chosen = torch.rand(shape, "
+                "generator=generator) < mask_prob, then one more draw per chosen token for its 80/10/10 outcome",
+                "BERT 的规则是对每个真实词元独立抽样一次，chosen = torch.rand(shape, generator=generator) < mask_prob，"
+                "然后对每个被选中的词元再抽样一次，决定它的 80/10/10 结果")
+
+
+def call_many(sub, ids, seed, calls=CALLS, **kw):
+    """mask_tokens on the same ids with `calls` generators seeded seed, seed + 1, ..."""
+    return [call_mask(sub, ids, seed + k, **kw) for k in range(calls)]
+
+
+def pooled(ids, outs):
+    """The calls' results stacked as one batch (the rates are read on all of them)."""
+    return (torch.cat([ids] * len(outs)), torch.cat([i for i, _ in outs]), torch.cat([l for _, l in outs]))
+
+
+def outcome_probs(vocab: int) -> dict:
+    """A chosen token's outcome: 0 [MASK] (0.8), 1 a random id other than its own, 2 unchanged (0.1, and the
+    random draws that hit the token's own id, 1 in vocab)."""
+    return {0: 0.8, 1: 0.1 * (1 - 1 / vocab), 2: 0.1 + 0.1 / vocab}
+
+
+def rule_findings(ids, outs, specials, mask_id, vocab, p) -> list:
+    """What in the calls' results breaks BERT's rule: one independent draw per real token (the
+    count varying across calls as Binomial(n, p) does, neighbours, rows and calls independent),
+    then one independent 80/10/10 draw per chosen token (no cycle, no tie to the position)."""
+    real = ~torch.isin(ids, torch.tensor(list(specials)))
+    found = draws.bernoulli_findings([(labels != IGNORE, real) for _, labels in outs], p)
+    if found:
+        return found
+    outcome = [torch.where(inputs == mask_id, 0, torch.where(inputs == ids, 2, 1)) for inputs, _ in outs]
+    found = draws.category_findings([(o, labels != IGNORE) for o, (_, labels) in zip(outcome, outs)],
+                                    outcome_probs(vocab))
+    if found:
+        return found
+    return draws.uniform_findings(torch.cat([i[(o == 1) & (l != IGNORE)] for o, (i, l) in zip(outcome, outs)]), vocab)
+
+
+def expect_rule(ids, outs, specials, mask_id, vocab, p, what: Msg):
+    draws.expect_drawn(rule_findings(ids, outs, specials, mask_id, vocab, p),
+                       Msg("{what}, {n} calls with generators of different seeds", "{what}，用不同种子的生成器调用 {n} 次",
+                           what=what, n=len(outs)),
+                       Msg("chosen", "选中"), RULE_HINT, OUTCOMES)
 
 
 # ----------------------------------------------------------------------------- the head
@@ -315,11 +364,12 @@ def test_input_not_changed(sub):
        title="15% of the real tokens chosen; of those 80% [MASK], 10% random, 10% unchanged",
        title_zh="选中 15% 的真实词元；其中 80% 变为 [MASK]，10% 变为随机词元，10% 不变")
 def test_rates_book_vocabulary(sub):
-    ids = batch(128, 512, BASE, SPECIAL, seed=2363, min_len=200)
-    what = code("mask_tokens(128 x 512 ids, mask_id=50260, vocab_size=50257, special_ids=(50257, 50258, 50259))")
-    inputs, labels = call_mask(sub, ids, 14, label=what)
-    rule_relations(ids, inputs, labels, SPECIAL, MASK, BASE, what)
-    s = expect_rates(ids, inputs, labels, SPECIAL, MASK, 0.15, what)
+    ids = batch(16, 512, BASE, SPECIAL, seed=2363, min_len=200)
+    what = code("mask_tokens(16 x 512 ids, mask_id=50260, vocab_size=50257, special_ids=(50257, 50258, 50259))")
+    outs = call_many(sub, ids, 1400, label=what)
+    for inputs, labels in outs:
+        rule_relations(ids, inputs, labels, SPECIAL, MASK, BASE, what)
+    s = expect_rates(*pooled(ids, outs), SPECIAL, MASK, 0.15, what)
     rnd = s["random_ids"].double()
     mean = float(rnd.mean()) / BASE if len(rnd) else 0.0
     expect(len(rnd) > 0 and abs(mean - 0.5) < 0.06 and len(torch.unique(rnd)) > 0.9 * len(rnd),
@@ -327,6 +377,7 @@ def test_rates_book_vocabulary(sub):
                f"{mean:.3f} x vocab_size): draw each one uniformly, torch.randint(0, vocab_size, ...)",
                f"{{what}}：{len(rnd)} 个随机替换词元没有分布在 0..vocab_size - 1 上（均值为 vocab_size 的 {mean:.3f} 倍）："
                "每个都要均匀抽取，torch.randint(0, vocab_size, ...)", what=what))
+    expect_rule(ids, outs, SPECIAL, MASK, BASE, 0.15, what)
 
 
 @check(points=2,
@@ -334,11 +385,15 @@ def test_rates_book_vocabulary(sub):
        title_zh="遵循 mask_prob；随机词元只来自普通词汇表")
 def test_small_vocabulary(sub):
     specials = (20, 21, 22)  # 20 ordinary tokens, then [PAD], [CLS], [SEP]; [MASK] = 23
-    ids = batch(64, 256, 20, specials, seed=2364, min_len=100)
-    what = code("mask_tokens(64 x 256 ids, mask_id=23, vocab_size=20, special_ids=(20, 21, 22), mask_prob=0.5)")
-    inputs, labels = call_mask(sub, ids, 15, mask_id=23, vocab=20, specials=specials, p=0.5, label=what)
-    rule_relations(ids, inputs, labels, specials, 23, 20, what)
-    expect_rates(ids, inputs, labels, specials, 23, 0.5, what)
+    ids = batch(8, 256, 20, specials, seed=2364, min_len=100)
+    what = code("mask_tokens(8 x 256 ids, mask_id=23, vocab_size=20, special_ids=(20, 21, 22), mask_prob=0.5)")
+    outs = call_many(sub, ids, 1500, mask_id=23, vocab=20, specials=specials, p=0.5, label=what)
+    for inputs, labels in outs:
+        rule_relations(ids, inputs, labels, specials, 23, 20, what)
+    ids_all, inputs, labels = pooled(ids, outs)
+    expect_rates(ids_all, inputs, labels, specials, 23, 0.5, what)
+    expect_rule(ids, outs, specials, 23, 20, 0.5, what)
+    ids = ids_all
     chosen = labels != IGNORE
     rnd = inputs[chosen & (inputs != 23) & (inputs != ids)]
     counts = torch.bincount(rnd, minlength=20)[:20] if len(rnd) else torch.zeros(20, dtype=torch.long)
@@ -450,9 +505,11 @@ def test_other_shapes_and_ids(sub):
     ids[:, :, 65:] = 300
     what = code("mask_tokens(ids: (6, 40, 90), mask_id=303, vocab_size=300, special_ids=(300, 301, 302), "
                 "mask_prob=0.3)")
-    inputs, labels = call_mask(sub, ids, 18, mask_id=303, vocab=300, specials=specials, p=0.3, label=what)
-    rule_relations(ids, inputs, labels, specials, 303, 300, what)
-    expect_rates(ids, inputs, labels, specials, 303, 0.3, what)
+    outs = call_many(sub, ids, 1800, calls=8, mask_id=303, vocab=300, specials=specials, p=0.3, label=what)
+    for inputs, labels in outs:
+        rule_relations(ids, inputs, labels, specials, 303, 300, what)
+    expect_rates(*pooled(ids, outs), specials, 303, 0.3, what)
+    expect_rule(ids, outs, specials, 303, 300, 0.3, what)
     flat = ids[0, 0]
     one = code("mask_tokens(ids[0, 0]: 90 ids, ..., mask_prob=1.0)")
     inputs, labels = call_mask(sub, flat, 19, mask_id=303, vocab=300, specials=specials, p=1.0, label=one)

@@ -1,0 +1,325 @@
+"""Is a random rule drawn as its specification says? Statistics of independent draws, computed on
+the trusted side from what several calls returned.
+
+A randomised exercise (dropout, BERT's masking rule) specifies one independent draw per element:
+each eligible element is chosen with probability p, whatever happened to any other element, in
+any other row, in any other call. One consequence of that rule (the share chosen) is easy to
+fake: a rule that picks exactly round(p * n) elements at a fixed stride from one random offset
+has the right share every time. So the checks test the rule itself, by the statistics a fake
+gets wrong:
+
+- the count of each call varies from call to call as Binomial(n, p) does (a dispersion statistic
+  over the calls, chi-square with one degree per call): a fixed count varies too little, a draw
+  that decides for many elements at once too much;
+- the counts of the rows within a call vary as binomials do (a fixed stride, or an exact count per
+  row, makes them too even; a draw per row too uneven);
+- elements 1..LAGS apart in a row, the same column of two neighbouring rows, and the same element
+  in two calls are both chosen p² of the time (a stride, a pattern, the same mask in every row or
+  every call give another share);
+- where chosen elements are then sorted into outcomes (BERT's 80/10/10), each chosen element's
+  outcome is drawn on its own: the outcome of a chosen element and of the chosen elements 1..3
+  after it are independent (a fixed cycle fails), and the shares hold at every column class.
+
+Every bound is about 6.5 standard deviations (or a chi-square tail of 1e-10), so an honest rule,
+drawn in any style and order, fails for no seed (tests/test_draws.py runs the statistics on
+several honest styles x 20 seeds); the fakes above are off by tens of standard deviations.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import torch
+
+from ..course.messages import Msg
+
+Z = 6.5          # bound of a normal statistic, in standard deviations
+TAIL = 1e-10     # bound of a chi-square tail probability
+LAGS = 12        # neighbours checked along a row: a stride up to 12 (p >= 0.1 gives one below 10)
+CATEGORY_LAGS = 3
+# which finding a message names first: the one that says most plainly what the rule does instead
+ORDER = ["ineligible", "rate", "same_mask", "count_fixed", "calls_alike", "count_wild", "rows_alike", "rows_even", "rows_uneven",
+         "neighbours"]
+
+
+@dataclass
+class Finding:
+    """One property of the rule that the draws break: `kind` names it, `got` and `want` are the
+    statistic and what independent draws give, `detail` the numbers a message may show."""
+    kind: str
+    got: float
+    want: float
+    detail: dict = field(default_factory=dict)
+
+
+def _rows(t: torch.Tensor) -> torch.Tensor:
+    t = torch.as_tensor(t)
+    if t.dim() == 0:
+        return t.reshape(1, 1)
+    return t.reshape(-1, t.shape[-1]) if t.dim() > 1 else t.reshape(1, -1)
+
+
+def _pairs(chosen_a, chosen_b, elig, p_a: float, p_b: float, cov: float, kind: str, detail: dict):
+    """Count where both are chosen among eligible pairs; with n pairs, E = n p_a p_b and the
+    variance n q (1 - q) + 2 n cov (cov: an overlapping pair's covariance, if any)."""
+    n = int(elig.sum())
+    if n == 0:
+        return None
+    got = int((chosen_a & chosen_b & elig).sum())
+    q = p_a * p_b
+    var = n * q * (1 - q) + 2 * n * max(cov, 0.0)
+    if var <= 0:
+        return None
+    want = n * q
+    if abs(got - want) > Z * math.sqrt(var):
+        return Finding(kind, got / n, q, dict(detail, pairs=n))
+    return None
+
+
+def _chi2_tails(stat: float, dof: int) -> tuple[float, float]:
+    """P(X <= stat) and P(X >= stat) for X ~ chi-square(dof)."""
+    a, x = torch.tensor(dof / 2, dtype=torch.float64), torch.tensor(stat / 2, dtype=torch.float64)
+    return float(torch.special.gammainc(a, x)), float(torch.special.gammaincc(a, x))
+
+
+def bernoulli_findings(draws, p: float) -> list[Finding]:
+    """What in `draws` breaks "each eligible element chosen independently with probability p".
+
+    draws: one (chosen, eligible) pair of boolean tensors per call, of one shape within a pair;
+    the last dimension is a row's positions, leading dimensions are rows. Calls of the same shape
+    and eligibility are compared position by position (the same mask in two calls)."""
+    if not 0 < p < 1 or not draws:
+        return []
+    q = 1 - p
+    found: list[Finding] = []
+    calls = [(_rows(c).bool(), _rows(e).bool()) for c, e in draws]
+    counts = [(int((c & e).sum()), int(e.sum())) for c, e in calls]
+    chosen, total = sum(c for c, _ in counts), sum(n for _, n in counts)
+    if total == 0:
+        return []
+    if any(int((c & ~e).sum()) for c, e in calls):
+        found.append(Finding("ineligible", 1, 0))
+    if abs(chosen - total * p) > Z * math.sqrt(total * p * q):
+        found.append(Finding("rate", chosen / total, p, {"n": total}))
+        return found  # the statistics below measure independence around p; they would only echo this
+    cov = p ** 3 - p ** 4
+    # the same column of neighbouring rows
+    a = [(c[:-1], c[1:], e[:-1] & e[1:]) for c, e in calls if c.shape[0] > 1]
+    if a:
+        f = _pairs(torch.cat([x.reshape(-1) for x, _, _ in a]), torch.cat([y.reshape(-1) for _, y, _ in a]),
+                   torch.cat([m.reshape(-1) for _, _, m in a]), p, p, cov, "rows_alike", {})
+        if f:
+            found.append(f)
+    # the same element in consecutive calls of one shape
+    a = [(c1, c2, e1 & e2) for (c1, e1), (c2, e2) in zip(calls, calls[1:]) if c1.shape == c2.shape]
+    if a:
+        f = _pairs(torch.cat([x.reshape(-1) for x, _, _ in a]), torch.cat([y.reshape(-1) for _, y, _ in a]),
+                   torch.cat([m.reshape(-1) for _, _, m in a]), p, p, cov, "calls_alike", {})
+        if f:
+            if f.got > 0.9 * p:  # nearly the same mask in every call: say that first
+                f.kind = "same_mask"
+            found.append(f)
+    # the count of each call: sum of (c - np)^2 / npq over the calls ~ chi-square(calls)
+    used = [(c, n) for c, n in counts if n > 0]
+    if len(used) >= 8:
+        stat = sum((c - n * p) ** 2 / (n * p * q) for c, n in used)
+        low, high = _chi2_tails(stat, len(used))
+        spread = math.sqrt(stat / len(used))  # 1 for binomial counts
+        if low < TAIL:
+            found.append(Finding("count_fixed", spread, 1.0, {"calls": len(used)}))
+        elif high < TAIL:
+            found.append(Finding("count_wild", spread, 1.0, {"calls": len(used)}))
+    # the counts of the rows: the same statistic, its exact mean and variance, a normal bound
+    stat = mean = var = 0.0
+    rows = 0
+    for c, e in calls:
+        n = e.sum(-1).double()
+        k = (c & e).sum(-1).double()
+        keep = n >= 2
+        if not bool(keep.any()):
+            continue
+        n, k = n[keep], k[keep]
+        npq = n * p * q
+        stat += float(((k - n * p) ** 2 / npq).sum())
+        mean += float(keep.sum())
+        var += float((2 + (1 - 6 * p * q) / npq).sum())
+        rows += int(keep.sum())
+    if rows >= 32 and var > 0:
+        z = (stat - mean) / math.sqrt(var)
+        if z < -Z:
+            found.append(Finding("rows_even", stat / mean, 1.0, {"rows": rows}))
+        elif z > Z:
+            found.append(Finding("rows_uneven", stat / mean, 1.0, {"rows": rows}))
+    # neighbours along a row
+    for d in range(1, LAGS + 1):
+        a = [(c[:, :-d], c[:, d:], e[:, :-d] & e[:, d:]) for c, e in calls if c.shape[-1] > d]
+        if not a:
+            break
+        f = _pairs(torch.cat([x.reshape(-1) for x, _, _ in a]), torch.cat([y.reshape(-1) for _, y, _ in a]),
+                   torch.cat([m.reshape(-1) for _, _, m in a]), p, p, cov, "neighbours", {"lag": d})
+        if f:
+            found.append(f)
+            break
+    return sorted(found, key=lambda f: ORDER.index(f.kind))
+
+
+def category_findings(draws, probs: dict) -> list[Finding]:
+    """What in `draws` breaks "each chosen element's outcome drawn on its own, with `probs`".
+
+    draws: one (outcome, chosen) pair per call: `outcome` holds an outcome code per element (any
+    int tensor), `chosen` the elements that got one; rows as in bernoulli_findings. The chosen
+    elements of a call, in row-major order, form one sequence: its outcomes 1..CATEGORY_LAGS
+    apart must be independent, and each outcome's share the same at every column class."""
+    found: list[Finding] = []
+    seqs, cols = [], []
+    for outcome, chosen in draws:
+        o, c = _rows(outcome), _rows(chosen).bool()
+        seqs.append(o[c])
+        cols.append(torch.arange(c.shape[-1]).expand_as(c)[c])
+    if not seqs or sum(len(s) for s in seqs) < 100:
+        return found
+    for d in range(1, CATEGORY_LAGS + 1):
+        first = torch.cat([s[:-d] for s in seqs if len(s) > d])
+        then = torch.cat([s[d:] for s in seqs if len(s) > d])
+        elig = torch.ones_like(first, dtype=torch.bool)
+        for a, pa in probs.items():
+            for b, pb in probs.items():
+                cov = (pa * pa * pb if a == b else 0.0) - (pa * pb) ** 2
+                f = _pairs(first == a, then == b, elig, pa, pb, cov, "outcome_cycle", {"lag": d, "a": a, "b": b})
+                if f:
+                    found.append(f)
+                    return found
+    outcome, col = torch.cat(seqs), torch.cat(cols)
+    for m in (2, 3, 4):
+        for r in range(m):
+            here = col % m == r
+            n = int(here.sum())
+            if n < 50:
+                continue
+            for a, pa in probs.items():
+                got = int((outcome[here] == a).sum())
+                if abs(got - n * pa) > Z * math.sqrt(n * pa * (1 - pa)):
+                    found.append(Finding("outcome_position", got / n, pa, {"a": a, "mod": m, "rest": r}))
+                    return found
+    return found
+
+
+def uniform_findings(values: torch.Tensor, high: int, bins: int = 10) -> list[Finding]:
+    """What breaks "each value drawn uniformly from 0..high - 1": counts in `bins` equal bins,
+    a chi-square statistic with bins - 1 degrees, failing beyond a tail of TAIL."""
+    v = torch.as_tensor(values).reshape(-1).long()
+    if len(v) < 20 * bins or high < bins:
+        return []
+    if bool(((v < 0) | (v >= high)).any()):
+        return [Finding("uniform", 0.0, 1.0, {"n": len(v)})]
+    edges = torch.linspace(0, high, bins + 1).floor().long()
+    counts = torch.bucketize(v, edges[1:-1], right=True).bincount(minlength=bins).double()
+    want = (edges[1:] - edges[:-1]).double() / high * len(v)
+    stat = float(((counts - want) ** 2 / want).sum())
+    _, upper = _chi2_tails(stat, bins - 1)
+    if upper < TAIL:
+        return [Finding("uniform", float((counts / want).min()), 1.0, {"n": len(v), "bins": bins})]
+    return []
+
+
+# ----------------------------------------------------------------------------- messages
+def _f(x: float) -> str:
+    return f"{x:.4f}"
+
+
+def describe(finding: Finding, what: Msg, drawn: Msg, hint: Msg, outcome_names: dict | None = None) -> Msg:
+    """A message that says which property the draws break and how a right rule draws: `drawn`
+    names what a draw does ("dropped", "chosen"), `hint` the right way to draw."""
+    k, got, want = finding.kind, _f(finding.got), _f(finding.want)
+    d = finding.detail
+    if k == "ineligible":
+        return Msg("{what}: an element that must never be {drawn} was {drawn}: {hint}",
+                   "{what}：不应被{drawn}的元素被{drawn}了：{hint}", what=what, drawn=drawn, hint=hint)
+    if k == "rate":
+        return Msg("{what}: {got} of the {n} elements were {drawn}; {want} should be: {hint}",
+                   "{what}：{n} 个元素中有 {got} 被{drawn}；应为 {want}：{hint}",
+                   what=what, drawn=drawn, hint=hint, got=got, want=want, n=d["n"])
+    if k == "count_fixed":
+        return Msg("{what}: over {calls} calls the number of elements {drawn} hardly varies ({got} of the spread "
+                   "that independent draws give): the count is fixed, not drawn. Each element is {drawn} by a draw "
+                   "of its own, so the count varies from call to call as Binomial(n, p) does: {hint}",
+                   "{what}：在 {calls} 次调用中，被{drawn}的元素个数几乎不变（只有独立抽样应有波动的 {got}）：个数是固定的，"
+                   "而不是抽出来的。每个元素都由它自己的一次抽样决定是否被{drawn}，所以个数在每次调用之间按 Binomial(n, p) "
+                   "波动：{hint}", what=what, drawn=drawn, hint=hint, got=got, calls=d["calls"])
+    if k == "count_wild":
+        return Msg("{what}: over {calls} calls the number of elements {drawn} varies {got} times as much as "
+                   "independent draws allow: one draw decides for many elements at once. {hint}",
+                   "{what}：在 {calls} 次调用中，被{drawn}的元素个数的波动是独立抽样所允许的 {got} 倍：一次抽样同时决定了许多"
+                   "元素。{hint}", what=what, drawn=drawn, hint=hint, got=got, calls=d["calls"])
+    if k == "rows_even":
+        return Msg("{what}: every row has almost exactly p of its elements {drawn} ({got} of the spread that "
+                   "independent draws give over {rows} rows): a fixed stride or a fixed count per row is not "
+                   "the rule. {hint}",
+                   "{what}：每一行被{drawn}的元素比例几乎都恰好是 p（在 {rows} 行上只有独立抽样应有波动的 {got}）：固定步长"
+                   "或每行固定个数都不是规则。{hint}", what=what, drawn=drawn, hint=hint, got=got, rows=d["rows"])
+    if k == "rows_uneven":
+        return Msg("{what}: the rows differ far more than independent draws allow ({got} times the spread over "
+                   "{rows} rows): a draw decides for a whole row or a block. {hint}",
+                   "{what}：各行之间的差异远大于独立抽样所允许的（在 {rows} 行上是应有波动的 {got} 倍）：一次抽样决定了"
+                   "整行或一整块。{hint}", what=what, hint=hint, got=got, rows=d["rows"])
+    if k == "neighbours":
+        return Msg("{what}: two elements {lag} apart in a row were both {drawn} {got} of the time; independent "
+                   "draws give p x p = {want}: the elements are spaced or tied to their neighbours (a stride, a "
+                   "pattern). {hint}",
+                   "{what}：同一行中相距 {lag} 的两个元素同时被{drawn}的比例是 {got}；独立抽样应为 p x p = {want}：这些元素"
+                   "是按间隔排列的，或与相邻元素相关（固定步长、固定模式）。{hint}",
+                   what=what, drawn=drawn, hint=hint, got=got, want=want, lag=d["lag"])
+    if k == "rows_alike":
+        return Msg("{what}: the same column of two neighbouring rows was {drawn} in both {got} of the time; "
+                   "independent draws give p x p = {want}: every row gets its own draws, not a copy of one mask. "
+                   "{hint}",
+                   "{what}：相邻两行的同一列同时被{drawn}的比例是 {got}；独立抽样应为 p x p = {want}：每一行都要有自己的"
+                   "抽样，而不是同一个掩码的副本。{hint}", what=what, drawn=drawn, hint=hint, got=got, want=want)
+    if k in ("calls_alike", "same_mask"):
+        return Msg("{what}: the same element was {drawn} in two calls in a row {got} of the time; independent "
+                   "draws give p x p = {want}: draw a new mask on every call. {hint}",
+                   "{what}：同一个元素在连续两次调用中都被{drawn}的比例是 {got}；独立抽样应为 p x p = {want}：每次调用都要"
+                   "重新抽取掩码。{hint}", what=what, drawn=drawn, hint=hint, got=got, want=want)
+    names = outcome_names or {}
+    if k == "outcome_cycle":
+        return Msg("{what}: when a chosen token {a}, the chosen token {lag} after it {b} {got} of the time; "
+                   "independent draws give {want}: each chosen token draws its own outcome, independent of the "
+                   "ones before it (a fixed cycle is not the rule). {hint}",
+                   "{what}：当一个被选中的词元{a}时，它之后第 {lag} 个被选中的词元{b}的比例是 {got}；独立抽样应为 {want}："
+                   "每个被选中的词元都独立地抽取自己的结果，与前面的词元无关（固定循环不是规则）。{hint}",
+                   what=what, hint=hint, got=got, want=want, lag=d["lag"], a=names.get(d["a"], str(d["a"])),
+                   b=names.get(d["b"], str(d["b"])))
+    if k == "outcome_position":
+        return Msg("{what}: among the chosen tokens at columns c with c % {mod} = {rest}, {got} {a}; {want} "
+                   "should, at every position: each chosen token draws its outcome independently of where it "
+                   "is. {hint}",
+                   "{what}：在列号 c 满足 c % {mod} = {rest} 的被选中词元中，有 {got} {a}；在每个位置都应为 {want}：每个"
+                   "被选中的词元独立地抽取结果，与它所在的位置无关。{hint}",
+                   what=what, hint=hint, got=got, want=want, mod=d["mod"], rest=d["rest"],
+                   a=names.get(d["a"], str(d["a"])))
+    if k == "uniform":
+        return Msg("{what}: the {n} random replacements are not spread evenly over 0..vocab_size - 1 (the emptiest "
+                   "tenth of the range got {got} of its share): draw each one uniformly and on its own, "
+                   "torch.randint(0, vocab_size, ..., generator=generator)",
+                   "{what}：{n} 个随机替换词元没有均匀分布在 0..vocab_size - 1 上（最空的十分之一区间只得到应有数量的 {got}）："
+                   "每个都要独立、均匀地抽取，torch.randint(0, vocab_size, ..., generator=generator)",
+                   what=what, got=got, n=d["n"])
+    return Msg("{what}: the draws do not follow the rule. {hint}", "{what}：抽样不符合规则。{hint}",
+               what=what, hint=hint)
+
+
+MISTAKES = {"count_fixed": "a fixed count, not drawn", "rows_even": "a fixed stride or count per row",
+            "neighbours": "draws tied to their neighbours", "rows_alike": "the same mask in every row",
+            "calls_alike": "masks tied across calls",
+            "same_mask": "the same mask in every call", "outcome_cycle": "a fixed cycle of outcomes",
+            "outcome_position": "outcomes tied to the position", "count_wild": "one draw for many elements",
+            "rows_uneven": "one draw per row", "uniform": "random ids not uniform"}
+
+
+def expect_drawn(findings: list[Finding], what: Msg, drawn: Msg, hint: Msg, outcome_names: dict | None = None):
+    """Fail with the first finding's message (and its mistake's name) if there is one."""
+    from .compare import CheckFailure
+
+    if findings:
+        f = findings[0]
+        raise CheckFailure(describe(f, what, drawn, hint, outcome_names), mistake=MISTAKES.get(f.kind, ""))
