@@ -1030,7 +1030,7 @@ def _hidden_quiet(o: Outcome) -> None:
     assert all("LEAK" in c["message"] and "Leak_" in c["message"] for c in public), public  # the channel was open
     for c in hidden:
         assert "LEAK" not in c["message"] and "Leak_" not in c["message"], c["message"]
-        assert "raised Exception on this hidden input" in c["message"], c["message"]
+        assert "raised an exception on this hidden input" in c["message"], c["message"]
 
 
 def _no_secret(o: Outcome) -> None:
@@ -2319,8 +2319,8 @@ GUARD = [
            "computes the product in a thread, where the per-thread guard is absent, with the library's "
            "linear reached by another path (torch.nn.modules.linear.F.linear)",
            graded=("s1_11_matmul",),
-           # the thread refused at run time (a hidden check names only the exception's class)
-           expect=(zero("s1_11_matmul", "can't start new thread", "raised RuntimeError on this hidden input"),),
+           # the thread refused at run time (a hidden check names neither the exception nor where)
+           expect=(zero("s1_11_matmul", "can't start new thread", "raised an exception on this hidden input"),),
            files={ch01("s1_11_matmul"): _body("s1_11_matmul", MATMUL_BODY, "\n".join([
                "    box = []",
                "    worker = threading.Thread(target=lambda: box.append(torch.nn.modules.linear.F.linear(A, B.t())))",

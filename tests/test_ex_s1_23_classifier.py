@@ -121,7 +121,8 @@ def test_the_printed_model_has_six_blocks_and_old_layer_norms():
 # ------------------------------------------------------------------ the student's own earlier exercises
 def test_an_unfinished_encoder_is_named_instead_of_its_traceback(submission):
     """The classifier imports the student's BERTEncoder from s1_23_encoder.py: while that is a stub,
-    every check of the classifier says to finish s1_23_encoder first (a hidden one without the line)."""
+    every public check of the classifier says to finish s1_23_encoder first; a hidden one says only
+    that it is not implemented yet (a file named in the worker's traceback is the code's choice)."""
     stub = (ROOT / "exercises/ch01/s1_23_encoder.py").read_text()
     line = next(n for n, text in enumerate(stub.splitlines(), 1) if "raise NotImplementedError(" in text)
     r = grade(submission({"s1_23_encoder": stub}), "-e", EX)
@@ -131,9 +132,9 @@ def test_an_unfinished_encoder_is_named_instead_of_its_traceback(submission):
     hidden = [c["message"] for c in checks if c["visibility"] == "hidden"]
     assert public and hidden
     said = "s1_23_classifier uses your code from ch01/s1_23_encoder.py, which is not finished yet"
-    assert all(m.startswith(said) and m.endswith(": finish s1_23_encoder first") for m in public + hidden), public + hidden
+    assert all(m.startswith(said) and m.endswith(": finish s1_23_encoder first") for m in public), public
     assert all(f"(ch01/s1_23_encoder.py:{line} raises NotImplementedError)" in m for m in public), public
-    assert not any(f":{line}" in m for m in hidden), hidden
+    assert all(m.startswith("not implemented yet: ") and "s1_23_encoder" not in m for m in hidden), hidden
 
 
 def test_an_encoder_that_raises_is_named_and_hidden_checks_show_none_of_its_text(submission):
@@ -148,6 +149,5 @@ def test_an_encoder_that_raises_is_named_and_hidden_checks_show_none_of_its_text
     named = "your code of exercise s1_23_encoder, which s1_23_classifier imports"
     assert all("raised KeyError in ch01/s1_23_encoder.py:" in m and named in m and marker in m and
                "kata check s1_23_encoder" in m for m in public), public
-    assert all("raised KeyError in ch01/s1_23_encoder.py, " + named in m and "kata check s1_23_encoder" in m
-               for m in hidden), hidden
-    assert not any(marker in m or "torch.Size" in m for m in hidden), hidden
+    assert all("raised an exception on this hidden input" in m for m in hidden), hidden
+    assert not any(marker in m or "torch.Size" in m or "KeyError" in m or "s1_23_encoder" in m for m in hidden), hidden

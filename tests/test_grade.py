@@ -99,7 +99,12 @@ def test_forbidden_api_hidden_behind_getattr_is_stopped_at_runtime(submission):
         "    fn = getattr(torch, 'soft' + 'max')\n    return fn(x, dim)")
     r = grade(submission({"s1_11_softmax": cheat}), "-e", "s1_11_softmax")
     softmax_checks = [c for c in checks_of(r, "s1_11_softmax") if c["name"] != "test_book_simple_normalization"]
-    assert all(c["score"] == 0 and "torch.softmax is not allowed" in c["message"] for c in softmax_checks)
+    assert all(c["score"] == 0 for c in softmax_checks)
+    public = [c["message"] for c in softmax_checks if c["visibility"] == "public"]
+    hidden = [c["message"] for c in softmax_checks if c["visibility"] == "hidden"]
+    assert public and all("torch.softmax is not allowed" in m for m in public), public
+    # a hidden check names no function the code chose to call (the public checks do)
+    assert hidden and all("that exercise s1_11_softmax forbids" in m and "torch.softmax" not in m for m in hidden), hidden
 
 
 def test_correct_but_different_softmax_passes(submission):

@@ -29,7 +29,7 @@ from ..course.safe_text import one_line, plain
 from ..course.scan import imported, scan
 from ..worker.budget import Budget
 from ..worker.client import Sandbox, WorkerFault
-from ..worker.proxy import BUILTIN_EXCEPTIONS, Remote, StudentError
+from ..worker.proxy import Remote, StudentError
 from ..worker.sandbox import Limits, SandboxUnavailable
 from . import compare
 from .results import CheckResult, GradeResult
@@ -161,7 +161,7 @@ class _Plugin:
             raise compare.CheckFailure(reason)
         try:
             worker, remote = open_exercise(self.box, ex, hidden=request.node.function._kata_check["hidden"],
-                                           course=self.course, files=self.known_files(), budget=self.budget)
+                                           course=self.course, budget=self.budget)
         except WorkerFault as e:
             if e.kind == "budget":  # the import ran out of budget: that is no verdict on the import
                 raise
@@ -195,18 +195,17 @@ def sandbox_at(course: Course, folder) -> Sandbox:
 
 
 def open_exercise(box: Sandbox, ex: Exercise, hidden: bool = False, course: Course | None = None,
-                  files: dict[str, int] | None = None, budget: Budget | None = None):
+                  budget: Budget | None = None):
     """A fresh worker with the exercise's module imported: (worker, proxy). Raises StudentError
     or WorkerFault when the import fails (the worker is closed then). `hidden`: for a hidden
     check, whose messages show no text of the worker's (it has seen the hidden inputs).
     `course`: its exercises are the earlier ones an error may come from (the student's own
-    code that this exercise imports), named as such in the messages. `files`: the exercise
-    files (-> lines) a hidden message may name as where an error happened. `budget`: the
+    code that this exercise imports), named as such in a public check's messages. `budget`: the
     submission's grading budget, which no call into the worker outlasts."""
     worker = box.spawn(Limits(memory_mb=ex.memory_mb, output_mb=ex.output_mb))
     others = frozenset(e.file for e in course.exercises) if course is not None else frozenset()
     remote = Remote(worker, ex.module, ex.time_limit_s, assets=box.assets, hidden=hidden, exercises=others,
-                    files=files, budget=budget)
+                    budget=budget)
     try:
         remote._import(ex.file, ex.forbidden, ex.display_forbidden_hint(), ex.forbidden_ops)
     except BaseException:
@@ -236,8 +235,9 @@ def _root_cause(exc: BaseException) -> BaseException:
 
 def _message(exc: BaseException | None, hidden: bool = False) -> tuple[str, str]:
     """The check's message and what failed. `hidden`: a hidden check's, where an error the check's
-    own code hit on the student's result (float() of their text, a key of their dict) is named by
-    Python's class name alone: its text may quote what the student returned."""
+    own code hit on the student's result (float() of their text, a key of their dict) is not named
+    at all: its text may quote what the student returned, and which error it is (a TypeError or a
+    KeyError) is the result's choice."""
     if exc is None:
         return "", ""
     exc = _root_cause(exc)
@@ -253,8 +253,7 @@ def _message(exc: BaseException | None, hidden: bool = False) -> tuple[str, str]
     if type(exc).__name__ in ("Skipped", "XFailed"):
         return str(getattr(exc, "msg", exc)), "skipped"
     if hidden:
-        name = type(exc).__name__
-        return t("check_error_hidden", type=name if name in BUILTIN_EXCEPTIONS else "Exception"), "check"
+        return t("check_error_hidden"), "check"
     return t("check_error", type=type(exc).__name__, message=str(exc)[:500]), "check"
 
 

@@ -103,17 +103,6 @@ CATALOG: dict[str, dict[str, str]] = {
         "zh": "{label} 在 {file}:{line} 抛出了 {type}；这是你在练习 {other} 中的代码，{exercise} 导入了它{detail}。"
               "请先让 {other} 通过它自己的检查（kata check {other}）",
     },
-    "earlier_unfinished_hidden": {
-        "en": "{exercise} uses your code from {file}, which is not finished yet: finish {other} first",
-        "zh": "{exercise} 用到了你在 {file} 中的代码，而它还没有完成：请先完成 {other}",
-    },
-    "earlier_raised_hidden": {
-        "en": "{label} raised {type} in {file}, your code of exercise {other}, which {exercise} imports "
-              "(a hidden check shows no message from your code). Make {other} pass its own checks first "
-              "(kata check {other})",
-        "zh": "{label} 在 {file} 中抛出了 {type}；这是你在练习 {other} 中的代码，{exercise} 导入了它"
-              "（隐藏检查不显示来自你代码的任何信息）。请先让 {other} 通过它自己的检查（kata check {other}）",
-    },
     "earlier_detail": {"en": ": {message}", "zh": "：{message}"},
     "import_failed": {
         "en": "importing {file} failed: {reason}",
@@ -1085,9 +1074,24 @@ CATALOG: dict[str, dict[str, str]] = {
         "zh": "无法按练习要求的方式调用 {label}（公开检查 `kata check` 会说明原因）",
     },
     "hidden_raised": {
-        "en": "{label} raised {type} on this hidden input (a hidden check shows no message from your code: "
-              "the public checks, `kata check`, show them in full)",
-        "zh": "{label} 在这个隐藏输入上抛出了 {type}（隐藏检查不显示来自你代码的任何信息：公开检查 `kata check` 会完整显示）",
+        "en": "{label} raised an exception on this hidden input (a hidden check names neither the exception nor "
+              "where it was raised: the public checks, `kata check`, show them in full)",
+        "zh": "{label} 在这个隐藏输入上抛出了异常（隐藏检查不显示是哪种异常、在哪里抛出：公开检查 `kata check` 会完整显示）",
+    },
+    # what a hidden check says where a check names the exception the student's code raised
+    "hidden_exception_named": {
+        "en": "another exception (a hidden check does not name it: the public checks, `kata check`, do)",
+        "zh": "其他异常（隐藏检查不说明是哪一种：公开检查 `kata check` 会说明）",
+    },
+    "hidden_forbidden": {
+        "en": "{label} called a function or operator that exercise {exercise} forbids: this exercise asks you to "
+              "write it yourself (a hidden check does not name it: the public checks, `kata check`, do)",
+        "zh": "{label} 调用了练习 {exercise} 禁止使用的函数或算子：本练习要求你自己实现它"
+              "（隐藏检查不说明是哪一个：公开检查 `kata check` 会说明）",
+    },
+    "hidden_memory_limit": {
+        "en": "{label} used more than {mb} MB of memory, the limit for this exercise",
+        "zh": "{label} 使用的内存超过了 {mb} MB，这是本练习的上限",
     },
     "nb_surrogate": {
         "en": "{file}: cell {cell} holds an unpaired surrogate character (\\u{code:04x}), which is not text; "
@@ -1981,9 +1985,9 @@ CATALOG: dict[str, dict[str, str]] = {
         "zh": "工作进程发回的内容不是有效的应答（隐藏检查不显示具体内容）",
     },
     "check_error_hidden": {
-        "en": "the check could not use your result on this hidden input ({type}; a hidden check shows no more: "
+        "en": "the check could not use your result on this hidden input (a hidden check shows no more: "
               "the public checks, `kata check`, show it in full)",
-        "zh": "检查无法在这个隐藏输入上使用你的返回值（{type}；隐藏检查不显示更多：公开检查 `kata check` 会完整显示）",
+        "zh": "检查无法在这个隐藏输入上使用你的返回值（隐藏检查不显示更多：公开检查 `kata check` 会完整显示）",
     },
     "sandbox_failed": {
         "en": "the sandbox (bubblewrap) could not start, so nothing was graded: {cause}\n"

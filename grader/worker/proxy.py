@@ -24,9 +24,10 @@ from .runtime import wire
 class StudentError(Exception):
     """The student's code raised, is missing something, or has the wrong signature.
 
-    `str(e)` is what the student reads. In a hidden check it holds no text of the worker's (see
-    BUILTIN_EXCEPTIONS); a check that must look into the student's own message (does the error
-    name the key that differs?) reads `detail`, and reveals only its own verdict."""
+    `str(e)` is what the student reads. In a hidden check it holds no text of the worker's and no
+    choice of the student's code (`_hidden_error`); a check that must look into the student's own
+    message (does the error name the key that differs?) reads `detail`, and one that asks which
+    exception was raised compares `type` (an `Unshown` there): both reveal only the check's verdict."""
 
     def __init__(self, kind: str, message: str, where: str = "", trace: str = "", type: str = "",
                  detail: str = ""):
@@ -38,10 +39,31 @@ class StudentError(Exception):
         self.detail = detail or message  # the student's own message, for checks to inspect
 
 
+class Unshown(str):
+    """The class name of the exception a hidden check's call raised: compared as itself
+    (`e.type == "ValueError"`, `e.type in (...)`), shown as "another exception". Code that has seen
+    the hidden input chooses which exception it raises (about 6 bits among Python's own classes), so
+    a hidden check's message never names it, whatever the check writes; the public checks do."""
+
+    __slots__ = ()
+
+    def __str__(self) -> str:
+        return t("hidden_exception_named")
+
+    def __format__(self, spec: str) -> str:
+        return format(str(self), spec)
+
+    def __repr__(self) -> str:
+        return str(self)
+
+
 def _worded(err: dict) -> str:
-    """The worker's own error in the student's language when it came with a catalog code (only
-    the worker_* keys: the worker is untrusted), else its English message."""
-    code, fields = err.get("code"), err.get("fields")
+    """The runtime's own error in the student's language when the reply's `runtime` field gives a
+    catalog code (only the worker_* keys), else the error's English message. The runtime sets that
+    field only on its own paths (a handle it cannot find, a guard's refusal by the guard's record,
+    sys.exit), never from an attribute of the student's exception (serve.Session.error)."""
+    runtime = err.get("runtime") if isinstance(err.get("runtime"), dict) else {}
+    code, fields = runtime.get("code"), runtime.get("fields")
     if not (isinstance(code, str) and code.startswith("worker_") and code in CATALOG and isinstance(fields, dict)):
         return err.get("message", "")
     fields = {str(k): str(v) for k, v in fields.items()}
@@ -50,9 +72,9 @@ def _worded(err: dict) -> str:
     return t(code, **fields)
 
 
-# The exception names a hidden check may show: Python's own. The worker is the student's, and a
-# hidden check runs it on hidden inputs: any text it sends back (a message, a class name, a line
-# number, a traceback) could carry those inputs out in the report, so a hidden check shows none.
+# Python's own exception names. The worker is the student's, and a hidden check runs it on hidden
+# inputs: any text it sends back (a message, a class name, a file, a line, a traceback) could carry
+# those inputs out in the report, so a hidden check shows none (not even which of these it raised).
 IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,39}")
 BUILTIN_EXCEPTIONS = frozenset(name for name, obj in vars(builtins).items()
                                if isinstance(obj, type) and issubclass(obj, BaseException))
@@ -69,38 +91,34 @@ def _earlier(err: dict, exercise: str, exercises: frozenset) -> dict | None:
     return {"exercise": exercise, "other": Path(file).stem, "file": file, "line": line}
 
 
-def _earlier_error(label: str, err: dict, found: dict, hidden: bool) -> StudentError | None:
+def _earlier_error(label: str, err: dict, found: dict) -> StudentError | None:
     """The message that says which earlier exercise to finish or fix first (an error raised in
-    its file). A hidden check's names the exercise and file only: no line, no text of the
-    worker's (a line number the worker sends could spell a hidden input)."""
+    its file). Public checks only: the file is the worker's word (`compile(src, "/sub/ch01/<another
+    exercise>.py", ...)` names any), which a hidden check never repeats."""
     kind = err.get("kind", "exception")
     name = err.get("type")
     name = name if isinstance(name, str) and IDENTIFIER.fullmatch(name) else "Exception"
-    if hidden and name not in BUILTIN_EXCEPTIONS:
-        name = "Exception"
     if kind == "not_implemented":
-        text = t("earlier_unfinished_hidden" if hidden else "earlier_unfinished", **found)
+        text = t("earlier_unfinished", **found)
     elif kind in ("exception", "syntax"):
-        detail = "" if hidden else Msg.key("earlier_detail", message=_worded(err)[:500])
-        text = t("earlier_raised_hidden" if hidden else "earlier_raised", label=label, type=name, detail=detail,
-                 **found)
+        detail = Msg.key("earlier_detail", message=_worded(err)[:500])
+        text = t("earlier_raised", label=label, type=name, detail=detail, **found)
     else:  # missing names, signatures, forbidden APIs, memory: the usual message says it best
         return None
-    where = "" if hidden else f"{found['file']}:{found['line']}"
     detail = err.get("message", "")
-    return StudentError(kind, text, where, "" if hidden else err.get("trace", ""), name,
+    return StudentError(kind, text, f"{found['file']}:{found['line']}", err.get("trace", ""), name,
                         detail if isinstance(detail, str) else "")
 
 
 def student_error(label: str, err: dict, memory_mb: int | None = None, hidden: "HiddenContext | None" = None,
                   exercise: str = "", exercises: frozenset = frozenset()) -> StudentError:
-    found = _earlier(err, exercise, exercises) if exercise else None
-    if found is not None:
-        earlier = _earlier_error(label, err, found, hidden is not None)
-        if earlier is not None:
-            return earlier
     if hidden is not None:
         return _hidden_error(label, err, memory_mb, hidden)
+    found = _earlier(err, exercise, exercises) if exercise else None
+    if found is not None:
+        earlier = _earlier_error(label, err, found)
+        if earlier is not None:
+            return earlier
     kind = err.get("kind", "exception")
     message = _worded(err)
     where = err.get("where", "")
@@ -138,71 +156,56 @@ def known_types() -> frozenset[str]:
 
 class HiddenContext:
     """What a hidden check's messages may name besides the label: the exercise, and the APIs its
-    manifest forbids (so that a forbidden-API message is checked against them, not taken on trust)."""
+    manifest forbids (a refusal the runtime reports is checked against them, not taken on trust)."""
 
-    def __init__(self, exercise: str, forbidden=(), hint: str = "", files: dict[str, int] | None = None):
+    def __init__(self, exercise: str, forbidden=()):
         self.exercise = exercise
         self.forbidden = set(forbidden)
-        self.hint = hint
-        self.files = dict(files or {})  # the exercise files the grader knows -> their number of lines
-
-    def where(self, where) -> str:
-        """The file of `where` ("ch01/x.py:12" -> "ch01/x.py") when it names, exactly, an exercise
-        file the grader knows and a line that file has: text the grader could have written.
-        Anything else, a file name the student chose (`compile(src, "/sub/ch01/s1_11_x<digits>.py",
-        ...)`) or a line past the end (`compile("\\n" * N + ...)`), is dropped. The line itself is
-        never shown: code that raises from line 12 + (a hidden value % 256) would spell that value."""
-        if not isinstance(where, str) or ":" not in where:
-            return ""
-        name, _, line = where.rpartition(":")
-        if name not in self.files or not line.isascii() or not line.isdigit() or len(line) > 7:
-            return ""
-        return name if 1 <= int(line) <= self.files[name] else ""
 
 
 def _hidden_error(label: str, err: dict, memory_mb: int | None, hidden: HiddenContext) -> StudentError:
-    """What a hidden check may say about an error in the student's code: its kind, Python's own
-    exception class, names from the check and the manifest — trusted text only."""
+    """What a hidden check may say about an error in the student's code: the label, the exercise,
+    the memory limit, and which kind of error it was (not implemented, a missing name, a signature, a
+    forbidden function, memory, any other exception); nothing the code chose beyond that kind. Not
+    the exception's class (the check still compares it: `Unshown`), not a file (any file name is the
+    code's choice: `compile(src, "/sub/ch01/<another exercise>.py", ...)`; an earlier exercise's file
+    too), not a line, not the forbidden function it called, not a text or attribute of its exception."""
     kind = err.get("kind", "exception")
     name = err.get("type")
-    name = name if isinstance(name, str) and name in BUILTIN_EXCEPTIONS else "Exception"
-    fields = err.get("fields") if isinstance(err.get("fields"), dict) else {}
-    api = str(fields.get("name", ""))
+    name = Unshown(name if isinstance(name, str) and name in BUILTIN_EXCEPTIONS else "Exception")
+    runtime = err.get("runtime") if isinstance(err.get("runtime"), dict) else {}
+    fields = runtime.get("fields") if isinstance(runtime.get("fields"), dict) else {}
+    refused = (kind == "forbidden" and str(fields.get("name", "")) in hidden.forbidden
+               and runtime.get("code") in ("worker_forbidden", "worker_forbidden_op"))
     if kind == "not_implemented":
         text = t("not_implemented", message=f"{label} ({hidden.exercise})")
     elif kind == "missing":
         text = t("hidden_missing", label=label)
     elif kind == "signature":
         text = t("signature", message=t("hidden_signature", label=label))
-    elif kind == "forbidden" and api in hidden.forbidden and err.get("code") in ("worker_forbidden", "worker_forbidden_op"):
-        hint = Msg.key("forbidden_hint", hint=hidden.hint) if hidden.hint else ""
-        text = t("forbidden", message=t(err["code"], name=api, exercise=hidden.exercise, hint=hint))
+    elif refused:
+        text = t("hidden_forbidden", label=label, exercise=hidden.exercise)
     elif kind == "memory" and memory_mb:
-        text = t("memory_limit", label=label, mb=memory_mb, type=name, at="")
+        text = t("hidden_memory_limit", label=label, mb=memory_mb)
     else:
-        kind = "exception" if kind in ("forbidden", "memory") else kind
-        text = t("hidden_raised", label=label, type=name)
-    where = hidden.where(err.get("where", ""))
-    if where and kind != "not_implemented":  # the student's own file, named by the grader: no line, no text of theirs
-        text += t("at_where", where=where)
+        kind = "exception"
+        text = t("hidden_raised", label=label)
     detail = err.get("message", "")
-    return StudentError(kind, text, where, "", name, detail if isinstance(detail, str) else "")
+    return StudentError(kind, text, "", "", name, detail if isinstance(detail, str) else "")
 
 
 class Remote:
     """The submission's exercise module as seen from a check."""
 
     def __init__(self, worker: Worker, exercise: str, time_limit: float, assets: str | None = None,
-                 hidden: bool = False, exercises: frozenset = frozenset(), files: dict[str, int] | None = None,
-                 budget: Budget | None = None):
+                 hidden: bool = False, exercises: frozenset = frozenset(), budget: Budget | None = None):
         self._worker = worker
         self._budget = budget  # the submission's grading budget: no call waits past it
         self._exercise = exercise
         self._exercises = exercises  # the course's exercise files ("ch01/x.py"): an error from one is named as such
         self._time_limit = time_limit
-        self._files = dict(files or {})  # exercise file -> lines: what a hidden message's "at" may name
         # a hidden check's: no text of the worker's reaches its messages (set up by _import)
-        self._hidden = HiddenContext(exercise, files=self._files) if hidden else None
+        self._hidden = HiddenContext(exercise) if hidden else None
         self.assets = assets  # read-only data folder as the worker sees it (None: there is none)
 
     # -- plumbing
@@ -254,7 +257,7 @@ class Remote:
 
     def _import(self, path: str, forbidden: list[str], hint: str, forbidden_ops: list[str] = ()) -> None:
         if self._hidden is not None:
-            self._hidden = HiddenContext(self._exercise, [*forbidden, *forbidden_ops], hint, self._files)
+            self._hidden = HiddenContext(self._exercise, [*forbidden, *forbidden_ops])
         reply, _ = self._ask({"op": "import", "module": self._exercise, "path": path, "forbidden": forbidden,
                               "forbidden_ops": list(forbidden_ops), "hint": hint})
         if not reply.get("ok"):  # before any hidden input: the student's full message

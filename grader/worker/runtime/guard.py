@@ -14,13 +14,35 @@ from torch.utils._python_dispatch import TorchDispatchMode
 
 
 class ForbiddenAPI(RuntimeError):
-    """Raised inside the worker when student code calls a forbidden torch function. `code` and
-    `fields` let the trusted side word it in the student's language."""
+    """Raised inside the worker when student code calls a forbidden torch function. The student's
+    code can catch it, change it, or build one of its own, so what the trusted side is told comes
+    from the guard's record of its own refusals (`Refusals`), never from this object's attributes."""
 
-    def __init__(self, message: str, code: str = "", **fields):
-        super().__init__(message)
-        self.code = code
-        self.fields = fields
+
+class Refusals:
+    """The refusals a guard made during the current request: (the exception it raised, the catalog
+    code and fields it raised it with). The runtime confirms a ForbiddenAPI by identity against this
+    record (serve.Session.error); a forged one, or one the student's code built, is not in it."""
+
+    KEEP = 32  # a loop that catches refusals keeps only the last few (each holds its traceback)
+
+    def __init__(self):
+        self.made: list[tuple[BaseException, str, dict]] = []
+
+    def refuse(self, message: str, code: str, **fields) -> ForbiddenAPI:
+        exc = ForbiddenAPI(message)
+        self.made = [*self.made[-(self.KEEP - 1):], (exc, code, dict(fields))]
+        return exc
+
+    def of(self, exc: BaseException) -> tuple[str, dict] | None:
+        """(code, fields) when `exc` is a refusal this guard raised, else None."""
+        for made, code, fields in self.made:
+            if made is exc:
+                return code, fields
+        return None
+
+    def clear(self) -> None:
+        self.made = []
 
 
 def resolve(dotted: str):
@@ -45,6 +67,7 @@ class Guard(TorchFunctionMode):
         super().__init__()
         self.exercise = exercise
         self.hint = hint
+        self.refusals = Refusals()
         self.banned: dict[int, str] = {}
         self.banned_names: set[str] = set()
         for name in forbidden:
@@ -64,7 +87,7 @@ class Guard(TorchFunctionMode):
                 name = f"torch.Tensor.{qual.split('.')[-1]}"
         if name is not None:
             extra = f" {self.hint}" if self.hint else ""
-            raise ForbiddenAPI(
+            raise self.refusals.refuse(
                 f"{name} is not allowed in exercise {self.exercise}: this exercise asks you to write it yourself.{extra}",
                 "worker_forbidden", name=name, exercise=self.exercise, hint=self.hint)
         return func(*args, **(kwargs or {}))
@@ -78,6 +101,7 @@ class OpGuard(TorchDispatchMode):
         super().__init__()
         self.exercise = exercise
         self.hint = hint
+        self.refusals = Refusals()
         self.ops = set(ops)
 
     @classmethod
@@ -90,7 +114,7 @@ class OpGuard(TorchDispatchMode):
         name = func._schema.name
         if name in self.ops:
             extra = f" {self.hint}" if self.hint else ""
-            raise ForbiddenAPI(
+            raise self.refusals.refuse(
                 f"the operator {name} is not allowed in exercise {self.exercise}: "
                 f"this exercise asks you to write it yourself.{extra}",
                 "worker_forbidden_op", name=name, exercise=self.exercise, hint=self.hint)

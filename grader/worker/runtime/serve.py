@@ -15,7 +15,7 @@ import traceback
 import torch
 
 from . import given, syscalls, wire
-from .guard import ForbiddenAPI, Guard, OpGuard
+from .guard import Guard, OpGuard
 
 # Taken before any student code runs: which parameters are trainable is read from the modules'
 # own _parameters and _modules and with the C getter of requires_grad, never through anything a
@@ -44,7 +44,9 @@ def _named_parameters(module, limit: int = 100_000):
 
 class _Coded(Exception):
     """An error of the worker's own, with a catalog code and fields (the trusted side words it
-    in the student's language; the message is the English fallback)."""
+    in the student's language; the message is the English fallback). The code reaches the grader
+    only when the runtime itself raised it (`_raised_by_runtime`): the student's code can reach
+    this class too."""
 
     def __init__(self, message: str, code: str = "", **fields):
         super().__init__(message)
@@ -100,28 +102,41 @@ class Session:
         lines += traceback.format_exception_only(type(exc), exc)
         return "".join(lines)[-4000:]
 
-    def error(self, exc: BaseException, kind: str | None = None) -> dict:
+    def refused(self, exc: BaseException) -> tuple[str, str, dict] | None:
+        """("forbidden", code, fields) when `exc` is a refusal one of the guards raised itself (its
+        record, by identity), else None: a ForbiddenAPI the student's code built or changed is theirs."""
+        for guard in self.guards:
+            said = guard.refusals.of(exc)
+            if said is not None:
+                return ("forbidden", *said)
+        return None
+
+    def error(self, exc: BaseException) -> dict:
+        """The error reply for `exc`. Only what the runtime says itself carries a catalog code, in the
+        reply's `runtime` field: its own errors (`_raised_by_runtime`), the guards' refusals (their
+        record) and sys.exit. Nothing is read from the exception's own attributes (`code`, `fields`):
+        an exception of the student's never reads as the grader's text."""
+        said = _raised_by_runtime(exc) or self.refused(exc)  # before any code of the student's runs (a __str__)
+        code, fields = "", {}
         frames = traceback.extract_tb(exc.__traceback__)
         where = self.where(frames)
-        if kind is None:
-            if isinstance(exc, NotImplementedError) and where:
-                kind = "not_implemented"
-            elif isinstance(exc, ForbiddenAPI):
-                kind = "forbidden"
-            elif isinstance(exc, SystemExit):
-                kind = "exit"
-            elif out_of_memory(exc):
-                kind = "memory"
-            else:
-                kind = "exception"
+        if said is not None:
+            kind, code, fields = said
+        elif isinstance(exc, NotImplementedError) and where:
+            kind = "not_implemented"
+        elif isinstance(exc, SyntaxError):
+            kind = "syntax"
+        elif isinstance(exc, SystemExit):
+            kind, code, fields = "exit", "worker_exit", {"code": _repr(exc.code)}
+        elif out_of_memory(exc):
+            kind = "memory"
+        else:
+            kind = "exception"
         if isinstance(exc, SyntaxError) and exc.filename:
             path = os.path.realpath(exc.filename)
             rel = os.path.relpath(path, self.root) if path.startswith(self.root) else os.path.basename(path)
             where = f"{rel}:{exc.lineno}"
-        message = _text(exc) if not isinstance(exc, SystemExit) else f"sys.exit({_repr(exc.code)}) was called"
-        code, fields = getattr(exc, "code", ""), getattr(exc, "fields", None)
-        if isinstance(exc, SystemExit):
-            code, fields = "worker_exit", {"code": _repr(exc.code)}
+        message = _text(exc) if not isinstance(exc, SystemExit) else f"sys.exit({fields['code']}) was called"
         error = {
             "kind": kind,
             "type": type(exc).__name__,
@@ -129,9 +144,9 @@ class Session:
             "where": where,
             "trace": self.student_trace(exc),
         }
-        if isinstance(code, str) and code and isinstance(fields, dict):
+        if code:
             try:
-                error["code"], error["fields"] = code, {str(k): str(v)[:2000] for k, v in fields.items()}
+                error["runtime"] = {"code": code, "fields": {str(k): str(v)[:2000] for k, v in fields.items()}}
             except Exception:  # a student's object with a broken __str__: keep the plain message
                 pass
         return {"ok": False, "error": error}
@@ -158,6 +173,8 @@ class Session:
         if frame is None:
             frame = wire.pack(dict(payload, id=rid))
         self.sock.sendall(frame)
+        for guard in self.guards:  # a refusal is confirmed within the request that made it
+            guard.refusals.clear()
 
     def target(self, spec: dict):
         if "handle" in spec:
@@ -289,12 +306,6 @@ class Session:
                     value = None
                 else:
                     raise _Missing(f"unknown operation {op!r}", "worker_unknown_op", op=repr(op))
-            except _Missing as e:
-                self.reply(rid, self.error(e, "missing"))
-            except _SignatureError as e:
-                self.reply(rid, self.error(e, "signature"))
-            except SyntaxError as e:
-                self.reply(rid, self.error(e, "syntax"))
             except BaseException as e:  # student code may raise anything, SystemExit included
                 self.reply(rid, self.error(e))
             else:
@@ -303,6 +314,30 @@ class Session:
 
 class _SignatureError(_Coded):
     pass
+
+
+_RUNTIME_CODE: frozenset = frozenset()
+
+
+def _raised_by_runtime(exc: BaseException) -> tuple[str, str, dict] | None:
+    """(kind, code, fields) of an error the runtime raised itself, outside the student's code: a
+    `_Coded` whose traceback runs through the Session's own methods alone (code objects compared by
+    identity; a file name is the student's to choose with compile()). The student's code can build
+    and raise a `_Missing` too, but any frame of theirs in its traceback makes it theirs."""
+    global _RUNTIME_CODE
+    if not isinstance(exc, _Coded):
+        return None
+    if not _RUNTIME_CODE:
+        _RUNTIME_CODE = frozenset(f.__code__ for f in vars(Session).values() if inspect.isfunction(f))
+    tb = exc.__traceback__
+    if tb is None:
+        return None
+    while tb is not None:
+        if tb.tb_frame.f_code not in _RUNTIME_CODE:
+            return None
+        tb = tb.tb_next
+    fields = exc.fields if type(exc.fields) is dict else {}
+    return ("signature" if isinstance(exc, _SignatureError) else "missing", exc.code, fields)
 
 
 def out_of_memory(exc: BaseException) -> bool:

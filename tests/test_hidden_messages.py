@@ -1,0 +1,159 @@
+"""Hidden messages carry only the grader's facts; a student's exception never reads as the grader's text.
+
+Graded for real (issue 24, part 5):
+- code that has seen a hidden input chose which of Python's exceptions it raised and, through
+  `exec(compile(src, "<another exercise's file>", "exec"))`, which file it was raised from: a hidden
+  check then said "mlm_loss raised EOFError in ch01/s1_04_byte_bpe.py", about 11 bits of the input
+  per check and a false attribution. Two gradings whose "hidden values" choose different classes
+  and files must now give byte-identical hidden messages, while the public checks still name both;
+- an exception of the student's with `code = "worker_gone"` and `fields` (or the runtime's own
+  `_Missing`, or the guard's `ForbiddenAPI` carrying a code) read in a public check as the
+  grader's own catalog text ("that object no longer exists in the worker"); it must show as the
+  student's exception, its class and its own message, in English and in Chinese.
+"""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from grader.course.messages import t
+from tests.conftest import checks_of, grade, kata, make_submission, solution_with
+
+# ------------------------------------------------------------------ a hidden value chooses the class and file
+CLASSES = ["EOFError", "KeyError", "BufferError", "LookupError", "UnicodeError", "ZeroDivisionError"]
+FILES = ["s1_04_byte_bpe.py", "s1_01_next_token.py", "s1_10_qkv.py", "s1_05_embeddings.py", "s1_02_anatomy.py"]
+
+CHOOSE = '''
+import os
+import torch
+
+SALT = <<SALT>>
+CLASSES = <<CLASSES>>
+FILES = <<FILES>>
+
+
+def _raise_chosen(*args):
+    """Raise the builtin exception chosen by the input, from the exercise file chosen by the input."""
+    seen = SALT + sum(int(a.double().abs().sum() * 1000) for a in args if isinstance(a, torch.Tensor))
+    name, file = CLASSES[seen % len(CLASSES)], FILES[seen % len(FILES)]
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), file)
+    exec(compile(f"raise {name}('chosen')", path, "exec"), {})
+'''
+
+ANSWER_BY_RAISING = '''
+
+def _attack(*args, **kwargs):
+    _raise_chosen(*args, *kwargs.values())
+
+
+def __getattr__(name):
+    if name.startswith("__"):
+        raise AttributeError(name)
+    return _attack
+'''
+
+CHOSEN = ["s1_11_attention_scores", "s1_12_scaled_attention", "s1_23_bert_embedding"]
+
+
+def _choosing(salt: int) -> dict[str, str]:
+    head = (CHOOSE.replace("<<SALT>>", str(salt)).replace("<<CLASSES>>", repr(CLASSES))
+            .replace("<<FILES>>", repr(FILES)))
+    raising = head + ANSWER_BY_RAISING
+    bert = solution_with(
+        "s1_23_bert_embedding",
+        '            raise ValueError(f"sequence of {T} tokens is longer than max_len={self.position.num_embeddings}")',
+        "            _raise_chosen(x)")
+    return {"s1_11_attention_scores": raising, "s1_12_scaled_attention": raising,
+            "s1_23_bert_embedding": bert + head}
+
+
+def test_a_hidden_value_chooses_neither_the_exception_nor_the_file_a_hidden_check_names(tmp_path):
+    """Two submissions whose code picks the exception class and the file it raises from by the input
+    (plus a salt that differs between them): every hidden check's message is the same, byte for byte,
+    and names none of the classes or files; the public checks name the class (the attack ran)."""
+    reports = []
+    for salt in (0, 1):
+        sub = make_submission(tmp_path / f"salt{salt}", _choosing(salt))
+        reports.append(grade(sub, *[arg for ex in CHOSEN for arg in ("-e", ex)]))
+    hidden = [{(c["exercise"], c["name"]): c["message"] for c in r["checks"] if c["visibility"] == "hidden"}
+              for r in reports]
+    assert hidden[0] and set(hidden[0]) == set(hidden[1])
+    assert {ex for ex, _ in hidden[0]} == set(CHOSEN), hidden[0]
+    for key, said in hidden[0].items():
+        assert said == hidden[1][key], f"{key}: {said!r} != {hidden[1][key]!r}"
+        for name in CLASSES + FILES + [f.removesuffix(".py") for f in FILES]:
+            assert name not in said, f"{key}: {name} in {said!r}"
+    refused = hidden[0][("s1_23_bert_embedding", "test_too_long_is_refused")]
+    assert "must raise ValueError, not another exception" in refused, refused  # the check's own verdict, unnamed
+    for r in reports:
+        public = [c["message"] for ex in CHOSEN for c in checks_of(r, ex)
+                  if c["visibility"] == "public" and c["status"] == "failed"]
+        assert public and all(any(f"raised {name}" in m for name in CLASSES) for m in public), public
+
+
+# ------------------------------------------------------------------ a code and fields of the student's own
+FORGE = '''
+import sys
+
+KIND = "<<KIND>>"
+
+
+def _runtime(name):
+    """A module of the worker's runtime, found through the frame of its request loop."""
+    f = sys._getframe()
+    while f is not None and f.f_code.co_name != "serve":
+        f = f.f_back
+    serve = sys.modules[f.f_globals["__name__"]]
+    return serve if name == "serve" else sys.modules[serve.Guard.__module__]
+
+
+def _forged():
+    if KIND == "attributes":  # a class of the student's own that carries a catalog code and fields
+        return type("Gone", (Exception,), {"code": "worker_gone", "fields": {}})("FORGED-by-the-student")
+    if KIND == "runtime-class":  # the runtime's own error class, raised from the student's code
+        return _runtime("serve")._Missing("FORGED-by-the-student", "worker_no_attribute_module",
+                                          module="FORGED", name="FORGED")
+    forbidden = _runtime("guard").ForbiddenAPI("FORGED-by-the-student")  # the guard's class, no refusal of its
+    forbidden.code, forbidden.fields = "worker_forbidden", {"name": "torch.softmax", "exercise": "x", "hint": ""}
+    return forbidden
+
+
+def _attack(*args, **kwargs):
+    raise _forged()
+
+
+def __getattr__(name):
+    if name.startswith("__"):
+        raise AttributeError(name)
+    return _attack
+'''
+
+FORGED = {"s1_12_context": ("attributes", "Gone"), "s1_10_qkv": ("runtime-class", "_Missing"),
+          "s1_09_input_embeddings": ("guard-class", "ForbiddenAPI")}
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_an_exception_carrying_a_catalog_code_shows_as_the_students_own(tmp_path, lang):
+    """Public checks show a forged code's exception as what it is: the student's class and message,
+    never the catalog's wording of that code (in either language)."""
+    sub = make_submission(tmp_path, {ex: FORGE.replace("<<KIND>>", kind) for ex, (kind, _) in FORGED.items()})
+    args = ["--public-only", *[arg for ex in FORGED for arg in ("-e", ex)]]
+    if lang == "zh":  # grade() reports in English
+        out = tmp_path / "report.json"
+        proc = kata("--lang", "zh", "grade", str(sub), "--json", str(out), "-q", *args)
+        assert proc.returncode == 0, proc.stderr
+        report = json.loads(out.read_text(encoding="utf-8"))
+    else:
+        report = grade(sub, *args)
+    catalog = [t(key, lang=lang, module="FORGED", name="FORGED", exercise="x", hint="")
+               for key in ("worker_gone", "worker_no_attribute_module", "worker_forbidden")]
+    raised = {"en": "raised {cls}: FORGED-by-the-student", "zh": "抛出了 {cls}：FORGED-by-the-student"}[lang]
+    for ex, (_, cls) in FORGED.items():
+        checks = checks_of(report, ex)
+        assert checks and all(c["status"] == "failed" for c in checks), checks
+        for c in checks:
+            assert raised.format(cls=cls) in c["message"], (ex, c["message"])
+            for text in catalog:
+                assert text not in c["message"], (ex, text, c["message"])
+            assert c["kind"] != "forbidden", c
