@@ -12,6 +12,7 @@ import pytest
 from grader.course.manifest import load
 from grader.course.scan import scan
 from grader.course.scan_escapes import resolve
+from grader.course.source_text import decode
 
 COURSE = load()
 LOCAL = frozenset(e.module for e in COURSE.exercises)
@@ -270,6 +271,9 @@ def test_the_verdict_says_what_and_where_in_both_languages(monkeypatch):
 
         def source(self, f):
             return self.text if f == "ch01/s1_11_softmax.py" else None
+
+        def read(self, f):  # the one reader of a student's file (grader/course/source_text.py)
+            return decode(self.text.encode(), f) if f == "ch01/s1_11_softmax.py" else None
 
     ex = COURSE.get("s1_11_softmax")
     text = (COURSE.solutions_dir / ex.file).read_text() + "\nimport threading\n"

@@ -12,6 +12,9 @@ Grading reads a notebook with `code_of`: the kata's own cells (intro, checks) an
 (`softmax?`) become comments (jupytext's escaping, which knows about strings), so they never
 run and line numbers stay those of the .py that `--to-py` writes. Student markdown cells
 become comment blocks. A notebook that cannot be read raises NotebookError naming the file.
+The .py a notebook becomes is UTF-8, and is read back as Python reads it, like any .py
+(grader/course/source_text.py): a first cell that starts with `# coding: utf-7` makes a .py Python
+would decode as UTF-7, and grading refuses it, naming the notebook.
 
 Neither direction overwrites code without a backup in `.kata/backups/<time>/`, and neither
 replaces edits newer than its source unless forced.
@@ -28,6 +31,7 @@ from pathlib import Path
 
 from ..course import atomic
 from ..course.messages import language, t
+from ..course.source_text import decode
 
 INTRO_TAG = "kata-intro"
 CHECK_TAG = "kata-check"
@@ -219,7 +223,8 @@ def to_notebook(course, ex, backups: Backups, force: bool = False, lang: str | N
     rel_py, rel_nb = _rel(course, py), _rel(course, nb_path)
     if not py.is_file():
         return Outcome(ex.id, "missing", py, t("nb_py_missing", py=rel_py, id=ex.id))
-    code = py.read_text(encoding="utf-8", errors="replace")
+    found = decode(py.read_bytes(), rel_py)  # as Python reads it: BOM and coding line honoured
+    code = found.text if found.text is not None else py.read_bytes().decode("utf-8", errors="replace")
     backup = None
     if nb_path.exists():
         try:
@@ -251,7 +256,7 @@ def to_py(course, ex, backups: Backups, force: bool = False) -> Outcome:
         return Outcome(ex.id, "unreadable", nb_path, str(e))
     backup = None
     if py.is_file():
-        if py.read_text(encoding="utf-8", errors="replace") == code:
+        if decode(py.read_bytes(), rel_py).text == code:
             return Outcome(ex.id, "same", py, t("nb_same", nb=rel_nb, py=rel_py))
         if py.stat().st_mtime > nb_path.stat().st_mtime and not force:
             return Outcome(ex.id, "refused", py, t("py_newer", nb=rel_nb, py=rel_py, id=ex.id))

@@ -26,7 +26,7 @@ settings.register_profile("kata-hidden", phases=[Phase.explicit, Phase.reuse, Ph
 from ..course.manifest import Course, Exercise
 from ..course.messages import pick, t
 from ..course.safe_text import one_line, plain
-from ..course.scan import imported, scan
+from ..course.scan import imported, scan_source
 from ..worker.budget import Budget
 from ..worker.client import Sandbox, WorkerFault
 from ..worker.proxy import Remote, StudentError
@@ -70,9 +70,9 @@ class _Plugin:
         if self._files is None:
             self._files = {}
             for ex in self.course.exercises:
-                source = self.submission.source(ex.file)
-                if source is not None:
-                    self._files[ex.file] = source.count("\n") + 1
+                found = self.submission.read(ex.file)
+                if found is not None:
+                    self._files[ex.file] = found.lines
         return self._files
 
     def exercise_of(self, item) -> Exercise:
@@ -346,15 +346,15 @@ def _scan_exercise(ex: Exercise, submission: Submission, course: Course | None =
     names, escapes = [], []
     cache = {} if cache is None else cache
     for f in files:
-        source = submission.source(f)
-        if source is None:
+        found = submission.read(f)  # the text Python runs, or why the grader cannot vouch for one
+        if found is None:
             continue
         if budget is not None and budget.exhausted(ex.id):
             return None
         label = f if f == ex.file else t("scan_imported_file", file=f, by=ex.file)
         key = (f, tuple(ex.forbidden))
         if key not in cache:
-            cache[key] = scan(source, ex.forbidden, local)
+            cache[key] = scan_source(found, ex.forbidden, local)
         for v in cache[key]:
             (escapes if v.why else names).append(v.describe(label))
     verdicts = []

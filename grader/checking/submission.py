@@ -42,6 +42,7 @@ from ..course import files
 from ..course.manifest import ID_RE
 from ..course.messages import t
 from ..course.safe_text import one_line
+from ..course.source_text import REFUSED, SourceText, decode
 from . import submit_manifest as kata_manifest
 from .notebook import NotebookError, read_code
 
@@ -71,15 +72,25 @@ class Submission:
     graded_from: dict[str, str] = field(default_factory=dict)  # "ch01/x.py" -> "ch01/x.ipynb" when the notebook is graded
     links: list[str] = field(default_factory=list)  # the notes on symbolic links skipped (also in notes)
     label: str = ""  # how reports name the submission: the folder's or the zip's own name, never a host path
+    _texts: dict = field(default_factory=dict, init=False, repr=False, compare=False)  # rel -> SourceText
 
     def path(self, rel: str) -> Path:
         return self.root / rel
 
+    def read(self, rel: str) -> SourceText | None:
+        """The file `rel` as Python decodes it (grader/course/source_text.py), read once; None if absent.
+        The one reader of a student's source on the trusted side: the scan, the files it follows, the
+        attempt flags and `kata similarity` all read this."""
+        if rel not in self._texts:
+            p = self.path(rel)
+            self._texts[rel] = decode(p.read_bytes(), rel) if p.is_file() and not p.is_symlink() else None
+        return self._texts[rel]
+
     def source(self, rel: str) -> str | None:
-        p = self.path(rel)
-        if not p.is_file():
-            return None
-        return p.read_bytes().decode("utf-8", errors="replace")
+        """The text Python runs from `rel` (BOM and coding line honoured); None when the file is absent
+        or Python's decoding cannot be proved (see read())."""
+        found = self.read(rel)
+        return found.text if found is not None else None
 
     def staged_at(self, folder: str | Path) -> "Submission":
         """This submission copied into `folder`, which is emptied first but stays itself: a sandbox
@@ -283,7 +294,7 @@ def _adopt_notebooks(root: Path, chapter: str, notes: list[str], problems: dict[
                 problems[rel_py] = str(e)
             continue
         if py.is_file():
-            if py.read_bytes().decode("utf-8", errors="replace") == code:
+            if decode(py.read_bytes(), rel_py).text == code:
                 continue
             if nb.stat().st_mtime <= py.stat().st_mtime:
                 notes.append(t("nb_both_py_graded", nb=rel_nb, py=rel_py))
@@ -293,6 +304,19 @@ def _adopt_notebooks(root: Path, chapter: str, notes: list[str], problems: dict[
             notes.append(t("nb_graded", nb=rel_nb, py=rel_py))
         py.write_text(code, encoding="utf-8")
         graded_from[rel_py] = rel_nb
+
+
+def _refuse_unreadable(root: Path, exercises, problems: dict[str, str], graded_from: dict[str, str]) -> None:
+    """An exercise file Python would read as other text than the grader (a coding line that is not
+    UTF-8, bytes that are not UTF-8, a decoding that does not give Python's own tree) cannot be
+    graded: its exercise fails every check with the reason (a notebook is named as itself)."""
+    for ex in exercises:
+        p = root / ex.file
+        if ex.file in problems or not p.is_file() or p.is_symlink():
+            continue
+        found = decode(p.read_bytes(), ex.file)
+        if found.kind in REFUSED:
+            problems[ex.file] = found.refusal(graded_from.get(ex.file, ex.file), ex.id)
 
 
 def _keep_exercises(root: Path, keep: set[str], notes: list[str], limit: int = 10) -> None:
@@ -364,6 +388,7 @@ def open_submission(path: str | Path, chapter: str = "ch01", exercises=None) -> 
         _adopt_notebooks(root, chapter, notes, problems, graded_from)
         if exercises is not None:
             _keep_exercises(root, {ex.file for ex in exercises}, notes)
+            _refuse_unreadable(root, exercises, problems, graded_from)
         for dirpath, dirnames, filenames in os.walk(root):  # the worker runs as another user
             os.chmod(dirpath, 0o755)
             for f in filenames:

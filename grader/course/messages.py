@@ -201,6 +201,46 @@ CATALOG: dict[str, dict[str, str]] = {
               "deep); write it plainly",
         "zh": "{file}：嵌套太深（表达式或代码块有数百层），评分器无法读完；请写得平直一些",
     },
+    # One source text (grader/course/source_text.py): the file as Python decodes it, or refused.
+    "scan_coding": {
+        "en": "{file}:{line}: declares the encoding {name}; the grader reads only UTF-8 files (save it as UTF-8 and "
+              "delete the coding line)",
+        "zh": "{file}:{line}：声明了文件编码 {name}；评分器只读取 UTF-8 文件（请另存为 UTF-8 并删除这行编码声明）",
+    },
+    "scan_not_utf8": {
+        "en": "{file}:{line}: not UTF-8 text, so the grader cannot read it as Python would (save it as UTF-8)",
+        "zh": "{file}:{line}：不是 UTF-8 文本，评分器无法像 Python 那样读取它（请另存为 UTF-8）",
+    },
+    "scan_mismatch": {
+        "en": "{file}: Python reads this file differently from the text it holds, so the grader cannot check it "
+              "(save it as plain UTF-8, without a coding line)",
+        "zh": "{file}：Python 读到的代码与文件里的文字不一致，评分器无法检查它（请另存为普通 UTF-8 文件，不要编码声明行）",
+    },
+    "scan_syntax": {
+        "en": "{file}:{line}: Python cannot compile this file ({name}), so the grader cannot check it",
+        "zh": "{file}:{line}：Python 无法编译这个文件（{name}），评分器因此无法检查它",
+    },
+    "src_coding": {
+        "en": "{file}, line {line}: a coding line declares the encoding {encoding}. The grader reads only UTF-8, the "
+              "encoding Python uses by default: save the file as UTF-8 and delete that coding line (a BOM or "
+              "`# -*- coding: utf-8 -*-` is fine). Until then {exercise} scores 0.",
+        "zh": "{file} 第 {line} 行的编码声明指定了 {encoding} 编码。评分器只读取 UTF-8（Python 的默认编码）："
+              "请把文件另存为 UTF-8，并删除这行编码声明（带 BOM 或写 `# -*- coding: utf-8 -*-` 都可以）。"
+              "在此之前，{exercise} 记 0 分。",
+    },
+    "src_not_utf8": {
+        "en": "{file}, line {line}: the file is not UTF-8 text, so Python cannot read it. Save the file as UTF-8 "
+              "(and delete any coding line). Until then {exercise} scores 0.",
+        "zh": "{file} 第 {line} 行：文件不是 UTF-8 文本，Python 无法读取。请把文件另存为 UTF-8（并删除编码声明行）。"
+              "在此之前，{exercise} 记 0 分。",
+    },
+    "src_mismatch": {
+        "en": "{file}: Python reads this file differently from the text it holds, so the grader cannot check it. "
+              "Save the file as plain UTF-8 and delete any coding line on line 1 or 2. Until then {exercise} "
+              "scores 0.",
+        "zh": "{file}：Python 读到的代码与文件里的文字不一致，评分器无法检查它。请把文件另存为普通 UTF-8，"
+              "并删除第 1 或第 2 行的编码声明。在此之前，{exercise} 记 0 分。",
+    },
     "scan_alias": {
         "en": "{file}:{line}: uses {name} under another name ({code})",
         "zh": "{file}:{line}：换了个名字使用 {name}（{code}）",

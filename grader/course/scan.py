@@ -54,7 +54,7 @@ MAX_SCANNED_CHARS = 256 * 1024
 def scan(source: str, forbidden: list[str], local_modules=frozenset()) -> list[Violation]:
     """Violations in `source`: its forbidden names, then on lines that have none the escapes of
     scan_escapes.py (`local_modules`: the course's exercise modules, which a file may import).
-    An unparsable file gives none (its import error is reported). A file nested too deeply for
+    An unparsable file is one violation ("syntax": its import fails in the worker too). A file nested too deeply for
     the scan to read through (Python's parser, or this scan, runs out of recursion or memory:
     `1+1+...` hundreds of terms long) is one violation: what the grader cannot read, it cannot
     vouch for, so the exercise scores 0 (and the student's other exercises are graded as usual);
@@ -69,11 +69,25 @@ def scan(source: str, forbidden: list[str], local_modules=frozenset()) -> list[V
         return [Violation("too_deep", 1, "", "too_deep")]
 
 
+def scan_source(found, forbidden: list[str], local_modules=frozenset()) -> list[Violation]:
+    """Violations in a student's file read by grader/course/source_text.py (`found`, a SourceText):
+    the scan of the text Python runs, or, for a file the grader cannot vouch for (a coding line that
+    is not UTF-8, bytes that are not, a decoding that is not Python's, a file Python cannot compile,
+    too long or too deep), one violation saying why: never "no violations"."""
+    if not forbidden:
+        return []
+    if found.kind in ("too_large", "too_deep"):
+        return [Violation(found.kind, 1, "", found.kind)]
+    if found.kind or found.text is None:
+        return [Violation(found.detail, found.line, "", found.kind or "mismatch")]
+    return scan(found.text, forbidden, local_modules)
+
+
 def _scan(source: str, forbidden: list[str], local_modules) -> list[Violation]:
     try:
         tree = ast.parse(source)
-    except SyntaxError:
-        return []
+    except (SyntaxError, ValueError) as e:  # what the scan cannot read, it cannot vouch for
+        return [Violation(str(getattr(e, "msg", e))[:80], getattr(e, "lineno", None) or 1, "", "syntax")]
     lines = source.splitlines()
     banned = {n for n in forbidden if not n.endswith(".*")}
     prefixes = tuple(n[:-1] for n in forbidden if n.endswith(".*"))  # "torch.ops."

@@ -46,6 +46,7 @@ from ...course import files
 from ...course.manifest import CourseError, find_root, load
 from ...course.messages import t
 from ...course.scan import imported
+from ...course.source_text import decode, of_text
 
 ENV_ROOT = "KATA_COURSE_ROOT"
 KATA_TAGS = {"kata-check", "kata-intro"}
@@ -118,21 +119,31 @@ def without_test_cells(data: bytes) -> bytes:
 
 def imports_of(data: bytes, notebook: bool) -> set[str]:
     """The modules a notebook's code cells (or a .py) import by name; shell and magic lines aside."""
-    if not notebook:
-        return imported(data.decode("utf-8", errors="replace"))
+    if not notebook:  # the text Python runs (grader/course/source_text.py), BOM and coding line honoured
+        return imported(decode(data).text or "")
     try:
         cells = json.loads(data)["cells"]
     except (ValueError, KeyError, TypeError, RecursionError):
         return set()
-    out: set[str] = set()
+    code: list[str] = []
     for cell in cells if isinstance(cells, list) else []:
         if not isinstance(cell, dict) or cell.get("cell_type") != "code":
             continue
         source = cell.get("source", "")
-        source = "".join(source) if isinstance(source, list) else source
+        if isinstance(source, list) and all(isinstance(part, str) for part in source):
+            source = "".join(source)
         if isinstance(source, str):
-            out |= imported("\n".join("" if line.lstrip().startswith(("%", "!")) else line
-                                       for line in source.splitlines()))
+            code.append("\n".join("" if line.lstrip().startswith(("%", "!")) else line
+                                   for line in source.splitlines()))
+    # the cells as one text, read as Python reads the graded .py they become (a coding line in the
+    # first cell is honoured, as it is there): grader/course/source_text.py
+    out: set[str] = set()
+    found = of_text("\n\n".join(code))
+    if found.text is not None:
+        out = imported(found.text)
+    if found.kind in ("syntax", "too_large"):  # one cell that does not parse hides no other cell's imports
+        for cell_code in code:
+            out |= imported(of_text(cell_code).text or "")
     return out
 
 

@@ -4,7 +4,9 @@ The class summary keeps "not attempted" apart from "attempted and wrong": a chec
 an untouched stub says nothing about what the class misunderstood. Code is compared as Python's
 syntax tree, so blank lines and comments do not count as an attempt; the stub is compared in
 every language the course writes it in (a student who got the Chinese stubs is not "attempting"
-by having Chinese docstrings). A file that does not parse is an attempt.
+by having Chinese docstrings). A file that does not parse is an attempt. The file is read as Python
+reads it (its BOM and coding line honoured, grader/course/source_text.py): a stub whose answer is
+hidden behind `# coding: utf-7` is an attempt, and one the grader cannot read is one too.
 """
 from __future__ import annotations
 
@@ -75,11 +77,11 @@ def attempted(course, submission, exercises) -> dict[str, bool]:
 def _attempted(course, submission, exercises) -> dict[str, bool]:
     out = {}
     for ex in exercises:
-        text = submission.source(ex.file)
-        if text is None:
+        found = submission.read(ex.file)  # the text Python runs (grader/course/source_text.py)
+        if found is None:
             out[ex.id] = False
             continue
-        tree = _tree(text)
+        tree = _tree(found.text) if found.text is not None else None
         out[ex.id] = tree is None or tree not in _stub_trees(str(course.root), ex.file, _versions(course, ex))
     return out
 

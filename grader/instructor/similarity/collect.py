@@ -6,7 +6,9 @@ student is the same name in the gradebook and here). Each is opened with open_su
 are checked before anything is extracted, no symbolic link is followed (an entry that is one is
 refused), notebooks become the .py that is graded, only the course's exercise files are kept.
 The files are read as text and nothing else: never imported, never run (run.py puts each in its
-canonical form and judges its size then, comments gone).
+canonical form and judges its size then, comments gone). The text is the one Python would run,
+decoded once as grading decodes it (grader/course/source_text.py, through Submission.source): a copy
+hidden behind a BOM or a `# coding: utf-7` line is compared as the code it is.
 """
 from __future__ import annotations
 
