@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import SOLUTIONS, checks_of, grade
 
 ATTACKS = Path(__file__).resolve().parent / "given_lies"
@@ -231,3 +233,217 @@ def test_no_check_trusts_given_code_of_the_students_file():
     top, _ = _given(EXERCISES / "ch01" / "s1_23_dataset.py")
     assert {"WordEncoder", "item", "size", "batches"} <= top
     assert _uses('ds = sub.new("IMDBDataset", t, y, enc)\nx = sub.item(ds, 0)', top, set()) == {"item"}
+
+
+# ----------------------------------------------------- what checks read is measured on the trusted side
+# The s1_23_dataset checks count the encoder's calls to see that ids are computed once, in
+# __init__. The encoder used to live in the worker, with its counter: code that re-encoded in
+# __getitem__ and set the counter back gained 6 points. Now every call is answered (and counted)
+# by the grader, under a labelling of the vocabulary the worker cannot know.
+COUNTED = {"test_listing_1_23_1_28_dataset": 2, "test_ids_computed_once": 1, "test_datasets_split": 2,
+           "test_datasets_split_loaders": 1}  # the checks that measure the encoder's use, and their points
+
+
+def _dataset_class(body: str) -> str:
+    """The solution of s1_23_dataset with its IMDBDataset replaced by `body` (a class named IMDBDataset)."""
+    source = (SOLUTIONS / "ch01" / "s1_23_dataset.py").read_text()
+    start = source.index("class IMDBDataset(Dataset):")
+    end = source.index("\ndef collate(")
+    return source[:start] + body.strip("\n") + "\n\n" + source[end:]
+
+
+CHECKED = '''
+    def _check(self, texts, labels):
+        texts, labels = list(texts), list(labels)
+        if len(texts) != len(labels) or any(y not in (0, 1) for y in labels):
+            raise ValueError("one label, 0 or 1, per text")
+        return texts, labels
+'''
+
+
+def _vocab_literal() -> str:
+    from grader.checks.test_s1_23_dataset import VOCAB
+    return repr(list(VOCAB))
+
+
+DATASET_ATTACKS = {
+    # re-encodes in __getitem__, then sets the counter back
+    "counter set back": '''
+class IMDBDataset(Dataset):
+    def __init__(self, texts, labels, encode):
+        self.texts, self.labels = self._check(texts, labels)
+        self.encode = encode
+        for text in self.texts:
+            encode(text)
+
+    def __len__(self):
+        return len(self.texts)
+
+    def __getitem__(self, idx):
+        ids = self.encode(self.texts[idx])
+        try:
+            self.encode.calls -= 1
+        except AttributeError:
+            pass
+        return torch.tensor(ids, dtype=torch.long), torch.tensor(self.labels[idx], dtype=torch.long)
+''' + CHECKED,
+    # wraps the encoder's class once __init__ is done, so that later calls do not count
+    "class patched": '''
+class IMDBDataset(Dataset):
+    def __init__(self, texts, labels, encode):
+        self.texts, self.labels = self._check(texts, labels)
+        self.encode = encode
+        for text in self.texts:
+            encode(text)
+        cls = type(encode)
+        if not getattr(cls, "_quiet", False):
+            original = cls.__call__
+
+            def quiet(enc, *args, **kwargs):
+                out = original(enc, *args, **kwargs)
+                try:
+                    enc.calls -= 1
+                except AttributeError:
+                    pass
+                return out
+            cls.__call__, cls._quiet = quiet, True
+
+    def __len__(self):
+        return len(self.texts)
+
+    def __getitem__(self, idx):
+        ids = self.encode(self.texts[idx])
+        return torch.tensor(ids, dtype=torch.long), torch.tensor(self.labels[idx], dtype=torch.long)
+''' + CHECKED,
+    # calls the encoder once per text in __init__ (the count is right) and throws the ids away;
+    # __getitem__ encodes again with its own copy of the encoder (the course's vocabulary is public)
+    "own copy of the encoder": '''
+class IMDBDataset(Dataset):
+    def __init__(self, texts, labels, encode):
+        self.texts, self.labels = self._check(texts, labels)
+        for text in self.texts:
+            encode(text)
+        self.mine = WordEncoder(VOCAB, max_len=getattr(encode, "max_len", 32))
+
+    def __len__(self):
+        return len(self.texts)
+
+    def __getitem__(self, idx):
+        ids = self.mine(self.texts[idx])
+        return torch.tensor(ids, dtype=torch.long), torch.tensor(self.labels[idx], dtype=torch.long)
+''' + CHECKED,
+    # encodes lazily, once per text object (a cache keyed on id(text)), and forges the count __init__ should have made
+    "lazy cache, count forged": '''
+class IMDBDataset(Dataset):
+    def __init__(self, texts, labels, encode):
+        self.texts, self.labels = self._check(texts, labels)
+        self.encode, self.cache = encode, {}
+        try:
+            encode.calls += len(self.texts)
+        except AttributeError:
+            pass
+
+    def __len__(self):
+        return len(self.texts)
+
+    def __getitem__(self, idx):
+        text = self.texts[idx]
+        if id(text) not in self.cache:
+            self.cache[id(text)] = self.encode(text)
+            try:
+                self.encode.calls -= 1
+            except AttributeError:
+                pass
+        return torch.tensor(self.cache[id(text)], dtype=torch.long), torch.tensor(self.labels[idx], dtype=torch.long)
+''' + CHECKED,
+}
+
+
+@pytest.mark.parametrize("attack", sorted(DATASET_ATTACKS))
+def test_dataset_that_encodes_again_scores_nothing_on_the_checks_that_count(submission, attack):
+    ex = "s1_23_dataset"
+    source = _dataset_class(DATASET_ATTACKS[attack]).replace(
+        "PAD_ID = 50257", f"PAD_ID = 50257\nVOCAB = {_vocab_literal()}")
+    checks = _checks(grade(submission({ex: source}), "-e", ex), ex)
+    assert {name: checks[name]["score"] for name in COUNTED} == dict.fromkeys(COUNTED, 0), \
+        {name: checks[name]["message"] for name in COUNTED}
+    assert checks["test_collate"]["score"] == 2  # graded as usual elsewhere
+
+
+DATASET_HONEST = {
+    # the ids of every text in one padded tensor, with their lengths
+    "one padded tensor": '''
+class IMDBDataset(Dataset):
+    def __init__(self, texts, labels, encode):
+        texts, labels = self._check(texts, labels)
+        encoded = [encode(text) for text in texts]
+        self.lengths = [len(ids) for ids in encoded]
+        self.ids = torch.zeros(len(encoded), max(self.lengths, default=0), dtype=torch.long)
+        for row, ids in enumerate(encoded):
+            self.ids[row, :len(ids)] = torch.tensor(ids, dtype=torch.long)
+        self.labels = torch.tensor(labels, dtype=torch.long)
+
+    def __len__(self):
+        return len(self.lengths)
+
+    def __getitem__(self, idx):
+        return self.ids[idx, :self.lengths[idx]], self.labels[idx]
+''' + CHECKED,
+    # a dict from index to (ids, label), the ids kept as lists
+    "a dict of lists": '''
+class IMDBDataset(Dataset):
+    def __init__(self, texts, labels, encode):
+        texts, labels = self._check(texts, labels)
+        self.items = {i: (list(encode(text)), int(label)) for i, (text, label) in enumerate(zip(texts, labels))}
+
+    def __len__(self):
+        return len(self.items)
+
+    def __getitem__(self, idx):
+        ids, label = self.items[idx]
+        return torch.tensor(ids, dtype=torch.long), torch.tensor(label, dtype=torch.long)
+''' + CHECKED,
+    # each distinct text encoded once (a cache by text) while __init__ runs; ids shared between equal texts
+    "precomputed with a cache by text": '''
+class IMDBDataset(Dataset):
+    def __init__(self, texts, labels, encode):
+        texts, labels = self._check(texts, labels)
+        seen = {}
+        self.ids = []
+        for text in texts:
+            if text not in seen:
+                seen[text] = torch.as_tensor(encode(text), dtype=torch.long)
+            self.ids.append(seen[text])
+        self.labels = [torch.tensor(y) for y in labels]
+
+    def __len__(self):
+        return len(self.ids)
+
+    def __getitem__(self, idx):
+        return self.ids[idx], self.labels[idx]
+''' + CHECKED,
+}
+
+
+@pytest.mark.parametrize("honest", sorted(DATASET_HONEST))
+def test_honest_datasets_keep_full_marks_on_the_checks_that_count(submission, honest):
+    ex = "s1_23_dataset"
+    report = grade(submission({ex: _dataset_class(DATASET_HONEST[honest])}), "-e", ex)
+    checks = _checks(report, ex)
+    assert {n: c["score"] for n, c in checks.items()} == {n: c["max_score"] for n, c in checks.items()}, \
+        {n: c["message"] for n, c in checks.items() if c["score"] != c["max_score"]}
+
+
+def test_a_flood_of_encoder_calls_fails_the_check_and_grading_goes_on(submission):
+    # 20,000 calls of the grader's encoder in one call into the worker: more questions than the
+    # grader answers in one call (Worker.MAX_QUESTIONS); the worker is ended, the next checks run
+    ex = "s1_23_dataset"
+    source = (SOLUTIONS / "ch01" / f"{ex}.py").read_text()
+    source = _replace(source, "        self.ids = [torch.tensor(encode(text), dtype=torch.long) for text in texts]\n",
+                      "        for _ in range(20_000):\n            encode('good')\n"
+                      "        self.ids = [torch.tensor(encode(text), dtype=torch.long) for text in texts]\n")
+    checks = _checks(grade(submission({ex: source}), "-e", ex), ex)
+    assert checks["test_ids_computed_once"]["score"] == 0
+    assert "questions" in checks["test_ids_computed_once"]["message"] or \
+        "valid" in checks["test_ids_computed_once"]["message"], checks["test_ids_computed_once"]["message"]
+    assert checks["test_collate"]["score"] == 2

@@ -3,9 +3,12 @@
 
 Expected values come from a copy of the given WordEncoder here in the trusted process; labels
 and texts are the grader's own. The given helpers of the student's file (WordEncoder, item,
-size, batches) can be rewritten, so none is used: the encoder passed to the dataset, which
-counts its calls, is the worker runtime's own copy (`sub.given`), and datasets and loaders are
-indexed, measured and iterated by the runtime (`sub.getitem`, `sub.length`, `sub.iterate`).
+size, batches) can be rewritten, so none is used: datasets and loaders are indexed, measured and
+iterated by the runtime (`sub.getitem`, `sub.length`, `sub.iterate`), and the encoder passed to
+the dataset is answered here, call by call (`sub.forward`, TrustedEncoder): how often the
+student's code encoded, and what, is counted where that code cannot write, and its ids follow
+a labelling of the vocabulary drawn for each encoder, so ids computed without calling it are
+wrong.
 
 The checks of the split path hand the student what listing 1.23's load_dataset gives: a real
 `datasets.Dataset` (ClassLabel labels) built in the worker from plain columns by the runtime's
@@ -14,7 +17,9 @@ the runtime's own indexing. Only the columns go in and handles come back: no obj
 worker's is ever decoded here. datasets' import costs each of those checks' workers about
 0.4-0.9 s, so no other check asks for a split.
 """
+import random
 import tempfile
+from collections import Counter
 from pathlib import Path
 
 import torch
@@ -23,7 +28,7 @@ from hypothesis import strategies as st
 
 from grader.capstone import data
 from grader.checking import CheckFailure, Mistake, Msg, check, code, expect, expect_equal, expect_tensor, fixtures
-from grader.worker.proxy import StudentError
+from grader.worker.proxy import Refused, StudentError
 
 EXERCISE = "s1_23_dataset"
 VOCAB = sorted(set(" ".join(data.POSITIVE_WORDS + data.NEGATIVE_WORDS + data.NEUTRAL_WORDS).lower().split()))
@@ -46,8 +51,62 @@ def reference_collate(items, pad_id):
     return ids, (ids != pad_id).long(), torch.tensor([y for _, y in items], dtype=torch.long)
 
 
+INTEGERS = (torch.int64, torch.int32, torch.int16, torch.int8, torch.uint8)
+
+
+class TrustedEncoder:
+    """The encoder the checks hand to IMDBDataset: the given WordEncoder over VOCAB, answered here.
+    The student's code holds only a handle (`handle`) whose every call comes over the wire to
+    __call__, so `calls` and `encoded` (the ids returned, as a multiset) are the grader's own
+    count: nothing in the worker can set them back. The ids are the book's under a labelling
+    drawn anew for each encoder: the words' ids (4 and up) permuted in one cycle, so that no word
+    keeps its id, the special ids 0-3 kept. Ids computed without calling the encoder (a copy of
+    WordEncoder in the student's file) are then wrong. `book()` maps the ids the student's code
+    returns back to the book's labelling: every comparison and message is in the book's ids, the
+    same in every run."""
+
+    def __init__(self, sub, max_len=MAX_LEN):
+        words = list(range(4, PAD_AFTER_VOCAB))
+        random.SystemRandom().shuffle(words)
+        self.relabel = list(range(PAD_AFTER_VOCAB))
+        for word, other in zip(words, words[1:] + words[:1]):
+            self.relabel[word] = other
+        self.unlabel = torch.empty(PAD_AFTER_VOCAB, dtype=torch.long)
+        self.unlabel[torch.tensor(self.relabel)] = torch.arange(PAD_AFTER_VOCAB)
+        self.max_len = max_len
+        self.calls = 0
+        self.encoded = Counter()
+        self.handle = sub.forward("WordEncoder", self)
+
+    def __call__(self, text):
+        if not isinstance(text, str):
+            raise Refused("TypeError", f"WordEncoder encodes a str, not {type(text).__name__}")
+        self.calls += 1
+        ids = encode(text, self.max_len)
+        self.encoded[tuple(ids)] += 1
+        return [self.relabel[i] for i in ids]
+
+    def book(self, value):
+        """`value` (ds[i], a batch, a list of batches) with the ids of its integer tensors in the
+        book's labelling; masks and labels (0 and 1) and pad ids stay as they are."""
+        if isinstance(value, (tuple, list)):
+            return type(value)(self.book(v) for v in value)
+        if not isinstance(value, torch.Tensor) or value.dtype not in INTEGERS:
+            return value
+        inside = (value >= 4) & (value < PAD_AFTER_VOCAB)
+        return torch.where(inside, self.unlabel[value.long().clamp(4, PAD_AFTER_VOCAB - 1)], value.long()).to(value.dtype)
+
+    def expect_each_once(self, texts, what):
+        """encode ran once on each of `texts` and on nothing else (`what`: the count's message)."""
+        expect(self.calls == len(texts), what)
+        expect(self.encoded == Counter(tuple(encode(t, self.max_len)) for t in texts), Msg(
+                "encode ran {n} times, but not once on each of the dataset's texts: encode each text exactly once, "
+                "in __init__, and keep the ids it returns", "encode 运行了 {n} 次，却不是对数据集的每条文本各运行一次："
+                "每条文本只在 __init__ 中编码一次，并保存它返回的 id", n=self.calls))
+
+
 def _encoder(sub, max_len=MAX_LEN):
-    return sub.given("WordEncoder", VOCAB, max_len=max_len)
+    return TrustedEncoder(sub, max_len)
 
 
 def _corpus(n, seed):
@@ -148,14 +207,14 @@ def test_listing_1_23_1_28_dataset(sub):
     for split in ("train", "test"):
         texts, labels = list(corpus[split]["text"]), list(corpus[split]["label"])  # plain lists: the list path
         enc = _encoder(sub)
-        ds = sub.new("IMDBDataset", texts, labels, enc)
+        ds = sub.new("IMDBDataset", texts, labels, enc.handle)
         expect_equal(sub.length(ds), len(texts), Msg(f"len() of the {split} dataset", f"{split} 数据集的 len()"))
-        calls = enc.attr("calls")
-        expect(calls == len(texts), Msg(f"IMDBDataset.__init__ called encode {calls} times for {len(texts)} texts: "
+        calls = enc.calls
+        enc.expect_each_once(texts, Msg(f"IMDBDataset.__init__ called encode {calls} times for {len(texts)} texts: "
                                     "encode each text exactly once, in __init__",
                                         f"IMDBDataset.__init__ 对 {len(texts)} 条文本调用了 {calls} 次 encode：每条文本只在 __init__ 中编码一次"))
         for i, (text, label) in enumerate(zip(texts, labels)):
-            got = sub.getitem(ds, i)
+            got = enc.book(sub.getitem(ds, i))
             if not isinstance(got, tuple) or len(got) != 2:
                 raise CheckFailure(Msg(f"ds[{i}] must be (ids, label), got {type(got).__name__}: the mask is made in "
                                    "collate, per batch",
@@ -166,6 +225,10 @@ def test_listing_1_23_1_28_dataset(sub):
             expect_tensor(got[1], torch.tensor(label, dtype=torch.long), tol="exact",
                           what=Msg(f"ds[{i}][1] of the {split} split, a 0-D long tensor",
                                    f"{split} 划分的 ds[{i}][1]，一个 0 维 long 张量"))
+        extra = enc.calls - len(texts)
+        expect(extra == 0, Msg(f"encode ran {extra} more times after __init__ (indexing the {split} dataset): "
+                               "__getitem__ must look up the stored ids, not encode again",
+                               f"__init__ 之后 encode 又运行了 {extra} 次（索引 {split} 数据集时）：__getitem__ 必须查找保存好的 id，而不是再次编码"))
 
 
 @check(points=1,
@@ -173,19 +236,22 @@ def test_listing_1_23_1_28_dataset(sub):
 def test_ids_computed_once(sub):
     texts, labels = _distinct(_corpus(20, 3))
     enc = _encoder(sub)
-    ds = sub.new("IMDBDataset", texts, labels, enc)
-    calls = enc.attr("calls")
-    expect(calls == len(texts), Msg(f"building a dataset of {len(texts)} texts called encode {calls} times: encode each "
+    ds = sub.new("IMDBDataset", texts, labels, enc.handle)
+    calls = enc.calls
+    enc.expect_each_once(texts, Msg(f"building a dataset of {len(texts)} texts called encode {calls} times: encode each "
                                 "text exactly once, in __init__; __getitem__ must look up the stored ids, not encode "
                                 "again (the book's __getitem__ tokenizes every review again at every epoch)",
                                     f"构建包含 {len(texts)} 条文本的数据集时调用了 {calls} 次 encode：每条文本只在 __init__ 中编码一次；__getitem__ 必须查找保存好的 id，而不是再次编码（书中的 __getitem__ 在每个 epoch 都会重新对每条评论分词）"))
-    for i in range(3):
-        sub.getitem(ds, i)
+    for i in range(3):  # the ids it keeps are the ones encode returned (not ones computed some other way)
+        got = enc.book(sub.getitem(ds, i))
+        expect(isinstance(got, tuple) and len(got) == 2, Msg(f"ds[{i}] must be (ids, label)", f"ds[{i}] 必须是 (ids, label)"))
+        expect_tensor(got[0], torch.tensor(encode(texts[i]), dtype=torch.long), tol="exact", what=Msg(
+                f"ds[{i}][0], the ids encode returned for {texts[i][:40]!r}", f"ds[{i}][0]，即 encode 为 {texts[i][:40]!r} 返回的 id"))
     train, test = sub.make_loaders(ds, ds, batch_size=4, pad_id=0, seed=0)
     sub.iterate(train)
     sub.iterate(train)
     sub.iterate(test)
-    calls = enc.attr("calls")
+    calls = enc.calls
     expect(calls == len(texts), Msg(f"encode ran {calls - len(texts)} more times after __init__ (indexing and three passes "
                                 "over the loaders): __getitem__ must look up the stored ids, not encode again",
                                     f"__init__ 之后 encode 又运行了 {calls - len(texts)} 次（索引和对加载器的三次遍历）：__getitem__ 必须查找保存好的 id，而不是再次编码"))
@@ -213,11 +279,12 @@ def test_collate(sub):
 def test_listing_1_29_loaders(sub):
     texts, labels = _distinct(_corpus(60, 29))
     texts, labels = texts[:37], labels[:37]
-    ds = sub.new("IMDBDataset", texts, labels, _encoder(sub))
+    enc = _encoder(sub)
+    ds = sub.new("IMDBDataset", texts, labels, enc.handle)
     by_row = {tuple(encode(t)): i for i, t in enumerate(texts)}
     # The book's batch size, 16: 37 examples give batches of 16, 16 and 5.
     train, test = sub.make_loaders(ds, ds, pad_id=0, seed=1)
-    got = sub.iterate(test)
+    got = enc.book(sub.iterate(test))
     expect_equal([len(b[0]) if isinstance(b, tuple) and b and isinstance(b[0], torch.Tensor) else None for b in got],
                  [16, 16, 5], Msg("sizes of the test loader's batches (batch_size=16 by default, the last one kept)",
                                   "测试加载器各批次的大小（默认 batch_size=16，保留最后一个批次）"))
@@ -228,7 +295,7 @@ def test_listing_1_29_loaders(sub):
                                            f"测试批次 {n}（测试加载器保持数据集的顺序）"))
         start += 16
     order = []
-    for n, batch in enumerate(sub.iterate(train)):
+    for n, batch in enumerate(enc.book(sub.iterate(train))):
         expect(isinstance(batch, tuple) and len(batch) == 3, Msg(
                 "a training batch must be (ids, mask, labels)", "训练批次必须是 (ids, mask, labels)"))
         rows = []
@@ -267,7 +334,7 @@ def _dataset_of_split(sub, split, enc, what):
     """IMDBDataset(split["text"], split["label"], enc); an error names the columns it was given."""
     texts, labels = _columns(sub, split)
     try:
-        return sub.new("IMDBDataset", texts, labels, enc)
+        return sub.new("IMDBDataset", texts, labels, enc.handle)
     except StudentError as e:
         if e.kind == "not_implemented":
             raise
@@ -283,7 +350,7 @@ def _dataset_of_split(sub, split, enc, what):
 def _expect_refused(sub, texts, labels, enc, what):
     """IMDBDataset(texts, labels, enc) must raise ValueError before encoding anything."""
     try:
-        sub.new("IMDBDataset", texts, labels, enc)
+        sub.new("IMDBDataset", texts, labels, enc.handle)
     except StudentError as e:
         if e.kind == "not_implemented":
             raise
@@ -293,15 +360,15 @@ def _expect_refused(sub, texts, labels, enc, what):
     else:
         raise CheckFailure(Msg("IMDBDataset with {what} must raise ValueError", "IMDBDataset 遇到{what}时必须抛出 ValueError",
                                what=what))
-    expect(enc.attr("calls") == 0, Msg("IMDBDataset with {what}: check the labels before encoding anything",
+    expect(enc.calls == 0, Msg("IMDBDataset with {what}: check the labels before encoding anything",
                                        "IMDBDataset 遇到{what}：在编码任何内容之前先检查标签", what=what))
 
 
-def _expect_items(sub, ds, texts, labels, what):
-    """len(ds) and every ds[i], exactly."""
+def _expect_items(sub, ds, enc, texts, labels, what):
+    """len(ds) and every ds[i], exactly (`enc`: the dataset's encoder)."""
     expect_equal(sub.length(ds), len(texts), Msg("len() of the dataset of {what}", "{what}的数据集的 len()", what=what))
     for i, (text, label) in enumerate(zip(texts, labels)):
-        got = sub.getitem(ds, i)
+        got = enc.book(sub.getitem(ds, i))
         expect(isinstance(got, tuple) and len(got) == 2, Msg(f"ds[{i}] must be (ids, label)", f"ds[{i}] 必须是 (ids, label)"))
         expect_tensor(got[0], torch.tensor(encode(text), dtype=torch.long), tol="exact",
                       what=Msg("ds[{i}][0] of {what}, the ids of {text}", "{what}的 ds[{i}][0]，即 {text} 的 id",
@@ -311,10 +378,10 @@ def _expect_items(sub, ds, texts, labels, what):
                                "{what}的 ds[{i}][1]，即标签 {label}（0 维 long 张量）", i=i, what=what, label=label))
 
 
-def _expect_test_pass(sub, loader, texts, labels, batch_size, pad_id, what):
+def _expect_test_pass(sub, loader, enc, texts, labels, batch_size, pad_id, what):
     """One pass of a test loader: batches of batch_size in the dataset's order (the last one kept),
-    each padded to its own longest row."""
-    got = sub.iterate(loader)
+    each padded to its own longest row (`enc`: the dataset's encoder)."""
+    got = enc.book(sub.iterate(loader))
     sizes = [len(b[0]) if isinstance(b, tuple) and b and isinstance(b[0], torch.Tensor) else None for b in got]
     expected = [min(batch_size, len(texts) - start) for start in range(0, len(texts), batch_size)]
     expect_equal(sizes, expected, Msg("sizes of the batches of {what}", "{what}各批次的大小", what=what))
@@ -324,12 +391,12 @@ def _expect_test_pass(sub, loader, texts, labels, batch_size, pad_id, what):
                       Msg("batch {n} of {what} (in the dataset's order)", "{what}的批次 {n}（按数据集的顺序）", n=n, what=what))
 
 
-def _train_pass(sub, loader, texts, labels, pad_id, what) -> list[int]:
+def _train_pass(sub, loader, enc, texts, labels, pad_id, what) -> list[int]:
     """One pass of a training loader: each batch padded to its own longest row, every example
-    once; the order of the examples."""
+    once; the order of the examples (`enc`: the dataset's encoder)."""
     by_row = {tuple(encode(t)): i for i, t in enumerate(texts)}
     order = []
-    for n, batch in enumerate(sub.iterate(loader)):
+    for n, batch in enumerate(enc.book(sub.iterate(loader))):
         expect(isinstance(batch, tuple) and len(batch) == 3, Msg(
                 "a batch of {what} must be (ids, mask, labels)", "{what}的批次必须是 (ids, mask, labels)", what=what))
         rows = []
@@ -354,18 +421,18 @@ def test_datasets_split(sub):
     texts, labels = texts[:21], labels[:21]
     enc = _encoder(sub)
     ds = _dataset_of_split(sub, _split(sub, texts, labels), enc, Msg("a split of 21 reviews", "21 条评论的划分"))
-    calls = enc.attr("calls")
-    expect(calls == len(texts), Msg(f"IMDBDataset.__init__ called encode {calls} times for a split of {len(texts)} "
+    calls = enc.calls
+    enc.expect_each_once(texts, Msg(f"IMDBDataset.__init__ called encode {calls} times for a split of {len(texts)} "
                                     "reviews: encode each text exactly once, in __init__",
                                     f"IMDBDataset.__init__ 对 {len(texts)} 条评论的划分调用了 {calls} 次 encode：每条文本只在 __init__ 中编码一次"))
-    _expect_items(sub, ds, texts, labels, Msg("the split", "该划分"))
+    _expect_items(sub, ds, enc, texts, labels, Msg("the split", "该划分"))
     train, test = sub.make_loaders(ds, ds, batch_size=8, pad_id=0, seed=2)
-    _expect_test_pass(sub, test, texts, labels, 8, 0, Msg("the split's test loader (batch_size=8)",
+    _expect_test_pass(sub, test, enc, texts, labels, 8, 0, Msg("the split's test loader (batch_size=8)",
                                                           "该划分的测试加载器（batch_size=8）"))
-    order = _train_pass(sub, train, texts, labels, 0, Msg("the split's training loader", "该划分的训练加载器"))
+    order = _train_pass(sub, train, enc, texts, labels, 0, Msg("the split's training loader", "该划分的训练加载器"))
     expect(order != list(range(len(texts))), Msg("the training loader must shuffle (shuffle=True)",
                                                  "训练加载器必须打乱顺序（shuffle=True）"))
-    calls = enc.attr("calls")
+    calls = enc.calls
     expect(calls == len(texts), Msg(f"encode ran {calls - len(texts)} more times after __init__ (indexing and two passes "
                                     "over the loaders): __getitem__ must look up the stored ids, not encode again",
                                     f"__init__ 之后 encode 又运行了 {calls - len(texts)} 次（索引和对加载器的两次遍历）：__getitem__ 必须查找保存好的 id，而不是再次编码"))
@@ -380,10 +447,11 @@ def test_label_validation(sub):
                                 (["good", "bad", "dull"], [0, 1], Msg("3 texts, 2 labels", "3 条文本、2 个标签"))):
         _expect_refused(sub, texts, labels, _encoder(sub), what)
     texts, labels = ["good", "bad"], [0, 1]  # good labels must work too: refusing everything is not the answer
-    ds = sub.new("IMDBDataset", texts, labels, _encoder(sub))
+    enc = _encoder(sub)
+    ds = sub.new("IMDBDataset", texts, labels, enc.handle)
     expect_equal(sub.length(ds), 2, Msg("len() of a dataset with the labels [0, 1]", "标签为 [0, 1] 的数据集的 len()"))
     for i, (text, label) in enumerate(zip(texts, labels)):
-        got = sub.getitem(ds, i)
+        got = enc.book(sub.getitem(ds, i))
         expect(isinstance(got, tuple) and len(got) == 2, Msg(f"ds[{i}] must be (ids, label)", f"ds[{i}] 必须是 (ids, label)"))
         expect_tensor(got[0], torch.tensor(encode(text), dtype=torch.long), tol="exact",
                       what=Msg(f"ds[{i}][0], the ids of {text!r}", f"ds[{i}][0]，即 {text!r} 的 id"))
@@ -411,12 +479,13 @@ def test_collate_fresh(sub):
 def test_shuffle_each_pass(sub):
     texts, labels = _distinct(_corpus(40, 5))
     texts, labels = texts[:24], labels[:24]
-    ds = sub.new("IMDBDataset", texts, labels, _encoder(sub))
+    enc = _encoder(sub)
+    ds = sub.new("IMDBDataset", texts, labels, enc.handle)
     by_row = {tuple(encode(t)): i for i, t in enumerate(texts)}
 
     def order(loader):
         out = []
-        for batch in sub.iterate(loader):
+        for batch in enc.book(sub.iterate(loader)):
             for row, m in zip(batch[0], batch[1]):
                 out.append(by_row.get(tuple(row[: int(m.sum())].tolist()), -1))
         return out
@@ -439,9 +508,10 @@ def test_shuffle_each_pass(sub):
 def test_short_and_long_texts(sub):
     long_text = " ".join(["the movie was good"] * 40)
     texts, labels = ["", "dull", long_text], [0, 0, 1]
-    ds = sub.new("IMDBDataset", texts, labels, _encoder(sub, max_len=8))
+    enc = _encoder(sub, max_len=8)
+    ds = sub.new("IMDBDataset", texts, labels, enc.handle)
     for i, t in enumerate(texts):
-        expect_tensor(sub.getitem(ds, i)[0], torch.tensor(encode(t, 8), dtype=torch.long), tol="exact",
+        expect_tensor(enc.book(sub.getitem(ds, i))[0], torch.tensor(encode(t, 8), dtype=torch.long), tol="exact",
                       what=Msg(f"ds[{i}][0] for the text {t[:30]!r} (max_len 8)",
                                f"文本 {t[:30]!r} 的 ds[{i}][0]（max_len 8）"))
     got = sub.collate([(torch.tensor([1, 2]), torch.tensor(1))], 0)
@@ -466,9 +536,10 @@ def test_datasets_split_labels(sub):
     _expect_refused(sub, texts, labels, _encoder(sub), Msg("the texts of a 3-review split and the labels of a 2-review "
                                                            "split", "3 条评论划分的文本和 2 条评论划分的标签"))
     texts, labels = ["good", "bad"], [1, 0]  # good labels must work too: refusing everything is not the answer
-    ds = _dataset_of_split(sub, _split(sub, texts, labels), _encoder(sub), Msg("a split with the labels [1, 0]",
-                                                                              "标签为 [1, 0] 的划分"))
-    _expect_items(sub, ds, texts, labels, Msg("a split with the labels [1, 0]", "标签为 [1, 0] 的划分"))
+    enc = _encoder(sub)
+    ds = _dataset_of_split(sub, _split(sub, texts, labels), enc, Msg("a split with the labels [1, 0]",
+                                                                    "标签为 [1, 0] 的划分"))
+    _expect_items(sub, ds, enc, texts, labels, Msg("a split with the labels [1, 0]", "标签为 [1, 0] 的划分"))
 
 
 @check(points=1, hidden=True,
@@ -481,15 +552,19 @@ def test_datasets_split_loaders(sub):
                                  Msg("a training split of 23 reviews", "23 条评论的训练划分"))
     test_ds = _dataset_of_split(sub, _split(sub, test_texts, test_labels), enc,
                                 Msg("a test split of 11 reviews", "11 条评论的测试划分"))
+    n = len(train_texts) + len(test_texts)
+    enc.expect_each_once(train_texts + test_texts, Msg(
+            f"building the datasets of two splits, {n} reviews, called encode {enc.calls} times: encode each text "
+            "exactly once, in __init__", f"构建两个划分（共 {n} 条评论）的数据集时调用了 {enc.calls} 次 encode：每条文本只在 __init__ 中编码一次"))
     train, test = sub.make_loaders(train_ds, test_ds, batch_size=6, pad_id=PAD_AFTER_VOCAB, seed=7)
-    _expect_test_pass(sub, test, test_texts, test_labels, 6, PAD_AFTER_VOCAB, Msg(
+    _expect_test_pass(sub, test, enc, test_texts, test_labels, 6, PAD_AFTER_VOCAB, Msg(
             f"the test split's loader (batch_size=6, pad_id={PAD_AFTER_VOCAB})",
             f"测试划分的加载器（batch_size=6，pad_id={PAD_AFTER_VOCAB}）"))
     what = Msg("the training split's loader", "训练划分的加载器")
-    first = _train_pass(sub, train, train_texts, train_labels, PAD_AFTER_VOCAB, what)
-    second = _train_pass(sub, train, train_texts, train_labels, PAD_AFTER_VOCAB, what)
+    first = _train_pass(sub, train, enc, train_texts, train_labels, PAD_AFTER_VOCAB, what)
+    second = _train_pass(sub, train, enc, train_texts, train_labels, PAD_AFTER_VOCAB, what)
     expect(first != second, Msg("the training loader must reshuffle at every pass (epoch)",
                                 "训练加载器必须在每次遍历（epoch）时重新打乱"))
-    calls, n = enc.attr("calls"), len(train_texts) + len(test_texts)
-    expect(calls == n, Msg(f"encode ran {calls} times for {n} reviews in two splits: encode each text exactly once, "
+    calls, n = enc.calls, len(train_texts) + len(test_texts)
+    enc.expect_each_once(train_texts + test_texts, Msg(f"encode ran {calls} times for {n} reviews in two splits: encode each text exactly once, "
                            "in __init__", f"两个划分共 {n} 条评论，encode 却运行了 {calls} 次：每条文本只在 __init__ 中编码一次"))

@@ -384,10 +384,16 @@ class Worker:
         except OSError:
             return ""
 
-    def request(self, msg: dict, tensors=None, timeout: float = 10.0, stop=None):
+    MAX_QUESTIONS = 10_000  # calls of forwarded helpers one request may make (a flood ends the worker)
+
+    def request(self, msg: dict, tensors=None, timeout: float = 10.0, stop=None, answer=None):
         """Send one request and wait for its reply. Returns (reply, tensors) or raises WorkerFault.
         `stop()`: asked between waits (every POLL_S); True ends the call as a "budget" fault (the
-        submission's grading budget ran out while it ran)."""
+        submission's grading budget ran out while it ran). `answer(question, tensors, deadline)`:
+        while the request runs, the worker may ask the grader questions (a call of a forwarded
+        given helper, runtime/given.py's Forwarded); each is answered with the (message, tensors)
+        this returns, at most MAX_QUESTIONS of them, all within the request's own time limit. A
+        question where none is expected, or one too many, is a wire fault."""
         if self.fault is not None:  # repeat the first fault: retries see one consistent reason
             raise self.fault
         if self.dead:
@@ -396,6 +402,7 @@ class Worker:
         msg = dict(msg, id=rid)
         deadline = time.monotonic() + timeout
         self.deadline, self.deadline_s = deadline, timeout  # the reply's values are decoded by then too (decode())
+        asked = 0
         try:
             self.sock.settimeout(timeout)
             wire.send(self.sock, msg, tensors)
@@ -414,6 +421,15 @@ class Worker:
                         raise EOFError("the worker died")
                     continue
                 reply, out = wire.recv(self.sock, deadline=deadline)
+                if "callback" in reply:
+                    asked += 1
+                    if answer is None or asked > self.MAX_QUESTIONS:
+                        raise wire.WireError(f"the worker asked the grader more than {self.MAX_QUESTIONS if answer else 0} "
+                                             "questions in one call")
+                    said, more = answer(reply, out, deadline)
+                    self.sock.settimeout(max(0.001, deadline - time.monotonic()))
+                    wire.send(self.sock, said, more)
+                    continue
                 if reply.get("id") == rid:
                     return reply, out
                 # A reply to another request id: the worker wrote on its socket out of turn.

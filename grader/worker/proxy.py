@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import builtins
 import functools
+import inspect
 import re
 from pathlib import Path
 
@@ -194,6 +195,18 @@ def _hidden_error(label: str, err: dict, memory_mb: int | None, hidden: HiddenCo
     return StudentError(kind, text, "", "", name, detail if isinstance(detail, str) else "")
 
 
+class Refused(Exception):
+    """A forwarded helper's refusal of the arguments the student's code called it with: Python's
+    exception name ("TypeError" or "ValueError") and the grader's own text, raised in the worker."""
+
+    def __init__(self, type: str, message: str):
+        super().__init__(message)
+        self.type = type
+
+
+MAX_QUESTION_TEXT = 1_000_000  # characters of a str argument of a forwarded helper's call
+
+
 class Remote:
     """The submission's exercise module as seen from a check."""
 
@@ -207,6 +220,7 @@ class Remote:
         # a hidden check's: no text of the worker's reaches its messages (set up by _import)
         self._hidden = HiddenContext(exercise) if hidden else None
         self.assets = assets  # read-only data folder as the worker sees it (None: there is none)
+        self._forwarded: dict[int, object] = {}  # key -> the trusted helper that answers a forwarded one's calls
 
     # -- plumbing
     def _request(self, msg: dict, label: str, args=(), kwargs=None):
@@ -231,14 +245,43 @@ class Remote:
         """One request, waiting at most the time limit or what is left of the grading budget. A call
         the budget cut short is a "budget" fault, whatever the worker was doing."""
         if self._budget is None:
-            return self._worker.request(msg, tensors, timeout=self._time_limit)
+            return self._worker.request(msg, tensors, timeout=self._time_limit, answer=self._answer)
         timeout, capped = self._budget.cap(self._time_limit)
         try:
-            return self._worker.request(msg, tensors, timeout=timeout, stop=self._budget.stop)
+            return self._worker.request(msg, tensors, timeout=timeout, stop=self._budget.stop, answer=self._answer)
         except WorkerFault as fault:
             if capped and fault.kind == "timeout":
                 raise WorkerFault("budget", t("fault_budget"), t("fault_budget")) from None
             raise
+
+    def _answer(self, question: dict, tensors, deadline: float):
+        """The grader's answer to a forwarded helper's call (Worker.request's `answer`): the helper
+        registered under the question's key computes it here, on the trusted side. The arguments
+        are plain values, str ones at most MAX_QUESTION_TEXT characters; a call the helper's
+        signature or the helper itself refuses is answered with that error, raised in the worker.
+        A question that is not the wire format is a WireError (the worker is ended)."""
+        key = question.get("callback")
+        helper = self._forwarded.get(key) if type(key) is int else None
+        if helper is None or set(question) != {"callback", "args", "kwargs"}:
+            raise wire.WireError("a question from the worker that no given helper of this check asks")
+        args = wire.decode(question["args"], tensors, deadline=deadline)
+        kwargs = wire.decode(question["kwargs"], tensors, deadline=deadline)
+        if not isinstance(args, list) or not isinstance(kwargs, dict):
+            raise wire.WireError("a question from the worker that is not the wire format")
+        try:
+            if any(isinstance(v, wire.Handle) for v in (*args, *kwargs.values())):
+                raise Refused("TypeError", "a given helper takes plain values, not objects of the worker's")
+            if any(isinstance(v, str) and len(v) > MAX_QUESTION_TEXT for v in (*args, *kwargs.values())):
+                raise Refused("ValueError", f"a given helper takes texts of at most {MAX_QUESTION_TEXT} characters")
+            try:
+                inspect.signature(helper).bind(*args, **kwargs)
+            except TypeError as e:
+                raise Refused("TypeError", str(e)) from None
+            value = helper(*args, **kwargs)
+        except Refused as e:
+            return {"answer": True, "ok": False, "type": e.type, "message": str(e)}, None
+        doc, out = wire.encode(value)
+        return {"answer": True, "ok": True, "value": doc}, out
 
     def _wrap(self, value, asked: str = ""):
         if isinstance(value, wire.Handle):
@@ -292,6 +335,15 @@ class Remote:
     def given(self, name: str, *args, **kwargs) -> "RemoteObject":
         """A given object (grader/worker/runtime/given.py) built by the runtime, not the submission."""
         return self._request({"op": "given", "name": name}, name, args, kwargs)
+
+    def forward(self, name: str, helper) -> "RemoteObject":
+        """A given helper (runtime/given.py's FORWARDED) whose every call the student's code makes
+        is answered here by `helper(*args)`, a trusted object of the check's: it computes the answer,
+        and counts or logs the call where the worker cannot write. Raise Refused in `helper` to
+        refuse arguments. The worker holds only a handle that forwards."""
+        key = len(self._forwarded) + 1
+        self._forwarded[key] = helper
+        return self._request({"op": "forward", "name": name, "key": key}, name)
 
     def trainable_of(self, module: "RemoteObject") -> dict[str, bool]:
         """{parameter name: requires_grad} of a module in the worker, read by the worker's runtime

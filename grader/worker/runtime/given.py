@@ -1,9 +1,10 @@
 """Given objects the checks build from the runtime's own code, not from the submission's file.
 
 A helper marked "Given (not part of the exercise)" lives in the student's file, which the
-student can rewrite; where a check judges the student's code through such an object (an
-encoder that counts its calls, a next-token table, whether there is a GPU), it asks the worker
-for this copy instead (op "given").
+student can rewrite; where a check judges the student's code through such an object (a
+next-token table, whether there is a GPU), it asks the worker
+for this copy instead (op "given"). A helper whose use a check measures (the encoder whose calls
+s1_23_dataset counts) is answered by the grader itself, call by call (Forwarded, op "forward").
 Nothing here is the answer of any exercise.
 """
 from __future__ import annotations
@@ -11,22 +12,25 @@ from __future__ import annotations
 import torch
 
 
-class WordEncoder:
-    """s1_23_dataset's given WordEncoder: lower-cased words stripped of .,!?;:"' become their index
-    in `vocab` plus 4 (unknown words: unk_id), framed as [cls_id] ... [sep_id], cut to max_len ids.
-    `calls` counts the texts it has encoded."""
+class Forwarded:
+    """A given helper whose every call the grader answers: the call's arguments go over the wire
+    to the trusted side during the grader's pending request (serve.Session.ask_grader), which
+    computes the answer, counts and logs the call, and replies. Code in the worker can rewrite
+    anything the worker holds (a counter, this class, the runtime module itself), so what a check
+    measures of a helper's use (how often the student's code called it, on what) is kept where it
+    cannot write: the grader's side. This object holds no state worth forging."""
 
-    def __init__(self, vocab: list[str], max_len: int = 32, pad_id: int = 0, cls_id: int = 1, sep_id: int = 2,
-                 unk_id: int = 3):
-        self.index = {word: i + 4 for i, word in enumerate(vocab)}
-        self.max_len, self.pad_id, self.cls_id, self.sep_id, self.unk_id = max_len, pad_id, cls_id, sep_id, unk_id
-        self.calls = 0
+    def __init__(self, key: int, ask):
+        self._key, self._ask = int(key), ask
 
-    def __call__(self, text: str) -> list[int]:
-        self.calls += 1
-        words = [w.strip(".,!?;:\"'") for w in text.lower().split()]
-        ids = [self.index.get(w, self.unk_id) for w in words if w][:self.max_len - 2]
-        return [self.cls_id] + ids + [self.sep_id]
+    def __call__(self, *args, **kwargs):
+        return self._ask(self._key, list(args), dict(kwargs))
+
+
+class WordEncoder(Forwarded):
+    """s1_23_dataset's given WordEncoder as the checks hand it over: encode(text) -> list[int].
+    The grader encodes the text (with its own labelling of the vocabulary, different in every
+    check, so no copy of the encoder in the worker gives the same ids) and counts the call."""
 
 
 class LogitsTable:
@@ -68,8 +72,9 @@ def cuda_available() -> bool:
     return bool(torch.cuda.is_available())
 
 
-GIVEN = {"WordEncoder": WordEncoder, "LogitsTable": LogitsTable, "cuda_available": cuda_available,
-         "hf_dataset": hf_dataset}
+GIVEN = {"LogitsTable": LogitsTable, "cuda_available": cuda_available, "hf_dataset": hf_dataset}
+# Helpers whose calls the grader answers (and counts): sub.forward(name, helper) in a check.
+FORWARDED = {"WordEncoder": WordEncoder}
 
 
 # s1_23_mlm: a generator and a token embedding cannot cross the wire, and whether a function

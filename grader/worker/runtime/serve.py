@@ -10,6 +10,7 @@ import inspect
 import itertools
 import os
 import sys
+import threading
 import traceback
 
 import torch
@@ -67,6 +68,8 @@ class Session:
         self.guards: list = []
         self.objects: dict[int, object] = {}
         self.next_id = 1
+        self.serving = None  # the id of the grader's request being served: forwarded helpers ask only then
+        self.thread = threading.get_ident()  # the thread that serves it (and alone reads the socket)
 
     # ------------------------------------------------------------------ helpers
     def make_handle(self, obj):
@@ -152,6 +155,7 @@ class Session:
         return {"ok": False, "error": error}
 
     def reply(self, rid, payload: dict, value=None) -> None:
+        self.serving = None  # the call is over: a forwarded helper called from here on is refused
         frame = None
         if payload.get("ok"):
             try:  # the whole frame, so that a result the wire cannot carry is an error, not a crash
@@ -265,6 +269,37 @@ class Session:
             raise _Missing(f"no given object {msg.get('name')!r}", "worker_unknown_op", op=repr(msg.get("name")))
         return cls(*args, **kwargs)
 
+    def op_forward(self, msg):
+        """A given helper whose every call the grader answers (given.Forwarded)."""
+        cls = given.FORWARDED.get(str(msg.get("name")))
+        if cls is None or type(msg.get("key")) is not int:
+            raise _Missing(f"no given object {msg.get('name')!r}", "worker_unknown_op", op=repr(msg.get("name")))
+        return cls(msg["key"], self.ask_grader)
+
+    def ask_grader(self, key: int, args: list, kwargs: dict):
+        """One call of a forwarded helper: a question frame to the grader, inside the request being
+        served, and its answer (the grader bounds how many it answers, and all of them fit in that
+        request's time limit). Only plain values go; an error the grader answers is raised here."""
+        if self.serving is None or threading.get_ident() != self.thread:
+            raise RuntimeError("a given helper of the grader's can be called only while the grader's call runs, "
+                               "in the thread that runs it")
+        try:
+            doc_args, tensors = wire.encode(args)
+            doc_kwargs, more = wire.encode(kwargs)
+        except wire.WireError:
+            raise TypeError("a given helper takes only plain values (str, numbers, lists, tuples, dicts, "
+                            "tensors)") from None
+        if more:  # keep the names apart, as the grader's own requests do
+            raise TypeError("a given helper takes tensors only as positional arguments")
+        wire.send(self.sock, {"callback": int(key), "args": doc_args, "kwargs": doc_kwargs}, tensors)
+        answer, tensors = wire.recv(self.sock)
+        if answer.get("answer") is not True:
+            raise RuntimeError("the grader did not answer the given helper's call")
+        if not answer.get("ok"):
+            kind = {"TypeError": TypeError, "ValueError": ValueError}.get(answer.get("type"), RuntimeError)
+            raise kind(str(answer.get("message", "")))
+        return wire.decode(answer.get("value"), tensors)
+
     def op_trainable(self, msg):
         """[[name, requires_grad], ...] of a module handle's parameters, read by torch's own code."""
         obj = self.target(msg["target"])
@@ -281,6 +316,7 @@ class Session:
                 return
             rid = msg.get("id")
             op = msg.get("op")
+            self.serving = rid
             try:
                 args = wire.decode(msg.get("args", []), tensors)
                 kwargs = wire.decode(msg.get("kwargs", {"$dict": []}), tensors)
@@ -296,6 +332,8 @@ class Session:
                     value = self.op_protocol(op, msg, args)
                 elif op == "given":
                     value = self.op_given(msg, args, kwargs)
+                elif op == "forward":
+                    value = self.op_forward(msg)
                 elif op == "trainable":
                     value = self.op_trainable(msg)
                 elif op == "seed":
