@@ -447,3 +447,49 @@ def test_a_flood_of_encoder_calls_fails_the_check_and_grading_goes_on(submission
     assert "questions" in checks["test_ids_computed_once"]["message"] or \
         "valid" in checks["test_ids_computed_once"]["message"], checks["test_ids_computed_once"]["message"]
     assert checks["test_collate"]["score"] == 2
+
+
+# The runtime's own given objects (grader/worker/runtime/given.py), which the checks build in the
+# worker instead of the student's copies. They live in the worker, so the student's code can change
+# them; a check may read back no count, log or state of theirs. Each use is listed here with why
+# its verdict does not rest on the object; a helper whose use a check measures is forwarded instead
+# (sub.forward: every call answered and counted by the grader).
+RUNTIME_GIVEN = {
+    ("s1_01_next_token", "LogitsTable"): "an input only: the generated ids are compared with ids the grader computes "
+                                         "from the same table; nothing is read back from the object",
+    ("s1_23_dataset", "hf_dataset"): "an input only: the split holds the grader's columns; what the student's "
+                                     "dataset makes of it is read by the runtime's indexing and compared with the "
+                                     "grader's values",
+    ("s1_23_mlm", "generator"): "an input only: the draws mask_tokens makes with it are held to statistics the "
+                                "grader computes",
+    ("s1_23_mlm", "embedding"): "an input only: the tied head's logits are compared with the grader's",
+    ("s1_23_mlm", "after_call"): "a fact the worker reports (did the call change its argument): SECURITY.md's known "
+                                 "limit on facts the worker reports",
+    ("s1_23_mlm", "tied_gradient"): "a fact the worker reports (the gradient that reached the tied weight): "
+                                    "SECURITY.md's known limit on facts the worker reports",
+    ("s1_23_tokenizer", "cuda_available"): "a fact the worker reports (whether it sees a GPU; in bubblewrap it never "
+                                           "does); code that makes torch.cuda.is_available() lie in the worker "
+                                           "answers both sides of the comparison: SECURITY.md's known limit",
+}
+FORWARDED = {("s1_23_dataset", "WordEncoder"): "its calls are answered, counted and logged by the check's "
+                                               "TrustedEncoder, under a labelling of its own"}
+
+
+def test_no_check_reads_back_a_given_object_of_the_worker():
+    import re
+
+    from grader.worker.runtime import given
+    from tests.conftest import ROOT
+    built, forwarded = set(), set()
+    for checks in sorted((ROOT / "grader" / "checks").glob("test_s1_*.py")):
+        text = checks.read_text()
+        ex = checks.stem.removeprefix("test_")
+        built |= {(ex, name) for name in re.findall(r"\bsub\.given\(\s*['\"](\w+)", text)}
+        forwarded |= {(ex, name) for name in re.findall(r"\bsub\.forward\(\s*['\"](\w+)", text)}
+    assert built == set(RUNTIME_GIVEN), "given objects the checks build in the worker, unlisted or gone"
+    assert forwarded == set(FORWARDED), "forwarded helpers, unlisted or gone"
+    assert {name for _, name in built} <= set(given.GIVEN)
+    assert {name for _, name in forwarded} <= set(given.FORWARDED) and not set(given.FORWARDED) & set(given.GIVEN)
+    # no check reads a counter or log of a given object's: the dataset checks count on the trusted side
+    dataset = (ROOT / "grader" / "checks" / "test_s1_23_dataset.py").read_text()
+    assert 'attr("calls")' not in dataset and "enc.calls" in dataset
