@@ -1,5 +1,10 @@
 """§1.14 dropout graded for real: plausible wrong answers lose points with a message that names the
 mistake; the library's dropout is refused; a correct answer written differently scores full marks."""
+import pytest
+import torch
+import torch.nn.functional as F
+
+from grader.checks import test_s1_14_dropout as C
 from tests.conftest import checks_of, failed_checks, grade, score_of, solution_with
 
 EX = "s1_14_dropout"
@@ -86,3 +91,79 @@ class Dropout(nn.Module):
 def test_correct_but_different_scores_full_marks(submission):
     r = grade(submission({EX: CORRECT_DIFFERENT}), "-e", EX)
     assert score_of(r, EX) == MAX, [c["message"] for c in checks_of(r, EX) if c["status"] != "passed"]
+
+
+# ----------------------------------------------------------------------------- the rule, not one consequence
+# Dropout is one independent draw per element. The share dropped is one consequence of it that a
+# structured rule fakes (a fixed count at a fixed stride has it exactly); the checks of the rule
+# (test_zero_fraction, public, and test_elements_independent, hidden) read the rule's distribution
+# over 16 calls, and each rule below scores 0 on those it breaks.
+_DRAW = "    keep = torch.rand(x.shape, device=x.device) >= p\n"
+STRUCTURED = {
+    "a fixed count at a fixed stride": ('''    n = x.numel()
+    k = round((1 - p) * n)
+    off = int(torch.randint(0, n, (1,)))
+    keep = torch.zeros(n, dtype=torch.bool)
+    keep[(torch.arange(k) * n // k + off) % n] = True
+    keep = keep.reshape(x.shape)
+''', {"test_zero_fraction", "test_elements_independent"}),
+    "a fixed count at random places": ('''    n = x.numel()
+    keep = torch.zeros(n, dtype=torch.bool)
+    keep[torch.randperm(n)[:round((1 - p) * n)]] = True
+    keep = keep.reshape(x.shape)
+''', {"test_zero_fraction", "test_elements_independent"}),
+    "the same mask in every row": ("    keep = (torch.rand(x.shape[-1:]) >= p).expand(x.shape)\n",
+                                   {"test_zero_fraction", "test_elements_independent"}),
+    "the same mask in every call": ("    keep = torch.rand(x.shape, generator=torch.Generator().manual_seed(0)) >= p\n",
+                                    {"test_zero_fraction", "test_elements_independent"}),
+    "the same mask in every head": ('''    if x.dim() == 4:
+        keep = (torch.rand(x.shape[0], 1, *x.shape[2:]) >= p).expand(x.shape)
+    else:
+        keep = torch.rand(x.shape) >= p
+''', {"test_elements_independent"}),
+    "dropped in neighbouring pairs": ('''    half = torch.rand(x.shape) < 1 - (1 - p) ** 0.5
+    keep = ~(half | torch.roll(half, 1, -1))
+''', {"test_zero_fraction", "test_elements_independent"}),
+}
+
+
+@pytest.mark.parametrize("name", list(STRUCTURED))
+def test_a_structured_rule_scores_zero_on_the_checks_of_the_rule(submission, name):
+    body, rule_checks = STRUCTURED[name]
+    r = grade(submission({EX: _swap(_DRAW, body)}), "-e", EX)
+    checks = {c["name"]: c for c in checks_of(r, EX)}
+    earned = {n: checks[n]["message"][:300] for n in rule_checks if checks[n]["score"] > 0}
+    assert not earned, earned
+    if "test_zero_fraction" in rule_checks:  # the public check says what the rule does wrong
+        msg = checks["test_zero_fraction"]["message"]
+        assert "calls in a row" in msg or "should be zero" in msg, msg
+
+
+def test_a_fixed_count_is_told_so(submission):
+    r = grade(submission({EX: _swap(_DRAW, STRUCTURED["a fixed count at a fixed stride"][0])}), "-e", EX)
+    msg = {c["name"]: c["message"] for c in checks_of(r, EX)}["test_zero_fraction"]
+    assert "the count is fixed, not drawn" in msg and "torch.rand(x.shape) >= p" in msg, msg
+
+
+def _honest_styles():
+    return {"rand >= p": lambda x, p: x * (torch.rand(x.shape) >= p) / (1 - p),
+            "bernoulli of keep probabilities": lambda x, p: x * torch.bernoulli(torch.full_like(x, 1 - p)) / (1 - p),
+            "empty.bernoulli_": lambda x, p: x * torch.empty_like(x).bernoulli_(1 - p) / (1 - p),
+            "rand < 1 - p": lambda x, p: torch.where(torch.rand_like(x) < 1 - p, x / (1 - p), 0.0),
+            "F.dropout": lambda x, p: F.dropout(x, p, training=True),
+            "nn.Dropout": lambda x, p: torch.nn.Dropout(p)(x)}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("shape,p,heads", [((64, 256), 0.2, False), ((64, 256), 0.5, False),
+                                           ((4, 4, 32, 32), 0.3, True)])
+def test_honest_dropout_passes_the_rule_statistics_for_every_seed(shape, p, heads):
+    """Every honest style x 20 seeds, on the trusted side: the statistics the checks apply find
+    nothing (bounds ~6.5 standard deviations)."""
+    x = torch.ones(*shape)
+    with torch.random.fork_rng():
+        for style, fn in _honest_styles().items():
+            for seed in range(20):
+                torch.manual_seed(seed)
+                outs = [fn(x, p) for _ in range(C.CALLS)]
+                assert not C.rule_findings(outs, p, heads), (style, seed, C.rule_findings(outs, p, heads))

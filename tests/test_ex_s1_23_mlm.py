@@ -285,10 +285,13 @@ def test_a_structured_rule_scores_zero_on_the_checks_of_the_rule(submission, nam
         assert checks[n]["visibility"] == "public" and "mask_tokens(" in checks[n]["message"], checks[n]
 
 
-def test_the_reported_attack_is_told_its_count_is_fixed_and_its_cycle_is_not_drawn(submission):
+def test_the_reported_attack_is_told_its_count_is_fixed(submission):
     r = grade(submission({EX: _with_body(STRUCTURED["stride, exact count and a fixed cycle"])}), "-e", EX)
     msg = {c["name"]: c["message"] for c in checks_of(r, EX)}["test_rates_book_vocabulary"]
     assert "the count is fixed, not drawn" in msg and "Binomial(n, p)" in msg, msg
+
+
+def test_a_fixed_cycle_of_outcomes_is_told_so(submission):
     r = grade(submission({EX: _with_body(STRUCTURED["fair choice, fixed 80/10/10 cycle"])}), "-e", EX)
     msg = {c["name"]: c["message"] for c in checks_of(r, EX)}["test_rates_book_vocabulary"]
     assert "a fixed cycle is not the rule" in msg, msg

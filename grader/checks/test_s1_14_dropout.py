@@ -8,6 +8,7 @@ import math
 
 import torch
 
+from grader.checking import draws
 from grader.checking import Mistake, Msg, check, code, expect, expect_tensor, fixtures
 
 EXERCISE = "s1_14_dropout"
@@ -47,6 +48,35 @@ def _survivor_mistakes(kept_x, p):
 
 def _zero_fraction(out: torch.Tensor) -> float:
     return float((out == 0).double().mean())
+
+
+CALLS = 16  # calls per rule check: the number dropped must vary across them as Binomial(n, p) does
+RULE_HINT = Msg("dropout is one independent draw per element: keep = torch.rand(x.shape) >= p, a new draw on "
+                "every call, in every row and head", "dropout 对每个元素独立抽样一次：keep = torch.rand(x.shape) >= p，"
+                "每次调用、每一行、每个头都重新抽样")
+
+
+def rule_findings(outs, p: float, heads: bool = False) -> list:
+    """What in the outputs of dropout(ones, p) breaks "each element dropped independently with
+    probability p": the dropped elements are the zeros. With `heads`, (batch, heads, T, T) outputs
+    are also read with the heads last, so that two heads sharing a mask show as neighbours."""
+    dropped = [(o == 0, torch.ones_like(o, dtype=torch.bool)) for o in outs]
+    found = draws.bernoulli_findings(dropped, p)
+    if not found and heads:
+        found = draws.bernoulli_findings([(d.permute(0, 2, 3, 1), e.permute(0, 2, 3, 1)) for d, e in dropped], p)
+    return found
+
+
+def expect_rule(sub, shape, p: float, what: Msg, heads: bool = False):
+    x = torch.ones(*shape)
+    outs = [sub.dropout(x, p) for _ in range(CALLS)]
+    for out in outs:  # the scale is test_survivors_scaled's: here only which elements are 0
+        expect(isinstance(out, torch.Tensor) and tuple(out.shape) == tuple(shape) and bool(torch.isfinite(out).all()),
+               Msg("{what} must return a tensor of x's shape, without NaN", "{what} 必须返回与 x 形状相同、不含 NaN 的张量",
+                   what=what))
+    draws.expect_drawn(rule_findings(outs, p, heads), Msg("{what}, {n} calls in a row", "{what}，连续调用 {n} 次",
+                                                          what=what, n=CALLS),
+                       Msg("dropped", "丢弃"), RULE_HINT)
 
 
 @check(points=1, listings=["1.14/scaling"],
@@ -116,6 +146,9 @@ def test_zero_fraction(sub):
         expect(abs(frac - p) < 0.01,
                Msg(f"dropout(x, p={p}) zeroed {frac:.4f} of 200,000 elements; about {p} (±0.01) should be zero",
                    f"dropout(x, p={p}) 把 200,000 个元素中的 {frac:.4f} 置零了；应约有 {p}（±0.01）为零"))
+    # The share alone is one consequence of the rule: a fixed count at a fixed stride has it too.
+    for p in (0.2, 0.5):
+        expect_rule(sub, (64, 256), p, code(f"dropout(torch.ones(64, 256), p={p})"))
 
 
 @check(points=2,
@@ -265,6 +298,7 @@ def test_elements_independent(sub):
                Msg(f"some {what} lose far more or far fewer elements than p: every element must be dropped "
                "independently (one random draw per element, not per row or column)",
                    f"有些{what}丢弃的元素比 p 多得多或少得多：每个元素都必须独立地丢弃（每个元素抽一次随机数，而不是每行或每列一次）"))
+    expect_rule(sub, (4, 4, 32, 32), 0.3, code("dropout(torch.ones(4, 4, 32, 32), p=0.3)"), heads=True)
 
 
 @check(points=1, hidden=True,
