@@ -69,6 +69,7 @@ class Sandbox:
         self.ready: dict = {}
         self._server: int | None = None  # the fork server's host pid, once looked up
         self._lease: uids.Lease | None = None  # the uid this sandbox's processes run as (root only)
+        self._wall: int | None = None  # limits-only as root: the uid whose processes close() kills
         self.group: cgroups.Group | None = None  # bounds the memory and tasks of the whole sandbox
         self._baseline_mb = 0.0  # the fork server's own memory, charged to the group
         self._memory_cap: float | None = None  # the group's memory cap in MB, as last set
@@ -121,7 +122,11 @@ class Sandbox:
         self.kind = p.kind
         self.assets = p.assets
         argv = p.argv
-        if p.kind == "bubblewrap":
+        uid = p.uid
+        self._wall = uid if p.kind != "bubblewrap" else None
+        if self._wall is not None and not self._raise_wall(uid, runtime, assets):
+            self._wall = uid = None  # its Python is out of that uid's reach: as before, the grader's own user
+        if p.kind == "bubblewrap" or self._wall is not None:
             self.group = cgroups.Group.create(f"kata-{self._lease.uid or os.getpid()}-{os.path.basename(self.tmp)}",
                                               max_tasks=(self.limits.nproc or 512) + 64)
         self._memory_cap = None
@@ -130,7 +135,7 @@ class Sandbox:
             argv = self.group.wrap(argv)
         parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         config = {"ctl_fd": child.fileno(), "submission": p.submission, "workdir": p.workdir,
-                  "private_tmp": p.kind == "bubblewrap", "tmp_mb": self.limits.disk_mb, "uid": p.uid,
+                  "private_tmp": p.kind == "bubblewrap", "tmp_mb": self.limits.disk_mb, "uid": uid,
                   "limits": self.limits.as_dict()}
         self._owner = os.getpid()
         self.proc = subprocess.Popen(
@@ -140,6 +145,30 @@ class Sandbox:
         child.close()
         self.ctl = parent
         self.ready = {}
+
+    def _raise_wall(self, uid: int, runtime: str, assets: str | None) -> bool:
+        """Limits-only as root: the fork server runs as `uid` with no namespace to hide anything
+        (sandbox.py, the uid wall). What it needs (the runtime, the assets, the submission's copy)
+        is made reachable to that uid; the report says "limits-only (own uid)" only when none of
+        the paths to hide (the course: checks, fixtures, solutions) is readable by it, else plain
+        "limits-only", whose score could be forged. False where that uid cannot run the grader's
+        Python (an interpreter under /root): the worker then runs as the grader's user, as plain
+        limits-only always did."""
+        for top in filter(None, (runtime, assets)):
+            for dirpath, _dirs, names in os.walk(top):
+                os.chmod(dirpath, 0o755)
+                for name in names:
+                    path = os.path.join(dirpath, name)
+                    if not os.path.islink(path):
+                        os.chmod(path, os.stat(path).st_mode & 0o7777 | 0o444)
+        sandbox.open_path(self.submission_dir, uid)
+        needed = [sandbox.sandbox_python(), *sandbox._python_roots(), runtime, self.submission_dir]
+        reached = sandbox.readable_by(uid, needed)
+        if reached is None or len(reached) < len(needed):
+            return False
+        leaked = sandbox.readable_by(uid, self.hide)
+        self.kind = sandbox.LIMITS_ONLY_UID if leaked == [] else "limits-only"
+        return True
 
     def wait_ready(self) -> None:
         if self.ready:
@@ -200,6 +229,12 @@ class Sandbox:
         if self.tmp:
             shutil.rmtree(self.tmp, ignore_errors=True)
             self.tmp = None
+        if getattr(self, "_wall", None) is not None and self._lease is not None:
+            # No pid namespace ends with the fork server: every process of the leased uid (a setsid
+            # daemon, an orphan of a fork server the submission killed) is killed and waited for
+            # here, before the caller writes any result.
+            sandbox.kill_uid(self._wall)
+            self._wall = None
         if self.group is not None:
             self._cpu_done += self.group.cpu_s() or 0.0
             self.group.remove()

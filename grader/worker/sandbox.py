@@ -37,6 +37,11 @@ class Limits:
 
 
 EXIT = 4  # the exit status of a command that stopped because the sandbox could not start
+# The report's name for limits-only grading by a grader running as root, where the worker ran as a
+# leased uid of its own that could read none of the course's hidden files, and every process of
+# that uid was killed before the results were written (own_uid_wall). Plain "limits-only": the
+# worker ran as the grader's own user (or could read the course), so its score could be forged.
+LIMITS_ONLY_UID = "limits-only (own uid)"
 LIMITS_ONLY = ("none", "limits", "limits-only", "0", "off")  # KATA_SANDBOX values that ask for limits only
 
 
@@ -148,7 +153,9 @@ def plan(runtime_dir: str, submission_dir: str, workdir: str, hide: list[str],
         argv = [python, "-I", "-B", "-c",
                 f"import sys; sys.path.insert(0, {runtime_dir!r}); import runpy; "
                 "runpy.run_module('kata_worker', run_name='__main__', alter_sys=True)"]
-        return SandboxPlan(argv, "limits-only", submission_dir, workdir, None, assets=assets_dir)
+        # As root, the fork server still drops to the leased uid: with no namespace to hide them,
+        # file permissions keep the course and the results from it (see the Sandbox's uid wall).
+        return SandboxPlan(argv, "limits-only", submission_dir, workdir, uid, assets=assets_dir)
 
     argv = [bwrap, "--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts",
             "--unshare-cgroup-try", "--die-with-parent", "--new-session",
@@ -233,3 +240,123 @@ def default_nproc() -> int | None:
             except OSError:
                 pass
     return count + 256
+
+
+# ----------------------------------------------------------------------------- the uid wall
+# Limits-only grading by a grader that runs as root (Gradescope's container, most Docker images,
+# where bubblewrap cannot make its namespaces): no namespace hides anything, so the wall is the
+# uid. The fork server and its workers run as a leased uid of their own (uids.py), in a session
+# and process group of their own; what they must not read (the course: hidden checks, fixtures,
+# solutions) must be unreadable to that uid by its file permissions, which `readable_by` proves
+# before grading; and before any result is written every process of that uid is killed and waited
+# for (`kill_uid`): a daemon the submission left, even one whose fork server it killed, cannot
+# outlive the grading and rewrite the results. The helpers run as that uid in a short-lived
+# Python of their own (`-I -S`), started by the grader, never forked from it.
+
+def _as_uid(uid: int, code: str, *args: str, timeout: float = 30.0) -> str | None:
+    """What `code` printed, run as `uid`; None where that uid cannot start this Python."""
+    import subprocess
+
+    try:
+        proc = subprocess.run([sys.executable, "-I", "-S", "-c", code, *args], user=uid, group=uid, extra_groups=[],
+                              capture_output=True, text=True, timeout=timeout, env=clean_env(), cwd="/")
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return proc.stdout if proc.returncode == 0 else None
+
+
+_PROBE = """
+import json, os, sys
+found = []
+for path in json.loads(sys.argv[1]):
+    try:
+        if os.path.isdir(path):
+            os.listdir(path)
+        else:
+            open(path, "rb").close()
+        found.append(path)
+    except OSError:
+        pass
+print(json.dumps(found))
+"""
+
+
+def readable_by(uid: int, paths: list[str]) -> list[str] | None:
+    """The paths among `paths` that `uid` can read (a folder: list). Asked of a process running as
+    that uid, so every folder above each path and its ACLs count as the kernel counts them. None
+    where no process of that uid could run this Python to ask."""
+    import json
+
+    out = _as_uid(uid, _PROBE, json.dumps([str(p) for p in paths]))
+    try:
+        return list(json.loads(out)) if out is not None else None
+    except ValueError:
+        return None
+
+
+def open_path(path: str, gid: int) -> None:
+    """Let the worker's uid (and group `gid`) reach `path`, a folder the grader made for it (a
+    submission's copy), through the private folders above it: each grader-made folder from the
+    first `kata-*` one down that others cannot enter gets `gid` as its group and search (not read)
+    permission for it; nothing above that first `kata-*` folder is ever changed."""
+    parts = os.path.realpath(path).split(os.sep)[1:-1]
+    chain = ["/" + os.path.join(*parts[:i]) for i in range(1, len(parts) + 1)]
+    first = next((i for i, d in enumerate(chain) if os.path.basename(d).startswith("kata-")), None)
+    if first is None:
+        return
+    for d in chain[first:]:
+        st = os.lstat(d)
+        if st.st_uid != os.getuid() or not os.path.isdir(d) or os.path.islink(d) or st.st_mode & 0o001:
+            continue
+        if st.st_gid in (os.getgid(), gid):
+            os.chown(d, -1, gid, follow_symlinks=False)
+            os.chmod(d, (st.st_mode & 0o7777) | 0o010)
+        else:  # another sandbox's group (a shared folder of a batch's run): search only, no listing
+            os.chmod(d, (st.st_mode & 0o7777) | 0o001)
+
+
+def processes_of(uid: int) -> list[int]:
+    """Live processes (not zombies) whose real, effective, saved or file uid is `uid`."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/status") as f:
+                fields = dict(line.split(":", 1) for line in f.read().splitlines() if ":" in line)
+        except (OSError, ValueError):
+            continue
+        if fields.get("State", "").strip()[:1] in ("Z", "X"):
+            continue
+        if str(uid) in fields.get("Uid", "").split():
+            found.append(int(entry))
+    return found
+
+
+_KILL_ALL = "import os, signal\ntry:\n    os.kill(-1, signal.SIGKILL)\nexcept OSError:\n    pass\n"
+
+
+def kill_uid(uid: int, timeout: float = 10.0) -> bool:
+    """Kill every process of `uid` and wait until none lives: kill(-1, SIGKILL) from a process of
+    that uid reaches every process it may signal, whatever its session, group or parent (a setsid
+    daemon, an orphan of a killed fork server), and none can fork while the kernel walks them.
+    True once none is left (a process killed in the kernel's uninterruptible sleep may take a
+    moment, but runs no more code of its own)."""
+    import signal
+    import time
+
+    deadline = time.monotonic() + timeout
+    while True:
+        if not processes_of(uid):
+            return True
+        _as_uid(uid, _KILL_ALL, timeout=max(1.0, deadline - time.monotonic()))
+        for pid in processes_of(uid):  # and, as root, each one found (where that uid cannot run Python)
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        if not processes_of(uid):
+            return True
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)

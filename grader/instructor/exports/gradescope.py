@@ -41,6 +41,7 @@ from ... import __version__
 from ...course import atomic
 from ...course.messages import t
 from ...course.safe_text import indent_lines, one_line
+from ...worker.sandbox import LIMITS_ONLY_UID
 
 VISIBILITIES = ("hidden", "after_due_date", "after_published", "visible")
 # Every text of results.json (the output, each test's name and output) is shown as plain text:
@@ -84,7 +85,9 @@ def gradescope_results(doc: dict, hidden_visibility: str = "after_published", la
                points=f"{sum(c['score'] for c in public):g}", max_points=f"{sum(c['max_score'] for c in public):g}")]
     if len(public) < len(doc.get("checks", [])):
         lines.append(t(f"gs_hidden_{hidden_visibility}", lang))
-    if doc.get("sandbox") == "limits-only":
+    if doc.get("sandbox") == LIMITS_ONLY_UID:  # as root: a uid of its own held the course and results out
+        lines.append(t("gs_limits_only_uid", lang))
+    elif doc.get("sandbox") not in (None, "bubblewrap"):  # the grader's own user: the score could be forged
         lines.append(t("gs_limits_only", lang))
     lines += [f"note: {one_line(note)}" for note in doc.get("notes", [])]
     return {
@@ -153,6 +156,8 @@ def grade_upload(upload: str | Path, results: str | Path, config: dict | None = 
         os.environ["KATA_LANG"] = lang
     if config.get("sandbox") == "limits-only":  # the instructor's explicit choice at export; the report says so
         os.environ["KATA_SANDBOX"] = "none"
+        if os.getuid() == 0:
+            wall_off(PACKAGE_DIR.parent, Path(results).parent)
     course = load(PACKAGE_DIR.parent)
     with tempfile.TemporaryDirectory(prefix="kata-gs-") as work:
         try:
@@ -170,6 +175,19 @@ def grade_upload(upload: str | Path, results: str | Path, config: dict | None = 
         doc = view(doc, find(course.assignments, config["assignment"]))
     _write_json(Path(results), gradescope_results(doc, config.get("hidden_visibility", "after_published"), lang))
     return 0
+
+
+def wall_off(course_root: Path, results_dir: Path) -> None:
+    """Limits-only as root (no namespaces): the worker runs as an unprivileged uid of its own, and
+    file permissions are all that keep it out. The course (hidden checks, fixtures, the grader's
+    settings) becomes readable by root only, and the results folder writable by root only; the
+    report then says "limits-only (own uid)" (the sandbox proves the course unreadable to that uid)."""
+    os.chmod(course_root, 0o700)
+    results_dir.mkdir(parents=True, exist_ok=True)
+    st = os.lstat(results_dir)
+    if st.st_uid != 0 or not stat.S_ISDIR(st.st_mode):
+        raise RuntimeError(f"{results_dir} is not a folder of root's")
+    os.chmod(results_dir, stat.S_IMODE(st.st_mode) & ~0o022)
 
 
 def chosen(course, config: dict) -> list:
@@ -306,6 +324,8 @@ def export(course, out: str | Path, hidden_visibility: str = "after_published", 
         assets = sorted(p for p in course.assets_dir.glob("*") if p.is_file()) if course.assets_dir.is_dir() else []
         for p in assets:
             _add(zf, p, f"{COURSE_DIR}/.kata/assets/{p.name}")
+        if sandbox == "limits-only":
+            notes.append(t("gs_export_limits_only"))
         if not any(p.name == "gpt2.tiktoken" for p in assets):
             notes.append("no .kata/assets/gpt2.tiktoken here: setup.sh will fetch it on Gradescope "
                          "(`kata assets fetch` first to ship it)")

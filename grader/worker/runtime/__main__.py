@@ -48,6 +48,7 @@ def drop_privileges(uid: int | None) -> None:
 
 
 PR_SET_DUMPABLE = 4
+PR_SET_NO_NEW_PRIVS = 38
 PR_SET_CHILD_SUBREAPER = 36
 PR_GET_TIMERSLACK = 30
 
@@ -401,6 +402,7 @@ def main() -> None:
     gc.collect()
     gc.freeze()
     drop_privileges(config.get("uid"))
+    prctl(PR_SET_NO_NEW_PRIVS, 1)  # nothing it or a worker runs regains a privilege (a setuid program)
     prctl(PR_SET_DUMPABLE, 0)
     prctl(PR_SET_CHILD_SUBREAPER, 1)
     statuses: dict[int, dict] = {}
