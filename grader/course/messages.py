@@ -1311,8 +1311,16 @@ CATALOG: dict[str, dict[str, str]] = {
         "zh": "隐藏检查也已评分，结果列在下面（不显示期望值）。",
     },
     "gs_limits_only": {
-        "en": "note: the sandbox ran with resource limits only, as the autograder was set up to (`kata export gradescope --grading-sandbox limits-only`).",
-        "zh": "注意：按自动评分器的设置（`kata export gradescope --grading-sandbox limits-only`），沙箱只使用了资源限制。",
+        "en": "warning: the sandbox ran with resource limits only, as the autograder was set up to (`kata export gradescope --grading-sandbox limits-only`), and the submission ran as the grader's own user, which could read the hidden checks: this score could have been forged by the submitted code.",
+        "zh": "警告：按自动评分器的设置（`kata export gradescope --grading-sandbox limits-only`），沙箱只使用了资源限制，提交的代码以评分程序自己的用户身份运行，能读取隐藏检查：这个分数可能被提交的代码伪造。",
+    },
+    "gs_limits_only_uid": {
+        "en": "note: the sandbox ran with resource limits only, as the autograder was set up to (`kata export gradescope --grading-sandbox limits-only`); the submission ran as an unprivileged user of its own, which could read neither the hidden checks nor the results, and all its processes were ended before this result was written.",
+        "zh": "注意：按自动评分器的设置（`kata export gradescope --grading-sandbox limits-only`），沙箱只使用了资源限制；提交的代码以一个专用的无特权用户身份运行，既读不到隐藏检查，也碰不到评分结果，写下这份结果之前它的所有进程都已结束。",
+    },
+    "gs_export_limits_only": {
+        "en": "--grading-sandbox limits-only: where run_autograder runs as root (as on Gradescope), each submission runs as an unprivileged user of its own that cannot read the hidden checks or write the results, and its processes are ended before results.json is written; where it does not run as root, the submission runs as the grader's own user and CAN FORGE ITS SCORE, and every results.json says so.",
+        "zh": "--grading-sandbox limits-only：run_autograder 以 root 身份运行时（Gradescope 就是这样），每份提交以一个专用的无特权用户身份运行，读不到隐藏检查，也写不了评分结果，并且在写 results.json 之前它的所有进程都会被结束；如果不是以 root 身份运行，提交的代码以评分程序自己的用户身份运行，可以伪造自己的分数，每份 results.json 都会写明这一点。",
     },
     "gs_skipped": {
         "en": "skipped (scores 0): {reason}",
