@@ -106,6 +106,45 @@ def test_list_checks_changed_files_once_then_reads_the_cache(tmp_course, monkeyp
     assert damaged["s1_11_softmax"]["status"] == damaged["s1_12_context"]["status"] == "unknown"
 
 
+def test_a_cached_verdict_is_stale_once_a_file_the_exercise_imported_changes(tmp_course, monkeypatch, capfd):
+    """s1_23_encoder_block imports the student's s1_23_feed_forward and s1_23_self_attention: a
+    change to either re-runs it (it once kept "passing 4/4" while kata check said 1 of 4). A file
+    imported under a name built at run time, which no reading of the code finds, counts too: the
+    worker reports what it imported."""
+    here = (monkeypatch, capfd)
+    ch01 = tmp_course / "exercises/ch01"
+    for ex in ("s1_23_feed_forward", "s1_23_self_attention", "s1_23_encoder_block"):
+        (ch01 / f"{ex}.py").write_text((ROOT / f"solutions/ch01/{ex}.py").read_text())
+    block = (ch01 / "s1_23_encoder_block.py").read_text()
+    first = listed(tmp_course, here=here)
+    assert first["s1_23_encoder_block"]["status"] == "passing" and not first["s1_23_encoder_block"]["from_cache"]
+    assert listed(tmp_course)["s1_23_encoder_block"]["from_cache"]
+
+    # break the feed-forward network: the block that imports it is checked again, and fails
+    ff = ch01 / "s1_23_feed_forward.py"
+    ff.write_text(solution_with("s1_23_feed_forward", "nn.GELU(),", "nn.ReLU(),"))
+    again = listed(tmp_course, here=here)
+    assert again["s1_23_feed_forward"]["status"] == "failing"
+    assert not again["s1_23_encoder_block"]["from_cache"] and again["s1_23_encoder_block"]["status"] == "failing"
+    ff.write_text((ROOT / "solutions/ch01/s1_23_feed_forward.py").read_text())
+    assert listed(tmp_course, here=here)["s1_23_encoder_block"]["status"] == "passing"
+
+    # an import the code spells at run time (s1_23_evaluation has no forbidden list): only the
+    # worker's report finds it, and what that file imported in turn
+    evaluation = (ROOT / "solutions/ch01/s1_23_evaluation.py").read_text()
+    spelled = "TransformerBlock = __import__('importlib').import_module('s1_23_encoder' + '_block').TransformerBlock"
+    (ch01 / "s1_23_evaluation.py").write_text(evaluation.replace(
+        "from s1_23_encoder_block import TransformerBlock", spelled, 1))
+    assert spelled in (ch01 / "s1_23_evaluation.py").read_text()
+    assert listed(tmp_course, here=here)["s1_23_evaluation"]["status"] == "passing"
+    assert listed(tmp_course, "--no-run")["s1_23_evaluation"]["from_cache"]
+    attention = ch01 / "s1_23_self_attention.py"
+    attention.write_text(solution_with("s1_23_self_attention", "/ math.sqrt(self.d)", "/ self.d"))
+    stale = listed(tmp_course, "--no-run")
+    assert stale["s1_23_evaluation"]["status"] == stale["s1_23_encoder_block"]["status"] == "unknown"  # kata watch
+    assert not listed(tmp_course, here=here)["s1_23_evaluation"]["from_cache"]  # picks them as not passing
+
+
 def test_check_shows_each_check_then_explains_the_first_failure(tmp_course, monkeypatch, capfd):
     here = (monkeypatch, capfd)
     # simple normalisation instead of softmax: a mistake the check knows

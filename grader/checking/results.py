@@ -36,6 +36,7 @@ class GradeResult:
     worker_startup_s: float = 0.0
     duration_s: float = 0.0
     manifest: dict | None = None  # the `kata submit` manifest's verification; None: none in the submission
+    imports: dict = field(default_factory=dict)  # exercise -> {other exercise file it imported: sha256 graded}
 
     @property
     def score(self) -> float:
@@ -48,7 +49,8 @@ class GradeResult:
     def as_dict(self) -> dict:
         return {"submission": self.submission, "sandbox": self.sandbox,
                 "results": [r.as_dict() for r in self.results], "notes": list(self.notes),
-                "worker_startup_s": self.worker_startup_s, "duration_s": self.duration_s, "manifest": self.manifest}
+                "worker_startup_s": self.worker_startup_s, "duration_s": self.duration_s, "manifest": self.manifest,
+                "imports": self.imports}
 
     @classmethod
     def from_dict(cls, doc: dict) -> "GradeResult":
@@ -56,4 +58,5 @@ class GradeResult:
         known = {f.name for f in fields(CheckResult)}
         rows = [CheckResult(**{k: v for k, v in r.items() if k in known}) for r in doc["results"]]
         return cls(doc["submission"], doc["sandbox"], rows, list(doc.get("notes", [])),
-                   float(doc.get("worker_startup_s", 0.0)), float(doc.get("duration_s", 0.0)), doc.get("manifest"))
+                   float(doc.get("worker_startup_s", 0.0)), float(doc.get("duration_s", 0.0)), doc.get("manifest"),
+                   dict(doc.get("imports") or {}))

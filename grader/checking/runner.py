@@ -7,6 +7,7 @@ stops the others: import errors, faults and forbidden APIs fail only that exerci
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import io
 import os
 import re
@@ -63,6 +64,7 @@ class _Plugin:
         self._token = None
         self._files: dict[str, int] | None = None
         self.sandbox_error: SandboxUnavailable | None = None
+        self.loaded: dict[str, set[str]] = {}  # exercise -> the submission's files its workers imported
 
     def known_files(self) -> dict[str, int]:
         """The exercise files of the submission -> their number of lines: the only places a
@@ -170,6 +172,7 @@ class _Plugin:
         except StudentError as e:
             self.import_failures[ex.id] = str(e)
             raise compare.ImportFailure(t("import_failed", file=ex.file, reason=str(e))) from None
+        self.loaded.setdefault(ex.id, set()).update(remote._loaded)
         try:
             yield remote
         finally:
@@ -331,6 +334,26 @@ def exercise_files_imported(ex: Exercise, submission: Submission, course: Course
     return out
 
 
+def _imports(exercises: list[Exercise], submission: Submission, course: Course,
+             loaded: dict[str, set[str]]) -> dict[str, dict[str, str]]:
+    """What each exercise's verdict depends on besides its own file: the other exercise files it
+    imports, found statically and as its workers reported them, each with the sha256 of the bytes
+    graded ("" for a file that was not there). The student's verdict cache keys on them."""
+    out = {}
+    for ex in exercises:
+        files = set(exercise_files_imported(ex, submission, course)) | loaded.get(ex.id, set())
+        files.discard(ex.file)
+        deps = {}
+        for f in sorted(files):
+            p = submission.path(f)
+            try:
+                deps[f] = hashlib.sha256(p.read_bytes()).hexdigest() if p.is_file() else ""
+            except OSError:
+                deps[f] = ""
+        out[ex.id] = deps
+    return out
+
+
 def _scan_exercise(ex: Exercise, submission: Submission, course: Course | None = None, cache: dict | None = None,
                    budget: Budget | None = None) -> tuple[str, bool] | None:
     """The forbidden-API verdict of `ex`: its own file and every exercise file it imports from the
@@ -478,7 +501,8 @@ def run(course: Course, submission: Submission, exercises: list[Exercise] | None
         # seconds: a hidden check's own time is shown nowhere (it could tell its inputs)
         return GradeResult(printable(submission.label or submission.origin.name, lines=False), box.kind, results,
                            printable(notes, lines=False), round(box.startup_s, 3),
-                           float(round(time.perf_counter() - t0)), printable(submission.manifest, lines=False))
+                           float(round(time.perf_counter() - t0)), printable(submission.manifest, lines=False),
+                           imports=_imports(exercises, submission, course, plugin.loaded))
     finally:
         if own_box:
             box.close()

@@ -3,8 +3,10 @@
 An exercise's file is *missing*, *empty*, *not started* (identical to its stub, or every
 `raise NotImplementedError` of the stub is still in it: no part is written yet), or else it
 must be checked: *failing* or *passing* its public checks. The first three are seen without
-running anything. Verdicts are cached in `.kata/progress.json`, keyed by the file's sha256 and
-a fingerprint of the exercise's checks, so `kata list` runs only the exercises whose file
+running anything. Verdicts are cached in `.kata/progress.json`, keyed by the file's sha256, a
+fingerprint of the exercise's checks, and the sha256 of every other exercise file it imported in
+that run (found statically and as its workers reported them: s1_23_encoder_block's verdict is
+stale once s1_23_feed_forward.py changes), so `kata list` runs only the exercises whose code
 changed since their last check (by `kata check`, `kata watch` or `kata list`).
 """
 from __future__ import annotations
@@ -133,8 +135,10 @@ def _cache(course: Course) -> StateFile:
     return StateFile.open(kata_dir(course.root) / "progress.json", CACHE_SCHEMA)
 
 
-def _cached(entry, digest: str, fp: str) -> dict | None:
+def _cached(entry, digest: str, fp: str, course: Course | None = None) -> dict | None:
     if not isinstance(entry, dict) or entry.get("sha") != digest or entry.get("checks") != fp:
+        return None
+    if course is not None and not _deps_unchanged(course, entry.get("deps")):
         return None
     if entry.get("status") not in (PASSING, FAILING):
         return None
@@ -143,6 +147,22 @@ def _cached(entry, digest: str, fp: str) -> dict | None:
     except (TypeError, ValueError):
         return None
     return entry
+
+
+def _deps_unchanged(course: Course, deps) -> bool:
+    """Every other exercise file the verdict depended on (what the exercise imported in its last
+    run, statically and as its workers reported) still holds the bytes graded then."""
+    if not isinstance(deps, dict):
+        return False
+    by_file = {ex.file: ex for ex in course.exercises}
+    for file, digest in deps.items():
+        ex = by_file.get(file)
+        if ex is None:
+            return False
+        data = graded_bytes(course, ex)
+        if (sha(data) if data is not None else "") != digest:
+            return False
+    return True
 
 
 def grade(course: Course, exercises: list[Exercise]) -> tuple[GradeResult, dict[str, str]]:
@@ -191,7 +211,7 @@ def record(course: Course, result: GradeResult, shas: dict[str, str]) -> None:
         if not rows:
             continue
         passed = sum(1 for r in rows if r.status == "passed")
-        cache.data[ex_id] = {"sha": digest, "checks": fingerprint(course, ex),
+        cache.data[ex_id] = {"sha": digest, "checks": fingerprint(course, ex), "deps": result.imports.get(ex_id, {}),
                              "status": PASSING if passed == len(rows) else FAILING,
                              "passed": passed, "total": len(rows),
                              "score": round(sum(r.score for r in rows), 6), "at": int(time.time())}
@@ -221,7 +241,7 @@ def standings(course: Course, run: bool = True, on_run=None) -> list[Standing]:
         if status is not None:
             out.append(Standing(ex, status, 0, total, 0.0, digest))
             continue
-        entry = _cached(cache.data.get(ex.id), digest, fingerprint(course, ex))
+        entry = _cached(cache.data.get(ex.id), digest, fingerprint(course, ex), course)
         if entry is not None:
             out.append(Standing(ex, entry["status"], int(entry.get("passed", 0)), total,
                                 float(entry.get("score", 0)), digest, from_cache=True))

@@ -216,6 +216,7 @@ class Remote:
         self._budget = budget  # the submission's grading budget: no call waits past it
         self._exercise = exercise
         self._exercises = exercises  # the course's exercise files ("ch01/x.py"): an error from one is named as such
+        self._loaded: frozenset = frozenset()  # those the worker said it imported with the exercise (its own too)
         self._time_limit = time_limit
         # a hidden check's: no text of the worker's reaches its messages (set up by _import)
         self._hidden = HiddenContext(exercise) if hidden else None
@@ -306,6 +307,9 @@ class Remote:
         if not reply.get("ok"):  # before any hidden input: the student's full message
             raise student_error(f"importing {path}", reply.get("error") or {}, self._worker.limits.memory_mb,
                                 exercise=self._exercise, exercises=self._exercises)
+        files = reply.get("value")
+        if isinstance(files, list):  # the exercise files it imported: only names the grader knows count
+            self._loaded = frozenset(f for f in files if isinstance(f, str) and f in self._exercises)
 
     # -- what checks use
     def __getattr__(self, name: str):

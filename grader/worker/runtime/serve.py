@@ -229,7 +229,21 @@ class Session:
         sys.modules[self.exercise] = module
         spec.loader.exec_module(module)
         self.module = module
-        return None
+        return self.loaded_files()
+
+    def loaded_files(self) -> list[str]:
+        """The submission's files this worker has imported so far, relative to it (the student's
+        verdict cache re-runs an exercise when any of them changes: grader/student/progress.py)."""
+        root = os.path.join(self.root, "")
+        found = set()
+        for module in list(sys.modules.values()):
+            try:
+                f = module.__dict__.get("__file__") if isinstance(getattr(module, "__dict__", None), dict) else None
+            except Exception:
+                continue
+            if isinstance(f, str) and f.startswith(root):
+                found.add(f[len(root):])
+        return sorted(found)[:256]
 
     def op_call(self, msg, args, kwargs):
         fn = self.target(msg["target"])
