@@ -62,20 +62,8 @@ class _Plugin:
         self.outcomes: dict[str, str] = {}
         self.items: list = []
         self._token = None
-        self._files: dict[str, int] | None = None
         self.sandbox_error: SandboxUnavailable | None = None
         self.loaded: dict[str, set[str]] = {}  # exercise -> the submission's files its workers imported
-
-    def known_files(self) -> dict[str, int]:
-        """The exercise files of the submission -> their number of lines: the only places a
-        hidden check's message may point to (a file name in a traceback is the student's choice)."""
-        if self._files is None:
-            self._files = {}
-            for ex in self.course.exercises:
-                found = self.submission.read(ex.file)
-                if found is not None:
-                    self._files[ex.file] = found.lines
-        return self._files
 
     def exercise_of(self, item) -> Exercise:
         return self.by_id[item.path.stem.removeprefix("test_")]
