@@ -53,9 +53,12 @@ def test_library_dropout_is_forbidden(submission):
                   "    return torch.nn.functional.dropout(x, p, training=True)")
     r = grade(submission({EX: cheat}), "-e", EX)
     assert score_of(r, EX) == 0
-    for c in checks_of(r, EX):  # every check names the API; the public ones also the file and line
-        assert "torch.nn.functional.dropout" in c["message"], c
-        assert (f"{EX}.py:" in c["message"]) == (c["visibility"] == "public"), c
+    for c in checks_of(r, EX):  # the public checks name the API, the file and the line; a hidden one only
+        if c["visibility"] == "public":  # says that a rule broke, without naming what the code called
+            assert "torch.nn.functional.dropout" in c["message"] and f"{EX}.py:" in c["message"], c
+        else:
+            assert "torch.nn.functional.dropout" not in c["message"] and f"{EX}.py:" not in c["message"], c
+            assert "the public checks name the file and the line" in c["message"], c
 
 
 CORRECT_DIFFERENT = '''"""A correct answer written another way: a Bernoulli mask of keep probabilities, in-place scaling."""

@@ -61,9 +61,12 @@ def attention(q, k, v, causal=False, padding_mask=None, dropout_p=0.0, training=
 '''
     r = grade(submission({EX: cheat}), "-e", EX)
     assert score_of(r, EX) == 0
-    for c in checks_of(r, EX):  # every check names the API; the public ones also the file and line
-        assert "scaled_dot_product_attention" in c["message"], c
-        assert (f"{EX}.py:" in c["message"]) == (c["visibility"] == "public"), c
+    for c in checks_of(r, EX):  # the public checks name the API, the file and the line; a hidden one only
+        if c["visibility"] == "public":  # says that a rule broke, without naming what the code called
+            assert "scaled_dot_product_attention" in c["message"] and f"{EX}.py:" in c["message"], c
+        else:
+            assert "scaled_dot_product_attention" not in c["message"] and f"{EX}.py:" not in c["message"], c
+            assert "the public checks name the file and the line" in c["message"], c
 
 
 CORRECT_DIFFERENT = '''"""A correct answer written another way: an additive float mask, einsum, exp by hand,
