@@ -92,6 +92,9 @@ def test_a_hidden_check_s_message_carries_no_number():
                       "a (…) tensor, softmax(…), scale …; softmax over dim 0"), hidden
     public, _ = _message(AssertionError(said), hidden=False)
     assert public == said
+    counted, _ = _message(AssertionError("the counts spread 0.4 times the spread over 8192 rows (8,192 in all) of 8 calls"),
+                          hidden=True)
+    assert counted == "the counts spread … times the spread over … rows (… in all) of 8 calls", counted
     failure, _ = _message(CheckFailure("softmax([2, 3, -inf]): the result is not correct for this hidden input"),
                           hidden=True)
     assert failure == "softmax([…]): the result is not correct for this hidden input", failure

@@ -255,6 +255,8 @@ _VALUES = [
     re.compile(rf"\((?:\s*(?:{_VALUE}|…)\s*,?)+\)"),  # a tuple of values, a shape: (3, 4, 5)
     re.compile(rf"(?<=[=≈<>])(?P<space>\s*)(?:{_VALUE})(?![\w.])"),  # x = 6.08, dim=1
     re.compile(r"(?<![\w.§])-?(?:\d+\.\d+|\.\d+|\d+[eE][-+]?\d+)(?:[eE][-+]?\d+)?(?![\w.])"),  # any other float
+    # a count of three digits or more ("over 8192 rows", "8,192"): a size of the hidden input
+    re.compile(r"(?<![\w.§,])(?:\d{1,3}(?:,\d{3})+|\d{3,})(?![\w.,])"),
 ]
 
 
@@ -262,8 +264,9 @@ def conceal_values(message: str) -> str:
     """A hidden check's message with the values in it masked. A check may describe its call with
     the values it used ("softmax([2, 3, -inf])", "x = [6.08]", "a (3, 4, 5) tensor"); in a hidden
     check those are the hidden input. One rule for every check, present and future: lists, call
-    arguments, tuples, "= value" and floats become "…"; words with a small integer ("softmax over
-    dim 0", "listing 1.6", "§1.11") and code in backticks (the check's own constants) stay."""
+    arguments, tuples, "= value", floats and counts of three digits or more ("8192 rows": the hidden
+    input's size) become "…"; words with a small integer ("softmax over dim 0", "8 calls", "listing
+    1.6", "§1.11") and code in backticks (the check's own constants) stay."""
     kept: list[str] = []
 
     def keep(m):
