@@ -1,6 +1,10 @@
 """§1.15 attention() graded for real: plausible wrong answers lose points with a message that names the
 mistake; calling scaled_dot_product_attention is refused; a correct answer written differently scores
 full marks."""
+import pytest
+import torch
+
+from grader.checks import test_s1_15_attention as C
 from tests.conftest import checks_of, failed_checks, grade, score_of, solution_with
 
 EX = "s1_15_attention"
@@ -99,3 +103,89 @@ def attention(q, k, v, causal=False, padding_mask=None, dropout_p=0.0, training=
 def test_correct_but_different_scores_full_marks(submission):
     r = grade(submission({EX: CORRECT_DIFFERENT}), "-e", EX)
     assert score_of(r, EX) == MAX, [c["message"] for c in checks_of(r, EX) if c["status"] != "passed"]
+
+
+# ----------------------------------------------------------------------------- dropout: the rule, not its share
+# Dropout on the weights is one independent draw per visible weight. A single call's share of zeros
+# is one consequence of it that a structured rule fakes; test_dropout_on_the_weights (public) and
+# test_dropout_in_training (hidden, heads and padding) read 12 calls through V = I and hold the
+# dropped weights to draws.bernoulli_findings, and the kept ones to weight / (1 - p).
+_DRAW = "            survive = torch.rand(weights.shape, device=weights.device) >= dropout_p\n"
+BOTH = {"test_dropout_on_the_weights", "test_dropout_in_training"}
+STRUCTURED = {
+    "a fixed count at a fixed stride": ('''            n = weights.numel()
+            k = round((1 - dropout_p) * n)
+            off = int(torch.randint(0, n, (1,)))
+            survive = torch.zeros(n, dtype=torch.bool)
+            survive[(torch.arange(k) * n // k + off) % n] = True
+            survive = survive.reshape(weights.shape)
+''', BOTH),
+    "the same mask in every row": ("            survive = (torch.rand(weights.shape[-1:]) >= dropout_p).expand(weights.shape)\n",
+                                   BOTH),
+    "the same mask in every call": ("            survive = torch.rand(weights.shape, generator=torch.Generator()"
+                                    ".manual_seed(0)) >= dropout_p\n", BOTH),
+    "the same mask in every head": ('''            if weights.dim() == 4:
+                survive = (torch.rand(weights.shape[0], 1, *weights.shape[2:]) >= dropout_p).expand(weights.shape)
+            else:
+                survive = torch.rand(weights.shape) >= dropout_p
+''', {"test_dropout_in_training"}),
+    "dropped in neighbouring pairs": ('''            half = torch.rand(weights.shape) < 1 - (1 - dropout_p) ** 0.5
+            survive = ~(half | torch.roll(half, 1, -1))
+''', BOTH),
+    "no dropout at all": ("            survive = torch.ones(weights.shape, dtype=torch.bool)\n", BOTH),
+    "no rescaling": (_DRAW + "            dropout_p = 0.0\n", BOTH),
+}
+
+
+@pytest.mark.parametrize("name", list(STRUCTURED))
+def test_a_structured_dropout_scores_zero_on_the_checks_of_dropout(submission, name):
+    body, rule_checks = STRUCTURED[name]
+    r = grade(submission({EX: _swap(_DRAW, body)}), "-e", EX)
+    checks = {c["name"]: c for c in checks_of(r, EX)}
+    earned = {n: checks[n]["message"][:300] for n in rule_checks if checks[n]["score"] > 0}
+    assert not earned, earned
+    assert score_of(r, EX) == MAX - sum(checks[n]["max_score"] for n in rule_checks), \
+        [c["name"] for c in checks.values() if c["status"] != "passed"]
+    if "test_dropout_on_the_weights" in rule_checks:  # the public check says what the rule does wrong
+        msg = checks["test_dropout_on_the_weights"]["message"]
+        assert "attention(q, k, torch.eye(8), causal=True, dropout_p=0.4, training=True)" in msg, msg
+
+
+@pytest.mark.parametrize("name,says", [("no dropout at all", ["no attention weight was dropped"]),
+                                       ("no rescaling", ["not rescaled by 1 / (1 - p)"]),
+                                       ("a fixed count at a fixed stride",
+                                        ["the count is fixed, not drawn", "torch.rand(weights.shape) >= dropout_p"])])
+def test_a_wrong_dropout_is_told_what_is_wrong(submission, name, says):
+    r = grade(submission({EX: _swap(_DRAW, STRUCTURED[name][0])}), "-e", EX)
+    msg = {c["name"]: c["message"] for c in checks_of(r, EX)}["test_dropout_on_the_weights"]
+    assert all(s in msg for s in says), msg
+
+
+HONEST = {"rand >= p": _DRAW,
+          "bernoulli of keep probabilities": "            survive = torch.bernoulli(torch.full_like(weights, 1 - dropout_p))\n",
+          "empty.bernoulli_": "            survive = torch.empty_like(weights).bernoulli_(1 - dropout_p)\n",
+          "rand_like < 1 - p": "            survive = torch.rand_like(weights) < 1 - dropout_p\n"}
+
+
+def test_honest_dropout_passes_the_statistics_for_every_seed():
+    """Every honest style x 20 seeds, on the trusted side, with the checks' own inputs: the
+    statistics find nothing (bounds ~6.5 standard deviations)."""
+    g = torch.Generator().manual_seed(1516)
+    q, k = torch.randn(64, 8, 4, generator=g), torch.randn(64, 8, 4, generator=g)
+    g = torch.Generator().manual_seed(31)
+    hq, hk = torch.randn(16, 4, 8, 4, generator=g), torch.randn(16, 4, 8, 4, generator=g)
+    pad = torch.ones(16, 8, dtype=torch.bool)
+    pad[8:, 5:] = False
+    cases = [(q, k, None, torch.eye(8).expand(64, 8, 8)), (hq, hk, pad, torch.eye(8).expand(16, 4, 8, 8))]
+    with torch.random.fork_rng():
+        for style, line in HONEST.items():
+            space: dict = {}
+            exec(compile(_swap(_DRAW, line), f"<{style}>", "exec"), space)
+            for q_, k_, pad_, eye in cases:
+                weights = C.sdpa(q_, k_, eye, causal=True, padding_mask=pad_)
+                for seed in range(20):
+                    torch.manual_seed(seed)
+                    outs = [space["attention"](q_, k_, eye, causal=True, padding_mask=pad_, dropout_p=0.4, training=True)
+                            for _ in range(C.DROPOUT_CALLS)]
+                    found = C.dropout_findings(outs, weights, 0.4)
+                    assert not found, (style, seed, found)

@@ -163,6 +163,15 @@ def bernoulli_findings(draws, p: float) -> list[Finding]:
     return sorted(found, key=lambda f: ORDER.index(f.kind))
 
 
+def heads_findings(draws, p: float) -> list[Finding]:
+    """bernoulli_findings of (batch, heads, rows, positions) draws, then, if it finds nothing, of
+    the same draws read with the heads last: heads that share one mask show as neighbours there."""
+    found = bernoulli_findings(draws, p)
+    if not found and draws and all(torch.as_tensor(c).dim() == 4 for c, _ in draws):
+        found = bernoulli_findings([(c.permute(0, 2, 3, 1), e.permute(0, 2, 3, 1)) for c, e in draws], p)
+    return found
+
+
 def category_findings(draws, probs: dict) -> list[Finding]:
     """What in `draws` breaks "each chosen element's outcome drawn on its own, with `probs`".
 

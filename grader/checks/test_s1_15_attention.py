@@ -11,7 +11,8 @@ import torch.nn.functional as F
 from hypothesis import Phase, given, settings
 from hypothesis import strategies as st
 
-from grader.checking import CheckFailure, Mistake, Msg, check, expect, expect_tensor, fixtures
+from grader.checking import draws
+from grader.checking import CheckFailure, Mistake, Msg, check, code, expect, expect_tensor, fixtures
 
 EXERCISE = "s1_15_attention"
 INF = math.inf
@@ -152,6 +153,73 @@ def test_dropout_ignored_when_not_training(sub):
                            "attention(..., causal=True, dropout_p=0.5, training=False)（不在训练时不做 dropout）"))
 
 
+DROPOUT_CALLS = 12  # calls per dropout check: the number dropped must vary across them as Binomial(n, p) does
+DROPOUT_HINT = Msg("dropout draws once for each weight, after the softmax: keep = torch.rand(weights.shape) >= "
+                   "dropout_p, a new draw on every call, in every row and head; then weights * keep / (1 - dropout_p)",
+                   "dropout 在 softmax 之后对每个权重独立抽样一次：keep = torch.rand(weights.shape) >= dropout_p，"
+                   "每次调用、每一行、每个头都重新抽样；然后 weights * keep / (1 - dropout_p)")
+
+
+def dropout_findings(outs, weights, p: float) -> list:
+    """What in the outputs of attention(q, k, I, ..., training=True) breaks "each weight a query
+    may see (weights > 0) dropped independently with probability p". With V = I each output is
+    the weights after dropout, so the dropped weights are the zeros where `weights` > 0."""
+    eligible = weights > 0
+    return draws.heads_findings([((o == 0) & eligible, eligible) for o in outs], p)
+
+
+def expect_dropout(outs, weights, p: float, what: Msg):
+    """The outputs of attention(q, k, I, ..., dropout_p=p, training=True): each visible weight
+    dropped (0) or divided by 1 - p, nothing given to a hidden position, and the dropped ones
+    drawn by the rule (dropout_findings)."""
+    shape = tuple(weights.shape)
+    for out in outs:
+        expect(isinstance(out, torch.Tensor) and tuple(out.shape) == shape and bool(torch.isfinite(out).all()),
+               Msg("{what} must return a tensor of shape {shape}, without NaN",
+                   "{what} 必须返回形状为 {shape}、不含 NaN 的张量", what=what, shape=str(shape)))
+    visible = weights > 0
+    for out in outs:
+        expect(bool((out[~visible] == 0).all()),
+               Msg("{what}: dropout gave weight to a position the masks hide: drop only after the masked softmax, "
+                   "and never raise a 0", "{what}：dropout 给被掩码隐藏的位置分配了权重：只在带掩码的 softmax 之后"
+                   "做 dropout，0 不能变成非零", what=what))
+    stacked = torch.stack(outs)
+    dropped = (stacked == 0) & visible
+    expect(bool(dropped.any()),
+           Msg("{what}: over {n} calls no attention weight was dropped. With training=True and dropout_p > 0 each "
+               "weight is dropped (set to 0) with probability dropout_p after the softmax; only with training=False "
+               "is nothing dropped", "{what}：在 {n} 次调用中没有任何注意力权重被丢弃。training=True 且 dropout_p > 0 时，"
+               "每个权重在 softmax 之后以概率 dropout_p 被丢弃（置为 0）；只有 training=False 时才什么都不丢弃",
+               what=what, n=len(outs)))
+    kept = (stacked != 0) & visible
+    w = weights.expand_as(stacked)
+    expect_tensor(stacked[kept], w[kept] / (1 - p), tol="attention",
+                  what=Msg("{what}: the attention weights that survive dropout (weight / (1 - p))",
+                           "{what}：dropout 之后保留下来的注意力权重（weight / (1 - p)）", what=what),
+                  mistakes=[Mistake(w[kept], "the kept weights were not rescaled by 1 / (1 - p): inverted dropout "
+                                             "divides the survivors by (1 - p), so that each weight keeps its expected "
+                                             "value", "保留的权重没有乘以 1 / (1 - p)：倒置 dropout 要把保留下来的权重除以 "
+                                             "(1 - p)，使每个权重的期望值不变"),
+                            Mistake(w[kept] * (1 - p), "the kept weights were multiplied by (1 - p); divide them by "
+                                                       "(1 - p) instead", "保留的权重乘了 (1 - p)，应当除以 (1 - p)")])
+    draws.expect_drawn(dropout_findings(outs, weights, p), Msg("{what}, {n} calls in a row", "{what}，连续调用 {n} 次",
+                                                               what=what, n=len(outs)),
+                       Msg("dropped", "丢弃"), DROPOUT_HINT)
+
+
+@check(points=1,
+       title="dropout on the attention weights in training", title_zh="训练时对注意力权重做 dropout")
+def test_dropout_on_the_weights(sub):
+    g = torch.Generator().manual_seed(1516)
+    p = 0.4
+    q, k = torch.randn(64, 8, 4, generator=g), torch.randn(64, 8, 4, generator=g)
+    eye = torch.eye(8).expand(64, 8, 8).contiguous()  # with V = I the output is the weights themselves
+    sub.seed(9)
+    outs = [sub.attention(q, k, eye, causal=True, dropout_p=p, training=True) for _ in range(DROPOUT_CALLS)]
+    expect_dropout(outs, sdpa(q, k, eye, causal=True), p,
+                   code("attention(q, k, torch.eye(8), causal=True, dropout_p=0.4, training=True)"))
+
+
 @check(points=2, hidden=True,
        title="heads with causal and padding masks together", title_zh="多头同时使用因果掩码和填充掩码")
 def test_heads_causal_and_padding(sub):
@@ -206,34 +274,24 @@ def test_fully_masked_rows_are_zero(sub):
                            "causal=True 且左侧填充时的 attention（第二个句子的查询 0-1 看不到任何键）"))
 
 
-@check(points=2, hidden=True,
+@check(points=1, hidden=True,
        title="dropout on the attention weights in training", title_zh="训练时对注意力权重做 dropout")
 def test_dropout_in_training(sub):
+    """Heads and padding: (batch 16, heads 4, 8, 8) weights under a causal and a padding mask, 12
+    calls; only the weights a query may see are drawn, and the heads draw apart."""
     g = torch.Generator().manual_seed(31)
     p = 0.4
-    q, k = torch.randn(500, 8, 4, generator=g), torch.randn(500, 8, 4, generator=g)
-    eye = torch.eye(8).expand(500, 8, 8).contiguous()  # with V = I the output is the weights themselves
-    weights = sdpa(q, k, eye, causal=True)
+    q, k = torch.randn(16, 4, 8, 4, generator=g), torch.randn(16, 4, 8, 4, generator=g)
+    pad = torch.ones(16, 8, dtype=torch.bool)
+    pad[8:, 5:] = False
+    eye = torch.eye(8).expand(16, 4, 8, 8).contiguous()
     sub.seed(8)
-    out = sub.attention(q, k, eye, causal=True, dropout_p=p, training=True)
-    expect(isinstance(out, torch.Tensor) and tuple(out.shape) == (500, 8, 8),
-           Msg("attention with dropout must keep the output shape", "带 dropout 的 attention 必须保持输出形状"))
-    visible = torch.tril(torch.ones(8, 8, dtype=torch.bool)).expand(500, 8, 8)
-    expect(bool((out[~visible] == 0).all()), Msg("dropout must not give weight to masked (future) positions",
-                                                 "dropout 不能给被屏蔽的（未来）位置分配权重"))
-    kept = (out != 0) & visible
-    expect_tensor(out[kept], weights[kept] / (1 - p), tol="attention",
-                  what=Msg("the attention weights that survive dropout (weight / (1 - p))",
-                           "dropout 之后保留下来的注意力权重（weight / (1 - p)）"),
-                  mistakes=[Mistake(weights[kept], "the kept weights were not rescaled by 1 / (1 - p)",
-                                    "保留的权重没有乘以 1 / (1 - p)"),
-                            Mistake(weights[kept] * (1 - p), "the kept weights were multiplied by (1 - p)",
-                                    "保留的权重乘了 (1 - p)")])
-    # 18,000 visible weights: the standard deviation of the dropped fraction is 0.0037; bound 0.025.
-    frac = float((~kept[visible]).double().mean())
-    expect(abs(frac - p) < 0.025, Msg("the fraction of dropped attention weights must be about dropout_p "
-                                  "(each weight dropped with probability dropout_p, after softmax)",
-                                      "被丢弃的注意力权重比例必须约为 dropout_p（在 softmax 之后，每个权重以概率 dropout_p 被丢弃）"))
+    outs = [sub.attention(q, k, eye, causal=True, padding_mask=pad, dropout_p=p, training=True)
+            for _ in range(DROPOUT_CALLS)]
+    expect_dropout(outs, sdpa(q, k, eye, causal=True, padding_mask=pad), p,
+                   Msg("attention on (batch 16, heads 4, 8, 8) with causal=True, a padding mask, dropout_p=0.4, "
+                       "training=True", "在 (batch 16, heads 4, 8, 8) 上使用 causal=True、填充掩码、dropout_p=0.4、"
+                       "training=True 的 attention"))
 
 
 @check(points=2, hidden=True,
