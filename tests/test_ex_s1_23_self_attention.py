@@ -2,9 +2,12 @@
 points with a message naming the mistake; a correct answer written differently scores full marks."""
 import importlib.util
 
+import pytest
 import torch
 
+from grader.checking import draws
 from grader.checks import bert_reference as R
+from grader.checks import test_s1_23_self_attention as C
 from tests.conftest import SOLUTIONS, checks_of, grade, score_of
 
 EX = "s1_23_self_attention"
@@ -36,8 +39,10 @@ def test_inverted_mask_is_named(submission):
     wrong = _replace(KEYS, "padding_keys = (mask == 1)[:, None, None, :]")
     r = grade(submission({EX: wrong}), "-e", EX, "--public-only")
     failed = _failed(r)
-    # The layout check compares the output too: the right layout around a wrong forward earns nothing.
-    assert set(failed) == {"test_listing_1_31_given_weights", "test_listing_1_31_structure"}, set(failed)
+    # The layout check compares the output too: the right layout around a wrong forward earns nothing;
+    # the dropout check reads its weights through the eval output, which it compares first.
+    assert set(failed) == {"test_listing_1_31_given_weights", "test_listing_1_31_structure",
+                           "test_attention_dropout_in_training"}, set(failed)
     for c in failed.values():
         assert "the mask is inverted" in c["message"], c["message"]
 
@@ -154,3 +159,93 @@ def test_the_books_listing_scores_full_marks(submission):
     """Listing 1.31 as printed (assert, -1e9) is a correct answer."""
     r = grade(submission({EX: BOOK_LISTING_1_31}), "-e", EX)
     assert score_of(r, EX) == MAX, [c["message"] for c in checks_of(r, EX) if c["status"] != "passed"]
+
+
+# ----------------------------------------------------------------------------- attention dropout: the rule
+# Issue 28: with attn_dropout left out, the module scored 14/14. test_attention_dropout_in_training
+# (public) and test_dropout_only_in_training (hidden) read each attention weight through the output
+# (transparent weights: value j = token j's one-hot, out = identity + 1) over 12 train-mode calls
+# and hold the dropped ones to draws.bernoulli_findings; each rule below scores 0 on those it breaks.
+_ATTN = "        attn = self.attn_dropout(torch.softmax(scores, dim=-1))\n"
+
+
+def _by_hand(keep: str, scale: str = " / (1 - p)") -> str:
+    return ("        attn = torch.softmax(scores, dim=-1)\n        p = self.attn_dropout.p\n"
+            "        if self.training and p > 0:\n" + "".join("            " + line + "\n" for line in keep.split("\n"))
+            + f"            attn = attn * keep{scale}\n")
+
+
+BOTH = {"test_attention_dropout_in_training", "test_dropout_only_in_training"}
+STRUCTURED = {
+    "attention dropout left out": ("        attn = torch.softmax(scores, dim=-1)\n", BOTH),
+    "a fixed count at a fixed stride": (_by_hand("n = attn.numel()\nk = round((1 - p) * n)\n"
+                                                 "off = int(torch.randint(0, n, (1,)))\n"
+                                                 "keep = torch.zeros(n, dtype=torch.bool)\n"
+                                                 "keep[(torch.arange(k) * n // k + off) % n] = True\n"
+                                                 "keep = keep.reshape(attn.shape)"), BOTH),
+    "the same mask in every row": (_by_hand("keep = (torch.rand(attn.shape[-1:]) >= p).expand(attn.shape)"), BOTH),
+    "the same mask in every call": (_by_hand("keep = torch.rand(attn.shape, generator=torch.Generator()"
+                                             ".manual_seed(0)) >= p"), BOTH),
+    "the same mask in every head": (_by_hand("keep = (torch.rand(attn.shape[0], 1, *attn.shape[2:]) >= p)"
+                                             ".expand(attn.shape)"), {"test_dropout_only_in_training"}),
+    "dropped in neighbouring pairs": (_by_hand("half = torch.rand(attn.shape) < 1 - (1 - p) ** 0.5\n"
+                                               "keep = ~(half | torch.roll(half, 1, -1))"), BOTH),
+    "no rescaling": (_by_hand("keep = torch.rand(attn.shape) >= p", scale=""), BOTH),
+}
+
+
+@pytest.mark.parametrize("name", list(STRUCTURED))
+def test_a_structured_attention_dropout_scores_zero_on_the_checks_of_dropout(submission, name):
+    body, rule_checks = STRUCTURED[name]
+    r = grade(submission({EX: _replace(_ATTN, body)}), "-e", EX)
+    checks = {c["name"]: c for c in checks_of(r, EX)}
+    earned = {n: checks[n]["message"][:300] for n in rule_checks if checks[n]["score"] > 0}
+    assert not earned, earned
+    assert score_of(r, EX) == MAX - sum(checks[n]["max_score"] for n in rule_checks), \
+        [c["name"] for c in checks.values() if c["status"] != "passed"]
+    if "test_attention_dropout_in_training" in rule_checks:  # the public check says what the rule does wrong
+        msg = checks["test_attention_dropout_in_training"]["message"]
+        assert "MultiHeadSelfAttention(32, 4, dropout=0.3) in train mode" in msg, msg
+
+
+@pytest.mark.parametrize("name,says", [("attention dropout left out", ["no attention weight was dropped",
+                                                                       "self.attn_dropout(torch.softmax("]),
+                                       ("no rescaling", ["not rescaled by 1 / (1 - p)"]),
+                                       ("the same mask in every call", ["draw a new mask on every call"])])
+def test_a_wrong_attention_dropout_is_told_what_is_wrong(submission, name, says):
+    r = grade(submission({EX: _replace(_ATTN, STRUCTURED[name][0])}), "-e", EX, "--public-only")
+    msg = {c["name"]: c["message"] for c in checks_of(r, EX)}["test_attention_dropout_in_training"]
+    assert all(s in msg for s in says), msg
+
+
+HONEST = {"nn.Dropout (the solution)": _ATTN,
+          "F.dropout": "        attn = F.dropout(torch.softmax(scores, dim=-1), self.attn_dropout.p, self.training)\n",
+          "rand >= p by hand": _by_hand("keep = torch.rand(attn.shape) >= p"),
+          "bernoulli by hand": _by_hand("keep = torch.bernoulli(torch.full_like(attn, 1 - p))")}
+
+
+def test_honest_attention_dropout_passes_the_statistics_for_every_seed():
+    """Every honest style x 20 seeds, on the trusted side, with the checks' own weights and inputs:
+    every output reads as dropped or kept, and the statistics find nothing."""
+    cases = [(C.transparent_state(2350), C.transparent_input(2351)),
+             (C.transparent_state(2352), C.transparent_input(2353))]
+    mask = torch.ones(16, C.TT, dtype=torch.int64)
+    with torch.random.fork_rng(), torch.no_grad():
+        for style, line in HONEST.items():
+            space: dict = {}
+            exec(compile(_replace(_ATTN, line).replace("import torch.nn as nn\n",
+                                                       "import torch.nn as nn\nimport torch.nn.functional as F\n"),
+                         f"<{style}>", "exec"), space)
+            for sd, x in cases:
+                weights = C.transparent_weights(x, sd)
+                for seed in range(20):
+                    torch.manual_seed(seed)
+                    m = space["MultiHeadSelfAttention"](C.TD, C.TH, dropout=C.DROP_P)
+                    m.load_state_dict(sd)
+                    ys = [m(x, mask) for _ in range(C.DROPOUT_CALLS)]
+                    how, reads = C.read_dropout(ys, weights, C.DROP_P)
+                    assert how is None, (style, seed, how)
+                    found = draws.heads_findings([(d, e) for d, e, _ in reads], C.DROP_P)
+                    outputs = [o.transpose(1, 2).reshape(16, C.TT, C.TD) for _, _, o in reads]  # as the check reads them
+                    found += draws.bernoulli_findings([(o, torch.ones_like(o)) for o in outputs], C.DROP_P)
+                    assert not found, (style, seed, found)

@@ -2,13 +2,19 @@
 
 The mask hides padding *keys*. Checks load given weights by the book's names and compare with a
 plain re-computation (bert_reference.attention); invariants show that padding is really hidden:
-what sits at a padded position, and how much padding follows, change nothing.
+what sits at a padded position, and how much padding follows, change nothing. Dropout is read
+through weights that make every output one attention weight plus 1 (transparent_state), so
+that the dropped attention weights, not only the output's zeros, are held to the rule.
 """
+import math
+
 import torch
+import torch.nn.functional as F
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from grader.checking import Mistake, Msg, check, code, expect, expect_equal, expect_tensor, fixtures
+from grader.checking import draws
+from grader.checking import CheckFailure, Mistake, Msg, check, code, expect, expect_equal, expect_tensor, fixtures
 from grader.checks import bert_reference as R
 from grader.worker.proxy import StudentError
 
@@ -178,7 +184,138 @@ def test_padding_is_hidden(sub):
     invariants()
 
 
-@check(points=2, hidden=True,
+# ----------------------------------------------------------------------------- dropout, read through the output
+TH, TT = 4, 8  # heads and tokens: a head has d = TT features, so a value can be its token's one-hot
+TD = TH * TT
+BIAS = 1.0
+DROP_P = 0.3
+DROPOUT_CALLS = 12  # calls per dropout check: the number dropped must vary across them as Binomial(n, p) does
+TINY = 1e-3  # weights below this are not read: dropped or kept, they look alike within the tolerance
+DROPOUT_HINT = Msg("attn_dropout draws once for each attention weight, after the softmax and before the weights mix "
+                   "the values: attn = self.attn_dropout(torch.softmax(scores, dim=-1)), a new draw on every call, "
+                   "in every row and head", "attn_dropout 在 softmax 之后、权重与值相乘之前，对每个注意力权重独立抽样一次："
+                   "attn = self.attn_dropout(torch.softmax(scores, dim=-1))，每次调用、每一行、每个头都重新抽样")
+SEEN = Msg("MultiHeadSelfAttention({dim}, {heads}, dropout={p}) in train mode, with weights that make each output one "
+           "attention weight plus 1 (value j = token j's one-hot, out = identity, out.bias = 1)",
+           "训练模式下的 MultiHeadSelfAttention({dim}, {heads}, dropout={p})，所用权重使每个输出都等于一个注意力权重加 1"
+           "（值 j = 词元 j 的 one-hot，out = 单位矩阵，out.bias = 1）", dim=TD, heads=TH, p=DROP_P)
+
+
+def transparent_state(seed: int) -> dict:
+    """Given weights under which the output shows the attention weights: random queries and
+    keys; in every head, value j is token j's one-hot (x[..., :TT] holds it); out is the identity
+    with bias BIAS. Then output[b, i, h * TT + j] = weight[b, h, i, j] + BIAS, with the weight
+    after attention dropout and the sum after output dropout."""
+    sd = R.random_state(R.attention_shapes(TD), seed=seed)
+    w, b = sd["qkv.weight"].clone(), sd["qkv.bias"].clone()
+    w[2 * TD:], b[2 * TD:] = 0.0, 0.0
+    for h in range(TH):
+        w[2 * TD + h * TT + torch.arange(TT), torch.arange(TT)] = 1.0
+    return dict(sd, **{"qkv.weight": w, "qkv.bias": b, "out.weight": torch.eye(TD), "out.bias": torch.full((TD,), BIAS)})
+
+
+def transparent_input(seed: int, batch: int = 16) -> torch.Tensor:
+    x = torch.randn(batch, TT, TD, generator=torch.Generator().manual_seed(seed))
+    x[:, :, :TT] = torch.eye(TT)
+    return x
+
+
+def transparent_weights(x: torch.Tensor, sd: dict) -> torch.Tensor:
+    """The attention weights (batch, heads, query, key) of x under sd, no mask, no dropout."""
+    B = x.shape[0]
+    q, k, _ = F.linear(x, sd["qkv.weight"], sd["qkv.bias"]).chunk(3, dim=-1)
+    q, k = (t.view(B, TT, TH, TT).transpose(1, 2) for t in (q, k))
+    return torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(TT), dim=-1)
+
+
+def _as_weights(y: torch.Tensor) -> torch.Tensor:
+    return y.reshape(y.shape[0], TT, TH, TT).transpose(1, 2)
+
+
+def read_dropout(ys, weights: torch.Tensor, p: float):
+    """Sort each output of train-mode calls on the transparent weights: 0 (output dropout),
+    BIAS / (1 - p) (its attention weight dropped), (weight / (1 - p) + BIAS) / (1 - p) (kept).
+    Returns (how, reads): `how` is None when every output is one of those, else the first of
+    "unscaled" (the kept weights are weight, not weight / (1 - p)), "multiplied" (weight x
+    (1 - p)) or "other" that fits; reads holds per call (attention weight dropped, readable,
+    output dropped), shaped (batch, heads, query, key). An output dropout without its scale is
+    not this reader's concern: it is read as well."""
+    s = 1 / (1 - p)
+    close = lambda a, b: (a - b).abs() <= 2e-5  # noqa: E731
+    for how, kept_scale in ((None, s), ("unscaled", 1.0), ("multiplied", 1 - p)):
+        for out_scale in (s, 1.0):
+            reads = []
+            for y in ys:
+                y = _as_weights(y)
+                out_dropped = y == 0
+                dropped = ~out_dropped & close(y, BIAS * out_scale)
+                kept = ~out_dropped & close(y, (weights * kept_scale + BIAS) * out_scale)
+                if not bool((out_dropped | dropped | kept).all()):
+                    break
+                reads.append((dropped & ~kept, ~out_dropped & (weights >= TINY), out_dropped))
+            else:
+                return how, reads
+    return "other", []
+
+
+def dropout_reads(sub, sd: dict, x: torch.Tensor, seed: int, what: Msg):
+    """DROPOUT_CALLS train-mode calls of a module on the transparent weights, after checking that
+    eval mode gives weight + BIAS twice over; fails with what a wrong dropout does."""
+    sub.seed(seed)
+    m = _new(sub, sd, TD, TH, dropout=DROP_P)
+    mask = torch.ones(x.shape[0], TT, dtype=torch.int64)
+    weights = transparent_weights(x, sd)
+    want = (weights.transpose(1, 2).reshape(x.shape[0], TT, TD) + BIAS)
+    for _ in range(2):
+        expect_tensor(m(x, mask), want, tol="attention",
+                      what=Msg("{what}, after .eval() (no dropout: the same output on every call)",
+                               "{what}，.eval() 之后（没有 dropout：每次调用输出都相同）", what=what),
+                      mistakes=_mistakes(x, mask, sd, TH))
+    m.train()
+    ys = [m(x, mask) for _ in range(DROPOUT_CALLS)]
+    for y in ys:
+        expect(isinstance(y, torch.Tensor) and tuple(y.shape) == tuple(x.shape) and bool(torch.isfinite(y).all()),
+               Msg("{what} must return a tensor of x's shape, without NaN", "{what} 必须返回与 x 形状相同、不含 NaN 的张量",
+                   what=what))
+    how, reads = read_dropout(ys, weights, DROP_P)
+    if how == "unscaled" and not any(bool(d.any()) for d, _, _ in reads):
+        raise CheckFailure(Msg("{what}: over {n} calls no attention weight was dropped (every output was its weight "
+                               "+ 1, scaled or zeroed by out_dropout): in train mode attn_dropout must drop the attention weights. "
+                               "{hint}", "{what}：在 {n} 次调用中没有任何注意力权重被丢弃（每个输出都是它的权重 + 1，"
+                               "只经过 out_dropout 的放大或置零）：训练模式下 attn_dropout 必须丢弃注意力权重。{hint}",
+                               what=what, n=DROPOUT_CALLS, hint=DROPOUT_HINT), mistake="attention dropout left out")
+    if how == "unscaled":
+        raise CheckFailure(Msg("{what}: the attention weights that survive dropout were not rescaled by "
+                               "1 / (1 - p): inverted dropout (nn.Dropout) divides the survivors by (1 - p)",
+                               "{what}：dropout 之后保留下来的注意力权重没有乘以 1 / (1 - p)：倒置 dropout（nn.Dropout）"
+                               "要把保留下来的值除以 (1 - p)", what=what), mistake="attention dropout not rescaled")
+    if how == "multiplied":
+        raise CheckFailure(Msg("{what}: the attention weights that survive dropout were multiplied by (1 - p); "
+                               "divide them by (1 - p) (nn.Dropout does)",
+                               "{what}：dropout 之后保留下来的注意力权重乘了 (1 - p)；应当除以 (1 - p)（nn.Dropout 就是这样做的）",
+                               what=what), mistake="attention dropout multiplied by (1 - p)")
+    if how == "other":
+        raise CheckFailure(Msg("{what}: some outputs are neither 0 (out_dropout), 1 / (1 - p) (the attention weight "
+                               "dropped) nor (weight / (1 - p) + 1) / (1 - p) (kept): apply attn_dropout to the "
+                               "softmax weights and out_dropout to the projected output, once each. {hint}",
+                               "{what}：有些输出既不是 0（out_dropout），也不是 1 / (1 - p)（注意力权重被丢弃），也不是 "
+                               "(weight / (1 - p) + 1) / (1 - p)（被保留）：attn_dropout 作用于 softmax 权重，out_dropout "
+                               "作用于投影之后的输出，各一次。{hint}", what=what, hint=DROPOUT_HINT),
+                           mistake="dropout not on the weights")
+    return reads
+
+
+@check(points=1,
+       title="attention dropout on the weights in training", title_zh="训练时对注意力权重做 dropout")
+def test_attention_dropout_in_training(sub):
+    sd = transparent_state(2350)
+    reads = dropout_reads(sub, sd, transparent_input(2351), seed=4, what=SEEN)
+    draws.expect_drawn(draws.bernoulli_findings([(d, e) for d, e, _ in reads], DROP_P),
+                       Msg("{what}, {n} calls in a row: the attention weights", "{what}，连续调用 {n} 次：注意力权重",
+                           what=SEEN, n=DROPOUT_CALLS), Msg("dropped", "丢弃"), DROPOUT_HINT)
+
+
+@check(points=1, hidden=True,
        title="dropout only in training", title_zh="只在训练时做 dropout")
 def test_dropout_only_in_training(sub):
     sd = R.random_state(R.attention_shapes(D), seed=2345)
@@ -204,3 +341,16 @@ def test_dropout_only_in_training(sub):
     plain.train()
     expect_tensor(plain(x, mask), first, tol="attention", what=Msg(
             "train-mode output with dropout=0.0 (equal to eval mode)", "dropout=0.0 时训练模式下的输出（与 eval 模式相同）"))
+    # The rule, not the share: the attention weights dropped (heads read apart too) and the outputs dropped.
+    what = SEEN
+    reads = dropout_reads(sub, transparent_state(2352), transparent_input(2353), seed=5, what=what)
+    draws.expect_drawn(draws.heads_findings([(d, e) for d, e, _ in reads], DROP_P),
+                       Msg("{what}, {n} calls in a row: the attention weights", "{what}，连续调用 {n} 次：注意力权重",
+                           what=what, n=DROPOUT_CALLS), Msg("dropped", "丢弃"), DROPOUT_HINT)
+    outputs = [(o.transpose(1, 2).reshape(o.shape[0], TT, TD), torch.ones(o.shape[0], TT, TD, dtype=torch.bool))
+               for _, _, o in reads]
+    draws.expect_drawn(draws.bernoulli_findings(outputs, DROP_P),
+                       Msg("{what}, {n} calls in a row: the outputs", "{what}，连续调用 {n} 次：输出",
+                           what=what, n=DROPOUT_CALLS), Msg("dropped", "丢弃"),
+                       Msg("out_dropout draws once for each output element: return self.out_dropout(self.out(...))",
+                           "out_dropout 对每个输出元素独立抽样一次：return self.out_dropout(self.out(...))"))
