@@ -180,6 +180,9 @@ MISTAKES: list[Variant] = [
       ("pad = padding_mask.to(torch.bool)", "pad = ~padding_mask.to(torch.bool)")),
     V("s1_15_attention", "NaN for a query that sees no key",
       ("        weights = weights.masked_fill(~keep, 0.0)  # rows with every key masked: NaN -> 0\n", "        pass\n")),
+    V("s1_15_attention", "attention dropout not rescaled",  # issue 28: once caught by hidden checks only
+      ("weights = weights * survive / (1 - dropout_p)", "weights = weights * survive")),
+    V("s1_15_attention", "attention dropout left out", ("if training and dropout_p > 0:", "if False:")),
     # §1.16 multi-head attention
     V("s1_16_multihead", "heads merged without transposing back",
       ("return context.transpose(1, 2).contiguous().view(b, n, h * d)", "return context.contiguous().view(b, n, h * d)")),
@@ -251,6 +254,9 @@ MISTAKES: list[Variant] = [
       ("        self.pad_id = self.base_vocab_size\n        self.cls_id = self.base_vocab_size + 1\n"
        "        self.sep_id = self.base_vocab_size + 2\n",
        "        self.pad_id = 50257\n        self.cls_id = 50258\n        self.sep_id = 50259\n")),
+    # §1.23 multi-head self-attention (listing 1.31); issue 28: once 14/14 with the hidden checks
+    V("s1_23_self_attention", "attention dropout left out",
+      ("attn = self.attn_dropout(torch.softmax(scores, dim=-1))", "attn = torch.softmax(scores, dim=-1)")),
     # beyond the book: BERT's masking rule and the MLM head (more in tests/test_ex_s1_23_mlm.py)
     V("s1_23_mlm", "[PAD], [CLS] and [SEP] chosen too", (MLM_CHOSEN, MLM_CHOSEN.replace(" & real", ""))),
     V("s1_23_mlm", "labels 0 instead of -100", ("labels[~chosen] = IGNORE_INDEX", "labels[~chosen] = 0")),
