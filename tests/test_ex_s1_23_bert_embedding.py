@@ -2,9 +2,12 @@
 with a message naming the mistake; a correct answer written differently scores full marks."""
 import importlib.util
 
+import pytest
 import torch
 
+from grader.checking import draws
 from grader.checks import bert_reference as R
+from grader.checks import test_s1_23_bert_embedding as C
 from tests.conftest import SOLUTIONS, checks_of, grade, score_of
 
 EX = "s1_23_bert_embedding"
@@ -26,9 +29,10 @@ def test_missing_position_embeddings_are_named(submission):
     wrong = _replace(SUM, "embeddings = self.token(x) + self.segment(seg)")
     r = grade(submission({EX: wrong}), "-e", EX, "--public-only")
     failed = _failed(r)
-    # The layout checks compare the output too: the right layout around a wrong forward earns nothing.
+    # The layout checks compare the output too: the right layout around a wrong forward earns nothing;
+    # the dropout check reads its drops through the eval output, which it compares first.
     assert set(failed) == {"test_listing_1_30_given_weights", "test_listing_1_30_book_sizes",
-                           "test_parameter_names_and_padding_row"}, set(failed)
+                           "test_parameter_names_and_padding_row", "test_dropout_after_the_norm_in_training"}, set(failed)
     for c in failed.values():
         assert "the position embeddings are missing" in c["message"], c["message"]
 
@@ -49,10 +53,11 @@ def test_dropout_before_the_norm_and_no_length_check_lose_hidden_points(submissi
 """, "").replace("return self.dropout(self.norm(embeddings))", "return self.norm(self.dropout(embeddings))")
     r = grade(submission({EX: wrong}), "-e", EX)
     failed = _failed(r)
-    assert set(failed) == {"test_too_long_is_refused", "test_dropout_only_in_training"}, set(failed)
-    assert "must raise ValueError, not IndexError" in failed["test_too_long_is_refused"]["message"]
-    assert "scaled by 1 / (1 - p)" in failed["test_dropout_only_in_training"]["message"] or \
-        "about half of the values must be 0" in failed["test_dropout_only_in_training"]["message"]
+    assert set(failed) == {"test_too_long_is_refused", "test_dropout_only_in_training",
+                           "test_dropout_after_the_norm_in_training"}, set(failed)
+    assert "must raise ValueError" in failed["test_too_long_is_refused"]["message"]
+    for name in ("test_dropout_only_in_training", "test_dropout_after_the_norm_in_training"):
+        assert "dropout comes last, after the LayerNorm" in failed[name]["message"], failed[name]["message"]
 
 
 ALTERNATIVE = '''import torch
@@ -140,3 +145,91 @@ def test_the_books_listing_loses_only_the_length_check(submission):
     r = grade(submission({EX: BOOK_LISTING_1_30}), "-e", EX)
     assert set(_failed(r)) == {"test_too_long_is_refused"}
     assert score_of(r, EX) == MAX - 1
+
+
+# ----------------------------------------------------------------------------- dropout: the rule
+# Issue 24, part 4: the dropout was checked by its share (about half the values 0) and the scale
+# of the survivors. test_dropout_after_the_norm_in_training (public) and
+# test_dropout_only_in_training (hidden) read each output of 12 train-mode calls as dropped or
+# kept (given weights make every LayerNorm output positive) and hold the drops to
+# draws.bernoulli_findings; each rule below scores 0 on those it breaks.
+_DROP = "return self.dropout(self.norm(embeddings))"
+_FAKE = "return fake(self.norm(embeddings), self.dropout.p, self.training)"
+
+
+def _with_fake(keep: str, scale: str = " / (1 - p)") -> str:
+    return _replace(_DROP, _FAKE) + ("\n\ndef fake(h, p, training):\n    if not training or p == 0:\n        return h\n"
+                                     + "".join("    " + line + "\n" for line in keep.split("\n"))
+                                     + f"    return h * keep{scale}\n")
+
+
+BOTH = {"test_dropout_after_the_norm_in_training", "test_dropout_only_in_training"}
+STRUCTURED = {
+    "dropout left out": (_with_fake("keep = torch.ones_like(h)", scale=""), BOTH),
+    "a fixed count at a fixed stride": (_with_fake("n = h.numel()\nk = round((1 - p) * n)\n"
+                                                   "off = int(torch.randint(0, n, (1,)))\n"
+                                                   "keep = torch.zeros(n, dtype=torch.bool)\n"
+                                                   "keep[(torch.arange(k) * n // k + off) % n] = True\n"
+                                                   "keep = keep.reshape(h.shape)"), BOTH),
+    "the same mask in every row": (_with_fake("keep = (torch.rand(h.shape[-1:]) >= p).expand(h.shape)"), BOTH),
+    "the same mask in every call": (_with_fake("keep = torch.rand(h.shape, generator=torch.Generator()"
+                                               ".manual_seed(0)) >= p"), BOTH),
+    "the same mask for every sequence": (_with_fake("keep = (torch.rand(h.shape[1:]) >= p).expand(h.shape)"), BOTH),
+    "dropped in neighbouring pairs": (_with_fake("half = torch.rand(h.shape) < 1 - (1 - p) ** 0.5\n"
+                                                 "keep = ~(half | torch.roll(half, 1, -1))"), BOTH),
+    "no rescaling": (_with_fake("keep = torch.rand(h.shape) >= p", scale=""), BOTH),
+}
+
+
+@pytest.mark.parametrize("name", list(STRUCTURED))
+def test_a_structured_dropout_scores_zero_on_the_checks_of_dropout(submission, name):
+    body, rule_checks = STRUCTURED[name]
+    r = grade(submission({EX: body}), "-e", EX)
+    checks = {c["name"]: c for c in checks_of(r, EX)}
+    earned = {n: checks[n]["message"][:300] for n in rule_checks if checks[n]["score"] > 0}
+    assert not earned, earned
+    assert score_of(r, EX) == MAX - sum(checks[n]["max_score"] for n in rule_checks), \
+        [c["name"] for c in checks.values() if c["status"] != "passed"]
+    if "test_dropout_after_the_norm_in_training" in rule_checks:  # the public check names what it read
+        msg = checks["test_dropout_after_the_norm_in_training"]["message"]
+        assert "BERTEmbedding(50260, 16, 48, dropout=0.3) in train mode" in msg, msg
+
+
+@pytest.mark.parametrize("name,says", [("dropout left out", ["no output was dropped", "self.dropout(self.norm("]),
+                                       ("no rescaling", ["not rescaled by 1 / (1 - p)"]),
+                                       ("the same mask in every call", ["draw a new mask on every call"]),
+                                       ("a fixed count at a fixed stride", ["hardly varies"])])
+def test_a_wrong_dropout_is_told_what_is_wrong(submission, name, says):
+    r = grade(submission({EX: STRUCTURED[name][0]}), "-e", EX, "--public-only")
+    msg = {c["name"]: c["message"] for c in checks_of(r, EX)}["test_dropout_after_the_norm_in_training"]
+    assert all(s in msg for s in says), msg
+
+
+HONEST = {"nn.Dropout (the solution)": SOURCE,
+          "F.dropout": _replace(_DROP, "return torch.nn.functional.dropout(self.norm(embeddings), self.dropout.p, "
+                                       "self.training)"),
+          "rand >= p by hand": _with_fake("keep = torch.rand(h.shape) >= p"),
+          "bernoulli by hand": _with_fake("keep = torch.bernoulli(torch.full_like(h, 1 - p))")}
+
+
+def test_honest_dropout_passes_the_statistics_for_every_seed():
+    """Every honest style x 20 seeds, on the trusted side, with the checks' own weights and ids:
+    every output reads as dropped or kept, and the statistics find nothing (the batch read apart too)."""
+    cases = [(C.transparent_state(2336), C.transparent_ids(2337)), (C.transparent_state(2338), C.transparent_ids(2339))]
+    with torch.random.fork_rng(), torch.no_grad():
+        for style, source in HONEST.items():
+            space: dict = {}
+            exec(compile(source, f"<{style}>", "exec"), space)
+            for sd, ids in cases:
+                want = R.embedding(ids, sd)
+                for seed in range(20):
+                    torch.manual_seed(seed)
+                    m = space["BERTEmbedding"](C.V, C.D, C.L, dropout=C.DROP_P)
+                    m.load_state_dict(sd)
+                    how, dropped = C.read_dropout([m(ids) for _ in range(C.DROPOUT_CALLS)], want, C.DROP_P)
+                    assert how is None, (style, seed, how)
+                    ones = [torch.ones_like(d) for d in dropped]
+                    found = draws.bernoulli_findings(list(zip(dropped, ones)), C.DROP_P)
+                    found += draws.bernoulli_findings([(d.permute(1, 2, 0), e.permute(1, 2, 0))
+                                                       for d, e in zip(dropped, ones)], C.DROP_P)
+                    assert not found, (style, seed, found)

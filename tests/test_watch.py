@@ -117,7 +117,7 @@ def test_watch_fails_shows_hints_passes_moves_on_and_quits(tmp_course, terminal)
     nxt = "s1_12_scaled_attention"  # the next exercise in book order, not passing
     screen = term.wait_for(f"✔ s1_11_softmax passes all its public checks. Next: {nxt}",
                            f"kata watch · exercise 14/38: {nxt}", f"First failure: {nxt}",
-                           "1/38 exercises pass their public checks (8/282 public points")
+                           "1/38 exercises pass their public checks (8/284 public points")
     assert "Hint 1/3" not in screen  # no hint of the new exercise revealed yet
 
     term.keys("q")

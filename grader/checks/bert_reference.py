@@ -386,3 +386,16 @@ def mirror_classifier(vocab_size, dim, max_len, layers, ff_dim, pad_id):
         head = nn.Sequential(nn.Dropout(0.1), nn.Linear(dim, 2))
     return _named("BERTForClassification", bert=mirror_encoder(vocab_size, dim, max_len, layers, ff_dim, pad_id),
                   classifier=head)
+
+
+def read_levels(y, levels, tol: float):
+    """Which of `levels` (tensors broadcast to y's shape, tried in order) each element of y is,
+    within tol: a long tensor of level indices, or None when some element is none of them.
+    The dropout checks read train-mode outputs this way under weights that make each possible
+    outcome (dropped here, kept there) a value of its own."""
+    y = torch.as_tensor(y).double()
+    idx = torch.full(y.shape, -1, dtype=torch.long)
+    for i, v in enumerate(levels):
+        hit = (idx < 0) & ((y - torch.as_tensor(v).double()).abs() <= tol)
+        idx[hit] = i
+    return None if bool((idx < 0).any()) else idx

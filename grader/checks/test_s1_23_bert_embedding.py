@@ -1,12 +1,15 @@
 """Checks of §1.23, the BERT embedding layer (listing 1.30).
 
 Reference weights are loaded into the student's module by the book's parameter names and its
-eval output compared with a plain re-computation (bert_reference.embedding); dropout is checked
-by its properties, never by a seed's mask.
+eval output compared with a plain re-computation (bert_reference.embedding). Dropout is read
+through given weights that make every output of the LayerNorm positive, so that each output of
+a train-mode call shows whether it was dropped; the drops of 12 calls are held to the rule
+(grader/checking/draws.py), never to a seed's mask or to their share alone.
 """
 import torch
 
-from grader.checking import Mistake, Msg, check, expect, expect_equal, expect_tensor, fixtures
+from grader.checking import draws
+from grader.checking import CheckFailure, Mistake, Msg, check, expect, expect_equal, expect_tensor, fixtures
 from grader.checks import bert_reference as R
 from grader.worker.proxy import StudentError
 
@@ -149,7 +152,111 @@ def test_too_long_is_refused(sub):
     _expect_values(sub, seed=2345, lengths=((2, L),))  # max_len tokens must work: refusing everything is not the answer
 
 
-@check(points=2, hidden=True,
+# ----------------------------------------------------------------------------- dropout, read through the output
+DROP_P = 0.3
+DROPOUT_CALLS = 12  # calls per dropout check: the number dropped must vary across them as Binomial(n, p) does
+TB, TT = 16, 12  # batch and tokens of the dropout checks
+GAIN, SHIFT = 0.2, 1.0  # norm.weight and norm.bias there: every output of the LayerNorm lies in [0.2, 1.8]
+TOL = 1e-4
+DROPOUT_HINT = Msg("the dropout draws once for each element of the normalised sum, after the LayerNorm: "
+                   "return self.dropout(self.norm(embeddings)), a new draw on every call, in every row",
+                   "dropout 在 LayerNorm 之后，对归一化后的和的每个元素独立抽样一次：return self.dropout(self.norm(embeddings))，"
+                   "每次调用、每一行都重新抽样")
+SEEN = Msg("BERTEmbedding({V}, {D}, {L}, dropout={p}) in train mode on a ({B}, {T}) batch, with given weights under "
+           "which every output of the LayerNorm is positive (norm.weight = {gain}, norm.bias = {shift})",
+           "训练模式下的 BERTEmbedding({V}, {D}, {L}, dropout={p})，输入 ({B}, {T}) 批次，所用权重使 LayerNorm 的每个输出"
+           "都为正（norm.weight = {gain}，norm.bias = {shift}）", V=V, D=D, L=L, p=DROP_P, B=TB, T=TT, gain=GAIN,
+           shift=SHIFT)
+
+
+def transparent_state(seed: int) -> dict:
+    """Given weights whose LayerNorm outputs all lie in [0.2, 1.8] (a normalised value of D
+    features is at most sqrt(D - 1) < 4 in size): in train mode an output is 0 (dropped) or its
+    eval value / (1 - p) (kept), and nothing else."""
+    sd = R.random_state(R.embedding_shapes(V, D, L), seed=seed)
+    return dict(sd, **{"norm.weight": torch.full((D,), GAIN), "norm.bias": torch.full((D,), SHIFT)})
+
+
+def transparent_ids(seed: int) -> torch.Tensor:
+    return torch.randint(0, V, (TB, TT), generator=torch.Generator().manual_seed(seed))
+
+
+def read_dropout(ys, want: torch.Tensor, p: float):
+    """Sort each output of train-mode calls: 0 (dropped) or want / (1 - p) (kept). Returns (how,
+    dropped): how is None when every output is one of those, else the first of "unscaled" (kept
+    outputs are want), "multiplied" (want x (1 - p)) or "other" that fits; dropped holds one
+    boolean (B, T, D) tensor per call."""
+    for how, scale in ((None, 1 / (1 - p)), ("unscaled", 1.0), ("multiplied", 1 - p)):
+        dropped = []
+        for y in ys:
+            idx = R.read_levels(y, [torch.zeros(()), want * scale], TOL)
+            if idx is None:
+                break
+            dropped.append(idx == 0)
+        else:
+            return how, dropped
+    return "other", []
+
+
+def dropout_reads(sub, sd: dict, ids: torch.Tensor, seed: int):
+    """DROPOUT_CALLS train-mode calls on the given weights, after checking that eval mode gives
+    the reference twice over; fails with what a wrong dropout does."""
+    sub.seed(seed)
+    m = _new(sub, sd, dropout=DROP_P)
+    want = R.embedding(ids, sd)
+    for _ in range(2):
+        expect_tensor(m(ids), want, tol="norm",
+                      what=Msg("{what}, after .eval() (no dropout: the same output on every call)",
+                               "{what}，.eval() 之后（没有 dropout：每次调用输出都相同）", what=SEEN),
+                      mistakes=_mistakes(ids, sd))
+    m.train()
+    ys = [m(ids) for _ in range(DROPOUT_CALLS)]
+    for y in ys:
+        expect(isinstance(y, torch.Tensor) and tuple(y.shape) == tuple(want.shape) and bool(torch.isfinite(y).all()),
+               Msg("{what} must return a tensor of shape (B, T, dim), without NaN",
+                   "{what} 必须返回形状为 (B, T, dim)、不含 NaN 的张量", what=SEEN))
+    how, dropped = read_dropout(ys, want, DROP_P)
+    if how == "unscaled" and not any(bool(d.any()) for d in dropped):
+        raise CheckFailure(Msg("{what}: over {n} calls no output was dropped (each was its eval value): in train mode "
+                               "self.dropout must drop elements. {hint}",
+                               "{what}：在 {n} 次调用中没有任何输出被丢弃（每个输出都等于 eval 模式下的值）：训练模式下 "
+                               "self.dropout 必须丢弃元素。{hint}", what=SEEN, n=DROPOUT_CALLS, hint=DROPOUT_HINT),
+                           mistake="dropout left out")
+    if how == "unscaled":
+        raise CheckFailure(Msg("{what}: the outputs that survive dropout were not rescaled by 1 / (1 - p): inverted "
+                               "dropout (nn.Dropout) divides the survivors by (1 - p)",
+                               "{what}：dropout 之后保留下来的输出没有乘以 1 / (1 - p)：倒置 dropout（nn.Dropout）要把保留"
+                               "下来的值除以 (1 - p)", what=SEEN), mistake="dropout not rescaled")
+    if how == "multiplied":
+        raise CheckFailure(Msg("{what}: the outputs that survive dropout were multiplied by (1 - p); divide them by "
+                               "(1 - p) (nn.Dropout does)",
+                               "{what}：dropout 之后保留下来的输出乘了 (1 - p)；应当除以 (1 - p)（nn.Dropout 就是这样做的）",
+                               what=SEEN), mistake="dropout multiplied by (1 - p)")
+    if how == "other":
+        raise CheckFailure(Msg("{what}: some outputs are neither 0 (dropped) nor the eval value / (1 - p) (kept): "
+                               "dropout comes last, after the LayerNorm, once. {hint}",
+                               "{what}：有些输出既不是 0（被丢弃），也不是 eval 模式下的值 / (1 - p)（被保留）：dropout "
+                               "放在最后，在 LayerNorm 之后，只做一次。{hint}", what=SEEN, hint=DROPOUT_HINT),
+                           mistake="dropout not after the norm")
+    return dropped
+
+
+def _expect_drawn(dropped, batch_apart: bool = False):
+    found = draws.bernoulli_findings([(d, torch.ones_like(d)) for d in dropped], DROP_P)
+    if not found and batch_apart:  # the same mask for every sequence shows with the batch last
+        found = draws.bernoulli_findings([(d.permute(1, 2, 0), torch.ones_like(d).permute(1, 2, 0))
+                                          for d in dropped], DROP_P)
+    draws.expect_drawn(found, Msg("{what}, {n} calls in a row: the outputs", "{what}，连续调用 {n} 次：输出",
+                                  what=SEEN, n=DROPOUT_CALLS), Msg("dropped", "丢弃"), DROPOUT_HINT)
+
+
+@check(points=1, listings=["1.30"],
+       title="dropout after the LayerNorm in training", title_zh="训练时在 LayerNorm 之后做 dropout")
+def test_dropout_after_the_norm_in_training(sub):
+    _expect_drawn(dropout_reads(sub, transparent_state(2336), transparent_ids(2337), seed=6))
+
+
+@check(points=1, hidden=True,
        title="dropout only in training", title_zh="只在训练时做 dropout")
 def test_dropout_only_in_training(sub):
     sd = R.random_state(R.embedding_shapes(V, D, L), seed=2334)
@@ -161,18 +268,9 @@ def test_dropout_only_in_training(sub):
                                                        "eval 模式下的两次调用（dropout 必须关闭）"))
     expect_tensor(first, R.embedding(ids, sd), tol="norm", what=Msg(
             "eval output with dropout=0.5", "dropout=0.5 时 eval 模式下的输出"))
-    m.train()
-    noisy = m(ids)
-    expect(isinstance(noisy, torch.Tensor) and noisy.shape == first.shape, Msg(
-            "train-mode output must keep its shape", "训练模式下的输出必须保持形状"))
-    zero = noisy == 0
-    frac = float(zero.float().mean())
-    expect(0.35 < frac < 0.65, Msg(f"with dropout=0.5 in train mode about half of the values must be 0 (got {frac:.2f})",
-                                   f"dropout=0.5 时，训练模式下大约一半的值必须为 0（实际为 {frac:.2f}）"))
-    expect_tensor(noisy[~zero], 2 * first[~zero], tol="norm",
-                  what=Msg("the values dropout keeps in train mode (scaled by 1 / (1 - p) = 2)",
-                           "训练模式下 dropout 保留的值（按 1 / (1 - p) = 2 放大）"))
     plain = _new(sub, sd, dropout=0.0)
     plain.train()
     expect_tensor(plain(ids), first, tol="norm", what=Msg("train-mode output with dropout=0.0 (equal to eval mode)",
                                                           "dropout=0.0 时训练模式下的输出（与 eval 模式相同）"))
+    # The rule, not the share: other weights and ids, the batch read apart too.
+    _expect_drawn(dropout_reads(sub, transparent_state(2338), transparent_ids(2339), seed=8), batch_apart=True)

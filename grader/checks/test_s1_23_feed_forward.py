@@ -1,7 +1,16 @@
-"""Checks of §1.23, the encoder's feed-forward network (listing 1.32)."""
-import torch
+"""Checks of §1.23, the encoder's feed-forward network (listing 1.32).
 
-from grader.checking import Mistake, Msg, check, expect, expect_equal, expect_tensor, fixtures
+Given weights are loaded by the book's names and the eval output compared with
+bert_reference.feed_forward. The two Dropout layers are read through weights that make output i
+hidden feature i plus 1 (transparent_state): each output of a train-mode call shows whether the
+last Dropout dropped it and, if not, whether the first dropped its hidden feature; the drops of
+12 calls are held to the rule (grader/checking/draws.py), not to their share.
+"""
+import torch
+from torch.nn.functional import linear as F_linear
+
+from grader.checking import draws
+from grader.checking import CheckFailure, Mistake, Msg, check, expect, expect_equal, expect_tensor, fixtures
 from grader.checks import bert_reference as R
 
 EXERCISE = "s1_23_feed_forward"
@@ -100,7 +109,140 @@ def test_fresh_sizes_and_shapes(sub):
                 "one token vector on its own", "单独一个词元向量"))
 
 
-@check(points=2, hidden=True,
+# ----------------------------------------------------------------------------- dropout, read through the output
+DROP_P = 0.3
+DROPOUT_CALLS = 12  # calls per dropout check: the number dropped must vary across them as Binomial(n, p) does
+TD = 16  # dim = hidden: the second Linear is the identity, so each output shows one hidden feature
+TB, TT = 8, 12  # batch and tokens of the dropout checks
+IN_GAIN, IN_SHIFT, BIAS = 0.25, 1.5, 1.0
+TOL = 1e-4
+DROPOUT_HINT = Msg("net has two Dropout layers, each drawing once for each element it gets, on every call: "
+                   "net = Sequential(Linear, GELU, Dropout, Linear, Dropout), run in that order",
+                   "net 中有两个 Dropout 层，每次调用时对各自收到的每个元素独立抽样一次："
+                   "net = Sequential(Linear, GELU, Dropout, Linear, Dropout)，按这个顺序执行")
+SEEN = Msg("FeedForward({d}, {d}, dropout={p}) in train mode on a ({b}, {t}, {d}) batch, with weights that make "
+           "output i hidden feature i plus 1 (net.0 = {g} x identity + {c}, net.3 = identity + 1)",
+           "训练模式下的 FeedForward({d}, {d}, dropout={p})，输入 ({b}, {t}, {d}) 批次，所用权重使第 i 个输出等于"
+           "第 i 个隐藏特征加 1（net.0 = {g} x 单位矩阵 + {c}，net.3 = 单位矩阵 + 1）",
+           d=TD, p=DROP_P, b=TB, t=TT, g=IN_GAIN, c=IN_SHIFT)
+
+
+def transparent_state() -> dict:
+    """net.0 = IN_GAIN x identity + IN_SHIFT (inputs within +-3: GELU's outputs g lie in
+    [0.58, 2.2]), net.3 = identity + BIAS: output i = (g_i x a_i + BIAS) x b_i, with a_i the first
+    Dropout's factor for hidden feature i and b_i the second's for output i."""
+    eye = torch.eye(TD)
+    return {"net.0.weight": IN_GAIN * eye, "net.0.bias": torch.full((TD,), IN_SHIFT),
+            "net.3.weight": eye.clone(), "net.3.bias": torch.full((TD,), BIAS)}
+
+
+def transparent_input(seed: int) -> torch.Tensor:
+    return torch.randn(TB, TT, TD, generator=torch.Generator().manual_seed(seed)).clamp(-3, 3)
+
+
+def read_dropout(ys, g: torch.Tensor, p: float):
+    """Sort each output of train-mode calls: 0 (the second Dropout dropped it), BIAS x b (the
+    first dropped its hidden feature), (g x a + BIAS) x b (both kept it), for the scales a and b
+    of the kept values. Returns (scales, reads): scales = (a, b), the first pair (tried: 1/(1-p),
+    1, 1-p each) under which every output reads, or None; reads holds per call (hidden feature
+    dropped, readable, output dropped), each (B, T, dim)."""
+    s = 1 / (1 - p)
+    for a in (s, 1.0, 1 - p):
+        for b in (s, 1.0, 1 - p):
+            reads = []
+            for y in ys:
+                idx = R.read_levels(y, [torch.zeros(()), torch.tensor(BIAS * b), (g * a + BIAS) * b], TOL)
+                if idx is None:
+                    break
+                reads.append((idx == 1, idx != 0, idx == 0))
+            else:
+                return (a, b), reads
+    return None, []
+
+
+def dropout_reads(sub, x: torch.Tensor, seed: int):
+    """DROPOUT_CALLS train-mode calls on the transparent weights, after checking that eval mode
+    gives the reference twice over; fails with what a wrong dropout does."""
+    sd = transparent_state()
+    sub.seed(seed)
+    m = _new(sub, sd, TD, TD, dropout=DROP_P)
+    want = R.feed_forward(x, sd)
+    for _ in range(2):
+        expect_tensor(m(x), want, tol="norm",
+                      what=Msg("{what}, after .eval() (no dropout: the same output on every call)",
+                               "{what}，.eval() 之后（没有 dropout：每次调用输出都相同）", what=SEEN),
+                      mistakes=_mistakes(x, sd))
+    m.train()
+    ys = [m(x) for _ in range(DROPOUT_CALLS)]
+    for y in ys:
+        expect(isinstance(y, torch.Tensor) and tuple(y.shape) == tuple(x.shape) and bool(torch.isfinite(y).all()),
+               Msg("{what} must return a tensor of x's shape, without NaN", "{what} 必须返回与 x 形状相同、不含 NaN 的张量",
+                   what=SEEN))
+    g = torch.nn.functional.gelu(F_linear(x, sd["net.0.weight"], sd["net.0.bias"]))
+    scales, reads = read_dropout(ys, g, DROP_P)
+    if scales is None:
+        raise CheckFailure(Msg("{what}: some outputs are neither 0 (the last Dropout), 1 / (1 - p) (the first Dropout "
+                               "dropped the hidden feature) nor (g / (1 - p) + 1) / (1 - p) (both kept it): the first "
+                               "Dropout acts on GELU's output, the second on the second Linear's, once each. {hint}",
+                               "{what}：有些输出既不是 0（最后一个 Dropout），也不是 1 / (1 - p)（第一个 Dropout 丢弃了隐藏"
+                               "特征），也不是 (g / (1 - p) + 1) / (1 - p)（两者都保留）：第一个 Dropout 作用于 GELU 的输出，"
+                               "第二个作用于第二个 Linear 的输出，各一次。{hint}", what=SEEN, hint=DROPOUT_HINT),
+                           mistake="dropout in the wrong place")
+    s = 1 / (1 - DROP_P)
+    a, b = scales
+    if not any(bool(h.any()) for h, _, _ in reads):
+        raise CheckFailure(Msg("{what}: over {n} calls no hidden feature was dropped: the Dropout after GELU is left "
+                               "out (or never drops). {hint}",
+                               "{what}：在 {n} 次调用中没有任何隐藏特征被丢弃：GELU 之后的 Dropout 被漏掉了（或者从不丢弃）。"
+                               "{hint}", what=SEEN, n=DROPOUT_CALLS, hint=DROPOUT_HINT),
+                           mistake="the first dropout left out")
+    if not any(bool(o.any()) for _, _, o in reads):
+        raise CheckFailure(Msg("{what}: over {n} calls no output was 0: the last Dropout comes after the second "
+                               "Linear, and it is left out (or never drops). {hint}",
+                               "{what}：在 {n} 次调用中没有任何输出为 0：最后一个 Dropout 应该在第二个 Linear 之后，"
+                               "它被漏掉了（或者从不丢弃）。{hint}", what=SEEN, n=DROPOUT_CALLS, hint=DROPOUT_HINT),
+                           mistake="the last dropout left out")
+    for scale, which, which_zh in ((a, "the first Dropout (after GELU)", "第一个 Dropout（GELU 之后）"),
+                                   (b, "the last Dropout (after the second Linear)", "最后一个 Dropout（第二个 Linear 之后）")):
+        if scale == 1.0:
+            raise CheckFailure(Msg("{what}: the values that survive {which} were not rescaled by 1 / (1 - p): inverted "
+                                   "dropout (nn.Dropout) divides the survivors by (1 - p)",
+                                   "{what}：{which_zh}保留下来的值没有乘以 1 / (1 - p)：倒置 dropout（nn.Dropout）要把保留"
+                                   "下来的值除以 (1 - p)", what=SEEN, which=which, which_zh=which_zh),
+                               mistake="dropout not rescaled")
+        if scale != s:
+            raise CheckFailure(Msg("{what}: the values that survive {which} were multiplied by (1 - p); divide them "
+                                   "by (1 - p) (nn.Dropout does)",
+                                   "{what}：{which_zh}保留下来的值乘了 (1 - p)；应当除以 (1 - p)（nn.Dropout 就是这样做的）",
+                                   what=SEEN, which=which, which_zh=which_zh), mistake="dropout multiplied by (1 - p)")
+    return reads
+
+
+def _expect_drawn(reads, batch_apart: bool = False):
+    """The hidden features the first Dropout dropped (where readable) and the outputs the last
+    one dropped, each held to the rule; with batch_apart, read with the batch last too."""
+    hint_first = Msg("the Dropout after GELU draws once for each hidden feature of each token",
+                     "GELU 之后的 Dropout 对每个词元的每个隐藏特征独立抽样一次")
+    hint_last = Msg("the last Dropout draws once for each output element", "最后一个 Dropout 对每个输出元素独立抽样一次")
+    for part, name, hint in (([(h, e) for h, e, _ in reads], Msg("the hidden features (first Dropout)",
+                                                                  "隐藏特征（第一个 Dropout）"), hint_first),
+                             ([(o, torch.ones_like(o)) for _, _, o in reads], Msg("the outputs (last Dropout)",
+                                                                                  "输出（最后一个 Dropout）"), hint_last)):
+        found = draws.bernoulli_findings(part, DROP_P)
+        if not found and batch_apart:  # the same mask for every sequence shows with the batch last
+            found = draws.bernoulli_findings([(c.permute(1, 2, 0), e.permute(1, 2, 0)) for c, e in part], DROP_P)
+        draws.expect_drawn(found, Msg("{what}, {n} calls in a row: {name}", "{what}，连续调用 {n} 次：{name}",
+                                      what=SEEN, n=DROPOUT_CALLS, name=name), Msg("dropped", "丢弃"),
+                           Msg("{hint}. {rule}", "{hint}。{rule}", hint=hint, rule=DROPOUT_HINT))
+
+
+@check(points=1, listings=["1.32"],
+       title="both dropouts in training", title_zh="训练时的两个 dropout")
+def test_both_dropouts_in_training(sub):
+    _expect_drawn(dropout_reads(sub, transparent_input(2357), seed=6))
+
+
+@check(points=1, hidden=True,
        title="dropout only in training", title_zh="只在训练时做 dropout")
 def test_dropout_only_in_training(sub):
     sd = R.random_state(R.feed_forward_shapes(D, HID), seed=2354)
@@ -112,16 +254,9 @@ def test_dropout_only_in_training(sub):
                                                      "eval 模式下的两次调用（dropout 必须关闭）"))
     expect_tensor(first, R.feed_forward(x, sd), tol="norm", what=Msg(
             "eval output with dropout=0.5", "dropout=0.5 时 eval 模式下的输出"))
-    m.train()
-    a, b = m(x), m(x)
-    expect(isinstance(a, torch.Tensor) and not torch.equal(a, first) and not torch.equal(a, b),
-           Msg("with dropout=0.5 in train mode, outputs must change from call to call",
-               "dropout=0.5 时训练模式下每次调用的输出都必须不同"))
-    frac = float((a == 0).float().mean())
-    expect(0.35 < frac < 0.65, Msg("with dropout=0.5 in train mode about half of the outputs must be 0 "
-                               f"(the last Dropout comes after the second Linear; got {frac:.2f})",
-                                   f"dropout=0.5 时训练模式下大约一半的输出必须为 0（最后一个 Dropout 在第二个 Linear 之后；实际为 {frac:.2f}）"))
     plain = _new(sub, sd, dropout=0.0)
     plain.train()
     expect_tensor(plain(x), first, tol="norm", what=Msg("train-mode output with dropout=0.0 (equal to eval mode)",
                                                         "dropout=0.0 时训练模式下的输出（与 eval 模式相同）"))
+    # The rule, not the share: another input, the batch read apart too.
+    _expect_drawn(dropout_reads(sub, transparent_input(2358), seed=7), batch_apart=True)
