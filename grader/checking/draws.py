@@ -13,16 +13,22 @@ gets wrong:
   that decides for many elements at once too much;
 - the counts of the rows within a call vary as binomials do (a fixed stride, or an exact count per
   row, makes them too even; a draw per row too uneven);
-- elements 1..LAGS apart in a row, the same column of two neighbouring rows, and the same element
-  in two calls are both chosen p² of the time (a stride, a pattern, the same mask in every row or
-  every call give another share);
+- two elements at any offset are both chosen p² of the time: the rows of all calls with rows of
+  one length, in call order, are one sequence, and every row offset (rows of one call, then of
+  the next calls) with every column lag is read at once from autocorrelations (a stride or pairs
+  at any lag, rows copied or shifted from other rows, masks reused by a later call: an earlier
+  version read lags 1..12, neighbouring rows and consecutive calls only, and pairs 13 apart, rows
+  copied two rows down and calls reusing the masks of two calls before each scored full marks);
 - where chosen elements are then sorted into outcomes (BERT's 80/10/10), each chosen element's
   outcome is drawn on its own: the outcome of a chosen element and of the chosen elements 1..3
-  after it are independent (a fixed cycle fails), and the shares hold at every column class.
+  after it are independent (a fixed cycle fails), the shares hold at every column class, and two
+  chosen elements at any offset (as above) have independent outcomes.
 
-Every bound is about 6.5 standard deviations (or a chi-square tail of 1e-10), so an honest rule,
-drawn in any style and order, fails for no seed (tests/test_draws.py runs the statistics on
-several honest styles x 20 seeds); the fakes above are off by tens of standard deviations.
+Every bound is about 6.5 standard deviations (or a chi-square tail of 1e-10), 7 for the scan of
+every offset (each offset's tail below about 1e-13, hundreds of thousands of offsets), so an
+honest rule, drawn in any style and order, fails for no seed (tests/test_draws.py and the
+exercises' tests run the statistics on several honest styles x 20 seeds); the fakes above are
+off by tens of standard deviations.
 """
 from __future__ import annotations
 
@@ -35,7 +41,8 @@ from ..course.messages import Msg
 
 Z = 6.5          # bound of a normal statistic, in standard deviations
 TAIL = 1e-10     # bound of a chi-square tail probability
-LAGS = 12        # neighbours checked along a row: a stride up to 12 (p >= 0.1 gives one below 10)
+Z_OFFSETS = 7.0  # bound of the scan over every offset between two elements (see _offset_finding)
+MIN_PAIRS = 10   # an offset is tested where independent draws expect at least this many pairs chosen
 CATEGORY_LAGS = 3
 # which finding a message names first: the one that says most plainly what the rule does instead
 ORDER = ["ineligible", "rate", "same_mask", "count_fixed", "calls_alike", "count_wild", "rows_alike", "rows_even", "rows_uneven",
@@ -82,6 +89,74 @@ def _chi2_tails(stat: float, dof: int) -> tuple[float, float]:
     return float(torch.special.gammainc(a, x)), float(torch.special.gammaincc(a, x))
 
 
+def _autocorr(x: torch.Tensor) -> torch.Tensor:
+    """out[dr, dl + L - 1] = sum over i, j of x[i, j] * x[i + dr, j + dl], for every row offset
+    0 <= dr < N and every column lag -L < dl < L of an (N, L) tensor (zero beyond its edges)."""
+    n, L = x.shape
+    f = torch.fft.rfft2(x.double(), s=(2 * n, 2 * L))
+    a = torch.fft.irfft2(f * f.conj(), s=(2 * n, 2 * L))[:n]
+    return torch.cat([a[:, L + 1:], a[:, :L]], dim=1).round()
+
+
+def _offset_finding(calls, p: float, kind: str | None = None, detail: dict | None = None,
+                    eligible_pairs: dict | None = None) -> Finding | None:
+    """The offset at which chosen elements pair up least like independent draws, if any is beyond
+    Z_OFFSETS. The rows of all calls with rows of one length, in call order, are one sequence;
+    for every row offset dr (the same call's rows, then the next calls') and every column lag dl,
+    the pairs of eligible elements that far apart must both be chosen p² of the time. Counts
+    come from autocorrelations (FFT) of the chosen and of the eligible elements.
+
+    With n pairs, a count S has mean lam = n p² and a variance of at most lam phi, phi = (1 - p)
+    (1 + 3p) (each pair shares an element with at most two others). Offsets with lam < MIN_PAIRS
+    are skipped; too many pairs is read on the square-root scale (2 (sqrt(S) - sqrt(lam)) /
+    sqrt(phi), safe for the skewed upper tail of small counts), too few on the plain one. Every
+    offset's tail is below about 1e-13, so the hundreds of thousands of offsets tested fail an
+    honest rule less than once in a million checks. `eligible_pairs` keeps the eligible elements'
+    autocorrelation between scans of the same eligible elements."""
+    groups: dict[int, list] = {}
+    for c, e in calls:
+        groups.setdefault(c.shape[-1], []).append((c & e, e))
+    phi = (1 - p) * (1 + 3 * p)
+    best = None
+    for length, group in groups.items():
+        x = torch.cat([c for c, _ in group]).double()
+        e = torch.cat([m for _, m in group]).double()
+        if x.numel() < 2 or not bool(e.any()):
+            continue
+        n = eligible_pairs.get(length) if eligible_pairs is not None else None
+        if n is None:
+            n = _autocorr(e)
+            if eligible_pairs is not None:
+                eligible_pairs[length] = n
+        s = _autocorr(x)
+        lam = n * p * p
+        test = lam >= MIN_PAIRS
+        test[0, :length] = False  # offset 0 and the mirror images of the lags along a row
+        if not bool(test.any()):
+            continue
+        high = 2 * ((s + 0.375).sqrt() - (lam + 0.375).sqrt()) / math.sqrt(phi)
+        low = (lam - s) / (lam * phi).clamp_min(1e-12).sqrt()
+        score = torch.where(test, torch.maximum(high, low), torch.zeros_like(high))
+        at = int(score.argmax())
+        dr, j = divmod(at, score.shape[1])
+        z = float(score[dr, j])
+        if z > Z_OFFSETS and (best is None or z > best[0]):
+            rows = {c.shape[0] for c, _ in group}
+            best = (z, dr, j - (length - 1), rows.pop() if len(rows) == 1 else 0, float(s[dr, j]), float(n[dr, j]))
+    if best is None:
+        return None
+    _, dr, dl, per_call, got, pairs = best
+    where = {"lag": dl, "rows": dr, "calls": 0, "pairs": int(pairs)}
+    if dr == 0:
+        k = "neighbours"
+    elif per_call and dr >= per_call:
+        where.update(calls=dr // per_call, rows=dr % per_call)
+        k = "same_mask" if dr % per_call == 0 and dl == 0 and got / pairs > 0.9 * p else "calls_alike"
+    else:
+        k = "rows_alike"
+    return Finding(kind or k, got / pairs, p * p, dict(detail or {}, **where))
+
+
 def bernoulli_findings(draws, p: float) -> list[Finding]:
     """What in `draws` breaks "each eligible element chosen independently with probability p".
 
@@ -102,23 +177,10 @@ def bernoulli_findings(draws, p: float) -> list[Finding]:
     if abs(chosen - total * p) > Z * math.sqrt(total * p * q):
         found.append(Finding("rate", chosen / total, p, {"n": total}))
         return found  # the statistics below measure independence around p; they would only echo this
-    cov = p ** 3 - p ** 4
-    # the same column of neighbouring rows
-    a = [(c[:-1], c[1:], e[:-1] & e[1:]) for c, e in calls if c.shape[0] > 1]
-    if a:
-        f = _pairs(torch.cat([x.reshape(-1) for x, _, _ in a]), torch.cat([y.reshape(-1) for _, y, _ in a]),
-                   torch.cat([m.reshape(-1) for _, _, m in a]), p, p, cov, "rows_alike", {})
-        if f:
-            found.append(f)
-    # the same element in consecutive calls of one shape
-    a = [(c1, c2, e1 & e2) for (c1, e1), (c2, e2) in zip(calls, calls[1:]) if c1.shape == c2.shape]
-    if a:
-        f = _pairs(torch.cat([x.reshape(-1) for x, _, _ in a]), torch.cat([y.reshape(-1) for _, y, _ in a]),
-                   torch.cat([m.reshape(-1) for _, _, m in a]), p, p, cov, "calls_alike", {})
-        if f:
-            if f.got > 0.9 * p:  # nearly the same mask in every call: say that first
-                f.kind = "same_mask"
-            found.append(f)
+    # every offset between two elements: along a row, across rows, across calls (one scan)
+    f = _offset_finding(calls, p)
+    if f:
+        found.append(f)
     # the count of each call: sum of (c - np)^2 / npq over the calls ~ chi-square(calls)
     used = [(c, n) for c, n in counts if n > 0]
     if len(used) >= 8:
@@ -150,16 +212,6 @@ def bernoulli_findings(draws, p: float) -> list[Finding]:
             found.append(Finding("rows_even", stat / mean, 1.0, {"rows": rows}))
         elif z > Z:
             found.append(Finding("rows_uneven", stat / mean, 1.0, {"rows": rows}))
-    # neighbours along a row
-    for d in range(1, LAGS + 1):
-        a = [(c[:, :-d], c[:, d:], e[:, :-d] & e[:, d:]) for c, e in calls if c.shape[-1] > d]
-        if not a:
-            break
-        f = _pairs(torch.cat([x.reshape(-1) for x, _, _ in a]), torch.cat([y.reshape(-1) for _, y, _ in a]),
-                   torch.cat([m.reshape(-1) for _, _, m in a]), p, p, cov, "neighbours", {"lag": d})
-        if f:
-            found.append(f)
-            break
     return sorted(found, key=lambda f: ORDER.index(f.kind))
 
 
@@ -178,7 +230,9 @@ def category_findings(draws, probs: dict) -> list[Finding]:
     draws: one (outcome, chosen) pair per call: `outcome` holds an outcome code per element (any
     int tensor), `chosen` the elements that got one; rows as in bernoulli_findings. The chosen
     elements of a call, in row-major order, form one sequence: its outcomes 1..CATEGORY_LAGS
-    apart must be independent, and each outcome's share the same at every column class."""
+    apart must be independent, and each outcome's share the same at every column class; and the
+    outcomes of two chosen elements at any offset (along a row, across rows and calls, as in
+    _offset_finding) must be independent."""
     found: list[Finding] = []
     seqs, cols = [], []
     for outcome, chosen in draws:
@@ -210,6 +264,16 @@ def category_findings(draws, probs: dict) -> list[Finding]:
                 if abs(got - n * pa) > Z * math.sqrt(n * pa * (1 - pa)):
                     found.append(Finding("outcome_position", got / n, pa, {"a": a, "mod": m, "rest": r}))
                     return found
+    # two chosen elements any offset apart (in a row, across rows, across calls) draw their
+    # outcomes independently: the chosen elements are the eligible ones of each outcome's scan
+    grid = [(_rows(o), _rows(c).bool()) for o, c in draws]
+    pairs: dict = {}
+    for a, pa in probs.items():
+        if 0 < pa < 1:
+            f = _offset_finding([(o == a, c) for o, c in grid], pa, "outcome_tied", {"a": a}, pairs)
+            if f:
+                found.append(f)
+                return found
     return found
 
 
@@ -279,16 +343,26 @@ def describe(finding: Finding, what: Msg, drawn: Msg, hint: Msg, outcome_names: 
                    "是按间隔排列的，或与相邻元素相关（固定步长、固定模式）。{hint}",
                    what=what, drawn=drawn, hint=hint, got=got, want=want, lag=d["lag"])
     if k == "rows_alike":
-        return Msg("{what}: the same column of two neighbouring rows was {drawn} in both {got} of the time; "
-                   "independent draws give p x p = {want}: every row gets its own draws, not a copy of one mask. "
-                   "{hint}",
-                   "{what}：相邻两行的同一列同时被{drawn}的比例是 {got}；独立抽样应为 p x p = {want}：每一行都要有自己的"
-                   "抽样，而不是同一个掩码的副本。{hint}", what=what, drawn=drawn, hint=hint, got=got, want=want)
+        return Msg("{what}: two elements {rows} row(s) apart and {lag} column(s) to the side were both {drawn} {got} "
+                   "of the time; independent draws give p x p = {want}: every row gets its own draws, not a copy or "
+                   "a shift of another row's. {hint}",
+                   "{what}：相隔 {rows} 行、横向相距 {lag} 列的两个元素同时被{drawn}的比例是 {got}；独立抽样应为 "
+                   "p x p = {want}：每一行都要有自己的抽样，而不是另一行的副本或平移。{hint}",
+                   what=what, drawn=drawn, hint=hint, got=got, want=want, rows=d.get("rows", 1), lag=d.get("lag", 0))
     if k in ("calls_alike", "same_mask"):
-        return Msg("{what}: the same element was {drawn} in two calls in a row {got} of the time; independent "
-                   "draws give p x p = {want}: draw a new mask on every call. {hint}",
-                   "{what}：同一个元素在连续两次调用中都被{drawn}的比例是 {got}；独立抽样应为 p x p = {want}：每次调用都要"
-                   "重新抽取掩码。{hint}", what=what, drawn=drawn, hint=hint, got=got, want=want)
+        if not d.get("rows") and not d.get("lag"):
+            return Msg("{what}: the same element was {drawn} in two calls {calls} apart {got} of the time; "
+                       "independent draws give p x p = {want}: draw a new mask on every call. {hint}",
+                       "{what}：同一个元素在相隔 {calls} 次的两次调用中都被{drawn}的比例是 {got}；独立抽样应为 p x p = "
+                       "{want}：每次调用都要重新抽取掩码。{hint}",
+                       what=what, drawn=drawn, hint=hint, got=got, want=want, calls=d.get("calls", 1))
+        return Msg("{what}: an element, and the element {rows} row(s) down and {lag} column(s) to the side of it "
+                   "{calls} call(s) later, were both {drawn} {got} of the time; independent draws give p x p = "
+                   "{want}: draw a new mask on every call. {hint}",
+                   "{what}：一个元素，与 {calls} 次调用之后向下 {rows} 行、横向 {lag} 列的元素，同时被{drawn}的比例是 {got}；"
+                   "独立抽样应为 p x p = {want}：每次调用都要重新抽取掩码。{hint}",
+                   what=what, drawn=drawn, hint=hint, got=got, want=want, calls=d.get("calls", 1), rows=d.get("rows", 0),
+                   lag=d.get("lag", 0))
     names = outcome_names or {}
     if k == "outcome_cycle":
         return Msg("{what}: when a chosen token {a}, the chosen token {lag} after it {b} {got} of the time; "
@@ -306,6 +380,14 @@ def describe(finding: Finding, what: Msg, drawn: Msg, hint: Msg, outcome_names: 
                    "被选中的词元独立地抽取结果，与它所在的位置无关。{hint}",
                    what=what, hint=hint, got=got, want=want, mod=d["mod"], rest=d["rest"],
                    a=names.get(d["a"], str(d["a"])))
+    if k == "outcome_tied":
+        return Msg("{what}: among chosen tokens {calls} call(s), {rows} row(s) and {lag} column(s) apart, both {a} "
+                   "{got} of the time; independent draws give {want}: each chosen token draws its own outcome, not a "
+                   "copy of another token's. {hint}",
+                   "{what}：在相隔 {calls} 次调用、{rows} 行、{lag} 列的被选中词元中，两者都{a}的比例是 {got}；独立抽样应为 "
+                   "{want}：每个被选中的词元都抽取自己的结果，而不是复制另一个词元的结果。{hint}",
+                   what=what, hint=hint, got=got, want=want, calls=d.get("calls", 0), rows=d.get("rows", 0),
+                   lag=d.get("lag", 0), a=names.get(d.get("a"), str(d.get("a"))))
     if k == "uniform":
         return Msg("{what}: the {n} random replacements are not spread evenly over 0..vocab_size - 1 (the emptiest "
                    "tenth of the range got {got} of its share): draw each one uniformly and on its own, "
@@ -318,10 +400,11 @@ def describe(finding: Finding, what: Msg, drawn: Msg, hint: Msg, outcome_names: 
 
 
 MISTAKES = {"count_fixed": "a fixed count, not drawn", "rows_even": "a fixed stride or count per row",
-            "neighbours": "draws tied to their neighbours", "rows_alike": "the same mask in every row",
+            "neighbours": "draws tied to their neighbours", "rows_alike": "rows tied to other rows",
             "calls_alike": "masks tied across calls",
             "same_mask": "the same mask in every call", "outcome_cycle": "a fixed cycle of outcomes",
-            "outcome_position": "outcomes tied to the position", "count_wild": "one draw for many elements",
+            "outcome_position": "outcomes tied to the position",
+            "outcome_tied": "outcomes tied across tokens", "count_wild": "one draw for many elements",
             "rows_uneven": "one draw per row", "uniform": "random ids not uniform"}
 
 
