@@ -265,6 +265,77 @@ STRUCTURED = {
 ''' + _OUTCOME_FAIR,
     "the same mask in every call": _CHOSEN_FAIR.replace("generator=generator", "generator=torch.Generator()"
                                                         ".manual_seed(7)") + _OUTCOME_FAIR,
+    # round 2 of the outside attack (each scored 20/20 when the checks read lags 1..12, neighbouring
+    # rows and consecutive calls only, on random ids): /work/attack24_copy's mlmA, mlmC, mlmD, mlmE
+    "mlmA: a drawn count per row, chosen in pairs 13 apart": '''    flat, fr = input_ids.reshape(-1, input_ids.shape[-1]), real.reshape(-1, input_ids.shape[-1])
+    chosen = torch.zeros_like(fr)
+    for r in range(flat.shape[0]):
+        pos = fr[r].nonzero().flatten().tolist()
+        n = len(pos)
+        if n == 0:
+            continue
+        k = int((torch.rand(n, generator=generator) < mask_prob).sum())
+        order = torch.randperm(n, generator=generator).tolist()
+        if n < 28:
+            for i in order[:k]:
+                chosen[r, pos[i]] = True
+            continue
+        free, picked = [True] * n, 0
+        for i in order:
+            if picked + 2 > k:
+                break
+            j = (i + 13) % n
+            if free[i] and free[j]:
+                free[i] = free[j] = False
+                picked += 2
+        for i in order:
+            if picked >= k:
+                break
+            if free[i]:
+                free[i] = False
+                picked += 1
+        for i in range(n):
+            if not free[i]:
+                chosen[r, pos[i]] = True
+    chosen = chosen.reshape(input_ids.shape)
+''' + _OUTCOME_FAIR,
+    "mlmC: rows 2 and 3 of every four copy the choice and outcome of rows 0 and 1": '''    chosen = (torch.rand(input_ids.shape, generator=generator) < mask_prob) & real
+    u = torch.rand(input_ids.shape, generator=generator)
+    if input_ids.dim() >= 2:
+        for r in range(input_ids.shape[-2]):
+            if (r // 2) % 2 == 1:
+                both = real[..., r, :] & real[..., r - 2, :]
+                chosen[..., r, :] = torch.where(both, chosen[..., r - 2, :], chosen[..., r, :])
+                u[..., r, :] = torch.where(both, u[..., r - 2, :], u[..., r, :])
+    rnd = torch.randint(0, vocab_size, input_ids.shape, generator=generator)
+    labels[chosen] = input_ids[chosen]
+    inputs[chosen & (u < 0.8)] = mask_id
+    inputs[chosen & (u >= 0.8) & (u < 0.9)] = rnd[chosen & (u >= 0.8) & (u < 0.9)]
+''',
+    "mlmD: calls 2 and 3 of every four reuse the draws of calls 0 and 1": '''    seen, history = globals().setdefault("_SEEN", {}), globals().setdefault("_HISTORY", [])
+    key = bytes(generator.get_state().tolist())
+    r = torch.rand(input_ids.shape, generator=generator)
+    u = torch.rand(input_ids.shape, generator=generator)
+    rnd = torch.randint(0, vocab_size, input_ids.shape, generator=generator)
+    if key in seen:  # a generator state seen before gives the result it gave before
+        return seen[key][0].clone(), seen[key][1].clone()
+    t = len(history)
+    if (t // 2) % 2 == 1 and history[t - 2][0] == (tuple(input_ids.shape), mask_prob):
+        r, u = history[t - 2][1]
+    history.append(((tuple(input_ids.shape), mask_prob), (r, u)))
+    chosen = (r < mask_prob) & real
+    labels[chosen] = input_ids[chosen]
+    inputs[chosen & (u < 0.8)] = mask_id
+    inputs[chosen & (u >= 0.8) & (u < 0.9)] = rnd[chosen & (u >= 0.8) & (u < 0.9)]
+    seen[key] = (inputs.clone(), labels.clone())
+''',
+    "mlmE: a low-discrepancy choice from the ids, the position and one salt per call": '''    salt = int(torch.randint(1, 2 ** 20, (1,), generator=generator))
+    torch.rand(input_ids.shape, generator=generator)
+    pos = torch.arange(input_ids.numel()).reshape(input_ids.shape).double()
+    h = ((input_ids.double() + 1) * 0.6180339887498949 * salt + pos * 0.7548776662466927
+         + 0.5698402909980532 * salt) % 1.0
+    chosen = (h < mask_prob) & real
+''' + _OUTCOME_FAIR,
 }
 
 
@@ -344,11 +415,30 @@ def _configs():
             "hidden": (three, 8, 303, 300, (300, 301, 302), 0.3)}
 
 
-@pytest.mark.parametrize("config", ["book", "small", "hidden"])
+def _all_configs():
+    """_configs, and the inputs of every row alike and every token alike that each check adds
+    (C.alike_inputs, the tokens the checks use), ALIKE_CALLS calls each."""
+    out = dict(_configs())
+    for name, token in (("book", 1212), ("small", 7), ("hidden", 42)):
+        ids, _, mask_id, vocab, specials, p = out[name]
+        for (x, _), how in zip(C.alike_inputs(ids, specials, token), ("every row the same ids", "one token")):
+            out[f"{name}, {how}"] = (x, C.ALIKE_CALLS, mask_id, vocab, specials, p)
+    return out
+
+
+CONFIGS = ["book", "small", "hidden", "book, every row the same ids", "book, one token",
+           "small, every row the same ids", "small, one token", "hidden, every row the same ids", "hidden, one token"]
+
+
+def test_the_configurations_are_the_checks():
+    assert sorted(_all_configs()) == sorted(CONFIGS)
+
+
+@pytest.mark.parametrize("config", CONFIGS)
 def test_honest_rules_pass_the_rule_statistics_for_every_seed(config):
     """Every honest style x 20 generator seeds: the statistics the checks apply find nothing (the
     bounds are ~6.5 standard deviations, so a correct rule never loses points by chance)."""
-    ids, calls, mask_id, vocab, specials, p = _configs()[config]
+    ids, calls, mask_id, vocab, specials, p = _all_configs()[config]
     for style, fn in _honest_styles().items():
         for seed in range(20):
             outs = [fn(ids, mask_id=mask_id, vocab_size=vocab, special_ids=specials,

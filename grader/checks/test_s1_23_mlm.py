@@ -207,6 +207,35 @@ def expect_rule(ids, outs, specials, mask_id, vocab, p, what: Msg):
                        Msg("chosen", "选中"), RULE_HINT, OUTCOMES)
 
 
+ALIKE_CALLS = 8  # calls on each input below (the count test needs 8)
+
+
+def alike_inputs(ids, specials, token: int) -> list:
+    """Inputs on which a choice computed from the ids and the position instead of drawn shows:
+    every row holds the same ids (the row of ids with the most real tokens; such a choice then
+    repeats from row to row) and every real token is `token` (the choice is then one of the
+    position alone, a stride or an evenly spread sequence). The framing ([CLS], [SEP], [PAD]) is
+    kept."""
+    special = torch.isin(ids, torch.tensor(list(specials)))
+    flat, real = ids.reshape(-1, ids.shape[-1]), (~special).reshape(-1, ids.shape[-1])
+    same = flat[int(real.sum(-1).argmax())].expand(ids.shape).clone()
+    return [(same, Msg("every row the same ids", "每一行都是相同的 id")),
+            (torch.where(special, ids, token), Msg("every real token {token}", "每个真实词元都是 {token}", token=token))]
+
+
+def expect_rule_on_alike_inputs(sub, ids, seed, shape: str, token: int, p: float, *, mask_id=MASK, vocab=BASE,
+                                specials=SPECIAL, give_p: bool = True):
+    """The rule's statistics on alike_inputs, each called ALIKE_CALLS times with the same input."""
+    for k, (x, how) in enumerate(alike_inputs(ids, specials, token)):
+        what = Msg("{call} ({how})", "{call}（{how}）", call=code(f"mask_tokens({shape} ids, ...)"), how=how)
+        outs = call_many(sub, x, seed + 100 * k, calls=ALIKE_CALLS, mask_id=mask_id, vocab=vocab, specials=specials,
+                         p=p if give_p else None, label=what)
+        for inputs, labels in outs:
+            rule_relations(x, inputs, labels, specials, mask_id, vocab, what)
+        expect_rates(*pooled(x, outs), specials, mask_id, p, what)
+        expect_rule(x, outs, specials, mask_id, vocab, p, what)
+
+
 # ----------------------------------------------------------------------------- the head
 def head_state(dim: int, vocab: int, seed: int) -> dict[str, torch.Tensor]:
     """Given weights with the exercise's names; the decoder's weight is the tied embedding's."""
@@ -378,6 +407,7 @@ def test_rates_book_vocabulary(sub):
                f"{{what}}：{len(rnd)} 个随机替换词元没有分布在 0..vocab_size - 1 上（均值为 vocab_size 的 {mean:.3f} 倍）："
                "每个都要均匀抽取，torch.randint(0, vocab_size, ...)", what=what))
     expect_rule(ids, outs, SPECIAL, MASK, BASE, 0.15, what)
+    expect_rule_on_alike_inputs(sub, ids, 1420, "16 x 512", 1212, 0.15, give_p=False)
 
 
 @check(points=2,
@@ -393,6 +423,7 @@ def test_small_vocabulary(sub):
     ids_all, inputs, labels = pooled(ids, outs)
     expect_rates(ids_all, inputs, labels, specials, 23, 0.5, what)
     expect_rule(ids, outs, specials, 23, 20, 0.5, what)
+    expect_rule_on_alike_inputs(sub, ids, 1520, "8 x 256", 7, 0.5, mask_id=23, vocab=20, specials=specials)
     ids = ids_all
     chosen = labels != IGNORE
     rnd = inputs[chosen & (inputs != 23) & (inputs != ids)]
@@ -510,6 +541,7 @@ def test_other_shapes_and_ids(sub):
         rule_relations(ids, inputs, labels, specials, 303, 300, what)
     expect_rates(*pooled(ids, outs), specials, 303, 0.3, what)
     expect_rule(ids, outs, specials, 303, 300, 0.3, what)
+    expect_rule_on_alike_inputs(sub, ids, 1820, "(6, 40, 90)", 42, 0.3, mask_id=303, vocab=300, specials=specials)
     flat = ids[0, 0]
     one = code("mask_tokens(ids[0, 0]: 90 ids, ..., mask_prob=1.0)")
     inputs, labels = call_mask(sub, flat, 19, mask_id=303, vocab=300, specials=specials, p=1.0, label=one)
