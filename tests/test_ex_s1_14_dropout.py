@@ -127,6 +127,23 @@ STRUCTURED = {
     "dropped in neighbouring pairs": ('''    half = torch.rand(x.shape) < 1 - (1 - p) ** 0.5
     keep = ~(half | torch.roll(half, 1, -1))
 ''', {"test_zero_fraction", "test_elements_independent"}),
+    # round 2 of the outside attack (14/14 each when the checks read neighbouring rows and
+    # consecutive calls only): /work/attack24_copy's dropC and dropD
+    "dropC: rows 2 and 3 of every four copy rows 0 and 1": ('''    keep = torch.rand(x.shape) >= p
+    if x.dim() >= 2:
+        for r in range(x.shape[-2]):
+            if (r // 2) % 2 == 1:
+                keep[..., r, :] = keep[..., r - 2, :]
+''', {"test_zero_fraction", "test_elements_independent"}),
+    "dropD: calls 2 and 3 of every four reuse the masks of calls 0 and 1": ('''    history = globals().setdefault("_HISTORY", [])
+    t = len(history)
+    if (t // 2) % 2 == 1 and history[t - 2][0] == (tuple(x.shape), p):
+        keep = history[t - 2][1]
+        torch.rand(x.shape)  # the global generator advances as an honest call's does
+    else:
+        keep = torch.rand(x.shape, device=x.device) >= p
+    history.append(((tuple(x.shape), p), keep))
+''', {"test_zero_fraction", "test_elements_independent"}),
 }
 
 

@@ -68,6 +68,8 @@ def rule_findings(outs, p: float, heads: bool = False) -> list:
 
 
 def expect_rule(sub, shape, p: float, what: Msg, heads: bool = False):
+    # ones: every element, every row and every call get the same input, so a mask computed from
+    # the input and the position instead of drawn shows in the statistics as structure
     x = torch.ones(*shape)
     outs = [sub.dropout(x, p) for _ in range(CALLS)]
     for out in outs:  # the scale is test_survivors_scaled's: here only which elements are 0
