@@ -340,6 +340,14 @@ def main(argv=None) -> int:
     if args.lang:
         os.environ["KATA_LANG"] = args.lang
     before = os.environ.get("KATA_SANDBOX")
+    safe_before = os.environ.get("PYTHONSAFEPATH")
+    # Every Python this command starts (the batch's multiprocessing forkserver runs `python -c`)
+    # leaves the working directory off sys.path: an instructor may stand in a student's folder, and
+    # a `grader/` package there once ran as root in `kata grade CLASS --out OUT` and rewrote its report.
+    os.environ["PYTHONSAFEPATH"] = "1"
+    from .checking.hypothesis_home import private_hypothesis_home
+
+    private_hypothesis_home()  # and Hypothesis keeps its files in a folder of the grader's, not there
     if getattr(args, "sandbox", None):  # in the environment, so that batch grading processes see it too
         os.environ["KATA_SANDBOX"] = "none" if args.sandbox == "limits-only" else "bwrap"
     try:
@@ -352,6 +360,10 @@ def main(argv=None) -> int:
         print(t("write_hint_full" if e.full else "write_hint_other", path=e.path), file=sys.stderr)
         return EXIT
     finally:  # main() called in-process (the tests) leaves the environment as it found it
+        if safe_before is None:
+            os.environ.pop("PYTHONSAFEPATH", None)
+        else:
+            os.environ["PYTHONSAFEPATH"] = safe_before
         if before is None:
             os.environ.pop("KATA_SANDBOX", None)
         else:

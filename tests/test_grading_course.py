@@ -4,11 +4,17 @@ directory. A student's handed-in project folder that carries its own course.toml
 forbidden list deleted) once scored 13/13 on s1_11_softmax with `cd alice && kata grade .`."""
 from __future__ import annotations
 
+import csv
 import hashlib
 import json
+import os
 import re
 import shutil
+import subprocess
+import sys
 from pathlib import Path
+
+import pytest
 
 from tests.conftest import ROOT, kata
 
@@ -76,3 +82,53 @@ def test_a_course_that_is_not_there_stops_the_command(tmp_path):
                  ["export", "gradescope", str(tmp_path / "x.zip")]):
         proc = kata(*argv, "--course", str(tmp_path / "nowhere"))
         assert proc.returncode == 2 and "no course.toml there" in proc.stderr, (argv, proc.stderr)
+
+
+PLANTED_GRADER = '''import os
+open(os.path.join({markers!r}, "grader-" + str(os.getpid())), "w").write(os.getcwd())
+raise ImportError("the student's grader package")
+'''
+
+
+def test_nothing_in_a_student_folder_runs_or_steers_a_class_grading_started_inside_it(tmp_path):
+    """An instructor standing in a student's folder: `kata grade CLASS --out OUT` and `kata gradebook
+    OUT`. A `grader/` package there once ran as root in the batch's processes (multiprocessing's
+    forkserver runs `python -c`, which puts the working directory first on sys.path) and rewrote
+    the student's report to 13/13; its `matplotlibrc` coloured the class summary red, and with
+    `text.usetex: True` stopped `kata gradebook`; Hypothesis wrote `.hypothesis/` into the folder
+    graded."""
+    kata_script = Path(sys.executable).parent / "kata"
+    if not kata_script.exists():
+        pytest.skip("no kata console script beside this Python (pip install -e .)")
+    markers = tmp_path / "markers"
+    markers.mkdir()
+    cls = tmp_path / "class"
+    cls.mkdir()
+    alice = student_project(cls)
+    (alice / "grader").mkdir()
+    (alice / "grader" / "__init__.py").write_text(PLANTED_GRADER.format(markers=str(markers)))
+    (alice / "matplotlibrc").write_text("axes.facecolor: red\nfigure.facecolor: red\nsavefig.facecolor: red\n"
+                                        "text.usetex: True\n")
+    bob = cls / "bob"
+    shutil.copytree(ROOT / "solutions", bob / "exercises")
+    before = {name: tree(cls / name) for name in ("alice", "bob")}
+    out = tmp_path / "out"
+    env = {**os.environ, "KATA_LANG": "en"}
+    env.pop("PYTHONPATH", None)
+    proc = subprocess.run([str(kata_script), "grade", str(cls), "--out", str(out), "-e", "s1_11_softmax", "--jobs", "1"],
+                          cwd=alice, capture_output=True, text=True, timeout=600, env=env)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    again = subprocess.run([str(kata_script), "gradebook", str(out)], cwd=alice, capture_output=True, text=True,
+                           timeout=300, env=env)
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert not list(markers.iterdir()), "the student's grader/ package ran"
+    scores = {row["login"] if "login" in row else row[next(iter(row))]: row for row in
+              csv.DictReader((out / "gradebook.csv").open(encoding="utf-8"))}
+    report = {name: json.loads((out / "students" / name / "report.json").read_text()) for name in ("alice", "bob")}
+    assert report["bob"]["score"] == 13 and report["alice"]["score"] < 13, (report["alice"]["score"], scores)
+    assert {name: tree(cls / name) for name in ("alice", "bob")} == before  # no .hypothesis/, nothing written
+    import matplotlib.image
+
+    for png in sorted(out.glob("*.png")):
+        corner = matplotlib.image.imread(str(png))[0, 0][:3]
+        assert corner.min() > 0.9, f"{png.name}: the corner is {corner}, not white"

@@ -16,6 +16,8 @@ import time
 import pytest
 from hypothesis import Phase, settings
 
+from .hypothesis_home import private_hypothesis_home
+
 # Property checks (hypothesis) never show hypothesis' own explanation of a failure, and a hidden
 # check shows no input at all (every number masked), so neither pays for a search after its
 # first failing example: on a stub that search was 2-3 s of one exercise's grading. A public
@@ -425,6 +427,7 @@ def run(course: Course, submission: Submission, exercises: list[Exercise] | None
     `budget_s`, `budget_cpu_s`: the grading budget (default: the course's); when it runs out, the
     checks after it fail as "not run" and the result says so in its notes."""
     t0 = time.perf_counter()
+    private_hypothesis_home()
     exercises = exercises or course.exercises
     own_box = box is None
     if own_box:

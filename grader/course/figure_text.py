@@ -32,9 +32,36 @@ def label(key: str, **fields) -> str:
 
 def rc_params() -> dict:
     """matplotlib settings for a figure in `text_language()` (for `matplotlib.rc_context`, around
-    both drawing and saving): the Chinese font first for Chinese, nothing for English."""
+    both drawing and saving): matplotlib's own defaults, whatever a `matplotlibrc` file said, then
+    the Chinese font first for Chinese. matplotlib reads a `matplotlibrc` in the working directory
+    before any other, and an instructor may run `kata gradebook` inside a student's folder: one that
+    carried `axes.facecolor: red` coloured the class summary, and `text.usetex: True` stopped it."""
     font = cjk_font() if text_language() == "zh" else None
-    return {"font.sans-serif": [font, "DejaVu Sans"], "axes.unicode_minus": False} if font else {}
+    return {**defaults(), **({"font.sans-serif": [font, "DejaVu Sans"], "axes.unicode_minus": False} if font else {})}
+
+
+# settings that are no style (matplotlib's own list, style.core's): the backend, the session's
+NOT_STYLE = frozenset({"interactive", "backend", "backend_fallback", "webagg.port", "webagg.address",
+                       "webagg.port_retries", "webagg.open_in_browser", "toolbar", "timezone",
+                       "figure.max_open_warning", "figure.raise_window", "savefig.directory", "tk.window_focus",
+                       "docstring.hardcopy", "date.epoch"})
+
+
+@functools.lru_cache(maxsize=1)
+def _defaults() -> tuple:
+    import warnings
+
+    import matplotlib
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return tuple((k, v) for k, v in matplotlib.rcParamsDefault.items() if k not in NOT_STYLE)
+
+
+def defaults() -> dict:
+    """matplotlib's own default settings (no backend, no interactive mode): what every figure of
+    the grader is drawn with, never a settings file's."""
+    return dict(_defaults())
 
 
 @functools.lru_cache(maxsize=1)
