@@ -1,9 +1,14 @@
 """Real submissions of §1.23's TransformerBlock (listing 1.33): plausible wrong answers lose points
 with a message naming the mistake; a correct answer written differently scores full marks."""
 
+import shutil
+
+import pytest
 import torch
 
+from grader.checking import draws
 from grader.checks import bert_reference as R
+from grader.checks import test_s1_23_encoder_block as C
 from grader.capstone.training.model import import_file
 from tests.conftest import SOLUTIONS, checks_of, grade, score_of
 
@@ -65,7 +70,9 @@ def test_dropout_not_passed_on_loses_the_dropout_check(submission):
         self.ff = FeedForward(dim, ff_dim)
         self.norm1""")
     r = grade(submission({EX: wrong}), "-e", EX)
-    assert set(_failed(r)) == {"test_dropout_only_in_training"}
+    failed = _failed(r)
+    assert set(failed) == {"test_dropout_only_in_training"}
+    assert "attn and ff dropped as if built with dropout=" in failed["test_dropout_only_in_training"]["message"]
 
 
 def _alternative() -> str:
@@ -98,3 +105,92 @@ def test_reference_equals_the_solution():
     with torch.no_grad():
         assert torch.allclose(m(x, mask), R.block(x, mask, sd, 2), atol=1e-6)
     assert repr(m) == repr(R.mirror_block(8, 16))
+
+
+# ----------------------------------------------------------------------------- dropout: the rule
+# Issue 24, part 4: test_dropout_only_in_training checked only that outputs change between calls
+# (the residual hides the zeros). Now given weights make each branch add a constant, so output - x
+# shows what attn's out_dropout and ff's two Dropouts dropped in 12 train-mode calls, held to
+# draws.bernoulli_findings. A structured dropout in the FeedForward the block imports, or a
+# dropout of the block's own, scores 0 there.
+FF = "s1_23_feed_forward"
+FF_SOURCE = (SOLUTIONS / "ch01" / f"{FF}.py").read_text()
+FF_FORWARD = "        return self.net(x)\n"
+FF_LAST = ("        h = self.net[2](self.net[1](self.net[0](x)))\n"
+           "        return fake(self.net[3](h), self.net[4].p, self.training)\n")
+FF_FIRST = ("        h = fake(self.net[1](self.net[0](x)), self.net[2].p, self.training)\n"
+            "        return self.net[4](self.net[3](h))\n")
+
+
+def _ff_with_fake(where: str, keep: str, scale: str = " / (1 - p)") -> str:
+    assert FF_FORWARD in FF_SOURCE
+    return FF_SOURCE.replace(FF_FORWARD, where) + (
+        "\n\ndef fake(h, p, training):\n    if not training or p == 0:\n        return h\n"
+        + "".join("    " + line + "\n" for line in keep.split("\n")) + f"    return h * keep{scale}\n")
+
+
+STRUCTURED = {
+    "a fixed count at a fixed stride in ff's last Dropout": {FF: _ff_with_fake(
+        FF_LAST, "n = h.numel()\nk = round((1 - p) * n)\noff = int(torch.randint(0, n, (1,)))\n"
+        "keep = torch.zeros(n, dtype=torch.bool)\nkeep[(torch.arange(k) * n // k + off) % n] = True\n"
+        "keep = keep.reshape(h.shape)")},
+    "the same mask in every row in ff's first Dropout": {FF: _ff_with_fake(
+        FF_FIRST, "keep = (torch.rand(h.shape[-1:]) >= p).expand(h.shape)")},
+    "the same mask in every call in ff's last Dropout": {FF: _ff_with_fake(
+        FF_LAST, "keep = torch.rand(h.shape, generator=torch.Generator().manual_seed(0)) >= p")},
+    "ff's last Dropout left out": {FF: _ff_with_fake(FF_LAST, "keep = torch.ones_like(h)", scale="")},
+    "a dropout of the block's own on each branch too (the original transformer's)": {EX: _replace(
+        """        self.norm2 = nn.LayerNorm(dim)
+""", """        self.norm2 = nn.LayerNorm(dim)
+        self.p = dropout
+""").replace("""        x = x + self.attn(self.norm1(x), mask)
+        x = x + self.ff(self.norm2(x))
+""", """        x = x + torch.nn.functional.dropout(self.attn(self.norm1(x), mask), self.p, self.training)
+        x = x + torch.nn.functional.dropout(self.ff(self.norm2(x)), self.p, self.training)
+""")},
+}
+
+
+@pytest.mark.parametrize("name", list(STRUCTURED))
+def test_a_structured_dropout_scores_zero_on_the_check_of_dropout(submission, name):
+    r = grade(submission(STRUCTURED[name]), "-e", EX)
+    checks = {c["name"]: c for c in checks_of(r, EX)}
+    rule = checks["test_dropout_only_in_training"]
+    assert rule["score"] == 0, rule["message"][:300]
+    assert score_of(r, EX) == MAX - rule["max_score"], [c["name"] for c in checks.values() if c["status"] != "passed"]
+
+
+HONEST_FF = {"nn.Dropout (the solution)": FF_SOURCE,
+             "rand >= p by hand": _ff_with_fake(FF_FIRST, "keep = torch.rand(h.shape) >= p").replace(
+                 "        return self.net[4](self.net[3](h))\n",
+                 "        return fake(self.net[3](h), self.net[4].p, self.training)\n"),
+             "bernoulli by hand": _ff_with_fake(FF_FIRST, "keep = torch.bernoulli(torch.full_like(h, 1 - p))")}
+
+
+def test_honest_dropout_passes_the_statistics_for_every_seed(tmp_path):
+    """The block of the solution over honest FeedForward styles x 20 seeds, on the trusted side,
+    with the check's own weights and input: output - x always reads, and the statistics of the
+    three dropouts find nothing (the batch read apart too)."""
+    sd = C.transparent_state(2368)
+    x = torch.randn(C.TB, C.TT, C.D, generator=torch.Generator().manual_seed(2369))
+    mask = torch.ones(C.TB, C.TT, dtype=torch.int64)
+    gelu = torch.nn.functional.gelu(sd["ff.net.0.bias"][:C.D])
+    with torch.random.fork_rng(), torch.no_grad():
+        for i, (style, ff_source) in enumerate(HONEST_FF.items()):
+            folder = tmp_path / f"style{i}"
+            shutil.copytree(SOLUTIONS / "ch01", folder)
+            (folder / f"{FF}.py").write_text(ff_source)
+            block = import_file(folder / f"{EX}.py", f"kata_test_block{i}").TransformerBlock
+            for seed in range(20):
+                torch.manual_seed(seed)
+                m = block(C.D, C.H, C.FF, dropout=C.DROP_P)
+                m.load_state_dict(sd)
+                reads = C.read_dropout([m(x, mask).double() - x.double() for _ in range(C.DROPOUT_CALLS)], gelu,
+                                       C.DROP_P, C.DROP_P)
+                assert reads is not None, (style, seed)
+                for j in (0, 1, 3):
+                    part = [(r[j], r[2] if j == 1 else torch.ones_like(r[j])) for r in reads]
+                    found = draws.bernoulli_findings(part, C.DROP_P)
+                    found += draws.bernoulli_findings([(c.permute(1, 2, 0), e.permute(1, 2, 0)) for c, e in part],
+                                                      C.DROP_P)
+                    assert not found, (style, seed, j, found)

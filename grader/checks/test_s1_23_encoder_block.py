@@ -3,11 +3,15 @@
 Given weights (norm1 and norm2 with different gains, so that swapping or reusing them shows)
 are loaded by the book's names; the output is compared with the plain pre-LN block of
 bert_reference, and the common wrong wirings (post-LN, missing shortcuts, a normalised
-shortcut) are named.
+shortcut) are named. Dropout is read through weights under which each branch adds a constant
+(transparent_state): output - x shows, element by element, what attention's out_dropout and the
+feed-forward network's two Dropouts dropped over 12 train-mode calls, held to the rule of
+grader/checking/draws.py; the residual no longer hides the zeros.
 """
 import torch
 
-from grader.checking import Mistake, Msg, check, expect, expect_equal, expect_tensor, fixtures
+from grader.checking import draws
+from grader.checking import CheckFailure, Mistake, Msg, check, expect, expect_equal, expect_tensor, fixtures
 from grader.checks import bert_reference as R
 
 EXERCISE = "s1_23_encoder_block"
@@ -136,6 +140,104 @@ def test_padding_is_hidden(sub):
             "outputs after appending 3 more padding positions", "再追加 3 个填充位置之后的输出"))
 
 
+# ----------------------------------------------------------------------------- dropout, read through the output
+DROP_P = 0.3
+DROPOUT_CALLS = 12  # calls of the rule check: the number dropped must vary across them as Binomial(n, p) does
+TB, TT = 16, 8
+ALPHA = 10.0  # attn.out.bias: the attention branch adds 0 or ALPHA / (1 - p) to each feature
+FF_SHIFT, BIAS = 1.5, 1.0  # ff.net.0 = 0 x + FF_SHIFT (+ a little per feature), ff.net.3 = [identity | 0] + BIAS
+TOL = 1e-4
+DEFAULT_P = 0.1  # what MultiHeadSelfAttention and FeedForward use when the block does not pass dropout on
+SEEN = Msg("TransformerBlock({d}, {h}, {f}, dropout={p}) in train mode on a ({b}, {t}, {d}) batch, with weights that "
+           "make each branch's output a constant (attn.out = 0 x + {alpha}; ff.net.0 = 0 x + about {shift}, ff.net.3 = "
+           "identity + 1), so that output - x shows what each dropout dropped",
+           "训练模式下的 TransformerBlock({d}, {h}, {f}, dropout={p})，输入 ({b}, {t}, {d}) 批次，所用权重使每个分支的输出"
+           "都是常数（attn.out = 0 x + {alpha}；ff.net.0 = 0 x + 约 {shift}，ff.net.3 = 单位矩阵 + 1），因此 output - x "
+           "显示出每个 dropout 丢弃了什么", d=D, h=H, f=FF, p=DROP_P, b=TB, t=TT, alpha=ALPHA, shift=FF_SHIFT)
+DROPOUT_HINT = Msg("pass dropout on: self.attn = MultiHeadSelfAttention(dim, heads, dropout) and "
+                   "self.ff = FeedForward(dim, ff_dim, dropout), and add no dropout of your own",
+                   "把 dropout 传下去：self.attn = MultiHeadSelfAttention(dim, heads, dropout)，"
+                   "self.ff = FeedForward(dim, ff_dim, dropout)，不要再自己加 dropout")
+
+
+def transparent_state(seed: int) -> dict:
+    """Given weights under which neither branch reads its input: attention's out is 0 x +
+    ALPHA, so its branch adds ALPHA x b (b: out_dropout's factor); the feed-forward network's
+    first Linear is 0 x + g0 (hidden feature i: GELU(g0_i) = g_i), its second the identity on the
+    first dim hidden features + BIAS, so its branch adds (g_i x a_i + BIAS) x c_i (a: the first
+    Dropout's factor, c: the last one's). output - x is the sum of the two, a value of its own
+    for each outcome."""
+    sd = R.random_state(R.block_shapes(D, FF), seed=seed)
+    w3 = torch.zeros(D, FF)
+    w3[torch.arange(D), torch.arange(D)] = 1.0
+    return dict(sd, **{"attn.out.weight": torch.zeros(D, D), "attn.out.bias": torch.full((D,), ALPHA),
+                       "ff.net.0.weight": torch.zeros(FF, D), "ff.net.0.bias": FF_SHIFT + 0.02 * torch.arange(FF).float(),
+                       "ff.net.3.weight": w3, "ff.net.3.bias": torch.full((D,), BIAS)})
+
+
+def read_dropout(branches, g: torch.Tensor, p_attn: float, p_ff: float):
+    """Sort each element of output - x: attention's branch 0 or ALPHA x s_attn; the feed-forward
+    branch 0, BIAS x s_ff or (g x s_ff + BIAS) x s_ff (s = 1 / (1 - p); p = 0: never dropped).
+    Returns per call (attention output dropped, hidden feature dropped, readable, ff output
+    dropped), each (B, T, dim), or None when some element is none of those sums."""
+    sa, sf = 1 / (1 - p_attn), 1 / (1 - p_ff)
+    attn = [(True, 0.0), (False, ALPHA * sa)] if p_attn > 0 else [(False, ALPHA)]
+    ff = [(0, 0.0), (1, BIAS * sf), (2, (g * sf + BIAS) * sf)] if p_ff > 0 else [(2, g + BIAS)]
+    combos = [(a, f, va + vf) for a, va in attn for f, vf in ff]
+    reads = []
+    for y in branches:
+        idx = R.read_levels(y, [torch.as_tensor(v) for _, _, v in combos], TOL)
+        if idx is None:
+            return None
+        a_dropped = torch.tensor([a for a, _, _ in combos])[idx]
+        f = torch.tensor([f for _, f, _ in combos])[idx]
+        reads.append((a_dropped, f == 1, f != 0, f == 0))
+    return reads
+
+
+def dropout_reads(sub, seed: int, what: Msg):
+    sd = transparent_state(seed)
+    g = torch.Generator().manual_seed(seed + 1)
+    x = torch.randn(TB, TT, D, generator=g)
+    mask = torch.ones(TB, TT, dtype=torch.int64)
+    sub.seed(seed % 100)
+    m = _new(sub, sd, dropout=DROP_P)
+    want = R.block(x, mask, sd, H)
+    for _ in range(2):
+        expect_tensor(m(x, mask), want, tol="encoder",
+                      what=Msg("{what}, after .eval() (no dropout: the same output on every call)",
+                               "{what}，.eval() 之后（没有 dropout：每次调用输出都相同）", what=what),
+                      mistakes=_mistakes(x, mask, sd, H))
+    m.train()
+    ys = [m(x, mask) for _ in range(DROPOUT_CALLS)]
+    for y in ys:
+        expect(isinstance(y, torch.Tensor) and tuple(y.shape) == tuple(x.shape) and bool(torch.isfinite(y).all()),
+               Msg("{what} must return a tensor of x's shape, without NaN", "{what} 必须返回与 x 形状相同、不含 NaN 的张量",
+                   what=what))
+    gelu = torch.nn.functional.gelu(sd["ff.net.0.bias"][:D])
+    branches = [y.double() - x.double() for y in ys]
+    reads = read_dropout(branches, gelu, DROP_P, DROP_P)
+    if reads is not None:
+        return reads
+    for p_attn in (DROP_P, DEFAULT_P, 0.0):
+        for p_ff in (DROP_P, DEFAULT_P, 0.0):
+            if (p_attn, p_ff) != (DROP_P, DROP_P) and read_dropout(branches, gelu, p_attn, p_ff) is not None:
+                which = [n for n, q in (("attn", p_attn), ("ff", p_ff)) if q != DROP_P]
+                raise CheckFailure(Msg("{what}: {which} dropped as if built with dropout={got}, not {p}. {hint}",
+                                       "{what}：{which} 的丢弃方式相当于 dropout={got}，而不是 {p}。{hint}",
+                                       what=what, which=" and ".join(which),
+                                       got=p_attn if p_attn != DROP_P else p_ff, p=DROP_P, hint=DROPOUT_HINT),
+                                   mistake="dropout not passed on")
+    raise CheckFailure(Msg("{what}: output - x is not what the two sub-layers' dropouts give (each of attn's outputs "
+                           "0 or {alpha} / (1 - p), plus each of ff's 0, 1 / (1 - p) or (g / (1 - p) + 1) / (1 - p)): "
+                           "the block adds attn's and ff's outputs to x as they are, without a dropout or a scale of "
+                           "its own. {hint}",
+                           "{what}：output - x 不是两个子层的 dropout 所给出的值（attn 的每个输出为 0 或 {alpha} / (1 - p)，"
+                           "加上 ff 的每个输出 0、1 / (1 - p) 或 (g / (1 - p) + 1) / (1 - p)）：块把 attn 和 ff 的输出原样"
+                           "加到 x 上，不另做 dropout 或缩放。{hint}", what=what, alpha=ALPHA, hint=DROPOUT_HINT),
+                       mistake="dropout of the block's own")
+
+
 @check(points=1, hidden=True,
        title="dropout only in training", title_zh="只在训练时做 dropout")
 def test_dropout_only_in_training(sub):
@@ -147,11 +249,25 @@ def test_dropout_only_in_training(sub):
     first = m(x, mask)
     expect_tensor(m(x, mask), first, tol="exact", what=Msg("two calls in eval mode (dropout must be off)",
                                                            "eval 模式下的两次调用（dropout 必须关闭）"))
-    m.train()
-    a, b = m(x, mask), m(x, mask)
-    expect(isinstance(a, torch.Tensor) and not torch.equal(a, first) and not torch.equal(a, b),
-           Msg("with dropout=0.3 in train mode, outputs must change from call to call (pass dropout to attn and ff)",
-               "dropout=0.3 时训练模式下每次调用的输出都必须不同（要把 dropout 传给 attn 和 ff）"))
+    # The rule, not "outputs change": output - x read as what each sub-layer's dropout dropped, 12 calls.
+    reads = dropout_reads(sub, 2368, SEEN)
+    for i, name, hint in ((0, Msg("attention's outputs (out_dropout)", "注意力的输出（out_dropout）"),
+                           Msg("attn's out_dropout draws once for each output element",
+                               "attn 的 out_dropout 对每个输出元素独立抽样一次")),
+                          (1, Msg("the feed-forward network's hidden features (its first Dropout)",
+                                  "前馈网络的隐藏特征（第一个 Dropout）"),
+                           Msg("ff's first Dropout draws once for each hidden feature of each token",
+                               "ff 的第一个 Dropout 对每个词元的每个隐藏特征独立抽样一次")),
+                          (3, Msg("the feed-forward network's outputs (its last Dropout)", "前馈网络的输出（最后一个 Dropout）"),
+                           Msg("ff's last Dropout draws once for each output element",
+                               "ff 的最后一个 Dropout 对每个输出元素独立抽样一次"))):
+        part = [(r[i], r[2] if i == 1 else torch.ones_like(r[i])) for r in reads]
+        found = draws.bernoulli_findings(part, DROP_P)
+        if not found:  # the same mask for every sequence shows with the batch last
+            found = draws.bernoulli_findings([(c.permute(1, 2, 0), e.permute(1, 2, 0)) for c, e in part], DROP_P)
+        draws.expect_drawn(found, Msg("{what}, {n} calls in a row: {name}", "{what}，连续调用 {n} 次：{name}",
+                                      what=SEEN, n=DROPOUT_CALLS, name=name), Msg("dropped", "丢弃"),
+                           Msg("{hint}; {rule}", "{hint}；{rule}", hint=hint, rule=DROPOUT_HINT))
     plain = _new(sub, sd, dropout=0.0)
     plain.train()
     expect_tensor(plain(x, mask), first, tol="encoder", what=Msg(
