@@ -202,19 +202,19 @@ def dropout_reads(sub, x: torch.Tensor, seed: int):
                                "{what}：在 {n} 次调用中没有任何输出为 0：最后一个 Dropout 应该在第二个 Linear 之后，"
                                "它被漏掉了（或者从不丢弃）。{hint}", what=SEEN, n=DROPOUT_CALLS, hint=DROPOUT_HINT),
                            mistake="the last dropout left out")
-    for scale, which, which_zh in ((a, "the first Dropout (after GELU)", "第一个 Dropout（GELU 之后）"),
-                                   (b, "the last Dropout (after the second Linear)", "最后一个 Dropout（第二个 Linear 之后）")):
+    for scale, which in ((a, Msg("the first Dropout (after GELU)", "第一个 Dropout（GELU 之后）")),
+                         (b, Msg("the last Dropout (after the second Linear)", "最后一个 Dropout（第二个 Linear 之后）"))):
         if scale == 1.0:
             raise CheckFailure(Msg("{what}: the values that survive {which} were not rescaled by 1 / (1 - p): inverted "
                                    "dropout (nn.Dropout) divides the survivors by (1 - p)",
-                                   "{what}：{which_zh}保留下来的值没有乘以 1 / (1 - p)：倒置 dropout（nn.Dropout）要把保留"
-                                   "下来的值除以 (1 - p)", what=SEEN, which=which, which_zh=which_zh),
+                                   "{what}：{which}保留下来的值没有乘以 1 / (1 - p)：倒置 dropout（nn.Dropout）要把保留"
+                                   "下来的值除以 (1 - p)", what=SEEN, which=which),
                                mistake="dropout not rescaled")
         if scale != s:
             raise CheckFailure(Msg("{what}: the values that survive {which} were multiplied by (1 - p); divide them "
                                    "by (1 - p) (nn.Dropout does)",
-                                   "{what}：{which_zh}保留下来的值乘了 (1 - p)；应当除以 (1 - p)（nn.Dropout 就是这样做的）",
-                                   what=SEEN, which=which, which_zh=which_zh), mistake="dropout multiplied by (1 - p)")
+                                   "{what}：{which}保留下来的值乘了 (1 - p)；应当除以 (1 - p)（nn.Dropout 就是这样做的）",
+                                   what=SEEN, which=which), mistake="dropout multiplied by (1 - p)")
     return reads
 
 
