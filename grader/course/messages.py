@@ -1311,8 +1311,8 @@ CATALOG: dict[str, dict[str, str]] = {
         "zh": "隐藏检查也已评分，结果列在下面（不显示期望值）。",
     },
     "gs_limits_only": {
-        "en": "warning: the sandbox ran with resource limits only, as the autograder was set up to (`kata export gradescope --grading-sandbox limits-only`), and the submission ran as the grader's own user, which could read the hidden checks: this score could have been forged by the submitted code.",
-        "zh": "警告：按自动评分器的设置（`kata export gradescope --grading-sandbox limits-only`），沙箱只使用了资源限制，提交的代码以评分程序自己的用户身份运行，能读取隐藏检查：这个分数可能被提交的代码伪造。",
+        "en": "warning: the sandbox ran with resource limits only, as the autograder was set up to (`kata export gradescope --grading-sandbox limits-only`), and the submitted code could read hidden files (it ran as the grader's own user, or a copy of the hidden checks was readable by its user): this score could have been forged by the submitted code.",
+        "zh": "警告：按自动评分器的设置（`kata export gradescope --grading-sandbox limits-only`），沙箱只使用了资源限制，提交的代码能读取隐藏的文件（它以评分程序自己的用户身份运行，或者它的用户能读到隐藏检查的某个副本）：这个分数可能被提交的代码伪造。",
     },
     "gs_limits_only_uid": {
         "en": "note: the sandbox ran with resource limits only, as the autograder was set up to (`kata export gradescope --grading-sandbox limits-only`); the submission ran as an unprivileged user of its own, which could read neither the hidden checks nor the results, and all its processes were ended before this result was written.",

@@ -15,6 +15,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from ..course import files
 from ..course.messages import Msg, t
 from . import cgroups, sandbox, uids
 from .runtime import wire
@@ -126,6 +127,8 @@ class Sandbox:
         self._wall = uid if p.kind != "bubblewrap" else None
         if self._wall is not None and not self._raise_wall(uid, runtime, assets):
             self._wall = uid = None  # its Python is out of that uid's reach: as before, the grader's own user
+        if self._wall is not None:
+            sandbox._WALLED.add(self._wall)
         if p.kind == "bubblewrap" or self._wall is not None:
             self.group = cgroups.Group.create(f"kata-{self._lease.uid or os.getpid()}-{os.path.basename(self.tmp)}",
                                               max_tasks=(self.limits.nproc or 512) + 64)
@@ -166,8 +169,13 @@ class Sandbox:
         reached = sandbox.readable_by(uid, needed)
         if reached is None or len(reached) < len(needed):
             return False
-        leaked = sandbox.readable_by(uid, self.hide)
-        self.kind = sandbox.LIMITS_ONLY_UID if leaked == [] else "limits-only"
+        # The proof covers every copy of something hidden as this grader sees it, not only the
+        # course it runs from: the grader package the worker's own Python imports (an editable
+        # install of a readable checkout let a worker read its checks, fixtures and solutions into
+        # a public message while the report said "own uid"), and what the Gradescope step guards.
+        leaked = sandbox.readable_by(uid, sandbox.secrets(self.hide))
+        written = sandbox.writable_by(uid, sandbox.guarded_writes())
+        self.kind = sandbox.LIMITS_ONLY_UID if leaked == [] and written == [] else "limits-only"
         return True
 
     def wait_ready(self) -> None:
@@ -214,34 +222,51 @@ class Sandbox:
         return self.proc.poll() is None
 
     def close(self) -> None:
-        if self.proc is not None:
+        """End the fork server and everything it started, and remove the sandbox's folder. Limits-only
+        as root, the sweep of the leased uid (every process of it killed and waited for) comes first
+        and is in a `finally` that nothing here skips: a submission that killed its fork server and
+        left a daemon and a folder tree 3,000 deep once made the removal raise before the sweep, and
+        the daemon outlived the grading. The folder is removed without recursion (files.remove_tree)."""
+        try:
+            self._sweep()
+        finally:
             try:
-                os.killpg(self.proc.pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
-            self.proc.wait()
-            self.proc = None
-        if self.ctl is not None:
-            self.ctl.close()
-            self.ctl = None
-        self.ready = {}
-        self._server = None
-        if self.tmp:
-            shutil.rmtree(self.tmp, ignore_errors=True)
-            self.tmp = None
-        if getattr(self, "_wall", None) is not None and self._lease is not None:
-            # No pid namespace ends with the fork server: every process of the leased uid (a setsid
-            # daemon, an orphan of a fork server the submission killed) is killed and waited for
-            # here, before the caller writes any result.
-            sandbox.kill_uid(self._wall)
-            self._wall = None
-        if self.group is not None:
-            self._cpu_done += self.group.cpu_s() or 0.0
-            self.group.remove()
-            self.group = None
-        if self._lease is not None:  # every process of that uid died with the sandbox's pid namespace
-            self._lease.release()
-            self._lease = None
+                if self.proc is not None:
+                    try:
+                        os.killpg(self.proc.pid, signal.SIGKILL)
+                    except (ProcessLookupError, PermissionError):
+                        pass
+                    self.proc.wait()
+                    self.proc = None
+                if self.ctl is not None:
+                    self.ctl.close()
+                    self.ctl = None
+                self.ready = {}
+                self._server = None
+            finally:
+                try:
+                    # again: a fork server killed while it still ran as root forked nothing as that
+                    # uid, but one killed just after dropping to it may have; none is left after this
+                    self._sweep()
+                    self._wall = None
+                finally:
+                    if self.tmp:
+                        files.remove_tree(self.tmp)
+                        self.tmp = None
+                    if self.group is not None:
+                        self._cpu_done += self.group.cpu_s() or 0.0
+                        self.group.remove()
+                        self.group = None
+                    if self._lease is not None:  # every process of that uid is gone (or its sandbox's pid namespace)
+                        self._lease.release()
+                        self._lease = None
+
+    def _sweep(self) -> None:
+        """Limits-only as root: no pid namespace ends with the fork server, so every process of the
+        leased uid (a setsid daemon, an orphan of a fork server the submission killed) is killed and
+        waited for, before the caller writes any result."""
+        if getattr(self, "_wall", None) is not None and sandbox.kill_uid(self._wall):
+            sandbox._WALLED.discard(self._wall)
 
     def restart(self) -> None:
         self.close()

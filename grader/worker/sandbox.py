@@ -360,3 +360,154 @@ def kill_uid(uid: int, timeout: float = 10.0) -> bool:
         if time.monotonic() > deadline:
             return False
         time.sleep(0.05)
+
+
+# What the uid wall must hold besides the sandbox's `hide` list, named by whoever knows (the
+# Gradescope step: its settings file, the results folder): `guard(read=..., write=...)`.
+_GUARDED: dict[str, list[str]] = {"read": [], "write": []}
+
+
+def guard(read=(), write=()) -> None:
+    """Paths a limits-only sandbox run as root must prove its uid can neither read (`read`) nor
+    write into (`write`) before its report may say "limits-only (own uid)"."""
+    _GUARDED["read"] += [os.path.abspath(p) for p in read]
+    _GUARDED["write"] += [os.path.abspath(p) for p in write]
+
+
+_FIND_GRADER = """
+import importlib.util, json
+try:
+    spec = importlib.util.find_spec("grader")
+    found = list(spec.submodule_search_locations or []) if spec is not None else []
+except Exception:
+    found = []
+print(json.dumps(found))
+"""
+
+
+def installed_graders() -> list[str]:
+    """Every `grader` package the worker's Python reaches by itself: the one it imports as the
+    worker starts (`-I`, no PYTHONPATH: an editable install points it at the teacher's checkout,
+    whatever copy the grader itself runs from) and the folders its install records name (an
+    editable finder, a .pth, an .egg-link, pip's direct_url.json). Their hidden checks, fixtures
+    and solutions are as secret as the running course's."""
+    import json
+    import re
+    import subprocess
+
+    found: list[str] = []
+    try:
+        proc = subprocess.run([sandbox_python(), "-I", "-B", "-c", _FIND_GRADER], capture_output=True, text=True,
+                              timeout=60, env=clean_env(), cwd="/")
+        found += [str(p) for p in json.loads(proc.stdout or "[]")]
+    except (OSError, ValueError, subprocess.SubprocessError):
+        pass
+    for record in install_records():
+        try:
+            with open(record, encoding="utf-8", errors="replace") as f:
+                text = f.read(1_000_000)
+        except OSError:
+            continue
+        named = re.findall(r"file://(/[^\s'\"]+)", text)
+        named += re.findall(r"['\"](/[^'\"\n]+)['\"]", text)
+        named += [line.strip() for line in text.splitlines() if line.strip().startswith("/")]
+        found += named
+    out = []
+    for p in found:
+        p = os.path.realpath(p)
+        package = p if os.path.basename(p) == "grader" else os.path.join(p, "grader")
+        if package not in out:
+            out.append(package)
+    return out
+
+
+def _tree(top: str, limit: int = 20_000) -> list[str]:
+    """`top` and every folder and file under it (a grader-made tree), no link followed, iteratively."""
+    out, stack = [], [top]
+    while stack and len(out) < limit:
+        folder = stack.pop()
+        out.append(folder)
+        try:
+            with os.scandir(folder) as it:
+                for e in it:
+                    if e.is_dir(follow_symlinks=False):
+                        stack.append(e.path)
+                    else:
+                        out.append(e.path)
+        except OSError:
+            pass
+    return out
+
+
+def secrets(hide: list[str]) -> list[str]:
+    """Every path whose reading by the worker's uid would leak something hidden, as this grader
+    sees them: each of `hide` (the running course: its grader package, solutions, root), the
+    `grader` packages and course folders the worker's Python reaches by itself (installed_graders),
+    and what `guard` named. A folder's files are listed one by one: a folder others may enter but
+    not list still lets a file be read by its known name."""
+    out: list[str] = []
+
+    def course(root: str, package: str) -> None:
+        for sub in (os.path.join(package, "checks"), os.path.join(package, "fixtures"), os.path.join(root, "solutions")):
+            out.extend(_tree(sub))
+        out.extend(os.path.join(root, name) for name in ("course.toml", "gradescope.json"))
+
+    for h in hide:
+        h = os.path.realpath(h)
+        if os.path.isdir(os.path.join(h, "checks")):  # a grader package
+            out.append(h)
+            course(os.path.dirname(h), h)
+        elif os.path.isfile(os.path.join(h, "course.toml")) or os.path.isdir(os.path.join(h, "grader")):  # a course
+            out.append(h)
+            course(h, os.path.join(h, "grader"))
+        else:
+            out.extend(_tree(h))
+    for package in installed_graders():
+        course(os.path.dirname(package), package)
+    for p in _GUARDED["read"]:
+        out.extend(_tree(os.path.realpath(p)))
+    seen: set[str] = set()
+    return [p for p in out if not (p in seen or seen.add(p))]
+
+
+_WRITE_PROBE = """
+import json, os, sys
+print(json.dumps([p for p in json.loads(sys.argv[1]) if os.access(p, os.W_OK)]))
+"""
+
+
+def writable_by(uid: int, paths: list[str]) -> list[str] | None:
+    """The paths among `paths` that `uid` may write (a folder: create or remove a name in it),
+    asked of a process running as that uid; None where none could run this Python."""
+    import json
+
+    out = _as_uid(uid, _WRITE_PROBE, json.dumps([str(p) for p in paths]))
+    try:
+        return list(json.loads(out)) if out is not None else None
+    except ValueError:
+        return None
+
+
+def guarded_writes() -> list[str]:
+    """What `guard` named as never to be written by the worker: each folder and what is in it."""
+    out: list[str] = []
+    for p in _GUARDED["write"]:
+        out.extend(_tree(os.path.realpath(p), limit=1000))
+    return out
+
+
+# The uids of limits-only sandboxes run as root that have not been swept yet (Sandbox.close
+# sweeps its own); `sweep_walled` sweeps what is left, for a caller about to write a result.
+_WALLED: set[int] = set()
+
+
+def sweep_walled() -> bool:
+    """Kill and wait for every process of every leased uid a sandbox of this process walled in and
+    did not sweep yet; True when none is left."""
+    done = True
+    for uid in sorted(_WALLED):
+        if kill_uid(uid):
+            _WALLED.discard(uid)
+        else:
+            done = False
+    return done

@@ -38,9 +38,10 @@ from collections import defaultdict
 from pathlib import Path
 
 from ... import __version__
-from ...course import atomic
+from ...course import atomic, files
 from ...course.messages import t
 from ...course.safe_text import indent_lines, one_line
+from ...worker import sandbox
 from ...worker.sandbox import LIMITS_ONLY_UID
 
 VISIBILITIES = ("hidden", "after_due_date", "after_published", "visible")
@@ -158,15 +159,24 @@ def grade_upload(upload: str | Path, results: str | Path, config: dict | None = 
         os.environ["KATA_SANDBOX"] = "none"
         if os.getuid() == 0:
             wall_off(PACKAGE_DIR.parent, Path(results).parent)
+            # proven out of the worker's reach too, or the report says plain "limits-only"
+            sandbox.guard(read=[PACKAGE_DIR.parent / CONFIG_FILE], write=[Path(results).parent])
     course = load(PACKAGE_DIR.parent)
-    with tempfile.TemporaryDirectory(prefix="kata-gs-") as work:
-        try:
-            path = locate(Path(upload), course, Path(work))
-            with open_submission(path, course.chapter, course.exercises) as sub:
-                result = runner.run(course, sub, chosen(course, config))
-        except SubmissionError as e:
-            _write_json(Path(results), failure_results(str(e), lang))
-            return 1
+    work = tempfile.mkdtemp(prefix="kata-gs-")
+    try:
+        path = locate(Path(upload), course, Path(work))
+        with open_submission(path, course.chapter, course.exercises) as sub:
+            result = runner.run(course, sub, chosen(course, config))
+    except SubmissionError as e:
+        sandbox.sweep_walled()
+        _write_json(Path(results), failure_results(str(e), lang))
+        return 1
+    finally:
+        # Nothing of the submission's outlives the grading, whatever failed: every process of a
+        # walled uid is gone before any results.json is written (Sandbox.close did it unless it
+        # never ran), and the folders go without recursion (a submission shapes what is in them).
+        sandbox.sweep_walled()
+        files.remove_tree(work)
     doc = to_dict(course, result)
     if config.get("assignment"):  # every check's points scaled to the assignment's
         from ...course.assignments import find
@@ -183,6 +193,20 @@ def wall_off(course_root: Path, results_dir: Path) -> None:
     settings) becomes readable by root only, and the results folder writable by root only; the
     report then says "limits-only (own uid)" (the sandbox proves the course unreadable to that uid)."""
     os.chmod(course_root, 0o700)
+    # Another copy of the grader the worker's Python imports by itself (a venv's install in the
+    # /autograder tree): root's own folders in that tree are walled off as well; one outside it
+    # is not the grader's to change, and the sandbox's proof then says plain "limits-only".
+    tree = os.path.realpath(results_dir.parent)
+    shaped = all(os.path.isdir(os.path.join(tree, d)) for d in ("source", "submission"))  # an /autograder tree
+    for package in sandbox.installed_graders() if shaped else ():
+        for secret in (os.path.join(package, "checks"), os.path.join(package, "fixtures"),
+                       os.path.join(os.path.dirname(package), "solutions")):
+            try:
+                st = os.lstat(secret)
+            except OSError:
+                continue
+            if secret.startswith(tree + os.sep) and st.st_uid == 0 and stat.S_ISDIR(st.st_mode):
+                os.chmod(secret, stat.S_IMODE(st.st_mode) & ~0o077)
     results_dir.mkdir(parents=True, exist_ok=True)
     st = os.lstat(results_dir)
     if st.st_uid != 0 or not stat.S_ISDIR(st.st_mode):
