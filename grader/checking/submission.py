@@ -97,11 +97,9 @@ class Submission:
         that outlives one grading (the warm grader's, a batch slot's) bind-mounts it at /sub, and
         is refilled between gradings. The copy's own private folder stays this one's to clean."""
         folder = Path(folder)
-        for old in folder.iterdir():
-            if old.is_dir() and not old.is_symlink():
-                shutil.rmtree(old)
-            else:
-                old.unlink()
+        for old in folder.iterdir():  # a worker running as the grader's user may have shaped it
+            if not files.remove_tree(old):
+                raise OSError(f"cannot empty {folder}")
         for src in self.root.iterdir():  # only regular files and folders: the copy made by open_submission
             if src.is_dir():
                 shutil.copytree(src, folder / src.name, symlinks=True)
@@ -111,7 +109,7 @@ class Submission:
 
     def cleanup(self) -> None:
         if self._tmp:
-            shutil.rmtree(self._tmp, ignore_errors=True)
+            files.remove_tree(self._tmp)  # iterative: the copy and the zip's staging are shaped by the submission
             self._tmp = None
 
     def __enter__(self):
@@ -332,12 +330,11 @@ def _keep_exercises(root: Path, keep: set[str], notes: list[str], limit: int = 1
             if not (nb.suffix == ".ipynb" and nb.with_suffix(".py").as_posix() in keep or nb.name == kata_manifest.NAME):
                 dropped.append(item.rel)
         item.path.unlink()
-    for dirpath, dirnames, _ in os.walk(root, topdown=False):  # folders left empty
-        for d in dirnames:
-            try:
-                os.rmdir(os.path.join(dirpath, d))
-            except OSError:
-                pass
+    for d in reversed(files.folders_and_files(root)[0][1:]):  # folders left empty, deepest first
+        try:
+            os.rmdir(d)
+        except OSError:
+            pass
     if dropped:
         dropped.sort()
         shown = ", ".join(dropped[:limit]) + (t("sub_not_graded_more", count=len(dropped) - limit)
@@ -389,16 +386,18 @@ def open_submission(path: str | Path, chapter: str = "ch01", exercises=None) -> 
         if exercises is not None:
             _keep_exercises(root, {ex.file for ex in exercises}, notes)
             _refuse_unreadable(root, exercises, problems, graded_from)
-        for dirpath, dirnames, filenames in os.walk(root):  # the worker runs as another user
-            os.chmod(dirpath, 0o755)
-            for f in filenames:
-                os.chmod(os.path.join(dirpath, f), 0o644)
+        folders, inside = files.folders_and_files(root)  # the worker runs as another user
+        for d in folders:
+            os.chmod(d, 0o755)
+        for f in inside:  # only regular files are left in the copy
+            if not os.path.islink(f):
+                os.chmod(f, 0o644)
         # The copy itself is readable by the worker's uid; the folder above it, which the sandbox
         # never sees (it mounts the copy at /sub), keeps other users of the machine out.
         os.chmod(tmp, 0o700)
-        shutil.rmtree(staging, ignore_errors=True)
+        files.remove_tree(staging)
         return Submission(origin.resolve(), root, notes, tmp, problems, checked, graded_from, links,
                           label=os.path.basename(os.path.abspath(origin)))
     except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
+        files.remove_tree(tmp)
         raise

@@ -272,3 +272,24 @@ def _quietly(fn, *args, **kwargs) -> bool:
         return True
     except OSError:
         return False
+
+
+def folders_and_files(top: str | Path) -> tuple[list[str], list[str]]:
+    """Every folder under `top` (`top` first, each before what it holds) and every other entry
+    (files, links, special files), found iteratively (os.walk recurses, so a tree a submission
+    shaped 1,000 deep raised RecursionError) and never entering a linked folder."""
+    folders, others, stack = [], [], [os.fspath(top)]
+    while stack:
+        folder = stack.pop()
+        folders.append(folder)
+        try:
+            with os.scandir(folder) as it:
+                for e in it:
+                    try:
+                        is_dir = e.is_dir(follow_symlinks=False)
+                    except OSError:
+                        continue
+                    (stack if is_dir else others).append(e.path)
+        except OSError:
+            pass
+    return folders, others

@@ -28,7 +28,6 @@ import json
 import multiprocessing
 import multiprocessing.connection
 import os
-import shutil
 import signal
 import tempfile
 import threading
@@ -42,6 +41,7 @@ import torch
 
 from ...checking import runner
 from ...checking.submission import SubmissionError, open_submission
+from ...course import files
 from ...course.messages import t
 from ...reports.assignment import view
 from ...reports.report import to_dict
@@ -65,7 +65,7 @@ def _watch_parent() -> None:
         if box is not None:
             box.close()
         if tempfile.tempdir and os.path.basename(os.path.dirname(tempfile.tempdir)).startswith(scratch.PREFIX):
-            shutil.rmtree(tempfile.tempdir, ignore_errors=True)  # nobody else will: the scheduler is gone
+            files.remove_tree(tempfile.tempdir)  # nobody else will: the scheduler is gone
         os._exit(3)
 
     threading.Thread(target=watch, daemon=True, name="kata-parent-watch").start()
@@ -113,7 +113,7 @@ def serve(course, exercise_ids: list[str], public_only: bool, time_limit: float 
     finally:
         _box = None
         box.close()
-        shutil.rmtree(stage, ignore_errors=True)
+        files.remove_tree(stage)
 
 
 def _grade_entry(course, entry, exercises, public_only: bool, box, sub_dir: str, assignment, conn) -> None:

@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import fcntl
 import os
-import shutil
 import tempfile
 import time
 from pathlib import Path
+
+from ...course import files
 
 PREFIX = "kata-run-"
 HELD = ".held"
@@ -32,7 +33,7 @@ def sweep(base: str | Path) -> list[Path]:
         except FileNotFoundError:  # killed before it took its lock, or still starting
             try:
                 if time.time() - folder.stat().st_mtime > GRACE_S:
-                    shutil.rmtree(folder, ignore_errors=True)
+                    files.remove_tree(folder)
                     gone.append(folder)
             except OSError:
                 pass
@@ -45,7 +46,7 @@ def sweep(base: str | Path) -> list[Path]:
             continue  # a run in progress
         finally:
             os.close(fd)
-        shutil.rmtree(folder, ignore_errors=True)
+        files.remove_tree(folder)
         gone.append(folder)
     return gone
 
@@ -71,10 +72,10 @@ class Scratch:
         return path
 
     def remove(self, folder: Path) -> None:
-        shutil.rmtree(folder, ignore_errors=True)
+        files.remove_tree(folder)
 
     def close(self) -> None:
-        shutil.rmtree(self.root, ignore_errors=True)
+        files.remove_tree(self.root)
         if self._fd is not None:
             os.close(self._fd)
             self._fd = None

@@ -30,7 +30,6 @@ import hashlib
 import json
 import os
 import select
-import shutil
 import signal
 import socket
 import sys
@@ -39,7 +38,7 @@ import time
 import traceback
 from pathlib import Path
 
-from ...course import manifest
+from ...course import files, manifest
 from . import address
 
 
@@ -103,7 +102,7 @@ class Server:
             box.close()
         self.boxes = []
         if self.stage:
-            shutil.rmtree(self.stage, ignore_errors=True)
+            files.remove_tree(self.stage)
             self.stage = None
 
     def serve(self) -> None:
