@@ -212,6 +212,7 @@ HONEST = {"nn.Dropout (the solution)": SOURCE,
           "bernoulli by hand": _with_fake("keep = torch.bernoulli(torch.full_like(h, 1 - p))")}
 
 
+@pytest.mark.slow  # 20 seeds x every style, each seed's statistics in full: minutes on two shared cores
 def test_honest_dropout_passes_the_statistics_for_every_seed():
     """Every honest style x 20 seeds, on the trusted side, with the checks' own weights and ids:
     every output reads as dropped or kept, and the statistics find nothing (the batch read apart too)."""

@@ -167,6 +167,7 @@ HONEST_FF = {"nn.Dropout (the solution)": FF_SOURCE,
              "bernoulli by hand": _ff_with_fake(FF_FIRST, "keep = torch.bernoulli(torch.full_like(h, 1 - p))")}
 
 
+@pytest.mark.slow  # 20 seeds x every style, each seed's statistics in full: minutes on two shared cores
 def test_honest_dropout_passes_the_statistics_for_every_seed(tmp_path):
     """The block of the solution over honest FeedForward styles x 20 seeds, on the trusted side,
     with the check's own weights and input: output - x always reads, and the statistics of the

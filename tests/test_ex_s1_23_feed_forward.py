@@ -164,6 +164,7 @@ HONEST = {"nn.Dropout (the solution)": SOURCE,
               "        h = self.net[2](", "        h = fake(").replace("self.net[0](x)))\n", "self.net[0](x)), self.net[2].p, self.training)\n")}
 
 
+@pytest.mark.slow  # 20 seeds x every style, each seed's statistics in full: minutes on two shared cores
 def test_honest_dropout_passes_the_statistics_for_every_seed():
     """Every honest style x 20 seeds, on the trusted side, with the checks' own weights and inputs:
     every output reads, and the statistics of both Dropouts find nothing (the batch read apart too)."""
