@@ -153,7 +153,9 @@ class Sandbox:
         """Limits-only as root: the fork server runs as `uid` with no namespace to hide anything
         (sandbox.py, the uid wall). What it needs (the runtime, the assets, the submission's copy)
         is made reachable to that uid; the report says "limits-only (own uid)" only when none of
-        the paths to hide (the course: checks, fixtures, solutions) is readable by it, else plain
+        the paths to hide is readable by it (sandbox.secrets: the course's checks, fixtures,
+        solutions and settings, file by file, and those of every grader package the worker's own
+        Python reaches) and none it must not write is writable (the results folder), else plain
         "limits-only", whose score could be forged. False where that uid cannot run the grader's
         Python (an interpreter under /root): the worker then runs as the grader's user, as plain
         limits-only always did."""
