@@ -187,7 +187,7 @@ STRUCTURED = {
     "the same mask in every call": (_by_hand("keep = torch.rand(attn.shape, generator=torch.Generator()"
                                              ".manual_seed(0)) >= p"), BOTH),
     "the same mask in every head": (_by_hand("keep = (torch.rand(attn.shape[0], 1, *attn.shape[2:]) >= p)"
-                                             ".expand(attn.shape)"), {"test_dropout_only_in_training"}),
+                                             ".expand(attn.shape)"), BOTH),  # the next head is a row offset
     "dropped in neighbouring pairs": (_by_hand("half = torch.rand(attn.shape) < 1 - (1 - p) ** 0.5\n"
                                                "keep = ~(half | torch.roll(half, 1, -1))"), BOTH),
     "no rescaling": (_by_hand("keep = torch.rand(attn.shape) >= p", scale=""), BOTH),
