@@ -5,7 +5,7 @@ the installed `grader` package belongs to (an editable install of the course, a 
 the Gradescope autograder's `kata/`). It is never a `course.toml` found in or above a graded
 folder or the working directory: a student's handed-in project folder may carry its own
 course.toml (with every forbidden list deleted), and `cd alice && kata grade .` once graded
-with it. Every report records the course's folder and digest (`to_dict`'s "course").
+with it. Every report records the course's folder name and fingerprint (`to_dict`'s "course").
 """
 from __future__ import annotations
 
@@ -34,8 +34,9 @@ def fingerprint(course) -> str:
 
 
 def describe(course) -> dict:
-    """The report's record of the course that graded: its folder and its fingerprint."""
-    return {"root": str(course.root), "fingerprint": fingerprint(course)}
+    """The report's record of the course that graded: its folder's name and its fingerprint (never
+    the folder's path: no report shows a path of the grading machine, SECURITY.md G5)."""
+    return {"name": course.root.name, "fingerprint": fingerprint(course)}
 
 
 def course_tomls_around(paths) -> list[Path]:
