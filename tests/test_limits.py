@@ -58,7 +58,7 @@ def test_each_limit_hit_is_named_with_its_value(tmp_course, tmp_path, monkeypatc
     out = tmp_path / "r.json"
     monkeypatch.chdir(tmp_course)
     monkeypatch.setenv("KATA_LANG", "en")
-    assert main(["grade", str(sub), "--json", str(out), "--quiet",
+    assert main(["grade", str(sub), "--json", str(out), "--quiet", "--course", str(tmp_course),
                  "-e", "s1_11_matmul", "-e", "s1_12_context", "-e", "s1_12_scaled_attention"]) == 0
     report = json.loads(out.read_text())
     for ex, words in (("s1_11_matmul", "your code took longer than the 1 s limit"),
@@ -163,7 +163,7 @@ def test_a_sandbox_s_processes_together_stay_under_its_memory_limit(tmp_course, 
     watcher = threading.Thread(target=watch, daemon=True)
     watcher.start()
     try:
-        code = main(["grade", str(sub), "--json", str(out), "--quiet",
+        code = main(["grade", str(sub), "--json", str(out), "--quiet", "--course", str(tmp_course),
                      "-e", "s1_11_matmul", "-e", "s1_12_scaled_attention", "-e", "s1_11_softmax"])
     finally:
         done.set()

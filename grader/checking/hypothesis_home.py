@@ -15,15 +15,39 @@ import shutil
 import tempfile
 
 ENV = "HYPOTHESIS_STORAGE_DIRECTORY"
+PREFIX = "kata-hypothesis-"  # then the pid of the process that made it
 _MADE: list[str] = []
+
+
+def _remove_stale() -> None:
+    """The folders of processes that ended without removing theirs (killed, or forked children that
+    leave by os._exit): each names its maker's pid, and one whose maker is gone is removed."""
+    from ..course.files import remove_tree
+
+    top = tempfile.gettempdir()
+    try:
+        names = os.listdir(top)
+    except OSError:
+        return
+    for name in names:
+        pid = name[len(PREFIX):].split("-", 1)[0]
+        if not name.startswith(PREFIX) or not pid.isdigit():
+            continue
+        try:
+            os.kill(int(pid), 0)
+        except ProcessLookupError:
+            remove_tree(os.path.join(top, name))
+        except OSError:
+            continue
 
 
 def private_hypothesis_home() -> str:
     """The private folder (made on the first call in a process tree), also given to Hypothesis
     when it is already imported."""
     home = os.environ.get(ENV, "")
-    if not home or not os.path.isdir(home) or not os.path.basename(home).startswith("kata-hypothesis-"):
-        home = tempfile.mkdtemp(prefix="kata-hypothesis-")
+    if not home or not os.path.isdir(home) or not os.path.basename(home).startswith(PREFIX):
+        _remove_stale()
+        home = tempfile.mkdtemp(prefix=f"{PREFIX}{os.getpid()}-")
         _MADE.append(home)
         atexit.register(shutil.rmtree, home, True)
         os.environ[ENV] = home
