@@ -168,21 +168,50 @@ HONEST = {"nn.Dropout (the solution)": SOURCE,
 def test_honest_dropout_passes_the_statistics_for_every_seed():
     """Every honest style x 20 seeds, on the trusted side, with the checks' own weights and inputs:
     every output reads, and the statistics of both Dropouts find nothing (the batch read apart too)."""
-    sd = C.transparent_state()
+    small, big = C.transparent_state(), C.transparent_state(C.BD, C.BH)
     with torch.random.fork_rng(), torch.no_grad():
         for style, source in HONEST.items():
             space: dict = {}
             exec(compile(source, f"<{style}>", "exec"), space)
-            for x in (C.transparent_input(2357), C.transparent_input(2358)):
+            for x, sd, hidden, calls in ((C.transparent_input(2357), small, C.TD, C.DROPOUT_CALLS),
+                                         (C.transparent_input(2358), small, C.TD, C.DROPOUT_CALLS),
+                                         (C.transparent_input(2359, C.BB, C.BT, C.BD), big, C.BH, C.BIG_CALLS),
+                                         (C.transparent_input(2360, C.BB, C.BT, C.BD), big, C.BH, C.BIG_CALLS)):
                 g = torch.nn.functional.gelu(torch.nn.functional.linear(x, sd["net.0.weight"], sd["net.0.bias"]))
                 for seed in range(20):
                     torch.manual_seed(seed)
-                    m = space["FeedForward"](C.TD, C.TD, dropout=C.DROP_P)
+                    m = space["FeedForward"](x.shape[-1], hidden, dropout=C.DROP_P)
                     m.load_state_dict(sd)
-                    scales, reads = C.read_dropout([m(x) for _ in range(C.DROPOUT_CALLS)], g, C.DROP_P)
+                    scales, reads = C.read_dropout([m(x) for _ in range(calls)], g, C.DROP_P)
                     assert scales == (1 / (1 - C.DROP_P),) * 2, (style, seed, scales)
                     for part in ([(h, e) for h, e, _ in reads], [(o, torch.ones_like(o)) for _, _, o in reads]):
                         found = draws.bernoulli_findings(part, C.DROP_P)
-                        found += draws.bernoulli_findings([(c.permute(1, 2, 0), e.permute(1, 2, 0)) for c, e in part],
-                                                          C.DROP_P)
+                        if hidden == C.TD:  # the checks read the batch apart at the small size
+                            found += draws.bernoulli_findings([(c.permute(1, 2, 0), e.permute(1, 2, 0))
+                                                               for c, e in part], C.DROP_P)
                         assert not found, (style, seed, found)
+
+
+STRIDE_AT = ("\n\nclass StrideDropout(nn.Dropout):  # honest below T features, a fixed stride from T on\n"
+             "    def forward(self, x):\n"
+             "        if not self.training or self.p == 0:\n"
+             "            return x\n"
+             "        keep = torch.rand(x.shape) >= self.p\n"
+             "        if x.shape[-1] >= {t}:\n"
+             "            keep = (torch.arange(x.shape[-1]) % 10 != 0).expand(x.shape)\n"
+             "        return x * keep / (1 - self.p)\n")
+
+
+@pytest.mark.parametrize("t", [32, 64, 128, 256])
+def test_a_dropout_keyed_on_the_books_sizes_scores_zero_on_the_checks_of_dropout(submission, t):
+    """Honest on the small shapes, a deterministic stride once the last dimension reaches T: the
+    rule checks also read FeedForward(256, 1024) on 128 tokens (listing 1.36's sizes)."""
+    fake = (SOURCE.replace("            nn.Dropout(dropout),", "            StrideDropout(dropout),")
+            .replace("import torch.nn as nn\n", "import torch\nimport torch.nn as nn\n", 1) + STRIDE_AT.format(t=t))
+    assert fake.count("StrideDropout(dropout)") == 2
+    r = grade(submission({EX: fake}), "-e", EX)
+    checks = {c["name"]: c for c in checks_of(r, EX)}
+    earned = {n: checks[n]["message"][:300] for n in RULE_CHECKS if checks[n]["score"] > 0}
+    assert not earned, earned
+    msg = checks["test_both_dropouts_in_training"]["message"]
+    assert "FeedForward(256, 1024, dropout=0.3) in train mode on a (2, 128, 256) batch" in msg, msg

@@ -114,6 +114,9 @@ DROP_P = 0.3
 DROPOUT_CALLS = 12  # calls per dropout check: the number dropped must vary across them as Binomial(n, p) does
 TD = 16  # dim = hidden: the second Linear is the identity, so each output shows one hidden feature
 TB, TT = 8, 12  # batch and tokens of the dropout checks
+# The book's sizes (listing 1.36: dim 256, ff 1024) on 128 tokens, so that a rule keyed on size
+# meets the real ones: fewer calls there, the statistics pool them.
+BD, BH, BB, BT, BIG_CALLS = 256, 1024, 2, 128, 3
 IN_GAIN, IN_SHIFT, BIAS = 0.25, 1.5, 1.0
 TOL = 1e-4
 DROPOUT_HINT = Msg("net has two Dropout layers, each drawing once for each element it gets, on every call: "
@@ -125,19 +128,31 @@ SEEN = Msg("FeedForward({d}, {d}, dropout={p}) in train mode on a ({b}, {t}, {d}
            "训练模式下的 FeedForward({d}, {d}, dropout={p})，输入 ({b}, {t}, {d}) 批次，所用权重使第 i 个输出等于"
            "第 i 个隐藏特征加 1（net.0 = {g} x 单位矩阵 + {c}，net.3 = 单位矩阵 + 1）",
            d=TD, p=DROP_P, b=TB, t=TT, g=IN_GAIN, c=IN_SHIFT)
+SEEN_BIG = Msg("FeedForward({d}, {h}, dropout={p}) in train mode on a ({b}, {t}, {d}) batch, with weights that make "
+               "output i show hidden features i, i + {d}, i + {d2}, i + {d3} (net.0 = {g} x {k} stacked identities + "
+               "{c}, net.3 = those identities side by side, weighted 1, 2, 4, 8, + 1)",
+               "训练模式下的 FeedForward({d}, {h}, dropout={p})，输入 ({b}, {t}, {d}) 批次，所用权重使第 i 个输出"
+               "显示第 i、i + {d}、i + {d2}、i + {d3} 个隐藏特征（net.0 = {g} x {k} 个上下堆叠的单位矩阵 + {c}，"
+               "net.3 = 这些单位矩阵左右并排，分别乘以 1、2、4、8，再加 1）",
+               d=BD, h=BH, d2=2 * BD, d3=3 * BD, k=BH // BD, p=DROP_P, b=BB, t=BT, g=IN_GAIN, c=IN_SHIFT)
 
 
-def transparent_state() -> dict:
+def transparent_state(dim: int = TD, hidden: int = TD) -> dict:
     """net.0 = IN_GAIN x identity + IN_SHIFT (inputs within +-3: GELU's outputs g lie in
     [0.58, 2.2]), net.3 = identity + BIAS: output i = (g_i x a_i + BIAS) x b_i, with a_i the first
-    Dropout's factor for hidden feature i and b_i the second's for output i."""
-    eye = torch.eye(TD)
-    return {"net.0.weight": IN_GAIN * eye, "net.0.bias": torch.full((TD,), IN_SHIFT),
-            "net.3.weight": eye.clone(), "net.3.bias": torch.full((TD,), BIAS)}
+    Dropout's factor for hidden feature i and b_i the second's for output i. With hidden = k x dim
+    (k <= 4), net.0 stacks k identities (hidden feature i + j dim = input i) and net.3 lays them side
+    by side weighted 2^j: output i = (g_i x sum_j 2^j a_(i + j dim) + BIAS) x b_i, every subset of
+    kept hidden features a value of its own."""
+    k = hidden // dim
+    assert k * dim == hidden and 1 <= k <= 4
+    eye = torch.eye(dim)
+    return {"net.0.weight": IN_GAIN * eye.repeat(k, 1), "net.0.bias": torch.full((hidden,), IN_SHIFT),
+            "net.3.weight": torch.cat([2.0 ** j * eye for j in range(k)], 1), "net.3.bias": torch.full((dim,), BIAS)}
 
 
-def transparent_input(seed: int) -> torch.Tensor:
-    return torch.randn(TB, TT, TD, generator=torch.Generator().manual_seed(seed)).clamp(-3, 3)
+def transparent_input(seed: int, b: int = TB, t: int = TT, dim: int = TD) -> torch.Tensor:
+    return torch.randn(b, t, dim, generator=torch.Generator().manual_seed(seed)).clamp(-3, 3)
 
 
 def read_dropout(ys, g: torch.Tensor, p: float):
@@ -145,27 +160,38 @@ def read_dropout(ys, g: torch.Tensor, p: float):
     first dropped its hidden feature), (g x a + BIAS) x b (both kept it), for the scales a and b
     of the kept values. Returns (scales, reads): scales = (a, b), the first pair (tried: 1/(1-p),
     1, 1-p each) under which every output reads, or None; reads holds per call (hidden feature
-    dropped, readable, output dropped), each (B, T, dim)."""
+    dropped (B, T, hidden), readable (B, T, hidden), output dropped (B, T, dim)). g is GELU's
+    output, (B, T, hidden); with hidden = k x dim (transparent_state) an output reads as the sum
+    m of 2^j over its kept hidden features: level 1 + m."""
     s = 1 / (1 - p)
+    dim = ys[0].shape[-1] if ys and isinstance(ys[0], torch.Tensor) and ys[0].dim() else g.shape[-1]
+    k = max(1, g.shape[-1] // max(1, dim))
+    g = g[..., :dim]
     for a in (s, 1.0, 1 - p):
         for b in (s, 1.0, 1 - p):
             reads = []
+            levels = [torch.zeros(())] + [(g * a * m + BIAS) * b for m in range(2 ** k)]
             for y in ys:
-                idx = R.read_levels(y, [torch.zeros(()), torch.tensor(BIAS * b), (g * a + BIAS) * b], TOL)
+                idx = R.read_levels(y, levels, TOL)
                 if idx is None:
                     break
-                reads.append((idx == 1, idx != 0, idx == 0))
+                m = (idx - 1).clamp(min=0)
+                hidden = torch.cat([((m >> j) & 1) == 0 for j in range(k)], -1)
+                readable = (idx != 0).repeat(*([1] * (idx.dim() - 1)), k)
+                reads.append((hidden & readable, readable, idx == 0))
             else:
                 return (a, b), reads
     return None, []
 
 
-def dropout_reads(sub, x: torch.Tensor, seed: int):
-    """DROPOUT_CALLS train-mode calls on the transparent weights, after checking that eval mode
-    gives the reference twice over; fails with what a wrong dropout does."""
-    sd = transparent_state()
+def dropout_reads(sub, x: torch.Tensor, seed: int, hidden: int = TD, calls: int = DROPOUT_CALLS, seen: Msg = SEEN):
+    """`calls` train-mode calls on the transparent weights (FeedForward(x's dim, hidden)), after
+    checking that eval mode gives the reference twice over; fails with what a wrong dropout does."""
+    SEEN = seen  # noqa: N806 - every message below names what was read
+    DROPOUT_CALLS = calls  # noqa: N806
+    sd = transparent_state(x.shape[-1], hidden)
     sub.seed(seed)
-    m = _new(sub, sd, TD, TD, dropout=DROP_P)
+    m = _new(sub, sd, x.shape[-1], hidden, dropout=DROP_P)
     want = R.feed_forward(x, sd)
     for _ in range(2):
         expect_tensor(m(x), want, tol="norm",
@@ -218,9 +244,11 @@ def dropout_reads(sub, x: torch.Tensor, seed: int):
     return reads
 
 
-def _expect_drawn(reads, batch_apart: bool = False):
+def _expect_drawn(reads, batch_apart: bool = False, seen: Msg = SEEN):
     """The hidden features the first Dropout dropped (where readable) and the outputs the last
     one dropped, each held to the rule; with batch_apart, read with the batch last too."""
+    SEEN = seen  # noqa: N806
+    DROPOUT_CALLS = len(reads)  # noqa: N806
     hint_first = Msg("the Dropout after GELU draws once for each hidden feature of each token",
                      "GELU 之后的 Dropout 对每个词元的每个隐藏特征独立抽样一次")
     hint_last = Msg("the last Dropout draws once for each output element", "最后一个 Dropout 对每个输出元素独立抽样一次")
@@ -240,6 +268,9 @@ def _expect_drawn(reads, batch_apart: bool = False):
        title="both dropouts in training", title_zh="训练时的两个 dropout")
 def test_both_dropouts_in_training(sub):
     _expect_drawn(dropout_reads(sub, transparent_input(2357), seed=6))
+    # and at the book's sizes, where a rule keyed on size would show
+    _expect_drawn(dropout_reads(sub, transparent_input(2359, BB, BT, BD), seed=8, hidden=BH, calls=BIG_CALLS,
+                                seen=SEEN_BIG), seen=SEEN_BIG)
 
 
 @check(points=1, hidden=True,
@@ -260,3 +291,5 @@ def test_dropout_only_in_training(sub):
                                                         "dropout=0.0 时训练模式下的输出（与 eval 模式相同）"))
     # The rule, not the share: another input, the batch read apart too.
     _expect_drawn(dropout_reads(sub, transparent_input(2358), seed=7), batch_apart=True)
+    _expect_drawn(dropout_reads(sub, transparent_input(2360, BB, BT, BD), seed=9, hidden=BH, calls=BIG_CALLS,
+                                seen=SEEN_BIG), seen=SEEN_BIG)  # (the batch read apart above)
