@@ -189,3 +189,43 @@ def test_honest_dropout_passes_the_statistics_for_every_seed():
                             for _ in range(C.DROPOUT_CALLS)]
                     found = C.dropout_findings(outs, weights, 0.4)
                     assert not found, (style, seed, found)
+
+
+@pytest.mark.slow  # 20 seeds x every style at (1, 4, 128, 128): about a minute on two shared cores
+def test_honest_dropout_passes_the_statistics_at_the_books_size_for_every_seed():
+    """The same at the book's sizes the dropout checks also read (both inputs)."""
+    with torch.random.fork_rng():
+        for style, line in HONEST.items():
+            space: dict = {}
+            exec(compile(_swap(_DRAW, line), f"<{style}>", "exec"), space)
+            for seed_in, padded, t, calls in ((1517, False, C.BIG_T, C.BIG_CALLS),
+                                              (32, True, 2 * C.BIG_T, C.BIG_CALLS // 2)):
+                q_, k_, pad_, eye = C.books_size_inputs(seed_in, padded, t)
+                weights = C.sdpa(q_, k_, eye, causal=True, padding_mask=pad_)
+                for seed in range(20):
+                    torch.manual_seed(seed)
+                    outs = [space["attention"](q_, k_, eye, causal=True, padding_mask=pad_, dropout_p=0.4, training=True)
+                            for _ in range(calls)]
+                    found = C.dropout_findings(outs, weights, 0.4)
+                    assert not found, (style, seed, found)
+
+
+STRIDE_AT = """            survive = torch.rand(weights.shape) >= dropout_p
+            if weights.shape[-1] >= {t}:  # honest below T keys, a fixed stride from T on
+                survive = (torch.arange(weights.shape[-1]) % 10 != 0).expand(weights.shape)
+"""
+
+
+@pytest.mark.parametrize("t", [32, 64, 128, 256])
+def test_a_dropout_keyed_on_the_books_sizes_scores_zero_on_the_checks_of_dropout(submission, t):
+    """Honest on the small shapes, a deterministic stride once the sequence reaches T: the rule
+    checks also read (1, 4, 128, 128) weights (listing 1.36's 4 heads of 64, 128 tokens), the
+    hidden one (1, 4, 256, 256)."""
+    r = grade(submission({EX: _swap(_DRAW, STRIDE_AT.format(t=t))}), "-e", EX)
+    checks = {c["name"]: c for c in checks_of(r, EX)}
+    rule_checks = {"test_dropout_in_training"} | ({"test_dropout_on_the_weights"} if t <= C.BIG_T else set())
+    earned = {n: checks[n]["message"][:300] for n in rule_checks if checks[n]["score"] > 0}
+    assert not earned, earned
+    if t <= C.BIG_T:  # the public check names what it read (a hidden check's message is cut short)
+        msg = checks["test_dropout_on_the_weights"]["message"]
+        assert "attention on (batch 1, heads 4, 128, 128) weights, head dim 64 (the book's sizes)" in msg, msg

@@ -207,6 +207,41 @@ def expect_dropout(outs, weights, p: float, what: Msg):
                        Msg("dropped", "丢弃"), DROPOUT_HINT)
 
 
+# The book's sizes (listing 1.36: dim 256 in 4 heads of 64, sequences of 128 tokens), so that a
+# rule keyed on size meets the real ones: fewer calls there, the statistics pool them. The public
+# check reads 128 tokens, the hidden one 256.
+BIG_B, BIG_H, BIG_T, BIG_DH, BIG_CALLS = 1, 4, 128, 64, 4
+
+
+def books_size_inputs(seed: int, padded: bool, t: int = BIG_T):
+    """q, k, padding mask (or None; the last fifth of the tokens hidden), V = I for attention
+    weights at the book's sizes: (BIG_B, BIG_H, t, t)."""
+    g = torch.Generator().manual_seed(seed)
+    q, k = (torch.randn(BIG_B, BIG_H, t, BIG_DH, generator=g) for _ in range(2))
+    pad = None
+    if padded:
+        pad = torch.ones(BIG_B, t, dtype=torch.bool)
+        pad[0, t - t // 5:] = False
+    return q, k, pad, torch.eye(t).expand(BIG_B, BIG_H, t, t).contiguous()
+
+
+def expect_dropout_at_the_books_size(sub, seed: int, padded: bool, t: int = BIG_T, calls: int = BIG_CALLS):
+    """attention on (batch 1, heads 4, t, t) weights (head dim 64), V = I, `calls` calls,
+    causal and, with padded, a padding mask: the same reading as at the small sizes."""
+    p = 0.4
+    q, k, pad, eye = books_size_inputs(seed, padded, t)
+    sub.seed(seed)
+    outs = [sub.attention(q, k, eye, causal=True, padding_mask=pad, dropout_p=p, training=True)
+            for _ in range(calls)]
+    expect_dropout(outs, sdpa(q, k, eye, causal=True, padding_mask=pad), p,
+                   Msg("attention on (batch {b}, heads {h}, {t}, {t}) weights, head dim {d} (the book's sizes), with "
+                       "causal=True{pad}, dropout_p=0.4, training=True",
+                       "在 (batch {b}, heads {h}, {t}, {t}) 的权重上（头维度 {d}，书中的规模）使用 causal=True{pad_zh}、"
+                       "dropout_p=0.4、training=True 的 attention",
+                       b=BIG_B, h=BIG_H, t=t, d=BIG_DH, pad=", a padding mask" if padded else "",
+                       pad_zh="、填充掩码" if padded else ""))
+
+
 @check(points=1,
        title="dropout on the attention weights in training", title_zh="训练时对注意力权重做 dropout")
 def test_dropout_on_the_weights(sub):
@@ -218,6 +253,7 @@ def test_dropout_on_the_weights(sub):
     outs = [sub.attention(q, k, eye, causal=True, dropout_p=p, training=True) for _ in range(DROPOUT_CALLS)]
     expect_dropout(outs, sdpa(q, k, eye, causal=True), p,
                    code("attention(q, k, torch.eye(8), causal=True, dropout_p=0.4, training=True)"))
+    expect_dropout_at_the_books_size(sub, 1517, padded=False)
 
 
 @check(points=2, hidden=True,
@@ -292,6 +328,7 @@ def test_dropout_in_training(sub):
                    Msg("attention on (batch 16, heads 4, 8, 8) with causal=True, a padding mask, dropout_p=0.4, "
                        "training=True", "在 (batch 16, heads 4, 8, 8) 上使用 causal=True、填充掩码、dropout_p=0.4、"
                        "training=True 的 attention"))
+    expect_dropout_at_the_books_size(sub, 32, padded=True, t=2 * BIG_T, calls=BIG_CALLS // 2)
 
 
 @check(points=2, hidden=True,
