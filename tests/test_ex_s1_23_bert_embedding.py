@@ -234,3 +234,41 @@ def test_honest_dropout_passes_the_statistics_for_every_seed():
                     found += draws.bernoulli_findings([(d.permute(1, 2, 0), e.permute(1, 2, 0))
                                                        for d, e in zip(dropped, ones)], C.DROP_P)
                     assert not found, (style, seed, found)
+
+
+@pytest.mark.slow  # 20 seeds x every style at the book's sizes: a minute or two on two shared cores
+def test_honest_dropout_passes_the_statistics_at_the_books_size_for_every_seed():
+    """The same at BERTEmbedding(VOCAB_SIZE, 256, 256) on (2, 128) and (1, 256) ids, the module's
+    own weights: every output reads, and the statistics find nothing."""
+    with torch.random.fork_rng(), torch.no_grad():
+        for style, source in HONEST.items():
+            space: dict = {}
+            exec(compile(source, f"<{style}>", "exec"), space)
+            torch.manual_seed(0)
+            m = space["BERTEmbedding"](C.V, C.BIG_D, C.MAX_LEN, dropout=C.DROP_P)
+            for b, t, seed_in in ((2, 128, 2340), (1, C.MAX_LEN, 2341)):
+                ids = torch.randint(0, C.V, (b, t), generator=torch.Generator().manual_seed(seed_in))
+                m.eval()
+                want = m(ids)
+                readable = want.abs() > C.READABLE
+                m.train()
+                for seed in range(20):
+                    torch.manual_seed(seed)
+                    how, dropped = C.read_dropout([m(ids) for _ in range(C.BIG_CALLS)], want, C.DROP_P)
+                    assert how is None, (style, seed, how)
+                    found = draws.bernoulli_findings([(d & readable, readable) for d in dropped], C.DROP_P)
+                    assert not found, (style, seed, found)
+
+
+@pytest.mark.parametrize("t", [32, 64, 128, 256])
+def test_a_dropout_keyed_on_the_books_sizes_scores_zero_on_the_checks_of_dropout(submission, t):
+    """Honest on the small shapes, a deterministic stride once the last dimension reaches T: the
+    rule checks also read BERTEmbedding(VOCAB_SIZE, 256, 256) on (2, 128) and (1, 256) ids."""
+    fake = _with_fake(f"keep = torch.rand(h.shape) >= p\nif h.shape[-1] >= {t}:\n"
+                      "    keep = (torch.arange(h.shape[-1]) % 10 != 0).expand(h.shape)")
+    r = grade(submission({EX: fake}), "-e", EX)
+    checks = {c["name"]: c for c in checks_of(r, EX)}
+    earned = {n: checks[n]["message"][:300] for n in BOTH if checks[n]["score"] > 0}
+    assert not earned, earned
+    msg = checks["test_dropout_after_the_norm_in_training"]["message"]
+    assert "BERTEmbedding(50260, 256, 256, dropout=0.3) in train mode on a (2, 128) batch (the book's sizes)" in msg, msg

@@ -241,6 +241,52 @@ def dropout_reads(sub, sd: dict, ids: torch.Tensor, seed: int):
     return dropped
 
 
+# The book's sizes (listing 1.36: BERTEmbedding(VOCAB_SIZE, 256, MAX_LEN = 256), 128 or 256
+# tokens), so that a rule keyed on size meets the real ones. Given weights there would be 51 MB, so
+# the module keeps its own; its eval output, the same twice, is what a kept output reads against.
+BIG_D, BIG_CALLS = 256, 4
+READABLE = 1e-3  # an eval output nearer 0 than this cannot tell kept from dropped: left unread
+
+
+def expect_dropout_at_the_books_size(sub, b: int, t: int, seed: int):
+    """BIG_CALLS train-mode calls of a fresh BERTEmbedding at the book's sizes on (b, t) ids; each
+    output is 0 (dropped) or its eval value / (1 - p), and the drops are held to the rule."""
+    seen = Msg("BERTEmbedding({V}, {D}, {L}, dropout={p}) in train mode on a ({B}, {T}) batch (the book's sizes), "
+               "with the weights it was created with",
+               "训练模式下的 BERTEmbedding({V}, {D}, {L}, dropout={p})，输入 ({B}, {T}) 批次（书中的规模），"
+               "使用它创建时的权重", V=V, D=BIG_D, L=MAX_LEN, p=DROP_P, B=b, T=t)
+    ids = torch.randint(0, V, (b, t), generator=torch.Generator().manual_seed(seed))
+    sub.seed(seed)
+    m = sub.new("BERTEmbedding", V, BIG_D, MAX_LEN, dropout=DROP_P)
+    m.eval()
+    want = m(ids)
+    expect(isinstance(want, torch.Tensor) and tuple(want.shape) == (b, t, BIG_D) and bool(torch.isfinite(want).all()),
+           Msg("{what}, after .eval(), must return a tensor of shape (B, T, dim), without NaN",
+               "{what}，.eval() 之后，必须返回形状为 (B, T, dim)、不含 NaN 的张量", what=seen))
+    expect_tensor(m(ids), want, tol="exact",
+                  what=Msg("{what}, after .eval() (no dropout: the same output on every call)",
+                           "{what}，.eval() 之后（没有 dropout：每次调用输出都相同）", what=seen))
+    want = want.float()
+    readable = want.abs() > READABLE
+    expect(float(readable.float().mean()) >= 0.99,
+           Msg("{what}: after .eval() almost every output should be a normalised value, not 0",
+               "{what}：.eval() 之后几乎每个输出都应该是归一化后的值，而不是 0", what=seen))
+    m.train()
+    ys = [m(ids) for _ in range(BIG_CALLS)]
+    for y in ys:
+        expect(isinstance(y, torch.Tensor) and tuple(y.shape) == tuple(want.shape) and bool(torch.isfinite(y).all()),
+               Msg("{what} must return a tensor of shape (B, T, dim), without NaN",
+                   "{what} 必须返回形状为 (B, T, dim)、不含 NaN 的张量", what=seen))
+    how, dropped = read_dropout(ys, want, DROP_P)
+    if how is not None:
+        raise CheckFailure(Msg("{what}: some outputs are neither 0 (dropped) nor the eval value / (1 - p) (kept). "
+                               "{hint}", "{what}：有些输出既不是 0（被丢弃），也不是 eval 模式下的值 / (1 - p)（被保留）。"
+                               "{hint}", what=seen, hint=DROPOUT_HINT), mistake="dropout not after the norm")
+    found = draws.bernoulli_findings([(d & readable, readable) for d in dropped], DROP_P)
+    draws.expect_drawn(found, Msg("{what}, {n} calls in a row: the outputs", "{what}，连续调用 {n} 次：输出",
+                                  what=seen, n=BIG_CALLS), Msg("dropped", "丢弃"), DROPOUT_HINT)
+
+
 def _expect_drawn(dropped, batch_apart: bool = False):
     found = draws.bernoulli_findings([(d, torch.ones_like(d)) for d in dropped], DROP_P)
     if not found and batch_apart:  # the same mask for every sequence shows with the batch last
@@ -254,6 +300,7 @@ def _expect_drawn(dropped, batch_apart: bool = False):
        title="dropout after the LayerNorm in training", title_zh="训练时在 LayerNorm 之后做 dropout")
 def test_dropout_after_the_norm_in_training(sub):
     _expect_drawn(dropout_reads(sub, transparent_state(2336), transparent_ids(2337), seed=6))
+    expect_dropout_at_the_books_size(sub, 2, 128, seed=2340)
 
 
 @check(points=1, hidden=True,
@@ -274,3 +321,4 @@ def test_dropout_only_in_training(sub):
                                                           "dropout=0.0 时训练模式下的输出（与 eval 模式相同）"))
     # The rule, not the share: other weights and ids, the batch read apart too.
     _expect_drawn(dropout_reads(sub, transparent_state(2338), transparent_ids(2339), seed=8), batch_apart=True)
+    expect_dropout_at_the_books_size(sub, 1, MAX_LEN, seed=2341)
