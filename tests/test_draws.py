@@ -160,3 +160,122 @@ def test_honest_draws_with_gaps_find_nothing_at_any_offset():
         g = torch.Generator().manual_seed(500 + seed)
         calls = [((torch.rand(shape, generator=g) < 0.3) & elig, elig) for _ in range(CALLS)]
         assert not draws.bernoulli_findings(calls, 0.3), seed
+
+
+# Round 3 of the outside attack: structure above pairs. Every pair at every offset looks
+# independent, but a row's count is rounded to a multiple of 2..16 (its variance kept), or a third
+# element is (a + b) mod 1 of two others (in blocks of 2^k - 1 positions, or of calls). The count
+# distribution's shape and triples are read (draws._count_shape_findings, draws._triple_findings).
+# The rules below are the attacker's, on the dropout check's input: 16 calls of (64, 256), p = 0.2.
+R3_SHAPE, R3_P = (64, 256), 0.2
+
+
+def _pw_uniform(shape, g, bits):
+    """Blocks of 2^bits - 1 elements in memory order, each the sum mod 1 of a distinct non-empty
+    subset of `bits` seeds: pairwise independent uniforms, not mutually independent."""
+    n = shape[0] * shape[1]
+    B = 2 ** bits - 1
+    seeds = torch.rand((n + B - 1) // B, bits, generator=g, dtype=torch.float64)
+    sets = ((torch.arange(1, B + 1)[:, None] >> torch.arange(bits)[None, :]) & 1).double()
+    return torch.remainder((seeds[:, None, :] * sets[None]).sum(-1), 1.0).reshape(-1)[:n].reshape(shape)
+
+
+def _row_multiple(m, keep_variance):
+    def rule(g):
+        drop = torch.rand(R3_SHAPE, generator=g) < R3_P
+        n = R3_SHAPE[1]
+        cnt = drop.sum(-1, keepdim=True).double()
+        if keep_variance:
+            alpha = max(0.0, 1 - (m * m / 12) / (n * R3_P * (1 - R3_P))) ** 0.5
+            cnt = n * R3_P + alpha * (cnt - n * R3_P)
+        target = (torch.round(cnt / m) * m).clamp(0, n).long()
+        have = drop.sum(-1, keepdim=True)
+        down = target < have
+        pri = torch.where(torch.where(down, drop, ~drop), torch.rand(R3_SHAPE, generator=g), torch.full(R3_SHAPE, 2.0))
+        flip = (pri.argsort(-1).argsort(-1) < (target - have).abs()) & (pri < 2)
+        return drop ^ flip
+    return rule
+
+
+def _row_parity_random_column(g):
+    drop = torch.rand(R3_SHAPE, generator=g) < R3_P
+    odd = drop.sum(-1) % 2 == 1
+    col = torch.randint(0, R3_SHAPE[1], odd.shape, generator=g)
+    return drop ^ torch.zeros_like(drop).scatter_(-1, col[:, None], odd[:, None])
+
+
+def _call_sums(blocks):
+    """Calls in blocks of 2^blocks - 1: call j (1-based) is the sum mod 1 of the fresh draws of the
+    calls whose number is a power of two within j's bits (blocks=2: c + 2 = c + (c + 1) mod 1)."""
+    B = 2 ** blocks - 1
+    us = []
+    for t in range(CALLS):
+        j = t % B + 1
+        if j & (j - 1) == 0:
+            u = torch.rand(R3_SHAPE, generator=torch.Generator().manual_seed(t), dtype=torch.float64)
+        else:
+            base = t - (j - 1)
+            u = torch.remainder(sum(us[base + (1 << b) - 1] for b in range(blocks) if j >> b & 1), 1.0)
+        us.append(u)
+    return [u < R3_P for u in us]
+
+
+ROUND3 = {
+    "every row's count even (fix-up at a drawn column)": (_row_parity_random_column, "count_residue"),
+    "every row's count a multiple of 4": (_row_multiple(4, False), "count_residue"),
+    "every row's count a multiple of 8": (_row_multiple(8, False), "count_residue"),
+    "every row's count a multiple of 16, variance kept": (_row_multiple(16, True), "count_residue"),
+    "a, b, a + b mod 1 in blocks of 3": (lambda g: _pw_uniform(R3_SHAPE, g, 2) < R3_P, "triples"),
+    "sums of 3 seeds in blocks of 7": (lambda g: _pw_uniform(R3_SHAPE, g, 3) < R3_P, "triples"),
+    "sums of 7 seeds in blocks of 127": (lambda g: _pw_uniform(R3_SHAPE, g, 7) < R3_P, "triples"),
+}
+
+
+@pytest.mark.parametrize("name", list(ROUND3))
+def test_structure_above_pairs_is_found(name):
+    rule, kind = ROUND3[name]
+    ones = torch.ones(R3_SHAPE, dtype=torch.bool)
+    found = draws.bernoulli_findings([(rule(torch.Generator().manual_seed(k)), ones) for k in range(CALLS)], R3_P)
+    assert found and found[0].kind == kind, found
+
+
+@pytest.mark.parametrize("blocks", [2, 3])
+def test_calls_computed_from_earlier_calls_are_found(blocks):
+    """Every third call (a + b mod 1 of the two before), or blocks of 7 calls from 3 fresh ones."""
+    ones = torch.ones(R3_SHAPE, dtype=torch.bool)
+    found = draws.bernoulli_findings([(m, ones) for m in _call_sums(blocks)], R3_P)
+    assert found and found[0].kind == "triples" and found[0].detail["along"] == "call_block", found
+    assert found[0].detail["block"] == 2 ** blocks - 1, found
+
+
+HONEST_STYLES = {
+    "rand < p": lambda shape, p: torch.rand(shape) < p,
+    "bernoulli": lambda shape, p: torch.bernoulli(torch.full(shape, p)).bool(),
+    "rand >= 1 - p, float64": lambda shape, p: torch.rand(shape, dtype=torch.float64) >= 1 - p,
+    "transposed draw": lambda shape, p: (torch.rand(tuple(reversed(shape))) < p).permute(*reversed(range(len(shape)))),
+}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("shape,p", [((64, 256), 0.2), ((64, 256), 0.5), ((4, 4, 32, 32), 0.3), ((16, 48, 48), 0.1)])
+def test_honest_draws_pass_the_statistics_above_pairs_for_every_seed(shape, p):
+    """Honest styles x 20 seeds on the checks' shapes: neither the counts' shape nor any triple is
+    found (nor anything else)."""
+    ones = torch.ones(shape, dtype=torch.bool)
+    with torch.random.fork_rng():
+        for style, fn in HONEST_STYLES.items():
+            for seed in range(20):
+                torch.manual_seed(seed)
+                calls = [(fn(shape, p), ones) for _ in range(CALLS)]
+                assert not draws.bernoulli_findings(calls, p), (style, seed)
+
+
+def test_the_findings_above_pairs_have_messages_in_both_languages():
+    what, drawn, hint = draws.Msg("x", "x"), draws.Msg("dropped", "丢弃"), draws.Msg("draw", "抽样")
+    for kind, detail in [("count_residue", {"rows": 1024, "mod": 4, "rest": 0}), ("count_shape", {"rows": 1024})] + [
+            ("triples", {"along": a, "first": 1, "second": 2, "block": 7, "phase": 0, "triples": 10})
+            for a in ("row", "rows", "calls", "block", "call_block")]:
+        m = draws.describe(draws.Finding(kind, 0.02, 0.008, detail), what, drawn, hint)
+        en, zh = m.render("en"), m.render("zh")
+        assert "draws do not follow" not in en and "{" not in en + zh and en != zh, (kind, detail)
+        assert kind in draws.MISTAKES

@@ -22,7 +22,13 @@ gets wrong:
 - where chosen elements are then sorted into outcomes (BERT's 80/10/10), each chosen element's
   outcome is drawn on its own: the outcome of a chosen element and of the chosen elements 1..3
   after it are independent (a fixed cycle fails), the shares hold at every column class, and two
-  chosen elements at any offset (as above) have independent outcomes.
+  chosen elements at any offset (as above) have independent outcomes;
+- beyond pairs (a third attack built rules that every pair statistic passes): the rows' counts
+  have the binomial's shape, binned by standard score and modulo m = 2..16 against exact
+  binomial frequencies (every row's count even, or a multiple of 4..16 with the variance kept,
+  fails), and three elements are all chosen p³ of the time: along a row within 16, across rows
+  within 4, across calls within 6, and the triples {i, j, i | j} that a sum of seeds ties inside
+  blocks of 2^k - 1 elements (k = 2..8) or calls (k = 2..4) (a, b and a + b mod 1 fail).
 
 Every bound is about 6.5 standard deviations (or a chi-square tail of 1e-10), 7 for the scan of
 every offset (each offset's tail below about 1e-13, hundreds of thousands of offsets), so an
@@ -46,7 +52,7 @@ MIN_PAIRS = 10   # an offset is tested where independent draws expect at least t
 CATEGORY_LAGS = 3
 # which finding a message names first: the one that says most plainly what the rule does instead
 ORDER = ["ineligible", "rate", "same_mask", "count_fixed", "calls_alike", "count_wild", "rows_alike", "rows_even", "rows_uneven",
-         "neighbours"]
+         "neighbours", "count_residue", "count_shape", "triples"]
 
 
 @dataclass
@@ -212,6 +218,9 @@ def bernoulli_findings(draws, p: float) -> list[Finding]:
             found.append(Finding("rows_even", stat / mean, 1.0, {"rows": rows}))
         elif z > Z:
             found.append(Finding("rows_uneven", stat / mean, 1.0, {"rows": rows}))
+    if not found:  # beyond pairs: the counts' shape, then triples (see _count_shape_findings)
+        found += _count_shape_findings(calls, p)
+        found += _triple_findings(calls, p)
     return sorted(found, key=lambda f: ORDER.index(f.kind))
 
 
@@ -295,6 +304,231 @@ def uniform_findings(values: torch.Tensor, high: int, bins: int = 10) -> list[Fi
     return []
 
 
+# ----------------------------------------------------------------------------- beyond pairs
+# Pairs at every offset and the variance of the counts are what a rule built from pairwise-
+# independent pieces gets right: three elements drawn as a, b and (a + b) mod 1 are pairwise
+# independent, and a count rounded to a multiple of 16 (then spread to keep its variance) has
+# the right mean and variance. So the shape of the count distribution and triples are read too.
+RESIDUES = range(2, 17)   # the rows' counts modulo m
+MIN_CELL = 10             # a cell of a goodness-of-fit test expects at least this many rows
+WINDOW = 16               # triples (i, i + d1, i + d2), 0 < d1 < d2 <= WINDOW, along a row
+ROW_WINDOW = 4            # ... across rows r, r + d1, r + d2
+CALL_WINDOW = 6           # ... across calls c, c + d1, c + d2 (the same element)
+BLOCK_BITS = range(2, 9)   # triples {i, j, i | j} of disjoint bit sets inside blocks of 2^k - 1
+CALL_BLOCK_BITS = range(2, 5)
+
+
+def _binom_pmf(n: int, p: float) -> torch.Tensor:
+    k = torch.arange(n + 1, dtype=torch.float64)
+    lg = math.lgamma(n + 1) - torch.lgamma(k + 1) - torch.lgamma(n - k + 1)
+    return (lg + k * math.log(p) + (n - k) * math.log1p(-p)).exp()
+
+
+def _fit_tail(observed: torch.Tensor, expected: torch.Tensor) -> tuple[float, int]:
+    """Pearson's statistic of counts per cell against their expectations (a sum of independent
+    rows' categories: no more spread than a multinomial's), cells expecting < MIN_CELL pooled;
+    returns the chi-square upper tail and the degrees of freedom (0: too few rows to test)."""
+    small = expected < MIN_CELL
+    o = torch.cat([observed[~small], observed[small].sum().reshape(1)])
+    e = torch.cat([expected[~small], expected[small].sum().reshape(1)])
+    if float(e[-1]) < MIN_CELL:  # the pooled cell is still small: fold it into the largest cell
+        i = int(e[:-1].argmax()) if len(e) > 1 else 0
+        o, e = o.clone(), e.clone()
+        o[i] += o[-1]
+        e[i] += e[-1]
+        o, e = o[:-1], e[:-1]
+    if len(e) < 2:
+        return 1.0, 0
+    stat = float(((o - e) ** 2 / e).sum())
+    return _chi2_tails(stat, len(e) - 1)[1], len(e) - 1
+
+
+def _count_shape_findings(calls, p: float) -> list[Finding]:
+    """The rows' counts against Binomial(n, p), each row with its own n: binned by their
+    standard score (a goodness of fit of the distribution's shape), and modulo m for every m in
+    RESIDUES (every row's count even, or a multiple of 4, 8 or 16, has the right mean and
+    variance). Expected frequencies are exact (the binomial pmf of each row's n); the tails are
+    bounded by TAIL over the number of tests."""
+    ns, ks = [], []
+    for c, e in calls:
+        ns.append(e.sum(-1))
+        ks.append((c & e).sum(-1))
+    n, k = torch.cat(ns).long(), torch.cat(ks).long()
+    keep = n >= 2
+    n, k = n[keep], k[keep]
+    if len(n) < 32:
+        return []
+    edges = torch.tensor([-2.0, -1.5, -1.0, -0.5, 0.0, 0.5, 1.0, 1.5, 2.0], dtype=torch.float64)
+    bins = len(edges) + 1
+    mods = list(RESIDUES)
+    exp_bins = torch.zeros(bins, dtype=torch.float64)
+    obs_bins = torch.zeros(bins, dtype=torch.float64)
+    exp_mod = {m: torch.zeros(m, dtype=torch.float64) for m in mods}
+    obs_mod = {m: torch.zeros(m, dtype=torch.float64) for m in mods}
+    for size in n.unique().tolist():
+        here = k[n == size]
+        rows = len(here)
+        pmf = _binom_pmf(size, p)
+        ks_all = torch.arange(size + 1)
+        z = (ks_all.double() - size * p) / math.sqrt(size * p * (1 - p))
+        b = torch.bucketize(z, edges, right=True)
+        exp_bins += rows * torch.zeros(bins, dtype=torch.float64).index_add_(0, b, pmf)
+        obs_bins += torch.bincount(b[here], minlength=bins).double()
+        for m in mods:
+            exp_mod[m] += rows * torch.zeros(m, dtype=torch.float64).index_add_(0, ks_all % m, pmf)
+            obs_mod[m] += torch.bincount(here % m, minlength=m).double()
+    tests = 1 + len(mods)
+    found = []
+    tail, dof = _fit_tail(obs_bins, exp_bins)
+    if dof and tail < TAIL / tests:
+        found.append(Finding("count_shape", tail, TAIL, {"rows": len(n)}))
+    worst = None
+    for m in mods:
+        tail, dof = _fit_tail(obs_mod[m], exp_mod[m])
+        if dof and tail < TAIL / tests and (worst is None or tail < worst[0]):
+            top = int(obs_mod[m].argmax())
+            worst = (tail, m, top, float(obs_mod[m][top] / len(n)), float(exp_mod[m][top] / len(n)))
+    if worst:
+        _, m, top, got, want = worst
+        found.append(Finding("count_residue", got, want, {"rows": len(n), "mod": m, "rest": top}))
+    return found
+
+
+def _phi3(p: float) -> float:
+    """Variance over mean of a count of chosen triples among shifted copies of one triple: each
+    overlaps at most 6 others (in one element, covariance p^5 (1 - p), or two, p^4 (1 - p^2))."""
+    return (1 - p ** 3) + 6 * p * (1 - p * p)
+
+
+def _triple_score(s: float, lam: float, phi: float) -> float:
+    if lam < MIN_PAIRS:
+        return 0.0
+    high = 2 * (math.sqrt(s + 0.375) - math.sqrt(lam + 0.375)) / math.sqrt(phi)
+    low = (lam - s) / math.sqrt(lam * phi)
+    return max(high, low)
+
+
+def _window_triples(x: torch.Tensor, e: torch.Tensor, p: float, window: int):
+    """The worst (score, d1, d2, got, n) over triples (t, t + d1, t + d2) along dim 0 of x,
+    0 < d1 < d2 <= window, all three eligible (e), against p^3. All pairs (d1, d2) at once: with
+    U[t] = x[t + 1 .. t + window], the counts are U' diag(x) U."""
+    T = x.shape[0]
+    w = min(window, T - 1)
+    if w < 2:
+        return None
+
+    def counts(v):
+        v = v.reshape(T, -1).double()
+        u = torch.cat([v, v.new_zeros(w, v.shape[1])]).unfold(0, w + 1, 1)  # (T, M, w + 1): v[t + d]
+        after = u[..., 1:].reshape(-1, w)
+        return ((after * u[..., :1].reshape(-1, 1)).T @ after).round()
+
+    s, n = counts(x), counts(e)
+    phi = _phi3(p)
+    best = None
+    for d1 in range(1, w):
+        for d2 in range(d1 + 1, w + 1):
+            got, pairs = float(s[d1 - 1, d2 - 1]), float(n[d1 - 1, d2 - 1])
+            z = _triple_score(got, pairs * p ** 3, phi)
+            if best is None or z > best[0]:
+                best = (z, d1, d2, int(got), int(pairs))
+    return best
+
+
+_LINES: dict = {}
+
+
+def _block_lines(bits: int):
+    """Triples {i, j, i | j} (1-based positions) of disjoint non-empty bit sets i, j below
+    2^bits, the triples a sum-of-seeds construction ties; and the variance-over-mean bound of
+    their count in one block of independent draws (two share at most one position)."""
+    if bits not in _LINES:
+        B = 2 ** bits - 1
+        i, j = torch.meshgrid(torch.arange(1, B + 1), torch.arange(1, B + 1), indexing="ij")
+        ok = ((i & j) == 0) & (i < j)
+        i, j = i[ok], j[ok]
+        lines = torch.stack([i, j, i | j], 1) - 1
+        per_point = torch.bincount(lines.reshape(-1), minlength=B).double()
+        sharing = float((per_point * (per_point - 1)).sum())  # ordered pairs of lines sharing a point
+        _LINES[bits] = (lines, sharing / len(lines))
+    return _LINES[bits]
+
+
+def _block_triples(seqs, p: float, bits_range, phases: bool):
+    """The worst (score, B, phase, got, n) over blocks of B = 2^k - 1 along each (x, e) sequence
+    (dim 0), aligned at 0 (or at every phase), the triples of _block_lines inside each block."""
+    best = None
+    for bits in bits_range:
+        B = 2 ** bits - 1
+        lines, share = _block_lines(bits)
+        phi = (1 - p ** 3) + share * p * p * (1 - p)
+        for phase in (range(B) if phases else [0]):
+            s = n = 0
+            for x, e in seqs:
+                nb = (x.shape[0] - phase) // B
+                if nb < 1:
+                    continue
+                xb = x[phase:phase + nb * B].reshape(nb, B, -1)
+                eb = e[phase:phase + nb * B].reshape(nb, B, -1)
+                s += int((xb[:, lines[:, 0]] & xb[:, lines[:, 1]] & xb[:, lines[:, 2]]).sum())
+                n += int((eb[:, lines[:, 0]] & eb[:, lines[:, 1]] & eb[:, lines[:, 2]]).sum())
+            z = _triple_score(s, n * p ** 3, phi)
+            if best is None or z > best[0]:
+                best = (z, B, phase, s, n)
+    return best
+
+
+def _triple_findings(calls, p: float) -> list[Finding]:
+    """Three elements all chosen p^3 of the time: along a row within WINDOW, across rows within
+    ROW_WINDOW, across calls (the same element) within CALL_WINDOW, and the triples a sum of
+    seeds ties inside blocks of 2^k - 1 elements of a call (flat order) or of consecutive calls.
+    Bound Z_OFFSETS on each, as in _offset_finding."""
+    cands = []
+    groups: dict = {}
+    for c, e in calls:
+        groups.setdefault(c.shape[-1], []).append((c & e, e))
+    for length, group in groups.items():
+        x = torch.cat([c for c, _ in group])
+        e = torch.cat([m for _, m in group])
+        r = _window_triples(x.T, e.T, p, WINDOW)  # along a row: columns are dim 0
+        if r:
+            cands.append(("row", r))
+        r = _window_triples(x, e, p, ROW_WINDOW)  # across rows, the same column
+        if r:
+            cands.append(("rows", r))
+    shapes: dict = {}
+    for c, e in calls:
+        shapes.setdefault(tuple(c.shape), []).append(((c & e).reshape(-1), e.reshape(-1)))
+    for group in shapes.values():
+        if len(group) >= 3:
+            x = torch.stack([c for c, _ in group])
+            e = torch.stack([m for _, m in group])
+            r = _window_triples(x, e, p, CALL_WINDOW)
+            if r:
+                cands.append(("calls", r))
+            r = _block_triples([(x, e)], p, [b for b in CALL_BLOCK_BITS if 2 ** b - 1 <= len(group)], True)
+            if r:
+                cands.append(("call_block", r))
+    flat: dict = {}
+    for c, e in calls:  # calls of one size side by side: dim 0 is the flat position in a call
+        flat.setdefault(c.numel(), []).append(((c & e).reshape(-1), e.reshape(-1)))
+    r = _block_triples([(torch.stack([c for c, _ in g], 1), torch.stack([m for _, m in g], 1)) for g in flat.values()],
+                       p, BLOCK_BITS, False)
+    if r:
+        cands.append(("block", r))
+    if not cands:
+        return []
+    where, (z, a, b, s, n) = max(cands, key=lambda t: t[1][0])
+    if z <= Z_OFFSETS:
+        return []
+    detail = {"along": where, "triples": n}
+    if where in ("row", "rows", "calls"):
+        detail.update(first=a, second=b)
+    else:
+        detail.update(block=a, phase=b)
+    return [Finding("triples", s / n, p ** 3, detail)]
+
+
 # ----------------------------------------------------------------------------- messages
 def _f(x: float) -> str:
     return f"{x:.4f}"
@@ -363,6 +597,41 @@ def describe(finding: Finding, what: Msg, drawn: Msg, hint: Msg, outcome_names: 
                    "独立抽样应为 p x p = {want}：每次调用都要重新抽取掩码。{hint}",
                    what=what, drawn=drawn, hint=hint, got=got, want=want, calls=d.get("calls", 1), rows=d.get("rows", 0),
                    lag=d.get("lag", 0))
+    if k == "count_residue":
+        return Msg("{what}: in {got} of {rows} rows the number of elements {drawn} leaves the remainder {rest} when "
+                   "divided by {mod}; independent draws give {want}: the count of a row is rounded or adjusted, not "
+                   "the sum of its elements' own draws. {hint}",
+                   "{what}：在 {rows} 行中，有 {got} 的行被{drawn}的元素个数除以 {mod} 余 {rest}；独立抽样应为 {want}："
+                   "每行的个数被取整或调整过，而不是由各元素自己的抽样加起来的。{hint}",
+                   what=what, drawn=drawn, hint=hint, got=got, want=want, rows=d.get("rows", 0), mod=d.get("mod", 2),
+                   rest=d.get("rest", 0))
+    if k == "count_shape":
+        return Msg("{what}: over {rows} rows the numbers of elements {drawn} are not spread as Binomial(n, p) is "
+                   "(the right mean and variance, the wrong shape): every element is {drawn} by a draw of its own. "
+                   "{hint}",
+                   "{what}：在 {rows} 行上，被{drawn}的元素个数的分布不是 Binomial(n, p)（均值和方差都对，形状不对）："
+                   "每个元素都要由它自己的一次抽样决定是否被{drawn}。{hint}",
+                   what=what, drawn=drawn, hint=hint, rows=d.get("rows", 0))
+    if k == "triples":
+        where = {"row": Msg("three elements of a row, {first} and {second} apart",
+                            "同一行中相距 {first} 和 {second} 的三个元素", first=d.get("first", 0), second=d.get("second", 0)),
+                 "rows": Msg("three elements of one column, {first} and {second} rows apart",
+                             "同一列中相隔 {first} 行和 {second} 行的三个元素", first=d.get("first", 0),
+                             second=d.get("second", 0)),
+                 "calls": Msg("the same element in three calls, {first} and {second} calls apart",
+                              "同一个元素在相隔 {first} 次和 {second} 次的三次调用中", first=d.get("first", 0),
+                              second=d.get("second", 0)),
+                 "block": Msg("three elements of a block of {block} (in the order of memory)",
+                              "（按内存顺序）每 {block} 个元素一块、块中的三个元素", block=d.get("block", 0)),
+                 "call_block": Msg("the same element in three calls of a block of {block} calls",
+                                   "同一个元素在每 {block} 次调用一组、组内的三次调用中", block=d.get("block", 0))}
+        at = where.get(d.get("along"), Msg("three elements", "三个元素"))
+        return Msg("{what}: {at} were all {drawn} {got} of the time; independent draws give p x p x p = {want}: "
+                   "every pair looks independent, but the third is computed from the other two (a + b mod 1 is "
+                   "not a draw). {hint}",
+                   "{what}：{at}全部被{drawn}的比例是 {got}；独立抽样应为 p x p x p = {want}：任意两个看起来都是独立的，"
+                   "但第三个是由另外两个算出来的（a + b mod 1 不是一次抽样）。{hint}",
+                   what=what, drawn=drawn, hint=hint, got=got, want=want, at=at)
     names = outcome_names or {}
     if k == "outcome_cycle":
         return Msg("{what}: when a chosen token {a}, the chosen token {lag} after it {b} {got} of the time; "
@@ -405,7 +674,9 @@ MISTAKES = {"count_fixed": "a fixed count, not drawn", "rows_even": "a fixed str
             "same_mask": "the same mask in every call", "outcome_cycle": "a fixed cycle of outcomes",
             "outcome_position": "outcomes tied to the position",
             "outcome_tied": "outcomes tied across tokens", "count_wild": "one draw for many elements",
-            "rows_uneven": "one draw per row", "uniform": "random ids not uniform"}
+            "rows_uneven": "one draw per row", "uniform": "random ids not uniform",
+            "count_residue": "row counts rounded or adjusted", "count_shape": "row counts not binomial",
+            "triples": "a draw computed from two others"}
 
 
 def expect_drawn(findings: list[Finding], what: Msg, drawn: Msg, hint: Msg, outcome_names: dict | None = None):
