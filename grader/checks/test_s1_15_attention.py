@@ -19,13 +19,13 @@ INF = math.inf
 
 
 def _keep(n_q, n_k, causal, padding_mask, q_dim):
-    keep = None
-    if causal:
-        keep = torch.tril(torch.ones(n_q, n_k, dtype=torch.bool))
-    if padding_mask is not None:
-        pad = padding_mask.reshape(*padding_mask.shape[:-1], *[1] * (q_dim - padding_mask.dim()), n_k)
-        keep = pad if keep is None else keep & pad
-    return keep
+    """Which keys each query may see (True), or None for all: written apart from the solution, since
+    the public checks that use it ship in the student bundle."""
+    allowed = torch.tril(torch.ones(n_q, n_k, dtype=torch.bool)) if causal else None
+    if padding_mask is None:
+        return allowed
+    cols = padding_mask.reshape(*padding_mask.shape[:-1], *[1] * (q_dim - padding_mask.dim()), n_k)
+    return cols if allowed is None else allowed & cols
 
 
 def sdpa(q, k, v, causal=False, padding_mask=None):
