@@ -236,10 +236,9 @@ def expect_dropout_at_the_books_size(sub, seed: int, padded: bool, t: int = BIG_
     expect_dropout(outs, sdpa(q, k, eye, causal=True, padding_mask=pad), p,
                    Msg("attention on (batch {b}, heads {h}, {t}, {t}) weights, head dim {d} (the book's sizes), with "
                        "causal=True{pad}, dropout_p=0.4, training=True",
-                       "在 (batch {b}, heads {h}, {t}, {t}) 的权重上（头维度 {d}，书中的规模）使用 causal=True{pad_zh}、"
+                       "在 (batch {b}, heads {h}, {t}, {t}) 的权重上（头维度 {d}，书中的规模）使用 causal=True{pad}、"
                        "dropout_p=0.4、training=True 的 attention",
-                       b=BIG_B, h=BIG_H, t=t, d=BIG_DH, pad=", a padding mask" if padded else "",
-                       pad_zh="、填充掩码" if padded else ""))
+                       b=BIG_B, h=BIG_H, t=t, d=BIG_DH, pad=Msg(", a padding mask", "、填充掩码") if padded else ""))
 
 
 @check(points=1,
