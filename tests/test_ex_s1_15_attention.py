@@ -191,7 +191,10 @@ def test_honest_dropout_passes_the_statistics_for_every_seed():
                     assert not found, (style, seed, found)
 
 
-@pytest.mark.slow  # 20 seeds x every style at (1, 4, 128, 128): about a minute on two shared cores
+BIG_SEEDS = 5  # a call group at the book's size costs 10-100 times one at the small sizes (20 seeds)
+
+
+@pytest.mark.slow  # BIG_SEEDS seeds x every style at (1, 4, 128, 128) and (1, 4, 256, 256)
 def test_honest_dropout_passes_the_statistics_at_the_books_size_for_every_seed():
     """The same at the book's sizes the dropout checks also read (both inputs)."""
     with torch.random.fork_rng():
@@ -202,7 +205,7 @@ def test_honest_dropout_passes_the_statistics_at_the_books_size_for_every_seed()
                                               (32, True, 2 * C.BIG_T, C.BIG_CALLS // 2)):
                 q_, k_, pad_, eye = C.books_size_inputs(seed_in, padded, t)
                 weights = C.sdpa(q_, k_, eye, causal=True, padding_mask=pad_)
-                for seed in range(20):
+                for seed in range(BIG_SEEDS):
                     torch.manual_seed(seed)
                     outs = [space["attention"](q_, k_, eye, causal=True, padding_mask=pad_, dropout_p=0.4, training=True)
                             for _ in range(calls)]
