@@ -128,7 +128,7 @@ STRUCTURED = {
                 survive = (torch.rand(weights.shape[0], 1, *weights.shape[2:]) >= dropout_p).expand(weights.shape)
             else:
                 survive = torch.rand(weights.shape) >= dropout_p
-''', {"test_dropout_in_training"}),
+''', BOTH),  # the public check reads 4 heads at the book's size: the next head is a row offset
     "dropped in neighbouring pairs": ('''            half = torch.rand(weights.shape) < 1 - (1 - dropout_p) ** 0.5
             survive = ~(half | torch.roll(half, 1, -1))
 ''', BOTH),
