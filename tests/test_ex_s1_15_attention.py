@@ -148,7 +148,8 @@ def test_a_structured_dropout_scores_zero_on_the_checks_of_dropout(submission, n
         [c["name"] for c in checks.values() if c["status"] != "passed"]
     if "test_dropout_on_the_weights" in rule_checks:  # the public check says what the rule does wrong
         msg = checks["test_dropout_on_the_weights"]["message"]
-        assert "attention(q, k, torch.eye(8), causal=True, dropout_p=0.4, training=True)" in msg, msg
+        assert ("attention(q, k, torch.eye(8), causal=True, dropout_p=0.4, training=True)" in msg
+                or "weights, head dim 64 (the book's sizes)" in msg), msg  # the small call, or the book's size
 
 
 @pytest.mark.parametrize("name,says", [("no dropout at all", ["no attention weight was dropped"]),
