@@ -98,8 +98,11 @@ def test_a_slot_starts_its_sandbox_once_and_the_next_submission_finds_nothing_le
 
 def test_a_submission_that_kills_its_sandbox_does_not_cost_the_next_one(tmp_path):
     cls = _class(tmp_path, {"a": {"s1_12_context.py": KILLER}, "b": {"s1_12_context.py": CONTEXT}})
-    out, scratch = tmp_path / "out", tmp_path / "tmp"
-    scratch.mkdir()  # the run's TMPDIR: other runs on the machine keep their own folders elsewhere
+    out = tmp_path / "out"
+    # the run's TMPDIR: other runs on the machine keep their own folders elsewhere. It is long on
+    # purpose (a CI job's is): multiprocessing's socket under it would pass AF_UNIX's 107 bytes.
+    scratch = tmp_path / ("a-long-temporary-folder-" * 4)
+    scratch.mkdir()
     r = subprocess.run([sys.executable, "-m", "grader", "grade", str(cls), "--out", str(out), "--jobs", "1",
                         "-e", "s1_12_context"], cwd=ROOT, capture_output=True, text=True,
                        env={**os.environ, "KATA_LANG": "en", "TMPDIR": str(scratch)})

@@ -15,9 +15,11 @@ from __future__ import annotations
 
 import multiprocessing
 import multiprocessing.connection
+import multiprocessing.util
 import os
 import signal
 import statistics
+import tempfile
 import time
 from collections import deque
 from dataclasses import dataclass, field
@@ -296,6 +298,7 @@ def _grade_class(course, class_dir: Path, out: Path, opts: Options, console: Con
 def _run(course, opts: Options, todo: list[Entry], outcome: Outcome, done, line, console: Console) -> None:
     if not todo:
         return
+    _short_socket_folder()
     ctx = multiprocessing.get_context("forkserver")
     ctx.set_forkserver_preload(["grader.instructor.batch.child"])
     jobs = max(1, min(opts.jobs, len(todo)))
@@ -360,6 +363,27 @@ def _run(course, opts: Options, todo: list[Entry], outcome: Outcome, done, line,
                 slot.stop(kill=slot.entry is not None)
             scratch.close()
             signal.signal(signal.SIGTERM, previous_term)
+
+
+# AF_UNIX addresses hold 107 bytes; multiprocessing binds its fork server's socket at
+# TMPDIR/pymp-XXXXXXXX/listener-XXXXXXXX, about 40 bytes past TMPDIR.
+_SOCKET_ROOM = 107 - 40
+
+
+def _short_socket_folder() -> None:
+    """Give multiprocessing a folder short enough for its fork server's socket. With a long TMPDIR
+    (a CI job's, a deep home folder) Python 3.11 fails with "AF_UNIX path too long"; 3.13 falls back
+    to /tmp, and so do we. Only the socket's folder moves: the slots' scratch stays under TMPDIR."""
+    if len(os.fsencode(tempfile.gettempdir())) <= _SOCKET_ROOM:
+        return
+    for base in ("/tmp", "/var/tmp", "/usr/tmp"):
+        if os.path.isdir(base) and os.access(base, os.W_OK | os.X_OK):
+            saved, tempfile.tempdir = tempfile.tempdir, base
+            try:
+                multiprocessing.util.get_temp_dir()  # created now, under base; removed at exit
+            finally:
+                tempfile.tempdir = saved
+            return
 
 
 def _serve_slot(tmp: str, *args) -> None:
