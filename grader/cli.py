@@ -159,7 +159,9 @@ def _add_similarity_parser(sub) -> None:
                           "names and comments score about 0.9-1, independent solutions below 0.3); fewer than "
                           f"{MIN_TOKENS} matching tokens never flag a pair")
     sim.add_argument("--exercise", "-e", action="append", metavar="ID",
-                     help="compare only this exercise (repeatable)")
+                     help="compare only this exercise, section (1.11) or id prefix (s1_11); repeatable")
+    sim.add_argument("--assignment", "-a", metavar="ID",
+                     help="compare only the exercises of this [[assignment]] of course.toml (e.g. week2)")
     sim.set_defaults(func=similarity.cmd_similarity)
 
 

@@ -2109,6 +2109,11 @@ CATALOG: dict[str, dict[str, str]] = {
         "en": "Results in {out}: similarity.csv, similarity.md, similarity.html (the matching regions highlighted).",
         "zh": "结果在 {out}：similarity.csv、similarity.md、similarity.html（相同的部分已高亮）。",
     },
+    # --- slice T: kata similarity's clusters
+    "similarity_cluster": {
+        "en": "  the same code from {count} students on {exercises} exercise(s) ({ids}): {names}",
+        "zh": "  {count} 名学生在 {exercises} 道练习（{ids}）上提交了相同的代码：{names}",
+    },
     # the class summary, summary.md and its figures (grader/instructor/formats/summary.py, teaching.py):
     # in the instructor's language; the figures through grader/course/figure_text.py
     "summary_title": {"en": "Class summary", "zh": "班级总结"},

@@ -18,9 +18,20 @@ is parsed (ast: read, never run) and written back with ast.unparse, after:
   - comments and layout are gone (the parser drops them; unparse writes the code one way).
 
 Stores into names the file never reads, of values that call nothing (`_t = 0`), are dropped
-too. Nothing else is rewritten (`x += 1` stays `x += 1` where `x` is read): each rewrite only
-removes or reorders what a copier can change for free, so it does not make two different
-solutions alike (measured in tests/test_similarity.py: independent solutions still score 0).
+too. Each rewrite above only removes or reorders what a copier can change for free, so it does
+not make two different solutions alike (measured in tests/test_similarity.py: independent
+solutions still score 0).
+
+A copier also rewrites a computation by hand: temporaries inlined or added, a loop that appends
+turned into a comprehension, `a, b = x, y` split in two, the result of a call stored in a name never
+read. A disguise doing all of that across four exercises scored 0-34 % against the work it copied
+(tests/similarity_class/gus). So each file is also written one way (`forms`, the rewritten form):
+`_g = f(x)` with `_g` never read becomes `f(x)`; `a, b = x, y` two assignments (when neither value
+reads a target); `xs = []` then `for t in it: xs.append(e)` becomes `xs = [e for t in it]`; and a
+name assigned once and read once, by the next statement of the same block that mentions it (outside
+loops, comprehensions and nested functions, never read after it), is replaced there by its value.
+The disguise then scores 75-100 %, the class's independent solutions still 0 against it. A pair is
+compared in this form when both files parse, else both in the plain form above.
 
 Code that does not parse (a syntax error, Python newer than the host's, nesting too deep for the
 parser or for unparse) is compared as written, less its blank and comment-only lines. What is compared may be at most MAX_CHARS characters,
@@ -50,8 +61,17 @@ class NotCompared(Exception):
     """The file cannot be compared; str() is the reason, in the user's language."""
 
 
-def canonical(code: str) -> str:
-    """`code` as it is compared (module doc); NotCompared when it cannot be."""
+def canonical(code: str, rewrite: bool = True) -> str:
+    """`code` as it is compared (module doc); NotCompared when it cannot be. `rewrite`: also one way
+    to write a computation (temporaries inlined, list-building loops as comprehensions)."""
+    rewritten, plain = forms(code, rewrite)
+    return plain if rewritten is None else rewritten
+
+
+def forms(code: str, rewrite: bool = True) -> tuple[str | None, str]:
+    """(rewritten, plain): `code` in its canonical form with the rewrites of a computation (None
+    when it does not parse: then it is only compared as written, against the plain form of the
+    other file) and without them. NotCompared when it cannot be compared at all."""
     text = _BLANK_OR_COMMENT.sub("", code)
     if len(text) > MAX_TEXT:
         raise NotCompared(t("similarity_too_long_text", limit=MAX_TEXT))
@@ -59,19 +79,24 @@ def canonical(code: str) -> str:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # SyntaxWarning for "\d" and the like: the student's, not ours
             tree = ast.parse(code)
-        _simplify(tree)
-        out = ast.unparse(tree)
-        out += "\n" if out else ""
+        _simplify(tree, False)
+        plain = ast.unparse(tree)
+        plain += "\n" if plain else ""
+        rewritten = None
+        if rewrite:
+            _simplify(tree, True)
+            rewritten = ast.unparse(tree)
+            rewritten += "\n" if rewritten else ""
     except (SyntaxError, ValueError, RecursionError):  # not Python this host reads, or nested too deeply for
-        out = text  # the parser or unparse (a copy padded with `1+1+...`): as written, so it is still compared
+        plain, rewritten = text, None  # the parser or unparse (a copy padded with `1+1+...`): as written, so it is still compared
     except MemoryError as e:
         raise NotCompared(t("similarity_too_deep", error=type(e).__name__)) from None
-    if len(out) > MAX_CHARS:
+    if len(plain) > MAX_CHARS:
         raise NotCompared(t("similarity_too_long_code", limit=MAX_CHARS))
-    return out
+    return rewritten, plain
 
 
-def _simplify(tree: ast.AST) -> None:
+def _simplify(tree: ast.AST, rewrite: bool) -> None:
     """The rewrites of the module doc, in place. ast.walk is iterative (a deep expression does not
     recurse here); reversed, it visits every node after all of its descendants, so a body is
     cleaned before the statement holding it is judged."""
@@ -87,6 +112,8 @@ def _simplify(tree: ast.AST) -> None:
             if not isinstance(stmts, list) or not stmts or not isinstance(stmts[0], ast.stmt):
                 continue
             kept = [b for s in stmts for b in _unwrapped(s) if not _no_op(b) and not _dead_store(b, read)]
+            if rewrite:
+                kept = _inlined(_as_comprehensions(_split_tuples([_call_kept(b, read) for b in kept])))
             if not kept and name == "body" and not isinstance(node, ast.Module):
                 kept = [ast.Pass()]  # still Python: `def f(): pass`
             setattr(node, name, kept)
@@ -148,3 +175,124 @@ def _dead_store(s: ast.stmt, read: set[str]) -> bool:
 
 def _calls_nothing(expr: ast.expr) -> bool:
     return not any(isinstance(n, _DOES_SOMETHING) for n in ast.walk(expr))
+
+
+# ---- one way to write a computation: temporaries inlined, loops that build a list as comprehensions
+# (module doc). Each rewrite maps code a copier can rewrite by hand onto one form; both files of a
+# pair are rewritten the same way, so what is compared is what the code computes, step by step.
+
+
+def _call_kept(s: ast.stmt, read: set[str]) -> ast.stmt:
+    """`_g = torch.manual_seed(seed)` with `_g` never read: the call alone, `torch.manual_seed(seed)`."""
+    if isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name) \
+            and s.targets[0].id not in read:
+        return ast.Expr(s.value)
+    return s
+
+
+def _split_tuples(stmts: list[ast.stmt]) -> list[ast.stmt]:
+    """`a, b = x, y` as `a = x` then `b = y` when no value reads a name the targets store (so the
+    order cannot matter)."""
+    out = []
+    for s in stmts:
+        if isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], (ast.Tuple, ast.List)) \
+                and isinstance(s.value, (ast.Tuple, ast.List)) and len(s.targets[0].elts) == len(s.value.elts) \
+                and not any(isinstance(e, ast.Starred) for e in s.targets[0].elts + s.value.elts):
+            stored = {n.id for t in s.targets[0].elts for n in ast.walk(t) if isinstance(n, ast.Name)}
+            if not stored & {n.id for n in ast.walk(s.value) if isinstance(n, ast.Name)}:
+                out += [ast.Assign(targets=[t], value=v, lineno=0) for t, v in zip(s.targets[0].elts, s.value.elts)]
+                continue
+        out.append(s)
+    return out
+
+
+def _as_comprehensions(stmts: list[ast.stmt]) -> list[ast.stmt]:
+    """`xs = []` followed by `for t in it: xs.append(e)` as `xs = [e for t in it]`."""
+    out: list[ast.stmt] = []
+    for s in stmts:
+        prev = out[-1] if out else None
+        if isinstance(s, ast.For) and not s.orelse and len(s.body) == 1 and isinstance(prev, ast.Assign) \
+                and len(prev.targets) == 1 and isinstance(prev.targets[0], ast.Name) \
+                and isinstance(prev.value, ast.List) and not prev.value.elts:
+            call = s.body[0].value if isinstance(s.body[0], ast.Expr) else None
+            name = prev.targets[0].id
+            if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "append" \
+                    and isinstance(call.func.value, ast.Name) and call.func.value.id == name \
+                    and len(call.args) == 1 and not call.keywords and name not in _names_in(call.args[0]) \
+                    and name not in _names_in(s.iter):
+                comp = ast.ListComp(elt=call.args[0], generators=[
+                    ast.comprehension(target=s.target, iter=s.iter, ifs=[], is_async=0)])
+                out[-1] = ast.Assign(targets=prev.targets, value=comp, lineno=0)
+                continue
+        out.append(s)
+    return out
+
+
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef, ast.ListComp, ast.SetComp,
+           ast.DictComp, ast.GeneratorExp)
+_NOT_INTO = (ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith, ast.Try, ast.TryStar, ast.If, ast.Match,
+             ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+
+
+def _names_in(node: ast.AST) -> set[str]:
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+
+
+def _inlined(stmts: list[ast.stmt]) -> list[ast.stmt]:
+    """Each temporary read once inlined: `t = e` followed, in the same statement list, by the one
+    simple statement that reads `t` (once, outside any loop, comprehension or nested function),
+    with `t` read nowhere after it, becomes that statement with `e` in place of `t`."""
+    stmts = list(stmts)
+    i = 0
+    while i < len(stmts):
+        s = stmts[i]
+        if not (isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name)) \
+                or not _calls_nothing_odd(s.value):
+            i += 1
+            continue
+        name = s.targets[0].id
+        j = next((k for k in range(i + 1, len(stmts)) if name in _names_in(stmts[k])), None)
+        if j is None or isinstance(stmts[j], _NOT_INTO):
+            i += 1
+            continue
+        target = stmts[j]
+        loads = [n for n in _walk_scope(target) if isinstance(n, ast.Name) and n.id == name]
+        inner = [n for n in ast.walk(target) if isinstance(n, ast.Name) and n.id == name]
+        rebinds = isinstance(target, ast.Assign) and any(
+            isinstance(n, ast.Name) and n.id == name for t in target.targets for n in ast.walk(t))
+        reads_later = any(name in _names_in(later) for later in stmts[j + 1:])
+        if len(loads) != 1 or not isinstance(loads[0].ctx, ast.Load) or len(inner) != 1 + rebinds \
+                or (reads_later and not rebinds):
+            i += 1
+            continue
+        _replace(target, loads[0], s.value)
+        del stmts[i]  # the statement that read it may now be inlined in turn: look at it again
+        i = max(i - 1, 0)
+    return stmts
+
+
+def _calls_nothing_odd(expr: ast.expr) -> bool:
+    """A value that may move: no yield, await or walrus in it."""
+    return not any(isinstance(n, (ast.Await, ast.Yield, ast.YieldFrom, ast.NamedExpr)) for n in ast.walk(expr))
+
+
+def _walk_scope(node: ast.AST):
+    """ast.walk, not entering nested scopes (comprehensions, lambdas, functions, classes)."""
+    todo = [node]
+    while todo:
+        n = todo.pop()
+        yield n
+        todo += [c for c in ast.iter_child_nodes(n) if not isinstance(c, _SCOPES)]
+
+
+def _replace(tree: ast.AST, old: ast.AST, new: ast.expr) -> None:
+    for parent in ast.walk(tree):
+        for field, value in ast.iter_fields(parent):
+            if value is old:
+                setattr(parent, field, new)
+                return
+            if isinstance(value, list):
+                for k, v in enumerate(value):
+                    if v is old:
+                        value[k] = new
+                        return

@@ -1,4 +1,4 @@
-"""`kata similarity DIR --out OUT [--threshold X] [-e ID]`: the command's body.
+"""`kata similarity DIR --out OUT [--threshold X] [-e ID] [-a ASSIGNMENT]`: the command's body.
 
 DIR is a class folder, as `kata grade DIR --out OUT` takes it. OUT may be that run's folder
 (the names are then the gradebook's, and its class files, summary.md with its Similarity
@@ -41,7 +41,7 @@ def cmd_similarity(args) -> int:
     from . import run
 
     course = load_grading_course(args, "similarity", [args.path])
-    exercises = select(course, args.exercise)
+    exercises = select(course, args.exercise, getattr(args, "assignment", None))
     class_dir, out = Path(args.path), Path(args.out)
     if not class_dir.is_dir():
         key = "batch_not_folder" if class_dir.exists() or class_dir.is_symlink() else "batch_missing"
@@ -71,8 +71,12 @@ def cmd_similarity(args) -> int:
     console.print(t("similarity_done", students=result.students, exercises=len(result.exercises),
                     pairs=len(result.pairs), flagged=len(flagged), threshold=f"{100 * args.threshold:.0f}%"),
                   highlight=False)
+    for members, ids, _ in result.cluster_groups():  # one line each, not every pair of them
+        names = ", ".join(one_line(m) for m in members)
+        console.print(t("similarity_cluster", count=len(members), exercises=len(ids), ids=", ".join(ids),
+                        names=escape(names)), highlight=False, soft_wrap=True)
     for p in flagged[:SHOWN]:
-        console.print(f"  {p.exercise}  {escape(one_line(p.a))} ~ {escape(one_line(p.b))}  "
+        console.print(f"  {p.exercise}  {escape(one_line(p.name_a))} ~ {escape(one_line(p.name_b))}  "
                       f"{100 * p.a_to_b:.0f}% / {100 * p.b_to_a:.0f}%", highlight=False, soft_wrap=True)
     if len(flagged) > SHOWN:
         console.print(t("similarity_more", count=len(flagged) - SHOWN), highlight=False)

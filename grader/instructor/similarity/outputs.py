@@ -30,6 +30,7 @@ from pathlib import Path
 from ...course.safe_text import csv_cell
 from ...course.safe_text import csv_text as safe_csv_text
 from ...course.safe_text import markdown as md_text
+from . import CLUSTER_MIN
 
 CSV = "similarity.csv"
 MD = "similarity.md"
@@ -38,6 +39,7 @@ FILES = (CSV, MD, HTML)
 HEADER = ["exercise", "student_a", "student_b", "similarity_a_to_b", "similarity_b_to_a", "matched_tokens",
           "own_tokens_a", "own_tokens_b", "flagged", "reason"]
 NOT_COMPARED = "not compared"  # the flagged cell of a student's row when their file was not compared
+SAME_CODE = "same code"  # the flagged cell of a cluster member's row: the same code as the cluster's first student
 
 
 @dataclass
@@ -54,10 +56,34 @@ class Pair:
     slices: tuple = ()  # (A's, B's) character ranges, for the page
     code_a: str = ""
     code_b: str = ""
+    group_a: int = 1  # students A stands for: a cluster's first student stands for all who handed in its code
+    group_b: int = 1
 
     @property
     def top(self) -> float:
         return max(self.a_to_b, self.b_to_a)
+
+    @property
+    def name_a(self) -> str:
+        return _member_of(self.a, self.group_a)
+
+    @property
+    def name_b(self) -> str:
+        return _member_of(self.b, self.group_b)
+
+
+def _member_of(name: str, group: int) -> str:
+    """A name as the reports show it: `alice (+12)` for the first of 13 who handed in the same code."""
+    return name if group <= 1 else f"{name} (+{group - 1})"
+
+
+@dataclass
+class Cluster:
+    """Students who handed in the same code for one exercise (as compared: comments, names of
+    nothing, layout do not matter), at least CLUSTER_MIN of them: one line, not every pair."""
+    exercise: str
+    members: list[str]  # sorted; the first stands for all in the pairs
+    tokens: int  # own tokens of that code
 
 
 @dataclass
@@ -71,10 +97,33 @@ class Result:
     refused: list[tuple[str, str]] = field(default_factory=list)  # (student, why): submissions not read
     notes: list[str] = field(default_factory=list)
     skipped: list[tuple[str, str, str]] = field(default_factory=list)  # (exercise, student, why): files not compared
+    clusters: list[Cluster] = field(default_factory=list)
+
+    @property
+    def agreeing(self) -> dict[tuple[str, str], int]:
+        """(A, B) -> on how many exercises the pair is flagged."""
+        count: dict[tuple[str, str], int] = defaultdict(int)
+        for p in self.pairs:
+            count[(p.a, p.b)] += p.flagged
+        return count
 
     @property
     def flagged(self) -> list[Pair]:
-        return sorted((p for p in self.pairs if p.flagged), key=lambda p: (-p.top, -p.tokens, p.exercise, p.a, p.b))
+        """The flagged pairs, the students who agree on the most exercises first, then the most alike."""
+        agree = self.agreeing
+        return sorted((p for p in self.pairs if p.flagged),
+                      key=lambda p: (-agree[(p.a, p.b)], -p.top, -p.tokens, p.exercise, p.a, p.b))
+
+    def cluster_groups(self) -> list[tuple[list[str], list[str], int]]:
+        """(members, exercises, tokens): the clusters with the same students merged across
+        exercises, the largest first."""
+        order = {ex: i for i, (ex, _) in enumerate(self.exercises)}
+        groups: dict[tuple[str, ...], list[Cluster]] = defaultdict(list)
+        for c in self.clusters:
+            groups[tuple(c.members)].append(c)
+        out = [(list(m), sorted((c.exercise for c in cs), key=lambda e: order.get(e, 0)), sum(c.tokens for c in cs))
+               for m, cs in groups.items()]
+        return sorted(out, key=lambda g: (-len(g[0]) * len(g[1]), g[0]))
 
 
 def _pct(x: float) -> str:
@@ -88,6 +137,11 @@ def csv_text(r: Result) -> str:
     for p in sorted(r.pairs, key=lambda p: (order.get(p.exercise, 0), -p.top, -p.tokens, p.a, p.b)):
         rows.append([p.exercise, csv_cell(p.a), csv_cell(p.b), f"{p.a_to_b:.3f}", f"{p.b_to_a:.3f}", p.tokens,
                      p.own_a, p.own_b, "yes" if p.flagged else "no", ""])
+    for c in sorted(r.clusters, key=lambda c: (order.get(c.exercise, 0), c.members)):
+        first = c.members[0]
+        for other in c.members[1:]:
+            rows.append([c.exercise, csv_cell(first), csv_cell(other), "1.000", "1.000", c.tokens, c.tokens, c.tokens,
+                         SAME_CODE, f"the same code as {len(c.members)} students ({csv_cell(first)} stands for them)"])
     for ex, student, why in not_compared(r):
         rows.append([ex, csv_cell(student), "", "", "", "", "", "", NOT_COMPARED, csv_cell(why)])
     return safe_csv_text(rows)
@@ -113,13 +167,25 @@ def markdown(r: Result) -> str:
              f"A pair is flagged when at least {_pct(r.threshold)} of either student's own code (the code that is "
              "not the stub's) is also in the other's. Similar code is a reason to look, not proof: read the pair "
              f"in [{HTML}]({HTML}).", ""]
-    lines += ["## Pairs above the threshold", ""]
+    groups = r.cluster_groups()
+    if groups:
+        lines += ["## The same code handed in by several students", "",
+                  f"Each line is one code that {CLUSTER_MIN} or more students handed in identically (as compared), "
+                  "often the code of a book, a solution or a classmate passed round: read it once. In the pairs "
+                  "below, its first student stands for all of them (`name (+N)`).", "",
+                  "| students | who | exercises |", "|---:|---|---|"]
+        for members, exs, _ in groups:
+            lines.append(f"| {len(members)} | {', '.join(md_text(m) for m in members)} | {', '.join(exs)} |")
+        lines.append("")
+    agree = r.agreeing
+    lines += ["## Pairs above the threshold", "",
+              "Ranked by the number of exercises on which the two students are flagged, then by similarity.", ""]
     if flagged:
-        lines += ["| # | exercise | student A | student B | A in B | B in A | matched tokens |",
-                  "|---:|---|---|---|---:|---:|---:|"]
+        lines += ["| # | exercise | student A | student B | A in B | B in A | matched tokens | exercises flagged |",
+                  "|---:|---|---|---|---:|---:|---:|---:|"]
         for i, p in enumerate(flagged, 1):
-            lines.append(f"| [{i}]({HTML}#pair-{i}) | {p.exercise} | {md_text(p.a)} | {md_text(p.b)} | "
-                         f"{_pct(p.a_to_b)} | {_pct(p.b_to_a)} | {p.tokens} |")
+            lines.append(f"| [{i}]({HTML}#pair-{i}) | {p.exercise} | {md_text(p.name_a)} | {md_text(p.name_b)} | "
+                         f"{_pct(p.a_to_b)} | {_pct(p.b_to_a)} | {p.tokens} | {agree[(p.a, p.b)]} |")
     else:
         lines.append(f"No pair reaches {_pct(r.threshold)}.")
     by_pair: dict[tuple[str, str], list[Pair]] = defaultdict(list)
@@ -130,7 +196,7 @@ def markdown(r: Result) -> str:
         lines += ["", "## Students flagged on several exercises", "",
                   "| student A | student B | exercises | matched tokens |", "|---|---|---:|---:|"]
         for (a, b), ps in several:
-            lines.append(f"| {md_text(a)} | {md_text(b)} | {len(ps)} | {sum(p.tokens for p in ps)} |")
+            lines.append(f"| {md_text(ps[0].name_a)} | {md_text(ps[0].name_b)} | {len(ps)} | {sum(p.tokens for p in ps)} |")
     lines += ["", "## Exercises", "", "| exercise | submitted | not compared | pairs | flagged | highest |",
               "|---|---:|---:|---:|---:|---:|"]
     for ex, _ in r.exercises:
@@ -187,8 +253,8 @@ def html_page(r: Result) -> str:
         parts += ["<table><tr><th>#</th><th>exercise</th><th>student A</th><th>student B</th><th>A in B</th>"
                   "<th>B in A</th><th>matched tokens</th></tr>"]
         for i, p in enumerate(flagged, 1):
-            parts.append(f'<tr><td><a href="#pair-{i}">{i}</a></td><td>{e(p.exercise)}</td><td>{e(p.a)}</td>'
-                         f"<td>{e(p.b)}</td><td>{_pct(p.a_to_b)}</td><td>{_pct(p.b_to_a)}</td><td>{p.tokens}</td></tr>")
+            parts.append(f'<tr><td><a href="#pair-{i}">{i}</a></td><td>{e(p.exercise)}</td><td>{e(p.name_a)}</td>'
+                         f"<td>{e(p.name_b)}</td><td>{_pct(p.a_to_b)}</td><td>{_pct(p.b_to_a)}</td><td>{p.tokens}</td></tr>")
         parts.append("</table>")
     for i, p in enumerate(flagged, 1):
         ra, rb = p.slices if p.slices else ((), ())
@@ -207,8 +273,8 @@ def html_page(r: Result) -> str:
 
 
 def read_flagged(out: Path) -> list[dict] | None:
-    """The flagged rows of OUT's similarity.csv, most similar first; None when OUT has none (the
-    class summary then has no Similarity section)."""
+    """The flagged rows of OUT's similarity.csv, the students flagged on the most exercises first,
+    then the most similar; None when OUT has none (the class summary then has no Similarity section)."""
     path = Path(out) / CSV
     try:
         text = path.read_text(encoding="utf-8")
@@ -222,4 +288,7 @@ def read_flagged(out: Path) -> list[dict] | None:
         except (KeyError, TypeError, ValueError):
             return 0.0
 
-    return sorted(rows, key=lambda row: -top(row))
+    agree: dict[tuple[str, str], int] = defaultdict(int)
+    for row in rows:
+        agree[(row.get("student_a", ""), row.get("student_b", ""))] += 1
+    return sorted(rows, key=lambda row: (-agree[(row.get("student_a", ""), row.get("student_b", ""))], -top(row)))

@@ -14,7 +14,7 @@ import itertools
 from pathlib import Path
 
 from ...course.safe_text import one_line
-from . import DEFAULT_THRESHOLD, MIN_TOKENS, canonical, fingerprint, outputs
+from . import CLUSTER_MIN, DEFAULT_THRESHOLD, MIN_TOKENS, canonical, fingerprint, outputs
 from .collect import read_class
 
 
@@ -38,33 +38,61 @@ def compare_class(course, class_dir: Path, exercises, threshold: float = DEFAULT
         if not stub:
             result.notes.append(f"{ex.id}: no stub ({ex.file}) in the course's exercises/, so nothing counts as given")
         name = Path(ex.file).name
-        given = fingerprint.boilerplate(_as_compared(stub), name)
-        fps = {}
+        given_plain, given = (fingerprint.boilerplate(text, name) for text in _as_compared(stub))
+        fps, plain = {}, {}  # student -> fingerprint of the rewritten form (when the file parses), of the plain one
         for student, code in sorted(got.code.items()):
             if ex.file not in code:
                 continue
             try:
-                fps[student] = fingerprint.own(canonical.canonical(code[ex.file]), given, name)
+                rewritten, as_read = canonical.forms(code[ex.file])
             except canonical.NotCompared as e:
                 result.skipped.append((ex.id, student, one_line(str(e))))
+                continue
+            plain[student] = fingerprint.own(as_read, given_plain, name)
+            if rewritten is not None:
+                fps[student] = fingerprint.own(rewritten, given, name)
         result.submitted[ex.id] = sum(ex.file in code for code in got.code.values())
-        for a, b in itertools.combinations(sorted(fps), 2):
-            m = fingerprint.similarity(fps[a], fps[b])
+        group = _clusters(ex.id, fps, plain, result)
+        for a, b in itertools.combinations(sorted(group), 2):
+            fa, fb = (fps[a], fps[b]) if a in fps and b in fps else (plain[a], plain[b])
+            m = fingerprint.similarity(fa, fb)
             flagged = max(m.a_to_b, m.b_to_a) >= threshold and m.tokens >= MIN_TOKENS
-            pair = outputs.Pair(ex.id, a, b, m.a_to_b, m.b_to_a, m.tokens, fingerprint.own_tokens(fps[a]),
-                                fingerprint.own_tokens(fps[b]), flagged)
+            pair = outputs.Pair(ex.id, a, b, m.a_to_b, m.b_to_a, m.tokens, fingerprint.own_tokens(fa),
+                                fingerprint.own_tokens(fb), flagged, group_a=group[a], group_b=group[b])
             if flagged:  # what the page shows
-                pair.slices, pair.code_a, pair.code_b = m.slices, fps[a].raw_code, fps[b].raw_code
+                pair.slices, pair.code_a, pair.code_b = m.slices, fa.raw_code, fb.raw_code
             result.pairs.append(pair)
     return result
 
 
-def _as_compared(stub: str) -> str:
-    """The stub in the students' canonical form (as written in the unlikely case it has none)."""
+def _clusters(exercise: str, fps: dict, plain: dict, result: outputs.Result) -> dict[str, int]:
+    """Students who handed in the same code as compared (CLUSTER_MIN or more, with at least
+    MIN_TOKENS of their own) become one cluster in `result`, its first student standing for the
+    others in the pairs. Returns the students still compared pair by pair -> how many each stands for."""
+    same: dict[str, list[str]] = {}
+    for student in sorted(plain):
+        fp = fps.get(student, plain[student])
+        if fingerprint.own_tokens(fp) >= MIN_TOKENS:
+            same.setdefault(fp.raw_code, []).append(student)
+    group = {student: 1 for student in plain}
+    for members in same.values():
+        if len(members) >= CLUSTER_MIN:
+            result.clusters.append(outputs.Cluster(exercise, members, fingerprint.own_tokens(fps.get(
+                members[0], plain[members[0]]))))
+            for other in members[1:]:
+                del group[other]
+            group[members[0]] = len(members)
+    return group
+
+
+def _as_compared(stub: str) -> tuple[str, str]:
+    """The stub in the students' two canonical forms, (plain, rewritten) (as written in the unlikely
+    case it has none)."""
     try:
-        return canonical.canonical(stub)
+        rewritten, plain = canonical.forms(stub)
     except canonical.NotCompared:
-        return stub
+        return stub, stub
+    return plain, plain if rewritten is None else rewritten
 
 
 def write(result: outputs.Result, out: Path) -> list[Path]:
