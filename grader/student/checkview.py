@@ -110,6 +110,8 @@ def show(course: Course, exercises: list[Exercise], result: GradeResult | None, 
             if ex.id not in elsewhere:
                 line.append(f"{pts(r.score)}/{pts(r.max_score)}", style="dim")
             console.print(line)
+            if r.status == "skipped" and r.message:  # why it did not run: a missing asset, a missing tool
+                console.print(Text("      " + one_line(r.message), style="yellow"))
     fresh = [ex_id for ex_id, status in unrun.items() if status == NOT_STARTED]
     if fresh:
         console.print(Text(t("check_not_started", count=len(fresh), id=fresh[0]), style="dim"))

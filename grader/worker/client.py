@@ -139,6 +139,7 @@ class Sandbox:
         parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         config = {"ctl_fd": child.fileno(), "submission": p.submission, "workdir": p.workdir,
                   "private_tmp": p.kind == "bubblewrap", "tmp_mb": self.limits.disk_mb, "uid": uid,
+                  "tmp_binds": p.tmp_binds,
                   "limits": self.limits.as_dict()}
         self._owner = os.getpid()
         self.proc = subprocess.Popen(

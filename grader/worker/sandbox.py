@@ -128,6 +128,9 @@ class SandboxPlan:
     uid: int | None  # uid the worker drops to (when started as root)
     hidden: list[str] = field(default_factory=list)
     assets: str | None = None  # the read-only assets folder as the worker sees it
+    # Read-only binds that sit inside the sandbox's /tmp (a Python installation or venv living under
+    # /tmp: a clone in /tmp). Each worker's own new /tmp would cover them; it binds them again.
+    tmp_binds: list[str] = field(default_factory=list)
 
 
 def plan(runtime_dir: str, submission_dir: str, workdir: str, hide: list[str],
@@ -173,8 +176,13 @@ def plan(runtime_dir: str, submission_dir: str, workdir: str, hide: list[str],
     if os.path.isdir("/sys/devices/system/cpu"):
         argv += ["--ro-bind", "/sys/devices/system/cpu", "/sys/devices/system/cpu"]
     made: set[str] = set()
+    tmp_binds = []
     for root in _python_roots():
+        if root in ("/tmp", "/tmp/work") or root.startswith("/tmp/work/"):  # the sandbox's own folders
+            raise SandboxUnavailable(_python_in_tmp_work(root))
         argv += _parents(root, made) + ["--ro-bind", root, root]
+        if root.startswith("/tmp/"):
+            tmp_binds.append(root)
     for f in install_records():  # host paths to the course and its code, written by pip: empty in the sandbox
         argv += ["--ro-bind", "/dev/null", f]
     hidden = []
@@ -193,7 +201,14 @@ def plan(runtime_dir: str, submission_dir: str, workdir: str, hide: list[str],
              python, "-I", "-B", "-c",
              "import sys; sys.path.insert(0, '/opt/kata'); import runpy; "
              "runpy.run_module('kata_worker', run_name='__main__', alter_sys=True)"]
-    return SandboxPlan(argv, "bubblewrap", "/sub", "/tmp/work", uid, hidden, "/assets" if assets_dir else None)
+    return SandboxPlan(argv, "bubblewrap", "/sub", "/tmp/work", uid, hidden, "/assets" if assets_dir else None,
+                       tmp_binds)
+
+
+def _python_in_tmp_work(root: str) -> str:
+    from ..course.messages import t
+
+    return t("sandbox_python_in_tmp_work", path=root)
 
 
 def _parents(path: str, made: set[str]) -> list[str]:

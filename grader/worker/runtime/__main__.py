@@ -65,9 +65,29 @@ CLONE_NEWUSER = 0x10000000
 CLONE_NEWNET = 0x40000000
 CLONE_NEWNS = 0x00020000
 MS_NOSUID, MS_NODEV, MS_REC, MS_PRIVATE = 0x2, 0x4, 0x4000, 0x40000
+MS_RDONLY, MS_REMOUNT, MS_BIND = 0x1, 0x20, 0x1000
+MNT_DETACH = 2
+O_PATH = getattr(os, "O_PATH", 0o10000000)
 
 
-def private_namespaces(tmp_mb: int | None = None) -> bool:
+def _bind_again(libc, path: str, fd: int) -> bool:
+    """Bind the folder held open as `fd` (with every mount under it) at `path` in the new /tmp,
+    read-only; its parents made 0755 (the new /tmp is the worker's own, and emptied with it)."""
+    parent = os.path.dirname(path)
+    try:
+        os.makedirs(parent, 0o755, exist_ok=True)
+        os.mkdir(path, 0o755)
+    except OSError:
+        return False
+    target = os.fsencode(path)
+    if libc.mount(f"/proc/self/fd/{fd}".encode(), target, None, MS_BIND | MS_REC, None) != 0:
+        return False
+    # Read-only already (bubblewrap's bind, locked in this user namespace); said again all the same.
+    libc.mount(None, target, None, MS_REMOUNT | MS_BIND | MS_RDONLY, None)
+    return os.statvfs(path).f_flag & os.ST_RDONLY != 0
+
+
+def private_namespaces(tmp_mb: int | None = None, tmp_binds: list[str] | tuple = ()) -> bool:
     """Move this worker into namespaces of its own, so that nothing an earlier check left in a
     namespace the sandbox shares is reachable, and no counter that check moved can be read:
     - IPC: no System V or POSIX IPC object (the seccomp filter refuses making them as well);
@@ -75,6 +95,11 @@ def private_namespaces(tmp_mb: int | None = None) -> bool:
       which could carry its hidden inputs into a later check's message;
     - with `tmp_mb` (under bubblewrap): a mount namespace whose /tmp is a new tmpfs of that size,
       so no file and no inode number (tmpfs counts them up) of an earlier check is seen either.
+      `tmp_binds`: the sandbox's read-only binds inside its /tmp (a Python or venv that lives under
+      /tmp on the host: a clone in /tmp); the new /tmp would cover them, so each is bound again
+      at its place in it, with every mount under it (recursive: what the sandbox hides there
+      stays hidden, and read-only stays read-only). Where that fails the new /tmp is taken away
+      again, and the worker shares the server's, which the server empties after every check.
     Unprivileged, that takes a user namespace of its own too: its uid and gid are mapped to
     themselves, and the capabilities the new namespace grants are dropped at once. False where the
     kernel refuses (no unprivileged user namespaces): the filter alone then keeps IPC empty, and
@@ -95,11 +120,24 @@ def private_namespaces(tmp_mb: int | None = None) -> bool:
             pass
     if flags & CLONE_NEWNS:
         # Private first, so the new /tmp never reaches the sandbox's own view; then a new tmpfs.
-        if (libc.mount(b"none", b"/", None, MS_REC | MS_PRIVATE, None) == 0
-                and libc.mount(b"tmpfs", b"/tmp", b"tmpfs", MS_NOSUID | MS_NODEV,
-                               f"size={int(tmp_mb)}m,mode=1777".encode()) == 0):
-            os.mkdir("/tmp/work", 0o1777)
-            os.chmod("/tmp/work", 0o1777)
+        # The binds under /tmp are held open first (O_PATH), to be bound again from there.
+        held = []
+        for path in tmp_binds:
+            try:
+                held.append((path, os.open(path, O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)))
+            except OSError:
+                pass
+        try:
+            if (libc.mount(b"none", b"/", None, MS_REC | MS_PRIVATE, None) == 0
+                    and libc.mount(b"tmpfs", b"/tmp", b"tmpfs", MS_NOSUID | MS_NODEV,
+                                   f"size={int(tmp_mb)}m,mode=1777".encode()) == 0):
+                os.mkdir("/tmp/work", 0o1777)
+                os.chmod("/tmp/work", 0o1777)
+                if not all(_bind_again(libc, path, fd) for path, fd in held):
+                    libc.umount2(b"/tmp", MNT_DETACH)  # the server's /tmp, binds and all, as without CLONE_NEWNS
+        finally:
+            for _path, fd in held:
+                os.close(fd)
 
     class Header(ctypes.Structure):
         _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
@@ -224,7 +262,7 @@ def child(conn: socket.socket, config: dict, log: int, limits: dict | None) -> N
     # left them in the server, which never draws from them (seeding them here took 15 ms a check).
     random.seed(0)
     set_limits(limits or config.get("limits", {}))
-    private_namespaces(config.get("tmp_mb") if config.get("private_tmp") else None)
+    private_namespaces(config.get("tmp_mb") if config.get("private_tmp") else None, config.get("tmp_binds") or ())
     from .syscalls import install
 
     install()
@@ -371,8 +409,15 @@ def wipe(config: dict) -> None:
     work = os.path.realpath(config["workdir"])
     empty_folder(work)
     if config.get("private_tmp"):
-        keep = frozenset([os.path.basename(work)]) if os.path.dirname(work) == "/tmp" else frozenset()
-        empty_folder("/tmp", keep)
+        # The folders that lead to a bind under /tmp (a venv in a clone under /tmp) stay, emptied
+        # of everything else: moved or removed, they would take the bind from later workers.
+        keep: dict[str, set[str]] = {"/tmp": {os.path.basename(work)} if os.path.dirname(work) == "/tmp" else set()}
+        for path in config.get("tmp_binds") or ():
+            while os.path.dirname(path) != path and path != "/tmp":
+                keep.setdefault(os.path.dirname(path), set()).add(os.path.basename(path))
+                path = os.path.dirname(path)
+        for folder in sorted(keep, key=len):
+            empty_folder(folder, frozenset(keep[folder]))
 
 
 def main() -> None:
