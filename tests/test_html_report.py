@@ -189,3 +189,22 @@ def test_a_page_where_everything_passed_folds_every_check_in_either_language():
     failing = {**doc, "checks": doc["checks"][:2] + [{**doc["checks"][2], "status": "failed", "message": "x"}]}
     text = report_html.render(failing, lang="zh")
     assert "未通过的检查" in text and "✔ 2 项检查通过" in text and "未通过的检查：1 项（见页面顶部）" in text
+
+
+def test_points_are_shown_to_two_decimals_as_everywhere_else():
+    """An assignment's scaled points are fractions (week2: 100 points over 46 checks, 2.17391 each):
+    the page shows 67.39 / 100 and 0/2.17 as the terminal report does (report.pts), never 67.3913
+    or 2.17391 (issue 26, part 6); the stored report keeps the precision."""
+    each = 100 / 46
+    doc = {"score": 31 * each, "max_score": 100.0, "submission": "sub", "sandbox": "bubblewrap",
+           "exercises": [{"id": "s1_11_softmax", "section": "1.11", "title": "Softmax", "score": 31 * each,
+                          "max_score": 100.0}],
+           "checks": [{"exercise": "s1_11_softmax", "name": "test_a", "status": "passed", "score": 31 * each,
+                       "max_score": 31 * each, "message": "", "listing": [], "visibility": "public"},
+                      {"exercise": "s1_11_softmax", "name": "test_b", "status": "failed", "score": 0,
+                       "max_score": each, "message": "x", "listing": [], "visibility": "public"}]}
+    for lang in ("en", "zh"):
+        text = report_html.render(doc, lang=lang)
+        assert "<b>67.39 / 100</b>" in text and "67.39/100</title>" in text, text
+        assert "0/2.17</td>" in text and "67.39 / 100</span>" in text
+        assert "67.3913" not in text and "2.17391" not in text

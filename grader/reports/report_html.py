@@ -81,7 +81,11 @@ def _clip(text, limit: int) -> str:
 
 
 def _num(x) -> str:
-    return f"{float(x):g}"
+    """Points as every report shows them (report.pts: two decimals at most, 67.39 / 100, 0/2.17): the
+    stored report keeps their precision, the page rounds only what it shows."""
+    from .report import pts
+
+    return pts(x)
 
 
 def _section_key(section: str):
