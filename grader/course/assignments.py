@@ -9,6 +9,8 @@
     late_per_day = 10                   # optional: % of the points lost per started day late (0)
     late_max_days = 5                   # optional: later than this scores 0 (no limit)
     late_grace_minutes = 15             # optional: no penalty within this many minutes (0)
+    lms_assignment = "Attention (48213)"  # optional: the assignment's column as Canvas's gradebook
+                                        # export names it, `Title (id)`: canvas.csv's grade column
 
 `--assignment ID` on `kata grade`, `gradebook` and the exports grades only the assignment's
 exercises and, when it has `points`, scales every check's points so that the assignment's total
@@ -29,7 +31,8 @@ from .messages import pick as pick_lang
 
 ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,39}$")
 KEYS = {"id", "title", "title_zh", "sections", "exercises", "due", "points", "late_per_day", "late_max_days",
-        "late_grace_minutes"}
+        "late_grace_minutes", "lms_assignment"}
+CANVAS_COLUMN_RE = re.compile(r"^.*\S \(\d+\)$")  # Canvas's `Title (id)`
 
 
 class AssignmentError(ValueError):
@@ -46,6 +49,7 @@ class Assignment:
     points: float | None = None  # None: the exercises' own points
     sections: list[str] = field(default_factory=list)
     late: dict = field(default_factory=dict)  # per_day (%), max_days, grace_minutes: see late_policy()
+    lms_assignment: str | None = None  # canvas.csv's column, as Canvas names the assignment: `Title (id)`
 
     def due_at(self, when: str | None) -> "Assignment":
         """This assignment with its due date moved to `when` (ISO 8601 with offset; None: as is)."""
@@ -159,9 +163,13 @@ def parse(items: list, exercises: list) -> list[Assignment]:
             if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0 or (top and value > top):
                 raise AssignmentError(f"{where}: {key} must be a number from 0" + (f" to {top}" if top else ""))
             late[name] = float(value)
+        lms = item.get("lms_assignment")
+        if lms is not None and not (isinstance(lms, str) and CANVAS_COLUMN_RE.match(lms.strip())):
+            raise AssignmentError(f"{where}: lms_assignment must be the column Canvas's gradebook export has for "
+                                  "the assignment, its title and id: e.g. \"Attention (48213)\"")
         out.append(Assignment(a_id, item["title"], item["title_zh"],
                               [ex.id for ex in exercises if ex.id in chosen], due, points,
-                              [str(s).lstrip("§") for s in secs], late))
+                              [str(s).lstrip("§") for s in secs], late, lms.strip() if lms else None))
     return out
 
 

@@ -917,6 +917,131 @@ CATALOG: dict[str, dict[str, str]] = {
         "en": "looks like roster login {login}, which the submission {owner} has exactly; not matched",
         "zh": "看起来像名单中的 {login}，但该登录名已属于名称完全相同的提交 {owner}，未匹配",
     },
+    # --- issue 26 R: rosters as exported, Unicode names, the LMS gate (begin)
+    "roster_shape_canvas": {"en": "a Canvas gradebook export", "zh": "Canvas 成绩册导出文件"},
+    "roster_shape_moodle": {"en": "a Moodle export", "zh": "Moodle 导出文件"},
+    "roster_shape_plain": {"en": "a plain roster", "zh": "普通名单"},
+    "roster_read": {
+        "en": "Roster {roster}: {shape}, {count} students, keyed on its {column} column",
+        "zh": "名单 {roster}：{shape}，{count} 名学生，按 {column} 列匹配",
+    },
+    "roster_refused": {
+        "en": ("the roster {roster} ({shape}, keyed on {column}) matches {matched} of {total} submissions "
+               "and {enrolled} of its {students} students: stopped before grading or writing anything. Closest matches: "
+               "{closest}. Fix the roster or the folder names, or give --force to go on anyway"),
+        "zh": ("名单 {roster}（{shape}，按 {column} 匹配）只对上了 {total} 份提交中的 {matched} 份，"
+               "名单上 {students} 名学生中的 {enrolled} 名：已停止，未评分也未写出任何文件。最接近的匹配：{closest}。"
+               "请修改名单或文件夹名称，或加 --force 仍然继续"),
+    },
+    "roster_refused_none": {"en": "none", "zh": "无"},
+    "gate_title_check": {"en": "Check before importing", "zh": "导入前请检查"},
+    "gate_title_safe": {"en": "What the LMS files hold", "zh": "LMS 导入文件的内容"},
+    "gate_intro_check": {
+        "en": ("canvas.csv and moodle.csv are written, but not safe to import as they are: settle what is below, "
+               "then run `kata gradebook OUT` again (kata exits with status {code} until nothing is left here)."),
+        "zh": ("canvas.csv 和 moodle.csv 已写出，但不能直接导入：请先处理下列问题，再运行 `kata gradebook OUT`"
+               "（在此处清空之前，kata 的退出状态为 {code}）。"),
+    },
+    "gate_roster": {
+        "en": ("roster {roster}: {shape}, keyed on {column}; {matched} of {total} submissions matched a roster line; "
+               "{enrolled} students on it"),
+        "zh": "名单 {roster}：{shape}，按 {column} 匹配；{total} 份提交中有 {matched} 份对上名单；名单共 {enrolled} 名学生",
+    },
+    "gate_missing": {
+        "en": "{count} enrolled without a submission, 0 in the LMS files: {names}",
+        "zh": "{count} 名在册学生没有提交，LMS 文件中记 0 分：{names}",
+    },
+    "gate_penalties": {
+        "en": "late penalties applied to {count}: {names}",
+        "zh": "已扣除迟交分数 {count} 人：{names}",
+    },
+    "gate_column": {
+        "en": "canvas.csv's assignment column: {column}",
+        "zh": "canvas.csv 的作业列：{column}",
+    },
+    "gate_unknown": {
+        "en": ("**Submissions on no roster line: graded, but in neither LMS file** ({count}). Fix the roster or "
+               "rename the folder, then run `kata gradebook OUT --roster FILE`:"),
+        "zh": "**不在名单上的提交：已评分，但不会写入任何 LMS 文件**（{count} 份）。请修改名单或重命名文件夹，"
+              "再运行 `kata gradebook OUT --roster FILE`：",
+    },
+    "gate_closest": {
+        "en": "; closest roster login {login} ({differ})",
+        "zh": "；名单中最接近的登录名 {login}（{differ}）",
+    },
+    "gate_contested": {
+        "en": ("**Roster lines claimed by more than one submission.** None of them gets the line, which scores 0 "
+               "in canvas.csv and moodle.csv: rename the folders or fix the roster, then run "
+               "`kata gradebook OUT --roster FILE`."),
+        "zh": ("**名单中被多份提交同时对应的行。** 这些提交都不会得到该行，该行在 canvas.csv 和 moodle.csv 中记 0 分："
+               "请重命名文件夹或修改名单，再运行 `kata gradebook OUT --roster FILE`。"),
+    },
+    "gate_graded_as": {"en": "{source} (graded as {name})", "zh": "{source}（评分名 {name}）"},
+    "gate_lookalikes": {
+        "en": "**Submissions named like a roster login that another submission has exactly** (not matched; on no "
+              "roster line):",
+        "zh": "**名称与名单中某登录名相似、而该登录名已被另一份提交完全匹配的提交**（未匹配；不在名单上）：",
+    },
+    "gate_lookalike": {
+        "en": "{source} (graded as {name}) looks like {login} ({differ})",
+        "zh": "{source}（评分名 {name}）看起来像 {login}（{differ}）",
+    },
+    "gate_untimed_one": {
+        "en": ("**No usable submission time: late policy not applied** to {count} submission, which keeps its "
+               "full score in the LMS files until you give a time (`kata gradebook OUT --submitted-at FILE`):"),
+        "zh": "**没有可用的提交时间：未应用迟交规则**，涉及 {count} 份提交，在给出时间之前它在 LMS 文件中保留全部分数"
+              "（`kata gradebook OUT --submitted-at FILE`）：",
+    },
+    "gate_untimed_many": {
+        "en": ("**No usable submission time: late policy not applied** to {count} submissions, which keep their "
+               "full score in the LMS files until you give a time (`kata gradebook OUT --submitted-at FILE`):"),
+        "zh": "**没有可用的提交时间：未应用迟交规则**，涉及 {count} 份提交，在给出时间之前它们在 LMS 文件中保留全部分数"
+              "（`kata gradebook OUT --submitted-at FILE`）：",
+    },
+    "gate_student_times": {
+        "en": "**Submission times come from `{source}`**: {words}.",
+        "zh": "**提交时间来自 `{source}`**：{words}。",
+    },
+    "gate_source_mtime": {
+        "en": ("the newest modification time of each submission's files. Copying or extracting a student's archive "
+               "(`unzip`, most \"download all\" folders) keeps the times the student's machine wrote, so the student "
+               "controls them: not evidence for a grade unless the platform writes the files itself"),
+        "zh": ("每份提交中文件的最新修改时间。复制或解压学生的压缩包（`unzip`、大多数“全部下载”的文件夹）会保留学生电脑写入的时间，"
+               "因此这些时间由学生控制：除非文件由平台自己写入，否则不能作为评分依据"),
+    },
+    "gate_source_manifest": {
+        "en": ("the `created` time of each `kata submit` manifest, written on the student's machine: the student "
+               "controls it, not evidence for a grade"),
+        "zh": "每个 `kata submit` 清单中的 `created` 时间，由学生电脑写入：学生可以控制它，不能作为评分依据",
+    },
+    "gate_canvas_column": {
+        "en": ("**canvas.csv's column {column} is no assignment of the Canvas export {roster}**: Canvas would create "
+               "a new assignment. Give its column as Canvas writes it, `Title (id)`, with `--lms-assignment` or "
+               "`lms_assignment` in course.toml's [[assignment]] (the export's assignments: {known})."),
+        "zh": ("**canvas.csv 的列 {column} 不是 Canvas 导出文件 {roster} 中的作业**：Canvas 会新建一个作业。请用 "
+               "`--lms-assignment` 或 course.toml 中 [[assignment]] 的 `lms_assignment` 按 Canvas 的写法 `标题 (id)` "
+               "给出该列（导出文件中的作业：{known}）。"),
+    },
+    "gate_points_possible": {
+        "en": ("**Left out of canvas.csv: named like Canvas's Points Possible row** ({names}): Canvas would read it "
+               "as the assignment's points. Enter the grade by hand."),
+        "zh": "**未写入 canvas.csv：名称与 Canvas 的 Points Possible 行相同**（{names}）：Canvas 会把它当作作业的满分。"
+              "请手动录入该成绩。",
+    },
+    "gate_console_safe": {
+        "en": "LMS files: safe to import (summary.md's top says what they hold)",
+        "zh": "LMS 导入文件：可以导入（summary.md 开头列出了其内容）",
+    },
+    "time_closest": {
+        "en": "; the closest row is {differ}",
+        "zh": "；最接近的行：{differ}",
+    },
+    "lms_feedback_missing": {"en": "no submission", "zh": "未提交"},
+    "lms_feedback_late": {
+        "en": "{days} day(s) late: -{penalty}%",
+        "zh": "迟交 {days} 天：扣 {penalty}%",
+    },
+    # --- issue 26 R: rosters as exported, Unicode names, the LMS gate (end)
     "not_in_assignment": {
         "en": "kata: -e {given} names {ids}, which assignment {assignment} does not include",
         "zh": "kata：-e {given} 指向 {ids}，但作业 {assignment} 不包含它们",

@@ -20,7 +20,7 @@ from ...course.messages import t
 from ..exports.gradescope import VISIBILITIES
 from . import store
 
-BATCH_ONLY = ("jobs", "force", "timeout", "gradescope_hidden", "roster", "submitted_at", "due")
+BATCH_ONLY = ("jobs", "force", "timeout", "gradescope_hidden", "roster", "submitted_at", "due", "lms_assignment")
 
 
 def add_grade_options(g: argparse.ArgumentParser) -> None:
@@ -40,8 +40,15 @@ def add_grade_options(g: argparse.ArgumentParser) -> None:
 def _term_options(parser) -> None:
     parser.add_argument("--due", metavar="TIME", help="with --assignment: its due date-time for this term, e.g. "
                                                       "2027-03-14T23:59:00+08:00 (default: course.toml's due)")
-    parser.add_argument("--roster", metavar="FILE", help="the class list (CSV: login or folder, id, name, email, "
-                                                         "section): missing and unknown students, LMS ids")
+    parser.add_argument("--roster", metavar="FILE", help="the class list: Canvas's gradebook export (keyed on SIS "
+                                                         "Login ID), Moodle's participants or grades export, or a "
+                                                         "CSV with login (or folder), id, name, email, section. One "
+                                                         "that matches fewer than half of the submissions stops the "
+                                                         "command (--force goes on)")
+    parser.add_argument("--lms-assignment", metavar="'TITLE (ID)'",
+                        help="canvas.csv's grade column, as Canvas's gradebook export names the assignment, e.g. "
+                             "'Attention (48213)' (default: course.toml's lms_assignment, else 'kata ASSIGNMENT', "
+                             "which Canvas imports as a new assignment)")
     parser.add_argument("--submitted-at", metavar="SOURCE",
                         help="when each submission came in, for the assignment's late policy: mtime (the files' "
                              "modification times, which extraction keeps from the student's machine: not for "
@@ -81,6 +88,8 @@ def add_gradebook_parser(sub) -> argparse.ArgumentParser:
                     help="write the formats of this course.toml [[assignment]] only (its exercises, its points) "
                          "into OUT/assignments/ID/ (or --to DIR), from a run that graded its exercises")
     gb.add_argument("--to", metavar="DIR", help="with --assignment: where to write (default OUT/assignments/ID)")
+    gb.add_argument("--force", action="store_true", help="use a --roster that matches fewer than half of the "
+                                                         "graded submissions")
     _term_options(gb)
     return gb
 
@@ -130,7 +139,8 @@ def grade(args, course, exercises, assignment=None) -> int:
     opts = Options(exercises=[ex.id for ex in exercises], public_only=args.public_only,
                    time_limit=args.time_limit, jobs=args.jobs or default_jobs(), force=args.force,
                    timeout=args.timeout or max(1800.0, 2 * course.budget_s + 60), hidden=args.gradescope_hidden or "after_published",
-                   quiet=args.quiet, assignment=assignment, roster=args.roster, submitted_at=args.submitted_at)
+                   quiet=args.quiet, assignment=assignment, roster=args.roster, submitted_at=args.submitted_at,
+                   lms_assignment=args.lms_assignment or getattr(assignment, "lms_assignment", None))
     console = Console()
     try:
         outcome = grade_class(course, args.path, args.out, opts, console)
@@ -164,7 +174,28 @@ def grade(args, course, exercises, assignment=None) -> int:
 
         print(f"kata grade: {unavailable[0].removeprefix('SandboxUnavailable: ')}", file=sys.stderr)
         return SANDBOX_EXIT
-    return 0 if outcome.ok else 1
+    unsafe = lms_gate(Path(args.out), records, console, args.quiet)
+    return (5 if unsafe else 0) if outcome.ok else 1
+
+
+def lms_gate(out: Path, records: dict, console: Console, quiet: bool = False) -> bool:
+    """Print what the LMS files hold and, when they are not safe to import as they are, why
+    (summary.md's top, formats/lms.py); True when they are not (exit status lms.EXIT_CHECK)."""
+    from ..formats.lms import EXIT_CHECK
+    from .gradebook import gate
+
+    problems, facts = gate(out, records, store.read_meta(out))
+    assert EXIT_CHECK == 5
+    if quiet or (not problems and not facts):
+        return bool(problems)
+    console.print("")
+    console.print(t("gate_title_check") if problems else t("gate_title_safe"), style="bold", highlight=False)
+    for line in [*facts, *problems]:
+        if line:
+            console.print(escape(line.replace("\\", "")), highlight=False, soft_wrap=True)
+    if not problems:
+        console.print(t("gate_console_safe"), highlight=False)
+    return bool(problems)
 
 
 def gradebook(args) -> int:
@@ -184,13 +215,22 @@ def gradebook(args) -> int:
         if not (meta.get("late") or {}).get("assignment"):
             print(f"kata gradebook: {t('due_needs_assignment')}", file=sys.stderr)
             return 2
-    if args.roster or args.submitted_at or (args.due and not args.assignment):  # kept for what is written from now on
+    if args.roster and not args.force:  # a roster that is not this class's changes nothing
+        from ..formats.names import own_name
+        from ..formats.roster import read, refusal
+
+        records = store.load_records(out)
+        problem = refusal(read(args.roster), {n: own_name(d, n) for n, d in records.items()})
+        if problem:
+            print(f"kata gradebook: {problem}", file=sys.stderr)
+            return 2
+    if args.roster or args.submitted_at or args.lms_assignment or (args.due and not args.assignment):  # kept
         from .run import term_files
 
         try:
             with store.locked(out):
                 meta = store.read_meta(out) or {}
-                term_files(out, meta, args.roster, args.submitted_at)
+                term_files(out, meta, args.roster, args.submitted_at, args.lms_assignment)
                 if args.due and not args.assignment:
                     problem = _move_due(meta, args.due)
                     if problem:
@@ -208,7 +248,7 @@ def gradebook(args) -> int:
         print(f"kata gradebook: {t('batch_busy', out=out)}", file=sys.stderr)
         return 2
     print(t("gradebook_wrote", files=len(w.files), students=w.students, out=out))
-    return 0
+    return 5 if lms_gate(out, store.load_records(out), Console()) else 0
 
 
 def _move_due(meta: dict, when: str) -> str:

@@ -57,21 +57,43 @@ def complete(out: Path, records: dict[str, dict], hidden: str = "after_published
 def term_table(out: Path, records: dict[str, dict], meta: dict, roster_dir: Path | None = None) -> list:
     """lms.rows() with OUT's roster.csv and submitted_at.csv (copied there by the grading run or
     `kata gradebook --roster/--submitted-at`); `roster_dir`: where they are (default OUT)."""
+    return term(out, records, meta, roster_dir)[0]
+
+
+def term(out: Path, records: dict[str, dict], meta: dict, roster_dir: Path | None = None) -> tuple[list, lms.Lms]:
+    """(lms.rows(), what else the LMS files are made from: the roster as read, canvas.csv's column)."""
     base = roster_dir or out
     roster = read_roster(base / store.ROSTER) if (base / store.ROSTER).is_file() else None
+    if roster is not None:
+        roster.source = meta.get("roster_name") or roster.source  # the instructor's file, not OUT's copy
     times = late.read_times(base / store.TIMES) if meta.get("submitted_at") == "file" and \
         (base / store.TIMES).is_file() else None
-    return lms.rows(records, meta, roster, times)
+    return lms.rows(records, meta, roster, times), lms.Lms(roster, lms_column(meta))
+
+
+def lms_column(meta: dict) -> str:
+    """canvas.csv's and moodle.csv's grade column: the assignment as Canvas names it (`Title (id)`,
+    from --lms-assignment or course.toml's lms_assignment), else `kata <assignment>` or the title."""
+    if meta.get("lms_assignment"):
+        return meta["lms_assignment"]
+    return f"kata {meta['assignment']}" if meta.get("assignment") else meta.get("title", "kata")
+
+
+def gate(out: Path, records: dict[str, dict], meta: dict | None, roster_dir: Path | None = None) -> tuple[list, list]:
+    """(why the LMS files are not safe to import, what they hold): lms.gate and lms.overview."""
+    meta = meta or {}
+    table, info = term(out, records, meta, roster_dir)
+    return lms.gate(table, meta, info), lms.overview(table, meta, info)
 
 
 def write_class(out: Path, records: dict[str, dict], meta: dict | None, roster_dir: Path | None = None) -> list[Path]:
     meta = meta or {}
     s = summary.stats(records)
     title = meta.get("title", "kata")
-    table = term_table(out, records, meta, roster_dir)
+    table, info = term(out, records, meta, roster_dir)
     points = next((r.max_score for r in table if r.max_score), 0.0)
-    column = f"kata {meta['assignment']}" if meta.get("assignment") else title
-    md = summary.markdown(records, s, meta, similarity.read_flagged(out), lms.attention_lines(table, meta)) \
+    column = info.column
+    md = summary.markdown(records, s, meta, similarity.read_flagged(out), lms.attention_lines(table, meta, info)) \
         + lms.summary_lines(table, meta)
     return [store.atomic_write(out / "gradebook.csv", csvbook.gradebook(records, meta.get("exercises"), table)),
             store.atomic_write(out / "canvas.csv", lms.canvas_csv(table, column, points)),
@@ -131,6 +153,7 @@ def regenerate_assignment(out: Path, assignment, to: Path | None = None) -> tupl
         hidden = meta.get("gradescope_hidden") or "after_published"
         records = {name: view(doc, assignment) for name, doc in store.load_records(out).items()}
         meta.update(exercises=list(assignment.exercises), assignment=assignment.id,
+                    lms_assignment=getattr(assignment, "lms_assignment", None),
                     title=f"{meta.get('title', 'kata')}: {assignment.title}", late=assignment.late_policy())
         w = Written(len(records))
         for name, doc in records.items():

@@ -66,6 +66,7 @@ class Options:
     quiet: bool = False
     assignment: object = None  # course/assignments.Assignment: its exercises only, points scaled
     roster: str | None = None  # a roster CSV (formats/roster.py), copied into OUT
+    lms_assignment: str | None = None  # canvas.csv's column, Canvas's `Title (id)` (formats/lms.py)
     submitted_at: str | None = None  # "mtime", "manifest" or a platform's timestamp CSV (formats/late.py)
 
 
@@ -145,13 +146,18 @@ def _meta(course, opts: Options, course_fp: str) -> dict:
             "late": opts.assignment.late_policy() if opts.assignment else None}
 
 
-def term_files(out: Path, meta: dict, roster: str | None, submitted_at: str | None) -> None:
+def term_files(out: Path, meta: dict, roster: str | None, submitted_at: str | None,
+               lms_assignment: str | None = None) -> None:
     """A given roster and timestamp file go into OUT (roster.csv, submitted_at.csv), so that
     `kata gradebook OUT` uses them again; `meta["submitted_at"]`: the source of submission times
-    ("mtime", "manifest", "file"), kept from an earlier run when none is given."""
+    ("mtime", "manifest", "file"), kept from an earlier run when none is given; so are the
+    roster's file name (`roster_name`, what summary.md calls it) and canvas.csv's column
+    (`lms_assignment`, Canvas's `Title (id)`)."""
     old = store.read_meta(out) or {}
     if roster:
         store.atomic_write(out / ROSTER, Path(roster).read_bytes())
+    meta["roster_name"] = Path(roster).name if roster else old.get("roster_name")
+    meta["lms_assignment"] = lms_assignment or meta.get("lms_assignment") or old.get("lms_assignment")
     if submitted_at and submitted_at not in SOURCES:
         store.atomic_write(out / TIMES, Path(submitted_at).read_bytes())
         submitted_at = "file"
@@ -223,6 +229,7 @@ def _grade_class(course, class_dir: Path, out: Path, opts: Options, console: Con
     renamed = assign_names(entries, known, set(records))
     for e in entries:
         e.fingerprint = fingerprint(e.path)
+    _roster(opts, entries, console)  # a roster that is not this class's stops here, before any write
     todo, outcome = [], Outcome(total=len(entries))
     for e in entries:
         if not opts.force and _finished(records.get(e.name), e):
@@ -235,7 +242,7 @@ def _grade_class(course, class_dir: Path, out: Path, opts: Options, console: Con
     meta.update({"created": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
                  "class_dir": str(class_dir.resolve()), "jobs": opts.jobs,
                  "skipped": [s.as_dict() for s in skipped], "renamed": renamed})
-    term_files(out, meta, opts.roster, opts.submitted_at)
+    term_files(out, meta, opts.roster, opts.submitted_at, opts.lms_assignment)
     store.write_json(out / store.META, meta)
     if not opts.quiet:
         for s in skipped:
@@ -293,6 +300,24 @@ def _grade_class(course, class_dir: Path, out: Path, opts: Options, console: Con
     if outcome.interrupted:  # a write that Ctrl-C cut short left its .part file; this run holds the lock
         store.remove_partials(out)
     return outcome
+
+
+def _roster(opts: Options, entries: list[Entry], console: Console):
+    """The roster given with --roster, said how it was read; BatchError when it matches fewer than
+    half of the submissions or none of its students (roster.refusal), unless --force."""
+    if not opts.roster:
+        return None
+    from ..formats.names import stem
+    from ..formats.roster import read, refusal
+
+    roster = read(opts.roster)
+    if not opts.quiet:
+        console.print(t("roster_read", roster=escape(opts.roster), shape=t(f"roster_shape_{roster.shape}"),
+                        count=len(roster.students), column=escape(roster.key)), highlight=False, soft_wrap=True)
+    problem = refusal(roster, {e.name: stem(e.source) for e in entries})
+    if problem and not opts.force:
+        raise BatchError(problem)
+    return roster
 
 
 def _run(course, opts: Options, todo: list[Entry], outcome: Outcome, done, line, console: Console) -> None:

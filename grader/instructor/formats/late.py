@@ -36,6 +36,7 @@ from pathlib import Path
 from ...course.assignments import parse_time
 from ...course.messages import t
 from ...course.safe_text import one_line
+from .names import nfc
 from .roster import KEY_COLUMNS, _norm
 
 TIME_COLUMNS = ("submittedat", "submissiontime", "timestamp", "time", "date", "submitted")
@@ -58,8 +59,8 @@ class Late:
 
 
 def read_times(path: str | Path) -> dict[str, str]:
-    """{student (as the file writes it, without surrounding spaces): ISO time in UTC} from a
-    platform's CSV export; a student on several rows (several attempts): the latest."""
+    """{student (as the file writes it, in NFC, without surrounding spaces): ISO time in UTC} from
+    a platform's CSV export; a student on several rows (several attempts): the latest."""
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8-sig")
@@ -76,7 +77,7 @@ def read_times(path: str | Path) -> dict[str, str]:
     for n, row in enumerate(rows[1:], 2):
         if not any(c.strip() for c in row):
             continue
-        student = row[who].strip() if who < len(row) else ""
+        student = nfc(row[who].strip()) if who < len(row) else ""  # josé in NFD and NFC: one student
         try:
             at = parse_time(row[when]).astimezone(timezone.utc)
         except (ValueError, IndexError):

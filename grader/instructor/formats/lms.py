@@ -150,7 +150,10 @@ def _time(name: str, doc: dict, policy: dict, source: str, times, timing, source
     if name in timing.ambiguous:
         return "", t("time_ambiguous", source=TIMES_FILE, name=_quoted([sources[name]]),
                      rows=", ".join(timing.ambiguous[name]))
-    return "", t("time_no_row", source=TIMES_FILE, name=_quoted([sources[name]]))
+    own = names_mod.stem(sources[name])
+    near = names_mod.closest(own, list(times))
+    hint = t("time_closest", differ=names_mod.differ(own, near[0])) if near else ""
+    return "", t("time_no_row", source=TIMES_FILE, name=_quoted([sources[name]])) + hint
 
 
 def _with_roster(out: list[Row], roster: Roster, own: dict, sources: dict, max_total: float) -> list[Row]:
@@ -206,14 +209,23 @@ def _login(r: Row) -> str:
     """The login an LMS matches a row on: the roster's; without a roster the folder's own name,
     never one the grader made up to keep two entries apart (`bob-2`): that one is left empty."""
     if r.student is not None:
-        return r.student.login
+        return r.student.platform_login
     return r.name if not r.source or names_mod.stem(r.source) == r.name else ""
+
+
+def _points_possible(r: Row) -> bool:
+    """A row Canvas's importer would take for its Points Possible row (it looks for those words in
+    the first cell): written as a student, a second one sets the assignment's points."""
+    s = r.student
+    return "pointspossible" in names_mod.loose(s.name if s and s.name else r.name).replace("_", "")
 
 
 def canvas_csv(table: list[Row], column: str, points: float) -> str:
     lines = [["Student", "ID", "SIS User ID", "SIS Login ID", "Section", _one(column)],
              ["Points Possible", "", "", "", "", f"{points:g}"]]
     for r in _importable(table):
+        if _points_possible(r):  # never a second Points Possible row (listed at summary.md's top)
+            continue
         s = r.student
         display = s.name if s and s.name else r.name
         lines.append([_one(display), _one(s.canvas_id if s else ""), _one(s.id if s else ""),
@@ -226,8 +238,116 @@ def moodle_csv(table: list[Row], column: str) -> str:
     for r in _importable(table):
         s = r.student
         lines.append([_one(s.email if s else ""), _one(_login(r)), _one(s.id if s else ""),
-                      _one(s.name if s else ""), f"{round(r.final, 2):g}", _one(r.reason)])
+                      _one(s.name if s else ""), f"{round(r.final, 2):g}", _one(feedback(r))])
     return csv_text(lines)
+
+
+def feedback(r: Row) -> str:
+    """What the LMS's feedback column shows the student: the late penalty or that nothing was
+    submitted, in the student's terms; never the instructor's diagnostics (roster matching,
+    submission times that could not be used, changed files): those are in gradebook.csv."""
+    if r.status == "missing":
+        return t("lms_feedback_missing")
+    if r.late is not None and r.late.days and not r.no_time:
+        return t("lms_feedback_late", days=r.late.days, penalty=f"{r.late.penalty:g}")
+    return ""
+
+
+EXIT_CHECK = 5  # `kata grade`/`kata gradebook`: the LMS files were written, but check before importing them
+
+
+@dataclass
+class Lms:
+    """What the LMS files are made from besides the table: the roster as read, the column."""
+    roster: Roster | None = None
+    column: str = ""  # canvas.csv's assignment column
+    entries: int = 0  # submissions in the class folder
+
+
+def gate(table: list[Row], meta: dict | None = None, lms: Lms | None = None) -> list[str]:
+    """What makes canvas.csv and moodle.csv unsafe to import as they are, one Markdown line each
+    ([] when they are safe): graded work that reaches no LMS row, a roster line claimed twice, a
+    look-alike, a late policy that could not be applied, times the students control, a Canvas
+    column that names no assignment of the Canvas export, a row Canvas would take for Points
+    Possible."""
+    meta, lms = meta or {}, lms or Lms()
+    contested = [r for r in table if r.status == "contested"]
+    lookalikes = [r for r in table if r.claims and r.claims not in {c.name for c in contested}]
+    unknown = [r for r in table if not r.on_roster and not r.claims]
+    untimed = [r for r in table if r.no_time]
+    source, policy = meta.get("submitted_at") or "", meta.get("late")
+    out: list[str] = []
+    if unknown:
+        roster = lms.roster
+        logins = [s.login for s in roster.students] if roster else []
+        out += ["", t("gate_unknown", count=len(unknown)), ""]
+        for r in unknown:
+            near = names_mod.closest(names_mod.stem(r.source or r.name), logins)
+            hint = t("gate_closest", login=_md(near[0]), differ=_md(names_mod.differ(names_mod.stem(r.source or r.name),
+                                                                                    near[0]))) if near else ""
+            out.append(f"- {_md(repr(r.source or r.name))} (→ {_md(r.name)}){hint}")
+    if contested:
+        out += ["", t("gate_contested"), ""]
+        for r in contested:
+            who = [c for c in table if c.claims == r.name]
+            out.append(f"- {_md(r.name)}: " + ", ".join(t("gate_graded_as", source=_md(repr(c.source)), name=_md(c.name))
+                                                        for c in who))
+    if lookalikes:
+        out += ["", t("gate_lookalikes"), ""]
+        for r in lookalikes:
+            out.append("- " + t("gate_lookalike", source=_md(repr(r.source)), name=_md(r.name), login=_md(r.claims),
+                                differ=_md(names_mod.differ(names_mod.stem(r.source), r.claims))))
+    if untimed:
+        out += ["", t("gate_untimed_one" if len(untimed) == 1 else "gate_untimed_many", count=len(untimed)), ""]
+        for r in untimed:
+            out.append(f"- {_md(r.name)}: {_md(r.no_time)}")
+    if policy and source in late_mod.STUDENT_SET:
+        out += ["", t("gate_student_times", source=source, words=t(f"gate_source_{source}"))]
+    roster = lms.roster
+    if roster is not None and roster.shape == "canvas" and lms.column and lms.column not in roster.assignments:
+        out += ["", t("gate_canvas_column", column=_md(lms.column), roster=_md(roster.source),
+                      known=", ".join(_md(a) for a in roster.assignments) or "-")]
+    pp = [r for r in _importable(table) if _points_possible(r)]
+    if pp:
+        out += ["", t("gate_points_possible", names=", ".join(_md(repr(r.source or r.name)) for r in pp))]
+    return out
+
+
+def overview(table: list[Row], meta: dict | None = None, lms: Lms | None = None) -> list[str]:
+    """What goes to the LMS, for the top of summary.md and the console: the roster's shape and
+    match rate, who is missing (0 in the LMS files), late penalties applied ([] when neither a
+    roster nor a late policy is in play)."""
+    meta, lms = meta or {}, lms or Lms()
+    out: list[str] = []
+    roster = lms.roster
+    if roster is not None:
+        submitted = [r for r in table if r.status not in NO_RECORD]
+        matched = [r for r in submitted if r.on_roster]
+        out.append("- " + t("gate_roster", roster=_md(roster.source), shape=t(f"roster_shape_{roster.shape}"),
+                            column=_md(roster.key), matched=len(matched), total=len(submitted),
+                            enrolled=len(roster.students)))
+        missing = [r for r in table if r.status == "missing"]
+        if missing:
+            out.append("- " + t("gate_missing", count=len(missing), names=", ".join(_md(r.name) for r in missing[:20])
+                                + (", …" if len(missing) > 20 else "")))
+    if meta.get("late"):
+        late = [r for r in table if r.late is not None and r.late.penalty and r.on_roster]
+        out.append("- " + t("gate_penalties", count=len(late), names=", ".join(
+            f"{_md(r.name)} (-{r.late.penalty:g}%)" for r in late[:20]) + (", …" if len(late) > 20 else "") or "-"))
+    if lms.column:
+        out.append("- " + t("gate_column", column=_md(lms.column)))
+    return out
+
+
+def attention_lines(table: list[Row], meta: dict | None = None, lms: Lms | None = None) -> list[str]:
+    """The top of summary.md: what the LMS files hold (overview) and, when they are not safe to
+    import as they are, why (gate) under "Check before importing" ([] when nothing is in play)."""
+    problems, facts = gate(table, meta, lms), overview(table, meta, lms)
+    if problems:
+        return ["", "## " + t("gate_title_check"), "", t("gate_intro_check", code=EXIT_CHECK), "", *facts, *problems]
+    if facts:
+        return ["", "## " + t("gate_title_safe"), "", *facts]
+    return []
 
 
 SOURCE_WORDS = {
@@ -239,41 +359,6 @@ SOURCE_WORDS = {
     "file": "the submission platform's timestamp file (submitted_at.csv), its rows matched to the entries' "
             "names in the class folder",
 }
-
-
-def attention_lines(table: list[Row], meta: dict | None = None) -> list[str]:
-    """What to settle before importing the LMS files, for the top of summary.md: roster lines two
-    submissions claim, submissions that only look like a login, submissions the late policy could
-    not be applied to, and a time source the students control ([] when there is nothing)."""
-    meta = meta or {}
-    contested = [r for r in table if r.status == "contested"]
-    lookalikes = [r for r in table if r.claims and r.claims not in {c.name for c in contested}]
-    untimed = [r for r in table if r.no_time]
-    source = meta.get("submitted_at") or ""
-    policy = meta.get("late")
-    lines: list[str] = []
-    if contested:
-        lines += ["", "**Roster lines claimed by more than one submission.** None of them gets the line, which "
-                      "scores 0 in canvas.csv and moodle.csv: rename the folders or fix the roster, then run "
-                      "`kata gradebook OUT --roster FILE`.", ""]
-        for r in contested:
-            who = [c for c in table if c.claims == r.name]
-            lines.append(f"- {_md(r.name)}: " + ", ".join(f"{_md(repr(c.source))} (graded as {_md(c.name)})"
-                                                          for c in who))
-    if lookalikes:
-        lines += ["", "**Submissions named like a roster login that another submission has exactly** (not "
-                      "matched; on no roster line):", ""]
-        for r in lookalikes:
-            lines.append(f"- {_md(repr(r.source))} (graded as {_md(r.name)}) looks like {_md(r.claims)}")
-    if untimed:
-        lines += ["", f"**No usable submission time: late policy not applied** to {len(untimed)} "
-                      f"submission{'s' if len(untimed) != 1 else ''}, which keep their full score in the LMS "
-                      "files until you give a time (`kata gradebook OUT --submitted-at FILE`):", ""]
-        for r in untimed:
-            lines.append(f"- {_md(r.name)}: {_md(r.no_time)}")
-    if policy and source in late_mod.STUDENT_SET:
-        lines += ["", f"**Submission times come from `{source}`**: {SOURCE_WORDS[source]}."]
-    return (["", "## Check before importing"] + lines) if lines else []
 
 
 def summary_lines(table: list[Row], meta: dict | None = None) -> str:

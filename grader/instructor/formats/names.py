@@ -13,9 +13,15 @@ loosely, ignoring case, surrounding spaces, invisible characters (U+200B ...) an
   several exact ones (`bob/` and `bob.zip`), leave the row to none of them (`contested`): the
   instructor decides, by renaming a folder or fixing the file;
 - an entry alike to several rows gets none of them (`ambiguous`).
+
+Every comparison, exact or loose, is between NFC forms (`nfc`): `josé` typed on Linux (NFC) and
+`josé` from a macOS folder or a platform's export (NFD: `e` + U+0301) are one name, as they
+look. Names that still differ while looking alike (another script's `а`, a ligature) are shown
+with the first character where they differ, as code points (`differ`).
 """
 from __future__ import annotations
 
+import difflib
 import re
 import unicodedata
 from collections import defaultdict
@@ -41,11 +47,38 @@ def own_name(doc: dict, name: str) -> str:
     return stem(source) or source
 
 
+def nfc(text: str) -> str:
+    """`text` in Unicode's composed form (NFC), what every name comparison uses."""
+    return unicodedata.normalize("NFC", str(text))
+
+
+def differ(a: str, b: str) -> str:
+    """How two names that may look alike differ, for a message: both as Python writes them and
+    the first character where they part, as code points (`'josе' vs 'jose': U+0435 CYRILLIC
+    SMALL LETTER IE vs U+0065 LATIN SMALL LETTER E`)."""
+    def point(ch: str) -> str:
+        return f"U+{ord(ch):04X} {unicodedata.name(ch, '?')}" if ch else "(end)"
+
+    if difflib.SequenceMatcher(None, a, b).ratio() < 0.75:  # not alike: the names say enough
+        return f"{a!r} vs {b!r}"
+    i = next((k for k, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
+    return f"{a!r} vs {b!r}: {point(a[i:i + 1])} vs {point(b[i:i + 1])}"
+
+
+def closest(name: str, names, n: int = 1, cutoff: float = 0.6) -> list[str]:
+    """The `n` names of `names` most like `name` (difflib on the loose NFC forms), best first."""
+    by_key: dict[str, str] = {}
+    for x in names:
+        by_key.setdefault(loose(x) or nfc(x), x)
+    found = difflib.get_close_matches(loose(name) or nfc(name), list(by_key), n=n, cutoff=cutoff)
+    return [by_key[k] for k in found]
+
+
 def loose(text: str) -> str:
     """`text` compared loosely: no invisible (format) characters, case folded, every run of
     other characters than letters, digits, `.`, `-` one `_`, none at the ends ("" when nothing
     is left: such a name only ever matches exactly)."""
-    visible = "".join(ch for ch in str(text) if unicodedata.category(ch) != "Cf")
+    visible = "".join(ch for ch in nfc(text) if unicodedata.category(ch) != "Cf")
     return re.sub(r"[^\w.-]+", "_", visible).strip("._-").casefold()
 
 
@@ -66,7 +99,7 @@ class Pairing:
 
 def pair(rows: list[str], entries: dict[str, str]) -> Pairing:
     """Rows (their names, each once) to entries ({entry id: own name}), by the rules above."""
-    exact = set(rows)
+    exact = {nfc(row): row for row in rows}
     alike = defaultdict(list)
     for row in rows:
         if loose(row):
@@ -74,8 +107,8 @@ def pair(rows: list[str], entries: dict[str, str]) -> Pairing:
     claims: dict[str, list[tuple[str, bool]]] = defaultdict(list)
     p = Pairing()
     for entry, own in entries.items():
-        if own in exact:
-            claims[own].append((entry, True))
+        if nfc(own) in exact:
+            claims[exact[nfc(own)]].append((entry, True))
             continue
         found = alike.get(loose(own), []) if loose(own) else []
         if len(found) > 1:

@@ -12,15 +12,33 @@ compared without case, spaces or underscores. A BOM (Excel's UTF-8) is fine.
 `match(roster, entries)` says who is enrolled and graded, who submitted without being on the
 roster (unknown), who is on it without a submission (missing: they score 0 in the LMS files),
 and which roster lines two or more entries claim (contested: none of them gets the line).
+
+Three shapes are read as the platforms write them (`Roster.shape` says which was recognised):
+- `canvas`: Canvas's gradebook export (Grades → Export; lib/gradebook_exporter.rb):
+  `Student,ID,SIS User ID,SIS Login ID,[Integration ID,][Root Account,]Section,<custom
+  columns>,<Title (id)>...,<totals>` (or `LastName,FirstName,...`), a `    Points Possible` row
+  (leading spaces) and sometimes a "Manual Posting"/"Muted" row with empty name cells before it.
+  A student is keyed on `SIS Login ID`; `ID` is Canvas's user id (canvas_id), `SIS User ID` the
+  institution's (id), `Student` the display name ("Last, First"). The Points Possible and
+  manual-posting rows and Canvas's "Student, Test" (the test student) are not students. The
+  `Title (id)` columns are kept (`assignments`): the assignments canvas.csv may name.
+- `moodle`: Moodle's participants download (`First name,Last name,Email address`, plus the
+  site's identity fields such as `Username`, `ID number`) and its grade export (Grades → Export →
+  Plain text file: `First name,Last name,ID number,Institution,Department,Email address,<items>`).
+  Keyed on `Username` when the file has it, else `ID number` when every row has one, else the
+  email address's local part.
+- `plain`: the documented form above.
+A `;` or tab separated file (a locale's CSV) is read as such. Every cell is NFC (names.py).
 """
 from __future__ import annotations
 
 import csv
 import io
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .names import Pairing, loose, pair
+from .names import Pairing, loose, nfc, pair
 
 KEY_COLUMNS = ("folder", "login", "username", "student", "entry")
 OPTIONAL = {"id": ("id", "studentid", "sisuserid", "sisid"), "canvas_id": ("canvasid", "canvasuserid"), "name": ("name", "fullname", "studentname"),
@@ -41,17 +59,27 @@ class Student:
     email: str = ""
     section: str = ""
     line: int = 0
+    lms_login: str | None = None  # the platform's login (Canvas SIS Login ID, Moodle username); None: `login`
+
+    @property
+    def platform_login(self) -> str:
+        return self.login if self.lms_login is None else self.lms_login
 
 
 @dataclass
 class Roster:
     students: list[Student] = field(default_factory=list)
     source: str = ""
+    shape: str = "plain"  # canvas | moodle | plain: the export recognised
+    key: str = ""  # the column (as the file names it) each student is keyed on
+    assignments: list[str] = field(default_factory=list)  # Canvas's `Title (id)` columns
+    _seen: dict = field(default_factory=dict, repr=False, compare=False)  # NFC casefolded login -> line
+    _alike: dict = field(default_factory=dict, repr=False, compare=False)  # loose login -> line
 
     def get(self, name: str) -> Student | None:
-        key = name.casefold()
+        key = nfc(name).casefold()
         for s in self.students:
-            if s.login.casefold() == key:
+            if nfc(s.login).casefold() == key:
                 return s
         return None
 
@@ -60,33 +88,116 @@ def _norm(header: str) -> str:
     return "".join(ch for ch in header.casefold() if ch not in " _-.")
 
 
+CANVAS_ASSIGNMENT = re.compile(r"^(?P<title>.*\S) \((?P<id>\d+)\)$")
+CANVAS_NOT_STUDENTS = ("Points Possible", "Student, Test")  # the Points Possible row; the test student
+
+
+def _dialect(text: str) -> str:
+    """The separator of the header line: `,`, or `;` / tab where a locale's CSV uses them."""
+    head = text.split("\n", 1)[0]
+    return max((",", ";", "\t"), key=lambda sep: (len(next(csv.reader([head], delimiter=sep), [])), sep == ","))
+
+
+def _shape(header: list[str]) -> str:
+    if "sisloginid" in header and ("student" in header or {"lastname", "firstname"} <= set(header)) and "id" in header:
+        return "canvas"
+    if {"firstname", "lastname"} <= set(header) and ({"emailaddress", "idnumber", "username"} & set(header)):
+        return "moodle"
+    return "plain"
+
+
 def parse(text: str, source: str = "roster.csv") -> Roster:
-    rows = list(csv.reader(io.StringIO(text.lstrip("\ufeff"))))
+    sep = _dialect(text.lstrip("\ufeff"))
+    rows = [[nfc(c) for c in row] for row in csv.reader(io.StringIO(text.lstrip("\ufeff")), delimiter=sep)]
     if not rows:
         raise RosterError(f"{source}: empty (a header row is needed: login,id,name,email)")
     header = [_norm(h) for h in rows[0]]
+    shape = _shape(header)
+    if shape == "canvas":
+        return _canvas(rows, header, source)
+    if shape == "moodle":
+        return _moodle(rows, header, source)
     key = next((header.index(k) for k in KEY_COLUMNS if k in header), None)
     if key is None:
         raise RosterError(f"{source}:1: no column saying which submission is whose (one of: "
                           f"{', '.join(KEY_COLUMNS)}); the header is {', '.join(rows[0]) or 'empty'}")
     where = {name: next((header.index(a) for a in aliases if a in header), None) for name, aliases in OPTIONAL.items()}
-    roster, seen, alike = Roster(source=source), {}, {}
+    roster = Roster(source=source, shape="plain", key=rows[0][key].strip())
     for n, row in enumerate(rows[1:], 2):
         if not any(cell.strip() for cell in row):
             continue
-        login = row[key].strip() if key < len(row) else ""
+        cells = {name: _cell(row, i) for name, i in where.items()}
+        _add(roster, _cell(row, key), n, rows[0][key], Student("", line=n, **cells))
+    return roster
+
+
+def _cell(row: list[str], i: int | None) -> str:
+    return row[i].strip() if i is not None and i < len(row) else ""
+
+
+def _add(roster: Roster, login: str, n: int, column: str, student: Student) -> None:
+    """`student` keyed on `login` (line n), after the checks every shape shares."""
+    source, seen, alike = roster.source, roster._seen, roster._alike
+    if not login:
+        raise RosterError(f"{source}:{n}: the {column.strip()} cell is empty")
+    if nfc(login).casefold() in seen:
+        raise RosterError(f"{source}:{n}: {login} is already on line {seen[nfc(login).casefold()]}")
+    if loose(login) in alike:  # one entry could be either: say so now
+        raise RosterError(f"{source}:{n}: {login} differs from line {alike[loose(login)]} only in spaces, "
+                          "punctuation or invisible characters: a submission could be either")
+    seen[nfc(login).casefold()] = n
+    if loose(login):
+        alike[loose(login)] = n
+    student.login = login
+    roster.students.append(student)
+
+
+def _canvas(rows: list[list[str]], header: list[str], source: str) -> Roster:
+    col = {h: i for i, h in reversed(list(enumerate(header)))}
+    roster = Roster(source=source, shape="canvas", key=rows[0][col["sisloginid"]].strip(),
+                    assignments=[h.strip() for h in rows[0] if CANVAS_ASSIGNMENT.match(h.strip())])
+    for n, row in enumerate(rows[1:], 2):
+        if not any(cell.strip() for cell in row):
+            continue
+        if "student" in col:
+            name = _cell(row, col["student"])
+        else:
+            name = ", ".join(x for x in (_cell(row, col["lastname"]), _cell(row, col["firstname"])) if x)
+        canvas_id, login = _cell(row, col["id"]), _cell(row, col["sisloginid"])
+        if name in CANVAS_NOT_STUDENTS and not login:
+            continue
+        if not name and not canvas_id and not login:  # the "Manual Posting" / "Muted" row
+            continue
         if not login:
-            raise RosterError(f"{source}:{n}: the {rows[0][key]} cell is empty")
-        if login.casefold() in seen:
-            raise RosterError(f"{source}:{n}: {login} is already on line {seen[login.casefold()]}")
-        if loose(login) in alike:  # one entry could be either: say so now
-            raise RosterError(f"{source}:{n}: {login} differs from line {alike[loose(login)]} only in spaces, "
-                              "punctuation or invisible characters: a submission could be either")
-        seen[login.casefold()] = n
-        if loose(login):
-            alike[loose(login)] = n
-        cells = {name: (row[i].strip() if i is not None and i < len(row) else "") for name, i in where.items()}
-        roster.students.append(Student(login, line=n, **cells))
+            raise RosterError(f"{source}:{n}: {name or canvas_id} has no SIS Login ID in this Canvas export (ask "
+                              "your Canvas admin to include SIS data in exports, or add the login by hand)")
+        _add(roster, login, n, rows[0][col["sisloginid"]],
+             Student("", id=_cell(row, col.get("sisuserid")), canvas_id=canvas_id, name=name,
+                     section=_cell(row, col.get("section")), line=n, lms_login=login))
+    return roster
+
+
+def _moodle(rows: list[list[str]], header: list[str], source: str) -> Roster:
+    col = {h: i for i, h in reversed(list(enumerate(header)))}
+    body = [(n, row) for n, row in enumerate(rows[1:], 2) if any(cell.strip() for cell in row)]
+    if "username" in col:
+        key = "username"
+    elif "idnumber" in col and all(_cell(row, col["idnumber"]) for _, row in body):
+        key = "idnumber"
+    elif "emailaddress" in col:
+        key = "emailaddress"
+    else:
+        raise RosterError(f"{source}:1: this Moodle export has no Username, no ID number on every line and no "
+                          "Email address: nothing says which submission is whose")
+    label = rows[0][col[key]].strip() + (" (before @)" if key == "emailaddress" else "")
+    roster = Roster(source=source, shape="moodle", key=label)
+    for n, row in body:
+        email = _cell(row, col.get("emailaddress"))
+        login = email.partition("@")[0] if key == "emailaddress" else _cell(row, col[key])
+        name = " ".join(x for x in (_cell(row, col["firstname"]), _cell(row, col["lastname"])) if x)
+        _add(roster, login, n, rows[0][col[key]],
+             Student("", id=_cell(row, col.get("idnumber")), name=name, email=email, line=n,
+                     lms_login=_cell(row, col.get("username"))))
     return roster
 
 
@@ -127,3 +238,30 @@ def match(roster: Roster, entries: dict[str, str] | list[str]) -> Match:
     enrolled = [(s, p.owner.get(s.login)) for s in roster.students]
     matched = set(p.owner.values())
     return Match(enrolled, [n for n in entries if n not in matched], p)
+
+
+def refusal(roster: Roster, entries: dict[str, str] | list[str]) -> str:
+    """Why `roster` cannot be the class's ("" when it can): it matches fewer than half of the
+    submissions, or none of its students. The message names the roster, how it was read, and the
+    closest roster logins of the unmatched submissions (difflib), as Python writes them."""
+    from ...course.messages import t
+    from .names import closest, differ
+
+    if not isinstance(entries, dict):
+        entries = {n: n for n in entries}
+    if not entries or not roster.students:
+        return ""
+    found = match(roster, entries)
+    matched = sum(1 for _, name in found.enrolled if name is not None)
+    if 2 * matched >= len(entries) and matched:
+        return ""
+    logins = [s.login for s in roster.students]
+    near = []
+    for name in found.unknown[:5]:
+        own = entries[name]
+        best = closest(own, logins, cutoff=0.0)
+        near.append(f"{own!r} → {best[0]!r}" + (f" ({differ(own, best[0])})" if nfc(own) != best[0] and
+                                                 loose(own) == loose(best[0]) else "") if best else repr(own))
+    return t("roster_refused", roster=roster.source, shape=t(f"roster_shape_{roster.shape}"), column=roster.key,
+             matched=matched, total=len(entries), enrolled=matched, students=len(roster.students),
+             closest="; ".join(near) or t("roster_refused_none"))
