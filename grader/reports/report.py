@@ -32,15 +32,10 @@ from .. import __version__
 from ..checking.results import GradeResult
 from ..course.manifest import Course
 from ..course.messages import language, t
+from ..course.points import pts  # noqa: F401  (points as every report shows them; imported from here too)
 from ..course.safe_text import block, one_line
 
 SCHEMA = 1
-
-
-def pts(x: float) -> str:
-    """Points as a person reads them: at most two decimals (an assignment's scaled points are
-    fractions), no trailing zeros: 13.04, 2.17, 100."""
-    return f"{round(float(x), 2):g}"
 
 
 def to_dict(course: Course, result: GradeResult) -> dict:

@@ -83,7 +83,7 @@ def _clip(text, limit: int) -> str:
 def _num(x) -> str:
     """Points as every report shows them (report.pts: two decimals at most, 67.39 / 100, 0/2.17): the
     stored report keeps their precision, the page rounds only what it shows."""
-    from .report import pts
+    from ..course.points import pts
 
     return pts(x)
 

@@ -39,6 +39,7 @@ from ...authoring.stubs import BEGIN, END, blocks
 from ...checking.notebook import CHECK_TAG, INTRO_TAG, KERNEL
 from ...course import atomic
 from ...course.messages import t
+from ...course.points import pts
 from .nbgrader_cell import ENV_ROOT, check_cell_ids, grading_timeout
 
 SCHEMA_VERSION = 3  # nbgrader's cell metadata schema (nbgrader 0.9)
@@ -120,13 +121,13 @@ def build(course, ex, lang: str | None = None, factor: float = 1.0):
         name = check.name.removeprefix("test_")
         label = t("nbg_hidden_name", lang, name=name) if check.hidden else name
         where = t("nbg_cell_listings", lang, listings=", ".join(check.listings)) if check.listings else ""
-        comment = t("nbg_cell_comment", lang, name=label, points=f"{points:g}", where=where)
+        comment = t("nbg_cell_comment", lang, name=label, points=pts(points), where=where)
         code = ("".join(f"# {line}\n" for line in textwrap.wrap(comment, 96))
                 + f"from grader.instructor.exports.nbgrader_cell import verdict\n"
                 f"passed, message = verdict({ex.id!r}, {check.name!r})\n"
                 f"assert passed, message")
         if check.hidden:  # generate_assignment keeps only the first line: no name, no listing
-            public = t("nbg_hidden_cell", lang, n=gid.rsplit("_", 1)[1], points=f"{points:g}")
+            public = t("nbg_hidden_cell", lang, n=gid.rsplit("_", 1)[1], points=pts(points))
             code = ("".join(f"# {line}\n" for line in textwrap.wrap(public, 96))
                     + "### BEGIN HIDDEN TESTS\n" + code + "\n### END HIDDEN TESTS")
         taken.add(gid)
@@ -141,7 +142,7 @@ def intro(course, ex, lang: str | None = None, factor: float = 1.0) -> str:
     titles = {lst.id: lst.title for lst in course.listings}
     listings = "\n".join(f"- {lst}: {titles.get(lst, '')}" for lst in ex.listings) or "-"
     points = round(ex.points * factor, 4)
-    return t("nbg_intro", lang, section=ex.section, title=ex.title, id=ex.id, points=f"{points:g}",
+    return t("nbg_intro", lang, section=ex.section, title=ex.title, id=ex.id, points=pts(points),
              listings=listings, checks=len(ex.checks), hidden=sum(c.hidden for c in ex.checks))
 
 
@@ -158,10 +159,21 @@ AUTOGRADE_PREPROCESSORS = [
     "nbgrader.preprocessors.CheckCellMetadata",
 ]
 
+# nbgrader 0.9's Autograde.sanitize_preprocessors with OverwriteCells replaced by the kata's, which
+# does not take a released hidden-test cell for a changed one (nbgrader_autograde.KataOverwriteCells).
+SANITIZE_PREPROCESSORS = [
+    "nbgrader.preprocessors.ClearOutput",
+    "nbgrader.preprocessors.DeduplicateIds",
+    "nbgrader.preprocessors.OverwriteKernelspec",
+    "grader.instructor.exports.nbgrader_autograde.KataOverwriteCells",
+    "nbgrader.preprocessors.CheckCellMetadata",
+]
+
 
 def config_text(course, exercises) -> str:
     timeout = int(max(grading_timeout(ex) for ex in exercises)) + 60
     preprocessors = "".join(f"    {name!r},\n" for name in AUTOGRADE_PREPROCESSORS)
+    sanitize = "".join(f"    {name!r},\n" for name in SANITIZE_PREPROCESSORS)
     return f'''"""nbgrader configuration of the kata's course, written by `kata export nbgrader`.
 
 `nbgrader autograde` runs no cell of a submitted notebook: the kata's grading takes the place of
@@ -180,6 +192,9 @@ c.CourseDirectory.root = os.path.dirname(os.path.abspath(__file__))
 os.environ.setdefault({ENV_ROOT!r}, {str(course.root.resolve())!r})
 c.Autograde.autograde_preprocessors = [
 {preprocessors}]
+# nbgrader's own, except that a hidden-test cell handed in as released is no "changed" cell
+c.Autograde.sanitize_preprocessors = [
+{sanitize}]
 # Only for `nbgrader validate` run here, which does run the cells: the first test cell grades
 # the whole exercise (every check, each call under its time limit).
 c.Execute.timeout = {timeout}

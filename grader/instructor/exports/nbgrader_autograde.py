@@ -37,12 +37,13 @@ from pathlib import Path
 import nbformat
 from nbformat.v4 import new_output
 from nbgrader import utils
+from nbgrader.api import MissingEntry
 from nbgrader.coursedir import CourseDirectory
-from nbgrader.preprocessors import NbGraderPreprocessor
+from nbgrader.preprocessors import ClearHiddenTests, NbGraderPreprocessor, OverwriteCells
 
 from ...course import files
 from ...course.messages import t
-from .nbgrader_cell import check_cell_ids, check_outcome, grade_notebook
+from .nbgrader_cell import check_cell_ids, check_outcome, grade_notebook, graded_line
 
 
 def _cell_ids(ex_id: str) -> dict[str, str]:
@@ -57,6 +58,14 @@ def _cell_ids(ex_id: str) -> dict[str, str]:
 def is_test_cell(cell) -> bool:
     """An autograded test cell: nbgrader scores it by its outputs."""
     return cell.cell_type == "code" and utils.is_grade(cell) and not utils.is_solution(cell)
+
+
+def _points(cell) -> float | None:
+    """What a test cell is worth in nbgrader's metadata (None: not a number)."""
+    try:
+        return float(cell.metadata["nbgrader"]["points"])
+    except (KeyError, TypeError, ValueError):
+        return None
 
 
 def error_output(message: str):
@@ -85,6 +94,43 @@ def submitted_places(coursedir: CourseDirectory, student: str, assignment: str) 
     return [own, *others]
 
 
+class KataOverwriteCells(OverwriteCells):
+    """nbgrader's OverwriteCells, without its false alarm on hidden tests.
+
+    `nbgrader generate_assignment` saves a test cell to the gradebook (source and checksum) before
+    ClearHiddenTests removes its `### BEGIN HIDDEN TESTS` region, then computes the released
+    cell's checksum again. So the gradebook holds the checksum of the cell with its hidden tests,
+    the student gets the cell without them, and autograde's OverwriteCells, comparing the two,
+    warned "Attribute 'checksum' for cell kata_hidden_1 has changed!" for every hidden check of
+    every honest notebook (jupyter/nbgrader#1961). Here a locked cell whose source is exactly the
+    gradebook's with its hidden tests removed, as ClearHiddenTests removes them, is the cell as
+    released: it gets its hidden tests back first, so nbgrader's own checksum
+    (nbgrader.utils.compute_checksum) matches the stored one. Any other change is reported and
+    undone as nbgrader does."""
+
+    def preprocess_cell(self, cell, resources, cell_index):
+        grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
+        if grade_id is not None and utils.is_locked(cell):
+            try:
+                source = self.gradebook.find_source_cell(grade_id, self.notebook_id, self.assignment_id)
+            except MissingEntry:
+                source = None
+            if source is not None and source.locked and cell.cell_type == source.cell_type \
+                    and cell.source != source.source and cell.source == self._released(source.source):
+                cell.source = source.source
+        return super().preprocess_cell(cell, resources, cell_index)
+
+    def _released(self, source: str) -> str | None:
+        """The gradebook's cell source as generate_assignment released it (None: it has no
+        well-formed hidden-test region)."""
+        clear = ClearHiddenTests(parent=self)
+        cell = nbformat.v4.new_code_cell(source)
+        try:
+            return cell.source if clear._remove_hidden_test_region(cell) else None
+        except RuntimeError:  # nested or unclosed regions: generate_assignment refused those
+            return None
+
+
 class KataGrade(NbGraderPreprocessor):
     """In place of nbgrader's Execute: the kata's verdict of each check as its test cell's output."""
 
@@ -104,7 +150,12 @@ class KataGrade(NbGraderPreprocessor):
         by_name = {c["name"]: c for c in doc["checks"] if c["exercise"] == ex_id}
         ids = _cell_ids(ex_id)
         rows = {gid: by_name[name] for gid, name in ids.items() if name in by_name}
-        summary = t("nbg_graded", file=f"{ex_id}.ipynb", score=f"{doc['score']:g}", max=f"{doc['max_score']:g}")
+        points = {}  # check name -> its cell's points, as nbgrader counts them (an assignment's, scaled)
+        for cell in nb.cells:
+            gid = cell.metadata["nbgrader"]["grade_id"] if is_test_cell(cell) else None
+            if gid in rows and _points(cell) is not None:
+                points[rows[gid]["name"]] = _points(cell)
+        summary = graded_line(doc, ex_id, f"{ex_id}.ipynb", points)
         self.log.info("%s", summary)
         for note in doc.get("earlier_missing", []):  # an earlier exercise it imports, found nowhere
             self.log.warning("%s", note)
@@ -117,7 +168,7 @@ class KataGrade(NbGraderPreprocessor):
             if gid not in rows:
                 cell.outputs = [error_output(t("nbg_not_a_check", id=ex_id, cell=gid))]
                 continue
-            passed, message = check_outcome(rows[gid])
+            passed, message = check_outcome(rows[gid], _points(cell))
             cell.outputs = [error_output(message)] if not passed else [
                 new_output("stream", name="stdout", text=message + "\n")]
             if first:

@@ -45,6 +45,7 @@ from pathlib import Path
 from ...course import files
 from ...course.manifest import CourseError, find_root, load
 from ...course.messages import t
+from ...course.points import pts
 from ...course.scan import imported
 from ...course.source_text import decode, of_text
 
@@ -236,17 +237,65 @@ def report(ex_id: str, folder: Path | None = None) -> dict:
     key = f"{ex_id}:{hashlib.sha256(data).hexdigest()}"
     if key not in _reports:
         doc = grade_notebook(ex_id, data, [path.parent])
+        doc["cell_points"] = cell_points(data, ex_id)
         _reports[key] = doc
-        print(t("nbg_graded", file=path.name, score=f"{doc['score']:g}", max=f"{doc['max_score']:g}"))
+        print(graded_line(doc, ex_id, path.name, doc["cell_points"]))
     return _reports[key]
 
 
-def check_outcome(row: dict) -> tuple[bool, str]:
-    """(passed, the line a student reads) of one check of a report: passed only with all its points."""
+def cell_points(data: bytes, ex_id: str) -> dict[str, float]:
+    """{check name: the points of its test cell} in notebook `data`, as nbgrader's metadata gives
+    them (an assignment's scaled points: 3.2609 for a check of 3 raw points); {} when the notebook
+    or the course cannot say."""
+    try:
+        cells = json.loads(data)["cells"]
+        ids = check_cell_ids(load(course_root(), require_stubs=False).get(ex_id))
+    except (ValueError, KeyError, TypeError, RecursionError, CourseError, GradingError):
+        return {}
+    out: dict[str, float] = {}
+    for cell in cells if isinstance(cells, list) else []:
+        meta = cell.get("metadata") if isinstance(cell, dict) else None
+        nbg = meta.get("nbgrader") if isinstance(meta, dict) else None
+        if not isinstance(nbg, dict) or not nbg.get("grade") or nbg.get("solution"):
+            continue
+        try:
+            points = float(nbg.get("points"))
+        except (TypeError, ValueError):
+            continue
+        if nbg.get("grade_id") in ids:
+            out[ids[nbg["grade_id"]]] = points
+    return out
+
+
+def scaled(row: dict, points: float | None) -> tuple[float, float]:
+    """(score, max) of one check of a report as its test cell counts it: the kata's raw points
+    scaled to the cell's `points` (None: as graded)."""
+    score, full = float(row["score"]), float(row["max_score"])
+    if points is None:
+        return score, full
+    return (score / full * points if full else 0.0), float(points)
+
+
+def graded_line(doc: dict, ex_id: str, file: str, points: dict[str, float]) -> str:
+    """"The kata graded F as saved: S / M points.", in the points of the notebook's test cells
+    (`points`: check name -> cell points) where it has them, as nbgrader records them."""
+    rows = [c for c in doc.get("checks", []) if c.get("exercise") == ex_id and c.get("name") in points]
+    if rows:
+        got = [scaled(r, points[r["name"]]) for r in rows]
+        score, full = sum(g[0] for g in got), sum(g[1] for g in got)
+    else:
+        score, full = doc["score"], doc["max_score"]
+    return t("nbg_graded", file=file, score=pts(score), max=pts(full))
+
+
+def check_outcome(row: dict, points: float | None = None) -> tuple[bool, str]:
+    """(passed, the line a student reads) of one check of a report: passed only with all its points.
+    `points`: what its test cell is worth (nbgrader's metadata), shown instead of the raw points."""
     name = row["name"].removeprefix("test_")
     if row["visibility"] == "hidden":
         name = t("nbg_hidden_name", name=name)
-    points = dict(score=f"{row['score']:g}", max=f"{row['max_score']:g}")
+    score, full = scaled(row, points)
+    points = dict(score=pts(score), max=pts(full))
     if row["status"] != "passed" or row["score"] < row["max_score"]:
         return False, t("nbg_check_failed", name=name, message=row["message"] or row["status"], **points)
     return True, t("nbg_check_passed", name=name, **points)
@@ -258,10 +307,11 @@ def verdict(ex_id: str, check: str) -> tuple[bool, str]:
     line and the grader's message."""
     if os.environ.get("NBGRADER_EXECUTION") == "autograde":
         raise GradingError(t("nbg_cell_in_autograde"))
-    rows = [c for c in report(ex_id)["checks"] if c["exercise"] == ex_id and c["name"] == check]
+    doc = report(ex_id)
+    rows = [c for c in doc["checks"] if c["exercise"] == ex_id and c["name"] == check]
     if not rows:
         raise GradingError(t("nbg_check_unknown", id=ex_id, check=check))
-    passed, message = check_outcome(rows[0])
+    passed, message = check_outcome(rows[0], doc.get("cell_points", {}).get(check))
     if not passed:
         return False, message
     print(message)
