@@ -2385,6 +2385,65 @@ CATALOG: dict[str, dict[str, str]] = {
     "summary_fig_none_failed": {"en": "no check failed", "zh": "没有未通过的检查项"},
     "summary_fig_heatmap": {"en": "share of each exercise's points (grey: not attempted)",
                             "zh": "各练习所得分数的比例（灰色：未尝试）"},
+    # ---- one number everywhere (issue 26, part 6): feedback.html's late penalty, summary.md's roster and lateness
+    "html_late": {
+        "en": "Submitted {submitted}, due {due}: {days} day(s) late, the late policy takes {penalty}% off.",
+        "zh": "提交于 {submitted}，截止时间 {due}：迟交 {days} 天，按迟交规定扣除 {penalty}%。",
+    },
+    "html_late_zero": {
+        "en": "Submitted {submitted}, due {due}: {days} day(s) late, more than the {max_days} the late policy "
+              "accepts: the grade is 0.",
+        "zh": "提交于 {submitted}，截止时间 {due}：迟交 {days} 天，超过迟交规定允许的 {max_days} 天，成绩记为 0。",
+    },
+    "html_lms_grade": {
+        "en": "Grade in the course's gradebook, after the late penalty",
+        "zh": "扣除迟交分数后，记入课程成绩册的成绩",
+    },
+    "summary_h_roster": {"en": "Roster", "zh": "名单"},
+    "summary_roster_counts": {
+        "en": "{submitted} enrolled students submitted; {missing} did not; {unknown} submissions are on no roster "
+              "line{contested}.",
+        "zh": "名单上 {submitted} 名学生已提交，{missing} 名未提交；{unknown} 份提交不在名单上{contested}。",
+    },
+    "summary_roster_contested_one": {
+        "en": "; {count} roster line is claimed by more than one submission (see the top)",
+        "zh": "；{count} 行名单被不止一份提交认领（见顶部）",
+    },
+    "summary_roster_contested_many": {
+        "en": "; {count} roster lines are claimed by more than one submission (see the top)",
+        "zh": "；{count} 行名单被不止一份提交认领（见顶部）",
+    },
+    "summary_roster_missing": {"en": "- no submission: {names}", "zh": "- 未提交：{names}"},
+    "summary_roster_unknown": {"en": "- not on the roster: {names}", "zh": "- 不在名单上：{names}"},
+    "summary_roster_loosely": {
+        "en": "- matched ignoring case, spaces or punctuation: {pairs}",
+        "zh": "- 忽略大小写、空格或标点后匹配：{pairs}",
+    },
+    "summary_h_late": {"en": "Late submissions", "zh": "迟交"},
+    "summary_late_no_times": {
+        "en": "Assignment {assignment} was due {due}, but no submission times were given "
+              "(`--submitted-at mtime|manifest|FILE`): no late policy applied.",
+        "zh": "作业 {assignment} 的截止时间是 {due}，但没有给出提交时间（`--submitted-at mtime|manifest|FILE`）："
+              "未应用迟交规定。",
+    },
+    "summary_late_counts": {
+        "en": "Due {due}; times from {source}: {words}; {late} late, {untimed} without a usable time.",
+        "zh": "截止时间 {due}；提交时间来自 {source}：{words}；迟交 {late} 份，{untimed} 份没有可用的提交时间。",
+    },
+    "summary_source_file": {
+        "en": "the submission platform's timestamp file ({file}), its rows matched to the entries' names in the "
+              "class folder",
+        "zh": "提交平台导出的时间戳文件（{file}），其中各行按班级文件夹中条目的名称匹配",
+    },
+    "summary_late_line": {
+        "en": "- {name}: {days} day(s) late: -{penalty}% (submitted {submitted})",
+        "zh": "- {name}：迟交 {days} 天，扣 {penalty}%（提交于 {submitted}）",
+    },
+    "summary_late_line_zero": {
+        "en": "- {name}: {days} day(s) late, more than {max_days}: 0 (submitted {submitted})",
+        "zh": "- {name}：迟交 {days} 天，超过 {max_days} 天，记 0 分（提交于 {submitted}）",
+    },
+    # ---- end of issue 26, part 6
 }
 
 

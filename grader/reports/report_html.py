@@ -88,6 +88,41 @@ def _num(x) -> str:
     return pts(x)
 
 
+def _when(iso: str, like: str = "") -> str:
+    """A time as a person reads it (2027-03-16 10:00 UTC+08:00), in the offset of `like` (the due
+    time's) where it has one; as written when it is not a time."""
+    from datetime import datetime
+
+    try:
+        at = datetime.fromisoformat(str(iso))
+        zone = datetime.fromisoformat(str(like)).tzinfo if like else None
+    except ValueError:
+        return str(iso)
+    if zone is not None and at.tzinfo is not None:
+        at = at.astimezone(zone)
+    offset = at.strftime("%z")
+    shown = "UTC" if offset in ("+0000", "-0000") else f"UTC{offset[:3]}:{offset[3:]}" if offset else ""
+    return f"{at:%Y-%m-%d %H:%M} {shown}".strip()
+
+
+def _late(late: dict | None, tr) -> list[str]:
+    """Under the score, for a late submission: when it came in, the penalty, and the grade the
+    course's gradebook gets (the LMS files' number, formats/lms.py)."""
+    if not late:
+        return []
+    due = str(late.get("due") or "")
+    fields = dict(submitted=_when(late.get("submitted_at", ""), due), due=_when(due, due) if due else "-",
+                  days=late.get("late_days", 0), penalty=_num(late.get("late_penalty", 0)))
+    max_days = late.get("max_days")
+    key = "html_late"
+    if max_days is not None and late.get("late_days", 0) > max_days:
+        key, fields["max_days"] = "html_late_zero", _num(max_days)
+    final, full = float(late.get("final", 0)), float(late.get("max_score", 0))
+    pct = 100.0 * final / full if full else 0.0
+    return [f'<p class="warn" id="late">{tr(key, **fields)}</p>',
+            f'<p class="total" id="final">{tr("html_lms_grade")}: <b>{_num(final)} / {_num(full)}</b> ({pct:.0f}%)</p>']
+
+
 def _section_key(section: str):
     return tuple(int(p) if p.isdigit() else 0 for p in str(section).split("."))
 
@@ -106,8 +141,10 @@ def _status_of(checks: list[dict]) -> str:
     return "passed"
 
 
-def render(doc: dict, figures: list[dict] | None = None, lang: str | None = None) -> str:
-    """The whole page as a string."""
+def render(doc: dict, figures: list[dict] | None = None, lang: str | None = None, late: dict | None = None) -> str:
+    """The whole page as a string. `late`: the late policy's part in the grade the course's gradebook
+    gets (formats/lms.late_page: submitted_at, due, late_days, late_penalty, max_days, final,
+    max_score), shown under the score; None: no penalty applied."""
     lang = lang or language()
 
     def tr(key: str, **fields) -> str:
@@ -128,11 +165,12 @@ def render(doc: dict, figures: list[dict] | None = None, lang: str | None = None
     pct = 100.0 * score / max_score if max_score else 0.0
     out = [f'<!DOCTYPE html>\n<html lang="{"zh-CN" if lang == "zh" else "en"}"><head><meta charset="utf-8">',
            '<meta name="viewport" content="width=device-width, initial-scale=1">',
-           f"<title>{tr('html_title')} — {_num(score)}/{_num(max_score)}</title>",
+           f"<title>{tr('html_title')} — {_num(late['final'] if late else score)}/{_num(max_score)}</title>",
            f"<style>{CSS}</style></head><body><main>",
            f"<h1>{tr('html_title')}</h1>",
            f'<p class="total" id="total">{tr("html_score")}: <b>{_num(score)} / {_num(max_score)}</b> ({pct:.0f}%)</p>',
            _bar(score, max_score),
+           *_late(late, tr),
            '<p class="meta">' + tr("html_meta", submission=doc.get("submission", ""), version=doc.get("kata_version", ""),
                                    torch=doc.get("torch", ""), sandbox=doc.get("sandbox", ""),
                                    seconds=f"{float(doc.get('duration_s') or 0):.0f}") + "</p>"]

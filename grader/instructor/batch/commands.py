@@ -178,13 +178,15 @@ def grade(args, course, exercises, assignment=None) -> int:
     return (5 if unsafe else 0) if outcome.ok else 1
 
 
-def lms_gate(out: Path, records: dict, console: Console, quiet: bool = False) -> bool:
+def lms_gate(out: Path, records: dict, console: Console, quiet: bool = False, found: tuple | None = None) -> bool:
     """Print what the LMS files hold and, when they are not safe to import as they are, why
-    (summary.md's top, formats/lms.py); True when they are not (exit status lms.EXIT_CHECK)."""
+    (summary.md's top, formats/lms.py); True when they are not (exit status lms.EXIT_CHECK).
+    `found`: (problems, facts) as the writing of the files found them (gradebook.Written), else
+    read from OUT's records and batch.json."""
     from ..formats.lms import EXIT_CHECK
     from .gradebook import gate
 
-    problems, facts = gate(out, records, store.read_meta(out))
+    problems, facts = found if found is not None else gate(out, records, store.read_meta(out))
     assert EXIT_CHECK == 5
     if quiet or (not problems and not facts):
         return bool(problems)
@@ -248,7 +250,7 @@ def gradebook(args) -> int:
         print(f"kata gradebook: {t('batch_busy', out=out)}", file=sys.stderr)
         return 2
     print(t("gradebook_wrote", files=len(w.files), students=w.students, out=out))
-    return 5 if lms_gate(out, store.load_records(out), Console()) else 0
+    return 5 if lms_gate(out, {}, Console(), found=(w.problems, w.facts)) else 0
 
 
 def _move_due(meta: dict, when: str) -> str:
@@ -271,7 +273,8 @@ def _gradebook_assignment(args, out: Path) -> int:
     course = load_grading_course(args, "gradebook", [out])
     try:
         assignment = find(course.assignments, args.assignment).due_at(args.due)
-        to, w = regenerate_assignment(out, assignment, Path(args.to) if args.to else None)
+        to, w = regenerate_assignment(out, assignment, Path(args.to) if args.to else None,
+                                      getattr(args, "lms_assignment", None))
     except AssignmentError as e:
         print(f"kata gradebook: {e}", file=sys.stderr)
         return 2
@@ -283,4 +286,5 @@ def _gradebook_assignment(args, out: Path) -> int:
         print(f"kata gradebook: {t('batch_busy', out=out)}", file=sys.stderr)
         return 2
     print(t("gradebook_wrote", files=len(w.files), students=w.students, out=to))
-    return 0
+    # the assignment's canvas.csv and moodle.csv pass the same gate as OUT's own (exit 5 until settled)
+    return 5 if lms_gate(to, {}, Console(), found=(w.problems, w.facts)) else 0

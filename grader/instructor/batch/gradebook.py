@@ -27,16 +27,25 @@ CLASS_FILES = ("gradebook.csv", "canvas.csv", "moodle.csv", "junit.xml", "summar
 class Written:
     students: int = 0
     files: list[Path] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)  # why the LMS files are not safe to import (lms.gate)
+    facts: list[str] = field(default_factory=list)  # what they hold (lms.overview)
 
 
-def write_student(out: Path, name: str, doc: dict, hidden: str = "after_published") -> list[Path]:
+def write_student(out: Path, name: str, doc: dict, hidden: str = "after_published", page: bool = True) -> list[Path]:
+    """The student's derived files; `page`: feedback.html too (write_class writes it again with
+    the late penalty and the grade the LMS files give, once the class's rows are known)."""
     d = store.student_dir(out, name)
     student = doc.get("student") or {}
     gs = (failure_results(student.get("reason", ""), doc.get("lang")) if student.get("status") in ("refused", "error")
           else gradescope_results(doc, hidden, doc.get("lang")))
-    return [store.atomic_write(d / "feedback.html", report_html.render(doc)),
-            store.write_json(d / "gradescope" / "results.json", gs),
-            store.write_json(d / "exercism" / "results.json", exercism.results(doc))]
+    return ([write_page(out, name, doc)] if page else []) + [
+        store.write_json(d / "gradescope" / "results.json", gs),
+        store.write_json(d / "exercism" / "results.json", exercism.results(doc))]
+
+
+def write_page(out: Path, name: str, doc: dict, late: dict | None = None) -> Path:
+    """students/<name>/feedback.html; `late`: lms.late_page of the student's row (None: no penalty)."""
+    return store.atomic_write(store.student_dir(out, name) / "feedback.html", report_html.render(doc, late=late))
 
 
 STUDENT_FILES = ("feedback.html", "gradescope/results.json", "exercism/results.json")
@@ -95,7 +104,9 @@ def write_class(out: Path, records: dict[str, dict], meta: dict | None, roster_d
     column = info.column
     md = summary.markdown(records, s, meta, similarity.read_flagged(out), lms.attention_lines(table, meta, info)) \
         + lms.summary_lines(table, meta)
-    return [store.atomic_write(out / "gradebook.csv", csvbook.gradebook(records, meta.get("exercises"), table)),
+    rows = {r.name: r for r in table if r.status not in lms.NO_RECORD}
+    pages = [write_page(out, name, doc, lms.late_page(rows.get(name), meta)) for name, doc in records.items()]
+    return pages + [store.atomic_write(out / "gradebook.csv", csvbook.gradebook(records, meta.get("exercises"), table)),
             store.atomic_write(out / "canvas.csv", lms.canvas_csv(table, column, points)),
             store.atomic_write(out / "moodle.csv", lms.moodle_csv(table, column)),
             store.atomic_write(out / "junit.xml", junit.document(records, title)),
@@ -124,8 +135,9 @@ def _regenerate(out: Path, hidden: str | None) -> Written:
     records = store.load_records(out)
     w = Written(len(records))
     for name, doc in records.items():
-        w.files += write_student(out, name, doc, hidden)
+        w.files += write_student(out, name, doc, hidden, page=False)
     w.files += write_class(out, records, meta)
+    w.problems, w.facts = gate(out, records, meta)
     return w
 
 
@@ -133,11 +145,13 @@ class NotInRun(ValueError):
     """The run in OUT did not grade every exercise of the assignment."""
 
 
-def regenerate_assignment(out: Path, assignment, to: Path | None = None) -> tuple[Path, Written]:
+def regenerate_assignment(out: Path, assignment, to: Path | None = None,
+                          lms_assignment: str | None = None) -> tuple[Path, Written]:
     """Every format for one course.toml assignment, from a run that graded its exercises (a whole
     term graded once, say): each report restricted to the assignment's exercises and scaled to its
     points, written into `to` (default OUT/assignments/<id>/), which gets the same layout as OUT.
-    OUT's own files are not touched."""
+    OUT's own files are not touched. canvas.csv's column: `lms_assignment` (--lms-assignment), else
+    course.toml's lms_assignment of the assignment."""
     from ...reports.assignment import view
 
     out = Path(out)
@@ -153,13 +167,14 @@ def regenerate_assignment(out: Path, assignment, to: Path | None = None) -> tupl
         hidden = meta.get("gradescope_hidden") or "after_published"
         records = {name: view(doc, assignment) for name, doc in store.load_records(out).items()}
         meta.update(exercises=list(assignment.exercises), assignment=assignment.id,
-                    lms_assignment=getattr(assignment, "lms_assignment", None),
+                    lms_assignment=lms_assignment or getattr(assignment, "lms_assignment", None),
                     title=f"{meta.get('title', 'kata')}: {assignment.title}", late=assignment.late_policy())
         w = Written(len(records))
         for name, doc in records.items():
             store.write_json(store.student_dir(to, name) / "report.json", doc)
-            w.files += write_student(to, name, doc, hidden)
+            w.files += write_student(to, name, doc, hidden, page=False)
         w.files += write_class(to, records, meta, roster_dir=out)
+        w.problems, w.facts = gate(to, records, meta, roster_dir=out)  # the same gate as OUT's own files
     return to, w
 
 

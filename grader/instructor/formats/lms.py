@@ -25,7 +25,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ...course.messages import t
+from ...course.messages import pick, t
+from ...course.points import pts
 from ...course.safe_text import csv_cell, csv_text, one_line
 from . import late as late_mod
 from . import names as names_mod
@@ -249,8 +250,20 @@ def feedback(r: Row) -> str:
     if r.status == "missing":
         return t("lms_feedback_missing")
     if r.late is not None and r.late.days and not r.no_time:
-        return t("lms_feedback_late", days=r.late.days, penalty=f"{r.late.penalty:g}")
+        return t("lms_feedback_late", days=r.late.days, penalty=pts(r.late.penalty))
     return ""
+
+
+def late_page(r: Row | None, meta: dict | None = None) -> dict | None:
+    """What a student's feedback.html shows of the late policy (grader/reports/report_html.py): when
+    the submission came in, the due time, the days late, the penalty and the grade the LMS files
+    give (`final`, of `max_score`); None when no penalty was applied (on time, no usable time)."""
+    if r is None or r.late is None or not r.late.days or r.no_time or r.status in NO_RECORD:
+        return None
+    policy = (meta or {}).get("late") or {}
+    return {"submitted_at": r.late.submitted_at, "due": policy.get("due", ""), "late_days": r.late.days,
+            "late_penalty": r.late.penalty, "max_days": policy.get("max_days"), "score": r.score,
+            "final": r.final, "max_score": r.max_score}
 
 
 EXIT_CHECK = 5  # `kata grade`/`kata gradebook`: the LMS files were written, but check before importing them
@@ -333,7 +346,7 @@ def overview(table: list[Row], meta: dict | None = None, lms: Lms | None = None)
     if meta.get("late"):
         late = [r for r in table if r.late is not None and r.late.penalty and r.on_roster]
         out.append("- " + t("gate_penalties", count=len(late), names=", ".join(
-            f"{_md(r.name)} (-{r.late.penalty:g}%)" for r in late[:20]) + (", …" if len(late) > 20 else "") or "-"))
+            f"{_md(r.name)} (-{pts(r.late.penalty)}%)" for r in late[:20]) + (", …" if len(late) > 20 else "") or "-"))
     if lms.column:
         out.append("- " + t("gate_column", column=_md(lms.column)))
     return out
@@ -350,19 +363,16 @@ def attention_lines(table: list[Row], meta: dict | None = None, lms: Lms | None 
     return []
 
 
-SOURCE_WORDS = {
-    "mtime": "the newest modification time of each submission's files. Copying or extracting a student's "
-             "archive (`unzip`, most \"download all\" folders) keeps the times the student's machine wrote, so "
-             "the student controls them: not evidence for a grade unless the platform writes the files itself",
-    "manifest": "the `created` time of each `kata submit` manifest, written on the student's machine: the "
-                "student controls it, not evidence for a grade",
-    "file": "the submission platform's timestamp file (submitted_at.csv), its rows matched to the entries' "
-            "names in the class folder",
-}
+def _source_words(source: str) -> str:
+    """What the submission times of `source` are, in the summary's language."""
+    if source in late_mod.STUDENT_SET:
+        return t(f"gate_source_{source}")
+    return t("summary_source_file", file=TIMES_FILE) if source == "file" else source
 
 
 def summary_lines(table: list[Row], meta: dict | None = None) -> str:
-    """The class summary's section on the roster and lateness (empty when neither is in play)."""
+    """The class summary's section on the roster and lateness (empty when neither is in play), in
+    the summary's language (names, logins and times as they are)."""
     meta = meta or {}
     missing = [r for r in table if r.status == "missing"]
     contested = [r for r in table if r.status == "contested"]
@@ -370,32 +380,37 @@ def summary_lines(table: list[Row], meta: dict | None = None) -> str:
     loosely = [r for r in table if r.loosely]
     late = [r for r in table if r.late is not None and r.late.days]
     untimed = [r for r in table if r.no_time]
+    sep = pick(", ", "、")
     lines: list[str] = []
     if any(r.student is not None for r in table) or missing:
-        lines += ["", "## Roster", "",
-                  f"{len(table) - len(missing) - len(contested) - len(unknown)} enrolled students submitted; "
-                  f"{len(missing)} did not; {len(unknown)} submissions are on no roster line"
-                  + (f"; {len(contested)} roster line{'s are' if len(contested) != 1 else ' is'} claimed by "
-                     "more than one submission (see the top)" if contested else "") + "."]
+        claimed = t("summary_roster_contested_one" if len(contested) == 1 else "summary_roster_contested_many",
+                    count=len(contested)) if contested else ""
+        lines += ["", "## " + t("summary_h_roster"), "",
+                  t("summary_roster_counts", submitted=len(table) - len(missing) - len(contested) - len(unknown),
+                    missing=len(missing), unknown=len(unknown), contested=claimed)]
         if missing:
-            lines.append("- no submission: " + ", ".join(_md(r.name) for r in missing))
+            lines.append(t("summary_roster_missing", names=sep.join(_md(r.name) for r in missing)))
         if unknown:
-            lines.append("- not on the roster: " + ", ".join(_md(r.name) for r in unknown))
+            lines.append(t("summary_roster_unknown", names=sep.join(_md(r.name) for r in unknown)))
         if loosely:
-            lines.append("- matched ignoring case, spaces or punctuation: "
-                         + ", ".join(f"{_md(repr(r.source))} → {_md(r.loosely)}" for r in loosely))
+            lines.append(t("summary_roster_loosely",
+                           pairs=sep.join(f"{_md(repr(r.source))} → {_md(r.loosely)}" for r in loosely)))
     if meta.get("late"):
         policy = meta["late"]
         source = meta.get("submitted_at")
-        lines += ["", "## Late submissions", ""]
+        lines += ["", "## " + t("summary_h_late"), ""]
         if not source:
-            lines.append(f"Assignment {policy['assignment']} was due {policy['due']}, but no submission times were "
-                         "given (`--submitted-at mtime|manifest|FILE`): no late policy applied.")
+            lines.append(t("summary_late_no_times", assignment=policy["assignment"], due=policy["due"]))
         else:
-            lines.append(f"Due {policy['due']}; times from {source}: {SOURCE_WORDS.get(source, source)}; "
-                         f"{len(late)} late, {len(untimed)} without a usable time.")
+            lines.append(t("summary_late_counts", due=policy["due"], source=source, words=_source_words(source),
+                           late=len(late), untimed=len(untimed)))
+            max_days = policy.get("max_days")
             for r in late:
-                lines.append(f"- {_md(r.name)}: {_md(r.late.reason)} (submitted {r.late.submitted_at})")
+                zero = max_days is not None and r.late.days > max_days
+                lines.append(t("summary_late_line_zero" if zero else "summary_late_line", name=_md(r.name),
+                               days=r.late.days, penalty=pts(r.late.penalty),
+                               max_days=pts(max_days) if max_days is not None else "",
+                               submitted=r.late.submitted_at))
     return "\n".join(lines) + ("\n" if lines else "")
 
 
