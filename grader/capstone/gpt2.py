@@ -29,15 +29,16 @@ import tempfile
 from pathlib import Path
 
 from ..course import atomic
+from ..course.assets_folder import (ASSET_NAME, MAX_ASSET_BYTES, SHA256, assets_dir,  # noqa: F401
+                                    course_root, own_assets_dir, use_course)
 from .pypi import downloaded
 
-ASSET_NAME = "gpt2.tiktoken"
-SHA256 = "306cd27f03c1a714eca7108e03d66b7dc042abe8c258b44c199a7ed9838dd930"
+# Where the assets live is the course's business (course/assets_folder.py, whose folder the manifest
+# gives the sandbox); ASSET_NAME, assets_dir and the rest are re-exported above for our callers.
 R50K_URL = "https://openaipublic.blob.core.windows.net/encodings/r50k_base.tiktoken"
 R50K_CACHE_KEY = "0ea1e91bbb3a60f729a8dc8f777fd2fc07cd8df4"  # sha1(R50K_URL): tiktoken's cache file name
 PYPI_PACKAGE = "openai-whisper"
 MEMBER_SUFFIX = "/whisper/assets/gpt2.tiktoken"
-MAX_ASSET_BYTES = 4 * 1024 * 1024  # the file is 835,554 bytes
 HUB_TIMEOUT_S = 10.0
 
 # Filled by encoding(): "gpt2 (tiktoken's own download)" or "r50k_base (offline, from ...)".
@@ -46,52 +47,6 @@ SOURCE = ""
 
 class AssetMissing(RuntimeError):
     """gpt2.tiktoken is not there and the hub is not reachable."""
-
-
-def course_root() -> Path:
-    """The folder that holds the `grader` package and course.toml (a checkout or an editable
-    install); for a package installed into site-packages, the course folder the command runs in."""
-    here = Path(__file__).resolve().parents[2]  # this file is <course root>/grader/capstone/gpt2.py
-    if (here / "course.toml").is_file():
-        return here
-    from ..course.manifest import CourseError, find_root
-
-    try:
-        return find_root()
-    except CourseError:
-        return here
-
-
-_COURSE: Path | None = None  # the course the command works on (use_course), when not the kata's own
-
-
-def use_course(root: str | os.PathLike | None) -> None:
-    """The course folder the assets are looked up for from now on (manifest.load sets it): a copy of
-    the course, graded or checked by the kata installed from the original, is not the kata's own."""
-    global _COURSE
-    _COURSE = Path(root).resolve() if root is not None else None
-
-
-def own_assets_dir(root: str | os.PathLike | None = None) -> Path:
-    """The course folder's own assets folder: $KATA_ASSETS_DIR, else <root>/.kata/assets."""
-    env = os.environ.get("KATA_ASSETS_DIR")
-    return Path(env) if env else Path(root or _COURSE or course_root()) / ".kata" / "assets"
-
-
-def assets_dir(root: str | os.PathLike | None = None) -> Path:
-    """The assets folder of the course at `root` (default: the course in use, else the kata's own),
-    the one the sandbox gets and the checks read: $KATA_ASSETS_DIR when set; else the course's own
-    .kata/assets when it holds GPT-2's ranks; else, for a copy of the course made without .kata/
-    (how students and TAs copy it), the kata's own course's, when that holds them (every file there
-    is sha256-checked before use); else the course's own, which `kata assets fetch` run in the
-    course folder fills."""
-    own = own_assets_dir(root)
-    if os.environ.get("KATA_ASSETS_DIR") or _good(own / ASSET_NAME) is not None:
-        return own
-    lender = course_root() / ".kata" / "assets"
-    if lender != own and _good(lender / ASSET_NAME) is not None:
-        return lender
-    return own
 
 
 def asset_path() -> Path:

@@ -131,8 +131,8 @@ class Course:
     @property
     def assets_dir(self) -> Path:
         """Data the exercises may read (tokenizer files), fetched at set-up; read-only in the sandbox:
-        the course's .kata/assets, or the kata's own course's for a copy without one (gpt2.assets_dir)."""
-        from ..capstone.gpt2 import assets_dir
+        the course's .kata/assets, or the kata's own course's for a copy without one (assets_folder.assets_dir)."""
+        from .assets_folder import assets_dir
 
         return assets_dir(self.root)
 
