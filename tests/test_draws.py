@@ -4,6 +4,7 @@ import pytest
 import torch
 
 from grader.checking import draws
+from grader.course.messages import Msg
 
 SHAPE, P, CALLS = (16, 400), 0.15, 16
 
@@ -279,3 +280,52 @@ def test_the_findings_above_pairs_have_messages_in_both_languages():
         en, zh = m.render("en"), m.render("zh")
         assert "draws do not follow" not in en and "{" not in en + zh and en != zh, (kind, detail)
         assert kind in draws.MISTAKES
+
+
+# ----------------------------------------------------------------------------- regions drawn apart
+# The fourth outside attack drew honestly only where the checks' inputs reached: keys past the head
+# size, tokens from 128 on, sequences past the first 2 or 16, elements past 2^18 never drawn.
+# region_findings reads each index of each axis at the course's training sizes.
+def _region_fakes():
+    g = torch.Generator().manual_seed(7)
+    shape = (8, 4, 64, 256)  # (batch, heads, queries, keys)
+
+    def honest():
+        return torch.rand(shape, generator=g) < 0.1
+
+    def keys_past(d):
+        c = honest()
+        c[..., d:] = False
+        return c
+
+    def batch_past(b):
+        c = honest()
+        c[b:] = False
+        return c
+
+    def flat_past(n):
+        c = honest().flatten()
+        c[n:] = False
+        return c.reshape(shape)
+
+    return {"keys past the head size": lambda: keys_past(64), "sequences past the first 2": lambda: batch_past(2),
+            "elements past 2^18": lambda: flat_past(2 ** 18)}
+
+
+@pytest.mark.parametrize("name", ["keys past the head size", "sequences past the first 2", "elements past 2^18"])
+def test_a_region_never_drawn_is_found(name):
+    fake = _region_fakes()[name]
+    calls = [(fake(), torch.ones(8, 4, 64, 256, dtype=torch.bool)) for _ in range(3)]
+    found = draws.region_findings(calls, 0.1, ["sequence", "head", "query", "key"])
+    assert [f.kind for f in found] == ["region"], found
+    msg = draws.describe(found[0], Msg("x", "x"), Msg("dropped", "丢弃"), Msg("h", "h")).render("en")
+    assert "should be, at every index of every axis" in msg and found[0].detail["axis"] in msg
+
+
+def test_honest_draws_in_every_region_find_nothing_for_every_seed():
+    for seed in range(20):
+        g = torch.Generator().manual_seed(seed)
+        for p in (0.1, 0.15, 0.3):
+            elig = torch.rand(4, 2, 32, 128, generator=g) < 0.9
+            calls = [((torch.rand(4, 2, 32, 128, generator=g) < p) & elig, elig) for _ in range(3)]
+            assert not draws.region_findings(calls, p), (seed, p)

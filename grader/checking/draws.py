@@ -51,7 +51,7 @@ Z_OFFSETS = 7.0  # bound of the scan over every offset between two elements (see
 MIN_PAIRS = 10   # an offset is tested where independent draws expect at least this many pairs chosen
 CATEGORY_LAGS = 3
 # which finding a message names first: the one that says most plainly what the rule does instead
-ORDER = ["ineligible", "rate", "same_mask", "count_fixed", "calls_alike", "count_wild", "rows_alike", "rows_even", "rows_uneven",
+ORDER = ["ineligible", "rate", "region", "same_mask", "count_fixed", "calls_alike", "count_wild", "rows_alike", "rows_even", "rows_uneven",
          "neighbours", "count_residue", "count_shape", "triples"]
 
 
@@ -231,6 +231,44 @@ def heads_findings(draws, p: float) -> list[Finding]:
     if not found and draws and all(torch.as_tensor(c).dim() == 4 for c, _ in draws):
         found = bernoulli_findings([(c.permute(0, 2, 3, 1), e.permute(0, 2, 3, 1)) for c, e in draws], p)
     return found
+
+
+def region_findings(draws, p: float, axes: list | None = None) -> list[Finding]:
+    """Every part of the input is drawn at rate p: along each axis of the draws (batch, head, query,
+    key, feature, ...), each index is chosen at rate p over everything else (all calls together).
+    The fourth outside attack drew honestly only where the checks looked, by region: keys past the
+    head size, tokens from 128 on, sequences past the first 2 or 16, elements past 2^18 were never
+    dropped, and at the checks' shapes those regions did not exist. Read at the sizes the course
+    trains with, a region never drawn is a rate far from p at its indices.
+
+    draws: (chosen, eligible) boolean tensors of one shape per call. axes: names for the message
+    (default "axis 0", ...). An index is flagged beyond Z standard deviations; an axis as a whole
+    when the chi-square of its indices' z-scores has a tail below TAIL (many indices a little off)."""
+    if not 0 < p < 1 or not draws:
+        return []
+    shape = tuple(torch.as_tensor(draws[0][0]).shape)
+    if any(tuple(torch.as_tensor(c).shape) != shape for c, _ in draws):
+        return []
+    chosen = torch.stack([torch.as_tensor(c).bool() & torch.as_tensor(e).bool() for c, e in draws]).double()
+    elig = torch.stack([torch.as_tensor(e).bool() for _, e in draws]).double()
+    q = 1 - p
+    for a in range(len(shape)):
+        if shape[a] < 2:
+            continue
+        dims = [d for d in range(chosen.dim()) if d != a + 1]
+        n, k = elig.sum(dims), chosen.sum(dims)
+        use = n * p * q >= 5  # indices with a few elements only: their z-scores are far from normal
+        if int(use.sum()) < 2:
+            continue
+        n, k, idx = n[use], k[use], torch.arange(shape[a])[use]
+        z = (k - n * p) / (n * p * q).sqrt()
+        worst = int(z.abs().argmax())
+        stat, dof = float((z ** 2).sum()), int(use.sum())
+        if abs(float(z[worst])) > Z or _chi2_tails(stat, dof)[1] < TAIL:
+            name = axes[a] if axes and a < len(axes) else f"axis {a}"
+            return [Finding("region", float(k[worst] / n[worst]), p,
+                            {"axis": name, "index": int(idx[worst]), "n": int(n[worst]), "size": shape[a]})]
+    return []
 
 
 def category_findings(draws, probs: dict) -> list[Finding]:
@@ -546,6 +584,14 @@ def describe(finding: Finding, what: Msg, drawn: Msg, hint: Msg, outcome_names: 
         return Msg("{what}: {got} of the {n} elements were {drawn}; {want} should be: {hint}",
                    "{what}：{n} 个元素中有 {got} 被{drawn}；应为 {want}：{hint}",
                    what=what, drawn=drawn, hint=hint, got=got, want=want, n=d["n"])
+    if k == "region":
+        return Msg("{what}: at {axis} {index} (of {size}) {got} of the {n} elements were {drawn}; {want} should be, "
+                   "at every index of every axis: a part of the input is drawn apart from the rest (by its position, "
+                   "its size or its place in the batch). {hint}",
+                   "{what}：在{axis} {index}（共 {size}）处，{n} 个元素中有 {got} 被{drawn}；每个轴的每个位置都应为 {want}："
+                   "输入的某一部分（按位置、大小或在批次中的位置）没有按同样的规则抽样。{hint}",
+                   what=what, drawn=drawn, hint=hint, got=got, want=want, n=d["n"], axis=d["axis"], index=d["index"],
+                   size=d["size"])
     if k == "count_fixed":
         return Msg("{what}: over {calls} calls the number of elements {drawn} hardly varies ({got} of the spread "
                    "that independent draws give): the count is fixed, not drawn. Each element is {drawn} by a draw "
@@ -668,7 +714,7 @@ def describe(finding: Finding, what: Msg, drawn: Msg, hint: Msg, outcome_names: 
                what=what, hint=hint)
 
 
-MISTAKES = {"count_fixed": "a fixed count, not drawn", "rows_even": "a fixed stride or count per row",
+MISTAKES = {"count_fixed": "a fixed count, not drawn", "region": "a part of the input drawn apart", "rows_even": "a fixed stride or count per row",
             "neighbours": "draws tied to their neighbours", "rows_alike": "rows tied to other rows",
             "calls_alike": "masks tied across calls",
             "same_mask": "the same mask in every call", "outcome_cycle": "a fixed cycle of outcomes",
