@@ -138,6 +138,10 @@ STRUCTURED = {
         FF_FIRST, "keep = (torch.rand(h.shape[-1:]) >= p).expand(h.shape)")},
     "the same mask in every call in ff's last Dropout": {FF: _ff_with_fake(
         FF_LAST, "keep = torch.rand(h.shape, generator=torch.Generator().manual_seed(0)) >= p")},
+    # honest where dim 16 looks, the same mask in every row from 64 features on (the book's 256)
+    "the same mask in every row of ff's last Dropout from 64 features on": {FF: _ff_with_fake(
+        FF_LAST, "if h.shape[-1] < 64:\n    keep = torch.rand(h.shape) >= p\nelse:\n"
+        "    keep = (torch.rand(h.shape[-1:]) >= p).expand(h.shape)")},
     "ff's last Dropout left out": {FF: _ff_with_fake(FF_LAST, "keep = torch.ones_like(h)", scale="")},
     "a dropout of the block's own on each branch too (the original transformer's)": {EX: _replace(
         """        self.norm2 = nn.LayerNorm(dim)
@@ -172,26 +176,29 @@ def test_honest_dropout_passes_the_statistics_for_every_seed(tmp_path):
     """The block of the solution over honest FeedForward styles x 20 seeds, on the trusted side,
     with the check's own weights and input: output - x always reads, and the statistics of the
     three dropouts find nothing (the batch read apart too)."""
-    sd = C.transparent_state(2368)
-    x = torch.randn(C.TB, C.TT, C.D, generator=torch.Generator().manual_seed(2369))
-    mask = torch.ones(C.TB, C.TT, dtype=torch.int64)
-    gelu = torch.nn.functional.gelu(sd["ff.net.0.bias"][:C.D])
+    cases = []
+    for seed, (d, h, f, b, t) in ((2368, C.SMALL), (2370, C.BOOK)):
+        sd = C.transparent_state(seed, d, f)
+        cases.append(((d, h, f), sd, torch.randn(b, t, d, generator=torch.Generator().manual_seed(seed + 1)),
+                      torch.nn.functional.gelu(sd["ff.net.0.bias"][:d])))
     with torch.random.fork_rng(), torch.no_grad():
         for i, (style, ff_source) in enumerate(HONEST_FF.items()):
             folder = tmp_path / f"style{i}"
             shutil.copytree(SOLUTIONS / "ch01", folder)
             (folder / f"{FF}.py").write_text(ff_source)
             block = import_file(folder / f"{EX}.py", f"kata_test_block{i}").TransformerBlock
-            for seed in range(20):
-                torch.manual_seed(seed)
-                m = block(C.D, C.H, C.FF, dropout=C.DROP_P)
-                m.load_state_dict(sd)
-                reads = C.read_dropout([m(x, mask).double() - x.double() for _ in range(C.DROPOUT_CALLS)], gelu,
-                                       C.DROP_P, C.DROP_P)
-                assert reads is not None, (style, seed)
-                for j in (0, 1, 3):
-                    part = [(r[j], r[2] if j == 1 else torch.ones_like(r[j])) for r in reads]
-                    found = draws.bernoulli_findings(part, C.DROP_P)
-                    found += draws.bernoulli_findings([(c.permute(1, 2, 0), e.permute(1, 2, 0)) for c, e in part],
-                                                      C.DROP_P)
-                    assert not found, (style, seed, j, found)
+            for size, sd, x, gelu in cases:
+                for seed in range(20 if size[0] == C.D else 5):  # the book's size: 5 seeds (each costs ~30x)
+                    torch.manual_seed(seed)
+                    m = block(*size, dropout=C.DROP_P)
+                    m.load_state_dict(sd)
+                    mask = torch.ones(x.shape[:2], dtype=torch.int64)
+                    reads = C.read_dropout([m(x, mask).double() - x.double() for _ in range(C.DROPOUT_CALLS)], gelu,
+                                           C.DROP_P, C.DROP_P)
+                    assert reads is not None, (style, seed)
+                    for j in (0, 1, 3):
+                        part = [(r[j], r[2] if j == 1 else torch.ones_like(r[j])) for r in reads]
+                        found = draws.bernoulli_findings(part, C.DROP_P)
+                        found += draws.bernoulli_findings([(c.permute(1, 2, 0), e.permute(1, 2, 0)) for c, e in part],
+                                                          C.DROP_P)
+                        assert not found, (style, seed, j, found)

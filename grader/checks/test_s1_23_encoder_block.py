@@ -144,35 +144,45 @@ def test_padding_is_hidden(sub):
 DROP_P = 0.3
 DROPOUT_CALLS = 12  # calls of the rule check: the number dropped must vary across them as Binomial(n, p) does
 TB, TT = 16, 8
+# The book's sizes too (listing 1.36: TransformerBlock(256, 4, 1024) on 128 tokens): a dropout honest
+# at dim 16 and structured from 64+ features got full marks.
+SMALL = (D, H, FF, TB, TT)  # (dim, heads, ff_dim, batch, tokens)
+BOOK = (256, 4, 1024, 1, 128)
 ALPHA = 10.0  # attn.out.bias: the attention branch adds 0 or ALPHA / (1 - p) to each feature
 FF_SHIFT, BIAS = 1.5, 1.0  # ff.net.0 = 0 x + FF_SHIFT (+ a little per feature), ff.net.3 = [identity | 0] + BIAS
 TOL = 1e-4
 DEFAULT_P = 0.1  # what MultiHeadSelfAttention and FeedForward use when the block does not pass dropout on
-SEEN = Msg("TransformerBlock({d}, {h}, {f}, dropout={p}) in train mode on a ({b}, {t}, {d}) batch, with weights that "
-           "make each branch's output a constant (attn.out = 0 x + {alpha}; ff.net.0 = 0 x + about {shift}, ff.net.3 = "
-           "identity + 1), so that output - x shows what each dropout dropped",
-           "训练模式下的 TransformerBlock({d}, {h}, {f}, dropout={p})，输入 ({b}, {t}, {d}) 批次，所用权重使每个分支的输出"
-           "都是常数（attn.out = 0 x + {alpha}；ff.net.0 = 0 x + 约 {shift}，ff.net.3 = 单位矩阵 + 1），因此 output - x "
-           "显示出每个 dropout 丢弃了什么", d=D, h=H, f=FF, p=DROP_P, b=TB, t=TT, alpha=ALPHA, shift=FF_SHIFT)
+
+def seen(size=SMALL) -> Msg:
+    d, h, f, b, t = size
+    return Msg("TransformerBlock({d}, {h}, {f}, dropout={p}) in train mode on a ({b}, {t}, {d}) batch, with weights that "
+               "make each branch's output a constant (attn.out = 0 x + {alpha}; ff.net.0 = 0 x + about {shift}, ff.net.3 = "
+               "identity + 1), so that output - x shows what each dropout dropped",
+               "训练模式下的 TransformerBlock({d}, {h}, {f}, dropout={p})，输入 ({b}, {t}, {d}) 批次，所用权重使每个分支的输出"
+               "都是常数（attn.out = 0 x + {alpha}；ff.net.0 = 0 x + 约 {shift}，ff.net.3 = 单位矩阵 + 1），因此 output - x "
+               "显示出每个 dropout 丢弃了什么",
+               d=d, h=h, f=f, p=DROP_P, b=b, t=t, alpha=ALPHA, shift=FF_SHIFT)
+
 DROPOUT_HINT = Msg("pass dropout on: self.attn = MultiHeadSelfAttention(dim, heads, dropout) and "
                    "self.ff = FeedForward(dim, ff_dim, dropout), and add no dropout of your own",
                    "把 dropout 传下去：self.attn = MultiHeadSelfAttention(dim, heads, dropout)，"
                    "self.ff = FeedForward(dim, ff_dim, dropout)，不要再自己加 dropout")
 
 
-def transparent_state(seed: int) -> dict:
+def transparent_state(seed: int, dim: int = D, ff_dim: int = FF) -> dict:
     """Given weights under which neither branch reads its input: attention's out is 0 x +
     ALPHA, so its branch adds ALPHA x b (b: out_dropout's factor); the feed-forward network's
     first Linear is 0 x + g0 (hidden feature i: GELU(g0_i) = g_i), its second the identity on the
     first dim hidden features + BIAS, so its branch adds (g_i x a_i + BIAS) x c_i (a: the first
     Dropout's factor, c: the last one's). output - x is the sum of the two, a value of its own
-    for each outcome."""
-    sd = R.random_state(R.block_shapes(D, FF), seed=seed)
-    w3 = torch.zeros(D, FF)
-    w3[torch.arange(D), torch.arange(D)] = 1.0
-    return dict(sd, **{"attn.out.weight": torch.zeros(D, D), "attn.out.bias": torch.full((D,), ALPHA),
-                       "ff.net.0.weight": torch.zeros(FF, D), "ff.net.0.bias": FF_SHIFT + 0.02 * torch.arange(FF).float(),
-                       "ff.net.3.weight": w3, "ff.net.3.bias": torch.full((D,), BIAS)})
+    for each outcome (g0 spans FF_SHIFT + [0, 0.64): every sum stays apart at any size)."""
+    sd = R.random_state(R.block_shapes(dim, ff_dim), seed=seed)
+    w3 = torch.zeros(dim, ff_dim)
+    w3[torch.arange(dim), torch.arange(dim)] = 1.0
+    return dict(sd, **{"attn.out.weight": torch.zeros(dim, dim), "attn.out.bias": torch.full((dim,), ALPHA),
+                       "ff.net.0.weight": torch.zeros(ff_dim, dim),
+                       "ff.net.0.bias": FF_SHIFT + 0.64 * torch.arange(ff_dim).float() / ff_dim,
+                       "ff.net.3.weight": w3, "ff.net.3.bias": torch.full((dim,), BIAS)})
 
 
 def read_dropout(branches, g: torch.Tensor, p_attn: float, p_ff: float):
@@ -195,26 +205,28 @@ def read_dropout(branches, g: torch.Tensor, p_attn: float, p_ff: float):
     return reads
 
 
-def dropout_reads(sub, seed: int, what: Msg):
-    sd = transparent_state(seed)
+def dropout_reads(sub, seed: int, size=SMALL):
+    dim, heads, ff_dim, batch, tokens = size
+    what = seen(size)
+    sd = transparent_state(seed, dim, ff_dim)
     g = torch.Generator().manual_seed(seed + 1)
-    x = torch.randn(TB, TT, D, generator=g)
-    mask = torch.ones(TB, TT, dtype=torch.int64)
+    x = torch.randn(batch, tokens, dim, generator=g)
+    mask = torch.ones(batch, tokens, dtype=torch.int64)
     sub.seed(seed % 100)
-    m = _new(sub, sd, dropout=DROP_P)
-    want = R.block(x, mask, sd, H)
+    m = _new(sub, sd, dim, heads, ff_dim, dropout=DROP_P)
+    want = R.block(x, mask, sd, heads)
     for _ in range(2):
         expect_tensor(m(x, mask), want, tol="encoder",
                       what=Msg("{what}, after .eval() (no dropout: the same output on every call)",
                                "{what}，.eval() 之后（没有 dropout：每次调用输出都相同）", what=what),
-                      mistakes=_mistakes(x, mask, sd, H))
+                      mistakes=_mistakes(x, mask, sd, heads))
     m.train()
     ys = [m(x, mask) for _ in range(DROPOUT_CALLS)]
     for y in ys:
         expect(isinstance(y, torch.Tensor) and tuple(y.shape) == tuple(x.shape) and bool(torch.isfinite(y).all()),
                Msg("{what} must return a tensor of x's shape, without NaN", "{what} 必须返回与 x 形状相同、不含 NaN 的张量",
                    what=what))
-    gelu = torch.nn.functional.gelu(sd["ff.net.0.bias"][:D])
+    gelu = torch.nn.functional.gelu(sd["ff.net.0.bias"][:dim])
     branches = [y.double() - x.double() for y in ys]
     reads = read_dropout(branches, gelu, DROP_P, DROP_P)
     if reads is not None:
@@ -249,8 +261,17 @@ def test_dropout_only_in_training(sub):
     first = m(x, mask)
     expect_tensor(m(x, mask), first, tol="exact", what=Msg("two calls in eval mode (dropout must be off)",
                                                            "eval 模式下的两次调用（dropout 必须关闭）"))
-    # The rule, not "outputs change": output - x read as what each sub-layer's dropout dropped, 12 calls.
-    reads = dropout_reads(sub, 2368, SEEN)
+    # The rule, not "outputs change": output - x read as what each sub-layer's dropout dropped, 12 calls,
+    # at a small size and at the book's.
+    for seed, size in ((2368, SMALL), (2370, BOOK)):
+        _expect_drawn(dropout_reads(sub, seed, size), seen(size))
+    plain = _new(sub, sd, dropout=0.0)
+    plain.train()
+    expect_tensor(plain(x, mask), first, tol="encoder", what=Msg(
+            "train-mode output with dropout=0.0 (equal to eval mode)", "dropout=0.0 时训练模式下的输出（与 eval 模式相同）"))
+
+
+def _expect_drawn(reads, what: Msg) -> None:
     for i, name, hint in ((0, Msg("attention's outputs (out_dropout)", "注意力的输出（out_dropout）"),
                            Msg("attn's out_dropout draws once for each output element",
                                "attn 的 out_dropout 对每个输出元素独立抽样一次")),
@@ -266,9 +287,5 @@ def test_dropout_only_in_training(sub):
         if not found:  # the same mask for every sequence shows with the batch last
             found = draws.bernoulli_findings([(c.permute(1, 2, 0), e.permute(1, 2, 0)) for c, e in part], DROP_P)
         draws.expect_drawn(found, Msg("{what}, {n} calls in a row: {name}", "{what}，连续调用 {n} 次：{name}",
-                                      what=SEEN, n=DROPOUT_CALLS, name=name), Msg("dropped", "丢弃"),
+                                      what=what, n=DROPOUT_CALLS, name=name), Msg("dropped", "丢弃"),
                            Msg("{hint}; {rule}", "{hint}；{rule}", hint=hint, rule=DROPOUT_HINT))
-    plain = _new(sub, sd, dropout=0.0)
-    plain.train()
-    expect_tensor(plain(x, mask), first, tol="encoder", what=Msg(
-            "train-mode output with dropout=0.0 (equal to eval mode)", "dropout=0.0 时训练模式下的输出（与 eval 模式相同）"))

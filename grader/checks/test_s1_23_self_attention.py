@@ -187,6 +187,12 @@ def test_padding_is_hidden(sub):
 # ----------------------------------------------------------------------------- dropout, read through the output
 TH, TT = 4, 8  # heads and tokens: a head has d = TT features, so a value can be its token's one-hot
 TD = TH * TT
+TB = 16  # sequences
+# The book's sizes too (listing 1.36: dim 256 in 4 heads of 64; 128 tokens in 2 heads of 128 for the
+# hidden check): a dropout honest at dim 32 and structured from 64+ features got full marks.
+BOOK = (4, 64, 1)  # (heads, tokens, batch): dim 256; the statistics cost grows with the weights read
+BOOK_HIDDEN = (4, 64, 2)
+LONG = (2, 128, 1)
 BIAS = 1.0
 DROP_P = 0.3
 DROPOUT_CALLS = 12  # calls per dropout check: the number dropped must vary across them as Binomial(n, p) does
@@ -195,41 +201,54 @@ DROPOUT_HINT = Msg("attn_dropout draws once for each attention weight, after the
                    "the values: attn = self.attn_dropout(torch.softmax(scores, dim=-1)), a new draw on every call, "
                    "in every row and head", "attn_dropout 在 softmax 之后、权重与值相乘之前，对每个注意力权重独立抽样一次："
                    "attn = self.attn_dropout(torch.softmax(scores, dim=-1))，每次调用、每一行、每个头都重新抽样")
-SEEN = Msg("MultiHeadSelfAttention({dim}, {heads}, dropout={p}) in train mode, with weights that make each output one "
-           "attention weight plus 1 (value j = token j's one-hot, out = identity, out.bias = 1)",
-           "训练模式下的 MultiHeadSelfAttention({dim}, {heads}, dropout={p})，所用权重使每个输出都等于一个注意力权重加 1"
-           "（值 j = 词元 j 的 one-hot，out = 单位矩阵，out.bias = 1）", dim=TD, heads=TH, p=DROP_P)
+
+def seen(heads: int = TH, tokens: int = TT, batch: int = TB) -> Msg:
+    return Msg("MultiHeadSelfAttention({dim}, {heads}, dropout={p}) in train mode on ({b}, {t}, {dim}) inputs, with weights that make each output one "
+               "attention weight plus 1 (value j = token j's one-hot, out = identity, out.bias = 1)",
+               "训练模式下的 MultiHeadSelfAttention({dim}, {heads}, dropout={p})，输入形状 ({b}, {t}, {dim})，所用权重使每个输出都等于一个注意力权重加 1"
+               "（值 j = 词元 j 的 one-hot，out = 单位矩阵，out.bias = 1）",
+               dim=heads * tokens, heads=heads, p=DROP_P, b=batch, t=tokens)
 
 
-def transparent_state(seed: int) -> dict:
+
+
+
+def transparent_state(seed: int, heads: int = TH, tokens: int = TT) -> dict:
     """Given weights under which the output shows the attention weights: random queries and
-    keys; in every head, value j is token j's one-hot (x[..., :TT] holds it); out is the identity
-    with bias BIAS. Then output[b, i, h * TT + j] = weight[b, h, i, j] + BIAS, with the weight
-    after attention dropout and the sum after output dropout."""
-    sd = R.random_state(R.attention_shapes(TD), seed=seed)
+    keys; in every head (of d = tokens features), value j is token j's one-hot (x[..., :tokens]
+    holds it); out is the identity with bias BIAS. Then output[b, i, h * tokens + j] =
+    weight[b, h, i, j] + BIAS, with the weight after attention dropout and the sum after output
+    dropout."""
+    dim = heads * tokens
+    sd = R.random_state(R.attention_shapes(dim), seed=seed)
     w, b = sd["qkv.weight"].clone(), sd["qkv.bias"].clone()
-    w[2 * TD:], b[2 * TD:] = 0.0, 0.0
-    for h in range(TH):
-        w[2 * TD + h * TT + torch.arange(TT), torch.arange(TT)] = 1.0
-    return dict(sd, **{"qkv.weight": w, "qkv.bias": b, "out.weight": torch.eye(TD), "out.bias": torch.full((TD,), BIAS)})
+    w[2 * dim:], b[2 * dim:] = 0.0, 0.0
+    for h in range(heads):
+        w[2 * dim + h * tokens + torch.arange(tokens), torch.arange(tokens)] = 1.0
+    return dict(sd, **{"qkv.weight": w, "qkv.bias": b, "out.weight": torch.eye(dim), "out.bias": torch.full((dim,), BIAS)})
 
 
-def transparent_input(seed: int, batch: int = 16) -> torch.Tensor:
-    x = torch.randn(batch, TT, TD, generator=torch.Generator().manual_seed(seed))
-    x[:, :, :TT] = torch.eye(TT)
+def transparent_input(seed: int, batch: int = TB, heads: int = TH, tokens: int = TT) -> torch.Tensor:
+    x = torch.randn(batch, tokens, heads * tokens, generator=torch.Generator().manual_seed(seed))
+    x[:, :, :tokens] = torch.eye(tokens)
     return x
+
+
+def _heads(x: torch.Tensor) -> int:
+    """A transparent input's heads: each has d = tokens features."""
+    return x.shape[-1] // x.shape[1]
 
 
 def transparent_weights(x: torch.Tensor, sd: dict) -> torch.Tensor:
     """The attention weights (batch, heads, query, key) of x under sd, no mask, no dropout."""
-    B = x.shape[0]
+    B, T, heads = x.shape[0], x.shape[1], _heads(x)
     q, k, _ = F.linear(x, sd["qkv.weight"], sd["qkv.bias"]).chunk(3, dim=-1)
-    q, k = (t.view(B, TT, TH, TT).transpose(1, 2) for t in (q, k))
-    return torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(TT), dim=-1)
+    q, k = (t.view(B, T, heads, T).transpose(1, 2) for t in (q, k))
+    return torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(T), dim=-1)
 
 
 def _as_weights(y: torch.Tensor) -> torch.Tensor:
-    return y.reshape(y.shape[0], TT, TH, TT).transpose(1, 2)
+    return y.reshape(y.shape[0], y.shape[1], _heads(y), y.shape[1]).transpose(1, 2)
 
 
 def read_dropout(ys, weights: torch.Tensor, p: float):
@@ -252,7 +271,8 @@ def read_dropout(ys, weights: torch.Tensor, p: float):
                 kept = ~out_dropped & close(y, (weights * kept_scale + BIAS) * out_scale)
                 if not bool((out_dropped | dropped | kept).all()):
                     break
-                reads.append((dropped & ~kept, ~out_dropped & (weights >= TINY), out_dropped))
+                readable = ~out_dropped & (weights >= TINY)  # a weight under TINY reads as dropped and kept alike
+                reads.append((dropped & ~kept & readable, readable, out_dropped))
             else:
                 return how, reads
     return "other", []
@@ -262,15 +282,15 @@ def dropout_reads(sub, sd: dict, x: torch.Tensor, seed: int, what: Msg):
     """DROPOUT_CALLS train-mode calls of a module on the transparent weights, after checking that
     eval mode gives weight + BIAS twice over; fails with what a wrong dropout does."""
     sub.seed(seed)
-    m = _new(sub, sd, TD, TH, dropout=DROP_P)
-    mask = torch.ones(x.shape[0], TT, dtype=torch.int64)
+    m = _new(sub, sd, x.shape[-1], _heads(x), dropout=DROP_P)
+    mask = torch.ones(x.shape[:2], dtype=torch.int64)
     weights = transparent_weights(x, sd)
-    want = (weights.transpose(1, 2).reshape(x.shape[0], TT, TD) + BIAS)
+    want = (weights.transpose(1, 2).reshape(x.shape) + BIAS)
     for _ in range(2):
         expect_tensor(m(x, mask), want, tol="attention",
                       what=Msg("{what}, after .eval() (no dropout: the same output on every call)",
                                "{what}，.eval() 之后（没有 dropout：每次调用输出都相同）", what=what),
-                      mistakes=_mistakes(x, mask, sd, TH))
+                      mistakes=_mistakes(x, mask, sd, _heads(x)))
     m.train()
     ys = [m(x, mask) for _ in range(DROPOUT_CALLS)]
     for y in ys:
@@ -308,11 +328,13 @@ def dropout_reads(sub, sd: dict, x: torch.Tensor, seed: int, what: Msg):
 @check(points=1,
        title="attention dropout on the weights in training", title_zh="训练时对注意力权重做 dropout")
 def test_attention_dropout_in_training(sub):
-    sd = transparent_state(2350)
-    reads = dropout_reads(sub, sd, transparent_input(2351), seed=4, what=SEEN)
-    draws.expect_drawn(draws.bernoulli_findings([(d, e) for d, e, _ in reads], DROP_P),
-                       Msg("{what}, {n} calls in a row: the attention weights", "{what}，连续调用 {n} 次：注意力权重",
-                           what=SEEN, n=DROPOUT_CALLS), Msg("dropped", "丢弃"), DROPOUT_HINT)
+    for k, (heads, tokens, batch) in enumerate(((TH, TT, TB), BOOK)):
+        what = seen(heads, tokens, batch)
+        reads = dropout_reads(sub, transparent_state(2350 + 10 * k, heads, tokens),
+                              transparent_input(2351 + 10 * k, batch, heads, tokens), seed=4 + 10 * k, what=what)
+        draws.expect_drawn(draws.bernoulli_findings([(d, e) for d, e, _ in reads], DROP_P),
+                           Msg("{what}, {n} calls in a row: the attention weights", "{what}，连续调用 {n} 次：注意力权重",
+                               what=what, n=DROPOUT_CALLS), Msg("dropped", "丢弃"), DROPOUT_HINT)
 
 
 @check(points=1, hidden=True,
@@ -341,16 +363,19 @@ def test_dropout_only_in_training(sub):
     plain.train()
     expect_tensor(plain(x, mask), first, tol="attention", what=Msg(
             "train-mode output with dropout=0.0 (equal to eval mode)", "dropout=0.0 时训练模式下的输出（与 eval 模式相同）"))
-    # The rule, not the share: the attention weights dropped (heads read apart too) and the outputs dropped.
-    what = SEEN
-    reads = dropout_reads(sub, transparent_state(2352), transparent_input(2353), seed=5, what=what)
-    draws.expect_drawn(draws.heads_findings([(d, e) for d, e, _ in reads], DROP_P),
-                       Msg("{what}, {n} calls in a row: the attention weights", "{what}，连续调用 {n} 次：注意力权重",
-                           what=what, n=DROPOUT_CALLS), Msg("dropped", "丢弃"), DROPOUT_HINT)
-    outputs = [(o.transpose(1, 2).reshape(o.shape[0], TT, TD), torch.ones(o.shape[0], TT, TD, dtype=torch.bool))
-               for _, _, o in reads]
-    draws.expect_drawn(draws.bernoulli_findings(outputs, DROP_P),
-                       Msg("{what}, {n} calls in a row: the outputs", "{what}，连续调用 {n} 次：输出",
-                           what=what, n=DROPOUT_CALLS), Msg("dropped", "丢弃"),
-                       Msg("out_dropout draws once for each output element: return self.out_dropout(self.out(...))",
-                           "out_dropout 对每个输出元素独立抽样一次：return self.out_dropout(self.out(...))"))
+    # The rule, not the share: the attention weights dropped (heads read apart too) and the outputs
+    # dropped, at the small size and at the book's (dim 256: 4 heads x 64 tokens, 2 heads x 128).
+    for k, (heads, tokens, batch) in enumerate(((TH, TT, TB), BOOK_HIDDEN, LONG)):
+        what = seen(heads, tokens, batch)
+        reads = dropout_reads(sub, transparent_state(2352 + 10 * k, heads, tokens),
+                              transparent_input(2353 + 10 * k, batch, heads, tokens), seed=5 + 10 * k, what=what)
+        draws.expect_drawn(draws.heads_findings([(d, e) for d, e, _ in reads], DROP_P),
+                           Msg("{what}, {n} calls in a row: the attention weights", "{what}，连续调用 {n} 次：注意力权重",
+                               what=what, n=DROPOUT_CALLS), Msg("dropped", "丢弃"), DROPOUT_HINT)
+        outputs = [(o.transpose(1, 2).flatten(2), torch.ones_like(o.transpose(1, 2).flatten(2), dtype=torch.bool))
+                   for _, _, o in reads]
+        draws.expect_drawn(draws.bernoulli_findings(outputs, DROP_P),
+                           Msg("{what}, {n} calls in a row: the outputs", "{what}，连续调用 {n} 次：输出",
+                               what=what, n=DROPOUT_CALLS), Msg("dropped", "丢弃"),
+                           Msg("out_dropout draws once for each output element: return self.out_dropout(self.out(...))",
+                               "out_dropout 对每个输出元素独立抽样一次：return self.out_dropout(self.out(...))"))
