@@ -113,3 +113,95 @@ class LengthBatches:
 
     def __len__(self) -> int:
         return len(self._all_batches()[self.rank::self.world])
+
+
+# ---------------------------------------------------------------- fixed lengths, ids on the device
+
+AUTO_BUCKETS = (32, 64, 128, 256)  # --buckets auto on CUDA: four shapes per batch size (and max_len)
+
+
+def parse_buckets(spec: str | None, max_len: int) -> tuple[int, ...] | None:
+    """The padded lengths of `--buckets`: None for "off" (each batch padded to its longest row,
+    rounded to ROUND_TO, as on the CPU); for "auto" AUTO_BUCKETS; else the comma-separated
+    lengths. Lengths over max_len are dropped and max_len is always the last one."""
+    if spec in (None, "", "off"):
+        return None
+    values = AUTO_BUCKETS if spec == "auto" else tuple(int(v) for v in str(spec).split(",") if v.strip())
+    if any(v < 1 for v in values):
+        raise ValueError(f"bucket lengths must be >= 1, not {spec}")
+    return tuple(sorted({v for v in values if v < max_len} | {max_len}))
+
+
+def padded_length(longest: int, max_len: int | None, buckets: tuple[int, ...] | None = None) -> int:
+    """The length a batch whose longest row has `longest` ids is padded to: the first bucket that
+    holds it, or (no buckets) `longest` rounded up to ROUND_TO, at most max_len."""
+    if buckets:
+        for b in buckets:
+            if b >= longest:
+                return b
+        return -(-longest // ROUND_TO) * ROUND_TO  # longer than every bucket: rows are cut to max_len before
+    T = -(-longest // ROUND_TO) * ROUND_TO
+    if max_len is not None:
+        T = min(T, max(max_len, longest))
+    return T
+
+
+class Batcher:
+    """The padded batches of one split, on `device`, for the training loop and evaluation.
+
+    resident=True: the split's ids, offsets and labels are copied to the device once, and each
+    batch is gathered there from its row numbers (one small copy of the index per batch, no
+    per-row work on the host); resident=False: `collate` on the host, then one copy of each
+    tensor, as on the CPU before. The two give the same tensors. `buckets` (parse_buckets) pads
+    to a few fixed lengths, so that a compiled step (and its CUDA graphs) is reused; `rows`
+    fills a short batch up to that many rows with [CLS]-only rows (`fill_id`) labelled -100,
+    which the loss (ignore_index) and the accuracy leave out, so that its shape is a known one too.
+
+    `batch(index)` -> (ids, mask, labels) on the device, with the real and padded token counts
+    computed on the host (reading them from the mask would wait for the device)."""
+
+    def __init__(self, data: Encoded, device, pad_id: int, max_len: int | None, *, buckets=None,
+                 resident: bool = False, fill_id: int | None = None):
+        self.data, self.device, self.pad_id, self.max_len = data, torch.device(device), pad_id, max_len
+        self.buckets, self.resident, self.fill_id = buckets, resident, pad_id if fill_id is None else fill_id
+        self.lengths = data.lengths.tolist()
+        if resident:
+            self.ids = data.ids.to(self.device)
+            self.offsets = data.offsets.to(self.device)
+            self.labels = data.labels.to(self.device)
+            self.positions = torch.arange(max(1, max_len or max(self.lengths, default=1), *(buckets or ())),
+                                          device=self.device)
+
+    def batch(self, index: list[int], rows: int | None = None):
+        lengths = [self.lengths[i] for i in index]
+        T = padded_length(max(lengths), self.max_len, self.buckets)
+        if self.resident:
+            ids, mask, labels = self._gather(index, T)
+        else:
+            ids, mask, labels = collate(self.data, index, self.pad_id, self.max_len)
+            if ids.shape[1] < T:
+                ids = torch.cat([ids, ids.new_full((len(index), T - ids.shape[1]), self.pad_id)], 1)
+                mask = torch.cat([mask, mask.new_zeros((len(index), T - mask.shape[1]))], 1)
+            ids, mask, labels = (x.to(self.device, non_blocking=True) for x in (ids, mask, labels))
+        if rows is not None and len(index) < rows:
+            extra = rows - len(index)
+            fill = ids.new_full((extra, T), self.pad_id)
+            fill[:, 0] = self.fill_id
+            ids = torch.cat([ids, fill])
+            mask = torch.cat([mask, (fill != self.pad_id).to(mask.dtype)])
+            labels = torch.cat([labels, labels.new_full((extra,), -100)])
+        return ids, mask, labels, sum(lengths), ids.shape[0] * T
+
+    def _gather(self, index: list[int], T: int):
+        rows = torch.tensor(index, dtype=torch.long)
+        if self.device.type == "cuda":
+            rows = rows.pin_memory()
+        rows = rows.to(self.device, non_blocking=True)
+        start = self.offsets[rows]
+        length = self.offsets[rows + 1] - start
+        pos = self.positions[:T]
+        valid = pos[None, :] < length[:, None]
+        at = (start[:, None] + pos[None, :]).clamp_(max=max(0, self.ids.numel() - 1))
+        ids = torch.where(valid, self.ids[at].long(), self.pad_id) if self.ids.numel() else \
+            torch.full((len(index), T), self.pad_id, dtype=torch.long, device=self.device)
+        return ids, valid.long(), self.labels[rows]
