@@ -1865,6 +1865,29 @@ CATALOG: dict[str, dict[str, str]] = {
         "zh": "{file}：mask_tokens 返回的 inputs 和 labels 违反了掩码规则（labels 应为原来的 id 或 -100，"
               "且只有被选中的词元会改变）：`kata check s1_23_mlm` 会指出原因",
     },
+    # --- kata train's settings per device (issue 27): what "auto" chose, said in every run
+    "train_settings_line": {
+        "en": "settings for {device} ({why}): batch {batch}, {dtype}, compile: {compile}, padded lengths: {buckets}, "
+              "token ids {ids}, loss read every {sync} steps",
+        "zh": "{device} 上的设置（{why}）：批大小 {batch}，{dtype}，编译：{compile}，填充长度：{buckets}，"
+              "词元 id {ids}，每 {sync} 步读取一次损失",
+    },
+    "train_settings_cuda": {
+        "en": "auto on CUDA: fp32 + TF32 below batch 256, CUDA graphs, fixed lengths",
+        "zh": "CUDA 上的 auto：批大小 256 以下用 fp32 + TF32，CUDA graphs，固定长度",
+    },
+    "train_settings_other": {"en": "auto off CUDA: as before", "zh": "非 CUDA 上的 auto：与以前相同"},
+    "train_buckets_off": {"en": "each batch to its longest row", "zh": "每批填充到其最长的一行"},
+    "train_ids_resident": {"en": "kept on the device", "zh": "常驻设备"},
+    "train_ids_host": {"en": "padded on the host", "zh": "在主机上填充"},
+    "train_bad_buckets": {
+        "en": "--buckets {buckets}: expected auto, off or lengths separated by commas (32,64,128)",
+        "zh": "--buckets {buckets}：应为 auto、off 或以逗号分隔的长度（32,64,128）",
+    },
+    "train_bad_compile": {
+        "en": "--compile {mode}: expected auto, off, on or cudagraphs",
+        "zh": "--compile {mode}：应为 auto、off、on 或 cudagraphs",
+    },
     # --- the corpora kata train reads (grader/capstone/data/): DataError texts, and each corpus's name
     "data_none": {"en": "none", "zh": "无"},
     "data_source_synthetic": {
