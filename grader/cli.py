@@ -119,7 +119,8 @@ TRAIN_NUMBERS = (
     ("max_len", int, "tokens per review, [CLS] and [SEP] included; longer reviews are cut (--truncation) "
                      "(default %(default)s)"),
     ("epochs", int, "passes over the training split (default %(default)s)"),
-    ("batch_size", int, "reviews per training step, per process under torchrun (default %(default)s)"),
+    ("batch_size", int, "reviews per training step, per process under torchrun (default %(default)s: 64 on "
+                        "CUDA, 32 elsewhere)"),
     ("eval_every", int, "validate every N steps (default %(default)s: once per epoch)"),
     ("max_steps", int, "stop after N training steps (default %(default)s: train every epoch)"),
     ("limit", int, "train on at most N examples of the training set, drawn with --seed, before the "
@@ -193,8 +194,26 @@ def _add_train_parser(sub) -> None:
                         "head_tail its first quarter and its end (default %(default)s)")
     t.add_argument("--device", choices=["auto", "cuda", "mps", "cpu"], default=d.device,
                    help="where to train (default auto: CUDA, else Apple's MPS, else the CPU)")
-    t.add_argument("--amp", choices=["auto", "bf16", "off"], default=d.amp, help="bf16 autocast (auto: on CUDA)")
-    t.add_argument("--compile", action="store_true", help="torch.compile the model")
+    t.add_argument("--pretrain-batch-size", type=int, default=d.pretrain_batch_size, dest="pretrain_batch_size",
+                   help="texts per pre-training step (default %(default)s: --batch-size)")
+    t.add_argument("--pretrain-lr", type=float, default=d.pretrain_lr, dest="pretrain_lr",
+                   help="peak learning rate of pre-training (default %(default)s: --lr)")
+    t.add_argument("--pretrain-warmup", type=float, default=d.pretrain_warmup, dest="pretrain_warmup",
+                   help="share of the pre-training steps over which its learning rate rises (default %(default)s)")
+    t.add_argument("--preset", choices=["gpu"], default=d.preset,
+                   help="recommended settings for what is not set otherwise; gpu: --pretrain-mlm 6000, "
+                        "--pretrain-batch-size 256, --pretrain-lr 1e-3, --batch-size 64, --lr 1e-4, --epochs 4")
+    t.add_argument("--amp", choices=["auto", "bf16", "off"], default=d.amp,
+                   help="bf16 autocast (auto: on CUDA from batch 256 on; fp32 with TF32 below, fp32 elsewhere)")
+    t.add_argument("--compile", nargs="?", const="on", default=d.compile, choices=["auto", "off", "on", "cudagraphs"],
+                   help="torch.compile the model: on (--compile alone), cudagraphs (mode reduce-overhead), off; "
+                        "auto (default): cudagraphs on CUDA, off elsewhere")
+    t.add_argument("--buckets", default=d.buckets,
+                   help="pad every batch to one of a few lengths, e.g. 32,64,128 (max-len is always one): auto "
+                        "(default): 32,64,128,256 on CUDA, off elsewhere (each batch to its longest row)")
+    t.add_argument("--sync-every", type=int, default=d.sync_every, dest="sync_every",
+                   help="read the loss (a wait for the device) every N steps (default %(default)s: 50 on CUDA, "
+                        "every step elsewhere)")
     t.add_argument("--no-fast-attention", dest="fast_attention", action="store_false",
                    help="keep the model's own attention instead of scaled_dot_product_attention")
     t.add_argument("--quiet", "-q", action="store_true", help="no progress bar")

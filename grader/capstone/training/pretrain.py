@@ -24,6 +24,7 @@ reader's language (grader/course/messages.py).
 """
 from __future__ import annotations
 
+import contextlib
 import math
 import types
 from pathlib import Path
@@ -157,14 +158,18 @@ def pretrain_mlm(model: nn.Module, texts: list[str], encode, steps: int, batch_s
                  device: torch.device | str, log=print, *, mlm: types.ModuleType, mask_prob: float = 0.15,
                  weight_decay: float = 0.01, warmup: float = 0.06, clip: float = 1.0,
                  special_ids: tuple[int, int, int] | None = None, mask_id: int | None = None,
-                 base_vocab_size: int | None = None, embedding_std: float = EMBEDDING_STD) -> list[float]:
+                 base_vocab_size: int | None = None, embedding_std: float = EMBEDDING_STD, amp=None,
+                 sync_every: int = 1) -> list[float]:
     """Pre-train `model`'s encoder for `steps` steps of masked-language modelling on `texts`
     (see the module's docstring) and return the loss of every step. AdamW (no decay on biases
     and norms), linear warmup over `warmup` of the steps then linear decay, gradient clipping
     at `clip` (0: none). Before the first step the embedding tables are scaled so that the
     token table's spread is `embedding_std` (scale_embeddings; 0: left as they are). The ids
     default to the exercise module's constants: special_ids
-    (PAD_ID, CLS_ID, SEP_ID), mask_id MASK_ID, random replacements from 0..BASE_VOCAB_SIZE - 1."""
+    (PAD_ID, CLS_ID, SEP_ID), mask_id MASK_ID, random replacements from 0..BASE_VOCAB_SIZE - 1.
+    `amp`: a context the forward runs in (bf16 autocast on a GPU; default none). `sync_every`: steps
+    between two reads of the losses, which wait for the device (1: every step, as on the CPU); a
+    non-finite loss is named with its step when read, and the steps up to that read have run."""
     if steps < 1 or batch_size < 1:
         raise PretrainError(t("pretrain_bad_sizes", steps=steps, batch_size=batch_size))
     device = torch.device(device)
@@ -197,45 +202,65 @@ def pretrain_mlm(model: nn.Module, texts: list[str], encode, steps: int, batch_s
     decay = [p for name, p in params.values() if p.requires_grad and p.ndim >= 2 and "norm" not in name]
     no_decay = [p for name, p in params.values() if p.requires_grad and not (p.ndim >= 2 and "norm" not in name)]
     optimizer = torch.optim.AdamW([{"params": decay, "weight_decay": weight_decay},
-                                   {"params": no_decay, "weight_decay": 0.0}], lr=lr)
+                                   {"params": no_decay, "weight_decay": 0.0}], lr=lr, fused=device.type == "cuda")
     warm = max(1, round(warmup * steps))
     scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda s: _schedule(s, steps, warm))
     g = torch.Generator().manual_seed(seed)
     order, at = torch.randperm(len(rows), generator=g).tolist(), 0
     losses: list[float] = []
+    pending: list[torch.Tensor] = []  # losses on the device, not yet read
+    amp = amp if amp is not None else contextlib.nullcontext()
+
+    def read() -> None:
+        if not pending:
+            return
+        values = torch.stack(pending).float().cpu().tolist()  # one wait for the device
+        pending.clear()
+        for value in values:
+            losses.append(value)
+            if not math.isfinite(value):
+                raise PretrainError(t("pretrain_loss_nonfinite", loss=value, step=len(losses), lr=lr))
+            if len(losses) % LOG_EVERY == 0 or len(losses) == steps:
+                recent = losses[-LOG_EVERY:]
+                log(t("pretrain_step", step=len(losses), steps=steps, loss=sum(recent) / len(recent),
+                      rows=token.num_embeddings, uniform=math.log(token.num_embeddings)))
+
+    done = 0
     log(t("pretrain_start", file=mlm.__file__, steps=steps, batch_size=batch_size, texts=len(rows),
           mask_prob=mask_prob, lr=lr, device=device))
     try:
-        while len(losses) < steps:
+        while done < steps:
             if at + batch_size > len(order):  # a new pass over the texts, in a new order
                 order, at = order[at:] + torch.randperm(len(rows), generator=g).tolist(), 0
             ids = _batch([rows[i] for i in order[at:at + batch_size]], pad_id, max_len)
             at += batch_size
             inputs, labels = _student_call(mlm, "mask_tokens(...)", mlm.mask_tokens, ids, mask_id=mask_id,
                                            vocab_size=base, special_ids=special, generator=g, mask_prob=mask_prob)
-            if not losses:
+            if not done:
                 _check_masking(mlm, ids, inputs, labels)
             chosen = labels != -100
             if not bool(chosen.any()):
                 continue  # nothing to predict in this batch (possible with few short texts): draw another
-            attention = (ids != pad_id).long().to(device)
-            inputs, labels, chosen = inputs.to(device), labels.to(device), chosen.to(device)
+            attention = (ids != pad_id).long().to(device, non_blocking=True)
+            where = chosen.nonzero(as_tuple=True)  # found on the host, before the copy: no wait for the device
+            inputs, labels = inputs.to(device, non_blocking=True), labels[where].to(device, non_blocking=True)
+            where = tuple(w.to(device, non_blocking=True) for w in where)
             optimizer.zero_grad(set_to_none=True)
-            hidden = encoder(inputs, attention)
-            logits = _student_call(mlm, "MLMHead.forward", head, hidden[chosen])  # only the hidden tokens
-            loss = _student_call(mlm, "mlm_loss(logits, labels)", mlm.mlm_loss, logits, labels[chosen])
-            if not torch.isfinite(loss):
-                raise PretrainError(t("pretrain_loss_nonfinite", loss=loss.item(), step=len(losses) + 1, lr=lr))
+            with amp:
+                hidden = encoder(inputs, attention)
+                logits = _student_call(mlm, "MLMHead.forward", head, hidden[where])  # only the hidden tokens
+            loss = _student_call(mlm, "mlm_loss(logits, labels)", mlm.mlm_loss, logits.float(), labels)
+            if sync_every <= 1 and not torch.isfinite(loss):
+                raise PretrainError(t("pretrain_loss_nonfinite", loss=loss.item(), step=done + 1, lr=lr))
             loss.backward()
             if clip:
-                torch.nn.utils.clip_grad_norm_([p for _, p in params.values()], clip)
+                torch.nn.utils.clip_grad_norm_([p for _, p in params.values()], clip, foreach=True)
             optimizer.step()
             scheduler.step()
-            losses.append(loss.item())
-            if len(losses) % LOG_EVERY == 0 or len(losses) == steps:
-                recent = losses[-LOG_EVERY:]
-                log(t("pretrain_step", step=len(losses), steps=steps, loss=sum(recent) / len(recent),
-                      rows=token.num_embeddings, uniform=math.log(token.num_embeddings)))
+            done += 1
+            pending.append(loss.detach())
+            if len(pending) >= max(1, sync_every) or done == steps:
+                read()
     finally:
         model.train(was_training)
     return losses
