@@ -369,12 +369,18 @@ def test_cls_attention_rows_are_distributions_over_real_tokens():
 @needs_ranks
 def test_gpu_benchmark_script_runs_on_the_cpu(tmp_path):
     """benchmarks/train_gpu.py is only timed on a GPU; its --smoke mode proves the script works."""
-    r = subprocess.run([sys.executable, "benchmarks/train_gpu.py", "--device", "cpu", "--smoke", "--json",
-                        str(tmp_path / "g.json")], cwd=ROOT, capture_output=True, text=True, timeout=900)
+    r = subprocess.run([sys.executable, "benchmarks/train_gpu.py", "--device", "cpu", "--smoke", "--compare-minutes",
+                        "0.05", "--json", str(tmp_path / "g.json")], cwd=ROOT, capture_output=True, text=True,
+                       timeout=900)
     assert r.returncode == 0, r.stderr[-3000:]
     figures = json.loads((tmp_path / "g.json").read_text())
     assert [row["pipeline"] for row in figures["throughput"]] == ["book", "fp32", "ours"]
     assert figures["throughput"][0]["real_fraction"] < figures["throughput"][2]["real_fraction"]
+    for row in figures["throughput"]:  # the warm-up apart from the timed steps, each step timed
+        assert row["warmup_steps"] >= 1 and row["warmup_seconds"] > 0 and row["steps"] == 3
+        assert 0 < row["median_step_ms"] <= row["p90_step_ms"] and row["padded_tokens_per_s"] >= row["tokens_per_s"]
+        assert row["mfu"] is None  # no peak for a CPU
+    assert figures["throughput"][2]["settings"]["compile"] == "off"  # kata train's CPU settings
     assert 0 <= figures["time_to_accuracy"]["test_accuracy"] <= 1
     compared = figures["comparison"]  # TF-IDF, BERT from scratch, BERT pre-trained then fine-tuned
     assert compared["scratch"]["pretrain_steps"] == 0 and compared["pretrained"]["pretrain_steps"] >= 1
@@ -427,11 +433,29 @@ def test_batches_are_split_between_processes():
 @needs_ranks
 def test_gpu_bf16_compiled_training(tmp_path):
     out = tmp_path / "gpu"
-    r = kata("train", "--data", "synthetic:4000", "--epochs", "3", "--device", "cuda", "--compile",
+    r = kata("train", "--data", "synthetic:4000", "--epochs", "3", "--device", "cuda", "--compile", "--amp", "bf16",
              "--out", str(out), *TINY)
     assert r.returncode == 0, r.stderr[-3000:]
     m = metrics_of(out)
     assert m["device"].startswith("cuda") and m["dtype"] == "bfloat16" and m["compile"] is True
+    assert m["settings"]["compile"] == "on" and m["settings"]["resident_ids"] is True
+    assert m["test"]["accuracy"] >= 0.85
+
+
+@pytest.mark.gpu
+@needs_cuda
+@needs_ranks
+def test_gpu_default_settings_train_with_cuda_graphs(tmp_path):
+    """kata train's defaults on CUDA (issue 27): batch 64, fp32 + TF32, fixed lengths, ids on the GPU,
+    CUDA graphs, the loss read every 50 steps; the run says so and learns."""
+    out = tmp_path / "gpu"
+    r = kata("train", "--data", "synthetic:4000", "--epochs", "3", "--device", "cuda", "--out", str(out), *TINY)
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert "settings for cuda" in r.stdout and "CUDA graphs" in r.stdout
+    m = metrics_of(out)
+    assert m["dtype"] == "float32" and m["compile"] is True
+    assert m["settings"] == {"batch_size": 64, "dtype": "float32", "compile": "cudagraphs", "buckets": [32, 64],
+                             "resident_ids": True, "sync_every": 50}
     assert m["test"]["accuracy"] >= 0.85
 
 
