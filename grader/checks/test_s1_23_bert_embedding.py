@@ -301,6 +301,7 @@ def _expect_drawn(dropped, batch_apart: bool = False):
 def test_dropout_after_the_norm_in_training(sub):
     _expect_drawn(dropout_reads(sub, transparent_state(2336), transparent_ids(2337), seed=6))
     expect_dropout_at_the_books_size(sub, 2, 128, seed=2340)
+    expect_rule_where_the_course_trains(sub, seed=2342)  # batch 32 x 256 tokens; float32, float64, bf16
 
 
 @check(points=1, hidden=True,
@@ -322,3 +323,78 @@ def test_dropout_only_in_training(sub):
     # The rule, not the share: other weights and ids, the batch read apart too.
     _expect_drawn(dropout_reads(sub, transparent_state(2338), transparent_ids(2339), seed=8), batch_apart=True)
     expect_dropout_at_the_books_size(sub, 1, MAX_LEN, seed=2341)
+    expect_rule_where_the_course_trains(sub, seed=2343)
+
+
+# ----------------------------------------------------------------------------- dropout where the course trains
+# Issue 24, fourth outside attack: a dropout honest at the shapes above and wrong where `kata train`
+# runs got full marks (with more than 2 sequences of 64+ tokens only sequences 0-1 dropped; none
+# outside float32). So the rule is also read at the course's training size, batch 32 x 256 tokens
+# (dim 256, max_len 256), in float32 (2 calls), float64 and bfloat16 (1 call each: the module cast),
+# every index of every axis held to rate p (draws.region_findings: sums only, cheap at this size).
+TRAIN_B, TRAIN_T, TRAIN_CALLS = 32, 256, 2
+REL_TOL = {torch.float32: 1e-5, torch.float64: 1e-9, torch.bfloat16: 2e-2}  # of the kept value's size
+
+
+def _rate_findings(part) -> list:
+    chosen = sum(int((c & e).sum()) for c, e in part)
+    n = sum(int(e.sum()) for _, e in part)
+    if n and abs(chosen - n * DROP_P) > draws.Z * (n * DROP_P * (1 - DROP_P)) ** 0.5:
+        return [draws.Finding("rate", chosen / n, DROP_P, {"n": n})]
+    return []
+
+
+def expect_rule_where_the_course_trains(sub, seed: int):
+    """A fresh BERTEmbedding(V, 256, 256) on (32, 256) ids in each dtype: its eval output, the
+    same twice, then train-mode calls whose every output is 0 (dropped) or the eval value / (1 - p)
+    (kept, within the dtype's rounding); the drops at every sequence, token and feature at rate p."""
+    ids = torch.randint(0, V, (TRAIN_B, TRAIN_T), generator=torch.Generator().manual_seed(seed))
+    for dtype, calls in ((torch.float32, TRAIN_CALLS), (torch.float64, 1), (torch.bfloat16, 1)):
+        what = Msg("BERTEmbedding({V}, {D}, {L}, dropout={p}) in train mode on a ({B}, {T}) batch (the course's "
+                   "training size), cast to {dtype}, with the weights it was created with",
+                   "训练模式下的 BERTEmbedding({V}, {D}, {L}, dropout={p})，输入 ({B}, {T}) 批次（课程训练时的规模），"
+                   "转换为 {dtype}，使用它创建时的权重", V=V, D=BIG_D, L=MAX_LEN, p=DROP_P, B=TRAIN_B, T=TRAIN_T,
+                   dtype=str(dtype).removeprefix("torch."))
+        sub.seed(seed % 1000)
+        m = sub.new("BERTEmbedding", V, BIG_D, MAX_LEN, dropout=DROP_P)
+        m.eval()
+        if dtype != torch.float32:
+            m.to(dtype)
+        want = m(ids)
+        ok = lambda y: (isinstance(y, torch.Tensor) and tuple(y.shape) == (TRAIN_B, TRAIN_T, BIG_D)  # noqa: E731
+                        and y.dtype == dtype and bool(torch.isfinite(y.double()).all()))
+        expect(ok(want), Msg("{what}, after .eval(), must return a tensor of shape (B, T, dim) in that dtype, "
+                             "without NaN", "{what}，.eval() 之后，必须返回该 dtype、形状为 (B, T, dim)、不含 NaN 的张量",
+                             what=what))
+        expect_tensor(m(ids), want, tol="exact",
+                      what=Msg("{what}, after .eval() (no dropout: the same output on every call)",
+                               "{what}，.eval() 之后（没有 dropout：每次调用输出都相同）", what=what))
+        want = want.double()
+        readable = want.abs() > READABLE
+        expect(float(readable.float().mean()) >= 0.99,
+               Msg("{what}: after .eval() almost every output should be a normalised value, not 0",
+                   "{what}：.eval() 之后几乎每个输出都应该是归一化后的值，而不是 0", what=what))
+        m.train()
+        kept = want / (1 - DROP_P)
+        tol = REL_TOL[dtype] * kept.abs() + 1e-12
+        part = []
+        for _ in range(calls):
+            y = m(ids)
+            expect(ok(y), Msg("{what} must return a tensor of shape (B, T, dim) in that dtype, without NaN",
+                              "{what} 必须返回该 dtype、形状为 (B, T, dim)、不含 NaN 的张量", what=what))
+            y = y.double()
+            dropped = y == 0
+            if not bool((dropped | ((y - kept).abs() <= tol) | ~readable).all()):
+                raise CheckFailure(Msg("{what}: some outputs are neither 0 (dropped) nor the eval value / (1 - p) "
+                                       "(kept), as they are in float32 at the smaller sizes: the rule is the same in "
+                                       "every dtype and at every size. {hint}",
+                                       "{what}：有些输出既不是 0（被丢弃），也不是 eval 模式下的值 / (1 - p)（被保留），而在 "
+                                       "float32 和较小的规模下是：规则在每种 dtype、每种规模下都相同。{hint}",
+                                       what=what, hint=DROPOUT_HINT), mistake="dropout keyed on the dtype or the size")
+            part.append((dropped & readable, readable))
+        draws.expect_drawn(_rate_findings(part) or draws.region_findings(part, DROP_P, ["sequence", "token", "feature"]),
+                           Msg("{what}, {n} call(s): the outputs", "{what}，调用 {n} 次：输出", what=what, n=calls),
+                           Msg("dropped", "丢弃"),
+                           Msg("every output is dropped at rate p, whatever its dtype, its sequence, its token or its "
+                               "feature. {rule}", "每个输出都以概率 p 被丢弃，与 dtype、所在序列、词元或特征无关。{rule}",
+                               rule=DROPOUT_HINT))

@@ -185,7 +185,7 @@ def transparent_state(seed: int, dim: int = D, ff_dim: int = FF) -> dict:
                        "ff.net.3.weight": w3, "ff.net.3.bias": torch.full((dim,), BIAS)})
 
 
-def read_dropout(branches, g: torch.Tensor, p_attn: float, p_ff: float):
+def read_dropout(branches, g: torch.Tensor, p_attn: float, p_ff: float, tol: float = TOL):
     """Sort each element of output - x: attention's branch 0 or ALPHA x s_attn; the feed-forward
     branch 0, BIAS x s_ff or (g x s_ff + BIAS) x s_ff (s = 1 / (1 - p); p = 0: never dropped).
     Returns per call (attention output dropped, hidden feature dropped, readable, ff output
@@ -196,7 +196,7 @@ def read_dropout(branches, g: torch.Tensor, p_attn: float, p_ff: float):
     combos = [(a, f, va + vf) for a, va in attn for f, vf in ff]
     reads = []
     for y in branches:
-        idx = R.read_levels(y, [torch.as_tensor(v) for _, _, v in combos], TOL)
+        idx = R.read_levels(y, [torch.as_tensor(v) for _, _, v in combos], tol)
         if idx is None:
             return None
         a_dropped = torch.tensor([a for a, _, _ in combos])[idx]
@@ -265,6 +265,8 @@ def test_dropout_only_in_training(sub):
     # at a small size and at the book's.
     for seed, size in ((2368, SMALL), (2370, BOOK)):
         _expect_drawn(dropout_reads(sub, seed, size), seen(size))
+    # and where the course trains: batch 32 x 256 tokens, float32, float64 and bf16
+    expect_rule_where_the_course_trains(sub, seed=2372)
     plain = _new(sub, sd, dropout=0.0)
     plain.train()
     expect_tensor(plain(x, mask), first, tol="encoder", what=Msg(
@@ -289,3 +291,78 @@ def _expect_drawn(reads, what: Msg) -> None:
         draws.expect_drawn(found, Msg("{what}, {n} calls in a row: {name}", "{what}，连续调用 {n} 次：{name}",
                                       what=what, n=DROPOUT_CALLS, name=name), Msg("dropped", "丢弃"),
                            Msg("{hint}; {rule}", "{hint}；{rule}", hint=hint, rule=DROPOUT_HINT))
+
+
+# ----------------------------------------------------------------------------- dropout where the course trains
+# Issue 24, fourth outside attack: a block whose dropouts were all off for T > 128 (or outside
+# float32) got full marks: the checks above read 128 tokens at most, in float32. So the rule is
+# also read at the course's training size, TransformerBlock(256, 4, 1024) on a (32, 256, 256)
+# batch, in float32 (2 calls), float64 and bfloat16 (1 call each, module and input cast), every
+# index of every axis held to rate p (draws.region_findings: sums only, cheap at this size).
+TRAIN = (256, 4, 1024, 32, 256)
+TRAIN_CALLS = 2
+DTYPE_TOL = {torch.float32: 1e-3, torch.float64: TOL, torch.bfloat16: 0.5}  # bf16: output - x to a few ulps of 16
+
+
+def _rate_findings(part) -> list:
+    chosen = sum(int((c & e).sum()) for c, e in part)
+    n = sum(int(e.sum()) for _, e in part)
+    if n and abs(chosen - n * DROP_P) > draws.Z * (n * DROP_P * (1 - DROP_P)) ** 0.5:
+        return [draws.Finding("rate", chosen / n, DROP_P, {"n": n})]
+    return []
+
+
+def expect_rule_where_the_course_trains(sub, seed: int):
+    """TRAIN in each dtype: output - x read as in dropout_reads (every element one of the sums
+    the three dropouts give, within the dtype's rounding), and attn's out_dropout, ff's first and
+    last Dropout each at rate p at every sequence, token and feature."""
+    dim, heads, ff_dim, batch, tokens = TRAIN
+    sd = transparent_state(seed, dim, ff_dim)
+    x = torch.randn(batch, tokens, dim, generator=torch.Generator().manual_seed(seed + 1))
+    mask = torch.ones(batch, tokens, dtype=torch.int64)
+    gelu = torch.nn.functional.gelu(sd["ff.net.0.bias"][:dim].double())
+    for dtype, calls in ((torch.float32, TRAIN_CALLS), (torch.float64, 1), (torch.bfloat16, 1)):
+        what = Msg("TransformerBlock({d}, {h}, {f}, dropout={p}) in train mode on a ({b}, {t}, {d}) {dtype} batch (the "
+                   "course's training size), with weights that make each branch's output a constant (attn.out = 0 x + "
+                   "{alpha}; ff.net.0 = 0 x + about {shift}, ff.net.3 = identity + 1), so that output - x shows what "
+                   "each dropout dropped",
+                   "训练模式下的 TransformerBlock({d}, {h}, {f}, dropout={p})，输入 ({b}, {t}, {d}) 的 {dtype} 批次（课程"
+                   "训练时的规模），所用权重使每个分支的输出都是常数（attn.out = 0 x + {alpha}；ff.net.0 = 0 x + 约 {shift}，"
+                   "ff.net.3 = 单位矩阵 + 1），因此 output - x 显示出每个 dropout 丢弃了什么",
+                   d=dim, h=heads, f=ff_dim, p=DROP_P, b=batch, t=tokens, alpha=ALPHA, shift=FF_SHIFT,
+                   dtype=str(dtype).removeprefix("torch."))
+        sub.seed(seed % 1000)
+        m = _new(sub, sd, dim, heads, ff_dim, dropout=DROP_P)
+        m.train()
+        if dtype != torch.float32:
+            m.to(dtype)
+        xd = x.to(dtype)
+        branches = []
+        for _ in range(calls):
+            y = m(xd, mask)
+            expect(isinstance(y, torch.Tensor) and tuple(y.shape) == tuple(x.shape) and y.dtype == dtype
+                   and bool(torch.isfinite(y.double()).all()),
+                   Msg("{what} must return a tensor of x's shape and dtype, without NaN",
+                       "{what} 必须返回与 x 形状和 dtype 相同、不含 NaN 的张量", what=what))
+            branches.append(y.double() - xd.double())
+        reads = read_dropout(branches, gelu, DROP_P, DROP_P, DTYPE_TOL[dtype])
+        if reads is None:
+            raise CheckFailure(Msg("{what}: output - x is not what the two sub-layers' dropouts give, as it is in "
+                                   "float32 at the smaller sizes: the rule is the same in every dtype and at every "
+                                   "size. {hint}",
+                                   "{what}：output - x 不是两个子层的 dropout 所给出的值，而在 float32 和较小的规模下是："
+                                   "规则在每种 dtype、每种规模下都相同。{hint}", what=what, hint=DROPOUT_HINT),
+                               mistake="dropout keyed on the dtype or the size")
+        for i, name in ((0, Msg("attention's outputs (out_dropout)", "注意力的输出（out_dropout）")),
+                        (1, Msg("the feed-forward network's hidden features (its first Dropout)",
+                                "前馈网络的隐藏特征（第一个 Dropout）")),
+                        (3, Msg("the feed-forward network's outputs (its last Dropout)",
+                                "前馈网络的输出（最后一个 Dropout）"))):
+            part = [(r[i], r[2] if i == 1 else torch.ones_like(r[i])) for r in reads]
+            draws.expect_drawn(_rate_findings(part) or draws.region_findings(part, DROP_P,
+                                                                              ["sequence", "token", "feature"]),
+                               Msg("{what}, {n} call(s): {name}", "{what}，调用 {n} 次：{name}", what=what, n=calls,
+                                   name=name), Msg("dropped", "丢弃"),
+                               Msg("every element is dropped at rate p, whatever its dtype, its sequence, its token or "
+                                   "its feature; {rule}", "每个元素都以概率 p 被丢弃，与 dtype、所在序列、词元或特征无关；"
+                                   "{rule}", rule=DROPOUT_HINT))

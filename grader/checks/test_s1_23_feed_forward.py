@@ -155,7 +155,7 @@ def transparent_input(seed: int, b: int = TB, t: int = TT, dim: int = TD) -> tor
     return torch.randn(b, t, dim, generator=torch.Generator().manual_seed(seed)).clamp(-3, 3)
 
 
-def read_dropout(ys, g: torch.Tensor, p: float):
+def read_dropout(ys, g: torch.Tensor, p: float, tol: float = TOL):
     """Sort each output of train-mode calls: 0 (the second Dropout dropped it), BIAS x b (the
     first dropped its hidden feature), (g x a + BIAS) x b (both kept it), for the scales a and b
     of the kept values. Returns (scales, reads): scales = (a, b), the first pair (tried: 1/(1-p),
@@ -172,7 +172,7 @@ def read_dropout(ys, g: torch.Tensor, p: float):
             reads = []
             levels = [torch.zeros(())] + [(g * a * m + BIAS) * b for m in range(2 ** k)]
             for y in ys:
-                idx = R.read_levels(y, levels, TOL)
+                idx = R.read_levels(y, levels, tol)
                 if idx is None:
                     break
                 m = (idx - 1).clamp(min=0)
@@ -271,6 +271,8 @@ def test_both_dropouts_in_training(sub):
     # and at the book's sizes, where a rule keyed on size would show
     _expect_drawn(dropout_reads(sub, transparent_input(2359, BB, BT, BD), seed=8, hidden=BH, calls=BIG_CALLS,
                                 seen=SEEN_BIG), seen=SEEN_BIG)
+    # and where the course trains: batch 32 x 256 tokens, float32, float64 and bf16
+    expect_rule_where_the_course_trains(sub, seed=2361)
 
 
 @check(points=1, hidden=True,
@@ -293,3 +295,94 @@ def test_dropout_only_in_training(sub):
     _expect_drawn(dropout_reads(sub, transparent_input(2358), seed=7), batch_apart=True)
     _expect_drawn(dropout_reads(sub, transparent_input(2360, BB, BT, BD), seed=9, hidden=BH, calls=BIG_CALLS,
                                 seen=SEEN_BIG), seen=SEEN_BIG)  # (the batch read apart above)
+    expect_rule_where_the_course_trains(sub, seed=2362)
+
+
+# ----------------------------------------------------------------------------- dropout where the course trains
+# Issue 24, fourth outside attack: a rule honest at the shapes above and wrong where `kata train`
+# runs (batch 32 x 256 tokens x dim 256, ff 1024; float64 or bf16 under --amp) got full marks: both
+# Dropouts only on tokens 0..127, or none outside float32. So the rule is read there as well, a few
+# calls, every index of every axis at rate p (draws.region_findings: sums only, cheap at this size).
+TRAIN_B, TRAIN_T, TRAIN_CALLS = 32, 256, 2
+DTYPE_TOL = {torch.float64: TOL, torch.bfloat16: 0.9}  # bf16: levels 2.9 apart under the constant GELU below
+def _seen_train(dtype: torch.dtype, gain: float) -> Msg:
+    return Msg("FeedForward({d}, {h}, dropout={p}) in train mode on a ({b}, {t}, {d}) {dtype} batch (the course's "
+               "training size), with weights that make output i show hidden features i, i + {d}, i + {d2}, i + {d3} "
+               "(net.0 = {g} x {k} stacked identities + {c}, net.3 = those identities side by side, weighted 1, 2, "
+               "4, 8, + 1)",
+               "训练模式下的 FeedForward({d}, {h}, dropout={p})，输入 ({b}, {t}, {d}) 的 {dtype} 批次（课程训练时的规模），"
+               "所用权重使第 i 个输出显示第 i、i + {d}、i + {d2}、i + {d3} 个隐藏特征（net.0 = {g} x {k} 个上下堆叠的"
+               "单位矩阵 + {c}，net.3 = 这些单位矩阵左右并排，分别乘以 1、2、4、8，再加 1）",
+               d=BD, h=BH, d2=2 * BD, d3=3 * BD, k=BH // BD, p=DROP_P, b=TRAIN_B, t=TRAIN_T, g=gain, c=IN_SHIFT,
+               dtype=str(dtype).removeprefix("torch."))
+
+
+def expect_rule_where_the_course_trains(sub, seed: int):
+    """The course's training size in float32 (TRAIN_CALLS calls), float64 and bfloat16 (one call
+    each, the module and its input cast: a rule keyed on the dtype fails), each output read as in
+    dropout_reads, the survivors' scales checked, and every index of every axis (sequence, token,
+    hidden feature or output feature) held to rate p."""
+    for dtype, calls in ((torch.float32, TRAIN_CALLS), (torch.float64, 1), (torch.bfloat16, 1)):
+        gain = IN_GAIN if dtype != torch.bfloat16 else 0.0  # bf16: every hidden feature GELU(1.5), levels far apart
+        what = _seen_train(dtype, gain)
+        sd = transparent_state(BD, BH)
+        sd["net.0.weight"] = sd["net.0.weight"] * (gain / IN_GAIN)
+        x = transparent_input(seed, TRAIN_B, TRAIN_T, BD)
+        sub.seed(seed % 1000)
+        m = _new(sub, sd, BD, BH, dropout=DROP_P)
+        m.train()
+        if dtype != torch.float32:
+            m.to(dtype)
+        ys = [m(x.to(dtype)) for _ in range(calls)]
+        for y in ys:
+            expect(isinstance(y, torch.Tensor) and tuple(y.shape) == tuple(x.shape) and y.dtype == dtype
+                   and bool(torch.isfinite(y.double()).all()),
+                   Msg("{what} must return a tensor of x's shape and dtype, without NaN",
+                       "{what} 必须返回与 x 形状和 dtype 相同、不含 NaN 的张量", what=what))
+        g = torch.nn.functional.gelu(F_linear(x.double(), sd["net.0.weight"].double(), sd["net.0.bias"].double()))
+        s = 1 / (1 - DROP_P)
+        reads = _read_honest([y.double() for y in ys], g[..., :BD], BH // BD, DTYPE_TOL.get(dtype, TOL))
+        if reads is None:
+            raise CheckFailure(Msg("{what}: the outputs are not those of two Dropouts that drop elements and divide the "
+                                   "survivors by (1 - p), as in float32 at the smaller sizes: the rule is the same in "
+                                   "every dtype and at every size. {hint}",
+                                   "{what}：输出不是两个 Dropout（丢弃元素并把保留下来的值除以 (1 - p)）应给出的值，"
+                                   "而在 float32 和较小的规模下是：规则在每种 dtype、每种规模下都相同。{hint}",
+                                   what=what, hint=DROPOUT_HINT), mistake="dropout keyed on the dtype or the size")
+        for i, name, axes in ((0, Msg("the hidden features (first Dropout)", "隐藏特征（第一个 Dropout）"),
+                               ["sequence", "token", "hidden feature"]),
+                              (2, Msg("the outputs (last Dropout)", "输出（最后一个 Dropout）"),
+                               ["sequence", "token", "feature"])):
+            part = [(r[i], r[1] if i == 0 else torch.ones_like(r[i])) for r in reads]
+            draws.expect_drawn(_rate_findings(part) or draws.region_findings(part, DROP_P, axes),
+                               Msg("{what}, {n} call(s): {name}", "{what}，调用 {n} 次：{name}", what=what, n=calls,
+                                   name=name), Msg("dropped", "丢弃"),
+                               Msg("every element is dropped at rate p, whatever its dtype, its sequence, its token "
+                                   "or its feature. {rule}", "每个元素都以概率 p 被丢弃，与 dtype、所在序列、词元或特征"
+                                   "无关。{rule}", rule=DROPOUT_HINT))
+
+
+def _read_honest(ys, g: torch.Tensor, k: int, tol: float):
+    """read_dropout's reads under the scales (1 / (1 - p), 1 / (1 - p)) alone, computed rather
+    than searched (16 levels over 2M outputs cost seconds): an output y is 0, or (g s m + 1) s
+    for the sum m of 2^j over its kept hidden features. None when some output is neither."""
+    s = 1 / (1 - DROP_P)
+    reads = []
+    for y in ys:
+        out = y.abs() <= tol
+        m = ((y / s - 1) / (g * s)).round().clamp(0, 2 ** k - 1)
+        if not bool((out | ((y - (g * s * m + BIAS) * s).abs() <= tol)).all()):
+            return None
+        m = m.long()
+        hidden = torch.cat([((m >> j) & 1) == 0 for j in range(k)], -1)
+        readable = (~out).repeat(*([1] * (y.dim() - 1)), k)
+        reads.append((hidden & readable, readable, out))
+    return reads
+
+
+def _rate_findings(part) -> list:
+    chosen = sum(int((c & e).sum()) for c, e in part)
+    n = sum(int(e.sum()) for _, e in part)
+    if n and abs(chosen - n * DROP_P) > draws.Z * (n * DROP_P * (1 - DROP_P)) ** 0.5:
+        return [draws.Finding("rate", chosen / n, DROP_P, {"n": n})]
+    return []

@@ -335,6 +335,8 @@ def test_attention_dropout_in_training(sub):
         draws.expect_drawn(draws.bernoulli_findings([(d, e) for d, e, _ in reads], DROP_P),
                            Msg("{what}, {n} calls in a row: the attention weights", "{what}，连续调用 {n} 次：注意力权重",
                                what=what, n=DROPOUT_CALLS), Msg("dropped", "丢弃"), DROPOUT_HINT)
+    # and where the course trains: 4 heads of 64 on 256 tokens, batch 32; float32, float64, bf16
+    expect_rule_where_the_course_trains(sub, seed=2390)
 
 
 @check(points=1, hidden=True,
@@ -379,3 +381,125 @@ def test_dropout_only_in_training(sub):
                                what=what, n=DROPOUT_CALLS), Msg("dropped", "丢弃"),
                            Msg("out_dropout draws once for each output element: return self.out_dropout(self.out(...))",
                                "out_dropout 对每个输出元素独立抽样一次：return self.out_dropout(self.out(...))"))
+    expect_rule_where_the_course_trains(sub, seed=2391)
+
+
+# ----------------------------------------------------------------------------- dropout where the course trains
+# Issue 24, fourth outside attack: attn_dropout only on keys j < d (the head size) got full marks,
+# since every read above has as many tokens as a head has features (value j = token j's one-hot
+# needs it). The course trains 4 heads of 64 on 256 tokens. There the weights are made one-hot
+# instead: token i's input is its one-hot over the 256 features; in head h, key j is a random unit
+# vector u_hj and query i is SHARP x u_h(pi_h(i)) for a permutation pi_h of the tokens, so query i
+# puts all but < 1e-6 of its weight on key pi_h(i); every value is all ones, out the identity + 1.
+# Each output (query i, head h, feature) is then 0 (out_dropout), 1 / (1 - p) (the weight on key
+# pi_h(i) dropped) or (1 / (1 - p) + 1) / (1 - p) (kept): one attention weight per query and head
+# is read, at a key drawn apart from the query. Batch 32, float32 (2 calls), float64 and bfloat16
+# (1 call each), every index of every axis (sequence, head, query, key; and the outputs') at rate p.
+TRAIN_HEADS, TRAIN_T, TRAIN_B, TRAIN_CALLS = 4, 256, 32, 2
+SHARP = 1600.0  # query size: the chosen key's score beats every other by 60+ (cosines of random unit vectors)
+REL_TOL = {torch.float32: 1e-4, torch.float64: 1e-6, torch.bfloat16: 3e-2}
+
+
+def sharp_state(seed: int, heads: int = TRAIN_HEADS, tokens: int = TRAIN_T):
+    """(state, pi): the weights above for dim = tokens features in `heads` heads, and pi
+    (heads, tokens), pi[h, i] the key that query i attends to in head h."""
+    dim = tokens
+    d = dim // heads
+    g = torch.Generator().manual_seed(seed)
+    w = torch.zeros(3 * dim, dim)
+    pi = torch.stack([torch.randperm(tokens, generator=g) for _ in range(heads)])
+    for h in range(heads):
+        u = torch.randn(tokens, d, generator=g, dtype=torch.float64)
+        u = u / u.norm(dim=1, keepdim=True)
+        w[h * d:(h + 1) * d] = (SHARP * u[pi[h]]).T.float()  # queries: column i = SHARP u[pi[h, i]]
+        w[dim + h * d:dim + (h + 1) * d] = u.T.float()  # keys: column j = u[j]
+    w[2 * dim:] = 1.0  # values: all ones
+    sd = {"qkv.weight": w, "qkv.bias": torch.zeros(3 * dim), "out.weight": torch.eye(dim),
+          "out.bias": torch.full((dim,), BIAS)}
+    return sd, pi
+
+
+def sharp_input(batch: int = TRAIN_B, tokens: int = TRAIN_T) -> torch.Tensor:
+    return torch.eye(tokens).expand(batch, tokens, tokens).contiguous()
+
+
+def _sharp_weights_ok(sd: dict, pi: torch.Tensor) -> bool:
+    """The trusted side's own proof that the weights are one-hot: all but < 1e-6 on pi (float64)."""
+    heads, tokens = pi.shape
+    x = sharp_input(1, tokens).double()
+    q, k, _ = F.linear(x, sd["qkv.weight"].double()).chunk(3, dim=-1)
+    q, k = (t.view(1, tokens, heads, -1).transpose(1, 2) for t in (q, k))
+    w = torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(tokens // heads), dim=-1)[0]
+    on = w.gather(-1, pi[..., None])
+    return bool((on > 1 - 1e-6).all()) and float(w.sum(-1).sub(on[..., 0]).max()) < 1e-6
+
+
+def _rate_findings(part) -> list:
+    chosen = sum(int((c & e).sum()) for c, e in part)
+    n = sum(int(e.sum()) for _, e in part)
+    if n and abs(chosen - n * DROP_P) > draws.Z * (n * DROP_P * (1 - DROP_P)) ** 0.5:
+        return [draws.Finding("rate", chosen / n, DROP_P, {"n": n})]
+    return []
+
+
+def expect_rule_where_the_course_trains(sub, seed: int):
+    sd, pi = sharp_state(seed)
+    assert _sharp_weights_ok(sd, pi)
+    heads, T, B = TRAIN_HEADS, TRAIN_T, TRAIN_B
+    x = sharp_input(B, T)
+    mask = torch.ones(B, T, dtype=torch.int64)
+    s = 1 / (1 - DROP_P)
+    for dtype, calls in ((torch.float32, TRAIN_CALLS), (torch.float64, 1), (torch.bfloat16, 1)):
+        what = Msg("MultiHeadSelfAttention({dim}, {heads}, dropout={p}) in train mode on a ({b}, {t}, {dim}) {dtype} "
+                   "batch (the course's training size), with weights that make each query of each head attend to one "
+                   "key (token i's input its one-hot, every value all ones, out = identity, out.bias = 1)",
+                   "训练模式下的 MultiHeadSelfAttention({dim}, {heads}, dropout={p})，输入 ({b}, {t}, {dim}) 的 {dtype} "
+                   "批次（课程训练时的规模），所用权重使每个头的每个查询只关注一个键（词元 i 的输入是它的 one-hot，每个值都是"
+                   "全 1，out = 单位矩阵，out.bias = 1）", dim=T, heads=heads, p=DROP_P, b=B, t=T,
+                   dtype=str(dtype).removeprefix("torch."))
+        sub.seed(seed % 1000)
+        m = _new(sub, sd, T, heads, dropout=DROP_P)
+        m.train()
+        if dtype != torch.float32:
+            m.to(dtype)
+        weights, keys, outs = [], [], []
+        for _ in range(calls):
+            y = m(x.to(dtype), mask)
+            expect(isinstance(y, torch.Tensor) and tuple(y.shape) == tuple(x.shape) and y.dtype == dtype
+                   and bool(torch.isfinite(y.double()).all()),
+                   Msg("{what} must return a tensor of x's shape and dtype, without NaN",
+                       "{what} 必须返回与 x 形状和 dtype 相同、不含 NaN 的张量", what=what))
+            y = y.double().view(B, T, heads, T // heads).transpose(1, 2)  # (batch, head, query, feature)
+            out = y == 0
+            dropped = (y - s).abs() <= REL_TOL[dtype] * s
+            kept = (y - (s + 1) * s).abs() <= REL_TOL[dtype] * (s + 1) * s
+            readable = (~out).any(-1)
+            w_dropped = (dropped & ~out).any(-1)
+            if not bool((out | dropped | kept).all()) or bool((w_dropped & (kept & ~out).any(-1)).any()):
+                raise CheckFailure(Msg("{what}: some outputs are neither 0 (out_dropout), 1 / (1 - p) (the attention "
+                                       "weight dropped) nor (1 / (1 - p) + 1) / (1 - p) (kept), as they are in float32 "
+                                       "at the smaller sizes: the rule is the same in every dtype and at every size. "
+                                       "{hint}",
+                                       "{what}：有些输出既不是 0（out_dropout），也不是 1 / (1 - p)（注意力权重被丢弃），也不是 "
+                                       "(1 / (1 - p) + 1) / (1 - p)（被保留），而在 float32 和较小的规模下是：规则在每种 dtype、"
+                                       "每种规模下都相同。{hint}", what=what, hint=DROPOUT_HINT),
+                                   mistake="dropout keyed on the dtype or the size")
+            weights.append((w_dropped & readable, readable))
+            at = pi[None].expand(B, heads, T)  # the weight read at query i sits on key pi[h, i]
+            keys.append((torch.zeros_like(readable).scatter(-1, at, w_dropped & readable),
+                         torch.zeros_like(readable).scatter(-1, at, readable)))
+            o = out.transpose(1, 2).reshape(B, T, T)
+            outs.append((o, torch.ones_like(o)))
+        rule = Msg("every attention weight is dropped at rate p, whatever its dtype, sequence, head, query or key. {rule}",
+                   "每个注意力权重都以概率 p 被丢弃，与 dtype、序列、头、查询或键无关。{rule}", rule=DROPOUT_HINT)
+        for part, axes in ((weights, ["sequence", "head", "query"]), (keys, ["sequence", "head", "key"])):
+            draws.expect_drawn(_rate_findings(part) or draws.region_findings(part, DROP_P, axes),
+                               Msg("{what}, {n} call(s): the attention weights", "{what}，调用 {n} 次：注意力权重",
+                                   what=what, n=calls), Msg("dropped", "丢弃"), rule)
+        draws.expect_drawn(_rate_findings(outs) or draws.region_findings(outs, DROP_P, ["sequence", "token", "feature"]),
+                           Msg("{what}, {n} call(s): the outputs", "{what}，调用 {n} 次：输出", what=what, n=calls),
+                           Msg("dropped", "丢弃"),
+                           Msg("out_dropout draws once for each output element, whatever its dtype, sequence, token or "
+                               "feature: return self.out_dropout(self.out(...))",
+                               "out_dropout 对每个输出元素独立抽样一次，与 dtype、序列、词元或特征无关："
+                               "return self.out_dropout(self.out(...))"))
