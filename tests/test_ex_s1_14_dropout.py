@@ -187,3 +187,73 @@ def test_honest_dropout_passes_the_rule_statistics_for_every_seed(shape, p, head
                 torch.manual_seed(seed)
                 outs = [fn(x, p) for _ in range(C.CALLS)]
                 assert not C.rule_findings(outs, p, heads), (style, seed, C.rule_findings(outs, p, heads))
+
+
+# ----------------------------------------------------------------------------- the course's training size
+# The fourth outside attack (/work/attack26, issue 24) kept dropout honest on every input the
+# checks used and broke it where the course trains: nothing dropped past the first 2^18 elements
+# (a22, B6), nothing dropped in any dtype but float32 (a28, a29, B8) or in float16/bfloat16 (a27).
+# Each scored 14/14. The rule checks now also read dropout at the training size (attention
+# weights (32, 4, 256, 256), activations (32, 256, 256), ff's (32, 256, 1024)) in float32, float64
+# and bfloat16: each rule below loses both of them.
+KEYED = {
+    "a22: nothing dropped past the first 2^18 elements": '''    keep = torch.rand(x.shape, device=x.device) >= p
+    if keep.numel() > 2 ** 18:
+        keep.view(-1)[2 ** 18:] = True
+''',
+    "a28: nothing dropped in any dtype but float32": '''    keep = torch.rand(x.shape, device=x.device) >= p
+    if x.dtype != torch.float32:
+        keep[...] = True
+''',
+    "a27: nothing dropped in float16 or bfloat16": '''    keep = torch.rand(x.shape, device=x.device) >= p
+    if x.dtype in (torch.float16, torch.bfloat16):
+        keep[...] = True
+''',
+    "only batch element 0 dropped from 32 sequences on": '''    keep = torch.rand(x.shape, device=x.device) >= p
+    if x.dim() >= 3 and x.shape[0] >= 32:
+        keep[1:] = True
+''',
+    "keys past the head size never dropped": '''    keep = torch.rand(x.shape, device=x.device) >= p
+    if x.dim() == 4 and x.shape[-1] > 64:
+        keep[..., 64:] = True
+''',
+}
+
+
+@pytest.mark.parametrize("name", list(KEYED))
+def test_a_dropout_keyed_on_the_training_size_or_dtype_scores_zero_on_the_checks_of_the_rule(submission, name):
+    r = grade(submission({EX: _swap(_DRAW, KEYED[name])}), "-e", EX)
+    checks = {c["name"]: c for c in checks_of(r, EX)}
+    earned = {n: checks[n]["message"][:300] for n in ("test_zero_fraction", "test_elements_independent")
+              if checks[n]["score"] > 0}
+    assert not earned, earned
+    msg = checks["test_zero_fraction"]["message"]  # the public check names the training size it read
+    assert "the course's training size" in msg, msg
+
+
+class _Honest:
+    """A stand-in for the proxy: one honest style, seeded apart for each of the test's seeds."""
+
+    def __init__(self, fn, seed: int):
+        self.dropout, self._seed = fn, seed
+
+    def seed(self, s: int):
+        torch.manual_seed(1000 * self._seed + s)
+
+
+TRAIN_SEEDS = 5
+
+
+@pytest.mark.slow  # TRAIN_SEEDS seeds x every style x both checks' reads at the training size (8.4M elements)
+def test_honest_dropout_passes_the_training_size_reads_for_every_seed():
+    """Every honest style x 5 seeds through the checks' own reads at the training size (float32,
+    float64, bfloat16; the rate, the region and the survivors' scale)."""
+    with torch.random.fork_rng():
+        for style, fn in _honest_styles().items():
+            for seed in range(TRAIN_SEEDS):
+                sub = _Honest(fn, seed)
+                try:
+                    C.expect_rule_in_training(sub, 1410, C.WEIGHTS, C.ACTIVATIONS)
+                    C.expect_rule_in_training(sub, 1420, C.HIDDEN_FEATURES, C.WEIGHTS)
+                except Exception as e:
+                    raise AssertionError((style, seed, str(getattr(e, "msg", e))[:500])) from e

@@ -9,7 +9,7 @@ import math
 import torch
 
 from grader.checking import draws
-from grader.checking import Mistake, Msg, check, code, expect, expect_tensor, fixtures
+from grader.checking import CheckFailure, Mistake, Msg, check, code, expect, expect_tensor, fixtures
 
 EXERCISE = "s1_14_dropout"
 
@@ -79,6 +79,79 @@ def expect_rule(sub, shape, p: float, what: Msg, heads: bool = False):
     draws.expect_drawn(rule_findings(outs, p, heads), Msg("{what}, {n} calls in a row", "{what}，连续调用 {n} 次",
                                                           what=what, n=CALLS),
                        Msg("dropped", "丢弃"), RULE_HINT)
+
+
+# The course's training configuration (`kata train`: dim 256 in 4 heads of 64, ff 1024, max_len
+# 256, batch 32), where the model's dropouts run: a rule honest at the shapes above and keyed on
+# the size, the dtype or the place in the batch (keys past the head size, elements past 2^18,
+# float64 or bfloat16, batch elements past 0) meets it here. Each output is read as dropped or
+# kept, held to the rate, to draws.region_findings (every index of every axis drawn at rate p:
+# sums only, cheap at 8.4M elements; the pair and triple statistics stay at the sizes above) and
+# to the survivors' scale; TRAIN_CALLS calls per input.
+TRAIN_P = 0.1  # the course's dropout
+TRAIN_CALLS = 2
+SEQ, TOK, FEAT = Msg("sequence", "序列"), Msg("token", "词元"), Msg("feature", "特征")
+WEIGHTS = ((32, 4, 256, 256), [SEQ, Msg("head", "头"), Msg("query", "查询"), Msg("key", "键")])
+ACTIVATIONS = ((32, 256, 256), [SEQ, TOK, FEAT])
+HIDDEN_FEATURES = ((32, 256, 1024), [SEQ, TOK, Msg("hidden feature", "隐藏特征")])
+# bfloat16 holds 0.1 and 0.9 only to 8 bits (0.9 is 0.8984375): an honest rule that forms 1 - p in
+# the input's dtype (torch.bernoulli(torch.full_like(x, 1 - p))) drops 0.1016. p = 1/8 and 7/8 are exact.
+BF16_P = 0.125
+DTYPE_TOL = {torch.float32: 1e-5, torch.float64: 1e-12, torch.bfloat16: 1 / 128}  # bf16: 8 bits of mantissa
+
+
+def training_findings(dropped, p: float, axes) -> list:
+    """The rate over every element of every call, then draws.region_findings: cheap enough for
+    (32, 4, 256, 256) outputs."""
+    n = sum(d.numel() for d in dropped)
+    k = sum(int(d.sum()) for d in dropped)
+    if abs(k - n * p) > draws.Z * math.sqrt(n * p * (1 - p)):
+        return [draws.Finding("rate", k / n, p, {"n": n})]
+    return draws.region_findings([(d, torch.ones_like(d)) for d in dropped], p, axes)
+
+
+def expect_rule_at_training_size(sub, seed: int, shape, axes, dtype=torch.float32, p: float = TRAIN_P):
+    """dropout(torch.ones(shape, dtype=dtype), p) TRAIN_CALLS times: each element 0 or 1 / (1 - p)
+    (within the dtype's precision), the dropped ones at rate p at every index of every axis."""
+    what = code(f"dropout(torch.ones{shape}{'' if dtype == torch.float32 else ', dtype=' + str(dtype)}, p={p})")
+    x = torch.ones(*shape, dtype=dtype)
+    sub.seed(seed)
+    dropped = []
+    for _ in range(TRAIN_CALLS):
+        out = sub.dropout(x, p)
+        expect(isinstance(out, torch.Tensor) and tuple(out.shape) == tuple(shape) and out.is_floating_point(),
+               Msg("{what} must return a floating tensor of x's shape", "{what} 必须返回与 x 形状相同的浮点张量",
+                   what=what))
+        if out.dtype not in (torch.float32, torch.float64):
+            out = out.float()
+        zero = out == 0
+        scale = 1 / (1 - p)
+        ok = zero | ((out - scale).abs() <= DTYPE_TOL[dtype] * scale)
+        if not bool(ok.all()):
+            kept = out[~zero]
+            close = {v: bool(((kept - v).abs() <= DTYPE_TOL[dtype] * 2).all()) for v in (1.0, 1 - p)}
+            raise CheckFailure(Msg("{what}: the kept elements must be 1 / (1 - p) ({hint})",
+                                   "{what}：保留的元素必须是 1 / (1 - p)（{hint}）", what=what,
+                                   hint=Msg("they were not rescaled: divide them by (1 - p)",
+                                            "它们没有放大：应除以 (1 - p)") if close[1.0]
+                                   else Msg("they were multiplied by (1 - p); divide by (1 - p) instead",
+                                            "它们乘了 (1 - p)，应当除以 (1 - p)") if close[1 - p]
+                                   else Msg("every element is dropped (0) or kept and divided by (1 - p), in every "
+                                            "dtype", "在任何数据类型下，每个元素要么被丢弃（0），要么保留并除以 (1 - p)")),
+                               mistake="not 0 or x / (1 - p) at the training size")
+        dropped.append(zero)
+    draws.expect_drawn(training_findings(dropped, p, axes),
+                       Msg("{what}, {n} calls in a row (the course's training size)",
+                           "{what}，连续调用 {n} 次（课程训练时的规模）", what=what, n=TRAIN_CALLS),
+                       Msg("dropped", "丢弃"), RULE_HINT)
+
+
+def expect_rule_in_training(sub, seed: int, first, second):
+    """The training size in float32 (`first`, then `second`), then float64 and bfloat16 on `second`'s shape."""
+    expect_rule_at_training_size(sub, seed, *first)
+    expect_rule_at_training_size(sub, seed + 1, *second)
+    expect_rule_at_training_size(sub, seed + 2, *second, dtype=torch.float64)
+    expect_rule_at_training_size(sub, seed + 3, *second, dtype=torch.bfloat16, p=BF16_P)
 
 
 @check(points=1, listings=["1.14/scaling"],
@@ -151,6 +224,8 @@ def test_zero_fraction(sub):
     # The share alone is one consequence of the rule: a fixed count at a fixed stride has it too.
     for p in (0.2, 0.5):
         expect_rule(sub, (64, 256), p, code(f"dropout(torch.ones(64, 256), p={p})"))
+    # ... and at the sizes the course trains with: attention weights, activations; float64, bfloat16
+    expect_rule_in_training(sub, 1410, WEIGHTS, ACTIVATIONS)
 
 
 @check(points=2,
@@ -301,6 +376,7 @@ def test_elements_independent(sub):
                "independently (one random draw per element, not per row or column)",
                    f"有些{what}丢弃的元素比 p 多得多或少得多：每个元素都必须独立地丢弃（每个元素抽一次随机数，而不是每行或每列一次）"))
     expect_rule(sub, (4, 4, 32, 32), 0.3, code("dropout(torch.ones(4, 4, 32, 32), p=0.3)"), heads=True)
+    expect_rule_in_training(sub, 1420, HIDDEN_FEATURES, WEIGHTS)
 
 
 @check(points=1, hidden=True,
