@@ -10,6 +10,8 @@ from grader.checks import bert_reference as R
 from grader.checks import test_s1_23_bert_embedding as C
 from tests.conftest import SOLUTIONS, checks_of, grade, score_of
 
+ATTACKS = __import__("pathlib").Path(__file__).parent / "attacks_issue24" / "s1_23_bert_embedding"
+
 EX = "s1_23_bert_embedding"
 SOURCE = (SOLUTIONS / "ch01" / f"{EX}.py").read_text()
 MAX = 11
@@ -272,3 +274,52 @@ def test_a_dropout_keyed_on_the_books_sizes_scores_zero_on_the_checks_of_dropout
     assert not earned, earned
     msg = checks["test_dropout_after_the_norm_in_training"]["message"]
     assert "BERTEmbedding(50260, 256, 256, dropout=0.3) in train mode on a (2, 128) batch (the book's sizes)" in msg, msg
+
+
+# ----------------------------------------------------------------------------- dropout where the course trains
+class _Local:
+    """The proxy's few calls the training-size read makes, on a local module class (trusted side)."""
+
+    def __init__(self, classes: dict, offset: int):
+        self.classes, self.offset = classes, offset
+
+    def seed(self, n: int):
+        torch.manual_seed(n + self.offset)
+
+    def new(self, name: str, *args, **kwargs):
+        m = self.classes[name](*args, **kwargs)
+
+        class Handle:
+            def __call__(self, *a):
+                return m(*a).detach()
+
+            def __getattr__(self, attr):
+                return getattr(m, attr)
+        return Handle()
+
+
+@pytest.mark.slow  # the course's training size, 3 dtypes
+@pytest.mark.parametrize("style", ["nn.Dropout (the solution)", "F.dropout", "rand >= p by hand"])
+def test_honest_dropout_passes_where_the_course_trains_for_every_seed(style):
+    """Issue 24 (fourth attack): both rule checks also read BERTEmbedding(V, 256, 256) on (32, 256) ids
+    in float32, float64 and bf16 (C.expect_rule_where_the_course_trains); honest styles x 5 seeds pass."""
+    space: dict = {}
+    exec(compile(HONEST[style], f"<{style}>", "exec"), space)
+    with torch.random.fork_rng():
+        for seed in range(5):
+            C.expect_rule_where_the_course_trains(_Local({"BERTEmbedding": space["BERTEmbedding"]}, 1000 * seed), 2342)
+
+
+DTYPE_KEYED = "no dropout outside float32 (attack26 a29)"
+BATCH_KEYED = "more than 2 sequences of 64+ tokens: only sequences 0-1 dropped (attack26 a13)"
+
+
+@pytest.mark.parametrize("name,path", [(BATCH_KEYED, "a13_emb_batch_and_len"), (DTYPE_KEYED, "a29_dtype_keyed_all")])
+def test_a_dropout_keyed_on_where_the_course_trains_scores_zero(submission, name, path):
+    """The fourth outside attack's files, kept here: each scores 0 on both rule checks."""
+    fake = (ATTACKS / f"{path}.py").read_text()
+    r = grade(submission({EX: fake}), "-e", EX)
+    checks = {c["name"]: c for c in checks_of(r, EX)}
+    rule = {"test_dropout_after_the_norm_in_training", "test_dropout_only_in_training"}
+    earned = {n: checks[n]["message"][:300] for n in rule if checks[n]["score"] > 0}
+    assert not earned, (name, earned)

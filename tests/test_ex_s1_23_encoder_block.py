@@ -202,3 +202,59 @@ def test_honest_dropout_passes_the_statistics_for_every_seed(tmp_path):
                         found += draws.bernoulli_findings([(c.permute(1, 2, 0), e.permute(1, 2, 0)) for c, e in part],
                                                           C.DROP_P)
                         assert not found, (style, seed, j, found)
+
+
+# ----------------------------------------------------------------------------- dropout where the course trains
+class _Local:
+    """The proxy's few calls the training-size read makes, on a local module class (trusted side)."""
+
+    def __init__(self, classes: dict, offset: int):
+        self.classes, self.offset = classes, offset
+
+    def seed(self, n: int):
+        torch.manual_seed(n + self.offset)
+
+    def new(self, name: str, *args, **kwargs):
+        m = self.classes[name](*args, **kwargs)
+
+        class Handle:
+            def __call__(self, *a):
+                return m(*a).detach()
+
+            def __getattr__(self, attr):
+                return getattr(m, attr)
+        return Handle()
+
+
+@pytest.mark.slow  # the course's training size, 3 dtypes
+def test_honest_dropout_passes_where_the_course_trains_for_every_seed(tmp_path):
+    """Issue 24 (fourth attack): the rule check also reads TransformerBlock(256, 4, 1024) on (32, 256, 256)
+    in float32, float64 and bf16; the solution's block over honest FeedForward styles x 5 seeds passes."""
+    with torch.random.fork_rng():
+        for i, (style, ff_source) in enumerate(list(HONEST_FF.items())[:2]):
+            folder = tmp_path / f"style{i}"
+            shutil.copytree(SOLUTIONS / "ch01", folder)
+            (folder / f"{FF}.py").write_text(ff_source)
+            block = import_file(folder / f"{EX}.py", f"kata_test_train_block{i}").TransformerBlock
+            for seed in range(5):
+                C.expect_rule_where_the_course_trains(_Local({"TransformerBlock": block}, 1000 * seed), 2372)
+
+
+KEYED = {"every dropout off for T > 128 (attack26 a19)": 128, "every dropout off outside float32 (attack26 a29)": None}
+
+
+@pytest.mark.parametrize("name", list(KEYED))
+def test_a_dropout_keyed_on_where_the_course_trains_scores_zero(submission, name):
+    source = (SOLUTIONS / "ch01" / f"{EX}.py").read_text()
+    cond = "x.shape[1] > 128" if KEYED[name] else "x.dtype != torch.float32"
+    head = "    def forward(self, x, mask"
+    assert source.count(head) == 1
+    at = source.index(head)
+    end = source.index("\n", at) + 1  # the signature is one line
+    fake = (source[:end] + f"        if {cond}:\n            for mod in self.modules():\n"
+            "                if isinstance(mod, torch.nn.Dropout):\n                    mod.eval()\n" + source[end:])
+    if "import torch\n" not in fake:
+        fake = "import torch\n" + fake
+    r = grade(submission({EX: fake}), "-e", EX)
+    rule = {c["name"]: c for c in checks_of(r, EX)}["test_dropout_only_in_training"]
+    assert rule["score"] == 0, rule["message"][:300]

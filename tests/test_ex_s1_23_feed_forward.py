@@ -215,3 +215,62 @@ def test_a_dropout_keyed_on_the_books_sizes_scores_zero_on_the_checks_of_dropout
     assert not earned, earned
     msg = checks["test_both_dropouts_in_training"]["message"]
     assert "FeedForward(256, 1024, dropout=0.3) in train mode on a (2, 128, 256) batch" in msg, msg
+
+
+# ----------------------------------------------------------------------------- dropout where the course trains
+class _Local:
+    """The proxy's few calls the training-size read makes, on a local module class (trusted side)."""
+
+    def __init__(self, classes: dict, offset: int):
+        self.classes, self.offset = classes, offset
+
+    def seed(self, n: int):
+        torch.manual_seed(n + self.offset)
+
+    def new(self, name: str, *args, **kwargs):
+        m = self.classes[name](*args, **kwargs)
+
+        class Handle:
+            def __call__(self, *a):
+                return m(*a).detach()
+
+            def __getattr__(self, attr):
+                return getattr(m, attr)
+        return Handle()
+
+
+@pytest.mark.slow  # the course's training size, 3 dtypes: ~10 s a seed
+@pytest.mark.parametrize("style", ["nn.Dropout (the solution)", "F.dropout", "rand >= p by hand"])
+def test_honest_dropout_passes_where_the_course_trains_for_every_seed(style):
+    """Issue 24 (fourth attack): both rule checks also read FeedForward(256, 1024) on (32, 256, 256)
+    in float32, float64 and bf16 (C.expect_rule_where_the_course_trains); honest styles x 5 seeds pass."""
+    space: dict = {}
+    exec(compile(HONEST[style], f"<{style}>", "exec"), space)
+    with torch.random.fork_rng():
+        for seed in range(5):
+            C.expect_rule_where_the_course_trains(_Local({"FeedForward": space["FeedForward"]}, 1000 * seed), 2361)
+
+
+# The fourth outside attack (attack26 a11, a29): honest on every shape the checks read before, wrong where
+# the course trains. Each now scores 0 on both rule checks.
+KEYED = {
+    "tokens from 128 never dropped (a11)": (
+        "\n\nclass Dropout(nn.Dropout):\n    def forward(self, x):\n        y = super().forward(x)\n"
+        "        if x.dim() == 3 and x.shape[1] > 128:\n            return torch.cat([y[:, :128], x[:, 128:]], 1)\n"
+        "        return y\n"),
+    "no dropout outside float32 (a29)": (
+        "\n\nclass Dropout(nn.Dropout):\n    def forward(self, x):\n"
+        "        return super().forward(x) if x.dtype == torch.float32 else x\n"),
+}
+
+
+@pytest.mark.parametrize("name", list(KEYED))
+def test_a_dropout_keyed_on_where_the_course_trains_scores_zero(submission, name):
+    fake = (SOURCE.replace("            nn.Dropout(dropout),", "            Dropout(dropout),")
+            .replace("import torch.nn as nn\n", "import torch\nimport torch.nn as nn\n", 1) + KEYED[name])
+    assert fake.count("Dropout(dropout)") == 2
+    r = grade(submission({EX: fake}), "-e", EX)
+    checks = {c["name"]: c for c in checks_of(r, EX)}
+    earned = {n: checks[n]["message"][:300] for n in RULE_CHECKS if checks[n]["score"] > 0}
+    assert not earned, earned
+    assert "(32, 256, 256)" in checks["test_both_dropouts_in_training"]["message"]

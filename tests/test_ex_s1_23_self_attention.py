@@ -268,3 +268,68 @@ def test_honest_attention_dropout_passes_the_statistics_for_every_seed():
                     outputs = [o.transpose(1, 2).flatten(2) for _, _, o in reads]  # as the check reads them
                     found += draws.bernoulli_findings([(o, torch.ones_like(o)) for o in outputs], C.DROP_P)
                     assert not found, (style, seed, found)
+
+
+# ----------------------------------------------------------------------------- dropout where the course trains
+class _Local:
+    """The proxy's few calls the training-size read makes, on a local module class (trusted side)."""
+
+    def __init__(self, classes: dict, offset: int):
+        self.classes, self.offset = classes, offset
+
+    def seed(self, n: int):
+        torch.manual_seed(n + self.offset)
+
+    def new(self, name: str, *args, **kwargs):
+        m = self.classes[name](*args, **kwargs)
+
+        class Handle:
+            def __call__(self, *a):
+                return m(*a).detach()
+
+            def __getattr__(self, attr):
+                return getattr(m, attr)
+        return Handle()
+
+
+@pytest.mark.slow  # the course's training size, 3 dtypes
+@pytest.mark.parametrize("style", ["nn.Dropout (the solution)", "F.dropout", "rand >= p by hand"])
+def test_honest_dropout_passes_where_the_course_trains_for_every_seed(style):
+    """Issue 24 (fourth attack): both rule checks also read MultiHeadSelfAttention(256, 4) on (32, 256, 256)
+    with one-hot attention (query i on key pi_h(i)) in float32, float64 and bf16; honest styles x 5 seeds pass."""
+    space: dict = {}
+    exec(compile(_replace(_ATTN, HONEST[style]).replace("import torch.nn as nn\n",
+                                                         "import torch.nn as nn\nimport torch.nn.functional as F\n", 1),
+                 f"<{style}>", "exec"), space)
+    with torch.random.fork_rng():
+        for seed in range(5):
+            C.expect_rule_where_the_course_trains(_Local({"MultiHeadSelfAttention": space["MultiHeadSelfAttention"]},
+                                                         1000 * seed), 2390)
+
+
+def test_the_training_size_weights_are_one_hot():
+    """The read rests on it: every query's weight on key pi_h(i) is above 1 - 1e-6 (float64), for
+    the checks' seeds, and pi_h spreads each head's keys over every query."""
+    for seed in (2390, 2391):
+        sd, pi = C.sharp_state(seed)
+        assert C._sharp_weights_ok(sd, pi)
+        assert all(sorted(row.tolist()) == list(range(C.TRAIN_T)) for row in pi)
+
+
+KEYED = {"keys past the head size never dropped (attack26 a6)":
+         "        attn = torch.softmax(scores, dim=-1)\n"
+         "        T = attn.shape[-1]\n"
+         "        attn = torch.where((torch.arange(T) < self.d).reshape(1, 1, 1, T), self.attn_dropout(attn),\n"
+         "                           attn / (1 - self.attn_dropout.p) if self.training else attn)\n",
+         "no attention dropout outside float32 (attack26 a29)":
+         "        attn = torch.softmax(scores, dim=-1)\n"
+         "        attn = self.attn_dropout(attn) if attn.dtype == torch.float32 else attn\n"}
+
+
+@pytest.mark.parametrize("name", list(KEYED))
+def test_a_dropout_keyed_on_where_the_course_trains_scores_zero(submission, name):
+    r = grade(submission({EX: _replace(_ATTN, KEYED[name])}), "-e", EX)
+    checks = {c["name"]: c for c in checks_of(r, EX)}
+    earned = {n: checks[n]["message"][:300] for n in BOTH if checks[n]["score"] > 0}
+    assert not earned, earned
+    assert "(32, 256, 256)" in checks["test_attention_dropout_in_training"]["message"]

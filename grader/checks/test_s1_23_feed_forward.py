@@ -340,7 +340,6 @@ def expect_rule_where_the_course_trains(sub, seed: int):
                    Msg("{what} must return a tensor of x's shape and dtype, without NaN",
                        "{what} 必须返回与 x 形状和 dtype 相同、不含 NaN 的张量", what=what))
         g = torch.nn.functional.gelu(F_linear(x.double(), sd["net.0.weight"].double(), sd["net.0.bias"].double()))
-        s = 1 / (1 - DROP_P)
         reads = _read_honest([y.double() for y in ys], g[..., :BD], BH // BD, DTYPE_TOL.get(dtype, TOL))
         if reads is None:
             raise CheckFailure(Msg("{what}: the outputs are not those of two Dropouts that drop elements and divide the "
