@@ -233,3 +233,59 @@ def test_a_dropout_keyed_on_the_books_sizes_scores_zero_on_the_checks_of_dropout
     if t <= C.BIG_T:  # the public check names what it read (a hidden check's message is cut short)
         msg = checks["test_dropout_on_the_weights"]["message"]
         assert "attention on (batch 1, heads 4, 128, 128) weights, head dim 64 (the book's sizes)" in msg, msg
+
+
+# ----------------------------------------------------------------------------- the course's training size
+# The fourth outside attack (/work/attack26, issue 24): with batch > 1 and 128+ keys only batch
+# element 0 dropped (a20, B5), or no dropout in any dtype but float32 (a29, B8): 15/15 each. The
+# dropout checks now also read (32, 4, 256, 256) weights under a padding mask (float32) and
+# (8, 4, 256, 256) in float64 and bfloat16.
+KEYED = {
+    "a20: only batch element 0 dropped with 128+ keys": _DRAW + '''            if weights.dim() >= 3 and weights.shape[0] > 1 and weights.shape[-1] >= 128:
+                survive[1:] = True
+''',
+    "a29: no dropout in any dtype but float32": _DRAW + '''            if weights.dtype != torch.float32:
+                survive[...] = True
+''',
+}
+
+
+@pytest.mark.parametrize("name", list(KEYED))
+def test_a_dropout_keyed_on_the_training_batch_or_dtype_scores_zero_on_the_checks_of_dropout(submission, name):
+    r = grade(submission({EX: _swap(_DRAW, KEYED[name])}), "-e", EX)
+    checks = {c["name"]: c for c in checks_of(r, EX)}
+    earned = {n: checks[n]["message"][:300] for n in ("test_dropout_on_the_weights", "test_dropout_in_training")
+              if checks[n]["score"] > 0}
+    assert not earned, earned
+    msg = checks["test_dropout_on_the_weights"]["message"]
+    assert "the course's training size" in msg, msg
+
+
+class _Honest:
+    """A stand-in for the proxy: one honest style, seeded apart for each of the test's seeds."""
+
+    def __init__(self, fn, seed: int):
+        self.attention, self._seed = fn, seed
+
+    def seed(self, s: int):
+        torch.manual_seed(1000 * self._seed + s)
+
+
+TRAIN_SEEDS = 5
+
+
+@pytest.mark.slow  # TRAIN_SEEDS seeds x every style x both checks' reads at (32, 4, 256, 256)
+def test_honest_dropout_passes_the_training_size_reads_for_every_seed():
+    """Every honest style x 5 seeds through the checks' own reads at the training size (float32,
+    float64, bfloat16: the rate, the region and the survivors' scale)."""
+    with torch.random.fork_rng():
+        for style, line in HONEST.items():
+            space: dict = {}
+            exec(compile(_swap(_DRAW, line), f"<{style}>", "exec"), space)
+            for seed in range(TRAIN_SEEDS):
+                sub = _Honest(space["attention"], seed)
+                try:
+                    C.expect_dropout_in_training(sub, 1518)
+                    C.expect_dropout_in_training(sub, 33)
+                except Exception as e:
+                    raise AssertionError((style, seed, str(getattr(e, "msg", e))[:500])) from e

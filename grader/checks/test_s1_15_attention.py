@@ -241,6 +241,94 @@ def expect_dropout_at_the_books_size(sub, seed: int, padded: bool, t: int = BIG_
                        b=BIG_B, h=BIG_H, t=t, d=BIG_DH, pad=Msg(", a padding mask", "、填充掩码") if padded else ""))
 
 
+# The course's training configuration (`kata train`: 4 heads of 64, max_len 256, batch 32, padded
+# sequences, no causal mask in BERT's encoder): a rule honest at the sizes above and keyed on the
+# batch, the number of keys or the dtype (batch elements past 0 with 128+ keys, float64 or
+# bfloat16) meets it here. With V = I a call returns (batch, 4, 256, 256) weights, 8.4M elements
+# at batch 32: few calls, and only sums are read (the rate, draws.region_findings: every index of
+# every axis drawn at rate p) and the survivors' scale; the pair and triple statistics stay at the
+# sizes above.
+TRAIN_P, TRAIN_H, TRAIN_T, TRAIN_DH = 0.1, 4, 256, 64
+TRAIN_AXES = [Msg("sequence", "序列"), Msg("head", "头"), Msg("query", "查询"), Msg("key", "键")]
+# a kept weight over the reference's: 1 / (1 - p) within this, each and on average (bf16: 8 bits of
+# mantissa in the scores, the softmax and the product; an honest bf16 attention is off by up to ~5%)
+# bfloat16 holds 0.9 as 0.8984375: an honest rule forming 1 - p in the weights' dtype
+# (torch.bernoulli(torch.full_like(weights, 1 - p))) drops 0.1016. p = 1/8 and 7/8 are exact.
+BF16_P = 0.125
+SCALE_TOL = {torch.float32: (1e-3, 1e-4), torch.float64: (1e-9, 1e-10), torch.bfloat16: (0.15, 0.02)}
+
+
+def training_inputs(seed: int, batch: int, dtype=torch.float32):
+    """q, k (batch, 4, 256, 64), a padding mask (every other sequence padded from a drawn length on),
+    V = I, in `dtype`."""
+    g = torch.Generator().manual_seed(seed)
+    q, k = (torch.randn(batch, TRAIN_H, TRAIN_T, TRAIN_DH, generator=g).to(dtype) for _ in range(2))
+    lengths = torch.randint(TRAIN_T // 4, TRAIN_T, (batch,), generator=g)
+    pad = torch.arange(TRAIN_T) < lengths[:, None]
+    pad[0::2] = True
+    return q, k, pad, torch.eye(TRAIN_T, dtype=dtype).expand(batch, TRAIN_H, TRAIN_T, TRAIN_T)
+
+
+def expect_dropout_at_training_size(sub, seed: int, batch: int, calls: int, dtype=torch.float32, p: float = TRAIN_P):
+    """attention(q, k, I, padding_mask=pad, dropout_p=p, training=True) at the training size,
+    `calls` calls: every visible weight dropped (0) or divided by 1 - p, hidden ones 0, the dropped
+    ones at rate p over all and at every index of every axis."""
+    q, k, pad, eye = training_inputs(seed, batch, dtype)
+    visible = pad[:, None, None, :].expand(batch, TRAIN_H, TRAIN_T, TRAIN_T)
+    # the reference weights (what sdpa returns with V = I), in float64 from the same q and k
+    ref = torch.softmax((q.double() @ k.double().transpose(-2, -1) / math.sqrt(TRAIN_DH)).masked_fill(~visible, -INF), -1)
+    what = Msg("attention on (batch {b}, heads {h}, {t}, {t}) weights, head dim {d}{dt}, with a padding mask, "
+               "dropout_p={p}, training=True (the course's training size)",
+               "在 (batch {b}, heads {h}, {t}, {t}) 的权重上（头维度 {d}{dt}）使用填充掩码、dropout_p={p}、"
+               "training=True 的 attention（课程训练时的规模）", b=batch, h=TRAIN_H, t=TRAIN_T, d=TRAIN_DH, p=p,
+               dt="" if dtype == torch.float32 else f", {dtype}")
+    each, mean = SCALE_TOL[dtype]
+    sub.seed(seed)
+    drawn = []
+    for _ in range(calls):
+        out = sub.attention(q, k, eye.contiguous(), padding_mask=pad, dropout_p=p, training=True)
+        expect(isinstance(out, torch.Tensor) and tuple(out.shape) == tuple(eye.shape) and out.is_floating_point()
+               and bool(torch.isfinite(out).all()),
+               Msg("{what} must return a floating tensor of shape {shape}, without NaN",
+                   "{what} 必须返回形状为 {shape}、不含 NaN 的浮点张量", what=what, shape=str(tuple(eye.shape))))
+        out = out.double()
+        expect(bool((out[~visible] == 0).all()),
+               Msg("{what}: dropout gave weight to a padded key: drop only after the masked softmax, and never raise "
+                   "a 0", "{what}：dropout 给填充的键分配了权重：只在带掩码的 softmax 之后做 dropout，0 不能变成非零",
+                   what=what))
+        dropped = (out == 0) & visible
+        kept = ~dropped & visible
+        ratio = out[kept] / ref[kept] * (1 - p)
+        if not (len(ratio) and float((ratio - 1).abs().max()) <= each and abs(float(ratio.mean()) - 1) <= mean):
+            r = float(ratio.median()) if len(ratio) else 1.0
+            hint = (Msg("they were not rescaled: inverted dropout divides the survivors by (1 - p)",
+                        "它们没有放大：倒置 dropout 要把保留下来的权重除以 (1 - p)") if abs(r - (1 - p)) < 0.03 else
+                    Msg("they were multiplied by (1 - p); divide them by (1 - p) instead",
+                        "它们乘了 (1 - p)，应当除以 (1 - p)") if abs(r - (1 - p) ** 2) < 0.03 else
+                    Msg("in every dtype each visible weight is dropped (0) or kept and divided by (1 - p)",
+                        "在任何数据类型下，每个可见的权重要么被丢弃（0），要么保留并除以 (1 - p)"))
+            raise CheckFailure(Msg("{what}: the weights that survive dropout must be weight / (1 - p): {hint}",
+                                   "{what}：dropout 之后保留下来的权重必须是 weight / (1 - p)：{hint}", what=what,
+                                   hint=hint), mistake="survivors not weight / (1 - p) at the training size")
+        drawn.append(dropped)
+    n = calls * int(visible.sum())
+    got = sum(int(d.sum()) for d in drawn)
+    found = []
+    if abs(got - n * p) > draws.Z * math.sqrt(n * p * (1 - p)):
+        found = [draws.Finding("rate", got / n, p, {"n": n})]
+    else:
+        found = draws.region_findings([(d, visible) for d in drawn], p, TRAIN_AXES)
+    draws.expect_drawn(found, Msg("{what}, {n} call(s) in a row", "{what}，连续调用 {n} 次", what=what, n=calls),
+                       Msg("dropped", "丢弃"), DROPOUT_HINT)
+
+
+def expect_dropout_in_training(sub, seed: int):
+    """float32 at batch 32 (2 calls), then float64 and bfloat16 (p = 1/8) at batch 8 (1 call each)."""
+    expect_dropout_at_training_size(sub, seed, 32, 2)
+    expect_dropout_at_training_size(sub, seed + 1, 8, 1, torch.float64)
+    expect_dropout_at_training_size(sub, seed + 2, 8, 1, torch.bfloat16, p=BF16_P)
+
+
 @check(points=1,
        title="dropout on the attention weights in training", title_zh="训练时对注意力权重做 dropout")
 def test_dropout_on_the_weights(sub):
@@ -253,6 +341,7 @@ def test_dropout_on_the_weights(sub):
     expect_dropout(outs, sdpa(q, k, eye, causal=True), p,
                    code("attention(q, k, torch.eye(8), causal=True, dropout_p=0.4, training=True)"))
     expect_dropout_at_the_books_size(sub, 1517, padded=False)
+    expect_dropout_in_training(sub, 1518)
 
 
 @check(points=2, hidden=True,
@@ -328,6 +417,7 @@ def test_dropout_in_training(sub):
                        "training=True", "在 (batch 16, heads 4, 8, 8) 上使用 causal=True、填充掩码、dropout_p=0.4、"
                        "training=True 的 attention"))
     expect_dropout_at_the_books_size(sub, 32, padded=True, t=2 * BIG_T, calls=BIG_CALLS // 2)
+    expect_dropout_in_training(sub, 33)
 
 
 @check(points=2, hidden=True,
