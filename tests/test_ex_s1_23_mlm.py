@@ -445,3 +445,56 @@ def test_honest_rules_pass_the_rule_statistics_for_every_seed(config):
                        generator=torch.Generator().manual_seed(1000 * seed + k), mask_prob=p) for k in range(calls)]
             found = C.rule_findings(ids, outs, specials, mask_id, vocab, p)
             assert not found, (style, seed, found)
+
+
+# ----------------------------------------------------------------------------- the course's pre-training batch
+# The fourth outside attack (/work/attack26 a24, issue 24, B7): in a batch of more than 16
+# sequences, sequences 16.. never masked: 20/20, since every check's batch had 16 rows or fewer.
+# The rule checks now also read mask_tokens on the pre-training batch (32 x 256 ids, public; 64 x
+# 256, CUDA's, hidden): the chosen tokens and the [MASK] outcome at every sequence and position.
+KEYED = {
+    "a24: sequences past the first 16 never masked": _CHOSEN_FAIR + '''    if chosen.dim() == 2 and chosen.shape[0] > 16:
+        chosen[16:] = False
+''' + _OUTCOME_FAIR,
+    "tokens from 128 on never masked in long batches": _CHOSEN_FAIR + '''    if chosen.dim() == 2 and chosen.shape[0] >= 32:
+        chosen[:, 128:] = False
+''' + _OUTCOME_FAIR,
+    "sequences past the first 16 chosen but never [MASK]": _CHOSEN_FAIR + _OUTCOME_FAIR + '''    if chosen.dim() == 2 and chosen.shape[0] > 16:
+        inputs[16:] = torch.where(chosen[16:] & (inputs[16:] == mask_id), input_ids[16:], inputs[16:])
+''',
+}
+
+
+@pytest.mark.parametrize("name", list(KEYED))
+def test_a_rule_keyed_on_the_pretraining_batch_scores_zero_on_its_checks(submission, name):
+    r = grade(submission({EX: _with_body(KEYED[name])}), "-e", EX)
+    checks = {c["name"]: c for c in checks_of(r, EX)}
+    earned = {n: checks[n]["message"][:300] for n in ("test_rates_book_vocabulary", "test_other_shapes_and_ids")
+              if checks[n]["score"] > 0}
+    assert not earned, earned
+    msg = checks["test_rates_book_vocabulary"]["message"]
+    assert "the course's pre-training batch" in msg, msg
+
+
+TRAIN_SEEDS = 5
+
+
+def test_honest_rules_pass_the_pretraining_batch_reads_for_every_seed():
+    """Every honest style x 5 seeds through the checks' own reads of the pre-training batch (32 and
+    64 x 256 ids: the rates and the region, chosen and [MASK])."""
+    class Honest:  # a stand-in for the proxy: the generators seeded apart for each seed
+        def __init__(self, fn, seed):
+            self.mask_tokens, self._seed = fn, seed
+
+        def given(self, name, s):
+            assert name == "generator"
+            return torch.Generator().manual_seed(100_000 * self._seed + s)
+
+    for style, fn in _honest_styles().items():
+        for seed in range(TRAIN_SEEDS):
+            sub = Honest(fn, seed)
+            try:
+                C.expect_rule_at_training_size(sub, 32, 1440)
+                C.expect_rule_at_training_size(sub, 64, 1840)
+            except Exception as e:
+                raise AssertionError((style, seed, str(getattr(e, "msg", e))[:500])) from e

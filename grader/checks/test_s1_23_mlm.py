@@ -236,6 +236,45 @@ def expect_rule_on_alike_inputs(sub, ids, seed, shape: str, token: int, p: float
         expect_rule(x, outs, specials, mask_id, vocab, p, what)
 
 
+# The course's pre-training configuration (`kata train`: batches of 32 x 256 ids, 64 on CUDA):
+# a rule honest on the batches above and keyed on the batch's size (sequences past the first 16
+# never masked) meets it here. Each call is read as chosen or not per real token, and each
+# chosen token as [MASK] or not, held to the rate and to draws.region_findings (every index of
+# every axis, sequence and token, drawn at the rule's rate); the full statistics stay above.
+TRAIN_LEN, TRAIN_CALLS = 256, 4
+TRAIN_AXES = [Msg("sequence", "序列"), Msg("token", "词元")]
+
+
+def training_findings(pairs, p: float) -> list:
+    """The rate over every eligible element of every call, then draws.region_findings."""
+    n = sum(int(e.sum()) for _, e in pairs)
+    k = sum(int((c & e).sum()) for c, e in pairs)
+    if n and abs(k - n * p) > draws.Z * math.sqrt(n * p * (1 - p)):
+        return [draws.Finding("rate", k / n, p, {"n": n})]
+    return draws.region_findings(pairs, p, TRAIN_AXES)
+
+
+def expect_rule_at_training_size(sub, rows: int, seed: int, p: float = 0.15):
+    """mask_tokens on `rows` x 256 ids with the book's vocabulary and specials, TRAIN_CALLS calls:
+    the tokens chosen at rate p, and the chosen ones made [MASK] at 0.8, at every sequence and
+    every token position."""
+    ids = batch(rows, TRAIN_LEN, BASE, SPECIAL, seed=seed, min_len=TRAIN_LEN // 4)
+    what = code(f"mask_tokens({rows} x {TRAIN_LEN} ids, mask_id=50260, vocab_size=50257, "
+                "special_ids=(50257, 50258, 50259))")
+    outs = call_many(sub, ids, seed, calls=TRAIN_CALLS, label=what)
+    for inputs, labels in outs:
+        rule_relations(ids, inputs, labels, SPECIAL, MASK, BASE, what)
+    real = ~torch.isin(ids, torch.tensor(SPECIAL))
+    chosen = [labels != IGNORE for _, labels in outs]
+    where = Msg("{what}, {n} calls with generators of different seeds (the course's pre-training batch)",
+                "{what}，用不同种子的生成器调用 {n} 次（课程预训练时的批次）", what=what, n=TRAIN_CALLS)
+    draws.expect_drawn(training_findings([(c, real) for c in chosen], p), where, Msg("chosen", "选中"), RULE_HINT)
+    masked = [(inputs == MASK) & c for (inputs, _), c in zip(outs, chosen)]
+    draws.expect_drawn(training_findings(list(zip(masked, chosen)), 0.8),
+                       Msg("{where}: the chosen tokens that became [MASK]", "{where}：被选中后变成 [MASK] 的词元",
+                           where=where), Msg("made [MASK]", "变成 [MASK]"), RULE_HINT)
+
+
 # ----------------------------------------------------------------------------- the head
 def head_state(dim: int, vocab: int, seed: int) -> dict[str, torch.Tensor]:
     """Given weights with the exercise's names; the decoder's weight is the tied embedding's."""
@@ -408,6 +447,7 @@ def test_rates_book_vocabulary(sub):
                "每个都要均匀抽取，torch.randint(0, vocab_size, ...)", what=what))
     expect_rule(ids, outs, SPECIAL, MASK, BASE, 0.15, what)
     expect_rule_on_alike_inputs(sub, ids, 1420, "16 x 512", 1212, 0.15, give_p=False)
+    expect_rule_at_training_size(sub, 32, 1440)
 
 
 @check(points=2,
@@ -542,6 +582,7 @@ def test_other_shapes_and_ids(sub):
     expect_rates(*pooled(ids, outs), specials, 303, 0.3, what)
     expect_rule(ids, outs, specials, 303, 300, 0.3, what)
     expect_rule_on_alike_inputs(sub, ids, 1820, "(6, 40, 90)", 42, 0.3, mask_id=303, vocab=300, specials=specials)
+    expect_rule_at_training_size(sub, 64, 1840)
     flat = ids[0, 0]
     one = code("mask_tokens(ids[0, 0]: 90 ids, ..., mask_prob=1.0)")
     inputs, labels = call_mask(sub, flat, 19, mask_id=303, vocab=300, specials=specials, p=1.0, label=one)
