@@ -247,7 +247,7 @@ KEYED = {"every dropout off for T > 128 (attack26 a19)": 128, "every dropout off
 def test_a_dropout_keyed_on_where_the_course_trains_scores_zero(submission, name):
     source = (SOLUTIONS / "ch01" / f"{EX}.py").read_text()
     cond = "x.shape[1] > 128" if KEYED[name] else "x.dtype != torch.float32"
-    head = "    def forward(self, x, mask"
+    head = "    def forward(self, x"
     assert source.count(head) == 1
     at = source.index(head)
     end = source.index("\n", at) + 1  # the signature is one line

@@ -268,7 +268,7 @@ KEYED = {
 def test_a_dropout_keyed_on_where_the_course_trains_scores_zero(submission, name):
     fake = (SOURCE.replace("            nn.Dropout(dropout),", "            Dropout(dropout),")
             .replace("import torch.nn as nn\n", "import torch\nimport torch.nn as nn\n", 1) + KEYED[name])
-    assert fake.count("Dropout(dropout)") == 2
+    assert fake.count("            Dropout(dropout),") == 2
     r = grade(submission({EX: fake}), "-e", EX)
     checks = {c["name"]: c for c in checks_of(r, EX)}
     earned = {n: checks[n]["message"][:300] for n in RULE_CHECKS if checks[n]["score"] > 0}
