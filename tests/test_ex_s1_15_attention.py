@@ -239,7 +239,7 @@ def test_a_dropout_keyed_on_the_books_sizes_scores_zero_on_the_checks_of_dropout
 # The fourth outside attack (/work/attack26, issue 24): with batch > 1 and 128+ keys only batch
 # element 0 dropped (a20, B5), or no dropout in any dtype but float32 (a29, B8): 15/15 each. The
 # dropout checks now also read (32, 4, 256, 256) weights under a padding mask (float32) and
-# (8, 4, 256, 256) in float64 and bfloat16.
+# (4, 4, 256, 256) in float64 and bfloat16, one call each.
 KEYED = {
     "a20: only batch element 0 dropped with 128+ keys": _DRAW + '''            if weights.dim() >= 3 and weights.shape[0] > 1 and weights.shape[-1] >= 128:
                 survive[1:] = True

@@ -87,9 +87,9 @@ def expect_rule(sub, shape, p: float, what: Msg, heads: bool = False):
 # float64 or bfloat16, batch elements past 0) meets it here. Each output is read as dropped or
 # kept, held to the rate, to draws.region_findings (every index of every axis drawn at rate p:
 # sums only, cheap at 8.4M elements; the pair and triple statistics stay at the sizes above) and
-# to the survivors' scale; TRAIN_CALLS calls per input.
+# to the survivors' scale; TRAIN_CALLS call per input.
 TRAIN_P = 0.1  # the course's dropout
-TRAIN_CALLS = 2
+TRAIN_CALLS = 1  # 8.4M elements a call: the region's statistics need no more, the grading budget is shared
 SEQ, TOK, FEAT = Msg("sequence", "序列"), Msg("token", "词元"), Msg("feature", "特征")
 WEIGHTS = ((32, 4, 256, 256), [SEQ, Msg("head", "头"), Msg("query", "查询"), Msg("key", "键")])
 ACTIVATIONS = ((32, 256, 256), [SEQ, TOK, FEAT])
@@ -141,15 +141,14 @@ def expect_rule_at_training_size(sub, seed: int, shape, axes, dtype=torch.float3
                                mistake="not 0 or x / (1 - p) at the training size")
         dropped.append(zero)
     draws.expect_drawn(training_findings(dropped, p, axes),
-                       Msg("{what}, {n} calls in a row (the course's training size)",
-                           "{what}，连续调用 {n} 次（课程训练时的规模）", what=what, n=TRAIN_CALLS),
+                       Msg("{what}, {n} call(s) (the course's training size)",
+                           "{what}，调用 {n} 次（课程训练时的规模）", what=what, n=TRAIN_CALLS),
                        Msg("dropped", "丢弃"), RULE_HINT)
 
 
 def expect_rule_in_training(sub, seed: int, first, second):
-    """The training size in float32 (`first`, then `second`), then float64 and bfloat16 on `second`'s shape."""
+    """The training size in float32 (`first`), then float64 and bfloat16 on `second`'s shape."""
     expect_rule_at_training_size(sub, seed, *first)
-    expect_rule_at_training_size(sub, seed + 1, *second)
     expect_rule_at_training_size(sub, seed + 2, *second, dtype=torch.float64)
     expect_rule_at_training_size(sub, seed + 3, *second, dtype=torch.bfloat16, p=BF16_P)
 
@@ -376,7 +375,7 @@ def test_elements_independent(sub):
                "independently (one random draw per element, not per row or column)",
                    f"有些{what}丢弃的元素比 p 多得多或少得多：每个元素都必须独立地丢弃（每个元素抽一次随机数，而不是每行或每列一次）"))
     expect_rule(sub, (4, 4, 32, 32), 0.3, code("dropout(torch.ones(4, 4, 32, 32), p=0.3)"), heads=True)
-    expect_rule_in_training(sub, 1420, HIDDEN_FEATURES, WEIGHTS)
+    expect_rule_in_training(sub, 1420, HIDDEN_FEATURES, ACTIVATIONS)
 
 
 @check(points=1, hidden=True,

@@ -323,10 +323,11 @@ def expect_dropout_at_training_size(sub, seed: int, batch: int, calls: int, dtyp
 
 
 def expect_dropout_in_training(sub, seed: int):
-    """float32 at batch 32 (2 calls), then float64 and bfloat16 (p = 1/8) at batch 8 (1 call each)."""
-    expect_dropout_at_training_size(sub, seed, 32, 2)
-    expect_dropout_at_training_size(sub, seed + 1, 8, 1, torch.float64)
-    expect_dropout_at_training_size(sub, seed + 2, 8, 1, torch.bfloat16, p=BF16_P)
+    """float32 at batch 32, then float64 and bfloat16 (p = 1/8) at batch 4: one call each (8.4M
+    weights at batch 32: the region's statistics need no more, and the grading budget is shared)."""
+    expect_dropout_at_training_size(sub, seed, 32, 1)
+    expect_dropout_at_training_size(sub, seed + 1, 4, 1, torch.float64)
+    expect_dropout_at_training_size(sub, seed + 2, 4, 1, torch.bfloat16, p=BF16_P)
 
 
 @check(points=1,
