@@ -254,6 +254,7 @@ def test_honest_dropout_passes_the_training_size_reads_for_every_seed():
                 sub = _Honest(fn, seed)
                 try:
                     C.expect_rule_in_training(sub, 1410, C.WEIGHTS, C.ACTIVATIONS)
-                    C.expect_rule_in_training(sub, 1420, C.HIDDEN_FEATURES, C.WEIGHTS)
+                    C.expect_rule_in_training(sub, 1420, C.WEIGHTS, C.ACTIVATIONS)
+                    C.expect_rule_at_training_size(sub, 1424, *C.HIDDEN_FEATURES)
                 except Exception as e:
                     raise AssertionError((style, seed, str(getattr(e, "msg", e))[:500])) from e

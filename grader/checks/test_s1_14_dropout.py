@@ -375,7 +375,8 @@ def test_elements_independent(sub):
                "independently (one random draw per element, not per row or column)",
                    f"有些{what}丢弃的元素比 p 多得多或少得多：每个元素都必须独立地丢弃（每个元素抽一次随机数，而不是每行或每列一次）"))
     expect_rule(sub, (4, 4, 32, 32), 0.3, code("dropout(torch.ones(4, 4, 32, 32), p=0.3)"), heads=True)
-    expect_rule_in_training(sub, 1420, HIDDEN_FEATURES, ACTIVATIONS)
+    expect_rule_in_training(sub, 1420, WEIGHTS, ACTIVATIONS)
+    expect_rule_at_training_size(sub, 1424, *HIDDEN_FEATURES)  # ff's hidden features
 
 
 @check(points=1, hidden=True,
