@@ -195,7 +195,8 @@ def test_honest_dropout_passes_the_rule_statistics_for_every_seed(shape, p, head
 # (a22, B6), nothing dropped in any dtype but float32 (a28, a29, B8) or in float16/bfloat16 (a27).
 # Each scored 14/14. The rule checks now also read dropout at the training size (attention
 # weights (32, 4, 256, 256), activations (32, 256, 256), ff's (32, 256, 1024)) in float32, float64
-# and bfloat16: each rule below loses both of them.
+# and bfloat16 (and test_survivors_scaled the scale in float64 and bfloat16): each rule below loses
+# both rule checks.
 KEYED = {
     "a22: nothing dropped past the first 2^18 elements": '''    keep = torch.rand(x.shape, device=x.device) >= p
     if keep.numel() > 2 ** 18:
@@ -256,5 +257,8 @@ def test_honest_dropout_passes_the_training_size_reads_for_every_seed():
                     C.expect_rule_in_training(sub, 1410, C.WEIGHTS, C.ACTIVATIONS)
                     C.expect_rule_in_training(sub, 1420, C.WEIGHTS, C.ACTIVATIONS)
                     C.expect_rule_at_training_size(sub, 1424, *C.HIDDEN_FEATURES)
+                    C.expect_rule_at_training_size(sub, 1430, *C.ACTIVATIONS, dtype=torch.float64, scale=True)
+                    C.expect_rule_at_training_size(sub, 1431, *C.ACTIVATIONS, dtype=torch.bfloat16, p=C.BF16_P,
+                                                   scale=True)
                 except Exception as e:
                     raise AssertionError((style, seed, str(getattr(e, "msg", e))[:500])) from e

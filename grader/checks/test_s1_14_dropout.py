@@ -87,7 +87,7 @@ def expect_rule(sub, shape, p: float, what: Msg, heads: bool = False):
 # float64 or bfloat16, batch elements past 0) meets it here. Each output is read as dropped or
 # kept, held to the rate, to draws.region_findings (every index of every axis drawn at rate p:
 # sums only, cheap at 8.4M elements; the pair and triple statistics stay at the sizes above) and
-# to the survivors' scale; TRAIN_CALLS call per input.
+# (in test_survivors_scaled) to the survivors' scale; TRAIN_CALLS call per input.
 TRAIN_P = 0.1  # the course's dropout
 TRAIN_CALLS = 1  # 8.4M elements a call: the region's statistics need no more, the grading budget is shared
 SEQ, TOK, FEAT = Msg("sequence", "序列"), Msg("token", "词元"), Msg("feature", "特征")
@@ -110,9 +110,12 @@ def training_findings(dropped, p: float, axes) -> list:
     return draws.region_findings([(d, torch.ones_like(d)) for d in dropped], p, axes)
 
 
-def expect_rule_at_training_size(sub, seed: int, shape, axes, dtype=torch.float32, p: float = TRAIN_P):
-    """dropout(torch.ones(shape, dtype=dtype), p) TRAIN_CALLS times: each element 0 or 1 / (1 - p)
-    (within the dtype's precision), the dropped ones at rate p at every index of every axis."""
+def expect_rule_at_training_size(sub, seed: int, shape, axes, dtype=torch.float32, p: float = TRAIN_P,
+                                 scale: bool = False):
+    """dropout(torch.ones(shape, dtype=dtype), p) TRAIN_CALLS times: the dropped ones (the zeros)
+    at rate p at every index of every axis; with `scale` (test_survivors_scaled's reading, so that
+    the rule checks do not charge a scale mistake twice) instead each element 0 or 1 / (1 - p),
+    within the dtype's precision."""
     what = code(f"dropout(torch.ones{shape}{'' if dtype == torch.float32 else ', dtype=' + str(dtype)}, p={p})")
     x = torch.ones(*shape, dtype=dtype)
     sub.seed(seed)
@@ -125,8 +128,10 @@ def expect_rule_at_training_size(sub, seed: int, shape, axes, dtype=torch.float3
         if out.dtype not in (torch.float32, torch.float64):
             out = out.float()
         zero = out == 0
-        scale = 1 / (1 - p)
-        ok = zero | ((out - scale).abs() <= DTYPE_TOL[dtype] * scale)
+        dropped.append(zero)
+        if not scale:
+            continue
+        ok = zero | ((out - 1 / (1 - p)).abs() <= DTYPE_TOL[dtype] / (1 - p))
         if not bool(ok.all()):
             kept = out[~zero]
             close = {v: bool(((kept - v).abs() <= DTYPE_TOL[dtype] * 2).all()) for v in (1.0, 1 - p)}
@@ -139,7 +144,8 @@ def expect_rule_at_training_size(sub, seed: int, shape, axes, dtype=torch.float3
                                    else Msg("every element is dropped (0) or kept and divided by (1 - p), in every "
                                             "dtype", "在任何数据类型下，每个元素要么被丢弃（0），要么保留并除以 (1 - p)")),
                                mistake="not 0 or x / (1 - p) at the training size")
-        dropped.append(zero)
+    if scale:
+        return
     draws.expect_drawn(training_findings(dropped, p, axes),
                        Msg("{what}, {n} call(s) (the course's training size)",
                            "{what}，调用 {n} 次（课程训练时的规模）", what=what, n=TRAIN_CALLS),
@@ -243,6 +249,9 @@ def test_survivors_scaled(sub):
                   what=Msg("the elements that survive dropout(x, p=0.3) (x / (1 - p))",
                            "dropout(x, p=0.3) 中保留下来的元素（x / (1 - p)）"),
                   mistakes=_survivor_mistakes(x[kept], p))
+    # ... in every dtype, at the course's training size (a rescaling keyed on the dtype meets it)
+    expect_rule_at_training_size(sub, 1430, *ACTIVATIONS, dtype=torch.float64, scale=True)
+    expect_rule_at_training_size(sub, 1431, *ACTIVATIONS, dtype=torch.bfloat16, p=BF16_P, scale=True)
 
 
 @check(points=1,
