@@ -10,7 +10,7 @@ from grader.checking import draws
 from grader.checks import bert_reference as R
 from grader.checks import test_s1_23_encoder_block as C
 from grader.capstone.training.model import import_file
-from tests.conftest import SOLUTIONS, checks_of, grade, score_of
+from tests.conftest import SOLUTIONS, LocalSubmission as _Local, checks_of, grade, score_of
 
 EX = "s1_23_encoder_block"
 SOURCE = (SOLUTIONS / "ch01" / f"{EX}.py").read_text()
@@ -205,25 +205,6 @@ def test_honest_dropout_passes_the_statistics_for_every_seed(tmp_path):
 
 
 # ----------------------------------------------------------------------------- dropout where the course trains
-class _Local:
-    """The proxy's few calls the training-size read makes, on a local module class (trusted side)."""
-
-    def __init__(self, classes: dict, offset: int):
-        self.classes, self.offset = classes, offset
-
-    def seed(self, n: int):
-        torch.manual_seed(n + self.offset)
-
-    def new(self, name: str, *args, **kwargs):
-        m = self.classes[name](*args, **kwargs)
-
-        class Handle:
-            def __call__(self, *a):
-                return m(*a).detach()
-
-            def __getattr__(self, attr):
-                return getattr(m, attr)
-        return Handle()
 
 
 @pytest.mark.slow  # the course's training size, 3 dtypes

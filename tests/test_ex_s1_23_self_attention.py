@@ -8,7 +8,7 @@ import torch
 from grader.checking import draws
 from grader.checks import bert_reference as R
 from grader.checks import test_s1_23_self_attention as C
-from tests.conftest import SOLUTIONS, checks_of, grade, score_of
+from tests.conftest import SOLUTIONS, LocalSubmission as _Local, checks_of, grade, score_of
 
 EX = "s1_23_self_attention"
 SOURCE = (SOLUTIONS / "ch01" / f"{EX}.py").read_text()
@@ -271,25 +271,6 @@ def test_honest_attention_dropout_passes_the_statistics_for_every_seed():
 
 
 # ----------------------------------------------------------------------------- dropout where the course trains
-class _Local:
-    """The proxy's few calls the training-size read makes, on a local module class (trusted side)."""
-
-    def __init__(self, classes: dict, offset: int):
-        self.classes, self.offset = classes, offset
-
-    def seed(self, n: int):
-        torch.manual_seed(n + self.offset)
-
-    def new(self, name: str, *args, **kwargs):
-        m = self.classes[name](*args, **kwargs)
-
-        class Handle:
-            def __call__(self, *a):
-                return m(*a).detach()
-
-            def __getattr__(self, attr):
-                return getattr(m, attr)
-        return Handle()
 
 
 @pytest.mark.slow  # the course's training size, 3 dtypes
