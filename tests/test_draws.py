@@ -75,7 +75,8 @@ def test_every_finding_has_a_message_in_both_languages():
     kinds = draws.ORDER + ["outcome_cycle", "outcome_position", "outcome_tied", "uniform"]
     for kind in kinds:
         f = draws.Finding(kind, 0.5, 0.25, {"n": 10, "calls": 16, "rows": 40, "lag": 2, "a": 0, "b": 1, "mod": 2,
-                                            "rest": 0, "bins": 10})
+                                            "rest": 0, "bins": 10, "axis": "key", "index": 3,
+                                            "size": 256})
         m = draws.describe(f, what, drawn, hint)
         assert "draws do not follow" not in m.en, kind
         assert m.en and m.zh and m.en != m.zh
