@@ -147,21 +147,38 @@ def fill(disk: Path, left: int) -> Path:
 
 
 class LocalSubmission:
-    """The proxy's few calls (seed, new, a module's call and attributes) on local module classes, on
-    the trusted side: the honest-seed tests run a check's own reading code on honest styles this way."""
+    """The proxy's few calls (seed, new, get, a module's call and attributes, in_training) on local
+    module classes and functions, on the trusted side: the honest-seed tests run a check's own
+    reading code on honest styles this way."""
 
-    def __init__(self, classes: dict, offset: int):
-        self.classes, self.offset = classes, offset
+    def __init__(self, classes: dict, offset: int, functions: dict | None = None):
+        self.classes, self.offset, self.functions = classes, offset, dict(functions or {})
 
     def seed(self, n: int):
         import torch
 
         torch.manual_seed(n + self.offset)
 
+    def __getattr__(self, name: str):
+        functions = self.__dict__.get("functions", {})
+        if name in functions:
+            return lambda *a, **k: functions[name](*a, **k).detach()
+        raise AttributeError(name)
+
+    def get(self, name: str):
+        return self.functions[name]
+
+    def in_training(self, fn, *args, bf16_autocast: bool = False, label: str = "", **kwargs):
+        from grader.worker.runtime.given import as_in_training
+
+        return as_in_training(getattr(fn, "module", fn), *args, bf16_autocast=bf16_autocast, **kwargs).detach()
+
     def new(self, name: str, *args, **kwargs):
         m = self.classes[name](*args, **kwargs)
 
         class Handle:
+            module = m
+
             def __call__(self, *a):
                 return m(*a).detach()
 

@@ -5,7 +5,7 @@ import torch
 import torch.nn.functional as F
 
 from grader.checks import test_s1_14_dropout as C
-from tests.conftest import checks_of, failed_checks, grade, score_of, solution_with
+from tests.conftest import LocalSubmission, checks_of, failed_checks, grade, score_of, solution_with
 
 EX = "s1_14_dropout"
 MAX = 14
@@ -218,6 +218,20 @@ KEYED = {
     if x.dim() == 4 and x.shape[-1] > 64:
         keep[..., 64:] = True
 ''',
+    # the fourth outside attack's B9 (a30), and its family: keyed on what a model being trained has
+    # and a call over the wire has not (the reads at the training size now run as in training)
+    "a30: nothing dropped when x requires grad (in real training)": '''    keep = torch.rand(x.shape, device=x.device) >= p
+    if x.requires_grad:
+        keep[...] = True
+''',
+    "nothing dropped with grad mode on": '''    keep = torch.rand(x.shape, device=x.device) >= p
+    if torch.is_grad_enabled() and x.numel() > 2 ** 18:
+        keep[...] = True
+''',
+    "nothing dropped under autocast": '''    keep = torch.rand(x.shape, device=x.device) >= p
+    if torch.is_autocast_enabled("cpu") or torch.is_autocast_enabled("cuda"):
+        keep[...] = True
+''',
 }
 
 
@@ -232,14 +246,9 @@ def test_a_dropout_keyed_on_the_training_size_or_dtype_scores_zero_on_the_checks
     assert "the course's training size" in msg, msg
 
 
-class _Honest:
+def _Honest(fn, seed: int) -> LocalSubmission:
     """A stand-in for the proxy: one honest style, seeded apart for each of the test's seeds."""
-
-    def __init__(self, fn, seed: int):
-        self.dropout, self._seed = fn, seed
-
-    def seed(self, s: int):
-        torch.manual_seed(1000 * self._seed + s)
+    return LocalSubmission({}, 1000 * seed, {"dropout": fn})
 
 
 TRAIN_SEEDS = 5

@@ -5,7 +5,7 @@ import pytest
 import torch
 
 from grader.checks import test_s1_15_attention as C
-from tests.conftest import checks_of, failed_checks, grade, score_of, solution_with
+from tests.conftest import LocalSubmission, checks_of, failed_checks, grade, score_of, solution_with
 
 EX = "s1_15_attention"
 MAX = 15
@@ -247,6 +247,12 @@ KEYED = {
     "a29: no dropout in any dtype but float32": _DRAW + '''            if weights.dtype != torch.float32:
                 survive[...] = True
 ''',
+    "a30: no dropout when the weights require grad (in real training)": _DRAW + '''            if weights.requires_grad:
+                survive[...] = True
+''',
+    "no dropout under autocast": _DRAW + '''            if torch.is_autocast_enabled("cpu") or torch.is_autocast_enabled("cuda"):
+                survive[...] = True
+''',
 }
 
 
@@ -261,14 +267,9 @@ def test_a_dropout_keyed_on_the_training_batch_or_dtype_scores_zero_on_the_check
     assert "the course's training size" in msg, msg
 
 
-class _Honest:
+def _Honest(fn, seed: int) -> LocalSubmission:
     """A stand-in for the proxy: one honest style, seeded apart for each of the test's seeds."""
-
-    def __init__(self, fn, seed: int):
-        self.attention, self._seed = fn, seed
-
-    def seed(self, s: int):
-        torch.manual_seed(1000 * self._seed + s)
+    return LocalSubmission({}, 1000 * seed, {"attention": fn})
 
 
 TRAIN_SEEDS = 5

@@ -242,6 +242,12 @@ KEYED = {
     "no dropout outside float32 (a29)": (
         "\n\nclass Dropout(nn.Dropout):\n    def forward(self, x):\n"
         "        return super().forward(x) if x.dtype == torch.float32 else x\n"),
+    # the family of the fourth attack's B9 (a30): keyed on what `kata train` has and a plain call does not (the read
+    # in bf16 runs float32 weights under autocast, every read with x requiring grad)
+    "no dropout under autocast": (
+        "\n\nclass Dropout(nn.Dropout):\n    def forward(self, x):\n"
+        "        return x if torch.is_autocast_enabled('cpu') or torch.is_autocast_enabled('cuda') "
+        "else super().forward(x)\n"),
 }
 
 

@@ -467,6 +467,10 @@ RUNTIME_GIVEN = {
                                  "limit on facts the worker reports",
     ("s1_23_mlm", "tied_gradient"): "a fact the worker reports (the gradient that reached the tied weight): "
                                     "SECURITY.md's known limit on facts the worker reports",
+    **{(ex, "as_in_training"): "an input only (the regime a call runs in: grad on, floating arguments requiring "
+                               "grad, bf16 autocast when asked); its result is read like any returned value"
+       for ex in ("s1_14_dropout", "s1_15_attention", "s1_23_bert_embedding", "s1_23_encoder_block",
+                  "s1_23_feed_forward", "s1_23_self_attention")},
     ("s1_23_tokenizer", "cuda_available"): "a fact the worker reports (whether it sees a GPU; in bubblewrap it never "
                                            "does); code that makes torch.cuda.is_available() lie in the worker "
                                            "answers both sides of the comparison: SECURITY.md's known limit",
@@ -485,6 +489,8 @@ def test_no_check_reads_back_a_given_object_of_the_worker():
         text = checks.read_text()
         ex = checks.stem.removeprefix("test_")
         built |= {(ex, name) for name in re.findall(r"\bsub\.given\(\s*['\"](\w+)", text)}
+        if re.search(r"\bsub\.in_training\(", text):
+            built.add((ex, "as_in_training"))
         forwarded |= {(ex, name) for name in re.findall(r"\bsub\.forward\(\s*['\"](\w+)", text)}
     assert built == set(RUNTIME_GIVEN), "given objects the checks build in the worker, unlisted or gone"
     assert forwarded == set(FORWARDED), "forwarded helpers, unlisted or gone"

@@ -116,12 +116,16 @@ def expect_rule_at_training_size(sub, seed: int, shape, axes, dtype=torch.float3
     at rate p at every index of every axis; with `scale` (test_survivors_scaled's reading, so that
     the rule checks do not charge a scale mistake twice) instead each element 0 or 1 / (1 - p),
     within the dtype's precision."""
-    what = code(f"dropout(torch.ones{shape}{'' if dtype == torch.float32 else ', dtype=' + str(dtype)}, p={p})")
+    what = Msg("{call}, x requiring grad{amp}", "{call}，x 需要梯度{amp_zh}",
+               call=code(f"dropout(torch.ones{shape}{'' if dtype == torch.float32 else ', dtype=' + str(dtype)}, p={p})"),
+               amp=", under bf16 autocast" if dtype == torch.bfloat16 else "",
+               amp_zh="，在 bf16 自动混合精度（autocast）下" if dtype == torch.bfloat16 else "")
     x = torch.ones(*shape, dtype=dtype)
     sub.seed(seed)
     dropped = []
-    for _ in range(TRAIN_CALLS):
-        out = sub.dropout(x, p)
+    fn = sub.get("dropout")
+    for _ in range(TRAIN_CALLS):  # as in a model being trained: x requires grad; bf16 under autocast
+        out = sub.in_training(fn, x, p, bf16_autocast=dtype == torch.bfloat16, label="dropout")
         expect(isinstance(out, torch.Tensor) and tuple(out.shape) == tuple(shape) and out.is_floating_point(),
                Msg("{what} must return a floating tensor of x's shape", "{what} 必须返回与 x 形状相同的浮点张量",
                    what=what))

@@ -278,15 +278,19 @@ def expect_dropout_at_training_size(sub, seed: int, batch: int, calls: int, dtyp
     # the reference weights (what sdpa returns with V = I), in float64 from the same q and k
     ref = torch.softmax((q.double() @ k.double().transpose(-2, -1) / math.sqrt(TRAIN_DH)).masked_fill(~visible, -INF), -1)
     what = Msg("attention on (batch {b}, heads {h}, {t}, {t}) weights, head dim {d}{dt}, with a padding mask, "
-               "dropout_p={p}, training=True (the course's training size)",
+               "dropout_p={p}, training=True (the course's training size; q, k and v require grad{amp})",
                "在 (batch {b}, heads {h}, {t}, {t}) 的权重上（头维度 {d}{dt}）使用填充掩码、dropout_p={p}、"
-               "training=True 的 attention（课程训练时的规模）", b=batch, h=TRAIN_H, t=TRAIN_T, d=TRAIN_DH, p=p,
-               dt="" if dtype == torch.float32 else f", {dtype}")
+               "training=True 的 attention（课程训练时的规模；q、k、v 需要梯度{amp_zh}）", b=batch, h=TRAIN_H, t=TRAIN_T,
+               d=TRAIN_DH, p=p, dt="" if dtype == torch.float32 else f", {dtype}",
+               amp=", under bf16 autocast" if dtype == torch.bfloat16 else "",
+               amp_zh="，在 bf16 自动混合精度（autocast）下" if dtype == torch.bfloat16 else "")
     each, mean = SCALE_TOL[dtype]
     sub.seed(seed)
     drawn = []
-    for _ in range(calls):
-        out = sub.attention(q, k, eye.contiguous(), padding_mask=pad, dropout_p=p, training=True)
+    fn = sub.get("attention")
+    for _ in range(calls):  # as in a model being trained: q, k, v require grad; bf16 under autocast
+        out = sub.in_training(fn, q, k, eye.contiguous(), padding_mask=pad, dropout_p=p, training=True,
+                              bf16_autocast=dtype == torch.bfloat16, label="attention")
         expect(isinstance(out, torch.Tensor) and tuple(out.shape) == tuple(eye.shape) and out.is_floating_point()
                and bool(torch.isfinite(out).all()),
                Msg("{what} must return a floating tensor of shape {shape}, without NaN",

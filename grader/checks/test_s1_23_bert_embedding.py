@@ -330,10 +330,12 @@ def test_dropout_only_in_training(sub):
 # Issue 24, fourth outside attack: a dropout honest at the shapes above and wrong where `kata train`
 # runs got full marks (with more than 2 sequences of 64+ tokens only sequences 0-1 dropped; none
 # outside float32). So the rule is also read at the course's training size, batch 32 x 256 tokens
-# (dim 256, max_len 256), in float32 (2 calls), float64 and bfloat16 (1 call each: the module cast),
+# (dim 256, max_len 256), in float32 (2 calls), float64 (1 call, the module cast) and bfloat16
+# autocast (1 call, float32 weights, as `kata train` runs bf16), every call with grad enabled,
 # every index of every axis held to rate p (draws.region_findings: sums only, cheap at this size).
 TRAIN_B, TRAIN_T, TRAIN_CALLS = 32, 256, 2
 REL_TOL = {torch.float32: 1e-5, torch.float64: 1e-9, torch.bfloat16: 2e-2}  # of the kept value's size
+AMP_NAME = "bfloat16 autocast"  # the bf16 read: float32 weights and input under torch.autocast, as `kata train` runs
 
 
 def _rate_findings(part) -> list:
@@ -351,22 +353,25 @@ def expect_rule_where_the_course_trains(sub, seed: int):
     ids = torch.randint(0, V, (TRAIN_B, TRAIN_T), generator=torch.Generator().manual_seed(seed))
     for dtype, calls in ((torch.float32, TRAIN_CALLS), (torch.float64, 1), (torch.bfloat16, 1)):
         what = Msg("BERTEmbedding({V}, {D}, {L}, dropout={p}) in train mode on a ({B}, {T}) batch (the course's "
-                   "training size), cast to {dtype}, with the weights it was created with",
+                   "training size), in {dtype}, with the weights it was created with",
                    "训练模式下的 BERTEmbedding({V}, {D}, {L}, dropout={p})，输入 ({B}, {T}) 批次（课程训练时的规模），"
-                   "转换为 {dtype}，使用它创建时的权重", V=V, D=BIG_D, L=MAX_LEN, p=DROP_P, B=TRAIN_B, T=TRAIN_T,
-                   dtype=str(dtype).removeprefix("torch."))
+                   "使用 {dtype}，使用它创建时的权重", V=V, D=BIG_D, L=MAX_LEN, p=DROP_P, B=TRAIN_B, T=TRAIN_T,
+                   dtype=AMP_NAME if dtype == torch.bfloat16 else str(dtype).removeprefix("torch."))
         sub.seed(seed % 1000)
         m = sub.new("BERTEmbedding", V, BIG_D, MAX_LEN, dropout=DROP_P)
         m.eval()
-        if dtype != torch.float32:
+        amp = dtype == torch.bfloat16  # as `kata train` runs bf16: float32 weights under autocast
+        if dtype == torch.float64:
             m.to(dtype)
-        want = m(ids)
+        run = lambda: sub.in_training(m, ids, bf16_autocast=amp, label="BERTEmbedding")  # noqa: E731
+        want = run()
         ok = lambda y: (isinstance(y, torch.Tensor) and tuple(y.shape) == (TRAIN_B, TRAIN_T, BIG_D)  # noqa: E731
-                        and y.dtype == dtype and bool(torch.isfinite(y.double()).all()))
+                        and (y.dtype in (torch.bfloat16, torch.float32) if amp else y.dtype == dtype)
+                        and bool(torch.isfinite(y.double()).all()))
         expect(ok(want), Msg("{what}, after .eval(), must return a tensor of shape (B, T, dim) in that dtype, "
                              "without NaN", "{what}，.eval() 之后，必须返回该 dtype、形状为 (B, T, dim)、不含 NaN 的张量",
                              what=what))
-        expect_tensor(m(ids), want, tol="exact",
+        expect_tensor(run(), want, tol="exact",
                       what=Msg("{what}, after .eval() (no dropout: the same output on every call)",
                                "{what}，.eval() 之后（没有 dropout：每次调用输出都相同）", what=what))
         want = want.double()
@@ -379,7 +384,7 @@ def expect_rule_where_the_course_trains(sub, seed: int):
         tol = REL_TOL[dtype] * kept.abs() + 1e-12
         part = []
         for _ in range(calls):
-            y = m(ids)
+            y = run()
             expect(ok(y), Msg("{what} must return a tensor of shape (B, T, dim) in that dtype, without NaN",
                               "{what} 必须返回该 dtype、形状为 (B, T, dim)、不含 NaN 的张量", what=what))
             y = y.double()

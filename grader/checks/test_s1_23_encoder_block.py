@@ -297,11 +297,13 @@ def _expect_drawn(reads, what: Msg) -> None:
 # Issue 24, fourth outside attack: a block whose dropouts were all off for T > 128 (or outside
 # float32) got full marks: the checks above read 128 tokens at most, in float32. So the rule is
 # also read at the course's training size, TransformerBlock(256, 4, 1024) on a (32, 256, 256)
-# batch, in float32 (2 calls), float64 and bfloat16 (1 call each, module and input cast), every
+# batch, in float32 (2 calls), float64 (1 call, module and input cast) and bfloat16 autocast (1 call,
+# float32 weights, as `kata train` runs bf16), every call as in training (x requires grad), every
 # index of every axis held to rate p (draws.region_findings: sums only, cheap at this size).
 TRAIN = (256, 4, 1024, 32, 256)
 TRAIN_CALLS = 2
 DTYPE_TOL = {torch.float32: 1e-3, torch.float64: TOL, torch.bfloat16: 0.5}  # bf16: output - x to a few ulps of 16
+AMP_NAME = "bfloat16 autocast"  # the bf16 read: float32 weights and input under torch.autocast, as `kata train` runs
 
 
 def _rate_findings(part) -> list:
@@ -330,17 +332,19 @@ def expect_rule_where_the_course_trains(sub, seed: int):
                    "训练时的规模），所用权重使每个分支的输出都是常数（attn.out = 0 x + {alpha}；ff.net.0 = 0 x + 约 {shift}，"
                    "ff.net.3 = 单位矩阵 + 1），因此 output - x 显示出每个 dropout 丢弃了什么",
                    d=dim, h=heads, f=ff_dim, p=DROP_P, b=batch, t=tokens, alpha=ALPHA, shift=FF_SHIFT,
-                   dtype=str(dtype).removeprefix("torch."))
+                   dtype=AMP_NAME if dtype == torch.bfloat16 else str(dtype).removeprefix("torch."))
         sub.seed(seed % 1000)
         m = _new(sub, sd, dim, heads, ff_dim, dropout=DROP_P)
         m.train()
-        if dtype != torch.float32:
+        amp = dtype == torch.bfloat16  # as `kata train` runs bf16: float32 weights under autocast
+        if dtype == torch.float64:
             m.to(dtype)
-        xd = x.to(dtype)
+        xd = x.to(torch.float32 if amp else dtype)
         branches = []
         for _ in range(calls):
-            y = m(xd, mask)
-            expect(isinstance(y, torch.Tensor) and tuple(y.shape) == tuple(x.shape) and y.dtype == dtype
+            y = sub.in_training(m, xd, mask, bf16_autocast=amp, label="TransformerBlock")
+            expect(isinstance(y, torch.Tensor) and tuple(y.shape) == tuple(x.shape)
+                   and (y.dtype in (torch.bfloat16, torch.float32) if amp else y.dtype == dtype)
                    and bool(torch.isfinite(y.double()).all()),
                    Msg("{what} must return a tensor of x's shape and dtype, without NaN",
                        "{what} 必须返回与 x 形状和 dtype 相同、不含 NaN 的张量", what=what))

@@ -305,6 +305,7 @@ def test_dropout_only_in_training(sub):
 # calls, every index of every axis at rate p (draws.region_findings: sums only, cheap at this size).
 TRAIN_B, TRAIN_T, TRAIN_CALLS = 32, 256, 2
 DTYPE_TOL = {torch.float64: TOL, torch.bfloat16: 0.9}  # bf16: levels 2.9 apart under the constant GELU below
+AMP_NAME = "bfloat16 autocast"  # the bf16 read: float32 weights and input under torch.autocast, as `kata train` runs
 def _seen_train(dtype: torch.dtype, gain: float) -> Msg:
     return Msg("FeedForward({d}, {h}, dropout={p}) in train mode on a ({b}, {t}, {d}) {dtype} batch (the course's "
                "training size), with weights that make output i show hidden features i, i + {d}, i + {d2}, i + {d3} "
@@ -314,12 +315,13 @@ def _seen_train(dtype: torch.dtype, gain: float) -> Msg:
                "所用权重使第 i 个输出显示第 i、i + {d}、i + {d2}、i + {d3} 个隐藏特征（net.0 = {g} x {k} 个上下堆叠的"
                "单位矩阵 + {c}，net.3 = 这些单位矩阵左右并排，分别乘以 1、2、4、8，再加 1）",
                d=BD, h=BH, d2=2 * BD, d3=3 * BD, k=BH // BD, p=DROP_P, b=TRAIN_B, t=TRAIN_T, g=gain, c=IN_SHIFT,
-               dtype=str(dtype).removeprefix("torch."))
+               dtype=AMP_NAME if dtype == torch.bfloat16 else str(dtype).removeprefix("torch."))
 
 
 def expect_rule_where_the_course_trains(sub, seed: int):
-    """The course's training size in float32 (TRAIN_CALLS calls), float64 and bfloat16 (one call
-    each, the module and its input cast: a rule keyed on the dtype fails), each output read as in
+    """The course's training size in float32 (TRAIN_CALLS calls), float64 (one call, the module and
+    its input cast) and bfloat16 autocast (one call, float32 weights, as `kata train` runs bf16), every
+    call as in training (x requires grad): a rule keyed on the dtype fails. Each output read as in
     dropout_reads, the survivors' scales checked, and every index of every axis (sequence, token,
     hidden feature or output feature) held to rate p."""
     for dtype, calls in ((torch.float32, TRAIN_CALLS), (torch.float64, 1), (torch.bfloat16, 1)):
@@ -331,11 +333,14 @@ def expect_rule_where_the_course_trains(sub, seed: int):
         sub.seed(seed % 1000)
         m = _new(sub, sd, BD, BH, dropout=DROP_P)
         m.train()
-        if dtype != torch.float32:
+        amp = dtype == torch.bfloat16  # as `kata train` runs bf16: float32 weights under autocast
+        if dtype == torch.float64:
             m.to(dtype)
-        ys = [m(x.to(dtype)) for _ in range(calls)]
+        ys = [sub.in_training(m, x.to(torch.float32 if amp else dtype), bf16_autocast=amp, label="FeedForward")
+              for _ in range(calls)]
         for y in ys:
-            expect(isinstance(y, torch.Tensor) and tuple(y.shape) == tuple(x.shape) and y.dtype == dtype
+            expect(isinstance(y, torch.Tensor) and tuple(y.shape) == tuple(x.shape)
+                   and (y.dtype in (torch.bfloat16, torch.float32) if amp else y.dtype == dtype)
                    and bool(torch.isfinite(y.double()).all()),
                    Msg("{what} must return a tensor of x's shape and dtype, without NaN",
                        "{what} 必须返回与 x 形状和 dtype 相同、不含 NaN 的张量", what=what))

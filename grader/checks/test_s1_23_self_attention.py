@@ -394,10 +394,12 @@ def test_dropout_only_in_training(sub):
 # Each output (query i, head h, feature) is then 0 (out_dropout), 1 / (1 - p) (the weight on key
 # pi_h(i) dropped) or (1 / (1 - p) + 1) / (1 - p) (kept): one attention weight per query and head
 # is read, at a key drawn apart from the query. Batch 32, float32 (2 calls), float64 and bfloat16
-# (1 call each), every index of every axis (sequence, head, query, key; and the outputs') at rate p.
+# autocast (1 call each; float32 weights, as `kata train` runs bf16), every call as in training (x
+# requires grad), every index of every axis (sequence, head, query, key; and the outputs') at rate p.
 TRAIN_HEADS, TRAIN_T, TRAIN_B, TRAIN_CALLS = 4, 256, 32, 2
 SHARP = 1600.0  # query size: the chosen key's score beats every other by 60+ (cosines of random unit vectors)
 REL_TOL = {torch.float32: 1e-4, torch.float64: 1e-6, torch.bfloat16: 3e-2}
+AMP_NAME = "bfloat16 autocast"  # the bf16 read: float32 weights and input under torch.autocast, as `kata train` runs
 
 
 def sharp_state(seed: int, heads: int = TRAIN_HEADS, tokens: int = TRAIN_T):
@@ -456,16 +458,19 @@ def expect_rule_where_the_course_trains(sub, seed: int):
                    "训练模式下的 MultiHeadSelfAttention({dim}, {heads}, dropout={p})，输入 ({b}, {t}, {dim}) 的 {dtype} "
                    "批次（课程训练时的规模），所用权重使每个头的每个查询只关注一个键（词元 i 的输入是它的 one-hot，每个值都是"
                    "全 1，out = 单位矩阵，out.bias = 1）", dim=T, heads=heads, p=DROP_P, b=B, t=T,
-                   dtype=str(dtype).removeprefix("torch."))
+                   dtype=AMP_NAME if dtype == torch.bfloat16 else str(dtype).removeprefix("torch."))
         sub.seed(seed % 1000)
         m = _new(sub, sd, T, heads, dropout=DROP_P)
         m.train()
-        if dtype != torch.float32:
+        amp = dtype == torch.bfloat16  # as `kata train` runs bf16: float32 weights under autocast
+        if dtype == torch.float64:
             m.to(dtype)
         weights, keys, outs = [], [], []
         for _ in range(calls):
-            y = m(x.to(dtype), mask)
-            expect(isinstance(y, torch.Tensor) and tuple(y.shape) == tuple(x.shape) and y.dtype == dtype
+            y = sub.in_training(m, x.to(torch.float32 if amp else dtype), mask, bf16_autocast=amp,
+                                label="MultiHeadSelfAttention")
+            expect(isinstance(y, torch.Tensor) and tuple(y.shape) == tuple(x.shape)
+                   and (y.dtype in (torch.bfloat16, torch.float32) if amp else y.dtype == dtype)
                    and bool(torch.isfinite(y.double()).all()),
                    Msg("{what} must return a tensor of x's shape and dtype, without NaN",
                        "{what} 必须返回与 x 形状和 dtype 相同、不含 NaN 的张量", what=what))

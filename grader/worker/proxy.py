@@ -340,6 +340,13 @@ class Remote:
         """A given object (grader/worker/runtime/given.py) built by the runtime, not the submission."""
         return self._request({"op": "given", "name": name}, name, args, kwargs)
 
+    def in_training(self, fn: "RemoteObject", *args, bf16_autocast: bool = False, label: str = "", **kwargs):
+        """fn(*args, **kwargs) in the worker as inside a model being trained: grad enabled, the
+        floating arguments leaves that require grad, under bf16 autocast if asked (the runtime's
+        given as_in_training). A failure names `label` (default: fn's type), as a plain call would."""
+        return self._request({"op": "given", "name": "as_in_training"}, label or fn.type_name, (fn, *args),
+                             {**kwargs, "bf16_autocast": bool(bf16_autocast)})
+
     def forward(self, name: str, helper) -> "RemoteObject":
         """A given helper (runtime/given.py's FORWARDED) whose every call the student's code makes
         is answered here by `helper(*args)`, a trusted object of the check's: it computes the answer,
