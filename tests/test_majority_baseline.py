@@ -41,9 +41,26 @@ def test_an_accuracy_within_a_point_of_the_majority_share_is_flagged():
     labels = [POS] * 700 + [NEG] * 300
     preds = [POS] * 690 + [NEG] * 10 + [NEG] * 295 + [POS] * 5  # 98.5% right on positives, both classes predicted
     near = facts(labels, [POS] * 695 + [NEG] * 5 + [POS] * 300)  # 69.5%: a hair from always "positive"
-    assert "does little more than answer 'positive'" in baseline.note(near, lang="en")
+    assert baseline.note(near, lang="en") == ("test accuracy 69.5% — the majority class, 'positive', alone is 70.0%: "
+                                              "the model does little more than guess (it answered 'positive' for 995 "
+                                              "of 1000 reviews)")
     assert baseline.note(facts(labels, preds), lang="en") == ""  # 98.5%: learning, nothing to add
     assert baseline.note(facts([POS, NEG] * 50, [POS, NEG] * 40 + [NEG, POS] * 10), lang="en") == ""  # 80% of 50/50
+
+
+def test_the_note_names_the_class_the_model_answered_not_the_majority_class():
+    """The issue's case: negative is the majority, the model answered 'positive' 498 times of 500, and
+    the accuracy lands within a point of the majority share; the note once said it answered
+    'negative' for every review. Both directions, in both languages."""
+    for majority_name, other, said, minority in ((NEG, POS, "positive", "negative"), (POS, NEG, "negative", "positive")):
+        lab = [majority_name] * 251 + [other] * 249
+        preds = [other] * 498 + [majority_name] * 2
+        found = facts(lab, preds)
+        assert found["most_predicted"] == said and found["most_predicted_count"] == 498
+        en = baseline.note(found, lang="en")
+        assert f"it answered '{said}' for 498 of 500 reviews" in en and f"'{minority}', alone is 50.2%" in en, en
+        zh = baseline.note(found, lang="zh")
+        assert f"500 条评论中有 498 条回答 '{said}'" in zh and f"多数类 '{minority}' 就占 50.2%" in zh, zh
 
 
 needs_ranks = pytest.mark.skipif(not gpt2.have_asset(), reason="gpt2.tiktoken is missing (kata assets fetch)")

@@ -1599,9 +1599,10 @@ CATALOG: dict[str, dict[str, str]] = {
         "zh": "测试准确率 {acc}% —— 模型对所有样本都预测 '{only}'（多数类 '{majority}' 单独就占 {share}%）",
     },
     "train_majority_close": {
-        "en": "test accuracy {acc}% — the majority class alone is {share}%: the model does little more than "
-              "answer '{majority}' for every review",
-        "zh": "测试准确率 {acc}% —— 仅多数类就占 {share}%：模型几乎只是对所有样本都回答 '{majority}'",
+        "en": "test accuracy {acc}% — the majority class, '{majority}', alone is {share}%: the model does little "
+              "more than guess (it answered '{most}' for {k} of {n} reviews)",
+        "zh": "测试准确率 {acc}% —— 仅多数类 '{majority}' 就占 {share}%：模型几乎只是在猜（{n} 条评论中有 {k} 条回答 "
+              "'{most}'）",
     },
     "train_tokenizer_hint_reference": {
         "en": " Or train the reference solution with --code reference.",
