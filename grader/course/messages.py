@@ -462,6 +462,14 @@ CATALOG: dict[str, dict[str, str]] = {
         "en": "kata: no listing '{id}'.{hint} Known: {known}",
         "zh": "kata：没有代码清单 '{id}'。{hint}已有的：{known}",
     },
+    "no_section_listing": {
+        "en": "kata: no listing belongs to §{section}. Sections with listings: {known}",
+        "zh": "kata：§{section} 没有代码清单。有代码清单的小节：{known}",
+    },
+    "listing_not_section": {
+        "en": "Listing {id} is in §{section}; for the listings of §{id}, run `kata run §{id}`.",
+        "zh": "代码清单 {id} 属于 §{section}；要运行 §{id} 的代码清单，请用 `kata run §{id}`。",
+    },
     "listing_title": {"en": "Listing {id} ({exercise}, §{section}): {title}",
                       "zh": "代码清单 {id}（{exercise}，§{section}）：{title}"},
     "your_code": {"en": "your code ({path})", "zh": "你的代码（{path}）"},

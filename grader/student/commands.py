@@ -100,7 +100,39 @@ def cmd_watch(args) -> int:
 
 
 def cmd_run(args) -> int:
-    from rich.table import Table
+    """`kata run 1.6` runs listing 1.6; `kata run §1.11` every listing of section 1.11's exercises."""
+    from .. import listings
+    from ..course.messages import t
+
+    course = load_course(args)
+    registry = listings.load(course)
+    asked = args.listing.strip()
+    if asked.startswith("§"):  # a section of the book: every listing of its exercises, in order
+        section = asked.lstrip("§").strip()
+        ids = [i for i, lst in registry.items() if course.get(lst.exercise).section == section]
+        if not ids:
+            sections = sorted({course.get(lst.exercise).section for lst in registry.values()},
+                              key=lambda s: [int(x) if x.isdigit() else x for x in s.split(".")])
+            print(t("no_section_listing", section=section, known=", ".join("§" + s for s in sections)),
+                  file=sys.stderr)
+            return 2
+        rcs = [_run_listing(args, course, registry[i]) for i in ids]
+        return max(rcs)
+    lst = registry.get(asked)
+    if lst is None:
+        near = difflib.get_close_matches(asked, list(registry), n=3, cutoff=0.3)
+        hint = t("did_you_mean", names=", ".join(near)) if near else ""
+        print(t("no_listing", id=asked, hint=hint, known=", ".join(sorted(registry))), file=sys.stderr)
+        return 2
+    section = course.get(lst.exercise).section
+    if section != asked and any(course.get(o.exercise).section == asked for o in registry.values()):
+        # "1.11" is listing 1.11 (of §1.13) and also a section: say so before running the listing
+        print(t("listing_not_section", id=asked, section=section), file=sys.stderr)
+    return _run_listing(args, course, lst)
+
+
+def _run_listing(args, course, lst) -> int:
+    """One listing with the student's code (or --path), as `kata run` prints it."""
     from rich.text import Text
 
     from .. import listings
@@ -112,14 +144,6 @@ def cmd_run(args) -> int:
     from ..worker.client import WorkerFault
     from ..worker.proxy import StudentError
 
-    course = load_course(args)
-    registry = listings.load(course)
-    lst = registry.get(args.listing)
-    if lst is None:
-        near = difflib.get_close_matches(args.listing, list(registry), n=3, cutoff=0.3)
-        hint = t("did_you_mean", names=", ".join(near)) if near else ""
-        print(t("no_listing", id=args.listing, hint=hint, known=", ".join(sorted(registry))), file=sys.stderr)
-        return 2
     ex = course.get(lst.exercise)
     figs = listings.FIGURES.get(lst.id, [])
     if args.plot and not figs:
