@@ -126,7 +126,7 @@ def _check_top_k(sub, logits: torch.Tensor, k: int, what: Msg) -> None:
 
 # ------------------------------------------------------------------------- public checks
 @check(points=2, listings=["1.1/top-k"],
-       title="bigram vocabulary and counts of the corpus", title_zh="语料的二元语法词汇表和计数")
+       title="bigram vocabulary and counts of the corpus", title_zh="语料的二元语法词表和计数")
 def test_bigram_counts(sub):
     f = fx()
     m = sub.new("BigramModel", CORPUS)
@@ -314,7 +314,7 @@ def test_sampling_frequencies(sub):
                Msg(f"sample_next(logits, {t}, {FREQ_DRAWS}) must return an int64 tensor of shape ({FREQ_DRAWS},)",
                    f"sample_next(logits, {t}, {FREQ_DRAWS}) 必须返回形状为 ({FREQ_DRAWS},) 的 int64 张量"))
         expect(bool(((draws >= 0) & (draws < len(logits))).all()), Msg(
-                "sample_next returned ids outside the vocabulary", "sample_next 返回了词汇表之外的 id"))
+                "sample_next returned ids outside the vocabulary", "sample_next 返回了词表之外的 id"))
         expect(int((draws == len(logits) - 1).sum()) == 0, Msg("a token with logit -inf (probability 0) was drawn",
                                                                "抽到了 logit 为 -inf（概率为 0）的词元"))
         freq = torch.bincount(draws, minlength=len(logits))[:-1].double() / FREQ_DRAWS

@@ -69,7 +69,7 @@ def _encode(tok, text: str, what: Msg) -> torch.Tensor:
         ids = None  # raised outside the except block, so that the report shows this message
     if ids is None:
         raise CheckFailure(Msg(f"{what} raised KeyError: a token that is not in the vocabulary must get id 0 ({UNK}), not raise",
-                               f"{what} 抛出了 KeyError：不在词汇表中的词元必须得到 id 0（{UNK}），而不是抛出异常"))
+                               f"{what} 抛出了 KeyError：不在词表中的词元必须得到 id 0（{UNK}），而不是抛出异常"))
     return _ids(ids, what)
 
 
@@ -81,7 +81,7 @@ def _vocab(tok, expected: list[str], what: Msg) -> None:
         return
     why = None
     if vocab and vocab[0] != UNK:
-        why = Msg(f"the vocabulary must start with {UNK!r} (id 0)", f"词汇表必须以 {UNK!r} 开头（id 0）")
+        why = Msg(f"the vocabulary must start with {UNK!r} (id 0)", f"词表必须以 {UNK!r} 开头（id 0）")
     elif sorted(vocab) == sorted(expected):
         why = Msg("the distinct tokens must be sorted (sorted(set(...)))", "互不相同的词元必须排好序（sorted(set(...))）")
     elif [t.lower() for t in expected] != expected and all(t == t.lower() for t in vocab):
@@ -179,14 +179,14 @@ def test_word_limits(sub):
 
 
 @check(points=1, listings=["1.3/ascii"],
-       title="figure 1.16: a character vocabulary over ASCII", title_zh="图 1.16：基于 ASCII 的字符词汇表")
+       title="figure 1.16: a character vocabulary over ASCII", title_zh="图 1.16：基于 ASCII 的字符词表")
 def test_ascii_vocabulary(sub):
     tok = sub.new("CharTokenizer", ASCII)
     vocab = tok.attr("vocab")
     expect(isinstance(vocab, list), Msg("CharTokenizer.vocab must be a list", "CharTokenizer.vocab 必须是列表"))
     expect_equal(len(vocab), 129, what=Msg("vocabulary size of a CharTokenizer over all ASCII characters "
                                        "(128 characters + <unk>; figure 1.16's 256 counts bytes, not ASCII)",
-                                           "基于全部 ASCII 字符的 CharTokenizer 的词汇表大小（128 个字符 + <unk>；图 1.16 中的 256 数的是字节，不是 ASCII）"))
+                                           "基于全部 ASCII 字符的 CharTokenizer 的词表大小（128 个字符 + <unk>；图 1.16 中的 256 数的是字节，不是 ASCII）"))
     expect_equal(_encode(tok, "é", code("CharTokenizer(ASCII).encode('é')")).tolist(), [0],
                  what=Msg("CharTokenizer(ASCII).encode('é'): é is not ASCII",
                           "CharTokenizer(ASCII).encode('é')：é 不是 ASCII 字符"))

@@ -221,7 +221,7 @@ def test_book_first_two_merges(sub):
 
 
 @check(points=1, listings=["1.4/vocabulary"],
-       title="the book's final vocabulary", title_zh="书中最终的词汇表")
+       title="the book's final vocabulary", title_zh="书中最终的词表")
 def test_book_vocabulary(sub):
     f = fx()
     merges = _merges_of(sub.train_bpe(BOOK_CORPUS, 100), Msg("train_bpe(book corpus, 100)", "train_bpe（书中语料，100）"))
@@ -233,7 +233,7 @@ def test_book_vocabulary(sub):
     vocab = base | {a + b for a, b in merges[:BOOK_VOCAB_MERGES]}
     for token in BOOK_SUBWORDS + BOOK_WORDS:
         expect(token in vocab, Msg(f"after {BOOK_VOCAB_MERGES} merges the vocabulary must hold {token!r} (step 4)",
-                                   f"经过 {BOOK_VOCAB_MERGES} 次合并后，词汇表中必须有 {token!r}（第 4 步）"))
+                                   f"经过 {BOOK_VOCAB_MERGES} 次合并后，词表中必须有 {token!r}（第 4 步）"))
     expect("low" not in base | {a + b for a, b in merges[:BOOK_VOCAB_MERGES - 1]},
            Msg(f"'low' must be merge {BOOK_VOCAB_MERGES}, the last one step 4's list needs",
                f"'low' 必须是第 {BOOK_VOCAB_MERGES} 次合并，也就是第 4 步的列表所需的最后一次"))

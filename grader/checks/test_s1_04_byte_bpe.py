@@ -181,11 +181,11 @@ def expect_ids(actual, expected, what, mistakes=()):
 
 # ---------------------------------------------------------------- the book's numbers
 @check(points=1, listings=["1.4/gpt2"],
-       title="GPT-2's vocabulary: 50,257 tokens and 50,000 merges", title_zh="GPT-2 的词汇表：50,257 个词元和 50,000 条合并规则")
+       title="GPT-2's vocabulary: 50,257 tokens and 50,000 merges", title_zh="GPT-2 的词表：50,257 个词元和 50,000 条合并规则")
 def test_book_vocabulary_size(sub):
     tok, enc = _tokenizer(sub)
     expect_equal(enc.n_vocab, 50257, Msg("tiktoken's GPT-2 vocabulary size (the grader's own reference)",
-                                         "tiktoken 的 GPT-2 词汇表大小（评分器自己的参照）"))
+                                         "tiktoken 的 GPT-2 词表大小（评分器自己的参照）"))
     expect_equal(tok.vocab_size(), 50257, Msg("vocab_size() of GPT-2's table: 50,256 ranked tokens and <|endoftext|>",
                                               "GPT-2 表的 vocab_size()：50,256 个有排名的词元加上 <|endoftext|>"))
     expect_equal(tok.num_merges(), 50000, Msg("num_merges() of GPT-2's table: the tokens longer than one byte",

@@ -48,7 +48,7 @@ def _expect_value_error(call, what: Msg):
 
 
 @check(points=2, listings=["1.5/one-hot"],
-       title="the one-hot vector of 'cat' in a 50,000-token vocabulary", title_zh="50,000 个词元的词汇表中 'cat' 的独热向量")
+       title="the one-hot vector of 'cat' in a 50,000-token vocabulary", title_zh="50,000 个词元的词表中 'cat' 的独热向量")
 def test_book_one_hot_cat(sub):
     out = sub.one_hot(torch.tensor(CAT), BOOK_VOCAB)
     expected = fx()["cat"]
@@ -76,7 +76,7 @@ def test_one_hot_all_equally_distant(sub):
 
 
 @check(points=1,
-       title="one_hot rejects ids outside the vocabulary", title_zh="one_hot 拒绝词汇表之外的 id")
+       title="one_hot rejects ids outside the vocabulary", title_zh="one_hot 拒绝词表之外的 id")
 def test_one_hot_rejects_bad_ids(sub):
     _expect_value_error(lambda: sub.one_hot(torch.tensor([2, 5]), 5), Msg(
             "one_hot with id 5 and vocab_size 5", "id 为 5、vocab_size 为 5 时的 one_hot"))

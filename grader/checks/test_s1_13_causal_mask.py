@@ -88,7 +88,7 @@ def _mask_mistakes(n, dtype=torch.bool):
                     "用了上三角而不是下三角（应当用 torch.tril，而不是 torch.triu）"),
             Mistake(torch.tril(torch.ones(n, n, dtype=dtype), diagonal=-1),
                     "the diagonal is masked: every token must be allowed to attend to itself",
-                    "对角线被屏蔽了：每个词元必须能关注它自己"),
+                    "对角线被掩码了：每个词元必须能关注它自己"),
             Mistake(~_tril(n) if dtype == torch.bool else 1 - _tril(n, dtype),
                     "the mask is inverted: True (1) must mean 'may attend', for j <= i",
                     "掩码反了：True（1）应表示“可以关注”，即 j <= i")]
@@ -100,7 +100,7 @@ def _masked_mistakes(scores):
                     "未来位置的分数被设成了 0，而不是 -inf"),
             Mistake(scores.masked_fill(torch.tril(torch.ones(n, n, dtype=torch.bool), diagonal=-1), -INF),
                     "the past was masked instead of the future (upper instead of lower triangle)",
-                    "屏蔽了过去而不是未来（上三角与下三角弄反了）")]
+                    "掩码了过去而不是未来（上三角与下三角弄反了）")]
 
 
 def _weights_mistakes(scaled):
@@ -109,9 +109,9 @@ def _weights_mistakes(scaled):
     after = torch.softmax(scaled, dim=-1) * keep
     return [Mistake(torch.softmax(scaled.masked_fill(~keep, 0.0), dim=-1),
                     "masked with 0 instead of -inf before softmax: exp(0) = 1 still gets a share",
-                    "softmax 之前用 0 而不是 -inf 屏蔽：exp(0) = 1 仍会分走权重"),
+                    "softmax 之前用 0 而不是 -inf 做掩码：exp(0) = 1 仍会分走权重"),
             Mistake(after, "the mask was applied after softmax without renormalising the rows",
-                    "在 softmax 之后才屏蔽，且没有重新归一化每一行"),
+                    "在 softmax 之后才做掩码，且没有重新归一化每一行"),
             Mistake(torch.softmax(scaled.masked_fill(torch.tril(torch.ones(n, n, dtype=torch.bool), diagonal=-1), -INF), dim=-1),
                     "the upper triangle was kept instead of the lower one (torch.triu instead of torch.tril)",
                     "保留了上三角而不是下三角（torch.triu 而不是 torch.tril）"),
@@ -166,9 +166,9 @@ def test_book_renormalize_example(sub):
             "the masked weights of §1.13 renormalised", "§1.13 中加掩码的权重重新归一化后的结果"),
                   mistakes=[Mistake(w * _tril(5) / w.sum(-1, keepdim=True),
                                     "divided by the sum of the whole row: zero the masked weights before summing",
-                                    "除以了整行的和：应先把被屏蔽的权重置零再求和"),
+                                    "除以了整行的和：应先把被掩码的权重置零再求和"),
                             Mistake(w * _tril(5), "the masked weights were not divided by their row sums",
-                                    "屏蔽后的权重没有除以各行的和")])
+                                    "掩码后的权重没有除以各行的和")])
     expect_tensor(out, fx()["renorm"], tol="softmax", what=Msg("the masked weights of §1.13 renormalised",
                                                                "§1.13 中加掩码的权重重新归一化后的结果"))
 
@@ -210,7 +210,7 @@ def test_listing_1_12_causal_weights(sub):
 
 
 @check(points=2,
-       title="masking after softmax equals -inf before it", title_zh="softmax 之后屏蔽等价于之前填 -inf")
+       title="masking after softmax equals -inf before it", title_zh="softmax 之后掩码等价于之前填 -inf")
 def test_mask_after_softmax_equals_neg_inf(sub):
     """The book's "data leakage" (ERRATA E-1.13-j): zeroing the future after softmax and renormalising
     gives the same weights as -inf before softmax; the common denominator cancels."""
@@ -229,11 +229,11 @@ def test_mask_after_softmax_equals_neg_inf(sub):
                                f"在{what}上的 renormalize_masked(softmax(scores), causal_mask)"),
                       mistakes=[Mistake(torch.softmax(scaled, dim=-1) * keep,
                                         "the masked weights were not divided by their row sums",
-                                        "屏蔽后的权重没有除以各行的和")])
+                                        "掩码后的权重没有除以各行的和")])
         expect_tensor(after, before, tol="softmax",
                       what=Msg(f"masking after softmax and renormalising vs -inf before softmax, on {what} "
                            "(the two routes give the same weights)",
-                               f"在{what}上，softmax 之后屏蔽再重新归一化与 softmax 之前填 -inf 的对比（两种做法得到相同的权重）"))
+                               f"在{what}上，softmax 之后掩码再重新归一化与 softmax 之前填 -inf 的对比（两种做法得到相同的权重）"))
 
 
 @check(points=2, hidden=True,

@@ -325,7 +325,7 @@ def test_expectation_preserved(sub):
 
 
 @check(points=1, hidden=True,
-       title="masked weights stay 0 after dropout", title_zh="被屏蔽的权重在 dropout 之后仍为 0")
+       title="masked weights stay 0 after dropout", title_zh="被掩码的权重在 dropout 之后仍为 0")
 def test_masked_zeros_stay_zero(sub):
     f = fx()
     w = f["causal_batch"]

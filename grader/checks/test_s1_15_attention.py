@@ -86,7 +86,7 @@ def _mistakes(q, k, v, keep=None):
            Mistake(run(s / d), "dividing by d_k instead of sqrt(d_k)", "除以了 d_k 而不是 sqrt(d_k)")]
     if keep is not None:
         out += [Mistake(run(s / math.sqrt(d), fill=0.0), "masked scores set to 0 instead of -inf",
-                        "被屏蔽的分数设成了 0，而不是 -inf"),
+                        "被掩码的分数设成了 0，而不是 -inf"),
                 Mistake(torch.softmax(s / math.sqrt(d), -1) @ v, "the mask was ignored", "掩码被忽略了")]
     return out
 
@@ -117,7 +117,7 @@ def test_causal_matches_sdpa(sub):
                              "保留了上三角而不是下三角（torch.triu 而不是 torch.tril）"),
                      Mistake(torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(8), -1) * tril
                              @ v, "the mask was applied after softmax without renormalising",
-                             "在 softmax 之后才屏蔽，且没有重新归一化")])
+                             "在 softmax 之后才做掩码，且没有重新归一化")])
 
 
 @check(points=2,

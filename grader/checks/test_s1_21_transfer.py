@@ -177,7 +177,7 @@ def test_load_shape_mismatch(sub):
         expect(e.kind != "not_implemented", Msg.of(e))
         expect(e.type in ("ValueError", "RuntimeError"),
                Msg(f"a checkpoint with another vocabulary size must raise ValueError or RuntimeError, not {e.type or e}",
-                   f"词汇表大小不同的检查点必须抛出 ValueError 或 RuntimeError，而不是 {e.type or e}"))
+                   f"词表大小不同的检查点必须抛出 ValueError 或 RuntimeError，而不是 {e.type or e}"))
         expect("tok.weight" in e.detail, Msg("the error must name the key whose shape differs (tok.weight)",
                                            "错误信息必须写出形状不同的那个键（tok.weight）"))
     else:

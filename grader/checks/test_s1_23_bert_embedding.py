@@ -81,7 +81,7 @@ def test_listing_1_30_book_sizes(sub):
     diff = R.first_difference(R.remote_repr(m), expected)
     expect(not diff, Msg("print(BERTEmbedding(VOCAB_SIZE, 256, MAX_LEN)) differs from what listing 1.36 prints for "
                      f"its embedding (token, position, segment, norm, dropout, in that order): {diff}",
-                         f"print(BERTEmbedding(VOCAB_SIZE, 256, MAX_LEN)) 与代码清单 1.36 中打印的嵌入层不同（依次为 token、position、segment、norm、dropout）：{diff}"))
+                         f"print(BERTEmbedding(VOCAB_SIZE, 256, MAX_LEN)) 与代码清单 1.36 中打印的嵌入层不同（依次为 `token`、`position`、`segment`、`norm`、`dropout`）：{diff}"))
     _expect_values(sub, seed=2341)
 
 

@@ -415,7 +415,7 @@ def _train_pass(sub, loader, enc, texts, labels, pad_id, what) -> list[int]:
 
 @check(points=2, listings=["1.23", "1.28"],
        title='listing 1.28 on a datasets split: IMDBDataset(split["text"], split["label"], encode)',
-       title_zh='在 datasets 划分上运行清单 1.28：IMDBDataset(split["text"], split["label"], encode)')
+       title_zh='在 datasets 划分上运行代码清单 1.28：IMDBDataset(split["text"], split["label"], encode)')
 def test_datasets_split(sub):
     texts, labels = _distinct(_corpus(40, 23))
     texts, labels = texts[:21], labels[:21]

@@ -370,7 +370,7 @@ def test_listing_sample_exact(sub):
                        ("BASE_VOCAB_SIZE", BASE)):
         expect_equal(sub.get(name), want, what=Msg(f"the module's {name} (the kata's [MASK] is the next free id "
                                                    "after listing 1.25's vocabulary)",
-                                                   f"模块中的 {name}（本练习的 [MASK] 是代码清单 1.25 的词汇表之后的下一个空闲 id）"))
+                                                   f"模块中的 {name}（本练习的 [MASK] 是代码清单 1.25 的词表之后的下一个空闲 id）"))
     ids = fx()["book_ids"]
     special = torch.isin(ids, torch.tensor(SPECIAL))
     what = code("mask_tokens(BOOK_IDS, mask_id=50260, vocab_size=50257, special_ids=(50257, 50258, 50259), "
@@ -452,7 +452,7 @@ def test_rates_book_vocabulary(sub):
 
 @check(points=2,
        title="mask_prob is honoured; random tokens come from the ordinary vocabulary only",
-       title_zh="遵循 mask_prob；随机词元只来自普通词汇表")
+       title_zh="遵循 mask_prob；随机词元只来自普通词表")
 def test_small_vocabulary(sub):
     specials = (20, 21, 22)  # 20 ordinary tokens, then [PAD], [CLS], [SEP]; [MASK] = 23
     ids = batch(8, 256, 20, specials, seed=2364, min_len=100)

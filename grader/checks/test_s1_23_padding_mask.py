@@ -89,7 +89,7 @@ def test_listing_1_27_mask(sub):
 
 
 @check(points=1,
-       title="the mask reshaped to hide keys", title_zh="重塑为屏蔽键的掩码")
+       title="the mask reshaped to hide keys", title_zh="重塑为作用于键的掩码")
 def test_key_mask(sub):
     f = fx()
     mask = f["mask"]
@@ -101,7 +101,7 @@ def test_key_mask(sub):
 
 
 @check(points=2,
-       title="attention weights with padded keys masked", title_zh="屏蔽填充键之后的注意力权重")
+       title="attention weights with padded keys masked", title_zh="掩码填充键之后的注意力权重")
 def test_masked_weights(sub):
     f = fx()
     got = sub.masked_attention_weights(f["scores"], f["mask"])
@@ -165,7 +165,7 @@ def test_all_padding_row(sub):
                   what=Msg("weights of the sequence with 2 real tokens of 4", "4 个位置中有 2 个真实词元的序列的权重"))
     expect_tensor(got[1], torch.full((1, 4, 4), 0.25), tol="softmax",
                   what=Msg("weights of a sequence of padding only (all keys masked alike: uniform)",
-                           "全是填充的序列的权重（所有键都被同样屏蔽：均匀分布）"))
+                           "全是填充的序列的权重（所有键都被同样掩码：均匀分布）"))
 
 
 @check(points=1, hidden=True,

@@ -53,10 +53,10 @@ def _mistakes(x, mask, sd, heads):
                     "reshape it to (B, 1, 1, T)", "掩码用在了查询（行）上，应该用在键（列）上：把它变成 (B, 1, 1, T)"),
             Mistake(ref(mask_mode="inverted", fill=fill),
                     "the mask is inverted: it hid the real tokens and kept the padding (hide where mask == 0)",
-                    "掩码反了：遮住了真实词元、留下了填充（应遮住 mask == 0 的位置）"),
+                    "掩码反了：掩码了真实词元、留下了填充（应掩码 mask == 0 的位置）"),
             Mistake(ref(mask_mode="both", fill=fill),
                     "padded queries were masked too: hide only the padding keys (columns), so that every row "
-                    "still attends to the real tokens", "填充位置的查询也被遮住了：只应遮住填充的键（列）"),
+                    "still attends to the real tokens", "填充位置的查询也被掩码了：只应掩码填充的键（列）"),
         ]
     out += [
         Mistake(ref(mask_mode="none"), "the padding mask was not applied: padding keys still get weight",

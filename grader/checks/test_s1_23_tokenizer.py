@@ -288,11 +288,11 @@ def test_setup_and_device(sub):
 
 # ---------------------------------------------------------------- listings 1.24–1.26 with GPT-2
 @check(points=2, listings=["1.24", "1.25"],
-       title="listings 1.24-1.25: GPT-2's vocabulary and the special ids", title_zh="代码清单 1.24-1.25：GPT-2 的词汇表和特殊 id")
+       title="listings 1.24-1.25: GPT-2's vocabulary and the special ids", title_zh="代码清单 1.24-1.25：GPT-2 的词表和特殊 id")
 def test_listing_1_24_1_25_vocabulary(sub):
     tok, ref = _gpt2(sub)
     expect_equal(ref.base_vocab_size, 50257, Msg("tiktoken's GPT-2 vocabulary (the grader's own reference)",
-                                                 "tiktoken 的 GPT-2 词汇表（评分器自己的参照）"))
+                                                 "tiktoken 的 GPT-2 词表（评分器自己的参照）"))
     base = tok.attr("base_vocab_size")
     expect_equal(base, 50257, Msg("base_vocab_size with GPT-2's table (listing 1.24): base.n_vocab",
                                   "使用 GPT-2 的表时的 base_vocab_size（代码清单 1.24）：base.n_vocab"))
@@ -327,7 +327,7 @@ def test_listing_1_26_encode(sub):
 
 # ---------------------------------------------------------------- small tables
 @check(points=1,
-       title="the special ids follow the base vocabulary", title_zh="特殊 id 紧跟在基础词汇表之后")
+       title="the special ids follow the base vocabulary", title_zh="特殊 id 紧跟在基础词表之后")
 def test_special_ids_follow_the_base(sub):
     for seed in (7, 12):
         tok, ref = _small(sub, seed)

@@ -542,15 +542,15 @@ CATALOG: dict[str, dict[str, str]] = {
     },
     "plot_attention_112": {
         "en": "Listing 1.12: causal attention weights (no weight on later tokens)",
-        "zh": "代码清单 1.12：因果注意力权重（后面的 token 权重为 0）",
+        "zh": "代码清单 1.12：因果注意力权重（后面的词元权重为 0）",
     },
     "plot_query": {
         "en": "query token",
-        "zh": "查询 token",
+        "zh": "查询词元",
     },
     "plot_key": {
         "en": "key token (attended to)",
-        "zh": "键 token（被关注的）",
+        "zh": "键词元（被关注的）",
     },
     "plot_bpe_title": {
         "en": "BPE merges learned from figure 1.20's corpus (old ×7, older ×3, finest ×9, lowest ×4)",
@@ -765,24 +765,24 @@ CATALOG: dict[str, dict[str, str]] = {
     },
     "manifest_changed": {
         "en": "changed after `kata submit` ({created}): {files} (their sha256 differs from the manifest)",
-        "zh": "在 `kata submit`（{created}）之后被修改：{files}（其 sha256 与清单不符）",
+        "zh": "在 `kata submit`（{created}）之后被修改：{files}（其 sha256 与文件清单不符）",
     },
     "manifest_missing": {
         "en": "listed in the manifest of `kata submit` ({created}) but missing: {files}",
-        "zh": "`kata submit`（{created}）的清单中列出但缺失：{files}",
+        "zh": "`kata submit`（{created}）的文件清单中列出但缺失：{files}",
     },
     "manifest_added": {
         "en": "added after `kata submit` ({created}), not in its manifest: {files}",
-        "zh": "在 `kata submit`（{created}）之后添加、不在清单中：{files}",
+        "zh": "在 `kata submit`（{created}）之后添加、不在文件清单中：{files}",
     },
     "manifest_too_large": {
         "en": "listed in the manifest of `kata submit` ({created}) but larger than {mb} MB, so not read or "
               "checked (and not graded): {files}",
-        "zh": "`kata submit`（{created}）的清单中列出，但大于 {mb} MB，因此未读取、未核对（也不评分）：{files}",
+        "zh": "`kata submit`（{created}）的文件清单中列出，但大于 {mb} MB，因此未读取、未核对（也不评分）：{files}",
     },
     "manifest_ok": {
         "en": "manifest: every file is as `kata submit` (kata {version}) wrote it at {created}",
-        "zh": "清单核对无误：所有文件都与 `kata submit`（kata {version}）在 {created} 写出时一致",
+        "zh": "文件清单核对无误：所有文件都与 `kata submit`（kata {version}）在 {created} 写出时一致",
     },
     "submit_inside_exercises": {
         "en": "will not write the submission to {out}: it is inside exercises/, where your code lives",
@@ -1020,7 +1020,7 @@ CATALOG: dict[str, dict[str, str]] = {
     "gate_source_manifest": {
         "en": ("the `created` time of each `kata submit` manifest, written on the student's machine: the student "
                "controls it, not evidence for a grade"),
-        "zh": "每个 `kata submit` 清单中的 `created` 时间，由学生电脑写入：学生可以控制它，不能作为评分依据",
+        "zh": "每个 `kata submit` 文件清单中的 `created` 时间，由学生电脑写入：学生可以控制它，不能作为评分依据",
     },
     "gate_canvas_column": {
         "en": ("**canvas.csv's column {column} is no assignment of the Canvas export {roster}**: Canvas would create "
@@ -1532,11 +1532,11 @@ CATALOG: dict[str, dict[str, str]] = {
     },
     "assets_not_listed": {
         "en": "the files and the manifest do not match ({names})",
-        "zh": "文件与清单不一致（{names}）",
+        "zh": "文件与文件清单不一致（{names}）",
     },
     "assets_corrupt": {
         "en": "{name} does not match its sha256 in the manifest (a damaged copy?)",
-        "zh": "{name} 与清单中的 sha256 不符（文件已损坏？）",
+        "zh": "{name} 与文件清单中的 sha256 不符（文件已损坏？）",
     },
     "assets_unreadable": {
         "en": "not a readable tar archive ({reason})",
@@ -2208,7 +2208,7 @@ CATALOG: dict[str, dict[str, str]] = {
         "zh": "沙箱（bubblewrap）无法启动，因此没有进行任何批改：{cause}\n"
               "bubblewrap 必须能在这里创建命名空间：允许非特权用户命名空间"
               "（sysctl kernel.unprivileged_userns_clone=1 且 user.max_user_namespaces > 0），或者以 root 运行时拥有 "
-              "SYS_ADMIN 权能，且 seccomp 与 AppArmor 策略允许 unshare 和 mount，/proc 中没有被屏蔽的路径"
+              "SYS_ADMIN 权能，且 seccomp 与 AppArmor 策略允许 unshare 和 mount，/proc 中没有被隐藏的路径"
               "（Docker：--privileged，或 --cap-add SYS_ADMIN --security-opt seccomp=unconfined "
               "--security-opt apparmor=unconfined --security-opt systempaths=unconfined）。参见 SECURITY.md。\n"
               "若只用资源限制来批改（没有隔离：只适用于你信任的代码，例如你自己的代码），"
