@@ -6,7 +6,8 @@ catalog lacks a text or is stale, a translated stub's code is not the English st
 signatures differ from the solution's, a stub contains the answer of an exercise
 (grader/authoring/answers.py), a solution uses an
 API its exercise forbids, a fixture is missing or was made with another torch, a solution fails any check, a stub passes any check, or a text a student reads
-lacks its Chinese (or English) version (grader/course/i18n.py).
+lacks its Chinese (or English) version (grader/course/i18n.py), or a Chinese text uses a variant
+the glossary refuses (locale/zh/glossary.toml, grader/authoring/glossary.py).
 
 An exercise marked `beyond_book = true` in course.toml goes beyond the chapter: the book prints
 nothing for its listings, so they alone may have no printed output (and must have none), and
@@ -26,7 +27,7 @@ from ..course import manifest as course_mod
 from ..course import i18n
 from ..course.messages import LANGS
 from ..course.scan import imported, scan
-from . import answers, stubs
+from . import answers, glossary, stubs
 
 
 @dataclass
@@ -153,6 +154,10 @@ def verify(root=None, grade: bool = True, only: list[str] | None = None) -> Verd
     if not untranslated:
         v.facts.append(f"languages: {len(i18n.CATALOG)} catalog messages, the course and every check's title and "
                        "messages in English and Chinese")
+    variants = glossary.problems(c.root)
+    v.problems += [f"glossary: {p}" for p in variants]
+    if not variants:
+        v.facts.append(f"glossary: every Chinese text uses the terms of {glossary.GLOSSARY.as_posix()}")
     if not grade or v.problems:
         return v
     graded = [ex for ex in c.exercises if not only or ex.id in only]
