@@ -35,6 +35,8 @@ def _course_in_use() -> str:
 
 
 def cmd_assets(args) -> int:
+    from rich.cells import cell_len, set_cell_size
+
     from ..course.messages import t
     from . import assets, wheels
 
@@ -43,7 +45,8 @@ def cmd_assets(args) -> int:
         for it in items:
             where = f"  {shown(it.path)}" if it.path is not None else ""
             mark = marks.get(it.status, "·" if it.optional else "✘")
-            print(f"{mark} {it.name:<16} {t('assets_status_' + it.status):<8} {it.detail}{where}")
+            status = t('assets_status_' + it.status)  # padded by display cells: 已损坏 takes six
+            print(f"{mark} {it.name:<16} {set_cell_size(status, max(8, cell_len(status)))} {it.detail}{where}")
 
     where = _course_in_use()
     if args.action in ("fetch", "status"):

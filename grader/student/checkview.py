@@ -23,6 +23,7 @@ import string
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from rich.cells import cell_len, set_cell_size
 from rich.console import Console
 from rich.text import Text
 
@@ -101,12 +102,12 @@ def show(course: Course, exercises: list[Exercise], result: GradeResult | None, 
         else:
             head.append(f"  {pts(got)}/{pts(total)}", style="bold green" if mine and got == total else "bold")
         console.print(head)
-        width = max((len(check_label(r)) for r in mine), default=0)
+        width = max((cell_len(check_label(r)) for r in mine), default=0)  # display cells: 词 takes two
         for r in mine:
             mark, style = MARK.get(r.status, ("?", "white"))
             line = Text("  ")
             line.append(mark, style=style)
-            line.append(f" {check_label(r):<{width}}  ")
+            line.append(f" {set_cell_size(check_label(r), width)}  ")
             if ex.id not in elsewhere:
                 line.append(f"{pts(r.score)}/{pts(r.max_score)}", style="dim")
             console.print(line)
