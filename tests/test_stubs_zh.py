@@ -132,3 +132,47 @@ def test_a_translation_cannot_change_the_stubs_code(tmp_course):
     zh = stubs.stub_text(c, c.get("s1_11_softmax"), "zh")
     assert 'x"""' in _docstrings(zh)[2] and "return x" in _docstrings(zh)[2]
     assert stubs.catalog_problems(c, c.get("s1_11_softmax")) == []
+
+
+def _comments(text: str) -> list[tuple[int, str]]:
+    import io
+    import tokenize
+
+    return [(tok.start[0], tok.string) for tok in tokenize.generate_tokens(io.StringIO(text).readline)
+            if tok.type == tokenize.COMMENT]
+
+
+def test_the_chinese_stubs_comments_are_chinese():
+    # "# your exercise s1_23_encoder (listing 1.34)" and the other comments kept from the solution
+    # were English in the Chinese stubs; a one-word comment (a row's label, "# The") is data
+    import re
+
+    c = course.load(ROOT)
+    english = []
+    for ex in c.exercises:
+        for line, comment in _comments(stubs.stub_text(c, ex, "zh")):
+            prose = re.sub(r"`[^`]*`", "", comment)
+            if re.search(r"[A-Za-z]{2,}\W+[A-Za-z]{2,}", prose) and not _has_chinese(prose):
+                english.append(f"{ex.id}:{line}: {comment}")
+    assert english == []
+    mlm = stubs.stub_text(c, c.get("s1_23_mlm"), "zh")
+    assert "MASK_ID = 50260  # 本 kata 的选择：下一个空闲的 id" in mlm
+    encoder = stubs.stub_text(c, c.get("s1_23_encoder"), "zh")
+    assert "from s1_23_bert_embedding import BERTEmbedding  # 你的练习 s1_23_bert_embedding（代码清单 1.30）" in encoder
+
+
+def test_a_new_comment_needs_its_translation(tmp_course):
+    sol = tmp_course / "solutions/ch01/s1_11_softmax.py"
+    text = sol.read_text(encoding="utf-8")
+    sol.write_text(text.replace("\ndef softmax(", "\n# the book's softmax, made stable\ndef softmax(", 1), encoding="utf-8")
+    kata("--lang", "en", "stubs", cwd=tmp_course)
+    v = verify(tmp_course, grade=False)
+    assert any("s1_11_softmax.po: <module> #: not translated" in p for p in v.problems), v.problems
+    kata("stubs", "--update-catalogs", cwd=tmp_course)
+    po = polib.pofile(str(tmp_course / "locale/zh/ch01/s1_11_softmax.po"), wrapwidth=0)
+    entry = po.find("the book's softmax, made stable", msgctxt="<module> #")
+    entry.msgstr = "书中的 softmax，改成数值稳定的写法"
+    po.save()
+    assert not [p for p in verify(tmp_course, grade=False).problems if "s1_11_softmax" in p]
+    zh = stubs.stub_text(course.load(tmp_course), course.load(tmp_course).get("s1_11_softmax"), "zh")
+    assert "\n# 书中的 softmax，改成数值稳定的写法\ndef softmax(" in zh

@@ -23,7 +23,9 @@ from pathlib import Path
 
 GLOSSARY = Path("locale") / "zh" / "glossary.toml"
 CHINESE = re.compile(r"[\u3000-\u303f\u3400-\u9fff\uff00-\uffef]")  # ideographs and Chinese punctuation
-CODE = re.compile(r"```.*?```|`[^`\n]*`|\{[^{}\n]*\}", re.S)
+# code in a text: fenced blocks, `spans`, format fields ({what}, {n:.3g}, {x!r}; not "{token 字节: 排名}")
+CODE = re.compile(r"```.*?```|`[^`\n]*`|\{[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_]\w*|\[\w+\])*(?:![rsa])?(?::[^{}\n]*)?\}",
+                  re.S)
 
 
 class GlossaryError(Exception):

@@ -1,9 +1,11 @@
 """The exercises in other languages: one gettext catalog per exercise and language.
 
-The English text of a stub is its solution file's docstrings and the "what to write" text of each
-`# BEGIN SOLUTION` block. A translation lives beside the solutions, in
+The English text of a stub is its solution file's docstrings, its comments outside the solution
+blocks (a run of whole-line comments is one text; a one-word comment, a row's label, is not
+prose) and the "what to write" text of each `# BEGIN SOLUTION` block. A translation lives beside the solutions, in
 `locale/<lang>/<chapter>/<exercise>.po`, one entry per text: `msgctxt` names where the
-text is (the module, a class or function by qualified name, or `<name> TODO` for a block),
+text is (the module, a class or function by qualified name, `<name> TODO` for a block, or
+`<name> #` for a comment in it),
 `msgid` is the English and `msgstr` the translation. Any gettext tool (Poedit, Weblate, polib)
 edits these files; `kata stubs --lang zh --update-catalogs` adds what the English gained and
 marks as fuzzy what it changed, and `kata verify` refuses a catalog that is incomplete or stale.
@@ -12,6 +14,9 @@ from __future__ import annotations
 
 import ast
 import functools
+import io
+import re
+import tokenize
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -19,6 +24,8 @@ import polib
 
 MODULE = "<module>"
 TODO = " TODO"
+COMMENT = " #"  # a comment outside the solution blocks: "<module> #", "BPE.encode #"
+NOT_PROSE = re.compile(r"^\s*(noqa|type:|pragma|fmt:)|^\W*\w+\W*$")  # pragmas; one word (a row's label: "# The")
 
 
 @dataclass(frozen=True)
@@ -59,12 +66,71 @@ def clean(text: str) -> str:
     return inspect.cleandoc(text)
 
 
+@dataclass(frozen=True)
+class Comment:
+    first: int  # 1-based lines of the comment (a run of whole-line comments at one indentation is one text)
+    last: int
+    col: int  # where "#" starts on each of its lines
+    inline: bool  # after code on its line
+    owner: str  # the class or function holding it, or <module>
+    text: str  # the English, its lines joined with "\n", without "# "
+
+
+def comments(source: str, blocks) -> list[Comment]:
+    """The comments a stub keeps (outside the solution blocks), as texts to translate."""
+    tree = ast.parse(source)
+    scopes = []
+
+    def walk(node, prefix):
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                scopes.append((child.lineno, child.end_lineno, prefix + child.name))
+                walk(child, prefix + child.name + ".")
+
+    walk(tree, "")
+    inside = {n for b in blocks for n in range(b.start, b.end + 1)}
+    lines = source.splitlines()
+    found: list[Comment] = []
+    for tok in tokenize.generate_tokens(io.StringIO(source).readline):
+        if tok.type != tokenize.COMMENT or tok.start[0] in inside:
+            continue
+        no, col = tok.start
+        text = tok.string[1:].strip()
+        if not text or NOT_PROSE.search(text):
+            continue
+        inline = bool(lines[no - 1][:col].strip())
+        owner = max((s for s in scopes if s[0] <= no <= s[1]), key=lambda s: s[0], default=(0, 0, MODULE))[2]
+        last = found[-1] if found else None
+        if last and not inline and not last.inline and last.last == no - 1 and last.col == col and last.owner == owner:
+            found[-1] = Comment(last.first, no, col, False, owner, last.text + "\n" + text)
+        else:
+            found.append(Comment(no, no, col, inline, owner, text))
+    return found
+
+
+def translate_comments(source: str, blocks, catalog: dict[tuple[str, str], str]) -> str:
+    """The source with each comment that has a translation replaced by it (lines of code unchanged)."""
+    lines = source.splitlines(keepends=True)
+    for c in reversed(comments(source, blocks)):
+        zh = catalog.get((c.owner + COMMENT, c.text))
+        if not zh:
+            continue
+        if c.inline:
+            line = lines[c.first - 1]
+            lines[c.first - 1] = f"{line[:c.col]}# {' '.join(zh.splitlines())}\n"  # tokenize counts characters
+        else:
+            indent = lines[c.first - 1][:c.col]
+            lines[c.first - 1:c.last] = [f"{indent}# {part}\n" for part in zh.splitlines()]
+    return "".join(lines)
+
+
 def texts(source: str, blocks) -> list[Text]:
     """Every text of a solution to translate, in the order of the file. `blocks`: the file's
     solution blocks (stubs.blocks), whose `text` is what the stub asks the student to write."""
     tree = ast.parse(source)
     found = [(node.lineno, Text(name, clean(node.value), node)) for name, node in _docstring_nodes(tree)]
     found += [(b.start, Text(b.owner + TODO, b.text)) for b in blocks if b.text]
+    found += [(c.first, Text(c.owner + COMMENT, c.text)) for c in comments(source, blocks)]
     return [t for _, t in sorted(found, key=lambda f: f[0])]
 
 

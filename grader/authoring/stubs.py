@@ -92,6 +92,7 @@ def make_stub(source: str, exercise_id: str, filename: str = "<solution>", lang:
     texts come from `catalog` (stub_i18n.load); a text with no translation stays English
     (`kata verify` reports it)."""
     if lang != "en" and catalog:
+        source = stub_i18n.translate_comments(source, blocks(source, filename), catalog)
         source, _ = stub_i18n.translate_docstrings(source, catalog)
     lines = source.splitlines()
     out: list[str] = []
