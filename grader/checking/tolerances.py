@@ -11,8 +11,10 @@ class Tol:
     note: str
 
     def __str__(self) -> str:
-        if self.atol == 0 and self.rtol == 0:
-            return "exact"
+        if self.atol == 0 and self.rtol == 0:  # in the reader's language, as the message around it ("容差 exact" was not)
+            from ..course.messages import pick
+
+            return pick("exact", "0（须完全相等）")
         return f"atol={self.atol:g}, rtol={self.rtol:g}"
 
 
