@@ -28,6 +28,14 @@ def _keep(n_q, n_k, causal, padding_mask, q_dim):
     return cols if allowed is None else allowed & cols
 
 
+def _one_mask_ignored(q, k, v, pad):
+    """causal=True with a padding mask: one of the two masks left out."""
+    return [Mistake(sdpa(q, k, v, causal=True), "the padding mask was ignored when causal=True",
+                    "causal=True 时忽略了 填充掩码"),
+            Mistake(sdpa(q, k, v, padding_mask=pad), "the causal mask was ignored when a padding mask was given",
+                    "给了 填充掩码时忽略了因果掩码")]
+
+
 def sdpa(q, k, v, causal=False, padding_mask=None):
     """The reference: SDPA with one boolean attn_mask (True = take part), as documented by torch."""
     keep = _keep(q.shape[-2], k.shape[-2], causal, padding_mask, q.dim())
@@ -359,11 +367,7 @@ def test_heads_causal_and_padding(sub):
     expect_tensor(out, f["heads"], tol="attention",
                   what=Msg("attention on (batch 2, heads 3, 6, 8) with causal=True and a (2, 6) padding mask",
                            "在 (batch 2, heads 3, 6, 8) 上使用 causal=True 和 (2, 6) 填充掩码的 attention"),
-                  mistakes=_mistakes(q, k, v, keep)
-                  + [Mistake(sdpa(q, k, v, causal=True), "the padding mask was ignored when causal=True",
-                             "causal=True 时忽略了 填充掩码"),
-                     Mistake(sdpa(q, k, v, padding_mask=pad), "the causal mask was ignored when a padding mask was given",
-                             "给了 填充掩码时忽略了因果掩码")])
+                  mistakes=_mistakes(q, k, v, keep) + _one_mask_ignored(q, k, v, pad))
 
 
 @check(points=1,
@@ -382,7 +386,8 @@ def test_query_that_sees_no_key(sub):
                                "{what}：得到 NaN。全是 -inf 的一行做 softmax 得到 NaN（0 / 0）；应像 "
                                "scaled_dot_product_attention 那样给这样的行全零权重（softmax 之后 "
                                "weights.masked_fill(~keep, 0.0)）", what=what))
-    expect_tensor(out, f["nokey"], tol="attention", what=what)
+    expect_tensor(out, f["nokey"], tol="attention", what=what,
+                  mistakes=_one_mask_ignored(f["nq"], f["nk"], f["nv"], f["npad"]))
 
 
 @check(points=1, hidden=True,

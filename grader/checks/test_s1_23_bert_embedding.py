@@ -116,7 +116,7 @@ def test_listing_1_30_given_weights(sub):
                                                               "按代码清单 1.26 排列的 (3, 10) 批次（[CLS] 单词 [SEP] [PAD]...）在 eval 模式下的输出"), mistakes=_mistakes(f["ids"], sd))
 
 
-@check(points=2, hidden=True,
+@check(points=1, hidden=True,
        title="other weights and lengths", title_zh="其他权重和长度")
 def test_fresh_weights_and_lengths(sub):
     sd = R.random_state(R.embedding_shapes(V, D, L), seed=2332)
@@ -135,21 +135,35 @@ def test_fresh_weights_and_lengths(sub):
                "同一个词元在不同位置必须得到不同的向量（位置嵌入）"))
 
 
-@check(points=1, hidden=True,
-       title="a sequence longer than max_len is refused", title_zh="拒绝长度超过 max_len 的序列")
-def test_too_long_is_refused(sub):
+def _expect_too_long_refused(sub, T: int):
+    """forward on T > max_len tokens must raise ValueError; max_len tokens must still work
+    (refusing everything is not the answer)."""
     m = _new(sub)
     try:
-        m(torch.zeros(1, L + 1, dtype=torch.int64))
+        m(torch.zeros(1, T, dtype=torch.int64))
     except StudentError as e:
         if e.kind != "exception":
             raise
-        expect(e.type == "ValueError", Msg(f"a sequence of max_len + 1 tokens must raise ValueError, not {e.type or e}",
-                                           f"长度为 max_len + 1 的序列必须抛出 ValueError，而不是 {e.type or e}"))
+        expect(e.type == "ValueError", Msg(f"a sequence of max_len + {T - L} tokens must raise ValueError, not {e.type or e}",
+                                           f"长度为 max_len + {T - L} 的序列必须抛出 ValueError，而不是 {e.type or e}"))
     else:
-        expect(False, Msg("a sequence longer than max_len must raise ValueError (the position table has no row for it)",
-                          "长度超过 max_len 的序列必须抛出 ValueError（位置表中没有对应的行）"))
-    _expect_values(sub, seed=2345, lengths=((2, L),))  # max_len tokens must work: refusing everything is not the answer
+        raise CheckFailure(Msg("a sequence longer than max_len must raise ValueError (the position table has no row for it)",
+                               "长度超过 max_len 的序列必须抛出 ValueError（位置表中没有对应的行）"),
+                           mistake="a sequence longer than max_len not refused")
+    _expect_values(sub, seed=2345, lengths=((2, L),))
+
+
+@check(points=1,
+       title="a sequence of max_len + 1 tokens is refused", title_zh="拒绝长度为 max_len + 1 的序列")
+def test_max_len_plus_one_is_refused(sub):
+    """The docstring's promise, public: a sequence longer than max_len raises ValueError."""
+    _expect_too_long_refused(sub, L + 1)
+
+
+@check(points=1, hidden=True,
+       title="a sequence longer than max_len is refused", title_zh="拒绝长度超过 max_len 的序列")
+def test_too_long_is_refused(sub):
+    _expect_too_long_refused(sub, L + 1)
 
 
 # ----------------------------------------------------------------------------- dropout, read through the output
