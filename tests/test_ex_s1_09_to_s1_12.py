@@ -127,3 +127,16 @@ def test_correct_but_different_answers_score_full_marks(submission):
     r = grade(submission(files), *[a for ex in VARIANTS for a in ("-e", ex)])
     for ex in VARIANTS:
         assert score_of(r, ex) == max_of(r, ex), (ex, messages(r, ex))
+
+
+def test_matmul_without_its_shape_check_fails_a_public_check(submission):
+    """Issue 28: matmul returning something for (2, 3) @ (2, 3) instead of raising ValueError lost
+    a hidden point only; test_shape_mismatch_raises is public now."""
+    source = (SOLUTIONS / "ch01" / "s1_11_matmul.py").read_text()
+    old = '        raise ValueError(f"cannot multiply'
+    assert old in source
+    wrong = source.replace(old, '        return None\n' + old)
+    r = grade(submission({"s1_11_matmul": wrong}), "-e", "s1_11_matmul", "--public-only")
+    failed = {c["name"]: c["message"] for c in checks_of(r, "s1_11_matmul") if c["status"] == "failed"}
+    assert set(failed) == {"test_shape_mismatch_raises"}, failed
+    assert "must raise ValueError: the inner dimensions 3 and 2 differ" in failed["test_shape_mismatch_raises"]

@@ -86,3 +86,14 @@ def causal_attention(queries, keys, values):
 def test_correct_but_different_scores_full_marks(submission):
     r = grade(submission({EX: CORRECT_DIFFERENT}), "-e", EX)
     assert score_of(r, EX) == MAX, [c["message"] for c in checks_of(r, EX) if c["status"] != "passed"]
+
+
+def test_dividing_by_d_k_fails_a_public_check(submission):
+    """Issue 28: causal_attention dividing the scores by d_k instead of sqrt(d_k) was caught by hidden
+    checks only, unnamed. A public check now reads the listing's context vectors and names it."""
+    wrong = _swap("/ keys.shape[-1] ** 0.5", "/ keys.shape[-1]")
+    r = grade(submission({EX: wrong}), "-e", EX, "--public-only")
+    failed = _failed(r)
+    assert set(failed) == {"test_causal_context_of_the_listing"}, set(failed)
+    said = failed["test_causal_context_of_the_listing"]["message"]
+    assert "divided by d_k instead of sqrt(d_k)" in said, said

@@ -83,3 +83,13 @@ def test_torch_layer_norm_is_forbidden(submission):
     r = grade(submission({EX: cheat}), "-e", EX, "--public-only")
     assert score_of(r, EX) == 0
     assert all("torch.nn.functional.layer_norm" in c["message"] for c in checks_of(r, EX))
+
+
+def test_forward_ignoring_self_eps_fails_a_public_check(submission):
+    """Issue 28: LayerNorm.forward calling normalize(x) without self.eps was caught by a hidden check
+    only, unnamed. A public check builds LayerNorm(6, eps=0.1) and names it."""
+    wrong = _replace("normalize(x, self.eps)", "normalize(x)")
+    r = grade(submission({EX: wrong}), "-e", EX, "--public-only")
+    failed = _failed(r)
+    assert set(failed) == {"test_eps_inside_the_square_root"}, set(failed)
+    assert "LayerNorm.forward ignored self.eps" in failed["test_eps_inside_the_square_root"]["message"]

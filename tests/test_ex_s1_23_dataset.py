@@ -1,5 +1,7 @@
 """Graded submissions of s1_23_dataset: plausible wrong answers lose points with a named mistake,
 and a differently written correct answer scores full marks."""
+import pytest
+
 from tests.conftest import SOLUTIONS, checks_of, grade, score_of
 
 EX = "s1_23_dataset"
@@ -131,3 +133,18 @@ self.labels = torch.tensor(labels, dtype=torch.long)
 """)
     r = grade(submission({EX: other}), "-e", EX)
     assert score_of(r, EX) == MAX, _failed(r)
+
+
+@pytest.mark.parametrize("check, says", [
+    ("            if label not in (0, 1):\n", "with a label 2 must raise ValueError"),
+    ("        if len(texts) != len(labels):\n", "with 3 texts, 2 labels must raise ValueError")])
+def test_a_validation_left_out_fails_a_public_check(submission, check, says):
+    """Issue 28: a dataset that accepts labels other than 0 and 1 (or texts and labels of different
+    lengths), which the docstring refuses, lost hidden points only. The public test_label_validation
+    names it now."""
+    assert check in SOURCE
+    wrong = SOURCE.replace(check, check.replace("if ", "if False and "))
+    r = grade(submission({EX: wrong}), "-e", EX, "--public-only")
+    failed = _failed(r)
+    assert set(failed) == {"test_label_validation"}, set(failed)
+    assert says in failed["test_label_validation"], failed

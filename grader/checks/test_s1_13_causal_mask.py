@@ -254,26 +254,42 @@ def test_fresh_shapes(sub):
                   what=Msg("causal weights of float64 scores", "float64 分数的因果权重"))
 
 
-@check(points=2, hidden=True,
-       title="causal context vectors", title_zh="因果上下文向量")
-def test_causal_context(sub):
+def _context_mistakes(q, k, v):
+    """The causal context's plausible wrong answers: the scale (none, d_k for sqrt(d_k)), the fill, no mask."""
+    scores = q @ k.transpose(-2, -1)
+    d_k = k.shape[-1]
+    keep = _tril(scores.shape[-1])
+    return [Mistake(torch.softmax(scores.masked_fill(~keep, -INF), -1) @ v,
+                    "the scores were not scaled by sqrt(d_k)", "分数没有除以 sqrt(d_k)"),
+            Mistake(torch.softmax((scores / d_k).masked_fill(~keep, -INF), -1) @ v,
+                    "the scores were divided by d_k instead of sqrt(d_k)", "分数除以了 d_k，而不是 sqrt(d_k)"),
+            Mistake(torch.softmax((scores / d_k ** 0.5).masked_fill(~keep, 0.0), -1) @ v,
+                    "future scores set to 0 instead of -inf before softmax",
+                    "softmax 之前未来位置的分数被设成了 0，而不是 -inf"),
+            Mistake(torch.softmax(scores / d_k ** 0.5, -1) @ v, "no causal mask was applied", "没有应用因果掩码")]
+
+
+@check(points=1,
+       title="causal context vectors of listing 1.4's queries, keys and values",
+       title_zh="代码清单 1.4 的查询、键和值的因果上下文向量")
+def test_causal_context_of_the_listing(sub):
+    """causal_attention on the listing's (6, 4) queries and keys, d_k = 4: sqrt(d_k) = 2 and
+    d_k = 4 give different context vectors, so dividing by d_k is named here, publicly."""
     f = fx()
     expect_tensor(sub.causal_attention(f["q"], f["k"], f["v"]), f["context"], tol="attention",
                   what=Msg("causal context vectors of listing 1.4's queries, keys and values",
-                           "代码清单 1.4 的查询、键和值的因果上下文向量"))
+                           "代码清单 1.4 的查询、键和值的因果上下文向量"),
+                  mistakes=_context_mistakes(f["q"], f["k"], f["v"]))
+
+
+@check(points=1, hidden=True,
+       title="causal context vectors of a batch", title_zh="一批输入的因果上下文向量")
+def test_causal_context(sub):
+    f = fx()
     q, k, v = f["fq"], f["fk"], f["fv"]
-    scores = q @ k.transpose(-2, -1)
-    keep = _tril(7)
-    out = sub.causal_attention(q, k, v)
-    expect_tensor(out, f["fresh_context"], tol="attention", what=Msg(
+    expect_tensor(sub.causal_attention(q, k, v), f["fresh_context"], tol="attention", what=Msg(
             "causal context of a (2, 7, 5) batch", "形状为 (2, 7, 5) 的批次的因果上下文"),
-                  mistakes=[Mistake(torch.softmax(scores.masked_fill(~keep, -INF), -1) @ v,
-                                    "the scores were not scaled by sqrt(d_k)", "分数没有除以 sqrt(d_k)"),
-                            Mistake(torch.softmax((scores / 5 ** 0.5).masked_fill(~keep, 0.0), -1) @ v,
-                                    "future scores set to 0 instead of -inf before softmax",
-                                    "softmax 之前未来位置的分数被设成了 0，而不是 -inf"),
-                            Mistake(torch.softmax(scores / 5 ** 0.5, -1) @ v, "no causal mask was applied",
-                                    "没有应用因果掩码")])
+                  mistakes=_context_mistakes(q, k, v))
 
 
 @check(points=2, hidden=True,

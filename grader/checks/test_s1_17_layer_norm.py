@@ -47,6 +47,12 @@ def _mistakes(x, w=None, b=None, eps=1e-5):
     return out
 
 
+def _ignored_eps(x, w=None, b=None):
+    """LayerNorm(..., eps=e).forward that calls normalize(x) without self.eps: the default 1e-5."""
+    return Mistake(_ln(x, w, b), "LayerNorm.forward ignored self.eps: pass it on, normalize(x, self.eps)",
+                   "LayerNorm.forward 没有使用 self.eps：应把它传下去，normalize(x, self.eps)")
+
+
 def _torch_ln(x, w, b, eps=1e-5):
     ref = torch.nn.LayerNorm(x.shape[-1], eps=eps)
     with torch.no_grad():
@@ -149,6 +155,14 @@ def test_eps_inside_the_square_root(sub):
                            "(x - mean) / sqrt(var + eps)",
                            "对两行几乎不变的值做 normalize（方差约 2e-6，小于 eps = 1e-5）：(x - mean) / sqrt(var + eps)"),
                   mistakes=_mistakes(steady))
+    # A module built with another eps must use it: forward passes self.eps on, not normalize's default.
+    rows = steady * 1e3  # variance about 4: eps = 0.1 changes every output by about 1%
+    m = sub.new("LayerNorm", 6, eps=0.1)
+    ones, zeros = torch.ones(6), torch.zeros(6)
+    expect_tensor(m(rows), _torch_ln(rows, ones, zeros, eps=0.1), tol="norm",
+                  what=Msg("LayerNorm(6, eps=0.1) against torch.nn.LayerNorm(6, eps=0.1)",
+                           "LayerNorm(6, eps=0.1) 与 torch.nn.LayerNorm(6, eps=0.1) 的对比"),
+                  mistakes=[_ignored_eps(rows), *_mistakes(rows, eps=0.1)])
 
 
 @check(points=2, hidden=True,
@@ -167,7 +181,7 @@ def test_small_variance_and_eps(sub):
     expect_tensor(m(small * 1e3), _torch_ln(small * 1e3, ones, zeros, eps=0.1), tol="norm",
                   what=Msg("LayerNorm(8, eps=0.1) against torch.nn.LayerNorm(8, eps=0.1)",
                            "LayerNorm(8, eps=0.1) 与 torch.nn.LayerNorm(8, eps=0.1) 的对比"),
-                  mistakes=_mistakes(small * 1e3, eps=0.1))
+                  mistakes=[_ignored_eps(small * 1e3), *_mistakes(small * 1e3, eps=0.1)])
     const = torch.full((2, 8), 3.0)
     out = m(const)
     expect(bool(torch.isfinite(out).all()) and bool((out == 0).all()),

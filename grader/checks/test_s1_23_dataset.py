@@ -347,8 +347,9 @@ def _dataset_of_split(sub, split, enc, what):
                 call=SPLIT_CALL, what=what, err=Msg.of(e))) from None
 
 
-def _expect_refused(sub, texts, labels, enc, what):
-    """IMDBDataset(texts, labels, enc) must raise ValueError before encoding anything."""
+def _expect_refused(sub, texts, labels, enc, what, mistake=""):
+    """IMDBDataset(texts, labels, enc) must raise ValueError before encoding anything; `mistake`
+    names what a dataset that accepts them has left out."""
     try:
         sub.new("IMDBDataset", texts, labels, enc.handle)
     except StudentError as e:
@@ -359,7 +360,7 @@ def _expect_refused(sub, texts, labels, enc, what):
                                            what=what, type=e.type))
     else:
         raise CheckFailure(Msg("IMDBDataset with {what} must raise ValueError", "IMDBDataset 遇到{what}时必须抛出 ValueError",
-                               what=what))
+                               what=what), mistake=mistake)
     expect(enc.calls == 0, Msg("IMDBDataset with {what}: check the labels before encoding anything",
                                        "IMDBDataset 遇到{what}：在编码任何内容之前先检查标签", what=what))
 
@@ -438,14 +439,17 @@ def test_datasets_split(sub):
                                     f"__init__ 之后 encode 又运行了 {calls - len(texts)} 次（索引和对加载器的两次遍历）：__getitem__ 必须查找保存好的 id，而不是再次编码"))
 
 
-@check(points=1, hidden=True,
+@check(points=1,
        title="bad labels are refused", title_zh="拒绝非法的标签")
 def test_label_validation(sub):
+    """The docstring's promise, public: labels other than 0 and 1, and texts and labels of
+    different lengths, raise ValueError (the same on a datasets split: test_datasets_split_labels)."""
     for texts, labels, what in ((["good", "bad"], [0, 2], Msg("a label 2", "标签 2")),
                                 (["good", "bad"], [-1, 1], Msg("a label -1", "标签 -1")),
-                                (["good", "bad"], [0, 0.5], Msg("a label 0.5", "标签 0.5")),
-                                (["good", "bad", "dull"], [0, 1], Msg("3 texts, 2 labels", "3 条文本、2 个标签"))):
-        _expect_refused(sub, texts, labels, _encoder(sub), what)
+                                (["good", "bad"], [0, 0.5], Msg("a label 0.5", "标签 0.5"))):
+        _expect_refused(sub, texts, labels, _encoder(sub), what, mistake="labels other than 0 and 1 not refused")
+    _expect_refused(sub, ["good", "bad", "dull"], [0, 1], _encoder(sub), Msg("3 texts, 2 labels", "3 条文本、2 个标签"),
+                    mistake="texts and labels of different lengths not refused")
     texts, labels = ["good", "bad"], [0, 1]  # good labels must work too: refusing everything is not the answer
     enc = _encoder(sub)
     ds = sub.new("IMDBDataset", texts, labels, enc.handle)
@@ -530,11 +534,12 @@ def test_datasets_split_labels(sub):
             (["good", "bad"], [0.0, 0.5], None, Msg("the columns of a split with float labels (a label 0.5)",
                                                     "浮点标签划分的列（标签 0.5）"))):
         texts, labels = _columns(sub, _split(sub, texts, labels, names))
-        _expect_refused(sub, texts, labels, _encoder(sub), what)
+        _expect_refused(sub, texts, labels, _encoder(sub), what, mistake="labels other than 0 and 1 not refused")
     texts, _ = _columns(sub, _split(sub, ["good", "bad", "dull"], [0, 1, 1]))
     _, labels = _columns(sub, _split(sub, ["good", "bad"], [0, 1]))
     _expect_refused(sub, texts, labels, _encoder(sub), Msg("the texts of a 3-review split and the labels of a 2-review "
-                                                           "split", "3 条评论划分的文本和 2 条评论划分的标签"))
+                                                           "split", "3 条评论划分的文本和 2 条评论划分的标签"),
+                    mistake="texts and labels of different lengths not refused")
     texts, labels = ["good", "bad"], [1, 0]  # good labels must work too: refusing everything is not the answer
     enc = _encoder(sub)
     ds = _dataset_of_split(sub, _split(sub, texts, labels), enc, Msg("a split with the labels [1, 0]",
