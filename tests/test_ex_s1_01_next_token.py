@@ -27,7 +27,9 @@ def test_temperature_multiplied_instead_of_divided(submission):
         assert checks[name]["status"] == "failed"
         assert "multiplied by the temperature" in checks[name]["message"] or \
             "multiplying the logits by the temperature" in checks[name]["message"], checks[name]
-    assert checks["test_listing_top_k"]["status"] == "passed"  # temperature 1 hides the mistake
+    # issue 28: the listing's temperature 1 hides it, so the public check also reads temperature 2 and names it
+    assert checks["test_listing_top_k"]["status"] == "failed"
+    assert "multiplying the logits by the temperature" in checks["test_listing_top_k"]["message"]
 
 
 def test_sampling_from_the_global_generator_is_not_reproducible(submission):

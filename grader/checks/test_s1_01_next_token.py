@@ -124,6 +124,15 @@ def _check_top_k(sub, logits: torch.Tensor, k: int, what: Msg) -> None:
                            f"{what}：返回的 id 对应的概率（每个 id 必须是与其并列的那个概率所属的词元）"))
 
 
+def _temperature_mistakes(x, t):
+    """probability_table(x, t)'s plausible wrong answers, x a batch of logits (2-D: dim 0 differs from -1)."""
+    return [Mistake(torch.softmax(x * t, dim=-1), "multiplying the logits by the temperature instead of dividing",
+                    "把 logits 乘以了温度，而不是除以温度"),
+            Mistake(torch.softmax(x, dim=-1), "the temperature was ignored", "忽略了温度"),
+            Mistake(torch.softmax(x / t, dim=0), "softmax over the first dimension instead of the last",
+                    "在第一维而不是最后一维上做了 softmax")]
+
+
 # ------------------------------------------------------------------------- public checks
 @check(points=2, listings=["1.1/top-k"],
        title="bigram vocabulary and counts of the corpus", title_zh="语料的二元语法词表和计数")
@@ -161,6 +170,10 @@ def test_listing_top_k(sub):
                                     "用 logits 除以其和，而不是 softmax"),
                             Mistake(logits.exp(), "exp(logits) without dividing by the sum", "只取了 exp，没有除以总和")])
     expect(abs(float(probs.sum()) - 1.0) < 1e-5, Msg("the probability table must sum to 1", "概率表之和必须为 1"))
+    pair = torch.stack([logits, logits.flip(0)])  # a batch of two rows, at temperature 2
+    expect_tensor(sub.probability_table(pair, 2.0), torch.softmax(pair / 2.0, dim=-1), tol="softmax",
+                  what=Msg("probability_table(logits, temperature=2.0) of two rows",
+                           "两行 logits 在温度 2.0 下的 probability_table"), mistakes=_temperature_mistakes(pair, 2.0))
     _check_top_k(sub, logits, 10, Msg("top_k(logits after the prompt, 10)", "top_k（提示之后的 logits，10）"))
     vocab, _ = corpus_ids(CORPUS)
     _, ids = sub.top_k(logits, 1)
@@ -238,7 +251,8 @@ def test_bigram_fresh_corpus(sub):
                                                   "另一份语料的 vocab（小写、排序、互不相同）"))
     expect_tensor(m.attr("counts"), f["fresh_counts"], tol="exact", what=Msg(
             "counts of another corpus", "另一份语料的 counts"),
-                  mistakes=[Mistake(f["fresh_counts"].T, "rows and columns swapped", "行列颠倒")])
+                  mistakes=[Mistake(f["fresh_counts"].T, "rows and columns swapped: counts[a, b] counts b right after a",
+                                    "行列颠倒：counts[a, b] 统计 b 紧跟在 a 之后的次数")])
     for i in range(len(vocab)):
         expect_tensor(m([len(vocab) - 1, i]), f["fresh_logits"][i], tol="softmax",
                       what=Msg(f"logits after a context ending in word {i} with alpha = 0.5",
@@ -250,11 +264,7 @@ def test_bigram_fresh_corpus(sub):
 def test_probability_table_fresh(sub):
     f = fx()
     x = f["x"]
-    wrong = lambda t: [Mistake(torch.softmax(x * t, dim=-1), "multiplying the logits by the temperature instead of dividing",
-                               "把 logits 乘以了温度，而不是除以温度"),
-                       Mistake(torch.softmax(x, dim=-1), "the temperature was ignored", "忽略了温度"),
-                       Mistake(torch.softmax(x / t, dim=0), "softmax over the first dimension instead of the last",
-                               "在第一维而不是最后一维上做了 softmax")]
+    wrong = lambda t: _temperature_mistakes(x, t)
     expect_tensor(sub.probability_table(x), f["x_T1"], tol="softmax", what=Msg(
             "probability_table of a (3, 7) batch", "形状为 (3, 7) 的批次的 probability_table"))
     for name, t in (("T05", 0.5), ("T2", 2.0)):

@@ -40,6 +40,15 @@ def fx():
     return fixtures.load(EXERCISE)
 
 
+def _scale_mistakes(q, k, v):
+    """The scale's plausible wrong answers (d_k = 2 or 3 in the public checks: d_k and sqrt(d_k) differ)."""
+    scores = q @ k.transpose(-2, -1)
+    d_k = k.shape[-1]
+    return [Mistake(torch.softmax(scores, dim=-1) @ v, "the scores were not scaled by sqrt(d_k)", "分数没有除以 sqrt(d_k)"),
+            Mistake(torch.softmax(scores / d_k, dim=-1) @ v, "dividing by d_k instead of sqrt(d_k)",
+                    "除以了 d_k 而不是 sqrt(d_k)")]
+
+
 @check(points=3, listings=["1.8"],
        title="listing 1.8: SelfAttention's initial weights and output", title_zh="代码清单 1.8：SelfAttention 的初始权重和输出")
 def test_listing_1_8_shape_and_init(sub):
@@ -77,7 +86,8 @@ def test_parameter_names(sub):
     q, k, v = x @ weights["W_query"], x @ weights["W_key"], x @ weights["W_value"]
     expect_tensor(sa(x), torch.softmax(q @ k.T / 2 ** 0.5, dim=-1) @ v, tol="attention",
                   what=Msg("SelfAttention(5, 2) output on a (4, 5) input with these weights",
-                           "使用这些权重时 SelfAttention(5, 2) 在 (4, 5) 输入上的输出"))
+                           "使用这些权重时 SelfAttention(5, 2) 在 (4, 5) 输入上的输出"),
+                  mistakes=_scale_mistakes(q, k, v))
 
 
 @check(points=1,
@@ -100,7 +110,9 @@ def test_small_batch(sub):
             "{e}\n{what}：有批次维度时，只交换键的最后两个维度：keys.transpose(-2, -1) 或 keys.mT。"
             "keys.T（代码清单 1.8 的写法）会把所有维度倒过来，(2, 4, 3) 变成 (3, 4, 2)；keys.t() 只接受矩阵。",
             e=Msg.of(e), what=what)) from None
-    expect_tensor(out, f["small_y"], tol="attention", what=what)
+    x = f["small_x"]
+    q, k, v = (x @ f[f"small_{n}"] for n in NAMES)
+    expect_tensor(out, f["small_y"], tol="attention", what=what, mistakes=_scale_mistakes(q, k, v))
 
 
 @check(points=3, hidden=True,
