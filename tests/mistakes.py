@@ -128,6 +128,8 @@ MISTAKES: list[Variant] = [
                                          "            out[i, j] = A[i, :] @ B[:, j]")),
     V("s1_11_matmul", "row times row", ("            out[i, j] = (A[i, :] * B[:, j]).sum()",
                                         "            out[i, j] = (A[i, :] * B[j, :]).sum()")),
+    V("s1_11_matmul", "mismatched shapes not refused",  # issue 28: once caught by a hidden check only
+      ('        raise ValueError(f"cannot multiply', '        return None\n        raise ValueError(f"cannot multiply')),
     V("s1_11_attention_scores", "keys times queries",
       ("    return queries @ keys.transpose(-2, -1)", "    return keys @ queries.transpose(-2, -1)")),
     V("s1_11_attention_scores", "keys.T (the book's listing 1.5)",
@@ -168,6 +170,8 @@ MISTAKES: list[Variant] = [
     V("s1_13_causal_mask", "mask after softmax without renormalising",
       ("return torch.softmax(mask_future(scaled_scores), dim=-1)",
        "return torch.softmax(scaled_scores, dim=-1) * causal_mask(scaled_scores.shape[-1])")),
+    V("s1_13_causal_mask", "causal attention divided by d_k",  # issue 28: once caught by hidden checks only
+      ("/ keys.shape[-1] ** 0.5", "/ keys.shape[-1]")),
     # §1.14 dropout
     V("s1_14_dropout", "survivors not rescaled", ("return x * keep / (1 - p)", "return x * keep")),
     V("s1_14_dropout", "kept with probability p",
@@ -206,6 +210,8 @@ MISTAKES: list[Variant] = [
     V("s1_17_layer_norm", "normalised over dim 0",
       ("mean = x.mean(dim=-1, keepdim=True)\n    var = ((x - mean) ** 2).mean(dim=-1, keepdim=True)",
        "mean = x.mean(dim=0, keepdim=True)\n    var = ((x - mean) ** 2).mean(dim=0, keepdim=True)")),
+    V("s1_17_layer_norm", "LayerNorm.forward ignores self.eps",  # issue 28: once caught by hidden checks only
+      ("normalize(x, self.eps)", "normalize(x)")),
     # §1.18 GELU and the feed-forward network
     V("s1_18_feed_forward", "ReLU between the layers",
       ("return self.fc2(gelu(self.fc1(x)))", "return self.fc2(torch.relu(self.fc1(x)))")),
@@ -254,6 +260,13 @@ MISTAKES: list[Variant] = [
       ("        self.pad_id = self.base_vocab_size\n        self.cls_id = self.base_vocab_size + 1\n"
        "        self.sep_id = self.base_vocab_size + 2\n",
        "        self.pad_id = 50257\n        self.cls_id = 50258\n        self.sep_id = 50259\n")),
+    # §1.23 the dataset (issue 28: its docstring's validations were read by hidden checks only)
+    V("s1_23_dataset", "labels other than 0 and 1 accepted", ("            if label not in (0, 1):\n", "            if False:\n")),
+    V("s1_23_dataset", "texts and labels of different lengths accepted",
+      ("        if len(texts) != len(labels):\n", "        if False:\n")),
+    # §1.23 the embedding layer (listing 1.30)
+    V("s1_23_bert_embedding", "a sequence longer than max_len accepted",
+      ("        if T > self.position.num_embeddings:\n", "        if False:\n")),
     # §1.23 multi-head self-attention (listing 1.31); issue 28: once 14/14 with the hidden checks
     V("s1_23_self_attention", "attention dropout left out",
       ("attn = self.attn_dropout(torch.softmax(scores, dim=-1))", "attn = torch.softmax(scores, dim=-1)")),
