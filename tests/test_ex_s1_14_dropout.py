@@ -224,6 +224,10 @@ KEYED = {
     if x.requires_grad:
         keep[...] = True
 ''',
+    "attack28 B1: nothing dropped when x was computed by a layer (x.grad_fn)": '''    keep = torch.rand(x.shape, device=x.device) >= p
+    if x.grad_fn is not None:
+        keep[...] = True
+''',
     "nothing dropped with grad mode on": '''    keep = torch.rand(x.shape, device=x.device) >= p
     if torch.is_grad_enabled() and x.numel() > 2 ** 18:
         keep[...] = True
@@ -244,6 +248,16 @@ def test_a_dropout_keyed_on_the_training_size_or_dtype_scores_zero_on_the_checks
     assert not earned, earned
     msg = checks["test_zero_fraction"]["message"]  # the public check names the training size it read
     assert "the course's training size" in msg, msg
+
+
+def test_the_training_size_reads_run_when_grading_not_in_kata_check(submission):
+    """`kata check` (public checks only) stays quick: the reads where the course trains run when
+    grading. A rule keyed on requires_grad passes the public run and loses the same check graded."""
+    fake = submission({EX: _swap(_DRAW, KEYED["a30: nothing dropped when x requires grad (in real training)"])})
+    public = {c["name"]: c for c in checks_of(grade(fake, "-e", EX, "--public-only"), EX)}
+    assert public["test_zero_fraction"]["status"] == "passed", public["test_zero_fraction"]["message"]
+    graded = {c["name"]: c for c in checks_of(grade(fake, "-e", EX), EX)}
+    assert graded["test_zero_fraction"]["score"] == 0 and "x requiring grad" in graded["test_zero_fraction"]["message"]
 
 
 def _Honest(fn, seed: int) -> LocalSubmission:

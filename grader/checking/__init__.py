@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from ..course.messages import Msg, code, joined
 
-_FROM_COMPARE = ("CheckFailure", "Mistake", "expect", "expect_equal", "expect_tensor", "matches")
+_FROM_COMPARE = ("CheckFailure", "Mistake", "expect", "expect_equal", "expect_tensor", "grading", "matches")
 
 
 def __getattr__(name: str):

@@ -20,6 +20,16 @@ from . import tolerances
 
 # Set by the runner for the check being run; decides how much a message may reveal.
 HIDDEN: contextvars.ContextVar[bool] = contextvars.ContextVar("kata_hidden", default=False)
+# Set by the runner: whether this run grades (hidden checks too: `kata grade`) or only shows the
+# public checks to the student (`kata check`, `kata watch`, `kata submit`, `--public-only`).
+GRADING: contextvars.ContextVar[bool] = contextvars.ContextVar("kata_grading", default=True)
+
+
+def grading() -> bool:
+    """True when the run grades. The dropout and masking checks read the rule where `kata train`
+    runs (8M-element reads, seconds each) only then: they catch a rule keyed on the training
+    size or regime, which no honest mistake is, and `kata check` stays quick."""
+    return GRADING.get()
 
 
 class CheckFailure(AssertionError):

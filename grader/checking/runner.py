@@ -116,11 +116,13 @@ class _Plugin:
             self.verdicts[ex.id] = verdict
         hidden = item.function._kata_check["hidden"]
         self._token = compare.HIDDEN.set(hidden)
+        self._grading = compare.GRADING.set(not self.public_only)
         settings.load_profile("kata-hidden" if hidden else "kata-public")  # the check's @settings build on it
 
     def pytest_runtest_teardown(self, item):
         if self._token is not None:
             compare.HIDDEN.reset(self._token)
+            compare.GRADING.reset(self._grading)
             self._token = None
 
     @pytest.hookimpl(hookwrapper=True)

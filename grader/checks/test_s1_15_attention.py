@@ -11,7 +11,7 @@ import torch.nn.functional as F
 from hypothesis import Phase, given, settings
 from hypothesis import strategies as st
 
-from grader.checking import draws
+from grader.checking import draws, grading
 from grader.checking import CheckFailure, Mistake, Msg, check, code, expect, expect_tensor, fixtures
 
 EXERCISE = "s1_15_attention"
@@ -288,17 +288,16 @@ def expect_dropout_at_training_size(sub, seed: int, batch: int, calls: int, dtyp
     what = Msg("attention on (batch {b}, heads {h}, {t}, {t}) weights, head dim {d}{dt}, with a padding mask, "
                "dropout_p={p}, training=True (the course's training size; q, k and v require grad{amp})",
                "在 (batch {b}, heads {h}, {t}, {t}) 的权重上（头维度 {d}{dt}）使用填充掩码、dropout_p={p}、"
-               "training=True 的 attention（课程训练时的规模；q、k、v 需要梯度{amp_zh}）", b=batch, h=TRAIN_H, t=TRAIN_T,
+               "training=True 的 attention（课程训练时的规模；q、k、v 需要梯度{amp}）", b=batch, h=TRAIN_H, t=TRAIN_T,
                d=TRAIN_DH, p=p, dt="" if dtype == torch.float32 else f", {dtype}",
-               amp=", under bf16 autocast" if dtype == torch.bfloat16 else "",
-               amp_zh="，在 bf16 自动混合精度（autocast）下" if dtype == torch.bfloat16 else "")
+               amp=Msg(", under bf16 autocast", "，在 bf16 自动混合精度（autocast）下") if dtype == torch.bfloat16 else "")
     each, mean = SCALE_TOL[dtype]
     sub.seed(seed)
     drawn = []
     fn = sub.get("attention")
     for _ in range(calls):  # as in a model being trained: q, k, v require grad; bf16 under autocast
         out = sub.in_training(fn, q, k, eye.contiguous(), padding_mask=pad, dropout_p=p, training=True,
-                              bf16_autocast=dtype == torch.bfloat16, label="attention")
+                              bf16_autocast=dtype == torch.bfloat16, label=code("attention"))
         expect(isinstance(out, torch.Tensor) and tuple(out.shape) == tuple(eye.shape) and out.is_floating_point()
                and bool(torch.isfinite(out).all()),
                Msg("{what} must return a floating tensor of shape {shape}, without NaN",
@@ -353,8 +352,9 @@ def test_dropout_on_the_weights(sub):
     outs = [sub.attention(q, k, eye, causal=True, dropout_p=p, training=True) for _ in range(DROPOUT_CALLS)]
     expect_dropout(outs, sdpa(q, k, eye, causal=True), p,
                    code("attention(q, k, torch.eye(8), causal=True, dropout_p=0.4, training=True)"))
-    expect_dropout_at_the_books_size(sub, 1517, padded=False)
-    expect_dropout_in_training(sub, 1518)
+    if grading():  # not in `kata check`: seconds of reads that only a rule keyed on the size fails
+        expect_dropout_at_the_books_size(sub, 1517, padded=False)
+        expect_dropout_in_training(sub, 1518)
 
 
 @check(points=2, hidden=True,

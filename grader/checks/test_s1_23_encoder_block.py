@@ -11,7 +11,7 @@ grader/checking/draws.py; the residual no longer hides the zeros.
 import torch
 
 from grader.checking import draws
-from grader.checking import CheckFailure, Mistake, Msg, check, expect, expect_equal, expect_tensor, fixtures
+from grader.checking import CheckFailure, Mistake, Msg, check, code, expect, expect_equal, expect_tensor, fixtures
 from grader.checks import bert_reference as R
 
 EXERCISE = "s1_23_encoder_block"
@@ -342,7 +342,7 @@ def expect_rule_where_the_course_trains(sub, seed: int):
         xd = x.to(torch.float32 if amp else dtype)
         branches = []
         for _ in range(calls):
-            y = sub.in_training(m, xd, mask, bf16_autocast=amp, label="TransformerBlock")
+            y = sub.in_training(m, xd, mask, bf16_autocast=amp, label=code("TransformerBlock"))
             expect(isinstance(y, torch.Tensor) and tuple(y.shape) == tuple(x.shape)
                    and (y.dtype in (torch.bfloat16, torch.float32) if amp else y.dtype == dtype)
                    and bool(torch.isfinite(y.double()).all()),

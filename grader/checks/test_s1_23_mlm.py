@@ -14,7 +14,7 @@ import math
 import torch
 import torch.nn.functional as F
 
-from grader.checking import draws
+from grader.checking import draws, grading
 from grader.checking import CheckFailure, Mistake, Msg, check, code, expect, expect_equal, expect_tensor, fixtures
 
 EXERCISE = "s1_23_mlm"
@@ -446,8 +446,9 @@ def test_rates_book_vocabulary(sub):
                f"{{what}}：{len(rnd)} 个随机替换词元没有分布在 0..vocab_size - 1 上（均值为 vocab_size 的 {mean:.3f} 倍）："
                "每个都要均匀抽取，torch.randint(0, vocab_size, ...)", what=what))
     expect_rule(ids, outs, SPECIAL, MASK, BASE, 0.15, what)
-    expect_rule_on_alike_inputs(sub, ids, 1420, "16 x 512", 1212, 0.15, give_p=False)
-    expect_rule_at_training_size(sub, 32, 1440)
+    if grading():  # not in `kata check`: reads that only a choice computed from the ids or keyed on the size fails
+        expect_rule_on_alike_inputs(sub, ids, 1420, "16 x 512", 1212, 0.15, give_p=False)
+        expect_rule_at_training_size(sub, 32, 1440)
 
 
 @check(points=2,
@@ -463,7 +464,8 @@ def test_small_vocabulary(sub):
     ids_all, inputs, labels = pooled(ids, outs)
     expect_rates(ids_all, inputs, labels, specials, 23, 0.5, what)
     expect_rule(ids, outs, specials, 23, 20, 0.5, what)
-    expect_rule_on_alike_inputs(sub, ids, 1520, "8 x 256", 7, 0.5, mask_id=23, vocab=20, specials=specials)
+    if grading():  # not in `kata check`: reads that only a choice computed from the ids fails
+        expect_rule_on_alike_inputs(sub, ids, 1520, "8 x 256", 7, 0.5, mask_id=23, vocab=20, specials=specials)
     ids = ids_all
     chosen = labels != IGNORE
     rnd = inputs[chosen & (inputs != 23) & (inputs != ids)]

@@ -121,13 +121,14 @@ GIVEN.update({"generator": generator, "embedding": embedding, "after_call": afte
 # Dropout's reads at the course's training size: the student's code runs as it does inside a model
 # being trained, which a plain call over the wire is not (the wire carries no requires_grad).
 def as_in_training(fn, *args, bf16_autocast: bool = False, **kwargs):
-    """fn(*args, **kwargs) as `kata train` runs it: grad enabled, every floating tensor argument a
-    leaf that requires grad (an activation of the graph), and with `bf16_autocast` under
-    torch.autocast(bfloat16), the course's regime on a GPU (here on the CPU). A rule keyed on
-    requires_grad, on grad mode or on autocast meets it. The result crosses the wire as every
-    result does: detached."""
-    args = [a.detach().requires_grad_(True) if isinstance(a, torch.Tensor) and a.is_floating_point() else a
-            for a in args]
+    """fn(*args, **kwargs) as `kata train` runs it: grad enabled, every floating tensor argument an
+    activation of the graph (computed from a leaf that requires grad: requires_grad, a grad_fn, not
+    a leaf), and with `bf16_autocast` under torch.autocast(bfloat16), the course's regime on a GPU
+    (here on the CPU). A rule keyed on requires_grad, grad_fn, is_leaf, grad mode or autocast meets
+    it. The result crosses the wire as every result does: detached."""
+    with torch.enable_grad():
+        args = [a.detach().requires_grad_(True).clone() if isinstance(a, torch.Tensor) and a.is_floating_point()
+                else a for a in args]
     amp = torch.autocast("cpu", dtype=torch.bfloat16) if bf16_autocast else contextlib.nullcontext()
     with torch.enable_grad(), amp:
         return fn(*args, **kwargs)
