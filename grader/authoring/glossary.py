@@ -5,7 +5,8 @@ The glossary gives each English term its one Chinese term and the variants the k
 every Chinese text the kata writes, without running anything, and names each variant by file and
 line with the term to use:
 - the translation catalogs, `locale/zh/**/*.po` (the stubs' docstrings, comments and "what to
-  write" texts, the errata shown to students): every `msgstr`;
+  write" texts, the errata shown to students) and the grader's message catalog,
+  `grader/locale/zh/messages.po`: every `msgstr`;
 - course.toml: every line holding Chinese (the `*_zh` titles and hints);
 - the grader package, `grader/**/*.py`: every string holding Chinese, read with ast (the message
   catalog's zh texts, the checks' `Msg(en, zh)`, `Mistake(...)` and `title_zh`, summary.md's and
@@ -150,8 +151,9 @@ def problems(root: Path, package_dir: Path | None = None, glossary: Path | None 
                 continue
         return str(p)
 
-    for po in sorted((root / "locale").rglob("*.po")):
-        if "zh" not in po.relative_to(root / "locale").parts[:1]:
+    catalogs = [(base / "locale", po) for base in (root, package_dir) for po in sorted((base / "locale").rglob("*.po"))]
+    for base, po in catalogs:  # the course's (locale/zh/) and the grader's messages (grader/locale/zh/messages.po)
+        if "zh" not in po.relative_to(base).parts[:1]:
             continue
         for no, text in po_texts(po):
             out += [_say(f"{rel(po)}:{no}", v, term) for _, v, term in find(terms, text)]

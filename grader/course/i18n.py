@@ -2,8 +2,12 @@
 
 Read without running anything, so that a message on a path no solution reaches (a failure
 branch) is checked too. `problems(course)` lists, each naming its file and line:
-- the message catalog (`grader/course/messages.py`): each key has an English and a Chinese text with
-  the same {fields}; every `t("key")` / `Msg.key("key")` in the package names a key that exists;
+- the message catalog (`grader/locale/zh/messages.po`, read by `grader/course/messages.py`): each
+  entry has its key (msgctxt), its English (msgid) and a finished Chinese text (msgstr, not fuzzy)
+  with the same {fields} and the python-brace-format flag where there are fields; no key twice, no
+  obsolete entry; every key is used somewhere in the package (a string naming it, or a key made
+  from a prefix: f"status_{x}", "status_" + x), and every `t("key")` / `Msg.key("key")` in the
+  package names a key that exists;
 - course.toml: the Chinese titles, hints and forbidden-API hints hold Chinese;
 - the check modules (`grader/checks/*.py`):
   - each `@check` has `title=` and `title_zh=`;
@@ -22,7 +26,7 @@ import re
 from pathlib import Path
 
 from .manifest import PACKAGE_DIR, Course
-from .messages import CATALOG, CJK, catalog_problems, pair_problems, placeholders
+from .messages import CATALOG, CATALOG_FILE, CJK, CatalogError, pair_problems, parse_catalog, placeholders
 
 # Where a check hands text to the student: function name -> index of that positional argument.
 MESSAGE_ARGS = {"expect": 1, "expect_equal": 2, "expect_tensor": 3, "CheckFailure": 0, "skip": 0}
@@ -31,14 +35,135 @@ PROSE = re.compile(r"[A-Za-z]{2,} [A-Za-z]{2,}")
 QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"")
 
 
-def problems(course: Course) -> list[str]:
-    found = [f"grader/course/messages.py: {p}" for p in catalog_problems()]
+def problems(course: Course, package_dir: Path | None = None) -> list[str]:
+    """Everything above, for the course and the grader package at `package_dir` (default: the one
+    running) with its message catalog, `locale/zh/messages.po` inside it."""
+    package_dir = Path(package_dir or PACKAGE_DIR)
+    po = package_dir / CATALOG_FILE.relative_to(PACKAGE_DIR)
+    found = catalog_file_problems(po, package_dir)
+    try:
+        catalog = CATALOG if po == CATALOG_FILE else parse_catalog(po)
+    except CatalogError:
+        catalog = {}  # named by catalog_file_problems
     found += course_problems(course)
-    for path in sorted(PACKAGE_DIR.rglob("*.py")):
-        found += key_problems(path)
+    sources = sorted(package_dir.rglob("*.py"))
+    for path in sources:
+        found += key_problems(path, catalog, _rel(po, package_dir))
+    found += unused_key_problems(po, catalog, sources, package_dir)
     for path in sorted(course.checks_dir.glob("*.py")):
         found += module_problems(path)
     return found
+
+
+# ---------------------------------------------------------------- the catalog file (issue 28, X3)
+KEY_PREFIX = re.compile(r"[a-z][a-z0-9_]*_")  # the constant start of a key made at run time: f"status_{s}"
+
+
+def _rel(path: Path, package_dir: Path) -> str:
+    try:
+        return path.relative_to(package_dir.parent).as_posix()
+    except ValueError:
+        return str(path)
+
+
+def _line_of(lines: list[str], start: int, prefix: str) -> int:
+    """The first line from `start` (1-based, an entry's first line) that starts with `prefix`."""
+    for no in range(max(start, 1), len(lines) + 1):
+        if lines[no - 1].startswith(prefix):
+            return no
+    return start
+
+
+def catalog_file_problems(path: Path, package_dir: Path | None = None) -> list[str]:
+    """What is wrong with the message catalog at `path`, each naming its file and line: an entry
+    without a key (msgctxt), a key twice, an obsolete (#~) or plural entry, a missing or fuzzy
+    translation, different {fields} or no Chinese in the Chinese, fields without the
+    python-brace-format flag (which Poedit and `msgfmt -c` check)."""
+    import polib
+
+    where = _rel(Path(path), Path(package_dir or PACKAGE_DIR))
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+        po = polib.pofile(text, wrapwidth=0)
+    except FileNotFoundError:
+        return [f"{where}: the message catalog is missing"]
+    except UnicodeDecodeError as e:
+        return [f"{where}: not UTF-8 ({e.reason} at byte {e.start})"]
+    except (OSError, ValueError) as e:
+        return [f"{where}: not a readable gettext catalog: {e}"]
+    lines = text.splitlines()
+    out = []
+    first: dict[str, int] = {}
+    for e in po:
+        if e.obsolete:
+            out.append(f"{where}:{_line_of(lines, e.linenum, '#~')}: an obsolete entry (#~ {e.msgctxt or e.msgid!r}): "
+                       "delete it")
+            continue
+        if not e.msgctxt:
+            out.append(f"{where}:{_line_of(lines, e.linenum, 'msgid')}: an entry without msgctxt: its key, the name the "
+                       "code uses (t(\"key\")), is the msgctxt")
+            continue
+        key, at = e.msgctxt, _line_of(lines, e.linenum, "msgctxt")
+        if key in first:
+            out.append(f"{where}:{at}: the key {key!r} again (first at line {first[key]}): one entry per key")
+            continue
+        first[key] = at
+        if e.msgid_plural:
+            out.append(f"{where}:{at}: {key!r}: plural forms are not supported; write one text (\"{{n}} file(s)\") "
+                       "or two keys")
+            continue
+        msgstr = _line_of(lines, e.linenum, "msgstr")
+        if "fuzzy" in e.flags:
+            out.append(f"{where}:{msgstr}: {key!r} is marked fuzzy: check its Chinese against the English, then "
+                       "remove the flag")
+            continue
+        if not e.msgstr.strip():
+            out.append(f"{where}:{msgstr}: {key!r} is not translated (empty msgstr)")
+        found = [p for p in pair_problems(e.msgid, e.msgstr) if "is empty" not in p]
+        out += [f"{where}:{msgstr}: {key!r}: {p}" for p in found]
+        try:
+            fields = placeholders(e.msgid) | placeholders(e.msgstr)
+        except ValueError:
+            fields = set()
+        if fields and "python-brace-format" not in e.flags:
+            out.append(f"{where}:{at}: {key!r} has {{fields}} but not the flag python-brace-format "
+                       "(#, python-brace-format), with which Poedit and msgfmt -c check them")
+    return out
+
+
+def unused_key_problems(path: Path, catalog: dict, sources: list[Path], package_dir: Path | None = None) -> list[str]:
+    """The catalog's keys that no file of `sources` uses: no string there is the key, and no key
+    made at run time (an f-string or a sum starting with a constant such as "status_") starts
+    like it. Named by their line in the catalog at `path`."""
+    names: set[str] = set()
+    prefixes: set[str] = set()
+    for src in sources:
+        try:
+            tree = ast.parse(src.read_text(encoding="utf-8"))
+        except (SyntaxError, UnicodeDecodeError, OSError):
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str):
+                names.add(node.value)
+            elif isinstance(node, ast.JoinedStr) and len(node.values) > 1 and isinstance(node.values[0], ast.Constant):
+                prefixes.add(node.values[0].value)
+            elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add) and isinstance(node.left, ast.Constant) \
+                    and isinstance(node.left.value, str):
+                prefixes.add(node.left.value)
+    prefixes = {p for p in prefixes if KEY_PREFIX.fullmatch(p)}
+    unused = [k for k in catalog if k not in names and not any(k.startswith(p) for p in prefixes)]
+    if not unused:
+        return []
+    where = _rel(Path(path), Path(package_dir or PACKAGE_DIR))
+    try:
+        lines = Path(path).read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError):
+        lines = []
+    at = {k: no for no, line in enumerate(lines, 1) for k in [line[len('msgctxt "'):-1]]
+          if line.startswith('msgctxt "') and line.endswith('"')}
+    return [f"{where}:{at.get(k, 0)}: the key {k!r} is used nowhere in the grader (no t({k!r}), Msg.key({k!r}) or "
+            "string names it): delete the entry, or use it" for k in unused]
+# ---------------------------------------------------------------- end of the catalog file (X3)
 
 
 def course_problems(course: Course) -> list[str]:
@@ -68,8 +193,9 @@ def _dotted(func: ast.AST) -> str:
         return ""
 
 
-def key_problems(path: Path) -> list[str]:
-    """`t("key")` and `Msg.key("key")` name keys of the catalog."""
+def key_problems(path: Path, catalog: dict | None = None, catalog_name: str = "grader/locale/zh/messages.po") -> list[str]:
+    """`t("key")` and `Msg.key("key")` name keys of the catalog (default: the grader's)."""
+    catalog = CATALOG if catalog is None else catalog
     try:
         tree = ast.parse(path.read_text(encoding="utf-8"))
     except SyntaxError:
@@ -78,8 +204,8 @@ def key_problems(path: Path) -> list[str]:
     for node in ast.walk(tree):
         if isinstance(node, ast.Call) and _dotted(node.func) in ("t", "Msg.key") and node.args:
             key = node.args[0]
-            if isinstance(key, ast.Constant) and isinstance(key.value, str) and key.value not in CATALOG:
-                out.append(f"{_where(path, node)}: message key {key.value!r} is not in the catalog (grader/course/messages.py)")
+            if isinstance(key, ast.Constant) and isinstance(key.value, str) and key.value not in catalog:
+                out.append(f"{_where(path, node)}: message key {key.value!r} is not in the catalog ({catalog_name})")
     return out
 
 
