@@ -48,7 +48,7 @@ def problems(course: Course, package_dir: Path | None = None) -> list[str]:
     found += course_problems(course)
     sources = sorted(package_dir.rglob("*.py"))
     for path in sources:
-        found += key_problems(path, catalog, _rel(po, package_dir))
+        found += key_problems(path, catalog, _rel(po, package_dir), package_dir)
     found += unused_key_problems(po, catalog, sources, package_dir)
     for path in sorted(course.checks_dir.glob("*.py")):
         found += module_problems(path)
@@ -193,7 +193,8 @@ def _dotted(func: ast.AST) -> str:
         return ""
 
 
-def key_problems(path: Path, catalog: dict | None = None, catalog_name: str = "grader/locale/zh/messages.po") -> list[str]:
+def key_problems(path: Path, catalog: dict | None = None, catalog_name: str = "grader/locale/zh/messages.po",
+                 package_dir: Path | None = None) -> list[str]:
     """`t("key")` and `Msg.key("key")` name keys of the catalog (default: the grader's)."""
     catalog = CATALOG if catalog is None else catalog
     try:
@@ -205,7 +206,8 @@ def key_problems(path: Path, catalog: dict | None = None, catalog_name: str = "g
         if isinstance(node, ast.Call) and _dotted(node.func) in ("t", "Msg.key") and node.args:
             key = node.args[0]
             if isinstance(key, ast.Constant) and isinstance(key.value, str) and key.value not in catalog:
-                out.append(f"{_where(path, node)}: message key {key.value!r} is not in the catalog ({catalog_name})")
+                where = f"{_rel(path, package_dir)}:{node.lineno}" if package_dir else _where(path, node)
+                out.append(f"{where}: message key {key.value!r} is not in the catalog ({catalog_name})")
     return out
 
 
