@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..course import atomic
+from ..listings import errata
 from ..course.messages import LANGS, language
 from . import stub_i18n
 
@@ -229,6 +230,11 @@ def update_catalogs(course) -> list[str]:
             left = stub_i18n.problems(source, blocks(source, ex.file), path)
             rel = path.relative_to(course.root).as_posix()
             out.append(f"{rel}: {len(left)} text(s) to translate" if left else f"{rel}: complete")
+        errata.update(course.root, lang, course.title)  # ERRATA.md's entries, as `kata run --book` shows them
+        left = errata.problems(course.root, lang, errata.shown_ids(course))
+        rel = errata.catalog_path(course.root, lang).relative_to(course.root).as_posix()
+        out.append(f"{rel}: {len(left)} entr{'y' if len(left) == 1 else 'ies'} to translate" if left
+                   else f"{rel}: complete")
     return out
 
 

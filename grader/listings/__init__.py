@@ -20,7 +20,6 @@ values from the student's code through `sub`; grader.listings.plots draws them i
 from __future__ import annotations
 
 import importlib
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -93,15 +92,10 @@ def load(course) -> dict[str, Listing]:
     return REGISTRY
 
 
-def errata_entries(root: Path, ids: list[str]) -> list[str]:
-    """The text of the named ERRATA.md entries (each from its '### E-...' heading to the next)."""
-    path = root / "ERRATA.md"
-    if not ids or not path.is_file():
-        return []
-    text = path.read_text(encoding="utf-8")
-    out = []
-    for entry_id in ids:
-        m = re.search(rf"^### {re.escape(entry_id)}\s*$(.*?)(?=^### |^## |\Z)", text, re.M | re.S)
-        if m:
-            out.append(f"{entry_id}\n{m.group(1).strip()}")
-    return out
+def errata_entries(root: Path, ids: list[str], lang: str | None = None) -> list[str]:
+    """The text of the named ERRATA.md entries (each from its '### E-...' heading to the next), in
+    the reader's language where locale/<lang>/errata.po translates it (grader/listings/errata.py)."""
+    from ..course.messages import language
+    from . import errata
+
+    return errata.entries(root, ids, lang or language())
