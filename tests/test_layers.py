@@ -30,7 +30,7 @@ LEVELS: list[tuple[str, ...]] = [
 ]
 LEVEL = {part: i for i, parts in enumerate(LEVELS) for part in parts}
 LOOSE = {"__init__.py", "__main__.py", "cli.py"}  # the only modules directly in grader/
-DATA_DIRS = {"fixtures", "release_stubs", "__pycache__"}  # folders of grader/ that are not parts
+DATA_DIRS = {"fixtures", "locale", "release_stubs", "__pycache__"}  # folders of grader/ that are not parts (locale: messages.po)
 SANDBOXED = "grader.worker.runtime"  # runs inside the sandbox, which cannot see the rest of the grader
 
 
