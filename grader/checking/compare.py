@@ -36,10 +36,13 @@ class CheckFailure(AssertionError):
     """A check failed; the message (a `Msg`, rendered in the student's language) is meant for
     the student."""
 
-    def __init__(self, message: "Msg | str", mistake: str = ""):
+    def __init__(self, message: "Msg | str", mistake: "Msg | str" = ""):
         super().__init__(message)
         self.text = message  # not `msg`: pytest reads an AssertionError's `msg` as a str
-        self.mistake = mistake  # the English name of a recognised mistake: counted in the class summary
+        # the name of a recognised mistake: the class summary counts it by its English and shows it
+        # in the instructor's language where the check gave a Msg (en, zh)
+        self.mistake = mistake.en if isinstance(mistake, Msg) else mistake
+        self.mistake_zh = mistake.zh if isinstance(mistake, Msg) else ""
 
     def __str__(self) -> str:
         return str(self.text)
@@ -116,7 +119,7 @@ def expect_tensor(actual, expected: torch.Tensor, tol: str = "exact", what: Msg 
         raise CheckFailure(t("not_a_tensor", what=what, got=type(actual).__name__))
     named = _mistake(actual, mistakes, tolv)
     hint = t("mistake", mistake=named.message) if named else ""
-    fail = functools.partial(CheckFailure, mistake=named.en if named else "")
+    fail = functools.partial(CheckFailure, mistake=Msg(named.en, named.zh) if named else "")
     if tuple(actual.shape) != tuple(expected.shape):
         key = "shape_hidden" if hidden else "shape"  # hidden: not even the shape (it can follow the input)
         raise fail(_join(t(key, what=what, expected=tuple(expected.shape), actual=tuple(actual.shape)), hint))

@@ -22,6 +22,7 @@ class CheckResult:
     kind: str = ""  # what failed: "check", "student", "fault", "import", "forbidden", "missing"
     title: str = ""  # what the check checks, in the report's language (`name` is the function's)
     mistake: str = ""  # a recognised mistake (compare.Mistake's English name): the class summary counts them
+    mistake_zh: str = ""  # its Chinese name, where the check gave one: the class summary shows it to a Chinese reader
 
     def as_dict(self) -> dict:
         return asdict(self)

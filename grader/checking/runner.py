@@ -466,14 +466,15 @@ def run(course: Course, submission: Submission, exercises: list[Exercise] | None
                             exercise=budget.spent_in or ex.id, **budget.said())
                 kind, status = "budget", "failed"
                 not_run += isinstance(root, BudgetSpent)
-            mistake = root.mistake if isinstance(root, compare.CheckFailure) else ""
+            failure = root if isinstance(root, compare.CheckFailure) else None
             results.append(CheckResult(
                 exercise=ex.id, section=ex.section, name=item.name, status=status,
                 score=info["points"] if status == "passed" else 0.0, max_score=info["points"],
                 message=message, listing=list(info["listings"]),
                 visibility="hidden" if info["hidden"] else "public",
                 duration_s=None if info["hidden"] else round(plugin.durations.get(item.nodeid, 0.0), 4), kind=kind,
-                title=pick(info["title"], info["title_zh"]), mistake=mistake))
+                title=pick(info["title"], info["title_zh"]), mistake=failure.mistake if failure else "",
+                mistake_zh=failure.mistake_zh if failure else ""))
         for ex in exercises:
             # scanned before the exercise's first check; an exercise never reached (the budget ran
             # out before it) has only checks that were not run

@@ -41,6 +41,7 @@ from pathlib import Path
 from ...checking.notebook import NotebookError, read
 from ...checking.submission import MAX_FILE, MAX_FILES, MAX_TOTAL, SubmissionError, link_notes
 from ...course import files
+from ...course.messages import t
 from ..formats.names import SUFFIXES, stem
 
 
@@ -84,9 +85,9 @@ def discover(class_dir: Path) -> tuple[list[Entry], list[Skipped]]:
             # a link is refused when graded (open_submission never follows one): a row with its reason
             entries.append(Entry(p.name, p))
         elif what == "file":
-            skipped.append(Skipped(p.name, "not a submission: only folders, .zip and .ipynb files are graded"))
+            skipped.append(Skipped(p.name, t("batch_skip_not_submission")))
         else:
-            skipped.append(Skipped(p.name, "not a regular file or folder"))
+            skipped.append(Skipped(p.name, t("batch_skip_not_regular")))
     return entries, skipped
 
 

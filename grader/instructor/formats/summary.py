@@ -143,6 +143,23 @@ def _status(status: str) -> str:
     return t(key) if status in ("graded", "refused", "error") else status
 
 
+def _visibility(visibility: str) -> str:
+    """A check's visibility ("public", "hidden") in the instructor's language."""
+    return t(f"summary_visibility_{visibility}") if visibility in ("public", "hidden") else visibility
+
+
+RECORDED = ("batch_skip_not_submission", "batch_skip_not_regular")  # reasons the grader writes with no fields
+
+
+def _recorded(reason: str) -> str:
+    """A reason as recorded, in the instructor's language where it is one the grader wrote in
+    either language (batch.json keeps the language of the run that wrote it)."""
+    for key in RECORDED:
+        if reason in (t(key, "en"), t(key, "zh")):
+            return t(key)
+    return reason
+
+
 def _percent(fraction) -> str:
     """A fraction from similarity.csv as a percentage ("?" when it is not a number)."""
     try:
@@ -197,7 +214,7 @@ def markdown(records: dict[str, dict], s: Stats, meta: dict | None = None,
         lines += ["", f"![{t('summary_alt_failures')}](failures.png)", "",
                   t("summary_checks_header"), "|---|---|---|---:|---:|"]
         for r in failing[:CHECK_ROWS]:
-            lines.append(f"| {r.exercise} | {r.name.removeprefix('test_')} | {r.visibility} | {r.failed}/{r.ran} "
+            lines.append(f"| {r.exercise} | {r.name.removeprefix('test_')} | {_visibility(r.visibility)} | {r.failed}/{r.ran} "
                          f"| {100 * r.rate:.0f}% |")
         if len(failing) > CHECK_ROWS:
             lines += ["", t("summary_checks_more", count=len(failing) - CHECK_ROWS)]
@@ -210,7 +227,8 @@ def markdown(records: dict[str, dict], s: Stats, meta: dict | None = None,
     if bad:
         lines += ["", "## " + t("summary_h_not_graded"), "", t("summary_not_graded_header"), "|---|---|---|---|"]
         for name, st in bad:
-            lines.append(f"| {_cell(name)} | {_cell(st.get('source', ''))} | {_cell(st['status'])} | {_cell(st.get('reason', ''))} |")
+            lines.append(f"| {_cell(name)} | {_cell(st.get('source', ''))} | {_cell(_status(st['status']))} | "
+                         f"{_cell(_recorded(st.get('reason', '')))} |")
         if any(st["status"] == "error" for _, st in bad):
             lines += ["", t("summary_error_again")]
     stale = sorted(name for name, doc in records.items()
@@ -222,7 +240,7 @@ def markdown(records: dict[str, dict], s: Stats, meta: dict | None = None,
     if skipped:
         lines += ["", "## " + t("summary_h_skipped"), "", t("summary_skipped_header"), "|---|---|"]
         for sk in skipped:
-            lines.append(f"| {_cell(sk.get('source', ''))} | {_cell(sk.get('reason', ''))} |")
+            lines.append(f"| {_cell(sk.get('source', ''))} | {_cell(_recorded(sk.get('reason', '')))} |")
     groups = teaching.grouped_notes(records)
     renamed = meta.get("renamed") or []
     if groups or renamed:

@@ -169,11 +169,14 @@ def markdown_lines(records: dict[str, dict]) -> list[str]:
         mean = f"{sum(p.scores) / len(p.scores):.2f}/{round(p.max_score, 2):g}" if p.scores else "-"
         lines.append(f"| {p.section} | {p.id} | {len(p.not_attempted)} | {len(p.full)} | {len(p.failing)} | {mean} |")
     found = mistakes(records)
+    chinese = {(c.get("exercise", ""), c["mistake"]): c["mistake_zh"] for _, doc in _graded(records)
+               for c in doc.get("checks", []) if c.get("mistake") and c.get("mistake_zh")}
     lines += ["", "## " + t("summary_h_mistakes"), ""]
     if not found:
         lines.append(t("summary_no_mistakes"))
     else:
         lines += [t("summary_mistakes_header"), "|---:|---|---|---|"]
         for ex, m, names in found:
-            lines.append(f"| {len(names)} | {ex} | {markdown(m)} | {names_list(names)} |")
+            shown = pick(m, chinese.get((ex, m), ""))  # the check's own Chinese name where it gave one
+            lines.append(f"| {len(names)} | {ex} | {markdown(shown)} | {names_list(names)} |")
     return lines
