@@ -86,3 +86,31 @@ def test_a_catalog_that_is_not_gettext_is_named_with_its_line_and_shows_english(
     assert len(problems) == 1
     assert problems[0].startswith(f"errata: locale/zh/errata.po:{at + 1}: cannot be read as a gettext catalog")
     assert listings.errata_entries(tmp_course, ["E-1.12-d"], "zh")[0].startswith("E-1.12-d\n- **Where:**")
+
+
+def test_the_student_edition_ships_each_translation_cut_as_its_english(tmp_path):
+    """`kata release` cuts ERRATA.md for students (release.public_errata: an entry proved by hidden
+    checks only keeps where, book and classification; a hidden check's name becomes "a hidden check
+    of `<exercise>`") and ships locale/zh/errata.po cut the same way, so Chinese mode there shows
+    every entry in Chinese and no more than the English says."""
+    from grader.instructor.release import release
+
+    course = manifest.load(ROOT)
+    hidden = {(ex.id, c.name) for ex in course.exercises for c in ex.checks if c.hidden}
+    public = {(ex.id, c.name) for ex in course.exercises for c in ex.checks if not c.hidden}
+    text = release.public_errata((ROOT / "ERRATA.md").read_text(encoding="utf-8"), hidden)
+    catalog = errata.public_catalog(ROOT, "zh", text, lambda t: release.public_errata(t, hidden, "zh"))
+    (tmp_path / "ERRATA.md").write_text(text, encoding="utf-8")
+    (tmp_path / "locale" / "zh").mkdir(parents=True)
+    (tmp_path / "locale" / "zh" / "errata.po").write_text(catalog, encoding="utf-8")
+
+    shown = sorted(errata.shown_ids(course))
+    assert errata.problems(tmp_path, "zh", set(shown)) == []  # every entry a listing shows, for the cut English
+    only_hidden = {name for _, name in hidden} - {name for _, name in public}
+    assert [n for n in only_hidden if n in catalog] == []
+    cut = listings.errata_entries(tmp_path, ["E-1.14-e"], "zh")[0]  # proved by a hidden check only
+    assert cut.splitlines()[1:] == [line for line in listings.errata_entries(ROOT, ["E-1.14-e"], "zh")[0].splitlines()
+                                    if line.startswith(("- **位置：**", "- **书中：**", "- **分类：**"))] + [
+        "- **真实值：**由隐藏检查给出并计分；本条目的完整内容在讲师版中。"]
+    named = listings.errata_entries(tmp_path, ["E-1.23-f"], "zh")[0]  # a public and a hidden check
+    assert named.endswith("- **证明：**`s1_23_tokenizer::test_listing_1_26_encode`，`s1_23_tokenizer` 的一项隐藏检查")

@@ -225,6 +225,19 @@ def test_the_bundle_speaks_the_students_language_without_solutions(venv, project
     assert proc.returncode == 0 and target.read_text() == english, proc.stdout + proc.stderr
 
 
+def test_the_bundle_shows_the_errata_in_chinese_cut_as_the_english(venv, project, bundle):
+    """`kata --lang zh run LISTING --book` in the student edition: each entry in Chinese
+    (locale/zh/errata.po ships beside ERRATA.md), an entry proved by hidden checks only cut as its
+    English is (where, book, classification), and no hidden check's name (test_nothing_hidden_is_inside
+    reads the shipped catalog too)."""
+    assert (bundle / "locale" / "zh" / "errata.po").is_file()
+    out = kata_in(venv, project, "--lang", "zh", "run", "1.6", "--book").stdout
+    assert "勘误 E-1.12-d" in out and "**位置：**代码清单 1.6" in out and "Where:" not in out
+    out = kata_in(venv, project, "--lang", "zh", "run", "1.39", "--book").stdout
+    assert "勘误 E-1.23-t" in out and "由隐藏检查给出并计分" in out and "原因" not in out.split("勘误 E-1.23-t")[1]
+    assert "Where:" not in out and "hidden" not in out
+
+
 def test_release_refuses_in_a_bundle_and_over_a_folder(venv, project, tmp_path):
     proc = kata_in(venv, project, "release", str(tmp_path / "again"))
     assert proc.returncode == 2 and "only in the instructor's course" in proc.stderr, proc.stderr

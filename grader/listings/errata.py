@@ -148,6 +148,26 @@ def update(root: Path, lang: str, title: str = "") -> list[str]:
     return left
 
 
+def public_catalog(root: Path, lang: str, public: str, cut) -> str | None:
+    """The catalog `kata release` ships beside the student edition's ERRATA.md (`public`: ERRATA.md
+    as grader/instructor/release/release.py:public_errata cut it). `cut(text)` cuts the translations
+    the same way (entries proved by hidden checks only, hidden checks' names), in their language, so
+    each shipped translation says what its shipped English says. Only finished translations made for
+    the English of the instructor's ERRATA.md are shipped. None when no entry is left."""
+    done = load(catalog_path(root, lang))
+    full = english(root)
+    translated = "".join(f"### {i}\n{done[(i, text)]}\n\n" for i, text in full.items() if (i, text) in done)
+    cut_zh = {m.group(1): m.group(2).strip() for m in ENTRY.finditer(cut(translated))}
+    shipped = {m.group(1): m.group(2).strip() for m in ENTRY.finditer(public)}
+    po = polib.POFile(wrapwidth=0)
+    po.metadata = {"Language": lang, "MIME-Version": "1.0", "Content-Type": "text/plain; charset=UTF-8",
+                   "Content-Transfer-Encoding": "8bit"}
+    for entry_id, text in shipped.items():
+        if entry_id in full and (entry_id, full[entry_id]) in done and cut_zh.get(entry_id):
+            po.append(polib.POEntry(msgctxt=entry_id, msgid=text, msgstr=cut_zh[entry_id]))
+    return str(po) if len(po) else None
+
+
 def _order(entry_id: str):
     """E-1.11-ab after E-1.11-z, E-1.2-a before E-1.12-a."""
     kind, section, letter = entry_id.split("-", 2)

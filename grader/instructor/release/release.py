@@ -44,6 +44,7 @@ from pathlib import Path
 
 from ... import __version__
 from ...course.manifest import PACKAGE_DIR, Course, edition
+from ...listings import errata as errata_i18n
 from .release_source import function_signature_stub, imported_names, prune, public_check_roots
 
 REFERENCE = "bert_reference"
@@ -168,33 +169,45 @@ PROOF = re.compile(r"(`?)\b(s\d+_\d+_\w+)::(test_\w+)\b(`?)")
 REPRODUCE = re.compile(r"^## How to reproduce$.*?(?=^## |\Z)", re.M | re.S)
 
 
-def public_errata(text: str, hidden: set[tuple[str, str]]) -> str:
+# The words public_errata writes, in ERRATA.md's language and in each translation's (locale/<lang>/errata.po)
+ERRATA_WORDS = {
+    "en": {"proved": "Proved by", "kept": ("- **Where:**", "- **Book:**", "- **Classification:**"),
+           "true": "- **True:** shown by the hidden checks, which grade it; this entry is complete in the instructor's "
+                   "edition.",
+           "check_of": "a hidden check of {exercise}", "another": "another hidden check"},
+    "zh": {"proved": "证明：", "kept": ("- **位置：**", "- **书中：**", "- **分类：**"),
+           "true": "- **真实值：**由隐藏检查给出并计分；本条目的完整内容在讲师版中。",
+           "check_of": "{exercise} 的一项隐藏检查", "another": "另一项隐藏检查"},
+}
+
+
+def public_errata(text: str, hidden: set[tuple[str, str]], lang: str = "en") -> str:
     """ERRATA.md without what only hidden checks show: an entry proved only by hidden checks keeps
     where and what the book prints and its classification; a hidden check named anywhere
     becomes "a hidden check of `<exercise>`"; the script that recomputes listings 1.3-1.7 (the
-    code of several exercises) stays in the instructor's edition."""
+    code of several exercises) stays in the instructor's edition. `lang`: the language of `text`
+    (the entries of a translation, cut the same way: grader/listings/errata.py:public_catalog)."""
+    words = ERRATA_WORDS[lang]
 
     def proofs(body: str) -> list[tuple[str, str]]:
-        tail = body.split("Proved by", 1)[1] if "Proved by" in body else ""
+        tail = body.split(words["proved"], 1)[1] if words["proved"] in body else ""
         return [(m.group(2), m.group(3)) for m in PROOF.finditer(tail)]
 
     def entry(m: re.Match) -> str:
         found = proofs(m.group(2))
         if found and all(p in hidden for p in found):
-            kept = [line for line in m.group(2).splitlines() if line.startswith(("- **Where:**", "- **Book:**",
-                                                                                 "- **Classification:**"))]
-            kept.append("- **True:** shown by the hidden checks, which grade it; this entry is complete in the "
-                        "instructor's edition.")
+            kept = [line for line in m.group(2).splitlines() if line.startswith(words["kept"])]
+            kept.append(words["true"])
             return f"### {m.group(1)}\n" + "\n".join(kept) + "\n\n"
         return m.group(0)
 
     text = ENTRY.sub(entry, text)
     text = REPRODUCE.sub("## How to reproduce\n\nThe script that recomputes these values is in the instructor's "
                          "edition; `kata run LISTING --book` shows each listing's output from your code.\n\n", text)
-    text = PROOF.sub(lambda m: f"a hidden check of {m.group(1)}{m.group(2)}{m.group(4)}"
+    text = PROOF.sub(lambda m: words["check_of"].format(exercise=f"{m.group(1)}{m.group(2)}{m.group(4)}")
                      if (m.group(2), m.group(3)) in hidden else m.group(0), text)
     names = {name for _, name in hidden}
-    return re.sub(r"`?::(test_\w+)`?", lambda m: "another hidden check" if m.group(1) in names else m.group(0), text)
+    return re.sub(r"`?::(test_\w+)`?", lambda m: words["another"] if m.group(1) in names else m.group(0), text)
 
 
 # ----------------------------------------------------------------------------- the other files
@@ -525,7 +538,14 @@ def build(course: Course, out: str | Path, force: bool = False, log=lambda messa
             if (course.root / name).is_file():
                 shutil.copy2(course.root / name, stage / name)
         if (course.root / "ERRATA.md").is_file():
-            _write(stage / "ERRATA.md", public_errata((course.root / "ERRATA.md").read_text(encoding="utf-8"), hidden))
+            errata_text = public_errata((course.root / "ERRATA.md").read_text(encoding="utf-8"), hidden)
+            _write(stage / "ERRATA.md", errata_text)
+            for other in LANGS:  # `kata --lang zh run LISTING --book` shows the entries in Chinese there too
+                catalog = errata_i18n.public_catalog(course.root, other, errata_text,
+                                                     lambda t, lang=other: public_errata(t, hidden, lang)) \
+                    if other in ERRATA_WORDS and other != "en" else None
+                if catalog:
+                    _write(stage / "locale" / other / "errata.po", catalog)
         readme = (course.root / "README.md").read_text(encoding="utf-8") if (course.root / "README.md").is_file() else ""
         head = README_HEAD.format(title=course.title, chapter=course.chapter, version=__version__, built=built_at)
         if picked is not None:
