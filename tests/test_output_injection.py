@@ -73,7 +73,7 @@ def test_no_hidden_check_s_duration_is_shown_in_any_format(tmp_path):
     assert code == 0 and report["score"] == report["max_score"] == 5
     hidden = [c for c in report["checks"] if c["visibility"] == "hidden"]
     public = [c for c in report["checks"] if c["visibility"] == "public"]
-    assert len(hidden) == 2 and public
+    assert len(hidden) == 1 and public  # s1_11_matmul's hidden test_random_shapes
     assert all(c["duration_s"] is None for c in hidden), hidden
     assert all(isinstance(c["duration_s"], float) for c in public)  # a public check's own time stays
     assert report["duration_s"] == round(report["duration_s"])  # the total, in whole seconds
