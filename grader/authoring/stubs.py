@@ -231,7 +231,7 @@ def update_catalogs(course) -> list[str]:
             rel = path.relative_to(course.root).as_posix()
             out.append(f"{rel}: {len(left)} text(s) to translate" if left else f"{rel}: complete")
         errata.update(course.root, lang, course.title)  # ERRATA.md's entries, as `kata run --book` shows them
-        left = errata.problems(course.root, lang, errata.shown_ids(course))
+        left = errata.problems(course.root, lang, errata.wanted_ids(course))
         rel = errata.catalog_path(course.root, lang).relative_to(course.root).as_posix()
         out.append(f"{rel}: {len(left)} entr{'y' if len(left) == 1 else 'ies'} to translate" if left
                    else f"{rel}: complete")

@@ -8,7 +8,7 @@ signatures differ from the solution's, a stub contains the answer of an exercise
 API its exercise forbids, a fixture is missing or was made with another torch, a solution fails any check, a stub passes any check, or a text a student reads
 lacks its Chinese (or English) version (grader/course/i18n.py), or a Chinese text uses a variant
 the glossary refuses (locale/zh/glossary.toml, grader/authoring/glossary.py), or an ERRATA.md entry
-a listing shows has no finished translation made for its present English (locale/<lang>/errata.po,
+has no finished translation made for its present English (locale/<lang>/errata.po,
 grader/listings/errata.py).
 
 An exercise marked `beyond_book = true` in course.toml goes beyond the chapter: the book prints
@@ -144,11 +144,11 @@ def verify(root=None, grade: bool = True, only: list[str] | None = None) -> Verd
         v.facts.append(f"ERRATA.md: {len(entries) - len(decisions)} entries on the book and {len(decisions)} kata "
                        "decision(s), each proved by an existing check")
         v.problems += beyond_book_problems(c, decisions)
-        shown = errata_i18n.shown_ids(c)
-        untranslated = [p for lang in LANGS if lang != "en" for p in errata_i18n.problems(c.root, lang, shown)]
+        wanted = errata_i18n.wanted_ids(c)
+        untranslated = [p for lang in LANGS if lang != "en" for p in errata_i18n.problems(c.root, lang, wanted)]
         v.problems += [f"errata: {p}" for p in untranslated]
         if not untranslated:
-            v.facts.append(f"errata: the {len(shown)} entries the listings show translated in "
+            v.facts.append(f"errata: all {len(wanted)} entries translated in "
                            f"{', '.join(lang for lang in LANGS if lang != 'en')} (locale/<lang>/errata.po), none stale")
     else:
         v.problems.append("ERRATA.md is missing")

@@ -6,7 +6,7 @@ entry, `msgctxt` its id (`E-1.12-d`), `msgid` its English (the text under its `#
 `msgstr` the translation. Any gettext tool (Poedit, Weblate, polib) edits it; `kata stubs --lang zh
 --update-catalogs` adds the entries ERRATA.md gained and marks as fuzzy the ones whose English changed
 (the old English kept as `#| msgid`, as gettext's msgmerge does); `kata verify` refuses a catalog
-that lacks an entry a listing shows, or holds a fuzzy or stale one.
+that lacks an entry, or holds a fuzzy or stale one.
 
 An entry with no finished translation (none, fuzzy, or made for English that has since changed) is
 shown in English: a stale translation may say what the entry no longer says.
@@ -75,8 +75,14 @@ def shown_ids(course) -> set[str]:
     return {entry_id for lst in load_listings(course).values() for entry_id in lst.errata}
 
 
+def wanted_ids(course) -> set[str]:
+    """The entries a translation must hold: every entry of ERRATA.md, and every id a listing names
+    (one ERRATA.md lacks is then reported)."""
+    return set(english(course.root)) | shown_ids(course)
+
+
 def problems(root: Path, lang: str, wanted: set[str]) -> list[str]:
-    """What `locale/<lang>/errata.po` lacks for the entries `wanted` (those the listings show): a
+    """What `locale/<lang>/errata.po` lacks for the entries `wanted` (wanted_ids): a
     missing or unreadable catalog, an entry not translated, one marked fuzzy, one whose English
     changed since it was translated (stale), and translations of entries ERRATA.md no longer has.
     Each names the catalog and, where it has one, the line of the entry."""
