@@ -42,7 +42,7 @@ def fx():
 
 def _scale_mistakes(q, k, v):
     """The scale's plausible wrong answers (d_k = 2 or 3 in the public checks: d_k and sqrt(d_k) differ)."""
-    scores = q @ k.transpose(-2, -1)
+    scores = torch.einsum("...id,...jd->...ij", q, k)  # q k^T over the last two dimensions
     d_k = k.shape[-1]
     return [Mistake(torch.softmax(scores, dim=-1) @ v, "the scores were not scaled by sqrt(d_k)", "分数没有除以 sqrt(d_k)"),
             Mistake(torch.softmax(scores / d_k, dim=-1) @ v, "dividing by d_k instead of sqrt(d_k)",

@@ -256,7 +256,7 @@ def test_fresh_shapes(sub):
 
 def _context_mistakes(q, k, v):
     """The causal context's plausible wrong answers: the scale (none, d_k for sqrt(d_k)), the fill, no mask."""
-    scores = q @ k.transpose(-2, -1)
+    scores = torch.einsum("...id,...jd->...ij", q, k)  # q k^T over the last two dimensions
     d_k = k.shape[-1]
     keep = _tril(scores.shape[-1])
     return [Mistake(torch.softmax(scores.masked_fill(~keep, -INF), -1) @ v,

@@ -443,7 +443,7 @@ def test_datasets_split(sub):
        title="bad labels are refused", title_zh="拒绝非法的标签")
 def test_label_validation(sub):
     """The docstring's promise, public: labels other than 0 and 1, and texts and labels of
-    different lengths, raise ValueError (the same on a datasets split: test_datasets_split_labels)."""
+    different lengths, raise ValueError (a hidden check asks the same of a datasets split)."""
     for texts, labels, what in ((["good", "bad"], [0, 2], Msg("a label 2", "标签 2")),
                                 (["good", "bad"], [-1, 1], Msg("a label -1", "标签 -1")),
                                 (["good", "bad"], [0, 0.5], Msg("a label 0.5", "标签 0.5"))):
