@@ -27,7 +27,7 @@ settings.register_profile("kata-public", phases=[Phase.explicit, Phase.reuse, Ph
 settings.register_profile("kata-hidden", phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.target])
 
 from ..course.manifest import Course, Exercise
-from ..course.messages import pick, t
+from ..course.messages import code, joined, pick, t
 from ..course.safe_text import one_line, plain
 from ..course.scan import imported, scan_source
 from ..worker.budget import Budget
@@ -382,10 +382,16 @@ def _scan_exercise(ex: Exercise, submission: Submission, course: Course | None =
     verdicts = []
     if names:
         hint = ex.display_forbidden_hint()
-        verdicts.append(t("scan", items="; ".join(names), instead=t("scan_instead", hint=hint) if hint else ""))
+        verdicts.append(t("scan", items=_sentences(names), instead=t("scan_instead", hint=hint) if hint else ""))
     if escapes:
-        verdicts.append(t("scan_escapes", items="; ".join(escapes), hint="" if names else ex.display_forbidden_hint()))
+        verdicts.append(t("scan_escapes", items=_sentences(escapes), hint="" if names else ex.display_forbidden_hint()))
     return " ".join(verdicts), bool(escapes)
+
+
+def _sentences(violations: list[str]) -> str:
+    """One sentence per violation ("a.py:3: uses F.softmax (...). a.py:7: uses ..."): joined by "; "
+    two violations of one file read as one run-on sentence."""
+    return joined([code(v) for v in violations], ". ", "。").render()
 
 
 # pytest plugins the checks never use. unraisableexception and threadexception run gc.collect()

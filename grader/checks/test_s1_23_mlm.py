@@ -384,8 +384,9 @@ def test_listing_sample_exact(sub):
                             Mistake(torch.zeros_like(ids), "the labels are 0 where nothing is predicted: use -100 "
                                     "(IGNORE_INDEX), which cross-entropy skips; 0 is a real token id",
                                     "不预测的位置标签为 0：应使用 -100（IGNORE_INDEX），交叉熵会跳过它；0 是一个真实的词元 id")])
-    expect_tensor(inputs, ids, tol="exact", what=Msg("{what}: inputs (nothing is chosen: unchanged)",
-                                                     "{what}：inputs（什么都没有选中：保持不变）", what=what))
+    expect_tensor(inputs, ids, tol="exact", specials={PAD: "[PAD]", CLS: "[CLS]", SEP: "[SEP]", MASK: "[MASK]"},
+                  what=Msg("{what}: inputs (nothing is chosen: unchanged)", "{what}：inputs（什么都没有选中：保持不变）",
+                           what=what))
     what = code("mask_tokens(BOOK_IDS, ..., mask_prob=1.0)")
     inputs, labels = call_mask(sub, ids, 11, p=1.0, label=what)
     expect_tensor(labels, torch.where(special, IGNORE, ids), tol="exact", what=Msg(

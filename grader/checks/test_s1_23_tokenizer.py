@@ -185,15 +185,19 @@ def _ids(value, what) -> torch.Tensor:
     return torch.tensor(list(value), dtype=torch.int64)
 
 
-def expect_ids(actual, expected, what, mistakes=()):
+def expect_ids(actual, expected, what, mistakes=(), specials=None):
     """Token ids compared exactly; a known wrong answer is named. `mistakes` may be a function
-    (called only on a failure)."""
+    (called only on a failure); `specials` (id -> "[CLS]") names a special token missing or extra."""
     ids = _ids(actual, what)
     if ids.tolist() == list(expected):
         return
     mistakes = mistakes() if callable(mistakes) else mistakes
-    expect_tensor(ids, torch.tensor(list(expected), dtype=torch.int64), tol="exact", what=what,
+    expect_tensor(ids, torch.tensor(list(expected), dtype=torch.int64), tol="exact", what=what, specials=specials,
                   mistakes=[Mistake(torch.tensor(v, dtype=torch.int64), en, zh) for v, en, zh in mistakes])
+
+
+def _specials(ref) -> dict:
+    return {ref.pad_id: "[PAD]", ref.cls_id: "[CLS]", ref.sep_id: "[SEP]"}
 
 
 NO_TAIL = ("ids[-tail:] with tail = 0: ids[-0:] is the whole list, not an empty one. With head_len = max_len - 2 "
@@ -263,7 +267,7 @@ def _encode(tok, ref, text, pad=True, what=None):
         raise
     # The wrong answers are worked out before the comparison, so that `kata release` records them
     # along with the expected ids (cheap: a few lists of ids).
-    expect_ids(got, ref.encode(text, pad=pad), what, mistakes=ref.wrong_encodings(text, pad))
+    expect_ids(got, ref.encode(text, pad=pad), what, mistakes=ref.wrong_encodings(text, pad), specials=_specials(ref))
 
 
 # ---------------------------------------------------------------- listings 1.20–1.22
@@ -322,7 +326,8 @@ def test_listing_1_26_encode(sub):
     _encode(tok, ref, f"Worst film ever{ENDOFTEXT}", pad=False)
     expect_ids(tok.encode(ENDOFTEXT, pad=False), [50258, 27, 91, 437, 1659, 5239, 91, 29, 50259],
                Msg("encode('<|endoftext|>', pad=False) with GPT-2: its seven ordinary tokens between [CLS] and [SEP]",
-                   "用 GPT-2 做 encode('<|endoftext|>', pad=False)：[CLS] 和 [SEP] 之间是它的七个普通词元"))
+                   "用 GPT-2 做 encode('<|endoftext|>', pad=False)：[CLS] 和 [SEP] 之间是它的七个普通词元"),
+               specials={50257: "[PAD]", 50258: "[CLS]", 50259: "[SEP]"})
 
 
 # ---------------------------------------------------------------- small tables

@@ -161,7 +161,8 @@ def kind_of(r: CheckResult) -> str:
     return r.kind if r.kind in ("check", "student", "fault", "forbidden") else "check"
 
 
-_SENTENCE = re.compile(r"(?<=[.。])\s*(?=[A-Z\u4e00-\u9fff])")
+# A sentence ends at "." and a space, or at "。": never inside code such as keys.T or nn.Linear.
+_SENTENCE = re.compile(r"(?<=\.)\s+(?=[A-Z\u4e00-\u9fff])|(?<=。)\s*(?=[A-Z\u4e00-\u9fff])")
 
 
 def split_message(message: str) -> tuple[str, list[str]]:

@@ -11,9 +11,11 @@ Errors in the student's code raise `StudentError` with a message in the student'
 from __future__ import annotations
 
 import builtins
+import collections
 import functools
 import inspect
 import re
+import weakref
 from pathlib import Path
 
 from ..course.messages import CATALOG, Msg, t
@@ -139,7 +141,31 @@ def student_error(label: str, err: dict, memory_mb: int | None = None, hidden: "
     else:
         at = Msg.key("at_where", where=where) if where else ""
         text = t("raised", label=label, type=err.get("type", "Exception"), message=message, at=at)
+        transposed = _batched_T(err)
+        if transposed:
+            text = t("with_hint", message=text, hint=t("batched_T", name=transposed))
     return StudentError(kind, text, where, err.get("trace", ""), err.get("type", ""))
+
+
+# The last frame of the student's traceback (serve.Session.student_trace: traceback.format_list)
+_FRAME = re.compile(r'^  File "[^"\n]*", line \d+, in [^\n]*\n    ([^\n]*)$', re.M)
+_DOT_T = re.compile(r"([A-Za-z_][\w.]{0,60}?)\.T(?![\w(])")
+
+
+def _batched_T(err: dict) -> str:
+    """The name `x` when the student's line that raised a RuntimeError uses `x.T` and the error is
+    not a plain matrix product's (`mat1 and mat2 shapes cannot be multiplied`): `x.T` reverses every
+    dimension of a batch, (2, 5, 4) -> (4, 5, 2), the book's `keys.T` met with batched input. One
+    explanation for every exercise whose inputs are batched (s1_11, s1_12, s1_15, s1_16, s1_23...);
+    public checks only (the trace is the worker's text)."""
+    trace, message = err.get("trace"), err.get("message")
+    if err.get("type") != "RuntimeError" or not isinstance(trace, str) or not isinstance(message, str):
+        return ""
+    if "mat1 and mat2" in message:
+        return ""
+    frames = _FRAME.findall(trace[-4000:])
+    found = _DOT_T.search(frames[-1]) if frames else None
+    return found.group(1) if found else ""
 
 
 @functools.cache
@@ -195,6 +221,39 @@ def _hidden_error(label: str, err: dict, memory_mb: int | None, hidden: HiddenCo
     return StudentError(kind, text, "", "", name, detail if isinstance(detail, str) else "")
 
 
+# Where the student's code returned the values that public checks received lately: the worker's
+# `returned_at` ("ch01/x.py:14", the last `return` run in the submission's files during the call),
+# by the value itself (tensors by weak reference, lists, tuples and dicts by identity while held
+# here), so that a failed comparison of that value says where it came from (compare.expect_*).
+_RETURNED: "collections.deque" = collections.deque(maxlen=32)
+_WHERE = re.compile(r"(?!.*\.\.)[\w./-]{1,200}\.py:\d{1,6}")
+
+
+def _note_returned(value, where) -> None:
+    if not isinstance(where, str) or not _WHERE.fullmatch(where):
+        return
+    import torch  # loaded already: the value came over the wire
+    values = [value] + (list(value)[:8] if isinstance(value, (tuple, list)) and len(value) <= 8 else [])
+    for v in values:
+        if isinstance(v, torch.Tensor):
+            _RETURNED.append((weakref.ref(v), where))
+        elif isinstance(v, (list, tuple, dict)):
+            _RETURNED.append((v, where))
+
+
+def returned_where(value) -> str:
+    """"ch01/x.py:14" when `value` is a value a public check's call returned as it is (not a copy
+    or a part of it), and the worker saw the student's `return` that gave it; else ""."""
+    import torch
+
+    if not isinstance(value, (torch.Tensor, list, tuple, dict)):
+        return ""
+    for held, where in reversed(_RETURNED):
+        if (held() if isinstance(held, weakref.ref) else held) is value:
+            return where
+    return ""
+
+
 class Refused(Exception):
     """A forwarded helper's refusal of the arguments the student's code called it with: Python's
     exception name ("TypeError" or "ValueError") and the grader's own text, raised in the worker."""
@@ -236,6 +295,8 @@ class Remote:
                 raise student_error(label, reply.get("error") or {}, self._worker.limits.memory_mb, self._hidden,
                                     self._exercise, self._exercises)
             value = self._worker.decode(reply.get("value"), out)
+            if self._hidden is None and msg.get("op") == "call":  # a hidden check names no line of the student's
+                _note_returned(value, reply.get("returned_at"))
         except WorkerFault as fault:
             if self._hidden is not None and fault.kind == "wire":  # what the worker sent is the student's text
                 raise WorkerFault("wire", t("fault_wire_hidden"), t("fault_wire_hidden")) from None
