@@ -34,6 +34,7 @@ EXERCISE = "s1_23_dataset"
 VOCAB = sorted(set(" ".join(data.POSITIVE_WORDS + data.NEGATIVE_WORDS + data.NEUTRAL_WORDS).lower().split()))
 MAX_LEN = 32
 PAD_AFTER_VOCAB = len(VOCAB) + 4  # a pad id after the vocabulary, as [PAD] follows GPT-2's tokens
+SPECIALS = {0: "[PAD]", 1: "[CLS]", 2: "[SEP]"}  # the given WordEncoder's, named where an id sequence differs
 
 
 def encode(text: str, max_len: int = MAX_LEN) -> list[int]:
@@ -184,7 +185,8 @@ def _expect_batch(batch, items, pad_id, what):
     fixed = max(MAX_LEN, longest)
     padded_fixed = torch.full((len(items), fixed), pad_id, dtype=torch.long)
     padded_fixed[:, :longest] = ids
-    expect_tensor(batch[0], ids, tol="exact", what=Msg(f"{what}: ids", f"{what}：ids（词元 id）"), mistakes=[
+    expect_tensor(batch[0], ids, tol="exact", what=Msg(f"{what}: ids", f"{what}：ids（词元 id）"),
+                  specials={1: "[CLS]", 2: "[SEP]", pad_id: "[PAD]"}, mistakes=[
         Mistake(padded_fixed, f"padded to the encoder's max_len ({MAX_LEN}): pad each batch only to its longest "
                 "sequence", f"填充到了编码器的 max_len（{MAX_LEN}）：每个批次只需填充到其中最长的序列"),
         Mistake(torch.where(ids == pad_id, torch.zeros_like(ids), ids), "padded with 0: fill with pad_id",
@@ -219,7 +221,7 @@ def test_listing_1_23_1_28_dataset(sub):
                 raise CheckFailure(Msg(f"ds[{i}] must be (ids, label), got {type(got).__name__}: the mask is made in "
                                    "collate, per batch",
                                        f"ds[{i}] 必须是 (ids, label)，实际得到 {type(got).__name__}：掩码在 collate 中按批次生成"))
-            expect_tensor(got[0], torch.tensor(encode(text), dtype=torch.long), tol="exact",
+            expect_tensor(got[0], torch.tensor(encode(text), dtype=torch.long), tol="exact", specials=SPECIALS,
                           what=Msg(f"ds[{i}][0] of the {split} split, the ids of {text[:40]!r}",
                                    f"{split} 划分的 ds[{i}][0]，即 {text[:40]!r} 的 id"))
             expect_tensor(got[1], torch.tensor(label, dtype=torch.long), tol="exact",
