@@ -11,6 +11,7 @@ student who runs `kata check` sees it before the hidden checks count it.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from tests.conftest import SOLUTIONS
@@ -108,6 +109,9 @@ MISTAKES: list[Variant] = [
        "    context = (scores.unsqueeze(-1) * encoder_states).sum(dim=-2)")),
     V("s1_07_additive_attention", "attention matrix shape transposed",
       ("return (len(query_tokens), len(keys))", "return (len(keys), len(query_tokens))")),
+    V("s1_07_additive_attention", "softmax over dim 0: the batch, once there is one",  # issue 28: once hidden-only
+      ("    weights = torch.softmax(additive_scores(decoder_state, encoder_states, W_s, W_h, v), dim=-1)\n",
+       "    weights = torch.softmax(additive_scores(decoder_state, encoder_states, W_s, W_h, v), dim=0)\n")),
     # §1.9 input embeddings
     V("s1_09_input_embeddings", "positions not added",
       ("    return token_table[token_ids] + position_table[:seq_len]", "    return token_table[token_ids]")),
@@ -228,6 +232,9 @@ MISTAKES: list[Variant] = [
     V("s1_19_shortcuts", "loss summed",
       ("loss = nn.functional.mse_loss(model(x), target)", "loss = nn.functional.mse_loss(model(x), target, reduction='sum')")),
     V("s1_19_shortcuts", "gradients not zeroed", ("    model.zero_grad()\n", "")),
+    V("s1_19_shortcuts", "use_shortcut inverted",  # issue 28: once named by a hidden check only
+      ("x = x + y if self.use_shortcut and y.shape == x.shape else y",
+       "x = x + y if not self.use_shortcut and y.shape == x.shape else y")),
     V("s1_19_shortcuts", "shortcut broadcast onto a resized layer",
       ("x = x + y if self.use_shortcut and y.shape == x.shape else y", "x = x + y if self.use_shortcut else y")),
     # §1.20 the cost of attention
@@ -270,6 +277,17 @@ MISTAKES: list[Variant] = [
     # §1.23 multi-head self-attention (listing 1.31); issue 28: once 14/14 with the hidden checks
     V("s1_23_self_attention", "attention dropout left out",
       ("attn = self.attn_dropout(torch.softmax(scores, dim=-1))", "attn = torch.softmax(scores, dim=-1)")),
+    # §1.23 the encoder block (listing 1.33); issue 28: its dropout was read by a hidden check only
+    V("s1_23_encoder_block", "dropout not passed on to attn and ff",
+      ("        self.attn = MultiHeadSelfAttention(dim, heads, dropout)\n        self.ff = FeedForward(dim, ff_dim, dropout)\n",
+       "        self.attn = MultiHeadSelfAttention(dim, heads)\n        self.ff = FeedForward(dim, ff_dim)\n")),
+    V("s1_23_encoder_block", "a dropout of the block's own on each branch (the original transformer's)",
+      ("        self.norm2 = nn.LayerNorm(dim)\n", "        self.norm2 = nn.LayerNorm(dim)\n        self.drop = nn.Dropout(dropout)\n"),
+      ("        x = x + self.attn(self.norm1(x), mask)\n        x = x + self.ff(self.norm2(x))\n",
+       "        x = x + self.drop(self.attn(self.norm1(x), mask))\n        x = x + self.drop(self.ff(self.norm2(x)))\n")),
+    V("s1_23_encoder_block", "torch.manual_seed in forward: the same dropout masks on every call",
+      ("        x = x + self.attn(self.norm1(x), mask)\n",
+       "        torch.manual_seed(0)  # reproducible\n        x = x + self.attn(self.norm1(x), mask)\n")),
     # beyond the book: BERT's masking rule and the MLM head (more in tests/test_ex_s1_23_mlm.py)
     V("s1_23_mlm", "[PAD], [CLS] and [SEP] chosen too", (MLM_CHOSEN, MLM_CHOSEN.replace(" & real", ""))),
     V("s1_23_mlm", "labels 0 instead of -100", ("labels[~chosen] = IGNORE_INDEX", "labels[~chosen] = 0")),
@@ -292,3 +310,30 @@ def rounds(variants: list[Variant] = MISTAKES) -> list[dict[str, Variant]]:
         else:
             out.append({v.exercise: v})
     return out
+
+
+def variant(exercise: str, name: str) -> Variant:
+    """The corpus entry of `exercise` called `name`."""
+    found = [v for v in MISTAKES if v.exercise == exercise and v.name == name]
+    assert len(found) == 1, (exercise, name)
+    return found[0]
+
+
+def expect_named_publicly(report: dict, exercise: str, says: str) -> None:
+    """Issue 28's rule, read from a real (full) grade of one planted mistake: a public check fails
+    naming it (its message and the mistake the summary counts both say `says`), and every mistake
+    a hidden check names in that grade is one a public check named too, in the same words up to
+    their numbers (a dim, a bit count: the census reads an f-string's fields as {…} alike), so
+    that `kata check` showed the student what the grade counts."""
+    failed = [c for c in report["checks"] if c["exercise"] == exercise and c["status"] == "failed"]
+    public = [c for c in failed if c["visibility"] == "public"]
+    assert any(says in c["message"] and says in c["mistake"] for c in public), \
+        (says, [(c["name"], c["mistake"], c["message"][:200]) for c in failed])
+    shown = {_words(c["mistake"]) for c in public if c["mistake"]}
+    for c in failed:
+        if c["visibility"] == "hidden" and c["mistake"]:
+            assert _words(c["mistake"]) in shown, (c["name"], c["mistake"], sorted(shown))
+
+
+def _words(name: str) -> str:
+    return re.sub(r"-?\d+", "#", name)

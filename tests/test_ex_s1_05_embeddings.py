@@ -1,6 +1,7 @@
 """§1.5 embeddings graded for real: plausible wrong answers lose points with a message naming the
 mistake; a correct answer written differently from the solution scores full marks."""
 from tests.conftest import SOLUTIONS, checks_of, grade, score_of
+from tests.mistakes import expect_named_publicly, variant
 
 EX = "s1_05_embeddings"
 SOURCE = (SOLUTIONS / f"ch01/{EX}.py").read_text()
@@ -80,3 +81,10 @@ def cosine_similarity_matrix(vectors):
 '''
     r = grade(submission({EX: alt}), "-e", EX)
     assert score_of(r, EX) == 10, [c["message"] for c in checks_of(r, EX) if c["status"] != "passed"]
+
+
+def test_integer_one_hot_is_named_by_a_public_check(submission):
+    """Issue 28: integer one-hot vectors were named by the hidden test_one_hot_batch only; the
+    public test_book_one_hot_cat said 'wrong dtype' without naming the mistake."""
+    r = grade(submission({EX: variant(EX, "integer one-hot vectors").source()}), "-e", EX)
+    expect_named_publicly(r, EX, "the one-hot vectors must be float32, not integers")

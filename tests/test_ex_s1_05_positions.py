@@ -1,6 +1,9 @@
 """§1.5 position encodings graded for real: the classic sinusoidal slips (sin/cos swapped, i for 2i,
 base 1000) and a reversed bit order are named; float32 code written another way scores full marks."""
+import pytest
+
 from tests.conftest import SOLUTIONS, checks_of, grade, score_of
+from tests.mistakes import expect_named_publicly, variant
 
 EX = "s1_05_positions"
 SOURCE = (SOLUTIONS / f"ch01/{EX}.py").read_text()
@@ -87,3 +90,14 @@ def add_position_encoding(token_embeddings, pe):
 '''
     r = grade(submission({EX: alt}), "-e", EX)
     assert score_of(r, EX) == 18, [c["message"] for c in checks_of(r, EX) if c["status"] != "passed"]
+
+
+@pytest.mark.parametrize("name, says", [
+    ("positions counted from 1", "positions count from 0: row p holds p, not p + 1"),
+    ("bits in reverse order", "the bits are in reverse order: the most significant bit"),
+])
+def test_the_hidden_checks_name_a_mistake_as_the_public_ones_do(submission, name, says):
+    """Issue 28: the hidden checks named these in other words ('positions count from 0', 'most
+    significant bit first') than kata check had shown; one name now, shown by a public check."""
+    r = grade(submission({EX: variant(EX, name).source()}), "-e", EX)
+    expect_named_publicly(r, EX, says)

@@ -1,6 +1,7 @@
 """§1.7-1.8 Bahdanau attention graded for real: a missing tanh, a context built from the raw scores
 and a transposed cross-attention shape are named; a loop-by-loop correct answer scores full marks."""
 from tests.conftest import SOLUTIONS, checks_of, grade, score_of
+from tests.mistakes import expect_named_publicly, variant
 
 EX = "s1_07_additive_attention"
 SOURCE = (SOLUTIONS / f"ch01/{EX}.py").read_text()
@@ -66,3 +67,10 @@ def attention_matrix_shape(query_tokens, key_tokens=None):
 '''
     r = grade(submission({EX: alt}), "-e", EX)
     assert score_of(r, EX) == 12, [c["message"] for c in checks_of(r, EX) if c["status"] != "passed"]
+
+
+def test_softmax_over_the_batch_is_named_by_a_public_check(submission):
+    """Issue 28: a softmax over dim 0 equals the right one on a single sentence; only the hidden
+    test_batch read a batch. test_i_will_eat reads the book's steps as a batch of two now."""
+    r = grade(submission({EX: variant(EX, "softmax over dim 0: the batch, once there is one").source()}), "-e", EX)
+    expect_named_publicly(r, EX, "softmax over the batch instead of over the encoder states (dim=-1)")

@@ -4,6 +4,7 @@ submission carries one mistake in each of several exercises and is graded once."
 import pytest
 
 from tests.conftest import SOLUTIONS, checks_of, grade, score_of
+from tests.mistakes import expect_named_publicly, variant
 
 
 def source(ex: str, old: str, new: str) -> str:
@@ -140,3 +141,15 @@ def test_matmul_without_its_shape_check_fails_a_public_check(submission):
     failed = {c["name"]: c["message"] for c in checks_of(r, "s1_11_matmul") if c["status"] == "failed"}
     assert set(failed) == {"test_shape_mismatch_raises"}, failed
     assert "must raise ValueError: the inner dimensions 3 and 2 differ" in failed["test_shape_mismatch_raises"]
+
+
+@pytest.mark.parametrize("ex, name, says", [
+    ("s1_09_input_embeddings", "positions looked up by token id",
+     "positions looked up by token id instead of by position"),
+    ("s1_11_softmax", "softmax over dim 0 whatever dim says", "softmax over dim 0 instead of dim -1: use the dim argument"),
+])
+def test_the_hidden_checks_name_a_mistake_as_the_public_ones_do(submission, ex, name, says):
+    """Issue 28: the hidden checks named these in other words than kata check had shown ('...: the
+    two 2s must get different position vectors', '...: use the dim argument'); one name now."""
+    r = grade(submission({ex: variant(ex, name).source()}), "-e", ex)
+    expect_named_publicly(r, ex, says)

@@ -1,5 +1,8 @@
 """Graded submissions of s1_19_shortcuts: plausible wrong answers lose points with a named mistake."""
+import pytest
+
 from tests.conftest import SOLUTIONS, checks_of, grade, score_of
+from tests.mistakes import expect_named_publicly, variant
 
 EX = "s1_19_shortcuts"
 SOURCE = (SOLUTIONS / f"ch01/{EX}.py").read_text()
@@ -53,8 +56,10 @@ def test_broadcast_shortcut_on_resized_layer(submission):
     r = grade(submission({EX: wrong}), "-e", EX)
     failed = _failed(r)
     # test_parameter_names also compares the output: the right parameters around a wrong forward earn nothing.
-    assert set(failed) == {"test_forward_given_weights", "test_narrow_last_layer_gradients", "test_parameter_names"}
+    assert set(failed) == {"test_forward_given_weights", "test_narrow_last_layer_gradients", "test_parameter_names",
+                           "test_forward_on_and_off"}
     assert "another size" in failed["test_forward_given_weights"]
+    assert "another size" in failed["test_forward_on_and_off"]
 
 
 def test_other_correct_answer_scores_full_marks(submission):
@@ -72,3 +77,18 @@ def test_other_correct_answer_scores_full_marks(submission):
     assert "autograd.grad" in other and "functional.gelu" in other
     r = grade(submission({EX: other}), "-e", EX)
     assert score_of(r, EX) == MAX, _failed(r)
+
+
+@pytest.mark.parametrize("name, says", [
+    ("gradients not zeroed", "gradients accumulated over the two calls"),
+    ("shortcut added before the GELU", "the shortcut was added before the GELU"),
+    ("use_shortcut inverted", "use_shortcut has the opposite effect"),
+    ("shortcut broadcast onto a resized layer", "x was added to a layer whose output has another size"),
+])
+def test_shortcut_mistakes_are_named_by_a_public_check(submission, name, says):
+    """Issue 28: the hidden test_forward_given_weights and test_gradients_do_not_accumulate named
+    these, in other words than kata check or not at all there: a broadcast shortcut raised a bare
+    RuntimeError, an inverted use_shortcut was named nowhere public. test_forward_on_and_off reads
+    [4, 4, 4] and [4, 4, 1] nets with shortcuts on and off."""
+    r = grade(submission({EX: variant(EX, name).source()}), "-e", EX)
+    expect_named_publicly(r, EX, says)

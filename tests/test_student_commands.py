@@ -57,14 +57,14 @@ def test_list_of_a_fresh_course_runs_nothing(tmp_course):
     assert "s1_01_next_token" in out and "s1_23_inference" in out
     assert out.count("not started") == 38
     assert "s1_23_mlm (beyond the book)" in " ".join(out.split())  # the exercise past the chapter says so
-    assert ("0/38 exercises pass their public checks (0/289 public points; the other 187 are hidden checks, "
+    assert ("0/38 exercises pass their public checks (0/291 public points; the other 185 are hidden checks, "
             "graded when you submit)") in " ".join(out.split())
     assert "Next: s1_01_next_token" in out
     assert not (tmp_course / ".kata" / "progress.json").exists()  # no check was run
     doc = listed(tmp_course)["_doc"]
     assert {e["status"] for e in doc["exercises"]} == {"not_started"}
-    assert doc["progress"] == {"passing": 0, "exercises": 38, "public_points_passed": 0, "public_points": 289,
-                               "hidden_points": 187, "max_points": 476}
+    assert doc["progress"] == {"passing": 0, "exercises": 38, "public_points_passed": 0, "public_points": 291,
+                               "hidden_points": 185, "max_points": 476}
     assert [e["id"] for e in doc["exercises"] if e["beyond_book"]] == ["s1_23_mlm"]
     assert doc["next"] == "s1_01_next_token"
 

@@ -47,6 +47,15 @@ def _expect_value_error(call, what: Msg):
     raise CheckFailure(Msg(f"{what} must raise ValueError", f"{what} 必须抛出 ValueError"))
 
 
+def _integer_mistake(out, expected) -> list[Mistake]:
+    """The right 0s and 1s in an integer (or boolean) tensor: named only where the answer is one,
+    since a Mistake matches values whatever the dtype (a float64 answer is not this mistake)."""
+    if isinstance(out, torch.Tensor) and not (out.is_floating_point() or out.is_complex()):
+        return [Mistake(expected.long(), "the one-hot vectors must be float32, not integers",
+                        "独热向量必须是 float32，而不是整数")]
+    return []
+
+
 @check(points=2, listings=["1.5/one-hot"],
        title="the one-hot vector of 'cat' in a 50,000-token vocabulary", title_zh="50,000 个词元的词表中 'cat' 的独热向量")
 def test_book_one_hot_cat(sub):
@@ -54,7 +63,7 @@ def test_book_one_hot_cat(sub):
     expected = fx()["cat"]
     expect_tensor(out, expected, tol="exact", what=code(f"one_hot(tensor({CAT}), {BOOK_VOCAB:,})"),
                   mistakes=[Mistake(torch.roll(expected, -1), "the 1 sits at index id - 1: ids count from 0",
-                                    "1 放在了 id - 1 处：id 从 0 开始计数")])
+                                    "1 放在了 id - 1 处：id 从 0 开始计数")] + _integer_mistake(out, expected))
     expect(int((out == 1).sum()) == 1 and int((out == 0).sum()) == BOOK_VOCAB - 1,
            Msg(f"a one-hot vector of length {BOOK_VOCAB:,} holds one 1 and {BOOK_VOCAB - 1:,} zeros",
                f"长度为 {BOOK_VOCAB:,} 的独热向量含一个 1 和 {BOOK_VOCAB - 1:,} 个 0"))
@@ -92,10 +101,10 @@ def test_one_hot_rejects_bad_ids(sub):
 def test_one_hot_batch(sub):
     f = fx()
     expected = f["one_hot_batch"]
-    expect_tensor(sub.one_hot(f["one_hot_ids"], 11), expected, tol="exact", what=Msg(
+    out = sub.one_hot(f["one_hot_ids"], 11)
+    expect_tensor(out, expected, tol="exact", what=Msg(
             "one_hot of a (2, 5) batch of ids", "形状为 (2, 5) 的一批 id 的 one_hot"),
-                  mistakes=[Mistake(expected.long(), "the one-hot vectors must be float32, not integers",
-                                    "独热向量必须是 float32，而不是整数")])
+                  mistakes=_integer_mistake(out, expected))
 
 
 def _lookup_mistakes(ids, weight):

@@ -115,14 +115,18 @@ def _number(value, what: Msg) -> float:
 
 
 # ------------------------------------------------------------------------------------ integer
+def _integer_mistakes(expected):
+    return [Mistake(expected + 1, "positions count from 0: row p holds p, not p + 1",
+                    "位置从 0 开始：第 p 行的值是 p，而不是 p + 1")]
+
+
 @check(points=1, listings=["1.5/integer"],
        title="integer encoding: position 300 is [300] * 8", title_zh="整数编码：位置 300 是 [300] * 8")
 def test_book_integer_position_300(sub):
     pe = sub.integer_position_encoding(301, 8)
     expected = torch.arange(301.0).unsqueeze(1).expand(301, 8)
     expect_tensor(pe, expected, tol="exact", what=code("integer_position_encoding(301, 8)"),
-                  mistakes=[Mistake(expected + 1, "positions count from 0: row p holds p, not p + 1",
-                                    "位置从 0 开始：第 p 行的值是 p，而不是 p + 1")])
+                  mistakes=_integer_mistakes(expected))
     expect_tensor(pe[300], torch.full((8,), 300.0), tol="exact", what=Msg(
             "row 300 (the token at position 300)", "第 300 行（位置 300 上的词元）"))
     # the scale mismatch: position 500 added to a token embedding [0.23, -0.15, 0.08]
@@ -138,11 +142,16 @@ def test_book_integer_position_300(sub):
        title="integer encoding of other sizes", title_zh="其他尺寸的整数编码")
 def test_integer_fresh(sub):
     expect_tensor(sub.integer_position_encoding(7, 5), fx()["integer_fresh"], tol="exact",
-                  what=code("integer_position_encoding(7, 5)"),
-                  mistakes=[Mistake(fx()["integer_fresh"] + 1, "positions count from 0", "位置从 0 开始计数")])
+                  what=code("integer_position_encoding(7, 5)"), mistakes=_integer_mistakes(fx()["integer_fresh"]))
 
 
 # ------------------------------------------------------------------------------------- binary
+def _reversed_bits(expected):
+    n = expected.shape[-1]
+    return Mistake(expected.flip(-1), f"the bits are in reverse order: the most significant bit (i = {n}) comes first, "
+                   "the least significant (i = 1) last", f"位的顺序反了：最高位 (i = {n}) 在前，最低位 (i = 1) 在后")
+
+
 @check(points=2, listings=["1.5/binary"],
        title="binary encoding of positions 64-75 (figure 1.31)", title_zh="位置 64-75 的二进制编码（图 1.31）")
 def test_book_binary_64_to_75(sub):
@@ -150,9 +159,7 @@ def test_book_binary_64_to_75(sub):
     out = sub.binary_position_encoding(torch.arange(64, 76), 8)
     expect_tensor(out, expected, tol="exact", what=Msg("binary_position_encoding(positions 64..75, 8 bits)",
                                                        "binary_position_encoding（位置 64..75，8 位）"),
-                  mistakes=[Mistake(expected.flip(-1), "the bits are in reverse order: the most significant bit "
-                                    "(i = 8) comes first, the least significant (i = 1) last",
-                                    "位的顺序反了：最高位 (i = 8) 在前，最低位 (i = 1) 在后"),
+                  mistakes=[_reversed_bits(expected),
                             Mistake(expected.long(), "the bits must be float32, not integers",
                                     "各位必须是 float32，而不是整数")])
     for p, bits in BOOK_BINARY.items():
@@ -196,8 +203,7 @@ def test_binary_fresh(sub):
     expect_tensor(sub.binary_position_encoding(f["binary_positions"], 10), expected, tol="exact",
                   what=Msg("binary_position_encoding of a (2, 6) batch of positions, 10 bits",
                            "形状为 (2, 6) 的一批位置、10 位的 binary_position_encoding"),
-                  mistakes=[Mistake(expected.flip(-1), "the bits are in reverse order: most significant bit first",
-                                    "位的顺序反了：最高位在前")])
+                  mistakes=[_reversed_bits(expected)])
 
 
 # --------------------------------------------------------------------------------- sinusoidal

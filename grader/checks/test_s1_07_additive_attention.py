@@ -106,6 +106,24 @@ def test_i_will_eat(sub):
         expect_tensor(context, f[f"ex_context{t}"], tol="attention", what=Msg(
                 f"context vector before writing {word!r}", f"写出 {word!r} 之前的上下文向量"),
                       mistakes=m["context"])
+    # The same steps as a batch of two sentences (the decoder before 'Je' and before 'vais', each over
+    # "I will eat"): the softmax runs over the encoder states of each sentence, never over the batch.
+    # (All three steps would not tell: their scores form a symmetric matrix.)
+    batch = (S[:2], H.expand(2, *H.shape), W_s, W_h, v)
+    context, weights = _pair(sub.additive_attention(*batch), code("additive_attention"))
+    expect_tensor(weights, torch.stack([f["ex_weights0"], f["ex_weights1"]]), tol="attention",
+                  what=Msg("attention weights of a batch of 2 (the steps before 'Je' and 'vais', each over 'I will "
+                           "eat'): decoder states (2, 3), encoder states (2, 3, 4)",
+                           "大小为 2 的批次的注意力权重（写出 'Je' 和 'vais' 之前的两步，各自对 'I will eat'）：解码器状态 "
+                           "(2, 3)，编码器状态 (2, 3, 4)"),
+                  mistakes=_batch_mistakes(torch.stack([f["ex_scores0"], f["ex_scores1"]])))
+    expect_tensor(context, torch.stack([f["ex_context0"], f["ex_context1"]]), tol="attention", what=Msg(
+            "context vectors of that batch of 2", "这个大小为 2 的批次的上下文向量"))
+
+
+def _batch_mistakes(scores):
+    return [Mistake(torch.softmax(scores, dim=0), "softmax over the batch instead of over the encoder states (dim=-1)",
+                    "在批次维而不是编码器状态维 (dim=-1) 上做了 softmax")]
 
 
 def _pair(out, what):
@@ -147,9 +165,7 @@ def test_batch(sub):
             "scores of a batch of 4", "大小为 4 的批次的分数"))
     context, weights = _pair(sub.additive_attention(*args), code("additive_attention"))
     expect_tensor(weights, f["batch_weights"], tol="attention", what=Msg("weights of a batch of 4", "大小为 4 的批次的权重"),
-                  mistakes=[Mistake(torch.softmax(f["batch_scores"], dim=0),
-                                    "softmax over the batch instead of over the encoder states (dim=-1)",
-                                    "在批次维而不是编码器状态维 (dim=-1) 上做了 softmax")])
+                  mistakes=_batch_mistakes(f["batch_scores"]))
     expect_tensor(context, f["batch_context"], tol="attention", what=Msg(
             "context vectors of a batch of 4", "大小为 4 的批次的上下文向量"))
 

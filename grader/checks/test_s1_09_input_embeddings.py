@@ -59,6 +59,13 @@ def test_adds_positions(sub):
                   mistakes=[Mistake(f["words"], "the positions were not added", "没有加上位置向量")])
 
 
+def _embed_mistakes(ids, tokens, positions):
+    return [Mistake(tokens[ids], "the positions were not added", "没有加上位置向量"),
+            Mistake(tokens[ids] + positions[ids % positions.shape[0]], "positions looked up by token id instead of by "
+                    "position: the token at position t gets position_table[t], whatever its id",
+                    "按词元 id 而不是按位置查找位置向量：位置 t 上的词元加上 position_table[t]，与它的 id 无关")]
+
+
 @check(points=1,
        title="token ids to embeddings: token vector + position vector", title_zh="词元 id 到嵌入：词元向量 + 位置向量")
 def test_embed_small_example(sub):
@@ -79,11 +86,7 @@ def test_embed_small_example(sub):
                                    "token_ids.shape[-1]（有批次时，len(token_ids) 是批次大小）",
                                    e=Msg.of(e), what=what)) from None
         expect_tensor(out, f["small_embedded_batch" if key == "small_batch" else "small_embedded"], tol="exact",
-                      what=what, mistakes=[
-                          Mistake(tokens[ids], "the positions were not added", "没有加上位置向量"),
-                          Mistake(tokens[ids] + positions[ids % 6], "positions looked up by token id instead of by "
-                                  "position: the two 2s must get different position vectors",
-                                  "按词元 id 而不是按位置查找位置向量：两个 2 必须得到不同的位置向量")])
+                      what=what, mistakes=_embed_mistakes(ids, tokens, positions))
 
 
 @check(points=2, hidden=True,
@@ -92,10 +95,7 @@ def test_embed_tokens(sub):
     f = fx()
     out = sub.embed_tokens(f["ids"], f["token_table"], f["position_table"])
     expect_tensor(out, f["embedded"], tol="exact", what=code("embed_tokens"),
-                  mistakes=[Mistake(f["token_table"][f["ids"]], "the positions were not added", "没有加上位置向量"),
-                            Mistake(f["token_table"][f["ids"]] + f["position_table"][f["ids"] % 12],
-                                    "positions looked up by token id instead of by position",
-                                    "按词元 id 而不是按位置查找位置向量")])
+                  mistakes=_embed_mistakes(f["ids"], f["token_table"], f["position_table"]))
 
 
 @check(points=1, hidden=True,

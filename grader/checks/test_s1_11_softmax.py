@@ -78,6 +78,11 @@ def test_large_inputs_stable(sub):
     expect_tensor(out, f["large_neg"], tol="printed4", what=code("softmax([-1000, -1001])"))
 
 
+def _other_dim(value, other: int, dim: int) -> Mistake:
+    return Mistake(value, f"softmax over dim {other} instead of dim {dim}: use the dim argument",
+                   f"在第 {other} 维而不是第 {dim} 维上做了 softmax：请使用 dim 参数")
+
+
 @check(points=1,
        title="softmax of a matrix: each row (dim=-1) or each column (dim=0) sums to 1",
        title_zh="矩阵的 softmax：每一行（dim=-1）或每一列（dim=0）之和为 1")
@@ -101,8 +106,7 @@ def test_rows_and_columns(sub):
     for dim, other, what, whole in cases:
         wrong = [Mistake(f[f"rows_dim{dim}_whole_sum"], whole.en, whole.zh),
                  Mistake(f["rows_whole"], whole.en, whole.zh),
-                 Mistake(f[f"rows_dim{other}"], f"softmax over dim {other} instead of dim {dim}: use the dim argument",
-                         f"在第 {other} 维而不是第 {dim} 维上做了 softmax：请使用 dim 参数")]
+                 _other_dim(f[f"rows_dim{other}"], other, dim)]
         expect_tensor(sub.softmax(x, dim=dim), f[f"rows_dim{dim}"], tol="softmax", what=what, mistakes=wrong)
 
 
@@ -112,8 +116,7 @@ def test_matches_reference_any_dim(sub):
     f = fx()
     x = f["x"]
     for dim in (0, 1, 2, -1):
-        wrong = [Mistake(f[f"softmax_dim{d}"], f"softmax over dim {d} instead of dim {dim}",
-                         f"在第 {d} 维而不是第 {dim} 维上做了 softmax") for d in (0, 1, 2) if d % 3 != dim % 3]
+        wrong = [_other_dim(f[f"softmax_dim{d}"], d, dim) for d in (0, 1, 2) if d % 3 != dim % 3]
         expect_tensor(sub.softmax(x, dim=dim), f[f"softmax_dim{dim}"], tol="softmax",
                       what=Msg(f"softmax of a (3, 4, 5) tensor over dim={dim}",
                                f"形状为 (3, 4, 5) 的张量在 dim={dim} 上的 softmax"), mistakes=wrong)

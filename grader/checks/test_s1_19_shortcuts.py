@@ -127,6 +127,27 @@ def fx():
 
 
 # ----------------------------------------------------------------------------- helpers
+BEFORE_GELU = ("the shortcut was added before the GELU: add x to the layer's output, x + GELU(Linear(x))",
+               "在 GELU 之前加了快捷连接：应把 x 加到该层的输出上，即 x + GELU(Linear(x))")
+BROADCAST = ("x was added to a layer whose output has another size (it broadcast): skip the shortcut there",
+             "在输出大小不同的层上也加了 x（发生了广播）：这种层不加快捷连接")
+TANH_GELU = ("GELU with approximate='tanh': use the exact nn.GELU()", "用了 approximate='tanh' 的 GELU：应使用精确的 nn.GELU()")
+FLIPPED = ("use_shortcut has the opposite effect: add x when it is True, never when it is False",
+           "use_shortcut 的作用反了：为 True 时加上 x，为 False 时不加")
+ACCUMULATED = ("gradients accumulated over the two calls (backward() adds to .grad): call model.zero_grad() before "
+               "backward()", "两次调用的梯度累加了（backward() 会累加到 .grad 上）：backward() 之前先调用 model.zero_grad()")
+
+
+def _accumulated(value) -> list[Mistake]:
+    return [Mistake(v, en, zh) for v, en, zh in [(value, *ACCUMULATED)]]
+
+
+def _forward_mistakes(variants: dict) -> list[Mistake]:
+    """variants: the outputs of _Variant's wrong forwards, by knob (tanh, before, always, flip)."""
+    table = [("tanh", *TANH_GELU), ("before", *BEFORE_GELU), ("always", *BROADCAST), ("flip", *FLIPPED)]
+    return [Mistake(variants[k], en, zh) for k, en, zh in table if k in variants]
+
+
 def _grad_mistakes(f, tag):
     return [Mistake(f[f"{tag}_grads_sum"], "the loss was summed (reduction='sum'): use the mean squared error",
                     "损失用了求和（reduction='sum'）：应使用均方误差（mean）"),
@@ -134,13 +155,10 @@ def _grad_mistakes(f, tag):
                     "从输出之和而不是 MSE 损失做了 backward()"),
             Mistake(f[f"{tag}_grads_bias"], "the biases were averaged in with the weights: use the weight matrix only",
                     "把偏置和权重一起平均了：只用权重矩阵"),
-            Mistake(f[f"{tag}_grads_tanh"], "GELU with approximate='tanh': use the exact nn.GELU()",
-                    "用了 approximate='tanh' 的 GELU：应使用精确的 nn.GELU()"),
-            Mistake(f[f"{tag}_grads_before"], "the shortcut was added before the GELU: add x to the layer's output",
-                    "在 GELU 之前加了快捷连接：应把 x 加到该层的输出上"),
-            Mistake(f[f"{tag}_grads_always"],
-                    "x was added to a layer whose output has another size (it broadcast): skip the shortcut there",
-                    "在输出大小不同的层上也加了 x（发生了广播）：这种层不加快捷连接")]
+            *[Mistake(value, en, zh) for value, en, zh in [
+                (f[f"{tag}_grads_tanh"], *TANH_GELU), (f[f"{tag}_grads_before"], *BEFORE_GELU),
+                (f[f"{tag}_grads_always"], *BROADCAST),
+                (f[tag[:-3] + ("_no" if tag.endswith("_sc") else "_sc") + "_grads"], *FLIPPED)]]]  # the other setting
 
 
 WITH, WITHOUT = Msg("with", "有"), Msg("without", "无")
@@ -251,10 +269,29 @@ def test_same_gradients_twice(sub):
     _expect_grads(second, f["two_sc_grads"], what=Msg(
             "layer_gradients called a second time on the same two-layer net of figure 1.123 (with shortcuts)",
             "在图 1.123 的同一个两层网络（有快捷连接）上第二次调用 layer_gradients"),
-                  mistakes=[Mistake(2 * f["two_sc_grads"], "gradients accumulated over the two calls (backward() adds "
-                                    "to .grad): call model.zero_grad() before backward()",
-                                    "两次调用的梯度累加了（backward() 会累加到 .grad 上）：backward() 之前先调用 "
-                                    "model.zero_grad()")])
+                  mistakes=_accumulated(2 * f["two_sc_grads"]))
+
+
+@check(points=1,
+       title="forward with shortcuts on and off, and around a layer that changes size",
+       title_zh="开启和关闭快捷连接时的前向计算，以及改变大小的层周围")
+def test_forward_on_and_off(sub):
+    g = torch.Generator().manual_seed(1902)
+    x = torch.randn(5, 4, generator=g)
+    for sizes in ([4, 4, 4], [4, 4, 1]):  # [4, 4, 1]: no shortcut around the last layer (4 -> 1)
+        state = {}
+        for i, (a, b) in enumerate(zip(sizes[:-1], sizes[1:])):
+            state[f"layers.{i}.0.weight"] = torch.randn(b, a, generator=g)
+            state[f"layers.{i}.0.bias"] = torch.randn(b, generator=g)
+        for sc in (False, True):
+            with torch.no_grad():
+                want = _load(_Variant(sizes, sc), state)(x)
+                wrong = {k: _load(_Variant(sizes, (not sc) if k == "flip" else sc, **kw), state)(x)
+                         for k, kw in {"tanh": dict(gelu="tanh"), "before": dict(where="before"),
+                                       "always": dict(always_add=True), "flip": {}}.items()}
+            expect_tensor(_net(sub, sizes, sc, state)(x), want, tol="norm", mistakes=_forward_mistakes(wrong),
+                          what=Msg(f"ShortcutNet({sizes}, use_shortcut={sc}) on a (5, 4) input with given weights",
+                                   f"给定权重时 ShortcutNet({sizes}, use_shortcut={sc}) 在 (5, 4) 输入上的输出"))
 
 
 @check(points=2, hidden=True,
@@ -270,7 +307,7 @@ def test_five_layers_values(sub):
                                f"五层网络的 layer_gradients（{(WITH if sc else WITHOUT)}快捷连接）"))
 
 
-@check(points=2, hidden=True,
+@check(points=1, hidden=True,
        title="forward with given weights", title_zh="给定权重时的前向计算")
 def test_forward_given_weights(sub):
     f = fx()
@@ -278,15 +315,7 @@ def test_forward_given_weights(sub):
         state = _take(f, f"{name}_w")
         for sc in (False, True):
             tag = f"{name}_{'sc' if sc else 'no'}"
-            mistakes = [Mistake(f[f"{tag}_y_tanh"], "GELU with approximate='tanh': use the exact nn.GELU()",
-                                "用了 approximate='tanh' 的 GELU：应使用精确的 nn.GELU()"),
-                        Mistake(f[f"{tag}_y_before"], "the shortcut was added before the GELU: x + GELU(Linear(x))",
-                                "在 GELU 之前加了快捷连接：应为 x + GELU(Linear(x))"),
-                        Mistake(f[f"{tag}_y_always"],
-                                "x was added to a layer whose output has another size (it broadcast)",
-                                "在输出大小不同的层上也加了 x（发生了广播）"),
-                        Mistake(f[f"{tag}_y_flip"], "use_shortcut has the opposite effect",
-                                "use_shortcut 的作用反了")]
+            mistakes = _forward_mistakes({k: f[f"{tag}_y_{k}"] for k in ("tanh", "before", "always", "flip")})
             y = _net(sub, sizes, sc, state)(f["xb"])
             expect_tensor(y, f[f"{tag}_y"], tol="norm", mistakes=mistakes,
                           what=Msg(f"ShortcutNet({sizes}, use_shortcut={sc}) on a (6, 4) batch",
@@ -315,8 +344,6 @@ def test_gradients_do_not_accumulate(sub):
     second = sub.layer_gradients(m, f["x"], torch.zeros(1, 4))
     expect_tensor(second, f["five_sc_grads"], tol="norm", what=Msg(
             "layer_gradients called a second time on the same model", "在同一个模型上第二次调用 layer_gradients"),
-                  mistakes=[Mistake(2 * f["five_sc_grads"], "gradients accumulated over the two calls: call "
-                                    "model.zero_grad() before backward()", "两次调用的梯度累加了：backward() 之前先调用 "
-                                    "model.zero_grad()")])
+                  mistakes=_accumulated(2 * f["five_sc_grads"]))
     expect_tensor(first, f["five_sc_grads"], tol="norm", what=Msg(
             "layer_gradients called once", "第一次调用 layer_gradients"))
