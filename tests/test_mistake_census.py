@@ -7,35 +7,26 @@ graded for real with --public-only: each fails a public check whose message name
 """
 import shutil
 
-from grader.authoring.census import DRAWS, census, module_mistakes
+from grader.authoring.census import DRAWS, census, module_mistakes, module_reads
 from tests.conftest import ROOT, checks_of, grade, make_submission
 from tests.mistakes import Variant
 
-# Named by hidden checks only when the census was written; each must leave this table when a
-# public check names it (the test asserts the table is exact, so it can only shrink).
-KNOWN_GAPS = {
-    "s1_05_embeddings": ["the one-hot vectors must be float32, not integers"],
-    "s1_05_positions": ["positions count from 0", "the bits are in reverse order: most significant bit first"],
-    "s1_07_additive_attention": ["softmax over the batch instead of over the encoder states (dim=-1)"],
-    "s1_09_input_embeddings": ["positions looked up by token id instead of by position"],
-    "s1_11_softmax": ["softmax over dim {…} instead of dim {…}"],
-    "s1_19_shortcuts": ["gradients accumulated over the two calls: call model.zero_grad() before backward()",
-                        "the shortcut was added before the GELU: x + GELU(Linear(x))",
-                        "use_shortcut has the opposite effect",
-                        "x was added to a layer whose output has another size (it broadcast)"],
-    "s1_23_encoder_block": [DRAWS, "dropout keyed on the dtype or the size", "dropout not passed on",
-                            "dropout of the block's own"],
-}
-
 
 def test_every_mistake_a_hidden_check_names_is_named_by_a_public_check():
+    """Issue 28: the 14 names once listed here as known gaps (s1_05 to s1_23_encoder_block) are each
+    named by a public check of their exercise now; the table is gone, so a new one fails here."""
     gaps = census(ROOT).hidden_only()
-    new = {ex: [n for n in names if n not in KNOWN_GAPS.get(ex, [])] for ex, names in gaps.items()}
-    new = {ex: names for ex, names in new.items() if names}
-    assert not new, f"named by hidden checks only (name them in a public check of the exercise too): {new}"
-    closed = {ex: [n for n in names if n not in gaps.get(ex, [])] for ex, names in KNOWN_GAPS.items()}
-    closed = {ex: names for ex, names in closed.items() if names}
-    assert not closed, f"a public check names these now: remove them from KNOWN_GAPS: {closed}"
+    assert not gaps, f"named by hidden checks only (name them in a public check of the exercise too): {gaps}"
+
+
+def test_a_read_kata_check_skips_is_not_counted_as_public():
+    """A public check's `if grading():` block runs when grading only, not in `kata check`: its
+    names are grading-time reads (the book's and the training size), not names kata check shows."""
+    c = census(ROOT)
+    for ex in ("s1_23_encoder_block", "s1_23_feed_forward", "s1_23_self_attention", "s1_23_bert_embedding"):
+        assert "dropout keyed on the dtype or the size" in c.grading[ex], ex
+        assert "dropout keyed on the dtype or the size" not in c.public[ex], ex
+    assert "survivors not weight / (1 - p) at the training size" in c.grading["s1_15_attention"]
 
 
 def test_the_five_held_mistakes_are_named_publicly():
@@ -44,11 +35,11 @@ def test_the_five_held_mistakes_are_named_publicly():
     assert "LayerNorm.forward ignored self.eps: pass it on, normalize(x, self.eps)" in c.public["s1_17_layer_norm"]
     assert "labels other than 0 and 1 not refused" in c.public["s1_23_dataset"]
     assert "attention dropout left out" in c.public["s1_23_self_attention"]
-    assert "survivors not weight / (1 - p) at the training size" in c.public["s1_15_attention"]
+    assert any(n.startswith("the kept weights were not rescaled by 1 / (1 - p)") for n in c.public["s1_15_attention"])
 
 
 CHECKS = '''
-from grader.checking import CheckFailure, Mistake, Msg, check, draws, expect_tensor
+from grader.checking import CheckFailure, Mistake, Msg, check, draws, expect_tensor, grading
 
 PAIR = ("a shared pair", "共用的一对")
 
@@ -75,6 +66,25 @@ def test_hidden(sub):
 @check(points=1, hidden=True, title="c", title_zh="丙")
 def test_hidden_draws(sub):
     draws.expect_drawn([], Msg("x", "x"), Msg("x", "x"), Msg("x", "x"))
+
+
+def _big_read(sub):
+    raise CheckFailure(Msg("x", "x"), mistake="keyed on the size")
+
+
+@check(points=1, title="d", title_zh="丁")
+def test_public_grading(sub):
+    expect_tensor(sub.f(), 0, mistakes=[Mistake(1, "in every run", "每次都跑")])
+    if grading():
+        _big_read(sub)
+        raise CheckFailure(Msg("x", "x"), mistake="only when grading")
+    else:
+        raise CheckFailure(Msg("x", "x"), mistake="in kata check")
+
+
+@check(points=1, hidden=True, title="e", title_zh="戊")
+def test_hidden_big(sub):
+    _big_read(sub)
 '''
 
 
@@ -85,9 +95,18 @@ def test_the_census_reads_every_way_a_check_names_a_mistake(tmp_path):
     assert named["test_public"] == {"public and hidden", "an f-string {…}", "from a table", "a shared pair"}
     assert named["test_hidden"] == {"public and hidden", "an f-string {…}", "only hidden"}
     assert named["test_hidden_draws"] == {DRAWS}
+    reads = module_reads(path)
+    assert reads["test_public_grading"] == ({"in every run", "in kata check"},
+                                            {"keyed on the size", "only when grading"})
+    assert named["test_public_grading"] == {"in every run", "in kata check", "keyed on the size",
+                                            "only when grading"}
     (tmp_path / "grader" / "checks").mkdir(parents=True)
     shutil.move(path, tmp_path / "grader" / "checks" / path.name)
-    assert census(tmp_path).hidden_only() == {"s9_demo": sorted(["only hidden", DRAWS])}
+    c = census(tmp_path)
+    assert c.grading["s9_demo"] == {"keyed on the size", "only when grading"}
+    assert "keyed on the size" not in c.public["s9_demo"]
+    # a hidden check's read that a public check makes when grading is no gap; one made by no public check is
+    assert c.hidden_only() == {"s9_demo": sorted(["only hidden", DRAWS])}
 
 
 FIVE = [  # issue 28's five: (variant, a public check's message names it with)

@@ -51,6 +51,40 @@ def _called(call: ast.Call) -> str:
 class _Owner:
     names: set[str] = field(default_factory=set)  # mistakes written here
     uses: set[str] = field(default_factory=set)  # module-level names it refers to
+    # the same, written inside `if grading():` (the reads `kata check` skips: grader.checking.grading)
+    grading_names: set[str] = field(default_factory=set)
+    grading_uses: set[str] = field(default_factory=set)
+
+
+def _is_grading(test: ast.AST) -> bool:
+    """`grading()` (or `<module>.grading()`): the test of an `if` whose body runs when grading only."""
+    return isinstance(test, ast.Call) and not test.args and _called(test) == "grading"
+
+
+def _split_grading(node: ast.AST) -> tuple[list[ast.AST], list[ast.AST]]:
+    """The parts of `node` that always run and the bodies of its `if grading():` blocks (their
+    `else` always runs). Nodes are whole subtrees: a part lists no node inside another."""
+    always, guarded = [], []
+
+    def visit(n: ast.AST):
+        if isinstance(n, ast.If) and _is_grading(n.test):
+            always.append(n.test)
+            guarded.extend(n.body)
+            for sub in n.orelse:
+                visit(sub)
+            return
+        if not _contains_grading_if(n):
+            always.append(n)
+            return
+        for c in ast.iter_child_nodes(n):  # n itself holds statements: its children say it all
+            visit(c)
+
+    visit(node)
+    return always, guarded
+
+
+def _contains_grading_if(node: ast.AST) -> bool:
+    return any(isinstance(n, ast.If) and _is_grading(n.test) for n in ast.walk(node))
 
 
 def _pairs(tree: ast.Module, consts: dict[str, tuple[str, str]]):
@@ -94,8 +128,15 @@ def _names_in(node: ast.AST, tables: dict[int, str]) -> set[str]:
 
 
 def module_mistakes(path: Path, helpers: dict[str, dict[str, set[str]]] | None = None) -> dict[str, set[str]]:
-    """Each check (test_ function) of one module -> the mistakes it can name. `helpers` maps an
-    imported helper module's alias (`R`, `ref`) to its functions' own names."""
+    """Each check (test_ function) of one module -> the mistakes it can name (when grading)."""
+    return {n: always | when_grading for n, (always, when_grading) in module_reads(path, helpers).items()}
+
+
+def module_reads(path: Path, helpers: dict[str, dict[str, set[str]]] | None = None) \
+        -> dict[str, tuple[set[str], set[str]]]:
+    """Each check (test_ function) of one module -> (the mistakes it can name on every run, those
+    it names only inside `if grading():`, which `kata check` skips). `helpers` maps an imported
+    helper module's alias (`R`, `ref`) to its functions' own names."""
     tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
     consts = {}
     for node in tree.body:
@@ -114,27 +155,37 @@ def module_mistakes(path: Path, helpers: dict[str, dict[str, set[str]]] | None =
             keys = [n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)]
         else:
             continue
-        own = _Owner(_names_in(node, tables))
-        for sub in ast.walk(node):
-            if isinstance(sub, ast.Name):
-                own.uses.add(sub.id)
-            elif isinstance(sub, ast.Attribute) and isinstance(sub.value, ast.Name) and helpers \
-                    and sub.value.id in helpers:
-                own.names |= helpers[sub.value.id].get(sub.attr, set())
+        always, guarded = _split_grading(node)
+        own = _Owner()
+        for part, names, uses in ((always, own.names, own.uses), (guarded, own.grading_names, own.grading_uses)):
+            for top in part:
+                names |= _names_in(top, tables)
+                for sub in ast.walk(top):
+                    if isinstance(sub, ast.Name):
+                        uses.add(sub.id)
+                    elif isinstance(sub, ast.Attribute) and isinstance(sub.value, ast.Name) and helpers \
+                            and sub.value.id in helpers:
+                        names |= helpers[sub.value.id].get(sub.attr, set())
         for key in keys:
-            owners.setdefault(key, _Owner()).names |= own.names
-            owners[key].uses |= own.uses
+            o = owners.setdefault(key, _Owner())
+            o.names |= own.names
+            o.uses |= own.uses
+            o.grading_names |= own.grading_names
+            o.grading_uses |= own.grading_uses
 
-    def reach(name: str) -> set[str]:
-        seen, todo, out = set(), [name], set()
+    def reach(name: str) -> tuple[set[str], set[str]]:
+        """(names reached on every run, names reached only through an `if grading():` block)."""
+        seen, todo, out = set(), [(name, False)], {False: set(), True: set()}
         while todo:
-            n = todo.pop()
-            if n in seen or n not in owners:
+            n, guarded = todo.pop()
+            if (n, guarded) in seen or n not in owners:
                 continue
-            seen.add(n)
-            out |= owners[n].names
-            todo.extend(owners[n].uses)
-        return out
+            seen.add((n, guarded))
+            out[guarded] |= owners[n].names
+            out[True] |= owners[n].grading_names
+            todo.extend((u, guarded) for u in owners[n].uses)
+            todo.extend((u, True) for u in owners[n].grading_uses)
+        return out[False], out[True] - out[False]
 
     return {n: reach(n) for n in owners if n.startswith("test_")}
 
@@ -162,36 +213,58 @@ def module_mistakes_flat(path: Path) -> dict[str, set[str]]:
 
 @dataclass
 class Census:
-    public: dict[str, set[str]]  # exercise -> mistakes some public check names
+    public: dict[str, set[str]]  # exercise -> mistakes some public check names in `kata check`
     hidden: dict[str, set[str]]  # exercise -> mistakes some hidden check names
+    # exercise -> mistakes a public check names only when grading (`if grading():`, not in `kata
+    # check`) and no public check names in `kata check`: reads at the book's or the training size
+    # that catch a rule keyed on where the checks look (a dropout off for T > 128 or in bf16), which
+    # no honest mistake is. They are not held to the rule: a public check does read them, when grading.
+    grading: dict[str, set[str]] = field(default_factory=dict)
 
     def hidden_only(self) -> dict[str, list[str]]:
-        return {ex: sorted(self.hidden[ex] - self.public[ex]) for ex in self.hidden
-                if self.hidden[ex] - self.public[ex]}
+        out = {}
+        for ex in self.hidden:
+            gap = self.hidden[ex] - self.public[ex] - self.grading.get(ex, set())
+            if gap:
+                out[ex] = sorted(gap)
+        return out
 
 
 def census(root: Path) -> Census:
     checks_dir = root / "grader" / "checks"
-    public, hidden = {}, {}
+    public, hidden, grading = {}, {}, {}
     for path in sorted(checks_dir.glob("test_*.py")):
         ex = path.stem[len("test_"):]
-        named = module_mistakes(path, _helpers(checks_dir, path))
-        public[ex], hidden[ex] = set(), set()
+        named = module_reads(path, _helpers(checks_dir, path))
+        public[ex], hidden[ex], grading[ex] = set(), set(), set()
         for info in read_checks(path):
-            (hidden if info.hidden else public)[ex] |= named.get(info.name, set())
-    return Census(public, hidden)
+            always, when_grading = named.get(info.name, (set(), set()))
+            if info.hidden:  # hidden checks run when grading only: every read counts
+                hidden[ex] |= always | when_grading
+            else:
+                public[ex] |= always
+                grading[ex] |= when_grading
+        grading[ex] -= public[ex]
+    return Census(public, hidden, grading)
 
 
 def table(c: Census) -> str:
-    rows = [f"{'exercise':<24} {'public':>6} {'hidden':>6} {'both':>5} {'hidden only':>11}"]
-    tot = [0, 0, 0, 0]
+    rows = [f"{'exercise':<24} {'public':>6} {'hidden':>6} {'both':>5} {'grading':>7} {'hidden only':>11}"]
+    tot = [0, 0, 0, 0, 0]
+    gaps = c.hidden_only()
     for ex in sorted(c.public):
-        p, h = c.public[ex], c.hidden[ex]
-        vals = [len(p), len(h), len(p & h), len(h - p)]
+        p, h, g = c.public[ex], c.hidden[ex], c.grading.get(ex, set())
+        vals = [len(p), len(h), len(p & h), len(g), len(gaps.get(ex, []))]
         tot = [a + b for a, b in zip(tot, vals)]
-        rows.append(f"{ex:<24} {vals[0]:>6} {vals[1]:>6} {vals[2]:>5} {vals[3]:>11}")
-    rows.append(f"{'all':<24} {tot[0]:>6} {tot[1]:>6} {tot[2]:>5} {tot[3]:>11}")
-    for ex, names in c.hidden_only().items():
+        rows.append(f"{ex:<24} {vals[0]:>6} {vals[1]:>6} {vals[2]:>5} {vals[3]:>7} {vals[4]:>11}")
+    rows.append(f"{'all':<24} {tot[0]:>6} {tot[1]:>6} {tot[2]:>5} {tot[3]:>7} {tot[4]:>11}")
+    rows.append("(grading: named by a public check only when grading, at the book's or the training size; "
+                "not in `kata check`)")
+    for ex, names in sorted(c.grading.items()):
+        if names:
+            rows.append(f"\n{ex}: named by a public check only when grading:")
+            rows += [f"  - {n}" for n in sorted(names)]
+    for ex, names in gaps.items():
         rows.append(f"\n{ex}: named by hidden checks only:")
         rows += [f"  - {n}" for n in names]
     return "\n".join(rows)
