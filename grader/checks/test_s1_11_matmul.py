@@ -53,7 +53,7 @@ def test_shape_mismatch_raises(sub):
     else:
         raise CheckFailure(Msg("multiplying (2, 3) by (2, 3) must raise ValueError: the inner dimensions 3 and 2 differ",
                                "(2, 3) 乘以 (2, 3) 必须抛出 ValueError：内侧维度 3 和 2 不相等"),
-                           mistake="mismatched shapes not refused")
+                           mistake=Msg("mismatched shapes not refused", "不匹配的形状没有被拒绝"))
     # Shapes that fit must work too: raising for every input is not the answer (the book's example:
     # this check is public, and the random shapes' products stay with the hidden check).
     expect_tensor(sub.matmul(torch.tensor(book.MATMUL_A), torch.tensor(book.MATMUL_B)), fx()["book"], tol="exact",

@@ -147,7 +147,7 @@ def expect_rule_at_training_size(sub, seed: int, shape, axes, dtype=torch.float3
                                             "它们乘了 (1 - p)，应当除以 (1 - p)") if close[1 - p]
                                    else Msg("every element is dropped (0) or kept and divided by (1 - p), in every "
                                             "dtype", "在任何数据类型下，每个元素要么被丢弃（0），要么保留并除以 (1 - p)")),
-                               mistake="not 0 or x / (1 - p) at the training size")
+                               mistake=Msg("not 0 or x / (1 - p) at the training size", "在训练规模下元素不是 0 或 x / (1 - p)"))
     if scale:
         return
     draws.expect_drawn(training_findings(dropped, p, axes),

@@ -320,7 +320,7 @@ def expect_dropout_at_training_size(sub, seed: int, batch: int, calls: int, dtyp
                         "在任何数据类型下，每个可见的权重要么被丢弃（0），要么保留并除以 (1 - p)"))
             raise CheckFailure(Msg("{what}: the weights that survive dropout must be weight / (1 - p): {hint}",
                                    "{what}：dropout 之后保留下来的权重必须是 weight / (1 - p)：{hint}", what=what,
-                                   hint=hint), mistake="survivors not weight / (1 - p) at the training size")
+                                   hint=hint), mistake=Msg("survivors not weight / (1 - p) at the training size", "在训练规模下保留的权重不是 weight / (1 - p)"))
         drawn.append(dropped)
     n = calls * int(visible.sum())
     got = sum(int(d.sum()) for d in drawn)

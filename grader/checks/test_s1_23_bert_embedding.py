@@ -149,7 +149,7 @@ def _expect_too_long_refused(sub, T: int):
     else:
         raise CheckFailure(Msg("a sequence longer than max_len must raise ValueError (the position table has no row for it)",
                                "长度超过 max_len 的序列必须抛出 ValueError（位置表中没有对应的行）"),
-                           mistake="a sequence longer than max_len not refused")
+                           mistake=Msg("a sequence longer than max_len not refused", "长于 max_len 的序列没有被拒绝"))
     _expect_values(sub, seed=2345, lengths=((2, L),))
 
 
@@ -235,23 +235,23 @@ def dropout_reads(sub, sd: dict, ids: torch.Tensor, seed: int):
                                "self.dropout must drop elements. {hint}",
                                "{what}：在 {n} 次调用中没有任何输出被丢弃（每个输出都等于 eval 模式下的值）：训练模式下 "
                                "self.dropout 必须丢弃元素。{hint}", what=SEEN, n=DROPOUT_CALLS, hint=DROPOUT_HINT),
-                           mistake="dropout left out")
+                           mistake=Msg("dropout left out", "漏掉了 dropout"))
     if how == "unscaled":
         raise CheckFailure(Msg("{what}: the outputs that survive dropout were not rescaled by 1 / (1 - p): inverted "
                                "dropout (nn.Dropout) divides the survivors by (1 - p)",
                                "{what}：dropout 之后保留下来的输出没有乘以 1 / (1 - p)：倒置 dropout（nn.Dropout）要把保留"
-                               "下来的值除以 (1 - p)", what=SEEN), mistake="dropout not rescaled")
+                               "下来的值除以 (1 - p)", what=SEEN), mistake=Msg("dropout not rescaled", "dropout 之后没有放大"))
     if how == "multiplied":
         raise CheckFailure(Msg("{what}: the outputs that survive dropout were multiplied by (1 - p); divide them by "
                                "(1 - p) (nn.Dropout does)",
                                "{what}：dropout 之后保留下来的输出乘了 (1 - p)；应当除以 (1 - p)（nn.Dropout 就是这样做的）",
-                               what=SEEN), mistake="dropout multiplied by (1 - p)")
+                               what=SEEN), mistake=Msg("dropout multiplied by (1 - p)", "dropout 乘了 (1 - p)"))
     if how == "other":
         raise CheckFailure(Msg("{what}: some outputs are neither 0 (dropped) nor the eval value / (1 - p) (kept): "
                                "dropout comes last, after the LayerNorm, once. {hint}",
                                "{what}：有些输出既不是 0（被丢弃），也不是 eval 模式下的值 / (1 - p)（被保留）：dropout "
                                "放在最后，在 LayerNorm 之后，只做一次。{hint}", what=SEEN, hint=DROPOUT_HINT),
-                           mistake="dropout not after the norm")
+                           mistake=Msg("dropout not after the norm", "dropout 不在归一化之后"))
     return dropped
 
 
@@ -295,7 +295,7 @@ def expect_dropout_at_the_books_size(sub, b: int, t: int, seed: int):
     if how is not None:
         raise CheckFailure(Msg("{what}: some outputs are neither 0 (dropped) nor the eval value / (1 - p) (kept). "
                                "{hint}", "{what}：有些输出既不是 0（被丢弃），也不是 eval 模式下的值 / (1 - p)（被保留）。"
-                               "{hint}", what=seen, hint=DROPOUT_HINT), mistake="dropout not after the norm")
+                               "{hint}", what=seen, hint=DROPOUT_HINT), mistake=Msg("dropout not after the norm", "dropout 不在归一化之后"))
     found = draws.bernoulli_findings([(d & readable, readable) for d in dropped], DROP_P)
     draws.expect_drawn(found, Msg("{what}, {n} calls in a row: the outputs", "{what}，连续调用 {n} 次：输出",
                                   what=seen, n=BIG_CALLS), Msg("dropped", "丢弃"), DROPOUT_HINT)
@@ -410,7 +410,7 @@ def expect_rule_where_the_course_trains(sub, seed: int):
                                        "every dtype and at every size. {hint}",
                                        "{what}：有些输出既不是 0（被丢弃），也不是 eval 模式下的值 / (1 - p)（被保留），而在 "
                                        "float32 和较小的规模下是：规则在每种 dtype、每种规模下都相同。{hint}",
-                                       what=what, hint=DROPOUT_HINT), mistake="dropout keyed on the dtype or the size")
+                                       what=what, hint=DROPOUT_HINT), mistake=Msg("dropout keyed on the dtype or the size", "dropout 随 dtype 或规模而变"))
             part.append((dropped & readable, readable))
         draws.expect_drawn(_rate_findings(part) or draws.region_findings(part, DROP_P, ["sequence", "token", "feature"]),
                            Msg("{what}, {n} call(s): the outputs", "{what}，调用 {n} 次：输出", what=what, n=calls),

@@ -449,9 +449,9 @@ def test_label_validation(sub):
     for texts, labels, what in ((["good", "bad"], [0, 2], Msg("a label 2", "标签 2")),
                                 (["good", "bad"], [-1, 1], Msg("a label -1", "标签 -1")),
                                 (["good", "bad"], [0, 0.5], Msg("a label 0.5", "标签 0.5"))):
-        _expect_refused(sub, texts, labels, _encoder(sub), what, mistake="labels other than 0 and 1 not refused")
+        _expect_refused(sub, texts, labels, _encoder(sub), what, mistake=Msg("labels other than 0 and 1 not refused", "0 和 1 以外的标签没有被拒绝"))
     _expect_refused(sub, ["good", "bad", "dull"], [0, 1], _encoder(sub), Msg("3 texts, 2 labels", "3 条文本、2 个标签"),
-                    mistake="texts and labels of different lengths not refused")
+                    mistake=Msg("texts and labels of different lengths not refused", "长度不同的文本和标签没有被拒绝"))
     texts, labels = ["good", "bad"], [0, 1]  # good labels must work too: refusing everything is not the answer
     enc = _encoder(sub)
     ds = sub.new("IMDBDataset", texts, labels, enc.handle)
@@ -536,12 +536,12 @@ def test_datasets_split_labels(sub):
             (["good", "bad"], [0.0, 0.5], None, Msg("the columns of a split with float labels (a label 0.5)",
                                                     "浮点标签划分的列（标签 0.5）"))):
         texts, labels = _columns(sub, _split(sub, texts, labels, names))
-        _expect_refused(sub, texts, labels, _encoder(sub), what, mistake="labels other than 0 and 1 not refused")
+        _expect_refused(sub, texts, labels, _encoder(sub), what, mistake=Msg("labels other than 0 and 1 not refused", "0 和 1 以外的标签没有被拒绝"))
     texts, _ = _columns(sub, _split(sub, ["good", "bad", "dull"], [0, 1, 1]))
     _, labels = _columns(sub, _split(sub, ["good", "bad"], [0, 1]))
     _expect_refused(sub, texts, labels, _encoder(sub), Msg("the texts of a 3-review split and the labels of a 2-review "
                                                            "split", "3 条评论划分的文本和 2 条评论划分的标签"),
-                    mistake="texts and labels of different lengths not refused")
+                    mistake=Msg("texts and labels of different lengths not refused", "长度不同的文本和标签没有被拒绝"))
     texts, labels = ["good", "bad"], [1, 0]  # good labels must work too: refusing everything is not the answer
     enc = _encoder(sub)
     ds = _dataset_of_split(sub, _split(sub, texts, labels), enc, Msg("a split with the labels [1, 0]",

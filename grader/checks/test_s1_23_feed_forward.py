@@ -213,7 +213,7 @@ def dropout_reads(sub, x: torch.Tensor, seed: int, hidden: int = TD, calls: int 
                                "{what}：有些输出既不是 0（最后一个 Dropout），也不是 1 / (1 - p)（第一个 Dropout 丢弃了隐藏"
                                "特征），也不是 (g / (1 - p) + 1) / (1 - p)（两者都保留）：第一个 Dropout 作用于 GELU 的输出，"
                                "第二个作用于第二个 Linear 的输出，各一次。{hint}", what=SEEN, hint=DROPOUT_HINT),
-                           mistake="dropout in the wrong place")
+                           mistake=Msg("dropout in the wrong place", "dropout 位置不对"))
     s = 1 / (1 - DROP_P)
     a, b = scales
     if not any(bool(h.any()) for h, _, _ in reads):
@@ -221,13 +221,13 @@ def dropout_reads(sub, x: torch.Tensor, seed: int, hidden: int = TD, calls: int 
                                "out (or never drops). {hint}",
                                "{what}：在 {n} 次调用中没有任何隐藏特征被丢弃：GELU 之后的 Dropout 被漏掉了（或者从不丢弃）。"
                                "{hint}", what=SEEN, n=DROPOUT_CALLS, hint=DROPOUT_HINT),
-                           mistake="the first dropout left out")
+                           mistake=Msg("the first dropout left out", "漏掉了第一个 dropout"))
     if not any(bool(o.any()) for _, _, o in reads):
         raise CheckFailure(Msg("{what}: over {n} calls no output was 0: the last Dropout comes after the second "
                                "Linear, and it is left out (or never drops). {hint}",
                                "{what}：在 {n} 次调用中没有任何输出为 0：最后一个 Dropout 应该在第二个 Linear 之后，"
                                "它被漏掉了（或者从不丢弃）。{hint}", what=SEEN, n=DROPOUT_CALLS, hint=DROPOUT_HINT),
-                           mistake="the last dropout left out")
+                           mistake=Msg("the last dropout left out", "漏掉了最后一个 dropout"))
     for scale, which in ((a, Msg("the first Dropout (after GELU)", "第一个 Dropout（GELU 之后）")),
                          (b, Msg("the last Dropout (after the second Linear)", "最后一个 Dropout（第二个 Linear 之后）"))):
         if scale == 1.0:
@@ -235,12 +235,12 @@ def dropout_reads(sub, x: torch.Tensor, seed: int, hidden: int = TD, calls: int 
                                    "dropout (nn.Dropout) divides the survivors by (1 - p)",
                                    "{what}：{which}保留下来的值没有乘以 1 / (1 - p)：倒置 dropout（nn.Dropout）要把保留"
                                    "下来的值除以 (1 - p)", what=SEEN, which=which),
-                               mistake="dropout not rescaled")
+                               mistake=Msg("dropout not rescaled", "dropout 之后没有放大"))
         if scale != s:
             raise CheckFailure(Msg("{what}: the values that survive {which} were multiplied by (1 - p); divide them "
                                    "by (1 - p) (nn.Dropout does)",
                                    "{what}：{which}保留下来的值乘了 (1 - p)；应当除以 (1 - p)（nn.Dropout 就是这样做的）",
-                                   what=SEEN, which=which), mistake="dropout multiplied by (1 - p)")
+                                   what=SEEN, which=which), mistake=Msg("dropout multiplied by (1 - p)", "dropout 乘了 (1 - p)"))
     return reads
 
 
@@ -354,7 +354,7 @@ def expect_rule_where_the_course_trains(sub, seed: int):
                                    "every dtype and at every size. {hint}",
                                    "{what}：输出不是两个 Dropout（丢弃元素并把保留下来的值除以 (1 - p)）应给出的值，"
                                    "而在 float32 和较小的规模下是：规则在每种 dtype、每种规模下都相同。{hint}",
-                                   what=what, hint=DROPOUT_HINT), mistake="dropout keyed on the dtype or the size")
+                                   what=what, hint=DROPOUT_HINT), mistake=Msg("dropout keyed on the dtype or the size", "dropout 随 dtype 或规模而变"))
         for i, name, axes in ((0, Msg("the hidden features (first Dropout)", "隐藏特征（第一个 Dropout）"),
                                ["sequence", "token", "hidden feature"]),
                               (2, Msg("the outputs (last Dropout)", "输出（最后一个 Dropout）"),

@@ -88,7 +88,7 @@ def rule_relations(ids, inputs, labels, specials, mask_id, vocab, what: Msg) -> 
         raise CheckFailure(Msg("{what}: the labels are 0 where no token was chosen: use -100 (IGNORE_INDEX), the "
                                "label that cross-entropy skips; 0 is a real token id ('!' in GPT-2)",
                                "{what}：没有被选中的位置标签为 0：应使用 -100（IGNORE_INDEX），交叉熵会跳过这个标签；0 是"
-                               "一个真实的词元 id（GPT-2 中的 '!'）", what=what), mistake="labels 0 instead of -100")
+                               "一个真实的词元 id（GPT-2 中的 '!'）", what=what), mistake=Msg("labels 0 instead of -100", "标签用了 0 而不是 -100"))
     expect(bool(((labels == IGNORE) | (labels == ids)).all()),
            Msg("{what}: every label must be the original id (at a chosen position) or -100 (everywhere else)",
                "{what}：每个标签都必须是原来的 id（在被选中的位置）或 -100（其他所有位置）", what=what))
@@ -97,7 +97,7 @@ def rule_relations(ids, inputs, labels, specials, mask_id, vocab, what: Msg) -> 
         raise CheckFailure(Msg("{what}: a [PAD], [CLS] or [SEP] position was chosen (its label is not -100): only "
                                "real tokens are chosen; leave out every id of special_ids",
                                "{what}：选中了 [PAD]、[CLS] 或 [SEP] 的位置（其标签不是 -100）：只能选择真实词元；"
-                               "special_ids 中的每个 id 都不能选", what=what), mistake="special tokens chosen")
+                               "special_ids 中的每个 id 都不能选", what=what), mistake=Msg("special tokens chosen", "选中了特殊词元"))
     expect(bool((inputs[~chosen] == ids[~chosen]).all()),
            Msg("{what}: a token that was not chosen (label -100) changed in inputs: only chosen tokens change",
                "{what}：没有被选中的词元（标签为 -100）在 inputs 中被改变了：只有被选中的词元才能改变", what=what))
@@ -145,13 +145,13 @@ def expect_rates(ids, inputs, labels, specials, mask_id, p: float, what: Msg) ->
             raise CheckFailure(Msg(f"{{what}}: {got:.3f} of the chosen tokens became [MASK]; 80% should, 10% a random "
                                    "token and 10% stay as they are",
                                    f"{{what}}：被选中的词元中有 {got:.3f} 变成了 [MASK]；应有 80% 变成 [MASK]，10% 变成"
-                                   "随机词元，10% 保持不变", what=what), mistake="every chosen token [MASK]")
+                                   "随机词元，10% 保持不变", what=what), mistake=Msg("every chosen token [MASK]", "每个被选中的词元都变成了 [MASK]"))
         if key == "random" and abs(got - 0.02) < 0.015:
             raise CheckFailure(Msg(f"{{what}}: {got:.3f} of the chosen tokens became random tokens, about 0.1 x 0.2: "
                                    "of the 20% not masked, half (0.5) become random and half stay",
                                    f"{{what}}：被选中的词元中有 {got:.3f} 变成了随机词元，约为 0.1 x 0.2：没有被掩码的 "
                                    "20% 中，一半（0.5）变成随机词元，另一半保持不变", what=what),
-                               mistake="random share 0.1 of the rest")
+                               mistake=Msg("random share 0.1 of the rest", "随机替换的比例取成了其余部分的 0.1"))
         raise CheckFailure(Msg("{what}: {got} of the chosen tokens {name}; {share} should (±{tol}): 80% [MASK], "
                                "10% a random ordinary token, 10% unchanged",
                                "{what}：被选中的词元中有 {got} {name}；应为 {share}（±{tol}）：80% [MASK]，10% 随机普通词元，"
@@ -348,7 +348,7 @@ def expect_tied(sub, emb, head, sd, hidden, what: Msg):
                                "nn.Parameter, not a clone)",
                                "{what}：加载头部的 decoder.weight 后嵌入的权重没有变：decoder 持有的是一份副本。要绑定它们："
                                "self.decoder.weight = embedding.weight（同一个 nn.Parameter，而不是克隆）", what=what),
-                           mistake="decoder weight copied, not tied")
+                           mistake=Msg("decoder weight copied, not tied", "decoder 的权重是复制的，没有绑定"))
     other = torch.randn(sd["decoder.weight"].shape, generator=torch.Generator().manual_seed(len(hidden) + 7))
     emb.load_state_dict({"weight": other})
     expect_tensor(head(hidden), head_ref(hidden, sd, embedding=other), tol="norm",
@@ -548,7 +548,7 @@ def test_head_gradient(sub):
                                "embedding's own nn.Parameter (self.decoder.weight = embedding.weight), not a copy",
                                "{what}：没有梯度到达嵌入的权重：decoder 必须使用嵌入自己的 nn.Parameter"
                                "（self.decoder.weight = embedding.weight），而不是副本", what=what),
-                           mistake="decoder weight copied, not tied")
+                           mistake=Msg("decoder weight copied, not tied", "decoder 的权重是复制的，没有绑定"))
     expect_tensor(grad, gradient_reference(hidden, sd, upstream), tol="norm",
                   what=Msg("{what}: the gradient of the embedding's weight", "{what}：嵌入权重的梯度", what=what))
 

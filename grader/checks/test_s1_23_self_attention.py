@@ -303,17 +303,17 @@ def dropout_reads(sub, sd: dict, x: torch.Tensor, seed: int, what: Msg):
                                "+ 1, scaled or zeroed by out_dropout): in train mode attn_dropout must drop the attention weights. "
                                "{hint}", "{what}：在 {n} 次调用中没有任何注意力权重被丢弃（每个输出都是它的权重 + 1，"
                                "只经过 out_dropout 的放大或置零）：训练模式下 attn_dropout 必须丢弃注意力权重。{hint}",
-                               what=what, n=DROPOUT_CALLS, hint=DROPOUT_HINT), mistake="attention dropout left out")
+                               what=what, n=DROPOUT_CALLS, hint=DROPOUT_HINT), mistake=Msg("attention dropout left out", "漏掉了注意力 dropout"))
     if how == "unscaled":
         raise CheckFailure(Msg("{what}: the attention weights that survive dropout were not rescaled by "
                                "1 / (1 - p): inverted dropout (nn.Dropout) divides the survivors by (1 - p)",
                                "{what}：dropout 之后保留下来的注意力权重没有乘以 1 / (1 - p)：倒置 dropout（nn.Dropout）"
-                               "要把保留下来的值除以 (1 - p)", what=what), mistake="attention dropout not rescaled")
+                               "要把保留下来的值除以 (1 - p)", what=what), mistake=Msg("attention dropout not rescaled", "注意力 dropout 之后没有放大"))
     if how == "multiplied":
         raise CheckFailure(Msg("{what}: the attention weights that survive dropout were multiplied by (1 - p); "
                                "divide them by (1 - p) (nn.Dropout does)",
                                "{what}：dropout 之后保留下来的注意力权重乘了 (1 - p)；应当除以 (1 - p)（nn.Dropout 就是这样做的）",
-                               what=what), mistake="attention dropout multiplied by (1 - p)")
+                               what=what), mistake=Msg("attention dropout multiplied by (1 - p)", "注意力 dropout 乘了 (1 - p)"))
     if how == "other":
         raise CheckFailure(Msg("{what}: some outputs are neither 0 (out_dropout), 1 / (1 - p) (the attention weight "
                                "dropped) nor (weight / (1 - p) + 1) / (1 - p) (kept): apply attn_dropout to the "
@@ -321,7 +321,7 @@ def dropout_reads(sub, sd: dict, x: torch.Tensor, seed: int, what: Msg):
                                "{what}：有些输出既不是 0（out_dropout），也不是 1 / (1 - p)（注意力权重被丢弃），也不是 "
                                "(weight / (1 - p) + 1) / (1 - p)（被保留）：attn_dropout 作用于 softmax 权重，out_dropout "
                                "作用于投影之后的输出，各一次。{hint}", what=what, hint=DROPOUT_HINT),
-                           mistake="dropout not on the weights")
+                           mistake=Msg("dropout not on the weights", "dropout 没有作用在注意力权重上"))
     return reads
 
 
@@ -491,7 +491,7 @@ def expect_rule_where_the_course_trains(sub, seed: int):
                                        "{what}：有些输出既不是 0（out_dropout），也不是 1 / (1 - p)（注意力权重被丢弃），也不是 "
                                        "(1 / (1 - p) + 1) / (1 - p)（被保留），而在 float32 和较小的规模下是：规则在每种 dtype、"
                                        "每种规模下都相同。{hint}", what=what, hint=DROPOUT_HINT),
-                                   mistake="dropout keyed on the dtype or the size")
+                                   mistake=Msg("dropout keyed on the dtype or the size", "dropout 随 dtype 或规模而变"))
             weights.append((w_dropped & readable, readable))
             at = pi[None].expand(B, heads, T)  # the weight read at query i sits on key pi[h, i]
             keys.append((torch.zeros_like(readable).scatter(-1, at, w_dropped & readable),
