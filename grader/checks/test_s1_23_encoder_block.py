@@ -239,7 +239,7 @@ def dropout_reads(sub, seed: int, size=SMALL):
                                        "{what}：{which} 的丢弃方式相当于 dropout={got}，而不是 {p}。{hint}",
                                        what=what, which=" and ".join(which),
                                        got=p_attn if p_attn != DROP_P else p_ff, p=DROP_P, hint=DROPOUT_HINT),
-                                   mistake="dropout not passed on")
+                                   mistake=Msg("dropout not passed on", "dropout 没有传给子层"))
     raise CheckFailure(Msg("{what}: output - x is not what the two sub-layers' dropouts give (each of attn's outputs "
                            "0 or {alpha} / (1 - p), plus each of ff's 0, 1 / (1 - p) or (g / (1 - p) + 1) / (1 - p)): "
                            "the block adds attn's and ff's outputs to x as they are, without a dropout or a scale of "
@@ -247,7 +247,7 @@ def dropout_reads(sub, seed: int, size=SMALL):
                            "{what}：output - x 不是两个子层的 dropout 所给出的值（attn 的每个输出为 0 或 {alpha} / (1 - p)，"
                            "加上 ff 的每个输出 0、1 / (1 - p) 或 (g / (1 - p) + 1) / (1 - p)）：块把 attn 和 ff 的输出原样"
                            "加到 x 上，不另做 dropout 或缩放。{hint}", what=what, alpha=ALPHA, hint=DROPOUT_HINT),
-                       mistake="dropout of the block's own")
+                       mistake=Msg("dropout of the block's own", "模块自己另加了 dropout"))
 
 
 @check(points=1, listings=["1.33"],
@@ -366,7 +366,7 @@ def expect_rule_where_the_course_trains(sub, seed: int):
                                    "size. {hint}",
                                    "{what}：output - x 不是两个子层的 dropout 所给出的值，而在 float32 和较小的规模下是："
                                    "规则在每种 dtype、每种规模下都相同。{hint}", what=what, hint=DROPOUT_HINT),
-                               mistake="dropout keyed on the dtype or the size")
+                               mistake=Msg("dropout keyed on the dtype or the size", "dropout 随 dtype 或规模而变"))
         for i, name in ((0, Msg("attention's outputs (out_dropout)", "注意力的输出（out_dropout）")),
                         (1, Msg("the feed-forward network's hidden features (its first Dropout)",
                                 "前馈网络的隐藏特征（第一个 Dropout）")),
