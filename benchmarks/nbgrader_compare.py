@@ -9,7 +9,7 @@ book order) and unsolved. Each student's code is laid out for every grader:
 
 - nbgrader as instructors ordinarily use it (tests/nbgrader_course.py): one notebook in eight
   parts, each a solution cell and test cells that `assert` in the student's kernel (torch
-  imported there, no sandbox), one test cell per public check of the kata with its points (36 in
+  imported there, no sandbox), one test cell per public check of the kata with its points (37 in
   all), its inputs, its expected values and its tolerance. `nbgrader generate_assignment`
   releases it; each student's notebook is the released one with their solved parts' cells
   filled in; timed: `nbgrader autograde`, all N students in one command (a kernel per notebook);

@@ -168,6 +168,11 @@ def _inkernel_tests(book, f: dict) -> dict[str, dict[str, str]]:
         "test_book_example_27_61": f"out = matmul(torch.tensor({book.MATMUL_A!r}), torch.tensor({book.MATMUL_B!r}))\n"
                                    + expect("out", f["s1_11_matmul"]["book"], "exact")
                                    + "assert float(out[0, 0]) == 27.0 and float(out[1, 0]) == 61.0\n",
+        "test_shape_mismatch_raises": "try:\n    matmul(torch.ones(2, 3), torch.ones(2, 3))\n"
+                                      "except ValueError:\n    pass\n"
+                                      "else:\n    raise AssertionError('multiplying (2, 3) by (2, 3) must raise ValueError')\n"
+                                      f"out = matmul(torch.tensor({book.MATMUL_A!r}), torch.tensor({book.MATMUL_B!r}))\n"
+                                      + expect("out", f["s1_11_matmul"]["book"], "exact"),
     }
     x = f["s1_11_attention_scores"]
     t["s1_11_attention_scores"] = {

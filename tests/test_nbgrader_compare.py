@@ -35,7 +35,7 @@ def test_one_test_cell_per_public_check_with_its_points():
         assert [(m["grade_id"], m["points"]) for m in mine] == [
             (f"{ex_id}-{c.name.removeprefix('test_')}", c.points) for c in public]
         assert all(m["locked"] and not m["solution"] for m in mine)
-    assert sum(c.metadata["nbgrader"]["points"] for c in cells) == PUBLIC_POINTS == 36
+    assert sum(c.metadata["nbgrader"]["points"] for c in cells) == PUBLIC_POINTS == 37
     solutions = [c for c in nb.cells if c.metadata.get("nbgrader", {}).get("solution")]
     assert [c.metadata["nbgrader"]["grade_id"] for c in solutions] == INKERNEL_IDS
     assert all("### BEGIN SOLUTION" in c.source for c in solutions)

@@ -65,8 +65,8 @@ def test_test_cells_and_the_log_show_the_assignment_s_scaled_points(tmp_path, mo
 
     _, path = week2_course(tmp_path)
     checks = COURSE.get(MATMUL).checks
-    assert [c.points for c in checks] == [2.0, 2.0, 1.0] and [c.hidden for c in checks] == [False, True, True]
-    public, hidden1, hidden2 = (c.name for c in checks)
+    assert [c.points for c in checks] == [2.0, 2.0, 1.0] and [c.hidden for c in checks] == [False, True, False]
+    public, hidden_check, shape_check = (c.name for c in checks)
     nb = nbformat.read(path, as_version=4)
     cells = [c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade")]
     assert [c.metadata["nbgrader"]["points"] for c in cells] == [2.1739, 2.1739, 1.087]  # stored as scaled
@@ -75,7 +75,7 @@ def test_test_cells_and_the_log_show_the_assignment_s_scaled_points(tmp_path, mo
     assert "2.1739" not in text and "5.4348" not in text
 
     # nbgrader autograde: the kata's raw report, each cell's outcome in the cell's points
-    report = raw_report({public, hidden2})
+    report = raw_report({public, shape_check})
     monkeypatch.setattr(nbgrader_autograde, "grade_notebook", lambda ex_id, data, places=(): report)
     nb, _ = nbgrader_autograde.KataGrade().preprocess(nb, {"nbgrader": {"notebook": MATMUL}})
     ids = check_cell_ids(COURSE.get(MATMUL))
@@ -83,8 +83,8 @@ def test_test_cells_and_the_log_show_the_assignment_s_scaled_points(tmp_path, mo
                                                                for o in c.outputs) for c in cells}
     assert "The kata graded s1_11_matmul.ipynb as saved: 3.26 / 5.43 points." in shown[public]
     assert "✔ book_example_27_61: 2.17/2.17" in shown[public]
-    assert "✘ random_shapes (hidden): 0/2.17" in shown[hidden1]
-    assert "✔ shape_mismatch_raises (hidden): 1.09/1.09" in shown[hidden2]
+    assert "✘ random_shapes (hidden): 0/2.17" in shown[hidden_check]
+    assert "✔ shape_mismatch_raises: 1.09/1.09" in shown[shape_check]
     assert not re.search(r"(?<![\d.])[0-5] ?/ ?[0-5](?![\d.])", "\n".join(shown.values()))  # no raw 2/2, 0/2, 3 / 5
 
     # the student's preview in their own kernel reads the notebook's cells the same way
@@ -92,7 +92,7 @@ def test_test_cells_and_the_log_show_the_assignment_s_scaled_points(tmp_path, mo
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr(nbgrader_cell, "grade_notebook", lambda ex_id, data, places=(): dict(report))
     assert nbgrader_cell.verdict(MATMUL, public) == (True, "")
-    passed, message = nbgrader_cell.verdict(MATMUL, hidden1)
+    passed, message = nbgrader_cell.verdict(MATMUL, hidden_check)
     out = capsys.readouterr().out
     assert "as saved: 3.26 / 5.43 points." in out and "✔ book_example_27_61: 2.17/2.17" in out
     assert not passed and message.startswith("✘ random_shapes (hidden): 0/2.17")
@@ -127,7 +127,7 @@ def test_a_hidden_test_cell_handed_in_as_released_is_no_changed_cell(tmp_path, c
     assert proc.returncode == 0, proc.stdout + proc.stderr
     released = nbformat.read(course / "release" / WEEK2.id / f"{MATMUL}.ipynb", as_version=4)
     hidden = [c for c in released.cells if c.metadata.get("nbgrader", {}).get("grade_id", "").startswith("kata_hidden")]
-    assert len(hidden) == 2 and all("BEGIN HIDDEN TESTS" not in c.source for c in hidden)
+    assert len(hidden) == 1 and all("BEGIN HIDDEN TESTS" not in c.source for c in hidden)
     with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
         stored = {c.metadata.nbgrader["grade_id"]: gb.find_source_cell(c.metadata.nbgrader["grade_id"], MATMUL,
                                                                       WEEK2.id).checksum for c in hidden}

@@ -152,7 +152,8 @@ def test_the_week2_bundle_holds_week2_and_nothing_of_the_other_exercises(week2):
     hidden = {c.name for ex in COURSE.exercises for c in ex.checks if c.hidden} \
         - {c.name for ex in COURSE.exercises for c in ex.checks if not c.hidden}
     named = re.compile(r"\b(" + "|".join(sorted(theirs | hidden)) + r")\b")
-    hits = {f: m.group(0) for f, text in texts.items() if f not in ("ERRATA.md", "README.md")
+    # (ERRATA.md and its translation name the public checks that prove each entry, whichever exercise)
+    hits = {f: m.group(0) for f, text in texts.items() if f not in ("ERRATA.md", "README.md", "locale/zh/errata.po")
             and (m := named.search(text))}
     assert not hits
     assert not [f for f, text in texts.items() if re.search(r"\b(" + "|".join(sorted(hidden)) + r")\b", text)]

@@ -166,8 +166,10 @@ def test_check_shows_each_check_then_explains_the_first_failure(tmp_course, monk
     assert "Worst at index (3,): expected 0.93, got 0.5" in explanation
     assert "→ This looks like simple normalisation, not softmax." in explanation
     source = (tmp_course / SOFTMAX).read_text().splitlines()
-    line = next(i for i, s in enumerate(source, 1) if s.startswith("def softmax("))
-    assert f"Edit exercises/ch01/s1_11_softmax.py:{line}" in explanation
+    # the line that returned the wrong value (issue 28), not the def
+    start = next(i for i, s in enumerate(source, 1) if s.startswith("def softmax("))
+    line = next(i for i, s in enumerate(source, 1) if i > start and s == "    return x / x.sum(dim=dim, keepdim=True)")
+    assert f"Edit exercises/ch01/s1_11_softmax.py:{line}" in explanation, explanation
     assert "kata hint s1_11_softmax" in explanation
 
     zh = kata_in(tmp_course, "--lang", "zh", "check", "s1_11_softmax", here=here)
