@@ -37,8 +37,15 @@ def parse_catalog(path: Path | str = CATALOG_FILE, text: str | None = None) -> d
     msgctxt is the key, msgid the English, msgstr the Chinese. A fuzzy or empty translation reads ""
     (the English is shown, as gettext does); obsolete entries, entries without msgctxt and a key's
     later repeats are left out. `kata verify` names each of these (grader/course/i18n.py)."""
-    import polib
-
+    try:
+        import polib
+    except ImportError:  # setup.sh unpacks the offline archive with the system Python, before the venv
+        if text is None:
+            try:
+                text = Path(path).read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError) as e:
+                raise CatalogError(f"{path}: not a readable gettext catalog: {e}") from e
+        return _parse_plain(text)
     try:
         po = polib.pofile(text if text is not None else str(path), wrapwidth=0)
     except (OSError, ValueError, UnicodeDecodeError) as e:
@@ -48,6 +55,45 @@ def parse_catalog(path: Path | str = CATALOG_FILE, text: str | None = None) -> d
         if e.obsolete or not e.msgctxt or e.msgctxt in catalog:
             continue
         catalog[e.msgctxt] = {"en": e.msgid, "zh": "" if "fuzzy" in e.flags else e.msgstr}
+    return catalog
+
+
+def _parse_plain(text: str) -> dict[str, dict[str, str]]:
+    """parse_catalog without polib (the same result on the kata's catalog: tests/test_message_catalog.py):
+    entries separated by blank lines, msgctxt/msgid/msgstr with continuation lines, `#,` flags,
+    `#~` obsolete entries; strings unquoted as Python literals (the same escapes as gettext's)."""
+    import ast
+
+    catalog: dict[str, dict[str, str]] = {}
+    entry: dict[str, str] = {}
+    flags: set[str] = set()
+    field, obsolete = None, False
+
+    def flush():
+        nonlocal entry, flags, field, obsolete
+        key = entry.get("msgctxt")
+        if key and not obsolete and key not in catalog and "msgid" in entry:
+            catalog[key] = {"en": entry["msgid"], "zh": "" if "fuzzy" in flags else entry.get("msgstr", "")}
+        entry, flags, field, obsolete = {}, set(), None, False
+
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not line:
+            flush()
+        elif line.startswith("#~"):
+            obsolete = True
+        elif line.startswith("#,"):
+            flags |= {f.strip() for f in line[2:].split(",")}
+        elif line.startswith("#"):
+            continue
+        elif line.startswith('"') and field:
+            entry[field] += ast.literal_eval(line)
+        else:
+            name, _, rest = line.partition(" ")
+            field = name if name in ("msgctxt", "msgid", "msgid_plural", "msgstr") else None
+            if field:
+                entry[field] = ast.literal_eval(rest.strip())
+    flush()
     return catalog
 
 
