@@ -13,6 +13,8 @@ from hypothesis import strategies as st
 
 from grader.checking import draws, grading
 from grader.checking import CheckFailure, Mistake, Msg, check, code, expect, expect_tensor, fixtures
+from grader.checking.tolerances import TOLERANCES
+from grader.worker.proxy import StudentError
 
 EXERCISE = "s1_15_attention"
 INF = math.inf
@@ -266,29 +268,33 @@ BF16_P = 0.125
 SCALE_TOL = {torch.float32: (1e-3, 1e-4), torch.float64: (1e-9, 1e-10), torch.bfloat16: (0.15, 0.02)}
 
 
-def training_inputs(seed: int, batch: int, dtype=torch.float32):
-    """q, k (batch, 4, 256, 64), a padding mask (every other sequence padded from a drawn length on),
-    V = I, in `dtype`."""
+def training_inputs(seed: int, batch: int, dtype=torch.float32, padded: bool = True):
+    """q, k (batch, 4, 256, 64), a padding mask (every other sequence padded from a drawn length on;
+    with padded False, every token real), V = I, in `dtype`."""
     g = torch.Generator().manual_seed(seed)
     q, k = (torch.randn(batch, TRAIN_H, TRAIN_T, TRAIN_DH, generator=g).to(dtype) for _ in range(2))
     lengths = torch.randint(TRAIN_T // 4, TRAIN_T, (batch,), generator=g)
     pad = torch.arange(TRAIN_T) < lengths[:, None]
     pad[0::2] = True
+    if not padded:
+        pad[:] = True
     return q, k, pad, torch.eye(TRAIN_T, dtype=dtype).expand(batch, TRAIN_H, TRAIN_T, TRAIN_T)
 
 
-def expect_dropout_at_training_size(sub, seed: int, batch: int, calls: int, dtype=torch.float32, p: float = TRAIN_P):
+def expect_dropout_at_training_size(sub, seed: int, batch: int, calls: int, dtype=torch.float32, p: float = TRAIN_P,
+                                    padded: bool = True):
     """attention(q, k, I, padding_mask=pad, dropout_p=p, training=True) at the training size,
     `calls` calls: every visible weight dropped (0) or divided by 1 - p, hidden ones 0, the dropped
     ones at rate p over all and at every index of every axis."""
-    q, k, pad, eye = training_inputs(seed, batch, dtype)
+    q, k, pad, eye = training_inputs(seed, batch, dtype, padded)
     visible = pad[:, None, None, :].expand(batch, TRAIN_H, TRAIN_T, TRAIN_T)
     # the reference weights (what sdpa returns with V = I), in float64 from the same q and k
     ref = torch.softmax((q.double() @ k.double().transpose(-2, -1) / math.sqrt(TRAIN_DH)).masked_fill(~visible, -INF), -1)
-    what = Msg("attention on (batch {b}, heads {h}, {t}, {t}) weights, head dim {d}{dt}, with a padding mask, "
+    what = Msg("attention on (batch {b}, heads {h}, {t}, {t}) weights, head dim {d}{dt}, {pad}"
                "dropout_p={p}, training=True (the course's training size; q, k and v require grad{amp})",
-               "在 (batch {b}, heads {h}, {t}, {t}) 的权重上（头维度 {d}{dt}）使用填充掩码、dropout_p={p}、"
+               "在 (batch {b}, heads {h}, {t}, {t}) 的权重上（头维度 {d}{dt}）使用{pad}dropout_p={p}、"
                "training=True 的 attention（课程训练时的规模；q、k、v 需要梯度{amp}）", b=batch, h=TRAIN_H, t=TRAIN_T,
+               pad=Msg("with a padding mask, ", "填充掩码、") if padded else Msg("no padding mask, ", "无填充掩码、"),
                d=TRAIN_DH, p=p, dt="" if dtype == torch.float32 else f", {dtype}",
                amp=Msg(", under bf16 autocast", "，在 bf16 自动混合精度（autocast）下") if dtype == torch.bfloat16 else "")
     each, mean = SCALE_TOL[dtype]
@@ -296,7 +302,7 @@ def expect_dropout_at_training_size(sub, seed: int, batch: int, calls: int, dtyp
     drawn = []
     fn = sub.get("attention")
     for _ in range(calls):  # as in a model being trained: q, k, v require grad; bf16 under autocast
-        out = sub.in_training(fn, q, k, eye.contiguous(), padding_mask=pad, dropout_p=p, training=True,
+        out = sub.in_training(fn, q, k, eye.contiguous(), padding_mask=pad if padded else None, dropout_p=p, training=True,
                               bf16_autocast=dtype == torch.bfloat16, label=code("attention"))
         expect(isinstance(out, torch.Tensor) and tuple(out.shape) == tuple(eye.shape) and out.is_floating_point()
                and bool(torch.isfinite(out).all()),
@@ -333,12 +339,30 @@ def expect_dropout_at_training_size(sub, seed: int, batch: int, calls: int, dtyp
                        Msg("dropped", "丢弃"), DROPOUT_HINT)
 
 
+TOL = TOLERANCES["attention"]
+
+
+def pads_like_sdpa(sub) -> bool:
+    """Whether attention with a padding mask, no dropout, gives sdpa's output on the padding check's
+    batch. A padding mistake is that public check's to show: the dropout check reads at the training
+    size with a padding mask only when the mask is right, so the mistake does not also cost the
+    dropout point in the grade, where `kata check` (which skips those reads) said it passed."""
+    f = fx()
+    try:
+        out = sub.attention(f["pq"], f["pk"], f["pv"], padding_mask=f["pad"])
+    except StudentError:
+        return False
+    return (isinstance(out, torch.Tensor) and tuple(out.shape) == tuple(f["padded"].shape)
+            and bool(torch.allclose(out.double(), f["padded"].double(), rtol=TOL.rtol, atol=TOL.atol)))
+
+
 def expect_dropout_in_training(sub, seed: int):
     """float32 at batch 32, then float64 and bfloat16 (p = 1/8) at batch 4: one call each (8.4M
     weights at batch 32: the region's statistics need no more, and the grading budget is shared)."""
-    expect_dropout_at_training_size(sub, seed, 32, 1)
-    expect_dropout_at_training_size(sub, seed + 1, 4, 1, torch.float64)
-    expect_dropout_at_training_size(sub, seed + 2, 4, 1, torch.bfloat16, p=BF16_P)
+    padded = pads_like_sdpa(sub)
+    expect_dropout_at_training_size(sub, seed, 32, 1, padded=padded)
+    expect_dropout_at_training_size(sub, seed + 1, 4, 1, torch.float64, padded=padded)
+    expect_dropout_at_training_size(sub, seed + 2, 4, 1, torch.bfloat16, p=BF16_P, padded=padded)
 
 
 @check(points=1,
