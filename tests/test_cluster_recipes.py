@@ -83,8 +83,9 @@ def test_each_array_task_grades_its_own_shard_with_its_cpus(tmp_path):
 
 
 def test_the_script_finds_the_venv_of_its_own_checkout_though_slurm_runs_a_copy(tmp_path):
-    """slurmd runs a copy of the script from its spool folder; the original is the job's Command."""
-    checkout = tmp_path / "course"
+    """slurmd runs a copy of the script from its spool folder; the original is the job's Command,
+    which `scontrol show job` gives followed by the script's arguments."""
+    checkout = tmp_path / "my course"
     (checkout / "recipes" / "slurm").mkdir(parents=True)
     shutil.copy(SBATCH, checkout / "recipes" / "slurm" / "grade-array.sbatch")
     kata = fake_kata(checkout / ".venv" / "bin")
@@ -94,12 +95,21 @@ def test_the_script_finds_the_venv_of_its_own_checkout_though_slurm_runs_a_copy(
     bin_ = tmp_path / "bin"
     bin_.mkdir()
     (bin_ / "scontrol").write_text(f"#!/bin/sh\necho 'JobId=101 ArrayJobId=100 ArrayTaskId=1'\n"
-                                   f"echo '   Command={checkout}/recipes/slurm/grade-array.sbatch'\n")
+                                   f"echo '   Command={checkout}/recipes/slurm/grade-array.sbatch class out -e s1_11_matmul'\n"
+                                   "echo '   WorkDir=/home/teacher'\n")
     (bin_ / "scontrol").chmod(0o755)
     env = {**array_task(1, 2), "PATH": f"{bin_}:{os.environ['PATH']}"}
-    proc = run_script(spool / "slurm_script", ["class", "out"], env, tmp_path)
+    proc = run_script(spool / "slurm_script", ["class", "out", "-e", "s1_11_matmul"], env, tmp_path)
     assert proc.returncode == 0, proc.stderr
-    assert argv_of(kata) == ["grade", "class", "--out", "out", "--shard", "2/2", "--jobs", "4"]
+    assert argv_of(kata) == ["grade", "class", "--out", "out", "--shard", "2/2", "--jobs", "4", "-e", "s1_11_matmul"]
+    assert f"{checkout}/.venv/bin/kata grade class" in proc.stdout
+    # a checkout without a venv: the kata on PATH (sbatch passes on the environment it ran in)
+    shutil.rmtree(checkout / ".venv")
+    on_path = fake_kata(tmp_path / "activated" / "bin")
+    env["PATH"] = f"{on_path.parent}:{env['PATH']}"
+    proc = run_script(spool / "slurm_script", ["class", "out", "-e", "s1_11_matmul"], env, tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert argv_of(on_path)[:6] == ["grade", "class", "--out", "out", "--shard", "2/2"]
 
 
 def test_a_task_outside_a_whole_array_from_zero_is_refused_before_anything_is_graded(tmp_path):

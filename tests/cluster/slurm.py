@@ -4,10 +4,10 @@
         proc = cluster.run("sbatch", "--wait", "--array=0-3", script, ...)
 
 Everything lives in one temporary folder: a munge key and munged's socket, slurm.conf (this host,
-its CPUs from os.sched_getaffinity, proctrack/linuxproc, task/none, no accounting), the daemons'
-state, spool, pid and log files. munged, slurmctld and slurmd run in the foreground as children of
-this process; on exit every job is cancelled and every daemon started here is stopped and waited
-for, so nothing is left running. Skips (pytest.skip, with the reason) where the Debian packages
+its CPUs from os.sched_getaffinity and its memory, proctrack/linuxproc, task/none, no accounting),
+the daemons' state, spool, pid and log files. munged, slurmctld and slurmd run in the foreground as
+children of this process; on exit every job is cancelled and every daemon started here is stopped
+and waited for, so nothing is left running. Skips (pytest.skip, with the reason) where the Debian packages
 slurm-wlm and munge are not installed or we are not root (slurmd starts jobs as their user).
 """
 from __future__ import annotations
@@ -101,7 +101,7 @@ ReturnToService=2
 SchedulerType=sched/backfill
 SchedulerParameters=sched_interval=1
 MaxArraySize=1001
-NodeName={node} NodeAddr=127.0.0.1 CPUs={cpus} State=UNKNOWN
+NodeName={node} NodeAddr=127.0.0.1 CPUs={cpus} RealMemory={memory_mb} State=UNKNOWN
 PartitionName=kata Nodes={node} Default=YES MaxTime=INFINITE State=UP OverSubscribe=NO
 """
 
@@ -114,14 +114,16 @@ def one_node_cluster(base: Path, wait_s: float = 60):
     if reason:
         pytest.skip(reason)
     d = Path(base) / "slurm"
-    for sub in ("munge", "state", "spool", "run", "log"):
-        (d / sub).mkdir(parents=True, exist_ok=True)
-    os.chmod(d, 0o700)
-    (d / "plugstack.conf").write_text("")
     node = socket.gethostname().split(".")[0]
+    for sub in ("munge", "state", f"spool/{node}", "run", "log"):
+        (d / sub).mkdir(parents=True, exist_ok=True)
+    os.chmod(d, 0o755)  # munged wants its socket's folders searchable by all
+    (d / "plugstack.conf").write_text("")
     cpus = len(os.sched_getaffinity(0))
     conf = d / "slurm.conf"
-    conf.write_text(SLURM_CONF.format(d=d, node=node, cpus=cpus, ctld_port=_free_port(), slurmd_port=_free_port()))
+    memory_mb = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") // 2**20 * 9 // 10  # slurmd finds more
+    conf.write_text(SLURM_CONF.format(d=d, node=node, cpus=cpus, memory_mb=memory_mb, ctld_port=_free_port(),
+                                      slurmd_port=_free_port()))
     env = {**os.environ, "SLURM_CONF": str(conf)}
     for name in list(env):  # a test run inside a Slurm job must not hand its own job's settings on
         if name.startswith(("SLURM_", "SBATCH_", "SALLOC_", "SRUN_")) and name != "SLURM_CONF":
