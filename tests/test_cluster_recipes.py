@@ -95,21 +95,24 @@ def test_the_script_finds_the_venv_of_its_own_checkout_though_slurm_runs_a_copy(
     bin_ = tmp_path / "bin"
     bin_.mkdir()
     (bin_ / "scontrol").write_text(f"#!/bin/sh\necho 'JobId=101 ArrayJobId=100 ArrayTaskId=1'\n"
-                                   f"echo '   Command={checkout}/recipes/slurm/grade-array.sbatch class out -e s1_11_matmul'\n"
+                                   f"echo '   Command={checkout}/recipes/slurm/grade-array.sbatch /srv/class /srv/out "
+                                   "-e s1_11_matmul'\n"
                                    "echo '   WorkDir=/home/teacher'\n")
     (bin_ / "scontrol").chmod(0o755)
     env = {**array_task(1, 2), "PATH": f"{bin_}:{os.environ['PATH']}"}
-    proc = run_script(spool / "slurm_script", ["class", "out", "-e", "s1_11_matmul"], env, tmp_path)
+    args = ["/srv/class", "/srv/out", "-e", "s1_11_matmul"]
+    proc = run_script(spool / "slurm_script", args, env, tmp_path)
     assert proc.returncode == 0, proc.stderr
-    assert argv_of(kata) == ["grade", "class", "--out", "out", "--shard", "2/2", "--jobs", "4", "-e", "s1_11_matmul"]
-    assert f"{checkout}/.venv/bin/kata grade class" in proc.stdout
+    assert argv_of(kata) == ["grade", "/srv/class", "--out", "/srv/out", "--shard", "2/2", "--jobs", "4",
+                             "-e", "s1_11_matmul"]
+    assert f"{checkout}/.venv/bin/kata grade /srv/class" in proc.stdout
     # a checkout without a venv: the kata on PATH (sbatch passes on the environment it ran in)
     shutil.rmtree(checkout / ".venv")
     on_path = fake_kata(tmp_path / "activated" / "bin")
     env["PATH"] = f"{on_path.parent}:{env['PATH']}"
-    proc = run_script(spool / "slurm_script", ["class", "out", "-e", "s1_11_matmul"], env, tmp_path)
+    proc = run_script(spool / "slurm_script", args, env, tmp_path)
     assert proc.returncode == 0, proc.stderr
-    assert argv_of(on_path)[:6] == ["grade", "class", "--out", "out", "--shard", "2/2"]
+    assert argv_of(on_path)[:6] == ["grade", "/srv/class", "--out", "/srv/out", "--shard", "2/2"]
 
 
 def test_a_task_outside_a_whole_array_from_zero_is_refused_before_anything_is_graded(tmp_path):
