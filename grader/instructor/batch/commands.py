@@ -20,7 +20,8 @@ from ...course.messages import t
 from ..exports.gradescope import VISIBILITIES
 from . import store
 
-BATCH_ONLY = ("jobs", "force", "timeout", "gradescope_hidden", "roster", "submitted_at", "due", "lms_assignment")
+BATCH_ONLY = ("jobs", "force", "timeout", "gradescope_hidden", "roster", "submitted_at", "due", "lms_assignment",
+              "shard")
 
 
 def add_grade_options(g: argparse.ArgumentParser) -> None:
@@ -34,6 +35,10 @@ def add_grade_options(g: argparse.ArgumentParser) -> None:
                                                               "(default 1800; it is graded again by the next run)")
     b.add_argument("--gradescope-hidden", choices=VISIBILITIES, help="Gradescope visibility of the hidden "
                                                                        "checks (default after_published)")
+    b.add_argument("--shard", metavar="K/N", help="grade only the K-th of N parts of the class (each entry's part "
+                                                  "is fixed by its name), e.g. one task of a Slurm job array; "
+                                                  "shards may write into one OUT at once. Then `kata gradebook "
+                                                  "OUT` merges them (README: More than one machine)")
     _term_options(b)
 
 
@@ -90,6 +95,9 @@ def add_gradebook_parser(sub) -> argparse.ArgumentParser:
     gb.add_argument("--to", metavar="DIR", help="with --assignment: where to write (default OUT/assignments/ID)")
     gb.add_argument("--force", action="store_true", help="use a --roster that matches fewer than half of the "
                                                          "graded submissions")
+    gb.add_argument("--merge", nargs="+", metavar="SHARD_OUT", help="first copy into OUT the students and shards of "
+                                                                   "these output folders (shards graded into "
+                                                                   "separate OUTs with --shard K/N)")
     _term_options(gb)
     return gb
 
@@ -125,6 +133,21 @@ def grade(args, course, exercises, assignment=None) -> int:
     if problem := check_term_files(args):
         print(f"kata grade: {problem}", file=sys.stderr)
         return 2
+    shard = None
+    if args.shard:
+        from .shards import Shard, ShardError
+
+        try:
+            shard = Shard.parse(args.shard)
+        except ShardError as e:
+            print(f"kata grade: {e}", file=sys.stderr)
+            return 2
+        later = [o for o, given in (("--roster", args.roster), ("--lms-assignment", args.lms_assignment),
+                                    ("--submitted-at FILE", args.submitted_at not in (None, "mtime", "manifest")))
+                 if given]
+        if later:
+            print(f"kata grade: {t('shard_term_later', options=', '.join(later))}", file=sys.stderr)
+            return 2
     if args.due:
         from ...course.assignments import AssignmentError
 
@@ -140,7 +163,8 @@ def grade(args, course, exercises, assignment=None) -> int:
                    time_limit=args.time_limit, jobs=args.jobs or default_jobs(), force=args.force,
                    timeout=args.timeout or max(1800.0, 2 * course.budget_s + 60), hidden=args.gradescope_hidden or "after_published",
                    quiet=args.quiet, assignment=assignment, roster=args.roster, submitted_at=args.submitted_at,
-                   lms_assignment=args.lms_assignment or getattr(assignment, "lms_assignment", None))
+                   lms_assignment=args.lms_assignment or getattr(assignment, "lms_assignment", None),
+                   shard=shard)
     console = Console()
     try:
         outcome = grade_class(course, args.path, args.out, opts, console)
@@ -158,11 +182,15 @@ def grade(args, course, exercises, assignment=None) -> int:
     if outcome.interrupted:
         print(t("batch_interrupted", done=len(records), total=outcome.total), file=sys.stderr)
         return 130
-    if not args.quiet:
-        counts = {"graded": 0, "refused": 0, "error": 0}
-        for doc in records.values():
-            status = (doc.get("student") or {}).get("status", "graded")
-            counts[status] = counts.get(status, 0) + 1
+    counts = {"graded": 0, "refused": 0, "error": 0}
+    for doc in records.values():
+        status = (doc.get("student") or {}).get("status", "graded")
+        counts[status] = counts.get(status, 0) + 1
+    if shard:  # said even with --quiet: a scheduler's log is where the merge step is read
+        console.print(t("shard_done", shard=shard, total=len(records), graded=counts["graded"],
+                        refused=counts["refused"], errors=counts["error"], out=escape(args.out)),
+                      highlight=False, soft_wrap=True)
+    elif not args.quiet:
         mean = mean_percent(records)
         console.print(t("batch_summary", total=len(records), graded=counts["graded"], refused=counts["refused"],
                         errors=counts["error"], mean="-" if mean is None else f"{mean:.1f}%"), highlight=False)
@@ -174,6 +202,8 @@ def grade(args, course, exercises, assignment=None) -> int:
 
         print(f"kata grade: {unavailable[0].removeprefix('SandboxUnavailable: ')}", file=sys.stderr)
         return SANDBOX_EXIT
+    if shard:  # no class files yet: the merge writes them, and gates the LMS files
+        return 0 if outcome.ok else 1
     unsafe = lms_gate(Path(args.out), records, console, args.quiet)
     return (5 if unsafe else 0) if outcome.ok else 1
 
@@ -204,10 +234,34 @@ def gradebook(args) -> int:
     from .gradebook import is_batch_output, regenerate
 
     out = Path(args.out)
+    from .store import Busy
+
+    if getattr(args, "merge", None):
+        from .shards import ShardError, gather
+
+        try:
+            with store.locked(out):
+                count = gather(out, [Path(p) for p in args.merge])
+        except ShardError as e:
+            print(f"kata gradebook: {e}", file=sys.stderr)
+            return 2
+        except Busy:
+            print(f"kata gradebook: {t('batch_busy', out=out)}", file=sys.stderr)
+            return 2
+        print(t("merge_gathered", count=count, sources=", ".join(args.merge), out=out))
     if not is_batch_output(out):
         print(f"kata gradebook: {t('gradebook_none', out=out)}", file=sys.stderr)
         return 2
-    from .store import Busy
+    incomplete = False
+    if (out / "shards").is_dir():
+        try:
+            incomplete = _merge_shards(out)
+        except Busy:
+            print(f"kata gradebook: {t('batch_busy', out=out)}", file=sys.stderr)
+            return 2
+        except ValueError as e:  # shards.ShardError
+            print(f"kata gradebook: {e}", file=sys.stderr)
+            return 2
 
     if problem := check_term_files(args):
         print(f"kata gradebook: {problem}", file=sys.stderr)
@@ -250,7 +304,32 @@ def gradebook(args) -> int:
         print(f"kata gradebook: {t('batch_busy', out=out)}", file=sys.stderr)
         return 2
     print(t("gradebook_wrote", files=len(w.files), students=w.students, out=out))
-    return 5 if lms_gate(out, {}, Console(), found=(w.problems, w.facts)) else 0
+    unsafe = lms_gate(out, {}, Console(), found=(w.problems, w.facts))
+    return 1 if incomplete else 5 if unsafe else 0
+
+
+def _merge_shards(out: Path) -> bool:
+    """batch.json from OUT's shards (shards.merge), what the instructor set on an earlier merge
+    (--roster, --submitted-at, --lms-assignment) kept; says which shards and students are
+    missing and returns True when any is."""
+    from .shards import merge, read_all
+
+    if not read_all(out):
+        return False
+    with store.locked(out):
+        merged = merge(out, store.load_records(out))
+        old = store.read_meta(out) or {}
+        for key in ("roster_name", "lms_assignment", "submitted_at"):
+            merged.meta[key] = old.get(key) or merged.meta.get(key)
+        store.write_json(out / store.META, merged.meta)
+    n = merged.meta.get("shards") and len(merged.shards) + len(merged.not_run)
+    print(t("merge_read", count=len(merged.shards), n=n, shards=", ".join(merged.shards)))
+    if merged.not_run:
+        print(t("merge_not_run", shards=", ".join(merged.not_run)), file=sys.stderr)
+    if merged.missing:
+        names = ", ".join(merged.missing[:20]) + (", ..." if len(merged.missing) > 20 else "")
+        print(t("merge_missing", count=len(merged.missing), names=names), file=sys.stderr)
+    return bool(merged.not_run or merged.missing)
 
 
 def _move_due(meta: dict, when: str) -> str:

@@ -37,7 +37,7 @@ from ...course.safe_text import one_line
 from ...reports.assignment import view
 from ..formats.late import SOURCES, newest_mtime
 from ..similarity.outputs import FILES as SIMILARITY_FILES
-from . import gradebook, store
+from . import gradebook, shards, store
 from .discover import Entry, assign_names, discover, fingerprint, is_one_submission
 from .scratch import Scratch
 from .store import ROSTER, TIMES
@@ -68,6 +68,7 @@ class Options:
     roster: str | None = None  # a roster CSV (formats/roster.py), copied into OUT
     lms_assignment: str | None = None  # canvas.csv's column, Canvas's `Title (id)` (formats/lms.py)
     submitted_at: str | None = None  # "mtime", "manifest" or a platform's timestamp CSV (formats/late.py)
+    shard: object = None  # shards.Shard: grade only the K-th of N parts of the class (shards.py)
 
 
 @dataclass
@@ -168,6 +169,7 @@ def _check_out(out: Path, meta: dict, force: bool) -> None:
     old = store.read_meta(out)
     if old is None:
         if out.is_dir() and any(not p.name.startswith(".") and p.name not in SIMILARITY_FILES
+                                and p.name != shards.SHARDS  # another shard's lock, before its record
                                 for p in out.iterdir()) and not force:  # kata similarity may have written first
             raise BatchError(t("batch_out_foreign", out=out))
         return
@@ -208,6 +210,14 @@ def grade_class(course, class_dir: str | Path, out: str | Path, opts: Options,
     meta = _meta(course, opts, course_fp)
     if out.exists() and not out.is_dir():
         raise BatchError(t("batch_out_not_folder", out=out))
+    if opts.shard:
+        _check_shard_out(out, meta, opts)
+        try:
+            with shards.locked(out, opts.shard):
+                _check_shard_out(out, meta, opts)  # again, now that no whole run can change it
+                return _grade_class(course, class_dir, out, opts, console, meta, course_fp)
+        except store.Busy:
+            raise BatchError(t("shard_busy", out=out, shard=opts.shard)) from None
     _check_out(out, meta, opts.force)
     try:
         with store.locked(out):
@@ -217,16 +227,42 @@ def grade_class(course, class_dir: str | Path, out: str | Path, opts: Options,
         raise BatchError(t("batch_busy", out=out)) from None
 
 
+def _check_shard_out(out: Path, meta: dict, opts: Options) -> None:
+    """A shard writes into an OUT that is empty, or holds this class's run (batch.json) or other
+    shards of it graded with the same settings and the same N (unless --force)."""
+    if opts.force:
+        return
+    old = store.read_meta(out)
+    found = shards.read_all(out)  # this shard's own record too: a rerun resumes only with the same settings
+    others = {name: doc for name, doc in found.items() if name != opts.shard.name}
+    if old is None and not found:
+        _check_out(out, meta, False)
+        return
+    if old is not None and (diffs := store.meta_differences(old, meta)):
+        raise BatchError(t("batch_out_other_version", out=out, diffs="; ".join(diffs)))
+    if other_n := sorted(name for name, doc in others.items() if doc.get("shard", [0, 0])[1] != opts.shard.n):
+        raise BatchError(t("shard_other_n", out=out, shard=opts.shard, shards=", ".join(other_n)))
+    if problems := shards.differences(found, meta):
+        raise BatchError(t("shard_cannot_join", out=out, shard=opts.shard, problems="\n".join(problems)))
+
+
 def _grade_class(course, class_dir: Path, out: Path, opts: Options, console: Console, meta: dict,
                  course_fp: str) -> Outcome:
-    store.remove_partials(out)
+    shard = opts.shard
+    if not shard:
+        store.remove_partials(out)
 
     entries, skipped = discover(class_dir)
     inside = out.resolve()
     entries = [e for e in entries if e.path.resolve() != inside]  # OUT inside DIR is not a student
     records = store.load_records(out)
     known = {doc["student"].get("source"): name for name, doc in records.items()}
-    renamed = assign_names(entries, known, set(records))
+    renamed = assign_names(entries, known, set(records))  # every entry: the names of a whole run
+    if shard:  # this shard's entries only, and only their partial files: other shards write beside it
+        entries = [e for e in entries if shard.holds(e.source)]
+        for e in entries:
+            store.remove_partials(store.student_dir(out, e.name))
+        records = {e.name: records[e.name] for e in entries if e.name in records}
     for e in entries:
         e.fingerprint = fingerprint(e.path)
     _roster(opts, entries, console)  # a roster that is not this class's stops here, before any write
@@ -242,8 +278,13 @@ def _grade_class(course, class_dir: Path, out: Path, opts: Options, console: Con
     meta.update({"created": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
                  "class_dir": str(class_dir.resolve()), "jobs": opts.jobs,
                  "skipped": [s.as_dict() for s in skipped], "renamed": renamed})
-    term_files(out, meta, opts.roster, opts.submitted_at, opts.lms_assignment)
-    store.write_json(out / store.META, meta)
+    if shard:
+        meta.update(shard=[shard.k, shard.n], entries={e.name: e.source for e in entries}, roster_name=None,
+                    lms_assignment=opts.lms_assignment, submitted_at=opts.submitted_at)
+        store.write_json(shard.meta_path(out), meta)
+    else:
+        term_files(out, meta, opts.roster, opts.submitted_at, opts.lms_assignment)
+        store.write_json(out / store.META, meta)
     if not opts.quiet:
         for s in skipped:
             console.print(t("batch_skipped_entry", source=escape(one_line(s.source)), reason=escape(one_line(s.reason))), highlight=False,
@@ -295,6 +336,13 @@ def _grade_class(course, class_dir: Path, out: Path, opts: Options, console: Con
     except KeyboardInterrupt:
         outcome.interrupted = True
     outcome.records = store.load_records(out)
+    if shard:  # its own students' files only; the class files are the merge's (kata gradebook OUT)
+        outcome.records = {e.name: outcome.records[e.name] for e in entries if e.name in outcome.records}
+        gradebook.complete(out, outcome.records, opts.hidden)
+        if outcome.interrupted:
+            for e in entries:
+                store.remove_partials(store.student_dir(out, e.name))
+        return outcome
     gradebook.complete(out, outcome.records, opts.hidden)  # derived files a killed run did not write
     gradebook.write_class(out, outcome.records, store.read_meta(out))
     if outcome.interrupted:  # a write that Ctrl-C cut short left its .part file; this run holds the lock

@@ -118,9 +118,10 @@ class Busy(Exception):
 
 
 @contextlib.contextmanager
-def locked(out: Path):
+def locked(out: Path, shared: bool = False):
     """Hold OUT's lock for the duration: two runs never write into one folder at once. The lock
-    is the kernel's (flock), so a run killed with SIGKILL releases it."""
+    is the kernel's (flock), so a run killed with SIGKILL releases it. `shared`: held beside other
+    shared holders (the shards of one class, shards.py), never beside a whole run."""
     try:
         out.mkdir(parents=True, exist_ok=True)
         fd = os.open(out / LOCK, os.O_RDWR | os.O_CREAT, 0o644)
@@ -128,7 +129,7 @@ def locked(out: Path):
         raise atomic.WriteError(out / LOCK, e) from e
     try:
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            fcntl.flock(fd, (fcntl.LOCK_SH if shared else fcntl.LOCK_EX) | fcntl.LOCK_NB)
         except BlockingIOError:
             raise Busy(str(out)) from None
         yield
