@@ -3,7 +3,8 @@
 
     kata grade PATH [--json FILE] [--html FILE]  grade a submission (folder or .zip): all checks, hidden too
     kata grade DIR --out OUT [--jobs N]  grade every submission in a class folder, N at a time, resumably
-    kata gradebook OUT              write the gradebook formats again from OUT's reports
+    kata grade DIR --out OUT --shard K/N  only the K-th of N parts of the class (one task of a job array)
+    kata gradebook OUT [--merge OUT1 ...]  write the gradebook formats again from OUT's reports (merging shards)
     kata similarity DIR --out OUT   pairs of students whose code is alike, per exercise (the stubs never count)
     kata list [--json]              every exercise with its status, points and the course's progress
     kata check [ID] [--html FILE]   run the public checks against exercises/
