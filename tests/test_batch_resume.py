@@ -121,7 +121,10 @@ def test_ctrl_c_stops_the_run_keeps_every_finished_result_and_says_how_to_go_on(
     out = tmp_path / "out"
     cmd = [sys.executable, "-m", "grader", "grade", str(cls), "--out", str(out), "--jobs", "1", *EX]
     proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            start_new_session=True, env={**os.environ, "KATA_LANG": "en"})
+                            start_new_session=True, env={**os.environ, "KATA_LANG": "en"},
+                            # SIGINT at its default, as in a terminal: a run started in the background
+                            # (nohup ... &, a CI runner) inherits it ignored, and Python then installs no handler
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     deadline = time.monotonic() + 120
     while not list(out.glob("students/*/report.json")) and time.monotonic() < deadline:
         time.sleep(0.02)

@@ -143,7 +143,8 @@ def test_a_hang_up_stops_the_grading_and_the_next_check_works(warm):
     assert kata(project, "check", "s1_11_matmul").returncode in (0, 1)  # the server is up
     proc = subprocess.Popen([sys.executable, "-m", "grader", "check", "s1_11_softmax"], cwd=project,
                             env={**os.environ, "PYTHONPATH": str(ROOT), "KATA_LANG": "en"},
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))  # as in a terminal
     time.sleep(3)
     proc.send_signal(signal.SIGINT)
     proc.communicate(timeout=30)
