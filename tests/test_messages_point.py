@@ -116,3 +116,27 @@ def test_kata_check_never_splits_code_across_lines(tmp_course, lang):
         for span in ("k.T", "k.transpose(-2,", "k.mT", "ch01/s1_15_attention.py:30"):
             whole = sum(line.count(span) for line in lines)
             assert whole == "".join(lines).count(span) and whole, (span, columns, proc.stdout)
+
+
+ROUND6 = ROOT / "tests" / "attacks_round6"
+
+
+@pytest.mark.parametrize("attack", ["forged_location", "forged_location_in_course"])
+def test_a_returned_at_the_students_code_rewrites_is_never_shown(tmp_path, attack):
+    """The sixth outside attack rewrote, from its own code, what the worker notes as the returning
+    line: a grader path, a sentence of its own, another exercise's file the submission lacks, a line
+    past the end of its own file. Only a line that is there in a course exercise file of the
+    submission is named; the wrong values still lose their points and say so."""
+    from grader.cli import main
+
+    sub = tmp_path / "sub"
+    shutil.copytree(ROUND6 / attack, sub)
+    out = tmp_path / "report.json"
+    assert main(["grade", str(sub), "--json", str(out), "--quiet", "-e", "s1_05_positions"]) == 0
+    failed = failed_checks(json.loads(out.read_text()), "s1_05_positions")
+    assert failed, "the forging submission's wrong values must fail"
+    lines = len((sub / "ch01" / "s1_05_positions.py").read_text().splitlines())
+    for check in failed.values():
+        for path, line in re.findall(r"(?:returned at|在) (\S+?\.py):(\d+)", check["message"]):
+            assert path == "ch01/s1_05_positions.py" and 1 <= int(line) <= lines, check["message"]
+        assert "本题已满分" not in check["message"] and "grader" not in check["message"], check["message"]

@@ -14,6 +14,7 @@ import builtins
 import collections
 import functools
 import inspect
+import os
 import re
 import weakref
 from pathlib import Path
@@ -227,6 +228,7 @@ def _hidden_error(label: str, err: dict, memory_mb: int | None, hidden: HiddenCo
 # here), so that a failed comparison of that value says where it came from (compare.expect_*).
 _RETURNED: "collections.deque" = collections.deque(maxlen=32)
 _WHERE = re.compile(r"(?!.*\.\.)[\w./-]{1,200}\.py:\d{1,6}")
+_MAX_SOURCE = 1 << 20  # bytes of a file read to count its lines (a solution is 7 KB)
 
 
 def _note_returned(value, where) -> None:
@@ -282,6 +284,26 @@ class Remote:
         self.assets = assets  # read-only data folder as the worker sees it (None: there is none)
         self._forwarded: dict[int, object] = {}  # key -> the trusted helper that answers a forwarded one's calls
 
+    def _checked_where(self, where) -> str | None:
+        """The worker's `returned_at` when it names a line that is there: a course exercise file
+        ("ch01/x.py") of the submission's copy, read here, and a line within it. The worker runs
+        the student's code, which can rewrite what it says (an outside attack had it name a file
+        of the grader's, another exercise's file the submission lacks, or a sentence of its own)."""
+        if not isinstance(where, str) or not _WHERE.fullmatch(where):
+            return None
+        path, _, line = where.rpartition(":")
+        if self._exercises and path not in self._exercises:
+            return None
+        root = getattr(getattr(self._worker, "box", None), "submission_dir", None)
+        if not root:
+            return None
+        try:
+            with open(os.path.join(root, path), "rb") as f:
+                lines = f.read(_MAX_SOURCE).count(b"\n") + 1
+        except OSError:
+            return None
+        return where if 1 <= int(line) <= lines else None
+
     # -- plumbing
     def _request(self, msg: dict, label: str, args=(), kwargs=None):
         doc_args, tensors = wire.encode([_unwrap(a) for a in args])
@@ -296,7 +318,7 @@ class Remote:
                                     self._exercise, self._exercises)
             value = self._worker.decode(reply.get("value"), out)
             if self._hidden is None and msg.get("op") == "call":  # a hidden check names no line of the student's
-                _note_returned(value, reply.get("returned_at"))
+                _note_returned(value, self._checked_where(reply.get("returned_at")))
         except WorkerFault as fault:
             if self._hidden is not None and fault.kind == "wire":  # what the worker sent is the student's text
                 raise WorkerFault("wire", t("fault_wire_hidden"), t("fault_wire_hidden")) from None
