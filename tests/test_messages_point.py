@@ -140,3 +140,28 @@ def test_a_returned_at_the_students_code_rewrites_is_never_shown(tmp_path, attac
         for path, line in re.findall(r"(?:returned at|在) (\S+?\.py):(\d+)", check["message"]):
             assert path == "ch01/s1_05_positions.py" and 1 <= int(line) <= lines, check["message"]
         assert "本题已满分" not in check["message"] and "grader" not in check["message"], check["message"]
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_graders_wording_carries_no_text_of_the_students(tmp_path, lang):
+    """The sixth outside attack patched the worker's session to send its error as the runtime's own
+    catalog code (a forbidden call) with a hint of its own ("flagged for plagiarism review") and a
+    function the exercise does not forbid. Only the course's own hint and forbidden names are put
+    into the grader's wording; anything else is the worker's message, as any exception's is."""
+    from grader.cli import main
+
+    sub = tmp_path / "sub"
+    shutil.copytree(ROUND6 / "forged_wording", sub)
+    out = tmp_path / "report.json"
+    before = os.environ.get("KATA_LANG")
+    os.environ["KATA_LANG"] = lang
+    try:
+        assert main(["grade", str(sub), "--json", str(out), "--quiet", "-e", "s1_05_positions"]) == 0
+    finally:
+        os.environ.pop("KATA_LANG", None) if before is None else os.environ.__setitem__("KATA_LANG", before)
+    failed = failed_checks(json.loads(out.read_text()), "s1_05_positions")
+    assert failed
+    for check in failed.values():
+        message = check["message"]
+        assert "plagiarism" not in message and "is not allowed in exercise" not in message, message
+        assert "中不允许使用" not in message, message

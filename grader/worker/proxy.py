@@ -61,18 +61,34 @@ class Unshown(str):
         return str(self)
 
 
-def _worded(err: dict) -> str:
+def _worded(err: dict, hint: str | None = None, exercise: str = "", forbidden: frozenset = frozenset()) -> str:
     """The runtime's own error in the student's language when the reply's `runtime` field gives a
     catalog code (only the worker_* keys), else the error's English message. The runtime sets that
     field only on its own paths (a handle it cannot find, a guard's refusal by the guard's record,
-    sys.exit), never from an attribute of the student's exception (serve.Session.error)."""
+    sys.exit), never from an attribute of the student's exception (serve.Session.error). But the
+    worker runs the student's code, which can rewrite a reply (the sixth outside attack patched the
+    session's reply to put a sentence of its own into the grader's wording, as a forbidden call's
+    hint): so a name is an identifier, the exercise is this one, the hint is the course's own for
+    this exercise (`hint`, from the trusted side) or none, a refused call one the exercise forbids
+    (`forbidden`), and any other field one line of at most
+    120 characters; a reply that breaks one of these is shown as the worker's English message."""
     runtime = err.get("runtime") if isinstance(err.get("runtime"), dict) else {}
     code, fields = runtime.get("code"), runtime.get("fields")
     if not (isinstance(code, str) and code.startswith("worker_") and code in CATALOG and isinstance(fields, dict)):
         return err.get("message", "")
     fields = {str(k): str(v) for k, v in fields.items()}
+    for key, value in fields.items():
+        if key in ("name", "type", "module") and not DOTTED.fullmatch(value):
+            return err.get("message", "")
+        if key == "exercise" and value != exercise:
+            return err.get("message", "")
+    if code.startswith("worker_forbidden") and fields.get("name") not in forbidden:
+        return err.get("message", "")
+    for key, value in fields.items():
+        if key not in ("hint",) and (len(value) > 120 or "\n" in value or "\r" in value):
+            return err.get("message", "")
     if "hint" in fields:
-        fields["hint"] = Msg.key("forbidden_hint", hint=fields["hint"]) if fields["hint"] else ""
+        fields["hint"] = Msg.key("forbidden_hint", hint=hint) if hint and fields["hint"] == hint else ""
     return t(code, **fields)
 
 
@@ -80,6 +96,7 @@ def _worded(err: dict) -> str:
 # inputs: any text it sends back (a message, a class name, a file, a line, a traceback) could carry
 # those inputs out in the report, so a hidden check shows none (not even which of these it raised).
 IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,39}")
+DOTTED = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,79}(\.[A-Za-z_][A-Za-z0-9_]{0,79}){0,5}")
 BUILTIN_EXCEPTIONS = frozenset(name for name, obj in vars(builtins).items()
                                if isinstance(obj, type) and issubclass(obj, BaseException))
 
@@ -105,7 +122,7 @@ def _earlier_error(label: str, err: dict, found: dict) -> StudentError | None:
     if kind == "not_implemented":
         text = t("earlier_unfinished", **found)
     elif kind in ("exception", "syntax"):
-        detail = Msg.key("earlier_detail", message=_worded(err)[:500])
+        detail = Msg.key("earlier_detail", message=_worded(err, None, found["other"])[:500])
         text = t("earlier_raised", label=label, type=name, detail=detail, **found)
     else:  # missing names, signatures, forbidden APIs, memory: the usual message says it best
         return None
@@ -115,7 +132,8 @@ def _earlier_error(label: str, err: dict, found: dict) -> StudentError | None:
 
 
 def student_error(label: str, err: dict, memory_mb: int | None = None, hidden: "HiddenContext | None" = None,
-                  exercise: str = "", exercises: frozenset = frozenset()) -> StudentError:
+                  exercise: str = "", exercises: frozenset = frozenset(), hint: str | None = None,
+                  forbidden: frozenset = frozenset()) -> StudentError:
     if hidden is not None:
         return _hidden_error(label, err, memory_mb, hidden)
     found = _earlier(err, exercise, exercises) if exercise else None
@@ -124,7 +142,7 @@ def student_error(label: str, err: dict, memory_mb: int | None = None, hidden: "
         if earlier is not None:
             return earlier
     kind = err.get("kind", "exception")
-    message = _worded(err)
+    message = _worded(err, hint, exercise, forbidden)
     where = err.get("where", "")
     if kind == "memory" and memory_mb:
         at = Msg.key("memory_at", where=where) if where else ""
@@ -283,6 +301,8 @@ class Remote:
         self._hidden = HiddenContext(exercise) if hidden else None
         self.assets = assets  # read-only data folder as the worker sees it (None: there is none)
         self._forwarded: dict[int, object] = {}  # key -> the trusted helper that answers a forwarded one's calls
+        self._hint: str | None = None  # the exercise's forbidden_hint, set by _import
+        self._forbidden: frozenset = frozenset()  # and what it forbids
 
     def _checked_where(self, where) -> str | None:
         """The worker's `returned_at` when it names a line that is there: a course exercise file
@@ -315,7 +335,7 @@ class Remote:
             reply, out = self._ask(dict(msg, args=doc_args, kwargs=doc_kwargs), tensors)
             if not reply.get("ok"):
                 raise student_error(label, reply.get("error") or {}, self._worker.limits.memory_mb, self._hidden,
-                                    self._exercise, self._exercises)
+                                    self._exercise, self._exercises, self._hint, self._forbidden)
             value = self._worker.decode(reply.get("value"), out)
             if self._hidden is None and msg.get("op") == "call":  # a hidden check names no line of the student's
                 _note_returned(value, self._checked_where(reply.get("returned_at")))
@@ -383,13 +403,16 @@ class Remote:
         return value
 
     def _import(self, path: str, forbidden: list[str], hint: str, forbidden_ops: list[str] = ()) -> None:
+        self._hint = hint  # the course's: a forbidden call's message shows this one, never the worker's
+        self._forbidden = frozenset([*forbidden, *forbidden_ops])
         if self._hidden is not None:
             self._hidden = HiddenContext(self._exercise, [*forbidden, *forbidden_ops])
         reply, _ = self._ask({"op": "import", "module": self._exercise, "path": path, "forbidden": forbidden,
                               "forbidden_ops": list(forbidden_ops), "hint": hint})
         if not reply.get("ok"):  # before any hidden input: the student's full message
             raise student_error(f"importing {path}", reply.get("error") or {}, self._worker.limits.memory_mb,
-                                exercise=self._exercise, exercises=self._exercises)
+                                exercise=self._exercise, exercises=self._exercises, hint=hint,
+                                forbidden=self._forbidden)
         files = reply.get("value")
         if isinstance(files, list):  # the exercise files it imported: only names the grader knows count
             self._loaded = frozenset(f for f in files if isinstance(f, str) and f in self._exercises)
