@@ -109,6 +109,9 @@ def graded(tmp_path_factory):
     (cls / "ivan" / "s1_11").mkdir(parents=True)  # nbgrader's submitted/<student>/<assignment>/<id>.ipynb
     (cls / "ivan" / "s1_11" / "s1_11_matmul.ipynb").write_text(notebook(WRONG, exercise=None))
     (cls / "README.txt").write_text("grading notes")
+    shutil.copytree(SOLUTIONS, cls / ".zoe")  # a submission hidden by its name: said, not silently dropped
+    (cls / ".DS_Store").write_bytes(b"\0\0\0\1Bud1")  # what tools leave: nothing to say
+    (cls / ".git").mkdir()
     out = tmp / "out"
     proc = kata("grade", str(cls), "--out", str(out), "--jobs", "2", "--gradescope-hidden", "hidden", *EX)
     return cls, out, proc
@@ -139,6 +142,8 @@ def test_every_submission_gets_one_row_with_a_reason_when_not_graded(graded):
     for name, reason in reasons.items():
         assert f"| {name} |" in summary and reason.split(":")[-1].strip() in summary
     assert "| README.txt | not a submission" in summary
+    assert "| .zoe | not graded: its name starts with a dot, which hides it; rename it" in summary
+    assert ".DS_Store" not in summary and ".git" not in summary
     notes = summary[summary.index("## Notes"):]  # one line per kind of note, with its students
     assert re.search(r"- 1 student: not graded: not an exercise of the course: … .*\(alice\)$", notes, re.M)
     assert re.search(r"- 1 student: ch01/s1_11_matmul.ipynb: not a readable notebook: invalid JSON at line 1.*"

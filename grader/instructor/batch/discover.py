@@ -68,6 +68,10 @@ def _hidden(name: str) -> bool:
     return name.startswith(".") or name == "__MACOSX"
 
 
+# Hidden folders that tools leave in a class folder, never a student's: skipped without a word.
+TOOL_FOLDERS = frozenset({".git", ".hg", ".svn", ".kata", ".ipynb_checkpoints", ".idea", ".vscode", "__MACOSX"})
+
+
 def is_one_submission(path: Path, chapter: str) -> bool:
     """PATH itself is a submission (it holds `<chapter>/` or `exercises/<chapter>/`), not a class.
     Only real folders count: a link is never followed."""
@@ -78,9 +82,11 @@ def discover(class_dir: Path) -> tuple[list[Entry], list[Skipped]]:
     """The entries of DIR that are submissions, and those that are not (with a reason)."""
     entries, skipped = [], []
     for p in sorted(Path(class_dir).iterdir(), key=lambda p: p.name):
-        if _hidden(p.name):
-            continue
         what = files.kind(p)
+        if _hidden(p.name):  # .DS_Store and tools' folders: nothing to say; a submission's shape: said
+            if p.name not in TOOL_FOLDERS and (what == "dir" or (what == "file" and p.suffix.lower() in SUFFIXES)):
+                skipped.append(Skipped(p.name, t("batch_skip_hidden")))
+            continue
         if what == "dir" or what == "link" or (what == "file" and p.suffix.lower() in SUFFIXES):
             # a link is refused when graded (open_submission never follows one): a row with its reason
             entries.append(Entry(p.name, p))
