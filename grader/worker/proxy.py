@@ -303,6 +303,7 @@ class Remote:
         self._forwarded: dict[int, object] = {}  # key -> the trusted helper that answers a forwarded one's calls
         self._hint: str | None = None  # the exercise's forbidden_hint, set by _import
         self._forbidden: frozenset = frozenset()  # and what it forbids
+        self._lines: dict[str, int] = {}  # exercise file -> its number of lines (_checked_where)
 
     def _checked_where(self, where) -> str | None:
         """The worker's `returned_at` when it names a line that is there: a course exercise file
@@ -317,12 +318,13 @@ class Remote:
         root = getattr(getattr(self._worker, "box", None), "submission_dir", None)
         if not root:
             return None
-        try:
-            with open(os.path.join(root, path), "rb") as f:
-                lines = f.read(_MAX_SOURCE).count(b"\n") + 1
-        except OSError:
-            return None
-        return where if 1 <= int(line) <= lines else None
+        if path not in self._lines:  # the submission's copy does not change while it is graded
+            try:
+                with open(os.path.join(root, path), "rb") as f:
+                    self._lines[path] = f.read(_MAX_SOURCE).count(b"\n") + 1
+            except OSError:
+                self._lines[path] = 0
+        return where if 1 <= int(line) <= self._lines[path] else None
 
     # -- plumbing
     def _request(self, msg: dict, label: str, args=(), kwargs=None):

@@ -322,8 +322,7 @@ def _merge_shards(out: Path) -> bool:
         for key in ("roster_name", "lms_assignment", "submitted_at"):
             merged.meta[key] = old.get(key) or merged.meta.get(key)
         store.write_json(out / store.META, merged.meta)
-    n = merged.meta.get("shards") and len(merged.shards) + len(merged.not_run)
-    print(t("merge_read", count=len(merged.shards), n=n, shards=", ".join(merged.shards)))
+    print(t("merge_read", count=len(merged.shards), n=merged.n, shards=", ".join(merged.shards)))
     if merged.not_run:
         print(t("merge_not_run", shards=", ".join(merged.not_run)), file=sys.stderr)
     if merged.missing:

@@ -34,7 +34,7 @@ from ...course.messages import t
 from . import store
 
 SHARDS = "shards"
-SHARD_KEYS = store.COMPARABLE + ("late", "gradescope_hidden", "budget_s", "budget_cpu_s", "class_dir")
+SHARD_KEYS = store.COMPARABLE + ("late", "gradescope_hidden", "budget_s", "budget_cpu_s")
 _NAME = re.compile(r"^([1-9][0-9]*)-of-([1-9][0-9]*)\.json$")
 MAX_N = 10_000
 
@@ -127,7 +127,7 @@ def differences(metas: dict[str, dict], settings: dict | None = None) -> list[st
     lines = []
     for name in names if settings is not None else names[1:]:
         diffs = [f"{k}: {metas[name].get(k)!r} ({name}) ≠ {base.get(k)!r} ({base_name})"
-                 for k in SHARD_KEYS if k != "class_dir" and metas[name].get(k) != base.get(k)]
+                 for k in SHARD_KEYS if metas[name].get(k) != base.get(k)]
         if diffs:
             lines.append(t("shard_differs", shard=name, diffs="; ".join(diffs)))
     return lines
@@ -136,6 +136,7 @@ def differences(metas: dict[str, dict], settings: dict | None = None) -> list[st
 @dataclass
 class Merged:
     meta: dict  # batch.json of the merged run
+    n: int  # the number of parts the class was split into
     shards: list[str]  # the shards found, "1-of-4", ...
     not_run: list[str]  # the shards of 1..N with no record, "3/4"
     missing: list[str]  # students (names, else entries) without a final record
@@ -175,15 +176,7 @@ def merge(out: Path, records: dict[str, dict]) -> Merged:
     meta["jobs"] = sum(int(doc.get("jobs") or 0) for doc in metas.values())
     meta["shards"] = list(metas)
     meta["renamed"] = sorted({note for doc in metas.values() for note in doc.get("renamed") or []})
-    return Merged(meta, list(metas), not_run, missing)
-
-
-def _record(out: Path, name: str) -> dict | None:
-    try:
-        doc = json.loads(store.record_path(out, name).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    return doc if isinstance(doc, dict) else None
+    return Merged(meta, n, list(metas), not_run, missing)
 
 
 def gather(out: Path, sources: list[Path]) -> int:
@@ -199,7 +192,7 @@ def gather(out: Path, sources: list[Path]) -> int:
         if not metas:
             raise ShardError(t("shard_none", out=src))
         for name, doc in store.load_records(src).items():
-            here = _record(out, name)
+            here = store.read_record(out, name)
             st = doc.get("student") or {}
             if name in seen or (here and (here.get("student") or {}).get("fingerprint") != st.get("fingerprint")):
                 raise ShardError(t("shard_clash", name=name, first=seen.get(name, out), second=src))

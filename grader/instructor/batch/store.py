@@ -75,16 +75,19 @@ def load_records(out: Path) -> dict[str, dict]:
     if not base.is_dir():
         return found
     for d in sorted(base.iterdir()):
-        p = d / RECORD
-        if not p.is_file():
-            continue
-        try:
-            doc = json.loads(p.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            continue
-        if isinstance(doc, dict) and isinstance(doc.get("student"), dict):
+        doc = read_record(out, d.name)
+        if doc is not None and isinstance(doc.get("student"), dict):
             found[d.name] = doc
     return found
+
+
+def read_record(out: Path, name: str) -> dict | None:
+    """The record of student `name` in OUT, or None when there is none or it cannot be read."""
+    try:
+        doc = json.loads(record_path(out, name).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return doc if isinstance(doc, dict) else None
 
 
 def course_fingerprint(course) -> str:
