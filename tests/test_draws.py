@@ -330,3 +330,30 @@ def test_honest_draws_in_every_region_find_nothing_for_every_seed():
             elig = torch.rand(4, 2, 32, 128, generator=g) < 0.9
             calls = [((torch.rand(4, 2, 32, 128, generator=g) < p) & elig, elig) for _ in range(3)]
             assert not draws.region_findings(calls, p), (seed, p)
+
+
+# ----------------------------------------------------------------------------- counts are exact
+def _window_triples_by_hand(x, e, p, window):
+    """_window_triples by loops over every (t, d1, d2): the counts it reads from one matmul."""
+    T, best = x.shape[0], None
+    xs, es = x.reshape(T, -1).long(), e.reshape(T, -1).long()
+    for d1 in range(1, min(window, T - 1)):
+        for d2 in range(d1 + 1, min(window, T - 1) + 1):
+            got = int((xs[:T - d2] * xs[d1:T - d2 + d1] * xs[d2:]).sum())
+            pairs = int((es[:T - d2] * es[d1:T - d2 + d1] * es[d2:]).sum())
+            z = draws._triple_score(got, pairs * p ** 3, draws._phi3(p))
+            if best is None or z > best[0]:
+                best = (z, d1, d2, got, pairs)
+    return best
+
+
+@pytest.mark.parametrize("shape,window", [((300, 7), 6), ((64, 3, 5), 16), ((9, 40), 4)])
+def test_triple_counts_read_in_float32_are_the_counts_by_hand(shape, window):
+    """The triple counts are sums of 0/1 products, read from a float32 matmul (exact below 2^24
+    terms): they equal the integer counts, for a rule with gaps in what is eligible and one with a
+    planted triple pattern."""
+    g = torch.Generator().manual_seed(sum(shape) + window)
+    e = torch.rand(shape, generator=g) < 0.9
+    for x in (torch.rand(shape, generator=g) < 0.3, (torch.arange(shape[0]) % 3 == 0).reshape(-1, *[1] * (len(shape) - 1)).expand(shape)):
+        x = x & e
+        assert draws._window_triples(x, e, 0.3, window) == _window_triples_by_hand(x, e, 0.3, window)

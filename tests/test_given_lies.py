@@ -499,3 +499,47 @@ def test_no_check_reads_back_a_given_object_of_the_worker():
     # no check reads a counter or log of a given object's: the dataset checks count on the trusted side
     dataset = (ROOT / "grader" / "checks" / "test_s1_23_dataset.py").read_text()
     assert 'attr("calls")' not in dataset and "enc.calls" in dataset
+
+
+def test_tied_gradient_is_backward_from_the_gradient_bit_for_bit_and_a_wrong_shape_is_backward_s_error():
+    """The runtime's tied_gradient reads backward(grad) as sum(logits * grad).backward() (without the
+    0.3 s first-call import of sympy that backward(tensor) costs a worker): the same gradient, bit for
+    bit; logits of another shape or dtype go to backward(grad) itself: its error for the shape, its
+    own cast for the dtype."""
+    import torch
+
+    from grader.worker.runtime.given import tied_gradient
+
+    g = torch.Generator().manual_seed(3)
+    emb = torch.nn.Embedding(40, 16)
+    dense = torch.nn.Linear(16, 16)
+
+    class Head(torch.nn.Module):
+        def __init__(self, cut=None, dtype=None):
+            super().__init__()
+            self.dense, self.cut, self.dtype = dense, cut, dtype
+
+        def forward(self, h):
+            out = torch.nn.functional.linear(torch.nn.functional.gelu(self.dense(h)), emb.weight)[..., :self.cut]
+            return out if self.dtype is None else out.to(self.dtype)
+
+    head = Head()
+
+    hidden, upstream = torch.randn(2, 6, 16, generator=g), torch.randn(2, 6, 40, generator=g)
+    grad, logits = tied_gradient(head, emb, hidden, upstream)
+    emb.zero_grad(set_to_none=True)
+    head(hidden).backward(upstream)
+    assert torch.equal(grad, emb.weight.grad) and torch.equal(logits, head(hidden).detach())
+    for wrong in (Head(cut=39), Head(dtype=torch.float64)):  # backward's error; backward's own cast
+        try:
+            got = tied_gradient(wrong, emb, hidden, upstream)[0]
+        except RuntimeError as e:
+            got = str(e)
+        emb.zero_grad(set_to_none=True)
+        try:
+            wrong(hidden).backward(upstream)
+            want = emb.weight.grad
+        except RuntimeError as e:
+            want = str(e)
+        assert type(got) is type(want) and (got == want if isinstance(got, str) else torch.equal(got, want)), (got, want)
+        assert isinstance(got, str) == (wrong.cut is not None), got

@@ -455,8 +455,9 @@ def _window_triples(x: torch.Tensor, e: torch.Tensor, p: float, window: int):
     if w < 2:
         return None
 
-    def counts(v):
-        v = v.reshape(T, -1).double()
+    def counts(v):  # sums of 0/1 products: exact in float32 up to 2^24 terms, and 2-4 times faster than float64
+        v = v.reshape(T, -1)
+        v = v.float() if v.numel() <= 2 ** 24 else v.double()
         u = torch.cat([v, v.new_zeros(w, v.shape[1])]).unfold(0, w + 1, 1)  # (T, M, w + 1): v[t + d]
         after = u[..., 1:].reshape(-1, w)
         return ((after * u[..., :1].reshape(-1, 1)).T @ after).round()

@@ -310,7 +310,7 @@ def head_mistakes(hidden, sd):
 def gradient_reference(hidden, sd, upstream):
     """The gradient that reaches the tied weight when the head's logits get the gradient `upstream`."""
     weight = sd["decoder.weight"].clone().requires_grad_(True)
-    head_ref(hidden, sd, embedding=weight).backward(upstream)
+    (head_ref(hidden, sd, embedding=weight) * upstream).sum().backward()  # backward(upstream), without its sympy import
     return weight.grad
 
 
