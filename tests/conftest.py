@@ -21,6 +21,15 @@ if shutil.which("bwrap") is None and "KATA_SANDBOX" not in os.environ:
 # a background process that stays up to ten minutes: hundreds of test projects would each leave
 # one. The suite grades in each command's own process; tests/test_warm.py turns it on.
 os.environ.setdefault("KATA_WARM", "0")
+# Under pytest-xdist (`-n 2` on two cores) each test process gets its share of the cores for torch's
+# own threads, and so do the `kata` processes it starts: two processes each running two threads on
+# two cores ran the trusted side's statistics 2-3 times slower than one thread each.
+if os.environ.get("PYTEST_XDIST_WORKER_COUNT", "").isdigit():
+    _threads = str(max(1, (os.cpu_count() or 1) // int(os.environ["PYTEST_XDIST_WORKER_COUNT"])))
+    for _name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ.setdefault(_name, _threads)
+    if "torch" in sys.modules:
+        sys.modules["torch"].set_num_threads(int(os.environ["OMP_NUM_THREADS"]))
 SOLUTIONS = ROOT / "solutions"
 MAX_SCORE = course.load(ROOT, check_files=False).max_score  # the whole course, from the manifest
 EXERCISES = ROOT / "exercises"
