@@ -256,6 +256,9 @@ def build_parser() -> argparse.ArgumentParser:
     c = sub.add_parser("check", help="run the public checks of one exercise (or all) on exercises/")
     c.add_argument("id", nargs="?", help="the exercise to check (default: every exercise)")
     c.add_argument("--html", metavar="FILE", help="also write a self-contained HTML feedback page (with figures)")
+    c.add_argument("--full", action="store_true",
+                   help="run the public checks as kata grade runs them, with the reads at the training size "
+                        "that kata check leaves out (seconds more)")
     c.set_defaults(func=student.cmd_check)
 
     ls = sub.add_parser("list", help="every exercise by section with its status and points, and your progress")

@@ -301,3 +301,29 @@ def test_a_fifo_in_place_of_an_exercise_does_not_hang_check_or_list(tmp_course):
     proc = kata_in(tmp_course, "check", "s1_12_context")
     assert proc.returncode == 1 and "exercises/ch01/s1_12_context.py is missing" in " ".join(proc.stdout.split())
     assert listed(tmp_course)["s1_12_context"]["status"] == "missing"
+
+
+TOO_BIG = ROOT / "tests" / "attacks_round6" / "too_big_for_training" / "s1_15_attention.py"
+
+
+def test_check_names_the_reads_it_leaves_out_and_full_runs_them_as_the_grade(tmp_course, monkeypatch, capfd):
+    """Sixth outside attack, BREAK 1: a correct attention written as broadcast-and-sum (34 GB at the
+    training size) passed every public check of `kata check` and lost the dropout check in the
+    grade. `kata check` now says which checks read more when graded and how to run them so;
+    `kata check --full` fails the dropout check with the memory limit, as the grade does, and the
+    reference passes it with no such line."""
+    shutil.copy(TOO_BIG, tmp_course / "exercises" / "ch01" / "s1_15_attention.py")
+    here = (monkeypatch, capfd)
+    quick = kata_in(tmp_course, "check", "s1_15_attention", here=here)
+    assert quick.returncode == 0, quick.stdout + quick.stderr
+    assert re.search(r"s1_15_attention: kata grade also runs \d+ of these check\(s\) at the training size", quick.stdout), quick.stdout
+    assert "kata check --full s1_15_attention" in quick.stdout
+    full = kata_in(tmp_course, "check", "--full", "s1_15_attention", here=here)
+    assert full.returncode == 1, full.stdout + full.stderr
+    assert re.search(r"used more than \d+ MB of memory", full.stdout), full.stdout
+    assert "also runs" not in full.stdout and "(--full:" in full.stdout
+    zh = kata_in(tmp_course, "check", "s1_15_attention", lang="zh", here=here)
+    assert "kata grade 还会在训练时的规模" in zh.stdout and "also runs" not in zh.stdout, zh.stdout
+    shutil.copy(ROOT / "solutions" / "ch01" / "s1_15_attention.py", tmp_course / "exercises" / "ch01")
+    ref = kata_in(tmp_course, "check", "--full", "s1_15_attention", here=here)
+    assert ref.returncode == 0 and "(--full:" in ref.stdout, ref.stdout + ref.stderr

@@ -24,13 +24,20 @@ HIDDEN: contextvars.ContextVar[bool] = contextvars.ContextVar("kata_hidden", def
 # Set by the runner: whether this run grades (hidden checks too: `kata grade`) or only shows the
 # public checks to the student (`kata check`, `kata watch`, `kata submit`, `--public-only`).
 GRADING: contextvars.ContextVar[bool] = contextvars.ContextVar("kata_grading", default=True)
+# Set by the runner for the check being run: a box that grading() marks when it answers False, so
+# that `kata check` can say which checks read more when graded (`kata check --full` runs them so).
+SKIPPED_READS: contextvars.ContextVar[list | None] = contextvars.ContextVar("kata_skipped_reads", default=None)
 
 
 def grading() -> bool:
     """True when the run grades. The dropout and masking checks read the rule where `kata train`
     runs (8M-element reads, seconds each) only then: they catch a rule keyed on the training
     size or regime, which no honest mistake is, and `kata check` stays quick."""
-    return GRADING.get()
+    on = GRADING.get()
+    box = SKIPPED_READS.get()
+    if not on and box is not None:
+        box[0] = True
+    return on
 
 
 class CheckFailure(AssertionError):

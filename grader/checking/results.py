@@ -23,6 +23,7 @@ class CheckResult:
     title: str = ""  # what the check checks, in the report's language (`name` is the function's)
     mistake: str = ""  # a recognised mistake (compare.Mistake's English name): the class summary counts them
     mistake_zh: str = ""  # its Chinese name, where the check gave one: the class summary shows it to a Chinese reader
+    graded_reads: bool = False  # a public check run as `kata check` runs it left out reads the grade makes
 
     def as_dict(self) -> dict:
         return asdict(self)

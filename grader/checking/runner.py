@@ -47,7 +47,9 @@ class _Plugin:
     """pytest plugin: provides `sub`, filters checks, records outcomes."""
 
     def __init__(self, course: Course, submission: Submission, box: Sandbox, public_only: bool,
-                 lane: tuple[int, int] | None = None, budget: Budget | None = None):
+                 lane: tuple[int, int] | None = None, budget: Budget | None = None, grading: bool | None = None):
+        self.grading = (not public_only) if grading is None else grading
+        self.skipped_reads: set[str] = set()  # checks whose reads made only when grading were left out
         self.lane = lane
         self.budget = budget
         self.verdicts: dict[str, tuple[str, bool]] = {}  # exercise -> its forbidden-API verdict (_scan_exercise)
@@ -116,13 +118,17 @@ class _Plugin:
             self.verdicts[ex.id] = verdict
         hidden = item.function._kata_check["hidden"]
         self._token = compare.HIDDEN.set(hidden)
-        self._grading = compare.GRADING.set(not self.public_only)
+        self._grading = compare.GRADING.set(self.grading)
+        self._skipped = compare.SKIPPED_READS.set([False])
         settings.load_profile("kata-hidden" if hidden else "kata-public")  # the check's @settings build on it
 
     def pytest_runtest_teardown(self, item):
         if self._token is not None:
             compare.HIDDEN.reset(self._token)
             compare.GRADING.reset(self._grading)
+            if compare.SKIPPED_READS.get()[0]:
+                self.skipped_reads.add(item.nodeid)
+            compare.SKIPPED_READS.reset(self._skipped)
             self._token = None
 
     @pytest.hookimpl(hookwrapper=True)
@@ -431,13 +437,15 @@ def preload(course: Course) -> None:
 def run(course: Course, submission: Submission, exercises: list[Exercise] | None = None,
         public_only: bool = False, box: Sandbox | None = None, plugins: tuple = (),
         lane: tuple[int, int] | None = None, budget_s: float | None = None,
-        budget_cpu_s: float | None = None) -> GradeResult:
+        budget_cpu_s: float | None = None, grading: bool | None = None) -> GradeResult:
     """Grade `submission` on `exercises` (default: all). Never raises for student faults.
     `plugins`: more pytest plugins (`kata release` records what the public checks read).
     `lane` (k, n): only every n-th check from the k-th, in the order pytest collects them (the warm
     grader runs n lanes side by side, each in its own sandbox, and merges them).
     `budget_s`, `budget_cpu_s`: the grading budget (default: the course's); when it runs out, the
-    checks after it fail as "not run" and the result says so in its notes."""
+    checks after it fail as "not run" and the result says so in its notes.
+    `grading`: whether the checks make the reads they make only when grading (default: all but a
+    public-only run; `kata check --full` asks for them on the public checks)."""
     t0 = time.perf_counter()
     private_hypothesis_home()
     exercises = exercises or course.exercises
@@ -446,7 +454,7 @@ def run(course: Course, submission: Submission, exercises: list[Exercise] | None
         box = sandbox_for(course, submission)
         box.launch()
     budget = Budget(budget_s or course.budget_s, budget_cpu_s or course.budget_cpu_s, cpu_used=box.cpu_seconds)
-    plugin = _Plugin(course, submission, box, public_only, lane, budget)
+    plugin = _Plugin(course, submission, box, public_only, lane, budget, grading)
     args = _pytest_args(course, exercises)
     budget.start()  # collecting the checks counts too
     try:
@@ -480,7 +488,8 @@ def run(course: Course, submission: Submission, exercises: list[Exercise] | None
                 visibility="hidden" if info["hidden"] else "public",
                 duration_s=None if info["hidden"] else round(plugin.durations.get(item.nodeid, 0.0), 4), kind=kind,
                 title=pick(info["title"], info["title_zh"]), mistake=failure.mistake if failure else "",
-                mistake_zh=failure.mistake_zh if failure else ""))
+                mistake_zh=failure.mistake_zh if failure else "",
+                graded_reads=not info["hidden"] and item.nodeid in plugin.skipped_reads))
         for ex in exercises:
             # scanned before the exercise's first check; an exercise never reached (the budget ran
             # out before it) has only checks that were not run

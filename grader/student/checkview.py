@@ -54,9 +54,10 @@ class Outcome:
     unrun: dict[str, str]  # exercise id -> missing / empty / not_started
 
 
-def check(course: Course, exercises: list[Exercise], explicit: bool, console: Console) -> Outcome:
+def check(course: Course, exercises: list[Exercise], explicit: bool, console: Console, full: bool = False) -> Outcome:
     """Run and show the public checks. `explicit`: the student named the exercise, so a file
-    that is still the stub is run too (its checks say what to write)."""
+    that is still the stub is run too (its checks say what to write). `full`: as the grade runs
+    them, with the reads made only when grading (the training size)."""
     unrun: dict[str, str] = {}
     to_run: list[Exercise] = []
     for ex in exercises:
@@ -68,11 +69,13 @@ def check(course: Course, exercises: list[Exercise], explicit: bool, console: Co
     result = None
     if to_run:
         try:
-            result, _ = progress.grade(course, to_run)
+            result, _ = progress.grade(course, to_run, full=full)
         except SubmissionError as e:
             console.print(Text(t("check_cannot_run", path="exercises/", reason=str(e)), style="red"))
             return Outcome(False, None, unrun)
     show(course, exercises, result, unrun, console)
+    if result is not None:
+        graded_reads_note(result, full, console)
     ok = not unrun and result is not None and all(r.status == "passed" for r in result.results)
     return Outcome(ok, result, unrun)
 
@@ -134,6 +137,23 @@ def show(course: Course, exercises: list[Exercise], result: GradeResult | None, 
             console.print(Text(t("check_limits_only"), style="yellow"))
         for note in result.notes:  # one line each: a name's line break is a visible ⏎
             console.print(Text(f"note: {one_line(note)}", style="yellow"))
+
+
+def graded_reads_note(result: GradeResult, full: bool, console: Console) -> None:
+    """What `kata check` left out of checks that passed: the reads they make only when graded, at
+    the training size (code correct on small inputs may not fit there, in memory or in time). One
+    line per exercise whose public checks all passed; with --full, that they were made."""
+    if full:
+        console.print(Text(t("check_full_done"), style="dim"))
+        return
+    by_ex: dict[str, list] = {}
+    for r in result.results:
+        by_ex.setdefault(r.exercise, []).append(r)
+    for ex_id, rows in by_ex.items():
+        more = [r for r in rows if r.graded_reads]
+        if more and all(r.status == "passed" for r in rows):
+            console.print(Text(t("check_graded_reads", count=len(more), id=ex_id), style="dim"))
+            console.print(Text(f"  kata check --full {ex_id}", style="bold", no_wrap=True))
 
 
 def _unrun_line(course: Course, ex: Exercise, status: str) -> Text:

@@ -26,7 +26,8 @@ def cmd_check(args) -> int:
     from . import checkview
 
     course = load_course(args, require_stubs=False)
-    outcome = checkview.check(course, select(course, [args.id] if args.id else []), bool(args.id), Console())
+    outcome = checkview.check(course, select(course, [args.id] if args.id else []), bool(args.id), Console(),
+                              full=bool(getattr(args, "full", False)))
     if args.html and outcome.result is not None:
         from ..reports.report import to_dict
         _html(course, course.exercises_dir, to_dict(course, outcome.result), args.html)

@@ -165,13 +165,15 @@ def _deps_unchanged(course: Course, deps) -> bool:
     return True
 
 
-def grade(course: Course, exercises: list[Exercise]) -> tuple[GradeResult, dict[str, str]]:
+def grade(course: Course, exercises: list[Exercise], full: bool = False) -> tuple[GradeResult, dict[str, str]]:
     """Run the public checks of `exercises` on exercises/ in the sandbox and cache the verdicts.
     Returns the result and the sha of each file as it was graded (the private copy's). The
-    course's warm grader does it when it can (grader/student/warm/), else this process."""
+    course's warm grader does it when it can (grader/student/warm/), else this process.
+    `full` (`kata check --full`): the public checks as the grade runs them, with the reads they
+    make only when grading (the training size: seconds more), in this process."""
     from .warm import client
 
-    warm = client.grade(course, exercises)  # the course's warm grader, started if needed
+    warm = None if full else client.grade(course, exercises)  # the course's warm grader, started if needed
     if warm is not None:
         result, shas = warm
         scale(course, result)
@@ -185,7 +187,7 @@ def grade(course: Course, exercises: list[Exercise]) -> tuple[GradeResult, dict[
             p = sub.path(ex.file)
             if p.is_file():
                 shas[ex.id] = sha(p.read_bytes())
-        result = runner.run(course, sub, exercises, public_only=True)
+        result = runner.run(course, sub, exercises, public_only=True, grading=True if full else None)
     scale(course, result)
     record(course, result, shas)
     return result, shas
