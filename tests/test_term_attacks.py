@@ -102,6 +102,20 @@ def test_f2_a_generated_name_never_matches_a_roster_login():
     assert all("claims roster login bob" in x["reason"] for x in rows[2:])
 
 
+def test_a_late_entry_renamed_because_a_made_up_name_took_its_own_keeps_its_login():
+    """Sixth outside attack (c1): `alice/` and `alice.zip` graded as alice and alice-2; `alice-2/`,
+    handed in late, is graded as alice-2-2 on the resume. Without a roster its login is its folder's
+    own name, which no other entry has (it came out empty); alice.zip's made-up alice-2 is still
+    no login, and the two entries that both claim alice keep what they had."""
+    t = "2026-05-01T00:00:00+00:00"
+    records = {"alice": doc(100.0, "alice", mtime=t), "alice-2": doc(50.0, "alice.zip", mtime=t),
+               "alice-2-2": doc(75.0, "alice-2", mtime=t)}
+    table = lms.rows(records, {"late": POLICY, "submitted_at": "file"}, None, {})
+    moodle = [(row[1], row[4]) for row in csv.reader(io.StringIO(lms.moodle_csv(table, "kata week2")))][1:]
+    canvas = [(row[3], row[5]) for row in csv.reader(io.StringIO(lms.canvas_csv(table, "kata week2", 100)))][2:]
+    assert sorted(moodle) == sorted(canvas) == [("", "50"), ("alice", "100"), ("alice-2", "75")], (moodle, canvas)
+
+
 def test_f3_student_set_file_times_are_called_so_and_impossible_ones_are_no_time():
     now = datetime(2026, 12, 3, tzinfo=timezone.utc)
     records = {"zed": doc(100.0, "zed", mtime="1980-01-01T00:00:00+00:00"),  # a zip's epoch, restored by unzip

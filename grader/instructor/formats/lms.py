@@ -206,12 +206,28 @@ def _importable(table: list[Row]) -> list[Row]:
     return [r for r in table if r.on_roster]
 
 
-def _login(r: Row) -> str:
+def _login(r: Row, owners: dict[str, int] | None = None) -> str:
     """The login an LMS matches a row on: the roster's; without a roster the folder's own name,
-    never one the grader made up to keep two entries apart (`bob-2`): that one is left empty."""
+    never one the grader made up to keep two entries apart (`bob-2` for `bob.zip`): that row's is
+    left empty. `owners` counts the rows' own names: an entry renamed only because an earlier
+    run's made-up name took its own (`alice-2/`, handed in late, graded as `alice-2-2` because
+    `alice.zip` was graded as `alice-2`) still has a folder name no other entry has, and keeps it."""
     if r.student is not None:
         return r.student.platform_login
-    return r.name if not r.source or names_mod.stem(r.source) == r.name else ""
+    if not r.source:
+        return r.name
+    own = names_mod.stem(r.source)
+    return own if own == r.name or (owners or {}).get(own, 0) == 1 else ""
+
+
+def _owners(table: list[Row]) -> dict[str, int]:
+    """How many rows of a table without a roster have each own name (the folder's, no .zip)."""
+    count: dict[str, int] = {}
+    for r in table:
+        if r.student is None and r.source:
+            own = names_mod.stem(r.source)
+            count[own] = count.get(own, 0) + 1
+    return count
 
 
 def _points_possible(r: Row) -> bool:
@@ -224,21 +240,23 @@ def _points_possible(r: Row) -> bool:
 def canvas_csv(table: list[Row], column: str, points: float) -> str:
     lines = [["Student", "ID", "SIS User ID", "SIS Login ID", "Section", _one(column)],
              ["Points Possible", "", "", "", "", f"{points:g}"]]
+    owners = _owners(table)
     for r in _importable(table):
         if _points_possible(r):  # never a second Points Possible row (listed at summary.md's top)
             continue
         s = r.student
         display = s.name if s and s.name else r.name
         lines.append([_one(display), _one(s.canvas_id if s else ""), _one(s.id if s else ""),
-                      _one(_login(r)), _one(s.section if s else ""), f"{round(r.final, 2):g}"])
+                      _one(_login(r, owners)), _one(s.section if s else ""), f"{round(r.final, 2):g}"])
     return csv_text(lines)
 
 
 def moodle_csv(table: list[Row], column: str) -> str:
     lines = [["Email address", "Username", "ID number", "Full name", _one(column), _one(f"{column} (feedback)")]]
+    owners = _owners(table)
     for r in _importable(table):
         s = r.student
-        lines.append([_one(s.email if s else ""), _one(_login(r)), _one(s.id if s else ""),
+        lines.append([_one(s.email if s else ""), _one(_login(r, owners)), _one(s.id if s else ""),
                       _one(s.name if s else ""), f"{round(r.final, 2):g}", _one(feedback(r))])
     return csv_text(lines)
 
