@@ -163,6 +163,36 @@ def test_setup_sh_installs_what_the_wheels_are_packed_for():
     assert f'-e ".[{",".join(wheels.EXTRAS)}]"' in installs[1]
 
 
+def _wheels_block(script: str) -> str:
+    """The lines of a setup script that decide where pip finds the wheels (from WHEELS= to its fi)."""
+    start = script.index('WHEELS="${KATA_WHEELS:-')
+    return script[start:script.index("\nfi\n", start) + 4]
+
+
+@pytest.mark.parametrize("which", ["setup.sh", "the bundle's setup.sh (kata release)"])
+def test_a_course_in_a_folder_with_spaces_installs_from_its_wheels(tmp_path, which):
+    """pip splits PIP_FIND_LINKS at whitespace: a course in "My Course é/" once found none of its
+    wheels ("No matching distribution found for torch==2.13.0", the slow test's first run). Both
+    setup scripts now give the folder as a file: URL; the real pip finds a wheel there with no index."""
+    from grader.instructor.release import release
+
+    script = (ROOT / "setup.sh").read_text() if which == "setup.sh" else release.SETUP_SH
+    course = tmp_path / "My Course é" / "kata lab"
+    wheels = course / ".kata" / "wheels"
+    wheels.mkdir(parents=True)
+    make_wheel(wheels, "kata-probe", "1.0")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PIP_", "KATA_"))}
+    env.update(PYTHON=sys.executable, PIP_CONFIG_FILE=os.devnull)
+    shown = subprocess.run(["bash", "-c", "set -euo pipefail\n" + _wheels_block(script) + '\nprintf %s "$PIP_FIND_LINKS"'],
+                           cwd=course, env=env, capture_output=True, text=True, timeout=60)
+    assert shown.returncode == 0 and "with no package index" in shown.stderr, shown.stderr
+    assert " " not in shown.stdout and shown.stdout.startswith("file://"), shown.stdout
+    env.update(PIP_NO_INDEX="1", PIP_FIND_LINKS=shown.stdout, PIP_INDEX_URL=UNREACHABLE)
+    got = subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "-d", str(tmp_path / "d"), "kata-probe==1.0"],
+                         env=env, capture_output=True, text=True, timeout=120)
+    assert got.returncode == 0 and list((tmp_path / "d").glob("kata_probe-1.0-*.whl")), got.stdout + got.stderr
+
+
 # ----------------------------------------------------------------------------- the real thing
 def _course_copy(dest: Path) -> Path:
     """The course as a lab machine gets it: the working tree, without venv, caches or .git."""
@@ -219,7 +249,7 @@ def test_setup_sh_installs_from_the_archive_with_every_index_unreachable_in_an_o
         python = course / ".venv" / "bin" / "python"
         torch = subprocess.run([str(python), "-c", "import torch, grader; print(torch.__version__, torch.version.cuda, grader.__file__)"],
                                capture_output=True, text=True, timeout=120, cwd=tmp_path)
-        version, cuda, where = torch.stdout.split()
+        version, cuda, where = torch.stdout.strip().split(maxsplit=2)  # the path holds spaces
         assert version.endswith("+cpu") and cuda == "None" and where.startswith(str(course)), torch.stdout + torch.stderr
         assert (course / ".kata" / "assets").is_dir() and (course / ".kata" / "wheels" / "kata-wheels.json").is_file()
         # the kata command runs the course's own interpreter: pip writes it as the shebang, or, for a path

@@ -258,7 +258,8 @@ WHEELS="${KATA_WHEELS:-$(dirname "${KATA_ASSETS_DIR:-.kata/assets}")/wheels}"
 if compgen -G "$WHEELS/*.whl" >/dev/null; then
   WHEELS="$(cd "$WHEELS" && pwd)"
   echo "setup: installing from the wheels in $WHEELS, with no package index" >&2
-  export PIP_NO_INDEX=1 PIP_FIND_LINKS="$WHEELS"
+  # as a file: URL, whose spaces are %20: pip splits PIP_FIND_LINKS at whitespace (a course in "My Course/")
+  export PIP_NO_INDEX=1 PIP_FIND_LINKS="$("$PYTHON" -c 'import pathlib, sys; print(pathlib.Path(sys.argv[1]).as_uri())' "$WHEELS")"
 fi
 [ -x .venv/bin/python ] || "$PYTHON" -m venv .venv
 .venv/bin/python -m pip install -q --disable-pip-version-check "torch==2.13.0" ${KATA_TORCH_PIP_ARGS:-}
