@@ -114,6 +114,11 @@ def test_a_late_entry_renamed_because_a_made_up_name_took_its_own_keeps_its_logi
     moodle = [(row[1], row[4]) for row in csv.reader(io.StringIO(lms.moodle_csv(table, "kata week2")))][1:]
     canvas = [(row[3], row[5]) for row in csv.reader(io.StringIO(lms.canvas_csv(table, "kata week2", 100)))][2:]
     assert sorted(moodle) == sorted(canvas) == [("", "50"), ("alice", "100"), ("alice-2", "75")], (moodle, canvas)
+    # a folder renamed beside one alike but for case keeps no login: an LMS may match logins ignoring case
+    records = {"alice": doc(100.0, "alice", mtime=t), "ALICE-2": doc(50.0, "ALICE", mtime=t)}
+    table = lms.rows(records, {"late": POLICY, "submitted_at": "file"}, None, {})
+    moodle = [(row[1], row[4]) for row in csv.reader(io.StringIO(lms.moodle_csv(table, "kata week2")))][1:]
+    assert sorted(moodle) == [("", "50"), ("alice", "100")], moodle
 
 
 def test_f3_student_set_file_times_are_called_so_and_impossible_ones_are_no_time():

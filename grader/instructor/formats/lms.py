@@ -209,23 +209,26 @@ def _importable(table: list[Row]) -> list[Row]:
 def _login(r: Row, owners: dict[str, int] | None = None) -> str:
     """The login an LMS matches a row on: the roster's; without a roster the folder's own name,
     never one the grader made up to keep two entries apart (`bob-2` for `bob.zip`): that row's is
-    left empty. `owners` counts the rows' own names: an entry renamed only because an earlier
-    run's made-up name took its own (`alice-2/`, handed in late, graded as `alice-2-2` because
-    `alice.zip` was graded as `alice-2`) still has a folder name no other entry has, and keeps it."""
+    left empty. `owners` counts the rows' own names compared loosely (case, spaces, punctuation,
+    as a roster is matched): an entry renamed only because an earlier run's made-up name took its
+    own (`alice-2/`, handed in late, graded as `alice-2-2` because `alice.zip` was graded as
+    `alice-2`) has a folder name no other entry shares, even loosely, and keeps it; `ALICE/` renamed
+    beside `alice/` does not."""
     if r.student is not None:
         return r.student.platform_login
     if not r.source:
         return r.name
     own = names_mod.stem(r.source)
-    return own if own == r.name or (owners or {}).get(own, 0) == 1 else ""
+    return own if own == r.name or (owners or {}).get(names_mod.loose(own), 0) == 1 else ""
 
 
 def _owners(table: list[Row]) -> dict[str, int]:
-    """How many rows of a table without a roster have each own name (the folder's, no .zip)."""
+    """How many rows of a table without a roster have each own name (the folder's, no .zip),
+    compared loosely."""
     count: dict[str, int] = {}
     for r in table:
         if r.student is None and r.source:
-            own = names_mod.stem(r.source)
+            own = names_mod.loose(names_mod.stem(r.source))
             count[own] = count.get(own, 0) + 1
     return count
 
