@@ -94,8 +94,9 @@ def test_f2_a_generated_name_never_matches_a_roster_login():
     moodle_logins = [row[1] for row in csv.reader(io.StringIO(lms.moodle_csv(table, "kata week2")))][1:]
     assert sorted(canvas_logins) == sorted(moodle_logins) == ["bob", "bob-2"]  # the roster's two lines only
     no_roster = lms.rows(records, {"late": POLICY, "submitted_at": "file"}, None, {"bob": "2026-05-01T00:00:00+00:00"})
-    logins = {row[1]: row[4] for row in csv.reader(io.StringIO(lms.moodle_csv(no_roster, "kata week2")))}
-    assert "bob-2" not in logins and logins["bob"] == "0"  # without a roster: bob.zip's made-up name is no login
+    logins = [(row[1], row[4]) for row in csv.reader(io.StringIO(lms.moodle_csv(no_roster, "kata week2")))][1:]
+    # without a roster: bob.zip's made-up name is no login, and bob/ and bob.zip contest bob, as with a roster
+    assert sorted(logins) == [("", "0"), ("", "100")], logins
     rows = book(csvbook.gradebook(records, [], table))
     assert [(x["student"], x["status"]) for x in rows[:2]] == [("bob", "contested"), ("bob-2", "missing")]
     assert "('bob', 'bob.zip')" in rows[0]["reason"]
@@ -106,19 +107,31 @@ def test_a_late_entry_renamed_because_a_made_up_name_took_its_own_keeps_its_logi
     """Sixth outside attack (c1): `alice/` and `alice.zip` graded as alice and alice-2; `alice-2/`,
     handed in late, is graded as alice-2-2 on the resume. Without a roster its login is its folder's
     own name, which no other entry has (it came out empty); alice.zip's made-up alice-2 is still
-    no login, and the two entries that both claim alice keep what they had."""
+    no login, and alice/ and alice.zip, which both claim alice, are contested: neither gets it."""
     t = "2026-05-01T00:00:00+00:00"
     records = {"alice": doc(100.0, "alice", mtime=t), "alice-2": doc(50.0, "alice.zip", mtime=t),
                "alice-2-2": doc(75.0, "alice-2", mtime=t)}
     table = lms.rows(records, {"late": POLICY, "submitted_at": "file"}, None, {})
     moodle = [(row[1], row[4]) for row in csv.reader(io.StringIO(lms.moodle_csv(table, "kata week2")))][1:]
     canvas = [(row[3], row[5]) for row in csv.reader(io.StringIO(lms.canvas_csv(table, "kata week2", 100)))][2:]
-    assert sorted(moodle) == sorted(canvas) == [("", "50"), ("alice", "100"), ("alice-2", "75")], (moodle, canvas)
-    # a folder renamed beside one alike but for case keeps no login: an LMS may match logins ignoring case
-    records = {"alice": doc(100.0, "alice", mtime=t), "ALICE-2": doc(50.0, "ALICE", mtime=t)}
-    table = lms.rows(records, {"late": POLICY, "submitted_at": "file"}, None, {})
-    moodle = [(row[1], row[4]) for row in csv.reader(io.StringIO(lms.moodle_csv(table, "kata week2")))][1:]
-    assert sorted(moodle) == [("", "50"), ("alice", "100")], moodle
+    assert sorted(moodle) == sorted(canvas) == [("", "100"), ("", "50"), ("alice-2", "75")], (moodle, canvas)
+
+
+def test_two_folders_alike_but_for_case_get_no_login_without_a_roster():
+    """Seventh outside attack (B1): `alice/` (the real alice, 0) and `ALICE/` (someone else, 13/13)
+    are graded as alice-2 and ALICE; ALICE kept its own name as login, and an LMS that matches
+    logins ignoring case (Moodle's are lowercase) would give its 13 to alice. Alike names are
+    contested, as a roster line is: neither row gets a login, whichever the grader renamed."""
+    t = "2026-05-01T00:00:00+00:00"
+    for records in ({"ALICE": doc(100.0, "ALICE", mtime=t), "alice-2": doc(0.0, "alice", mtime=t)},
+                    {"alice": doc(0.0, "alice", mtime=t), "ALICE-2": doc(100.0, "ALICE", mtime=t)},
+                    {"alice": doc(0.0, "alice", mtime=t), " alice": doc(100.0, " alice.zip", mtime=t),
+                     "bob": doc(50.0, "bob", mtime=t)}):
+        table = lms.rows(records, {"late": POLICY, "submitted_at": "file"}, None, {})
+        moodle = [(row[1], row[4]) for row in csv.reader(io.StringIO(lms.moodle_csv(table, "kata week2")))][1:]
+        canvas = [(row[3], row[5]) for row in csv.reader(io.StringIO(lms.canvas_csv(table, "kata week2", 100)))][2:]
+        logins = sorted(login for login, _ in moodle if login)
+        assert logins == sorted(login for login, _ in canvas if login) == (["bob"] if "bob" in records else []), moodle
 
 
 def test_f3_student_set_file_times_are_called_so_and_impossible_ones_are_no_time():

@@ -207,19 +207,20 @@ def _importable(table: list[Row]) -> list[Row]:
 
 
 def _login(r: Row, owners: dict[str, int] | None = None) -> str:
-    """The login an LMS matches a row on: the roster's; without a roster the folder's own name,
-    never one the grader made up to keep two entries apart (`bob-2` for `bob.zip`): that row's is
-    left empty. `owners` counts the rows' own names compared loosely (case, spaces, punctuation,
-    as a roster is matched): an entry renamed only because an earlier run's made-up name took its
-    own (`alice-2/`, handed in late, graded as `alice-2-2` because `alice.zip` was graded as
-    `alice-2`) has a folder name no other entry shares, even loosely, and keeps it; `ALICE/` renamed
-    beside `alice/` does not."""
+    """The login an LMS matches a row on: the roster's; without a roster the folder's own name
+    (without .zip), never one the grader made up to keep two entries apart (`bob-2` for `bob.zip`).
+    `owners` counts the rows' own names compared loosely (case, spaces, punctuation), as a roster
+    line is matched: an own name that another entry shares, even loosely, is contested and no row
+    gets it (`bob/` and `bob.zip`; `alice/` and `ALICE/`, which an LMS matching logins ignoring
+    case would both give to alice: the seventh outside attack put ALICE's 13/13 on alice's login).
+    An entry renamed only because an earlier run's made-up name took its own (`alice-2/`, handed in
+    late, graded as `alice-2-2` because `alice.zip` was graded as `alice-2`) keeps its own name."""
     if r.student is not None:
         return r.student.platform_login
     if not r.source:
         return r.name
     own = names_mod.stem(r.source)
-    return own if own == r.name or (owners or {}).get(names_mod.loose(own), 0) == 1 else ""
+    return own if (owners or {}).get(names_mod.loose(own), 1) == 1 else ""
 
 
 def _owners(table: list[Row]) -> dict[str, int]:
