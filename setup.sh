@@ -8,6 +8,11 @@
 #     with its nbgrader extra (the real nbgrader grades the course `kata export nbgrader` writes)
 set -euo pipefail
 cd "$(dirname "$0")"
+# pip writes .venv/bin/kata as a #!/bin/sh launcher that double-quotes this folder's path without
+# escaping it: a ", $ or ` there breaks every command (or runs what a $(...) in the name says)
+case "$PWD" in
+  *[\"\$\`]*) echo "setup: the path of the course's folder holds \", \$ or \` ($PWD): pip's launchers cannot quote them; move or rename the folder" >&2; exit 1 ;;
+esac
 
 APT_PACKAGES=()
 command -v bwrap >/dev/null 2>&1 || APT_PACKAGES+=(bubblewrap)

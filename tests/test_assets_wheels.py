@@ -193,6 +193,31 @@ def test_a_course_in_a_folder_with_spaces_installs_from_its_wheels(tmp_path, whi
     assert got.returncode == 0 and list((tmp_path / "d").glob("kata_probe-1.0-*.whl")), got.stdout + got.stderr
 
 
+@pytest.mark.parametrize("which", ["setup.sh", "the bundle's setup.sh (kata release)"])
+def test_a_course_folder_whose_path_pip_cannot_quote_is_refused_before_anything_is_installed(tmp_path, which):
+    """Seventh outside attack (B2): in a folder named with `"` or `$`, set-up exited 0 and every
+    `kata` then failed ("exec: ...: not found", 127), since pip's #!/bin/sh launcher double-quotes
+    the path unescaped; a `$(id -u)` in the name ran at each start. Both scripts now stop first,
+    naming the folder and the characters; spaces, `'` and non-ASCII letters are not refused."""
+    from grader.instructor.release import release
+
+    script = (ROOT / "setup.sh").read_text() if which == "setup.sh" else release.SETUP_SH
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PIP_", "KATA_"))}
+    for name in ('Kurs "A"', "c$(id -u)x", "a`b`c"):
+        course = tmp_path / name
+        course.mkdir()
+        (course / "setup.sh").write_text(script)
+        done = subprocess.run(["bash", "setup.sh"], cwd=course, env=env, capture_output=True, text=True, timeout=60)
+        assert done.returncode == 1 and "pip's launchers cannot quote them" in done.stderr, done.stderr
+        assert str(course) in done.stderr and sorted(p.name for p in course.iterdir()) == ["setup.sh"]
+    block = script[script.index('case "$PWD" in'):script.index("esac\n") + 5]
+    for name in ("My Course é", "Bob's kata"):
+        (tmp_path / name).mkdir()
+        ok = subprocess.run(["bash", "-c", "set -euo pipefail\n" + block + "echo through"], cwd=tmp_path / name,
+                            env=env, capture_output=True, text=True, timeout=60)
+        assert ok.returncode == 0 and ok.stdout == "through\n", ok.stderr
+
+
 # ----------------------------------------------------------------------------- the real thing
 def _course_copy(dest: Path) -> Path:
     """The course as a lab machine gets it: the working tree, without venv, caches or .git."""

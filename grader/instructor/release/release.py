@@ -237,6 +237,11 @@ SETUP_SH = """#!/usr/bin/env bash
 # then the data files of the exercises (kata assets fetch; offline: kata assets unpack FILE).
 set -euo pipefail
 cd "$(dirname "$0")"
+# pip writes .venv/bin/kata as a #!/bin/sh launcher that double-quotes this folder's path without
+# escaping it: a ", $ or ` there breaks every command (or runs what a $(...) in the name says)
+case "$PWD" in
+  *[\\"\\$\\`]*) echo "setup: the path of the course's folder holds \\", \\$ or \\` ($PWD): pip's launchers cannot quote them; move or rename the folder" >&2; exit 1 ;;
+esac
 
 if ! command -v bwrap >/dev/null 2>&1; then
   if [ "$(id -u)" = 0 ]; then
