@@ -220,7 +220,8 @@ def alike_inputs(ids, specials, token: int) -> list:
     flat, real = ids.reshape(-1, ids.shape[-1]), (~special).reshape(-1, ids.shape[-1])
     same = flat[int(real.sum(-1).argmax())].expand(ids.shape).clone()
     return [(same, Msg("every row the same ids", "每一行都是相同的 id")),
-            (torch.where(special, ids, token), Msg("every real token {token}", "每个真实词元都是 {token}", token=token))]
+            # not the id itself: a hidden check's message would show its hidden input's id (seventh outside attack)
+            (torch.where(special, ids, token), Msg("every real token one id", "每个真实词元都是同一个 id"))]
 
 
 def expect_rule_on_alike_inputs(sub, ids, seed, shape: str, token: int, p: float, *, mask_id=MASK, vocab=BASE,
