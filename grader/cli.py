@@ -295,9 +295,14 @@ def build_parser() -> argparse.ArgumentParser:
                    help="replace even a file saved after its source, or an unreadable notebook (backed up first)")
     n.set_defaults(func=student.cmd_notebook)
 
-    sm = sub.add_parser("submit", help="zip your exercise files (.py and notebooks) with a manifest for `kata grade`")
-    sm.add_argument("--out", metavar="FILE", help="where to write the zip (default: kata-submission.zip in the project folder)")
+    sm = sub.add_parser("submit", help="zip your exercise files (.py and notebooks) with a manifest for `kata grade`",
+                        description="Zip the exercises/ of the folder you run it in (or of the nearest folder above "
+                                    "it that has one), never the installed course's; it names the folder and the "
+                                    "number of files. It stops, writing nothing, when there is no such folder or "
+                                    "every exercise file in it is still the untouched stub (--anyway hands those in).")
+    sm.add_argument("--out", metavar="FILE", help="where to write the zip (default: kata-submission.zip in the folder packed)")
     sm.add_argument("--no-check", action="store_true", help="do not run the public checks (the manifest says 'not run')")
+    sm.add_argument("--anyway", action="store_true", help="hand in a folder whose every exercise file is still the stub")
     sm.set_defaults(func=student.cmd_submit)
 
     v = sub.add_parser("verify", help="developer check: stubs fail, solutions pass, files one-to-one")

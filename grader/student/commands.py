@@ -222,14 +222,22 @@ def cmd_submit(args) -> int:
     from pathlib import Path
 
     from ..course.messages import t
-    from .submit import SubmitError, submit
+    from .submit import SubmitError, student_folder, submit
 
     course = load_course(args)
-    out = Path(args.out) if args.out else course.root / "kata-submission.zip"
-    if not args.no_check:
-        print(t("submit_running"), file=sys.stderr)
+    folder = student_folder(Path.cwd())  # the student's folder, never the installed course's (submit.py)
+    if folder is None:
+        print(f"kata submit: {t('submit_no_folder', here=Path.cwd())}", file=sys.stderr)
+        return 2
+    out = Path(args.out) if args.out else folder / "kata-submission.zip"
+
+    def starting(ex_dir, n_files):
+        print(t("submit_packing", folder=ex_dir, files=n_files))
+        if not args.no_check:
+            print(t("submit_running"), file=sys.stderr)
     try:
-        done = submit(course, out, run_checks=not args.no_check)
+        done = submit(course, out, run_checks=not args.no_check, folder=folder,
+                      anyway=getattr(args, "anyway", False), on_start=starting)
     except SubmitError as e:
         print(f"kata submit: {e}", file=sys.stderr)
         return 2

@@ -6,6 +6,13 @@ see grader/checking/submission.py). The manifest (grader/checking/submit_manifes
 each file's sha256, the kata version, the time, and each exercise's public-check status, from
 the same sandboxed run as `kata check` on the same files. It is written to a temporary file and
 moved into place, and never over anything that is not a zip or inside exercises/.
+
+What is packed is the student's own folder, never the course the kata was installed from: the
+`exercises/` of the folder the command runs in, or of the nearest folder above it that has one
+(`student_folder`), whatever course.toml the exercise list comes from (a lab machine's kata is
+installed elsewhere; its exercises/ holds the untouched stubs). No such folder, or one whose every
+exercise file is still its stub (the student worked somewhere else), stops the command with the
+reason and writes nothing; `anyway=True` hands in the stubs all the same.
 """
 from __future__ import annotations
 
@@ -18,7 +25,6 @@ from pathlib import Path
 from .. import __version__
 from ..checking import submit_manifest as kata_manifest
 from ..checking import runner
-from ..checking.notebook import notebook_path
 from ..checking.submission import open_submission
 from ..course import atomic
 from ..course.messages import t
@@ -35,19 +41,49 @@ class Submitted:
     notes: list[str] = field(default_factory=list)
 
 
-def files_of(course) -> list[tuple[Path, str]]:
-    """(file, name in the zip) of every exercise's .py and notebook that exist."""
+def student_folder(start: Path) -> Path | None:
+    """The folder whose exercises/ `kata submit` packs: `start` when it holds exercises/, else the
+    nearest folder above it that does (a student in exercises/ch01/ submits the folder above
+    exercises/); None when there is none."""
+    here = Path(start).resolve()
+    for d in (here, *here.parents):
+        if (d / "exercises").is_dir():
+            return d
+    return None
+
+
+def files_of(course, folder: Path | None = None) -> list[tuple[Path, str]]:
+    """(file, name in the zip) of every exercise's .py and notebook that exist in `folder`'s
+    exercises/ (default: the course's own)."""
+    folder = Path(folder) if folder is not None else course.root
     found = []
     for ex in course.exercises:
-        for p in (course.exercises_dir / ex.file, notebook_path(course, ex)):
+        py = folder / "exercises" / ex.file
+        for p in (py, py.with_suffix(".ipynb")):
             if p.is_file():
-                found.append((p, p.relative_to(course.root).as_posix()))
+                found.append((p, p.relative_to(folder).as_posix()))
     return found
 
 
-def _check_out(course, out: Path) -> None:
+def only_stubs(course, folder: Path, files: list[tuple[Path, str]]) -> bool:
+    """True when no exercise file in `folder`'s exercises/ is the student's work: each .py is its
+    exercise's untouched stub (as the attempt flags compare it: the syntax tree, in every language
+    the course writes stubs in) and there is no notebook. When in doubt (a stub that cannot be
+    made), False."""
+    from ..checking.submission import Submission
+    from ..instructor.formats.attempts import attempted
+
+    if not files or any(name.endswith(".ipynb") for _, name in files):
+        return False
+    ex_dir = folder / "exercises"
+    present = [ex for ex in course.exercises if (ex_dir / ex.file).is_file()]
+    flags = attempted(course, Submission(origin=ex_dir, root=ex_dir), present)
+    return all(flags.get(ex.id) is False for ex in present)
+
+
+def _check_out(exercises_dir: Path, out: Path) -> None:
     target = out.resolve()
-    if target == course.exercises_dir.resolve() or course.exercises_dir.resolve() in target.parents:
+    if target == exercises_dir.resolve() or exercises_dir.resolve() in target.parents:
         raise SubmitError(t("submit_inside_exercises", out=str(out)))
     if target.is_dir():
         raise SubmitError(t("submit_out_is_dir", out=str(out)))
@@ -55,15 +91,17 @@ def _check_out(course, out: Path) -> None:
         raise SubmitError(t("submit_not_zip", out=str(out)))
 
 
-def statuses(course, run_checks: bool) -> tuple[dict, list[str], str]:
-    """Per exercise: public-check status, counts and the file graded; the grading notes; the sandbox."""
-    prefix = Path(course.exercises_dir.relative_to(course.root))
+def statuses(course, run_checks: bool, folder: Path | None = None) -> tuple[dict, list[str], str]:
+    """Per exercise: public-check status, counts and the file graded; the grading notes; the sandbox.
+    `folder`: whose exercises/ (default: the course's own)."""
+    ex_dir = (Path(folder) if folder is not None else course.root) / "exercises"
+    prefix = Path("exercises")
     out: dict[str, dict] = {}
     if not run_checks:
         for ex in course.exercises:
             out[ex.id] = {"status": "not run", "passed": 0, "total": 0, "graded": None}
         return out, [], ""
-    with open_submission(course.exercises_dir, course.chapter, course.exercises) as sub:
+    with open_submission(ex_dir, course.chapter, course.exercises) as sub:
         result = runner.run(course, sub, course.exercises, public_only=True)
         for ex in course.exercises:
             rows = [r for r in result.results if r.exercise == ex.id]
@@ -79,13 +117,22 @@ def statuses(course, run_checks: bool) -> tuple[dict, list[str], str]:
         return out, list(result.notes), result.sandbox
 
 
-def submit(course, out: Path, run_checks: bool = True) -> Submitted:
+def submit(course, out: Path, run_checks: bool = True, folder: Path | None = None, anyway: bool = False,
+           on_start=None) -> Submitted:
+    """Zip `folder`'s exercises/ (default: the course's own) into `out`. `on_start(exercises folder,
+    number of files)` is called once the files are known to be the student's, before the checks run."""
+    folder = Path(folder).resolve() if folder is not None else course.root
+    ex_dir = folder / "exercises"
     out = Path(out)
-    _check_out(course, out)
-    files = files_of(course)
+    _check_out(ex_dir, out)
+    files = files_of(course, folder)
     if not files:
-        raise SubmitError(t("submit_nothing", folder=course.exercises_dir.relative_to(course.root).as_posix()))
-    exercises, notes, sandbox = statuses(course, run_checks)
+        raise SubmitError(t("submit_nothing", folder=str(ex_dir)))
+    if not anyway and only_stubs(course, folder, files):
+        raise SubmitError(t("submit_only_stubs", folder=str(ex_dir), files=len(files)))
+    if on_start is not None:
+        on_start(ex_dir, len(files))
+    exercises, notes, sandbox = statuses(course, run_checks, folder)
     # Hash what goes into the zip: read each file once and write those very bytes.
     contents = [(p, name, p.read_bytes(), _zip_time(p.stat().st_mtime)) for p, name in files]
     times = {name: when for _, name, _, when in contents}

@@ -1,0 +1,65 @@
+"""No silent seam (issue 34): what a user sees where a path could drop or change their data.
+
+`kata submit` packs the student's own folder or stops; names keep their letters (NFC, never
+stripped); roster names compare without spaces and punctuation; a closest-match hint is a real near
+miss; every score has at most two decimals and full marks are exactly the total."""
+import shutil
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ROOT, SOLUTIONS, kata
+
+
+# ---------------------------------------------------------------- 1. kata submit packs the folder it runs in
+def lab_folder(tmp_path: Path, solved: tuple[str, ...] = ()) -> Path:
+    """A student's folder on a lab machine: exercises/ (the stubs, `solved` ones replaced by the
+    reference) and no course.toml; the kata is installed elsewhere (this checkout, with its stubs)."""
+    lab = tmp_path / "lab"
+    shutil.copytree(ROOT / "exercises", lab / "exercises")
+    for ex_id in solved:
+        shutil.copy(SOLUTIONS / "ch01" / f"{ex_id}.py", lab / "exercises" / "ch01")
+    return lab
+
+
+def test_submit_packs_the_folder_it_runs_in_not_the_installed_course(tmp_path):
+    lab = lab_folder(tmp_path, solved=("s1_11_softmax",))
+    out = tmp_path / "mine.zip"
+    proc = kata("submit", "--no-check", "--out", str(out), cwd=lab)
+    assert proc.returncode == 0, proc.stderr
+    assert f"packing {lab / 'exercises'}: 38 file(s)" in proc.stdout  # the folder named, and the count
+    with zipfile.ZipFile(out) as zf:
+        mine = zf.read("exercises/ch01/s1_11_softmax.py")
+    assert mine == (SOLUTIONS / "ch01" / "s1_11_softmax.py").read_bytes()  # the student's work, not a stub
+
+    # from inside exercises/ch01/: the nearest folder above holding exercises/, and the zip lands there
+    proc = kata("submit", "--no-check", cwd=lab / "exercises" / "ch01")
+    assert proc.returncode == 0, proc.stderr
+    assert f"packing {lab / 'exercises'}: 38 file(s)" in proc.stdout
+    with zipfile.ZipFile(lab / "kata-submission.zip") as zf:
+        assert zf.read("exercises/ch01/s1_11_softmax.py") == mine
+
+
+def test_submit_refuses_a_folder_of_untouched_stubs(tmp_path):
+    lab = lab_folder(tmp_path)
+    out = tmp_path / "stubs.zip"
+    proc = kata("submit", "--no-check", "--out", str(out), cwd=lab)
+    said = " ".join(proc.stderr.split())
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert f"every one of the 38 exercise files in {lab / 'exercises'} is still its untouched stub" in said
+    assert "--anyway" in said and "wrote" not in proc.stdout
+    assert not out.exists()
+    proc = kata("submit", "--no-check", "--anyway", "--out", str(out), cwd=lab)  # asked for: handed in
+    assert proc.returncode == 0, proc.stderr
+    assert f"packing {lab / 'exercises'}: 38 file(s)" in proc.stdout and out.is_file()
+
+
+def test_submit_refuses_where_there_is_no_exercises_folder(tmp_path):
+    here = tmp_path / "home"
+    here.mkdir()
+    out = tmp_path / "nothing.zip"
+    proc = kata("submit", "--no-check", "--out", str(out), cwd=here)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert f"no exercises/ folder in {here} or any folder above it" in proc.stderr
+    assert not out.exists() and not (here / "kata-submission.zip").exists()
