@@ -63,3 +63,23 @@ def test_submit_refuses_where_there_is_no_exercises_folder(tmp_path):
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert f"no exercises/ folder in {here} or any folder above it" in proc.stderr
     assert not out.exists() and not (here / "kata-submission.zip").exists()
+
+
+# ---------------------------------------------------------------- 2. a student's name is NFC, never stripped
+def test_batch_names_a_macos_folder_zoe_with_its_diaeresis_apart_from_zoe(tmp_path):
+    import csv
+    import unicodedata
+
+    nfd, nfc = unicodedata.normalize("NFD", "zoë"), unicodedata.normalize("NFC", "zoë")
+    cls = tmp_path / "class"
+    for who in ("zoe", nfd):  # two students; macOS writes the second folder's name in NFD
+        shutil.copytree(SOLUTIONS, cls / who)
+    out = tmp_path / "out"
+    proc = kata("grade", str(cls), "--out", str(out), "-e", "s1_11_matmul")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    book = {r["student"]: r for r in csv.DictReader((out / "gradebook.csv").open(encoding="utf-8"))}
+    assert set(book) == {"zoe", nfc}, book.keys()  # graded as zoë, not as zoe or zoe-2
+    assert book[nfc]["source"] == nfd and book[nfc]["total"] == book["zoe"]["total"] == "5"  # its folder, as it is
+    assert sorted(p.name for p in (out / "students").iterdir()) == ["zoe", nfc]
+    assert "taken" not in proc.stdout + (out / "summary.md").read_text()  # they never collided
+

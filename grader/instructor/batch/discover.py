@@ -42,7 +42,7 @@ from ...checking.notebook import NotebookError, read
 from ...checking.submission import MAX_FILE, MAX_FILES, MAX_TOTAL, SubmissionError, link_notes
 from ...course import files
 from ...course.messages import t
-from ..formats.names import SUFFIXES, stem
+from ..formats.names import SUFFIXES, nfc, stem
 
 
 
@@ -98,7 +98,15 @@ def discover(class_dir: Path) -> tuple[list[Entry], list[Skipped]]:
 
 
 def student_name(source: str) -> str:
-    name = re.sub(r"[^\w.-]+", "_", stem(source)).strip("._-")[:80]
+    """The name OUT gives the entry `source`: its own name without .zip/.ipynb in NFC (a macOS
+    folder's `zoe` + U+0308 is `zoë`, as typed on Linux, never `zoe`), each run of characters other
+    than letters, digits, combining marks, `.`, `_` and `-` one `_`, none at the ends, at most 80
+    characters; "student" when nothing is left. `zoe/` and `zoë/` are two names."""
+    import unicodedata
+
+    kept = "".join(ch if re.fullmatch(r"[\w.-]", ch) or unicodedata.category(ch).startswith("M") else "\0"
+                   for ch in nfc(stem(source)))
+    name = re.sub("\0+", "_", kept).strip("._-")[:80]
     return name or "student"
 
 
