@@ -83,3 +83,27 @@ def test_batch_names_a_macos_folder_zoe_with_its_diaeresis_apart_from_zoe(tmp_pa
     assert sorted(p.name for p in (out / "students").iterdir()) == ["zoe", nfc]
     assert "taken" not in proc.stdout + (out / "summary.md").read_text()  # they never collided
 
+
+# ---------------------------------------------------------------- 3. roster matching ignores spaces and punctuation
+def test_a_folder_mary_ann_gets_the_roster_line_maryann(tmp_path):
+    import csv
+
+    from tests.test_roster_exports import stored_run
+
+    out = tmp_path / "out"
+    stored_run(out, ["Mary Ann", "bob"])  # graded folders `Mary Ann/` and `bob/`
+    (tmp_path / "roster.csv").write_text("login,name\nmaryann,Mary Ann Smith\nbob,Bob\n")
+    proc = kata("gradebook", str(out), "--roster", str(tmp_path / "roster.csv"))
+    assert proc.returncode == 0, proc.stdout + proc.stderr  # 0: the LMS files are safe to import
+    assert "2 of 2 submissions matched a roster line" in proc.stdout
+    moodle = list(csv.reader((out / "moodle.csv").open(encoding="utf-8")))
+    assert [r[1:5] for r in moodle[1:]] == [["maryann", "", "Mary Ann Smith", "100"], ["bob", "", "Bob", "100"]]
+    book = {r["source"]: r for r in csv.DictReader((out / "gradebook.csv").open(encoding="utf-8"))}
+    assert book["Mary Ann"]["name"] == "Mary Ann Smith"
+
+
+def test_roster_lines_alike_but_for_a_dot_are_refused_as_either_could_be_the_submission():
+    from grader.instructor.formats import roster
+
+    with pytest.raises(roster.RosterError, match=r"r.csv:3: mary.ann differs from line 2 only in spaces, punctuation"):
+        roster.parse("login\nmaryann\nmary.ann\n", "r.csv")

@@ -5,8 +5,9 @@ A submission is known by its own name in the class folder: the entry's name with
 be a generated `bob-2` that a real student's login happens to be.
 
 A row belongs to an entry whose own name is exactly the row's name. Otherwise it may be matched
-loosely, ignoring case, surrounding spaces, invisible characters (U+200B ...) and punctuation
-(`Alice`, ` alice`, `alice\u200b` and `alice` are alike), but only when that is unambiguous:
+loosely (`loose`), ignoring case, spaces anywhere, invisible characters (U+200B ...) and punctuation
+(`Alice`, ` alice`, `alice\u200b` and `alice` are alike, and so are `Mary Ann`, `mary.ann` and
+`maryann`), but only when that is unambiguous:
 - an entry named exactly like the row keeps it, whatever the sort order; the look-alikes do not
   get it (`lookalike`);
 - two or more entries that claim one row with no exact owner (`ALICE/` and ` alice/`), or
@@ -22,7 +23,6 @@ with the first character where they differ, as code points (`differ`).
 from __future__ import annotations
 
 import difflib
-import re
 import unicodedata
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -75,11 +75,12 @@ def closest(name: str, names, n: int = 1, cutoff: float = 0.6) -> list[str]:
 
 
 def loose(text: str) -> str:
-    """`text` compared loosely: no invisible (format) characters, case folded, every run of
-    other characters than letters, digits, `.`, `-` one `_`, none at the ends ("" when nothing
-    is left: such a name only ever matches exactly)."""
-    visible = "".join(ch for ch in nfc(text) if unicodedata.category(ch) != "Cf")
-    return re.sub(r"[^\w.-]+", "_", visible).strip("._-").casefold()
+    """`text` compared loosely: its letters and digits only (with their combining marks, which
+    some scripts' letters need), NFC, case folded; spaces, punctuation (`.`, `-`, `_` too),
+    symbols and invisible (format) characters dropped wherever they are: `Mary Ann`, `mary_ann`
+    and `maryann` are alike. "" when nothing is left: such a name only ever matches exactly."""
+    kept = "".join(ch for ch in nfc(text) if unicodedata.category(ch)[0] in "LNM")
+    return nfc(kept.casefold())
 
 
 @dataclass
