@@ -107,3 +107,35 @@ def test_roster_lines_alike_but_for_a_dot_are_refused_as_either_could_be_the_sub
 
     with pytest.raises(roster.RosterError, match=r"r.csv:3: mary.ann differs from line 2 only in spaces, punctuation"):
         roster.parse("login\nmaryann\nmary.ann\n", "r.csv")
+
+
+# ---------------------------------------------------------------- 4. a closest-match hint is a real near miss or absent
+FOLKS = ["alice", "bob", "carol", "dave", "erin", "frank", "grace", "heidi", "ivan", "judy", "mallory", "niaj",
+         "olivia", "peggy", "rupert", "sybil", "trent", "victor"]
+
+
+def test_a_roster_keyed_on_id_numbers_says_no_close_match_rather_than_one_id_for_everyone(tmp_path):
+    from tests.test_roster_exports import stored_run
+
+    out = tmp_path / "out"
+    stored_run(out, FOLKS)  # 18 folders named by username
+    export = tmp_path / "KATA101 Grades.csv"  # Moodle's grade export: no Username column, keyed on ID number
+    export.write_text("First name,Last name,ID number,Institution,Department,Email address,"
+                      "Assignment: Attention (Real),Course total (Real),Last downloaded from this course\n" +
+                      "".join(f"{n.title()},Smith,S{1001 + i},Wonderland U,CS,{n}@uni.example,-,-,1717200000\n"
+                              for i, n in enumerate(FOLKS)), encoding="utf-8")
+    proc = kata("gradebook", str(out), "--roster", str(export))
+    said = " ".join(proc.stderr.split())
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "keyed on ID number) matches 0 of 18 submissions" in said
+    assert "→" not in said and "'S1001'" not in said  # no ID named as anyone's closest match
+    assert "Closest matches: no close match for 'alice', 'bob', 'carol', 'dave', 'erin'." in said
+
+
+def test_a_real_near_miss_is_still_named():
+    from grader.instructor.formats import roster
+
+    r = roster.parse("login\nalice\nmhatter\nbob\n", "r.csv")
+    said = roster.refusal(r, ["a1ice", "Mad Hatter", "zed"])
+    assert "matches 0 of 3" in said
+    assert "'a1ice' → 'alice'; 'Mad Hatter' → 'mhatter'; no close match for 'zed'" in said

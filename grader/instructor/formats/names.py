@@ -74,6 +74,26 @@ def closest(name: str, names, n: int = 1, cutoff: float = 0.6) -> list[str]:
     return [by_key[k] for k in found]
 
 
+NEAR = 0.7  # difflib's ratio of two loose forms from which a name is a near miss ('a1ice', 'alice': 0.8)
+
+
+def near_miss(name: str, names) -> str | None:
+    """The one of `names` that `name` nearly is, or None: the most alike by difflib's ratio of the
+    loose forms when that is at least NEAR (a typo, a look-alike character, a dropped letter), or
+    one whose loose form holds the other's or is held by it, three characters at least (a folder
+    named `Alice Liddell` for the login `alice`). `alice` and `grace` (0.6), or a name and an ID
+    number such as S1001, are no near miss: a hint that names them would only mislead."""
+    key = loose(name) or nfc(name)
+    best, best_ratio = None, 0.0
+    for other in names:
+        k = loose(other) or nfc(other)
+        ratio = difflib.SequenceMatcher(None, key, k).ratio()
+        held = min(len(key), len(k)) >= 3 and (key in k or k in key)
+        if (ratio >= NEAR or held) and ratio > best_ratio:
+            best, best_ratio = other, ratio
+    return best
+
+
 def loose(text: str) -> str:
     """`text` compared loosely: its letters and digits only (with their combining marks, which
     some scripts' letters need), NFC, case folded; spaces, punctuation (`.`, `-`, `_` too),

@@ -242,10 +242,11 @@ def match(roster: Roster, entries: dict[str, str] | list[str]) -> Match:
 
 def refusal(roster: Roster, entries: dict[str, str] | list[str]) -> str:
     """Why `roster` cannot be the class's ("" when it can): it matches fewer than half of the
-    submissions, or none of its students. The message names the roster, how it was read, and the
-    closest roster logins of the unmatched submissions (difflib), as Python writes them."""
+    submissions, or none of its students. The message names the roster, how it was read, and for
+    the first unmatched submissions, as Python writes them, the roster login each nearly is
+    (names.near_miss), or "no close match": a roster keyed on ID numbers has none for any folder."""
     from ...course.messages import t
-    from .names import closest, differ
+    from .names import differ, near_miss
 
     if not isinstance(entries, dict):
         entries = {n: n for n in entries}
@@ -256,12 +257,17 @@ def refusal(roster: Roster, entries: dict[str, str] | list[str]) -> str:
     if 2 * matched >= len(entries) and matched:
         return ""
     logins = [s.login for s in roster.students]
-    near = []
+    near, far = [], []
     for name in found.unknown[:5]:
         own = entries[name]
-        best = closest(own, logins, cutoff=0.0)
-        near.append(f"{own!r} → {best[0]!r}" + (f" ({differ(own, best[0])})" if nfc(own) != best[0] and
-                                                 loose(own) == loose(best[0]) else "") if best else repr(own))
+        best = near_miss(own, logins)  # a real near miss, or none: never the least unlike of strangers
+        if best is None:
+            far.append(repr(own))
+            continue
+        near.append(f"{own!r} → {best!r}" + (f" ({differ(own, best)})" if nfc(own) != best and
+                                             loose(own) == loose(best) else ""))
+    if far:
+        near.append(t("roster_no_close", names=", ".join(far)))
     return t("roster_refused", roster=roster.source, shape=t(f"roster_shape_{roster.shape}"), column=roster.key,
              matched=matched, total=len(entries), enrolled=matched, students=len(roster.students),
              closest="; ".join(near) or t("roster_refused_none"))
