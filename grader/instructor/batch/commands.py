@@ -21,7 +21,7 @@ from ..exports.gradescope import VISIBILITIES
 from . import store
 
 BATCH_ONLY = ("jobs", "force", "timeout", "gradescope_hidden", "roster", "submitted_at", "due", "lms_assignment",
-              "shard")
+              "shard", "missing", "extensions")
 
 
 def add_grade_options(g: argparse.ArgumentParser) -> None:
@@ -43,8 +43,19 @@ def add_grade_options(g: argparse.ArgumentParser) -> None:
 
 
 def _term_options(parser) -> None:
-    parser.add_argument("--due", metavar="TIME", help="with --assignment: its due date-time for this term, e.g. "
-                                                      "2027-03-14T23:59:00+08:00 (default: course.toml's due)")
+    parser.add_argument("--due", metavar="TIME", help="the due date-time for this term, e.g. 2027-03-14T23:59:00+08:00 "
+                                                      "(default: course.toml's due of the assignment), measured "
+                                                      "with the assignment's late rule: --assignment's, or the "
+                                                      "course's only one. Stored in OUT: every later `kata "
+                                                      "gradebook OUT` applies it")
+    parser.add_argument("--extensions", metavar="FILE",
+                        help="students' own due dates: a CSV with a student column (as the roster names them: "
+                             "login, username, student, ...) and due (ISO 8601 with its offset); their late "
+                             "penalty is measured from it. A row that matches no submission or roster line is "
+                             "listed in summary.md's Check before importing (exit 5). Copied into OUT")
+    parser.add_argument("--missing", choices=("zero", "blank"),
+                        help="what canvas.csv and moodle.csv give an enrolled student without a submission: 0 "
+                             "(default) or an empty cell, so the LMS keeps the grade it has. Stored in OUT")
     parser.add_argument("--roster", metavar="FILE", help="the class list: Canvas's gradebook export (keyed on SIS "
                                                          "Login ID), Moodle's participants or grades export, or a "
                                                          "CSV with login (or folder), id, name, email, section. One "
@@ -59,26 +70,44 @@ def _term_options(parser) -> None:
                              "modification times, which extraction keeps from the student's machine: not for "
                              "grades unless the platform writes the files itself), manifest (kata submit's time; "
                              "students can edit it) or a CSV FILE from the submission platform (student, "
-                             "submitted_at). A submission without a usable time gets no penalty and summary.md "
-                             "lists it")
+                             "submitted_at), or platform (the times a Canvas, Moodle or Gradescope download gives: the default "
+                             "for one, with a due date). A submission without a usable time gets no penalty and "
+                             "summary.md lists it")
 
 
 def check_term_files(args) -> str:
-    """Why --roster or --submitted-at cannot be used ("" when they can)."""
-    from ..formats.late import SOURCES, TimesError, read_times
+    """Why --roster, --submitted-at, --extensions or --due cannot be used ("" when they can)."""
+    from ..formats.late import SOURCES, TimesError, read_extensions, read_times
     from ..formats.roster import RosterError, read
 
     try:
         if getattr(args, "roster", None):
             read(args.roster)
         source = getattr(args, "submitted_at", None)
-        if source and source not in SOURCES:
+        if source and source not in SOURCES and source != "platform":
             if not Path(source).is_file():
                 return t("submitted_at_bad", source=source)
             read_times(source)
+        extensions = getattr(args, "extensions", None)
+        if extensions:
+            if not Path(extensions).is_file():
+                return t("extensions_none", file=extensions)
+            read_extensions(extensions)
     except (RosterError, TimesError) as e:
         return str(e)
+    if getattr(args, "due", None) and not _due(args.due):
+        return t("due_bad", due=args.due)
     return ""
+
+
+def _due(text: str) -> str:
+    """--due as ISO 8601 with its offset ("" when it is not a date-time with one)."""
+    from ..formats.late import parse_time
+
+    try:
+        return parse_time(text).isoformat()
+    except ValueError:
+        return ""
 
 
 def add_gradebook_parser(sub) -> argparse.ArgumentParser:
@@ -143,28 +172,26 @@ def grade(args, course, exercises, assignment=None) -> int:
             print(f"kata grade: {e}", file=sys.stderr)
             return 2
         later = [o for o, given in (("--roster", args.roster), ("--lms-assignment", args.lms_assignment),
-                                    ("--submitted-at FILE", args.submitted_at not in (None, "mtime", "manifest")))
+                                    ("--submitted-at FILE", args.submitted_at not in (None, "mtime", "manifest", "platform")),
+                                    ("--extensions", args.extensions))
                  if given]
         if later:
             print(f"kata grade: {t('shard_term_later', options=', '.join(later))}", file=sys.stderr)
             return 2
-    if args.due:
-        from ...course.assignments import AssignmentError
-
-        if assignment is None:
-            print(f"kata grade: {t('due_needs_assignment')}", file=sys.stderr)
-            return 2
-        try:
-            assignment = assignment.due_at(args.due)
-        except AssignmentError as e:
-            print(f"kata grade: {e}", file=sys.stderr)
-            return 2
+    # the late rule: the assignment's, else the course's only assignment's; a --due with none is refused
+    rule = None if assignment is not None or len(course.assignments) != 1 else course.assignments[0].late_rule()
+    if args.due and assignment is None and rule is None:
+        ids = ", ".join(a.id for a in course.assignments)
+        print(f"kata grade: {t('due_which_assignment', due=args.due, count=len(course.assignments), ids=ids)}"
+              if ids else f"kata grade: {t('due_no_assignment', due=args.due)}", file=sys.stderr)
+        return 2
     opts = Options(exercises=[ex.id for ex in exercises], public_only=args.public_only,
                    time_limit=args.time_limit, jobs=args.jobs or default_jobs(), force=args.force,
                    timeout=args.timeout or max(1800.0, 2 * course.budget_s + 60), hidden=args.gradescope_hidden or "after_published",
                    quiet=args.quiet, assignment=assignment, roster=args.roster, submitted_at=args.submitted_at,
                    lms_assignment=args.lms_assignment or getattr(assignment, "lms_assignment", None),
-                   shard=shard)
+                   shard=shard, due=_due(args.due) if args.due else None, rule=rule, missing=args.missing,
+                   extensions=args.extensions)
     console = Console()
     try:
         outcome = grade_class(course, args.path, args.out, opts, console)
@@ -266,38 +293,48 @@ def gradebook(args) -> int:
     if problem := check_term_files(args):
         print(f"kata gradebook: {problem}", file=sys.stderr)
         return 2
-    if args.due and not args.assignment:
-        meta = store.read_meta(out) or {}
-        if not (meta.get("late") or {}).get("assignment"):
-            print(f"kata gradebook: {t('due_needs_assignment')}", file=sys.stderr)
-            return 2
+    from ..formats.late import rule_of
+
+    meta = store.read_meta(out) or {}
+    # a --due is the run's own when no --assignment is given or it is the run's; else that assignment's
+    run_due = bool(args.due) and (not args.assignment or args.assignment == meta.get("assignment"))
+    if run_due and rule_of(meta) is None:  # no late rule to measure it with: refused, never dropped
+        print(f"kata gradebook: {t('due_needs_assignment')}", file=sys.stderr)
+        return 2
     if args.roster and not args.force:  # a roster that is not this class's changes nothing
         from ..formats.names import own_name
         from ..formats.roster import read, refusal
 
         records = store.load_records(out)
-        problem = refusal(read(args.roster), {n: own_name(d, n) for n, d in records.items()})
+        problem = refusal(read(args.roster), {n: own_name(d, n) for n, d in records.items()},
+                          {n: (d.get("student") or {})["platform"] for n, d in records.items()
+                           if isinstance((d.get("student") or {}).get("platform"), dict)})
         if problem:
             print(f"kata gradebook: {problem}", file=sys.stderr)
             return 2
-    if args.roster or args.submitted_at or args.lms_assignment or (args.due and not args.assignment):  # kept
+    # the term policy given here is stored in OUT: every later `kata gradebook OUT` (a merge too) applies it
+    term_changed = bool(run_due or args.missing or args.extensions)
+    if args.roster or args.submitted_at or args.lms_assignment or args.due or term_changed:  # kept
         from .run import term_files
 
         try:
             with store.locked(out):
                 meta = store.read_meta(out) or {}
-                term_files(out, meta, args.roster, args.submitted_at, args.lms_assignment)
-                if args.due and not args.assignment:
-                    problem = _move_due(meta, args.due)
-                    if problem:
-                        print(f"kata gradebook: {problem}", file=sys.stderr)
-                        return 2
+                term_files(out, meta, args.roster, args.submitted_at, args.lms_assignment, args.extensions,
+                           {"due": _due(args.due) if run_due else None, "missing": args.missing}, later=True)
+                if args.due and not run_due:  # another assignment's due date: its formats' (--assignment)
+                    meta["term"]["assignments"] = {**(meta["term"].get("assignments") or {}),
+                                                   args.assignment: _due(args.due)}
                 store.write_json(out / store.META, meta)
         except Busy:
             print(f"kata gradebook: {t('batch_busy', out=out)}", file=sys.stderr)
             return 2
+    code = 0
     if getattr(args, "assignment", None):
-        return _gradebook_assignment(args, out)
+        code = _gradebook_assignment(args, out)
+        if code == 2 or not term_changed:
+            return code
+        # OUT's own files follow the term policy stored in it, as the assignment's do
     try:
         w = regenerate(out, args.gradescope_hidden)
     except Busy:
@@ -305,13 +342,15 @@ def gradebook(args) -> int:
         return 2
     print(t("gradebook_wrote", files=len(w.files), students=w.students, out=out))
     unsafe = lms_gate(out, {}, Console(), found=(w.problems, w.facts))
-    return 1 if incomplete else 5 if unsafe else 0
+    return 1 if incomplete else 5 if unsafe or code == 5 else 0
 
 
 def _merge_shards(out: Path) -> bool:
     """batch.json from OUT's shards (shards.merge), what the instructor set on an earlier merge
-    (--roster, --submitted-at, --lms-assignment) kept; says which shards and students are
-    missing and returns True when any is."""
+    (--roster, --submitted-at, --lms-assignment, and the term policy given to `kata gradebook`:
+    --due, --missing, --extensions) kept over the shards' own; says which shards and students
+    are missing and returns True when any is."""
+    from ..formats.late import settle, term_of
     from .shards import merge, read_all
 
     if not read_all(out):
@@ -321,7 +360,16 @@ def _merge_shards(out: Path) -> bool:
         old = store.read_meta(out) or {}
         for key in ("roster_name", "lms_assignment", "submitted_at"):
             merged.meta[key] = old.get(key) or merged.meta.get(key)
-        store.write_json(out / store.META, merged.meta)
+        before = term_of(old) if old.get("assignment") == merged.meta.get("assignment") else {}
+        term = dict(term_of(merged.meta))
+        for key in before.get("later") or []:
+            term[key] = before.get(key)
+        if before.get("later"):
+            term["later"] = list(before["later"])
+        if before.get("assignments"):
+            term["assignments"] = before["assignments"]
+        merged.meta["term"] = term
+        store.write_json(out / store.META, settle(merged.meta))
     print(t("merge_read", count=len(merged.shards), n=merged.n, shards=", ".join(merged.shards)))
     if merged.not_run:
         print(t("merge_not_run", shards=", ".join(merged.not_run)), file=sys.stderr)
@@ -331,26 +379,21 @@ def _merge_shards(out: Path) -> bool:
     return bool(merged.not_run or merged.missing)
 
 
-def _move_due(meta: dict, when: str) -> str:
-    from ..formats.late import parse_time
-
-    try:
-        due = parse_time(when)
-    except ValueError:
-        return f"--due {when}: give a date-time with its UTC offset, e.g. 2027-03-14T23:59:00+08:00"
-    meta["late"] = dict(meta["late"], due=due.isoformat())
-    return ""
-
-
 def _gradebook_assignment(args, out: Path) -> int:
     from ...course.assignments import AssignmentError, find
     from ...course.commandline import load_grading_course
+    from ..formats.late import term_of
     from .gradebook import NotInRun, regenerate_assignment
     from .store import Busy
 
     course = load_grading_course(args, "gradebook", [out])
+    meta = store.read_meta(out) or {}
+    term = term_of(meta)
+    # the due date given now, else the one stored for it (given earlier, or the run's when it is this assignment)
+    due = args.due or (term.get("assignments") or {}).get(args.assignment) or \
+        (term.get("due") if args.assignment == meta.get("assignment") else None)
     try:
-        assignment = find(course.assignments, args.assignment).due_at(args.due)
+        assignment = find(course.assignments, args.assignment).due_at(due)
         to, w = regenerate_assignment(out, assignment, Path(args.to) if args.to else None,
                                       getattr(args, "lms_assignment", None))
     except AssignmentError as e:

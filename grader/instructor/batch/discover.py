@@ -53,6 +53,7 @@ class Entry:
     name: str = ""  # the student's name, unique in OUT
     fingerprint: str = ""
     notes: list[str] = field(default_factory=list)
+    platform: dict = field(default_factory=dict)  # who the student is on the platform (platforms.py)
 
 
 @dataclass

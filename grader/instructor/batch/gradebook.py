@@ -20,7 +20,7 @@ from ..similarity import outputs as similarity
 from . import store
 
 CLASS_FILES = ("gradebook.csv", "canvas.csv", "moodle.csv", "junit.xml", "summary.md", "histogram.png",
-               "failures.png", "heatmap.png")
+               "failures.png", "heatmap.png")  # and, from a platform's files: moodle-worksheet.csv, gradescope.csv
 
 
 @dataclass
@@ -64,20 +64,26 @@ def complete(out: Path, records: dict[str, dict], hidden: str = "after_published
 
 
 def term_table(out: Path, records: dict[str, dict], meta: dict, roster_dir: Path | None = None) -> list:
-    """lms.rows() with OUT's roster.csv and submitted_at.csv (copied there by the grading run or
-    `kata gradebook --roster/--submitted-at`); `roster_dir`: where they are (default OUT)."""
+    """lms.rows() with OUT's roster.csv, submitted_at.csv and extensions.csv (copied there by the
+    grading run or `kata gradebook --roster/--submitted-at/--extensions`); `roster_dir`: where they
+    are (default OUT)."""
     return term(out, records, meta, roster_dir)[0]
 
 
 def term(out: Path, records: dict[str, dict], meta: dict, roster_dir: Path | None = None) -> tuple[list, lms.Lms]:
-    """(lms.rows(), what else the LMS files are made from: the roster as read, canvas.csv's column)."""
+    """(lms.rows(), what else the LMS files are made from: the roster as read, canvas.csv's column,
+    the students' own due dates)."""
     base = roster_dir or out
     roster = read_roster(base / store.ROSTER) if (base / store.ROSTER).is_file() else None
     if roster is not None:
         roster.source = meta.get("roster_name") or roster.source  # the instructor's file, not OUT's copy
     times = late.read_times(base / store.TIMES) if meta.get("submitted_at") == "file" and \
         (base / store.TIMES).is_file() else None
-    return lms.rows(records, meta, roster, times), lms.Lms(roster, lms_column(meta))
+    named = late.term_of(meta).get("extensions")
+    extensions = late.read_extensions(base / store.EXTENSIONS) if named and (base / store.EXTENSIONS).is_file() \
+        else None
+    return (lms.rows(records, meta, roster, times, extensions=extensions),
+            lms.Lms(roster, lms_column(meta), extensions=extensions, extensions_name=named or ""))
 
 
 def lms_column(meta: dict) -> str:
@@ -106,14 +112,21 @@ def write_class(out: Path, records: dict[str, dict], meta: dict | None, roster_d
         + lms.summary_lines(table, meta)
     rows = {r.name: r for r in table if r.status not in lms.NO_RECORD}
     pages = [write_page(out, name, doc, lms.late_page(rows.get(name), meta)) for name, doc in records.items()]
+    missing = late.missing_of(meta)  # --missing: an enrolled student without a submission, 0 or an empty cell
+    platform = []  # the files the platforms themselves import, where the class came from one
+    if info.roster is not None and info.roster.shape == "moodle_worksheet":
+        original = ((roster_dir or out) / store.ROSTER).read_bytes().decode("utf-8")
+        platform.append(store.atomic_write(out / "moodle-worksheet.csv", lms.moodle_worksheet(table, original, missing)))
+    if any(r.members for r in table):
+        platform.append(store.atomic_write(out / "gradescope.csv", lms.gradescope_csv(table, missing)))
     return pages + [store.atomic_write(out / "gradebook.csv", csvbook.gradebook(records, meta.get("exercises"), table)),
-            store.atomic_write(out / "canvas.csv", lms.canvas_csv(table, column, points)),
-            store.atomic_write(out / "moodle.csv", lms.moodle_csv(table, column)),
+            store.atomic_write(out / "canvas.csv", lms.canvas_csv(table, column, points, missing)),
+            store.atomic_write(out / "moodle.csv", lms.moodle_csv(table, column, missing)),
             store.atomic_write(out / "junit.xml", junit.document(records, title)),
             store.atomic_write(out / "histogram.png", summary.histogram_png(s, title)),
             store.atomic_write(out / "failures.png", summary.failures_png(s)),
             store.atomic_write(out / "heatmap.png", teaching.heatmap_png(records, meta.get("exercises"), title)),
-            store.atomic_write(out / "summary.md", md)]
+            store.atomic_write(out / "summary.md", md)] + platform
 
 
 def regenerate(out: Path, hidden: str | None = None) -> Written:

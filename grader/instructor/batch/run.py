@@ -35,12 +35,13 @@ from ... import __version__
 from ...course.messages import t
 from ...course.safe_text import one_line
 from ...reports.assignment import view
+from ..formats import late as late_mod
 from ..formats.late import SOURCES, newest_mtime
 from ..similarity.outputs import FILES as SIMILARITY_FILES
-from . import gradebook, shards, store
+from . import gradebook, platforms, shards, store
 from .discover import Entry, assign_names, discover, fingerprint, is_one_submission
 from .scratch import Scratch
-from .store import ROSTER, TIMES
+from .store import EXTENSIONS, ROSTER, TIMES
 
 
 class BatchError(Exception):
@@ -69,6 +70,10 @@ class Options:
     lms_assignment: str | None = None  # canvas.csv's column, Canvas's `Title (id)` (formats/lms.py)
     submitted_at: str | None = None  # "mtime", "manifest" or a platform's timestamp CSV (formats/late.py)
     shard: object = None  # shards.Shard: grade only the K-th of N parts of the class (shards.py)
+    due: str | None = None  # --due, ISO with its offset: the term's due date (formats/late.py `term`)
+    rule: dict | None = None  # the late rule without --assignment: the course's only assignment's
+    missing: str | None = None  # --missing zero|blank (None: as OUT has it, else zero)
+    extensions: str | None = None  # --extensions FILE: the students' own due dates, copied into OUT
 
 
 @dataclass
@@ -139,30 +144,52 @@ def _skeleton(course, opts: Options, entry: Entry, reason: str) -> dict:
 
 
 def _meta(course, opts: Options, course_fp: str) -> dict:
-    return {"kind": "kata-batch", "format": 1, "kata_version": __version__, "course": course_fp,
+    """batch.json of this run (of this shard); its term policy (formats/late.py): the assignment's
+    late rule (or the course's only assignment's), the due date and --missing given (a whole run
+    keeps OUT's own for what is not given: term_files)."""
+    meta = {"kind": "kata-batch", "format": 1, "kata_version": __version__, "course": course_fp,
             "title": course.title, "exercises": list(opts.exercises), "public_only": opts.public_only,
             "time_limit": opts.time_limit, "gradescope_hidden": opts.hidden,
             "budget_s": course.budget_s, "budget_cpu_s": course.budget_cpu_s,
             "assignment": opts.assignment.id if opts.assignment else None,
-            "late": opts.assignment.late_policy() if opts.assignment else None}
+            "late_rule": opts.assignment.late_rule() if opts.assignment else opts.rule,
+            "term": {"due": opts.due, "missing": opts.missing, "extensions": None}}
+    return late_mod.settle(meta)
 
 
 def term_files(out: Path, meta: dict, roster: str | None, submitted_at: str | None,
-               lms_assignment: str | None = None) -> None:
-    """A given roster and timestamp file go into OUT (roster.csv, submitted_at.csv), so that
-    `kata gradebook OUT` uses them again; `meta["submitted_at"]`: the source of submission times
-    ("mtime", "manifest", "file"), kept from an earlier run when none is given; so are the
-    roster's file name (`roster_name`, what summary.md calls it) and canvas.csv's column
-    (`lms_assignment`, Canvas's `Title (id)`)."""
+               lms_assignment: str | None = None, extensions: str | None = None, given: dict | None = None,
+               later: bool = False) -> None:
+    """A given roster, timestamp and extensions file go into OUT (roster.csv, submitted_at.csv,
+    extensions.csv), so that `kata gradebook OUT` uses them again; `meta["submitted_at"]`: the
+    source of submission times ("mtime", "manifest", "file"), kept from an earlier run when none
+    is given; so are the roster's file name (`roster_name`, what summary.md calls it), canvas.csv's
+    column (`lms_assignment`, Canvas's `Title (id)`) and the term policy (`term`: the due date,
+    --missing, the extensions file's name; `given`: {"due": ..., "missing": ...} of this command,
+    which replace OUT's). `later`: given to `kata gradebook`, which a merge of shards keeps over
+    the shards' own (`term["later"]`); a grading run's replace them. meta["late"] follows."""
     old = store.read_meta(out) or {}
     if roster:
         store.atomic_write(out / ROSTER, Path(roster).read_bytes())
     meta["roster_name"] = Path(roster).name if roster else old.get("roster_name")
     meta["lms_assignment"] = lms_assignment or meta.get("lms_assignment") or old.get("lms_assignment")
-    if submitted_at and submitted_at not in SOURCES:
+    if submitted_at and submitted_at not in SOURCES and submitted_at != "platform":
         store.atomic_write(out / TIMES, Path(submitted_at).read_bytes())
         submitted_at = "file"
     meta["submitted_at"] = submitted_at or old.get("submitted_at")
+    given = {k: v for k, v in (given or {}).items() if v is not None}
+    if extensions:
+        store.atomic_write(out / EXTENSIONS, Path(extensions).read_bytes())
+        given["extensions"] = Path(extensions).name
+    same_run = old.get("assignment") == meta.get("assignment")  # another assignment's due date is not this one's
+    kept = dict(late_mod.term_of(old)) if same_run else {}
+    term = {**kept, **{k: v for k, v in late_mod.term_of(meta).items() if v is not None}, **given}
+    for key in late_mod.TERM:
+        term.setdefault(key, None)
+    term["later"] = sorted((set(term.get("later") or []) | set(given)) if later
+                           else set(term.get("later") or []) - set(given))
+    meta["term"] = term
+    late_mod.settle(meta)
 
 
 def _check_out(out: Path, meta: dict, force: bool) -> None:
@@ -202,10 +229,28 @@ def grade_class(course, class_dir: str | Path, out: str | Path, opts: Options,
     class_dir, out = Path(class_dir), Path(out)
     if not class_dir.exists() and not class_dir.is_symlink():  # a typo: say so, not "must be a class folder"
         raise BatchError(t("batch_missing", path=class_dir))
+    try:  # a platform's download (Canvas, Moodle, Gradescope), a folder or its zip, graded as it is
+        layout = platforms.recognise(class_dir)
+    except platforms.PlatformError as e:
+        raise BatchError(str(e)) from None
+    if layout is not None:
+        try:
+            with platforms.staged(layout, course.chapter) as download:
+                if not opts.quiet:
+                    console.print(escape(layout.describe()), highlight=False, soft_wrap=True)
+                return _grade_class_at(course, class_dir, out, opts, console, download)
+        finally:
+            layout.close()
     if not class_dir.is_dir():
         raise BatchError(t("batch_not_folder", path=class_dir))
     if is_one_submission(class_dir, course.chapter):
         raise BatchError(t("batch_one_submission", path=class_dir, chapter=course.chapter))
+    return _grade_class_at(course, class_dir, out, opts, console, None)
+
+
+def _grade_class_at(course, class_dir: Path, out: Path, opts: Options, console: Console, download) -> Outcome:
+    """grade_class once DIR is known to be a class: `download`, a platform's download staged
+    (platforms.Download), else None."""
     course_fp = store.course_fingerprint(course)
     meta = _meta(course, opts, course_fp)
     if out.exists() and not out.is_dir():
@@ -215,14 +260,14 @@ def grade_class(course, class_dir: str | Path, out: str | Path, opts: Options,
         try:
             with shards.locked(out, opts.shard):
                 _check_shard_out(out, meta, opts)  # again, now that no whole run can change it
-                return _grade_class(course, class_dir, out, opts, console, meta, course_fp)
+                return _grade_class(course, class_dir, out, opts, console, meta, course_fp, download)
         except store.Busy:
             raise BatchError(t("shard_busy", out=out, shard=opts.shard)) from None
     _check_out(out, meta, opts.force)
     try:
         with store.locked(out):
             _check_out(out, meta, opts.force)  # again, now that no other run can change it
-            return _grade_class(course, class_dir, out, opts, console, meta, course_fp)
+            return _grade_class(course, class_dir, out, opts, console, meta, course_fp, download)
     except store.Busy:
         raise BatchError(t("batch_busy", out=out)) from None
 
@@ -247,14 +292,19 @@ def _check_shard_out(out: Path, meta: dict, opts: Options) -> None:
 
 
 def _grade_class(course, class_dir: Path, out: Path, opts: Options, console: Console, meta: dict,
-                 course_fp: str) -> Outcome:
+                 course_fp: str, download=None) -> Outcome:
     shard = opts.shard
     if not shard:
         store.remove_partials(out)
 
-    entries, skipped = discover(class_dir)
-    inside = out.resolve()
-    entries = [e for e in entries if e.path.resolve() != inside]  # OUT inside DIR is not a student
+    if download is not None:
+        entries, skipped = download.entries()
+        if not opts.submitted_at and (opts.assignment or opts.due):  # the platform's own times, where it gives them
+            opts.submitted_at = "platform"
+    else:
+        entries, skipped = discover(class_dir)
+        inside = out.resolve()
+        entries = [e for e in entries if e.path.resolve() != inside]  # OUT inside DIR is not a student
     records = store.load_records(out)
     known = {doc["student"].get("source"): name for name, doc in records.items()}
     renamed = assign_names(entries, known, set(records))  # every entry: the names of a whole run
@@ -283,7 +333,8 @@ def _grade_class(course, class_dir: Path, out: Path, opts: Options, console: Con
                     lms_assignment=opts.lms_assignment, submitted_at=opts.submitted_at)
         store.write_json(shard.meta_path(out), meta)
     else:
-        term_files(out, meta, opts.roster, opts.submitted_at, opts.lms_assignment)
+        term_files(out, meta, opts.roster, opts.submitted_at, opts.lms_assignment, opts.extensions,
+                   {"due": opts.due, "missing": opts.missing})
         store.write_json(out / store.META, meta)
     if not opts.quiet:
         for s in skipped:
@@ -311,6 +362,8 @@ def _grade_class(course, class_dir: Path, out: Path, opts: Options, console: Con
         doc["student"] = {"name": entry.name, "source": entry.source, "fingerprint": entry.fingerprint,
                           "status": status, "reason": reason, "course": course_fp,
                           "mtime": newest_mtime(entry.path)}  # a submission time, for --submitted-at mtime
+        if entry.platform:  # who the student is on the platform whose download this was (platforms.py)
+            doc["student"]["platform"] = {k: v for k, v in entry.platform.items() if k != "refused"}
         if (message or {}).get("traceback"):  # the grader's own failure: for whoever debugs it
             doc["student"]["traceback"] = message["traceback"]
         store.write_json(store.record_path(out, entry.name), doc, durable=True)
@@ -331,6 +384,11 @@ def _grade_class(course, class_dir: Path, out: Path, opts: Options, console: Con
         key = "batch_line_refused" if st["status"] == "refused" else "batch_line_error"
         return t(key, name=escape(one_line(entry.name)), reason=escape(one_line(st["reason"])))  # one line each
 
+    for e in [e for e in todo if e.platform.get("refused")]:  # past a submission's limits as the platform gave it
+        doc = done(e, {"status": "refused", "reason": e.platform["refused"]}, 0, False)
+        todo.remove(e)
+        if not opts.quiet:
+            console.print(line(e, doc, 0.0), highlight=False, soft_wrap=True)
     try:
         _run(course, opts, todo, outcome, done, line, console)
     except KeyboardInterrupt:
@@ -362,7 +420,8 @@ def _roster(opts: Options, entries: list[Entry], console: Console):
     if not opts.quiet:
         console.print(t("roster_read", roster=escape(opts.roster), shape=t(f"roster_shape_{roster.shape}"),
                         count=len(roster.students), column=escape(roster.key)), highlight=False, soft_wrap=True)
-    problem = refusal(roster, {e.name: stem(e.source) for e in entries})
+    problem = refusal(roster, {e.name: stem(e.source) for e in entries},
+                      {e.name: e.platform for e in entries if e.platform})
     if problem and not opts.force:
         raise BatchError(problem)
     return roster

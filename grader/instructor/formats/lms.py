@@ -51,6 +51,9 @@ class Row:
     claims: str = ""  # a roster login this submission claims without getting it (contested, look-alike)
     loosely: str = ""  # the roster login it got by a look-alike name (case, spaces, punctuation)
     no_time: str = ""  # why it has no usable submission time (late policy not applied)
+    extension: str = ""  # the row of the extensions file that is this submission's (its own due date)
+    members: tuple = ()  # a Gradescope submission's submitters ({name, sid, email}): each gets its grade
+    identity: dict | None = None  # who the student is on the platform whose download was graded (platforms.py)
 
 
 def reasons(doc: dict) -> list[str]:
@@ -80,28 +83,86 @@ def _quoted(sources: list[str]) -> str:
 
 
 def rows(records: dict[str, dict], meta: dict | None = None, roster: Roster | None = None,
-         times: dict[str, str] | None = None, now=None) -> list[Row]:
+         times: dict[str, str] | None = None, now=None, extensions: dict[str, str] | None = None) -> list[Row]:
     """One Row per record (and per roster line without one); `times`: a platform's timestamps
     (late.read_times), used when meta's submitted_at is "file"; `now`: what "the future" is
-    measured from (default: now). One student's record never stops the others' rows."""
+    measured from (default: now); `extensions`: students' own due dates (late.read_extensions),
+    matched to the entries' own names as the timestamps are: a late penalty is measured from the
+    student's own due date. One student's record never stops the others' rows."""
     meta = meta or {}
     policy = meta.get("late")
     source = meta.get("submitted_at") or ""
     max_total = next((_float(d.get("max_score")) for d in records.values()), 0.0)
     own = {name: names_mod.own_name(doc, name) for name, doc in records.items()}
     sources = {name: _source(doc, name) for name, doc in records.items()}
+    ids = {name: ident for name, doc in records.items() if isinstance(ident := (doc.get("student") or {}).get("platform"),
+                                                                       dict)}
+    if source == PLATFORM and roster is not None and policy:  # Moodle's worksheet holds the submission times
+        records = _worksheet_times(records, roster, own, ids, policy)
     timing = names_mod.pair(list(times), own) if times is not None and source == "file" else None
+    extended = {e: row for row, e in names_mod.pair(list(extensions), own).owner.items()} if extensions else {}
     out: list[Row] = []
     for name, doc in records.items():
+        ext = extended.get(name)
         try:
-            row = _row(name, doc, policy, source, times, timing, sources, now)
+            own_policy = late_mod.extended(policy, extensions[ext]) if policy and ext is not None else policy
+            row = _row(name, doc, own_policy, source, times, timing, sources, now)
+            if ext is not None and policy:
+                row.reason = "; ".join(x for x in (t("late_extension", due=extensions[ext]), row.reason) if x)
         except Exception as e:  # a record this code cannot read: said in its row, the class still written
             row = Row(name, "error", 0.0, max_total, 0.0, f"the gradebook cannot read this record "
                       f"({type(e).__name__}): grade it again with --force", source=sources[name])
+        row.extension = ext or ""
+        if name in ids:
+            row.identity = ids[name]
+            row.members = tuple(ids[name].get("members") or ())
         out.append(row)
     if roster is not None:
-        out = _with_roster(out, roster, own, sources, max_total)
+        out = _with_roster(out, roster, own, sources, max_total, ids)
     return out
+
+
+PLATFORM = "platform"  # --submitted-at platform: the times the platform's own files give (platforms.py)
+
+
+def _worksheet_times(records: dict, roster: Roster, own: dict, ids: dict, policy: dict) -> dict:
+    """`records` with each Moodle submission's time from the grading worksheet's "Last modified
+    (submission)" (read in the due date's UTC offset: Moodle writes none) in its platform identity."""
+    from ...course.assignments import parse_time
+    from .roster import worksheet_time
+
+    if roster.shape != "moodle_worksheet":
+        return records
+    tz = parse_time(policy["due"]).tzinfo
+    line = {name: student for student, name in match(roster, own, ids).enrolled if name is not None}
+    out = dict(records)
+    for name, student in line.items():
+        ident = ids.get(name)
+        if ident is None or ident.get("platform") != "moodle":
+            continue
+        at = worksheet_time(student.submitted_raw, tz)
+        ids[name] = {**ident, "submitted_at": at, "submitted_raw": student.submitted_raw}
+        doc = records[name]
+        out[name] = {**doc, "student": {**(doc.get("student") or {}), "platform": ids[name]}}
+    return out
+
+
+def _platform_time(doc: dict) -> tuple[str, str]:
+    """(ISO time, "") or ("", why there is none) from the platform's own files: Gradescope's
+    `created_at`, Moodle's worksheet; Canvas's download has no time, only its `_LATE` mark: a
+    submission Canvas did not mark late is on time, one it marked is untimed (said, exit 5)."""
+    ident = (doc.get("student") or {}).get("platform") or {}
+    kind = ident.get("platform")
+    if ident.get("submitted_at"):
+        return late_mod.checked(ident["submitted_at"], t(f"time_source_{kind}"))
+    if kind == "canvas":
+        return ("", t("time_canvas_late")) if ident.get("late") else ("", "")
+    if kind == "moodle":
+        raw = ident.get("submitted_raw")
+        return "", t("time_moodle_unread", value=repr(raw)) if raw.strip() not in ("", "-") else t("time_moodle_none")
+    if kind == "gradescope":
+        return "", t("time_gradescope_none")
+    return "", t("time_platform_none")
 
 
 def _float(x) -> float:
@@ -134,6 +195,8 @@ def _row(name: str, doc: dict, policy: dict | None, source: str, times, timing, 
 
 def _time(name: str, doc: dict, policy: dict, source: str, times, timing, sources: dict, now) -> tuple[str, str]:
     """(ISO time, "") or ("", why there is no usable one) for the record `name`."""
+    if source == PLATFORM:
+        return _platform_time(doc)
     if source != "file":
         return late_mod.checked(late_mod.recorded(doc, source), source, policy.get("due"), now)
     if timing is None:
@@ -157,10 +220,13 @@ def _time(name: str, doc: dict, policy: dict, source: str, times, timing, source
     return "", t("time_no_row", source=TIMES_FILE, name=_quoted([sources[name]])) + hint
 
 
-def _with_roster(out: list[Row], roster: Roster, own: dict, sources: dict, max_total: float) -> list[Row]:
-    """The rows in the roster's order (a missing or contested line scoring 0), then those on no
-    line, each saying why."""
-    found = match(roster, own)
+def _with_roster(out: list[Row], roster: Roster, own: dict, sources: dict, max_total: float,
+                 ids: dict | None = None) -> list[Row]:
+    """The rows in the roster's order (a missing or contested line scoring 0; a Gradescope group's
+    other submitters each a copy of the group's row), then those on no line, each saying why."""
+    from dataclasses import replace
+
+    found = match(roster, own, ids)
     p = found.pairing
     by_name = {r.name: r for r in out}
     ordered = []
@@ -175,6 +241,10 @@ def _with_roster(out: list[Row], roster: Roster, own: dict, sources: dict, max_t
             ordered.append(Row(student.login, "contested", 0.0, max_total, 0.0,
                                t("roster_contested", count=len(claim), names=_quoted([sources[n] for n in claim])),
                                student))
+        elif student.login in found.shared:
+            group = by_name[found.shared[student.login]]
+            ordered.append(replace(group, name=student.login, student=student, members=(), reason="; ".join(
+                x for x in (t("roster_group", source=_quoted([group.source])), group.reason) if x)))
         else:
             ordered.append(Row(student.login, "missing", 0.0, max_total, 0.0, "no submission", student))
     for name in found.unknown:
@@ -217,6 +287,8 @@ def _login(r: Row, owners: dict[str, int] | None = None) -> str:
     late, graded as `alice-2-2` because `alice.zip` was graded as `alice-2`) keeps its own name."""
     if r.student is not None:
         return r.student.platform_login
+    if r.identity:  # a platform's download names no login: its ids stand in the other columns
+        return ""
     if not r.source:
         return r.name
     own = names_mod.stem(r.source)
@@ -234,6 +306,17 @@ def _owners(table: list[Row]) -> dict[str, int]:
     return count
 
 
+def _as_student(r: Row) -> Student | None:
+    """What a platform's download says of a row with no roster line: Canvas's user id (the import's
+    ID), a Gradescope submitter's SID and email, the name as the platform wrote it; None otherwise."""
+    ident = r.identity
+    if not ident:
+        return None
+    return Student("", id=str(ident.get("sid") or ""), canvas_id=str(ident.get("id") or "") if
+                   ident.get("platform") == "canvas" else "", name=str(ident.get("name") or ""),
+                   email=str(ident.get("email") or ""), lms_login="")
+
+
 def _points_possible(r: Row) -> bool:
     """A row Canvas's importer would take for its Points Possible row (it looks for those words in
     the first cell): written as a student, a second one sets the assignment's points."""
@@ -241,27 +324,108 @@ def _points_possible(r: Row) -> bool:
     return "pointspossible" in names_mod.loose(s.name if s and s.name else r.name).replace("_", "")
 
 
-def canvas_csv(table: list[Row], column: str, points: float) -> str:
+def _grade(r: Row, missing: str = "zero") -> str:
+    """The grade cell: the final score, two decimals at most; empty for an enrolled student without
+    a submission when `missing` is "blank" (--missing blank: the LMS keeps the grade it has)."""
+    return "" if r.status == "missing" and missing == "blank" else f"{round(r.final, 2):g}"
+
+
+def canvas_csv(table: list[Row], column: str, points: float, missing: str = "zero") -> str:
+    """`missing`: "zero" (0) or "blank" (an empty cell) for an enrolled student without a submission."""
     lines = [["Student", "ID", "SIS User ID", "SIS Login ID", "Section", _one(column)],
              ["Points Possible", "", "", "", "", f"{points:g}"]]
     owners = _owners(table)
     for r in _importable(table):
         if _points_possible(r):  # never a second Points Possible row (listed at summary.md's top)
             continue
-        s = r.student
+        s = r.student or _as_student(r)
         display = s.name if s and s.name else r.name
         lines.append([_one(display), _one(s.canvas_id if s else ""), _one(s.id if s else ""),
-                      _one(_login(r, owners)), _one(s.section if s else ""), f"{round(r.final, 2):g}"])
+                      _one(_login(r, owners)), _one(s.section if s else ""), _grade(r, missing)])
     return csv_text(lines)
 
 
-def moodle_csv(table: list[Row], column: str) -> str:
+def moodle_csv(table: list[Row], column: str, missing: str = "zero") -> str:
+    """`missing` "blank": an enrolled student without a submission gets an empty grade and feedback."""
     lines = [["Email address", "Username", "ID number", "Full name", _one(column), _one(f"{column} (feedback)")]]
     owners = _owners(table)
     for r in _importable(table):
-        s = r.student
+        s = r.student or _as_student(r)
+        blank = r.status == "missing" and missing == "blank"
         lines.append([_one(s.email if s else ""), _one(_login(r, owners)), _one(s.id if s else ""),
-                      _one(s.name if s else ""), f"{round(r.final, 2):g}", _one(feedback(r))])
+                      _one(s.name if s else ""), _grade(r, missing), "" if blank else _one(feedback(r))])
+    return csv_text(lines)
+
+
+def _points_of(r: Row, out_of: float | None) -> str:
+    """The row's grade with two decimals, on the platform's scale `out_of` (None: the course's points)."""
+    if r.max_score and out_of:
+        return f"{round(r.final / r.max_score * out_of, 2):.2f}"
+    return f"{round(r.final, 2):.2f}"
+
+
+def moodle_worksheet(table: list[Row], original: str, missing: str = "zero") -> str:
+    """Moodle's grading worksheet (roster shape `moodle_worksheet`) with `Grade` (two decimals, on
+    the worksheet's `Maximum Grade`) and a one-line `Feedback comments` filled in, every other cell
+    and column as Moodle wrote them, ready for "Upload grading worksheet". A line no submission
+    of this run owns (contested), or a missing student's with `missing` "blank", keeps its cells."""
+    import csv
+    import io
+
+    from .roster import _dialect, _norm
+
+    text = original.lstrip("\ufeff")
+    rows = list(csv.reader(io.StringIO(text), delimiter=_dialect(text)))
+    header = [_norm(h) for h in rows[0]]
+    grade, most = header.index("grade"), header.index("maximumgrade") if "maximumgrade" in header else None
+    comments = header.index("feedbackcomments") if "feedbackcomments" in header else None
+    by_line = {r.student.line: r for r in table if r.student is not None and r.status != "contested"}
+    out = [rows[0]]
+    for n, row in enumerate(rows[1:], 2):
+        row = list(row) + [""] * (len(rows[0]) - len(row))
+        r = by_line.get(n)
+        if r is not None and not (r.status == "missing" and missing == "blank"):
+            try:
+                out_of = float(row[most]) if most is not None and row[most].strip() else None
+            except ValueError:
+                out_of = None
+            row[grade] = _points_of(r, out_of)
+            if comments is not None:
+                row[comments] = _one(worksheet_comment(r))
+        out.append([_one(c) if i in (grade, comments) else c for i, c in enumerate(row)])
+    return csv_text(out)
+
+
+def worksheet_comment(r: Row) -> str:
+    """The one line Moodle's "Feedback comments" shows the student: the autograder's score, and the
+    late penalty or that nothing was submitted (feedback)."""
+    words = feedback(r)
+    if r.status == "missing":
+        return words
+    score = t("lms_comment_score", score=f"{round(r.score, 2):g}", max=f"{round(r.max_score, 2):g}")
+    return f"{score}; {words}" if words else score
+
+
+def gradescope_csv(table: list[Row], missing: str = "zero") -> str:
+    """Scores for Gradescope, in the columns of its own grade export (`Name, SID, Email, Total
+    Score`), one line per submitter of each submission (a group's members each get the group's
+    grade), for an assignment whose scores are entered from a spreadsheet. Only rows that came from
+    Gradescope's "Export Submissions" (their record carries the submitters) or a roster line."""
+    lines = [["Name", "SID", "Email", "Total Score"]]
+    seen: set[tuple[str, str]] = set()
+    for r in _importable(table):
+        if r.status == "contested":
+            continue
+        # with a roster each submitter has a row of their own (a group's others: a copy of the group's)
+        members = [{"name": r.student.name, "sid": r.student.id, "email": r.student.email}] if r.student \
+            else list(r.members)
+        for m in members:
+            key = (m.get("sid") or "", (m.get("email") or "").casefold())
+            if not any(key) or key in seen:
+                continue
+            seen.add(key)
+            lines.append([_one(m.get("name", "")), _one(m.get("sid", "")), _one(m.get("email", "")),
+                          "" if r.status == "missing" and missing == "blank" else f"{round(r.final, 2):.2f}"])
     return csv_text(lines)
 
 
@@ -283,7 +447,7 @@ def late_page(r: Row | None, meta: dict | None = None) -> dict | None:
     if r is None or r.late is None or not r.late.days or r.no_time or r.status in NO_RECORD:
         return None
     policy = (meta or {}).get("late") or {}
-    return {"submitted_at": r.late.submitted_at, "due": policy.get("due", ""), "late_days": r.late.days,
+    return {"submitted_at": r.late.submitted_at, "due": r.late.due or policy.get("due", ""), "late_days": r.late.days,
             "late_penalty": r.late.penalty, "max_days": policy.get("max_days"), "score": r.score,
             "final": r.final, "max_score": r.max_score}
 
@@ -297,6 +461,8 @@ class Lms:
     roster: Roster | None = None
     column: str = ""  # canvas.csv's assignment column
     entries: int = 0  # submissions in the class folder
+    extensions: dict | None = None  # the students' own due dates (late.read_extensions), by the file's names
+    extensions_name: str = ""  # the file given to --extensions (what summary.md calls it)
 
 
 def gate(table: list[Row], meta: dict | None = None, lms: Lms | None = None) -> list[str]:
@@ -338,6 +504,9 @@ def gate(table: list[Row], meta: dict | None = None, lms: Lms | None = None) -> 
             out.append(f"- {_md(r.name)}: {_md(r.no_time)}")
     if policy and source in late_mod.STUDENT_SET:
         out += ["", t("gate_student_times", source=source, words=t(f"gate_source_{source}"))]
+    if source and not policy:  # times given, but no due date to measure them from: nobody's penalty applied
+        out += ["", t("gate_times_no_due", source=_md(_source_words(source)))]
+    out += _extension_problems(table, policy, lms)
     roster = lms.roster
     if roster is not None and roster.shape == "canvas" and lms.column and lms.column not in roster.assignments:
         out += ["", t("gate_canvas_column", column=_md(lms.column), roster=_md(roster.source),
@@ -345,6 +514,31 @@ def gate(table: list[Row], meta: dict | None = None, lms: Lms | None = None) -> 
     pp = [r for r in _importable(table) if _points_possible(r)]
     if pp:
         out += ["", t("gate_points_possible", names=", ".join(_md(repr(r.source or r.name)) for r in pp))]
+    return out
+
+
+def _extension_problems(table: list[Row], policy: dict | None, lms: Lms) -> list[str]:
+    """gate's lines on the extensions file: given with no due date (none applied), and its rows that
+    match no submission (as the timestamps are matched) and no roster line, with the closest name."""
+    ext = lms.extensions or {}
+    if not ext:
+        return []
+    name = _md(lms.extensions_name or "extensions.csv")
+    out = ["", t("gate_extensions_no_due", file=name, count=len(ext))] if not policy else []
+    used = {r.extension for r in table if r.extension}
+    left = [k for k in ext if k not in used]
+    logins = [s.login for s in lms.roster.students] if lms.roster is not None else []
+    if left and logins:  # an enrolled student without a submission: nothing to penalise, nothing wrong
+        enrolled = names_mod.pair(left, {login: login for login in logins}).owner
+        left = [k for k in left if k not in enrolled]
+    if left:
+        known = [names_mod.stem(r.source) for r in table if r.source] + logins
+        out += ["", t("gate_extensions_unmatched", count=len(left), file=name), ""]
+        for k in left:
+            near = names_mod.closest(k, known)
+            hint = t("gate_extension_closest", name=_md(near[0]), differ=_md(names_mod.differ(k, near[0]))) \
+                if near else ""
+            out.append(f"- {_md(repr(k))}{hint}")
     return out
 
 
@@ -363,12 +557,17 @@ def overview(table: list[Row], meta: dict | None = None, lms: Lms | None = None)
                             enrolled=len(roster.students)))
         missing = [r for r in table if r.status == "missing"]
         if missing:
-            out.append("- " + t("gate_missing", count=len(missing), names=", ".join(_md(r.name) for r in missing[:20])
+            key = "gate_missing_blank" if late_mod.missing_of(meta) == "blank" else "gate_missing"
+            out.append("- " + t(key, count=len(missing), names=", ".join(_md(r.name) for r in missing[:20])
                                 + (", …" if len(missing) > 20 else "")))
     if meta.get("late"):
         late = [r for r in table if r.late is not None and r.late.penalty and r.on_roster]
         out.append("- " + t("gate_penalties", count=len(late), names=", ".join(
             f"{_md(r.name)} (-{pts(r.late.penalty)}%)" for r in late[:20]) + (", …" if len(late) > 20 else "") or "-"))
+        extended = [r for r in table if r.extension and r.late is not None and r.late.due]
+        if extended:
+            out.append("- " + t("gate_extensions", count=len(extended), names=", ".join(
+                f"{_md(r.name)} ({_md(r.late.due)})" for r in extended[:20]) + (", …" if len(extended) > 20 else "")))
     if lms.column:
         out.append("- " + t("gate_column", column=_md(lms.column)))
     return out
@@ -426,6 +625,10 @@ def summary_lines(table: list[Row], meta: dict | None = None) -> str:
         else:
             lines.append(t("summary_late_counts", due=policy["due"], source=source, words=_source_words(source),
                            late=len(late), untimed=len(untimed)))
+            extended = [r for r in table if r.extension and r.late is not None and r.late.due]
+            if extended:
+                lines.append(t("summary_late_extensions", names=sep.join(f"{_md(r.name)} ({_md(r.late.due)})"
+                                                                          for r in extended)))
             max_days = policy.get("max_days")
             for r in late:
                 zero = max_days is not None and r.late.days > max_days

@@ -27,7 +27,15 @@ Three shapes are read as the platforms write them (`Roster.shape` says which was
   Plain text file: `First name,Last name,ID number,Institution,Department,Email address,<items>`).
   Keyed on `Username` when the file has it, else `ID number` when every row has one, else the
   email address's local part.
+- `moodle_worksheet`: Moodle's grading worksheet (Assignment → View all submissions → Grading
+  action → Download grading worksheet; assignfeedback_offline): `Identifier` (`Participant
+  1234501`), `Full name`, `Email address`, `Status`, `Grade`, `Maximum Grade`, `Grade can be
+  changed`, `Last modified (submission)`, `Last modified (grade)`, `Feedback comments`. A student
+  is keyed on `<Full name>_<participant id>`, the name of their folder in Moodle's "Download all
+  submissions"; the participant id (`participant`) matches that download exactly, and the grades
+  go back into the same file (lms.moodle_worksheet).
 - `plain`: the documented form above.
+Moodle 3.x writes `Surname` where Moodle 4 writes `Last name`: both are read.
 A `;` or tab separated file (a locale's CSV) is read as such. Every cell is NFC (names.py).
 """
 from __future__ import annotations
@@ -60,6 +68,8 @@ class Student:
     section: str = ""
     line: int = 0
     lms_login: str | None = None  # the platform's login (Canvas SIS Login ID, Moodle username); None: `login`
+    participant: str = ""  # Moodle's participant id (the grading worksheet's Identifier)
+    submitted_raw: str = ""  # the worksheet's "Last modified (submission)" as Moodle wrote it
 
     @property
     def platform_login(self) -> str:
@@ -70,7 +80,7 @@ class Student:
 class Roster:
     students: list[Student] = field(default_factory=list)
     source: str = ""
-    shape: str = "plain"  # canvas | moodle | plain: the export recognised
+    shape: str = "plain"  # canvas | moodle | moodle_worksheet | plain: the export recognised
     key: str = ""  # the column (as the file names it) each student is keyed on
     assignments: list[str] = field(default_factory=list)  # Canvas's `Title (id)` columns
     _seen: dict = field(default_factory=dict, repr=False, compare=False)  # NFC casefolded login -> line
@@ -101,7 +111,10 @@ def _dialect(text: str) -> str:
 def _shape(header: list[str]) -> str:
     if "sisloginid" in header and ("student" in header or {"lastname", "firstname"} <= set(header)) and "id" in header:
         return "canvas"
-    if {"firstname", "lastname"} <= set(header) and ({"emailaddress", "idnumber", "username"} & set(header)):
+    if {"identifier", "fullname", "grade"} <= set(header):
+        return "moodle_worksheet"
+    if "firstname" in header and ({"lastname", "surname"} & set(header)) and \
+            ({"emailaddress", "idnumber", "username"} & set(header)):
         return "moodle"
     return "plain"
 
@@ -117,6 +130,8 @@ def parse(text: str, source: str = "roster.csv") -> Roster:
         return _canvas(rows, header, source)
     if shape == "moodle":
         return _moodle(rows, header, source)
+    if shape == "moodle_worksheet":
+        return _worksheet(rows, header, source)
     key = next((header.index(k) for k in KEY_COLUMNS if k in header), None)
     if key is None:
         raise RosterError(f"{source}:1: no column saying which submission is whose (one of: "
@@ -194,11 +209,50 @@ def _moodle(rows: list[list[str]], header: list[str], source: str) -> Roster:
     for n, row in body:
         email = _cell(row, col.get("emailaddress"))
         login = email.partition("@")[0] if key == "emailaddress" else _cell(row, col[key])
-        name = " ".join(x for x in (_cell(row, col["firstname"]), _cell(row, col["lastname"])) if x)
+        name = " ".join(x for x in (_cell(row, col["firstname"]), _cell(row, col.get("lastname", col.get("surname"))))
+                        if x)
         _add(roster, login, n, rows[0][col[key]],
              Student("", id=_cell(row, col.get("idnumber")), name=name, email=email, line=n,
                      lms_login=_cell(row, col.get("username"))))
     return roster
+
+
+PARTICIPANT = re.compile(r"(\d+)\s*$")
+
+
+def _worksheet(rows: list[list[str]], header: list[str], source: str) -> Roster:
+    col = {h: i for i, h in reversed(list(enumerate(header)))}
+    roster = Roster(source=source, shape="moodle_worksheet", key=rows[0][col["identifier"]].strip())
+    for n, row in enumerate(rows[1:], 2):
+        if not any(cell.strip() for cell in row):
+            continue
+        ident = _cell(row, col["identifier"])
+        m = PARTICIPANT.search(ident)
+        if not m:
+            raise RosterError(f"{source}:{n}: {ident!r} is not a participant identifier such as 'Participant 1234501'")
+        name = _cell(row, col["fullname"])
+        _add(roster, f"{name}_{m[1]}" if name else m[1], n, rows[0][col["identifier"]],
+             Student("", name=name, email=_cell(row, col.get("emailaddress")), line=n, lms_login="",
+                     participant=m[1], submitted_raw=_cell(row, col.get("lastmodified(submission)"))))
+    return roster
+
+
+WORKSHEET_TIMES = ("%A, %d %B %Y, %I:%M %p", "%A, %d %B %Y, %H:%M", "%d %B %Y, %I:%M %p", "%d %B %Y, %H:%M")
+
+
+def worksheet_time(raw: str, tz) -> str:
+    """The worksheet's "Last modified (submission)" (Moodle writes it in the downloading user's time
+    zone, without an offset: `Tuesday, 14 March 2027, 11:58 PM`) as ISO UTC, read in `tz` (a
+    tzinfo: the due date's offset); "" when it is no time (`-`, another language's words)."""
+    from datetime import datetime, timezone
+
+    text = " ".join(raw.split())
+    for fmt in WORKSHEET_TIMES:
+        try:
+            return datetime.strptime(text, fmt).replace(tzinfo=tz).astimezone(timezone.utc).isoformat()
+        except ValueError:
+            continue
+    return ""
 
 
 def read(path: str | Path) -> Roster:
@@ -223,24 +277,70 @@ class Match:
     enrolled: list[tuple[Student, str | None]]  # roster order: (student, batch name or None: missing or contested)
     unknown: list[str]  # batch names on no roster line (a claimant of a contested line too)
     pairing: Pairing = field(default_factory=Pairing)  # how they were matched: contested lines, look-alikes
+    shared: dict[str, str] = field(default_factory=dict)  # login -> the group submission (Gradescope) it shares
 
     @property
     def missing(self) -> list[Student]:
-        return [s for s, name in self.enrolled if name is None and s.login not in self.pairing.contested]
+        return [s for s, name in self.enrolled if name is None and s.login not in self.pairing.contested
+                and s.login not in self.shared]
 
 
-def match(roster: Roster, entries: dict[str, str] | list[str]) -> Match:
+def platform_owner(roster: Roster, identity: dict) -> list[Student]:
+    """The roster's students a platform download's identity names (batch/platforms.py): Canvas's
+    user id is the gradebook export's ID, Moodle's participant id the worksheet's Identifier; a
+    Gradescope submitter's SID or email is the roster's id or email. [] when the identity names
+    none (then the folder's name is matched as any other)."""
+    kind, pid = identity.get("platform"), str(identity.get("id") or "")
+    if kind == "canvas" and pid:
+        return [s for s in roster.students if s.canvas_id == pid]
+    if kind == "moodle" and pid:
+        return [s for s in roster.students if s.participant == pid]
+    if kind == "gradescope":
+        found = []
+        for m in identity.get("members") or [identity]:
+            sid, email = str(m.get("sid") or ""), str(m.get("email") or "").casefold()
+            found += [s for s in roster.students if (sid and s.id == sid) or (email and s.email.casefold() == email)]
+        return [s for i, s in enumerate(found) if s not in found[:i]]
+    return []
+
+
+def match(roster: Roster, entries: dict[str, str] | list[str], ids: dict[str, dict] | None = None) -> Match:
     """`entries`: {batch name: the entry's own name in DIR} (names.own_name), or batch names that
-    are their own names."""
+    are their own names; `ids`: {batch name: its platform identity} for the entries of a platform's
+    download, matched on the platform's ids first (platform_owner): a student two entries name is
+    contested, as a line two names claim."""
     if not isinstance(entries, dict):
         entries = {n: n for n in entries}
-    p = pair([s.login for s in roster.students], entries)
+    by_id: dict[str, list[str]] = {}
+    group: dict[str, list[str]] = {}  # a Gradescope group's other submitters: login -> the entries naming them
+    for name, identity in (ids or {}).items():
+        owners = platform_owner(roster, identity or {}) if name in entries else []
+        if owners:
+            by_id.setdefault(owners[0].login, []).append(name)
+        for other in owners[1:]:
+            group.setdefault(other.login, []).append(name)
+    claimed = {n for names in by_id.values() for n in names}
+    rest = {n: own for n, own in entries.items() if n not in claimed}
+    p = pair([s.login for s in roster.students if s.login not in by_id and s.login not in group], rest)
+    for login, names in by_id.items():
+        if len(names) == 1 and login not in group:
+            p.owner[login] = names[0]
+        else:
+            p.contested[login] = names + group.get(login, [])
+    shared = {}
+    for login, names in group.items():
+        if login in by_id:
+            continue
+        if len(names) == 1:
+            shared[login] = names[0]
+        else:
+            p.contested[login] = names
     enrolled = [(s, p.owner.get(s.login)) for s in roster.students]
     matched = set(p.owner.values())
-    return Match(enrolled, [n for n in entries if n not in matched], p)
+    return Match(enrolled, [n for n in entries if n not in matched], p, shared)
 
 
-def refusal(roster: Roster, entries: dict[str, str] | list[str]) -> str:
+def refusal(roster: Roster, entries: dict[str, str] | list[str], ids: dict[str, dict] | None = None) -> str:
     """Why `roster` cannot be the class's ("" when it can): it matches fewer than half of the
     submissions, or none of its students. The message names the roster, how it was read, and for
     the first unmatched submissions, as Python writes them, the roster login each nearly is
@@ -252,7 +352,7 @@ def refusal(roster: Roster, entries: dict[str, str] | list[str]) -> str:
         entries = {n: n for n in entries}
     if not entries or not roster.students:
         return ""
-    found = match(roster, entries)
+    found = match(roster, entries, ids)
     matched = sum(1 for _, name in found.enrolled if name is not None)
     if 2 * matched >= len(entries) and matched:
         return ""

@@ -1,0 +1,162 @@
+"""A class as the platform hands it: Canvas's "Download Submissions", Moodle's "Download all
+submissions" and Gradescope's "Export Submissions" graded with no renaming, and the grades written
+back in the files the platforms import (tests/platform_downloads/README.md cites each shape)."""
+from __future__ import annotations
+
+import csv
+import io
+import shutil
+import unicodedata
+import zipfile
+
+import pytest
+
+from grader.instructor.batch import platforms
+from grader.instructor.formats import roster as roster_mod
+from tests.platform_downloads import build
+from tests.test_term import kata
+
+
+def rows(text: str) -> list[dict]:
+    return list(csv.DictReader(io.StringIO(text)))
+
+
+def staged(path, chapter="ch01"):
+    """{entry name: (its files, identity, notes)} as the batch would grade them."""
+    layout = platforms.recognise(path)
+    try:
+        with platforms.staged(layout, chapter) as download:
+            entries, skipped = download.entries()
+            return layout.platform, {e.source: (sorted(p.relative_to(e.path).as_posix() for p in e.path.rglob("*")
+                                                       if p.is_file()), e.platform, e.notes) for e in entries}, skipped
+    finally:
+        layout.close()
+
+
+# ------------------------------------------------------------------------------ recognising them
+def test_canvas_flat_files_are_one_submission_per_user_id_the_latest_upload_graded_and_late_recorded(tmp_path):
+    kind, found, skipped = staged(build.canvas_download(tmp_path / "dl"))
+    assert kind == "canvas" and not skipped
+    zoe = unicodedata.normalize("NFC", "brontëzoë_51002")  # NFD on disk, NFC as a name: never stripped
+    assert set(found) == {"andersonalice_51001", zoe, "陈伟_51003", "davisdan_51004"}
+    files, ident, notes = found[zoe]
+    assert files == ["exercises/ch01/s1_02_anatomy.py"] and ident["id"] == "51002"
+    assert (tmp_path / "dl" / next(n for n in build.CANVAS_FILES if "900010" in n)).read_bytes() == build.REFERENCE
+    assert any("graded the latest (s1_02_anatomy-1.py)" in n for n in notes)
+    assert found["陈伟_51003"][0] == ["kata-submission.zip"] and found["陈伟_51003"][1]["late"] is True
+    assert any("_LATE" in n for n in found["陈伟_51003"][2])
+    assert found["andersonalice_51001"][1]["late"] is False
+    assert found["davisdan_51004"][0] == [] and any("text entry" in n for n in found["davisdan_51004"][2])
+
+
+def test_the_canvas_zip_itself_stages_the_same_submissions_as_its_unzipped_folder(tmp_path):
+    folder = build.canvas_download(tmp_path / "dl")
+    _, unzipped, _ = staged(folder)
+    _, zipped, _ = staged(build.as_zip(folder, tmp_path / "submissions.zip"))
+    assert {k: (v[0], v[1]) for k, v in zipped.items()} == {k: (v[0], v[1]) for k, v in unzipped.items()}
+
+
+def test_canvas_anonymous_grading_names_no_student_but_keeps_one_submission_each(tmp_path):
+    d = tmp_path / "dl"
+    d.mkdir()
+    (d / "anon_Xk3Qz_900001_s1_02_anatomy.py").write_bytes(build.REFERENCE)
+    (d / "LATE_anon_Pp9Lm_900002_s1_02_anatomy.py").write_bytes(build.REFERENCE)
+    _, found, _ = staged(d)
+    assert found["anon_Xk3Qz"][1]["id"] == "" and found["anon_Xk3Qz"][1]["anonymous_id"] == "Xk3Qz"
+    assert found["anon_Pp9Lm"][1]["late"] is True
+
+
+@pytest.mark.parametrize("flat", [False, True])
+def test_moodle_in_folders_or_flat_is_keyed_on_the_participant_id(tmp_path, flat):
+    kind, found, _ = staged(build.moodle_download(tmp_path / "dl", flat=flat))
+    assert kind == "moodle"
+    assert {k: v[1]["id"] for k, v in found.items()} == {
+        "Alice Anderson_1234501": "1234501", "Zoë Brontë_1234502": "1234502", "陈伟_1234503": "1234503",
+        "Dan Davis_1234504": "1234504"}
+    assert found["陈伟_1234503"][0] == ["kata-submission.zip"]
+    assert found["Dan Davis_1234504"][0] == []
+    assert any("onlinetext" in n for n in found["Dan Davis_1234504"][2])
+
+
+def test_gradescope_export_reads_submitters_and_times_from_its_metadata(tmp_path):
+    kind, found, _ = staged(build.gradescope_export(tmp_path / "dl"))
+    assert kind == "gradescope"
+    group = found["Zoë Brontë_submission_777002"][1]
+    assert [m["sid"] for m in group["members"]] == ["S1002", "S1004"]
+    assert group["submitted_at"] == "2027-03-14T15:58:01+00:00"
+    assert found["陈伟_submission_777003"][0] == ["exercises/ch01/s1_02_anatomy.py"]  # a tree in the course's shape
+
+
+def test_a_folder_mixing_a_platform_download_with_other_entries_is_refused_with_the_reason(tmp_path):
+    d = build.canvas_download(tmp_path / "dl")
+    shutil.copytree(build.SOLUTIONS, d / "bob")
+    with pytest.raises(platforms.PlatformError, match=r"'bob'.*grade them apart"):
+        platforms.recognise(d)
+
+
+def test_a_hostile_download_zip_is_refused_before_anything_is_written(tmp_path):
+    z = tmp_path / "submissions.zip"
+    with zipfile.ZipFile(z, "w") as zf:
+        zf.writestr("andersonalice_51001_900001_s1_02_anatomy.py", build.REFERENCE)
+        zf.writestr("../evil_51002_900002_x.py", b"x")
+    with pytest.raises(platforms.PlatformError, match=r"\.\."):
+        platforms.recognise(z)
+
+
+# ------------------------------------------------------------------------------ rosters as exported
+def test_moodle_3_grades_export_with_surname_is_a_moodle_roster_keeping_id_numbers():
+    r = roster_mod.parse("First name,Surname,ID number,Institution,Department,Email address,Username\n"
+                         "Alice,Anderson,20270001,,,alice@example.edu,alice\n")
+    assert r.shape == "moodle"
+    assert (r.students[0].login, r.students[0].id, r.students[0].name) == ("alice", "20270001", "Alice Anderson")
+
+
+def test_the_grading_worksheet_is_a_roster_keyed_on_the_participant():
+    r = roster_mod.parse(build.MOODLE_WORKSHEET)
+    assert r.shape == "moodle_worksheet" and len(r.students) == 5
+    assert r.students[0].participant == "1234501" and r.students[0].login == "Alice Anderson_1234501"
+    from datetime import timedelta, timezone
+    assert roster_mod.worksheet_time(r.students[2].submitted_raw, timezone(timedelta(hours=8))) == \
+        "2027-03-17T14:53:00+00:00"
+
+
+# ------------------------------------------------------------------------------ a term, end to end
+def test_a_term_on_canvas_from_its_download_to_canvas_csv_keyed_on_user_ids(tmp_path):
+    folder = build.canvas_download(tmp_path / "dl")
+    (tmp_path / "roster.csv").write_text(build.CANVAS_ROSTER, encoding="utf-8")
+    proc = kata("grade", str(build.as_zip(folder, tmp_path / "submissions.zip")), "--out", str(tmp_path / "out"),
+                "-e", build.EX, "--roster", str(tmp_path / "roster.csv"), "--lms-assignment", "kata week1 (48213)")
+    assert "Canvas's \"Download Submissions\"" in proc.stdout, proc.stdout + proc.stderr
+    canvas = {r["ID"]: r for r in rows((tmp_path / "out" / "canvas.csv").read_text(encoding="utf-8"))}
+    assert canvas["51001"]["kata week1 (48213)"] == "8" and canvas["51002"]["kata week1 (48213)"] == "8"
+    assert canvas["51003"]["SIS Login ID"] == "chen.wei" and canvas["51003"]["kata week1 (48213)"] == "8"
+    assert canvas["51004"]["kata week1 (48213)"] == "0" and canvas["51005"]["kata week1 (48213)"] == "0"  # text; nothing
+    book = {r["student"]: r for r in rows((tmp_path / "out" / "gradebook.csv").read_text(encoding="utf-8"))}
+    assert "Canvas marked it late (_LATE)" in book["陈伟_51003"]["reason"]
+    assert "nothing to grade" in book["davisdan_51004"]["reason"]
+
+
+def test_a_term_on_moodle_fills_the_grading_worksheet_with_late_penalties_from_its_times(tmp_path):
+    folder = build.moodle_download(tmp_path / "dl")
+    (tmp_path / "worksheet.csv").write_text(build.MOODLE_WORKSHEET, encoding="utf-8")
+    proc = kata("grade", str(folder), "--out", str(tmp_path / "out"), "-a", "week1", "-e", build.EX,
+                "--due", build.DUE, "--roster", str(tmp_path / "worksheet.csv"))
+    assert proc.returncode in (0, 1), proc.stderr  # 1: Dan's PDF is not gradable
+    sheet = {r["Identifier"]: r for r in rows((tmp_path / "out" / "moodle-worksheet.csv").read_text(encoding="utf-8"))}
+    assert list(sheet["Participant 1234501"]) == build.MOODLE_WORKSHEET.splitlines()[0].split(",")  # Moodle's columns
+    assert sheet["Participant 1234501"]["Grade"] == "100.00"
+    assert sheet["Participant 1234503"]["Grade"] == "70.00"  # 3 days late by the worksheet's own time: -30%
+    assert "-30%" in sheet["Participant 1234503"]["Feedback comments"]
+    assert sheet["Participant 1234505"]["Grade"] == "0.00"  # enrolled, nothing submitted
+    assert sheet["Participant 1234502"]["Last modified (submission)"] == "Sunday, 14 March 2027, 11:58 PM"
+
+
+def test_a_term_on_gradescope_gives_each_group_member_the_group_grade(tmp_path):
+    export = build.gradescope_export(tmp_path / "dl")
+    (tmp_path / "roster.csv").write_text(build.GRADESCOPE_ROSTER, encoding="utf-8")
+    proc = kata("grade", str(export), "--out", str(tmp_path / "out"), "-a", "week1", "-e", build.EX,
+                "--due", build.DUE, "--roster", str(tmp_path / "roster.csv"))
+    assert "Gradescope's \"Export Submissions\"" in proc.stdout, proc.stdout + proc.stderr
+    scores = [(r["SID"], r["Total Score"]) for r in rows((tmp_path / "out" / "gradescope.csv").read_text(encoding="utf-8"))]
+    assert sorted(scores) == [("S1001", "100.00"), ("S1002", "100.00"), ("S1003", "70.00"), ("S1004", "100.00"),
+                              ("S1005", "0.00")]
