@@ -66,8 +66,15 @@ class Assignment:
         """What the gradebook needs to apply the late policy (None: no due date), as JSON."""
         if self.due is None:
             return None
-        return {"assignment": self.id, "due": self.due.isoformat(), "per_day": self.late.get("per_day", 0.0),
-                "max_days": self.late.get("max_days"), "grace_minutes": self.late.get("grace_minutes", 0.0)}
+        return self.late_rule()
+
+    def late_rule(self) -> dict:
+        """The assignment's late rule as JSON, with its due date (None when course.toml gives none):
+        what a batch run stores (batch.json's `late_rule`), so that a due date given later (`kata
+        gradebook OUT --due TIME`) is measured with the assignment's own rule."""
+        return {"assignment": self.id, "due": self.due.isoformat() if self.due else None,
+                "per_day": self.late.get("per_day", 0.0), "max_days": self.late.get("max_days"),
+                "grace_minutes": self.late.get("grace_minutes", 0.0)}
 
     def display_title(self, lang: str | None = None) -> str:
         return pick_lang(self.title, self.title_zh, lang)

@@ -16,6 +16,9 @@ students' folders and its own record of the run, and no class-wide file:
 or into separate OUTs, merged by `kata gradebook OUT --merge OUT1 OUT2 ...`. The merge refuses
 shards graded with other settings (naming them), says which shards have not run and which
 students have no record yet, and writes batch.json and every class file from all the records.
+The term policy (formats/late.py) is one for the class: a --due or --missing given to the shards
+must be the same on every one (`term` and `late` are compared), and what a `kata gradebook OUT`
+gave (--due, --missing, --extensions) is kept over the shards' own by every later merge.
 """
 from __future__ import annotations
 
@@ -34,7 +37,7 @@ from ...course.messages import t
 from . import store
 
 SHARDS = "shards"
-SHARD_KEYS = store.COMPARABLE + ("late", "gradescope_hidden", "budget_s", "budget_cpu_s")
+SHARD_KEYS = store.COMPARABLE + ("late", "term", "gradescope_hidden", "budget_s", "budget_cpu_s")
 _NAME = re.compile(r"^([1-9][0-9]*)-of-([1-9][0-9]*)\.json$")
 MAX_N = 10_000
 

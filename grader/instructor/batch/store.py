@@ -1,6 +1,9 @@
 """The output folder of a batch run and how things are written into it.
 
-    OUT/batch.json                      the run: kata version, course fingerprint, options, entries skipped
+    OUT/batch.json                      the run: kata version, course fingerprint, options, entries skipped,
+                                        the term policy (late_rule, term, late: formats/late.py)
+    OUT/roster.csv, submitted_at.csv, extensions.csv   the files given to --roster, --submitted-at FILE
+                                        and --extensions, copied (a later `kata gradebook OUT` reads them)
     OUT/students/<name>/report.json     one record per submission (report.to_dict + "student")
     OUT/students/<name>/...             derived per-student files (grader/instructor/formats/)
     OUT/gradebook.csv, junit.xml, summary.md, ...   derived class files
@@ -108,6 +111,7 @@ def read_meta(out: Path) -> dict | None:
 # Keys of batch.json whose change makes earlier records incomparable with new ones.
 ROSTER = "roster.csv"  # the roster given to --roster, copied
 TIMES = "submitted_at.csv"  # the timestamp file given to --submitted-at, copied
+EXTENSIONS = "extensions.csv"  # the students' own due dates given to --extensions, copied
 COMPARABLE = ("assignment", "kata_version", "course", "exercises", "public_only", "time_limit")
 
 

@@ -23,6 +23,18 @@ The policy (course.toml `[[assignment]]`): `late_grace_minutes` after the due ti
 after that, each started day late costs `late_per_day` percent of the score; more than
 `late_max_days` days late scores 0. Students' own reports never change: the penalty is applied
 in the gradebook and the LMS files, with the reason written beside it.
+
+The term policy, one for a whole run, its shards and every later `kata gradebook OUT`, is stored
+in OUT's batch.json:
+- `late_rule`: the assignment's rule and course.toml's due date (None: the run has no assignment);
+- `term`: what the instructor gave: `due` (`--due`, on `kata grade` or `kata gradebook`), `missing`
+  (`--missing zero|blank`: what canvas.csv and moodle.csv give an enrolled student without a
+  submission), `extensions` (`--extensions FILE`, copied into OUT: a student's own due date),
+  `assignments` (a due date given with `kata gradebook OUT -a ID` for an assignment the run is not)
+  and `later` (the keys a `kata gradebook` set: a merge of shards keeps them over the shards' own);
+- `late`: what is applied, from the two (`settle`): the rule with the given due date, else the
+  rule's own; None when no due date is known.
+An extension is measured with the same rule from the student's own due date (`extended`).
 """
 from __future__ import annotations
 
@@ -40,6 +52,9 @@ from .names import nfc
 from .roster import KEY_COLUMNS, _norm
 
 TIME_COLUMNS = ("submittedat", "submissiontime", "timestamp", "time", "date", "submitted")
+DUE_COLUMNS = ("due", "dueat", "duedate", "extendeddue", "newdue")  # an extensions file's date column
+MISSING = ("zero", "blank")  # --missing: an enrolled student without a submission gets 0, or an empty cell
+TERM = ("due", "missing", "extensions")  # what `term` holds that a command gives (--due, --missing, --extensions)
 SOURCES = ("mtime", "manifest")
 STUDENT_SET = SOURCES  # the sources whose times the student's machine wrote
 EARLIEST = timedelta(days=366)  # a student-set time this long before the due date is no submission time
@@ -56,6 +71,81 @@ class Late:
     days: int = 0  # started days late after the grace period (0: on time)
     penalty: float = 0.0  # percent of the score taken off
     reason: str = ""  # "" when on time
+    due: str = ""  # the due date it was measured from (the student's own, with an extension)
+
+
+def rule_of(meta: dict) -> dict | None:
+    """The late rule of OUT's run: batch.json's `late_rule`, else (an OUT written before it was
+    stored) its late policy."""
+    rule = meta.get("late_rule") or meta.get("late")
+    return dict(rule) if isinstance(rule, dict) else None
+
+
+def term_of(meta: dict) -> dict:
+    """batch.json's `term` (see the module's docstring); {} when there is none."""
+    term = meta.get("term")
+    return term if isinstance(term, dict) else {}
+
+
+def settle(meta: dict) -> dict:
+    """Set meta["late"], the policy the gradebook applies, from the run's rule and the due date
+    given (`term`'s `due`, else the rule's own from course.toml); None when no due date is known.
+    A meta without `late_rule` or `term` (written by hand, or before they were stored) keeps its
+    `late` as it is."""
+    if "late_rule" not in meta and "term" not in meta:
+        return meta
+    rule = rule_of(meta)
+    due = term_of(meta).get("due") or (rule or {}).get("due")
+    meta["late"] = {**rule, "due": due} if rule and due else None
+    return meta
+
+
+def missing_of(meta: dict | None) -> str:
+    """What the LMS files give an enrolled student without a submission: "zero" or "blank"."""
+    missing = term_of(meta or {}).get("missing")
+    return missing if missing in MISSING else "zero"
+
+
+def extended(policy: dict, due: str) -> dict:
+    """`policy` measured from a student's own due date (an extension)."""
+    return {**policy, "due": due}
+
+
+def read_extensions(path: str | Path) -> dict[str, str]:
+    """{student (as the file writes it, in NFC, without surrounding spaces): their own due date,
+    ISO with its offset} from a CSV with a student column (roster.KEY_COLUMNS: `student`, `login`,
+    ...) and `due` (ISO 8601 with its offset or Z). A student on two rows with different dates is
+    an error naming both lines; TimesError names the file and line of anything that cannot be used."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except (OSError, UnicodeDecodeError) as e:
+        raise TimesError(f"{path}: cannot be read: {e}") from None
+    rows = list(csv.reader(io.StringIO(text)))
+    header = [_norm(h) for h in rows[0]] if rows else []
+    who = next((header.index(k) for k in KEY_COLUMNS if k in header), None)
+    when = next((header.index(k) for k in DUE_COLUMNS if k in header), None)
+    if who is None or when is None:
+        raise TimesError(t("extensions_header", file=path, students=", ".join(KEY_COLUMNS),
+                           dues=", ".join(DUE_COLUMNS)))
+    dues: dict[str, str] = {}
+    lines: dict[str, int] = {}
+    for n, row in enumerate(rows[1:], 2):
+        if not any(c.strip() for c in row):
+            continue
+        student = nfc(row[who].strip()) if who < len(row) else ""
+        value = row[when] if when < len(row) else ""
+        if not student:
+            raise TimesError(t("extensions_no_student", file=path, line=n))
+        try:
+            due = parse_time(value).isoformat()
+        except ValueError:
+            raise TimesError(t("extensions_bad_due", file=path, line=n, value=one_line(value)[:60])) from None
+        if student in dues and parse_time(dues[student]) != parse_time(due):
+            raise TimesError(t("extensions_twice", file=path, line=n, student=student, first=lines[student]))
+        dues.setdefault(student, due)
+        lines.setdefault(student, n)
+    return dues
 
 
 def read_times(path: str | Path) -> dict[str, str]:
@@ -129,13 +219,14 @@ def assess(at: str, policy: dict) -> Late:
     due = parse_time(policy["due"])
     late_s = (parse_time(at) - due).total_seconds() - 60 * float(policy.get("grace_minutes") or 0)
     if late_s <= 0:
-        return Late(at)
+        return Late(at, due=policy["due"])
     days = math.ceil(late_s / 86400)
     max_days = policy.get("max_days")
     if max_days is not None and days > max_days:
-        return Late(at, days, 100.0, f"{days} day(s) late, more than {max_days:g}: 0")
+        return Late(at, days, 100.0, f"{days} day(s) late, more than {max_days:g}: 0", policy["due"])
     penalty = min(100.0, days * float(policy.get("per_day") or 0))
-    return Late(at, days, penalty, f"{days} day(s) late: -{penalty:g}%" if penalty else f"{days} day(s) late")
+    return Late(at, days, penalty, f"{days} day(s) late: -{penalty:g}%" if penalty else f"{days} day(s) late",
+                policy["due"])
 
 
 def newest_mtime(path: Path) -> str:

@@ -1,0 +1,182 @@
+"""One term policy, wherever the grading ran (issue 34, item 3): the due date, the late rule, the
+students' own due dates (`--extensions`) and what an enrolled student without a submission gets
+(`--missing zero|blank`) are given once and applied the same by a whole run (`kata grade DIR --out
+OUT`), by shards (`--shard K/N`) and by the merge (`kata gradebook OUT`); they are stored in OUT's
+batch.json, so every later `kata gradebook OUT` applies them; submission times without a due date
+are never "safe to import".
+
+Nothing is graded here: OUT holds the records a grading run stores (students/<name>/report.json,
+batch.json or shards/K-of-N.json written by the run's own run._meta), and `kata grade` finds every
+submission of the class folder already graded (same entry, same fingerprint), so it only writes the
+files. The inputs are in the platforms' shapes: Canvas's gradebook export as the roster
+(tests/test_roster_exports.py's CANVAS, keyed on SIS Login ID), the documented timestamp file
+(`student,submitted_at`), an extensions file keyed like them (`login,due`).
+"""
+from __future__ import annotations
+
+import csv
+import io
+import json
+import unicodedata
+from pathlib import Path
+
+from grader.course import manifest
+from grader.instructor.batch import run, store
+from grader.instructor.batch.discover import fingerprint
+from grader.instructor.batch.shards import part
+from tests.conftest import ROOT, kata
+from tests.test_roster_exports import CANVAS, NFC_JOSE, NFD_JOSE
+
+COURSE = manifest.load(ROOT)
+WEEK1 = COURSE.assignments[0]  # course.toml's week1: 10% a day, 0 after 7 days, no due date of its own
+assert WEEK1.id == "week1" and WEEK1.due is None
+FP = store.course_fingerprint(COURSE)
+DUE = "2027-03-14T23:59:00+08:00"
+# alice on time, bob 2 days late, carl 2 days late but extended by 3 days, dana on time
+TIMES = ("student,submitted_at\nalice,2027-03-14T20:00:00+08:00\nbob,2027-03-16T10:00:00+08:00\n"
+         "carl,2027-03-16T10:00:00+08:00\ndana,2027-03-14T08:00:00+08:00\n")
+NAMES = ("alice", "bob", "carl", "dana")
+
+
+def record(name: str, score: float = 100.0, fp: str = "0" * 64) -> dict:
+    """A graded report as a run with -a week1 stores it (out of the assignment's 100 points)."""
+    return {"schema": 1, "score": score, "max_score": 100.0, "submission": name, "sandbox": "bubblewrap", "lang": "en",
+            "exercises": [{"id": WEEK1.exercises[0], "section": "1.1", "title": "x", "score": score,
+                           "max_score": 100.0}],
+            "checks": [], "student": {"status": "graded", "reason": "", "source": name, "name": name,
+                                      "fingerprint": fp, "course": FP, "mtime": "2027-03-16T02:00:00+00:00"}}
+
+
+def run_meta(**given) -> dict:
+    """batch.json as `kata grade ... -a week1` writes it (run._meta), before the class's own keys."""
+    meta = run._meta(COURSE, run.Options(exercises=list(WEEK1.exercises), assignment=WEEK1), FP)
+    meta.update(created="2027-03-20T00:00:00Z", jobs=1, skipped=[], renamed=[], roster_name=None,
+                lms_assignment=None, submitted_at=None, **given)
+    return meta
+
+
+def whole_run(tmp_path: Path, names=NAMES, **given) -> Path:
+    """OUT as a whole run with -a week1 leaves it."""
+    out = tmp_path / "out"
+    for name in names:
+        store.write_json(store.record_path(out, name), record(name))
+    store.write_json(out / store.META, run_meta(class_dir=str(tmp_path / "class"), **given))
+    return out
+
+
+def sharded_run(tmp_path: Path, names=NAMES, n: int = 2, **given) -> Path:
+    """OUT as N shards with -a week1 leave it (`kata grade ... --shard K/N`), before the merge."""
+    out = tmp_path / "sharded"
+    for name in names:
+        store.write_json(store.record_path(out, name), record(name))
+    for k in range(1, n + 1):
+        meta = run_meta(class_dir=str(tmp_path / "class"), shard=[k, n],
+                        entries={x: x for x in names if part(x, n) == k}, **given)
+        store.write_json(out / "shards" / f"{k}-of-{n}.json", meta)
+    return out
+
+
+def class_folder(tmp_path: Path, names=NAMES) -> Path:
+    """A class folder whose every submission OUT (whole_run/sharded_run with class_graded) already
+    graded: `kata grade` on it grades nothing and writes the files."""
+    cls = tmp_path / "class"
+    for name in names:
+        (cls / name / "ch01").mkdir(parents=True)
+        (cls / name / "ch01" / f"{WEEK1.exercises[0]}.py").write_text(f"# {name}\n")
+    return cls
+
+
+def class_graded(tmp_path: Path, out: Path, names=NAMES) -> Path:
+    """The class folder, and OUT's records carrying its entries' fingerprints (graded already)."""
+    cls = class_folder(tmp_path, names)
+    for name in names:
+        store.write_json(store.record_path(out, name), record(name, fp=fingerprint(cls / name)))
+    return cls
+
+
+def files(tmp_path: Path, **contents: str) -> dict[str, str]:
+    paths = {}
+    for name, text in contents.items():
+        (tmp_path / f"{name}.csv").write_text(text, encoding="utf-8")
+        paths[name] = str(tmp_path / f"{name}.csv")
+    return paths
+
+
+def grades(out: Path, name: str = "canvas.csv") -> dict[str, str]:
+    """canvas.csv: login -> grade; moodle.csv: username -> grade."""
+    rows = list(csv.reader(io.StringIO((out / name).read_text(encoding="utf-8"))))
+    if name == "canvas.csv":
+        return {unicodedata.normalize("NFC", r[3]): r[-1] for r in rows[2:]}
+    return {unicodedata.normalize("NFC", r[1]): r[4] for r in rows[1:]}
+
+
+# ------------------------------------------------------------------ 1. one due date, wherever given
+def test_a_due_date_given_to_the_merge_of_shards_reaches_the_top_level_lms_files_and_stays(tmp_path):
+    """The trial: `kata gradebook OUT --due` on shards graded with -a week1 was refused unless -a was
+    given, and then only assignments/week1/ had the penalty; canvas.csv kept bob's 100."""
+    f = files(tmp_path, times=TIMES)
+    out = sharded_run(tmp_path)
+    merge = kata("gradebook", str(out), "--due", DUE, "--submitted-at", f["times"])
+    assert merge.returncode == 0, merge.stdout + merge.stderr
+    assert "Merged 2 shard(s) of 2" in merge.stdout and "late penalties applied to 2: bob (-20%), carl (-20%)" \
+        in merge.stdout
+    assert grades(out) == {"alice": "100", "bob": "80", "carl": "80", "dana": "100"}
+    meta = json.loads((out / "batch.json").read_text())
+    assert meta["late"]["due"] == DUE and meta["late"]["per_day"] == 10.0 and meta["term"]["due"] == DUE
+    # every later `kata gradebook OUT` (a merge again) applies it: nothing given, nothing dropped
+    again = kata("gradebook", str(out))
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert grades(out) == {"alice": "100", "bob": "80", "carl": "80", "dana": "100"}
+    # the same due date on one machine's run: the same LMS files, byte for byte
+    one = whole_run(tmp_path)
+    assert kata("gradebook", str(one), "--due", DUE, "--submitted-at", f["times"]).returncode == 0
+    for name in ("canvas.csv", "moodle.csv", "gradebook.csv"):
+        assert (one / name).read_bytes() == (out / name).read_bytes(), name
+    # an extension of the deadline given with -a week1 (the run's own assignment): the assignment's
+    # files and OUT's own carry it
+    later = kata("gradebook", str(out), "-a", "week1", "--due", "2027-03-16T23:59:00+08:00")
+    assert later.returncode == 0, later.stdout + later.stderr
+    assert grades(out / "assignments" / "week1") == grades(out) == {"alice": "100", "bob": "100", "carl": "100",
+                                                                    "dana": "100"}
+    assert kata("gradebook", str(out)).returncode == 0 and grades(out)["bob"] == "100"
+
+
+def test_shards_take_one_due_date_and_the_merge_applies_it(tmp_path):
+    """--due on the shards (every shard the same, or the next one is refused), applied by the merge."""
+    f = files(tmp_path, times=TIMES)
+    out = tmp_path / "sharded"
+    store.write_json(out / store.META, run_meta(class_dir=str(tmp_path / "class")))  # an earlier whole run's
+    cls = class_graded(tmp_path, out)
+    first = kata("grade", str(cls), "--out", str(out), "-a", "week1", "--shard", "1/2", "--due", DUE)
+    assert first.returncode == 0, first.stdout + first.stderr
+    other = kata("grade", str(cls), "--out", str(out), "-a", "week1", "--shard", "2/2", "--due",
+                 "2027-03-15T23:59:00+08:00")
+    assert other.returncode == 2 and "late:" in other.stderr and "1-of-2" in other.stderr, other.stderr
+    second = kata("grade", str(cls), "--out", str(out), "-a", "week1", "--shard", "2/2", "--due", DUE)
+    assert second.returncode == 0, second.stdout + second.stderr
+    merge = kata("gradebook", str(out), "--submitted-at", f["times"])
+    assert merge.returncode == 0, merge.stdout + merge.stderr
+    assert grades(out) == {"alice": "100", "bob": "80", "carl": "80", "dana": "100"}
+    # files belong to the merge: a shard refuses them, before it grades anything
+    files(tmp_path, ext="login,due\nbob,2027-03-20T00:00:00Z\n")
+    refused = kata("grade", str(cls), "--out", str(out), "-a", "week1", "--shard", "1/2", "--extensions",
+                   str(tmp_path / "ext.csv"))
+    assert refused.returncode == 2 and "--extensions: a shard grades part of the class" in refused.stderr
+
+
+def test_a_due_date_is_applied_or_refused_with_the_reason_never_dropped(tmp_path):
+    cls = class_folder(tmp_path, ["zed"])
+    # a whole-course run: course.toml has four assignments, each with its own late rule
+    whole = kata("grade", str(cls), "--out", str(tmp_path / "o"), "-e", "s1_02_anatomy", "--due", DUE)
+    assert whole.returncode == 2 and "--assignment" in whole.stderr
+    assert "course.toml has 4 assignments (week1, week2, week3, week4)" in whole.stderr, whole.stderr
+    assert not (tmp_path / "o").exists()
+    # an OUT graded without an assignment has no late rule to measure a due date with
+    out = tmp_path / "course"
+    store.write_json(store.record_path(out, "zed"), record("zed"))
+    store.write_json(out / store.META, {"kind": "kata-batch", "format": 1, "title": "kata", "exercises": [],
+                                        "assignment": None})
+    merge = kata("gradebook", str(out), "--due", DUE)
+    assert merge.returncode == 2 and "--assignment" in merge.stderr
+    bad = kata("gradebook", str(out), "--due", "2027-03-14 23:59")
+    assert bad.returncode == 2 and "give a date-time with its UTC offset" in bad.stderr
