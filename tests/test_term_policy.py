@@ -180,3 +180,56 @@ def test_a_due_date_is_applied_or_refused_with_the_reason_never_dropped(tmp_path
     assert merge.returncode == 2 and "--assignment" in merge.stderr
     bad = kata("gradebook", str(out), "--due", "2027-03-14 23:59")
     assert bad.returncode == 2 and "give a date-time with its UTC offset" in bad.stderr
+
+
+# ------------------------------------------------------------------ 2. the students' own due dates
+def test_extensions_measure_a_students_penalty_from_their_own_due_date_and_list_what_matches_nobody(tmp_path):
+    f = files(tmp_path, times=TIMES.replace("dana", NFC_JOSE),
+              ext=f"login,due\nCARL,2027-03-17T00:00:00+08:00\n{NFD_JOSE},2027-03-20T00:00:00+08:00\n"
+                  "carol,2027-03-20T00:00:00+08:00\n")
+    out = whole_run(tmp_path, ("alice", "bob", "carl", NFC_JOSE))
+    done = kata("gradebook", str(out), "--due", DUE, "--submitted-at", f["times"], "--extensions", f["ext"])
+    assert done.returncode == 5, done.stdout + done.stderr
+    # CARL is carl's row (matched as the timestamps are: loosely when only one entry is alike), josé's
+    # (NFD in the file) is josé's; carol's matches no submission: listed, with the closest name
+    assert grades(out) == {"alice": "100", "bob": "80", "carl": "100", NFC_JOSE: "100"}
+    assert "Extensions that match no submission and no roster line" in done.stdout
+    assert "- 'carol'; closest name carl" in done.stdout
+    summary = (out / "summary.md").read_text(encoding="utf-8")
+    assert summary.index("## Check before importing") < summary.index("'carol'")
+    assert "due dates extended for 2: carl (2027-03-17T00:00:00+08:00)" in summary
+    book = {r["student"]: r for r in csv.DictReader(io.StringIO((out / "gradebook.csv").read_text()))}
+    assert book["carl"]["final"] == "100" and "due extended to 2027-03-17T00:00:00+08:00" in book["carl"]["reason"]
+    assert (out / "extensions.csv").read_text(encoding="utf-8") == Path(f["ext"]).read_text(encoding="utf-8")
+    # kept in OUT: a later `kata gradebook OUT` measures carl from his own due date still, and still
+    # lists carol's row
+    again = kata("gradebook", str(out))
+    assert again.returncode == 5 and "'carol'" in again.stdout and grades(out)["carl"] == "100"
+    assert json.loads((out / "batch.json").read_text())["term"]["extensions"] == "ext.csv"
+
+
+def test_an_extension_for_an_enrolled_student_without_a_submission_is_no_problem(tmp_path):
+    f = files(tmp_path, roster=CANVAS, ext="login,due\nmhatter,2027-03-20T00:00:00+08:00\nalice,2027-03-20T00:00Z\n")
+    out = whole_run(tmp_path, ("alice", NFC_JOSE))
+    done = kata("gradebook", str(out), "--roster", f["roster"], "--extensions", f["ext"], "--due", DUE,
+                "--lms-assignment", "Attention (48213)")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "Extensions that match" not in done.stdout
+
+
+def test_an_extension_reaches_the_students_page_and_an_unreadable_file_stops_the_command(tmp_path):
+    f = files(tmp_path, times=TIMES, ext="student,due\nbob,2027-03-15T12:00:00+08:00\n")
+    out = whole_run(tmp_path)
+    done = kata("gradebook", str(out), "--due", DUE, "--submitted-at", f["times"], "--extensions", f["ext"])
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert grades(out)["bob"] == "90"  # 1 day after his own due date, not 2 after the class's
+    page = (out / "students" / "bob" / "feedback.html").read_text(encoding="utf-8")
+    assert "due 2027-03-15 12:00 UTC+08:00: 1 day(s) late" in page
+    for text, why in (("login,when\nbob,2027-03-15T12:00:00Z\n", "bad.csv:1: needs a student column"),
+                      ("login,due\nbob,2027-03-15 12:00\n", "bad.csv:2: '2027-03-15 12:00' is not a date-time"),
+                      ("login,due\nbob,2027-03-15T12:00:00Z\nbob,2027-03-16T12:00:00Z\n",
+                       "bad.csv:3: bob already has another due date on line 2")):
+        files(tmp_path, bad=text)
+        proc = kata("gradebook", str(out), "--extensions", str(tmp_path / "bad.csv"))
+        assert proc.returncode == 2 and why in proc.stderr, proc.stderr
+    assert json.loads((out / "batch.json").read_text())["term"]["extensions"] == "ext.csv"
