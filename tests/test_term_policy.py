@@ -233,3 +233,41 @@ def test_an_extension_reaches_the_students_page_and_an_unreadable_file_stops_the
         proc = kata("gradebook", str(out), "--extensions", str(tmp_path / "bad.csv"))
         assert proc.returncode == 2 and why in proc.stderr, proc.stderr
     assert json.loads((out / "batch.json").read_text())["term"]["extensions"] == "ext.csv"
+
+
+# ------------------------------------------------------------------ 3. missing: 0 or blank
+def test_missing_blank_leaves_an_enrolled_student_without_a_submission_empty_in_both_lms_files(tmp_path):
+    f = files(tmp_path, roster=CANVAS)
+    out = whole_run(tmp_path, ("alice", NFC_JOSE))
+    zero = kata("gradebook", str(out), "--roster", f["roster"], "--lms-assignment", "Attention (48213)")
+    assert zero.returncode == 0, zero.stdout + zero.stderr
+    assert grades(out)["mhatter"] == "0" and grades(out, "moodle.csv")["mhatter"] == "0"
+    blank = kata("gradebook", str(out), "--missing", "blank")
+    assert blank.returncode == 0, blank.stdout + blank.stderr
+    assert grades(out) == {"alice": "100", NFC_JOSE: "100", "mhatter": ""}
+    moodle = list(csv.reader(io.StringIO((out / "moodle.csv").read_text(encoding="utf-8"))))
+    assert [r for r in moodle if r[1] == "mhatter"][0][4:] == ["", ""]  # no grade, no "no submission" note
+    assert "1 enrolled without a submission, blank in the LMS files (the LMS keeps the grade it has): mhatter" \
+        in blank.stdout
+    # stored: every later `kata gradebook OUT` keeps it
+    assert kata("gradebook", str(out)).returncode == 0 and grades(out)["mhatter"] == ""
+    assert json.loads((out / "batch.json").read_text())["term"]["missing"] == "blank"
+
+
+def test_a_whole_run_takes_the_term_policy_once_and_copies_its_files(tmp_path):
+    f = files(tmp_path, times=TIMES, ext="login,due\nbob,2027-03-20T00:00:00+08:00\n",
+              roster="login,name\nalice,Alice\nbob,Bob\ncarl,Carl\ndana,Dana\nerin,Erin\n")
+    out = whole_run(tmp_path)
+    cls = class_graded(tmp_path, out)
+    proc = kata("grade", str(cls), "--out", str(out), "-a", "week1", "--due", DUE, "--submitted-at", f["times"],
+                "--extensions", f["ext"], "--roster", f["roster"], "--missing", "blank")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "4 of 4 submissions already graded" in proc.stdout
+    assert grades(out) == {"alice": "100", "bob": "100", "carl": "80", "dana": "100", "erin": ""}
+    assert (out / "extensions.csv").is_file() and (out / "roster.csv").is_file()
+    term = json.loads((out / "batch.json").read_text())["term"]
+    assert (term["due"], term["missing"], term["extensions"]) == (DUE, "blank", "ext.csv")
+    # the same command again without them (a resumed run) keeps what OUT holds
+    again = kata("grade", str(cls), "--out", str(out), "-a", "week1")
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert grades(out) == {"alice": "100", "bob": "100", "carl": "80", "dana": "100", "erin": ""}
