@@ -271,3 +271,30 @@ def test_a_whole_run_takes_the_term_policy_once_and_copies_its_files(tmp_path):
     again = kata("grade", str(cls), "--out", str(out), "-a", "week1")
     assert again.returncode == 0, again.stdout + again.stderr
     assert grades(out) == {"alice": "100", "bob": "100", "carl": "80", "dana": "100", "erin": ""}
+
+
+# ------------------------------------------------------------------ 4. times without a due date
+def test_submission_times_without_a_due_date_are_never_safe_to_import(tmp_path):
+    f = files(tmp_path, times=TIMES)
+    stored = whole_run(tmp_path, late=None)
+    proc = kata("gradebook", str(stored), "--submitted-at", f["times"])
+    assert proc.returncode == 5, proc.stdout + proc.stderr
+    assert "Check before importing" in proc.stdout and "but no due date: no late policy applied" in proc.stdout
+    assert grades(stored)["bob"] == "100"
+    summary = (stored / "summary.md").read_text(encoding="utf-8")
+    assert summary.index("## Check before importing") < summary.index("but no due date")
+    # shards merged with the times and no due date (the trial's "safe to import", exit 0)
+    out = sharded_run(tmp_path)
+    merge = kata("gradebook", str(out), "--submitted-at", f["times"])
+    assert merge.returncode == 5 and "but no due date" in merge.stdout, merge.stdout + merge.stderr
+    assert "safe to import" not in merge.stdout
+    # a whole run with --submitted-at mtime and no due date
+    whole = tmp_path / "whole"
+    whole.mkdir()
+    w = whole_run(whole)
+    cls = class_graded(whole, w)
+    graded = kata("grade", str(cls), "--out", str(w), "-a", "week1", "--submitted-at", "mtime")
+    assert graded.returncode == 5 and "but no due date" in graded.stdout, graded.stdout + graded.stderr
+    # given the due date, the same OUT is safe (times from the platform's file)
+    fixed = kata("gradebook", str(out), "--due", DUE)
+    assert fixed.returncode == 0 and grades(out)["bob"] == "80", fixed.stdout + fixed.stderr

@@ -505,7 +505,7 @@ def gate(table: list[Row], meta: dict | None = None, lms: Lms | None = None) -> 
     if policy and source in late_mod.STUDENT_SET:
         out += ["", t("gate_student_times", source=source, words=t(f"gate_source_{source}"))]
     if source and not policy:  # times given, but no due date to measure them from: nobody's penalty applied
-        out += ["", t("gate_times_no_due", source=_md(_source_words(source)))]
+        out += ["", t("gate_times_no_due", source=_md(TIMES_FILE if source == "file" else source))]
     out += _extension_problems(table, policy, lms)
     roster = lms.roster
     if roster is not None and roster.shape == "canvas" and lms.column and lms.column not in roster.assignments:
