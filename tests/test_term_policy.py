@@ -17,8 +17,13 @@ from __future__ import annotations
 import csv
 import io
 import json
+import os
+import re
+import subprocess
 import unicodedata
 from pathlib import Path
+
+import yaml
 
 from grader.course import manifest
 from grader.instructor.batch import run, store
@@ -298,3 +303,93 @@ def test_submission_times_without_a_due_date_are_never_safe_to_import(tmp_path):
     # given the due date, the same OUT is safe (times from the platform's file)
     fixed = kata("gradebook", str(out), "--due", DUE)
     assert fixed.returncode == 0 and grades(out)["bob"] == "80", fixed.stdout + fixed.stderr
+
+
+# ------------------------------------------------------------------ 5. the cluster recipes
+SBATCH = ROOT / "recipes" / "slurm" / "grade-array.sbatch"
+INDEXED_JOB = ROOT / "recipes" / "kubernetes" / "grade-indexed-job.yaml"
+
+
+def _kata_args(command: str) -> list[str]:
+    """The arguments after `kata` in a shell command line of a recipe's comment."""
+    import shlex
+
+    words = shlex.split(command)
+    return words[next(i for i, w in enumerate(words) if w.endswith("kata")) + 1:]
+
+
+def _parses(args: list[str]):
+    from grader.cli import build_parser
+
+    return build_parser().parse_args(args)
+
+
+def test_the_slurm_recipe_shows_a_term_with_its_due_date_end_to_end(tmp_path):
+    """The script's header gives the two commands of a term: the array (the shards: -a), run here as
+    Slurm runs each task, and the merge (--due, --submitted-at, --roster, --extensions): kata's own
+    options, where kata takes them."""
+    from tests.test_cluster_recipes import argv_of, array_task, fake_kata, run_script
+
+    text = SBATCH.read_text()
+    array = next(line for line in text.splitlines() if "sbatch --parsable --array" in line and "week2" in line)
+    merge = next(line for line in text.splitlines() if "--dependency=afterany" in line and "--due" in line)
+    script_args = array.split("grade-array.sbatch", 1)[1].rstrip(")").split()
+    kata_bin = fake_kata(tmp_path / "bin")
+    proc = run_script(SBATCH, script_args, {**array_task(2, 4), "KATA": str(kata_bin)}, tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    shard = _parses(argv_of(kata_bin))
+    assert (shard.command, shard.shard, shard.assignment, shard.due) == ("grade", "3/4", "week2", None)
+    got = _parses(_kata_args(re.search(r'--wrap "([^"]+)"', merge)[1]))
+    assert (got.command, got.out, got.due) == ("gradebook", "grades/week2", DUE)
+    assert got.submitted_at and got.roster and got.extensions
+    # the header says where each of the term's options goes
+    for option in ("--due", "--submitted-at", "--roster", "--extensions", "--missing"):
+        assert option in text.split("set -euo pipefail")[0], option
+
+
+def _configmap() -> dict:
+    docs = [d for d in yaml.safe_load_all(INDEXED_JOB.read_text()) if d]
+    return next(d for d in docs if d["kind"] == "ConfigMap")["data"]
+
+
+def _env(container: dict, data: dict) -> dict:
+    """A container's environment as the kubelet gives it: values, and the ConfigMap's keys."""
+    env = {}
+    for e in container.get("env", []):
+        if "value" in e:
+            env[e["name"]] = e["value"]
+        elif "configMapKeyRef" in e.get("valueFrom", {}):
+            ref = e["valueFrom"]["configMapKeyRef"]
+            if ref["key"] in data:
+                env[e["name"]] = data[ref["key"]]
+    return env
+
+
+def test_the_kubernetes_recipe_gives_the_term_once_to_the_shards_and_the_merge(tmp_path):
+    """One ConfigMap, kata-term, holds the term: the pods grade its assignment, the merge applies its
+    due date, submission times, roster and extensions ($(VAR) in args, as the kubelet expands it)."""
+    docs = {(d["kind"], d["metadata"]["name"]): d for d in yaml.safe_load_all(INDEXED_JOB.read_text()) if d}
+    data = _configmap()
+    assert data["due"] == DUE and data["assignment"] == "week2"
+    grade = docs["Job", "kata-grade"]["spec"]["template"]["spec"]["containers"][0]
+    env = _env(grade, data)
+    kata_bin = tmp_path / "bin" / "kata"
+    kata_bin.parent.mkdir()
+    kata_bin.write_text("#!/usr/bin/env bash\nprintf '%s\\n' \"$@\" > \"$(dirname \"$0\")/argv\"\n")
+    kata_bin.chmod(0o755)
+    script = tmp_path / "pod.sh"
+    script.write_text(grade["args"][0])
+    base = {k: v for k, v in os.environ.items() if not k.startswith("KATA")}
+    proc = subprocess.run(["bash", str(script)], capture_output=True, text=True, timeout=60,
+                          env={**base, **env, "KATA": str(kata_bin), "JOBS": "4", "JOB_COMPLETION_INDEX": "1"})
+    assert proc.returncode == 0, proc.stderr
+    argv = (kata_bin.parent / "argv").read_text().splitlines()
+    assert argv == ["grade", "/grading/class", "--out", "/grading/out", "--shard", f"2/{env['SHARDS']}", "--jobs",
+                    "4", "-a", "week2"]
+    assert _parses(argv).assignment == "week2"
+    merge = docs["Job", "kata-gradebook"]["spec"]["template"]["spec"]["containers"][0]
+    menv = _env(merge, data)
+    args = [re.sub(r"\$\((\w+)\)", lambda m: menv[m[1]], a) for a in merge["command"][1:] + merge["args"]]
+    got = _parses(args)
+    assert (got.command, got.out, got.due) == ("gradebook", "/grading/out", DUE)
+    assert got.submitted_at and got.roster and got.extensions
