@@ -7,8 +7,10 @@
     fingerprint.py  copydetect's winnowing fingerprints of each student's own code (the stub removed)
     run.py          every pair compared per exercise (the default threshold is here: every
                     command's help reads it without loading numpy and copydetect); CLUSTER_MIN or more
-                    students with the same code (as compared) are one cluster, its first student
-                    standing for all in the pairs; flagged pairs ranked by how many exercises agree
+                    students with the same file (as compared and tokenised: names, strings, comments
+                    and layout aside; the untouched stub too) are one cluster, one line, its first
+                    student standing for all in the pairs; flagged pairs ranked by how many
+                    exercises agree
     outputs.py      similarity.csv, similarity.md, similarity.html; the flagged rows for summary.md
     commands.py     the command's body
 """

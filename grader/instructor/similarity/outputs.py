@@ -4,7 +4,10 @@
                      exercise, student_a, student_b, similarity_a_to_b, similarity_b_to_a (fractions of
                      each one's own code found in the other's), matched_tokens, own_tokens_a,
                      own_tokens_b (their code that is not the stub's), flagged (yes/no), reason
-                     (empty); then one row per student and exercise not compared: the exercise,
+                     (empty); one row per member of a cluster (the same file from CLUSTER_MIN or
+                     more students) with its first student, flagged "same code", or "no" when the
+                     file has too little code of its own, and why; then one row per student and
+                     exercise not compared: the exercise,
                      student_a, flagged "not compared" and the reason (a submission that could not be
                      read: a row for each exercise)
     similarity.md    the pairs above the threshold, ranked; the pairs of students flagged on several
@@ -30,7 +33,7 @@ from pathlib import Path
 from ...course.safe_text import csv_cell
 from ...course.safe_text import csv_text as safe_csv_text
 from ...course.safe_text import markdown as md_text
-from . import CLUSTER_MIN
+from . import CLUSTER_MIN, MIN_TOKENS
 
 CSV = "similarity.csv"
 MD = "similarity.md"
@@ -79,11 +82,14 @@ def _member_of(name: str, group: int) -> str:
 
 @dataclass
 class Cluster:
-    """Students who handed in the same code for one exercise (as compared: comments, names of
-    nothing, layout do not matter), at least CLUSTER_MIN of them: one line, not every pair."""
+    """Students who handed in the same file for one exercise (as compared and tokenised: comments,
+    names, strings, layout do not matter), at least CLUSTER_MIN of them: one line, not every pair.
+    `little`: it has less than MIN_TOKENS of code of its own (the untouched stub, a stub with only a
+    syntax error added, a one-line answer): nothing to flag, listed apart."""
     exercise: str
     members: list[str]  # sorted; the first stands for all in the pairs
     tokens: int  # own tokens of that code
+    little: bool = False
 
 
 @dataclass
@@ -114,13 +120,14 @@ class Result:
         return sorted((p for p in self.pairs if p.flagged),
                       key=lambda p: (-agree[(p.a, p.b)], -p.top, -p.tokens, p.exercise, p.a, p.b))
 
-    def cluster_groups(self) -> list[tuple[list[str], list[str], int]]:
+    def cluster_groups(self, little: bool = False) -> list[tuple[list[str], list[str], int]]:
         """(members, exercises, tokens): the clusters with the same students merged across
-        exercises, the largest first."""
+        exercises, the largest first; `little`: those with too little code of their own instead."""
         order = {ex: i for i, (ex, _) in enumerate(self.exercises)}
         groups: dict[tuple[str, ...], list[Cluster]] = defaultdict(list)
         for c in self.clusters:
-            groups[tuple(c.members)].append(c)
+            if c.little == little:
+                groups[tuple(c.members)].append(c)
         out = [(list(m), sorted((c.exercise for c in cs), key=lambda e: order.get(e, 0)), sum(c.tokens for c in cs))
                for m, cs in groups.items()]
         return sorted(out, key=lambda g: (-len(g[0]) * len(g[1]), g[0]))
@@ -140,6 +147,12 @@ def csv_text(r: Result) -> str:
     for c in sorted(r.clusters, key=lambda c: (order.get(c.exercise, 0), c.members)):
         first = c.members[0]
         for other in c.members[1:]:
+            if c.little:  # never flagged: nothing of their own to compare
+                share = "1.000" if c.tokens else "0.000"
+                rows.append([c.exercise, csv_cell(first), csv_cell(other), share, share, c.tokens, c.tokens, c.tokens,
+                             "no", f"the same file as {len(c.members)} students, with too little code of its own "
+                                   f"to compare ({csv_cell(first)} stands for them)"])
+                continue
             rows.append([c.exercise, csv_cell(first), csv_cell(other), "1.000", "1.000", c.tokens, c.tokens, c.tokens,
                          SAME_CODE, f"the same code as {len(c.members)} students ({csv_cell(first)} stands for them)"])
     for ex, student, why in not_compared(r):
@@ -170,11 +183,24 @@ def markdown(r: Result) -> str:
     groups = r.cluster_groups()
     if groups:
         lines += ["## The same code handed in by several students", "",
-                  f"Each line is one code that {CLUSTER_MIN} or more students handed in identically (as compared), "
-                  "often the code of a book, a solution or a classmate passed round: read it once. In the pairs "
-                  "below, its first student stands for all of them (`name (+N)`).", "",
+                  f"Each line is one code that {CLUSTER_MIN} or more students handed in identically or nearly so "
+                  "(as compared: whatever its names, strings, comments and layout), often the code of a book, a "
+                  "solution or a classmate passed round: read it once. In the pairs below, its first student "
+                  "stands for all of them (`name (+N)`).", "",
                   "| students | who | exercises |", "|---:|---|---|"]
         for members, exs, _ in groups:
+            lines.append(f"| {len(members)} | {', '.join(md_text(m) for m in members)} | {', '.join(exs)} |")
+        lines.append("")
+    little = r.cluster_groups(little=True)
+    if little:
+        lines += ["## The same file with too little code of its own", "",
+                  f"Each line is one file that {CLUSTER_MIN} or more students handed in (as compared) with less "
+                  f"than {MIN_TOKENS} tokens of code that is not the stub's: the untouched stub, a stub with only a "
+                  "syntax error added, or an answer too short to tell a copy from the obvious one. Nothing to "
+                  "flag; one line here instead of a pair per classmate (its first student stands for the others "
+                  f"in {CSV}).", "",
+                  "| students | who | exercises |", "|---:|---|---|"]
+        for members, exs, _ in little:
             lines.append(f"| {len(members)} | {', '.join(md_text(m) for m in members)} | {', '.join(exs)} |")
         lines.append("")
     agree = r.agreeing

@@ -5,7 +5,10 @@ the boilerplate; each student's file is put in its canonical form (canonical.py:
 docstrings and statements that do nothing gone, keyword arguments sorted; the stub too) and
 fingerprinted once (fingerprint.own), then every pair of students who both submitted it is
 compared. A file is text here: a syntax error, an unfinished exercise or an untouched stub is
-compared like any other (an untouched stub has no code of its own, so it matches nothing). A
+compared like any other (an untouched stub has no code of its own, so it matches nothing). The
+same file handed in by CLUSTER_MIN or more students (as compared and tokenised: names, strings,
+comments and layout aside) is one cluster, one line, its first student standing for the others in
+the pairs; the untouched stub or a syntax-error stub handed in by many is one such line too. A
 file that cannot be compared (too long, nested too deeply) is listed with the reason.
 """
 from __future__ import annotations
@@ -66,19 +69,22 @@ def compare_class(course, class_dir: Path, exercises, threshold: float = DEFAULT
 
 
 def _clusters(exercise: str, fps: dict, plain: dict, result: outputs.Result) -> dict[str, int]:
-    """Students who handed in the same code as compared (CLUSTER_MIN or more, with at least
-    MIN_TOKENS of their own) become one cluster in `result`, its first student standing for the
-    others in the pairs. Returns the students still compared pair by pair -> how many each stands for."""
+    """Students who handed in the same file, as compared and tokenised (copydetect's text: names,
+    strings, comments and layout do not count; a file that does not parse compared as written),
+    CLUSTER_MIN or more of them, become one cluster in `result`, its first student standing for
+    the others in the pairs: a copy passed round with its names changed or its lines re-indented is
+    one line, not a pair per classmate. A cluster with less than MIN_TOKENS of code of its own (the
+    untouched stub, the stub with only a syntax error added, a one-line answer) is `little`: never
+    flagged, listed apart. Returns the students still compared pair by pair -> how many each
+    stands for."""
     same: dict[str, list[str]] = {}
     for student in sorted(plain):
-        fp = fps.get(student, plain[student])
-        if fingerprint.own_tokens(fp) >= MIN_TOKENS:
-            same.setdefault(fp.raw_code, []).append(student)
+        same.setdefault(fps.get(student, plain[student]).filtered_code, []).append(student)
     group = {student: 1 for student in plain}
     for members in same.values():
         if len(members) >= CLUSTER_MIN:
-            result.clusters.append(outputs.Cluster(exercise, members, fingerprint.own_tokens(fps.get(
-                members[0], plain[members[0]]))))
+            tokens = fingerprint.own_tokens(fps.get(members[0], plain[members[0]]))
+            result.clusters.append(outputs.Cluster(exercise, members, tokens, little=tokens < MIN_TOKENS))
             for other in members[1:]:
                 del group[other]
             group[members[0]] = len(members)
