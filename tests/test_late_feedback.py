@@ -114,10 +114,10 @@ def test_a_fractional_penalty_is_shown_to_two_decimals_as_everywhere():
 
 def test_kata_gradebook_for_an_assignment_gates_its_lms_files_as_kata_gradebook_does(tmp_path):
     out = stored_run(tmp_path, {"alice": 31.0, NFC_JOSE: 46.0, "mhatter": 40.0})
-    # the whole run: every submission on the Canvas export's lines, safe to import
+    # the whole run: every submission on the Canvas export's lines, but times and no due date: exit 5 (issue 34)
     whole = kata("gradebook", str(out), "--roster", str(tmp_path / "Grades-KATA101.csv"),
                  "--submitted-at", str(tmp_path / "times.csv"), "--lms-assignment", "Attention (48213)")
-    assert whole.returncode == 0, whole.stdout + whole.stderr
+    assert whole.returncode == 5 and "but no due date" in whole.stdout, whole.stdout + whole.stderr
     safe = kata("gradebook", str(out), "--assignment", "week1", "--due", DUE, "--lms-assignment", "Week 1 (48190)")
     assert safe.returncode == 0, safe.stdout + safe.stderr
     sub = out / "assignments" / "week1"

@@ -160,3 +160,27 @@ def test_a_term_on_gradescope_gives_each_group_member_the_group_grade(tmp_path):
     scores = [(r["SID"], r["Total Score"]) for r in rows((tmp_path / "out" / "gradescope.csv").read_text(encoding="utf-8"))]
     assert sorted(scores) == [("S1001", "100.00"), ("S1002", "100.00"), ("S1003", "70.00"), ("S1004", "100.00"),
                               ("S1005", "0.00")]
+
+
+# ------------------------------------------------------------------------ the outside attack's breaks
+def test_a_canvas_name_ending_in_digits_that_reads_as_another_user_id_is_nobody_s_file(tmp_path):
+    """Bob (user 103) whose sortable name is `brownbob_102`: `brownbob_102_103_3_x.py` also reads as
+    user 102's. It was graded as José's (102) and Bob scored 0 as missing; now neither gets the file,
+    and both rows are refused saying why."""
+    d = tmp_path / "dl"
+    d.mkdir()
+    (d / "garciajose_102_900001_s1_02_anatomy.py").write_bytes(build.STUB)
+    (d / "brownbob_102_103_3_s1_02_anatomy.py").write_bytes(build.REFERENCE)
+    (d / "andersonalice_101_900002_hw_1_2_s1_02_anatomy.py").write_bytes(build.REFERENCE)  # digits in a file name
+    _, found, _ = staged(d)
+    assert "more than one user's (102, 103" in found["102"][1]["refused"]
+    assert "more than one user's (102, 103" in found["103"][1]["refused"]
+    assert "refused" not in found["andersonalice_101"][1]
+
+
+def test_a_gradescope_submitter_whose_sid_and_email_name_two_students_gives_neither_the_grade(tmp_path):
+    ident = {"platform": "gradescope", "id": "9", "members": [{"name": "M", "sid": "S1001", "email": "eve@example.edu"}]}
+    r = roster_mod.parse(build.GRADESCOPE_ROSTER)
+    found = roster_mod.match(r, {"M_submission_9": "M_submission_9"}, {"M_submission_9": ident})
+    assert not found.pairing.owner and "M_submission_9" in found.unknown
+    assert set(found.pairing.contested) == {"alice.anderson", "eve.evans"}

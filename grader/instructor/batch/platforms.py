@@ -239,6 +239,12 @@ def _canvas(source: Path, items: list[Item]) -> Layout:
             continue
         anon = m.re is CANVAS_ANON
         uid = m["uid"]
+        others = [] if anon else sorted({c for c in _canvas_uids(name) if c != uid})
+        if others:  # a name ending in _<digits> makes another user id readable: whose file it is, nobody can tell
+            for who in [uid, *others]:
+                v = uploads.setdefault(who, _canvas_upload("", who, False))
+                v.identity["refused"] = t("platform_canvas_ambiguous", file=name, users=", ".join([uid, *others]))
+            continue
         u = uploads.setdefault(uid, _canvas_upload("" if anon else m["name"], uid, bool(m["late"]), anon))
         if m["late"] and not u.identity["late"]:
             u.identity["late"] = True
@@ -261,6 +267,18 @@ def _canvas(source: Path, items: list[Item]) -> Layout:
     layout = Layout("canvas", [uploads[k] for k in sorted(uploads, key=lambda k: uploads[k].key)], source)
     layout.ignored = ignored
     return layout
+
+
+def _canvas_uids(name: str) -> list[str]:
+    """Every user id `name` can be read with: Canvas strips `_<digits>_` from a user's name, but a
+    name may still end in `_<digits>` (`brownbob_102`), and then `brownbob_102_103_3_x.py` reads as
+    user 102 or user 103."""
+    found = []
+    for m in re.finditer(r"(?=_(\d+)_(\d+)_.)", name):
+        prefix = name[:m.start()].removesuffix("_LATE")
+        if re.fullmatch(r"\w*", prefix) and not re.search(r"_\d+_", prefix):
+            found.append(m[1])
+    return found
 
 
 def _canvas_upload(name: str, uid: str, late: bool, anon: bool = False) -> Upload:
@@ -415,9 +433,10 @@ def stage(layout: Layout, folder: Path, chapter: str) -> dict[str, Upload]:
         placed, notes = arrange(u, chapter)
         u.notes += notes
         total = sum(i.size for _, i in placed)
-        problem = (t("platform_nothing", platform=t(f"platform_name_{layout.platform}")) if not placed else
-                   t("zip_entries", name=key, count=len(placed), limit=MAX_FILES) if len(placed) > MAX_FILES else
-                   t("zip_total", name=key, mb=MAX_TOTAL // 2**20) if total > MAX_TOTAL else "")
+        problem = u.identity.get("refused") or (
+            t("platform_nothing", platform=t(f"platform_name_{layout.platform}")) if not placed else
+            t("zip_entries", name=key, count=len(placed), limit=MAX_FILES) if len(placed) > MAX_FILES else
+            t("zip_total", name=key, mb=MAX_TOTAL // 2**20) if total > MAX_TOTAL else "")
         for rel, item in placed if not problem else []:
             info = item.info
             if item.size > MAX_FILE or (info is not None and info.compress_size

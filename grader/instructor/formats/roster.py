@@ -299,9 +299,22 @@ def platform_owner(roster: Roster, identity: dict) -> list[Student]:
         found = []
         for m in identity.get("members") or [identity]:
             sid, email = str(m.get("sid") or ""), str(m.get("email") or "").casefold()
-            found += [s for s in roster.students if (sid and s.id == sid) or (email and s.email.casefold() == email)]
+            by_sid = [s for s in roster.students if sid and s.id == sid]
+            by_email = [s for s in roster.students if email and s.email.casefold() == email]
+            if by_sid and by_email and by_sid != by_email:  # a submitter's SID is one student's, the email another's
+                raise Conflict([*by_sid, *by_email])
+            found += by_sid or by_email
         return [s for i, s in enumerate(found) if s not in found[:i]]
     return []
+
+
+class Conflict(Exception):
+    """A platform identity that names two roster students at once (a Gradescope submitter whose SID
+    is one student's and whose email another's): the entry gets neither; both lines are contested."""
+
+    def __init__(self, students: list[Student]):
+        super().__init__()
+        self.students = students
 
 
 def match(roster: Roster, entries: dict[str, str] | list[str], ids: dict[str, dict] | None = None) -> Match:
@@ -313,15 +326,24 @@ def match(roster: Roster, entries: dict[str, str] | list[str], ids: dict[str, di
         entries = {n: n for n in entries}
     by_id: dict[str, list[str]] = {}
     group: dict[str, list[str]] = {}  # a Gradescope group's other submitters: login -> the entries naming them
+    conflicts: dict[str, list[str]] = {}
     for name, identity in (ids or {}).items():
-        owners = platform_owner(roster, identity or {}) if name in entries else []
+        try:
+            owners = platform_owner(roster, identity or {}) if name in entries else []
+        except Conflict as c:
+            for s in c.students:
+                conflicts.setdefault(s.login, []).append(name)
+            continue
         if owners:
             by_id.setdefault(owners[0].login, []).append(name)
         for other in owners[1:]:
             group.setdefault(other.login, []).append(name)
-    claimed = {n for names in by_id.values() for n in names}
+    claimed = {n for names in [*by_id.values(), *conflicts.values()] for n in names}
     rest = {n: own for n, own in entries.items() if n not in claimed}
-    p = pair([s.login for s in roster.students if s.login not in by_id and s.login not in group], rest)
+    p = pair([s.login for s in roster.students if s.login not in by_id and s.login not in group
+              and s.login not in conflicts], rest)
+    for login, names in conflicts.items():  # named by an identity that also names another student: nobody's
+        p.contested[login] = [*names, *by_id.pop(login, []), *group.pop(login, [])]
     for login, names in by_id.items():
         if len(names) == 1 and login not in group:
             p.owner[login] = names[0]
