@@ -184,3 +184,59 @@ def test_a_gradescope_submitter_whose_sid_and_email_name_two_students_gives_neit
     found = roster_mod.match(r, {"M_submission_9": "M_submission_9"}, {"M_submission_9": ident})
     assert not found.pairing.owner and "M_submission_9" in found.unknown
     assert set(found.pairing.contested) == {"alice.anderson", "eve.evans"}
+
+
+def test_a_times_file_for_a_download_may_name_students_by_the_platform_s_ids_or_roster_logins(tmp_path):
+    """The attack's finding 6: rows keyed on Canvas's user id or the roster's login got 'no row'."""
+    from grader.instructor.formats import lms
+
+    records = {name: {"score": 8, "max_score": 8, "student": {"name": name, "source": name, "status": "graded",
+                                                                "platform": {"platform": "canvas", "id": uid}}}
+               for name, uid in (("andersonalice_51001", "51001"), ("brontëzoë_51002", "51002"))}
+    times = {"51001": "2027-03-14T12:00:00+00:00", "zoe.bronte": "2027-03-16T12:00:00+00:00"}
+    meta = {"late": {"assignment": "week1", "due": build.DUE, "per_day": 10.0}, "submitted_at": "file"}
+    table = {r.name: r for r in lms.rows(records, meta, roster_mod.parse(build.CANVAS_ROSTER), times)}
+    assert table["andersonalice_51001"].late.days == 0 and not table["andersonalice_51001"].no_time
+    assert table["brontëzoë_51002"].late.days == 2
+
+
+def test_a_moodle_file_uploaded_again_as_name_1_is_the_one_graded(tmp_path):
+    """The attack's finding 4: `s1_02_anatomy (1).py` beside the stub was left out and the stub graded."""
+    d = tmp_path / "dl" / "José García_2001_assignsubmission_file_"
+    d.mkdir(parents=True)
+    (d / "s1_02_anatomy.py").write_bytes(build.STUB)
+    (d / "s1_02_anatomy (1).py").write_bytes(build.REFERENCE)
+    _, found, _ = staged(tmp_path / "dl")
+    (files, _, notes), = found.values()
+    assert files == ["exercises/ch01/s1_02_anatomy.py"]
+    layout = platforms.recognise(tmp_path / "dl")
+    with platforms.staged(layout, "ch01") as download:
+        (entry,), _ = download.entries()
+        assert (entry.path / files[0]).read_bytes() == build.REFERENCE
+    assert any("graded the latest (s1_02_anatomy (1).py)" in n for n in notes)
+
+
+def test_names_alike_but_for_case_or_unicode_form_or_one_id_under_two_names_are_never_merged(tmp_path):
+    """The attack's finding 5: such copies were merged and one picked with no word."""
+    d = tmp_path / "twins"
+    d.mkdir()
+    (d / "zoë_51002_900002_s1_02_anatomy.py").write_bytes(build.REFERENCE)
+    (d / unicodedata.normalize("NFD", "zoë_51002_900002_s1_02_anatomy.py")).write_bytes(build.STUB)
+    with pytest.raises(platforms.PlatformError, match="differ only in case or Unicode form"):
+        platforms.recognise(d)
+    d = tmp_path / "two"
+    (d / "Mallory Two_2007_assignsubmission_file_").mkdir(parents=True)
+    (d / "Mallory Two_2007_assignsubmission_file_" / "s1_02_anatomy.py").write_bytes(build.REFERENCE)
+    (d / "Alice A_2007_assignsubmission_file_").mkdir()
+    (d / "Alice A_2007_assignsubmission_file_" / "s1_02_anatomy.py").write_bytes(build.STUB)
+    _, found, _ = staged(d)
+    (ident,) = [v[1] for v in found.values()]
+    assert "comes under two names" in ident["refused"]
+
+
+def test_two_submissions_naming_one_student_are_contested_not_blamed_on_the_roster():
+    """The attack's finding 3: two submissions with one SID stopped the run as 'matches 0 of 2'."""
+    r = roster_mod.parse(build.GRADESCOPE_ROSTER)
+    ids = {f"s{k}": {"platform": "gradescope", "id": str(k), "members": [{"sid": "S1001"}]} for k in (1, 2)}
+    assert roster_mod.refusal(r, {"s1": "s1", "s2": "s2"}, ids) == ""
+    assert roster_mod.match(r, {"s1": "s1", "s2": "s2"}, ids).pairing.contested == {"alice.anderson": ["s1", "s2"]}

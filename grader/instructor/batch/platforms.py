@@ -58,7 +58,8 @@ MOODLE = re.compile(r"^(?P<name>.+)_(?P<pid>\d+)_assign(?P<kind>submission|feedb
                     re.S)
 GRADESCOPE_META = "submission_metadata.yml"
 GRADESCOPE_DIR = re.compile(r"^submission_(?P<sid>\d+)$")
-REUPLOAD = re.compile(r"^(?P<stem>.+)-(?P<n>\d+)(?P<ext>\.[^.]+)$")
+REUPLOAD = re.compile(r"^(?P<stem>.+)-(?P<n>\d+)(?P<ext>\.[^.]+)$")  # Canvas: name-1.py
+COPY = re.compile(r"^(?P<stem>.+) \((?P<n>\d+)\)(?P<ext>\.[^.]+)$")  # Moodle's file manager: name (1).py
 GRADABLE = (".py", ".ipynb", ".zip")
 
 
@@ -113,7 +114,19 @@ def _folder_items(top: Path) -> tuple[list[Item], list[str]]:
             left.append(found.rel)
             continue
         items.append(Item(nfc(found.rel), found.st.st_size, found.st.st_mtime, path=found.path))
+    _no_twins(items, top.name)
     return items, left
+
+
+def _no_twins(items: list[Item], source: str) -> None:
+    """Two files whose names differ only in case or Unicode form (NFC/NFD): no platform writes that,
+    and one of them would silently stand for the other; the download is refused, naming them."""
+    seen: dict[str, str] = {}
+    for item in items:
+        key = item.rel.casefold()
+        if key in seen:
+            raise PlatformError(t("platform_twins", source=source, first=seen[key], second=item.rel))
+        seen[key] = item.rel
 
 
 def _zip_items(path: Path) -> tuple[zipfile.ZipFile, list[Item]]:
@@ -153,6 +166,11 @@ def _zip_items(path: Path) -> tuple[zipfile.ZipFile, list[Item]]:
         except (ValueError, OverflowError):
             stamp = 0.0
         items.append(Item(nfc(key), info.file_size, stamp, info=info))
+    try:
+        _no_twins(items, path.name)
+    except PlatformError:
+        zf.close()
+        raise
     return zf, items
 
 
@@ -246,6 +264,8 @@ def _canvas(source: Path, items: list[Item]) -> Layout:
                 v.identity["refused"] = t("platform_canvas_ambiguous", file=name, users=", ".join([uid, *others]))
             continue
         u = uploads.setdefault(uid, _canvas_upload("" if anon else m["name"], uid, bool(m["late"]), anon))
+        if not anon and u.identity["name"] and m["name"] != u.identity["name"]:  # Canvas writes one name per user
+            u.identity["refused"] = t("platform_two_names", id=uid, first=u.identity["name"], second=m["name"])
         if m["late"] and not u.identity["late"]:
             u.identity["late"] = True
         uploaded = m["file"]
@@ -295,6 +315,8 @@ def _moodle(source: Path, items: list[Item]) -> Layout:
         name, pid = m["name"], m["pid"]
         u = uploads.setdefault(pid, Upload(f"{name}_{pid}", identity={
             "platform": "moodle", "id": pid, "name": "" if name == "Participant" else name, "late": False}))
+        if u.key != f"{name}_{pid}":  # Moodle writes one name per participant
+            u.identity["refused"] = t("platform_two_names", id=pid, first=u.key, second=f"{name}_{pid}")
         if m["kind"] != "submission" or m["plugin"] != "file":  # online text, feedback files: nothing to run
             u.notes.append(t("platform_moodle_other", file=item.rel, plugin=f"assign{m['kind']}_{m['plugin']}"))
             continue
@@ -404,17 +426,23 @@ def arrange(upload: Upload, chapter: str) -> tuple[list[tuple[str, Item]], list[
         return [(PurePosixPath(zips[0][0]).name, zips[0][1])], notes
     if len(zips) > 1 and not loose:
         return [(f"zips/{r}", i) for r, i in zips], notes  # graded as "more than one zip": refused, said
-    seen: dict[str, str] = {}
+    chosen: dict[str, tuple[tuple, str, Item]] = {}  # the name graded -> (which is latest, the file, it)
     for rel, item in upload.files:
         name = PurePosixPath(rel).name
         if not name.lower().endswith((".py", ".ipynb")):
             notes.append(t("platform_left_out", file=rel))
             continue
-        if name in seen:
-            notes.append(t("platform_same_name", file=name, first=seen[name], second=rel))
-            continue
-        seen[name] = rel
-        placed.append((f"exercises/{chapter}/{name}", item))
+        copy = COPY.match(name)  # "x (1).py": Moodle's name for a file uploaded again under the same name
+        plain = f"{copy['stem']}{copy['ext']}" if copy else name
+        rank = (int(copy["n"]) if copy else 0, item.mtime)
+        old = chosen.get(plain)
+        if old is not None:
+            newer, older = ((rank, rel, item), old) if rank > old[0] else (old, (rank, rel, item))
+            notes.append(t("platform_reupload", file=plain, old=older[1], new=newer[1]))
+            chosen[plain] = newer
+        else:
+            chosen[plain] = (rank, rel, item)
+    placed = [(f"exercises/{chapter}/{plain}", item) for plain, (_, _, item) in sorted(chosen.items())]
     return placed, notes
 
 
@@ -441,7 +469,7 @@ def stage(layout: Layout, folder: Path, chapter: str) -> dict[str, Upload]:
             info = item.info
             if item.size > MAX_FILE or (info is not None and info.compress_size
                                         and info.file_size / info.compress_size > MAX_RATIO):
-                problem = t("zip_large", name=key, entry=rel, size=item.size, limit=MAX_FILE)
+                problem = t("zip_large", name=key, entry=item.rel, size=item.size, limit=MAX_FILE)
                 break
             target = dest / rel
             target.parent.mkdir(parents=True, exist_ok=True)

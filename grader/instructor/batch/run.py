@@ -299,7 +299,7 @@ def _grade_class(course, class_dir: Path, out: Path, opts: Options, console: Con
 
     if download is not None:
         entries, skipped = download.entries()
-        if not opts.submitted_at and (opts.assignment or opts.due):  # the platform's own times, where it gives them
+        if not opts.submitted_at and (meta.get("late") or {}).get("due"):  # the platform's own times, with a due date
             opts.submitted_at = "platform"
     else:
         entries, skipped = discover(class_dir)

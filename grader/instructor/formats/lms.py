@@ -99,6 +99,8 @@ def rows(records: dict[str, dict], meta: dict | None = None, roster: Roster | No
                                                                        dict)}
     if source == PLATFORM and roster is not None and policy:  # Moodle's worksheet holds the submission times
         records = _worksheet_times(records, roster, own, ids, policy)
+    if times is not None and source == "file" and ids:  # a download's rows may name a student by the platform's ids
+        times = _times_by_platform(times, own, ids, roster)
     timing = names_mod.pair(list(times), own) if times is not None and source == "file" else None
     extended = {e: row for row, e in names_mod.pair(list(extensions), own).owner.items()} if extensions else {}
     out: list[Row] = []
@@ -144,6 +146,30 @@ def _worksheet_times(records: dict, roster: Roster, own: dict, ids: dict, policy
         ids[name] = {**ident, "submitted_at": at, "submitted_raw": student.submitted_raw}
         doc = records[name]
         out[name] = {**doc, "student": {**(doc.get("student") or {}), "platform": ids[name]}}
+    return out
+
+
+def _times_by_platform(times: dict, own: dict, ids: dict, roster: Roster | None) -> dict:
+    """`times` with each row that names a download's submission by the platform's ids (Canvas's user
+    id, Moodle's participant id, a Gradescope submitter's SID or email) or by its roster login keyed
+    on the submission's own name instead, so that it is matched as any other row. A row that names
+    two submissions this way is left as it is (and matches neither)."""
+    logins = {name: student.login for student, name in match(roster, own, ids).enrolled if name is not None} \
+        if roster is not None else {}
+    alias: dict[str, set[str]] = {}
+    for name, ident in ids.items():
+        keys = {str(ident.get("id") or "")} | {logins.get(name, "")}
+        for m in ident.get("members") or [ident]:
+            keys |= {str(m.get("sid") or ""), str(m.get("email") or "")}
+        for k in keys - {""}:
+            alias.setdefault(names_mod.nfc(k).casefold(), set()).add(name)
+    owns = {names_mod.nfc(o).casefold() for o in own.values()}
+    out = {}
+    for key, at in times.items():
+        hits = alias.get(names_mod.nfc(key).casefold(), set())
+        if len(hits) == 1 and names_mod.nfc(key).casefold() not in owns:
+            key = own[next(iter(hits))]
+        out[key] = at if key not in out else max(out[key], at)
     return out
 
 
@@ -402,6 +428,8 @@ def worksheet_comment(r: Row) -> str:
     words = feedback(r)
     if r.status == "missing":
         return words
+    if r.status in ("refused", "error"):
+        return t("lms_comment_not_graded")
     score = t("lms_comment_score", score=f"{round(r.score, 2):g}", max=f"{round(r.max_score, 2):g}")
     return f"{score}; {words}" if words else score
 
@@ -550,7 +578,7 @@ def overview(table: list[Row], meta: dict | None = None, lms: Lms | None = None)
     out: list[str] = []
     roster = lms.roster
     if roster is not None:
-        submitted = [r for r in table if r.status not in NO_RECORD]
+        submitted = list({r.source or r.name: r for r in table if r.status not in NO_RECORD}.values())  # a group once
         matched = [r for r in submitted if r.on_roster]
         out.append("- " + t("gate_roster", roster=_md(roster.source), shape=t(f"roster_shape_{roster.shape}"),
                             column=_md(roster.key), matched=len(matched), total=len(submitted),

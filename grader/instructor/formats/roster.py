@@ -375,7 +375,8 @@ def refusal(roster: Roster, entries: dict[str, str] | list[str], ids: dict[str, 
     if not entries or not roster.students:
         return ""
     found = match(roster, entries, ids)
-    matched = sum(1 for _, name in found.enrolled if name is not None)
+    claimed = {n for names in found.pairing.contested.values() for n in names if n in (ids or {})}
+    matched = sum(1 for _, name in found.enrolled if name is not None) + len(claimed)  # by id: this roster's
     if 2 * matched >= len(entries) and matched:
         return ""
     logins = [s.login for s in roster.students]
