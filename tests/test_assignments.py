@@ -138,7 +138,9 @@ def test_kata_grade_with_an_assignment_scales_to_its_points(tmp_path):
     a = doc["assignment"]
     assert a["id"] == "week2" and a["raw_max_score"] == sum(COURSE.get(e).points for e in COURSE.assignments[1].exercises)
     assert a["raw_score"] == 5 + 13 + 5
-    assert doc["max_score"] == 100 and doc["score"] == pytest.approx(100 * 23 / a["raw_max_score"], abs=1e-4)
+    # in hundredths: each solved exercise is worth its exact share within half a hundredth (points.py)
+    assert doc["max_score"] == 100 and doc["score"] == pytest.approx(100 * 23 / a["raw_max_score"], abs=0.015)
+    assert doc["score"] == round(doc["score"], 2) == sum(round(c["score"] * 100) for c in doc["checks"]) / 100
     assert {e["id"] for e in doc["exercises"]} == set(COURSE.assignments[1].exercises)
     assert "Assignment week2" in proc.stdout and f"Score: {round(doc['score'], 2):g} / 100" in proc.stdout
 

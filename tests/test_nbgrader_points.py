@@ -2,7 +2,8 @@
 honest notebook (issue 26, part 6).
 
 An assignment's checks are scaled (course.toml [[assignment]] week2: 100 points over 92 raw ones,
-so s1_11_matmul's checks of 2, 2 and 1 raw points are test cells worth 2.1739, 2.1739 and 1.087).
+so s1_11_matmul's checks of 2, 2 and 1 raw points are test cells worth 2.17, 2.17 and 1.09: each
+check's share in hundredths, the week's cells adding up to 100 exactly, grader/course/points.py).
 The cells' texts, their outputs and the autograde log show those points to two decimals as every
 report does (grader/course/points.py), never the raw `2/2` or `5 / 5`; nbgrader's metadata keeps
 them as stored.
@@ -69,7 +70,7 @@ def test_test_cells_and_the_log_show_the_assignment_s_scaled_points(tmp_path, mo
     public, hidden_check, shape_check = (c.name for c in checks)
     nb = nbformat.read(path, as_version=4)
     cells = [c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade")]
-    assert [c.metadata["nbgrader"]["points"] for c in cells] == [2.1739, 2.1739, 1.087]  # stored as scaled
+    assert [c.metadata["nbgrader"]["points"] for c in cells] == [2.17, 2.17, 1.09]  # stored as scaled, in hundredths
     text = "\n".join(c.source for c in nb.cells)
     assert "5.43 points" in nb.cells[0].source and "2.17 point(s)" in text and "1.09 point(s)" in text
     assert "2.1739" not in text and "5.4348" not in text
@@ -172,7 +173,7 @@ def test_nbgrader_autograde_of_an_honest_notebook_logs_the_scaled_points_and_no_
     assert proc.returncode == 0, log[-3000:]
     assert "has changed!" not in log, log[-3000:]
     assert "The kata graded s1_11_matmul.ipynb as saved: 5.43 / 5.43 points." in log
-    assert scores(course, WEEK2.id)["solved"][MATMUL] == pytest.approx(2.1739 + 2.1739 + 1.087)
+    assert scores(course, WEEK2.id)["solved"][MATMUL] == pytest.approx(5.43)
     graded = nbformat.read(course / "autograded" / "solved" / WEEK2.id / f"{MATMUL}.ipynb", as_version=4)
     outputs = "\n".join(o.get("text", "") for c in graded.cells for o in c.get("outputs", []))
     assert "✔ book_example_27_61: 2.17/2.17" in outputs and "✔ random_shapes (hidden): 2.17/2.17" in outputs

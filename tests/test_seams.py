@@ -139,3 +139,50 @@ def test_a_real_near_miss_is_still_named():
     said = roster.refusal(r, ["a1ice", "Mad Hatter", "zed"])
     assert "matches 0 of 3" in said
     assert "'a1ice' → 'alice'; 'Mad Hatter' → 'mhatter'; no close match for 'zed'" in said
+
+
+# ---------------------------------------------------------------- 5. two decimals at most; full marks are the total
+MORE_THAN_TWO_DECIMALS = r"(?<![\d.])\d+\.\d{3,}(?![\d.])"
+
+
+def test_scores_have_two_decimals_and_the_reference_scores_exactly_100_everywhere(tmp_path):
+    import csv
+    import json
+    import re
+
+    cls = tmp_path / "class"
+    shutil.copytree(SOLUTIONS, cls / "alice")  # the reference
+    shutil.copytree(SOLUTIONS, cls / "bob")
+    shutil.copy(ROOT / "exercises" / "ch01" / "s1_11_matmul.py", cls / "bob" / "ch01")  # 5 of week2's 92 raw points lost
+    out = tmp_path / "out"
+    proc = kata("grade", str(cls), "--out", str(out), "--assignment", "week2", "--jobs", "2")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "alice: 100/100" in proc.stdout and "bob: 94.57/100" in proc.stdout, proc.stdout  # 100 - 5.43
+    assert not re.search(MORE_THAN_TWO_DECIMALS, proc.stdout), proc.stdout
+    book = {r["student"]: r for r in csv.DictReader((out / "gradebook.csv").open(encoding="utf-8"))}
+    assert (book["alice"]["total"], book["bob"]["total"], book["bob"]["s1_11_matmul"]) == ("100", "94.57", "0")
+    assert not re.search(MORE_THAN_TWO_DECIMALS, (out / "gradebook.csv").read_text(encoding="utf-8"))
+    for name, total in (("alice", 10000), ("bob", 9457)):
+        report = json.loads((out / "students" / name / "report.json").read_text())
+        results = json.loads((out / "students" / name / "gradescope" / "results.json").read_text())
+        assert report["score"] * 100 == results["score"] * 100 == total and report["max_score"] == 100
+        parts = [(t["score"], t["max_score"]) for t in results["tests"]]
+        assert all(round(x, 2) == x for part in parts for x in part), parts
+        assert sum(round(s * 100) for s, _ in parts) == total and sum(round(m * 100) for _, m in parts) == 10000
+        assert not re.search(MORE_THAN_TWO_DECIMALS, results["output"]), results["output"]
+
+
+def test_an_assignment_s_nbgrader_cells_are_hundredths_adding_up_to_its_points_exactly():
+    import json
+
+    from grader.course import manifest
+    from grader.course.commandline import select
+    from grader.instructor.exports.export_nbgrader import plan
+
+    course = manifest.load(ROOT)
+    for a in course.assignments:
+        files, _ = plan(course, select(course, [], a.id), assignment=a)
+        points = [c["metadata"]["nbgrader"]["points"] for rel, text in files.items() if rel.endswith(".ipynb")
+                  for c in json.loads(text)["cells"] if c["metadata"].get("nbgrader", {}).get("grade")]
+        assert all(round(p, 2) == p for p in points), (a.id, points)
+        assert sum(round(p * 100) for p in points) == round(a.points * 100), a.id  # 100, not 100.0007

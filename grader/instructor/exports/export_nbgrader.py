@@ -17,7 +17,8 @@ A notebook is made from the exercise's solution file, the single source:
   an autograded answer cell (nbgrader metadata solution: true, a grade_id from its function);
   `nbgrader generate_assignment` replaces each region with its stub;
 - one autograded test cell per check (grade: true, locked, points = the check's points, so the
-  cells add up to the exercise's points). `nbgrader autograde` runs none of them: the exported
+  cells add up to the exercise's points; for an assignment, its share of the assignment's points
+  in hundredths, the shares adding up to them exactly, grader/course/points.py). `nbgrader autograde` runs none of them: the exported
   nbgrader_config.py replaces nbgrader's Execute step with grader.instructor.exports.nbgrader_autograde.KataGrade,
   which grades the notebook with the kata outside any kernel and writes each check's outcome as
   its cell's output, what nbgrader scores. The cell's code (grader.instructor.exports.nbgrader_cell.verdict) is
@@ -39,7 +40,7 @@ from ...authoring.stubs import BEGIN, END, blocks
 from ...checking.notebook import CHECK_TAG, INTRO_TAG, KERNEL
 from ...course import atomic
 from ...course.messages import t
-from ...course.points import pts
+from ...course.points import apportion_groups, cents, pts
 from .nbgrader_cell import ENV_ROOT, check_cell_ids, grading_timeout
 
 SCHEMA_VERSION = 3  # nbgrader's cell metadata schema (nbgrader 0.9)
@@ -91,9 +92,10 @@ def _grade_id(name: str, taken: set[str]) -> str:
     return gid
 
 
-def build(course, ex, lang: str | None = None, factor: float = 1.0):
-    """The nbgrader source notebook of exercise `ex`; `factor` scales every check's points (an
-    assignment's, course.toml [[assignment]] points)."""
+def build(course, ex, lang: str | None = None, factor: float = 1.0, shares: dict | None = None):
+    """The nbgrader source notebook of exercise `ex`; `shares`: {(exercise, check, 0): points} of
+    an assignment's checks (`points.apportion_groups`, as `kata grade -a ID` scales them: hundredths that
+    add up to the assignment's points); else every check's points times `factor`."""
     import jupytext
     from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
@@ -102,7 +104,8 @@ def build(course, ex, lang: str | None = None, factor: float = 1.0):
     taken: set[str] = set()
     nb = jupytext.reads(solution_source(source, ex.file), fmt="py:light")
     first_owner = iter(owners[k] for k in sorted(owners))  # blocks in file order = regions in cell order
-    cells = [new_markdown_cell(intro(course, ex, lang, factor), metadata={
+    worth = check_points(ex, factor, shares)
+    cells = [new_markdown_cell(intro(course, ex, lang, factor, worth), metadata={
         "tags": [INTRO_TAG], "nbgrader": _nbgrader(_grade_id("kata_intro", taken), locked=True)})]
     for cell in nb.cells:
         regions = cell.source.count("### BEGIN SOLUTION") if cell.cell_type == "code" else 0
@@ -117,7 +120,7 @@ def build(course, ex, lang: str | None = None, factor: float = 1.0):
     by_name = {c.name: c for c in ex.checks}
     for gid, check_name in check_cell_ids(ex).items():
         check = by_name[check_name]
-        points = round(check.points * factor, 4)
+        points = worth[check.name]
         name = check.name.removeprefix("test_")
         label = t("nbg_hidden_name", lang, name=name) if check.hidden else name
         where = t("nbg_cell_listings", lang, listings=", ".join(check.listings)) if check.listings else ""
@@ -138,10 +141,19 @@ def build(course, ex, lang: str | None = None, factor: float = 1.0):
     return new_notebook(cells=cells, metadata={**KERNEL, "kata": {"exercise": ex.id}})
 
 
-def intro(course, ex, lang: str | None = None, factor: float = 1.0) -> str:
+def check_points(ex, factor: float = 1.0, shares: dict | None = None) -> dict[str, float]:
+    """{check name: what its test cell is worth}: its share of the assignment (`shares`), else its
+    points times `factor` in hundredths."""
+    if shares is not None:
+        return {c.name: shares[(ex.id, c.name, 0)] for c in ex.checks}
+    return {c.name: round(c.points * factor, 2) for c in ex.checks}
+
+
+def intro(course, ex, lang: str | None = None, factor: float = 1.0, worth: dict | None = None) -> str:
     titles = {lst.id: lst.title for lst in course.listings}
     listings = "\n".join(f"- {lst}: {titles.get(lst, '')}" for lst in ex.listings) or "-"
-    points = round(ex.points * factor, 4)
+    worth = worth if worth is not None else check_points(ex, factor)
+    points = sum(cents(p) for p in worth.values()) / 100
     return t("nbg_intro", lang, section=ex.section, title=ex.title, id=ex.id, points=pts(points),
              listings=listings, checks=len(ex.checks), hidden=sum(c.hidden for c in ex.checks))
 
@@ -222,11 +234,15 @@ def plan(course, exercises, by: str = "section", lang: str | None = None,
     files: dict[str, str] = {"nbgrader_config.py": config_text(course, exercises)}
     assignments: dict[str, list] = {}
     factor = assignment.factor(sum(ex.points for ex in exercises)) if assignment is not None else 1.0
+    shares = None
+    if assignment is not None and assignment.points:  # as `kata grade -a ID` scales (reports/assignment.py)
+        shares = apportion_groups([(ex.id, [((ex.id, c.name, 0), c.points) for c in ex.checks]) for ex in exercises],
+                                  assignment.points)
     for ex in exercises:
         a = assignment.id if assignment is not None else assignment_of(ex, by)
         assignments.setdefault(a, []).append(ex)
         try:
-            nb = build(course, ex, lang, factor)
+            nb = build(course, ex, lang, factor, shares)
         except (StubError, SyntaxError) as e:
             raise ExportError(f"solutions/{ex.file}: {e}") from None
         files[f"source/{a}/{ex.id}.ipynb"] = nbformat.writes(nb) + "\n"
