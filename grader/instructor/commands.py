@@ -22,7 +22,7 @@ def _grade(course, path, exercises, public_only: bool):
     except SubmissionError as e:
         print(t("cannot_grade", path=path, reason=e), file=sys.stderr)
         return None
-    from .formats.attempts import attempted
+    from ..authoring.attempts import attempted
 
     with sub:
         result = runner.run(course, sub, exercises, public_only=public_only)
@@ -56,7 +56,7 @@ def cmd_grade(args) -> int:
             print(hint, file=sys.stderr)
         return 2
     result, flags = graded
-    from .formats.attempts import mark
+    from ..authoring.attempts import mark
 
     doc = mark(to_dict(course, result), flags)
     if assignment is not None:  # the assignment's points: every format below shows the scaled numbers

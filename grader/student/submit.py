@@ -71,7 +71,7 @@ def only_stubs(course, folder: Path, files: list[tuple[Path, str]]) -> bool:
     the course writes stubs in) and there is no notebook. When in doubt (a stub that cannot be
     made), False."""
     from ..checking.submission import Submission
-    from ..instructor.formats.attempts import attempted
+    from ..authoring.attempts import attempted
 
     if not files or any(name.endswith(".ipynb") for _, name in files):
         return False

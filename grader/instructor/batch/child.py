@@ -45,7 +45,7 @@ from ...course import files
 from ...course.messages import t
 from ...reports.assignment import view
 from ...reports.report import to_dict
-from ..formats.attempts import attempted, mark, warm
+from ...authoring.attempts import attempted, mark, warm
 from . import scratch
 from .discover import submission_path
 

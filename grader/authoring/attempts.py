@@ -25,8 +25,8 @@ def _tree(text: str) -> str | None:
 
 @functools.lru_cache(maxsize=256)
 def _stub_trees(course_root: str, ex_file: str, versions: tuple) -> frozenset:
-    from ...authoring.stubs import stub_text
-    from ...course.manifest import load
+    from .stubs import stub_text
+    from ..course.manifest import load
 
     from pathlib import Path
 
