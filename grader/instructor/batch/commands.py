@@ -57,7 +57,8 @@ def _term_options(parser) -> None:
                         help="what canvas.csv and moodle.csv give an enrolled student without a submission: 0 "
                              "(default) or an empty cell, so the LMS keeps the grade it has. Stored in OUT")
     parser.add_argument("--roster", metavar="FILE", help="the class list: Canvas's gradebook export (keyed on SIS "
-                                                         "Login ID), Moodle's participants or grades export, or a "
+                                                         "Login ID), Moodle's grading worksheet, participants or grades "
+                                                         "export, or a "
                                                          "CSV with login (or folder), id, name, email, section. One "
                                                          "that matches fewer than half of the submissions stops the "
                                                          "command (--force goes on)")

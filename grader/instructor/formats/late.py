@@ -111,12 +111,9 @@ def extended(policy: dict, due: str) -> dict:
     return {**policy, "due": due}
 
 
-def read_extensions(path: str | Path) -> dict[str, str]:
-    """{student (as the file writes it, in NFC, without surrounding spaces): their own due date,
-    ISO with its offset} from a CSV with a student column (roster.KEY_COLUMNS: `student`, `login`,
-    ...) and `due` (ISO 8601 with its offset or Z). A student on two rows with different dates is
-    an error naming both lines; TimesError names the file and line of anything that cannot be used."""
-    path = Path(path)
+def _student_table(path: Path, columns: tuple[str, ...]) -> tuple[list[list[str]], int | None, int | None]:
+    """A CSV's rows, and the columns of its student (roster.KEY_COLUMNS) and of `columns` (None:
+    not there); TimesError when it cannot be read as UTF-8 text."""
     try:
         text = path.read_text(encoding="utf-8-sig")
     except (OSError, UnicodeDecodeError) as e:
@@ -124,7 +121,17 @@ def read_extensions(path: str | Path) -> dict[str, str]:
     rows = list(csv.reader(io.StringIO(text)))
     header = [_norm(h) for h in rows[0]] if rows else []
     who = next((header.index(k) for k in KEY_COLUMNS if k in header), None)
-    when = next((header.index(k) for k in DUE_COLUMNS if k in header), None)
+    when = next((header.index(k) for k in columns if k in header), None)
+    return rows, who, when
+
+
+def read_extensions(path: str | Path) -> dict[str, str]:
+    """{student (as the file writes it, in NFC, without surrounding spaces): their own due date,
+    ISO with its offset} from a CSV with a student column (roster.KEY_COLUMNS: `student`, `login`,
+    ...) and `due` (ISO 8601 with its offset or Z). A student on two rows with different dates is
+    an error naming both lines; TimesError names the file and line of anything that cannot be used."""
+    path = Path(path)
+    rows, who, when = _student_table(path, DUE_COLUMNS)
     if who is None or when is None:
         raise TimesError(t("extensions_header", file=path, students=", ".join(KEY_COLUMNS),
                            dues=", ".join(DUE_COLUMNS)))
@@ -152,14 +159,7 @@ def read_times(path: str | Path) -> dict[str, str]:
     """{student (as the file writes it, in NFC, without surrounding spaces): ISO time in UTC} from
     a platform's CSV export; a student on several rows (several attempts): the latest."""
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8-sig")
-    except (OSError, UnicodeDecodeError) as e:
-        raise TimesError(f"{path}: cannot be read: {e}") from None
-    rows = list(csv.reader(io.StringIO(text)))
-    header = [_norm(h) for h in rows[0]] if rows else []
-    who = next((header.index(k) for k in KEY_COLUMNS if k in header), None)
-    when = next((header.index(k) for k in TIME_COLUMNS if k in header), None)
+    rows, who, when = _student_table(path, TIME_COLUMNS)
     if who is None or when is None:
         raise TimesError(f"{path}:1: needs a student column ({', '.join(KEY_COLUMNS)}) and a time column "
                          f"({', '.join(TIME_COLUMNS)})")
