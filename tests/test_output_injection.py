@@ -21,6 +21,7 @@ import zipfile
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+import pytest
 from markdown_it import MarkdownIt
 
 from grader.instructor.formats import csvbook, junit, summary
@@ -223,3 +224,14 @@ def test_gradescope_shows_every_text_as_plain_text():
     for gs in (gradescope_results(report), failure_results("<b>x</b>")):
         assert (gs["output_format"], gs["test_output_format"], gs["test_name_format"]) == ("text",) * 3
     assert "note: a⏎note: FORGED" in gradescope_results(report)["output"]
+
+
+@pytest.mark.parametrize("lead", [" ", "\u00a0", "\u200b", "\ufeff", " \u200b\t"])
+@pytest.mark.parametrize("formula", ["=1+1", "+SUM(A1)", "-2+3", "@cmd"])
+def test_a_formula_behind_spaces_or_invisible_characters_is_still_a_formula(lead, formula):
+    """The second download attack's finding 15: `\\u200b=…` and `\\ufeff=…` reached canvas.csv unprefixed."""
+    from grader.course.safe_text import csv_cell
+
+    assert csv_cell(lead + formula).startswith("'")
+    assert csv_cell("x;" + lead + formula).split(";")[1].startswith("'")
+    assert csv_cell("Zoë " + formula) == "Zoë " + formula  # inside a cell it is no formula

@@ -240,3 +240,49 @@ def test_two_submissions_naming_one_student_are_contested_not_blamed_on_the_rost
     ids = {f"s{k}": {"platform": "gradescope", "id": str(k), "members": [{"sid": "S1001"}]} for k in (1, 2)}
     assert roster_mod.refusal(r, {"s1": "s1", "s2": "s2"}, ids) == ""
     assert roster_mod.match(r, {"s1": "s1", "s2": "s2"}, ids).pairing.contested == {"alice.anderson": ["s1", "s2"]}
+
+
+def test_a_loose_file_named_for_no_exercise_is_said_and_a_kata_notebook_is_graded_by_its_metadata(tmp_path):
+    """The second attack's finding 11: `homework.ipynb` scored 0 with nothing in the reason column."""
+    import json
+
+    d = tmp_path / "dl"
+    d.mkdir()
+    nb = {"cells": [], "metadata": {"kata": {"exercise": "s1_02_anatomy"}}, "nbformat": 4, "nbformat_minor": 5}
+    (d / "andersonalice_51001_900001_homework.ipynb").write_text(json.dumps(nb))
+    (d / "bakerbob_51002_900002_softmax.py").write_bytes(build.REFERENCE)
+    layout = platforms.recognise(d)
+    with platforms.staged(layout, "ch01", ["s1_02_anatomy", "s1_11_softmax"]) as download:
+        entries, _ = download.entries()
+        by = {e.source: e for e in entries}
+        assert (by["andersonalice_51001"].path / "exercises/ch01/s1_02_anatomy.ipynb").is_file()
+        assert any("graded as s1_02_anatomy" in n for n in by["andersonalice_51001"].notes)
+        assert any("named for no exercise" in n for n in by["bakerbob_51002"].notes)
+
+
+def test_lines_an_id_names_but_that_cannot_be_believed_are_checked_before_importing():
+    """The second attack's findings 7 and 8: a worksheet naming one participant twice, or another
+    name for the download's participant (another assignment's worksheet), put grades on the wrong row."""
+    with pytest.raises(roster_mod.RosterError, match="participant 1234501 is already on line 2"):
+        roster_mod.parse(build.MOODLE_WORKSHEET + "Participant 1234501,Mallory M,mal@example.edu,,,100.00,Yes,-,-,\n")
+    from grader.instructor.formats import lms
+
+    r = roster_mod.parse(build.MOODLE_WORKSHEET.replace("Alice Anderson,alice@", "Mallory M,alice@"))
+    rec = {"Alice Anderson_1234501": {"score": 8, "max_score": 8, "student": {
+        "name": "Alice Anderson_1234501", "source": "Alice Anderson_1234501", "status": "graded",
+        "platform": {"platform": "moodle", "id": "1234501", "name": "Alice Anderson"}}}}
+    table = lms.rows(rec, {}, r)
+    row = next(x for x in table if x.student and x.student.participant == "1234501")
+    assert row.status == "contested" and "is Alice Anderson in the download but Mallory M" in row.doubt
+    problems = lms.gate(table, {}, lms.Lms(r))
+    assert any("not believed" in line for line in problems)
+
+
+def test_a_submission_not_graded_is_never_safe_to_import_as_a_zero():
+    """The second attack's finding 9: refused submissions gave 0 and 'safe to import'."""
+    from grader.instructor.formats import lms
+
+    rec = {"bob": {"score": 0, "max_score": 8, "student": {"name": "bob", "source": "bob", "status": "refused",
+                                                             "reason": "bob.zip: not a zip file"}}}
+    problems = lms.gate(lms.rows(rec), {})
+    assert any("not graded" in line.lower() for line in problems) and any("not a zip file" in x for x in problems)

@@ -130,9 +130,22 @@ def csv_cell(text) -> str:
     the cell there, and `x;=2+3` must not give a cell `=2+3` (csv_text also quotes such a cell)."""
     text = str(text)
     first, *rest = one_line(text).split(";")
-    if text.startswith(_FORMULA_START) or first.startswith(_FORMULA_START):
+    if _formula(text) or _formula(first):
         first = "'" + first
-    return ";".join([first, *("'" + p if p.startswith(_FORMULA_START) else p for p in rest)])
+    return ";".join([first, *("'" + p if _formula(p) else p for p in rest)])
+
+
+def _formula(text: str) -> bool:
+    """`text` starts like a formula, after any spaces and invisible characters a spreadsheet may
+    skip (a no-break space, U+200B, a BOM: `\ufeff=1+1` is a formula to some)."""
+    import unicodedata
+
+    if text.startswith(_FORMULA_START):
+        return True
+    rest = text.lstrip()
+    while rest and (unicodedata.category(rest[0]) in ("Cf", "Zs") or rest[0].isspace()):
+        rest = rest[1:]
+    return rest.startswith(_FORMULA_START)
 
 
 _CSV_QUOTE = re.compile(r'[,;"\r\n]')

@@ -190,7 +190,7 @@ def _notebook_exercise(nb: Path, data: bytes, ids: list[str]) -> str | None:
         ex = doc.get("metadata", {}).get("kata", {}).get("exercise")
         if ex in ids:
             return ex
-    except (ValueError, AttributeError, OSError):
+    except (ValueError, AttributeError, OSError, RecursionError):
         pass
     stem = nb.stem
     found = [i for i in ids if i == stem or stem.endswith("_" + i) or stem.endswith("-" + i)]

@@ -413,8 +413,11 @@ def _read(layout: Layout, item: Item) -> bytes:
     return data
 
 
-def arrange(upload: Upload, chapter: str) -> tuple[list[tuple[str, Item]], list[str]]:
-    """Where each of a student's files goes in their submission folder, and what is left out (said)."""
+def arrange(upload: Upload, chapter: str, ids: list[str] | None = None, read=None
+            ) -> tuple[list[tuple[str, Item]], list[str]]:
+    """Where each of a student's files goes in their submission folder, and what is left out (said).
+    `ids`: the course's exercises: a loose file named for none of them is said in the notes (a
+    notebook whose `kata notebook` metadata names one is graded as that one; `read(item)`: its bytes)."""
     placed, notes = [], []
     rels = [rel for rel, _ in upload.files]
     shaped = any(chapter in PurePosixPath(r).parts[:-1] for r in rels)
@@ -434,6 +437,16 @@ def arrange(upload: Upload, chapter: str) -> tuple[list[tuple[str, Item]], list[
             continue
         copy = COPY.match(name)  # "x (1).py": Moodle's name for a file uploaded again under the same name
         plain = f"{copy['stem']}{copy['ext']}" if copy else name
+        if ids and PurePosixPath(plain).stem not in ids:
+            from .discover import _notebook_exercise
+
+            ex = _notebook_exercise(PurePosixPath(plain), read(item), ids) if read and plain.endswith(".ipynb") \
+                else None
+            if ex:
+                notes.append(t("platform_notebook_as", file=rel, id=ex))
+                plain = f"{ex}.ipynb"
+            else:
+                notes.append(t("platform_not_exercise", file=rel))
         rank = (int(copy["n"]) if copy else 0, item.mtime)
         old = chosen.get(plain)
         if old is not None:
@@ -446,7 +459,7 @@ def arrange(upload: Upload, chapter: str) -> tuple[list[tuple[str, Item]], list[
     return placed, notes
 
 
-def stage(layout: Layout, folder: Path, chapter: str) -> dict[str, Upload]:
+def stage(layout: Layout, folder: Path, chapter: str, ids: list[str] | None = None) -> dict[str, Upload]:
     """Write each upload as `folder/<key>/...`; {key: upload}. Each student's files are bounded as
     one submission's are (MAX_FILES, MAX_TOTAL, MAX_FILE, the ratio of a zip's entries): past them
     their folder holds a note instead, and grading refuses it with the reason. Times are kept."""
@@ -458,7 +471,13 @@ def stage(layout: Layout, folder: Path, chapter: str) -> dict[str, Upload]:
         out[key] = u
         dest = folder / key
         dest.mkdir()
-        placed, notes = arrange(u, chapter)
+        def read(item: Item) -> bytes:  # a notebook's metadata; a damaged entry is said when it is copied
+            try:
+                return _read(layout, item) if item.size <= MAX_FILE else b""
+            except (PlatformError, *ZIP_ERRORS):
+                return b""
+
+        placed, notes = arrange(u, chapter, ids, read)
         u.notes += notes
         total = sum(i.size for _, i in placed)
         problem = u.identity.get("refused") or (
@@ -522,12 +541,12 @@ class Download:
 
 
 @contextlib.contextmanager
-def staged(layout: Layout, chapter: str):
+def staged(layout: Layout, chapter: str, ids: list[str] | None = None):
     """The download staged in a private temporary folder (0700), removed afterwards."""
     import tempfile
 
     folder = Path(tempfile.mkdtemp(prefix="kata-download-"))
     try:
-        yield Download(layout, folder, stage(layout, folder, chapter))
+        yield Download(layout, folder, stage(layout, folder, chapter, ids))
     finally:
         files.remove_tree(folder)

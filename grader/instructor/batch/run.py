@@ -235,7 +235,7 @@ def grade_class(course, class_dir: str | Path, out: str | Path, opts: Options,
         raise BatchError(str(e)) from None
     if layout is not None:
         try:
-            with platforms.staged(layout, course.chapter) as download:
+            with platforms.staged(layout, course.chapter, [ex.id for ex in course.exercises]) as download:
                 if not opts.quiet:
                     console.print(escape(layout.describe()), highlight=False, soft_wrap=True)
                 return _grade_class_at(course, class_dir, out, opts, console, download)

@@ -54,6 +54,7 @@ class Row:
     extension: str = ""  # the row of the extensions file that is this submission's (its own due date)
     members: tuple = ()  # a Gradescope submission's submitters ({name, sid, email}): each gets its grade
     identity: dict | None = None  # who the student is on the platform whose download was graded (platforms.py)
+    doubt: str = ""  # a contested line: why the platform's id that names it was not believed
 
 
 def reasons(doc: dict) -> list[str]:
@@ -264,9 +265,10 @@ def _with_roster(out: list[Row], roster: Roster, own: dict, sources: dict, max_t
             ordered.append(r)
         elif student.login in p.contested:
             claim = p.contested[student.login]
-            ordered.append(Row(student.login, "contested", 0.0, max_total, 0.0,
+            doubt = found.doubts.get(student.login, "")
+            ordered.append(Row(student.login, "contested", 0.0, max_total, 0.0, doubt or
                                t("roster_contested", count=len(claim), names=_quoted([sources[n] for n in claim])),
-                               student))
+                               student, doubt=doubt))
         elif student.login in found.shared:
             group = by_name[found.shared[student.login]]
             ordered.append(replace(group, name=student.login, student=student, members=(), reason="; ".join(
@@ -280,8 +282,9 @@ def _with_roster(out: list[Row], roster: Roster, own: dict, sources: dict, max_t
         login = p.contested_row(name)
         if login is not None:
             r.claims = login
-            claim = t("roster_claimant", login=login,
-                      others=_quoted([sources[n] for n in p.contested[login] if n != name]))
+            others = [sources[n] for n in p.contested[login] if n != name]
+            claim = t("roster_claimant", login=login, others=_quoted(others)) if others else \
+                found.doubts.get(login, "")
         elif name in p.lookalike:
             r.claims, owner = p.lookalike[name]
             claim = t("roster_lookalike", login=r.claims, owner=_quoted([sources[owner]]))
@@ -502,6 +505,9 @@ def gate(table: list[Row], meta: dict | None = None, lms: Lms | None = None) -> 
     meta, lms = meta or {}, lms or Lms()
     contested = [r for r in table if r.status == "contested"]
     lookalikes = [r for r in table if r.claims and r.claims not in {c.name for c in contested}]
+    doubted = [r for r in contested if r.doubt]
+    contested = [r for r in contested if not r.doubt]
+    not_graded = [r for r in _importable(table) if r.status in ("refused", "error")]
     unknown = [r for r in table if not r.on_roster and not r.claims]
     untimed = [r for r in table if r.no_time]
     source, policy = meta.get("submitted_at") or "", meta.get("late")
@@ -515,6 +521,12 @@ def gate(table: list[Row], meta: dict | None = None, lms: Lms | None = None) -> 
             hint = t("gate_closest", login=_md(near[0]), differ=_md(names_mod.differ(names_mod.stem(r.source or r.name),
                                                                                     near[0]))) if near else ""
             out.append(f"- {_md(repr(r.source or r.name))} (→ {_md(r.name)}){hint}")
+    if not_graded:  # a 0 in the LMS files for work handed in: look first (a refused zip, the grader's failure)
+        out += ["", t("gate_not_graded", count=len(not_graded)), ""]
+        out += [f"- {_md(r.name)}: {_md(r.reason)}" for r in not_graded]
+    if doubted:
+        out += ["", t("gate_doubted"), ""]
+        out += [f"- {_md(r.name)}: {_md(r.doubt)}" for r in doubted]
     if contested:
         out += ["", t("gate_contested"), ""]
         for r in contested:

@@ -223,6 +223,7 @@ PARTICIPANT = re.compile(r"(\d+)\s*$")
 def _worksheet(rows: list[list[str]], header: list[str], source: str) -> Roster:
     col = {h: i for i, h in reversed(list(enumerate(header)))}
     roster = Roster(source=source, shape="moodle_worksheet", key=rows[0][col["identifier"]].strip())
+    seen: dict[str, int] = {}
     for n, row in enumerate(rows[1:], 2):
         if not any(cell.strip() for cell in row):
             continue
@@ -230,6 +231,9 @@ def _worksheet(rows: list[list[str]], header: list[str], source: str) -> Roster:
         m = PARTICIPANT.search(ident)
         if not m:
             raise RosterError(f"{source}:{n}: {ident!r} is not a participant identifier such as 'Participant 1234501'")
+        if m[1] in seen:
+            raise RosterError(f"{source}:{n}: participant {m[1]} is already on line {seen[m[1]]}")
+        seen[m[1]] = n
         name = _cell(row, col["fullname"])
         _add(roster, f"{name}_{m[1]}" if name else m[1], n, rows[0][col["identifier"]],
              Student("", name=name, email=_cell(row, col.get("emailaddress")), line=n, lms_login="",
@@ -278,6 +282,7 @@ class Match:
     unknown: list[str]  # batch names on no roster line (a claimant of a contested line too)
     pairing: Pairing = field(default_factory=Pairing)  # how they were matched: contested lines, look-alikes
     shared: dict[str, str] = field(default_factory=dict)  # login -> the group submission (Gradescope) it shares
+    doubts: dict[str, str] = field(default_factory=dict)  # login -> why a platform id naming it was not believed
 
     @property
     def missing(self) -> list[Student]:
@@ -294,7 +299,13 @@ def platform_owner(roster: Roster, identity: dict) -> list[Student]:
     if kind == "canvas" and pid:
         return [s for s in roster.students if s.canvas_id == pid]
     if kind == "moodle" and pid:
-        return [s for s in roster.students if s.participant == pid]
+        found = [s for s in roster.students if s.participant == pid]
+        name = str(identity.get("name") or "")
+        if found and name and found[0].name and loose(name) != loose(found[0].name):  # another assignment's sheet?
+            from ...course.messages import t
+
+            raise Conflict(found, t("roster_name_differs", id=pid, folder=name, line=found[0].name))
+        return found
     if kind == "gradescope":
         found = []
         for m in identity.get("members") or [identity]:
@@ -302,7 +313,10 @@ def platform_owner(roster: Roster, identity: dict) -> list[Student]:
             by_sid = [s for s in roster.students if sid and s.id == sid]
             by_email = [s for s in roster.students if email and s.email.casefold() == email]
             if by_sid and by_email and by_sid != by_email:  # a submitter's SID is one student's, the email another's
-                raise Conflict([*by_sid, *by_email])
+                from ...course.messages import t
+
+                raise Conflict([*by_sid, *by_email], t("roster_sid_email", sid=sid, email=email,
+                                                       first=by_sid[0].login, second=by_email[0].login))
             found += by_sid or by_email
         return [s for i, s in enumerate(found) if s not in found[:i]]
     return []
@@ -312,9 +326,9 @@ class Conflict(Exception):
     """A platform identity that names two roster students at once (a Gradescope submitter whose SID
     is one student's and whose email another's): the entry gets neither; both lines are contested."""
 
-    def __init__(self, students: list[Student]):
-        super().__init__()
-        self.students = students
+    def __init__(self, students: list[Student], why: str):
+        super().__init__(why)
+        self.students, self.why = students, why
 
 
 def match(roster: Roster, entries: dict[str, str] | list[str], ids: dict[str, dict] | None = None) -> Match:
@@ -327,12 +341,14 @@ def match(roster: Roster, entries: dict[str, str] | list[str], ids: dict[str, di
     by_id: dict[str, list[str]] = {}
     group: dict[str, list[str]] = {}  # a Gradescope group's other submitters: login -> the entries naming them
     conflicts: dict[str, list[str]] = {}
+    doubts: dict[str, str] = {}  # login -> why an id that names it cannot be taken at its word
     for name, identity in (ids or {}).items():
         try:
             owners = platform_owner(roster, identity or {}) if name in entries else []
         except Conflict as c:
             for s in c.students:
                 conflicts.setdefault(s.login, []).append(name)
+                doubts[s.login] = c.why
             continue
         if owners:
             by_id.setdefault(owners[0].login, []).append(name)
@@ -359,7 +375,7 @@ def match(roster: Roster, entries: dict[str, str] | list[str], ids: dict[str, di
             p.contested[login] = names
     enrolled = [(s, p.owner.get(s.login)) for s in roster.students]
     matched = set(p.owner.values())
-    return Match(enrolled, [n for n in entries if n not in matched], p, shared)
+    return Match(enrolled, [n for n in entries if n not in matched], p, shared, doubts)
 
 
 def refusal(roster: Roster, entries: dict[str, str] | list[str], ids: dict[str, dict] | None = None) -> str:
