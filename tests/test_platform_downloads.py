@@ -286,3 +286,13 @@ def test_a_submission_not_graded_is_never_safe_to_import_as_a_zero():
                                                              "reason": "bob.zip: not a zip file"}}}
     problems = lms.gate(lms.rows(rec), {})
     assert any("not graded" in line.lower() for line in problems) and any("not a zip file" in x for x in problems)
+
+
+def test_the_worksheet_written_back_runs_no_formula_a_student_put_in_their_name():
+    """The second attack's m_inj: a Moodle full name `=HYPERLINK(1)` was written back as a live formula."""
+    from grader.instructor.formats import lms
+
+    sheet = build.MOODLE_WORKSHEET.replace("Alice Anderson,alice@", "=HYPERLINK(1),\u200b-alice@")
+    out = rows(lms.moodle_worksheet([], sheet))
+    assert out[0]["Full name"] == "'=HYPERLINK(1)" and out[0]["Email address"] == "'\u200b-alice@example.edu"
+    assert out[1]["Last modified (submission)"] == "Sunday, 14 March 2027, 11:58 PM"  # the rest as Moodle wrote it

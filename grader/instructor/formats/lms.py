@@ -421,8 +421,16 @@ def moodle_worksheet(table: list[Row], original: str, missing: str = "zero") -> 
             row[grade] = _points_of(r, out_of)
             if comments is not None:
                 row[comments] = _one(worksheet_comment(r))
-        out.append([_one(c) if i in (grade, comments) else c for i, c in enumerate(row)])
+        out.append([_one(c) if i in (grade, comments) else _inert(c) for i, c in enumerate(row)])
     return csv_text(out)
+
+
+def _inert(cell: str) -> str:
+    """A cell of the platform's own file kept as it is, unless a spreadsheet would run it: a name
+    such as `=HYPERLINK(...)` (a student's Moodle profile) gets the ' every other cell gets."""
+    from ...course.safe_text import _formula
+
+    return "'" + cell if _formula(cell) else cell
 
 
 def worksheet_comment(r: Row) -> str:
