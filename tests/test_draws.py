@@ -357,3 +357,28 @@ def test_triple_counts_read_in_float32_are_the_counts_by_hand(shape, window):
     for x in (torch.rand(shape, generator=g) < 0.3, (torch.arange(shape[0]) % 3 == 0).reshape(-1, *[1] * (len(shape) - 1)).expand(shape)):
         x = x & e
         assert draws._window_triples(x, e, 0.3, window) == _window_triples_by_hand(x, e, 0.3, window)
+
+
+def test_the_fast_counts_are_the_counts_of_the_plain_gathers_and_transforms():
+    """The packed bit counts of the block triples, and the closed forms used when every element is
+    eligible (pairs at each offset, triples in a window), give exactly the numbers the plain
+    gathers and autocorrelations give, on random masks of many shapes and rates."""
+    from unittest import mock
+
+    from grader.checking import draws as D
+
+    g = torch.Generator().manual_seed(7)
+    for bits in range(2, 9):
+        lines, _ = D._block_lines(bits)
+        for nb, M in [(1, 1), (3, 5), (7, 3), (33, 2)]:
+            for p in (0.05, 0.5, 0.95):
+                v = torch.rand(nb, 2 ** bits - 1, M, generator=g) < p
+                plain = int((v[:, lines[:, 0]] & v[:, lines[:, 1]] & v[:, lines[:, 2]]).sum())
+                assert D._line_count(v, lines) == plain, (bits, nb, M, p)
+    for n, L in [(1, 1), (1, 5), (4, 1), (7, 13), (32, 64)]:
+        assert torch.equal(D._all_pairs(n, L), D._autocorr(torch.ones(n, L, dtype=torch.float64)))
+    for T, M, w in [(3, 1, 16), (20, 7, 16), (50, 4, 4), (9, 3, 6)]:
+        x, e = torch.rand(T, M, generator=g) < 0.4, torch.ones(T, M, dtype=torch.bool)
+        fast = D._window_triples(x, e, 0.4, w)
+        with mock.patch.object(torch.Tensor, "all", lambda self, *a, **k: torch.tensor(False)):
+            assert D._window_triples(x, e, 0.4, w) == fast  # the generic count of the eligible triples

@@ -104,6 +104,14 @@ def _autocorr(x: torch.Tensor) -> torch.Tensor:
     return torch.cat([a[:, L + 1:], a[:, :L]], dim=1).round()
 
 
+def _all_pairs(n: int, L: int) -> torch.Tensor:
+    """_autocorr of an (n, L) tensor of ones, in closed form: (n - dr) (L - |dl|) pairs at each
+    offset. Every element eligible is the common case (dropout), and this is its FFT saved."""
+    rows = (n - torch.arange(n, dtype=torch.float64))[:, None]
+    lags = (L - (torch.arange(2 * L - 1, dtype=torch.float64) - (L - 1)).abs())[None, :]
+    return rows * lags
+
+
 def _offset_finding(calls, p: float, kind: str | None = None, detail: dict | None = None,
                     eligible_pairs: dict | None = None) -> Finding | None:
     """The offset at which chosen elements pair up least like independent draws, if any is beyond
@@ -126,12 +134,12 @@ def _offset_finding(calls, p: float, kind: str | None = None, detail: dict | Non
     best = None
     for length, group in groups.items():
         x = torch.cat([c for c, _ in group]).double()
-        e = torch.cat([m for _, m in group]).double()
+        e = torch.cat([m for _, m in group])
         if x.numel() < 2 or not bool(e.any()):
             continue
         n = eligible_pairs.get(length) if eligible_pairs is not None else None
         if n is None:
-            n = _autocorr(e)
+            n = _all_pairs(*e.shape) if bool(e.all()) else _autocorr(e.double())
             if eligible_pairs is not None:
                 eligible_pairs[length] = n
         s = _autocorr(x)
@@ -462,7 +470,12 @@ def _window_triples(x: torch.Tensor, e: torch.Tensor, p: float, window: int):
         after = u[..., 1:].reshape(-1, w)
         return ((after * u[..., :1].reshape(-1, 1)).T @ after).round()
 
-    s, n = counts(x), counts(e)
+    s = counts(x)
+    if bool(e.all()):  # every triple inside the sequence eligible: T - d2 of them per column
+        d = torch.arange(1, w + 1, dtype=s.dtype)
+        n = (T - torch.maximum(d[:, None], d[None, :])) * (e.numel() // T)
+    else:
+        n = counts(e)
     phi = _phi3(p)
     best = None
     for d1 in range(1, w):
@@ -493,6 +506,27 @@ def _block_lines(bits: int):
     return _LINES[bits]
 
 
+_POPCOUNT = torch.tensor([bin(b).count("1") for b in range(256)], dtype=torch.int64)
+_BITS = torch.tensor([1, 2, 4, 8, 16, 32, 64, 128], dtype=torch.uint8)
+
+
+def _line_count(v: torch.Tensor, lines: torch.Tensor) -> int:
+    """sum of v[:, i] & v[:, j] & v[:, k] over the lines (i, j, k) of an (blocks, B, M) boolean
+    tensor: the same count as gathering the three, with the blocks and columns packed eight to a
+    byte (one byte of the three ANDed, then a bit count from a table), some 30 times faster."""
+    nb, B, M = v.shape
+    t = v.permute(1, 0, 2).reshape(B, nb * M)
+    pad = (-t.shape[1]) % 8
+    if pad:
+        t = torch.nn.functional.pad(t, (0, pad))
+    packed = (t.reshape(B, -1, 8).to(torch.uint8) * _BITS).sum(-1, dtype=torch.uint8)
+    total = 0
+    for chunk in lines.split(256):
+        both = packed[chunk[:, 0]] & packed[chunk[:, 1]] & packed[chunk[:, 2]]
+        total += int(_POPCOUNT[both.long()].sum())
+    return total
+
+
 def _block_triples(seqs, p: float, bits_range, phases: bool):
     """The worst (score, B, phase, got, n) over blocks of B = 2^k - 1 along each (x, e) sequence
     (dim 0), aligned at 0 (or at every phase), the triples of _block_lines inside each block."""
@@ -509,8 +543,8 @@ def _block_triples(seqs, p: float, bits_range, phases: bool):
                     continue
                 xb = x[phase:phase + nb * B].reshape(nb, B, -1)
                 eb = e[phase:phase + nb * B].reshape(nb, B, -1)
-                s += int((xb[:, lines[:, 0]] & xb[:, lines[:, 1]] & xb[:, lines[:, 2]]).sum())
-                n += int((eb[:, lines[:, 0]] & eb[:, lines[:, 1]] & eb[:, lines[:, 2]]).sum())
+                s += _line_count(xb, lines)
+                n += len(lines) * eb.numel() // B if bool(eb.all()) else _line_count(eb, lines)
             z = _triple_score(s, n * p ** 3, phi)
             if best is None or z > best[0]:
                 best = (z, B, phase, s, n)
