@@ -296,3 +296,13 @@ def test_the_worksheet_written_back_runs_no_formula_a_student_put_in_their_name(
     out = rows(lms.moodle_worksheet([], sheet))
     assert out[0]["Full name"] == "'=HYPERLINK(1)" and out[0]["Email address"] == "'\u200b-alice@example.edu"
     assert out[1]["Last modified (submission)"] == "Sunday, 14 March 2027, 11:58 PM"  # the rest as Moodle wrote it
+
+
+def test_a_class_folder_with_a_few_names_that_look_like_a_platform_s_is_still_a_class_folder(tmp_path):
+    """`carol_2027_03_week1.zip` reads like a Canvas file name; beside most entries that do not,
+    the folder is graded as it always was, not refused as a mixed download."""
+    cls = tmp_path / "cls"
+    for name in ("alice", "bob"):
+        shutil.copytree(build.SOLUTIONS, cls / name)
+    (cls / "carol_2027_03_week1.zip").write_bytes(build.submit_zip())
+    assert platforms.recognise(cls) is None

@@ -227,6 +227,8 @@ def _recognise_items(source: Path, items: list[Item], left: list[str], zf: zipfi
     if found == "canvas":  # Canvas's files sit at the top: a folder there is not Canvas's
         theirs = {n for n in theirs if all(i.rel == n for i in visible if _top(i.rel) == n)}
     others = [n for n in tops if n not in theirs]
+    if 2 * len(theirs) < len(tops):  # a few names that happen to look so (`carol_2027_03_week1.zip`): a class folder
+        return None
     if others:
         shown = ", ".join(repr(n) for n in others[:5]) + (", …" if len(others) > 5 else "")
         raise PlatformError(t("platform_mixed", source=source.name, platform=t(f"platform_name_{found}"),
