@@ -98,10 +98,11 @@ def rows(records: dict[str, dict], meta: dict | None = None, roster: Roster | No
     sources = {name: _source(doc, name) for name, doc in records.items()}
     ids = {name: ident for name, doc in records.items() if isinstance(ident := (doc.get("student") or {}).get("platform"),
                                                                        dict)}
+    found = match(roster, own, ids) if roster is not None else None  # once: times, rows and import files agree
     if source == PLATFORM and roster is not None and policy:  # Moodle's worksheet holds the submission times
-        records = _worksheet_times(records, roster, own, ids, policy)
+        records = _worksheet_times(records, roster, found, ids, policy)
     if times is not None and source == "file" and ids:  # a download's rows may name a student by the platform's ids
-        times = _times_by_platform(times, own, ids, roster)
+        times = _times_by_platform(times, own, ids, found)
     timing = names_mod.pair(list(times), own) if times is not None and source == "file" else None
     extended = {e: row for row, e in names_mod.pair(list(extensions), own).owner.items()} if extensions else {}
     out: list[Row] = []
@@ -121,14 +122,14 @@ def rows(records: dict[str, dict], meta: dict | None = None, roster: Roster | No
             row.members = tuple(ids[name].get("members") or ())
         out.append(row)
     if roster is not None:
-        out = _with_roster(out, roster, own, sources, max_total, ids)
+        out = _with_roster(out, found, sources, max_total)
     return out
 
 
 PLATFORM = "platform"  # --submitted-at platform: the times the platform's own files give (platforms.py)
 
 
-def _worksheet_times(records: dict, roster: Roster, own: dict, ids: dict, policy: dict) -> dict:
+def _worksheet_times(records: dict, roster: Roster, found, ids: dict, policy: dict) -> dict:
     """`records` with each Moodle submission's time from the grading worksheet's "Last modified
     (submission)" (read in the due date's UTC offset: Moodle writes none) in its platform identity."""
     from ...course.assignments import parse_time
@@ -137,7 +138,7 @@ def _worksheet_times(records: dict, roster: Roster, own: dict, ids: dict, policy
     if roster.shape != "moodle_worksheet":
         return records
     tz = parse_time(policy["due"]).tzinfo
-    line = {name: student for student, name in match(roster, own, ids).enrolled if name is not None}
+    line = {name: student for student, name in found.enrolled if name is not None}
     out = dict(records)
     for name, student in line.items():
         ident = ids.get(name)
@@ -150,13 +151,12 @@ def _worksheet_times(records: dict, roster: Roster, own: dict, ids: dict, policy
     return out
 
 
-def _times_by_platform(times: dict, own: dict, ids: dict, roster: Roster | None) -> dict:
+def _times_by_platform(times: dict, own: dict, ids: dict, found) -> dict:
     """`times` with each row that names a download's submission by the platform's ids (Canvas's user
     id, Moodle's participant id, a Gradescope submitter's SID or email) or by its roster login keyed
     on the submission's own name instead, so that it is matched as any other row. A row that names
     two submissions this way is left as it is (and matches neither)."""
-    logins = {name: student.login for student, name in match(roster, own, ids).enrolled if name is not None} \
-        if roster is not None else {}
+    logins = {name: student.login for student, name in found.enrolled if name is not None} if found else {}
     alias: dict[str, set[str]] = {}
     for name, ident in ids.items():
         keys = {str(ident.get("id") or "")} | {logins.get(name, "")}
@@ -247,13 +247,11 @@ def _time(name: str, doc: dict, policy: dict, source: str, times, timing, source
     return "", t("time_no_row", source=TIMES_FILE, name=_quoted([sources[name]])) + hint
 
 
-def _with_roster(out: list[Row], roster: Roster, own: dict, sources: dict, max_total: float,
-                 ids: dict | None = None) -> list[Row]:
+def _with_roster(out: list[Row], found, sources: dict, max_total: float) -> list[Row]:
     """The rows in the roster's order (a missing or contested line scoring 0; a Gradescope group's
     other submitters each a copy of the group's row), then those on no line, each saying why."""
     from dataclasses import replace
 
-    found = match(roster, own, ids)
     p = found.pairing
     by_name = {r.name: r for r in out}
     ordered = []
