@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 
 import torch
 
-from ..checking import fixtures, runner
+from ..checking import fixtures, lanes
 from ..checking.submission import open_submission
 from ..course import manifest as course_mod
 from ..course import i18n
@@ -170,14 +170,17 @@ def verify(root=None, grade: bool = True, only: list[str] | None = None) -> Verd
     if not grade or v.problems:
         return v
     graded = [ex for ex in c.exercises if not only or ex.id in only]
+    expected = sum(len(ex.checks) for ex in graded)
     with open_submission(c.solutions_dir, c.chapter, c.exercises) as sub:
-        res = runner.run(c, sub, graded)
+        res = lanes.run(c, sub, graded)  # as `kata grade` runs one submission: in lanes, on every core
+    if len(res.results) != expected:
+        v.problems.append(f"solutions: {len(res.results)} results for {expected} checks")
     for r in res.results:
         if r.status != "passed":
             v.problems.append(f"solution fails {r.exercise}::{r.name}: {r.message}")
     v.facts.append(f"solutions: {res.score:g}/{res.max_score:g} in {res.duration_s:.1f} s")
     with open_submission(c.exercises_dir, c.chapter, c.exercises) as sub:
-        res = runner.run(c, sub, graded)
+        res = lanes.run(c, sub, graded)
     for r in res.results:
         if r.status == "passed":
             v.problems.append(f"stub passes {r.exercise}::{r.name}: a check that an empty exercise passes proves nothing")

@@ -68,6 +68,8 @@ class _Plugin:
         self._token = None
         self.sandbox_error: SandboxUnavailable | None = None
         self.loaded: dict[str, set[str]] = {}  # exercise -> the submission's files its workers imported
+        self.index: dict[str, int] = {}  # check -> its place among the checks kept
+        self.mine: set[str] = set()  # in a lane that takes checks as they come free: the ones it took
 
     def exercise_of(self, item) -> Exercise:
         return self.by_id[item.path.stem.removeprefix("test_")]
@@ -84,7 +86,8 @@ class _Plugin:
             else:
                 item.repr_failure = _exception_name  # the grader reads the exception itself
                 keep.append(item)
-        if self.lane is not None:  # every n-th check from the k-th: another process runs the others
+        self.index = {item.nodeid: i for i, item in enumerate(keep)}
+        if isinstance(self.lane, tuple):  # every n-th check from the k-th: another process runs the others
             k, n = self.lane
             drop += [item for i, item in enumerate(keep) if i % n != k]
             keep = [item for i, item in enumerate(keep) if i % n == k]
@@ -103,6 +106,23 @@ class _Plugin:
                 pass
 
     # -- running
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_protocol(self, item, nextitem):
+        """In a lane that takes checks as they come free (lanes.Lane): run the check only if no
+        other lane took it first. Each check is then set up and torn down whole (no fixture lives
+        from one check to the next), since the next one this lane runs is not known yet."""
+        if self.lane is None or isinstance(self.lane, tuple):
+            return None
+        if not self.lane.claim(self.index[item.nodeid]):
+            return True
+        self.mine.add(item.nodeid)
+        from _pytest.runner import runtestprotocol
+
+        item.ihook.pytest_runtest_logstart(nodeid=item.nodeid, location=item.location)
+        runtestprotocol(item, nextitem=None, log=True)
+        item.ihook.pytest_runtest_logfinish(nodeid=item.nodeid, location=item.location)
+        return True
+
     def pytest_runtest_setup(self, item):
         ex = self.exercise_of(item)
         self.reached.add(item.nodeid)
@@ -415,7 +435,7 @@ def _pytest_args(course: Course, exercises: list[Exercise]) -> list[str]:
             "--import-mode=importlib", "-W", "ignore::DeprecationWarning", "-W", "ignore::UserWarning"]
 
 
-def preload(course: Course) -> None:
+def preload(course: Course, exercises: list[Exercise] | None = None) -> None:
     """Import every check module and load what they read (the fixtures, GPT-2's encoding where its
     asset is), as a grading would: for a process that forks gradings (the warm grader), so that no
     grading pays for them again. Runs no check."""
@@ -423,8 +443,8 @@ def preload(course: Course) -> None:
     from . import fixtures
 
     with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
-        pytest.main([*_pytest_args(course, course.exercises), "--collect-only", "-q"])
-    for ex in course.exercises:
+        pytest.main([*_pytest_args(course, exercises or course.exercises), "--collect-only", "-q"])
+    for ex in exercises or course.exercises:
         if fixtures.path(ex.id).is_file():
             fixtures.load(ex.id)
     if gpt2.have_asset():
@@ -441,7 +461,8 @@ def run(course: Course, submission: Submission, exercises: list[Exercise] | None
     """Grade `submission` on `exercises` (default: all). Never raises for student faults.
     `plugins`: more pytest plugins (`kata release` records what the public checks read).
     `lane` (k, n): only every n-th check from the k-th, in the order pytest collects them (the warm
-    grader runs n lanes side by side, each in its own sandbox, and merges them).
+    grader runs n lanes side by side, each in its own sandbox, and merges them); or a lanes.Lane:
+    the checks no other lane took first, on the budget the lanes share (lanes.py).
     `budget_s`, `budget_cpu_s`: the grading budget (default: the course's); when it runs out, the
     checks after it fail as "not run" and the result says so in its notes.
     `grading`: whether the checks make the reads they make only when grading (default: all but a
@@ -453,7 +474,10 @@ def run(course: Course, submission: Submission, exercises: list[Exercise] | None
     if own_box:
         box = sandbox_for(course, submission)
         box.launch()
-    budget = Budget(budget_s or course.budget_s, budget_cpu_s or course.budget_cpu_s, cpu_used=box.cpu_seconds)
+    shared = lane if lane is not None and not isinstance(lane, tuple) else None
+    cpu_used = box.cpu_seconds if shared is None else (lambda: shared.cpu_used(box.cpu_seconds()))
+    budget = Budget(budget_s or course.budget_s, budget_cpu_s or course.budget_cpu_s, cpu_used=cpu_used,
+                    shared=shared)
     plugin = _Plugin(course, submission, box, public_only, lane, budget, grading)
     args = _pytest_args(course, exercises)
     budget.start()  # collecting the checks counts too
@@ -467,6 +491,10 @@ def run(course: Course, submission: Submission, exercises: list[Exercise] | None
             raise RuntimeError(f"running the checks failed (pytest exit code {code}): {err.getvalue()[-2000:]}")
         results, not_run = [], 0
         for item in plugin.items:
+            if shared is not None and item.nodeid not in plugin.mine:
+                if not shared.claim(plugin.index[item.nodeid]):
+                    continue  # another lane's
+                # reached by no lane (the budget ran out before it): this lane says it was not run
             ex = plugin.exercise_of(item)
             info = item.function._kata_check
             exc = plugin.errors.get(item.nodeid)
@@ -507,7 +535,7 @@ def run(course: Course, submission: Submission, exercises: list[Exercise] | None
                             r.message = t("two_messages", first=r.message, second=said) if r.message else said
                         r.kind = "forbidden"
         notes = list(submission.notes)
-        if budget.spent_on is not None:
+        if budget.spent_on is not None and shared is None:
             notes.append(t("budget_note", exercise=budget.spent_in or "?", count=not_run, **budget.said()))
         order = {ex.id: i for i, ex in enumerate(course.exercises)}
         results.sort(key=lambda r: order[r.exercise])
@@ -515,10 +543,13 @@ def run(course: Course, submission: Submission, exercises: list[Exercise] | None
             r.message = _bounded(printable(r.message))
         # names, notes and the manifest's fields on one line each; the total time in whole
         # seconds: a hidden check's own time is shown nowhere (it could tell its inputs)
-        return GradeResult(printable(submission.label or submission.origin.name, lines=False), box.kind, results,
-                           printable(notes, lines=False), round(box.startup_s, 3),
-                           float(round(time.perf_counter() - t0)), printable(submission.manifest, lines=False),
-                           imports=_imports(exercises, submission, course, plugin.loaded))
+        result = GradeResult(printable(submission.label or submission.origin.name, lines=False), box.kind, results,
+                             printable(notes, lines=False), round(box.startup_s, 3),
+                             float(round(time.perf_counter() - t0)), printable(submission.manifest, lines=False),
+                             imports=_imports(exercises, submission, course, plugin.loaded))
+        if shared is not None and budget.spent_on is not None:  # the lanes' merge writes the one note
+            result.budget_spent = {"exercise": budget.spent_in or "?", "not_run": not_run, **budget.said()}
+        return result
     finally:
         if own_box:
             box.close()

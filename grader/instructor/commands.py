@@ -14,7 +14,7 @@ from ..course.messages import t
 
 def _grade(course, path, exercises, public_only: bool):
     """Grade `path`; None (after saying why) when it cannot be graded at all."""
-    from ..checking import runner
+    from ..checking import lanes
     from ..checking.submission import SubmissionError, open_submission
 
     try:
@@ -25,7 +25,7 @@ def _grade(course, path, exercises, public_only: bool):
     from ..authoring.attempts import attempted
 
     with sub:
-        result = runner.run(course, sub, exercises, public_only=public_only)
+        result = lanes.run(course, sub, exercises, public_only=public_only)  # one submission: every core
         return result, attempted(course, sub, exercises)
 
 

@@ -18,8 +18,13 @@ from ..course.messages import t
 
 class Budget:
     def __init__(self, wall_s: float, cpu_s: float | None = None,
-                 cpu_used: Callable[[], float | None] | None = None, clock: Callable[[], float] = time.monotonic):
+                 cpu_used: Callable[[], float | None] | None = None, clock: Callable[[], float] = time.monotonic,
+                 shared=None):
+        """`shared`: the budget of several lanes grading one submission side by side
+        (grader/checking/lanes.py): `started` (their common start on `clock`), `spent()` (how it ran
+        out in any lane: "wall", "cpu" or None) and `spend(how)`. `cpu_used` then counts every lane."""
         self.wall_s = float(wall_s)
+        self._shared = shared
         self.cpu_s = None if cpu_s is None else float(cpu_s)
         self._cpu_used = cpu_used or (lambda: None)
         self._clock = clock
@@ -31,7 +36,7 @@ class Budget:
     def start(self) -> None:
         """Start counting (the first call counts; later calls do nothing)."""
         if self._started is None:
-            self._started = self._clock()
+            self._started = self._clock() if self._shared is None else self._shared.started
             self._cpu0 = self._cpu_used()
 
     def wall_left(self) -> float:
@@ -50,14 +55,22 @@ class Budget:
         """Whether it has run out; the first time it is seen so, `exercise` is where."""
         if self.spent_on is None:
             cpu = self.cpu_left()
-            if self.wall_left() <= 0:
+            elsewhere = self._shared.spent() if self._shared is not None else None
+            if elsewhere is not None:  # another lane saw it run out: so has this one
+                self.spent_on = elsewhere
+            elif self.wall_left() <= 0:
                 self.spent_on = "wall"
             elif cpu is not None and cpu <= 0:
                 self.spent_on = "cpu"
             else:
                 return False
             self.spent_in = exercise
+            self._tell()
         return True
+
+    def _tell(self) -> None:
+        if self._shared is not None and self.spent_on is not None:
+            self._shared.spend(self.spent_on)
 
     def mark(self, exercise: str) -> None:
         """A call was cut short by the budget (in `exercise`): it has run out, whatever the clocks say now."""
@@ -65,6 +78,7 @@ class Budget:
             cpu = self.cpu_left()
             self.spent_on = "cpu" if cpu is not None and cpu <= 0 and self.wall_left() > 0 else "wall"
             self.spent_in = exercise
+            self._tell()
 
     def cap(self, limit: float) -> tuple[float, bool]:
         """The time a call may take: its own limit, or what is left of the budget if that is less
@@ -78,7 +92,7 @@ class Budget:
     def stop(self) -> bool:
         """For a call in progress: whether the sandbox's CPU time has run out."""
         cpu = self.cpu_left()
-        return cpu is not None and cpu <= 0
+        return (cpu is not None and cpu <= 0) or (self._shared is not None and self._shared.spent() is not None)
 
     def said(self) -> dict:
         """The fields a message about it fills: `seconds` of the limit that ran out, and `what` it
