@@ -83,3 +83,10 @@ def test_bad_toml_names_the_file(tmp_course):
     (tmp_course / "course.toml").write_text("[course\n")
     with pytest.raises(course.CourseError, match="course.toml"):
         course.load(tmp_course)
+
+
+def test_worker_preload_lists_module_names(tmp_course):
+    assert course.load(ROOT).worker_preload == ("sklearn.metrics", "torch._dynamo")
+    edit(tmp_course, 'worker_preload = ["sklearn.metrics", "torch._dynamo"]', 'worker_preload = ["os; rm -rf /"]')
+    with pytest.raises(course.CourseError, match="worker_preload must be a list of module names"):
+        course.load(tmp_course)

@@ -231,3 +231,21 @@ def test_a_venv_reached_through_a_linked_folder_still_starts_the_sandbox(tmp_pat
                            "-e", "s1_11_softmax"], cwd=root, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stdout + done.stderr
     assert re.search(r"Score: (\d+) / \1\b", done.stdout), done.stdout[-2000:]  # full marks
+
+
+def test_the_fork_server_shares_the_course_s_slow_imports_with_every_worker(tmp_path):
+    """course.toml's worker_preload: each worker starts with them loaded (a second per check
+    otherwise: sklearn.metrics for s1_23_evaluation, torch._dynamo for an optimizer); a name that
+    cannot be imported is left to the exercise that imports it."""
+    sub = tmp_path / "sub" / "ch01"
+    sub.mkdir(parents=True)
+    (sub / "probe.py").write_text("import sys\n\ndef loaded(names):\n    return [n in sys.modules for n in names]\n")
+    for p in (tmp_path, tmp_path / "sub", sub):
+        os.chmod(p, 0o755)
+    names = ["sklearn.metrics", "torch._dynamo", "no_such_module_here"]
+    with Sandbox(tmp_path / "sub", preload=tuple(names)) as box:
+        worker = box.spawn()
+        remote = Remote(worker, "probe", 5.0)
+        remote._import("ch01/probe.py", [], "")
+        assert remote.loaded(names) == [True, True, False]
+        worker.close()

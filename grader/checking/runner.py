@@ -216,7 +216,7 @@ def sandbox_at(course: Course, folder) -> Sandbox:
 
     use_course(course.root)
     return Sandbox(folder, hide=[str(course.checks_dir.parent), str(course.solutions_dir), str(course.root)],
-                   assets_dir=str(course.assets_dir))
+                   assets_dir=str(course.assets_dir), preload=course.worker_preload)
 
 
 def open_exercise(box: Sandbox, ex: Exercise, hidden: bool = False, course: Course | None = None,

@@ -116,6 +116,9 @@ class Course:
     assignments: list = field(default_factory=list)  # of assignments.Assignment, in course.toml's order
     budget_s: float = 300.0  # a submission's grading budget: wall seconds across all its checks
     budget_cpu_s: float = 600.0  # ... and CPU seconds of all its sandbox's processes (where a cgroup counts them)
+    # modules the sandbox's fork server imports once, with torch, for every worker it forks (what
+    # the exercises import that is slow to import: sklearn.metrics is a second in each check)
+    worker_preload: tuple[str, ...] = ()
 
     def display_title(self, lang: str | None = None) -> str:
         return pick(self.title, self.title_zh, lang)
@@ -158,7 +161,8 @@ class Course:
         return sum(ex.points for ex in self.exercises)
 
 
-COURSE_KEYS = {"title", "title_zh", "chapter", "torch", "defaults", "budget_s", "budget_cpu_s"}
+_MODULE = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")  # a module's dotted name
+COURSE_KEYS = {"title", "title_zh", "chapter", "torch", "defaults", "budget_s", "budget_cpu_s", "worker_preload"}
 DEFAULT_KEYS = {"time_limit_s", "memory_mb", "output_mb"}
 EXERCISE_KEYS = {"id", "section", "title", "file", "listings", "points", "time_limit_s", "memory_mb",
                  "output_mb", "forbidden", "forbidden_hint", "forbidden_hint_zh", "forbidden_ops", "hints",
@@ -346,6 +350,10 @@ def load(root: Path | None = None, check_files: bool = True, require_stubs: bool
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
             raise CourseError(f"[course]: {key} must be a number of seconds above 0, not {value!r}")
         budgets[key] = float(value)
+    preload = meta.get("worker_preload", [])
+    if not isinstance(preload, list) or not all(isinstance(m, str) and _MODULE.fullmatch(m) for m in preload):
+        raise CourseError(f"[course]: worker_preload must be a list of module names, not {preload!r}")
+    budgets["worker_preload"] = tuple(preload)
     course = Course(root, meta.get("title", ""), meta.get("chapter", "ch01"), str(meta.get("torch", "")),
                     exercises, listings, meta.get("title_zh", ""), assigned, **budgets)
     if check_files:

@@ -52,8 +52,10 @@ class Sandbox:
     """One fork server for one submission. Use as a context manager."""
 
     def __init__(self, submission_dir: str | Path, limits: sandbox.Limits | None = None,
-                 hide: list[str] | None = None, start_timeout: float = 60.0, assets_dir: str | None = None):
+                 hide: list[str] | None = None, start_timeout: float = 60.0, assets_dir: str | None = None,
+                 preload: tuple[str, ...] = ()):
         self.submission_dir = str(Path(submission_dir).resolve())
+        self.preload = list(preload)  # modules the fork server imports with torch (course.worker_preload)
         self.limits = limits or sandbox.Limits()
         if self.limits.nproc is None:
             self.limits.nproc = sandbox.default_nproc()
@@ -139,7 +141,7 @@ class Sandbox:
         parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         config = {"ctl_fd": child.fileno(), "submission": p.submission, "workdir": p.workdir,
                   "private_tmp": p.kind == "bubblewrap", "tmp_mb": self.limits.disk_mb, "uid": uid,
-                  "tmp_binds": p.tmp_binds,
+                  "tmp_binds": p.tmp_binds, "preload": self.preload,
                   "limits": self.limits.as_dict()}
         self._owner = os.getpid()
         self.proc = subprocess.Popen(

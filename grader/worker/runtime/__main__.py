@@ -426,6 +426,11 @@ def main() -> None:
     import torch  # noqa: F401  (the expensive import every worker shares)
     import safetensors.torch  # noqa: F401
 
+    for name in config.get("preload") or ():  # the course's slow imports, shared like torch's
+        try:
+            __import__(name)
+        except Exception:  # not installed, or broken: the exercise that imports it says so
+            pass
     from . import serve  # noqa: F401
     from .guard import Guard, OpGuard
 
