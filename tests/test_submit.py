@@ -111,3 +111,44 @@ def test_plain_zip_without_manifest_still_grades(tmp_path):
     assert report["manifest"] is None and report["score"] == report["max_score"]
     assert not any("manifest" in n for n in report["notes"])
     assert all(c["status"] == "passed" for c in checks_of(report, "s1_11_softmax"))
+
+
+def test_submit_right_after_kata_check_reuses_its_verdicts(tmp_path, monkeypatch):
+    """Verdicts `kata check` gave for the same bytes (and the same bytes of every exercise file they
+    imported) are not computed again: only what changed since is checked."""
+    from grader.checking import lanes
+    from grader.checking.results import GradeResult
+    from grader.course import manifest
+    from grader.student import progress, submit
+
+    for name in ("course.toml", "solutions", "exercises", "ERRATA.md"):
+        src = ROOT / name
+        (shutil.copytree if src.is_dir() else shutil.copy)(src, tmp_path / name)
+    ch = tmp_path / "exercises" / "ch01"
+    shutil.copy(SOLUTIONS / "ch01" / "s1_11_softmax.py", ch)
+    course = manifest.load(tmp_path)
+    checked = ["s1_11_softmax", "s1_17_layer_norm", "s1_23_feed_forward", "s1_23_encoder_block"]
+    result, _ = progress.grade(course, [course.get(i) for i in checked])  # what `kata check` does
+    by_ex = {i: [r for r in result.results if r.exercise == i] for i in checked}
+
+    asked = []
+
+    def graded_here(course_, sub, exercises, public_only=False, **_):
+        asked.append([ex.id for ex in exercises])
+        return GradeResult("s", "bubblewrap", [])
+
+    monkeypatch.setattr(lanes, "run", graded_here)
+    everything = {ex.id for ex in course.exercises}
+    found, _, _ = submit.statuses(course, True, tmp_path)
+    assert set(asked[-1]) == everything - set(checked)  # the four checked ones are not run again
+    for i in checked:
+        rows = by_ex[i]
+        passed = sum(r.status == "passed" for r in rows)
+        assert (found[i]["passed"], found[i]["total"]) == (passed, len(rows)), i
+    assert found["s1_11_softmax"]["status"] == "passing" and found["s1_17_layer_norm"]["status"] == "failing"
+
+    # the feed-forward network is written now: it, and the block that imports it, are checked again
+    shutil.copy(SOLUTIONS / "ch01" / "s1_23_feed_forward.py", ch)
+    submit.statuses(course, True, tmp_path)
+    again = set(checked) - set(asked[-1])
+    assert again == {"s1_11_softmax", "s1_17_layer_norm"}, asked[-1]

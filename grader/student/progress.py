@@ -135,6 +135,16 @@ def _cache(course: Course) -> StateFile:
     return StateFile.open(kata_dir(course.root) / "progress.json", CACHE_SCHEMA)
 
 
+def load_cache(course: Course) -> dict:
+    """The cached verdicts, by exercise id (empty when there are none or they cannot be read)."""
+    return dict(_cache(course).data)
+
+
+def valid_entry(entry, digest: str, fp: str) -> dict | None:
+    """`entry` when it is a verdict for bytes with sha256 `digest` under checks `fp` (not its deps)."""
+    return _cached(entry, digest, fp)
+
+
 def _cached(entry, digest: str, fp: str, course: Course | None = None) -> dict | None:
     if not isinstance(entry, dict) or entry.get("sha") != digest or entry.get("checks") != fp:
         return None
@@ -216,7 +226,8 @@ def record(course: Course, result: GradeResult, shas: dict[str, str]) -> None:
         cache.data[ex_id] = {"sha": digest, "checks": fingerprint(course, ex), "deps": result.imports.get(ex_id, {}),
                              "status": PASSING if passed == len(rows) else FAILING,
                              "passed": passed, "total": len(rows),
-                             "score": round(sum(r.score for r in rows), 6), "at": int(time.time())}
+                             "score": round(sum(r.score for r in rows), 6), "at": int(time.time()),
+                             "sandbox": result.sandbox}
     try:
         cache.save()
     except OSError:

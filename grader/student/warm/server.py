@@ -277,6 +277,11 @@ def _merge(course, docs: list[dict], seconds: float) -> dict:
             order[(ex.id, c.name)] = (i, j)
     rows = sorted((r for d in docs for r in d["results"]), key=lambda r: order.get((r["exercise"], r["name"]), (1e9, 0)))
     merged = dict(docs[0], results=rows)
+    imports: dict = {}  # what each lane's workers imported: every lane's, for the verdict cache's keys
+    for d in docs:
+        for ex_id, deps in (d.get("imports") or {}).items():
+            imports.setdefault(ex_id, {}).update(deps)
+    merged["imports"] = imports
     merged["worker_startup_s"] = max(d.get("worker_startup_s", 0.0) for d in docs)
     merged["duration_s"] = float(round(seconds))
     return merged
