@@ -80,10 +80,10 @@ def test_course_toml_states_the_budget_and_rejects_a_bad_one(tmp_path):
     from grader.course import manifest
 
     course = manifest.load(ROOT)
-    assert (course.budget_s, course.budget_cpu_s) == (900, 1800)
+    assert (course.budget_s, course.budget_cpu_s) == (300, 600)
     bad = tmp_path / "course"
     bad.mkdir()
-    text = (ROOT / "course.toml").read_text().replace("budget_s = 900", "budget_s = -1", 1)
+    text = (ROOT / "course.toml").read_text().replace("budget_s = 300", "budget_s = -1", 1)
     (bad / "course.toml").write_text(text)
     with pytest.raises(manifest.CourseError, match="budget_s must be a number of seconds above 0"):
         manifest.load(bad, check_files=False)
