@@ -85,8 +85,8 @@ def test_bad_toml_names_the_file(tmp_course):
         course.load(tmp_course)
 
 
-def test_worker_preload_lists_module_names(tmp_course):
-    assert course.load(ROOT).worker_preload == ("sklearn.metrics", "torch._dynamo")
-    edit(tmp_course, 'worker_preload = ["sklearn.metrics", "torch._dynamo"]', 'worker_preload = ["os; rm -rf /"]')
-    with pytest.raises(course.CourseError, match="worker_preload must be a list of module names"):
+def test_an_exercise_s_preload_lists_module_names(tmp_course):
+    assert course.load(ROOT).get("s1_23_evaluation").preload == ("sklearn.metrics", "torch._dynamo")
+    edit(tmp_course, 'preload = ["sklearn.metrics", "torch._dynamo"]', 'preload = ["os; rm -rf /"]')
+    with pytest.raises(course.CourseError, match=r"s1_23_evaluation.*preload must be a list of module names"):
         course.load(tmp_course)

@@ -233,19 +233,29 @@ def test_a_venv_reached_through_a_linked_folder_still_starts_the_sandbox(tmp_pat
     assert re.search(r"Score: (\d+) / \1\b", done.stdout), done.stdout[-2000:]  # full marks
 
 
-def test_the_fork_server_shares_the_course_s_slow_imports_with_every_worker(tmp_path):
-    """course.toml's worker_preload: each worker starts with them loaded (a second per check
-    otherwise: sklearn.metrics for s1_23_evaluation, torch._dynamo for an optimizer); a name that
-    cannot be imported is left to the exercise that imports it."""
+def test_the_fork_server_imports_an_exercise_s_slow_modules_once_for_every_later_worker(tmp_path):
+    """An exercise's `preload` (course.toml): the fork server imports them at the first worker that
+    asks, and every later worker starts with them loaded (a second per check otherwise:
+    sklearn.metrics for s1_23_evaluation, torch._dynamo for an optimizer); a worker that does not
+    ask pays nothing before the first that does; a name that cannot be imported is left to the
+    exercise that imports it."""
     sub = tmp_path / "sub" / "ch01"
     sub.mkdir(parents=True)
     (sub / "probe.py").write_text("import sys\n\ndef loaded(names):\n    return [n in sys.modules for n in names]\n")
     for p in (tmp_path, tmp_path / "sub", sub):
         os.chmod(p, 0o755)
     names = ["sklearn.metrics", "torch._dynamo", "no_such_module_here"]
-    with Sandbox(tmp_path / "sub", preload=tuple(names)) as box:
-        worker = box.spawn()
-        remote = Remote(worker, "probe", 5.0)
-        remote._import("ch01/probe.py", [], "")
-        assert remote.loaded(names) == [True, True, False]
-        worker.close()
+
+    def ask(box, preload=()):
+        worker = box.spawn(preload=preload)
+        try:
+            remote = Remote(worker, "probe", 5.0)
+            remote._import("ch01/probe.py", [], "")
+            return remote.loaded(names)
+        finally:
+            worker.close()
+
+    with Sandbox(tmp_path / "sub") as box:
+        assert ask(box) == [False, False, False]
+        assert ask(box, tuple(names)) == [True, True, False]
+        assert ask(box) == [True, True, False]  # shared from now on

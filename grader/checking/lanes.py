@@ -134,6 +134,7 @@ def run(course, submission, exercises=None, public_only: bool = False, lanes: in
         for box in boxes:  # the fork servers import torch while this process loads the checks
             box.launch()
         runner.preload(course, exercises)
+        runner.import_preloads(exercises)
         for box in boxes:  # ready here, before the fork: a lane's copy would take the "ready" with it
             box.wait_ready()
         shared = Shared(n)

@@ -216,7 +216,7 @@ def sandbox_at(course: Course, folder) -> Sandbox:
 
     use_course(course.root)
     return Sandbox(folder, hide=[str(course.checks_dir.parent), str(course.solutions_dir), str(course.root)],
-                   assets_dir=str(course.assets_dir), preload=course.worker_preload)
+                   assets_dir=str(course.assets_dir))
 
 
 def open_exercise(box: Sandbox, ex: Exercise, hidden: bool = False, course: Course | None = None,
@@ -227,7 +227,7 @@ def open_exercise(box: Sandbox, ex: Exercise, hidden: bool = False, course: Cour
     `course`: its exercises are the earlier ones an error may come from (the student's own
     code that this exercise imports), named as such in a public check's messages. `budget`: the
     submission's grading budget, which no call into the worker outlasts."""
-    worker = box.spawn(Limits(memory_mb=ex.memory_mb, output_mb=ex.output_mb))
+    worker = box.spawn(Limits(memory_mb=ex.memory_mb, output_mb=ex.output_mb), preload=ex.preload)
     others = frozenset(e.file for e in course.exercises) if course is not None else frozenset()
     remote = Remote(worker, ex.module, ex.time_limit_s, assets=box.assets, hidden=hidden, exercises=others,
                     budget=budget)
@@ -451,6 +451,16 @@ def preload(course: Course, exercises: list[Exercise] | None = None) -> None:
         try:
             gpt2.encoding()
         except Exception:  # a check that needs it says why
+            pass
+
+
+def import_preloads(exercises: list[Exercise]) -> None:
+    """Import the modules `exercises` name as slow to import (their `preload`) in this process: for
+    one that forks gradings or lanes, so that each does not import them again."""
+    for name in dict.fromkeys(m for ex in exercises for m in ex.preload):
+        try:
+            __import__(name)
+        except Exception:  # the check that needs it says why
             pass
 
 

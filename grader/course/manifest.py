@@ -72,6 +72,10 @@ class Exercise:
     forbidden: list[str] = field(default_factory=list)
     forbidden_hint: str = ""
     forbidden_ops: list[str] = field(default_factory=list)  # aten operator names, e.g. "aten::_softmax"
+    # modules its checks make slow to import (sklearn.metrics, torch._dynamo when an optimizer is
+    # made: a second each): imported once by the sandbox's fork server, at its first check, and by
+    # the grader before it forks lanes or gradings, so that every later check shares them
+    preload: tuple[str, ...] = ()
     hints: list[str] = field(default_factory=list)
     checks: list[CheckInfo] = field(default_factory=list)
     title_zh: str = ""
@@ -116,9 +120,6 @@ class Course:
     assignments: list = field(default_factory=list)  # of assignments.Assignment, in course.toml's order
     budget_s: float = 300.0  # a submission's grading budget: wall seconds across all its checks
     budget_cpu_s: float = 600.0  # ... and CPU seconds of all its sandbox's processes (where a cgroup counts them)
-    # modules the sandbox's fork server imports once, with torch, for every worker it forks (what
-    # the exercises import that is slow to import: sklearn.metrics is a second in each check)
-    worker_preload: tuple[str, ...] = ()
 
     def display_title(self, lang: str | None = None) -> str:
         return pick(self.title, self.title_zh, lang)
@@ -162,11 +163,11 @@ class Course:
 
 
 _MODULE = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")  # a module's dotted name
-COURSE_KEYS = {"title", "title_zh", "chapter", "torch", "defaults", "budget_s", "budget_cpu_s", "worker_preload"}
+COURSE_KEYS = {"title", "title_zh", "chapter", "torch", "defaults", "budget_s", "budget_cpu_s"}
 DEFAULT_KEYS = {"time_limit_s", "memory_mb", "output_mb"}
 EXERCISE_KEYS = {"id", "section", "title", "file", "listings", "points", "time_limit_s", "memory_mb",
                  "output_mb", "forbidden", "forbidden_hint", "forbidden_hint_zh", "forbidden_ops", "hints",
-                 "title_zh", "hints_zh", "beyond_book"}
+                 "title_zh", "hints_zh", "beyond_book", "preload"}
 LISTING_KEYS = {"id", "section", "title", "title_zh"}
 
 
@@ -324,6 +325,9 @@ def load(root: Path | None = None, check_files: bool = True, require_stubs: bool
         for lst in item.get("listings", []):
             if lst not in seen_listing:
                 raise CourseError(f"{where}: listing {lst!r} is not declared in a [[listing]] table")
+        preload = item.get("preload", [])
+        if not isinstance(preload, list) or not all(isinstance(m, str) and _MODULE.fullmatch(m) for m in preload):
+            raise CourseError(f"{where}: preload must be a list of module names, not {preload!r}")
         if not isinstance(item.get("beyond_book", False), bool):
             raise CourseError(f"{where}: beyond_book must be true or false")
         exercises.append(Exercise(
@@ -336,6 +340,7 @@ def load(root: Path | None = None, check_files: bool = True, require_stubs: bool
             forbidden_ops=list(item.get("forbidden_ops", [])),
             hints=list(item.get("hints", [])), title_zh=item["title_zh"], hints_zh=list(item.get("hints_zh", [])),
             forbidden_hint_zh=item.get("forbidden_hint_zh", ""), beyond_book=item.get("beyond_book", False),
+            preload=tuple(preload),
         ))
 
     if "title" in meta and "title_zh" not in meta:
@@ -350,10 +355,6 @@ def load(root: Path | None = None, check_files: bool = True, require_stubs: bool
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
             raise CourseError(f"[course]: {key} must be a number of seconds above 0, not {value!r}")
         budgets[key] = float(value)
-    preload = meta.get("worker_preload", [])
-    if not isinstance(preload, list) or not all(isinstance(m, str) and _MODULE.fullmatch(m) for m in preload):
-        raise CourseError(f"[course]: worker_preload must be a list of module names, not {preload!r}")
-    budgets["worker_preload"] = tuple(preload)
     course = Course(root, meta.get("title", ""), meta.get("chapter", "ch01"), str(meta.get("torch", "")),
                     exercises, listings, meta.get("title_zh", ""), assigned, **budgets)
     if check_files:

@@ -52,10 +52,8 @@ class Sandbox:
     """One fork server for one submission. Use as a context manager."""
 
     def __init__(self, submission_dir: str | Path, limits: sandbox.Limits | None = None,
-                 hide: list[str] | None = None, start_timeout: float = 60.0, assets_dir: str | None = None,
-                 preload: tuple[str, ...] = ()):
+                 hide: list[str] | None = None, start_timeout: float = 60.0, assets_dir: str | None = None):
         self.submission_dir = str(Path(submission_dir).resolve())
-        self.preload = list(preload)  # modules the fork server imports with torch (course.worker_preload)
         self.limits = limits or sandbox.Limits()
         if self.limits.nproc is None:
             self.limits.nproc = sandbox.default_nproc()
@@ -141,7 +139,7 @@ class Sandbox:
         parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         config = {"ctl_fd": child.fileno(), "submission": p.submission, "workdir": p.workdir,
                   "private_tmp": p.kind == "bubblewrap", "tmp_mb": self.limits.disk_mb, "uid": uid,
-                  "tmp_binds": p.tmp_binds, "preload": self.preload,
+                  "tmp_binds": p.tmp_binds,
                   "limits": self.limits.as_dict()}
         self._owner = os.getpid()
         self.proc = subprocess.Popen(
@@ -334,9 +332,12 @@ class Sandbox:
         except OSError as e:
             raise WorkerFault("crash", t("fault_server_unreachable", error=e)) from None
 
-    def spawn(self, limits: sandbox.Limits | None = None) -> "Worker":
-        """A fresh worker process; restarts the fork server once if it died."""
+    def spawn(self, limits: sandbox.Limits | None = None, preload: tuple[str, ...] = ()) -> "Worker":
+        """A fresh worker process; restarts the fork server once if it died. `preload`: modules the
+        fork server imports first, once, for this worker and every later one (an exercise's `preload`)."""
         msg: dict = {"op": "spawn"}
+        if preload:
+            msg["preload"] = list(preload)
         if limits is not None:
             if limits.nproc is None:
                 limits.nproc = self.limits.nproc

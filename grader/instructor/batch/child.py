@@ -92,6 +92,7 @@ def serve(course, exercise_ids: list[str], public_only: bool, time_limit: float 
         except Exception:  # SandboxUnavailable, ...: each entry says so below
             pass
         runner.preload(course)
+        runner.import_preloads(exercises)
         warm(course, exercises)
         gc.collect()
         gc.freeze()  # what is loaded now is every grading's: their collections never walk it

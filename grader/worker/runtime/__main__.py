@@ -426,11 +426,6 @@ def main() -> None:
     import torch  # noqa: F401  (the expensive import every worker shares)
     import safetensors.torch  # noqa: F401
 
-    for name in config.get("preload") or ():  # the course's slow imports, shared like torch's
-        try:
-            __import__(name)
-        except Exception:  # not installed, or broken: the exercise that imports it says so
-            pass
     from . import serve  # noqa: F401
     from .guard import Guard, OpGuard
 
@@ -458,6 +453,7 @@ def main() -> None:
     statuses: dict[int, dict] = {}
     live: set[int] = set()
     settings = own_settings()
+    tried: set[str] = set()  # modules a spawn asked to be shared (an exercise's `preload`), imported once
 
     def reap():
         while True:
@@ -496,6 +492,16 @@ def main() -> None:
                     os.close(fd)
                 ctl.send(json.dumps({"error": "the fork server was changed by a worker"}).encode())
                 return
+            wanted = [m for m in msg.get("preload") or () if isinstance(m, str) and m not in tried]
+            if wanted:  # imported here, by the grader's word, before this worker: every later one shares them
+                for name in wanted:
+                    tried.add(name)
+                    try:
+                        __import__(name)
+                    except Exception:  # not installed, or broken: the exercise that imports it says so
+                        pass
+                seed_generators()  # whatever an import drew, every worker starts from the same states
+                settings = own_settings()
             conn = socket.socket(fileno=fds[0])
             log = fds[1]
             pid = os.fork()
