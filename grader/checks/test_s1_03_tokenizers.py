@@ -240,7 +240,9 @@ def test_word_tokenizer_fresh(sub):
 @check(points=2, hidden=True,
        title="the character tokenizer on other texts", title_zh="字符分词器处理其他文本")
 def test_char_tokenizer_fresh(sub):
-    alphabet = st.characters(codec="utf-8", exclude_categories=["Cs"])
+    # every character UTF-8 can write: all but the surrogates (Cs). Said as codec="utf-8" too,
+    # hypothesis tests each of the 1.1 million code points against the codec: a second per grading.
+    alphabet = st.characters(exclude_categories=["Cs"])
 
     @settings(max_examples=20, derandomize=True, database=None, deadline=None, phases=[Phase.explicit, Phase.generate])
     @given(st.text(alphabet, min_size=1, max_size=40), st.text(alphabet, max_size=20))
@@ -265,7 +267,7 @@ def test_char_tokenizer_fresh(sub):
        title="token counts of other texts", title_zh="其他文本的词元计数")
 def test_token_counts_fresh(sub):
     @settings(max_examples=20, derandomize=True, database=None, deadline=None, phases=[Phase.explicit, Phase.generate])
-    @given(st.text(st.characters(codec="utf-8", exclude_categories=["Cs"]), max_size=60))
+    @given(st.text(st.characters(exclude_categories=["Cs"]), max_size=60))  # all UTF-8 writes
     def counts(text):
         expect_equal(sub.token_counts(text), ref_counts(text), what=Msg(
                 "token_counts of a generated text", "生成文本的 token_counts"))

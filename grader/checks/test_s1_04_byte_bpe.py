@@ -277,7 +277,10 @@ def test_random_text_matches_tiktoken(sub):
     tok, enc = _tokenizer(sub)
     fragments = st.sampled_from([" ", "  ", "\n", "\t", "'s", "'ll", ".'s", "'", "\"", "it's", "Building", " the",
                                  "42", "3.5", "é", "ü", "中文", "😀", "👍🏽", "!", "...", ENDOFTEXT, "\r\n", "\u00a0"])
-    texts = st.lists(st.one_of(fragments, st.text(max_size=6)), max_size=12).map("".join)
+    # text() as hypothesis draws it by default (every character UTF-8 writes: all but the surrogates),
+    # with the alphabet said: its default tests 1.1 million code points against UTF-8 in every grading
+    utf8 = st.characters(exclude_categories=["Cs"])
+    texts = st.lists(st.one_of(fragments, st.text(utf8, max_size=6)), max_size=12).map("".join)
 
     # No shrinking: each try re-runs pure-Python BPE in the sandbox, and a hidden check shows only the input.
     @settings(max_examples=25, derandomize=True, database=None, deadline=None,

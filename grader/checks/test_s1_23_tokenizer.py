@@ -448,7 +448,10 @@ def test_edge_cases(sub):
 def test_random_texts_match_reference(sub):
     fragments = st.sampled_from(["the", " movie", " was", " good", " bad", "!", " ", "  ", "\n", "é", "🎉", "it's",
                                  ENDOFTEXT, "[CLS]", " the end", "0", "42"])
-    texts = st.lists(st.one_of(fragments, st.text(max_size=4)), max_size=16).map("".join)
+    # text() as hypothesis draws it by default (every character UTF-8 writes: all but the surrogates),
+    # with the alphabet said: its default tests 1.1 million code points against UTF-8 in every grading
+    utf8 = st.characters(exclude_categories=["Cs"])
+    texts = st.lists(st.one_of(fragments, st.text(utf8, max_size=4)), max_size=16).map("".join)
     configs = st.tuples(st.integers(2, 14), st.sampled_from(["head", "head_tail"]), st.integers(0, 12),
                         st.booleans())
     toks = {}
