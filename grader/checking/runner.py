@@ -47,7 +47,7 @@ class _Plugin:
     """pytest plugin: provides `sub`, filters checks, records outcomes."""
 
     def __init__(self, course: Course, submission: Submission, box: Sandbox, public_only: bool,
-                 lane: tuple[int, int] | None = None, budget: Budget | None = None, grading: bool | None = None):
+                 lane=None, budget: Budget | None = None, grading: bool | None = None):
         self.grading = (not public_only) if grading is None else grading
         self.skipped_reads: set[str] = set()  # checks whose reads made only when grading were left out
         self.lane = lane
@@ -87,10 +87,6 @@ class _Plugin:
                 item.repr_failure = _exception_name  # the grader reads the exception itself
                 keep.append(item)
         self.index = {item.nodeid: i for i, item in enumerate(keep)}
-        if isinstance(self.lane, tuple):  # every n-th check from the k-th: another process runs the others
-            k, n = self.lane
-            drop += [item for i, item in enumerate(keep) if i % n != k]
-            keep = [item for i, item in enumerate(keep) if i % n == k]
         items[:] = keep
         if drop:
             config.hook.pytest_deselected(items=drop)
@@ -111,7 +107,7 @@ class _Plugin:
         """In a lane that takes checks as they come free (lanes.Lane): run the check only if no
         other lane took it first. Each check is then set up and torn down whole (no fixture lives
         from one check to the next), since the next one this lane runs is not known yet."""
-        if self.lane is None or isinstance(self.lane, tuple):
+        if self.lane is None:
             return None
         if not self.lane.claim(self.index[item.nodeid]):
             return True
@@ -466,13 +462,13 @@ def import_preloads(exercises: list[Exercise]) -> None:
 
 def run(course: Course, submission: Submission, exercises: list[Exercise] | None = None,
         public_only: bool = False, box: Sandbox | None = None, plugins: tuple = (),
-        lane: tuple[int, int] | None = None, budget_s: float | None = None,
+        lane=None, budget_s: float | None = None,
         budget_cpu_s: float | None = None, grading: bool | None = None) -> GradeResult:
     """Grade `submission` on `exercises` (default: all). Never raises for student faults.
     `plugins`: more pytest plugins (`kata release` records what the public checks read).
-    `lane` (k, n): only every n-th check from the k-th, in the order pytest collects them (the warm
-    grader runs n lanes side by side, each in its own sandbox, and merges them); or a lanes.Lane:
-    the checks no other lane took first, on the budget the lanes share (lanes.py).
+    `lane` (a lanes.Lane): only the checks no other lane took first, on the budget the lanes share
+    (`kata grade` of one submission and the warm grader run lanes side by side, each in its own
+    sandbox, and merge them: lanes.py).
     `budget_s`, `budget_cpu_s`: the grading budget (default: the course's); when it runs out, the
     checks after it fail as "not run" and the result says so in its notes.
     `grading`: whether the checks make the reads they make only when grading (default: all but a
@@ -484,10 +480,9 @@ def run(course: Course, submission: Submission, exercises: list[Exercise] | None
     if own_box:
         box = sandbox_for(course, submission)
         box.launch()
-    shared = lane if lane is not None and not isinstance(lane, tuple) else None
-    cpu_used = box.cpu_seconds if shared is None else (lambda: shared.cpu_used(box.cpu_seconds()))
+    cpu_used = box.cpu_seconds if lane is None else (lambda: lane.cpu_used(box.cpu_seconds()))
     budget = Budget(budget_s or course.budget_s, budget_cpu_s or course.budget_cpu_s, cpu_used=cpu_used,
-                    shared=shared)
+                    shared=lane)
     plugin = _Plugin(course, submission, box, public_only, lane, budget, grading)
     args = _pytest_args(course, exercises)
     budget.start()  # collecting the checks counts too
@@ -501,8 +496,8 @@ def run(course: Course, submission: Submission, exercises: list[Exercise] | None
             raise RuntimeError(f"running the checks failed (pytest exit code {code}): {err.getvalue()[-2000:]}")
         results, not_run = [], 0
         for item in plugin.items:
-            if shared is not None and item.nodeid not in plugin.mine:
-                if not shared.claim(plugin.index[item.nodeid]):
+            if lane is not None and item.nodeid not in plugin.mine:
+                if not lane.claim(plugin.index[item.nodeid]):
                     continue  # another lane's
                 # reached by no lane (the budget ran out before it): this lane says it was not run
             ex = plugin.exercise_of(item)
@@ -545,7 +540,7 @@ def run(course: Course, submission: Submission, exercises: list[Exercise] | None
                             r.message = t("two_messages", first=r.message, second=said) if r.message else said
                         r.kind = "forbidden"
         notes = list(submission.notes)
-        if budget.spent_on is not None and shared is None:
+        if budget.spent_on is not None and lane is None:
             notes.append(t("budget_note", exercise=budget.spent_in or "?", count=not_run, **budget.said()))
         order = {ex.id: i for i, ex in enumerate(course.exercises)}
         results.sort(key=lambda r: order[r.exercise])
@@ -557,7 +552,7 @@ def run(course: Course, submission: Submission, exercises: list[Exercise] | None
                              printable(notes, lines=False), round(box.startup_s, 3),
                              float(round(time.perf_counter() - t0)), printable(submission.manifest, lines=False),
                              imports=_imports(exercises, submission, course, plugin.loaded))
-        if shared is not None and budget.spent_on is not None:  # the lanes' merge writes the one note
+        if lane is not None and budget.spent_on is not None:  # the lanes' merge writes the one note
             result.budget_spent = {"exercise": budget.spent_in or "?", "not_run": not_run, **budget.said()}
         return result
     finally:

@@ -13,7 +13,8 @@ served one at a time:
     {"op": "ping"}   keeps the server alive (kata watch); {"op": "stop"}   stops it.
 
 The checks run in lanes, one per core (at most 2): lane k is a process forked from the server
-for this request that runs every n-th check from the k-th in a sandbox of its own, so two checks
+for this request that takes the checks as they come free (grader/checking/lanes.py, as `kata
+grade` of one submission does) in a sandbox of its own, on the one budget, so two checks
 run side by side without sharing a /tmp, a process namespace or a worker; within a lane each
 check still gets a fresh worker from a fork server that never ran student code, as in `kata
 grade`. The server itself runs no check: each request starts from the state it loaded.
@@ -192,8 +193,11 @@ class Server:
         for reply in replies:
             if not reply.get("ok"):
                 return reply
-        return {"ok": True, "result": _merge(course, [r["result"] for r in replies], time.perf_counter() - t0),
-                "shas": shas}
+        from ...checking import lanes as lanes_mod
+
+        merged = lanes_mod.merge(course, [dict(r["result"], budget=r.get("budget")) for r in replies],
+                                 time.perf_counter() - t0)
+        return {"ok": True, "result": merged.as_dict(), "shas": shas}
 
     def _run_lanes(self, conn: socket.socket, staged, exercises, lanes) -> list[dict] | None:
         """Grade in one forked process per lane, each with its own sandbox, side by side. This
@@ -201,13 +205,16 @@ class Server:
         None when the client hung up (the lanes are stopped and their sandboxes started afresh)."""
         for box in lanes:  # one started again after the last request: ready here, not in a lane, whose
             box.wait_ready()  # copy of the sandbox would take the fork server's one "ready" with it
+        from ...checking.lanes import Lane, Shared
+
+        shared = Shared(len(lanes))  # the lanes take checks as they come free, on one budget
         children: dict[int, tuple[int, int]] = {}  # read end -> (lane, pid)
         for k, box in enumerate(lanes):
             r, w = os.pipe()
             pid = os.fork()
             if pid == 0:  # the lane: grade, write the reply, leave without running any clean-up
                 os.close(r)
-                _lane(self.runner, self.course, staged, exercises, box, (k, len(lanes)), w)
+                _lane(self.runner, self.course, staged, exercises, box, Lane(shared, k), w)
             os.close(w)
             children[r] = (k, pid)
         out: dict[int, bytes] = {k: b"" for k, _ in children.values()}
@@ -258,7 +265,7 @@ def _lane(runner, course, staged, exercises, box, lane, w: int) -> None:
         started = box.proc.pid if box.proc else None
         try:
             result = runner.run(course, staged, exercises, public_only=True, box=box, lane=lane)
-            reply = {"ok": True, "result": result.as_dict()}
+            reply = {"ok": True, "result": result.as_dict(), "budget": getattr(result, "budget_spent", None)}
         except BaseException as e:
             reply = Server._failure(e)
         data = json.dumps(reply).encode("utf-8")
@@ -268,24 +275,6 @@ def _lane(runner, course, staged, exercises, box, lane, w: int) -> None:
             box.close()
     finally:
         os._exit(0)
-
-
-def _merge(course, docs: list[dict], seconds: float) -> dict:
-    """One result from the lanes' results: every check in the course's order, as one run gives."""
-    order = {}
-    for i, ex in enumerate(course.exercises):
-        for j, c in enumerate(ex.checks):
-            order[(ex.id, c.name)] = (i, j)
-    rows = sorted((r for d in docs for r in d["results"]), key=lambda r: order.get((r["exercise"], r["name"]), (1e9, 0)))
-    merged = dict(docs[0], results=rows)
-    imports: dict = {}  # what each lane's workers imported: every lane's, for the verdict cache's keys
-    for d in docs:
-        for ex_id, deps in (d.get("imports") or {}).items():
-            imports.setdefault(ex_id, {}).update(deps)
-    merged["imports"] = imports
-    merged["worker_startup_s"] = max(d.get("worker_startup_s", 0.0) for d in docs)
-    merged["duration_s"] = float(round(seconds))
-    return merged
 
 
 def lanes() -> int:
