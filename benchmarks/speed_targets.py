@@ -14,12 +14,14 @@ touched. Measured, in this order:
                          exercise (s1_23_training and s1_23_dataset included)     <= 1.5x each
   submit                 `kata submit` right after those checks                    <= 2x
   grade (whole course)   `kata grade <copy>/solutions --json` (a new Python process) <= 6x
+  grade, one lane        the same with KATA_GRADE_LANES=1, as a class's `--jobs` grades each
+                         submission (no target): where the time goes is read from this one
   budget                 course.toml's budget_s <= 300 and budget_cpu_s <= 600, and the reference's
                          grading (the report's duration_s) under a third of 300 s; its CPU seconds
                          are shown without a verdict (the rusage of reaped children: a lower
                          bound, the sandbox's processes may not be counted)
 
-and prints a table: path, seconds, ratio, target, PASS/FAIL; then where the grade's time goes, from
+and prints a table: path, seconds, ratio, target, PASS/FAIL; then where the one-lane grade's time goes, from
 its JSON report (README "The JSON report (schema 1)"): the process start and imports (the wall
 time less the report's duration_s), the sandbox's start (worker_startup_s), each exercise's public
 checks (their duration_s; a hidden check's time is null in every report, so the hidden checks are
@@ -192,11 +194,17 @@ def main() -> int:
         label = "grade (whole course)" if whole else f"grade ({len(ids)} exercise(s): no target)"
         rows.append({"path": label, "s": wall, "target": TARGETS["grade"] if whole else None})
         print(f"grade: {wall:.2f} s (CPU {cpu:.1f} s)", flush=True)
+        # where the time goes, from a grade in one lane (as a class's --jobs grades each submission):
+        # in two lanes the checks' times overlap and no longer add up to the wall time
+        one = dict(cold, KATA_GRADE_LANES="1")
+        doc1, wall1, _ = grade(project, one, base / "grade-one-lane.json", [] if whole else ids)
+        rows.append({"path": "grade, one lane (as each submission of a class)", "s": wall1, "target": None})
+        print(f"grade in one lane: {wall1:.2f} s", flush=True)
         reads = None
         if not args.no_reads:
             chosen = [i for i in reads_exercises(course) if i in graded]
             if chosen:
-                reads = training_reads(project, cold, base, doc, chosen)
+                reads = training_reads(project, one, base, doc1, chosen)
         torch_s += time_import_torch(3)
         unit = statistics.median(torch_s)
         toml = tomllib.loads((ROOT / "course.toml").read_text())["course"]
@@ -204,6 +212,7 @@ def main() -> int:
                   ("budget_cpu_s in course.toml", toml.get("budget_cpu_s"), BUDGET_CPU_S)]
         if whole:
             budget += [("reference grading, report duration_s", doc["duration_s"], BUDGET_S / 3),
+                       ("reference grading in one lane, duration_s", doc1["duration_s"], BUDGET_S / 3),
                        # the rusage of reaped children only: a lower bound, so shown without a verdict
                        ("reference grading, CPU s (reaped children: lower bound)", round(cpu, 1), None)]
     finally:
@@ -230,11 +239,12 @@ def main() -> int:
         failed += not ok
         print(f"{name:58s} {value!s:>8s} {'':7s} {'<= ' + format(limit, 'g'):>8s}  {'PASS' if ok else 'FAIL'}")
     print()
-    lines = breakdown(doc, wall, reads)
+    lines = breakdown(doc1, wall1, reads)
     print("\n".join(lines))
     if args.json:
         out.update(import_torch_s=torch_s, unit_s=unit, rows=rows, grade_cpu_s=cpu, grade_report={
             k: doc[k] for k in ("duration_s", "worker_startup_s", "sandbox", "score", "max_score")},
+            grade_one_lane_report={k: doc1[k] for k in ("duration_s", "worker_startup_s")},
             checks=[{k: c[k] for k in ("exercise", "name", "visibility", "duration_s")} for c in doc["checks"]],
             training_reads=reads, budget=[{"name": n, "value": v, "limit": lim} for n, v, lim in budget],
             breakdown=lines, load_end=os.getloadavg()[0])
