@@ -202,25 +202,33 @@ def _failure(reply: dict) -> BaseException:
 
 
 def _lane(course, submission, exercises, public_only, box, lane: Lane, w: int, options) -> None:
-    """One lane's process (forked): grade the checks it takes, write the result to `w`, leave
-    without running any clean-up of the parent's."""
-    try:
-        signal.signal(signal.SIGINT, signal.SIG_DFL)  # Ctrl-C: the parent stops the lanes
-        import torch
+    """One lane's process (forked) of `run`."""
+    from . import runner
 
-        from . import runner
+    signal.signal(signal.SIGINT, signal.SIG_DFL)  # Ctrl-C: the parent stops the lanes
+    serve_lane(box, w, lambda: runner.run(course, submission, exercises, public_only=public_only, box=box, lane=lane,
+                                          **options),
+               lambda e: {"ok": False, "kind": type(e).__name__, "error": f"{type(e).__name__}: {e}"[:4000]})
+
+
+def serve_lane(box, w: int, grade, failure) -> None:
+    """The body of a lane's forked process (here and in the warm grader): `grade()` its checks, write
+    the reply (or `failure(exception)`) to `w`, close a sandbox it had to start again (its own), and
+    leave without running any clean-up of the parent's."""
+    try:
+        import torch
 
         torch.set_num_threads(1)  # one lane per core
         started = box.proc.pid if box.proc else None
         try:
-            result = runner.run(course, submission, exercises, public_only=public_only, box=box, lane=lane, **options)
+            result = grade()
             reply = {"ok": True, "result": result.as_dict(), "budget": getattr(result, "budget_spent", None)}
         except BaseException as e:
-            reply = {"ok": False, "kind": type(e).__name__, "error": f"{type(e).__name__}: {e}"[:4000]}
+            reply = failure(e)
         data = json.dumps(reply).encode("utf-8")
         while data:
             data = data[os.write(w, data):]
-        if box.proc is not None and box.proc.pid != started:  # a sandbox this lane started again: its own
+        if box.proc is not None and box.proc.pid != started:
             box.close()
     finally:
         os._exit(0)

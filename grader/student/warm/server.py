@@ -257,24 +257,11 @@ class Server:
         return replies
 
 def _lane(runner, course, staged, exercises, box, lane, w: int) -> None:
-    """One lane's process (forked): grade its share of the checks and write the reply to `w`."""
-    try:
-        import torch
+    """One lane's process (forked): grade the checks it takes and write the reply to `w`."""
+    from ...checking.lanes import serve_lane
 
-        torch.set_num_threads(1)  # one lane per core
-        started = box.proc.pid if box.proc else None
-        try:
-            result = runner.run(course, staged, exercises, public_only=True, box=box, lane=lane)
-            reply = {"ok": True, "result": result.as_dict(), "budget": getattr(result, "budget_spent", None)}
-        except BaseException as e:
-            reply = Server._failure(e)
-        data = json.dumps(reply).encode("utf-8")
-        while data:
-            data = data[os.write(w, data):]
-        if box.proc is not None and box.proc.pid != started:  # a sandbox this lane started again: its own
-            box.close()
-    finally:
-        os._exit(0)
+    serve_lane(box, w, lambda: runner.run(course, staged, exercises, public_only=True, box=box, lane=lane),
+               Server._failure)
 
 
 def lanes() -> int:
