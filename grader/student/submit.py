@@ -4,7 +4,9 @@ The zip holds `kata-manifest.json` and `exercises/<chapter>/<id>.py` and `<id>.i
 exercise that has them, with their file times (which decide between a .py and its notebook,
 see grader/checking/submission.py). The manifest (grader/checking/submit_manifest.py) records
 each file's sha256, the kata version, the time, and each exercise's public-check status, from
-the same sandboxed run as `kata check` on the same files. It is written to a temporary file and
+the same sandboxed run as `kata check` on the same files (or its cached verdict for the same bytes:
+the statuses are the student's machine's word, which `kata grade` never takes for a score: it grades
+the files itself). It is written to a temporary file and
 moved into place, and never over anything that is not a zip or inside exercises/.
 
 What is packed is the student's own folder, never the course the kata was installed from: the
