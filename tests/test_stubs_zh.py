@@ -131,7 +131,9 @@ def test_a_translation_cannot_change_the_stubs_code(tmp_course):
     c = course.load(tmp_course)
     zh = stubs.stub_text(c, c.get("s1_11_softmax"), "zh")
     assert 'x"""' in _docstrings(zh)[2] and "return x" in _docstrings(zh)[2]
-    assert stubs.catalog_problems(c, c.get("s1_11_softmax")) == []
+    # what verify says of it is only that the text lost the English's code (`dim`)
+    assert stubs.catalog_problems(c, c.get("s1_11_softmax")) == [
+        "locale/zh/ch01/s1_11_softmax.po: softmax: the translation changes code, which stays as the English has it: `dim`"]
 
 
 def _comments(text: str) -> list[tuple[int, str]]:
@@ -176,3 +178,30 @@ def test_a_new_comment_needs_its_translation(tmp_course):
     assert not [p for p in verify(tmp_course, grade=False).problems if "s1_11_softmax" in p]
     zh = stubs.stub_text(course.load(tmp_course), course.load(tmp_course).get("s1_11_softmax"), "zh")
     assert "\n# 书中的 softmax，改成数值稳定的写法\ndef softmax(" in zh
+
+
+def test_identifiers_are_code_and_a_translation_that_changes_them_fails_verify(tmp_course):
+    """`token:` of BERTEmbedding's table of sub-modules once read `词元:` in the Chinese stub: the
+    checks ask for `token`, and a student who named it as the stub said failed all five. A name
+    that opens a line of such a table, a call, a keyword, a dotted or snake_case name and anything
+    in backticks stays as the English has it; prose around them is translated."""
+    c = course.load(ROOT)
+    zh = stubs.stub_text(c, c.get("s1_23_bert_embedding"), "zh")
+    assert "      token:    nn.Embedding(vocab_size, embed_dim, padding_idx=PAD_ID)" in zh
+    assert "`token`、`position`、`segment`、`norm` 和 `dropout`" in zh  # the TODO's names, in its raise
+    english = "Blocks:\n  layers: nn.ModuleList of `layers` TransformerBlock(dim, heads)\nthe token table"
+    assert stub_i18n.lost_code(
+        english, "块：\n  layers：由 `layers` 个 TransformerBlock(dim, heads) 组成的 nn.ModuleList\n词元表") == []
+    assert stub_i18n.lost_code(english, "块：\n  层: 由 `层` 个 TransformerBlock(dim, heads) 组成的 nn.ModuleList\n词元表") == [
+        "`layers`", "layers"]
+    assert stub_i18n.lost_code("  dropout(norm(x)), p=0.1, max_len", "  丢弃(norm(x))，p=0.1，最大长度") == [
+        "dropout", "max_len"]
+
+    path = tmp_course / "locale/zh/ch01/s1_23_bert_embedding.po"
+    po = polib.pofile(str(path))
+    entry = next(e for e in po if e.msgctxt == "BERTEmbedding")
+    entry.msgstr = entry.msgstr.replace("  token:    nn.Embedding", "  词元:    nn.Embedding")
+    po.save()
+    broken = course.load(tmp_course)
+    found = stubs.catalog_problems(broken, broken.get("s1_23_bert_embedding"))
+    assert any("BERTEmbedding: the translation changes code" in p and p.endswith(": token") for p in found), found

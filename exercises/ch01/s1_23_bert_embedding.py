@@ -37,7 +37,7 @@ class BERTEmbedding(nn.Module):
 
     def __init__(self, vocab_size: int, embed_dim: int, max_len: int, dropout: float = 0.1):
         super().__init__()
-        raise NotImplementedError('s1_23_bert_embedding: create token, position, segment, norm and dropout, in that order (in BERTEmbedding.__init__)')
+        raise NotImplementedError('s1_23_bert_embedding: create `token`, `position`, `segment`, `norm` and `dropout`, in that order (in BERTEmbedding.__init__)')
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         raise NotImplementedError('s1_23_bert_embedding: refuse T > max_len; add the three embeddings (positions 0..T-1, segment 0), normalise, dropout (in BERTEmbedding.forward)')

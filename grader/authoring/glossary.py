@@ -11,8 +11,8 @@ line with the term to use:
 - the grader package, `grader/**/*.py`: every string holding Chinese, read with ast (the message
   catalog's zh texts, the checks' `Msg(en, zh)`, `Mistake(...)` and `title_zh`, summary.md's and
   the figures' texts, which come from the catalog).
-Code is not prose: `backticked` spans, fenced code blocks, doctest lines and `{fields}` are left
-out, and a variant in ASCII letters matches only a whole word (`token_ids` is not "token").
+Code is not prose: `backticked` spans, fenced code blocks, doctest lines, `{fields}` and the name
+opening an indented `name:` line (a table of sub-modules) are left out, and a variant in ASCII letters matches only a whole word (`token_ids` is not "token").
 """
 from __future__ import annotations
 
@@ -78,6 +78,9 @@ def prose(text: str) -> str:
     """`text` with its code blanked out (same length, so columns and lines stay): backticked
     spans, fenced blocks, {fields}, doctest lines."""
     text = CODE.sub(lambda m: re.sub(r"[^\n]", " ", m.group()), text)
+    # the name that opens an indented line before a colon: a table of sub-modules or parameters
+    # ("  token:    nn.Embedding(...)"), code that the translation keeps (stub_i18n.lost_code)
+    text = re.sub(r"(?m)^( {2,})([A-Za-z_]\w*)(?=\s*[:：])", lambda m: " " * len(m.group()), text)
     return re.sub(r"(?m)^(\s*)(>>>|\.\.\.) .*$", lambda m: " " * len(m.group()), text)
 
 

@@ -177,7 +177,51 @@ def problems(source: str, blocks, path: Path) -> list[str]:
     for e in po:
         if not e.obsolete and (e.msgctxt or "", e.msgid) not in keys and "fuzzy" not in e.flags:
             out.append(f"{path}: {e.msgctxt}: translates English that the solution no longer has")
+    for (context, english), translated in done.items():
+        if (context, english) in keys and (lost := lost_code(english, translated)):
+            out.append(f"{path}: {context}: the translation changes code, which stays as the English has it: "
+                       + ", ".join(lost))
     return out
+
+
+_IDENT = re.compile(r"(?<![\w.])([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)")
+_CODE_LINE = re.compile(r" {2,}\S")  # an indented line of a docstring: a sub-module table, a formula, a shape
+
+
+def code_names(english: str) -> list[tuple[str, str]]:
+    """The code in an English text, as (text, how the translation must keep it): "literal" for
+    anything in backticks; in an indented line, "defines" for the name that opens it (`token:` of
+    a table of sub-modules, a parameter) and "word" for a call, a keyword argument, or a name with
+    an underscore, a dot or a digit (`nn.Embedding`, `max_len`, `dropout(`, `padding_idx=`)."""
+    found = [(m.group(0), "literal") for m in re.finditer(r"`[^`\n]+`", english)]
+    for line in english.splitlines():
+        if not _CODE_LINE.match(line):
+            continue
+        text = line.strip()
+        for m in _IDENT.finditer(text):
+            name, after = m.group(1), text[m.end():m.end() + 2]
+            if m.start() == 0 and re.match(r"\s*:", text[m.end():]):
+                found.append((name, "defines"))
+            elif ("_" in name or "." in name or any(c.isdigit() for c in name) or after.startswith("(")
+                  or (after.startswith("=") and not after.startswith("=="))):
+                found.append((name, "word"))
+    return found
+
+
+def lost_code(english: str, translated: str) -> list[str]:
+    """The code of `english` (code_names) that `translated` does not keep: an identifier is code
+    and is never translated (a stub whose `token:` became `词元:` once cost a student every check)."""
+    lost = []
+    for name, how in code_names(english):
+        if how == "literal":
+            kept = name in translated
+        elif how == "defines":  # the line that defines it still opens with it (a full-width colon is fine)
+            kept = re.search(rf"(?m)^\s*{re.escape(name)}\s*[:：]", translated) is not None
+        else:
+            kept = re.search(rf"(?<![\w.]){re.escape(name)}(?!\w)", translated) is not None
+        if not kept and name not in lost:
+            lost.append(name)
+    return lost
 
 
 def update(source: str, blocks, path: Path, lang: str, title: str) -> polib.POFile:

@@ -36,7 +36,7 @@ class BERTEmbedding(nn.Module):
 
     def __init__(self, vocab_size: int, embed_dim: int, max_len: int, dropout: float = 0.1):
         super().__init__()
-        # BEGIN SOLUTION create token, position, segment, norm and dropout, in that order
+        # BEGIN SOLUTION create `token`, `position`, `segment`, `norm` and `dropout`, in that order
         self.token = nn.Embedding(vocab_size, embed_dim, padding_idx=PAD_ID)
         self.position = nn.Embedding(max_len, embed_dim)
         self.segment = nn.Embedding(2, embed_dim)
