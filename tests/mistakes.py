@@ -143,6 +143,8 @@ MISTAKES: list[Variant] = [
     V("s1_11_softmax", "summed over the whole tensor",
       ("    return e / e.sum(dim=dim, keepdim=True)", "    return e / e.sum()")),
     V("s1_11_softmax", "maximum not subtracted", ("    shifted = x - x.amax(dim=dim, keepdim=True)\n", "    shifted = x\n")),
+    V("s1_11_softmax", "maximum of the whole tensor, not along dim",  # issue 36: passed every check
+      ("    shifted = x - x.amax(dim=dim, keepdim=True)\n", "    shifted = x - x.max()\n")),
     # §1.12 scaled weights, context, the module
     V("s1_12_scaled_attention", "softmax over the queries",
       ("    return torch.softmax(scale_scores(scores, d_k), dim=-1)",

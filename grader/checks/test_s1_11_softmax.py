@@ -64,6 +64,17 @@ def test_book_simple_normalization(sub):
         expect_tensor(out, torch.tensor(expected), tol="softmax", what=code(f"simple_normalize({scores})"))
 
 
+def _global_max(x: torch.Tensor, dim: int) -> Mistake:
+    """The usual shortcut: the maximum of the whole tensor subtracted, not each slice's along dim.
+    A slice far below the tensor's maximum then underflows to 0 / 0 (NaN)."""
+    e = torch.exp(x - x.max())
+    return Mistake(e / e.sum(dim=dim, keepdim=True),
+                   "the maximum of the whole tensor was subtracted (x.max()), not each row's along dim: a row far "
+                   "below it underflows to 0 / 0; subtract x.amax(dim=dim, keepdim=True)",
+                   "减去的是整个张量的最大值（x.max()），而不是沿 dim 每一行自己的最大值：远低于它的行会下溢成 0 / 0；"
+                   "应减去 x.amax(dim=dim, keepdim=True)")
+
+
 @check(points=2,
        title="stable for large inputs", title_zh="大输入下数值稳定")
 def test_large_inputs_stable(sub):
@@ -76,6 +87,10 @@ def test_large_inputs_stable(sub):
                                     "exp() 溢出：先减去最大值再求指数")])
     out = sub.softmax(torch.tensor([-1000.0, -1001.0]))
     expect_tensor(out, f["large_neg"], tol="printed4", what=code("softmax([-1000, -1001])"))
+    # each row is shifted by its own maximum: a row far below the tensor's maximum stays a distribution
+    rows = torch.tensor([[1000.0, 1001.0], [0.0, 1.0]])
+    expect_tensor(sub.softmax(rows, dim=-1), torch.softmax(rows.double(), dim=-1).float(), tol="printed4",
+                  what=code("softmax([[1000, 1001], [0, 1]], dim=-1)"), mistakes=[_global_max(rows, -1)])
 
 
 def _other_dim(value, other: int, dim: int) -> Mistake:
@@ -122,6 +137,11 @@ def test_matches_reference_any_dim(sub):
                                f"形状为 (3, 4, 5) 的张量在 dim={dim} 上的 softmax"), mistakes=wrong)
     expect_tensor(sub.softmax(f["x64"], dim=1), f["softmax64"], tol="softmax", what=Msg(
             "softmax of a float64 tensor", "float64 张量的 softmax"))
+    far = x.clone()
+    far[1] -= 2000.0  # one slice far below the others: each slice's own maximum keeps it finite
+    expect_tensor(sub.softmax(far, dim=2), torch.softmax(far.double(), dim=2).float(), tol="softmax", what=Msg(
+            "softmax over dim=2 of a (3, 4, 5) tensor whose second slice lies 2000 below the others",
+            "形状为 (3, 4, 5)、第二个切片比其余低 2000 的张量在 dim=2 上的 softmax"), mistakes=[_global_max(far, 2)])
 
 
 @check(points=2, hidden=True,
