@@ -12,11 +12,12 @@ from grader.worker.budget import Budget
 from tests.conftest import EXERCISES, SOLUTIONS, grade, solution_with
 
 CHOSEN = ["-e", "s1_11_softmax", "-e", "s1_12_context", "-e", "s1_13_causal_mask", "-e", "s1_14_dropout",
-          "-e", "s1_16_multihead", "-e", "s1_17_layer_norm"]
+          "-e", "s1_16_multihead", "-e", "s1_17_layer_norm", "-e", "s1_12_self_attention"]
 
 
 def _mixed(root):
-    """Solved, a stub, an import that fails, a forbidden API, a wrong answer and a solved one."""
+    """Solved, a stub, an import that fails, a forbidden API, a wrong answer, a solved one, and
+    s1_12_self_attention missing (its first check says so, the next ones "failed in an earlier check")."""
     ch = root / "ch01"
     ch.mkdir(parents=True)
     for ex in ("s1_11_softmax", "s1_17_layer_norm"):
@@ -43,11 +44,14 @@ def test_two_lanes_give_the_report_one_process_gives(tmp_path, monkeypatch):
     monkeypatch.setenv("KATA_GRADE_LANES", "2")
     two = grade(sub, *CHOSEN)
     assert _seen(two) == _seen(one)
+    assert _seen(grade(sub, *CHOSEN)) == _seen(two)  # and again: which lane takes what never shows
     assert two["notes"] == one["notes"] and two["score"] == one["score"] and two["max_score"] == one["max_score"]
     kinds = {c["kind"] for c in two["checks"] if c["status"] == "failed"}
     assert {"forbidden", "check"} <= kinds, kinds  # the mix is what it says
     broken = [c["message"] for c in two["checks"] if c["exercise"] == "s1_13_causal_mask"]
     assert broken[0].startswith("importing ") and all(m.startswith("not run: importing ") for m in broken[1:])
+    missing = [c["message"] for c in two["checks"] if c["exercise"] == "s1_12_self_attention"]
+    assert "is missing from the submission" in missing[0] and all(m.startswith("not run: ") for m in missing[1:])
 
 
 def test_the_lanes_share_one_wall_budget(tmp_path, monkeypatch):
@@ -105,7 +109,7 @@ def test_a_lane_that_runs_out_of_wall_time_stops_the_other():
     assert bb.exhausted("s1_16_multihead") and bb.spent_on == "wall" and bb.stop()
 
 
-def test_each_check_is_taken_by_one_lane_only():
+def test_each_exercise_is_taken_by_one_lane_only():
     shared = lanes.Shared(2)
     a, b = lanes.Lane(shared, 0), lanes.Lane(shared, 1)
     taken = [(a.claim(i), b.claim(i)) for i in range(5)]

@@ -3,9 +3,11 @@
 `kata grade` of one submission runs its checks in lanes, one per core (at most 2, as the warm
 grader does): lane k is a process forked from this one with a sandbox of its own, so two checks
 run side by side without sharing a /tmp, a process namespace or a worker; each check still gets a
-fresh worker from a fork server that never ran student code. The lanes take the checks as they
-come free, in the order one process would run them: a lane that reaches a check no other lane has
-taken runs it (a long check never holds up the next ones).
+fresh worker from a fork server that never ran student code. The lanes take the exercises as they
+come free, in the order one process would grade them: a lane that reaches an exercise no other lane
+has taken grades all its checks, in their order, so that what each check says is what one process
+says (an import that failed is named in the exercise's first check, "failed in an earlier check" in
+the next ones).
 
 The budget is the submission's, not the lane's: the lanes start its wall clock together, count
 the CPU seconds of every lane's sandbox together, and when it runs out in one lane it has run out
@@ -25,26 +27,28 @@ import time
 from ..course.messages import t
 from .results import GradeResult
 
-MAX_CHECKS = 1 << 16
+MAX_UNITS = 1 << 16  # exercises (or checks) one grading's lanes can take
 _SPENT = {0: None, 1: "wall", 2: "cpu"}
 
 
 class Shared:
-    """Memory the lanes of one grading share, made before they fork: which checks are taken, each
+    """Memory the lanes of one grading share, made before they fork: which exercises are taken, each
     lane's CPU seconds, and whether (and how) the budget ran out. Only the grader's processes map
     it: student code runs in the sandboxes, which never see it."""
 
-    def __init__(self, lanes: int):
+    def __init__(self, lanes: int, by_check: bool = False):
         self.lanes = lanes
+        self.by_check = by_check  # what a lane takes: single checks, or (default) whole exercises
         self.started = time.monotonic()
         self._lock = multiprocessing.get_context("fork").Lock()
-        self._mem = mmap.mmap(-1, 8 + 8 * lanes + MAX_CHECKS)  # spent, CPU per lane, one byte per check
+        self._mem = mmap.mmap(-1, 8 + 8 * lanes + MAX_UNITS)  # spent, CPU per lane, a byte per unit
 
     def restart(self) -> None:
         self.started = time.monotonic()
 
     def claim(self, index: int) -> bool:
-        """Take check `index` for the calling lane: False when another lane took it first."""
+        """Take exercise `index` (its place in the course), or check `index` (by_check), for the
+        calling lane: False when another lane took it first."""
         at = 8 + 8 * self.lanes + index
         with self._lock:
             if self._mem[at]:
@@ -78,6 +82,10 @@ class Lane:
 
     def claim(self, index: int) -> bool:
         return self.shared.claim(index)
+
+    @property
+    def by_check(self) -> bool:
+        return self.shared.by_check
 
     def cpu_used(self, own: float | None) -> float | None:
         """Every lane's CPU seconds since it started, given this lane's sandbox's total `own`."""
@@ -244,7 +252,6 @@ def merge(course, docs: list[dict], seconds: float) -> GradeResult:
     results = [GradeResult.from_dict(d) for d in docs]
     first = results[0]
     rows = sorted((r for res in results for r in res.results), key=lambda r: order.get((r.exercise, r.name), (1e9, 0)))
-    _once_per_exercise(course, rows)
     notes = list(dict.fromkeys(n for res in results for n in res.notes))
     spent = [d["budget"] for d in docs if d.get("budget")]
     if spent:  # one note for the submission: where it ran out first, and every check not run
@@ -257,18 +264,3 @@ def merge(course, docs: list[dict], seconds: float) -> GradeResult:
     return GradeResult(first.submission, first.sandbox, rows, notes,
                        max(res.worker_startup_s for res in results), float(round(seconds)), first.manifest, imports)
 
-
-def _once_per_exercise(course, rows) -> None:
-    """An import that failed is said as one process says it: in the exercise's first check, and
-    as "not run: ... failed in an earlier check" in the later ones (each lane tried it once)."""
-    by_id = {ex.id: ex for ex in course.exercises}
-    failed: set[str] = set()
-    for r in rows:
-        ex = by_id.get(r.exercise)
-        if ex is None:
-            continue
-        head, _, tail = t("import_failed", file=ex.file, reason="\0").partition("\0")
-        if r.message.startswith(head) and r.message.endswith(tail) and len(r.message) >= len(head) + len(tail):
-            if r.exercise in failed:
-                r.message = t("import_failed_before", file=ex.file, reason=r.message[len(head):len(r.message) - len(tail)])
-            failed.add(r.exercise)

@@ -60,6 +60,7 @@ class _Plugin:
         self.box = box
         self.public_only = public_only
         self.by_id = {ex.id: ex for ex in course.exercises}
+        self.by_index = {ex.id: i for i, ex in enumerate(course.exercises)}
         self.import_failures: dict[str, str] = {}
         self.errors: dict[str, BaseException] = {}
         self.durations: dict[str, float] = {}
@@ -68,8 +69,8 @@ class _Plugin:
         self._token = None
         self.sandbox_error: SandboxUnavailable | None = None
         self.loaded: dict[str, set[str]] = {}  # exercise -> the submission's files its workers imported
+        self.mine: dict[str, bool] = {}  # in a lane: each exercise (or check) it met -> whether it took it
         self.index: dict[str, int] = {}  # check -> its place among the checks kept
-        self.mine: set[str] = set()  # in a lane that takes checks as they come free: the ones it took
 
     def exercise_of(self, item) -> Exercise:
         return self.by_id[item.path.stem.removeprefix("test_")]
@@ -102,16 +103,26 @@ class _Plugin:
                 pass
 
     # -- running
+    def owns(self, item) -> bool:
+        """In a lane: whether this lane runs `item`, taking it now if no lane has. A lane of `kata
+        grade` takes a whole exercise, so that its checks run in one process in their order, as
+        without lanes (its first failed import says why, the later checks "failed in an earlier
+        check"); the warm grader's lanes take single checks (one exercise's checks side by side)."""
+        key = item.nodeid if self.lane.by_check else self.exercise_of(item).id
+        if key not in self.mine:
+            self.mine[key] = self.lane.claim(self.index[item.nodeid] if self.lane.by_check
+                                             else self.by_index[key])
+        return self.mine[key]
+
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_protocol(self, item, nextitem):
-        """In a lane that takes checks as they come free (lanes.Lane): run the check only if no
-        other lane took it first. Each check is then set up and torn down whole (no fixture lives
-        from one check to the next), since the next one this lane runs is not known yet."""
+        """In a lane (lanes.Lane): run the check only if this lane took its exercise. Each check is
+        then set up and torn down whole (no fixture lives from one check to the next), since the
+        next one this lane runs is not known yet."""
         if self.lane is None:
             return None
-        if not self.lane.claim(self.index[item.nodeid]):
+        if not self.owns(item):
             return True
-        self.mine.add(item.nodeid)
         from _pytest.runner import runtestprotocol
 
         item.ihook.pytest_runtest_logstart(nodeid=item.nodeid, location=item.location)
@@ -496,11 +507,9 @@ def run(course: Course, submission: Submission, exercises: list[Exercise] | None
             raise RuntimeError(f"running the checks failed (pytest exit code {code}): {err.getvalue()[-2000:]}")
         results, not_run = [], 0
         for item in plugin.items:
-            if lane is not None and item.nodeid not in plugin.mine:
-                if not lane.claim(plugin.index[item.nodeid]):
-                    continue  # another lane's
-                # reached by no lane (the budget ran out before it): this lane says it was not run
             ex = plugin.exercise_of(item)
+            if lane is not None and not plugin.owns(item):
+                continue  # another lane's (an exercise no lane reached, the budget spent, is this one's: "not run")
             info = item.function._kata_check
             exc = plugin.errors.get(item.nodeid)
             if item.nodeid not in plugin.reached:  # pytest stopped before it: the budget was spent

@@ -13,8 +13,8 @@ served one at a time:
     {"op": "ping"}   keeps the server alive (kata watch); {"op": "stop"}   stops it.
 
 The checks run in lanes, one per core (at most 2): lane k is a process forked from the server
-for this request that takes the checks as they come free (grader/checking/lanes.py, as `kata
-grade` of one submission does) in a sandbox of its own, on the one budget, so two checks
+for this request that takes the checks as they come free (grader/checking/lanes.py; `kata grade`
+takes whole exercises) in a sandbox of its own, on the one budget, so two checks
 run side by side without sharing a /tmp, a process namespace or a worker; within a lane each
 check still gets a fresh worker from a fork server that never ran student code, as in `kata
 grade`. The server itself runs no check: each request starts from the state it loaded.
@@ -207,7 +207,7 @@ class Server:
             box.wait_ready()  # copy of the sandbox would take the fork server's one "ready" with it
         from ...checking.lanes import Lane, Shared
 
-        shared = Shared(len(lanes))  # the lanes take checks as they come free, on one budget
+        shared = Shared(len(lanes), by_check=True)  # checks as they come free (one exercise's side by side), one budget
         children: dict[int, tuple[int, int]] = {}  # read end -> (lane, pid)
         for k, box in enumerate(lanes):
             r, w = os.pipe()
