@@ -145,6 +145,9 @@ MISTAKES: list[Variant] = [
     V("s1_11_softmax", "maximum not subtracted", ("    shifted = x - x.amax(dim=dim, keepdim=True)\n", "    shifted = x\n")),
     V("s1_11_softmax", "maximum of the whole tensor, not along dim",  # issue 36: passed every check
       ("    shifted = x - x.amax(dim=dim, keepdim=True)\n", "    shifted = x - x.max()\n")),
+    V("s1_23_padding_mask", "padded keys filled with -inf, not NEG_INF",  # issue 36: a hidden check only
+      ("scores = scores.masked_fill(~key_mask(mask), NEG_INF)",
+       'scores = scores.masked_fill(~key_mask(mask), float("-inf"))')),
     # §1.12 scaled weights, context, the module
     V("s1_12_scaled_attention", "softmax over the queries",
       ("    return torch.softmax(scale_scores(scores, d_k), dim=-1)",

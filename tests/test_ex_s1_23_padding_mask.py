@@ -41,9 +41,12 @@ return torch.softmax(scores, dim=-1)
 """)
     r = grade(submission({EX: wrong}), "-e", EX)
     failed = _failed(r)
-    assert set(failed) == {"test_listing_1_27_mask", "test_pad_id_argument", "test_all_padding_row"}, failed
+    assert set(failed) == {"test_listing_1_27_mask", "test_pad_id_argument", "test_all_padding_row",
+                           "test_masked_weights"}, failed
     assert "compared with 0: padding is pad_id" in failed["test_listing_1_27_mask"]
     assert "NaN" in failed["test_all_padding_row"] and "-1e9" in failed["test_all_padding_row"]
+    # issue 36: the public check has a sequence of padding only too, and names the -inf fill
+    assert "padded keys were filled with -inf" in failed["test_masked_weights"]
 
 
 def test_additive_mask(submission):

@@ -59,6 +59,15 @@ def _mask_mistakes(ids, pad_id):
     return out
 
 
+def _minus_inf(scores, mask):
+    """Padded keys filled with -inf: a sequence of padding only is then exp(-inf) / 0 = NaN."""
+    return Mistake(torch.softmax(scores.masked_fill(~mask.bool()[:, None, None, :], float("-inf")), dim=-1),
+                   "padded keys were filled with -inf: a sequence of padding only becomes 0 / 0 (NaN); fill with "
+                   "NEG_INF (-1e9), as the book does, and such a row gets uniform weights",
+                   "填充的键被填成了 -inf：全是填充的序列会变成 0 / 0（NaN）；应像书中那样填充 NEG_INF（-1e9），"
+                   "这样的行会得到均匀的权重")
+
+
 def _weight_mistakes(scores, mask):
     m = mask.bool()[:, None, None, :]
     return [
@@ -108,6 +117,12 @@ def test_masked_weights(sub):
     expect_tensor(got, f["weights"], tol="softmax", what=Msg("masked_attention_weights of (3, 2, 6, 6) scores",
                                                              "(3, 2, 6, 6) 分数的 masked_attention_weights"),
                   mistakes=_weight_mistakes(f["scores"], f["mask"]))
+    # a sequence of padding only: every key masked alike, uniform weights, never 0 / 0
+    mask = torch.tensor([[1, 1, 1, 0, 0, 0], [0, 0, 0, 0, 0, 0], [1, 0, 0, 0, 0, 0]])
+    expect_tensor(sub.masked_attention_weights(f["scores"], mask), _key_masked(f["scores"], mask), tol="softmax",
+                  what=Msg("masked_attention_weights of (3, 2, 6, 6) scores where the second sequence is padding only",
+                           "第二个序列全是填充时 (3, 2, 6, 6) 分数的 masked_attention_weights"),
+                  mistakes=[_minus_inf(f["scores"], mask), *_weight_mistakes(f["scores"], mask)])
 
 
 @check(points=1, hidden=True,
