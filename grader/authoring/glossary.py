@@ -12,7 +12,8 @@ line with the term to use:
   catalog's zh texts, the checks' `Msg(en, zh)`, `Mistake(...)` and `title_zh`, summary.md's and
   the figures' texts, which come from the catalog).
 Code is not prose: `backticked` spans, fenced code blocks, doctest lines, `{fields}` and the name
-opening an indented `name:` line (a table of sub-modules) are left out, and a variant in ASCII letters matches only a whole word (`token_ids` is not "token").
+opening an indented `name:` line (a table of sub-modules) are left out, and a variant in ASCII
+letters matches only a whole word (`token_ids` is not "token").
 """
 from __future__ import annotations
 
