@@ -138,10 +138,13 @@ def test_matches_reference_any_dim(sub):
     expect_tensor(sub.softmax(f["x64"], dim=1), f["softmax64"], tol="softmax", what=Msg(
             "softmax of a float64 tensor", "float64 张量的 softmax"))
     far = x.clone()
-    far[1] -= 2000.0  # one slice far below the others: each slice's own maximum keeps it finite
-    expect_tensor(sub.softmax(far, dim=2), torch.softmax(far.double(), dim=2).float(), tol="softmax", what=Msg(
-            "softmax over dim=2 of a (3, 4, 5) tensor whose second slice lies 2000 below the others",
-            "形状为 (3, 4, 5)、第二个切片比其余低 2000 的张量在 dim=2 上的 softmax"), mistakes=[_global_max(far, 2)])
+    # one slice far below the others: each slice's own maximum keeps it finite. 200 below: exp
+    # underflows there, and float32 still holds the scores to 1.5e-5 (a logsumexp answer is right
+    # to the book's 4 decimals, not to the softmax tolerance, at 2000 below)
+    far[1] -= 200.0
+    expect_tensor(sub.softmax(far, dim=2), torch.softmax(far.double(), dim=2).float(), tol="printed4", what=Msg(
+            "softmax over dim=2 of a (3, 4, 5) tensor whose second slice lies 200 below the others",
+            "形状为 (3, 4, 5)、第二个切片比其余低 200 的张量在 dim=2 上的 softmax"), mistakes=[_global_max(far, 2)])
 
 
 @check(points=2, hidden=True,
