@@ -43,9 +43,6 @@ class Shared:
         self._lock = multiprocessing.get_context("fork").Lock()
         self._mem = mmap.mmap(-1, 8 + 8 * lanes + MAX_UNITS)  # spent, CPU per lane, a byte per unit
 
-    def restart(self) -> None:
-        self.started = time.monotonic()
-
     def claim(self, index: int) -> bool:
         """Take exercise `index` (its place in the course), or check `index` (by_check), for the
         calling lane: False when another lane took it first."""
@@ -133,7 +130,8 @@ def run(course, submission, exercises=None, public_only: bool = False, lanes: in
 
     exercises = exercises or course.exercises
     checks = sum(1 for ex in exercises for c in ex.checks if not (public_only and c.hidden))
-    n = max(1, min(count(checks) if lanes is None else lanes, checks))
+    # a lane takes whole exercises: more lanes than exercises would start sandboxes that grade nothing
+    n = max(1, min(count(checks) if lanes is None else lanes, checks, len(exercises)))
     if n == 1:
         return runner.run(course, submission, exercises, public_only=public_only, **options)
     t0 = time.perf_counter()
@@ -145,8 +143,7 @@ def run(course, submission, exercises=None, public_only: bool = False, lanes: in
         runner.import_preloads(exercises)
         for box in boxes:  # ready here, before the fork: a lane's copy would take the "ready" with it
             box.wait_ready()
-        shared = Shared(n)
-        shared.restart()  # the budget counts from here, as one process counts from its sandbox's start
+        shared = Shared(n)  # the budget counts from here, as one process counts from its sandbox's start
         docs = _fork_lanes(course, submission, exercises, public_only, boxes, shared, options)
     finally:
         for box in boxes:
