@@ -47,6 +47,11 @@ MISTAKES: list[Variant] = [
       ("torch.softmax(logits / temperature, dim=-1)", "torch.softmax(logits * temperature, dim=-1)"),
       ("torch.softmax(logits.to(torch.float64) / temperature, dim=-1)",
        "torch.softmax(logits.to(torch.float64) * temperature, dim=-1)")),
+    V("s1_01_next_token", "softmax written without subtracting the maximum",  # issue 36: input classes
+      ("    return torch.softmax(logits / temperature, dim=-1)",
+       "    e = torch.exp(logits / temperature)\n    return e / e.sum(dim=-1, keepdim=True)")),
+    V("s1_01_next_token", "temperature 0 divides by 0",
+      ("    if temperature == 0:\n        return torch.argmax(logits).repeat(num_samples)\n", "")),
     V("s1_01_next_token", "sampling from the global generator",
       ("generator = torch.Generator().manual_seed(seed) if seed is not None else None", "generator = None")),
     V("s1_01_next_token", "bigram counts with rows and columns swapped", ("(ids[:-1], ids[1:])", "(ids[1:], ids[:-1])")),
@@ -145,6 +150,8 @@ MISTAKES: list[Variant] = [
     V("s1_11_softmax", "maximum not subtracted", ("    shifted = x - x.amax(dim=dim, keepdim=True)\n", "    shifted = x\n")),
     V("s1_11_softmax", "maximum of the whole tensor, not along dim",  # issue 36: passed every check
       ("    shifted = x - x.amax(dim=dim, keepdim=True)\n", "    shifted = x - x.max()\n")),
+    V("s1_11_softmax", "minimum subtracted, not the maximum",  # issue 36: a -inf entry was in hidden checks only
+      ("    shifted = x - x.amax(dim=dim, keepdim=True)\n", "    shifted = x - x.amin(dim=dim, keepdim=True)\n")),
     V("s1_23_padding_mask", "padded keys filled with -inf, not NEG_INF",  # issue 36: a hidden check only
       ("scores = scores.masked_fill(~key_mask(mask), NEG_INF)",
        'scores = scores.masked_fill(~key_mask(mask), float("-inf"))')),
@@ -182,6 +189,8 @@ MISTAKES: list[Variant] = [
     V("s1_13_causal_mask", "causal attention divided by d_k",  # issue 28: once caught by hidden checks only
       ("/ keys.shape[-1] ** 0.5", "/ keys.shape[-1]")),
     # §1.14 dropout
+    V("s1_14_dropout", "p = 1 not handled",  # issue 36: p = 1 was in a hidden check only
+      ("    if p == 1:\n        return torch.zeros_like(x)\n", "")),
     V("s1_14_dropout", "survivors not rescaled", ("return x * keep / (1 - p)", "return x * keep")),
     V("s1_14_dropout", "kept with probability p",
       ("keep = torch.rand(x.shape, device=x.device) >= p", "keep = torch.rand(x.shape, device=x.device) < p")),
@@ -212,6 +221,8 @@ MISTAKES: list[Variant] = [
        "            scores = scores.masked_fill(torch.triu(torch.ones(n, n, dtype=torch.bool), 1), float('-inf'))\n"
        "        context = torch.softmax(scores / math.sqrt(self.W_query.out_features), dim=-1) @ v")),
     # §1.17 layer norm
+    V("s1_17_layer_norm", "eps left out",  # issue 36: a constant row was in a hidden check only
+      ("return (x - mean) / torch.sqrt(var + eps)", "return (x - mean) / torch.sqrt(var)")),
     V("s1_17_layer_norm", "unbiased variance",
       ("var = ((x - mean) ** 2).mean(dim=-1, keepdim=True)", "var = x.var(dim=-1, keepdim=True)")),
     V("s1_17_layer_norm", "eps outside the square root",
@@ -294,6 +305,8 @@ MISTAKES: list[Variant] = [
       ("        x = x + self.attn(self.norm1(x), mask)\n",
        "        torch.manual_seed(0)  # reproducible\n        x = x + self.attn(self.norm1(x), mask)\n")),
     # beyond the book: BERT's masking rule and the MLM head (more in tests/test_ex_s1_23_mlm.py)
+    V("s1_23_evaluation", "report without labels=[0, 1]",  # issue 36: one class was in a hidden check only
+      ("labels=[0, 1], target_names=CLASS_NAMES", "target_names=CLASS_NAMES")),
     V("s1_23_mlm", "[PAD], [CLS] and [SEP] chosen too", (MLM_CHOSEN, MLM_CHOSEN.replace(" & real", ""))),
     V("s1_23_mlm", "labels 0 instead of -100", ("labels[~chosen] = IGNORE_INDEX", "labels[~chosen] = 0")),
     V("s1_23_mlm", "every chosen token [MASK]",

@@ -202,7 +202,9 @@ def _inkernel_tests(book, f: dict) -> dict[str, dict[str, str]]:
                                     + expect("out", x["large_neg"], "printed4")
                                     + "out = softmax(torch.tensor([[1000.0, 1001.0], [0.0, 1.0]]), dim=-1)\n"
                                     + expect("out", "torch.softmax(torch.tensor([[1000.0, 1001.0], [0.0, 1.0]]).double(), "
-                                             "dim=-1).float()", "printed4"),
+                                             "dim=-1).float()", "printed4")
+                                    + "out = softmax(torch.tensor([2.0, 3.0, float('-inf')]))\n"
+                                    + expect("out", x["neg_inf"], "softmax"),
         "test_rows_and_columns": f"rows = {lit(x['rows'])}\n"
                                  "out = softmax(rows, dim=-1)\n" + expect("out", x["rows_dim-1"], "softmax")
                                  + "out = softmax(rows, dim=0)\n" + expect("out", x["rows_dim0"], "softmax"),

@@ -8,8 +8,9 @@ graded for real with --public-only: each fails a public check whose message name
 import shutil
 
 from grader.authoring.census import DRAWS, census, module_mistakes, module_reads
+from grader.authoring.input_classes import INPUT_CLASSES, InputClass, uncovered
 from tests.conftest import ROOT, checks_of, grade, make_submission
-from tests.mistakes import Variant
+from tests.mistakes import Variant, rounds, variant
 
 
 def test_every_mistake_a_hidden_check_names_is_named_by_a_public_check():
@@ -133,3 +134,48 @@ def test_the_five_held_mistakes_fail_a_public_check(tmp_path):
         failed = [c for c in checks_of(report, v.exercise) if c["status"] == "failed"]
         assert failed and all(c["visibility"] == "public" for c in failed), (v.name, failed)
         assert any(says in c["message"] for c in failed), (v.name, [c["message"] for c in failed])
+
+
+# ------------------------------------------------------------------ input classes (issue 36)
+# each input class's shortcut, as a wrong answer of tests/mistakes.py
+SHORTCUTS = {
+    ("s1_01_next_token", "probability_table"): "softmax written without subtracting the maximum",
+    ("s1_01_next_token", "sample_next"): "temperature 0 divides by 0",
+    ("s1_11_softmax", "large inputs such as [1000, 1001]"): "maximum not subtracted",
+    ("s1_11_softmax", "a row far below the tensor's maximum"): "maximum of the whole tensor, not along dim",
+    ("s1_11_softmax", "-inf entries (weight 0)"): "minimum subtracted, not the maximum",
+    ("s1_14_dropout", "dropout"): "p = 1 not handled",
+    ("s1_15_attention", "attention"): "NaN for a query that sees no key",
+    ("s1_17_layer_norm", "a constant row (variance 0)"): "eps left out",
+    ("s1_17_layer_norm", "nearly constant rows (variance below eps)"): "eps outside the square root",
+    ("s1_23_evaluation", "report"): "report without labels=[0, 1]",
+    ("s1_23_padding_mask", "masked_attention_weights"): "padded keys filled with -inf, not NEG_INF",
+}
+
+
+def _shortcut(c: InputClass) -> Variant:
+    key = (c.exercise, c.function) if (c.exercise, c.function) in SHORTCUTS else (c.exercise, c.inputs)
+    return variant(c.exercise, SHORTCUTS[key])
+
+
+def test_every_input_class_a_docstring_promises_is_fed_by_a_public_check():
+    """Issue 36: a stability promise (no overflow, a fully masked row, p = 1) is kept only if a public
+    check feeds the input that breaks the usual shortcut and names the shortcut. Before the issue,
+    2 of these 11 classes were."""
+    assert not uncovered(census(ROOT).public), [c.inputs for c in uncovered(census(ROOT).public)]
+    assert len({_shortcut(c) for c in INPUT_CLASSES}) == len(INPUT_CLASSES)
+
+
+def test_each_shortcut_fails_a_public_check_that_names_it(tmp_path):
+    """Every class's shortcut, graded for real: the public check fails with the class's mistake
+    name (three submissions: one shortcut per exercise in each, --public-only)."""
+    pending = list(INPUT_CLASSES)
+    for n, batch in enumerate(rounds([_shortcut(c) for c in pending])):
+        (tmp_path / f"round{n}").mkdir()
+        sub = make_submission(tmp_path / f"round{n}", {ex: v.source() for ex, v in batch.items()})
+        report = grade(sub, *[a for ex in batch for a in ("-e", ex)], "--public-only")
+        for ex, v in batch.items():
+            c = next(c for c in INPUT_CLASSES if _shortcut(c) == v)
+            failed = [r for r in checks_of(report, ex) if r["status"] == "failed"]
+            assert any(r["mistake"] == c.shortcut for r in failed), \
+                (v.name, [(r["name"], r["mistake"], r["message"][:160]) for r in failed])

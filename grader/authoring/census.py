@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..course.manifest import read_checks
+from . import input_classes
 
 CJK = re.compile(r"[\u3400-\u9fff\uff00-\uffef\u3000-\u303f]")
 DRAWS = "a draw that is not random (draws.MISTAKES: fixed counts, regions, tied rows or calls, ...)"
@@ -275,7 +276,9 @@ def main(argv: list[str] | None = None) -> int:
     root = Path(argv[0]) if argv else Path(__file__).resolve().parents[2]
     c = census(root)
     print(table(c))
-    return 1 if c.hidden_only() else 0
+    print("\ninput classes (grader/authoring/input_classes.py): fed by a public check that names the shortcut")
+    print(input_classes.table(c.public))
+    return 1 if c.hidden_only() or input_classes.uncovered(c.public) else 0
 
 
 if __name__ == "__main__":

@@ -174,6 +174,16 @@ def test_listing_top_k(sub):
     expect_tensor(sub.probability_table(pair, 2.0), torch.softmax(pair / 2.0, dim=-1), tol="softmax",
                   what=Msg("probability_table(logits, temperature=2.0) of two rows",
                            "两行 logits 在温度 2.0 下的 probability_table"), mistakes=_temperature_mistakes(pair, 2.0))
+    # a small temperature scales the logits up to about 110: exp() of that overflows float32 (inf / inf = NaN)
+    # unless the softmax subtracts each row's maximum first, as torch.softmax does
+    hot = torch.exp(pair / 0.01)
+    expect_tensor(sub.probability_table(pair, 0.01), torch.softmax(pair / 0.01, dim=-1), tol="softmax",
+                  what=Msg("probability_table(logits, temperature=0.01) of two rows (every row still sums to 1)",
+                           "两行 logits 在温度 0.01 下的 probability_table（每行之和仍为 1）"),
+                  mistakes=[Mistake(hot / hot.sum(dim=-1, keepdim=True),
+                                    "exp() overflowed at a small temperature: subtract each row's maximum before "
+                                    "exponentiating (torch.softmax does)",
+                                    "温度很小时 exp() 溢出了：求指数前先减去每行的最大值（torch.softmax 就是这样做的）")])
     _check_top_k(sub, logits, 10, Msg("top_k(logits after the prompt, 10)", "top_k（提示之后的 logits，10）"))
     vocab, _ = corpus_ids(CORPUS)
     _, ids = sub.top_k(logits, 1)
@@ -208,14 +218,25 @@ def test_temperature_zero_is_greedy(sub):
     m = sub.new("BigramModel", CORPUS)
     vocab, _ = corpus_ids(CORPUS)
     prompt = [vocab.index(w) for w in PROMPT.split()]
-    out = _ints(sub.sample_generate(m, prompt, N_GREEDY, 0.0, 3), code("sample_generate(temperature=0)"))
-    expect_equal(out, f["greedy"].tolist(), what=Msg("sample_generate with temperature 0 (must equal greedy_generate)",
-                                                     "温度为 0 的 sample_generate（必须与 greedy_generate 相同）"))
     row = f["table"][2]
-    draws = sub.sample_next(row, 0.0, 50)
+    try:
+        draws = sub.sample_next(row, 0.0, 50)
+    except StudentError as e:
+        if e.kind == "not_implemented":
+            raise
+        # logits / 0 is inf (or NaN where a logit is 0): softmax then gives NaN and sampling fails
+        raise CheckFailure(Msg(f"sample_next(logits, temperature=0, num_samples=50) failed: {e}. Temperature 0 means "
+                               "greedy: return the argmax num_samples times instead of dividing by 0",
+                               f"sample_next(logits, temperature=0, num_samples=50) 失败了：{e}。温度为 0 表示贪心："
+                               "应把 argmax 重复 num_samples 次，而不是除以 0"),
+                           mistake=Msg("temperature 0 not handled: the logits were divided by 0",
+                                       "没有单独处理温度 0：logits 被除以了 0"))
     expect_tensor(draws, torch.full((50,), int(row.argmax()), dtype=torch.int64), tol="exact",
                   what=Msg("sample_next(logits, temperature=0, num_samples=50): every draw is the argmax",
                            "sample_next(logits, temperature=0, num_samples=50)：每次抽取的都必须是 argmax"))
+    out = _ints(sub.sample_generate(m, prompt, N_GREEDY, 0.0, 3), code("sample_generate(temperature=0)"))
+    expect_equal(out, f["greedy"].tolist(), what=Msg("sample_generate with temperature 0 (must equal greedy_generate)",
+                                                     "温度为 0 的 sample_generate（必须与 greedy_generate 相同）"))
     top2 = torch.topk(row, 2).values
     expect(float(top2[0] - top2[1]) > 0.05, Msg("internal: the check needs a clear maximum", "内部错误：该检查需要一个明确的最大值"))
     sub.seed(0)

@@ -91,6 +91,13 @@ def test_large_inputs_stable(sub):
     rows = torch.tensor([[1000.0, 1001.0], [0.0, 1.0]])
     expect_tensor(sub.softmax(rows, dim=-1), torch.softmax(rows.double(), dim=-1).float(), tol="printed4",
                   what=code("softmax([[1000, 1001], [0, 1]], dim=-1)"), mistakes=[_global_max(rows, -1)])
+    # a -inf entry gets weight 0: shifting by anything but the maximum (the minimum, the mean) turns it into NaN
+    with_inf = torch.tensor([2.0, 3.0, -math.inf])
+    low = torch.exp(with_inf - with_inf.min())
+    expect_tensor(sub.softmax(with_inf), f["neg_inf"], tol="softmax", what=code("softmax([2, 3, -inf])"),
+                  mistakes=[Mistake(low / low.sum(), "the minimum or the mean was subtracted, not the maximum: a -inf "
+                                                     "entry then gives NaN; subtract x.amax(dim=dim, keepdim=True)",
+                                    "减去的是最小值或平均值而不是最大值：遇到 -inf 就得到 NaN；应减去 x.amax(dim=dim, keepdim=True)")])
 
 
 def _other_dim(value, other: int, dim: int) -> Mistake:

@@ -236,6 +236,18 @@ def test_zero_fraction(sub):
     # ... and at the sizes the course trains with: attention weights, activations; float64, bfloat16
     if grading():  # not in `kata check`: seconds of reads that only a rule keyed on the size fails
         expect_rule_in_training(sub, 1410, WEIGHTS, ACTIVATIONS)
+    # The two ends the docstring promises, after the draws above (which they leave as they were):
+    # p = 0 drops nothing, p = 1 everything. The usual shortcut, x * keep / (1 - p) for every p,
+    # divides 0 by 0 at p = 1.
+    small = torch.randn(4, 5, generator=torch.Generator().manual_seed(24))
+    expect_tensor(sub.dropout(small, 0.0), small, tol="exact",
+                  what=Msg("dropout(x, p=0) in training mode (nothing to drop)", "训练模式下的 dropout(x, p=0)（没有要丢弃的）"))
+    expect_tensor(sub.dropout(small, 1.0), torch.zeros_like(small), tol="exact",
+                  what=Msg("dropout(x, p=1) in training mode (everything dropped: zeros, never NaN)",
+                           "训练模式下的 dropout(x, p=1)（全部丢弃：结果为 0，不能有 NaN）"),
+                  mistakes=[Mistake(torch.full_like(small, float("nan")),
+                                    "p = 1 was not handled: x * keep / (1 - p) divides 0 by 0; return zeros when p is 1",
+                                    "没有单独处理 p = 1：x * keep / (1 - p) 成了 0 除以 0；p 为 1 时应返回全 0")])
 
 
 @check(points=2,

@@ -409,7 +409,9 @@ def test_query_that_sees_no_key(sub):
                                "scaled_dot_product_attention does",
                                "{what}：得到 NaN。全是 -inf 的一行做 softmax 得到 NaN（0 / 0）；应像 "
                                "scaled_dot_product_attention 那样给这样的行全零权重（softmax 之后 "
-                               "weights.masked_fill(~keep, 0.0)）", what=what))
+                               "weights.masked_fill(~keep, 0.0)）", what=what),
+                           mistake=Msg("a query that sees no key gave NaN: its row of -inf was not zeroed after the softmax",
+                                       "看不到任何键的查询得到了 NaN：softmax 之后没有把全是 -inf 的那一行置零"))
     expect_tensor(out, f["nokey"], tol="attention", what=what,
                   mistakes=_one_mask_ignored(f["nq"], f["nk"], f["nv"], f["npad"]))
 

@@ -47,6 +47,13 @@ def _mistakes(x, w=None, b=None, eps=1e-5):
     return out
 
 
+def _no_eps(x):
+    """normalize without eps: (x - mean) / sqrt(var). A constant row divides 0 by 0."""
+    return Mistake(_ln(x, eps=0.0), "eps was left out: (x - mean) / sqrt(var) divides by 0 for a constant row; "
+                                    "use sqrt(var + eps)",
+                   "漏掉了 eps：(x - mean) / sqrt(var) 在常数行上除以 0；应为 sqrt(var + eps)")
+
+
 def _ignored_eps(x, w=None, b=None):
     """LayerNorm(..., eps=e).forward that calls normalize(x) without self.eps: the default 1e-5."""
     return Mistake(_ln(x, w, b), "LayerNorm.forward ignored self.eps: pass it on, normalize(x, self.eps)",
@@ -146,7 +153,8 @@ def test_layer_norm_matches_torch(sub):
 
 
 @check(points=1,
-       title="nearly constant rows: eps inside the square root", title_zh="几乎不变的行：eps 在平方根里面")
+       title="constant and nearly constant rows: eps inside the square root",
+       title_zh="常数行与几乎不变的行：eps 在平方根里面")
 def test_eps_inside_the_square_root(sub):
     f = fx()
     steady = f["steady"]
@@ -154,7 +162,13 @@ def test_eps_inside_the_square_root(sub):
                   what=Msg("normalize of two nearly constant rows (variance about 2e-6, smaller than eps = 1e-5): "
                            "(x - mean) / sqrt(var + eps)",
                            "对两行几乎不变的值做 normalize（方差约 2e-6，小于 eps = 1e-5）：(x - mean) / sqrt(var + eps)"),
-                  mistakes=_mistakes(steady))
+                  mistakes=[_no_eps(steady), *_mistakes(steady)])
+    # a constant row: variance 0, so only eps keeps the denominator positive; the result is zeros
+    const = torch.tensor([[3.0] * 6, [-1.5] * 6])
+    expect_tensor(sub.normalize(const), torch.zeros_like(const), tol="norm",
+                  what=Msg("normalize of two constant rows (variance 0): zeros, never NaN",
+                           "对两行常数做 normalize（方差为 0）：结果为 0，不能有 NaN"),
+                  mistakes=[_no_eps(const)])
     # A module built with another eps must use it: forward passes self.eps on, not normalize's default.
     rows = steady * 1e3  # variance about 4: eps = 0.1 changes every output by about 1%
     m = sub.new("LayerNorm", 6, eps=0.1)

@@ -13,7 +13,7 @@ import torch
 import torch.nn.functional as F
 from sklearn.metrics import classification_report, confusion_matrix
 
-from grader.checking import Msg, check, expect, expect_equal, fixtures
+from grader.checking import CheckFailure, Msg, check, expect, expect_equal, fixtures
 from grader.checks import bert_reference as R
 from grader.checks.test_s1_23_training import DEFAULTS, synthetic_task
 from grader.worker.proxy import StudentError
@@ -195,6 +195,17 @@ def test_listing_1_40_report(sub):
     labels, preds = f["t_labels"].tolist(), f["preds"].tolist()
     _expect_report(sub.report(labels, preds), labels, preds, Msg(
             "the report of the model's 200 predictions", "模型 200 个预测的报告"))
+    # a class that never occurs: its row must still be there, its precision 0 / 0 read as 0 (zero_division=0)
+    try:
+        text = sub.report([1, 1, 1], [1, 1, 1])
+    except StudentError as e:
+        expect(e.kind != "not_implemented", Msg.of(e))
+        raise CheckFailure(Msg(f"report([1, 1, 1], [1, 1, 1]) (only Positive occurs) failed: {e}. Pass `labels=[0, 1]` "
+                               "so that both classes have a row",
+                               f"report([1, 1, 1], [1, 1, 1])（只出现 Positive）失败了：{e}。传入 `labels=[0, 1]`，让两个类别都有一行"),
+                           mistake=Msg("labels=[0, 1] left out: the report fails when only one class occurs",
+                                       "漏掉了 labels=[0, 1]：只出现一个类别时报告会失败"))
+    _expect_report(text, [1, 1, 1], [1, 1, 1], Msg("the report when only Positive occurs", "只出现 Positive 时的报告"))
 
 
 @check(points=2, listings=["1.40"],
