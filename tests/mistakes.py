@@ -186,6 +186,9 @@ MISTAKES: list[Variant] = [
     V("s1_13_causal_mask", "mask after softmax without renormalising",
       ("return torch.softmax(mask_future(scaled_scores), dim=-1)",
        "return torch.softmax(scaled_scores, dim=-1) * causal_mask(scaled_scores.shape[-1])")),
+    V("s1_13_causal_mask", "diagonal masked too (torch.triu without diagonal=1)",  # issue 36: named nothing
+      ('return scores.masked_fill(~mask, float("-inf"))',
+       'return scores.masked_fill(torch.triu(torch.ones_like(mask)), float("-inf"))')),
     V("s1_13_causal_mask", "causal attention divided by d_k",  # issue 28: once caught by hidden checks only
       ("/ keys.shape[-1] ** 0.5", "/ keys.shape[-1]")),
     # §1.14 dropout
@@ -253,6 +256,8 @@ MISTAKES: list[Variant] = [
        "x = x + y if not self.use_shortcut and y.shape == x.shape else y")),
     V("s1_19_shortcuts", "shortcut broadcast onto a resized layer",
       ("x = x + y if self.use_shortcut and y.shape == x.shape else y", "x = x + y if self.use_shortcut else y")),
+    V("s1_19_shortcuts", "layers in a plain list",  # issue 36: shown as a difference of names only
+      ("self.layers = nn.ModuleList(\n", "self.layers = list(\n")),
     # §1.20 the cost of attention
     V("s1_20_scaling", "float square root",
       ("return math.isqrt(memory_bytes // (batch * heads * bytes_per_element))",
@@ -271,6 +276,9 @@ MISTAKES: list[Variant] = [
     V("s1_21_transfer", "checkpoint keys without the encoder prefix", ('name = "encoder." + key', "name = key")),
     V("s1_21_transfer", "unfrozen without freezing first", ("    freeze_encoder(model)\n    for block", "    for block")),
     # §1.23 the tokenizer
+    V("s1_23_encoder", "blocks in a plain list",  # issue 36: shown as a difference of printed layouts only
+      ("self.layers = nn.ModuleList([TransformerBlock(dim, heads, ff_dim) for _ in range(layers)])",
+       "self.layers = [TransformerBlock(dim, heads, ff_dim) for _ in range(layers)]")),
     V("s1_23_tokenizer", "ids[-tail:] with tail = 0", (TRUNCATE_TAIL, "return list(ids[:self.head_len]) + list(ids[-tail:])")),
     V("s1_23_tokenizer", "head and tail lengths swapped",
       (TRUNCATE_TAIL, "return list(ids[:tail]) + (list(ids[len(ids) - self.head_len:]) if self.head_len else [])")),

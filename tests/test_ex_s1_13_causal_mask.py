@@ -35,6 +35,19 @@ def test_upper_triangle(submission):
     assert "past was masked instead of the future" in failed["test_listing_1_11_masked_scores"]["message"]
 
 
+def test_diagonal_masked_too(submission):
+    """Issue 36: torch.triu(ones) as the future's mask, without diagonal=1, was shown as "3 values are
+    NaN" under a softmax title; the public checks now say the diagonal is masked and why it matters."""
+    wrong = _swap('return scores.masked_fill(~mask, float("-inf"))',
+                  'return scores.masked_fill(torch.triu(torch.ones_like(mask)), float("-inf"))')
+    r = grade(submission({EX: wrong}), "-e", EX, "--public-only")
+    failed = _failed(r)
+    for name in ("test_book_neg_inf_examples", "test_listing_1_11_masked_scores"):
+        assert "diagonal was masked too" in failed[name]["message"], failed[name]
+        assert "diagonal=1" in failed[name]["message"] and "attend to itself" in failed[name]["message"]
+    assert "test_listing_1_10_causal_mask" not in failed  # the mask itself is right
+
+
 def test_mask_after_softmax_without_renormalising(submission):
     wrong = _swap("return torch.softmax(mask_future(scaled_scores), dim=-1)",
                   "return torch.softmax(scaled_scores, dim=-1) * causal_mask(scaled_scores.shape[-1])")

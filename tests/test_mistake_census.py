@@ -179,3 +179,16 @@ def test_each_shortcut_fails_a_public_check_that_names_it(tmp_path):
             failed = [r for r in checks_of(report, ex) if r["status"] == "failed"]
             assert any(r["mistake"] == c.shortcut for r in failed), \
                 (v.name, [(r["name"], r["mistake"], r["message"][:160]) for r in failed])
+
+
+def test_a_plain_list_of_blocks_is_named_with_why_it_matters(tmp_path):
+    """Issue 36: blocks in a Python list instead of an nn.ModuleList were shown as a difference of
+    printed layouts; the public check now says their parameters are not registered."""
+    plain = [variant("s1_19_shortcuts", "layers in a plain list"), variant("s1_23_encoder", "blocks in a plain list")]
+    sub = make_submission(tmp_path, {v.exercise: v.source() for v in plain})
+    report = grade(sub, *[a for v in plain for a in ("-e", v.exercise)], "--public-only")
+    for v in plain:
+        failed = [c for c in checks_of(report, v.exercise) if c["status"] == "failed"]
+        assert any("not an nn.ModuleList" in c["message"] and "optimizer never trains them" in c["message"]
+                   and c["mistake"].startswith("the blocks were kept in a plain list") for c in failed), \
+            (v.name, [(c["name"], c["message"][:200]) for c in failed])

@@ -100,7 +100,19 @@ def _masked_mistakes(scores):
                     "未来位置的分数被设成了 0，而不是 -inf"),
             Mistake(scores.masked_fill(torch.tril(torch.ones(n, n, dtype=torch.bool), diagonal=-1), -INF),
                     "the past was masked instead of the future (upper instead of lower triangle)",
-                    "掩码了过去而不是未来（上三角与下三角弄反了）")]
+                    "掩码了过去而不是未来（上三角与下三角弄反了）"),
+            _diagonal_masked(scores)]
+
+
+def _diagonal_masked(scores, then=lambda masked: masked) -> Mistake:
+    """torch.triu(ones) as the mask of the future, without diagonal=1: each token's own score is
+    hidden too, so the first row has no key left (NaN after the softmax)."""
+    n = scores.shape[-1]
+    return Mistake(then(scores.masked_fill(torch.triu(torch.ones(n, n, dtype=torch.bool)), -INF)),
+                   "the diagonal was masked too: torch.triu(ones) needs diagonal=1 to mask only the future; "
+                   "without it each token cannot attend to itself and the first row sees no key at all",
+                   "对角线也被掩码了：torch.triu(ones) 需要 diagonal=1 才只遮住未来；否则每个词元都不能关注自己，"
+                   "第一行一个键也看不到")
 
 
 def _weights_mistakes(scaled):
@@ -115,7 +127,8 @@ def _weights_mistakes(scaled):
             Mistake(torch.softmax(scaled.masked_fill(torch.tril(torch.ones(n, n, dtype=torch.bool), diagonal=-1), -INF), dim=-1),
                     "the upper triangle was kept instead of the lower one (torch.triu instead of torch.tril)",
                     "保留了上三角而不是下三角（torch.triu 而不是 torch.tril）"),
-            Mistake(torch.softmax(scaled, dim=-1), "no causal mask was applied", "没有应用因果掩码")]
+            Mistake(torch.softmax(scaled, dim=-1), "no causal mask was applied", "没有应用因果掩码"),
+            _diagonal_masked(scaled, lambda masked: torch.softmax(masked, dim=-1))]
 
 
 @check(points=1, listings=["1.9"],
@@ -138,7 +151,7 @@ def test_listing_1_10_causal_mask(sub):
 
 
 @check(points=2, listings=["1.13/neg-inf"],
-       title="softmax of rows with -inf", title_zh="含 -inf 的行的 softmax")
+       title="mask_future, then the softmax of rows with -inf", title_zh="mask_future，以及含 -inf 的行的 softmax")
 def test_book_neg_inf_examples(sub):
     scores = torch.tensor(NEG_INF_SCORES)
     masked = sub.mask_future(scores)

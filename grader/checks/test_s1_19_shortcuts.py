@@ -10,6 +10,7 @@ import torch
 import torch.nn as nn
 
 from grader.checking import Mistake, Msg, check, expect, expect_equal, expect_tensor, fixtures, joined
+from grader.checking import module_lists
 
 EXERCISE = "s1_19_shortcuts"
 BOOK_INPUT = [[1.0, 0.0, 0.0, -1.0]]  # §1.19: the input vector of figure 1.123
@@ -203,6 +204,7 @@ def _net(sub, sizes, shortcut, state):
        title="ShortcutNet's parameter names and shapes", title_zh="ShortcutNet 的参数名和形状")
 def test_parameter_names(sub):
     m = sub.new("ShortcutNet", [4, 3, 3, 2], True)
+    module_lists.expect_module_list(m, "layers", "ShortcutNet([4, 3, 3, 2], True)")
     state = m.state_dict()
     expected = {"layers.0.0.weight": (3, 4), "layers.0.0.bias": (3,), "layers.1.0.weight": (3, 3),
                 "layers.1.0.bias": (3,), "layers.2.0.weight": (2, 3), "layers.2.0.bias": (2,)}

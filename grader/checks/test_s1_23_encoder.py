@@ -8,6 +8,7 @@ import torch
 
 from grader.checking import Mistake, Msg, check, expect, expect_equal, expect_tensor, fixtures
 from grader.checks import bert_reference as R
+from grader.checking import module_lists
 
 EXERCISE = "s1_23_encoder"
 V, PAD, CLS, SEP, MAX_LEN = 50260, 50257, 50258, 50259, 256  # listings 1.25-1.26: the book's vocabulary
@@ -68,6 +69,7 @@ def _new(sub, sd, vocab=V, dim=D, max_len=L, layers=NL, heads=H, ff_dim=FF):
        title="listing 1.34: the encoder's layout", title_zh="代码清单 1.34：编码器的结构")
 def test_listing_1_34_structure(sub):
     m = sub.new("BERTEncoder", V, 256, MAX_LEN, 4, 4, 1024)
+    module_lists.expect_module_list(m, "layers", "BERTEncoder(...)")
     diff = R.first_difference(R.remote_repr(m), repr(R.mirror_encoder(V, 256, MAX_LEN, 4, 1024, PAD)))
     expect(not diff, Msg("print(BERTEncoder(VOCAB_SIZE, 256, MAX_LEN, layers=4, heads=4, ff_dim=1024)) differs from "
                      f"listing 1.36's printed encoder with 4 blocks (embed, then layers as an nn.ModuleList): {diff}",
