@@ -111,7 +111,7 @@ def _diagonal_masked(scores, then=lambda masked: masked) -> Mistake:
     return Mistake(then(scores.masked_fill(torch.triu(torch.ones(n, n, dtype=torch.bool)), -INF)),
                    "the diagonal was masked too: torch.triu(ones) needs diagonal=1 to mask only the future; "
                    "without it each token cannot attend to itself and the first row sees no key at all",
-                   "对角线也被掩码了：torch.triu(ones) 需要 diagonal=1 才只遮住未来；否则每个词元都不能关注自己，"
+                   "对角线也被掩码了：torch.triu(ones) 需要 diagonal=1 才只对未来位置做掩码；否则每个词元都不能关注自己，"
                    "第一行一个键也看不到")
 
 
