@@ -83,3 +83,14 @@ def test_a_broken_glossary_is_named(tmp_course):
     problems = verify(tmp_course, grade=False).problems
     assert any("locale/zh/glossary.toml: [[term]] 'token' forbids its own term '词元'" in p for p in problems)
     assert (tmp_course / "locale/zh/glossary.toml").read_text(encoding="utf-8").startswith("[[term]]")  # left as it was
+
+
+def test_segment_is_one_word_and_piece_another():
+    """Issue 36: BERT's segment was 段 in the stub and 片段 in a check and course.toml; 片段 stays
+    byte-level BPE's piece of text."""
+    terms = glossary.load(ROOT / glossary.GLOSSARY)
+    for text in ("缺少片段嵌入（每个词元都是第 0 个片段）", "BERT 嵌入层：词元 + 可学习位置 + 片段，层归一化",
+                 "每个词元都属于片段 0"):
+        assert [term.zh for _, _, term in glossary.find(terms, text)] == ["段"], text
+    for text in ("缺少段嵌入（每个词元都属于段 0）", "用 GPT2_PATTERN 把文本切成片段，每个片段转成字节"):
+        assert glossary.find(terms, text) == [], text

@@ -211,3 +211,19 @@ def test_the_catalog_is_read_without_polib_as_setup_sh_needs():
 
     plain = messages._parse_plain(messages.CATALOG_FILE.read_text(encoding="utf-8"))
     assert plain == messages.parse_catalog() and len(plain) > 600
+
+
+def test_one_spacing_rule_between_chinese_and_latin():
+    """Issue 36: "这看起来像是eps…" lacked the space the catalog writes everywhere else. A field is
+    spaced from the Chinese around it when it is filled in (only then is its first letter known);
+    the catalog's own text is held to the rule by its check."""
+    from grader.course.messages import Msg, pair_problems, t
+
+    assert t("mistake", lang="zh", mistake=Msg("eps", "eps 加在了平方根外面")) == "这看起来像是 eps 加在了平方根外面。"
+    assert t("mistake", lang="zh", mistake=Msg("tail", "漏掉了 tail")) == "这看起来像是漏掉了 tail。"
+    assert Msg("{n} of {m}", "{m} 个中有{n}个", n=3, m=5).render("zh") == "5 个中有 3 个"
+    assert Msg("{n} of {m}", "{m} 个中有{n}个", n=3, m=5).render("en") == "3 of 5"  # English as written
+    assert Msg("{x:.3g} {y}", "误差{x:.3g}，{y}", x=0.123456).render("zh") == "误差 0.123，{y}"  # unknown field kept
+    assert pair_problems("eps {n}", "有{n}个eps") == [
+        "no space between Chinese and Latin in '有{}个eps' (write '个' 'e' with a space between)"]
+    assert pair_problems("see `x`", "见`x`") and not pair_problems("see `x`", "见 `x`，`中文` 也是代码")

@@ -205,3 +205,16 @@ def test_identifiers_are_code_and_a_translation_that_changes_them_fails_verify(t
     broken = course.load(tmp_course)
     found = stubs.catalog_problems(broken, broken.get("s1_23_bert_embedding"))
     assert any("BERTEmbedding: the translation changes code" in p and p.endswith(": token") for p in found), found
+
+
+def test_a_stub_translation_without_a_space_between_chinese_and_latin_fails_verify(tmp_course):
+    """Issue 36: one spacing rule for every Chinese text, the stubs' included."""
+    path = tmp_course / "locale/zh/ch01/s1_23_bert_embedding.po"
+    po = polib.pofile(str(path))
+    entry = next(e for e in po if e.msgctxt == "BERTEmbedding")
+    assert "段 A (0)" in entry.msgstr
+    entry.msgstr = entry.msgstr.replace("段 A (0)", "段A (0)")
+    po.save()
+    broken = course.load(tmp_course)
+    found = stubs.catalog_problems(broken, broken.get("s1_23_bert_embedding"))
+    assert any("BERTEmbedding: no space between Chinese and Latin in" in p and "段A" in p for p in found), found

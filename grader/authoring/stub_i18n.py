@@ -22,6 +22,8 @@ from pathlib import Path
 
 import polib
 
+from ..course.messages import spacing_problems
+
 MODULE = "<module>"
 TODO = " TODO"
 COMMENT = " #"  # a comment outside the solution blocks: "<module> #", "BPE.encode #"
@@ -181,6 +183,8 @@ def problems(source: str, blocks, path: Path) -> list[str]:
         if (context, english) in keys and (lost := lost_code(english, translated)):
             out.append(f"{path}: {context}: the translation changes code, which stays as the English has it: "
                        + ", ".join(lost))
+        if (context, english) in keys:
+            out += [f"{path}: {context}: {gap}" for gap in spacing_problems(translated)]
     return out
 
 

@@ -47,7 +47,7 @@ def _mistakes(ids, sd):
         Mistake(R.embedding(ids, sd, position=False), "the position embeddings are missing: add position(0..T-1)",
                 "缺少位置嵌入：要加上 position(0..T-1)"),
         Mistake(R.embedding(ids, sd, segment=False), "the segment embedding (segment 0 for every token) is missing",
-                "缺少片段嵌入（每个词元都是第 0 个片段）"),
+                "缺少段嵌入（每个词元都属于段 0）"),
         Mistake(R.embedding(ids, sd, norm=False), "the LayerNorm after the sum is missing", "求和之后缺少 LayerNorm"),
     ]
 

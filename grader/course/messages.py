@@ -167,6 +167,60 @@ def pick(en: str, zh: str, lang: str | None = None) -> str:
     return zh if (lang or language()) == "zh" and zh else en
 
 
+# ---------------------------------------------------------------- spacing in Chinese
+# One rule for Chinese text next to Latin letters and digits: a space between them ("有 3 个值",
+# "这看起来像是 eps 加在了…"). The catalog's own texts are written so (tests/test_message_catalog.py
+# holds it); where a {field} meets Chinese, the space is added when the field is filled in, since
+# only then is it known whether the value starts or ends with a Latin letter or a digit.
+HAN = re.compile(r"[\u3400-\u9fff]")
+LATIN = re.compile(r"[A-Za-z0-9`]")
+
+
+def needs_space(left: str, right: str) -> bool:
+    """Whether the characters `left` and `right` are Chinese and Latin (either way round)."""
+    return bool(HAN.match(left) and LATIN.match(right) or LATIN.match(left) and HAN.match(right))
+
+
+def spacing_problems(zh: str) -> list[str]:
+    """The spacing rule on a Chinese text as written: a Chinese character right next to a Latin
+    letter, a digit or a `code span` (fields are filled in by spaced_format, code spans are code)."""
+    text = re.sub(r"`[^`\n]*`", "`x`", zh)
+    text = re.sub(r"\{[A-Za-z_][^{}]*\}", "{}", text)
+    for i in range(len(text) - 1):
+        if needs_space(text[i], text[i + 1]):
+            return [f"no space between Chinese and Latin in {text[max(0, i - 8):i + 10]!r} (write "
+                    f"{text[i]!r} {text[i + 1]!r} with a space between)"]
+    return []
+
+
+def spaced_format(template: str, fields: dict) -> str:
+    """`template.format_map(fields)` (an unknown field stays as written), with a space wherever a
+    field's value meets the text around it Chinese-to-Latin (needs_space)."""
+    f = string.Formatter()
+    out, after_field = "", False
+    for literal, name, spec, conv in f.parse(template):
+        if literal:
+            if after_field and out and needs_space(out[-1], literal[0]):
+                out += " "
+            out += literal
+            after_field = False
+        if name is None:
+            continue
+        try:
+            value, _ = f.get_field(name, (), fields)
+        except KeyError:
+            value = None
+        if value is None and name.split(".")[0].split("[")[0] not in fields:
+            piece = "{" + name + (f"!{conv}" if conv else "") + (f":{spec}" if spec else "") + "}"
+        else:
+            piece = f.format_field(f.convert_field(value, conv), f.vformat(spec, (), fields) if spec else "")
+        if piece and out and needs_space(out[-1], piece[0]):
+            out += " "
+        out += piece
+        after_field = bool(piece)
+    return out
+
+
 class _Safe(dict):
     def __missing__(self, key):
         return "{" + key + "}"
@@ -210,7 +264,7 @@ class Msg:
             return text
         fields = {k: v.render(lang) if isinstance(v, Msg) else v for k, v in self.fields.items()}
         try:
-            return text.format_map(_Safe(fields))
+            return spaced_format(text, fields) if text is self.zh else text.format_map(_Safe(fields))
         except (ValueError, TypeError, IndexError, AttributeError, KeyError):
             return self.en.format_map(_Safe(fields))
 
@@ -277,6 +331,7 @@ def pair_problems(en: str, zh: str, templates: bool = True) -> list[str]:
         problems.append("the Chinese text is empty")
     elif not CJK.search(zh) and re.search(r"[A-Za-z]", re.sub(r"\{[^{}]*\}", "", en)):
         problems.append(f"the Chinese text {zh!r} has no Chinese in it")
+    problems += spacing_problems(zh)
     if templates:
         try:
             a, b = placeholders(en), placeholders(zh)
