@@ -1,6 +1,7 @@
 """`kata export nbgrader`: the course directory it writes, and the real nbgrader grading it —
 `nbgrader generate_assignment`, then `nbgrader autograde` of solved, unsolved and partly
 wrong submissions (one with a test cell edited), scores read from nbgrader's gradebook."""
+import copy
 import json
 import re
 import shutil
@@ -295,6 +296,47 @@ KERNEL_ATTACKS = {
 }
 
 
+# Issue 37: a notebook's nbgrader metadata is the student's to write. A grade_id held twice, a
+# test cell's id on an answer cell, an id the gradebook does not know, {} or another schema
+# version: nbgrader's DeduplicateIds kept the last cell of an id and left the others' metadata {},
+# which stopped the whole `nbgrader autograde` run (every later student ungraded), and a test
+# cell handed in as an answer failed its notebook on a checksum. Each is graded as the kata grades
+# the code: the unsolved notebook 0, the solved 13.
+def _tamper(nb, kind: str):
+    ti = [i for i, c in enumerate(nb.cells)
+          if c.metadata.get("nbgrader", {}).get("grade") and not c.metadata["nbgrader"].get("solution")]
+    first = nb.cells[ti[0]]
+    meta = copy.deepcopy(first.metadata["nbgrader"])
+    cell = nbformat.v4.new_code_cell("pass")
+    cell.metadata["nbgrader"] = meta
+    if kind == "id_on_an_answer_after":
+        meta.update(solution=True, locked=False)
+        nb.cells.insert(ti[0] + 1, cell)
+    elif kind == "id_on_an_answer_before":
+        meta.update(solution=True, locked=False)
+        nb.cells.insert(ti[0], cell)
+    elif kind == "test_cell_copied":
+        nb.cells.insert(ti[0] + 1, copy.deepcopy(first))
+    elif kind == "test_cell_replaced":
+        meta.update(solution=True, locked=False)
+        nb.cells[ti[0]] = cell
+    elif kind == "unknown_id":
+        meta.update(grade_id="kata_full_marks", points=100)
+        nb.cells.insert(ti[0] + 1, cell)
+    elif kind == "empty_metadata":
+        cell.metadata["nbgrader"] = {}
+        nb.cells.insert(ti[0] + 1, cell)
+    elif kind == "newer_schema":
+        meta.update(solution=True, locked=False, schema_version=99)
+        nb.cells.insert(ti[0] + 1, cell)
+    return nb
+
+
+METADATA_ATTACKS = ["id_on_an_answer_after", "id_on_an_answer_before", "test_cell_copied", "test_cell_replaced",
+                    "unknown_id", "empty_metadata", "newer_schema"]
+METADATA_SOLVED = ["id_on_an_answer_after", "test_cell_copied"]  # an honest copy of a test cell loses nothing
+
+
 @pytest.fixture(scope="module")
 def attacked(tmp_path_factory):
     """One nbgrader course, one student per attack (the softmax notebook only) and two controls
@@ -313,8 +355,13 @@ def attacked(tmp_path_factory):
     naive = {**key, "softmax": re.sub(r"(?s)    shifted =.*", NAIVE_SOFTMAX, key["softmax"])}
     students = {name: ({}, code) for name, code in KERNEL_ATTACKS.items()}
     students |= {"solved": (key, ""), "naive_patched": (naive, KERNEL_ATTACKS["patched_module"])}
+    students |= {kind: ({}, "") for kind in METADATA_ATTACKS}
+    students |= {f"{kind}_solved": (key, "") for kind in METADATA_SOLVED}
     for name, (answer, code) in students.items():
         nb = solve(release, answer)
+        kind = name.removesuffix("_solved")
+        if kind in METADATA_ATTACKS:
+            nb = _tamper(nb, kind)
         at = max(i for i, c in enumerate(nb.cells) if c.metadata.get("nbgrader", {}).get("solution")) + 1
         if code:
             nb.cells.insert(at, nbformat.v4.new_code_cell(code.replace("ANSWER", repr(key["softmax"]))))
@@ -329,15 +376,19 @@ def attacked(tmp_path_factory):
         (work / "kata" / name / "ch01" / f"{SOFTMAX}.ipynb").write_bytes((folder / f"{SOFTMAX}.ipynb").read_bytes())
     proc = nbgrader(course, "autograde", "s1_11")
     got = scores(course, "s1_11")
-    kata = {name: grade(work / "kata" / name, "-e", SOFTMAX)["score"] for name in students}
+    kata = {name: grade(work / "kata" / name, "-e", SOFTMAX)["score"] for name in students
+            if name.removesuffix("_solved") not in METADATA_ATTACKS}
+    kata |= {name: 13 if name.endswith("_solved") else 0 for name in students  # as written: no new grading
+             if name.removesuffix("_solved") in METADATA_ATTACKS}
     return proc, got, kata
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("attack", [*KERNEL_ATTACKS, "naive_patched", "solved"])
+@pytest.mark.parametrize("attack", [*KERNEL_ATTACKS, "naive_patched", "solved", *METADATA_ATTACKS,
+                                    *(f"{kind}_solved" for kind in METADATA_SOLVED)])
 def test_a_kernel_side_attack_scores_in_nbgrader_what_kata_grade_gives(attacked, attack):
     proc, got, kata = attacked
-    if attack == "solved":  # the controls: the kata's grading works here
+    if attack == "solved" or attack.endswith("_solved"):  # the controls: the kata's grading works here
         assert kata[attack] == 13
     elif attack == "naive_patched":  # the kernel-side patch is code in the softmax exercise's notebook:
         assert kata[attack] == 0  # it imports what a "write it yourself" exercise may not (grader/course/scan_escapes.py)

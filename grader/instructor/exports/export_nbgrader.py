@@ -171,11 +171,12 @@ AUTOGRADE_PREPROCESSORS = [
     "nbgrader.preprocessors.CheckCellMetadata",
 ]
 
-# nbgrader 0.9's Autograde.sanitize_preprocessors with OverwriteCells replaced by the kata's, which
-# does not take a released hidden-test cell for a changed one (nbgrader_autograde.KataOverwriteCells).
+# nbgrader 0.9's Autograde.sanitize_preprocessors with DeduplicateIds and OverwriteCells replaced by
+# the kata's: a grade_id held twice keeps the cell the gradebook knows, and a locked cell is put back
+# as released, flags included, with no false alarm on hidden tests (nbgrader_autograde.py).
 SANITIZE_PREPROCESSORS = [
     "nbgrader.preprocessors.ClearOutput",
-    "nbgrader.preprocessors.DeduplicateIds",
+    "grader.instructor.exports.nbgrader_autograde.KataDeduplicateIds",
     "nbgrader.preprocessors.OverwriteKernelspec",
     "grader.instructor.exports.nbgrader_autograde.KataOverwriteCells",
     "nbgrader.preprocessors.CheckCellMetadata",

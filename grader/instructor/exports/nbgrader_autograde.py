@@ -94,6 +94,77 @@ def submitted_places(coursedir: CourseDirectory, student: str, assignment: str) 
     return [own, *others]
 
 
+def _gradebook_flags(gradebook, grade_id: str, notebook: str, assignment: str) -> dict | None:
+    """{"cell_type", "grade", "solution", "locked"} of the gradebook's cell `grade_id` (None: no such cell)."""
+    try:
+        source = gradebook.find_source_cell(grade_id, notebook, assignment)
+    except MissingEntry:
+        return None
+    found = {}
+    for flag, find in (("grade", gradebook.find_graded_cell), ("solution", gradebook.find_solution_cell)):
+        try:
+            find(grade_id, notebook, assignment)
+            found[flag] = True
+        except MissingEntry:
+            found[flag] = False
+    return {"cell_type": source.cell_type, "locked": bool(source.locked), **found}
+
+
+def _flags(cell) -> dict:
+    nbg = cell.metadata.get("nbgrader", {})
+    return {"cell_type": cell.cell_type, "grade": bool(nbg.get("grade")), "solution": bool(nbg.get("solution")),
+            "locked": bool(nbg.get("locked"))}
+
+
+class KataDeduplicateIds(NbGraderPreprocessor):
+    """nbgrader's DeduplicateIds, keeping the cell the gradebook knows rather than the last one.
+
+    A notebook may hold a grade_id twice: a cell copied in Jupyter keeps its metadata, and a
+    student can write any metadata. nbgrader's DeduplicateIds keeps the last cell of each id and
+    sets the others' nbgrader metadata to {}, which nbgrader then takes for an old metadata format
+    and stops the whole `nbgrader autograde` run, every later student ungraded; and a cell placed
+    after a test cell under its id, marked as an answer, replaced that test cell. Here, of the
+    cells sharing an id, the first whose type and flags (grade, solution, locked) are the
+    gradebook's keeps the id (else the first); the others lose their nbgrader metadata and become
+    ordinary cells (a copy of a test cell keeps its tags, which leave it out of the graded code).
+    A cell claiming an id the gradebook does not know is an ordinary cell too (nbgrader would keep
+    its grade flag without an id). A test cell's verdict is the kata's, whichever cell holds its id."""
+
+    def preprocess(self, nb, resources):
+        from nbgrader.api import Gradebook
+        from nbgrader.nbgraderformat import SCHEMA_VERSION
+
+        notebook, assignment = resources["nbgrader"]["notebook"], resources["nbgrader"]["assignment"]
+        holders: dict[str, list] = {}
+        for cell in nb.cells:
+            if "nbgrader" not in cell.metadata:
+                continue
+            nbg = cell.metadata["nbgrader"]
+            gid = nbg.get("grade_id") if isinstance(nbg, dict) else None
+            if not isinstance(gid, str) or not (nbg.get("grade") or nbg.get("solution") or nbg.get("locked")):
+                del cell.metadata["nbgrader"]  # no cell of nbgrader's: {} stopped the whole run as an "old format"
+                continue
+            holders.setdefault(gid, []).append(cell)
+        if not holders:
+            return nb, resources
+        with Gradebook(resources["nbgrader"]["db_url"]) as gradebook:
+            for gid, cells in holders.items():
+                known = _gradebook_flags(gradebook, gid, notebook, assignment)
+                if known is None:  # no cell of this assignment: not graded, not scored
+                    keep = None
+                    self.log.warning("Cell id %r is no cell of %s: it is an ordinary cell now", gid, notebook)
+                else:
+                    keep = next((c for c in cells if _flags(c) == known), cells[0])
+                    keep.metadata["nbgrader"]["schema_version"] = SCHEMA_VERSION  # another stopped the run too
+                    if len(cells) > 1:
+                        self.log.warning("Cell id %r is held by %d cells: kept the one the gradebook knows, the "
+                                         "others are ordinary cells now", gid, len(cells))
+                for cell in cells:
+                    if cell is not keep:
+                        del cell.metadata["nbgrader"]
+        return nb, resources
+
+
 class KataOverwriteCells(OverwriteCells):
     """nbgrader's OverwriteCells, without its false alarm on hidden tests.
 
@@ -110,6 +181,16 @@ class KataOverwriteCells(OverwriteCells):
 
     def preprocess_cell(self, cell, resources, cell_index):
         grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
+        if isinstance(grade_id, str):
+            # a locked cell of the gradebook is the gradebook's, flags included: a test cell handed in
+            # marked as an answer (or an answer cell marked as a test) is put back as released, where
+            # nbgrader would fail the whole notebook on its checksum ("Inconsistent checksums")
+            known = _gradebook_flags(self.gradebook, grade_id, self.notebook_id, self.assignment_id)
+            if known is not None and known["locked"]:
+                for flag in ("grade", "solution"):
+                    cell.metadata.nbgrader[flag] = known[flag]
+                if known["grade"] and "points" not in cell.metadata.nbgrader:
+                    cell.metadata.nbgrader["points"] = 0  # OverwriteCells puts the gradebook's points back
         if grade_id is not None and utils.is_locked(cell):
             try:
                 source = self.gradebook.find_source_cell(grade_id, self.notebook_id, self.assignment_id)
