@@ -1,0 +1,126 @@
+"""`kata --lang zh`: every command's help, argparse's own words and the commands' printed lines are
+Chinese (issue 36).
+
+A text passes when no English written by the kata is left in it once the names it may keep are
+taken out: backticked code, quoted examples, option strings, ALL-CAPS metavars and acronyms,
+{choice,sets}, paths and file names, identifiers (with a digit or an underscore), the usage block
+argparse writes from those, the argument and command names at the start of a help row, and a few
+proper nouns (ALLOWED). Any run of three or more Latin letters left is English the kata wrote."""
+from __future__ import annotations
+
+import argparse
+import re
+import subprocess
+import sys
+
+from grader.cli import build_parser
+from grader.cli_text import argparse_words, chosen_language
+from tests.conftest import ROOT
+from tests.test_cli_help import commands
+
+# names, not words: products, formats and tools that read the same in a Chinese text
+ALLOWED = {"kata", "transformer", "gpt", "bert", "imdb", "nbgrader", "gradescope", "canvas", "moodle", "exercism",
+           "pytorch", "torch", "torchrun", "tiktoken", "copydetect", "jupyter", "python", "adamw", "apple", "slurm",
+           "hugging", "face", "parquet", "wheel", "zip", "tar", "json", "html", "csv", "gpu", "cpu", "id", "png"}
+
+_CODE = [
+    re.compile(r"`[^`]*`"),                                   # backticked code
+    re.compile(r"'[^'\n]*'"),                                  # quoted examples: 'Attention (48213)'
+    re.compile(r"\{[^{}\s]*\}"),                               # argparse's {choice,sets}
+    re.compile(r"\[\[[a-z_]+\]\]"),                            # course.toml's [[assignment]]
+    re.compile(r"(?<![\w-])--?[A-Za-z][\w-]*"),                # option strings
+    re.compile(r"[\w.<>*:~-]*/[\w.<>*/:~-]*"),                 # paths: exercises/, .kata/assets, ch01/x.py
+    re.compile(r"[\w<>-]*\.\w[\w.<>-]*"),                       # file names: setup.sh, tar.gz, .kata
+    re.compile(r"\b\w*[\d_]\w*\b"),                            # identifiers: s1_11, budget_s, sha256, week2
+    re.compile(r"\b[A-Z][A-Z0-9]+\b"),                         # metavars and acronyms: OUT, CUDA, LMS
+]
+
+
+def english_left(text: str, names: set[str] = frozenset()) -> list[str]:
+    """The English words of `text` that are none of the names above (nor `names`: a parser's
+    positionals and subcommands at the start of a help row)."""
+    lines = []
+    in_usage = False
+    for line in text.splitlines():
+        if line.startswith("用法：") or line.startswith("usage: "):
+            in_usage = True
+        elif in_usage and not line.strip():
+            in_usage = False
+        if in_usage:
+            continue
+        row = line.strip().split("  ", 1)
+        first = row[0].split(",")[0].split(" ")[0]
+        if line.startswith("  ") and (first.startswith("-") or first in names):
+            line = row[1] if len(row) > 1 else ""
+        lines.append(line)
+    text = "\n".join(lines)
+    for pattern in _CODE:
+        text = pattern.sub(" ", text)
+    return [w for w in re.findall(r"[A-Za-z]{3,}", text) if w.lower() not in ALLOWED]
+
+
+def _names(parser: argparse.ArgumentParser) -> set[str]:
+    out = set()
+    for action in parser._actions:
+        if not action.option_strings:
+            out.add(action.metavar or action.dest)
+        if isinstance(action, argparse._SubParsersAction):
+            out |= set(action.choices)
+    return out
+
+
+def zh_help(monkeypatch) -> dict[str, str]:
+    """`kata ... --help` of every command path, in Chinese, one line per paragraph (a wide terminal)."""
+    monkeypatch.setenv("COLUMNS", "100000")
+    with argparse_words("zh"):
+        return {path: parser.format_help() for path, parser in commands(build_parser("zh"))}
+
+
+def test_every_command_s_help_is_chinese(monkeypatch):
+    helps = zh_help(monkeypatch)
+    assert {"kata", "kata train", "kata export nbgrader", "kata assets", "kata grade"} <= set(helps)
+    parsers = dict(commands(build_parser("zh")))
+    left = {path: words for path, text in helps.items() if (words := english_left(text, _names(parsers[path])))}
+    assert not left, "English left in `kata --lang zh CMD --help`:\n" + "\n".join(
+        f"{path}: {' '.join(words)}" for path, words in left.items())
+
+
+def test_argparse_s_own_words_are_chinese(monkeypatch):
+    text = zh_help(monkeypatch)["kata grade"]
+    assert text.startswith("用法：kata grade [-h]")
+    assert "\n位置参数:\n" in text and "\n选项:\n" in text
+    assert "  -h, --help " in text and " 显示此帮助信息并退出\n" in text
+
+
+def test_english_help_is_unchanged():
+    with argparse_words("en"):
+        text = build_parser("en")._subparsers._group_actions[0].choices["stubs"].format_help()
+    assert text.startswith("usage: kata stubs [-h]")
+    assert "  -h, --help         show this help message and exit" in text
+    assert "only report stale stubs (in any language)" in text
+
+
+def test_the_language_is_chosen_before_the_parser_is_built(monkeypatch):
+    monkeypatch.setenv("KATA_LANG", "en")
+    assert chosen_language(["--lang", "zh", "check"]) == "zh"
+    assert chosen_language(["stubs", "--lang=zh"]) == "zh"
+    assert chosen_language(["check"]) == "en"
+    assert chosen_language(["run", "--", "--lang", "zh"]) == "en"
+    monkeypatch.setenv("KATA_LANG", "zh")
+    assert chosen_language(["check"]) == "zh"
+
+
+def _kata(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "grader", *args], cwd=ROOT, capture_output=True, text=True,
+                          timeout=120, env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT), **(env or {})})
+
+
+def test_the_command_line_s_errors_are_chinese():
+    wrong = _kata("--lang=zh", "nosuch")
+    assert wrong.returncode == 2
+    assert wrong.stderr.startswith("用法：kata ")
+    assert "kata：错误：参数 command：无效的选项值：'nosuch'（可选：" in wrong.stderr
+    missing = _kata("grade", env={"KATA_LANG": "zh"})
+    assert "kata grade：错误：缺少以下参数：path" in missing.stderr
+    english = _kata("grade", env={"LANG": "C"})
+    assert "kata grade: error: the following arguments are required: path" in english.stderr
