@@ -9,6 +9,7 @@ proper nouns (ALLOWED). Any run of three or more Latin letters left is English t
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import subprocess
 import sys
@@ -19,11 +20,17 @@ from tests.conftest import ROOT
 from tests.test_cli_help import commands
 
 # names, not words: products, formats and tools that read the same in a Chinese text
+# the words of a command line: the commands and their positional choices (`kata assets pack`)
+COMMANDS = sorted({name for path, parser in commands(build_parser("en"))
+                   for name in path.split()[1:] + [c for a in parser._actions if not a.option_strings
+                                                   for c in (a.choices or ())]}, key=len, reverse=True)
 ALLOWED = {"kata", "transformer", "gpt", "bert", "imdb", "nbgrader", "gradescope", "canvas", "moodle", "exercism",
            "pytorch", "torch", "torchrun", "tiktoken", "copydetect", "jupyter", "python", "adamw", "apple", "slurm",
            "hugging", "face", "parquet", "wheel", "zip", "tar", "json", "html", "csv", "gpu", "cpu", "id", "png"}
 
 _CODE = [
+    re.compile(r"\bkata(?: (?:" + "|".join(COMMANDS) + r")\b)+"),  # the commands: kata release, kata export nbgrader
+    re.compile(r"\bnbgrader [a-z_]+"),                         # and nbgrader's: nbgrader autograde
     re.compile(r"`[^`]*`"),                                   # backticked code
     re.compile(r"'[^'\n]*'"),                                  # quoted examples: 'Attention (48213)'
     re.compile(r"\{[^{}\s]*\}"),                               # argparse's {choice,sets}
@@ -124,3 +131,54 @@ def test_the_command_line_s_errors_are_chinese():
     assert "kata grade：错误：缺少以下参数：path" in missing.stderr
     english = _kata("grade", env={"LANG": "C"})
     assert "kata grade: error: the following arguments are required: path" in english.stderr
+
+
+def _zh_run(*args: str, cwd=ROOT) -> subprocess.CompletedProcess:
+    """`kata --lang zh ARGS` in `cwd`, in an English environment: the option alone picks Chinese."""
+    return subprocess.run([sys.executable, "-m", "grader", "--lang", "zh", *args], cwd=cwd, capture_output=True,
+                          text=True, timeout=300, env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT), "LANG": "C",
+                                                       "HOME": os.environ.get("HOME", "/tmp"), "MPLBACKEND": "Agg"})
+
+
+def _chinese_output(proc: subprocess.CompletedProcess, command: str) -> str:
+    """stdout and stderr, the lines of other libraries (matplotlib's font search) left out; fails on
+    English the kata wrote."""
+    lines = [line for line in (proc.stdout + proc.stderr).splitlines() if not line.startswith("findfont:")]
+    text = "\n".join(lines)
+    assert not english_left(text), f"English left in `kata --lang zh {command}`: {english_left(text)}\n{text}"
+    return text
+
+
+def test_kata_stubs_speaks_chinese(tmp_course):
+    stub = tmp_course / "exercises/ch01/s1_11_softmax.py"
+    stub.write_text(stub.read_text(encoding="utf-8") + "\n# changed\n", encoding="utf-8")
+    check = _zh_run("stubs", "--check", cwd=tmp_course)
+    assert check.returncode == 1
+    assert "已过时：exercises/ch01/s1_11_softmax.py" in _chinese_output(check, "stubs --check")
+    wrote = _zh_run("stubs", cwd=tmp_course)
+    assert wrote.returncode == 0, wrote.stderr
+    assert "已写出 exercises/ch01/s1_11_softmax.py" in _chinese_output(wrote, "stubs")
+    again = _zh_run("stubs", cwd=tmp_course)
+    assert _chinese_output(again, "stubs").strip() == "初始代码已是最新"
+
+
+def test_kata_assets_speaks_chinese():
+    status = _zh_run("assets", "status")
+    assert status.returncode == 0, status.stderr
+    assert "gpt2.tiktoken" in _chinese_output(status, "assets status")
+    pack = _zh_run("assets", "pack")
+    assert pack.returncode == 2
+    assert _chinese_output(pack, "assets pack").strip() == "kata assets pack：请给出归档文件的文件名"
+
+
+def test_kata_release_and_export_speak_chinese(tmp_path):
+    release = _zh_run("release", str(tmp_path / "bundle"), "-a", "week1")
+    assert release.returncode == 0, release.stderr
+    text = _chinese_output(release, "release")
+    assert "kata release：已写出" in text and "作业 week1：" in text and "其中没有发现任何隐藏内容" in text
+    nbgrader = _zh_run("export", "nbgrader", str(tmp_path / "nbg"), "-e", "s1_11_softmax")
+    assert nbgrader.returncode == 0, nbgrader.stderr
+    _chinese_output(nbgrader, "export nbgrader")
+    gradescope = _zh_run("export", "gradescope", str(tmp_path / "gs.zip"), "-e", "s1_11_softmax")
+    assert gradescope.returncode == 0, gradescope.stderr
+    assert "隐藏检查的结果在成绩发布后显示" in _chinese_output(gradescope, "export gradescope")

@@ -62,7 +62,7 @@ def cmd_assets(args) -> int:
         show(assets.status())
         return 0
     if not args.file:
-        print(f"kata assets {args.action}: give the archive's file name", file=sys.stderr)
+        print(t("assets_give_file", action=args.action), file=sys.stderr)
         return 2
     try:
         if args.action == "pack":

@@ -44,6 +44,7 @@ from pathlib import Path
 
 from ... import __version__
 from ...course.manifest import PACKAGE_DIR, Course, edition
+from ...course.messages import t
 from ...listings import errata as errata_i18n
 from .release_source import function_signature_stub, imported_names, prune, public_check_roots
 
@@ -490,7 +491,7 @@ def build(course: Course, out: str | Path, force: bool = False, log=lambda messa
             "grader", "exercises", "solutions", "tests"):
         raise ReleaseError(f"{out}: choose a folder outside the course's own files")
 
-    log("running the public checks, the listings and their figures on the solutions (recording what they read)")
+    log(t("release_recording"))
     rec = record(course, chosen)
     if rec.failures:
         raise ReleaseError("the reference solutions fail what the bundle would check:\n  " + "\n  ".join(rec.failures[:20]))
