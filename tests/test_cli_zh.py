@@ -182,3 +182,13 @@ def test_kata_release_and_export_speak_chinese(tmp_path):
     gradescope = _zh_run("export", "gradescope", str(tmp_path / "gs.zip"), "-e", "s1_11_softmax")
     assert gradescope.returncode == 0, gradescope.stderr
     assert "隐藏检查的结果在成绩发布后显示" in _chinese_output(gradescope, "export gradescope")
+
+
+def test_kata_release_refuses_in_chinese(tmp_path):
+    unknown = _zh_run("release", str(tmp_path / "bundle"), "-a", "week9")
+    assert unknown.returncode == 2
+    assert "course.toml 中没有作业 'week9'（已有的作业：week1, week2, week3, week4）" in _chinese_output(unknown, "release")
+    (tmp_path / "full" / "x").mkdir(parents=True)
+    full = _zh_run("release", str(tmp_path / "full"))
+    assert full.returncode == 2
+    assert f"{tmp_path / 'full'} 已存在且不为空（用 --force 替换它）" in _chinese_output(full, "release")

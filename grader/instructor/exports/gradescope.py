@@ -327,7 +327,7 @@ def export(course, out: str | Path, hidden_visibility: str = "after_published", 
     if sandbox not in ("bubblewrap", "limits-only"):
         raise ExportError("--grading-sandbox must be bubblewrap or limits-only")
     if edition() is not None and edition().get("edition") == "student":
-        raise ExportError("this is a student bundle (kata release): it has no hidden checks to grade with")
+        raise ExportError(t("gs_student_bundle"))
     out = Path(out)
     notes: list[str] = []
     with atomic.replacing(out, mode=0o644) as tmp, zipfile.ZipFile(tmp, "w") as zf:
