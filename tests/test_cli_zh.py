@@ -26,7 +26,7 @@ COMMANDS = sorted({name for path, parser in commands(build_parser("en"))
                                                    for c in (a.choices or ())]}, key=len, reverse=True)
 ALLOWED = {"kata", "transformer", "gpt", "bert", "imdb", "nbgrader", "gradescope", "canvas", "moodle", "exercism",
            "pytorch", "torch", "torchrun", "tiktoken", "copydetect", "jupyter", "python", "adamw", "apple", "slurm",
-           "hugging", "face", "parquet", "wheel", "zip", "tar", "json", "html", "csv", "gpu", "cpu", "id", "png"}
+           "hugging", "face", "parquet", "pypi", "wheel", "zip", "tar", "json", "html", "csv", "gpu", "cpu", "id", "png"}
 
 _CODE = [
     re.compile(r"\bkata(?: (?:" + "|".join(COMMANDS) + r")\b)+"),  # the commands: kata release, kata export nbgrader
@@ -192,3 +192,23 @@ def test_kata_release_refuses_in_chinese(tmp_path):
     full = _zh_run("release", str(tmp_path / "full"))
     assert full.returncode == 2
     assert f"{tmp_path / 'full'} 已存在且不为空（用 --force 替换它）" in _chinese_output(full, "release")
+
+
+def test_kata_assets_fetch_says_its_downloads_in_chinese(tmp_path, monkeypatch):
+    """`kata assets fetch` with no local copy of GPT-2's ranks: pip's download and its failure."""
+    import types
+
+    from grader.capstone import gpt2, pypi
+
+    monkeypatch.setenv("KATA_LANG", "zh")
+    monkeypatch.setattr(gpt2, "_local_copies", lambda: [])
+    monkeypatch.setattr(pypi.subprocess, "run", lambda cmd, **kw: types.SimpleNamespace(
+        returncode=1, stdout="", stderr="ERROR: no network"))
+    said = []
+    try:
+        gpt2.fetch_assets(tmp_path, log=said.append)
+    except gpt2.AssetMissing as e:
+        said.append(str(e))
+    assert said[0] == "gpt2：正在从 PyPI 下载 `openai-whisper` 的源码包（用于 gpt2.tiktoken）"
+    assert said[1].startswith("`pip download openai-whisper` 失败：")
+    assert not english_left(said[0])
