@@ -32,7 +32,7 @@ import sys
 from . import __version__
 from .authoring import commands as authoring
 from .capstone import commands as capstone
-from .cli_text import argparse_words, chosen_language, translate
+from .cli_text import argparse_words, chosen_language, lang_option, translate
 from .course.messages import language, t
 from .instructor import commands as instructor
 from .instructor.similarity import commands as similarity
@@ -359,7 +359,7 @@ def _seconds(text: str) -> float:
     except ValueError:
         value = float("nan")
     if not value > 0 or value == float("inf"):
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds above 0")
+        raise argparse.ArgumentTypeError(t("seconds_invalid", value=repr(text)))
     return value
 
 
@@ -378,7 +378,10 @@ def main(argv=None) -> int:
     from .worker.sandbox import EXIT as SANDBOX_EXIT
     from .worker.sandbox import SandboxUnavailable
 
-    lang = chosen_language(sys.argv[1:] if argv is None else argv)
+    argv = sys.argv[1:] if argv is None else argv
+    if lang_option(argv):  # before parsing: an argument's type check (--budget, --threshold) speaks it too
+        os.environ["KATA_LANG"] = lang_option(argv)
+    lang = chosen_language(argv)
     with argparse_words(lang):  # its errors and --help
         args = build_parser(lang).parse_args(argv)
     if args.lang:

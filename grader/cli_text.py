@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import os
 
 from .course.messages import CATALOG, language
 
@@ -52,6 +51,11 @@ ARGPARSE_KEYS = {
 
 def chosen_language(argv) -> str:
     """"zh" or "en": the last `--lang X` / `--lang=X` of `argv`, else KATA_LANG or the locale."""
+    return lang_option(argv) or language()
+
+
+def lang_option(argv) -> str | None:
+    """The last `--lang X` / `--lang=X` of `argv` (before any `--`), if it is a language."""
     lang = None
     argv = list(argv)
     for i, arg in enumerate(argv):
@@ -61,7 +65,7 @@ def chosen_language(argv) -> str:
             lang = argv[i + 1]
         elif arg.startswith("--lang="):
             lang = arg[len("--lang="):]
-    return lang if lang in ("en", "zh") else language()
+    return lang if lang in ("en", "zh") else None
 
 
 def _zh(key: str, english: str) -> str | None:

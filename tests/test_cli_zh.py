@@ -131,6 +131,8 @@ def test_the_command_line_s_errors_are_chinese():
     assert "kata grade：错误：缺少以下参数：path" in missing.stderr
     english = _kata("grade", env={"LANG": "C"})
     assert "kata grade: error: the following arguments are required: path" in english.stderr
+    budget = _kata("grade", "x", "--budget", "0", "--lang", "zh", env={"LANG": "C"})
+    assert "kata grade：错误：参数 --budget：'0' 不是大于 0 的秒数" in budget.stderr
 
 
 def _zh_run(*args: str, cwd=ROOT) -> subprocess.CompletedProcess:
