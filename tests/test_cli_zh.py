@@ -214,3 +214,10 @@ def test_kata_assets_fetch_says_its_downloads_in_chinese(tmp_path, monkeypatch):
     assert said[0] == "gpt2：正在从 PyPI 下载 `openai-whisper` 的源码包（用于 gpt2.tiktoken）"
     assert said[1].startswith("`pip download openai-whisper` 失败：")
     assert not english_left(said[0])
+
+
+def test_kata_verify_speaks_chinese():
+    verify = _zh_run("verify", "--no-grade")
+    assert verify.returncode == 0, verify.stdout
+    text = _chinese_output(verify, "verify --no-grade")
+    assert re.search(r"^通过：\d+ 个练习、\d+ 项检查", text, re.M) and text.rstrip().endswith("kata verify：通过")
