@@ -167,7 +167,10 @@ def test_kata_stubs_speaks_chinese(tmp_course):
 def test_kata_assets_speaks_chinese():
     status = _zh_run("assets", "status")
     assert status.returncode == 0, status.stderr
-    assert "gpt2.tiktoken" in _chinese_output(status, "assets status")
+    rows = [line for line in _chinese_output(status, "assets status").splitlines() if line[:1] in "✔·✘"]
+    assert len(rows) >= 3 and "gpt2.tiktoken" in rows[0]
+    from rich.cells import cell_len  # the status column lines up in display cells, Chinese names too
+    assert len({cell_len(row[:row.index(row.split()[2])]) for row in rows}) == 1, rows
     pack = _zh_run("assets", "pack")
     assert pack.returncode == 2
     assert _chinese_output(pack, "assets pack").strip() == "kata assets pack：请给出归档文件的文件名"
