@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import re
+import unicodedata
 
 from .course.messages import CATALOG, language
 
@@ -107,10 +109,54 @@ def _text(keys, english):
     return english
 
 
+_TOKEN = re.compile(r"[\u2e80-\u9fff\uf900-\ufaff\uff00-\uffef]|[^\s\u2e80-\u9fff\uf900-\ufaff\uff00-\uffef]+| ")
+_NO_LINE_START = "，。；：、）」』！？…"  # Chinese punctuation stays at the end of its line
+
+
+def cells(text: str) -> int:
+    """Display width: a Chinese character or full-width sign takes two cells."""
+    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
+
+
+def wrap_cells(text: str, width: int) -> list[str]:
+    """`text` (whitespace already single spaces) in lines of at most `width` display cells: a line
+    may break between two Chinese characters, never inside a Latin word or before 。，）."""
+    lines, line = [], ""
+    for token in _TOKEN.findall(text):
+        if token == " " and not line:
+            continue
+        if not line or cells(line) + cells(token) <= width:
+            line += token
+        elif token in _NO_LINE_START:  # the Chinese character it follows goes to the next line with it
+            keep = len(line.rstrip(_NO_LINE_START))
+            if keep > 1 and cells(line[keep - 1]) == 2:
+                lines.append(line[:keep - 1].rstrip())
+                line = line[keep - 1:] + token
+            else:
+                line += token  # nothing to carry over: the line runs over
+        else:
+            lines.append(line.rstrip())
+            line = "" if token == " " else token
+    return lines + [line.rstrip()] if line.strip() else lines
+
+
+class CellWrappingFormatter(argparse.HelpFormatter):
+    """argparse's help, wrapped by display cells (its own wrapping counts characters, which makes
+    Chinese lines twice as wide as the terminal) and between Chinese characters."""
+
+    def _split_lines(self, text, width):
+        return wrap_cells(self._whitespace_matcher.sub(" ", text).strip(), width)
+
+    def _fill_text(self, text, width, indent):
+        return "\n".join(indent + line
+                         for line in wrap_cells(self._whitespace_matcher.sub(" ", text).strip(), width - len(indent)))
+
+
 def translate(parser: argparse.ArgumentParser, lang: str, command: str = "kata") -> argparse.ArgumentParser:
     """Every help text of `parser` and its subcommands in `lang` (English: unchanged)."""
     if lang != "zh":
         return parser
+    parser.formatter_class = CellWrappingFormatter
     parser.description = _text([f"cli_{command}_description"], parser.description)
     parser.epilog = _text([f"cli_{command}_epilog"], parser.epilog)
     groups = [g for g in parser._action_groups if g not in (parser._positionals, parser._optionals)]

@@ -15,7 +15,7 @@ import subprocess
 import sys
 
 from grader.cli import build_parser
-from grader.cli_text import argparse_words, chosen_language
+from grader.cli_text import argparse_words, cells, chosen_language
 from tests.conftest import ROOT
 from tests.test_cli_help import commands
 
@@ -97,6 +97,19 @@ def test_argparse_s_own_words_are_chinese(monkeypatch):
     assert text.startswith("用法：kata grade [-h]")
     assert "\n位置参数:\n" in text and "\n选项:\n" in text
     assert "  -h, --help " in text and " 显示此帮助信息并退出\n" in text
+
+
+def test_chinese_help_fits_an_80_cell_terminal(monkeypatch):
+    """argparse counts characters; a Chinese character takes two cells, so its own wrapping would
+    give lines twice as wide as the terminal."""
+    monkeypatch.setenv("COLUMNS", "80")
+    with argparse_words("zh"):
+        helps = {path: parser.format_help() for path, parser in commands(build_parser("zh"))}
+    wide = [f"{path}: {line}" for path, text in helps.items() for line in text.splitlines()
+            if re.search(r"[\u4e00-\u9fff]", line) and not line.startswith("用法：") and cells(line) > 80]
+    assert not wide, "lines wider than the terminal:\n" + "\n".join(wide)
+    assert "\n                        记录分数，日志会说明原因）或 `limits-only`（用于不允许\n" in helps[
+        "kata export gradescope"]
 
 
 def test_english_help_is_unchanged():
