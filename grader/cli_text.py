@@ -8,13 +8,14 @@ catalog entry its place names, when that entry's English (msgid) is the text in 
 - a command's one-line help: `cli_<command>` (`cli_export_nbgrader`), its description
   `cli_<command>_description` (the top level's command is `kata`);
 - an argument's help: `cli_<command>_<dest>`, else `cli_<dest>` for the options many commands share
-  (`cli_lang`, `cli_help`);
+  (`cli_lang`, `cli_course`);
 - an argument group's title and description: `cli_<command>_group<n>_title`, `..._description`.
 An English text changed without its entry reads in English (tests/test_cli_zh.py finds it).
 
 argparse takes its own words ("usage: ", "invalid choice: ...") from `gettext.gettext` through its
 module name `_` when it formats or fails; `argparse_words(lang)` points that name at the catalog's
-`argparse_*` entries while the parser is built and parses.
+`argparse_*` entries while the parser is built and parses. In Chinese, the help is wrapped by
+display cells (CellWrappingFormatter): argparse counts characters, and a Chinese one takes two.
 """
 from __future__ import annotations
 

@@ -19,11 +19,11 @@ from grader.cli_text import argparse_words, cells, chosen_language
 from tests.conftest import ROOT
 from tests.test_cli_help import commands
 
-# names, not words: products, formats and tools that read the same in a Chinese text
 # the words of a command line: the commands and their positional choices (`kata assets pack`)
 COMMANDS = sorted({name for path, parser in commands(build_parser("en"))
                    for name in path.split()[1:] + [c for a in parser._actions if not a.option_strings
                                                    for c in (a.choices or ())]}, key=len, reverse=True)
+# names, not words: products, formats and tools that read the same in a Chinese text
 ALLOWED = {"kata", "transformer", "gpt", "bert", "imdb", "nbgrader", "gradescope", "canvas", "moodle", "exercism",
            "pytorch", "torch", "torchrun", "tiktoken", "copydetect", "jupyter", "python", "adamw", "apple", "slurm",
            "hugging", "face", "parquet", "pypi", "wheel", "zip", "tar", "json", "html", "csv", "gpu", "cpu", "id", "png"}
