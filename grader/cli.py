@@ -32,7 +32,8 @@ import sys
 from . import __version__
 from .authoring import commands as authoring
 from .capstone import commands as capstone
-from .course.messages import t
+from .cli_text import argparse_words, chosen_language, lang_option, translate
+from .course.messages import language, t
 from .instructor import commands as instructor
 from .instructor.similarity import commands as similarity
 from .student import commands as student
@@ -221,7 +222,15 @@ def _add_train_parser(sub) -> None:
     t.set_defaults(func=capstone.cmd_train)
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(lang: str | None = None) -> argparse.ArgumentParser:
+    """The `kata` parser with its help texts and argparse's words in `lang` (default: the current
+    language; grader/cli_text.py)."""
+    lang = lang or language()
+    with argparse_words(lang):
+        return translate(_build_parser(), lang)
+
+
+def _build_parser() -> argparse.ArgumentParser:
     from .instructor.batch import commands as batch
 
     p = argparse.ArgumentParser(prog="kata", description="The Transformer kata: exercises and a sandboxed grader.")
@@ -350,7 +359,7 @@ def _seconds(text: str) -> float:
     except ValueError:
         value = float("nan")
     if not value > 0 or value == float("inf"):
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds above 0")
+        raise argparse.ArgumentTypeError(t("seconds_invalid", value=repr(text)))
     return value
 
 
@@ -369,7 +378,12 @@ def main(argv=None) -> int:
     from .worker.sandbox import EXIT as SANDBOX_EXIT
     from .worker.sandbox import SandboxUnavailable
 
-    args = build_parser().parse_args(argv)
+    argv = sys.argv[1:] if argv is None else argv
+    if lang_option(argv):  # before parsing: an argument's type check (--budget, --threshold) speaks it too
+        os.environ["KATA_LANG"] = lang_option(argv)
+    lang = chosen_language(argv)
+    with argparse_words(lang):  # its errors and --help
+        args = build_parser(lang).parse_args(argv)
     if args.lang:
         os.environ["KATA_LANG"] = args.lang
     before = os.environ.get("KATA_SANDBOX")

@@ -5,6 +5,7 @@ import os
 import sys
 
 from ..course.commandline import select
+from ..course.messages import t
 
 
 def cmd_verify(args) -> int:
@@ -12,10 +13,10 @@ def cmd_verify(args) -> int:
 
     v = verify(getattr(args, "root", None), grade=not args.no_grade)
     for fact in v.facts:
-        print(f"ok: {fact}")
+        print(t("verify_ok", fact=fact))
     for p in v.problems:
-        print(f"FAIL: {p}")
-    print("kata verify: " + ("passed" if v.ok else f"{len(v.problems)} problem(s)"))
+        print(t("verify_fail", problem=p))
+    print(t("verify_passed") if v.ok else t("verify_problems", count=len(v.problems)))
     return 0 if v.ok else 1
 
 
@@ -37,13 +38,13 @@ def cmd_stubs(args) -> int:
                  if not (course.exercises_dir / ex.file).is_file()
                  or (course.exercises_dir / ex.file).read_text(encoding="utf-8") not in stubs.stub_variants(course, ex)]
         for s in stale:
-            print(f"stale: exercises/{course.get(s).file}")
+            print(t("stubs_stale", path=f"exercises/{course.get(s).file}"))
         return 1 if stale else 0
     written = stubs.write_stubs(course)
     for w in written:
-        print(f"wrote {os.path.relpath(w)}")
+        print(t("wrote_file", path=os.path.relpath(w)))
     if not written:
-        print("stubs are up to date")
+        print(t("stubs_up_to_date"))
     return 0
 
 
@@ -53,5 +54,5 @@ def cmd_fixtures(args) -> int:
 
     course = load(getattr(args, "root", None), check_files=False)
     for p in generate(course, select(course, args.exercise)):
-        print(f"wrote {os.path.relpath(p)}")
+        print(t("wrote_file", path=os.path.relpath(p)))
     return 0

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from ..course import atomic
 from ..listings import errata
-from ..course.messages import LANGS, language
+from ..course.messages import LANGS, language, t
 from . import stub_i18n
 
 BEGIN = re.compile(r"^(?P<indent>\s*)# BEGIN SOLUTION(?P<text>.*)$")
@@ -229,12 +229,12 @@ def update_catalogs(course) -> list[str]:
             stub_i18n.update(source, blocks(source, ex.file), path, lang, f"{course.title} {ex.id}")
             left = stub_i18n.problems(source, blocks(source, ex.file), path)
             rel = path.relative_to(course.root).as_posix()
-            out.append(f"{rel}: {len(left)} text(s) to translate" if left else f"{rel}: complete")
+            out.append(t("catalog_to_translate", path=rel, count=len(left)) if left else t("catalog_complete", path=rel))
         errata.update(course.root, lang, course.title)  # ERRATA.md's entries, as `kata run --book` shows them
         left = errata.problems(course.root, lang, errata.wanted_ids(course))
         rel = errata.catalog_path(course.root, lang).relative_to(course.root).as_posix()
-        out.append(f"{rel}: {len(left)} entr{'y' if len(left) == 1 else 'ies'} to translate" if left
-                   else f"{rel}: complete")
+        out.append(t("errata_to_translate" if len(left) == 1 else "errata_to_translate_n", path=rel, count=len(left))
+                   if left else t("catalog_complete", path=rel))
     return out
 
 

@@ -27,7 +27,7 @@ from ..checking import fixtures, lanes
 from ..checking.submission import open_submission
 from ..course import manifest as course_mod
 from ..course import i18n
-from ..course.messages import LANGS
+from ..course.messages import LANGS, t
 from ..course.scan import imported, scan
 from ..listings import errata as errata_i18n
 from . import answers, glossary, stubs
@@ -116,13 +116,11 @@ def verify(root=None, grade: bool = True, only: list[str] | None = None) -> Verd
         except FileNotFoundError:
             v.problems.append(f"{ex.id}: fixture grader/fixtures/{ex.id}.safetensors is missing (run `kata fixtures`)")
     if not any("catalog" in p or "stub's code" in p or "translat" in p for p in v.problems):
-        v.facts.append(f"stubs in {', '.join(LANGS)}: every text translated, each translated stub the English stub's "
-                       "code (so it fails what the English one fails)")
+        v.facts.append(t("verify_fact_stubs_translated", langs=", ".join(LANGS)))
     leaks = answers.check_course(c)
     v.problems += leaks
     if not leaks:
-        v.facts.append("stubs: none contains the answer of an exercise (each later exercise imports the student's own "
-                       "earlier code)")
+        v.facts.append(t("verify_fact_no_answers"))
     errata = c.root / "ERRATA.md"
     if errata.is_file():
         known = {f"{ex.id}::{ch.name}" for ex in c.exercises for ch in ex.checks}
@@ -141,32 +139,29 @@ def verify(root=None, grade: bool = True, only: list[str] | None = None) -> Verd
                 if not f.is_file() or f"def {name}(" not in f.read_text(encoding="utf-8"):
                     v.problems.append(f"ERRATA.md {entry_id}: proved by {path}::{name}, which does not exist")
         decisions = [(entry_id, body) for entry_id, body in entries if entry_id.startswith("K-")]
-        v.facts.append(f"ERRATA.md: {len(entries) - len(decisions)} entries on the book and {len(decisions)} kata "
-                       "decision(s), each proved by an existing check")
+        v.facts.append(t("verify_fact_errata", entries=len(entries) - len(decisions), decisions=len(decisions)))
         v.problems += beyond_book_problems(c, decisions)
         wanted = errata_i18n.wanted_ids(c)
         untranslated = [p for lang in LANGS if lang != "en" for p in errata_i18n.problems(c.root, lang, wanted)]
         v.problems += [f"errata: {p}" for p in untranslated]
         if not untranslated:
-            v.facts.append(f"errata: all {len(wanted)} entries translated in "
-                           f"{', '.join(lang for lang in LANGS if lang != 'en')} (locale/<lang>/errata.po), none stale")
+            v.facts.append(t("verify_fact_errata_translated", count=len(wanted),
+                             langs=", ".join(lang for lang in LANGS if lang != "en")))
     else:
         v.problems.append("ERRATA.md is missing")
     beyond = [ex.id for ex in c.exercises if ex.beyond_book]
     if beyond:
-        v.facts.append(f"beyond the book: {', '.join(beyond)} (course.toml beyond_book = true: listings with no "
-                       "printed output, decisions in ERRATA.md's K- entries)")
-    v.facts.append(f"{len(c.exercises)} exercises, {sum(len(ex.checks) for ex in c.exercises)} checks, "
-                   f"{len(c.listings)} listings, all checked")
+        v.facts.append(t("verify_fact_beyond_book", ids=", ".join(beyond)))
+    v.facts.append(t("verify_fact_counts", exercises=len(c.exercises),
+                     checks=sum(len(ex.checks) for ex in c.exercises), listings=len(c.listings)))
     untranslated = i18n.problems(c)
     v.problems += [f"languages: {p}" for p in untranslated]
     if not untranslated:
-        v.facts.append(f"languages: {len(i18n.CATALOG)} catalog messages, the course and every check's title and "
-                       "messages in English and Chinese")
+        v.facts.append(t("verify_fact_languages", count=len(i18n.CATALOG)))
     variants = glossary.problems(c.root)
     v.problems += [f"glossary: {p}" for p in variants]
     if not variants:
-        v.facts.append(f"glossary: every Chinese text uses the terms of {glossary.GLOSSARY.as_posix()}")
+        v.facts.append(t("verify_fact_glossary", path=glossary.GLOSSARY.as_posix()))
     if not grade or v.problems:
         return v
     graded = [ex for ex in c.exercises if not only or ex.id in only]
@@ -178,11 +173,11 @@ def verify(root=None, grade: bool = True, only: list[str] | None = None) -> Verd
     for r in res.results:
         if r.status != "passed":
             v.problems.append(f"solution fails {r.exercise}::{r.name}: {r.message}")
-    v.facts.append(f"solutions: {res.score:g}/{res.max_score:g} in {res.duration_s:.1f} s")
+    v.facts.append(t("verify_fact_solutions", score=f"{res.score:g}/{res.max_score:g}", seconds=f"{res.duration_s:.1f}"))
     with open_submission(c.exercises_dir, c.chapter, c.exercises) as sub:
         res = lanes.run(c, sub, graded)
     for r in res.results:
         if r.status == "passed":
             v.problems.append(f"stub passes {r.exercise}::{r.name}: a check that an empty exercise passes proves nothing")
-    v.facts.append(f"stubs: {res.score:g}/{res.max_score:g} in {res.duration_s:.1f} s")
+    v.facts.append(t("verify_fact_stubs", score=f"{res.score:g}/{res.max_score:g}", seconds=f"{res.duration_s:.1f}"))
     return v

@@ -164,7 +164,7 @@ def status() -> list[Item]:
     known = {p.resolve() for p in (path, *wheels)}
     for name, p in _files().items():
         if p.resolve() not in known and not any(p.resolve().is_relative_to(d.resolve()) for d in imdb):
-            items.append(Item(name, "ok", f"{p.stat().st_size:,} bytes", p))
+            items.append(Item(name, "ok", t("assets_bytes", size=f"{p.stat().st_size:,}"), p))
     return items
 
 

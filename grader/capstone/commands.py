@@ -46,7 +46,8 @@ def cmd_assets(args) -> int:
             where = f"  {shown(it.path)}" if it.path is not None else ""
             mark = marks.get(it.status, "·" if it.optional else "✘")
             status = t('assets_status_' + it.status)  # padded by display cells: 已损坏 takes six
-            print(f"{mark} {it.name:<16} {set_cell_size(status, max(8, cell_len(status)))} {it.detail}{where}")
+            name = set_cell_size(it.name, max(16, cell_len(it.name)))  # 离线语料 takes eight cells, not four
+            print(f"{mark} {name} {set_cell_size(status, max(8, cell_len(status)))} {it.detail}{where}")
 
     where = _course_in_use()
     if args.action in ("fetch", "status"):
@@ -62,7 +63,7 @@ def cmd_assets(args) -> int:
         show(assets.status())
         return 0
     if not args.file:
-        print(f"kata assets {args.action}: give the archive's file name", file=sys.stderr)
+        print(t("assets_give_file", action=args.action), file=sys.stderr)
         return 2
     try:
         if args.action == "pack":

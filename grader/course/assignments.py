@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from datetime import date, datetime, timezone
 
 from .messages import pick as pick_lang
+from .messages import t
 
 ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,39}$")
 KEYS = {"id", "title", "title_zh", "sections", "exercises", "due", "points", "late_per_day", "late_max_days",
@@ -184,8 +185,8 @@ def find(assignments: list[Assignment], a_id: str) -> Assignment:
     for a in assignments:
         if a.id == a_id:
             return a
-    known = ", ".join(a.id for a in assignments) or "none: add [[assignment]] tables to course.toml"
-    raise AssignmentError(f"no assignment {a_id!r} in course.toml (assignments: {known})")
+    known = ", ".join(a.id for a in assignments) or t("assignment_none")
+    raise AssignmentError(t("assignment_unknown", id=repr(a_id), known=known))
 
 
 def matches(token: str, exercises: list) -> list:

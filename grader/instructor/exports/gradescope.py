@@ -327,7 +327,7 @@ def export(course, out: str | Path, hidden_visibility: str = "after_published", 
     if sandbox not in ("bubblewrap", "limits-only"):
         raise ExportError("--grading-sandbox must be bubblewrap or limits-only")
     if edition() is not None and edition().get("edition") == "student":
-        raise ExportError("this is a student bundle (kata release): it has no hidden checks to grade with")
+        raise ExportError(t("gs_student_bundle"))
     out = Path(out)
     notes: list[str] = []
     with atomic.replacing(out, mode=0o644) as tmp, zipfile.ZipFile(tmp, "w") as zf:
@@ -351,8 +351,7 @@ def export(course, out: str | Path, hidden_visibility: str = "after_published", 
         if sandbox == "limits-only":
             notes.append(t("gs_export_limits_only"))
         if not any(p.name == "gpt2.tiktoken" for p in assets):
-            notes.append("no .kata/assets/gpt2.tiktoken here: setup.sh will fetch it on Gradescope "
-                         "(`kata assets fetch` first to ship it)")
+            notes.append(t("gs_no_tokenizer"))
         config = {"hidden_visibility": hidden_visibility, "lang": lang, "kata_version": __version__,
                   "sandbox": sandbox, "assignment": assignment,
                   "exercises": [ex.id for ex in exercises] if exercises is not None else None}

@@ -44,6 +44,7 @@ from pathlib import Path
 
 from ... import __version__
 from ...course.manifest import PACKAGE_DIR, Course, edition
+from ...course.messages import t
 from ...listings import errata as errata_i18n
 from .release_source import function_signature_stub, imported_names, prune, public_check_roots
 
@@ -471,8 +472,7 @@ def build(course: Course, out: str | Path, force: bool = False, log=lambda messa
     lang = stub_lang(lang)
     out = Path(out).resolve()
     if edition() is not None or not course.solutions_dir.is_dir():
-        raise ReleaseError("this is not the instructor's course (no solutions/ or hidden checks here): "
-                           "run kata release where the course is developed")
+        raise ReleaseError(t("release_not_instructor"))
     chosen, needed, picked = course.exercises, [], None
     if assignment is not None:
         try:
@@ -483,14 +483,14 @@ def build(course: Course, out: str | Path, force: bool = False, log=lambda messa
         chosen = [ex for ex in course.exercises if ex.id in picked.exercises or ex.id in needed]
     if out.exists() and any(out.iterdir()):
         if not force:
-            raise ReleaseError(f"{out} exists and is not empty (use --force to replace it)")
+            raise ReleaseError(t("release_out_not_empty", out=out))
         if not (out / "grader" / RELEASE_FILE).is_file():
-            raise ReleaseError(f"{out} is not a bundle kata release wrote; refusing to replace it even with --force")
+            raise ReleaseError(t("release_out_not_bundle", out=out))
     if out == course.root or course.root in out.parents and out.parts[len(course.root.parts)] in (
             "grader", "exercises", "solutions", "tests"):
-        raise ReleaseError(f"{out}: choose a folder outside the course's own files")
+        raise ReleaseError(t("release_out_inside", out=out))
 
-    log("running the public checks, the listings and their figures on the solutions (recording what they read)")
+    log(t("release_recording"))
     rec = record(course, chosen)
     if rec.failures:
         raise ReleaseError("the reference solutions fail what the bundle would check:\n  " + "\n  ".join(rec.failures[:20]))
