@@ -12,9 +12,11 @@ reason). `pack FILE` writes the whole cache as one tar.gz: a manifest `kata-asse
 file's size and sha256) and the files under assets/ and data/. `unpack FILE` on a machine
 without a network checks every member before writing anything (plain files and folders only,
 relative paths under assets/, data/ or wheels/, nothing else: no links, devices, absolute paths or
-`..`; sizes within limits; exactly the manifest's files), extracts into a staging folder while
-hashing, compares each sha256 with the manifest, and only then moves the files into place. A
-damaged or unsafe archive changes nothing. An archive made by hand (`tar czf FILE kata-assets.json
+`..`; sizes within limits; exactly the manifest's files; under assets/ only the files the course
+pins, grader/course/pins.py), extracts into a staging folder while hashing, compares each sha256
+with the course's pin (files under assets/; the archive's manifest cannot vouch for them) and with
+the manifest, and only then moves the files into place. A damaged, tampered or unsafe archive
+changes nothing. An archive made by hand (`tar czf FILE kata-assets.json
 assets data`, or `-C DIR .`) is read the same: its folder entries and `./` prefixes are accepted.
 
 `pack FILE --with-wheels` adds, under wheels/, every wheel setup.sh installs, for a stated Python
@@ -41,7 +43,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .. import __version__
-from ..course import atomic
+from ..course import atomic, pins
 from ..course.messages import t
 from . import wheels as wheelhouse
 
@@ -280,6 +282,8 @@ def _members(tar: tarfile.TarFile, archive: Path) -> tuple[dict, dict[str, tarfi
             raise AssetsError(t("assets_refused", file=archive, reason=t("assets_unsafe_kind", name=m.name, kind=kind)))
         if name in files:
             raise AssetsError(t("assets_refused", file=archive, reason=t("assets_duplicate", name=m.name)))
+        if name.startswith("assets/") and pins.pin(name) is None:  # only the files the course knows
+            raise AssetsError(t("assets_refused", file=archive, reason=t("assets_unpinned", name=name)))
         total += m.size
         if m.size > MAX_MEMBER or total > MAX_TOTAL:
             raise AssetsError(t("assets_refused", file=archive, reason=t("assets_too_big", name=m.name)))
@@ -324,6 +328,9 @@ def unpack(archive: str | Path, log=lambda message: None) -> list[Path]:
                             h.update(chunk)
                             dst.write(chunk)
                             written += len(chunk)
+                    pinned = pins.pin(name) if name.startswith("assets/") else None
+                    if pinned is not None and h.hexdigest() != pinned:  # whatever the manifest says
+                        raise AssetsError(t("assets_refused", file=archive, reason=t("assets_pin_mismatch", name=name)))
                     if written != size or h.hexdigest() != digest:
                         raise AssetsError(t("assets_refused", file=archive, reason=t("assets_corrupt", name=name)))
         except OSError as e:
