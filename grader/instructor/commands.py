@@ -15,6 +15,7 @@ from ..course.messages import t
 def _grade(course, path, exercises, public_only: bool):
     """Grade `path`; None (after saying why) when it cannot be graded at all."""
     from ..checking import lanes
+    from ..checking.asset_gate import AssetUnavailable
     from ..checking.submission import SubmissionError, open_submission
 
     try:
@@ -25,7 +26,11 @@ def _grade(course, path, exercises, public_only: bool):
     from ..authoring.attempts import attempted
 
     with sub:
-        result = lanes.run(course, sub, exercises, public_only=public_only)  # one submission: every core
+        try:
+            result = lanes.run(course, sub, exercises, public_only=public_only)  # one submission: every core
+        except AssetUnavailable as e:  # a check cannot grade without it: no score rather than 0s
+            print(f"kata grade: {e}", file=sys.stderr)
+            return None
         return result, attempted(course, sub, exercises)
 
 
