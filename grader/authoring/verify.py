@@ -30,7 +30,7 @@ from ..course import i18n
 from ..course.messages import LANGS
 from ..course.scan import imported, scan
 from ..listings import errata as errata_i18n
-from . import answers, glossary, stubs
+from . import answers, asset_pins, glossary, stubs
 
 
 @dataclass
@@ -167,6 +167,9 @@ def verify(root=None, grade: bool = True, only: list[str] | None = None) -> Verd
     v.problems += [f"glossary: {p}" for p in variants]
     if not variants:
         v.facts.append(f"glossary: every Chinese text uses the terms of {glossary.GLOSSARY.as_posix()}")
+    pinned, said = asset_pins.problems(c)
+    v.problems += pinned
+    v.facts += said
     if not grade or v.problems:
         return v
     graded = [ex for ex in c.exercises if not only or ex.id in only]
