@@ -21,8 +21,10 @@ assets data`, or `-C DIR .`) is read the same: its folder entries and `./` prefi
 
 `pack FILE --with-wheels` adds, under wheels/, every wheel setup.sh installs, for a stated Python
 and platform (wheels.py downloads them with pip); the manifest lists them like every other file
-and says what they are for. `unpack` puts them in wheels.wheels_dir() (.kata/wheels), replacing
-what an earlier archive left there, and setup.sh then installs from that folder with no index.
+and says what they are for. Both take only wheels the course's wheels.lock names (wheels_lock.py;
+`kata assets lock` writes it). `unpack` puts them in wheels.wheels_dir() (.kata/wheels), replacing
+what an earlier archive left there, with requirements.txt (their locked hashes), and setup.sh then
+installs from that folder with no index, in pip's hash-checking mode.
 Before any venv exists, setup.sh unpacks with the system Python: `python3 -m
 grader.capstone.assets unpack FILE` (this module and what it imports are the standard library).
 """

@@ -6,8 +6,8 @@ which setup.sh runs with the system Python: this module is the standard library 
 file under assets/ only when it matches, whatever the archive's own manifest says; grading stops
 when a file that a graded exercise's checks read (NEEDED_BY) is missing or does not match
 (grader/checking/asset_gate.py).
-The wheels an archive may bring for setup.sh are not pinned here (they depend on the Python and
-platform packed for).
+The wheels an archive may bring for setup.sh are pinned apart, in the course folder's wheels.lock
+(grader/capstone/wheels_lock.py), since they depend on the Python and platform packed for.
 """
 from __future__ import annotations
 
