@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 
 import torch
 
-from ..checking import fixtures, lanes
+from ..checking import asset_gate, fixtures, lanes
 from ..checking.submission import open_submission
 from ..course import manifest as course_mod
 from ..course import i18n
@@ -174,6 +174,11 @@ def verify(root=None, grade: bool = True, only: list[str] | None = None) -> Verd
         return v
     graded = [ex for ex in c.exercises if not only or ex.id in only]
     expected = sum(len(ex.checks) for ex in graded)
+    try:
+        asset_gate.require(c, graded)  # the gradings below would stop on it: said as a problem
+    except asset_gate.AssetUnavailable as e:
+        v.problems.append(str(e))
+        return v
     with open_submission(c.solutions_dir, c.chapter, c.exercises) as sub:
         res = lanes.run(c, sub, graded)  # as `kata grade` runs one submission: in lanes, on every core
     if len(res.results) != expected:
