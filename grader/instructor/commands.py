@@ -130,11 +130,13 @@ def cmd_release(args) -> int:
         print("kata release: only in the instructor's course (this is a bundle kata release built)", file=sys.stderr)
         return 2
 
+    from ..checking.asset_gate import AssetUnavailable
+
     course = load_grading_course(args, "release")
     try:
         done = build(course, args.out, force=args.force, log=lambda m: print(f"kata release: {m}", file=sys.stderr),
                      lang=os.environ.get("KATA_LANG") or None, assignment=getattr(args, "assignment", None))
-    except ReleaseError as e:
+    except (ReleaseError, AssetUnavailable) as e:  # AssetUnavailable: the reference's run that records the calls
         print(f"kata release: {e}", file=sys.stderr)
         return 2
     what = f"assignment {done.assignment}" if done.assignment else ""
