@@ -29,9 +29,9 @@ import tempfile
 from pathlib import Path
 
 from ..course import atomic
-from ..course.messages import t
 from ..course.assets_folder import (ASSET_NAME, MAX_ASSET_BYTES, SHA256, assets_dir,  # noqa: F401
                                     course_root, own_assets_dir, use_course)
+from ..course.messages import t
 from .pypi import downloaded
 
 # Where the assets live is the course's business (course/assets_folder.py, whose folder the manifest
