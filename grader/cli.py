@@ -21,7 +21,7 @@
     kata export nbgrader DIR        the course as an nbgrader course directory (autograded notebooks)
     kata release OUT [-a ID]        the student bundle (of one assignment): stubs, public checks, runtime; nothing hidden
     kata export gradescope OUT.zip  a Gradescope autograder (setup.sh, run_autograder, every check)
-    kata assets fetch|status|pack FILE [--with-wheels]|unpack FILE   the data files (and wheels) for offline machines
+    kata assets fetch|status|pack FILE [--with-wheels]|unpack FILE|lock   the data files (and wheels) for offline machines
 """
 from __future__ import annotations
 
@@ -44,16 +44,18 @@ def _add_assets_parser(sub) -> None:
                        description="fetch: GPT-2's merge ranks, the offline corpus and, when the hub answers, IMDb into "
                                    ".kata/assets and .kata/data; status: what is there; pack FILE: all of it in one "
                                    "tar.gz with sha256s (--with-wheels: and every wheel setup.sh installs); "
-                                   "unpack FILE: verify such a file and install it")
-    a.add_argument("action", choices=["fetch", "status", "pack", "unpack"], help="what to do (see above)")
+                                   "unpack FILE: verify such a file and install it; lock (course developers): write "
+                                   "wheels.lock, the sha256 of every wheel pack --with-wheels packs, which unpack "
+                                   "and setup.sh require")
+    a.add_argument("action", choices=["fetch", "status", "pack", "unpack", "lock"], help="what to do (see above)")
     a.add_argument("file", nargs="?", help="the archive (pack, unpack)")
     a.add_argument("--with-wheels", action="store_true",
                    help="pack: also every wheel setup.sh installs (pip download, from the index pip uses here), "
                         "so that `KATA_ASSETS_FILE=FILE ./setup.sh` installs on lab machines with no package index")
     a.add_argument("--python-version", metavar="X.Y",
-                   help="pack --with-wheels (implied): the lab machines' Python (default: this interpreter's)")
+                   help="pack --with-wheels (implied), lock: the lab machines' Python (default: this interpreter's)")
     a.add_argument("--platform", action="append", metavar="TAG",
-                   help="pack --with-wheels (implied): a pip platform tag of the lab machines, e.g. manylinux_2_28_x86_64; "
+                   help="pack --with-wheels (implied), lock: a pip platform tag of the lab machines, e.g. manylinux_2_28_x86_64; "
                         "repeatable (default: this machine's)")
     a.set_defaults(func=capstone.cmd_assets)
 

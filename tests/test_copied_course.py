@@ -55,7 +55,7 @@ def test_a_copy_without_kata_folder_gets_the_assets_its_checks_read(tmp_path):
 
 def test_kata_check_prints_the_reason_of_every_skipped_check(tmp_path):
     """No assets anywhere (KATA_ASSETS_DIR names an empty folder): each skipped check says why and
-    names the command that fetches them."""
+    names the command that fetches them, and no host path (issue 37)."""
     empty = tmp_path / "no assets"
     empty.mkdir()
     done = _kata(_copy(tmp_path), "check", EXERCISE, KATA_ASSETS_DIR=str(empty))
@@ -63,8 +63,10 @@ def test_kata_check_prints_the_reason_of_every_skipped_check(tmp_path):
     skipped = [i for i, line in enumerate(lines) if line.lstrip().startswith("–")]
     assert len(skipped) >= 3, done.stdout + done.stderr
     for i in skipped:
-        assert f"{gpt2.ASSET_NAME} is not in {empty}" in lines[i + 1], done.stdout
+        assert f"{gpt2.ASSET_NAME} (.kata/assets/{gpt2.ASSET_NAME}) is missing or does not match the sha256" \
+               in lines[i + 1], done.stdout
         assert "kata assets fetch" in lines[i + 1], done.stdout
+    assert str(empty) not in done.stdout + done.stderr
 
 
 @needs_asset

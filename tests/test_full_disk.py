@@ -85,14 +85,14 @@ def test_assets_unpack_on_a_full_disk_blames_the_disk_not_the_archive(tmp_path, 
     from tests.test_assets import _archive, _file, _listed, kata as kata_assets, use_cache
 
     disk = small_disk("lab", 128)
-    assets, _ = use_cache(monkeypatch, disk)
+    assets, data = use_cache(monkeypatch, disk)
     assets.mkdir(parents=True)
     (assets / "gpt2.tiktoken").write_bytes(b"the copy already here")
-    big = ("assets/big.bin", bytes(range(256)) * 1024)  # 256 KB: more than the disk holds
+    big = ("data/big.bin", bytes(range(256)) * 1024)  # 256 KB: more than the disk holds (assets/: only pinned files)
     archive = _archive(tmp_path / "workshop.tar.gz", [_file(*big)], _listed(big))
     code, out, err = kata_assets(capsys, "unpack", str(archive))
     assert code == 3, out + err
-    assert f"kata assets: cannot write {assets / 'big.bin'}: no space left on device" in err, err
+    assert f"kata assets: cannot write {data / 'big.bin'}: no space left on device" in err, err
     assert "archive refused" not in err
-    assert sorted(p.name for p in assets.iterdir()) == ["gpt2.tiktoken"]
+    assert sorted(p.name for p in assets.iterdir()) == ["gpt2.tiktoken"] and not (data / "big.bin").exists()
     assert not list((disk / ".kata").glob(".unpack-*"))  # no staging folder left behind

@@ -106,7 +106,7 @@ def test_all_exercises_graded_in_lanes_match_one_process(warm):
     from grader.checking.submission import open_submission
 
     with open_submission(course.exercises_dir, course.chapter, course.exercises) as sub:
-        here = runner.run(course, sub, course.exercises, public_only=True)
+        here = runner.run(course, sub, course.exercises, public_only=True, skip_missing_assets=True)  # as kata check
     assert [(r.exercise, r.name, r.status, r.score) for r in result.results] == \
            [(r.exercise, r.name, r.status, r.score) for r in here.results]
     assert [r.message for r in result.results] == [r.message for r in here.results]

@@ -23,14 +23,14 @@ from dataclasses import dataclass, field
 
 import torch
 
-from ..checking import fixtures, lanes
+from ..checking import asset_gate, fixtures, lanes
 from ..checking.submission import open_submission
 from ..course import manifest as course_mod
 from ..course import i18n
 from ..course.messages import LANGS, t
 from ..course.scan import imported, scan
 from ..listings import errata as errata_i18n
-from . import answers, glossary, stubs
+from . import answers, asset_pins, glossary, stubs
 
 
 @dataclass
@@ -162,10 +162,18 @@ def verify(root=None, grade: bool = True, only: list[str] | None = None) -> Verd
     v.problems += [f"glossary: {p}" for p in variants]
     if not variants:
         v.facts.append(t("verify_fact_glossary", path=glossary.GLOSSARY.as_posix()))
+    pinned, said = asset_pins.problems(c)
+    v.problems += pinned
+    v.facts += said
     if not grade or v.problems:
         return v
     graded = [ex for ex in c.exercises if not only or ex.id in only]
     expected = sum(len(ex.checks) for ex in graded)
+    try:
+        asset_gate.require(c, graded)  # the gradings below would stop on it: said as a problem
+    except asset_gate.AssetUnavailable as e:
+        v.problems.append(str(e))
+        return v
     with open_submission(c.solutions_dir, c.chapter, c.exercises) as sub:
         res = lanes.run(c, sub, graded)  # as `kata grade` runs one submission: in lanes, on every core
     if len(res.results) != expected:

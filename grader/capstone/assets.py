@@ -12,15 +12,19 @@ reason). `pack FILE` writes the whole cache as one tar.gz: a manifest `kata-asse
 file's size and sha256) and the files under assets/ and data/. `unpack FILE` on a machine
 without a network checks every member before writing anything (plain files and folders only,
 relative paths under assets/, data/ or wheels/, nothing else: no links, devices, absolute paths or
-`..`; sizes within limits; exactly the manifest's files), extracts into a staging folder while
-hashing, compares each sha256 with the manifest, and only then moves the files into place. A
-damaged or unsafe archive changes nothing. An archive made by hand (`tar czf FILE kata-assets.json
+`..`; sizes within limits; exactly the manifest's files; under assets/ only the files the course
+pins, grader/course/pins.py), extracts into a staging folder while hashing, compares each sha256
+with the course's pin (files under assets/; the archive's manifest cannot vouch for them) and with
+the manifest, and only then moves the files into place. A damaged, tampered or unsafe archive
+changes nothing. An archive made by hand (`tar czf FILE kata-assets.json
 assets data`, or `-C DIR .`) is read the same: its folder entries and `./` prefixes are accepted.
 
 `pack FILE --with-wheels` adds, under wheels/, every wheel setup.sh installs, for a stated Python
 and platform (wheels.py downloads them with pip); the manifest lists them like every other file
-and says what they are for. `unpack` puts them in wheels.wheels_dir() (.kata/wheels), replacing
-what an earlier archive left there, and setup.sh then installs from that folder with no index.
+and says what they are for. Both take only wheels the course's wheels.lock names (wheels_lock.py;
+`kata assets lock` writes it). `unpack` puts them in wheels.wheels_dir() (.kata/wheels), replacing
+what an earlier archive left there, with requirements.txt (their locked hashes), and setup.sh then
+installs from that folder with no index, in pip's hash-checking mode.
 Before any venv exists, setup.sh unpacks with the system Python: `python3 -m
 grader.capstone.assets unpack FILE` (this module and what it imports are the standard library).
 """
@@ -41,9 +45,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .. import __version__
-from ..course import atomic
+from ..course import atomic, pins
 from ..course.messages import t
 from . import wheels as wheelhouse
+from . import wheels_lock
 
 MANIFEST = "kata-assets.json"
 SCHEMA = 1
@@ -212,8 +217,46 @@ def pack(out: str | Path, wheels: wheelhouse.Target | None = None, log=lambda me
             got = wheelhouse.download(stage, wheels, course_root() / "pyproject.toml", log=log)
         except wheelhouse.WheelsError as e:
             raise AssetsError(str(e)) from None
+        _only_locked(got)
         files.update({f"wheels/{p.name}": p for p in got})
         return _write(out, files, {**wheels.describe(), "files": [p.name for p in got]})
+    finally:
+        shutil.rmtree(stage, ignore_errors=True)
+
+
+def _course_lock() -> dict:
+    """The wheels the course locks (wheels_lock.py); AssetsError when it has no readable lock."""
+    try:
+        return wheels_lock.read()
+    except wheels_lock.LockError as e:
+        raise AssetsError(t("wheels_no_lock", reason=str(e))) from None
+
+
+def _only_locked(got: list[Path]) -> None:
+    """AssetsError naming the first downloaded wheel that the course's lock does not name."""
+    from .data import sha256_file
+
+    pins = _course_lock()
+    for p in got:
+        if not wheels_lock.locked(pins, p.name, sha256_file(p)):
+            raise AssetsError(t("wheels_not_locked_pack", name=p.name, lock=wheels_lock.LOCK))
+
+
+def lock(target: wheelhouse.Target, log=lambda message: None) -> tuple[Path, int]:
+    """`kata assets lock`: download what `pack --with-wheels` would pack for `target` and write the
+    course's wheels.lock for them. (the lock, how many wheels)"""
+    from .gpt2 import course_root
+
+    root = course_root()
+    stage = Path(tempfile.mkdtemp(prefix=".kata-wheels-", dir=root / ".kata" if (root / ".kata").is_dir() else None))
+    try:
+        log(t("wheels_downloading", **target.words()))
+        try:
+            got = wheelhouse.download(stage, target, root / "pyproject.toml", log=log)
+        except wheelhouse.WheelsError as e:
+            raise AssetsError(str(e)) from None
+        wheels_lock.write(wheels_lock.path(), got, target.describe())
+        return wheels_lock.path(), len(got)
     finally:
         shutil.rmtree(stage, ignore_errors=True)
 
@@ -280,6 +323,8 @@ def _members(tar: tarfile.TarFile, archive: Path) -> tuple[dict, dict[str, tarfi
             raise AssetsError(t("assets_refused", file=archive, reason=t("assets_unsafe_kind", name=m.name, kind=kind)))
         if name in files:
             raise AssetsError(t("assets_refused", file=archive, reason=t("assets_duplicate", name=m.name)))
+        if name.startswith("assets/") and pins.pin(name) is None:  # only the files the course knows
+            raise AssetsError(t("assets_refused", file=archive, reason=t("assets_unpinned", name=name)))
         total += m.size
         if m.size > MAX_MEMBER or total > MAX_TOTAL:
             raise AssetsError(t("assets_refused", file=archive, reason=t("assets_too_big", name=m.name)))
@@ -313,6 +358,7 @@ def unpack(archive: str | Path, log=lambda message: None) -> list[Path]:
         try:
             with tarfile.open(archive, "r:*") as tar:
                 listed, members, wheels = _members(tar, archive)
+                locked = _course_lock() if any(n.startswith("wheels/") for n in members) else {}
                 for name, m in members.items():
                     size, digest = listed[name]
                     target, final = stage / name, roots[name.split("/", 1)[0]] / name.split("/", 1)[1]
@@ -324,6 +370,12 @@ def unpack(archive: str | Path, log=lambda message: None) -> list[Path]:
                             h.update(chunk)
                             dst.write(chunk)
                             written += len(chunk)
+                    pinned = pins.pin(name) if name.startswith("assets/") else None
+                    if pinned is not None and h.hexdigest() != pinned:  # whatever the manifest says
+                        raise AssetsError(t("assets_refused", file=archive, reason=t("assets_pin_mismatch", name=name)))
+                    if name.startswith("wheels/") and not wheels_lock.locked(locked, name[7:], h.hexdigest()):
+                        raise AssetsError(t("assets_refused", file=archive,
+                                            reason=t("wheels_not_locked", name=name, lock=wheels_lock.LOCK)))
                     if written != size or h.hexdigest() != digest:
                         raise AssetsError(t("assets_refused", file=archive, reason=t("assets_corrupt", name=name)))
         except OSError as e:
@@ -365,6 +417,8 @@ def _settle_wheels(folder: Path, digests: dict[str, str], target: dict | None) -
                 raise atomic.WriteError(old, e) from e
     note = {**(target or {"python": "?", "platforms": []}), "files": dict(sorted(digests.items()))}
     atomic.write_text(folder / wheelhouse.MANIFEST, json.dumps(note, indent=1) + "\n", mode=0o644)
+    # the lock's lines for exactly these wheels: setup.sh installs them with pip's --require-hashes
+    atomic.write_text(folder / wheels_lock.REQUIREMENTS, wheels_lock.lines(digests), mode=0o644)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -62,6 +62,15 @@ def cmd_assets(args) -> int:
     if args.action == "status":
         show(assets.status())
         return 0
+    if args.action == "lock":
+        target = wheels.Target(args.python_version, tuple(args.platform or ()))
+        try:
+            lock, count = assets.lock(target, log=lambda m: print(m, file=sys.stderr))
+        except assets.AssetsError as e:
+            print(f"kata assets: {e}", file=sys.stderr)
+            return 2
+        print(t("wheels_locked", lock=lock.name, count=count, **target.words()))
+        return 0
     if not args.file:
         print(t("assets_give_file", action=args.action), file=sys.stderr)
         return 2

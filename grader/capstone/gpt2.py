@@ -131,8 +131,7 @@ def _cache_dir_with_r50k() -> Path:
     """A TIKTOKEN_CACHE_DIR holding gpt2.tiktoken under the name tiktoken looks up for r50k_base."""
     data = _good(asset_path())
     if data is None:
-        raise AssetMissing(f"{asset_path()} is missing or damaged and tiktoken's 'gpt2' cannot be downloaded: "
-                           "run `python -m grader.capstone.gpt2 fetch` (setup.sh does) where PyPI is reachable")
+        raise AssetMissing(t("asset_unavailable", name=ASSET_NAME))  # the asset's name: no host path
     for cache in (assets_dir().parent / "tiktoken-cache", Path(tempfile.gettempdir()) / f"kata-tiktoken-{os.getuid()}"):
         target = cache / R50K_CACHE_KEY
         if _good(target) is not None:

@@ -126,9 +126,11 @@ def count(checks: int = MIN_CHECKS) -> int:
 def run(course, submission, exercises=None, public_only: bool = False, lanes: int | None = None,
         **options) -> GradeResult:
     """runner.run, in `lanes` lanes (default: count()). One lane, or one check, is runner.run itself."""
-    from . import runner
+    from . import asset_gate, runner
 
     exercises = exercises or course.exercises
+    if not options.get("skip_missing_assets"):  # before any sandbox starts (runner.run says it again)
+        asset_gate.require(course, exercises)
     checks = sum(1 for ex in exercises for c in ex.checks if not (public_only and c.hidden))
     # a lane takes whole exercises: more lanes than exercises would start sandboxes that grade nothing
     n = max(1, min(count(checks) if lanes is None else lanes, checks, len(exercises)))

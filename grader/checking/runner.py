@@ -34,7 +34,7 @@ from ..worker.budget import Budget
 from ..worker.client import Sandbox, WorkerFault
 from ..worker.proxy import Remote, StudentError
 from ..worker.sandbox import Limits, SandboxUnavailable
-from . import compare
+from . import asset_gate, compare
 from .results import CheckResult, GradeResult
 from .submission import Submission
 
@@ -474,7 +474,8 @@ def import_preloads(exercises: list[Exercise]) -> None:
 def run(course: Course, submission: Submission, exercises: list[Exercise] | None = None,
         public_only: bool = False, box: Sandbox | None = None, plugins: tuple = (),
         lane=None, budget_s: float | None = None,
-        budget_cpu_s: float | None = None, grading: bool | None = None) -> GradeResult:
+        budget_cpu_s: float | None = None, grading: bool | None = None,
+        skip_missing_assets: bool = False) -> GradeResult:
     """Grade `submission` on `exercises` (default: all). Never raises for student faults.
     `plugins`: more pytest plugins (`kata release` records what the public checks read).
     `lane` (a lanes.Lane): only the checks no other lane took first, on the budget the lanes share
@@ -483,10 +484,14 @@ def run(course: Course, submission: Submission, exercises: list[Exercise] | None
     `budget_s`, `budget_cpu_s`: the grading budget (default: the course's); when it runs out, the
     checks after it fail as "not run" and the result says so in its notes.
     `grading`: whether the checks make the reads they make only when grading (default: all but a
-    public-only run; `kata check --full` asks for them on the public checks)."""
+    public-only run; `kata check --full` asks for them on the public checks).
+    `skip_missing_assets`: a student's `kata check`, whose checks that read a missing or damaged
+    asset skip, saying why; otherwise the grading stops before it starts (asset_gate.AssetUnavailable)."""
     t0 = time.perf_counter()
     private_hypothesis_home()
     exercises = exercises or course.exercises
+    if not skip_missing_assets:
+        asset_gate.require(course, exercises)
     own_box = box is None
     if own_box:
         box = sandbox_for(course, submission)

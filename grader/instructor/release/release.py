@@ -268,6 +268,12 @@ if compgen -G "$WHEELS/*.whl" >/dev/null; then
   export PIP_NO_INDEX=1 PIP_FIND_LINKS="$("$PYTHON" -c 'import pathlib, sys; print(pathlib.Path(sys.argv[1]).as_uri())' "$WHEELS")"
 fi
 [ -x .venv/bin/python ] || "$PYTHON" -m venv .venv
+# The archive's wheels, each checked by pip against the sha256 the course's wheels.lock gives (unpack wrote
+# requirements.txt from it): pip's hash-checking mode; the two installs below then find them installed.
+if compgen -G "$WHEELS/*.whl" >/dev/null; then
+  [ -f "$WHEELS/requirements.txt" ] || { echo "setup: $WHEELS holds wheels the course's wheels.lock did not vouch for (no requirements.txt): unpack the workshop's file again" >&2; exit 1; }
+  .venv/bin/python -m pip install -q --disable-pip-version-check --require-hashes --no-deps -r "$WHEELS/requirements.txt"
+fi
 .venv/bin/python -m pip install -q --disable-pip-version-check "torch==2.13.0" ${KATA_TORCH_PIP_ARGS:-}
 .venv/bin/python -m pip install -q --disable-pip-version-check -e .
 if [ -n "${KATA_ASSETS_FILE:-}" ]; then
@@ -540,7 +546,7 @@ def build(course: Course, out: str | Path, force: bool = False, log=lambda messa
                 raise ReleaseError(str(e)) from None
         _write(pkg / RELEASE_FILE, json.dumps(info, indent=1, ensure_ascii=False) + "\n")
         _write(stage / "course.toml", toml)
-        for name in ("pyproject.toml", ".gitignore"):
+        for name in ("pyproject.toml", ".gitignore", "wheels.lock"):  # wheels.lock: what unpack installs
             if (course.root / name).is_file():
                 shutil.copy2(course.root / name, stage / name)
         if (course.root / "ERRATA.md").is_file():

@@ -260,7 +260,8 @@ def _lane(runner, course, staged, exercises, box, lane, w: int) -> None:
     """One lane's process (forked): grade the checks it takes and write the reply to `w`."""
     from ...checking.lanes import serve_lane
 
-    serve_lane(box, w, lambda: runner.run(course, staged, exercises, public_only=True, box=box, lane=lane),
+    serve_lane(box, w, lambda: runner.run(course, staged, exercises, public_only=True, box=box, lane=lane,
+                                          skip_missing_assets=True),
                Server._failure)
 
 

@@ -1,0 +1,41 @@
+"""Grading fails closed on a missing or damaged asset (issue 37).
+
+The checks of some exercises read a file of the course's assets folder (grader/course/pins.py,
+NEEDED_BY). Where that file is missing or does not match the course's pin, those checks cannot
+grade: rather than skipping them to 0 points, a grading stops with AssetUnavailable, whose message
+names the asset (by its name, never by a host path) and the command that repairs it. `kata grade`
+says it and exits non-zero; a class batch records it as an error, which its next run grades
+again. A student's `kata check` does not stop: the checks say the same reason as they skip.
+"""
+from __future__ import annotations
+
+from ..course import pins
+from ..course.messages import t
+
+
+class AssetUnavailable(RuntimeError):
+    """An asset the graded exercises' checks read is missing or does not match its pin."""
+
+
+def unavailable(course, exercises) -> list[str]:
+    """The names of the assets that `exercises` need and the course's assets folder lacks (or holds
+    damaged), in pins.NEEDED_BY's order."""
+    ids = {ex.id for ex in exercises}
+    folder = course.assets_dir
+    return [name for name, needed_by in pins.NEEDED_BY.items()
+            if ids.intersection(needed_by) and not pins.matches(folder / name)]
+
+
+def reason(name: str) -> str:
+    """What is wrong with the asset `name` and how to repair it, for any reader."""
+    return t("asset_unavailable", name=name)
+
+
+def require(course, exercises) -> None:
+    """Raise AssetUnavailable when `exercises` need an asset that is missing or damaged."""
+    names = unavailable(course, exercises)
+    if names:
+        ids = {ex.id for ex in exercises}
+        needing = sorted({i for n in names for i in pins.NEEDED_BY[n] if i in ids})
+        raise AssetUnavailable(t("grading_stopped_asset", exercises=", ".join(needing),
+                                 reason="; ".join(reason(n) for n in names)))

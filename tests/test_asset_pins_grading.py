@@ -1,0 +1,87 @@
+"""Issue 37: grading fails closed when an asset a check reads is missing or does not match the
+course's pin (grader/course/pins.py): no check is skipped to 0 points, `kata grade` stops with the
+reason and the repairing command, a class batch records an error its next run grades again, and no
+message names the host path of the assets folder."""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ROOT, SOLUTIONS
+from tests.test_assets import _swap_two_ranks
+
+REAL = ROOT / ".kata" / "assets"
+EX = ["-e", "s1_04_byte_bpe"]
+pytestmark = pytest.mark.skipif(not (REAL / "gpt2.tiktoken").is_file(),
+                                reason="the course's .kata/assets is not fetched (`kata assets fetch`)")
+
+
+def _assets(tmp_path: Path, ranks: bytes | None) -> Path:
+    """A copy of the course's assets folder whose gpt2.tiktoken is `ranks` (None: not there)."""
+    assets = tmp_path / "workshop" / "assets"
+    shutil.copytree(REAL, assets)
+    if ranks is None:
+        (assets / "gpt2.tiktoken").unlink()
+    else:
+        (assets / "gpt2.tiktoken").write_bytes(ranks)
+    return assets
+
+
+def _kata(assets: Path, *args: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, "KATA_LANG": "en", "PYTHONPATH": str(ROOT), "KATA_ASSETS_DIR": str(assets),
+           "KATA_OFFLINE": "1"}
+    return subprocess.run([sys.executable, "-m", "grader", *args], cwd=ROOT, capture_output=True, text=True,
+                          timeout=600, env=env)
+
+
+def _no_host_path(text: str, assets: Path) -> None:
+    for host in (str(assets), str(assets.parent), str(ROOT)):
+        assert host not in text, text
+
+
+@pytest.mark.parametrize("damage", ["two ranks swapped", "missing"])
+def test_grading_stops_with_the_reason_when_the_ranks_are_damaged_or_missing(tmp_path, damage):
+    assets = _assets(tmp_path, _swap_two_ranks((REAL / "gpt2.tiktoken").read_bytes()) if damage != "missing" else None)
+    report = tmp_path / "report.json"
+    proc = _kata(assets, "grade", str(SOLUTIONS), *EX, "--json", str(report))
+    said = proc.stdout + proc.stderr
+    assert proc.returncode == 2, said
+    assert "grading stopped, nothing was scored: the checks of s1_04_byte_bpe read gpt2.tiktoken" in proc.stderr
+    assert "does not match the sha256 the course pins" in proc.stderr and "kata assets fetch" in proc.stderr
+    assert "kata assets unpack FILE" in proc.stderr
+    assert not report.exists()  # no score at all, rather than 3/18
+    _no_host_path(said, assets)
+
+
+def test_a_batch_records_an_error_and_grades_it_once_the_ranks_are_repaired(tmp_path):
+    assets = _assets(tmp_path, _swap_two_ranks((REAL / "gpt2.tiktoken").read_bytes()))
+    cls, out = tmp_path / "class", tmp_path / "out"
+    shutil.copytree(SOLUTIONS, cls / "alice")
+    shutil.copytree(SOLUTIONS, cls / "bob")
+    first = _kata(assets, "grade", str(cls), "--out", str(out), *EX)
+    assert first.returncode != 0, first.stdout + first.stderr
+    records = {p.parent.name: json.loads(p.read_text()) for p in out.glob("students/*/report.json")}
+    assert set(records) == {"alice", "bob"}
+    for record in records.values():
+        student = record["student"]
+        assert student["status"] == "error", student
+        assert "gpt2.tiktoken" in student["reason"] and "kata assets fetch" in student["reason"]
+        assert not record.get("checks")
+    _no_host_path(first.stdout + first.stderr, assets)
+    for p in out.rglob("*"):
+        if p.is_file():
+            _no_host_path(p.read_text(errors="replace"), assets)
+
+    shutil.copy(REAL / "gpt2.tiktoken", assets / "gpt2.tiktoken")  # repaired: the next run grades them
+    second = _kata(assets, "grade", str(cls), "--out", str(out), *EX)
+    assert second.returncode == 0, second.stdout + second.stderr
+    for name in ("alice", "bob"):
+        record = json.loads((out / "students" / name / "report.json").read_text())
+        assert record["student"]["status"] == "graded"
+        assert record["score"] == record["max_score"] > 0, record
