@@ -32,7 +32,7 @@ import sys
 from . import __version__
 from .authoring import commands as authoring
 from .capstone import commands as capstone
-from .cli_text import argparse_words, chosen_language, lang_option, translate
+from .course.cli_text import argparse_words, chosen_language, lang_option, translate
 from .course.messages import language, t
 from .instructor import commands as instructor
 from .instructor.similarity import commands as similarity
@@ -226,7 +226,7 @@ def _add_train_parser(sub) -> None:
 
 def build_parser(lang: str | None = None) -> argparse.ArgumentParser:
     """The `kata` parser with its help texts and argparse's words in `lang` (default: the current
-    language; grader/cli_text.py)."""
+    language; grader/course/cli_text.py)."""
     lang = lang or language()
     with argparse_words(lang):
         return translate(_build_parser(), lang)

@@ -100,7 +100,8 @@ def score_of(report: dict, exercise: str) -> float:
 @pytest.fixture
 def tmp_course(tmp_path):
     """A private copy of the course (manifest, solutions, stubs, errata) to break on purpose."""
-    for name in ("course.toml", "solutions", "exercises", "locale", "ERRATA.md", "tests"):
+    for name in ("course.toml", "solutions", "exercises", "locale", "ERRATA.md", "tests", "wheels.lock",
+                 "pyproject.toml"):
         src = ROOT / name
         (shutil.copytree if src.is_dir() else shutil.copy)(src, tmp_path / name)
     return tmp_path

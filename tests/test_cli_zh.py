@@ -15,7 +15,7 @@ import subprocess
 import sys
 
 from grader.cli import build_parser
-from grader.cli_text import argparse_words, cells, chosen_language
+from grader.course.cli_text import argparse_words, cells, chosen_language
 from tests.conftest import ROOT
 from tests.test_cli_help import commands
 

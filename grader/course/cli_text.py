@@ -24,7 +24,7 @@ import contextlib
 import re
 import unicodedata
 
-from .course.messages import CATALOG, language
+from .messages import CATALOG, language
 
 # argparse's words a user can read (its errors for a programmer's mistakes stay English) -> key
 ARGPARSE_KEYS = {
