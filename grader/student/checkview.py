@@ -108,13 +108,11 @@ def show(course: Course, exercises: list[Exercise], result: GradeResult | None, 
             points = Text(f"{pts(got)}/{pts(total)}", style="bold green" if mine and got == total else "bold")
         console.print(Rows(lead, head, points))
         label_width = max((cell_len(check_label(r)) for r in mine), default=0)  # display cells: 词 takes two
-        points_width = 0 if ex.id in elsewhere else max((len(f"{pts(r.score)}/{pts(r.max_score)}") for r in mine),
-                                                         default=0)
-        for r in mine:
+        scores = ["" if ex.id in elsewhere else f"{pts(r.score)}/{pts(r.max_score)}" for r in mine]
+        for r, score in zip(mine, scores):
             mark, style = MARK.get(r.status, ("?", "white"))
-            score = Text() if ex.id in elsewhere else Text(f"{pts(r.score)}/{pts(r.max_score)}", style="dim")
-            console.print(Rows(Text.assemble("  ", (mark, style), " "), Text(check_label(r)), score,
-                               body_width=label_width, tail_width=points_width))
+            console.print(Rows(Text.assemble("  ", (mark, style), " "), Text(check_label(r)), Text(score, style="dim"),
+                               body_width=label_width, tail_width=max(map(len, scores))))
             if r.status == "skipped" and r.message:  # why it did not run: a missing asset, a missing tool
                 console.print(block(one_line(r.message), 6, style="yellow"))
     fresh = [ex_id for ex_id, status in unrun.items() if status == NOT_STARTED]
@@ -130,7 +128,7 @@ def show(course: Course, exercises: list[Exercise], result: GradeResult | None, 
         passed = sum(1 for r in rows if r.status == "passed")
         console.print()
         console.print(Wrapped(t("check_summary", passed=passed, total=len(rows), score=pts(result.score),
-                             max_score=pts(result.max_score), seconds=f"{result.duration_s:.1f}"), style="bold"))
+                                max_score=pts(result.max_score), seconds=f"{result.duration_s:.1f}"), style="bold"))
         if bundle is not None:
             worth = sum(ex.points for ex in course.exercises if ex.id in bundle.graded) * bundle.factor
             console.print(Wrapped(t("bundle_check_points", id=bundle.id, points=pts(worth)), style="dim"))
