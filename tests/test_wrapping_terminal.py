@@ -134,14 +134,14 @@ def _table_rows(lines: list[str]) -> list[list[str]]:
 
 @pytest.mark.parametrize(("lang", "width"), SIZES)
 def test_kata_grade_table(tmp_path_factory, screen_of, lang, width):
-    """A submission whose s1_15_attention passes and s1_23_dataset is the stub: one row per
+    """A submission whose s1_13_causal_mask passes and s1_23_dataset is the stub: one row per
     check with its mark and points, every exercise's and check's title whole in its cell."""
     base = tmp_path_factory.mktemp("grade")  # no course.toml around it: only the grade's output
     sub = base / "sub"
     shutil.copytree(ROOT / "solutions", sub)
     shutil.copy(ROOT / "exercises/ch01/s1_23_dataset.py", sub / "ch01/s1_23_dataset.py")
     report = base / "report.json"
-    lines = screen_of(base, width, "--lang", lang, "grade", str(sub), "-e", "s1_15_attention", "-e", "s1_23_dataset",
+    lines = screen_of(base, width, "--lang", lang, "grade", str(sub), "-e", "s1_13_causal_mask", "-e", "s1_23_dataset",
                       "--json", str(report))
     screen = "\n".join(lines)
     assert_readable(lines, width)
