@@ -54,69 +54,13 @@ def indent_lines(text, indent: str = "  ") -> str:
 def block(text, indent: int = 2, style: str = ""):
     """A rich renderable of `text` whose every line, a wrapped one too, starts `indent` columns
     in: a student's message printed under the grader's own line, never at column 0. Wrapped by
-    `wrap_cells`: a code span (`keys.T`) or an English word is never split across lines."""
+    the kata's rule (grader/course/wrapping.py): a code span (`keys.T`), an English word or a
+    number and its unit is never split across lines."""
     from rich.padding import Padding
 
-    return Padding(_Wrapped(plain(str(text)), style), (0, 0, 0, indent))
+    from .wrapping import Wrapped
 
-
-# One unit a line may break before: a run of spaces, a CJK character (with the punctuation that
-# may not start or end a line kept on its side), or a run of anything else: a word or a code span
-# (`keys.T`, `transpose(-2,`), which stays whole. rich wraps only at spaces, so a Chinese sentence
-# glued to code (`维度：keys.transpose(-2,`) was one long "word", folded anywhere: "keys." | "T".
-_CJK = "\u2e80-\u2fff\u3000-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff00-\uffef"
-_NO_START = "，。、；：！？）」』】》〉”’・…"  # kept with the unit before them
-_NO_END = "（「『【《〈“‘"  # kept with the unit after them
-_UNIT = re.compile(rf"\s+|[{_NO_END}]*[{_CJK}][{_NO_START}]*|[^\s{_CJK}]+[{_NO_START}]*")
-
-
-def wrap_cells(text: str, width: int) -> list[str]:
-    """`text` cut into lines of at most `width` terminal cells (a CJK character takes two), each
-    cut between words, between CJK characters or between Chinese and code, never inside a word or
-    code span; only a span longer than a whole line is folded. Line breaks in `text` are kept."""
-    from rich.cells import cell_len, chop_cells
-
-    width = max(1, width)
-    out: list[str] = []
-    for paragraph in text.split("\n"):
-        line, used, first = "", 0, True
-        for unit in _UNIT.findall(paragraph):
-            size = cell_len(unit)
-            if unit.isspace():  # kept inside a line and as the paragraph's own indent, dropped where a line breaks
-                if line or first:
-                    line, used = line + unit, used + size
-                continue
-            if used + size > width and line.strip():
-                out.append(line.rstrip())
-                line, used, first = "", 0, False
-            if size > width:  # longer than any line: fold it, as rich does
-                *full, unit = chop_cells(unit, width) or [unit]
-                out.extend(full)
-                first = first and not full
-                size = cell_len(unit)
-            line, used = line + unit, used + size
-        out.append(line.rstrip())
-    return out
-
-
-class _Wrapped:
-    """Text laid out by wrap_cells at the width rich gives it."""
-
-    def __init__(self, text: str, style: str = ""):
-        self.text, self.style = text, style
-
-    def __rich_console__(self, console, options):
-        from rich.text import Text
-
-        lines = wrap_cells(self.text, options.max_width)
-        yield Text("\n".join(lines), style=self.style, no_wrap=True, overflow="crop")
-
-    def __rich_measure__(self, console, options):
-        from rich.cells import cell_len
-        from rich.measure import Measurement
-
-        longest = max((cell_len(line) for line in self.text.split("\n")), default=0)
-        return Measurement(min(1, longest), longest).clamp(max_width=options.max_width)
+    return Padding(Wrapped(plain(str(text)), style), (0, 0, 0, indent))
 
 
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")

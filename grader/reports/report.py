@@ -34,6 +34,7 @@ from ..course.manifest import Course
 from ..course.messages import language, t
 from ..course.points import pts  # noqa: F401  (points as every report shows them; imported from here too)
 from ..course.safe_text import block, one_line
+from ..course.wrapping import Wrapped
 
 SCHEMA = 1
 
@@ -82,12 +83,15 @@ def print_table(course: Course, result: GradeResult, console: Console | None = N
     for r in result.results:
         by_section[r.section].append(r)
     titles = {ex.id: ex.display_title() for ex in course.exercises}
-    table = Table(title=course.display_title(), show_lines=False, expand=False)
-    table.add_column("§", style="bold")
-    table.add_column(t("col_exercise"))
-    table.add_column(t("col_check"))
-    table.add_column("", justify="center")
-    table.add_column(t("col_points"), justify="right")
+    # one row per check at any width: the titles wrap inside their own cells (the kata's rule:
+    # between Chinese characters, at spaces, never inside code or a number and its unit); the
+    # section, the mark and the points never wrap, so they stay on the row's first line
+    table = Table(title=Wrapped(course.display_title(), "table.title"), show_lines=False, expand=False)
+    table.add_column("§", style="bold", no_wrap=True)
+    table.add_column(t("col_exercise"), overflow="fold")
+    table.add_column(t("col_check"), overflow="fold")
+    table.add_column("", justify="center", no_wrap=True)
+    table.add_column(t("col_points"), justify="right", no_wrap=True)
     for section in sorted(by_section, key=lambda s: tuple(int(p) for p in s.split("."))):
         rows = by_section[section]
         got = sum(r.score for r in rows)
@@ -97,23 +101,25 @@ def print_table(course: Course, result: GradeResult, console: Console | None = N
         for r in rows:
             mark, style = STATUS_STYLE.get(r.status, ("?", "white"))
             name = (r.title or r.name.removeprefix("test_")) + (t("hidden_mark") if r.visibility == "hidden" else "")
-            table.add_row("", titles.get(r.exercise, r.exercise) if r.exercise != last else "", name,
-                          Text(mark, style=style), f"{pts(r.score)}/{pts(r.max_score)}")
+            table.add_row("", Wrapped(titles.get(r.exercise, r.exercise) if r.exercise != last else ""),
+                          Wrapped(name), Text(mark, style=style), f"{pts(r.score)}/{pts(r.max_score)}")
             last = r.exercise
     console.print(table)
     if show_messages:
         failed = [r for r in result.results if r.status == "failed"]
         for r in failed:
-            console.print(Text(f"✘ {r.exercise} · {r.title or r.name}", style="red bold"))
+            console.print(Wrapped(f"✘ {r.exercise} · {r.title or r.name}", style="red bold"))
             console.print(block(r.message, 2))  # every line of it, a wrapped one too, under the ✘ line
-    sandbox_note = "" if result.sandbox == "bubblewrap" else f"  [yellow]{t('limits_only')}[/]"
-    console.print(f"[bold]{t('score', score=pts(result.score), max_score=pts(result.max_score))}[/]  "
-                  + t("score_details", seconds=f"{result.duration_s:.0f}", sandbox=result.sandbox) + sandbox_note)
+    score = Text(t("score", score=pts(result.score), max_score=pts(result.max_score)), style="bold")
+    score.append("  " + t("score_details", seconds=f"{result.duration_s:.0f}", sandbox=result.sandbox))
+    if result.sandbox != "bubblewrap":
+        score.append("  " + t("limits_only"), style="yellow")
+    console.print(Wrapped(score))
     for note in result.notes:  # notes quote submitted names: one line each (⏎ for a break), wrapped under itself
         grid = Table.grid(padding=(0, 1))
         grid.add_column(no_wrap=True)
         grid.add_column(overflow="fold")
-        grid.add_row(Text(t("note"), style="yellow"), Text(one_line(note)))
+        grid.add_row(Text(t("note"), style="yellow"), Wrapped(one_line(note)))
         console.print(grid)
     if result.manifest and result.manifest.get("verified"):
         ok = t("manifest_ok", version=result.manifest.get("kata_version"), created=result.manifest.get("created"))

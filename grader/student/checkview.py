@@ -23,7 +23,7 @@ import string
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from rich.cells import cell_len, set_cell_size
+from rich.cells import cell_len
 from rich.console import Console
 from rich.text import Text
 
@@ -32,6 +32,7 @@ from ..course import bundle_assignment
 from ..course.manifest import Course, Exercise
 from ..course.messages import CATALOG, language, t
 from ..course.safe_text import block, one_line
+from ..course.wrapping import Wrapped
 from ..reports.report import pts
 from . import progress
 from .progress import EMPTY, MISSING, NOT_STARTED
@@ -71,7 +72,7 @@ def check(course: Course, exercises: list[Exercise], explicit: bool, console: Co
         try:
             result, _ = progress.grade(course, to_run, full=full)
         except SubmissionError as e:
-            console.print(Text(t("check_cannot_run", path="exercises/", reason=str(e)), style="red"))
+            console.print(Wrapped(t("check_cannot_run", path="exercises/", reason=str(e)), style="red"))
             return Outcome(False, None, unrun)
     show(course, exercises, result, unrun, console)
     if result is not None:
@@ -86,57 +87,82 @@ def show(course: Course, exercises: list[Exercise], result: GradeResult | None, 
     bundle = bundle_assignment.of(course)
     elsewhere = set(bundle.needed) if bundle else set()
     for ex in exercises:
+        lead = Text(f"§{ex.section} ", style="bold cyan")
         head = Text()
-        head.append(f"§{ex.section} ", style="bold cyan")
         head.append(ex.id, style="bold")
         head.append(f" · {ex.display_title()}", style="dim")
         mine = [r for r in rows if r.exercise == ex.id]
         if unrun.get(ex.id) == NOT_STARTED:
             head.append("  · " + t("status_not_started"), style="dim")
-            console.print(head)
+            console.print(Rows(lead, head, Text()))
             continue
         if ex.id in unrun:
-            console.print(head)
-            console.print(_unrun_line(course, ex, unrun[ex.id]))
+            console.print(Rows(lead, head, Text()))
+            console.print(Wrapped(_unrun_line(course, ex, unrun[ex.id])))
             continue
         got, total = sum(r.score for r in mine), sum(r.max_score for r in mine)
+        points = Text()
         if ex.id in elsewhere:
             head.append("  · " + t("bundle_check_needed", id=bundle.id), style="yellow")
         else:
-            head.append(f"  {pts(got)}/{pts(total)}", style="bold green" if mine and got == total else "bold")
-        console.print(head)
-        width = max((cell_len(check_label(r)) for r in mine), default=0)  # display cells: 词 takes two
-        for r in mine:
+            points = Text(f"{pts(got)}/{pts(total)}", style="bold green" if mine and got == total else "bold")
+        console.print(Rows(lead, head, points))
+        label_width = max((cell_len(check_label(r)) for r in mine), default=0)  # display cells: 词 takes two
+        scores = ["" if ex.id in elsewhere else f"{pts(r.score)}/{pts(r.max_score)}" for r in mine]
+        for r, score in zip(mine, scores):
             mark, style = MARK.get(r.status, ("?", "white"))
-            line = Text("  ")
-            line.append(mark, style=style)
-            line.append(f" {set_cell_size(check_label(r), width)}  ")
-            if ex.id not in elsewhere:
-                line.append(f"{pts(r.score)}/{pts(r.max_score)}", style="dim")
-            console.print(line)
+            console.print(Rows(Text.assemble("  ", (mark, style), " "), Text(check_label(r)), Text(score, style="dim"),
+                               body_width=label_width, tail_width=max(map(len, scores))))
             if r.status == "skipped" and r.message:  # why it did not run: a missing asset, a missing tool
-                console.print(Text("      " + one_line(r.message), style="yellow"))
+                console.print(block(one_line(r.message), 6, style="yellow"))
     fresh = [ex_id for ex_id, status in unrun.items() if status == NOT_STARTED]
     if fresh:
-        console.print(Text(t("check_not_started", count=len(fresh), id=fresh[0]), style="dim"))
+        console.print(Wrapped(t("check_not_started", count=len(fresh), id=fresh[0]), style="dim"))
     failures = [r for r in rows if r.status == "failed"]
     if failures:
         console.print()
         explain(course, failures[0], console)
         if len(failures) > 1:
-            console.print(Text(t("check_more_failures", count=len(failures) - 1), style="dim"))
+            console.print(Wrapped(t("check_more_failures", count=len(failures) - 1), style="dim"))
     if summary and result is not None:
         passed = sum(1 for r in rows if r.status == "passed")
         console.print()
-        console.print(Text(t("check_summary", passed=passed, total=len(rows), score=pts(result.score),
-                             max_score=pts(result.max_score), seconds=f"{result.duration_s:.1f}"), style="bold"))
+        console.print(Wrapped(t("check_summary", passed=passed, total=len(rows), score=pts(result.score),
+                                max_score=pts(result.max_score), seconds=f"{result.duration_s:.1f}"), style="bold"))
         if bundle is not None:
             worth = sum(ex.points for ex in course.exercises if ex.id in bundle.graded) * bundle.factor
-            console.print(Text(t("bundle_check_points", id=bundle.id, points=pts(worth)), style="dim"))
+            console.print(Wrapped(t("bundle_check_points", id=bundle.id, points=pts(worth)), style="dim"))
         if result.sandbox != "bubblewrap":
-            console.print(Text(t("check_limits_only"), style="yellow"))
+            console.print(Wrapped(t("check_limits_only"), style="yellow"))
         for note in result.notes:  # one line each: a name's line break is a visible ⏎
-            console.print(Text(f"note: {one_line(note)}", style="yellow"))
+            console.print(Wrapped(f"note: {one_line(note)}", style="yellow"))
+
+
+class Rows:
+    """One row of the check view: `lead` ("§1.11 ", "  ✘ "), `body` (a title, a check's name)
+    and `tail` (its points). The body wraps inside its own column, by the kata's rule; the tail
+    stays at the end of the row's first line, after the body's first line padded to
+    `body_width` cells, so the points of all rows begin in one column while the terminal is wide
+    enough, and never move to a line of their own when it is not."""
+
+    def __init__(self, lead: Text, body: Text, tail: Text, body_width: int = 0, tail_width: int = 0):
+        self.lead, self.body, self.tail = lead, body, tail
+        self.body_width, self.tail_width = body_width, tail_width
+
+    def __rich_console__(self, console, options):
+        lead = self.lead.cell_len
+        tail = max(self.tail.cell_len, self.tail_width)
+        gap = 2 if tail else 0
+        width = max(self.body_width, self.body.cell_len)
+        width = max(1, min(width, options.max_width - lead - gap - tail))
+        lines = Wrapped(self.body).lines(console, width)
+        first = Text.assemble(self.lead, lines[0])
+        if tail:
+            first.pad_right(lead + width + gap - first.cell_len)
+            first.append_text(self.tail)
+        yield first
+        for line in lines[1:]:
+            yield Text.assemble(" " * lead, line)
 
 
 def graded_reads_note(result: GradeResult, full: bool, console: Console) -> None:
@@ -144,7 +170,7 @@ def graded_reads_note(result: GradeResult, full: bool, console: Console) -> None
     the training size (code correct on small inputs may not fit there, in memory or in time). One
     line per exercise whose public checks all passed; with --full, that they were made."""
     if full:
-        console.print(Text(t("check_full_done"), style="dim"))
+        console.print(Wrapped(t("check_full_done"), style="dim"))
         return
     by_ex: dict[str, list] = {}
     for r in result.results:
@@ -152,7 +178,7 @@ def graded_reads_note(result: GradeResult, full: bool, console: Console) -> None
     for ex_id, rows in by_ex.items():
         more = [r for r in rows if r.graded_reads]
         if more and all(r.status == "passed" for r in rows):
-            console.print(Text(t("check_graded_reads", count=len(more), id=ex_id), style="dim"))
+            console.print(Wrapped(t("check_graded_reads", count=len(more), id=ex_id), style="dim"))
             console.print(Text(f"  kata check --full {ex_id}", style="bold", no_wrap=True))
 
 
@@ -212,7 +238,7 @@ def explain(course: Course, r: CheckResult, console: Console) -> None:
     kind = kind_of(r)
     head = Text(t("check_first_failure", id=r.exercise, check=check_label(r), kind=t("check_kind_" + kind)),
                 style="bold red")
-    console.print(head)
+    console.print(Wrapped(head))
     message = r.message
     line = None
     if kind == "not_implemented":
@@ -249,4 +275,4 @@ def explain(course: Course, r: CheckResult, console: Console) -> None:
     tail = Text("  " + t("check_edit", path=where), style="cyan")
     if ex.hints:
         tail.append(" · " + t("check_stuck", id=ex.id), style="cyan")
-    console.print(tail)
+    console.print(Wrapped(tail))

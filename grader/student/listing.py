@@ -33,6 +33,7 @@ from rich.text import Text
 from ..course import bundle_assignment
 from ..course.manifest import Course
 from ..course.messages import t
+from ..course.wrapping import Wrapped
 from ..reports.report import pts
 from .progress import (EMPTY, FAILING, MISSING, NOT_STARTED, PASSING, UNKNOWN, Standing, hidden_points,
                        next_unsolved, public_points)
@@ -95,10 +96,10 @@ def status_text(s: Standing) -> Text:
     return Text(f"{mark} {t('status_' + s.status)}", style=style)
 
 
-def progress_bar(found: list[Standing], width: int = 40) -> Text:
+def progress_bar(found: list[Standing], width: int = 40) -> Wrapped:
     """Progress ██████░░░░░░ 12/37 exercises pass their public checks (48/220 public points; the
-    other 220 are hidden checks, graded when you submit): readable without colours too. Only the
-    exercises of the assignment count, in an assignment's bundle."""
+    other 220 are hidden checks, graded when you submit): readable without colours too, wrapped
+    by the kata's rule. Only the exercises of the assignment count, in an assignment's bundle."""
     found = [s for s in found if s.in_assignment]
     done = sum(s.solved for s in found)
     points = sum(_earned(s) for s in found)
@@ -110,7 +111,7 @@ def progress_bar(found: list[Standing], width: int = 40) -> Text:
     line.append("░" * (width - filled), style="dim")
     line.append(" " + t("list_progress_counts", done=done, total=len(found), points=pts(points),
                         max_points=pts(total_points), hidden=pts(hidden)))
-    return line
+    return Wrapped(line)
 
 
 def title(course: Course) -> str:
@@ -122,7 +123,7 @@ def title(course: Course) -> str:
 
 
 def table(course: Course, found: list[Standing]) -> Table:
-    tab = Table(title=title(course), show_lines=False)
+    tab = Table(title=Wrapped(title(course), "table.title"), show_lines=False)
     tab.add_column("§", style="bold cyan")
     tab.add_column(t("list_col_exercise"))
     tab.add_column(t("list_col_status"))
@@ -143,16 +144,16 @@ def show(course: Course, found: list[Standing], console: Console) -> None:
     console.print(table(course, found))
     needed = [s.exercise.id for s in found if not s.in_assignment]
     if needed:
-        console.print(Text(t("bundle_needed_note", ids=", ".join(needed), id=bundle_assignment.of(course).id),
-                           style="yellow"))
+        console.print(Wrapped(t("bundle_needed_note", ids=", ".join(needed), id=bundle_assignment.of(course).id),
+                              style="yellow"))
     console.print(progress_bar(found))
     nxt = next_unsolved(found)
     if nxt is None:
-        console.print(Text(t("list_all_done"), style="bold green"))
+        console.print(Wrapped(t("list_all_done"), style="bold green"))
     else:
-        console.print(Text(t("list_next", id=nxt.exercise.id, title=nxt.exercise.display_title()), style="cyan"))
+        console.print(Wrapped(t("list_next", id=nxt.exercise.id, title=nxt.exercise.display_title()), style="cyan"))
     if any(s.status in (MISSING, EMPTY) for s in found):
-        console.print(Text(t("list_reset_hint"), style="yellow"))
+        console.print(Wrapped(t("list_reset_hint"), style="yellow"))
 
 
 def print_json(found: list[Standing], course: Course | None = None) -> None:
