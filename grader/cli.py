@@ -32,7 +32,7 @@ import sys
 from . import __version__
 from .authoring import commands as authoring
 from .capstone import commands as capstone
-from .course.cli_text import argparse_words, chosen_language, lang_option, translate
+from .course.cli_text import argparse_words, chosen_language, lang_option, translate, untranslated
 from .course.messages import language, t
 from .instructor import commands as instructor
 from .instructor.similarity import commands as similarity
@@ -318,7 +318,8 @@ def _build_parser() -> argparse.ArgumentParser:
 
     v = sub.add_parser("verify", help="developer check: stubs fail, solutions pass, files one-to-one")
     v.add_argument("--no-grade", action="store_true", help="skip grading the solutions and stubs")
-    v.set_defaults(func=authoring.cmd_verify)
+    # the command line is above authoring: it hands verify the help texts that lack their Chinese
+    v.set_defaults(func=authoring.cmd_verify, untranslated_help=lambda: untranslated(_build_parser()))
 
     s = sub.add_parser("stubs", help="regenerate exercises/ from solutions/ (backs up changed files)")
     s.add_argument("--check", action="store_true", help="only report stale stubs (in any language)")

@@ -14,8 +14,10 @@ import re
 import subprocess
 import sys
 
+from rich.cells import cell_len as cells
+
 from grader.cli import build_parser
-from grader.course.cli_text import argparse_words, cells, chosen_language
+from grader.course.cli_text import argparse_words, chosen_language
 from tests.conftest import ROOT
 from tests.test_cli_help import commands
 
@@ -237,3 +239,21 @@ def test_kata_verify_speaks_chinese():
     assert verify.returncode == 0, verify.stdout
     text = _chinese_output(verify, "verify --no-grade")
     assert re.search(r"^通过：\d+ 个练习、\d+ 项检查", text, re.M) and text.rstrip().endswith("kata verify：通过")
+
+
+def test_kata_verify_names_a_help_text_without_its_chinese():
+    """Issue 36: the command line's rule is in `kata verify` too. The parser is a layer above
+    authoring, so `kata verify` is handed the help texts that lack their Chinese."""
+    from grader.authoring.verify import verify
+    from grader.cli import _build_parser
+    from grader.course.cli_text import untranslated
+
+    assert untranslated(_build_parser()) == []
+    parser = _build_parser()
+    check = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices["check"]
+    check.add_argument("--brand-new", action="store_true", help="an option added without its Chinese")
+    found = untranslated(parser)
+    assert found == ["cli_check_brand_new: 'an option added without its Chinese' has no Chinese "
+                     "(messages.po: msgctxt 'cli_check_brand_new', msgid its English)"]
+    v = verify(ROOT, grade=False, command_line=found)
+    assert f"command line: {found[0]}" in v.problems and not v.ok

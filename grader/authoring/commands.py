@@ -11,7 +11,8 @@ from ..course.messages import t
 def cmd_verify(args) -> int:
     from .verify import verify
 
-    v = verify(getattr(args, "root", None), grade=not args.no_grade)
+    helps = getattr(args, "untranslated_help", None)
+    v = verify(getattr(args, "root", None), grade=not args.no_grade, command_line=helps() if helps else None)
     for fact in v.facts:
         print(t("verify_ok", fact=fact))
     for p in v.problems:

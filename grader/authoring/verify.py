@@ -65,9 +65,16 @@ def beyond_book_problems(course, decisions: list[tuple[str, str]]) -> list[str]:
     return problems
 
 
-def verify(root=None, grade: bool = True, only: list[str] | None = None) -> Verdict:
-    """Check the course; `only` limits the grading half to those exercise ids."""
+def verify(root=None, grade: bool = True, only: list[str] | None = None,
+           command_line: list[str] | None = None) -> Verdict:
+    """Check the course; `only` limits the grading half to those exercise ids. `command_line`: the
+    help texts of `kata` that lack their Chinese (grader/course/cli_text.untranslated), which the
+    command line, a layer above, hands in."""
     v = Verdict()
+    if command_line is not None:
+        v.problems += [f"command line: {p}" for p in command_line]
+        if not command_line:
+            v.facts.append(t("verify_fact_command_line"))
     try:
         c = course_mod.load(root)
     except course_mod.CourseError as e:

@@ -21,8 +21,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import re
-import unicodedata
 
 from .messages import CATALOG, language
 
@@ -110,67 +108,71 @@ def _text(keys, english):
     return english
 
 
-_TOKEN = re.compile(r"[\u2e80-\u9fff\uf900-\ufaff\uff00-\uffef]|[^\s\u2e80-\u9fff\uf900-\ufaff\uff00-\uffef]+| ")
-_NO_LINE_START = "，。；：、）」』！？…"  # Chinese punctuation stays at the end of its line
-
-
-def cells(text: str) -> int:
-    """Display width: a Chinese character or full-width sign takes two cells."""
-    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
-
-
-def wrap_cells(text: str, width: int) -> list[str]:
-    """`text` (whitespace already single spaces) in lines of at most `width` display cells: a line
-    may break between two Chinese characters, never inside a Latin word or before 。，）."""
-    lines, line = [], ""
-    for token in _TOKEN.findall(text):
-        if token == " " and not line:
-            continue
-        if not line or cells(line) + cells(token) <= width:
-            line += token
-        elif token in _NO_LINE_START:  # the Chinese character it follows goes to the next line with it
-            keep = len(line.rstrip(_NO_LINE_START))
-            if keep > 1 and cells(line[keep - 1]) == 2:
-                lines.append(line[:keep - 1].rstrip())
-                line = line[keep - 1:] + token
-            else:
-                line += token  # nothing to carry over: the line runs over
-        else:
-            lines.append(line.rstrip())
-            line = "" if token == " " else token
-    return lines + [line.rstrip()] if line.strip() else lines
-
-
 class CellWrappingFormatter(argparse.HelpFormatter):
     """argparse's help, wrapped by display cells (its own wrapping counts characters, which makes
-    Chinese lines twice as wide as the terminal) and between Chinese characters."""
+    Chinese lines twice as wide as the terminal) by the kata's one rule (grader/course/wrapping.py:
+    between Chinese characters, never inside a code span or between a number and its unit)."""
 
     def _split_lines(self, text, width):
+        from .wrapping import wrap_cells
+
         return wrap_cells(self._whitespace_matcher.sub(" ", text).strip(), width)
 
     def _fill_text(self, text, width, indent):
+        from .wrapping import wrap_cells
+
         return "\n".join(indent + line
                          for line in wrap_cells(self._whitespace_matcher.sub(" ", text).strip(), width - len(indent)))
+
+
+def _places(parser: argparse.ArgumentParser, command: str = "kata"):
+    """(catalog keys, English, setter) of every help text of `parser` and its subcommands."""
+    def setter(obj, attr):
+        return lambda text: setattr(obj, attr, text)
+
+    yield [f"cli_{command}_description"], parser.description, setter(parser, "description")
+    yield [f"cli_{command}_epilog"], parser.epilog, setter(parser, "epilog")
+    groups = [g for g in parser._action_groups if g not in (parser._positionals, parser._optionals)]
+    for n, group in enumerate(groups, 1):
+        yield [f"cli_{command}_group{n}_title"], group.title, setter(group, "title")
+        yield [f"cli_{command}_group{n}_description"], group.description, setter(group, "description")
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for choice in action._choices_actions:
+                name = choice.dest if command == "kata" else f"{command}_{choice.dest}"
+                yield [f"cli_{name}"], choice.help, setter(choice, "help")
+            for name, subparser in action.choices.items():
+                yield from _places(subparser, name if command == "kata" else f"{command}_{name}")
+        elif not isinstance(action, argparse._HelpAction):  # -h: argparse's own words (argparse_words)
+            yield [f"cli_{command}_{action.dest}", f"cli_{action.dest}"], action.help, setter(action, "help")
+
+
+def _said(english) -> bool:
+    return bool(english) and english != argparse.SUPPRESS
 
 
 def translate(parser: argparse.ArgumentParser, lang: str, command: str = "kata") -> argparse.ArgumentParser:
     """Every help text of `parser` and its subcommands in `lang` (English: unchanged)."""
     if lang != "zh":
         return parser
-    parser.formatter_class = CellWrappingFormatter
-    parser.description = _text([f"cli_{command}_description"], parser.description)
-    parser.epilog = _text([f"cli_{command}_epilog"], parser.epilog)
-    groups = [g for g in parser._action_groups if g not in (parser._positionals, parser._optionals)]
-    for n, group in enumerate(groups, 1):
-        group.title = _text([f"cli_{command}_group{n}_title"], group.title)
-        group.description = _text([f"cli_{command}_group{n}_description"], group.description)
+    places = list(_places(parser, command))  # the walk reads the English before any is replaced
+    for p in [parser, *(sub for sub in _subparsers(parser))]:
+        p.formatter_class = CellWrappingFormatter
+    for keys, english, put in places:
+        put(_text(keys, english))
+    return parser
+
+
+def _subparsers(parser: argparse.ArgumentParser):
     for action in parser._actions:
         if isinstance(action, argparse._SubParsersAction):
-            for choice in action._choices_actions:
-                name = choice.dest if command == "kata" else f"{command}_{choice.dest}"
-                choice.help = _text([f"cli_{name}"], choice.help)
-            for name, subparser in action.choices.items():
-                translate(subparser, lang, name if command == "kata" else f"{command}_{name}")
-        else:
-            action.help = _text([f"cli_{command}_{action.dest}", f"cli_{action.dest}"], action.help)
-    return parser
+            for sub in action.choices.values():
+                yield sub
+                yield from _subparsers(sub)
+
+
+def untranslated(parser: argparse.ArgumentParser) -> list[str]:
+    """The help texts (of an English parser) with no current Chinese in the catalog: `kata verify`
+    names each by the key it would be read from."""
+    return [f"{keys[0]}: {english!r} has no Chinese (messages.po: msgctxt {keys[0]!r}, msgid its English)"
+            for keys, english, _ in _places(parser) if _said(english) and _text(keys, english) == english]
