@@ -18,7 +18,7 @@ needs_bwrap = pytest.mark.skipif(shutil.which("bwrap") is None, reason="needs bu
 MIB = 1 << 20
 SECRET = 173
 SOURCE = '''
-import os
+import ctypes, os
 
 COVERED = %r
 
@@ -31,6 +31,12 @@ def _field(path, name):
                 return int(parts[1])
 
 
+def _sysinfo():
+    libc = ctypes.CDLL(None, use_errno=True)
+    buf = ctypes.create_string_buffer(256)
+    return [libc.sysinfo(buf), ctypes.get_errno()]
+
+
 def receive():
     texts = {}
     for path in COVERED:
@@ -40,7 +46,7 @@ def receive():
         except OSError as e:
             texts[path] = e.strerror
     return {"processes": _field("/proc/stat", "processes"), "cached": _field("/proc/meminfo", "Cached"),
-            "texts": texts, "cpus": os.cpu_count(), "mem_total": _field("/proc/meminfo", "MemTotal")}
+            "texts": texts, "cpus": os.cpu_count(), "sysinfo": _sysinfo(), "mem_total": _field("/proc/meminfo", "MemTotal")}
 
 
 def send(secret):
@@ -99,3 +105,4 @@ def test_a_host_wide_counter_moved_by_a_hidden_check_reads_the_same_in_the_next(
     with open("/proc/meminfo") as f:  # what programs ask of it stays true
         assert f"{after['mem_total']} kB" in f.readline()
     assert after["cpus"] == os.cpu_count()
+    assert after["sysinfo"] == [-1, 1]  # sysinfo() of the whole host: refused (EPERM), no figure at all
