@@ -11,16 +11,17 @@ namespace: it can neither unmount them nor mount a procfs of its own (the kernel
 while a file of the visible one is covered). `benchmarks/host_counters.py` measures what each
 counter carried through the real sandbox before and after.
 
-What no file here can cover: the sysinfo() system call (free RAM, buffers, process count), the
-timing of reads (a file's pages in the page cache), and when each check starts.
+What no file here can cover: the sysinfo() system call (free RAM, buffers, process count), which
+the workers' seccomp filter refuses (runtime/syscalls.py); the pid counter of the sandbox's own pid
+namespace, which its checks share; the timing of reads (a file's pages in the page cache); and
+when each check starts.
 """
 from __future__ import annotations
 
 import os
 
 PRESSURE = "some avg10=0.00 avg60=0.00 avg300=0.00 total=0\nfull avg10=0.00 avg60=0.00 avg300=0.00 total=0\n"
-# Files of /proc read as a whole, host-wide, and moved by what a process does (forks, context
-# switches, interrupts, page cache, open files, locks, dentries and inodes cached, CPU time).
+# Shown empty: each line of theirs is host-wide (disk I/O, file locks, free pages by zone and order).
 EMPTY = ("/proc/diskstats", "/proc/locks", "/proc/zoneinfo", "/proc/buddyinfo")
 
 
