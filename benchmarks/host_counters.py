@@ -17,6 +17,7 @@ and decodes s from what the two public checks returned. Channels:
              (posix_fadvise DONTNEED), then read s MiB of it back
   freeram    sysinfo()'s freeram, moved by the same eviction and reading
   pid        the pid of the next worker in the sandbox's own pid namespace: fork s times
+  clock      when the next check starts: sleep s * 20 ms (what no file can fix)
 
 Each channel's constant offset (the forks and pages of the grader's own between two checks) is
 calibrated on 3 known bytes first; then `--trials` random bytes are sent. For each channel it
@@ -39,11 +40,13 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 BIG_MIB = 320
+STEP_S = 0.02  # the clock channel's unit
 SOURCE = '''
-import ctypes, os
+import ctypes, os, time
 
 BIG = "/assets/big.bin"
 MIB = 1 << 20
+STEP_S = <<STEP_S>>
 
 
 def _field(path, name):
@@ -66,7 +69,7 @@ def _sysinfo_freeram_kb():
 
 def counters():
     return {"processes": _field("/proc/stat", "processes"), "cached": _field("/proc/meminfo", "Cached"),
-            "freeram": _sysinfo_freeram_kb(), "pid": os.getpid()}
+            "freeram": _sysinfo_freeram_kb(), "pid": os.getpid(), "clock": time.time()}
 
 
 def baseline(channel):
@@ -79,13 +82,17 @@ def baseline(channel):
 
 def send(channel, secret):
     if channel == "processes":
-        for _ in range(512):  # 256 are enough where the counter moves; where it is fixed, give up
-            if _field("/proc/stat", "processes") % 256 == secret:
+        first = _field("/proc/stat", "processes")
+        for n in range(512):  # 256 are enough where the counter moves
+            now = _field("/proc/stat", "processes")
+            if now % 256 == secret or (n == 8 and now == first):  # reached, or it does not move
                 break
             pid = os.fork()
             if pid == 0:
                 os._exit(0)
             os.waitpid(pid, 0)
+    elif channel == "clock":
+        time.sleep(secret * STEP_S)
     elif channel == "pid":
         for _ in range(secret):
             pid = os.fork()
@@ -104,7 +111,7 @@ def send(channel, secret):
 
 def receive():
     return counters()
-'''
+'''.replace("<<STEP_S>>", repr(STEP_S))
 
 
 def raw(channel: str, before: dict, after: dict) -> int:
@@ -113,6 +120,8 @@ def raw(channel: str, before: dict, after: dict) -> int:
         return after["processes"] % 256
     if channel == "pid":
         return after["pid"] - before["pid"]
+    if channel == "clock":
+        return round((after["clock"] - before["clock"]) / STEP_S)
     if channel == "cached":
         return round((after["cached"] - before["cached"]) / 1024) + BIG_MIB
     return BIG_MIB - round((after["freeram"] - before["freeram"]) / 1024)  # freeram
@@ -174,7 +183,7 @@ def main(argv: list[str] | None = None) -> int:
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--trials", type=int, default=20)
-    ap.add_argument("--channels", default="processes,cached,freeram,pid")
+    ap.add_argument("--channels", default="processes,cached,freeram,pid,clock")
     ap.add_argument("--seed", type=int, default=37)
     args = ap.parse_args(argv)
     rng = random.Random(args.seed)
