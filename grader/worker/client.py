@@ -116,7 +116,8 @@ class Sandbox:
             shutil.copytree(self.assets_dir, assets, symlinks=False, copy_function=_link_or_copy)
         try:
             p = sandbox.plan(runtime, self.submission_dir, self.workdir, self.hide, assets,
-                             tmp_mb=self.limits.disk_mb, uid=self._lease.uid)
+                             tmp_mb=self.limits.disk_mb, uid=self._lease.uid,
+                             proc_dir=os.path.join(self.tmp, "proc"))
         except sandbox.SandboxUnavailable:
             self.close()
             raise

@@ -17,6 +17,8 @@ import sys
 import sysconfig
 from dataclasses import dataclass, field
 
+from . import host_view
+
 NOBODY = 65534  # the uid of a sandbox started as root when no uid of its own is given (uids.py)
 
 
@@ -134,14 +136,16 @@ class SandboxPlan:
 
 
 def plan(runtime_dir: str, submission_dir: str, workdir: str, hide: list[str],
-         assets_dir: str | None = None, tmp_mb: int = 256, uid: int | None = None) -> SandboxPlan:
+         assets_dir: str | None = None, tmp_mb: int = 256, uid: int | None = None,
+         proc_dir: str | None = None) -> SandboxPlan:
     """The command that starts the worker's fork server, with or without bubblewrap.
 
     runtime_dir: host folder holding the package `kata_worker`; submission_dir: host copy of the
     submission; workdir: the host folder the worker may write when there is no bubblewrap; hide:
     host paths it must never see; assets_dir: read-only data the exercises may load (tokenizer
     files), seen at /assets; tmp_mb: size of the sandbox's writable /tmp; uid: the uid the worker
-    drops to when started as root (a leased one, see uids.py; `nobody` when None).
+    drops to when started as root (a leased one, see uids.py; `nobody` when None); proc_dir: a
+    new host folder for the fixed files that cover /proc's host-wide counters (host_view.py).
 
     Under bubblewrap nothing the worker can write is on the host's disk: /tmp (holding the
     working folder /tmp/work) is a tmpfs of tmp_mb, and its stdout/stderr are files the grader
@@ -173,8 +177,11 @@ def plan(runtime_dir: str, submission_dir: str, workdir: str, hide: list[str],
     for f in SYSTEM_FILES:
         if os.path.exists(f):
             argv += ["--ro-bind", f, f]
+    if proc_dir is not None:  # no counter the whole host shares carries a check's inputs to a later one
+        argv += host_view.write(proc_dir)
     if os.path.isdir("/sys/devices/system/cpu"):
         argv += ["--ro-bind", "/sys/devices/system/cpu", "/sys/devices/system/cpu"]
+        argv += host_view.sys_cpu_counters(proc_dir) if proc_dir is not None else []
     made: set[str] = set()
     tmp_binds = []
     for root in _python_roots():
