@@ -22,12 +22,17 @@ pytestmark = pytest.mark.skipif(not (REAL / "gpt2.tiktoken").is_file(),
                                 reason="the course's .kata/assets is not fetched (`kata assets fetch`)")
 
 
-def _assets(tmp_path: Path, ranks: bytes | None) -> Path:
-    """A copy of the course's assets folder whose gpt2.tiktoken is `ranks` (None: not there)."""
+def _assets(tmp_path: Path, ranks: bytes | None, link: bool = False) -> Path:
+    """A copy of the course's assets folder whose gpt2.tiktoken is `ranks` (None: not there), or
+    (`link`) a link to a good copy elsewhere on the host."""
     assets = tmp_path / "workshop" / "assets"
     shutil.copytree(REAL, assets)
     if ranks is None:
         (assets / "gpt2.tiktoken").unlink()
+    elif link:
+        (tmp_path / "elsewhere.tiktoken").write_bytes(ranks)
+        (assets / "gpt2.tiktoken").unlink()
+        (assets / "gpt2.tiktoken").symlink_to(tmp_path / "elsewhere.tiktoken")
     else:
         (assets / "gpt2.tiktoken").write_bytes(ranks)
     return assets
@@ -45,9 +50,13 @@ def _no_host_path(text: str, assets: Path) -> None:
         assert host not in text, text
 
 
-@pytest.mark.parametrize("damage", ["two ranks swapped", "missing"])
+@pytest.mark.parametrize("damage", ["two ranks swapped", "missing", "a link to a good copy"])
 def test_grading_stops_with_the_reason_when_the_ranks_are_damaged_or_missing(tmp_path, damage):
-    assets = _assets(tmp_path, _swap_two_ranks((REAL / "gpt2.tiktoken").read_bytes()) if damage != "missing" else None)
+    """The outside attack of issue 37: a link to a good copy passed the pin, dangled at /assets in
+    the sandbox, and the reference scored 3/18 with exit 0."""
+    good = (REAL / "gpt2.tiktoken").read_bytes()
+    assets = _assets(tmp_path, None if damage == "missing" else good if damage.startswith("a link")
+                     else _swap_two_ranks(good), link=damage.startswith("a link"))
     report = tmp_path / "report.json"
     proc = _kata(assets, "grade", str(SOLUTIONS), *EX, "--json", str(report))
     said = proc.stdout + proc.stderr

@@ -37,9 +37,11 @@ def sha256_file(path: Path) -> str:
 
 
 def matches(path: Path, name: str | None = None) -> bool:
-    """The file at `path` is there and has the pin of `name` (default: its own file name)."""
+    """The file at `path` is there, a regular file (a link is not: the sandbox sees the assets
+    folder at /assets, where a link to a host path dangles), and has the pin of `name` (default:
+    its own file name)."""
     expected = pin(name or path.name)
     try:
-        return expected is not None and path.is_file() and sha256_file(path) == expected
+        return expected is not None and path.is_file() and not path.is_symlink() and sha256_file(path) == expected
     except OSError:
         return False
