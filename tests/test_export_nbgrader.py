@@ -329,12 +329,20 @@ def _tamper(nb, kind: str):
     elif kind == "newer_schema":
         meta.update(solution=True, locked=False, schema_version=99)
         nb.cells.insert(ti[0] + 1, cell)
+    elif kind == "test_cells_deleted":  # the cells say autograding runs none of them
+        nb.cells = [c for i, c in enumerate(nb.cells) if i not in ti]
+    elif kind == "test_cells_metadata_taken_off":
+        for i in ti:
+            nb.cells[i].metadata = {}
     return nb
 
 
 METADATA_ATTACKS = ["id_on_an_answer_after", "id_on_an_answer_before", "test_cell_copied", "test_cell_replaced",
-                    "unknown_id", "empty_metadata", "newer_schema"]
-METADATA_SOLVED = ["id_on_an_answer_after", "test_cell_copied"]  # an honest copy of a test cell loses nothing
+                    "unknown_id", "empty_metadata", "newer_schema", "test_cells_deleted",
+                    "test_cells_metadata_taken_off"]
+# an honest copy of a test cell loses nothing; nor does a solved notebook whose test cells were deleted
+# or stripped of their metadata (the outside attack of issue 37: 0 / 13 while the log said 13 / 13)
+METADATA_SOLVED = ["id_on_an_answer_after", "test_cell_copied", "test_cells_deleted", "test_cells_metadata_taken_off"]
 
 
 @pytest.fixture(scope="module")
@@ -487,6 +495,10 @@ def test_a_submitted_notebook_that_is_a_link_is_not_graded(tmp_path, monkeypatch
             (folder / f"{SOFTMAX}.ipynb").symlink_to(source)
         else:
             shutil.copy(source, folder / f"{SOFTMAX}.ipynb")
+    # the outside attack of issue 37: a link one or two folders up was followed and scored alice's 13
+    (course / "submitted" / "trudy").mkdir()
+    (course / "submitted" / "trudy" / "s1_11").symlink_to(course / "submitted" / "alice" / "s1_11")
+    (course / "submitted" / "eve").symlink_to(course / "submitted" / "alice")
     graded = []
     monkeypatch.setattr(nbgrader_autograde, "grade_notebook",
                         lambda ex_id, data, places=(): graded.append(ex_id) or {
@@ -495,13 +507,13 @@ def test_a_submitted_notebook_that_is_a_link_is_not_graded(tmp_path, monkeypatch
                                  "message": "", "score": c.points, "max_score": c.points}
                                 for c in COURSE.get(SOFTMAX).checks]})
     scores = {}
-    for student in ("alice", "mallory"):
+    for student in ("alice", "mallory", "trudy", "eve"):
         nb = nbformat.read(source, as_version=4)
         pre = nbgrader_autograde.KataGrade(config=config)
         nb, _ = pre.preprocess(nb, {"nbgrader": {"notebook": SOFTMAX, "student": student, "assignment": "s1_11"}})
         cells = [c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade")]
         scores[student] = sum(determine_grade(c)[0] for c in cells)
-        if student == "mallory":
+        if student != "alice":
             assert all("links are never followed" in c.outputs[-1].evalue for c in cells)
-    assert graded == [SOFTMAX]  # mallory's link was never handed to the grader
-    assert scores == {"alice": 13, "mallory": 0}
+    assert graded == [SOFTMAX]  # no link was ever handed to the grader
+    assert scores == {"alice": 13, "mallory": 0, "trudy": 0, "eve": 0}

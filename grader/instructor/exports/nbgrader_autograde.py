@@ -40,6 +40,7 @@ from nbgrader import utils
 from nbgrader.api import MissingEntry
 from nbgrader.coursedir import CourseDirectory
 from nbgrader.preprocessors import ClearHiddenTests, NbGraderPreprocessor, OverwriteCells
+from traitlets import Bool
 
 from ...course import files
 from ...course.messages import t
@@ -145,8 +146,6 @@ class KataDeduplicateIds(NbGraderPreprocessor):
                 del cell.metadata["nbgrader"]  # no cell of nbgrader's: {} stopped the whole run as an "old format"
                 continue
             holders.setdefault(gid, []).append(cell)
-        if not holders:
-            return nb, resources
         with Gradebook(resources["nbgrader"]["db_url"]) as gradebook:
             for gid, cells in holders.items():
                 known = _gradebook_flags(gradebook, gid, notebook, assignment)
@@ -162,11 +161,38 @@ class KataDeduplicateIds(NbGraderPreprocessor):
                 for cell in cells:
                     if cell is not keep:
                         del cell.metadata["nbgrader"]
+            self._restore_stripped_tests(nb, gradebook, notebook, assignment, SCHEMA_VERSION)
         return nb, resources
+
+    def _restore_stripped_tests(self, nb, gradebook, notebook, assignment, schema) -> None:
+        """A code cell with no nbgrader metadata whose source is a test cell's, as released or as
+        stored, while no cell holds that test's id, is that test cell with its metadata taken off
+        (`{}`): it gets the gradebook's back. Otherwise its code (an import of the grader) would be
+        graded as the student's, and its check would land nowhere."""
+        held = {c.metadata["nbgrader"].get("grade_id") for c in nb.cells if "nbgrader" in c.metadata}
+        tests: dict[str, tuple[str, float]] = {}
+        for graded in gradebook.find_notebook(notebook, assignment).grade_cells:
+            source = gradebook.find_source_cell(graded.name, notebook, assignment)
+            if graded.name in held or not source.locked or source.cell_type != "code":
+                continue
+            for text in {source.source, released(source.source, self)} - {None}:
+                tests.setdefault(text, (graded.name, float(graded.max_score)))
+        for cell in nb.cells:
+            if "nbgrader" in cell.metadata or cell.cell_type != "code" or cell.source not in tests:
+                continue
+            name, points = tests[cell.source]
+            if name in held:
+                continue
+            held.add(name)
+            cell.metadata["nbgrader"] = {"grade": True, "solution": False, "locked": True, "grade_id": name,
+                                         "points": points, "schema_version": schema}
+            self.log.warning("Cell %r had its nbgrader metadata taken off: given back from the gradebook", name)
 
 
 class KataOverwriteCells(OverwriteCells):
-    """nbgrader's OverwriteCells, without its false alarm on hidden tests.
+    """nbgrader's OverwriteCells, without its false alarm on hidden tests, adding back the test
+    cells a notebook lacks (nbgrader's add_missing_cells, off by default: a solved notebook whose
+    test cells were deleted scored 0 while autograde's log said 13 / 13).
 
     `nbgrader generate_assignment` saves a test cell to the gradebook (source and checksum) before
     ClearHiddenTests removes its `### BEGIN HIDDEN TESTS` region, then computes the released
@@ -178,6 +204,8 @@ class KataOverwriteCells(OverwriteCells):
     released: it gets its hidden tests back first, so nbgrader's own checksum
     (nbgrader.utils.compute_checksum) matches the stored one. Any other change is reported and
     undone as nbgrader does."""
+
+    add_missing_cells = Bool(True, help="Add back the graded cells a notebook lacks (the kata: on)").tag(config=True)
 
     def preprocess_cell(self, cell, resources, cell_index):
         grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
@@ -202,14 +230,18 @@ class KataOverwriteCells(OverwriteCells):
         return super().preprocess_cell(cell, resources, cell_index)
 
     def _released(self, source: str) -> str | None:
-        """The gradebook's cell source as generate_assignment released it (None: it has no
-        well-formed hidden-test region)."""
-        clear = ClearHiddenTests(parent=self)
-        cell = nbformat.v4.new_code_cell(source)
-        try:
-            return cell.source if clear._remove_hidden_test_region(cell) else None
-        except RuntimeError:  # nested or unclosed regions: generate_assignment refused those
-            return None
+        return released(source, self)
+
+
+def released(source: str, parent) -> str | None:
+    """A gradebook cell's source as generate_assignment released it (None: it has no well-formed
+    hidden-test region)."""
+    clear = ClearHiddenTests(parent=parent)
+    cell = nbformat.v4.new_code_cell(source)
+    try:
+        return cell.source if clear._remove_hidden_test_region(cell) else None
+    except RuntimeError:  # nested or unclosed regions: generate_assignment refused those
+        return None
 
 
 class KataGrade(NbGraderPreprocessor):
@@ -223,6 +255,9 @@ class KataGrade(NbGraderPreprocessor):
         student, assignment = resources["nbgrader"].get("student"), resources["nbgrader"].get("assignment")
         places = submitted_places(_coursedir(self), student, assignment) if student and assignment else []
         handed_in = places[0] / f"{ex_id}.ipynb" if places else None
+        if places and not all(files.kind(d) == "dir" for d in (places[0].parent, places[0])):
+            # submitted/<student> or its <assignment> folder is a link: another student's work, maybe
+            return self._not_graded(nb, resources, t("nbg_link", file=f"{student}/{assignment}"))
         if handed_in is not None and files.kind(handed_in) not in ("file", "missing"):
             # nbgrader copied submitted/ into autograded/ following links: the notebook it hands us
             # may be another student's or the instructor's. Only a regular file is the student's work.
