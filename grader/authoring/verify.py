@@ -53,15 +53,12 @@ def beyond_book_problems(course, decisions: list[tuple[str, str]]) -> list[str]:
     beyond = {ex.id for ex in course.exercises if ex.beyond_book}
     for lst in listings.load(course).values():
         if lst.exercise in beyond and lst.book:
-            problems.append(f"listing {lst.id}: {lst.exercise} goes beyond the book, yet the listing gives a printed "
-                            "book output (the chapter prints nothing for it)")
+            problems.append(t("verify_listing_beyond_has_book", id=lst.id, exercise=lst.exercise))
         elif lst.exercise not in beyond and not lst.book:
-            problems.append(f"listing {lst.id}: no printed book output (only an exercise marked beyond_book = true in "
-                            "course.toml may have none)")
+            problems.append(t("verify_listing_no_book", id=lst.id))
     for ex_id in sorted(beyond):
         if not any(f"`{ex_id}::" in body.partition("Proved by")[2] for _, body in decisions):
-            problems.append(f"{ex_id} goes beyond the book but no K- entry of ERRATA.md (a kata decision) is proved "
-                            f"by one of its checks")
+            problems.append(t("verify_beyond_no_decision", id=ex_id))
     return problems
 
 
@@ -78,29 +75,31 @@ def verify(root=None, grade: bool = True, only: list[str] | None = None,
     try:
         c = course_mod.load(root)
     except course_mod.CourseError as e:
-        v.problems.append(f"manifest: {e}")
+        v.problems.append(t("verify_manifest", error=e))
         return v
     torch_version = torch.__version__.split("+")[0]
+    translated = True  # every stub catalog complete, every Chinese stub the English one's code
     for ex in c.exercises:
         sol_src = (c.solutions_dir / ex.file).read_text(encoding="utf-8")
         stub_path = c.exercises_dir / ex.file
         try:
             expected = stubs.stub_variants(c, ex)
-            v.problems += stubs.catalog_problems(c, ex)
+            found = stubs.catalog_problems(c, ex)
+            v.problems += found
+            translated = translated and not found
         except (stubs.StubError, SyntaxError) as e:
-            v.problems.append(f"{ex.id}: cannot make a stub: {e}")
+            v.problems.append(t("verify_no_stub", id=ex.id, error=e))
             continue
         committed = stub_path.read_text(encoding="utf-8")
         if committed not in expected:
-            v.problems.append(f"{ex.id}: exercises/{ex.file} differs from the stub generated from its solution "
-                              "(run `kata stubs`)")
+            v.problems.append(t("verify_stale_stub", id=ex.id, file=ex.file))
         sol_sigs, stub_sigs = stubs.signatures(sol_src), stubs.signatures(committed)
         for name in sorted(set(sol_sigs) | set(stub_sigs)):
             if sol_sigs.get(name) != stub_sigs.get(name):
-                v.problems.append(f"{ex.id}: signature of {name} differs: solution {sol_sigs.get(name)}, "
-                                  f"stub {stub_sigs.get(name)}")
+                v.problems.append(t("verify_signature", id=ex.id, name=name, solution=sol_sigs.get(name),
+                                    stub=stub_sigs.get(name)))
         for bad in scan(sol_src, ex.forbidden, {e.module for e in c.exercises}):
-            v.problems.append(f"{ex.id}: the solution itself uses a forbidden API: {bad.describe(ex.file)}")
+            v.problems.append(t("verify_solution_forbidden", id=ex.id, what=bad.describe(ex.file)))
         by_module = {e.module: e for e in c.exercises}
         seen, todo = {ex.module}, [sol_src]
         while todo:  # the exercise files it imports are scanned under its list too (grader/checking/runner.py)
@@ -113,16 +112,14 @@ def verify(root=None, grade: bool = True, only: list[str] | None = None,
                 dep_src = dep_path.read_text(encoding="utf-8")
                 todo.append(dep_src)
                 for bad in scan(dep_src, ex.forbidden, set(by_module)):
-                    v.problems.append(f"{ex.id}: the solution of {dep.id}, which it imports, uses an API "
-                                      f"{ex.id} forbids: {bad.describe(dep.file)}")
+                    v.problems.append(t("verify_import_forbidden", id=ex.id, dep=dep.id, what=bad.describe(dep.file)))
         try:
             meta = fixtures.metadata(ex.id)
             if meta.get("torch") != torch_version:
-                v.problems.append(f"{ex.id}: fixture made with torch {meta.get('torch')}, running {torch_version} "
-                                  "(run `kata fixtures`)")
+                v.problems.append(t("verify_fixture_torch", id=ex.id, made=meta.get("torch"), running=torch_version))
         except FileNotFoundError:
-            v.problems.append(f"{ex.id}: fixture grader/fixtures/{ex.id}.safetensors is missing (run `kata fixtures`)")
-    if not any("catalog" in p or "stub's code" in p or "translat" in p for p in v.problems):
+            v.problems.append(t("verify_fixture_missing", id=ex.id))
+    if translated:
         v.facts.append(t("verify_fact_stubs_translated", langs=", ".join(LANGS)))
     leaks = answers.check_course(c)
     v.problems += leaks
@@ -137,14 +134,14 @@ def verify(root=None, grade: bool = True, only: list[str] | None = None,
             proofs = re.findall(r"`(s\d+_\d+_\w+::test_\w+)`", tail)
             tests = re.findall(r"`(tests/[\w/]+\.py)::(test_\w+)`", tail)  # a claim no graded check can show
             if not proofs and not tests:
-                v.problems.append(f"ERRATA.md {entry_id}: no 'Proved by' check")
+                v.problems.append(t("verify_erratum_unproved", id=entry_id))
             for proof in proofs:
                 if proof not in known:
-                    v.problems.append(f"ERRATA.md {entry_id}: proved by {proof}, which does not exist")
+                    v.problems.append(t("verify_erratum_no_proof", id=entry_id, proof=proof))
             for path, name in tests:
                 f = c.root / path
                 if not f.is_file() or f"def {name}(" not in f.read_text(encoding="utf-8"):
-                    v.problems.append(f"ERRATA.md {entry_id}: proved by {path}::{name}, which does not exist")
+                    v.problems.append(t("verify_erratum_no_proof", id=entry_id, proof=f"{path}::{name}"))
         decisions = [(entry_id, body) for entry_id, body in entries if entry_id.startswith("K-")]
         v.facts.append(t("verify_fact_errata", entries=len(entries) - len(decisions), decisions=len(decisions)))
         v.problems += beyond_book_problems(c, decisions)
@@ -155,7 +152,7 @@ def verify(root=None, grade: bool = True, only: list[str] | None = None,
             v.facts.append(t("verify_fact_errata_translated", count=len(wanted),
                              langs=", ".join(lang for lang in LANGS if lang != "en")))
     else:
-        v.problems.append("ERRATA.md is missing")
+        v.problems.append(t("verify_no_errata"))
     beyond = [ex.id for ex in c.exercises if ex.beyond_book]
     if beyond:
         v.facts.append(t("verify_fact_beyond_book", ids=", ".join(beyond)))
@@ -184,15 +181,15 @@ def verify(root=None, grade: bool = True, only: list[str] | None = None,
     with open_submission(c.solutions_dir, c.chapter, c.exercises) as sub:
         res = lanes.run(c, sub, graded)  # as `kata grade` runs one submission: in lanes, on every core
     if len(res.results) != expected:
-        v.problems.append(f"solutions: {len(res.results)} results for {expected} checks")
+        v.problems.append(t("verify_result_count", results=len(res.results), checks=expected))
     for r in res.results:
         if r.status != "passed":
-            v.problems.append(f"solution fails {r.exercise}::{r.name}: {r.message}")
+            v.problems.append(t("verify_solution_fails", check=f"{r.exercise}::{r.name}", message=r.message))
     v.facts.append(t("verify_fact_solutions", score=f"{res.score:g}/{res.max_score:g}", seconds=f"{res.duration_s:.1f}"))
     with open_submission(c.exercises_dir, c.chapter, c.exercises) as sub:
         res = lanes.run(c, sub, graded)
     for r in res.results:
         if r.status == "passed":
-            v.problems.append(f"stub passes {r.exercise}::{r.name}: a check that an empty exercise passes proves nothing")
+            v.problems.append(t("verify_stub_passes", check=f"{r.exercise}::{r.name}"))
     v.facts.append(t("verify_fact_stubs", score=f"{res.score:g}/{res.max_score:g}", seconds=f"{res.duration_s:.1f}"))
     return v
