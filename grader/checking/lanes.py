@@ -129,13 +129,13 @@ def run(course, submission, exercises=None, public_only: bool = False, lanes: in
     from . import asset_gate, runner
 
     exercises = exercises or course.exercises
-    if not options.get("skip_missing_assets"):  # before any sandbox starts (runner.run says it again)
-        asset_gate.require(course, exercises)
     checks = sum(1 for ex in exercises for c in ex.checks if not (public_only and c.hidden))
     # a lane takes whole exercises: more lanes than exercises would start sandboxes that grade nothing
     n = max(1, min(count(checks) if lanes is None else lanes, checks, len(exercises)))
-    if n == 1:
+    if n == 1:  # runner.run checks the assets itself
         return runner.run(course, submission, exercises, public_only=public_only, **options)
+    if not options.get("skip_missing_assets"):  # before any lane's sandbox starts
+        asset_gate.require(course, exercises)
     t0 = time.perf_counter()
     boxes = [runner.sandbox_for(course, submission) for _ in range(n)]
     try:
