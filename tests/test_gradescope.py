@@ -168,3 +168,25 @@ def test_where_the_sandbox_cannot_start_gradescope_records_no_score_unless_limit
     res = json.loads((root / "results" / "results.json").read_text())
     assert res["score"] == SOFTMAX.points
     assert "resource limits only" in res["output"]
+
+
+def test_a_damaged_asset_gives_no_score_and_says_which(tmp_path):
+    """Issue 37: an image whose gpt2.tiktoken is missing or damaged is the grader's fault, so no
+    results.json (Gradescope records no score and shows the log, which names the asset and the
+    repair), never an "internal error" with a trace charged to the student as 0."""
+    from tests.test_asset_pins_grading import REAL, _assets, _no_host_path
+    from tests.test_assets import _swap_two_ranks
+
+    if not (REAL / "gpt2.tiktoken").is_file():
+        pytest.skip("the course's .kata/assets is not fetched (`kata assets fetch`)")
+    assets = _assets(tmp_path, _swap_two_ranks((REAL / "gpt2.tiktoken").read_bytes()))
+    root = autograder(tmp_path, export(tmp_path, "-e", "s1_04_byte_bpe"))
+    shutil.copy(SOLUTIONS / "ch01" / "s1_04_byte_bpe.py", root / "submission")
+    proc = subprocess.run(["bash", str(root / "source" / "run_autograder")], capture_output=True, text=True,
+                          timeout=600, env={**os.environ, "AUTOGRADER_ROOT": str(root), "KATA_PYTHON": sys.executable,
+                                            "KATA_ASSETS_DIR": str(assets), "KATA_LANG": "en"})
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "gpt2.tiktoken" in proc.stderr and "kata assets fetch" in proc.stderr, proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert not (root / "results" / "results.json").exists()
+    _no_host_path(proc.stdout + proc.stderr, assets)

@@ -220,6 +220,9 @@ def chosen(course, config: dict) -> list:
     return [ex for ex in course.exercises if ex.id in ids] if ids else list(course.exercises)
 
 
+ASSET_EXIT = 2  # run_autograder's status when an asset the checks read is missing or damaged
+
+
 def main(argv: list[str] | None = None) -> int:
     """python -m grader.instructor.exports.gradescope grade SUBMISSION_DIR RESULTS_JSON (what run_autograder calls)."""
     args = sys.argv[1:] if argv is None else argv
@@ -230,6 +233,7 @@ def main(argv: list[str] | None = None) -> int:
 
     path = PACKAGE_DIR.parent / CONFIG_FILE
     config = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+    from ...checking.asset_gate import AssetUnavailable
     from ...worker.sandbox import EXIT as SANDBOX_EXIT
     from ...worker.sandbox import SandboxUnavailable
 
@@ -239,6 +243,10 @@ def main(argv: list[str] | None = None) -> int:
         Path(args[2]).unlink(missing_ok=True)
         print(f"kata: {e}", file=sys.stderr)
         return SANDBOX_EXIT
+    except AssetUnavailable as e:  # the image lacks an asset or holds a damaged one: the grader's
+        Path(args[2]).unlink(missing_ok=True)  # fault, not the student's, so no score at all
+        print(f"kata: {e}", file=sys.stderr)
+        return ASSET_EXIT
     except Exception as e:  # the grader itself failed: say so to the student, show the trace to the instructor
         _write_json(Path(args[2]), failure_results(t("gs_internal", config.get("lang") or None,
                                                      reason=f"{type(e).__name__}: {e}"), config.get("lang") or None))
@@ -270,7 +278,9 @@ fi
 /autograder/kata-venv/bin/python -m pip install -q "torch==2.13.0" --index-url https://download.pytorch.org/whl/cpu
 /autograder/kata-venv/bin/python -m pip install -q -e "$PWD/{course_dir}"
 # GPT-2's ranks and the offline corpus ship in {course_dir}/.kata/assets; fetch only what is missing
-(cd {course_dir} && /autograder/kata-venv/bin/python -m grader.capstone.gpt2 fetch) || echo "setup: gpt2.tiktoken missing; its checks will be skipped" >&2
+# (grading stops without them, so the image build stops here instead, saying why)
+(cd {course_dir} && /autograder/kata-venv/bin/python -m grader.capstone.gpt2 fetch) || {{
+  echo "setup: gpt2.tiktoken is missing and could not be fetched; the tokenizer checks cannot grade without it" >&2; exit 1; }}
 # The hidden checks and their expected values: readable by root (the grader) only, never by the
 # sandboxed worker, which runs as an unprivileged uid of its own.
 chmod -R go-rwx {course_dir}/grader/checks {course_dir}/grader/fixtures
@@ -289,8 +299,9 @@ mkdir -p "$ROOT/results"
 cd "$KATA"
 PYTHONPATH="$KATA" "$PYTHON" -m grader.instructor.exports.gradescope grade "$ROOT/submission" "$ROOT/results/results.json"
 status=$?
-# 1: the submission could not be graded (results.json says why to the student); 4: the sandbox
-# could not start here (no results.json: Gradescope records no score, the log says why)
+# 1: the submission could not be graded (results.json says why to the student); 2: an asset the
+# checks read is missing or damaged, 4: the sandbox could not start here (in both, no results.json:
+# Gradescope records no score, the log says why)
 [ "$status" -le 1 ] && exit 0
 exit "$status"
 """
