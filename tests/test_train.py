@@ -477,3 +477,25 @@ def test_gpu_fast_path_equals_manual_in_bf16():
     with torch.no_grad(), torch.autocast("cuda", dtype=torch.bfloat16):
         fast = model(ids, mask).float()
     torch.testing.assert_close(fast, manual, rtol=2e-2, atol=2e-2)  # bf16 keeps 8 bits of mantissa
+
+
+def test_damaged_ranks_stop_training_naming_the_asset_not_the_host_path(tmp_path, monkeypatch):
+    """Issue 37: `kata train` reads the course's gpt2.tiktoken only as pinned; a damaged copy is
+    refused by name and repair command, and the message shows no host path."""
+    from grader.capstone import gpt2
+    from grader.capstone.training.tokenizer import TokenizerError
+
+    good = gpt2.asset_path()
+    if not good.is_file():
+        pytest.skip("the course's .kata/assets is not fetched (`kata assets fetch`)")
+    assets = tmp_path / "assets"
+    assets.mkdir()
+    lines = good.read_bytes().splitlines(keepends=True)
+    lines[0], lines[1] = lines[1], lines[0]
+    (assets / "gpt2.tiktoken").write_bytes(b"".join(lines))
+    monkeypatch.setenv("KATA_ASSETS_DIR", str(assets))
+    assert gpt2.asset_path() == assets / "gpt2.tiktoken"
+    with pytest.raises(TokenizerError) as e:
+        load_tokenizer(ROOT / "solutions", 64)
+    assert "gpt2.tiktoken" in str(e.value) and "kata assets fetch" in str(e.value)
+    assert str(tmp_path) not in str(e.value)

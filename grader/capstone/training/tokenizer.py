@@ -125,12 +125,17 @@ def load_tokenizer(code_dir: str | Path, max_len: int, truncation: str = "head",
     """The tokenizer of `<code_dir>/ch01/s1_23_tokenizer.py` on GPT-2's ranks (see the module's
     docstring). `hint` ends the error messages (what else the user may do). TokenizerError
     when the file is missing, unfinished or gives ids training cannot use."""
+    from ...course import pins
     from .. import gpt2
 
     path = (Path(code_dir) / TOKENIZER_FILE).resolve()
     if not path.is_file():
         raise TokenizerError(t("train_tokenizer_missing", path=path, hint=hint))
-    ranks_path = Path(ranks_path) if ranks_path is not None else gpt2.asset_path()
+    if ranks_path is None:  # the course's asset: only as pinned, named without the host's path
+        ranks_path = gpt2.asset_path()
+        if not pins.matches(ranks_path, gpt2.ASSET_NAME):
+            raise TokenizerError(t("asset_unavailable", name=gpt2.ASSET_NAME))
+    ranks_path = Path(ranks_path)
     if not ranks_path.is_file():
         raise TokenizerError(t("asset_missing", name=ranks_path.name, folder=ranks_path.parent))
     module = _import(path, hint)
