@@ -4,7 +4,6 @@ in Chinese (locale/zh/errata.po: msgctxt the entry's id, msgid its English, msgs
 since changed (grader/listings/errata.py)."""
 import polib
 
-from grader import listings
 from grader.authoring.verify import verify
 from grader.course import manifest
 from grader.listings import errata
@@ -43,7 +42,7 @@ def test_a_missing_translation_fails_verify_and_the_entry_is_shown_in_english(tm
     po.save(str(po_path))
     line = next(e.linenum for e in polib.pofile(str(po_path), wrapwidth=0) if e.msgctxt == "E-1.12-d")
     assert errata_problems(tmp_course) == [f"errata: locale/zh/errata.po:{line}: E-1.12-d: not translated"]
-    shown = listings.errata_entries(tmp_course, ["E-1.12-d", "E-1.12-e"], "zh")
+    shown = errata.entries(tmp_course, ["E-1.12-d", "E-1.12-e"], "zh")
     assert shown[0].startswith("E-1.12-d\n- **Where:** listing 1.6") and "**位置：**" in shown[1]
 
 
@@ -55,7 +54,7 @@ def test_a_stale_translation_fails_verify_until_it_is_translated_again(tmp_cours
     problems = errata_problems(tmp_course)
     assert len(problems) == 1 and "E-1.12-d: stale: its English in ERRATA.md changed" in problems[0]
     # the old Chinese says 0.1331: the reader gets the English that holds now
-    assert "0.1332" in listings.errata_entries(tmp_course, ["E-1.12-d"], "zh")[0]
+    assert "0.1332" in errata.entries(tmp_course, ["E-1.12-d"], "zh")[0]
 
     left = errata.update(tmp_course, "zh")  # `kata stubs --lang zh --update-catalogs`
     assert "E-1.12-d" in left
@@ -65,14 +64,14 @@ def test_a_stale_translation_fails_verify_until_it_is_translated_again(tmp_cours
     assert "0.1331" in entry.msgstr  # kept for the translator, not shown
     assert [p.split(": ", 3)[2:] for p in errata_problems(tmp_course)] == [
         ["E-1.12-d", "marked fuzzy (its English changed: check the translation, then remove the fuzzy flag)"]]
-    assert "0.1332" in listings.errata_entries(tmp_course, ["E-1.12-d"], "zh")[0]
+    assert "0.1332" in errata.entries(tmp_course, ["E-1.12-d"], "zh")[0]
 
     entry.msgstr = entry.msgstr.replace("0.1331", "0.1332")  # the translator's part, as in Poedit
     entry.flags.remove("fuzzy")
     entry.previous_msgid = None
     po.save(str(tmp_course / "locale/zh/errata.po"))
     assert errata_problems(tmp_course) == []
-    shown = listings.errata_entries(tmp_course, ["E-1.12-d"], "zh")[0]
+    shown = errata.entries(tmp_course, ["E-1.12-d"], "zh")[0]
     assert "**位置：**" in shown and "0.1332" in shown
 
 
@@ -85,7 +84,7 @@ def test_a_catalog_that_is_not_gettext_is_named_with_its_line_and_shows_english(
     problems = errata_problems(tmp_course)
     assert len(problems) == 1
     assert problems[0].startswith(f"errata: locale/zh/errata.po:{at + 1}: cannot be read as a gettext catalog")
-    assert listings.errata_entries(tmp_course, ["E-1.12-d"], "zh")[0].startswith("E-1.12-d\n- **Where:**")
+    assert errata.entries(tmp_course, ["E-1.12-d"], "zh")[0].startswith("E-1.12-d\n- **Where:**")
 
 
 def test_the_student_edition_ships_each_translation_cut_as_its_english(tmp_path):
@@ -107,9 +106,9 @@ def test_the_student_edition_ships_each_translation_cut_as_its_english(tmp_path)
     assert errata.problems(tmp_path, "zh", errata.wanted_ids(course)) == []  # every entry, for the cut English
     only_hidden = {name for _, name in hidden} - {name for _, name in public}
     assert [n for n in only_hidden if n in catalog] == []
-    cut = listings.errata_entries(tmp_path, ["E-1.14-e"], "zh")[0]  # proved by a hidden check only
-    assert cut.splitlines()[1:] == [line for line in listings.errata_entries(ROOT, ["E-1.14-e"], "zh")[0].splitlines()
+    cut = errata.entries(tmp_path, ["E-1.14-e"], "zh")[0]  # proved by a hidden check only
+    assert cut.splitlines()[1:] == [line for line in errata.entries(ROOT, ["E-1.14-e"], "zh")[0].splitlines()
                                     if line.startswith(("- **位置：**", "- **书中：**", "- **分类：**"))] + [
         "- **真实值：**由隐藏检查给出并计分；本条目的完整内容在讲师版中。"]
-    named = listings.errata_entries(tmp_path, ["E-1.23-f"], "zh")[0]  # a public and a hidden check
+    named = errata.entries(tmp_path, ["E-1.23-f"], "zh")[0]  # a public and a hidden check
     assert named.endswith("- **证明：**`s1_23_tokenizer::test_listing_1_26_encode`，`s1_23_tokenizer` 的一项隐藏检查")

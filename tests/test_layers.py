@@ -161,3 +161,73 @@ def test_the_check_allows_imports_downwards(case):
 
 def test_the_check_finds_a_loose_module():
     assert loose_modules({"cli.py", "__init__.py", "__main__.py", "helpers.py", "release.json"}) == ["helpers.py"]
+
+
+# ----------------------------------------------------------------------------- no circles
+def import_graph(package: Path = PACKAGE) -> dict[str, set[str]]:
+    """Each grader module and the grader modules it imports (a name that is not a module, such as
+    `from grader.x import function`, counts as its module grader.x)."""
+    graph = {}
+    for path in sorted(package.rglob("*.py")):
+        if "__pycache__" in path.parts:
+            continue
+        module = module_name(path, package)
+        found = set()
+        for _, target in imports(path.read_text(encoding="utf-8"), module, path.name == "__init__.py"):
+            names = target.split(".")
+            while names and not is_module(".".join(names), package):
+                names.pop()
+            if names:
+                found.add(".".join(names))
+        graph[module] = found - {module}
+    return graph
+
+
+def circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The groups of modules that import each other, directly or through others (Tarjan's strongly
+    connected components of more than one module), each sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(graph.get(v, ())):
+            if w not in graph:
+                continue
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            group = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                group.append(w)
+                if w == v:
+                    break
+            if len(group) > 1:
+                found.append(sorted(group))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return sorted(found)
+
+
+def test_no_two_modules_import_each_other():
+    """Within a part too: a circle, even through a function's own import, means neither module can
+    be read (or changed) without the other."""
+    assert circles(import_graph()) == []
+
+
+def test_the_circle_check_finds_direct_and_indirect_circles():
+    assert circles({"a": {"b"}, "b": {"a"}, "c": {"a"}}) == [["a", "b"]]
+    assert circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": set()}) == [["a", "b", "c"]]
+    assert circles({"a": {"b"}, "b": set()}) == []

@@ -50,7 +50,10 @@ def draw(monkeypatch) -> tuple[dict, dict]:
     from matplotlib import font_manager
 
     texts, drawing = {}, {}
-    save = summary._png
+    from grader.course import figure_text
+    from grader.instructor.formats import teaching
+
+    save = figure_text.png_bytes
     current = []
 
     def capture(fig):
@@ -67,7 +70,8 @@ def draw(monkeypatch) -> tuple[dict, dict]:
             "png": png[:4]}
         return png
 
-    monkeypatch.setattr(summary, "_png", capture)  # teaching.heatmap_png saves through it as well
+    monkeypatch.setattr(summary, "png_bytes", capture)
+    monkeypatch.setattr(teaching, "png_bytes", capture)  # teaching.heatmap_png saves through it as well
     s = summary.stats(RECORDS)
     current.append("histogram")
     summary.histogram_png(s, "week 3")

@@ -28,12 +28,8 @@ def course_root() -> Path:
     here = Path(__file__).resolve().parents[2]  # this file is <course root>/grader/course/assets_folder.py
     if (here / "course.toml").is_file():
         return here
-    from .manifest import CourseError, find_root
-
-    try:
-        return find_root()
-    except CourseError:
-        return here
+    cwd = Path.cwd().resolve()  # the nearest folder holding course.toml, as manifest.find_root looks
+    return next((d for d in (cwd, *cwd.parents) if (d / "course.toml").is_file()), here)
 
 
 _COURSE: Path | None = None  # the course the command works on (use_course), when not the kata's own

@@ -81,3 +81,15 @@ def cjk_font() -> str | None:
         names = {f.name for f in font_manager.fontManager.ttflist}
         found = next((n for n in CJK_FONTS if n in names), None)
     return found
+
+
+def png_bytes(fig) -> bytes:
+    """A matplotlib Figure as PNG bytes (drawn with the Agg backend, no display needed)."""
+    import io
+
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    FigureCanvasAgg(fig)
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=110, bbox_inches="tight")
+    return buf.getvalue()

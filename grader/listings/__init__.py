@@ -90,12 +90,3 @@ def load(course) -> dict[str, Listing]:
         if (here / f"{ex.id}.py").is_file():
             importlib.import_module(f"{__name__}.{ex.id}")
     return REGISTRY
-
-
-def errata_entries(root: Path, ids: list[str], lang: str | None = None) -> list[str]:
-    """The text of the named ERRATA.md entries (each from its '### E-...' heading to the next), in
-    the reader's language where locale/<lang>/errata.po translates it (grader/listings/errata.py)."""
-    from ..course.messages import language
-    from . import errata
-
-    return errata.entries(root, ids, lang or language())

@@ -180,7 +180,10 @@ def _run_listing(args, course, lst) -> int:
         book = lst.book or t("beyond_book_listing" if ex.beyond_book else "nothing_printed")
         console.print(book_view(title, t("your_code", path="exercises/" if args.path is None else args.path), ours,
                                 t("book_prints"), book, console.width))
-        for entry in listings.errata_entries(course.root, lst.errata):
+        from ..course.messages import language
+        from ..listings import errata
+
+        for entry in errata.entries(course.root, lst.errata, language()):
             console.print(Text(t("errata", entry=entry), style="yellow"))
     else:
         console.print(f"[bold]{title}[/]")

@@ -12,13 +12,12 @@ exercise ids, check names, statuses in tables, reasons) is shown as it is.
 """
 from __future__ import annotations
 
-import io
 import statistics
 import textwrap
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from ...course.figure_text import label, rc_params
+from ...course.figure_text import label, png_bytes, rc_params
 from ...course.messages import pick, t
 from ...course.safe_text import markdown as md_text
 from . import teaching
@@ -79,15 +78,6 @@ def stats(records: dict[str, dict]) -> Stats:
     return s
 
 
-def _png(fig) -> bytes:
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-
-    FigureCanvasAgg(fig)
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=110, bbox_inches="tight")
-    return buf.getvalue()
-
-
 def histogram_png(s: Stats, title: str = "") -> bytes:
     """The score histogram, its texts in the figures' language (drawn and saved with its font)."""
     import matplotlib
@@ -106,7 +96,7 @@ def histogram_png(s: Stats, title: str = "") -> bytes:
         head = textwrap.shorten(title, 70, placeholder="…") + "\n" if title else ""
         ax.set_title(head + label("summary_fig_graded_one" if n == 1 else "summary_fig_graded_many", count=n, mean=mean),
                      fontsize=10)
-        return _png(fig)
+        return png_bytes(fig)
 
 
 def failures_png(s: Stats, limit: int = 40) -> bytes:
@@ -127,7 +117,7 @@ def failures_png(s: Stats, limit: int = 40) -> bytes:
         ax.set_xlim(0, 100)
         ax.set_xlabel(label("summary_fig_failed"))
         ax.set_title(label("summary_fig_most_failed" if any(r.failed for r in rows) else "summary_fig_none_failed"))
-        return _png(fig)
+        return png_bytes(fig)
 
 
 def _cell(text) -> str:

@@ -21,7 +21,7 @@ import textwrap
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from ...course.figure_text import label, rc_params
+from ...course.figure_text import label, png_bytes, rc_params
 from ...course.messages import pick, t
 
 
@@ -120,7 +120,6 @@ def heatmap_png(records: dict[str, dict], order: list[str] | None = None, title:
     from matplotlib.colors import LinearSegmentedColormap
     from matplotlib.figure import Figure
 
-    from .summary import _png
 
     students = [(name, doc) for name, doc in _graded(records)]
     ids = list(order or [])
@@ -147,7 +146,7 @@ def heatmap_png(records: dict[str, dict], order: list[str] | None = None, title:
         head = textwrap.shorten(title, 70, placeholder="…") + "\n" if title else ""
         ax.set_title(head + label("summary_fig_heatmap"), fontsize=9)
         fig.colorbar(image, ax=ax, fraction=0.03, pad=0.02)
-        return _png(fig)
+        return png_bytes(fig)
 
 
 def names_list(names: list[str], limit: int = 8) -> str:
