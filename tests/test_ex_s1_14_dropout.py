@@ -127,8 +127,8 @@ STRUCTURED = {
     "dropped in neighbouring pairs": ('''    half = torch.rand(x.shape) < 1 - (1 - p) ** 0.5
     keep = ~(half | torch.roll(half, 1, -1))
 ''', {"test_zero_fraction", "test_elements_independent"}),
-    # round 2 of the outside attack (14/14 each when the checks read neighbouring rows and
-    # consecutive calls only): /work/attack24_copy's dropC and dropD
+    # rules correlated between rows or calls at a distance the checks once did not read (each
+    # scored 14/14 when only neighbouring rows and consecutive calls were read; docs/threat-log.md)
     "dropC: rows 2 and 3 of every four copy rows 0 and 1": ('''    keep = torch.rand(x.shape) >= p
     if x.dim() >= 2:
         for r in range(x.shape[-2]):
@@ -190,8 +190,8 @@ def test_honest_dropout_passes_the_rule_statistics_for_every_seed(shape, p, head
 
 
 # ----------------------------------------------------------------------------- the course's training size
-# The fourth outside attack (/work/attack26, issue 24) kept dropout honest on every input the
-# checks used and broke it where the course trains: nothing dropped past the first 2^18 elements
+# A rule may draw honestly on every input the smaller checks use and break where the course
+# trains (docs/threat-log.md, 2026-12-04): nothing dropped past the first 2^18 elements
 # (a22, B6), nothing dropped in any dtype but float32 (a28, a29, B8) or in float16/bfloat16 (a27).
 # Each scored 14/14. The rule checks now also read dropout at the training size (attention
 # weights (32, 4, 256, 256), activations (32, 256, 256), ff's (32, 256, 1024)) in float32, float64

@@ -236,7 +236,7 @@ def test_a_dropout_keyed_on_the_books_sizes_scores_zero_on_the_checks_of_dropout
 
 
 # ----------------------------------------------------------------------------- the course's training size
-# The fourth outside attack (/work/attack26, issue 24): with batch > 1 and 128+ keys only batch
+# Rules keyed on where the course trains (docs/threat-log.md, 2026-12-04): with batch > 1 and 128+ keys only batch
 # element 0 dropped (a20, B5), or no dropout in any dtype but float32 (a29, B8): 15/15 each. The
 # dropout checks now also read (32, 4, 256, 256) weights under a padding mask (float32) and
 # (4, 4, 256, 256) in float64 and bfloat16, one call each.

@@ -10,7 +10,7 @@ from grader.checks import bert_reference as R
 from grader.checks import test_s1_23_bert_embedding as C
 from tests.conftest import SOLUTIONS, LocalSubmission as _Local, checks_of, grade, score_of
 
-ATTACKS = __import__("pathlib").Path(__file__).parent / "attacks_issue24" / "s1_23_bert_embedding"
+ATTACKS = __import__("pathlib").Path(__file__).parent / "hostile" / "keyed_on_size_or_dtype" / "s1_23_bert_embedding"
 
 EX = "s1_23_bert_embedding"
 SOURCE = (SOLUTIONS / "ch01" / f"{EX}.py").read_text()

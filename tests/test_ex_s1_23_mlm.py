@@ -265,8 +265,8 @@ STRUCTURED = {
 ''' + _OUTCOME_FAIR,
     "the same mask in every call": _CHOSEN_FAIR.replace("generator=generator", "generator=torch.Generator()"
                                                         ".manual_seed(7)") + _OUTCOME_FAIR,
-    # round 2 of the outside attack (each scored 20/20 when the checks read lags 1..12, neighbouring
-    # rows and consecutive calls only, on random ids): /work/attack24_copy's mlmA, mlmC, mlmD, mlmE
+    # rules correlated at distances the checks once did not read (each scored 20/20 when only lags
+    # 1..12, neighbouring rows and consecutive calls were read, on random ids; docs/threat-log.md)
     "mlmA: a drawn count per row, chosen in pairs 13 apart": '''    flat, fr = input_ids.reshape(-1, input_ids.shape[-1]), real.reshape(-1, input_ids.shape[-1])
     chosen = torch.zeros_like(fr)
     for r in range(flat.shape[0]):
@@ -448,7 +448,7 @@ def test_honest_rules_pass_the_rule_statistics_for_every_seed(config):
 
 
 # ----------------------------------------------------------------------------- the course's pre-training batch
-# The fourth outside attack (/work/attack26 a24, issue 24, B7): in a batch of more than 16
+# A rule keyed on the batch size (docs/threat-log.md, 2026-12-04): in a batch of more than 16
 # sequences, sequences 16.. never masked: 20/20, since every check's batch had 16 rows or fewer.
 # The rule checks now also read mask_tokens on the pre-training batch (32 x 256 ids, public; 64 x
 # 256, CUDA's, hidden): the chosen tokens and the [MASK] outcome at every sequence and position.

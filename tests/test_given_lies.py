@@ -3,7 +3,7 @@
 Helpers marked "Given (not part of the exercise)" live in the student's own file, which the
 student can rewrite. A check that judges behaviour through them (the given model's forward, the
 given `sgd_step`) can be made to pass without solving. These are an outside attacker's two
-submissions (tests/given_lies/, the stubs with one file changed), and a variant of each that
+submissions (tests/hostile/given_helpers_rewritten/, the stubs with one file changed), and a variant of each that
 keeps the given code honest until the moment it matters; each scores 0 on the checks it
 targets: the grader measures with its own model and reads requires_grad itself.
 """
@@ -15,7 +15,7 @@ import pytest
 
 from tests.conftest import SOLUTIONS, checks_of, grade
 
-ATTACKS = Path(__file__).resolve().parent / "given_lies"
+ATTACKS = Path(__file__).resolve().parent / "hostile" / "given_helpers_rewritten"
 LEARNING = ("test_overfit_one_batch", "test_learns_synthetic_task", "test_learns_another_task")
 FREEZING = ("test_freeze_encoder", "test_unfreeze_top", "test_unfreeze_top_from_trainable", "test_count_trainable")
 

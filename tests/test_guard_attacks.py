@@ -1,6 +1,6 @@
 """The third outside attack on the "write it yourself" exercises, graded for real.
 
-tests/guard_attacks/ holds the attacker's files as written (each one exercise file; the rest of
+tests/hostile/forbidden_api/ holds the attacker's files as written (each one exercise file; the rest of
 the submission is the reference solutions). Every attack got marks on the main it was aimed at,
 with the forbidden function or operator doing the work:
 
@@ -32,7 +32,7 @@ from grader.course.manifest import load
 from grader.course.messages import t
 from tests.conftest import ROOT, checks_of, grade, score_of
 
-FILES = Path(__file__).resolve().parent / "guard_attacks"
+FILES = Path(__file__).resolve().parent / "hostile" / "forbidden_api"
 COURSE = load(ROOT)
 HAS_ASSET = gpt2.have_asset()
 

@@ -166,7 +166,7 @@ def test_the_hidden_mlm_check_does_not_name_its_inputs_token_id(submission):
     """Seventh outside attack (F2): an honest masking rule but a fixed stride when every real token
     is one id lost the hidden check on s1_23_mlm's other shapes, whose message read "(every real
     token 42)": the hidden input's id, beside masked numbers. It now says "one id", and no number."""
-    source = (Path(__file__).parent / "attacks_round7" / "stride_on_one_id" / "s1_23_mlm.py").read_text()
+    source = (Path(__file__).parent / "hostile" / "mlm_stride_on_one_id" / "s1_23_mlm.py").read_text()
     report = grade(submission({"s1_23_mlm": source}), "-e", "s1_23_mlm")
     hidden = [c for c in checks_of(report, "s1_23_mlm") if c["visibility"] == "hidden" and c["status"] == "failed"]
     assert hidden, "the attack's file loses a hidden check"

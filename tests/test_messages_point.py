@@ -118,10 +118,10 @@ def test_kata_check_never_splits_code_across_lines(tmp_course, lang):
             assert whole == "".join(lines).count(span) and whole, (span, columns, proc.stdout)
 
 
-ROUND6 = ROOT / "tests" / "attacks_round6"
+FORGED = ROOT / "tests" / "hostile" / "forged_messages"
 
 
-@pytest.mark.parametrize("attack", ["forged_location", "forged_location_in_course"])
+@pytest.mark.parametrize("attack", ["location", "location_in_course"])
 def test_a_returned_at_the_students_code_rewrites_is_never_shown(tmp_path, attack):
     """The sixth outside attack rewrote, from its own code, what the worker notes as the returning
     line: a grader path, a sentence of its own, another exercise's file the submission lacks, a line
@@ -130,7 +130,7 @@ def test_a_returned_at_the_students_code_rewrites_is_never_shown(tmp_path, attac
     from grader.cli import main
 
     sub = tmp_path / "sub"
-    shutil.copytree(ROUND6 / attack, sub)
+    shutil.copytree(FORGED / attack, sub)
     out = tmp_path / "report.json"
     assert main(["grade", str(sub), "--json", str(out), "--quiet", "-e", "s1_05_positions"]) == 0
     failed = failed_checks(json.loads(out.read_text()), "s1_05_positions")
@@ -151,7 +151,7 @@ def test_the_graders_wording_carries_no_text_of_the_students(tmp_path, lang):
     from grader.cli import main
 
     sub = tmp_path / "sub"
-    shutil.copytree(ROUND6 / "forged_wording", sub)
+    shutil.copytree(FORGED / "wording", sub)
     out = tmp_path / "report.json"
     before = os.environ.get("KATA_LANG")
     os.environ["KATA_LANG"] = lang

@@ -303,7 +303,7 @@ def test_a_fifo_in_place_of_an_exercise_does_not_hang_check_or_list(tmp_course):
     assert listed(tmp_course)["s1_12_context"]["status"] == "missing"
 
 
-TOO_BIG = ROOT / "tests" / "attacks_round6" / "too_big_for_training" / "s1_15_attention.py"
+TOO_BIG = ROOT / "tests" / "hostile" / "too_big_for_training" / "s1_15_attention.py"
 
 
 def test_check_names_the_reads_it_leaves_out_and_full_runs_them_as_the_grade(tmp_course, monkeypatch, capfd):
