@@ -94,3 +94,47 @@ def test_a_batch_records_an_error_and_grades_it_once_the_ranks_are_repaired(tmp_
         record = json.loads((out / "students" / name / "report.json").read_text())
         assert record["student"]["status"] == "graded"
         assert record["score"] == record["max_score"] > 0, record
+
+
+# The outside attack on issue 37's fix: the ranks replaced once `kata grade` had looked at them (a
+# concurrent `kata assets unpack`, a shared disk) skipped the checks that read them afterwards, and
+# the reference scored 14/34 with exit 0 (a class batch recorded it as graded). Each script below
+# grades with the first look passing and the ranks damaged from then on: in the sandbox's copy
+# (made when it starts) and on the trusted side (read at the first check that needs them).
+AFTER_THE_LOOK = """
+import sys
+from pathlib import Path
+from grader.checking import asset_gate, lanes
+from grader.checking.submission import open_submission
+from grader.course import manifest
+from grader.capstone import gpt2
+
+course = manifest.load(Path.cwd())
+asset_gate.require = lambda course, exercises: None  # the look before the checks saw good ranks
+if sys.argv[1] == "trusted":  # the sandbox's copy is good; the trusted side reads them after the change
+    def damaged():
+        raise gpt2.AssetMissing(asset_gate.reason(gpt2.ASSET_NAME))
+    gpt2.encoding = damaged
+exercises = [course.get("s1_04_byte_bpe")]
+with open_submission(Path(sys.argv[2]), course.chapter, course.exercises) as sub:
+    try:
+        result = lanes.run(course, sub, exercises, lanes=int(sys.argv[3]))
+    except asset_gate.AssetUnavailable as e:
+        print("STOPPED", e)
+        raise SystemExit(2)
+print("SCORED", sum(r.score for r in result.results), "of", sum(r.max_score for r in result.results))
+"""
+
+
+@pytest.mark.parametrize("where,lanes", [("sandbox", 1), ("trusted", 1), ("trusted", 2)])
+def test_ranks_damaged_after_grading_looked_at_them_stop_it_too(tmp_path, where, lanes):
+    good = (REAL / "gpt2.tiktoken").read_bytes()
+    assets = _assets(tmp_path, _swap_two_ranks(good) if where == "sandbox" else good)
+    env = {**os.environ, "KATA_LANG": "en", "PYTHONPATH": str(ROOT), "KATA_ASSETS_DIR": str(assets),
+           "KATA_OFFLINE": "1"}
+    proc = subprocess.run([sys.executable, "-c", AFTER_THE_LOOK, where, str(SOLUTIONS), str(lanes)], cwd=ROOT,
+                          capture_output=True, text=True, timeout=600, env=env)
+    said = proc.stdout + proc.stderr
+    assert proc.returncode == 2 and "STOPPED" in proc.stdout, said
+    assert "the checks of s1_04_byte_bpe read gpt2.tiktoken" in proc.stdout and "kata assets fetch" in proc.stdout
+    _no_host_path(said, assets)

@@ -202,9 +202,12 @@ def _fork_lanes(course, submission, exercises, public_only, boxes, shared, optio
 
 def _failure(reply: dict) -> BaseException:
     from ..worker.sandbox import SandboxUnavailable
+    from .asset_gate import AssetUnavailable
 
     if reply.get("kind") == "SandboxUnavailable":
         return SandboxUnavailable(reply.get("error", ""))
+    if reply.get("kind") == "AssetUnavailable":  # its own words: the reason and the repair
+        return AssetUnavailable(reply.get("message") or reply.get("error", ""))
     return RuntimeError(reply.get("error", "a lane of the grading failed"))
 
 
@@ -215,7 +218,8 @@ def _lane(course, submission, exercises, public_only, box, lane: Lane, w: int, o
     signal.signal(signal.SIGINT, signal.SIG_DFL)  # Ctrl-C: the parent stops the lanes
     serve_lane(box, w, lambda: runner.run(course, submission, exercises, public_only=public_only, box=box, lane=lane,
                                           **options),
-               lambda e: {"ok": False, "kind": type(e).__name__, "error": f"{type(e).__name__}: {e}"[:4000]})
+               lambda e: {"ok": False, "kind": type(e).__name__, "error": f"{type(e).__name__}: {e}"[:4000],
+                          "message": str(e)[:4000]})
 
 
 def serve_lane(box, w: int, grade, failure) -> None:

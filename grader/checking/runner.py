@@ -556,6 +556,8 @@ def run(course: Course, submission: Submission, exercises: list[Exercise] | None
         notes = list(submission.notes)
         if budget.spent_on is not None and lane is None:
             notes.append(t("budget_note", exercise=budget.spent_in or "?", count=not_run, **budget.said()))
+        if not skip_missing_assets:  # an asset changed while the checks ran: stop, as before they ran
+            asset_gate.after(course, exercises, results, getattr(box, "assets_unmatched", ()))
         order = {ex.id: i for i, ex in enumerate(course.exercises)}
         results.sort(key=lambda r: order[r.exercise])
         for r in results:

@@ -60,6 +60,7 @@ class Sandbox:
         self.hide = list(hide or [])
         self.assets_dir = str(assets_dir) if assets_dir else None
         self.assets: str | None = None  # the assets folder as the worker sees it, if any
+        self.assets_unmatched: list[str] = []  # pinned assets whose staged copy did not match (left out)
         self.start_timeout = start_timeout
         self.proc: subprocess.Popen | None = None
         self.ctl: socket.socket | None = None
@@ -113,7 +114,8 @@ class Sandbox:
             # Staged beside the runtime: a bind mount shows its source folder in the sandbox's
             # /proc/self/mountinfo, and the course's own assets folder names the course's path.
             assets = os.path.join(self.tmp, "assets")
-            shutil.copytree(self.assets_dir, assets, symlinks=False, copy_function=_link_or_copy)
+            self.assets_unmatched = []
+            shutil.copytree(self.assets_dir, assets, symlinks=False, copy_function=self._stage)
         try:
             p = sandbox.plan(runtime, self.submission_dir, self.workdir, self.hide, assets,
                              tmp_mb=self.limits.disk_mb, uid=self._lease.uid,
@@ -150,6 +152,17 @@ class Sandbox:
         child.close()
         self.ctl = parent
         self.ready = {}
+
+    def _stage(self, src: str, dst: str) -> None:
+        """One file of the assets folder into the sandbox's own copy (shutil.copytree's copy_function):
+        the files the course pins as a verified copy, the others as a link or a copy."""
+        from ..course import pins
+
+        name = os.path.basename(src)
+        if pins.pin(name) is None:
+            _link_or_copy(src, dst)
+        elif not _stage_pinned(src, dst):
+            self.assets_unmatched.append(name)
 
     def _raise_wall(self, uid: int, runtime: str, assets: str | None) -> bool:
         """Limits-only as root: the fork server runs as `uid` with no namespace to hide anything
@@ -412,6 +425,18 @@ def _running(pid: int) -> bool:
     except OSError:
         return False
     return stat[stat.rfind(b")") + 2:][:1] not in (b"Z", b"X")
+
+
+def _stage_pinned(src: str, dst: str) -> bool:
+    """Copy a pinned asset (never a link: a file changed in place later would change the sandbox's
+    too) and keep the copy only when it matches the course's pin; False when it did not."""
+    from ..course import pins
+
+    shutil.copyfile(src, dst)
+    if pins.matches(Path(dst), os.path.basename(src)):
+        return True
+    os.unlink(dst)
+    return False
 
 
 def _link_or_copy(src: str, dst: str) -> None:
