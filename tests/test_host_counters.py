@@ -106,3 +106,87 @@ def test_a_host_wide_counter_moved_by_a_hidden_check_reads_the_same_in_the_next(
         assert f"{after['mem_total']} kB" in f.readline()
     assert after["cpus"] == os.cpu_count()
     assert after["sysinfo"] == [-1, 1]  # sysinfo() of the whole host: refused (EPERM), no figure at all
+
+
+SHM_SOURCE = '''
+import ctypes, mmap, os
+
+
+def _maps_inode(m):
+    start = ctypes.addressof(ctypes.c_char.from_buffer(m))
+    with open("/proc/self/maps") as f:
+        for line in f:
+            fields = line.split()
+            if int(fields[0].split("-")[0], 16) == start:
+                return int(fields[4])
+    return -1
+
+
+def shared_inode():
+    """The number of a new shared anonymous mapping's file, from the counter of the kernel's one
+    internal shmem mount (the outside attack's receiver); the error where it is refused."""
+    os.sched_setaffinity(0, {0})  # the counter is taken in batches per CPU
+    try:
+        m = mmap.mmap(-1, 4096)
+    except OSError as e:
+        return ["refused", e.errno]
+    try:
+        return ["inode", _maps_inode(m)]
+    finally:
+        del m
+
+
+def send(n):
+    os.sched_setaffinity(0, {0})
+    made = 0
+    for _ in range(n):
+        try:
+            mmap.mmap(-1, 4096).close()
+            made += 1
+        except OSError:
+            pass
+    return made
+
+
+def dev_zero():
+    with open("/dev/zero", "rb") as f:
+        read = len(f.read(8))
+        try:
+            mmap.mmap(f.fileno(), 4096, flags=mmap.MAP_SHARED, prot=mmap.PROT_READ)
+            shared = "mapped"
+        except (OSError, ValueError) as e:
+            shared = "OSError" if isinstance(e, OSError) else type(e).__name__
+    return [read, shared]
+
+
+def private():
+    m = mmap.mmap(-1, 1 << 20, flags=mmap.MAP_PRIVATE)
+    m[:5] = b"hello"
+    return bytes(m[:5]).decode()
+'''
+
+
+@needs_bwrap
+def test_shared_anonymous_memory_carries_no_number_from_one_check_to_the_next(tmp_path):
+    """The outside attack of issue 37's second round: a hidden check made n shared anonymous mappings
+    (mmap.mmap(-1, 4096)); each is a file of the kernel's one shmem mount, numbered from a counter
+    the host shares, and a later public check read the next number in /proc/self/maps: 16 bits a
+    check, exact. Shared anonymous mappings are refused (EPERM) and /dev/zero maps nothing, so the
+    counter cannot be moved or read; private mappings, which every allocator uses, work as before."""
+    sub = tmp_path / "sub" / "ch01"
+    sub.mkdir(parents=True)
+    (sub / "counters.py").write_text(SHM_SOURCE)
+    for p in (tmp_path, tmp_path / "sub", sub):
+        os.chmod(p, 0o755)
+    os.chmod(sub / "counters.py", 0o644)
+    with Sandbox(tmp_path / "sub") as box:
+        assert box.kind == "bubblewrap"
+        before = _call(box, "shared_inode")
+        made = _call(box, "send", 40)
+        after = _call(box, "shared_inode")
+        zero = _call(box, "dev_zero")
+        private = _call(box, "private")
+    assert before == after == ["refused", 1], (before, after)  # before the fix: ["inode", N], then N + 40 + ...
+    assert made == 0
+    assert zero == [0, "OSError"]  # /dev/zero reads as /dev/null: no shared mapping of it either
+    assert private == "hello"

@@ -167,6 +167,9 @@ def plan(runtime_dir: str, submission_dir: str, workdir: str, hide: list[str],
     argv = [bwrap, "--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts",
             "--unshare-cgroup-try", "--die-with-parent", "--new-session",
             "--hostname", "kata-worker", "--proc", "/proc", "--dev", "/dev",
+            # a shared mapping of /dev/zero is a file of the kernel's one shmem mount, numbered from a
+            # counter the host shares (runtime/syscalls.py): /dev/zero reads as /dev/null, maps nothing
+            "--dev-bind", "/dev/null", "/dev/zero",
             "--size", str(tmp_mb * 1024 * 1024), "--perms", "1777", "--tmpfs", "/tmp",
             "--perms", "1777", "--dir", "/tmp/work"]
     if os.getuid() != 0:

@@ -20,7 +20,12 @@ allowed only in the form that names the calling thread, pid 0), and process_madv
 another process's memory, is refused altogether.
 
 Nor may a host-wide counter carry anything: sysinfo (free RAM, buffers, processes of the whole host)
-is refused altogether.
+is refused altogether, and so is shared anonymous memory (mmap with MAP_SHARED and MAP_ANONYMOUS):
+each such mapping is a new file of the kernel's one internal shmem mount, numbered from a counter
+the whole host shares and shown in /proc/self/maps, so a hidden check that made n of them was read
+back exactly by a later public check (an outside attack: 16 bits a check). memfd_create and System V
+shared memory take their numbers from the same counter and are refused above; a shared mapping of
+/dev/zero is the same object, so the sandbox's /dev/zero is /dev/null (grader/worker/sandbox.py).
 
 Installed in each forked worker (no_new_privs, so it works unprivileged, with or without
 bubblewrap); on an architecture not listed here no filter is installed.
@@ -41,6 +46,7 @@ LD_ABS = 0x20  # BPF_LD | BPF_W | BPF_ABS
 JEQ = 0x15  # BPF_JMP | BPF_JEQ | BPF_K
 JGE = 0x35  # BPF_JMP | BPF_JGE | BPF_K
 RET = 0x06  # BPF_RET | BPF_K
+AND = 0x54  # BPF_ALU | BPF_AND | BPF_K
 NR, ARCH, ARGS = 0, 4, 16  # offsets in struct seccomp_data; args[i] is 64 bits, low word first (little-endian)
 
 # audit arch, first number of a foreign ABI (x32) or None, {name: number}
@@ -85,6 +91,11 @@ SETTINGS_NR = {
 # sandbox (host_view.py). glibc's one use of it that Python reaches (qsort's memory estimate) is made
 # once, by the fork server, before any worker starts.
 REFUSED = {"x86_64": {"process_madvise": 440, "sysinfo": 99}, "aarch64": {"process_madvise": 440, "sysinfo": 179}}
+# mmap's flags (its fourth argument): a mapping both shared (MAP_SHARED or MAP_SHARED_VALIDATE, the
+# type bits) and anonymous is refused; private and file-backed mappings are not.
+MMAP_NR = {"x86_64": 9, "aarch64": 222}
+MAP_TYPE_AND_ANONYMOUS = 0x0F | 0x20
+SHARED_ANONYMOUS = (0x01 | 0x20, 0x03 | 0x20)
 # What the fork server reads of itself to notice a change all the same (own_settings in __main__.py).
 READ_NR = {"x86_64": {"ioprio_get": 252, "sched_getattr": 315}, "aarch64": {"ioprio_get": 31, "sched_getattr": 275}}
 
@@ -118,7 +129,13 @@ def program(machine: str | None = None, spawn: bool = False) -> bytes | None:
         body.append((JGE, "deny", None, foreign))
     body += [(JEQ, "deny", None, nr) for nr in numbers.values()]
     body += [(JEQ, f"nr{nr}", None, nr) for nr in rules]
+    if not spawn:
+        body.append((JEQ, "mmap", None, MMAP_NR[machine]))
     body.append((RET, None, None, RET_ALLOW))
+    if not spawn:
+        body += ["mmap", (LD_ABS, None, None, ARGS + 8 * 3), (AND, None, None, MAP_TYPE_AND_ANONYMOUS)]
+        body += [(JEQ, "deny", None, flags) for flags in SHARED_ANONYMOUS]
+        body.append((RET, None, None, RET_ALLOW))
     for nr, forms in rules.items():
         body.append(f"nr{nr}")
         for i, form in enumerate(forms):
