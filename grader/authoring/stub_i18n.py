@@ -183,7 +183,8 @@ def problems(source: str, blocks, path: Path) -> list[str]:
         if (context, english) in keys and (lost := lost_code(english, translated)):
             out.append(t("stubi18n_lost_code", path=path, context=context, names=", ".join(lost)))
         if (context, english) in keys:
-            out += [f"{path}: {context}: {gap}" for gap in spacing_problems(translated)]
+            out += [t("stubi18n_in_context", path=path, context=context, problem=gap)
+                    for gap in spacing_problems(translated)]
     return out
 
 

@@ -96,7 +96,8 @@ def catalog_file_problems(path: Path, package_dir: Path | None = None) -> list[s
     first: dict[str, int] = {}
     for e in po:
         if e.obsolete:
-            out.append(t("i18n_obsolete", where=f"{where}:{_line_of(lines, e.linenum, '#~')}", entry=e.msgctxt or e.msgid))
+            out.append(t("i18n_obsolete", where=f"{where}:{_line_of(lines, e.linenum, '#~')}",
+                         entry=e.msgctxt or e.msgid))
             continue
         if not e.msgctxt:
             out.append(t("i18n_no_msgctxt", where=f"{where}:{_line_of(lines, e.linenum, 'msgid')}"))
@@ -116,7 +117,7 @@ def catalog_file_problems(path: Path, package_dir: Path | None = None) -> list[s
         if not e.msgstr.strip():
             out.append(t("i18n_not_translated", where=f"{where}:{msgstr}", name=key))
         found = pair_problems(e.msgid, e.msgstr, empty=False)
-        out += [f"{where}:{msgstr}: {key!r}: {p}" for p in found]
+        out += [t("i18n_in_entry", where=f"{where}:{msgstr}", name=key, problem=p) for p in found]
         try:
             fields = placeholders(e.msgid) | placeholders(e.msgstr)
         except ValueError:
@@ -308,7 +309,8 @@ def module_problems(path: Path) -> list[str]:
             if len(node.args) != 2:
                 out.append(t("i18n_msg_two_texts", where=where))
             else:
-                out += [f"{where}: Msg: {p}" for p in _pair(node.args[0], node.args[1], node.keywords)]
+                out += [t("i18n_in_msg", where=where, problem=p)
+                        for p in _pair(node.args[0], node.args[1], node.keywords)]
             continue
         if dotted == "Msg.key" and node.args and isinstance(node.args[0], ast.Constant):
             entry = CATALOG.get(node.args[0].value)
@@ -328,7 +330,7 @@ def module_problems(path: Path) -> list[str]:
             if len(args) != 2:
                 out.append(t("i18n_mistake_two_texts", where=where))
             else:
-                out += [f"{where}: Mistake: {p}" for p in _pair(args[0], args[1], [])]
+                out += [t("i18n_in_mistake", where=where, problem=p) for p in _pair(args[0], args[1], [])]
             continue
         index = MESSAGE_ARGS.get(name) if name != "skip" or dotted == "pytest.skip" else None
         if index is None and isinstance(node.func, ast.Name):
