@@ -19,6 +19,7 @@ import difflib
 import textwrap
 from dataclasses import dataclass
 
+from ..course.messages import t
 from . import stubs
 
 MIN_NODES = 8  # a block with fewer syntax nodes (after normalising) is too generic to be an answer
@@ -154,8 +155,7 @@ def check_course(course) -> list[str]:
         stub = course.exercises_dir / ex.file
         for leak in leaks(stub.read_text(encoding="utf-8"), ex.id, known):
             a = leak.answer
-            whose = "its own" if a.exercise == ex.id else f"exercise {a.exercise}'s"
-            problems.append(f"{ex.id}: exercises/{ex.file}:{leak.stub_line} contains {whose} answer "
-                            f"({a.owner}, solutions/{course.get(a.exercise).file}:{a.line}); import it from the "
-                            f"student's own {a.exercise}.py instead of giving it")
+            problems.append(t("answers_own_leak" if a.exercise == ex.id else "answers_leak", id=ex.id,
+                              stub=f"exercises/{ex.file}:{leak.stub_line}", exercise=a.exercise, owner=a.owner,
+                              solution=f"solutions/{course.get(a.exercise).file}:{a.line}"))
     return problems

@@ -23,6 +23,8 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..course.messages import t
+
 GLOSSARY = Path("locale") / "zh" / "glossary.toml"
 CHINESE = re.compile(r"[\u3000-\u303f\u3400-\u9fff\uff00-\uffef]")  # ideographs and Chinese punctuation
 # code in a text: fenced blocks, `spans`, format fields ({what}, {n:.3g}, {x!r}; not "{token 字节: 排名}")
@@ -48,19 +50,19 @@ def load(path: Path) -> list[Term]:
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except OSError as e:
-        raise GlossaryError(f"{path}: cannot read the glossary: {e.strerror or e}") from e
+        raise GlossaryError(t("glossary_unreadable", path=path, error=e.strerror or e)) from e
     except tomllib.TOMLDecodeError as e:
-        raise GlossaryError(f"{path}: not valid TOML: {e}") from e
+        raise GlossaryError(t("glossary_not_toml", path=path, error=e)) from e
     terms = []
     for i, entry in enumerate(data.get("term", []), 1):
         if not isinstance(entry, dict) or not all(isinstance(entry.get(k), str) and entry.get(k) for k in ("en", "zh")):
-            raise GlossaryError(f"{path}: [[term]] number {i} needs en = \"...\" and zh = \"...\"")
+            raise GlossaryError(t("glossary_term_needs", path=path, number=i))
         forbidden = entry.get("forbidden", [])
         after = entry.get("unless_after", [])
         if not all(isinstance(v, str) and v for v in [*forbidden, *after]):
-            raise GlossaryError(f"{path}: [[term]] {entry['en']!r}: forbidden and unless_after are lists of texts")
+            raise GlossaryError(t("glossary_lists", path=path, term=entry["en"]))
         if entry["zh"] in forbidden:
-            raise GlossaryError(f"{path}: [[term]] {entry['en']!r} forbids its own term {entry['zh']!r}")
+            raise GlossaryError(t("glossary_forbids_itself", path=path, term=entry["en"], zh=entry["zh"]))
         lookbehind = "".join(f"(?<!{re.escape(a)})" for a in after)
         patterns = []
         for variant in forbidden:
@@ -71,7 +73,7 @@ def load(path: Path) -> list[Term]:
                 patterns.append((variant, re.compile(lookbehind + re.escape(variant))))
         terms.append(Term(entry["en"], entry["zh"], tuple(forbidden), tuple(after), tuple(patterns)))
     if not terms:
-        raise GlossaryError(f"{path}: no [[term]] entries")
+        raise GlossaryError(t("glossary_no_terms", path=path))
     return terms
 
 
@@ -97,7 +99,7 @@ def find(terms: list[Term], text: str) -> list[tuple[int, str, Term]]:
 
 
 def _say(where: str, variant: str, term: Term) -> str:
-    return f"{where}: {variant!r} in Chinese text: write {term.zh!r} ({term.en})"
+    return t("glossary_variant", where=where, variant=variant, zh=term.zh, en=term.en)
 
 
 def po_texts(path: Path):
@@ -170,7 +172,7 @@ def problems(root: Path, package_dir: Path | None = None, glossary: Path | None 
     for py in sorted(package_dir.rglob("*.py")):
         for item in python_texts(py):
             if item[1] is None:
-                out.append(f"{rel(py)}:{item[0]}: syntax error: its Chinese texts cannot be read")
+                out.append(t("glossary_syntax_error", where=f"{rel(py)}:{item[0]}"))
                 continue
             no, text, raw = item
             for offset, v, term in find(terms, text):

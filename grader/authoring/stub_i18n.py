@@ -22,7 +22,7 @@ from pathlib import Path
 
 import polib
 
-from ..course.messages import spacing_problems
+from ..course.messages import spacing_problems, t
 
 MODULE = "<module>"
 TODO = " TODO"
@@ -163,28 +163,28 @@ def problems(source: str, blocks, path: Path) -> list[str]:
     """What the catalog at `path` lacks for this solution: a missing file, an English text with no
     translation (or only a fuzzy one), and translations whose English is no longer in the file."""
     if not path.is_file():
-        return [f"{path}: no catalog (kata stubs --lang {path.parts[-3]} --update-catalogs makes one)"]
+        return [t("stubi18n_no_catalog", path=path, language=path.parts[-3])]
     po = polib.pofile(str(path), wrapwidth=0)
     done = load(path)
     wanted = texts(source, blocks)
     out = []
-    for t in wanted:
-        if (t.context, t.english) not in done:
-            entry = po.find(t.english, msgctxt=t.context)
-            state = "marked fuzzy" if entry is not None and "fuzzy" in entry.flags else "not translated"
-            if entry is None and any((e.msgctxt or "") == t.context for e in po):
-                state = "stale: its English changed"
-            out.append(f"{path}: {t.context}: {state}")
-    keys = {(t.context, t.english) for t in wanted}
+    for text in wanted:
+        if (text.context, text.english) not in done:
+            entry = po.find(text.english, msgctxt=text.context)
+            state = "stubi18n_fuzzy" if entry is not None and "fuzzy" in entry.flags else "stubi18n_not_translated"
+            if entry is None and any((e.msgctxt or "") == text.context for e in po):
+                state = "stubi18n_stale"
+            out.append(t(state, path=path, context=text.context))
+    keys = {(text.context, text.english) for text in wanted}
     for e in po:
         if not e.obsolete and (e.msgctxt or "", e.msgid) not in keys and "fuzzy" not in e.flags:
-            out.append(f"{path}: {e.msgctxt}: translates English that the solution no longer has")
+            out.append(t("stubi18n_gone", path=path, context=e.msgctxt))
     for (context, english), translated in done.items():
         if (context, english) in keys and (lost := lost_code(english, translated)):
-            out.append(f"{path}: {context}: the translation changes code, which stays as the English has it: "
-                       + ", ".join(lost))
+            out.append(t("stubi18n_lost_code", path=path, context=context, names=", ".join(lost)))
         if (context, english) in keys:
-            out += [f"{path}: {context}: {gap}" for gap in spacing_problems(translated)]
+            out += [t("stubi18n_in_context", path=path, context=context, problem=gap)
+                    for gap in spacing_problems(translated)]
     return out
 
 

@@ -252,7 +252,7 @@ def catalog_problems(course, ex) -> list[str]:
         path = stub_i18n.catalog_path(course.root, lang, ex.file)
         found += [p.replace(str(course.root) + "/", "") for p in stub_i18n.problems(source, blocks(source, ex.file), path)]
         if _code_only(stub_text(course, ex, lang)) != english:
-            found.append(f"{ex.id}: the {lang} stub's code differs from the English stub's")
+            found.append(t("stubs_code_differs", id=ex.id, language=lang))
     return found
 
 

@@ -69,7 +69,7 @@ def verify(root=None, grade: bool = True, only: list[str] | None = None,
     command line, a layer above, hands in."""
     v = Verdict()
     if command_line is not None:
-        v.problems += [f"command line: {p}" for p in command_line]
+        v.problems += [t("verify_in_command_line", problem=p) for p in command_line]
         if not command_line:
             v.facts.append(t("verify_fact_command_line"))
     try:
@@ -147,7 +147,7 @@ def verify(root=None, grade: bool = True, only: list[str] | None = None,
         v.problems += beyond_book_problems(c, decisions)
         wanted = errata_i18n.wanted_ids(c)
         untranslated = [p for lang in LANGS if lang != "en" for p in errata_i18n.problems(c.root, lang, wanted)]
-        v.problems += [f"errata: {p}" for p in untranslated]
+        v.problems += [t("verify_in_errata", problem=p) for p in untranslated]
         if not untranslated:
             v.facts.append(t("verify_fact_errata_translated", count=len(wanted),
                              langs=", ".join(lang for lang in LANGS if lang != "en")))
@@ -159,11 +159,11 @@ def verify(root=None, grade: bool = True, only: list[str] | None = None,
     v.facts.append(t("verify_fact_counts", exercises=len(c.exercises),
                      checks=sum(len(ex.checks) for ex in c.exercises), listings=len(c.listings)))
     untranslated = i18n.problems(c)
-    v.problems += [f"languages: {p}" for p in untranslated]
+    v.problems += [t("verify_in_languages", problem=p) for p in untranslated]
     if not untranslated:
         v.facts.append(t("verify_fact_languages", count=len(i18n.CATALOG)))
     variants = glossary.problems(c.root)
-    v.problems += [f"glossary: {p}" for p in variants]
+    v.problems += [t("verify_in_glossary", problem=p) for p in variants]
     if not variants:
         v.facts.append(t("verify_fact_glossary", path=glossary.GLOSSARY.as_posix()))
     pinned, said = asset_pins.problems(c)

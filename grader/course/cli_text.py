@@ -22,7 +22,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 
-from .messages import CATALOG, language
+from .messages import CATALOG, language, t
 
 # argparse's words a user can read (its errors for a programmer's mistakes stay English) -> key
 ARGPARSE_KEYS = {
@@ -174,5 +174,5 @@ def _subparsers(parser: argparse.ArgumentParser):
 def untranslated(parser: argparse.ArgumentParser) -> list[str]:
     """The help texts (of an English parser) with no current Chinese in the catalog: `kata verify`
     names each by the key it would be read from."""
-    return [f"{keys[0]}: {english!r} has no Chinese (messages.po: msgctxt {keys[0]!r}, msgid its English)"
+    return [t("clitext_no_chinese", name=keys[0], english=english)
             for keys, english, _ in _places(parser) if _said(english) and _text(keys, english) == english]

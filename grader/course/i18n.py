@@ -26,7 +26,7 @@ import re
 from pathlib import Path
 
 from .manifest import PACKAGE_DIR, Course
-from .messages import CATALOG, CATALOG_FILE, CJK, CatalogError, pair_problems, parse_catalog, placeholders
+from .messages import CATALOG, CATALOG_FILE, CJK, CatalogError, pair_problems, parse_catalog, placeholders, t
 
 # Where a check hands text to the student: function name -> index of that positional argument.
 MESSAGE_ARGS = {"expect": 1, "expect_equal": 2, "expect_tensor": 3, "CheckFailure": 0, "skip": 0}
@@ -86,48 +86,44 @@ def catalog_file_problems(path: Path, package_dir: Path | None = None) -> list[s
         text = Path(path).read_text(encoding="utf-8")
         po = polib.pofile(text, wrapwidth=0)
     except FileNotFoundError:
-        return [f"{where}: the message catalog is missing"]
+        return [t("i18n_catalog_missing", where=where)]
     except UnicodeDecodeError as e:
-        return [f"{where}: not UTF-8 ({e.reason} at byte {e.start})"]
+        return [t("i18n_catalog_not_utf8", where=where, reason=e.reason, byte=e.start)]
     except (OSError, ValueError) as e:
-        return [f"{where}: not a readable gettext catalog: {e}"]
+        return [t("i18n_catalog_unreadable", where=where, error=e)]
     lines = text.splitlines()
     out = []
     first: dict[str, int] = {}
     for e in po:
         if e.obsolete:
-            out.append(f"{where}:{_line_of(lines, e.linenum, '#~')}: an obsolete entry (#~ {e.msgctxt or e.msgid!r}): "
-                       "delete it")
+            out.append(t("i18n_obsolete", where=f"{where}:{_line_of(lines, e.linenum, '#~')}",
+                         entry=e.msgctxt or e.msgid))
             continue
         if not e.msgctxt:
-            out.append(f"{where}:{_line_of(lines, e.linenum, 'msgid')}: an entry without msgctxt: its key, the name the "
-                       "code uses (t(\"key\")), is the msgctxt")
+            out.append(t("i18n_no_msgctxt", where=f"{where}:{_line_of(lines, e.linenum, 'msgid')}"))
             continue
         key, at = e.msgctxt, _line_of(lines, e.linenum, "msgctxt")
         if key in first:
-            out.append(f"{where}:{at}: the key {key!r} again (first at line {first[key]}): one entry per key")
+            out.append(t("i18n_key_again", where=f"{where}:{at}", name=key, first=first[key]))
             continue
         first[key] = at
         if e.msgid_plural:
-            out.append(f"{where}:{at}: {key!r}: plural forms are not supported; write one text (\"{{n}} file(s)\") "
-                       "or two keys")
+            out.append(t("i18n_plural", where=f"{where}:{at}", name=key))
             continue
         msgstr = _line_of(lines, e.linenum, "msgstr")
         if "fuzzy" in e.flags:
-            out.append(f"{where}:{msgstr}: {key!r} is marked fuzzy: check its Chinese against the English, then "
-                       "remove the flag")
+            out.append(t("i18n_fuzzy", where=f"{where}:{msgstr}", name=key))
             continue
         if not e.msgstr.strip():
-            out.append(f"{where}:{msgstr}: {key!r} is not translated (empty msgstr)")
-        found = [p for p in pair_problems(e.msgid, e.msgstr) if "is empty" not in p]
-        out += [f"{where}:{msgstr}: {key!r}: {p}" for p in found]
+            out.append(t("i18n_not_translated", where=f"{where}:{msgstr}", name=key))
+        found = pair_problems(e.msgid, e.msgstr, empty=False)
+        out += [t("i18n_in_entry", where=f"{where}:{msgstr}", name=key, problem=p) for p in found]
         try:
             fields = placeholders(e.msgid) | placeholders(e.msgstr)
         except ValueError:
             fields = set()
         if fields and "python-brace-format" not in e.flags:
-            out.append(f"{where}:{at}: {key!r} has {{fields}} but not the flag python-brace-format "
-                       "(#, python-brace-format), with which Poedit and msgfmt -c check them")
+            out.append(t("i18n_no_brace_flag", where=f"{where}:{at}", name=key))
     return out
 
 
@@ -161,21 +157,22 @@ def unused_key_problems(path: Path, catalog: dict, sources: list[Path], package_
         lines = []
     at = {k: no for no, line in enumerate(lines, 1) for k in [line[len('msgctxt "'):-1]]
           if line.startswith('msgctxt "') and line.endswith('"')}
-    return [f"{where}:{at.get(k, 0)}: the key {k!r} is used nowhere in the grader (no t({k!r}), Msg.key({k!r}) or "
-            "string names it): delete the entry, or use it" for k in unused]
+    return [t("i18n_unused_key", where=f"{where}:{at.get(k, 0)}", name=k) for k in unused]
 # ---------------------------------------------------------------- end of the catalog file (X3)
 
 
 def course_problems(course: Course) -> list[str]:
     """The Chinese texts of course.toml hold Chinese (their presence is required on load)."""
-    pairs = [("[course] title", course.title, course.title_zh)]
-    pairs += [(f"[[listing]] {lst.id} title", lst.title, lst.title_zh) for lst in course.listings]
+    pairs = [(("i18n_toml_course_title", {}), course.title, course.title_zh)]
+    pairs += [(("i18n_toml_listing_title", {"id": lst.id}), lst.title, lst.title_zh) for lst in course.listings]
     for ex in course.exercises:
-        pairs.append((f"[[exercise]] {ex.id} title", ex.title, ex.title_zh))
-        pairs += [(f"[[exercise]] {ex.id} hint {i + 1}", en, zh) for i, (en, zh) in enumerate(zip(ex.hints, ex.hints_zh))]
+        pairs.append((("i18n_toml_exercise_title", {"id": ex.id}), ex.title, ex.title_zh))
+        pairs += [(("i18n_toml_hint", {"id": ex.id, "number": i + 1}), en, zh)
+                  for i, (en, zh) in enumerate(zip(ex.hints, ex.hints_zh))]
         if ex.forbidden_hint:
-            pairs.append((f"[[exercise]] {ex.id} forbidden_hint", ex.forbidden_hint, ex.forbidden_hint_zh))
-    return [f"course.toml {where}: {p}" for where, en, zh in pairs for p in pair_problems(en, zh, templates=False)]
+            pairs.append((("i18n_toml_forbidden_hint", {"id": ex.id}), ex.forbidden_hint, ex.forbidden_hint_zh))
+    return [t(key, problem=p, **fields) for (key, fields), en, zh in pairs
+            for p in pair_problems(en, zh, templates=False)]
 
 
 def _name(func: ast.AST) -> str:
@@ -207,7 +204,7 @@ def key_problems(path: Path, catalog: dict | None = None, catalog_name: str = "g
             key = node.args[0]
             if isinstance(key, ast.Constant) and isinstance(key.value, str) and key.value not in catalog:
                 where = f"{_rel(path, package_dir)}:{node.lineno}" if package_dir else _where(path, node)
-                out.append(f"{where}: message key {key.value!r} is not in the catalog ({catalog_name})")
+                out.append(t("i18n_unknown_key", where=where, name=key.value, catalog=catalog_name))
     return out
 
 
@@ -257,9 +254,9 @@ def _pair(en: ast.AST, zh: ast.AST, keywords: list[ast.keyword]) -> list[str]:
             if not found and not any(k.arg is None for k in keywords):
                 used = placeholders(en.value)
                 if used - names:
-                    found.append(f"fields {sorted(used - names)} are not passed")
+                    found.append(t("i18n_fields_not_passed", fields=sorted(used - names)))
                 if names - used:
-                    found.append(f"fields {sorted(names - used)} are passed but not used")
+                    found.append(t("i18n_fields_not_used", fields=sorted(names - used)))
             return found
         found = pair_problems(en.value, zh.value, templates=False)
         try:
@@ -267,17 +264,16 @@ def _pair(en: ast.AST, zh: ast.AST, keywords: list[ast.keyword]) -> list[str]:
         except ValueError:
             unfilled = []
         if unfilled:
-            found.append(f"uses {{{unfilled[0]}}} but passes no fields")
+            found.append(t("i18n_no_fields_passed", field="{" + unfilled[0] + "}"))
         return found
     if isinstance(en, ast.JoinedStr) and isinstance(zh, ast.JoinedStr):
         found = pair_problems(_literal_text(en) or "x", _literal_text(zh) or "x", templates=False) \
             if not CJK.search(_literal_text(zh)) else []
         if _exprs(en) != _exprs(zh):
-            found.append(f"the f-strings interpolate different expressions: English {_exprs(en)}, "
-                         f"Chinese {_exprs(zh)}")
+            found.append(t("i18n_fstrings_differ", en=_exprs(en), zh=_exprs(zh)))
         return found
     if _is_text(en) and _is_text(zh):
-        return ["one text is an f-string and the other is not: write both alike"]
+        return [t("i18n_fstring_and_not")]
     return []  # computed texts (variables): checked when rendered
 
 
@@ -286,7 +282,7 @@ def module_problems(path: Path) -> list[str]:
     try:
         tree = ast.parse(path.read_text(encoding="utf-8"))
     except SyntaxError as e:
-        return [f"{path}:{e.lineno}: syntax error"]
+        return [t("i18n_syntax_error", where=f"{path}:{e.lineno}")]
     out: list[str] = []
     helpers = {}
     for node in ast.walk(tree):
@@ -301,9 +297,9 @@ def module_problems(path: Path) -> list[str]:
                     kw = {k.arg: k.value for k in dec.keywords}
                     en, zh = kw.get("title"), kw.get("title_zh")
                     if not (isinstance(en, ast.Constant) and isinstance(zh, ast.Constant)):
-                        out.append(f"{_where(path, dec)}: @check of {node.name} needs title=\"...\" and title_zh=\"...\"")
+                        out.append(t("i18n_check_needs_titles", where=_where(path, dec), name=node.name))
                     else:
-                        out += [f"{_where(path, dec)}: title of {node.name}: {p}"
+                        out += [t("i18n_check_title", where=_where(path, dec), name=node.name, problem=p)
                                 for p in pair_problems(en.value, zh.value, templates=False)]
         if not isinstance(node, ast.Call):
             continue
@@ -311,30 +307,30 @@ def module_problems(path: Path) -> list[str]:
         where = _where(path, node)
         if dotted == "Msg":
             if len(node.args) != 2:
-                out.append(f"{where}: Msg(english, chinese, **fields) takes exactly two texts")
+                out.append(t("i18n_msg_two_texts", where=where))
             else:
-                out += [f"{where}: Msg: {p}" for p in _pair(node.args[0], node.args[1], node.keywords)]
+                out += [t("i18n_in_msg", where=where, problem=p)
+                        for p in _pair(node.args[0], node.args[1], node.keywords)]
             continue
         if dotted == "Msg.key" and node.args and isinstance(node.args[0], ast.Constant):
             entry = CATALOG.get(node.args[0].value)
             names = {k.arg for k in node.keywords}
             if entry is not None and None not in names and placeholders(entry["en"]) - names:
-                out.append(f"{where}: Msg.key({node.args[0].value!r}) does not pass "
-                           f"{sorted(placeholders(entry['en']) - names)}")
+                out.append(t("i18n_msg_key_fields", where=where, name=node.args[0].value,
+                             fields=sorted(placeholders(entry["en"]) - names)))
             continue
         if dotted == "code":
             if node.args and _is_text(node.args[0]):  # a variable holds code computed elsewhere
                 text = QUOTED.sub("", re.sub(r"\{[^{}]*\}", "", _literal_text(node.args[0])))
                 if PROSE.search(text):
-                    out.append(f"{where}: code({ast.unparse(node.args[0])}) reads as English prose: "
-                               "use Msg(english, chinese)")
+                    out.append(t("i18n_code_prose", where=where, code=ast.unparse(node.args[0])))
             continue
         if dotted == "Mistake":
             args = list(node.args[1:3]) + [k.value for k in node.keywords if k.arg in ("en", "zh")]
             if len(args) != 2:
-                out.append(f"{where}: Mistake(value, en, zh) needs both texts")
+                out.append(t("i18n_mistake_two_texts", where=where))
             else:
-                out += [f"{where}: Mistake: {p}" for p in _pair(args[0], args[1], [])]
+                out += [t("i18n_in_mistake", where=where, problem=p) for p in _pair(args[0], args[1], [])]
             continue
         index = MESSAGE_ARGS.get(name) if name != "skip" or dotted == "pytest.skip" else None
         if index is None and isinstance(node.func, ast.Name):
@@ -343,6 +339,5 @@ def module_problems(path: Path) -> list[str]:
         candidates += [k.value for k in node.keywords if k.arg in MESSAGE_KEYWORDS]
         for arg in candidates:
             if _bare_text(arg):
-                out.append(f"{where}: {name}(...) is given a plain string {ast.unparse(arg)[:80]}: "
-                           "write Msg(english, chinese), or code(...) for code")
+                out.append(t("i18n_plain_string", where=where, name=name, code=ast.unparse(arg)[:80]))
     return out

@@ -188,8 +188,7 @@ def spacing_problems(zh: str) -> list[str]:
     text = re.sub(r"\{[A-Za-z_][^{}]*\}", "{}", text)
     for i in range(len(text) - 1):
         if needs_space(text[i], text[i + 1]):
-            return [f"no space between Chinese and Latin in {text[max(0, i - 8):i + 10]!r} (write "
-                    f"{text[i]!r} {text[i + 1]!r} with a space between)"]
+            return [t("i18n_spacing", snippet=text[max(0, i - 8):i + 10], left=text[i], right=text[i + 1])]
     return []
 
 
@@ -316,21 +315,23 @@ def placeholders(template: str) -> set[str]:
     for _, name, _, _ in string.Formatter().parse(template):
         if name is not None:
             if name == "" or name.isdigit():
-                raise ValueError(f"positional field {{{name}}} in {template!r}: name it")
+                raise ValueError(t("i18n_positional_field", field="{" + name + "}", template=template))
             names.add(name.split(".")[0].split("[")[0])
     return names
 
 
-def pair_problems(en: str, zh: str, templates: bool = True) -> list[str]:
-    """What is wrong with one English/Chinese pair: an empty side, Chinese text without Chinese,
-    or (for templates) different or malformed {fields}."""
+def pair_problems(en: str, zh: str, templates: bool = True, empty: bool = True) -> list[str]:
+    """What is wrong with one English/Chinese pair: an empty side (unless `empty` is false: the
+    caller names it its own way), Chinese text without Chinese, or (for templates) different or
+    malformed {fields}. Worded in the reader's language (`kata verify` prints them)."""
     problems = []
-    if not en.strip():
-        problems.append("the English text is empty")
+    if not en.strip() and empty:
+        problems.append(t("i18n_pair_en_empty"))
     if not zh.strip():
-        problems.append("the Chinese text is empty")
+        if empty:
+            problems.append(t("i18n_pair_zh_empty"))
     elif not CJK.search(zh) and re.search(r"[A-Za-z]", re.sub(r"\{[^{}]*\}", "", en)):
-        problems.append(f"the Chinese text {zh!r} has no Chinese in it")
+        problems.append(t("i18n_pair_no_chinese", zh=zh))
     problems += spacing_problems(zh)
     if templates:
         try:
@@ -339,7 +340,7 @@ def pair_problems(en: str, zh: str, templates: bool = True) -> list[str]:
             problems.append(str(e))
         else:
             if a != b:
-                problems.append(f"the fields differ: English {sorted(a)}, Chinese {sorted(b)}")
+                problems.append(t("i18n_pair_fields_differ", en=sorted(a), zh=sorted(b)))
     return problems
 
 

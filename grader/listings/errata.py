@@ -19,6 +19,8 @@ from pathlib import Path
 
 import polib
 
+from ..course.messages import t
+
 ERRATA = "ERRATA.md"
 ENTRY = re.compile(r"^### ([EK]-[\w.-]+)\s*$(.*?)(?=^### |^## |\Z)", re.M | re.S)
 
@@ -89,34 +91,31 @@ def problems(root: Path, lang: str, wanted: set[str]) -> list[str]:
     path = catalog_path(root, lang)
     rel = f"locale/{lang}/errata.po"
     if not path.is_file():
-        return [f"{rel}: no catalog (kata stubs --lang {lang} --update-catalogs makes one)"]
+        return [t("errata_no_catalog", path=rel, language=lang)]
     try:
         po = polib.pofile(str(path), wrapwidth=0)
     except (OSError, ValueError, UnicodeDecodeError) as e:
         line = re.search(r"\(line (\d+)\)", str(e))
         why = str(e).replace(str(path), "").replace("  ", " ").strip()
-        return [f"{rel}{':' + line.group(1) if line else ''}: cannot be read as a gettext catalog ({why}); its "
-                "entries are shown in English"]
+        return [t("errata_unreadable", where=f"{rel}{':' + line.group(1) if line else ''}", why=why)]
     found = english(root)
     by_id = {e.msgctxt: e for e in po if not e.obsolete}
     out = []
     for entry_id in sorted(wanted, key=_order):
         if entry_id not in found:
-            out.append(f"{ERRATA}: {entry_id} is shown by a listing but has no entry")
+            out.append(t("errata_no_entry", errata=ERRATA, id=entry_id))
             continue
         e = by_id.get(entry_id)
         where = f"{rel}:{e.linenum}" if e is not None else rel
         if e is None or not e.msgstr:
-            out.append(f"{where}: {entry_id}: not translated")
+            out.append(t("errata_not_translated", where=where, id=entry_id))
         elif "fuzzy" in e.flags:
-            out.append(f"{where}: {entry_id}: marked fuzzy (its English changed: check the translation, then remove "
-                       "the fuzzy flag)")
+            out.append(t("errata_fuzzy", where=where, id=entry_id))
         elif e.msgid != found[entry_id]:
-            out.append(f"{where}: {entry_id}: stale: its English in {ERRATA} changed since it was translated "
-                       f"(kata stubs --lang {lang} --update-catalogs marks it fuzzy)")
+            out.append(t("errata_stale", where=where, id=entry_id, errata=ERRATA, language=lang))
     for entry_id, e in by_id.items():
         if entry_id not in found:
-            out.append(f"{rel}:{e.linenum}: {entry_id}: translates an entry {ERRATA} no longer has")
+            out.append(t("errata_gone", where=f"{rel}:{e.linenum}", id=entry_id, errata=ERRATA))
     return out
 
 
