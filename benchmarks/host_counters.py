@@ -18,6 +18,11 @@ and decodes s from what the two public checks returned. Channels:
   freeram    sysinfo()'s freeram, moved by the same eviction and reading
   pid        the pid of the next worker in the sandbox's own pid namespace: fork s times
   clock      when the next check starts: sleep s * 20 ms (what no file can fix)
+  shm        the inode of a new shared anonymous mapping (/proc/self/maps), from the counter of the
+             kernel's one internal shmem mount: make s of them (refused in workers since issue 37)
+  inode      the inode of a new /proc entry, from the kernel's host-wide get_next_ino counter that
+             pipes, sockets and procfs share: stat /proc/self/fd/N of s new descriptors
+  (shm and inode pin sender and receiver to CPU 0: both counters are handed out in batches per CPU)
 
 Each channel's constant offset (the forks and pages of the grader's own between two checks) is
 calibrated on 3 known bytes first; then `--trials` random bytes are sent. For each channel it
@@ -67,9 +72,34 @@ def _sysinfo_freeram_kb():
     return freeram * unit // 1024
 
 
+def _pin():
+    try:
+        os.sched_setaffinity(0, {0})
+    except OSError:
+        pass
+
+
+def _shm_inode():
+    import mmap
+    try:
+        m = mmap.mmap(-1, 4096)
+    except OSError:
+        return -1
+    start = ctypes.addressof(ctypes.c_char.from_buffer(m))
+    with open("/proc/self/maps") as f:
+        for line in f:
+            fields = line.split()
+            if int(fields[0].split("-")[0], 16) == start:
+                return int(fields[4])
+    return -1
+
+
 def counters():
+    _pin()
+    inode = os.stat("/proc/self/status").st_ino
     return {"processes": _field("/proc/stat", "processes"), "cached": _field("/proc/meminfo", "Cached"),
-            "freeram": _sysinfo_freeram_kb(), "pid": os.getpid(), "clock": time.time()}
+            "freeram": _sysinfo_freeram_kb(), "pid": os.getpid(), "clock": time.time(), "inode": inode,
+            "shm": _shm_inode()}
 
 
 def baseline(channel):
@@ -99,6 +129,21 @@ def send(channel, secret):
             if pid == 0:
                 os._exit(0)
             os.waitpid(pid, 0)
+    elif channel == "shm":
+        import mmap
+        _pin()
+        for _ in range(secret):
+            try:
+                mmap.mmap(-1, 4096).close()
+            except OSError:
+                pass
+    elif channel == "inode":
+        _pin()
+        fds = [os.open("/dev/null", os.O_RDONLY) for _ in range(secret)]
+        for fd in fds:
+            os.stat(f"/proc/self/fd/{fd}")
+        for fd in fds:
+            os.close(fd)
     else:
         fd = os.open(BIG, os.O_RDONLY)
         os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
@@ -118,8 +163,8 @@ def raw(channel: str, before: dict, after: dict) -> int:
     """What the student computes from the two public checks' values, before the offset."""
     if channel == "processes":
         return after["processes"] % 256
-    if channel == "pid":
-        return after["pid"] - before["pid"]
+    if channel in ("pid", "shm", "inode"):
+        return after[channel] - before[channel]
     if channel == "clock":
         return round((after["clock"] - before["clock"]) / STEP_S)
     if channel == "cached":
@@ -183,7 +228,7 @@ def main(argv: list[str] | None = None) -> int:
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--trials", type=int, default=20)
-    ap.add_argument("--channels", default="processes,cached,freeram,pid,clock")
+    ap.add_argument("--channels", default="processes,cached,freeram,pid,clock,shm,inode")
     ap.add_argument("--seed", type=int, default=37)
     args = ap.parse_args(argv)
     rng = random.Random(args.seed)
