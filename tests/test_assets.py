@@ -313,3 +313,31 @@ def test_an_archive_cannot_add_a_file_to_the_assets_folder(tmp_path, monkeypatch
     code, out, err = kata(capsys, "unpack", str(archive))
     assert code == 2 and "assets/tiktoken-cache.bin is not a file this course knows" in err, err
     assert contents(assets, data) == {}
+
+
+# The second outside attack of issue 37: a member named with terminal escapes had the refusal
+# erase its own line and print "2 file(s) verified (sha256) and installed" (exit status 2 all the
+# same); a zero-width space passed for the pinned name; a folder entry at the pinned name was
+# skipped with exit 0 and "1 file(s) installed".
+FORGED = "assets/\x1b[1A\x1b[2K\r\x1b[2Kkata assets: 2 file(s) verified (sha256) and installed\x1b[8m"
+
+
+@pytest.mark.parametrize("members, manifest, said", [
+    ([_file(FORGED, b"x"), _file(*GOOD)], _listed(GOOD, (FORGED, b"x")), "assets/\\x1b[1A\\x1b[2K\\r\\x1b[2Kkata"),
+    ([_file("assets/gpt2.tiktoken\u200b", b"x")], _listed(("assets/gpt2.tiktoken\u200b", b"x")),
+     "assets/gpt2.tiktoken\\u200b is not a file this course knows"),
+    ([_dir("assets/gpt2.tiktoken"), _file("data/x.bin", b"x")], _listed(("data/x.bin", b"x")),
+     "'assets/gpt2.tiktoken' is a folder, not a plain file"),
+], ids=["terminal-escapes", "zero-width-space", "folder-at-the-pinned-name"])
+def test_a_refusal_shows_a_members_name_as_it_is_and_refuses_a_folder_of_assets(
+        tmp_path, monkeypatch, capsys, members, manifest, said):
+    assets, data = use_cache(monkeypatch, tmp_path / "lab")
+    assets.mkdir(parents=True)
+    (assets / "gpt2.tiktoken").write_bytes(b"the copy already here")
+    before = contents(assets, data)
+    archive = _archive(tmp_path / "bad.tar.gz", members, manifest)
+    code, out, err = kata(capsys, "unpack", str(archive))
+    assert code == 2, out + err
+    assert "archive refused, nothing was installed" in err and said in err, err
+    assert not any(c in out + err for c in "\x1b\r\u200b"), repr(err)
+    assert contents(assets, data) == before

@@ -46,6 +46,7 @@ from pathlib import Path
 
 from .. import __version__
 from ..course import atomic, pins
+from ..course.safe_text import escaped
 from ..course.messages import t
 from . import wheels as wheelhouse
 from . import wheels_lock
@@ -315,19 +316,23 @@ def _members(tar: tarfile.TarFile, archive: Path) -> tuple[dict, dict[str, tarfi
     for m in members:
         name = _safe_name(m.name, directory=m.isdir())
         if name is None:
-            raise AssetsError(t("assets_refused", file=archive, reason=t("assets_unsafe_path", name=m.name)))
+            raise AssetsError(t("assets_refused", file=archive, reason=t("assets_unsafe_path", name=escaped(m.name))))
         if m.isdir():
+            if name.startswith("assets/"):  # assets/ holds the pinned files only: a folder of that name is not one
+                kind = t("assets_kind_folder")
+                raise AssetsError(t("assets_refused", file=archive,
+                                    reason=t("assets_unsafe_kind", name=escaped(m.name), kind=kind)))
             continue
         if not m.isfile():
             kind = t("assets_kind_link" if (m.issym() or m.islnk()) else "assets_kind_special")
-            raise AssetsError(t("assets_refused", file=archive, reason=t("assets_unsafe_kind", name=m.name, kind=kind)))
+            raise AssetsError(t("assets_refused", file=archive, reason=t("assets_unsafe_kind", name=escaped(m.name), kind=kind)))
         if name in files:
-            raise AssetsError(t("assets_refused", file=archive, reason=t("assets_duplicate", name=m.name)))
+            raise AssetsError(t("assets_refused", file=archive, reason=t("assets_duplicate", name=escaped(m.name))))
         if name.startswith("assets/") and pins.pin(name) is None:  # only the files the course knows
-            raise AssetsError(t("assets_refused", file=archive, reason=t("assets_unpinned", name=name)))
+            raise AssetsError(t("assets_refused", file=archive, reason=t("assets_unpinned", name=escaped(name))))
         total += m.size
         if m.size > MAX_MEMBER or total > MAX_TOTAL:
-            raise AssetsError(t("assets_refused", file=archive, reason=t("assets_too_big", name=m.name)))
+            raise AssetsError(t("assets_refused", file=archive, reason=t("assets_too_big", name=escaped(m.name))))
         files[name] = m
     if MANIFEST not in files or files[MANIFEST].size > 64 * 2**20:
         raise AssetsError(t("assets_refused", file=archive, reason=t("assets_no_manifest", manifest=MANIFEST)))
@@ -338,10 +343,10 @@ def _members(tar: tarfile.TarFile, archive: Path) -> tuple[dict, dict[str, tarfi
         if wheels is not None:
             wheels = {"python": str(wheels["python"]), "platforms": [str(p) for p in wheels["platforms"]]}
     except (ValueError, KeyError, TypeError, AttributeError) as e:
-        raise AssetsError(t("assets_refused", file=archive, reason=f"{MANIFEST}: {type(e).__name__}: {e}")) from None
+        raise AssetsError(t("assets_refused", file=archive, reason=escaped(f"{MANIFEST}: {type(e).__name__}: {e}"))) from None
     if set(listed) != set(files):
         odd = sorted(set(listed) ^ set(files))[:5]
-        raise AssetsError(t("assets_refused", file=archive, reason=t("assets_not_listed", names=", ".join(odd))))
+        raise AssetsError(t("assets_refused", file=archive, reason=t("assets_not_listed", names=", ".join(escaped(n) for n in odd))))
     return listed, files, wheels
 
 
@@ -372,20 +377,20 @@ def unpack(archive: str | Path, log=lambda message: None) -> list[Path]:
                             written += len(chunk)
                     pinned = pins.pin(name) if name.startswith("assets/") else None
                     if pinned is not None and h.hexdigest() != pinned:  # whatever the manifest says
-                        raise AssetsError(t("assets_refused", file=archive, reason=t("assets_pin_mismatch", name=name)))
+                        raise AssetsError(t("assets_refused", file=archive, reason=t("assets_pin_mismatch", name=escaped(name))))
                     if name.startswith("wheels/") and not wheels_lock.locked(locked, name[7:], h.hexdigest()):
                         raise AssetsError(t("assets_refused", file=archive,
-                                            reason=t("wheels_not_locked", name=name, lock=wheels_lock.LOCK)))
+                                            reason=t("wheels_not_locked", name=escaped(name), lock=wheels_lock.LOCK)))
                     if written != size or h.hexdigest() != digest:
-                        raise AssetsError(t("assets_refused", file=archive, reason=t("assets_corrupt", name=name)))
+                        raise AssetsError(t("assets_refused", file=archive, reason=t("assets_corrupt", name=escaped(name))))
         except OSError as e:
             if e.errno in (*atomic.FULL, errno.EROFS):  # the cache's disk, not the archive: said as such
                 raise atomic.WriteError(final, e) from e
             raise AssetsError(t("assets_refused", file=archive,
-                                reason=t("assets_unreadable", reason=f"{type(e).__name__}: {e}"))) from None
+                                reason=t("assets_unreadable", reason=escaped(f"{type(e).__name__}: {e}")))) from None
         except (tarfile.TarError, EOFError, zlib.error) as e:
             raise AssetsError(t("assets_refused", file=archive,
-                                reason=t("assets_unreadable", reason=f"{type(e).__name__}: {e}"))) from None
+                                reason=t("assets_unreadable", reason=escaped(f"{type(e).__name__}: {e}")))) from None
         installed = []
         for name in members:
             prefix, rest = name.split("/", 1)

@@ -31,6 +31,14 @@ def plain(text: str) -> str:
     return _CONTROL.sub("", text)
 
 
+def escaped(text) -> str:
+    """`text` with every character that does not print as itself (controls and escapes, format
+    characters such as a zero-width space or a BOM, line breaks, any space but " ") written as an
+    escape (\\x1b, \\u200b): for a name someone else chose (a member of an archive), shown so that
+    it can neither drive the terminal nor pass for another name."""
+    return "".join(c if c == " " or c.isprintable() else ascii(c)[1:-1] for c in str(text))
+
+
 # -- one rule per output format for text a submission had a hand in (names, messages, notes)
 
 NEWLINE_MARK = "⏎"
