@@ -17,6 +17,7 @@ or `code(text)` for code that reads the same in both); `kata verify` checks the 
 """
 from __future__ import annotations
 
+from ..course.manifest import CheckInfo
 from ..course.messages import Msg, code, joined
 
 _FROM_COMPARE = ("CheckFailure", "Mistake", "expect", "expect_equal", "expect_tensor", "grading", "matches")
@@ -37,8 +38,8 @@ def check(points: float = 1, listings=(), hidden: bool = False, *, title: str, t
     shows). Arguments must be literals (read statically)."""
 
     def mark(fn):
-        fn._kata_check = {"points": float(points), "listings": tuple([listings] if isinstance(listings, str) else listings),
-                          "hidden": bool(hidden), "title": title, "title_zh": title_zh}
+        fn._kata_check = CheckInfo(fn.__name__, float(points), tuple([listings] if isinstance(listings, str) else listings),
+                                   bool(hidden), fn.__code__.co_firstlineno, title, title_zh)
         return fn
 
     return mark

@@ -82,7 +82,7 @@ class _Plugin:
             info = getattr(getattr(item, "function", None), "_kata_check", None)
             if info is None or item.path.stem.removeprefix("test_") not in self.by_id:
                 drop.append(item)
-            elif self.public_only and info["hidden"]:
+            elif self.public_only and info.hidden:
                 drop.append(item)
             else:
                 item.repr_failure = _exception_name  # the grader reads the exception itself
@@ -143,7 +143,7 @@ class _Plugin:
             if verdict is None:
                 raise BudgetSpent()
             self.verdicts[ex.id] = verdict
-        hidden = item.function._kata_check["hidden"]
+        hidden = item.function._kata_check.hidden
         self._token = compare.HIDDEN.set(hidden)
         self._grading = compare.GRADING.set(self.grading)
         self._skipped = compare.SKIPPED_READS.set([False])
@@ -187,7 +187,7 @@ class _Plugin:
             self.import_failures[ex.id] = reason
             raise compare.CheckFailure(reason)
         try:
-            worker, remote = open_exercise(self.box, ex, hidden=request.node.function._kata_check["hidden"],
+            worker, remote = open_exercise(self.box, ex, hidden=request.node.function._kata_check.hidden,
                                            course=self.course, budget=self.budget)
         except WorkerFault as e:
             if e.kind == "budget":  # the import ran out of budget: that is no verdict on the import
@@ -520,7 +520,7 @@ def run(course: Course, submission: Submission, exercises: list[Exercise] | None
             if item.nodeid not in plugin.reached:  # pytest stopped before it: the budget was spent
                 exc = BudgetSpent()
             status = plugin.outcomes.get(item.nodeid) or ("failed" if exc is not None else "passed")
-            message, kind = _message(exc, hidden=info["hidden"])
+            message, kind = _message(exc, hidden=info.hidden)
             root = _root_cause(exc) if exc is not None else None
             if isinstance(root, BudgetSpent) or (isinstance(root, WorkerFault) and root.kind == "budget"):
                 message = t("budget_spent_before" if isinstance(root, BudgetSpent) else "budget_spent_here",
@@ -530,13 +530,13 @@ def run(course: Course, submission: Submission, exercises: list[Exercise] | None
             failure = root if isinstance(root, compare.CheckFailure) else None
             results.append(CheckResult(
                 exercise=ex.id, section=ex.section, name=item.name, status=status,
-                score=info["points"] if status == "passed" else 0.0, max_score=info["points"],
-                message=message, listing=list(info["listings"]),
-                visibility="hidden" if info["hidden"] else "public",
-                duration_s=None if info["hidden"] else round(plugin.durations.get(item.nodeid, 0.0), 4), kind=kind,
-                title=pick(info["title"], info["title_zh"]), mistake=failure.mistake if failure else "",
+                score=info.points if status == "passed" else 0.0, max_score=info.points,
+                message=message, listing=list(info.listings),
+                visibility="hidden" if info.hidden else "public",
+                duration_s=None if info.hidden else round(plugin.durations.get(item.nodeid, 0.0), 4), kind=kind,
+                title=info.display_title(), mistake=failure.mistake if failure else "",
                 mistake_zh=failure.mistake_zh if failure else "",
-                graded_reads=not info["hidden"] and item.nodeid in plugin.skipped_reads))
+                graded_reads=not info.hidden and item.nodeid in plugin.skipped_reads))
         for ex in exercises:
             # scanned before the exercise's first check; an exercise never reached (the budget ran
             # out before it) has only checks that were not run
