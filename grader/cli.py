@@ -318,6 +318,12 @@ def _build_parser() -> argparse.ArgumentParser:
 
     v = sub.add_parser("verify", help="developer check: stubs fail, solutions pass, files one-to-one")
     v.add_argument("--no-grade", action="store_true", help="skip grading the solutions and stubs")
+    v.add_argument("--draft", action="store_true",
+                   help="list what is still to write (Chinese texts missing, fuzzy or stale; a listing's printed "
+                        "book output) as pending instead of failing on it; CI runs verify without it")
+    v.add_argument("--exercise", "-e", action="append", metavar="ID",
+                   help="grade only this exercise, section (1.11) or id prefix (s1_11); repeatable "
+                        "(the rest of verify still covers the whole course)")
     # the command line is above authoring: it hands verify the help texts that lack their Chinese
     v.set_defaults(func=authoring.cmd_verify, untranslated_help=lambda: untranslated(_build_parser()))
 

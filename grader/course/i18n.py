@@ -55,6 +55,20 @@ def problems(course: Course, package_dir: Path | None = None) -> list[str]:
     return found
 
 
+# What a text still to translate is called in the problems of this module, of the exercises'
+# catalogs (grader/authoring/stub_i18n.py) and of ERRATA.md's (grader/listings/errata.py): `kata
+# verify --draft` lists these as pending instead of failing on them.
+PENDING = re.compile(r"the Chinese text is empty|has no Chinese in it|is not translated \(empty msgstr\)"
+                     r"|: not translated$|is marked fuzzy|: marked fuzzy|: stale: its English|: no catalog \(kata stubs"
+                     r"|translates English that the solution no longer has|translates an entry \S+ no longer has")
+
+
+def pending_translation(problem: str) -> bool:
+    """Whether `problem` says only that a Chinese text is still to write (missing, fuzzy or stale),
+    not that something written is wrong."""
+    return PENDING.search(problem) is not None
+
+
 # ---------------------------------------------------------------- the catalog file (issue 28, X3)
 KEY_PREFIX = re.compile(r"[a-z][a-z0-9_]*_")  # the constant start of a key made at run time: f"status_{s}"
 
