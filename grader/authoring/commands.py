@@ -1,4 +1,4 @@
-"""The course author's commands: `kata verify`, `kata stubs` and `kata fixtures`."""
+"""The course author's commands: `kata new`, `kata verify`, `kata stubs` and `kata fixtures`."""
 from __future__ import annotations
 
 import os
@@ -6,6 +6,25 @@ import sys
 
 from ..course.commandline import select
 from ..course.messages import t
+
+
+def cmd_new(args) -> int:
+    from . import new_exercise
+
+    try:
+        s = new_exercise.create(getattr(args, "root", None), args.id, args.section, args.title, args.title_zh,
+                                args.listing)
+    except new_exercise.Refused as e:  # nothing was written
+        print(t("new_refused", id=args.id, reason=str(e)), file=sys.stderr)
+        return 2
+    print(t("new_added", id=s.id, section=s.section, after=s.after) if s.after else
+          t("new_added_first", id=s.id, section=s.section))
+    for path in s.written:
+        print(t("wrote_file", path=path.relative_to(s.root).as_posix()))
+    print(t("new_left"))
+    for n, step in enumerate(new_exercise.steps(s), 1):
+        print(t("new_step", n=n, step=step))
+    return 0
 
 
 def cmd_verify(args) -> int:
