@@ -14,7 +14,8 @@
     kata run LISTING [--book] [--plot]  run a listing of the book with your code (and draw its figures)
     kata notebook ID|--all [--to-py] write exercises as notebooks (or their code back to the .py)
     kata submit [--out FILE]        zip your exercise files with a manifest for `kata grade`
-    kata verify                     prove the course consistent (stubs fail, solutions pass, ...)
+    kata new ID [--section 1.x]     write a new exercise's skeleton and print what is left (CONTRIBUTING.md)
+    kata verify [--draft]           prove the course consistent (stubs fail, solutions pass, ...); --draft: Chinese pending
     kata stubs [--check] [--lang]   regenerate exercises/ from solutions/ (in English or Chinese)
     kata fixtures                   regenerate grader/fixtures/ from the solutions
     kata train [--code student]     train the §1.23 BERT classifier (GPU if there is one)
@@ -316,8 +317,32 @@ def _build_parser() -> argparse.ArgumentParser:
     sm.add_argument("--anyway", action="store_true", help="hand in a folder whose every exercise file is still the stub")
     sm.set_defaults(func=student.cmd_submit)
 
+    nw = sub.add_parser("new", help="course developers: write the skeleton of a new exercise (CONTRIBUTING.md)",
+                        description="Write the hand-written parts of a new exercise, never replacing a file: its entry "
+                                    "in course.toml at the end of its section, its solution (one function, its "
+                                    "answer between # BEGIN SOLUTION and # END SOLUTION), its checks (one public "
+                                    "check), its untranslated Chinese catalog, its tests in tests/ and, with "
+                                    "--listing, the listing's re-run; then print what is left, in order. An id that "
+                                    "is malformed or taken is refused (exit 2) and nothing is written.")
+    nw.add_argument("id", help="the new exercise's id, s<chapter>_<section>_<name> (e.g. s1_11_softmax); <name> "
+                               "names the function it defines")
+    nw.add_argument("--section", help="its section, e.g. 1.11 (default: the one its id names, which it must be)")
+    nw.add_argument("--title", help="its title in English (default: made from its name)")
+    nw.add_argument("--title-zh", help="its title in Chinese (default: none yet, which kata verify --draft lists "
+                                       "as pending)")
+    nw.add_argument("--listing", metavar="LISTING",
+                    help="a listing of the book it re-runs, e.g. 1.44: also its [[listing]] entry and "
+                         "grader/listings/<id>.py")
+    nw.set_defaults(func=authoring.cmd_new)
+
     v = sub.add_parser("verify", help="developer check: stubs fail, solutions pass, files one-to-one")
     v.add_argument("--no-grade", action="store_true", help="skip grading the solutions and stubs")
+    v.add_argument("--draft", action="store_true",
+                   help="list what is still to write (Chinese texts missing, fuzzy or stale; a listing's printed "
+                        "book output) as pending instead of failing on it; CI runs verify without it")
+    v.add_argument("--exercise", "-e", action="append", metavar="ID",
+                   help="grade only this exercise, section (1.11) or id prefix (s1_11); repeatable "
+                        "(the rest of verify still covers the whole course)")
     # the command line is above authoring: it hands verify the help texts that lack their Chinese
     v.set_defaults(func=authoring.cmd_verify, untranslated_help=lambda: untranslated(_build_parser()))
 

@@ -30,6 +30,40 @@ if os.environ.get("PYTEST_XDIST_WORKER_COUNT", "").isdigit():
         os.environ.setdefault(_name, _threads)
     if "torch" in sys.modules:
         sys.modules["torch"].set_num_threads(int(os.environ["OMP_NUM_THREADS"]))
+# The quick tier (CONTRIBUTING.md): `python -m pytest -q -n 2 -m quick`, under a minute on two cores.
+# The static rules a new or changed exercise breaks most often (manifest, layers, stubs, Chinese,
+# listings, the wrong-answer corpus, help texts), not the gradings; a file name takes all its tests.
+QUICK = (
+    "test_layers.py", "test_course.py", "test_stubs.py",
+    "test_stubs_zh.py::test_every_exercise_has_a_complete_chinese_stub_with_the_english_code",
+    "test_i18n.py::test_every_catalog_message_has_both_languages_with_the_same_fields",
+    "test_i18n.py::test_course_and_every_check_are_in_both_languages",
+    "test_message_catalog.py::test_the_real_catalog_passes_the_rules",
+    "test_errata_i18n.py::test_every_entry_is_translated_and_none_is_stale",
+    "test_glossary.py::test_the_kata_writes_one_chinese_vocabulary",
+    "test_run.py::test_every_code_listing_can_be_run",
+    "test_verify.py::test_the_course_stubs_give_no_answer_away",
+    "test_public_teaching.py::test_corpus_is_sound",
+    "test_cli_help.py::test_every_argument_of_every_command_has_help_text",
+    "test_cli_help.py::test_every_subcommand_has_a_one_line_help",
+)
+
+
+def pytest_ignore_collect(collection_path, config):
+    """`-m quick` alone imports only the files of QUICK: importing every test file took 14 s."""
+    if config.getoption("markexpr", "") == "quick" and collection_path.name.startswith("test_") \
+            and collection_path.suffix == ".py":
+        return collection_path.name not in {q.partition("::")[0] for q in QUICK} or None
+    return None
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        name = item.nodeid.rpartition("/")[2].partition("[")[0]
+        if name.partition("::")[0] in QUICK or name in QUICK:
+            item.add_marker(pytest.mark.quick)
+
+
 SOLUTIONS = ROOT / "solutions"
 MAX_SCORE = course.load(ROOT, check_files=False).max_score  # the whole course, from the manifest
 EXERCISES = ROOT / "exercises"

@@ -1,4 +1,4 @@
-"""The course author's commands: `kata verify`, `kata stubs` and `kata fixtures`."""
+"""The course author's commands: `kata new`, `kata verify`, `kata stubs` and `kata fixtures`."""
 from __future__ import annotations
 
 import os
@@ -8,16 +8,54 @@ from ..course.commandline import select
 from ..course.messages import t
 
 
+def cmd_new(args) -> int:
+    from . import new_exercise
+
+    try:
+        s = new_exercise.create(getattr(args, "root", None), args.id, args.section, args.title, args.title_zh,
+                                args.listing)
+    except new_exercise.Refused as e:  # nothing was written
+        print(t("new_refused", id=args.id, reason=str(e)), file=sys.stderr)
+        return 2
+    print(t("new_added", id=s.id, section=s.section, after=s.after) if s.after else
+          t("new_added_first", id=s.id, section=s.section))
+    for path in s.written:
+        print(t("wrote_file", path=path.relative_to(s.root).as_posix()))
+    print(t("new_left"))
+    for n, step in enumerate(new_exercise.steps(s), 1):
+        print(t("new_step", n=n, step=step))
+    return 0
+
+
 def cmd_verify(args) -> int:
     from .verify import verify
 
     helps = getattr(args, "untranslated_help", None)
-    v = verify(getattr(args, "root", None), grade=not args.no_grade, command_line=helps() if helps else None)
+    only = None
+    if getattr(args, "exercise", None):  # the grading half for these alone; a course that does not load is verify's to say
+        from ..course.manifest import CourseError, load
+
+        try:
+            course = load(getattr(args, "root", None), check_files=False)
+        except CourseError:
+            course = None
+        if course is not None:
+            only = [ex.id for ex in select(course, args.exercise)]
+    draft = getattr(args, "draft", False)
+    v = verify(getattr(args, "root", None), grade=not args.no_grade, only=only,
+               command_line=helps() if helps else None, draft=draft)
     for fact in v.facts:
         print(t("verify_ok", fact=fact))
+    for p in v.pending:
+        print(t("verify_pending", problem=p))
     for p in v.problems:
         print(t("verify_fail", problem=p))
-    print(t("verify_passed") if v.ok else t("verify_problems", count=len(v.problems)))
+    if not v.ok:
+        print(t("verify_problems", count=len(v.problems)))
+    elif v.pending:
+        print(t("verify_passed_draft", count=len(v.pending)))
+    else:
+        print(t("verify_passed"))
     return 0 if v.ok else 1
 
 

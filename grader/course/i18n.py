@@ -55,6 +55,41 @@ def problems(course: Course, package_dir: Path | None = None) -> list[str]:
     return found
 
 
+# What a text still to translate is called in the problems of this module, of the exercises'
+# catalogs (grader/authoring/stub_i18n.py) and of ERRATA.md's (grader/listings/errata.py): `kata
+# verify --draft` lists these as pending instead of failing on them.
+PENDING = re.compile(r"the Chinese text is empty|has no Chinese in it|is not translated \(empty msgstr\)"
+                     r"|: not translated$|is marked fuzzy|: marked fuzzy|: stale: its English|: no catalog \(kata stubs"
+                     r"|translates English that the solution no longer has|translates an entry \S+ no longer has")
+
+
+# The same, by the catalog keys that say it: their fixed words in every language the problems are
+# written in (`kata --lang zh verify --draft` reads them in Chinese).
+PENDING_KEYS = ("i18n_pair_zh_empty", "i18n_pair_no_chinese", "i18n_fuzzy", "i18n_not_translated",
+                "stubi18n_no_catalog", "stubi18n_fuzzy", "stubi18n_not_translated", "stubi18n_stale", "stubi18n_gone",
+                "errata_no_catalog", "errata_not_translated", "errata_fuzzy", "errata_stale", "errata_gone")
+
+
+def _pending_words() -> list[str]:
+    """The longest fixed part of each PENDING_KEYS text, in English and in Chinese."""
+    from .messages import CATALOG
+
+    words = []
+    for key in PENDING_KEYS:
+        for text in CATALOG[key].values():
+            parts = [part.strip(" :：,，") for part in re.split(r"\{[^{}]*\}", text)]
+            longest = max(parts, key=len)
+            if len(longest) >= 3:
+                words.append(longest)
+    return words
+
+
+def pending_translation(problem: str) -> bool:
+    """Whether `problem` says only that a Chinese text is still to write (missing, fuzzy or stale),
+    not that something written is wrong."""
+    return PENDING.search(problem) is not None or any(word in problem for word in _pending_words())
+
+
 # ---------------------------------------------------------------- the catalog file (issue 28, X3)
 KEY_PREFIX = re.compile(r"[a-z][a-z0-9_]*_")  # the constant start of a key made at run time: f"status_{s}"
 
