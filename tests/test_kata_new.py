@@ -170,3 +170,17 @@ def test_what_a_draft_lists_as_pending(problem, pending):
     from grader.course import i18n
 
     assert i18n.pending_translation(problem) is pending
+
+
+def test_verify_draft_in_chinese_lists_the_same_problem_as_pending(tmp_course, monkeypatch):
+    """`kata --lang zh verify --draft`: the problems are written in Chinese, and a Chinese text
+    still to write is pending there too (the catalog's own words for it, in both languages)."""
+    from grader.authoring.verify import verify
+
+    monkeypatch.setenv("KATA_LANG", "zh")
+    po = tmp_course / "locale/zh/ch01/s1_11_attention_scores.po"
+    po.write_text(po.read_text().replace('msgstr "用 queries 乘以交换了最后两个维度的 keys"', 'msgstr ""'))
+    v = verify(tmp_course, grade=False, draft=True)
+    assert len(v.pending) == 1 and "locale/zh/ch01/s1_11_attention_scores.po" in v.pending[0], v.pending
+    assert "没有翻译" in v.pending[0] and "not translated" not in v.pending[0]
+    assert not any("s1_11_attention_scores" in p for p in v.problems), v.problems
