@@ -34,7 +34,7 @@ if os.environ.get("PYTEST_XDIST_WORKER_COUNT", "").isdigit():
 # The static rules a new or changed exercise breaks most often (manifest, layers, stubs, Chinese,
 # listings, the wrong-answer corpus, help texts), not the gradings; a file name takes all its tests.
 QUICK = (
-    "test_layers.py", "test_course.py", "test_stubs.py",
+    "test_layers.py", "test_architecture.py", "test_course.py", "test_stubs.py",
     "test_stubs_zh.py::test_every_exercise_has_a_complete_chinese_stub_with_the_english_code",
     "test_i18n.py::test_every_catalog_message_has_both_languages_with_the_same_fields",
     "test_i18n.py::test_course_and_every_check_are_in_both_languages",
