@@ -35,7 +35,6 @@ Figures are printed and written as JSON (--json FILE).
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import statistics
 import sys
@@ -197,7 +196,7 @@ def throughput(args, corpus, module, tok, shape) -> list[dict]:
         ids, mask, labels = next(book_iter)
         ids, mask, labels = ids.to(device), mask.to(device), labels.to(device)
         optimizer.zero_grad()
-        loss = loss_fn(model(ids, mask), labels)
+        loss = loss_fn(model(ids, mask), labels)  # noqa: F821 (model: the enclosing function's, bound again below)
         loss.backward()
         optimizer.step()
         loss.item()  # listing 1.38 sums loss.item() every step
@@ -220,7 +219,7 @@ def throughput(args, corpus, module, tok, shape) -> list[dict]:
         index = next(fp32_iter)
         ids, mask, labels, real, _ = host.batch(index)
         optimizer.zero_grad()
-        loss = loss_fn(model(ids, mask), labels)
+        loss = loss_fn(model(ids, mask), labels)  # noqa: F821 (the enclosing function's model, bound again above)
         loss.backward()
         optimizer.step()
         loss.item()

@@ -207,7 +207,6 @@ def test_the_catalog_is_read_without_polib_as_setup_sh_needs():
     """setup.sh unpacks the offline archive with the system Python, before the venv holds polib
     (tests/test_assets_wheels.py failed on 'No module named polib'): the reader without polib gives
     the same catalog as polib's."""
-    from grader.course import messages
 
     plain = messages._parse_plain(messages.CATALOG_FILE.read_text(encoding="utf-8"))
     assert plain == messages.parse_catalog() and len(plain) > 600

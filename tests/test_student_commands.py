@@ -115,7 +115,6 @@ def test_a_cached_verdict_is_stale_once_a_file_the_exercise_imported_changes(tmp
     ch01 = tmp_course / "exercises/ch01"
     for ex in ("s1_23_feed_forward", "s1_23_self_attention", "s1_23_encoder_block"):
         (ch01 / f"{ex}.py").write_text((ROOT / f"solutions/ch01/{ex}.py").read_text())
-    block = (ch01 / "s1_23_encoder_block.py").read_text()
     first = listed(tmp_course, here=here)
     assert first["s1_23_encoder_block"]["status"] == "passing" and not first["s1_23_encoder_block"]["from_cache"]
     assert listed(tmp_course)["s1_23_encoder_block"]["from_cache"]

@@ -51,7 +51,6 @@ def draw(monkeypatch) -> tuple[dict, dict]:
 
     texts, drawing = {}, {}
     from grader.course import figure_text
-    from grader.instructor.formats import teaching
 
     save = figure_text.png_bytes
     current = []

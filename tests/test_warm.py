@@ -5,7 +5,6 @@ changes, stopped by a hang-up in the middle of a grading, after its idle time, a
 reachable by the code it grades."""
 from __future__ import annotations
 
-import json
 import os
 import re
 import shutil

@@ -243,14 +243,14 @@ def update(source: str, blocks, path: Path, lang: str, title: str) -> polib.POFi
     }
     if old is not None:
         po.metadata.update({k: v for k, v in old.metadata.items() if k not in ("Language",)})
-    for t in texts(source, blocks):
-        entry = polib.POEntry(msgctxt=t.context, msgid=t.english, msgstr="")
+    for text in texts(source, blocks):
+        entry = polib.POEntry(msgctxt=text.context, msgid=text.english, msgstr="")
         if old is not None:
-            same = old.find(t.english, msgctxt=t.context)
+            same = old.find(text.english, msgctxt=text.context)
             if same is not None and not same.obsolete:
                 entry.msgstr, entry.flags = same.msgstr, list(same.flags)
             else:
-                before = next((e for e in old if (e.msgctxt or "") == t.context and not e.obsolete), None)
+                before = next((e for e in old if (e.msgctxt or "") == text.context and not e.obsolete), None)
                 if before is not None and before.msgstr:
                     entry.msgstr, entry.flags, entry.previous_msgid = before.msgstr, ["fuzzy"], before.msgid
         po.append(entry)

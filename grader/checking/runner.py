@@ -27,7 +27,7 @@ settings.register_profile("kata-public", phases=[Phase.explicit, Phase.reuse, Ph
 settings.register_profile("kata-hidden", phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.target])
 
 from ..course.manifest import Course, Exercise
-from ..course.messages import code, joined, pick, t
+from ..course.messages import code, joined, t
 from ..course.safe_text import one_line, plain
 from ..course.scan import imported, scan_source
 from ..worker.budget import Budget

@@ -15,7 +15,6 @@ from ..course.messages import t
 
 
 def _html(course, path, doc, out) -> None:
-    from ..course.messages import t
     from ..reports.report_html import write_html
 
     written, _ = write_html(course, path, doc, out)
@@ -35,7 +34,6 @@ def cmd_check(args) -> int:
 
 
 def cmd_list(args) -> int:
-    from ..course.messages import t
     from . import listing, progress
 
     course = load_course(args, require_stubs=False)
@@ -63,7 +61,6 @@ def _current(course, ex_id):
 
 
 def cmd_hint(args) -> int:
-    from ..course.messages import t
     from . import hints
 
     course = load_course(args, require_stubs=False)
@@ -76,7 +73,6 @@ def cmd_hint(args) -> int:
 
 
 def cmd_reset(args) -> int:
-    from ..course.messages import t
     from . import reset
 
     course = load_course(args, require_stubs=False)
@@ -103,7 +99,6 @@ def cmd_watch(args) -> int:
 def cmd_run(args) -> int:
     """`kata run 1.6` runs listing 1.6; `kata run §1.11` every listing of section 1.11's exercises."""
     from .. import listings
-    from ..course.messages import t
 
     course = load_course(args)
     registry = listings.load(course)
@@ -139,7 +134,6 @@ def _run_listing(args, course, lst) -> int:
     from .. import listings
     from ..checking.runner import open_exercise, sandbox_for
     from ..checking.submission import SubmissionError, open_submission
-    from ..course.messages import t
     from ..course.safe_text import plain
     from ..reports import figures
     from ..worker.client import WorkerFault
@@ -200,7 +194,6 @@ def _run_listing(args, course, lst) -> int:
 
 def cmd_notebook(args) -> int:
     from ..checking.notebook import Backups, notebook_path, to_notebook, to_py
-    from ..course.messages import t
 
     course = load_course(args)
     if not args.all and not args.id:
@@ -224,7 +217,6 @@ def cmd_notebook(args) -> int:
 def cmd_submit(args) -> int:
     from pathlib import Path
 
-    from ..course.messages import t
     from .submit import SubmitError, student_folder, submit
 
     course = load_course(args)

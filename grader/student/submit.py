@@ -26,7 +26,6 @@ from pathlib import Path
 
 from .. import __version__
 from ..checking import submit_manifest as kata_manifest
-from ..checking import runner
 from ..checking.submission import open_submission
 from ..course import atomic
 from ..course.messages import t

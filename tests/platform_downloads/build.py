@@ -93,7 +93,7 @@ def moodle_download(folder: Path, flat: bool = False) -> Path:
         prefix = f"{name}_{pid}_assignsubmission_file_"
         for fname, data in uploaded.items():
             _write(folder / (prefix + fname if flat else f"{prefix}/{fname}"), data)
-    online = f"Dan Davis_1234504_assignsubmission_onlinetext_"
+    online = "Dan Davis_1234504_assignsubmission_onlinetext_"
     _write(folder / (online + "onlinetext.html" if flat else f"{online}/onlinetext.html"), b"<p>see the PDF</p>")
     return folder
 

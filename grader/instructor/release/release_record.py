@@ -25,7 +25,6 @@ import inspect
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-import torch
 
 from ...checking import fixtures
 from ...checking.replay import call_key
