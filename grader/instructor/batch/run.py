@@ -32,6 +32,7 @@ from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, 
                            TimeRemainingColumn)
 
 from ... import __version__
+from ...course.assignments import Assignment
 from ...course.messages import t
 from ...course.safe_text import one_line
 from ...reports.assignment import view
@@ -39,6 +40,7 @@ from ..formats import late as late_mod
 from ..formats.late import SOURCES, newest_mtime
 from ..similarity.outputs import FILES as SIMILARITY_FILES
 from . import gradebook, platforms, shards, store
+from .shards import Shard
 from .discover import Entry, assign_names, discover, fingerprint, is_one_submission
 from .scratch import Scratch
 from .store import EXTENSIONS, ROSTER, TIMES
@@ -65,11 +67,11 @@ class Options:
     timeout: float = 1800.0  # seconds per submission
     hidden: str = "after_published"  # Gradescope visibility of hidden checks
     quiet: bool = False
-    assignment: object = None  # course/assignments.Assignment: its exercises only, points scaled
+    assignment: Assignment | None = None  # its exercises only, points scaled
     roster: str | None = None  # a roster CSV (formats/roster.py), copied into OUT
     lms_assignment: str | None = None  # canvas.csv's column, Canvas's `Title (id)` (formats/lms.py)
     submitted_at: str | None = None  # "mtime", "manifest" or a platform's timestamp CSV (formats/late.py)
-    shard: object = None  # shards.Shard: grade only the K-th of N parts of the class (shards.py)
+    shard: Shard | None = None  # grade only the K-th of N parts of the class (shards.py)
     due: str | None = None  # --due, ISO with its offset: the term's due date (formats/late.py `term`)
     rule: dict | None = None  # the late rule without --assignment: the course's only assignment's
     missing: str | None = None  # --missing zero|blank (None: as OUT has it, else zero)
