@@ -126,10 +126,12 @@ print("SCORED", sum(r.score for r in result.results), "of", sum(r.max_score for 
 """
 
 
-@pytest.mark.parametrize("where,lanes", [("sandbox", 1), ("trusted", 1), ("trusted", 2)])
+@pytest.mark.parametrize("where,lanes", [("sandbox", 1), ("trusted", 1), ("trusted", 2), ("link", 1)])
 def test_ranks_damaged_after_grading_looked_at_them_stop_it_too(tmp_path, where, lanes):
+    """("link": a link to a good copy put in place after the look, which the third outside attack
+    saw scored in full: a link is not the pinned file, in the sandbox's copy or on the trusted side.)"""
     good = (REAL / "gpt2.tiktoken").read_bytes()
-    assets = _assets(tmp_path, _swap_two_ranks(good) if where == "sandbox" else good)
+    assets = _assets(tmp_path, _swap_two_ranks(good) if where == "sandbox" else good, link=where == "link")
     env = {**os.environ, "KATA_LANG": "en", "PYTHONPATH": str(ROOT), "KATA_ASSETS_DIR": str(assets),
            "KATA_OFFLINE": "1"}
     proc = subprocess.run([sys.executable, "-c", AFTER_THE_LOOK, where, str(SOLUTIONS), str(lanes)], cwd=ROOT,
@@ -138,3 +140,25 @@ def test_ranks_damaged_after_grading_looked_at_them_stop_it_too(tmp_path, where,
     assert proc.returncode == 2 and "STOPPED" in proc.stdout, said
     assert "the checks of s1_04_byte_bpe read gpt2.tiktoken" in proc.stdout and "kata assets fetch" in proc.stdout
     _no_host_path(said, assets)
+
+
+@pytest.mark.parametrize("odd", ["a dangling link", "a link to a pipe"])
+def test_an_odd_file_at_the_ranks_place_stops_only_what_reads_them_and_names_no_host_path(tmp_path, odd):
+    """The third outside attack: a dangling link (or a link to a FIFO) at assets/gpt2.tiktoken made
+    the sandbox's copy of the folder fail with both host paths in the reason of every student of a
+    batch, and a traceback for an exercise that does not read the ranks."""
+    assets = _assets(tmp_path, None)
+    target = tmp_path / "elsewhere"
+    if odd == "a link to a pipe":
+        os.mkfifo(target)
+    (assets / "gpt2.tiktoken").symlink_to(target)
+    other = _kata(assets, "grade", str(SOLUTIONS), "-e", "s1_11_softmax", "--json", str(tmp_path / "r.json"))
+    assert other.returncode == 0 and "Traceback" not in other.stderr, other.stdout + other.stderr
+    doc = json.loads((tmp_path / "r.json").read_text())
+    assert doc["score"] == doc["max_score"] > 0
+    reading = _kata(assets, "grade", str(SOLUTIONS), *EX)
+    assert reading.returncode == 2 and "gpt2.tiktoken" in reading.stderr and "Traceback" not in reading.stderr
+    for said in (other.stdout + other.stderr, reading.stdout + reading.stderr):
+        _no_host_path(said, assets)
+        assert str(target) not in said
+

@@ -341,3 +341,30 @@ def test_a_refusal_shows_a_members_name_as_it_is_and_refuses_a_folder_of_assets(
     assert "archive refused, nothing was installed" in err and said in err, err
     assert not any(c in out + err for c in "\x1b\r\u200b"), repr(err)
     assert contents(assets, data) == before
+
+
+def test_the_archives_own_name_and_the_folders_odd_files_cannot_drive_the_terminal(tmp_path, monkeypatch, capsys):
+    """The third outside attack: an archive named "\\r\\x1b[2Kkata assets: 2 file(s) ... installed\\x1b[8m"
+    showed only that forged line over its own refusal; `kata assets status` called an unknown file
+    of assets/ (named with escapes) "ok", and `pack` packed it (which unpack then refuses)."""
+    assets, data = use_cache(monkeypatch, tmp_path / "lab")
+    assets.mkdir(parents=True)
+    extra = ("assets/tiktoken-cache.bin", b"ranks of its own")
+    forged = tmp_path / "\r\x1b[2Kkata assets: 2 file(s) verified (sha256) and installed\x1b[8m.tar.gz"
+    _archive(forged, [_file(*extra)], _listed(extra))
+    code, out, err = kata(capsys, "unpack", str(forged))
+    assert code == 2 and "archive refused" in err and "\\x1b[2Kkata" in err, repr(err)
+    assert not any(c in out + err for c in "\x1b\r"), repr(err)
+
+    (assets / "x\x1b[2K\rY").write_bytes(b"odd")
+    (assets / "gpt2.tiktoken").write_bytes(b"not the ranks")
+    code, out, err = kata(capsys, "status")
+    assert code == 0 and not any(c in out + err for c in "\x1b\r"), repr(out)
+    line = next(line for line in out.splitlines() if "Y" in line and "x" in line)
+    assert "not pinned" in line and "\\x1b[2K\\rY" in line, line
+    code, out, err = kata(capsys, "pack", str(tmp_path / "a.tar.gz"))
+    assert code == 0, out + err
+    assert "left out assets/x\\x1b[2K\\rY: not a file this course pins" in err, repr(err)
+    with tarfile.open(tmp_path / "a.tar.gz") as tar:
+        assert not any(name.startswith("assets/x") for name in tar.getnames())
+

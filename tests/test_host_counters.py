@@ -190,3 +190,61 @@ def test_shared_anonymous_memory_carries_no_number_from_one_check_to_the_next(tm
     assert made == 0
     assert zero == [0, "OSError"]  # /dev/zero reads as /dev/null: no shared mapping of it either
     assert private == "hello"
+
+
+COOKIE_SOURCE = '''
+import ctypes, os, socket
+
+
+def probes():
+    """What the third outside attack read and moved: a socket's cookie (SO_COOKIE), a new network
+    namespace and its cookie, io_uring; and what a worker must still do: a thread, a fork."""
+    out = {}
+    try:
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        out["socket"] = int.from_bytes(s.getsockopt(socket.SOL_SOCKET, 57, 8), "little")
+    except OSError as e:
+        out["socket"] = e.errno
+    try:
+        a, b = socket.socketpair()
+        out["socketpair"] = "made"
+    except OSError as e:
+        out["socketpair"] = e.errno
+    libc = ctypes.CDLL(None, use_errno=True)
+    out["unshare_user"] = ctypes.get_errno() if libc.unshare(0x10000000) else 0
+    out["unshare_net"] = ctypes.get_errno() if libc.unshare(0x40000000) else 0
+    out["io_uring"] = libc.syscall(425, 8, ctypes.create_string_buffer(120)) if os.uname().machine in (
+        "x86_64", "aarch64") else -1
+    out["io_uring_errno"] = ctypes.get_errno()
+    import threading
+    seen = []
+    t = threading.Thread(target=lambda: seen.append(1))
+    t.start()
+    t.join()
+    out["thread"] = seen == [1]
+    pid = os.fork()
+    if pid == 0:
+        os._exit(7)
+    out["fork"] = os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
+    return out
+'''
+
+
+@needs_bwrap
+def test_no_socket_cookie_or_new_namespace_in_a_worker(tmp_path):
+    """The third outside attack of issue 37: a hidden check made n sockets and asked each its
+    cookie (SO_COOKIE, a counter the whole host shares, 16 bits a check read back exactly), or made
+    n network namespaces (their cookies, about 5 bits). A worker makes no socket, asks no cookie and
+    makes no namespace; io_uring (sockets without the socket call) is refused; threads and forks work."""
+    sub = tmp_path / "sub" / "ch01"
+    sub.mkdir(parents=True)
+    (sub / "counters.py").write_text(COOKIE_SOURCE)
+    for p in (tmp_path, tmp_path / "sub", sub):
+        os.chmod(p, 0o755)
+    os.chmod(sub / "counters.py", 0o644)
+    with Sandbox(tmp_path / "sub") as box:
+        got = _call(box, "probes")
+    assert got["socket"] == 1 and got["socketpair"] == 1, got  # EPERM; before: a cookie, "made"
+    assert got["unshare_user"] == 1 and got["unshare_net"] == 1, got
+    assert got["io_uring"] == -1 and got["io_uring_errno"] == 1, got
+    assert got["thread"] is True and got["fork"] == 7, got

@@ -170,7 +170,10 @@ def status() -> list[Item]:
     known = {p.resolve() for p in (path, *wheels)}
     for name, p in _files().items():
         if p.resolve() not in known and not any(p.resolve().is_relative_to(d.resolve()) for d in imdb):
-            items.append(Item(name, "ok", t("assets_bytes", size=f"{p.stat().st_size:,}"), p))
+            if name.startswith("assets/") and pins.pin(name) is None:  # not the course's: never packed or used
+                items.append(Item(name, "unpinned", t("assets_not_pinned"), p))
+            else:
+                items.append(Item(name, "ok", t("assets_bytes", size=f"{p.stat().st_size:,}"), p))
     return items
 
 
@@ -204,6 +207,9 @@ def pack(out: str | Path, wheels: wheelhouse.Target | None = None, log=lambda me
     that target. AssetsError when there is nothing to pack or pip cannot get a wheel."""
     out = Path(out).resolve()
     files = {name: p for name, p in _files().items() if p.resolve() != out}
+    for name in [n for n in files if n.startswith("assets/") and pins.pin(n) is None]:
+        del files[name]  # unpack would refuse the whole archive for it: left out, and said
+        log(t("assets_pack_left_out", name=escaped(name)))
     if not files and wheels is None:
         raise AssetsError(t("assets_empty", where=", ".join(str(p) for p in folders().values())))
     if wheels is None:
@@ -436,9 +442,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         installed = unpack(args[1])
     except (AssetsError, atomic.WriteError) as e:
-        print(f"kata assets: {e}", file=sys.stderr)
+        print(f"kata assets: {escaped(str(e))}", file=sys.stderr)
         return 2
-    print(t("assets_unpacked", files=len(installed), file=args[1]))
+    print(t("assets_unpacked", files=len(installed), file=escaped(args[1])))
     return 0
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 import sys
 
 from ..course.commandline import load_course, shown
+from ..course.safe_text import escaped
 
 
 def cmd_train(args) -> int:
@@ -43,17 +44,18 @@ def cmd_assets(args) -> int:
     def show(items) -> None:
         marks = {"ok": "✔", "skipped": "·"}
         for it in items:
-            where = f"  {shown(it.path)}" if it.path is not None else ""
+            where = f"  {escaped(shown(it.path))}" if it.path is not None else ""
             mark = marks.get(it.status, "·" if it.optional else "✘")
             status = t('assets_status_' + it.status)  # padded by display cells: 已损坏 takes six
-            name = set_cell_size(it.name, max(16, cell_len(it.name)))  # 离线语料 takes eight cells, not four
+            shown_name = escaped(it.name)  # a file someone put there: its name cannot drive the terminal
+            name = set_cell_size(shown_name, max(16, cell_len(shown_name)))  # 离线语料 takes eight cells, not four
             print(f"{mark} {name} {set_cell_size(status, max(8, cell_len(status)))} {it.detail}{where}")
 
     where = _course_in_use()
     if args.action in ("fetch", "status"):
         print(where)
     if args.action == "fetch":
-        items = assets.fetch(log=lambda m: print(m, file=sys.stderr))
+        items = assets.fetch(log=lambda m: print(escaped(m), file=sys.stderr))
         show(items)
         failed = [it for it in items if it.status == "failed"]
         if failed:
@@ -67,7 +69,7 @@ def cmd_assets(args) -> int:
         try:
             lock, count = assets.lock(target, log=lambda m: print(m, file=sys.stderr))
         except assets.AssetsError as e:
-            print(f"kata assets: {e}", file=sys.stderr)
+            print(f"kata assets: {escaped(str(e))}", file=sys.stderr)
             return 2
         print(t("wheels_locked", lock=lock.name, count=count, **target.words()))
         return 0
@@ -78,17 +80,17 @@ def cmd_assets(args) -> int:
         if args.action == "pack":
             with_wheels = args.with_wheels or bool(args.python_version or args.platform)  # either implies it
             target = wheels.Target(args.python_version, tuple(args.platform or ())) if with_wheels else None
-            packed = assets.pack(args.file, target, log=lambda m: print(m, file=sys.stderr))
-            print(t("assets_packed", file=shown(packed.path), files=packed.files, mb=f"{packed.size / 2**20:.1f}",
-                    manifest=assets.MANIFEST, name=packed.path.name))
+            packed = assets.pack(args.file, target, log=lambda m: print(escaped(m), file=sys.stderr))
+            print(t("assets_packed", file=escaped(shown(packed.path)), files=packed.files, mb=f"{packed.size / 2**20:.1f}",
+                    manifest=assets.MANIFEST, name=escaped(packed.path.name)))
             if target is not None:
                 print(t("wheels_packed", count=packed.wheels, mb=f"{packed.wheels_size / 2**20:.1f}",
-                        name=packed.path.name, **target.words()))
+                        name=escaped(packed.path.name), **target.words()))
         else:
             installed = assets.unpack(args.file)
-            print(t("assets_unpacked", files=len(installed), file=args.file))
+            print(t("assets_unpacked", files=len(installed), file=escaped(args.file)))
             show(assets.status())
     except assets.AssetsError as e:
-        print(f"kata assets: {e}", file=sys.stderr)
+        print(f"kata assets: {escaped(str(e))}", file=sys.stderr)
         return 2
     return 0

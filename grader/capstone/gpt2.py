@@ -61,7 +61,7 @@ def sha256_of(data: bytes) -> str:
 def _good(path: Path) -> bytes | None:
     """The file's bytes if it exists and has the expected sha256."""
     try:
-        if path.is_file() and path.stat().st_size <= MAX_ASSET_BYTES:
+        if path.is_file() and not path.is_symlink() and path.stat().st_size <= MAX_ASSET_BYTES:  # a link is not it
             data = path.read_bytes()
             if sha256_of(data) == SHA256:
                 return data

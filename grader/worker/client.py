@@ -8,6 +8,7 @@ import json
 import os
 import select
 import shutil
+import stat
 import signal
 import socket
 import subprocess
@@ -115,7 +116,7 @@ class Sandbox:
             # /proc/self/mountinfo, and the course's own assets folder names the course's path.
             assets = os.path.join(self.tmp, "assets")
             self.assets_unmatched = []
-            shutil.copytree(self.assets_dir, assets, symlinks=False, copy_function=self._stage)
+            shutil.copytree(self.assets_dir, assets, symlinks=False, copy_function=self._stage, ignore=self._unstaged)
         try:
             p = sandbox.plan(runtime, self.submission_dir, self.workdir, self.hide, assets,
                              tmp_mb=self.limits.disk_mb, uid=self._lease.uid,
@@ -152,6 +153,25 @@ class Sandbox:
         child.close()
         self.ctl = parent
         self.ready = {}
+
+    def _unstaged(self, folder: str, names: list[str]) -> list[str]:
+        """What the sandbox's copy leaves out (shutil.copytree's ignore): a link (dangling, or to a
+        host path the sandbox cannot see) and anything but a plain file or folder (a pipe, a device).
+        A pinned asset left out is unmatched, so that grading the exercises that read it stops."""
+        from ..course import pins
+
+        out = []
+        for name in names:
+            path = os.path.join(folder, name)
+            try:
+                st = os.lstat(path)
+            except OSError:
+                st = None
+            if st is None or not (stat.S_ISREG(st.st_mode) or stat.S_ISDIR(st.st_mode)):
+                out.append(name)
+                if pins.pin(name) is not None:
+                    self.assets_unmatched.append(name)
+        return out
 
     def _stage(self, src: str, dst: str) -> None:
         """One file of the assets folder into the sandbox's own copy (shutil.copytree's copy_function):

@@ -26,6 +26,15 @@ the whole host shares and shown in /proc/self/maps, so a hidden check that made 
 back exactly by a later public check (an outside attack: 16 bits a check). memfd_create and System V
 shared memory take their numbers from the same counter and are refused above; a shared mapping of
 /dev/zero is the same object, so the sandbox's /dev/zero is /dev/null (grader/worker/sandbox.py).
+The kernel numbers other objects from host-wide counters too, and a worker needs none of them: a
+socket's cookie (SO_COOKIE, the next value of a counter the host shares, taken when first asked:
+a third outside attack read 16 bits a check through it), a network namespace's cookie, the
+namespaces themselves. So a worker can make no socket (socket, socketpair; the grader's connection
+is made before it starts), cannot ask a socket's or a namespace's cookie (getsockopt SO_COOKIE,
+SO_NETNS_COOKIE), cannot make or join a namespace (unshare, setns, clone with a CLONE_NEW* flag;
+clone3, whose flags a filter cannot read, answers ENOSYS, so that glibc makes its threads with
+clone), and cannot reach io_uring (which makes sockets without the socket call), the aio ring,
+userfaultfd, secret memory or a pidfd (objects numbered from the same kinds of counters).
 
 Installed in each forked worker (no_new_privs, so it works unprivileged, with or without
 bubblewrap); on an architecture not listed here no filter is installed.
@@ -90,7 +99,21 @@ SETTINGS_NR = {
 # file from the page cache) and a later one reads; /proc's files of the same are fixed inside the
 # sandbox (host_view.py). glibc's one use of it that Python reaches (qsort's memory estimate) is made
 # once, by the fork server, before any worker starts.
-REFUSED = {"x86_64": {"process_madvise": 440, "sysinfo": 99}, "aarch64": {"process_madvise": 440, "sysinfo": 179}}
+REFUSED = {
+    "x86_64": {"process_madvise": 440, "sysinfo": 99, "socket": 41, "socketpair": 53, "unshare": 272, "setns": 308,
+               "io_uring_setup": 425, "io_uring_enter": 426, "io_uring_register": 427, "io_setup": 206,
+               "userfaultfd": 323, "memfd_secret": 447, "pidfd_open": 434},
+    "aarch64": {"process_madvise": 440, "sysinfo": 179, "socket": 198, "socketpair": 199, "unshare": 97, "setns": 268,
+                "io_uring_setup": 425, "io_uring_enter": 426, "io_uring_register": 427, "io_setup": 0,
+                "userfaultfd": 282, "memfd_secret": 447, "pidfd_open": 434},
+}
+# Answered ENOSYS rather than EPERM: glibc then makes the thread with clone, whose flags are read.
+NOT_THERE = {"x86_64": {"clone3": 435}, "aarch64": {"clone3": 435}}
+ENOSYS = 38
+CLONE_NR = {"x86_64": 56, "aarch64": 220}
+CLONE_NEW_FLAGS = 0x7E020000  # NEWNS, NEWCGROUP, NEWUTS, NEWIPC, NEWUSER, NEWPID, NEWNET (clone's first argument)
+GETSOCKOPT_NR = {"x86_64": 55, "aarch64": 209}
+SOL_SOCKET, SO_COOKIE, SO_NETNS_COOKIE = 1, 57, 71
 # mmap's flags (its fourth argument): a mapping both shared (MAP_SHARED or MAP_SHARED_VALIDATE, the
 # type bits) and anonymous is refused; private and file-backed mappings are not.
 MMAP_NR = {"x86_64": 9, "aarch64": 222}
@@ -130,12 +153,21 @@ def program(machine: str | None = None, spawn: bool = False) -> bytes | None:
     body += [(JEQ, "deny", None, nr) for nr in numbers.values()]
     body += [(JEQ, f"nr{nr}", None, nr) for nr in rules]
     if not spawn:
+        body += [(JEQ, "enosys", None, nr) for nr in NOT_THERE[machine].values()]
         body.append((JEQ, "mmap", None, MMAP_NR[machine]))
+        body.append((JEQ, "clone", None, CLONE_NR[machine]))
+        body.append((JEQ, "getsockopt", None, GETSOCKOPT_NR[machine]))
     body.append((RET, None, None, RET_ALLOW))
     if not spawn:
         body += ["mmap", (LD_ABS, None, None, ARGS + 8 * 3), (AND, None, None, MAP_TYPE_AND_ANONYMOUS)]
         body += [(JEQ, "deny", None, flags) for flags in SHARED_ANONYMOUS]
         body.append((RET, None, None, RET_ALLOW))
+        body += ["clone", (LD_ABS, None, None, ARGS), (AND, None, None, CLONE_NEW_FLAGS),
+                 (JEQ, None, "deny", 0), (RET, None, None, RET_ALLOW)]
+        body += ["getsockopt", (LD_ABS, None, None, ARGS + 8), (JEQ, None, "allow", SOL_SOCKET),
+                 (LD_ABS, None, None, ARGS + 16), (JEQ, "deny", None, SO_COOKIE), (JEQ, "deny", None, SO_NETNS_COOKIE),
+                 "allow", (RET, None, None, RET_ALLOW)]
+        body += ["enosys", (RET, None, None, RET_ERRNO | ENOSYS)]
     for nr, forms in rules.items():
         body.append(f"nr{nr}")
         for i, form in enumerate(forms):
