@@ -93,7 +93,8 @@ def test_grader_files_are_not_there(probe):
 @needs_bwrap
 def test_no_network(probe):
     remote, _ = probe
-    with pytest.raises(StudentError, match="unreachable|refused|Cannot assign"):
+    # no network namespace with a route out; under bubblewrap a worker cannot even make the socket
+    with pytest.raises(StudentError, match="unreachable|refused|Cannot assign|Operation not permitted"):
         remote.connect()
 
 
