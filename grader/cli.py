@@ -36,6 +36,7 @@ from .authoring import commands as authoring
 from .capstone import commands as capstone
 from .course.cli_text import argparse_words, chosen_language, lang_option, translate, untranslated
 from .course.messages import language, t
+from .course.safe_text import escaped
 from .instructor import commands as instructor
 from .instructor.similarity import commands as similarity
 from .student import commands as student
@@ -653,8 +654,8 @@ def main(argv=None) -> int:
         print(f"kata {args.command}: {e}", file=sys.stderr)
         return SANDBOX_EXIT
     except WriteError as e:  # a full disk, a read-only folder: said plainly, never a traceback
-        print(f"kata {args.command}: {e}", file=sys.stderr)
-        print(t("write_hint_full" if e.full else "write_hint_other", path=e.path), file=sys.stderr)
+        print(escaped(f"kata {args.command}: {e}"), file=sys.stderr)  # a path someone named: no terminal control
+        print(escaped(t("write_hint_full" if e.full else "write_hint_other", path=e.path)), file=sys.stderr)
         return EXIT
     finally:  # main() called in-process (the tests) leaves the environment as it found it
         if safe_before is None:

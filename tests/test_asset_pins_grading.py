@@ -162,3 +162,21 @@ def test_an_odd_file_at_the_ranks_place_stops_only_what_reads_them_and_names_no_
         _no_host_path(said, assets)
         assert str(target) not in said
 
+
+def test_an_assets_folder_the_worker_may_not_enter_is_copied_readable(tmp_path):
+    """The fourth outside attack: the assets folder at mode 000 (the grader runs as root and copies
+    it; the copy kept the mode) shut the sandboxed worker out, and the reference scored 3/18 with
+    exit 0. The sandbox's copy is readable by its worker whatever the folder's modes."""
+    assets = _assets(tmp_path, (REAL / "gpt2.tiktoken").read_bytes())
+    os.chmod(assets, 0)
+    try:
+        proc = _kata(assets, "grade", str(SOLUTIONS), *EX, "--json", str(tmp_path / "r.json"))
+    finally:
+        os.chmod(assets, 0o755)
+    if os.getuid() != 0:  # without root the grader cannot read the folder either: it stops, saying why
+        assert proc.returncode == 2 and "gpt2.tiktoken" in proc.stderr, proc.stdout + proc.stderr
+        return
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    doc = json.loads((tmp_path / "r.json").read_text())
+    assert doc["score"] == doc["max_score"] > 0, [c for c in doc["checks"] if c["status"] != "passed"][:2]
+

@@ -13,6 +13,7 @@ import os
 import shutil
 import subprocess
 import sys
+import stat
 import tarfile
 from pathlib import Path
 
@@ -367,4 +368,28 @@ def test_the_archives_own_name_and_the_folders_odd_files_cannot_drive_the_termin
     assert "left out assets/x\\x1b[2K\\rY: not a file this course pins" in err, repr(err)
     with tarfile.open(tmp_path / "a.tar.gz") as tar:
         assert not any(name.startswith("assets/x") for name in tar.getnames())
+
+
+def test_pack_never_replaces_a_device_and_paths_it_prints_cannot_drive_the_terminal(tmp_path, monkeypatch, capsys):
+    """The fourth outside attack: `kata assets pack /dev/full` said "wrote /dev/full" and put the
+    archive in the device's place (as root); the assets folder's own path and a write error's path
+    reached the terminal raw."""
+    from grader.cli import main
+
+    odd = tmp_path / "lab\x1b[2K\rEV"
+    assets, data = use_cache(monkeypatch, odd)
+    assets.mkdir(parents=True)
+    (assets / "gpt2.tiktoken").write_bytes(b"not the ranks")
+    fifo = tmp_path / "a-pipe"
+    os.mkfifo(fifo)
+    code = main(["assets", "pack", str(fifo)])
+    out, err = capsys.readouterr()
+    assert code == 3 and "it is a device, a pipe or a socket" in err, out + err
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode)  # left as it was
+    code = main(["assets", "pack", str(odd)])  # a folder: cannot be written, the message escaped
+    out, err = capsys.readouterr()
+    assert code != 0 and "\\x1b[2K\\rEV" in err and not any(c in out + err for c in "\x1b\r"), repr(err)
+    code = main(["assets", "status"])
+    out, err = capsys.readouterr()
+    assert code == 0 and not any(c in out + err for c in "\x1b\r"), repr(out)
 

@@ -222,6 +222,16 @@ def probes():
     t.start()
     t.join()
     out["thread"] = seen == [1]
+    pidfd = ctypes.c_int(-1)
+    if os.uname().machine == "x86_64":  # clone(CLONE_PIDFD | SIGCHLD, stack 0, &pidfd, ...): a pidfd without pidfd_open
+        child = libc.syscall(56, 0x1000 | 17, 0, ctypes.byref(pidfd), 0, 0)
+        if child == 0:
+            os._exit(0)
+        out["clone_pidfd"] = ctypes.get_errno() if child < 0 else "made"
+        if child > 0:
+            os.waitpid(child, 0)
+    else:
+        out["clone_pidfd"] = 1
     pid = os.fork()
     if pid == 0:
         os._exit(7)
@@ -248,3 +258,4 @@ def test_no_socket_cookie_or_new_namespace_in_a_worker(tmp_path):
     assert got["unshare_user"] == 1 and got["unshare_net"] == 1, got
     assert got["io_uring"] == -1 and got["io_uring_errno"] == 1, got
     assert got["thread"] is True and got["fork"] == 7, got
+    assert got["clone_pidfd"] == 1, got  # the fourth attack: a pidfd's inode is the host's process count

@@ -53,7 +53,7 @@ def cmd_assets(args) -> int:
 
     where = _course_in_use()
     if args.action in ("fetch", "status"):
-        print(where)
+        print(escaped(where))
     if args.action == "fetch":
         items = assets.fetch(log=lambda m: print(escaped(m), file=sys.stderr))
         show(items)

@@ -71,6 +71,14 @@ def replacing(path: str | os.PathLike, *, mode: int | None = None, keep_mode: bo
     tmp = None
     try:
         try:
+            try:
+                kind = os.lstat(path).st_mode
+            except FileNotFoundError:
+                kind = None
+            if kind is not None and not (stat.S_ISREG(kind) or stat.S_ISDIR(kind) or stat.S_ISLNK(kind)):
+                # a device, a pipe or a socket: renaming over it would put a file in its place
+                # (`kata assets pack /dev/full` as root replaced the device and said "wrote")
+                raise WriteError(path, OSError(errno.EINVAL, t("write_reason_special")))
             path.parent.mkdir(parents=True, exist_ok=True)
             while True:  # named before it exists: Ctrl-C between creating and naming it leaves none
                 tmp = path.parent / f".{path.name}.{secrets.token_hex(6)}{suffix}"

@@ -117,6 +117,8 @@ class Sandbox:
             assets = os.path.join(self.tmp, "assets")
             self.assets_unmatched = []
             shutil.copytree(self.assets_dir, assets, symlinks=False, copy_function=self._stage, ignore=self._unstaged)
+            for folder, _dirs, _files in os.walk(assets):  # copytree kept the folders' modes (000 shut the worker out)
+                os.chmod(folder, 0o755)
         try:
             p = sandbox.plan(runtime, self.submission_dir, self.workdir, self.hide, assets,
                              tmp_mb=self.limits.disk_mb, uid=self._lease.uid,
@@ -453,6 +455,7 @@ def _stage_pinned(src: str, dst: str) -> bool:
     from ..course import pins
 
     shutil.copyfile(src, dst)
+    os.chmod(dst, 0o644)  # the worker's uid reads it, whatever the course's file allows
     if pins.matches(Path(dst), os.path.basename(src)):
         return True
     os.unlink(dst)

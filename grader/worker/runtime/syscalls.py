@@ -33,7 +33,7 @@ namespaces themselves. So a worker can make no socket (socket, socketpair; the g
 is made before it starts), cannot ask a socket's or a namespace's cookie (getsockopt SO_COOKIE,
 SO_NETNS_COOKIE), cannot make or join a namespace (unshare, setns, clone with a CLONE_NEW* flag;
 clone3, whose flags a filter cannot read, answers ENOSYS, so that glibc makes its threads with
-clone), and cannot reach io_uring (which makes sockets without the socket call), the aio ring,
+clone), cannot get a pidfd (pidfd_open, clone with CLONE_PIDFD), and cannot reach io_uring (which makes sockets without the socket call), the aio ring,
 userfaultfd, secret memory or a pidfd (objects numbered from the same kinds of counters).
 
 Installed in each forked worker (no_new_privs, so it works unprivileged, with or without
@@ -111,7 +111,9 @@ REFUSED = {
 NOT_THERE = {"x86_64": {"clone3": 435}, "aarch64": {"clone3": 435}}
 ENOSYS = 38
 CLONE_NR = {"x86_64": 56, "aarch64": 220}
-CLONE_NEW_FLAGS = 0x7E020000  # NEWNS, NEWCGROUP, NEWUTS, NEWIPC, NEWUSER, NEWPID, NEWNET (clone's first argument)
+# clone's first argument: NEWNS, NEWCGROUP, NEWUTS, NEWIPC, NEWUSER, NEWPID, NEWNET, and PIDFD (a pidfd's
+# inode is the host-wide pidfs number of the process: a fourth outside attack read it through clone)
+CLONE_NEW_FLAGS = 0x7E020000 | 0x1000
 GETSOCKOPT_NR = {"x86_64": 55, "aarch64": 209}
 SOL_SOCKET, SO_COOKIE, SO_NETNS_COOKIE = 1, 57, 71
 # mmap's flags (its fourth argument): a mapping both shared (MAP_SHARED or MAP_SHARED_VALIDATE, the
