@@ -68,22 +68,22 @@ def blocks(source: str, filename: str = "<solution>") -> list[Block]:
         m = BEGIN.match(line)
         if m:
             if open_block:
-                raise StubError(f"{filename}:{no}: BEGIN SOLUTION inside another block (opened at line {open_block[0]})")
+                raise StubError(t("stuberr_nested", filename=filename, no=no, line=open_block[0]))
             open_block = (no, m.group("indent"), m.group("text").strip(" :-"))
         elif END.match(line):
             if not open_block:
-                raise StubError(f"{filename}:{no}: END SOLUTION without BEGIN SOLUTION")
+                raise StubError(t("stuberr_end_without_begin", filename=filename, no=no))
             start, indent, text = open_block
             inside = [s for s in spans if s[0] < start <= s[1]]
             if not inside:
-                raise StubError(f"{filename}:{start}: a solution block must be inside a function")
+                raise StubError(t("stuberr_outside_function", filename=filename, start=start))
             owner = max(inside, key=lambda s: s[0])[2]
             found.append(Block(start, no, indent, text, owner))
             open_block = None
     if open_block:
-        raise StubError(f"{filename}:{open_block[0]}: BEGIN SOLUTION is never closed")
+        raise StubError(t("stuberr_never_closed", filename=filename, line=open_block[0]))
     if not found:
-        raise StubError(f"{filename}: no # BEGIN SOLUTION block")
+        raise StubError(t("stuberr_no_block", filename=filename))
     return found
 
 

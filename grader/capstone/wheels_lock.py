@@ -16,6 +16,8 @@ import hashlib
 import re
 from pathlib import Path
 
+from ..course.messages import t
+
 LOCK = "wheels.lock"
 REQUIREMENTS = "requirements.txt"  # in the wheels folder: what setup.sh installs with --require-hashes
 _LINE = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)==(\S+)((?:\s+--hash=sha256:[0-9a-f]{64})+)\s*$")
@@ -56,7 +58,7 @@ def read(lock: Path | None = None) -> dict[tuple[str, str], set[str]]:
             continue
         m = _LINE.match(line)
         if m is None:
-            raise LockError(f"{LOCK}:{number}: not `name==version --hash=sha256:...`: {line[:120]}")
+            raise LockError(t("lockerr_bad_line", lock=LOCK, number=number, line=line[:120]))
         pins.setdefault((normalize(m[1]), m[2]), set()).update(re.findall(r"[0-9a-f]{64}", m[3]))
     return pins
 
@@ -74,7 +76,7 @@ def lines(digests: dict[str, str]) -> str:
     for filename, digest in digests.items():
         key = wheel_key(filename)
         if key is None:
-            raise LockError(f"{filename}: not a wheel's file name")
+            raise LockError(t("lockerr_not_wheel", filename=filename))
         grouped.setdefault(key, set()).add(digest)
     return "".join(f"{name}=={version}" + "".join(f" --hash=sha256:{d}" for d in sorted(ds)) + "\n"
                    for (name, version), ds in sorted(grouped.items()))

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import assignments
-from .messages import pick
+from .messages import Msg, pick, t
 
 PACKAGE_DIR = Path(__file__).resolve().parent.parent  # the grader package (this file is grader/course/manifest.py)
 ID_RE = re.compile(r"^s(\d+)_(\d+)_[a-z0-9_]+$")
@@ -40,7 +40,7 @@ def edition() -> dict | None:
     except FileNotFoundError:
         return None
     except (OSError, ValueError) as e:
-        raise CourseError(f"grader/release.json cannot be read: {e}") from None
+        raise CourseError(t("courseerr_release_unreadable", error=e)) from None
     return info if isinstance(info, dict) else None
 
 
@@ -179,13 +179,14 @@ def find_root(start: Path | None = None) -> Path:
             return d
     if (PACKAGE_DIR.parent / "course.toml").is_file():
         return PACKAGE_DIR.parent
-    raise CourseError(f"no course.toml in {here} or any folder above it")
+    raise CourseError(t("courseerr_no_course_toml", here=here))
 
 
 def _unknown(where: str, table: dict, allowed: set[str]) -> None:
     extra = sorted(set(table) - allowed)
     if extra:
-        raise CourseError(f"{where}: unknown key(s) {', '.join(extra)} (allowed: {', '.join(sorted(allowed))})")
+        raise CourseError(t("courseerr_unknown_keys", where=where, keys=", ".join(extra),
+                               allowed=", ".join(sorted(allowed))))
 
 
 def read_checks(path: Path) -> list[CheckInfo]:
@@ -193,7 +194,7 @@ def read_checks(path: Path) -> list[CheckInfo]:
     try:
         tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
     except SyntaxError as e:
-        raise CourseError(f"{path}:{e.lineno}: syntax error in check module: {e.msg}") from None
+        raise CourseError(t("courseerr_check_syntax", path=path, line=e.lineno, error=e.msg)) from None
     found = []
     for node in tree.body:
         if not isinstance(node, ast.FunctionDef) or not node.name.startswith("test_"):
@@ -203,19 +204,18 @@ def read_checks(path: Path) -> list[CheckInfo]:
                 try:
                     kw = {k.arg: ast.literal_eval(k.value) for k in dec.keywords}
                 except ValueError:
-                    raise CourseError(f"{path}:{dec.lineno}: @check arguments must be literals") from None
+                    raise CourseError(t("courseerr_check_literals", path=path, line=dec.lineno)) from None
                 listings = kw.get("listings", ())
                 if isinstance(listings, str):
                     listings = (listings,)
                 for key in ("title", "title_zh"):
                     if not isinstance(kw.get(key), str) or not kw[key].strip():
-                        raise CourseError(f"{path}:{dec.lineno}: @check of {node.name} needs {key}=\"...\" "
-                                          "(the check's title in English and Chinese)")
+                        raise CourseError(t("courseerr_check_title", path=path, line=dec.lineno, name=node.name, field=key))
                 found.append(CheckInfo(node.name, float(kw.get("points", 1)), tuple(listings),
                                        bool(kw.get("hidden", False)), node.lineno, kw["title"], kw["title_zh"]))
                 break
         else:
-            raise CourseError(f"{path}:{node.lineno}: {node.name} has no @check(...) decorator")
+            raise CourseError(t("courseerr_no_check_decorator", path=path, line=node.lineno, name=node.name))
     return found
 
 
@@ -267,9 +267,9 @@ def _pairs(where: str, item: dict) -> None:
     """Every English text of an exercise has its Chinese one: hints one for one."""
     hints, hints_zh = item.get("hints", []), item.get("hints_zh", [])
     if len(hints) != len(hints_zh):
-        raise CourseError(f"{where}: {len(hints)} hint(s) but {len(hints_zh)} in hints_zh (give each hint in Chinese too)")
+        raise CourseError(t("courseerr_hints_count", where=where, hints=len(hints), hints_zh=len(hints_zh)))
     if item.get("forbidden_hint") and not item.get("forbidden_hint_zh"):
-        raise CourseError(f"{where}: forbidden_hint has no forbidden_hint_zh (the same hint in Chinese)")
+        raise CourseError(t("courseerr_forbidden_hint_zh", where=where))
 
 
 def load(root: Path | None = None, check_files: bool = True, require_stubs: bool = True) -> Course:
@@ -294,12 +294,12 @@ def load(root: Path | None = None, check_files: bool = True, require_stubs: bool
         _unknown(where, item, LISTING_KEYS)
         for key in ("id", "section", "title", "title_zh"):
             if key not in item:
-                raise CourseError(f"{where}: missing key '{key}'")
+                raise CourseError(t("courseerr_missing_key", where=where, field=key))
         listings.append(Listing(str(item["id"]), str(item["section"]), item["title"], item["title_zh"]))
     seen_listing: set[str] = set()
     for lst in listings:
         if lst.id in seen_listing:
-            raise CourseError(f"[[listing]] {lst.id}: duplicate listing id")
+            raise CourseError(t("courseerr_duplicate_listing", id=lst.id))
         seen_listing.add(lst.id)
 
     exercises: list[Exercise] = []
@@ -309,27 +309,27 @@ def load(root: Path | None = None, check_files: bool = True, require_stubs: bool
         _unknown(where, item, EXERCISE_KEYS)
         for key in ("id", "section", "title", "title_zh", "file", "points"):
             if key not in item:
-                raise CourseError(f"{where}: missing key '{key}'")
+                raise CourseError(t("courseerr_missing_key", where=where, field=key))
         _pairs(where, item)
         ex_id = item["id"]
         if not ID_RE.match(ex_id):
-            raise CourseError(f"{where}: id must look like s1_11_softmax (s<chapter>_<section>_<name>)")
+            raise CourseError(t("courseerr_bad_id", where=where))
         if ex_id in seen:
-            raise CourseError(f"{where}: duplicate exercise id '{ex_id}'")
+            raise CourseError(t("courseerr_duplicate_exercise", where=where, id=ex_id))
         seen.add(ex_id)
         ch, sec = ID_RE.match(ex_id).groups()
         if str(item["section"]) != f"{int(ch)}.{int(sec)}":
-            raise CourseError(f"{where}: id {ex_id} does not match section {item['section']}")
+            raise CourseError(t("courseerr_id_section", where=where, id=ex_id, section=item["section"]))
         if Path(item["file"]).stem != ex_id:
-            raise CourseError(f"{where}: file {item['file']} must be named {ex_id}.py")
+            raise CourseError(t("courseerr_file_name", where=where, file=item["file"], id=ex_id))
         for lst in item.get("listings", []):
             if lst not in seen_listing:
-                raise CourseError(f"{where}: listing {lst!r} is not declared in a [[listing]] table")
+                raise CourseError(t("courseerr_listing_undeclared", where=where, listing=repr(lst)))
         preload = item.get("preload", [])
         if not isinstance(preload, list) or not all(isinstance(m, str) and _MODULE.fullmatch(m) for m in preload):
-            raise CourseError(f"{where}: preload must be a list of module names, not {preload!r}")
+            raise CourseError(t("courseerr_preload", where=where, value=repr(preload)))
         if not isinstance(item.get("beyond_book", False), bool):
-            raise CourseError(f"{where}: beyond_book must be true or false")
+            raise CourseError(t("courseerr_beyond_book", where=where))
         exercises.append(Exercise(
             id=ex_id, section=str(item["section"]), title=item["title"], file=item["file"],
             listings=list(item.get("listings", [])), points=float(item["points"]),
@@ -344,7 +344,7 @@ def load(root: Path | None = None, check_files: bool = True, require_stubs: bool
         ))
 
     if "title" in meta and "title_zh" not in meta:
-        raise CourseError("[course]: missing key 'title_zh' (the course title in Chinese)")
+        raise CourseError(t("courseerr_title_zh"))
     try:
         assigned = assignments.parse(data.get("assignment", []), exercises)
     except assignments.AssignmentError as e:
@@ -353,7 +353,7 @@ def load(root: Path | None = None, check_files: bool = True, require_stubs: bool
     for key in ("budget_s", "budget_cpu_s"):
         value = meta.get(key, Course.__dataclass_fields__[key].default)
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
-            raise CourseError(f"[course]: {key} must be a number of seconds above 0, not {value!r}")
+            raise CourseError(t("courseerr_budget", setting=key, value=repr(value)))
         budgets[key] = float(value)
     course = Course(root, meta.get("title", ""), meta.get("chapter", "ch01"), str(meta.get("torch", "")),
                     exercises, listings, meta.get("title_zh", ""), assigned, **budgets)
@@ -372,44 +372,44 @@ def validate_files(course: Course, require_stubs: bool = True) -> None:
         where = f"[[exercise]] {ex.id}"
         sol = course.solutions_dir / ex.file
         if released is None and not sol.is_file():
-            raise CourseError(f"{where}: solution file {sol.relative_to(course.root)} is missing")
+            raise CourseError(t("courseerr_solution_missing", where=where, path=sol.relative_to(course.root)))
         if require_stubs and not (course.exercises_dir / ex.file).is_file():
-            raise CourseError(f"{where}: stub {Path('exercises', ex.file)} is missing (run `kata stubs`)")
+            raise CourseError(t("courseerr_stub_missing", where=where, path=Path("exercises", ex.file)))
         check_path = course.check_file(ex)
         if not check_path.is_file():
-            raise CourseError(f"{where}: check module grader/checks/{check_path.name} is missing")
+            raise CourseError(t("courseerr_check_module_missing", where=where, name=check_path.name))
         ex.checks = index.read(check_path)
         if not ex.checks:
-            raise CourseError(f"{where}: grader/checks/{check_path.name} has no checks")
+            raise CourseError(t("courseerr_no_checks", where=where, name=check_path.name))
         total = sum(c.points for c in ex.checks)
         if student:  # the bundle holds the public checks; the hidden ones make up the rest of the points
             shipped = (released.get("exercises") or {}).get(ex.id)
             if not isinstance(shipped, dict):
-                raise CourseError(f"{where}: not in this bundle's grader/release.json (a bundle of another course?)")
+                raise CourseError(t("courseerr_not_in_release", where=where))
             expected = float(shipped.get("public_points", -1))
             if abs(total - expected) > 1e-9:
-                raise CourseError(f"{where}: its public checks add up to {total:g}, the bundle says {expected:g}")
+                raise CourseError(t("courseerr_public_points", where=where, total=total, expected=expected))
         elif abs(total - ex.points) > 1e-9:
-            raise CourseError(f"{where}: points = {ex.points:g} but its checks add up to {total:g}")
+            raise CourseError(t("courseerr_points_mismatch", where=where, points=ex.points, total=total))
         checked = {lst for c in ex.checks for lst in c.listings}
         for lst in ex.listings:
             if lst not in checked and not student:  # a listing only hidden checks prove
-                raise CourseError(f"{where}: listing {lst} has no check (add listings=[\"{lst}\"] to a @check)")
+                raise CourseError(t("courseerr_listing_unchecked", where=where, listing=lst))
         for c in ex.checks:
             for lst in c.listings:
                 if lst not in ex.listings:
-                    raise CourseError(f"{where}: check {c.name} names listing {lst}, which the exercise does not list")
+                    raise CourseError(t("courseerr_check_foreign_listing", where=where, check=c.name, listing=lst))
         covered |= checked
     index.save()
     for lst in course.listings:
         if lst.id not in covered and not student:
-            raise CourseError(f"[[listing]] {lst.id}: no exercise checks this listing")
+            raise CourseError(t("courseerr_listing_no_exercise", id=lst.id))
     # One-to-one: no stray solution, stub or check files.
     ids = {ex.id for ex in course.exercises}
-    for folder, pattern, name in ((course.solutions_dir, "**/s*_*.py", "solution"),
-                                  (course.exercises_dir, "**/s*_*.py", "stub"),
-                                  (course.checks_dir, "test_*.py", "check module")):
+    for folder, pattern, kind in ((course.solutions_dir, "**/s*_*.py", "courseerr_kind_solution"),
+                                  (course.exercises_dir, "**/s*_*.py", "courseerr_kind_stub"),
+                                  (course.checks_dir, "test_*.py", "courseerr_kind_check")):
         for f in folder.glob(pattern):
             stem = f.stem.removeprefix("test_")
             if stem not in ids:
-                raise CourseError(f"{f}: {name} for '{stem}', which course.toml does not list")
+                raise CourseError(t("courseerr_stray_file", file=f, kind=Msg.key(kind), stem=stem))
