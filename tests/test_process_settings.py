@@ -235,6 +235,8 @@ def _run(prog: bytes, nr: int, arch: int, args=()) -> int:
         op, jt, jf, k = code[pc]
         if op == syscalls.LD_ABS:
             acc, pc = struct.unpack_from("=I", data, k)[0], pc + 1
+        elif op == syscalls.AND:
+            acc, pc = acc & k, pc + 1
         elif op in (syscalls.JEQ, syscalls.JGE):
             pc += 1 + (jt if (acc == k if op == syscalls.JEQ else acc >= k) else jf)
         elif op == syscalls.RET:
@@ -270,8 +272,20 @@ def test_the_filter_decides_each_call_by_its_arguments(machine):
     for name, number in {**syscalls.ARCHES[machine][2], **syscalls.REFUSED[machine]}.items():
         assert _run(prog, number, audit, (0, 0, 0)) == deny, name
     assert _run(prog, nr["ioprio_set"], audit ^ 1, (1, 0, 0)) == deny  # another ABI
-    for number in (0, 1, 39, 63, 96):  # read, write, getpid, uname...: untouched
+    untouched = {"x86_64": (0, 1, 39, 63, 96), "aarch64": (63, 64, 172, 160, 169)}  # read, write, getpid, uname, gettimeofday
+    for number in untouched[machine]:
         assert _run(prog, number, audit, (5, 6, 7)) == allow
+    # calls decided by an argument: shared anonymous memory, a new namespace or a pidfd, a cookie
+    mmap, clone, getsockopt = syscalls.MMAP_NR[machine], syscalls.CLONE_NR[machine], syscalls.GETSOCKOPT_NR[machine]
+    for flags, want in ((0x22, allow), (0x01, allow), (0x02, allow), (0x21, deny), (0x23, deny), (0x21 | 1 << 32, deny),
+                        (0x40021, deny)):
+        assert _run(prog, mmap, audit, (0, 4096, 3, flags, -1, 0)) == want, hex(flags)
+    for flags, want in ((0x3D0F00 | 17, allow), (17, allow), (0x10000000 | 17, deny), (0x40000000, deny),
+                        (0x20000, deny), (0x1000 | 17, deny)):
+        assert _run(prog, clone, audit, (flags, 0, 0)) == want, hex(flags)
+    for level, name, want in ((1, 7, allow), (1, 57, deny), (1, 71, deny), (6, 57, allow)):  # SOL_SOCKET; SOL_TCP
+        assert _run(prog, getsockopt, audit, (3, level, name, 0, 0)) == want, (level, name)
+    assert _run(prog, syscalls.NOT_THERE[machine]["clone3"], audit, (0, 88)) == syscalls.RET_ERRNO | syscalls.ENOSYS
     spawn = syscalls.program(machine, spawn=True)  # the second filter refuses only what it did
     for name, number in syscalls.SPAWN[machine].items():
         assert _run(spawn, number, audit) == deny, name
