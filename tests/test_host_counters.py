@@ -70,6 +70,17 @@ def send(secret):
 ''' % (sorted(files()),)
 
 
+def _planted(tmp_path, source: str):
+    """A submission folder whose ch01/counters.py is `source`, readable by the sandbox's uid."""
+    sub = tmp_path / "sub" / "ch01"
+    sub.mkdir(parents=True)
+    (sub / "counters.py").write_text(source)
+    for p in (tmp_path, tmp_path / "sub", sub):
+        os.chmod(p, 0o755)
+    os.chmod(sub / "counters.py", 0o644)
+    return tmp_path / "sub"
+
+
 def _call(box, name, *args):
     worker = box.spawn()
     try:
@@ -173,13 +184,7 @@ def test_shared_anonymous_memory_carries_no_number_from_one_check_to_the_next(tm
     the host shares, and a later public check read the next number in /proc/self/maps: 16 bits a
     check, exact. Shared anonymous mappings are refused (EPERM) and /dev/zero maps nothing, so the
     counter cannot be moved or read; private mappings, which every allocator uses, work as before."""
-    sub = tmp_path / "sub" / "ch01"
-    sub.mkdir(parents=True)
-    (sub / "counters.py").write_text(SHM_SOURCE)
-    for p in (tmp_path, tmp_path / "sub", sub):
-        os.chmod(p, 0o755)
-    os.chmod(sub / "counters.py", 0o644)
-    with Sandbox(tmp_path / "sub") as box:
+    with Sandbox(_planted(tmp_path, SHM_SOURCE)) as box:
         assert box.kind == "bubblewrap"
         before = _call(box, "shared_inode")
         made = _call(box, "send", 40)
@@ -246,13 +251,7 @@ def test_no_socket_cookie_or_new_namespace_in_a_worker(tmp_path):
     cookie (SO_COOKIE, a counter the whole host shares, 16 bits a check read back exactly), or made
     n network namespaces (their cookies, about 5 bits). A worker makes no socket, asks no cookie and
     makes no namespace; io_uring (sockets without the socket call) is refused; threads and forks work."""
-    sub = tmp_path / "sub" / "ch01"
-    sub.mkdir(parents=True)
-    (sub / "counters.py").write_text(COOKIE_SOURCE)
-    for p in (tmp_path, tmp_path / "sub", sub):
-        os.chmod(p, 0o755)
-    os.chmod(sub / "counters.py", 0o644)
-    with Sandbox(tmp_path / "sub") as box:
+    with Sandbox(_planted(tmp_path, COOKIE_SOURCE)) as box:
         got = _call(box, "probes")
     assert got["socket"] == 1 and got["socketpair"] == 1, got  # EPERM; before: a cookie, "made"
     assert got["unshare_user"] == 1 and got["unshare_net"] == 1, got
