@@ -119,3 +119,30 @@ def download(dest: Path, target: Target, pyproject: Path, log=lambda message: No
     pinned = f"{TORCH}=={got[0].name.split('-')[1]}"  # e.g. torch==2.13.0+cpu: this wheel and no other
     _pip(["-d", str(dest), "--find-links", str(dest), *options, pinned, *rest], t("wheels_the_rest"), target, log)
     return sorted(dest.glob("*.whl"))
+
+
+def download_locked(dest: Path, target: Target, pins: dict[tuple[str, str], set[str]],
+                    log=lambda message: None) -> list[Path]:
+    """Download exactly the wheels the course's lock names (`pins`: wheels_lock.read) into `dest`,
+    each by its version and sha256 (pip's hash-checking mode, no dependency resolved again): what
+    `kata assets pack --with-wheels` packs, so that a release on PyPI since the lock was written
+    (a newer huggingface_hub) changes nothing. torch first, with KATA_TORCH_PIP_ARGS, as `download`."""
+    from .wheels_lock import normalize
+
+    def requirements_file(name: str, keys) -> Path:
+        path = dest / name
+        path.write_text("".join(f"{n}=={v}" + "".join(f" --hash=sha256:{d}" for d in sorted(pins[(n, v)])) + "\n"
+                                for n, v in sorted(keys)), encoding="utf-8")
+        return path
+
+    options = target.pip_options()
+    torch_keys = [k for k in pins if k[0] == normalize(TORCH)]
+    rest = [k for k in pins if k[0] != normalize(TORCH)]
+    torch_args = shlex.split(os.environ.get("KATA_TORCH_PIP_ARGS", ""))
+    if torch_keys:
+        _pip(["-d", str(dest), *options, "--no-deps", "--require-hashes", "-r",
+              str(requirements_file(".torch-requirements.txt", torch_keys)), *torch_args], TORCH, target, log)
+    _pip(["-d", str(dest), "--find-links", str(dest), *options, "--no-deps", "--require-hashes", "-r",
+          str(requirements_file(".requirements.txt", rest))], t("wheels_the_rest"), target, log)
+    return sorted(dest.glob("*.whl"))
+
