@@ -214,13 +214,19 @@ def pack(out: str | Path, wheels: wheelhouse.Target | None = None, log=lambda me
         raise AssetsError(t("assets_empty", where=", ".join(str(p) for p in folders().values())))
     if wheels is None:
         return _write(out, files, None)
+    from .gpt2 import course_root
 
     out.parent.mkdir(parents=True, exist_ok=True)
     stage = Path(tempfile.mkdtemp(prefix=".kata-wheels-", dir=out.parent))
     try:
         log(t("wheels_downloading", **wheels.words()))
         try:  # the lock's versions, not today's newest: the lock names the wheels unpack installs
-            got = wheelhouse.download_locked(stage, wheels, _course_lock(), log=log)
+            try:
+                pinned = wheels_lock.read()
+            except wheels_lock.LockError:  # no lock: what pip resolves, which _only_locked then refuses, saying why
+                got = wheelhouse.download(stage, wheels, course_root() / "pyproject.toml", log=log)
+            else:
+                got = wheelhouse.download_locked(stage, wheels, pinned, log=log)
         except wheelhouse.WheelsError as e:
             raise AssetsError(str(e)) from None
         _only_locked(got)

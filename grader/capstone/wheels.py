@@ -144,5 +144,11 @@ def download_locked(dest: Path, target: Target, pins: dict[tuple[str, str], set[
               str(requirements_file(".torch-requirements.txt", torch_keys)), *torch_args], TORCH, target, log)
     _pip(["-d", str(dest), "--find-links", str(dest), *options, "--no-deps", "--require-hashes", "-r",
           str(requirements_file(".requirements.txt", rest))], t("wheels_the_rest"), target, log)
-    return sorted(dest.glob("*.whl"))
+    got = sorted(dest.glob("*.whl"))
+    torch_wheel = next((p for p in got if p.name.startswith(f"{TORCH}-")), None)
+    cuda = [p for p in got if p.name.startswith("nvidia_")]
+    if cuda and torch_wheel is not None:  # the lock was made with a bare torch: said, as `download` says it
+        log(t("wheels_cuda", wheel=torch_wheel.name, count=len(cuda),
+              mb=f"{sum(p.stat().st_size for p in cuda) / 2**20:,.0f}"))
+    return got
 
