@@ -60,7 +60,8 @@ ROOTS = ("assets", "data", "wheels")  # an archive's top folders; wheels/ holds 
 
 
 class AssetsError(Exception):
-    """An archive cannot be written or is refused; the message names the file and the reason."""
+    """An archive cannot be written or is refused; the message names the file and the reason (raw:
+    whoever prints it escapes it, safe_text.escaped, since the names in it are an archive's)."""
 
 
 @dataclass
@@ -209,7 +210,7 @@ def pack(out: str | Path, wheels: wheelhouse.Target | None = None, log=lambda me
     files = {name: p for name, p in _files().items() if p.resolve() != out}
     for name in [n for n in files if n.startswith("assets/") and pins.pin(n) is None]:
         del files[name]  # unpack would refuse the whole archive for it: left out, and said
-        log(t("assets_pack_left_out", name=escaped(name)))
+        log(t("assets_pack_left_out", name=name))
     if not files and wheels is None:
         raise AssetsError(t("assets_empty", where=", ".join(str(p) for p in folders().values())))
     if wheels is None:
@@ -327,23 +328,23 @@ def _members(tar: tarfile.TarFile, archive: Path) -> tuple[dict, dict[str, tarfi
     for m in members:
         name = _safe_name(m.name, directory=m.isdir())
         if name is None:
-            raise AssetsError(t("assets_refused", file=archive, reason=t("assets_unsafe_path", name=escaped(m.name))))
+            raise AssetsError(t("assets_refused", file=archive, reason=t("assets_unsafe_path", name=m.name)))
         if m.isdir():
             if name.startswith("assets/"):  # assets/ holds the pinned files only: a folder of that name is not one
                 kind = t("assets_kind_folder")
                 raise AssetsError(t("assets_refused", file=archive,
-                                    reason=t("assets_unsafe_kind", name=escaped(m.name), kind=kind)))
+                                    reason=t("assets_unsafe_kind", name=m.name, kind=kind)))
             continue
         if not m.isfile():
             kind = t("assets_kind_link" if (m.issym() or m.islnk()) else "assets_kind_special")
-            raise AssetsError(t("assets_refused", file=archive, reason=t("assets_unsafe_kind", name=escaped(m.name), kind=kind)))
+            raise AssetsError(t("assets_refused", file=archive, reason=t("assets_unsafe_kind", name=m.name, kind=kind)))
         if name in files:
-            raise AssetsError(t("assets_refused", file=archive, reason=t("assets_duplicate", name=escaped(m.name))))
+            raise AssetsError(t("assets_refused", file=archive, reason=t("assets_duplicate", name=m.name)))
         if name.startswith("assets/") and pins.pin(name) is None:  # only the files the course knows
-            raise AssetsError(t("assets_refused", file=archive, reason=t("assets_unpinned", name=escaped(name))))
+            raise AssetsError(t("assets_refused", file=archive, reason=t("assets_unpinned", name=name)))
         total += m.size
         if m.size > MAX_MEMBER or total > MAX_TOTAL:
-            raise AssetsError(t("assets_refused", file=archive, reason=t("assets_too_big", name=escaped(m.name))))
+            raise AssetsError(t("assets_refused", file=archive, reason=t("assets_too_big", name=m.name)))
         files[name] = m
     if MANIFEST not in files or files[MANIFEST].size > 64 * 2**20:
         raise AssetsError(t("assets_refused", file=archive, reason=t("assets_no_manifest", manifest=MANIFEST)))
@@ -354,10 +355,10 @@ def _members(tar: tarfile.TarFile, archive: Path) -> tuple[dict, dict[str, tarfi
         if wheels is not None:
             wheels = {"python": str(wheels["python"]), "platforms": [str(p) for p in wheels["platforms"]]}
     except (ValueError, KeyError, TypeError, AttributeError) as e:
-        raise AssetsError(t("assets_refused", file=archive, reason=escaped(f"{MANIFEST}: {type(e).__name__}: {e}"))) from None
+        raise AssetsError(t("assets_refused", file=archive, reason=f"{MANIFEST}: {type(e).__name__}: {e}")) from None
     if set(listed) != set(files):
         odd = sorted(set(listed) ^ set(files))[:5]
-        raise AssetsError(t("assets_refused", file=archive, reason=t("assets_not_listed", names=", ".join(escaped(n) for n in odd))))
+        raise AssetsError(t("assets_refused", file=archive, reason=t("assets_not_listed", names=", ".join(odd))))
     return listed, files, wheels
 
 
@@ -388,20 +389,20 @@ def unpack(archive: str | Path, log=lambda message: None) -> list[Path]:
                             written += len(chunk)
                     pinned = pins.pin(name) if name.startswith("assets/") else None
                     if pinned is not None and h.hexdigest() != pinned:  # whatever the manifest says
-                        raise AssetsError(t("assets_refused", file=archive, reason=t("assets_pin_mismatch", name=escaped(name))))
+                        raise AssetsError(t("assets_refused", file=archive, reason=t("assets_pin_mismatch", name=name)))
                     if name.startswith("wheels/") and not wheels_lock.locked(locked, name[7:], h.hexdigest()):
                         raise AssetsError(t("assets_refused", file=archive,
-                                            reason=t("wheels_not_locked", name=escaped(name), lock=wheels_lock.LOCK)))
+                                            reason=t("wheels_not_locked", name=name, lock=wheels_lock.LOCK)))
                     if written != size or h.hexdigest() != digest:
-                        raise AssetsError(t("assets_refused", file=archive, reason=t("assets_corrupt", name=escaped(name))))
+                        raise AssetsError(t("assets_refused", file=archive, reason=t("assets_corrupt", name=name)))
         except OSError as e:
             if e.errno in (*atomic.FULL, errno.EROFS):  # the cache's disk, not the archive: said as such
                 raise atomic.WriteError(final, e) from e
             raise AssetsError(t("assets_refused", file=archive,
-                                reason=t("assets_unreadable", reason=escaped(f"{type(e).__name__}: {e}")))) from None
+                                reason=t("assets_unreadable", reason=f"{type(e).__name__}: {e}"))) from None
         except (tarfile.TarError, EOFError, zlib.error) as e:
             raise AssetsError(t("assets_refused", file=archive,
-                                reason=t("assets_unreadable", reason=escaped(f"{type(e).__name__}: {e}")))) from None
+                                reason=t("assets_unreadable", reason=f"{type(e).__name__}: {e}"))) from None
         installed = []
         for name in members:
             prefix, rest = name.split("/", 1)

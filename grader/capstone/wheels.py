@@ -112,10 +112,7 @@ def download(dest: Path, target: Target, pyproject: Path, log=lambda message: No
     if len(got) != 1:
         raise WheelsError(t("wheels_failed", package=torch, reason=", ".join(p.name for p in got) or "no wheel",
                             **target.words()))
-    cuda = sorted(dest.glob("nvidia_*.whl"))
-    if cuda:  # what setup.sh would install too, but a lab without GPUs needs none of it
-        log(t("wheels_cuda", wheel=got[0].name, count=len(cuda),
-              mb=f"{sum(p.stat().st_size for p in cuda) / 2**20:,.0f}"))
+    _say_cuda(got[0], dest, log)
     pinned = f"{TORCH}=={got[0].name.split('-')[1]}"  # e.g. torch==2.13.0+cpu: this wheel and no other
     _pip(["-d", str(dest), "--find-links", str(dest), *options, pinned, *rest], t("wheels_the_rest"), target, log)
     return sorted(dest.glob("*.whl"))
@@ -146,9 +143,16 @@ def download_locked(dest: Path, target: Target, pins: dict[tuple[str, str], set[
           str(requirements_file(".requirements.txt", rest))], t("wheels_the_rest"), target, log)
     got = sorted(dest.glob("*.whl"))
     torch_wheel = next((p for p in got if p.name.startswith(f"{TORCH}-")), None)
-    cuda = [p for p in got if p.name.startswith("nvidia_")]
-    if cuda and torch_wheel is not None:  # the lock was made with a bare torch: said, as `download` says it
+    if torch_wheel is not None:  # a lock made with a bare torch: said, as `download` says it
+        _say_cuda(torch_wheel, dest, log)
+    return got
+
+
+def _say_cuda(torch_wheel: Path, dest: Path, log) -> None:
+    """The CUDA wheels a torch wheel brought into `dest`: what setup.sh would install too, but a lab
+    without GPUs needs none of it."""
+    cuda = sorted(dest.glob("nvidia_*.whl"))
+    if cuda:
         log(t("wheels_cuda", wheel=torch_wheel.name, count=len(cuda),
               mb=f"{sum(p.stat().st_size for p in cuda) / 2**20:,.0f}"))
-    return got
 

@@ -39,12 +39,7 @@ def reason(name: str) -> str:
 
 def require(course, exercises) -> None:
     """Raise AssetUnavailable when `exercises` need an asset that is missing or damaged."""
-    names = unavailable(course, exercises)
-    if names:
-        ids = {ex.id for ex in exercises}
-        needing = sorted({i for n in names for i in pins.NEEDED_BY[n] if i in ids})
-        raise AssetUnavailable(t("grading_stopped_asset", exercises=", ".join(needing),
-                                 reason="; ".join(reason(n) for n in names)))
+    _stop(unavailable(course, exercises), exercises)
 
 
 def after(course, exercises, results, unmatched=()) -> None:
@@ -54,7 +49,13 @@ def after(course, exercises, results, unmatched=()) -> None:
     ids = {ex.id for ex in exercises}
     names = [name for name, needed_by in pins.NEEDED_BY.items() if ids.intersection(needed_by)
              and (name in unmatched or any(r.status == "skipped" and r.exercise in needed_by for r in results))]
+    _stop(names, exercises)
+
+
+def _stop(names: list[str], exercises) -> None:
+    """AssetUnavailable for the assets `names` (none: nothing), naming the exercises that read them."""
     if names:
+        ids = {ex.id for ex in exercises}
         needing = sorted({i for n in names for i in pins.NEEDED_BY[n] if i in ids})
         raise AssetUnavailable(t("grading_stopped_asset", exercises=", ".join(needing),
                                  reason="; ".join(reason(n) for n in names)))

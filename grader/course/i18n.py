@@ -22,6 +22,7 @@ Used by `kata verify` and tests/test_i18n.py.
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from pathlib import Path
 
@@ -70,7 +71,8 @@ PENDING_KEYS = ("i18n_pair_zh_empty", "i18n_pair_no_chinese", "i18n_fuzzy", "i18
                 "errata_no_catalog", "errata_not_translated", "errata_fuzzy", "errata_stale", "errata_gone")
 
 
-def _pending_words() -> list[str]:
+@functools.lru_cache(maxsize=1)
+def _pending_words() -> tuple[str, ...]:
     """The longest fixed part of each PENDING_KEYS text, in English and in Chinese."""
     from .messages import CATALOG
 
@@ -81,7 +83,7 @@ def _pending_words() -> list[str]:
             longest = max(parts, key=len)
             if len(longest) >= 3:
                 words.append(longest)
-    return words
+    return tuple(words)
 
 
 def pending_translation(problem: str) -> bool:
