@@ -334,7 +334,7 @@ def test_honest_draws_in_every_region_find_nothing_for_every_seed():
 
 # ----------------------------------------------------------------------------- counts are exact
 def _window_triples_by_hand(x, e, p, window):
-    """_window_triples by loops over every (t, d1, d2): the counts it reads from one matmul."""
+    """_window_triples by loops over every (t, d1, d2): the counts it reads from packed bits."""
     T, best = x.shape[0], None
     xs, es = x.reshape(T, -1).long(), e.reshape(T, -1).long()
     for d1 in range(1, min(window, T - 1)):
@@ -347,11 +347,12 @@ def _window_triples_by_hand(x, e, p, window):
     return best
 
 
-@pytest.mark.parametrize("shape,window", [((300, 7), 6), ((64, 3, 5), 16), ((9, 40), 4)])
-def test_triple_counts_read_in_float32_are_the_counts_by_hand(shape, window):
-    """The triple counts are sums of 0/1 products, read from a float32 matmul (exact below 2^24
-    terms): they equal the integer counts, for a rule with gaps in what is eligible and one with a
-    planted triple pattern."""
+@pytest.mark.parametrize("shape,window", [((300, 7), 6), ((64, 3, 5), 16), ((9, 40), 4), ((70, 65), 16),
+                                          ((5, 2, 130), 4)])
+def test_triple_counts_read_from_packed_bits_are_the_counts_by_hand(shape, window):
+    """The triple counts are counts of ones in ANDs of rows packed 64 to a word (rows of 65 and 260
+    positions cross a word): they equal the integer counts, for a rule with gaps in what is
+    eligible and one with a planted triple pattern."""
     g = torch.Generator().manual_seed(sum(shape) + window)
     e = torch.rand(shape, generator=g) < 0.9
     for x in (torch.rand(shape, generator=g) < 0.3, (torch.arange(shape[0]) % 3 == 0).reshape(-1, *[1] * (len(shape) - 1)).expand(shape)):
@@ -370,7 +371,7 @@ def test_the_fast_counts_are_the_counts_of_the_plain_gathers_and_transforms():
     g = torch.Generator().manual_seed(7)
     for bits in range(2, 9):
         lines, _ = D._block_lines(bits)
-        for nb, M in [(1, 1), (3, 5), (7, 3), (33, 2)]:
+        for nb, M in [(1, 1), (3, 5), (7, 3), (33, 2), (9, 100)]:
             for p in (0.05, 0.5, 0.95):
                 v = torch.rand(nb, 2 ** bits - 1, M, generator=g) < p
                 plain = int((v[:, lines[:, 0]] & v[:, lines[:, 1]] & v[:, lines[:, 2]]).sum())
