@@ -56,6 +56,18 @@ ORDER = ["ineligible", "rate", "region", "same_mask", "count_fixed", "calls_alik
          "neighbours", "count_residue", "count_shape", "triples"]
 
 
+def ones(t: torch.Tensor) -> int:
+    """How many elements of a boolean tensor are True (numpy's count: exact, and some 50 times
+    faster than torch's sum of a boolean tensor, which widens it to int64 first)."""
+    return int(np.count_nonzero(torch.as_tensor(t).numpy()))
+
+
+def ones_along(t: torch.Tensor, dims) -> torch.Tensor:
+    """The True elements of a boolean tensor counted over `dims` (an int or a tuple), as int64:
+    t.sum(dims), exact, counted by numpy."""
+    return torch.from_numpy(np.asarray(np.count_nonzero(torch.as_tensor(t).numpy(), axis=dims), dtype=np.int64))
+
+
 @dataclass
 class Finding:
     """One property of the rule that the draws break: `kind` names it, `got` and `want` are the
@@ -76,10 +88,10 @@ def _rows(t: torch.Tensor) -> torch.Tensor:
 def _pairs(chosen_a, chosen_b, elig, p_a: float, p_b: float, cov: float, kind: str, detail: dict):
     """Count where both are chosen among eligible pairs; with n pairs, E = n p_a p_b and the
     variance n q (1 - q) + 2 n cov (cov: an overlapping pair's covariance, if any)."""
-    n = int(elig.sum())
+    n = ones(elig)
     if n == 0:
         return None
-    got = int((chosen_a & chosen_b & elig).sum())
+    got = ones(chosen_a & chosen_b & elig)
     q = p_a * p_b
     var = n * q * (1 - q) + 2 * n * max(cov, 0.0)
     if var <= 0:
@@ -183,11 +195,11 @@ def bernoulli_findings(draws, p: float) -> list[Finding]:
     q = 1 - p
     found: list[Finding] = []
     calls = [(_rows(c).bool(), _rows(e).bool()) for c, e in draws]
-    counts = [(int((c & e).sum()), int(e.sum())) for c, e in calls]
+    counts = [(ones(c & e), ones(e)) for c, e in calls]
     chosen, total = sum(c for c, _ in counts), sum(n for _, n in counts)
     if total == 0:
         return []
-    if any(int((c & ~e).sum()) for c, e in calls):
+    if any(ones(c & ~e) for c, e in calls):
         found.append(Finding("ineligible", 1, 0))
     if abs(chosen - total * p) > Z * math.sqrt(total * p * q):
         found.append(Finding("rate", chosen / total, p, {"n": total}))
@@ -210,8 +222,8 @@ def bernoulli_findings(draws, p: float) -> list[Finding]:
     stat = mean = var = 0.0
     rows = 0
     for c, e in calls:
-        n = e.sum(-1).double()
-        k = (c & e).sum(-1).double()
+        n = ones_along(e, -1).double()
+        k = ones_along(c & e, -1).double()
         keep = n >= 2
         if not bool(keep.any()):
             continue
@@ -258,14 +270,14 @@ def region_findings(draws, p: float, axes: list | None = None) -> list[Finding]:
     shape = tuple(torch.as_tensor(draws[0][0]).shape)
     if any(tuple(torch.as_tensor(c).shape) != shape for c, _ in draws):
         return []
-    chosen = torch.stack([torch.as_tensor(c).bool() & torch.as_tensor(e).bool() for c, e in draws]).double()
-    elig = torch.stack([torch.as_tensor(e).bool() for _, e in draws]).double()
+    chosen = torch.stack([torch.as_tensor(c).bool() & torch.as_tensor(e).bool() for c, e in draws])
+    elig = torch.stack([torch.as_tensor(e).bool() for _, e in draws])
     q = 1 - p
     for a in range(len(shape)):
         if shape[a] < 2:
             continue
-        dims = [d for d in range(chosen.dim()) if d != a + 1]
-        n, k = elig.sum(dims), chosen.sum(dims)
+        dims = tuple(d for d in range(chosen.dim()) if d != a + 1)
+        n, k = ones_along(elig, dims).double(), ones_along(chosen, dims).double()
         use = n * p * q >= 5  # indices with a few elements only: their z-scores are far from normal
         if int(use.sum()) < 2:
             continue
@@ -398,8 +410,8 @@ def _count_shape_findings(calls, p: float) -> list[Finding]:
     bounded by TAIL over the number of tests."""
     ns, ks = [], []
     for c, e in calls:
-        ns.append(e.sum(-1))
-        ks.append((c & e).sum(-1))
+        ns.append(ones_along(e, -1))
+        ks.append(ones_along(c & e, -1))
     n, k = torch.cat(ns).long(), torch.cat(ks).long()
     keep = n >= 2
     n, k = n[keep], k[keep]

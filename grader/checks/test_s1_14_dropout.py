@@ -105,7 +105,7 @@ def training_findings(dropped, p: float, axes) -> list:
     """The rate over every element of every call, then draws.region_findings: cheap enough for
     (32, 4, 256, 256) outputs."""
     n = sum(d.numel() for d in dropped)
-    k = sum(int(d.sum()) for d in dropped)
+    k = sum(draws.ones(d) for d in dropped)
     if abs(k - n * p) > draws.Z * math.sqrt(n * p * (1 - p)):
         return [draws.Finding("rate", k / n, p, {"n": n})]
     return draws.region_findings([(d, torch.ones_like(d)) for d in dropped], p, axes)

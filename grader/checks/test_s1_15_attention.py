@@ -328,8 +328,8 @@ def expect_dropout_at_training_size(sub, seed: int, batch: int, calls: int, dtyp
                                    "{what}：dropout 之后保留下来的权重必须是 weight / (1 - p)：{hint}", what=what,
                                    hint=hint), mistake=Msg("survivors not weight / (1 - p) at the training size", "在训练规模下保留的权重不是 weight / (1 - p)"))
         drawn.append(dropped)
-    n = calls * int(visible.sum())
-    got = sum(int(d.sum()) for d in drawn)
+    n = calls * draws.ones(visible)
+    got = sum(draws.ones(d) for d in drawn)
     found = []
     if abs(got - n * p) > draws.Z * math.sqrt(n * p * (1 - p)):
         found = [draws.Finding("rate", got / n, p, {"n": n})]

@@ -248,8 +248,8 @@ TRAIN_AXES = [Msg("sequence", "序列"), Msg("token", "词元")]
 
 def training_findings(pairs, p: float) -> list:
     """The rate over every eligible element of every call, then draws.region_findings."""
-    n = sum(int(e.sum()) for _, e in pairs)
-    k = sum(int((c & e).sum()) for c, e in pairs)
+    n = sum(draws.ones(e) for _, e in pairs)
+    k = sum(draws.ones(c & e) for c, e in pairs)
     if n and abs(k - n * p) > draws.Z * math.sqrt(n * p * (1 - p)):
         return [draws.Finding("rate", k / n, p, {"n": n})]
     return draws.region_findings(pairs, p, TRAIN_AXES)

@@ -440,8 +440,8 @@ def _sharp_weights_ok(sd: dict, pi: torch.Tensor) -> bool:
 
 
 def _rate_findings(part) -> list:
-    chosen = sum(int((c & e).sum()) for c, e in part)
-    n = sum(int(e.sum()) for _, e in part)
+    chosen = sum(draws.ones(c & e) for c, e in part)
+    n = sum(draws.ones(e) for _, e in part)
     if n and abs(chosen - n * DROP_P) > draws.Z * (n * DROP_P * (1 - DROP_P)) ** 0.5:
         return [draws.Finding("rate", chosen / n, DROP_P, {"n": n})]
     return []
