@@ -107,7 +107,8 @@ def test_a_block_that_is_not_run_says_why():
 
 def _course_copy(tmp: Path) -> Path:
     """A course folder as a student or instructor has one: the course's files, a `.venv` whose `kata`
-    logs its exit statuses, s1_11_softmax solved, and a class of two (alice, bob) in submissions/."""
+    logs its exit statuses, s1_11_softmax solved, and a class of two (alice, wang) in submissions/ and in
+    submissions/week2/ (which the whole class's commands list as an entry that is not a submission)."""
     course = tmp / "course"
     course.mkdir()
     for name in ("course.toml", "solutions", "exercises", "locale", "ERRATA.md", "pyproject.toml", "wheels.lock",
@@ -124,11 +125,12 @@ def _course_copy(tmp: Path) -> Path:
         f'{shlex.quote(str(ROOT / ".venv" / "bin" / "kata"))} "$@"\n'
         'rc=$?\nprintf "%s\\t%s\\n" "$rc" "$*" >> "$KATA_DOCS_LOG"\nexit $rc\n')
     (bin_ / "kata").chmod(0o755)
-    for student in ("alice", "bob"):
+    for student in ("alice", "wang"):  # wang is in the 2nd of 4 shards, alice in the 4th
         folder = course / "submissions" / student / "ch01"
         shutil.copytree(course / "exercises" / "ch01", folder)
-        if student == "bob":
+        if student == "wang":
             shutil.copy(ROOT / "exercises" / "ch01" / "s1_11_softmax.py", folder / "s1_11_softmax.py")
+        shutil.copytree(folder, course / "submissions" / "week2" / student / "ch01")  # a week's class of its own
     with zipfile.ZipFile(course / "alice.zip", "w") as z:
         for f in sorted((course / "submissions" / "alice").rglob("*.py")):
             z.write(f, f.relative_to(course / "submissions" / "alice").as_posix())
