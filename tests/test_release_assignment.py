@@ -234,7 +234,7 @@ def blocks_bundle(tmp_path_factory) -> Path:
     s1_23_self_attention and s1_23_feed_forward, built from a copy of the course that adds it."""
     course = tmp_path_factory.mktemp("course") / "course"
     course.mkdir()
-    for name in ("solutions", "exercises", "locale"):
+    for name in ("solutions", "exercises", "locale", "docs"):  # docs/: the bundle README's student guide
         shutil.copytree(ROOT / name, course / name)
     for name in ("README.md", "ERRATA.md", "pyproject.toml"):
         shutil.copy(ROOT / name, course / name)

@@ -1,6 +1,6 @@
 """Reports of a grading run — the terminal table and the JSON document.
 
-JSON schema (version 1), documented in README.md:
+JSON schema (version 1), documented in docs/reference/json-report.md:
 {
   "schema": 1, "kata_version": str, "torch": str, "submission": str,   # the folder's or zip's name
   "score": float, "max_score": float,

@@ -38,7 +38,7 @@ def add_grade_options(g: argparse.ArgumentParser) -> None:
     b.add_argument("--shard", metavar="K/N", help="grade only the K-th of N parts of the class (each entry's part "
                                                   "is fixed by its name), e.g. one task of a Slurm job array; "
                                                   "shards may write into one OUT at once. Then `kata gradebook "
-                                                  "OUT` merges them (README: More than one machine)")
+                                                  "OUT` merges them (docs/instructor/beyond-one-machine.md)")
     _term_options(b)
 
 

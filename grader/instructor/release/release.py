@@ -1,8 +1,8 @@
 """`kata release OUT`: the student bundle, with nothing hidden inside.
 
 The bundle is a project folder a student installs (`./setup.sh`, or `pip install -e .`):
-course.toml, exercises/ (the stubs), README.md (the students' part of the course README and
-the workshop notes), ERRATA.md, setup.sh, pyproject.toml and the `grader` package with
+course.toml, exercises/ (the stubs), README.md (the course's student guide and workshop
+notes, docs/student/guide.md and docs/instructor/offline-workshops.md, in the bundle's language), ERRATA.md, setup.sh, pyproject.toml and the `grader` package with
 everything `kata check/list/watch/hint/reset/run/submit/notebook` need. What it leaves out:
 
 - solutions/ and tests/; each stub is shipped a second time inside the package
@@ -286,10 +286,30 @@ fi
 """
 
 
-def readme_sections(readme: str, titles: tuple[str, ...]) -> str:
-    """The `## ` sections of the course README with these titles, in their order there."""
-    parts = re.split(r"(?m)^(?=## )", readme)
-    return "".join(p for p in parts if p.startswith(tuple(f"## {t}" for t in titles))).rstrip() + "\n"
+STUDENT_PAGES = ("student/guide", "instructor/offline-workshops")  # the students' part of the course's docs/
+
+
+def docs_sections(docs: Path, pages: tuple[str, ...], lang: str = "en") -> str:
+    """The course's documentation pages `docs/<page>.md` (`docs/<page>.<lang>.md` where the bundle's
+    language has one), in this order, as `## ` sections of the bundle's README: each heading one level
+    down, HTML comments dropped, and links to other pages of the site kept as their text (the bundle
+    has no docs/). A page the course lacks is left out."""
+    out = []
+    for page in pages:
+        path = docs / f"{page}.{lang}.md" if lang != "en" else docs / f"{page}.md"
+        if not path.is_file():
+            path = docs / f"{page}.md"
+        if not path.is_file():
+            continue
+        text = re.sub(r"(?s)<!--.*?-->\n?", "", path.read_text(encoding="utf-8"))
+        text = re.sub(r"\[([^\]]+)\]\((?![a-z]+:)[^)]*\)", r"\1", text)
+        lines, fence = [], False
+        for line in text.splitlines():
+            if line.lstrip().startswith("```"):
+                fence = not fence
+            lines.append("#" + line if not fence and re.match(r"#{1,5} ", line) else line)
+        out.append("\n".join(lines).strip() + "\n")
+    return "\n".join(out)
 
 
 # ----------------------------------------------------------------------------- leaks
@@ -558,12 +578,11 @@ def build(course: Course, out: str | Path, force: bool = False, log=lambda messa
                     if other in ERRATA_WORDS and other != "en" else None
                 if catalog:
                     _write(stage / "locale" / other / "errata.po", catalog)
-        readme = (course.root / "README.md").read_text(encoding="utf-8") if (course.root / "README.md").is_file() else ""
         head = README_HEAD.format(title=course.title, chapter=course.chapter, version=__version__, built=built_at)
         if picked is not None:
             head = head.replace("(student edition)", f"(student edition): assignment {picked.id}", 1) \
                 + release_assignment.readme(course, picked, needed)
-        _write(stage / "README.md", head + readme_sections(readme, ("For students", "Offline workshops")))
+        _write(stage / "README.md", head + docs_sections(course.root / "docs", STUDENT_PAGES, lang))
         _write(stage / "setup.sh", SETUP_SH, 0o755)
 
         for p in [stage, *stage.rglob("*")]:  # readable by everyone, as a checkout would be
