@@ -5,6 +5,13 @@ result to the student's process as a dict and builds it back here."""
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field, fields
+from typing import Literal
+
+Status = Literal["passed", "failed", "skipped"]
+Visibility = Literal["public", "hidden"]
+# what failed (docs/reference/json-report.md): a wrong value, the student's code raised (or is
+# missing), the worker hung or died, a forbidden API, the grading budget ran out; "" where it passed
+Kind = Literal["", "check", "student", "fault", "forbidden", "budget", "skipped"]
 
 
 @dataclass
@@ -12,14 +19,14 @@ class CheckResult:
     exercise: str
     section: str
     name: str
-    status: str  # "passed" | "failed" | "skipped"
+    status: Status
     score: float
     max_score: float
     message: str
     listing: list[str]
-    visibility: str  # "public" | "hidden"
+    visibility: Visibility
     duration_s: float | None  # None for a hidden check: its time could tell its inputs (SECURITY.md)
-    kind: str = ""  # what failed: "check", "student", "fault", "import", "forbidden", "missing"
+    kind: Kind = ""
     title: str = ""  # what the check checks, in the report's language (`name` is the function's)
     mistake: str = ""  # a recognised mistake (compare.Mistake's English name): the class summary counts them
     mistake_zh: str = ""  # its Chinese name, where the check gave one: the class summary shows it to a Chinese reader

@@ -35,7 +35,7 @@ from ..worker.client import Sandbox, WorkerFault
 from ..worker.proxy import Remote, StudentError
 from ..worker.sandbox import Limits, SandboxUnavailable
 from . import asset_gate, compare
-from .results import CheckResult, GradeResult
+from .results import CheckResult, GradeResult, Kind
 from .submission import Submission
 
 
@@ -265,7 +265,7 @@ def _root_cause(exc: BaseException) -> BaseException:
     return exc
 
 
-def _message(exc: BaseException | None, hidden: bool = False) -> tuple[str, str]:
+def _message(exc: BaseException | None, hidden: bool = False) -> tuple[str, Kind]:
     """The check's message and what failed. `hidden`: a hidden check's, where an error the check's
     own code hit on the student's result (float() of their text, a key of their dict) is not named
     at all: its text may quote what the student returned, and which error it is (a TypeError or a
