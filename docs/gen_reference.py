@@ -103,7 +103,7 @@ WORDS = {
                  "JSON 报告的结构，以及 `course.toml` 接受的键。",
         "commands": "命令", "option": "选项", "help": "说明", "default": "默认值",
         "report": "JSON 报告的结构", "report_intro":
-            "取自 `grader/reports/report.py`（schema 版本 {schema}）；各字段的含义见 [JSON 报告](json-report.md)。",
+            "取自 `grader/reports/report.py`（schema 版本 {schema}）；各字段的含义见 [JSON 报告](json-report.zh.md)。",
         "toml": "course.toml 的键", "table": "表", "key": "键", "means": "含义", "example": "本课程中的值",
         "toml_intro": "其他键一律拒绝，并给出文件名和允许的键（`kata verify` 和每个命令都会检查）。",
     },
