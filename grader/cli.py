@@ -53,7 +53,14 @@ def _add_assets_parser(sub) -> None:
         "wheels.lock, the sha256 of every wheel pack --with-wheels packs, which unpack "
         "and setup.sh require",
     )
-    a.add_argument("action", choices=["fetch", "status", "pack", "unpack", "lock"], help="what to do (see above)")
+    a.add_argument(
+        "action",
+        choices=["fetch", "status", "pack", "unpack", "lock"],
+        help="fetch: download the data files into the cache (.kata/assets, .kata/data), each sha256-checked; "
+        "status: what the cache holds, verified; pack FILE: the cache in one tar.gz (--with-wheels: and "
+        "the wheels setup.sh installs); unpack FILE: check such a file, then install it; lock (course "
+        "developers): write wheels.lock",
+    )
     a.add_argument("file", nargs="?", help="the archive (pack, unpack)")
     a.add_argument(
         "--with-wheels",
@@ -394,7 +401,8 @@ def _build_parser() -> argparse.ArgumentParser:
     grade.add_argument(
         "path",
         help="the submission: a folder shaped like exercises/, a project folder holding "
-        "exercises/, or a .zip of either; with --out, a folder of submissions",
+        "exercises/, or a .zip of either; with --out, a folder of submissions, or a Canvas, Moodle or "
+        "Gradescope bulk download (its folder or the .zip itself)",
     )
     grade.add_argument("--json", metavar="FILE", help="also write the report as JSON")
     _add_selection(grade, "grade")
