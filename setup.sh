@@ -29,8 +29,8 @@ if [ "${#APT_PACKAGES[@]}" -gt 0 ]; then
     { sudo apt-get update -qq && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${APT_PACKAGES[@]}"; } \
       || echo "setup: could not install ${APT_PACKAGES[*]} (see apt-get above)" >&2
   else
-    echo "setup: cannot install ${APT_PACKAGES[*]} here; without bubblewrap grading runs with limits only," \
-         "without chromium the HTML page test is skipped, without tmux the kata watch test" >&2
+    echo "setup: cannot install ${APT_PACKAGES[*]} here; without bubblewrap kata check and kata grade stop (exit 4)" \
+         "unless given --sandbox limits-only, without chromium the HTML page test is skipped, without tmux the kata watch test" >&2
   fi
 fi
 
