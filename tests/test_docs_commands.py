@@ -76,7 +76,7 @@ def kata_commands(body: str) -> list[list[str]]:
     return commands
 
 
-def test_every_kata_command_of_the_guides_parses_with_the_real_parser():
+def test_every_kata_command_of_the_guides_and_the_readme_parses_with_the_real_parser():
     from grader.cli import build_parser
 
     bad = []
@@ -90,6 +90,16 @@ def test_every_kata_command_of_the_guides_parses_with_the_real_parser():
                 except SystemExit as e:
                     if e.code != 0:  # --help exits 0
                         bad.append(f"docs/{page}:{line}: kata {' '.join(args)}")
+    for name in ("README.md", "CONTRIBUTING.md"):  # the front door's commands too
+        text = (ROOT / name).read_text(encoding="utf-8")
+        for m in FENCE.finditer(text):
+            for args in kata_commands(m.group("body")):
+                seen += 1
+                try:
+                    build_parser("en").parse_args(args)
+                except SystemExit as e:
+                    if e.code != 0:
+                        bad.append(f"{name}:{text.count(chr(10), 0, m.start()) + 1}: kata {' '.join(args)}")
     assert seen > 45, seen
     assert not bad, "commands the parser refuses:\n" + "\n".join(bad)
 
