@@ -469,8 +469,8 @@ def _triple_score(s: float, lam: float, phi: float) -> float:
 
 def _window_triples(x: torch.Tensor, e: torch.Tensor, p: float, window: int):
     """The worst (score, d1, d2, got, n) over triples (t, t + d1, t + d2) along dim 0 of x,
-    0 < d1 < d2 <= window, all three eligible (e), against p^3. All pairs (d1, d2) at once: with
-    U[t] = x[t + 1 .. t + window], the counts are U' diag(x) U."""
+    0 < d1 < d2 <= window, all three eligible (e), against p^3. Each count is exact: the rows of x
+    packed 64 positions to a word, x[t] & x[t + d1] & x[t + d2] ANDed word by word and its bits counted."""
     T = x.shape[0]
     w = min(window, T - 1)
     if w < 2:
