@@ -254,6 +254,17 @@ def heads_findings(draws, p: float) -> list[Finding]:
     return found
 
 
+def rate_findings(draws, p: float) -> list[Finding]:
+    """The share chosen over every eligible element of every call, (chosen, eligible) pairs: a
+    "rate" finding beyond Z standard deviations of p. The cheap first read at the training size,
+    before region_findings."""
+    n = sum(ones(e) for _, e in draws)
+    chosen = sum(ones(c & e) for c, e in draws)
+    if n and abs(chosen - n * p) > Z * math.sqrt(n * p * (1 - p)):
+        return [Finding("rate", chosen / n, p, {"n": n})]
+    return []
+
+
 def region_findings(draws, p: float, axes: list | None = None) -> list[Finding]:
     """Every part of the input is drawn at rate p: along each axis of the draws (batch, head, query,
     key, feature, ...), each index is chosen at rate p over everything else (all calls together).

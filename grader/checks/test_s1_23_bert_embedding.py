@@ -353,13 +353,6 @@ REL_TOL = {torch.float32: 1e-5, torch.float64: 1e-9, torch.bfloat16: 2e-2}  # of
 AMP_NAME = "bfloat16 autocast"  # the bf16 read: float32 weights and input under torch.autocast, as `kata train` runs
 
 
-def _rate_findings(part) -> list:
-    chosen = sum(draws.ones(c & e) for c, e in part)
-    n = sum(draws.ones(e) for _, e in part)
-    if n and abs(chosen - n * DROP_P) > draws.Z * (n * DROP_P * (1 - DROP_P)) ** 0.5:
-        return [draws.Finding("rate", chosen / n, DROP_P, {"n": n})]
-    return []
-
 
 def expect_rule_where_the_course_trains(sub, seed: int):
     """A fresh BERTEmbedding(V, 256, 256) on (32, 256) ids in each dtype: its eval output, the
@@ -412,7 +405,7 @@ def expect_rule_where_the_course_trains(sub, seed: int):
                                        "float32 和较小的规模下是：规则在每种 dtype、每种规模下都相同。{hint}",
                                        what=what, hint=DROPOUT_HINT), mistake=Msg("dropout keyed on the dtype or the size", "dropout 随 dtype 或规模而变"))
             part.append((dropped & readable, readable))
-        draws.expect_drawn(_rate_findings(part) or draws.region_findings(part, DROP_P, ["sequence", "token", "feature"]),
+        draws.expect_drawn(draws.rate_findings(part, DROP_P) or draws.region_findings(part, DROP_P, ["sequence", "token", "feature"]),
                            Msg("{what}, {n} call(s): the outputs", "{what}，调用 {n} 次：输出", what=what, n=calls),
                            Msg("dropped", "丢弃"),
                            Msg("every output is dropped at rate p, whatever its dtype, its sequence, its token or its "

@@ -316,13 +316,6 @@ DTYPE_TOL = {torch.float32: 1e-3, torch.float64: TOL, torch.bfloat16: 0.5}  # bf
 AMP_NAME = "bfloat16 autocast"  # the bf16 read: float32 weights and input under torch.autocast, as `kata train` runs
 
 
-def _rate_findings(part) -> list:
-    chosen = sum(draws.ones(c & e) for c, e in part)
-    n = sum(draws.ones(e) for _, e in part)
-    if n and abs(chosen - n * DROP_P) > draws.Z * (n * DROP_P * (1 - DROP_P)) ** 0.5:
-        return [draws.Finding("rate", chosen / n, DROP_P, {"n": n})]
-    return []
-
 
 def expect_rule_where_the_course_trains(sub, seed: int):
     """TRAIN in each dtype: output - x read as in dropout_reads (every element one of the sums
@@ -373,7 +366,7 @@ def expect_rule_where_the_course_trains(sub, seed: int):
                         (3, Msg("the feed-forward network's outputs (its last Dropout)",
                                 "前馈网络的输出（最后一个 Dropout）"))):
             part = [(r[i], r[2] if i == 1 else torch.ones_like(r[i])) for r in reads]
-            draws.expect_drawn(_rate_findings(part) or draws.region_findings(part, DROP_P,
+            draws.expect_drawn(draws.rate_findings(part, DROP_P) or draws.region_findings(part, DROP_P,
                                                                               ["sequence", "token", "feature"]),
                                Msg("{what}, {n} call(s): {name}", "{what}，调用 {n} 次：{name}", what=what, n=calls,
                                    name=name), Msg("dropped", "丢弃"),

@@ -360,7 +360,7 @@ def expect_rule_where_the_course_trains(sub, seed: int):
                               (2, Msg("the outputs (last Dropout)", "输出（最后一个 Dropout）"),
                                ["sequence", "token", "feature"])):
             part = [(r[i], r[1] if i == 0 else torch.ones_like(r[i])) for r in reads]
-            draws.expect_drawn(_rate_findings(part) or draws.region_findings(part, DROP_P, axes),
+            draws.expect_drawn(draws.rate_findings(part, DROP_P) or draws.region_findings(part, DROP_P, axes),
                                Msg("{what}, {n} call(s): {name}", "{what}，调用 {n} 次：{name}", what=what, n=calls,
                                    name=name), Msg("dropped", "丢弃"),
                                Msg("every element is dropped at rate p, whatever its dtype, its sequence, its token "
@@ -385,10 +385,3 @@ def _read_honest(ys, g: torch.Tensor, k: int, tol: float):
         reads.append((hidden & readable, readable, out))
     return reads
 
-
-def _rate_findings(part) -> list:
-    chosen = sum(draws.ones(c & e) for c, e in part)
-    n = sum(draws.ones(e) for _, e in part)
-    if n and abs(chosen - n * DROP_P) > draws.Z * (n * DROP_P * (1 - DROP_P)) ** 0.5:
-        return [draws.Finding("rate", chosen / n, DROP_P, {"n": n})]
-    return []

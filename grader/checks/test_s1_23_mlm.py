@@ -248,11 +248,7 @@ TRAIN_AXES = [Msg("sequence", "序列"), Msg("token", "词元")]
 
 def training_findings(pairs, p: float) -> list:
     """The rate over every eligible element of every call, then draws.region_findings."""
-    n = sum(draws.ones(e) for _, e in pairs)
-    k = sum(draws.ones(c & e) for c, e in pairs)
-    if n and abs(k - n * p) > draws.Z * math.sqrt(n * p * (1 - p)):
-        return [draws.Finding("rate", k / n, p, {"n": n})]
-    return draws.region_findings(pairs, p, TRAIN_AXES)
+    return draws.rate_findings(pairs, p) or draws.region_findings(pairs, p, TRAIN_AXES)
 
 
 def expect_rule_at_training_size(sub, rows: int, seed: int, p: float = 0.15):

@@ -439,13 +439,6 @@ def _sharp_weights_ok(sd: dict, pi: torch.Tensor) -> bool:
     return bool((on > 1 - 1e-6).all()) and float(w.sum(-1).sub(on[..., 0]).max()) < 1e-6
 
 
-def _rate_findings(part) -> list:
-    chosen = sum(draws.ones(c & e) for c, e in part)
-    n = sum(draws.ones(e) for _, e in part)
-    if n and abs(chosen - n * DROP_P) > draws.Z * (n * DROP_P * (1 - DROP_P)) ** 0.5:
-        return [draws.Finding("rate", chosen / n, DROP_P, {"n": n})]
-    return []
-
 
 def expect_rule_where_the_course_trains(sub, seed: int):
     sd, pi = sharp_state(seed)
@@ -501,10 +494,10 @@ def expect_rule_where_the_course_trains(sub, seed: int):
         rule = Msg("every attention weight is dropped at rate p, whatever its dtype, sequence, head, query or key. {rule}",
                    "每个注意力权重都以概率 p 被丢弃，与 dtype、序列、头、查询或键无关。{rule}", rule=DROPOUT_HINT)
         for part, axes in ((weights, ["sequence", "head", "query"]), (keys, ["sequence", "head", "key"])):
-            draws.expect_drawn(_rate_findings(part) or draws.region_findings(part, DROP_P, axes),
+            draws.expect_drawn(draws.rate_findings(part, DROP_P) or draws.region_findings(part, DROP_P, axes),
                                Msg("{what}, {n} call(s): the attention weights", "{what}，调用 {n} 次：注意力权重",
                                    what=what, n=calls), Msg("dropped", "丢弃"), rule)
-        draws.expect_drawn(_rate_findings(outs) or draws.region_findings(outs, DROP_P, ["sequence", "token", "feature"]),
+        draws.expect_drawn(draws.rate_findings(outs, DROP_P) or draws.region_findings(outs, DROP_P, ["sequence", "token", "feature"]),
                            Msg("{what}, {n} call(s): the outputs", "{what}，调用 {n} 次：输出", what=what, n=calls),
                            Msg("dropped", "丢弃"),
                            Msg("out_dropout draws once for each output element, whatever its dtype, sequence, token or "
