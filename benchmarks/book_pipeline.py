@@ -3,6 +3,7 @@
 Kept apart from grader/capstone/training (which is the fast pipeline) so that both benchmark scripts time
 the same baseline.
 """
+
 from __future__ import annotations
 
 import time
@@ -25,7 +26,7 @@ class BookIMDBDataset(Dataset):
 
     def __getitem__(self, idx):
         tok = self.tok
-        token_ids = tok.base.encode(self.texts[idx])[:tok.max_len - 2]
+        token_ids = tok.base.encode(self.texts[idx])[: tok.max_len - 2]
         token_ids = [tok.cls_id] + token_ids + [tok.sep_id]
         token_ids += [tok.pad_id] * (tok.max_len - len(token_ids))
         ids = torch.tensor(token_ids)
@@ -33,8 +34,7 @@ class BookIMDBDataset(Dataset):
         return ids, mask, torch.tensor(self.labels[idx])
 
 
-def timed_steps(model, batches, steps: int, warmup: int = 2, device: str = "cpu", amp=None
-                ) -> tuple[float, int, int]:
+def timed_steps(model, batches, steps: int, warmup: int = 2, device: str = "cpu", amp=None) -> tuple[float, int, int]:
     """(seconds, real tokens, padded tokens) of `steps` training steps after `warmup` untimed ones;
     the time includes producing the batches (tokenizing, padding) and moving them to `device`."""
     import contextlib

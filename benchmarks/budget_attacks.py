@@ -9,6 +9,7 @@ command (interpreter, torch, sandbox start, report); "graded s" the report's own
     python benchmarks/budget_attacks.py                  # budget 20 s, and unbounded
     python benchmarks/budget_attacks.py --budget 300 --no-unbounded --all   # the whole course, default budget
 """
+
 from __future__ import annotations
 
 import argparse
@@ -32,9 +33,25 @@ CHOSEN = ["-e", "s1_01_next_token", "-e", "1.9", "-e", "1.10", "-e", "1.11", "-e
 def grade(sub: Path, budget: float, chosen: list[str]) -> tuple[float, dict]:
     report = sub.parent / f"{sub.name}-{budget:g}.json"
     started = time.monotonic()
-    proc = subprocess.run([sys.executable, "-m", "grader", "grade", str(sub), "--json", str(report), "-q",
-                           "--budget", str(budget), *chosen], cwd=ROOT, capture_output=True, text=True,
-                          env={**os.environ, "KATA_LANG": "en"})
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "grader",
+            "grade",
+            str(sub),
+            "--json",
+            str(report),
+            "-q",
+            "--budget",
+            str(budget),
+            *chosen,
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "KATA_LANG": "en"},
+    )
     took = time.monotonic() - started
     if proc.returncode != 0:
         raise SystemExit(f"kata grade failed: {proc.stderr[-2000:]}")
@@ -65,9 +82,11 @@ def main() -> int:
                 took, doc = grade(sub, budget, chosen)
                 cut = sum(c["kind"] == "budget" for c in doc["checks"])
                 shown = "none" if budget >= 1e6 else f"{budget:g}"
-                print(f"{name:14} {shown:>8} {took:8.1f} {doc['duration_s']:9g} {cut:>5} / {len(doc['checks']):<4} "
-                      f"{doc['score']:7g}",
-                      flush=True)
+                print(
+                    f"{name:14} {shown:>8} {took:8.1f} {doc['duration_s']:9g} {cut:>5} / {len(doc['checks']):<4} "
+                    f"{doc['score']:7g}",
+                    flush=True,
+                )
     return 0
 
 

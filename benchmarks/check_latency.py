@@ -16,6 +16,7 @@ and prints the median and p90 of each, per exercise and over all of them. Target
 on an idle 2-core machine): watch warm <= 1.0 s median for every exercise, `kata check
 s1_11_softmax` warm <= 1.5 s. Every check still runs in a fresh sandboxed worker process.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -63,14 +64,22 @@ def make_project(base: Path) -> Path:
 
 
 def env_for(warm: bool, warm_dir: Path) -> dict:
-    return {**os.environ, "KATA_LANG": "en", "COLUMNS": "200", "PYTHONPATH": str(ROOT),
-            "KATA_WARM": "1" if warm else "0", "KATA_WARM_DIR": str(warm_dir), "KATA_WARM_IDLE": "900"}
+    return {
+        **os.environ,
+        "KATA_LANG": "en",
+        "COLUMNS": "200",
+        "PYTHONPATH": str(ROOT),
+        "KATA_WARM": "1" if warm else "0",
+        "KATA_WARM_DIR": str(warm_dir),
+        "KATA_WARM_IDLE": "900",
+    }
 
 
 def time_check(project: Path, ex_id: str, env: dict) -> float:
     t0 = time.perf_counter()
-    proc = subprocess.run([*kata_argv(), "check", ex_id], cwd=project, env=env, capture_output=True, text=True,
-                          timeout=600)
+    proc = subprocess.run(
+        [*kata_argv(), "check", ex_id], cwd=project, env=env, capture_output=True, text=True, timeout=600
+    )
     took = time.perf_counter() - t0
     m = SUMMARY.search(proc.stdout)
     if proc.returncode != 0 or not m or m.group(1) != m.group(2):
@@ -169,8 +178,10 @@ def main() -> int:
     os.chmod(warm_dir, 0o700)
     project = make_project(base)
     warm, cold = env_for(True, warm_dir), env_for(False, warm_dir)
-    print(f"load average at start: {os.getloadavg()[0]:.2f} ({os.cpu_count()} CPUs); {args.reps} runs each; "
-          f"{len(chosen)} exercises")
+    print(
+        f"load average at start: {os.getloadavg()[0]:.2f} ({os.cpu_count()} CPUs); {args.reps} runs each; "
+        f"{len(chosen)} exercises"
+    )
     columns = ["check cold", "check warm", "watch cold", "watch warm"]
     rows: dict[str, dict[str, list[float]]] = {}
     try:
@@ -196,8 +207,18 @@ def main() -> int:
             shown = "  ".join(f"{c} {stats(row[c])[0]:5.2f}/{stats(row[c])[1]:5.2f}" for c in columns if row[c])
             print(f"{ex.id:26s} {shown}", flush=True)
     finally:
-        subprocess.run([sys.executable, "-c", "from grader.course import manifest; from grader.student.warm import client;"
-                        " client.stop(manifest.load())"], cwd=project, env=warm, capture_output=True, timeout=60)
+        subprocess.run(
+            [
+                sys.executable,
+                "-c",
+                "from grader.course import manifest; from grader.student.warm import client;"
+                " client.stop(manifest.load())",
+            ],
+            cwd=project,
+            env=warm,
+            capture_output=True,
+            timeout=60,
+        )
         shutil.rmtree(base, ignore_errors=True)
         shutil.rmtree(warm_dir, ignore_errors=True)
     print()
@@ -207,8 +228,10 @@ def main() -> int:
         if xs:
             med, p90 = stats(xs)
             worst = max(rows, key=lambda i: statistics.median(rows[i][c]) if rows[i][c] else 0)
-            print(f"  {c:11s} {med:5.2f} / {p90:5.2f}   slowest exercise by median: {worst} "
-                  f"({statistics.median(rows[worst][c]):.2f} s)")
+            print(
+                f"  {c:11s} {med:5.2f} / {p90:5.2f}   slowest exercise by median: {worst} "
+                f"({statistics.median(rows[worst][c]):.2f} s)"
+            )
     return 0
 
 

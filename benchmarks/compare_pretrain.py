@@ -14,6 +14,7 @@ seconds each run really took. Not counted for either: loading and tokenizing the
 validation, the test. The split (kata train's stratified validation split, seeded) and the test
 set are the same for all three; TF-IDF's C is chosen on the same validation split.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -54,9 +55,15 @@ def tfidf(corpus, val_fraction: float, seed: int) -> dict:
             best = (acc, c, clf)
     test = corpus.test
     preds = best[2].predict(vec.transform(test.texts))
-    return {"accuracy": accuracy_score(test.labels, preds), "macro_f1": f1_score(test.labels, preds, average="macro"),
-            "C": best[1], "seconds": time.perf_counter() - start, "train": len(train_split), "val": len(val_split),
-            "test": len(test)}
+    return {
+        "accuracy": accuracy_score(test.labels, preds),
+        "macro_f1": f1_score(test.labels, preds, average="macro"),
+        "C": best[1],
+        "seconds": time.perf_counter() - start,
+        "train": len(train_split),
+        "val": len(val_split),
+        "test": len(test),
+    }
 
 
 def _fresh(module, tok, shape, device):
@@ -66,8 +73,9 @@ def _fresh(module, tok, shape, device):
     return model.to(device)
 
 
-def step_seconds(corpus, data_name: str, module, tok, shape, batch_size: int, lr: float, device, amp,
-                 short: int = 3, long: int = 13) -> tuple[float, float]:
+def step_seconds(
+    corpus, data_name: str, module, tok, shape, batch_size: int, lr: float, device, amp, short: int = 3, long: int = 13
+) -> tuple[float, float]:
     """(seconds per fine-tuning step, seconds per masked-language-model step) on `device`: the
     time of `long` steps less that of `short` steps, over the difference."""
     sync = torch.cuda.synchronize if device.type == "cuda" else (lambda: None)
@@ -78,8 +86,10 @@ def step_seconds(corpus, data_name: str, module, tok, shape, batch_size: int, lr
             for index in LengthBatches(data.lengths, batch_size, shuffle=True, seed=0):
                 yield collate(data, index, tok.pad_id, shape["max_len"])
 
-    fine = [timed_steps(_fresh(module, tok, shape, device), batches(), n, warmup=2, device=str(device), amp=amp)[0]
-            for n in (short, long)]
+    fine = [
+        timed_steps(_fresh(module, tok, shape, device), batches(), n, warmup=2, device=str(device), amp=amp)[0]
+        for n in (short, long)
+    ]
     mlm = load_mlm_module(ROOT / "solutions")
     rows = tokenize(unlabelled_texts(data_name), tok.encode_batch, tok.key)[0]
     rows = rows.with_format("arrow")["input_ids"].to_pylist()
@@ -88,9 +98,21 @@ def step_seconds(corpus, data_name: str, module, tok, shape, batch_size: int, lr
         model = _fresh(module, tok, shape, device)
         sync()
         start = time.perf_counter()
-        pretrain_mlm(model, list(range(len(rows))), rows.__getitem__, n, batch_size, lr, 0, device,
-                     log=lambda *a: None, mlm=mlm, special_ids=(tok.pad_id, tok.cls_id, tok.sep_id),
-                     mask_id=tok.vocab_size, base_vocab_size=min(tok.pad_id, tok.cls_id, tok.sep_id))
+        pretrain_mlm(
+            model,
+            list(range(len(rows))),
+            rows.__getitem__,
+            n,
+            batch_size,
+            lr,
+            0,
+            device,
+            log=lambda *a: None,
+            mlm=mlm,
+            special_ids=(tok.pad_id, tok.cls_id, tok.sep_id),
+            mask_id=tok.vocab_size,
+            base_vocab_size=min(tok.pad_id, tok.cls_id, tok.sep_id),
+        )
         sync()
         pre.append(time.perf_counter() - start)
     per = lambda t: max(1e-6, (t[1] - t[0]) / (long - short))  # noqa: E731
@@ -103,17 +125,37 @@ def _bert(cfg: TrainConfig) -> dict:
         m = train(cfg, ROOT, log=lambda *a, **k: None)
     pre = m.get("pretrain") or {}
     fine_s = sum(h["seconds"] for h in m["history"])
-    return {"accuracy": m["test"]["accuracy"], "macro_f1": m["test"]["report"]["macro avg"]["f1-score"],
-            "pretrain_steps": pre.get("steps", 0), "fine_steps": m["steps_total"], "best_step": m["best"]["step"],
-            "pretrain_seconds": pre.get("seconds", 0.0), "fine_seconds": fine_s,
-            "train_seconds": pre.get("seconds", 0.0) + fine_s, "wall_seconds": m["seconds"],
-            "pretrain_loss": [pre["first_mean"], pre["last_mean"]] if pre else None,
-            "pretrain_texts": pre.get("texts", 0)}
+    return {
+        "accuracy": m["test"]["accuracy"],
+        "macro_f1": m["test"]["report"]["macro avg"]["f1-score"],
+        "pretrain_steps": pre.get("steps", 0),
+        "fine_steps": m["steps_total"],
+        "best_step": m["best"]["step"],
+        "pretrain_seconds": pre.get("seconds", 0.0),
+        "fine_seconds": fine_s,
+        "train_seconds": pre.get("seconds", 0.0) + fine_s,
+        "wall_seconds": m["seconds"],
+        "pretrain_loss": [pre["first_mean"], pre["last_mean"]] if pre else None,
+        "pretrain_texts": pre.get("texts", 0),
+    }
 
 
-def compare(corpus, data_name: str, module, tok, shape: dict, *, minutes: float, share: float = 0.5,
-            batch_size: int = 32, lr: float = 5e-4, seed: int = 0, val_fraction: float = 0.1,
-            device: str = "cpu", compile: bool = False) -> dict:
+def compare(
+    corpus,
+    data_name: str,
+    module,
+    tok,
+    shape: dict,
+    *,
+    minutes: float,
+    share: float = 0.5,
+    batch_size: int = 32,
+    lr: float = 5e-4,
+    seed: int = 0,
+    val_fraction: float = 0.1,
+    device: str = "cpu",
+    compile: bool = False,
+) -> dict:
     """The three models on `corpus` (named `data_name` for kata train) under the budget rule of
     the module's docstring; prints the table and returns the figures."""
     if not 0 <= share < 1:
@@ -126,31 +168,58 @@ def compare(corpus, data_name: str, module, tok, shape: dict, *, minutes: float,
     scratch_steps = max(1, math.floor(budget / fine_s))
     pre_steps = max(1, math.floor(share * budget / mlm_s))
     after_steps = max(1, math.floor((1 - share) * budget / fine_s))
-    common = dict(code="reference", data=data_name, epochs=EPOCHS, batch_size=batch_size, lr=lr, seed=seed,
-                  val_fraction=val_fraction, device=device, compile=compile, quiet=True, **shape)
+    common = dict(
+        code="reference",
+        data=data_name,
+        epochs=EPOCHS,
+        batch_size=batch_size,
+        lr=lr,
+        seed=seed,
+        val_fraction=val_fraction,
+        device=device,
+        compile=compile,
+        quiet=True,
+        **shape,
+    )
     scratch = _bert(TrainConfig(max_steps=scratch_steps, **common))
     pretrained = _bert(TrainConfig(max_steps=after_steps, pretrain_mlm=pre_steps, **common))
-    result = {"budget_minutes": minutes, "pretrain_share": share, "device": str(dev),
-              "step_seconds": {"fine_tune": fine_s, "mlm": mlm_s}, "tfidf": base, "scratch": scratch,
-              "pretrained": pretrained, "source": corpus.source}
+    result = {
+        "budget_minutes": minutes,
+        "pretrain_share": share,
+        "device": str(dev),
+        "step_seconds": {"fine_tune": fine_s, "mlm": mlm_s},
+        "tfidf": base,
+        "scratch": scratch,
+        "pretrained": pretrained,
+        "source": corpus.source,
+    }
     print_table(result)
     return result
 
 
 def print_table(r: dict) -> None:
     base, scratch, pre = r["tfidf"], r["scratch"], r["pretrained"]
-    print(f"\nwhat pre-training buys, on {r['source'][:80]} ({r['device']}): train {base['train']:,}, "
-          f"validation {base['val']:,}, test {base['test']:,}")
-    print(f"budget: {r['budget_minutes']:g} min of training steps per BERT; pre-trained: "
-          f"{100 * r['pretrain_share']:.0f}% pre-training, the rest fine-tuning (one step: fine-tuning "
-          f"{r['step_seconds']['fine_tune']:.3f} s, masked-language model {r['step_seconds']['mlm']:.3f} s)")
+    print(
+        f"\nwhat pre-training buys, on {r['source'][:80]} ({r['device']}): train {base['train']:,}, "
+        f"validation {base['val']:,}, test {base['test']:,}"
+    )
+    print(
+        f"budget: {r['budget_minutes']:g} min of training steps per BERT; pre-trained: "
+        f"{100 * r['pretrain_share']:.0f}% pre-training, the rest fine-tuning (one step: fine-tuning "
+        f"{r['step_seconds']['fine_tune']:.3f} s, masked-language model {r['step_seconds']['mlm']:.3f} s)"
+    )
     print(f"  {'model':<44} {'steps (pre + fine)':>19} {'train s':>8} {'test acc':>9} {'macro F1':>9}")
-    print(f"  {'TF-IDF + logistic regression (C=' + str(base['C']) + ')':<44} {'-':>19} {base['seconds']:8.0f} "
-          f"{100 * base['accuracy']:8.2f}% {base['macro_f1']:9.4f}")
+    print(
+        f"  {'TF-IDF + logistic regression (C=' + str(base['C']) + ')':<44} {'-':>19} {base['seconds']:8.0f} "
+        f"{100 * base['accuracy']:8.2f}% {base['macro_f1']:9.4f}"
+    )
     for name, row in (("BERT from scratch", scratch), ("BERT pre-trained (MLM), then fine-tuned", pre)):
         steps = f"{row['pretrain_steps']} + {row['fine_steps']}"
-        print(f"  {name:<44} {steps:>19} {row['train_seconds']:8.0f} {100 * row['accuracy']:8.2f}% "
-              f"{row['macro_f1']:9.4f}")
+        print(
+            f"  {name:<44} {steps:>19} {row['train_seconds']:8.0f} {100 * row['accuracy']:8.2f}% {row['macro_f1']:9.4f}"
+        )
     if pre["pretrain_loss"]:
-        print(f"  pre-training: {pre['pretrain_texts']:,} unlabelled texts, masked-token loss "
-              f"{pre['pretrain_loss'][0]:.2f} -> {pre['pretrain_loss'][1]:.2f} ({pre['pretrain_seconds']:.0f} s)")
+        print(
+            f"  pre-training: {pre['pretrain_texts']:,} unlabelled texts, masked-token loss "
+            f"{pre['pretrain_loss'][0]:.2f} -> {pre['pretrain_loss'][1]:.2f} ({pre['pretrain_seconds']:.0f} s)"
+        )

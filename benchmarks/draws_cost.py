@@ -11,6 +11,7 @@ function took in total beside a bare `python -c "import torch"` timed in the sam
 grading's own wall time. Every call's findings are compared with what the grading got: a speed-up
 that changed a verdict would show here as a mismatch (exit status 1).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -64,8 +65,9 @@ def main(argv: list[str] | None = None) -> int:
     unit = import_torch_s()
     env = dict(os.environ, KATA_GRADE_LANES="1")
     t0 = time.perf_counter()
-    subprocess.run([sys.executable, "-c", RECORD, str(out), "grade", str(ROOT / "solutions"), "-q"],
-                   cwd=ROOT, env=env, check=True)
+    subprocess.run(
+        [sys.executable, "-c", RECORD, str(out), "grade", str(ROOT / "solutions"), "-q"], cwd=ROOT, env=env, check=True
+    )
     graded = time.perf_counter() - t0
     sys.path.insert(0, str(ROOT))
     import torch
@@ -93,8 +95,10 @@ def main(argv: list[str] | None = None) -> int:
     print(f"grading of the reference, one lane, the recording included: {graded:.1f} s ({graded / unit:.1f}x)")
     for name in NAMES:
         print(f"  {name:20s} {calls[name]:4d} calls  {spent[name]:6.2f} s")
-    print(f"  statistics in all     {sum(calls.values()):4d} calls  {total:6.2f} s ({total / unit:.1f}x; "
-          f"{100 * total / graded:.0f}% of the grading)")
+    print(
+        f"  statistics in all     {sum(calls.values()):4d} calls  {total:6.2f} s ({total / unit:.1f}x; "
+        f"{100 * total / graded:.0f}% of the grading)"
+    )
     print("findings: all equal to the grading's" if not mismatches else f"findings: {mismatches} differ")
     if not args.keep and not args.out:
         shutil.rmtree(out, ignore_errors=True)

@@ -8,6 +8,7 @@ anonymous memory are copied) after importing torch, then torch._dynamo (what an 
 use imports, course.toml's `preload`), then sklearn.metrics (s1_23_evaluation's preload), beside a
 bare Python. A sandbox's fork server that has imported a preload pays it on every later fork.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -34,14 +35,25 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--n", type=int, default=30)
     args = ap.parse_args(argv)
-    bare = subprocess.run([sys.executable, "-c", f"import sys; sys.path.insert(0, {os.path.dirname(__file__)!r}); "
-                           f"import fork_cost; print(fork_cost.fork_ms({args.n}))"], capture_output=True, text=True)
+    bare = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            f"import sys; sys.path.insert(0, {os.path.dirname(__file__)!r}); "
+            f"import fork_cost; print(fork_cost.fork_ms({args.n}))",
+        ],
+        capture_output=True,
+        text=True,
+    )
     print(f"bare python        {float(bare.stdout):6.2f} ms" if bare.returncode == 0 else "bare python: failed")
     import torch  # noqa: F401
+
     print(f"torch              {fork_ms(args.n):6.2f} ms")
     import torch._dynamo  # noqa: F401
+
     print(f"+ torch._dynamo    {fork_ms(args.n):6.2f} ms")
     import sklearn.metrics  # noqa: F401
+
     print(f"+ sklearn.metrics  {fork_ms(args.n):6.2f} ms")
     return 0
 

@@ -18,6 +18,7 @@ printed before and after: on a shared machine they say how much of the second co
 a time: the design batch grading did not choose (each pays a new interpreter and its torch import),
 measured for comparison.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -50,8 +51,10 @@ def _wrong(source: str) -> str:
             inside = True
         elif inside and line.strip().startswith("return ") and not line.strip().startswith("return None"):
             indent = line[: len(line) - len(line.lstrip())]
-            lines[i] = f"{indent}return _kata_scale({line.strip()[len('return '):]})"
-            lines.append("\n\ndef _kata_scale(x):\n    try:\n        return x * 1.5\n    except Exception:\n        return x\n")
+            lines[i] = f"{indent}return _kata_scale({line.strip()[len('return ') :]})"
+            lines.append(
+                "\n\ndef _kata_scale(x):\n    try:\n        return x * 1.5\n    except Exception:\n        return x\n"
+            )
             break
     return "\n".join(lines) + "\n"
 
@@ -134,8 +137,24 @@ def load() -> str:
 
 def grade(folder: Path, out: Path, jobs: int, only: list[str]) -> float:
     t0 = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-m", "grader", "grade", str(folder), "--out", str(out),
-                           "--jobs", str(jobs), "--quiet", *only], cwd=ROOT, capture_output=True, text=True)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "grader",
+            "grade",
+            str(folder),
+            "--out",
+            str(out),
+            "--jobs",
+            str(jobs),
+            "--quiet",
+            *only,
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
     seconds = time.perf_counter() - t0
     if proc.returncode not in (0, 1):
         raise SystemExit(f"kata grade --jobs {jobs} failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}")
@@ -146,8 +165,11 @@ def grade_each(folder: Path, tmp: Path, jobs: int, only: list[str]) -> float:
     entries = sorted(p for p in folder.iterdir())
 
     def one(p: Path) -> None:
-        subprocess.run([sys.executable, "-m", "grader", "grade", str(p), "--json", str(tmp / f"{p.name}.json"),
-                        "--quiet", *only], cwd=ROOT, capture_output=True)
+        subprocess.run(
+            [sys.executable, "-m", "grader", "grade", str(p), "--json", str(tmp / f"{p.name}.json"), "--quiet", *only],
+            cwd=ROOT,
+            capture_output=True,
+        )
 
     t0 = time.perf_counter()
     with ThreadPoolExecutor(jobs) as pool:
@@ -172,8 +194,10 @@ def main() -> None:
         folder.mkdir()
         kinds = make_class(c, folder, ids)
         what = "every exercise" if args.all else f"the §{SLICE[0]}–{SLICE[-1]} slice"
-        print(f"{N} submissions, graded on {what}: {len(ids)} exercises, {checks} checks "
-              f"({', '.join(ids) if not args.all else 'all'})")
+        print(
+            f"{N} submissions, graded on {what}: {len(ids)} exercises, {checks} checks "
+            f"({', '.join(ids) if not args.all else 'all'})"
+        )
         counts: dict[str, int] = {}
         for kind, _ in kinds.values():
             counts[kind] = counts.get(kind, 0) + 1
@@ -190,18 +214,24 @@ def main() -> None:
         serial, parallel = statistics.median(times[1]), statistics.median(times[2])
         print(f"after:  {load()}; {capacity()}")
         if args.repeat > 1:
-            print(f"medians of {args.repeat} runs each: --jobs 1 {[round(x, 1) for x in times[1]]}, "
-                  f"--jobs 2 {[round(x, 1) for x in times[2]]}")
+            print(
+                f"medians of {args.repeat} runs each: --jobs 1 {[round(x, 1) for x in times[1]]}, "
+                f"--jobs 2 {[round(x, 1) for x in times[2]]}"
+            )
         print(f"--jobs 1: {serial:6.1f} s  ({serial / N:.2f} s per submission)")
         print(f"--jobs 2: {parallel:6.1f} s  ({parallel / N:.2f} s per submission)")
         ratio = parallel / serial
-        print(f"speedup {serial / parallel:.2f}x: --jobs 2 takes {ratio:.2f}x the serial time "
-              f"(target <= 0.60x: {'met' if ratio <= 0.6 else 'NOT met'}); the gradebooks are equal")
+        print(
+            f"speedup {serial / parallel:.2f}x: --jobs 2 takes {ratio:.2f}x the serial time "
+            f"(target <= 0.60x: {'met' if ratio <= 0.6 else 'NOT met'}); the gradebooks are equal"
+        )
         if args.subprocess:
             (tmp / "each").mkdir()
             each = grade_each(folder, tmp / "each", 2, only)
-            print(f"one `kata grade ONE --json` process per submission, 2 at a time: {each:6.1f} s "
-                  f"({each / N:.2f} s per submission; {each / parallel:.2f}x the batch's --jobs 2)")
+            print(
+                f"one `kata grade ONE --json` process per submission, 2 at a time: {each:6.1f} s "
+                f"({each / N:.2f} s per submission; {each / parallel:.2f}x the batch's --jobs 2)"
+            )
             print(f"after:  {load()}")
 
 

@@ -13,6 +13,7 @@ faster than one run using every core; what the ratios show is what sharding cost
 own Python, torch import and sandbox, the merge) and how evenly a hash splits the class. On N
 machines the shards' times add up to the 1-shard time plus that cost, divided by N.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -39,17 +40,40 @@ def run_shards(folder: Path, out: Path, n: int, cores: int, only: list[str]) -> 
     env = {**os.environ, "KATA_LANG": "en"}
     jobs = max(1, cores // n)
     t0 = time.perf_counter()
-    procs = [subprocess.Popen([sys.executable, "-m", "grader", "grade", str(folder), "--out", str(out), "--jobs",
-                               str(jobs), "--quiet", "--shard", f"{k}/{n}", *only], cwd=ROOT, env=env,
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for k in range(1, n + 1)]
+    procs = [
+        subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "grader",
+                "grade",
+                str(folder),
+                "--out",
+                str(out),
+                "--jobs",
+                str(jobs),
+                "--quiet",
+                "--shard",
+                f"{k}/{n}",
+                *only,
+            ],
+            cwd=ROOT,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for k in range(1, n + 1)
+    ]
     for p in procs:
         stdout, stderr = p.communicate()
         if p.returncode not in (0, 1):
             raise SystemExit(f"shard failed ({p.returncode}):\n{stdout}\n{stderr}")
     shards_s = time.perf_counter() - t0
     t0 = time.perf_counter()
-    merge = subprocess.run([sys.executable, "-m", "grader", "gradebook", str(out)], cwd=ROOT, env=env,
-                           capture_output=True, text=True)
+    merge = subprocess.run(
+        [sys.executable, "-m", "grader", "gradebook", str(out)], cwd=ROOT, env=env, capture_output=True, text=True
+    )
     if merge.returncode not in (0, 5):
         raise SystemExit(f"kata gradebook failed ({merge.returncode}):\n{merge.stdout}\n{merge.stderr}")
     sizes = [sum(part(p.name, n) == k for p in folder.iterdir()) for k in range(1, n + 1)]
@@ -79,13 +103,17 @@ def main() -> None:
             book = (out / "gradebook.csv").read_bytes()
             first = first or (n, shards_s + merge_s, book)
             rows.append((n, shards_s, merge_s, sizes, book == first[2]))
-        print(f"{'shards':>6} {'jobs each':>9} {'grading s':>10} {'merge s':>8} {'total s':>8} {'vs ' + str(first[0]):>6}"
-              f"  entries per shard  gradebook.csv")
+        print(
+            f"{'shards':>6} {'jobs each':>9} {'grading s':>10} {'merge s':>8} {'total s':>8} {'vs ' + str(first[0]):>6}"
+            f"  entries per shard  gradebook.csv"
+        )
         for n, shards_s, merge_s, sizes, same in rows:
             total = shards_s + merge_s
-            print(f"{n:>6} {max(1, args.cores // n):>9} {shards_s:>10.1f} {merge_s:>8.1f} {total:>8.1f} "
-                  f"{total / first[1]:>5.2f}x  {'/'.join(map(str, sizes)):<17}  "
-                  f"{'the same as ' + str(first[0]) + ' shard(s)' if same else 'DIFFERS'}")
+            print(
+                f"{n:>6} {max(1, args.cores // n):>9} {shards_s:>10.1f} {merge_s:>8.1f} {total:>8.1f} "
+                f"{total / first[1]:>5.2f}x  {'/'.join(map(str, sizes)):<17}  "
+                f"{'the same as ' + str(first[0]) + ' shard(s)' if same else 'DIFFERS'}"
+            )
         print(f"after: {load()}; {capacity()}")
         if not all(same for *_, same in rows):
             raise SystemExit("a merged gradebook.csv differs from the first one")

@@ -8,6 +8,7 @@ grading the reference solutions in-process, and `kata grade solutions` as a user
 (a new Python process, imports included), for the first slice (§1.9–1.12, the foundation's
 target: <= 5 s) and for the whole course. Worker start-up target: <= 2 s.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -59,14 +60,17 @@ def main() -> None:
     for _ in range(args.repeat):
         for args_, times in ((only, cli), ([], cli_all)):
             t0 = time.perf_counter()
-            proc = subprocess.run([sys.executable, "-m", "grader", "grade", str(c.solutions_dir), "--quiet", *args_],
-                                  cwd=ROOT)
+            proc = subprocess.run(
+                [sys.executable, "-m", "grader", "grade", str(c.solutions_dir), "--quiet", *args_], cwd=ROOT
+            )
             times.append(time.perf_counter() - t0)
             assert proc.returncode == 0
     n_checks = len(res.results)
     n_all = sum(len(ex.checks) for ex in c.exercises)
-    print(f"sandbox: {kind}; slice §1.9–1.12: {len(slice_ids)} exercises, {n_checks} checks; "
-          f"course: {len(c.exercises)} exercises, {n_all} checks; median of {args.repeat} runs")
+    print(
+        f"sandbox: {kind}; slice §1.9–1.12: {len(slice_ids)} exercises, {n_checks} checks; "
+        f"course: {len(c.exercises)} exercises, {n_all} checks; median of {args.repeat} runs"
+    )
     print(f"worker start-up (bwrap + python + torch, until ready): {statistics.median(starts):.2f} s   (target <= 2 s)")
     print(f"fresh worker process per check (fork + import):       {statistics.median(spawns) * 1000:.1f} ms")
     print(f"grade the slice, in-process (warm):                   {statistics.median(inproc):.2f} s")

@@ -29,6 +29,7 @@ calibrated on 3 known bytes first; then `--trials` random bytes are sent. For ea
 prints how many decode exactly, the largest error, and the bits per check that get through
 reliably at that error: log2(256 / (2 * error + 1)), 0 where no byte decodes within 16.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -46,7 +47,7 @@ sys.path.insert(0, str(ROOT))
 
 BIG_MIB = 320
 STEP_S = 0.02  # the clock channel's unit
-SOURCE = '''
+SOURCE = """
 import ctypes, os, time
 
 BIG = "/assets/big.bin"
@@ -156,7 +157,7 @@ def send(channel, secret):
 
 def receive():
     return counters()
-'''.replace("<<STEP_S>>", repr(STEP_S))
+""".replace("<<STEP_S>>", repr(STEP_S))
 
 
 def raw(channel: str, before: dict, after: dict) -> int:
@@ -219,8 +220,7 @@ def measure(box, channel: str, trials: int, rng: random.Random) -> dict:
         errors.append(abs((decoded - secret + 128) % 256 - 128) if channel == "processes" else abs(decoded - secret))
     worst = max(errors)
     bits = math.log2(256 / (2 * worst + 1)) if worst <= 16 else 0.0
-    return {"exact": sum(e == 0 for e in errors), "trials": trials, "worst": worst, "bits": bits,
-            "offsets": offsets}
+    return {"exact": sum(e == 0 for e in errors), "trials": trials, "worst": worst, "bits": bits, "offsets": offsets}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -239,9 +239,11 @@ def main(argv: list[str] | None = None) -> int:
             for channel in args.channels.split(","):
                 t0 = time.monotonic()
                 r = measure(box, channel, args.trials, rng)
-                print(f"{channel:<10} exact {r['exact']:>2}/{r['trials']}  worst error {r['worst']:>3}  "
-                      f"bits/check {r['bits']:.1f}  (calibration offsets {r['offsets']}, {time.monotonic() - t0:.0f} s)",
-                      flush=True)
+                print(
+                    f"{channel:<10} exact {r['exact']:>2}/{r['trials']}  worst error {r['worst']:>3}  "
+                    f"bits/check {r['bits']:.1f}  (calibration offsets {r['offsets']}, {time.monotonic() - t0:.0f} s)",
+                    flush=True,
+                )
     return 0
 
 

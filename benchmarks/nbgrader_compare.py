@@ -30,6 +30,7 @@ least 3x faster per submission) and export / `kata grade --jobs 2`; `--json FILE
 with the machine's load. Exit status 1 when the scores disagree.
 Needs nbgrader (`.venv/bin/pip install -e '.[nbgrader]'`).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -52,8 +53,13 @@ TARGET = 3.0  # in-kernel nbgrader / kata grade --jobs 2, per submission
 
 
 def kata(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "grader", *args], cwd=ROOT, capture_output=True, text=True,
-                          env={**os.environ, "PYTHONPATH": str(ROOT), "KATA_LANG": "en"})
+    return subprocess.run(
+        [sys.executable, "-m", "grader", *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT), "KATA_LANG": "en"},
+    )
 
 
 def timed(fn, *args, **kwargs):
@@ -76,9 +82,12 @@ def kata_batch(class_dir: Path, out: Path, jobs: int, ids: list[str]) -> tuple[f
         r = json.loads(record.read_text())
         assert r["student"]["status"] == "graded", (record, r["student"])
         public = [c for c in r["checks"] if c["visibility"] == "public"]
-        got[r["student"]["name"]] = {"total": r["score"], "max": r["max_score"],
-                                     "public": sum(c["score"] for c in public),
-                                     "public_max": sum(c["max_score"] for c in public)}
+        got[r["student"]["name"]] = {
+            "total": r["score"],
+            "max": r["max_score"],
+            "public": sum(c["score"] for c in public),
+            "public_max": sum(c["max_score"] for c in public),
+        }
         sandbox = r.get("sandbox", "")
     return seconds, got, sandbox
 
@@ -118,10 +127,18 @@ def export_race(course, work: Path, students: dict[str, str], ids: list[str]) ->
     for student, kind in students.items():
         done = nbc.solved_ids(kind, ids)
         for a, members in assignments.items():
-            nbc.submit(course_dir, student, a, {
-                i: nbc.solve(course_dir / "release" / a / f"{i}.ipynb",
-                             nbc.answers(course_dir / "source" / a / f"{i}.ipynb") if i in done else {})
-                for i in members})
+            nbc.submit(
+                course_dir,
+                student,
+                a,
+                {
+                    i: nbc.solve(
+                        course_dir / "release" / a / f"{i}.ipynb",
+                        nbc.answers(course_dir / "source" / a / f"{i}.ipynb") if i in done else {},
+                    )
+                    for i in members
+                },
+            )
     seconds = 0.0
     for a in assignments:
         proc, s = timed(nbc.nbgrader, course_dir, "autograde", a, timeout=3600)
@@ -136,8 +153,14 @@ def export_race(course, work: Path, students: dict[str, str], ids: list[str]) ->
     return seconds, got, top, len(assignments)
 
 
-def agreement(students: dict[str, str], inkernel: dict, inkernel_max: float, ours: dict,
-              export: dict | None, export_max: float | None) -> list[str]:
+def agreement(
+    students: dict[str, str],
+    inkernel: dict,
+    inkernel_max: float,
+    ours: dict,
+    export: dict | None,
+    export_max: float | None,
+) -> list[str]:
     """What disagrees (empty: the scores agree)."""
     bad = []
     for s, kind in students.items():
@@ -182,9 +205,12 @@ def main() -> int:
     n = len(students)
     loads = {"start": load()}
     try:
-        print(f"{n} submissions of §1.9–1.12 ({len(ids)} exercises): "
-              + ", ".join(f"{sum(k == kind for k in students.values())} {kind}" for kind in KINDS)
-              + f"; {os.cpu_count()} CPUs, load average {loads['start']}", flush=True)
+        print(
+            f"{n} submissions of §1.9–1.12 ({len(ids)} exercises): "
+            + ", ".join(f"{sum(k == kind for k in students.values())} {kind}" for kind in KINDS)
+            + f"; {os.cpu_count()} CPUs, load average {loads['start']}",
+            flush=True,
+        )
         inkernel_s, inkernel, inkernel_max = inkernel_race(course, work, students)
         print(f"nbgrader autograde, in-kernel asserts: {inkernel_s:.1f} s for {n}", flush=True)
         loads["kata_jobs2"] = load()
@@ -219,44 +245,73 @@ def main() -> int:
     per = {"nbgrader_inkernel": inkernel_s / n, "kata_jobs2": j2_s / n, "kata_jobs1": j1_s / n}
     if export is not None:
         per["nbgrader_kata_export"] = export_s / n
-    names = {"nbgrader_inkernel": "nbgrader autograde, in-kernel asserts (1 command)",
-             "kata_jobs2": "kata grade --jobs 2 (1 command)",
-             "kata_jobs1": "kata grade --jobs 1 (1 command)",
-             "nbgrader_kata_export": f"nbgrader autograde, our export ({commands} commands)"}
+    names = {
+        "nbgrader_inkernel": "nbgrader autograde, in-kernel asserts (1 command)",
+        "kata_jobs2": "kata grade --jobs 2 (1 command)",
+        "kata_jobs1": "kata grade --jobs 1 (1 command)",
+        "nbgrader_kata_export": f"nbgrader autograde, our export ({commands} commands)",
+    }
     print(f"{'grader':<52}{'total s':>9}{'s/submission':>14}{'/ kata -j2':>12}")
     for key, s in per.items():
         print(f"{names[key]:<52}{s * n:9.1f}{s:14.2f}{s / per['kata_jobs2']:11.1f}x")
-    ratios = {"nbgrader_inkernel_over_kata_jobs2": per["nbgrader_inkernel"] / per["kata_jobs2"],
-              "nbgrader_inkernel_over_kata_jobs1": per["nbgrader_inkernel"] / per["kata_jobs1"]}
+    ratios = {
+        "nbgrader_inkernel_over_kata_jobs2": per["nbgrader_inkernel"] / per["kata_jobs2"],
+        "nbgrader_inkernel_over_kata_jobs1": per["nbgrader_inkernel"] / per["kata_jobs1"],
+    }
     if export is not None:
         ratios["nbgrader_kata_export_over_kata_jobs2"] = per["nbgrader_kata_export"] / per["kata_jobs2"]
         ratios["nbgrader_kata_export_over_kata_jobs1"] = per["nbgrader_kata_export"] / per["kata_jobs1"]
     met = ratios["nbgrader_inkernel_over_kata_jobs2"] >= TARGET
-    print(f"\nin-kernel nbgrader / kata grade --jobs 2 = {ratios['nbgrader_inkernel_over_kata_jobs2']:.1f}x per "
-          f"submission ({'meets' if met else 'below'} the {TARGET:g}x target)")
+    print(
+        f"\nin-kernel nbgrader / kata grade --jobs 2 = {ratios['nbgrader_inkernel_over_kata_jobs2']:.1f}x per "
+        f"submission ({'meets' if met else 'below'} the {TARGET:g}x target)"
+    )
     if export is not None:
-        print(f"our nbgrader export / kata grade --jobs 2 = {ratios['nbgrader_kata_export_over_kata_jobs2']:.1f}x "
-              "per submission")
+        print(
+            f"our nbgrader export / kata grade --jobs 2 = {ratios['nbgrader_kata_export_over_kata_jobs2']:.1f}x "
+            "per submission"
+        )
     else:
         print("our nbgrader export: not timed (--with-export)")
     print(f"load average: {' '.join(f'{k} {v}' for k, v in loads.items())}")
 
     if args.json:
-        doc = {"command": " ".join([Path(sys.executable).name, *sys.argv]), "students": n, "exercises": ids,
-               "machine": {"cpus": os.cpu_count(), "platform": platform.platform(), "python": platform.python_version(),
-                           "torch": torch.__version__, "nbgrader": nbgrader.__version__, "kata_sandbox": sandbox,
-                           "load_average_1min": loads},
-               "max_score": {"nbgrader_inkernel": inkernel_max, "kata": kata_max, "kata_public": public_max,
-                             "nbgrader_kata_export": export_max},
-               "scores": {s: {"kind": kind, "nbgrader_inkernel": inkernel[s], "kata": ours[s]["total"],
-                              "kata_public": ours[s]["public"],
-                              "nbgrader_kata_export": export[s] if export else None}
-                          for s, kind in students.items()},
-               "scores_agree": not bad, "disagreements": bad,
-               "seconds": {k: round(v * n, 3) for k, v in per.items()},
-               "seconds_per_submission": {k: round(v, 4) for k, v in per.items()},
-               "ratios": {k: round(v, 3) for k, v in ratios.items()},
-               "target": {"nbgrader_inkernel_over_kata_jobs2": TARGET, "met": met}}
+        doc = {
+            "command": " ".join([Path(sys.executable).name, *sys.argv]),
+            "students": n,
+            "exercises": ids,
+            "machine": {
+                "cpus": os.cpu_count(),
+                "platform": platform.platform(),
+                "python": platform.python_version(),
+                "torch": torch.__version__,
+                "nbgrader": nbgrader.__version__,
+                "kata_sandbox": sandbox,
+                "load_average_1min": loads,
+            },
+            "max_score": {
+                "nbgrader_inkernel": inkernel_max,
+                "kata": kata_max,
+                "kata_public": public_max,
+                "nbgrader_kata_export": export_max,
+            },
+            "scores": {
+                s: {
+                    "kind": kind,
+                    "nbgrader_inkernel": inkernel[s],
+                    "kata": ours[s]["total"],
+                    "kata_public": ours[s]["public"],
+                    "nbgrader_kata_export": export[s] if export else None,
+                }
+                for s, kind in students.items()
+            },
+            "scores_agree": not bad,
+            "disagreements": bad,
+            "seconds": {k: round(v * n, 3) for k, v in per.items()},
+            "seconds_per_submission": {k: round(v, 4) for k, v in per.items()},
+            "ratios": {k: round(v, 3) for k, v in ratios.items()},
+            "target": {"nbgrader_inkernel_over_kata_jobs2": TARGET, "met": met},
+        }
         Path(args.json).write_text(json.dumps(doc, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
         print(f"wrote {args.json}")
     return 0 if not bad else 1

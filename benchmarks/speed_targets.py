@@ -32,6 +32,7 @@ with `--public-only` (which leaves those reads out) and the difference taken.
 --quick: three exercises, one run each, and the grade of those three exercises only (no target:
 a smoke run). Exit status 1 when a target fails.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -74,7 +75,9 @@ def children_cpu() -> float:
     return r.ru_utime + r.ru_stime
 
 
-def kata_run(project: Path, env: dict, *args: str, timeout: float = 1800) -> tuple[subprocess.CompletedProcess, float, float]:
+def kata_run(
+    project: Path, env: dict, *args: str, timeout: float = 1800
+) -> tuple[subprocess.CompletedProcess, float, float]:
     """`kata ARGS` in the private course: (process, wall seconds, CPU seconds of it and its children)."""
     cpu0, t0 = children_cpu(), time.perf_counter()
     proc = subprocess.run([*kata_argv(), *args], cwd=project, env=env, capture_output=True, text=True, timeout=timeout)
@@ -83,8 +86,19 @@ def kata_run(project: Path, env: dict, *args: str, timeout: float = 1800) -> tup
 
 def grade(project: Path, env: dict, json_path: Path, ids: list[str], public_only: bool = False):
     only = [a for i in ids for a in ("-e", i)]
-    proc, wall, cpu = kata_run(project, env, "grade", str(project / "solutions"), "--course", str(project),
-                               "--json", str(json_path), "--quiet", *only, *(["--public-only"] if public_only else []))
+    proc, wall, cpu = kata_run(
+        project,
+        env,
+        "grade",
+        str(project / "solutions"),
+        "--course",
+        str(project),
+        "--json",
+        str(json_path),
+        "--quiet",
+        *only,
+        *(["--public-only"] if public_only else []),
+    )
     if proc.returncode != 0:
         raise SystemExit(f"kata grade failed ({proc.returncode}):\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}")
     doc = json.loads(json_path.read_text())
@@ -110,17 +124,21 @@ def breakdown(doc: dict, wall: float, reads: dict | None) -> list[str]:
             row[1] += 1
     public = sum(r[0] for r in per_ex.values())
     inside = float(doc["duration_s"])  # whole seconds: the runner, from the sandbox's launch to the last check
-    lines = [f"where `kata grade` spent {wall:.1f} s (report: duration_s {inside:.0f} s, "
-             f"worker_startup_s {doc['worker_startup_s']:.2f} s, {len(doc['checks'])} checks):",
-             f"  {'process start, imports, opening the submission, writing the report':68s} {wall - inside:6.1f} s"
-             "  (wall - duration_s, ±0.5 s)",
-             f"  {'sandbox start (worker_startup_s, overlaps collection)':68s} {doc['worker_startup_s']:6.2f} s",
-             f"  {'public checks, summed':68s} {public:6.1f} s",
-             f"  {'hidden checks + collection + forbidden-API scans (duration_s - public)':68s} {inside - public:6.1f} s"
-             "  (hidden checks' times are null in the report)"]
+    lines = [
+        f"where `kata grade` spent {wall:.1f} s (report: duration_s {inside:.0f} s, "
+        f"worker_startup_s {doc['worker_startup_s']:.2f} s, {len(doc['checks'])} checks):",
+        f"  {'process start, imports, opening the submission, writing the report':68s} {wall - inside:6.1f} s"
+        "  (wall - duration_s, ±0.5 s)",
+        f"  {'sandbox start (worker_startup_s, overlaps collection)':68s} {doc['worker_startup_s']:6.2f} s",
+        f"  {'public checks, summed':68s} {public:6.1f} s",
+        f"  {'hidden checks + collection + forbidden-API scans (duration_s - public)':68s} {inside - public:6.1f} s"
+        "  (hidden checks' times are null in the report)",
+    ]
     if reads is not None:
-        lines.append(f"  {'  of the public checks: reads at the training size (grade - --public-only)':68s} "
-                     f"{reads['total']:6.1f} s  ({', '.join(f'{k} {v:.1f}' for k, v in reads['by_exercise'].items())})")
+        lines.append(
+            f"  {'  of the public checks: reads at the training size (grade - --public-only)':68s} "
+            f"{reads['total']:6.1f} s  ({', '.join(f'{k} {v:.1f}' for k, v in reads['by_exercise'].items())})"
+        )
     lines.append("  each exercise's public checks (seconds, public/hidden checks), slowest first:")
     for ex_id, (s, n_pub, n_hid) in sorted(per_ex.items(), key=lambda kv: -kv[1][0]):
         lines.append(f"    {ex_id:28s} {s:6.2f} s  ({n_pub} public, {n_hid} hidden)")
@@ -145,7 +163,9 @@ def main() -> int:
     ap.add_argument("--ids", default="", help="comma-separated exercise ids (default: every exercise)")
     ap.add_argument("--reps", type=int, default=None, help="runs of each warm `kata check` (default 3; --quick 1)")
     ap.add_argument("--json", metavar="FILE", help="also write every figure as JSON")
-    ap.add_argument("--no-reads", action="store_true", help="skip the --public-only grade that measures the training-size reads")
+    ap.add_argument(
+        "--no-reads", action="store_true", help="skip the --public-only grade that measures the training-size reads"
+    )
     args = ap.parse_args()
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # stop the warm grader on the way out
     reps = args.reps or (1 if args.quick else 3)
@@ -164,8 +184,10 @@ def main() -> int:
         shutil.copy(ROOT / "solutions" / ex.file, project / "exercises" / ex.file)
     warm, cold = env_for(True, warm_dir), env_for(False, warm_dir)
     load0 = os.getloadavg()[0]
-    print(f"load average at start: {load0:.2f} ({os.cpu_count()} CPUs); {len(ids)} exercises, {reps} run(s) each",
-          flush=True)
+    print(
+        f"load average at start: {load0:.2f} ({os.cpu_count()} CPUs); {len(ids)} exercises, {reps} run(s) each",
+        flush=True,
+    )
     rows: list[dict] = []  # path, seconds, target ratio (None: no target)
     torch_s = time_import_torch(3)
     print(f"import torch: {' '.join(f'{x:.2f}' for x in torch_s)} s", flush=True)
@@ -176,18 +198,34 @@ def main() -> int:
         print(f"first check: {t:.2f} s", flush=True)
         for ex_id in ids:
             xs = [time_check(project, ex_id, warm) for _ in range(reps)]
-            rows.append({"path": f"check {ex_id} (warm)", "s": statistics.median(xs), "runs": xs,
-                         "target": TARGETS["check"]})
+            rows.append(
+                {"path": f"check {ex_id} (warm)", "s": statistics.median(xs), "runs": xs, "target": TARGETS["check"]}
+            )
             print(f"check {ex_id}: {' '.join(f'{x:.2f}' for x in xs)} s", flush=True)
         proc, t, _ = kata_run(project, warm, "submit", "--out", str(base / "kata-submission.zip"))
         if proc.returncode != 0:
             raise SystemExit(f"kata submit failed ({proc.returncode}):\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}")
-        rows.append({"path": f"submit (after checking {'every exercise' if set(ids) == set(all_ids) else f'{len(ids)} exercise(s)'})",
-                     "s": t, "target": TARGETS["submit"]})
+        rows.append(
+            {
+                "path": f"submit (after checking {'every exercise' if set(ids) == set(all_ids) else f'{len(ids)} exercise(s)'})",
+                "s": t,
+                "target": TARGETS["submit"],
+            }
+        )
         print(f"submit: {t:.2f} s", flush=True)
     finally:
-        subprocess.run([sys.executable, "-c", "from grader.course import manifest; from grader.student.warm import client;"
-                        " client.stop(manifest.load())"], cwd=project, env=warm, capture_output=True, timeout=60)
+        subprocess.run(
+            [
+                sys.executable,
+                "-c",
+                "from grader.course import manifest; from grader.student.warm import client;"
+                " client.stop(manifest.load())",
+            ],
+            cwd=project,
+            env=warm,
+            capture_output=True,
+            timeout=60,
+        )
     try:
         graded = all_ids if whole else ids
         doc, wall, cpu = grade(project, cold, base / "grade.json", [] if whole else ids)
@@ -208,21 +246,27 @@ def main() -> int:
         torch_s += time_import_torch(3)
         unit = statistics.median(torch_s)
         toml = tomllib.loads((ROOT / "course.toml").read_text())["course"]
-        budget = [("budget_s in course.toml", toml.get("budget_s"), BUDGET_S),
-                  ("budget_cpu_s in course.toml", toml.get("budget_cpu_s"), BUDGET_CPU_S)]
+        budget = [
+            ("budget_s in course.toml", toml.get("budget_s"), BUDGET_S),
+            ("budget_cpu_s in course.toml", toml.get("budget_cpu_s"), BUDGET_CPU_S),
+        ]
         if whole:
-            budget += [("reference grading, report duration_s", doc["duration_s"], BUDGET_S / 3),
-                       ("reference grading in one lane, duration_s", doc1["duration_s"], BUDGET_S / 3),
-                       # the rusage of reaped children only: a lower bound, so shown without a verdict
-                       ("reference grading, CPU s (reaped children: lower bound)", round(cpu, 1), None)]
+            budget += [
+                ("reference grading, report duration_s", doc["duration_s"], BUDGET_S / 3),
+                ("reference grading in one lane, duration_s", doc1["duration_s"], BUDGET_S / 3),
+                # the rusage of reaped children only: a lower bound, so shown without a verdict
+                ("reference grading, CPU s (reaped children: lower bound)", round(cpu, 1), None),
+            ]
     finally:
         shutil.rmtree(base, ignore_errors=True)
         shutil.rmtree(warm_dir, ignore_errors=True)
 
     failed = 0
     print()
-    print(f"import torch (the unit): median {unit:.2f} s of {len(torch_s)} runs "
-          f"({min(torch_s):.2f}-{max(torch_s):.2f}); load average now {os.getloadavg()[0]:.2f}")
+    print(
+        f"import torch (the unit): median {unit:.2f} s of {len(torch_s)} runs "
+        f"({min(torch_s):.2f}-{max(torch_s):.2f}); load average now {os.getloadavg()[0]:.2f}"
+    )
     print(f"{'path':58s} {'seconds':>8s} {'ratio':>7s} {'target':>8s}  verdict")
     for r in rows:
         r["ratio"] = r["s"] / unit
@@ -242,12 +286,19 @@ def main() -> int:
     lines = breakdown(doc1, wall1, reads)
     print("\n".join(lines))
     if args.json:
-        out.update(import_torch_s=torch_s, unit_s=unit, rows=rows, grade_cpu_s=cpu, grade_report={
-            k: doc[k] for k in ("duration_s", "worker_startup_s", "sandbox", "score", "max_score")},
+        out.update(
+            import_torch_s=torch_s,
+            unit_s=unit,
+            rows=rows,
+            grade_cpu_s=cpu,
+            grade_report={k: doc[k] for k in ("duration_s", "worker_startup_s", "sandbox", "score", "max_score")},
             grade_one_lane_report={k: doc1[k] for k in ("duration_s", "worker_startup_s")},
             checks=[{k: c[k] for k in ("exercise", "name", "visibility", "duration_s")} for c in doc["checks"]],
-            training_reads=reads, budget=[{"name": n, "value": v, "limit": lim} for n, v, lim in budget],
-            breakdown=lines, load_end=os.getloadavg()[0])
+            training_reads=reads,
+            budget=[{"name": n, "value": v, "limit": lim} for n, v, lim in budget],
+            breakdown=lines,
+            load_end=os.getloadavg()[0],
+        )
         Path(args.json).write_text(json.dumps(out, indent=1))
     return 1 if failed else 0
 

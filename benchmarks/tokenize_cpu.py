@@ -21,6 +21,7 @@ checked equal.
     python benchmarks/tokenize_cpu.py
     python benchmarks/tokenize_cpu.py --repeat 1 --data synthetic:20000
 """
+
 from __future__ import annotations
 
 import argparse
@@ -77,6 +78,7 @@ def main(argv=None) -> int:
                 ids, from_cache = tokenize(texts_ds, tok.encode_batch, tok.key, num_proc=num_proc)
                 assert not from_cache
                 return column(ids, "input_ids")
+
         return run
 
     seconds["map"], ids_map = best_of(args.repeat, mapped(None))
@@ -93,8 +95,10 @@ def main(argv=None) -> int:
         seconds["cached"], ids_cached = best_of(args.repeat, cached)
     same = ids_list == ids_map == ids_map2 == ids_cached
 
-    print(f"tokenisation of {n:,} texts of {source} ({sum(map(len, ids_list)):,} ids; best of {args.repeat}; "
-          f"{os.cpu_count()} CPUs here):")
+    print(
+        f"tokenisation of {n:,} texts of {source} ({sum(map(len, ids_list)):,} ids; best of {args.repeat}; "
+        f"{os.cpu_count()} CPUs here):"
+    )
     for name, s in seconds.items():
         print(f"  {name:8s} {s:7.2f} s  {n / s:10,.0f} texts/s  {seconds['list'] / s:5.2f}x list")
     print(f"  map x2 / list: {seconds['list'] / seconds['map x2']:.2f}x; ids identical in every way: {same}")

@@ -19,6 +19,7 @@
     python benchmarks/train_cpu.py --data imdb --minutes 0
     python benchmarks/train_cpu.py --data synthetic:400 --steps 3 --minutes 0.5 --tiny   # checks the script
 """
+
 from __future__ import annotations
 
 import argparse
@@ -49,8 +50,9 @@ def speed(args, corpus, module, tok, shape) -> dict:
     texts, labels = corpus.train.texts, corpus.train.labels
     torch.manual_seed(0)
     book_model = build_model(module, vocab_size=tok.vocab_size, **shape)
-    book_loader = DataLoader(BookIMDBDataset(texts, labels, tok), batch_size=16, shuffle=True,
-                             generator=torch.Generator().manual_seed(0))
+    book_loader = DataLoader(
+        BookIMDBDataset(texts, labels, tok), batch_size=16, shuffle=True, generator=torch.Generator().manual_seed(0)
+    )
     b_sec, b_real, b_pad = timed_steps(book_model, book_loader, args.steps)
 
     start = time.perf_counter()
@@ -59,16 +61,21 @@ def speed(args, corpus, module, tok, shape) -> dict:
     torch.manual_seed(0)
     our_model = build_model(module, vocab_size=tok.vocab_size, **shape)
     fast, why = enable_fast_attention(our_model, probe_batch(tok.vocab_size, shape["max_len"], tok.pad_id, tok.cls_id))
-    batches = (collate(data, index, tok.pad_id, shape["max_len"])
-               for index in LengthBatches(data.lengths, 32, shuffle=True, seed=0))
+    batches = (
+        collate(data, index, tok.pad_id, shape["max_len"])
+        for index in LengthBatches(data.lengths, 32, shuffle=True, seed=0)
+    )
     o_sec, o_real, o_pad = timed_steps(our_model, batches, args.steps)
     book_tps, our_tps = b_real / b_sec, o_real / o_sec
     print(f"\nspeed on {corpus.source} ({args.steps} steps each, {torch.get_num_threads()} threads):")
-    print(f"  book: {book_tps:10,.0f} real tokens/s  ({b_real:,} real of {b_pad:,} computed: "
-          f"{100 * b_real / b_pad:.1f}%)")
-    print(f"  ours: {our_tps:10,.0f} real tokens/s  ({o_real:,} real of {o_pad:,} computed: "
-          f"{100 * o_real / o_pad:.1f}%; fast attention on {fast} modules{'' if fast else ': ' + why}; "
-          f"ids computed once in {encode_s:.1f} s or read from the cache)")
+    print(
+        f"  book: {book_tps:10,.0f} real tokens/s  ({b_real:,} real of {b_pad:,} computed: {100 * b_real / b_pad:.1f}%)"
+    )
+    print(
+        f"  ours: {our_tps:10,.0f} real tokens/s  ({o_real:,} real of {o_pad:,} computed: "
+        f"{100 * o_real / o_pad:.1f}%; fast attention on {fast} modules{'' if fast else ': ' + why}; "
+        f"ids computed once in {encode_s:.1f} s or read from the cache)"
+    )
     print(f"  ours / book: {our_tps / book_tps:.1f}x (target >= 3x)")
     return {"book_tokens_per_s": book_tps, "ours_tokens_per_s": our_tps, "ratio": our_tps / book_tps}
 
@@ -77,13 +84,22 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--data", default="offline")
     p.add_argument("--steps", type=int, default=30)
-    p.add_argument("--minutes", type=float, default=20,
-                   help="CPU training-step time per BERT in the quality comparison (default 20; 0 skips it)")
-    p.add_argument("--pretrain-share", type=float, default=0.5,
-                   help="the share of the pre-trained BERT's minutes spent pre-training (default 0.5)")
+    p.add_argument(
+        "--minutes",
+        type=float,
+        default=20,
+        help="CPU training-step time per BERT in the quality comparison (default 20; 0 skips it)",
+    )
+    p.add_argument(
+        "--pretrain-share",
+        type=float,
+        default=0.5,
+        help="the share of the pre-trained BERT's minutes spent pre-training (default 0.5)",
+    )
     p.add_argument("--batch-size", type=int, default=32)
-    p.add_argument("--tiny", action="store_true", help="a tiny model (dim 32, 1 layer): checks the script, "
-                                                        "measures nothing")
+    p.add_argument(
+        "--tiny", action="store_true", help="a tiny model (dim 32, 1 layer): checks the script, measures nothing"
+    )
     p.add_argument("--json", help="also write the figures here")
     p.add_argument("--lr", type=float, default=5e-4)
     p.add_argument("--val-fraction", type=float, default=0.1)
@@ -91,13 +107,26 @@ def main(argv=None) -> int:
     args = p.parse_args(argv)
     corpus = load_source(args.data)
     shape = TINY if args.tiny else BOOK
-    tok = load_tokenizer(ROOT / "solutions", shape["max_len"])  # kata train's tokenizer: the exercise's, here the reference solution's
+    tok = load_tokenizer(
+        ROOT / "solutions", shape["max_len"]
+    )  # kata train's tokenizer: the exercise's, here the reference solution's
     module = load_classifier_module(ROOT / "solutions")
     figures = {"speed": speed(args, corpus, module, tok, shape)}
     if args.minutes:
-        figures["quality"] = compare(corpus, args.data, module, tok, shape, minutes=args.minutes,
-                                     share=args.pretrain_share, batch_size=args.batch_size, lr=args.lr,
-                                     seed=args.seed, val_fraction=args.val_fraction, device="cpu")
+        figures["quality"] = compare(
+            corpus,
+            args.data,
+            module,
+            tok,
+            shape,
+            minutes=args.minutes,
+            share=args.pretrain_share,
+            batch_size=args.batch_size,
+            lr=args.lr,
+            seed=args.seed,
+            val_fraction=args.val_fraction,
+            device="cpu",
+        )
     if args.json:
         Path(args.json).write_text(json.dumps(figures, indent=2))
     return 0

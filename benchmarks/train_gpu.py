@@ -32,6 +32,7 @@ or parquet; or "imdb" where the hub is reachable), on the offline corpus otherwi
     python benchmarks/train_gpu.py --device cpu --smoke     # a seconds-long check that the script works
 Figures are printed and written as JSON (--json FILE).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -64,10 +65,20 @@ SMOKE = dict(dim=32, max_len=64, layers=1, heads=2, ff_dim=64)
 # Dense peak TFLOPS by device name (the vendor's data sheets, no sparsity): (bf16, tf32, fp32).
 # The first key found in torch.cuda.get_device_name() wins, so the longer names come first.
 PEAK_TFLOPS = {
-    "H100 PCIe": (756, 378, 51), "H100 NVL": (835, 418, 60), "H200": (989, 494, 67), "H100": (989, 494, 67),
-    "GH200": (989, 494, 67), "B200": (2250, 1100, 75), "A100": (312, 156, 19.5), "L40S": (362, 183, 91.6),
-    "L4": (121, 60, 30), "A10G": (70, 35, 31.2), "A10": (125, 62.5, 31.2), "RTX 4090": (165, 82.6, 82.6),
-    "V100": (125, 125, 15.7), "T4": (65, 65, 8.1),
+    "H100 PCIe": (756, 378, 51),
+    "H100 NVL": (835, 418, 60),
+    "H200": (989, 494, 67),
+    "H100": (989, 494, 67),
+    "GH200": (989, 494, 67),
+    "B200": (2250, 1100, 75),
+    "A100": (312, 156, 19.5),
+    "L40S": (362, 183, 91.6),
+    "L4": (121, 60, 30),
+    "A10G": (70, 35, 31.2),
+    "A10": (125, 62.5, 31.2),
+    "RTX 4090": (165, 82.6, 82.6),
+    "V100": (125, 125, 15.7),
+    "T4": (65, 65, 8.1),
 }
 
 
@@ -120,10 +131,12 @@ def _sync(device: torch.device) -> None:
 
 def warm_n(step, n: int):
     """A warm-up of n steps; returns n."""
+
     def run():
         for _ in range(n):
             step()
         return n
+
     return run
 
 
@@ -150,11 +163,23 @@ def measure(name: str, step, warm, steps: int, device: torch.device, shape: dict
     times = clock.step_seconds()
     device_name = torch.cuda.get_device_name(device) if device.type == "cuda" else "CPU"
     peak = peak_tflops(device_name, precision)
-    row = {"pipeline": name, "precision": precision, "note": note, "warmup_steps": warm_steps,
-           "warmup_seconds": warm_s, "steps": steps, "seconds": wall, "median_step_ms": 1000 * statistics.median(times),
-           "p90_step_ms": 1000 * sorted(times)[int(0.9 * (len(times) - 1))], "tokens_per_s": real / wall,
-           "padded_tokens_per_s": padded / wall, "real_fraction": real / padded, "tflops": flops / wall / 1e12,
-           "peak_tflops": peak, "mfu": flops / wall / (peak * 1e12) if peak else None}
+    row = {
+        "pipeline": name,
+        "precision": precision,
+        "note": note,
+        "warmup_steps": warm_steps,
+        "warmup_seconds": warm_s,
+        "steps": steps,
+        "seconds": wall,
+        "median_step_ms": 1000 * statistics.median(times),
+        "p90_step_ms": 1000 * sorted(times)[int(0.9 * (len(times) - 1))],
+        "tokens_per_s": real / wall,
+        "padded_tokens_per_s": padded / wall,
+        "real_fraction": real / padded,
+        "tflops": flops / wall / 1e12,
+        "peak_tflops": peak,
+        "mfu": flops / wall / (peak * 1e12) if peak else None,
+    }
     return row
 
 
@@ -184,12 +209,17 @@ def throughput(args, corpus, module, tok, shape) -> list[dict]:
     model = fresh(False)
     optimizer = torch.optim.AdamW(model.parameters(), lr=3e-4)
     loss_fn = nn.CrossEntropyLoss()
-    loader = DataLoader(BookIMDBDataset(corpus.train.texts, corpus.train.labels, tok), batch_size=16, shuffle=True,
-                        generator=torch.Generator().manual_seed(0))
+    loader = DataLoader(
+        BookIMDBDataset(corpus.train.texts, corpus.train.labels, tok),
+        batch_size=16,
+        shuffle=True,
+        generator=torch.Generator().manual_seed(0),
+    )
 
     def book_batches():
         while True:
             yield from loader
+
     book_iter = book_batches()
 
     def book_step():
@@ -202,8 +232,18 @@ def throughput(args, corpus, module, tok, shape) -> list[dict]:
         loss.item()  # listing 1.38 sums loss.item() every step
         return ids.shape[0], ids.shape[1], int(mask.sum())
 
-    rows.append(measure("book", book_step, warm_n(book_step, args.warmup),
-                        args.steps, device, shape, "fp32", "listings 1.26-1.29, 1.38; batch 16, padded to 256"))
+    rows.append(
+        measure(
+            "book",
+            book_step,
+            warm_n(book_step, args.warmup),
+            args.steps,
+            device,
+            shape,
+            "fp32",
+            "listings 1.26-1.29, 1.38; batch 16, padded to 256",
+        )
+    )
     del model, optimizer
     # fp32: our pipeline before issue 27
     if cuda:
@@ -225,15 +265,27 @@ def throughput(args, corpus, module, tok, shape) -> list[dict]:
         loss.item()
         return ids.shape[0], ids.shape[1], real
 
-    rows.append(measure("fp32", fp32_step, warm_n(fp32_step, args.warmup),
-                        args.steps, device, shape, "tf32" if cuda else "fp32",
-                        f"cached ids, padded per batch on the host, batch {batch}, eager"))
+    rows.append(
+        measure(
+            "fp32",
+            fp32_step,
+            warm_n(fp32_step, args.warmup),
+            args.steps,
+            device,
+            shape,
+            "tf32" if cuda else "fp32",
+            f"cached ids, padded per batch on the host, batch {batch}, eager",
+        )
+    )
     del model, optimizer
     if cuda:
         torch.cuda.empty_cache()
     # ours: kata train's step with its settings for this device
-    cfg = TrainConfig(batch_size=args.batch_size, compile="auto" if args.compile is None else args.compile,
-                      **{k: v for k, v in shape.items()})
+    cfg = TrainConfig(
+        batch_size=args.batch_size,
+        compile="auto" if args.compile is None else args.compile,
+        **{k: v for k, v in shape.items()},
+    )
     settings = loop.choose_settings(cfg, device)
     amp_ctx, _ = loop._autocast(device, settings.amp)
     raw = fresh(True)
@@ -242,8 +294,15 @@ def throughput(args, corpus, module, tok, shape) -> list[dict]:
     scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda s: 1.0)
     params = list(raw.parameters())
     losses = loop.LossWindow(settings.sync_every)
-    source = Batcher(data, device, tok.pad_id, shape["max_len"], buckets=settings.buckets,
-                     resident=settings.resident, fill_id=tok.cls_id)
+    source = Batcher(
+        data,
+        device,
+        tok.pad_id,
+        shape["max_len"],
+        buckets=settings.buckets,
+        resident=settings.resident,
+        fill_id=tok.cls_id,
+    )
     fixed = settings.batch_size if settings.buckets else None
     ours_iter = endless(settings.batch_size)
     count = [0]
@@ -261,7 +320,7 @@ def throughput(args, corpus, module, tok, shape) -> list[dict]:
         if settings.buckets:  # one step of every padded length: compilation and graph capture happen here
             lengths = data.lengths.tolist()
             for lo, hi in zip((0,) + settings.buckets, settings.buckets):
-                pick = [i for i, n_ in enumerate(lengths) if lo < n_ <= hi][:settings.batch_size]
+                pick = [i for i, n_ in enumerate(lengths) if lo < n_ <= hi][: settings.batch_size]
                 if pick:
                     ours_step(pick)
                     n += 1
@@ -269,9 +328,11 @@ def throughput(args, corpus, module, tok, shape) -> list[dict]:
             ours_step()
         return n + args.warmup
 
-    note = (f"kata train on {device.type}: batch {settings.batch_size}, compile {settings.compile}, lengths "
-            f"{','.join(map(str, settings.buckets)) if settings.buckets else 'per batch'}, ids "
-            f"{'on the device' if settings.resident else 'on the host'}, loss read every {settings.sync_every}")
+    note = (
+        f"kata train on {device.type}: batch {settings.batch_size}, compile {settings.compile}, lengths "
+        f"{','.join(map(str, settings.buckets)) if settings.buckets else 'per batch'}, ids "
+        f"{'on the device' if settings.resident else 'on the host'}, loss read every {settings.sync_every}"
+    )
     precision = "bf16" if settings.amp == "bf16" else ("tf32" if cuda else "fp32")
     rows.append(measure("ours", ours_step, ours_warm, args.steps, device, shape, precision, note))
     losses.read()
@@ -279,13 +340,17 @@ def throughput(args, corpus, module, tok, shape) -> list[dict]:
     base = rows[0]["tokens_per_s"]
     name = torch.cuda.get_device_name(device) if cuda else "CPU"
     print(f"\nthroughput on {device} ({name}), {args.steps} timed steps each after a warm-up:")
-    print(f"  {'pipeline':8} {'precision':9} {'warm-up':>13} {'median step':>12} {'real tok/s':>12} "
-          f"{'padded tok/s':>13} {'MFU':>6} {'vs book':>8}")
+    print(
+        f"  {'pipeline':8} {'precision':9} {'warm-up':>13} {'median step':>12} {'real tok/s':>12} "
+        f"{'padded tok/s':>13} {'MFU':>6} {'vs book':>8}"
+    )
     for r in rows:
         mfu = f"{100 * r['mfu']:5.1f}%" if r["mfu"] is not None else "    -"
-        print(f"  {r['pipeline']:8} {r['precision']:9} {r['warmup_steps']:4d} in {r['warmup_seconds']:5.1f} s "
-              f"{r['median_step_ms']:9.2f} ms {r['tokens_per_s']:12,.0f} {r['padded_tokens_per_s']:13,.0f} {mfu:>6} "
-              f"{r['tokens_per_s'] / base:7.1f}x")
+        print(
+            f"  {r['pipeline']:8} {r['precision']:9} {r['warmup_steps']:4d} in {r['warmup_seconds']:5.1f} s "
+            f"{r['median_step_ms']:9.2f} ms {r['tokens_per_s']:12,.0f} {r['padded_tokens_per_s']:13,.0f} {mfu:>6} "
+            f"{r['tokens_per_s'] / base:7.1f}x"
+        )
         print(f"           {r['note']}")
     return rows
 
@@ -293,10 +358,20 @@ def throughput(args, corpus, module, tok, shape) -> list[dict]:
 def time_to_accuracy(args, shape) -> dict:
     """`kata train` with its defaults for this device (as a user runs it), validation every --eval-every steps."""
     with tempfile.TemporaryDirectory(prefix="kata-gpu-bench-") as out:
-        cfg = TrainConfig(code="reference", data=args.data, out=out, epochs=args.epochs, batch_size=args.batch_size,
-                          lr=args.lr, eval_every=args.eval_every, device=args.device,
-                          compile="auto" if args.compile is None else args.compile, quiet=True, limit=args.limit,
-                          **shape)
+        cfg = TrainConfig(
+            code="reference",
+            data=args.data,
+            out=out,
+            epochs=args.epochs,
+            batch_size=args.batch_size,
+            lr=args.lr,
+            eval_every=args.eval_every,
+            device=args.device,
+            compile="auto" if args.compile is None else args.compile,
+            quiet=True,
+            limit=args.limit,
+            **shape,
+        )
         start = time.perf_counter()
         m = train(cfg, ROOT, log=lambda *a, **k: None)
         wall = time.perf_counter() - start
@@ -308,18 +383,37 @@ def time_to_accuracy(args, shape) -> dict:
     best = max(h["val_accuracy"] for h in m["history"])
     train_s = sum(h["seconds"] for h in m["history"])
     tps = sum(h["tokens"] for h in m["history"]) / max(1e-9, train_s)
-    print(f"\ntime to accuracy (kata train's defaults: {m['device']}, {m['settings']}, {m['steps_total']} steps, "
-          f"data {m['data']['source'][:70]}):")
-    print(f"  validation accuracy >= {100 * args.target:.1f}%: " + (
-        f"step {reached['step']}, after {reached['train_seconds']:.1f} s of training (compilation included)"
-        if reached else "not reached"))
-    print(f"  best validation accuracy {100 * best:.2f}%, test accuracy of the best checkpoint "
-          f"{100 * m['test']['accuracy']:.2f}%; {tps:,.0f} real tokens/s over {train_s:.1f} s of training; "
-          f"wall {wall:.1f} s (with data loading and evaluation)")
-    return {"target": args.target, "reached": reached, "best_val_accuracy": best,
-            "test_accuracy": m["test"]["accuracy"], "tokens_per_s": tps, "train_seconds": train_s,
-            "wall_seconds": wall, "steps": m["steps_total"], "history": m["history"], "device": m["device"],
-            "dtype": m["dtype"], "settings": m["settings"]}
+    print(
+        f"\ntime to accuracy (kata train's defaults: {m['device']}, {m['settings']}, {m['steps_total']} steps, "
+        f"data {m['data']['source'][:70]}):"
+    )
+    print(
+        f"  validation accuracy >= {100 * args.target:.1f}%: "
+        + (
+            f"step {reached['step']}, after {reached['train_seconds']:.1f} s of training (compilation included)"
+            if reached
+            else "not reached"
+        )
+    )
+    print(
+        f"  best validation accuracy {100 * best:.2f}%, test accuracy of the best checkpoint "
+        f"{100 * m['test']['accuracy']:.2f}%; {tps:,.0f} real tokens/s over {train_s:.1f} s of training; "
+        f"wall {wall:.1f} s (with data loading and evaluation)"
+    )
+    return {
+        "target": args.target,
+        "reached": reached,
+        "best_val_accuracy": best,
+        "test_accuracy": m["test"]["accuracy"],
+        "tokens_per_s": tps,
+        "train_seconds": train_s,
+        "wall_seconds": wall,
+        "steps": m["steps_total"],
+        "history": m["history"],
+        "device": m["device"],
+        "dtype": m["dtype"],
+        "settings": m["settings"],
+    }
 
 
 def preset_run(args, corpus, shape) -> dict:
@@ -328,29 +422,53 @@ def preset_run(args, corpus, shape) -> dict:
     base = tfidf(corpus, 0.1, 0)
     overrides = dict(pretrain_mlm=args.preset_pretrain_steps) if args.preset_pretrain_steps else {}
     with tempfile.TemporaryDirectory(prefix="kata-gpu-preset-") as out:
-        cfg = TrainConfig(code="reference", data=args.data, out=out, device=args.device, preset="gpu", quiet=True,
-                          **overrides, **shape)
+        cfg = TrainConfig(
+            code="reference",
+            data=args.data,
+            out=out,
+            device=args.device,
+            preset="gpu",
+            quiet=True,
+            **overrides,
+            **shape,
+        )
         start = time.perf_counter()
         m = train(cfg, ROOT, log=lambda *a, **k: None)
         wall = time.perf_counter() - start
     pre = m.get("pretrain") or {}
     fine_s = sum(h["seconds"] for h in m["history"])
-    bert = {"test_accuracy": m["test"]["accuracy"], "macro_f1": m["test"]["report"]["macro avg"]["f1-score"],
-            "best_val_accuracy": m["best"]["val_accuracy"], "best_step": m["best"]["step"],
-            "pretrain_steps": pre.get("steps", 0), "pretrain_seconds": pre.get("seconds", 0.0),
-            "pretrain_loss": [pre.get("first_mean"), pre.get("last_mean")], "pretrain_texts": pre.get("texts", 0),
-            "pretrain_settings": pre.get("settings"), "fine_steps": m["steps_total"], "fine_seconds": fine_s,
-            "train_seconds": pre.get("seconds", 0.0) + fine_s, "wall_seconds": wall, "config": m["config"],
-            "settings": m["settings"]}
-    print(f"\nBERT (kata train --preset gpu) against TF-IDF + logistic regression, the same split "
-          f"(train {base['train']:,}, validation {base['val']:,}, test {base['test']:,}):")
-    print(f"  TF-IDF + LR (C={base['C']}, chosen on validation): test {100 * base['accuracy']:.2f}%, "
-          f"macro F1 {base['macro_f1']:.4f}, {base['seconds']:.0f} s")
-    print(f"  BERT --preset gpu: {bert['pretrain_steps']} pre-training steps ({bert['pretrain_seconds']:.0f} s, "
-          f"masked-token loss {bert['pretrain_loss'][0] or 0:.2f} -> {bert['pretrain_loss'][1] or 0:.2f}) + "
-          f"{bert['fine_steps']} fine-tuning steps ({fine_s:.0f} s): best validation "
-          f"{100 * bert['best_val_accuracy']:.2f}% (step {bert['best_step']}), test {100 * bert['test_accuracy']:.2f}%, "
-          f"macro F1 {bert['macro_f1']:.4f}; training {bert['train_seconds']:.0f} s, wall {wall:.0f} s")
+    bert = {
+        "test_accuracy": m["test"]["accuracy"],
+        "macro_f1": m["test"]["report"]["macro avg"]["f1-score"],
+        "best_val_accuracy": m["best"]["val_accuracy"],
+        "best_step": m["best"]["step"],
+        "pretrain_steps": pre.get("steps", 0),
+        "pretrain_seconds": pre.get("seconds", 0.0),
+        "pretrain_loss": [pre.get("first_mean"), pre.get("last_mean")],
+        "pretrain_texts": pre.get("texts", 0),
+        "pretrain_settings": pre.get("settings"),
+        "fine_steps": m["steps_total"],
+        "fine_seconds": fine_s,
+        "train_seconds": pre.get("seconds", 0.0) + fine_s,
+        "wall_seconds": wall,
+        "config": m["config"],
+        "settings": m["settings"],
+    }
+    print(
+        f"\nBERT (kata train --preset gpu) against TF-IDF + logistic regression, the same split "
+        f"(train {base['train']:,}, validation {base['val']:,}, test {base['test']:,}):"
+    )
+    print(
+        f"  TF-IDF + LR (C={base['C']}, chosen on validation): test {100 * base['accuracy']:.2f}%, "
+        f"macro F1 {base['macro_f1']:.4f}, {base['seconds']:.0f} s"
+    )
+    print(
+        f"  BERT --preset gpu: {bert['pretrain_steps']} pre-training steps ({bert['pretrain_seconds']:.0f} s, "
+        f"masked-token loss {bert['pretrain_loss'][0] or 0:.2f} -> {bert['pretrain_loss'][1] or 0:.2f}) + "
+        f"{bert['fine_steps']} fine-tuning steps ({fine_s:.0f} s): best validation "
+        f"{100 * bert['best_val_accuracy']:.2f}% (step {bert['best_step']}), test {100 * bert['test_accuracy']:.2f}%, "
+        f"macro F1 {bert['macro_f1']:.4f}; training {bert['train_seconds']:.0f} s, wall {wall:.0f} s"
+    )
     verdict = "beats" if bert["test_accuracy"] > base["accuracy"] else "does not beat"
     print(f"  BERT {verdict} TF-IDF on the test split ({100 * (bert['test_accuracy'] - base['accuracy']):+.2f} points)")
     return {"tfidf": base, "bert_preset_gpu": bert, "beats_tfidf": bert["test_accuracy"] > base["accuracy"]}
@@ -368,18 +486,38 @@ def main(argv=None) -> int:
     p.add_argument("--lr", type=float, default=5e-4)
     p.add_argument("--target", type=float, default=0.85)
     p.add_argument("--limit", type=int, default=0)
-    p.add_argument("--compile", nargs="?", const="on", default=None, choices=["auto", "off", "on", "cudagraphs"],
-                   help="kata train's --compile for 'ours' and time to accuracy (default: its auto)")
-    p.add_argument("--skip", action="append", default=[], choices=["throughput", "accuracy"],
-                   help="leave a part out (repeatable)")
-    p.add_argument("--preset-run", action="store_true",
-                   help="also TF-IDF + LR against kata train --preset gpu on the same split")
-    p.add_argument("--preset-pretrain-steps", type=int, default=0,
-                   help="pre-training steps of the preset run (default 0: the preset's)")
-    p.add_argument("--compare-minutes", type=float, default=0,
-                   help="training-step time per BERT in the equal-time pre-training comparison (default 0: skipped)")
-    p.add_argument("--pretrain-share", type=float, default=0.5,
-                   help="the share of the pre-trained BERT's minutes spent pre-training (default 0.5)")
+    p.add_argument(
+        "--compile",
+        nargs="?",
+        const="on",
+        default=None,
+        choices=["auto", "off", "on", "cudagraphs"],
+        help="kata train's --compile for 'ours' and time to accuracy (default: its auto)",
+    )
+    p.add_argument(
+        "--skip", action="append", default=[], choices=["throughput", "accuracy"], help="leave a part out (repeatable)"
+    )
+    p.add_argument(
+        "--preset-run", action="store_true", help="also TF-IDF + LR against kata train --preset gpu on the same split"
+    )
+    p.add_argument(
+        "--preset-pretrain-steps",
+        type=int,
+        default=0,
+        help="pre-training steps of the preset run (default 0: the preset's)",
+    )
+    p.add_argument(
+        "--compare-minutes",
+        type=float,
+        default=0,
+        help="training-step time per BERT in the equal-time pre-training comparison (default 0: skipped)",
+    )
+    p.add_argument(
+        "--pretrain-share",
+        type=float,
+        default=0.5,
+        help="the share of the pre-trained BERT's minutes spent pre-training (default 0.5)",
+    )
     p.add_argument("--smoke", action="store_true", help="a tiny model and few steps: checks the script, not the GPU")
     p.add_argument("--json", help="also write the figures here")
     args = p.parse_args(argv)
@@ -394,10 +532,16 @@ def main(argv=None) -> int:
         args.preset_pretrain_steps = args.preset_pretrain_steps or 3
         args.data = args.data if args.data != "offline" else "synthetic:400"
     corpus = load_source(args.data)
-    tok = load_tokenizer(ROOT / "solutions", shape["max_len"])  # kata train's tokenizer: the exercise's, here the reference solution's
+    tok = load_tokenizer(
+        ROOT / "solutions", shape["max_len"]
+    )  # kata train's tokenizer: the exercise's, here the reference solution's
     module = load_classifier_module(ROOT / "solutions")
-    figures = {"device": torch.cuda.get_device_name() if args.device.startswith("cuda") else "CPU",
-               "torch": torch.__version__, "data": corpus.source, "shape": shape}
+    figures = {
+        "device": torch.cuda.get_device_name() if args.device.startswith("cuda") else "CPU",
+        "torch": torch.__version__,
+        "data": corpus.source,
+        "shape": shape,
+    }
 
     def save():
         if args.json:
@@ -413,9 +557,19 @@ def main(argv=None) -> int:
         figures["preset_gpu"] = preset_run(args, corpus, shape)
         save()
     if args.compare_minutes:
-        figures["comparison"] = compare(corpus, args.data, module, tok, shape, minutes=args.compare_minutes,
-                                        share=args.pretrain_share, batch_size=args.batch_size or 64, lr=args.lr,
-                                        device=args.device, compile=args.compile not in (None, "off"))
+        figures["comparison"] = compare(
+            corpus,
+            args.data,
+            module,
+            tok,
+            shape,
+            minutes=args.compare_minutes,
+            share=args.pretrain_share,
+            batch_size=args.batch_size or 64,
+            lr=args.lr,
+            device=args.device,
+            compile=args.compile not in (None, "off"),
+        )
         save()
     return 0
 

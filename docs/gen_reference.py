@@ -7,6 +7,7 @@ course.toml accepts (grader/course/manifest.py, assignments.py). Run it after ch
 
 tests/test_docs_reference.py runs the check, so a new option or key cannot go undocumented.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -23,15 +24,23 @@ KEY_HELP = {
     "course": {
         "title": ("the chapter's title", "章节标题"),
         "title_zh": ("its Chinese title", "中文标题"),
-        "chapter": ("the chapter's folder under exercises/ and solutions/ (`ch01`)",
-                    "exercises/ 与 solutions/ 下的章节文件夹（`ch01`）"),
+        "chapter": (
+            "the chapter's folder under exercises/ and solutions/ (`ch01`)",
+            "exercises/ 与 solutions/ 下的章节文件夹（`ch01`）",
+        ),
         "torch": ("the torch version the fixtures were computed with", "计算 fixture 时使用的 torch 版本"),
-        "defaults": ("the table `[course.defaults]`: limits per call for every exercise",
-                     "表 `[course.defaults]`：每个练习每次调用的限制"),
-        "budget_s": ("a submission's grading budget, seconds of wall time (300)",
-                     "一份提交的评分预算，墙钟秒数（300）"),
-        "budget_cpu_s": ("its budget of CPU seconds, every process of its sandbox (600)",
-                         "CPU 秒数预算，计入沙箱中的所有进程（600）"),
+        "defaults": (
+            "the table `[course.defaults]`: limits per call for every exercise",
+            "表 `[course.defaults]`：每个练习每次调用的限制",
+        ),
+        "budget_s": (
+            "a submission's grading budget, seconds of wall time (300)",
+            "一份提交的评分预算，墙钟秒数（300）",
+        ),
+        "budget_cpu_s": (
+            "its budget of CPU seconds, every process of its sandbox (600)",
+            "CPU 秒数预算，计入沙箱中的所有进程（600）",
+        ),
     },
     "course.defaults": {
         "time_limit_s": ("seconds one call may take", "一次调用可用的秒数"),
@@ -39,8 +48,10 @@ KEY_HELP = {
         "output_mb": ("printed output and file size, in MB", "打印输出与文件大小上限，单位 MB"),
     },
     "listing": {
-        "id": ("the listing's id (`1.6`, or a worked example `1.11/softmax`)",
-               "代码清单的 id（`1.6`，或示例 `1.11/softmax`）"),
+        "id": (
+            "the listing's id (`1.6`, or a worked example `1.11/softmax`)",
+            "代码清单的 id（`1.6`，或示例 `1.11/softmax`）",
+        ),
         "section": ("its section of the chapter", "所在小节"),
         "title": ("what it shows", "它展示的内容"),
         "title_zh": ("the same in Chinese", "中文标题"),
@@ -56,17 +67,23 @@ KEY_HELP = {
         "time_limit_s": ("overrides `[course.defaults]`", "覆盖 `[course.defaults]`"),
         "memory_mb": ("overrides `[course.defaults]`", "覆盖 `[course.defaults]`"),
         "output_mb": ("overrides `[course.defaults]`", "覆盖 `[course.defaults]`"),
-        "forbidden": ("the APIs the student may not use (a \"write it yourself\" exercise)",
-                      "学生不得使用的 API（“自己实现”的练习）"),
+        "forbidden": (
+            'the APIs the student may not use (a "write it yourself" exercise)',
+            "学生不得使用的 API（“自己实现”的练习）",
+        ),
         "forbidden_hint": ("what to write instead, shown with a violation", "违规时显示的替代写法"),
         "forbidden_hint_zh": ("the same in Chinese", "中文版本"),
         "forbidden_ops": ("torch operators the runtime guard refuses", "运行时守卫拒绝的 torch 算子"),
         "hints": ("`kata hint`'s hints, in order", "`kata hint` 的提示，按顺序"),
         "hints_zh": ("the same in Chinese, as many", "中文提示，数量相同"),
-        "beyond_book": ("true for an exercise beyond the chapter (`s1_23_mlm`)",
-                        "超出本章内容的练习为 true（`s1_23_mlm`）"),
-        "preload": ("modules each sandbox imports once, at the first check that asks",
-                    "每个沙箱在第一次需要时导入一次的模块"),
+        "beyond_book": (
+            "true for an exercise beyond the chapter (`s1_23_mlm`)",
+            "超出本章内容的练习为 true（`s1_23_mlm`）",
+        ),
+        "preload": (
+            "modules each sandbox imports once, at the first check that asks",
+            "每个沙箱在第一次需要时导入一次的模块",
+        ),
     },
     "assignment": {
         "id": ("the assignment's id (`week2`)", "作业 id（`week2`）"),
@@ -75,13 +92,17 @@ KEY_HELP = {
         "sections": ("the sections it holds", "包含的小节"),
         "exercises": ("and/or the exercises it holds", "以及/或者包含的练习"),
         "due": ("its due date, a date-time with its UTC offset", "截止时间，带 UTC 偏移的日期时间"),
-        "points": ("what it is worth in the gradebook (scores are scaled to it)",
-                   "在成绩册中的分值（得分按此缩放）"),
-        "late_per_day": ("percent of the score taken per started day late", "每迟交一天（不足一天按一天计）扣除的百分比"),
+        "points": ("what it is worth in the gradebook (scores are scaled to it)", "在成绩册中的分值（得分按此缩放）"),
+        "late_per_day": (
+            "percent of the score taken per started day late",
+            "每迟交一天（不足一天按一天计）扣除的百分比",
+        ),
         "late_max_days": ("0 past this many days late", "迟交超过此天数记 0 分"),
         "late_grace_minutes": ("minutes late that cost nothing", "不扣分的宽限分钟数"),
-        "lms_assignment": ("the LMS's column, `Title (id)` as in Canvas's export",
-                           "学习平台的成绩列名，如 Canvas 导出中的 `Title (id)`"),
+        "lms_assignment": (
+            "the LMS's column, `Title (id)` as in Canvas's export",
+            "学习平台的成绩列名，如 Canvas 导出中的 `Title (id)`",
+        ),
     },
 }
 
@@ -89,22 +110,36 @@ WORDS = {
     "en": {
         "title": "Commands and options",
         "intro": "Generated from the code by `docs/gen_reference.py` (do not edit by hand): every command and "
-                 "option of the real `kata` parser, the JSON report's schema and the keys `course.toml` accepts.",
-        "commands": "Commands", "option": "option", "help": "help", "default": "default",
-        "report": "The JSON report's schema", "report_intro":
-            "From `grader/reports/report.py` (schema version {schema}); each field is explained in "
-            "[The JSON report](json-report.md).",
-        "toml": "course.toml's keys", "table": "table", "key": "key", "means": "meaning", "example": "in this course",
+        "option of the real `kata` parser, the JSON report's schema and the keys `course.toml` accepts.",
+        "commands": "Commands",
+        "option": "option",
+        "help": "help",
+        "default": "default",
+        "report": "The JSON report's schema",
+        "report_intro": "From `grader/reports/report.py` (schema version {schema}); each field is explained in "
+        "[The JSON report](json-report.md).",
+        "toml": "course.toml's keys",
+        "table": "table",
+        "key": "key",
+        "means": "meaning",
+        "example": "in this course",
         "toml_intro": "Any other key is refused, naming the file and the keys allowed (`kata verify`, and every command).",
     },
     "zh": {
         "title": "命令与选项",
         "intro": "由 `docs/gen_reference.py` 从代码生成（请勿手工编辑）：真实 `kata` 解析器的每个命令和选项、"
-                 "JSON 报告的结构，以及 `course.toml` 接受的键。",
-        "commands": "命令", "option": "选项", "help": "说明", "default": "默认值",
-        "report": "JSON 报告的结构", "report_intro":
-            "取自 `grader/reports/report.py`（schema 版本 {schema}）；各字段的含义见 [JSON 报告](json-report.zh.md)。",
-        "toml": "course.toml 的键", "table": "表", "key": "键", "means": "含义", "example": "本课程中的值",
+        "JSON 报告的结构，以及 `course.toml` 接受的键。",
+        "commands": "命令",
+        "option": "选项",
+        "help": "说明",
+        "default": "默认值",
+        "report": "JSON 报告的结构",
+        "report_intro": "取自 `grader/reports/report.py`（schema 版本 {schema}）；各字段的含义见 [JSON 报告](json-report.zh.md)。",
+        "toml": "course.toml 的键",
+        "table": "表",
+        "key": "键",
+        "means": "含义",
+        "example": "本课程中的值",
         "toml_intro": "其他键一律拒绝，并给出文件名和允许的键（`kata verify` 和每个命令都会检查）。",
     },
 }
@@ -135,8 +170,12 @@ def _options(parser: argparse.ArgumentParser, words: dict) -> list[str]:
         else:
             name = f"`{a.metavar or a.dest}`"
         help_text = (a.help or "") % {"default": a.default, "prog": parser.prog} if a.help else ""
-        if a.default not in (None, False, argparse.SUPPRESS) and a.option_strings and a.nargs != 0 \
-                and "default" not in help_text:
+        if (
+            a.default not in (None, False, argparse.SUPPRESS)
+            and a.option_strings
+            and a.nargs != 0
+            and "default" not in help_text
+        ):
             help_text += f" ({words['default']}: `{a.default}`)"
         rows.append(f"| {name} | {_cell(help_text)} |")
     if not rows:
@@ -169,8 +208,13 @@ def _report_schema() -> tuple[int, str]:
 def _toml_keys() -> dict[str, set[str]]:
     from grader.course import assignments, manifest
 
-    return {"course": manifest.COURSE_KEYS - set(), "course.defaults": manifest.DEFAULT_KEYS,
-            "listing": manifest.LISTING_KEYS, "exercise": manifest.EXERCISE_KEYS, "assignment": assignments.KEYS}
+    return {
+        "course": manifest.COURSE_KEYS - set(),
+        "course.defaults": manifest.DEFAULT_KEYS,
+        "listing": manifest.LISTING_KEYS,
+        "exercise": manifest.EXERCISE_KEYS,
+        "assignment": assignments.KEYS,
+    }
 
 
 def _example(data: dict, table: str, key: str) -> str:
@@ -193,8 +237,18 @@ def render(lang: str) -> str:
 
     words = WORDS[lang]
     parser = build_parser(lang)
-    out = [f"# {words['title']}", "", words["intro"], "", "## `kata`", "",
-           "```text", " ".join(parser.format_usage().split()).split(" ", 1)[-1], "```", ""]
+    out = [
+        f"# {words['title']}",
+        "",
+        words["intro"],
+        "",
+        "## `kata`",
+        "",
+        "```text",
+        " ".join(parser.format_usage().split()).split(" ", 1)[-1],
+        "```",
+        "",
+    ]
     out += _options(parser, words)
     out += [f"## {words['commands']}", ""]
     out += _commands(parser, "kata", words, 3)
@@ -216,8 +270,12 @@ def render(lang: str) -> str:
 
 def missing_help() -> list[str]:
     """Keys the code accepts that KEY_HELP does not describe."""
-    return [f"[{table}] {key}" for table, keys in _toml_keys().items() for key in sorted(keys)
-            if key not in KEY_HELP.get(table, {})]
+    return [
+        f"[{table}] {key}"
+        for table, keys in _toml_keys().items()
+        for key in sorted(keys)
+        if key not in KEY_HELP.get(table, {})
+    ]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -226,8 +284,10 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     sys.path.insert(0, str(ROOT))
     if missing_help():
-        print("docs/gen_reference.py: describe these course.toml keys in KEY_HELP: " + ", ".join(missing_help()),
-              file=sys.stderr)
+        print(
+            "docs/gen_reference.py: describe these course.toml keys in KEY_HELP: " + ", ".join(missing_help()),
+            file=sys.stderr,
+        )
         return 1
     stale = []
     for lang, path in OUT.items():

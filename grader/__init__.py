@@ -4,4 +4,5 @@ One folder per part, lowest first; a part imports only the parts below it (tests
 course -> capstone | worker -> checking -> checks -> listings -> reports | authoring -> student
 -> instructor -> cli.py. Parts joined by | are on one level and never import each other.
 """
+
 __version__ = "0.1.0"

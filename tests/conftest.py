@@ -1,4 +1,5 @@
 """Shared helpers: build submissions from the reference solutions and grade them for real."""
+
 from __future__ import annotations
 
 import json
@@ -34,7 +35,10 @@ if os.environ.get("PYTEST_XDIST_WORKER_COUNT", "").isdigit():
 # The static rules a new or changed exercise breaks most often (manifest, layers, stubs, Chinese,
 # listings, the wrong-answer corpus, help texts), not the gradings; a file name takes all its tests.
 QUICK = (
-    "test_layers.py", "test_architecture.py", "test_course.py", "test_stubs.py",
+    "test_layers.py",
+    "test_architecture.py",
+    "test_course.py",
+    "test_stubs.py",
     "test_stubs_zh.py::test_every_exercise_has_a_complete_chinese_stub_with_the_english_code",
     "test_i18n.py::test_every_catalog_message_has_both_languages_with_the_same_fields",
     "test_i18n.py::test_course_and_every_check_are_in_both_languages",
@@ -53,8 +57,11 @@ QUICK = (
 
 def pytest_ignore_collect(collection_path, config):
     """`-m quick` alone imports only the files of QUICK: importing every test file took 14 s."""
-    if config.getoption("markexpr", "") == "quick" and collection_path.name.startswith("test_") \
-            and collection_path.suffix == ".py":
+    if (
+        config.getoption("markexpr", "") == "quick"
+        and collection_path.name.startswith("test_")
+        and collection_path.suffix == ".py"
+    ):
         return collection_path.name not in {q.partition("::")[0] for q in QUICK} or None
     return None
 
@@ -83,8 +90,14 @@ def make_submission(base: Path, replace: dict[str, str] | None = None, from_stub
 
 def kata(*args: str, cwd: Path = ROOT, timeout: float = 600) -> subprocess.CompletedProcess:
     """Run the real `kata` command line: this checkout's grader package, whatever `cwd` is."""
-    return subprocess.run([sys.executable, "-m", "grader", *args], cwd=cwd, capture_output=True, text=True,
-                          timeout=timeout, env={**os.environ, "KATA_LANG": "en", "PYTHONPATH": str(ROOT)})
+    return subprocess.run(
+        [sys.executable, "-m", "grader", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env={**os.environ, "KATA_LANG": "en", "PYTHONPATH": str(ROOT)},
+    )
 
 
 def grade(path: Path, *args: str, timeout: float = 600) -> dict:
@@ -100,6 +113,7 @@ def grade(path: Path, *args: str, timeout: float = 600) -> dict:
         assert proc.returncode == 0, f"kata grade failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}"
     else:
         from grader.cli import main
+
         old = os.environ.get("KATA_LANG")
         os.environ["KATA_LANG"] = "en"
         try:
@@ -136,8 +150,16 @@ def score_of(report: dict, exercise: str) -> float:
 @pytest.fixture
 def tmp_course(tmp_path):
     """A private copy of the course (manifest, solutions, stubs, errata) to break on purpose."""
-    for name in ("course.toml", "solutions", "exercises", "locale", "ERRATA.md", "tests", "wheels.lock",
-                 "pyproject.toml"):
+    for name in (
+        "course.toml",
+        "solutions",
+        "exercises",
+        "locale",
+        "ERRATA.md",
+        "tests",
+        "wheels.lock",
+        "pyproject.toml",
+    ):
         src = ROOT / name
         (shutil.copytree if src.is_dir() else shutil.copy)(src, tmp_path / name)
     return tmp_path
@@ -147,6 +169,7 @@ def tmp_course(tmp_path):
 def submission(tmp_path):
     def build(replace=None, from_stubs=False):
         return make_submission(tmp_path, replace, from_stubs)
+
     return build
 
 
@@ -165,8 +188,11 @@ def small_disk(tmp_path):
             pytest.skip("a full disk is simulated with a small tmpfs, which only root can mount")
         where = tmp_path / name
         where.mkdir()
-        proc = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size_kb}k,mode=0755", "tmpfs", str(where)],
-                              capture_output=True, text=True)
+        proc = subprocess.run(
+            ["mount", "-t", "tmpfs", "-o", f"size={size_kb}k,mode=0755", "tmpfs", str(where)],
+            capture_output=True,
+            text=True,
+        )
         if proc.returncode != 0:
             pytest.skip(f"cannot mount a tmpfs here: {(proc.stderr or proc.stdout).strip()}")
         mounted.append(where)
@@ -230,4 +256,5 @@ class LocalSubmission:
 
             def __getattr__(self, attr):
                 return getattr(m, attr)
+
         return Handle()

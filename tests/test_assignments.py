@@ -1,6 +1,7 @@
 """Assignments (course.toml `[[assignment]]`): a term's weeks, each graded, exported and put in
 the gradebook on its own, its points scaled to what the assignment is worth; `-e` takes an id,
 a section (1.11) or an id prefix (s1_11)."""
+
 from __future__ import annotations
 
 import csv
@@ -26,8 +27,9 @@ COURSE = manifest.load(ROOT)
 
 def kata(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": str(ROOT), "KATA_LANG": "en", "KATA_WARM": "0"}
-    return subprocess.run([sys.executable, "-m", "grader", *args], cwd=cwd, capture_output=True, text=True,
-                          timeout=900, env=env)
+    return subprocess.run(
+        [sys.executable, "-m", "grader", *args], cwd=cwd, capture_output=True, text=True, timeout=900, env=env
+    )
 
 
 def test_the_course_weeks_cover_every_exercise_once_in_book_order():
@@ -38,22 +40,29 @@ def test_the_course_weeks_cover_every_exercise_once_in_book_order():
     assert all(a.points == 100 and a.title_zh for a in weeks)
 
 
-@pytest.mark.parametrize("table, words", [
-    ({"id": "w", "title": "t", "title_zh": "t", "sections": ["1.11"], "colour": "red"}, "unknown key(s) colour"),
-    ({"id": "w", "title": "t", "sections": ["1.11"]}, "missing key 'title_zh'"),
-    ({"id": "w", "title": "t", "title_zh": "t"}, "give sections"),
-    ({"id": "w", "title": "t", "title_zh": "t", "sections": ["1.6"]}, "section '1.6' has no exercise"),
-    ({"id": "w", "title": "t", "title_zh": "t", "exercises": ["s1_11_softmaxx"]}, "'s1_11_softmaxx' is not in"),
-    ({"id": "s1_11_softmax", "title": "t", "title_zh": "t", "sections": ["1.11"]}, "also an exercise id"),
-    ({"id": "w 1", "title": "t", "title_zh": "t", "sections": ["1.11"]}, "id must be"),
-    ({"id": "w", "title": "t", "title_zh": "t", "sections": ["1.11"], "points": 0}, "points must be a positive"),
-    ({"id": "w", "title": "t", "title_zh": "t", "sections": ["1.11"], "points": "10"}, "points must be a positive"),
-    ({"id": "w", "title": "t", "title_zh": "t", "sections": ["1.11"], "due": datetime(2027, 3, 14, 23, 59)},
-     "needs its UTC offset"),
-    ({"id": "w", "title": "t", "title_zh": "t", "sections": ["1.11"], "due": datetime(2027, 3, 14).date()},
-     "with a time and UTC offset"),
-    ({"id": "w", "title": "t", "title_zh": "t", "sections": ["1.11"], "due": "next friday"}, "is not a date-time"),
-])
+@pytest.mark.parametrize(
+    "table, words",
+    [
+        ({"id": "w", "title": "t", "title_zh": "t", "sections": ["1.11"], "colour": "red"}, "unknown key(s) colour"),
+        ({"id": "w", "title": "t", "sections": ["1.11"]}, "missing key 'title_zh'"),
+        ({"id": "w", "title": "t", "title_zh": "t"}, "give sections"),
+        ({"id": "w", "title": "t", "title_zh": "t", "sections": ["1.6"]}, "section '1.6' has no exercise"),
+        ({"id": "w", "title": "t", "title_zh": "t", "exercises": ["s1_11_softmaxx"]}, "'s1_11_softmaxx' is not in"),
+        ({"id": "s1_11_softmax", "title": "t", "title_zh": "t", "sections": ["1.11"]}, "also an exercise id"),
+        ({"id": "w 1", "title": "t", "title_zh": "t", "sections": ["1.11"]}, "id must be"),
+        ({"id": "w", "title": "t", "title_zh": "t", "sections": ["1.11"], "points": 0}, "points must be a positive"),
+        ({"id": "w", "title": "t", "title_zh": "t", "sections": ["1.11"], "points": "10"}, "points must be a positive"),
+        (
+            {"id": "w", "title": "t", "title_zh": "t", "sections": ["1.11"], "due": datetime(2027, 3, 14, 23, 59)},
+            "needs its UTC offset",
+        ),
+        (
+            {"id": "w", "title": "t", "title_zh": "t", "sections": ["1.11"], "due": datetime(2027, 3, 14).date()},
+            "with a time and UTC offset",
+        ),
+        ({"id": "w", "title": "t", "title_zh": "t", "sections": ["1.11"], "due": "next friday"}, "is not a date-time"),
+    ],
+)
 def test_a_bad_assignment_table_is_refused_naming_the_entry_and_what_is_wrong(table, words):
     with pytest.raises(AssignmentError) as e:
         parse([table], COURSE.exercises)
@@ -61,8 +70,15 @@ def test_a_bad_assignment_table_is_refused_naming_the_entry_and_what_is_wrong(ta
 
 
 def test_a_duplicate_id_is_refused_and_due_keeps_its_offset():
-    good = {"id": "w", "title": "t", "title_zh": "t", "sections": ["§1.11"], "exercises": ["s1_12_context"],
-            "due": datetime(2027, 3, 14, 23, 59, tzinfo=timezone(timedelta(hours=8))), "points": 10}
+    good = {
+        "id": "w",
+        "title": "t",
+        "title_zh": "t",
+        "sections": ["§1.11"],
+        "exercises": ["s1_12_context"],
+        "due": datetime(2027, 3, 14, 23, 59, tzinfo=timezone(timedelta(hours=8))),
+        "points": 10,
+    }
     a = parse([good], COURSE.exercises)[0]
     assert a.exercises == ["s1_11_matmul", "s1_11_attention_scores", "s1_11_softmax", "s1_12_context"]
     assert a.due.utcoffset() == timedelta(hours=8)
@@ -74,8 +90,9 @@ def test_a_course_toml_with_a_bad_assignment_does_not_load(tmp_path):
     root = tmp_path / "course"
     root.mkdir()
     text = (ROOT / "course.toml").read_text(encoding="utf-8")
-    (root / "course.toml").write_text(text + '\n[[assignment]]\nid = "week9"\ntitle = "x"\ntitle_zh = "x"\n'
-                                             'sections = ["9.9"]\n', encoding="utf-8")
+    (root / "course.toml").write_text(
+        text + '\n[[assignment]]\nid = "week9"\ntitle = "x"\ntitle_zh = "x"\nsections = ["9.9"]\n', encoding="utf-8"
+    )
     with pytest.raises(manifest.CourseError, match=r"\[\[assignment\]\] #5 \(week9\): section '9.9'"):
         manifest.load(root, check_files=False)
 
@@ -86,8 +103,14 @@ def ids(chosen) -> list[str]:
 
 def test_e_takes_an_id_a_section_or_a_prefix_and_keeps_the_course_order():
     assert ids(select(COURSE, ["s1_11_softmax"])) == ["s1_11_softmax"]
-    assert ids(select(COURSE, ["1.12", "1.11"])) == ["s1_11_matmul", "s1_11_attention_scores", "s1_11_softmax",
-                                                     "s1_12_scaled_attention", "s1_12_context", "s1_12_self_attention"]
+    assert ids(select(COURSE, ["1.12", "1.11"])) == [
+        "s1_11_matmul",
+        "s1_11_attention_scores",
+        "s1_11_softmax",
+        "s1_12_scaled_attention",
+        "s1_12_context",
+        "s1_12_self_attention",
+    ]
     assert ids(select(COURSE, ["§1.5"])) == ["s1_05_embeddings", "s1_05_positions"]
     assert len(select(COURSE, ["s1_23"])) == 13  # the §1.23 exercises and the one beyond the book
     assert ids(select(COURSE, ["s1_23_self"])) == ["s1_23_self_attention"]  # a prefix ends at a word
@@ -110,11 +133,21 @@ def test_e_that_names_nothing_or_falls_outside_the_assignment_stops_with_a_reaso
 
 
 def test_a_report_seen_as_an_assignment_keeps_its_exercises_and_scales_every_number():
-    doc = {"score": 7.0, "max_score": 30.0, "exercises": [
-        {"id": "a", "score": 5.0, "max_score": 10.0}, {"id": "b", "score": 2.0, "max_score": 10.0},
-        {"id": "c", "score": 0.0, "max_score": 10.0}],
-        "checks": [{"exercise": "a", "score": 5.0, "max_score": 10.0}, {"exercise": "b", "score": 2.0, "max_score": 4.0},
-                   {"exercise": "b", "score": 0.0, "max_score": 6.0}, {"exercise": "c", "score": 0.0, "max_score": 10.0}]}
+    doc = {
+        "score": 7.0,
+        "max_score": 30.0,
+        "exercises": [
+            {"id": "a", "score": 5.0, "max_score": 10.0},
+            {"id": "b", "score": 2.0, "max_score": 10.0},
+            {"id": "c", "score": 0.0, "max_score": 10.0},
+        ],
+        "checks": [
+            {"exercise": "a", "score": 5.0, "max_score": 10.0},
+            {"exercise": "b", "score": 2.0, "max_score": 4.0},
+            {"exercise": "b", "score": 0.0, "max_score": 6.0},
+            {"exercise": "c", "score": 0.0, "max_score": 10.0},
+        ],
+    }
     a = Assignment("w", "t", "t", ["a", "b"], points=50.0)
     v = view(doc, a)
     assert (v["score"], v["max_score"]) == (17.5, 50.0)
@@ -136,7 +169,9 @@ def test_kata_grade_with_an_assignment_scales_to_its_points(tmp_path):
     assert proc.returncode == 0, proc.stderr
     doc = json.loads((tmp_path / "r.json").read_text())
     a = doc["assignment"]
-    assert a["id"] == "week2" and a["raw_max_score"] == sum(COURSE.get(e).points for e in COURSE.assignments[1].exercises)
+    assert a["id"] == "week2" and a["raw_max_score"] == sum(
+        COURSE.get(e).points for e in COURSE.assignments[1].exercises
+    )
     assert a["raw_score"] == 5 + 13 + 5
     # in hundredths: each solved exercise is worth its exact share within half a hundredth (points.py)
     assert doc["max_score"] == 100 and doc["score"] == pytest.approx(100 * 23 / a["raw_max_score"], abs=0.015)

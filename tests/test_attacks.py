@@ -6,6 +6,7 @@ To keep the file fast, attacks aimed at different exercises share one submission
 grading run, and every exercise is then asserted on its own. The exercises a test does not
 attack stay the reference solutions.
 """
+
 from __future__ import annotations
 
 import json
@@ -92,15 +93,24 @@ def assert_zero(report: dict, exercise: str, words=(), names=None, skip=()) -> l
         if c["name"] in skip or not words:
             continue
         msg = c["message"].lower()
-        assert any(w.lower() in msg for w in words), \
+        assert any(w.lower() in msg for w in words), (
             f"{exercise}::{c['name']}: message should say one of {words}, got: {c['message']!r}"
+        )
     return chosen
 
 
 # Whole-submission tests grade the attacked files plus this slice (§1.9–1.12): enough neighbours to
 # show that one broken exercise leaves the others untouched, without grading the whole course.
-NEIGHBOURS = ["s1_09_input_embeddings", "s1_10_qkv", "s1_11_matmul", "s1_11_attention_scores",
-              "s1_11_softmax", "s1_12_scaled_attention", "s1_12_context", "s1_12_self_attention"]
+NEIGHBOURS = [
+    "s1_09_input_embeddings",
+    "s1_10_qkv",
+    "s1_11_matmul",
+    "s1_11_attention_scores",
+    "s1_11_softmax",
+    "s1_12_scaled_attention",
+    "s1_12_context",
+    "s1_12_self_attention",
+]
 
 
 def other_exercises(*attacked: str) -> list[str]:
@@ -121,13 +131,14 @@ def message_of(report: dict, exercise: str, name: str) -> str:
 def test_exit_calls_at_import_and_inside_functions(submission):
     """sys.exit / os._exit at import and inside a call: 0 on that exercise with a message that
     says the code exited; the grade completes and every other exercise keeps full marks."""
-    path = submission({
-        # sys.exit(0) at import
-        "s1_11_matmul": "import sys\nsys.exit(0)\n\ndef matmul(A, B):\n    return A\n",
-        # os._exit(0) at import: the worker process itself dies while importing
-        "s1_11_attention_scores": "import os\nos._exit(0)\n",
-        # os._exit(0) in softmax, sys.exit(0) in simple_normalize
-        "s1_11_softmax": src("""
+    path = submission(
+        {
+            # sys.exit(0) at import
+            "s1_11_matmul": "import sys\nsys.exit(0)\n\ndef matmul(A, B):\n    return A\n",
+            # os._exit(0) at import: the worker process itself dies while importing
+            "s1_11_attention_scores": "import os\nos._exit(0)\n",
+            # os._exit(0) in softmax, sys.exit(0) in simple_normalize
+            "s1_11_softmax": src("""
             import os, sys, torch
 
             def simple_normalize(x, dim=-1):
@@ -136,8 +147,8 @@ def test_exit_calls_at_import_and_inside_functions(submission):
             def softmax(x, dim=-1):
                 os._exit(0)
             """),
-        # os._exit(0) after computing the right answer: exiting "successfully" earns nothing
-        "s1_12_context": src("""
+            # os._exit(0) after computing the right answer: exiting "successfully" earns nothing
+            "s1_12_context": src("""
             import os
 
             def context_vectors(w, v):
@@ -145,30 +156,40 @@ def test_exit_calls_at_import_and_inside_functions(submission):
                 os._exit(0)
                 return out
             """),
-    })
+        }
+    )
     report = grade(path, *with_neighbours())  # attacked files and their neighbours: the rest must be untouched
 
     assert_zero(report, "s1_11_matmul", words=["sys.exit(0) was called"])
     assert "s1_11_matmul.py:2" in message_of(report, "s1_11_matmul", "test_book_example_27_61")
     assert_zero(report, "s1_11_attention_scores", words=["exited", "exit()"])
-    assert "importing ch01/s1_11_attention_scores.py failed" in \
-        message_of(report, "s1_11_attention_scores", "test_listing_1_5_scores")
+    assert "importing ch01/s1_11_attention_scores.py failed" in message_of(
+        report, "s1_11_attention_scores", "test_listing_1_5_scores"
+    )
     # test_invariants (hypothesis) scores 0 too; its message is covered by the next test
     assert_zero(report, "s1_11_softmax", words=["exit"], skip={"test_invariants"})
     assert "sys.exit(0) was called" in message_of(report, "s1_11_softmax", "test_book_simple_normalization")
     assert "os._exit()" in message_of(report, "s1_11_softmax", "test_book_softmax_examples")
     assert_zero(report, "s1_12_context", words=["exited"])
-    assert_full_marks(report, other_exercises("s1_11_matmul", "s1_11_attention_scores", "s1_11_softmax",
-                                              "s1_12_context"))
+    assert_full_marks(
+        report, other_exercises("s1_11_matmul", "s1_11_attention_scores", "s1_11_softmax", "s1_12_context")
+    )
 
 
 def test_exit_in_property_based_check_has_plain_message(submission):
-    path = submission({"s1_11_softmax": src("""
+    path = submission(
+        {
+            "s1_11_softmax": src(
+                """
         import os, torch
         <<normalize>>
         def softmax(x, dim=-1):
             os._exit(0)
-        """, normalize=NORMALIZE_OK)})
+        """,
+                normalize=NORMALIZE_OK,
+            )
+        }
+    )
     report = grade(path, "-e", "s1_11_softmax")
     assert_zero(report, "s1_11_softmax", names={"test_invariants"})
     msg = message_of(report, "s1_11_softmax", "test_invariants")
@@ -183,8 +204,9 @@ def test_a_worker_that_dies_mid_check_fails_that_check_with_the_reason_and_is_re
     fails, saying how the worker died; the worker is started again, so the checks after it (of the
     same exercise and of the next) run and pass. (Exercises without a forbidden list: under one, a
     file may not import os or signal.)"""
-    path = submission({
-        "s1_12_scaled_attention": src("""
+    path = submission(
+        {
+            "s1_12_scaled_attention": src("""
             import os, signal, torch
 
             _calls = [0]  # a fresh worker per check: the calls of one check
@@ -200,7 +222,7 @@ def test_a_worker_that_dies_mid_check_fails_that_check_with_the_reason_and_is_re
                     os.kill(os.getpid(), signal.SIGKILL)
                 return torch.softmax(scale_scores(scores, d_k), dim=-1)
             """),
-        "s1_12_context": src("""
+            "s1_12_context": src("""
             import os
 
             def context_vectors(attn_weights, values):
@@ -208,12 +230,16 @@ def test_a_worker_that_dies_mid_check_fails_that_check_with_the_reason_and_is_re
                     os._exit(3)
                 return attn_weights @ values
             """),
-    })
+        }
+    )
     report = grade(path, "-e", "s1_12_scaled_attention", "-e", "s1_11_softmax", "-e", "s1_12_context")
     status = {(c["exercise"], c["name"]): c["status"] for c in report["checks"]}
     assert status == {
-        **{("s1_12_scaled_attention", c["name"]): "passed" for c in checks_of(report, "s1_12_scaled_attention")
-           if c["name"] != "test_listing_1_6_weights"},
+        **{
+            ("s1_12_scaled_attention", c["name"]): "passed"
+            for c in checks_of(report, "s1_12_scaled_attention")
+            if c["name"] != "test_listing_1_6_weights"
+        },
         ("s1_12_scaled_attention", "test_listing_1_6_weights"): "failed",  # the worker died here...
         **{("s1_11_softmax", c["name"]): "passed" for c in checks_of(report, "s1_11_softmax")},
         ("s1_12_context", "test_listing_1_7_context"): "passed",
@@ -267,8 +293,10 @@ def test_patching_comparisons_and_pytest_does_not_help(submission):
     inside the worker changes nothing: comparisons happen in the trusted grader process."""
     # Exercises without a forbidden list: under one, importing pytest or torch.testing is refused
     # before anything runs (grader/course/scan_escapes.py), which would prove nothing here.
-    path = submission({
-        "s1_12_scaled_attention": src("""
+    path = submission(
+        {
+            "s1_12_scaled_attention": src(
+                """
             <<patches>>
 
             def scale_scores(scores, d_k):
@@ -280,21 +308,31 @@ def test_patching_comparisons_and_pytest_does_not_help(submission):
 
             def attention_weights(scores, d_k):
                 return torch.zeros_like(scores)  # wrong
-            """, patches=PATCHES),
-        "s1_12_context": src("""
+            """,
+                patches=PATCHES,
+            ),
+            "s1_12_context": src(
+                """
             <<patches>>
 
             def context_vectors(attn_weights, values):
                 return torch.zeros(*attn_weights.shape[:-1], values.shape[-1])  # wrong
-            """, patches=PATCHES),
-    })
+            """,
+                patches=PATCHES,
+            ),
+        }
+    )
     report = grade(path, "-e", "s1_12_scaled_attention", "-e", "s1_12_context")
 
     for name in ("test_book_scaled_scores", "test_scale_fresh"):
         assert message_of(report, "s1_12_scaled_attention", name) == ""
     assert score_of(report, "s1_12_scaled_attention") == 2.0  # scale_scores only
-    assert_zero(report, "s1_12_scaled_attention", words=["differ", "not correct"],
-                names={"test_listing_1_6_weights", "test_fresh_dims"})
+    assert_zero(
+        report,
+        "s1_12_scaled_attention",
+        words=["differ", "not correct"],
+        names={"test_listing_1_6_weights", "test_fresh_dims"},
+    )
     assert_zero(report, "s1_12_context", words=["differ", "not correct"])
 
 
@@ -375,10 +413,19 @@ def test_grader_files_cannot_be_read(submission, tmp_path):
     sub_ch01 = tmp_path / "submission" / "ch01"
 
     def variants(p: Path) -> list[str]:
-        rel_from_sub = os.path.relpath(p, sub_ch01)        # the host route from the submission file
-        rel_from_root = os.path.relpath(p, ROOT)            # as if the cwd were the project
-        return [str(p), f"HERE/{rel_from_sub}", f"HERE/../../{rel_from_root}", f"HERE/../../../{rel_from_root}",
-                rel_from_root, f"../../{rel_from_root}", f"/sub/../{p}", f"/proc/self/root{p}", f"/proc/1/root{p}"]
+        rel_from_sub = os.path.relpath(p, sub_ch01)  # the host route from the submission file
+        rel_from_root = os.path.relpath(p, ROOT)  # as if the cwd were the project
+        return [
+            str(p),
+            f"HERE/{rel_from_sub}",
+            f"HERE/../../{rel_from_root}",
+            f"HERE/../../../{rel_from_root}",
+            rel_from_root,
+            f"../../{rel_from_root}",
+            f"/sub/../{p}",
+            f"/proc/self/root{p}",
+            f"/proc/1/root{p}",
+        ]
 
     def code_list(paths: list[str]) -> str:
         items = [f"os.path.join(HERE, {p[5:]!r})" if p.startswith("HERE/") else repr(p) for p in paths]
@@ -502,9 +549,10 @@ def test_network_is_unreachable(submission):
 def test_endless_loops_time_out(submission):
     """An endless loop at import and a stubborn one inside a function (ignores signals, swallows
     every exception): the checks fail with 'took longer' and the grade ends in bounded time."""
-    path = submission({
-        "s1_11_matmul": "while True:\n    pass\n",
-        "s1_12_context": src("""
+    path = submission(
+        {
+            "s1_11_matmul": "while True:\n    pass\n",
+            "s1_12_context": src("""
             import signal, time
 
             for s in (signal.SIGTERM, signal.SIGINT, signal.SIGALRM, signal.SIGHUP, signal.SIGXCPU):
@@ -517,7 +565,8 @@ def test_endless_loops_time_out(submission):
                     except BaseException:
                         pass
             """),
-    })
+        }
+    )
     t0 = time.monotonic()
     report = grade(path, "-e", "s1_11_matmul", "-e", "s1_12_context", "--time-limit", "2", timeout=120)
     elapsed = time.monotonic() - t0
@@ -539,22 +588,26 @@ def context_vectors(w, v):
 
 def test_huge_output_fails_and_grading_completes(submission):
     """Printing 100 MB inside a call and at import: 0 on those exercises, grading completes."""
-    path = submission({
-        "s1_12_context": HUGE_OUTPUT_IN_CALL,
-        "s1_11_attention_scores": src("""
+    path = submission(
+        {
+            "s1_12_context": HUGE_OUTPUT_IN_CALL,
+            "s1_11_attention_scores": src("""
             print("y" * 100_000_000)
 
             def attention_scores(q, k):
                 return q @ k.transpose(-2, -1)
             """),
-    })
+        }
+    )
     t0 = time.monotonic()
     report = grade(path, "-e", "s1_12_context", "-e", "s1_11_attention_scores", timeout=120)
     assert time.monotonic() - t0 < 60
     # A flood stops the worker at the output limit, inside a call and at import alike.
     assert_zero(report, "s1_12_context", words=["more than 16 MB of output"])
     assert_zero(report, "s1_11_attention_scores", words=["more than 16 MB of output"])
-    assert "importing ch01/s1_11_attention_scores.py failed" in checks_of(report, "s1_11_attention_scores")[0]["message"]
+    assert (
+        "importing ch01/s1_11_attention_scores.py failed" in checks_of(report, "s1_11_attention_scores")[0]["message"]
+    )
 
 
 def test_huge_output_message_mentions_output(submission):
@@ -567,7 +620,9 @@ def test_huge_output_message_mentions_output(submission):
 def test_syntax_error_scores_zero_only_there(submission):
     """A syntax error in one file: 0 on that exercise with file and line in the message; every
     other exercise graded beside it still gets full marks."""
-    path = submission({"s1_11_softmax": src("""
+    path = submission(
+        {
+            "s1_11_softmax": src("""
         import torch
 
 
@@ -576,7 +631,9 @@ def test_syntax_error_scores_zero_only_there(submission):
 
         def softmax(x, dim=-1)
             return x
-        """)})
+        """)
+        }
+    )
     report = grade(path, *with_neighbours())
     assert_zero(report, "s1_11_softmax", words=["syntax error in ch01/s1_11_softmax.py:7"])
     assert_full_marks(report, other_exercises("s1_11_softmax"))
@@ -585,18 +642,21 @@ def test_syntax_error_scores_zero_only_there(submission):
 
 def test_missing_file_function_and_wrong_signature(submission):
     """A missing file, a missing function and a wrong signature: 0 with a message naming it."""
-    path = submission({
-        "s1_12_context": "import torch\n\ndef context_vector(w, v):  # misspelt name\n    return w @ v\n",
-        "s1_11_attention_scores": "import torch\n\ndef attention_scores(queries):\n    return queries\n",
-    })
+    path = submission(
+        {
+            "s1_12_context": "import torch\n\ndef context_vector(w, v):  # misspelt name\n    return w @ v\n",
+            "s1_11_attention_scores": "import torch\n\ndef attention_scores(queries):\n    return queries\n",
+        }
+    )
     (path / "ch01" / "s1_11_matmul.py").unlink()
     report = grade(path, "-e", "s1_11_matmul", "-e", "s1_12_context", "-e", "s1_11_attention_scores")
     assert_zero(report, "s1_11_matmul", words=["ch01/s1_11_matmul.py is missing"])
     assert_zero(report, "s1_12_context", words=["has no attribute 'context_vectors'"])
     # a hidden check names the function but shows nothing of the worker's text (its signature included)
     assert_zero(report, "s1_11_attention_scores", words=["wrong signature: attention_scores"])
-    assert "wrong signature: attention_scores(queries)" in message_of(report, "s1_11_attention_scores",
-                                                                   "test_listing_1_5_scores")
+    assert "wrong signature: attention_scores(queries)" in message_of(
+        report, "s1_11_attention_scores", "test_listing_1_5_scores"
+    )
 
 
 # ----------------------------------------------------------------------------- writing outside
@@ -650,8 +710,12 @@ def test_nothing_outside_the_grading_directory_changes(submission, tmp_path):
         # Writes that the sandbox allowed (its private /tmp and /tmp/work) went away with it.
         from grader.course.files import folders_and_files  # iterative: another test's 3,000-deep tree may be there
 
-        left = [p for top in Path(tempfile.gettempdir()).glob("kata-*")
-                for p in [*folders_and_files(top)[0], *folders_and_files(top)[1]] if os.path.basename(p) == tag]
+        left = [
+            p
+            for top in Path(tempfile.gettempdir()).glob("kata-*")
+            for p in [*folders_and_files(top)[0], *folders_and_files(top)[1]]
+            if os.path.basename(p) == tag
+        ]
         assert not left, left
         # The honest attention weights in the same file were unaffected.
         for c in checks_of(report, "s1_12_scaled_attention"):
@@ -725,13 +789,15 @@ def test_fork_bomb_and_stray_children_are_cleaned_up(submission, tmp_path):
     token = "kx" + uuid.uuid4().hex[:10]
     sleep_arg = f"{600 + uuid.uuid4().int % 100}.{uuid.uuid4().int % 10**9:09d}"
     # Exercises without a forbidden list: under one, a worker cannot fork at all.
-    path = submission({
-        "s1_12_context": src(SPAWN, token=repr(token), sleep=repr(sleep_arg)),
-        # Kills the fork server (its parent, same uid), then answers right. That takes the
-        # sandbox down with it (its own checks may then fail: self-sabotage, not asserted), and
-        # the grader must restart it for the next exercise. Graded before s1_12_context (book
-        # order), so the strays spawned there must go when the grade ends.
-        "s1_12_scaled_attention": src("""
+    path = submission(
+        {
+            "s1_12_context": src(SPAWN, token=repr(token), sleep=repr(sleep_arg)),
+            # Kills the fork server (its parent, same uid), then answers right. That takes the
+            # sandbox down with it (its own checks may then fail: self-sabotage, not asserted), and
+            # the grader must restart it for the next exercise. Graded before s1_12_context (book
+            # order), so the strays spawned there must go when the grade ends.
+            "s1_12_scaled_attention": src(
+                """
             import os, signal, torch
 
             def scale_scores(scores, d_k):
@@ -742,13 +808,29 @@ def test_fork_bomb_and_stray_children_are_cleaned_up(submission, tmp_path):
                 return scores / d_k ** 0.5
 
             <<attention_ok>>
-            """, attention_ok=ATTENTION_OK),
-    })
+            """,
+                attention_ok=ATTENTION_OK,
+            ),
+        }
+    )
     out = tmp_path / "report.json"
-    cmd = [sys.executable, "-m", "grader", "grade", str(path), "--json", str(out), "--quiet",
-           "-e", "s1_12_scaled_attention", "-e", "s1_12_context"]
-    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env={**os.environ, "KATA_LANG": "en"})
+    cmd = [
+        sys.executable,
+        "-m",
+        "grader",
+        "grade",
+        str(path),
+        "--json",
+        str(out),
+        "--quiet",
+        "-e",
+        "s1_12_scaled_attention",
+        "-e",
+        "s1_12_context",
+    ]
+    proc = subprocess.Popen(
+        cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ, "KATA_LANG": "en"}
+    )
     seen: dict[int, int] = {}
     t0 = time.monotonic()
     try:
@@ -772,7 +854,9 @@ def test_fork_bomb_and_stray_children_are_cleaned_up(submission, tmp_path):
         time.sleep(0.1)
     assert not left, f"stray processes after grading: {left}"
     # The exercise that killed the fork server was graded to the end...
-    assert len(checks_of(report, "s1_12_scaled_attention")) == len(load_course(ROOT).get("s1_12_scaled_attention").checks)
+    assert len(checks_of(report, "s1_12_scaled_attention")) == len(
+        load_course(ROOT).get("s1_12_scaled_attention").checks
+    )
     # ...and the next one got a fresh sandbox: forking is not cheating, the right answers score.
     assert_full_marks(report, ["s1_12_context"])
 
@@ -827,9 +911,14 @@ def test_a_fork_bomb_does_not_starve_a_submission_graded_next_to_it(tmp_path):
     first.write_text(src(BOMB) + first.read_text())
     args = [a for ex in NEIGHBOURS for a in ("-e", ex)]
     out = tmp_path / "out"
-    proc = subprocess.run([sys.executable, "-m", "grader", "grade", str(cls), "--out", str(out), "--jobs", "2",
-                           *args], cwd=ROOT, capture_output=True, text=True, timeout=600,
-                          env={**os.environ, "KATA_LANG": "en", "PYTHONPATH": str(ROOT)})
+    proc = subprocess.run(
+        [sys.executable, "-m", "grader", "grade", str(cls), "--out", str(out), "--jobs", "2", *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, "KATA_LANG": "en", "PYTHONPATH": str(ROOT)},
+    )
     assert proc.returncode in (0, 1), proc.stdout + proc.stderr
     for name in honest:
         assert_full_marks(json.loads((out / "students" / name / "report.json").read_text()), NEIGHBOURS)
@@ -839,14 +928,18 @@ def test_a_fork_bomb_does_not_starve_a_submission_graded_next_to_it(tmp_path):
 
 # ----------------------------------------------------------------------------- forbidden APIs
 def test_forbidden_api_through_torch_ops_is_refused(submission):
-    path = submission({
-        "s1_11_softmax": src("""
+    path = submission(
+        {
+            "s1_11_softmax": src(
+                """
             import torch
             <<normalize>>
             def softmax(x, dim=-1):
                 return torch.ops.aten._softmax(x, dim, False)
-            """, normalize=NORMALIZE_OK),
-        "s1_11_matmul": src("""
+            """,
+                normalize=NORMALIZE_OK,
+            ),
+            "s1_11_matmul": src("""
             import torch
 
             def matmul(A, B):
@@ -854,7 +947,8 @@ def test_forbidden_api_through_torch_ops_is_refused(submission):
                     raise ValueError(f"cannot multiply shapes {tuple(A.shape)} and {tuple(B.shape)}")
                 return torch.ops.aten.mm(A, B)
             """),
-    })
+        }
+    )
     report = grade(path, "-e", "s1_11_softmax", "-e", "s1_11_matmul")
     assert score_of(report, "s1_11_matmul") == 0
     assert_zero(report, "s1_11_softmax", names={"test_book_softmax_examples", "test_large_inputs_stable"})
@@ -863,16 +957,27 @@ def test_forbidden_api_through_torch_ops_is_refused(submission):
 def test_forbidden_operator_hidden_from_the_scan_is_stopped_at_runtime(submission):
     """torch.ops reached through getattr escapes the static scan; the dispatch guard in the
     worker still refuses the operator, so the cheated checks fail with a message saying why."""
-    path = submission({"s1_11_softmax": src("""
+    path = submission(
+        {
+            "s1_11_softmax": src(
+                """
         import torch
         <<normalize>>
         def softmax(x, dim=-1):
             ops = getattr(torch, "o" + "ps")
             return ops.aten._softmax(x, dim, False)
-        """, normalize=NORMALIZE_OK)})
+        """,
+                normalize=NORMALIZE_OK,
+            )
+        }
+    )
     report = grade(path, "-e", "s1_11_softmax")
-    assert_zero(report, "s1_11_softmax", names={"test_book_softmax_examples", "test_large_inputs_stable"},
-                words=["aten::_softmax is not allowed"])
+    assert_zero(
+        report,
+        "s1_11_softmax",
+        names={"test_book_softmax_examples", "test_large_inputs_stable"},
+        words=["aten::_softmax is not allowed"],
+    )
 
 
 # ----------------------------------------------------------------------------- faults as a channel
@@ -880,8 +985,9 @@ def test_a_hidden_check_shows_no_exit_code_or_signal_the_student_chose(submissio
     """Code that has seen a hidden input can end the worker with an exit code or a signal made of
     it (os._exit(int(x[0] * 10))): a hidden check's message says only that the worker ended, in
     an exercise with a forbidden list and in one without; a public check still says how."""
-    path = submission({
-        "s1_11_softmax": src("""
+    path = submission(
+        {
+            "s1_11_softmax": src("""
             import os
 
             def simple_normalize(x, dim=-1):
@@ -890,7 +996,7 @@ def test_a_hidden_check_shows_no_exit_code_or_signal_the_student_chose(submissio
             def softmax(x, dim=-1):
                 os._exit(int(round(abs(float(x.flatten()[0])) * 10)) % 256)
             """),
-        "s1_12_context": src("""
+            "s1_12_context": src("""
             import os, signal
 
             def context_vectors(attn_weights, values):
@@ -898,7 +1004,8 @@ def test_a_hidden_check_shows_no_exit_code_or_signal_the_student_chose(submissio
                     os.kill(os.getpid(), 1 + int(abs(float(values.flatten()[0])) * 100) % 30)
                 os._exit(int(abs(float(values.flatten()[0])) * 1000) % 256)
             """),
-    })
+        }
+    )
     report = grade(path, "-e", "s1_11_softmax", "-e", "s1_12_context")
     for ex in ("s1_11_softmax", "s1_12_context"):
         for c in checks_of(report, ex):

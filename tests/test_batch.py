@@ -2,6 +2,7 @@
 
 All through the real command line, on one small exercise (s1_11_matmul: one public and two hidden
 checks) so that a class grades in seconds."""
+
 import csv
 import io
 import json
@@ -20,41 +21,74 @@ import pytest
 from tests.conftest import EXERCISES, ROOT, SOLUTIONS, kata, solution_with
 
 EX = ["-e", "s1_11_matmul"]
-WRONG = solution_with("s1_11_matmul", "out[i, j] = (A[i, :] * B[:, j]).sum()", "out[i, j] = (A[i, :] * B[:, j]).sum() + 1")
+WRONG = solution_with(
+    "s1_11_matmul", "out[i, j] = (A[i, :] * B[:, j]).sum()", "out[i, j] = (A[i, :] * B[:, j]).sum() + 1"
+)
 
 # Gradescope's results.json (https://gradescope-autograders.readthedocs.io/en/latest/specs/)
 GRADESCOPE = {
-    "type": "object", "required": ["score", "tests"],
+    "type": "object",
+    "required": ["score", "tests"],
     "properties": {
-        "score": {"type": "number"}, "execution_time": {"type": "number"}, "output": {"type": "string"},
+        "score": {"type": "number"},
+        "execution_time": {"type": "number"},
+        "output": {"type": "string"},
         "visibility": {"enum": ["hidden", "after_due_date", "after_published", "visible"]},
         "stdout_visibility": {"enum": ["hidden", "after_due_date", "after_published", "visible"]},
         "extra_data": {"type": "object"},
-        "tests": {"type": "array", "items": {
-            "type": "object", "required": ["name", "number", "score", "max_score", "status", "output", "visibility"],
-            "additionalProperties": False,
-            "properties": {"score": {"type": "number"}, "max_score": {"type": "number"},
-                           "status": {"enum": ["passed", "failed"]}, "name": {"type": "string"},
-                           "number": {"type": "string"}, "output": {"type": "string"},
-                           "tags": {"type": "array", "items": {"type": "string"}},
-                           "visibility": {"enum": ["hidden", "after_due_date", "after_published", "visible"]}}}},
+        "tests": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "required": ["name", "number", "score", "max_score", "status", "output", "visibility"],
+                "additionalProperties": False,
+                "properties": {
+                    "score": {"type": "number"},
+                    "max_score": {"type": "number"},
+                    "status": {"enum": ["passed", "failed"]},
+                    "name": {"type": "string"},
+                    "number": {"type": "string"},
+                    "output": {"type": "string"},
+                    "tags": {"type": "array", "items": {"type": "string"}},
+                    "visibility": {"enum": ["hidden", "after_due_date", "after_published", "visible"]},
+                },
+            },
+        },
     },
 }
 # Exercism's test-runner results.json, version 3 (exercism/docs building/tooling/test-runners/interface.md)
 EXERCISM = {
-    "type": "object", "required": ["version", "status"], "additionalProperties": False,
+    "type": "object",
+    "required": ["version", "status"],
+    "additionalProperties": False,
     "properties": {
-        "version": {"const": 3}, "status": {"enum": ["pass", "fail", "error"]},
+        "version": {"const": 3},
+        "status": {"enum": ["pass", "fail", "error"]},
         "message": {"type": ["string", "null"]},
-        "tests": {"type": "array", "items": {
-            "type": "object", "required": ["name", "status"], "additionalProperties": False,
-            "properties": {"name": {"type": "string"}, "status": {"enum": ["pass", "fail", "error"]},
-                           "message": {"type": ["string", "null"]}, "output": {"type": ["string", "null"]},
-                           "test_code": {"type": "string"}, "task_id": {"type": "integer", "minimum": 1}}}},
+        "tests": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "required": ["name", "status"],
+                "additionalProperties": False,
+                "properties": {
+                    "name": {"type": "string"},
+                    "status": {"enum": ["pass", "fail", "error"]},
+                    "message": {"type": ["string", "null"]},
+                    "output": {"type": ["string", "null"]},
+                    "test_code": {"type": "string"},
+                    "task_id": {"type": "integer", "minimum": 1},
+                },
+            },
+        },
     },
-    "allOf": [{"if": {"properties": {"status": {"const": "error"}}}, "then": {"required": ["message"],
-                                                                          "properties": {"message": {"type": "string"}}}},
-              {"if": {"properties": {"status": {"enum": ["pass", "fail"]}}}, "then": {"required": ["tests"]}}],
+    "allOf": [
+        {
+            "if": {"properties": {"status": {"const": "error"}}},
+            "then": {"required": ["message"], "properties": {"message": {"type": "string"}}},
+        },
+        {"if": {"properties": {"status": {"enum": ["pass", "fail"]}}}, "then": {"required": ["tests"]}},
+    ],
 }
 
 
@@ -78,8 +112,13 @@ def submitted_zip(tmp_path, source: str, out) -> None:
     for name in ("course.toml", "solutions", "exercises"):
         shutil.copytree(ROOT / name, base / name) if (ROOT / name).is_dir() else shutil.copy(ROOT / name, base)
     (base / "exercises" / "ch01" / "s1_11_matmul.py").write_text(source)
-    proc = subprocess.run([sys.executable, "-m", "grader", "submit", "--no-check", "--out", str(out)], cwd=base,
-                          capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    proc = subprocess.run(
+        [sys.executable, "-m", "grader", "submit", "--no-check", "--out", str(out)],
+        cwd=base,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
     assert proc.returncode == 0, proc.stderr
 
 
@@ -121,7 +160,18 @@ def test_every_submission_gets_one_row_with_a_reason_when_not_graded(graded):
     cls, out, proc = graded
     assert proc.returncode == 1, proc.stdout + proc.stderr  # some submissions could not be graded
     book = rows(out)
-    assert set(book) == {"alice", "alice-2", "bob", "carol", "dave", "eve", "frank", "gina", "hank_s1_11_matmul", "ivan"}
+    assert set(book) == {
+        "alice",
+        "alice-2",
+        "bob",
+        "carol",
+        "dave",
+        "eve",
+        "frank",
+        "gina",
+        "hank_s1_11_matmul",
+        "ivan",
+    }
     assert (book["alice"]["source"], book["alice-2"]["source"]) == ("alice", "alice.zip")
     full = {"s1_11_matmul": "5", "total": "5", "max_score": "5", "percent": "100.0", "status": "graded"}
     for name in ("alice", "bob", "gina"):
@@ -134,8 +184,9 @@ def test_every_submission_gets_one_row_with_a_reason_when_not_graded(graded):
     assert all(book[n]["status"] == "refused" and book[n]["total"] == "0" for n in reasons)
     assert reasons["dave"].startswith("dave.zip: not a readable zip file")
     assert reasons["eve"].startswith("eve.zip: entry '../../escape.py' points outside the archive")
-    assert reasons["frank"].startswith("frank.zip: entry 'ch01/s1_11_matmul.py' expands 1026x (limit 100x): "
-                                       "looks like a zip bomb")
+    assert reasons["frank"].startswith(
+        "frank.zip: entry 'ch01/s1_11_matmul.py' expands 1026x (limit 100x): looks like a zip bomb"
+    )
     assert "hank_s1_11_matmul.ipynb: not a readable notebook: invalid JSON" in reasons["hank_s1_11_matmul"]
     assert not (cls.parent / "escape.py").exists() and not (cls / "escape.py").exists()
     summary = (out / "summary.md").read_text()
@@ -144,10 +195,14 @@ def test_every_submission_gets_one_row_with_a_reason_when_not_graded(graded):
     assert "| README.txt | not a submission" in summary
     assert "| .zoe | not graded: its name starts with a dot, which hides it; rename it" in summary
     assert ".DS_Store" not in summary and ".git" not in summary
-    notes = summary[summary.index("## Notes"):]  # one line per kind of note, with its students
+    notes = summary[summary.index("## Notes") :]  # one line per kind of note, with its students
     assert re.search(r"- 1 student: not graded: not an exercise of the course: … .*\(alice\)$", notes, re.M)
-    assert re.search(r"- 1 student: ch01/s1_11_matmul.ipynb: not a readable notebook: invalid JSON at line 1.*"
-                     r"\(carol\)$", notes, re.M)
+    assert re.search(
+        r"- 1 student: ch01/s1_11_matmul.ipynb: not a readable notebook: invalid JSON at line 1.*"
+        r"\(carol\)$",
+        notes,
+        re.M,
+    )
     assert "alice.zip: the name 'alice' is taken by alice; graded as 'alice-2'" in summary
     assert "10 submissions: 6 graded, 4 refused" in proc.stdout + summary
 
@@ -244,7 +299,9 @@ def test_kata_gradebook_writes_the_formats_again_from_the_stored_reports(graded,
 def test_one_submission_or_a_class_is_never_ambiguous(graded, tmp_path):
     cls, _, _ = graded
     proc = kata("grade", str(cls), *EX)  # the real command: a single submission that cannot be opened
-    assert proc.returncode == 2 and "looks like a class folder (10 submissions: alice, alice.zip, bob, ...)" in proc.stderr
+    assert (
+        proc.returncode == 2 and "looks like a class folder (10 submissions: alice, alice.zip, bob, ...)" in proc.stderr
+    )
     assert "add --out OUT" in proc.stderr
     code, _, stderr = here("grade", str(SOLUTIONS), "--out", str(tmp_path / "o"), *EX)
     assert code == 2 and "is one submission (it holds ch01/), not a class folder" in stderr
@@ -287,16 +344,24 @@ def test_names_that_are_not_utf8_neither_stop_the_class_nor_move_on_a_rerun(tmp_
     shutil.copytree(SOLUTIONS, os.fsdecode(raw + b"/b\xffob"))
     with open(raw + b"/read\xffme.txt", "w") as f:
         f.write("grading notes")
+
     def grade_class(*more):  # what it prints names the entries as they are: not UTF-8
-        return subprocess.run([sys.executable, "-m", "grader", "grade", str(cls), "--out", str(out), *EX, *more],
-                              capture_output=True, text=True, errors="replace", cwd=ROOT,
-                              env={**os.environ, "KATA_LANG": "en", "PYTHONPATH": str(ROOT)})
+        return subprocess.run(
+            [sys.executable, "-m", "grader", "grade", str(cls), "--out", str(out), *EX, *more],
+            capture_output=True,
+            text=True,
+            errors="replace",
+            cwd=ROOT,
+            env={**os.environ, "KATA_LANG": "en", "PYTHONPATH": str(ROOT)},
+        )
 
     proc = grade_class("--jobs", "2")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     book = rows(out)
     assert {n: (r["status"], r["source"], r["total"]) for n, r in book.items()} == {
-        "alice": ("graded", "alice", "5"), "b_ob": ("graded", "b\\udcffob", "5")}
+        "alice": ("graded", "alice", "5"),
+        "b_ob": ("graded", "b\\udcffob", "5"),
+    }
     meta = json.loads((out / "batch.json").read_text())
     assert [s["source"] for s in meta["skipped"]] == ["read\udcffme.txt"]
     again = grade_class()

@@ -1,6 +1,7 @@
 """`kata grade DIR --out OUT` again: a run killed with SIGKILL (once, or again and again at random
 moments) resumes without losing or duplicating a result; a full disk stops it plainly and the
 rerun completes it; changed submissions are graded again; another course version is refused."""
+
 import json
 import os
 import random
@@ -59,8 +60,14 @@ def test_a_run_killed_with_sigkill_resumes_without_losing_or_duplicating_a_resul
     cls, whole = reference
     out = tmp_path / "out"
     cmd = [sys.executable, "-m", "grader", "grade", str(cls), "--out", str(out), "--jobs", "2", *EX]
-    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            start_new_session=True, env={**os.environ, "KATA_LANG": "en"})
+    proc = subprocess.Popen(
+        cmd,
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+        env={**os.environ, "KATA_LANG": "en"},
+    )
     deadline = time.monotonic() + 120
     while not list(out.glob("students/*/report.json")) and time.monotonic() < deadline:
         time.sleep(0.02)
@@ -83,7 +90,12 @@ def test_a_run_killed_with_sigkill_resumes_without_losing_or_duplicating_a_resul
     assert _students(out) == _students(whole)
     assert sorted(s["source"] for s in _students(out).values()) == ["S00", "s00", "s01", "s02", "zz.zip"]
     book = rows(out)
-    assert (book["S00"]["total"], book["s00-2"]["total"], book["s01"]["total"], book["s02"]["total"]) == ("5", "5", "0", "0")
+    assert (book["S00"]["total"], book["s00-2"]["total"], book["s01"]["total"], book["s02"]["total"]) == (
+        "5",
+        "5",
+        "0",
+        "0",
+    )
     assert book["zz"]["status"] == "refused"
 
 
@@ -121,11 +133,18 @@ def test_ctrl_c_stops_the_run_keeps_every_finished_result_and_says_how_to_go_on(
     cls, _ = reference
     out = tmp_path / "out"
     cmd = [sys.executable, "-m", "grader", "grade", str(cls), "--out", str(out), "--jobs", "1", *EX]
-    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            start_new_session=True, env={**os.environ, "KATA_LANG": "en"},
-                            # SIGINT at its default, as in a terminal: a run started in the background
-                            # (nohup ... &, a CI runner) inherits it ignored, and Python then installs no handler
-                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    proc = subprocess.Popen(
+        cmd,
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+        env={**os.environ, "KATA_LANG": "en"},
+        # SIGINT at its default, as in a terminal: a run started in the background
+        # (nohup ... &, a CI runner) inherits it ignored, and Python then installs no handler
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
     deadline = time.monotonic() + 120
     while not list(out.glob("students/*/report.json")) and time.monotonic() < deadline:
         time.sleep(0.02)
@@ -150,13 +169,19 @@ def test_a_submission_past_the_timeout_is_an_error_that_the_next_run_grades_agai
     shutil.copytree(first_cls / "s00", cls / "s00")
     shutil.copytree(first_cls / "s01", cls / "s01")
     (tmp_path / "tmp").mkdir()
-    proc = subprocess.run([sys.executable, "-m", "grader", "grade", str(cls), "--out", str(out), "--timeout", "0.5",
-                           *EX], cwd=ROOT, capture_output=True, text=True,  # no sandbox starts that fast
-                          env={**os.environ, "KATA_LANG": "en", "TMPDIR": str(tmp_path / "tmp")})
+    proc = subprocess.run(
+        [sys.executable, "-m", "grader", "grade", str(cls), "--out", str(out), "--timeout", "0.5", *EX],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,  # no sandbox starts that fast
+        env={**os.environ, "KATA_LANG": "en", "TMPDIR": str(tmp_path / "tmp")},
+    )
     assert proc.returncode == 1
     assert not list((tmp_path / "tmp").glob("kata-*")), "the killed grading process's temporary files were left behind"
-    assert "s00: the grader failed: grading took longer than 0.5 s and was stopped (graded again by the next run)" \
+    assert (
+        "s00: the grader failed: grading took longer than 0.5 s and was stopped (graded again by the next run)"
         in proc.stdout
+    )
     assert rows(out)["s00"]["status"] == "error" and rows(out)["s01"]["status"] == "error"
     assert "Submissions with status `error` are graded again by the next run" in (out / "summary.md").read_text()
     proc = kata("grade", str(cls), "--out", str(out), *EX)
@@ -175,7 +200,7 @@ def _processes() -> dict[int, tuple[int, str]]:
                 stat = open(f"/proc/{entry}/stat").read()
             except OSError:
                 continue
-            fields = stat[stat.rindex(")") + 2:].split()
+            fields = stat[stat.rindex(")") + 2 :].split()
             found[int(entry)] = (int(fields[1]), fields[19])
     return found
 
@@ -208,8 +233,15 @@ def _records(out) -> dict[str, bytes]:
 # Each kill: when (a random delay after the run starts, or a random delay after its next record
 # is written) and whom (the scheduler alone, whose grading processes must notice and stop by
 # themselves, or the whole process group, as a terminal's kill or an OOM killer of the session would).
-KILLS = [("record", "scheduler"), ("time", "group"), ("record", "group"), ("time", "scheduler"),
-         ("record", "scheduler"), ("time", "group"), ("record", "group")]
+KILLS = [
+    ("record", "scheduler"),
+    ("time", "group"),
+    ("record", "group"),
+    ("time", "scheduler"),
+    ("record", "scheduler"),
+    ("time", "group"),
+    ("record", "group"),
+]
 
 
 def test_killed_again_and_again_at_random_moments_it_resumes_to_the_gradebook_of_an_uninterrupted_run(tmp_path):
@@ -241,15 +273,22 @@ def test_killed_again_and_again_at_random_moments_it_resumes_to_the_gradebook_of
     mid_way = 0
     for when, whom in KILLS:
         before = len(kept)
-        proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                start_new_session=True, env=env)
+        proc = subprocess.Popen(
+            cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True, env=env
+        )
         launched = time.monotonic()
         if when == "time":  # starting, discovering, writing batch.json, grading
             time.sleep(rng.uniform(0.3, (first or 3.0) + 2 * per))
         else:
-            delay, deadline = rng.uniform(0.0, 1.5 * per), time.monotonic() + 120  # its files, the next sandbox, a check
-            while len(list(out.glob("students/*/report.json"))) <= before and proc.poll() is None \
-                    and time.monotonic() < deadline:
+            delay, deadline = (
+                rng.uniform(0.0, 1.5 * per),
+                time.monotonic() + 120,
+            )  # its files, the next sandbox, a check
+            while (
+                len(list(out.glob("students/*/report.json"))) <= before
+                and proc.poll() is None
+                and time.monotonic() < deadline
+            ):
                 time.sleep(0.01)
             first = first or time.monotonic() - launched
             time.sleep(delay)
@@ -281,17 +320,19 @@ def test_killed_again_and_again_at_random_moments_it_resumes_to_the_gradebook_of
     assert mid_way >= 4, f"only {mid_way} of the kills came mid-way through the class (per={per:.2f}s, first={first})"
     if last_mid:  # the last run was killed while it graded: its scratch folder is the next run's to remove
         assert list((tmp_path / "tmp").glob("kata-run-*")), "the killed runs left no scratch folder to clean up"
-    again = subprocess.run([*cmd[:-len(EX) - 1], "2", *EX], cwd=ROOT, capture_output=True, text=True, env=env)
+    again = subprocess.run([*cmd[: -len(EX) - 1], "2", *EX], cwd=ROOT, capture_output=True, text=True, env=env)
     assert again.returncode == 1, again.stderr
     # multiprocessing's own socket folder (pymp-*) of a killed scheduler stays: a few bytes, and not ours
     assert not list((tmp_path / "tmp").glob("kata-*")), "temporary files of the killed runs were left behind"
     assert f"{len(kept)} of {total} submissions already graded" in again.stdout
     assert (out / "gradebook.csv").read_text() == (whole / "gradebook.csv").read_text()
-    assert {n: _without_timings(json.loads(d)) for n, d in _records(out).items()} == \
-        {n: _without_timings(json.loads(d)) for n, d in _records(whole).items()}
+    assert {n: _without_timings(json.loads(d)) for n, d in _records(out).items()} == {
+        n: _without_timings(json.loads(d)) for n, d in _records(whole).items()
+    }
     assert all(_records(out)[n] == d for n, d in kept.items())
-    assert sorted(s["source"] for s in _students(out).values()) == \
-        sorted(["S00", "s00", "s01", "s02", *(f"t{i}" for i in range(15)), "zz.zip"])
+    assert sorted(s["source"] for s in _students(out).values()) == sorted(
+        ["S00", "s00", "s01", "s02", *(f"t{i}" for i in range(15)), "zz.zip"]
+    )
     assert not list(out.rglob("*.part"))
 
 
@@ -300,8 +341,7 @@ def _pages(path) -> int:
     return -(-path.stat().st_size // PAGE)
 
 
-def test_a_full_disk_stops_the_run_keeps_every_record_and_the_same_command_completes_it(
-        reference, small_disk):
+def test_a_full_disk_stops_the_run_keeps_every_record_and_the_same_command_completes_it(reference, small_disk):
     cls, whole = reference
     disk = small_disk("disk", 1024)
     out = disk / "out"
@@ -313,8 +353,9 @@ def test_a_full_disk_stops_the_run_keeps_every_record_and_the_same_command_compl
 
     proc = kata(*cmd)
     assert proc.returncode == 3, (proc.stdout, proc.stderr)
-    assert re.search(rf"kata grade: cannot write {re.escape(str(out))}/\S+: no space left on device\n", proc.stderr), \
+    assert re.search(rf"kata grade: cannot write {re.escape(str(out))}/\S+: no space left on device\n", proc.stderr), (
         proc.stderr
+    )
     assert "Grading stopped: no further submission was started. The " in proc.stderr
     assert "Free some space there and run the same command again: it goes on where it stopped." in proc.stderr
     assert "Traceback" not in proc.stdout + proc.stderr
@@ -335,9 +376,14 @@ def test_a_full_disk_stops_the_run_keeps_every_record_and_the_same_command_compl
     assert f"{len(kept)} of 5 submissions already graded" in proc.stdout
     assert (out / "gradebook.csv").read_text() == (whole / "gradebook.csv").read_text()
     assert {n: d for n, d in _records(out).items() if n in kept} == kept
-    assert {n: _without_timings(json.loads(d)) for n, d in _records(out).items()} == \
-        {n: _without_timings(json.loads(d)) for n, d in _records(whole).items()}
+    assert {n: _without_timings(json.loads(d)) for n, d in _records(out).items()} == {
+        n: _without_timings(json.loads(d)) for n, d in _records(whole).items()
+    }
     for d in (out / "students").iterdir():  # the derived files the full disk stopped are there too
-        assert sorted(p.relative_to(d).as_posix() for p in d.rglob("*") if p.is_file()) == \
-            ["exercism/results.json", "feedback.html", "gradescope/results.json", "report.json"]
+        assert sorted(p.relative_to(d).as_posix() for p in d.rglob("*") if p.is_file()) == [
+            "exercism/results.json",
+            "feedback.html",
+            "gradescope/results.json",
+            "report.json",
+        ]
     assert not list(out.rglob("*.part"))

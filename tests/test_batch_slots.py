@@ -4,6 +4,7 @@ starts once per slot, and no submission sees anything the one graded before it l
 Student "a" is graded first and tries to leave marks for "b" (files in every writable place, an
 extra exercise file in its /sub); student "b"'s context vectors are right only when it finds none of them.
 """
+
 import json
 import os
 import shutil
@@ -18,7 +19,9 @@ EX = ["-e", "s1_12_context", "-e", "s1_11_attention_scores"]
 CONTEXT = (SOLUTIONS / "ch01" / "s1_12_context.py").read_text()
 PLACES = ["/tmp/kata-mark", "/tmp/work/kata-mark", "/dev/shm/kata-mark", "kata-mark"]
 
-PLANTER = CONTEXT + f"""
+PLANTER = (
+    CONTEXT
+    + f"""
 
 import os as _os
 
@@ -29,15 +32,21 @@ for _p in {PLACES!r}:
     except OSError:
         pass
 """
+)
 
 # Right only when no mark of "a" is there: an answer off by one otherwise.
-CAREFUL = CONTEXT.replace("    return attn_weights @ values", f"""    import os
+CAREFUL = CONTEXT.replace(
+    "    return attn_weights @ values",
+    f"""    import os
     seen = [p for p in {PLACES!r} + ["/sub/ch01/s1_11_attention_scores.py"] if os.path.exists(p)]
-    return attn_weights @ values + len(seen)""")
+    return attn_weights @ values + len(seen)""",
+)
 assert CAREFUL != CONTEXT
 
 # A submission whose code kills every process it may signal, its fork server included.
-KILLER = CONTEXT + """
+KILLER = (
+    CONTEXT
+    + """
 
 import os as _os
 import signal as _signal
@@ -47,6 +56,7 @@ try:
 except OSError:
     pass
 """
+)
 
 
 def _class(tmp_path, students: dict[str, dict[str, str]]):
@@ -72,9 +82,14 @@ def _max(doc, exercise):
 
 def test_a_slot_starts_its_sandbox_once_and_the_next_submission_finds_nothing_left(tmp_path):
     scores = (SOLUTIONS / "ch01" / "s1_11_attention_scores.py").read_text()
-    cls = _class(tmp_path, {"a": {"s1_12_context.py": PLANTER, "s1_11_attention_scores.py": scores},
-                            "b": {"s1_12_context.py": CAREFUL},
-                            "c": {"s1_12_context.py": CAREFUL}})
+    cls = _class(
+        tmp_path,
+        {
+            "a": {"s1_12_context.py": PLANTER, "s1_11_attention_scores.py": scores},
+            "b": {"s1_12_context.py": CAREFUL},
+            "c": {"s1_12_context.py": CAREFUL},
+        },
+    )
     out = tmp_path / "out"
     r = kata("grade", str(cls), "--out", str(out), "--jobs", "1", *EX)
     assert r.returncode == 0, r.stdout + r.stderr
@@ -103,9 +118,13 @@ def test_a_submission_that_kills_its_sandbox_does_not_cost_the_next_one(tmp_path
     # purpose (a CI job's is): multiprocessing's socket under it would pass AF_UNIX's 107 bytes.
     scratch = tmp_path / ("a-long-temporary-folder-" * 4)
     scratch.mkdir()
-    r = subprocess.run([sys.executable, "-m", "grader", "grade", str(cls), "--out", str(out), "--jobs", "1",
-                        "-e", "s1_12_context"], cwd=ROOT, capture_output=True, text=True,
-                       env={**os.environ, "KATA_LANG": "en", "TMPDIR": str(scratch)})
+    r = subprocess.run(
+        [sys.executable, "-m", "grader", "grade", str(cls), "--out", str(out), "--jobs", "1", "-e", "s1_12_context"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "KATA_LANG": "en", "TMPDIR": str(scratch)},
+    )
     assert r.returncode == 0, r.stdout + r.stderr
     docs = _reports(out)
     assert docs["a"]["student"]["status"] == "graded"
@@ -116,7 +135,9 @@ def test_a_submission_that_kills_its_sandbox_does_not_cost_the_next_one(tmp_path
 
 # "a" changes the fork server it shares with every later check: its limits, priority and CPUs
 # (the same uid may; an outside attack lowered its RLIMIT_AS and cost the next student 9 of 21 points).
-TAMPER = CONTEXT + """
+TAMPER = (
+    CONTEXT
+    + """
 
 import os as _os
 import resource as _resource
@@ -131,10 +152,13 @@ for _call in (lambda: _resource.prlimit(_server, _resource.RLIMIT_AS, (_size + (
     except OSError:
         pass
 """
+)
 
 # Traffic and files that an earlier check would leave in a namespace or a filesystem it shares
 # with later ones; "b" is right only when its own view is new: no socket, no traffic, a fresh /tmp.
-NOISY = CONTEXT + """
+NOISY = (
+    CONTEXT
+    + """
 
 import socket as _socket
 
@@ -148,22 +172,28 @@ for _i in range(50):
 for _i in range(200):
     open(f"/tmp/n{_i}", "w").close()
 """
+)
 
-FRESH = CONTEXT.replace("    return attn_weights @ values", """    import os
+FRESH = CONTEXT.replace(
+    "    return attn_weights @ values",
+    """    import os
     lo = [line.split() for line in open("/proc/net/dev") if line.strip().startswith("lo:")]
     traffic = sum(int(x) for x in lo[0][1:]) if lo else 0
     sockets = sum(len(open(f"/proc/net/{p}").read().splitlines()) - 1 for p in ("tcp", "udp", "tcp6", "udp6")
                   if os.path.exists(f"/proc/net/{p}"))
     open("/tmp/work/probe", "w").close()
     inode = os.stat("/tmp/work/probe").st_ino
-    return attn_weights @ values + (traffic > 0) + (sockets > 0) + (inode > 50)""")
+    return attn_weights @ values + (traffic > 0) + (sockets > 0) + (inode > 50)""",
+)
 assert FRESH != CONTEXT
 
 
 def test_a_submission_that_changes_the_fork_server_costs_the_next_one_nothing(tmp_path):
     tokenizer = (SOLUTIONS / "ch01" / "s1_23_tokenizer.py").read_text()  # needs memory: GPT-2's table
-    cls = _class(tmp_path, {"a": {"s1_12_context.py": TAMPER},
-                            "b": {"s1_12_context.py": CONTEXT, "s1_23_tokenizer.py": tokenizer}})
+    cls = _class(
+        tmp_path,
+        {"a": {"s1_12_context.py": TAMPER}, "b": {"s1_12_context.py": CONTEXT, "s1_23_tokenizer.py": tokenizer}},
+    )
     out = tmp_path / "out"
     r = kata("grade", str(cls), "--out", str(out), "--jobs", "1", "-e", "s1_12_context", "-e", "s1_23_tokenizer")
     assert r.returncode == 0, r.stdout + r.stderr

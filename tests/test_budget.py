@@ -3,6 +3,7 @@
 without the budget held a grader for half an hour. When it runs out, the checks after it fail as
 "not run", the report says where it ran out, and what ran before keeps its points.
 """
+
 import json
 import time
 
@@ -112,8 +113,10 @@ def test_a_slow_import_stops_at_the_budget_and_what_ran_before_keeps_its_points(
     kinds = [c["kind"] if c["status"] == "failed" else "passed" for c in context]
     assert kinds == ["passed"] * kinds.count("passed") + ["budget"] * kinds.count("budget") and kinds[-1] == "budget"
     assert any("during this check, in s1_12_context" in c["message"] for c in context)
-    assert any(c["message"].startswith("not run: your submission used up its grading budget (6 s of wall time)")
-               for c in context)
+    assert any(
+        c["message"].startswith("not run: your submission used up its grading budget (6 s of wall time)")
+        for c in context
+    )
     assert any("grading budget used up (6 s of wall time) in s1_12_context" in n for n in doc["notes"])
 
 
@@ -136,8 +139,9 @@ def test_four_slow_import_attacks_each_end_within_the_budget_and_the_class_is_un
     started = time.monotonic()
     # s1_01 and §1.9-1.12: the honest solution takes a few seconds of its budget
     chosen = ["-e", "s1_01_next_token", "-e", "1.9", "-e", "1.10", "-e", "1.11", "-e", "1.12"]
-    proc = kata("grade", str(cls), "--out", str(out), "--jobs", "2", "--budget", str(budget), "-q", *chosen,
-                timeout=900)
+    proc = kata(
+        "grade", str(cls), "--out", str(out), "--jobs", "2", "--budget", str(budget), "-q", *chosen, timeout=900
+    )
     took = time.monotonic() - started
     assert proc.returncode == 0, proc.stderr
     first_points = None
@@ -151,8 +155,10 @@ def test_four_slow_import_attacks_each_end_within_the_budget_and_the_class_is_un
         first = [c for c in doc["checks"] if c["exercise"] == "s1_01_next_token"]
         assert first and all(c["status"] == "passed" for c in first), name
         first_points = sum(c["score"] for c in first)
-        print(f"{name}: graded in {doc['duration_s']:g} s, {sum(c['kind'] == 'budget' for c in doc['checks'])} "
-              f"of {len(doc['checks'])} checks cut by the budget")
+        print(
+            f"{name}: graded in {doc['duration_s']:g} s, {sum(c['kind'] == 'budget' for c in doc['checks'])} "
+            f"of {len(doc['checks'])} checks cut by the budget"
+        )
         assert doc["score"] == first_points, f"{name}: {doc['score']} points, only s1_01's {first_points} expected"
     honest = json.loads((out / "students" / "honest" / "report.json").read_text())
     assert honest["score"] == honest["max_score"] and not any("budget" in n for n in honest["notes"])
@@ -190,8 +196,9 @@ def test_cpu_time_runs_out_before_wall_time_where_the_sandbox_counts_it(tmp_path
         pytest.skip("no cgroup counts the sandbox's CPU time here (not root, or no cpuacct): wall time only")
     sub = tmp_path / "sub"
     (sub / "ch01").mkdir(parents=True)
-    (sub / "ch01" / "s1_12_context.py").write_text((SOLUTIONS / "ch01" / "s1_12_context.py").read_text()
-                                                   + ATTACKS["burns_cpu"])
+    (sub / "ch01" / "s1_12_context.py").write_text(
+        (SOLUTIONS / "ch01" / "s1_12_context.py").read_text() + ATTACKS["burns_cpu"]
+    )
     started = time.monotonic()
     doc = grade(sub, "-e", "s1_12_context", "--budget", "120", "--budget-cpu", "6")
     assert time.monotonic() - started < 6 + 20
@@ -224,7 +231,8 @@ def test_a_huge_value_quoted_by_a_check_makes_no_huge_message(tmp_path):
     (sub / "ch01").mkdir(parents=True)
     (sub / "ch01" / "s1_03_tokenizers.py").write_text(
         (SOLUTIONS / "ch01" / "s1_03_tokenizers.py").read_text()
-        + "\n\ndef split_words(text):\n    return ['w%d' % i for i in range(200000)]\n")
+        + "\n\ndef split_words(text):\n    return ['w%d' % i for i in range(200000)]\n"
+    )
     doc = grade(sub, "-e", "s1_03_tokenizers")
     failed = [c for c in doc["checks"] if c["status"] == "failed"]
     assert failed and max(len(c["message"]) for c in doc["checks"]) < 4100
@@ -242,7 +250,8 @@ def test_the_figures_of_a_page_stop_at_their_own_budget(tmp_path):
     (sub / "ch01" / "s1_05_positions.py").write_text(
         (SOLUTIONS / "ch01" / "s1_05_positions.py").read_text()
         + "\n\nimport time as _time\n_real = sinusoidal_position_encoding\n\n"
-          "def sinusoidal_position_encoding(seq_len, d_model):\n    _time.sleep(3)\n    return _real(seq_len, d_model)\n")
+        "def sinusoidal_position_encoding(seq_len, d_model):\n    _time.sleep(3)\n    return _real(seq_len, d_model)\n"
+    )
     course = manifest.load(ROOT)
     listings.load(course)
     figs = listings.figures_of_exercise("s1_05_positions")
@@ -271,8 +280,12 @@ def test_a_manifest_names_each_file_once_in_its_plain_spelling(tmp_path):
     notes = tmp_path / "exercises" / "ch01" / "notes.txt"
     notes.write_bytes(b"x" * 1000)
     good = sm.file_entry(notes.read_bytes())
-    listed = {"exercises/ch01/s1_12_context.py": sm.file_entry(b"the submitted text\n"),
-              "exercises/ch01/notes.txt": good, "exercises/./ch01/notes.txt": good, "exercises//ch01/notes.txt": good}
+    listed = {
+        "exercises/ch01/s1_12_context.py": sm.file_entry(b"the submitted text\n"),
+        "exercises/ch01/notes.txt": good,
+        "exercises/./ch01/notes.txt": good,
+        "exercises//ch01/notes.txt": good,
+    }
     manifest = tmp_path / sm.NAME
     manifest.write_text(json.dumps({"kind": sm.KIND, "files": listed}))
     said: list[str] = []
@@ -316,8 +329,10 @@ def test_a_manifest_that_leaves_out_an_exercise_file_is_not_verified(tmp_path):
     stub.write_bytes(b"raise NotImplementedError\n")
     (tmp_path / "README.txt").write_text("hello")
     manifest = tmp_path / sm.NAME
-    for files, added in (({}, ["exercises/ch01/s1_11_softmax.py"]),
-                         ({"README.txt": sm.file_entry(b"hello")}, ["exercises/ch01/s1_11_softmax.py"])):
+    for files, added in (
+        ({}, ["exercises/ch01/s1_11_softmax.py"]),
+        ({"README.txt": sm.file_entry(b"hello")}, ["exercises/ch01/s1_11_softmax.py"]),
+    ):
         manifest.write_text(json.dumps({"kind": sm.KIND, "files": files}))
         info = sm.verify(manifest, [])
         assert not info["verified"] and info["added"] == added

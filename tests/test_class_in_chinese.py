@@ -4,6 +4,7 @@ and the name of a mistake a check recognised are in the instructor's language; w
 (names, exercise ids, check names, the course's title for the LMS) is shown as recorded.
 `kata --lang en gradebook OUT` writes the same class's summary in English again from the stored
 reports."""
+
 import re
 import shutil
 
@@ -53,8 +54,10 @@ def test_summary_md_of_a_class_graded_in_chinese_has_no_english_the_kata_wrote(g
     lines = md.splitlines()
     title = "The Transformers: architecture deep-dive and building BERT from scratch"  # canvas.csv's assignment column
     assert english_prose(md, [title]) == []
-    assert "| 1 | s1_11_softmax | 对整个张量求和，而不是沿 dim=-1 求和：求和时要保留另一个维度（e.sum(dim=dim, keepdim=True)），" \
-           "这样每一行之和才为 1 | eve |" in lines
+    assert (
+        "| 1 | s1_11_softmax | 对整个张量求和，而不是沿 dim=-1 求和：求和时要保留另一个维度（e.sum(dim=dim, keepdim=True)），"
+        "这样每一行之和才为 1 | eve |" in lines
+    )
     assert "| s1_11_softmax | rows_and_columns | 公开 | 1/2 | 50% |" in lines
     assert "| s1_11_softmax | matches_reference_any_dim | 隐藏 | 1/2 | 50% |" in lines
     assert "| README.txt | 不是提交：只批改文件夹、.zip 文件和 .ipynb 文件 |" in lines
@@ -66,7 +69,9 @@ def test_the_same_class_in_english_from_the_stored_reports(graded):
     proc = kata("--lang", "en", "gradebook", str(out))
     assert proc.returncode == 0, proc.stderr
     lines = (out / "summary.md").read_text(encoding="utf-8").splitlines()
-    assert "| 1 | s1_11_softmax | summed over the whole tensor instead of along dim=-1: keep the other dimension in " \
-           "the sum (e.sum(dim=dim, keepdim=True)) so that each row sums to 1 | eve |" in lines
+    assert (
+        "| 1 | s1_11_softmax | summed over the whole tensor instead of along dim=-1: keep the other dimension in "
+        "the sum (e.sum(dim=dim, keepdim=True)) so that each row sums to 1 | eve |" in lines
+    )
     assert "| s1_11_softmax | matches_reference_any_dim | hidden | 1/2 | 50% |" in lines
     assert "| README.txt | not a submission: only folders, .zip and .ipynb files are graded |" in lines

@@ -1,5 +1,6 @@
 """The class summary points at the teaching problem: not attempted apart from wrong, the mistakes
 the checks recognised counted by student, notes collapsed into one line per kind."""
+
 from __future__ import annotations
 
 from grader.course.messages import t
@@ -7,27 +8,59 @@ from grader.instructor.formats import summary, teaching
 
 
 def check(ex: str, name: str, passed: bool, mistake: str = "") -> dict:
-    return {"exercise": ex, "name": name, "status": "passed" if passed else "failed", "visibility": "public",
-            "score": 1.0 if passed else 0.0, "max_score": 1.0, "mistake": mistake}
+    return {
+        "exercise": ex,
+        "name": name,
+        "status": "passed" if passed else "failed",
+        "visibility": "public",
+        "score": 1.0 if passed else 0.0,
+        "max_score": 1.0,
+        "mistake": mistake,
+    }
 
 
 def record(scaled: bool, softmax: bool | None, notes=()) -> dict:
     """scaled/softmax: True right, False wrong, None the stub as given."""
     exercises, checks = [], []
-    for ex, state, mistake in (("s1_12_scaled_attention", scaled, "dividing by d_k instead of sqrt(d_k)"),
-                               ("s1_11_softmax", softmax, "softmax over the whole tensor")):
+    for ex, state, mistake in (
+        ("s1_12_scaled_attention", scaled, "dividing by d_k instead of sqrt(d_k)"),
+        ("s1_11_softmax", softmax, "softmax over the whole tensor"),
+    ):
         ok = bool(state)
-        exercises.append({"id": ex, "section": ex[1:5].replace("_", "."), "score": 2.0 if ok else 0.0,
-                          "max_score": 2.0, "attempted": state is not None})
+        exercises.append(
+            {
+                "id": ex,
+                "section": ex[1:5].replace("_", "."),
+                "score": 2.0 if ok else 0.0,
+                "max_score": 2.0,
+                "attempted": state is not None,
+            }
+        )
         checks += [check(ex, "a", ok, "" if ok or state is None else mistake), check(ex, "b", ok)]
-    return {"score": sum(e["score"] for e in exercises), "max_score": 4.0, "exercises": exercises, "checks": checks,
-            "notes": list(notes), "student": {"status": "graded"}}
+    return {
+        "score": sum(e["score"] for e in exercises),
+        "max_score": 4.0,
+        "exercises": exercises,
+        "checks": checks,
+        "notes": list(notes),
+        "student": {"status": "graded"},
+    }
 
 
-RECORDS = {"ann": record(True, None), "ben": record(False, None, [t("sub_not_graded", "en", files="a.txt")]),
-           "cat": record(False, True, [t("sub_not_graded", "en", files="b.txt, c.txt"),
-                                       "ch01/x[y](javascript:1): a note no message of the catalog wrote"]),
-           "dan": record(None, False), "eve": record(True, True)}
+RECORDS = {
+    "ann": record(True, None),
+    "ben": record(False, None, [t("sub_not_graded", "en", files="a.txt")]),
+    "cat": record(
+        False,
+        True,
+        [
+            t("sub_not_graded", "en", files="b.txt, c.txt"),
+            "ch01/x[y](javascript:1): a note no message of the catalog wrote",
+        ],
+    ),
+    "dan": record(None, False),
+    "eve": record(True, True),
+}
 
 
 def test_not_attempted_is_kept_apart_from_attempted_and_wrong():
@@ -42,7 +75,8 @@ def test_not_attempted_is_kept_apart_from_attempted_and_wrong():
 def test_named_mistakes_are_counted_by_student_most_common_first():
     assert teaching.mistakes(RECORDS) == [
         ("s1_12_scaled_attention", "dividing by d_k instead of sqrt(d_k)", ["ben", "cat"]),
-        ("s1_11_softmax", "softmax over the whole tensor", ["dan"])]
+        ("s1_11_softmax", "softmax over the whole tensor", ["dan"]),
+    ]
 
 
 def test_notes_are_one_line_per_kind_and_the_summary_says_it_all():

@@ -6,6 +6,7 @@ taken out: backticked code, quoted examples, option strings, ALL-CAPS metavars a
 {choice,sets}, paths and file names, identifiers (with a digit or an underscore), the usage block
 argparse writes from those, the argument and command names at the start of a help row, and a few
 proper nouns (ALLOWED). Any run of three or more Latin letters left is English the kata wrote."""
+
 from __future__ import annotations
 
 import argparse
@@ -22,26 +23,65 @@ from tests.conftest import ROOT
 from tests.test_cli_help import commands
 
 # the words of a command line: the commands and their positional choices (`kata assets pack`)
-COMMANDS = sorted({name for path, parser in commands(build_parser("en"))
-                   for name in path.split()[1:] + [c for a in parser._actions if not a.option_strings
-                                                   for c in (a.choices or ())]}, key=len, reverse=True)
+COMMANDS = sorted(
+    {
+        name
+        for path, parser in commands(build_parser("en"))
+        for name in path.split()[1:] + [c for a in parser._actions if not a.option_strings for c in (a.choices or ())]
+    },
+    key=len,
+    reverse=True,
+)
 # names, not words: products, formats and tools that read the same in a Chinese text
-ALLOWED = {"kata", "transformer", "gpt", "bert", "imdb", "nbgrader", "gradescope", "canvas", "moodle", "exercism",
-           "pytorch", "torch", "torchrun", "tiktoken", "copydetect", "jupyter", "python", "adamw", "apple", "slurm",
-           "hugging", "face", "parquet", "pypi", "wheel", "zip", "tar", "json", "html", "csv", "gpu", "cpu", "id", "png"}
+ALLOWED = {
+    "kata",
+    "transformer",
+    "gpt",
+    "bert",
+    "imdb",
+    "nbgrader",
+    "gradescope",
+    "canvas",
+    "moodle",
+    "exercism",
+    "pytorch",
+    "torch",
+    "torchrun",
+    "tiktoken",
+    "copydetect",
+    "jupyter",
+    "python",
+    "adamw",
+    "apple",
+    "slurm",
+    "hugging",
+    "face",
+    "parquet",
+    "pypi",
+    "wheel",
+    "zip",
+    "tar",
+    "json",
+    "html",
+    "csv",
+    "gpu",
+    "cpu",
+    "id",
+    "png",
+}
 
 _CODE = [
     re.compile(r"\bkata(?: (?:" + "|".join(COMMANDS) + r")\b)+"),  # the commands: kata release, kata export nbgrader
-    re.compile(r"\bnbgrader [a-z_]+"),                         # and nbgrader's: nbgrader autograde
-    re.compile(r"`[^`]*`"),                                   # backticked code
-    re.compile(r"'[^'\n]*'"),                                  # quoted examples: 'Attention (48213)'
-    re.compile(r"\{[^{}\s]*\}"),                               # argparse's {choice,sets}
-    re.compile(r"\[\[[a-z_]+\]\]"),                            # course.toml's [[assignment]]
-    re.compile(r"(?<![\w-])--?[A-Za-z][\w-]*"),                # option strings
-    re.compile(r"[\w.<>*:~-]*/[\w.<>*/:~-]*"),                 # paths: exercises/, .kata/assets, ch01/x.py
-    re.compile(r"[\w<>-]*\.\w[\w.<>-]*"),                       # file names: setup.sh, tar.gz, .kata
-    re.compile(r"\b\w*[\d_]\w*\b"),                            # identifiers: s1_11, budget_s, sha256, week2
-    re.compile(r"\b[A-Z][A-Z0-9]+\b"),                         # metavars and acronyms: OUT, CUDA, LMS
+    re.compile(r"\bnbgrader [a-z_]+"),  # and nbgrader's: nbgrader autograde
+    re.compile(r"`[^`]*`"),  # backticked code
+    re.compile(r"'[^'\n]*'"),  # quoted examples: 'Attention (48213)'
+    re.compile(r"\{[^{}\s]*\}"),  # argparse's {choice,sets}
+    re.compile(r"\[\[[a-z_]+\]\]"),  # course.toml's [[assignment]]
+    re.compile(r"(?<![\w-])--?[A-Za-z][\w-]*"),  # option strings
+    re.compile(r"[\w.<>*:~-]*/[\w.<>*/:~-]*"),  # paths: exercises/, .kata/assets, ch01/x.py
+    re.compile(r"[\w<>-]*\.\w[\w.<>-]*"),  # file names: setup.sh, tar.gz, .kata
+    re.compile(r"\b\w*[\d_]\w*\b"),  # identifiers: s1_11, budget_s, sha256, week2
+    re.compile(r"\b[A-Z][A-Z0-9]+\b"),  # metavars and acronyms: OUT, CUDA, LMS
 ]
 
 
@@ -91,7 +131,8 @@ def test_every_command_s_help_is_chinese(monkeypatch):
     parsers = dict(commands(build_parser("zh")))
     left = {path: words for path, text in helps.items() if (words := english_left(text, _names(parsers[path])))}
     assert not left, "English left in `kata --lang zh CMD --help`:\n" + "\n".join(
-        f"{path}: {' '.join(words)}" for path, words in left.items())
+        f"{path}: {' '.join(words)}" for path, words in left.items()
+    )
 
 
 def test_argparse_s_own_words_are_chinese(monkeypatch):
@@ -107,11 +148,17 @@ def test_chinese_help_fits_an_80_cell_terminal(monkeypatch):
     monkeypatch.setenv("COLUMNS", "80")
     with argparse_words("zh"):
         helps = {path: parser.format_help() for path, parser in commands(build_parser("zh"))}
-    wide = [f"{path}: {line}" for path, text in helps.items() for line in text.splitlines()
-            if re.search(r"[\u4e00-\u9fff]", line) and not line.startswith("用法：") and cells(line) > 80]
+    wide = [
+        f"{path}: {line}"
+        for path, text in helps.items()
+        for line in text.splitlines()
+        if re.search(r"[\u4e00-\u9fff]", line) and not line.startswith("用法：") and cells(line) > 80
+    ]
     assert not wide, "lines wider than the terminal:\n" + "\n".join(wide)
-    assert "\n                        记录分数，日志会说明原因）或 `limits-only`（用于不允许\n" in helps[
-        "kata export gradescope"]
+    assert (
+        "\n                        记录分数，日志会说明原因）或 `limits-only`（用于不允许\n"
+        in helps["kata export gradescope"]
+    )
 
 
 def test_english_help_is_unchanged():
@@ -133,8 +180,14 @@ def test_the_language_is_chosen_before_the_parser_is_built(monkeypatch):
 
 
 def _kata(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "grader", *args], cwd=ROOT, capture_output=True, text=True,
-                          timeout=120, env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT), **(env or {})})
+    return subprocess.run(
+        [sys.executable, "-m", "grader", *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT), **(env or {})},
+    )
 
 
 def test_the_command_line_s_errors_are_chinese():
@@ -152,9 +205,20 @@ def test_the_command_line_s_errors_are_chinese():
 
 def _zh_run(*args: str, cwd=ROOT) -> subprocess.CompletedProcess:
     """`kata --lang zh ARGS` in `cwd`, in an English environment: the option alone picks Chinese."""
-    return subprocess.run([sys.executable, "-m", "grader", "--lang", "zh", *args], cwd=cwd, capture_output=True,
-                          text=True, timeout=300, env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT), "LANG": "C",
-                                                       "HOME": os.environ.get("HOME", "/tmp"), "MPLBACKEND": "Agg"})
+    return subprocess.run(
+        [sys.executable, "-m", "grader", "--lang", "zh", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={
+            "PATH": "/usr/bin:/bin",
+            "PYTHONPATH": str(ROOT),
+            "LANG": "C",
+            "HOME": os.environ.get("HOME", "/tmp"),
+            "MPLBACKEND": "Agg",
+        },
+    )
 
 
 def _chinese_output(proc: subprocess.CompletedProcess, command: str) -> str:
@@ -185,7 +249,8 @@ def test_kata_assets_speaks_chinese():
     rows = [line for line in _chinese_output(status, "assets status").splitlines() if line[:1] in "✔·✘"]
     assert len(rows) >= 3 and "gpt2.tiktoken" in rows[0]
     from rich.cells import cell_len  # the status column lines up in display cells, Chinese names too
-    assert len({cell_len(row[:row.index(row.split()[2])]) for row in rows}) == 1, rows
+
+    assert len({cell_len(row[: row.index(row.split()[2])]) for row in rows}) == 1, rows
     pack = _zh_run("assets", "pack")
     assert pack.returncode == 2
     assert _chinese_output(pack, "assets pack").strip() == "kata assets pack：请给出归档文件的文件名"
@@ -207,7 +272,9 @@ def test_kata_release_and_export_speak_chinese(tmp_path):
 def test_kata_release_refuses_in_chinese(tmp_path):
     unknown = _zh_run("release", str(tmp_path / "bundle"), "-a", "week9")
     assert unknown.returncode == 2
-    assert "course.toml 中没有作业 'week9'（已有的作业：week1, week2, week3, week4）" in _chinese_output(unknown, "release")
+    assert "course.toml 中没有作业 'week9'（已有的作业：week1, week2, week3, week4）" in _chinese_output(
+        unknown, "release"
+    )
     (tmp_path / "full" / "x").mkdir(parents=True)
     full = _zh_run("release", str(tmp_path / "full"))
     assert full.returncode == 2
@@ -222,8 +289,11 @@ def test_kata_assets_fetch_says_its_downloads_in_chinese(tmp_path, monkeypatch):
 
     monkeypatch.setenv("KATA_LANG", "zh")
     monkeypatch.setattr(gpt2, "_local_copies", lambda: [])
-    monkeypatch.setattr(pypi.subprocess, "run", lambda cmd, **kw: types.SimpleNamespace(
-        returncode=1, stdout="", stderr="ERROR: no network"))
+    monkeypatch.setattr(
+        pypi.subprocess,
+        "run",
+        lambda cmd, **kw: types.SimpleNamespace(returncode=1, stdout="", stderr="ERROR: no network"),
+    )
     said = []
     try:
         gpt2.fetch_assets(tmp_path, log=said.append)
@@ -253,7 +323,9 @@ def test_kata_verify_names_a_help_text_without_its_chinese():
     check = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices["check"]
     check.add_argument("--brand-new", action="store_true", help="an option added without its Chinese")
     found = untranslated(parser)
-    assert found == ["cli_check_brand_new: 'an option added without its Chinese' has no Chinese "
-                     "(messages.po: msgctxt 'cli_check_brand_new', msgid its English)"]
+    assert found == [
+        "cli_check_brand_new: 'an option added without its Chinese' has no Chinese "
+        "(messages.po: msgctxt 'cli_check_brand_new', msgid its English)"
+    ]
     v = verify(ROOT, grade=False, command_line=found)
     assert f"command line: {found[0]}" in v.problems and not v.ok

@@ -10,6 +10,7 @@ full marks) is tests/test_assets_wheels.py's, which installs there from a worksh
 every package index unreachable: one setup.sh for both. The tests here give `kata grade --expect`
 (what setup.sh runs) a reference that scores less and stubs that score something.
 """
+
 from __future__ import annotations
 
 import os
@@ -32,8 +33,9 @@ def _course_with(tmp_path: Path, exercise: str, code: str | None) -> Path:
     sub = tmp_path / "ref"
     (sub / "ch01").mkdir(parents=True)
     src = ROOT / "solutions/ch01" / f"{exercise}.py"
-    (sub / "ch01" / f"{exercise}.py").write_text(code if code is not None else src.read_text(encoding="utf-8"),
-                                                  encoding="utf-8")
+    (sub / "ch01" / f"{exercise}.py").write_text(
+        code if code is not None else src.read_text(encoding="utf-8"), encoding="utf-8"
+    )
     return sub
 
 
@@ -43,8 +45,14 @@ def test_grade_expect_full_exits_1_naming_the_check_a_reference_fails(tmp_path):
     broken = code.replace("torch.tril(", "torch.triu(")
     assert broken != code
     sub = _course_with(tmp_path, "s1_13_causal_mask", broken)
-    done = subprocess.run([*KATA, "grade", str(sub), "-e", "s1_13_causal_mask", "--expect", "full", "--quiet"],
-                          cwd=tmp_path, env=_env(), capture_output=True, text=True, timeout=600)
+    done = subprocess.run(
+        [*KATA, "grade", str(sub), "-e", "s1_13_causal_mask", "--expect", "full", "--quiet"],
+        cwd=tmp_path,
+        env=_env(),
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert done.returncode == 1, done.stdout + done.stderr
     assert "the reference solutions must score full marks" in done.stderr
     assert "s1_13_causal_mask::test_" in done.stderr
@@ -52,11 +60,23 @@ def test_grade_expect_full_exits_1_naming_the_check_a_reference_fails(tmp_path):
 
 def test_grade_expect_full_passes_the_reference_and_expect_zero_refuses_it(tmp_path):
     sub = _course_with(tmp_path, "s1_13_causal_mask", None)
-    full = subprocess.run([*KATA, "grade", str(sub), "-e", "s1_13_causal_mask", "--expect", "full", "--quiet"],
-                          cwd=tmp_path, env=_env(), capture_output=True, text=True, timeout=600)
+    full = subprocess.run(
+        [*KATA, "grade", str(sub), "-e", "s1_13_causal_mask", "--expect", "full", "--quiet"],
+        cwd=tmp_path,
+        env=_env(),
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert full.returncode == 0, full.stdout + full.stderr
     assert "full marks" in full.stdout
-    zero = subprocess.run([*KATA, "grade", str(sub), "-e", "s1_13_causal_mask", "--expect", "zero", "--quiet"],
-                          cwd=tmp_path, env=_env(), capture_output=True, text=True, timeout=600)
+    zero = subprocess.run(
+        [*KATA, "grade", str(sub), "-e", "s1_13_causal_mask", "--expect", "zero", "--quiet"],
+        cwd=tmp_path,
+        env=_env(),
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert zero.returncode == 1
     assert "the stubs must score nothing" in zero.stderr and "s1_13_causal_mask::test_" in zero.stderr

@@ -3,6 +3,7 @@
 Each script is executed as its scheduler would run it (Slurm's environment for an array task, the
 Indexed Job's JOB_COMPLETION_INDEX) with a fake `kata` that records its arguments; the real
 scheduler runs the Slurm script in tests/test_cluster_slurm.py (slow)."""
+
 import os
 import re
 import shutil
@@ -36,9 +37,15 @@ def argv_of(kata: Path) -> list[str] | None:
 
 def array_task(task: int, count: int, cpus: int | None = 4, minimum: int = 0, maximum: int | None = None) -> dict:
     """The variables Slurm sets for one task of `sbatch --array=MIN-MAX` (as slurmd 22.05 does)."""
-    env = {"SLURM_JOB_ID": str(100 + task), "SLURM_ARRAY_JOB_ID": "100", "SLURM_ARRAY_TASK_ID": str(task),
-           "SLURM_ARRAY_TASK_COUNT": str(count), "SLURM_ARRAY_TASK_MIN": str(minimum),
-           "SLURM_ARRAY_TASK_MAX": str(count - 1 if maximum is None else maximum), "SLURM_ARRAY_TASK_STEP": "1"}
+    env = {
+        "SLURM_JOB_ID": str(100 + task),
+        "SLURM_ARRAY_JOB_ID": "100",
+        "SLURM_ARRAY_TASK_ID": str(task),
+        "SLURM_ARRAY_TASK_COUNT": str(count),
+        "SLURM_ARRAY_TASK_MIN": str(minimum),
+        "SLURM_ARRAY_TASK_MAX": str(count - 1 if maximum is None else maximum),
+        "SLURM_ARRAY_TASK_STEP": "1",
+    }
     if cpus is not None:
         env["SLURM_CPUS_PER_TASK"] = str(cpus)
     return env
@@ -46,8 +53,9 @@ def array_task(task: int, count: int, cpus: int | None = 4, minimum: int = 0, ma
 
 def run_script(script: Path, args: list[str], env: dict, cwd: Path) -> subprocess.CompletedProcess:
     base = {k: v for k, v in os.environ.items() if not k.startswith(("SLURM_", "KATA"))}
-    return subprocess.run(["bash", str(script), *args], capture_output=True, text=True, cwd=cwd,
-                          env={**base, **env}, timeout=60)
+    return subprocess.run(
+        ["bash", str(script), *args], capture_output=True, text=True, cwd=cwd, env={**base, **env}, timeout=60
+    )
 
 
 def test_the_sbatch_script_is_valid_bash_and_slurm_reads_all_its_options():
@@ -72,11 +80,27 @@ def test_the_sbatch_script_is_valid_bash_and_slurm_reads_all_its_options():
 def test_each_array_task_grades_its_own_shard_with_its_cpus(tmp_path):
     kata = fake_kata(tmp_path / "venv" / "bin")
     for task in range(4):
-        proc = run_script(SBATCH, ["class", "out", "-e", "s1_11_softmax", "--budget", "600"],
-                          {**array_task(task, 4), "KATA": str(kata)}, tmp_path)
+        proc = run_script(
+            SBATCH,
+            ["class", "out", "-e", "s1_11_softmax", "--budget", "600"],
+            {**array_task(task, 4), "KATA": str(kata)},
+            tmp_path,
+        )
         assert proc.returncode == 0, proc.stderr
-        assert argv_of(kata) == ["grade", "class", "--out", "out", "--shard", f"{task + 1}/4", "--jobs", "4",
-                                 "-e", "s1_11_softmax", "--budget", "600"]
+        assert argv_of(kata) == [
+            "grade",
+            "class",
+            "--out",
+            "out",
+            "--shard",
+            f"{task + 1}/4",
+            "--jobs",
+            "4",
+            "-e",
+            "s1_11_softmax",
+            "--budget",
+            "600",
+        ]
         assert f"--shard {task + 1}/4" in proc.stdout  # the task's log says which part it graded
     proc = run_script(SBATCH, ["class", "out"], {**array_task(0, 2, cpus=None), "KATA": str(kata)}, tmp_path)
     assert proc.returncode == 0 and argv_of(kata)[-2:] == ["--jobs", "1"]  # no --cpus-per-task: one at a time
@@ -94,17 +118,29 @@ def test_the_script_finds_the_venv_of_its_own_checkout_though_slurm_runs_a_copy(
     shutil.copy(SBATCH, spool / "slurm_script")
     bin_ = tmp_path / "bin"
     bin_.mkdir()
-    (bin_ / "scontrol").write_text(f"#!/bin/sh\necho 'JobId=101 ArrayJobId=100 ArrayTaskId=1'\n"
-                                   f"echo '   Command={checkout}/recipes/slurm/grade-array.sbatch /srv/class /srv/out "
-                                   "-e s1_11_matmul'\n"
-                                   "echo '   WorkDir=/home/teacher'\n")
+    (bin_ / "scontrol").write_text(
+        f"#!/bin/sh\necho 'JobId=101 ArrayJobId=100 ArrayTaskId=1'\n"
+        f"echo '   Command={checkout}/recipes/slurm/grade-array.sbatch /srv/class /srv/out "
+        "-e s1_11_matmul'\n"
+        "echo '   WorkDir=/home/teacher'\n"
+    )
     (bin_ / "scontrol").chmod(0o755)
     env = {**array_task(1, 2), "PATH": f"{bin_}:{os.environ['PATH']}"}
     args = ["/srv/class", "/srv/out", "-e", "s1_11_matmul"]
     proc = run_script(spool / "slurm_script", args, env, tmp_path)
     assert proc.returncode == 0, proc.stderr
-    assert argv_of(kata) == ["grade", "/srv/class", "--out", "/srv/out", "--shard", "2/2", "--jobs", "4",
-                             "-e", "s1_11_matmul"]
+    assert argv_of(kata) == [
+        "grade",
+        "/srv/class",
+        "--out",
+        "/srv/out",
+        "--shard",
+        "2/2",
+        "--jobs",
+        "4",
+        "-e",
+        "s1_11_matmul",
+    ]
     assert f"{checkout}/.venv/bin/kata grade /srv/class" in proc.stdout
     # a checkout without a venv: the kata on PATH (sbatch passes on the environment it ran in)
     shutil.rmtree(checkout / ".venv")
@@ -117,9 +153,11 @@ def test_the_script_finds_the_venv_of_its_own_checkout_though_slurm_runs_a_copy(
 
 def test_a_task_outside_a_whole_array_from_zero_is_refused_before_anything_is_graded(tmp_path):
     kata = fake_kata(tmp_path / "bin")
-    for env in (array_task(2, 1, minimum=2, maximum=2),  # sbatch --array=2: would grade shard 1/1
-                array_task(1, 4, minimum=1, maximum=4),  # --array=1-4: shard 5/4
-                {k: v for k, v in array_task(0, 1).items() if "ARRAY" not in k}):  # no --array at all
+    for env in (
+        array_task(2, 1, minimum=2, maximum=2),  # sbatch --array=2: would grade shard 1/1
+        array_task(1, 4, minimum=1, maximum=4),  # --array=1-4: shard 5/4
+        {k: v for k, v in array_task(0, 1).items() if "ARRAY" not in k},
+    ):  # no --array at all
         proc = run_script(SBATCH, ["class", "out"], {**env, "KATA": str(kata)}, tmp_path)
         assert proc.returncode == 2 and "--array=0-(N-1)" in proc.stderr, proc.stderr
         assert argv_of(kata) is None
@@ -139,7 +177,7 @@ def test_the_indexed_job_runs_one_pod_per_shard_over_a_shared_volume():
     assert job["completionMode"] == "Indexed"
     assert job["completions"] == job["parallelism"]
     pod = job["template"]["spec"]
-    container, = pod["containers"]
+    (container,) = pod["containers"]
     env = {e["name"]: e.get("value") for e in container["env"]}
     assert int(env["SHARDS"]) == job["completions"]
     script = container["args"][0]
@@ -162,11 +200,20 @@ def test_each_pod_grades_its_shard_and_only_a_real_failure_fails_it(tmp_path):
     script.write_text(container["args"][0])
     assert container["command"] == ["bash", "-c"]
     for index in range(int(env["SHARDS"])):
-        proc = run_script(script, [], {**env, "KATA": str(kata), "JOBS": "4", "JOB_COMPLETION_INDEX": str(index)},
-                          tmp_path)
+        proc = run_script(
+            script, [], {**env, "KATA": str(kata), "JOBS": "4", "JOB_COMPLETION_INDEX": str(index)}, tmp_path
+        )
         assert proc.returncode == 0, proc.stderr
-        assert argv_of(kata) == ["grade", "/grading/class", "--out", "/grading/out",
-                                 "--shard", f"{index + 1}/{env['SHARDS']}", "--jobs", "4"]
+        assert argv_of(kata) == [
+            "grade",
+            "/grading/class",
+            "--out",
+            "/grading/out",
+            "--shard",
+            f"{index + 1}/{env['SHARDS']}",
+            "--jobs",
+            "4",
+        ]
     pod = {**env, "KATA": str(kata), "JOBS": "4", "JOB_COMPLETION_INDEX": "0"}
     # 1: graded, some submissions refused (their rows say why): the pod is done, not retried
     assert run_script(script, [], {**pod, "FAKE_EXIT": "1"}, tmp_path).returncode == 0

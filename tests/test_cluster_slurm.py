@@ -5,6 +5,7 @@ A one-node cluster of Debian's slurm-wlm (tests/cluster/slurm.py: munged, slurmc
 temporary folder) runs recipes/slurm/grade-array.sbatch exactly as an instructor submits it; the
 test skips, saying why, where Slurm is not installed (CI installs it: .ci/run) or we are not root.
 Three cheap exercises, so that the class grades in a minute or two."""
+
 from __future__ import annotations
 
 import csv
@@ -25,8 +26,11 @@ SBATCH = ROOT / "recipes" / "slurm" / "grade-array.sbatch"
 EX = ["-e", "s1_11_softmax", "-e", "s1_11_matmul", "-e", "s1_13_causal_mask"]
 MISTAKES = {  # one planted mistake each, as the exercises' own tests plant them
     "softmax-whole-sum": ("s1_11_softmax", "return e / e.sum(dim=dim, keepdim=True)", "return e / e.sum()"),
-    "matmul-plus-one": ("s1_11_matmul", "out[i, j] = (A[i, :] * B[:, j]).sum()",
-                        "out[i, j] = (A[i, :] * B[:, j]).sum() + 1"),
+    "matmul-plus-one": (
+        "s1_11_matmul",
+        "out[i, j] = (A[i, :] * B[:, j]).sum()",
+        "out[i, j] = (A[i, :] * B[:, j]).sum() + 1",
+    ),
     "mask-upper": ("s1_13_causal_mask", "torch.tril(", "torch.triu("),
 }
 # what differs between two gradings of the same submission: when, and how long
@@ -69,14 +73,32 @@ def test_a_job_array_of_four_shards_on_slurm_merges_to_the_gradebook_of_one_mach
         logs.mkdir()
         # the two commands of the recipe's header: the array (one CPU per task here: this machine has
         # two), then the merge once every task has ended
-        array = cluster.run("sbatch", "--parsable", "--array=0-3", "--cpus-per-task=1",
-                            f"--output={logs}/%A_%a.out", str(SBATCH), str(cls), str(out2), *EX, cwd=tmp_path,
-                            env={"KATA_LANG": "en"})
+        array = cluster.run(
+            "sbatch",
+            "--parsable",
+            "--array=0-3",
+            "--cpus-per-task=1",
+            f"--output={logs}/%A_%a.out",
+            str(SBATCH),
+            str(cls),
+            str(out2),
+            *EX,
+            cwd=tmp_path,
+            env={"KATA_LANG": "en"},
+        )
         assert array.returncode == 0, array.stderr
         job = array.stdout.strip().split(";")[0]
-        merge = cluster.run("sbatch", "--wait", f"--dependency=afterany:{job}", f"--output={logs}/merge.log",
-                            "--wrap", f"{ROOT}/.venv/bin/kata gradebook {out2}", cwd=tmp_path, timeout=1200,
-                            env={"KATA_LANG": "en"})
+        merge = cluster.run(
+            "sbatch",
+            "--wait",
+            f"--dependency=afterany:{job}",
+            f"--output={logs}/merge.log",
+            "--wrap",
+            f"{ROOT}/.venv/bin/kata gradebook {out2}",
+            cwd=tmp_path,
+            timeout=1200,
+            env={"KATA_LANG": "en"},
+        )
         task_logs = {int(p.stem.rsplit("_", 1)[1]): p.read_text() for p in logs.glob("*.out")}
         merged = (logs / "merge.log").read_text() if (logs / "merge.log").exists() else ""
         assert merge.returncode == 0, merge.stderr + merged + str(task_logs) + cluster.logs()

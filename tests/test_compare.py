@@ -1,4 +1,5 @@
 """The comparison helper's messages: type, shape, dtype, then values; hidden checks reveal nothing."""
+
 import math
 
 import pytest
@@ -50,7 +51,8 @@ def test_order_type_shape_dtype_values(visibility):
     assert "wrong shape" in msg
     assert ("(2, 3)" in msg) is ("(3, 2)" in msg) is (not visibility)  # shapes only in public checks
     assert "wrong dtype: expected torch.float32, got torch.float64" in fail_message(
-        torch.ones(2, dtype=torch.float64), torch.ones(2))
+        torch.ones(2, dtype=torch.float64), torch.ones(2)
+    )
     msg = fail_message(torch.tensor([1.0, math.nan, 3.0]), torch.tensor([1.0, 2.0, 3.0]))
     assert "NaN or infinite" in msg and ("(1,)" in msg) is (not visibility)
 
@@ -85,20 +87,27 @@ def test_a_hidden_check_s_message_carries_no_number():
     section and listing numbers aside), whatever the check wrote."""
     from grader.checking.runner import _message
 
-    said = ("gelu(x) must never exceed relu(x) (x = [6.082871234372721]) in listing 1.16 (§1.18), dim=-1, "
-            "a (3, 4, 5) tensor, softmax(x + 0.5), scale 1e-05; softmax over dim 0")
+    said = (
+        "gelu(x) must never exceed relu(x) (x = [6.082871234372721]) in listing 1.16 (§1.18), dim=-1, "
+        "a (3, 4, 5) tensor, softmax(x + 0.5), scale 1e-05; softmax over dim 0"
+    )
     hidden, _ = _message(AssertionError(said), hidden=True)
-    assert hidden == ("gelu(x) must never exceed relu(x) (x = […]) in listing 1.16 (§1.18), dim=…, "
-                      "a (…) tensor, softmax(…), scale …; softmax over dim 0"), hidden
+    assert hidden == (
+        "gelu(x) must never exceed relu(x) (x = […]) in listing 1.16 (§1.18), dim=…, "
+        "a (…) tensor, softmax(…), scale …; softmax over dim 0"
+    ), hidden
     public, _ = _message(AssertionError(said), hidden=False)
     assert public == said
-    counted, _ = _message(AssertionError("the counts spread 0.4 times the spread over 8192 rows (8,192 in all) of 8 calls"),
-                          hidden=True)
+    counted, _ = _message(
+        AssertionError("the counts spread 0.4 times the spread over 8192 rows (8,192 in all) of 8 calls"), hidden=True
+    )
     assert counted == "the counts spread … times the spread over … rows (… in all) of 8 calls", counted
-    failure, _ = _message(CheckFailure("softmax([2, 3, -inf]): the result is not correct for this hidden input"),
-                          hidden=True)
+    failure, _ = _message(
+        CheckFailure("softmax([2, 3, -inf]): the result is not correct for this hidden input"), hidden=True
+    )
     assert failure == "softmax([…]): the result is not correct for this hidden input", failure
     from grader.checking.compare import ImportFailure
+
     imported, _ = _message(ImportFailure("importing ch01/x.py failed: sys.exit(3) was called"), hidden=True)
     assert imported.endswith("sys.exit(3) was called")  # known before any input: shown whole
 
@@ -107,8 +116,9 @@ def test_known_mistake_is_named(visibility):
     x = torch.tensor([[1.0, 2.0], [3.0, 5.0]])
     right = torch.softmax(x, dim=-1)
     wrong = torch.softmax(x, dim=0)
-    msg = fail_message(wrong, right, tol="softmax",
-                       mistakes=[Mistake(torch.softmax(x, dim=0), "softmax over dim 0", "在第 0 维")])
+    msg = fail_message(
+        wrong, right, tol="softmax", mistakes=[Mistake(torch.softmax(x, dim=0), "softmax over dim 0", "在第 0 维")]
+    )
     assert "This looks like softmax over dim 0." in msg
 
 

@@ -7,6 +7,7 @@ checks showed `– 0/N` with no reason in `kata check` (the sandbox got the copy
 original course's assets as the copy's. Each test runs the real `kata` command in a copy under a
 temporary folder whose name has a space and a non-ASCII letter.
 """
+
 from __future__ import annotations
 
 import os
@@ -23,8 +24,10 @@ ROOT = Path(__file__).resolve().parents[1]
 KATA = [sys.executable, "-c", "import sys; from grader.cli import main; sys.exit(main())"]
 EXERCISE = "s1_04_byte_bpe"
 
-needs_asset = pytest.mark.skipif(not (ROOT / ".kata/assets" / gpt2.ASSET_NAME).is_file(),
-                                 reason="gpt2.tiktoken is not fetched in this course (setup.sh fetches it)")
+needs_asset = pytest.mark.skipif(
+    not (ROOT / ".kata/assets" / gpt2.ASSET_NAME).is_file(),
+    reason="gpt2.tiktoken is not fetched in this course (setup.sh fetches it)",
+)
 
 
 def _copy(tmp_path: Path) -> Path:
@@ -41,8 +44,14 @@ def _copy(tmp_path: Path) -> Path:
 
 def _kata(copy: Path, *args: str, **env: str) -> subprocess.CompletedProcess:
     clean = {k: v for k, v in os.environ.items() if not k.startswith("KATA_")}
-    return subprocess.run([*KATA, *args], cwd=copy, env={**clean, "KATA_LANG": "en", "COLUMNS": "200", **env},
-                          capture_output=True, text=True, timeout=600)
+    return subprocess.run(
+        [*KATA, *args],
+        cwd=copy,
+        env={**clean, "KATA_LANG": "en", "COLUMNS": "200", **env},
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
 
 
 @needs_asset
@@ -63,9 +72,10 @@ def test_kata_check_prints_the_reason_of_every_skipped_check(tmp_path):
     skipped = [i for i, line in enumerate(lines) if line.lstrip().startswith("–")]
     assert len(skipped) >= 3, done.stdout + done.stderr
     for i in skipped:
-        said = " ".join(line.strip() for line in lines[i + 1:i + 4])  # the reason, wrapped under its check
-        assert f"{gpt2.ASSET_NAME} (.kata/assets/{gpt2.ASSET_NAME}) is missing, is not a regular file" \
-               in said, done.stdout
+        said = " ".join(line.strip() for line in lines[i + 1 : i + 4])  # the reason, wrapped under its check
+        assert f"{gpt2.ASSET_NAME} (.kata/assets/{gpt2.ASSET_NAME}) is missing, is not a regular file" in said, (
+            done.stdout
+        )
         assert "kata assets fetch" in said, done.stdout
     assert str(empty) not in done.stdout + done.stderr
 

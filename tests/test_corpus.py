@@ -6,6 +6,7 @@ invariants all attacks share (bounded time, nothing outside the grading director
 process survives, no forged text or secret in the grader's output) before each attack's own
 assertions. Attacks that need bubblewrap are left out of a run where it is missing.
 """
+
 from __future__ import annotations
 
 import json
@@ -23,44 +24,89 @@ from tests import corpus as C
 pytestmark = pytest.mark.slow  # about 2 minutes: CI runs it in its second step (pytest -m slow)
 
 HAS_BWRAP = shutil.which("bwrap") is not None and os.environ.get("KATA_SANDBOX", "").lower() not in (
-    "none", "limits", "0", "off")
+    "none",
+    "limits",
+    "0",
+    "off",
+)
 
 # Which attacks each test grades together (their files never collide; see corpus.build).
 RUNS = {
-    "verdict": ["verdict/fake-report-on-stdout", "verdict/forged-results-files", "verdict/signals-to-the-parent",
-                "verdict/kill-every-process", "verdict/patched-worker-runtime"],
+    "verdict": [
+        "verdict/fake-report-on-stdout",
+        "verdict/forged-results-files",
+        "verdict/signals-to-the-parent",
+        "verdict/kill-every-process",
+        "verdict/patched-worker-runtime",
+    ],
     "manifest": ["verdict/forged-manifest"],
-    "secrecy": ["secrecy/environment-variables", "secrecy/proc-of-the-parent", "secrecy/walk-the-filesystem",
-                "secrecy/hidden-inputs-through-messages", "secrecy/state-between-checks", "secrecy/host-paths"],
+    "secrecy": [
+        "secrecy/environment-variables",
+        "secrecy/proc-of-the-parent",
+        "secrecy/walk-the-filesystem",
+        "secrecy/hidden-inputs-through-messages",
+        "secrecy/state-between-checks",
+        "secrecy/host-paths",
+    ],
     "hidden-messages": [f"secrecy/hidden-message-{path}" for path in C.HIDDEN_PATHS],
     "carry": ["secrecy/carried-between-checks"],
-    "escape": ["escape/threads-left-running", "escape/child-in-its-own-process-group", "escape/daemon",
-               "escape/memory-exhaustion", "escape/disk-exhaustion", "escape/deep-recursion",
-               "escape/shadowing-modules", "escape/memory-outside-the-address-space"],
-    "wire": ["wire/nan-everywhere", "wire/infinity-everywhere", "wire/tensor-subclass", "wire/views-and-strides",
-             "wire/huge-shapes", "wire/values-that-are-not-plain", "wire/deep-nesting", "wire/forged-frames",
-             "wire/oversized-result", "escape/network-dns-and-ipv6", "escape/output-flood-from-a-thread"],
+    "escape": [
+        "escape/threads-left-running",
+        "escape/child-in-its-own-process-group",
+        "escape/daemon",
+        "escape/memory-exhaustion",
+        "escape/disk-exhaustion",
+        "escape/deep-recursion",
+        "escape/shadowing-modules",
+        "escape/memory-outside-the-address-space",
+    ],
+    "wire": [
+        "wire/nan-everywhere",
+        "wire/infinity-everywhere",
+        "wire/tensor-subclass",
+        "wire/views-and-strides",
+        "wire/huge-shapes",
+        "wire/values-that-are-not-plain",
+        "wire/deep-nesting",
+        "wire/forged-frames",
+        "wire/oversized-result",
+        "escape/network-dns-and-ipv6",
+        "escape/output-flood-from-a-thread",
+    ],
     "loops": ["escape/endless-loop-in-del"],
     "million": ["wire/a-million-values"],
     "stop": ["verdict/stop-the-parent"],
-    "notebooks": ["archive/notebook-odd-metadata-and-huge-output", "archive/notebook-unpaired-surrogate",
-                  "archive/notebook-nested-too-deeply", "archive/notebook-source-not-text",
-                  "archive/manifest-hostile-json"],
+    "notebooks": [
+        "archive/notebook-odd-metadata-and-huge-output",
+        "archive/notebook-unpaired-surrogate",
+        "archive/notebook-nested-too-deeply",
+        "archive/notebook-source-not-text",
+        "archive/manifest-hostile-json",
+    ],
     "odd-folder": ["archive/fifo-socket-hardlink-and-odd-names"],
     "cp437": ["archive/cp437-names"],
-    "guard": ["guard/modes-popped-and-another-path", "guard/thread-outside-the-guard", "guard/layer-norm-unguarded",
-              "guard/gelu-class-unguarded", "guard/attention-class-by-another-path"],
+    "guard": [
+        "guard/modes-popped-and-another-path",
+        "guard/thread-outside-the-guard",
+        "guard/layer-norm-unguarded",
+        "guard/gelu-class-unguarded",
+        "guard/attention-class-by-another-path",
+    ],
     "guard-operator": ["guard/custom-operator"],
     "guard-reply": ["guard/softmin-while-the-reply-is-encoded"],
 }
 REFUSED = [a.id for a in C.ARCHIVE if a.archive and a.graded == ()]
 BATCH_ONLY = [a.id for a in C.ATTACKS if a.neighbour]  # attacks on a neighbour: tests/test_corpus_batch.py
-CONTROLS = {"verdict": ["s1_11_softmax", "s1_12_self_attention"], "secrecy": ["s1_11_matmul"],
-            "guard": ["s1_14_dropout", "s1_05_embeddings"]}
+CONTROLS = {
+    "verdict": ["s1_11_softmax", "s1_12_self_attention"],
+    "secrecy": ["s1_11_matmul"],
+    "guard": ["s1_14_dropout", "s1_05_embeddings"],
+}
 
 
-def grade_run(name: str, tmp_path: Path, capfd, controls: list[str] = (), subprocess_env: bool = False,
-              bound_s: float = 240) -> C.Outcome:
+def grade_run(
+    name: str, tmp_path: Path, capfd, controls: list[str] = (), subprocess_env: bool = False, bound_s: float = 240
+) -> C.Outcome:
     """Grade the run's attacks together; check the shared invariants, then each attack's own."""
     attacks = [C.by_id(i) for i in (RUNS.get(name) or [name])]
     if not HAS_BWRAP:
@@ -80,11 +126,18 @@ def grade_run(name: str, tmp_path: Path, capfd, controls: list[str] = (), subpro
     t0 = time.monotonic()
     if subprocess_env:  # a fresh `kata` process whose environment holds the secret
         env = {**os.environ, "KATA_LANG": "en", "PYTHONPATH": str(C.ROOT), C.SECRET_VAR: ctx.secret}
-        proc = subprocess.run([sys.executable, "-m", "grader", *args], cwd=C.ROOT, capture_output=True, text=True,
-                              env=env, timeout=bound_s + 60)
+        proc = subprocess.run(
+            [sys.executable, "-m", "grader", *args],
+            cwd=C.ROOT,
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=bound_s + 60,
+        )
         code, out, err = proc.returncode, proc.stdout, proc.stderr
     else:
         from grader.cli import main
+
         old = os.environ.get("KATA_LANG")
         os.environ["KATA_LANG"] = "en"
         try:
@@ -109,10 +162,14 @@ def grade_run(name: str, tmp_path: Path, capfd, controls: list[str] = (), subpro
 def test_the_corpus_covers_every_class_with_at_least_30_submissions():
     ids = [a.id for a in C.ATTACKS]
     assert len(ids) == len(set(ids)) >= 30
-    groups = {g: sum(a.group == g for a in C.ATTACKS) for g in ("verdict", "secrecy", "escape", "wire", "archive", "guard")}
+    groups = {
+        g: sum(a.group == g for a in C.ATTACKS) for g in ("verdict", "secrecy", "escape", "wire", "archive", "guard")
+    }
     assert all(n >= 3 for n in groups.values()), groups
     ran = [i for run in RUNS.values() for i in run] + REFUSED + BATCH_ONLY
-    assert sorted(ran) == sorted(ids), "every attack is graded by exactly one test here (or, on a neighbour, in a batch)"
+    assert sorted(ran) == sorted(ids), (
+        "every attack is graded by exactly one test here (or, on a neighbour, in a batch)"
+    )
     for run, members in RUNS.items():  # attacks graded together never write the same file differently
         attacks = [C.by_id(i) for i in members]
         assert all(a.archive is None for a in attacks) or len(attacks) == 1, f"{run}: an archive is graded alone"

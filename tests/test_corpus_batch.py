@@ -12,6 +12,7 @@ what another submission graded at the same time holds.
 Then the same six mixed submissions, graded in two opposite orders, and each alone, get the same
 reports: the order in which a class is graded changes no score.
 """
+
 from __future__ import annotations
 
 import copy
@@ -36,10 +37,16 @@ from grader.course.scan import imported
 from grader.instructor.release.release_assignment import needed
 from tests.conftest import EXERCISES, ROOT, SOLUTIONS, grade, solution_with
 
-pytestmark = pytest.mark.slow  # about 3 minutes alone (the batch 107 s, the orders 54 s, the controls 38 s): CI's second step
+pytestmark = (
+    pytest.mark.slow
+)  # about 3 minutes alone (the batch 107 s, the orders 54 s, the controls 38 s): CI's second step
 
 HAS_BWRAP = shutil.which("bwrap") is not None and os.environ.get("KATA_SANDBOX", "").lower() not in (
-    "none", "limits", "0", "off")
+    "none",
+    "limits",
+    "0",
+    "off",
+)
 JOBS = 2
 BOUND_S = 600  # the whole batch: 107 s alone on two cores (stop 31), each attack graded on its own exercises
 
@@ -58,8 +65,11 @@ COURSE = manifest.load(ROOT)
 def _partly_wrong(folder: Path) -> Path:
     shutil.copytree(SOLUTIONS, folder)
     ch = folder / "ch01"
-    (ch / "s1_11_matmul.py").write_text(solution_with("s1_11_matmul", "out[i, j] = (A[i, :] * B[:, j]).sum()",
-                                                      "out[i, j] = (A[i, :] * B[:, j]).sum() + 1"))
+    (ch / "s1_11_matmul.py").write_text(
+        solution_with(
+            "s1_11_matmul", "out[i, j] = (A[i, :] * B[:, j]).sum()", "out[i, j] = (A[i, :] * B[:, j]).sum() + 1"
+        )
+    )
     (ch / "s1_12_context.py").write_text("def context_vectors(w, v)\n    return w @ v\n")  # a syntax error
     (ch / "s1_16_multihead.py").unlink()
     return folder
@@ -117,11 +127,13 @@ def _verdicts(report: dict) -> dict:
 
 def _assert_same(got: dict, want: dict, what: str) -> None:
     a, b = _verdicts(got), _verdicts(want)
-    assert a == b, f"{what}: " + "; ".join(f"{k}: {a.get(k)} != {b.get(k)}" for k in sorted(a.keys() | b.keys())
-                                          if a.get(k) != b.get(k))
+    assert a == b, f"{what}: " + "; ".join(
+        f"{k}: {a.get(k)} != {b.get(k)}" for k in sorted(a.keys() | b.keys()) if a.get(k) != b.get(k)
+    )
     a, b = _comparable(got), _comparable(want)
-    differ = [(x["exercise"], x["name"], x["message"], y["message"])
-              for x, y in zip(a["checks"], b["checks"]) if x != y]
+    differ = [
+        (x["exercise"], x["name"], x["message"], y["message"]) for x, y in zip(a["checks"], b["checks"]) if x != y
+    ]
     assert not differ, f"{what}: " + "\n".join(map(repr, differ))
     assert a == b, what
 
@@ -138,8 +150,9 @@ def _tree(folder: Path) -> dict[str, tuple]:
 
 def _kata(*args: str, env: dict | None = None, timeout: float = 600) -> subprocess.CompletedProcess:
     env = {**os.environ, "KATA_LANG": "en", "PYTHONPATH": str(ROOT), **(env or {})}
-    return subprocess.run([sys.executable, "-m", "grader", *args], cwd=ROOT, capture_output=True, text=True,
-                          timeout=timeout, env=env)
+    return subprocess.run(
+        [sys.executable, "-m", "grader", *args], cwd=ROOT, capture_output=True, text=True, timeout=timeout, env=env
+    )
 
 
 def _records(out: Path) -> dict[str, dict]:
@@ -223,13 +236,17 @@ def test_the_whole_corpus_is_graded_in_bounded_time_and_leaves_nothing_behind(ba
     assert all(s in ("graded", "refused") for s in statuses.values()), statuses
     # bounded time, the project unchanged, nothing named with the token on the host, no forged text
     # or secret in the output or any record, no process of an attack left
-    outcome = C.Outcome(batch.proc.returncode, batch.records, batch.proc.stdout, batch.proc.stderr, batch.elapsed,
-                        batch.ctx)
+    outcome = C.Outcome(
+        batch.proc.returncode, batch.records, batch.proc.stdout, batch.proc.stderr, batch.elapsed, batch.ctx
+    )
     C.assert_contained(outcome, batch.before, BOUND_S)
     assert not batch.survivors, f"processes of the batch outlived it: {batch.survivors}"
     assert _tree(batch.cls) == batch.class_before, "the class folder changed"
-    secrets = {"forged text": batch.ctx.mark, "the grader's secret": batch.ctx.secret,
-               "the neighbour's text": batch.ctx.neighbour}
+    secrets = {
+        "forged text": batch.ctx.mark,
+        "the grader's secret": batch.ctx.secret,
+        "the neighbour's text": batch.ctx.neighbour,
+    }
     for p in batch.out.rglob("*"):  # every file of every format: html, csv, junit, Gradescope, Exercism
         if p.is_file():
             data = p.read_bytes()
@@ -296,9 +313,11 @@ def test_a_submission_graded_at_the_same_time_is_out_of_reach(batch):
     attacker, neighbour = "a" + batch.ctx.token, "n" + batch.ctx.token
     both = [t for t, alive in batch.samples if {attacker, neighbour} <= alive]
     seen = {who: [t for t, alive in batch.samples if who in alive] for who in (attacker, neighbour)}
-    assert len(both) >= 10, ("the attacker searched while its neighbour held its text for less than 0.5 s: the test "
-                             f"proves nothing. attacker: {seen[attacker][:1]}..{seen[attacker][-1:]}, "
-                             f"neighbour: {seen[neighbour][:1]}..{seen[neighbour][-1:]}")
+    assert len(both) >= 10, (
+        "the attacker searched while its neighbour held its text for less than 0.5 s: the test "
+        f"proves nothing. attacker: {seen[attacker][:1]}..{seen[attacker][-1:]}, "
+        f"neighbour: {seen[neighbour][:1]}..{seen[neighbour][-1:]}"
+    )
     (mate,) = [n for n, i in batch.entries.items() if i.endswith(C.NEIGHBOUR)]
     for ex in EXERCISE_IDS:
         if ex == "s1_05_embeddings":  # its note imports os and ctypes, which that exercise's rules refuse
@@ -309,22 +328,30 @@ def test_a_submission_graded_at_the_same_time_is_out_of_reach(batch):
 
 # ----------------------------------------------------------------------------- the order of grading
 ORDER_EXERCISES = ["s1_11_matmul", "s1_11_softmax", "s1_12_scaled_attention", "s1_12_self_attention", "s1_14_dropout"]
-SPIN = ("import threading as _threading\n\n\ndef _spin():\n    while True:\n        pass\n\n\n"
-        "_threading.Thread(target=_spin, daemon=True).start()  # left running: harmless, but it takes a CPU\n\n")
+SPIN = (
+    "import threading as _threading\n\n\ndef _spin():\n    while True:\n        pass\n\n\n"
+    "_threading.Thread(target=_spin, daemon=True).start()  # left running: harmless, but it takes a CPU\n\n"
+)
 MIXED = {  # label -> exercise -> source (None: the file is missing); the solutions elsewhere
     "right": {},
-    "partly-wrong": {"s1_11_matmul": solution_with("s1_11_matmul", "out[i, j] = (A[i, :] * B[:, j]).sum()",
-                                                   "out[i, j] = (A[i, :] * B[:, j]).sum() + 1"),
-                     "s1_11_softmax": None},
+    "partly-wrong": {
+        "s1_11_matmul": solution_with(
+            "s1_11_matmul", "out[i, j] = (A[i, :] * B[:, j]).sum()", "out[i, j] = (A[i, :] * B[:, j]).sum() + 1"
+        ),
+        "s1_11_softmax": None,
+    },
     "broken": {"s1_12_self_attention": "class SelfAttention(\n", "s1_11_matmul": "import os\nos._exit(3)\n"},
-    "random-wrong": {"s1_12_scaled_attention": "import random, torch\n\ndef scale_scores(scores, d_k):\n"
-                                               "    return scores * random.random() + torch.rand(scores.shape)\n\n"
-                                               "def attention_weights(scores, d_k):\n"
-                                               "    return torch.rand(scores.shape) * random.random()\n"},
+    "random-wrong": {
+        "s1_12_scaled_attention": "import random, torch\n\ndef scale_scores(scores, d_k):\n"
+        "    return scores * random.random() + torch.rand(scores.shape)\n\n"
+        "def attention_weights(scores, d_k):\n"
+        "    return torch.rand(scores.shape) * random.random()\n"
+    },
     # (exercises without a forbidden list: under one, a thread cannot start)
     "thread-left-running": {
         "s1_12_scaled_attention": SPIN + (SOLUTIONS / "ch01" / "s1_12_scaled_attention.py").read_text(),
-        "s1_12_self_attention": SPIN + (SOLUTIONS / "ch01" / "s1_12_self_attention.py").read_text()},
+        "s1_12_self_attention": SPIN + (SOLUTIONS / "ch01" / "s1_12_self_attention.py").read_text(),
+    },
     "stubs": "stubs",
 }
 
@@ -361,8 +388,15 @@ def test_the_order_of_grading_changes_no_score(tmp_path):
         cls, out = tmp_path / run, tmp_path / f"out-{run}"
         for name, label in names.items():
             _mixed(cls / name, label)
-        proc = _kata("grade", str(cls), "--out", str(out), "--jobs", str(JOBS),
-                     *[a for ex in ORDER_EXERCISES for a in ("-e", ex)])
+        proc = _kata(
+            "grade",
+            str(cls),
+            "--out",
+            str(out),
+            "--jobs",
+            str(JOBS),
+            *[a for ex in ORDER_EXERCISES for a in ("-e", ex)],
+        )
         assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
         records = _records(out)
         assert {d["student"]["status"] for d in records.values()} == {"graded"}

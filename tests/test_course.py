@@ -1,4 +1,5 @@
 """The manifest loader: what the course is, and errors that name the entry."""
+
 import pytest
 
 from grader.course import manifest as course
@@ -38,7 +39,9 @@ def test_duplicate_id_is_named(tmp_course):
 
 def test_missing_solution_file_is_named(tmp_course):
     (tmp_course / "solutions/ch01/s1_12_context.py").unlink()
-    with pytest.raises(course.CourseError, match=r"s1_12_context: solution file solutions/ch01/s1_12_context.py is missing"):
+    with pytest.raises(
+        course.CourseError, match=r"s1_12_context: solution file solutions/ch01/s1_12_context.py is missing"
+    ):
         course.load(tmp_course)
 
 
@@ -50,19 +53,27 @@ def test_missing_stub_is_named(tmp_course):
 
 def test_listing_without_check_is_an_error(tmp_course):
     edit(tmp_course, 'listings = ["1.5"]', 'listings = ["1.5", "1.99"]')
-    edit(tmp_course, '[[listing]]\nid = "1.1"', '[[listing]]\nid = "1.99"\nsection = "1.11"\ntitle = "x"\ntitle_zh = "示例"\n\n[[listing]]\nid = "1.1"')
+    edit(
+        tmp_course,
+        '[[listing]]\nid = "1.1"',
+        '[[listing]]\nid = "1.99"\nsection = "1.11"\ntitle = "x"\ntitle_zh = "示例"\n\n[[listing]]\nid = "1.1"',
+    )
     with pytest.raises(course.CourseError, match=r"s1_11_attention_scores: listing 1.99 has no check"):
         course.load(tmp_course)
 
 
 def test_listing_no_exercise_covers(tmp_course):
-    edit(tmp_course, '[[listing]]\nid = "1.1"', '[[listing]]\nid = "1.77"\nsection = "1.11"\ntitle = "x"\ntitle_zh = "示例"\n\n[[listing]]\nid = "1.1"')
+    edit(
+        tmp_course,
+        '[[listing]]\nid = "1.1"',
+        '[[listing]]\nid = "1.77"\nsection = "1.11"\ntitle = "x"\ntitle_zh = "示例"\n\n[[listing]]\nid = "1.1"',
+    )
     with pytest.raises(course.CourseError, match=r"\[\[listing\]\] 1.77: no exercise checks this listing"):
         course.load(tmp_course)
 
 
 def test_points_must_match_checks(tmp_course):
-    edit(tmp_course, "points = 5\nhints = [\n  \"Each context", "points = 7\nhints = [\n  \"Each context")
+    edit(tmp_course, 'points = 5\nhints = [\n  "Each context', 'points = 7\nhints = [\n  "Each context')
     with pytest.raises(course.CourseError, match="s1_12_context: points = 7 but its checks add up to 5"):
         course.load(tmp_course)
 

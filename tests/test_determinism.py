@@ -5,6 +5,7 @@ hypothesis, a dropout checked by its statistics), wrong ones whose messages quot
 (some drawn from Python's and torch's random generators, unseeded), a syntax error, an exit at
 import and a missing file.
 """
+
 from __future__ import annotations
 
 import copy
@@ -20,7 +21,8 @@ MIXED = {
         "def scale_scores(scores, d_k):\n"
         "    return scores * random.random() + torch.rand(scores.shape)\n\n"
         "def attention_weights(scores, d_k):\n"
-        "    return torch.rand(scores.shape) * random.random()\n"),
+        "    return torch.rand(scores.shape) * random.random()\n"
+    ),
     "s1_11_matmul": "import torch\n\ndef matmul(A, B):\n    return torch.zeros(A.shape[0], B.shape[-1], dtype=A.dtype)\n",
     "s1_12_context": "def context_vectors(w, v)\n    return w @ v\n",  # syntax error
     "s1_11_attention_scores": "import os\nos._exit(3)\n",  # exits at import
@@ -51,6 +53,8 @@ def test_grading_twice_gives_the_same_report(submission):
     for words in ("syntax error", "exited (exit code 3)", "is missing", "values differ"):
         assert words in said, f"no message says {words!r}"
     a, b = _without_timings(first), _without_timings(second)
-    differ = [(x["exercise"], x["name"], x["message"], y["message"]) for x, y in zip(a["checks"], b["checks"]) if x != y]
+    differ = [
+        (x["exercise"], x["name"], x["message"], y["message"]) for x, y in zip(a["checks"], b["checks"]) if x != y
+    ]
     assert not differ, "\n".join(map(repr, differ))
     assert a == b

@@ -2,6 +2,7 @@
 glossary's one term for each English term (locale/zh/glossary.toml: 词元, 代码清单, 掩码, ...) and one space
 between a Chinese character and a Latin letter, a digit or a code span. Code (fenced blocks, `spans`) is
 exempt, as everywhere."""
+
 from __future__ import annotations
 
 import re

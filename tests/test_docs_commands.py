@@ -13,6 +13,7 @@
 The parsing runs in the default suite; the blocks run in the slow one (the student guide's take about a
 minute on two cores, the instructor pages' grade whole submissions).
 """
+
 from __future__ import annotations
 
 import os
@@ -42,9 +43,9 @@ def blocks(lang: str = "en") -> list[tuple[str, int, str, str | None]]:
             continue
         text = path.read_text(encoding="utf-8")
         for m in FENCE.finditer(text):
-            before = text[:m.start()].rstrip("\n").rsplit("\n", 1)[-1].strip()
+            before = text[: m.start()].rstrip("\n").rsplit("\n", 1)[-1].strip()
             marked = NOT_RUN.fullmatch(before)
-            body = "\n".join(line[len(m.group("indent")):] for line in m.group("body").splitlines())
+            body = "\n".join(line[len(m.group("indent")) :] for line in m.group("body").splitlines())
             out.append((rel, text.count("\n", 0, m.start()) + 1, body, marked.group(1).strip() if marked else None))
     return out
 
@@ -71,8 +72,8 @@ def kata_commands(body: str) -> list[list[str]]:
                 part = part[1:]
             if part and (part[0] == "kata" or part[0].endswith("/kata")):
                 commands.append(part[1:])
-            elif "-m" in part and part[part.index("-m") + 1:][:1] == ["grader"]:
-                commands.append(part[part.index("-m") + 2:])
+            elif "-m" in part and part[part.index("-m") + 1 :][:1] == ["grader"]:
+                commands.append(part[part.index("-m") + 2 :])
     return commands
 
 
@@ -98,8 +99,9 @@ def test_every_kata_command_of_the_guides_and_the_readme_parses_with_the_real_pa
 
 
 def test_a_block_that_is_not_run_says_why():
-    marked = [(page, line, reason) for lang in ("en", "zh") for page, line, _, reason in blocks(lang)
-              if reason is not None]
+    marked = [
+        (page, line, reason) for lang in ("en", "zh") for page, line, _, reason in blocks(lang) if reason is not None
+    ]
     assert marked, "no block is marked: the marker's form changed?"
     assert all(len(reason) > 10 for _, _, reason in marked), marked
     for page, _, _, reason in blocks():  # each names the test that runs it instead, or why nothing can
@@ -114,8 +116,16 @@ def _course_copy(tmp: Path) -> Path:
     submissions/week2/ (which the whole class's commands list as an entry that is not a submission)."""
     course = tmp / "course"
     course.mkdir()
-    for name in ("course.toml", "solutions", "exercises", "locale", "ERRATA.md", "pyproject.toml", "wheels.lock",
-                 "recipes"):
+    for name in (
+        "course.toml",
+        "solutions",
+        "exercises",
+        "locale",
+        "ERRATA.md",
+        "pyproject.toml",
+        "wheels.lock",
+        "recipes",
+    ):
         src = ROOT / name
         (shutil.copytree if src.is_dir() else shutil.copy)(src, course / name)
     shutil.copy(ROOT / "solutions" / "ch01" / "s1_11_softmax.py", course / "exercises" / "ch01" / "s1_11_softmax.py")
@@ -126,7 +136,8 @@ def _course_copy(tmp: Path) -> Path:
     (bin_ / "kata").write_text(
         "#!/usr/bin/env bash\n"
         f'{shlex.quote(str(ROOT / ".venv" / "bin" / "kata"))} "$@"\n'
-        'rc=$?\nprintf "%s\\t%s\\n" "$rc" "$*" >> "$KATA_DOCS_LOG"\nexit $rc\n')
+        'rc=$?\nprintf "%s\\t%s\\n" "$rc" "$*" >> "$KATA_DOCS_LOG"\nexit $rc\n'
+    )
     (bin_ / "kata").chmod(0o755)
     for student in ("alice", "wang"):  # wang is in the 2nd of 4 shards, alice in the 4th
         folder = course / "submissions" / student / "ch01"
@@ -152,8 +163,17 @@ def test_the_guides_blocks_run_in_a_course_copy(page, body, tmp_path):
     course = _course_copy(tmp_path)
     log = tmp_path / "kata.log"
     log.touch()
-    env = {**os.environ, "KATA_DOCS_LOG": str(log), "KATA_WARM": "0", "KATA_LANG": "en", "KATA_OFFLINE": "1",
-           "HF_DATASETS_OFFLINE": "1", "PIP_NO_INDEX": "1", "COLUMNS": "100", "HOME": str(tmp_path)}
+    env = {
+        **os.environ,
+        "KATA_DOCS_LOG": str(log),
+        "KATA_WARM": "0",
+        "KATA_LANG": "en",
+        "KATA_OFFLINE": "1",
+        "HF_DATASETS_OFFLINE": "1",
+        "PIP_NO_INDEX": "1",
+        "COLUMNS": "100",
+        "HOME": str(tmp_path),
+    }
     proc = subprocess.run(["bash", "-c", body], cwd=course, env=env, capture_output=True, text=True, timeout=900)
     ran = [line.split("\t", 1) for line in log.read_text().splitlines()]
     said = proc.stdout + proc.stderr

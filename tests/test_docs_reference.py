@@ -1,6 +1,7 @@
 """docs/reference/cli.md (and cli.zh.md) are generated from the code by docs/gen_reference.py: every command
 and option of the real parser, the JSON report's schema and course.toml's keys. A committed page that
 differs from what the code writes today is stale (a new option, a changed help text): regenerate it."""
+
 from __future__ import annotations
 
 import importlib.util
@@ -20,8 +21,9 @@ def test_the_committed_reference_is_what_the_code_writes_today():
     gen = _generator()
     assert not gen.missing_help(), f"docs/gen_reference.py KEY_HELP: describe {gen.missing_help()}"
     for lang, path in gen.OUT.items():
-        assert path.read_text(encoding="utf-8") == gen.render(lang), \
+        assert path.read_text(encoding="utf-8") == gen.render(lang), (
             f"{path.relative_to(ROOT)} is stale: run `.venv/bin/python docs/gen_reference.py`"
+        )
 
 
 def test_the_reference_names_every_command_and_option():

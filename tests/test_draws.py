@@ -1,5 +1,6 @@
 """grader/checking/draws.py: the statistics that hold a randomised exercise to its rule (one
 independent draw per element) find each structured fake and nothing in honest draws."""
+
 import pytest
 import torch
 
@@ -24,7 +25,7 @@ def _stride(g):
 def _exact(g):
     n = SHAPE[0] * SHAPE[1]
     m = torch.zeros(n, dtype=torch.bool)
-    m[torch.randperm(n, generator=g)[:round(P * n)]] = True
+    m[torch.randperm(n, generator=g)[: round(P * n)]] = True
     return m.reshape(SHAPE)
 
 
@@ -40,8 +41,9 @@ FAKES = {
 @pytest.mark.parametrize("name", list(FAKES))
 def test_each_fake_is_found_and_named_first(name):
     rule, kind = FAKES[name]
-    found = draws.bernoulli_findings([(rule(torch.Generator().manual_seed(k)), torch.ones(SHAPE, dtype=torch.bool))
-                                      for k in range(CALLS)], P)
+    found = draws.bernoulli_findings(
+        [(rule(torch.Generator().manual_seed(k)), torch.ones(SHAPE, dtype=torch.bool)) for k in range(CALLS)], P
+    )
     assert found and found[0].kind == kind, found
 
 
@@ -59,8 +61,9 @@ def test_a_fixed_cycle_of_outcomes_is_found_and_independent_outcomes_are_not():
     probs = {0: 0.8, 1: 0.1, 2: 0.1}
     assert draws.category_findings([(cycle, chosen)], probs)[0].kind == "outcome_cycle"
     for seed in range(20):
-        fair = torch.multinomial(torch.tensor([0.8, 0.1, 0.1]), 4000, replacement=True,
-                                 generator=torch.Generator().manual_seed(seed)).reshape(40, 100)
+        fair = torch.multinomial(
+            torch.tensor([0.8, 0.1, 0.1]), 4000, replacement=True, generator=torch.Generator().manual_seed(seed)
+        ).reshape(40, 100)
         assert not draws.category_findings([(fair, chosen)], probs), seed
 
 
@@ -74,9 +77,25 @@ def test_every_finding_has_a_message_in_both_languages():
     what, drawn, hint = draws.Msg("x", "x"), draws.Msg("chosen", "选中"), draws.Msg("draw", "抽样")
     kinds = draws.ORDER + ["outcome_cycle", "outcome_position", "outcome_tied", "uniform"]
     for kind in kinds:
-        f = draws.Finding(kind, 0.5, 0.25, {"n": 10, "calls": 16, "rows": 40, "lag": 2, "a": 0, "b": 1, "mod": 2,
-                                            "rest": 0, "bins": 10, "axis": "key", "index": 3,
-                                            "size": 256})
+        f = draws.Finding(
+            kind,
+            0.5,
+            0.25,
+            {
+                "n": 10,
+                "calls": 16,
+                "rows": 40,
+                "lag": 2,
+                "a": 0,
+                "b": 1,
+                "mod": 2,
+                "rest": 0,
+                "bins": 10,
+                "axis": "key",
+                "index": 3,
+                "size": 256,
+            },
+        )
         m = draws.describe(f, what, drawn, hint)
         assert "draws do not follow" not in m.en, kind
         assert m.en and m.zh and m.en != m.zh
@@ -91,6 +110,7 @@ def _rolled(shift, rows_apart):
         for r in range(rows_apart, SHAPE[0], 2 * rows_apart):
             m[r] = torch.roll(m[r - rows_apart], shift)
         return m
+
     return rule
 
 
@@ -133,8 +153,7 @@ def test_a_low_discrepancy_sequence_is_found():
     """chosen iff frac(a * position + salt) < p, one salt per call: every count is right on average."""
     ones = torch.ones(SHAPE, dtype=torch.bool)
     pos = torch.arange(SHAPE[0] * SHAPE[1], dtype=torch.float64).reshape(SHAPE)
-    calls = [(((pos * 0.7548776662466927 + 0.5698402909980532 * (k + 1) * 977) % 1.0) < P, ones)
-             for k in range(CALLS)]
+    calls = [(((pos * 0.7548776662466927 + 0.5698402909980532 * (k + 1) * 977) % 1.0) < P, ones) for k in range(CALLS)]
     assert draws.bernoulli_findings(calls, P)
 
 
@@ -176,7 +195,7 @@ def _pw_uniform(shape, g, bits):
     """Blocks of 2^bits - 1 elements in memory order, each the sum mod 1 of a distinct non-empty
     subset of `bits` seeds: pairwise independent uniforms, not mutually independent."""
     n = shape[0] * shape[1]
-    B = 2 ** bits - 1
+    B = 2**bits - 1
     seeds = torch.rand((n + B - 1) // B, bits, generator=g, dtype=torch.float64)
     sets = ((torch.arange(1, B + 1)[:, None] >> torch.arange(bits)[None, :]) & 1).double()
     return torch.remainder((seeds[:, None, :] * sets[None]).sum(-1), 1.0).reshape(-1)[:n].reshape(shape)
@@ -196,6 +215,7 @@ def _row_multiple(m, keep_variance):
         pri = torch.where(torch.where(down, drop, ~drop), torch.rand(R3_SHAPE, generator=g), torch.full(R3_SHAPE, 2.0))
         flip = (pri.argsort(-1).argsort(-1) < (target - have).abs()) & (pri < 2)
         return drop ^ flip
+
     return rule
 
 
@@ -209,7 +229,7 @@ def _row_parity_random_column(g):
 def _call_sums(blocks):
     """Calls in blocks of 2^blocks - 1: call j (1-based) is the sum mod 1 of the fresh draws of the
     calls whose number is a power of two within j's bits (blocks=2: c + 2 = c + (c + 1) mod 1)."""
-    B = 2 ** blocks - 1
+    B = 2**blocks - 1
     us = []
     for t in range(CALLS):
         j = t % B + 1
@@ -247,7 +267,7 @@ def test_calls_computed_from_earlier_calls_are_found(blocks):
     ones = torch.ones(R3_SHAPE, dtype=torch.bool)
     found = draws.bernoulli_findings([(m, ones) for m in _call_sums(blocks)], R3_P)
     assert found and found[0].kind == "triples" and found[0].detail["along"] == "call_block", found
-    assert found[0].detail["block"] == 2 ** blocks - 1, found
+    assert found[0].detail["block"] == 2**blocks - 1, found
 
 
 HONEST_STYLES = {
@@ -275,8 +295,9 @@ def test_honest_draws_pass_the_statistics_above_pairs_for_every_seed(shape, p):
 def test_the_findings_above_pairs_have_messages_in_both_languages():
     what, drawn, hint = draws.Msg("x", "x"), draws.Msg("dropped", "丢弃"), draws.Msg("draw", "抽样")
     for kind, detail in [("count_residue", {"rows": 1024, "mod": 4, "rest": 0}), ("count_shape", {"rows": 1024})] + [
-            ("triples", {"along": a, "first": 1, "second": 2, "block": 7, "phase": 0, "triples": 10})
-            for a in ("row", "rows", "calls", "block", "call_block")]:
+        ("triples", {"along": a, "first": 1, "second": 2, "block": 7, "phase": 0, "triples": 10})
+        for a in ("row", "rows", "calls", "block", "call_block")
+    ]:
         m = draws.describe(draws.Finding(kind, 0.02, 0.008, detail), what, drawn, hint)
         en, zh = m.render("en"), m.render("zh")
         assert "draws do not follow" not in en and "{" not in en + zh and en != zh, (kind, detail)
@@ -309,8 +330,11 @@ def _region_fakes():
         c[n:] = False
         return c.reshape(shape)
 
-    return {"keys past the head size": lambda: keys_past(64), "sequences past the first 2": lambda: batch_past(2),
-            "elements past 2^18": lambda: flat_past(2 ** 18)}
+    return {
+        "keys past the head size": lambda: keys_past(64),
+        "sequences past the first 2": lambda: batch_past(2),
+        "elements past 2^18": lambda: flat_past(2**18),
+    }
 
 
 @pytest.mark.parametrize("name", ["keys past the head size", "sequences past the first 2", "elements past 2^18"])
@@ -339,23 +363,27 @@ def _window_triples_by_hand(x, e, p, window):
     xs, es = x.reshape(T, -1).long(), e.reshape(T, -1).long()
     for d1 in range(1, min(window, T - 1)):
         for d2 in range(d1 + 1, min(window, T - 1) + 1):
-            got = int((xs[:T - d2] * xs[d1:T - d2 + d1] * xs[d2:]).sum())
-            pairs = int((es[:T - d2] * es[d1:T - d2 + d1] * es[d2:]).sum())
-            z = draws._triple_score(got, pairs * p ** 3, draws._phi3(p))
+            got = int((xs[: T - d2] * xs[d1 : T - d2 + d1] * xs[d2:]).sum())
+            pairs = int((es[: T - d2] * es[d1 : T - d2 + d1] * es[d2:]).sum())
+            z = draws._triple_score(got, pairs * p**3, draws._phi3(p))
             if best is None or z > best[0]:
                 best = (z, d1, d2, got, pairs)
     return best
 
 
-@pytest.mark.parametrize("shape,window", [((300, 7), 6), ((64, 3, 5), 16), ((9, 40), 4), ((70, 65), 16),
-                                          ((5, 2, 130), 4)])
+@pytest.mark.parametrize(
+    "shape,window", [((300, 7), 6), ((64, 3, 5), 16), ((9, 40), 4), ((70, 65), 16), ((5, 2, 130), 4)]
+)
 def test_triple_counts_read_from_packed_bits_are_the_counts_by_hand(shape, window):
     """The triple counts are counts of ones in ANDs of rows packed 64 to a word (rows of 65 and 260
     positions cross a word): they equal the integer counts, for a rule with gaps in what is
     eligible and one with a planted triple pattern."""
     g = torch.Generator().manual_seed(sum(shape) + window)
     e = torch.rand(shape, generator=g) < 0.9
-    for x in (torch.rand(shape, generator=g) < 0.3, (torch.arange(shape[0]) % 3 == 0).reshape(-1, *[1] * (len(shape) - 1)).expand(shape)):
+    for x in (
+        torch.rand(shape, generator=g) < 0.3,
+        (torch.arange(shape[0]) % 3 == 0).reshape(-1, *[1] * (len(shape) - 1)).expand(shape),
+    ):
         x = x & e
         assert draws._window_triples(x, e, 0.3, window) == _window_triples_by_hand(x, e, 0.3, window)
 
@@ -373,7 +401,7 @@ def test_the_fast_counts_are_the_counts_of_the_plain_gathers_and_transforms():
         lines, _ = D._block_lines(bits)
         for nb, M in [(1, 1), (3, 5), (7, 3), (33, 2), (9, 100)]:
             for p in (0.05, 0.5, 0.95):
-                v = torch.rand(nb, 2 ** bits - 1, M, generator=g) < p
+                v = torch.rand(nb, 2**bits - 1, M, generator=g) < p
                 plain = int((v[:, lines[:, 0]] & v[:, lines[:, 1]] & v[:, lines[:, 2]]).sum())
                 assert D._line_count(v, lines) == plain, (bits, nb, M, p)
     for n, L in [(1, 1), (1, 5), (4, 1), (7, 13), (32, 64)]:

@@ -2,6 +2,7 @@
 in Chinese (locale/zh/errata.po: msgctxt the entry's id, msgid its English, msgstr the Chinese), and
 `kata verify` refuses a catalog that lacks an entry a listing shows or translates English that has
 since changed (grader/listings/errata.py)."""
+
 import polib
 
 from grader.authoring.verify import verify
@@ -63,7 +64,8 @@ def test_a_stale_translation_fails_verify_until_it_is_translated_again(tmp_cours
     assert "fuzzy" in entry.flags and "0.1331" in entry.previous_msgid and "0.1332" in entry.msgid
     assert "0.1331" in entry.msgstr  # kept for the translator, not shown
     assert [p.split(": ", 3)[2:] for p in errata_problems(tmp_course)] == [
-        ["E-1.12-d", "marked fuzzy (its English changed: check the translation, then remove the fuzzy flag)"]]
+        ["E-1.12-d", "marked fuzzy (its English changed: check the translation, then remove the fuzzy flag)"]
+    ]
     assert "0.1332" in errata.entries(tmp_course, ["E-1.12-d"], "zh")[0]
 
     entry.msgstr = entry.msgstr.replace("0.1331", "0.1332")  # the translator's part, as in Poedit
@@ -107,8 +109,10 @@ def test_the_student_edition_ships_each_translation_cut_as_its_english(tmp_path)
     only_hidden = {name for _, name in hidden} - {name for _, name in public}
     assert [n for n in only_hidden if n in catalog] == []
     cut = errata.entries(tmp_path, ["E-1.14-e"], "zh")[0]  # proved by a hidden check only
-    assert cut.splitlines()[1:] == [line for line in errata.entries(ROOT, ["E-1.14-e"], "zh")[0].splitlines()
-                                    if line.startswith(("- **位置：**", "- **书中：**", "- **分类：**"))] + [
-        "- **真实值：**由隐藏检查给出并计分；本条目的完整内容在讲师版中。"]
+    assert cut.splitlines()[1:] == [
+        line
+        for line in errata.entries(ROOT, ["E-1.14-e"], "zh")[0].splitlines()
+        if line.startswith(("- **位置：**", "- **书中：**", "- **分类：**"))
+    ] + ["- **真实值：**由隐藏检查给出并计分；本条目的完整内容在讲师版中。"]
     named = errata.entries(tmp_path, ["E-1.23-f"], "zh")[0]  # a public and a hidden check
     assert named.endswith("- **证明：**`s1_23_tokenizer::test_listing_1_26_encode`，`s1_23_tokenizer` 的一项隐藏检查")

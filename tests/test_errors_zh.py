@@ -1,6 +1,7 @@
 """The errors of a broken course, stub or wheels.lock speak the reader's language: StubError,
 LockError and CourseError take their texts from the message catalog (stuberr_, lockerr_,
 courseerr_), so `kata --lang zh verify` names a broken course in Chinese."""
+
 import re
 
 import pytest
@@ -41,14 +42,19 @@ def test_every_new_key_has_its_chinese_text():
         assert CATALOG[key]["zh"].strip() and CJK.search(CATALOG[key]["zh"]), key
 
 
-@pytest.mark.parametrize("bad, english", [
-    ("def f():\n    # BEGIN SOLUTION\n    return 1\n", "f.py:2: BEGIN SOLUTION is never closed"),
-    ("def f():\n    return 1\n    # END SOLUTION\n", "f.py:3: END SOLUTION without BEGIN SOLUTION"),
-    ("# BEGIN SOLUTION\nx = 1\n# END SOLUTION\n", "f.py:1: a solution block must be inside a function"),
-    ("def f():\n    return 1\n", "f.py: no # BEGIN SOLUTION block"),
-    ("def f():\n    # BEGIN SOLUTION\n    # BEGIN SOLUTION\n    return 1\n    # END SOLUTION\n",
-     "f.py:3: BEGIN SOLUTION inside another block (opened at line 2)"),
-])
+@pytest.mark.parametrize(
+    "bad, english",
+    [
+        ("def f():\n    # BEGIN SOLUTION\n    return 1\n", "f.py:2: BEGIN SOLUTION is never closed"),
+        ("def f():\n    return 1\n    # END SOLUTION\n", "f.py:3: END SOLUTION without BEGIN SOLUTION"),
+        ("# BEGIN SOLUTION\nx = 1\n# END SOLUTION\n", "f.py:1: a solution block must be inside a function"),
+        ("def f():\n    return 1\n", "f.py: no # BEGIN SOLUTION block"),
+        (
+            "def f():\n    # BEGIN SOLUTION\n    # BEGIN SOLUTION\n    return 1\n    # END SOLUTION\n",
+            "f.py:3: BEGIN SOLUTION inside another block (opened at line 2)",
+        ),
+    ],
+)
 def test_stub_errors_in_chinese(monkeypatch, bad, english):
     texts = both(monkeypatch, lambda: stubs.make_stub(bad, "x", "f.py"), stubs.StubError)
     assert texts["en"] == english
@@ -65,18 +71,34 @@ def test_lock_errors_in_chinese(monkeypatch, tmp_path):
     assert texts["en"] == "numpy.tar.gz: not a wheel's file name"
 
 
-@pytest.mark.parametrize("old, new, english", [
-    ('title = "Attention scores"', 'title = "Attention scores"\ncolour = "red"', r"unknown key\(s\) colour \(allowed: "),
-    ('id = "s1_12_context"', 'id = "s1_12_scaled_attention"', "duplicate exercise id 's1_12_scaled_attention'"),
-    ('section = "1.12"\ntitle = "Context vectors"', 'section = "1.13"\ntitle = "Context vectors"',
-     "id s1_12_context does not match section 1.13"),
-    ("points = 5\nhints = [\n  \"Each context", "points = 7\nhints = [\n  \"Each context",
-     "s1_12_context: points = 7 but its checks add up to 5$"),
-    ('id = "s1_12_context"', 'id = "context"', r"id must look like s1_11_softmax \(s<chapter>_<section>_<name>\)"),
-    ('[[exercise]]\nid = "s1_12_context"', '[[exercise]]\npreload = "torch"\nid = "s1_12_context"',
-     "preload must be a list of module names, not 'torch'"),
-    ("budget_s = 300", "budget_s = -1", r"\[course\]: budget_s must be a number of seconds above 0, not -1$"),
-])
+@pytest.mark.parametrize(
+    "old, new, english",
+    [
+        (
+            'title = "Attention scores"',
+            'title = "Attention scores"\ncolour = "red"',
+            r"unknown key\(s\) colour \(allowed: ",
+        ),
+        ('id = "s1_12_context"', 'id = "s1_12_scaled_attention"', "duplicate exercise id 's1_12_scaled_attention'"),
+        (
+            'section = "1.12"\ntitle = "Context vectors"',
+            'section = "1.13"\ntitle = "Context vectors"',
+            "id s1_12_context does not match section 1.13",
+        ),
+        (
+            'points = 5\nhints = [\n  "Each context',
+            'points = 7\nhints = [\n  "Each context',
+            "s1_12_context: points = 7 but its checks add up to 5$",
+        ),
+        ('id = "s1_12_context"', 'id = "context"', r"id must look like s1_11_softmax \(s<chapter>_<section>_<name>\)"),
+        (
+            '[[exercise]]\nid = "s1_12_context"',
+            '[[exercise]]\npreload = "torch"\nid = "s1_12_context"',
+            "preload must be a list of module names, not 'torch'",
+        ),
+        ("budget_s = 300", "budget_s = -1", r"\[course\]: budget_s must be a number of seconds above 0, not -1$"),
+    ],
+)
 def test_course_errors_in_chinese(monkeypatch, tmp_course, old, new, english):
     edit(tmp_course, old, new)
     texts = both(monkeypatch, lambda: course.load(tmp_course), course.CourseError)

@@ -1,5 +1,6 @@
 """Real submissions of §1.1 (next-token prediction) graded end to end: plausible mistakes lose
 the right points with a message that names them; other correct samplers score full marks."""
+
 from tests.conftest import SOLUTIONS, checks_of, grade, score_of
 
 EX = "s1_01_next_token"
@@ -17,24 +18,28 @@ def by_name(report) -> dict:
 
 
 def test_temperature_multiplied_instead_of_divided(submission):
-    wrong = variant("return torch.softmax(logits / temperature, dim=-1)",
-                    "return torch.softmax(logits * temperature, dim=-1)")
-    wrong = wrong.replace("torch.softmax(logits.to(torch.float64) / temperature, dim=-1)",
-                          "torch.softmax(logits.to(torch.float64) * temperature, dim=-1)")
+    wrong = variant(
+        "return torch.softmax(logits / temperature, dim=-1)", "return torch.softmax(logits * temperature, dim=-1)"
+    )
+    wrong = wrong.replace(
+        "torch.softmax(logits.to(torch.float64) / temperature, dim=-1)",
+        "torch.softmax(logits.to(torch.float64) * temperature, dim=-1)",
+    )
     r = grade(submission({EX: wrong}), "-e", EX)
     checks = by_name(r)
     for name in ("test_probability_table_fresh", "test_sampling_frequencies"):
         assert checks[name]["status"] == "failed"
-        assert "multiplied by the temperature" in checks[name]["message"] or \
-            "multiplying the logits by the temperature" in checks[name]["message"], checks[name]
+        assert (
+            "multiplied by the temperature" in checks[name]["message"]
+            or "multiplying the logits by the temperature" in checks[name]["message"]
+        ), checks[name]
     # issue 28: the listing's temperature 1 hides it, so the public check also reads temperature 2 and names it
     assert checks["test_listing_top_k"]["status"] == "failed"
     assert "multiplying the logits by the temperature" in checks["test_listing_top_k"]["message"]
 
 
 def test_sampling_from_the_global_generator_is_not_reproducible(submission):
-    wrong = variant("generator = torch.Generator().manual_seed(seed) if seed is not None else None",
-                    "generator = None")
+    wrong = variant("generator = torch.Generator().manual_seed(seed) if seed is not None else None", "generator = None")
     r = grade(submission({EX: wrong}), "-e", EX)
     checks = by_name(r)
     assert score_of(r, EX) == FULL - 3
@@ -74,15 +79,20 @@ def test_other_correct_answers_score_full_marks(submission):
         "        self.counts.index_put_((ids[:-1], ids[1:]), torch.ones(len(ids) - 1, dtype=torch.int64), accumulate=True)\n",
         "        self.counts = torch.zeros(len(self.vocab), len(self.vocab), dtype=torch.long)\n"
         "        for a, b in zip(words, words[1:]):\n"
-        "            self.counts[self.stoi[a], self.stoi[b]] += 1\n")
-    ok = ok.replace("    probs = torch.softmax(logits, dim=-1)\n    values, ids = torch.sort(probs, descending=True, stable=True)\n"
-                    "    return values[:k], ids[:k]",
-                    "    return torch.topk(torch.softmax(logits, dim=-1), k)")
-    ok = ok.replace("    probs = torch.softmax(logits.to(torch.float64) / temperature, dim=-1)\n"
-                    "    return torch.multinomial(probs, num_samples, replacement=True, generator=generator)",
-                    "    u = torch.rand(num_samples, logits.shape[-1], generator=generator, dtype=torch.float64)\n"
-                    "    gumbel = -torch.log(-torch.log(u.clamp_min(1e-300)))\n"
-                    "    return torch.argmax(logits.to(torch.float64) / temperature + gumbel, dim=-1)")
+        "            self.counts[self.stoi[a], self.stoi[b]] += 1\n",
+    )
+    ok = ok.replace(
+        "    probs = torch.softmax(logits, dim=-1)\n    values, ids = torch.sort(probs, descending=True, stable=True)\n"
+        "    return values[:k], ids[:k]",
+        "    return torch.topk(torch.softmax(logits, dim=-1), k)",
+    )
+    ok = ok.replace(
+        "    probs = torch.softmax(logits.to(torch.float64) / temperature, dim=-1)\n"
+        "    return torch.multinomial(probs, num_samples, replacement=True, generator=generator)",
+        "    u = torch.rand(num_samples, logits.shape[-1], generator=generator, dtype=torch.float64)\n"
+        "    gumbel = -torch.log(-torch.log(u.clamp_min(1e-300)))\n"
+        "    return torch.argmax(logits.to(torch.float64) / temperature + gumbel, dim=-1)",
+    )
     assert "gumbel" in ok and "torch.topk" in ok and "for a, b in zip" in ok
     r = grade(submission({EX: ok}), "-e", EX)
     assert score_of(r, EX) == FULL, [c for c in checks_of(r, EX) if c["status"] != "passed"]

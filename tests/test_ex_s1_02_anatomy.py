@@ -1,5 +1,6 @@
 """Real submissions of §1.2 (anatomy) graded end to end: plausible mistakes lose the right
 points with a message that names them; a differently written correct answer scores full marks."""
+
 from tests.conftest import SOLUTIONS, checks_of, grade, score_of
 
 EX = "s1_02_anatomy"
@@ -26,8 +27,9 @@ def test_zero_based_block_names(submission):
 
 
 def test_probabilities_for_every_position(submission):
-    wrong = variant('shapes["next_token_probs"] = (batch, vocab_size)',
-                    'shapes["next_token_probs"] = (batch, seq_len, vocab_size)')
+    wrong = variant(
+        'shapes["next_token_probs"] = (batch, vocab_size)', 'shapes["next_token_probs"] = (batch, seq_len, vocab_size)'
+    )
     r = grade(submission({EX: wrong}), "-e", EX)
     msg = by_name(r)["test_listing_stage_shapes"]["message"]
     assert "only the last position predicts the next token" in msg and "(2, 50257)" in msg
@@ -46,17 +48,21 @@ def test_output_stage_from_the_first_position(submission):
 
 
 def test_other_correct_answer_scores_full_marks(submission):
-    ok = variant(SOURCE[SOURCE.index("    shapes = {\n"):SOURCE.index("    return shapes\n") + len("    return shapes\n")],
-                 "    emb = (batch, seq_len, d_model)\n"
-                 "    stages = [(\"token_ids\", (batch, seq_len)), (\"token_embeddings\", emb),\n"
-                 "              (\"position_embeddings\", emb[1:]), (\"block_input\", emb)]\n"
-                 "    stages += [(f\"block_{n + 1}\", emb) for n in range(n_layers)]\n"
-                 "    stages += [(\"logits\", emb[:2] + (vocab_size,)), (\"next_token_probs\", (batch, vocab_size))]\n"
-                 "    return dict(stages)\n")
-    ok = ok.replace("    logits = hidden[:, -1, :] @ W_out\n    if b_out is not None:\n        logits = logits + b_out\n"
-                    "    return torch.softmax(logits, dim=-1)",
-                    "    logits = torch.nn.functional.linear(hidden[:, -1], W_out.T, b_out)\n"
-                    "    e = torch.exp(logits - logits.amax(-1, keepdim=True))\n    return e / e.sum(-1, keepdim=True)")
+    ok = variant(
+        SOURCE[SOURCE.index("    shapes = {\n") : SOURCE.index("    return shapes\n") + len("    return shapes\n")],
+        "    emb = (batch, seq_len, d_model)\n"
+        '    stages = [("token_ids", (batch, seq_len)), ("token_embeddings", emb),\n'
+        '              ("position_embeddings", emb[1:]), ("block_input", emb)]\n'
+        '    stages += [(f"block_{n + 1}", emb) for n in range(n_layers)]\n'
+        '    stages += [("logits", emb[:2] + (vocab_size,)), ("next_token_probs", (batch, vocab_size))]\n'
+        "    return dict(stages)\n",
+    )
+    ok = ok.replace(
+        "    logits = hidden[:, -1, :] @ W_out\n    if b_out is not None:\n        logits = logits + b_out\n"
+        "    return torch.softmax(logits, dim=-1)",
+        "    logits = torch.nn.functional.linear(hidden[:, -1], W_out.T, b_out)\n"
+        "    e = torch.exp(logits - logits.amax(-1, keepdim=True))\n    return e / e.sum(-1, keepdim=True)",
+    )
     assert "dict(stages)" in ok and "functional.linear" in ok
     r = grade(submission({EX: ok}), "-e", EX)
     assert score_of(r, EX) == FULL, [c for c in checks_of(r, EX) if c["status"] != "passed"]

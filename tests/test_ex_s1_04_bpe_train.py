@@ -1,5 +1,6 @@
 """§1.4 BPE training graded for real: plausible wrong answers lose points with a message that names
 the mistake; a correct answer written differently scores full marks."""
+
 from tests.conftest import SOLUTIONS, checks_of, grade, score_of
 
 EX = "s1_04_bpe_train"
@@ -19,8 +20,9 @@ def _graded(submission, source):
 def test_corpus_order_tie_break_loses_the_fresh_corpus_points(submission):
     # The most natural code: max() over the counts keeps the first pair seen on a tie. It still gives
     # "es" then "est" on the book's corpus, but not the stated rule (smallest pair wins).
-    wrong = _replace("    return min(pairs, key=lambda pair: (-pairs[pair], pair))",
-                     "    return max(pairs, key=pairs.get)")
+    wrong = _replace(
+        "    return min(pairs, key=lambda pair: (-pairs[pair], pair))", "    return max(pairs, key=pairs.get)"
+    )
     r, by = _graded(submission, wrong)
     assert by["test_book_first_two_merges"]["status"] == "passed"
     fresh = by["test_fresh_corpora"]
@@ -43,12 +45,15 @@ def test_text_replace_merge_and_glued_marker_are_named(submission):
     # Two slips in one file (each shows in its own check): the end-of-word marker glued to the last
     # character, and merging with str.replace on the spaced string, which is right on the book's
     # first merges but fuses parts of symbols such as "ne" or "st".
-    body = SOURCE[SOURCE.index("    # BEGIN SOLUTION walk the symbols"):SOURCE.index("def train_bpe")]
-    wrong = SOURCE.replace(body, "    a, b = pair\n"
-                                 "    return {w.replace(f'{a} {b}', a + b): n for w, n in table.items()}\n\n\n")
+    body = SOURCE[SOURCE.index("    # BEGIN SOLUTION walk the symbols") : SOURCE.index("def train_bpe")]
+    wrong = SOURCE.replace(
+        body, "    a, b = pair\n    return {w.replace(f'{a} {b}', a + b): n for w, n in table.items()}\n\n\n"
+    )
     old = '    return {" ".join([*word, END_OF_WORD]): count for word, count in word_counts.items()}'
     assert old in wrong
-    wrong = wrong.replace(old, '    return {" ".join(word) + END_OF_WORD: count for word, count in word_counts.items()}')
+    wrong = wrong.replace(
+        old, '    return {" ".join(word) + END_OF_WORD: count for word, count in word_counts.items()}'
+    )
     r, by = _graded(submission, wrong)
     check = by["test_book_word_table"]
     assert check["status"] == "failed" and "</w> glued to the last character" in check["message"], check

@@ -3,6 +3,7 @@
 Grading tests need gpt2.tiktoken (`python -m grader.capstone.gpt2 fetch`) and a grader that shows it to the
 sandbox (`sub.assets`); without them the checks skip and so do these tests, saying why.
 """
+
 import pytest
 
 from grader.capstone import gpt2
@@ -11,8 +12,9 @@ from tests.conftest import SOLUTIONS, checks_of, grade, score_of
 EX = "s1_04_byte_bpe"
 SOURCE = (SOLUTIONS / f"ch01/{EX}.py").read_text()
 FULL = 18
-NEEDS_ASSET = pytest.mark.skipif(not gpt2.have_asset(), reason=f"{gpt2.asset_path()} is missing: "
-                                 "run `python -m grader.capstone.gpt2 fetch`")
+NEEDS_ASSET = pytest.mark.skipif(
+    not gpt2.have_asset(), reason=f"{gpt2.asset_path()} is missing: run `python -m grader.capstone.gpt2 fetch`"
+)
 
 
 def _block(name: str) -> str:
@@ -62,6 +64,7 @@ def test_fetch_reads_the_ranks_out_of_whispers_sdist(tmp_path, monkeypatch):
     import types
 
     from grader.capstone import pypi
+
     ranks = gpt2.asset_path().read_bytes()
     members = {"openai-whisper-1/whisper/assets/gpt2.tiktoken": ranks}
 
@@ -84,8 +87,13 @@ def test_fetch_reads_the_ranks_out_of_whispers_sdist(tmp_path, monkeypatch):
     (tmp_path / "b").mkdir()
     with pytest.raises(gpt2.AssetMissing, match="holds no whisper/assets/gpt2.tiktoken"):
         gpt2.fetch_assets(tmp_path / "b", log=lambda m: None)
-    monkeypatch.setattr(pypi.subprocess, "run", lambda cmd, **kw: types.SimpleNamespace(
-        returncode=1, stdout="", stderr="ERROR: Could not find a version that satisfies the requirement"))
+    monkeypatch.setattr(
+        pypi.subprocess,
+        "run",
+        lambda cmd, **kw: types.SimpleNamespace(
+            returncode=1, stdout="", stderr="ERROR: Could not find a version that satisfies the requirement"
+        ),
+    )
     with pytest.raises(gpt2.AssetMissing, match="pip download openai-whisper failed: ERROR: Could not find"):
         gpt2.fetch_assets(tmp_path / "b", log=lambda m: None)
     assert not (tmp_path / "b" / "gpt2.tiktoken").exists()
@@ -109,7 +117,7 @@ def test_offline_encoding_is_r50k_with_gpt2_ids(monkeypatch):
 @NEEDS_ASSET
 def test_leftmost_merge_instead_of_lowest_rank_is_named(submission):
     # Joining the first joinable pair from the left looks like BPE and gets "Building" right.
-    greedy = '''    # BEGIN SOLUTION
+    greedy = """    # BEGIN SOLUTION
     parts = [bytes([b]) for b in piece]
     merged = True
     while merged:
@@ -120,7 +128,7 @@ def test_leftmost_merge_instead_of_lowest_rank_is_named(submission):
                 merged = True
                 break
     return [ranks[p] for p in parts]
-    # END SOLUTION'''
+    # END SOLUTION"""
     wrong = SOURCE.replace(_block("single bytes first"), greedy)
     compile(wrong, "wrong.py", "exec")
     r, by = _graded(submission, wrong)
@@ -136,7 +144,9 @@ def test_leftmost_merge_instead_of_lowest_rank_is_named(submission):
 def test_whole_text_bpe_hard_coded_ids_and_strict_decode(submission):
     # Three slips, each caught by its own check: no pre-tokenization, the special id and the sizes
     # hard-coded for GPT-2, and a strict UTF-8 decode that fails on a token holding part of a character.
-    wrong = SOURCE.replace(_block("split on ENDOFTEXT"), _method_body('''
+    wrong = SOURCE.replace(
+        _block("split on ENDOFTEXT"),
+        _method_body("""
 # BEGIN SOLUTION
 ids = []
 for n, part in enumerate(text.split(ENDOFTEXT)):
@@ -144,7 +154,8 @@ for n, part in enumerate(text.split(ENDOFTEXT)):
         ids.append(50256)
     ids.extend(bpe_merge(part.encode("utf-8"), self.ranks))
 return ids
-# END SOLUTION'''))
+# END SOLUTION"""),
+    )
     wrong = wrong.replace("        return len(self.ranks) + 1\n", "        return 50257\n")
     end = "\n        # END SOLUTION"
     wrong = wrong.replace('.decode("utf-8", errors="replace")' + end, '.decode("utf-8")' + end)
@@ -165,11 +176,14 @@ return ids
 
 @NEEDS_ASSET
 def test_tiktoken_inside_the_encoder_scores_zero(submission):
-    cheat = SOURCE.replace(_block("split on ENDOFTEXT"), _method_body('''
+    cheat = SOURCE.replace(
+        _block("split on ENDOFTEXT"),
+        _method_body("""
 # BEGIN SOLUTION
 import tiktoken
 return tiktoken.get_encoding("r50k_base").encode(text, allowed_special="all")
-# END SOLUTION'''))
+# END SOLUTION"""),
+    )
     compile(cheat, "cheat.py", "exec")
     r = grade(submission({EX: cheat}), "-e", EX, "--public-only")  # the scan is the same for hidden checks
     checks = checks_of(r, EX)

@@ -1,5 +1,6 @@
 """§1.5 position encodings graded for real: the classic sinusoidal slips (sin/cos swapped, i for 2i,
 base 1000) and a reversed bit order are named; float32 code written another way scores full marks."""
+
 import pytest
 
 from tests.conftest import SOLUTIONS, checks_of, grade, score_of
@@ -19,8 +20,11 @@ def _failed(report):
 
 
 def test_sin_cos_swapped_and_bits_reversed(submission):
-    wrong = _replace(SOURCE, "    pe[:, 0::2] = torch.sin(angles)\n    pe[:, 1::2] = torch.cos(angles)",
-                     "    pe[:, 0::2] = torch.cos(angles)\n    pe[:, 1::2] = torch.sin(angles)")
+    wrong = _replace(
+        SOURCE,
+        "    pe[:, 0::2] = torch.sin(angles)\n    pe[:, 1::2] = torch.cos(angles)",
+        "    pe[:, 0::2] = torch.cos(angles)\n    pe[:, 1::2] = torch.sin(angles)",
+    )
     wrong = _replace(wrong, "torch.arange(n_bits - 1, -1, -1)", "torch.arange(n_bits)")
     r = grade(submission({EX: wrong}), "-e", EX)
     failed = _failed(r)
@@ -31,8 +35,11 @@ def test_sin_cos_swapped_and_bits_reversed(submission):
 
 
 def test_exponent_i_instead_of_2i(submission):
-    wrong = _replace(SOURCE, "    two_i = torch.arange(0, d_model, 2, dtype=torch.float64)",
-                     "    two_i = torch.arange(d_model // 2, dtype=torch.float64)")
+    wrong = _replace(
+        SOURCE,
+        "    two_i = torch.arange(0, d_model, 2, dtype=torch.float64)",
+        "    two_i = torch.arange(d_model // 2, dtype=torch.float64)",
+    )
     wrong = _replace(wrong, "10000 ** (2 * i / d_model)", "10000 ** (i / d_model)")
     r = grade(submission({EX: wrong}), "-e", EX)
     failed = _failed(r)
@@ -42,7 +49,9 @@ def test_exponent_i_instead_of_2i(submission):
 
 def test_base_1000_and_positions_from_one(submission):
     wrong = _replace(SOURCE, "angles = pos / 10000 ** (two_i / d_model)", "angles = pos / 1000 ** (two_i / d_model)")
-    wrong = _replace(wrong, "torch.arange(seq_len, dtype=torch.float32)", "torch.arange(1, seq_len + 1, dtype=torch.float32)")
+    wrong = _replace(
+        wrong, "torch.arange(seq_len, dtype=torch.float32)", "torch.arange(1, seq_len + 1, dtype=torch.float32)"
+    )
     r = grade(submission({EX: wrong}), "-e", EX)
     failed = _failed(r)
     assert "base is 1000 instead of 10000" in failed["test_book_sinusoidal_768_1024"]["message"]
@@ -51,7 +60,7 @@ def test_base_1000_and_positions_from_one(submission):
 
 
 def test_float32_tutorial_style_scores_full_marks(submission):
-    alt = '''
+    alt = """
 import math
 
 import torch
@@ -87,15 +96,18 @@ def wavelength(i, d_model):
 def add_position_encoding(token_embeddings, pe):
     n = token_embeddings.size(-2)
     return token_embeddings + pe.narrow(0, 0, n)
-'''
+"""
     r = grade(submission({EX: alt}), "-e", EX)
     assert score_of(r, EX) == 18, [c["message"] for c in checks_of(r, EX) if c["status"] != "passed"]
 
 
-@pytest.mark.parametrize("name, says", [
-    ("positions counted from 1", "positions count from 0: row p holds p, not p + 1"),
-    ("bits in reverse order", "the bits are in reverse order: the most significant bit"),
-])
+@pytest.mark.parametrize(
+    "name, says",
+    [
+        ("positions counted from 1", "positions count from 0: row p holds p, not p + 1"),
+        ("bits in reverse order", "the bits are in reverse order: the most significant bit"),
+    ],
+)
 def test_the_hidden_checks_name_a_mistake_as_the_public_ones_do(submission, name, says):
     """Issue 28: the hidden checks named these in other words ('positions count from 0', 'most
     significant bit first') than kata check had shown; one name now, shown by a public check."""

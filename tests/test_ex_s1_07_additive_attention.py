@@ -1,5 +1,6 @@
 """§1.7-1.8 Bahdanau attention graded for real: a missing tanh, a context built from the raw scores
 and a transposed cross-attention shape are named; a loop-by-loop correct answer scores full marks."""
+
 from tests.conftest import SOLUTIONS, checks_of, grade, score_of
 from tests.mistakes import expect_named_publicly, variant
 
@@ -17,7 +18,9 @@ def _failed(report):
 
 
 def test_missing_tanh_is_named(submission):
-    wrong = _replace(SOURCE, "return torch.tanh(projected_s + projected_h) @ v", "return (projected_s + projected_h) @ v")
+    wrong = _replace(
+        SOURCE, "return torch.tanh(projected_s + projected_h) @ v", "return (projected_s + projected_h) @ v"
+    )
     r = grade(submission({EX: wrong}), "-e", EX)
     failed = _failed(r)
     for name in ("test_i_will_eat", "test_scores_fresh", "test_attention_fresh"):
@@ -26,11 +29,14 @@ def test_missing_tanh_is_named(submission):
 
 
 def test_context_from_scores_and_transposed_shape(submission):
-    wrong = _replace(SOURCE, "    weights = torch.softmax(additive_scores(decoder_state, encoder_states, W_s, W_h, v), dim=-1)\n"
-                             "    context = (weights.unsqueeze(-1) * encoder_states).sum(dim=-2)",
-                     "    scores = additive_scores(decoder_state, encoder_states, W_s, W_h, v)\n"
-                     "    weights = torch.softmax(scores, dim=-1)\n"
-                     "    context = (scores.unsqueeze(-1) * encoder_states).sum(dim=-2)")
+    wrong = _replace(
+        SOURCE,
+        "    weights = torch.softmax(additive_scores(decoder_state, encoder_states, W_s, W_h, v), dim=-1)\n"
+        "    context = (weights.unsqueeze(-1) * encoder_states).sum(dim=-2)",
+        "    scores = additive_scores(decoder_state, encoder_states, W_s, W_h, v)\n"
+        "    weights = torch.softmax(scores, dim=-1)\n"
+        "    context = (scores.unsqueeze(-1) * encoder_states).sum(dim=-2)",
+    )
     wrong = _replace(wrong, "return (len(query_tokens), len(keys))", "return (len(keys), len(query_tokens))")
     r = grade(submission({EX: wrong}), "-e", EX)
     failed = _failed(r)
@@ -41,7 +47,7 @@ def test_context_from_scores_and_transposed_shape(submission):
 
 
 def test_loop_implementation_scores_full_marks(submission):
-    alt = '''
+    alt = """
 import torch
 
 
@@ -64,7 +70,7 @@ def attention_matrix_shape(query_tokens, key_tokens=None):
     if key_tokens is None:
         key_tokens = query_tokens
     return len(query_tokens), len(key_tokens)
-'''
+"""
     r = grade(submission({EX: alt}), "-e", EX)
     assert score_of(r, EX) == 12, [c["message"] for c in checks_of(r, EX) if c["status"] != "passed"]
 

@@ -1,5 +1,6 @@
 """§1.13 causal masking graded for real: plausible wrong answers lose points with a message that names
 the mistake; a correct answer written differently scores full marks."""
+
 from tests.conftest import checks_of, failed_checks, grade, score_of, solution_with
 
 EX = "s1_13_causal_mask"
@@ -25,8 +26,9 @@ def test_zero_instead_of_neg_inf(submission):
 
 
 def test_upper_triangle(submission):
-    wrong = _swap("torch.tril(torch.ones(seq_len, seq_len, dtype=dtype))",
-                  "torch.triu(torch.ones(seq_len, seq_len, dtype=dtype))")
+    wrong = _swap(
+        "torch.tril(torch.ones(seq_len, seq_len, dtype=dtype))", "torch.triu(torch.ones(seq_len, seq_len, dtype=dtype))"
+    )
     r = grade(submission({EX: wrong}), "-e", EX)
     failed = _failed(r)
     assert score_of(r, EX) <= 1  # only renormalize_masked, which takes its mask as an argument, survives
@@ -38,8 +40,10 @@ def test_upper_triangle(submission):
 def test_diagonal_masked_too(submission):
     """Issue 36: torch.triu(ones) as the future's mask, without diagonal=1, was shown as "3 values are
     NaN" under a softmax title; the public checks now say the diagonal is masked and why it matters."""
-    wrong = _swap('return scores.masked_fill(~mask, float("-inf"))',
-                  'return scores.masked_fill(torch.triu(torch.ones_like(mask)), float("-inf"))')
+    wrong = _swap(
+        'return scores.masked_fill(~mask, float("-inf"))',
+        'return scores.masked_fill(torch.triu(torch.ones_like(mask)), float("-inf"))',
+    )
     r = grade(submission({EX: wrong}), "-e", EX, "--public-only")
     failed = _failed(r)
     for name in ("test_book_neg_inf_examples", "test_listing_1_11_masked_scores"):
@@ -49,13 +53,18 @@ def test_diagonal_masked_too(submission):
 
 
 def test_mask_after_softmax_without_renormalising(submission):
-    wrong = _swap("return torch.softmax(mask_future(scaled_scores), dim=-1)",
-                  "return torch.softmax(scaled_scores, dim=-1) * causal_mask(scaled_scores.shape[-1])")
+    wrong = _swap(
+        "return torch.softmax(mask_future(scaled_scores), dim=-1)",
+        "return torch.softmax(scaled_scores, dim=-1) * causal_mask(scaled_scores.shape[-1])",
+    )
     r = grade(submission({EX: wrong}), "-e", EX)
     failed = _failed(r)
     assert score_of(r, EX) <= MAX - 8
-    for name in ("test_book_neg_inf_examples", "test_listing_1_12_causal_weights",
-                 "test_mask_after_softmax_equals_neg_inf"):
+    for name in (
+        "test_book_neg_inf_examples",
+        "test_listing_1_12_causal_weights",
+        "test_mask_after_softmax_equals_neg_inf",
+    ):
         assert "after softmax without renormalising" in failed[name]["message"], failed[name]
     hidden = failed["test_fresh_shapes"]
     assert hidden["visibility"] == "hidden" and "after softmax" in hidden["message"]

@@ -1,5 +1,6 @@
 """§1.14 dropout graded for real: plausible wrong answers lose points with a message that names the
 mistake; the library's dropout is refused; a correct answer written differently scores full marks."""
+
 import pytest
 import torch
 import torch.nn.functional as F
@@ -24,8 +25,12 @@ def test_no_rescaling(submission):
     r = grade(submission({EX: wrong}), "-e", EX)
     failed = _failed(r)
     assert score_of(r, EX) <= MAX - 6
-    for name in ("test_book_scaling_example", "test_listing_1_13_dropout", "test_survivors_scaled",
-                 "test_expectation_preserved"):
+    for name in (
+        "test_book_scaling_example",
+        "test_listing_1_13_dropout",
+        "test_survivors_scaled",
+        "test_expectation_preserved",
+    ):
         assert "not rescaled" in failed[name]["message"], failed[name]
     assert "test_zero_fraction" not in failed  # it drops the right share; only the scale is wrong
 
@@ -49,8 +54,10 @@ def test_scaling_by_one_minus_p(submission):
 
 
 def test_library_dropout_is_forbidden(submission):
-    cheat = _swap("    keep = torch.rand(x.shape, device=x.device) >= p\n    return dropout_with_mask(x, keep, p)",
-                  "    return torch.nn.functional.dropout(x, p, training=True)")
+    cheat = _swap(
+        "    keep = torch.rand(x.shape, device=x.device) >= p\n    return dropout_with_mask(x, keep, p)",
+        "    return torch.nn.functional.dropout(x, p, training=True)",
+    )
     r = grade(submission({EX: cheat}), "-e", EX)
     assert score_of(r, EX) == 0
     for c in checks_of(r, EX):  # the public checks name the API, the file and the line; a hidden one only
@@ -103,39 +110,59 @@ def test_correct_but_different_scores_full_marks(submission):
 # over 16 calls, and each rule below scores 0 on those it breaks.
 _DRAW = "    keep = torch.rand(x.shape, device=x.device) >= p\n"
 STRUCTURED = {
-    "a fixed count at a fixed stride": ('''    n = x.numel()
+    "a fixed count at a fixed stride": (
+        """    n = x.numel()
     k = round((1 - p) * n)
     off = int(torch.randint(0, n, (1,)))
     keep = torch.zeros(n, dtype=torch.bool)
     keep[(torch.arange(k) * n // k + off) % n] = True
     keep = keep.reshape(x.shape)
-''', {"test_zero_fraction", "test_elements_independent"}),
-    "a fixed count at random places": ('''    n = x.numel()
+""",
+        {"test_zero_fraction", "test_elements_independent"},
+    ),
+    "a fixed count at random places": (
+        """    n = x.numel()
     keep = torch.zeros(n, dtype=torch.bool)
     keep[torch.randperm(n)[:round((1 - p) * n)]] = True
     keep = keep.reshape(x.shape)
-''', {"test_zero_fraction", "test_elements_independent"}),
-    "the same mask in every row": ("    keep = (torch.rand(x.shape[-1:]) >= p).expand(x.shape)\n",
-                                   {"test_zero_fraction", "test_elements_independent"}),
-    "the same mask in every call": ("    keep = torch.rand(x.shape, generator=torch.Generator().manual_seed(0)) >= p\n",
-                                    {"test_zero_fraction", "test_elements_independent"}),
-    "the same mask in every head": ('''    if x.dim() == 4:
+""",
+        {"test_zero_fraction", "test_elements_independent"},
+    ),
+    "the same mask in every row": (
+        "    keep = (torch.rand(x.shape[-1:]) >= p).expand(x.shape)\n",
+        {"test_zero_fraction", "test_elements_independent"},
+    ),
+    "the same mask in every call": (
+        "    keep = torch.rand(x.shape, generator=torch.Generator().manual_seed(0)) >= p\n",
+        {"test_zero_fraction", "test_elements_independent"},
+    ),
+    "the same mask in every head": (
+        """    if x.dim() == 4:
         keep = (torch.rand(x.shape[0], 1, *x.shape[2:]) >= p).expand(x.shape)
     else:
         keep = torch.rand(x.shape) >= p
-''', {"test_elements_independent"}),
-    "dropped in neighbouring pairs": ('''    half = torch.rand(x.shape) < 1 - (1 - p) ** 0.5
+""",
+        {"test_elements_independent"},
+    ),
+    "dropped in neighbouring pairs": (
+        """    half = torch.rand(x.shape) < 1 - (1 - p) ** 0.5
     keep = ~(half | torch.roll(half, 1, -1))
-''', {"test_zero_fraction", "test_elements_independent"}),
+""",
+        {"test_zero_fraction", "test_elements_independent"},
+    ),
     # rules correlated between rows or calls at a distance the checks once did not read (each
     # scored 14/14 when only neighbouring rows and consecutive calls were read; docs/threat-log.md)
-    "dropC: rows 2 and 3 of every four copy rows 0 and 1": ('''    keep = torch.rand(x.shape) >= p
+    "dropC: rows 2 and 3 of every four copy rows 0 and 1": (
+        """    keep = torch.rand(x.shape) >= p
     if x.dim() >= 2:
         for r in range(x.shape[-2]):
             if (r // 2) % 2 == 1:
                 keep[..., r, :] = keep[..., r - 2, :]
-''', {"test_zero_fraction", "test_elements_independent"}),
-    "dropD: calls 2 and 3 of every four reuse the masks of calls 0 and 1": ('''    history = globals().setdefault("_HISTORY", [])
+""",
+        {"test_zero_fraction", "test_elements_independent"},
+    ),
+    "dropD: calls 2 and 3 of every four reuse the masks of calls 0 and 1": (
+        """    history = globals().setdefault("_HISTORY", [])
     t = len(history)
     if (t // 2) % 2 == 1 and history[t - 2][0] == (tuple(x.shape), p):
         keep = history[t - 2][1]
@@ -143,7 +170,9 @@ STRUCTURED = {
     else:
         keep = torch.rand(x.shape, device=x.device) >= p
     history.append(((tuple(x.shape), p), keep))
-''', {"test_zero_fraction", "test_elements_independent"}),
+""",
+        {"test_zero_fraction", "test_elements_independent"},
+    ),
 }
 
 
@@ -166,17 +195,20 @@ def test_a_fixed_count_is_told_so(submission):
 
 
 def _honest_styles():
-    return {"rand >= p": lambda x, p: x * (torch.rand(x.shape) >= p) / (1 - p),
-            "bernoulli of keep probabilities": lambda x, p: x * torch.bernoulli(torch.full_like(x, 1 - p)) / (1 - p),
-            "empty.bernoulli_": lambda x, p: x * torch.empty_like(x).bernoulli_(1 - p) / (1 - p),
-            "rand < 1 - p": lambda x, p: torch.where(torch.rand_like(x) < 1 - p, x / (1 - p), 0.0),
-            "F.dropout": lambda x, p: F.dropout(x, p, training=True),
-            "nn.Dropout": lambda x, p: torch.nn.Dropout(p)(x)}
+    return {
+        "rand >= p": lambda x, p: x * (torch.rand(x.shape) >= p) / (1 - p),
+        "bernoulli of keep probabilities": lambda x, p: x * torch.bernoulli(torch.full_like(x, 1 - p)) / (1 - p),
+        "empty.bernoulli_": lambda x, p: x * torch.empty_like(x).bernoulli_(1 - p) / (1 - p),
+        "rand < 1 - p": lambda x, p: torch.where(torch.rand_like(x) < 1 - p, x / (1 - p), 0.0),
+        "F.dropout": lambda x, p: F.dropout(x, p, training=True),
+        "nn.Dropout": lambda x, p: torch.nn.Dropout(p)(x),
+    }
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("shape,p,heads", [((64, 256), 0.2, False), ((64, 256), 0.5, False),
-                                           ((4, 4, 32, 32), 0.3, True)])
+@pytest.mark.parametrize(
+    "shape,p,heads", [((64, 256), 0.2, False), ((64, 256), 0.5, False), ((4, 4, 32, 32), 0.3, True)]
+)
 def test_honest_dropout_passes_the_rule_statistics_for_every_seed(shape, p, heads):
     """Every honest style x 20 seeds, on the trusted side: the statistics the checks apply find
     nothing (bounds ~6.5 standard deviations)."""
@@ -198,44 +230,44 @@ def test_honest_dropout_passes_the_rule_statistics_for_every_seed(shape, p, head
 # and bfloat16 (and test_survivors_scaled the scale in float64 and bfloat16): each rule below loses
 # both rule checks.
 KEYED = {
-    "a22: nothing dropped past the first 2^18 elements": '''    keep = torch.rand(x.shape, device=x.device) >= p
+    "a22: nothing dropped past the first 2^18 elements": """    keep = torch.rand(x.shape, device=x.device) >= p
     if keep.numel() > 2 ** 18:
         keep.view(-1)[2 ** 18:] = True
-''',
-    "a28: nothing dropped in any dtype but float32": '''    keep = torch.rand(x.shape, device=x.device) >= p
+""",
+    "a28: nothing dropped in any dtype but float32": """    keep = torch.rand(x.shape, device=x.device) >= p
     if x.dtype != torch.float32:
         keep[...] = True
-''',
-    "a27: nothing dropped in float16 or bfloat16": '''    keep = torch.rand(x.shape, device=x.device) >= p
+""",
+    "a27: nothing dropped in float16 or bfloat16": """    keep = torch.rand(x.shape, device=x.device) >= p
     if x.dtype in (torch.float16, torch.bfloat16):
         keep[...] = True
-''',
-    "only batch element 0 dropped from 32 sequences on": '''    keep = torch.rand(x.shape, device=x.device) >= p
+""",
+    "only batch element 0 dropped from 32 sequences on": """    keep = torch.rand(x.shape, device=x.device) >= p
     if x.dim() >= 3 and x.shape[0] >= 32:
         keep[1:] = True
-''',
-    "keys past the head size never dropped": '''    keep = torch.rand(x.shape, device=x.device) >= p
+""",
+    "keys past the head size never dropped": """    keep = torch.rand(x.shape, device=x.device) >= p
     if x.dim() == 4 and x.shape[-1] > 64:
         keep[..., 64:] = True
-''',
+""",
     # the fourth outside attack's B9 (a30), and its family: keyed on what a model being trained has
     # and a call over the wire has not (the reads at the training size now run as in training)
-    "a30: nothing dropped when x requires grad (in real training)": '''    keep = torch.rand(x.shape, device=x.device) >= p
+    "a30: nothing dropped when x requires grad (in real training)": """    keep = torch.rand(x.shape, device=x.device) >= p
     if x.requires_grad:
         keep[...] = True
-''',
-    "attack28 B1: nothing dropped when x was computed by a layer (x.grad_fn)": '''    keep = torch.rand(x.shape, device=x.device) >= p
+""",
+    "attack28 B1: nothing dropped when x was computed by a layer (x.grad_fn)": """    keep = torch.rand(x.shape, device=x.device) >= p
     if x.grad_fn is not None:
         keep[...] = True
-''',
-    "nothing dropped with grad mode on": '''    keep = torch.rand(x.shape, device=x.device) >= p
+""",
+    "nothing dropped with grad mode on": """    keep = torch.rand(x.shape, device=x.device) >= p
     if torch.is_grad_enabled() and x.numel() > 2 ** 18:
         keep[...] = True
-''',
-    "nothing dropped under autocast": '''    keep = torch.rand(x.shape, device=x.device) >= p
+""",
+    "nothing dropped under autocast": """    keep = torch.rand(x.shape, device=x.device) >= p
     if torch.is_autocast_enabled("cpu") or torch.is_autocast_enabled("cuda"):
         keep[...] = True
-''',
+""",
 }
 
 
@@ -243,8 +275,11 @@ KEYED = {
 def test_a_dropout_keyed_on_the_training_size_or_dtype_scores_zero_on_the_checks_of_the_rule(submission, name):
     r = grade(submission({EX: _swap(_DRAW, KEYED[name])}), "-e", EX)
     checks = {c["name"]: c for c in checks_of(r, EX)}
-    earned = {n: checks[n]["message"][:300] for n in ("test_zero_fraction", "test_elements_independent")
-              if checks[n]["score"] > 0}
+    earned = {
+        n: checks[n]["message"][:300]
+        for n in ("test_zero_fraction", "test_elements_independent")
+        if checks[n]["score"] > 0
+    }
     assert not earned, earned
     msg = checks["test_zero_fraction"]["message"]  # the public check names the training size it read
     assert "the course's training size" in msg, msg
@@ -281,7 +316,8 @@ def test_honest_dropout_passes_the_training_size_reads_for_every_seed():
                     C.expect_rule_in_training(sub, 1420, C.WEIGHTS, C.ACTIVATIONS)
                     C.expect_rule_at_training_size(sub, 1424, *C.HIDDEN_FEATURES)
                     C.expect_rule_at_training_size(sub, 1430, *C.ACTIVATIONS, dtype=torch.float64, scale=True)
-                    C.expect_rule_at_training_size(sub, 1431, *C.ACTIVATIONS, dtype=torch.bfloat16, p=C.BF16_P,
-                                                   scale=True)
+                    C.expect_rule_at_training_size(
+                        sub, 1431, *C.ACTIVATIONS, dtype=torch.bfloat16, p=C.BF16_P, scale=True
+                    )
                 except Exception as e:
                     raise AssertionError((style, seed, str(getattr(e, "msg", e))[:500])) from e

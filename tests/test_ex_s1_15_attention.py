@@ -1,6 +1,7 @@
 """§1.15 attention() graded for real: plausible wrong answers lose points with a message that names the
 mistake; calling scaled_dot_product_attention is refused; a correct answer written differently scores
 full marks."""
+
 import pytest
 import torch
 
@@ -38,8 +39,9 @@ def test_padding_mask_read_the_wrong_way(submission):
 
 
 def test_nan_for_queries_that_see_no_key(submission):
-    wrong = _swap("        weights = weights.masked_fill(~keep, 0.0)  # rows with every key masked: NaN -> 0\n",
-                  "        pass\n")
+    wrong = _swap(
+        "        weights = weights.masked_fill(~keep, 0.0)  # rows with every key masked: NaN -> 0\n", "        pass\n"
+    )
     r = grade(submission({EX: wrong}), "-e", EX)
     failed = _failed(r)
     assert set(failed) == {"test_query_that_sees_no_key", "test_fully_masked_rows_are_zero"}  # public, and hidden
@@ -50,7 +52,7 @@ def test_nan_for_queries_that_see_no_key(submission):
 
 
 def test_sdpa_is_forbidden(submission):
-    cheat = '''import torch
+    cheat = """import torch
 import torch.nn.functional as F
 
 
@@ -62,7 +64,7 @@ def attention(q, k, v, causal=False, padding_mask=None, dropout_p=0.0, training=
         tril = torch.ones(q.shape[-2], k.shape[-2], dtype=torch.bool).tril()
         mask = tril if mask is None else mask & tril
     return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout_p if training else 0.0)
-'''
+"""
     r = grade(submission({EX: cheat}), "-e", EX)
     assert score_of(r, EX) == 0
     for c in checks_of(r, EX):  # the public checks name the API, the file and the line; a hidden one only
@@ -113,25 +115,38 @@ def test_correct_but_different_scores_full_marks(submission):
 _DRAW = "            survive = torch.rand(weights.shape, device=weights.device) >= dropout_p\n"
 BOTH = {"test_dropout_on_the_weights", "test_dropout_in_training"}
 STRUCTURED = {
-    "a fixed count at a fixed stride": ('''            n = weights.numel()
+    "a fixed count at a fixed stride": (
+        """            n = weights.numel()
             k = round((1 - dropout_p) * n)
             off = int(torch.randint(0, n, (1,)))
             survive = torch.zeros(n, dtype=torch.bool)
             survive[(torch.arange(k) * n // k + off) % n] = True
             survive = survive.reshape(weights.shape)
-''', BOTH),
-    "the same mask in every row": ("            survive = (torch.rand(weights.shape[-1:]) >= dropout_p).expand(weights.shape)\n",
-                                   BOTH),
-    "the same mask in every call": ("            survive = torch.rand(weights.shape, generator=torch.Generator()"
-                                    ".manual_seed(0)) >= dropout_p\n", BOTH),
-    "the same mask in every head": ('''            if weights.dim() == 4:
+""",
+        BOTH,
+    ),
+    "the same mask in every row": (
+        "            survive = (torch.rand(weights.shape[-1:]) >= dropout_p).expand(weights.shape)\n",
+        BOTH,
+    ),
+    "the same mask in every call": (
+        "            survive = torch.rand(weights.shape, generator=torch.Generator().manual_seed(0)) >= dropout_p\n",
+        BOTH,
+    ),
+    "the same mask in every head": (
+        """            if weights.dim() == 4:
                 survive = (torch.rand(weights.shape[0], 1, *weights.shape[2:]) >= dropout_p).expand(weights.shape)
             else:
                 survive = torch.rand(weights.shape) >= dropout_p
-''', BOTH),  # the public check reads 4 heads at the book's size: the next head is a row offset
-    "dropped in neighbouring pairs": ('''            half = torch.rand(weights.shape) < 1 - (1 - dropout_p) ** 0.5
+""",
+        BOTH,
+    ),  # the public check reads 4 heads at the book's size: the next head is a row offset
+    "dropped in neighbouring pairs": (
+        """            half = torch.rand(weights.shape) < 1 - (1 - dropout_p) ** 0.5
             survive = ~(half | torch.roll(half, 1, -1))
-''', BOTH),
+""",
+        BOTH,
+    ),
     "no dropout at all": ("            survive = torch.ones(weights.shape, dtype=torch.bool)\n", BOTH),
     "no rescaling": (_DRAW + "            dropout_p = 0.0\n", BOTH),
 }
@@ -144,28 +159,40 @@ def test_a_structured_dropout_scores_zero_on_the_checks_of_dropout(submission, n
     checks = {c["name"]: c for c in checks_of(r, EX)}
     earned = {n: checks[n]["message"][:300] for n in rule_checks if checks[n]["score"] > 0}
     assert not earned, earned
-    assert score_of(r, EX) == MAX - sum(checks[n]["max_score"] for n in rule_checks), \
-        [c["name"] for c in checks.values() if c["status"] != "passed"]
+    assert score_of(r, EX) == MAX - sum(checks[n]["max_score"] for n in rule_checks), [
+        c["name"] for c in checks.values() if c["status"] != "passed"
+    ]
     if "test_dropout_on_the_weights" in rule_checks:  # the public check says what the rule does wrong
         msg = checks["test_dropout_on_the_weights"]["message"]
-        assert ("attention(q, k, torch.eye(8), causal=True, dropout_p=0.4, training=True)" in msg
-                or "weights, head dim 64 (the book's sizes)" in msg), msg  # the small call, or the book's size
+        assert (
+            "attention(q, k, torch.eye(8), causal=True, dropout_p=0.4, training=True)" in msg
+            or "weights, head dim 64 (the book's sizes)" in msg
+        ), msg  # the small call, or the book's size
 
 
-@pytest.mark.parametrize("name,says", [("no dropout at all", ["no attention weight was dropped"]),
-                                       ("no rescaling", ["not rescaled by 1 / (1 - p)"]),
-                                       ("a fixed count at a fixed stride",
-                                        ["the count is fixed, not drawn", "torch.rand(weights.shape) >= dropout_p"])])
+@pytest.mark.parametrize(
+    "name,says",
+    [
+        ("no dropout at all", ["no attention weight was dropped"]),
+        ("no rescaling", ["not rescaled by 1 / (1 - p)"]),
+        (
+            "a fixed count at a fixed stride",
+            ["the count is fixed, not drawn", "torch.rand(weights.shape) >= dropout_p"],
+        ),
+    ],
+)
 def test_a_wrong_dropout_is_told_what_is_wrong(submission, name, says):
     r = grade(submission({EX: _swap(_DRAW, STRUCTURED[name][0])}), "-e", EX)
     msg = {c["name"]: c["message"] for c in checks_of(r, EX)}["test_dropout_on_the_weights"]
     assert all(s in msg for s in says), msg
 
 
-HONEST = {"rand >= p": _DRAW,
-          "bernoulli of keep probabilities": "            survive = torch.bernoulli(torch.full_like(weights, 1 - dropout_p))\n",
-          "empty.bernoulli_": "            survive = torch.empty_like(weights).bernoulli_(1 - dropout_p)\n",
-          "rand_like < 1 - p": "            survive = torch.rand_like(weights) < 1 - dropout_p\n"}
+HONEST = {
+    "rand >= p": _DRAW,
+    "bernoulli of keep probabilities": "            survive = torch.bernoulli(torch.full_like(weights, 1 - dropout_p))\n",
+    "empty.bernoulli_": "            survive = torch.empty_like(weights).bernoulli_(1 - dropout_p)\n",
+    "rand_like < 1 - p": "            survive = torch.rand_like(weights) < 1 - dropout_p\n",
+}
 
 
 def test_honest_dropout_passes_the_statistics_for_every_seed():
@@ -186,8 +213,10 @@ def test_honest_dropout_passes_the_statistics_for_every_seed():
                 weights = C.sdpa(q_, k_, eye, causal=True, padding_mask=pad_)
                 for seed in range(20):
                     torch.manual_seed(seed)
-                    outs = [space["attention"](q_, k_, eye, causal=True, padding_mask=pad_, dropout_p=0.4, training=True)
-                            for _ in range(C.DROPOUT_CALLS)]
+                    outs = [
+                        space["attention"](q_, k_, eye, causal=True, padding_mask=pad_, dropout_p=0.4, training=True)
+                        for _ in range(C.DROPOUT_CALLS)
+                    ]
                     found = C.dropout_findings(outs, weights, 0.4)
                     assert not found, (style, seed, found)
 
@@ -202,14 +231,18 @@ def test_honest_dropout_passes_the_statistics_at_the_books_size_for_every_seed()
         for style, line in HONEST.items():
             space: dict = {}
             exec(compile(_swap(_DRAW, line), f"<{style}>", "exec"), space)
-            for seed_in, padded, t, calls in ((1517, False, C.BIG_T, C.BIG_CALLS),
-                                              (32, True, 2 * C.BIG_T, C.BIG_CALLS // 2)):
+            for seed_in, padded, t, calls in (
+                (1517, False, C.BIG_T, C.BIG_CALLS),
+                (32, True, 2 * C.BIG_T, C.BIG_CALLS // 2),
+            ):
                 q_, k_, pad_, eye = C.books_size_inputs(seed_in, padded, t)
                 weights = C.sdpa(q_, k_, eye, causal=True, padding_mask=pad_)
                 for seed in range(BIG_SEEDS):
                     torch.manual_seed(seed)
-                    outs = [space["attention"](q_, k_, eye, causal=True, padding_mask=pad_, dropout_p=0.4, training=True)
-                            for _ in range(calls)]
+                    outs = [
+                        space["attention"](q_, k_, eye, causal=True, padding_mask=pad_, dropout_p=0.4, training=True)
+                        for _ in range(calls)
+                    ]
                     found = C.dropout_findings(outs, weights, 0.4)
                     assert not found, (style, seed, found)
 
@@ -241,18 +274,22 @@ def test_a_dropout_keyed_on_the_books_sizes_scores_zero_on_the_checks_of_dropout
 # dropout checks now also read (32, 4, 256, 256) weights under a padding mask (float32) and
 # (4, 4, 256, 256) in float64 and bfloat16, one call each.
 KEYED = {
-    "a20: only batch element 0 dropped with 128+ keys": _DRAW + '''            if weights.dim() >= 3 and weights.shape[0] > 1 and weights.shape[-1] >= 128:
+    "a20: only batch element 0 dropped with 128+ keys": _DRAW
+    + """            if weights.dim() >= 3 and weights.shape[0] > 1 and weights.shape[-1] >= 128:
                 survive[1:] = True
-''',
-    "a29: no dropout in any dtype but float32": _DRAW + '''            if weights.dtype != torch.float32:
+""",
+    "a29: no dropout in any dtype but float32": _DRAW
+    + """            if weights.dtype != torch.float32:
                 survive[...] = True
-''',
-    "a30: no dropout when the weights require grad (in real training)": _DRAW + '''            if weights.requires_grad:
+""",
+    "a30: no dropout when the weights require grad (in real training)": _DRAW
+    + """            if weights.requires_grad:
                 survive[...] = True
-''',
-    "no dropout under autocast": _DRAW + '''            if torch.is_autocast_enabled("cpu") or torch.is_autocast_enabled("cuda"):
+""",
+    "no dropout under autocast": _DRAW
+    + """            if torch.is_autocast_enabled("cpu") or torch.is_autocast_enabled("cuda"):
                 survive[...] = True
-''',
+""",
 }
 
 
@@ -260,8 +297,11 @@ KEYED = {
 def test_a_dropout_keyed_on_the_training_batch_or_dtype_scores_zero_on_the_checks_of_dropout(submission, name):
     r = grade(submission({EX: _swap(_DRAW, KEYED[name])}), "-e", EX)
     checks = {c["name"]: c for c in checks_of(r, EX)}
-    earned = {n: checks[n]["message"][:300] for n in ("test_dropout_on_the_weights", "test_dropout_in_training")
-              if checks[n]["score"] > 0}
+    earned = {
+        n: checks[n]["message"][:300]
+        for n in ("test_dropout_on_the_weights", "test_dropout_in_training")
+        if checks[n]["score"] > 0
+    }
     assert not earned, earned
     msg = checks["test_dropout_on_the_weights"]["message"]
     assert "the course's training size" in msg, msg

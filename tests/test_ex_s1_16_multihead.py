@@ -1,5 +1,6 @@
 """Real submissions of §1.16 multi-head attention: plausible wrong answers lose points with a
 message naming the mistake; a correct answer written differently scores full marks."""
+
 import torch
 
 from tests.conftest import SOLUTIONS, checks_of, grade, score_of
@@ -19,8 +20,9 @@ def _failed(report):
 
 
 def test_merge_without_transposing_back_is_named(submission):
-    wrong = _replace("return context.transpose(1, 2).contiguous().view(b, n, h * d)",
-                     "return context.contiguous().view(b, n, h * d)")
+    wrong = _replace(
+        "return context.transpose(1, 2).contiguous().view(b, n, h * d)", "return context.contiguous().view(b, n, h * d)"
+    )
     r = grade(submission({EX: wrong}), "-e", EX, "--public-only")
     failed = _failed(r)
     msg = failed["test_listing_1_19_merge_heads"]["message"]
@@ -30,8 +32,10 @@ def test_merge_without_transposing_back_is_named(submission):
 
 
 def test_view_after_transpose_without_contiguous_is_named(submission):
-    wrong = _replace("return context.transpose(1, 2).contiguous().view(b, n, h * d)",
-                     "return context.transpose(1, 2).view(b, n, h * d)")
+    wrong = _replace(
+        "return context.transpose(1, 2).contiguous().view(b, n, h * d)",
+        "return context.transpose(1, 2).view(b, n, h * d)",
+    )
     r = grade(submission({EX: wrong}), "-e", EX, "--public-only")
     failed = _failed(r)
     assert score_of(r, EX) < MAX
@@ -41,8 +45,10 @@ def test_view_after_transpose_without_contiguous_is_named(submission):
 
 
 def test_split_without_transpose_is_named(submission):
-    wrong = _replace("return view_heads(x, num_heads).transpose(1, 2)",
-                     "b, n, d = x.shape\n    return x.view(b, num_heads, n, d // num_heads)")
+    wrong = _replace(
+        "return view_heads(x, num_heads).transpose(1, 2)",
+        "b, n, d = x.shape\n    return x.view(b, num_heads, n, d // num_heads)",
+    )
     r = grade(submission({EX: wrong}), "-e", EX, "--public-only")
     failed = _failed(r)
     assert "a view straight to (b, heads, n, head_dim)" in failed["test_listing_1_17_split_heads"]["message"]
@@ -51,12 +57,14 @@ def test_split_without_transpose_is_named(submission):
 
 
 def test_scaling_by_d_out_is_named(submission):
-    wrong = _replace("_, context = head_attention(q, k, v, causal=self.causal)",
-                     "scores = q @ k.transpose(-2, -1)\n"
-                     "        if self.causal:\n"
-                     "            n = scores.shape[-1]\n"
-                     "            scores = scores.masked_fill(torch.triu(torch.ones(n, n, dtype=torch.bool), 1), float('-inf'))\n"
-                     "        context = torch.softmax(scores / math.sqrt(self.W_query.out_features), dim=-1) @ v")
+    wrong = _replace(
+        "_, context = head_attention(q, k, v, causal=self.causal)",
+        "scores = q @ k.transpose(-2, -1)\n"
+        "        if self.causal:\n"
+        "            n = scores.shape[-1]\n"
+        "            scores = scores.masked_fill(torch.triu(torch.ones(n, n, dtype=torch.bool), 1), float('-inf'))\n"
+        "        context = torch.softmax(scores / math.sqrt(self.W_query.out_features), dim=-1) @ v",
+    )
     r = grade(submission({EX: wrong}), "-e", EX, "--public-only")
     failed = _failed(r)
     # test_mha_parameters also compares the output: the right parameters around a wrong forward earn nothing.
@@ -66,8 +74,10 @@ def test_scaling_by_d_out_is_named(submission):
 
 
 def test_forbidden_torch_attention_scores_zero(submission):
-    cheat = _replace("_, context = head_attention(q, k, v, causal=self.causal)",
-                     "context = torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=self.causal)")
+    cheat = _replace(
+        "_, context = head_attention(q, k, v, causal=self.causal)",
+        "context = torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=self.causal)",
+    )
     r = grade(submission({EX: cheat}), "-e", EX, "--public-only")
     assert score_of(r, EX) == 0
     assert all("scaled_dot_product_attention" in c["message"] for c in checks_of(r, EX))

@@ -1,5 +1,6 @@
 """Real submissions of §1.17 layer normalisation: plausible wrong answers lose points with a
 message naming the mistake; a correct answer written differently scores full marks."""
+
 from tests.conftest import SOLUTIONS, checks_of, grade, score_of
 
 EX = "s1_17_layer_norm"
@@ -31,22 +32,26 @@ def test_eps_outside_the_square_root_is_named(submission):
     r = grade(submission({EX: wrong}), "-e", EX)
     failed = _failed(r)
     # Invisible at ordinary variances; caught where var is near eps, by a public check first.
-    assert set(failed) == {"test_eps_inside_the_square_root", "test_small_variance_and_eps", "test_invariants"}, set(failed)
+    assert set(failed) == {"test_eps_inside_the_square_root", "test_small_variance_and_eps", "test_invariants"}, set(
+        failed
+    )
     assert "eps added outside the square root" in failed["test_eps_inside_the_square_root"]["message"]
     assert "var / (var + eps)" in failed["test_invariants"]["message"]
     assert "eps added outside the square root" in failed["test_small_variance_and_eps"]["message"]
 
 
 def test_normalising_over_the_wrong_dimension_is_named(submission):
-    wrong = _replace("mean = x.mean(dim=-1, keepdim=True)\n    var = ((x - mean) ** 2).mean(dim=-1, keepdim=True)",
-                     "mean = x.mean(dim=0, keepdim=True)\n    var = ((x - mean) ** 2).mean(dim=0, keepdim=True)")
+    wrong = _replace(
+        "mean = x.mean(dim=-1, keepdim=True)\n    var = ((x - mean) ** 2).mean(dim=-1, keepdim=True)",
+        "mean = x.mean(dim=0, keepdim=True)\n    var = ((x - mean) ** 2).mean(dim=0, keepdim=True)",
+    )
     r = grade(submission({EX: wrong}), "-e", EX, "--public-only")
     failed = _failed(r)
     assert "test_book_six_values" not in failed  # one vector: dim 0 is its last dimension
     assert "normalised over dim 0 instead of the last dimension" in failed["test_layer_norm_matches_torch"]["message"]
 
 
-ALTERNATIVE = '''import torch
+ALTERNATIVE = """import torch
 import torch.nn as nn
 
 
@@ -69,7 +74,7 @@ class LayerNorm(nn.Module):
 
     def forward(self, x):
         return torch.addcmul(self.bias, normalize(x, self.eps), self.weight)
-'''
+"""
 
 
 def test_correct_alternative_scores_full_marks(submission):
@@ -78,8 +83,10 @@ def test_correct_alternative_scores_full_marks(submission):
 
 
 def test_torch_layer_norm_is_forbidden(submission):
-    cheat = _replace("return self.weight * normalize(x, self.eps) + self.bias",
-                     "return nn.functional.layer_norm(x, x.shape[-1:], self.weight, self.bias, self.eps)")
+    cheat = _replace(
+        "return self.weight * normalize(x, self.eps) + self.bias",
+        "return nn.functional.layer_norm(x, x.shape[-1:], self.weight, self.bias, self.eps)",
+    )
     r = grade(submission({EX: cheat}), "-e", EX, "--public-only")
     assert score_of(r, EX) == 0
     assert all("torch.nn.functional.layer_norm" in c["message"] for c in checks_of(r, EX))

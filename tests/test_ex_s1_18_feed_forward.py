@@ -1,5 +1,6 @@
 """Real submissions of §1.18 GELU and the feed-forward network: plausible wrong answers lose
 points with a message naming the mistake; a correct answer written differently scores full marks."""
+
 from tests.conftest import SOLUTIONS, checks_of, grade, score_of
 
 EX = "s1_18_feed_forward"
@@ -25,19 +26,22 @@ def test_relu_between_the_layers_is_named(submission):
 
 
 def test_tanh_form_for_the_exact_gelu_is_named(submission):
-    wrong = _replace("return 0.5 * x * (1.0 + torch.erf(x / math.sqrt(2.0)))",
-                     "return 0.5 * x * (1.0 + torch.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * x ** 3)))")
+    wrong = _replace(
+        "return 0.5 * x * (1.0 + torch.erf(x / math.sqrt(2.0)))",
+        "return 0.5 * x * (1.0 + torch.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * x ** 3)))",
+    )
     r = grade(submission({EX: wrong}), "-e", EX, "--public-only")
     failed = _failed(r)
-    assert "the tanh approximation where the exact (erf) form was asked" in \
-        failed["test_gelu_exact_and_its_negative_region"]["message"]
+    assert (
+        "the tanh approximation where the exact (erf) form was asked"
+        in failed["test_gelu_exact_and_its_negative_region"]["message"]
+    )
     assert "the tanh GELU instead of the exact one" in failed["test_feed_forward_768"]["message"]
     assert "test_gelu_tanh" not in failed
 
 
 def test_gelu_without_the_sqrt2_is_named(submission):
-    wrong = _replace("return 0.5 * x * (1.0 + torch.erf(x / math.sqrt(2.0)))",
-                     "return 0.5 * x * (1.0 + torch.erf(x))")
+    wrong = _replace("return 0.5 * x * (1.0 + torch.erf(x / math.sqrt(2.0)))", "return 0.5 * x * (1.0 + torch.erf(x))")
     r = grade(submission({EX: wrong}), "-e", EX, "--public-only")
     assert "erf(x) instead of erf(x / sqrt(2))" in _failed(r)["test_gelu_exact_and_its_negative_region"]["message"]
 
@@ -48,7 +52,7 @@ def test_relu_for_gelu_is_named(submission):
     assert "this is ReLU" in _failed(r)["test_gelu_exact_and_its_negative_region"]["message"]
 
 
-ALTERNATIVE = '''import math
+ALTERNATIVE = """import math
 
 import torch
 import torch.nn as nn
@@ -72,7 +76,7 @@ class FeedForward(nn.Module):
     def forward(self, x):
         h = self.fc1(x)
         return self.fc2(gelu(h))
-'''
+"""
 
 
 def test_correct_alternative_scores_full_marks(submission):
@@ -81,8 +85,7 @@ def test_correct_alternative_scores_full_marks(submission):
 
 
 def test_torch_gelu_is_forbidden(submission):
-    cheat = _replace("return 0.5 * x * (1.0 + torch.erf(x / math.sqrt(2.0)))",
-                     "return nn.GELU()(x)")
+    cheat = _replace("return 0.5 * x * (1.0 + torch.erf(x / math.sqrt(2.0)))", "return nn.GELU()(x)")
     r = grade(submission({EX: cheat}), "-e", EX, "--public-only")
     assert score_of(r, EX) == 0
     assert all("torch.nn.GELU" in c["message"] for c in checks_of(r, EX))

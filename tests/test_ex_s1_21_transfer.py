@@ -1,4 +1,5 @@
 """Graded submissions of s1_21_transfer: plausible wrong answers lose points with a named mistake."""
+
 from tests.conftest import SOLUTIONS, checks_of, grade, score_of
 
 EX = "s1_21_transfer"
@@ -17,8 +18,11 @@ def _failed(report):
 
 def test_negative_slice_and_tensor_count(submission):
     wrong = _replace(SOURCE, "for block in layers[len(layers) - n:]:", "for block in layers[-n:]:")
-    wrong = _replace(wrong, "return sum(p.numel() for p in model.parameters() if p.requires_grad)",
-                     "return sum(1 for p in model.parameters() if p.requires_grad)")
+    wrong = _replace(
+        wrong,
+        "return sum(p.numel() for p in model.parameters() if p.requires_grad)",
+        "return sum(1 for p in model.parameters() if p.requires_grad)",
+    )
     r = grade(submission({EX: wrong}), "-e", EX)
     failed = _failed(r)
     assert score_of(r, EX) <= MAX - 5
@@ -27,8 +31,11 @@ def test_negative_slice_and_tensor_count(submission):
 
 
 def test_whole_model_frozen_and_no_prefix(submission):
-    wrong = _replace(SOURCE, "    model.encoder.requires_grad_(False)\n    model.head.requires_grad_(True)",
-                     "    model.requires_grad_(False)")
+    wrong = _replace(
+        SOURCE,
+        "    model.encoder.requires_grad_(False)\n    model.head.requires_grad_(True)",
+        "    model.requires_grad_(False)",
+    )
     wrong = _replace(wrong, 'name = "encoder." + key', "name = key")
     r = grade(submission({EX: wrong}), "-e", EX)
     failed = _failed(r)
@@ -47,16 +54,25 @@ def test_unfreeze_without_freezing_first(submission):
 
 
 def test_other_correct_answer_scores_full_marks(submission):
-    body_load = SOURCE[SOURCE.index("    # BEGIN SOLUTION copy each"):SOURCE.index("def freeze_encoder")]
-    other = SOURCE.replace(body_load, (
-        "    result = classifier.load_state_dict({'encoder.' + k: v for k, v in encoder_state_dict.items()},\n"
-        "                                        strict=False)\n"
-        "    return result.missing_keys, [k.removeprefix('encoder.') for k in result.unexpected_keys]\n\n\n"))
-    other = _replace(other, "    model.encoder.requires_grad_(False)\n    model.head.requires_grad_(True)",
-                     "    for name, p in model.named_parameters():\n"
-                     "        p.requires_grad = not name.startswith('encoder.')")
-    other = _replace(other, "    for block in layers[len(layers) - n:]:\n        block.requires_grad_(True)",
-                     "    for i, block in enumerate(layers):\n        for p in block.parameters():\n"
-                     "            p.requires_grad_(i >= len(layers) - n)")
+    body_load = SOURCE[SOURCE.index("    # BEGIN SOLUTION copy each") : SOURCE.index("def freeze_encoder")]
+    other = SOURCE.replace(
+        body_load,
+        (
+            "    result = classifier.load_state_dict({'encoder.' + k: v for k, v in encoder_state_dict.items()},\n"
+            "                                        strict=False)\n"
+            "    return result.missing_keys, [k.removeprefix('encoder.') for k in result.unexpected_keys]\n\n\n"
+        ),
+    )
+    other = _replace(
+        other,
+        "    model.encoder.requires_grad_(False)\n    model.head.requires_grad_(True)",
+        "    for name, p in model.named_parameters():\n        p.requires_grad = not name.startswith('encoder.')",
+    )
+    other = _replace(
+        other,
+        "    for block in layers[len(layers) - n:]:\n        block.requires_grad_(True)",
+        "    for i, block in enumerate(layers):\n        for p in block.parameters():\n"
+        "            p.requires_grad_(i >= len(layers) - n)",
+    )
     r = grade(submission({EX: other}), "-e", EX)
     assert score_of(r, EX) == MAX, _failed(r)

@@ -1,5 +1,6 @@
 """Real submissions of §1.23's BERTEmbedding (listing 1.30): plausible wrong answers lose points
 with a message naming the mistake; a correct answer written differently scores full marks."""
+
 import importlib.util
 
 import pytest
@@ -33,9 +34,13 @@ def test_missing_position_embeddings_are_named(submission):
     failed = _failed(r)
     # The layout checks compare the output too: the right layout around a wrong forward earns nothing;
     # the dropout check reads its drops through the eval output, which it compares first.
-    assert set(failed) == {"test_listing_1_30_given_weights", "test_listing_1_30_book_sizes",
-                           "test_parameter_names_and_padding_row", "test_dropout_after_the_norm_in_training",
-                           "test_max_len_plus_one_is_refused"}, set(failed)
+    assert set(failed) == {
+        "test_listing_1_30_given_weights",
+        "test_listing_1_30_book_sizes",
+        "test_parameter_names_and_padding_row",
+        "test_dropout_after_the_norm_in_training",
+        "test_max_len_plus_one_is_refused",
+    }, set(failed)
     for c in failed.values():
         assert "the position embeddings are missing" in c["message"], c["message"]
 
@@ -44,20 +49,26 @@ def test_positions_looked_up_by_token_id_are_named(submission):
     wrong = _replace(SUM, "embeddings = self.token(x) + self.position(x) + self.segment(seg)")
     r = grade(submission({EX: wrong}), "-e", EX)
     failed = _failed(r)
-    assert "indexed with the token ids instead of the positions" in \
-        failed["test_listing_1_30_given_weights"]["message"]
+    assert "indexed with the token ids instead of the positions" in failed["test_listing_1_30_given_weights"]["message"]
     assert "test_fresh_weights_and_lengths" in failed
     assert score_of(r, EX) <= MAX - 5
 
 
 def test_dropout_before_the_norm_and_no_length_check_lose_points(submission):
-    wrong = _replace("""        if T > self.position.num_embeddings:
+    wrong = _replace(
+        """        if T > self.position.num_embeddings:
             raise ValueError(f"sequence of {T} tokens is longer than max_len={self.position.num_embeddings}")
-""", "").replace("return self.dropout(self.norm(embeddings))", "return self.norm(self.dropout(embeddings))")
+""",
+        "",
+    ).replace("return self.dropout(self.norm(embeddings))", "return self.norm(self.dropout(embeddings))")
     r = grade(submission({EX: wrong}), "-e", EX)
     failed = _failed(r)
-    assert set(failed) == {"test_too_long_is_refused", "test_max_len_plus_one_is_refused",
-                           "test_dropout_only_in_training", "test_dropout_after_the_norm_in_training"}, set(failed)
+    assert set(failed) == {
+        "test_too_long_is_refused",
+        "test_max_len_plus_one_is_refused",
+        "test_dropout_only_in_training",
+        "test_dropout_after_the_norm_in_training",
+    }, set(failed)
     assert "must raise ValueError" in failed["test_too_long_is_refused"]["message"]
     # issue 28: the public check names it too, so kata check shows it before the grade counts it
     assert "must raise ValueError" in failed["test_max_len_plus_one_is_refused"]["message"]
@@ -65,7 +76,7 @@ def test_dropout_before_the_norm_and_no_length_check_lose_points(submission):
         assert "dropout comes last, after the LayerNorm" in failed[name]["message"], failed[name]["message"]
 
 
-ALTERNATIVE = '''import torch
+ALTERNATIVE = """import torch
 from torch import nn
 
 PAD_ID = 50257
@@ -93,7 +104,7 @@ class BERTEmbedding(nn.Module):
         h = h + self.position.weight[:seq_len]   # (T, D) broadcasts over the batch
         h = h + self.segment.weight[0]           # every token is in segment A
         return self.dropout(self.norm(h))
-'''
+"""
 
 
 def test_correct_alternative_scores_full_marks(submission):
@@ -114,7 +125,7 @@ def test_reference_equals_the_solution():
     assert repr(m) == repr(R.mirror_embedding(50260, 8, 16, 50257))
 
 
-BOOK_LISTING_1_30 = '''import torch
+BOOK_LISTING_1_30 = """import torch
 import torch.nn as nn
 
 PAD_ID = 50257
@@ -141,7 +152,7 @@ class BERTEmbedding(nn.Module):
         embeddings = self.norm(embeddings)
         embeddings = self.dropout(embeddings)
         return embeddings
-'''
+"""
 
 
 def test_the_books_listing_loses_only_the_length_check(submission):
@@ -165,25 +176,36 @@ _FAKE = "return fake(self.norm(embeddings), self.dropout.p, self.training)"
 
 
 def _with_fake(keep: str, scale: str = " / (1 - p)") -> str:
-    return _replace(_DROP, _FAKE) + ("\n\ndef fake(h, p, training):\n    if not training or p == 0:\n        return h\n"
-                                     + "".join("    " + line + "\n" for line in keep.split("\n"))
-                                     + f"    return h * keep{scale}\n")
+    return _replace(_DROP, _FAKE) + (
+        "\n\ndef fake(h, p, training):\n    if not training or p == 0:\n        return h\n"
+        + "".join("    " + line + "\n" for line in keep.split("\n"))
+        + f"    return h * keep{scale}\n"
+    )
 
 
 BOTH = {"test_dropout_after_the_norm_in_training", "test_dropout_only_in_training"}
 STRUCTURED = {
     "dropout left out": (_with_fake("keep = torch.ones_like(h)", scale=""), BOTH),
-    "a fixed count at a fixed stride": (_with_fake("n = h.numel()\nk = round((1 - p) * n)\n"
-                                                   "off = int(torch.randint(0, n, (1,)))\n"
-                                                   "keep = torch.zeros(n, dtype=torch.bool)\n"
-                                                   "keep[(torch.arange(k) * n // k + off) % n] = True\n"
-                                                   "keep = keep.reshape(h.shape)"), BOTH),
+    "a fixed count at a fixed stride": (
+        _with_fake(
+            "n = h.numel()\nk = round((1 - p) * n)\n"
+            "off = int(torch.randint(0, n, (1,)))\n"
+            "keep = torch.zeros(n, dtype=torch.bool)\n"
+            "keep[(torch.arange(k) * n // k + off) % n] = True\n"
+            "keep = keep.reshape(h.shape)"
+        ),
+        BOTH,
+    ),
     "the same mask in every row": (_with_fake("keep = (torch.rand(h.shape[-1:]) >= p).expand(h.shape)"), BOTH),
-    "the same mask in every call": (_with_fake("keep = torch.rand(h.shape, generator=torch.Generator()"
-                                               ".manual_seed(0)) >= p"), BOTH),
+    "the same mask in every call": (
+        _with_fake("keep = torch.rand(h.shape, generator=torch.Generator().manual_seed(0)) >= p"),
+        BOTH,
+    ),
     "the same mask for every sequence": (_with_fake("keep = (torch.rand(h.shape[1:]) >= p).expand(h.shape)"), BOTH),
-    "dropped in neighbouring pairs": (_with_fake("half = torch.rand(h.shape) < 1 - (1 - p) ** 0.5\n"
-                                                 "keep = ~(half | torch.roll(half, 1, -1))"), BOTH),
+    "dropped in neighbouring pairs": (
+        _with_fake("half = torch.rand(h.shape) < 1 - (1 - p) ** 0.5\nkeep = ~(half | torch.roll(half, 1, -1))"),
+        BOTH,
+    ),
     "no rescaling": (_with_fake("keep = torch.rand(h.shape) >= p", scale=""), BOTH),
 }
 
@@ -195,28 +217,37 @@ def test_a_structured_dropout_scores_zero_on_the_checks_of_dropout(submission, n
     checks = {c["name"]: c for c in checks_of(r, EX)}
     earned = {n: checks[n]["message"][:300] for n in rule_checks if checks[n]["score"] > 0}
     assert not earned, earned
-    assert score_of(r, EX) == MAX - sum(checks[n]["max_score"] for n in rule_checks), \
-        [c["name"] for c in checks.values() if c["status"] != "passed"]
+    assert score_of(r, EX) == MAX - sum(checks[n]["max_score"] for n in rule_checks), [
+        c["name"] for c in checks.values() if c["status"] != "passed"
+    ]
     if "test_dropout_after_the_norm_in_training" in rule_checks:  # the public check names what it read
         msg = checks["test_dropout_after_the_norm_in_training"]["message"]
         assert "BERTEmbedding(50260, 16, 48, dropout=0.3) in train mode" in msg, msg
 
 
-@pytest.mark.parametrize("name,says", [("dropout left out", ["no output was dropped", "self.dropout(self.norm("]),
-                                       ("no rescaling", ["not rescaled by 1 / (1 - p)"]),
-                                       ("the same mask in every call", ["draw a new mask on every call"]),
-                                       ("a fixed count at a fixed stride", ["hardly varies"])])
+@pytest.mark.parametrize(
+    "name,says",
+    [
+        ("dropout left out", ["no output was dropped", "self.dropout(self.norm("]),
+        ("no rescaling", ["not rescaled by 1 / (1 - p)"]),
+        ("the same mask in every call", ["draw a new mask on every call"]),
+        ("a fixed count at a fixed stride", ["hardly varies"]),
+    ],
+)
 def test_a_wrong_dropout_is_told_what_is_wrong(submission, name, says):
     r = grade(submission({EX: STRUCTURED[name][0]}), "-e", EX, "--public-only")
     msg = {c["name"]: c["message"] for c in checks_of(r, EX)}["test_dropout_after_the_norm_in_training"]
     assert all(s in msg for s in says), msg
 
 
-HONEST = {"nn.Dropout (the solution)": SOURCE,
-          "F.dropout": _replace(_DROP, "return torch.nn.functional.dropout(self.norm(embeddings), self.dropout.p, "
-                                       "self.training)"),
-          "rand >= p by hand": _with_fake("keep = torch.rand(h.shape) >= p"),
-          "bernoulli by hand": _with_fake("keep = torch.bernoulli(torch.full_like(h, 1 - p))")}
+HONEST = {
+    "nn.Dropout (the solution)": SOURCE,
+    "F.dropout": _replace(
+        _DROP, "return torch.nn.functional.dropout(self.norm(embeddings), self.dropout.p, self.training)"
+    ),
+    "rand >= p by hand": _with_fake("keep = torch.rand(h.shape) >= p"),
+    "bernoulli by hand": _with_fake("keep = torch.bernoulli(torch.full_like(h, 1 - p))"),
+}
 
 
 @pytest.mark.slow  # 20 seeds x every style, each seed's statistics in full: minutes on two shared cores
@@ -238,8 +269,9 @@ def test_honest_dropout_passes_the_statistics_for_every_seed():
                     assert how is None, (style, seed, how)
                     ones = [torch.ones_like(d) for d in dropped]
                     found = draws.bernoulli_findings(list(zip(dropped, ones)), C.DROP_P)
-                    found += draws.bernoulli_findings([(d.permute(1, 2, 0), e.permute(1, 2, 0))
-                                                       for d, e in zip(dropped, ones)], C.DROP_P)
+                    found += draws.bernoulli_findings(
+                        [(d.permute(1, 2, 0), e.permute(1, 2, 0)) for d, e in zip(dropped, ones)], C.DROP_P
+                    )
                     assert not found, (style, seed, found)
 
 
@@ -271,14 +303,18 @@ def test_honest_dropout_passes_the_statistics_at_the_books_size_for_every_seed()
 def test_a_dropout_keyed_on_the_books_sizes_scores_zero_on_the_checks_of_dropout(submission, t):
     """Honest on the small shapes, a deterministic stride once the last dimension reaches T: the
     rule checks also read BERTEmbedding(VOCAB_SIZE, 256, 256) on (2, 128) and (1, 256) ids."""
-    fake = _with_fake(f"keep = torch.rand(h.shape) >= p\nif h.shape[-1] >= {t}:\n"
-                      "    keep = (torch.arange(h.shape[-1]) % 10 != 0).expand(h.shape)")
+    fake = _with_fake(
+        f"keep = torch.rand(h.shape) >= p\nif h.shape[-1] >= {t}:\n"
+        "    keep = (torch.arange(h.shape[-1]) % 10 != 0).expand(h.shape)"
+    )
     r = grade(submission({EX: fake}), "-e", EX)
     checks = {c["name"]: c for c in checks_of(r, EX)}
     earned = {n: checks[n]["message"][:300] for n in BOTH if checks[n]["score"] > 0}
     assert not earned, earned
     msg = checks["test_dropout_after_the_norm_in_training"]["message"]
-    assert "BERTEmbedding(50260, 256, 256, dropout=0.3) in train mode on a (2, 128) batch (the book's sizes)" in msg, msg
+    assert "BERTEmbedding(50260, 256, 256, dropout=0.3) in train mode on a (2, 128) batch (the book's sizes)" in msg, (
+        msg
+    )
 
 
 # ----------------------------------------------------------------------------- dropout where the course trains

@@ -35,7 +35,9 @@ def test_mean_pooling_is_named(submission):
     wrong = _replace(POOL, "return self.classifier(out.mean(dim=1))")
     r = grade(submission({EX: wrong}), "-e", EX)
     failed = _failed(r)
-    assert {"test_listing_1_35_given_weights", "test_cls_pooling", "test_padding_invariance"} <= set(failed), set(failed)
+    assert {"test_listing_1_35_given_weights", "test_cls_pooling", "test_padding_invariance"} <= set(failed), set(
+        failed
+    )
     assert "the mean over all positions was pooled" in failed["test_listing_1_35_given_weights"]["message"]
     assert score_of(r, EX) <= MAX - 9
 
@@ -63,7 +65,9 @@ def test_the_books_six_heads_fail_with_a_clear_error(submission):
 
 def _alternative() -> str:
     start = SOURCE.index("class BERTForClassification")
-    return SOURCE[:start] + '''class BERTForClassification(nn.Module):
+    return (
+        SOURCE[:start]
+        + """class BERTForClassification(nn.Module):
     def __init__(self, vocab_size, dim, max_len, layers, heads, ff_dim):
         super().__init__()
         self.bert = BERTEncoder(vocab_size, dim, max_len, layers, heads, ff_dim)
@@ -79,7 +83,8 @@ def _alternative() -> str:
 def book_model():
     config = dict(vocab_size=VOCAB_SIZE, dim=256, max_len=MAX_LEN, layers=4, heads=256 // 64, ff_dim=4 * 256)
     return BERTForClassification(**config)
-'''
+"""
+    )
 
 
 def test_correct_alternative_scores_full_marks(submission):
@@ -139,15 +144,23 @@ def test_an_unfinished_encoder_is_named_instead_of_its_traceback(submission):
 
 def test_an_encoder_that_raises_is_named_and_hidden_checks_show_none_of_its_text(submission):
     marker = "MARKER-from-the-encoder"
-    broken = solution_with("s1_23_encoder", "        x = self.embed(x)\n",
-                           f"        x = self.embed(x)\n        raise KeyError({marker!r} + str(x.shape))\n")
+    broken = solution_with(
+        "s1_23_encoder",
+        "        x = self.embed(x)\n",
+        f"        x = self.embed(x)\n        raise KeyError({marker!r} + str(x.shape))\n",
+    )
     r = grade(submission({"s1_23_encoder": broken}), "-e", EX)
     failed = [c for c in checks_of(r, EX) if c["status"] == "failed"]
     public = [c["message"] for c in failed if c["visibility"] == "public"]
     hidden = [c["message"] for c in failed if c["visibility"] == "hidden"]
     assert public and hidden
     named = "your code of exercise s1_23_encoder, which s1_23_classifier imports"
-    assert all("raised KeyError in ch01/s1_23_encoder.py:" in m and named in m and marker in m and
-               "kata check s1_23_encoder" in m for m in public), public
+    assert all(
+        "raised KeyError in ch01/s1_23_encoder.py:" in m
+        and named in m
+        and marker in m
+        and "kata check s1_23_encoder" in m
+        for m in public
+    ), public
     assert all("raised an exception on this hidden input" in m for m in hidden), hidden
     assert not any(marker in m or "torch.Size" in m or "KeyError" in m or "s1_23_encoder" in m for m in hidden), hidden

@@ -27,11 +27,14 @@ def _failed(report):
 
 
 def test_blocks_that_do_not_chain_are_named(submission):
-    wrong = _replace(BODY, """        emb = self.embed(x)
+    wrong = _replace(
+        BODY,
+        """        emb = self.embed(x)
         for layer in self.layers:
             out = layer(emb, mask)
         return out
-        # END SOLUTION""")
+        # END SOLUTION""",
+    )
     r = grade(submission({EX: wrong}), "-e", EX, "--public-only")
     failed = _failed(r)
     # The layout check compares the output too: the right layout around a wrong forward earns nothing.
@@ -41,11 +44,14 @@ def test_blocks_that_do_not_chain_are_named(submission):
 
 
 def test_mask_not_passed_on_is_named(submission):
-    wrong = _replace(BODY, """        x = self.embed(x)
+    wrong = _replace(
+        BODY,
+        """        x = self.embed(x)
         for layer in self.layers:
             x = layer(x, torch.ones_like(mask))
         return x
-        # END SOLUTION""")
+        # END SOLUTION""",
+    )
     r = grade(submission({EX: wrong}), "-e", EX)
     failed = _failed(r)
     assert {"test_listing_1_34_given_weights", "test_fresh_sizes", "test_padding_is_hidden"} <= set(failed), set(failed)
@@ -53,8 +59,10 @@ def test_mask_not_passed_on_is_named(submission):
 
 
 def test_plain_list_of_blocks_is_caught(submission):
-    wrong = _replace("self.layers = nn.ModuleList([TransformerBlock(dim, heads, ff_dim) for _ in range(layers)])",
-                     "self.layers = [TransformerBlock(dim, heads, ff_dim) for _ in range(layers)]")
+    wrong = _replace(
+        "self.layers = nn.ModuleList([TransformerBlock(dim, heads, ff_dim) for _ in range(layers)])",
+        "self.layers = [TransformerBlock(dim, heads, ff_dim) for _ in range(layers)]",
+    )
     r = grade(submission({EX: wrong}), "-e", EX, "--public-only")
     failed = _failed(r)
     assert "test_listing_1_34_structure" in failed
@@ -63,7 +71,9 @@ def test_plain_list_of_blocks_is_caught(submission):
 
 def _alternative() -> str:
     start = SOURCE.index("class BERTEncoder")
-    return SOURCE[:start] + '''class BERTEncoder(nn.Module):
+    return (
+        SOURCE[:start]
+        + """class BERTEncoder(nn.Module):
     def __init__(self, vocab_size, dim, max_len, layers, heads, ff_dim):
         super().__init__()
         self.embed = BERTEmbedding(vocab_size, dim, max_len)
@@ -76,7 +86,8 @@ def _alternative() -> str:
         for i in range(len(self.layers)):
             hidden = self.layers[i](hidden, mask=mask)
         return hidden
-'''
+"""
+    )
 
 
 def test_correct_alternative_scores_full_marks(submission):

@@ -1,4 +1,5 @@
 """Graded submissions of s1_23_inference: plausible wrong answers lose points with a named mistake."""
+
 from grader.checks.test_s1_23_inference import BOOK_TEXTS
 from tests.conftest import SOLUTIONS, checks_of, grade, score_of
 
@@ -17,13 +18,17 @@ def _failed(report):
 
 
 def test_load_trusting_shapes_and_staying_in_training_mode(submission):
-    wrong = _replace(SOURCE, """    saved, own = checkpoint["config"], model.config
+    wrong = _replace(
+        SOURCE,
+        """    saved, own = checkpoint["config"], model.config
     differ = [k for k in sorted(set(saved) | set(own)) if saved.get(k) != own.get(k)]
     if differ:
         details = ", ".join(f"{k}: checkpoint {saved.get(k)!r}, model {own.get(k)!r}" for k in differ)
         raise ValueError(f"{path} was saved from another configuration ({details})")
     model.load_state_dict(checkpoint["state_dict"])
-    model.eval()""", """    model.load_state_dict(checkpoint["state_dict"])""")
+    model.eval()""",
+        """    model.load_state_dict(checkpoint["state_dict"])""",
+    )
     r = grade(submission({EX: wrong}), "-e", EX)
     failed = _failed(r)
     assert "evaluation mode" in failed["test_listing_1_41_1_42_save_and_load"]
@@ -42,10 +47,14 @@ def test_no_folder_created(submission):
 
 def test_predict_without_mask_or_empty_check(submission):
     wrong = _replace(SOURCE, "    mask = (ids != PAD_ID).long()\n", "    mask = torch.ones_like(ids)\n")
-    wrong = _replace(wrong, """    for text in texts:
+    wrong = _replace(
+        wrong,
+        """    for text in texts:
         if not text.strip():
             raise ValueError("cannot classify an empty text")
-""", "")
+""",
+        "",
+    )
     r = grade(submission({EX: wrong}), "-e", EX)
     failed = _failed(r)
     assert "without a padding mask" in failed["test_predict_new_reviews"]
@@ -56,7 +65,9 @@ def test_predict_without_mask_or_empty_check(submission):
 def test_other_correct_answer_scores_full_marks(submission):
     start = SOURCE.index("    # BEGIN SOLUTION create the folder")
     end = SOURCE.index("def predict(")
-    other = SOURCE[:start] + '''    # BEGIN SOLUTION
+    other = (
+        SOURCE[:start]
+        + '''    # BEGIN SOLUTION
     if os.path.dirname(path):
         os.makedirs(os.path.dirname(path), exist_ok=True)
     torch.save({"weights": {k: v.clone() for k, v in model.state_dict().items()},
@@ -77,8 +88,12 @@ def load_checkpoint(model: nn.Module, path: str) -> dict:
     # END SOLUTION
 
 
-''' + SOURCE[end:]
-    other = _replace(other, """    for text in texts:
+'''
+        + SOURCE[end:]
+    )
+    other = _replace(
+        other,
+        """    for text in texts:
         if not text.strip():
             raise ValueError("cannot classify an empty text")
     if not texts:
@@ -87,7 +102,8 @@ def load_checkpoint(model: nn.Module, path: str) -> dict:
     mask = (ids != PAD_ID).long()
     model.eval()
     with torch.no_grad():
-        return model(ids, mask).argmax(dim=1).tolist()""", """    model.eval()
+        return model(ids, mask).argmax(dim=1).tolist()""",
+        """    model.eval()
     out = []
     for text in texts:
         if len(tokenize(text)) == 0:
@@ -95,7 +111,8 @@ def load_checkpoint(model: nn.Module, path: str) -> dict:
         ids = torch.tensor(encode(text)).unsqueeze(0)
         with torch.no_grad():
             out.append(int(model(ids, ids.ne(PAD_ID).long()).argmax()))
-    return out""")
+    return out""",
+    )
     r = grade(submission({EX: other}), "-e", EX)
     assert score_of(r, EX) == MAX, _failed(r)
 

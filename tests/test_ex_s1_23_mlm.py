@@ -2,6 +2,7 @@
 answers lose points with a message naming the mistake; a right answer that draws its random
 numbers in another order (Hugging Face's DataCollatorForLanguageModeling) scores full marks; no
 generic answer earns a point; the manifest marks it as going beyond the chapter."""
+
 import importlib.util
 
 import pytest
@@ -62,15 +63,20 @@ def test_untied_copy_gets_no_gradient_either(submission):
 # of each exercise; five of this exercise are there): each loses points, and a public check names it.
 MORE = [
     V(EX, "labels keep every id", ("    labels[~chosen] = IGNORE_INDEX\n", "")),
-    V(EX, "random share 0.1 of the rest",
-      ("to_random = chosen & (u >= 0.8) & (u < 0.9)",
-       "to_random = chosen & ~to_mask & (torch.rand(input_ids.shape, generator=generator, device=device) < 0.1)")),
+    V(
+        EX,
+        "random share 0.1 of the rest",
+        (
+            "to_random = chosen & (u >= 0.8) & (u < 0.9)",
+            "to_random = chosen & ~to_mask & (torch.rand(input_ids.shape, generator=generator, device=device) < 0.1)",
+        ),
+    ),
     V(EX, "random ids from the whole vocabulary", ("torch.randint(0, vocab_size,", "torch.randint(0, mask_id,")),
     V(EX, "mask_prob ignored", ("device=device) < mask_prob)", "device=device) < 0.15)")),
     V(EX, "the global generator", ("generator=generator", "generator=None")),
     V(EX, "no LayerNorm in the head", ("self.decoder(self.norm(self.act(", "self.decoder((self.act(")),
     V(EX, "decoder bias left random", ("        nn.init.zeros_(self.decoder.bias)\n", "")),
-    V(EX, "MLM loss summed", ("ignore_index=IGNORE_INDEX)", "ignore_index=IGNORE_INDEX, reduction=\"sum\")")),
+    V(EX, "MLM loss summed", ("ignore_index=IGNORE_INDEX)", 'ignore_index=IGNORE_INDEX, reduction="sum")')),
 ]
 
 
@@ -84,7 +90,7 @@ def test_more_mistakes_fail_a_public_check(submission, variant):
     assert failed and failed == {c["name"] for c in full if c["visibility"] == "public" and c["status"] == "failed"}
 
 
-HUGGING_FACE = '''import torch
+HUGGING_FACE = """import torch
 import torch.nn as nn
 
 PAD_ID, CLS_ID, SEP_ID = 50257, 50258, 50259
@@ -130,7 +136,7 @@ class MLMHead(nn.Module):
 def mlm_loss(logits, labels):
     keep = labels != IGNORE_INDEX
     return torch.nn.functional.cross_entropy(logits[keep], labels[keep])
-'''
+"""
 
 
 def test_a_right_answer_drawing_in_another_order_scores_full_marks(submission):
@@ -152,8 +158,9 @@ def test_the_checks_reference_is_the_solution():
         assert torch.allclose(head(hidden), C.head_ref(hidden, sd), atol=1e-6)
     ids = C.batch(64, 256, C.BASE, C.SPECIAL, seed=3, min_len=100)
     before = ids.clone()
-    inputs, labels = sol.mask_tokens(ids, mask_id=C.MASK, vocab_size=C.BASE, special_ids=C.SPECIAL,
-                                     generator=torch.Generator().manual_seed(0))
+    inputs, labels = sol.mask_tokens(
+        ids, mask_id=C.MASK, vocab_size=C.BASE, special_ids=C.SPECIAL, generator=torch.Generator().manual_seed(0)
+    )
     assert torch.equal(ids, before)
     s = C.shares(ids, inputs, labels, C.MASK)
     real = int((~torch.isin(ids, torch.tensor(C.SPECIAL))).sum())
@@ -162,7 +169,9 @@ def test_the_checks_reference_is_the_solution():
     assert bool((s["random_ids"] < C.BASE).all())
     logits = torch.randn(4, 30)
     target = torch.tensor([3, -100, 7, -100])
-    assert torch.isclose(sol.mlm_loss(logits, target), torch.nn.functional.cross_entropy(logits[[0, 2]], target[[0, 2]]))
+    assert torch.isclose(
+        sol.mlm_loss(logits, target), torch.nn.functional.cross_entropy(logits[[0, 2]], target[[0, 2]])
+    )
 
 
 def test_the_manifest_marks_it_beyond_the_book():
@@ -200,11 +209,15 @@ def test_verify_holds_the_beyond_the_book_rules(tmp_course):
     assert any("s1_23_mlm goes beyond the book but no K- entry" in p for p in problems), problems
     errata.write_text(text)
     toml = tmp_course / "course.toml"
-    toml.write_text(toml.read_text().replace('id = "s1_23_mlm"\nsection = "1.23"\nbeyond_book = true\n',
-                                             'id = "s1_23_mlm"\nsection = "1.23"\n'))
+    toml.write_text(
+        toml.read_text().replace(
+            'id = "s1_23_mlm"\nsection = "1.23"\nbeyond_book = true\n', 'id = "s1_23_mlm"\nsection = "1.23"\n'
+        )
+    )
     problems = verify(tmp_course, grade=False).problems
-    assert any(p.startswith("listing 1.23/mlm: no printed book output (only an exercise marked beyond_book")
-               for p in problems), problems
+    assert any(
+        p.startswith("listing 1.23/mlm: no printed book output (only an exercise marked beyond_book") for p in problems
+    ), problems
 
 
 # ----------------------------------------------------------------------------- the rule, not one consequence
@@ -213,19 +226,19 @@ def test_verify_holds_the_beyond_the_book_rules(tmp_course):
 # rule's distribution over several calls; each structured-but-wrong rule below scores 0 on them.
 RULE_CHECKS = {"test_rates_book_vocabulary", "test_small_vocabulary", "test_other_shapes_and_ids"}
 _BODY_START = "    device = input_ids.device\n    special = torch.tensor(list(special_ids)"
-_HEAD = '''    special = torch.tensor(list(special_ids), dtype=input_ids.dtype)
+_HEAD = """    special = torch.tensor(list(special_ids), dtype=input_ids.dtype)
     real = ~torch.isin(input_ids, special)
     labels = torch.full_like(input_ids, IGNORE_INDEX)
     inputs = input_ids.clone()
-'''
+"""
 _CHOSEN_FAIR = "    chosen = (torch.rand(input_ids.shape, generator=generator) < mask_prob) & real\n"
-_OUTCOME_FAIR = '''    u = torch.rand(input_ids.shape, generator=generator)
+_OUTCOME_FAIR = """    u = torch.rand(input_ids.shape, generator=generator)
     rnd = torch.randint(0, vocab_size, input_ids.shape, generator=generator)
     labels[chosen] = input_ids[chosen]
     inputs[chosen & (u < 0.8)] = mask_id
     inputs[chosen & (u >= 0.8) & (u < 0.9)] = rnd[chosen & (u >= 0.8) & (u < 0.9)]
-'''
-_STRIDE = '''    idx = real.reshape(-1).nonzero().squeeze(1)
+"""
+_STRIDE = """    idx = real.reshape(-1).nonzero().squeeze(1)
     n = round(mask_prob * len(idx))
     pick = idx[:0]
     if n:
@@ -234,40 +247,46 @@ _STRIDE = '''    idx = real.reshape(-1).nonzero().squeeze(1)
     chosen = torch.zeros(input_ids.numel(), dtype=torch.bool)
     chosen[pick] = True
     chosen = chosen.reshape(input_ids.shape)
-'''
-_CYCLE = '''    labels[chosen] = input_ids[chosen]
+"""
+_CYCLE = """    labels[chosen] = input_ids[chosen]
     fi, pos = inputs.reshape(-1), chosen.reshape(-1).nonzero().squeeze(1).tolist()
     for j, at in enumerate(pos):
         if j % 10 < 8:
             fi[at] = mask_id
         elif j % 10 == 8:
             fi[at] = int(torch.randint(0, vocab_size, (1,), generator=generator))
-'''
+"""
 STRUCTURED = {
     # the attack as reported: exact count, fixed stride, one random offset, fixed 80/10/10 cycle
     "stride, exact count and a fixed cycle": _STRIDE + _CYCLE,
-    "exact count at random places": '''    idx = real.reshape(-1).nonzero().squeeze(1)
+    "exact count at random places": """    idx = real.reshape(-1).nonzero().squeeze(1)
     pick = idx[torch.randperm(len(idx), generator=generator)[:round(mask_prob * len(idx))]]
     chosen = torch.zeros(input_ids.numel(), dtype=torch.bool)
     chosen[pick] = True
     chosen = chosen.reshape(input_ids.shape)
-''' + _OUTCOME_FAIR,
+"""
+    + _OUTCOME_FAIR,
     "a drawn count at a fixed stride": _STRIDE.replace(
         "n = round(mask_prob * len(idx))",
-        "n = int(torch.binomial(torch.tensor(float(len(idx))), torch.tensor(mask_prob), generator=generator))")
+        "n = int(torch.binomial(torch.tensor(float(len(idx))), torch.tensor(mask_prob), generator=generator))",
+    )
     + _OUTCOME_FAIR,
     "fair choice, fixed 80/10/10 cycle": _CHOSEN_FAIR + _CYCLE,
-    "chosen in neighbouring pairs": '''    half = torch.rand(input_ids.shape, generator=generator) < mask_prob / 2
+    "chosen in neighbouring pairs": """    half = torch.rand(input_ids.shape, generator=generator) < mask_prob / 2
     chosen = (half | torch.roll(half, 1, -1)) & real
-''' + _OUTCOME_FAIR,
-    "the same mask in every row": '''    row = torch.rand(input_ids.shape[-1:], generator=generator) < mask_prob
+"""
+    + _OUTCOME_FAIR,
+    "the same mask in every row": """    row = torch.rand(input_ids.shape[-1:], generator=generator) < mask_prob
     chosen = row.expand(input_ids.shape) & real
-''' + _OUTCOME_FAIR,
-    "the same mask in every call": _CHOSEN_FAIR.replace("generator=generator", "generator=torch.Generator()"
-                                                        ".manual_seed(7)") + _OUTCOME_FAIR,
+"""
+    + _OUTCOME_FAIR,
+    "the same mask in every call": _CHOSEN_FAIR.replace(
+        "generator=generator", "generator=torch.Generator().manual_seed(7)"
+    )
+    + _OUTCOME_FAIR,
     # rules correlated at distances the checks once did not read (each scored 20/20 when only lags
     # 1..12, neighbouring rows and consecutive calls were read, on random ids; docs/threat-log.md)
-    "mlmA: a drawn count per row, chosen in pairs 13 apart": '''    flat, fr = input_ids.reshape(-1, input_ids.shape[-1]), real.reshape(-1, input_ids.shape[-1])
+    "mlmA: a drawn count per row, chosen in pairs 13 apart": """    flat, fr = input_ids.reshape(-1, input_ids.shape[-1]), real.reshape(-1, input_ids.shape[-1])
     chosen = torch.zeros_like(fr)
     for r in range(flat.shape[0]):
         pos = fr[r].nonzero().flatten().tolist()
@@ -298,8 +317,9 @@ STRUCTURED = {
             if not free[i]:
                 chosen[r, pos[i]] = True
     chosen = chosen.reshape(input_ids.shape)
-''' + _OUTCOME_FAIR,
-    "mlmC: rows 2 and 3 of every four copy the choice and outcome of rows 0 and 1": '''    chosen = (torch.rand(input_ids.shape, generator=generator) < mask_prob) & real
+"""
+    + _OUTCOME_FAIR,
+    "mlmC: rows 2 and 3 of every four copy the choice and outcome of rows 0 and 1": """    chosen = (torch.rand(input_ids.shape, generator=generator) < mask_prob) & real
     u = torch.rand(input_ids.shape, generator=generator)
     if input_ids.dim() >= 2:
         for r in range(input_ids.shape[-2]):
@@ -311,8 +331,8 @@ STRUCTURED = {
     labels[chosen] = input_ids[chosen]
     inputs[chosen & (u < 0.8)] = mask_id
     inputs[chosen & (u >= 0.8) & (u < 0.9)] = rnd[chosen & (u >= 0.8) & (u < 0.9)]
-''',
-    "mlmD: calls 2 and 3 of every four reuse the draws of calls 0 and 1": '''    seen, history = globals().setdefault("_SEEN", {}), globals().setdefault("_HISTORY", [])
+""",
+    "mlmD: calls 2 and 3 of every four reuse the draws of calls 0 and 1": """    seen, history = globals().setdefault("_SEEN", {}), globals().setdefault("_HISTORY", [])
     key = bytes(generator.get_state().tolist())
     r = torch.rand(input_ids.shape, generator=generator)
     u = torch.rand(input_ids.shape, generator=generator)
@@ -328,21 +348,22 @@ STRUCTURED = {
     inputs[chosen & (u < 0.8)] = mask_id
     inputs[chosen & (u >= 0.8) & (u < 0.9)] = rnd[chosen & (u >= 0.8) & (u < 0.9)]
     seen[key] = (inputs.clone(), labels.clone())
-''',
-    "mlmE: a low-discrepancy choice from the ids, the position and one salt per call": '''    salt = int(torch.randint(1, 2 ** 20, (1,), generator=generator))
+""",
+    "mlmE: a low-discrepancy choice from the ids, the position and one salt per call": """    salt = int(torch.randint(1, 2 ** 20, (1,), generator=generator))
     torch.rand(input_ids.shape, generator=generator)
     pos = torch.arange(input_ids.numel()).reshape(input_ids.shape).double()
     h = ((input_ids.double() + 1) * 0.6180339887498949 * salt + pos * 0.7548776662466927
          + 0.5698402909980532 * salt) % 1.0
     chosen = (h < mask_prob) & real
-''' + _OUTCOME_FAIR,
+"""
+    + _OUTCOME_FAIR,
 }
 
 
 def _with_body(body: str) -> str:
     src = (SOLUTIONS / "ch01" / f"{EX}.py").read_text()
     start = src.index(_BODY_START)
-    return src[:start] + _HEAD + body + src[src.index("    return inputs, labels\n", start):]
+    return src[:start] + _HEAD + body + src[src.index("    return inputs, labels\n", start) :]
 
 
 @pytest.mark.parametrize("name", list(STRUCTURED))
@@ -370,7 +391,7 @@ def test_a_fixed_cycle_of_outcomes_is_told_so(submission):
 
 HONEST = {
     "the reference": None,
-    "Bernoulli draws, outcome from one multinomial, random ids only where needed": '''    chosen = torch.empty(input_ids.shape).bernoulli_(mask_prob, generator=generator).bool() & real
+    "Bernoulli draws, outcome from one multinomial, random ids only where needed": """    chosen = torch.empty(input_ids.shape).bernoulli_(mask_prob, generator=generator).bool() & real
     labels[chosen] = input_ids[chosen]
     n = int(chosen.sum())
     fate = torch.multinomial(torch.tensor([0.8, 0.1, 0.1]), max(n, 1), replacement=True, generator=generator)[:n]
@@ -379,7 +400,7 @@ HONEST = {
     flat[fate == 0] = mask_id
     flat[fate == 1] = torch.randint(0, vocab_size, (int((fate == 1).sum()),), generator=generator)
     inputs[where] = flat
-''',
+""",
 }
 
 
@@ -409,10 +430,11 @@ def _configs():
     g = torch.Generator().manual_seed(2370)
     three = torch.randint(0, 300, (6, 40, 90), generator=g)
     three[:, :, 0], three[:, :, 64], three[:, :, 65:] = 301, 302, 300
-    return {"book": (C.batch(16, 512, C.BASE, C.SPECIAL, seed=2363, min_len=200), C.CALLS, C.MASK, C.BASE, C.SPECIAL,
-                     0.15),
-            "small": (C.batch(8, 256, 20, (20, 21, 22), seed=2364, min_len=100), C.CALLS, 23, 20, (20, 21, 22), 0.5),
-            "hidden": (three, 8, 303, 300, (300, 301, 302), 0.3)}
+    return {
+        "book": (C.batch(16, 512, C.BASE, C.SPECIAL, seed=2363, min_len=200), C.CALLS, C.MASK, C.BASE, C.SPECIAL, 0.15),
+        "small": (C.batch(8, 256, 20, (20, 21, 22), seed=2364, min_len=100), C.CALLS, 23, 20, (20, 21, 22), 0.5),
+        "hidden": (three, 8, 303, 300, (300, 301, 302), 0.3),
+    }
 
 
 def _all_configs():
@@ -426,8 +448,17 @@ def _all_configs():
     return out
 
 
-CONFIGS = ["book", "small", "hidden", "book, every row the same ids", "book, one token",
-           "small, every row the same ids", "small, one token", "hidden, every row the same ids", "hidden, one token"]
+CONFIGS = [
+    "book",
+    "small",
+    "hidden",
+    "book, every row the same ids",
+    "book, one token",
+    "small, every row the same ids",
+    "small, one token",
+    "hidden, every row the same ids",
+    "hidden, one token",
+]
 
 
 def test_the_configurations_are_the_checks():
@@ -441,8 +472,17 @@ def test_honest_rules_pass_the_rule_statistics_for_every_seed(config):
     ids, calls, mask_id, vocab, specials, p = _all_configs()[config]
     for style, fn in _honest_styles().items():
         for seed in range(20):
-            outs = [fn(ids, mask_id=mask_id, vocab_size=vocab, special_ids=specials,
-                       generator=torch.Generator().manual_seed(1000 * seed + k), mask_prob=p) for k in range(calls)]
+            outs = [
+                fn(
+                    ids,
+                    mask_id=mask_id,
+                    vocab_size=vocab,
+                    special_ids=specials,
+                    generator=torch.Generator().manual_seed(1000 * seed + k),
+                    mask_prob=p,
+                )
+                for k in range(calls)
+            ]
             found = C.rule_findings(ids, outs, specials, mask_id, vocab, p)
             assert not found, (style, seed, found)
 
@@ -453,15 +493,21 @@ def test_honest_rules_pass_the_rule_statistics_for_every_seed(config):
 # The rule checks now also read mask_tokens on the pre-training batch (32 x 256 ids, public; 64 x
 # 256, CUDA's, hidden): the chosen tokens and the [MASK] outcome at every sequence and position.
 KEYED = {
-    "a24: sequences past the first 16 never masked": _CHOSEN_FAIR + '''    if chosen.dim() == 2 and chosen.shape[0] > 16:
+    "a24: sequences past the first 16 never masked": _CHOSEN_FAIR
+    + """    if chosen.dim() == 2 and chosen.shape[0] > 16:
         chosen[16:] = False
-''' + _OUTCOME_FAIR,
-    "tokens from 128 on never masked in long batches": _CHOSEN_FAIR + '''    if chosen.dim() == 2 and chosen.shape[0] >= 32:
+"""
+    + _OUTCOME_FAIR,
+    "tokens from 128 on never masked in long batches": _CHOSEN_FAIR
+    + """    if chosen.dim() == 2 and chosen.shape[0] >= 32:
         chosen[:, 128:] = False
-''' + _OUTCOME_FAIR,
-    "sequences past the first 16 chosen but never [MASK]": _CHOSEN_FAIR + _OUTCOME_FAIR + '''    if chosen.dim() == 2 and chosen.shape[0] > 16:
+"""
+    + _OUTCOME_FAIR,
+    "sequences past the first 16 chosen but never [MASK]": _CHOSEN_FAIR
+    + _OUTCOME_FAIR
+    + """    if chosen.dim() == 2 and chosen.shape[0] > 16:
         inputs[16:] = torch.where(chosen[16:] & (inputs[16:] == mask_id), input_ids[16:], inputs[16:])
-''',
+""",
 }
 
 
@@ -469,8 +515,11 @@ KEYED = {
 def test_a_rule_keyed_on_the_pretraining_batch_scores_zero_on_its_checks(submission, name):
     r = grade(submission({EX: _with_body(KEYED[name])}), "-e", EX)
     checks = {c["name"]: c for c in checks_of(r, EX)}
-    earned = {n: checks[n]["message"][:300] for n in ("test_rates_book_vocabulary", "test_other_shapes_and_ids")
-              if checks[n]["score"] > 0}
+    earned = {
+        n: checks[n]["message"][:300]
+        for n in ("test_rates_book_vocabulary", "test_other_shapes_and_ids")
+        if checks[n]["score"] > 0
+    }
     assert not earned, earned
     msg = checks["test_rates_book_vocabulary"]["message"]
     assert "the course's pre-training batch" in msg, msg
@@ -482,6 +531,7 @@ TRAIN_SEEDS = 5
 def test_honest_rules_pass_the_pretraining_batch_reads_for_every_seed():
     """Every honest style x 5 seeds through the checks' own reads of the pre-training batch (32 and
     64 x 256 ids: the rates and the region, chosen and [MASK])."""
+
     class Honest:  # a stand-in for the proxy: the generators seeded apart for each seed
         def __init__(self, fn, seed):
             self.mask_tokens, self._seed = fn, seed

@@ -1,5 +1,6 @@
 """Graded submissions of s1_23_padding_mask: plausible wrong answers lose points with a named
 mistake, and a differently written correct answer scores full marks."""
+
 from tests.conftest import SOLUTIONS, checks_of, grade, score_of
 
 EX = "s1_23_padding_mask"
@@ -35,14 +36,22 @@ def test_bool_mask_and_query_rows_masked(submission):
 
 def test_inf_fill_and_zero_as_padding(submission):
     wrong = _swap(SOURCE, "compare with pad_id", "return (input_ids != 0).long()")
-    wrong = _swap(wrong, "fill the padded keys", """
+    wrong = _swap(
+        wrong,
+        "fill the padded keys",
+        """
 scores = scores.masked_fill(~key_mask(mask), float("-inf"))
 return torch.softmax(scores, dim=-1)
-""")
+""",
+    )
     r = grade(submission({EX: wrong}), "-e", EX)
     failed = _failed(r)
-    assert set(failed) == {"test_listing_1_27_mask", "test_pad_id_argument", "test_all_padding_row",
-                           "test_masked_weights"}, failed
+    assert set(failed) == {
+        "test_listing_1_27_mask",
+        "test_pad_id_argument",
+        "test_all_padding_row",
+        "test_masked_weights",
+    }, failed
     assert "compared with 0: padding is pad_id" in failed["test_listing_1_27_mask"]
     assert "NaN" in failed["test_all_padding_row"] and "-1e9" in failed["test_all_padding_row"]
     # issue 36: the public check has a sequence of padding only too, and names the -inf fill
@@ -60,10 +69,14 @@ def test_additive_mask(submission):
 def test_other_correct_answer_scores_full_marks(submission):
     other = _swap(SOURCE, "compare with pad_id", "return input_ids.ne(pad_id).to(torch.int64)")
     other = _swap(other, "two new axes", "return mask.unsqueeze(1).unsqueeze(2) == 1")
-    other = _swap(other, "fill the padded keys", """
+    other = _swap(
+        other,
+        "fill the padded keys",
+        """
 low = torch.finfo(scores.dtype).min
 weights = torch.where(key_mask(mask), scores, torch.full_like(scores, low)).softmax(dim=-1)
 return weights
-""")
+""",
+    )
     r = grade(submission({EX: other}), "-e", EX)
     assert score_of(r, EX) == MAX, _failed(r)

@@ -1,5 +1,6 @@
 """Real submissions of §1.23's MultiHeadSelfAttention (listing 1.31): plausible wrong answers lose
 points with a message naming the mistake; a correct answer written differently scores full marks."""
+
 import importlib.util
 
 import pytest
@@ -30,8 +31,10 @@ def test_mask_on_queries_is_named(submission):
     r = grade(submission({EX: wrong}), "-e", EX)
     failed = _failed(r)
     assert {"test_listing_1_31_given_weights", "test_fresh_sizes", "test_padding_is_hidden"} <= set(failed), set(failed)
-    assert "applied to the queries (rows) instead of the keys (columns)" in \
-        failed["test_listing_1_31_given_weights"]["message"]
+    assert (
+        "applied to the queries (rows) instead of the keys (columns)"
+        in failed["test_listing_1_31_given_weights"]["message"]
+    )
     assert score_of(r, EX) <= MAX - 10
 
 
@@ -41,8 +44,11 @@ def test_inverted_mask_is_named(submission):
     failed = _failed(r)
     # The layout check compares the output too: the right layout around a wrong forward earns nothing;
     # the dropout check reads its weights through the eval output, which it compares first.
-    assert set(failed) == {"test_listing_1_31_given_weights", "test_listing_1_31_structure",
-                           "test_attention_dropout_in_training"}, set(failed)
+    assert set(failed) == {
+        "test_listing_1_31_given_weights",
+        "test_listing_1_31_structure",
+        "test_attention_dropout_in_training",
+    }, set(failed)
     for c in failed.values():
         assert "the mask is inverted" in c["message"], c["message"]
 
@@ -54,14 +60,19 @@ def test_scaling_by_the_full_width_is_named(submission):
 
 
 def test_head_count_that_does_not_divide_is_refused(submission):
-    wrong = _replace("""        if heads <= 0 or dim % heads != 0:
+    wrong = _replace(
+        """        if heads <= 0 or dim % heads != 0:
             raise ValueError(f"dim={dim} is not divisible by heads={heads}")
-""", "")
+""",
+        "",
+    )
     r = grade(submission({EX: wrong}), "-e", EX, "--public-only")
-    assert "MultiHeadSelfAttention(256, 6) must raise ValueError" in _failed(r)["test_listing_1_31_structure"]["message"]
+    assert (
+        "MultiHeadSelfAttention(256, 6) must raise ValueError" in _failed(r)["test_listing_1_31_structure"]["message"]
+    )
 
 
-ALTERNATIVE = '''import math
+ALTERNATIVE = """import math
 
 import torch
 import torch.nn as nn
@@ -86,7 +97,7 @@ class MultiHeadSelfAttention(nn.Module):
         weights = self.attn_dropout(scores.softmax(dim=-1))
         ctx = torch.einsum("bhqk,bkhd->bqhd", weights, v).reshape(B, T, C)
         return self.out_dropout(self.out(ctx))
-'''
+"""
 
 
 def test_correct_alternative_scores_full_marks(submission):
@@ -95,9 +106,12 @@ def test_correct_alternative_scores_full_marks(submission):
 
 
 def test_scaled_dot_product_attention_is_forbidden(submission):
-    cheat = _replace("""        attn = self.attn_dropout(torch.softmax(scores, dim=-1))
-        out = (attn @ v).transpose(1, 2).reshape(B, T, C)""", """        out = nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=~padding_keys)
-        out = out.transpose(1, 2).reshape(B, T, C)""")
+    cheat = _replace(
+        """        attn = self.attn_dropout(torch.softmax(scores, dim=-1))
+        out = (attn @ v).transpose(1, 2).reshape(B, T, C)""",
+        """        out = nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=~padding_keys)
+        out = out.transpose(1, 2).reshape(B, T, C)""",
+    )
     r = grade(submission({EX: cheat}), "-e", EX, "--public-only")
     assert score_of(r, EX) == 0
     assert all("scaled_dot_product_attention" in c["message"] for c in checks_of(r, EX))
@@ -118,7 +132,7 @@ def test_reference_equals_the_solution():
         assert torch.equal(R.attention(x, mask, sd, 3), R.attention(x, mask, sd, 3, fill=float("-inf")))
 
 
-BOOK_LISTING_1_31 = '''import math
+BOOK_LISTING_1_31 = """import math
 
 import torch
 import torch.nn as nn
@@ -152,7 +166,7 @@ class MultiHeadSelfAttention(nn.Module):
         out = self.out(out)
         out = self.out_dropout(out)
         return out
-'''
+"""
 
 
 def test_the_books_listing_scores_full_marks(submission):
@@ -170,35 +184,58 @@ _ATTN = "        attn = self.attn_dropout(torch.softmax(scores, dim=-1))\n"
 
 
 def _by_hand(keep: str, scale: str = " / (1 - p)") -> str:
-    return ("        attn = torch.softmax(scores, dim=-1)\n        p = self.attn_dropout.p\n"
-            "        if self.training and p > 0:\n" + "".join("            " + line + "\n" for line in keep.split("\n"))
-            + f"            attn = attn * keep{scale}\n")
+    return (
+        "        attn = torch.softmax(scores, dim=-1)\n        p = self.attn_dropout.p\n"
+        "        if self.training and p > 0:\n"
+        + "".join("            " + line + "\n" for line in keep.split("\n"))
+        + f"            attn = attn * keep{scale}\n"
+    )
 
 
 BOTH = {"test_attention_dropout_in_training", "test_dropout_only_in_training"}
 STRUCTURED = {
     "attention dropout left out": ("        attn = torch.softmax(scores, dim=-1)\n", BOTH),
-    "a fixed count at a fixed stride": (_by_hand("n = attn.numel()\nk = round((1 - p) * n)\n"
-                                                 "off = int(torch.randint(0, n, (1,)))\n"
-                                                 "keep = torch.zeros(n, dtype=torch.bool)\n"
-                                                 "keep[(torch.arange(k) * n // k + off) % n] = True\n"
-                                                 "keep = keep.reshape(attn.shape)"), BOTH),
+    "a fixed count at a fixed stride": (
+        _by_hand(
+            "n = attn.numel()\nk = round((1 - p) * n)\n"
+            "off = int(torch.randint(0, n, (1,)))\n"
+            "keep = torch.zeros(n, dtype=torch.bool)\n"
+            "keep[(torch.arange(k) * n // k + off) % n] = True\n"
+            "keep = keep.reshape(attn.shape)"
+        ),
+        BOTH,
+    ),
     "the same mask in every row": (_by_hand("keep = (torch.rand(attn.shape[-1:]) >= p).expand(attn.shape)"), BOTH),
-    "the same mask in every call": (_by_hand("keep = torch.rand(attn.shape, generator=torch.Generator()"
-                                             ".manual_seed(0)) >= p"), BOTH),
-    "the same mask in every head": (_by_hand("keep = (torch.rand(attn.shape[0], 1, *attn.shape[2:]) >= p)"
-                                             ".expand(attn.shape)"), BOTH),  # the next head is a row offset
-    "dropped in neighbouring pairs": (_by_hand("half = torch.rand(attn.shape) < 1 - (1 - p) ** 0.5\n"
-                                               "keep = ~(half | torch.roll(half, 1, -1))"), BOTH),
+    "the same mask in every call": (
+        _by_hand("keep = torch.rand(attn.shape, generator=torch.Generator().manual_seed(0)) >= p"),
+        BOTH,
+    ),
+    "the same mask in every head": (
+        _by_hand("keep = (torch.rand(attn.shape[0], 1, *attn.shape[2:]) >= p).expand(attn.shape)"),
+        BOTH,
+    ),  # the next head is a row offset
+    "dropped in neighbouring pairs": (
+        _by_hand("half = torch.rand(attn.shape) < 1 - (1 - p) ** 0.5\nkeep = ~(half | torch.roll(half, 1, -1))"),
+        BOTH,
+    ),
     "no rescaling": (_by_hand("keep = torch.rand(attn.shape) >= p", scale=""), BOTH),
     # honest where the small transparent shapes look, structured at the book's sizes (issue 24)
-    "a stride from 32 keys on": (_by_hand("if attn.shape[-1] < 32:\n    keep = torch.rand(attn.shape) >= p\nelse:\n"
-                                          "    keep = torch.ones(attn.shape, dtype=torch.bool)\n"
-                                          "    keep[..., ::10] = False\n    keep[..., 3::10] = False\n"
-                                          "    keep[..., 7::10] = False"), BOTH),
-    "a shared mask from 64 features on": (_by_hand("if self.qkv.in_features < 64:\n    keep = torch.rand(attn.shape) >= p\n"
-                                                   "else:\n    keep = (torch.rand(attn.shape[-1:]) >= p).expand(attn.shape)"),
-                                          BOTH),
+    "a stride from 32 keys on": (
+        _by_hand(
+            "if attn.shape[-1] < 32:\n    keep = torch.rand(attn.shape) >= p\nelse:\n"
+            "    keep = torch.ones(attn.shape, dtype=torch.bool)\n"
+            "    keep[..., ::10] = False\n    keep[..., 3::10] = False\n"
+            "    keep[..., 7::10] = False"
+        ),
+        BOTH,
+    ),
+    "a shared mask from 64 features on": (
+        _by_hand(
+            "if self.qkv.in_features < 64:\n    keep = torch.rand(attn.shape) >= p\n"
+            "else:\n    keep = (torch.rand(attn.shape[-1:]) >= p).expand(attn.shape)"
+        ),
+        BOTH,
+    ),
 }
 
 
@@ -209,27 +246,34 @@ def test_a_structured_attention_dropout_scores_zero_on_the_checks_of_dropout(sub
     checks = {c["name"]: c for c in checks_of(r, EX)}
     earned = {n: checks[n]["message"][:300] for n in rule_checks if checks[n]["score"] > 0}
     assert not earned, earned
-    assert score_of(r, EX) == MAX - sum(checks[n]["max_score"] for n in rule_checks), \
-        [c["name"] for c in checks.values() if c["status"] != "passed"]
+    assert score_of(r, EX) == MAX - sum(checks[n]["max_score"] for n in rule_checks), [
+        c["name"] for c in checks.values() if c["status"] != "passed"
+    ]
     if "test_attention_dropout_in_training" in rule_checks:  # the public check says what the rule does wrong
         msg = checks["test_attention_dropout_in_training"]["message"]
         assert "MultiHeadSelfAttention(" in msg and "dropout=0.3) in train mode on (" in msg, msg
 
 
-@pytest.mark.parametrize("name,says", [("attention dropout left out", ["no attention weight was dropped",
-                                                                       "self.attn_dropout(torch.softmax("]),
-                                       ("no rescaling", ["not rescaled by 1 / (1 - p)"]),
-                                       ("the same mask in every call", ["draw a new mask on every call"])])
+@pytest.mark.parametrize(
+    "name,says",
+    [
+        ("attention dropout left out", ["no attention weight was dropped", "self.attn_dropout(torch.softmax("]),
+        ("no rescaling", ["not rescaled by 1 / (1 - p)"]),
+        ("the same mask in every call", ["draw a new mask on every call"]),
+    ],
+)
 def test_a_wrong_attention_dropout_is_told_what_is_wrong(submission, name, says):
     r = grade(submission({EX: _replace(_ATTN, STRUCTURED[name][0])}), "-e", EX, "--public-only")
     msg = {c["name"]: c["message"] for c in checks_of(r, EX)}["test_attention_dropout_in_training"]
     assert all(s in msg for s in says), msg
 
 
-HONEST = {"nn.Dropout (the solution)": _ATTN,
-          "F.dropout": "        attn = F.dropout(torch.softmax(scores, dim=-1), self.attn_dropout.p, self.training)\n",
-          "rand >= p by hand": _by_hand("keep = torch.rand(attn.shape) >= p"),
-          "bernoulli by hand": _by_hand("keep = torch.bernoulli(torch.full_like(attn, 1 - p))")}
+HONEST = {
+    "nn.Dropout (the solution)": _ATTN,
+    "F.dropout": "        attn = F.dropout(torch.softmax(scores, dim=-1), self.attn_dropout.p, self.training)\n",
+    "rand >= p by hand": _by_hand("keep = torch.rand(attn.shape) >= p"),
+    "bernoulli by hand": _by_hand("keep = torch.bernoulli(torch.full_like(attn, 1 - p))"),
+}
 
 
 BOOK_STYLES = ("nn.Dropout (the solution)", "rand >= p by hand")  # at the book's sizes: two styles, 5 seeds
@@ -240,16 +284,27 @@ def test_honest_attention_dropout_passes_the_statistics_for_every_seed():
     """Every honest style x 20 seeds, on the trusted side, with the checks' own weights and inputs:
     every output reads as dropped or kept, and the statistics find nothing."""
     small = (C.TH, C.TT, C.TB)
-    cases = [(C.transparent_state(2350 + 10 * k, h, t), C.transparent_input(2351 + 10 * k, b, h, t))
-             for k, (h, t, b) in enumerate((small, C.BOOK))]
-    cases += [(C.transparent_state(2352 + 10 * k, h, t), C.transparent_input(2353 + 10 * k, b, h, t))
-              for k, (h, t, b) in enumerate((small, C.BOOK_HIDDEN, C.LONG))]
+    cases = [
+        (C.transparent_state(2350 + 10 * k, h, t), C.transparent_input(2351 + 10 * k, b, h, t))
+        for k, (h, t, b) in enumerate((small, C.BOOK))
+    ]
+    cases += [
+        (C.transparent_state(2352 + 10 * k, h, t), C.transparent_input(2353 + 10 * k, b, h, t))
+        for k, (h, t, b) in enumerate((small, C.BOOK_HIDDEN, C.LONG))
+    ]
     with torch.random.fork_rng(), torch.no_grad():
         for style, line in HONEST.items():
             space: dict = {}
-            exec(compile(_replace(_ATTN, line).replace("import torch.nn as nn\n",
-                                                       "import torch.nn as nn\nimport torch.nn.functional as F\n"),
-                         f"<{style}>", "exec"), space)
+            exec(
+                compile(
+                    _replace(_ATTN, line).replace(
+                        "import torch.nn as nn\n", "import torch.nn as nn\nimport torch.nn.functional as F\n"
+                    ),
+                    f"<{style}>",
+                    "exec",
+                ),
+                space,
+            )
             for sd, x in cases:
                 weights = C.transparent_weights(x, sd)
                 mask = torch.ones(x.shape[:2], dtype=torch.int64)
@@ -279,13 +334,21 @@ def test_honest_dropout_passes_where_the_course_trains_for_every_seed(style):
     """Issue 24 (fourth attack): both rule checks also read MultiHeadSelfAttention(256, 4) on (32, 256, 256)
     with one-hot attention (query i on key pi_h(i)) in float32, float64 and bf16; honest styles x 5 seeds pass."""
     space: dict = {}
-    exec(compile(_replace(_ATTN, HONEST[style]).replace("import torch.nn as nn\n",
-                                                         "import torch.nn as nn\nimport torch.nn.functional as F\n", 1),
-                 f"<{style}>", "exec"), space)
+    exec(
+        compile(
+            _replace(_ATTN, HONEST[style]).replace(
+                "import torch.nn as nn\n", "import torch.nn as nn\nimport torch.nn.functional as F\n", 1
+            ),
+            f"<{style}>",
+            "exec",
+        ),
+        space,
+    )
     with torch.random.fork_rng():
         for seed in range(5):
-            C.expect_rule_where_the_course_trains(_Local({"MultiHeadSelfAttention": space["MultiHeadSelfAttention"]},
-                                                         1000 * seed), 2390)
+            C.expect_rule_where_the_course_trains(
+                _Local({"MultiHeadSelfAttention": space["MultiHeadSelfAttention"]}, 1000 * seed), 2390
+            )
 
 
 def test_the_training_size_weights_are_one_hot():
@@ -297,14 +360,14 @@ def test_the_training_size_weights_are_one_hot():
         assert all(sorted(row.tolist()) == list(range(C.TRAIN_T)) for row in pi)
 
 
-KEYED = {"keys past the head size never dropped (attack26 a6)":
-         "        attn = torch.softmax(scores, dim=-1)\n"
-         "        T = attn.shape[-1]\n"
-         "        attn = torch.where((torch.arange(T) < self.d).reshape(1, 1, 1, T), self.attn_dropout(attn),\n"
-         "                           attn / (1 - self.attn_dropout.p) if self.training else attn)\n",
-         "no attention dropout outside float32 (attack26 a29)":
-         "        attn = torch.softmax(scores, dim=-1)\n"
-         "        attn = self.attn_dropout(attn) if attn.dtype == torch.float32 else attn\n"}
+KEYED = {
+    "keys past the head size never dropped (attack26 a6)": "        attn = torch.softmax(scores, dim=-1)\n"
+    "        T = attn.shape[-1]\n"
+    "        attn = torch.where((torch.arange(T) < self.d).reshape(1, 1, 1, T), self.attn_dropout(attn),\n"
+    "                           attn / (1 - self.attn_dropout.p) if self.training else attn)\n",
+    "no attention dropout outside float32 (attack26 a29)": "        attn = torch.softmax(scores, dim=-1)\n"
+    "        attn = self.attn_dropout(attn) if attn.dtype == torch.float32 else attn\n",
+}
 
 
 @pytest.mark.parametrize("name", list(KEYED))

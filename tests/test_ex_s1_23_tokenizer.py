@@ -4,6 +4,7 @@ and a differently written correct answer scores full marks.
 The GPT-2 checks need gpt2.tiktoken (`python -m grader.capstone.gpt2 fetch`); without it they skip, and the
 assertions below only count the checks that ran.
 """
+
 from tests.conftest import SOLUTIONS, checks_of, grade
 
 EX = "s1_23_tokenizer"
@@ -30,13 +31,17 @@ def _graded(submission, source):
 
 def test_book_encode_and_fixed_gpt2_ids(submission):
     """tokenizer.encode(text) as in listing 1.26, and the special ids typed in as GPT-2's numbers."""
-    wrong = _swap(SOURCE, "base_vocab_size from", """
+    wrong = _swap(
+        SOURCE,
+        "base_vocab_size from",
+        """
 self.base_vocab_size = 50257
 self.pad_id = 50257
 self.cls_id = 50258
 self.sep_id = 50259
 self.vocab_size = 50260
-""")
+""",
+    )
     wrong = _swap(wrong, "encode as ordinary text", "return self.base.encode(text)")
     ran, failed, lost = _graded(submission, wrong)
     assert lost >= 8, failed
@@ -49,12 +54,16 @@ self.vocab_size = 50260
 
 
 def test_cut_after_framing(submission):
-    wrong = _swap(SOURCE, "frame the truncated ids", """
+    wrong = _swap(
+        SOURCE,
+        "frame the truncated ids",
+        """
 ids = ([self.cls_id] + self.text_ids(text) + [self.sep_id])[:self.max_len]
 if pad:
     ids += [self.pad_id] * (self.max_len - len(ids))
 return ids
-""")
+""",
+    )
     ran, failed, lost = _graded(submission, wrong)
     assert lost >= 5, failed
     assert "lost its [SEP]" in failed["test_edge_cases"]
@@ -65,7 +74,10 @@ return ids
 
 
 def test_head_and_tail_lengths_swapped(submission):
-    wrong = _swap(SOURCE, "keep everything that fits", """
+    wrong = _swap(
+        SOURCE,
+        "keep everything that fits",
+        """
 budget = self.max_len - 2
 if len(ids) <= budget:
     return list(ids)
@@ -73,7 +85,8 @@ if self.truncation == "head":
     return list(ids[:budget])
 tail = budget - self.head_len
 return list(ids[:tail]) + (list(ids[len(ids) - self.head_len:]) if self.head_len else [])
-""")
+""",
+    )
     ran, failed, lost = _graded(submission, wrong)
     assert 3 <= lost <= 8, failed
     assert "head and tail lengths swapped" in failed["test_encode_and_truncate_small_table"]
@@ -85,8 +98,10 @@ return list(ids[:tail]) + (list(ids[len(ids) - self.head_len:]) if self.head_len
 
 def test_negative_zero_tail_is_named_by_a_public_check(submission):
     """ids[-tail:] is right until head_len = max_len - 2: then tail is 0 and ids[-0:] is every id."""
-    wrong = SOURCE.replace("return list(ids[:self.head_len]) + list(ids[len(ids) - tail:])",
-                           "return list(ids[:self.head_len]) + list(ids[-tail:])")
+    wrong = SOURCE.replace(
+        "return list(ids[:self.head_len]) + list(ids[len(ids) - tail:])",
+        "return list(ids[:self.head_len]) + list(ids[-tail:])",
+    )
     assert wrong != SOURCE
     ran, failed, lost = _graded(submission, wrong)
     assert "ids[-0:] is the whole list" in failed["test_head_tail_without_a_tail"], failed
@@ -96,25 +111,39 @@ def test_negative_zero_tail_is_named_by_a_public_check(submission):
 
 def test_other_correct_answer_scores_full_marks(submission):
     other = _swap(SOURCE, "ask torch", 'return torch.device("cuda" if torch.cuda.is_available() else "cpu").type')
-    other = _swap(other, "base_vocab_size from", """
+    other = _swap(
+        other,
+        "base_vocab_size from",
+        """
 n = base.n_vocab
 self.base_vocab_size, self.pad_id, self.cls_id, self.sep_id = n, n, n + 1, n + 2
 self.vocab_size = n + 3
-""")
+""",
+    )
     other = _swap(other, "encode as ordinary text", "return self.base.encode(text, disallowed_special=())")
-    other = _swap(other, "keep everything that fits", """
+    other = _swap(
+        other,
+        "keep everything that fits",
+        """
 room = self.max_len - 2
 if len(ids) <= room:
     return ids[:]
 if self.truncation == "head" or room == self.head_len:
     return ids[:room] if self.truncation == "head" else ids[:self.head_len]
 return ids[:self.head_len] + ids[-(room - self.head_len):]
-""")
-    other = _swap(other, "frame the truncated ids", """
+""",
+    )
+    other = _swap(
+        other,
+        "frame the truncated ids",
+        """
 body = [self.cls_id, *self.truncate(self.text_ids(text)), self.sep_id]
 return body + [self.pad_id] * (self.max_len - len(body)) if pad else body
-""")
-    other = _swap(other, "drop pad, cls and sep ids", "return self.base.decode([i for i in ids if i < self.base_vocab_size])")
+""",
+    )
+    other = _swap(
+        other, "drop pad, cls and sep ids", "return self.base.decode([i for i in ids if i < self.base_vocab_size])"
+    )
     ran, failed, lost = _graded(submission, other)
     assert not failed and lost == 0, failed
     assert len(ran) >= 7

@@ -3,6 +3,7 @@
 Each grading trains TinyBERT twice (a few seconds each), so the wrong answers are graded on the
 public checks only, where every one of these mistakes is caught.
 """
+
 from tests.conftest import SOLUTIONS, checks_of, grade, score_of
 
 EX = "s1_23_training"
@@ -23,8 +24,11 @@ def _failed(report):
 def test_no_zero_grad_summed_loss_and_whole_updates(submission):
     wrong = _replace(SOURCE, "    optimizer.zero_grad()\n    loss = loss_fn", "    loss = loss_fn")
     wrong = _replace(wrong, "        means.append(total / batches)", "        means.append(total)")
-    wrong = _replace(wrong, "    per_epoch = n_examples // batch_size if drop_last else -(-n_examples // batch_size)",
-                     "    per_epoch = n_examples / batch_size")
+    wrong = _replace(
+        wrong,
+        "    per_epoch = n_examples // batch_size if drop_last else -(-n_examples // batch_size)",
+        "    per_epoch = n_examples / batch_size",
+    )
     r = grade(submission({EX: wrong}), "-e", EX, "--public-only")
     failed = _failed(r)
     assert "optimizer.zero_grad()" in failed["test_train_step_follows_sgd"]
@@ -47,8 +51,11 @@ def test_no_optimizer_step_cannot_learn(submission):
 
 def test_model_that_ignores_its_input_fails_the_accuracy_check(submission):
     # the given model changed to look only at the [CLS] embedding: every sequence gets the same logits
-    wrong = _replace(SOURCE, "        x = self.token(ids) + self.position(torch.arange(ids.shape[1], device=ids.device))",
-                     "        x = self.token(torch.full_like(ids, CLS_ID)) + self.position(torch.zeros_like(ids))")
+    wrong = _replace(
+        SOURCE,
+        "        x = self.token(ids) + self.position(torch.arange(ids.shape[1], device=ids.device))",
+        "        x = self.token(torch.full_like(ids, CLS_ID)) + self.position(torch.zeros_like(ids))",
+    )
     r = grade(submission({EX: wrong}), "-e", EX, "--public-only")
     failed = _failed(r)
     assert set(failed) >= {"test_learns_synthetic_task", "test_overfit_one_batch"}
@@ -57,18 +64,24 @@ def test_model_that_ignores_its_input_fails_the_accuracy_check(submission):
 
 
 def test_other_correct_answer_scores_full_marks(submission):
-    other = _replace(SOURCE, """    ids, mask, labels = batch
+    other = _replace(
+        SOURCE,
+        """    ids, mask, labels = batch
     optimizer.zero_grad()
     loss = loss_fn(model(ids, mask), labels)
     loss.backward()
     optimizer.step()
-    return loss.item()""", """    logits = model(batch[0], batch[1])
+    return loss.item()""",
+        """    logits = model(batch[0], batch[1])
     loss = loss_fn(logits, batch[2])
     loss.backward()
     optimizer.step()
     model.zero_grad(set_to_none=True)  # cleared after the step instead of before: just as good
-    return float(loss.detach())""")
-    other = _replace(other, """    means = []
+    return float(loss.detach())""",
+    )
+    other = _replace(
+        other,
+        """    means = []
     for epoch in range(epochs):
         model.train()
         total, batches = 0.0, 0
@@ -77,17 +90,25 @@ def test_other_correct_answer_scores_full_marks(submission):
             batches += 1
         means.append(total / batches)
         print(f"Epoch {epoch + 1} | Train Loss: {means[-1]:.4f}")
-    return means""", """    history = []
+    return means""",
+        """    history = []
     for _ in range(epochs):
         model.train(True)
         losses = [train_step(model, b, optimizer, loss_fn) for b in loader]
         history.append(sum(losses) / len(losses))
-    return history""")
-    other = _replace(other, "    return torch.optim.AdamW(model.parameters(), lr=lr)",
-                     "    return torch.optim.AdamW([p for p in model.parameters()], lr=lr, weight_decay=0.01)")
+    return history""",
+    )
+    other = _replace(
+        other,
+        "    return torch.optim.AdamW(model.parameters(), lr=lr)",
+        "    return torch.optim.AdamW([p for p in model.parameters()], lr=lr, weight_decay=0.01)",
+    )
     other = _replace(other, "    return nn.CrossEntropyLoss()", "    return nn.CrossEntropyLoss(reduction='mean')")
-    other = _replace(other, "    per_epoch = n_examples // batch_size if drop_last else -(-n_examples // batch_size)\n"
-                            "    return per_epoch * epochs",
-                     "    return epochs * (math.floor if drop_last else math.ceil)(n_examples / batch_size)")
+    other = _replace(
+        other,
+        "    per_epoch = n_examples // batch_size if drop_last else -(-n_examples // batch_size)\n"
+        "    return per_epoch * epochs",
+        "    return epochs * (math.floor if drop_last else math.ceil)(n_examples / batch_size)",
+    )
     r = grade(submission({EX: other}), "-e", EX)
     assert score_of(r, EX) == MAX, _failed(r)

@@ -4,6 +4,7 @@ copied into the sandbox, so it cannot carry a forbidden API past the scan, and a
 exercise's file cannot use an API on behalf of a later exercise that forbids it.
 
 Every grading goes through the real `kata grade`."""
+
 from __future__ import annotations
 
 import shutil
@@ -14,23 +15,28 @@ from tests.test_submission_links import exercise_score, run_grade
 
 SOFTMAX = "s1_11_softmax"
 CLASSIFIER = "s1_23_classifier"
-CLASSIFIER_NEEDS = ["s1_23_encoder", "s1_23_bert_embedding", "s1_23_encoder_block", "s1_23_feed_forward",
-                    "s1_23_self_attention"]
+CLASSIFIER_NEEDS = [
+    "s1_23_encoder",
+    "s1_23_bert_embedding",
+    "s1_23_encoder_block",
+    "s1_23_feed_forward",
+    "s1_23_self_attention",
+]
 
-HELPER = '''import torch
+HELPER = """import torch
 from torch.utils._python_dispatch import _disable_current_modes
 
 
 def sm(x, dim=-1):
     with torch._C.DisableTorchFunction(), _disable_current_modes():
         return torch.softmax(x, dim=dim)
-'''
+"""
 
-THROUGH_HELPER = '''import importlib
+THROUGH_HELPER = """import importlib
 
 h = importlib.import_module("my" + "help")
 softmax = lambda x, dim=-1: h.sm(x, dim)
-'''
+"""
 
 
 def stubs(tmp_path: Path, name: str = "sub") -> Path:

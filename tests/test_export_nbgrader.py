@@ -1,6 +1,7 @@
 """`kata export nbgrader`: the course directory it writes, and the real nbgrader grading it —
 `nbgrader generate_assignment`, then `nbgrader autograde` of solved, unsolved and partly
 wrong submissions (one with a test cell edited), scores read from nbgrader's gradebook."""
+
 import copy
 import json
 import re
@@ -39,6 +40,7 @@ def export(capsys):
             code = e.code
         out = capsys.readouterr()
         return code, out.out, out.err
+
     return run
 
 
@@ -69,7 +71,9 @@ def test_export_writes_source_notebooks_with_solution_regions_and_a_test_cell_pe
         answer_cells = [c for c, m in cells if m.get("solution")]
         regions = sum(c.source.count("### BEGIN SOLUTION") for c in answer_cells)
         assert regions == len(blocks(solution)) == sum(c.source.count("### END SOLUTION") for c in answer_cells)
-        assert all(m["schema_version"] == 3 and not m["grade"] and not m["locked"] for c, m in cells if m.get("solution"))
+        assert all(
+            m["schema_version"] == 3 and not m["grade"] and not m["locked"] for c, m in cells if m.get("solution")
+        )
         assert not any("BEGIN SOLUTION" in c.source for c, m in cells if not m.get("solution"))
         first = blocks(solution)[0]
         assert f"# {first.text}" in answer_cells[0].source  # the block's text stays, as a comment above the region
@@ -82,14 +86,25 @@ def test_export_writes_source_notebooks_with_solution_regions_and_a_test_cell_pe
         assert [m["points"] for c, m in tests] == [c.points for c in ex.checks]
         assert sum(m["points"] for c, m in tests) == ex.points
         assert all(m["locked"] and not m["solution"] and "kata-check" in c.metadata["tags"] for c, m in tests)
-        assert all(f"verdict({ex_id!r}, {ids[m['grade_id']]!r})" in c.source and "assert passed" in c.source
-                   for c, m in tests)
+        assert all(
+            f"verdict({ex_id!r}, {ids[m['grade_id']]!r})" in c.source and "assert passed" in c.source for c, m in tests
+        )
         for (c, m), check in zip(tests, ex.checks):
-            assert (m["grade_id"] == f"kata_hidden_{sum(x.hidden for x in ex.checks[:ex.checks.index(check) + 1])}"
-                    if check.hidden else m["grade_id"] == check.name)
+            assert (
+                m["grade_id"] == f"kata_hidden_{sum(x.hidden for x in ex.checks[: ex.checks.index(check) + 1])}"
+                if check.hidden
+                else m["grade_id"] == check.name
+            )
             head = c.source.split("### BEGIN HIDDEN TESTS")[0]
-            assert ("### BEGIN HIDDEN TESTS" in c.source and check.name not in head
-                    and check.name.removeprefix("test_") not in head) if check.hidden else "HIDDEN" not in c.source
+            assert (
+                (
+                    "### BEGIN HIDDEN TESTS" in c.source
+                    and check.name not in head
+                    and check.name.removeprefix("test_") not in head
+                )
+                if check.hidden
+                else "HIDDEN" not in c.source
+            )
         ids = [m["grade_id"] for c, m in cells if m]
         assert len(ids) == len(set(ids))
 
@@ -119,6 +134,7 @@ def test_export_writes_source_notebooks_with_solution_regions_and_a_test_cell_pe
 
     # The student-facing text in Chinese on request (`kata --lang zh export nbgrader ...`).
     from grader.cli import main
+
     assert main(["--lang", "zh", "export", "nbgrader", str(tmp_path / "zh"), "-e", SOFTMAX]) == 0
     cells = nb_cells(tmp_path / "zh" / "source" / "s1_11" / f"{SOFTMAX}.ipynb")
     assert "练习 `s1_11_softmax` · 13 分" in cells[0][0].source and "检查" in cells[-1][0].source
@@ -129,7 +145,9 @@ NAIVE_SOFTMAX = "    e = torch.exp(x)\n    return e / e.sum(dim=dim, keepdim=Tru
 
 @pytest.mark.slow
 def test_nbgrader_autograde_gives_the_kata_scores(tmp_path, export):
-    pytest.importorskip("nbgrader", reason="nbgrader is an extra: .venv/bin/pip install -e '.[nbgrader]' (setup.sh does)")
+    pytest.importorskip(
+        "nbgrader", reason="nbgrader is an extra: .venv/bin/pip install -e '.[nbgrader]' (setup.sh does)"
+    )
     course = tmp_path / "course"
     assert export(str(course), "-e", SOFTMAX, "-e", MATMUL)[0] == 0
 
@@ -152,7 +170,9 @@ def test_nbgrader_autograde_gives_the_kata_scores(tmp_path, export):
     naive = {**key[SOFTMAX], "softmax": re.sub(r"(?s)    shifted =.*", NAIVE_SOFTMAX, key[SOFTMAX]["softmax"])}
     assert "torch.exp(x)" in naive["softmax"]
     partial_nb = solve(release / f"{SOFTMAX}.ipynb", naive)
-    edited = [c for c in partial_nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "test_large_inputs_stable"]
+    edited = [
+        c for c in partial_nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "test_large_inputs_stable"
+    ]
     assert len(edited) == 1
     edited[0].source = "pass"
     partial = submit(course, "partial", "s1_11", {SOFTMAX: partial_nb})
@@ -177,8 +197,12 @@ def test_nbgrader_autograde_gives_the_kata_scores(tmp_path, export):
     # restored), the verdict in the passing ones.
     graded = nbformat.read(course / "autograded" / "partial" / "s1_11" / f"{SOFTMAX}.ipynb", as_version=4)
     ids = check_cell_ids(COURSE.get(SOFTMAX))
-    errors = {ids[c.metadata["nbgrader"]["grade_id"]]: o for c in graded.cells for o in c.get("outputs", [])
-              if o.output_type == "error"}
+    errors = {
+        ids[c.metadata["nbgrader"]["grade_id"]]: o
+        for c in graded.cells
+        for o in c.get("outputs", [])
+        if o.output_type == "error"
+    }
     assert set(errors) == failed
     assert all(e.ename == "AssertionError" and e.evalue.startswith("✘ ") for e in errors.values())
     assert "large_inputs_stable: 0/2" in errors["test_large_inputs_stable"].evalue
@@ -230,14 +254,20 @@ def test_autograde_runs_no_cell_and_scores_each_test_cell_by_the_kata_s_verdict(
     default = [f"{p.__module__.rsplit('.', 1)[0]}.{p.__name__}" for p in Autograde().autograde_preprocessors]
     ours = Autograde(config=config).autograde_preprocessors
     assert "nbgrader.preprocessors.Execute" in default and not any("Execute" in str(p) for p in ours)
-    assert ours == ["grader.instructor.exports.nbgrader_autograde.KataGrade" if p.endswith(".Execute") else p for p in default]
+    assert ours == [
+        "grader.instructor.exports.nbgrader_autograde.KataGrade" if p.endswith(".Execute") else p for p in default
+    ]
 
     nb = nbformat.read(tmp_path / "course" / "source" / "s1_11" / f"{SOFTMAX}.ipynb", as_version=4)
     for cell in nb.cells:  # whatever was handed in as outputs is replaced
         if cell.cell_type == "code":
             cell.outputs = [nbformat.v4.new_output("execute_result", {"text/plain": "100"}, execution_count=1)]
-    extra = nbformat.v4.new_code_cell("pass", metadata={"nbgrader": {
-        "grade": True, "solution": False, "locked": False, "grade_id": "my_own_test", "points": 5}})
+    extra = nbformat.v4.new_code_cell(
+        "pass",
+        metadata={
+            "nbgrader": {"grade": True, "solution": False, "locked": False, "grade_id": "my_own_test", "points": 5}
+        },
+    )
     nb.cells.append(extra)
     checks = COURSE.get(SOFTMAX).checks
     failing = {checks[0].name: "wrong values", checks[-1].name: ""}
@@ -245,9 +275,18 @@ def test_autograde_runs_no_cell_and_scores_each_test_cell_by_the_kata_s_verdict(
 
     def fake_grade(ex_id, data, places=()):
         seen.append((ex_id, data))
-        rows = [{"exercise": ex_id, "name": c.name, "visibility": "hidden" if c.hidden else "public",
-                 "status": "failed" if c.name in failing else "passed", "message": failing.get(c.name, ""),
-                 "score": 0.0 if c.name in failing else c.points, "max_score": c.points} for c in checks]
+        rows = [
+            {
+                "exercise": ex_id,
+                "name": c.name,
+                "visibility": "hidden" if c.hidden else "public",
+                "status": "failed" if c.name in failing else "passed",
+                "message": failing.get(c.name, ""),
+                "score": 0.0 if c.name in failing else c.points,
+                "max_score": c.points,
+            }
+            for c in checks
+        ]
         return {"score": sum(r["score"] for r in rows), "max_score": 13.0, "checks": rows}
 
     monkeypatch.setattr(nbgrader_autograde, "grade_notebook", fake_grade)
@@ -256,12 +295,18 @@ def test_autograde_runs_no_cell_and_scores_each_test_cell_by_the_kata_s_verdict(
     assert [ex_id for ex_id, _ in seen] == [SOFTMAX]
     assert "verdict(" not in json.loads(nbgrader_cell.without_test_cells(seen[0][1]))["cells"].__repr__()
     ids = {**check_cell_ids(COURSE.get(SOFTMAX)), "my_own_test": "my_own_test"}
-    points = {ids[c.metadata["nbgrader"]["grade_id"]]: determine_grade(c)[0] for c in nb.cells
-              if c.metadata.get("nbgrader", {}).get("grade")}
+    points = {
+        ids[c.metadata["nbgrader"]["grade_id"]]: determine_grade(c)[0]
+        for c in nb.cells
+        if c.metadata.get("nbgrader", {}).get("grade")
+    }
     assert points == {**{c.name: 0 if c.name in failing else c.points for c in checks}, "my_own_test": 0}
     assert all(not c.outputs for c in nb.cells if c.cell_type == "code" and "nbgrader" not in c.metadata)
-    errors = {ids[c.metadata["nbgrader"]["grade_id"]]: c.outputs[-1] for c in nb.cells
-              if c.metadata.get("nbgrader", {}).get("grade") and c.outputs[-1].output_type == "error"}
+    errors = {
+        ids[c.metadata["nbgrader"]["grade_id"]]: c.outputs[-1]
+        for c in nb.cells
+        if c.metadata.get("nbgrader", {}).get("grade") and c.outputs[-1].output_type == "error"
+    }
     assert "wrong values" in errors[checks[0].name].evalue and "my_own_test" in errors["my_own_test"].evalue
 
     # A notebook the kata cannot grade is no score at all: nbgrader records the failure.
@@ -276,22 +321,26 @@ def test_autograde_runs_no_cell_and_scores_each_test_cell_by_the_kata_s_verdict(
 FAKE = 'lambda ex, check: (True, "")'
 KERNEL_ATTACKS = {
     "patched_module": f"try:\n    import grader.instructor.exports.nbgrader_cell as c\n    c.verdict = {FAKE}\nexcept ImportError:\n    pass",
-    "import_hook": ("import builtins, types\n_real = builtins.__import__\n"
-                    f"_fake = types.ModuleType('grader.instructor.exports.nbgrader_cell')\n_fake.verdict = {FAKE}\n"
-                    "def _import(name, *a, **k):\n"
-                    "    return _fake if name.startswith('grader') else _real(name, *a, **k)\n"
-                    "builtins.__import__ = _import"),
+    "import_hook": (
+        "import builtins, types\n_real = builtins.__import__\n"
+        f"_fake = types.ModuleType('grader.instructor.exports.nbgrader_cell')\n_fake.verdict = {FAKE}\n"
+        "def _import(name, *a, **k):\n"
+        "    return _fake if name.startswith('grader') else _real(name, *a, **k)\n"
+        "builtins.__import__ = _import"
+    ),
     "exception_handler": "get_ipython().set_custom_exc((BaseException,), lambda *a, **k: None)",
     "sys_exit": "import sys\nsys.exit()",
     "killed_kernel": "import os, signal\nos.kill(os.getpid(), signal.SIGKILL)",
     "os_exit": "import os\nos._exit(0)",
     # The notebook on disk rewritten with the reference answer before the test cells read it.
-    "rewritten_notebook": ("import json, pathlib\np = pathlib.Path('s1_11_softmax.ipynb')\ntry:\n"
-                           "    nb = json.loads(p.read_text())\n"
-                           "    for cell in nb['cells']:\n"
-                           "        if cell['metadata'].get('nbgrader', {}).get('grade_id') == 'softmax':\n"
-                           "            cell['source'] = ANSWER\n"
-                           "    p.write_text(json.dumps(nb))\nexcept OSError:\n    pass"),
+    "rewritten_notebook": (
+        "import json, pathlib\np = pathlib.Path('s1_11_softmax.ipynb')\ntry:\n"
+        "    nb = json.loads(p.read_text())\n"
+        "    for cell in nb['cells']:\n"
+        "        if cell['metadata'].get('nbgrader', {}).get('grade_id') == 'softmax':\n"
+        "            cell['source'] = ANSWER\n"
+        "    p.write_text(json.dumps(nb))\nexcept OSError:\n    pass"
+    ),
     "fake_outputs": "",  # every test cell handed in with a passing output and a full-marks value
 }
 
@@ -303,8 +352,11 @@ KERNEL_ATTACKS = {
 # cell handed in as an answer failed its notebook on a checksum. Each is graded as the kata grades
 # the code: the unsolved notebook 0, the solved 13.
 def _tamper(nb, kind: str):
-    ti = [i for i, c in enumerate(nb.cells)
-          if c.metadata.get("nbgrader", {}).get("grade") and not c.metadata["nbgrader"].get("solution")]
+    ti = [
+        i
+        for i, c in enumerate(nb.cells)
+        if c.metadata.get("nbgrader", {}).get("grade") and not c.metadata["nbgrader"].get("solution")
+    ]
     first = nb.cells[ti[0]]
     meta = copy.deepcopy(first.metadata["nbgrader"])
     cell = nbformat.v4.new_code_cell("pass")
@@ -337,9 +389,17 @@ def _tamper(nb, kind: str):
     return nb
 
 
-METADATA_ATTACKS = ["id_on_an_answer_after", "id_on_an_answer_before", "test_cell_copied", "test_cell_replaced",
-                    "unknown_id", "empty_metadata", "newer_schema", "test_cells_deleted",
-                    "test_cells_metadata_taken_off"]
+METADATA_ATTACKS = [
+    "id_on_an_answer_after",
+    "id_on_an_answer_before",
+    "test_cell_copied",
+    "test_cell_replaced",
+    "unknown_id",
+    "empty_metadata",
+    "newer_schema",
+    "test_cells_deleted",
+    "test_cells_metadata_taken_off",
+]
 # an honest copy of a test cell loses nothing; nor does a solved notebook whose test cells were deleted
 # or stripped of their metadata (the outside attack of issue 37: 0 / 13 while the log said 13 / 13)
 METADATA_SOLVED = ["id_on_an_answer_after", "test_cell_copied", "test_cells_deleted", "test_cells_metadata_taken_off"]
@@ -350,7 +410,9 @@ def attacked(tmp_path_factory):
     """One nbgrader course, one student per attack (the softmax notebook only) and two controls
     (solved; half solved with the module patched), one autograde: (autograde's process,
     nbgrader's scores, the kata's score of each student's notebook)."""
-    pytest.importorskip("nbgrader", reason="nbgrader is an extra: .venv/bin/pip install -e '.[nbgrader]' (setup.sh does)")
+    pytest.importorskip(
+        "nbgrader", reason="nbgrader is an extra: .venv/bin/pip install -e '.[nbgrader]' (setup.sh does)"
+    )
     from grader.instructor.exports.export_nbgrader import export
 
     work = tmp_path_factory.mktemp("attacks")
@@ -377,29 +439,41 @@ def attacked(tmp_path_factory):
             for cell in nb.cells:
                 if cell.metadata.get("nbgrader", {}).get("grade"):
                     cell.execution_count = 1
-                    cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text="✔ passed\n"),
-                                    nbformat.v4.new_output("execute_result", {"text/plain": "100"}, execution_count=1)]
+                    cell.outputs = [
+                        nbformat.v4.new_output("stream", name="stdout", text="✔ passed\n"),
+                        nbformat.v4.new_output("execute_result", {"text/plain": "100"}, execution_count=1),
+                    ]
         folder = submit(course, name, "s1_11", {SOFTMAX: nb})
         (work / "kata" / name / "ch01").mkdir(parents=True)
         (work / "kata" / name / "ch01" / f"{SOFTMAX}.ipynb").write_bytes((folder / f"{SOFTMAX}.ipynb").read_bytes())
     proc = nbgrader(course, "autograde", "s1_11")
     got = scores(course, "s1_11")
-    kata = {name: grade(work / "kata" / name, "-e", SOFTMAX)["score"] for name in students
-            if name.removesuffix("_solved") not in METADATA_ATTACKS}
-    kata |= {name: 13 if name.endswith("_solved") else 0 for name in students  # as written: no new grading
-             if name.removesuffix("_solved") in METADATA_ATTACKS}
+    kata = {
+        name: grade(work / "kata" / name, "-e", SOFTMAX)["score"]
+        for name in students
+        if name.removesuffix("_solved") not in METADATA_ATTACKS
+    }
+    kata |= {
+        name: 13 if name.endswith("_solved") else 0
+        for name in students  # as written: no new grading
+        if name.removesuffix("_solved") in METADATA_ATTACKS
+    }
     return proc, got, kata
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("attack", [*KERNEL_ATTACKS, "naive_patched", "solved", *METADATA_ATTACKS,
-                                    *(f"{kind}_solved" for kind in METADATA_SOLVED)])
+@pytest.mark.parametrize(
+    "attack",
+    [*KERNEL_ATTACKS, "naive_patched", "solved", *METADATA_ATTACKS, *(f"{kind}_solved" for kind in METADATA_SOLVED)],
+)
 def test_a_kernel_side_attack_scores_in_nbgrader_what_kata_grade_gives(attacked, attack):
     proc, got, kata = attacked
     if attack == "solved" or attack.endswith("_solved"):  # the controls: the kata's grading works here
         assert kata[attack] == 13
     elif attack == "naive_patched":  # the kernel-side patch is code in the softmax exercise's notebook:
-        assert kata[attack] == 0  # it imports what a "write it yourself" exercise may not (grader/course/scan_escapes.py)
+        assert (
+            kata[attack] == 0
+        )  # it imports what a "write it yourself" exercise may not (grader/course/scan_escapes.py)
     else:
         assert kata[attack] == 0  # the attack solves nothing
     assert got.get(attack, {}).get(SOFTMAX) == kata[attack], got.get(attack)
@@ -439,7 +513,8 @@ BLOCK_NEEDS = ("s1_23_feed_forward", "s1_23_self_attention")
 
 @pytest.mark.slow
 def test_an_exercise_that_imports_earlier_ones_is_graded_with_the_student_s_own_from_their_other_assignments(
-        tmp_path, export):
+    tmp_path, export
+):
     """`--by exercise`: the encoder block imports the student's feed-forward and self-attention,
     each an assignment of its own. nbgrader autograde grades the block with the same student's
     submitted notebooks of those: full marks for a solved set; a student who never submitted the
@@ -467,7 +542,9 @@ def test_an_exercise_that_imports_earlier_ones_is_graded_with_the_student_s_own_
     assert full > 0 and got["alice"][BLOCK] == full
     assert got["bob"][BLOCK] == 0
     said = proc.stdout + proc.stderr
-    assert "s1_23_encoder_block imports the earlier exercise s1_23_self_attention: no s1_23_self_attention.ipynb" in said
+    assert (
+        "s1_23_encoder_block imports the earlier exercise s1_23_self_attention: no s1_23_self_attention.ipynb" in said
+    )
     graded = nbformat.read(course / "autograded" / "bob" / BLOCK / f"{BLOCK}.ipynb", as_version=4)
     outputs = "\n".join(o.get("text", "") + o.get("evalue", "") for c in graded.cells for o in c.get("outputs", []))
     assert "imports the earlier exercise s1_23_self_attention" in outputs
@@ -500,12 +577,29 @@ def test_a_submitted_notebook_that_is_a_link_is_not_graded(tmp_path, monkeypatch
     (course / "submitted" / "trudy" / "s1_11").symlink_to(course / "submitted" / "alice" / "s1_11")
     (course / "submitted" / "eve").symlink_to(course / "submitted" / "alice")
     graded = []
-    monkeypatch.setattr(nbgrader_autograde, "grade_notebook",
-                        lambda ex_id, data, places=(): graded.append(ex_id) or {
-                            "score": 13.0, "max_score": 13.0, "checks": [
-                                {"exercise": ex_id, "name": c.name, "visibility": "public", "status": "passed",
-                                 "message": "", "score": c.points, "max_score": c.points}
-                                for c in COURSE.get(SOFTMAX).checks]})
+    monkeypatch.setattr(
+        nbgrader_autograde,
+        "grade_notebook",
+        lambda ex_id, data, places=(): (
+            graded.append(ex_id)
+            or {
+                "score": 13.0,
+                "max_score": 13.0,
+                "checks": [
+                    {
+                        "exercise": ex_id,
+                        "name": c.name,
+                        "visibility": "public",
+                        "status": "passed",
+                        "message": "",
+                        "score": c.points,
+                        "max_score": c.points,
+                    }
+                    for c in COURSE.get(SOFTMAX).checks
+                ],
+            }
+        ),
+    )
     scores = {}
     for student in ("alice", "mallory", "trudy", "eve"):
         nb = nbformat.read(source, as_version=4)

@@ -4,6 +4,7 @@ a course group's teaching assistants can read the gradebook; the few files priva
 
 Everything is written through grader/course/atomic.py, which writes a temporary file and
 renames it: that temporary file once fixed every output at 0600 whatever the umask."""
+
 from __future__ import annotations
 
 import os
@@ -34,11 +35,19 @@ def umask(value: int):
 
 
 def kata_with_umask(value: int, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "grader", *args], cwd=ROOT, capture_output=True, text=True,
-                          timeout=600, umask=value, env={**os.environ, "KATA_LANG": "en", "PYTHONPATH": str(ROOT)})
+    return subprocess.run(
+        [sys.executable, "-m", "grader", *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        umask=value,
+        env={**os.environ, "KATA_LANG": "en", "PYTHONPATH": str(ROOT)},
+    )
 
 
 # ----------------------------------------------------------------------------- atomic, directly
+
 
 @pytest.mark.parametrize("mask", [0o022, 0o002, 0o027, 0o077])
 def test_a_written_file_gets_0666_less_the_umask(tmp_path, mask):
@@ -86,6 +95,7 @@ def test_a_student_s_kata_state_stays_private(tmp_path):
 
 # ----------------------------------------------------------------------------- through kata grade
 
+
 def test_a_class_graded_with_umask_022_leaves_files_the_group_can_read(tmp_path):
     cls = tmp_path / "class"
     (cls / "alice" / "ch01").mkdir(parents=True)
@@ -95,17 +105,31 @@ def test_a_class_graded_with_umask_022_leaves_files_the_group_can_read(tmp_path)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     written = [p for p in out.rglob("*") if p.is_file() and not p.name.startswith(".")]
     names = {p.relative_to(out).as_posix() for p in written}
-    assert {"gradebook.csv", "junit.xml", "summary.md", "students/alice/report.json",
-            "students/alice/feedback.html"} <= names, names
-    assert {p.relative_to(out).as_posix(): oct(mode(p)) for p in written} == \
-        {name: oct(0o644) for name in names}
+    assert {
+        "gradebook.csv",
+        "junit.xml",
+        "summary.md",
+        "students/alice/report.json",
+        "students/alice/feedback.html",
+    } <= names, names
+    assert {p.relative_to(out).as_posix(): oct(mode(p)) for p in written} == {name: oct(0o644) for name in names}
 
 
 def test_one_submission_s_report_and_page_follow_the_umask(tmp_path):
     sub = tmp_path / "sub" / "ch01"
     sub.mkdir(parents=True)
     shutil.copy(SOLUTIONS / "ch01" / "s1_11_matmul.py", sub)
-    proc = kata_with_umask(0o027, "grade", str(sub.parent), "-e", "s1_11_matmul", "--quiet",
-                           "--json", str(tmp_path / "report.json"), "--html", str(tmp_path / "page.html"))
+    proc = kata_with_umask(
+        0o027,
+        "grade",
+        str(sub.parent),
+        "-e",
+        "s1_11_matmul",
+        "--quiet",
+        "--json",
+        str(tmp_path / "report.json"),
+        "--html",
+        str(tmp_path / "page.html"),
+    )
     assert proc.returncode == 0, proc.stderr
     assert mode(tmp_path / "report.json") == 0o640 and mode(tmp_path / "page.html") == 0o640

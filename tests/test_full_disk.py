@@ -6,6 +6,7 @@ temporary file stays beside it. Freed space and the same command again: the file
 The full disk is real: a small tmpfs (root only), filled up but for what the test leaves free.
 `kata grade DIR --out OUT` on a full disk: tests/test_batch_resume.py. The helper that writes
 every file: grader/course/atomic.py."""
+
 import json
 import subprocess
 
@@ -24,8 +25,10 @@ def _only(disk, *names):
 def _says_disk_full(proc, path, command="grade"):
     assert proc.returncode == 3, (proc.returncode, proc.stdout, proc.stderr)
     assert f"kata {command}: cannot write {path}: no space left on device" in proc.stderr, proc.stderr
-    assert f"Nothing was half written: {path} is as it was before. Free some space there and run the same " \
-           "command again." in proc.stderr, proc.stderr
+    assert (
+        f"Nothing was half written: {path} is as it was before. Free some space there and run the same "
+        "command again." in proc.stderr
+    ), proc.stderr
     assert "Traceback" not in proc.stderr + proc.stdout
 
 
@@ -74,8 +77,10 @@ def test_a_read_only_folder_or_a_folder_named_as_the_file_is_said_plainly(tmp_pa
         proc = kata_in(tmp_path, "grade", str(sub), "--json", str(target), "--quiet", *EX, here=(monkeypatch, capfd))
         assert proc.returncode == 3, (proc.stdout, proc.stderr)
         assert f"kata grade: cannot write {target}: {reason}" in proc.stderr
-        assert f"Nothing was half written: {target} is as it was before. Choose a place you can write to (or fix " \
-               "its permissions) and run the command again." in proc.stderr
+        assert (
+            f"Nothing was half written: {target} is as it was before. Choose a place you can write to (or fix "
+            "its permissions) and run the command again." in proc.stderr
+        )
         assert "Traceback" not in proc.stderr
     assert (disk / "report.json").read_text() == OLD
     assert not list(tmp_path.parent.glob(f".{tmp_path.name}.*")), "the temporary file stayed beside the folder"

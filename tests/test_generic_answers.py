@@ -5,6 +5,7 @@ constant or random values of the reference's own shape and type, a module answer
 is built mechanically from the committed stubs for every exercise of course.toml, and graded as
 one whole submission with the real `kata grade --json`. A new exercise is covered with no new test.
 """
+
 from __future__ import annotations
 
 import pytest
@@ -35,15 +36,16 @@ def test_generic_answer_scores_zero_everywhere(variant, tmp_path):
     for ex in EXERCISES:
         checks = checks_of(report, ex)
         assert checks, f"{variant}: {ex} is missing from the report"
-        earned += [f"{ex}::{c['name']} ({c['score']}/{c['max_score']}): {c['message'][:200]}"
-                   for c in checks if c["score"] > 0]
+        earned += [
+            f"{ex}::{c['name']} ({c['score']}/{c['max_score']}): {c['message'][:200]}" for c in checks if c["score"] > 0
+        ]
     assert not earned, f"the generic answer {variant!r} earned points:\n" + "\n".join(earned)
 
 
 # The §1.23 training attack of issue 12: `train` trains nothing and returns falling losses, and
 # `predict_labels` ignores the model: it counts, per label, the words of the training tensors it
 # was handed and labels each held-out row by the words it holds.
-COUNTING_TRAIN = '''
+COUNTING_TRAIN = """
 
 _SEEN = {}
 
@@ -60,7 +62,7 @@ def predict_labels(model, ids, mask, batch_size=256):
     neg, pos = _SEEN["counts"]
     score = (pos + 1).log() - (neg + 1).log()
     return [int(score[row].sum() > 0) for row in ids]
-'''
+"""
 
 
 @pytest.mark.slow

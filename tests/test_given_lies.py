@@ -7,6 +7,7 @@ submissions (tests/hostile/given_helpers_rewritten/, the stubs with one file cha
 keeps the given code honest until the moment it matters; each scores 0 on the checks it
 targets: the grader measures with its own model and reads requires_grad itself.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -46,12 +47,15 @@ def test_given_model_that_lies_only_after_training_scores_nothing(submission):
     # the student's code builds computes TinyBERT at first, then answers from the counts.
     ex = "s1_23_training"
     source = (ATTACKS / f"{ex}.py").read_text()
-    block = source[source.index("class TransformerBlock("):source.index("_MEM = ")]
+    block = source[source.index("class TransformerBlock(") : source.index("_MEM = ")]
     source = _replace(source, block, "from s1_23_encoder_block import TransformerBlock\n")
-    source = _replace(source, "        return _nb_logits(ids, mask) + 0 * self.classifier(x[:, 0])",
-                      "        if _MEM['c'] is None:\n"
-                      "            return self.classifier(x[:, 0])\n"
-                      "        return _nb_logits(ids, mask) + 0 * self.classifier(x[:, 0])")
+    source = _replace(
+        source,
+        "        return _nb_logits(ids, mask) + 0 * self.classifier(x[:, 0])",
+        "        if _MEM['c'] is None:\n"
+        "            return self.classifier(x[:, 0])\n"
+        "        return _nb_logits(ids, mask) + 0 * self.classifier(x[:, 0])",
+    )
     report = grade(submission({ex: source}), "-e", ex)
     checks = _checks(report, ex)
     for name in LEARNING:
@@ -76,7 +80,7 @@ def test_freezing_is_read_from_requires_grad_not_from_the_given_step(submission)
     for name in ("def sgd_step(", "def freeze_encoder(", "def unfreeze_top(", "def count_trainable("):
         start = attack.index(name)
         end = attack.find("\ndef ", start + 1)
-        theirs = attack[start:end if end != -1 else len(attack)].rstrip() + "\n"
+        theirs = attack[start : end if end != -1 else len(attack)].rstrip() + "\n"
         start = source.index(name)
         end = source.find("\ndef ", start + 1)
         source = source[:start] + theirs + (source[end:] if end != -1 else "")
@@ -89,7 +93,7 @@ def test_freezing_is_read_from_requires_grad_not_from_the_given_step(submission)
     assert "requires_grad" in checks["test_freeze_encoder"]["message"]
 
 
-DATASET_LIES = '''
+DATASET_LIES = """
 
 def item(ds, idx):
     return ds.ids[idx], ds.labels[idx]
@@ -102,7 +106,7 @@ def size(ds):
 def batches(loader):
     ds = loader.dataset
     return [tuple(loader.collate_fn([(ds.ids[i], ds.labels[i]) for i in idx])) for idx in loader.batch_sampler]
-'''
+"""
 
 
 def test_dataset_read_through_rewritten_given_helpers_scores_nothing(submission):
@@ -112,12 +116,18 @@ def test_dataset_read_through_rewritten_given_helpers_scores_nothing(submission)
     source = (SOLUTIONS / "ch01" / f"{ex}.py").read_text()
     source = _replace(source, "        return len(self.ids)\n", "        raise NotImplementedError\n")
     source = _replace(source, "        return self.ids[idx], self.labels[idx]\n", "        raise NotImplementedError\n")
-    given = source[source.index("\ndef item("):]
+    given = source[source.index("\ndef item(") :]
     source = source.replace(given, DATASET_LIES)
     report = grade(submission({ex: source}), "-e", ex)
     checks = _checks(report, ex)
-    for name in ("test_listing_1_23_1_28_dataset", "test_ids_computed_once", "test_listing_1_29_loaders",
-                 "test_label_validation", "test_shuffle_each_pass", "test_short_and_long_texts"):
+    for name in (
+        "test_listing_1_23_1_28_dataset",
+        "test_ids_computed_once",
+        "test_listing_1_29_loaders",
+        "test_label_validation",
+        "test_shuffle_each_pass",
+        "test_short_and_long_texts",
+    ):
         assert checks[name]["score"] == 0, f"{name}: {checks[name]['message']}"
 
 
@@ -127,9 +137,12 @@ def test_evaluation_mode_judged_through_a_given_model_without_dropout_scores_not
     ex = "s1_23_evaluation"
     source = (SOLUTIONS / "ch01" / f"{ex}.py").read_text()
     source = _replace(source, "    model.eval()\n", "")
-    source = _replace(source, "                 heads: int = 2, ff_dim: int = 64, dropout: float = 0.1):\n        super().__init__()\n",
-                      "                 heads: int = 2, ff_dim: int = 64, dropout: float = 0.1):\n        super().__init__()\n"
-                      "        dropout = 0.0\n")
+    source = _replace(
+        source,
+        "                 heads: int = 2, ff_dim: int = 64, dropout: float = 0.1):\n        super().__init__()\n",
+        "                 heads: int = 2, ff_dim: int = 64, dropout: float = 0.1):\n        super().__init__()\n"
+        "        dropout = 0.0\n",
+    )
     report = grade(submission({ex: source}), "-e", ex)
     check = _checks(report, ex)["test_evaluation_mode"]
     assert check["score"] == 0, check["message"]
@@ -139,10 +152,14 @@ def test_greedy_judged_through_a_rewritten_logits_table_scores_nothing(submissio
     # greedy_generate takes the smallest logit; the given LogitsTable returns the table negated
     ex = "s1_01_next_token"
     source = (SOLUTIONS / "ch01" / f"{ex}.py").read_text()
-    source = _replace(source, "        out.append(int(torch.argmax(model(out))))",
-                      "        out.append(int(torch.argmin(model(out))))")
-    source = _replace(source, "    def __call__(self, ids: list[int]) -> torch.Tensor:\n        return self.table[ids[-1]]",
-                      "    def __call__(self, ids: list[int]) -> torch.Tensor:\n        return -self.table[ids[-1]]")
+    source = _replace(
+        source, "        out.append(int(torch.argmax(model(out))))", "        out.append(int(torch.argmin(model(out))))"
+    )
+    source = _replace(
+        source,
+        "    def __call__(self, ids: list[int]) -> torch.Tensor:\n        return self.table[ids[-1]]",
+        "    def __call__(self, ids: list[int]) -> torch.Tensor:\n        return -self.table[ids[-1]]",
+    )
     report = grade(submission({ex: source}), "-e", ex)
     check = _checks(report, ex)["test_greedy_fresh"]
     assert check["score"] == 0, check["message"]
@@ -151,6 +168,7 @@ def test_greedy_judged_through_a_rewritten_logits_table_scores_nothing(submissio
 def test_device_judged_through_a_rewritten_cuda_available_scores_nothing(submission):
     # choose_device always says "cuda"; the given cuda_available always says True
     import torch
+
     if torch.cuda.is_available():
         return  # "cuda" is then the right answer: nothing to forge here
     ex = "s1_23_tokenizer"
@@ -169,21 +187,36 @@ def test_device_judged_through_a_rewritten_cuda_available_scores_nothing(submiss
 # check that trusts given code is caught before it ships.
 TRUSTED_ANYWAY = {
     ("s1_04_bpe_train", "pair_counts"): "count_pairs as rows (tuple keys cannot cross the wire); counts written "
-                                        "there are the exercise solved, and are compared with the grader's own",
-    ("s1_04_byte_bpe", "from_file"): "constructs the student's GPT2Tokenizer; its outputs are compared with the grader's",
-    ("s1_04_byte_bpe", "from_rows"): "constructs the student's GPT2Tokenizer; its outputs are compared with the grader's",
+    "there are the exercise solved, and are compared with the grader's own",
+    (
+        "s1_04_byte_bpe",
+        "from_file",
+    ): "constructs the student's GPT2Tokenizer; its outputs are compared with the grader's",
+    (
+        "s1_04_byte_bpe",
+        "from_rows",
+    ): "constructs the student's GPT2Tokenizer; its outputs are compared with the grader's",
     ("s1_04_byte_bpe", "merge_bytes"): "bpe_merge on bytes (which cannot cross); merging written there is the "
-                                       "exercise solved, compared with the grader's merges",
+    "exercise solved, compared with the grader's merges",
     ("s1_21_transfer", "Classifier"): "the model; its requires_grad flags are read by the runtime (trainable_of), "
-                                      "its logits compared with the grader's",
+    "its logits compared with the grader's",
     ("s1_23_evaluation", "TinyBERT"): "held to bert_reference.tiny_bert_problem (and its dropout) where its "
-                                      "behaviour decides; predictions compared with the grader's",
-    ("s1_23_evaluation", "make_loader"): "batches the grader's data; the labels collected are compared with the grader's",
+    "behaviour decides; predictions compared with the grader's",
+    (
+        "s1_23_evaluation",
+        "make_loader",
+    ): "batches the grader's data; the labels collected are compared with the grader's",
     ("s1_23_inference", "TinyBERT"): "predictions and saved weights are compared with the grader's values",
-    ("s1_23_tokenizer", "from_file"): "constructs the student's BertTokenizer; its outputs are compared with the grader's",
-    ("s1_23_tokenizer", "from_rows"): "constructs the student's BertTokenizer; its outputs are compared with the grader's",
+    (
+        "s1_23_tokenizer",
+        "from_file",
+    ): "constructs the student's BertTokenizer; its outputs are compared with the grader's",
+    (
+        "s1_23_tokenizer",
+        "from_rows",
+    ): "constructs the student's BertTokenizer; its outputs are compared with the grader's",
     ("s1_23_training", "TinyBERT"): "held to bert_reference.tiny_bert_problem; what training achieved is measured "
-                                    "with bert_reference.tiny_bert and the trained state_dict",
+    "with bert_reference.tiny_bert and the trained state_dict",
     ("s1_23_training", "make_loader"): "feeds the student's train; the result is measured by the grader's model",
     ("s1_23_training", "make_sgd"): "the step's result is compared with parameters computed by the grader",
 }
@@ -204,8 +237,11 @@ def _given(stub: Path) -> tuple[set[str], set[str]]:
         if isinstance(node, (ast.FunctionDef, ast.ClassDef)) and solved(node):
             top.add(node.name)
         elif isinstance(node, ast.ClassDef):
-            methods |= {m.name for m in node.body if isinstance(m, ast.FunctionDef) and solved(m)
-                        and not m.name.startswith("__")}
+            methods |= {
+                m.name
+                for m in node.body
+                if isinstance(m, ast.FunctionDef) and solved(m) and not m.name.startswith("__")
+            }
     return top, methods
 
 
@@ -214,6 +250,7 @@ def _uses(check_source: str, top: set[str], methods: set[str]) -> set[str]:
     reference solution in the grader, left out)."""
     import ast
     import re
+
     tree = ast.parse(check_source)
     tree.body = [n for n in tree.body if not (isinstance(n, ast.FunctionDef) and "fixtures" in n.name)]
     text = ast.unparse(tree)
@@ -223,6 +260,7 @@ def _uses(check_source: str, top: set[str], methods: set[str]) -> set[str]:
 
 def test_no_check_trusts_given_code_of_the_students_file():
     from tests.conftest import EXERCISES, ROOT
+
     used = set()
     for stub in sorted((EXERCISES / "ch01").glob("s1_*.py")):
         checks = ROOT / "grader" / "checks" / f"test_{stub.stem}.py"
@@ -240,8 +278,12 @@ def test_no_check_trusts_given_code_of_the_students_file():
 # __init__. The encoder used to live in the worker, with its counter: code that re-encoded in
 # __getitem__ and set the counter back gained 6 points. Now every call is answered (and counted)
 # by the grader, under a labelling of the vocabulary the worker cannot know.
-COUNTED = {"test_listing_1_23_1_28_dataset": 2, "test_ids_computed_once": 1, "test_datasets_split": 2,
-           "test_datasets_split_loaders": 1}  # the checks that measure the encoder's use, and their points
+COUNTED = {
+    "test_listing_1_23_1_28_dataset": 2,
+    "test_ids_computed_once": 1,
+    "test_datasets_split": 2,
+    "test_datasets_split_loaders": 1,
+}  # the checks that measure the encoder's use, and their points
 
 
 def _dataset_class(body: str) -> str:
@@ -252,23 +294,24 @@ def _dataset_class(body: str) -> str:
     return source[:start] + body.strip("\n") + "\n\n" + source[end:]
 
 
-CHECKED = '''
+CHECKED = """
     def _check(self, texts, labels):
         texts, labels = list(texts), list(labels)
         if len(texts) != len(labels) or any(y not in (0, 1) for y in labels):
             raise ValueError("one label, 0 or 1, per text")
         return texts, labels
-'''
+"""
 
 
 def _vocab_literal() -> str:
     from grader.checks.test_s1_23_dataset import VOCAB
+
     return repr(list(VOCAB))
 
 
 DATASET_ATTACKS = {
     # re-encodes in __getitem__, then sets the counter back
-    "counter set back": '''
+    "counter set back": """
 class IMDBDataset(Dataset):
     def __init__(self, texts, labels, encode):
         self.texts, self.labels = self._check(texts, labels)
@@ -286,9 +329,10 @@ class IMDBDataset(Dataset):
         except AttributeError:
             pass
         return torch.tensor(ids, dtype=torch.long), torch.tensor(self.labels[idx], dtype=torch.long)
-''' + CHECKED,
+"""
+    + CHECKED,
     # wraps the encoder's class once __init__ is done, so that later calls do not count
-    "class patched": '''
+    "class patched": """
 class IMDBDataset(Dataset):
     def __init__(self, texts, labels, encode):
         self.texts, self.labels = self._check(texts, labels)
@@ -314,10 +358,11 @@ class IMDBDataset(Dataset):
     def __getitem__(self, idx):
         ids = self.encode(self.texts[idx])
         return torch.tensor(ids, dtype=torch.long), torch.tensor(self.labels[idx], dtype=torch.long)
-''' + CHECKED,
+"""
+    + CHECKED,
     # calls the encoder once per text in __init__ (the count is right) and throws the ids away;
     # __getitem__ encodes again with its own copy of the encoder (the course's vocabulary is public)
-    "own copy of the encoder": '''
+    "own copy of the encoder": """
 class IMDBDataset(Dataset):
     def __init__(self, texts, labels, encode):
         self.texts, self.labels = self._check(texts, labels)
@@ -331,9 +376,10 @@ class IMDBDataset(Dataset):
     def __getitem__(self, idx):
         ids = self.mine(self.texts[idx])
         return torch.tensor(ids, dtype=torch.long), torch.tensor(self.labels[idx], dtype=torch.long)
-''' + CHECKED,
+"""
+    + CHECKED,
     # encodes lazily, once per text object (a cache keyed on id(text)), and forges the count __init__ should have made
-    "lazy cache, count forged": '''
+    "lazy cache, count forged": """
 class IMDBDataset(Dataset):
     def __init__(self, texts, labels, encode):
         self.texts, self.labels = self._check(texts, labels)
@@ -355,7 +401,8 @@ class IMDBDataset(Dataset):
             except AttributeError:
                 pass
         return torch.tensor(self.cache[id(text)], dtype=torch.long), torch.tensor(self.labels[idx], dtype=torch.long)
-''' + CHECKED,
+"""
+    + CHECKED,
 }
 
 
@@ -363,16 +410,18 @@ class IMDBDataset(Dataset):
 def test_dataset_that_encodes_again_scores_nothing_on_the_checks_that_count(submission, attack):
     ex = "s1_23_dataset"
     source = _dataset_class(DATASET_ATTACKS[attack]).replace(
-        "PAD_ID = 50257", f"PAD_ID = 50257\nVOCAB = {_vocab_literal()}")
+        "PAD_ID = 50257", f"PAD_ID = 50257\nVOCAB = {_vocab_literal()}"
+    )
     checks = _checks(grade(submission({ex: source}), "-e", ex), ex)
-    assert {name: checks[name]["score"] for name in COUNTED} == dict.fromkeys(COUNTED, 0), \
-        {name: checks[name]["message"] for name in COUNTED}
+    assert {name: checks[name]["score"] for name in COUNTED} == dict.fromkeys(COUNTED, 0), {
+        name: checks[name]["message"] for name in COUNTED
+    }
     assert checks["test_collate"]["score"] == 2  # graded as usual elsewhere
 
 
 DATASET_HONEST = {
     # the ids of every text in one padded tensor, with their lengths
-    "one padded tensor": '''
+    "one padded tensor": """
 class IMDBDataset(Dataset):
     def __init__(self, texts, labels, encode):
         texts, labels = self._check(texts, labels)
@@ -388,9 +437,10 @@ class IMDBDataset(Dataset):
 
     def __getitem__(self, idx):
         return self.ids[idx, :self.lengths[idx]], self.labels[idx]
-''' + CHECKED,
+"""
+    + CHECKED,
     # a dict from index to (ids, label), the ids kept as lists
-    "a dict of lists": '''
+    "a dict of lists": """
 class IMDBDataset(Dataset):
     def __init__(self, texts, labels, encode):
         texts, labels = self._check(texts, labels)
@@ -402,9 +452,10 @@ class IMDBDataset(Dataset):
     def __getitem__(self, idx):
         ids, label = self.items[idx]
         return torch.tensor(ids, dtype=torch.long), torch.tensor(label, dtype=torch.long)
-''' + CHECKED,
+"""
+    + CHECKED,
     # each distinct text encoded once (a cache by text) while __init__ runs; ids shared between equal texts
-    "precomputed with a cache by text": '''
+    "precomputed with a cache by text": """
 class IMDBDataset(Dataset):
     def __init__(self, texts, labels, encode):
         texts, labels = self._check(texts, labels)
@@ -421,7 +472,8 @@ class IMDBDataset(Dataset):
 
     def __getitem__(self, idx):
         return self.ids[idx], self.labels[idx]
-''' + CHECKED,
+"""
+    + CHECKED,
 }
 
 
@@ -430,8 +482,9 @@ def test_honest_datasets_keep_full_marks_on_the_checks_that_count(submission, ho
     ex = "s1_23_dataset"
     report = grade(submission({ex: _dataset_class(DATASET_HONEST[honest])}), "-e", ex)
     checks = _checks(report, ex)
-    assert {n: c["score"] for n, c in checks.items()} == {n: c["max_score"] for n, c in checks.items()}, \
-        {n: c["message"] for n, c in checks.items() if c["score"] != c["max_score"]}
+    assert {n: c["score"] for n, c in checks.items()} == {n: c["max_score"] for n, c in checks.items()}, {
+        n: c["message"] for n, c in checks.items() if c["score"] != c["max_score"]
+    }
 
 
 def test_a_flood_of_encoder_calls_fails_the_check_and_grading_goes_on(submission):
@@ -439,13 +492,18 @@ def test_a_flood_of_encoder_calls_fails_the_check_and_grading_goes_on(submission
     # grader answers in one call (Worker.MAX_QUESTIONS); the worker is ended, the next checks run
     ex = "s1_23_dataset"
     source = (SOLUTIONS / "ch01" / f"{ex}.py").read_text()
-    source = _replace(source, "        self.ids = [torch.tensor(encode(text), dtype=torch.long) for text in texts]\n",
-                      "        for _ in range(20_000):\n            encode('good')\n"
-                      "        self.ids = [torch.tensor(encode(text), dtype=torch.long) for text in texts]\n")
+    source = _replace(
+        source,
+        "        self.ids = [torch.tensor(encode(text), dtype=torch.long) for text in texts]\n",
+        "        for _ in range(20_000):\n            encode('good')\n"
+        "        self.ids = [torch.tensor(encode(text), dtype=torch.long) for text in texts]\n",
+    )
     checks = _checks(grade(submission({ex: source}), "-e", ex), ex)
     assert checks["test_ids_computed_once"]["score"] == 0
-    assert "questions" in checks["test_ids_computed_once"]["message"] or \
-        "valid" in checks["test_ids_computed_once"]["message"], checks["test_ids_computed_once"]["message"]
+    assert (
+        "questions" in checks["test_ids_computed_once"]["message"]
+        or "valid" in checks["test_ids_computed_once"]["message"]
+    ), checks["test_ids_computed_once"]["message"]
     assert checks["test_collate"]["score"] == 2
 
 
@@ -456,27 +514,37 @@ def test_a_flood_of_encoder_calls_fails_the_check_and_grading_goes_on(submission
 # (sub.forward: every call answered and counted by the grader).
 RUNTIME_GIVEN = {
     ("s1_01_next_token", "LogitsTable"): "an input only: the generated ids are compared with ids the grader computes "
-                                         "from the same table; nothing is read back from the object",
+    "from the same table; nothing is read back from the object",
     ("s1_23_dataset", "hf_dataset"): "an input only: the split holds the grader's columns; what the student's "
-                                     "dataset makes of it is read by the runtime's indexing and compared with the "
-                                     "grader's values",
+    "dataset makes of it is read by the runtime's indexing and compared with the "
+    "grader's values",
     ("s1_23_mlm", "generator"): "an input only: the draws mask_tokens makes with it are held to statistics the "
-                                "grader computes",
+    "grader computes",
     ("s1_23_mlm", "embedding"): "an input only: the tied head's logits are compared with the grader's",
     ("s1_23_mlm", "after_call"): "a fact the worker reports (did the call change its argument): SECURITY.md's known "
-                                 "limit on facts the worker reports",
+    "limit on facts the worker reports",
     ("s1_23_mlm", "tied_gradient"): "a fact the worker reports (the gradient that reached the tied weight): "
-                                    "SECURITY.md's known limit on facts the worker reports",
-    **{(ex, "as_in_training"): "an input only (the regime a call runs in: grad on, floating arguments requiring "
-                               "grad, bf16 autocast when asked); its result is read like any returned value"
-       for ex in ("s1_14_dropout", "s1_15_attention", "s1_23_bert_embedding", "s1_23_encoder_block",
-                  "s1_23_feed_forward", "s1_23_self_attention")},
+    "SECURITY.md's known limit on facts the worker reports",
+    **{
+        (ex, "as_in_training"): "an input only (the regime a call runs in: grad on, floating arguments requiring "
+        "grad, bf16 autocast when asked); its result is read like any returned value"
+        for ex in (
+            "s1_14_dropout",
+            "s1_15_attention",
+            "s1_23_bert_embedding",
+            "s1_23_encoder_block",
+            "s1_23_feed_forward",
+            "s1_23_self_attention",
+        )
+    },
     ("s1_23_tokenizer", "cuda_available"): "a fact the worker reports (whether it sees a GPU; in bubblewrap it never "
-                                           "does); code that makes torch.cuda.is_available() lie in the worker "
-                                           "answers both sides of the comparison: SECURITY.md's known limit",
+    "does); code that makes torch.cuda.is_available() lie in the worker "
+    "answers both sides of the comparison: SECURITY.md's known limit",
 }
-FORWARDED = {("s1_23_dataset", "WordEncoder"): "its calls are answered, counted and logged by the check's "
-                                               "TrustedEncoder, under a labelling of its own"}
+FORWARDED = {
+    ("s1_23_dataset", "WordEncoder"): "its calls are answered, counted and logged by the check's "
+    "TrustedEncoder, under a labelling of its own"
+}
 
 
 def test_no_check_reads_back_a_given_object_of_the_worker():
@@ -484,6 +552,7 @@ def test_no_check_reads_back_a_given_object_of_the_worker():
 
     from grader.worker.runtime import given
     from tests.conftest import ROOT
+
     built, forwarded = set(), set()
     for checks in sorted((ROOT / "grader" / "checks").glob("test_s1_*.py")):
         text = checks.read_text()
@@ -520,7 +589,7 @@ def test_tied_gradient_is_backward_from_the_gradient_bit_for_bit_and_a_wrong_sha
             self.dense, self.cut, self.dtype = dense, cut, dtype
 
         def forward(self, h):
-            out = torch.nn.functional.linear(torch.nn.functional.gelu(self.dense(h)), emb.weight)[..., :self.cut]
+            out = torch.nn.functional.linear(torch.nn.functional.gelu(self.dense(h)), emb.weight)[..., : self.cut]
             return out if self.dtype is None else out.to(self.dtype)
 
     head = Head()
@@ -541,5 +610,8 @@ def test_tied_gradient_is_backward_from_the_gradient_bit_for_bit_and_a_wrong_sha
             want = emb.weight.grad
         except RuntimeError as e:
             want = str(e)
-        assert type(got) is type(want) and (got == want if isinstance(got, str) else torch.equal(got, want)), (got, want)
+        assert type(got) is type(want) and (got == want if isinstance(got, str) else torch.equal(got, want)), (
+            got,
+            want,
+        )
         assert isinstance(got, str) == (wrong.cut is not None), got

@@ -1,4 +1,5 @@
 """Grading end to end through the real `kata` command: scores, reports, feedback, archives."""
+
 import os
 import shutil
 import stat
@@ -47,7 +48,8 @@ def test_stubs_score_zero_with_not_implemented_messages(submission):
         assert c["status"] == "failed"
         # its own stub, or an earlier exercise it builds on (named, with the file to finish first)
         assert "not implemented yet" in c["message"] or (
-            "which is not finished yet" in c["message"] and "first" in c["message"]), c
+            "which is not finished yet" in c["message"] and "first" in c["message"]
+        ), c
         assert c["exercise"] in c["message"]
 
 
@@ -72,9 +74,14 @@ def test_wrong_answer_public_vs_hidden_feedback(submission):
 
 
 def test_forbidden_api_static_scan_and_runtime_guard(submission):
-    cheat = (SOLUTIONS / "ch01/s1_11_softmax.py").read_text().replace(
-        "    shifted = x - x.amax(dim=dim, keepdim=True)\n    e = torch.exp(shifted)\n    return e / e.sum(dim=dim, keepdim=True)",
-        "    import torch.nn.functional as F\n    return F.softmax(x, dim=dim)")
+    cheat = (
+        (SOLUTIONS / "ch01/s1_11_softmax.py")
+        .read_text()
+        .replace(
+            "    shifted = x - x.amax(dim=dim, keepdim=True)\n    e = torch.exp(shifted)\n    return e / e.sum(dim=dim, keepdim=True)",
+            "    import torch.nn.functional as F\n    return F.softmax(x, dim=dim)",
+        )
+    )
     assert "F.softmax" in cheat
     r = grade(submission({"s1_11_softmax": cheat}), "-e", "s1_11_softmax")
     checks = checks_of(r, "s1_11_softmax")
@@ -94,9 +101,14 @@ def test_forbidden_api_static_scan_and_runtime_guard(submission):
 
 
 def test_forbidden_api_hidden_behind_getattr_is_stopped_at_runtime(submission):
-    cheat = (SOLUTIONS / "ch01/s1_11_softmax.py").read_text().replace(
-        "    shifted = x - x.amax(dim=dim, keepdim=True)\n    e = torch.exp(shifted)\n    return e / e.sum(dim=dim, keepdim=True)",
-        "    fn = getattr(torch, 'soft' + 'max')\n    return fn(x, dim)")
+    cheat = (
+        (SOLUTIONS / "ch01/s1_11_softmax.py")
+        .read_text()
+        .replace(
+            "    shifted = x - x.amax(dim=dim, keepdim=True)\n    e = torch.exp(shifted)\n    return e / e.sum(dim=dim, keepdim=True)",
+            "    fn = getattr(torch, 'soft' + 'max')\n    return fn(x, dim)",
+        )
+    )
     r = grade(submission({"s1_11_softmax": cheat}), "-e", "s1_11_softmax")
     softmax_checks = [c for c in checks_of(r, "s1_11_softmax") if c["name"] != "test_book_simple_normalization"]
     assert all(c["score"] == 0 for c in softmax_checks)
@@ -104,20 +116,30 @@ def test_forbidden_api_hidden_behind_getattr_is_stopped_at_runtime(submission):
     hidden = [c["message"] for c in softmax_checks if c["visibility"] == "hidden"]
     assert public and all("torch.softmax is not allowed" in m for m in public), public
     # a hidden check names no function the code chose to call (the public checks do)
-    assert hidden and all("that exercise s1_11_softmax forbids" in m and "torch.softmax" not in m for m in hidden), hidden
+    assert hidden and all("that exercise s1_11_softmax forbids" in m and "torch.softmax" not in m for m in hidden), (
+        hidden
+    )
 
 
 def test_correct_but_different_softmax_passes(submission):
-    variant = (SOLUTIONS / "ch01/s1_11_softmax.py").read_text().replace(
-        "    shifted = x - x.amax(dim=dim, keepdim=True)\n    e = torch.exp(shifted)\n    return e / e.sum(dim=dim, keepdim=True)",
-        "    return torch.exp(x - torch.logsumexp(x, dim=dim, keepdim=True))")
+    variant = (
+        (SOLUTIONS / "ch01/s1_11_softmax.py")
+        .read_text()
+        .replace(
+            "    shifted = x - x.amax(dim=dim, keepdim=True)\n    e = torch.exp(shifted)\n    return e / e.sum(dim=dim, keepdim=True)",
+            "    return torch.exp(x - torch.logsumexp(x, dim=dim, keepdim=True))",
+        )
+    )
     r = grade(submission({"s1_11_softmax": variant}), "-e", "s1_11_softmax")
     assert score_of(r, "s1_11_softmax") == 13, r["checks"]
 
 
 def test_naive_softmax_loses_the_stability_points_with_a_hint(submission):
-    naive = (SOLUTIONS / "ch01/s1_11_softmax.py").read_text().replace(
-        "    shifted = x - x.amax(dim=dim, keepdim=True)\n", "    shifted = x\n")
+    naive = (
+        (SOLUTIONS / "ch01/s1_11_softmax.py")
+        .read_text()
+        .replace("    shifted = x - x.amax(dim=dim, keepdim=True)\n", "    shifted = x\n")
+    )
     r = grade(submission({"s1_11_softmax": naive}), "-e", "s1_11_softmax")
     by_name = {c["name"]: c for c in checks_of(r, "s1_11_softmax")}
     assert by_name["test_large_inputs_stable"]["status"] == "failed"
@@ -146,15 +168,20 @@ def test_zip_submission_is_graded(tmp_path):
     assert r["score"] == r["max_score"] == 5
 
 
-@pytest.mark.parametrize("name, attr, reason", [
-    ("../../evil.py", None, "points outside the archive"),
-    ("/tmp/evil-abs.py", None, "absolute path"),
-    ("exercises/ch01/link.py", (stat.S_IFLNK | 0o777) << 16, "symbolic link"),
-])
+@pytest.mark.parametrize(
+    "name, attr, reason",
+    [
+        ("../../evil.py", None, "points outside the archive"),
+        ("/tmp/evil-abs.py", None, "absolute path"),
+        ("exercises/ch01/link.py", (stat.S_IFLNK | 0o777) << 16, "symbolic link"),
+    ],
+)
 def test_unsafe_zip_is_refused_and_writes_nothing(tmp_path, name, attr, reason):
     sub = tmp_path / "exercises"
     shutil.copytree(SOLUTIONS, sub)
-    archive = zip_of(sub, tmp_path / "bad.zip", extra=[(name, "print('pwned')\n" if attr is None else "/etc/passwd", attr)])
+    archive = zip_of(
+        sub, tmp_path / "bad.zip", extra=[(name, "print('pwned')\n" if attr is None else "/etc/passwd", attr)]
+    )
     before = set(tmp_path.parent.iterdir())
     proc = kata("grade", str(archive), "--json", str(tmp_path / "r.json"))
     assert proc.returncode == 2

@@ -3,6 +3,7 @@ sandbox, taking checks as they come free (grader/checking/lanes.py). What the st
 instructor see does not change: the same report as one process gives, check for check, and one
 grading budget for the whole submission, whichever lane spends it.
 """
+
 import time
 
 import pytest
@@ -11,8 +12,22 @@ from grader.checking import lanes
 from grader.worker.budget import Budget
 from tests.conftest import EXERCISES, SOLUTIONS, grade, solution_with
 
-CHOSEN = ["-e", "s1_11_softmax", "-e", "s1_12_context", "-e", "s1_13_causal_mask", "-e", "s1_14_dropout",
-          "-e", "s1_16_multihead", "-e", "s1_17_layer_norm", "-e", "s1_12_self_attention"]
+CHOSEN = [
+    "-e",
+    "s1_11_softmax",
+    "-e",
+    "s1_12_context",
+    "-e",
+    "s1_13_causal_mask",
+    "-e",
+    "s1_14_dropout",
+    "-e",
+    "s1_16_multihead",
+    "-e",
+    "s1_17_layer_norm",
+    "-e",
+    "s1_12_self_attention",
+]
 
 
 def _mixed(root):
@@ -23,18 +38,26 @@ def _mixed(root):
     for ex in ("s1_11_softmax", "s1_17_layer_norm"):
         (ch / f"{ex}.py").write_text((SOLUTIONS / "ch01" / f"{ex}.py").read_text())
     (ch / "s1_12_context.py").write_text((EXERCISES / "ch01" / "s1_12_context.py").read_text())
-    (ch / "s1_13_causal_mask.py").write_text((SOLUTIONS / "ch01" / "s1_13_causal_mask.py").read_text()
-                                             + "\nraise RuntimeError('broken on import')\n")
-    (ch / "s1_14_dropout.py").write_text((SOLUTIONS / "ch01" / "s1_14_dropout.py").read_text()
-                                         + "\nimport torch.nn.functional as _F\n_use = _F.dropout\n")
-    (ch / "s1_16_multihead.py").write_text(solution_with(  # the heads not moved before the tokens
-        "s1_16_multihead", "return view_heads(x, num_heads).transpose(1, 2)", "return view_heads(x, num_heads)"))
+    (ch / "s1_13_causal_mask.py").write_text(
+        (SOLUTIONS / "ch01" / "s1_13_causal_mask.py").read_text() + "\nraise RuntimeError('broken on import')\n"
+    )
+    (ch / "s1_14_dropout.py").write_text(
+        (SOLUTIONS / "ch01" / "s1_14_dropout.py").read_text()
+        + "\nimport torch.nn.functional as _F\n_use = _F.dropout\n"
+    )
+    (ch / "s1_16_multihead.py").write_text(
+        solution_with(  # the heads not moved before the tokens
+            "s1_16_multihead", "return view_heads(x, num_heads).transpose(1, 2)", "return view_heads(x, num_heads)"
+        )
+    )
     return root
 
 
 def _seen(doc):
-    return [(c["exercise"], c["name"], c["status"], c["score"], c["kind"], c["visibility"], c["message"])
-            for c in doc["checks"]]
+    return [
+        (c["exercise"], c["name"], c["status"], c["score"], c["kind"], c["visibility"], c["message"])
+        for c in doc["checks"]
+    ]
 
 
 def test_two_lanes_give_the_report_one_process_gives(tmp_path, monkeypatch):

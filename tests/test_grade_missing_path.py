@@ -1,5 +1,6 @@
 """`kata grade` given a path that does not exist says so, in English and Chinese, for one
 submission and for a class (`--out`), instead of a message about what the path should be."""
+
 from __future__ import annotations
 
 import pytest

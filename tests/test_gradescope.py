@@ -1,6 +1,7 @@
 """`kata export gradescope OUT.zip`: the autograder zip, and its run_autograder run for real on
 a /autograder tree laid out in a temporary folder (AUTOGRADER_ROOT), with this venv's Python
 standing in for the one setup.sh would install (setup.sh's apt and pip steps are not run)."""
+
 from __future__ import annotations
 
 import json
@@ -28,9 +29,14 @@ TEST_KEYS = {"name", "number", "score", "max_score", "status", "output", "visibi
 
 def export(tmp_path: Path, *args: str) -> Path:
     out = tmp_path / "autograder.zip"
-    proc = subprocess.run([sys.executable, "-m", "grader", "export", "gradescope", str(out), *args], cwd=ROOT,
-                          capture_output=True, text=True, timeout=300,
-                          env={**os.environ, "PYTHONPATH": str(ROOT), "KATA_LANG": "en"})
+    proc = subprocess.run(
+        [sys.executable, "-m", "grader", "export", "gradescope", str(out), *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "PYTHONPATH": str(ROOT), "KATA_LANG": "en"},
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     return out
 
@@ -48,8 +54,13 @@ def autograder(tmp_path: Path, zip_path: Path) -> Path:
 
 
 def run_autograder(root: Path) -> dict:
-    proc = subprocess.run(["bash", str(root / "source" / "run_autograder")], capture_output=True, text=True,
-                          timeout=600, env={**os.environ, "AUTOGRADER_ROOT": str(root), "KATA_PYTHON": sys.executable})
+    proc = subprocess.run(
+        ["bash", str(root / "source" / "run_autograder")],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, "AUTOGRADER_ROOT": str(root), "KATA_PYTHON": sys.executable},
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     return json.loads((root / "results" / "results.json").read_text())
 
@@ -62,8 +73,14 @@ def test_the_zip_holds_setup_run_autograder_and_every_check_but_no_solution(tmp_
         setup = zf.read("setup.sh").decode()
         config = json.loads(zf.read("kata/gradescope.json"))
         edition = json.loads(zf.read("kata/grader/release.json"))
-    assert {"setup.sh", "run_autograder", "kata/course.toml", "kata/pyproject.toml",
-            "kata/grader/checks/bert_reference.py", "kata/grader/fixtures/s1_11_softmax.safetensors"} <= names
+    assert {
+        "setup.sh",
+        "run_autograder",
+        "kata/course.toml",
+        "kata/pyproject.toml",
+        "kata/grader/checks/bert_reference.py",
+        "kata/grader/fixtures/s1_11_softmax.safetensors",
+    } <= names
     assert {f"kata/grader/checks/test_{ex.id}.py" for ex in COURSE.exercises} <= names  # hidden checks included
     assert not [n for n in names if n.startswith(("kata/solutions/", "kata/tests/"))]
     assert modes["setup.sh"] & 0o111 and modes["run_autograder"] & 0o111
@@ -116,12 +133,34 @@ def test_run_autograder_grades_a_zip_and_reports_a_broken_one(tmp_path):
 
 
 def test_results_of_a_report_follow_gradescopes_fields():
-    doc = {"score": 1.0, "sandbox": "limits-only", "notes": ["ch01/x.py: symbolic link skipped"],
-           "exercises": [{"id": "s1_11_softmax", "section": "1.11"}],
-           "checks": [{"exercise": "s1_11_softmax", "name": "test_a", "status": "passed", "score": 1.0, "max_score": 1.0,
-                       "message": "", "listing": ["1.11/softmax"], "visibility": "public"},
-                      {"exercise": "s1_11_softmax", "name": "test_b", "status": "skipped", "score": 0.0,
-                       "max_score": 2.0, "message": "gpt2.tiktoken is missing", "listing": [], "visibility": "hidden"}]}
+    doc = {
+        "score": 1.0,
+        "sandbox": "limits-only",
+        "notes": ["ch01/x.py: symbolic link skipped"],
+        "exercises": [{"id": "s1_11_softmax", "section": "1.11"}],
+        "checks": [
+            {
+                "exercise": "s1_11_softmax",
+                "name": "test_a",
+                "status": "passed",
+                "score": 1.0,
+                "max_score": 1.0,
+                "message": "",
+                "listing": ["1.11/softmax"],
+                "visibility": "public",
+            },
+            {
+                "exercise": "s1_11_softmax",
+                "name": "test_b",
+                "status": "skipped",
+                "score": 0.0,
+                "max_score": 2.0,
+                "message": "gpt2.tiktoken is missing",
+                "listing": [],
+                "visibility": "hidden",
+            },
+        ],
+    }
     res = gradescope_results(doc, "after_due_date", lang="en")
     a, b = res["tests"]
     assert (a["number"], a["status"], a["visibility"]) == ("1.1", "passed", "visible")
@@ -153,8 +192,13 @@ def test_where_the_sandbox_cannot_start_gradescope_records_no_score_unless_limit
     env = _with_broken_bwrap(tmp_path)
     root = autograder(tmp_path / "a", export(tmp_path / "a"))
     shutil.copy(SOLUTIONS / "ch01" / "s1_11_softmax.py", root / "submission")
-    proc = subprocess.run(["bash", str(root / "source" / "run_autograder")], capture_output=True, text=True,
-                          timeout=600, env={**env, "AUTOGRADER_ROOT": str(root), "KATA_PYTHON": sys.executable})
+    proc = subprocess.run(
+        ["bash", str(root / "source" / "run_autograder")],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**env, "AUTOGRADER_ROOT": str(root), "KATA_PYTHON": sys.executable},
+    )
     assert proc.returncode == 4, proc.stdout + proc.stderr
     assert "Creating new namespace failed" in proc.stderr and "Traceback" not in proc.stderr
     assert not (root / "results" / "results.json").exists()
@@ -162,8 +206,13 @@ def test_where_the_sandbox_cannot_start_gradescope_records_no_score_unless_limit
     (tmp_path / "b").mkdir()
     root = autograder(tmp_path / "b", export(tmp_path / "b", "--grading-sandbox", "limits-only"))
     shutil.copy(SOLUTIONS / "ch01" / "s1_11_softmax.py", root / "submission")
-    proc = subprocess.run(["bash", str(root / "source" / "run_autograder")], capture_output=True, text=True,
-                          timeout=600, env={**env, "AUTOGRADER_ROOT": str(root), "KATA_PYTHON": sys.executable})
+    proc = subprocess.run(
+        ["bash", str(root / "source" / "run_autograder")],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**env, "AUTOGRADER_ROOT": str(root), "KATA_PYTHON": sys.executable},
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     res = json.loads((root / "results" / "results.json").read_text())
     assert res["score"] == SOFTMAX.points
@@ -182,9 +231,19 @@ def test_a_damaged_asset_gives_no_score_and_says_which(tmp_path):
     assets = _assets(tmp_path, _swap_two_ranks((REAL / "gpt2.tiktoken").read_bytes()))
     root = autograder(tmp_path, export(tmp_path, "-e", "s1_04_byte_bpe"))
     shutil.copy(SOLUTIONS / "ch01" / "s1_04_byte_bpe.py", root / "submission")
-    proc = subprocess.run(["bash", str(root / "source" / "run_autograder")], capture_output=True, text=True,
-                          timeout=600, env={**os.environ, "AUTOGRADER_ROOT": str(root), "KATA_PYTHON": sys.executable,
-                                            "KATA_ASSETS_DIR": str(assets), "KATA_LANG": "en"})
+    proc = subprocess.run(
+        ["bash", str(root / "source" / "run_autograder")],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={
+            **os.environ,
+            "AUTOGRADER_ROOT": str(root),
+            "KATA_PYTHON": sys.executable,
+            "KATA_ASSETS_DIR": str(assets),
+            "KATA_LANG": "en",
+        },
+    )
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert "gpt2.tiktoken" in proc.stderr and "kata assets fetch" in proc.stderr, proc.stderr
     assert "Traceback" not in proc.stderr

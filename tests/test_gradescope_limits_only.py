@@ -17,6 +17,7 @@ results say what held ("limits-only (own uid)").
 The interpreter must be one other users can run, as on Gradescope (/usr/bin/python3, a venv in
 /autograder); where this machine's lives under /root (mode 0700), run_autograder runs in a mount
 namespace of its own in which /root holds only that interpreter's folder."""
+
 from __future__ import annotations
 
 import hashlib
@@ -37,8 +38,10 @@ import pytest
 from grader.course import manifest as course_module
 from tests.conftest import ROOT, SOLUTIONS
 
-pytestmark = [pytest.mark.slow,  # whole autograder runs
-              pytest.mark.skipif(os.getuid() != 0, reason="Gradescope runs run_autograder as root")]
+pytestmark = [
+    pytest.mark.slow,  # whole autograder runs
+    pytest.mark.skipif(os.getuid() != 0, reason="Gradescope runs run_autograder as root"),
+]
 
 COURSE = course_module.load(ROOT)
 EXERCISE = COURSE.get("s1_12_context")
@@ -51,7 +54,7 @@ def _blocking_ancestor(path: str) -> tuple[str, str] | None:
     """(the first folder above `path` that other users cannot enter, its child on the way), or None."""
     parts = Path(os.path.realpath(path)).parts
     for i in range(1, len(parts) - 1):
-        folder = os.path.join(*parts[:i + 1])
+        folder = os.path.join(*parts[: i + 1])
         if not os.stat(folder).st_mode & stat.S_IXOTH:
             return folder, parts[i + 1]
     return None
@@ -115,16 +118,24 @@ def _prefix(keep: Path, hide_checkout: bool) -> list[str]:
     blocked = _blocking_ancestor(os.path.dirname(python))
     if blocked is not None:
         folder, child = blocked
-        lines += [f"mkdir -p '{keep}/held'", f"mount --bind '{os.path.join(folder, child)}' '{keep}/held'",
-                  f"mount -t tmpfs -o mode=0755 tmpfs '{folder}'", f"mkdir '{os.path.join(folder, child)}'",
-                  f"mount --bind '{keep}/held' '{os.path.join(folder, child)}'"]
+        lines += [
+            f"mkdir -p '{keep}/held'",
+            f"mount --bind '{os.path.join(folder, child)}' '{keep}/held'",
+            f"mount -t tmpfs -o mode=0755 tmpfs '{folder}'",
+            f"mkdir '{os.path.join(folder, child)}'",
+            f"mount --bind '{keep}/held' '{os.path.join(folder, child)}'",
+        ]
     if hide_checkout:
         venv = ROOT / ".venv"
         if not venv.is_dir():
             pytest.skip(f"no {venv} to keep while hiding the checkout")
-        lines += [f"mkdir -p '{keep}/venv'", f"mount --bind '{venv}' '{keep}/venv'",
-                  f"mount -t tmpfs -o mode=0755 tmpfs '{ROOT}'", f"mkdir '{venv}'",
-                  f"mount --bind '{keep}/venv' '{venv}'"]
+        lines += [
+            f"mkdir -p '{keep}/venv'",
+            f"mount --bind '{venv}' '{keep}/venv'",
+            f"mount -t tmpfs -o mode=0755 tmpfs '{ROOT}'",
+            f"mkdir '{venv}'",
+            f"mount --bind '{keep}/venv' '{venv}'",
+        ]
     if len(lines) == 1:
         return wrap
     if shutil.which("unshare") is None:
@@ -156,9 +167,25 @@ def checkout_prefix(tmp_path_factory) -> list[str]:
 @pytest.fixture(scope="module")
 def autograder_zip(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("export") / "autograder.zip"
-    proc = subprocess.run([sys.executable, "-m", "grader", "export", "gradescope", str(out), "-e", EXERCISE.id,
-                           "--grading-sandbox", "limits-only"], cwd=ROOT, capture_output=True, text=True,
-                          timeout=300, env={**os.environ, "PYTHONPATH": str(ROOT), "KATA_LANG": "en"})
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "grader",
+            "export",
+            "gradescope",
+            str(out),
+            "-e",
+            EXERCISE.id,
+            "--grading-sandbox",
+            "limits-only",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "PYTHONPATH": str(ROOT), "KATA_LANG": "en"},
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "CAN FORGE ITS SCORE" in proc.stdout and "unprivileged user of its own" in proc.stdout, proc.stdout
     return out
@@ -195,10 +222,12 @@ def run_autograder(root: Path, prefix: list[str], tmp_path: Path) -> dict:
     (bin_dir / "bwrap").write_text(FAKE_BWRAP)
     (bin_dir / "bwrap").chmod(0o755)
     env = {k: v for k, v in os.environ.items() if k != "KATA_SANDBOX"}
-    env.update(PATH=f"{bin_dir}{os.pathsep}{env.get('PATH', '')}", AUTOGRADER_ROOT=str(root),
-               KATA_PYTHON=sys.executable)
-    proc = subprocess.run([*prefix, "bash", str(root / "source" / "run_autograder")], capture_output=True,
-                          text=True, timeout=600, env=env)
+    env.update(
+        PATH=f"{bin_dir}{os.pathsep}{env.get('PATH', '')}", AUTOGRADER_ROOT=str(root), KATA_PYTHON=sys.executable
+    )
+    proc = subprocess.run(
+        [*prefix, "bash", str(root / "source" / "run_autograder")], capture_output=True, text=True, timeout=600, env=env
+    )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     return json.loads((root / "results" / "results.json").read_text())
 
@@ -206,8 +235,8 @@ def run_autograder(root: Path, prefix: list[str], tmp_path: Path) -> dict:
 def submit(root: Path, attack: str = "") -> None:
     code = (SOLUTIONS / "ch01" / f"{EXERCISE.id}.py").read_text()
     (root / "submission" / f"{EXERCISE.id}.py").write_text(
-        code + "\n\n# --- the attack, run at import in every check's worker ---\n"
-        + attack.replace("@ROOT@", str(root)))
+        code + "\n\n# --- the attack, run at import in every check's worker ---\n" + attack.replace("@ROOT@", str(root))
+    )
 
 
 def _everything_said(res: dict) -> str:
@@ -268,8 +297,9 @@ def test_a_submission_cannot_read_the_course_into_a_message(autograder, run_pref
     said = _everything_said(res)
     fixtures = autograder / "source" / "kata" / "grader" / "fixtures"
     assert SECRET not in said and "hidden_visibility" not in said and "test_s1_11_softmax.py" not in said
-    assert "fixture " not in said and not any(hashlib.sha256(f.read_bytes()).hexdigest() in said
-                                              for f in fixtures.iterdir())
+    assert "fixture " not in said and not any(
+        hashlib.sha256(f.read_bytes()).hexdigest() in said for f in fixtures.iterdir()
+    )
     _assert_honest(res)
 
 

@@ -20,6 +20,7 @@ __len__ torch calls, and more unlisted operators. Each attack now scores 0 and n
 carries an input value; the attackers' honest variants (a heap in the BPE loop, dataclasses,
 private attributes, `__constants__`, a `__repr__`, ...) keep full marks.
 """
+
 from __future__ import annotations
 
 import re
@@ -128,7 +129,9 @@ def test_hidden_checks_quote_no_input(submission):
     failed_hidden = [c for c in report["checks"] if c["visibility"] == "hidden" and c["status"] == "failed"]
     assert {c["exercise"] for c in failed_hidden} == {"s1_11_softmax", "s1_18_feed_forward"}
     assert not _hidden_numbers(report)
-    public = [c["message"] for c in checks_of(report, "s1_11_softmax") if c["visibility"] == "public"
-              and c["status"] == "failed"]
+    public = [
+        c["message"]
+        for c in checks_of(report, "s1_11_softmax")
+        if c["visibility"] == "public" and c["status"] == "failed"
+    ]
     assert any(A_NUMBER.search(m) for m in public)  # public checks still show their values
-

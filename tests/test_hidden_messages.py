@@ -11,6 +11,7 @@ Graded for real (issue 24, part 5):
   grader's own catalog text ("that object no longer exists in the worker"); it must show as the
   student's exception, its class and its own message, in English and in Chinese.
 """
+
 from __future__ import annotations
 
 import json
@@ -42,7 +43,7 @@ def _raise_chosen(*args):
     exec(compile(f"raise {name}('chosen')", path, "exec"), {})
 '''
 
-ANSWER_BY_RAISING = '''
+ANSWER_BY_RAISING = """
 
 def _attack(*args, **kwargs):
     _raise_chosen(*args, *kwargs.values())
@@ -52,21 +53,20 @@ def __getattr__(name):
     if name.startswith("__"):
         raise AttributeError(name)
     return _attack
-'''
+"""
 
 CHOSEN = ["s1_11_attention_scores", "s1_12_scaled_attention", "s1_23_bert_embedding"]
 
 
 def _choosing(salt: int) -> dict[str, str]:
-    head = (CHOOSE.replace("<<SALT>>", str(salt)).replace("<<CLASSES>>", repr(CLASSES))
-            .replace("<<FILES>>", repr(FILES)))
+    head = CHOOSE.replace("<<SALT>>", str(salt)).replace("<<CLASSES>>", repr(CLASSES)).replace("<<FILES>>", repr(FILES))
     raising = head + ANSWER_BY_RAISING
     bert = solution_with(
         "s1_23_bert_embedding",
         '            raise ValueError(f"sequence of {T} tokens is longer than max_len={self.position.num_embeddings}")',
-        "            _raise_chosen(x)")
-    return {"s1_11_attention_scores": raising, "s1_12_scaled_attention": raising,
-            "s1_23_bert_embedding": bert + head}
+        "            _raise_chosen(x)",
+    )
+    return {"s1_11_attention_scores": raising, "s1_12_scaled_attention": raising, "s1_23_bert_embedding": bert + head}
 
 
 def test_a_hidden_value_chooses_neither_the_exception_nor_the_file_a_hidden_check_names(tmp_path):
@@ -77,8 +77,9 @@ def test_a_hidden_value_chooses_neither_the_exception_nor_the_file_a_hidden_chec
     for salt in (0, 1):
         sub = make_submission(tmp_path / f"salt{salt}", _choosing(salt))
         reports.append(grade(sub, *[arg for ex in CHOSEN for arg in ("-e", ex)]))
-    hidden = [{(c["exercise"], c["name"]): c["message"] for c in r["checks"] if c["visibility"] == "hidden"}
-              for r in reports]
+    hidden = [
+        {(c["exercise"], c["name"]): c["message"] for c in r["checks"] if c["visibility"] == "hidden"} for r in reports
+    ]
     assert hidden[0] and set(hidden[0]) == set(hidden[1])
     assert {ex for ex, _ in hidden[0]} == set(CHOSEN), hidden[0]
     for key, said in hidden[0].items():
@@ -88,11 +89,16 @@ def test_a_hidden_value_chooses_neither_the_exception_nor_the_file_a_hidden_chec
     refused = hidden[0][("s1_23_bert_embedding", "test_too_long_is_refused")]
     assert "must raise ValueError, not another exception" in refused, refused  # the check's own verdict, unnamed
     for r in reports:
-        public = [c["message"] for ex in CHOSEN for c in checks_of(r, ex)
-                  if c["visibility"] == "public" and c["status"] == "failed"]
+        public = [
+            c["message"]
+            for ex in CHOSEN
+            for c in checks_of(r, ex)
+            if c["visibility"] == "public" and c["status"] == "failed"
+        ]
         # ("raised EOFError", or s1_23_bert_embedding's public refusal check: "must raise ValueError, not EOFError")
-        assert public and all(any(f"raised {name}" in m or f"not {name}" in m for name in CLASSES) for m in public), \
-            [m for m in public if not any(f"raised {name}" in m or f"not {name}" in m for name in CLASSES)]
+        assert public and all(any(f"raised {name}" in m or f"not {name}" in m for name in CLASSES) for m in public), [
+            m for m in public if not any(f"raised {name}" in m or f"not {name}" in m for name in CLASSES)
+        ]
 
 
 # ------------------------------------------------------------------ a code and fields of the student's own
@@ -132,8 +138,11 @@ def __getattr__(name):
     return _attack
 '''
 
-FORGED = {"s1_12_context": ("attributes", "Gone"), "s1_10_qkv": ("runtime-class", "_Missing"),
-          "s1_09_input_embeddings": ("guard-class", "ForbiddenAPI")}
+FORGED = {
+    "s1_12_context": ("attributes", "Gone"),
+    "s1_10_qkv": ("runtime-class", "_Missing"),
+    "s1_09_input_embeddings": ("guard-class", "ForbiddenAPI"),
+}
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
@@ -149,8 +158,10 @@ def test_an_exception_carrying_a_catalog_code_shows_as_the_students_own(tmp_path
         report = json.loads(out.read_text(encoding="utf-8"))
     else:
         report = grade(sub, *args)
-    catalog = [t(key, lang=lang, module="FORGED", name="FORGED", exercise="x", hint="")
-               for key in ("worker_gone", "worker_no_attribute_module", "worker_forbidden")]
+    catalog = [
+        t(key, lang=lang, module="FORGED", name="FORGED", exercise="x", hint="")
+        for key in ("worker_gone", "worker_no_attribute_module", "worker_forbidden")
+    ]
     raised = {"en": "raised {cls}: FORGED-by-the-student", "zh": "抛出了 {cls}：FORGED-by-the-student"}[lang]
     for ex, (_, cls) in FORGED.items():
         checks = checks_of(report, ex)

@@ -4,6 +4,7 @@ A hidden check's code moves a host-wide counter by its secret input; a later pub
 reads the counter and returns it into its message. Through the real sandbox, one fresh worker per
 check as the grader runs them. `benchmarks/host_counters.py` measures the bits per check.
 """
+
 import os
 import shutil
 

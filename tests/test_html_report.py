@@ -1,5 +1,6 @@
 """The HTML feedback page (`kata grade PATH --html FILE`, `kata check --html FILE`), opened in
 headless Chromium: what a student sees, as a screenshot and as the rendered DOM."""
+
 import json
 import os
 import re
@@ -25,10 +26,23 @@ def _chromium(tmp_path, *args: str, url: str) -> subprocess.CompletedProcess:
     if exe is None:
         pytest.skip("chromium is not installed (setup.sh installs the Debian package `chromium`)")
     return subprocess.run(
-        [exe, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-         "--disable-component-update", "--no-first-run", "--hide-scrollbars",
-         f"--user-data-dir={tmp_path / 'chromium-profile'}", *args, url],
-        capture_output=True, text=True, timeout=120)
+        [
+            exe,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--no-first-run",
+            "--hide-scrollbars",
+            f"--user-data-dir={tmp_path / 'chromium-profile'}",
+            *args,
+            url,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 def _raising(exercise: str, function: str, text: str) -> str:
@@ -46,8 +60,19 @@ def page(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("html")
     sub = make_submission(tmp, {"s1_13_causal_mask": _raising("s1_13_causal_mask", "causal_attention_weights", EVIL)})
     out = tmp / "feedback" / "report.html"
-    proc = kata("grade", str(sub), "-e", "s1_12_scaled_attention", "-e", "s1_13_causal_mask", "--quiet",
-                "--json", str(tmp / "report.json"), "--html", str(out))
+    proc = kata(
+        "grade",
+        str(sub),
+        "-e",
+        "s1_12_scaled_attention",
+        "-e",
+        "s1_13_causal_mask",
+        "--quiet",
+        "--json",
+        str(tmp / "report.json"),
+        "--html",
+        str(out),
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert f"HTML report: {out}" in proc.stdout
     return tmp, out, json.loads((tmp / "report.json").read_text())
@@ -91,8 +116,13 @@ def test_chromium_renders_scores_messages_and_colours(page, tmp_path):
 def test_kata_check_html_for_the_students_exercises(tmp_course):
     out = tmp_course / "feedback.html"
     proc = subprocess.run(  # in the copy's folder (exercises/: the stubs), with this checkout's grader
-        [sys.executable, "-m", "grader", "check", "s1_12_scaled_attention", "--html", str(out)], cwd=tmp_course,
-        capture_output=True, text=True, timeout=600, env={**os.environ, "KATA_LANG": "en", "PYTHONPATH": str(ROOT)})
+        [sys.executable, "-m", "grader", "check", "s1_12_scaled_attention", "--html", str(out)],
+        cwd=tmp_course,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, "KATA_LANG": "en", "PYTHONPATH": str(ROOT)},
+    )
     assert proc.returncode == 1
     assert out.is_file() and "HTML report: feedback.html" in proc.stdout
     text = out.read_text(encoding="utf-8")
@@ -101,15 +131,41 @@ def test_kata_check_html_for_the_students_exercises(tmp_course):
 
 
 def test_the_page_from_a_stored_report_in_chinese():
-    doc = {"score": 1, "max_score": 3, "submission": "<sub>", "sandbox": "limits-only", "notes": ["skipped link a->b"],
-           "exercises": [{"id": "s1_11_softmax", "section": "1.11", "title": "Softmax", "score": 1, "max_score": 3}],
-           "checks": [{"exercise": "s1_11_softmax", "name": "test_a", "status": "passed", "score": 1, "max_score": 1,
-                       "message": "", "listing": ["1.11/softmax"], "visibility": "public"},
-                      {"exercise": "s1_11_softmax", "name": "test_b", "status": "failed", "score": 0, "max_score": 2,
-                       "message": "x < y", "listing": [], "visibility": "hidden"}]}
+    doc = {
+        "score": 1,
+        "max_score": 3,
+        "submission": "<sub>",
+        "sandbox": "limits-only",
+        "notes": ["skipped link a->b"],
+        "exercises": [{"id": "s1_11_softmax", "section": "1.11", "title": "Softmax", "score": 1, "max_score": 3}],
+        "checks": [
+            {
+                "exercise": "s1_11_softmax",
+                "name": "test_a",
+                "status": "passed",
+                "score": 1,
+                "max_score": 1,
+                "message": "",
+                "listing": ["1.11/softmax"],
+                "visibility": "public",
+            },
+            {
+                "exercise": "s1_11_softmax",
+                "name": "test_b",
+                "status": "failed",
+                "score": 0,
+                "max_score": 2,
+                "message": "x < y",
+                "listing": [],
+                "visibility": "hidden",
+            },
+        ],
+    }
     text = report_html.render(doc, lang="zh")
     assert '<html lang="zh-CN">' in text and "得分" in text and "未通过" in text and "（隐藏）" in text
-    assert "x &lt; y" in text and "&lt;sub&gt;" in text and "仅使用了资源限制" in text and "skipped link a-&gt;b" in text
+    assert (
+        "x &lt; y" in text and "&lt;sub&gt;" in text and "仅使用了资源限制" in text and "skipped link a-&gt;b" in text
+    )
 
 
 class _Rows(HTMLParser):
@@ -168,18 +224,36 @@ def test_failures_come_first_and_passed_checks_are_folded(page):
     assert parsed.rows[0][0] == "failed" and not parsed.rows[0][2]
     shown = [(status, name) for status, name, folded in parsed.rows if not folded]
     assert {name for _, name in shown} == failed and {status for status, _ in shown} == {"failed"}
-    assert sorted(name for status, name, folded in parsed.rows if status == "passed" and folded) == \
-        sorted(c["name"].removeprefix("test_") for c in passed)
+    assert sorted(name for status, name, folded in parsed.rows if status == "passed" and folded) == sorted(
+        c["name"].removeprefix("test_") for c in passed
+    )
     by_exercise = {ex: sum(c["exercise"] == ex for c in passed) for ex in {c["exercise"] for c in passed}}
     assert sorted(s.strip() for s in parsed.summaries) == sorted(
-        f"✔ {n} passed check{'s' if n != 1 else ''}" for n in by_exercise.values())
+        f"✔ {n} passed check{'s' if n != 1 else ''}" for n in by_exercise.values()
+    )
 
 
 def test_a_page_where_everything_passed_folds_every_check_in_either_language():
-    doc = {"score": 3, "max_score": 3, "submission": "sub", "sandbox": "bubblewrap",
-           "exercises": [{"id": "s1_11_softmax", "section": "1.11", "title": "Softmax", "score": 3, "max_score": 3}],
-           "checks": [{"exercise": "s1_11_softmax", "name": f"test_{i}", "status": "passed", "score": 1,
-                       "max_score": 1, "message": "", "listing": [], "visibility": "public"} for i in "abc"]}
+    doc = {
+        "score": 3,
+        "max_score": 3,
+        "submission": "sub",
+        "sandbox": "bubblewrap",
+        "exercises": [{"id": "s1_11_softmax", "section": "1.11", "title": "Softmax", "score": 3, "max_score": 3}],
+        "checks": [
+            {
+                "exercise": "s1_11_softmax",
+                "name": f"test_{i}",
+                "status": "passed",
+                "score": 1,
+                "max_score": 1,
+                "message": "",
+                "listing": [],
+                "visibility": "public",
+            }
+            for i in "abc"
+        ],
+    }
     for lang, summary in (("en", "✔ 3 passed checks"), ("zh", "✔ 3 项检查通过")):
         text = report_html.render(doc, lang=lang)
         parsed = _rows_of(text)
@@ -196,13 +270,37 @@ def test_points_are_shown_to_two_decimals_as_everywhere_else():
     the page shows 67.39 / 100 and 0/2.17 as the terminal report does (report.pts), never 67.3913
     or 2.17391 (issue 26, part 6); the stored report keeps the precision."""
     each = 100 / 46
-    doc = {"score": 31 * each, "max_score": 100.0, "submission": "sub", "sandbox": "bubblewrap",
-           "exercises": [{"id": "s1_11_softmax", "section": "1.11", "title": "Softmax", "score": 31 * each,
-                          "max_score": 100.0}],
-           "checks": [{"exercise": "s1_11_softmax", "name": "test_a", "status": "passed", "score": 31 * each,
-                       "max_score": 31 * each, "message": "", "listing": [], "visibility": "public"},
-                      {"exercise": "s1_11_softmax", "name": "test_b", "status": "failed", "score": 0,
-                       "max_score": each, "message": "x", "listing": [], "visibility": "public"}]}
+    doc = {
+        "score": 31 * each,
+        "max_score": 100.0,
+        "submission": "sub",
+        "sandbox": "bubblewrap",
+        "exercises": [
+            {"id": "s1_11_softmax", "section": "1.11", "title": "Softmax", "score": 31 * each, "max_score": 100.0}
+        ],
+        "checks": [
+            {
+                "exercise": "s1_11_softmax",
+                "name": "test_a",
+                "status": "passed",
+                "score": 31 * each,
+                "max_score": 31 * each,
+                "message": "",
+                "listing": [],
+                "visibility": "public",
+            },
+            {
+                "exercise": "s1_11_softmax",
+                "name": "test_b",
+                "status": "failed",
+                "score": 0,
+                "max_score": each,
+                "message": "x",
+                "listing": [],
+                "visibility": "public",
+            },
+        ],
+    }
     for lang in ("en", "zh"):
         text = report_html.render(doc, lang=lang)
         assert "<b>67.39 / 100</b>" in text and "67.39/100</title>" in text, text

@@ -1,4 +1,5 @@
 """Languages: every text a student reads in English and Chinese, chosen by --lang or the locale."""
+
 import json
 import os
 import re
@@ -22,10 +23,14 @@ def test_every_catalog_message_has_both_languages_with_the_same_fields():
 
 
 def test_catalog_check_finds_a_missing_translation_and_different_fields():
-    found = catalog_problems({"a": {"en": "{what}: wrong"},
-                              "b": {"en": "{what}: wrong {n}", "zh": "{what}：错了"},
-                              "c": {"en": "{what}: wrong", "zh": "{what}: wrong"},
-                              "d": {"en": "fine {x}", "zh": "好 {x}"}})
+    found = catalog_problems(
+        {
+            "a": {"en": "{what}: wrong"},
+            "b": {"en": "{what}: wrong {n}", "zh": "{what}：错了"},
+            "c": {"en": "{what}: wrong", "zh": "{what}: wrong"},
+            "d": {"en": "fine {x}", "zh": "好 {x}"},
+        }
+    )
     assert any("'a'" in p and "no zh text" in p for p in found)
     assert any("'b'" in p and "fields differ" in p for p in found)
     assert any("'c'" in p and "no Chinese" in p for p in found)
@@ -42,7 +47,7 @@ def test_course_and_every_check_are_in_both_languages():
     assert all(CJK.search(lst.title_zh) for lst in c.listings)
 
 
-BAD_MODULE = '''
+BAD_MODULE = """
 import pytest
 from grader.checking import Mistake, Msg, check, code, expect, expect_equal, expect_tensor
 
@@ -74,7 +79,7 @@ def test_fine(sub):
     expect(True, code("softmax([1, 2, 'a b'])"))
     expect_tensor(1, 1, what=Msg("{what}: x", "{what}：第 x 项", what=code("y")))
     Mistake(None, f"dim {sub}", f"第 {sub} 维")
-'''
+"""
 
 
 def test_lint_names_each_untranslated_text(tmp_path):
@@ -116,22 +121,25 @@ def test_hints_need_as_many_chinese_hints(tmp_course):
     text = path.read_text(encoding="utf-8")
     start = text.index("hints_zh = [", text.index('id = "s1_12_context"'))
     end = text.index("]", start)
-    path.write_text(text[:start] + "hints_zh = []" + text[end + 1:], encoding="utf-8")
+    path.write_text(text[:start] + "hints_zh = []" + text[end + 1 :], encoding="utf-8")
     with pytest.raises(course.CourseError, match=r"s1_12_context.*1 hint\(s\) but 0 in hints_zh"):
         course.load(tmp_course)
 
 
 # ---------------------------------------------------------------- choosing the language
-@pytest.mark.parametrize("env, lang", [
-    ({}, "en"),
-    ({"LANG": "zh_CN.UTF-8"}, "zh"),
-    ({"LANG": "zh_TW.UTF-8"}, "zh"),
-    ({"LANG": "C.UTF-8"}, "en"),
-    ({"LANG": "zh_CN.UTF-8", "LC_ALL": "en_US.UTF-8"}, "en"),  # LC_ALL overrides LANG
-    ({"LANG": "en_US.UTF-8", "LC_MESSAGES": "zh_CN.UTF-8"}, "zh"),
-    ({"LC_ALL": "zh_CN.UTF-8", "KATA_LANG": "en"}, "en"),  # kata --lang sets KATA_LANG, which wins
-    ({"LANG": "de_DE.UTF-8"}, "en"),  # English is the fallback
-])
+@pytest.mark.parametrize(
+    "env, lang",
+    [
+        ({}, "en"),
+        ({"LANG": "zh_CN.UTF-8"}, "zh"),
+        ({"LANG": "zh_TW.UTF-8"}, "zh"),
+        ({"LANG": "C.UTF-8"}, "en"),
+        ({"LANG": "zh_CN.UTF-8", "LC_ALL": "en_US.UTF-8"}, "en"),  # LC_ALL overrides LANG
+        ({"LANG": "en_US.UTF-8", "LC_MESSAGES": "zh_CN.UTF-8"}, "zh"),
+        ({"LC_ALL": "zh_CN.UTF-8", "KATA_LANG": "en"}, "en"),  # kata --lang sets KATA_LANG, which wins
+        ({"LANG": "de_DE.UTF-8"}, "en"),  # English is the fallback
+    ],
+)
 def test_language_from_kata_lang_or_the_locale(monkeypatch, env, lang):
     for var in ("KATA_LANG", "LC_ALL", "LC_MESSAGES", "LANG"):
         monkeypatch.delenv(var, raising=False)
@@ -165,19 +173,25 @@ def test_a_plain_string_message_is_refused_when_the_check_runs():
 
 
 # ---------------------------------------------------------------- through the real command line
-WRONG_SOFTMAX = '''
+WRONG_SOFTMAX = """
 
 def softmax(x, dim=-1):
     return x / x.sum(dim=dim, keepdim=True)
-'''
+"""
 
 
 def _run(args, cwd, **env):
     """`kata` (this checkout's) in `cwd` with a clean language environment plus `env`; wide enough
     that rich wraps nothing."""
     base = {k: v for k, v in os.environ.items() if k not in ("KATA_LANG", "LC_ALL", "LC_MESSAGES", "LANG")}
-    return subprocess.run([sys.executable, "-m", "grader", *args], cwd=cwd, capture_output=True, text=True,
-                          timeout=600, env={**base, "COLUMNS": "250", "PYTHONPATH": str(ROOT), **env})
+    return subprocess.run(
+        [sys.executable, "-m", "grader", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**base, "COLUMNS": "250", "PYTHONPATH": str(ROOT), **env},
+    )
 
 
 def test_kata_check_speaks_chinese_or_english(tmp_course):
@@ -187,19 +201,28 @@ def test_kata_check_speaks_chinese_or_english(tmp_course):
     zh = _run(["--lang", "zh", "check", "s1_11_softmax"], tmp_course)
     assert zh.returncode == 1, zh.stderr
     out = zh.stdout
-    for text in ("简单归一化和数值稳定的 softmax",  # the exercise's title
-                 "✘ 书中示例的 softmax",  # the check's title
-                 "第一个未通过的检查", "个值中有", "这看起来像是简单归一化，而不是 softmax。",  # the failure, its mistake
-                 "4 个公开检查中通过 0 个 · 0/8 分"):  # the summary
+    for text in (
+        "简单归一化和数值稳定的 softmax",  # the exercise's title
+        "✘ 书中示例的 softmax",  # the check's title
+        "第一个未通过的检查",
+        "个值中有",
+        "这看起来像是简单归一化，而不是 softmax。",  # the failure, its mistake
+        "4 个公开检查中通过 0 个 · 0/8 分",
+    ):  # the summary
         assert text in out, (text, out)
     assert "This looks like" not in out and "values differ" not in out and "public checks pass" not in out
 
     en = _run(["--lang", "en", "check", "s1_11_softmax"], tmp_course, LANG="zh_CN.UTF-8")  # --lang wins
     assert en.returncode == 1, en.stderr
     out = en.stdout
-    for text in ("Simple normalisation and a numerically stable softmax", "✘ softmax of the book's examples",
-                 "First failure", "values differ", "This looks like simple normalisation, not softmax.",
-                 "0 of 4 public checks pass · 0/8 points"):
+    for text in (
+        "Simple normalisation and a numerically stable softmax",
+        "✘ softmax of the book's examples",
+        "First failure",
+        "values differ",
+        "This looks like simple normalisation, not softmax.",
+        "0 of 4 public checks pass · 0/8 points",
+    ):
         assert text in out, (text, out)
     assert not CJK.search(out), out
 
@@ -227,25 +250,56 @@ def test_json_report_keeps_its_fields_and_adds_title_and_lang(tmp_path):
     assert first["title"] == "书中示例的 softmax" and first["status"] == "failed"
     assert "这看起来像是简单归一化" in first["message"]
     assert checks["test_book_simple_normalization"]["status"] == "passed"
-    assert set(first) >= {"exercise", "name", "status", "score", "max_score", "message", "listing", "visibility",
-                          "duration_s", "kind", "title"}
+    assert set(first) >= {
+        "exercise",
+        "name",
+        "status",
+        "score",
+        "max_score",
+        "message",
+        "listing",
+        "visibility",
+        "duration_s",
+        "kind",
+        "title",
+    }
 
 
 def test_the_workers_own_errors_are_worded_in_chinese(tmp_path):
     """The worker cannot read the catalog: it sends a code and fields, and the grader words them."""
     softmax = (ROOT / "solutions" / "ch01" / "s1_11_softmax.py").read_text()
     context = (ROOT / "solutions" / "ch01" / "s1_12_context.py").read_text()
-    sub = make_submission(tmp_path, {
-        # a name the scan cannot read (its escape rule refuses the file): the guard refuses the call
-        "s1_11_softmax": softmax + "\n\ndef softmax(x, dim=-1):\n    return getattr(torch, 'soft' + 'max')(x, dim=dim)\n",
-        "s1_12_context": context.replace("def context_vectors(", "def context_vector(")})
+    sub = make_submission(
+        tmp_path,
+        {
+            # a name the scan cannot read (its escape rule refuses the file): the guard refuses the call
+            "s1_11_softmax": softmax
+            + "\n\ndef softmax(x, dim=-1):\n    return getattr(torch, 'soft' + 'max')(x, dim=dim)\n",
+            "s1_12_context": context.replace("def context_vectors(", "def context_vector("),
+        },
+    )
     out = tmp_path / "report.json"
-    proc = kata("--lang", "zh", "grade", str(sub), "-e", "s1_11_softmax", "-e", "s1_12_context", "--public-only",
-                "--json", str(out), "-q")
+    proc = kata(
+        "--lang",
+        "zh",
+        "grade",
+        str(sub),
+        "-e",
+        "s1_11_softmax",
+        "-e",
+        "s1_12_context",
+        "--public-only",
+        "--json",
+        str(out),
+        "-q",
+    )
     assert proc.returncode == 0, proc.stderr
     checks = {(c["exercise"], c["name"]): c for c in json.loads(out.read_text(encoding="utf-8"))["checks"]}
     forbidden = checks[("s1_11_softmax", "test_book_softmax_examples")]["message"]
     assert "练习 s1_11_softmax 中不允许使用 torch.softmax：本练习要求你自己实现它。用 torch.exp" in forbidden
     assert "在删除它之前，本练习记 0 分" in forbidden  # the static scan's verdict, in Chinese too
     assert "getattr" in forbidden
-    assert "模块 s1_12_context 中没有 'context_vectors'" in checks[("s1_12_context", "test_listing_1_7_context")]["message"]
+    assert (
+        "模块 s1_12_context 中没有 'context_vectors'"
+        in checks[("s1_12_context", "test_listing_1_7_context")]["message"]
+    )

@@ -6,6 +6,7 @@ stubs` and `kata fixtures` generate the rest, and the exercise is real: `kata ve
 passes with its Chinese pending while the strict verify fails on the same texts, the reference
 scores full marks and the stub nothing, and the tests it wrote pass. An id that is malformed or
 taken is refused with exit 2 and nothing written."""
+
 from __future__ import annotations
 
 import hashlib
@@ -22,10 +23,25 @@ import pytest
 from tests.conftest import ROOT
 
 EX = "s1_11_demo"
-SKIP = shutil.ignore_patterns(".git", ".venv", ".kata", "__pycache__", "*.egg-info", ".pytest_cache", ".hypothesis",
-                              "benchmarks", "build", "dist", "out")
-WRITTEN = [f"solutions/ch01/{EX}.py", f"grader/checks/test_{EX}.py", f"tests/test_ex_{EX}.py",
-           f"locale/zh/ch01/{EX}.po"]
+SKIP = shutil.ignore_patterns(
+    ".git",
+    ".venv",
+    ".kata",
+    "__pycache__",
+    "*.egg-info",
+    ".pytest_cache",
+    ".hypothesis",
+    "benchmarks",
+    "build",
+    "dist",
+    "out",
+)
+WRITTEN = [
+    f"solutions/ch01/{EX}.py",
+    f"grader/checks/test_{EX}.py",
+    f"tests/test_ex_{EX}.py",
+    f"locale/zh/ch01/{EX}.po",
+]
 
 
 def course_copy(where: Path) -> Path:
@@ -41,15 +57,18 @@ def _env(copy: Path) -> dict[str, str]:
 
 def kata_in(copy: Path, *args: str) -> subprocess.CompletedProcess:
     """The copy's own `kata` (its grader package), run in the copy."""
-    return subprocess.run([sys.executable, "-m", "grader", *args], cwd=copy, capture_output=True, text=True,
-                          timeout=600, env=_env(copy))
+    return subprocess.run(
+        [sys.executable, "-m", "grader", *args], cwd=copy, capture_output=True, text=True, timeout=600, env=_env(copy)
+    )
 
 
 def tree(folder: Path) -> dict[str, str]:
     """Every file's sha256 but the caches a command may leave (.kata/, __pycache__/)."""
-    return {p.relative_to(folder).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in sorted(folder.rglob("*")) if p.is_file()
-            and not {".kata", "__pycache__"} & set(p.relative_to(folder).parts)}
+    return {
+        p.relative_to(folder).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file() and not {".kata", "__pycache__"} & set(p.relative_to(folder).parts)
+    }
 
 
 def test_a_new_exercise_is_gradable_and_passes_verify_draft_with_its_chinese_pending(tmp_path):
@@ -78,17 +97,23 @@ def test_a_new_exercise_is_gradable_and_passes_verify_draft_with_its_chinese_pen
 
     draft = kata_in(copy, "verify", "--draft", "-e", EX)
     assert draft.returncode == 0, draft.stdout + draft.stderr
-    pending = sorted(line.removeprefix("pending: ") for line in draft.stdout.splitlines() if line.startswith("pending: "))
+    pending = sorted(
+        line.removeprefix("pending: ") for line in draft.stdout.splitlines() if line.startswith("pending: ")
+    )
     assert len(pending) == 6 and all(EX in p for p in pending), pending
     assert any(f"locale/zh/ch01/{EX}.po: demo TODO: not translated" in p for p in pending), pending
     assert any(f"course.toml [[exercise]] {EX} title: the Chinese text is empty" in p for p in pending), pending
     assert "FAIL" not in draft.stdout and "ok: solutions: 1/1" in draft.stdout and "ok: stubs: 0/1" in draft.stdout
-    assert draft.stdout.rstrip().endswith("kata verify --draft: passed, 6 text(s) pending (the strict kata verify, "
-                                          "which CI runs, fails until they are written)")
+    assert draft.stdout.rstrip().endswith(
+        "kata verify --draft: passed, 6 text(s) pending (the strict kata verify, "
+        "which CI runs, fails until they are written)"
+    )
     strict = kata_in(copy, "verify", "--no-grade")
     assert strict.returncode == 1 and "kata verify: 6 problem(s)" in strict.stdout, strict.stdout
-    assert sorted(line.removeprefix("FAIL: ") for line in strict.stdout.splitlines()
-                  if line.startswith("FAIL: ")) == pending
+    assert (
+        sorted(line.removeprefix("FAIL: ") for line in strict.stdout.splitlines() if line.startswith("FAIL: "))
+        == pending
+    )
 
     for folder, expect in (("solutions", "full"), ("exercises", "zero")):
         done = kata_in(copy, "grade", folder, "-e", EX, "--expect", expect, "--quiet")
@@ -96,8 +121,14 @@ def test_a_new_exercise_is_gradable_and_passes_verify_draft_with_its_chinese_pen
     check = kata_in(copy, "check", EX)
     assert check.returncode == 1 and "0 of 1 public checks pass" in check.stdout, check.stdout
 
-    tests = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", f"tests/test_ex_{EX}.py"],
-                           cwd=copy, capture_output=True, text=True, timeout=600, env=_env(copy))
+    tests = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", f"tests/test_ex_{EX}.py"],
+        cwd=copy,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=_env(copy),
+    )
     assert tests.returncode == 0 and "3 passed" in tests.stdout, tests.stdout + tests.stderr
 
 
@@ -152,20 +183,23 @@ def test_verify_draft_lists_a_missing_translation_as_pending_and_still_fails_on_
     assert not any("s1_11_attention_scores" in p for p in v.problems), v.problems
 
 
-@pytest.mark.parametrize("problem, pending", [
-    ("locale/zh/ch01/x.po: softmax TODO: not translated", True),
-    ("locale/zh/ch01/x.po: softmax: marked fuzzy", True),
-    ("locale/zh/ch01/x.po: softmax: stale: its English changed", True),
-    ("locale/zh/ch01/x.po: no catalog (kata stubs --lang zh --update-catalogs makes one)", True),
-    ("locale/zh/ch01/x.po: old: translates English that the solution no longer has", True),
-    ("errata: locale/zh/errata.po:12: E-1.11-a: not translated", True),
-    ("languages: grader/locale/zh/messages.po:40: 'shape' is not translated (empty msgstr)", True),
-    ("languages: course.toml [[exercise]] x title: the Chinese text 'TODO' has no Chinese in it", True),
-    ("languages: course.toml [[exercise]] x title: the English text is empty", False),
-    ("languages: grader/locale/zh/messages.po:40: 'shape': the fields differ: English ['a'], Chinese []", False),
-    ("locale/zh/ch01/x.po: softmax: the translation changes code, which stays as the English has it: dim", False),
-    ("s1_11_x: the zh stub's code differs from the English stub's", False),
-])
+@pytest.mark.parametrize(
+    "problem, pending",
+    [
+        ("locale/zh/ch01/x.po: softmax TODO: not translated", True),
+        ("locale/zh/ch01/x.po: softmax: marked fuzzy", True),
+        ("locale/zh/ch01/x.po: softmax: stale: its English changed", True),
+        ("locale/zh/ch01/x.po: no catalog (kata stubs --lang zh --update-catalogs makes one)", True),
+        ("locale/zh/ch01/x.po: old: translates English that the solution no longer has", True),
+        ("errata: locale/zh/errata.po:12: E-1.11-a: not translated", True),
+        ("languages: grader/locale/zh/messages.po:40: 'shape' is not translated (empty msgstr)", True),
+        ("languages: course.toml [[exercise]] x title: the Chinese text 'TODO' has no Chinese in it", True),
+        ("languages: course.toml [[exercise]] x title: the English text is empty", False),
+        ("languages: grader/locale/zh/messages.po:40: 'shape': the fields differ: English ['a'], Chinese []", False),
+        ("locale/zh/ch01/x.po: softmax: the translation changes code, which stays as the English has it: dim", False),
+        ("s1_11_x: the zh stub's code differs from the English stub's", False),
+    ],
+)
 def test_what_a_draft_lists_as_pending(problem, pending):
     from grader.course import i18n
 

@@ -12,6 +12,7 @@ keyed on SIS Login ID), the submission times the documented timestamp file (`stu
 in ISO 8601 with its offset, grader/instructor/formats/late.py); OUT is what `kata grade DIR
 --out OUT` stores (batch.json, students/<name>/report.json), so no grading is needed.
 """
+
 from __future__ import annotations
 
 import csv
@@ -30,23 +31,35 @@ WEEK1 = COURSE.assignments[0]
 DUE = "2027-03-14T23:59:00+08:00"
 POLICY = {"assignment": "week1", "due": DUE, "per_day": 10.0, "max_days": 7.0, "grace_minutes": 0.0}
 # alice 1 day late, José on time, mhatter 9 days late (more than 7: 0)
-TIMES = (f"student,submitted_at\nalice,2027-03-15T10:00:00+08:00\n{NFC_JOSE},2027-03-14T20:00:00+08:00\n"
-         "mhatter,2027-03-23T12:00:00+08:00\n")
+TIMES = (
+    f"student,submitted_at\nalice,2027-03-15T10:00:00+08:00\n{NFC_JOSE},2027-03-14T20:00:00+08:00\n"
+    "mhatter,2027-03-23T12:00:00+08:00\n"
+)
 
 
 def record(name: str, got: float, full: float = 46.0) -> dict:
     """A graded report of one exercise worth `full` raw points, `got` of them scored."""
-    return {"schema": 1, "score": got, "max_score": full, "submission": name, "sandbox": "bubblewrap", "lang": "en",
-            "exercises": [{"id": WEEK1.exercises[0], "section": "1.1", "title": "x", "score": got, "max_score": full}],
-            "checks": [], "student": {"status": "graded", "reason": "", "source": name, "name": name}}
+    return {
+        "schema": 1,
+        "score": got,
+        "max_score": full,
+        "submission": name,
+        "sandbox": "bubblewrap",
+        "lang": "en",
+        "exercises": [{"id": WEEK1.exercises[0], "section": "1.1", "title": "x", "score": got, "max_score": full}],
+        "checks": [],
+        "student": {"status": "graded", "reason": "", "source": name, "name": name},
+    }
 
 
 def stored_run(tmp_path, scores: dict[str, float], **meta):
     out = tmp_path / "out"
     for name, got in scores.items():
         store.write_json(store.record_path(out, name), record(name, got))
-    store.write_json(out / store.META, {"kind": "kata-batch", "format": 1, "title": "kata",
-                                        "exercises": list(WEEK1.exercises), **meta})
+    store.write_json(
+        out / store.META,
+        {"kind": "kata-batch", "format": 1, "title": "kata", "exercises": list(WEEK1.exercises), **meta},
+    )
     (tmp_path / "Grades-KATA101.csv").write_text(CANVAS, encoding="utf-8")
     (tmp_path / "times.csv").write_text(TIMES, encoding="utf-8")
     return out
@@ -63,16 +76,29 @@ def canvas(out) -> dict[str, str]:
 
 def test_feedback_html_shows_a_late_student_the_penalty_and_the_grade_the_lms_gets(tmp_path, monkeypatch):
     out = stored_run(tmp_path, {"alice": 31.0, NFC_JOSE: 46.0, "mhatter": 46.0}, late=POLICY)
-    done = kata("gradebook", str(out), "--roster", str(tmp_path / "Grades-KATA101.csv"),
-                "--submitted-at", str(tmp_path / "times.csv"), "--lms-assignment", "Attention (48213)")
+    done = kata(
+        "gradebook",
+        str(out),
+        "--roster",
+        str(tmp_path / "Grades-KATA101.csv"),
+        "--submitted-at",
+        str(tmp_path / "times.csv"),
+        "--lms-assignment",
+        "Attention (48213)",
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     alice, jose, hatter = page(out, "alice"), page(out, NFC_JOSE), page(out, "mhatter")
     assert canvas(out) == {"alice": "27.9", NFC_JOSE: "46", "mhatter": "0"}  # 31 less 10%; 9 days late: 0
     assert "<b>31 / 46</b>" in alice  # the report as graded, then the late policy and the LMS's number
-    assert "Submitted 2027-03-15 10:00 UTC+08:00, due 2027-03-14 23:59 UTC+08:00: 1 day(s) late, the late " \
-           "policy takes 10% off." in alice
-    assert re.search(r'id="final">Grade in the course&#x27;s gradebook, after the late penalty: '
-                     r'<b>27.9 / 46</b> \(61%\)', alice)
+    assert (
+        "Submitted 2027-03-15 10:00 UTC+08:00, due 2027-03-14 23:59 UTC+08:00: 1 day(s) late, the late "
+        "policy takes 10% off." in alice
+    )
+    assert re.search(
+        r'id="final">Grade in the course&#x27;s gradebook, after the late penalty: '
+        r"<b>27.9 / 46</b> \(61%\)",
+        alice,
+    )
     assert "— 27.9/46</title>" in alice
     assert 'id="late"' not in jose and 'id="final"' not in jose and "— 46/46</title>" in jose  # on time
     assert "9 day(s) late, more than the 7 the late policy accepts: the grade is 0." in hatter
@@ -85,7 +111,10 @@ def test_feedback_html_shows_a_late_student_the_penalty_and_the_grade_the_lms_ge
     monkeypatch.setenv("KATA_LANG", "zh")
     gradebook.regenerate(out)
     alice, summary = page(out, "alice"), (out / "summary.md").read_text(encoding="utf-8")
-    assert "提交于 2027-03-15 10:00 UTC+08:00，截止时间 2027-03-14 23:59 UTC+08:00：迟交 1 天，按迟交规定扣除 10%。" in alice
+    assert (
+        "提交于 2027-03-15 10:00 UTC+08:00，截止时间 2027-03-14 23:59 UTC+08:00：迟交 1 天，按迟交规定扣除 10%。"
+        in alice
+    )
     assert "扣除迟交分数后，记入课程成绩册的成绩: <b>27.9 / 46</b>" in alice
     assert "## 名单" in summary and "## 迟交" in summary and "## Roster" not in summary and "## Late" not in summary
     assert "名单上 3 名学生已提交，0 名未提交；0 份提交不在名单上。" in summary
@@ -104,8 +133,12 @@ def test_a_fractional_penalty_is_shown_to_two_decimals_as_everywhere():
     r = roster.parse("login,name\nann,Ann\n")
     doc = record("ann", 46.0)
     doc["student"]["mtime"] = "2027-03-15T10:00:00+08:00"
-    rows = lms.rows({"ann": doc}, {"late": policy, "submitted_at": "mtime"}, r,
-                    now=__import__("datetime").datetime(2027, 4, 1, tzinfo=__import__("datetime").timezone.utc))
+    rows = lms.rows(
+        {"ann": doc},
+        {"late": policy, "submitted_at": "mtime"},
+        r,
+        now=__import__("datetime").datetime(2027, 4, 1, tzinfo=__import__("datetime").timezone.utc),
+    )
     assert lms.feedback(rows[0]) == "1 day(s) late: -2.17%"
     top = "\n".join(lms.overview(rows, {"late": policy}, lms.Lms(r)))
     assert "ann (-2.17%)" in top and "2.1739" not in top
@@ -115,8 +148,16 @@ def test_a_fractional_penalty_is_shown_to_two_decimals_as_everywhere():
 def test_kata_gradebook_for_an_assignment_gates_its_lms_files_as_kata_gradebook_does(tmp_path):
     out = stored_run(tmp_path, {"alice": 31.0, NFC_JOSE: 46.0, "mhatter": 40.0})
     # the whole run: every submission on the Canvas export's lines, but times and no due date: exit 5 (issue 34)
-    whole = kata("gradebook", str(out), "--roster", str(tmp_path / "Grades-KATA101.csv"),
-                 "--submitted-at", str(tmp_path / "times.csv"), "--lms-assignment", "Attention (48213)")
+    whole = kata(
+        "gradebook",
+        str(out),
+        "--roster",
+        str(tmp_path / "Grades-KATA101.csv"),
+        "--submitted-at",
+        str(tmp_path / "times.csv"),
+        "--lms-assignment",
+        "Attention (48213)",
+    )
     assert whole.returncode == 5 and "but no due date" in whole.stdout, whole.stdout + whole.stderr
     safe = kata("gradebook", str(out), "--assignment", "week1", "--due", DUE, "--lms-assignment", "Week 1 (48190)")
     assert safe.returncode == 0, safe.stdout + safe.stderr

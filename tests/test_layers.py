@@ -5,6 +5,7 @@ Every import counts: `import grader.x`, `from grader.x import y`, `from grader i
 relative imports (`from ..x import y`), and imports inside functions. Nothing is imported to
 find them: each module's source is read with `ast`.
 """
+
 from __future__ import annotations
 
 import ast
@@ -30,7 +31,12 @@ LEVELS: list[tuple[str, ...]] = [
 ]
 LEVEL = {part: i for i, parts in enumerate(LEVELS) for part in parts}
 LOOSE = {"__init__.py", "__main__.py", "cli.py"}  # the only modules directly in grader/
-DATA_DIRS = {"fixtures", "locale", "release_stubs", "__pycache__"}  # folders of grader/ that are not parts (locale: messages.po)
+DATA_DIRS = {
+    "fixtures",
+    "locale",
+    "release_stubs",
+    "__pycache__",
+}  # folders of grader/ that are not parts (locale: messages.po)
 SANDBOXED = "grader.worker.runtime"  # runs inside the sandbox, which cannot see the rest of the grader
 
 
@@ -53,7 +59,7 @@ def imports(source: str, module: str, is_package: bool) -> list[tuple[int, str]]
         elif isinstance(node, ast.ImportFrom):
             if node.level:
                 base = module.split(".") if is_package else module.split(".")[:-1]
-                base = base[:len(base) - (node.level - 1)]
+                base = base[: len(base) - (node.level - 1)]
                 origin = ".".join(base + ([node.module] if node.module else []))
             else:
                 origin = node.module or ""
@@ -128,8 +134,11 @@ def test_each_part_says_what_it_does(part):
 BREAKING = {
     # module, is it a package's __init__, its source -> the import found
     ("grader.course.fake", False, "from ..reports import report\n"): "grader.reports.report",
-    ("grader.course.fake", False, "def f():\n    from grader.student.commands import cmd_check\n"):
-        "grader.student.commands",
+    (
+        "grader.course.fake",
+        False,
+        "def f():\n    from grader.student.commands import cmd_check\n",
+    ): "grader.student.commands",
     ("grader.checking.fake", False, "import grader.instructor.batch.run as run\n"): "grader.instructor.batch.run",
     ("grader.checks.test_fake", False, "from grader import listings\n"): "grader.listings",
     ("grader.reports.fake", False, "from ..authoring.stubs import stub_text\n"): "grader.authoring.stubs",

@@ -1,6 +1,7 @@
 """Per-exercise limits in course.toml (issue 7, item 5): call time, memory and output, with
 defaults in [course.defaults]; when one is hit the student reads which, and how much, in plain
 words ("your code took longer than the 1 s limit", "used more than 1024 MB of memory", ...)."""
+
 from __future__ import annotations
 
 import json
@@ -32,9 +33,14 @@ def test_limits_have_defaults_and_per_exercise_values(tmp_course):
     assert (default.time_limit_s, default.memory_mb, default.output_mb) == (10, 6144, 16)
     assert meta.get("s1_23_training").time_limit_s == 60  # set in its own table
     _set(tmp_course, "s1_11_matmul", "time_limit_s = 1\nmemory_mb = 1024\noutput_mb = 2")
-    (tmp_course / "course.toml").write_text((tmp_course / "course.toml").read_text().replace(
-        "defaults = { time_limit_s = 10, memory_mb = 6144, output_mb = 16 }",
-        "defaults = { time_limit_s = 7, memory_mb = 4096, output_mb = 8 }"))
+    (tmp_course / "course.toml").write_text(
+        (tmp_course / "course.toml")
+        .read_text()
+        .replace(
+            "defaults = { time_limit_s = 10, memory_mb = 6144, output_mb = 16 }",
+            "defaults = { time_limit_s = 7, memory_mb = 4096, output_mb = 8 }",
+        )
+    )
     changed = course.load(tmp_course, check_files=False)
     ex = changed.get("s1_11_matmul")
     assert (ex.time_limit_s, ex.memory_mb, ex.output_mb) == (1, 1024, 2)
@@ -48,29 +54,54 @@ def test_each_limit_hit_is_named_with_its_value(tmp_course, tmp_path, monkeypatc
     _set(tmp_course, "s1_11_matmul", "time_limit_s = 1")
     _set(tmp_course, "s1_12_context", "output_mb = 1")
     _set(tmp_course, "s1_12_scaled_attention", "memory_mb = 1024")
-    sub = make_submission(tmp_path, {
-        "s1_11_matmul": "import time\n\ndef matmul(A, B):\n    time.sleep(5)\n    return A\n",
-        "s1_12_context": "def context_vectors(w, v):\n    print('x' * (3 << 20))\n    return w @ v\n",
-        "s1_12_scaled_attention": "import torch\n\n"
-                                  "def scale_scores(scores, d_k):\n    return torch.empty(1 << 29) and scores\n\n"
-                                  "def attention_weights(scores, d_k):\n    return [bytes(1 << 26) for _ in range(64)]\n",
-    })
+    sub = make_submission(
+        tmp_path,
+        {
+            "s1_11_matmul": "import time\n\ndef matmul(A, B):\n    time.sleep(5)\n    return A\n",
+            "s1_12_context": "def context_vectors(w, v):\n    print('x' * (3 << 20))\n    return w @ v\n",
+            "s1_12_scaled_attention": "import torch\n\n"
+            "def scale_scores(scores, d_k):\n    return torch.empty(1 << 29) and scores\n\n"
+            "def attention_weights(scores, d_k):\n    return [bytes(1 << 26) for _ in range(64)]\n",
+        },
+    )
     out = tmp_path / "r.json"
     monkeypatch.chdir(tmp_course)
     monkeypatch.setenv("KATA_LANG", "en")
-    assert main(["grade", str(sub), "--json", str(out), "--quiet", "--course", str(tmp_course),
-                 "-e", "s1_11_matmul", "-e", "s1_12_context", "-e", "s1_12_scaled_attention"]) == 0
+    assert (
+        main(
+            [
+                "grade",
+                str(sub),
+                "--json",
+                str(out),
+                "--quiet",
+                "--course",
+                str(tmp_course),
+                "-e",
+                "s1_11_matmul",
+                "-e",
+                "s1_12_context",
+                "-e",
+                "s1_12_scaled_attention",
+            ]
+        )
+        == 0
+    )
     report = json.loads(out.read_text())
-    for ex, words in (("s1_11_matmul", "your code took longer than the 1 s limit"),
-                      ("s1_12_context", "printed or wrote more than 1 MB of output"),
-                      ("s1_12_scaled_attention", "used more than 1024 MB of memory")):
+    for ex, words in (
+        ("s1_11_matmul", "your code took longer than the 1 s limit"),
+        ("s1_12_context", "printed or wrote more than 1 MB of output"),
+        ("s1_12_scaled_attention", "used more than 1024 MB of memory"),
+    ):
         checks = checks_of(report, ex)
-        assert checks and all(c["score"] == 0 and words in c["message"] for c in checks), \
-            [(c["name"], c["message"]) for c in checks]
+        assert checks and all(c["score"] == 0 and words in c["message"] for c in checks), [
+            (c["name"], c["message"]) for c in checks
+        ]
 
 
 def _cgroups_usable() -> bool:
     from grader.worker import cgroups
+
     group = cgroups.Group.create(f"kata-probe-{os.getpid()}", max_tasks=8)
     if group is None:
         return False
@@ -163,8 +194,23 @@ def test_a_sandbox_s_processes_together_stay_under_its_memory_limit(tmp_course, 
     watcher = threading.Thread(target=watch, daemon=True)
     watcher.start()
     try:
-        code = main(["grade", str(sub), "--json", str(out), "--quiet", "--course", str(tmp_course),
-                     "-e", "s1_11_matmul", "-e", "s1_12_scaled_attention", "-e", "s1_11_softmax"])
+        code = main(
+            [
+                "grade",
+                str(sub),
+                "--json",
+                str(out),
+                "--quiet",
+                "--course",
+                str(tmp_course),
+                "-e",
+                "s1_11_matmul",
+                "-e",
+                "s1_12_scaled_attention",
+                "-e",
+                "s1_11_softmax",
+            ]
+        )
     finally:
         done.set()
         watcher.join()
@@ -173,6 +219,7 @@ def test_a_sandbox_s_processes_together_stay_under_its_memory_limit(tmp_course, 
     assert 1500 < peak[0] < 3500, f"the sandbox held {peak[0]:.0f} MB at its peak"
     report = json.loads(out.read_text())
     killed = [c["message"] for c in checks_of(report, "s1_12_scaled_attention") if c["score"] == 0]
-    assert killed and all("your code's processes together used more than 2048 MB of memory" in m for m in killed), \
+    assert killed and all("your code's processes together used more than 2048 MB of memory" in m for m in killed), (
         killed
+    )
     assert all(c["score"] == c["max_score"] for c in checks_of(report, "s1_11_softmax"))

@@ -2,6 +2,7 @@
 key, msgid the English, msgstr the Chinese. messages.py reads it (through a JSON copy keyed by its hash),
 and `kata verify`'s rules (grader/course/i18n.py, grader/authoring/glossary.py) name what is wrong in it by
 file and line. The planted catalogs are copies of the real one with one mistake each."""
+
 import json
 import os
 import shutil
@@ -28,8 +29,13 @@ def course():
 def package(tmp_path):
     """A copy of the grader package's sources and its message catalog, to plant mistakes in."""
     pkg = tmp_path / "grader"
-    shutil.copytree(ROOT / "grader", pkg, ignore=lambda d, names: [
-        n for n in names if n == "__pycache__" or (Path(d, n).is_file() and not n.endswith((".py", ".po")))])
+    shutil.copytree(
+        ROOT / "grader",
+        pkg,
+        ignore=lambda d, names: [
+            n for n in names if n == "__pycache__" or (Path(d, n).is_file() and not n.endswith((".py", ".po")))
+        ],
+    )
     return pkg
 
 
@@ -89,7 +95,10 @@ def test_a_missing_translation_is_named_by_file_and_line(package, course):
     # meanwhile a Chinese reader sees the English, as gettext does
     shape = parse_catalog(po)["shape"]
     assert shape == {"en": CATALOG["shape"]["en"], "zh": ""}
-    assert Msg(shape["en"], shape["zh"], what="x", expected=2, actual=3).render("zh") == "x: wrong shape: expected 2, got 3"
+    assert (
+        Msg(shape["en"], shape["zh"], what="x", expected=2, actual=3).render("zh")
+        == "x: wrong shape: expected 2, got 3"
+    )
 
 
 def test_a_fuzzy_translation_is_named_and_not_shown(package, course):
@@ -103,10 +112,16 @@ def test_a_fuzzy_translation_is_named_and_not_shown(package, course):
 
 def test_different_fields_are_named_by_file_and_line(package, course):
     po = package / "locale/zh/messages.po"
-    _edit(po, 'msgstr "{what}：形状错误：应为 {expected}，实际为 {actual}"', 'msgstr "{what}：形状错误：应为 {expected}，实际为 {got}"')
+    _edit(
+        po,
+        'msgstr "{what}：形状错误：应为 {expected}，实际为 {actual}"',
+        'msgstr "{what}：形状错误：应为 {expected}，实际为 {got}"',
+    )
     at = _line(po, "msgstr", _line(po, 'msgctxt "shape"'))
-    assert (f"{PO}:{at}: 'shape': the fields differ: English ['actual', 'expected', 'what'], Chinese ['expected', 'got', "
-            "'what']") in i18n.problems(course, package_dir=package)
+    assert (
+        f"{PO}:{at}: 'shape': the fields differ: English ['actual', 'expected', 'what'], Chinese ['expected', 'got', "
+        "'what']"
+    ) in i18n.problems(course, package_dir=package)
 
 
 def test_a_key_no_code_uses_is_named(package, course):
@@ -114,8 +129,10 @@ def test_a_key_no_code_uses_is_named(package, course):
     with po.open("a", encoding="utf-8") as f:
         f.write('\nmsgctxt "never_said"\nmsgid "a text nobody shows"\nmsgstr "没人显示的文字"\n')
     at = _line(po, 'msgctxt "never_said"')
-    assert (f"{PO}:{at}: the key 'never_said' is used nowhere in the grader (no t('never_said'), Msg.key('never_said') "
-            "or string names it): delete the entry, or use it") in i18n.problems(course, package_dir=package)
+    assert (
+        f"{PO}:{at}: the key 'never_said' is used nowhere in the grader (no t('never_said'), Msg.key('never_said') "
+        "or string names it): delete the entry, or use it"
+    ) in i18n.problems(course, package_dir=package)
 
 
 def test_a_key_made_at_run_time_counts_as_used(package, course):
@@ -129,31 +146,37 @@ def test_a_key_made_at_run_time_counts_as_used(package, course):
 
 def test_an_unknown_key_is_named_where_the_code_uses_it(package, course):
     code = package / "student/hints.py"
-    code.write_text(code.read_text(encoding="utf-8") + '\n\ndef _planted():\n    return t("no_such_message")\n',
-                    encoding="utf-8")
+    code.write_text(
+        code.read_text(encoding="utf-8") + '\n\ndef _planted():\n    return t("no_such_message")\n', encoding="utf-8"
+    )
     at = len(_lines(code))
-    assert (f"grader/student/hints.py:{at}: message key 'no_such_message' is not in the catalog ({PO})"
-            in i18n.problems(course, package_dir=package))
+    assert f"grader/student/hints.py:{at}: message key 'no_such_message' is not in the catalog ({PO})" in i18n.problems(
+        course, package_dir=package
+    )
 
 
 def test_keyless_repeated_obsolete_and_unflagged_entries_are_named(package):
     po = package / "locale/zh/messages.po"
     with po.open("a", encoding="utf-8") as f:
-        f.write('\nmsgid "no key here"\nmsgstr "这里没有键"\n'
-                '\nmsgctxt "shape"\nmsgid "again"\nmsgstr "又一次"\n'
-                '\n#~ msgctxt "gone"\n#~ msgid "gone"\n#~ msgstr "没了"\n'
-                '\nmsgctxt "with_fields"\nmsgid "{n} files"\nmsgstr "{n} 个文件"\n')
+        f.write(
+            '\nmsgid "no key here"\nmsgstr "这里没有键"\n'
+            '\nmsgctxt "shape"\nmsgid "again"\nmsgstr "又一次"\n'
+            '\n#~ msgctxt "gone"\n#~ msgid "gone"\n#~ msgstr "没了"\n'
+            '\nmsgctxt "with_fields"\nmsgid "{n} files"\nmsgstr "{n} 个文件"\n'
+        )
     found = i18n.catalog_file_problems(po, package)
     first = _line(po, 'msgctxt "shape"')
     keyless, again = _line(po, 'msgid "no key here"'), _line(po, 'msgctxt "shape"', first)
     unflagged, obsolete = _line(po, 'msgctxt "with_fields"'), _line(po, "#~ msgctxt")
-    assert sorted(found) == sorted([
-        f"{PO}:{keyless}: an entry without msgctxt: its key, the name the code uses (t(\"key\")), is the msgctxt",
-        f"{PO}:{again}: the key 'shape' again (first at line {first}): one entry per key",
-        f"{PO}:{unflagged}: 'with_fields' has {{fields}} but not the flag python-brace-format (#, python-brace-format), "
-        "with which Poedit and msgfmt -c check them",
-        f"{PO}:{obsolete}: an obsolete entry (#~ 'gone'): delete it",
-    ])
+    assert sorted(found) == sorted(
+        [
+            f'{PO}:{keyless}: an entry without msgctxt: its key, the name the code uses (t("key")), is the msgctxt',
+            f"{PO}:{again}: the key 'shape' again (first at line {first}): one entry per key",
+            f"{PO}:{unflagged}: 'with_fields' has {{fields}} but not the flag python-brace-format (#, python-brace-format), "
+            "with which Poedit and msgfmt -c check them",
+            f"{PO}:{obsolete}: an obsolete entry (#~ 'gone'): delete it",
+        ]
+    )
     assert parse_catalog(po)["shape"]["en"] == CATALOG["shape"]["en"]  # the first one counts
 
 
@@ -161,10 +184,15 @@ def test_the_glossary_rule_reads_the_message_catalog(tmp_path, package):
     (tmp_path / "locale/zh").mkdir(parents=True)
     shutil.copy(ROOT / glossary.GLOSSARY, tmp_path / glossary.GLOSSARY)
     po = package / "locale/zh/messages.po"
-    _edit(po, 'msgstr "{what}：形状错误：应为 {expected}，实际为 {actual}"', 'msgstr "{what}：屏蔽的形状错误：应为 {expected}，实际为 {actual}"')
+    _edit(
+        po,
+        'msgstr "{what}：形状错误：应为 {expected}，实际为 {actual}"',
+        'msgstr "{what}：屏蔽的形状错误：应为 {expected}，实际为 {actual}"',
+    )
     at = _line(po, "msgstr", _line(po, 'msgctxt "shape"'))
     assert glossary.problems(tmp_path, package_dir=package) == [
-        f"{PO}:{at}: '屏蔽' in Chinese text: write '掩码' (mask)"]
+        f"{PO}:{at}: '屏蔽' in Chinese text: write '掩码' (mask)"
+    ]
 
 
 # ------------------------------------------------------------------ reading it: the cached copy
@@ -200,7 +228,7 @@ def test_an_unreadable_catalog_is_an_error_naming_the_file_and_line(tmp_path):
         load_catalog(po)
     with pytest.raises(CatalogError, match=r"missing\.po: the grader's message catalog cannot be read"):
         load_catalog(tmp_path / "missing.po")
-    assert po.read_bytes().endswith(b"\xff\"\n")  # left as it was
+    assert po.read_bytes().endswith(b'\xff"\n')  # left as it was
 
 
 def test_the_catalog_is_read_without_polib_as_setup_sh_needs():
@@ -224,5 +252,6 @@ def test_one_spacing_rule_between_chinese_and_latin():
     assert Msg("{n} of {m}", "{m} 个中有{n}个", n=3, m=5).render("en") == "3 of 5"  # English as written
     assert Msg("{x:.3g} {y}", "误差{x:.3g}，{y}", x=0.123456).render("zh") == "误差 0.123，{y}"  # unknown field kept
     assert pair_problems("eps {n}", "有{n}个eps") == [
-        "no space between Chinese and Latin in '有{}个eps' (write '个' 'e' with a space between)"]
+        "no space between Chinese and Latin in '有{}个eps' (write '个' 'e' with a space between)"
+    ]
     assert pair_problems("see `x`", "见`x`") and not pair_problems("see `x`", "见 `x`，`中文` 也是代码")

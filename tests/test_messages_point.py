@@ -3,6 +3,7 @@ for real, in English and Chinese. A wrong value names the line that returned it;
 given only where the expected value is not 0; an id sequence names its first difference and the
 special token there; `k.T` on a batch is explained in every exercise; two rule violations are two
 sentences; `kata check` (the watch view's explanation too) never splits `k.T` across lines."""
+
 from __future__ import annotations
 
 import json
@@ -51,53 +52,106 @@ def test_a_wrong_value_names_the_return_statement_that_returned_it(tmp_path):
     assert "（在 ch01/s1_11_softmax.py:26 返回）" in zh["test_rows_and_columns"]["message"]
 
 
-@pytest.mark.parametrize("lang, rel, absolute", [("en", r"max rel error ([\d.]+(?:e[+-]\d+)?)", "max abs error inf"),
-                                                  ("zh", r"最大相对误差 ([\d.]+(?:e[+-]\d+)?)", "最大绝对误差 inf")])
+@pytest.mark.parametrize(
+    "lang, rel, absolute",
+    [
+        ("en", r"max rel error ([\d.]+(?:e[+-]\d+)?)", "max abs error inf"),
+        ("zh", r"最大相对误差 ([\d.]+(?:e[+-]\d+)?)", "最大绝对误差 inf"),
+    ],
+)
 def test_no_relative_error_where_zero_was_expected(tmp_path, lang, rel, absolute):
     """Causal weights with 0 for -inf: the weights expected 0 are wrong too, and err / 0 read 1e+11."""
-    failed = grade_in(lang, tmp_path, "s1_13_causal_mask", 'scores.masked_fill(~mask, float("-inf"))',
-                      "scores.masked_fill(~mask, 0.0)", "--public-only")
+    failed = grade_in(
+        lang,
+        tmp_path,
+        "s1_13_causal_mask",
+        'scores.masked_fill(~mask, float("-inf"))',
+        "scores.masked_fill(~mask, 0.0)",
+        "--public-only",
+    )
     weights = failed["test_listing_1_12_causal_weights"]["message"]
     assert float(re.search(rel, weights).group(1)) < 1, weights  # 0.981: over the weights not expected to be 0
     scores = failed["test_listing_1_11_masked_scores"]["message"]  # only -inf was expected where it differs
     assert absolute in scores and not re.search(rel, scores), scores
 
 
-@pytest.mark.parametrize("lang, named", [
-    ("en", "(tolerance exact). First at index (0,): expected 50258, got 1212: [CLS] missing at position 0 (id 50258)"),
-    ("zh", "（容差 0（须完全相等））。第一处不符在索引 (0,)：应为 50258，实际为 1212：位置 0 缺少 [CLS]（id 50258）")])
+@pytest.mark.parametrize(
+    "lang, named",
+    [
+        (
+            "en",
+            "(tolerance exact). First at index (0,): expected 50258, got 1212: [CLS] missing at position 0 (id 50258)",
+        ),
+        (
+            "zh",
+            "（容差 0（须完全相等））。第一处不符在索引 (0,)：应为 50258，实际为 1212：位置 0 缺少 [CLS]（id 50258）",
+        ),
+    ],
+)
 def test_a_missing_cls_is_named_at_the_first_difference(tmp_path, lang, named):
     from grader.capstone.gpt2 import have_asset
 
     if not have_asset():  # the GPT-2 checks skip without gpt2.tiktoken: nothing to read here
         pytest.skip("gpt2.tiktoken is not in the assets folder (python -m grader.capstone.gpt2 fetch)")
-    failed = grade_in(lang, tmp_path, "s1_23_tokenizer",
-                      "ids = [self.cls_id] + self.truncate(self.text_ids(text)) + [self.sep_id]",
-                      "ids = self.truncate(self.text_ids(text)) + [self.sep_id]", "--public-only")
+    failed = grade_in(
+        lang,
+        tmp_path,
+        "s1_23_tokenizer",
+        "ids = [self.cls_id] + self.truncate(self.text_ids(text)) + [self.sep_id]",
+        "ids = self.truncate(self.text_ids(text)) + [self.sep_id]",
+        "--public-only",
+    )
     assert named in failed["test_listing_1_26_encode"]["message"]
     small = failed["test_encode_and_truncate_small_table"]["message"]  # the small table's own ids
     assert "[CLS]" in small and "id 390" in small and "Worst" not in small and "误差最大处" not in small, small
 
 
-@pytest.mark.parametrize("lang, explained", [
-    ("en", "On a batch, k.T (as the book's listings write it for a single sequence) reverses all the dimensions: "
-           "(2, 5, 4) becomes (4, 5, 2). Transpose only the last two: k.transpose(-2, -1) or k.mT"),
-    ("zh", "输入带批次维度时，k.T（书中代码清单对单个序列的写法）会把所有维度倒过来：(2, 5, 4) 变成 (4, 5, 2)。"
-           "只交换最后两个维度：k.transpose(-2, -1) 或 k.mT")])
+@pytest.mark.parametrize(
+    "lang, explained",
+    [
+        (
+            "en",
+            "On a batch, k.T (as the book's listings write it for a single sequence) reverses all the dimensions: "
+            "(2, 5, 4) becomes (4, 5, 2). Transpose only the last two: k.transpose(-2, -1) or k.mT",
+        ),
+        (
+            "zh",
+            "输入带批次维度时，k.T（书中代码清单对单个序列的写法）会把所有维度倒过来：(2, 5, 4) 变成 (4, 5, 2)。"
+            "只交换最后两个维度：k.transpose(-2, -1) 或 k.mT",
+        ),
+    ],
+)
 def test_k_T_on_a_batch_is_explained_in_s1_15_as_in_s1_12(tmp_path, lang, explained):
-    failed = grade_in(lang, tmp_path, "s1_15_attention", "scores = q @ k.transpose(-2, -1)", "scores = q @ k.T",
-                      "--public-only")
+    failed = grade_in(
+        lang, tmp_path, "s1_15_attention", "scores = q @ k.transpose(-2, -1)", "scores = q @ k.T", "--public-only"
+    )
     assert explained in failed["test_causal_matches_sdpa"]["message"]
 
 
-@pytest.mark.parametrize("lang, sentences", [
-    ("en", "ch01/s1_11_softmax.py:26: uses torch.softmax (check = torch.softmax(x, dim=dim)). "
-           "ch01/s1_11_softmax.py:27: uses torch.Tensor.softmax (return x.softmax(dim)). This exercise asks you"),
-    ("zh", "ch01/s1_11_softmax.py:26：使用了 torch.softmax（check = torch.softmax(x, dim=dim)）。"
-           "ch01/s1_11_softmax.py:27：使用了 torch.Tensor.softmax（return x.softmax(dim)）。本练习要求你")])
+@pytest.mark.parametrize(
+    "lang, sentences",
+    [
+        (
+            "en",
+            "ch01/s1_11_softmax.py:26: uses torch.softmax (check = torch.softmax(x, dim=dim)). "
+            "ch01/s1_11_softmax.py:27: uses torch.Tensor.softmax (return x.softmax(dim)). This exercise asks you",
+        ),
+        (
+            "zh",
+            "ch01/s1_11_softmax.py:26：使用了 torch.softmax（check = torch.softmax(x, dim=dim)）。"
+            "ch01/s1_11_softmax.py:27：使用了 torch.Tensor.softmax（return x.softmax(dim)）。本练习要求你",
+        ),
+    ],
+)
 def test_two_rule_violations_are_two_sentences(tmp_path, lang, sentences):
-    failed = grade_in(lang, tmp_path, "s1_11_softmax", "    return e / e.sum(dim=dim, keepdim=True)",
-                      "    check = torch.softmax(x, dim=dim)\n    return x.softmax(dim)", "--public-only")
+    failed = grade_in(
+        lang,
+        tmp_path,
+        "s1_11_softmax",
+        "    return e / e.sum(dim=dim, keepdim=True)",
+        "    check = torch.softmax(x, dim=dim)\n    return x.softmax(dim)",
+        "--public-only",
+    )
     assert sentences in failed["test_rows_and_columns"]["message"]
 
 
@@ -108,9 +162,14 @@ def test_kata_check_never_splits_code_across_lines(tmp_course, lang):
     source = solution_with("s1_15_attention", "scores = q @ k.transpose(-2, -1)", "scores = q @ k.T")
     (tmp_course / "exercises/ch01/s1_15_attention.py").write_text(source)
     for columns in (60, 72):
-        proc = subprocess.run([sys.executable, "-m", "grader", "--lang", lang, "check", "s1_15_attention"],
-                              cwd=tmp_course, capture_output=True, text=True, timeout=300,
-                              env={**os.environ, "COLUMNS": str(columns), "PYTHONPATH": str(ROOT)})
+        proc = subprocess.run(
+            [sys.executable, "-m", "grader", "--lang", lang, "check", "s1_15_attention"],
+            cwd=tmp_course,
+            capture_output=True,
+            text=True,
+            timeout=300,
+            env={**os.environ, "COLUMNS": str(columns), "PYTHONPATH": str(ROOT)},
+        )
         lines = [line.strip() for line in proc.stdout.splitlines()]
         assert any("k.transpose(-2," in line for line in lines), proc.stdout + proc.stderr
         for span in ("k.T", "k.transpose(-2,", "k.mT", "ch01/s1_15_attention.py:30"):

@@ -5,6 +5,7 @@ CheckFailure(..., mistake=...), draws.expect_drawn), so a mistake added to a hid
 fails here. The five mistakes issue 28 found caught by hidden checks only (or by nothing) are
 graded for real with --public-only: each fails a public check whose message names it.
 """
+
 import shutil
 
 from grader.authoring.census import DRAWS, census, module_mistakes, module_reads
@@ -39,7 +40,7 @@ def test_the_five_held_mistakes_are_named_publicly():
     assert any(n.startswith("the kept weights were not rescaled by 1 / (1 - p)") for n in c.public["s1_15_attention"])
 
 
-CHECKS = '''
+CHECKS = """
 from grader.checking import CheckFailure, Mistake, Msg, check, draws, expect_tensor, grading
 
 PAIR = ("a shared pair", "共用的一对")
@@ -86,7 +87,7 @@ def test_public_grading(sub):
 @check(points=1, hidden=True, title="e", title_zh="戊")
 def test_hidden_big(sub):
     _big_read(sub)
-'''
+"""
 
 
 def test_the_census_reads_every_way_a_check_names_a_mistake(tmp_path):
@@ -97,10 +98,11 @@ def test_the_census_reads_every_way_a_check_names_a_mistake(tmp_path):
     assert named["test_hidden"] == {"public and hidden", "an f-string {…}", "only hidden"}
     assert named["test_hidden_draws"] == {DRAWS}
     reads = module_reads(path)
-    assert reads["test_public_grading"] == ({"in every run", "in kata check"},
-                                            {"keyed on the size", "only when grading"})
-    assert named["test_public_grading"] == {"in every run", "in kata check", "keyed on the size",
-                                            "only when grading"}
+    assert reads["test_public_grading"] == (
+        {"in every run", "in kata check"},
+        {"keyed on the size", "only when grading"},
+    )
+    assert named["test_public_grading"] == {"in every run", "in kata check", "keyed on the size", "only when grading"}
     (tmp_path / "grader" / "checks").mkdir(parents=True)
     shutil.move(path, tmp_path / "grader" / "checks" / path.name)
     c = census(tmp_path)
@@ -111,18 +113,42 @@ def test_the_census_reads_every_way_a_check_names_a_mistake(tmp_path):
 
 
 FIVE = [  # issue 28's five: (variant, a public check's message names it with)
-    (Variant("s1_13_causal_mask", "causal attention divided by d_k",
-             (("/ keys.shape[-1] ** 0.5", "/ keys.shape[-1]"),)), "divided by d_k instead of sqrt(d_k)"),
-    (Variant("s1_15_attention", "attention dropout not rescaled",
-             (("weights = weights * survive / (1 - dropout_p)", "weights = weights * survive"),)),
-     "not rescaled by 1 / (1 - p)"),
-    (Variant("s1_17_layer_norm", "LayerNorm.forward ignores self.eps", (("normalize(x, self.eps)", "normalize(x)"),)),
-     "LayerNorm.forward ignored self.eps"),
-    (Variant("s1_23_dataset", "labels other than 0/1 accepted",
-             (("            if label not in (0, 1):\n", "            if False:\n"),)), "with a label 2 must raise ValueError"),
-    (Variant("s1_23_self_attention", "attention dropout left out",
-             (("attn = self.attn_dropout(torch.softmax(scores, dim=-1))", "attn = torch.softmax(scores, dim=-1)"),)),
-     "no attention weight was dropped"),
+    (
+        Variant(
+            "s1_13_causal_mask", "causal attention divided by d_k", (("/ keys.shape[-1] ** 0.5", "/ keys.shape[-1]"),)
+        ),
+        "divided by d_k instead of sqrt(d_k)",
+    ),
+    (
+        Variant(
+            "s1_15_attention",
+            "attention dropout not rescaled",
+            (("weights = weights * survive / (1 - dropout_p)", "weights = weights * survive"),),
+        ),
+        "not rescaled by 1 / (1 - p)",
+    ),
+    (
+        Variant(
+            "s1_17_layer_norm", "LayerNorm.forward ignores self.eps", (("normalize(x, self.eps)", "normalize(x)"),)
+        ),
+        "LayerNorm.forward ignored self.eps",
+    ),
+    (
+        Variant(
+            "s1_23_dataset",
+            "labels other than 0/1 accepted",
+            (("            if label not in (0, 1):\n", "            if False:\n"),),
+        ),
+        "with a label 2 must raise ValueError",
+    ),
+    (
+        Variant(
+            "s1_23_self_attention",
+            "attention dropout left out",
+            (("attn = self.attn_dropout(torch.softmax(scores, dim=-1))", "attn = torch.softmax(scores, dim=-1)"),),
+        ),
+        "no attention weight was dropped",
+    ),
 ]
 
 
@@ -177,8 +203,10 @@ def test_each_shortcut_fails_a_public_check_that_names_it(tmp_path):
         for ex, v in batch.items():
             c = next(c for c in INPUT_CLASSES if _shortcut(c) == v)
             failed = [r for r in checks_of(report, ex) if r["status"] == "failed"]
-            assert any(r["mistake"] == c.shortcut for r in failed), \
-                (v.name, [(r["name"], r["mistake"], r["message"][:160]) for r in failed])
+            assert any(r["mistake"] == c.shortcut for r in failed), (
+                v.name,
+                [(r["name"], r["mistake"], r["message"][:160]) for r in failed],
+            )
 
 
 def test_a_plain_list_of_blocks_is_named_with_why_it_matters(tmp_path):
@@ -189,6 +217,9 @@ def test_a_plain_list_of_blocks_is_named_with_why_it_matters(tmp_path):
     report = grade(sub, *[a for v in plain for a in ("-e", v.exercise)], "--public-only")
     for v in plain:
         failed = [c for c in checks_of(report, v.exercise) if c["status"] == "failed"]
-        assert any("not an nn.ModuleList" in c["message"] and "optimizer never trains them" in c["message"]
-                   and c["mistake"].startswith("the blocks were kept in a plain list") for c in failed), \
-            (v.name, [(c["name"], c["message"][:200]) for c in failed])
+        assert any(
+            "not an nn.ModuleList" in c["message"]
+            and "optimizer never trains them" in c["message"]
+            and c["mistake"].startswith("the blocks were kept in a plain list")
+            for c in failed
+        ), (v.name, [(c["name"], c["message"][:200]) for c in failed])

@@ -1,6 +1,7 @@
 """What a student reads in an 80-column terminal (tmux), in English and Chinese: `kata run
 --book` puts the book's output below the student's when the two do not fit side by side, and a
 forbidden API is refused in one message (what, where, what to write instead)."""
+
 from __future__ import annotations
 
 import re
@@ -54,9 +55,8 @@ def test_book_output_stacks_under_yours_at_80_columns(tmp_course, terminal, lang
 def test_a_forbidden_api_is_one_message_at_80_columns(tmp_course, terminal, lang):
     ex = course_mod.load(tmp_course).get("s1_11_matmul")
     source = (ROOT / "solutions/ch01/s1_11_matmul.py").read_text()
-    body = source[source.index("    # BEGIN SOLUTION"):source.index("    # END SOLUTION")]
-    (tmp_course / "exercises/ch01/s1_11_matmul.py").write_text(
-        source.replace(body, "    return torch.mm(A, B)\n"))
+    body = source[source.index("    # BEGIN SOLUTION") : source.index("    # END SOLUTION")]
+    (tmp_course / "exercises/ch01/s1_11_matmul.py").write_text(source.replace(body, "    return torch.mm(A, B)\n"))
     term = terminal(tmp_course, "--lang", lang, "check", "s1_11_matmul")
     screen = _squeezed(term.wait_for("EXIT=1"))
     hint = ex.forbidden_hint if lang == "en" else ex.forbidden_hint_zh

@@ -3,6 +3,7 @@
 (tests/nbgrader_course.py). Its test cells are the kata's public checks (same points, inputs,
 expected values and tolerances), they catch the corpus's wrong answers, and the real nbgrader
 scores the reference full marks and the released stubs 0."""
+
 import pytest
 
 from grader.course import manifest as course_mod
@@ -11,9 +12,17 @@ from tests.conftest import ROOT
 nbformat = pytest.importorskip("nbformat")
 
 from tests.mistakes import MISTAKES  # noqa: E402
-from tests.nbgrader_course import (INKERNEL_ASSIGNMENT, INKERNEL_IDS, INKERNEL_NOTEBOOK,  # noqa: E402
-                                   answers, inkernel_notebook, inkernel_students, nbgrader, scores,
-                                   write_inkernel_course)
+from tests.nbgrader_course import (
+    INKERNEL_ASSIGNMENT,
+    INKERNEL_IDS,
+    INKERNEL_NOTEBOOK,  # noqa: E402
+    answers,
+    inkernel_notebook,
+    inkernel_students,
+    nbgrader,
+    scores,
+    write_inkernel_course,
+)
 
 COURSE = course_mod.load(ROOT)
 PUBLIC_POINTS = sum(c.points for i in INKERNEL_IDS for c in COURSE.get(i).checks if not c.hidden)
@@ -33,7 +42,8 @@ def test_one_test_cell_per_public_check_with_its_points():
         public = [c for c in COURSE.get(ex_id).checks if not c.hidden]
         mine = [c.metadata["nbgrader"] for c in cells if c.metadata["nbgrader"]["grade_id"].startswith(ex_id + "-")]
         assert [(m["grade_id"], m["points"]) for m in mine] == [
-            (f"{ex_id}-{c.name.removeprefix('test_')}", c.points) for c in public]
+            (f"{ex_id}-{c.name.removeprefix('test_')}", c.points) for c in public
+        ]
         assert all(m["locked"] and not m["solution"] for m in mine)
     assert sum(c.metadata["nbgrader"]["points"] for c in cells) == PUBLIC_POINTS == 37
     solutions = [c for c in nb.cells if c.metadata.get("nbgrader", {}).get("solution")]

@@ -13,6 +13,7 @@ matmul notebook only, driven through the real nbgrader 0.9 (`nbgrader generate_a
 gradebook, OverwriteCells and `nbgrader autograde`) as tests/nbgrader_course.py drives it.
 nbgrader.utils.compute_checksum is the oracle for what nbgrader takes for a changed cell.
 """
+
 from __future__ import annotations
 
 import logging
@@ -53,10 +54,18 @@ def week2_course(folder):
 
 def raw_report(passed: set[str]) -> dict:
     """The kata's report of the matmul notebook (raw points, as `kata grade -e s1_11_matmul` gives)."""
-    rows = [{"exercise": MATMUL, "name": c.name, "visibility": "hidden" if c.hidden else "public",
-             "status": "passed" if c.name in passed else "failed", "message": "" if c.name in passed else "wrong",
-             "score": c.points if c.name in passed else 0.0, "max_score": c.points}
-            for c in COURSE.get(MATMUL).checks]
+    rows = [
+        {
+            "exercise": MATMUL,
+            "name": c.name,
+            "visibility": "hidden" if c.hidden else "public",
+            "status": "passed" if c.name in passed else "failed",
+            "message": "" if c.name in passed else "wrong",
+            "score": c.points if c.name in passed else 0.0,
+            "max_score": c.points,
+        }
+        for c in COURSE.get(MATMUL).checks
+    ]
     return {"score": sum(r["score"] for r in rows), "max_score": sum(r["max_score"] for r in rows), "checks": rows}
 
 
@@ -80,8 +89,10 @@ def test_test_cells_and_the_log_show_the_assignment_s_scaled_points(tmp_path, mo
     monkeypatch.setattr(nbgrader_autograde, "grade_notebook", lambda ex_id, data, places=(): report)
     nb, _ = nbgrader_autograde.KataGrade().preprocess(nb, {"nbgrader": {"notebook": MATMUL}})
     ids = check_cell_ids(COURSE.get(MATMUL))
-    shown = {ids[c.metadata["nbgrader"]["grade_id"]]: "\n".join(o.get("text", "") or o.get("evalue", "")
-                                                               for o in c.outputs) for c in cells}
+    shown = {
+        ids[c.metadata["nbgrader"]["grade_id"]]: "\n".join(o.get("text", "") or o.get("evalue", "") for o in c.outputs)
+        for c in cells
+    }
     assert "The kata graded s1_11_matmul.ipynb as saved: 3.26 / 5.43 points." in shown[public]
     assert "✔ book_example_27_61: 2.17/2.17" in shown[public]
     assert "✘ random_shapes (hidden): 0/2.17" in shown[hidden_check]
@@ -101,8 +112,9 @@ def test_test_cells_and_the_log_show_the_assignment_s_scaled_points(tmp_path, mo
 
 def _overwrite(cls, course, nb, logger):
     pre = cls(log=logger)
-    resources = {"nbgrader": {"notebook": MATMUL, "assignment": WEEK2.id,
-                              "db_url": f"sqlite:///{course / 'gradebook.db'}"}}
+    resources = {
+        "nbgrader": {"notebook": MATMUL, "assignment": WEEK2.id, "db_url": f"sqlite:///{course / 'gradebook.db'}"}
+    }
     return pre.preprocess(nb, resources)[0]
 
 
@@ -130,8 +142,12 @@ def test_a_hidden_test_cell_handed_in_as_released_is_no_changed_cell(tmp_path, c
     hidden = [c for c in released.cells if c.metadata.get("nbgrader", {}).get("grade_id", "").startswith("kata_hidden")]
     assert len(hidden) == 1 and all("BEGIN HIDDEN TESTS" not in c.source for c in hidden)
     with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
-        stored = {c.metadata.nbgrader["grade_id"]: gb.find_source_cell(c.metadata.nbgrader["grade_id"], MATMUL,
-                                                                      WEEK2.id).checksum for c in hidden}
+        stored = {
+            c.metadata.nbgrader["grade_id"]: gb.find_source_cell(
+                c.metadata.nbgrader["grade_id"], MATMUL, WEEK2.id
+            ).checksum
+            for c in hidden
+        }
     # the cause, by nbgrader's own checksum: the gradebook holds the cell with its hidden tests
     assert all(compute_checksum(c) != stored[c.metadata.nbgrader["grade_id"]] for c in hidden)
 
@@ -144,8 +160,10 @@ def test_a_hidden_test_cell_handed_in_as_released_is_no_changed_cell(tmp_path, c
         nb = _overwrite(KataOverwriteCells, course, nbformat.from_dict(released), logger)
     assert caplog.text == ""
     restored = {c.metadata.nbgrader["grade_id"]: c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade")}
-    assert all("BEGIN HIDDEN TESTS" in restored[gid].source and compute_checksum(restored[gid]) == stored[gid]
-               for gid in stored)
+    assert all(
+        "BEGIN HIDDEN TESTS" in restored[gid].source and compute_checksum(restored[gid]) == stored[gid]
+        for gid in stored
+    )
 
     # a hidden cell the student did edit is still reported and put back
     edited = nbformat.from_dict(released)

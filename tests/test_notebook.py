@@ -1,5 +1,6 @@
 """`kata notebook` through the real command line: .py <-> .ipynb without losing work, and a
 notebook graded exactly like the .py it holds."""
+
 import json
 import os
 import re
@@ -29,7 +30,9 @@ def later(path: Path, seconds: float = 5) -> None:
 
 
 def code_cells(nb) -> str:
-    return "\n".join(c.source for c in nb.cells if c.cell_type == "code" and "kata-check" not in c.metadata.get("tags", []))
+    return "\n".join(
+        c.source for c in nb.cells if c.cell_type == "code" and "kata-check" not in c.metadata.get("tags", [])
+    )
 
 
 def test_notebook_and_back_keep_the_students_work(tmp_course):
@@ -177,10 +180,16 @@ def test_notebook_submission_graded_like_the_py(tmp_course, tmp_path):
             assert ours == {c["name"]: (c["status"], c["score"]) for c in checks_of(reference, ex)}, ex
         broken = checks_of(report, "s1_12_context")
         assert broken and all(c["status"] == "failed" and c["score"] == 0 for c in broken)
-        assert "ch01/s1_12_context.ipynb: not a readable notebook: invalid JSON at line 1, column 3" in broken[0]["message"]
+        assert (
+            "ch01/s1_12_context.ipynb: not a readable notebook: invalid JSON at line 1, column 3"
+            in broken[0]["message"]
+        )
         notes = "\n".join(report["notes"])
         assert "ch01/s1_10_qkv.ipynb and ch01/s1_10_qkv.py hold different code: graded the notebook" in notes
-        assert "ch01/s1_09_input_embeddings.ipynb and ch01/s1_09_input_embeddings.py hold different code: graded the .py" in notes
+        assert (
+            "ch01/s1_09_input_embeddings.ipynb and ch01/s1_09_input_embeddings.py hold different code: graded the .py"
+            in notes
+        )
         assert "ch01/s1_11_softmax.ipynb: graded its code cells" in notes
         assert report["score"] == reference["score"] - sum(c["max_score"] for c in broken)
 
@@ -196,8 +205,10 @@ def test_check_cell_runs_in_a_real_kernel(tmp_course, monkeypatch):
     nb.cells.insert(-1, nbformat.v4.new_code_cell("print(softmax(torch.tensor([1.0, 2.0, 3.0, 6.0])))"))
     monkeypatch.setenv("KATA_LANG", "en")
     nbclient.NotebookClient(nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(ch)}}).execute()
+
     def out(cell) -> str:  # Jupyter shows the check's colours (ANSI codes); the text is what we read
         return re.sub(r"\x1b\[[0-9;]*m", "", "".join(o.get("text", "") for o in cell.outputs))
+
     assert "tensor([0.0063, 0.0170, 0.0463, 0.9304])" in out(nb.cells[-2])  # the student's code ran
     assert "4 of 4 public checks pass · 8/8 points" in out(nb.cells[-1]) and "✔" in out(nb.cells[-1])
     assert json.loads(nbformat.writes(nb))["cells"][-1]["outputs"]

@@ -11,6 +11,7 @@ And hidden checks' durations are shown nowhere (a sleeping answer could read its
 back from them); the total time is in whole seconds.
 
 Each grading is one small exercise (s1_11_matmul: one public and two hidden checks)."""
+
 from __future__ import annotations
 
 import csv
@@ -53,7 +54,9 @@ def _column0(text: str, *starts: str) -> list[str]:
 
 
 # ----------------------------------------------------------------------------- F3: timings
-SLEEPING = _solution() + '''
+SLEEPING = (
+    _solution()
+    + """
 
 import time as _time
 _first = [True]
@@ -65,7 +68,8 @@ def matmul(A, B):  # correct, and its first call's time tells A's shape and firs
         _first[0] = False
         _time.sleep(min(A.shape[-1], 4) * 0.05 + float(A.flatten()[0].abs() % 1) * 0.04)
     return _matmul(A, B)
-'''
+"""
+)
 
 
 def test_no_hidden_check_s_duration_is_shown_in_any_format(tmp_path):
@@ -91,11 +95,30 @@ def test_no_hidden_check_s_duration_is_shown_in_any_format(tmp_path):
 
 
 def test_junit_shows_no_hidden_time_even_from_an_older_record_and_escapes_student_text():
-    message = "<img src=x onerror=alert(1)>\n</failure><testcase name=\"forged\"/>"
-    doc = {"score": 1, "max_score": 2, "duration_s": 3.1416, "checks": [
-        {"exercise": MATMUL, "name": "test_secret", "status": "passed", "visibility": "hidden", "duration_s": 1.2345},
-        {"exercise": MATMUL, "name": "test_book", "status": "failed", "visibility": "public", "duration_s": 0.5,
-         "message": message, "kind": "check"}]}
+    message = '<img src=x onerror=alert(1)>\n</failure><testcase name="forged"/>'
+    doc = {
+        "score": 1,
+        "max_score": 2,
+        "duration_s": 3.1416,
+        "checks": [
+            {
+                "exercise": MATMUL,
+                "name": "test_secret",
+                "status": "passed",
+                "visibility": "hidden",
+                "duration_s": 1.2345,
+            },
+            {
+                "exercise": MATMUL,
+                "name": "test_book",
+                "status": "failed",
+                "visibility": "public",
+                "duration_s": 0.5,
+                "message": message,
+                "kind": "check",
+            },
+        ],
+    }
     xml = junit.document({"alice": doc})
     assert b"1.234" not in xml and b"3.14" not in xml and b'time="0.500"' in xml
     (case,) = [c for c in ET.fromstring(xml).iter("testcase") if c.get("name") == "book"]
@@ -122,7 +145,8 @@ def test_kata_check_shows_an_exception_s_lines_under_its_own(tmp_course, monkeyp
     from tests.test_student_commands import kata_in
 
     (tmp_course / "exercises" / "ch01" / f"{MATMUL}.py").write_text(
-        f"def matmul(A, B):\n    raise ValueError({FORGED_ERROR!r})\n")
+        f"def matmul(A, B):\n    raise ValueError({FORGED_ERROR!r})\n"
+    )
     proc = kata_in(tmp_course, "check", MATMUL, here=(monkeypatch, capfd))
     assert proc.returncode == 1 and "FORGED LINE" in proc.stdout, proc.stdout + proc.stderr
     assert _column0(proc.stdout, "✔", "Score: 12") == [], proc.stdout
@@ -179,16 +203,25 @@ def test_a_batch_s_console_csv_and_summary_keep_student_names_on_one_line_and_in
     assert "FORGED" in md and "javascript" in md and "img" in md  # shown, and inert:
     html = _rendered(md)
     assert "<a " not in html and "<img src=x" not in html  # names are shown inert; notes only by kind
-    assert set(re.findall(r'<img src="([^"]*)"', html)) <= {"histogram.png", "failures.png", "heatmap.png"}  # the grader's own
+    assert set(re.findall(r'<img src="([^"]*)"', html)) <= {
+        "histogram.png",
+        "failures.png",
+        "heatmap.png",
+    }  # the grader's own
     assert _column0(md, "✔") == []
 
 
 # ----------------------------------------------------------------------------- F5, F6: each format's rule
 def _record(source: str, reason: str = "", notes=(), status: str = "refused") -> dict:
-    return {"score": 0.0, "max_score": 5.0, "exercises": [{"id": MATMUL, "section": "1.11", "score": -0.0,
-                                                           "max_score": 5.0}],
-            "checks": [], "notes": list(notes), "duration_s": 1.0,
-            "student": {"source": source, "status": status, "reason": reason}}
+    return {
+        "score": 0.0,
+        "max_score": 5.0,
+        "exercises": [{"id": MATMUL, "section": "1.11", "score": -0.0, "max_score": 5.0}],
+        "checks": [],
+        "notes": list(notes),
+        "duration_s": 1.0,
+        "student": {"source": source, "status": status, "reason": reason},
+    }
 
 
 def test_every_csv_text_cell_that_starts_like_a_formula_is_quoted_and_numbers_are_not():
@@ -203,13 +236,21 @@ def test_every_csv_text_cell_that_starts_like_a_formula_is_quoted_and_numbers_ar
 
 def test_summary_md_shows_student_text_as_text():
     page = "x[FULL MARKS - see instructor](javascript:alert(1))<img src=x onerror=alert(1)>"
-    records = {"a": _record(page, reason=f"{page}: no 'ch01/' folder found"),
-               "b": _record("b", notes=[f"ch01/{page}: symbolic link skipped `code` **bold** | cell"],
-                            status="graded")}
-    md = summary.markdown(records, summary.stats(records), {"skipped": [{"source": page, "reason": "a link"}],
-                                                            "renamed": [f"{page}\nthe name is taken"]})
+    records = {
+        "a": _record(page, reason=f"{page}: no 'ch01/' folder found"),
+        "b": _record("b", notes=[f"ch01/{page}: symbolic link skipped `code` **bold** | cell"], status="graded"),
+    }
+    md = summary.markdown(
+        records,
+        summary.stats(records),
+        {"skipped": [{"source": page, "reason": "a link"}], "renamed": [f"{page}\nthe name is taken"]},
+    )
     html = _rendered(md)
-    assert set(re.findall(r'<img src="([^"]*)"', html)) <= {"histogram.png", "failures.png", "heatmap.png"}  # the grader's own
+    assert set(re.findall(r'<img src="([^"]*)"', html)) <= {
+        "histogram.png",
+        "failures.png",
+        "heatmap.png",
+    }  # the grader's own
     assert "<a " not in html and "<strong>bold" not in html and "<code>" not in html
     assert html.count("x[FULL MARKS - see instructor](javascript:alert(1))&lt;img src=x onerror=alert(1)&gt;") == 5
     for row in re.findall(r"<tr>.*?</tr>", html, re.S):  # the tables' own cells, none of the student's
@@ -218,9 +259,22 @@ def test_summary_md_shows_student_text_as_text():
 
 
 def test_gradescope_shows_every_text_as_plain_text():
-    report = {"score": 0, "exercises": [], "notes": ["a\nnote: FORGED"], "checks": [
-        {"exercise": MATMUL, "name": "test_x", "status": "failed", "score": 0, "max_score": 1,
-         "message": "<img src=x onerror=alert(1)> [x](javascript:alert(1))", "visibility": "public"}]}
+    report = {
+        "score": 0,
+        "exercises": [],
+        "notes": ["a\nnote: FORGED"],
+        "checks": [
+            {
+                "exercise": MATMUL,
+                "name": "test_x",
+                "status": "failed",
+                "score": 0,
+                "max_score": 1,
+                "message": "<img src=x onerror=alert(1)> [x](javascript:alert(1))",
+                "visibility": "public",
+            }
+        ],
+    }
     for gs in (gradescope_results(report), failure_results("<b>x</b>")):
         assert (gs["output_format"], gs["test_output_format"], gs["test_name_format"]) == ("text",) * 3
     assert "note: a⏎note: FORGED" in gradescope_results(report)["output"]

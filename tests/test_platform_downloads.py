@@ -1,6 +1,7 @@
 """A class as the platform hands it: Canvas's "Download Submissions", Moodle's "Download all
 submissions" and Gradescope's "Export Submissions" graded with no renaming, and the grades written
 back in the files the platforms import (tests/platform_downloads/README.md cites each shape)."""
+
 from __future__ import annotations
 
 import csv
@@ -27,8 +28,18 @@ def staged(path, chapter="ch01"):
     try:
         with platforms.staged(layout, chapter) as download:
             entries, skipped = download.entries()
-            return layout.platform, {e.source: (sorted(p.relative_to(e.path).as_posix() for p in e.path.rglob("*")
-                                                       if p.is_file()), e.platform, e.notes) for e in entries}, skipped
+            return (
+                layout.platform,
+                {
+                    e.source: (
+                        sorted(p.relative_to(e.path).as_posix() for p in e.path.rglob("*") if p.is_file()),
+                        e.platform,
+                        e.notes,
+                    )
+                    for e in entries
+                },
+                skipped,
+            )
     finally:
         layout.close()
 
@@ -71,8 +82,11 @@ def test_moodle_in_folders_or_flat_is_keyed_on_the_participant_id(tmp_path, flat
     kind, found, _ = staged(build.moodle_download(tmp_path / "dl", flat=flat))
     assert kind == "moodle"
     assert {k: v[1]["id"] for k, v in found.items()} == {
-        "Alice Anderson_1234501": "1234501", "Zoë Brontë_1234502": "1234502", "陈伟_1234503": "1234503",
-        "Dan Davis_1234504": "1234504"}
+        "Alice Anderson_1234501": "1234501",
+        "Zoë Brontë_1234502": "1234502",
+        "陈伟_1234503": "1234503",
+        "Dan Davis_1234504": "1234504",
+    }
     assert found["陈伟_1234503"][0] == ["kata-submission.zip"]
     assert found["Dan Davis_1234504"][0] == []
     assert any("onlinetext" in n for n in found["Dan Davis_1234504"][2])
@@ -105,8 +119,10 @@ def test_a_hostile_download_zip_is_refused_before_anything_is_written(tmp_path):
 
 # ------------------------------------------------------------------------------ rosters as exported
 def test_moodle_3_grades_export_with_surname_is_a_moodle_roster_keeping_id_numbers():
-    r = roster_mod.parse("First name,Surname,ID number,Institution,Department,Email address,Username\n"
-                         "Alice,Anderson,20270001,,,alice@example.edu,alice\n")
+    r = roster_mod.parse(
+        "First name,Surname,ID number,Institution,Department,Email address,Username\n"
+        "Alice,Anderson,20270001,,,alice@example.edu,alice\n"
+    )
     assert r.shape == "moodle"
     assert (r.students[0].login, r.students[0].id, r.students[0].name) == ("alice", "20270001", "Alice Anderson")
 
@@ -116,21 +132,36 @@ def test_the_grading_worksheet_is_a_roster_keyed_on_the_participant():
     assert r.shape == "moodle_worksheet" and len(r.students) == 5
     assert r.students[0].participant == "1234501" and r.students[0].login == "Alice Anderson_1234501"
     from datetime import timedelta, timezone
-    assert roster_mod.worksheet_time(r.students[2].submitted_raw, timezone(timedelta(hours=8))) == \
-        "2027-03-17T14:53:00+00:00"
+
+    assert (
+        roster_mod.worksheet_time(r.students[2].submitted_raw, timezone(timedelta(hours=8)))
+        == "2027-03-17T14:53:00+00:00"
+    )
 
 
 # ------------------------------------------------------------------------------ a term, end to end
 def test_a_term_on_canvas_from_its_download_to_canvas_csv_keyed_on_user_ids(tmp_path):
     folder = build.canvas_download(tmp_path / "dl")
     (tmp_path / "roster.csv").write_text(build.CANVAS_ROSTER, encoding="utf-8")
-    proc = kata("grade", str(build.as_zip(folder, tmp_path / "submissions.zip")), "--out", str(tmp_path / "out"),
-                "-e", build.EX, "--roster", str(tmp_path / "roster.csv"), "--lms-assignment", "kata week1 (48213)")
-    assert "Canvas's \"Download Submissions\"" in proc.stdout, proc.stdout + proc.stderr
+    proc = kata(
+        "grade",
+        str(build.as_zip(folder, tmp_path / "submissions.zip")),
+        "--out",
+        str(tmp_path / "out"),
+        "-e",
+        build.EX,
+        "--roster",
+        str(tmp_path / "roster.csv"),
+        "--lms-assignment",
+        "kata week1 (48213)",
+    )
+    assert 'Canvas\'s "Download Submissions"' in proc.stdout, proc.stdout + proc.stderr
     canvas = {r["ID"]: r for r in rows((tmp_path / "out" / "canvas.csv").read_text(encoding="utf-8"))}
     assert canvas["51001"]["kata week1 (48213)"] == "8" and canvas["51002"]["kata week1 (48213)"] == "8"
     assert canvas["51003"]["SIS Login ID"] == "chen.wei" and canvas["51003"]["kata week1 (48213)"] == "8"
-    assert canvas["51004"]["kata week1 (48213)"] == "0" and canvas["51005"]["kata week1 (48213)"] == "0"  # text; nothing
+    assert (
+        canvas["51004"]["kata week1 (48213)"] == "0" and canvas["51005"]["kata week1 (48213)"] == "0"
+    )  # text; nothing
     book = {r["student"]: r for r in rows((tmp_path / "out" / "gradebook.csv").read_text(encoding="utf-8"))}
     assert "Canvas marked it late (_LATE)" in book["陈伟_51003"]["reason"]
     assert "nothing to grade" in book["davisdan_51004"]["reason"]
@@ -139,8 +170,20 @@ def test_a_term_on_canvas_from_its_download_to_canvas_csv_keyed_on_user_ids(tmp_
 def test_a_term_on_moodle_fills_the_grading_worksheet_with_late_penalties_from_its_times(tmp_path):
     folder = build.moodle_download(tmp_path / "dl")
     (tmp_path / "worksheet.csv").write_text(build.MOODLE_WORKSHEET, encoding="utf-8")
-    proc = kata("grade", str(folder), "--out", str(tmp_path / "out"), "-a", "week1", "-e", build.EX,
-                "--due", build.DUE, "--roster", str(tmp_path / "worksheet.csv"))
+    proc = kata(
+        "grade",
+        str(folder),
+        "--out",
+        str(tmp_path / "out"),
+        "-a",
+        "week1",
+        "-e",
+        build.EX,
+        "--due",
+        build.DUE,
+        "--roster",
+        str(tmp_path / "worksheet.csv"),
+    )
     assert proc.returncode in (0, 1), proc.stderr  # 1: Dan's PDF is not gradable
     sheet = {r["Identifier"]: r for r in rows((tmp_path / "out" / "moodle-worksheet.csv").read_text(encoding="utf-8"))}
     assert list(sheet["Participant 1234501"]) == build.MOODLE_WORKSHEET.splitlines()[0].split(",")  # Moodle's columns
@@ -154,12 +197,31 @@ def test_a_term_on_moodle_fills_the_grading_worksheet_with_late_penalties_from_i
 def test_a_term_on_gradescope_gives_each_group_member_the_group_grade(tmp_path):
     export = build.gradescope_export(tmp_path / "dl")
     (tmp_path / "roster.csv").write_text(build.GRADESCOPE_ROSTER, encoding="utf-8")
-    proc = kata("grade", str(export), "--out", str(tmp_path / "out"), "-a", "week1", "-e", build.EX,
-                "--due", build.DUE, "--roster", str(tmp_path / "roster.csv"))
-    assert "Gradescope's \"Export Submissions\"" in proc.stdout, proc.stdout + proc.stderr
-    scores = [(r["SID"], r["Total Score"]) for r in rows((tmp_path / "out" / "gradescope.csv").read_text(encoding="utf-8"))]
-    assert sorted(scores) == [("S1001", "100.00"), ("S1002", "100.00"), ("S1003", "70.00"), ("S1004", "100.00"),
-                              ("S1005", "0.00")]
+    proc = kata(
+        "grade",
+        str(export),
+        "--out",
+        str(tmp_path / "out"),
+        "-a",
+        "week1",
+        "-e",
+        build.EX,
+        "--due",
+        build.DUE,
+        "--roster",
+        str(tmp_path / "roster.csv"),
+    )
+    assert 'Gradescope\'s "Export Submissions"' in proc.stdout, proc.stdout + proc.stderr
+    scores = [
+        (r["SID"], r["Total Score"]) for r in rows((tmp_path / "out" / "gradescope.csv").read_text(encoding="utf-8"))
+    ]
+    assert sorted(scores) == [
+        ("S1001", "100.00"),
+        ("S1002", "100.00"),
+        ("S1003", "70.00"),
+        ("S1004", "100.00"),
+        ("S1005", "0.00"),
+    ]
 
 
 # ------------------------------------------------------------------------ the outside attack's breaks
@@ -179,7 +241,11 @@ def test_a_canvas_name_ending_in_digits_that_reads_as_another_user_id_is_nobody_
 
 
 def test_a_gradescope_submitter_whose_sid_and_email_name_two_students_gives_neither_the_grade(tmp_path):
-    ident = {"platform": "gradescope", "id": "9", "members": [{"name": "M", "sid": "S1001", "email": "eve@example.edu"}]}
+    ident = {
+        "platform": "gradescope",
+        "id": "9",
+        "members": [{"name": "M", "sid": "S1001", "email": "eve@example.edu"}],
+    }
     r = roster_mod.parse(build.GRADESCOPE_ROSTER)
     found = roster_mod.match(r, {"M_submission_9": "M_submission_9"}, {"M_submission_9": ident})
     assert not found.pairing.owner and "M_submission_9" in found.unknown
@@ -190,9 +256,19 @@ def test_a_times_file_for_a_download_may_name_students_by_the_platform_s_ids_or_
     """The attack's finding 6: rows keyed on Canvas's user id or the roster's login got 'no row'."""
     from grader.instructor.formats import lms
 
-    records = {name: {"score": 8, "max_score": 8, "student": {"name": name, "source": name, "status": "graded",
-                                                                "platform": {"platform": "canvas", "id": uid}}}
-               for name, uid in (("andersonalice_51001", "51001"), ("brontëzoë_51002", "51002"))}
+    records = {
+        name: {
+            "score": 8,
+            "max_score": 8,
+            "student": {
+                "name": name,
+                "source": name,
+                "status": "graded",
+                "platform": {"platform": "canvas", "id": uid},
+            },
+        }
+        for name, uid in (("andersonalice_51001", "51001"), ("brontëzoë_51002", "51002"))
+    }
     times = {"51001": "2027-03-14T12:00:00+00:00", "zoe.bronte": "2027-03-16T12:00:00+00:00"}
     meta = {"late": {"assignment": "week1", "due": build.DUE, "per_day": 10.0}, "submitted_at": "file"}
     table = {r.name: r for r in lms.rows(records, meta, roster_mod.parse(build.CANVAS_ROSTER), times)}
@@ -207,7 +283,7 @@ def test_a_moodle_file_uploaded_again_as_name_1_is_the_one_graded(tmp_path):
     (d / "s1_02_anatomy.py").write_bytes(build.STUB)
     (d / "s1_02_anatomy (1).py").write_bytes(build.REFERENCE)
     _, found, _ = staged(tmp_path / "dl")
-    (files, _, notes), = found.values()
+    ((files, _, notes),) = found.values()
     assert files == ["exercises/ch01/s1_02_anatomy.py"]
     layout = platforms.recognise(tmp_path / "dl")
     with platforms.staged(layout, "ch01") as download:
@@ -268,9 +344,18 @@ def test_lines_an_id_names_but_that_cannot_be_believed_are_checked_before_import
     from grader.instructor.formats import lms
 
     r = roster_mod.parse(build.MOODLE_WORKSHEET.replace("Alice Anderson,alice@", "Mallory M,alice@"))
-    rec = {"Alice Anderson_1234501": {"score": 8, "max_score": 8, "student": {
-        "name": "Alice Anderson_1234501", "source": "Alice Anderson_1234501", "status": "graded",
-        "platform": {"platform": "moodle", "id": "1234501", "name": "Alice Anderson"}}}}
+    rec = {
+        "Alice Anderson_1234501": {
+            "score": 8,
+            "max_score": 8,
+            "student": {
+                "name": "Alice Anderson_1234501",
+                "source": "Alice Anderson_1234501",
+                "status": "graded",
+                "platform": {"platform": "moodle", "id": "1234501", "name": "Alice Anderson"},
+            },
+        }
+    }
     table = lms.rows(rec, {}, r)
     row = next(x for x in table if x.student and x.student.participant == "1234501")
     assert row.status == "contested" and "is Alice Anderson in the download but Mallory M" in row.doubt
@@ -282,8 +367,13 @@ def test_a_submission_not_graded_is_never_safe_to_import_as_a_zero():
     """The second attack's finding 9: refused submissions gave 0 and 'safe to import'."""
     from grader.instructor.formats import lms
 
-    rec = {"bob": {"score": 0, "max_score": 8, "student": {"name": "bob", "source": "bob", "status": "refused",
-                                                             "reason": "bob.zip: not a zip file"}}}
+    rec = {
+        "bob": {
+            "score": 0,
+            "max_score": 8,
+            "student": {"name": "bob", "source": "bob", "status": "refused", "reason": "bob.zip: not a zip file"},
+        }
+    }
     problems = lms.gate(lms.rows(rec), {})
     assert any("not graded" in line.lower() for line in problems) and any("not a zip file" in x for x in problems)
 

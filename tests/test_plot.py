@@ -1,4 +1,5 @@
 """`kata run LISTING --plot`: the listings' figures as PNG files, drawn from the student's code."""
+
 import re
 from pathlib import Path
 
@@ -32,9 +33,16 @@ def test_sinusoidal_heatmap_and_the_books_dimension_pairs(tmp_path):
 
 def test_attention_heatmap_comes_from_the_students_code(tmp_path):
     right = kata("run", "1.6", "--path", str(SOLUTIONS), "--plot", "--out", str(tmp_path / "right"))
-    wrong_sub = make_submission(tmp_path, {"s1_12_scaled_attention": solution_with(
-        "s1_12_scaled_attention", "torch.softmax(scale_scores(scores, d_k), dim=-1)",
-        "torch.softmax(scale_scores(scores, d_k), dim=0)")})
+    wrong_sub = make_submission(
+        tmp_path,
+        {
+            "s1_12_scaled_attention": solution_with(
+                "s1_12_scaled_attention",
+                "torch.softmax(scale_scores(scores, d_k), dim=-1)",
+                "torch.softmax(scale_scores(scores, d_k), dim=0)",
+            )
+        },
+    )
     wrong = kata("run", "1.6", "--path", str(wrong_sub), "--plot", "--out", str(tmp_path / "wrong"))
     assert right.returncode == 0 and wrong.returncode == 0, right.stderr + wrong.stderr
     [a], [b] = _written(right.stdout), _written(wrong.stdout)
@@ -44,7 +52,10 @@ def test_attention_heatmap_comes_from_the_students_code(tmp_path):
 
 
 def test_causal_weights_and_bpe_merge_table(tmp_path):
-    for listing, name in (("1.12", "listing-1.12-causal-weights.png"), ("1.4/merges", "listing-1.4-merges-bpe-merges.png")):
+    for listing, name in (
+        ("1.12", "listing-1.12-causal-weights.png"),
+        ("1.4/merges", "listing-1.4-merges-bpe-merges.png"),
+    ):
         proc = kata("run", listing, "--path", str(SOLUTIONS), "--plot", "--out", str(tmp_path))
         assert proc.returncode == 0, proc.stdout + proc.stderr
         [path] = _written(proc.stdout)

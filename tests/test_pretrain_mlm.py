@@ -2,6 +2,7 @@
 a few hundred tiny steps on a synthetic corpus clearly lower the masked-token loss, the token
 embedding gains its [MASK] row, the classifier still classifies after, and an unfinished
 exercise is named before anything trains."""
+
 from __future__ import annotations
 
 import math
@@ -11,13 +12,14 @@ import pytest
 import torch
 
 from grader.capstone.training.model import build_model, load_classifier_module
-from grader.capstone.training.pretrain import (PretrainError, grow_token_embedding, load_mlm_module,
-                                               pretrain_mlm)
+from grader.capstone.training.pretrain import PretrainError, grow_token_embedding, load_mlm_module, pretrain_mlm
 from tests.conftest import ROOT
 
 CLS, SEP = 50258, 50259
-NEUTRAL = ("the movie film story plot acting was is and but with a an of to it this that scene actor cast "
-           "director music ending script camera").split()
+NEUTRAL = (
+    "the movie film story plot acting was is and but with a an of to it this that scene actor cast "
+    "director music ending script camera"
+).split()
 POSITIVE = "great brilliant excellent wonderful superb moving".split()
 NEGATIVE = "bad awful boring dull terrible weak".split()
 
@@ -62,8 +64,18 @@ def test_pretraining_lowers_the_masked_token_loss():
     texts = corpus(400, seed=1)
     model = tiny_classifier()
     logs: list[str] = []
-    losses = pretrain_mlm(model, texts, word_encoder(texts), steps=200, batch_size=8, lr=1e-2, seed=0,
-                          device="cpu", log=logs.append, mlm=load_mlm_module(ROOT / "solutions"))
+    losses = pretrain_mlm(
+        model,
+        texts,
+        word_encoder(texts),
+        steps=200,
+        batch_size=8,
+        lr=1e-2,
+        seed=0,
+        device="cpu",
+        log=logs.append,
+        mlm=load_mlm_module(ROOT / "solutions"),
+    )
     assert len(losses) == 200 and all(math.isfinite(x) for x in losses)
     first, last = sum(losses[:10]) / 10, sum(losses[-30:]) / 30
     words = {w for t in texts for w in t.split()}
@@ -84,8 +96,20 @@ def test_same_seed_same_losses():
     runs = []
     for _ in range(2):
         model = tiny_classifier(seed=3)
-        runs.append(pretrain_mlm(model, texts, word_encoder(texts), steps=5, batch_size=8, lr=1e-3, seed=4,
-                                 device="cpu", log=lambda *a: None, mlm=load_mlm_module(ROOT / "solutions")))
+        runs.append(
+            pretrain_mlm(
+                model,
+                texts,
+                word_encoder(texts),
+                steps=5,
+                batch_size=8,
+                lr=1e-3,
+                seed=4,
+                device="cpu",
+                log=lambda *a: None,
+                mlm=load_mlm_module(ROOT / "solutions"),
+            )
+        )
     assert runs[0] == runs[1]
 
 
@@ -101,7 +125,17 @@ def test_grow_keeps_the_rows_and_the_padding_row():
 def test_an_unfinished_exercise_is_named(tmp_path):
     texts = corpus(20, seed=5)
     with pytest.raises(PretrainError, match=r"s1_23_mlm\.py:\d+: MLMHead\(embedding, dim\) is not implemented yet"):
-        pretrain_mlm(tiny_classifier(), texts, word_encoder(texts), steps=2, batch_size=4, lr=1e-3, seed=0,
-                     device="cpu", log=lambda *a: None, mlm=load_mlm_module(ROOT / "exercises"))
+        pretrain_mlm(
+            tiny_classifier(),
+            texts,
+            word_encoder(texts),
+            steps=2,
+            batch_size=4,
+            lr=1e-3,
+            seed=0,
+            device="cpu",
+            log=lambda *a: None,
+            mlm=load_mlm_module(ROOT / "exercises"),
+        )
     with pytest.raises(PretrainError, match="no such file"):
         load_mlm_module(tmp_path)

@@ -7,6 +7,7 @@ slot inherited it. The seccomp filter (grader/worker/runtime/syscalls.py) refuse
 changes another process, process group or user; the server's self-check (own_settings) compares
 these settings of its own with its start before each fork, as a second line.
 """
+
 import json
 import os
 import platform
@@ -43,19 +44,26 @@ def _settings():
 # The mark of each is what a later check would read: IDLE I/O class, nice 13, SCHED_BATCH, one CPU,
 # a message-queue limit of 12345 bytes, a custom slice and utilisation clamps.
 TAMPER = {
-    "ioprio": [f"_libc.syscall(_NR_SET['ioprio_set'], {w}, {t}, 3 << 13)"  # the IDLE class
-               for w, t in ((1, "_server"), (2, "_group"), (3, "_uid"))],
-    "nice": [f"_os.setpriority({w}, {t}, 13)" for w, t in (("_os.PRIO_PROCESS", "_server"),
-                                                            ("_os.PRIO_PGRP", "_group"),
-                                                            ("_os.PRIO_USER", "_uid"))],
-    "policy": ["_os.sched_setscheduler(_server, _os.SCHED_BATCH, _os.sched_param(0))",
-               "_os.sched_setparam(_server, _os.sched_param(0))"],
+    "ioprio": [
+        f"_libc.syscall(_NR_SET['ioprio_set'], {w}, {t}, 3 << 13)"  # the IDLE class
+        for w, t in ((1, "_server"), (2, "_group"), (3, "_uid"))
+    ],
+    "nice": [
+        f"_os.setpriority({w}, {t}, 13)"
+        for w, t in (("_os.PRIO_PROCESS", "_server"), ("_os.PRIO_PGRP", "_group"), ("_os.PRIO_USER", "_uid"))
+    ],
+    "policy": [
+        "_os.sched_setscheduler(_server, _os.SCHED_BATCH, _os.sched_param(0))",
+        "_os.sched_setparam(_server, _os.sched_param(0))",
+    ],
     # utilisation clamps of 17 alone (KEEP_POLICY|KEEP_PARAMS|UTIL_CLAMP_MIN|MAX), where the kernel has
     # them; then a custom time slice of 3 ms (Linux 6.12), policy and nice as they were
-    "attr": ["_libc.syscall(_NR_SET['sched_setattr'], _server, _st.pack('=IIQiIQQQII', 56, 0, 0x78, 0, 0, "
-             "0, 0, 0, 17, 17), 0)",
-             "_libc.syscall(_NR_SET['sched_setattr'], _server, _st.pack('=IIQiIQQQII', 56, _DEFAULT_POLICY, 0, "
-             "_DEFAULT_NICE, 0, 3000000, 0, 0, 0, 0), 0)"],
+    "attr": [
+        "_libc.syscall(_NR_SET['sched_setattr'], _server, _st.pack('=IIQiIQQQII', 56, 0, 0x78, 0, 0, "
+        "0, 0, 0, 17, 17), 0)",
+        "_libc.syscall(_NR_SET['sched_setattr'], _server, _st.pack('=IIQiIQQQII', 56, _DEFAULT_POLICY, 0, "
+        "_DEFAULT_NICE, 0, 3000000, 0, 0, 0, 0), 0)",
+    ],
     "cpus": ["_os.sched_setaffinity(_server, {max(_os.sched_getaffinity(0))})"],
     "limits": ["_res.prlimit(_server, _res.RLIMIT_MSGQUEUE, (12345, 12345))"],
 }
@@ -89,8 +97,12 @@ def _submission(kinds=()) -> str:
     module is imported (before it tampers with anything itself)."""
     code = CONTEXT.replace("    return attn_weights @ values", "    return attn_weights @ values + _SEEN")
     assert code != CONTEXT
-    return (code + READ + f"\n_SEEN = sum(v != {_defaults()!r}[k] for k, v in _settings().items())\n"
-            + (_tamperer(kinds) if kinds else ""))
+    return (
+        code
+        + READ
+        + f"\n_SEEN = sum(v != {_defaults()!r}[k] for k, v in _settings().items())\n"
+        + (_tamperer(kinds) if kinds else "")
+    )
 
 
 needs_filter = pytest.mark.skipif(syscalls.program() is None, reason="no seccomp filter for this architecture")
@@ -120,8 +132,11 @@ def test_a_batch_slot_starts_every_check_and_every_student_with_the_defaults(tmp
     assert r.returncode == 0, r.stdout + r.stderr
     docs = {p.parent.name: json.loads(p.read_text()) for p in (out / "students").glob("*/report.json")}
     assert sorted(docs) == sorted(students)
-    wrong = {name: [c["name"] for c in doc["checks"] if c["status"] != "passed"]
-             for name, doc in docs.items() if _score(doc) != _max(doc)}
+    wrong = {
+        name: [c["name"] for c in doc["checks"] if c["status"] != "passed"]
+        for name, doc in docs.items()
+        if _score(doc) != _max(doc)
+    }
     assert not wrong, f"checks that started with settings an earlier one set: {wrong}"
     assert all(_max(doc) > 0 for doc in docs.values())
 
@@ -214,8 +229,7 @@ def test_the_filter_refuses_changing_another_process_and_allows_changing_itself(
     """The worker's filter, installed for real in a process of its own: every call aimed at another
     process, its group or the user fails with EPERM and leaves the other's settings as they were;
     the same calls aimed at the caller itself (pid 0, as Python, torch and OpenMP make them) work."""
-    r = subprocess.run([sys.executable, "-c", PROBE.format(root=str(ROOT))], capture_output=True, text=True,
-                       timeout=60)
+    r = subprocess.run([sys.executable, "-c", PROBE.format(root=str(ROOT))], capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, r.stderr
     got = json.loads(r.stdout)
     assert got["others"] == {name: 1 for name in got["others"]}  # EPERM, each one
@@ -228,7 +242,7 @@ def _run(prog: bytes, nr: int, arch: int, args=()) -> int:
     """What the kernel would answer: classic BPF as seccomp runs it, on one call."""
     import struct
 
-    data = struct.pack("=iIQ6Q", nr, arch, 0, *[a & (2 ** 64 - 1) for a in [*args, 0, 0, 0, 0, 0, 0][:6]])
+    data = struct.pack("=iIQ6Q", nr, arch, 0, *[a & (2**64 - 1) for a in [*args, 0, 0, 0, 0, 0, 0][:6]])
     code = [struct.unpack_from("=HBBI", prog, i) for i in range(0, len(prog), 8)]
     pc = acc = 0
     while True:
@@ -255,33 +269,65 @@ def test_the_filter_decides_each_call_by_its_arguments(machine):
     nr = syscalls.SETTINGS_NR[machine]
     allow, deny = syscalls.RET_ALLOW, syscalls.RET_ERRNO | syscalls.EPERM
     cases = [
-        ("ioprio_set", (1, 0, 3 << 13), allow), ("ioprio_set", (1, 7, 3 << 13), deny),
-        ("ioprio_set", (2, 0, 3 << 13), deny), ("ioprio_set", (3, 0, 3 << 13), deny),
-        ("ioprio_set", (1, 1 << 32, 0), deny), ("ioprio_set", (1 | (1 << 32), 0, 0), deny),
-        ("setpriority", (0, 0, 19), allow), ("setpriority", (0, 2, 19), deny),
-        ("setpriority", (1, 0, 19), deny), ("setpriority", (2, 0, 19), deny), ("setpriority", (0, -1, 19), deny),
-        ("prlimit64", (0, 7, 1234, 0), allow), ("prlimit64", (9, 7, 0, 1234), allow),
-        ("prlimit64", (9, 7, 1234, 0), deny), ("prlimit64", (9, 7, 1 << 40, 0), deny),
-        ("setpgid", (0, 0), allow), ("setpgid", (0, 5), allow), ("setpgid", (5, 5), deny),
+        ("ioprio_set", (1, 0, 3 << 13), allow),
+        ("ioprio_set", (1, 7, 3 << 13), deny),
+        ("ioprio_set", (2, 0, 3 << 13), deny),
+        ("ioprio_set", (3, 0, 3 << 13), deny),
+        ("ioprio_set", (1, 1 << 32, 0), deny),
+        ("ioprio_set", (1 | (1 << 32), 0, 0), deny),
+        ("setpriority", (0, 0, 19), allow),
+        ("setpriority", (0, 2, 19), deny),
+        ("setpriority", (1, 0, 19), deny),
+        ("setpriority", (2, 0, 19), deny),
+        ("setpriority", (0, -1, 19), deny),
+        ("prlimit64", (0, 7, 1234, 0), allow),
+        ("prlimit64", (9, 7, 0, 1234), allow),
+        ("prlimit64", (9, 7, 1234, 0), deny),
+        ("prlimit64", (9, 7, 1 << 40, 0), deny),
+        ("setpgid", (0, 0), allow),
+        ("setpgid", (0, 5), allow),
+        ("setpgid", (5, 5), deny),
     ]
-    for name in ("sched_setparam", "sched_setscheduler", "sched_setaffinity", "sched_setattr",
-                 "migrate_pages", "move_pages"):
+    for name in (
+        "sched_setparam",
+        "sched_setscheduler",
+        "sched_setaffinity",
+        "sched_setattr",
+        "migrate_pages",
+        "move_pages",
+    ):
         cases += [(name, (0, 1, 2), allow), (name, (2, 1, 2), deny), (name, (1 << 32, 1, 2), deny)]
     for name, args, want in cases:
         assert _run(prog, nr[name], audit, args) == want, (name, args)
     for name, number in {**syscalls.ARCHES[machine][2], **syscalls.REFUSED[machine]}.items():
         assert _run(prog, number, audit, (0, 0, 0)) == deny, name
     assert _run(prog, nr["ioprio_set"], audit ^ 1, (1, 0, 0)) == deny  # another ABI
-    untouched = {"x86_64": (0, 1, 39, 63, 96), "aarch64": (63, 64, 172, 160, 169)}  # read, write, getpid, uname, gettimeofday
+    untouched = {
+        "x86_64": (0, 1, 39, 63, 96),
+        "aarch64": (63, 64, 172, 160, 169),
+    }  # read, write, getpid, uname, gettimeofday
     for number in untouched[machine]:
         assert _run(prog, number, audit, (5, 6, 7)) == allow
     # calls decided by an argument: shared anonymous memory, a new namespace or a pidfd, a cookie
     mmap, clone, getsockopt = syscalls.MMAP_NR[machine], syscalls.CLONE_NR[machine], syscalls.GETSOCKOPT_NR[machine]
-    for flags, want in ((0x22, allow), (0x01, allow), (0x02, allow), (0x21, deny), (0x23, deny), (0x21 | 1 << 32, deny),
-                        (0x40021, deny)):
+    for flags, want in (
+        (0x22, allow),
+        (0x01, allow),
+        (0x02, allow),
+        (0x21, deny),
+        (0x23, deny),
+        (0x21 | 1 << 32, deny),
+        (0x40021, deny),
+    ):
         assert _run(prog, mmap, audit, (0, 4096, 3, flags, -1, 0)) == want, hex(flags)
-    for flags, want in ((0x3D0F00 | 17, allow), (17, allow), (0x10000000 | 17, deny), (0x40000000, deny),
-                        (0x20000, deny), (0x1000 | 17, deny)):
+    for flags, want in (
+        (0x3D0F00 | 17, allow),
+        (17, allow),
+        (0x10000000 | 17, deny),
+        (0x40000000, deny),
+        (0x20000, deny),
+        (0x1000 | 17, deny),
+    ):
         assert _run(prog, clone, audit, (flags, 0, 0)) == want, hex(flags)
     for level, name, want in ((1, 7, allow), (1, 57, deny), (1, 71, deny), (6, 57, allow)):  # SOL_SOCKET; SOL_TCP
         assert _run(prog, getsockopt, audit, (3, level, name, 0, 0)) == want, (level, name)

@@ -9,6 +9,7 @@ realistic mistake alone. A new exercise joins the rule by adding its wrong answe
 The variants are graded in rounds, one submission folder per round holding at most one variant
 of each exercise (a few `kata grade` calls, not one per variant).
 """
+
 import pytest
 
 from tests.conftest import checks_of, grade, make_submission
@@ -51,10 +52,13 @@ def test_a_mistake_that_costs_points_fails_a_public_check(graded, variant):
     assert all(c["visibility"] == "public" for c in public), "--public-only ran a hidden check"
     failed = [c for c in _ran(public) if c["status"] != "passed"]
     hidden_only = sorted(c["name"] for c in ran if c["status"] != "passed")
-    assert failed, (f"{variant.name!r} loses {lost:g} points in {variant.exercise} but no public check fails: "
-                    f"only {hidden_only} catch it")
+    assert failed, (
+        f"{variant.name!r} loses {lost:g} points in {variant.exercise} but no public check fails: "
+        f"only {hidden_only} catch it"
+    )
     for c in failed:
         assert c["message"].strip(), f"{c['name']} fails with no message"
     # The same public checks fail in the full grade: --public-only shows what the grade will count.
-    assert {c["name"] for c in failed} == {c["name"] for c in ran if c["visibility"] == "public"
-                                           and c["status"] != "passed"}
+    assert {c["name"] for c in failed} == {
+        c["name"] for c in ran if c["visibility"] == "public" and c["status"] != "passed"
+    }

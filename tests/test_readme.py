@@ -1,5 +1,6 @@
 """README.md is the front door: under 150 lines, the two set-up commands, a link for each way in (in
 English and Chinese), every link alive, and CI runs exactly the test command it gives."""
+
 from __future__ import annotations
 
 import re

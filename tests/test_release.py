@@ -10,6 +10,7 @@ checks answer from recorded reference calls, and `kata train` tokenizes with the
 tokenizer. Then the bundle is searched for what must not be in it, independently of the
 release's own scan.
 """
+
 from __future__ import annotations
 
 import ast
@@ -52,8 +53,14 @@ def _env(**extra) -> dict:
 @pytest.fixture(scope="module")
 def bundle(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("release") / "kata-student"
-    proc = subprocess.run([sys.executable, "-m", "grader", "release", str(out)], cwd=ROOT, capture_output=True,
-                          text=True, timeout=600, env=_env(PYTHONPATH=str(ROOT)))
+    proc = subprocess.run(
+        [sys.executable, "-m", "grader", "release", str(out)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=_env(PYTHONPATH=str(ROOT)),
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "nothing hidden found inside" in proc.stdout
     return out
@@ -65,17 +72,42 @@ def venv(bundle, tmp_path_factory) -> Path:
     env_dir = tmp_path_factory.mktemp("venv") / "venv"
     base = getattr(sys, "_base_executable", None) or sys.executable
     subprocess.run([base, "-m", "venv", "--without-pip", str(env_dir)], check=True, timeout=120)
-    purelib = subprocess.run([str(env_dir / "bin" / "python"), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                             capture_output=True, text=True, check=True).stdout.strip()
+    purelib = subprocess.run(
+        [str(env_dir / "bin" / "python"), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
     Path(purelib, "shared-deps.pth").write_text("\n".join(site.getsitepackages()) + "\n")
     source = env_dir.parent / "bundle-copy"  # pip builds in the source folder (build/): keep the bundle as released
     shutil.copytree(bundle, source)
-    proc = subprocess.run([sys.executable, "-m", "pip", "--python", str(env_dir / "bin" / "python"), "install", "-q",
-                           "--no-deps", "--no-build-isolation", "--disable-pip-version-check", str(source)],
-                          capture_output=True, text=True, timeout=300, cwd=env_dir.parent)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "--python",
+            str(env_dir / "bin" / "python"),
+            "install",
+            "-q",
+            "--no-deps",
+            "--no-build-isolation",
+            "--disable-pip-version-check",
+            str(source),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=env_dir.parent,
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    where = subprocess.run([str(env_dir / "bin" / "python"), "-c", "import grader; print(grader.__file__)"],
-                           capture_output=True, text=True, cwd="/", check=True).stdout.strip()
+    where = subprocess.run(
+        [str(env_dir / "bin" / "python"), "-c", "import grader; print(grader.__file__)"],
+        capture_output=True,
+        text=True,
+        cwd="/",
+        check=True,
+    ).stdout.strip()
     assert where.startswith(purelib), where  # the installed bundle, not this checkout
     return env_dir
 
@@ -91,8 +123,9 @@ def project(bundle, tmp_path) -> Path:
 
 
 def kata_in(venv: Path, project: Path, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([str(venv / "bin" / "kata"), *args], cwd=project, capture_output=True, text=True,
-                          timeout=600, env=_env())
+    return subprocess.run(
+        [str(venv / "bin" / "kata"), *args], cwd=project, capture_output=True, text=True, timeout=600, env=_env()
+    )
 
 
 def test_check_fails_on_the_stub_and_passes_when_solved(venv, project):
@@ -110,21 +143,50 @@ def test_check_fails_on_the_stub_and_passes_when_solved(venv, project):
     warm = {"KATA_WARM": "1", "KATA_WARM_DIR": str(folder), "KATA_WARM_IDLE": "60"}
     try:
         for _ in range(2):  # the first starts the server, the second finds it
-            hot = subprocess.run([str(venv / "bin" / "kata"), "check", "s1_11_softmax"], cwd=project,
-                                 capture_output=True, text=True, timeout=600, env=_env(**warm))
+            hot = subprocess.run(
+                [str(venv / "bin" / "kata"), "check", "s1_11_softmax"],
+                cwd=project,
+                capture_output=True,
+                text=True,
+                timeout=600,
+                env=_env(**warm),
+            )
             assert hot.returncode == 0 and f"{n} of {n} public checks pass" in hot.stdout, hot.stdout + hot.stderr
         # a check that found no server grades in its own process and still passes: the socket and the
         # server's answer say that the installed package's warm grader served it
         # (-P below: the installed package, not the bundle's grader/ source folder that cwd would give)
-        assert list(folder.glob("*.sock")), hot.stdout + hot.stderr + "".join(p.read_text() for p in folder.glob("*.log"))
-        ping = subprocess.run([str(venv / "bin" / "python"), "-P", "-c", "from grader.course import manifest; "
-                               "from grader.student.warm import client; print(client.ping(manifest.load()))"],
-                              cwd=project, capture_output=True, text=True, timeout=60, env=_env(**warm))
+        assert list(folder.glob("*.sock")), (
+            hot.stdout + hot.stderr + "".join(p.read_text() for p in folder.glob("*.log"))
+        )
+        ping = subprocess.run(
+            [
+                str(venv / "bin" / "python"),
+                "-P",
+                "-c",
+                "from grader.course import manifest; "
+                "from grader.student.warm import client; print(client.ping(manifest.load()))",
+            ],
+            cwd=project,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env=_env(**warm),
+        )
         assert ping.stdout.strip() == "True", ping.stdout + ping.stderr
     finally:
-        subprocess.run([str(venv / "bin" / "python"), "-P", "-c", "from grader.course import manifest; "
-                        "from grader.student.warm import client; client.stop(manifest.load())"],
-                       cwd=project, capture_output=True, timeout=60, env=_env(**warm))
+        subprocess.run(
+            [
+                str(venv / "bin" / "python"),
+                "-P",
+                "-c",
+                "from grader.course import manifest; "
+                "from grader.student.warm import client; client.stop(manifest.load())",
+            ],
+            cwd=project,
+            capture_output=True,
+            timeout=60,
+            env=_env(**warm),
+        )
         shutil.rmtree(folder, ignore_errors=True)
 
 
@@ -141,8 +203,11 @@ def test_reference_model_mistakes_are_named_from_the_recorded_calls(venv, projec
         shutil.copy(SOLUTIONS / "ch01" / f"{done}.py", project / "exercises" / "ch01")
     proc = kata_in(venv, project, "check", ex)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    target.write_text(source.replace(right, "        x = self.norm1(x + self.attn(x, mask))\n"
-                                            "        x = self.norm2(x + self.ff(x))\n"))
+    target.write_text(
+        source.replace(
+            right, "        x = self.norm1(x + self.attn(x, mask))\n        x = self.norm2(x + self.ff(x))\n"
+        )
+    )
     proc = kata_in(venv, project, "check", ex)
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert "this is post-LN" in proc.stdout, proc.stdout
@@ -165,8 +230,9 @@ def test_tokenizer_checks_answer_from_the_recorded_reference(venv, project):
         assert "skipped" not in proc.stdout.lower(), proc.stdout
     right = "        ids = [self.cls_id] + self.truncate(self.text_ids(text)) + [self.sep_id]\n"
     assert right in source
-    target.write_text(source.replace(right, "        ids = ([self.cls_id] + self.text_ids(text) + [self.sep_id])"
-                                            "[:self.max_len]\n"))
+    target.write_text(
+        source.replace(right, "        ids = ([self.cls_id] + self.text_ids(text) + [self.sep_id])[:self.max_len]\n")
+    )
     proc = kata_in(venv, project, "check", ex)
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert "lost its [SEP]" in " ".join(proc.stdout.split()), proc.stdout
@@ -176,18 +242,44 @@ def test_tokenizer_checks_answer_from_the_recorded_reference(venv, project):
 def test_train_tokenizes_with_the_students_tokenizer(venv, project):
     """The bundle's `kata train` (no solutions/: --code student) names the unfinished tokenizer by
     file and line, and trains once the student's tokenizer and classifier are done."""
-    run = ["train", "--data", "synthetic:200", "--epochs", "1", "--dim", "32", "--layers", "1", "--heads", "2",
-           "--ff-dim", "64", "--max-len", "64", "-q"]
+    run = [
+        "train",
+        "--data",
+        "synthetic:200",
+        "--epochs",
+        "1",
+        "--dim",
+        "32",
+        "--layers",
+        "1",
+        "--heads",
+        "2",
+        "--ff-dim",
+        "64",
+        "--max-len",
+        "64",
+        "-q",
+    ]
     exercises = project / "exercises" / "ch01"
     stub = exercises / "s1_23_tokenizer.py"
-    line = next(n for n, text in enumerate(stub.read_text().splitlines(), 1)
-                if "raise NotImplementedError(" in text and "base_vocab_size" in text)
+    line = next(
+        n
+        for n, text in enumerate(stub.read_text().splitlines(), 1)
+        if "raise NotImplementedError(" in text and "base_vocab_size" in text
+    )
     proc = kata_in(venv, project, *run, "--out", str(project / "o1"))
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert f"s1_23_tokenizer.py:{line}: not implemented yet" in proc.stderr, proc.stderr
     assert "kata check s1_23_tokenizer" in proc.stderr and "--code reference" not in proc.stderr
-    for name in ("s1_23_tokenizer", "s1_23_classifier", "s1_23_encoder", "s1_23_bert_embedding", "s1_23_encoder_block",
-                 "s1_23_self_attention", "s1_23_feed_forward"):  # the classifier imports the student's encoder
+    for name in (
+        "s1_23_tokenizer",
+        "s1_23_classifier",
+        "s1_23_encoder",
+        "s1_23_bert_embedding",
+        "s1_23_encoder_block",
+        "s1_23_self_attention",
+        "s1_23_feed_forward",
+    ):  # the classifier imports the student's encoder
         shutil.copy(SOLUTIONS / "ch01" / f"{name}.py", exercises)
     proc = kata_in(venv, project, *run, "--out", str(project / "o2"))
     assert proc.returncode == 0, proc.stdout + proc.stderr
@@ -244,8 +336,14 @@ def test_release_refuses_in_a_bundle_and_over_a_folder(venv, project, tmp_path):
     busy = tmp_path / "busy"
     busy.mkdir()
     (busy / "notes.txt").write_text("mine")
-    proc = subprocess.run([sys.executable, "-m", "grader", "release", str(busy), "--force"], cwd=ROOT,
-                          capture_output=True, text=True, timeout=120, env=_env(PYTHONPATH=str(ROOT)))
+    proc = subprocess.run(
+        [sys.executable, "-m", "grader", "release", str(busy), "--force"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=_env(PYTHONPATH=str(ROOT)),
+    )
     assert proc.returncode == 2 and "refusing to replace it" in proc.stderr, proc.stderr
     assert (busy / "notes.txt").read_text() == "mine"
 
@@ -269,8 +367,11 @@ def _hidden_only_keys(ex_id: str, shipped_code: str) -> set[str]:
     for fn in tree.body:
         if isinstance(fn, ast.FunctionDef) and (ex_id, fn.name) in HIDDEN:
             for node in ast.walk(fn):
-                if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant) \
-                        and isinstance(node.slice.value, str):
+                if (
+                    isinstance(node, ast.Subscript)
+                    and isinstance(node.slice, ast.Constant)
+                    and isinstance(node.slice.value, str)
+                ):
                     keys.add(node.slice.value)
     return {k for k in keys if f'"{k}"' not in shipped_code and f"'{k}'" not in shipped_code}
 
@@ -321,7 +422,7 @@ def test_nothing_hidden_is_inside(bundle):
         source = (SOLUTIONS / "ch01" / f"{ex.id}.py").read_text()
         lines = source.splitlines()
         for b in blocks(source):
-            for line in lines[b.start:b.end - 1]:
+            for line in lines[b.start : b.end - 1]:
                 s = line.strip()
                 if len(s) >= 24 and not s.startswith("#") and s not in shown:
                     owners.setdefault(s, set()).add(ex.id)
@@ -335,9 +436,16 @@ def test_nothing_hidden_is_inside(bundle):
     tree = ast.parse(reference)
     model_lines = set()
     for fn in tree.body:
-        if isinstance(fn, ast.FunctionDef) and fn.name in ("embedding", "attention", "feed_forward", "block",
-                                                            "encoder", "pool", "classify"):
-            for line in reference.splitlines()[fn.body[0].end_lineno:fn.end_lineno]:
+        if isinstance(fn, ast.FunctionDef) and fn.name in (
+            "embedding",
+            "attention",
+            "feed_forward",
+            "block",
+            "encoder",
+            "pool",
+            "classify",
+        ):
+            for line in reference.splitlines()[fn.body[0].end_lineno : fn.end_lineno]:
                 if len(line.strip()) >= 24:
                     model_lines.add(line.strip())
     assert len(model_lines) > 20
@@ -352,10 +460,13 @@ def test_nothing_hidden_is_inside(bundle):
         if isinstance(cls, ast.ClassDef) and cls.name == "BertTokenizer":
             for fn in cls.body:
                 if isinstance(fn, ast.FunctionDef):
-                    for line in reference.splitlines()[fn.body[0].end_lineno:fn.end_lineno]:
+                    for line in reference.splitlines()[fn.body[0].end_lineno : fn.end_lineno]:
                         if len(line.strip()) >= 24 and line.strip() not in shown:
                             tokenizer_lines.add(line.strip())
     assert len(tokenizer_lines) > 10, sorted(tokenizer_lines)
     assert "self.sep_id = self.base_vocab_size + 2" in tokenizer_lines
-    assert not {f: sorted(hit)[:3] for f, text in texts.items()
-                if (hit := tokenizer_lines & {line.strip() for line in text.splitlines()})}
+    assert not {
+        f: sorted(hit)[:3]
+        for f, text in texts.items()
+        if (hit := tokenizer_lines & {line.strip() for line in text.splitlines()})
+    }

@@ -7,6 +7,7 @@ folder (PYTHONPATH=the bundle: its own grader package and grader/release.json, n
 of an assignment whose exercise imports one of another assignment, from a copy of the course
 with that assignment added.
 """
+
 from __future__ import annotations
 
 import json
@@ -35,8 +36,14 @@ OTHERS = [ex for ex in COURSE.exercises if ex.id not in WEEK2.exercises]
 def kata_bundle(project: Path, *args: str, lang: str = "en") -> subprocess.CompletedProcess:
     """`kata ARGS` run in `project`, a copy of a bundle, with the bundle's own grader package."""
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
-    return subprocess.run([sys.executable, "-m", "grader", *args], cwd=project, capture_output=True, text=True,
-                          timeout=300, env={**env, "PYTHONPATH": str(project), "KATA_LANG": lang, "COLUMNS": "200"})
+    return subprocess.run(
+        [sys.executable, "-m", "grader", *args],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**env, "PYTHONPATH": str(project), "KATA_LANG": lang, "COLUMNS": "200"},
+    )
 
 
 @pytest.fixture(scope="module")
@@ -101,8 +108,13 @@ def test_the_bundles_course_toml_holds_the_assignment_and_its_exercises_only():
 def test_an_exercise_of_another_assignment_comes_along_when_one_imports_it():
     needed = release_assignment.needed
     assert needed(COURSE, ["s1_23_encoder_block"]) == ["s1_23_self_attention", "s1_23_feed_forward"]
-    assert needed(COURSE, ["s1_23_classifier"]) == ["s1_23_bert_embedding", "s1_23_self_attention",
-                                                    "s1_23_feed_forward", "s1_23_encoder_block", "s1_23_encoder"]
+    assert needed(COURSE, ["s1_23_classifier"]) == [
+        "s1_23_bert_embedding",
+        "s1_23_self_attention",
+        "s1_23_feed_forward",
+        "s1_23_encoder_block",
+        "s1_23_encoder",
+    ]
     assert "s1_23_training" in needed(COURSE, ["s1_23_evaluation"])  # its checks use the training checks' helpers
     for a in COURSE.assignments:  # the course's own weeks stand alone
         assert needed(COURSE, a.exercises) == [], a.id
@@ -110,19 +122,27 @@ def test_an_exercise_of_another_assignment_comes_along_when_one_imports_it():
 
 def test_the_scan_refuses_a_file_of_an_exercise_outside_the_bundle(tmp_path):
     inside = [COURSE.get("s1_11_softmax")]
-    for rel in ("exercises/ch01/s1_11_softmax.py", "grader/checks/test_s1_11_softmax.py",
-                "grader/checks/test_s1_23_encoder.py", "grader/fixtures/s1_23_tokenizer.safetensors",
-                "grader/listings/s1_13_causal_mask.py", "grader/release_stubs/zh/ch01/s1_12_context.py",
-                "exercises/ch01/s1_05_positions.py"):
+    for rel in (
+        "exercises/ch01/s1_11_softmax.py",
+        "grader/checks/test_s1_11_softmax.py",
+        "grader/checks/test_s1_23_encoder.py",
+        "grader/fixtures/s1_23_tokenizer.safetensors",
+        "grader/listings/s1_13_causal_mask.py",
+        "grader/release_stubs/zh/ch01/s1_12_context.py",
+        "exercises/ch01/s1_05_positions.py",
+    ):
         (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / rel).write_text("x = 1\n")
     found = release.foreign_files(tmp_path, COURSE, inside)
-    assert sorted(found) == sorted([
-        "grader/checks/test_s1_23_encoder.py: belongs to s1_23_encoder, which is not in this bundle",
-        "grader/fixtures/s1_23_tokenizer.safetensors: belongs to s1_23_tokenizer, which is not in this bundle",
-        "grader/listings/s1_13_causal_mask.py: belongs to s1_13_causal_mask, which is not in this bundle",
-        "grader/release_stubs/zh/ch01/s1_12_context.py: belongs to s1_12_context, which is not in this bundle",
-        "exercises/ch01/s1_05_positions.py: belongs to s1_05_positions, which is not in this bundle"])
+    assert sorted(found) == sorted(
+        [
+            "grader/checks/test_s1_23_encoder.py: belongs to s1_23_encoder, which is not in this bundle",
+            "grader/fixtures/s1_23_tokenizer.safetensors: belongs to s1_23_tokenizer, which is not in this bundle",
+            "grader/listings/s1_13_causal_mask.py: belongs to s1_13_causal_mask, which is not in this bundle",
+            "grader/release_stubs/zh/ch01/s1_12_context.py: belongs to s1_12_context, which is not in this bundle",
+            "exercises/ch01/s1_05_positions.py: belongs to s1_05_positions, which is not in this bundle",
+        ]
+    )
 
 
 # ----------------------------------------------------------------------------- the week2 bundle
@@ -149,12 +169,16 @@ def test_the_week2_bundle_holds_week2_and_nothing_of_the_other_exercises(week2):
     # no check of another exercise is named in the code, and no hidden check anywhere
     texts = _texts(week2)
     theirs = {c.name for ex in OTHERS for c in ex.checks} - {c.name for i in week for c in COURSE.get(i).checks}
-    hidden = {c.name for ex in COURSE.exercises for c in ex.checks if c.hidden} \
-        - {c.name for ex in COURSE.exercises for c in ex.checks if not c.hidden}
+    hidden = {c.name for ex in COURSE.exercises for c in ex.checks if c.hidden} - {
+        c.name for ex in COURSE.exercises for c in ex.checks if not c.hidden
+    }
     named = re.compile(r"\b(" + "|".join(sorted(theirs | hidden)) + r")\b")
     # (ERRATA.md and its translation name the public checks that prove each entry, whichever exercise)
-    hits = {f: m.group(0) for f, text in texts.items() if f not in ("ERRATA.md", "README.md", "locale/zh/errata.po")
-            and (m := named.search(text))}
+    hits = {
+        f: m.group(0)
+        for f, text in texts.items()
+        if f not in ("ERRATA.md", "README.md", "locale/zh/errata.po") and (m := named.search(text))
+    }
     assert not hits
     assert not [f for f, text in texts.items() if re.search(r"\b(" + "|".join(sorted(hidden)) + r")\b", text)]
 
@@ -165,11 +189,17 @@ def test_the_week2_bundle_holds_week2_and_nothing_of_the_other_exercises(week2):
         source = (SOLUTIONS / ex.file).read_text()
         lines = source.splitlines()
         for b in blocks(source):
-            answers |= {s for line in lines[b.start:b.end - 1] if len(s := line.strip()) >= 24
-                        and not s.startswith("#") and s not in shown}
+            answers |= {
+                s
+                for line in lines[b.start : b.end - 1]
+                if len(s := line.strip()) >= 24 and not s.startswith("#") and s not in shown
+            }
     assert len(answers) > 200
-    assert not {f: sorted(hit)[:2] for f, text in texts.items()
-                if (hit := answers & {line.strip() for line in text.splitlines()})}
+    assert not {
+        f: sorted(hit)[:2]
+        for f, text in texts.items()
+        if (hit := answers & {line.strip() for line in text.splitlines()})
+    }
 
     # what it says it is
     info = json.loads((week2 / "grader" / "release.json").read_text())
@@ -238,9 +268,13 @@ def blocks_bundle(tmp_path_factory) -> Path:
         shutil.copytree(ROOT / name, course / name)
     for name in ("README.md", "ERRATA.md", "pyproject.toml"):
         shutil.copy(ROOT / name, course / name)
-    (course / "course.toml").write_text((ROOT / "course.toml").read_text() + (
-        '\n[[assignment]]\nid = "blocks"\ntitle = "The encoder block"\ntitle_zh = "编码器块"\n'
-        'exercises = ["s1_23_encoder_block"]\npoints = 50\n'))
+    (course / "course.toml").write_text(
+        (ROOT / "course.toml").read_text()
+        + (
+            '\n[[assignment]]\nid = "blocks"\ntitle = "The encoder block"\ntitle_zh = "编码器块"\n'
+            'exercises = ["s1_23_encoder_block"]\npoints = 50\n'
+        )
+    )
     out = course.parent / "blocks"
     proc = kata("release", str(out), "-a", "blocks", "--course", str(course), cwd=course)
     assert proc.returncode == 0, proc.stdout + proc.stderr
@@ -253,15 +287,25 @@ def test_an_imported_exercise_of_another_assignment_ships_as_its_stub_and_is_sai
     project = tmp_path / "blocks"
     shutil.copytree(blocks_bundle, project)
     exercises = project / "exercises" / "ch01"
-    assert sorted(p.name for p in exercises.iterdir()) == ["s1_23_encoder_block.py", "s1_23_feed_forward.py",
-                                                           "s1_23_self_attention.py"]
+    assert sorted(p.name for p in exercises.iterdir()) == [
+        "s1_23_encoder_block.py",
+        "s1_23_feed_forward.py",
+        "s1_23_self_attention.py",
+    ]
     readme = " ".join((project / "README.md").read_text().split())
-    assert "Also here, from other assignments, because this assignment's exercises (or their checks) use them: " \
-           "s1_23_self_attention, s1_23_feed_forward." in readme and "不计入作业 blocks 的成绩" in readme
+    assert (
+        "Also here, from other assignments, because this assignment's exercises (or their checks) use them: "
+        "s1_23_self_attention, s1_23_feed_forward."
+        in readme
+        and "不计入作业 blocks 的成绩" in readme
+    )
 
     doc = json.loads(kata_bundle(project, "list", "--no-run", "--json").stdout)
     assert {e["id"]: e["in_assignment"] for e in doc["exercises"]} == {
-        "s1_23_self_attention": False, "s1_23_feed_forward": False, "s1_23_encoder_block": True}
+        "s1_23_self_attention": False,
+        "s1_23_feed_forward": False,
+        "s1_23_encoder_block": True,
+    }
     assert doc["assignment"]["needed"] == ["s1_23_self_attention", "s1_23_feed_forward"]
     assert doc["progress"]["exercises"] == 1 and doc["progress"]["max_points"] == 50
     table = " ".join(kata_bundle(project, "list", "--no-run").stdout.split())
@@ -273,8 +317,10 @@ def test_an_imported_exercise_of_another_assignment_ships_as_its_stub_and_is_sai
     said = " ".join(proc.stdout.split())
     assert proc.returncode == 1, said + proc.stderr
     assert "which is not finished yet" in said and "finish s1_23_self_attention first" in said
-    assert ("s1_23_self_attention is an exercise of another assignment: copy your own finished "
-            "exercises/ch01/s1_23_self_attention.py from it into this folder") in said
+    assert (
+        "s1_23_self_attention is an exercise of another assignment: copy your own finished "
+        "exercises/ch01/s1_23_self_attention.py from it into this folder"
+    ) in said
     for name in ("s1_23_self_attention", "s1_23_feed_forward"):  # the student's own, from the earlier week
         shutil.copy(SOLUTIONS / "ch01" / f"{name}.py", exercises)
     proc = kata_bundle(project, "check")
@@ -286,5 +332,6 @@ def test_an_imported_exercise_of_another_assignment_ships_as_its_stub_and_is_sai
     proc = kata_bundle(project, "submit", "--no-check", "--out", str(tmp_path / "sub.zip"))
     assert proc.returncode == 0, proc.stdout + proc.stderr
     names = set(zipfile.ZipFile(tmp_path / "sub.zip").namelist())
-    assert {f"exercises/ch01/{n}.py" for n in ("s1_23_encoder_block", "s1_23_self_attention",
-                                                "s1_23_feed_forward")} <= names
+    assert {
+        f"exercises/ch01/{n}.py" for n in ("s1_23_encoder_block", "s1_23_self_attention", "s1_23_feed_forward")
+    } <= names

@@ -1,6 +1,7 @@
 """Cleanup of folders a submission can shape (issue 25 part 2, round 2): a worker's folder, a staged
 copy, a batch's scratch. shutil.rmtree and os.walk recurse (Python 3.11), and a tree 3,000 folders
 deep made root's cleanup raise RecursionError and fail a Gradescope grading."""
+
 from __future__ import annotations
 
 import os

@@ -14,6 +14,7 @@ The files are shaped as the platforms write them:
   `First name, Last name` and the identity fields, by default `Email address`).
 Names come in NFC (typed on Linux) and NFD (macOS folder names, many exports).
 """
+
 from __future__ import annotations
 
 import csv
@@ -25,8 +26,13 @@ from grader.instructor.batch import store
 from grader.instructor.formats import late, lms, roster
 from tests.conftest import kata
 
-POLICY = {"assignment": "week2", "due": "2026-06-01T00:00:00+00:00", "per_day": 10.0, "max_days": 7.0,
-          "grace_minutes": 0.0}
+POLICY = {
+    "assignment": "week2",
+    "due": "2026-06-01T00:00:00+00:00",
+    "per_day": 10.0,
+    "max_days": 7.0,
+    "grace_minutes": 0.0,
+}
 NFC_JOSE = unicodedata.normalize("NFC", "josé_garcía")
 NFD_JOSE = unicodedata.normalize("NFD", "josé_garcía")
 
@@ -50,8 +56,13 @@ MOODLE_GRADES = (
 
 
 def doc(score: float, source: str, **student) -> dict:
-    return {"score": score, "max_score": 100.0, "exercises": [], "checks": [],
-            "student": {"status": "graded", "reason": "", "source": source, **student}}
+    return {
+        "score": score,
+        "max_score": 100.0,
+        "exercises": [],
+        "checks": [],
+        "student": {"status": "graded", "reason": "", "source": source, **student},
+    }
 
 
 def table(text: str) -> list[list[str]]:
@@ -64,70 +75,96 @@ def test_a_canvas_gradebook_export_is_read_as_canvas_writes_it():
     assert [(s.login, s.canvas_id, s.id, s.name, s.section) for s in r.students] == [
         ("alice", "101", "S1001", "Liddell, Alice", "Section A"),
         (NFC_JOSE, "102", "S1002", "García, José", "Section A"),  # NFD in the file, NFC here
-        ("mhatter", "103", "S1003", "Hatter, Mad", "Section B")]  # no Points Possible, manual posting or test student
+        ("mhatter", "103", "S1003", "Hatter, Mad", "Section B"),
+    ]  # no Points Possible, manual posting or test student
     assert r.assignments == ["Attention (48213)", "Week 1 (48190)"]
     records = {"alice": doc(90.0, "alice"), NFC_JOSE: doc(70.0, NFC_JOSE)}
     rows = lms.rows(records, {}, r)
     out = table(lms.canvas_csv(rows, "Attention (48213)", 100))
     assert out[0] == ["Student", "ID", "SIS User ID", "SIS Login ID", "Section", "Attention (48213)"]
     assert [row[0].strip() for row in out].count("Points Possible") == 1
-    assert out[2:] == [["Liddell, Alice", "101", "S1001", "alice", "Section A", "90"],
-                       ["García, José", "102", "S1002", NFC_JOSE, "Section A", "70"],
-                       ["Hatter, Mad", "103", "S1003", "mhatter", "Section B", "0"]]
+    assert out[2:] == [
+        ["Liddell, Alice", "101", "S1001", "alice", "Section A", "90"],
+        ["García, José", "102", "S1002", NFC_JOSE, "Section A", "70"],
+        ["Hatter, Mad", "103", "S1003", "mhatter", "Section B", "0"],
+    ]
 
 
 def test_a_canvas_export_with_first_and_last_names_and_semicolons_is_read_too():
     """Canvas's "show first and last name" setting and a locale whose CSV uses `;` (CSVWithI18n)."""
-    text = ("LastName;FirstName;ID;SIS User ID;SIS Login ID;Section;Attention (48213)\n"
-            "    Points Possible;;;;;;100,00\nLiddell;Alice;101;S1001;alice;A;\n")
+    text = (
+        "LastName;FirstName;ID;SIS User ID;SIS Login ID;Section;Attention (48213)\n"
+        "    Points Possible;;;;;;100,00\nLiddell;Alice;101;S1001;alice;A;\n"
+    )
     r = roster.parse(text)
     assert r.shape == "canvas" and [(s.login, s.name, s.canvas_id) for s in r.students] == [
-        ("alice", "Liddell, Alice", "101")]
+        ("alice", "Liddell, Alice", "101")
+    ]
 
 
 def test_moodle_exports_are_read_keyed_on_what_they_hold():
     grades = roster.parse(MOODLE_GRADES, "KATA101 Grades.csv")
     assert (grades.shape, grades.key) == ("moodle", "ID number")  # no username column: the ID number
     assert [(s.login, s.name, s.email) for s in grades.students] == [
-        ("S1001", "Alice Liddell", "alice@uni.example"), ("S1002", "José García", "jose@uni.example")]
+        ("S1001", "Alice Liddell", "alice@uni.example"),
+        ("S1002", "José García", "jose@uni.example"),
+    ]
     rows = lms.rows({"S1001": doc(90.0, "S1001")}, {}, grades)
     moodle = table(lms.moodle_csv(rows, "Attention"))
     # the Username column holds a Moodle username or nothing: never the ID number it was keyed on
     assert moodle[1][:5] == ["alice@uni.example", "", "S1001", "Alice Liddell", "90"]
     participants = roster.parse("\ufeffFirst name,Last name,Email address\nAlice,Liddell,alice@uni.example\n")
     assert (participants.shape, participants.key, participants.students[0].login) == (
-        "moodle", "Email address (before @)", "alice")
-    with_username = roster.parse("First name,Last name,Username,ID number,Email address\n"
-                                 "Alice,Liddell,aliddell,S1001,alice@uni.example\n")
+        "moodle",
+        "Email address (before @)",
+        "alice",
+    )
+    with_username = roster.parse(
+        "First name,Last name,Username,ID number,Email address\nAlice,Liddell,aliddell,S1001,alice@uni.example\n"
+    )
     assert with_username.key == "Username" and with_username.students[0].login == "aliddell"
-    assert table(lms.moodle_csv(lms.rows({"aliddell": doc(1.0, "aliddell")}, {}, with_username), "A"))[1][1] == \
-        "aliddell"
+    assert (
+        table(lms.moodle_csv(lms.rows({"aliddell": doc(1.0, "aliddell")}, {}, with_username), "A"))[1][1] == "aliddell"
+    )
 
 
 def test_a_name_in_nfd_matches_its_nfc_folder_everywhere():
     """The roster and the platform's timestamps in NFD, the folder in NFC (or the other way)."""
     r = roster.parse(f"login,name\n{NFD_JOSE},José\n")
     records = {NFC_JOSE: doc(100.0, NFC_JOSE), "ann": doc(50.0, "ann")}
-    rows = lms.rows(records, {"late": POLICY, "submitted_at": "file"}, r,
-                    {unicodedata.normalize("NFD", NFC_JOSE): "2026-06-01T12:00:00+00:00"})
+    rows = lms.rows(
+        records,
+        {"late": POLICY, "submitted_at": "file"},
+        r,
+        {unicodedata.normalize("NFD", NFC_JOSE): "2026-06-01T12:00:00+00:00"},
+    )
     jose = next(x for x in rows if x.source == NFC_JOSE)
     assert jose.on_roster and jose.status == "graded" and jose.late.days == 1 and jose.final == 90.0
     assert not any(x.status == "missing" for x in rows)
     assert r.get(NFC_JOSE) is not None  # and the roster's own look-up
     # the other way round: NFD folder, NFC files
-    rows = lms.rows({NFD_JOSE: doc(100.0, NFD_JOSE)}, {"late": POLICY, "submitted_at": "file"},
-                    roster.parse(f"login\n{NFC_JOSE}\n"), {NFC_JOSE: "2026-05-30T00:00:00+00:00"})
+    rows = lms.rows(
+        {NFD_JOSE: doc(100.0, NFD_JOSE)},
+        {"late": POLICY, "submitted_at": "file"},
+        roster.parse(f"login\n{NFC_JOSE}\n"),
+        {NFC_JOSE: "2026-05-30T00:00:00+00:00"},
+    )
     assert [(x.status, x.on_roster, x.no_time) for x in rows] == [("graded", True, "")]
 
 
 def test_a_timestamp_file_in_nfd_is_one_student_and_look_alikes_show_their_code_points(tmp_path):
     f = tmp_path / "times.csv"
-    f.write_text(f"student,submitted_at\n{NFD_JOSE},2026-05-30T00:00:00Z\n{NFC_JOSE},2026-05-31T00:00:00Z\n",
-                 encoding="utf-8")
+    f.write_text(
+        f"student,submitted_at\n{NFD_JOSE},2026-05-30T00:00:00Z\n{NFC_JOSE},2026-05-31T00:00:00Z\n", encoding="utf-8"
+    )
     assert late.read_times(f) == {NFC_JOSE: "2026-05-31T00:00:00+00:00"}  # one student, the latest time
     cyrillic = "jos\u0435"  # Cyrillic е, not Latin e
-    rows = lms.rows({"jose": doc(100.0, "jose")}, {"late": POLICY, "submitted_at": "file"}, None,
-                    {cyrillic: "2026-05-30T00:00:00+00:00"})
+    rows = lms.rows(
+        {"jose": doc(100.0, "jose")},
+        {"late": POLICY, "submitted_at": "file"},
+        None,
+        {cyrillic: "2026-05-30T00:00:00+00:00"},
+    )
     why = rows[0].no_time
     assert "'jose'" in why and "'jos\u0435'" in why
     assert "U+0065 LATIN SMALL LETTER E" in why and "U+0435 CYRILLIC SMALL LETTER IE" in why
@@ -157,14 +194,17 @@ def test_the_top_of_summary_md_says_what_the_lms_gets_and_whether_it_is_safe(mon
     monkeypatch.setenv("KATA_LANG", "zh")
     top = "\n".join(lms.attention_lines(rows, meta, bad))
     assert "## 导入前请检查" in top and "不在名单上的提交" in top and "已扣除迟交分数 1 人" in top
-    assert t("gate_intro_check", "en", code=lms.EXIT_CHECK).endswith("(kata exits with status 5 until nothing "
-                                                                    "is left here).")
+    assert t("gate_intro_check", "en", code=lms.EXIT_CHECK).endswith(
+        "(kata exits with status 5 until nothing is left here)."
+    )
 
 
 def test_moodle_feedback_carries_no_instructor_diagnostics():
     r = roster.parse("login,name\nann,Ann\nbea,Bea\ncid,Cid\n")
-    records = {"ann": doc(90.0, "ann", mtime="2026-06-01T12:00:00+00:00"),
-               "bea": {**doc(80.0, "bea"), "manifest": {"changed": ["ch01/s1_11_softmax.py"]}}}
+    records = {
+        "ann": doc(90.0, "ann", mtime="2026-06-01T12:00:00+00:00"),
+        "bea": {**doc(80.0, "bea"), "manifest": {"changed": ["ch01/s1_11_softmax.py"]}},
+    }
     rows = lms.rows(records, {"late": POLICY, "submitted_at": "mtime"}, r)
     feedback = {row[1]: row[5] for row in table(lms.moodle_csv(rows, "A"))[1:]}
     assert feedback == {"ann": "1 day(s) late: -10%", "bea": "", "cid": "no submission"}
@@ -191,8 +231,9 @@ def test_kata_gradebook_with_a_canvas_export_exits_by_whether_the_lms_files_are_
     stored_run(out, ["alice", NFC_JOSE, "mhatter", "zed"])
     check = kata("gradebook", str(out))
     assert check.returncode == 5 and "Check before importing" in check.stdout and "'zed'" in check.stdout
-    assert (out / "summary.md").read_text().index("## Check before importing") < \
-        (out / "summary.md").read_text().index("## Roster")
+    assert (out / "summary.md").read_text().index("## Check before importing") < (out / "summary.md").read_text().index(
+        "## Roster"
+    )
 
 
 def test_a_roster_that_is_not_this_class_s_stops_grading_and_names_the_closest(tmp_path):
@@ -205,7 +246,9 @@ def test_a_roster_that_is_not_this_class_s_stops_grading_and_names_the_closest(t
     out = tmp_path / "out"
     proc = kata("grade", str(cls), "--out", str(out), "-e", "s1_11_matmul", "--roster", str(export), timeout=300)
     assert proc.returncode == 2, proc.stdout + proc.stderr
-    assert "Grades-KATA101.csv (a Canvas gradebook export, keyed on SIS Login ID) matches 1 of 3" in proc.stderr  # José, loosely
+    assert (
+        "Grades-KATA101.csv (a Canvas gradebook export, keyed on SIS Login ID) matches 1 of 3" in proc.stderr
+    )  # José, loosely
     assert "'Alice Liddell' → 'alice'" in proc.stderr and "--force" in proc.stderr
     assert not (out / "students").exists()  # nothing graded
     stored_run(out, ["Alice Liddell", "Mad Hatter"])

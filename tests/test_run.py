@@ -1,4 +1,5 @@
 """`kata run LISTING`: the book's listings re-run with the student's code, beside the book."""
+
 from grader.course import manifest as course
 from grader import listings
 from tests.conftest import ROOT, SOLUTIONS, kata
@@ -47,8 +48,12 @@ def test_a_section_runs_every_listing_of_its_exercises():
     proc = kata("run", "§1.11", "--path", str(SOLUTIONS))
     assert proc.returncode == 0, proc.stderr
     titles = [line for line in proc.stdout.splitlines() if line.startswith("Listing ")]
-    assert [t.split(" (")[0] for t in titles] == ["Listing 1.11/matmul", "Listing 1.5", "Listing 1.11/normalize",
-                                                  "Listing 1.11/softmax"], titles
+    assert [t.split(" (")[0] for t in titles] == [
+        "Listing 1.11/matmul",
+        "Listing 1.5",
+        "Listing 1.11/normalize",
+        "Listing 1.11/softmax",
+    ], titles
     assert all("§1.11)" in t for t in titles), titles
 
 

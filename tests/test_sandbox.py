@@ -1,4 +1,5 @@
 """What the worker can and cannot see or do, tested directly on the sandbox."""
+
 import os
 import re
 import shutil
@@ -11,7 +12,7 @@ from grader.worker.proxy import Remote, StudentError
 
 needs_bwrap = pytest.mark.skipif(shutil.which("bwrap") is None, reason="needs bubblewrap")
 
-PROBE = '''
+PROBE = """
 import os, socket
 
 
@@ -36,7 +37,7 @@ def ids():
 
 def connect():
     socket.create_connection(("127.0.0.1", 22), timeout=1)
-'''
+"""
 
 
 @pytest.fixture
@@ -73,8 +74,19 @@ def test_assets_are_readable_but_read_only(probe):
 def test_worker_environment_is_clean_and_unprivileged(probe):
     remote, _ = probe
     env = remote.env()
-    assert set(env) <= {"PATH", "LANG", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "PYTHONHASHSEED",
-                        "PYTHONDONTWRITEBYTECODE", "PYTHONUNBUFFERED", "HOME", "LC_CTYPE", "PWD"}
+    assert set(env) <= {
+        "PATH",
+        "LANG",
+        "OMP_NUM_THREADS",
+        "MKL_NUM_THREADS",
+        "OPENBLAS_NUM_THREADS",
+        "PYTHONHASHSEED",
+        "PYTHONDONTWRITEBYTECODE",
+        "PYTHONUNBUFFERED",
+        "HOME",
+        "LC_CTYPE",
+        "PWD",
+    }
     uid, gid, pid = remote.ids()
     if os.getuid() == 0:
         assert uids.FIRST <= uid < uids.FIRST + uids.COUNT and gid == uid  # from root to a uid of its own
@@ -85,6 +97,7 @@ def test_worker_environment_is_clean_and_unprivileged(probe):
 def test_grader_files_are_not_there(probe):
     remote, _ = probe
     import grader
+
     for path in (grader.__file__, os.path.join(os.path.dirname(grader.__file__), "fixtures")):
         with pytest.raises(StudentError, match="No such file|Permission denied|Is a directory"):
             remote.read(path)
@@ -101,7 +114,9 @@ def test_no_network(probe):
 def test_a_hung_call_times_out_and_the_next_worker_is_fresh(tmp_path):
     sub = tmp_path / "sub" / "ch01"
     sub.mkdir(parents=True)
-    (sub / "hang.py").write_text("import time\n\ndef hang():\n    while True:\n        pass\n\ndef ok():\n    return 1\n")
+    (sub / "hang.py").write_text(
+        "import time\n\ndef hang():\n    while True:\n        pass\n\ndef ok():\n    return 1\n"
+    )
     for p in (tmp_path, tmp_path / "sub", sub):
         os.chmod(p, 0o755)
     os.chmod(sub / "hang.py", 0o644)
@@ -120,7 +135,7 @@ def test_a_hung_call_times_out_and_the_next_worker_is_fresh(tmp_path):
         worker2.close()
 
 
-OUTPUT = '''
+OUTPUT = """
 import os
 
 
@@ -139,7 +154,7 @@ def fill(mb):
     except OSError as e:
         return [written >> 20, e.strerror]
     return [written >> 20, None]
-'''
+"""
 
 
 def _box(tmp_path, source):
@@ -225,11 +240,17 @@ def test_a_venv_reached_through_a_linked_folder_still_starts_the_sandbox(tmp_pat
     one) used to start bubblewrap on a path the sandbox does not have: every check scored 0."""
     import subprocess
     import sys
+
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     (tmp_path / "venv").symlink_to(sys.prefix)
     python = tmp_path / "venv" / "bin" / os.path.basename(sys.executable)
-    done = subprocess.run([str(python), "-m", "grader", "grade", os.path.join(root, "solutions"),
-                           "-e", "s1_11_softmax"], cwd=root, capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        [str(python), "-m", "grader", "grade", os.path.join(root, "solutions"), "-e", "s1_11_softmax"],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     assert re.search(r"Score: (\d+) / \1\b", done.stdout), done.stdout[-2000:]  # full marks
 

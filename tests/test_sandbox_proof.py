@@ -2,6 +2,7 @@
 all, stops `kata grade` (one submission or a class) and `kata check` with a plain error naming the
 cause and what a machine must allow, a non-zero exit and no score. Limits-only grading happens only
 when asked for (`--sandbox limits-only`, KATA_SANDBOX=none), and the report says so."""
+
 from __future__ import annotations
 
 import json
@@ -27,8 +28,9 @@ exit 1
 def kata(*args: str, path: str, cwd: Path = ROOT, timeout: float = 300) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if k != "KATA_SANDBOX"}
     env.update(KATA_LANG="en", PYTHONPATH=str(ROOT), PATH=path)
-    return subprocess.run([sys.executable, "-m", "grader", *args], cwd=cwd, capture_output=True, text=True,
-                          timeout=timeout, env=env)
+    return subprocess.run(
+        [sys.executable, "-m", "grader", *args], cwd=cwd, capture_output=True, text=True, timeout=timeout, env=env
+    )
 
 
 @pytest.fixture
@@ -67,7 +69,8 @@ def test_a_bwrap_that_cannot_start_stops_kata_grade_with_no_score(broken_bwrap, 
 
 
 def test_a_bwrap_that_cannot_start_makes_every_student_of_a_batch_an_error_graded_again_next_run(
-        broken_bwrap, tmp_path):
+    broken_bwrap, tmp_path
+):
     klass, out = tmp_path / "class", tmp_path / "out"
     for name in ("alice", "bob"):
         shutil.copytree(ROOT / "solutions", klass / name / "exercises")
@@ -79,8 +82,9 @@ def test_a_bwrap_that_cannot_start_makes_every_student_of_a_batch_an_error_grade
         assert "Creating new namespace failed" in doc["student"]["reason"]
         assert not doc.get("checks") and not doc.get("score"), doc
     if HAS_BWRAP:  # the next run, where the sandbox starts, grades them: no error record is kept as final
-        again = kata("grade", str(klass), "--out", str(out), "-e", "s1_11_matmul", "--jobs", "1",
-                     path=os.environ.get("PATH", ""))
+        again = kata(
+            "grade", str(klass), "--out", str(out), "-e", "s1_11_matmul", "--jobs", "1", path=os.environ.get("PATH", "")
+        )
         assert again.returncode == 0, again.stderr[-2000:]
         for name in ("alice", "bob"):
             doc = json.loads((out / "students" / name / "report.json").read_text())
@@ -100,8 +104,17 @@ def test_without_bwrap_grading_stops_unless_limits_only_is_asked_for(no_bwrap, t
     proc = kata("grade", str(ROOT / "solutions"), "-e", "s1_11_matmul", "--json", str(out), path=no_bwrap)
     _says_the_cause_and_the_way_out(proc, "bubblewrap (bwrap)", "was not found", "apt install bubblewrap")
     assert not out.exists()
-    asked = kata("--sandbox", "limits-only", "grade", str(ROOT / "solutions"), "-e", "s1_11_matmul",
-                 "--json", str(out), path=no_bwrap)
+    asked = kata(
+        "--sandbox",
+        "limits-only",
+        "grade",
+        str(ROOT / "solutions"),
+        "-e",
+        "s1_11_matmul",
+        "--json",
+        str(out),
+        path=no_bwrap,
+    )
     assert asked.returncode == 0, asked.stderr[-2000:]
     report = json.loads(out.read_text())
     assert report["sandbox"] == "limits-only" and report["score"] == report["max_score"] > 0

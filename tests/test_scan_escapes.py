@@ -3,6 +3,7 @@ exercise with a forbidden list (a new exercise is covered without a new test), a
 exercise's own reference solution, and must be refused on the lines it added; the reference
 solutions and the ordinary idioms of correct code must not be. The graded attacks of this family
 are in tests/corpus.py (group "guard"); the rule itself is grader/course/scan_escapes.py."""
+
 from __future__ import annotations
 
 import textwrap
@@ -82,32 +83,45 @@ TECHNIQUES = {
     "globals": "_g = globals()",
     "vars": "_v = vars()",
     "__builtins__": "_b = __builtins__",
-    "traceback frames": ("def _f():\n    try:\n        raise ValueError\n    except ValueError as e:\n"
-                         "        return e.__traceback__.tb_frame.f_back"),
+    "traceback frames": (
+        "def _f():\n    try:\n        raise ValueError\n    except ValueError as e:\n"
+        "        return e.__traceback__.tb_frame.f_back"
+    ),
     "generator frame": "def _g():\n    yield 1\n\n\ndef _f():\n    return _g().gi_frame",
     "__subclasses__": "_s = ().__class__.__base__.__subclasses__()",
     "__dict__": "_d = object.__dict__",
     "__globals__": "_g = (lambda: 0).__globals__",
     "type hints evaluated": "import typing\n\n\ndef _f(x: 'int'):\n    return x\n\n\n_h = typing.get_type_hints(_f)",
-    "__torch_function__": ("import torch\n\n\nclass _T(torch.Tensor):\n    @classmethod\n"
-                           "    def __torch_function__(cls, func, types, args=(), kwargs=None):\n        return None"),
-    "__torch_function__ assigned": ("import torch\n\n\nclass _T(torch.Tensor):\n"
-                                    "    __torch_function__ = classmethod(lambda *a, **k: None)"),
+    "__torch_function__": (
+        "import torch\n\n\nclass _T(torch.Tensor):\n    @classmethod\n"
+        "    def __torch_function__(cls, func, types, args=(), kwargs=None):\n        return None"
+    ),
+    "__torch_function__ assigned": (
+        "import torch\n\n\nclass _T(torch.Tensor):\n    __torch_function__ = classmethod(lambda *a, **k: None)"
+    ),
     "module __getattr__": "def __getattr__(name):\n    return name",
-    "a callback in __eq__": ("import torch\n\n\nclass _Key(int):\n    def __eq__(self, other):\n        return True\n\n\n"
-                             "_x = _Key(0) in torch.zeros(1)"),
+    "a callback in __eq__": (
+        "import torch\n\n\nclass _Key(int):\n    def __eq__(self, other):\n        return True\n\n\n"
+        "_x = _Key(0) in torch.zeros(1)"
+    ),
     "a callback in __index__": "class _I(int):\n    def __index__(self):\n        return 1",
     "a callback assigned": "class _S(str):\n    __eq__ = lambda self, other: True",
     "a class from a dict": "_K = type('K', (int,), {'__eq__': lambda s, o: True})",
-    "autograd.Function": ("import torch\n\n\nclass _F(torch.autograd.Function):\n    @staticmethod\n"
-                          "    def forward(ctx, x):\n        return x"),
-    "code in a string annotation": ("import functools\n\n\n@functools.singledispatch\ndef _d(a):\n    return a\n\n\n"
-                                    "def _k(a: \"__import__('builtins').exec('x = 1') or int\"):\n    return a"),
+    "autograd.Function": (
+        "import torch\n\n\nclass _F(torch.autograd.Function):\n    @staticmethod\n"
+        "    def forward(ctx, x):\n        return x"
+    ),
+    "code in a string annotation": (
+        "import functools\n\n\n@functools.singledispatch\ndef _d(a):\n    return a\n\n\n"
+        "def _k(a: \"__import__('builtins').exec('x = 1') or int\"):\n    return a"
+    ),
     "code in a return annotation": "def _k(a) -> \"exec('x = 1') or int\":\n    return a",
     "an annotation that is not code": "def _k(a: 'import os'):\n    return a",
     "singledispatch": "from functools import singledispatch",
-    "a base whose special methods call back": ("import collections\n\n\nclass _Box(collections.UserList):\n"
-                                               "    @property\n    def data(self):\n        return [1]"),
+    "a base whose special methods call back": (
+        "import collections\n\n\nclass _Box(collections.UserList):\n"
+        "    @property\n    def data(self):\n        return [1]"
+    ),
     "a list as base": "class _L(list):\n    pass",
     "a metaclass": "class _M(type):\n    pass\n\n\nclass _C(metaclass=_M):\n    pass",
     "a subclass of a forbidden class": "import torch\n_q = torch.ao.nn.quantizable.MultiheadAttention",
@@ -147,6 +161,7 @@ def _other_paths(name: str) -> list[str]:
     last = name.rsplit(".", 1)[1]
     paths = [f"torch.nn.modules.module.torch.{rest}"]  # torch.nn.modules.module imports torch
     import torch.nn.modules as mods
+
     for sub in ("activation", "linear", "normalization", "dropout", "sparse", "transformer", "distance"):
         module = getattr(mods, sub)
         if getattr(module, last, None) is target:
@@ -156,8 +171,12 @@ def _other_paths(name: str) -> list[str]:
     return [p for p in paths if resolve(p) is target]
 
 
-ALIASES = [(ex, name) for ex in GUARDED for name in ex.forbidden
-           if name.startswith("torch.") and not name.endswith(".*") and resolve(name) is not None]
+ALIASES = [
+    (ex, name)
+    for ex in GUARDED
+    for name in ex.forbidden
+    if name.startswith("torch.") and not name.endswith(".*") and resolve(name) is not None
+]
 
 
 @pytest.mark.parametrize("ex, name", ALIASES, ids=[f"{e.id}:{n}" for e, n in ALIASES])
@@ -165,16 +184,18 @@ def test_a_forbidden_function_under_another_name_is_refused(ex, name):
     """By another module's path, by an assignment, as a default argument, through a container."""
     parent, last = name.rsplit(".", 1)
     spellings = [f"import torch\n_x = {path}" for path in _other_paths(name)]
-    spellings += [f"import torch\n_t = {parent}\n_x = _t.{last}",
-                  f"import torch\n\n\ndef _f(m={parent}):\n    return m.{last}",
-                  f"import torch\n_t = [{parent}]\n_x = _t[0].{last}"]
+    spellings += [
+        f"import torch\n_t = {parent}\n_x = _t.{last}",
+        f"import torch\n\n\ndef _f(m={parent}):\n    return m.{last}",
+        f"import torch\n_t = [{parent}]\n_x = _t[0].{last}",
+    ]
     for snippet in spellings:
         refused, elsewhere = _violations(ex, snippet)
         assert refused, f"{ex.id}: {name} spelled as\n{snippet}\nwas not refused"
         assert not elsewhere
 
 
-CORRECT_IDIOMS = textwrap.dedent('''
+CORRECT_IDIOMS = textwrap.dedent("""
     import copy
     import heapq
     import math
@@ -253,7 +274,7 @@ CORRECT_IDIOMS = textwrap.dedent('''
 
     def _read(path: str) -> list[str]:
         return Path(path).read_text(encoding="utf-8").splitlines()
-''')
+""")
 
 
 @pytest.mark.parametrize("ex", GUARDED, ids=lambda e: e.id)

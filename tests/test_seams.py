@@ -3,6 +3,7 @@
 `kata submit` packs the student's own folder or stops; names keep their letters (NFC, never
 stripped); roster names compare without spaces and punctuation; a closest-match hint is a real near
 miss; every score has at most two decimals and full marks are exactly the total."""
+
 import shutil
 import zipfile
 from pathlib import Path
@@ -110,8 +111,26 @@ def test_roster_lines_alike_but_for_a_dot_are_refused_as_either_could_be_the_sub
 
 
 # ---------------------------------------------------------------- 4. a closest-match hint is a real near miss or absent
-FOLKS = ["alice", "bob", "carol", "dave", "erin", "frank", "grace", "heidi", "ivan", "judy", "mallory", "niaj",
-         "olivia", "peggy", "rupert", "sybil", "trent", "victor"]
+FOLKS = [
+    "alice",
+    "bob",
+    "carol",
+    "dave",
+    "erin",
+    "frank",
+    "grace",
+    "heidi",
+    "ivan",
+    "judy",
+    "mallory",
+    "niaj",
+    "olivia",
+    "peggy",
+    "rupert",
+    "sybil",
+    "trent",
+    "victor",
+]
 
 
 def test_a_roster_keyed_on_id_numbers_says_no_close_match_rather_than_one_id_for_everyone(tmp_path):
@@ -120,10 +139,15 @@ def test_a_roster_keyed_on_id_numbers_says_no_close_match_rather_than_one_id_for
     out = tmp_path / "out"
     stored_run(out, FOLKS)  # 18 folders named by username
     export = tmp_path / "KATA101 Grades.csv"  # Moodle's grade export: no Username column, keyed on ID number
-    export.write_text("First name,Last name,ID number,Institution,Department,Email address,"
-                      "Assignment: Attention (Real),Course total (Real),Last downloaded from this course\n" +
-                      "".join(f"{n.title()},Smith,S{1001 + i},Wonderland U,CS,{n}@uni.example,-,-,1717200000\n"
-                              for i, n in enumerate(FOLKS)), encoding="utf-8")
+    export.write_text(
+        "First name,Last name,ID number,Institution,Department,Email address,"
+        "Assignment: Attention (Real),Course total (Real),Last downloaded from this course\n"
+        + "".join(
+            f"{n.title()},Smith,S{1001 + i},Wonderland U,CS,{n}@uni.example,-,-,1717200000\n"
+            for i, n in enumerate(FOLKS)
+        ),
+        encoding="utf-8",
+    )
     proc = kata("gradebook", str(out), "--roster", str(export))
     said = " ".join(proc.stderr.split())
     assert proc.returncode == 2, proc.stdout + proc.stderr
@@ -153,7 +177,9 @@ def test_scores_have_two_decimals_and_the_reference_scores_exactly_100_everywher
     cls = tmp_path / "class"
     shutil.copytree(SOLUTIONS, cls / "alice")  # the reference
     shutil.copytree(SOLUTIONS, cls / "bob")
-    shutil.copy(ROOT / "exercises" / "ch01" / "s1_11_matmul.py", cls / "bob" / "ch01")  # 5 of week2's 92 raw points lost
+    shutil.copy(
+        ROOT / "exercises" / "ch01" / "s1_11_matmul.py", cls / "bob" / "ch01"
+    )  # 5 of week2's 92 raw points lost
     out = tmp_path / "out"
     proc = kata("grade", str(cls), "--out", str(out), "--assignment", "week2", "--jobs", "2")
     assert proc.returncode == 0, proc.stdout + proc.stderr
@@ -182,7 +208,12 @@ def test_an_assignment_s_nbgrader_cells_are_hundredths_adding_up_to_its_points_e
     course = manifest.load(ROOT)
     for a in course.assignments:
         files, _ = plan(course, select(course, [], a.id), assignment=a)
-        points = [c["metadata"]["nbgrader"]["points"] for rel, text in files.items() if rel.endswith(".ipynb")
-                  for c in json.loads(text)["cells"] if c["metadata"].get("nbgrader", {}).get("grade")]
+        points = [
+            c["metadata"]["nbgrader"]["points"]
+            for rel, text in files.items()
+            if rel.endswith(".ipynb")
+            for c in json.loads(text)["cells"]
+            if c["metadata"].get("nbgrader", {}).get("grade")
+        ]
         assert all(round(p, 2) == p for p in points), (a.id, points)
         assert sum(round(p * 100) for p in points) == round(a.points * 100), a.id  # 100, not 100.0007

@@ -5,6 +5,7 @@ All through the real command line, as a scheduler's tasks would run it: N proces
 OUT, or into separate OUTs merged with --merge, on one small exercise (s1_11_matmul) so that a class
 grades in seconds. The cluster itself (a one-node Slurm) is tests/test_cluster_slurm.py's.
 """
+
 from __future__ import annotations
 
 import json
@@ -23,7 +24,9 @@ from grader.instructor.batch.shards import Shard, ShardError, part
 from tests.conftest import EXERCISES, ROOT, SOLUTIONS, kata, solution_with
 
 EX = ["-e", "s1_11_matmul"]
-WRONG = solution_with("s1_11_matmul", "out[i, j] = (A[i, :] * B[:, j]).sum()", "out[i, j] = (A[i, :] * B[:, j]).sum() + 1")
+WRONG = solution_with(
+    "s1_11_matmul", "out[i, j] = (A[i, :] * B[:, j]).sum()", "out[i, j] = (A[i, :] * B[:, j]).sum() + 1"
+)
 CLASS_FILES = ("gradebook.csv", "canvas.csv", "moodle.csv", "summary.md")
 TIMING = re.compile(r'(time|duration_s|worker_startup_s|created|mtime)"?[=:] ?"?[0-9.:TZ-]+"?')
 
@@ -67,9 +70,31 @@ def assert_same_results(one: Path, merged: Path) -> None:
 def shards_at_once(cls: Path, outs: list[Path], n: int, *extra: str) -> list[subprocess.CompletedProcess]:
     """The N shards as N processes started together, as a job array's tasks are."""
     env = {**os.environ, "KATA_LANG": "en", "PYTHONPATH": str(ROOT)}
-    procs = [subprocess.Popen([sys.executable, "-m", "grader", "grade", str(cls), "--out", str(outs[k - 1]), *EX,
-                               "--jobs", "1", "--shard", f"{k}/{n}", *extra], cwd=ROOT, env=env, text=True,
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE) for k in range(1, n + 1)]
+    procs = [
+        subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "grader",
+                "grade",
+                str(cls),
+                "--out",
+                str(outs[k - 1]),
+                *EX,
+                "--jobs",
+                "1",
+                "--shard",
+                f"{k}/{n}",
+                *extra,
+            ],
+            cwd=ROOT,
+            env=env,
+            text=True,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        for k in range(1, n + 1)
+    ]
     done = []
     for p in procs:
         out, err = p.communicate(timeout=300)
@@ -162,8 +187,9 @@ def test_a_shard_with_other_settings_is_refused_and_the_merge_names_it(graded, t
     assert "exercises: ['s1_11_matmul'] (1-of-2)" in other.stderr
     split = kata("grade", str(cls), "--out", str(out), *EX, "--jobs", "1", "--shard", "2/3")
     assert split.returncode == 2 and "split another way (1-of-2)" in split.stderr, split.stderr
-    forced = kata("grade", str(cls), "--out", str(out), "-e", "s1_11_softmax", "--jobs", "1", "--shard", "2/2",
-                  "--force")
+    forced = kata(
+        "grade", str(cls), "--out", str(out), "-e", "s1_11_softmax", "--jobs", "1", "--shard", "2/2", "--force"
+    )
     assert forced.returncode == 0, forced.stdout + forced.stderr
     merge = kata("gradebook", str(out))
     assert merge.returncode == 2, merge.stdout + merge.stderr
@@ -175,9 +201,14 @@ def test_a_killed_shard_resumes_and_the_merge_is_whole(graded, tmp_path):
     cls, one, _, _, _ = graded
     out = tmp_path / "out"
     env = {**os.environ, "KATA_LANG": "en", "PYTHONPATH": str(ROOT)}
-    first = subprocess.Popen([sys.executable, "-m", "grader", "grade", str(cls), "--out", str(out), *EX, "--jobs",
-                              "1", "--shard", "1/1"], cwd=ROOT, env=env, start_new_session=True,
-                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    first = subprocess.Popen(
+        [sys.executable, "-m", "grader", "grade", str(cls), "--out", str(out), *EX, "--jobs", "1", "--shard", "1/1"],
+        cwd=ROOT,
+        env=env,
+        start_new_session=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     deadline = time.monotonic() + 120
     while not list(out.glob("students/*/report.json")) and time.monotonic() < deadline:
         time.sleep(0.1)

@@ -11,6 +11,7 @@ arguments reordered, a 200 KB comment), next to dave's own code edited the same 
 nested too deeply to compare. The test reads what an instructor reads: similarity.csv,
 similarity.md, similarity.html, the command's output, summary.md.
 """
+
 from __future__ import annotations
 
 import ast
@@ -38,36 +39,47 @@ INDEPENDENT = ("alice", "dave", "erin", "frank")  # alice: the reference; the ot
 # Each student's bodies for the stub's `raise NotImplementedError` lines, in the stub's order.
 OWN_CODE = {
     "dave": {
-        SOFTMAX: ["total = torch.sum(x, dim, keepdim=True)\nout = torch.div(x, total)\nreturn out",
-                  "m, _ = torch.max(x, dim, keepdim=True)\nnum = (x - m).exp()\nden = num.sum(dim, keepdim=True)\n"
-                  "return num / den"],
-        LAYER_NORM: ["n = x.shape[-1]\nmu = torch.sum(x, dim=-1, keepdim=True) / n\n"
-                     "sq = torch.sum((x - mu) * (x - mu), dim=-1, keepdim=True)\nreturn mu, sq / n",
-                     "mu, v = mean_and_variance(x)\ninv = torch.rsqrt(v + eps)\nreturn (x - mu) * inv",
-                     "self.weight = nn.Parameter(torch.full((emb_dim,), 1.0))\n"
-                     "self.bias = nn.Parameter(torch.full((emb_dim,), 0.0))\nself.eps = eps",
-                     "y = normalize(x, eps=self.eps)\ny = y * self.weight\ny = y + self.bias\nreturn y"],
+        SOFTMAX: [
+            "total = torch.sum(x, dim, keepdim=True)\nout = torch.div(x, total)\nreturn out",
+            "m, _ = torch.max(x, dim, keepdim=True)\nnum = (x - m).exp()\nden = num.sum(dim, keepdim=True)\n"
+            "return num / den",
+        ],
+        LAYER_NORM: [
+            "n = x.shape[-1]\nmu = torch.sum(x, dim=-1, keepdim=True) / n\n"
+            "sq = torch.sum((x - mu) * (x - mu), dim=-1, keepdim=True)\nreturn mu, sq / n",
+            "mu, v = mean_and_variance(x)\ninv = torch.rsqrt(v + eps)\nreturn (x - mu) * inv",
+            "self.weight = nn.Parameter(torch.full((emb_dim,), 1.0))\n"
+            "self.bias = nn.Parameter(torch.full((emb_dim,), 0.0))\nself.eps = eps",
+            "y = normalize(x, eps=self.eps)\ny = y * self.weight\ny = y + self.bias\nreturn y",
+        ],
     },
     "erin": {
-        SOFTMAX: ["s = x.sum(dim).unsqueeze(dim)\nreturn x * (1.0 / s)",
-                  "moved = x.transpose(dim, -1)\npeak = moved.max(-1).values[..., None]\n"
-                  "w = torch.exp(moved - peak)\nw = w / w.sum(-1)[..., None]\nreturn w.transpose(dim, -1)"],
-        LAYER_NORM: ["var, mean = torch.var_mean(x, dim=-1, unbiased=False, keepdim=True)\nreturn mean, var",
-                     "m, v = mean_and_variance(x)\ncentred = x.sub(m)\nreturn centred.div(v.add(eps).sqrt())",
-                     "self.eps = float(eps)\nones = torch.ones(emb_dim)\nself.weight = nn.Parameter(ones)\n"
-                     "self.bias = nn.Parameter(torch.zeros_like(ones))",
-                     "return torch.addcmul(self.bias, normalize(x, self.eps), self.weight)"],
+        SOFTMAX: [
+            "s = x.sum(dim).unsqueeze(dim)\nreturn x * (1.0 / s)",
+            "moved = x.transpose(dim, -1)\npeak = moved.max(-1).values[..., None]\n"
+            "w = torch.exp(moved - peak)\nw = w / w.sum(-1)[..., None]\nreturn w.transpose(dim, -1)",
+        ],
+        LAYER_NORM: [
+            "var, mean = torch.var_mean(x, dim=-1, unbiased=False, keepdim=True)\nreturn mean, var",
+            "m, v = mean_and_variance(x)\ncentred = x.sub(m)\nreturn centred.div(v.add(eps).sqrt())",
+            "self.eps = float(eps)\nones = torch.ones(emb_dim)\nself.weight = nn.Parameter(ones)\n"
+            "self.bias = nn.Parameter(torch.zeros_like(ones))",
+            "return torch.addcmul(self.bias, normalize(x, self.eps), self.weight)",
+        ],
     },
     "frank": {
-        SOFTMAX: ["denominator = x.sum(dim=dim).unsqueeze(dim=dim)\nreturn x / denominator",
-                  "z = x - torch.max(x, dim=dim, keepdim=True).values\n"
-                  "log_norm = torch.log(torch.exp(z).sum(dim=dim, keepdim=True))\nreturn torch.exp(z - log_norm)"],
-        LAYER_NORM: ["mu = x.mean(-1).unsqueeze(-1)\nsecond = x.pow(2).mean(-1).unsqueeze(-1)\n"
-                     "return mu, second - mu.pow(2)",
-                     "avg, variance = mean_and_variance(x)\nstd = (variance + eps) ** 0.5\nreturn (x - avg) / std",
-                     "self.eps = eps\nself.register_parameter('weight', nn.Parameter(torch.ones(emb_dim)))\n"
-                     "self.register_parameter('bias', nn.Parameter(torch.zeros(emb_dim)))",
-                     "scaled = normalize(x, self.eps) * self.weight\nreturn scaled + self.bias"],
+        SOFTMAX: [
+            "denominator = x.sum(dim=dim).unsqueeze(dim=dim)\nreturn x / denominator",
+            "z = x - torch.max(x, dim=dim, keepdim=True).values\n"
+            "log_norm = torch.log(torch.exp(z).sum(dim=dim, keepdim=True))\nreturn torch.exp(z - log_norm)",
+        ],
+        LAYER_NORM: [
+            "mu = x.mean(-1).unsqueeze(-1)\nsecond = x.pow(2).mean(-1).unsqueeze(-1)\nreturn mu, second - mu.pow(2)",
+            "avg, variance = mean_and_variance(x)\nstd = (variance + eps) ** 0.5\nreturn (x - avg) / std",
+            "self.eps = eps\nself.register_parameter('weight', nn.Parameter(torch.ones(emb_dim)))\n"
+            "self.register_parameter('bias', nn.Parameter(torch.zeros(emb_dim)))",
+            "scaled = normalize(x, self.eps) * self.weight\nreturn scaled + self.bias",
+        ],
     },
 }
 HOSTILE = "</code></pre><script>alert('bob')</script>"  # a comment and a string in bob's copy: shown escaped
@@ -98,8 +110,13 @@ def disguise(source: str) -> str:
     """`source` as a copier hands it in: every local variable renamed, the top-level functions
     and classes in reverse order, a comment on every line of code. Still valid Python."""
     tree = ast.parse(source)
-    local = {n.id for f in ast.walk(tree) if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))
-             for n in ast.walk(f) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    local = {
+        n.id
+        for f in ast.walk(tree)
+        if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))
+        for n in ast.walk(f)
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+    }
     toks, prev = [], None
     for tok in tokenize.generate_tokens(io.StringIO(source).readline):
         if tok.type == tokenize.NAME and tok.string in local and prev != ".":
@@ -110,10 +127,13 @@ def disguise(source: str) -> str:
     renamed = tokenize.untokenize(toks)
     lines = renamed.splitlines()
     tree = ast.parse(renamed)
-    blocks = [(min([n.lineno] + [d.lineno for d in getattr(n, "decorator_list", [])]), n.end_lineno)
-              for n in tree.body if isinstance(n, (ast.FunctionDef, ast.ClassDef))]
+    blocks = [
+        (min([n.lineno] + [d.lineno for d in getattr(n, "decorator_list", [])]), n.end_lineno)
+        for n in tree.body
+        if isinstance(n, (ast.FunctionDef, ast.ClassDef))
+    ]
     head = lines[: blocks[0][0] - 1]
-    moved = ["\n".join(lines[a - 1:b]) for a, b in reversed(blocks)]
+    moved = ["\n".join(lines[a - 1 : b]) for a, b in reversed(blocks)]
     text = "\n".join(head) + "\n\n\n" + "\n\n\n".join(moved) + "\n"
     out = []
     for i, line in enumerate(text.splitlines()):
@@ -165,8 +185,7 @@ def klass(tmp_path_factory) -> Path:
     shutil.copytree(SOLUTIONS, d / "alice")
     shutil.copytree(EXERCISES, d / "bob")
     for ex in PLANTED:  # the page shows code as compared (no comments): the string carries HOSTILE there
-        (d / "bob" / "ch01" / f"{ex}.py").write_text(disguise(solution(ex)) + f"print({HOSTILE!r})\n",
-                                                     encoding="utf-8")
+        (d / "bob" / "ch01" / f"{ex}.py").write_text(disguise(solution(ex)) + f"print({HOSTILE!r})\n", encoding="utf-8")
     for name, own in OWN_CODE.items():
         shutil.copytree(EXERCISES, d / name)
         for ex, bodies in own.items():
@@ -257,7 +276,7 @@ def test_independent_solutions_and_untouched_stubs_are_not_flagged(report):
     scores = {}
     for ex in (SOFTMAX, LAYER_NORM):
         for i, a in enumerate(INDEPENDENT):
-            for b in INDEPENDENT[i + 1:]:
+            for b in INDEPENDENT[i + 1 :]:
                 r = row(rows, ex, a, b)
                 scores[(ex, a, b)] = top(r)
                 assert r["flagged"] == "no", r
@@ -294,9 +313,17 @@ def test_the_page_is_self_contained_and_escapes_the_code(report):
     assert "&lt;/code&gt;&lt;/pre&gt;&lt;script&gt;" in page
     assert not re.search(r"""(src|href)\s*=\s*["']?(https?:)?//""", page)  # nothing loaded from anywhere
     assert "default-src 'none'" in page
-    assert page.count('<section class="pair"') == len([line for line in (out / "similarity.md").read_text()
-                                                       .split("## Pairs above the threshold")[1].split("\n## ")[0]
-                                                       .splitlines() if line.startswith("| [")])
+    assert page.count('<section class="pair"') == len(
+        [
+            line
+            for line in (out / "similarity.md")
+            .read_text()
+            .split("## Pairs above the threshold")[1]
+            .split("\n## ")[0]
+            .splitlines()
+            if line.startswith("| [")
+        ]
+    )
 
 
 def test_the_command_says_what_it_found_in_english_and_chinese(klass, tmp_path, capsys):
@@ -307,8 +334,19 @@ def test_the_command_says_what_it_found_in_english_and_chinese(klass, tmp_path, 
     assert "not compared: zed: a symbolic link" in out
     rows = list(csv.DictReader(io.StringIO((tmp_path / "o" / "similarity.csv").read_text())))
     assert {r["exercise"] for r in rows} == {LAYER_NORM}  # -e: only that exercise
-    code, out, err = kata_out(capsys, "--lang", "zh", "similarity", str(klass), "--out", str(tmp_path / "z"),
-                              "-e", LAYER_NORM, "--threshold", "95%")
+    code, out, err = kata_out(
+        capsys,
+        "--lang",
+        "zh",
+        "similarity",
+        str(klass),
+        "--out",
+        str(tmp_path / "z"),
+        "-e",
+        LAYER_NORM,
+        "--threshold",
+        "95%",
+    )
     assert code == 0 and "已比较 9 份提交的 1 道练习" in out and "95%" in out
     rows = list(csv.DictReader(io.StringIO((tmp_path / "z" / "similarity.csv").read_text())))
     flagged = {(r["student_a"], r["student_b"]) for r in rows if r["flagged"] == "yes"}
@@ -332,8 +370,15 @@ def test_the_class_summary_gets_a_similarity_section(report, klass, tmp_path, ca
     from grader.instructor.batch.run import BatchError, _check_out
 
     out = tmp_path / "grades"
-    doc = {"schema": 1, "score": 13.0, "max_score": 13.0, "exercises": [], "checks": [], "notes": [],
-           "student": {"name": "alice", "source": "alice", "status": "graded", "reason": ""}}
+    doc = {
+        "schema": 1,
+        "score": 13.0,
+        "max_score": 13.0,
+        "exercises": [],
+        "checks": [],
+        "notes": [],
+        "student": {"name": "alice", "source": "alice", "status": "graded", "reason": ""},
+    }
     store.write_json(store.record_path(out, "alice"), doc)
     store.write_json(out / store.META, {"kind": "kata-batch", "format": 1, "exercises": [LAYER_NORM]})
     gradebook.write_class(out, store.load_records(out), store.read_meta(out))
@@ -381,12 +426,16 @@ def reorder_keywords(source: str) -> str:
     starts = [0]
     for line in data.splitlines(keepends=True):
         starts.append(starts[-1] + len(line))
-    calls = [n for n in ast.walk(ast.parse(source))
-             if isinstance(n, ast.Call) and len(n.keywords) > 1 and all(k.arg for k in n.keywords)]
+    calls = [
+        n
+        for n in ast.walk(ast.parse(source))
+        if isinstance(n, ast.Call) and len(n.keywords) > 1 and all(k.arg for k in n.keywords)
+    ]
     done: list[tuple[int, int]] = []
     for call in sorted(calls, key=lambda c: (c.keywords[0].lineno, c.keywords[0].col_offset), reverse=True):
-        spans = [(starts[k.lineno - 1] + k.col_offset, starts[k.end_lineno - 1] + k.end_col_offset)
-                 for k in call.keywords]
+        spans = [
+            (starts[k.lineno - 1] + k.col_offset, starts[k.end_lineno - 1] + k.end_col_offset) for k in call.keywords
+        ]
         lo, hi = spans[0][0], spans[-1][1]
         if any(a < hi and lo < b for a, b in done):
             continue  # holds a call already rewritten (its offsets have moved)
@@ -409,14 +458,16 @@ def noop_class(tmp_path_factory) -> Path:
     every statement; deep a softmax nested too deeply to parse (compared as written) and a layer norm
     too long to compare."""
     d = tmp_path_factory.mktemp("noop") / "submissions"
-    edits = {"paula": lambda s: after_each_statement(s, "pass"),
-             "ellie": lambda s: after_each_statement(s, "..."),
-             "sean": lambda s: after_each_statement(s, '"""Does what the line above says."""'),
-             "tess": lambda s: after_each_statement(s, "assert True"),
-             "iffy": lambda s: after_each_statement(s, "if False: x = 1"),
-             "kurt": reorder_keywords,
-             "dora": lambda s: after_each_statement(s, "_t = 0"),
-             "pad": lambda s: s + PAD}
+    edits = {
+        "paula": lambda s: after_each_statement(s, "pass"),
+        "ellie": lambda s: after_each_statement(s, "..."),
+        "sean": lambda s: after_each_statement(s, '"""Does what the line above says."""'),
+        "tess": lambda s: after_each_statement(s, "assert True"),
+        "iffy": lambda s: after_each_statement(s, "if False: x = 1"),
+        "kurt": reorder_keywords,
+        "dora": lambda s: after_each_statement(s, "_t = 0"),
+        "pad": lambda s: s + PAD,
+    }
     for name, edit in [("alice", lambda s: s), *edits.items()]:
         (d / name / "ch01").mkdir(parents=True)
         for ex in NOOP_EXERCISES:
@@ -426,13 +477,14 @@ def noop_class(tmp_path_factory) -> Path:
             (d / name / "ch01" / f"{ex}.py").write_text(edited, encoding="utf-8")
     shutil.copytree(EXERCISES, d / "dave")
     for ex, bodies in OWN_CODE["dave"].items():
-        (d / "dave" / "ch01" / f"{ex}.py").write_text(after_each_statement(fill(ex, bodies), "pass"),
-                                                    encoding="utf-8")
+        (d / "dave" / "ch01" / f"{ex}.py").write_text(after_each_statement(fill(ex, bodies), "pass"), encoding="utf-8")
     (d / "deep" / "ch01").mkdir(parents=True)
     (d / "deep" / "ch01" / f"{SOFTMAX}.py").write_text(
-        solution(SOFTMAX) + "\n_x = " + "+".join(["1"] * 5000) + "\n", encoding="utf-8")
+        solution(SOFTMAX) + "\n_x = " + "+".join(["1"] * 5000) + "\n", encoding="utf-8"
+    )
     (d / "deep" / "ch01" / f"{LAYER_NORM}.py").write_text(
-        solution(LAYER_NORM) + "".join(f"print({i})\n" for i in range(25_000)), encoding="utf-8")
+        solution(LAYER_NORM) + "".join(f"print({i})\n" for i in range(25_000)), encoding="utf-8"
+    )
     return d
 
 
@@ -476,8 +528,11 @@ def test_no_op_edits_do_not_make_independent_code_alike(noop_report):
     for ex in (SOFTMAX, LAYER_NORM):
         r = row(rows, ex, "alice", "dave")  # alice stands for her copies, all the same code as compared
         assert r["flagged"] == "no" and top(r) < 0.3, r
-        assert not [r for r in rows if r["exercise"] == ex and r["flagged"] == "yes" and "dave" in
-                    (r["student_a"], r["student_b"])]
+        assert not [
+            r
+            for r in rows
+            if r["exercise"] == ex and r["flagged"] == "yes" and "dave" in (r["student_a"], r["student_b"])
+        ]
     r = row(rows, MULTIHEAD, "alice", "dave")
     assert (r["flagged"], r["own_tokens_a" if r["student_a"] == "dave" else "own_tokens_b"]) == ("no", "0"), r
 
@@ -486,11 +541,14 @@ def test_files_not_compared_are_in_the_csv_and_on_the_console(noop_class, tmp_pa
     """A file too long to compare has a row in similarity.csv and a line on the console (in either
     language), not only in similarity.md. A file nested too deeply for Python's parser is compared
     as written instead: alice's softmax with a 5000-term line added is still her copy."""
-    code, out, err = kata_out(capsys, "similarity", str(noop_class), "--out", str(tmp_path / "o"),
-                              "-e", SOFTMAX, "-e", LAYER_NORM)
+    code, out, err = kata_out(
+        capsys, "similarity", str(noop_class), "--out", str(tmp_path / "o"), "-e", SOFTMAX, "-e", LAYER_NORM
+    )
     assert code == 0, err
-    assert (f"not compared: deep: {LAYER_NORM}: too long to compare: more than 200000 characters of code once "
-            "comments, docstrings and statements that do nothing are removed") in out
+    assert (
+        f"not compared: deep: {LAYER_NORM}: too long to compare: more than 200000 characters of code once "
+        "comments, docstrings and statements that do nothing are removed"
+    ) in out
     rows = list(csv.DictReader(io.StringIO((tmp_path / "o" / "similarity.csv").read_text(encoding="utf-8"))))
     skipped = {(r["exercise"], r["student_a"]): r for r in rows if r["flagged"] == "not compared"}
     assert set(skipped) == {(LAYER_NORM, "deep")}, skipped
@@ -498,8 +556,9 @@ def test_files_not_compared_are_in_the_csv_and_on_the_console(noop_class, tmp_pa
     assert row(rows, SOFTMAX, "alice", "deep")["flagged"] == "yes"
     md = (tmp_path / "o" / "similarity.md").read_text(encoding="utf-8")
     assert f"- **deep**: {LAYER_NORM}: too long to compare" in md.split("## Not compared")[1]
-    code, out, err = kata_out(capsys, "--lang", "zh", "similarity", str(noop_class), "--out", str(tmp_path / "z"),
-                              "-e", LAYER_NORM)
+    code, out, err = kata_out(
+        capsys, "--lang", "zh", "similarity", str(noop_class), "--out", str(tmp_path / "z"), "-e", LAYER_NORM
+    )
     assert code == 0 and f"未比较：deep：{LAYER_NORM}：" in out, out
 
 
@@ -558,7 +617,9 @@ def test_hand_written_class_is_correct_and_distinct():
         torch.manual_seed(3)
         assert all(torch.equal(a, torch.randn(6, 4)) for a in w), name
     for ex in DISGUISED:  # the disguise is not the file it copies
-        assert (TA_CLASS / "gus" / "ch01" / f"{ex}.py").read_text() != (TA_CLASS / "dana" / "ch01" / f"{ex}.py").read_text()
+        assert (TA_CLASS / "gus" / "ch01" / f"{ex}.py").read_text() != (
+            TA_CLASS / "dana" / "ch01" / f"{ex}.py"
+        ).read_text()
 
 
 def test_identical_code_of_many_students_is_one_cluster_not_pairs(ta_report, ta_class, tmp_path, capsys):
@@ -578,8 +639,9 @@ def test_identical_code_of_many_students_is_one_cluster_not_pairs(ta_report, ta_
     assert code == 0, err
     assert "the same code from 13 students on " in text and ", ".join(refs) in text, text
     assert text.count("ref01") == 1, text  # the cluster's line, and no pair of the 13
-    code, text, _ = kata_out(capsys, "--lang", "zh", "similarity", str(ta_class), "--out", str(tmp_path / "z"),
-                             "-a", "week2")
+    code, text, _ = kata_out(
+        capsys, "--lang", "zh", "similarity", str(ta_class), "--out", str(tmp_path / "z"), "-a", "week2"
+    )
     assert code == 0 and "13 名学生在" in text and "上提交了相同的代码" in text, text
 
 
@@ -594,8 +656,11 @@ def test_a_disguised_copy_across_four_exercises_is_in_the_top_ten(ta_report):
         assert r["flagged"] == "yes" and min(float(r["similarity_a_to_b"]), float(r["similarity_b_to_a"])) >= 0.5, r
     assert not [r for r in rows if r["flagged"] == "yes" and "eli" in (r["student_a"], r["student_b"])]
     md = (out / "similarity.md").read_text(encoding="utf-8")
-    ranked = [line for line in md.split("## Pairs above the threshold")[1].split("\n## ")[0].splitlines()
-              if line.startswith("| [")]
+    ranked = [
+        line
+        for line in md.split("## Pairs above the threshold")[1].split("\n## ")[0].splitlines()
+        if line.startswith("| [")
+    ]
     top_ten = ranked[:10]
     assert sum("| dana | gus |" in line for line in top_ten) == 4, top_ten
     assert all(line.endswith("| 4 |") for line in top_ten[:4]), top_ten  # on 4 exercises: ranked first
@@ -614,6 +679,7 @@ def test_assignment_scopes_the_comparison(ta_class, tmp_path, capsys):
     assert {r["exercise"] for r in rows} == set(week2) and LAYER_NORM not in week2
     code, _, err = kata_out(capsys, "similarity", str(ta_class), "--out", str(tmp_path / "x"), "-a", "week9")
     assert code == 2 and "week9" in err and not (tmp_path / "x").exists()
-    code, _, err = kata_out(capsys, "similarity", str(ta_class), "--out", str(tmp_path / "y"), "-a", "week2",
-                            "-e", LAYER_NORM)
+    code, _, err = kata_out(
+        capsys, "similarity", str(ta_class), "--out", str(tmp_path / "y"), "-a", "week2", "-e", LAYER_NORM
+    )
     assert code == 2 and LAYER_NORM in err and not (tmp_path / "y").exists()

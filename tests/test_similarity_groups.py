@@ -7,6 +7,7 @@ exercise, the count and the members, before the pairs (similarity.md, the consol
 a pair per classmate (similarity.csv); the one student who wrote their own code is still compared
 with the group, once.
 """
+
 from __future__ import annotations
 
 import csv
@@ -43,11 +44,16 @@ def run(tmp_path: Path, files: dict[str, str], capsys) -> tuple[str, str, list[d
 
 def test_a_near_identical_copy_handed_in_by_many_is_one_line(tmp_path, capsys):
     copy = (SOLUTIONS / "ch01" / f"{EX}.py").read_text(encoding="utf-8") + BROKEN  # does not parse
-    files = {"s1": copy, "s2": copy, "s3": copy.replace("\n", "\r\n"), "s4": copy + "   \n",
-             "s5": copy.replace("    ", "\t"),  # re-indented with tabs
-             "s6": copy.replace("x.mean(dim=-1 keepdim", "y.mean(dim=-1 keepdim"),  # a name touched
-             "s7": copy.replace("# BEGIN", "# begin"),
-             "own": (SOLUTIONS / "ch01" / f"{EX}.py").read_text(encoding="utf-8")}  # the reference, parsing
+    files = {
+        "s1": copy,
+        "s2": copy,
+        "s3": copy.replace("\n", "\r\n"),
+        "s4": copy + "   \n",
+        "s5": copy.replace("    ", "\t"),  # re-indented with tabs
+        "s6": copy.replace("x.mean(dim=-1 keepdim", "y.mean(dim=-1 keepdim"),  # a name touched
+        "s7": copy.replace("# BEGIN", "# begin"),
+        "own": (SOLUTIONS / "ch01" / f"{EX}.py").read_text(encoding="utf-8"),
+    }  # the reference, parsing
     console, md, rows = run(tmp_path, files, capsys)
     group = [f"s{i}" for i in range(1, 8)]
     assert f"the same code from 7 students on 1 exercise(s) ({EX}): {', '.join(group)}" in console, console
@@ -64,8 +70,11 @@ def test_a_near_identical_copy_handed_in_by_many_is_one_line(tmp_path, capsys):
 def test_the_untouched_or_broken_stub_handed_in_by_many_is_one_line_not_a_pair_per_classmate(tmp_path, capsys):
     stub = (EXERCISES / "ch01" / f"{EX}.py").read_text(encoding="utf-8")
     broken = stub.replace("raise NotImplementedError(", "raise NotImplementedError((", 1)  # a syntax error
-    files = {f"u{i}": stub for i in range(1, 6)} | {"u6": stub.replace("\n", "\r\n")} | \
-            {f"b{i}": broken for i in range(1, 4)}
+    files = (
+        {f"u{i}": stub for i in range(1, 6)}
+        | {"u6": stub.replace("\n", "\r\n")}
+        | {f"b{i}": broken for i in range(1, 4)}
+    )
     console, md, rows = run(tmp_path, files, capsys)
     section = md.split("## The same file with too little code of its own")[1].split("\n## ")[0]
     assert f"| 6 | u1, u2, u3, u4, u5, u6 | {EX} |" in section, section

@@ -12,6 +12,7 @@ Python's own compiler builds from the raw bytes, or the file is refused (and und
 the scan says so: never "no violations"). The end-to-end part grades through the real `kata grade`
 and `kata similarity`.
 """
+
 from __future__ import annotations
 
 import ast
@@ -40,8 +41,11 @@ FORBIDDEN = COURSE.get(SOFTMAX).forbidden
 
 def utf7_hidden(code: str) -> bytes:
     """`code` hidden in one comment line: UTF-8 reads a comment, Python (told utf-7) reads the code."""
-    return ("# coding: utf-7\n# +AAo-" + "+AAo-".join(line.encode("utf-7").decode("ascii")
-                                                     for line in code.split("\n")) + "\n").encode("ascii")
+    return (
+        "# coding: utf-7\n# +AAo-"
+        + "+AAo-".join(line.encode("utf-7").decode("ascii") for line in code.split("\n"))
+        + "\n"
+    ).encode("ascii")
 
 
 def notebook(first_cell: str, *more: str) -> bytes:
@@ -84,12 +88,32 @@ CORPUS = {
     "syntax error": b"def f(:\n    return torch.softmax(x)\n",
     "tiktoken in a string only": b"x = 'import tiktoken'\n",
 }
-GRADED = {"plain", "UTF-8 BOM", "utf-8 cookie", "utf8 cookie spelled otherwise", "BOM and utf-8 cookie",
-          "cookie after code (ignored)", "cookie on line 3 (ignored)", "CR-only line endings", "CRLF line endings",
-          "empty file", "only a BOM", "tiktoken in a string only"}
-CODING = {"latin-1 cookie", "cp1252 cookie", "utf-7 cookie", "shift_jis cookie", "gbk cookie", "cookie on line 2",
-          "cookie on line 2 after a blank line", "cookie after a form feed", "cookie after a form feed line",
-          "CR-only with a utf-7 cookie"}
+GRADED = {
+    "plain",
+    "UTF-8 BOM",
+    "utf-8 cookie",
+    "utf8 cookie spelled otherwise",
+    "BOM and utf-8 cookie",
+    "cookie after code (ignored)",
+    "cookie on line 3 (ignored)",
+    "CR-only line endings",
+    "CRLF line endings",
+    "empty file",
+    "only a BOM",
+    "tiktoken in a string only",
+}
+CODING = {
+    "latin-1 cookie",
+    "cp1252 cookie",
+    "utf-7 cookie",
+    "shift_jis cookie",
+    "gbk cookie",
+    "cookie on line 2",
+    "cookie on line 2 after a blank line",
+    "cookie after a form feed",
+    "cookie after a form feed line",
+    "CR-only with a utf-7 cookie",
+}
 
 
 def python_tree(data: bytes) -> str | None:
@@ -97,7 +121,9 @@ def python_tree(data: bytes) -> str | None:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            return ast.dump(compile(data, "f.py", "exec", ast.PyCF_ONLY_AST, dont_inherit=True), include_attributes=True)
+            return ast.dump(
+                compile(data, "f.py", "exec", ast.PyCF_ONLY_AST, dont_inherit=True), include_attributes=True
+            )
     except (SyntaxError, ValueError):
         return None
 
@@ -141,8 +167,9 @@ def test_the_expected_refusals():
 def test_the_refusal_names_the_exercise_the_file_and_the_line_in_english_and_chinese():
     found = decode(CORPUS["latin-1 cookie"])
     for lang in ("en", "zh"):
-        said = t("src_coding", lang, file="ch01/s1_04_byte_bpe.py", line=found.line, encoding=found.detail,
-                 exercise=BPE)
+        said = t(
+            "src_coding", lang, file="ch01/s1_04_byte_bpe.py", line=found.line, encoding=found.detail, exercise=BPE
+        )
         assert "ch01/s1_04_byte_bpe.py" in said and BPE in said and "UTF-8" in said and "iso8859-1" in said
         assert ("line 1" in said) if lang == "en" else ("第 1 行" in said)
 
@@ -155,14 +182,20 @@ def test_a_notebook_whose_first_cell_is_a_coding_line_is_read_as_python_reads_it
         code = code_of(nbformat.reads(notebook(first, "x = 1").decode(), as_version=4))
         found = of_text(code)
         assert found.kind == "coding" and found.line == 1, (first, code)
-    assert "import tiktoken" in of_text(code_of(nbformat.reads(
-        notebook("# coding: utf-7\n# +AAo-import tiktoken\npass").decode(), as_version=4))).text
+    assert (
+        "import tiktoken"
+        in of_text(
+            code_of(nbformat.reads(notebook("# coding: utf-7\n# +AAo-import tiktoken\npass").decode(), as_version=4))
+        ).text
+    )
     # a cell of comments only is framed by jupytext ("# +" first): Python cannot decode that as utf-7
-    framed = of_text(code_of(nbformat.reads(notebook("# coding: utf-7\n# +AAo-import tiktoken").decode(),
-                                            as_version=4)))
+    framed = of_text(
+        code_of(nbformat.reads(notebook("# coding: utf-7\n# +AAo-import tiktoken").decode(), as_version=4))
+    )
     assert framed.kind in REFUSED
-    ok = of_text(code_of(nbformat.reads(notebook("# -*- coding: utf-8 -*-\nimport torch", "x = 1").decode(),
-                                        as_version=4)))
+    ok = of_text(
+        code_of(nbformat.reads(notebook("# -*- coding: utf-8 -*-\nimport torch", "x = 1").decode(), as_version=4))
+    )
     assert ok.kind == "" and "import torch" in ok.text
 
 
@@ -200,8 +233,10 @@ def test_the_three_attacks_score_zero_with_the_reason(tmp_path):
     latin = b"# -*- coding: latin-1 -*-\n# Caf\xe9\n" + WITH_TIKTOKEN
     attacks = [({f"{SOFTMAX}.py": SOFTMAX_HIDDEN}, SOFTMAX, [f"ch01/{SOFTMAX}.py, line 1", "utf-7", "coding line"])]
     if gpt2.have_asset():  # without GPT-2's ranks the BPE checks are skipped, not graded
-        attacks += [({f"{BPE}.py": BOM + WITH_TIKTOKEN}, BPE, ["tiktoken"]),
-                    ({f"{BPE}.py": latin}, BPE, [f"ch01/{BPE}.py, line 1", "iso8859-1", "UTF-8"])]
+        attacks += [
+            ({f"{BPE}.py": BOM + WITH_TIKTOKEN}, BPE, ["tiktoken"]),
+            ({f"{BPE}.py": latin}, BPE, [f"ch01/{BPE}.py, line 1", "iso8859-1", "UTF-8"]),
+        ]
     for files, ex, words in attacks:
         sub = hand_in(tmp_path, files, name=ex + str(len(list(tmp_path.iterdir()))))
         report = grade(sub, "-e", ex, "-e", "s1_11_matmul")
@@ -220,8 +255,7 @@ def test_utf7_in_a_notebook_scores_zero_naming_the_notebook(tmp_path):
 
 @pytest.mark.slow
 def test_the_reference_solution_with_a_bom_or_a_utf8_coding_line_scores_full(tmp_path):
-    files = {f"{SOFTMAX}.py": BOM + solution(SOFTMAX),
-             f"{BPE}.py": b"# -*- coding: utf-8 -*-\n" + solution(BPE)}
+    files = {f"{SOFTMAX}.py": BOM + solution(SOFTMAX), f"{BPE}.py": b"# -*- coding: utf-8 -*-\n" + solution(BPE)}
     graded = [SOFTMAX, BPE] if gpt2.have_asset() else [SOFTMAX]
     report = grade(hand_in(tmp_path, files), *[a for ex in graded for a in ("-e", ex)])
     for ex in graded:

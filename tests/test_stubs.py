@@ -1,4 +1,5 @@
 """Single-source stub generation."""
+
 import pytest
 
 from grader.course import manifest as course
@@ -29,8 +30,9 @@ class M(torch.nn.Module):
 def test_blocks_become_not_implemented_with_exercise_and_task():
     stub = stubs.make_stub(SOLUTION, "s1_11_softmax")
     assert "torch.exp" not in stub and "Parameter" not in stub
-    assert ("raise NotImplementedError('s1_11_softmax: subtract the max, exponentiate, divide by the sum "
-            "(in softmax)')") in stub
+    assert (
+        "raise NotImplementedError('s1_11_softmax: subtract the max, exponentiate, divide by the sum (in softmax)')"
+    ) in stub
     assert "raise NotImplementedError('s1_11_softmax: implement M.__init__ (in M.__init__)')" in stub
     # signatures, docstrings, imports and code outside blocks stay
     assert '"""Stable softmax."""' in stub and "import torch" in stub and "super().__init__()" in stub
@@ -44,13 +46,19 @@ def test_stub_keeps_indentation_and_is_valid_python():
     assert line.startswith(" " * 8 + "raise")
 
 
-@pytest.mark.parametrize("bad, message", [
-    ("def f():\n    # BEGIN SOLUTION\n    return 1\n", "never closed"),
-    ("def f():\n    return 1\n    # END SOLUTION\n", "END SOLUTION without BEGIN"),
-    ("# BEGIN SOLUTION\nx = 1\n# END SOLUTION\n", "inside a function"),
-    ("def f():\n    return 1\n", "no # BEGIN SOLUTION"),
-    ("def f():\n    # BEGIN SOLUTION\n    # BEGIN SOLUTION\n    return 1\n    # END SOLUTION\n", "inside another block"),
-])
+@pytest.mark.parametrize(
+    "bad, message",
+    [
+        ("def f():\n    # BEGIN SOLUTION\n    return 1\n", "never closed"),
+        ("def f():\n    return 1\n    # END SOLUTION\n", "END SOLUTION without BEGIN"),
+        ("# BEGIN SOLUTION\nx = 1\n# END SOLUTION\n", "inside a function"),
+        ("def f():\n    return 1\n", "no # BEGIN SOLUTION"),
+        (
+            "def f():\n    # BEGIN SOLUTION\n    # BEGIN SOLUTION\n    return 1\n    # END SOLUTION\n",
+            "inside another block",
+        ),
+    ],
+)
 def test_malformed_markers_are_reported_with_line(bad, message):
     with pytest.raises(stubs.StubError, match=message):
         stubs.make_stub(bad, "x", "f.py")

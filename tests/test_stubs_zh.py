@@ -1,5 +1,6 @@
 """The exercises in Chinese: stubs generated from the solutions and a gettext catalog per exercise
 (locale/zh/), complete and current (kata verify), the same code as the English stubs."""
+
 import ast
 import os
 import shutil
@@ -64,8 +65,14 @@ def test_kata_stubs_follows_kata_lang(tmp_course):
     import subprocess
     import sys
 
-    proc = subprocess.run([sys.executable, "-m", "grader", "stubs"], cwd=tmp_course, capture_output=True, text=True,
-                          env={**os.environ, "KATA_LANG": "zh", "PYTHONPATH": str(ROOT)}, timeout=300)
+    proc = subprocess.run(
+        [sys.executable, "-m", "grader", "stubs"],
+        cwd=tmp_course,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "KATA_LANG": "zh", "PYTHONPATH": str(ROOT)},
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stderr
     assert (tmp_course / "exercises/ch01/s1_11_softmax.py").read_text(encoding="utf-8").startswith("# 练习")
 
@@ -90,8 +97,10 @@ def test_a_changed_english_text_makes_its_translation_stale_until_retranslated(t
     assert "locale/zh/ch01/s1_11_softmax.po: 1 text(s) to translate" in proc.stdout
     assert "locale/zh/ch01/s1_11_softmax.py" not in proc.stdout
     po = polib.pofile(str(tmp_course / "locale/zh/ch01/s1_11_softmax.po"))
-    entry = po.find("x divided by its sum along `dim` (§1.11, \"simple normalisation\"). Same shape and dtype as x.",
-                    msgctxt="simple_normalize")
+    entry = po.find(
+        'x divided by its sum along `dim` (§1.11, "simple normalisation"). Same shape and dtype as x.',
+        msgctxt="simple_normalize",
+    )
     assert entry is not None and "fuzzy" in entry.flags and entry.msgstr  # the old translation kept, to revise
     assert entry.previous_msgid.endswith("Same shape as x.")
     v = verify(tmp_course, grade=False)
@@ -107,8 +116,11 @@ def test_a_changed_english_text_makes_its_translation_stale_until_retranslated(t
 
 
 def test_a_new_text_without_translation_fails_verify_and_is_added_by_update(tmp_course):
-    _edit_solution_docstring(tmp_course, "    # BEGIN SOLUTION divide by the sum along dim, keeping the dimension for broadcasting",
-                             "    # BEGIN SOLUTION divide by the sum along dim")
+    _edit_solution_docstring(
+        tmp_course,
+        "    # BEGIN SOLUTION divide by the sum along dim, keeping the dimension for broadcasting",
+        "    # BEGIN SOLUTION divide by the sum along dim",
+    )
     kata("--lang", "en", "stubs", cwd=tmp_course)
     v = verify(tmp_course, grade=False)
     assert any("simple_normalize TODO: stale" in p for p in v.problems), v.problems
@@ -133,15 +145,19 @@ def test_a_translation_cannot_change_the_stubs_code(tmp_course):
     assert 'x"""' in _docstrings(zh)[2] and "return x" in _docstrings(zh)[2]
     # what verify says of it is only that the text lost the English's code (`dim`)
     assert stubs.catalog_problems(c, c.get("s1_11_softmax")) == [
-        "locale/zh/ch01/s1_11_softmax.po: softmax: the translation changes code, which stays as the English has it: `dim`"]
+        "locale/zh/ch01/s1_11_softmax.po: softmax: the translation changes code, which stays as the English has it: `dim`"
+    ]
 
 
 def _comments(text: str) -> list[tuple[int, str]]:
     import io
     import tokenize
 
-    return [(tok.start[0], tok.string) for tok in tokenize.generate_tokens(io.StringIO(text).readline)
-            if tok.type == tokenize.COMMENT]
+    return [
+        (tok.start[0], tok.string)
+        for tok in tokenize.generate_tokens(io.StringIO(text).readline)
+        if tok.type == tokenize.COMMENT
+    ]
 
 
 def test_the_chinese_stubs_comments_are_chinese():
@@ -166,7 +182,9 @@ def test_the_chinese_stubs_comments_are_chinese():
 def test_a_new_comment_needs_its_translation(tmp_course):
     sol = tmp_course / "solutions/ch01/s1_11_softmax.py"
     text = sol.read_text(encoding="utf-8")
-    sol.write_text(text.replace("\ndef softmax(", "\n# the book's softmax, made stable\ndef softmax(", 1), encoding="utf-8")
+    sol.write_text(
+        text.replace("\ndef softmax(", "\n# the book's softmax, made stable\ndef softmax(", 1), encoding="utf-8"
+    )
     kata("--lang", "en", "stubs", cwd=tmp_course)
     v = verify(tmp_course, grade=False)
     assert any("s1_11_softmax.po: <module> #: not translated" in p for p in v.problems), v.problems
@@ -190,12 +208,19 @@ def test_identifiers_are_code_and_a_translation_that_changes_them_fails_verify(t
     assert "      token:    nn.Embedding(vocab_size, embed_dim, padding_idx=PAD_ID)" in zh
     assert "`token`、`position`、`segment`、`norm` 和 `dropout`" in zh  # the TODO's names, in its raise
     english = "Blocks:\n  layers: nn.ModuleList of `layers` TransformerBlock(dim, heads)\nthe token table"
+    assert (
+        stub_i18n.lost_code(
+            english, "块：\n  layers：由 `layers` 个 TransformerBlock(dim, heads) 组成的 nn.ModuleList\n词元表"
+        )
+        == []
+    )
     assert stub_i18n.lost_code(
-        english, "块：\n  layers：由 `layers` 个 TransformerBlock(dim, heads) 组成的 nn.ModuleList\n词元表") == []
-    assert stub_i18n.lost_code(english, "块：\n  层: 由 `层` 个 TransformerBlock(dim, heads) 组成的 nn.ModuleList\n词元表") == [
-        "`layers`", "layers"]
+        english, "块：\n  层: 由 `层` 个 TransformerBlock(dim, heads) 组成的 nn.ModuleList\n词元表"
+    ) == ["`layers`", "layers"]
     assert stub_i18n.lost_code("  dropout(norm(x)), p=0.1, max_len", "  丢弃(norm(x))，p=0.1，最大长度") == [
-        "dropout", "max_len"]
+        "dropout",
+        "max_len",
+    ]
 
     path = tmp_course / "locale/zh/ch01/s1_23_bert_embedding.po"
     po = polib.pofile(str(path))

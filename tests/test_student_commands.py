@@ -1,4 +1,5 @@
 """kata list / check / reset / hint, through the real command line on a private copy of the course."""
+
 from __future__ import annotations
 
 import json
@@ -26,8 +27,14 @@ def kata_in(project: Path, *args: str, lang: str = "en", here=None) -> subproces
     grading (set KATA_TEST_SUBPROCESS=1 to use processes throughout)."""
     env = {"KATA_LANG": lang, "PYTHONPATH": str(ROOT), "COLUMNS": "200"}
     if here is None or os.environ.get("KATA_TEST_SUBPROCESS"):
-        return subprocess.run([sys.executable, "-m", "grader", *args], cwd=project, capture_output=True, text=True,
-                              timeout=300, env={**os.environ, **env})
+        return subprocess.run(
+            [sys.executable, "-m", "grader", *args],
+            cwd=project,
+            capture_output=True,
+            text=True,
+            timeout=300,
+            env={**os.environ, **env},
+        )
     from grader.cli import main
 
     monkeypatch, capfd = here
@@ -57,14 +64,22 @@ def test_list_of_a_fresh_course_runs_nothing(tmp_course):
     assert "s1_01_next_token" in out and "s1_23_inference" in out
     assert out.count("not started") == 38
     assert "s1_23_mlm (beyond the book)" in " ".join(out.split())  # the exercise past the chapter says so
-    assert ("0/38 exercises pass their public checks (0/291 public points; the other 185 are hidden checks, "
-            "graded when you submit)") in " ".join(out.split())
+    assert (
+        "0/38 exercises pass their public checks (0/291 public points; the other 185 are hidden checks, "
+        "graded when you submit)"
+    ) in " ".join(out.split())
     assert "Next: s1_01_next_token" in out
     assert not (tmp_course / ".kata" / "progress.json").exists()  # no check was run
     doc = listed(tmp_course)["_doc"]
     assert {e["status"] for e in doc["exercises"]} == {"not_started"}
-    assert doc["progress"] == {"passing": 0, "exercises": 38, "public_points_passed": 0, "public_points": 291,
-                               "hidden_points": 185, "max_points": 476}
+    assert doc["progress"] == {
+        "passing": 0,
+        "exercises": 38,
+        "public_points_passed": 0,
+        "public_points": 291,
+        "hidden_points": 185,
+        "max_points": 476,
+    }
     assert [e["id"] for e in doc["exercises"] if e["beyond_book"]] == ["s1_23_mlm"]
     assert doc["next"] == "s1_01_next_token"
 
@@ -72,8 +87,9 @@ def test_list_of_a_fresh_course_runs_nothing(tmp_course):
 def test_list_checks_changed_files_once_then_reads_the_cache(tmp_course, monkeypatch, capfd):
     here = (monkeypatch, capfd)
     (tmp_course / SOFTMAX).write_text((ROOT / "solutions/ch01/s1_11_softmax.py").read_text())
-    (tmp_course / CONTEXT).write_text(solution_with("s1_12_context", "return attn_weights @ values",
-                                                    "return attn_weights.T @ values"))
+    (tmp_course / CONTEXT).write_text(
+        solution_with("s1_12_context", "return attn_weights @ values", "return attn_weights.T @ values")
+    )
     # a stub with its parts still raising is "not started" although the file changed
     matmul = tmp_course / "exercises/ch01/s1_11_matmul.py"
     matmul.write_text(matmul.read_text() + "\n# I will do this one later\n")
@@ -132,8 +148,9 @@ def test_a_cached_verdict_is_stale_once_a_file_the_exercise_imported_changes(tmp
     # worker's report finds it, and what that file imported in turn
     evaluation = (ROOT / "solutions/ch01/s1_23_evaluation.py").read_text()
     spelled = "TransformerBlock = __import__('importlib').import_module('s1_23_encoder' + '_block').TransformerBlock"
-    (ch01 / "s1_23_evaluation.py").write_text(evaluation.replace(
-        "from s1_23_encoder_block import TransformerBlock", spelled, 1))
+    (ch01 / "s1_23_evaluation.py").write_text(
+        evaluation.replace("from s1_23_encoder_block import TransformerBlock", spelled, 1)
+    )
     assert spelled in (ch01 / "s1_23_evaluation.py").read_text()
     assert listed(tmp_course, here=here)["s1_23_evaluation"]["status"] == "passing"
     assert listed(tmp_course, "--no-run")["s1_23_evaluation"]["from_cache"]
@@ -147,9 +164,14 @@ def test_a_cached_verdict_is_stale_once_a_file_the_exercise_imported_changes(tmp
 def test_check_shows_each_check_then_explains_the_first_failure(tmp_course, monkeypatch, capfd):
     here = (monkeypatch, capfd)
     # simple normalisation instead of softmax: a mistake the check knows
-    (tmp_course / SOFTMAX).write_text(solution_with(
-        "s1_11_softmax", "    shifted = x - x.amax(dim=dim, keepdim=True)\n    e = torch.exp(shifted)\n"
-        "    return e / e.sum(dim=dim, keepdim=True)", "    return x / x.sum(dim=dim, keepdim=True)"))
+    (tmp_course / SOFTMAX).write_text(
+        solution_with(
+            "s1_11_softmax",
+            "    shifted = x - x.amax(dim=dim, keepdim=True)\n    e = torch.exp(shifted)\n"
+            "    return e / e.sum(dim=dim, keepdim=True)",
+            "    return x / x.sum(dim=dim, keepdim=True)",
+        )
+    )
     proc = kata_in(tmp_course, "check", "s1_11_softmax", here=here)
     assert proc.returncode == 1, proc.stdout + proc.stderr
     out = proc.stdout
@@ -186,16 +208,23 @@ def test_check_shows_each_check_then_explains_the_first_failure(tmp_course, monk
 def test_check_sends_to_the_unfinished_earlier_exercise(tmp_course, monkeypatch, capfd):
     """The classifier is done but the encoder it imports is the stub: `kata check` says to finish
     s1_23_encoder first and points at the stub's line there, not at the classifier."""
-    for name in ("s1_23_classifier", "s1_23_bert_embedding", "s1_23_self_attention", "s1_23_feed_forward",
-                 "s1_23_encoder_block"):
+    for name in (
+        "s1_23_classifier",
+        "s1_23_bert_embedding",
+        "s1_23_self_attention",
+        "s1_23_feed_forward",
+        "s1_23_encoder_block",
+    ):
         shutil.copy(ROOT / "solutions/ch01" / f"{name}.py", tmp_course / "exercises/ch01")
     stub = (tmp_course / "exercises/ch01/s1_23_encoder.py").read_text().splitlines()
     line = next(i for i, s in enumerate(stub, 1) if "raise NotImplementedError(" in s)
     proc = kata_in(tmp_course, "check", "s1_23_classifier", here=(monkeypatch, capfd))
     assert proc.returncode == 1, proc.stdout + proc.stderr
     out = " ".join(proc.stdout.split())  # the terminal wraps long lines
-    assert (f"s1_23_classifier uses your code from ch01/s1_23_encoder.py, which is not finished yet "
-            f"(ch01/s1_23_encoder.py:{line} raises NotImplementedError): finish s1_23_encoder first") in out, out
+    assert (
+        f"s1_23_classifier uses your code from ch01/s1_23_encoder.py, which is not finished yet "
+        f"(ch01/s1_23_encoder.py:{line} raises NotImplementedError): finish s1_23_encoder first"
+    ) in out, out
     assert f"Edit exercises/ch01/s1_23_encoder.py:{line}" in out and "Traceback" not in out
 
 
@@ -211,7 +240,7 @@ def test_check_names_a_missing_or_empty_file_and_offers_reset(tmp_course):
     assert "exercises/ch01/s1_11_softmax.py is empty. `kata reset s1_11_softmax`" in proc.stdout
     assert "exercises/ch01/s1_12_context.py is missing" in proc.stdout
     assert "35 exercise(s) not started" in proc.stdout  # the untouched stubs are listed, not run
-    first = proc.stdout[proc.stdout.index("First failure"):]
+    first = proc.stdout[proc.stdout.index("First failure") :]
     assert first.startswith("First failure: s1_10_qkv › ") and "(your file could not be imported)" in first
     assert "syntax error in ch01/s1_10_qkv.py:4" in first and "Edit exercises/ch01/s1_10_qkv.py:4" in first
     assert listed(tmp_course)["s1_12_context"]["status"] == "missing"
@@ -315,7 +344,9 @@ def test_check_names_the_reads_it_leaves_out_and_full_runs_them_as_the_grade(tmp
     here = (monkeypatch, capfd)
     quick = kata_in(tmp_course, "check", "s1_15_attention", here=here)
     assert quick.returncode == 0, quick.stdout + quick.stderr
-    assert re.search(r"s1_15_attention: kata grade also runs \d+ of these check\(s\) at the training size", quick.stdout), quick.stdout
+    assert re.search(
+        r"s1_15_attention: kata grade also runs \d+ of these check\(s\) at the training size", quick.stdout
+    ), quick.stdout
     assert "kata check --full s1_15_attention" in quick.stdout
     full = kata_in(tmp_course, "check", "--full", "s1_15_attention", here=here)
     assert full.returncode == 1, full.stdout + full.stderr

@@ -5,6 +5,7 @@ student and no host path; figures drawn from the student's values are bounded.
 
 Every grading goes through the real `kata grade` (in this process, or as a `kata` process for
 batches and memory), on one or two small exercises."""
+
 from __future__ import annotations
 
 import csv
@@ -110,8 +111,16 @@ def test_many_links_make_a_bounded_number_of_notes(tmp_path):
 
 
 # ----------------------------------------------------------------------------- zip names
-@pytest.mark.parametrize("spelling", ["exercises/./ch01/{f}", "exercises//ch01/{f}", "./exercises/ch01/{f}",
-                                      "exercises/ch01/./{f}", "exercises\\ch01\\{f}"])
+@pytest.mark.parametrize(
+    "spelling",
+    [
+        "exercises/./ch01/{f}",
+        "exercises//ch01/{f}",
+        "./exercises/ch01/{f}",
+        "exercises/ch01/./{f}",
+        "exercises\\ch01\\{f}",
+    ],
+)
 def test_one_path_spelled_twice_in_a_zip_is_refused(spelling, tmp_path, capfd):
     """The last copy would win on extraction: a wrong answer first, the right one under another
     spelling of the same name."""
@@ -134,17 +143,49 @@ def test_a_manifest_listing_a_huge_sparse_file_never_reads_it(tmp_path):
     big = sub / "exercises" / "ch01" / "data.py"
     big.touch()
     os.truncate(big, 3 * 2**30)
-    files = {f"exercises/ch01/{MATMUL}.py": {"sha256": hashlib.sha256(solution(MATMUL)).hexdigest()},
-             "exercises/ch01/data.py": {"sha256": "0" * 64}}
-    (sub / "kata-manifest.json").write_text(json.dumps({"kind": "kata-submission", "schema": 1, "files": files,
-                                                        "created": "2026-01-01T00:00:00Z", "kata_version": "0.1.0"}))
+    files = {
+        f"exercises/ch01/{MATMUL}.py": {"sha256": hashlib.sha256(solution(MATMUL)).hexdigest()},
+        "exercises/ch01/data.py": {"sha256": "0" * 64},
+    }
+    (sub / "kata-manifest.json").write_text(
+        json.dumps(
+            {
+                "kind": "kata-submission",
+                "schema": 1,
+                "files": files,
+                "created": "2026-01-01T00:00:00Z",
+                "kata_version": "0.1.0",
+            }
+        )
+    )
     report_path = tmp_path / "report.json"
-    probe = ("import resource, subprocess, sys; "
-             "p = subprocess.run(sys.argv[1:]); "
-             "print('MAXRSS_KB', resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss); sys.exit(p.returncode)")
-    proc = subprocess.run([sys.executable, "-c", probe, sys.executable, "-m", "grader", "grade", str(sub), "-e", MATMUL,
-                           "--json", str(report_path), "--quiet"], capture_output=True, text=True, timeout=600,
-                          cwd=ROOT, env={**os.environ, "KATA_LANG": "en", "PYTHONPATH": str(ROOT)})
+    probe = (
+        "import resource, subprocess, sys; "
+        "p = subprocess.run(sys.argv[1:]); "
+        "print('MAXRSS_KB', resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss); sys.exit(p.returncode)"
+    )
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            probe,
+            sys.executable,
+            "-m",
+            "grader",
+            "grade",
+            str(sub),
+            "-e",
+            MATMUL,
+            "--json",
+            str(report_path),
+            "--quiet",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=ROOT,
+        env={**os.environ, "KATA_LANG": "en", "PYTHONPATH": str(ROOT)},
+    )
     assert proc.returncode == 0, proc.stderr
     report = json.loads(report_path.read_text())
     assert exercise_score(report, MATMUL) == (5, 5)
@@ -159,8 +200,10 @@ def test_a_manifest_or_listed_file_that_is_a_link_is_not_read(tmp_path):
     (sub / "exercises" / "ch01").mkdir(parents=True)
     (sub / "exercises" / "ch01" / f"{MATMUL}.py").symlink_to(SOLUTIONS / "ch01" / f"{MATMUL}.py")
     (sub / "exercises" / "ch01" / f"{SOFTMAX}.py").write_bytes(solution(SOFTMAX))
-    listed = {f"exercises/ch01/{MATMUL}.py": {"sha256": hashlib.sha256(solution(MATMUL)).hexdigest()},
-              f"exercises/ch01/{SOFTMAX}.py": {"sha256": hashlib.sha256(solution(SOFTMAX)).hexdigest()}}
+    listed = {
+        f"exercises/ch01/{MATMUL}.py": {"sha256": hashlib.sha256(solution(MATMUL)).hexdigest()},
+        f"exercises/ch01/{SOFTMAX}.py": {"sha256": hashlib.sha256(solution(SOFTMAX)).hexdigest()},
+    }
     (sub / "kata-manifest.json").write_text(json.dumps({"kind": "kata-submission", "schema": 1, "files": listed}))
     code, report, _, _ = run_grade(sub, "-e", MATMUL)
     assert code == 0
@@ -225,7 +268,9 @@ def test_figures_of_huge_student_strings_are_drawn_within_bounds():
         plots.bounded(plots.Curves("c", "curves", list(range(10)), [plots.Panel("p", [])] * 50))
 
 
-BPE_HUGE = (SOLUTIONS / "ch01" / "s1_04_bpe_train.py").read_text() + '''
+BPE_HUGE = (
+    (SOLUTIONS / "ch01" / "s1_04_bpe_train.py").read_text()
+    + """
 
 _BIG = "y" * 12_000
 
@@ -236,7 +281,8 @@ def most_frequent_pair(table):
 
 def merge_pair(table, pair):
     return {f"{_BIG} {_BIG} {i}": 1 for i in range(6)}
-'''
+"""
+)
 
 
 def test_the_html_page_of_a_submission_returning_huge_strings_is_written(tmp_path):

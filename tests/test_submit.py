@@ -1,4 +1,5 @@
 """`kata submit` through the real command line, and `kata grade` verifying what it wrote."""
+
 import hashlib
 import json
 import os
@@ -47,14 +48,24 @@ def test_submit_writes_zip_with_manifest(submitted):
         names = set(zf.namelist())
         manifest = json.loads(zf.read("kata-manifest.json"))
         contents = {n: zf.read(n) for n in names if n != "kata-manifest.json"}
-    assert names == {"kata-manifest.json", "exercises/ch01/s1_13_causal_mask.ipynb",
-                     *(f"exercises/{p.relative_to(base / 'exercises').as_posix()}" for p in (base / "exercises").rglob("*.py"))}
+    assert names == {
+        "kata-manifest.json",
+        "exercises/ch01/s1_13_causal_mask.ipynb",
+        *(f"exercises/{p.relative_to(base / 'exercises').as_posix()}" for p in (base / "exercises").rglob("*.py")),
+    }
     assert manifest["kind"] == "kata-submission" and manifest["kata_version"] == "0.1.0"
     assert manifest["created"].endswith("Z") and manifest["created"][:2] == "20"
-    assert {n: e["sha256"] for n, e in manifest["files"].items()} == {n: hashlib.sha256(d).hexdigest() for n, d in contents.items()}
+    assert {n: e["sha256"] for n, e in manifest["files"].items()} == {
+        n: hashlib.sha256(d).hexdigest() for n, d in contents.items()
+    }
     assert contents["exercises/ch01/s1_11_softmax.py"] == (SOLUTIONS / "ch01" / "s1_11_softmax.py").read_bytes()
     ex = manifest["exercises"]
-    assert ex["s1_11_softmax"] == {"status": "passing", "passed": 4, "total": 4, "graded": "exercises/ch01/s1_11_softmax.py"}
+    assert ex["s1_11_softmax"] == {
+        "status": "passing",
+        "passed": 4,
+        "total": 4,
+        "graded": "exercises/ch01/s1_11_softmax.py",
+    }
     assert ex["s1_13_causal_mask"]["status"] == "passing"
     assert ex["s1_13_causal_mask"]["graded"] == "exercises/ch01/s1_13_causal_mask.ipynb"
     assert ex["s1_12_context"]["status"] == "failing" and ex["s1_12_context"]["passed"] == 0
@@ -64,7 +75,9 @@ def test_submit_writes_zip_with_manifest(submitted):
 def test_submit_never_overwrites_code_or_other_files(submitted):
     base, _, (inside, not_zip) = submitted
     assert inside.returncode == 2 and "inside exercises/" in inside.stderr
-    assert (base / "exercises" / "ch01" / "s1_11_softmax.py").read_bytes() == (SOLUTIONS / "ch01" / "s1_11_softmax.py").read_bytes()
+    assert (base / "exercises" / "ch01" / "s1_11_softmax.py").read_bytes() == (
+        SOLUTIONS / "ch01" / "s1_11_softmax.py"
+    ).read_bytes()
     assert not_zip.returncode == 2 and "will not overwrite notes.txt" in not_zip.stderr
     assert (base / "notes.txt").read_text() == "my notes"
 

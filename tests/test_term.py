@@ -1,5 +1,6 @@
 """A term's gradebook: the roster (missing and unknown students), submission times and the late
 policy, and the Canvas and Moodle import files in their documented columns."""
+
 from __future__ import annotations
 
 import csv
@@ -16,14 +17,20 @@ import pytest
 from grader.instructor.formats import csvbook, late, lms, roster
 from tests.conftest import EXERCISES, ROOT, SOLUTIONS
 
-POLICY = {"assignment": "week1", "due": "2027-03-14T23:59:00+08:00", "per_day": 10.0, "max_days": 7.0,
-          "grace_minutes": 15.0}
+POLICY = {
+    "assignment": "week1",
+    "due": "2027-03-14T23:59:00+08:00",
+    "per_day": 10.0,
+    "max_days": 7.0,
+    "grace_minutes": 15.0,
+}
 
 
 def kata(*args: str) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": str(ROOT), "KATA_LANG": "en", "KATA_WARM": "0"}
-    return subprocess.run([sys.executable, "-m", "grader", *args], cwd=ROOT, capture_output=True, text=True,
-                          timeout=900, env=env)
+    return subprocess.run(
+        [sys.executable, "-m", "grader", *args], cwd=ROOT, capture_output=True, text=True, timeout=900, env=env
+    )
 
 
 def table(text: str) -> list[list[str]]:
@@ -36,10 +43,13 @@ def book_rows(text: str) -> dict[str, str]:
 
 
 def test_a_roster_takes_the_usual_column_names_and_says_what_is_wrong_with_a_line():
-    r = roster.parse("\ufeffUser Name,SIS_User_ID,Full Name,Email Address,Section\nAlice,S1,Alice L,a@x,A\n\n"
-                     "bob,S2,Bob,b@x,B\n")
+    r = roster.parse(
+        "\ufeffUser Name,SIS_User_ID,Full Name,Email Address,Section\nAlice,S1,Alice L,a@x,A\n\nbob,S2,Bob,b@x,B\n"
+    )
     assert [(s.login, s.id, s.name, s.email, s.section) for s in r.students] == [
-        ("Alice", "S1", "Alice L", "a@x", "A"), ("bob", "S2", "Bob", "b@x", "B")]
+        ("Alice", "S1", "Alice L", "a@x", "A"),
+        ("bob", "S2", "Bob", "b@x", "B"),
+    ]
     assert r.get("alice").id == "S1"  # matched without case
     with pytest.raises(roster.RosterError, match=r"r.csv:1: no column saying which submission is whose"):
         roster.parse("name,email\nA,a@x\n", "r.csv")
@@ -55,14 +65,17 @@ def test_a_roster_that_is_not_utf8_names_the_line(tmp_path):
         roster.read(tmp_path / "r.csv")
 
 
-@pytest.mark.parametrize("at, days, penalty", [
-    ("2027-03-14T23:59:00+08:00", 0, 0),       # on the minute
-    ("2027-03-14T16:10:00Z", 0, 0),            # within the 15 minutes of grace
-    ("2027-03-14T16:15:00Z", 1, 10),           # a minute past the grace: a started day
-    ("2027-03-16T02:00:00Z", 2, 20),           # 34 hours
-    ("2027-03-21T16:14:00Z", 7, 70),           # the last day that still scores
-    ("2027-03-21T16:15:00Z", 8, 100),          # more than 7 days: 0
-])
+@pytest.mark.parametrize(
+    "at, days, penalty",
+    [
+        ("2027-03-14T23:59:00+08:00", 0, 0),  # on the minute
+        ("2027-03-14T16:10:00Z", 0, 0),  # within the 15 minutes of grace
+        ("2027-03-14T16:15:00Z", 1, 10),  # a minute past the grace: a started day
+        ("2027-03-16T02:00:00Z", 2, 20),  # 34 hours
+        ("2027-03-21T16:14:00Z", 7, 70),  # the last day that still scores
+        ("2027-03-21T16:15:00Z", 8, 100),  # more than 7 days: 0
+    ],
+)
 def test_the_late_policy_counts_started_days_after_the_grace(at, days, penalty):
     got = late.assess(at, POLICY)
     assert (got.days, got.penalty) == (days, penalty)
@@ -80,14 +93,21 @@ def test_a_timestamp_file_needs_times_with_their_offset(tmp_path):
 
 
 def doc(score: float, status: str = "graded", **extra) -> dict:
-    return {"score": score, "max_score": 100.0, "exercises": [], "checks": [],
-            "student": {"status": status, "reason": "", "mtime": "2027-03-10T00:00:00+00:00"}, **extra}
+    return {
+        "score": score,
+        "max_score": 100.0,
+        "exercises": [],
+        "checks": [],
+        "student": {"status": status, "reason": "", "mtime": "2027-03-10T00:00:00+00:00"},
+        **extra,
+    }
 
 
 def test_lms_files_have_the_documented_columns_and_no_formula_cells():
     records = {"alice": doc(90.0), "=cmd": doc(50.0, manifest={"changed": ["ch01/s1_11_softmax.py"]})}
-    r = roster.parse("login,canvas_id,id,name,email,section\nalice,101,S1,\"Liddell, Alice\",a@x,A\n"
-                     "dana,104,S4,Dana,d@x,B\n")
+    r = roster.parse(
+        'login,canvas_id,id,name,email,section\nalice,101,S1,"Liddell, Alice",a@x,A\ndana,104,S4,Dana,d@x,B\n'
+    )
     rows = lms.rows(records, {"late": POLICY, "submitted_at": "mtime"}, r)
     canvas = table(lms.canvas_csv(rows, "kata week1", 100))
     assert canvas[0] == ["Student", "ID", "SIS User ID", "SIS Login ID", "Section", "kata week1"]
@@ -98,8 +118,7 @@ def test_lms_files_have_the_documented_columns_and_no_formula_cells():
     alone = table(lms.canvas_csv(lms.rows(records, {"late": POLICY, "submitted_at": "mtime"}, None), "kata week1", 100))
     assert ["'=cmd", "", "", "'=cmd", "", "50"] in alone[2:]
     moodle = table(lms.moodle_csv(rows, "kata week1"))
-    assert moodle[0] == ["Email address", "Username", "ID number", "Full name", "kata week1",
-                         "kata week1 (feedback)"]
+    assert moodle[0] == ["Email address", "Username", "ID number", "Full name", "kata week1", "kata week1 (feedback)"]
     assert moodle[2][:5] == ["d@x", "dana", "S4", "Dana", "0"] and moodle[2][5] == "no submission"
     assert len(moodle) == 3  # alice, dana: "=cmd" is on no roster line
     gb = book_rows(csvbook.gradebook(records, [], rows))
@@ -110,14 +129,31 @@ def test_a_class_graded_with_a_roster_times_and_a_due_date(tmp_path):
     cls = tmp_path / "class"
     for name, src in (("alice", SOLUTIONS), ("bob", SOLUTIONS), ("carl", EXERCISES)):
         shutil.copytree(src, cls / name)
-    (tmp_path / "roster.csv").write_text("login,canvas_id,id,name,email\nalice,101,S1,Alice,a@x\nbob,102,S2,Bob,b@x\n"
-                                         "dana,104,S4,Dana,d@x\n")
-    (tmp_path / "times.csv").write_text("student,submitted_at\nalice,2027-03-14T20:00:00+08:00\n"
-                                        "bob,2027-03-16T10:00:00+08:00\n")
+    (tmp_path / "roster.csv").write_text(
+        "login,canvas_id,id,name,email\nalice,101,S1,Alice,a@x\nbob,102,S2,Bob,b@x\ndana,104,S4,Dana,d@x\n"
+    )
+    (tmp_path / "times.csv").write_text(
+        "student,submitted_at\nalice,2027-03-14T20:00:00+08:00\nbob,2027-03-16T10:00:00+08:00\n"
+    )
     out = tmp_path / "out"
-    proc = kata("grade", str(cls), "--out", str(out), "-a", "week1", "-e", "s1_02_anatomy", "--due",
-                "2027-03-14T23:59:00+08:00", "--roster", str(tmp_path / "roster.csv"), "--submitted-at",
-                str(tmp_path / "times.csv"), "-j", "2")
+    proc = kata(
+        "grade",
+        str(cls),
+        "--out",
+        str(out),
+        "-a",
+        "week1",
+        "-e",
+        "s1_02_anatomy",
+        "--due",
+        "2027-03-14T23:59:00+08:00",
+        "--roster",
+        str(tmp_path / "roster.csv"),
+        "--submitted-at",
+        str(tmp_path / "times.csv"),
+        "-j",
+        "2",
+    )
     assert proc.returncode == 5, proc.stdout + proc.stderr  # written; carl is on no roster line: check first
     assert "Check before importing" in proc.stdout and "'carl'" in proc.stdout
     book = {r["student"]: r for r in csv.DictReader(io.StringIO((out / "gradebook.csv").read_text()))}
@@ -138,8 +174,10 @@ def test_a_class_graded_with_a_roster_times_and_a_due_date(tmp_path):
     assert '"score": 100.0' in (out / "students" / "bob" / "report.json").read_text()
     # a later due date and the files' own times, from the stored run: nothing is graded again (a day
     # after the newest file time: a file time more than a year before the due date is no time)
-    newest = max(json.loads((out / "students" / n / "report.json").read_text())["student"]["mtime"]
-                 for n in ("alice", "bob", "carl"))
+    newest = max(
+        json.loads((out / "students" / n / "report.json").read_text())["student"]["mtime"]
+        for n in ("alice", "bob", "carl")
+    )
     later = (datetime.fromisoformat(newest) + timedelta(days=1)).isoformat()
     again = kata("gradebook", str(out), "--due", later, "--submitted-at", "mtime")
     assert again.returncode == 5, again.stderr  # carl still on no line; times the students control

@@ -12,6 +12,7 @@ files. The inputs are in the platforms' shapes: Canvas's gradebook export as the
 (tests/test_roster_exports.py's CANVAS, keyed on SIS Login ID), the documented timestamp file
 (`student,submitted_at`), an extensions file keyed like them (`login,due`).
 """
+
 from __future__ import annotations
 
 import csv
@@ -38,25 +39,49 @@ assert WEEK1.id == "week1" and WEEK1.due is None
 FP = store.course_fingerprint(COURSE)
 DUE = "2027-03-14T23:59:00+08:00"
 # alice on time, bob 2 days late, carl 2 days late but extended by 3 days, dana on time
-TIMES = ("student,submitted_at\nalice,2027-03-14T20:00:00+08:00\nbob,2027-03-16T10:00:00+08:00\n"
-         "carl,2027-03-16T10:00:00+08:00\ndana,2027-03-14T08:00:00+08:00\n")
+TIMES = (
+    "student,submitted_at\nalice,2027-03-14T20:00:00+08:00\nbob,2027-03-16T10:00:00+08:00\n"
+    "carl,2027-03-16T10:00:00+08:00\ndana,2027-03-14T08:00:00+08:00\n"
+)
 NAMES = ("alice", "bob", "carl", "dana")
 
 
 def record(name: str, score: float = 100.0, fp: str = "0" * 64) -> dict:
     """A graded report as a run with -a week1 stores it (out of the assignment's 100 points)."""
-    return {"schema": 1, "score": score, "max_score": 100.0, "submission": name, "sandbox": "bubblewrap", "lang": "en",
-            "exercises": [{"id": WEEK1.exercises[0], "section": "1.1", "title": "x", "score": score,
-                           "max_score": 100.0}],
-            "checks": [], "student": {"status": "graded", "reason": "", "source": name, "name": name,
-                                      "fingerprint": fp, "course": FP, "mtime": "2027-03-16T02:00:00+00:00"}}
+    return {
+        "schema": 1,
+        "score": score,
+        "max_score": 100.0,
+        "submission": name,
+        "sandbox": "bubblewrap",
+        "lang": "en",
+        "exercises": [{"id": WEEK1.exercises[0], "section": "1.1", "title": "x", "score": score, "max_score": 100.0}],
+        "checks": [],
+        "student": {
+            "status": "graded",
+            "reason": "",
+            "source": name,
+            "name": name,
+            "fingerprint": fp,
+            "course": FP,
+            "mtime": "2027-03-16T02:00:00+00:00",
+        },
+    }
 
 
 def run_meta(**given) -> dict:
     """batch.json as `kata grade ... -a week1` writes it (run._meta), before the class's own keys."""
     meta = run._meta(COURSE, run.Options(exercises=list(WEEK1.exercises), assignment=WEEK1), FP)
-    meta.update(created="2027-03-20T00:00:00Z", jobs=1, skipped=[], renamed=[], roster_name=None,
-                lms_assignment=None, submitted_at=None, **given)
+    meta.update(
+        created="2027-03-20T00:00:00Z",
+        jobs=1,
+        skipped=[],
+        renamed=[],
+        roster_name=None,
+        lms_assignment=None,
+        submitted_at=None,
+        **given,
+    )
     return meta
 
 
@@ -75,8 +100,9 @@ def sharded_run(tmp_path: Path, names=NAMES, n: int = 2, **given) -> Path:
     for name in names:
         store.write_json(store.record_path(out, name), record(name))
     for k in range(1, n + 1):
-        meta = run_meta(class_dir=str(tmp_path / "class"), shard=[k, n],
-                        entries={x: x for x in names if part(x, n) == k}, **given)
+        meta = run_meta(
+            class_dir=str(tmp_path / "class"), shard=[k, n], entries={x: x for x in names if part(x, n) == k}, **given
+        )
         store.write_json(out / "shards" / f"{k}-of-{n}.json", meta)
     return out
 
@@ -123,8 +149,10 @@ def test_a_due_date_given_to_the_merge_of_shards_reaches_the_top_level_lms_files
     out = sharded_run(tmp_path)
     merge = kata("gradebook", str(out), "--due", DUE, "--submitted-at", f["times"])
     assert merge.returncode == 0, merge.stdout + merge.stderr
-    assert "Merged 2 shard(s) of 2" in merge.stdout and "late penalties applied to 2: bob (-20%), carl (-20%)" \
-        in merge.stdout
+    assert (
+        "Merged 2 shard(s) of 2" in merge.stdout
+        and "late penalties applied to 2: bob (-20%), carl (-20%)" in merge.stdout
+    )
     assert grades(out) == {"alice": "100", "bob": "80", "carl": "80", "dana": "100"}
     meta = json.loads((out / "batch.json").read_text())
     assert meta["late"]["due"] == DUE and meta["late"]["per_day"] == 10.0 and meta["term"]["due"] == DUE
@@ -141,8 +169,11 @@ def test_a_due_date_given_to_the_merge_of_shards_reaches_the_top_level_lms_files
     # files and OUT's own carry it
     later = kata("gradebook", str(out), "-a", "week1", "--due", "2027-03-16T23:59:00+08:00")
     assert later.returncode == 0, later.stdout + later.stderr
-    assert grades(out / "assignments" / "week1") == grades(out) == {"alice": "100", "bob": "100", "carl": "100",
-                                                                    "dana": "100"}
+    assert (
+        grades(out / "assignments" / "week1")
+        == grades(out)
+        == {"alice": "100", "bob": "100", "carl": "100", "dana": "100"}
+    )
     assert kata("gradebook", str(out)).returncode == 0 and grades(out)["bob"] == "100"
 
 
@@ -154,8 +185,9 @@ def test_shards_take_one_due_date_and_the_merge_applies_it(tmp_path):
     cls = class_graded(tmp_path, out)
     first = kata("grade", str(cls), "--out", str(out), "-a", "week1", "--shard", "1/2", "--due", DUE)
     assert first.returncode == 0, first.stdout + first.stderr
-    other = kata("grade", str(cls), "--out", str(out), "-a", "week1", "--shard", "2/2", "--due",
-                 "2027-03-15T23:59:00+08:00")
+    other = kata(
+        "grade", str(cls), "--out", str(out), "-a", "week1", "--shard", "2/2", "--due", "2027-03-15T23:59:00+08:00"
+    )
     assert other.returncode == 2 and "late:" in other.stderr and "1-of-2" in other.stderr, other.stderr
     second = kata("grade", str(cls), "--out", str(out), "-a", "week1", "--shard", "2/2", "--due", DUE)
     assert second.returncode == 0, second.stdout + second.stderr
@@ -164,8 +196,9 @@ def test_shards_take_one_due_date_and_the_merge_applies_it(tmp_path):
     assert grades(out) == {"alice": "100", "bob": "80", "carl": "80", "dana": "100"}
     # files belong to the merge: a shard refuses them, before it grades anything
     files(tmp_path, ext="login,due\nbob,2027-03-20T00:00:00Z\n")
-    refused = kata("grade", str(cls), "--out", str(out), "-a", "week1", "--shard", "1/2", "--extensions",
-                   str(tmp_path / "ext.csv"))
+    refused = kata(
+        "grade", str(cls), "--out", str(out), "-a", "week1", "--shard", "1/2", "--extensions", str(tmp_path / "ext.csv")
+    )
     assert refused.returncode == 2 and "--extensions: a shard grades part of the class" in refused.stderr
 
 
@@ -179,8 +212,9 @@ def test_a_due_date_is_applied_or_refused_with_the_reason_never_dropped(tmp_path
     # an OUT graded without an assignment has no late rule to measure a due date with
     out = tmp_path / "course"
     store.write_json(store.record_path(out, "zed"), record("zed"))
-    store.write_json(out / store.META, {"kind": "kata-batch", "format": 1, "title": "kata", "exercises": [],
-                                        "assignment": None})
+    store.write_json(
+        out / store.META, {"kind": "kata-batch", "format": 1, "title": "kata", "exercises": [], "assignment": None}
+    )
     merge = kata("gradebook", str(out), "--due", DUE)
     assert merge.returncode == 2 and "--assignment" in merge.stderr
     bad = kata("gradebook", str(out), "--due", "2027-03-14 23:59")
@@ -189,9 +223,12 @@ def test_a_due_date_is_applied_or_refused_with_the_reason_never_dropped(tmp_path
 
 # ------------------------------------------------------------------ 2. the students' own due dates
 def test_extensions_measure_a_students_penalty_from_their_own_due_date_and_list_what_matches_nobody(tmp_path):
-    f = files(tmp_path, times=TIMES.replace("dana", NFC_JOSE),
-              ext=f"login,due\nCARL,2027-03-17T00:00:00+08:00\n{NFD_JOSE},2027-03-20T00:00:00+08:00\n"
-                  "carol,2027-03-20T00:00:00+08:00\n")
+    f = files(
+        tmp_path,
+        times=TIMES.replace("dana", NFC_JOSE),
+        ext=f"login,due\nCARL,2027-03-17T00:00:00+08:00\n{NFD_JOSE},2027-03-20T00:00:00+08:00\n"
+        "carol,2027-03-20T00:00:00+08:00\n",
+    )
     out = whole_run(tmp_path, ("alice", "bob", "carl", NFC_JOSE))
     done = kata("gradebook", str(out), "--due", DUE, "--submitted-at", f["times"], "--extensions", f["ext"])
     assert done.returncode == 5, done.stdout + done.stderr
@@ -216,8 +253,18 @@ def test_extensions_measure_a_students_penalty_from_their_own_due_date_and_list_
 def test_an_extension_for_an_enrolled_student_without_a_submission_is_no_problem(tmp_path):
     f = files(tmp_path, roster=CANVAS, ext="login,due\nmhatter,2027-03-20T00:00:00+08:00\nalice,2027-03-20T00:00Z\n")
     out = whole_run(tmp_path, ("alice", NFC_JOSE))
-    done = kata("gradebook", str(out), "--roster", f["roster"], "--extensions", f["ext"], "--due", DUE,
-                "--lms-assignment", "Attention (48213)")
+    done = kata(
+        "gradebook",
+        str(out),
+        "--roster",
+        f["roster"],
+        "--extensions",
+        f["ext"],
+        "--due",
+        DUE,
+        "--lms-assignment",
+        "Attention (48213)",
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     assert "Extensions that match" not in done.stdout
 
@@ -230,10 +277,14 @@ def test_an_extension_reaches_the_students_page_and_an_unreadable_file_stops_the
     assert grades(out)["bob"] == "90"  # 1 day after his own due date, not 2 after the class's
     page = (out / "students" / "bob" / "feedback.html").read_text(encoding="utf-8")
     assert "due 2027-03-15 12:00 UTC+08:00: 1 day(s) late" in page
-    for text, why in (("login,when\nbob,2027-03-15T12:00:00Z\n", "bad.csv:1: needs a student column"),
-                      ("login,due\nbob,2027-03-15 12:00\n", "bad.csv:2: '2027-03-15 12:00' is not a date-time"),
-                      ("login,due\nbob,2027-03-15T12:00:00Z\nbob,2027-03-16T12:00:00Z\n",
-                       "bad.csv:3: bob already has another due date on line 2")):
+    for text, why in (
+        ("login,when\nbob,2027-03-15T12:00:00Z\n", "bad.csv:1: needs a student column"),
+        ("login,due\nbob,2027-03-15 12:00\n", "bad.csv:2: '2027-03-15 12:00' is not a date-time"),
+        (
+            "login,due\nbob,2027-03-15T12:00:00Z\nbob,2027-03-16T12:00:00Z\n",
+            "bad.csv:3: bob already has another due date on line 2",
+        ),
+    ):
         files(tmp_path, bad=text)
         proc = kata("gradebook", str(out), "--extensions", str(tmp_path / "bad.csv"))
         assert proc.returncode == 2 and why in proc.stderr, proc.stderr
@@ -252,20 +303,42 @@ def test_missing_blank_leaves_an_enrolled_student_without_a_submission_empty_in_
     assert grades(out) == {"alice": "100", NFC_JOSE: "100", "mhatter": ""}
     moodle = list(csv.reader(io.StringIO((out / "moodle.csv").read_text(encoding="utf-8"))))
     assert [r for r in moodle if r[1] == "mhatter"][0][4:] == ["", ""]  # no grade, no "no submission" note
-    assert "1 enrolled without a submission, blank in the LMS files (the LMS keeps the grade it has): mhatter" \
+    assert (
+        "1 enrolled without a submission, blank in the LMS files (the LMS keeps the grade it has): mhatter"
         in blank.stdout
+    )
     # stored: every later `kata gradebook OUT` keeps it
     assert kata("gradebook", str(out)).returncode == 0 and grades(out)["mhatter"] == ""
     assert json.loads((out / "batch.json").read_text())["term"]["missing"] == "blank"
 
 
 def test_a_whole_run_takes_the_term_policy_once_and_copies_its_files(tmp_path):
-    f = files(tmp_path, times=TIMES, ext="login,due\nbob,2027-03-20T00:00:00+08:00\n",
-              roster="login,name\nalice,Alice\nbob,Bob\ncarl,Carl\ndana,Dana\nerin,Erin\n")
+    f = files(
+        tmp_path,
+        times=TIMES,
+        ext="login,due\nbob,2027-03-20T00:00:00+08:00\n",
+        roster="login,name\nalice,Alice\nbob,Bob\ncarl,Carl\ndana,Dana\nerin,Erin\n",
+    )
     out = whole_run(tmp_path)
     cls = class_graded(tmp_path, out)
-    proc = kata("grade", str(cls), "--out", str(out), "-a", "week1", "--due", DUE, "--submitted-at", f["times"],
-                "--extensions", f["ext"], "--roster", f["roster"], "--missing", "blank")
+    proc = kata(
+        "grade",
+        str(cls),
+        "--out",
+        str(out),
+        "-a",
+        "week1",
+        "--due",
+        DUE,
+        "--submitted-at",
+        f["times"],
+        "--extensions",
+        f["ext"],
+        "--roster",
+        f["roster"],
+        "--missing",
+        "blank",
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "4 of 4 submissions already graded" in proc.stdout
     assert grades(out) == {"alice": "100", "bob": "100", "carl": "80", "dana": "100", "erin": ""}
@@ -315,7 +388,7 @@ def _kata_args(command: str) -> list[str]:
     import shlex
 
     words = shlex.split(command)
-    return words[next(i for i, w in enumerate(words) if w.endswith("kata")) + 1:]
+    return words[next(i for i, w in enumerate(words) if w.endswith("kata")) + 1 :]
 
 
 def _parses(args: list[str]):
@@ -375,17 +448,32 @@ def test_the_kubernetes_recipe_gives_the_term_once_to_the_shards_and_the_merge(t
     env = _env(grade, data)
     kata_bin = tmp_path / "bin" / "kata"
     kata_bin.parent.mkdir()
-    kata_bin.write_text("#!/usr/bin/env bash\nprintf '%s\\n' \"$@\" > \"$(dirname \"$0\")/argv\"\n")
+    kata_bin.write_text('#!/usr/bin/env bash\nprintf \'%s\\n\' "$@" > "$(dirname "$0")/argv"\n')
     kata_bin.chmod(0o755)
     script = tmp_path / "pod.sh"
     script.write_text(grade["args"][0])
     base = {k: v for k, v in os.environ.items() if not k.startswith("KATA")}
-    proc = subprocess.run(["bash", str(script)], capture_output=True, text=True, timeout=60,
-                          env={**base, **env, "KATA": str(kata_bin), "JOBS": "4", "JOB_COMPLETION_INDEX": "1"})
+    proc = subprocess.run(
+        ["bash", str(script)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**base, **env, "KATA": str(kata_bin), "JOBS": "4", "JOB_COMPLETION_INDEX": "1"},
+    )
     assert proc.returncode == 0, proc.stderr
     argv = (kata_bin.parent / "argv").read_text().splitlines()
-    assert argv == ["grade", "/grading/class", "--out", "/grading/out", "--shard", f"2/{env['SHARDS']}", "--jobs",
-                    "4", "-a", "week2"]
+    assert argv == [
+        "grade",
+        "/grading/class",
+        "--out",
+        "/grading/out",
+        "--shard",
+        f"2/{env['SHARDS']}",
+        "--jobs",
+        "4",
+        "-a",
+        "week2",
+    ]
     assert _parses(argv).assignment == "week2"
     merge = docs["Job", "kata-gradebook"]["spec"]["template"]["spec"]["containers"][0]
     menv = _env(merge, data)

@@ -1,4 +1,5 @@
 """`kata train`: the capstone trained end to end, as a user runs it (CPU here; GPU tests skip without CUDA)."""
+
 from __future__ import annotations
 
 import contextlib
@@ -21,16 +22,37 @@ from grader.capstone.training.tokenizer import load_tokenizer
 
 from conftest import ROOT, kata, solution_with
 
-TINY = ["--dim", "64", "--layers", "2", "--heads", "2", "--ff-dim", "128", "--max-len", "64", "--lr", "3e-3",
-        "--seed", "0", "--quiet"]
+TINY = [
+    "--dim",
+    "64",
+    "--layers",
+    "2",
+    "--heads",
+    "2",
+    "--ff-dim",
+    "128",
+    "--max-len",
+    "64",
+    "--lr",
+    "3e-3",
+    "--seed",
+    "0",
+    "--quiet",
+]
 needs_cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
 # kata train tokenizes with the s1_23_tokenizer exercise, which reads GPT-2's ranks
 needs_ranks = pytest.mark.skipif(not gpt2.have_asset(), reason="gpt2.tiktoken is missing (kata assets fetch)")
 
 
 # the classifier and the earlier exercises it imports (the student's own encoder, block, ...)
-MODEL_FILES = ("s1_23_bert_embedding.py", "s1_23_self_attention.py", "s1_23_feed_forward.py",
-               "s1_23_encoder_block.py", "s1_23_encoder.py", "s1_23_classifier.py")
+MODEL_FILES = (
+    "s1_23_bert_embedding.py",
+    "s1_23_self_attention.py",
+    "s1_23_feed_forward.py",
+    "s1_23_encoder_block.py",
+    "s1_23_encoder.py",
+    "s1_23_classifier.py",
+)
 
 
 def model_folder(ch01: Path, **files: str) -> Path:
@@ -53,6 +75,7 @@ def reference_model(**kw):
 
 
 # ---------------------------------------------------------------- the whole run
+
 
 @needs_ranks
 def test_train_reference_learns_and_leaves_its_outputs(tmp_path):
@@ -79,16 +102,18 @@ def test_train_reference_learns_and_leaves_its_outputs(tmp_path):
     model.load_state_dict(state)
     from grader.capstone.data import synthetic_corpus
     from grader.capstone.training.loop import Dist, evaluate, encode_split
+
     tok = load_tokenizer(ROOT / "solutions", 64)
     test, _ = encode_split(synthetic_corpus(1000, 0)["test"], tok)
-    _, acc, _ = evaluate(model, test, 64, tok.pad_id, 64, torch.device("cpu"), contextlib.nullcontext(),
-                         Dist())
+    _, acc, _ = evaluate(model, test, 64, tok.pad_id, 64, torch.device("cpu"), contextlib.nullcontext(), Dist())
     assert acc == pytest.approx(m["test"]["accuracy"])
 
 
 @needs_ranks
 def test_students_unfinished_classifier_is_named(tmp_path):
-    code = model_folder(tmp_path / "mine" / "ch01", s1_23_classifier=(ROOT / "exercises/ch01/s1_23_classifier.py").read_text())
+    code = model_folder(
+        tmp_path / "mine" / "ch01", s1_23_classifier=(ROOT / "exercises/ch01/s1_23_classifier.py").read_text()
+    )
     (code / "s1_23_tokenizer.py").write_text((ROOT / "solutions/ch01/s1_23_tokenizer.py").read_text())
     r = kata("train", "--code", str(tmp_path / "mine"), "--data", "synthetic:100", "--out", str(tmp_path / "o"), *TINY)
     assert r.returncode == 2
@@ -100,15 +125,40 @@ def test_students_unfinished_classifier_is_named(tmp_path):
 def test_students_classifier_trains(tmp_path):
     code = model_folder(tmp_path / "mine" / "ch01")
     (code / "s1_23_tokenizer.py").write_text((ROOT / "solutions/ch01/s1_23_tokenizer.py").read_text())
-    r = kata("train", "--code", str(tmp_path / "mine"), "--data", "synthetic:200", "--epochs", "1",
-             "--out", str(tmp_path / "o"), *TINY)
+    r = kata(
+        "train",
+        "--code",
+        str(tmp_path / "mine"),
+        "--data",
+        "synthetic:200",
+        "--epochs",
+        "1",
+        "--out",
+        str(tmp_path / "o"),
+        *TINY,
+    )
     assert r.returncode == 0, r.stderr
     m = metrics_of(tmp_path / "o")
     assert m["code"] == str(code / "s1_23_classifier.py") and m["tokenizer"] == str(code / "s1_23_tokenizer.py")
 
 
-STUDENT_RUN = ["--data", "synthetic:200", "--epochs", "1", "--dim", "32", "--layers", "1", "--heads", "2",
-               "--ff-dim", "64", "--max-len", "64", "-q"]
+STUDENT_RUN = [
+    "--data",
+    "synthetic:200",
+    "--epochs",
+    "1",
+    "--dim",
+    "32",
+    "--layers",
+    "1",
+    "--heads",
+    "2",
+    "--ff-dim",
+    "64",
+    "--max-len",
+    "64",
+    "-q",
+]
 
 
 def _stub_line(path: Path, block: str) -> int:
@@ -135,7 +185,9 @@ def test_student_code_trains_with_the_students_tokenizer(tmp_course):
     solved = (ROOT / "solutions/ch01/s1_23_tokenizer.py").read_text()
     body = "        return self.base.encode_ordinary(text)\n"
     assert body in solved
-    stub.write_text(solved.replace(body, "        raise NotImplementedError(\"s1_23_tokenizer: encode as ordinary text\")\n"))
+    stub.write_text(
+        solved.replace(body, '        raise NotImplementedError("s1_23_tokenizer: encode as ordinary text")\n')
+    )
     line = _stub_line(stub, "encode as ordinary text")
     r = kata("train", "--code", "student", "--out", str(tmp_course / "o2"), *STUDENT_RUN, cwd=tmp_course)
     assert r.returncode == 2 and f"{stub}:{line}: not implemented yet" in r.stderr, r.stderr
@@ -168,8 +220,7 @@ def test_tokenizer_cache_key_follows_the_code(tmp_path):
 
 @needs_ranks
 def test_head_count_that_does_not_divide_the_width_is_refused(tmp_path):
-    r = kata("train", "--data", "synthetic:100", "--out", str(tmp_path / "o"), *TINY[:4], "--heads", "6",
-             "--quiet")
+    r = kata("train", "--data", "synthetic:100", "--out", str(tmp_path / "o"), *TINY[:4], "--heads", "6", "--quiet")
     assert r.returncode == 2
     assert "heads=6 does not divide dim=64" in r.stderr
 
@@ -184,12 +235,31 @@ def test_bad_data_source_is_named(tmp_path):
 @needs_ranks
 def test_ctrl_c_keeps_the_best_checkpoint(tmp_path):
     out = tmp_path / "run"
-    proc = subprocess.Popen([sys.executable, "-m", "grader", "train", "--data", "synthetic:4000", "--epochs", "50",
-                             "--eval-every", "10", "--out", str(out), *TINY], cwd=ROOT, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env={**os.environ, "KATA_LANG": "en"},
-                            # Ctrl-C as in a terminal: a process inherits an ignored SIGINT (a pytest-xdist
-                            # worker where an earlier test ignored it), and Python then installs no handler
-                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "grader",
+            "train",
+            "--data",
+            "synthetic:4000",
+            "--epochs",
+            "50",
+            "--eval-every",
+            "10",
+            "--out",
+            str(out),
+            *TINY,
+        ],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "KATA_LANG": "en"},
+        # Ctrl-C as in a terminal: a process inherits an ignored SIGINT (a pytest-xdist
+        # worker where an earlier test ignored it), and Python then installs no handler
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
     deadline = time.monotonic() + 120
     while not (out / "best.json").exists() and proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.2)
@@ -212,9 +282,25 @@ def test_torchrun_two_processes_gloo(tmp_path):
     """The same command under torchrun: DDP over gloo on the CPU, each process half the batches."""
     out = tmp_path / "ddp"
     args = ["--data", "synthetic:1000", "--epochs", "2", "--batch-size", "16", "--out", str(out), *TINY]
-    r = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2",
-                        "-m", "grader", "train", *args], cwd=ROOT, capture_output=True, text=True, timeout=300,
-                       env={**os.environ, "OMP_NUM_THREADS": "1", "KATA_LANG": "en"})
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "torch.distributed.run",
+            "--standalone",
+            "--nproc_per_node",
+            "2",
+            "-m",
+            "grader",
+            "train",
+            *args,
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "OMP_NUM_THREADS": "1", "KATA_LANG": "en"},
+    )
     assert r.returncode == 0, r.stderr[-3000:]
     assert r.stdout.count("output: ") == 1  # only the main process speaks
     m = metrics_of(out)
@@ -226,6 +312,7 @@ def test_torchrun_two_processes_gloo(tmp_path):
 
 
 # ---------------------------------------------------------------- the attention fast path
+
 
 def test_fast_path_equals_the_manual_attention():
     model = reference_model()
@@ -249,8 +336,11 @@ def test_fast_path_equals_the_manual_attention():
 
 
 def test_fast_path_refused_for_an_attention_that_differs(tmp_path):
-    wrong = solution_with("s1_23_self_attention", "scores = (q @ k.transpose(-2, -1)) / math.sqrt(self.d)",
-                          "scores = (q @ k.transpose(-2, -1)) / self.d")
+    wrong = solution_with(
+        "s1_23_self_attention",
+        "scores = (q @ k.transpose(-2, -1)) / math.sqrt(self.d)",
+        "scores = (q @ k.transpose(-2, -1)) / self.d",
+    )
     model_folder(tmp_path / "ch01", s1_23_self_attention=wrong)
     module = M.load_classifier_module(tmp_path)
     torch.manual_seed(0)
@@ -274,42 +364,60 @@ def test_an_unfinished_earlier_exercise_is_named(tmp_path):
     line = _stub_line(tmp_path / "ch01/s1_23_encoder.py", "create embed")
     with pytest.raises(M.ModelError) as e:
         M.build_model(module, vocab_size=50260, dim=32, max_len=32, layers=2, heads=4, ff_dim=64)
-    assert (f"s1_23_classifier uses your code from s1_23_encoder.py, which is not finished yet "
-            f"({tmp_path.resolve() / 'ch01/s1_23_encoder.py'}:{line} raises NotImplementedError): "
-            "finish s1_23_encoder first") in str(e.value), str(e.value)
+    assert (
+        f"s1_23_classifier uses your code from s1_23_encoder.py, which is not finished yet "
+        f"({tmp_path.resolve() / 'ch01/s1_23_encoder.py'}:{line} raises NotImplementedError): "
+        "finish s1_23_encoder first"
+    ) in str(e.value), str(e.value)
 
     # the attention's __init__ done, its forward not: named by the one forward run before any data is read
     source = (ROOT / "solutions/ch01/s1_23_self_attention.py").read_text()
     start = source.index("        # BEGIN SOLUTION project and split into heads")
     end = source.index("        # END SOLUTION", start) + len("        # END SOLUTION\n")
-    unfinished = source[:start] + "        raise NotImplementedError('s1_23_self_attention: the forward')\n" + source[end:]
+    unfinished = (
+        source[:start] + "        raise NotImplementedError('s1_23_self_attention: the forward')\n" + source[end:]
+    )
     model_folder(tmp_path / "ch01", s1_23_self_attention=unfinished)
-    model = M.build_model(M.load_classifier_module(tmp_path), vocab_size=50260, dim=32, max_len=32, layers=2,
-                          heads=4, ff_dim=64)
-    with pytest.raises(M.ModelError, match=r"the model's forward failed: s1_23_classifier uses your code from "
-                       r"s1_23_self_attention.py, which is not finished yet \(.*s1_23_self_attention.py:\d+ raises "
-                       r"NotImplementedError\): finish s1_23_self_attention first"):
+    model = M.build_model(
+        M.load_classifier_module(tmp_path), vocab_size=50260, dim=32, max_len=32, layers=2, heads=4, ff_dim=64
+    )
+    with pytest.raises(
+        M.ModelError,
+        match=r"the model's forward failed: s1_23_classifier uses your code from "
+        r"s1_23_self_attention.py, which is not finished yet \(.*s1_23_self_attention.py:\d+ raises "
+        r"NotImplementedError\): finish s1_23_self_attention first",
+    ):
         M.check_forward(model, M.probe_batch(50260, 32, 50257, 50258), tmp_path / "ch01/s1_23_classifier.py")
 
     broken = solution_with("s1_23_encoder_block", "from s1_23_feed_forward import", "from s1_23_feedforward import")
     model_folder(tmp_path / "ch01", s1_23_encoder_block=broken)
-    with pytest.raises(M.ModelError, match=r"importing .*s1_23_classifier.py failed: s1_23_classifier uses your code "
-                       r"from s1_23_encoder_block.py, which raised ModuleNotFoundError at .*s1_23_encoder_block.py:\d+"):
+    with pytest.raises(
+        M.ModelError,
+        match=r"importing .*s1_23_classifier.py failed: s1_23_classifier uses your code "
+        r"from s1_23_encoder_block.py, which raised ModuleNotFoundError at .*s1_23_encoder_block.py:\d+",
+    ):
         M.load_classifier_module(tmp_path)
 
 
 def test_reference_and_student_model_files_do_not_mix(tmp_path):
     """Each import reads the exercise files beside its own classifier: a wrong attention in one
     folder never reaches a model imported from another in the same process."""
-    wrong = solution_with("s1_23_self_attention", "scores = (q @ k.transpose(-2, -1)) / math.sqrt(self.d)",
-                          "scores = (q @ k.transpose(-2, -1)) / self.d")
+    wrong = solution_with(
+        "s1_23_self_attention",
+        "scores = (q @ k.transpose(-2, -1)) / math.sqrt(self.d)",
+        "scores = (q @ k.transpose(-2, -1)) / self.d",
+    )
     model_folder(tmp_path / "ch01", s1_23_self_attention=wrong)
     theirs = M.load_classifier_module(tmp_path)
     ours = M.load_classifier_module(ROOT / "solutions")
-    attention = {m: m.BERTEncoder.__init__.__globals__["TransformerBlock"].__init__.__globals__["MultiHeadSelfAttention"]
-                 for m in (theirs, ours)}
+    attention = {
+        m: m.BERTEncoder.__init__.__globals__["TransformerBlock"].__init__.__globals__["MultiHeadSelfAttention"]
+        for m in (theirs, ours)
+    }
     assert "/ self.d\n" in Path(attention[theirs].forward.__code__.co_filename).read_text()
-    assert attention[ours].forward.__code__.co_filename == str((ROOT / "solutions/ch01/s1_23_self_attention.py").resolve())
+    assert attention[ours].forward.__code__.co_filename == str(
+        (ROOT / "solutions/ch01/s1_23_self_attention.py").resolve()
+    )
 
 
 def test_compile_traces_the_reference_and_a_students_model_in_one_process(tmp_path):
@@ -317,8 +425,11 @@ def test_compile_traces_the_reference_and_a_students_model_in_one_process(tmp_pa
     sibling exercise files stay importable under private names of their folder's, so that
     compiling works for the reference and a student's folder alike, and the two never mix (the
     eager backend traces as inductor does, without generating code: a second)."""
-    wrong = solution_with("s1_23_self_attention", "scores = (q @ k.transpose(-2, -1)) / math.sqrt(self.d)",
-                          "scores = (q @ k.transpose(-2, -1)) / self.d")
+    wrong = solution_with(
+        "s1_23_self_attention",
+        "scores = (q @ k.transpose(-2, -1)) / math.sqrt(self.d)",
+        "scores = (q @ k.transpose(-2, -1)) / self.d",
+    )
     model_folder(tmp_path / "ch01", s1_23_self_attention=wrong)
     probe = M.probe_batch(50260, 16, pad_id=50257, cls_id=50258)
     outputs = {}
@@ -342,8 +453,17 @@ def test_train_with_compile_on_the_cpu(tmp_path):
     """`kata train --compile` (a README example) with inductor, as a user runs it, on a student's folder."""
     code = model_folder(tmp_path / "mine" / "ch01")
     (code / "s1_23_tokenizer.py").write_text((ROOT / "solutions/ch01/s1_23_tokenizer.py").read_text())
-    r = kata("train", "--code", str(tmp_path / "mine"), "--compile", "--max-steps", "3", "--out", str(tmp_path / "o"),
-             *STUDENT_RUN)
+    r = kata(
+        "train",
+        "--code",
+        str(tmp_path / "mine"),
+        "--compile",
+        "--max-steps",
+        "3",
+        "--out",
+        str(tmp_path / "o"),
+        *STUDENT_RUN,
+    )
     assert r.returncode == 0, r.stderr[-3000:]
     assert metrics_of(tmp_path / "o")["compile"] is True
 
@@ -361,20 +481,34 @@ def test_cls_attention_rows_are_distributions_over_real_tokens():
     model = reference_model()
     ids, mask = M.probe_batch(50260, 32, pad_id=50257, cls_id=50258)
     row = 1  # half padding
-    w = cls_attention(model, ids[row:row + 1], mask[row:row + 1])
+    w = cls_attention(model, ids[row : row + 1], mask[row : row + 1])
     assert w.shape == (2, 4, ids.shape[1])  # layers, heads, tokens
     torch.testing.assert_close(w.sum(-1), torch.ones(2, 4))
     assert bool((w[:, :, mask[row] == 0] == 0).all()) and bool((w[:, :, mask[row] == 1] > 0).all())
-    longer = torch.cat([ids[row:row + 1], torch.full((1, 7), 50257)], 1)
-    torch.testing.assert_close(cls_attention(model, longer, (longer != 50257).long())[:, :, :ids.shape[1]], w)
+    longer = torch.cat([ids[row : row + 1], torch.full((1, 7), 50257)], 1)
+    torch.testing.assert_close(cls_attention(model, longer, (longer != 50257).long())[:, :, : ids.shape[1]], w)
 
 
 @needs_ranks
 def test_gpu_benchmark_script_runs_on_the_cpu(tmp_path):
     """benchmarks/train_gpu.py is only timed on a GPU; its --smoke mode proves the script works."""
-    r = subprocess.run([sys.executable, "benchmarks/train_gpu.py", "--device", "cpu", "--smoke", "--compare-minutes",
-                        "0.05", "--json", str(tmp_path / "g.json")], cwd=ROOT, capture_output=True, text=True,
-                       timeout=900)
+    r = subprocess.run(
+        [
+            sys.executable,
+            "benchmarks/train_gpu.py",
+            "--device",
+            "cpu",
+            "--smoke",
+            "--compare-minutes",
+            "0.05",
+            "--json",
+            str(tmp_path / "g.json"),
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     assert r.returncode == 0, r.stderr[-3000:]
     figures = json.loads((tmp_path / "g.json").read_text())
     assert [row["pipeline"] for row in figures["throughput"]] == ["book", "fp32", "ours"]
@@ -391,6 +525,7 @@ def test_gpu_benchmark_script_runs_on_the_cpu(tmp_path):
 
 
 # ---------------------------------------------------------------- batches
+
 
 def _encoded(lengths):
     offsets = torch.zeros(len(lengths) + 1, dtype=torch.long)
@@ -413,7 +548,7 @@ def test_batches_cover_every_example_once_and_pad_little():
         ids, mask, labels = B.collate(data, index, pad_id=999, max_len=256)
         assert ids.shape[1] % 8 == 0 and ids.shape[1] - int(mask.sum(1).max()) < 8
         assert torch.equal(mask.sum(1), torch.tensor([lengths[i] for i in index]))
-        assert torch.equal(ids[0, :lengths[index[0]]], data.ids[data.offsets[index[0]]:data.offsets[index[0] + 1]])
+        assert torch.equal(ids[0, : lengths[index[0]]], data.ids[data.offsets[index[0]] : data.offsets[index[0] + 1]])
         assert bool((ids[mask == 0] == 999).all())
         real, padded = real + int(mask.sum()), padded + mask.numel()
     assert real / padded > 0.9  # pools of similar length; padding everything to 256 would give ~40%
@@ -431,13 +566,27 @@ def test_batches_are_split_between_processes():
 
 # ---------------------------------------------------------------- GPU (skipped without CUDA)
 
+
 @pytest.mark.gpu
 @needs_cuda
 @needs_ranks
 def test_gpu_bf16_compiled_training(tmp_path):
     out = tmp_path / "gpu"
-    r = kata("train", "--data", "synthetic:4000", "--epochs", "3", "--device", "cuda", "--compile", "--amp", "bf16",
-             "--out", str(out), *TINY)
+    r = kata(
+        "train",
+        "--data",
+        "synthetic:4000",
+        "--epochs",
+        "3",
+        "--device",
+        "cuda",
+        "--compile",
+        "--amp",
+        "bf16",
+        "--out",
+        str(out),
+        *TINY,
+    )
     assert r.returncode == 0, r.stderr[-3000:]
     m = metrics_of(out)
     assert m["device"].startswith("cuda") and m["dtype"] == "bfloat16" and m["compile"] is True
@@ -457,8 +606,14 @@ def test_gpu_default_settings_train_with_cuda_graphs(tmp_path):
     assert "settings for cuda" in r.stdout and "CUDA graphs" in r.stdout
     m = metrics_of(out)
     assert m["dtype"] == "float32" and m["compile"] is True
-    assert m["settings"] == {"batch_size": 64, "dtype": "float32", "compile": "cudagraphs", "buckets": [32, 64],
-                             "resident_ids": True, "sync_every": 50}
+    assert m["settings"] == {
+        "batch_size": 64,
+        "dtype": "float32",
+        "compile": "cudagraphs",
+        "buckets": [32, 64],
+        "resident_ids": True,
+        "sync_every": 50,
+    }
     assert m["test"]["accuracy"] >= 0.85
 
 

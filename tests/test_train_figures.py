@@ -5,6 +5,7 @@ for word as before. The choice is grader/course/figure_text.py's, the same as `k
 
 The figures are drawn directly (as kata train draws them), from a small history and weights, and
 read just before they are saved: no training."""
+
 from __future__ import annotations
 
 import warnings
@@ -18,19 +19,31 @@ from grader.course import figure_text
 from grader.course.messages import Msg
 from grader.listings import plots
 
-HISTORY = [{"step": 5, "train_loss": 0.71, "val_loss": 0.69, "val_accuracy": 0.5},
-           {"step": 10, "train_loss": 0.52, "val_loss": 0.60, "val_accuracy": 0.7}]
+HISTORY = [
+    {"step": 5, "train_loss": 0.71, "val_loss": 0.69, "val_accuracy": 0.5},
+    {"step": 10, "train_loss": 0.52, "val_loss": 0.60, "val_accuracy": 0.7},
+]
 TOKENS = ["[CLS]", "a", "good", "film", "!"]
 SOURCE = Msg.key("data_source_synthetic", n=120, test_n=30, seed=0)  # as kata train's Data.source_msg
 
 # what the figures always said in English
 ENGLISH = {
-    "curves": {"title": "BERT classifier (dim 32, 1 layers, 2 heads) on synthetic corpus (n=120, test_n=30, seed=0)",
-               "xlabels": ["step", "step"], "ylabels": ["cross-entropy loss", "validation accuracy (%)"],
-               "legend": ["training", "validation"], "yticks": None, "xticks": None},
-    "attention": {"title": "[CLS] attention, test review #3: label positive, predicted negative",
-                  "xlabels": ["", ""], "ylabels": ["layer 0", "layer 1"], "legend": [],
-                  "yticks": [["head 0", "head 1"], ["head 0", "head 1"]], "xticks": TOKENS},
+    "curves": {
+        "title": "BERT classifier (dim 32, 1 layers, 2 heads) on synthetic corpus (n=120, test_n=30, seed=0)",
+        "xlabels": ["step", "step"],
+        "ylabels": ["cross-entropy loss", "validation accuracy (%)"],
+        "legend": ["training", "validation"],
+        "yticks": None,
+        "xticks": None,
+    },
+    "attention": {
+        "title": "[CLS] attention, test review #3: label positive, predicted negative",
+        "xlabels": ["", ""],
+        "ylabels": ["layer 0", "layer 1"],
+        "legend": [],
+        "yticks": [["head 0", "head 1"], ["head 0", "head 1"]],
+        "xticks": TOKENS,
+    },
 }
 
 
@@ -70,8 +83,9 @@ def draw(monkeypatch, tmp_path) -> tuple[dict, dict]:
     monkeypatch.setattr(outputs, "save_figure", capture)
     outputs.plot_curves(tmp_path / "curves.png", HISTORY, outputs.curves_title(32, 1, 2, SOURCE))
     weights = torch.softmax(torch.arange(20.0).reshape(2, 2, 5), dim=-1)  # 2 layers, 2 heads, 5 tokens
-    attention_map.plot_cls_attention(tmp_path / "attention.png", weights, TOKENS,
-                                     attention_map.attention_title(3, 1, 0))
+    attention_map.plot_cls_attention(
+        tmp_path / "attention.png", weights, TOKENS, attention_map.attention_title(3, 1, 0)
+    )
     return texts, drawing
 
 
@@ -89,12 +103,20 @@ def test_in_chinese_with_a_cjk_font_every_label_is_chinese_and_drawn_with_that_f
     texts, drawing = draw(monkeypatch, tmp_path)
     assert texts["curves"] == {
         "title": "BERT 分类器（dim 32，1 层，2 个头），数据：合成语料（n=120，test_n=30，seed=0）",
-        "xlabels": ["步", "步"], "ylabels": ["交叉熵损失", "验证集准确率（%）"], "legend": ["训练", "验证"],
-        "yticks": None, "xticks": None}
+        "xlabels": ["步", "步"],
+        "ylabels": ["交叉熵损失", "验证集准确率（%）"],
+        "legend": ["训练", "验证"],
+        "yticks": None,
+        "xticks": None,
+    }
     assert texts["attention"] == {
         "title": "[CLS] 的注意力，测试集评论 #3：标签 正面，预测 负面",
-        "xlabels": ["", ""], "ylabels": ["第 0 层", "第 1 层"], "legend": [],
-        "yticks": [["注意力头 0", "注意力头 1"], ["注意力头 0", "注意力头 1"]], "xticks": TOKENS}
+        "xlabels": ["", ""],
+        "ylabels": ["第 0 层", "第 1 层"],
+        "legend": [],
+        "yticks": [["注意力头 0", "注意力头 1"], ["注意力头 0", "注意力头 1"]],
+        "xticks": TOKENS,
+    }
     for figure in ("curves", "attention"):
         assert drawing[figure]["fonts"] == {font_file(font)}, (figure, font)
         assert drawing[figure]["missing_glyphs"] == [], figure  # no empty boxes

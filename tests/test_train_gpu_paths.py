@@ -1,5 +1,6 @@
 """The GPU code paths of `kata train` (issue 27), run on the CPU: they are device-agnostic, so the
 same code that runs on CUDA is checked here; tests/test_train.py's GPU tests run them on a GPU."""
+
 from __future__ import annotations
 
 import contextlib
@@ -60,25 +61,39 @@ def test_ids_gathered_on_the_device_equal_the_host_padding(buckets):
 
 def test_short_batches_are_filled_with_rows_the_loss_leaves_out():
     data = _encoded([5, 9, 3])
-    ids, mask, labels, real, padded = B.Batcher(data, "cpu", PAD, 32, buckets=(16, 32), resident=True,
-                                                fill_id=CLS).batch([0, 1, 2], rows=8)
+    ids, mask, labels, real, padded = B.Batcher(
+        data, "cpu", PAD, 32, buckets=(16, 32), resident=True, fill_id=CLS
+    ).batch([0, 1, 2], rows=8)
     assert ids.shape == (8, 16) and real == 17 and padded == 8 * 16
     assert torch.equal(labels[3:], torch.full((5,), -100)) and bool((ids[3:, 0] == CLS).all())
     assert torch.equal(mask[3:].sum(1), torch.ones(5, dtype=torch.long))  # one real token: no all-masked row
     logits = torch.randn(8, 2)
-    torch.testing.assert_close(torch.nn.functional.cross_entropy(logits, labels, ignore_index=-100),
-                               torch.nn.functional.cross_entropy(logits[:3], labels[:3]))
+    torch.testing.assert_close(
+        torch.nn.functional.cross_entropy(logits, labels, ignore_index=-100),
+        torch.nn.functional.cross_entropy(logits[:3], labels[:3]),
+    )
 
 
 def test_evaluation_with_fixed_shapes_gives_the_same_figures():
     model = _model().eval()
     g = torch.Generator().manual_seed(2)
     data = _encoded(torch.randint(2, 30, (70,), generator=g).tolist())
-    plain = L.evaluate(model, data, 16, PAD, 32, torch.device("cpu"), contextlib.nullcontext(), L.Dist(),
-                       want_predictions=True)
-    fixed = L.evaluate(model, data, 16, PAD, 32, torch.device("cpu"), contextlib.nullcontext(), L.Dist(),
-                       want_predictions=True, batcher=B.Batcher(data, "cpu", PAD, 32, buckets=(16, 32),
-                                                                 resident=True, fill_id=CLS), fixed_rows=True)
+    plain = L.evaluate(
+        model, data, 16, PAD, 32, torch.device("cpu"), contextlib.nullcontext(), L.Dist(), want_predictions=True
+    )
+    fixed = L.evaluate(
+        model,
+        data,
+        16,
+        PAD,
+        32,
+        torch.device("cpu"),
+        contextlib.nullcontext(),
+        L.Dist(),
+        want_predictions=True,
+        batcher=B.Batcher(data, "cpu", PAD, 32, buckets=(16, 32), resident=True, fill_id=CLS),
+        fixed_rows=True,
+    )
     assert plain[2] == fixed[2] and len(plain[2]) == 70 and [r[0] for r in plain[2]] == list(range(70))
     assert abs(plain[0] - fixed[0]) < 1e-5 and plain[1] == fixed[1]
 
@@ -92,10 +107,22 @@ def _model():
 def test_settings_per_device():
     cpu = L.choose_settings(TrainConfig(), torch.device("cpu"))
     assert (cpu.batch_size, cpu.amp, cpu.compile, cpu.buckets, cpu.resident, cpu.sync_every) == (
-        32, "off", "off", None, False, 1)  # the CPU as before
+        32,
+        "off",
+        "off",
+        None,
+        False,
+        1,
+    )  # the CPU as before
     cuda = L.choose_settings(TrainConfig(), torch.device("cuda"))
     assert (cuda.batch_size, cuda.amp, cuda.compile, cuda.buckets, cuda.resident, cuda.sync_every) == (
-        64, "off", "cudagraphs", (32, 64, 128, 256), True, 50)  # fp32 + TF32 at batch 64 (issue 27)
+        64,
+        "off",
+        "cudagraphs",
+        (32, 64, 128, 256),
+        True,
+        50,
+    )  # fp32 + TF32 at batch 64 (issue 27)
     assert L.choose_settings(TrainConfig(batch_size=256), torch.device("cuda")).amp == "bf16"
     assert L.choose_settings(TrainConfig(), torch.device("cuda"), batch_size=512).amp == "bf16"
     assert L.choose_settings(TrainConfig(), torch.device("cuda"), world=2).compile == "on"  # no CUDA graphs under DDP
@@ -122,14 +149,16 @@ def test_the_step_reads_nothing_back():
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
     scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda s: 1.0)
     data = _encoded([5, 9, 3, 12])
-    ids, mask, labels, _, _ = B.Batcher(data, "cpu", PAD, 32, buckets=(16, 32), resident=True,
-                                        fill_id=CLS).batch([0, 1, 2, 3], rows=6)
+    ids, mask, labels, _, _ = B.Batcher(data, "cpu", PAD, 32, buckets=(16, 32), resident=True, fill_id=CLS).batch(
+        [0, 1, 2, 3], rows=6
+    )
     reads = []
     original = torch.Tensor.item
     torch.Tensor.item = lambda self: reads.append(self) or original(self)
     try:
-        loss = L.train_step(model, list(model.parameters()), optimizer, scheduler, 1.0, contextlib.nullcontext(),
-                            ids, mask, labels)
+        loss = L.train_step(
+            model, list(model.parameters()), optimizer, scheduler, 1.0, contextlib.nullcontext(), ids, mask, labels
+        )
     finally:
         torch.Tensor.item = original
     steps = {id(state["step"]) for state in optimizer.state.values()}  # AdamW's CPU step counters (fused on CUDA)
@@ -150,15 +179,51 @@ def test_the_gpu_loop_on_the_cpu(tmp_path):
     """kata train with CUDA's loop (fixed lengths, filled batches, losses read every 7 steps, a
     pre-training batch of its own) on the CPU: it learns, says its settings and records them."""
     out = tmp_path / "run"
-    r = kata("train", "--data", "synthetic:600", "--epochs", "4", "--out", str(out), "--dim", "32", "--layers", "1",
-             "--heads", "2", "--ff-dim", "64", "--max-len", "64", "--lr", "3e-3", "--quiet", "--buckets", "16,32",
-             "--sync-every", "7", "--batch-size", "24", "--pretrain-mlm", "12", "--pretrain-batch-size", "40",
-             "--pretrain-lr", "1e-3")
+    r = kata(
+        "train",
+        "--data",
+        "synthetic:600",
+        "--epochs",
+        "4",
+        "--out",
+        str(out),
+        "--dim",
+        "32",
+        "--layers",
+        "1",
+        "--heads",
+        "2",
+        "--ff-dim",
+        "64",
+        "--max-len",
+        "64",
+        "--lr",
+        "3e-3",
+        "--quiet",
+        "--buckets",
+        "16,32",
+        "--sync-every",
+        "7",
+        "--batch-size",
+        "24",
+        "--pretrain-mlm",
+        "12",
+        "--pretrain-batch-size",
+        "40",
+        "--pretrain-lr",
+        "1e-3",
+    )
     assert r.returncode == 0, r.stderr[-3000:]
     assert "settings for cpu" in r.stdout and "padded lengths: 16,32,64" in r.stdout
     m = json.loads((out / "metrics.json").read_text())
-    assert m["settings"] == {"batch_size": 24, "dtype": "float32", "compile": "off", "buckets": [16, 32, 64],
-                             "resident_ids": False, "sync_every": 7}
+    assert m["settings"] == {
+        "batch_size": 24,
+        "dtype": "float32",
+        "compile": "off",
+        "buckets": [16, 32, 64],
+        "resident_ids": False,
+        "sync_every": 7,
+    }
     assert m["pretrain"]["steps"] == 12 and m["pretrain"]["settings"]["batch_size"] == 40
     assert m["pretrain"]["settings"]["lr"] == 1e-3
     assert all(h["padded_tokens"] % 24 == 0 for h in m["history"])  # every batch filled to 24 rows
@@ -171,15 +236,32 @@ def test_pretraining_reads_its_losses_in_windows():
 
     mlm = load_mlm_module(ROOT / "solutions")
     g = torch.Generator().manual_seed(0)
-    rows = [[CLS, *torch.randint(0, 1000, (int(n),), generator=g).tolist(), 50259]
-            for n in torch.randint(3, 20, (40,), generator=g)]
+    rows = [
+        [CLS, *torch.randint(0, 1000, (int(n),), generator=g).tolist(), 50259]
+        for n in torch.randint(3, 20, (40,), generator=g)
+    ]
     got = []
     for every in (1, 4):
         torch.manual_seed(0)
         model = _model()
-        got.append(pretrain_mlm(model, list(range(40)), rows.__getitem__, 10, 8, 1e-3, 0, "cpu", log=lambda *a: None,
-                                mlm=mlm, special_ids=(PAD, CLS, 50259), mask_id=50260, base_vocab_size=50257,
-                                sync_every=every))
+        got.append(
+            pretrain_mlm(
+                model,
+                list(range(40)),
+                rows.__getitem__,
+                10,
+                8,
+                1e-3,
+                0,
+                "cpu",
+                log=lambda *a: None,
+                mlm=mlm,
+                special_ids=(PAD, CLS, 50259),
+                mask_id=50260,
+                base_vocab_size=50257,
+                sync_every=every,
+            )
+        )
     assert len(got[0]) == 10 and got[0] == pytest.approx(got[1], rel=1e-5)
 
 
@@ -191,9 +273,18 @@ def test_gpu_check_script_smoke_on_the_cpu(tmp_path):
     import os
     import subprocess
 
-    r = subprocess.run(["bash", "benchmarks/gpu_check.sh", "--smoke"], cwd=ROOT, capture_output=True, text=True,
-                       timeout=600, env={**os.environ, "OUT": str(tmp_path), "PYTHON": str(ROOT / ".venv/bin/python")
-                                         if (ROOT / ".venv/bin/python").exists() else "python3"})
+    r = subprocess.run(
+        ["bash", "benchmarks/gpu_check.sh", "--smoke"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={
+            **os.environ,
+            "OUT": str(tmp_path),
+            "PYTHON": str(ROOT / ".venv/bin/python") if (ROOT / ".venv/bin/python").exists() else "python3",
+        },
+    )
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
     summary = (tmp_path / "summary.txt").read_text()
     assert "bench: exit 0" in summary, summary

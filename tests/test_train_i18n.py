@@ -1,6 +1,7 @@
 """`kata train` speaks the reader's language: its progress lines and its errors in Chinese with
 `kata --lang zh` (or KATA_LANG=zh, or a zh locale), in English otherwise, word for word as before;
 metrics.json reads the same in both."""
+
 from __future__ import annotations
 
 import json
@@ -15,21 +16,45 @@ from grader.capstone import gpt2
 
 from conftest import ROOT, kata
 
-TINY = ["--dim", "32", "--layers", "1", "--heads", "2", "--ff-dim", "64", "--max-len", "48", "--lr", "3e-3",
-        "--batch-size", "16", "--seed", "0", "--quiet"]
+TINY = [
+    "--dim",
+    "32",
+    "--layers",
+    "1",
+    "--heads",
+    "2",
+    "--ff-dim",
+    "64",
+    "--max-len",
+    "48",
+    "--lr",
+    "3e-3",
+    "--batch-size",
+    "16",
+    "--seed",
+    "0",
+    "--quiet",
+]
 # 120 reviews, 100 of them kept (--limit): 90 train, 10 validation, 30 test; 3 steps of pre-training first
 RUN = ["--data", "synthetic:120", "--limit", "100", "--pretrain-mlm", "3", "--epochs", "1", *TINY]
 needs_ranks = pytest.mark.skipif(not gpt2.have_asset(), reason="gpt2.tiktoken is missing (kata assets fetch)")
-MODEL_FILES = ("s1_23_bert_embedding.py", "s1_23_self_attention.py", "s1_23_feed_forward.py",
-               "s1_23_encoder_block.py", "s1_23_encoder.py", "s1_23_tokenizer.py")
+MODEL_FILES = (
+    "s1_23_bert_embedding.py",
+    "s1_23_self_attention.py",
+    "s1_23_feed_forward.py",
+    "s1_23_encoder_block.py",
+    "s1_23_encoder.py",
+    "s1_23_tokenizer.py",
+)
 
 
 def kata_in(lang: str, *args: str, flag: bool = True) -> subprocess.CompletedProcess:
     """`kata --lang LANG ...` (flag) or `KATA_LANG=LANG kata ...`; the locale says English either way."""
     argv = ["--lang", lang, *args] if flag else list(args)
     env = {**os.environ, "KATA_LANG": "en" if flag else lang, "LC_ALL": "C.UTF-8", "PYTHONPATH": str(ROOT)}
-    return subprocess.run([sys.executable, "-m", "grader", *argv], cwd=ROOT, capture_output=True, text=True,
-                          timeout=600, env=env)
+    return subprocess.run(
+        [sys.executable, "-m", "grader", *argv], cwd=ROOT, capture_output=True, text=True, timeout=600, env=env
+    )
 
 
 def lines_matching(stdout: str, pattern: str) -> list[str]:
@@ -57,8 +82,11 @@ def test_a_run_prints_its_progress_in_chinese_and_keeps_english_word_for_word(tm
         "输出：" + re.escape(str(zh_out)),
         r"第 (\d+)/\1 步（epoch 1）：训练损失 \d+\.\d{4}，验证损失 \d+\.\d{4}，准确率 \d+\.\d{2}%，[\d,]+ 词元/秒  \[最佳，已保存\]",
         r"测试集（最佳检查点，第 \d+ 步）：准确率 \d+\.\d{2}%，损失 \d+\.\d{4}",
-        "已写入 " + "、".join(re.escape(str(zh_out / name)) for name in
-                           ("metrics.json", "curves.png", "cls_attention.png", "best.safetensors")),
+        "已写入 "
+        + "、".join(
+            re.escape(str(zh_out / name))
+            for name in ("metrics.json", "curves.png", "cls_attention.png", "best.safetensors")
+        ),
     ]
     for pattern in expected_zh:
         assert len(lines_matching(zh.stdout, pattern)) == 1, (pattern, zh.stdout)
@@ -72,8 +100,10 @@ def test_a_run_prints_its_progress_in_chinese_and_keeps_english_word_for_word(tm
         r"attention fast path: on \(1 modules\)",
         rf"pre-training data: {source_en}: 120 unlabelled texts \+ 120 train texts \(labels removed\); "
         r"100 of them drawn \(--limit\)",
-        re.escape("pre-training: the token embedding grows from 50,260 to 50,261 rows for [MASK] = 50260 "
-                  "(fine-tune with vocab_size 50,261)"),
+        re.escape(
+            "pre-training: the token embedding grows from 50,260 to 50,261 rows for [MASK] = 50260 "
+            "(fine-tune with vocab_size 50,261)"
+        ),
         r"pre-training: the embedding tables are scaled by 0\.\d{4}, so the token table's spread is 0\.02 as BERT's "
         r"\(the encoder computes the same; the tied head's first loss is near ln 50,261 = 10\.8\)",
         r"pre-training \(masked-language model, .*s1_23_mlm\.py\): 3 steps of 16 texts from 100, mask_prob 0\.15, "
@@ -83,8 +113,11 @@ def test_a_run_prints_its_progress_in_chinese_and_keeps_english_word_for_word(tm
         r"step (\d+)/\1 \(epoch 1\): train loss \d+\.\d{4}, validation loss \d+\.\d{4}, accuracy \d+\.\d{2}%, "
         r"[\d,]+ tokens/s  \[best, saved\]",
         r"test \(best checkpoint, step \d+\): accuracy \d+\.\d{2}%, loss \d+\.\d{4}",
-        "wrote " + ", ".join(re.escape(str(en_out / name)) for name in
-                             ("metrics.json", "curves.png", "cls_attention.png", "best.safetensors")),
+        "wrote "
+        + ", ".join(
+            re.escape(str(en_out / name))
+            for name in ("metrics.json", "curves.png", "cls_attention.png", "best.safetensors")
+        ),
     ]
     for pattern in expected_en:
         assert len(lines_matching(en.stdout, pattern)) == 1, (pattern, en.stdout)
@@ -96,8 +129,10 @@ def test_a_run_prints_its_progress_in_chinese_and_keeps_english_word_for_word(tm
     zh_m, en_m = (json.loads((out / "metrics.json").read_text()) for out in (zh_out, en_out))
     for m in (zh_m, en_m):
         assert m["data"]["source"] == "synthetic corpus (n=120, test_n=30, seed=0)"
-        assert m["pretrain"]["data"] == ("synthetic corpus (n=120, test_n=30, seed=0): 120 unlabelled texts + "
-                                         "120 train texts (labels removed); 100 of them drawn (--limit)")
+        assert m["pretrain"]["data"] == (
+            "synthetic corpus (n=120, test_n=30, seed=0): 120 unlabelled texts + "
+            "120 train texts (labels removed); 100 of them drawn (--limit)"
+        )
         assert m["fast_attention"] == {"modules": 1, "reason": ""}
     assert zh_m.keys() == en_m.keys() and len(zh_m["history"]) == len(en_m["history"]) == 1
 
@@ -110,11 +145,24 @@ def test_an_unfinished_exercise_and_a_bad_data_source_are_named_in_chinese(tmp_p
         (mine / name).write_text((ROOT / "solutions/ch01" / name).read_text())
     stub = mine / "s1_23_classifier.py"
     stub.write_text((ROOT / "exercises/ch01/s1_23_classifier.py").read_text())
-    r = kata_in("zh", "train", "--code", str(tmp_path / "mine"), "--data", "synthetic:100", "--out",
-                str(tmp_path / "o"), *TINY, flag=False)  # KATA_LANG=zh
+    r = kata_in(
+        "zh",
+        "train",
+        "--code",
+        str(tmp_path / "mine"),
+        "--data",
+        "synthetic:100",
+        "--out",
+        str(tmp_path / "o"),
+        *TINY,
+        flag=False,
+    )  # KATA_LANG=zh
     assert r.returncode == 2, r.stdout + r.stderr
-    assert re.search(rf"{re.escape(str(stub))}:\d+：尚未实现（.*）；请完成 s1_23_classifier 练习，"
-                     r"或者用 --code reference 训练参考解答", r.stderr), r.stderr
+    assert re.search(
+        rf"{re.escape(str(stub))}:\d+：尚未实现（.*）；请完成 s1_23_classifier 练习，"
+        r"或者用 --code reference 训练参考解答",
+        r.stderr,
+    ), r.stderr
     assert "Traceback" not in r.stderr and "not implemented" not in r.stderr
 
     missing = tmp_path / "nope.csv"
@@ -139,11 +187,17 @@ def test_a_data_error_is_in_the_readers_language_and_a_corpus_keeps_english_for_
 
     texts, described = data.unlabelled_texts_described("synthetic:4")
     assert str(described) == "合成语料（n=4，test_n=1，seed=0）：4 条无标签文本 + 4 条训练集文本（已去掉标签）"
-    assert texts.info.description == "synthetic corpus (n=4, test_n=1, seed=0): 4 unlabelled texts + 4 train texts (labels removed)"
+    assert (
+        texts.info.description
+        == "synthetic corpus (n=4, test_n=1, seed=0): 4 unlabelled texts + 4 train texts (labels removed)"
+    )
 
     def hub_fails(unlabelled=False):
-        raise data.DataError(Msg.key("data_hub_failed", name="'imdb'", how=Msg.key("data_hub_offline"),
-                                     error="ConnectionError: no network"))
+        raise data.DataError(
+            Msg.key(
+                "data_hub_failed", name="'imdb'", how=Msg.key("data_hub_offline"), error="ConnectionError: no network"
+            )
+        )
 
     monkeypatch.setattr(sources, "load_from_hub", hub_fails)
     root = tmp_path / "aclImdb"
@@ -153,10 +207,14 @@ def test_a_data_error_is_in_the_readers_language_and_a_corpus_keeps_english_for_
             (root / split / label / "0_5.txt").write_text(f"a {label} review")
     corpus = data.load_imdb(root, use_hub=True)
     assert corpus.source == f"aclImdb folder {root}" and str(corpus.source_msg) == f"aclImdb 文件夹 {root}"
-    assert corpus.notes == ["datasets.load_dataset('imdb') offline, from the cache failed (ConnectionError: no network)"]
+    assert corpus.notes == [
+        "datasets.load_dataset('imdb') offline, from the cache failed (ConnectionError: no network)"
+    ]
     monkeypatch.setenv("KATA_IMDB", str(tmp_path / "elsewhere"))
     monkeypatch.setattr(sources, "data_dir", lambda: tmp_path / "no-data")
     with pytest.raises(data.DataError) as e:
         data.load_imdb()
-    assert str(e.value).startswith("IMDb 不可用：datasets.load_dataset('imdb')（离线，从缓存读取） 失败（ConnectionError: "
-                                   f"no network）；{tmp_path / 'elsewhere'} 处没有本地副本；")
+    assert str(e.value).startswith(
+        "IMDb 不可用：datasets.load_dataset('imdb')（离线，从缓存读取） 失败（ConnectionError: "
+        f"no network）；{tmp_path / 'elsewhere'} 处没有本地副本；"
+    )

@@ -1,5 +1,6 @@
 """`kata train --pretrain-mlm STEPS`: masked-language-model pre-training (beyond the book, the
 s1_23_mlm exercise) on the source's unlabelled text, then fine-tuning, end to end as a user runs it."""
+
 from __future__ import annotations
 
 import contextlib
@@ -15,18 +16,54 @@ from grader.capstone.training.tokenizer import load_tokenizer
 
 from conftest import ROOT, kata
 
-TINY = ["--dim", "32", "--layers", "1", "--heads", "2", "--ff-dim", "64", "--max-len", "48", "--lr", "3e-3",
-        "--batch-size", "16", "--seed", "0", "--quiet"]
+TINY = [
+    "--dim",
+    "32",
+    "--layers",
+    "1",
+    "--heads",
+    "2",
+    "--ff-dim",
+    "64",
+    "--max-len",
+    "48",
+    "--lr",
+    "3e-3",
+    "--batch-size",
+    "16",
+    "--seed",
+    "0",
+    "--quiet",
+]
 needs_ranks = pytest.mark.skipif(not gpt2.have_asset(), reason="gpt2.tiktoken is missing (kata assets fetch)")
-MODEL_FILES = ("s1_23_bert_embedding.py", "s1_23_self_attention.py", "s1_23_feed_forward.py",
-               "s1_23_encoder_block.py", "s1_23_encoder.py", "s1_23_classifier.py", "s1_23_tokenizer.py")
+MODEL_FILES = (
+    "s1_23_bert_embedding.py",
+    "s1_23_self_attention.py",
+    "s1_23_feed_forward.py",
+    "s1_23_encoder_block.py",
+    "s1_23_encoder.py",
+    "s1_23_classifier.py",
+    "s1_23_tokenizer.py",
+)
 
 
 @needs_ranks
 def test_pretrain_then_fine_tune_end_to_end(tmp_path):
     out = tmp_path / "run"
-    r = kata("train", "--data", "synthetic:300", "--limit", "200", "--pretrain-mlm", "40", "--epochs", "1",
-             "--out", str(out), *TINY)
+    r = kata(
+        "train",
+        "--data",
+        "synthetic:300",
+        "--limit",
+        "200",
+        "--pretrain-mlm",
+        "40",
+        "--epochs",
+        "1",
+        "--out",
+        str(out),
+        *TINY,
+    )
     assert r.returncode == 0, r.stderr[-3000:]
     assert "pre-training step 40/40: masked-token loss" in r.stdout
     assert "grows from 50,260 to 50,261 rows for [MASK] = 50260" in r.stdout
@@ -48,6 +85,7 @@ def test_pretrain_then_fine_tune_end_to_end(tmp_path):
     assert m["parameters"] == sum(p.numel() for p in model.parameters())
     from grader.capstone.data import synthetic_corpus
     from grader.capstone.training.loop import Dist, encode_split, evaluate
+
     tok = load_tokenizer(ROOT / "solutions", 48)
     test, _ = encode_split(synthetic_corpus(300, 0)["test"], tok)
     _, acc, _ = evaluate(model, test, 32, tok.pad_id, 48, torch.device("cpu"), contextlib.nullcontext(), Dist())
@@ -56,9 +94,17 @@ def test_pretrain_then_fine_tune_end_to_end(tmp_path):
 
 def test_scaled_embeddings_leave_the_encoder_as_it_was_and_start_the_head_near_uniform():
     from grader.capstone.training.pretrain import grow_token_embedding, load_mlm_module, scale_embeddings
+
     torch.manual_seed(0)
-    model = M.build_model(M.load_classifier_module(ROOT / "solutions"), vocab_size=50260, dim=64, max_len=32,
-                          layers=2, heads=2, ff_dim=128)
+    model = M.build_model(
+        M.load_classifier_module(ROOT / "solutions"),
+        vocab_size=50260,
+        dim=64,
+        max_len=32,
+        layers=2,
+        heads=2,
+        ff_dim=128,
+    )
     model.eval().requires_grad_(False)
     ids = torch.randint(0, 50257, (3, 20), generator=torch.Generator().manual_seed(1))
     mask = torch.ones_like(ids)
@@ -88,18 +134,41 @@ def test_unfinished_mlm_exercise_is_named(tmp_path):
         (ch01 / name).write_text((ROOT / "solutions/ch01" / name).read_text())
     stub = ch01 / "s1_23_mlm.py"
     stub.write_text((ROOT / "exercises/ch01/s1_23_mlm.py").read_text())
-    line = next(n for n, text in enumerate(stub.read_text().splitlines(), 1)
-                if "raise NotImplementedError(" in text and "(in MLMHead.__init__)" in text)
-    r = kata("train", "--code", str(tmp_path / "mine"), "--data", "synthetic:100", "--pretrain-mlm", "5",
-             "--out", str(tmp_path / "o"), *TINY)
+    line = next(
+        n
+        for n, text in enumerate(stub.read_text().splitlines(), 1)
+        if "raise NotImplementedError(" in text and "(in MLMHead.__init__)" in text
+    )
+    r = kata(
+        "train",
+        "--code",
+        str(tmp_path / "mine"),
+        "--data",
+        "synthetic:100",
+        "--pretrain-mlm",
+        "5",
+        "--out",
+        str(tmp_path / "o"),
+        *TINY,
+    )
     assert r.returncode == 2, r.stdout + r.stderr
     assert f"{stub}:{line}: MLMHead(embedding, dim) is not implemented yet" in r.stderr, r.stderr
     assert "kata check s1_23_mlm" in r.stderr and "Traceback" not in r.stderr
     assert not (tmp_path / "o" / "best.safetensors").exists()
 
     stub.unlink()  # no file at all: named too
-    r = kata("train", "--code", str(tmp_path / "mine"), "--data", "synthetic:100", "--pretrain-mlm", "5",
-             "--out", str(tmp_path / "o"), *TINY)
+    r = kata(
+        "train",
+        "--code",
+        str(tmp_path / "mine"),
+        "--data",
+        "synthetic:100",
+        "--pretrain-mlm",
+        "5",
+        "--out",
+        str(tmp_path / "o"),
+        *TINY,
+    )
     assert r.returncode == 2 and f"{stub}: no such file" in r.stderr, r.stderr
 
 

@@ -1,4 +1,5 @@
 """`kata verify`, the developer's proof that stubs fail, solutions pass and files are one-to-one."""
+
 import shutil
 
 from grader.authoring.verify import verify
@@ -46,6 +47,7 @@ def stable_softmax(scores, axis=-1):
 def _plant(course, exercise: str, code: str) -> None:
     from grader.course import manifest as course_mod
     from grader.authoring import stubs
+
     path = course / "solutions/ch01" / f"{exercise}.py"
     path.write_text(path.read_text() + code)
     stubs.write_stubs(course_mod.load(course), only=[exercise], backup_dir=course / "bak")
@@ -55,16 +57,23 @@ def test_a_stub_holding_another_exercises_answer_fails_verify(tmp_course):
     _plant(tmp_course, "s1_23_classifier", PLANTED_FEED_FORWARD)
     _plant(tmp_course, "s1_12_scaled_attention", PLANTED_SOFTMAX)
     problems = verify(tmp_course, grade=False).problems
-    assert any(p.startswith("s1_23_classifier: exercises/ch01/s1_23_classifier.py:") and
-               "exercise s1_23_feed_forward's answer (FeedForward.__init__" in p for p in problems), problems
-    assert any(p.startswith("s1_12_scaled_attention: exercises/ch01/s1_12_scaled_attention.py:") and
-               "exercise s1_11_softmax's answer (softmax" in p for p in problems), problems
+    assert any(
+        p.startswith("s1_23_classifier: exercises/ch01/s1_23_classifier.py:")
+        and "exercise s1_23_feed_forward's answer (FeedForward.__init__" in p
+        for p in problems
+    ), problems
+    assert any(
+        p.startswith("s1_12_scaled_attention: exercises/ch01/s1_12_scaled_attention.py:")
+        and "exercise s1_11_softmax's answer (softmax" in p
+        for p in problems
+    ), problems
     assert not any("differs from the stub generated" in p for p in problems), problems
 
 
 def test_the_course_stubs_give_no_answer_away():
     from grader.authoring import answers
     from grader.course import manifest as course
+
     assert answers.check_course(course.load()) == []
 
 
@@ -73,6 +82,7 @@ def test_a_solution_that_fails_a_check_fails_verify(tmp_course):
     path.write_text(path.read_text().replace("return attn_weights @ values", "return (attn_weights @ values) * 1.01"))
     from grader.authoring import stubs
     from grader.course import manifest as course
+
     c = course.load(tmp_course)
     stubs.write_stubs(c, backup_dir=tmp_course / "bak")
     v = verify(tmp_course, only=["s1_12_context"])
@@ -81,14 +91,20 @@ def test_a_solution_that_fails_a_check_fails_verify(tmp_course):
 
 def test_changed_signature_fails_verify(tmp_course):
     path = tmp_course / "exercises/ch01/s1_11_matmul.py"
-    path.write_text(path.read_text().replace("def matmul(A: torch.Tensor, B: torch.Tensor)", "def matmul(A, B, C=None)"))
+    path.write_text(
+        path.read_text().replace("def matmul(A: torch.Tensor, B: torch.Tensor)", "def matmul(A, B, C=None)")
+    )
     v = verify(tmp_course, grade=False)
     assert any("signature of matmul differs" in p for p in v.problems)
 
 
 def test_solution_using_a_forbidden_api_fails_verify(tmp_course):
     path = tmp_course / "solutions/ch01/s1_11_softmax.py"
-    path.write_text(path.read_text().replace("    e = torch.exp(shifted)\n", "    e = torch.exp(shifted)\n    _ = torch.softmax(x, dim)\n"))
+    path.write_text(
+        path.read_text().replace(
+            "    e = torch.exp(shifted)\n", "    e = torch.exp(shifted)\n    _ = torch.softmax(x, dim)\n"
+        )
+    )
     v = verify(tmp_course, grade=False)
     assert any("the solution itself uses a forbidden API" in p and "torch.softmax" in p for p in v.problems)
 
@@ -101,7 +117,8 @@ def test_stubs_check_reports_stale_files(tmp_course):
 
 def test_errata_entry_citing_a_missing_check_fails_verify(tmp_course):
     text = (tmp_course / "ERRATA.md").read_text()
-    (tmp_course / "ERRATA.md").write_text(text.replace("s1_11_matmul::test_book_example_27_61",
-                                                       "s1_11_matmul::test_gone", 1))
+    (tmp_course / "ERRATA.md").write_text(
+        text.replace("s1_11_matmul::test_book_example_27_61", "s1_11_matmul::test_gone", 1)
+    )
     v = verify(tmp_course, grade=False)
     assert any("proved by s1_11_matmul::test_gone, which does not exist" in p for p in v.problems)

@@ -6,6 +6,7 @@ asset_pins.py, grader/listings/errata.py, and the part names verify.py puts befo
 catalog entry. Each test below provokes real problems, renders them in English and in Chinese,
 and asserts that every Chinese line holds Chinese and differs from the English one, and that
 every entry of the part was rendered (`said`: the keys asked of the catalog)."""
+
 from __future__ import annotations
 
 import argparse
@@ -26,8 +27,17 @@ from tests.conftest import ROOT
 from tests.test_verify import PLANTED_FEED_FORWARD, _plant
 
 # the catalog keys of the problems verify's parts return (errata_to_translate* are `kata stubs`')
-PREFIXES = ("i18n_", "clitext_", "stubi18n_", "stubs_code_", "errata_", "answers_", "glossary_", "assetpins_",
-            "verify_in_")
+PREFIXES = (
+    "i18n_",
+    "clitext_",
+    "stubi18n_",
+    "stubs_code_",
+    "errata_",
+    "answers_",
+    "glossary_",
+    "assetpins_",
+    "verify_in_",
+)
 KEYS = sorted(k for k in CATALOG if k.startswith(PREFIXES) and not k.startswith("errata_to_translate"))
 
 
@@ -71,7 +81,7 @@ def test_every_problem_text_of_verify_has_its_chinese():
 
 
 # ------------------------------------------------------------------ the language rule (i18n.py)
-PLANTED_CHECKS = '''
+PLANTED_CHECKS = """
 from grader.checking import Mistake, Msg, check, code, expect
 from grader.course.messages import t
 
@@ -101,9 +111,9 @@ def test_no_chinese_title(sub):
 @check(points=1, title="a title", title_zh="a title")
 def test_english_title_zh(sub):
     pass
-'''
+"""
 
-PLANTED_PO = '''msgid "no key here"
+PLANTED_PO = """msgid "no key here"
 msgstr "这里没有键"
 
 msgctxt "dup"
@@ -140,7 +150,7 @@ msgstr ""
 msgctxt "differ"
 msgid "{a} x"
 msgstr "{b} 叉"
-'''
+"""
 
 
 def test_the_language_rules_problems_are_said_in_chinese(tmp_path, monkeypatch, said):
@@ -155,17 +165,35 @@ def test_the_language_rules_problems_are_said_in_chinese(tmp_path, monkeypatch, 
     not_po = tmp_path / "merge.po"
     not_po.write_text('msgctxt "a"\n<<<<<<< HEAD\nmsgid "x"\nmsgstr "y"\n', encoding="utf-8")
     plain = types.SimpleNamespace
-    toml = plain(title="A course", title_zh="A course",
-                 listings=[plain(id="1.1", title="Listing", title_zh="Listing")],
-                 exercises=[plain(id="s1_01", title="Ex", title_zh="Ex", hints=["a hint"], hints_zh=["a hint"],
-                                  forbidden_hint="no softmax", forbidden_hint_zh="no softmax")])
+    toml = plain(
+        title="A course",
+        title_zh="A course",
+        listings=[plain(id="1.1", title="Listing", title_zh="Listing")],
+        exercises=[
+            plain(
+                id="s1_01",
+                title="Ex",
+                title_zh="Ex",
+                hints=["a hint"],
+                hints_zh=["a hint"],
+                forbidden_hint="no softmax",
+                forbidden_hint_zh="no softmax",
+            )
+        ],
+    )
 
     def problems():
-        return (i18n.module_problems(checks) + i18n.module_problems(broken) + i18n.key_problems(checks)
-                + i18n.catalog_file_problems(po, tmp_path) + i18n.catalog_file_problems(tmp_path / "none.po", tmp_path)
-                + i18n.catalog_file_problems(not_utf8, tmp_path) + i18n.catalog_file_problems(not_po, tmp_path)
-                + i18n.unused_key_problems(po, {"never_used_key": {}}, [checks], tmp_path)
-                + i18n.course_problems(toml))
+        return (
+            i18n.module_problems(checks)
+            + i18n.module_problems(broken)
+            + i18n.key_problems(checks)
+            + i18n.catalog_file_problems(po, tmp_path)
+            + i18n.catalog_file_problems(tmp_path / "none.po", tmp_path)
+            + i18n.catalog_file_problems(not_utf8, tmp_path)
+            + i18n.catalog_file_problems(not_po, tmp_path)
+            + i18n.unused_key_problems(po, {"never_used_key": {}}, [checks], tmp_path)
+            + i18n.course_problems(toml)
+        )
 
     zh = in_both(monkeypatch, problems)
     assert keys("i18n_") <= said, sorted(keys("i18n_") - said)
@@ -185,8 +213,10 @@ def test_a_help_text_without_its_chinese_is_said_in_chinese(monkeypatch, said):
         return untranslated(parser)
 
     zh = in_both(monkeypatch, problems)
-    assert zh == ["cli_check_brand_new：'an option added without its Chinese' 没有中文（messages.po：msgctxt 为 "
-                  "'cli_check_brand_new'，msgid 为它的英文）"]
+    assert zh == [
+        "cli_check_brand_new：'an option added without its Chinese' 没有中文（messages.po：msgctxt 为 "
+        "'cli_check_brand_new'，msgid 为它的英文）"
+    ]
     assert keys("clitext_") <= said
 
 
@@ -214,9 +244,11 @@ def test_the_stub_catalogs_problems_are_said_in_chinese(tmp_course, monkeypatch,
     monkeypatch.setattr(stubs, "stub_text", other_code)
 
     def problems():
-        return (stub_i18n.problems(source, blocks, path)
-                + stub_i18n.problems(source, blocks, tmp_course / "locale/zh/ch01/missing.po")
-                + stubs.catalog_problems(c, ex)[-1:])
+        return (
+            stub_i18n.problems(source, blocks, path)
+            + stub_i18n.problems(source, blocks, tmp_course / "locale/zh/ch01/missing.po")
+            + stubs.catalog_problems(c, ex)[-1:]
+        )
 
     zh = in_both(monkeypatch, problems)
     assert keys("stubi18n_", "stubs_code_") <= said, sorted(keys("stubi18n_", "stubs_code_") - said)
@@ -231,9 +263,13 @@ ERRATA_MD = "# Errata\n\n### E-1.1-a\none\n\n### E-1.1-b\ntwo\n\n### E-1.1-c\nth
 def test_the_errata_catalogs_problems_are_said_in_chinese(tmp_path, monkeypatch, said):
     (tmp_path / "ERRATA.md").write_text(ERRATA_MD, encoding="utf-8")
     po = polib.POFile(wrapwidth=0)
-    for ctxt, msgid, msgstr, flags in [("E-1.1-a", "an older one", "一", []), ("E-1.1-b", "two", "二", ["fuzzy"]),
-                                       ("E-1.1-c", "three", "", []), ("E-1.1-d", "four", "四", []),
-                                       ("E-1.1-z", "gone", "没了", [])]:
+    for ctxt, msgid, msgstr, flags in [
+        ("E-1.1-a", "an older one", "一", []),
+        ("E-1.1-b", "two", "二", ["fuzzy"]),
+        ("E-1.1-c", "three", "", []),
+        ("E-1.1-d", "four", "四", []),
+        ("E-1.1-z", "gone", "没了", []),
+    ]:
         po.append(polib.POEntry(msgctxt=ctxt, msgid=msgid, msgstr=msgstr, flags=flags))
     errata.catalog_path(tmp_path, "zh").parent.mkdir(parents=True)
     po.save(str(errata.catalog_path(tmp_path, "zh")))
@@ -258,8 +294,11 @@ def test_a_stub_holding_an_answer_is_said_in_chinese(tmp_course, monkeypatch, sa
     c = course_mod.load(tmp_course)
     zh = in_both(monkeypatch, lambda: answers.check_course(c))
     assert keys("answers_") <= said
-    assert any(p.startswith("s1_23_classifier：exercises/ch01/s1_23_classifier.py:") and
-               "含有练习 s1_23_feed_forward 的答案" in p for p in zh), zh
+    assert any(
+        p.startswith("s1_23_classifier：exercises/ch01/s1_23_classifier.py:")
+        and "含有练习 s1_23_feed_forward 的答案" in p
+        for p in zh
+    ), zh
 
 
 # ------------------------------------------------------------------ the glossary
@@ -270,16 +309,22 @@ def test_the_glossary_rules_problems_are_said_in_chinese(tmp_path, monkeypatch, 
     pkg.mkdir()
     (pkg / "planted.py").write_text('TEXT = "屏蔽的位置"\n', encoding="utf-8")
     (pkg / "broken.py").write_text("def (:\n", encoding="utf-8")
-    bad = {"missing.toml": None, "not_toml.toml": "[[term]\n", "no_zh.toml": '[[term]]\nen = "a"\n',
-           "lists.toml": '[[term]]\nen = "a"\nzh = "甲"\nforbidden = [1]\n',
-           "itself.toml": '[[term]]\nen = "a"\nzh = "甲"\nforbidden = ["甲"]\n', "empty.toml": ""}
+    bad = {
+        "missing.toml": None,
+        "not_toml.toml": "[[term]\n",
+        "no_zh.toml": '[[term]]\nen = "a"\n',
+        "lists.toml": '[[term]]\nen = "a"\nzh = "甲"\nforbidden = [1]\n',
+        "itself.toml": '[[term]]\nen = "a"\nzh = "甲"\nforbidden = ["甲"]\n',
+        "empty.toml": "",
+    }
     for name, text in bad.items():
         if text is not None:
             (tmp_path / name).write_text(text, encoding="utf-8")
 
     def problems():
         return glossary.problems(tmp_path, package_dir=pkg) + [
-            p for name in bad for p in glossary.problems(tmp_path, package_dir=pkg, glossary=tmp_path / name)]
+            p for name in bad for p in glossary.problems(tmp_path, package_dir=pkg, glossary=tmp_path / name)
+        ]
 
     zh = in_both(monkeypatch, problems)
     assert keys("glossary_") <= said, sorted(keys("glossary_") - said)
@@ -291,8 +336,9 @@ def test_the_pins_problems_are_said_in_chinese(tmp_path, monkeypatch, said):
     from grader.course import pins
 
     monkeypatch.setattr(pins, "NEEDED_BY", {"gpt2.tiktoken": ("s9_99_gone",)})
-    (tmp_path / "pyproject.toml").write_text('[project]\nname = "x"\ndependencies = ["torch==2.0.0", "numpy"]\n',
-                                             encoding="utf-8")
+    (tmp_path / "pyproject.toml").write_text(
+        '[project]\nname = "x"\ndependencies = ["torch==2.0.0", "numpy"]\n', encoding="utf-8"
+    )
     locked = types.SimpleNamespace(root=tmp_path / "locked", exercises=[])
     locked.root.mkdir()
     shutil.copy(tmp_path / "pyproject.toml", locked.root / "pyproject.toml")
@@ -328,7 +374,13 @@ def test_kata_verify_says_its_parts_problems_in_chinese(tmp_course, monkeypatch,
     command_line = ["cli_check_x: 'an option' has no Chinese (messages.po: msgctxt 'cli_check_x', msgid its English)"]
     zh = in_both(monkeypatch, lambda: verify(tmp_course, grade=False, command_line=command_line).problems)
     assert keys("verify_in_") <= said, sorted(keys("verify_in_") - said)
-    for start in ("命令行：", "勘误：locale/zh/errata.po:", "术语表：course.toml:", "wheel 包：wheels.lock:", "语言：course.toml ",
-                  "s1_23_classifier：exercises/ch01/s1_23_classifier.py:"):
+    for start in (
+        "命令行：",
+        "勘误：locale/zh/errata.po:",
+        "术语表：course.toml:",
+        "wheel 包：wheels.lock:",
+        "语言：course.toml ",
+        "s1_23_classifier：exercises/ch01/s1_23_classifier.py:",
+    ):
         assert any(p.startswith(start) for p in zh), (start, zh)
     assert any("s1_11_softmax.po：softmax：被标为 fuzzy" in p for p in zh), zh

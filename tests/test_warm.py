@@ -3,6 +3,7 @@ exactly what grading in the command's own process gives, and the server behaves 
 background process must: started on demand, reused, replaced when the grader or the course
 changes, stopped by a hang-up in the middle of a grading, after its idle time, and never
 reachable by the code it grades."""
+
 from __future__ import annotations
 
 import os
@@ -45,10 +46,16 @@ def warm(tmp_course, monkeypatch):
 
 
 def kata(project: Path, *args: str, warm_on: bool = True, lang: str = "en", timeout: float = 300):
-    env = {**os.environ, "KATA_LANG": lang, "PYTHONPATH": str(ROOT), "COLUMNS": "200",
-           "KATA_WARM": "1" if warm_on else "0"}
-    return subprocess.run([sys.executable, "-m", "grader", *args], cwd=project, capture_output=True, text=True,
-                          timeout=timeout, env=env)
+    env = {
+        **os.environ,
+        "KATA_LANG": lang,
+        "PYTHONPATH": str(ROOT),
+        "COLUMNS": "200",
+        "KATA_WARM": "1" if warm_on else "0",
+    }
+    return subprocess.run(
+        [sys.executable, "-m", "grader", *args], cwd=project, capture_output=True, text=True, timeout=timeout, env=env
+    )
 
 
 def server_pid(course) -> int | None:
@@ -63,8 +70,10 @@ def without_time(text: str) -> str:
 
 def test_the_client_side_loads_no_torch():
     """`kata check` through a running server pays a Python start-up, not torch's import."""
-    code = ("import sys, grader.cli, grader.student.commands, grader.student.checkview, grader.student.watch, "
-            "grader.student.warm.client; print(sorted(m for m in ('torch', 'pytest', 'numpy') if m in sys.modules))")
+    code = (
+        "import sys, grader.cli, grader.student.commands, grader.student.checkview, grader.student.watch, "
+        "grader.student.warm.client; print(sorted(m for m in ('torch', 'pytest', 'numpy') if m in sys.modules))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True).stdout
     assert out.strip() == "[]"
 
@@ -89,7 +98,12 @@ def test_same_verdicts_as_grading_in_process(warm):
             cold = kata(project, "check", "s1_11_softmax", warm_on=False, lang=lang)
             hot = kata(project, "check", "s1_11_softmax", lang=lang)
             assert (hot.returncode, without_time(hot.stdout)) == (cold.returncode, without_time(cold.stdout)), (
-                name, lang, hot.stdout, hot.stderr, cold.stdout)
+                name,
+                lang,
+                hot.stdout,
+                hot.stderr,
+                cold.stdout,
+            )
     assert list(folder.glob("*.sock")), "no server was started"
 
 
@@ -106,8 +120,9 @@ def test_all_exercises_graded_in_lanes_match_one_process(warm):
 
     with open_submission(course.exercises_dir, course.chapter, course.exercises) as sub:
         here = runner.run(course, sub, course.exercises, public_only=True, skip_missing_assets=True)  # as kata check
-    assert [(r.exercise, r.name, r.status, r.score) for r in result.results] == \
-           [(r.exercise, r.name, r.status, r.score) for r in here.results]
+    assert [(r.exercise, r.name, r.status, r.score) for r in result.results] == [
+        (r.exercise, r.name, r.status, r.score) for r in here.results
+    ]
     assert [r.message for r in result.results] == [r.message for r in here.results]
     assert set(shas) == {ex.id for ex in course.exercises if (project / "exercises" / ex.file).is_file()}
 
@@ -118,8 +133,9 @@ def test_a_server_is_reused_and_replaced_when_the_grader_changes(warm):
     first = server_pid(course)
     assert first
     stages = list(Path(tempfile.gettempdir()).glob("kata-warm-*"))
-    assert stages and all(p.stat().st_mode & 0o777 == 0o700 for p in stages), \
-        "a staging folder that other users of the machine can read"  # the student's code is in it
+    assert stages and all(p.stat().st_mode & 0o777 == 0o700 for p in stages), (
+        "a staging folder that other users of the machine can read"
+    )  # the student's code is in it
     assert kata(project, "check", "s1_11_softmax").returncode == 1
     assert server_pid(course) == first, "a second check started another server"
     # a change to what the server loaded (here the course's manifest) makes it stale
@@ -140,10 +156,14 @@ def test_a_hang_up_stops_the_grading_and_the_next_check_works(warm):
     solution = (SOLUTIONS / SOFTMAX).read_text()
     target.write_text(solution + "\nimport time\ntime.sleep(30)\n")  # each check's import: its time limit
     assert kata(project, "check", "s1_11_matmul").returncode in (0, 1)  # the server is up
-    proc = subprocess.Popen([sys.executable, "-m", "grader", "check", "s1_11_softmax"], cwd=project,
-                            env={**os.environ, "PYTHONPATH": str(ROOT), "KATA_LANG": "en"},
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))  # as in a terminal
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "grader", "check", "s1_11_softmax"],
+        cwd=project,
+        env={**os.environ, "PYTHONPATH": str(ROOT), "KATA_LANG": "en"},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )  # as in a terminal
     time.sleep(3)
     proc.send_signal(signal.SIGINT)
     proc.communicate(timeout=30)
@@ -165,8 +185,11 @@ def test_code_that_kills_its_fork_server_costs_only_its_own_checks(warm):
     hot = kata(project, "check", "s1_11_softmax")
     assert hot.returncode == cold.returncode == 1
     # the verdicts and points alike (which words a killed worker's fault gets is a race in both)
-    rows = lambda out: [line for line in without_time(out).splitlines() if line.lstrip().startswith(("✔", "✘"))
-                        or "public checks pass" in line]
+    rows = lambda out: [
+        line
+        for line in without_time(out).splitlines()
+        if line.lstrip().startswith(("✔", "✘")) or "public checks pass" in line
+    ]
     assert rows(hot.stdout) == rows(cold.stdout), hot.stdout + "\n---\n" + cold.stdout
     target.write_text(solution)
     again = kata(project, "check", "s1_11_softmax")
@@ -177,15 +200,25 @@ def test_two_checks_at_once_share_one_server(warm):
     project, folder, course = warm
     shutil.copy(SOLUTIONS / SOFTMAX, project / "exercises" / SOFTMAX)
     env = {**os.environ, "PYTHONPATH": str(ROOT), "KATA_LANG": "en"}
-    procs = [subprocess.Popen([sys.executable, "-m", "grader", "check", "s1_11_softmax"], cwd=project, env=env,
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(3)]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-m", "grader", "check", "s1_11_softmax"],
+            cwd=project,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(3)
+    ]
     outs = [p.communicate(timeout=300) for p in procs]
     assert [p.returncode for p in procs] == [0, 0, 0], outs
     assert len(list(folder.glob("*.sock"))) == 1
     deadline = time.monotonic() + 20  # a server started at the same moment gives way to the one that answers
     while True:
-        pids = subprocess.run(["pgrep", "-f", f"grader.student.warm.server.* {project}$"], capture_output=True,
-                              text=True).stdout.split()
+        pids = subprocess.run(
+            ["pgrep", "-f", f"grader.student.warm.server.* {project}$"], capture_output=True, text=True
+        ).stdout.split()
         if len(pids) == 1 or time.monotonic() > deadline:
             break
         time.sleep(0.2)
@@ -228,8 +261,10 @@ def test_the_sandbox_cannot_see_the_socket(warm):
     if shutil.which("bwrap") is None or os.environ.get("KATA_SANDBOX", "").lower() in ("none", "limits-only"):
         pytest.skip("limits-only grading runs student code as this user, with no isolation (SECURITY.md)")
     target = project / "exercises" / "ch01" / "s1_12_context.py"  # an exercise that may import os
-    probe = (f"\nimport os\nraise ValueError('FOUND=' + str(os.path.exists({str(folder)!r})) + "
-             f"str(os.path.exists({str(client.address.socket_path(course))!r})))\n")
+    probe = (
+        f"\nimport os\nraise ValueError('FOUND=' + str(os.path.exists({str(folder)!r})) + "
+        f"str(os.path.exists({str(client.address.socket_path(course))!r})))\n"
+    )
     target.write_text((SOLUTIONS / "ch01" / "s1_12_context.py").read_text() + probe)
     proc = kata(project, "check", "s1_12_context")
     assert "FOUND=FalseFalse" in proc.stdout, proc.stdout + proc.stderr

@@ -1,5 +1,6 @@
 """`kata watch` in a real terminal: tmux runs it, the test types keys, saves files and reads
 the screen (`tmux capture-pane`) as a student would see it."""
+
 from __future__ import annotations
 
 import os
@@ -17,7 +18,10 @@ import pytest
 from grader.course import manifest as course_mod
 from tests.conftest import ROOT
 
-pytestmark = [pytest.mark.slow, pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed (setup.sh installs it)")]
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed (setup.sh installs it)"),
+]
 
 SOFTMAX = "exercises/ch01/s1_11_softmax.py"
 
@@ -30,14 +34,17 @@ class Terminal:
         self.server = f"kata-test-{uuid.uuid4().hex[:8]}"
         env = {"KATA_LANG": "en", "PYTHONPATH": str(ROOT), "TERM": "xterm-256color", **(env or {})}
         kata = " ".join(shlex.quote(a) for a in [sys.executable, "-m", "grader", *args])
-        script = (f"cd {shlex.quote(str(project))}; unset COLUMNS LINES; before=$(stty -g); "
-                  f"env {' '.join(f'{k}={shlex.quote(v)}' for k, v in env.items())} {kata}; echo EXIT=$?; "
-                  '[ "$before" = "$(stty -g)" ] && echo TTY=restored || echo TTY=changed; sleep 600')
+        script = (
+            f"cd {shlex.quote(str(project))}; unset COLUMNS LINES; before=$(stty -g); "
+            f"env {' '.join(f'{k}={shlex.quote(v)}' for k, v in env.items())} {kata}; echo EXIT=$?; "
+            '[ "$before" = "$(stty -g)" ] && echo TTY=restored || echo TTY=changed; sleep 600'
+        )
         self.tmux("new-session", "-d", "-s", "kata", "-x", str(width), "-y", "60", script)
 
     def tmux(self, *args: str) -> str:
-        return subprocess.run(["tmux", "-L", self.server, *args], check=True, capture_output=True, text=True,
-                              timeout=30).stdout
+        return subprocess.run(
+            ["tmux", "-L", self.server, *args], check=True, capture_output=True, text=True, timeout=30
+        ).stdout
 
     def screen(self) -> str:
         return self.tmux("capture-pane", "-p", "-J", "-t", "kata")
@@ -83,8 +90,13 @@ def warm(tmp_course):
     env = {"KATA_WARM": "1", "KATA_WARM_DIR": str(folder), "KATA_WARM_IDLE": "120"}
     yield env
     code = "from grader.course import manifest; from grader.student.warm import client; client.stop(manifest.load())"
-    subprocess.run([sys.executable, "-c", code], cwd=tmp_course, env={**os.environ, **env, "PYTHONPATH": str(ROOT)},
-                   capture_output=True, timeout=60)
+    subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=tmp_course,
+        env={**os.environ, **env, "PYTHONPATH": str(ROOT)},
+        capture_output=True,
+        timeout=60,
+    )
     shutil.rmtree(folder, ignore_errors=True)
 
 
@@ -93,9 +105,13 @@ def test_watch_fails_shows_hints_passes_moves_on_and_quits(tmp_course, terminal)
     hints = c.get("s1_11_softmax").hints
     term = terminal(tmp_course, "watch", "s1_11_softmax")
 
-    screen = term.wait_for("kata watch · exercise 13/38: s1_11_softmax", "✘ softmax of the book's examples",
-                           "First failure: s1_11_softmax › softmax of the book's examples (not written yet)",
-                           "Watching exercises/ch01/s1_11_softmax.py", "h: next hint · q: quit")
+    screen = term.wait_for(
+        "kata watch · exercise 13/38: s1_11_softmax",
+        "✘ softmax of the book's examples",
+        "First failure: s1_11_softmax › softmax of the book's examples (not written yet)",
+        "Watching exercises/ch01/s1_11_softmax.py",
+        "h: next hint · q: quit",
+    )
     assert hints[0] not in screen
 
     term.keys("h")
@@ -107,8 +123,9 @@ def test_watch_fails_shows_hints_passes_moves_on_and_quits(tmp_course, terminal)
     # a wrong answer first: the screen shows the new failure after the save
     solution = (ROOT / "solutions/ch01/s1_11_softmax.py").read_text()
     (tmp_course / SOFTMAX).write_text(solution.replace("return e / e.sum(dim=dim, keepdim=True)", "return e"))
-    term.wait_for("First failure: s1_11_softmax › softmax of the book's examples (your result is not right)",
-                  "Worst at index")
+    term.wait_for(
+        "First failure: s1_11_softmax › softmax of the book's examples (your result is not right)", "Worst at index"
+    )
 
     # the right answer, saved the way editors do (a new file renamed over the old one)
     tmp = tmp_course / "exercises/ch01/.s1_11_softmax.py.new"
@@ -116,9 +133,12 @@ def test_watch_fails_shows_hints_passes_moves_on_and_quits(tmp_course, terminal)
     os.replace(tmp, tmp_course / SOFTMAX)
     nxt = "s1_12_scaled_attention"  # the next exercise in book order, not passing
     public = round(sum(ch.points for ex in c.exercises for ch in ex.checks if not ch.hidden))
-    screen = term.wait_for(f"✔ s1_11_softmax passes all its public checks. Next: {nxt}",
-                           f"kata watch · exercise 14/38: {nxt}", f"First failure: {nxt}",
-                           f"1/38 exercises pass their public checks (8/{public} public points")
+    screen = term.wait_for(
+        f"✔ s1_11_softmax passes all its public checks. Next: {nxt}",
+        f"kata watch · exercise 14/38: {nxt}",
+        f"First failure: {nxt}",
+        f"1/38 exercises pass their public checks (8/{public} public points",
+    )
     assert "Hint 1/3" not in screen  # no hint of the new exercise revealed yet
 
     term.keys("q")
@@ -138,9 +158,14 @@ def test_ctrl_c_quits_cleanly_even_while_checks_run(tmp_course, terminal, warm):
     assert "TTY=restored" in screen and "Traceback" not in screen
     assert list(Path(warm["KATA_WARM_DIR"]).glob("*.sock")), "the watch did not grade through the warm grader"
     shutil.copy(ROOT / "solutions/ch01/s1_11_softmax.py", tmp_course / SOFTMAX)
-    proc = subprocess.run([sys.executable, "-m", "grader", "check", "s1_11_softmax"], cwd=tmp_course, text=True,
-                          capture_output=True, timeout=120,
-                          env={**os.environ, **warm, "PYTHONPATH": str(ROOT), "KATA_LANG": "en"})
+    proc = subprocess.run(
+        [sys.executable, "-m", "grader", "check", "s1_11_softmax"],
+        cwd=tmp_course,
+        text=True,
+        capture_output=True,
+        timeout=120,
+        env={**os.environ, **warm, "PYTHONPATH": str(ROOT), "KATA_LANG": "en"},
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
@@ -150,16 +175,25 @@ def test_watch_in_chinese_at_80_columns_on_the_chinese_stubs(tmp_course, termina
     warm grader, as a student's watch is)."""
     from grader.course.messages import t
 
-    proc = subprocess.run([sys.executable, "-m", "grader", "stubs", "--lang", "zh"], cwd=tmp_course,
-                          capture_output=True, text=True, timeout=300, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    proc = subprocess.run(
+        [sys.executable, "-m", "grader", "stubs", "--lang", "zh"],
+        cwd=tmp_course,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
     assert proc.returncode == 0, proc.stderr
     stub = (tmp_course / SOFTMAX).read_text()
     assert stub.startswith("# 练习 s1_11_softmax") and "数值稳定" in stub
     ex = course_mod.load(tmp_course).get("s1_11_softmax")
     first = next(c.title_zh for c in ex.checks if c.title == "softmax of the book's examples")
     term = terminal(tmp_course, "--lang", "zh", "watch", "s1_11_softmax", width=80, env=warm)
-    term.wait_for(t("watch_title", lang="zh", n=13, total=38, id=ex.id, section=ex.section),
-                  f"✘ {first}", t("watch_footer", lang="zh", path=SOFTMAX))
+    term.wait_for(
+        t("watch_title", lang="zh", n=13, total=38, id=ex.id, section=ex.section),
+        f"✘ {first}",
+        t("watch_footer", lang="zh", path=SOFTMAX),
+    )
 
     solution = (ROOT / "solutions/ch01/s1_11_softmax.py").read_text()
     (tmp_course / SOFTMAX).write_text(solution.replace("return e / e.sum(dim=dim, keepdim=True)", "return e"))

@@ -1,4 +1,5 @@
 """The wire format: JSON + safetensors, never pickle."""
+
 import math
 import socket
 
@@ -18,8 +19,14 @@ def roundtrip(value, make_handle=None):
 
 
 def test_values_roundtrip():
-    value = {"a": [1, 2.5, None, True, "x"], "t": (1, (2, 3)), "nan": math.nan, "inf": -math.inf,
-             "size": torch.Size([2, 3]), "dtype": torch.float64}
+    value = {
+        "a": [1, 2.5, None, True, "x"],
+        "t": (1, (2, 3)),
+        "nan": math.nan,
+        "inf": -math.inf,
+        "size": torch.Size([2, 3]),
+        "dtype": torch.float64,
+    }
     out = roundtrip(value)
     assert out["a"] == [1, 2.5, None, True, "x"] and out["t"] == (1, (2, 3))
     assert math.isnan(out["nan"]) and out["inf"] == -math.inf and out["size"] == (2, 3)
@@ -85,6 +92,7 @@ def test_unknown_markers_and_dangling_tensor_refs_are_rejected():
 
 def test_a_pickled_payload_is_refused_not_loaded():
     import io
+
     buf = io.BytesIO()
     torch.save({"x": torch.ones(2)}, buf)  # what a worker might send to get code run on unpickling
     blob = buf.getvalue()
@@ -97,8 +105,16 @@ def test_a_pickled_payload_is_refused_not_loaded():
 
 def test_a_malformed_value_is_a_wire_error_that_quotes_nothing_the_worker_sent():
     mark = "MARK-4f1d"
-    for doc in ({"$float": mark}, {"$handle": mark, "type": "x"}, {"$dict": mark}, {"$dict": [[mark]]},
-                {"$tuple": mark}, {"$dtype": mark}, {"$tensor": mark}, {mark: 1}):
+    for doc in (
+        {"$float": mark},
+        {"$handle": mark, "type": "x"},
+        {"$dict": mark},
+        {"$dict": [[mark]]},
+        {"$tuple": mark},
+        {"$dtype": mark},
+        {"$tensor": mark},
+        {mark: 1},
+    ):
         with pytest.raises(wire.WireError) as e:
             wire.decode(doc, {})
         assert mark not in str(e.value), (doc, str(e.value))
@@ -113,12 +129,16 @@ def test_a_malformed_value_is_a_wire_error_that_quotes_nothing_the_worker_sent()
 
 
 def test_decoding_is_bounded_in_tensors_values_and_time():
-    header = b"{" + b",".join(b'"t%d":{"dtype":"F32","shape":[0],"data_offsets":[0,0]}' % i
-                              for i in range(wire.MAX_TENSORS + 1)) + b"}"
+    header = (
+        b"{"
+        + b",".join(b'"t%d":{"dtype":"F32","shape":[0],"data_offsets":[0,0]}' % i for i in range(wire.MAX_TENSORS + 1))
+        + b"}"
+    )
     blob = len(header).to_bytes(8, "little") + header
     a, b = socket.socketpair()
     with a, b:
         import threading  # the frame is larger than the socket's buffer: send it from a thread
+
         sender = threading.Thread(target=a.sendall, args=(wire.HEADER.pack(2, len(blob)) + b"{}" + blob,))
         sender.start()
         with pytest.raises(wire.WireError, match="more than 4096 tensors"):
@@ -132,6 +152,7 @@ def test_decoding_is_bounded_in_tensors_values_and_time():
 
 def test_a_frame_trickled_byte_by_byte_cannot_outlast_the_deadline():
     import time
+
     a, b = socket.socketpair()
     with a, b:
         a.sendall(wire.HEADER.pack(100, 0) + b"{")  # and never the rest

@@ -1,6 +1,7 @@
 """The kata's line-break rule (grader/course/wrapping.py) as a console of a given width prints it:
 Chinese breaks between characters, English at spaces, and a code span, a number with what it
 counts and a points cell are never cut. (In a real terminal: tests/test_wrapping_terminal.py.)"""
+
 import io
 
 import pytest
@@ -19,8 +20,10 @@ def printed(renderable, width: int) -> list[str]:
     return [line.rstrip() for line in console.export_text().splitlines()]
 
 
-GRADED_READS = ("s1_15_attention：kata grade 还会在训练时的规模（批次 32 × 256 个词元）上运行其中 1 个检查，"
-                "在小输入上正确的代码在那里可能耗尽内存或超时。要像评分时一样运行它们（多花几秒），请用：")
+GRADED_READS = (
+    "s1_15_attention：kata grade 还会在训练时的规模（批次 32 × 256 个词元）上运行其中 1 个检查，"
+    "在小输入上正确的代码在那里可能耗尽内存或超时。要像评分时一样运行它们（多花几秒），请用："
+)
 NEXT = "下一个：s1_01_next_token（下一个词元预测：概率表、top-k、贪心采样和温度采样）。`kata watch` 会在你每次保存时检查它。"
 
 
@@ -44,8 +47,10 @@ def test_chinese_breaks_between_characters_english_at_spaces():
 
 
 def test_a_row_keeps_its_points_on_its_first_line():
-    lines = printed(Rows(Text("  ✘ "), Text("在 datasets 划分上运行代码清单 1.28：IMDBDataset(split)"), Text("0/2"),
-                         tail_width=4), 40)
+    lines = printed(
+        Rows(Text("  ✘ "), Text("在 datasets 划分上运行代码清单 1.28：IMDBDataset(split)"), Text("0/2"), tail_width=4),
+        40,
+    )
     assert lines[0].startswith("  ✘ ") and lines[0].endswith("  0/2") and len(lines) > 1, lines
     assert all(line.startswith("    ") and cell_len(line) <= 40 for line in lines[1:]), lines
 

@@ -3,6 +3,7 @@ in a real terminal (tmux) 60 and 80 columns wide, in English and Chinese. No lin
 the terminal; a code span (`kata watch`), a number and what it counts ("1 个检查", "0/38
 exercises") and a points cell ("3/5") are never cut across lines; a check's row keeps its mark
 and its points on one line, and the grade table shows every title whole, wrapped in its cell."""
+
 from __future__ import annotations
 
 import json
@@ -39,7 +40,7 @@ def screen_of():
         opened.append(term)
         term.wait_for("EXIT=", timeout=300)
         lines = term.tmux("capture-pane", "-p", "-J", "-S", "-", "-t", "kata").rstrip("\n").splitlines()
-        return lines[:next(i for i, line in enumerate(lines) if line.startswith("EXIT="))]
+        return lines[: next(i for i, line in enumerate(lines) if line.startswith("EXIT="))]
 
     yield run
     for term in opened:
@@ -141,8 +142,20 @@ def test_kata_grade_table(tmp_path_factory, screen_of, lang, width):
     shutil.copytree(ROOT / "solutions", sub)
     shutil.copy(ROOT / "exercises/ch01/s1_23_dataset.py", sub / "ch01/s1_23_dataset.py")
     report = base / "report.json"
-    lines = screen_of(base, width, "--lang", lang, "grade", str(sub), "-e", "s1_13_causal_mask", "-e", "s1_23_dataset",
-                      "--json", str(report))
+    lines = screen_of(
+        base,
+        width,
+        "--lang",
+        lang,
+        "grade",
+        str(sub),
+        "-e",
+        "s1_13_causal_mask",
+        "-e",
+        "s1_23_dataset",
+        "--json",
+        str(report),
+    )
     screen = "\n".join(lines)
     assert_readable(lines, width)
     checks = json.loads(report.read_text())["checks"]

@@ -11,6 +11,7 @@ small to be an answer of its own (`return self.net(x)`) is not looked for.
 A copy with a statement or two changed is found too: a function of the stub whose statements,
 with every name made one, match at least SIMILAR of a block's (difflib's ratio) holds it.
 """
+
 from __future__ import annotations
 
 import ast
@@ -79,8 +80,12 @@ class _Rename(ast.NodeTransformer):
 
 
 def _without_docstring(body: list[ast.stmt]) -> list[ast.stmt]:
-    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
-            and isinstance(body[0].value.value, str):
+    if (
+        body
+        and isinstance(body[0], ast.Expr)
+        and isinstance(body[0].value, ast.Constant)
+        and isinstance(body[0].value.value, str)
+    ):
         return body[1:] or [ast.Pass()]
     return body
 
@@ -104,7 +109,7 @@ def answers(source: str, exercise: str, filename: str = "<solution>") -> list[An
     lines = source.splitlines()
     found = []
     for b in stubs.blocks(source, filename):
-        body = ast.parse(textwrap.dedent("\n".join(lines[b.start:b.end - 1]))).body
+        body = ast.parse(textwrap.dedent("\n".join(lines[b.start : b.end - 1]))).body
         if body and _size(body) >= MIN_NODES:
             found.append(Answer(exercise, b.owner, b.start, normalise(body), normalise(body, one_name=True)))
     return found
@@ -130,7 +135,7 @@ def leaks(stub_source: str, stub_exercise: str, known: list[Answer]) -> list[Lea
     for body in _statement_lists(tree):
         for n, group in by_length.items():
             for i in range(len(body) - n + 1):
-                code = normalise(body[i:i + n])
+                code = normalise(body[i : i + n])
                 for a in group:
                     if a.code == code and a not in found:
                         found[a] = body[i].lineno
@@ -155,7 +160,14 @@ def check_course(course) -> list[str]:
         stub = course.exercises_dir / ex.file
         for leak in leaks(stub.read_text(encoding="utf-8"), ex.id, known):
             a = leak.answer
-            problems.append(t("answers_own_leak" if a.exercise == ex.id else "answers_leak", id=ex.id,
-                              stub=f"exercises/{ex.file}:{leak.stub_line}", exercise=a.exercise, owner=a.owner,
-                              solution=f"solutions/{course.get(a.exercise).file}:{a.line}"))
+            problems.append(
+                t(
+                    "answers_own_leak" if a.exercise == ex.id else "answers_leak",
+                    id=ex.id,
+                    stub=f"exercises/{ex.file}:{leak.stub_line}",
+                    exercise=a.exercise,
+                    owner=a.owner,
+                    solution=f"solutions/{course.get(a.exercise).file}:{a.line}",
+                )
+            )
     return problems

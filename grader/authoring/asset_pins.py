@@ -1,5 +1,6 @@
 """`kata verify`'s look at what the course pins: the exercises pins.NEEDED_BY names exist, and
 wheels.lock names a wheel for every requirement setup.sh installs, torch at its pinned version."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -28,6 +29,13 @@ def problems(course) -> tuple[list[str], list[str]]:
     if torches and not all(v.split("+")[0] == version for v in torches):
         out.append(t("assetpins_torch_version", lock=wheels_lock.LOCK, locked=", ".join(torches), version=version))
     if not out:
-        facts.append(t("verify_fact_pins", assets=len(pins.ASSETS), path="grader/course/pins.py",
-                       lock=wheels_lock.LOCK, wheels=sum(len(h) for h in locked.values())))
+        facts.append(
+            t(
+                "verify_fact_pins",
+                assets=len(pins.ASSETS),
+                path="grader/course/pins.py",
+                lock=wheels_lock.LOCK,
+                wheels=sum(len(h) for h in locked.values()),
+            )
+        )
     return out, facts

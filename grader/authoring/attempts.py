@@ -8,6 +8,7 @@ by having Chinese docstrings). A file that does not parse is an attempt. The fil
 reads it (its BOM and coding line honoured, grader/course/source_text.py): a stub whose answer is
 hidden behind `# coding: utf-7` is an attempt, and one the grader cannot read is one too.
 """
+
 from __future__ import annotations
 
 import ast

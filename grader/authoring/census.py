@@ -13,6 +13,7 @@ before the hidden checks count it.
 
     python -m grader.authoring.census [ROOT]    # the per-exercise table, public vs hidden
 """
+
 from __future__ import annotations
 
 import ast
@@ -119,7 +120,11 @@ def _names_in(node: ast.AST, tables: dict[int, str]) -> set[str]:
                 out.add(DRAWS)
             for k in sub.keywords:
                 if k.arg == "mistake":
-                    value = k.value.args[0] if isinstance(k.value, ast.Call) and _called(k.value) == "Msg" and k.value.args else k.value
+                    value = (
+                        k.value.args[0]
+                        if isinstance(k.value, ast.Call) and _called(k.value) == "Msg" and k.value.args
+                        else k.value
+                    )
                     text = _str(value)
                     if text:
                         out.add(text)
@@ -133,16 +138,22 @@ def module_mistakes(path: Path, helpers: dict[str, dict[str, set[str]]] | None =
     return {n: always | when_grading for n, (always, when_grading) in module_reads(path, helpers).items()}
 
 
-def module_reads(path: Path, helpers: dict[str, dict[str, set[str]]] | None = None) \
-        -> dict[str, tuple[set[str], set[str]]]:
+def module_reads(
+    path: Path, helpers: dict[str, dict[str, set[str]]] | None = None
+) -> dict[str, tuple[set[str], set[str]]]:
     """Each check (test_ function) of one module -> (the mistakes it can name on every run, those
     it names only inside `if grading():`, which `kata check` skips). `helpers` maps an imported
     helper module's alias (`R`, `ref`) to its functions' own names."""
     tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
     consts = {}
     for node in tree.body:
-        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) \
-                and isinstance(node.value, ast.Tuple) and len(node.value.elts) == 2:
+        if (
+            isinstance(node, ast.Assign)
+            and len(node.targets) == 1
+            and isinstance(node.targets[0], ast.Name)
+            and isinstance(node.value, ast.Tuple)
+            and len(node.value.elts) == 2
+        ):
             en, zh = (_str(e) for e in node.value.elts)
             if en and zh and CJK.search(zh):
                 consts[node.targets[0].id] = (en, zh)
@@ -164,8 +175,12 @@ def module_reads(path: Path, helpers: dict[str, dict[str, set[str]]] | None = No
                 for sub in ast.walk(top):
                     if isinstance(sub, ast.Name):
                         uses.add(sub.id)
-                    elif isinstance(sub, ast.Attribute) and isinstance(sub.value, ast.Name) and helpers \
-                            and sub.value.id in helpers:
+                    elif (
+                        isinstance(sub, ast.Attribute)
+                        and isinstance(sub.value, ast.Name)
+                        and helpers
+                        and sub.value.id in helpers
+                    ):
                         names |= helpers[sub.value.id].get(sub.attr, set())
         for key in keys:
             o = owners.setdefault(key, _Owner())
@@ -235,7 +250,7 @@ def census(root: Path) -> Census:
     checks_dir = root / "grader" / "checks"
     public, hidden, grading = {}, {}, {}
     for path in sorted(checks_dir.glob("test_*.py")):
-        ex = path.stem[len("test_"):]
+        ex = path.stem[len("test_") :]
         named = module_reads(path, _helpers(checks_dir, path))
         public[ex], hidden[ex], grading[ex] = set(), set(), set()
         for info in read_checks(path):
@@ -259,8 +274,9 @@ def table(c: Census) -> str:
         tot = [a + b for a, b in zip(tot, vals)]
         rows.append(f"{ex:<24} {vals[0]:>6} {vals[1]:>6} {vals[2]:>5} {vals[3]:>7} {vals[4]:>11}")
     rows.append(f"{'all':<24} {tot[0]:>6} {tot[1]:>6} {tot[2]:>5} {tot[3]:>7} {tot[4]:>11}")
-    rows.append("(grading: named by a public check only when grading, at the book's or the training size; "
-                "not in `kata check`)")
+    rows.append(
+        "(grading: named by a public check only when grading, at the book's or the training size; not in `kata check`)"
+    )
     for ex, names in sorted(c.grading.items()):
         if names:
             rows.append(f"\n{ex}: named by a public check only when grading:")

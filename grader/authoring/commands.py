@@ -1,4 +1,5 @@
 """The course author's commands: `kata new`, `kata verify`, `kata stubs` and `kata fixtures`."""
+
 from __future__ import annotations
 
 import os
@@ -12,13 +13,17 @@ def cmd_new(args) -> int:
     from . import new_exercise
 
     try:
-        s = new_exercise.create(getattr(args, "root", None), args.id, args.section, args.title, args.title_zh,
-                                args.listing)
+        s = new_exercise.create(
+            getattr(args, "root", None), args.id, args.section, args.title, args.title_zh, args.listing
+        )
     except new_exercise.Refused as e:  # nothing was written
         print(t("new_refused", id=args.id, reason=str(e)), file=sys.stderr)
         return 2
-    print(t("new_added", id=s.id, section=s.section, after=s.after) if s.after else
-          t("new_added_first", id=s.id, section=s.section))
+    print(
+        t("new_added", id=s.id, section=s.section, after=s.after)
+        if s.after
+        else t("new_added_first", id=s.id, section=s.section)
+    )
     for path in s.written:
         print(t("wrote_file", path=path.relative_to(s.root).as_posix()))
     print(t("new_left"))
@@ -32,7 +37,9 @@ def cmd_verify(args) -> int:
 
     helps = getattr(args, "untranslated_help", None)
     only = None
-    if getattr(args, "exercise", None):  # the grading half for these alone; a course that does not load is verify's to say
+    if getattr(
+        args, "exercise", None
+    ):  # the grading half for these alone; a course that does not load is verify's to say
         from ..course.manifest import CourseError, load
 
         try:
@@ -42,8 +49,13 @@ def cmd_verify(args) -> int:
         if course is not None:
             only = [ex.id for ex in select(course, args.exercise)]
     draft = getattr(args, "draft", False)
-    v = verify(getattr(args, "root", None), grade=not args.no_grade, only=only,
-               command_line=helps() if helps else None, draft=draft)
+    v = verify(
+        getattr(args, "root", None),
+        grade=not args.no_grade,
+        only=only,
+        command_line=helps() if helps else None,
+        draft=draft,
+    )
     for fact in v.facts:
         print(t("verify_ok", fact=fact))
     for p in v.pending:
@@ -73,9 +85,12 @@ def cmd_stubs(args) -> int:
             print(line)
         return 0
     if args.check:
-        stale = [ex.id for ex in course.exercises
-                 if not (course.exercises_dir / ex.file).is_file()
-                 or (course.exercises_dir / ex.file).read_text(encoding="utf-8") not in stubs.stub_variants(course, ex)]
+        stale = [
+            ex.id
+            for ex in course.exercises
+            if not (course.exercises_dir / ex.file).is_file()
+            or (course.exercises_dir / ex.file).read_text(encoding="utf-8") not in stubs.stub_variants(course, ex)
+        ]
         for s in stale:
             print(t("stubs_stale", path=f"exercises/{course.get(s).file}"))
         return 1 if stale else 0

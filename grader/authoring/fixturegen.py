@@ -4,6 +4,7 @@ Each check module defines `make_fixtures(sol)`; `sol` is the solution module imp
 this (trusted) process. The tensors are saved to grader/fixtures/<id>.safetensors with the
 torch version that produced them.
 """
+
 from __future__ import annotations
 
 import importlib.util

@@ -15,6 +15,7 @@ Code is not prose: `backticked` spans, fenced code blocks, doctest lines, `{fiel
 opening an indented `name:` line (a table of sub-modules) are left out, and a variant in ASCII
 letters matches only a whole word (`token_ids` is not "token").
 """
+
 from __future__ import annotations
 
 import ast
@@ -28,8 +29,9 @@ from ..course.messages import t
 GLOSSARY = Path("locale") / "zh" / "glossary.toml"
 CHINESE = re.compile(r"[\u3000-\u303f\u3400-\u9fff\uff00-\uffef]")  # ideographs and Chinese punctuation
 # code in a text: fenced blocks, `spans`, format fields ({what}, {n:.3g}, {x!r}; not "{token 字节: 排名}")
-CODE = re.compile(r"```.*?```|`[^`\n]*`|\{[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_]\w*|\[\w+\])*(?:![rsa])?(?::[^{}\n]*)?\}",
-                  re.S)
+CODE = re.compile(
+    r"```.*?```|`[^`\n]*`|\{[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_]\w*|\[\w+\])*(?:![rsa])?(?::[^{}\n]*)?\}", re.S
+)
 
 
 class GlossaryError(Exception):
@@ -67,8 +69,16 @@ def load(path: Path) -> list[Term]:
         patterns = []
         for variant in forbidden:
             if re.fullmatch(r"[A-Za-z][A-Za-z -]*", variant):  # an English word: whole words, any case
-                patterns.append((variant, re.compile(rf"{lookbehind}(?<![A-Za-z0-9_.\-]){re.escape(variant)}"
-                                                     r"(?![A-Za-z0-9_\-(])", re.I)))
+                patterns.append(
+                    (
+                        variant,
+                        re.compile(
+                            rf"{lookbehind}(?<![A-Za-z0-9_.\-]){re.escape(variant)}"
+                            r"(?![A-Za-z0-9_\-(])",
+                            re.I,
+                        ),
+                    )
+                )
             else:
                 patterns.append((variant, re.compile(lookbehind + re.escape(variant))))
         terms.append(Term(entry["en"], entry["zh"], tuple(forbidden), tuple(after), tuple(patterns)))
@@ -109,7 +119,7 @@ def po_texts(path: Path):
     for no, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
         s = line.strip()
         if s.startswith("msgstr"):
-            in_str, s = True, s[len("msgstr"):].lstrip()
+            in_str, s = True, s[len("msgstr") :].lstrip()
         elif not s.startswith('"'):
             in_str = False
         if in_str and s.startswith('"') and s.endswith('"'):
@@ -130,8 +140,13 @@ def python_texts(path: Path):
     comments = {id(n.value) for n in ast.walk(tree) if isinstance(n, ast.Expr)}  # docstrings: the developers'
     out = []
     for node in ast.walk(tree):
-        if id(node) not in comments and isinstance(node, ast.Constant) and isinstance(node.value, str) and CHINESE.search(node.value):
-            out.append((node.lineno, node.value, lines[node.lineno - 1:(node.end_lineno or node.lineno)]))
+        if (
+            id(node) not in comments
+            and isinstance(node, ast.Constant)
+            and isinstance(node.value, str)
+            and CHINESE.search(node.value)
+        ):
+            out.append((node.lineno, node.value, lines[node.lineno - 1 : (node.end_lineno or node.lineno)]))
     return out
 
 

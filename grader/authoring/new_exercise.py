@@ -17,6 +17,7 @@ passes on the skeleton once the stub and the fixture are generated, listing the 
 listing's book output) as pending. A refused id (malformed, or taken by an entry or a file)
 writes nothing.
 """
+
 from __future__ import annotations
 
 import json
@@ -70,7 +71,7 @@ def insert_entry(text: str, table: str, section: str, entry: str) -> tuple[str, 
         if lines[start].split("#")[0].strip() != f"[[{table}]]":
             continue
         end = headers[n + 1] if n + 1 < len(headers) else len(lines)
-        body = "\n".join(lines[start + 1:end])
+        body = "\n".join(lines[start + 1 : end])
         sec = re.search(r'(?m)^section\s*=\s*"([\d.]+)"', body)
         ident = re.search(r'(?m)^id\s*=\s*"([^"]+)"', body)
         blocks.append((start, end, sec.group(1) if sec else "0", ident.group(1) if ident else ""))
@@ -118,10 +119,13 @@ def plan(course: Course, ex_id: str, section: str | None, listing: str | None) -
         if any(lst.id == listing for lst in course.listings):
             raise Refused(t("new_listing_taken", listing=listing))
     file = f"{course.chapter}/{ex_id}.py"
-    files = {"solution": course.solutions_dir / file, "stub": course.exercises_dir / file,
-             "checks": course.checks_dir / f"test_{ex_id}.py",
-             "fixture": course.fixtures_dir / f"{ex_id}.safetensors",
-             "tests": course.root / "tests" / f"test_ex_{ex_id}.py"}
+    files = {
+        "solution": course.solutions_dir / file,
+        "stub": course.exercises_dir / file,
+        "checks": course.checks_dir / f"test_{ex_id}.py",
+        "fixture": course.fixtures_dir / f"{ex_id}.safetensors",
+        "tests": course.root / "tests" / f"test_ex_{ex_id}.py",
+    }
     if listing is not None:
         files["listing"] = PACKAGE_DIR / "listings" / f"{ex_id}.py"
     for lang in LANGS:
@@ -233,8 +237,14 @@ def _fill(template: str, **values: str) -> str:
     return re.sub(r"@([A-Z_]+)@", lambda m: values[m.group(1).lower()], template)
 
 
-def create(root=None, ex_id: str = "", section: str | None = None, title: str | None = None,
-           title_zh: str | None = None, listing: str | None = None) -> Skeleton:
+def create(
+    root=None,
+    ex_id: str = "",
+    section: str | None = None,
+    title: str | None = None,
+    title_zh: str | None = None,
+    listing: str | None = None,
+) -> Skeleton:
     """Write the skeleton of exercise `ex_id` in the course at or above `root` (module docstring)."""
     try:
         course = load(root, check_files=False)
@@ -247,28 +257,57 @@ def create(root=None, ex_id: str = "", section: str | None = None, title: str | 
     if any(bad in text for text in (title, title_zh or "") for bad in ("\n", "\\", '"""')):
         raise Refused(t("new_bad_title"))
     cite = f" (listing {listing})" if listing else ""
-    values = dict(section=own, title=title, title_lower=title[0].lower() + title[1:], id=ex_id, fn=fn,
-                  cite=cite, cite_fn=f", listing {listing}" if listing else "",
-                  listings=f", listings=[{_toml(listing)}]" if listing else "",
-                  listing=listing or "", slug=re.sub(r"\W", "_", listing or ""))
+    values = dict(
+        section=own,
+        title=title,
+        title_lower=title[0].lower() + title[1:],
+        id=ex_id,
+        fn=fn,
+        cite=cite,
+        cite_fn=f", listing {listing}" if listing else "",
+        listings=f", listings=[{_toml(listing)}]" if listing else "",
+        listing=listing or "",
+        slug=re.sub(r"\W", "_", listing or ""),
+    )
     solution = _fill(SOLUTION, **values)
     stubs.make_stub(solution, ex_id, files["solution"].name)  # a template the stub generator takes
-    entry = "\n".join([
-        "[[exercise]]", f"id = {_toml(ex_id)}", f"section = {_toml(own)}", f"title = {_toml(title)}",
-        f"title_zh = {_toml(title_zh or '')}" + ("" if title_zh else "  # TODO: in Chinese (pending)"),
-        f"file = {_toml(f'{course.chapter}/{ex_id}.py')}", f"listings = [{_toml(listing) if listing else ''}]",
-        "points = 1  # the sum of its checks' points"])
+    entry = "\n".join(
+        [
+            "[[exercise]]",
+            f"id = {_toml(ex_id)}",
+            f"section = {_toml(own)}",
+            f"title = {_toml(title)}",
+            f"title_zh = {_toml(title_zh or '')}" + ("" if title_zh else "  # TODO: in Chinese (pending)"),
+            f"file = {_toml(f'{course.chapter}/{ex_id}.py')}",
+            f"listings = [{_toml(listing) if listing else ''}]",
+            "points = 1  # the sum of its checks' points",
+        ]
+    )
     manifest = course.root / "course.toml"
     text, after = insert_entry(manifest.read_text(encoding="utf-8"), "exercise", own, entry)
     if listing:
-        text, _ = insert_entry(text, "listing", own, "\n".join([
-            "[[listing]]", f"id = {_toml(listing)}", f"section = {_toml(own)}",
-            f"title = {_toml(title)}  # TODO: the listing's caption in the book", 'title_zh = ""  # TODO: in Chinese (pending)']))
+        text, _ = insert_entry(
+            text,
+            "listing",
+            own,
+            "\n".join(
+                [
+                    "[[listing]]",
+                    f"id = {_toml(listing)}",
+                    f"section = {_toml(own)}",
+                    f"title = {_toml(title)}  # TODO: the listing's caption in the book",
+                    'title_zh = ""  # TODO: in Chinese (pending)',
+                ]
+            ),
+        )
     ids = [e["id"] for e in tomllib.loads(text).get("exercise", [])]
     assert ex_id in ids, ids  # the entry is a table of its own, in the manifest's order
     out = Skeleton(ex_id, own, fn, listing, course.root, files, after=after)
-    new_files = [(files["solution"], solution), (files["checks"], _fill(CHECKS, **values)),
-                 (files["tests"], _fill(TESTS, **values))]
+    new_files = [
+        (files["solution"], solution),
+        (files["checks"], _fill(CHECKS, **values)),
+        (files["tests"], _fill(TESTS, **values)),
+    ]
     if listing:
         new_files.append((files["listing"], _fill(LISTING, **values)))
     for path, body in new_files:
@@ -278,8 +317,13 @@ def create(root=None, ex_id: str = "", section: str | None = None, title: str | 
         out.written.append(path)
     for lang in LANGS:
         if lang != "en":
-            stub_i18n.update(solution, stubs.blocks(solution, files["solution"].name), files[f"po_{lang}"], lang,
-                             f"{course.title} {ex_id}")
+            stub_i18n.update(
+                solution,
+                stubs.blocks(solution, files["solution"].name),
+                files[f"po_{lang}"],
+                lang,
+                f"{course.title} {ex_id}",
+            )
             out.written.append(files[f"po_{lang}"])
     atomic.write_text(manifest, text, keep_mode=True)
     return out
@@ -288,13 +332,17 @@ def create(root=None, ex_id: str = "", section: str | None = None, title: str | 
 def steps(s: Skeleton) -> list[str]:
     """What is left to do, in order, each a line of the catalog (CONTRIBUTING.md says the same)."""
     rel = {role: path.relative_to(s.root).as_posix() for role, path in s.files.items()}
-    out = [t("new_step_write", solution=rel["solution"], checks=rel["checks"]),
-           t("new_step_stubs", stub=rel["stub"]),
-           t("new_step_fixtures", id=s.id, fixture=rel["fixture"]),
-           t("new_step_loop", id=s.id)]
+    out = [
+        t("new_step_write", solution=rel["solution"], checks=rel["checks"]),
+        t("new_step_stubs", stub=rel["stub"]),
+        t("new_step_fixtures", id=s.id, fixture=rel["fixture"]),
+        t("new_step_loop", id=s.id),
+    ]
     if s.listing:
         out.append(t("new_step_listing", listing=s.listing, module=rel["listing"]))
-    out += [t("new_step_mistakes", tests=rel["tests"]),
-            t("new_step_translate", po=", ".join(v for k, v in rel.items() if k.startswith("po_"))),
-            t("new_step_verify", id=s.id)]
+    out += [
+        t("new_step_mistakes", tests=rel["tests"]),
+        t("new_step_translate", po=", ".join(v for k, v in rel.items() if k.startswith("po_"))),
+        t("new_step_verify", id=s.id),
+    ]
     return out

@@ -10,6 +10,7 @@ text is (the module, a class or function by qualified name, `<name> TODO` for a 
 edits these files; `kata stubs --lang zh --update-catalogs` adds what the English gained and
 marks as fuzzy what it changed, and `kata verify` refuses a catalog that is incomplete or stale.
 """
+
 from __future__ import annotations
 
 import ast
@@ -39,10 +40,15 @@ class Text:
 
 def _docstring_nodes(tree: ast.Module):
     """(qualified name, the docstring's Constant node) of the module and every class and function."""
+
     def doc(node):
         body = getattr(node, "body", None)
-        if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
-                and isinstance(body[0].value.value, str):
+        if (
+            body
+            and isinstance(body[0], ast.Expr)
+            and isinstance(body[0].value, ast.Constant)
+            and isinstance(body[0].value.value, str)
+        ):
             return body[0].value
         return None
 
@@ -119,10 +125,10 @@ def translate_comments(source: str, blocks, catalog: dict[tuple[str, str], str])
             continue
         if c.inline:
             line = lines[c.first - 1]
-            lines[c.first - 1] = f"{line[:c.col]}# {' '.join(zh.splitlines())}\n"  # tokenize counts characters
+            lines[c.first - 1] = f"{line[: c.col]}# {' '.join(zh.splitlines())}\n"  # tokenize counts characters
         else:
-            indent = lines[c.first - 1][:c.col]
-            lines[c.first - 1:c.last] = [f"{indent}# {part}\n" for part in zh.splitlines()]
+            indent = lines[c.first - 1][: c.col]
+            lines[c.first - 1 : c.last] = [f"{indent}# {part}\n" for part in zh.splitlines()]
     return "".join(lines)
 
 
@@ -155,8 +161,7 @@ def load(path: Path) -> dict[tuple[str, str], str]:
 @functools.lru_cache(maxsize=128)
 def _load(path: str, mtime_ns: int, size: int) -> dict[tuple[str, str], str]:
     po = polib.pofile(path, wrapwidth=0)
-    return {(e.msgctxt or "", e.msgid): e.msgstr for e in po
-            if e.msgstr and not e.obsolete and "fuzzy" not in e.flags}
+    return {(e.msgctxt or "", e.msgid): e.msgstr for e in po if e.msgstr and not e.obsolete and "fuzzy" not in e.flags}
 
 
 def problems(source: str, blocks, path: Path) -> list[str]:
@@ -183,8 +188,10 @@ def problems(source: str, blocks, path: Path) -> list[str]:
         if (context, english) in keys and (lost := lost_code(english, translated)):
             out.append(t("stubi18n_lost_code", path=path, context=context, names=", ".join(lost)))
         if (context, english) in keys:
-            out += [t("stubi18n_in_context", path=path, context=context, problem=gap)
-                    for gap in spacing_problems(translated)]
+            out += [
+                t("stubi18n_in_context", path=path, context=context, problem=gap)
+                for gap in spacing_problems(translated)
+            ]
     return out
 
 
@@ -203,11 +210,16 @@ def code_names(english: str) -> list[tuple[str, str]]:
             continue
         text = line.strip()
         for m in _IDENT.finditer(text):
-            name, after = m.group(1), text[m.end():m.end() + 2]
-            if m.start() == 0 and re.match(r"\s*:", text[m.end():]):
+            name, after = m.group(1), text[m.end() : m.end() + 2]
+            if m.start() == 0 and re.match(r"\s*:", text[m.end() :]):
                 found.append((name, "defines"))
-            elif ("_" in name or "." in name or any(c.isdigit() for c in name) or after.startswith("(")
-                  or (after.startswith("=") and not after.startswith("=="))):
+            elif (
+                "_" in name
+                or "." in name
+                or any(c.isdigit() for c in name)
+                or after.startswith("(")
+                or (after.startswith("=") and not after.startswith("=="))
+            ):
                 found.append((name, "word"))
     return found
 
@@ -280,8 +292,10 @@ def translate_docstrings(source: str, catalog: dict[tuple[str, str], str]) -> tu
         offsets.append(offsets[-1] + len(line))
 
     def span(node) -> tuple[int, int]:  # ast.get_source_segment splits the whole source on each call
-        return (offsets[node.lineno - 1] + _char_col(lines[node.lineno - 1], node.col_offset),
-                offsets[node.end_lineno - 1] + _char_col(lines[node.end_lineno - 1], node.end_col_offset))
+        return (
+            offsets[node.lineno - 1] + _char_col(lines[node.lineno - 1], node.col_offset),
+            offsets[node.end_lineno - 1] + _char_col(lines[node.end_lineno - 1], node.end_col_offset),
+        )
 
     missing = []
     edits = []
@@ -291,7 +305,7 @@ def translate_docstrings(source: str, catalog: dict[tuple[str, str], str]) -> tu
             missing.append(name)
             continue
         first = lines[node.lineno - 1]
-        indent = first[:len(first) - len(first.lstrip())]
+        indent = first[: len(first) - len(first.lstrip())]
         start, end = span(node)
         raw = source[start:end]
         multiline = "\n" in raw and raw.rstrip("\"'").endswith("\n" + indent)

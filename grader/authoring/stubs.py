@@ -11,6 +11,7 @@ A solution marks what the student writes:
 Each block becomes `raise NotImplementedError("<exercise>: <what to write>")` at the block's
 indentation; signatures, docstrings, imports and everything outside the blocks stay.
 """
+
 from __future__ import annotations
 
 import ast
@@ -87,8 +88,9 @@ def blocks(source: str, filename: str = "<solution>") -> list[Block]:
     return found
 
 
-def make_stub(source: str, exercise_id: str, filename: str = "<solution>", lang: str = "en",
-              catalog: dict | None = None) -> str:
+def make_stub(
+    source: str, exercise_id: str, filename: str = "<solution>", lang: str = "en", catalog: dict | None = None
+) -> str:
     """The stub of a solution. `lang` other than English: its docstrings and "what to write"
     texts come from `catalog` (stub_i18n.load); a text with no translation stays English
     (`kata verify` reports it)."""
@@ -99,7 +101,7 @@ def make_stub(source: str, exercise_id: str, filename: str = "<solution>", lang:
     out: list[str] = []
     pos = 0
     for b in blocks(source, filename):
-        out += lines[pos:b.start - 1]
+        out += lines[pos : b.start - 1]
         what = (catalog or {}).get((b.owner + stub_i18n.TODO, b.text)) if lang != "en" else None
         msg = RAISE[lang].format(id=exercise_id, what=what or b.text or f"implement {b.owner}", owner=b.owner)
         out.append(f"{b.indent}raise NotImplementedError({msg!r})")
@@ -130,8 +132,10 @@ def signatures(source: str) -> dict[str, str]:
 
 
 # No title on the first two lines: Python reads "coding: ..." there as the file's encoding (PEP 263).
-HEADER = {"en": "# Exercise {id} (§{section}): replace each `raise NotImplementedError` with your code.\n",
-          "zh": "# 练习 {id}（§{section}）：把每个 `raise NotImplementedError` 换成你的代码。\n"}
+HEADER = {
+    "en": "# Exercise {id} (§{section}): replace each `raise NotImplementedError` with your code.\n",
+    "zh": "# 练习 {id}（§{section}）：把每个 `raise NotImplementedError` 换成你的代码。\n",
+}
 RAISE = {"en": "{id}: {what} (in {owner})", "zh": "{id}：{what}（在 {owner} 中）"}
 
 
@@ -157,8 +161,16 @@ def stub_text(course, ex, lang: str | None = None) -> str:
         if shipped.is_file():
             return shipped.read_text(encoding="utf-8")
     po = stub_i18n.catalog_path(course.root, lang, ex.file) if lang != "en" else None
-    return _stub(str(solution), _version(solution), str(po) if po else "", _version(po) if po else None,
-                 ex.id, ex.section, ex.file, lang)
+    return _stub(
+        str(solution),
+        _version(solution),
+        str(po) if po else "",
+        _version(po) if po else None,
+        ex.id,
+        ex.section,
+        ex.file,
+        lang,
+    )
 
 
 def _version(path) -> tuple[int, int] | None:
@@ -229,12 +241,17 @@ def update_catalogs(course) -> list[str]:
             stub_i18n.update(source, blocks(source, ex.file), path, lang, f"{course.title} {ex.id}")
             left = stub_i18n.problems(source, blocks(source, ex.file), path)
             rel = path.relative_to(course.root).as_posix()
-            out.append(t("catalog_to_translate", path=rel, count=len(left)) if left else t("catalog_complete", path=rel))
+            out.append(
+                t("catalog_to_translate", path=rel, count=len(left)) if left else t("catalog_complete", path=rel)
+            )
         errata.update(course.root, lang, course.title)  # ERRATA.md's entries, as `kata run --book` shows them
         left = errata.problems(course.root, lang, errata.wanted_ids(course))
         rel = errata.catalog_path(course.root, lang).relative_to(course.root).as_posix()
-        out.append(t("errata_to_translate" if len(left) == 1 else "errata_to_translate_n", path=rel, count=len(left))
-                   if left else t("catalog_complete", path=rel))
+        out.append(
+            t("errata_to_translate" if len(left) == 1 else "errata_to_translate_n", path=rel, count=len(left))
+            if left
+            else t("catalog_complete", path=rel)
+        )
     return out
 
 
@@ -250,7 +267,9 @@ def catalog_problems(course, ex) -> list[str]:
         if lang == "en":
             continue
         path = stub_i18n.catalog_path(course.root, lang, ex.file)
-        found += [p.replace(str(course.root) + "/", "") for p in stub_i18n.problems(source, blocks(source, ex.file), path)]
+        found += [
+            p.replace(str(course.root) + "/", "") for p in stub_i18n.problems(source, blocks(source, ex.file), path)
+        ]
         if _code_only(stub_text(course, ex, lang)) != english:
             found.append(t("stubs_code_differs", id=ex.id, language=lang))
     return found
@@ -260,9 +279,18 @@ def _code_only(text: str) -> str:
     tree = ast.parse(text)
     for node in ast.walk(tree):
         body = getattr(node, "body", None)
-        if isinstance(body, list) and body and isinstance(body[0], ast.Expr) \
-                and isinstance(body[0].value, ast.Constant) and isinstance(body[0].value.value, str):
+        if (
+            isinstance(body, list)
+            and body
+            and isinstance(body[0], ast.Expr)
+            and isinstance(body[0].value, ast.Constant)
+            and isinstance(body[0].value.value, str)
+        ):
             body[0].value.value = ""
-        if isinstance(node, ast.Raise) and isinstance(node.exc, ast.Call) and ast.unparse(node.exc.func) == "NotImplementedError":
+        if (
+            isinstance(node, ast.Raise)
+            and isinstance(node.exc, ast.Call)
+            and ast.unparse(node.exc.func) == "NotImplementedError"
+        ):
             node.exc.args = []
     return ast.dump(tree)

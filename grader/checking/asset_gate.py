@@ -13,6 +13,7 @@ disk) stops that grading as well, rather than skipping the checks that read it a
 The sandbox reads its own verified copy, made when it starts (grader/worker/client.py), so a
 change after that never reaches the student's code.
 """
+
 from __future__ import annotations
 
 from ..course import pins
@@ -28,8 +29,11 @@ def unavailable(course, exercises) -> list[str]:
     damaged), in pins.NEEDED_BY's order."""
     ids = {ex.id for ex in exercises}
     folder = course.assets_dir
-    return [name for name, needed_by in pins.NEEDED_BY.items()
-            if ids.intersection(needed_by) and not pins.matches(folder / name)]
+    return [
+        name
+        for name, needed_by in pins.NEEDED_BY.items()
+        if ids.intersection(needed_by) and not pins.matches(folder / name)
+    ]
 
 
 def reason(name: str) -> str:
@@ -47,8 +51,12 @@ def after(course, exercises, results, unmatched=()) -> None:
     trusted side found the asset missing or damaged while grading), or when the sandbox's copy of an
     asset these exercises need did not match its pin (`unmatched`: names, Sandbox.assets_unmatched)."""
     ids = {ex.id for ex in exercises}
-    names = [name for name, needed_by in pins.NEEDED_BY.items() if ids.intersection(needed_by)
-             and (name in unmatched or any(r.status == "skipped" and r.exercise in needed_by for r in results))]
+    names = [
+        name
+        for name, needed_by in pins.NEEDED_BY.items()
+        if ids.intersection(needed_by)
+        and (name in unmatched or any(r.status == "skipped" and r.exercise in needed_by for r in results))
+    ]
     _stop(names, exercises)
 
 
@@ -57,5 +65,6 @@ def _stop(names: list[str], exercises) -> None:
     if names:
         ids = {ex.id for ex in exercises}
         needing = sorted({i for n in names for i in pins.NEEDED_BY[n] if i in ids})
-        raise AssetUnavailable(t("grading_stopped_asset", exercises=", ".join(needing),
-                                 reason="; ".join(reason(n) for n in names)))
+        raise AssetUnavailable(
+            t("grading_stopped_asset", exercises=", ".join(needing), reason="; ".join(reason(n) for n in names))
+        )

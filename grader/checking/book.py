@@ -3,6 +3,7 @@
 Printed values are kept as the book prints them; whether each reproduces is recorded in
 ERRATA.md. Checks assert only the ones that do (see the entries' "Proved by").
 """
+
 import torch
 
 # Listing 1.1: "The next day is bright", 8-dimensional input embeddings.

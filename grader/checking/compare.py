@@ -7,6 +7,7 @@ never contains expected values. Known mistakes (`mistakes={...}`) are recognised
 Every text a check passes (`what=`, `expect`'s message, `CheckFailure`) is a `Msg(en, zh)` or a
 `code(...)`: a plain string is refused, so no check can forget the Chinese.
 """
+
 from __future__ import annotations
 
 import contextvars
@@ -104,16 +105,26 @@ def close_mask(actual: torch.Tensor, expected: torch.Tensor, tol: tolerances.Tol
 
 def matches(actual, expected: torch.Tensor, tol: str | tolerances.Tol) -> bool:
     tol = tolerances.get(tol) if isinstance(tol, str) else tol
-    return (isinstance(actual, torch.Tensor) and tuple(actual.shape) == tuple(expected.shape)
-            and bool(close_mask(actual, expected, tol).all()))
+    return (
+        isinstance(actual, torch.Tensor)
+        and tuple(actual.shape) == tuple(expected.shape)
+        and bool(close_mask(actual, expected, tol).all())
+    )
 
 
 RESULT = Msg("result", "结果")
 
 
-def expect_tensor(actual, expected: torch.Tensor, tol: str = "exact", what: Msg = RESULT,
-                  dtype: bool = True, mistakes: list[Mistake] | None = None, nonfinite: bool = False,
-                  specials: "dict[int, str] | None" = None) -> None:
+def expect_tensor(
+    actual,
+    expected: torch.Tensor,
+    tol: str = "exact",
+    what: Msg = RESULT,
+    dtype: bool = True,
+    mistakes: list[Mistake] | None = None,
+    nonfinite: bool = False,
+    specials: "dict[int, str] | None" = None,
+) -> None:
     """Fail with a teaching message unless `actual` equals `expected` within tolerance `tol`.
 
     A NaN or infinity in `actual` fails, even where `expected` holds one too: `expected` may be
@@ -135,8 +146,9 @@ def expect_tensor(actual, expected: torch.Tensor, tol: str = "exact", what: Msg 
     fail = functools.partial(CheckFailure, mistake=Msg(named.en, named.zh) if named else "")
     if tuple(actual.shape) != tuple(expected.shape):
         key = "shape_hidden" if hidden else "shape"  # hidden: not even the shape (it can follow the input)
-        raise fail(_join(_at(actual, t(key, what=what, expected=tuple(expected.shape), actual=tuple(actual.shape))),
-                         hint))
+        raise fail(
+            _join(_at(actual, t(key, what=what, expected=tuple(expected.shape), actual=tuple(actual.shape))), hint)
+        )
     if dtype and actual.dtype != expected.dtype:
         raise fail(_join(_at(actual, t("dtype", what=what, expected=expected.dtype, actual=actual.dtype)), hint))
     if actual.numel() == 0:
@@ -157,8 +169,16 @@ def expect_tensor(actual, expected: torch.Tensor, tol: str = "exact", what: Msg 
         raise fail(_join(t("values_hidden", what=what, bad=bad, total=a.numel(), tol=tolv), hint))
     if not (expected.is_floating_point() or expected.is_complex()):  # ids, masks, labels: a sequence
         first = int((~ok).flatten().nonzero()[0])
-        text = t("values_first", what=what, bad=bad, total=a.numel(), tol=tolv, index=_index(first, a.shape),
-                 expected=_int(expected.flatten()[first]), actual=_int(actual.flatten()[first]))
+        text = t(
+            "values_first",
+            what=what,
+            bad=bad,
+            total=a.numel(),
+            tol=tolv,
+            index=_index(first, a.shape),
+            expected=_int(expected.flatten()[first]),
+            actual=_int(actual.flatten()[first]),
+        )
         raise fail(_join(_at(actual, _join_named(text, _special_at(actual, expected, first, specials))), hint))
     err = (a - e).abs()
     err = torch.where(ok, torch.zeros_like(err), torch.where(torch.isnan(err), float("inf"), err))
@@ -166,9 +186,16 @@ def expect_tensor(actual, expected: torch.Tensor, tol: str = "exact", what: Msg 
     idx = _index(worst, a.shape)
     # a relative error only where the expected value is not 0 (err / 0 read "8.5e+13") nor infinite
     nonzero = ~ok & (e != 0) & torch.isfinite(e)
-    fields = dict(what=what, bad=bad, total=a.numel(), tol=tolv, index=idx,
-                  expected=_fmt(float(e.flatten()[worst])), actual=_fmt(float(a.flatten()[worst])),
-                  abs_err=float(err.max()))
+    fields = dict(
+        what=what,
+        bad=bad,
+        total=a.numel(),
+        tol=tolv,
+        index=idx,
+        expected=_fmt(float(e.flatten()[worst])),
+        actual=_fmt(float(a.flatten()[worst])),
+        abs_err=float(err.max()),
+    )
     if bool(nonzero.any()):
         rel = (err[nonzero] / e.abs()[nonzero]).max()
         raise fail(_join(_at(actual, t("values", rel_err=float(rel), **fields)), hint))
@@ -189,7 +216,7 @@ def _int(x: torch.Tensor) -> str:
 
 
 def _special_at(actual: torch.Tensor, expected: torch.Tensor, first: int, specials) -> str:
-    """"[CLS] missing at position 0" / "an extra [SEP] at position 5" where the first difference of
+    """ "[CLS] missing at position 0" / "an extra [SEP] at position 5" where the first difference of
     an id sequence is a special token the check names (`specials`: id -> name); else ""."""
     if not specials or expected.dtype == torch.bool or actual.is_floating_point() or actual.is_complex():
         return ""
@@ -217,8 +244,11 @@ def expect_equal(actual, expected, what: Msg = RESULT, specials: "dict[int, str]
     """Plain values (ints, strings, tuples of them) compared exactly. Two sequences of ints (token
     ids) name their first difference, and `specials` (id -> name) a special token missing or extra there."""
     what = _text(what, "expect_equal(what=...)")
-    if actual != expected or type(actual) is not type(expected) and not (
-            isinstance(actual, (int, float)) and isinstance(expected, (int, float))):
+    if (
+        actual != expected
+        or type(actual) is not type(expected)
+        and not (isinstance(actual, (int, float)) and isinstance(expected, (int, float)))
+    ):
         if HIDDEN.get():
             raise CheckFailure(t("hidden_failed", what=what))
         text = t("not_equal", what=what, expected=repr(expected), actual=repr(actual))
@@ -226,18 +256,23 @@ def expect_equal(actual, expected, what: Msg = RESULT, specials: "dict[int, str]
             a, e = list(actual), list(expected)
             first = next((i for i, (x, y) in enumerate(zip(a, e)) if x != y), min(len(a), len(e)))
             if first < min(len(a), len(e)):
-                text = t("with_first_difference", message=text, first=t(
-                    "first_difference", index=first, expected=e[first], actual=a[first]))
+                text = t(
+                    "with_first_difference",
+                    message=text,
+                    first=t("first_difference", index=first, expected=e[first], actual=a[first]),
+                )
                 text = _join_named(text, _special(e[first], a[first], first, specials))
             else:
-                text = t("with_first_difference", message=text, first=t(
-                    "length_difference", expected=len(e), actual=len(a), index=first))
+                text = t(
+                    "with_first_difference",
+                    message=text,
+                    first=t("length_difference", expected=len(e), actual=len(a), index=first),
+                )
         raise CheckFailure(_at(actual, text))
 
 
 def _int_sequence(value) -> bool:
-    return (isinstance(value, (list, tuple)) and len(value) <= 1_000_000
-            and all(type(x) is int for x in value))
+    return isinstance(value, (list, tuple)) and len(value) <= 1_000_000 and all(type(x) is int for x in value)
 
 
 def expect(condition: bool, message: Msg) -> None:

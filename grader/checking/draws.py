@@ -36,6 +36,7 @@ honest rule, drawn in any style and order, fails for no seed (tests/test_draws.p
 exercises' tests run the statistics on several honest styles x 20 seeds); the fakes above are
 off by tens of standard deviations.
 """
+
 from __future__ import annotations
 
 import math
@@ -46,14 +47,28 @@ import torch
 
 from ..course.messages import Msg
 
-Z = 6.5          # bound of a normal statistic, in standard deviations
-TAIL = 1e-10     # bound of a chi-square tail probability
+Z = 6.5  # bound of a normal statistic, in standard deviations
+TAIL = 1e-10  # bound of a chi-square tail probability
 Z_OFFSETS = 7.0  # bound of the scan over every offset between two elements (see _offset_finding)
-MIN_PAIRS = 10   # an offset is tested where independent draws expect at least this many pairs chosen
+MIN_PAIRS = 10  # an offset is tested where independent draws expect at least this many pairs chosen
 CATEGORY_LAGS = 3
 # which finding a message names first: the one that says most plainly what the rule does instead
-ORDER = ["ineligible", "rate", "region", "same_mask", "count_fixed", "calls_alike", "count_wild", "rows_alike", "rows_even", "rows_uneven",
-         "neighbours", "count_residue", "count_shape", "triples"]
+ORDER = [
+    "ineligible",
+    "rate",
+    "region",
+    "same_mask",
+    "count_fixed",
+    "calls_alike",
+    "count_wild",
+    "rows_alike",
+    "rows_even",
+    "rows_uneven",
+    "neighbours",
+    "count_residue",
+    "count_shape",
+    "triples",
+]
 
 
 def ones(t: torch.Tensor) -> int:
@@ -72,6 +87,7 @@ def ones_along(t: torch.Tensor, dims) -> torch.Tensor:
 class Finding:
     """One property of the rule that the draws break: `kind` names it, `got` and `want` are the
     statistic and what independent draws give, `detail` the numbers a message may show."""
+
     kind: str
     got: float
     want: float
@@ -114,7 +130,7 @@ def _autocorr(x: torch.Tensor) -> torch.Tensor:
     n, L = x.shape
     f = torch.fft.rfft2(x.double(), s=(2 * n, 2 * L))
     a = torch.fft.irfft2(f * f.conj(), s=(2 * n, 2 * L))[:n]
-    return torch.cat([a[:, L + 1:], a[:, :L]], dim=1).round()
+    return torch.cat([a[:, L + 1 :], a[:, :L]], dim=1).round()
 
 
 def _all_pairs(n: int, L: int) -> torch.Tensor:
@@ -125,8 +141,9 @@ def _all_pairs(n: int, L: int) -> torch.Tensor:
     return rows * lags
 
 
-def _offset_finding(calls, p: float, kind: str | None = None, detail: dict | None = None,
-                    eligible_pairs: dict | None = None) -> Finding | None:
+def _offset_finding(
+    calls, p: float, kind: str | None = None, detail: dict | None = None, eligible_pairs: dict | None = None
+) -> Finding | None:
     """The offset at which chosen elements pair up least like independent draws, if any is beyond
     Z_OFFSETS. The rows of all calls with rows of one length, in call order, are one sequence;
     for every row offset dr (the same call's rows, then the next calls') and every column lag dl,
@@ -295,11 +312,17 @@ def region_findings(draws, p: float, axes: list | None = None) -> list[Finding]:
         n, k, idx = n[use], k[use], torch.arange(shape[a])[use]
         z = (k - n * p) / (n * p * q).sqrt()
         worst = int(z.abs().argmax())
-        stat, dof = float((z ** 2).sum()), int(use.sum())
+        stat, dof = float((z**2).sum()), int(use.sum())
         if abs(float(z[worst])) > Z or _chi2_tails(stat, dof)[1] < TAIL:
             name = axes[a] if axes and a < len(axes) else f"axis {a}"
-            return [Finding("region", float(k[worst] / n[worst]), p,
-                            {"axis": name, "index": int(idx[worst]), "n": int(n[worst]), "size": shape[a]})]
+            return [
+                Finding(
+                    "region",
+                    float(k[worst] / n[worst]),
+                    p,
+                    {"axis": name, "index": int(idx[worst]), "n": int(n[worst]), "size": shape[a]},
+                )
+            ]
     return []
 
 
@@ -379,12 +402,12 @@ def uniform_findings(values: torch.Tensor, high: int, bins: int = 10) -> list[Fi
 # independent pieces gets right: three elements drawn as a, b and (a + b) mod 1 are pairwise
 # independent, and a count rounded to a multiple of 16 (then spread to keep its variance) has
 # the right mean and variance. So the shape of the count distribution and triples are read too.
-RESIDUES = range(2, 17)   # the rows' counts modulo m
-MIN_CELL = 10             # a cell of a goodness-of-fit test expects at least this many rows
-WINDOW = 16               # triples (i, i + d1, i + d2), 0 < d1 < d2 <= WINDOW, along a row
-ROW_WINDOW = 4            # ... across rows r, r + d1, r + d2
-CALL_WINDOW = 6           # ... across calls c, c + d1, c + d2 (the same element)
-BLOCK_BITS = range(2, 9)   # triples {i, j, i | j} of disjoint bit sets inside blocks of 2^k - 1
+RESIDUES = range(2, 17)  # the rows' counts modulo m
+MIN_CELL = 10  # a cell of a goodness-of-fit test expects at least this many rows
+WINDOW = 16  # triples (i, i + d1, i + d2), 0 < d1 < d2 <= WINDOW, along a row
+ROW_WINDOW = 4  # ... across rows r, r + d1, r + d2
+CALL_WINDOW = 6  # ... across calls c, c + d1, c + d2 (the same element)
+BLOCK_BITS = range(2, 9)  # triples {i, j, i | j} of disjoint bit sets inside blocks of 2^k - 1
 CALL_BLOCK_BITS = range(2, 5)
 
 
@@ -467,7 +490,7 @@ def _count_shape_findings(calls, p: float) -> list[Finding]:
 def _phi3(p: float) -> float:
     """Variance over mean of a count of chosen triples among shifted copies of one triple: each
     overlaps at most 6 others (in one element, covariance p^5 (1 - p), or two, p^4 (1 - p^2))."""
-    return (1 - p ** 3) + 6 * p * (1 - p * p)
+    return (1 - p**3) + 6 * p * (1 - p * p)
 
 
 def _triple_score(s: float, lam: float, phi: float) -> float:
@@ -492,9 +515,9 @@ def _window_triples(x: torch.Tensor, e: torch.Tensor, p: float, window: int):
         words = np.concatenate([words, np.zeros((w, words.shape[1]), dtype=words.dtype)])
         out = np.zeros((w, w), dtype=np.int64)
         for d1 in range(1, w):
-            first = words[:T] & words[d1:d1 + T]
+            first = words[:T] & words[d1 : d1 + T]
             for d2 in range(d1 + 1, w + 1):
-                out[d1 - 1, d2 - 1] = int(np.bitwise_count(first & words[d2:d2 + T]).sum(dtype=np.int64))
+                out[d1 - 1, d2 - 1] = int(np.bitwise_count(first & words[d2 : d2 + T]).sum(dtype=np.int64))
         return out
 
     s = counts(x)
@@ -508,7 +531,7 @@ def _window_triples(x: torch.Tensor, e: torch.Tensor, p: float, window: int):
     for d1 in range(1, w):
         for d2 in range(d1 + 1, w + 1):
             got, pairs = float(s[d1 - 1, d2 - 1]), float(n[d1 - 1, d2 - 1])
-            z = _triple_score(got, pairs * p ** 3, phi)
+            z = _triple_score(got, pairs * p**3, phi)
             if best is None or z > best[0]:
                 best = (z, d1, d2, int(got), int(pairs))
     return best
@@ -522,7 +545,7 @@ def _block_lines(bits: int):
     2^bits, the triples a sum-of-seeds construction ties; and the variance-over-mean bound of
     their count in one block of independent draws (two share at most one position)."""
     if bits not in _LINES:
-        B = 2 ** bits - 1
+        B = 2**bits - 1
         i, j = torch.meshgrid(torch.arange(1, B + 1), torch.arange(1, B + 1), indexing="ij")
         ok = ((i & j) == 0) & (i < j)
         i, j = i[ok], j[ok]
@@ -553,7 +576,7 @@ def _line_count(v: torch.Tensor, lines: torch.Tensor) -> int:
     step = max(1, (1 << 22) // max(1, words.shape[1]))  # about 32 MB of words at a time
     total = 0
     for at in range(0, len(idx), step):
-        chunk = idx[at:at + step]
+        chunk = idx[at : at + step]
         both = words[chunk[:, 0]] & words[chunk[:, 1]] & words[chunk[:, 2]]
         total += int(np.bitwise_count(both).sum(dtype=np.int64))
     return total
@@ -564,20 +587,20 @@ def _block_triples(seqs, p: float, bits_range, phases: bool):
     (dim 0), aligned at 0 (or at every phase), the triples of _block_lines inside each block."""
     best = None
     for bits in bits_range:
-        B = 2 ** bits - 1
+        B = 2**bits - 1
         lines, share = _block_lines(bits)
-        phi = (1 - p ** 3) + share * p * p * (1 - p)
-        for phase in (range(B) if phases else [0]):
+        phi = (1 - p**3) + share * p * p * (1 - p)
+        for phase in range(B) if phases else [0]:
             s = n = 0
             for x, e in seqs:
                 nb = (x.shape[0] - phase) // B
                 if nb < 1:
                     continue
-                xb = x[phase:phase + nb * B].reshape(nb, B, -1)
-                eb = e[phase:phase + nb * B].reshape(nb, B, -1)
+                xb = x[phase : phase + nb * B].reshape(nb, B, -1)
+                eb = e[phase : phase + nb * B].reshape(nb, B, -1)
                 s += _line_count(xb, lines)
                 n += len(lines) * eb.numel() // B if bool(eb.all()) else _line_count(eb, lines)
-            z = _triple_score(s, n * p ** 3, phi)
+            z = _triple_score(s, n * p**3, phi)
             if best is None or z > best[0]:
                 best = (z, B, phase, s, n)
     return best
@@ -611,14 +634,18 @@ def _triple_findings(calls, p: float) -> list[Finding]:
             r = _window_triples(x, e, p, CALL_WINDOW)
             if r:
                 cands.append(("calls", r))
-            r = _block_triples([(x, e)], p, [b for b in CALL_BLOCK_BITS if 2 ** b - 1 <= len(group)], True)
+            r = _block_triples([(x, e)], p, [b for b in CALL_BLOCK_BITS if 2**b - 1 <= len(group)], True)
             if r:
                 cands.append(("call_block", r))
     flat: dict = {}
     for c, e in calls:  # calls of one size side by side: dim 0 is the flat position in a call
         flat.setdefault(c.numel(), []).append(((c & e).reshape(-1), e.reshape(-1)))
-    r = _block_triples([(torch.stack([c for c, _ in g], 1), torch.stack([m for _, m in g], 1)) for g in flat.values()],
-                       p, BLOCK_BITS, False)
+    r = _block_triples(
+        [(torch.stack([c for c, _ in g], 1), torch.stack([m for _, m in g], 1)) for g in flat.values()],
+        p,
+        BLOCK_BITS,
+        False,
+    )
     if r:
         cands.append(("block", r))
     if not cands:
@@ -631,7 +658,7 @@ def _triple_findings(calls, p: float) -> list[Finding]:
         detail.update(first=a, second=b)
     else:
         detail.update(block=a, phase=b)
-    return [Finding("triples", s / n, p ** 3, detail)]
+    return [Finding("triples", s / n, p**3, detail)]
 
 
 # ----------------------------------------------------------------------------- messages
@@ -645,151 +672,303 @@ def describe(finding: Finding, what: Msg, drawn: Msg, hint: Msg, outcome_names: 
     k, got, want = finding.kind, _f(finding.got), _f(finding.want)
     d = finding.detail
     if k == "ineligible":
-        return Msg("{what}: an element that must never be {drawn} was {drawn}: {hint}",
-                   "{what}：不应被{drawn}的元素被{drawn}了：{hint}", what=what, drawn=drawn, hint=hint)
+        return Msg(
+            "{what}: an element that must never be {drawn} was {drawn}: {hint}",
+            "{what}：不应被{drawn}的元素被{drawn}了：{hint}",
+            what=what,
+            drawn=drawn,
+            hint=hint,
+        )
     if k == "rate":
-        return Msg("{what}: {got} of the {n} elements were {drawn}; {want} should be: {hint}",
-                   "{what}：{n} 个元素中有 {got} 被{drawn}；应为 {want}：{hint}",
-                   what=what, drawn=drawn, hint=hint, got=got, want=want, n=d["n"])
+        return Msg(
+            "{what}: {got} of the {n} elements were {drawn}; {want} should be: {hint}",
+            "{what}：{n} 个元素中有 {got} 被{drawn}；应为 {want}：{hint}",
+            what=what,
+            drawn=drawn,
+            hint=hint,
+            got=got,
+            want=want,
+            n=d["n"],
+        )
     if k == "region":
-        return Msg("{what}: at {axis} {index} (of {size}) {got} of the {n} elements were {drawn}; {want} should be, "
-                   "at every index of every axis: a part of the input is drawn apart from the rest (by its position, "
-                   "its size or its place in the batch). {hint}",
-                   "{what}：在{axis} {index}（共 {size}）处，{n} 个元素中有 {got} 被{drawn}；每个轴的每个位置都应为 {want}："
-                   "输入的某一部分（按位置、大小或在批次中的位置）没有按同样的规则抽样。{hint}",
-                   what=what, drawn=drawn, hint=hint, got=got, want=want, n=d["n"], axis=d["axis"], index=d["index"],
-                   size=d["size"])
+        return Msg(
+            "{what}: at {axis} {index} (of {size}) {got} of the {n} elements were {drawn}; {want} should be, "
+            "at every index of every axis: a part of the input is drawn apart from the rest (by its position, "
+            "its size or its place in the batch). {hint}",
+            "{what}：在{axis} {index}（共 {size}）处，{n} 个元素中有 {got} 被{drawn}；每个轴的每个位置都应为 {want}："
+            "输入的某一部分（按位置、大小或在批次中的位置）没有按同样的规则抽样。{hint}",
+            what=what,
+            drawn=drawn,
+            hint=hint,
+            got=got,
+            want=want,
+            n=d["n"],
+            axis=d["axis"],
+            index=d["index"],
+            size=d["size"],
+        )
     if k == "count_fixed":
-        return Msg("{what}: over {calls} calls the number of elements {drawn} hardly varies ({got} of the spread "
-                   "that independent draws give): the count is fixed, not drawn. Each element is {drawn} by a draw "
-                   "of its own, so the count varies from call to call as Binomial(n, p) does: {hint}",
-                   "{what}：在 {calls} 次调用中，被{drawn}的元素个数几乎不变（只有独立抽样应有波动的 {got}）：个数是固定的，"
-                   "而不是抽出来的。每个元素都由它自己的一次抽样决定是否被{drawn}，所以个数在每次调用之间按 Binomial(n, p) "
-                   "波动：{hint}", what=what, drawn=drawn, hint=hint, got=got, calls=d["calls"])
+        return Msg(
+            "{what}: over {calls} calls the number of elements {drawn} hardly varies ({got} of the spread "
+            "that independent draws give): the count is fixed, not drawn. Each element is {drawn} by a draw "
+            "of its own, so the count varies from call to call as Binomial(n, p) does: {hint}",
+            "{what}：在 {calls} 次调用中，被{drawn}的元素个数几乎不变（只有独立抽样应有波动的 {got}）：个数是固定的，"
+            "而不是抽出来的。每个元素都由它自己的一次抽样决定是否被{drawn}，所以个数在每次调用之间按 Binomial(n, p) "
+            "波动：{hint}",
+            what=what,
+            drawn=drawn,
+            hint=hint,
+            got=got,
+            calls=d["calls"],
+        )
     if k == "count_wild":
-        return Msg("{what}: over {calls} calls the number of elements {drawn} varies {got} times as much as "
-                   "independent draws allow: one draw decides for many elements at once. {hint}",
-                   "{what}：在 {calls} 次调用中，被{drawn}的元素个数的波动是独立抽样所允许的 {got} 倍：一次抽样同时决定了许多"
-                   "元素。{hint}", what=what, drawn=drawn, hint=hint, got=got, calls=d["calls"])
+        return Msg(
+            "{what}: over {calls} calls the number of elements {drawn} varies {got} times as much as "
+            "independent draws allow: one draw decides for many elements at once. {hint}",
+            "{what}：在 {calls} 次调用中，被{drawn}的元素个数的波动是独立抽样所允许的 {got} 倍：一次抽样同时决定了许多"
+            "元素。{hint}",
+            what=what,
+            drawn=drawn,
+            hint=hint,
+            got=got,
+            calls=d["calls"],
+        )
     if k == "rows_even":
-        return Msg("{what}: every row has almost exactly p of its elements {drawn} ({got} of the spread that "
-                   "independent draws give over {rows} rows): a fixed stride or a fixed count per row is not "
-                   "the rule. {hint}",
-                   "{what}：每一行被{drawn}的元素比例几乎都恰好是 p（在 {rows} 行上只有独立抽样应有波动的 {got}）：固定步长"
-                   "或每行固定个数都不是规则。{hint}", what=what, drawn=drawn, hint=hint, got=got, rows=d["rows"])
+        return Msg(
+            "{what}: every row has almost exactly p of its elements {drawn} ({got} of the spread that "
+            "independent draws give over {rows} rows): a fixed stride or a fixed count per row is not "
+            "the rule. {hint}",
+            "{what}：每一行被{drawn}的元素比例几乎都恰好是 p（在 {rows} 行上只有独立抽样应有波动的 {got}）：固定步长"
+            "或每行固定个数都不是规则。{hint}",
+            what=what,
+            drawn=drawn,
+            hint=hint,
+            got=got,
+            rows=d["rows"],
+        )
     if k == "rows_uneven":
-        return Msg("{what}: the rows differ far more than independent draws allow ({got} times the spread over "
-                   "{rows} rows): a draw decides for a whole row or a block. {hint}",
-                   "{what}：各行之间的差异远大于独立抽样所允许的（在 {rows} 行上是应有波动的 {got} 倍）：一次抽样决定了"
-                   "整行或一整块。{hint}", what=what, hint=hint, got=got, rows=d["rows"])
+        return Msg(
+            "{what}: the rows differ far more than independent draws allow ({got} times the spread over "
+            "{rows} rows): a draw decides for a whole row or a block. {hint}",
+            "{what}：各行之间的差异远大于独立抽样所允许的（在 {rows} 行上是应有波动的 {got} 倍）：一次抽样决定了"
+            "整行或一整块。{hint}",
+            what=what,
+            hint=hint,
+            got=got,
+            rows=d["rows"],
+        )
     if k == "neighbours":
-        return Msg("{what}: two elements {lag} apart in a row were both {drawn} {got} of the time; independent "
-                   "draws give p x p = {want}: the elements are spaced or tied to their neighbours (a stride, a "
-                   "pattern). {hint}",
-                   "{what}：同一行中相距 {lag} 的两个元素同时被{drawn}的比例是 {got}；独立抽样应为 p x p = {want}：这些元素"
-                   "是按间隔排列的，或与相邻元素相关（固定步长、固定模式）。{hint}",
-                   what=what, drawn=drawn, hint=hint, got=got, want=want, lag=d["lag"])
+        return Msg(
+            "{what}: two elements {lag} apart in a row were both {drawn} {got} of the time; independent "
+            "draws give p x p = {want}: the elements are spaced or tied to their neighbours (a stride, a "
+            "pattern). {hint}",
+            "{what}：同一行中相距 {lag} 的两个元素同时被{drawn}的比例是 {got}；独立抽样应为 p x p = {want}：这些元素"
+            "是按间隔排列的，或与相邻元素相关（固定步长、固定模式）。{hint}",
+            what=what,
+            drawn=drawn,
+            hint=hint,
+            got=got,
+            want=want,
+            lag=d["lag"],
+        )
     if k == "rows_alike":
-        return Msg("{what}: two elements {rows} row(s) apart and {lag} column(s) to the side were both {drawn} {got} "
-                   "of the time; independent draws give p x p = {want}: every row gets its own draws, not a copy or "
-                   "a shift of another row's. {hint}",
-                   "{what}：相隔 {rows} 行、横向相距 {lag} 列的两个元素同时被{drawn}的比例是 {got}；独立抽样应为 "
-                   "p x p = {want}：每一行都要有自己的抽样，而不是另一行的副本或平移。{hint}",
-                   what=what, drawn=drawn, hint=hint, got=got, want=want, rows=d.get("rows", 1), lag=d.get("lag", 0))
+        return Msg(
+            "{what}: two elements {rows} row(s) apart and {lag} column(s) to the side were both {drawn} {got} "
+            "of the time; independent draws give p x p = {want}: every row gets its own draws, not a copy or "
+            "a shift of another row's. {hint}",
+            "{what}：相隔 {rows} 行、横向相距 {lag} 列的两个元素同时被{drawn}的比例是 {got}；独立抽样应为 "
+            "p x p = {want}：每一行都要有自己的抽样，而不是另一行的副本或平移。{hint}",
+            what=what,
+            drawn=drawn,
+            hint=hint,
+            got=got,
+            want=want,
+            rows=d.get("rows", 1),
+            lag=d.get("lag", 0),
+        )
     if k in ("calls_alike", "same_mask"):
         if not d.get("rows") and not d.get("lag"):
-            return Msg("{what}: the same element was {drawn} in two calls {calls} apart {got} of the time; "
-                       "independent draws give p x p = {want}: draw a new mask on every call. {hint}",
-                       "{what}：同一个元素在相隔 {calls} 次的两次调用中都被{drawn}的比例是 {got}；独立抽样应为 p x p = "
-                       "{want}：每次调用都要重新抽取掩码。{hint}",
-                       what=what, drawn=drawn, hint=hint, got=got, want=want, calls=d.get("calls", 1))
-        return Msg("{what}: an element, and the element {rows} row(s) down and {lag} column(s) to the side of it "
-                   "{calls} call(s) later, were both {drawn} {got} of the time; independent draws give p x p = "
-                   "{want}: draw a new mask on every call. {hint}",
-                   "{what}：一个元素，与 {calls} 次调用之后向下 {rows} 行、横向 {lag} 列的元素，同时被{drawn}的比例是 {got}；"
-                   "独立抽样应为 p x p = {want}：每次调用都要重新抽取掩码。{hint}",
-                   what=what, drawn=drawn, hint=hint, got=got, want=want, calls=d.get("calls", 1), rows=d.get("rows", 0),
-                   lag=d.get("lag", 0))
+            return Msg(
+                "{what}: the same element was {drawn} in two calls {calls} apart {got} of the time; "
+                "independent draws give p x p = {want}: draw a new mask on every call. {hint}",
+                "{what}：同一个元素在相隔 {calls} 次的两次调用中都被{drawn}的比例是 {got}；独立抽样应为 p x p = "
+                "{want}：每次调用都要重新抽取掩码。{hint}",
+                what=what,
+                drawn=drawn,
+                hint=hint,
+                got=got,
+                want=want,
+                calls=d.get("calls", 1),
+            )
+        return Msg(
+            "{what}: an element, and the element {rows} row(s) down and {lag} column(s) to the side of it "
+            "{calls} call(s) later, were both {drawn} {got} of the time; independent draws give p x p = "
+            "{want}: draw a new mask on every call. {hint}",
+            "{what}：一个元素，与 {calls} 次调用之后向下 {rows} 行、横向 {lag} 列的元素，同时被{drawn}的比例是 {got}；"
+            "独立抽样应为 p x p = {want}：每次调用都要重新抽取掩码。{hint}",
+            what=what,
+            drawn=drawn,
+            hint=hint,
+            got=got,
+            want=want,
+            calls=d.get("calls", 1),
+            rows=d.get("rows", 0),
+            lag=d.get("lag", 0),
+        )
     if k == "count_residue":
-        return Msg("{what}: in {got} of {rows} rows the number of elements {drawn} leaves the remainder {rest} when "
-                   "divided by {mod}; independent draws give {want}: the count of a row is rounded or adjusted, not "
-                   "the sum of its elements' own draws. {hint}",
-                   "{what}：在 {rows} 行中，有 {got} 的行被{drawn}的元素个数除以 {mod} 余 {rest}；独立抽样应为 {want}："
-                   "每行的个数被取整或调整过，而不是由各元素自己的抽样加起来的。{hint}",
-                   what=what, drawn=drawn, hint=hint, got=got, want=want, rows=d.get("rows", 0), mod=d.get("mod", 2),
-                   rest=d.get("rest", 0))
+        return Msg(
+            "{what}: in {got} of {rows} rows the number of elements {drawn} leaves the remainder {rest} when "
+            "divided by {mod}; independent draws give {want}: the count of a row is rounded or adjusted, not "
+            "the sum of its elements' own draws. {hint}",
+            "{what}：在 {rows} 行中，有 {got} 的行被{drawn}的元素个数除以 {mod} 余 {rest}；独立抽样应为 {want}："
+            "每行的个数被取整或调整过，而不是由各元素自己的抽样加起来的。{hint}",
+            what=what,
+            drawn=drawn,
+            hint=hint,
+            got=got,
+            want=want,
+            rows=d.get("rows", 0),
+            mod=d.get("mod", 2),
+            rest=d.get("rest", 0),
+        )
     if k == "count_shape":
-        return Msg("{what}: over {rows} rows the numbers of elements {drawn} are not spread as Binomial(n, p) is "
-                   "(the right mean and variance, the wrong shape): every element is {drawn} by a draw of its own. "
-                   "{hint}",
-                   "{what}：在 {rows} 行上，被{drawn}的元素个数的分布不是 Binomial(n, p)（均值和方差都对，形状不对）："
-                   "每个元素都要由它自己的一次抽样决定是否被{drawn}。{hint}",
-                   what=what, drawn=drawn, hint=hint, rows=d.get("rows", 0))
+        return Msg(
+            "{what}: over {rows} rows the numbers of elements {drawn} are not spread as Binomial(n, p) is "
+            "(the right mean and variance, the wrong shape): every element is {drawn} by a draw of its own. "
+            "{hint}",
+            "{what}：在 {rows} 行上，被{drawn}的元素个数的分布不是 Binomial(n, p)（均值和方差都对，形状不对）："
+            "每个元素都要由它自己的一次抽样决定是否被{drawn}。{hint}",
+            what=what,
+            drawn=drawn,
+            hint=hint,
+            rows=d.get("rows", 0),
+        )
     if k == "triples":
-        where = {"row": Msg("three elements of a row, {first} and {second} apart",
-                            "同一行中相距 {first} 和 {second} 的三个元素", first=d.get("first", 0), second=d.get("second", 0)),
-                 "rows": Msg("three elements of one column, {first} and {second} rows apart",
-                             "同一列中相隔 {first} 行和 {second} 行的三个元素", first=d.get("first", 0),
-                             second=d.get("second", 0)),
-                 "calls": Msg("the same element in three calls, {first} and {second} calls apart",
-                              "同一个元素在相隔 {first} 次和 {second} 次的三次调用中", first=d.get("first", 0),
-                              second=d.get("second", 0)),
-                 "block": Msg("three elements of a block of {block} (in the order of memory)",
-                              "（按内存顺序）每 {block} 个元素一块、块中的三个元素", block=d.get("block", 0)),
-                 "call_block": Msg("the same element in three calls of a block of {block} calls",
-                                   "同一个元素在每 {block} 次调用一组、组内的三次调用中", block=d.get("block", 0))}
+        where = {
+            "row": Msg(
+                "three elements of a row, {first} and {second} apart",
+                "同一行中相距 {first} 和 {second} 的三个元素",
+                first=d.get("first", 0),
+                second=d.get("second", 0),
+            ),
+            "rows": Msg(
+                "three elements of one column, {first} and {second} rows apart",
+                "同一列中相隔 {first} 行和 {second} 行的三个元素",
+                first=d.get("first", 0),
+                second=d.get("second", 0),
+            ),
+            "calls": Msg(
+                "the same element in three calls, {first} and {second} calls apart",
+                "同一个元素在相隔 {first} 次和 {second} 次的三次调用中",
+                first=d.get("first", 0),
+                second=d.get("second", 0),
+            ),
+            "block": Msg(
+                "three elements of a block of {block} (in the order of memory)",
+                "（按内存顺序）每 {block} 个元素一块、块中的三个元素",
+                block=d.get("block", 0),
+            ),
+            "call_block": Msg(
+                "the same element in three calls of a block of {block} calls",
+                "同一个元素在每 {block} 次调用一组、组内的三次调用中",
+                block=d.get("block", 0),
+            ),
+        }
         at = where.get(d.get("along"), Msg("three elements", "三个元素"))
-        return Msg("{what}: {at} were all {drawn} {got} of the time; independent draws give p x p x p = {want}: "
-                   "every pair looks independent, but the third is computed from the other two (a + b mod 1 is "
-                   "not a draw). {hint}",
-                   "{what}：{at}全部被{drawn}的比例是 {got}；独立抽样应为 p x p x p = {want}：任意两个看起来都是独立的，"
-                   "但第三个是由另外两个算出来的（a + b mod 1 不是一次抽样）。{hint}",
-                   what=what, drawn=drawn, hint=hint, got=got, want=want, at=at)
+        return Msg(
+            "{what}: {at} were all {drawn} {got} of the time; independent draws give p x p x p = {want}: "
+            "every pair looks independent, but the third is computed from the other two (a + b mod 1 is "
+            "not a draw). {hint}",
+            "{what}：{at}全部被{drawn}的比例是 {got}；独立抽样应为 p x p x p = {want}：任意两个看起来都是独立的，"
+            "但第三个是由另外两个算出来的（a + b mod 1 不是一次抽样）。{hint}",
+            what=what,
+            drawn=drawn,
+            hint=hint,
+            got=got,
+            want=want,
+            at=at,
+        )
     names = outcome_names or {}
     if k == "outcome_cycle":
-        return Msg("{what}: when a chosen token {a}, the chosen token {lag} after it {b} {got} of the time; "
-                   "independent draws give {want}: each chosen token draws its own outcome, independent of the "
-                   "ones before it (a fixed cycle is not the rule). {hint}",
-                   "{what}：当一个被选中的词元{a}时，它之后第 {lag} 个被选中的词元{b}的比例是 {got}；独立抽样应为 {want}："
-                   "每个被选中的词元都独立地抽取自己的结果，与前面的词元无关（固定循环不是规则）。{hint}",
-                   what=what, hint=hint, got=got, want=want, lag=d["lag"], a=names.get(d["a"], str(d["a"])),
-                   b=names.get(d["b"], str(d["b"])))
+        return Msg(
+            "{what}: when a chosen token {a}, the chosen token {lag} after it {b} {got} of the time; "
+            "independent draws give {want}: each chosen token draws its own outcome, independent of the "
+            "ones before it (a fixed cycle is not the rule). {hint}",
+            "{what}：当一个被选中的词元{a}时，它之后第 {lag} 个被选中的词元{b}的比例是 {got}；独立抽样应为 {want}："
+            "每个被选中的词元都独立地抽取自己的结果，与前面的词元无关（固定循环不是规则）。{hint}",
+            what=what,
+            hint=hint,
+            got=got,
+            want=want,
+            lag=d["lag"],
+            a=names.get(d["a"], str(d["a"])),
+            b=names.get(d["b"], str(d["b"])),
+        )
     if k == "outcome_position":
-        return Msg("{what}: among the chosen tokens at columns c with c % {mod} = {rest}, {got} {a}; {want} "
-                   "should, at every position: each chosen token draws its outcome independently of where it "
-                   "is. {hint}",
-                   "{what}：在列号 c 满足 c % {mod} = {rest} 的被选中词元中，有 {got} {a}；在每个位置都应为 {want}：每个"
-                   "被选中的词元独立地抽取结果，与它所在的位置无关。{hint}",
-                   what=what, hint=hint, got=got, want=want, mod=d["mod"], rest=d["rest"],
-                   a=names.get(d["a"], str(d["a"])))
+        return Msg(
+            "{what}: among the chosen tokens at columns c with c % {mod} = {rest}, {got} {a}; {want} "
+            "should, at every position: each chosen token draws its outcome independently of where it "
+            "is. {hint}",
+            "{what}：在列号 c 满足 c % {mod} = {rest} 的被选中词元中，有 {got} {a}；在每个位置都应为 {want}：每个"
+            "被选中的词元独立地抽取结果，与它所在的位置无关。{hint}",
+            what=what,
+            hint=hint,
+            got=got,
+            want=want,
+            mod=d["mod"],
+            rest=d["rest"],
+            a=names.get(d["a"], str(d["a"])),
+        )
     if k == "outcome_tied":
-        return Msg("{what}: among chosen tokens {calls} call(s), {rows} row(s) and {lag} column(s) apart, both {a} "
-                   "{got} of the time; independent draws give {want}: each chosen token draws its own outcome, not a "
-                   "copy of another token's. {hint}",
-                   "{what}：在相隔 {calls} 次调用、{rows} 行、{lag} 列的被选中词元中，两者都{a}的比例是 {got}；独立抽样应为 "
-                   "{want}：每个被选中的词元都抽取自己的结果，而不是复制另一个词元的结果。{hint}",
-                   what=what, hint=hint, got=got, want=want, calls=d.get("calls", 0), rows=d.get("rows", 0),
-                   lag=d.get("lag", 0), a=names.get(d.get("a"), str(d.get("a"))))
+        return Msg(
+            "{what}: among chosen tokens {calls} call(s), {rows} row(s) and {lag} column(s) apart, both {a} "
+            "{got} of the time; independent draws give {want}: each chosen token draws its own outcome, not a "
+            "copy of another token's. {hint}",
+            "{what}：在相隔 {calls} 次调用、{rows} 行、{lag} 列的被选中词元中，两者都{a}的比例是 {got}；独立抽样应为 "
+            "{want}：每个被选中的词元都抽取自己的结果，而不是复制另一个词元的结果。{hint}",
+            what=what,
+            hint=hint,
+            got=got,
+            want=want,
+            calls=d.get("calls", 0),
+            rows=d.get("rows", 0),
+            lag=d.get("lag", 0),
+            a=names.get(d.get("a"), str(d.get("a"))),
+        )
     if k == "uniform":
-        return Msg("{what}: the {n} random replacements are not spread evenly over 0..vocab_size - 1 (the emptiest "
-                   "tenth of the range got {got} of its share): draw each one uniformly and on its own, "
-                   "torch.randint(0, vocab_size, ..., generator=generator)",
-                   "{what}：{n} 个随机替换词元没有均匀分布在 0..vocab_size - 1 上（最空的十分之一区间只得到应有数量的 {got}）："
-                   "每个都要独立、均匀地抽取，torch.randint(0, vocab_size, ..., generator=generator)",
-                   what=what, got=got, n=d["n"])
-    return Msg("{what}: the draws do not follow the rule. {hint}", "{what}：抽样不符合规则。{hint}",
-               what=what, hint=hint)
+        return Msg(
+            "{what}: the {n} random replacements are not spread evenly over 0..vocab_size - 1 (the emptiest "
+            "tenth of the range got {got} of its share): draw each one uniformly and on its own, "
+            "torch.randint(0, vocab_size, ..., generator=generator)",
+            "{what}：{n} 个随机替换词元没有均匀分布在 0..vocab_size - 1 上（最空的十分之一区间只得到应有数量的 {got}）："
+            "每个都要独立、均匀地抽取，torch.randint(0, vocab_size, ..., generator=generator)",
+            what=what,
+            got=got,
+            n=d["n"],
+        )
+    return Msg(
+        "{what}: the draws do not follow the rule. {hint}", "{what}：抽样不符合规则。{hint}", what=what, hint=hint
+    )
 
 
-MISTAKES = {"count_fixed": "a fixed count, not drawn", "region": "a part of the input drawn apart", "rows_even": "a fixed stride or count per row",
-            "neighbours": "draws tied to their neighbours", "rows_alike": "rows tied to other rows",
-            "calls_alike": "masks tied across calls",
-            "same_mask": "the same mask in every call", "outcome_cycle": "a fixed cycle of outcomes",
-            "outcome_position": "outcomes tied to the position",
-            "outcome_tied": "outcomes tied across tokens", "count_wild": "one draw for many elements",
-            "rows_uneven": "one draw per row", "uniform": "random ids not uniform",
-            "count_residue": "row counts rounded or adjusted", "count_shape": "row counts not binomial",
-            "triples": "a draw computed from two others"}
+MISTAKES = {
+    "count_fixed": "a fixed count, not drawn",
+    "region": "a part of the input drawn apart",
+    "rows_even": "a fixed stride or count per row",
+    "neighbours": "draws tied to their neighbours",
+    "rows_alike": "rows tied to other rows",
+    "calls_alike": "masks tied across calls",
+    "same_mask": "the same mask in every call",
+    "outcome_cycle": "a fixed cycle of outcomes",
+    "outcome_position": "outcomes tied to the position",
+    "outcome_tied": "outcomes tied across tokens",
+    "count_wild": "one draw for many elements",
+    "rows_uneven": "one draw per row",
+    "uniform": "random ids not uniform",
+    "count_residue": "row counts rounded or adjusted",
+    "count_shape": "row counts not binomial",
+    "triples": "a draw computed from two others",
+}
 
 
 def expect_drawn(findings: list[Finding], what: Msg, drawn: Msg, hint: Msg, outcome_names: dict | None = None):

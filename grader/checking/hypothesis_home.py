@@ -7,6 +7,7 @@ files in. So every grading process uses one private folder, named in HYPOTHESIS_
 so that the processes a batch forks use it too, and removed when the process that made it ends.
 Importing this module imports nothing heavy (`kata`'s every command calls it).
 """
+
 from __future__ import annotations
 
 import atexit
@@ -30,7 +31,7 @@ def _remove_stale() -> None:
     except OSError:
         return
     for name in names:
-        pid = name[len(PREFIX):].split("-", 1)[0]
+        pid = name[len(PREFIX) :].split("-", 1)[0]
         if not name.startswith(PREFIX) or not pid.isdigit():
             continue
         try:

@@ -13,6 +13,7 @@ The budget is the submission's, not the lane's: the lanes start its wall clock t
 the CPU seconds of every lane's sandbox together, and when it runs out in one lane it has run out
 in all (grader/worker/budget.py). The checks that no lane reached are "not run", as in one process.
 """
+
 from __future__ import annotations
 
 import json
@@ -123,8 +124,9 @@ def count(checks: int = MIN_CHECKS) -> int:
         return max(1, min(2, cores))
 
 
-def run(course, submission, exercises=None, public_only: bool = False, lanes: int | None = None,
-        **options) -> GradeResult:
+def run(
+    course, submission, exercises=None, public_only: bool = False, lanes: int | None = None, **options
+) -> GradeResult:
     """runner.run, in `lanes` lanes (default: count()). One lane, or one check, is runner.run itself."""
     from . import asset_gate, runner
 
@@ -216,10 +218,17 @@ def _lane(course, submission, exercises, public_only, box, lane: Lane, w: int, o
     from . import runner
 
     signal.signal(signal.SIGINT, signal.SIG_DFL)  # Ctrl-C: the parent stops the lanes
-    serve_lane(box, w, lambda: runner.run(course, submission, exercises, public_only=public_only, box=box, lane=lane,
-                                          **options),
-               lambda e: {"ok": False, "kind": type(e).__name__, "error": f"{type(e).__name__}: {e}"[:4000],
-                          "message": str(e)[:4000]})
+    serve_lane(
+        box,
+        w,
+        lambda: runner.run(course, submission, exercises, public_only=public_only, box=box, lane=lane, **options),
+        lambda e: {
+            "ok": False,
+            "kind": type(e).__name__,
+            "error": f"{type(e).__name__}: {e}"[:4000],
+            "message": str(e)[:4000],
+        },
+    )
 
 
 def serve_lane(box, w: int, grade, failure) -> None:
@@ -238,7 +247,7 @@ def serve_lane(box, w: int, grade, failure) -> None:
             reply = failure(e)
         data = json.dumps(reply).encode("utf-8")
         while data:
-            data = data[os.write(w, data):]
+            data = data[os.write(w, data) :]
         if box.proc is not None and box.proc.pid != started:
             box.close()
     finally:
@@ -258,12 +267,26 @@ def merge(course, docs: list[dict], seconds: float) -> GradeResult:
     notes = list(dict.fromkeys(n for res in results for n in res.notes))
     spent = [d["budget"] for d in docs if d.get("budget")]
     if spent:  # one note for the submission: where it ran out first, and every check not run
-        notes.append(t("budget_note", exercise=spent[0]["exercise"], count=sum(s["not_run"] for s in spent),
-                       seconds=spent[0]["seconds"], what=spent[0]["what"]))
+        notes.append(
+            t(
+                "budget_note",
+                exercise=spent[0]["exercise"],
+                count=sum(s["not_run"] for s in spent),
+                seconds=spent[0]["seconds"],
+                what=spent[0]["what"],
+            )
+        )
     imports: dict = {}
     for res in results:
         for ex_id, deps in res.imports.items():
             imports.setdefault(ex_id, {}).update(deps)
-    return GradeResult(first.submission, first.sandbox, rows, notes,
-                       max(res.worker_startup_s for res in results), float(round(seconds)), first.manifest, imports)
-
+    return GradeResult(
+        first.submission,
+        first.sandbox,
+        rows,
+        notes,
+        max(res.worker_startup_s for res in results),
+        float(round(seconds)),
+        first.manifest,
+        imports,
+    )

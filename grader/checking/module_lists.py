@@ -5,6 +5,7 @@ their parameters are missing from model.parameters() (the optimizer never trains
 state_dict() (a checkpoint saves none of them), and .to(device) / .eval() do not reach them.
 The checks would otherwise show this only as a difference of printed layouts or parameter names.
 """
+
 from __future__ import annotations
 
 from .compare import CheckFailure
@@ -22,12 +23,17 @@ def expect_module_list(module, name: str, what: str) -> None:
     if isinstance(value, (list, tuple)):
         kind = type(value).__name__
         raise CheckFailure(
-            Msg(f"{what}.{name} is a plain Python {kind}, not an nn.ModuleList: nn.Module does not register the "
+            Msg(
+                f"{what}.{name} is a plain Python {kind}, not an nn.ModuleList: nn.Module does not register the "
                 "blocks in it, so their parameters are missing from parameters() (the optimizer never trains "
                 "them) and from state_dict(), and .to(device) and .eval() do not reach them. Wrap it: "
                 f"self.{name} = nn.ModuleList([...])",
                 f"{what}.{name} 是普通的 Python {kind}，而不是 nn.ModuleList：nn.Module 不会登记其中的块，"
                 "所以它们的参数不在 parameters() 里（优化器永远不会训练它们），也不在 state_dict() 里，"
-                f".to(device) 和 .eval() 也作用不到它们。应写成 self.{name} = nn.ModuleList([...])"),
-            mistake=Msg("the blocks were kept in a plain list, not an nn.ModuleList: their parameters are not registered",
-                        "块放在了普通列表里，而不是 nn.ModuleList：它们的参数没有被登记"))
+                f".to(device) 和 .eval() 也作用不到它们。应写成 self.{name} = nn.ModuleList([...])",
+            ),
+            mistake=Msg(
+                "the blocks were kept in a plain list, not an nn.ModuleList: their parameters are not registered",
+                "块放在了普通列表里，而不是 nn.ModuleList：它们的参数没有被登记",
+            ),
+        )

@@ -19,6 +19,7 @@ would decode as UTF-7, and grading refuses it, naming the notebook.
 Neither direction overwrites code without a backup in `.kata/backups/<time>/`, and neither
 replaces edits newer than its source unless forced.
 """
+
 from __future__ import annotations
 
 import json
@@ -41,8 +42,10 @@ PYTHON_CELL_MAGICS = {"time", "timeit", "capture", "prun", "debug"}
 CELL_MAGIC = re.compile(r"^\s*%%(\w+)")
 # Light format, and no notebook or cell metadata in the .py: the same .py comes back.
 JUPYTEXT = {"main_language": "python", "notebook_metadata_filter": "-all", "cell_metadata_filter": "-all"}
-KERNEL = {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"},
-          "language_info": {"name": "python"}}
+KERNEL = {
+    "kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"},
+    "language_info": {"name": "python"},
+}
 
 
 class NotebookError(Exception):
@@ -110,8 +113,7 @@ def code_of(nb) -> str:
     import jupytext
     from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
-    cells = [(new_code_cell if c.cell_type == "code" else new_markdown_cell)(c.source)
-             for c in nb.cells if _graded(c)]
+    cells = [(new_code_cell if c.cell_type == "code" else new_markdown_cell)(c.source) for c in nb.cells if _graded(c)]
     out = new_notebook(cells=cells, metadata={"jupytext": dict(JUPYTEXT)})
     text = jupytext.writes(out, fmt="py:light")
     return text if text.endswith("\n") or not text else text + "\n"
@@ -136,17 +138,24 @@ def intro_text(course, ex, lang: str | None = None) -> str:
     py = Path("exercises", ex.file).as_posix()
     bundle = bundle_assignment.of(course)  # an assignment's bundle: its points, as `kata check` shows them
     points = ex.points * (bundle.factor_of(ex.id) if bundle is not None else 1.0)
-    return t("nb_intro", lang, section=ex.section, title=ex.display_title(lang), id=ex.id,
-             points=f"{round(points, 2):g}",
-             listings=listings or "-", py=py, nb=Path(py).with_suffix(".ipynb").as_posix(), skip=SKIP_TAG)
+    return t(
+        "nb_intro",
+        lang,
+        section=ex.section,
+        title=ex.display_title(lang),
+        id=ex.id,
+        points=f"{round(points, 2):g}",
+        listings=listings or "-",
+        py=py,
+        nb=Path(py).with_suffix(".ipynb").as_posix(),
+        skip=SKIP_TAG,
+    )
 
 
 def check_source(ex, lang: str | None = None) -> str:
     lang = lang or language()
     flag = " --lang zh" if lang == "zh" else ""
-    return (f"# {t('nb_check_comment', lang)}\n"
-            f"import sys\n"
-            f"!{{sys.executable}} -m grader{flag} check {ex.id}")
+    return f"# {t('nb_check_comment', lang)}\nimport sys\n!{{sys.executable}} -m grader{flag} check {ex.id}"
 
 
 def build(course, ex, code: str, lang: str | None = None):
@@ -155,9 +164,11 @@ def build(course, ex, code: str, lang: str | None = None):
     from nbformat.v4 import new_code_cell, new_markdown_cell
 
     nb = jupytext.reads(code, fmt="py:light")
-    nb.cells = [new_markdown_cell(intro_text(course, ex, lang), metadata={"tags": [INTRO_TAG]}),
-                *nb.cells,
-                new_code_cell(check_source(ex, lang), metadata={"tags": [CHECK_TAG]})]
+    nb.cells = [
+        new_markdown_cell(intro_text(course, ex, lang), metadata={"tags": [INTRO_TAG]}),
+        *nb.cells,
+        new_code_cell(check_source(ex, lang), metadata={"tags": [CHECK_TAG]}),
+    ]
     nb.metadata = {**KERNEL, "jupytext": dict(JUPYTEXT), "kata": {"exercise": ex.id}}
     return nb
 

@@ -12,6 +12,7 @@ and docstring, and its body becomes `return replay.lookup(module, name, locals()
 Results may be tensors, numbers, strings, bytes, lists, tuples, dicts and `Mistake`s; the
 tensors are stored in grader/fixtures/replay.safetensors, the rest as JSON in its metadata.
 """
+
 from __future__ import annotations
 
 import functools
@@ -100,7 +101,7 @@ def decode(value, tensors: dict[str, torch.Tensor]):
     if isinstance(value, list):
         return [decode(v, tensors) for v in value]
     if isinstance(value, dict):
-        (tag, inner), = value.items()
+        ((tag, inner),) = value.items()
         if tag == "T":
             return tensors[inner].clone()
         if tag == "M":
@@ -123,8 +124,14 @@ def save(calls: dict[str, object], path: str | Path) -> None:
 
     tensors: dict[str, torch.Tensor] = {}
     table = {key: encode(calls[key], tensors) for key in sorted(calls)}
-    save_file(tensors, str(path), metadata={"calls": json.dumps(table, separators=(",", ":")),
-                                            "edition": "student: results of the reference calls the public checks make"})
+    save_file(
+        tensors,
+        str(path),
+        metadata={
+            "calls": json.dumps(table, separators=(",", ":")),
+            "edition": "student: results of the reference calls the public checks make",
+        },
+    )
 
 
 @functools.lru_cache(maxsize=None)
@@ -148,6 +155,8 @@ def lookup(module: str, function: str, arguments: dict, default=_RAISE):
     if found is None:
         if default is not _RAISE:
             return default
-        raise NotRecorded(f"{function}(...) with these arguments is computed only by the instructor's grader "
-                          "(the student bundle holds the values its public checks use)")
+        raise NotRecorded(
+            f"{function}(...) with these arguments is computed only by the instructor's grader "
+            "(the student bundle holds the values its public checks use)"
+        )
     return decode(found, tensors)

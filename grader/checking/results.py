@@ -2,6 +2,7 @@
 
 Plain data, importable without torch or pytest: the warm grader (grader/student/warm/) sends a
 result to the student's process as a dict and builds it back here."""
+
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field, fields
@@ -56,16 +57,29 @@ class GradeResult:
         return round(sum(r.max_score for r in self.results), 6)
 
     def as_dict(self) -> dict:
-        return {"submission": self.submission, "sandbox": self.sandbox,
-                "results": [r.as_dict() for r in self.results], "notes": list(self.notes),
-                "worker_startup_s": self.worker_startup_s, "duration_s": self.duration_s, "manifest": self.manifest,
-                "imports": self.imports}
+        return {
+            "submission": self.submission,
+            "sandbox": self.sandbox,
+            "results": [r.as_dict() for r in self.results],
+            "notes": list(self.notes),
+            "worker_startup_s": self.worker_startup_s,
+            "duration_s": self.duration_s,
+            "manifest": self.manifest,
+            "imports": self.imports,
+        }
 
     @classmethod
     def from_dict(cls, doc: dict) -> "GradeResult":
         """The result `as_dict` gave; unknown keys are ignored (a newer server's)."""
         known = {f.name for f in fields(CheckResult)}
         rows = [CheckResult(**{k: v for k, v in r.items() if k in known}) for r in doc["results"]]
-        return cls(doc["submission"], doc["sandbox"], rows, list(doc.get("notes", [])),
-                   float(doc.get("worker_startup_s", 0.0)), float(doc.get("duration_s", 0.0)), doc.get("manifest"),
-                   dict(doc.get("imports") or {}))
+        return cls(
+            doc["submission"],
+            doc["sandbox"],
+            rows,
+            list(doc.get("notes", [])),
+            float(doc.get("worker_startup_s", 0.0)),
+            float(doc.get("duration_s", 0.0)),
+            doc.get("manifest"),
+            dict(doc.get("imports") or {}),
+        )

@@ -4,6 +4,7 @@ Checks are run by pytest in this (trusted) process; the `sub` fixture hands each
 proxy of the exercise module in a fresh sandboxed worker process. One broken exercise never
 stops the others: import errors, faults and forbidden APIs fail only that exercise's checks.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -22,8 +23,9 @@ from .hypothesis_home import private_hypothesis_home
 # check shows no input at all (every number masked), so neither pays for a search after its
 # first failing example: on a stub that search was 2-3 s of one exercise's grading. A public
 # check still shrinks its example to the smallest one, which its message names.
-settings.register_profile("kata-public", phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.target,
-                                                 Phase.shrink])
+settings.register_profile(
+    "kata-public", phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.target, Phase.shrink]
+)
 settings.register_profile("kata-hidden", phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.target])
 
 from ..course.manifest import Course, Exercise
@@ -46,8 +48,16 @@ class BudgetSpent(Exception):
 class _Plugin:
     """pytest plugin: provides `sub`, filters checks, records outcomes."""
 
-    def __init__(self, course: Course, submission: Submission, box: Sandbox, public_only: bool,
-                 lane=None, budget: Budget | None = None, grading: bool | None = None):
+    def __init__(
+        self,
+        course: Course,
+        submission: Submission,
+        box: Sandbox,
+        public_only: bool,
+        lane=None,
+        budget: Budget | None = None,
+        grading: bool | None = None,
+    ):
         self.grading = (not public_only) if grading is None else grading
         self.skipped_reads: set[str] = set()  # checks whose reads made only when grading were left out
         self.lane = lane
@@ -110,8 +120,7 @@ class _Plugin:
         check"); the warm grader's lanes take single checks (one exercise's checks side by side)."""
         key = item.nodeid if self.lane.by_check else self.exercise_of(item).id
         if key not in self.mine:
-            self.mine[key] = self.lane.claim(self.index[item.nodeid] if self.lane.by_check
-                                             else self.by_index[key])
+            self.mine[key] = self.lane.claim(self.index[item.nodeid] if self.lane.by_check else self.by_index[key])
         return self.mine[key]
 
     @pytest.hookimpl(tryfirst=True)
@@ -187,8 +196,9 @@ class _Plugin:
             self.import_failures[ex.id] = reason
             raise compare.CheckFailure(reason)
         try:
-            worker, remote = open_exercise(self.box, ex, hidden=request.node.function._kata_check.hidden,
-                                           course=self.course, budget=self.budget)
+            worker, remote = open_exercise(
+                self.box, ex, hidden=request.node.function._kata_check.hidden, course=self.course, budget=self.budget
+            )
         except WorkerFault as e:
             if e.kind == "budget":  # the import ran out of budget: that is no verdict on the import
                 raise
@@ -222,12 +232,16 @@ def sandbox_at(course: Course, folder) -> Sandbox:
     from ..capstone.gpt2 import use_course
 
     use_course(course.root)
-    return Sandbox(folder, hide=[str(course.checks_dir.parent), str(course.solutions_dir), str(course.root)],
-                   assets_dir=str(course.assets_dir))
+    return Sandbox(
+        folder,
+        hide=[str(course.checks_dir.parent), str(course.solutions_dir), str(course.root)],
+        assets_dir=str(course.assets_dir),
+    )
 
 
-def open_exercise(box: Sandbox, ex: Exercise, hidden: bool = False, course: Course | None = None,
-                  budget: Budget | None = None):
+def open_exercise(
+    box: Sandbox, ex: Exercise, hidden: bool = False, course: Course | None = None, budget: Budget | None = None
+):
     """A fresh worker with the exercise's module imported: (worker, proxy). Raises StudentError
     or WorkerFault when the import fails (the worker is closed then). `hidden`: for a hidden
     check, whose messages show no text of the worker's (it has seen the hidden inputs).
@@ -236,8 +250,9 @@ def open_exercise(box: Sandbox, ex: Exercise, hidden: bool = False, course: Cour
     submission's grading budget, which no call into the worker outlasts."""
     worker = box.spawn(Limits(memory_mb=ex.memory_mb, output_mb=ex.output_mb), preload=ex.preload)
     others = frozenset(e.file for e in course.exercises) if course is not None else frozenset()
-    remote = Remote(worker, ex.module, ex.time_limit_s, assets=box.assets, hidden=hidden, exercises=others,
-                    budget=budget)
+    remote = Remote(
+        worker, ex.module, ex.time_limit_s, assets=box.assets, hidden=hidden, exercises=others, budget=budget
+    )
     try:
         remote._import(ex.file, ex.forbidden, ex.display_forbidden_hint(), ex.forbidden_ops)
     except BaseException:
@@ -317,8 +332,14 @@ def conceal_values(message: str) -> str:
     # the book's numbers, and code the check wrote in backticks (`labels=[0, 1]`): the course's text
     text = re.sub(r"`[^`\n]*`|(?:§|listings? )[\d.]+(?:/[\w-]+)?", keep, message)
     for pattern in _VALUES:
-        text = pattern.sub(lambda m: m.group(0)[0] + "…" + m.group(0)[-1] if m.group(0).startswith(("[", "("))
-                           else (m.groupdict().get("space") or "") + "…", text)
+        text = pattern.sub(
+            lambda m: (
+                m.group(0)[0] + "…" + m.group(0)[-1]
+                if m.group(0).startswith(("[", "("))
+                else (m.groupdict().get("space") or "") + "…"
+            ),
+            text,
+        )
     return re.sub("\x00k(\\d+)k\x00", lambda m: kept[int(m.group(1))], text)
 
 
@@ -366,8 +387,9 @@ def exercise_files_imported(ex: Exercise, submission: Submission, course: Course
     return out
 
 
-def _imports(exercises: list[Exercise], submission: Submission, course: Course,
-             loaded: dict[str, set[str]]) -> dict[str, dict[str, str]]:
+def _imports(
+    exercises: list[Exercise], submission: Submission, course: Course, loaded: dict[str, set[str]]
+) -> dict[str, dict[str, str]]:
     """What each exercise's verdict depends on besides its own file: the other exercise files it
     imports, found statically and as its workers reported them, each with the sha256 of the bytes
     graded ("" for a file that was not there). The student's verdict cache keys on them."""
@@ -386,8 +408,13 @@ def _imports(exercises: list[Exercise], submission: Submission, course: Course,
     return out
 
 
-def _scan_exercise(ex: Exercise, submission: Submission, course: Course | None = None, cache: dict | None = None,
-                   budget: Budget | None = None) -> tuple[str, bool] | None:
+def _scan_exercise(
+    ex: Exercise,
+    submission: Submission,
+    course: Course | None = None,
+    cache: dict | None = None,
+    budget: Budget | None = None,
+) -> tuple[str, bool] | None:
     """The forbidden-API verdict of `ex`: its own file and every exercise file it imports from the
     submission are scanned under `ex`'s list (an earlier exercise may use what this one forbids,
     but not on this one's behalf). Returns the verdict ("" when none) and whether the escape rule
@@ -430,16 +457,43 @@ def _sentences(violations: list[str]) -> str:
 # pytest plugins the checks never use. unraisableexception and threadexception run gc.collect()
 # several times at the end of every session: with torch loaded that alone took 0.2 s of a 0.4 s
 # one-check run, the price of every `kata check` and every save in `kata watch`.
-QUIET_PLUGINS = [arg for name in ("cacheprovider", "terminal", "stepwise", "unraisableexception", "threadexception",
-                                  "pastebin", "junitxml", "doctest", "legacypath", "setuponly", "setupplan",
-                                  "faulthandler", "logging")
-                 for arg in ("-p", f"no:{name}")]
+QUIET_PLUGINS = [
+    arg
+    for name in (
+        "cacheprovider",
+        "terminal",
+        "stepwise",
+        "unraisableexception",
+        "threadexception",
+        "pastebin",
+        "junitxml",
+        "doctest",
+        "legacypath",
+        "setuponly",
+        "setupplan",
+        "faulthandler",
+        "logging",
+    )
+    for arg in ("-p", f"no:{name}")
+]
 
 
 def _pytest_args(course: Course, exercises: list[Exercise]) -> list[str]:
     files = [str(course.check_file(ex)) for ex in exercises]
-    return [*files, *QUIET_PLUGINS, "--assert=plain", "--rootdir", str(course.checks_dir), "-c", os.devnull,
-            "--import-mode=importlib", "-W", "ignore::DeprecationWarning", "-W", "ignore::UserWarning"]
+    return [
+        *files,
+        *QUIET_PLUGINS,
+        "--assert=plain",
+        "--rootdir",
+        str(course.checks_dir),
+        "-c",
+        os.devnull,
+        "--import-mode=importlib",
+        "-W",
+        "ignore::DeprecationWarning",
+        "-W",
+        "ignore::UserWarning",
+    ]
 
 
 def preload(course: Course, exercises: list[Exercise] | None = None) -> None:
@@ -471,11 +525,19 @@ def import_preloads(exercises: list[Exercise]) -> None:
             pass
 
 
-def run(course: Course, submission: Submission, exercises: list[Exercise] | None = None,
-        public_only: bool = False, box: Sandbox | None = None, plugins: tuple = (),
-        lane=None, budget_s: float | None = None,
-        budget_cpu_s: float | None = None, grading: bool | None = None,
-        skip_missing_assets: bool = False) -> GradeResult:
+def run(
+    course: Course,
+    submission: Submission,
+    exercises: list[Exercise] | None = None,
+    public_only: bool = False,
+    box: Sandbox | None = None,
+    plugins: tuple = (),
+    lane=None,
+    budget_s: float | None = None,
+    budget_cpu_s: float | None = None,
+    grading: bool | None = None,
+    skip_missing_assets: bool = False,
+) -> GradeResult:
     """Grade `submission` on `exercises` (default: all). Never raises for student faults.
     `plugins`: more pytest plugins (`kata release` records what the public checks read).
     `lane` (a lanes.Lane): only the checks no other lane took first, on the budget the lanes share
@@ -497,8 +559,7 @@ def run(course: Course, submission: Submission, exercises: list[Exercise] | None
         box = sandbox_for(course, submission)
         box.launch()
     cpu_used = box.cpu_seconds if lane is None else (lambda: lane.cpu_used(box.cpu_seconds()))
-    budget = Budget(budget_s or course.budget_s, budget_cpu_s or course.budget_cpu_s, cpu_used=cpu_used,
-                    shared=lane)
+    budget = Budget(budget_s or course.budget_s, budget_cpu_s or course.budget_cpu_s, cpu_used=cpu_used, shared=lane)
     plugin = _Plugin(course, submission, box, public_only, lane, budget, grading)
     args = _pytest_args(course, exercises)
     budget.start()  # collecting the checks counts too
@@ -523,20 +584,33 @@ def run(course: Course, submission: Submission, exercises: list[Exercise] | None
             message, kind = _message(exc, hidden=info.hidden)
             root = _root_cause(exc) if exc is not None else None
             if isinstance(root, BudgetSpent) or (isinstance(root, WorkerFault) and root.kind == "budget"):
-                message = t("budget_spent_before" if isinstance(root, BudgetSpent) else "budget_spent_here",
-                            exercise=budget.spent_in or ex.id, **budget.said())
+                message = t(
+                    "budget_spent_before" if isinstance(root, BudgetSpent) else "budget_spent_here",
+                    exercise=budget.spent_in or ex.id,
+                    **budget.said(),
+                )
                 kind, status = "budget", "failed"
                 not_run += isinstance(root, BudgetSpent)
             failure = root if isinstance(root, compare.CheckFailure) else None
-            results.append(CheckResult(
-                exercise=ex.id, section=ex.section, name=item.name, status=status,
-                score=info.points if status == "passed" else 0.0, max_score=info.points,
-                message=message, listing=list(info.listings),
-                visibility="hidden" if info.hidden else "public",
-                duration_s=None if info.hidden else round(plugin.durations.get(item.nodeid, 0.0), 4), kind=kind,
-                title=info.display_title(), mistake=failure.mistake if failure else "",
-                mistake_zh=failure.mistake_zh if failure else "",
-                graded_reads=not info.hidden and item.nodeid in plugin.skipped_reads))
+            results.append(
+                CheckResult(
+                    exercise=ex.id,
+                    section=ex.section,
+                    name=item.name,
+                    status=status,
+                    score=info.points if status == "passed" else 0.0,
+                    max_score=info.points,
+                    message=message,
+                    listing=list(info.listings),
+                    visibility="hidden" if info.hidden else "public",
+                    duration_s=None if info.hidden else round(plugin.durations.get(item.nodeid, 0.0), 4),
+                    kind=kind,
+                    title=info.display_title(),
+                    mistake=failure.mistake if failure else "",
+                    mistake_zh=failure.mistake_zh if failure else "",
+                    graded_reads=not info.hidden and item.nodeid in plugin.skipped_reads,
+                )
+            )
         for ex in exercises:
             # scanned before the exercise's first check; an exercise never reached (the budget ran
             # out before it) has only checks that were not run
@@ -564,10 +638,16 @@ def run(course: Course, submission: Submission, exercises: list[Exercise] | None
             r.message = _bounded(printable(r.message))
         # names, notes and the manifest's fields on one line each; the total time in whole
         # seconds: a hidden check's own time is shown nowhere (it could tell its inputs)
-        result = GradeResult(printable(submission.label or submission.origin.name, lines=False), box.kind, results,
-                             printable(notes, lines=False), round(box.startup_s, 3),
-                             float(round(time.perf_counter() - t0)), printable(submission.manifest, lines=False),
-                             imports=_imports(exercises, submission, course, plugin.loaded))
+        result = GradeResult(
+            printable(submission.label or submission.origin.name, lines=False),
+            box.kind,
+            results,
+            printable(notes, lines=False),
+            round(box.startup_s, 3),
+            float(round(time.perf_counter() - t0)),
+            printable(submission.manifest, lines=False),
+            imports=_imports(exercises, submission, course, plugin.loaded),
+        )
         if lane is not None and budget.spent_on is not None:  # the lanes' merge writes the one note
             result.budget_spent = {"exercise": budget.spent_in or "?", "not_run": not_run, **budget.said()}
         return result

@@ -26,6 +26,7 @@ A `kata-manifest.json` written by `kata submit` is verified against the files: f
 missing or added after submit are named in the notes, and so are listed files past MAX_FILE,
 which are never read; grading goes on regardless.
 """
+
 from __future__ import annotations
 
 import os
@@ -69,7 +70,9 @@ class Submission:
     _tmp: str | None = None
     problems: dict[str, str] = field(default_factory=dict)  # file (e.g. "ch01/x.py") -> why it cannot be graded
     manifest: dict | None = None  # what kata_manifest.verify found; None: no manifest
-    graded_from: dict[str, str] = field(default_factory=dict)  # "ch01/x.py" -> "ch01/x.ipynb" when the notebook is graded
+    graded_from: dict[str, str] = field(
+        default_factory=dict
+    )  # "ch01/x.py" -> "ch01/x.ipynb" when the notebook is graded
     links: list[str] = field(default_factory=list)  # the notes on symbolic links skipped (also in notes)
     label: str = ""  # how reports name the submission: the folder's or the zip's own name, never a host path
     _texts: dict = field(default_factory=dict, init=False, repr=False, compare=False)  # rel -> SourceText
@@ -218,8 +221,9 @@ def check_zip(zf: zipfile.ZipFile, name: str) -> list[zipfile.ZipInfo]:
         if info.file_size > MAX_FILE:
             raise SubmissionError(t("zip_large", name=name, entry=fname, size=info.file_size, limit=MAX_FILE))
         if info.compress_size and info.file_size / info.compress_size > MAX_RATIO:
-            raise SubmissionError(t("zip_bomb", name=name, entry=fname, ratio=info.file_size // info.compress_size,
-                                    limit=MAX_RATIO))
+            raise SubmissionError(
+                t("zip_bomb", name=name, entry=fname, ratio=info.file_size // info.compress_size, limit=MAX_RATIO)
+            )
         total += info.file_size
         if total > MAX_TOTAL:
             raise SubmissionError(t("zip_total", name=name, mb=MAX_TOTAL // 2**20))
@@ -228,8 +232,17 @@ def check_zip(zf: zipfile.ZipFile, name: str) -> list[zipfile.ZipInfo]:
 
 # What a damaged or hostile archive makes zipfile raise: bad CRCs, names that are not UTF-8
 # although flagged so, encryption, unknown compression methods, truncated or corrupt streams.
-ZIP_ERRORS = (zipfile.BadZipFile, zipfile.LargeZipFile, UnicodeDecodeError, NotImplementedError, RuntimeError,
-              EOFError, ValueError, zlib.error, OSError)
+ZIP_ERRORS = (
+    zipfile.BadZipFile,
+    zipfile.LargeZipFile,
+    UnicodeDecodeError,
+    NotImplementedError,
+    RuntimeError,
+    EOFError,
+    ValueError,
+    zlib.error,
+    OSError,
+)
 
 
 def _extract(path: Path, dst: Path) -> None:
@@ -246,8 +259,9 @@ def _extract(path: Path, dst: Path) -> None:
             except SubmissionError:
                 raise
             except ZIP_ERRORS as e:
-                raise SubmissionError(t("zip_entry_unreadable", name=path, entry=info.filename,
-                                        error=f"{type(e).__name__}: {e}"[:200])) from None
+                raise SubmissionError(
+                    t("zip_entry_unreadable", name=path, entry=info.filename, error=f"{type(e).__name__}: {e}"[:200])
+                ) from None
 
 
 def _extract_entry(zf: zipfile.ZipFile, info: zipfile.ZipInfo, path: Path, dst: Path, base: Path) -> None:
@@ -272,8 +286,9 @@ def _extract_entry(zf: zipfile.ZipFile, info: zipfile.ZipInfo, path: Path, dst: 
         pass
 
 
-def _adopt_notebooks(root: Path, chapter: str, notes: list[str], problems: dict[str, str],
-                     graded_from: dict[str, str]) -> None:
+def _adopt_notebooks(
+    root: Path, chapter: str, notes: list[str], problems: dict[str, str], graded_from: dict[str, str]
+) -> None:
     """Turn each `<chapter>/<id>.ipynb` into the `<id>.py` that is graded (see the module doc)."""
     folder = root / chapter
     if not folder.is_dir():
@@ -327,7 +342,9 @@ def _keep_exercises(root: Path, keep: set[str], notes: list[str], limit: int = 1
             continue
         if isinstance(item, files.Found):
             nb = PurePosixPath(item.rel)
-            if not (nb.suffix == ".ipynb" and nb.with_suffix(".py").as_posix() in keep or nb.name == kata_manifest.NAME):
+            if not (
+                nb.suffix == ".ipynb" and nb.with_suffix(".py").as_posix() in keep or nb.name == kata_manifest.NAME
+            ):
                 dropped.append(item.rel)
         item.path.unlink()
     for d in reversed(files.folders_and_files(root)[0][1:]):  # folders left empty, deepest first
@@ -337,8 +354,9 @@ def _keep_exercises(root: Path, keep: set[str], notes: list[str], limit: int = 1
             pass
     if dropped:
         dropped.sort()
-        shown = ", ".join(dropped[:limit]) + (t("sub_not_graded_more", count=len(dropped) - limit)
-                                              if len(dropped) > limit else "")
+        shown = ", ".join(dropped[:limit]) + (
+            t("sub_not_graded_more", count=len(dropped) - limit) if len(dropped) > limit else ""
+        )
         notes.append(t("sub_not_graded", files=shown))
 
 
@@ -396,8 +414,17 @@ def open_submission(path: str | Path, chapter: str = "ch01", exercises=None) -> 
         # never sees (it mounts the copy at /sub), keeps other users of the machine out.
         os.chmod(tmp, 0o700)
         files.remove_tree(staging)
-        return Submission(origin.resolve(), root, notes, tmp, problems, checked, graded_from, links,
-                          label=os.path.basename(os.path.abspath(origin)))
+        return Submission(
+            origin.resolve(),
+            root,
+            notes,
+            tmp,
+            problems,
+            checked,
+            graded_from,
+            links,
+            label=os.path.basename(os.path.abspath(origin)),
+        )
     except BaseException:
         files.remove_tree(tmp)
         raise

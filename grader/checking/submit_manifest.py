@@ -12,6 +12,7 @@
 "missing" (no file) or "not run". Paths are relative to the manifest's folder. Verification
 never refuses a submission: it says which files changed, disappeared or appeared after submit.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -72,9 +73,11 @@ def _claims(exercises) -> dict:
     for ex_id, claim in list(exercises.items())[:1000]:
         if not (isinstance(ex_id, str) and ID_RE.match(ex_id) and isinstance(claim, dict)):
             continue
-        out[ex_id] = {key: (claim[key] if kind is int else str(claim[key])[:200])
-                      for key, kind in (("status", str), ("passed", int), ("total", int), ("graded", str))
-                      if key in claim and (kind is str or type(claim[key]) is int)}
+        out[ex_id] = {
+            key: (claim[key] if kind is int else str(claim[key])[:200])
+            for key, kind in (("status", str), ("passed", int), ("total", int), ("graded", str))
+            if key in claim and (kind is str or type(claim[key]) is int)
+        }
     return out
 
 
@@ -84,8 +87,17 @@ def verify(path: Path, notes: list[str], max_bytes: int = MAX_FILE) -> dict:
     A listed file larger than `max_bytes` (the submission reader's per-file limit) is not read:
     it is named under "too_large". The manifest itself is read only up to MAX_MANIFEST bytes."""
     base = path.parent
-    info = {"file": NAME, "verified": False, "kata_version": None, "created": None,
-            "changed": [], "missing": [], "added": [], "too_large": [], "exercises": {}}
+    info = {
+        "file": NAME,
+        "verified": False,
+        "kata_version": None,
+        "created": None,
+        "changed": [],
+        "missing": [],
+        "added": [],
+        "too_large": [],
+        "exercises": {},
+    }
     try:
         with open(path, "rb") as f:
             data = f.read(MAX_MANIFEST + 1)
@@ -98,8 +110,11 @@ def verify(path: Path, notes: list[str], max_bytes: int = MAX_FILE) -> dict:
         info["error"] = str(e)[:200]
         notes.append(t("manifest_unreadable", file=NAME, reason=info["error"]))
         return info
-    info.update(kata_version=str(doc.get("kata_version"))[:40], created=str(doc.get("created"))[:40],
-                exercises=_claims(doc.get("exercises")))
+    info.update(
+        kata_version=str(doc.get("kata_version"))[:40],
+        created=str(doc.get("created"))[:40],
+        exercises=_claims(doc.get("exercises")),
+    )
     listed = doc["files"]
     if len(listed) > MAX_LISTED:  # kata submit lists what it zips, at most MAX_LISTED files: this one is not its
         info["error"] = t("manifest_too_many", count=len(listed), limit=MAX_LISTED)
@@ -123,8 +138,12 @@ def verify(path: Path, notes: list[str], max_bytes: int = MAX_FILE) -> dict:
             break
         if isinstance(item, files.Found) and item.path.suffix in (".py", ".ipynb") and item.rel not in listed:
             info["added"].append(item.rel)
-    for key, msg in (("changed", "manifest_changed"), ("missing", "manifest_missing"), ("added", "manifest_added"),
-                     ("too_large", "manifest_too_large")):
+    for key, msg in (
+        ("changed", "manifest_changed"),
+        ("missing", "manifest_missing"),
+        ("added", "manifest_added"),
+        ("too_large", "manifest_too_large"),
+    ):
         if info[key]:
             notes.append(t(msg, files=", ".join(info[key]), created=info["created"] or "?", mb=max_bytes // 2**20))
     info["verified"] = not (info["changed"] or info["missing"] or info["added"] or info["too_large"])

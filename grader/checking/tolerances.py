@@ -1,4 +1,5 @@
 """Every numeric tolerance of the course, in one table. Checks name an entry, never a number."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -11,7 +12,9 @@ class Tol:
     note: str
 
     def __str__(self) -> str:
-        if self.atol == 0 and self.rtol == 0:  # in the reader's language, as the message around it ("容差 exact" was not)
+        if (
+            self.atol == 0 and self.rtol == 0
+        ):  # in the reader's language, as the message around it ("容差 exact" was not)
             from ..course.messages import pick
 
             return pick("exact", "0（须完全相等）")

@@ -10,6 +10,7 @@ Weights are state dicts with the names of the book's code: `token.weight`, `posi
 `embed.*`, `layers.<i>.*` (BERTEncoder); `bert.*`, `classifier.1.*` (BERTForClassification).
 Masks are (B, T) int64: 1 for a real token, 0 for padding (listing 1.27).
 """
+
 from __future__ import annotations
 
 import math
@@ -25,13 +26,18 @@ NEG = -1e9  # what listing 1.31 writes into the scores of padding keys
 
 def part(sd: dict, prefix: str) -> dict:
     """The entries of `sd` under `prefix` ("bert.embed."), with the prefix removed."""
-    return {k[len(prefix):]: v for k, v in sd.items() if k.startswith(prefix)}
+    return {k[len(prefix) :]: v for k, v in sd.items() if k.startswith(prefix)}
 
 
 # ----------------------------------------------------------------------------- names and shapes
 def embedding_shapes(vocab_size, dim, max_len):
-    return {"token.weight": (vocab_size, dim), "position.weight": (max_len, dim), "segment.weight": (2, dim),
-            "norm.weight": (dim,), "norm.bias": (dim,)}
+    return {
+        "token.weight": (vocab_size, dim),
+        "position.weight": (max_len, dim),
+        "segment.weight": (2, dim),
+        "norm.weight": (dim,),
+        "norm.bias": (dim,),
+    }
 
 
 def attention_shapes(dim):
@@ -39,8 +45,7 @@ def attention_shapes(dim):
 
 
 def feed_forward_shapes(dim, hidden):
-    return {"net.0.weight": (hidden, dim), "net.0.bias": (hidden,), "net.3.weight": (dim, hidden),
-            "net.3.bias": (dim,)}
+    return {"net.0.weight": (hidden, dim), "net.0.bias": (hidden,), "net.3.weight": (dim, hidden), "net.3.bias": (dim,)}
 
 
 def block_shapes(dim, ff_dim):
@@ -110,9 +115,13 @@ def attention(x, mask, sd, heads, mask_mode="keys", fill=NEG, scale="head", spli
     div = {"head": math.sqrt(d), "dim": math.sqrt(C), "none": 1.0}[scale]
     scores = (q @ k.transpose(-2, -1)) / div
     pad = mask == 0
-    hide = {"keys": pad[:, None, None, :], "queries": pad[:, None, :, None],
-            "both": pad[:, None, None, :] | pad[:, None, :, None], "inverted": ~pad[:, None, None, :],
-            "none": torch.zeros_like(pad)[:, None, None, :]}[mask_mode]
+    hide = {
+        "keys": pad[:, None, None, :],
+        "queries": pad[:, None, :, None],
+        "both": pad[:, None, None, :] | pad[:, None, :, None],
+        "inverted": ~pad[:, None, None, :],
+        "none": torch.zeros_like(pad)[:, None, None, :],
+    }[mask_mode]
     scores = scores.masked_fill(hide, fill)
     ctx = torch.softmax(scores, dim=-1) @ v
     ctx = ctx.transpose(1, 2).reshape(B, T, C) if merge else ctx.reshape(B, T, C)
@@ -121,8 +130,7 @@ def attention(x, mask, sd, heads, mask_mode="keys", fill=NEG, scale="head", spli
 
 def feed_forward(x, sd, act="gelu"):
     """Listing 1.32 in eval mode: Linear, GELU (exact), Linear."""
-    f = {"gelu": F.gelu, "tanh": lambda h: F.gelu(h, approximate="tanh"), "relu": torch.relu,
-         "none": lambda h: h}[act]
+    f = {"gelu": F.gelu, "tanh": lambda h: F.gelu(h, approximate="tanh"), "relu": torch.relu, "none": lambda h: h}[act]
     return F.linear(f(F.linear(x, sd["net.0.weight"], sd["net.0.bias"])), sd["net.3.weight"], sd["net.3.bias"])
 
 
@@ -203,8 +211,12 @@ def tiny_bert_shapes(vocab_size, dim, max_len, layers, ff_dim):
     """The state_dict names and shapes of the given TinyBERT of s1_23_training, s1_23_evaluation
     and s1_23_inference (token and position embeddings, a LayerNorm, `blocks.<i>.*` as listing
     1.33's block, a linear head `classifier.1.*`)."""
-    out = {"token.weight": (vocab_size, dim), "position.weight": (max_len, dim), "norm.weight": (dim,),
-           "norm.bias": (dim,)}
+    out = {
+        "token.weight": (vocab_size, dim),
+        "position.weight": (max_len, dim),
+        "norm.weight": (dim,),
+        "norm.bias": (dim,),
+    }
     for i in range(layers):
         out.update({f"blocks.{i}.{k}": v for k, v in block_shapes(dim, ff_dim).items()})
     out.update({"classifier.1.weight": (2, dim), "classifier.1.bias": (2,)})
@@ -213,7 +225,7 @@ def tiny_bert_shapes(vocab_size, dim, max_len, layers, ff_dim):
 
 def tiny_bert(ids, mask, sd, heads):
     """The given TinyBERT in eval mode: logits (B, 2) read at position 0 ([CLS])."""
-    x = sd["token.weight"][ids] + sd["position.weight"][:ids.shape[1]]
+    x = sd["token.weight"][ids] + sd["position.weight"][: ids.shape[1]]
     x = _norm(x, sd, "norm")
     n = len({k.split(".")[1] for k in sd if k.startswith("blocks.")})
     for i in range(n):
@@ -230,12 +242,16 @@ def state_problem(state, shapes: dict) -> Msg | None:
         if k not in state:
             return Msg(f"its state_dict has no {k}", f"它的 state_dict 中没有 {k}")
         if tuple(state[k].shape) != tuple(shape) or not state[k].is_floating_point():
-            return Msg(f"{k} in its state_dict is not a float tensor of shape {tuple(shape)}",
-                       f"它的 state_dict 中的 {k} 不是形状为 {tuple(shape)} 的浮点张量")
+            return Msg(
+                f"{k} in its state_dict is not a float tensor of shape {tuple(shape)}",
+                f"它的 state_dict 中的 {k} 不是形状为 {tuple(shape)} 的浮点张量",
+            )
     extra = len(set(state) - set(shapes))
     if extra:
-        return Msg(f"its state_dict has {extra} entries that the given model does not have",
-                   f"它的 state_dict 中有 {extra} 个给定模型没有的条目")
+        return Msg(
+            f"its state_dict has {extra} entries that the given model does not have",
+            f"它的 state_dict 中有 {extra} 个给定模型没有的条目",
+        )
     return None
 
 
@@ -245,22 +261,30 @@ def tiny_bert_problem(model, config: dict, ids, mask) -> Msg | None:
     it; checks that judge the student's code through it first hold it to this. Leaves it in eval mode."""
     model.eval()
     logits = model(ids, mask)
-    shapes = tiny_bert_shapes(config["vocab_size"], config["dim"], config["max_len"], config["layers"],
-                              config["ff_dim"])
+    shapes = tiny_bert_shapes(
+        config["vocab_size"], config["dim"], config["max_len"], config["layers"], config["ff_dim"]
+    )
     state = model.state_dict()
     problem = state_problem(state, shapes)
     if problem is not None:
-        return Msg(f"the given TinyBERT was changed: {problem}; keep it as it is",
-                   f"给定的 TinyBERT 被改动了：{problem}；请保持它不变")
+        return Msg(
+            f"the given TinyBERT was changed: {problem}; keep it as it is",
+            f"给定的 TinyBERT 被改动了：{problem}；请保持它不变",
+        )
     with torch.no_grad():
         expected = tiny_bert(ids, mask, {k: state[k].float() for k in shapes}, config["heads"])
-    if not (isinstance(logits, torch.Tensor) and tuple(logits.shape) == tuple(expected.shape)
-            and torch.allclose(logits.float(), expected, atol=1e-4, rtol=1e-4)):
-        return Msg("TinyBERT's logits differ from those of the given model with the same weights: keep the given "
-                   "TinyBERT as it is, and check your TransformerBlock (s1_23_encoder_block, "
-                   "`kata check s1_23_encoder_block`) first",
-                   "TinyBERT 的 logits 与相同权重下给定模型的不一样：请保持给定的 TinyBERT 不变，并先检查你的 "
-                   "TransformerBlock（s1_23_encoder_block，`kata check s1_23_encoder_block`）")
+    if not (
+        isinstance(logits, torch.Tensor)
+        and tuple(logits.shape) == tuple(expected.shape)
+        and torch.allclose(logits.float(), expected, atol=1e-4, rtol=1e-4)
+    ):
+        return Msg(
+            "TinyBERT's logits differ from those of the given model with the same weights: keep the given "
+            "TinyBERT as it is, and check your TransformerBlock (s1_23_encoder_block, "
+            "`kata check s1_23_encoder_block`) first",
+            "TinyBERT 的 logits 与相同权重下给定模型的不一样：请保持给定的 TinyBERT 不变，并先检查你的 "
+            "TransformerBlock（s1_23_encoder_block，`kata check s1_23_encoder_block`）",
+        )
     return None
 
 
@@ -329,9 +353,13 @@ def first_difference(actual: str, expected: str) -> Msg | None:
         got = a[i] if i < len(a) else None
         want = e[i] if i < len(e) else None
         if got != want:
-            return Msg("line {line}: expected {want}, got {got}", "第 {line} 行：应为 {want}，实际为 {got}", line=i + 1,
-                       want=nothing if want is None else repr(want.strip()),
-                       got=nothing if got is None else repr(got.strip()))
+            return Msg(
+                "line {line}: expected {want}, got {got}",
+                "第 {line} 行：应为 {want}，实际为 {got}",
+                line=i + 1,
+                want=nothing if want is None else repr(want.strip()),
+                got=nothing if got is None else repr(got.strip()),
+            )
     return Msg("the texts differ", "两段文本不同")
 
 
@@ -353,39 +381,60 @@ def _embedding(rows, dim, padding_idx=None):
 def mirror_embedding(vocab_size, dim, max_len, pad_id, dropout=0.1):
     """An empty (meta-device) module laid out like listing 1.30's, only for its printed form."""
     with torch.device("meta"):
-        return _named("BERTEmbedding", token=_embedding(vocab_size, dim, pad_id), position=_embedding(max_len, dim),
-                      segment=_embedding(2, dim), norm=nn.LayerNorm(dim), dropout=nn.Dropout(dropout))
+        return _named(
+            "BERTEmbedding",
+            token=_embedding(vocab_size, dim, pad_id),
+            position=_embedding(max_len, dim),
+            segment=_embedding(2, dim),
+            norm=nn.LayerNorm(dim),
+            dropout=nn.Dropout(dropout),
+        )
 
 
 def mirror_attention(dim, dropout=0.1):
     with torch.device("meta"):
-        return _named("MultiHeadSelfAttention", qkv=nn.Linear(dim, 3 * dim), out=nn.Linear(dim, dim),
-                      attn_dropout=nn.Dropout(dropout), out_dropout=nn.Dropout(dropout))
+        return _named(
+            "MultiHeadSelfAttention",
+            qkv=nn.Linear(dim, 3 * dim),
+            out=nn.Linear(dim, dim),
+            attn_dropout=nn.Dropout(dropout),
+            out_dropout=nn.Dropout(dropout),
+        )
 
 
 def mirror_feed_forward(dim, hidden, dropout=0.1):
     with torch.device("meta"):
-        net = nn.Sequential(nn.Linear(dim, hidden), nn.GELU(), nn.Dropout(dropout), nn.Linear(hidden, dim),
-                            nn.Dropout(dropout))
+        net = nn.Sequential(
+            nn.Linear(dim, hidden), nn.GELU(), nn.Dropout(dropout), nn.Linear(hidden, dim), nn.Dropout(dropout)
+        )
         return _named("FeedForward", net=net)
 
 
 def mirror_block(dim, ff_dim, dropout=0.1):
     with torch.device("meta"):
-        return _named("TransformerBlock", attn=mirror_attention(dim, dropout), ff=mirror_feed_forward(dim, ff_dim, dropout),
-                      norm1=nn.LayerNorm(dim), norm2=nn.LayerNorm(dim))
+        return _named(
+            "TransformerBlock",
+            attn=mirror_attention(dim, dropout),
+            ff=mirror_feed_forward(dim, ff_dim, dropout),
+            norm1=nn.LayerNorm(dim),
+            norm2=nn.LayerNorm(dim),
+        )
 
 
 def mirror_encoder(vocab_size, dim, max_len, layers, ff_dim, pad_id):
-    return _named("BERTEncoder", embed=mirror_embedding(vocab_size, dim, max_len, pad_id),
-                  layers=nn.ModuleList([mirror_block(dim, ff_dim) for _ in range(layers)]))
+    return _named(
+        "BERTEncoder",
+        embed=mirror_embedding(vocab_size, dim, max_len, pad_id),
+        layers=nn.ModuleList([mirror_block(dim, ff_dim) for _ in range(layers)]),
+    )
 
 
 def mirror_classifier(vocab_size, dim, max_len, layers, ff_dim, pad_id):
     with torch.device("meta"):
         head = nn.Sequential(nn.Dropout(0.1), nn.Linear(dim, 2))
-    return _named("BERTForClassification", bert=mirror_encoder(vocab_size, dim, max_len, layers, ff_dim, pad_id),
-                  classifier=head)
+    return _named(
+        "BERTForClassification", bert=mirror_encoder(vocab_size, dim, max_len, layers, ff_dim, pad_id), classifier=head
+    )
 
 
 def read_levels(y, levels, tol: float):

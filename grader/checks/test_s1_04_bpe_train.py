@@ -1,4 +1,5 @@
 """Checks of §1.4, learning BPE merges from word counts (the old/older/finest/lowest example)."""
+
 import json
 import random
 
@@ -97,14 +98,16 @@ def make_fixtures(sol):
     fresh = []
     for corpus in _fresh_corpora():
         merges = sol.train_bpe(corpus, 30)
-        fresh.append({
-            "corpus": corpus,
-            "merges": merges,
-            "corpus_order": _train_variant(corpus, 30, tie="corpus"),
-            "largest": _train_variant(corpus, 30, tie="largest"),
-            "unweighted": _train_variant(corpus, 30, weighted=False),
-            "tokens": {w: sol.tokenize_word(w, merges[:8]) for w in [*corpus, "cab", "zz"]},
-        })
+        fresh.append(
+            {
+                "corpus": corpus,
+                "merges": merges,
+                "corpus_order": _train_variant(corpus, 30, tie="corpus"),
+                "largest": _train_variant(corpus, 30, tie="largest"),
+                "unweighted": _train_variant(corpus, 30, weighted=False),
+                "tokens": {w: sol.tokenize_word(w, merges[:8]) for w in [*corpus, "cab", "zz"]},
+            }
+        )
     data = {
         "book_table": sol.word_table(BOOK_CORPUS),
         "book_pairs": sol.pair_counts(sol.word_table(BOOK_CORPUS)),
@@ -114,9 +117,11 @@ def make_fixtures(sol):
         "aaaa": sol.train_bpe({"aaaa": 1}, 10),
         # the plausible wrong answers on the book's corpus (they differ there), stored: the public check
         # names them without shipping a BPE trainer in the student bundle
-        "book_mistakes": {"corpus_order": _train_variant(BOOK_CORPUS, 100, tie="corpus"),
-                          "largest": _train_variant(BOOK_CORPUS, 100, tie="largest"),
-                          "unweighted": _train_variant(BOOK_CORPUS, 100, weighted=False)},
+        "book_mistakes": {
+            "corpus_order": _train_variant(BOOK_CORPUS, 100, tie="corpus"),
+            "largest": _train_variant(BOOK_CORPUS, 100, tie="largest"),
+            "unweighted": _train_variant(BOOK_CORPUS, 100, weighted=False),
+        },
     }
     return {"data": _pack(data)}
 
@@ -129,9 +134,14 @@ def fx():
 def _merges_of(value, what):
     """The student's merges as a list of (a, b) tuples; anything else fails with a plain message."""
     if not isinstance(value, (list, tuple)) or not all(
-            isinstance(p, (list, tuple)) and len(p) == 2 and all(isinstance(s, str) for s in p) for p in value):
-        raise CheckFailure(Msg(f"{what} must be a list of (str, str) pairs, got {type(value).__name__}: {str(value)[:200]}",
-                               f"{what} 必须是 (str, str) 字符对的列表，实际为 {type(value).__name__}：{str(value)[:200]}"))
+        isinstance(p, (list, tuple)) and len(p) == 2 and all(isinstance(s, str) for s in p) for p in value
+    ):
+        raise CheckFailure(
+            Msg(
+                f"{what} must be a list of (str, str) pairs, got {type(value).__name__}: {str(value)[:200]}",
+                f"{what} 必须是 (str, str) 字符对的列表，实际为 {type(value).__name__}：{str(value)[:200]}",
+            )
+        )
     return [tuple(p) for p in value]
 
 
@@ -147,17 +157,28 @@ def _pairs(rows):
     return {(a, b): n for a, b, n in rows}
 
 
-TIE_CORPUS = ("ties broken by corpus order (max over the dict): the smallest pair must win",
-              "平局按语料顺序决定（对字典取 max）：应选最小的字符对")
-TIE_LARGEST = ("ties broken in favour of the largest pair: the smallest pair must win", "平局时选了最大的字符对：应选最小的")
-UNWEIGHTED = ("pairs counted once per word instead of weighted by the word's count", "字符对按单词计数一次，而没有按词频加权")
+TIE_CORPUS = (
+    "ties broken by corpus order (max over the dict): the smallest pair must win",
+    "平局按语料顺序决定（对字典取 max）：应选最小的字符对",
+)
+TIE_LARGEST = (
+    "ties broken in favour of the largest pair: the smallest pair must win",
+    "平局时选了最大的字符对：应选最小的",
+)
+UNWEIGHTED = (
+    "pairs counted once per word instead of weighted by the word's count",
+    "字符对按单词计数一次，而没有按词频加权",
+)
 
 
 def _training_mistakes(stored: dict):
     """train_bpe's plausible wrong answers, as make_fixtures stored them (keys corpus_order,
     largest, unweighted)."""
-    return [(_tuples(stored["corpus_order"]), *TIE_CORPUS), (_tuples(stored["largest"]), *TIE_LARGEST),
-            (_tuples(stored["unweighted"]), *UNWEIGHTED)]
+    return [
+        (_tuples(stored["corpus_order"]), *TIE_CORPUS),
+        (_tuples(stored["largest"]), *TIE_LARGEST),
+        (_tuples(stored["unweighted"]), *UNWEIGHTED),
+    ]
 
 
 def _same(actual, expected, what, mistakes=()):
@@ -169,8 +190,13 @@ def _same(actual, expected, what, mistakes=()):
             hint = Msg.key("mistake", mistake=Msg(en, zh))
             if HIDDEN.get():
                 raise CheckFailure(Msg.key("with_hint", message=Msg.key("hidden_failed", what=what), hint=hint))
-            raise CheckFailure(Msg.key("with_hint", message=Msg.key("not_equal", what=what, expected=repr(expected),
-                                                                    actual=repr(actual)), hint=hint))
+            raise CheckFailure(
+                Msg.key(
+                    "with_hint",
+                    message=Msg.key("not_equal", what=what, expected=repr(expected), actual=repr(actual)),
+                    hint=hint,
+                )
+            )
     expect_equal(actual, expected, what)
 
 
@@ -179,174 +205,346 @@ def _tuples(merges):
 
 
 # ---------------------------------------------------------------- the book's example
-@check(points=1, listings=["1.4/end-of-word"],
-       title="the book's corpus split into symbols with </w>", title_zh="书中语料拆成带 </w> 的符号")
+@check(
+    points=1,
+    listings=["1.4/end-of-word"],
+    title="the book's corpus split into symbols with </w>",
+    title_zh="书中语料拆成带 </w> 的符号",
+)
 def test_book_word_table(sub):
     out = sub.word_table(BOOK_CORPUS)
-    expect(isinstance(out, dict), Msg(f"word_table must return a dict, got {type(out).__name__}",
-                                      f"word_table 必须返回 dict，实际返回了 {type(out).__name__}"))
-    _same(out, BOOK_TABLE, code("word_table({'old': 7, 'older': 3, 'finest': 9, 'lowest': 4})"), mistakes=[
-        ({" ".join(w): n for w, n in BOOK_CORPUS.items()}, "the end-of-word marker </w> is missing",
-         "缺少词尾标记 </w>"),
-        ({" ".join(w) + EOW: n for w, n in BOOK_CORPUS.items()},
-         "</w> glued to the last character: it must be a symbol of its own",
-         "</w> 粘在了最后一个字符上：它必须是单独的符号"),
-        ({" ".join(w) + " </w>": 1 for w in BOOK_CORPUS}, "the word counts were dropped", "丢掉了词频"),
-    ])
+    expect(
+        isinstance(out, dict),
+        Msg(
+            f"word_table must return a dict, got {type(out).__name__}",
+            f"word_table 必须返回 dict，实际返回了 {type(out).__name__}",
+        ),
+    )
+    _same(
+        out,
+        BOOK_TABLE,
+        code("word_table({'old': 7, 'older': 3, 'finest': 9, 'lowest': 4})"),
+        mistakes=[
+            (
+                {" ".join(w): n for w, n in BOOK_CORPUS.items()},
+                "the end-of-word marker </w> is missing",
+                "缺少词尾标记 </w>",
+            ),
+            (
+                {" ".join(w) + EOW: n for w, n in BOOK_CORPUS.items()},
+                "</w> glued to the last character: it must be a symbol of its own",
+                "</w> 粘在了最后一个字符上：它必须是单独的符号",
+            ),
+            ({" ".join(w) + " </w>": 1 for w in BOOK_CORPUS}, "the word counts were dropped", "丢掉了词频"),
+        ],
+    )
 
 
-@check(points=2, listings=["1.4/pair-counts"],
-       title="pair counts of the book's corpus (figure 1.23)", title_zh="书中语料的字符对计数（图 1.23）")
+@check(
+    points=2,
+    listings=["1.4/pair-counts"],
+    title="pair counts of the book's corpus (figure 1.23)",
+    title_zh="书中语料的字符对计数（图 1.23）",
+)
 def test_book_pair_counts(sub):
     rows = sub.pair_counts(BOOK_TABLE)
-    expect(isinstance(rows, list), Msg(f"pair_counts must return a list, got {type(rows).__name__}",
-                                       f"pair_counts 必须返回 list，实际返回了 {type(rows).__name__}"))
+    expect(
+        isinstance(rows, list),
+        Msg(
+            f"pair_counts must return a list, got {type(rows).__name__}",
+            f"pair_counts 必须返回 list，实际返回了 {type(rows).__name__}",
+        ),
+    )
     got = _pairs(rows)
-    expect(len(got) == len(rows), Msg("count_pairs returned the same pair twice: keep one entry per pair",
-                                      "count_pairs 把同一个字符对返回了两次：每个字符对只保留一项"))
+    expect(
+        len(got) == len(rows),
+        Msg(
+            "count_pairs returned the same pair twice: keep one entry per pair",
+            "count_pairs 把同一个字符对返回了两次：每个字符对只保留一项",
+        ),
+    )
     if got.get(("e", "s")) == 2:
-        raise CheckFailure(Msg.key(
-            "with_hint", message=Msg("the count of ('e', 's') is 2, but the book's is 13 = 9 (finest) + 4 (lowest)",
-                                     "('e', 's') 的计数是 2，而书中是 13 = 9（finest）+ 4（lowest）"),
-            hint=Msg.key("mistake", mistake=Msg("counting words instead of weighting by word frequency",
-                                                "只数了单词个数，没有按词频加权"))))
+        raise CheckFailure(
+            Msg.key(
+                "with_hint",
+                message=Msg(
+                    "the count of ('e', 's') is 2, but the book's is 13 = 9 (finest) + 4 (lowest)",
+                    "('e', 's') 的计数是 2，而书中是 13 = 9（finest）+ 4（lowest）",
+                ),
+                hint=Msg.key(
+                    "mistake",
+                    mistake=Msg(
+                        "counting words instead of weighting by word frequency", "只数了单词个数，没有按词频加权"
+                    ),
+                ),
+            )
+        )
     for pair, n in BOOK_PAIR_COUNTS.items():
-        expect_equal(got.get(pair), n, Msg(f"count of the pair {pair} (figure 1.23)", f"字符对 {pair} 的计数（图 1.23）"))
-    expect_equal(got.get(("t", EOW)), 13, Msg("count of ('t', '</w>'): it ties with ('e', 's') and ('s', 't') at 13",
-                                              "('t', '</w>') 的计数：它与 ('e', 's') 和 ('s', 't') 并列，都是 13"))
-    expect_equal(got, _pairs(fx()["book_pairs"]), Msg("all pair counts of the book's corpus", "书中语料的所有字符对计数"))
+        expect_equal(
+            got.get(pair), n, Msg(f"count of the pair {pair} (figure 1.23)", f"字符对 {pair} 的计数（图 1.23）")
+        )
+    expect_equal(
+        got.get(("t", EOW)),
+        13,
+        Msg(
+            "count of ('t', '</w>'): it ties with ('e', 's') and ('s', 't') at 13",
+            "('t', '</w>') 的计数：它与 ('e', 's') 和 ('s', 't') 并列，都是 13",
+        ),
+    )
+    expect_equal(
+        got, _pairs(fx()["book_pairs"]), Msg("all pair counts of the book's corpus", "书中语料的所有字符对计数")
+    )
 
 
-@check(points=2, listings=["1.4/merges"],
-       title="the first two merges: 'es', then 'est'", title_zh="前两次合并：先 'es'，再 'est'")
+@check(
+    points=2,
+    listings=["1.4/merges"],
+    title="the first two merges: 'es', then 'est'",
+    title_zh="前两次合并：先 'es'，再 'est'",
+)
 def test_book_first_two_merges(sub):
-    _same(_pair_of(sub.most_frequent_pair(BOOK_TABLE)), ("e", "s"),
-          Msg("most_frequent_pair of the book's table ((e,s), (s,t) and (t,</w>) tie at 13: the smallest pair wins)",
-              "书中词表的 most_frequent_pair（(e,s)、(s,t) 和 (t,</w>) 都是 13，并列时取最小的字符对）"),
-          mistakes=[(("t", EOW), "the largest pair won the tie: ties go to the smallest pair",
-                     "平局时选了最大的字符对：应选最小的")])
+    _same(
+        _pair_of(sub.most_frequent_pair(BOOK_TABLE)),
+        ("e", "s"),
+        Msg(
+            "most_frequent_pair of the book's table ((e,s), (s,t) and (t,</w>) tie at 13: the smallest pair wins)",
+            "书中词表的 most_frequent_pair（(e,s)、(s,t) 和 (t,</w>) 都是 13，并列时取最小的字符对）",
+        ),
+        mistakes=[
+            (
+                ("t", EOW),
+                "the largest pair won the tie: ties go to the smallest pair",
+                "平局时选了最大的字符对：应选最小的",
+            )
+        ],
+    )
     after = sub.merge_pair(BOOK_TABLE, ("e", "s"))
     expect_equal(after, BOOK_AFTER_ES, Msg("merge_pair(book table, ('e', 's'))", "merge_pair（书中词表，('e', 's')）"))
-    expect_equal(_pairs(sub.pair_counts(after)).get(("es", "t")), 13, Msg(
-            "count of ('es', 't') after the first merge", "第一次合并后 ('es', 't') 的计数"))
-    _same(_pair_of(sub.most_frequent_pair(after)), ("es", "t"),
-          Msg("most_frequent_pair after the first merge ((es,t) and (t,</w>) tie at 13: the smallest pair wins)",
-              "第一次合并后的 most_frequent_pair（(es,t) 和 (t,</w>) 都是 13，并列时取最小的字符对）"))
+    expect_equal(
+        _pairs(sub.pair_counts(after)).get(("es", "t")),
+        13,
+        Msg("count of ('es', 't') after the first merge", "第一次合并后 ('es', 't') 的计数"),
+    )
+    _same(
+        _pair_of(sub.most_frequent_pair(after)),
+        ("es", "t"),
+        Msg(
+            "most_frequent_pair after the first merge ((es,t) and (t,</w>) tie at 13: the smallest pair wins)",
+            "第一次合并后的 most_frequent_pair（(es,t) 和 (t,</w>) 都是 13，并列时取最小的字符对）",
+        ),
+    )
     expect_equal(sub.merge_pair(after, ("es", "t")), BOOK_AFTER_EST, code("merge_pair(..., ('es', 't'))"))
     merges = _merges_of(sub.train_bpe(BOOK_CORPUS, 2), Msg("train_bpe(book corpus, 2)", "train_bpe（书中语料，2）"))
-    expect_equal(merges, [("e", "s"), ("es", "t")], Msg("the first two merges (the book: 'es', then 'est')",
-                                                        "前两次合并（书中：先 'es'，再 'est'）"))
+    expect_equal(
+        merges,
+        [("e", "s"), ("es", "t")],
+        Msg("the first two merges (the book: 'es', then 'est')", "前两次合并（书中：先 'es'，再 'est'）"),
+    )
 
 
-@check(points=1, listings=["1.4/vocabulary"],
-       title="the book's final vocabulary", title_zh="书中最终的词表")
+@check(points=1, listings=["1.4/vocabulary"], title="the book's final vocabulary", title_zh="书中最终的词表")
 def test_book_vocabulary(sub):
     f = fx()
-    merges = _merges_of(sub.train_bpe(BOOK_CORPUS, 100), Msg("train_bpe(book corpus, 100)", "train_bpe（书中语料，100）"))
-    _same(merges, _tuples(f["book_merges"]), Msg("all merges of the book's corpus (15, then no pair is left)",
-                                                 "书中语料的全部合并（15 次，之后没有字符对可合并）"),
-          mistakes=_training_mistakes(f["book_mistakes"]))
+    merges = _merges_of(
+        sub.train_bpe(BOOK_CORPUS, 100), Msg("train_bpe(book corpus, 100)", "train_bpe（书中语料，100）")
+    )
+    _same(
+        merges,
+        _tuples(f["book_merges"]),
+        Msg(
+            "all merges of the book's corpus (15, then no pair is left)",
+            "书中语料的全部合并（15 次，之后没有字符对可合并）",
+        ),
+        mistakes=_training_mistakes(f["book_mistakes"]),
+    )
     base = {symbol for word in sub.word_table(BOOK_CORPUS) for symbol in word.split(" ")}
-    expect_equal(sorted(base - {EOW}), sorted(BOOK_CHARS), Msg("the single characters of the book's corpus (step 4)",
-                                                               "书中语料的单个字符（第 4 步）"))
+    expect_equal(
+        sorted(base - {EOW}),
+        sorted(BOOK_CHARS),
+        Msg("the single characters of the book's corpus (step 4)", "书中语料的单个字符（第 4 步）"),
+    )
     vocab = base | {a + b for a, b in merges[:BOOK_VOCAB_MERGES]}
     for token in BOOK_SUBWORDS + BOOK_WORDS:
-        expect(token in vocab, Msg(f"after {BOOK_VOCAB_MERGES} merges the vocabulary must hold {token!r} (step 4)",
-                                   f"经过 {BOOK_VOCAB_MERGES} 次合并后，词表中必须有 {token!r}（第 4 步）"))
-    expect("low" not in base | {a + b for a, b in merges[:BOOK_VOCAB_MERGES - 1]},
-           Msg(f"'low' must be merge {BOOK_VOCAB_MERGES}, the last one step 4's list needs",
-               f"'low' 必须是第 {BOOK_VOCAB_MERGES} 次合并，也就是第 4 步的列表所需的最后一次"))
-    for word, pieces in (("lowest", ["low", "est</w>"]), ("finest", ["finest</w>"]), ("older", ["old", "e", "r", "</w>"])):
-        expect_equal(_symbols(sub.tokenize_word(word, merges[:BOOK_VOCAB_MERGES])), pieces,
-                     Msg(f"tokenize_word({word!r}) with the first {BOOK_VOCAB_MERGES} merges",
-                         f"用前 {BOOK_VOCAB_MERGES} 条合并规则做 tokenize_word({word!r})"))
+        expect(
+            token in vocab,
+            Msg(
+                f"after {BOOK_VOCAB_MERGES} merges the vocabulary must hold {token!r} (step 4)",
+                f"经过 {BOOK_VOCAB_MERGES} 次合并后，词表中必须有 {token!r}（第 4 步）",
+            ),
+        )
+    expect(
+        "low" not in base | {a + b for a, b in merges[: BOOK_VOCAB_MERGES - 1]},
+        Msg(
+            f"'low' must be merge {BOOK_VOCAB_MERGES}, the last one step 4's list needs",
+            f"'low' 必须是第 {BOOK_VOCAB_MERGES} 次合并，也就是第 4 步的列表所需的最后一次",
+        ),
+    )
+    for word, pieces in (
+        ("lowest", ["low", "est</w>"]),
+        ("finest", ["finest</w>"]),
+        ("older", ["old", "e", "r", "</w>"]),
+    ):
+        expect_equal(
+            _symbols(sub.tokenize_word(word, merges[:BOOK_VOCAB_MERGES])),
+            pieces,
+            Msg(
+                f"tokenize_word({word!r}) with the first {BOOK_VOCAB_MERGES} merges",
+                f"用前 {BOOK_VOCAB_MERGES} 条合并规则做 tokenize_word({word!r})",
+            ),
+        )
 
 
 # ---------------------------------------------------------------- fresh inputs
-@check(points=3, hidden=True,
-       title="BPE training on other corpora", title_zh="在其他语料上训练 BPE")
+@check(points=3, hidden=True, title="BPE training on other corpora", title_zh="在其他语料上训练 BPE")
 def test_fresh_corpora(sub):
     for i, case in enumerate(fx()["fresh"]):
-        merges = _merges_of(sub.train_bpe(case["corpus"], 30), Msg(
-                f"train_bpe(corpus {i + 1}, 30)", f"train_bpe（语料 {i + 1}，30）"))
-        _same(merges, _tuples(case["merges"]), Msg(f"train_bpe on fresh corpus {i + 1} (ties are frequent here)",
-                                                   f"在新语料 {i + 1} 上做 train_bpe（这里经常出现并列）"),
-              mistakes=_training_mistakes(case))
+        merges = _merges_of(
+            sub.train_bpe(case["corpus"], 30), Msg(f"train_bpe(corpus {i + 1}, 30)", f"train_bpe（语料 {i + 1}，30）")
+        )
+        _same(
+            merges,
+            _tuples(case["merges"]),
+            Msg(
+                f"train_bpe on fresh corpus {i + 1} (ties are frequent here)",
+                f"在新语料 {i + 1} 上做 train_bpe（这里经常出现并列）",
+            ),
+            mistakes=_training_mistakes(case),
+        )
 
 
-@check(points=1,
-       title="merges fuse whole symbols only", title_zh="合并只作用于完整的符号")
+@check(points=1, title="merges fuse whole symbols only", title_zh="合并只作用于完整的符号")
 def test_merge_whole_symbols_only(sub):
     table = {"f i ne s t </w>": 2, "e s": 1, "n e s e s </w>": 3, "e st </w>": 4, "s e e s": 5}
     expected = {"f i ne s t </w>": 2, "es": 1, "n es es </w>": 3, "e st </w>": 4, "s e es": 5}
     naive = {w.replace("e s", "es"): n for w, n in table.items()}
-    _same(sub.merge_pair(table, ("e", "s")), expected, Msg("merge_pair(..., ('e', 's')) on symbols such as 'ne' and 'st'",
-                                                           "对 'ne' 和 'st' 这类符号做 merge_pair(..., ('e', 's'))"),
-          mistakes=[(naive, "a plain text replace of 'e s': it also fuses 'ne s' and 'e st'; compare whole symbols",
-                     "直接对文本 'e s' 做替换：这也会错误地合并 'ne s' 和 'e st'；应比较完整的符号")])
-    expect_equal(sub.most_frequent_pair({"a": 5}), None, Msg("most_frequent_pair of a table whose words are single symbols",
-                                                             "单词都是单个符号的词表的 most_frequent_pair"))
+    _same(
+        sub.merge_pair(table, ("e", "s")),
+        expected,
+        Msg(
+            "merge_pair(..., ('e', 's')) on symbols such as 'ne' and 'st'",
+            "对 'ne' 和 'st' 这类符号做 merge_pair(..., ('e', 's'))",
+        ),
+        mistakes=[
+            (
+                naive,
+                "a plain text replace of 'e s': it also fuses 'ne s' and 'e st'; compare whole symbols",
+                "直接对文本 'e s' 做替换：这也会错误地合并 'ne s' 和 'e st'；应比较完整的符号",
+            )
+        ],
+    )
+    expect_equal(
+        sub.most_frequent_pair({"a": 5}),
+        None,
+        Msg(
+            "most_frequent_pair of a table whose words are single symbols",
+            "单词都是单个符号的词表的 most_frequent_pair",
+        ),
+    )
     merges = _merges_of(sub.train_bpe({"aaaa": 1}, 10), code("train_bpe({'aaaa': 1}, 10)"))
-    expect_equal(merges, _tuples(fx()["aaaa"]),
-                 Msg("train_bpe({'aaaa': 1}, 10): 'a a' pairs fuse left to right, and training stops when nothing is left",
-                     "train_bpe({'aaaa': 1}, 10)：'a a' 字符对从左到右合并，没有可合并的内容时训练停止"))
+    expect_equal(
+        merges,
+        _tuples(fx()["aaaa"]),
+        Msg(
+            "train_bpe({'aaaa': 1}, 10): 'a a' pairs fuse left to right, and training stops when nothing is left",
+            "train_bpe({'aaaa': 1}, 10)：'a a' 字符对从左到右合并，没有可合并的内容时训练停止",
+        ),
+    )
 
 
-@check(points=1, hidden=True,
-       title="tokenizing unseen words with learned merges", title_zh="用学到的合并规则对未见过的单词分词")
+@check(
+    points=1,
+    hidden=True,
+    title="tokenizing unseen words with learned merges",
+    title_zh="用学到的合并规则对未见过的单词分词",
+)
 def test_tokenize_unseen_words(sub):
     f = fx()
     merges = _tuples(f["book_merges"][:BOOK_VOCAB_MERGES])
     for word, pieces in f["book_unseen"].items():
-        expect_equal(_symbols(sub.tokenize_word(word, merges)), pieces, Msg(
-                f"tokenize_word({word!r}) with the book's first merges", f"用书中的前几条合并规则做 tokenize_word({word!r})"))
+        expect_equal(
+            _symbols(sub.tokenize_word(word, merges)),
+            pieces,
+            Msg(
+                f"tokenize_word({word!r}) with the book's first merges",
+                f"用书中的前几条合并规则做 tokenize_word({word!r})",
+            ),
+        )
     for i, case in enumerate(f["fresh"]):
         merges = _tuples(case["merges"][:8])
         for word, pieces in case["tokens"].items():
-            expect_equal(_symbols(sub.tokenize_word(word, merges)), pieces,
-                         Msg(f"tokenize_word({word!r}) with corpus {i + 1}'s merges",
-                             f"用语料 {i + 1} 的合并规则做 tokenize_word({word!r})"))
+            expect_equal(
+                _symbols(sub.tokenize_word(word, merges)),
+                pieces,
+                Msg(
+                    f"tokenize_word({word!r}) with corpus {i + 1}'s merges",
+                    f"用语料 {i + 1} 的合并规则做 tokenize_word({word!r})",
+                ),
+            )
 
 
-@check(points=2, hidden=True,
-       title="BPE properties on random corpora", title_zh="随机语料上 BPE 的性质")
+@check(points=2, hidden=True, title="BPE properties on random corpora", title_zh="随机语料上 BPE 的性质")
 def test_invariants(sub):
-    corpora = st.dictionaries(st.text(alphabet="abcdel", min_size=1, max_size=6), st.integers(1, 6),
-                              min_size=1, max_size=6)
+    corpora = st.dictionaries(
+        st.text(alphabet="abcdel", min_size=1, max_size=6), st.integers(1, 6), min_size=1, max_size=6
+    )
 
     @settings(max_examples=20, derandomize=True, database=None, deadline=None)
     @given(corpora, st.randoms(use_true_random=False))
     def invariants(corpus, rnd):
         merges = _merges_of(sub.train_bpe(corpus, 12), code(f"train_bpe({corpus}, 12)"))
-        expect(len(merges) <= 12, Msg(f"train_bpe({corpus}, 12) made more than 12 merges",
-                                      f"train_bpe({corpus}, 12) 做了超过 12 次合并"))
+        expect(
+            len(merges) <= 12,
+            Msg(f"train_bpe({corpus}, 12) made more than 12 merges", f"train_bpe({corpus}, 12) 做了超过 12 次合并"),
+        )
         words = list(corpus.items())
         rnd.shuffle(words)
         again = _merges_of(sub.train_bpe(dict(words), 12), code("train_bpe"))
-        expect(again == merges, Msg(f"train_bpe({dict(words)}, 12) differs from train_bpe({corpus}, 12): the same counts "
-                                "listed in another order must give the same merges (ties go to the smallest pair)",
-                                    f"train_bpe({dict(words)}, 12) 与 train_bpe({corpus}, 12) 不同：相同的计数换一种顺序列出，必须得到相同的合并（并列时取最小的字符对）"))
+        expect(
+            again == merges,
+            Msg(
+                f"train_bpe({dict(words)}, 12) differs from train_bpe({corpus}, 12): the same counts "
+                "listed in another order must give the same merges (ties go to the smallest pair)",
+                f"train_bpe({dict(words)}, 12) 与 train_bpe({corpus}, 12) 不同：相同的计数换一种顺序列出，必须得到相同的合并（并列时取最小的字符对）",
+            ),
+        )
         table = sub.word_table(corpus)
         pairs = _pairs(sub.pair_counts(table))
-        expect(sum(pairs.values()) == sum(n * len(w) for w, n in corpus.items()),
-               Msg(f"pair counts of {corpus}: a word of k characters has k adjacent pairs (with </w>), each counted n times",
-                   f"{corpus} 的字符对计数：k 个字符的单词（含 </w>）有 k 个相邻字符对，每个计 n 次"))
+        expect(
+            sum(pairs.values()) == sum(n * len(w) for w, n in corpus.items()),
+            Msg(
+                f"pair counts of {corpus}: a word of k characters has k adjacent pairs (with </w>), each counted n times",
+                f"{corpus} 的字符对计数：k 个字符的单词（含 </w>）有 k 个相邻字符对，每个计 n 次",
+            ),
+        )
         if merges:
             a, b = merges[0]
             after = sub.merge_pair(table, merges[0])
-            expect(sorted(w.replace(" ", "") for w in after) == sorted(w.replace(" ", "") for w in table)
-                   and sorted(after.values()) == sorted(table.values()),
-                   Msg(f"merge_pair({table}, {merges[0]}) must keep every word and its count",
-                       f"merge_pair({table}, {merges[0]}) 必须保留每个单词及其计数"))
+            expect(
+                sorted(w.replace(" ", "") for w in after) == sorted(w.replace(" ", "") for w in table)
+                and sorted(after.values()) == sorted(table.values()),
+                Msg(
+                    f"merge_pair({table}, {merges[0]}) must keep every word and its count",
+                    f"merge_pair({table}, {merges[0]}) 必须保留每个单词及其计数",
+                ),
+            )
             size = sum(n * len(w.split(" ")) for w, n in table.items())
             fused = size - sum(n * len(w.split(" ")) for w, n in after.items())
             ok = fused == pairs.get((a, b)) if a != b else 0 < fused <= pairs.get((a, b), 0)
-            expect(ok, Msg(f"merge_pair({table}, {merges[0]}) must fuse every occurrence of the pair, left to right",
-                           f"merge_pair({table}, {merges[0]}) 必须从左到右合并该字符对的每一次出现"))
+            expect(
+                ok,
+                Msg(
+                    f"merge_pair({table}, {merges[0]}) must fuse every occurrence of the pair, left to right",
+                    f"merge_pair({table}, {merges[0]}) 必须从左到右合并该字符对的每一次出现",
+                ),
+            )
         full = _merges_of(sub.train_bpe(corpus, 1000), code("train_bpe"))
         for word in corpus:
-            expect(_symbols(sub.tokenize_word(word, full)) == [word + EOW],
-                   Msg(f"with every merge of {corpus}, tokenize_word({word!r}) must be the single symbol {word + EOW!r}",
-                       f"使用 {corpus} 的全部合并规则后，tokenize_word({word!r}) 必须是单个符号 {word + EOW!r}"))
+            expect(
+                _symbols(sub.tokenize_word(word, full)) == [word + EOW],
+                Msg(
+                    f"with every merge of {corpus}, tokenize_word({word!r}) must be the single symbol {word + EOW!r}",
+                    f"使用 {corpus} 的全部合并规则后，tokenize_word({word!r}) 必须是单个符号 {word + EOW!r}",
+                ),
+            )
 
     invariants()

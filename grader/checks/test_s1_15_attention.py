@@ -4,6 +4,7 @@ The reference here is torch.nn.functional.scaled_dot_product_attention (SDPA), r
 process; the fixtures are the solution's outputs, and make_fixtures refuses to store them unless
 they equal SDPA's. A padding mask is True for the tokens to keep.
 """
+
 import math
 
 import torch
@@ -32,10 +33,16 @@ def _keep(n_q, n_k, causal, padding_mask, q_dim):
 
 def _one_mask_ignored(q, k, v, pad):
     """causal=True with a padding mask: one of the two masks left out."""
-    return [Mistake(sdpa(q, k, v, causal=True), "the padding mask was ignored when causal=True",
-                    "causal=True 时忽略了 填充掩码"),
-            Mistake(sdpa(q, k, v, padding_mask=pad), "the causal mask was ignored when a padding mask was given",
-                    "给了 填充掩码时忽略了因果掩码")]
+    return [
+        Mistake(
+            sdpa(q, k, v, causal=True), "the padding mask was ignored when causal=True", "causal=True 时忽略了 填充掩码"
+        ),
+        Mistake(
+            sdpa(q, k, v, padding_mask=pad),
+            "the causal mask was ignored when a padding mask was given",
+            "给了 填充掩码时忽略了因果掩码",
+        ),
+    ]
 
 
 def sdpa(q, k, v, causal=False, padding_mask=None):
@@ -45,8 +52,11 @@ def sdpa(q, k, v, causal=False, padding_mask=None):
 
 
 def _inputs(g, *lead, n_q=6, n_k=6, d=8, d_v=5, dtype=torch.float32):
-    return (torch.randn(*lead, n_q, d, generator=g, dtype=dtype), torch.randn(*lead, n_k, d, generator=g, dtype=dtype),
-            torch.randn(*lead, n_k, d_v, generator=g, dtype=dtype))
+    return (
+        torch.randn(*lead, n_q, d, generator=g, dtype=dtype),
+        torch.randn(*lead, n_k, d, generator=g, dtype=dtype),
+        torch.randn(*lead, n_k, d_v, generator=g, dtype=dtype),
+    )
 
 
 def make_fixtures(sol):
@@ -68,11 +78,14 @@ def make_fixtures(sol):
     nq, nk, nv = _inputs(torch.Generator().manual_seed(151), 1, n_q=3, n_k=3)
     npad = torch.tensor([[False, True, True]])
     out.update(nq=nq, nk=nk, nv=nv, npad=npad, nokey=sol.attention(nq, nk, nv, causal=True, padding_mask=npad))
-    checks = [("plain", (q, k, v), {}), ("causal", (cq, ck, cv), {"causal": True}),
-              ("nokey", (nq, nk, nv), {"causal": True, "padding_mask": npad}),
-              ("padded", (pq, pk, pv), {"padding_mask": pad}),
-              ("heads", (hq, hk, hv), {"causal": True, "padding_mask": hpad}),
-              ("left", (hq[:, 0], hk[:, 0], hv[:, 0]), {"causal": True, "padding_mask": lpad})]
+    checks = [
+        ("plain", (q, k, v), {}),
+        ("causal", (cq, ck, cv), {"causal": True}),
+        ("nokey", (nq, nk, nv), {"causal": True, "padding_mask": npad}),
+        ("padded", (pq, pk, pv), {"padding_mask": pad}),
+        ("heads", (hq, hk, hv), {"causal": True, "padding_mask": hpad}),
+        ("left", (hq[:, 0], hk[:, 0], hv[:, 0]), {"causal": True, "padding_mask": lpad}),
+    ]
     for name, args, kw in checks:
         diff = float((out[name] - sdpa(*args, **kw)).abs().max())
         assert diff < 1e-5, f"solution differs from scaled_dot_product_attention on {name}: {diff}"
@@ -92,46 +105,69 @@ def _mistakes(q, k, v, keep=None):
             scores = scores.masked_fill(~keep, fill)
         return torch.softmax(scores, dim=dim) @ v
 
-    out = [Mistake(run(s), "the scores were not scaled by sqrt(d_k)", "分数没有除以 sqrt(d_k)"),
-           Mistake(run(s / d), "dividing by d_k instead of sqrt(d_k)", "除以了 d_k 而不是 sqrt(d_k)")]
+    out = [
+        Mistake(run(s), "the scores were not scaled by sqrt(d_k)", "分数没有除以 sqrt(d_k)"),
+        Mistake(run(s / d), "dividing by d_k instead of sqrt(d_k)", "除以了 d_k 而不是 sqrt(d_k)"),
+    ]
     if keep is not None:
-        out += [Mistake(run(s / math.sqrt(d), fill=0.0), "masked scores set to 0 instead of -inf",
-                        "被掩码的分数设成了 0，而不是 -inf"),
-                Mistake(torch.softmax(s / math.sqrt(d), -1) @ v, "the mask was ignored", "掩码被忽略了")]
+        out += [
+            Mistake(
+                run(s / math.sqrt(d), fill=0.0),
+                "masked scores set to 0 instead of -inf",
+                "被掩码的分数设成了 0，而不是 -inf",
+            ),
+            Mistake(torch.softmax(s / math.sqrt(d), -1) @ v, "the mask was ignored", "掩码被忽略了"),
+        ]
     return out
 
 
-@check(points=2,
-       title="attention without a mask", title_zh="不带掩码的注意力")
+@check(points=2, title="attention without a mask", title_zh="不带掩码的注意力")
 def test_plain_matches_sdpa(sub):
     f = fx()
     out = sub.attention(f["q"], f["k"], f["v"])
-    expect_tensor(out, f["plain"], tol="attention",
-                  what=Msg("attention(q, k, v) with 5 queries, 7 keys, d_k = 4, d_v = 3 (no mask)",
-                           "5 个查询、7 个键、d_k = 4、d_v = 3 时的 attention(q, k, v)（无掩码）"),
-                  mistakes=_mistakes(f["q"], f["k"], f["v"]))
+    expect_tensor(
+        out,
+        f["plain"],
+        tol="attention",
+        what=Msg(
+            "attention(q, k, v) with 5 queries, 7 keys, d_k = 4, d_v = 3 (no mask)",
+            "5 个查询、7 个键、d_k = 4、d_v = 3 时的 attention(q, k, v)（无掩码）",
+        ),
+        mistakes=_mistakes(f["q"], f["k"], f["v"]),
+    )
 
 
-@check(points=2,
-       title="attention with the causal mask", title_zh="带因果掩码的注意力")
+@check(points=2, title="attention with the causal mask", title_zh="带因果掩码的注意力")
 def test_causal_matches_sdpa(sub):
     f = fx()
     q, k, v = f["cq"], f["ck"], f["cv"]
     out = sub.attention(q, k, v, causal=True)
     tril = torch.tril(torch.ones(6, 6, dtype=torch.bool))
-    expect_tensor(out, f["causal"], tol="attention", what=Msg("attention(q, k, v, causal=True) on a (2, 6, 8) batch",
-                                                              "在 (2, 6, 8) 批次上的 attention(q, k, v, causal=True)"),
-                  mistakes=_mistakes(q, k, v, tril)
-                  + [Mistake(torch.softmax((q @ k.transpose(-2, -1) / math.sqrt(8)).masked_fill(tril.tril(-1), -INF), -1) @ v,
-                             "the upper triangle was kept instead of the lower one (torch.triu instead of torch.tril)",
-                             "保留了上三角而不是下三角（torch.triu 而不是 torch.tril）"),
-                     Mistake(torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(8), -1) * tril
-                             @ v, "the mask was applied after softmax without renormalising",
-                             "在 softmax 之后才做掩码，且没有重新归一化")])
+    expect_tensor(
+        out,
+        f["causal"],
+        tol="attention",
+        what=Msg(
+            "attention(q, k, v, causal=True) on a (2, 6, 8) batch",
+            "在 (2, 6, 8) 批次上的 attention(q, k, v, causal=True)",
+        ),
+        mistakes=_mistakes(q, k, v, tril)
+        + [
+            Mistake(
+                torch.softmax((q @ k.transpose(-2, -1) / math.sqrt(8)).masked_fill(tril.tril(-1), -INF), -1) @ v,
+                "the upper triangle was kept instead of the lower one (torch.triu instead of torch.tril)",
+                "保留了上三角而不是下三角（torch.triu 而不是 torch.tril）",
+            ),
+            Mistake(
+                torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(8), -1) * tril @ v,
+                "the mask was applied after softmax without renormalising",
+                "在 softmax 之后才做掩码，且没有重新归一化",
+            ),
+        ],
+    )
 
 
-@check(points=2,
-       title="attention with a padding mask", title_zh="带填充掩码的注意力")
+@check(points=2, title="attention with a padding mask", title_zh="带填充掩码的注意力")
 def test_padding_mask_matches_sdpa(sub):
     f = fx()
     q, k, v, pad = f["pq"], f["pk"], f["pv"], f["pad"]
@@ -140,34 +176,56 @@ def test_padding_mask_matches_sdpa(sub):
     scaled = q @ k.transpose(-2, -1) / math.sqrt(8)
     inverted = torch.softmax(scaled.masked_fill(pad[:, None, :], -INF), -1) @ v
     on_queries = torch.softmax(scaled.masked_fill(~pad[:, :, None], -INF), -1) @ v
-    expect_tensor(out, f["padded"], tol="attention",
-                  what=Msg("attention(q, k, v, padding_mask=pad) on a (3, 5, 8) batch, pad of shape (3, 5), True = keep",
-                           "在 (3, 5, 8) 批次上的 attention(q, k, v, padding_mask=pad)，pad 的形状为 (3, 5)，True = 保留"),
-                  mistakes=_mistakes(q, k, v, keep)
-                  + [Mistake(m, "the padding mask was read the wrong way round: True means keep (a real token), "
-                                "False means padding",
-                             "填充掩码的含义弄反了：True 表示保留（真实词元），False 表示填充")
-                     for m in (inverted, inverted.nan_to_num(0.0))]
-                  + [Mistake(m, "the padding mask was applied to the queries (rows) instead of the keys (columns)",
-                             "填充掩码作用在了查询（行）上，而不是键（列）上")
-                     for m in (on_queries, on_queries.nan_to_num(0.0))])
+    expect_tensor(
+        out,
+        f["padded"],
+        tol="attention",
+        what=Msg(
+            "attention(q, k, v, padding_mask=pad) on a (3, 5, 8) batch, pad of shape (3, 5), True = keep",
+            "在 (3, 5, 8) 批次上的 attention(q, k, v, padding_mask=pad)，pad 的形状为 (3, 5)，True = 保留",
+        ),
+        mistakes=_mistakes(q, k, v, keep)
+        + [
+            Mistake(
+                m,
+                "the padding mask was read the wrong way round: True means keep (a real token), False means padding",
+                "填充掩码的含义弄反了：True 表示保留（真实词元），False 表示填充",
+            )
+            for m in (inverted, inverted.nan_to_num(0.0))
+        ]
+        + [
+            Mistake(
+                m,
+                "the padding mask was applied to the queries (rows) instead of the keys (columns)",
+                "填充掩码作用在了查询（行）上，而不是键（列）上",
+            )
+            for m in (on_queries, on_queries.nan_to_num(0.0))
+        ],
+    )
 
 
-@check(points=1,
-       title="no dropout outside training", title_zh="不在训练时不做 dropout")
+@check(points=1, title="no dropout outside training", title_zh="不在训练时不做 dropout")
 def test_dropout_ignored_when_not_training(sub):
     f = fx()
     out = sub.attention(f["cq"], f["ck"], f["cv"], causal=True, dropout_p=0.5, training=False)
-    expect_tensor(out, f["causal"], tol="attention",
-                  what=Msg("attention(..., causal=True, dropout_p=0.5, training=False) (no dropout outside training)",
-                           "attention(..., causal=True, dropout_p=0.5, training=False)（不在训练时不做 dropout）"))
+    expect_tensor(
+        out,
+        f["causal"],
+        tol="attention",
+        what=Msg(
+            "attention(..., causal=True, dropout_p=0.5, training=False) (no dropout outside training)",
+            "attention(..., causal=True, dropout_p=0.5, training=False)（不在训练时不做 dropout）",
+        ),
+    )
 
 
 DROPOUT_CALLS = 12  # calls per dropout check: the number dropped must vary across them as Binomial(n, p) does
-DROPOUT_HINT = Msg("dropout draws once for each weight, after the softmax: keep = torch.rand(weights.shape) >= "
-                   "dropout_p, a new draw on every call, in every row and head; then weights * keep / (1 - dropout_p)",
-                   "dropout 在 softmax 之后对每个权重独立抽样一次：keep = torch.rand(weights.shape) >= dropout_p，"
-                   "每次调用、每一行、每个头都重新抽样；然后 weights * keep / (1 - dropout_p)")
+DROPOUT_HINT = Msg(
+    "dropout draws once for each weight, after the softmax: keep = torch.rand(weights.shape) >= "
+    "dropout_p, a new draw on every call, in every row and head; then weights * keep / (1 - dropout_p)",
+    "dropout 在 softmax 之后对每个权重独立抽样一次：keep = torch.rand(weights.shape) >= dropout_p，"
+    "每次调用、每一行、每个头都重新抽样；然后 weights * keep / (1 - dropout_p)",
+)
 
 
 def dropout_findings(outs, weights, p: float) -> list:
@@ -184,37 +242,72 @@ def expect_dropout(outs, weights, p: float, what: Msg):
     drawn by the rule (dropout_findings)."""
     shape = tuple(weights.shape)
     for out in outs:
-        expect(isinstance(out, torch.Tensor) and tuple(out.shape) == shape and bool(torch.isfinite(out).all()),
-               Msg("{what} must return a tensor of shape {shape}, without NaN",
-                   "{what} 必须返回形状为 {shape}、不含 NaN 的张量", what=what, shape=str(shape)))
+        expect(
+            isinstance(out, torch.Tensor) and tuple(out.shape) == shape and bool(torch.isfinite(out).all()),
+            Msg(
+                "{what} must return a tensor of shape {shape}, without NaN",
+                "{what} 必须返回形状为 {shape}、不含 NaN 的张量",
+                what=what,
+                shape=str(shape),
+            ),
+        )
     visible = weights > 0
     for out in outs:
-        expect(bool((out[~visible] == 0).all()),
-               Msg("{what}: dropout gave weight to a position the masks hide: drop only after the masked softmax, "
-                   "and never raise a 0", "{what}：dropout 给被掩码隐藏的位置分配了权重：只在带掩码的 softmax 之后"
-                   "做 dropout，0 不能变成非零", what=what))
+        expect(
+            bool((out[~visible] == 0).all()),
+            Msg(
+                "{what}: dropout gave weight to a position the masks hide: drop only after the masked softmax, "
+                "and never raise a 0",
+                "{what}：dropout 给被掩码隐藏的位置分配了权重：只在带掩码的 softmax 之后做 dropout，0 不能变成非零",
+                what=what,
+            ),
+        )
     stacked = torch.stack(outs)
     dropped = (stacked == 0) & visible
-    expect(bool(dropped.any()),
-           Msg("{what}: over {n} calls no attention weight was dropped. With training=True and dropout_p > 0 each "
-               "weight is dropped (set to 0) with probability dropout_p after the softmax; only with training=False "
-               "is nothing dropped", "{what}：在 {n} 次调用中没有任何注意力权重被丢弃。training=True 且 dropout_p > 0 时，"
-               "每个权重在 softmax 之后以概率 dropout_p 被丢弃（置为 0）；只有 training=False 时才什么都不丢弃",
-               what=what, n=len(outs)))
+    expect(
+        bool(dropped.any()),
+        Msg(
+            "{what}: over {n} calls no attention weight was dropped. With training=True and dropout_p > 0 each "
+            "weight is dropped (set to 0) with probability dropout_p after the softmax; only with training=False "
+            "is nothing dropped",
+            "{what}：在 {n} 次调用中没有任何注意力权重被丢弃。training=True 且 dropout_p > 0 时，"
+            "每个权重在 softmax 之后以概率 dropout_p 被丢弃（置为 0）；只有 training=False 时才什么都不丢弃",
+            what=what,
+            n=len(outs),
+        ),
+    )
     kept = (stacked != 0) & visible
     w = weights.expand_as(stacked)
-    expect_tensor(stacked[kept], w[kept] / (1 - p), tol="attention",
-                  what=Msg("{what}: the attention weights that survive dropout (weight / (1 - p))",
-                           "{what}：dropout 之后保留下来的注意力权重（weight / (1 - p)）", what=what),
-                  mistakes=[Mistake(w[kept], "the kept weights were not rescaled by 1 / (1 - p): inverted dropout "
-                                             "divides the survivors by (1 - p), so that each weight keeps its expected "
-                                             "value", "保留的权重没有乘以 1 / (1 - p)：倒置 dropout 要把保留下来的权重除以 "
-                                             "(1 - p)，使每个权重的期望值不变"),
-                            Mistake(w[kept] * (1 - p), "the kept weights were multiplied by (1 - p); divide them by "
-                                                       "(1 - p) instead", "保留的权重乘了 (1 - p)，应当除以 (1 - p)")])
-    draws.expect_drawn(dropout_findings(outs, weights, p), Msg("{what}, {n} calls in a row", "{what}，连续调用 {n} 次",
-                                                               what=what, n=len(outs)),
-                       Msg("dropped", "丢弃"), DROPOUT_HINT)
+    expect_tensor(
+        stacked[kept],
+        w[kept] / (1 - p),
+        tol="attention",
+        what=Msg(
+            "{what}: the attention weights that survive dropout (weight / (1 - p))",
+            "{what}：dropout 之后保留下来的注意力权重（weight / (1 - p)）",
+            what=what,
+        ),
+        mistakes=[
+            Mistake(
+                w[kept],
+                "the kept weights were not rescaled by 1 / (1 - p): inverted dropout "
+                "divides the survivors by (1 - p), so that each weight keeps its expected "
+                "value",
+                "保留的权重没有乘以 1 / (1 - p)：倒置 dropout 要把保留下来的权重除以 (1 - p)，使每个权重的期望值不变",
+            ),
+            Mistake(
+                w[kept] * (1 - p),
+                "the kept weights were multiplied by (1 - p); divide them by (1 - p) instead",
+                "保留的权重乘了 (1 - p)，应当除以 (1 - p)",
+            ),
+        ],
+    )
+    draws.expect_drawn(
+        dropout_findings(outs, weights, p),
+        Msg("{what}, {n} calls in a row", "{what}，连续调用 {n} 次", what=what, n=len(outs)),
+        Msg("dropped", "丢弃"),
+        DROPOUT_HINT,
+    )
 
 
 # The book's sizes (listing 1.36: dim 256 in 4 heads of 64, sequences of 128 tokens), so that a
@@ -231,7 +324,7 @@ def books_size_inputs(seed: int, padded: bool, t: int = BIG_T):
     pad = None
     if padded:
         pad = torch.ones(BIG_B, t, dtype=torch.bool)
-        pad[0, t - t // 5:] = False
+        pad[0, t - t // 5 :] = False
     return q, k, pad, torch.eye(t).expand(BIG_B, BIG_H, t, t).contiguous()
 
 
@@ -241,14 +334,23 @@ def expect_dropout_at_the_books_size(sub, seed: int, padded: bool, t: int = BIG_
     p = 0.4
     q, k, pad, eye = books_size_inputs(seed, padded, t)
     sub.seed(seed)
-    outs = [sub.attention(q, k, eye, causal=True, padding_mask=pad, dropout_p=p, training=True)
-            for _ in range(calls)]
-    expect_dropout(outs, sdpa(q, k, eye, causal=True, padding_mask=pad), p,
-                   Msg("attention on (batch {b}, heads {h}, {t}, {t}) weights, head dim {d} (the book's sizes), with "
-                       "causal=True{pad}, dropout_p=0.4, training=True",
-                       "在 (batch {b}, heads {h}, {t}, {t}) 的权重上（头维度 {d}，书中的规模）使用 causal=True{pad}、"
-                       "dropout_p=0.4、training=True 的 attention",
-                       b=BIG_B, h=BIG_H, t=t, d=BIG_DH, pad=Msg(", a padding mask", "、填充掩码") if padded else ""))
+    outs = [sub.attention(q, k, eye, causal=True, padding_mask=pad, dropout_p=p, training=True) for _ in range(calls)]
+    expect_dropout(
+        outs,
+        sdpa(q, k, eye, causal=True, padding_mask=pad),
+        p,
+        Msg(
+            "attention on (batch {b}, heads {h}, {t}, {t}) weights, head dim {d} (the book's sizes), with "
+            "causal=True{pad}, dropout_p=0.4, training=True",
+            "在 (batch {b}, heads {h}, {t}, {t}) 的权重上（头维度 {d}，书中的规模）使用 causal=True{pad}、"
+            "dropout_p=0.4、training=True 的 attention",
+            b=BIG_B,
+            h=BIG_H,
+            t=t,
+            d=BIG_DH,
+            pad=Msg(", a padding mask", "、填充掩码") if padded else "",
+        ),
+    )
 
 
 # The course's training configuration (`kata train`: 4 heads of 64, max_len 256, batch 32, padded
@@ -281,56 +383,108 @@ def training_inputs(seed: int, batch: int, dtype=torch.float32, padded: bool = T
     return q, k, pad, torch.eye(TRAIN_T, dtype=dtype).expand(batch, TRAIN_H, TRAIN_T, TRAIN_T)
 
 
-def expect_dropout_at_training_size(sub, seed: int, batch: int, calls: int, dtype=torch.float32, p: float = TRAIN_P,
-                                    padded: bool = True):
+def expect_dropout_at_training_size(
+    sub, seed: int, batch: int, calls: int, dtype=torch.float32, p: float = TRAIN_P, padded: bool = True
+):
     """attention(q, k, I, padding_mask=pad, dropout_p=p, training=True) at the training size,
     `calls` calls: every visible weight dropped (0) or divided by 1 - p, hidden ones 0, the dropped
     ones at rate p over all and at every index of every axis."""
     q, k, pad, eye = training_inputs(seed, batch, dtype, padded)
     visible = pad[:, None, None, :].expand(batch, TRAIN_H, TRAIN_T, TRAIN_T)
     # the reference weights (what sdpa returns with V = I), in float64 from the same q and k
-    ref = torch.softmax((q.double() @ k.double().transpose(-2, -1) / math.sqrt(TRAIN_DH)).masked_fill(~visible, -INF), -1)
-    what = Msg("attention on (batch {b}, heads {h}, {t}, {t}) weights, head dim {d}{dt}, {pad}"
-               "dropout_p={p}, training=True (the course's training size; q, k and v require grad{amp})",
-               "在 (batch {b}, heads {h}, {t}, {t}) 的权重上（头维度 {d}{dt}）使用{pad}dropout_p={p}、"
-               "training=True 的 attention（课程训练时的规模；q、k、v 需要梯度{amp}）", b=batch, h=TRAIN_H, t=TRAIN_T,
-               pad=Msg("with a padding mask, ", "填充掩码、") if padded else Msg("no padding mask, ", "无填充掩码、"),
-               d=TRAIN_DH, p=p, dt="" if dtype == torch.float32 else f", {dtype}",
-               amp=Msg(", under bf16 autocast", "，在 bf16 自动混合精度（autocast）下") if dtype == torch.bfloat16 else "")
+    ref = torch.softmax(
+        (q.double() @ k.double().transpose(-2, -1) / math.sqrt(TRAIN_DH)).masked_fill(~visible, -INF), -1
+    )
+    what = Msg(
+        "attention on (batch {b}, heads {h}, {t}, {t}) weights, head dim {d}{dt}, {pad}"
+        "dropout_p={p}, training=True (the course's training size; q, k and v require grad{amp})",
+        "在 (batch {b}, heads {h}, {t}, {t}) 的权重上（头维度 {d}{dt}）使用{pad}dropout_p={p}、"
+        "training=True 的 attention（课程训练时的规模；q、k、v 需要梯度{amp}）",
+        b=batch,
+        h=TRAIN_H,
+        t=TRAIN_T,
+        pad=Msg("with a padding mask, ", "填充掩码、") if padded else Msg("no padding mask, ", "无填充掩码、"),
+        d=TRAIN_DH,
+        p=p,
+        dt="" if dtype == torch.float32 else f", {dtype}",
+        amp=Msg(", under bf16 autocast", "，在 bf16 自动混合精度（autocast）下") if dtype == torch.bfloat16 else "",
+    )
     each, mean = SCALE_TOL[dtype]
     sub.seed(seed)
     drawn = []
     fn = sub.get("attention")
     for _ in range(calls):  # as in a model being trained: q, k, v require grad; bf16 under autocast
-        out = sub.in_training(fn, q, k, eye.contiguous(), padding_mask=pad if padded else None, dropout_p=p, training=True,
-                              bf16_autocast=dtype == torch.bfloat16, label=code("attention"))
-        expect(isinstance(out, torch.Tensor) and tuple(out.shape) == tuple(eye.shape) and out.is_floating_point()
-               and bool(torch.isfinite(out).all()),
-               Msg("{what} must return a floating tensor of shape {shape}, without NaN",
-                   "{what} 必须返回形状为 {shape}、不含 NaN 的浮点张量", what=what, shape=str(tuple(eye.shape))))
+        out = sub.in_training(
+            fn,
+            q,
+            k,
+            eye.contiguous(),
+            padding_mask=pad if padded else None,
+            dropout_p=p,
+            training=True,
+            bf16_autocast=dtype == torch.bfloat16,
+            label=code("attention"),
+        )
+        expect(
+            isinstance(out, torch.Tensor)
+            and tuple(out.shape) == tuple(eye.shape)
+            and out.is_floating_point()
+            and bool(torch.isfinite(out).all()),
+            Msg(
+                "{what} must return a floating tensor of shape {shape}, without NaN",
+                "{what} 必须返回形状为 {shape}、不含 NaN 的浮点张量",
+                what=what,
+                shape=str(tuple(eye.shape)),
+            ),
+        )
         out = out.double()
-        expect(not bool(((out != 0) & ~visible).any()),
-               Msg("{what}: dropout gave weight to a padded key: drop only after the masked softmax, and never raise "
-                   "a 0", "{what}：dropout 给填充的键分配了权重：只在带掩码的 softmax 之后做 dropout，0 不能变成非零",
-                   what=what))
+        expect(
+            not bool(((out != 0) & ~visible).any()),
+            Msg(
+                "{what}: dropout gave weight to a padded key: drop only after the masked softmax, and never raise a 0",
+                "{what}：dropout 给填充的键分配了权重：只在带掩码的 softmax 之后做 dropout，0 不能变成非零",
+                what=what,
+            ),
+        )
         dropped = (out == 0) & visible
         kept = ~dropped & visible
         # each survivor over its weight, computed over the whole tensor and read where kept (a gather of
         # 8M elements costs half a second)
         ratio = out / ref * (1 - p)
         n_kept = draws.ones(kept)
-        if not (n_kept and float(torch.where(kept, ratio - 1, 0.0).abs().max()) <= each
-                and abs(float(torch.where(kept, ratio, 0.0).sum()) / n_kept - 1) <= mean):
+        if not (
+            n_kept
+            and float(torch.where(kept, ratio - 1, 0.0).abs().max()) <= each
+            and abs(float(torch.where(kept, ratio, 0.0).sum()) / n_kept - 1) <= mean
+        ):
             r = float(ratio[kept].median()) if n_kept else 1.0
-            hint = (Msg("they were not rescaled: inverted dropout divides the survivors by (1 - p)",
-                        "它们没有放大：倒置 dropout 要把保留下来的权重除以 (1 - p)") if abs(r - (1 - p)) < 0.03 else
-                    Msg("they were multiplied by (1 - p); divide them by (1 - p) instead",
-                        "它们乘了 (1 - p)，应当除以 (1 - p)") if abs(r - (1 - p) ** 2) < 0.03 else
-                    Msg("in every dtype each visible weight is dropped (0) or kept and divided by (1 - p)",
-                        "在任何数据类型下，每个可见的权重要么被丢弃（0），要么保留并除以 (1 - p)"))
-            raise CheckFailure(Msg("{what}: the weights that survive dropout must be weight / (1 - p): {hint}",
-                                   "{what}：dropout 之后保留下来的权重必须是 weight / (1 - p)：{hint}", what=what,
-                                   hint=hint), mistake=Msg("survivors not weight / (1 - p) at the training size", "在训练规模下保留的权重不是 weight / (1 - p)"))
+            hint = (
+                Msg(
+                    "they were not rescaled: inverted dropout divides the survivors by (1 - p)",
+                    "它们没有放大：倒置 dropout 要把保留下来的权重除以 (1 - p)",
+                )
+                if abs(r - (1 - p)) < 0.03
+                else Msg(
+                    "they were multiplied by (1 - p); divide them by (1 - p) instead",
+                    "它们乘了 (1 - p)，应当除以 (1 - p)",
+                )
+                if abs(r - (1 - p) ** 2) < 0.03
+                else Msg(
+                    "in every dtype each visible weight is dropped (0) or kept and divided by (1 - p)",
+                    "在任何数据类型下，每个可见的权重要么被丢弃（0），要么保留并除以 (1 - p)",
+                )
+            )
+            raise CheckFailure(
+                Msg(
+                    "{what}: the weights that survive dropout must be weight / (1 - p): {hint}",
+                    "{what}：dropout 之后保留下来的权重必须是 weight / (1 - p)：{hint}",
+                    what=what,
+                    hint=hint,
+                ),
+                mistake=Msg(
+                    "survivors not weight / (1 - p) at the training size", "在训练规模下保留的权重不是 weight / (1 - p)"
+                ),
+            )
         drawn.append(dropped)
     n = calls * draws.ones(visible)
     got = sum(draws.ones(d) for d in drawn)
@@ -339,8 +493,12 @@ def expect_dropout_at_training_size(sub, seed: int, batch: int, calls: int, dtyp
         found = [draws.Finding("rate", got / n, p, {"n": n})]
     else:
         found = draws.region_findings([(d, visible) for d in drawn], p, TRAIN_AXES)
-    draws.expect_drawn(found, Msg("{what}, {n} call(s) in a row", "{what}，连续调用 {n} 次", what=what, n=calls),
-                       Msg("dropped", "丢弃"), DROPOUT_HINT)
+    draws.expect_drawn(
+        found,
+        Msg("{what}, {n} call(s) in a row", "{what}，连续调用 {n} 次", what=what, n=calls),
+        Msg("dropped", "丢弃"),
+        DROPOUT_HINT,
+    )
 
 
 TOL = TOLERANCES["attention"]
@@ -356,8 +514,11 @@ def pads_like_sdpa(sub) -> bool:
         out = sub.attention(f["pq"], f["pk"], f["pv"], padding_mask=f["pad"])
     except StudentError:
         return False
-    return (isinstance(out, torch.Tensor) and tuple(out.shape) == tuple(f["padded"].shape)
-            and bool(torch.allclose(out.double(), f["padded"].double(), rtol=TOL.rtol, atol=TOL.atol)))
+    return (
+        isinstance(out, torch.Tensor)
+        and tuple(out.shape) == tuple(f["padded"].shape)
+        and bool(torch.allclose(out.double(), f["padded"].double(), rtol=TOL.rtol, atol=TOL.atol))
+    )
 
 
 def expect_dropout_in_training(sub, seed: int):
@@ -369,8 +530,7 @@ def expect_dropout_in_training(sub, seed: int):
     expect_dropout_at_training_size(sub, seed + 2, 4, 1, torch.bfloat16, p=BF16_P, padded=padded)
 
 
-@check(points=1,
-       title="dropout on the attention weights in training", title_zh="训练时对注意力权重做 dropout")
+@check(points=1, title="dropout on the attention weights in training", title_zh="训练时对注意力权重做 dropout")
 def test_dropout_on_the_weights(sub):
     g = torch.Generator().manual_seed(1516)
     p = 0.4
@@ -378,68 +538,110 @@ def test_dropout_on_the_weights(sub):
     eye = torch.eye(8).expand(64, 8, 8).contiguous()  # with V = I the output is the weights themselves
     sub.seed(9)
     outs = [sub.attention(q, k, eye, causal=True, dropout_p=p, training=True) for _ in range(DROPOUT_CALLS)]
-    expect_dropout(outs, sdpa(q, k, eye, causal=True), p,
-                   code("attention(q, k, torch.eye(8), causal=True, dropout_p=0.4, training=True)"))
+    expect_dropout(
+        outs,
+        sdpa(q, k, eye, causal=True),
+        p,
+        code("attention(q, k, torch.eye(8), causal=True, dropout_p=0.4, training=True)"),
+    )
     if grading():  # not in `kata check`: seconds of reads that only a rule keyed on the size fails
         expect_dropout_at_the_books_size(sub, 1517, padded=False)
         expect_dropout_in_training(sub, 1518)
 
 
-@check(points=2, hidden=True,
-       title="heads with causal and padding masks together", title_zh="多头同时使用因果掩码和填充掩码")
+@check(
+    points=2,
+    hidden=True,
+    title="heads with causal and padding masks together",
+    title_zh="多头同时使用因果掩码和填充掩码",
+)
 def test_heads_causal_and_padding(sub):
     f = fx()
     q, k, v, pad = f["hq"], f["hk"], f["hv"], f["hpad"]
     out = sub.attention(q, k, v, causal=True, padding_mask=pad)
     keep = _keep(6, 6, True, pad, 4)
-    expect_tensor(out, f["heads"], tol="attention",
-                  what=Msg("attention on (batch 2, heads 3, 6, 8) with causal=True and a (2, 6) padding mask",
-                           "在 (batch 2, heads 3, 6, 8) 上使用 causal=True 和 (2, 6) 填充掩码的 attention"),
-                  mistakes=_mistakes(q, k, v, keep) + _one_mask_ignored(q, k, v, pad))
+    expect_tensor(
+        out,
+        f["heads"],
+        tol="attention",
+        what=Msg(
+            "attention on (batch 2, heads 3, 6, 8) with causal=True and a (2, 6) padding mask",
+            "在 (batch 2, heads 3, 6, 8) 上使用 causal=True 和 (2, 6) 填充掩码的 attention",
+        ),
+        mistakes=_mistakes(q, k, v, keep) + _one_mask_ignored(q, k, v, pad),
+    )
 
 
-@check(points=1,
-       title="a query that sees no key: zeros, not NaN", title_zh="看不到任何键的查询：得到零，而不是 NaN")
+@check(points=1, title="a query that sees no key: zeros, not NaN", title_zh="看不到任何键的查询：得到零，而不是 NaN")
 def test_query_that_sees_no_key(sub):
     f = fx()
     out = sub.attention(f["nq"], f["nk"], f["nv"], causal=True, padding_mask=f["npad"])
-    what = Msg("attention(q, k, v, causal=True, padding_mask=[[False, True, True]]) on a (1, 3, 8) batch: query 0 "
-               "may see only key 0, which is padding",
-               "在 (1, 3, 8) 批次上的 attention(q, k, v, causal=True, padding_mask=[[False, True, True]])："
-               "查询 0 只能看到键 0，而它是填充")
+    what = Msg(
+        "attention(q, k, v, causal=True, padding_mask=[[False, True, True]]) on a (1, 3, 8) batch: query 0 "
+        "may see only key 0, which is padding",
+        "在 (1, 3, 8) 批次上的 attention(q, k, v, causal=True, padding_mask=[[False, True, True]])："
+        "查询 0 只能看到键 0，而它是填充",
+    )
     if isinstance(out, torch.Tensor) and bool(torch.isnan(out).any()):
-        raise CheckFailure(Msg("{what}: NaN. Softmax of a row that is all -inf is NaN (0 / 0); give such a row "
-                               "all-zero weights (weights.masked_fill(~keep, 0.0) after the softmax), as "
-                               "scaled_dot_product_attention does",
-                               "{what}：得到 NaN。全是 -inf 的一行做 softmax 得到 NaN（0 / 0）；应像 "
-                               "scaled_dot_product_attention 那样给这样的行全零权重（softmax 之后 "
-                               "weights.masked_fill(~keep, 0.0)）", what=what),
-                           mistake=Msg("a query that sees no key gave NaN: its row of -inf was not zeroed after the softmax",
-                                       "看不到任何键的查询得到了 NaN：softmax 之后没有把全是 -inf 的那一行置零"))
-    expect_tensor(out, f["nokey"], tol="attention", what=what,
-                  mistakes=_one_mask_ignored(f["nq"], f["nk"], f["nv"], f["npad"]))
+        raise CheckFailure(
+            Msg(
+                "{what}: NaN. Softmax of a row that is all -inf is NaN (0 / 0); give such a row "
+                "all-zero weights (weights.masked_fill(~keep, 0.0) after the softmax), as "
+                "scaled_dot_product_attention does",
+                "{what}：得到 NaN。全是 -inf 的一行做 softmax 得到 NaN（0 / 0）；应像 "
+                "scaled_dot_product_attention 那样给这样的行全零权重（softmax 之后 "
+                "weights.masked_fill(~keep, 0.0)）",
+                what=what,
+            ),
+            mistake=Msg(
+                "a query that sees no key gave NaN: its row of -inf was not zeroed after the softmax",
+                "看不到任何键的查询得到了 NaN：softmax 之后没有把全是 -inf 的那一行置零",
+            ),
+        )
+    expect_tensor(
+        out, f["nokey"], tol="attention", what=what, mistakes=_one_mask_ignored(f["nq"], f["nk"], f["nv"], f["npad"])
+    )
 
 
-@check(points=1, hidden=True,
-       title="a query that sees no key gets zero weights, not NaN", title_zh="看不到任何键的查询得到全零权重，而不是 NaN")
+@check(
+    points=1,
+    hidden=True,
+    title="a query that sees no key gets zero weights, not NaN",
+    title_zh="看不到任何键的查询得到全零权重，而不是 NaN",
+)
 def test_fully_masked_rows_are_zero(sub):
     f = fx()
     q, k, v, pad = f["hq"][:, 0], f["hk"][:, 0], f["hv"][:, 0], f["lpad"]
     out = sub.attention(q, k, v, causal=True, padding_mask=pad)
-    expect(isinstance(out, torch.Tensor) and tuple(out.shape) == (2, 6, 5),
-           Msg("attention on a (2, 6, 8) batch with d_v = 5 must return a (2, 6, 5) tensor",
-               "在 (2, 6, 8) 批次上 d_v = 5 的 attention 必须返回 (2, 6, 5) 的张量"))
-    expect(not bool(torch.isnan(out).any()),
-           Msg("a query that may attend to no key (causal mask and left padding) gave NaN: softmax of a row of -inf "
-           "is NaN; give such rows all-zero weights, as scaled_dot_product_attention does",
-               "一个不能关注任何键的查询（因果掩码加左侧填充）得到了 NaN：全是 -inf 的一行做 softmax 得到 NaN；应像 scaled_dot_product_attention 那样给这样的行全零权重"))
-    expect_tensor(out, f["left"], tol="attention",
-                  what=Msg("attention with causal=True and left padding (queries 0-1 of the second sentence see no key)",
-                           "causal=True 且左侧填充时的 attention（第二个句子的查询 0-1 看不到任何键）"))
+    expect(
+        isinstance(out, torch.Tensor) and tuple(out.shape) == (2, 6, 5),
+        Msg(
+            "attention on a (2, 6, 8) batch with d_v = 5 must return a (2, 6, 5) tensor",
+            "在 (2, 6, 8) 批次上 d_v = 5 的 attention 必须返回 (2, 6, 5) 的张量",
+        ),
+    )
+    expect(
+        not bool(torch.isnan(out).any()),
+        Msg(
+            "a query that may attend to no key (causal mask and left padding) gave NaN: softmax of a row of -inf "
+            "is NaN; give such rows all-zero weights, as scaled_dot_product_attention does",
+            "一个不能关注任何键的查询（因果掩码加左侧填充）得到了 NaN：全是 -inf 的一行做 softmax 得到 NaN；应像 scaled_dot_product_attention 那样给这样的行全零权重",
+        ),
+    )
+    expect_tensor(
+        out,
+        f["left"],
+        tol="attention",
+        what=Msg(
+            "attention with causal=True and left padding (queries 0-1 of the second sentence see no key)",
+            "causal=True 且左侧填充时的 attention（第二个句子的查询 0-1 看不到任何键）",
+        ),
+    )
 
 
-@check(points=1, hidden=True,
-       title="dropout on the attention weights in training", title_zh="训练时对注意力权重做 dropout")
+@check(
+    points=1, hidden=True, title="dropout on the attention weights in training", title_zh="训练时对注意力权重做 dropout"
+)
 def test_dropout_in_training(sub):
     """Heads and padding: (batch 16, heads 4, 8, 8) weights under a causal and a padding mask, 12
     calls; only the weights a query may see are drawn, and the heads draw apart."""
@@ -450,23 +652,38 @@ def test_dropout_in_training(sub):
     pad[8:, 5:] = False
     eye = torch.eye(8).expand(16, 4, 8, 8).contiguous()
     sub.seed(8)
-    outs = [sub.attention(q, k, eye, causal=True, padding_mask=pad, dropout_p=p, training=True)
-            for _ in range(DROPOUT_CALLS)]
-    expect_dropout(outs, sdpa(q, k, eye, causal=True, padding_mask=pad), p,
-                   Msg("attention on (batch 16, heads 4, 8, 8) with causal=True, a padding mask, dropout_p=0.4, "
-                       "training=True", "在 (batch 16, heads 4, 8, 8) 上使用 causal=True、填充掩码、dropout_p=0.4、"
-                       "training=True 的 attention"))
+    outs = [
+        sub.attention(q, k, eye, causal=True, padding_mask=pad, dropout_p=p, training=True)
+        for _ in range(DROPOUT_CALLS)
+    ]
+    expect_dropout(
+        outs,
+        sdpa(q, k, eye, causal=True, padding_mask=pad),
+        p,
+        Msg(
+            "attention on (batch 16, heads 4, 8, 8) with causal=True, a padding mask, dropout_p=0.4, training=True",
+            "在 (batch 16, heads 4, 8, 8) 上使用 causal=True、填充掩码、dropout_p=0.4、training=True 的 attention",
+        ),
+    )
     expect_dropout_at_the_books_size(sub, 32, padded=True, t=2 * BIG_T, calls=BIG_CALLS // 2)
     expect_dropout_in_training(sub, 33)
 
 
-@check(points=2, hidden=True,
-       title="random shapes and masks", title_zh="随机的形状和掩码")
+@check(points=2, hidden=True, title="random shapes and masks", title_zh="随机的形状和掩码")
 def test_random_shapes_match_sdpa(sub):
-    @settings(max_examples=20, derandomize=True, database=None, deadline=None,
-              phases=(Phase.explicit, Phase.generate))  # no shrinking: a wrong answer fails fast
-    @given(st.lists(st.integers(1, 3), min_size=0, max_size=2), st.integers(1, 6), st.integers(1, 6),
-           st.integers(1, 8), st.integers(1, 5), st.booleans(), st.booleans(), st.integers(0, 2**31 - 1))
+    @settings(
+        max_examples=20, derandomize=True, database=None, deadline=None, phases=(Phase.explicit, Phase.generate)
+    )  # no shrinking: a wrong answer fails fast
+    @given(
+        st.lists(st.integers(1, 3), min_size=0, max_size=2),
+        st.integers(1, 6),
+        st.integers(1, 6),
+        st.integers(1, 8),
+        st.integers(1, 5),
+        st.booleans(),
+        st.booleans(),
+        st.integers(0, 2**31 - 1),
+    )
     def matches(lead, n_q, n_k, d, d_v, causal, padded, seed):
         g = torch.Generator().manual_seed(seed)
         if causal:
@@ -481,10 +698,16 @@ def test_random_shapes_match_sdpa(sub):
             kwargs["padding_mask"] = pad
         out = sub.attention(q, k, v, **kwargs)
         expected = sdpa(q, k, v, causal=causal, padding_mask=pad)
-        expect_tensor(out, expected, tol="attention",
-                      what=Msg(f"attention on q {tuple(q.shape)}, k {tuple(k.shape)}, v {tuple(v.shape)}, causal={causal}, "
-                           f"padding mask {None if pad is None else tuple(pad.shape)}",
-                               f"在 q {tuple(q.shape)}、k {tuple(k.shape)}、v {tuple(v.shape)}、causal={causal}、填充掩码 {(None if pad is None else tuple(pad.shape))} 上的 attention"),
-                      mistakes=_mistakes(q, k, v, _keep(n_q, n_k, causal, pad, q.dim())))
+        expect_tensor(
+            out,
+            expected,
+            tol="attention",
+            what=Msg(
+                f"attention on q {tuple(q.shape)}, k {tuple(k.shape)}, v {tuple(v.shape)}, causal={causal}, "
+                f"padding mask {None if pad is None else tuple(pad.shape)}",
+                f"在 q {tuple(q.shape)}、k {tuple(k.shape)}、v {tuple(v.shape)}、causal={causal}、填充掩码 {(None if pad is None else tuple(pad.shape))} 上的 attention",
+            ),
+            mistakes=_mistakes(q, k, v, _keep(n_q, n_k, causal, pad, q.dim())),
+        )
 
     matches()

@@ -1,12 +1,23 @@
 """Checks of §1.16, multi-head attention (listings 1.14–1.19)."""
+
 import math
 
 import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from grader.checking import (CheckFailure, Mistake, Msg, check, code, expect, expect_equal, expect_tensor, fixtures,
-    matches)
+from grader.checking import (
+    CheckFailure,
+    Mistake,
+    Msg,
+    check,
+    code,
+    expect,
+    expect_equal,
+    expect_tensor,
+    fixtures,
+    matches,
+)
 from grader.checking import book
 from grader.worker.proxy import StudentError
 
@@ -47,6 +58,7 @@ def _attend(q, k, v, causal=False, scale=None, dim=-1):
 
 def _reference(sd, x, h, causal=False, split_t=True, merge_t=True, scale="head", out_proj=True):
     """Multi-head attention written out plainly, with switches for the common mistakes."""
+
     def lin(name, t):
         y = t @ sd[f"{name}.weight"].T
         return y + sd[f"{name}.bias"] if f"{name}.bias" in sd else y
@@ -60,39 +72,73 @@ def _reference(sd, x, h, causal=False, split_t=True, merge_t=True, scale="head",
 
 def _mha_mistakes(sd, x, h, causal=False):
     return [
-        Mistake(_reference(sd, x, h, causal, merge_t=False),
-                "the heads were merged with .view(b, n, d_out) without transposing back to (b, n, heads, head_dim)",
-                "合并多头时没有先转置回 (b, n, heads, head_dim) 就直接 view(b, n, d_out)"),
-        Mistake(_reference(sd, x, h, causal, split_t=False),
-                "the heads were split with .view(b, heads, n, head_dim) instead of view then transpose(1, 2)",
-                "拆分多头时直接 view(b, heads, n, head_dim)，而不是先 view 再 transpose(1, 2)"),
-        Mistake(_reference(sd, x, h, causal, scale="d_out"),
-                "the scores were scaled by sqrt(d_out) instead of sqrt(head_dim)",
-                "分数除以了 sqrt(d_out)，而不是 sqrt(head_dim)"),
-        Mistake(_reference(sd, x, h, causal, scale="none"), "the scores were not scaled by sqrt(head_dim)",
-                "分数没有除以 sqrt(head_dim)"),
-        Mistake(_reference(sd, x, h, causal, out_proj=False), "out_proj was not applied to the merged heads",
-                "合并后的多头输出没有经过 out_proj"),
-        Mistake(_reference(sd, x, h, not causal), "the causal mask was " + ("ignored" if causal else "applied"),
-                "因果掩码" + ("没有生效" if causal else "不该使用")),
+        Mistake(
+            _reference(sd, x, h, causal, merge_t=False),
+            "the heads were merged with .view(b, n, d_out) without transposing back to (b, n, heads, head_dim)",
+            "合并多头时没有先转置回 (b, n, heads, head_dim) 就直接 view(b, n, d_out)",
+        ),
+        Mistake(
+            _reference(sd, x, h, causal, split_t=False),
+            "the heads were split with .view(b, heads, n, head_dim) instead of view then transpose(1, 2)",
+            "拆分多头时直接 view(b, heads, n, head_dim)，而不是先 view 再 transpose(1, 2)",
+        ),
+        Mistake(
+            _reference(sd, x, h, causal, scale="d_out"),
+            "the scores were scaled by sqrt(d_out) instead of sqrt(head_dim)",
+            "分数除以了 sqrt(d_out)，而不是 sqrt(head_dim)",
+        ),
+        Mistake(
+            _reference(sd, x, h, causal, scale="none"),
+            "the scores were not scaled by sqrt(head_dim)",
+            "分数没有除以 sqrt(head_dim)",
+        ),
+        Mistake(
+            _reference(sd, x, h, causal, out_proj=False),
+            "out_proj was not applied to the merged heads",
+            "合并后的多头输出没有经过 out_proj",
+        ),
+        Mistake(
+            _reference(sd, x, h, not causal),
+            "the causal mask was " + ("ignored" if causal else "applied"),
+            "因果掩码" + ("没有生效" if causal else "不该使用"),
+        ),
     ]
 
 
 def _attention_mistakes(q, k, v, causal):
     d = q.shape[-1]
-    wrong = [Mistake(_attend(q, k, v, causal, scale=1.0)[0], "the scores were not scaled by sqrt(head_dim)",
-                     "分数没有除以 sqrt(head_dim)"),
-             Mistake(_attend(q, k, v, causal, scale=float(d))[0], "divided by head_dim instead of sqrt(head_dim)",
-                     "除以了 head_dim 而不是 sqrt(head_dim)"),
-             Mistake(_attend(q, k, v, causal, dim=-2)[0], "softmax over the queries (dim=-2) instead of the keys",
-                     "在查询维（dim=-2）而不是键维上做了 softmax"),
-             Mistake(_attend(q, k, v, not causal)[0], "the causal mask was " + ("ignored" if causal else "applied"),
-                     "因果掩码" + ("没有生效" if causal else "不该使用"))]
+    wrong = [
+        Mistake(
+            _attend(q, k, v, causal, scale=1.0)[0],
+            "the scores were not scaled by sqrt(head_dim)",
+            "分数没有除以 sqrt(head_dim)",
+        ),
+        Mistake(
+            _attend(q, k, v, causal, scale=float(d))[0],
+            "divided by head_dim instead of sqrt(head_dim)",
+            "除以了 head_dim 而不是 sqrt(head_dim)",
+        ),
+        Mistake(
+            _attend(q, k, v, causal, dim=-2)[0],
+            "softmax over the queries (dim=-2) instead of the keys",
+            "在查询维（dim=-2）而不是键维上做了 softmax",
+        ),
+        Mistake(
+            _attend(q, k, v, not causal)[0],
+            "the causal mask was " + ("ignored" if causal else "applied"),
+            "因果掩码" + ("没有生效" if causal else "不该使用"),
+        ),
+    ]
     if causal:
         n = q.shape[-2]
         cut = _attend(q, k, v)[0].masked_fill(torch.triu(torch.ones(n, n, dtype=torch.bool), 1), 0.0)
-        wrong.append(Mistake(cut, "future weights were zeroed after the softmax without renormalising the rows",
-                             "softmax 之后把未来位置置零，却没有重新归一化"))
+        wrong.append(
+            Mistake(
+                cut,
+                "future weights were zeroed after the softmax without renormalising the rows",
+                "softmax 之后把未来位置置零，却没有重新归一化",
+            )
+        )
     return wrong
 
 
@@ -136,8 +182,9 @@ def make_fixtures(sol):
     out.update({"x": x, "q": q, "k": k, "v": v, "q_view": sol.view_heads(q, 2)})
     qs, ks, vs = (sol.split_heads(t, 2) for t in (q, k, v))
     w, ctx = sol.head_attention(qs, ks, vs)
-    out.update({"q_split": qs, "k_split": ks, "v_split": vs, "weights": w, "context": ctx,
-                "final": sol.merge_heads(ctx)})
+    out.update(
+        {"q_split": qs, "k_split": ks, "v_split": vs, "weights": w, "context": ctx, "final": sol.merge_heads(ctx)}
+    )
 
     g = torch.Generator().manual_seed(116)
     xs = torch.randn(2, 5, 12, generator=g)
@@ -180,23 +227,35 @@ def _call(fn, *args, **kwargs):
         return fn(*args, **kwargs)
     except StudentError as e:
         if e.type == "RuntimeError" and "view size is not compatible" in e.detail:
-            raise CheckFailure(Msg(
-                "{e}\n.view() needs a contiguous tensor, and transpose() returns one that is not: call "
-                ".contiguous() after the transpose, or use .reshape().",
-                "{e}\nview() 需要连续的张量，而 transpose() 返回的张量不连续：在 transpose 之后调用 "
-                ".contiguous()，或者改用 .reshape()。", e=Msg.of(e))) from None
+            raise CheckFailure(
+                Msg(
+                    "{e}\n.view() needs a contiguous tensor, and transpose() returns one that is not: call "
+                    ".contiguous() after the transpose, or use .reshape().",
+                    "{e}\nview() 需要连续的张量，而 transpose() 返回的张量不连续：在 transpose 之后调用 "
+                    ".contiguous()，或者改用 .reshape()。",
+                    e=Msg.of(e),
+                )
+            ) from None
         raise
 
 
 def _pair(out, what):
-    expect(isinstance(out, (tuple, list)) and len(out) == 2,
-           Msg(f"{what}: expected a tuple (weights, context), got {type(out).__name__}",
-               f"{what}：应返回元组 (weights, context)，实际得到 {type(out).__name__}"))
+    expect(
+        isinstance(out, (tuple, list)) and len(out) == 2,
+        Msg(
+            f"{what}: expected a tuple (weights, context), got {type(out).__name__}",
+            f"{what}：应返回元组 (weights, context)，实际得到 {type(out).__name__}",
+        ),
+    )
     return out
 
 
-@check(points=2, listings=["1.14", "1.15", "1.16"],
-       title="listings 1.14-1.16: the input and its heads", title_zh="代码清单 1.14-1.16：输入及其拆出的头")
+@check(
+    points=2,
+    listings=["1.14", "1.15", "1.16"],
+    title="listings 1.14-1.16: the input and its heads",
+    title_zh="代码清单 1.14-1.16：输入及其拆出的头",
+)
 def test_listings_1_14_to_1_16_view_heads(sub):
     f = fx()
     expect_equal(tuple(f["x"].shape), (1, 3, 6), what=Msg("listing 1.14: x.shape", "代码清单 1.14：x.shape"))
@@ -204,83 +263,176 @@ def test_listings_1_14_to_1_16_view_heads(sub):
     expect_equal(tuple(f["q"].shape), (1, 3, 6), what=Msg("listing 1.15: q.shape", "代码清单 1.15：q.shape"))
     for name in ("q", "k", "v"):
         out = sub.view_heads(f[name], 2)
-        expect_tensor(out, f[name].view(1, 3, 2, 3), tol="exact", what=Msg(
-                f"listing 1.16: {name} after view_heads(.., 2)", f"代码清单 1.16：view_heads(.., 2) 之后的 {name}"),
-                      mistakes=[Mistake(f[name].view(1, 3, 3, 2), "the last dimension was cut as (head_dim, num_heads)",
-                                        "最后一维被切成了 (head_dim, num_heads)")])
-    expect_tensor(sub.view_heads(f["xs"], 3), f["xs_view"], tol="exact", what=Msg(
-            "view_heads of a (2, 5, 12) tensor, 3 heads", "对 (2, 5, 12) 的张量做 3 个头的 view_heads"))
+        expect_tensor(
+            out,
+            f[name].view(1, 3, 2, 3),
+            tol="exact",
+            what=Msg(
+                f"listing 1.16: {name} after view_heads(.., 2)", f"代码清单 1.16：view_heads(.., 2) 之后的 {name}"
+            ),
+            mistakes=[
+                Mistake(
+                    f[name].view(1, 3, 3, 2),
+                    "the last dimension was cut as (head_dim, num_heads)",
+                    "最后一维被切成了 (head_dim, num_heads)",
+                )
+            ],
+        )
+    expect_tensor(
+        sub.view_heads(f["xs"], 3),
+        f["xs_view"],
+        tol="exact",
+        what=Msg("view_heads of a (2, 5, 12) tensor, 3 heads", "对 (2, 5, 12) 的张量做 3 个头的 view_heads"),
+    )
 
 
-@check(points=2, listings=["1.17"],
-       title="listing 1.17: grouping by head with transpose", title_zh="代码清单 1.17：用 transpose 按头分组")
+@check(
+    points=2,
+    listings=["1.17"],
+    title="listing 1.17: grouping by head with transpose",
+    title_zh="代码清单 1.17：用 transpose 按头分组",
+)
 def test_listing_1_17_split_heads(sub):
     f = fx()
     for name in ("q", "k", "v"):
         out = sub.split_heads(f[name], 2)
-        expect_tensor(out, f[f"{name}_split"], tol="exact", what=Msg(
-                f"listing 1.17: split_heads({name}, 2)", f"代码清单 1.17：split_heads({name}, 2)"),
-                      mistakes=[Mistake(_split(f[name], 2, transpose=False),
-                                        "a view straight to (b, heads, n, head_dim): view as (b, n, heads, head_dim) "
-                                        "first, then transpose(1, 2)",
-                                        "直接 view 成 (b, heads, n, head_dim)：应先 view 成 (b, n, heads, head_dim) 再 transpose(1, 2)")])
+        expect_tensor(
+            out,
+            f[f"{name}_split"],
+            tol="exact",
+            what=Msg(f"listing 1.17: split_heads({name}, 2)", f"代码清单 1.17：split_heads({name}, 2)"),
+            mistakes=[
+                Mistake(
+                    _split(f[name], 2, transpose=False),
+                    "a view straight to (b, heads, n, head_dim): view as (b, n, heads, head_dim) "
+                    "first, then transpose(1, 2)",
+                    "直接 view 成 (b, heads, n, head_dim)：应先 view 成 (b, n, heads, head_dim) 再 transpose(1, 2)",
+                )
+            ],
+        )
     out = sub.split_heads(f["xs"], 3)
-    expect_tensor(out, f["xs_split"], tol="exact", what=Msg("split_heads of a (2, 5, 12) tensor, 3 heads",
-                                                            "对 (2, 5, 12) 的张量做 3 个头的 split_heads"),
-                  mistakes=[Mistake(_split(f["xs"], 3, transpose=False), "a view straight to (b, heads, n, head_dim) "
-                                    "without the transpose", "直接 view 成 (b, heads, n, head_dim)，缺少 transpose")])
+    expect_tensor(
+        out,
+        f["xs_split"],
+        tol="exact",
+        what=Msg("split_heads of a (2, 5, 12) tensor, 3 heads", "对 (2, 5, 12) 的张量做 3 个头的 split_heads"),
+        mistakes=[
+            Mistake(
+                _split(f["xs"], 3, transpose=False),
+                "a view straight to (b, heads, n, head_dim) without the transpose",
+                "直接 view 成 (b, heads, n, head_dim)，缺少 transpose",
+            )
+        ],
+    )
 
 
-@check(points=2, listings=["1.18"],
-       title="listing 1.18: per-head weights and context", title_zh="代码清单 1.18：每个头的权重和上下文")
+@check(
+    points=2,
+    listings=["1.18"],
+    title="listing 1.18: per-head weights and context",
+    title_zh="代码清单 1.18：每个头的权重和上下文",
+)
 def test_listing_1_18_head_attention(sub):
     f = fx()
     w, ctx = _pair(sub.head_attention(f["q_split"], f["k_split"], f["v_split"]), code("head_attention(q, k, v)"))
-    expect_tensor(w, f["weights"], tol="attention", what=Msg("listing 1.18: weights (1, 2, 3, 3)",
-                                                             "代码清单 1.18：权重 (1, 2, 3, 3)"),
-                  mistakes=[Mistake(_attend(f["q_split"], f["k_split"], f["v_split"], scale=math.sqrt(6))[0],
-                                    "scaled by sqrt(d_out) = sqrt(6) instead of sqrt(head_dim) = sqrt(3)",
-                                    "除以了 sqrt(d_out)=sqrt(6)，而不是 sqrt(head_dim)=sqrt(3)")])
+    expect_tensor(
+        w,
+        f["weights"],
+        tol="attention",
+        what=Msg("listing 1.18: weights (1, 2, 3, 3)", "代码清单 1.18：权重 (1, 2, 3, 3)"),
+        mistakes=[
+            Mistake(
+                _attend(f["q_split"], f["k_split"], f["v_split"], scale=math.sqrt(6))[0],
+                "scaled by sqrt(d_out) = sqrt(6) instead of sqrt(head_dim) = sqrt(3)",
+                "除以了 sqrt(d_out)=sqrt(6)，而不是 sqrt(head_dim)=sqrt(3)",
+            )
+        ],
+    )
     # The book prints [[0.59, 0.24, 0.17], ...]; with these seeded weights head 0 is one-hot (E-1.16-f).
-    expect_tensor(w[0, 0], torch.tensor(TRUE_WEIGHTS_HEAD0), tol="printed3", what=Msg(
-            "weights[0, 0] to 3 decimals", "weights[0, 0]，保留 3 位小数"))
-    expect_tensor(ctx, f["context"], tol="attention", what=Msg("listing 1.18: context (1, 2, 3, 3)",
-                                                               "代码清单 1.18：上下文 (1, 2, 3, 3)"))
-    expect_tensor(ctx[0, 0], torch.tensor([TRUE_CONTEXT_HEAD0_ROW] * 3), tol="printed3",
-                  what=Msg("context[0, 0] to 3 decimals", "context[0, 0]，保留 3 位小数"))
+    expect_tensor(
+        w[0, 0],
+        torch.tensor(TRUE_WEIGHTS_HEAD0),
+        tol="printed3",
+        what=Msg("weights[0, 0] to 3 decimals", "weights[0, 0]，保留 3 位小数"),
+    )
+    expect_tensor(
+        ctx,
+        f["context"],
+        tol="attention",
+        what=Msg("listing 1.18: context (1, 2, 3, 3)", "代码清单 1.18：上下文 (1, 2, 3, 3)"),
+    )
+    expect_tensor(
+        ctx[0, 0],
+        torch.tensor([TRUE_CONTEXT_HEAD0_ROW] * 3),
+        tol="printed3",
+        what=Msg("context[0, 0] to 3 decimals", "context[0, 0]，保留 3 位小数"),
+    )
     # The listing's weights are saturated (one-hot), so fresh inputs are what show the scaling.
     q, k, v = f["hq"], f["hk"], f["hv"]
-    w, ctx = _pair(sub.head_attention(q, k, v), Msg("head_attention on (2, 3, 5, 4) tensors",
-                                                    "在 (2, 3, 5, 4) 张量上的 head_attention"))
-    expect_tensor(w, f["h_weights_False"], tol="attention", what=Msg(
-            "weights for (2, 3, 5, 4) queries and keys", "(2, 3, 5, 4) 的查询和键对应的权重"),
-                  mistakes=_attention_mistakes(q, k, v, causal=False))
-    expect_tensor(ctx, f["h_context_False"], tol="attention", what=Msg(
-            "context for (2, 3, 5, 4) values", "(2, 3, 5, 4) 的值对应的上下文"))
+    w, ctx = _pair(
+        sub.head_attention(q, k, v),
+        Msg("head_attention on (2, 3, 5, 4) tensors", "在 (2, 3, 5, 4) 张量上的 head_attention"),
+    )
+    expect_tensor(
+        w,
+        f["h_weights_False"],
+        tol="attention",
+        what=Msg("weights for (2, 3, 5, 4) queries and keys", "(2, 3, 5, 4) 的查询和键对应的权重"),
+        mistakes=_attention_mistakes(q, k, v, causal=False),
+    )
+    expect_tensor(
+        ctx,
+        f["h_context_False"],
+        tol="attention",
+        what=Msg("context for (2, 3, 5, 4) values", "(2, 3, 5, 4) 的值对应的上下文"),
+    )
 
 
-@check(points=2, listings=["1.19"],
-       title="listing 1.19: merging the heads", title_zh="代码清单 1.19：合并各个头")
+@check(points=2, listings=["1.19"], title="listing 1.19: merging the heads", title_zh="代码清单 1.19：合并各个头")
 def test_listing_1_19_merge_heads(sub):
     f = fx()
     out = _call(sub.merge_heads, f["context"])
-    expect_tensor(out, f["final"], tol="exact", what=Msg("listing 1.19: merge_heads(context), (1, 3, 6)",
-                                                         "代码清单 1.19：merge_heads(context)，(1, 3, 6)"),
-                  mistakes=[Mistake(_merge(f["context"], transpose=False),
-                                    "merged with .view(b, n, d_out) without transposing back (the layout the book prints)",
-                                    "没有先转置回来就 view(b, n, d_out)（书中打印的正是这种排列）")])
-    expect_tensor(out[0], torch.tensor([TRUE_FINAL_ROW] * 3), tol="printed3", what=Msg(
-            "final context to 3 decimals", "最终的上下文，保留 3 位小数"))
+    expect_tensor(
+        out,
+        f["final"],
+        tol="exact",
+        what=Msg("listing 1.19: merge_heads(context), (1, 3, 6)", "代码清单 1.19：merge_heads(context)，(1, 3, 6)"),
+        mistakes=[
+            Mistake(
+                _merge(f["context"], transpose=False),
+                "merged with .view(b, n, d_out) without transposing back (the layout the book prints)",
+                "没有先转置回来就 view(b, n, d_out)（书中打印的正是这种排列）",
+            )
+        ],
+    )
+    expect_tensor(
+        out[0],
+        torch.tensor([TRUE_FINAL_ROW] * 3),
+        tol="printed3",
+        what=Msg("final context to 3 decimals", "最终的上下文，保留 3 位小数"),
+    )
     out = _call(sub.merge_heads, f["h_context_False"])
-    expect_tensor(out, f["h_merged"], tol="exact", what=Msg("merge_heads of a (2, 3, 5, 4) context",
-                                                            "对 (2, 3, 5, 4) 的上下文做 merge_heads"),
-                  mistakes=[Mistake(_merge(f["h_context_False"], transpose=False),
-                                    "merged with .view(b, n, d_out) without transposing back to (b, n, heads, head_dim)",
-                                    "没有先转置回 (b, n, heads, head_dim) 就 view(b, n, d_out)")])
+    expect_tensor(
+        out,
+        f["h_merged"],
+        tol="exact",
+        what=Msg("merge_heads of a (2, 3, 5, 4) context", "对 (2, 3, 5, 4) 的上下文做 merge_heads"),
+        mistakes=[
+            Mistake(
+                _merge(f["h_context_False"], transpose=False),
+                "merged with .view(b, n, d_out) without transposing back to (b, n, heads, head_dim)",
+                "没有先转置回 (b, n, heads, head_dim) 就 view(b, n, d_out)",
+            )
+        ],
+    )
 
 
-@check(points=1, listings=["1.16/two-heads"],
-       title="figures 1.106-1.114: two heads of width 2", title_zh="图 1.106-1.114：两个宽度为 2 的头")
+@check(
+    points=1,
+    listings=["1.16/two-heads"],
+    title="figures 1.106-1.114: two heads of width 2",
+    title_zh="图 1.106-1.114：两个宽度为 2 的头",
+)
 def test_two_heads_of_the_figures(sub):
     # Figures 1.106-1.114: 5 tokens x 8 features, d_out = 4, 2 heads of width 2.
     g = torch.Generator().manual_seed(1106)
@@ -288,21 +440,31 @@ def test_two_heads_of_the_figures(sub):
     q, k, v = (x @ torch.randn(8, 4, generator=g) for _ in range(3))
     expect_equal(sub.head_dim(4, 2), 2, what=code("head_dim(4, 2)"))
     qs, ks, vs = (sub.split_heads(t, 2) for t in (q, k, v))
-    expect_equal(tuple(qs.shape), (1, 2, 5, 2), what=Msg("Q1 and Q2 stacked: split_heads shape",
-                                                         "Q1 和 Q2 堆叠后 split_heads 的形状"))
+    expect_equal(
+        tuple(qs.shape),
+        (1, 2, 5, 2),
+        what=Msg("Q1 and Q2 stacked: split_heads shape", "Q1 和 Q2 堆叠后 split_heads 的形状"),
+    )
     w, ctx = _pair(sub.head_attention(qs, ks, vs), code("head_attention"))
     expect_equal(tuple(w.shape), (1, 2, 5, 5), what=Msg("two (5, 5) weight matrices", "两个 (5, 5) 的权重矩阵"))
     expect_equal(tuple(ctx.shape), (1, 2, 5, 2), what=Msg("two (5, 2) context matrices", "两个 (5, 2) 的上下文矩阵"))
     merged = _call(sub.merge_heads, ctx)
     expect_equal(tuple(merged.shape), (1, 5, 4), what=Msg("the concatenated (5, 4) context", "拼接后的 (5, 4) 上下文"))
-    expect_tensor(merged[0, :, :2], ctx[0, 0], tol="exact", what=Msg(
-            "columns 0-1 of the merged context (head 1)", "合并后上下文的第 0-1 列（头 1）"))
-    expect_tensor(merged[0, :, 2:], ctx[0, 1], tol="exact", what=Msg(
-            "columns 2-3 of the merged context (head 2)", "合并后上下文的第 2-3 列（头 2）"))
+    expect_tensor(
+        merged[0, :, :2],
+        ctx[0, 0],
+        tol="exact",
+        what=Msg("columns 0-1 of the merged context (head 1)", "合并后上下文的第 0-1 列（头 1）"),
+    )
+    expect_tensor(
+        merged[0, :, 2:],
+        ctx[0, 1],
+        tol="exact",
+        what=Msg("columns 2-3 of the merged context (head 2)", "合并后上下文的第 2-3 列（头 2）"),
+    )
 
 
-@check(points=1,
-       title="head_dim requires d_out divisible by the heads", title_zh="head_dim 要求 d_out 能被头数整除")
+@check(points=1, title="head_dim requires d_out divisible by the heads", title_zh="head_dim 要求 d_out 能被头数整除")
 def test_head_dim_must_divide(sub):
     expect_equal(sub.head_dim(12, 3), 4, what=code("head_dim(12, 3)"))
     expect_equal(sub.head_dim(768, 12), 64, what=code("head_dim(768, 12)"))
@@ -310,16 +472,23 @@ def test_head_dim_must_divide(sub):
         try:
             got = sub.head_dim(d_out, heads)
         except StudentError as e:
-            expect(e.type == "ValueError", Msg(f"head_dim({d_out}, {heads}) must raise ValueError, not {e.type or e.kind}",
-                                               f"head_dim({d_out}, {heads}) 必须抛出 ValueError，而不是 {e.type or e.kind}"))
+            expect(
+                e.type == "ValueError",
+                Msg(
+                    f"head_dim({d_out}, {heads}) must raise ValueError, not {e.type or e.kind}",
+                    f"head_dim({d_out}, {heads}) 必须抛出 ValueError，而不是 {e.type or e.kind}",
+                ),
+            )
             continue
-        raise CheckFailure(Msg(f"head_dim({d_out}, {heads}) returned {got!r}: {d_out} is not divisible by {heads}, "
-                           "raise ValueError",
-                               f"head_dim({d_out}, {heads}) 返回了 {got!r}：{d_out} 不能被 {heads} 整除，应抛出 ValueError"))
+        raise CheckFailure(
+            Msg(
+                f"head_dim({d_out}, {heads}) returned {got!r}: {d_out} is not divisible by {heads}, raise ValueError",
+                f"head_dim({d_out}, {heads}) 返回了 {got!r}：{d_out} 不能被 {heads} 整除，应抛出 ValueError",
+            )
+        )
 
 
-@check(points=2,
-       title="MultiHeadAttention's parameters", title_zh="MultiHeadAttention 的参数")
+@check(points=2, title="MultiHeadAttention's parameters", title_zh="MultiHeadAttention 的参数")
 def test_mha_parameters(sub):
     for bias in (False, True):
         m = sub.new("MultiHeadAttention", 8, 12, 3, qkv_bias=bias)
@@ -327,29 +496,52 @@ def test_mha_parameters(sub):
         want = {f"{n}.weight": (12, 8) for n in LINEARS} | {"out_proj.weight": (12, 12), "out_proj.bias": (12,)}
         if bias:
             want |= {f"{n}.bias": (12,) for n in LINEARS}
-        expect_equal(sorted(state), sorted(want), what=Msg(f"parameter names of MultiHeadAttention(8, 12, 3, qkv_bias={bias})",
-                                                           f"MultiHeadAttention(8, 12, 3, qkv_bias={bias}) 的参数名"))
+        expect_equal(
+            sorted(state),
+            sorted(want),
+            what=Msg(
+                f"parameter names of MultiHeadAttention(8, 12, 3, qkv_bias={bias})",
+                f"MultiHeadAttention(8, 12, 3, qkv_bias={bias}) 的参数名",
+            ),
+        )
         for name, shape in want.items():
             expect_equal(tuple(state[name].shape), shape, what=Msg(f"shape of {name}", f"{name} 的形状"))
         # The right names around a wrong forward earn nothing: the output with these weights must match too.
         g = torch.Generator().manual_seed(1623 + bias)
         sd, x = _weights(8, 12, bias, g), torch.randn(2, 4, 8, generator=g)
         m.load_state_dict(sd)
-        _expect_mha(_call(m, x), _reference(sd, x, 3), Msg(
+        _expect_mha(
+            _call(m, x),
+            _reference(sd, x, 3),
+            Msg(
                 f"MultiHeadAttention(8, 12, 3, qkv_bias={bias}) on a (2, 4, 8) input with these weights",
-                f"使用这些权重时 MultiHeadAttention(8, 12, 3, qkv_bias={bias}) 在 (2, 4, 8) 输入上的结果"), sd, x, 3, False)
+                f"使用这些权重时 MultiHeadAttention(8, 12, 3, qkv_bias={bias}) 在 (2, 4, 8) 输入上的结果",
+            ),
+            sd,
+            x,
+            3,
+            False,
+        )
     try:
         sub.new("MultiHeadAttention", 8, 10, 3)
     except StudentError as e:
-        expect(e.type == "ValueError", Msg(f"MultiHeadAttention(8, 10, 3) must raise ValueError, not {e.type or e.kind}",
-                                           f"MultiHeadAttention(8, 10, 3) 必须抛出 ValueError，而不是 {e.type or e.kind}"))
+        expect(
+            e.type == "ValueError",
+            Msg(
+                f"MultiHeadAttention(8, 10, 3) must raise ValueError, not {e.type or e.kind}",
+                f"MultiHeadAttention(8, 10, 3) 必须抛出 ValueError，而不是 {e.type or e.kind}",
+            ),
+        )
     else:
-        raise CheckFailure(Msg("MultiHeadAttention(8, 10, 3) must raise ValueError: 10 is not divisible by 3 heads",
-                               "MultiHeadAttention(8, 10, 3) 必须抛出 ValueError：10 不能被 3 个头整除"))
+        raise CheckFailure(
+            Msg(
+                "MultiHeadAttention(8, 10, 3) must raise ValueError: 10 is not divisible by 3 heads",
+                "MultiHeadAttention(8, 10, 3) 必须抛出 ValueError：10 不能被 3 个头整除",
+            )
+        )
 
 
-@check(points=3,
-       title="MultiHeadAttention equals torch's", title_zh="MultiHeadAttention 与 torch 的结果一致")
+@check(points=3, title="MultiHeadAttention equals torch's", title_zh="MultiHeadAttention 与 torch 的结果一致")
 def test_mha_matches_torch_multihead_attention(sub):
     f = fx()
     sd, x = _state(f, "eq"), f["xe"]
@@ -358,48 +550,84 @@ def test_mha_matches_torch_multihead_attention(sub):
             m = sub.new("MultiHeadAttention", 12, 12, heads, qkv_bias=True, causal=causal)
             m.load_state_dict(sd)
             out = _call(m, x)
-            _expect_mha(out, _torch_mha(sd, x, heads, causal),
-                        Msg(f"MultiHeadAttention(12, 12, {heads}, causal={causal}) against "
-                        "torch.nn.MultiheadAttention with the same weights",
-                            f"使用相同权重时 MultiHeadAttention(12, 12, {heads}, causal={causal}) 与 torch.nn.MultiheadAttention 的对比"), sd, x, heads, causal)
+            _expect_mha(
+                out,
+                _torch_mha(sd, x, heads, causal),
+                Msg(
+                    f"MultiHeadAttention(12, 12, {heads}, causal={causal}) against "
+                    "torch.nn.MultiheadAttention with the same weights",
+                    f"使用相同权重时 MultiHeadAttention(12, 12, {heads}, causal={causal}) 与 torch.nn.MultiheadAttention 的对比",
+                ),
+                sd,
+                x,
+                heads,
+                causal,
+            )
 
 
-@check(points=2, hidden=True,
-       title="split and merge are inverses", title_zh="拆分与合并互为逆运算")
+@check(points=2, hidden=True, title="split and merge are inverses", title_zh="拆分与合并互为逆运算")
 def test_split_merge_invariants(sub):
     @settings(max_examples=15, derandomize=True, database=None, deadline=None)
     @given(st.integers(1, 3), st.integers(1, 6), st.integers(1, 4), st.integers(1, 5))
     def invariants(b, n, h, d):
         x = torch.arange(b * n * h * d, dtype=torch.float32).reshape(b, n, h * d)
         s = sub.split_heads(x, h)
-        expect_tensor(s, _split(x, h), tol="exact", what=Msg(f"split_heads of a {(b, n, h * d)} tensor, {h} heads",
-                                                             f"对 {(b, n, h * d)} 的张量做 {h} 个头的 split_heads"))
+        expect_tensor(
+            s,
+            _split(x, h),
+            tol="exact",
+            what=Msg(
+                f"split_heads of a {(b, n, h * d)} tensor, {h} heads",
+                f"对 {(b, n, h * d)} 的张量做 {h} 个头的 split_heads",
+            ),
+        )
         for i in range(h):
-            expect_tensor(s[:, i], x[..., i * d:(i + 1) * d], tol="exact",
-                          what=Msg(f"head {i} must hold features {i * d}..{(i + 1) * d - 1} of every token",
-                                   f"头 {i} 必须包含每个词元的第 {i * d}..{(i + 1) * d - 1} 个特征"))
-        expect_tensor(_call(sub.merge_heads, s), x, tol="exact", what=Msg(
-                "merge_heads(split_heads(x)) must give x back", "merge_heads(split_heads(x)) 必须还原出 x"))
+            expect_tensor(
+                s[:, i],
+                x[..., i * d : (i + 1) * d],
+                tol="exact",
+                what=Msg(
+                    f"head {i} must hold features {i * d}..{(i + 1) * d - 1} of every token",
+                    f"头 {i} 必须包含每个词元的第 {i * d}..{(i + 1) * d - 1} 个特征",
+                ),
+            )
+        expect_tensor(
+            _call(sub.merge_heads, s),
+            x,
+            tol="exact",
+            what=Msg("merge_heads(split_heads(x)) must give x back", "merge_heads(split_heads(x)) 必须还原出 x"),
+        )
 
     invariants()
 
 
-@check(points=2, hidden=True,
-       title="per-head attention of other shapes", title_zh="其他形状的逐头注意力")
+@check(points=2, hidden=True, title="per-head attention of other shapes", title_zh="其他形状的逐头注意力")
 def test_head_attention_fresh(sub):
     f = fx()
     q, k, v = f["hq"], f["hk"], f["hv"]
     for causal in (False, True):
         w, ctx = _pair(sub.head_attention(q, k, v, causal=causal), code(f"head_attention(causal={causal})"))
-        expect_tensor(w, f[f"h_weights_{causal}"], tol="attention", what=Msg(
-                f"weights, (2, 3, 5, 5), causal={causal}", f"权重，(2, 3, 5, 5)，causal={causal}"),
-                      mistakes=_attention_mistakes(q, k, v, causal))
-        expect_tensor(ctx, f[f"h_context_{causal}"], tol="attention", what=Msg(
-                f"context, (2, 3, 5, 4), causal={causal}", f"上下文，(2, 3, 5, 4)，causal={causal}"))
+        expect_tensor(
+            w,
+            f[f"h_weights_{causal}"],
+            tol="attention",
+            what=Msg(f"weights, (2, 3, 5, 5), causal={causal}", f"权重，(2, 3, 5, 5)，causal={causal}"),
+            mistakes=_attention_mistakes(q, k, v, causal),
+        )
+        expect_tensor(
+            ctx,
+            f[f"h_context_{causal}"],
+            tol="attention",
+            what=Msg(f"context, (2, 3, 5, 4), causal={causal}", f"上下文，(2, 3, 5, 4)，causal={causal}"),
+        )
 
 
-@check(points=2, hidden=True,
-       title="MultiHeadAttention with other shapes and bias", title_zh="其他形状和偏置下的 MultiHeadAttention")
+@check(
+    points=2,
+    hidden=True,
+    title="MultiHeadAttention with other shapes and bias",
+    title_zh="其他形状和偏置下的 MultiHeadAttention",
+)
 def test_mha_fresh_shapes_and_bias(sub):
     f = fx()
     x = f["xm"]
@@ -408,34 +636,66 @@ def test_mha_fresh_shapes_and_bias(sub):
         for causal in (False, True):
             m = sub.new("MultiHeadAttention", 8, 12, 3, qkv_bias=bool(bias), causal=causal)
             m.load_state_dict(sd)
-            _expect_mha(_call(m, x), f[f"mha{bias}_y_{causal}"],
-                        Msg(f"MultiHeadAttention(8, 12, 3, qkv_bias={bool(bias)}, causal={causal}) on (2, 5, 8)",
-                            f"MultiHeadAttention(8, 12, 3, qkv_bias={bool(bias)}, causal={causal}) 在 (2, 5, 8) 上的结果"),
-                        sd, x, 3, causal)
+            _expect_mha(
+                _call(m, x),
+                f[f"mha{bias}_y_{causal}"],
+                Msg(
+                    f"MultiHeadAttention(8, 12, 3, qkv_bias={bool(bias)}, causal={causal}) on (2, 5, 8)",
+                    f"MultiHeadAttention(8, 12, 3, qkv_bias={bool(bias)}, causal={causal}) 在 (2, 5, 8) 上的结果",
+                ),
+                sd,
+                x,
+                3,
+                causal,
+            )
 
 
-@check(points=2, hidden=True,
-       title="MultiHeadAttention equals torch's on random sizes", title_zh="随机尺寸下 MultiHeadAttention 与 torch 一致")
+@check(
+    points=2,
+    hidden=True,
+    title="MultiHeadAttention equals torch's on random sizes",
+    title_zh="随机尺寸下 MultiHeadAttention 与 torch 一致",
+)
 def test_mha_matches_torch_random(sub):
     @settings(max_examples=10, derandomize=True, database=None, deadline=None)
-    @given(st.integers(1, 3), st.integers(1, 7), st.sampled_from([1, 2, 3, 4]), st.integers(1, 4),
-           st.booleans(), st.booleans(), st.integers(0, 2**16))
+    @given(
+        st.integers(1, 3),
+        st.integers(1, 7),
+        st.sampled_from([1, 2, 3, 4]),
+        st.integers(1, 4),
+        st.booleans(),
+        st.booleans(),
+        st.integers(0, 2**16),
+    )
     def matches(b, n, h, d, bias, causal, seed):
         g = torch.Generator().manual_seed(seed)
         sd = _weights(h * d, h * d, bias, g)
         x = torch.randn(b, n, h * d, generator=g)
         m = sub.new("MultiHeadAttention", h * d, h * d, h, qkv_bias=bias, causal=causal)
         m.load_state_dict(sd)
-        _expect_mha(_call(m, x), _torch_mha(sd, x, h, causal),
-                    Msg(f"MultiHeadAttention({h * d}, {h * d}, {h}, qkv_bias={bias}, causal={causal}) on "
-                    f"{(b, n, h * d)} against torch.nn.MultiheadAttention",
-                        f"MultiHeadAttention({h * d}, {h * d}, {h}, qkv_bias={bias}, causal={causal}) 在 {(b, n, h * d)} 上与 torch.nn.MultiheadAttention 的对比"), sd, x, h, causal)
+        _expect_mha(
+            _call(m, x),
+            _torch_mha(sd, x, h, causal),
+            Msg(
+                f"MultiHeadAttention({h * d}, {h * d}, {h}, qkv_bias={bias}, causal={causal}) on "
+                f"{(b, n, h * d)} against torch.nn.MultiheadAttention",
+                f"MultiHeadAttention({h * d}, {h * d}, {h}, qkv_bias={bias}, causal={causal}) 在 {(b, n, h * d)} 上与 torch.nn.MultiheadAttention 的对比",
+            ),
+            sd,
+            x,
+            h,
+            causal,
+        )
 
     matches()
 
 
-@check(points=1, hidden=True,
-       title="causal MultiHeadAttention ignores the future", title_zh="因果 MultiHeadAttention 忽略未来")
+@check(
+    points=1,
+    hidden=True,
+    title="causal MultiHeadAttention ignores the future",
+    title_zh="因果 MultiHeadAttention 忽略未来",
+)
 def test_mha_causal_ignores_future(sub):
     f = fx()
     x = f["xm"].clone()
@@ -444,8 +704,16 @@ def test_mha_causal_ignores_future(sub):
     before = _call(m, x)
     x[:, 3:] = torch.randn(2, 2, 8, generator=torch.Generator().manual_seed(3)) * 5
     after = _call(m, x)
-    expect_tensor(after[:, :3], before[:, :3], tol="attention",
-                  what=Msg("outputs of tokens 0-2 after changing tokens 3-4 (a causal model must not see the future)",
-                           "改变词元 3-4 之后词元 0-2 的输出（因果模型不应看到未来）"))
-    expect(not torch.allclose(after[:, 3:], before[:, 3:]), Msg("changing tokens 3-4 must change their own outputs",
-                                                                "改变词元 3-4 必须改变它们自己的输出"))
+    expect_tensor(
+        after[:, :3],
+        before[:, :3],
+        tol="attention",
+        what=Msg(
+            "outputs of tokens 0-2 after changing tokens 3-4 (a causal model must not see the future)",
+            "改变词元 3-4 之后词元 0-2 的输出（因果模型不应看到未来）",
+        ),
+    )
+    expect(
+        not torch.allclose(after[:, 3:], before[:, 3:]),
+        Msg("changing tokens 3-4 must change their own outputs", "改变词元 3-4 必须改变它们自己的输出"),
+    )

@@ -4,6 +4,7 @@ The sections print no numbers; the claims are checked instead: an RNN needs seq_
 sequential steps and a self-attention layer one (§1.20), and attention's FLOPs and score
 memory grow with the square of the sequence length (§1.22, ERRATA E-1.22-a).
 """
+
 import math
 
 import torch
@@ -30,8 +31,16 @@ LARGE_BUDGET = (4 * (10**8 + 7) ** 2 - 1, 1, 2, 2)
 
 def max_len_cases():
     """(memory, batch, heads, bytes): budgets around exact fits and ones a float sqrt gets wrong."""
-    cases = [(2**30, 1, 12, 4), (80 * 10**9, 1, 12, 4), (80 * 10**9, 8, 32, 2), (16 * 2**30, 4, 16, 4),
-             (1, 1, 1, 4), (0, 2, 2, 4), (48, 1, 12, 4), (47, 1, 12, 4)]
+    cases = [
+        (2**30, 1, 12, 4),
+        (80 * 10**9, 1, 12, 4),
+        (80 * 10**9, 8, 32, 2),
+        (16 * 2**30, 4, 16, 4),
+        (1, 1, 1, 4),
+        (0, 2, 2, 4),
+        (48, 1, 12, 4),
+        (47, 1, 12, 4),
+    ]
     for b, h, e in ((1, 1, 1), (2, 3, 4)):
         c = b * h * e
         cases += [(c * 512**2, b, h, e), (c * 512**2 - 1, b, h, e), (c * ISQRT_N**2 - 1, b, h, e)]
@@ -61,8 +70,10 @@ def fx():
     return fixtures.load(EXERCISE)
 
 
-KERNEL_3 = Msg("one layer of kernel 3 adds 2 tokens of receptive field, not 3",
-               "卷积核为 3 的一层让感受野增加 2 个词元，而不是 3 个")
+KERNEL_3 = Msg(
+    "one layer of kernel 3 adds 2 tokens of receptive field, not 3",
+    "卷积核为 3 的一层让感受野增加 2 个词元，而不是 3 个",
+)
 
 
 def _name(got, expected, known, what):
@@ -74,128 +85,251 @@ def _name(got, expected, known, what):
     expect_equal(got, expected, what=what)
 
 
-@check(points=1, listings=["1.20/parallel"],
-       title="sequential steps of an RNN and of attention", title_zh="RNN 与注意力的顺序步数")
+@check(
+    points=1,
+    listings=["1.20/parallel"],
+    title="sequential steps of an RNN and of attention",
+    title_zh="RNN 与注意力的顺序步数",
+)
 def test_sequential_steps(sub):
     f = fx()
     for i, n in enumerate(STEPS_LENS):
-        expect_equal(sub.rnn_sequential_steps(n), int(f["rnn_steps"][i]),
-                     what=Msg(f"rnn_sequential_steps({n}) (each hidden state waits for the previous one)",
-                              f"rnn_sequential_steps({n})（每个隐藏状态都要等前一个）"))
-        expect_equal(sub.attention_sequential_steps(n), int(f["attn_steps"][i]),
-                     what=Msg(f"attention_sequential_steps({n}) (all positions at once)",
-                              f"attention_sequential_steps({n})（所有位置同时计算）"))
-    _name(sub.cnn_layers_to_span(512, 3), int(f["cnn"][CNN_CASES.index((512, 3))]),
-          [(512 // 3, KERNEL_3), (-(-512 // 3), KERNEL_3),
-           (511 // 2, Msg("round up: 255 layers see 511 tokens, one short of 512",
-                          "应向上取整：255 层只能看到 511 个词元，比 512 少一个"))],
-          code("cnn_layers_to_span(512, kernel_size=3)"))
+        expect_equal(
+            sub.rnn_sequential_steps(n),
+            int(f["rnn_steps"][i]),
+            what=Msg(
+                f"rnn_sequential_steps({n}) (each hidden state waits for the previous one)",
+                f"rnn_sequential_steps({n})（每个隐藏状态都要等前一个）",
+            ),
+        )
+        expect_equal(
+            sub.attention_sequential_steps(n),
+            int(f["attn_steps"][i]),
+            what=Msg(
+                f"attention_sequential_steps({n}) (all positions at once)",
+                f"attention_sequential_steps({n})（所有位置同时计算）",
+            ),
+        )
+    _name(
+        sub.cnn_layers_to_span(512, 3),
+        int(f["cnn"][CNN_CASES.index((512, 3))]),
+        [
+            (512 // 3, KERNEL_3),
+            (-(-512 // 3), KERNEL_3),
+            (
+                511 // 2,
+                Msg(
+                    "round up: 255 layers see 511 tokens, one short of 512",
+                    "应向上取整：255 层只能看到 511 个词元，比 512 少一个",
+                ),
+            ),
+        ],
+        code("cnn_layers_to_span(512, kernel_size=3)"),
+    )
 
 
-@check(points=1, hidden=True,
-       title="CNN layers needed to span a sequence", title_zh="覆盖整个序列所需的 CNN 层数")
+@check(points=1, hidden=True, title="CNN layers needed to span a sequence", title_zh="覆盖整个序列所需的 CNN 层数")
 def test_cnn_layers(sub):
     f = fx()
     for i, (n, k) in enumerate(CNN_CASES):
-        _name(sub.cnn_layers_to_span(n, k), int(f["cnn"][i]),
-              [(math.ceil(n / k), Msg("one layer adds k - 1 tokens of receptive field, not k",
-                                      "每一层让感受野增加 k - 1 个词元，而不是 k 个")),
-               ((n - 1) // (k - 1), Msg("round up, not down", "应向上取整，而不是向下取整")),
-               (math.ceil(n / (k - 1)), Msg("the first layer sees k tokens: 1 + L * (k - 1) >= seq_len",
-                                            "第一层能看到 k 个词元：1 + L * (k - 1) >= seq_len"))],
-              code(f"cnn_layers_to_span({n}, kernel_size={k})"))
+        _name(
+            sub.cnn_layers_to_span(n, k),
+            int(f["cnn"][i]),
+            [
+                (
+                    math.ceil(n / k),
+                    Msg(
+                        "one layer adds k - 1 tokens of receptive field, not k",
+                        "每一层让感受野增加 k - 1 个词元，而不是 k 个",
+                    ),
+                ),
+                ((n - 1) // (k - 1), Msg("round up, not down", "应向上取整，而不是向下取整")),
+                (
+                    math.ceil(n / (k - 1)),
+                    Msg(
+                        "the first layer sees k tokens: 1 + L * (k - 1) >= seq_len",
+                        "第一层能看到 k 个词元：1 + L * (k - 1) >= seq_len",
+                    ),
+                ),
+            ],
+            code(f"cnn_layers_to_span({n}, kernel_size={k})"),
+        )
 
 
-@check(points=2,
-       title="the FLOPs of attention", title_zh="注意力的 FLOP 数")
+@check(points=2, title="the FLOPs of attention", title_zh="注意力的 FLOP 数")
 def test_attention_flops(sub):
     f = fx()
     for i, (b, h, n, d) in enumerate(FLOP_CASES):
-        _name(sub.attention_flops(b, h, n, d), int(f["flops"][i]),
-              [(2 * b * h * n * n * d, Msg("half the count: two products (Q K^T and A V), and 2 FLOPs per multiply-add",
-                                           "只有一半：有两次矩阵乘积（Q K^T 和 A V），每次乘加算 2 个 FLOP")),
-               (b * h * n * n * d, Msg("a quarter of the count: two products, 2 FLOPs per multiply-add each",
-                                       "只有四分之一：有两次矩阵乘积，每次乘加算 2 个 FLOP")),
-               (4 * b * n * n * d, Msg("the count must be multiplied by the number of heads", "计数必须乘以头数")),
-               (4 * b * h * n * d * d, Msg("Q K^T is (n, d) @ (d, n): n * n * d multiply-adds, not n * d * d",
-                                           "Q K^T 是 (n, d) @ (d, n)：n * n * d 次乘加，而不是 n * d * d"))],
-              code(f"attention_flops(batch={b}, heads={h}, seq_len={n}, head_dim={d})"))
+        _name(
+            sub.attention_flops(b, h, n, d),
+            int(f["flops"][i]),
+            [
+                (
+                    2 * b * h * n * n * d,
+                    Msg(
+                        "half the count: two products (Q K^T and A V), and 2 FLOPs per multiply-add",
+                        "只有一半：有两次矩阵乘积（Q K^T 和 A V），每次乘加算 2 个 FLOP",
+                    ),
+                ),
+                (
+                    b * h * n * n * d,
+                    Msg(
+                        "a quarter of the count: two products, 2 FLOPs per multiply-add each",
+                        "只有四分之一：有两次矩阵乘积，每次乘加算 2 个 FLOP",
+                    ),
+                ),
+                (4 * b * n * n * d, Msg("the count must be multiplied by the number of heads", "计数必须乘以头数")),
+                (
+                    4 * b * h * n * d * d,
+                    Msg(
+                        "Q K^T is (n, d) @ (d, n): n * n * d multiply-adds, not n * d * d",
+                        "Q K^T 是 (n, d) @ (d, n)：n * n * d 次乘加，而不是 n * d * d",
+                    ),
+                ),
+            ],
+            code(f"attention_flops(batch={b}, heads={h}, seq_len={n}, head_dim={d})"),
+        )
 
 
-@check(points=1,
-       title="the memory of the score matrices", title_zh="分数矩阵占用的内存")
+@check(points=1, title="the memory of the score matrices", title_zh="分数矩阵占用的内存")
 def test_score_matrix_bytes(sub):
     f = fx()
     for i, (b, h, n, e) in enumerate(MEM_CASES):
-        _name(sub.score_matrix_bytes(b, h, n, e), int(f["mem"][i]),
-              [(b * h * n * n, Msg("multiply by bytes_per_element", "要乘以 bytes_per_element")),
-               (b * n * n * e, Msg("one matrix per head: multiply by heads", "每个头一个矩阵：要乘以头数"))],
-              code(f"score_matrix_bytes(batch={b}, heads={h}, seq_len={n}, bytes_per_element={e})"))
-    expect_equal(sub.score_matrix_bytes(1, 12, 512), int(f["mem"][0]),
-                 what=Msg("score_matrix_bytes(1, 12, 512) with the default of 4 bytes (float32)",
-                          "使用默认每元素 4 字节（float32）时的 score_matrix_bytes(1, 12, 512)"))
+        _name(
+            sub.score_matrix_bytes(b, h, n, e),
+            int(f["mem"][i]),
+            [
+                (b * h * n * n, Msg("multiply by bytes_per_element", "要乘以 bytes_per_element")),
+                (b * n * n * e, Msg("one matrix per head: multiply by heads", "每个头一个矩阵：要乘以头数")),
+            ],
+            code(f"score_matrix_bytes(batch={b}, heads={h}, seq_len={n}, bytes_per_element={e})"),
+        )
+    expect_equal(
+        sub.score_matrix_bytes(1, 12, 512),
+        int(f["mem"][0]),
+        what=Msg(
+            "score_matrix_bytes(1, 12, 512) with the default of 4 bytes (float32)",
+            "使用默认每元素 4 字节（float32）时的 score_matrix_bytes(1, 12, 512)",
+        ),
+    )
 
 
-@check(points=1, listings=["1.22/quadratic"],
-       title="cost grows quadratically with the sequence length", title_zh="开销随序列长度呈平方增长")
+@check(
+    points=1,
+    listings=["1.22/quadratic"],
+    title="cost grows quadratically with the sequence length",
+    title_zh="开销随序列长度呈平方增长",
+)
 def test_quadratic_cost(sub):
     for n in (128, 512, 1000):
         for factor in (2, 3, 8):
             flops = sub.attention_flops(2, 12, n * factor, 64) / sub.attention_flops(2, 12, n, 64)
             mem = sub.score_matrix_bytes(2, 12, n * factor) / sub.score_matrix_bytes(2, 12, n)
-            expect(flops == factor**2, Msg(f"a {factor}x longer sequence must cost {factor**2}x the attention FLOPs "
-                                       f"(quadratic), got {flops:g}x (from seq_len {n})",
-                                           f"序列长 {factor} 倍，注意力的 FLOP 数必须是 {factor ** 2} 倍（平方），实际为 {flops:g} 倍（从 seq_len {n} 开始）"))
-            expect(mem == factor**2, Msg(f"a {factor}x longer sequence must need {factor**2}x the score memory "
-                                     f"(quadratic), got {mem:g}x (from seq_len {n})",
-                                         f"序列长 {factor} 倍，分数所需内存必须是 {factor ** 2} 倍（平方），实际为 {mem:g} 倍（从 seq_len {n} 开始）"))
+            expect(
+                flops == factor**2,
+                Msg(
+                    f"a {factor}x longer sequence must cost {factor**2}x the attention FLOPs "
+                    f"(quadratic), got {flops:g}x (from seq_len {n})",
+                    f"序列长 {factor} 倍，注意力的 FLOP 数必须是 {factor**2} 倍（平方），实际为 {flops:g} 倍（从 seq_len {n} 开始）",
+                ),
+            )
+            expect(
+                mem == factor**2,
+                Msg(
+                    f"a {factor}x longer sequence must need {factor**2}x the score memory "
+                    f"(quadratic), got {mem:g}x (from seq_len {n})",
+                    f"序列长 {factor} 倍，分数所需内存必须是 {factor**2} 倍（平方），实际为 {mem:g} 倍（从 seq_len {n} 开始）",
+                ),
+            )
     for factor in (2, 5):
-        expect(sub.attention_flops(2 * factor, 12, 256, 64) == factor * sub.attention_flops(2, 12, 256, 64),
-               Msg(f"a {factor}x larger batch must cost {factor}x the FLOPs (linear)",
-                   f"批次扩大 {factor} 倍，FLOP 数必须也是 {factor} 倍（线性）"))
-        expect(sub.score_matrix_bytes(2, 12 * factor, 256) == factor * sub.score_matrix_bytes(2, 12, 256),
-               Msg(f"{factor}x the heads must need {factor}x the score memory (linear)",
-                   f"头数扩大 {factor} 倍，分数所需内存必须也是 {factor} 倍（线性）"))
+        expect(
+            sub.attention_flops(2 * factor, 12, 256, 64) == factor * sub.attention_flops(2, 12, 256, 64),
+            Msg(
+                f"a {factor}x larger batch must cost {factor}x the FLOPs (linear)",
+                f"批次扩大 {factor} 倍，FLOP 数必须也是 {factor} 倍（线性）",
+            ),
+        )
+        expect(
+            sub.score_matrix_bytes(2, 12 * factor, 256) == factor * sub.score_matrix_bytes(2, 12, 256),
+            Msg(
+                f"{factor}x the heads must need {factor}x the score memory (linear)",
+                f"头数扩大 {factor} 倍，分数所需内存必须也是 {factor} 倍（线性）",
+            ),
+        )
 
 
-@check(points=1,
-       title="the longest sequence a memory budget allows", title_zh="内存预算允许的最长序列")
+@check(points=1, title="the longest sequence a memory budget allows", title_zh="内存预算允许的最长序列")
 def test_max_seq_len(sub):
     f = fx()
     cases = max_len_cases()
     for i, (m, b, h, e) in enumerate(cases[:8]):
         expected = int(f["max_len"][i])
-        _name(sub.max_seq_len(m, b, h, e), expected,
-              [(expected + 1, Msg("one too long: the answer must fit in the budget (round down)",
-                                  "多了一个：答案必须放得进预算（向下取整）"))],
-              code(f"max_seq_len(memory_bytes={m}, batch={b}, heads={h}, bytes_per_element={e})"))
+        _name(
+            sub.max_seq_len(m, b, h, e),
+            expected,
+            [
+                (
+                    expected + 1,
+                    Msg(
+                        "one too long: the answer must fit in the budget (round down)",
+                        "多了一个：答案必须放得进预算（向下取整）",
+                    ),
+                )
+            ],
+            code(f"max_seq_len(memory_bytes={m}, batch={b}, heads={h}, bytes_per_element={e})"),
+        )
     m, b, h, e = LARGE_BUDGET
     expected = int(f["max_len_large"][0])
-    _name(sub.max_seq_len(m, b, h, e), expected,
-          [(expected + 1, Msg("one too long: a float square root rounds up for large budgets (the float cannot hold "
-                              "n * n - 1 exactly); use math.isqrt on integers",
-                              "多了一个：预算很大时浮点平方根会向上舍入（浮点数无法精确表示 n * n - 1）；请对整数使用 math.isqrt"))],
-          code(f"max_seq_len(memory_bytes={m}, batch={b}, heads={h}, bytes_per_element={e})"))
+    _name(
+        sub.max_seq_len(m, b, h, e),
+        expected,
+        [
+            (
+                expected + 1,
+                Msg(
+                    "one too long: a float square root rounds up for large budgets (the float cannot hold "
+                    "n * n - 1 exactly); use math.isqrt on integers",
+                    "多了一个：预算很大时浮点平方根会向上舍入（浮点数无法精确表示 n * n - 1）；请对整数使用 math.isqrt",
+                ),
+            )
+        ],
+        code(f"max_seq_len(memory_bytes={m}, batch={b}, heads={h}, bytes_per_element={e})"),
+    )
 
 
-@check(points=1, hidden=True,
-       title="the longest sequence, exactly, for large budgets", title_zh="大预算下精确的最长序列")
+@check(
+    points=1, hidden=True, title="the longest sequence, exactly, for large budgets", title_zh="大预算下精确的最长序列"
+)
 def test_max_seq_len_exact(sub):
     f = fx()
     cases = max_len_cases()
     for i, (m, b, h, e) in enumerate(cases):
         expected = int(f["max_len"][i])
-        _name(sub.max_seq_len(m, b, h, e), expected,
-              [(expected + 1, Msg("one too long: a float square root rounds up for large budgets; use math.isqrt",
-                                  "多了一个：预算很大时浮点平方根会向上舍入；请用 math.isqrt"))],
-              code(f"max_seq_len(memory_bytes={m}, batch={b}, heads={h}, bytes_per_element={e})"))
+        _name(
+            sub.max_seq_len(m, b, h, e),
+            expected,
+            [
+                (
+                    expected + 1,
+                    Msg(
+                        "one too long: a float square root rounds up for large budgets; use math.isqrt",
+                        "多了一个：预算很大时浮点平方根会向上舍入；请用 math.isqrt",
+                    ),
+                )
+            ],
+            code(f"max_seq_len(memory_bytes={m}, batch={b}, heads={h}, bytes_per_element={e})"),
+        )
 
     @settings(max_examples=25, derandomize=True, database=None, deadline=None)
     @given(st.integers(0, 10**15), st.integers(1, 64), st.integers(1, 64), st.sampled_from([1, 2, 4, 8]))
     def fits(m, b, h, e):
         n = sub.max_seq_len(m, b, h, e)
-        expect(isinstance(n, int) and b * h * e * n * n <= m < b * h * e * (n + 1) ** 2,
-               Msg(f"max_seq_len({m}, {b}, {h}, {e}) = {n!r}: the scores of that length must fit and one more must not",
-                   f"max_seq_len({m}, {b}, {h}, {e}) = {n!r}：这个长度的分数必须放得下，再多一个就放不下"))
+        expect(
+            isinstance(n, int) and b * h * e * n * n <= m < b * h * e * (n + 1) ** 2,
+            Msg(
+                f"max_seq_len({m}, {b}, {h}, {e}) = {n!r}: the scores of that length must fit and one more must not",
+                f"max_seq_len({m}, {b}, {h}, {e}) = {n!r}：这个长度的分数必须放得下，再多一个就放不下",
+            ),
+        )
 
     fits()

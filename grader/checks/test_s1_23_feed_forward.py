@@ -6,6 +6,7 @@ hidden feature i plus 1 (transparent_state): each output of a train-mode call sh
 last Dropout dropped it and, if not, whether the first dropped its hidden feature; the drops of
 12 calls are held to the rule (grader/checking/draws.py), not to their share.
 """
+
 import torch
 from torch.nn.functional import linear as F_linear
 
@@ -37,12 +38,21 @@ def _sd(f):
 
 
 def _mistakes(x, sd):
-    return [Mistake(R.feed_forward(x, sd, "relu"), "ReLU instead of GELU between the linear layers",
-                    "两个线性层之间用了 ReLU 而不是 GELU"),
-            Mistake(R.feed_forward(x, sd, "tanh"), "the tanh approximation of GELU instead of nn.GELU()'s exact form",
-                    "用了 tanh 近似的 GELU，而不是 nn.GELU() 的精确形式"),
-            Mistake(R.feed_forward(x, sd, "none"), "no activation between the two linear layers",
-                    "两个线性层之间没有激活函数")]
+    return [
+        Mistake(
+            R.feed_forward(x, sd, "relu"),
+            "ReLU instead of GELU between the linear layers",
+            "两个线性层之间用了 ReLU 而不是 GELU",
+        ),
+        Mistake(
+            R.feed_forward(x, sd, "tanh"),
+            "the tanh approximation of GELU instead of nn.GELU()'s exact form",
+            "用了 tanh 近似的 GELU，而不是 nn.GELU() 的精确形式",
+        ),
+        Mistake(
+            R.feed_forward(x, sd, "none"), "no activation between the two linear layers", "两个线性层之间没有激活函数"
+        ),
+    ]
 
 
 def _expect_values(sub, seed: int):
@@ -50,10 +60,16 @@ def _expect_values(sub, seed: int):
     layout, so that the right layout around a wrong forward earns nothing."""
     sd = R.random_state(R.feed_forward_shapes(D, HID), seed=seed)
     x = torch.randn(2, 3, D, generator=torch.Generator().manual_seed(seed + 1))
-    expect_tensor(_new(sub, sd)(x), R.feed_forward(x, sd), tol="norm",
-                  what=Msg(f"eval output of FeedForward({D}, {HID}) on a (2, 3, {D}) batch with given weights",
-                           f"给定权重时 FeedForward({D}, {HID}) 在 (2, 3, {D}) 批次上 eval 模式下的输出"),
-                  mistakes=_mistakes(x, sd))
+    expect_tensor(
+        _new(sub, sd)(x),
+        R.feed_forward(x, sd),
+        tol="norm",
+        what=Msg(
+            f"eval output of FeedForward({D}, {HID}) on a (2, 3, {D}) batch with given weights",
+            f"给定权重时 FeedForward({D}, {HID}) 在 (2, 3, {D}) 批次上 eval 模式下的输出",
+        ),
+        mistakes=_mistakes(x, sd),
+    )
 
 
 def _new(sub, sd, dim=D, hidden=HID, **kw):
@@ -63,36 +79,52 @@ def _new(sub, sd, dim=D, hidden=HID, **kw):
     return m
 
 
-@check(points=2, listings=["1.32"],
-       title="listing 1.32: the network's layout", title_zh="代码清单 1.32：网络的结构")
+@check(points=2, listings=["1.32"], title="listing 1.32: the network's layout", title_zh="代码清单 1.32：网络的结构")
 def test_listing_1_32_structure(sub):
     m = sub.new("FeedForward", 256, 1024)
     diff = R.first_difference(R.remote_repr(m), repr(R.mirror_feed_forward(256, 1024)))
-    expect(not diff, Msg("print(FeedForward(256, 1024)) differs from listing 1.36's printed feed-forward network "
-                     f"(net = Sequential(Linear, GELU, Dropout, Linear, Dropout)): {diff}",
-                         f"print(FeedForward(256, 1024)) 与代码清单 1.36 中打印的前馈网络不同（net = Sequential(Linear, GELU, Dropout, Linear, Dropout)）：{diff}"))
+    expect(
+        not diff,
+        Msg(
+            "print(FeedForward(256, 1024)) differs from listing 1.36's printed feed-forward network "
+            f"(net = Sequential(Linear, GELU, Dropout, Linear, Dropout)): {diff}",
+            f"print(FeedForward(256, 1024)) 与代码清单 1.36 中打印的前馈网络不同（net = Sequential(Linear, GELU, Dropout, Linear, Dropout)）：{diff}",
+        ),
+    )
     small = sub.new("FeedForward", D, HID).state_dict()
     shapes = R.feed_forward_shapes(D, HID)
-    expect_equal(sorted(small), sorted(shapes), what=Msg(f"parameter names of FeedForward({D}, {HID})",
-                                                         f"FeedForward({D}, {HID}) 的参数名"))
+    expect_equal(
+        sorted(small),
+        sorted(shapes),
+        what=Msg(f"parameter names of FeedForward({D}, {HID})", f"FeedForward({D}, {HID}) 的参数名"),
+    )
     for name, shape in shapes.items():
         expect_equal(tuple(small[name].shape), shape, what=Msg(f"shape of {name}", f"{name} 的形状"))
     _expect_values(sub, seed=2356)
 
 
-@check(points=2, listings=["1.32"],
-       title="listing 1.32: output with given weights", title_zh="代码清单 1.32：给定权重时的输出")
+@check(
+    points=2,
+    listings=["1.32"],
+    title="listing 1.32: output with given weights",
+    title_zh="代码清单 1.32：给定权重时的输出",
+)
 def test_listing_1_32_given_weights(sub):
     f = fx()
     sd = _sd(f)
-    expect_tensor(_new(sub, sd)(f["x"]), f["out"], tol="norm",
-                  what=Msg(f"eval output of FeedForward({D}, {HID}) on a (2, 5, {D}) batch with given weights",
-                           f"给定权重时 FeedForward({D}, {HID}) 在 (2, 5, {D}) 批次上 eval 模式下的输出"),
-                  mistakes=_mistakes(f["x"], sd))
+    expect_tensor(
+        _new(sub, sd)(f["x"]),
+        f["out"],
+        tol="norm",
+        what=Msg(
+            f"eval output of FeedForward({D}, {HID}) on a (2, 5, {D}) batch with given weights",
+            f"给定权重时 FeedForward({D}, {HID}) 在 (2, 5, {D}) 批次上 eval 模式下的输出",
+        ),
+        mistakes=_mistakes(f["x"], sd),
+    )
 
 
-@check(points=2, hidden=True,
-       title="other sizes and input shapes", title_zh="其他尺寸和输入形状")
+@check(points=2, hidden=True, title="other sizes and input shapes", title_zh="其他尺寸和输入形状")
 def test_fresh_sizes_and_shapes(sub):
     g = torch.Generator().manual_seed(2352)
     for dim, hidden, shape in ((12, 48, (3, 4)), (4, 7, (2, 3, 5)), (16, 64, (1, 1))):
@@ -100,13 +132,24 @@ def test_fresh_sizes_and_shapes(sub):
         x = torch.randn(*shape, dim, generator=g)
         m = _new(sub, sd, dim, hidden)
         y = m(x)
-        expect_tensor(y, R.feed_forward(x, sd), tol="norm", what=Msg(f"eval output of FeedForward({dim}, {hidden}) "
-                      f"on a {tuple(x.shape)} input",
-                                                                     f"FeedForward({dim}, {hidden}) 在 {tuple(x.shape)} 输入上 eval 模式下的输出"), mistakes=_mistakes(x, sd))
+        expect_tensor(
+            y,
+            R.feed_forward(x, sd),
+            tol="norm",
+            what=Msg(
+                f"eval output of FeedForward({dim}, {hidden}) on a {tuple(x.shape)} input",
+                f"FeedForward({dim}, {hidden}) 在 {tuple(x.shape)} 输入上 eval 模式下的输出",
+            ),
+            mistakes=_mistakes(x, sd),
+        )
         # Position-wise: one vector alone gives what it gets inside the batch.
         flat = x.reshape(-1, dim)
-        expect_tensor(m(flat[-1:]), y.reshape(-1, dim)[-1:], tol="norm", what=Msg(
-                "one token vector on its own", "单独一个词元向量"))
+        expect_tensor(
+            m(flat[-1:]),
+            y.reshape(-1, dim)[-1:],
+            tol="norm",
+            what=Msg("one token vector on its own", "单独一个词元向量"),
+        )
 
 
 # ----------------------------------------------------------------------------- dropout, read through the output
@@ -119,22 +162,42 @@ TB, TT = 8, 12  # batch and tokens of the dropout checks
 BD, BH, BB, BT, BIG_CALLS = 256, 1024, 2, 128, 3
 IN_GAIN, IN_SHIFT, BIAS = 0.25, 1.5, 1.0
 TOL = 1e-4
-DROPOUT_HINT = Msg("net has two Dropout layers, each drawing once for each element it gets, on every call: "
-                   "net = Sequential(Linear, GELU, Dropout, Linear, Dropout), run in that order",
-                   "net 中有两个 Dropout 层，每次调用时对各自收到的每个元素独立抽样一次："
-                   "net = Sequential(Linear, GELU, Dropout, Linear, Dropout)，按这个顺序执行")
-SEEN = Msg("FeedForward({d}, {d}, dropout={p}) in train mode on a ({b}, {t}, {d}) batch, with weights that make "
-           "output i hidden feature i plus 1 (net.0 = {g} x identity + {c}, net.3 = identity + 1)",
-           "训练模式下的 FeedForward({d}, {d}, dropout={p})，输入 ({b}, {t}, {d}) 批次，所用权重使第 i 个输出等于"
-           "第 i 个隐藏特征加 1（net.0 = {g} x 单位矩阵 + {c}，net.3 = 单位矩阵 + 1）",
-           d=TD, p=DROP_P, b=TB, t=TT, g=IN_GAIN, c=IN_SHIFT)
-SEEN_BIG = Msg("FeedForward({d}, {h}, dropout={p}) in train mode on a ({b}, {t}, {d}) batch, with weights that make "
-               "output i show hidden features i, i + {d}, i + {d2}, i + {d3} (net.0 = {g} x {k} stacked identities + "
-               "{c}, net.3 = those identities side by side, weighted 1, 2, 4, 8, + 1)",
-               "训练模式下的 FeedForward({d}, {h}, dropout={p})，输入 ({b}, {t}, {d}) 批次，所用权重使第 i 个输出"
-               "显示第 i、i + {d}、i + {d2}、i + {d3} 个隐藏特征（net.0 = {g} x {k} 个上下堆叠的单位矩阵 + {c}，"
-               "net.3 = 这些单位矩阵左右并排，分别乘以 1、2、4、8，再加 1）",
-               d=BD, h=BH, d2=2 * BD, d3=3 * BD, k=BH // BD, p=DROP_P, b=BB, t=BT, g=IN_GAIN, c=IN_SHIFT)
+DROPOUT_HINT = Msg(
+    "net has two Dropout layers, each drawing once for each element it gets, on every call: "
+    "net = Sequential(Linear, GELU, Dropout, Linear, Dropout), run in that order",
+    "net 中有两个 Dropout 层，每次调用时对各自收到的每个元素独立抽样一次："
+    "net = Sequential(Linear, GELU, Dropout, Linear, Dropout)，按这个顺序执行",
+)
+SEEN = Msg(
+    "FeedForward({d}, {d}, dropout={p}) in train mode on a ({b}, {t}, {d}) batch, with weights that make "
+    "output i hidden feature i plus 1 (net.0 = {g} x identity + {c}, net.3 = identity + 1)",
+    "训练模式下的 FeedForward({d}, {d}, dropout={p})，输入 ({b}, {t}, {d}) 批次，所用权重使第 i 个输出等于"
+    "第 i 个隐藏特征加 1（net.0 = {g} x 单位矩阵 + {c}，net.3 = 单位矩阵 + 1）",
+    d=TD,
+    p=DROP_P,
+    b=TB,
+    t=TT,
+    g=IN_GAIN,
+    c=IN_SHIFT,
+)
+SEEN_BIG = Msg(
+    "FeedForward({d}, {h}, dropout={p}) in train mode on a ({b}, {t}, {d}) batch, with weights that make "
+    "output i show hidden features i, i + {d}, i + {d2}, i + {d3} (net.0 = {g} x {k} stacked identities + "
+    "{c}, net.3 = those identities side by side, weighted 1, 2, 4, 8, + 1)",
+    "训练模式下的 FeedForward({d}, {h}, dropout={p})，输入 ({b}, {t}, {d}) 批次，所用权重使第 i 个输出"
+    "显示第 i、i + {d}、i + {d2}、i + {d3} 个隐藏特征（net.0 = {g} x {k} 个上下堆叠的单位矩阵 + {c}，"
+    "net.3 = 这些单位矩阵左右并排，分别乘以 1、2、4、8，再加 1）",
+    d=BD,
+    h=BH,
+    d2=2 * BD,
+    d3=3 * BD,
+    k=BH // BD,
+    p=DROP_P,
+    b=BB,
+    t=BT,
+    g=IN_GAIN,
+    c=IN_SHIFT,
+)
 
 
 def transparent_state(dim: int = TD, hidden: int = TD) -> dict:
@@ -147,8 +210,12 @@ def transparent_state(dim: int = TD, hidden: int = TD) -> dict:
     k = hidden // dim
     assert k * dim == hidden and 1 <= k <= 4
     eye = torch.eye(dim)
-    return {"net.0.weight": IN_GAIN * eye.repeat(k, 1), "net.0.bias": torch.full((hidden,), IN_SHIFT),
-            "net.3.weight": torch.cat([2.0 ** j * eye for j in range(k)], 1), "net.3.bias": torch.full((dim,), BIAS)}
+    return {
+        "net.0.weight": IN_GAIN * eye.repeat(k, 1),
+        "net.0.bias": torch.full((hidden,), IN_SHIFT),
+        "net.3.weight": torch.cat([2.0**j * eye for j in range(k)], 1),
+        "net.3.bias": torch.full((dim,), BIAS),
+    }
 
 
 def transparent_input(seed: int, b: int = TB, t: int = TT, dim: int = TD) -> torch.Tensor:
@@ -170,7 +237,7 @@ def read_dropout(ys, g: torch.Tensor, p: float, tol: float = TOL):
     for a in (s, 1.0, 1 - p):
         for b in (s, 1.0, 1 - p):
             reads = []
-            levels = [torch.zeros(())] + [(g * a * m + BIAS) * b for m in range(2 ** k)]
+            levels = [torch.zeros(())] + [(g * a * m + BIAS) * b for m in range(2**k)]
             for y in ys:
                 idx = R.read_levels(y, levels, tol)
                 if idx is None:
@@ -194,53 +261,98 @@ def dropout_reads(sub, x: torch.Tensor, seed: int, hidden: int = TD, calls: int 
     m = _new(sub, sd, x.shape[-1], hidden, dropout=DROP_P)
     want = R.feed_forward(x, sd)
     for _ in range(2):
-        expect_tensor(m(x), want, tol="norm",
-                      what=Msg("{what}, after .eval() (no dropout: the same output on every call)",
-                               "{what}，.eval() 之后（没有 dropout：每次调用输出都相同）", what=SEEN),
-                      mistakes=_mistakes(x, sd))
+        expect_tensor(
+            m(x),
+            want,
+            tol="norm",
+            what=Msg(
+                "{what}, after .eval() (no dropout: the same output on every call)",
+                "{what}，.eval() 之后（没有 dropout：每次调用输出都相同）",
+                what=SEEN,
+            ),
+            mistakes=_mistakes(x, sd),
+        )
     m.train()
     ys = [m(x) for _ in range(DROPOUT_CALLS)]
     for y in ys:
-        expect(isinstance(y, torch.Tensor) and tuple(y.shape) == tuple(x.shape) and bool(torch.isfinite(y).all()),
-               Msg("{what} must return a tensor of x's shape, without NaN", "{what} 必须返回与 x 形状相同、不含 NaN 的张量",
-                   what=SEEN))
+        expect(
+            isinstance(y, torch.Tensor) and tuple(y.shape) == tuple(x.shape) and bool(torch.isfinite(y).all()),
+            Msg(
+                "{what} must return a tensor of x's shape, without NaN",
+                "{what} 必须返回与 x 形状相同、不含 NaN 的张量",
+                what=SEEN,
+            ),
+        )
     g = torch.nn.functional.gelu(F_linear(x, sd["net.0.weight"], sd["net.0.bias"]))
     scales, reads = read_dropout(ys, g, DROP_P)
     if scales is None:
-        raise CheckFailure(Msg("{what}: some outputs are neither 0 (the last Dropout), 1 / (1 - p) (the first Dropout "
-                               "dropped the hidden feature) nor (g / (1 - p) + 1) / (1 - p) (both kept it): the first "
-                               "Dropout acts on GELU's output, the second on the second Linear's, once each. {hint}",
-                               "{what}：有些输出既不是 0（最后一个 Dropout），也不是 1 / (1 - p)（第一个 Dropout 丢弃了隐藏"
-                               "特征），也不是 (g / (1 - p) + 1) / (1 - p)（两者都保留）：第一个 Dropout 作用于 GELU 的输出，"
-                               "第二个作用于第二个 Linear 的输出，各一次。{hint}", what=SEEN, hint=DROPOUT_HINT),
-                           mistake=Msg("dropout in the wrong place", "dropout 位置不对"))
+        raise CheckFailure(
+            Msg(
+                "{what}: some outputs are neither 0 (the last Dropout), 1 / (1 - p) (the first Dropout "
+                "dropped the hidden feature) nor (g / (1 - p) + 1) / (1 - p) (both kept it): the first "
+                "Dropout acts on GELU's output, the second on the second Linear's, once each. {hint}",
+                "{what}：有些输出既不是 0（最后一个 Dropout），也不是 1 / (1 - p)（第一个 Dropout 丢弃了隐藏"
+                "特征），也不是 (g / (1 - p) + 1) / (1 - p)（两者都保留）：第一个 Dropout 作用于 GELU 的输出，"
+                "第二个作用于第二个 Linear 的输出，各一次。{hint}",
+                what=SEEN,
+                hint=DROPOUT_HINT,
+            ),
+            mistake=Msg("dropout in the wrong place", "dropout 位置不对"),
+        )
     s = 1 / (1 - DROP_P)
     a, b = scales
     if not any(bool(h.any()) for h, _, _ in reads):
-        raise CheckFailure(Msg("{what}: over {n} calls no hidden feature was dropped: the Dropout after GELU is left "
-                               "out (or never drops). {hint}",
-                               "{what}：在 {n} 次调用中没有任何隐藏特征被丢弃：GELU 之后的 Dropout 被漏掉了（或者从不丢弃）。"
-                               "{hint}", what=SEEN, n=DROPOUT_CALLS, hint=DROPOUT_HINT),
-                           mistake=Msg("the first dropout left out", "漏掉了第一个 dropout"))
+        raise CheckFailure(
+            Msg(
+                "{what}: over {n} calls no hidden feature was dropped: the Dropout after GELU is left "
+                "out (or never drops). {hint}",
+                "{what}：在 {n} 次调用中没有任何隐藏特征被丢弃：GELU 之后的 Dropout 被漏掉了（或者从不丢弃）。{hint}",
+                what=SEEN,
+                n=DROPOUT_CALLS,
+                hint=DROPOUT_HINT,
+            ),
+            mistake=Msg("the first dropout left out", "漏掉了第一个 dropout"),
+        )
     if not any(bool(o.any()) for _, _, o in reads):
-        raise CheckFailure(Msg("{what}: over {n} calls no output was 0: the last Dropout comes after the second "
-                               "Linear, and it is left out (or never drops). {hint}",
-                               "{what}：在 {n} 次调用中没有任何输出为 0：最后一个 Dropout 应该在第二个 Linear 之后，"
-                               "它被漏掉了（或者从不丢弃）。{hint}", what=SEEN, n=DROPOUT_CALLS, hint=DROPOUT_HINT),
-                           mistake=Msg("the last dropout left out", "漏掉了最后一个 dropout"))
-    for scale, which in ((a, Msg("the first Dropout (after GELU)", "第一个 Dropout（GELU 之后）")),
-                         (b, Msg("the last Dropout (after the second Linear)", "最后一个 Dropout（第二个 Linear 之后）"))):
+        raise CheckFailure(
+            Msg(
+                "{what}: over {n} calls no output was 0: the last Dropout comes after the second "
+                "Linear, and it is left out (or never drops). {hint}",
+                "{what}：在 {n} 次调用中没有任何输出为 0：最后一个 Dropout 应该在第二个 Linear 之后，"
+                "它被漏掉了（或者从不丢弃）。{hint}",
+                what=SEEN,
+                n=DROPOUT_CALLS,
+                hint=DROPOUT_HINT,
+            ),
+            mistake=Msg("the last dropout left out", "漏掉了最后一个 dropout"),
+        )
+    for scale, which in (
+        (a, Msg("the first Dropout (after GELU)", "第一个 Dropout（GELU 之后）")),
+        (b, Msg("the last Dropout (after the second Linear)", "最后一个 Dropout（第二个 Linear 之后）")),
+    ):
         if scale == 1.0:
-            raise CheckFailure(Msg("{what}: the values that survive {which} were not rescaled by 1 / (1 - p): inverted "
-                                   "dropout (nn.Dropout) divides the survivors by (1 - p)",
-                                   "{what}：{which}保留下来的值没有乘以 1 / (1 - p)：倒置 dropout（nn.Dropout）要把保留"
-                                   "下来的值除以 (1 - p)", what=SEEN, which=which),
-                               mistake=Msg("dropout not rescaled", "dropout 之后没有放大"))
+            raise CheckFailure(
+                Msg(
+                    "{what}: the values that survive {which} were not rescaled by 1 / (1 - p): inverted "
+                    "dropout (nn.Dropout) divides the survivors by (1 - p)",
+                    "{what}：{which}保留下来的值没有乘以 1 / (1 - p)：倒置 dropout（nn.Dropout）要把保留"
+                    "下来的值除以 (1 - p)",
+                    what=SEEN,
+                    which=which,
+                ),
+                mistake=Msg("dropout not rescaled", "dropout 之后没有放大"),
+            )
         if scale != s:
-            raise CheckFailure(Msg("{what}: the values that survive {which} were multiplied by (1 - p); divide them "
-                                   "by (1 - p) (nn.Dropout does)",
-                                   "{what}：{which}保留下来的值乘了 (1 - p)；应当除以 (1 - p)（nn.Dropout 就是这样做的）",
-                                   what=SEEN, which=which), mistake=Msg("dropout multiplied by (1 - p)", "dropout 乘了 (1 - p)"))
+            raise CheckFailure(
+                Msg(
+                    "{what}: the values that survive {which} were multiplied by (1 - p); divide them "
+                    "by (1 - p) (nn.Dropout does)",
+                    "{what}：{which}保留下来的值乘了 (1 - p)；应当除以 (1 - p)（nn.Dropout 就是这样做的）",
+                    what=SEEN,
+                    which=which,
+                ),
+                mistake=Msg("dropout multiplied by (1 - p)", "dropout 乘了 (1 - p)"),
+            )
     return reads
 
 
@@ -249,54 +361,92 @@ def _expect_drawn(reads, batch_apart: bool = False, seen: Msg = SEEN):
     one dropped, each held to the rule; with batch_apart, read with the batch last too."""
     SEEN = seen  # noqa: N806
     DROPOUT_CALLS = len(reads)  # noqa: N806
-    hint_first = Msg("the Dropout after GELU draws once for each hidden feature of each token",
-                     "GELU 之后的 Dropout 对每个词元的每个隐藏特征独立抽样一次")
-    hint_last = Msg("the last Dropout draws once for each output element", "最后一个 Dropout 对每个输出元素独立抽样一次")
-    for part, name, hint in (([(h, e) for h, e, _ in reads], Msg("the hidden features (first Dropout)",
-                                                                  "隐藏特征（第一个 Dropout）"), hint_first),
-                             ([(o, torch.ones_like(o)) for _, _, o in reads], Msg("the outputs (last Dropout)",
-                                                                                  "输出（最后一个 Dropout）"), hint_last)):
+    hint_first = Msg(
+        "the Dropout after GELU draws once for each hidden feature of each token",
+        "GELU 之后的 Dropout 对每个词元的每个隐藏特征独立抽样一次",
+    )
+    hint_last = Msg(
+        "the last Dropout draws once for each output element", "最后一个 Dropout 对每个输出元素独立抽样一次"
+    )
+    for part, name, hint in (
+        (
+            [(h, e) for h, e, _ in reads],
+            Msg("the hidden features (first Dropout)", "隐藏特征（第一个 Dropout）"),
+            hint_first,
+        ),
+        (
+            [(o, torch.ones_like(o)) for _, _, o in reads],
+            Msg("the outputs (last Dropout)", "输出（最后一个 Dropout）"),
+            hint_last,
+        ),
+    ):
         found = draws.bernoulli_findings(part, DROP_P)
         if not found and batch_apart:  # the same mask for every sequence shows with the batch last
             found = draws.bernoulli_findings([(c.permute(1, 2, 0), e.permute(1, 2, 0)) for c, e in part], DROP_P)
-        draws.expect_drawn(found, Msg("{what}, {n} calls in a row: {name}", "{what}，连续调用 {n} 次：{name}",
-                                      what=SEEN, n=DROPOUT_CALLS, name=name), Msg("dropped", "丢弃"),
-                           Msg("{hint}. {rule}", "{hint}。{rule}", hint=hint, rule=DROPOUT_HINT))
+        draws.expect_drawn(
+            found,
+            Msg(
+                "{what}, {n} calls in a row: {name}",
+                "{what}，连续调用 {n} 次：{name}",
+                what=SEEN,
+                n=DROPOUT_CALLS,
+                name=name,
+            ),
+            Msg("dropped", "丢弃"),
+            Msg("{hint}. {rule}", "{hint}。{rule}", hint=hint, rule=DROPOUT_HINT),
+        )
 
 
-@check(points=1, listings=["1.32"],
-       title="both dropouts in training", title_zh="训练时的两个 dropout")
+@check(points=1, listings=["1.32"], title="both dropouts in training", title_zh="训练时的两个 dropout")
 def test_both_dropouts_in_training(sub):
     _expect_drawn(dropout_reads(sub, transparent_input(2357), seed=6))
     # and at the book's sizes, where a rule keyed on size would show, and where the course trains: batch
     # 32 x 256 tokens, float32, float64 and bf16 (not in `kata check`: seconds of reads that only a rule
     # keyed on the size fails)
     if grading():
-        _expect_drawn(dropout_reads(sub, transparent_input(2359, BB, BT, BD), seed=8, hidden=BH, calls=BIG_CALLS,
-                                    seen=SEEN_BIG), seen=SEEN_BIG)
+        _expect_drawn(
+            dropout_reads(sub, transparent_input(2359, BB, BT, BD), seed=8, hidden=BH, calls=BIG_CALLS, seen=SEEN_BIG),
+            seen=SEEN_BIG,
+        )
         expect_rule_where_the_course_trains(sub, seed=2361)
 
 
-@check(points=1, hidden=True,
-       title="dropout only in training", title_zh="只在训练时做 dropout")
+@check(points=1, hidden=True, title="dropout only in training", title_zh="只在训练时做 dropout")
 def test_dropout_only_in_training(sub):
     sd = R.random_state(R.feed_forward_shapes(D, HID), seed=2354)
     x = torch.randn(4, 10, D, generator=torch.Generator().manual_seed(2355))
     sub.seed(5)
     m = _new(sub, sd, dropout=0.5)
     first = m(x)
-    expect_tensor(m(x), first, tol="exact", what=Msg("two calls in eval mode (dropout must be off)",
-                                                     "eval 模式下的两次调用（dropout 必须关闭）"))
-    expect_tensor(first, R.feed_forward(x, sd), tol="norm", what=Msg(
-            "eval output with dropout=0.5", "dropout=0.5 时 eval 模式下的输出"))
+    expect_tensor(
+        m(x),
+        first,
+        tol="exact",
+        what=Msg("two calls in eval mode (dropout must be off)", "eval 模式下的两次调用（dropout 必须关闭）"),
+    )
+    expect_tensor(
+        first,
+        R.feed_forward(x, sd),
+        tol="norm",
+        what=Msg("eval output with dropout=0.5", "dropout=0.5 时 eval 模式下的输出"),
+    )
     plain = _new(sub, sd, dropout=0.0)
     plain.train()
-    expect_tensor(plain(x), first, tol="norm", what=Msg("train-mode output with dropout=0.0 (equal to eval mode)",
-                                                        "dropout=0.0 时训练模式下的输出（与 eval 模式相同）"))
+    expect_tensor(
+        plain(x),
+        first,
+        tol="norm",
+        what=Msg(
+            "train-mode output with dropout=0.0 (equal to eval mode)",
+            "dropout=0.0 时训练模式下的输出（与 eval 模式相同）",
+        ),
+    )
     # The rule, not the share: another input, the batch read apart too.
     _expect_drawn(dropout_reads(sub, transparent_input(2358), seed=7), batch_apart=True)
-    _expect_drawn(dropout_reads(sub, transparent_input(2360, BB, BT, BD), seed=9, hidden=BH, calls=BIG_CALLS,
-                                seen=SEEN_BIG), seen=SEEN_BIG)  # (the batch read apart above)
+    _expect_drawn(
+        dropout_reads(sub, transparent_input(2360, BB, BT, BD), seed=9, hidden=BH, calls=BIG_CALLS, seen=SEEN_BIG),
+        seen=SEEN_BIG,
+    )  # (the batch read apart above)
     expect_rule_where_the_course_trains(sub, seed=2362)
 
 
@@ -308,16 +458,29 @@ def test_dropout_only_in_training(sub):
 TRAIN_B, TRAIN_T, TRAIN_CALLS = 32, 256, 2
 DTYPE_TOL = {torch.float64: TOL, torch.bfloat16: 0.9}  # bf16: levels 2.9 apart under the constant GELU below
 AMP_NAME = "bfloat16 autocast"  # the bf16 read: float32 weights and input under torch.autocast, as `kata train` runs
+
+
 def _seen_train(dtype: torch.dtype, gain: float) -> Msg:
-    return Msg("FeedForward({d}, {h}, dropout={p}) in train mode on a ({b}, {t}, {d}) {dtype} batch (the course's "
-               "training size), with weights that make output i show hidden features i, i + {d}, i + {d2}, i + {d3} "
-               "(net.0 = {g} x {k} stacked identities + {c}, net.3 = those identities side by side, weighted 1, 2, "
-               "4, 8, + 1)",
-               "训练模式下的 FeedForward({d}, {h}, dropout={p})，输入 ({b}, {t}, {d}) 的 {dtype} 批次（课程训练时的规模），"
-               "所用权重使第 i 个输出显示第 i、i + {d}、i + {d2}、i + {d3} 个隐藏特征（net.0 = {g} x {k} 个上下堆叠的"
-               "单位矩阵 + {c}，net.3 = 这些单位矩阵左右并排，分别乘以 1、2、4、8，再加 1）",
-               d=BD, h=BH, d2=2 * BD, d3=3 * BD, k=BH // BD, p=DROP_P, b=TRAIN_B, t=TRAIN_T, g=gain, c=IN_SHIFT,
-               dtype=AMP_NAME if dtype == torch.bfloat16 else str(dtype).removeprefix("torch."))
+    return Msg(
+        "FeedForward({d}, {h}, dropout={p}) in train mode on a ({b}, {t}, {d}) {dtype} batch (the course's "
+        "training size), with weights that make output i show hidden features i, i + {d}, i + {d2}, i + {d3} "
+        "(net.0 = {g} x {k} stacked identities + {c}, net.3 = those identities side by side, weighted 1, 2, "
+        "4, 8, + 1)",
+        "训练模式下的 FeedForward({d}, {h}, dropout={p})，输入 ({b}, {t}, {d}) 的 {dtype} 批次（课程训练时的规模），"
+        "所用权重使第 i 个输出显示第 i、i + {d}、i + {d2}、i + {d3} 个隐藏特征（net.0 = {g} x {k} 个上下堆叠的"
+        "单位矩阵 + {c}，net.3 = 这些单位矩阵左右并排，分别乘以 1、2、4、8，再加 1）",
+        d=BD,
+        h=BH,
+        d2=2 * BD,
+        d3=3 * BD,
+        k=BH // BD,
+        p=DROP_P,
+        b=TRAIN_B,
+        t=TRAIN_T,
+        g=gain,
+        c=IN_SHIFT,
+        dtype=AMP_NAME if dtype == torch.bfloat16 else str(dtype).removeprefix("torch."),
+    )
 
 
 def expect_rule_where_the_course_trains(sub, seed: int):
@@ -338,34 +501,57 @@ def expect_rule_where_the_course_trains(sub, seed: int):
         amp = dtype == torch.bfloat16  # as `kata train` runs bf16: float32 weights under autocast
         if dtype == torch.float64:
             m.to(dtype)
-        ys = [sub.in_training(m, x.to(torch.float32 if amp else dtype), bf16_autocast=amp, label=code("FeedForward"))
-              for _ in range(calls)]
+        ys = [
+            sub.in_training(m, x.to(torch.float32 if amp else dtype), bf16_autocast=amp, label=code("FeedForward"))
+            for _ in range(calls)
+        ]
         for y in ys:
-            expect(isinstance(y, torch.Tensor) and tuple(y.shape) == tuple(x.shape)
-                   and (y.dtype in (torch.bfloat16, torch.float32) if amp else y.dtype == dtype)
-                   and bool(torch.isfinite(y.double()).all()),
-                   Msg("{what} must return a tensor of x's shape and dtype, without NaN",
-                       "{what} 必须返回与 x 形状和 dtype 相同、不含 NaN 的张量", what=what))
+            expect(
+                isinstance(y, torch.Tensor)
+                and tuple(y.shape) == tuple(x.shape)
+                and (y.dtype in (torch.bfloat16, torch.float32) if amp else y.dtype == dtype)
+                and bool(torch.isfinite(y.double()).all()),
+                Msg(
+                    "{what} must return a tensor of x's shape and dtype, without NaN",
+                    "{what} 必须返回与 x 形状和 dtype 相同、不含 NaN 的张量",
+                    what=what,
+                ),
+            )
         g = torch.nn.functional.gelu(F_linear(x.double(), sd["net.0.weight"].double(), sd["net.0.bias"].double()))
         reads = _read_honest([y.double() for y in ys], g[..., :BD], BH // BD, DTYPE_TOL.get(dtype, TOL))
         if reads is None:
-            raise CheckFailure(Msg("{what}: the outputs are not those of two Dropouts that drop elements and divide the "
-                                   "survivors by (1 - p), as in float32 at the smaller sizes: the rule is the same in "
-                                   "every dtype and at every size. {hint}",
-                                   "{what}：输出不是两个 Dropout（丢弃元素并把保留下来的值除以 (1 - p)）应给出的值，"
-                                   "而在 float32 和较小的规模下是：规则在每种 dtype、每种规模下都相同。{hint}",
-                                   what=what, hint=DROPOUT_HINT), mistake=Msg("dropout keyed on the dtype or the size", "dropout 随 dtype 或规模而变"))
-        for i, name, axes in ((0, Msg("the hidden features (first Dropout)", "隐藏特征（第一个 Dropout）"),
-                               ["sequence", "token", "hidden feature"]),
-                              (2, Msg("the outputs (last Dropout)", "输出（最后一个 Dropout）"),
-                               ["sequence", "token", "feature"])):
+            raise CheckFailure(
+                Msg(
+                    "{what}: the outputs are not those of two Dropouts that drop elements and divide the "
+                    "survivors by (1 - p), as in float32 at the smaller sizes: the rule is the same in "
+                    "every dtype and at every size. {hint}",
+                    "{what}：输出不是两个 Dropout（丢弃元素并把保留下来的值除以 (1 - p)）应给出的值，"
+                    "而在 float32 和较小的规模下是：规则在每种 dtype、每种规模下都相同。{hint}",
+                    what=what,
+                    hint=DROPOUT_HINT,
+                ),
+                mistake=Msg("dropout keyed on the dtype or the size", "dropout 随 dtype 或规模而变"),
+            )
+        for i, name, axes in (
+            (
+                0,
+                Msg("the hidden features (first Dropout)", "隐藏特征（第一个 Dropout）"),
+                ["sequence", "token", "hidden feature"],
+            ),
+            (2, Msg("the outputs (last Dropout)", "输出（最后一个 Dropout）"), ["sequence", "token", "feature"]),
+        ):
             part = [(r[i], r[1] if i == 0 else torch.ones_like(r[i])) for r in reads]
-            draws.expect_drawn(draws.rate_findings(part, DROP_P) or draws.region_findings(part, DROP_P, axes),
-                               Msg("{what}, {n} call(s): {name}", "{what}，调用 {n} 次：{name}", what=what, n=calls,
-                                   name=name), Msg("dropped", "丢弃"),
-                               Msg("every element is dropped at rate p, whatever its dtype, its sequence, its token "
-                                   "or its feature. {rule}", "每个元素都以概率 p 被丢弃，与 dtype、所在序列、词元或特征"
-                                   "无关。{rule}", rule=DROPOUT_HINT))
+            draws.expect_drawn(
+                draws.rate_findings(part, DROP_P) or draws.region_findings(part, DROP_P, axes),
+                Msg("{what}, {n} call(s): {name}", "{what}，调用 {n} 次：{name}", what=what, n=calls, name=name),
+                Msg("dropped", "丢弃"),
+                Msg(
+                    "every element is dropped at rate p, whatever its dtype, its sequence, its token "
+                    "or its feature. {rule}",
+                    "每个元素都以概率 p 被丢弃，与 dtype、所在序列、词元或特征无关。{rule}",
+                    rule=DROPOUT_HINT,
+                ),
+            )
 
 
 def _read_honest(ys, g: torch.Tensor, k: int, tol: float):
@@ -376,7 +562,7 @@ def _read_honest(ys, g: torch.Tensor, k: int, tol: float):
     reads = []
     for y in ys:
         out = y.abs() <= tol
-        m = ((y / s - 1) / (g * s)).round().clamp(0, 2 ** k - 1)
+        m = ((y / s - 1) / (g * s)).round().clamp(0, 2**k - 1)
         if not bool((out | ((y - (g * s * m + BIAS) * s).abs() <= tol)).all()):
             return None
         m = m.long()
@@ -384,4 +570,3 @@ def _read_honest(ys, g: torch.Tensor, k: int, tol: float):
         readable = (~out).repeat(*([1] * (y.dim() - 1)), k)
         reads.append((hidden & readable, readable, out))
     return reads
-

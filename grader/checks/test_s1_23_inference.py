@@ -8,6 +8,7 @@ TinyBERT with weights trained here on synthetic reviews (cue words such as "bril
 "garbage" among neutral words); it labels the book's two example reviews of listing 1.43 as
 the book does (ERRATA E-1.23-r, E-1.23-s).
 """
+
 import torch
 import torch.nn.functional as F
 
@@ -31,17 +32,21 @@ BOOK_PREDICTIONS = ["Positive", "Negative"]
 
 # The synthetic reviews: cue words decide the label; distractors and fillers occur in both classes.
 # (Cue words whose hash id collides with a common word were left out: funny/and, recommended/is, ...)
-POSITIVE = "brilliant brilliantly excellent superb wonderful great clever witty sharp perfectly enjoyable masterpiece " \
-           "beautiful delightful".split()
+POSITIVE = (
+    "brilliant brilliantly excellent superb wonderful great clever witty sharp perfectly enjoyable masterpiece "
+    "beautiful delightful".split()
+)
 NEGATIVE = "bad garbage awful terrible dull waste worst cringe stupid mess poorly painful forgettable".split()
 DISTRACTORS = "but sadly shame not barely although".split()
-FILLERS = ("the a an this that it its is was were be and or of to in on at with as for by from so very really quite "
-           "just movie film show sitcom series story plot characters character acting actors cast scene scenes ending "
-           "script writing director dialogue music animation style material jokes humour title time minutes hour "
-           "watch watched saw see seen i we you they he she me my our their one two first last most some all every "
-           "made make makes about like through after before while who which what when had has have did does do can "
-           "could would should will get got proper chance up there here then than more less much many other "
-           "again").split()
+FILLERS = (
+    "the a an this that it its is was were be and or of to in on at with as for by from so very really quite "
+    "just movie film show sitcom series story plot characters character acting actors cast scene scenes ending "
+    "script writing director dialogue music animation style material jokes humour title time minutes hour "
+    "watch watched saw see seen i we you they he she me my our their one two first last most some all every "
+    "made make makes about like through after before while who which what when had has have did does do can "
+    "could would should will get got proper chance up there here then than more less much many other "
+    "again"
+).split()
 
 
 def synthetic_reviews(n: int, seed: int):
@@ -137,9 +142,13 @@ def _test_texts():
 
 def _predictions(sub, model, texts, what):
     preds = sub.predict(model, texts)
-    expect(isinstance(preds, list) and all(isinstance(p, int) and not isinstance(p, bool) for p in preds),
-           Msg(f"predict must return a list of Python ints (.tolist()), got {type(preds).__name__}",
-               f"predict 必须返回 Python 整数的列表（.tolist()），实际返回了 {type(preds).__name__}"))
+    expect(
+        isinstance(preds, list) and all(isinstance(p, int) and not isinstance(p, bool) for p in preds),
+        Msg(
+            f"predict must return a list of Python ints (.tolist()), got {type(preds).__name__}",
+            f"predict 必须返回 Python 整数的列表（.tolist()），实际返回了 {type(preds).__name__}",
+        ),
+    )
     expect_equal(len(preds), len(texts), what=Msg(f"the number of predictions for {what}", f"{what}的预测数量"))
     return preds
 
@@ -150,14 +159,23 @@ def _expect_round_trip(sub, f, path: str):
     sub.save_checkpoint(_model(sub, f), path)
     fresh = _model(sub, f, "other")
     sub.load_checkpoint(fresh, path)
-    expect(_same_state(fresh.state_dict(), _take(f, "w")), Msg(
+    expect(
+        _same_state(fresh.state_dict(), _take(f, "w")),
+        Msg(
             "saving a model and loading the file into a model of the same configuration must give back the saved "
-            "weights", "保存一个模型后，把文件加载到配置相同的模型中，必须得到保存时的权重"))
+            "weights",
+            "保存一个模型后，把文件加载到配置相同的模型中，必须得到保存时的权重",
+        ),
+    )
 
 
 # ----------------------------------------------------------------------------- checks
-@check(points=3, listings=["1.41", "1.42"],
-       title="listings 1.41-1.42: saving and loading a checkpoint", title_zh="代码清单 1.41-1.42：保存和加载检查点")
+@check(
+    points=3,
+    listings=["1.41", "1.42"],
+    title="listings 1.41-1.42: saving and loading a checkpoint",
+    title_zh="代码清单 1.41-1.42：保存和加载检查点",
+)
 def test_listing_1_41_1_42_save_and_load(sub):
     f = fx()
     trained = _take(f, "w")
@@ -167,42 +185,80 @@ def test_listing_1_41_1_42_save_and_load(sub):
         result = sub.save_checkpoint(model, path)
     except StudentError as e:
         if e.kind != "not_implemented" and "director" in e.detail:
-            expect(False, Msg(f"{e}. The folders of the path may not exist yet: create them first, as listing 1.41 does "
-                          "(os.makedirs(os.path.dirname(path), exist_ok=True))",
-                              f"{e}。路径中的文件夹可能还不存在：像代码清单 1.41 那样先创建它们（os.makedirs(os.path.dirname(path), exist_ok=True)）"))
+            expect(
+                False,
+                Msg(
+                    f"{e}. The folders of the path may not exist yet: create them first, as listing 1.41 does "
+                    "(os.makedirs(os.path.dirname(path), exist_ok=True))",
+                    f"{e}。路径中的文件夹可能还不存在：像代码清单 1.41 那样先创建它们（os.makedirs(os.path.dirname(path), exist_ok=True)）",
+                ),
+            )
         raise
-    expect(result is None, Msg("save_checkpoint returns nothing; it writes the file", "save_checkpoint 不返回任何值；它写入文件"))
+    expect(
+        result is None,
+        Msg("save_checkpoint returns nothing; it writes the file", "save_checkpoint 不返回任何值；它写入文件"),
+    )
     model.load_state_dict(_take(f, "other"))  # the saved model changes afterwards: the file must keep the old weights
     fresh = _model(sub, f, "other")
     fresh.train()
     info = sub.load_checkpoint(fresh, path)
     state = fresh.state_dict()
     if _same_state(state, _take(f, "other")):
-        expect(False, Msg("load_checkpoint left the model's weights as they were: load the saved state_dict into it",
-                          "load_checkpoint 没有改变模型的权重：应把保存的 state_dict 加载到模型中"))
-    expect(_same_state(state, trained), Msg("after load_checkpoint the model's weights differ from the ones saved: save "
-                                        "model.state_dict() when save_checkpoint is called and load it back as it is",
-                                            "load_checkpoint 之后模型的权重与保存时不同：调用 save_checkpoint 时保存 model.state_dict()，再原样加载回来"))
-    expect(fresh.attr("training") is False, Msg("after loading, switch the model to evaluation mode (listing 1.42 calls "
-                                            "model.eval(): dropout would change the predictions)",
-                                                "加载之后要把模型切换到评估模式（代码清单 1.42 调用了 model.eval()：dropout 会改变预测结果）"))
-    expect(isinstance(info, dict), Msg(f"load_checkpoint must return the saved tokenizer information, a dict, got "
-                                   f"{type(info).__name__}",
-                                       f"load_checkpoint 必须返回保存的分词器信息，一个 dict，实际返回了 {type(info).__name__}"))
-    expect_equal({k: info.get(k) for k in TOKENIZER_INFO}, TOKENIZER_INFO,
-                 what=Msg("the tokenizer information returned by load_checkpoint", "load_checkpoint 返回的分词器信息"))
+        expect(
+            False,
+            Msg(
+                "load_checkpoint left the model's weights as they were: load the saved state_dict into it",
+                "load_checkpoint 没有改变模型的权重：应把保存的 state_dict 加载到模型中",
+            ),
+        )
+    expect(
+        _same_state(state, trained),
+        Msg(
+            "after load_checkpoint the model's weights differ from the ones saved: save "
+            "model.state_dict() when save_checkpoint is called and load it back as it is",
+            "load_checkpoint 之后模型的权重与保存时不同：调用 save_checkpoint 时保存 model.state_dict()，再原样加载回来",
+        ),
+    )
+    expect(
+        fresh.attr("training") is False,
+        Msg(
+            "after loading, switch the model to evaluation mode (listing 1.42 calls "
+            "model.eval(): dropout would change the predictions)",
+            "加载之后要把模型切换到评估模式（代码清单 1.42 调用了 model.eval()：dropout 会改变预测结果）",
+        ),
+    )
+    expect(
+        isinstance(info, dict),
+        Msg(
+            f"load_checkpoint must return the saved tokenizer information, a dict, got {type(info).__name__}",
+            f"load_checkpoint 必须返回保存的分词器信息，一个 dict，实际返回了 {type(info).__name__}",
+        ),
+    )
+    expect_equal(
+        {k: info.get(k) for k in TOKENIZER_INFO},
+        TOKENIZER_INFO,
+        what=Msg("the tokenizer information returned by load_checkpoint", "load_checkpoint 返回的分词器信息"),
+    )
     logits = fresh(f["t_ids"], f["t_mask"])
-    expect(torch.allclose(logits, f["logits"], atol=1e-4, rtol=1e-4), Msg("the loaded model's logits differ from the "
-                                                                      "saved model's",
-                                                                          "加载后的模型的 logits 与保存的模型不同"))
+    expect(
+        torch.allclose(logits, f["logits"], atol=1e-4, rtol=1e-4),
+        Msg("the loaded model's logits differ from the saved model's", "加载后的模型的 logits 与保存的模型不同"),
+    )
 
 
-@check(points=2, listings=["1.42"],
-       title="loading refuses a checkpoint of another configuration", title_zh="加载时拒绝配置不同的检查点")
+@check(
+    points=2,
+    listings=["1.42"],
+    title="loading refuses a checkpoint of another configuration",
+    title_zh="加载时拒绝配置不同的检查点",
+)
 def test_load_refuses_another_configuration(sub):
     _expect_round_trip(sub, fx(), "checkpoints/same_config.pt")  # a matching configuration must load
-    for saved, other, key in ((dict(heads=2), dict(heads=4), "heads"), (dict(), dict(dim=48, heads=2), "dim"),
-                              (dict(layers=1), dict(layers=2), "layers")):
+    for saved, other, key in (
+        (dict(heads=2), dict(heads=4), "heads"),
+        (dict(), dict(dim=48, heads=2), "dim"),
+        (dict(layers=1), dict(layers=2), "layers"),
+    ):
         path = f"checkpoints/config_{key}.pt"
         sub.seed(5)
         sub.save_checkpoint(sub.new("TinyBERT", **saved), path)
@@ -210,29 +266,54 @@ def test_load_refuses_another_configuration(sub):
         target = sub.new("TinyBERT", **other)
         before = target.state_dict()
         saved_value = {"heads": 2, "dim": 32, "layers": 1, **saved}[key]
-        what = Msg(f"loading a checkpoint saved with {key}={saved_value} into a model with {key}={other[key]}",
-                   f"把 {key}={saved_value} 时保存的检查点加载到 {key}={other[key]} 的模型中")
+        what = Msg(
+            f"loading a checkpoint saved with {key}={saved_value} into a model with {key}={other[key]}",
+            f"把 {key}={saved_value} 时保存的检查点加载到 {key}={other[key]} 的模型中",
+        )
         try:
             sub.load_checkpoint(target, path)
         except StudentError as e:
             expect(e.kind != "not_implemented", Msg.of(e))
-            expect(e.type == "ValueError", Msg(f"{what} must raise ValueError, not {e.type or e}: compare the saved "
-                                           "config with model.config before loading any weights",
-                                               f"{what}必须抛出 ValueError，而不是 {e.type or e}：在加载任何权重之前先比较保存的 config 与 model.config"))
-            expect(key in e.detail, Msg(f"{what}: the error message must name the setting that differs ({key})",
-                                      f"{what}：错误信息必须写出不同的那个设置（{key}）"))
-            expect(_same_state(target.state_dict(), before), Msg(
-                    f"{what} raised, but the model's weights had changed", f"{what}抛出了异常，但模型的权重已经被改变了"))
+            expect(
+                e.type == "ValueError",
+                Msg(
+                    f"{what} must raise ValueError, not {e.type or e}: compare the saved "
+                    "config with model.config before loading any weights",
+                    f"{what}必须抛出 ValueError，而不是 {e.type or e}：在加载任何权重之前先比较保存的 config 与 model.config",
+                ),
+            )
+            expect(
+                key in e.detail,
+                Msg(
+                    f"{what}: the error message must name the setting that differs ({key})",
+                    f"{what}：错误信息必须写出不同的那个设置（{key}）",
+                ),
+            )
+            expect(
+                _same_state(target.state_dict(), before),
+                Msg(
+                    f"{what} raised, but the model's weights had changed", f"{what}抛出了异常，但模型的权重已经被改变了"
+                ),
+            )
             continue
         if key == "heads":
-            expect(False, Msg(f"{what} succeeded: the tensors have the same shapes, but 4 heads split the 32 features "
-                          "differently than 2; compare the saved config with model.config",
-                              f"{what}成功了：张量的形状相同，但 4 个头与 2 个头对 32 个特征的划分不同；应比较保存的 config 与 model.config"))
+            expect(
+                False,
+                Msg(
+                    f"{what} succeeded: the tensors have the same shapes, but 4 heads split the 32 features "
+                    "differently than 2; compare the saved config with model.config",
+                    f"{what}成功了：张量的形状相同，但 4 个头与 2 个头对 32 个特征的划分不同；应比较保存的 config 与 model.config",
+                ),
+            )
         expect(False, Msg(f"{what} must raise ValueError", f"{what} 必须抛出 ValueError"))
 
 
-@check(points=1, hidden=True,
-       title="loading a missing file raises FileNotFoundError", title_zh="加载不存在的文件时抛出 FileNotFoundError")
+@check(
+    points=1,
+    hidden=True,
+    title="loading a missing file raises FileNotFoundError",
+    title_zh="加载不存在的文件时抛出 FileNotFoundError",
+)
 def test_load_missing_file(sub):
     f = fx()
     _expect_round_trip(sub, f, "checkpoints/present.pt")  # a file that exists must load
@@ -240,57 +321,90 @@ def test_load_missing_file(sub):
         sub.load_checkpoint(_model(sub, f), "checkpoints/no_such_file.pt")
     except StudentError as e:
         expect(e.kind != "not_implemented", Msg.of(e))
-        expect(e.type == "FileNotFoundError", Msg(f"loading a file that does not exist must raise FileNotFoundError, "
-                                              f"not {e.type or e}",
-                                                  f"加载不存在的文件必须抛出 FileNotFoundError，而不是 {e.type or e}"))
+        expect(
+            e.type == "FileNotFoundError",
+            Msg(
+                f"loading a file that does not exist must raise FileNotFoundError, not {e.type or e}",
+                f"加载不存在的文件必须抛出 FileNotFoundError，而不是 {e.type or e}",
+            ),
+        )
         return
-    expect(False, Msg("loading a file that does not exist must raise FileNotFoundError",
-                      "加载不存在的文件必须抛出 FileNotFoundError"))
+    expect(
+        False,
+        Msg(
+            "loading a file that does not exist must raise FileNotFoundError",
+            "加载不存在的文件必须抛出 FileNotFoundError",
+        ),
+    )
 
 
-@check(points=2, listings=["1.43"],
-       title="listing 1.43: the sentiment of the book's texts", title_zh="代码清单 1.43：书中文本的情感")
+@check(
+    points=2,
+    listings=["1.43"],
+    title="listing 1.43: the sentiment of the book's texts",
+    title_zh="代码清单 1.43：书中文本的情感",
+)
 def test_listing_1_43_book_texts(sub):
     f = fx()
     model = _model(sub, f)
     for text, expected in zip(BOOK_TEXTS, BOOK_PREDICTIONS):
         got = sub.predict_sentiment(model, text)
-        expect_equal(got, expected, what=Msg(f"the prediction for listing 1.43's text {text[:30]!r}...",
-                                             f"代码清单 1.43 的文本 {text[:30]!r}... 的预测"))
-    expect_equal(_predictions(sub, model, BOOK_TEXTS, Msg("the two texts",
-                                                          "这两条文本")), [1, 0], what=Msg(
-            "predict on listing 1.43's texts", "对代码清单 1.43 的文本做 predict"))
+        expect_equal(
+            got,
+            expected,
+            what=Msg(
+                f"the prediction for listing 1.43's text {text[:30]!r}...",
+                f"代码清单 1.43 的文本 {text[:30]!r}... 的预测",
+            ),
+        )
+    expect_equal(
+        _predictions(sub, model, BOOK_TEXTS, Msg("the two texts", "这两条文本")),
+        [1, 0],
+        what=Msg("predict on listing 1.43's texts", "对代码清单 1.43 的文本做 predict"),
+    )
 
 
-@check(points=2, listings=["1.43"],
-       title="predicting new reviews", title_zh="预测新的评论")
+@check(points=2, listings=["1.43"], title="predicting new reviews", title_zh="预测新的评论")
 def test_predict_new_reviews(sub):
     f = fx()
     preds = _predictions(sub, _model(sub, f), _test_texts(), Msg("200 reviews", "200 条评论"))
     expected = f["preds"].tolist()
     if preds == f["no_mask"].tolist() and preds != expected:
-        expect(False, Msg("these are the predictions without a padding mask: the mask is 1 for real tokens and 0 for "
-                      "PAD, (ids != PAD_ID).long()",
-                          "这些是没有填充掩码时的预测：掩码在真实词元处为 1，在 PAD 处为 0，即 (ids != PAD_ID).long()"))
+        expect(
+            False,
+            Msg(
+                "these are the predictions without a padding mask: the mask is 1 for real tokens and 0 for "
+                "PAD, (ids != PAD_ID).long()",
+                "这些是没有填充掩码时的预测：掩码在真实词元处为 1，在 PAD 处为 0，即 (ids != PAD_ID).long()",
+            ),
+        )
     wrong = sum(p != e for p, e in zip(preds, expected))
-    expect(wrong == 0, Msg(f"{wrong} of 200 predictions differ from the model's argmax class in evaluation mode",
-                           f"200 个预测中有 {wrong} 个与模型在 eval 模式下 argmax 给出的类别不同"))
+    expect(
+        wrong == 0,
+        Msg(
+            f"{wrong} of 200 predictions differ from the model's argmax class in evaluation mode",
+            f"200 个预测中有 {wrong} 个与模型在 eval 模式下 argmax 给出的类别不同",
+        ),
+    )
 
 
-@check(points=1, hidden=True,
-       title="predicting in evaluation mode", title_zh="在评估模式下预测")
+@check(points=1, hidden=True, title="predicting in evaluation mode", title_zh="在评估模式下预测")
 def test_predict_in_evaluation_mode(sub):
     f = fx()
     model = _model(sub, f, dropout=0.5)
     model.train()
     preds = _predictions(sub, model, _test_texts(), Msg("200 reviews", "200 条评论"))
-    expect(preds == f["preds"].tolist(), Msg("with dropout 0.5 the predictions change from run to run: switch the model "
-                                         "to evaluation mode (model.eval()) before predicting",
-                                             "dropout 为 0.5 时每次运行的预测都不同：预测之前要把模型切换到评估模式（model.eval()）"))
+    expect(
+        preds == f["preds"].tolist(),
+        Msg(
+            "with dropout 0.5 the predictions change from run to run: switch the model "
+            "to evaluation mode (model.eval()) before predicting",
+            "dropout 为 0.5 时每次运行的预测都不同：预测之前要把模型切换到评估模式（model.eval()）",
+        ),
+    )
 
 
-@check(points=1, hidden=True,
-       title="empty, very long and wordless texts", title_zh="空的、很长的和没有单词的文本")
+@check(points=1, hidden=True, title="empty, very long and wordless texts", title_zh="空的、很长的和没有单词的文本")
 def test_predict_odd_input(sub):
     f = fx()
     model = _model(sub, f)
@@ -299,13 +413,29 @@ def test_predict_odd_input(sub):
             sub.predict(model, ["A brilliant film.", text])
         except StudentError as e:
             expect(e.kind != "not_implemented", Msg.of(e))
-            expect(e.type == "ValueError", Msg(f"predict on {text!r} must raise ValueError, not {e.type or e}",
-                                               f"对 {text!r} 做 predict 必须抛出 ValueError，而不是 {e.type or e}"))
+            expect(
+                e.type == "ValueError",
+                Msg(
+                    f"predict on {text!r} must raise ValueError, not {e.type or e}",
+                    f"对 {text!r} 做 predict 必须抛出 ValueError，而不是 {e.type or e}",
+                ),
+            )
             continue
-        expect(False, Msg(f"predict on a text with no words ({text!r}) must raise ValueError",
-                          f"对没有单词的文本（{text!r}）做 predict 必须抛出 ValueError"))
+        expect(
+            False,
+            Msg(
+                f"predict on a text with no words ({text!r}) must raise ValueError",
+                f"对没有单词的文本（{text!r}）做 predict 必须抛出 ValueError",
+            ),
+        )
     expect_equal(sub.predict(model, []), [], what=Msg("predict on an empty list", "对空列表做 predict"))
     long_text = "A brilliant and clever film. " + "the plot of the story " * 2000
     got = sub.predict(model, [long_text, "So bad: garbage. " + "the plot of the story " * 2000])
-    expect_equal(got, [1, 0], what=Msg("predict on two texts of 10,000 words (encode keeps the first 62 tokens)",
-                                       "对两条 10,000 个单词的文本做 predict（encode 只保留前 62 个词元）"))
+    expect_equal(
+        got,
+        [1, 0],
+        what=Msg(
+            "predict on two texts of 10,000 words (encode keeps the first 62 tokens)",
+            "对两条 10,000 个单词的文本做 predict（encode 只保留前 62 个词元）",
+        ),
+    )

@@ -6,6 +6,7 @@ what sits at a padded position, and how much padding follows, change nothing. Dr
 through weights that make every output one attention weight plus 1 (transparent_state), so
 that the dropped attention weights, not only the output's zeros, are held to the rule.
 """
+
 import math
 
 import torch
@@ -48,26 +49,45 @@ def _mistakes(x, mask, sd, heads):
     out = []
     for fill in (R.NEG, float("-inf")):  # with -inf, rows with every key hidden become NaN
         out += [
-            Mistake(ref(mask_mode="queries", fill=fill),
-                    "the mask was applied to the queries (rows) instead of the keys (columns): "
-                    "reshape it to (B, 1, 1, T)", "掩码用在了查询（行）上，应该用在键（列）上：把它变成 (B, 1, 1, T)"),
-            Mistake(ref(mask_mode="inverted", fill=fill),
-                    "the mask is inverted: it hid the real tokens and kept the padding (hide where mask == 0)",
-                    "掩码反了：掩码了真实词元、留下了填充（应掩码 mask == 0 的位置）"),
-            Mistake(ref(mask_mode="both", fill=fill),
-                    "padded queries were masked too: hide only the padding keys (columns), so that every row "
-                    "still attends to the real tokens", "填充位置的查询也被掩码了：只应掩码填充的键（列）"),
+            Mistake(
+                ref(mask_mode="queries", fill=fill),
+                "the mask was applied to the queries (rows) instead of the keys (columns): reshape it to (B, 1, 1, T)",
+                "掩码用在了查询（行）上，应该用在键（列）上：把它变成 (B, 1, 1, T)",
+            ),
+            Mistake(
+                ref(mask_mode="inverted", fill=fill),
+                "the mask is inverted: it hid the real tokens and kept the padding (hide where mask == 0)",
+                "掩码反了：掩码了真实词元、留下了填充（应掩码 mask == 0 的位置）",
+            ),
+            Mistake(
+                ref(mask_mode="both", fill=fill),
+                "padded queries were masked too: hide only the padding keys (columns), so that every row "
+                "still attends to the real tokens",
+                "填充位置的查询也被掩码了：只应掩码填充的键（列）",
+            ),
         ]
     out += [
-        Mistake(ref(mask_mode="none"), "the padding mask was not applied: padding keys still get weight",
-                "没有使用填充掩码：填充的键仍然得到注意力权重"),
-        Mistake(ref(scale="dim"), "the scores were scaled by sqrt(dim) instead of sqrt(d) = sqrt(dim // heads)",
-                "分数除以了 sqrt(dim)，应该除以 sqrt(d) = sqrt(dim // heads)"),
+        Mistake(
+            ref(mask_mode="none"),
+            "the padding mask was not applied: padding keys still get weight",
+            "没有使用填充掩码：填充的键仍然得到注意力权重",
+        ),
+        Mistake(
+            ref(scale="dim"),
+            "the scores were scaled by sqrt(dim) instead of sqrt(d) = sqrt(dim // heads)",
+            "分数除以了 sqrt(dim)，应该除以 sqrt(d) = sqrt(dim // heads)",
+        ),
         Mistake(ref(scale="none"), "the scores were not scaled by sqrt(d)", "分数没有除以 sqrt(d)"),
-        Mistake(ref(split=False), "the heads were split with .view(B, heads, T, d) instead of view(B, T, heads, d) "
-                "then transpose(1, 2)", "拆分多头时直接 view(B, heads, T, d)，而不是先 view(B, T, heads, d) 再 transpose(1, 2)"),
-        Mistake(ref(merge=False), "the heads were merged without transpose(1, 2) back to (B, T, heads, d)",
-                "合并多头前没有 transpose(1, 2) 回到 (B, T, heads, d)"),
+        Mistake(
+            ref(split=False),
+            "the heads were split with .view(B, heads, T, d) instead of view(B, T, heads, d) then transpose(1, 2)",
+            "拆分多头时直接 view(B, heads, T, d)，而不是先 view(B, T, heads, d) 再 transpose(1, 2)",
+        ),
+        Mistake(
+            ref(merge=False),
+            "the heads were merged without transpose(1, 2) back to (B, T, heads, d)",
+            "合并多头前没有 transpose(1, 2) 回到 (B, T, heads, d)",
+        ),
         Mistake(ref(out=False), "the output projection `out` was not applied", "没有使用输出投影 out"),
     ]
     return out
@@ -80,10 +100,16 @@ def _expect_values(sub, seed: int):
     g = torch.Generator().manual_seed(seed + 1)
     x = torch.randn(2, 5, D, generator=g)
     mask = torch.tensor([[1] * 5, [1] * 3 + [0] * 2])
-    expect_tensor(_new(sub, sd)(x, mask), R.attention(x, mask, sd, H), tol="attention",
-                  what=Msg(f"eval output (dim {D}, heads {H}) for a (2, 5, {D}) batch with given weights",
-                           f"给定权重时 (2, 5, {D}) 批次在 eval 模式下的输出（dim {D}，heads {H}）"),
-                  mistakes=_mistakes(x, mask, sd, H))
+    expect_tensor(
+        _new(sub, sd)(x, mask),
+        R.attention(x, mask, sd, H),
+        tol="attention",
+        what=Msg(
+            f"eval output (dim {D}, heads {H}) for a (2, 5, {D}) batch with given weights",
+            f"给定权重时 (2, 5, {D}) 批次在 eval 模式下的输出（dim {D}，heads {H}）",
+        ),
+        mistakes=_mistakes(x, mask, sd, H),
+    )
 
 
 def _new(sub, sd, dim=D, heads=H, **kw):
@@ -93,46 +119,78 @@ def _new(sub, sd, dim=D, heads=H, **kw):
     return m
 
 
-@check(points=2, listings=["1.31"],
-       title="listing 1.31: the attention module's layout", title_zh="代码清单 1.31：注意力模块的结构")
+@check(
+    points=2,
+    listings=["1.31"],
+    title="listing 1.31: the attention module's layout",
+    title_zh="代码清单 1.31：注意力模块的结构",
+)
 def test_listing_1_31_structure(sub):
     m = sub.new("MultiHeadSelfAttention", 256, 4)
     diff = R.first_difference(R.remote_repr(m), repr(R.mirror_attention(256)))
-    expect(not diff, Msg("print(MultiHeadSelfAttention(256, 4)) differs from listing 1.36's printed attention "
-                     f"(qkv, out, attn_dropout, out_dropout, in that order): {diff}",
-                         f"print(MultiHeadSelfAttention(256, 4)) 与代码清单 1.36 中打印的注意力模块不同（依次为 qkv、out、attn_dropout、out_dropout）：{diff}"))
+    expect(
+        not diff,
+        Msg(
+            "print(MultiHeadSelfAttention(256, 4)) differs from listing 1.36's printed attention "
+            f"(qkv, out, attn_dropout, out_dropout, in that order): {diff}",
+            f"print(MultiHeadSelfAttention(256, 4)) 与代码清单 1.36 中打印的注意力模块不同（依次为 qkv、out、attn_dropout、out_dropout）：{diff}",
+        ),
+    )
     expect_equal(m.attr("heads"), 4, what=code("MultiHeadSelfAttention(256, 4).heads"))
-    expect_equal(m.attr("d"), 64, what=Msg("MultiHeadSelfAttention(256, 4).d (features per head)",
-                                           "MultiHeadSelfAttention(256, 4).d（每个头的特征数）"))
+    expect_equal(
+        m.attr("d"),
+        64,
+        what=Msg(
+            "MultiHeadSelfAttention(256, 4).d (features per head)", "MultiHeadSelfAttention(256, 4).d（每个头的特征数）"
+        ),
+    )
     try:
         sub.new("MultiHeadSelfAttention", 256, 6)
     except StudentError as e:
         if e.kind != "exception":
             raise
-        expect(e.type in ("ValueError", "AssertionError"),
-               Msg(f"MultiHeadSelfAttention(256, 6) must raise ValueError (6 does not divide 256), not {e.type or e}",
-                   f"MultiHeadSelfAttention(256, 6) 必须抛出 ValueError（6 不能整除 256），而不是 {e.type or e}"))
+        expect(
+            e.type in ("ValueError", "AssertionError"),
+            Msg(
+                f"MultiHeadSelfAttention(256, 6) must raise ValueError (6 does not divide 256), not {e.type or e}",
+                f"MultiHeadSelfAttention(256, 6) 必须抛出 ValueError（6 不能整除 256），而不是 {e.type or e}",
+            ),
+        )
     else:
-        expect(False, Msg("MultiHeadSelfAttention(256, 6) must raise ValueError: 256 features cannot be cut into 6 "
-                      "equal heads (listing 1.36's heads=6 is a book error)",
-                          "MultiHeadSelfAttention(256, 6) 必须抛出 ValueError：256 个特征无法平均分成 6 个头（代码清单 1.36 中的 heads=6 是书中的错误）"))
+        expect(
+            False,
+            Msg(
+                "MultiHeadSelfAttention(256, 6) must raise ValueError: 256 features cannot be cut into 6 "
+                "equal heads (listing 1.36's heads=6 is a book error)",
+                "MultiHeadSelfAttention(256, 6) 必须抛出 ValueError：256 个特征无法平均分成 6 个头（代码清单 1.36 中的 heads=6 是书中的错误）",
+            ),
+        )
     _expect_values(sub, seed=2347)
 
 
-@check(points=4, listings=["1.31"],
-       title="listing 1.31: output with given weights and padding", title_zh="代码清单 1.31：给定权重和填充时的输出")
+@check(
+    points=4,
+    listings=["1.31"],
+    title="listing 1.31: output with given weights and padding",
+    title_zh="代码清单 1.31：给定权重和填充时的输出",
+)
 def test_listing_1_31_given_weights(sub):
     f = fx()
     sd = _sd(f)
     out = _new(sub, sd)(f["x"], f["mask"])
-    expect_tensor(out, f["out"], tol="attention",
-                  what=Msg(f"eval output (dim {D}, heads {H}) for a (3, 7, {D}) batch with 0, 2 and 5 padding positions",
-                           f"(3, 7, {D}) 批次（分别有 0、2、5 个填充位置）在 eval 模式下的输出（dim {D}，heads {H}）"),
-                  mistakes=_mistakes(f["x"], f["mask"], sd, H))
+    expect_tensor(
+        out,
+        f["out"],
+        tol="attention",
+        what=Msg(
+            f"eval output (dim {D}, heads {H}) for a (3, 7, {D}) batch with 0, 2 and 5 padding positions",
+            f"(3, 7, {D}) 批次（分别有 0、2、5 个填充位置）在 eval 模式下的输出（dim {D}，heads {H}）",
+        ),
+        mistakes=_mistakes(f["x"], f["mask"], sd, H),
+    )
 
 
-@check(points=3, hidden=True,
-       title="other sizes and lengths", title_zh="其他尺寸和长度")
+@check(points=3, hidden=True, title="other sizes and lengths", title_zh="其他尺寸和长度")
 def test_fresh_sizes(sub):
     g = torch.Generator().manual_seed(2342)
     for dim, heads, lengths, T in ((12, 3, [6, 4], 6), (8, 1, [3, 1, 5], 5), (24, 6, [9], 9), (16, 4, [1], 1)):
@@ -140,14 +198,19 @@ def test_fresh_sizes(sub):
         x = torch.randn(len(lengths), T, dim, generator=g)
         mask = (torch.arange(T)[None, :] < torch.tensor(lengths)[:, None]).long()
         out = _new(sub, sd, dim, heads)(x, mask)
-        expect_tensor(out, R.attention(x, mask, sd, heads), tol="attention",
-                      what=Msg(f"eval output for dim {dim}, heads {heads}, real lengths {lengths} of {T}",
-                               f"dim {dim}、heads {heads}、真实长度 {lengths}（共 {T}）时 eval 模式下的输出"),
-                      mistakes=_mistakes(x, mask, sd, heads))
+        expect_tensor(
+            out,
+            R.attention(x, mask, sd, heads),
+            tol="attention",
+            what=Msg(
+                f"eval output for dim {dim}, heads {heads}, real lengths {lengths} of {T}",
+                f"dim {dim}、heads {heads}、真实长度 {lengths}（共 {T}）时 eval 模式下的输出",
+            ),
+            mistakes=_mistakes(x, mask, sd, heads),
+        )
 
 
-@check(points=3, hidden=True,
-       title="padding does not change the real positions", title_zh="填充不改变真实位置的输出")
+@check(points=3, hidden=True, title="padding does not change the real positions", title_zh="填充不改变真实位置的输出")
 def test_padding_is_hidden(sub):
     sd = R.random_state(R.attention_shapes(D), seed=2344)
     m = _new(sub, sd)
@@ -160,26 +223,48 @@ def test_padding_is_hidden(sub):
         x = torch.randn(len(lengths), T, D, generator=g)
         mask = (torch.arange(T)[None, :] < torch.tensor(lengths)[:, None]).long()
         y = m(x, mask)
-        expect_tensor(y, R.attention(x, mask, sd, H), tol="attention",  # the property alone: a constant has it
-                      what=Msg(f"eval output for real lengths {lengths}", f"真实长度为 {lengths} 时 eval 模式下的输出"))
+        expect_tensor(
+            y,
+            R.attention(x, mask, sd, H),
+            tol="attention",  # the property alone: a constant has it
+            what=Msg(f"eval output for real lengths {lengths}", f"真实长度为 {lengths} 时 eval 模式下的输出"),
+        )
         real = mask.bool()
         # Whatever sits at a padded position is never read.
         x2 = torch.where(real[..., None], x, 10 * torch.randn(x.shape, generator=g))
-        expect_tensor(m(x2, mask)[real], y[real], tol="attention",
-                      what=Msg(f"outputs at real positions after changing the padded positions' vectors (lengths {lengths})",
-                               f"改变填充位置的向量之后真实位置的输出（长度 {lengths}）"))
+        expect_tensor(
+            m(x2, mask)[real],
+            y[real],
+            tol="attention",
+            what=Msg(
+                f"outputs at real positions after changing the padded positions' vectors (lengths {lengths})",
+                f"改变填充位置的向量之后真实位置的输出（长度 {lengths}）",
+            ),
+        )
         # More padding at the end changes no output.
         x3 = torch.cat([x, torch.randn(len(lengths), extra, D, generator=g)], dim=1)
         mask3 = torch.cat([mask, torch.zeros(len(lengths), extra, dtype=torch.int64)], dim=1)
-        expect_tensor(m(x3, mask3)[:, :T], y, tol="attention",
-                      what=Msg(f"outputs after appending {extra} more padding positions (lengths {lengths})",
-                               f"再追加 {extra} 个填充位置之后的输出（长度 {lengths}）"))
+        expect_tensor(
+            m(x3, mask3)[:, :T],
+            y,
+            tol="attention",
+            what=Msg(
+                f"outputs after appending {extra} more padding positions (lengths {lengths})",
+                f"再追加 {extra} 个填充位置之后的输出（长度 {lengths}）",
+            ),
+        )
         # A sequence alone, cut to its real tokens, gives what it gets inside the padded batch.
         for b, n in enumerate(lengths):
-            alone = m(x[b:b + 1, :n], mask[b:b + 1, :n])
-            expect_tensor(alone[0], y[b, :n], tol="attention",
-                          what=Msg(f"sequence {b} of length {n} on its own, without padding and without the rest of the batch",
-                                   f"长度为 {n} 的序列 {b} 单独计算，不加填充、不带批次中其他序列时的结果"))
+            alone = m(x[b : b + 1, :n], mask[b : b + 1, :n])
+            expect_tensor(
+                alone[0],
+                y[b, :n],
+                tol="attention",
+                what=Msg(
+                    f"sequence {b} of length {n} on its own, without padding and without the rest of the batch",
+                    f"长度为 {n} 的序列 {b} 单独计算，不加填充、不带批次中其他序列时的结果",
+                ),
+            )
 
     invariants()
 
@@ -197,20 +282,27 @@ BIAS = 1.0
 DROP_P = 0.3
 DROPOUT_CALLS = 12  # calls per dropout check: the number dropped must vary across them as Binomial(n, p) does
 TINY = 1e-3  # weights below this are not read: dropped or kept, they look alike within the tolerance
-DROPOUT_HINT = Msg("attn_dropout draws once for each attention weight, after the softmax and before the weights mix "
-                   "the values: attn = self.attn_dropout(torch.softmax(scores, dim=-1)), a new draw on every call, "
-                   "in every row and head", "attn_dropout 在 softmax 之后、权重与值相乘之前，对每个注意力权重独立抽样一次："
-                   "attn = self.attn_dropout(torch.softmax(scores, dim=-1))，每次调用、每一行、每个头都重新抽样")
+DROPOUT_HINT = Msg(
+    "attn_dropout draws once for each attention weight, after the softmax and before the weights mix "
+    "the values: attn = self.attn_dropout(torch.softmax(scores, dim=-1)), a new draw on every call, "
+    "in every row and head",
+    "attn_dropout 在 softmax 之后、权重与值相乘之前，对每个注意力权重独立抽样一次："
+    "attn = self.attn_dropout(torch.softmax(scores, dim=-1))，每次调用、每一行、每个头都重新抽样",
+)
+
 
 def seen(heads: int = TH, tokens: int = TT, batch: int = TB) -> Msg:
-    return Msg("MultiHeadSelfAttention({dim}, {heads}, dropout={p}) in train mode on ({b}, {t}, {dim}) inputs, with weights that make each output one "
-               "attention weight plus 1 (value j = token j's one-hot, out = identity, out.bias = 1)",
-               "训练模式下的 MultiHeadSelfAttention({dim}, {heads}, dropout={p})，输入形状 ({b}, {t}, {dim})，所用权重使每个输出都等于一个注意力权重加 1"
-               "（值 j = 词元 j 的 one-hot，out = 单位矩阵，out.bias = 1）",
-               dim=heads * tokens, heads=heads, p=DROP_P, b=batch, t=tokens)
-
-
-
+    return Msg(
+        "MultiHeadSelfAttention({dim}, {heads}, dropout={p}) in train mode on ({b}, {t}, {dim}) inputs, with weights that make each output one "
+        "attention weight plus 1 (value j = token j's one-hot, out = identity, out.bias = 1)",
+        "训练模式下的 MultiHeadSelfAttention({dim}, {heads}, dropout={p})，输入形状 ({b}, {t}, {dim})，所用权重使每个输出都等于一个注意力权重加 1"
+        "（值 j = 词元 j 的 one-hot，out = 单位矩阵，out.bias = 1）",
+        dim=heads * tokens,
+        heads=heads,
+        p=DROP_P,
+        b=batch,
+        t=tokens,
+    )
 
 
 def transparent_state(seed: int, heads: int = TH, tokens: int = TT) -> dict:
@@ -222,10 +314,12 @@ def transparent_state(seed: int, heads: int = TH, tokens: int = TT) -> dict:
     dim = heads * tokens
     sd = R.random_state(R.attention_shapes(dim), seed=seed)
     w, b = sd["qkv.weight"].clone(), sd["qkv.bias"].clone()
-    w[2 * dim:], b[2 * dim:] = 0.0, 0.0
+    w[2 * dim :], b[2 * dim :] = 0.0, 0.0
     for h in range(heads):
         w[2 * dim + h * tokens + torch.arange(tokens), torch.arange(tokens)] = 1.0
-    return dict(sd, **{"qkv.weight": w, "qkv.bias": b, "out.weight": torch.eye(dim), "out.bias": torch.full((dim,), BIAS)})
+    return dict(
+        sd, **{"qkv.weight": w, "qkv.bias": b, "out.weight": torch.eye(dim), "out.bias": torch.full((dim,), BIAS)}
+    )
 
 
 def transparent_input(seed: int, batch: int = TB, heads: int = TH, tokens: int = TT) -> torch.Tensor:
@@ -285,65 +379,113 @@ def dropout_reads(sub, sd: dict, x: torch.Tensor, seed: int, what: Msg):
     m = _new(sub, sd, x.shape[-1], _heads(x), dropout=DROP_P)
     mask = torch.ones(x.shape[:2], dtype=torch.int64)
     weights = transparent_weights(x, sd)
-    want = (weights.transpose(1, 2).reshape(x.shape) + BIAS)
+    want = weights.transpose(1, 2).reshape(x.shape) + BIAS
     for _ in range(2):
-        expect_tensor(m(x, mask), want, tol="attention",
-                      what=Msg("{what}, after .eval() (no dropout: the same output on every call)",
-                               "{what}，.eval() 之后（没有 dropout：每次调用输出都相同）", what=what),
-                      mistakes=_mistakes(x, mask, sd, _heads(x)))
+        expect_tensor(
+            m(x, mask),
+            want,
+            tol="attention",
+            what=Msg(
+                "{what}, after .eval() (no dropout: the same output on every call)",
+                "{what}，.eval() 之后（没有 dropout：每次调用输出都相同）",
+                what=what,
+            ),
+            mistakes=_mistakes(x, mask, sd, _heads(x)),
+        )
     m.train()
     ys = [m(x, mask) for _ in range(DROPOUT_CALLS)]
     for y in ys:
-        expect(isinstance(y, torch.Tensor) and tuple(y.shape) == tuple(x.shape) and bool(torch.isfinite(y).all()),
-               Msg("{what} must return a tensor of x's shape, without NaN", "{what} 必须返回与 x 形状相同、不含 NaN 的张量",
-                   what=what))
+        expect(
+            isinstance(y, torch.Tensor) and tuple(y.shape) == tuple(x.shape) and bool(torch.isfinite(y).all()),
+            Msg(
+                "{what} must return a tensor of x's shape, without NaN",
+                "{what} 必须返回与 x 形状相同、不含 NaN 的张量",
+                what=what,
+            ),
+        )
     how, reads = read_dropout(ys, weights, DROP_P)
     if how == "unscaled" and not any(bool(d.any()) for d, _, _ in reads):
-        raise CheckFailure(Msg("{what}: over {n} calls no attention weight was dropped (every output was its weight "
-                               "+ 1, scaled or zeroed by out_dropout): in train mode attn_dropout must drop the attention weights. "
-                               "{hint}", "{what}：在 {n} 次调用中没有任何注意力权重被丢弃（每个输出都是它的权重 + 1，"
-                               "只经过 out_dropout 的放大或置零）：训练模式下 attn_dropout 必须丢弃注意力权重。{hint}",
-                               what=what, n=DROPOUT_CALLS, hint=DROPOUT_HINT), mistake=Msg("attention dropout left out", "漏掉了注意力 dropout"))
+        raise CheckFailure(
+            Msg(
+                "{what}: over {n} calls no attention weight was dropped (every output was its weight "
+                "+ 1, scaled or zeroed by out_dropout): in train mode attn_dropout must drop the attention weights. "
+                "{hint}",
+                "{what}：在 {n} 次调用中没有任何注意力权重被丢弃（每个输出都是它的权重 + 1，"
+                "只经过 out_dropout 的放大或置零）：训练模式下 attn_dropout 必须丢弃注意力权重。{hint}",
+                what=what,
+                n=DROPOUT_CALLS,
+                hint=DROPOUT_HINT,
+            ),
+            mistake=Msg("attention dropout left out", "漏掉了注意力 dropout"),
+        )
     if how == "unscaled":
-        raise CheckFailure(Msg("{what}: the attention weights that survive dropout were not rescaled by "
-                               "1 / (1 - p): inverted dropout (nn.Dropout) divides the survivors by (1 - p)",
-                               "{what}：dropout 之后保留下来的注意力权重没有乘以 1 / (1 - p)：倒置 dropout（nn.Dropout）"
-                               "要把保留下来的值除以 (1 - p)", what=what), mistake=Msg("attention dropout not rescaled", "注意力 dropout 之后没有放大"))
+        raise CheckFailure(
+            Msg(
+                "{what}: the attention weights that survive dropout were not rescaled by "
+                "1 / (1 - p): inverted dropout (nn.Dropout) divides the survivors by (1 - p)",
+                "{what}：dropout 之后保留下来的注意力权重没有乘以 1 / (1 - p)：倒置 dropout（nn.Dropout）"
+                "要把保留下来的值除以 (1 - p)",
+                what=what,
+            ),
+            mistake=Msg("attention dropout not rescaled", "注意力 dropout 之后没有放大"),
+        )
     if how == "multiplied":
-        raise CheckFailure(Msg("{what}: the attention weights that survive dropout were multiplied by (1 - p); "
-                               "divide them by (1 - p) (nn.Dropout does)",
-                               "{what}：dropout 之后保留下来的注意力权重乘了 (1 - p)；应当除以 (1 - p)（nn.Dropout 就是这样做的）",
-                               what=what), mistake=Msg("attention dropout multiplied by (1 - p)", "注意力 dropout 乘了 (1 - p)"))
+        raise CheckFailure(
+            Msg(
+                "{what}: the attention weights that survive dropout were multiplied by (1 - p); "
+                "divide them by (1 - p) (nn.Dropout does)",
+                "{what}：dropout 之后保留下来的注意力权重乘了 (1 - p)；应当除以 (1 - p)（nn.Dropout 就是这样做的）",
+                what=what,
+            ),
+            mistake=Msg("attention dropout multiplied by (1 - p)", "注意力 dropout 乘了 (1 - p)"),
+        )
     if how == "other":
-        raise CheckFailure(Msg("{what}: some outputs are neither 0 (out_dropout), 1 / (1 - p) (the attention weight "
-                               "dropped) nor (weight / (1 - p) + 1) / (1 - p) (kept): apply attn_dropout to the "
-                               "softmax weights and out_dropout to the projected output, once each. {hint}",
-                               "{what}：有些输出既不是 0（out_dropout），也不是 1 / (1 - p)（注意力权重被丢弃），也不是 "
-                               "(weight / (1 - p) + 1) / (1 - p)（被保留）：attn_dropout 作用于 softmax 权重，out_dropout "
-                               "作用于投影之后的输出，各一次。{hint}", what=what, hint=DROPOUT_HINT),
-                           mistake=Msg("dropout not on the weights", "dropout 没有作用在注意力权重上"))
+        raise CheckFailure(
+            Msg(
+                "{what}: some outputs are neither 0 (out_dropout), 1 / (1 - p) (the attention weight "
+                "dropped) nor (weight / (1 - p) + 1) / (1 - p) (kept): apply attn_dropout to the "
+                "softmax weights and out_dropout to the projected output, once each. {hint}",
+                "{what}：有些输出既不是 0（out_dropout），也不是 1 / (1 - p)（注意力权重被丢弃），也不是 "
+                "(weight / (1 - p) + 1) / (1 - p)（被保留）：attn_dropout 作用于 softmax 权重，out_dropout "
+                "作用于投影之后的输出，各一次。{hint}",
+                what=what,
+                hint=DROPOUT_HINT,
+            ),
+            mistake=Msg("dropout not on the weights", "dropout 没有作用在注意力权重上"),
+        )
     return reads
 
 
-@check(points=1,
-       title="attention dropout on the weights in training", title_zh="训练时对注意力权重做 dropout")
+@check(points=1, title="attention dropout on the weights in training", title_zh="训练时对注意力权重做 dropout")
 def test_attention_dropout_in_training(sub):
     # the book's sizes and the course's training size only when grading (not in `kata check`: seconds of
     # reads that only a rule keyed on the size fails)
     for k, (heads, tokens, batch) in enumerate(((TH, TT, TB), BOOK) if grading() else ((TH, TT, TB),)):
         what = seen(heads, tokens, batch)
-        reads = dropout_reads(sub, transparent_state(2350 + 10 * k, heads, tokens),
-                              transparent_input(2351 + 10 * k, batch, heads, tokens), seed=4 + 10 * k, what=what)
-        draws.expect_drawn(draws.bernoulli_findings([(d, e) for d, e, _ in reads], DROP_P),
-                           Msg("{what}, {n} calls in a row: the attention weights", "{what}，连续调用 {n} 次：注意力权重",
-                               what=what, n=DROPOUT_CALLS), Msg("dropped", "丢弃"), DROPOUT_HINT)
+        reads = dropout_reads(
+            sub,
+            transparent_state(2350 + 10 * k, heads, tokens),
+            transparent_input(2351 + 10 * k, batch, heads, tokens),
+            seed=4 + 10 * k,
+            what=what,
+        )
+        draws.expect_drawn(
+            draws.bernoulli_findings([(d, e) for d, e, _ in reads], DROP_P),
+            Msg(
+                "{what}, {n} calls in a row: the attention weights",
+                "{what}，连续调用 {n} 次：注意力权重",
+                what=what,
+                n=DROPOUT_CALLS,
+            ),
+            Msg("dropped", "丢弃"),
+            DROPOUT_HINT,
+        )
     # and where the course trains: 4 heads of 64 on 256 tokens, batch 32; float32, float64, bf16
     if grading():
         expect_rule_where_the_course_trains(sub, seed=2390)
 
 
-@check(points=1, hidden=True,
-       title="dropout only in training", title_zh="只在训练时做 dropout")
+@check(points=1, hidden=True, title="dropout only in training", title_zh="只在训练时做 dropout")
 def test_dropout_only_in_training(sub):
     sd = R.random_state(R.attention_shapes(D), seed=2345)
     g = torch.Generator().manual_seed(2346)
@@ -352,38 +494,80 @@ def test_dropout_only_in_training(sub):
     sub.seed(3)
     m = _new(sub, sd, dropout=0.5)
     first = m(x, mask)
-    expect_tensor(m(x, mask), first, tol="exact", what=Msg("two calls in eval mode (dropout must be off)",
-                                                           "eval 模式下的两次调用（dropout 必须关闭）"))
-    expect_tensor(first, R.attention(x, mask, sd, H), tol="attention", what=Msg(
-            "eval output with dropout=0.5", "dropout=0.5 时 eval 模式下的输出"))
+    expect_tensor(
+        m(x, mask),
+        first,
+        tol="exact",
+        what=Msg("two calls in eval mode (dropout must be off)", "eval 模式下的两次调用（dropout 必须关闭）"),
+    )
+    expect_tensor(
+        first,
+        R.attention(x, mask, sd, H),
+        tol="attention",
+        what=Msg("eval output with dropout=0.5", "dropout=0.5 时 eval 模式下的输出"),
+    )
     m.train()
     a, b = m(x, mask), m(x, mask)
-    expect(isinstance(a, torch.Tensor) and not torch.equal(a, first) and not torch.equal(a, b),
-           Msg("with dropout=0.5 in train mode, outputs must change from call to call (attn_dropout, out_dropout)",
-               "dropout=0.5 时训练模式下每次调用的输出都必须不同（attn_dropout、out_dropout）"))
-    expect(0.35 < float((a == 0).float().mean()) < 0.65,
-           Msg("with dropout=0.5 in train mode about half of the outputs must be 0 (out_dropout after the projection)",
-               "dropout=0.5 时训练模式下大约一半的输出必须为 0（out_dropout 在投影之后）"))
+    expect(
+        isinstance(a, torch.Tensor) and not torch.equal(a, first) and not torch.equal(a, b),
+        Msg(
+            "with dropout=0.5 in train mode, outputs must change from call to call (attn_dropout, out_dropout)",
+            "dropout=0.5 时训练模式下每次调用的输出都必须不同（attn_dropout、out_dropout）",
+        ),
+    )
+    expect(
+        0.35 < float((a == 0).float().mean()) < 0.65,
+        Msg(
+            "with dropout=0.5 in train mode about half of the outputs must be 0 (out_dropout after the projection)",
+            "dropout=0.5 时训练模式下大约一半的输出必须为 0（out_dropout 在投影之后）",
+        ),
+    )
     plain = _new(sub, sd, dropout=0.0)
     plain.train()
-    expect_tensor(plain(x, mask), first, tol="attention", what=Msg(
-            "train-mode output with dropout=0.0 (equal to eval mode)", "dropout=0.0 时训练模式下的输出（与 eval 模式相同）"))
+    expect_tensor(
+        plain(x, mask),
+        first,
+        tol="attention",
+        what=Msg(
+            "train-mode output with dropout=0.0 (equal to eval mode)",
+            "dropout=0.0 时训练模式下的输出（与 eval 模式相同）",
+        ),
+    )
     # The rule, not the share: the attention weights dropped (heads read apart too) and the outputs
     # dropped, at the small size and at the book's (dim 256: 4 heads x 64 tokens, 2 heads x 128).
     for k, (heads, tokens, batch) in enumerate(((TH, TT, TB), BOOK_HIDDEN, LONG)):
         what = seen(heads, tokens, batch)
-        reads = dropout_reads(sub, transparent_state(2352 + 10 * k, heads, tokens),
-                              transparent_input(2353 + 10 * k, batch, heads, tokens), seed=5 + 10 * k, what=what)
-        draws.expect_drawn(draws.heads_findings([(d, e) for d, e, _ in reads], DROP_P),
-                           Msg("{what}, {n} calls in a row: the attention weights", "{what}，连续调用 {n} 次：注意力权重",
-                               what=what, n=DROPOUT_CALLS), Msg("dropped", "丢弃"), DROPOUT_HINT)
-        outputs = [(o.transpose(1, 2).flatten(2), torch.ones_like(o.transpose(1, 2).flatten(2), dtype=torch.bool))
-                   for _, _, o in reads]
-        draws.expect_drawn(draws.bernoulli_findings(outputs, DROP_P),
-                           Msg("{what}, {n} calls in a row: the outputs", "{what}，连续调用 {n} 次：输出",
-                               what=what, n=DROPOUT_CALLS), Msg("dropped", "丢弃"),
-                           Msg("out_dropout draws once for each output element: return self.out_dropout(self.out(...))",
-                               "out_dropout 对每个输出元素独立抽样一次：return self.out_dropout(self.out(...))"))
+        reads = dropout_reads(
+            sub,
+            transparent_state(2352 + 10 * k, heads, tokens),
+            transparent_input(2353 + 10 * k, batch, heads, tokens),
+            seed=5 + 10 * k,
+            what=what,
+        )
+        draws.expect_drawn(
+            draws.heads_findings([(d, e) for d, e, _ in reads], DROP_P),
+            Msg(
+                "{what}, {n} calls in a row: the attention weights",
+                "{what}，连续调用 {n} 次：注意力权重",
+                what=what,
+                n=DROPOUT_CALLS,
+            ),
+            Msg("dropped", "丢弃"),
+            DROPOUT_HINT,
+        )
+        outputs = [
+            (o.transpose(1, 2).flatten(2), torch.ones_like(o.transpose(1, 2).flatten(2), dtype=torch.bool))
+            for _, _, o in reads
+        ]
+        draws.expect_drawn(
+            draws.bernoulli_findings(outputs, DROP_P),
+            Msg("{what}, {n} calls in a row: the outputs", "{what}，连续调用 {n} 次：输出", what=what, n=DROPOUT_CALLS),
+            Msg("dropped", "丢弃"),
+            Msg(
+                "out_dropout draws once for each output element: return self.out_dropout(self.out(...))",
+                "out_dropout 对每个输出元素独立抽样一次：return self.out_dropout(self.out(...))",
+            ),
+        )
     expect_rule_where_the_course_trains(sub, seed=2391)
 
 
@@ -416,11 +600,15 @@ def sharp_state(seed: int, heads: int = TRAIN_HEADS, tokens: int = TRAIN_T):
     for h in range(heads):
         u = torch.randn(tokens, d, generator=g, dtype=torch.float64)
         u = u / u.norm(dim=1, keepdim=True)
-        w[h * d:(h + 1) * d] = (SHARP * u[pi[h]]).T.float()  # queries: column i = SHARP u[pi[h, i]]
-        w[dim + h * d:dim + (h + 1) * d] = u.T.float()  # keys: column j = u[j]
-    w[2 * dim:] = 1.0  # values: all ones
-    sd = {"qkv.weight": w, "qkv.bias": torch.zeros(3 * dim), "out.weight": torch.eye(dim),
-          "out.bias": torch.full((dim,), BIAS)}
+        w[h * d : (h + 1) * d] = (SHARP * u[pi[h]]).T.float()  # queries: column i = SHARP u[pi[h, i]]
+        w[dim + h * d : dim + (h + 1) * d] = u.T.float()  # keys: column j = u[j]
+    w[2 * dim :] = 1.0  # values: all ones
+    sd = {
+        "qkv.weight": w,
+        "qkv.bias": torch.zeros(3 * dim),
+        "out.weight": torch.eye(dim),
+        "out.bias": torch.full((dim,), BIAS),
+    }
     return sd, pi
 
 
@@ -439,7 +627,6 @@ def _sharp_weights_ok(sd: dict, pi: torch.Tensor) -> bool:
     return bool((on > 1 - 1e-6).all()) and float(w.sum(-1).sub(on[..., 0]).max()) < 1e-6
 
 
-
 def expect_rule_where_the_course_trains(sub, seed: int):
     sd, pi = sharp_state(seed)
     assert _sharp_weights_ok(sd, pi)
@@ -448,13 +635,20 @@ def expect_rule_where_the_course_trains(sub, seed: int):
     mask = torch.ones(B, T, dtype=torch.int64)
     s = 1 / (1 - DROP_P)
     for dtype, calls in ((torch.float32, TRAIN_CALLS), (torch.float64, 1), (torch.bfloat16, 1)):
-        what = Msg("MultiHeadSelfAttention({dim}, {heads}, dropout={p}) in train mode on a ({b}, {t}, {dim}) {dtype} "
-                   "batch (the course's training size), with weights that make each query of each head attend to one "
-                   "key (token i's input its one-hot, every value all ones, out = identity, out.bias = 1)",
-                   "训练模式下的 MultiHeadSelfAttention({dim}, {heads}, dropout={p})，输入 ({b}, {t}, {dim}) 的 {dtype} "
-                   "批次（课程训练时的规模），所用权重使每个头的每个查询只关注一个键（词元 i 的输入是它的 one-hot，每个值都是"
-                   "全 1，out = 单位矩阵，out.bias = 1）", dim=T, heads=heads, p=DROP_P, b=B, t=T,
-                   dtype=AMP_NAME if dtype == torch.bfloat16 else str(dtype).removeprefix("torch."))
+        what = Msg(
+            "MultiHeadSelfAttention({dim}, {heads}, dropout={p}) in train mode on a ({b}, {t}, {dim}) {dtype} "
+            "batch (the course's training size), with weights that make each query of each head attend to one "
+            "key (token i's input its one-hot, every value all ones, out = identity, out.bias = 1)",
+            "训练模式下的 MultiHeadSelfAttention({dim}, {heads}, dropout={p})，输入 ({b}, {t}, {dim}) 的 {dtype} "
+            "批次（课程训练时的规模），所用权重使每个头的每个查询只关注一个键（词元 i 的输入是它的 one-hot，每个值都是"
+            "全 1，out = 单位矩阵，out.bias = 1）",
+            dim=T,
+            heads=heads,
+            p=DROP_P,
+            b=B,
+            t=T,
+            dtype=AMP_NAME if dtype == torch.bfloat16 else str(dtype).removeprefix("torch."),
+        )
         sub.seed(seed % 1000)
         m = _new(sub, sd, T, heads, dropout=DROP_P)
         m.train()
@@ -463,13 +657,20 @@ def expect_rule_where_the_course_trains(sub, seed: int):
             m.to(dtype)
         weights, keys, outs = [], [], []
         for _ in range(calls):
-            y = sub.in_training(m, x.to(torch.float32 if amp else dtype), mask, bf16_autocast=amp,
-                                label=code("MultiHeadSelfAttention"))
-            expect(isinstance(y, torch.Tensor) and tuple(y.shape) == tuple(x.shape)
-                   and (y.dtype in (torch.bfloat16, torch.float32) if amp else y.dtype == dtype)
-                   and bool(torch.isfinite(y.double()).all()),
-                   Msg("{what} must return a tensor of x's shape and dtype, without NaN",
-                       "{what} 必须返回与 x 形状和 dtype 相同、不含 NaN 的张量", what=what))
+            y = sub.in_training(
+                m, x.to(torch.float32 if amp else dtype), mask, bf16_autocast=amp, label=code("MultiHeadSelfAttention")
+            )
+            expect(
+                isinstance(y, torch.Tensor)
+                and tuple(y.shape) == tuple(x.shape)
+                and (y.dtype in (torch.bfloat16, torch.float32) if amp else y.dtype == dtype)
+                and bool(torch.isfinite(y.double()).all()),
+                Msg(
+                    "{what} must return a tensor of x's shape and dtype, without NaN",
+                    "{what} 必须返回与 x 形状和 dtype 相同、不含 NaN 的张量",
+                    what=what,
+                ),
+            )
             y = y.double().view(B, T, heads, T // heads).transpose(1, 2)  # (batch, head, query, feature)
             out = y == 0
             dropped = (y - s).abs() <= REL_TOL[dtype] * s
@@ -477,30 +678,52 @@ def expect_rule_where_the_course_trains(sub, seed: int):
             readable = (~out).any(-1)
             w_dropped = (dropped & ~out).any(-1)
             if not bool((out | dropped | kept).all()) or bool((w_dropped & (kept & ~out).any(-1)).any()):
-                raise CheckFailure(Msg("{what}: some outputs are neither 0 (out_dropout), 1 / (1 - p) (the attention "
-                                       "weight dropped) nor (1 / (1 - p) + 1) / (1 - p) (kept), as they are in float32 "
-                                       "at the smaller sizes: the rule is the same in every dtype and at every size. "
-                                       "{hint}",
-                                       "{what}：有些输出既不是 0（out_dropout），也不是 1 / (1 - p)（注意力权重被丢弃），也不是 "
-                                       "(1 / (1 - p) + 1) / (1 - p)（被保留），而在 float32 和较小的规模下是：规则在每种 dtype、"
-                                       "每种规模下都相同。{hint}", what=what, hint=DROPOUT_HINT),
-                                   mistake=Msg("dropout keyed on the dtype or the size", "dropout 随 dtype 或规模而变"))
+                raise CheckFailure(
+                    Msg(
+                        "{what}: some outputs are neither 0 (out_dropout), 1 / (1 - p) (the attention "
+                        "weight dropped) nor (1 / (1 - p) + 1) / (1 - p) (kept), as they are in float32 "
+                        "at the smaller sizes: the rule is the same in every dtype and at every size. "
+                        "{hint}",
+                        "{what}：有些输出既不是 0（out_dropout），也不是 1 / (1 - p)（注意力权重被丢弃），也不是 "
+                        "(1 / (1 - p) + 1) / (1 - p)（被保留），而在 float32 和较小的规模下是：规则在每种 dtype、"
+                        "每种规模下都相同。{hint}",
+                        what=what,
+                        hint=DROPOUT_HINT,
+                    ),
+                    mistake=Msg("dropout keyed on the dtype or the size", "dropout 随 dtype 或规模而变"),
+                )
             weights.append((w_dropped & readable, readable))
             at = pi[None].expand(B, heads, T)  # the weight read at query i sits on key pi[h, i]
-            keys.append((torch.zeros_like(readable).scatter(-1, at, w_dropped & readable),
-                         torch.zeros_like(readable).scatter(-1, at, readable)))
+            keys.append(
+                (
+                    torch.zeros_like(readable).scatter(-1, at, w_dropped & readable),
+                    torch.zeros_like(readable).scatter(-1, at, readable),
+                )
+            )
             o = out.transpose(1, 2).reshape(B, T, T)
             outs.append((o, torch.ones_like(o)))
-        rule = Msg("every attention weight is dropped at rate p, whatever its dtype, sequence, head, query or key. {rule}",
-                   "每个注意力权重都以概率 p 被丢弃，与 dtype、序列、头、查询或键无关。{rule}", rule=DROPOUT_HINT)
+        rule = Msg(
+            "every attention weight is dropped at rate p, whatever its dtype, sequence, head, query or key. {rule}",
+            "每个注意力权重都以概率 p 被丢弃，与 dtype、序列、头、查询或键无关。{rule}",
+            rule=DROPOUT_HINT,
+        )
         for part, axes in ((weights, ["sequence", "head", "query"]), (keys, ["sequence", "head", "key"])):
-            draws.expect_drawn(draws.rate_findings(part, DROP_P) or draws.region_findings(part, DROP_P, axes),
-                               Msg("{what}, {n} call(s): the attention weights", "{what}，调用 {n} 次：注意力权重",
-                                   what=what, n=calls), Msg("dropped", "丢弃"), rule)
-        draws.expect_drawn(draws.rate_findings(outs, DROP_P) or draws.region_findings(outs, DROP_P, ["sequence", "token", "feature"]),
-                           Msg("{what}, {n} call(s): the outputs", "{what}，调用 {n} 次：输出", what=what, n=calls),
-                           Msg("dropped", "丢弃"),
-                           Msg("out_dropout draws once for each output element, whatever its dtype, sequence, token or "
-                               "feature: return self.out_dropout(self.out(...))",
-                               "out_dropout 对每个输出元素独立抽样一次，与 dtype、序列、词元或特征无关："
-                               "return self.out_dropout(self.out(...))"))
+            draws.expect_drawn(
+                draws.rate_findings(part, DROP_P) or draws.region_findings(part, DROP_P, axes),
+                Msg(
+                    "{what}, {n} call(s): the attention weights", "{what}，调用 {n} 次：注意力权重", what=what, n=calls
+                ),
+                Msg("dropped", "丢弃"),
+                rule,
+            )
+        draws.expect_drawn(
+            draws.rate_findings(outs, DROP_P) or draws.region_findings(outs, DROP_P, ["sequence", "token", "feature"]),
+            Msg("{what}, {n} call(s): the outputs", "{what}，调用 {n} 次：输出", what=what, n=calls),
+            Msg("dropped", "丢弃"),
+            Msg(
+                "out_dropout draws once for each output element, whatever its dtype, sequence, token or "
+                "feature: return self.out_dropout(self.out(...))",
+                "out_dropout 对每个输出元素独立抽样一次，与 dtype、序列、词元或特征无关："
+                "return self.out_dropout(self.out(...))",
+            ),
+        )

@@ -6,6 +6,7 @@ public checks answer their calls to it from values recorded on the reference sol
 (grader/checking/replay.py), and `kata train` tokenizes with the exercise's own file
 (grader/capstone/training/tokenizer.py).
 """
+
 from __future__ import annotations
 
 from typing import Sequence
@@ -53,7 +54,7 @@ class BertTokenizer:
         if self.truncation == "head":
             return ids[:budget]
         tail = budget - self.head_len
-        return ids[:self.head_len] + (ids[len(ids) - tail:] if tail else [])
+        return ids[: self.head_len] + (ids[len(ids) - tail :] if tail else [])
 
     def frame(self, ids: Sequence[int], pad: bool = True) -> list[int]:
         out = [self.cls_id] + self.truncate(ids) + [self.sep_id]

@@ -1,5 +1,6 @@
 """Which folder of data files (GPT-2's merge ranks, `gpt2.tiktoken`) a course gets: the one the
 sandbox binds read-only as /assets and the checks read. The capstone's gpt2.py fetches into it."""
+
 from __future__ import annotations
 
 import hashlib
@@ -16,8 +17,11 @@ MAX_ASSET_BYTES = 4 * 1024 * 1024  # the file is 835,554 bytes
 def _verified(path: Path) -> bool:
     """The file exists, is not oversized and has the expected sha256."""
     try:
-        return (path.is_file() and path.stat().st_size <= MAX_ASSET_BYTES
-                and hashlib.sha256(path.read_bytes()).hexdigest() == SHA256)
+        return (
+            path.is_file()
+            and path.stat().st_size <= MAX_ASSET_BYTES
+            and hashlib.sha256(path.read_bytes()).hexdigest() == SHA256
+        )
     except OSError:
         return False
 

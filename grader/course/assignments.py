@@ -20,6 +20,7 @@ is `points` (a student who did the week's work sees 100/100, not 58/452).
 ("1.11" or "§1.11": all its exercises) or the start of ids ("s1_11", "s1_23_"), each in the
 course's order. Errors name the entry or the token.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -31,8 +32,19 @@ from .messages import pick as pick_lang
 from .messages import t
 
 ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,39}$")
-KEYS = {"id", "title", "title_zh", "sections", "exercises", "due", "points", "late_per_day", "late_max_days",
-        "late_grace_minutes", "lms_assignment"}
+KEYS = {
+    "id",
+    "title",
+    "title_zh",
+    "sections",
+    "exercises",
+    "due",
+    "points",
+    "late_per_day",
+    "late_max_days",
+    "late_grace_minutes",
+    "lms_assignment",
+}
 CANVAS_COLUMN_RE = re.compile(r"^.*\S \(\d+\)$")  # Canvas's `Title (id)`
 
 
@@ -59,8 +71,9 @@ class Assignment:
         try:
             due = parse_time(when)
         except ValueError:
-            raise AssignmentError(f"--due {when}: give a date-time with its UTC offset, "
-                                  "e.g. 2027-03-14T23:59:00+08:00") from None
+            raise AssignmentError(
+                f"--due {when}: give a date-time with its UTC offset, e.g. 2027-03-14T23:59:00+08:00"
+            ) from None
         return dataclasses.replace(self, due=due)
 
     def late_policy(self) -> dict | None:
@@ -73,9 +86,13 @@ class Assignment:
         """The assignment's late rule as JSON, with its due date (None when course.toml gives none):
         what a batch run stores (batch.json's `late_rule`), so that a due date given later (`kata
         gradebook OUT --due TIME`) is measured with the assignment's own rule."""
-        return {"assignment": self.id, "due": self.due.isoformat() if self.due else None,
-                "per_day": self.late.get("per_day", 0.0), "max_days": self.late.get("max_days"),
-                "grace_minutes": self.late.get("grace_minutes", 0.0)}
+        return {
+            "assignment": self.id,
+            "due": self.due.isoformat() if self.due else None,
+            "per_day": self.late.get("per_day", 0.0),
+            "max_days": self.late.get("max_days"),
+            "grace_minutes": self.late.get("grace_minutes", 0.0),
+        }
 
     def display_title(self, lang: str | None = None) -> str:
         return pick_lang(self.title, self.title_zh, lang)
@@ -146,25 +163,33 @@ def parse(items: list, exercises: list) -> list[Assignment]:
                 try:
                     due = datetime.fromisoformat(due)
                 except ValueError:
-                    raise AssignmentError(f"{where}: due {due!r} is not a date-time such as "
-                                          "2027-03-14T23:59:00+08:00") from None
+                    raise AssignmentError(
+                        f"{where}: due {due!r} is not a date-time such as 2027-03-14T23:59:00+08:00"
+                    ) from None
             if isinstance(due, date) and not isinstance(due, datetime):
-                raise AssignmentError(f"{where}: due must be a date-time with a time and UTC offset, "
-                                      f"e.g. {due.isoformat()}T23:59:00+08:00")
+                raise AssignmentError(
+                    f"{where}: due must be a date-time with a time and UTC offset, "
+                    f"e.g. {due.isoformat()}T23:59:00+08:00"
+                )
             if not isinstance(due, datetime):
                 raise AssignmentError(f"{where}: due must be a date-time such as 2027-03-14T23:59:00+08:00")
             if due.tzinfo is None:
-                raise AssignmentError(f"{where}: due {due.isoformat()} needs its UTC offset "
-                                      f"(e.g. {due.isoformat()}+08:00): lab machines and graders may be in "
-                                      "different time zones")
+                raise AssignmentError(
+                    f"{where}: due {due.isoformat()} needs its UTC offset "
+                    f"(e.g. {due.isoformat()}+08:00): lab machines and graders may be in "
+                    "different time zones"
+                )
         points = item.get("points")
         if points is not None:
             if isinstance(points, bool) or not isinstance(points, (int, float)) or not points > 0:
                 raise AssignmentError(f"{where}: points must be a positive number")
             points = float(points)
         late = {}
-        for key, name, top in (("late_per_day", "per_day", 100), ("late_max_days", "max_days", None),
-                               ("late_grace_minutes", "grace_minutes", None)):
+        for key, name, top in (
+            ("late_per_day", "per_day", 100),
+            ("late_max_days", "max_days", None),
+            ("late_grace_minutes", "grace_minutes", None),
+        ):
             if key not in item:
                 continue
             value = item[key]
@@ -173,11 +198,23 @@ def parse(items: list, exercises: list) -> list[Assignment]:
             late[name] = float(value)
         lms = item.get("lms_assignment")
         if lms is not None and not (isinstance(lms, str) and CANVAS_COLUMN_RE.match(lms.strip())):
-            raise AssignmentError(f"{where}: lms_assignment must be the column Canvas's gradebook export has for "
-                                  "the assignment, its title and id: e.g. \"Attention (48213)\"")
-        out.append(Assignment(a_id, item["title"], item["title_zh"],
-                              [ex.id for ex in exercises if ex.id in chosen], due, points,
-                              [str(s).lstrip("§") for s in secs], late, lms.strip() if lms else None))
+            raise AssignmentError(
+                f"{where}: lms_assignment must be the column Canvas's gradebook export has for "
+                'the assignment, its title and id: e.g. "Attention (48213)"'
+            )
+        out.append(
+            Assignment(
+                a_id,
+                item["title"],
+                item["title_zh"],
+                [ex.id for ex in exercises if ex.id in chosen],
+                due,
+                points,
+                [str(s).lstrip("§") for s in secs],
+                late,
+                lms.strip() if lms else None,
+            )
+        )
     return out
 
 
@@ -199,6 +236,9 @@ def matches(token: str, exercises: list) -> list:
     if re.fullmatch(r"\d+\.\d+", section):
         return [ex for ex in exercises if ex.section == section]
     if re.fullmatch(r"s\d+_\d+(_[a-z0-9_]*)?", token):
-        return [ex for ex in exercises if ex.id.startswith(token) and
-                (token.endswith("_") or len(ex.id) == len(token) or ex.id[len(token)] == "_")]
+        return [
+            ex
+            for ex in exercises
+            if ex.id.startswith(token) and (token.endswith("_") or len(ex.id) == len(token) or ex.id[len(token)] == "_")
+        ]
     return []

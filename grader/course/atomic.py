@@ -19,6 +19,7 @@ Any OSError on the way (a full disk, a quota, a read-only file system, no permis
 where the file should go) becomes a `WriteError` naming the file and the reason in the user's
 language; `kata` reports it in plain words and exits with status 3 (`EXIT`).
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -35,10 +36,15 @@ EXIT = 3  # the exit status of a command that could not write one of its files
 TMP = ".tmp"
 NEW = 0o666  # a new file's mode before the umask: what open(path, "w") asks for
 FULL = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)  # more space (or a higher quota) makes it work
-REASONS = {errno.ENOSPC: "write_reason_full", errno.EDQUOT: "write_reason_quota",
-           errno.EFBIG: "write_reason_too_big", errno.EROFS: "write_reason_read_only",
-           errno.EACCES: "write_reason_denied", errno.EPERM: "write_reason_denied",
-           errno.EISDIR: "write_reason_folder"}
+REASONS = {
+    errno.ENOSPC: "write_reason_full",
+    errno.EDQUOT: "write_reason_quota",
+    errno.EFBIG: "write_reason_too_big",
+    errno.EROFS: "write_reason_read_only",
+    errno.EACCES: "write_reason_denied",
+    errno.EPERM: "write_reason_denied",
+    errno.EISDIR: "write_reason_folder",
+}
 
 
 class WriteError(OSError):
@@ -61,8 +67,14 @@ class WriteError(OSError):
 
 
 @contextlib.contextmanager
-def replacing(path: str | os.PathLike, *, mode: int | None = None, keep_mode: bool = False, suffix: str = TMP,
-              durable: bool = False):
+def replacing(
+    path: str | os.PathLike,
+    *,
+    mode: int | None = None,
+    keep_mode: bool = False,
+    suffix: str = TMP,
+    durable: bool = False,
+):
     """`with replacing(path) as tmp:` write the file `tmp` (by its name: savefig, save_file,
     zipfile, tarfile...); when the block ends without an error, `tmp` becomes `path`.
     `mode`: the new file's permissions (None: 0666 & ~umask, as `open(path, "w")` gives);

@@ -11,6 +11,7 @@ of the assignment's exercises is worth its points times `factor` (the assignment
 its exercises' own, hidden checks included), and the other exercises count for nothing here.
 `of(course)` is None in the instructor's course and in a bundle of the whole course.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass

@@ -17,6 +17,7 @@ module name `_` when it formats or fails; `argparse_words(lang)` points that nam
 `argparse_*` entries while the parser is built and parses. In Chinese, the help is wrapped by
 display cells (CellWrappingFormatter): argparse counts characters, and a Chinese one takes two.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -51,7 +52,7 @@ ARGPARSE_KEYS = {
 
 
 def chosen_language(argv) -> str:
-    """"zh" or "en": the last `--lang X` / `--lang=X` of `argv`, else KATA_LANG or the locale."""
+    """ "zh" or "en": the last `--lang X` / `--lang=X` of `argv`, else KATA_LANG or the locale."""
     return lang_option(argv) or language()
 
 
@@ -65,7 +66,7 @@ def lang_option(argv) -> str | None:
         if arg == "--lang" and i + 1 < len(argv):
             lang = argv[i + 1]
         elif arg.startswith("--lang="):
-            lang = arg[len("--lang="):]
+            lang = arg[len("--lang=") :]
     return lang if lang in ("en", "zh") else None
 
 
@@ -82,6 +83,7 @@ def _word(lang: str):
         key = ARGPARSE_KEYS.get(message)
         entry = CATALOG.get(key) if lang == "zh" and key else None
         return entry["zh"] if entry and entry["zh"] else message
+
     return gettext
 
 
@@ -121,12 +123,14 @@ class CellWrappingFormatter(argparse.HelpFormatter):
     def _fill_text(self, text, width, indent):
         from .wrapping import wrap_cells
 
-        return "\n".join(indent + line
-                         for line in wrap_cells(self._whitespace_matcher.sub(" ", text).strip(), width - len(indent)))
+        return "\n".join(
+            indent + line for line in wrap_cells(self._whitespace_matcher.sub(" ", text).strip(), width - len(indent))
+        )
 
 
 def _places(parser: argparse.ArgumentParser, command: str = "kata"):
     """(catalog keys, English, setter) of every help text of `parser` and its subcommands."""
+
     def setter(obj, attr):
         return lambda text: setattr(obj, attr, text)
 
@@ -174,5 +178,8 @@ def _subparsers(parser: argparse.ArgumentParser):
 def untranslated(parser: argparse.ArgumentParser) -> list[str]:
     """The help texts (of an English parser) with no current Chinese in the catalog: `kata verify`
     names each by the key it would be read from."""
-    return [t("clitext_no_chinese", name=keys[0], english=english)
-            for keys, english, _ in _places(parser) if _said(english) and _text(keys, english) == english]
+    return [
+        t("clitext_no_chinese", name=keys[0], english=english)
+        for keys, english, _ in _places(parser)
+        if _said(english) and _text(keys, english) == english
+    ]

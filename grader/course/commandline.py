@@ -1,6 +1,7 @@
 """What every part's `kata` commands share: the course loaded for a command (a broken course.toml
 stops it with status 2), exercises chosen by id (an unknown id stops it, naming the ids it may
 have meant), and a path shown as a student would type it."""
+
 from __future__ import annotations
 
 import difflib

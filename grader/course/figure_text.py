@@ -9,14 +9,24 @@ One implementation for every figure: `kata run --plot` and the HTML report (grad
 and `kata train`'s curves.png and cls_attention.png (grader/capstone/training/). matplotlib is
 imported inside the functions, and only for a Chinese reader, so importing this module costs nothing.
 """
+
 from __future__ import annotations
 
 import functools
 
 from .messages import language, t
 
-CJK_FONTS = ("Noto Sans CJK SC", "Noto Sans CJK JP", "Source Han Sans SC", "WenQuanYi Micro Hei",
-             "WenQuanYi Zen Hei", "AR PL UMing CN", "SimHei", "Microsoft YaHei", "PingFang SC")
+CJK_FONTS = (
+    "Noto Sans CJK SC",
+    "Noto Sans CJK JP",
+    "Source Han Sans SC",
+    "WenQuanYi Micro Hei",
+    "WenQuanYi Zen Hei",
+    "AR PL UMing CN",
+    "SimHei",
+    "Microsoft YaHei",
+    "PingFang SC",
+)
 
 
 def text_language() -> str:
@@ -41,10 +51,25 @@ def rc_params() -> dict:
 
 
 # settings that are no style (matplotlib's own list, style.core's): the backend, the session's
-NOT_STYLE = frozenset({"interactive", "backend", "backend_fallback", "webagg.port", "webagg.address",
-                       "webagg.port_retries", "webagg.open_in_browser", "toolbar", "timezone",
-                       "figure.max_open_warning", "figure.raise_window", "savefig.directory", "tk.window_focus",
-                       "docstring.hardcopy", "date.epoch"})
+NOT_STYLE = frozenset(
+    {
+        "interactive",
+        "backend",
+        "backend_fallback",
+        "webagg.port",
+        "webagg.address",
+        "webagg.port_retries",
+        "webagg.open_in_browser",
+        "toolbar",
+        "timezone",
+        "figure.max_open_warning",
+        "figure.raise_window",
+        "savefig.directory",
+        "tk.window_focus",
+        "docstring.hardcopy",
+        "date.epoch",
+    }
+)
 
 
 @functools.lru_cache(maxsize=1)

@@ -14,6 +14,7 @@ theirs), so every reader of a submission asks this module instead:
 
 Every function takes `lstat` of each name it looks at; nothing here opens a file.
 """
+
 from __future__ import annotations
 
 import os

@@ -19,6 +19,7 @@ branch) is checked too. `problems(course)` lists, each naming its file and line:
     a helper's `what`/`message`/`label` argument, `pytest.skip`.
 Used by `kata verify` and tests/test_i18n.py.
 """
+
 from __future__ import annotations
 
 import ast
@@ -59,16 +60,31 @@ def problems(course: Course, package_dir: Path | None = None) -> list[str]:
 # What a text still to translate is called in the problems of this module, of the exercises'
 # catalogs (grader/authoring/stub_i18n.py) and of ERRATA.md's (grader/listings/errata.py): `kata
 # verify --draft` lists these as pending instead of failing on them.
-PENDING = re.compile(r"the Chinese text is empty|has no Chinese in it|is not translated \(empty msgstr\)"
-                     r"|: not translated$|is marked fuzzy|: marked fuzzy|: stale: its English|: no catalog \(kata stubs"
-                     r"|translates English that the solution no longer has|translates an entry \S+ no longer has")
+PENDING = re.compile(
+    r"the Chinese text is empty|has no Chinese in it|is not translated \(empty msgstr\)"
+    r"|: not translated$|is marked fuzzy|: marked fuzzy|: stale: its English|: no catalog \(kata stubs"
+    r"|translates English that the solution no longer has|translates an entry \S+ no longer has"
+)
 
 
 # The same, by the catalog keys that say it: their fixed words in every language the problems are
 # written in (`kata --lang zh verify --draft` reads them in Chinese).
-PENDING_KEYS = ("i18n_pair_zh_empty", "i18n_pair_no_chinese", "i18n_fuzzy", "i18n_not_translated",
-                "stubi18n_no_catalog", "stubi18n_fuzzy", "stubi18n_not_translated", "stubi18n_stale", "stubi18n_gone",
-                "errata_no_catalog", "errata_not_translated", "errata_fuzzy", "errata_stale", "errata_gone")
+PENDING_KEYS = (
+    "i18n_pair_zh_empty",
+    "i18n_pair_no_chinese",
+    "i18n_fuzzy",
+    "i18n_not_translated",
+    "stubi18n_no_catalog",
+    "stubi18n_fuzzy",
+    "stubi18n_not_translated",
+    "stubi18n_stale",
+    "stubi18n_gone",
+    "errata_no_catalog",
+    "errata_not_translated",
+    "errata_fuzzy",
+    "errata_stale",
+    "errata_gone",
+)
 
 
 @functools.lru_cache(maxsize=1)
@@ -133,8 +149,9 @@ def catalog_file_problems(path: Path, package_dir: Path | None = None) -> list[s
     first: dict[str, int] = {}
     for e in po:
         if e.obsolete:
-            out.append(t("i18n_obsolete", where=f"{where}:{_line_of(lines, e.linenum, '#~')}",
-                         entry=e.msgctxt or e.msgid))
+            out.append(
+                t("i18n_obsolete", where=f"{where}:{_line_of(lines, e.linenum, '#~')}", entry=e.msgctxt or e.msgid)
+            )
             continue
         if not e.msgctxt:
             out.append(t("i18n_no_msgctxt", where=f"{where}:{_line_of(lines, e.linenum, 'msgid')}"))
@@ -180,8 +197,12 @@ def unused_key_problems(path: Path, catalog: dict, sources: list[Path], package_
                 names.add(node.value)
             elif isinstance(node, ast.JoinedStr) and len(node.values) > 1 and isinstance(node.values[0], ast.Constant):
                 prefixes.add(node.values[0].value)
-            elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add) and isinstance(node.left, ast.Constant) \
-                    and isinstance(node.left.value, str):
+            elif (
+                isinstance(node, ast.BinOp)
+                and isinstance(node.op, ast.Add)
+                and isinstance(node.left, ast.Constant)
+                and isinstance(node.left.value, str)
+            ):
                 prefixes.add(node.left.value)
     prefixes = {p for p in prefixes if KEY_PREFIX.fullmatch(p)}
     unused = [k for k in catalog if k not in names and not any(k.startswith(p) for p in prefixes)]
@@ -192,9 +213,15 @@ def unused_key_problems(path: Path, catalog: dict, sources: list[Path], package_
         lines = Path(path).read_text(encoding="utf-8").splitlines()
     except (OSError, UnicodeDecodeError):
         lines = []
-    at = {k: no for no, line in enumerate(lines, 1) for k in [line[len('msgctxt "'):-1]]
-          if line.startswith('msgctxt "') and line.endswith('"')}
+    at = {
+        k: no
+        for no, line in enumerate(lines, 1)
+        for k in [line[len('msgctxt "') : -1]]
+        if line.startswith('msgctxt "') and line.endswith('"')
+    }
     return [t("i18n_unused_key", where=f"{where}:{at.get(k, 0)}", name=k) for k in unused]
+
+
 # ---------------------------------------------------------------- end of the catalog file (X3)
 
 
@@ -204,12 +231,15 @@ def course_problems(course: Course) -> list[str]:
     pairs += [(("i18n_toml_listing_title", {"id": lst.id}), lst.title, lst.title_zh) for lst in course.listings]
     for ex in course.exercises:
         pairs.append((("i18n_toml_exercise_title", {"id": ex.id}), ex.title, ex.title_zh))
-        pairs += [(("i18n_toml_hint", {"id": ex.id, "number": i + 1}), en, zh)
-                  for i, (en, zh) in enumerate(zip(ex.hints, ex.hints_zh))]
+        pairs += [
+            (("i18n_toml_hint", {"id": ex.id, "number": i + 1}), en, zh)
+            for i, (en, zh) in enumerate(zip(ex.hints, ex.hints_zh))
+        ]
         if ex.forbidden_hint:
             pairs.append((("i18n_toml_forbidden_hint", {"id": ex.id}), ex.forbidden_hint, ex.forbidden_hint_zh))
-    return [t(key, problem=p, **fields) for (key, fields), en, zh in pairs
-            for p in pair_problems(en, zh, templates=False)]
+    return [
+        t(key, problem=p, **fields) for (key, fields), en, zh in pairs for p in pair_problems(en, zh, templates=False)
+    ]
 
 
 def _name(func: ast.AST) -> str:
@@ -227,8 +257,12 @@ def _dotted(func: ast.AST) -> str:
         return ""
 
 
-def key_problems(path: Path, catalog: dict | None = None, catalog_name: str = "grader/locale/zh/messages.po",
-                 package_dir: Path | None = None) -> list[str]:
+def key_problems(
+    path: Path,
+    catalog: dict | None = None,
+    catalog_name: str = "grader/locale/zh/messages.po",
+    package_dir: Path | None = None,
+) -> list[str]:
     """`t("key")` and `Msg.key("key")` name keys of the catalog (default: the grader's)."""
     catalog = CATALOG if catalog is None else catalog
     try:
@@ -283,8 +317,12 @@ def _bare_text(node: ast.AST) -> bool:
 
 def _pair(en: ast.AST, zh: ast.AST, keywords: list[ast.keyword]) -> list[str]:
     """What is wrong with the English/Chinese pair of one Msg(...) or Mistake(...)."""
-    if isinstance(en, ast.Constant) and isinstance(zh, ast.Constant) and isinstance(en.value, str) \
-            and isinstance(zh.value, str):
+    if (
+        isinstance(en, ast.Constant)
+        and isinstance(zh, ast.Constant)
+        and isinstance(en.value, str)
+        and isinstance(zh.value, str)
+    ):
         names = {k.arg for k in keywords if k.arg}
         if names or any(k.arg is None for k in keywords):
             found = pair_problems(en.value, zh.value)
@@ -304,8 +342,11 @@ def _pair(en: ast.AST, zh: ast.AST, keywords: list[ast.keyword]) -> list[str]:
             found.append(t("i18n_no_fields_passed", field="{" + unfilled[0] + "}"))
         return found
     if isinstance(en, ast.JoinedStr) and isinstance(zh, ast.JoinedStr):
-        found = pair_problems(_literal_text(en) or "x", _literal_text(zh) or "x", templates=False) \
-            if not CJK.search(_literal_text(zh)) else []
+        found = (
+            pair_problems(_literal_text(en) or "x", _literal_text(zh) or "x", templates=False)
+            if not CJK.search(_literal_text(zh))
+            else []
+        )
         if _exprs(en) != _exprs(zh):
             found.append(t("i18n_fstrings_differ", en=_exprs(en), zh=_exprs(zh)))
         return found
@@ -336,8 +377,10 @@ def module_problems(path: Path) -> list[str]:
                     if not (isinstance(en, ast.Constant) and isinstance(zh, ast.Constant)):
                         out.append(t("i18n_check_needs_titles", where=_where(path, dec), name=node.name))
                     else:
-                        out += [t("i18n_check_title", where=_where(path, dec), name=node.name, problem=p)
-                                for p in pair_problems(en.value, zh.value, templates=False)]
+                        out += [
+                            t("i18n_check_title", where=_where(path, dec), name=node.name, problem=p)
+                            for p in pair_problems(en.value, zh.value, templates=False)
+                        ]
         if not isinstance(node, ast.Call):
             continue
         name, dotted = _name(node.func), _dotted(node.func)
@@ -346,15 +389,22 @@ def module_problems(path: Path) -> list[str]:
             if len(node.args) != 2:
                 out.append(t("i18n_msg_two_texts", where=where))
             else:
-                out += [t("i18n_in_msg", where=where, problem=p)
-                        for p in _pair(node.args[0], node.args[1], node.keywords)]
+                out += [
+                    t("i18n_in_msg", where=where, problem=p) for p in _pair(node.args[0], node.args[1], node.keywords)
+                ]
             continue
         if dotted == "Msg.key" and node.args and isinstance(node.args[0], ast.Constant):
             entry = CATALOG.get(node.args[0].value)
             names = {k.arg for k in node.keywords}
             if entry is not None and None not in names and placeholders(entry["en"]) - names:
-                out.append(t("i18n_msg_key_fields", where=where, name=node.args[0].value,
-                             fields=sorted(placeholders(entry["en"]) - names)))
+                out.append(
+                    t(
+                        "i18n_msg_key_fields",
+                        where=where,
+                        name=node.args[0].value,
+                        fields=sorted(placeholders(entry["en"]) - names),
+                    )
+                )
             continue
         if dotted == "code":
             if node.args and _is_text(node.args[0]):  # a variable holds code computed elsewhere

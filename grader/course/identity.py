@@ -7,6 +7,7 @@ folder or the working directory: a student's handed-in project folder may carry 
 course.toml (with every forbidden list deleted), and `cd alice && kata grade .` once graded
 with it. Every report records the course's folder name and fingerprint (`to_dict`'s "course").
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -20,8 +21,11 @@ _DIGESTS: dict[tuple, str] = {}
 def fingerprint(course) -> str:
     """What the grades depend on: the kata version, the manifest, the checks and the fixtures
     (16 hex digits; read once per process and course, by the files' sizes and times)."""
-    files = [course.root / "course.toml", *sorted(course.checks_dir.glob("*.py")),
-             *sorted(p for p in course.fixtures_dir.glob("*") if p.is_file())]
+    files = [
+        course.root / "course.toml",
+        *sorted(course.checks_dir.glob("*.py")),
+        *sorted(p for p in course.fixtures_dir.glob("*") if p.is_file()),
+    ]
     stamp = tuple((str(p), p.stat().st_size, p.stat().st_mtime_ns) for p in files)
     if stamp in _DIGESTS:
         return _DIGESTS[stamp]

@@ -9,6 +9,7 @@ Everything a student reads is in English and Chinese: `title`/`title_zh` of the 
 exercises and listings, `hints`/`hints_zh` (as many of each), `forbidden_hint`/`forbidden_hint_zh`,
 and each check's `@check(title=..., title_zh=...)`. A missing Chinese text is an error here.
 """
+
 from __future__ import annotations
 
 import ast
@@ -165,9 +166,26 @@ class Course:
 _MODULE = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")  # a module's dotted name
 COURSE_KEYS = {"title", "title_zh", "chapter", "torch", "defaults", "budget_s", "budget_cpu_s"}
 DEFAULT_KEYS = {"time_limit_s", "memory_mb", "output_mb"}
-EXERCISE_KEYS = {"id", "section", "title", "file", "listings", "points", "time_limit_s", "memory_mb",
-                 "output_mb", "forbidden", "forbidden_hint", "forbidden_hint_zh", "forbidden_ops", "hints",
-                 "title_zh", "hints_zh", "beyond_book", "preload"}
+EXERCISE_KEYS = {
+    "id",
+    "section",
+    "title",
+    "file",
+    "listings",
+    "points",
+    "time_limit_s",
+    "memory_mb",
+    "output_mb",
+    "forbidden",
+    "forbidden_hint",
+    "forbidden_hint_zh",
+    "forbidden_ops",
+    "hints",
+    "title_zh",
+    "hints_zh",
+    "beyond_book",
+    "preload",
+}
 LISTING_KEYS = {"id", "section", "title", "title_zh"}
 
 
@@ -185,8 +203,9 @@ def find_root(start: Path | None = None) -> Path:
 def _unknown(where: str, table: dict, allowed: set[str]) -> None:
     extra = sorted(set(table) - allowed)
     if extra:
-        raise CourseError(t("courseerr_unknown_keys", where=where, keys=", ".join(extra),
-                               allowed=", ".join(sorted(allowed))))
+        raise CourseError(
+            t("courseerr_unknown_keys", where=where, keys=", ".join(extra), allowed=", ".join(sorted(allowed)))
+        )
 
 
 def read_checks(path: Path) -> list[CheckInfo]:
@@ -210,9 +229,20 @@ def read_checks(path: Path) -> list[CheckInfo]:
                     listings = (listings,)
                 for key in ("title", "title_zh"):
                     if not isinstance(kw.get(key), str) or not kw[key].strip():
-                        raise CourseError(t("courseerr_check_title", path=path, line=dec.lineno, name=node.name, field=key))
-                found.append(CheckInfo(node.name, float(kw.get("points", 1)), tuple(listings),
-                                       bool(kw.get("hidden", False)), node.lineno, kw["title"], kw["title_zh"]))
+                        raise CourseError(
+                            t("courseerr_check_title", path=path, line=dec.lineno, name=node.name, field=key)
+                        )
+                found.append(
+                    CheckInfo(
+                        node.name,
+                        float(kw.get("points", 1)),
+                        tuple(listings),
+                        bool(kw.get("hidden", False)),
+                        node.lineno,
+                        kw["title"],
+                        kw["title_zh"],
+                    )
+                )
                 break
         else:
             raise CourseError(t("courseerr_no_check_decorator", path=path, line=node.lineno, name=node.name))
@@ -245,8 +275,9 @@ class _ChecksIndex:
             except (TypeError, ValueError, IndexError):
                 pass
         found = read_checks(path)
-        self.known[digest] = [[c.name, c.points, list(c.listings), c.hidden, c.line, c.title, c.title_zh]
-                              for c in found]
+        self.known[digest] = [
+            [c.name, c.points, list(c.listings), c.hidden, c.line, c.title, c.title_zh] for c in found
+        ]
         self.changed = True
         return found
 
@@ -330,18 +361,28 @@ def load(root: Path | None = None, check_files: bool = True, require_stubs: bool
             raise CourseError(t("courseerr_preload", where=where, value=repr(preload)))
         if not isinstance(item.get("beyond_book", False), bool):
             raise CourseError(t("courseerr_beyond_book", where=where))
-        exercises.append(Exercise(
-            id=ex_id, section=str(item["section"]), title=item["title"], file=item["file"],
-            listings=list(item.get("listings", [])), points=float(item["points"]),
-            time_limit_s=float(item.get("time_limit_s", defaults.get("time_limit_s", 10))),
-            memory_mb=int(item.get("memory_mb", defaults.get("memory_mb", 6144))),
-            output_mb=int(item.get("output_mb", defaults.get("output_mb", 16))),
-            forbidden=list(item.get("forbidden", [])), forbidden_hint=item.get("forbidden_hint", ""),
-            forbidden_ops=list(item.get("forbidden_ops", [])),
-            hints=list(item.get("hints", [])), title_zh=item["title_zh"], hints_zh=list(item.get("hints_zh", [])),
-            forbidden_hint_zh=item.get("forbidden_hint_zh", ""), beyond_book=item.get("beyond_book", False),
-            preload=tuple(preload),
-        ))
+        exercises.append(
+            Exercise(
+                id=ex_id,
+                section=str(item["section"]),
+                title=item["title"],
+                file=item["file"],
+                listings=list(item.get("listings", [])),
+                points=float(item["points"]),
+                time_limit_s=float(item.get("time_limit_s", defaults.get("time_limit_s", 10))),
+                memory_mb=int(item.get("memory_mb", defaults.get("memory_mb", 6144))),
+                output_mb=int(item.get("output_mb", defaults.get("output_mb", 16))),
+                forbidden=list(item.get("forbidden", [])),
+                forbidden_hint=item.get("forbidden_hint", ""),
+                forbidden_ops=list(item.get("forbidden_ops", [])),
+                hints=list(item.get("hints", [])),
+                title_zh=item["title_zh"],
+                hints_zh=list(item.get("hints_zh", [])),
+                forbidden_hint_zh=item.get("forbidden_hint_zh", ""),
+                beyond_book=item.get("beyond_book", False),
+                preload=tuple(preload),
+            )
+        )
 
     if "title" in meta and "title_zh" not in meta:
         raise CourseError(t("courseerr_title_zh"))
@@ -355,8 +396,17 @@ def load(root: Path | None = None, check_files: bool = True, require_stubs: bool
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
             raise CourseError(t("courseerr_budget", setting=key, value=repr(value)))
         budgets[key] = float(value)
-    course = Course(root, meta.get("title", ""), meta.get("chapter", "ch01"), str(meta.get("torch", "")),
-                    exercises, listings, meta.get("title_zh", ""), assigned, **budgets)
+    course = Course(
+        root,
+        meta.get("title", ""),
+        meta.get("chapter", "ch01"),
+        str(meta.get("torch", "")),
+        exercises,
+        listings,
+        meta.get("title_zh", ""),
+        assigned,
+        **budgets,
+    )
     if check_files:
         validate_files(course, require_stubs)
     return course
@@ -406,9 +456,11 @@ def validate_files(course: Course, require_stubs: bool = True) -> None:
             raise CourseError(t("courseerr_listing_no_exercise", id=lst.id))
     # One-to-one: no stray solution, stub or check files.
     ids = {ex.id for ex in course.exercises}
-    for folder, pattern, kind in ((course.solutions_dir, "**/s*_*.py", "courseerr_kind_solution"),
-                                  (course.exercises_dir, "**/s*_*.py", "courseerr_kind_stub"),
-                                  (course.checks_dir, "test_*.py", "courseerr_kind_check")):
+    for folder, pattern, kind in (
+        (course.solutions_dir, "**/s*_*.py", "courseerr_kind_solution"),
+        (course.exercises_dir, "**/s*_*.py", "courseerr_kind_stub"),
+        (course.checks_dir, "test_*.py", "courseerr_kind_check"),
+    ):
         for f in folder.glob(pattern):
             stem = f.stem.removeprefix("test_")
             if stem not in ids:

@@ -12,6 +12,7 @@ Two ways to write a text, both checked by `kata verify` and tests/test_i18n.py:
 The language is `KATA_LANG` (set by `kata --lang`), else the locale (`LC_ALL`, `LC_MESSAGES`,
 `LANG`): Chinese for any zh* locale, English otherwise and as the fallback.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -145,6 +146,8 @@ def _write_cache(cache: Path, content: dict) -> None:
                 os.unlink(tmp)
             except OSError:
                 pass
+
+
 # ---------------------------------------------------------------- end of the catalog file (X3)
 
 # key -> {"en": English, "zh": Chinese}, from grader/locale/zh/messages.po (load_catalog above): add and
@@ -152,9 +155,8 @@ def _write_cache(cache: Path, content: dict) -> None:
 CATALOG: dict[str, dict[str, str]] = load_catalog()
 
 
-
 def language() -> str:
-    """"zh" or "en": KATA_LANG, else the POSIX locale variables in their order of precedence."""
+    """ "zh" or "en": KATA_LANG, else the POSIX locale variables in their order of precedence."""
     for var in ("KATA_LANG", "LC_ALL", "LC_MESSAGES", "LANG"):
         value = os.environ.get(var, "")
         if value:
@@ -188,7 +190,7 @@ def spacing_problems(zh: str) -> list[str]:
     text = re.sub(r"\{[A-Za-z_][^{}]*\}", "{}", text)
     for i in range(len(text) - 1):
         if needs_space(text[i], text[i + 1]):
-            return [t("i18n_spacing", snippet=text[max(0, i - 8):i + 10], left=text[i], right=text[i + 1])]
+            return [t("i18n_spacing", snippet=text[max(0, i - 8) : i + 10], left=text[i], right=text[i + 1])]
     return []
 
 
@@ -352,8 +354,13 @@ def catalog_problems(catalog: dict | None = None) -> list[str]:
         if langs != set(LANGS):
             missing = sorted(set(LANGS) - langs)
             extra = sorted(langs - set(LANGS))
-            problems.append(f"message {key!r}: " + "; ".join(
-                ([f"no {', '.join(missing)} text"] if missing else []) + ([f"unknown language(s) {extra}"] if extra else [])))
+            problems.append(
+                f"message {key!r}: "
+                + "; ".join(
+                    ([f"no {', '.join(missing)} text"] if missing else [])
+                    + ([f"unknown language(s) {extra}"] if extra else [])
+                )
+            )
             continue
         problems += [f"message {key!r}: {p}" for p in pair_problems(entry["en"], entry["zh"])]
     return problems

@@ -9,6 +9,7 @@ when a file that a graded exercise's checks read (NEEDED_BY) is missing or does 
 The wheels an archive may bring for setup.sh are pinned apart, in the course folder's wheels.lock
 (grader/capstone/wheels_lock.py), since they depend on the Python and platform packed for.
 """
+
 from __future__ import annotations
 
 import hashlib

@@ -10,6 +10,7 @@ share rounded to two decimals so that the shares add up to the assignment's poin
 is the sum of its checks' scores. The reference scores exactly 100 in the
 report, Gradescope's results, the gradebook and nbgrader alike, and no score has more than two
 decimals anywhere."""
+
 from __future__ import annotations
 
 from fractions import Fraction

@@ -9,6 +9,7 @@ character, keeping newlines and tabs, so the text reads the same as it did minus
 `printable` (grader/checking/runner.py) applies it to every student-derived string of a
 report, so every output format gets it.
 """
+
 from __future__ import annotations
 
 import re
@@ -107,9 +108,11 @@ def csv_text(rows) -> str:
     """Rows of cells as CSV text (comma-separated, "\\n" line ends): a cell holding a comma, a
     quote, a line break or a `;` is quoted, so a spreadsheet that splits on `;` keeps it whole
     too (Python's csv module quotes only for its own delimiter)."""
+
     def cell(value) -> str:
         value = str(value)
         return '"' + value.replace('"', '""') + '"' if _CSV_QUOTE.search(value) else value
+
     return "".join(",".join(cell(v) for v in row) + "\n" for row in rows)
 
 

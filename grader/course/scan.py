@@ -11,6 +11,7 @@ Import aliases are followed
 among them under the importing exercise's forbidden list too (a module spelled at run time,
 `import_module("s1_" + ...)`, is not found: see SECURITY.md, known limits).
 """
+
 from __future__ import annotations
 
 import ast
@@ -130,18 +131,32 @@ def _scan(source: str, forbidden: list[str], local_modules) -> list[Violation]:
                     hit(next(p for p in prefixes if (full + ".").startswith(p)) + "*", node)
         elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.MatMult) and "torch.Tensor.__matmul__" in banned:
             hit("the @ operator (torch.Tensor.__matmul__)", node)
-        elif isinstance(node, ast.AugAssign) and isinstance(node.op, ast.MatMult) and "torch.Tensor.__matmul__" in banned:
+        elif (
+            isinstance(node, ast.AugAssign) and isinstance(node.op, ast.MatMult) and "torch.Tensor.__matmul__" in banned
+        ):
             hit("the @ operator (torch.Tensor.__matmul__)", node)
-        elif (isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant)
-              and isinstance(node.args[0].value, str)
-              and (isinstance(node.func, ast.Name) and node.func.id == "__import__"
-                   or _dotted(node.func, aliases) == "importlib.import_module")):
+        elif (
+            isinstance(node, ast.Call)
+            and node.args
+            and isinstance(node.args[0], ast.Constant)
+            and isinstance(node.args[0].value, str)
+            and (
+                isinstance(node.func, ast.Name)
+                and node.func.id == "__import__"
+                or _dotted(node.func, aliases) == "importlib.import_module"
+            )
+        ):
             module = node.args[0].value  # __import__("tiktoken"), importlib.import_module("torch.nn.functional")
             if module in banned or prefixes and (module + ".").startswith(prefixes):
                 hit(module, node)
-        elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "getattr"
-              and len(node.args) >= 2 and isinstance(node.args[1], ast.Constant)
-              and isinstance(node.args[1].value, str)):
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id == "getattr"
+            and len(node.args) >= 2
+            and isinstance(node.args[1], ast.Constant)
+            and isinstance(node.args[1].value, str)
+        ):
             attr = node.args[1].value
             if attr in methods or any(n.rsplit(".", 1)[-1] == attr for n in banned):
                 hit(f"getattr(..., {attr!r})", node)
@@ -173,9 +188,17 @@ def imported(source: str) -> set[str]:
             out.update(a.name.split(".")[0] for a in node.names)
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             out.add(node.module.split(".")[0])
-        elif (isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant)
-              and isinstance(node.args[0].value, str)
-              and (isinstance(node.func, ast.Name) and node.func.id == "__import__"
-                   or isinstance(node.func, ast.Attribute) and node.func.attr == "import_module")):
+        elif (
+            isinstance(node, ast.Call)
+            and node.args
+            and isinstance(node.args[0], ast.Constant)
+            and isinstance(node.args[0].value, str)
+            and (
+                isinstance(node.func, ast.Name)
+                and node.func.id == "__import__"
+                or isinstance(node.func, ast.Attribute)
+                and node.func.attr == "import_module"
+            )
+        ):
             out.add(node.args[0].value.split(".")[0])
     return out

@@ -38,6 +38,7 @@ Beyond the scan, a worker graded under a forbidden list cannot start a thread or
 replace its program (worker/runtime/syscalls.py), and its guard is on from before the file is
 imported to the end of the process (worker/runtime/serve.py).
 """
+
 from __future__ import annotations
 
 import ast
@@ -46,55 +47,219 @@ import importlib
 import inspect
 import sys
 
-ALLOWED_MODULES = frozenset({
-    "__future__", "abc", "array", "base64", "bisect", "cmath", "collections", "contextlib", "copy", "csv",
-    "dataclasses", "datetime", "decimal", "enum", "fractions", "functools", "hashlib", "heapq", "io",
-    "itertools", "json", "math", "numbers", "operator", "pathlib", "pprint", "random", "re", "regex",
-    "statistics", "string", "struct", "textwrap", "time", "torch", "typing", "typing_extensions",
-    "unicodedata",
-})
+ALLOWED_MODULES = frozenset(
+    {
+        "__future__",
+        "abc",
+        "array",
+        "base64",
+        "bisect",
+        "cmath",
+        "collections",
+        "contextlib",
+        "copy",
+        "csv",
+        "dataclasses",
+        "datetime",
+        "decimal",
+        "enum",
+        "fractions",
+        "functools",
+        "hashlib",
+        "heapq",
+        "io",
+        "itertools",
+        "json",
+        "math",
+        "numbers",
+        "operator",
+        "pathlib",
+        "pprint",
+        "random",
+        "re",
+        "regex",
+        "statistics",
+        "string",
+        "struct",
+        "textwrap",
+        "time",
+        "torch",
+        "typing",
+        "typing_extensions",
+        "unicodedata",
+    }
+)
 
 # Parts of torch, by the name of one component of the path: anything under them, however spelled.
-TORCH_PARTS = frozenset({
-    "library", "jit", "compile", "compiler", "export", "fx", "onnx", "overrides", "utils", "multiprocessing",
-    "distributed", "hub", "package", "serialization", "load", "ops", "classes", "testing", "func", "vmap",
-    "cond", "while_loop", "autograd.graph", "autograd.Function", "autograd.function", "profiler", "cpp_extension",
-    # other implementations of nn's modules (quantizable MultiheadAttention is torch's attention in
-    # plain Python) and the attention APIs beside nn.functional
-    "ao", "quantization", "quantizable", "quantized", "qat", "intrinsic", "nn.attention",
-})
+TORCH_PARTS = frozenset(
+    {
+        "library",
+        "jit",
+        "compile",
+        "compiler",
+        "export",
+        "fx",
+        "onnx",
+        "overrides",
+        "utils",
+        "multiprocessing",
+        "distributed",
+        "hub",
+        "package",
+        "serialization",
+        "load",
+        "ops",
+        "classes",
+        "testing",
+        "func",
+        "vmap",
+        "cond",
+        "while_loop",
+        "autograd.graph",
+        "autograd.Function",
+        "autograd.function",
+        "profiler",
+        "cpp_extension",
+        # other implementations of nn's modules (quantizable MultiheadAttention is torch's attention in
+        # plain Python) and the attention APIs beside nn.functional
+        "ao",
+        "quantization",
+        "quantizable",
+        "quantized",
+        "qat",
+        "intrinsic",
+        "nn.attention",
+    }
+)
 # The same names reached from an object the scan cannot resolve (`t = [torch][0]; t.library`): only
 # those that mean nothing else in an exercise's own code.
-TORCH_PARTS_ANYWHERE = frozenset({
-    "library", "jit", "fx", "onnx", "overrides", "multiprocessing", "distributed", "hub", "serialization",
-    "vmap", "functionalize", "custom_op", "load_library", "cpp_extension", "while_loop", "compiler",
-})
+TORCH_PARTS_ANYWHERE = frozenset(
+    {
+        "library",
+        "jit",
+        "fx",
+        "onnx",
+        "overrides",
+        "multiprocessing",
+        "distributed",
+        "hub",
+        "serialization",
+        "vmap",
+        "functionalize",
+        "custom_op",
+        "load_library",
+        "cpp_extension",
+        "while_loop",
+        "compiler",
+    }
+)
 # Torch runs these callbacks inside one of its own calls, with the function guard paused.
-CALLBACKS = frozenset({
-    "apply_", "map_", "map2_", "register_hook", "register_post_accumulate_grad_hook", "register_multi_grad_hook",
-    "register_prehook", "register_full_backward_hook", "register_full_backward_pre_hook", "register_backward_hook",
-    "saved_tensors_hooks", "save_on_cpu", "as_subclass", "numpy", "get_type_hints", "ForwardRef",
-    # names that reach attributes or code from text: operator's getters, string.Formatter's fields,
-    # functools' dispatch on annotations (it evaluates string annotations)
-    "attrgetter", "methodcaller", "Formatter", "get_field", "singledispatch", "singledispatchmethod",
-})
+CALLBACKS = frozenset(
+    {
+        "apply_",
+        "map_",
+        "map2_",
+        "register_hook",
+        "register_post_accumulate_grad_hook",
+        "register_multi_grad_hook",
+        "register_prehook",
+        "register_full_backward_hook",
+        "register_full_backward_pre_hook",
+        "register_backward_hook",
+        "saved_tensors_hooks",
+        "save_on_cpu",
+        "as_subclass",
+        "numpy",
+        "get_type_hints",
+        "ForwardRef",
+        # names that reach attributes or code from text: operator's getters, string.Formatter's fields,
+        # functools' dispatch on annotations (it evaluates string annotations)
+        "attrgetter",
+        "methodcaller",
+        "Formatter",
+        "get_field",
+        "singledispatch",
+        "singledispatchmethod",
+    }
+)
 # A special method the file defines is a callback: Python calls it from inside torch's own functions
 # (`x in tensor` calls __eq__, an argument's __index__ or __format__), where the function guard is
 # paused. A class of a "write it yourself" file needs none but these.
 SPECIAL_DEFS_OK = frozenset({"__init__", "__post_init__", "__repr__", "__str__"})
 # The bases a class of such a file may have: the special methods of any other (a list, a dict,
 # collections.UserList, int, str) call the student's overrides and properties from inside torch.
-BASES_OK = frozenset({"object", "Exception", "ValueError", "TypeError", "RuntimeError", "KeyError", "IndexError",
-                      "NotImplementedError", "AssertionError", "ArithmeticError", "LookupError"})
+BASES_OK = frozenset(
+    {
+        "object",
+        "Exception",
+        "ValueError",
+        "TypeError",
+        "RuntimeError",
+        "KeyError",
+        "IndexError",
+        "NotImplementedError",
+        "AssertionError",
+        "ArithmeticError",
+        "LookupError",
+    }
+)
 BASES_OK_PATHS = frozenset({"typing.NamedTuple", "typing.Protocol", "typing.Generic", "abc.ABC", "enum.Enum"})
-SPECIAL_OK = frozenset({"__init__", "__name__", "__qualname__", "__doc__", "__class__", "__call__", "__len__",
-                        "__getitem__", "__iter__", "__next__", "__repr__", "__str__", "__post_init__"})
-DYNAMIC = frozenset({"exec", "eval", "compile", "__import__", "globals", "locals", "vars", "breakpoint",
-                     "__builtins__", "__loader__", "__spec__"})
+SPECIAL_OK = frozenset(
+    {
+        "__init__",
+        "__name__",
+        "__qualname__",
+        "__doc__",
+        "__class__",
+        "__call__",
+        "__len__",
+        "__getitem__",
+        "__iter__",
+        "__next__",
+        "__repr__",
+        "__str__",
+        "__post_init__",
+    }
+)
+DYNAMIC = frozenset(
+    {
+        "exec",
+        "eval",
+        "compile",
+        "__import__",
+        "globals",
+        "locals",
+        "vars",
+        "breakpoint",
+        "__builtins__",
+        "__loader__",
+        "__spec__",
+    }
+)
 ATTRIBUTE_BUILTINS = frozenset({"getattr", "setattr", "delattr", "hasattr"})
-FRAMES = frozenset({"tb_frame", "tb_next", "f_back", "f_locals", "f_globals", "f_builtins", "f_code", "f_trace",
-                    "gi_frame", "gi_code", "gi_yieldfrom", "cr_frame", "cr_code", "cr_await", "ag_frame",
-                    "ag_code", "co_code", "co_consts", "co_names"})
+FRAMES = frozenset(
+    {
+        "tb_frame",
+        "tb_next",
+        "f_back",
+        "f_locals",
+        "f_globals",
+        "f_builtins",
+        "f_code",
+        "f_trace",
+        "gi_frame",
+        "gi_code",
+        "gi_yieldfrom",
+        "cr_frame",
+        "cr_code",
+        "cr_await",
+        "ag_frame",
+        "ag_code",
+        "co_code",
+        "co_consts",
+        "co_names",
+    }
+)
 
 
 def _special(name: str) -> bool:
@@ -239,7 +404,7 @@ def escapes(tree: ast.AST, forbidden: list[str], local_modules=frozenset(), hit=
             elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
                 a = node.args
                 positional = a.posonlyargs + a.args
-                pairs = list(zip(positional[len(positional) - len(a.defaults):], a.defaults))
+                pairs = list(zip(positional[len(positional) - len(a.defaults) :], a.defaults))
                 pairs += [(arg, d) for arg, d in zip(a.kwonlyargs, a.kw_defaults) if d is not None]
             for target, value in pairs:
                 name = target.id if isinstance(target, ast.Name) else getattr(target, "arg", None)
@@ -259,9 +424,14 @@ def escapes(tree: ast.AST, forbidden: list[str], local_modules=frozenset(), hit=
             defined.add(node.id)
         elif isinstance(node, ast.arg):
             defined.add(node.arg)
-        elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.args
-              and node.func.attr in ("register_buffer", "register_parameter", "add_module", "register_module")
-              and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)):
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.args
+            and node.func.attr in ("register_buffer", "register_parameter", "add_module", "register_module")
+            and isinstance(node.args[0], ast.Constant)
+            and isinstance(node.args[0].value, str)
+        ):
             defined.add(node.args[0].value)  # self.register_buffer("_mask", ...) makes self._mask
     local_classes = {n.name for n in ast.walk(tree) if isinstance(n, ast.ClassDef)}
     for node in ast.walk(tree):
@@ -285,14 +455,26 @@ def escapes(tree: ast.AST, forbidden: list[str], local_modules=frozenset(), hit=
     for node in ast.walk(tree):
         if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            data = all(isinstance(n, (ast.Constant, ast.List, ast.Tuple, ast.Set, ast.Dict, ast.Load, ast.expr_context))
-                       for n in ast.walk(node.value))
+            data = all(
+                isinstance(n, (ast.Constant, ast.List, ast.Tuple, ast.Set, ast.Dict, ast.Load, ast.expr_context))
+                for n in ast.walk(node.value)
+            )
             for target in targets:
-                if (isinstance(target, ast.Name) and _special(target.id) and target.id not in SPECIAL_DEFS_OK
-                        and not data):
+                if (
+                    isinstance(target, ast.Name)
+                    and _special(target.id)
+                    and target.id not in SPECIAL_DEFS_OK
+                    and not data
+                ):
                     hit(target.id, target, "special_def")
-    own_self = {node.attr for node in ast.walk(tree) if isinstance(node, ast.Attribute)
-                and isinstance(node.ctx, ast.Store) and isinstance(node.value, ast.Name) and node.value.id == "self"}
+    own_self = {
+        node.attr
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Attribute)
+        and isinstance(node.ctx, ast.Store)
+        and isinstance(node.value, ast.Name)
+        and node.value.id == "self"
+    }
     banned = _banned_objects(forbidden)
     last_names = {n.rsplit(".", 1)[-1] for n in forbidden if not n.endswith(".*")} - {"*"}
 
@@ -314,12 +496,18 @@ def escapes(tree: ast.AST, forbidden: list[str], local_modules=frozenset(), hit=
             return True
         if root == "torch":
             for i, part in enumerate(parts[1:], 1):
-                if part in TORCH_PARTS or ".".join(parts[i:i + 2]) in TORCH_PARTS:
+                if part in TORCH_PARTS or ".".join(parts[i : i + 2]) in TORCH_PARTS:
                     hit(path, node, "torch_part")
                     return True
             obj = resolve(path)  # the object itself, or a subclass (torch.ao.nn.quantizable.MultiheadAttention)
-            name = next((n for b, n in banned if obj is b or isinstance(obj, type) and isinstance(b, type)
-                         and issubclass(obj, b)), None)
+            name = next(
+                (
+                    n
+                    for b, n in banned
+                    if obj is b or isinstance(obj, type) and isinstance(b, type) and issubclass(obj, b)
+                ),
+                None,
+            )
             if name is not None:  # spelled as in the list, the name scan has said it already
                 hit(name if path == name else f"{path} (= {name})", node, "alias")
                 return True
@@ -377,6 +565,10 @@ def escapes(tree: ast.AST, forbidden: list[str], local_modules=frozenset(), hit=
     # getattr passed on as a value (functools.reduce(getattr, names, torch)) names things at run time too
     called = {id(node.func) for node in ast.walk(tree) if isinstance(node, ast.Call)}
     for node in ast.walk(tree):
-        if (isinstance(node, ast.Name) and node.id in ATTRIBUTE_BUILTINS and isinstance(node.ctx, ast.Load)
-                and id(node) not in called):
+        if (
+            isinstance(node, ast.Name)
+            and node.id in ATTRIBUTE_BUILTINS
+            and isinstance(node.ctx, ast.Load)
+            and id(node) not in called
+        ):
             hit(f"{node.id} passed as a value", node, "dynamic")

@@ -27,6 +27,7 @@ the notebooks' .py, the nbgrader export's cell scan) reads it through `decode` h
 `SourceText.text` is the text Python runs (None when there is none the grader can vouch for);
 `kind` is "" for a file that may be graded.
 """
+
 from __future__ import annotations
 
 import codecs

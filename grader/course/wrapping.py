@@ -11,6 +11,7 @@ Python) and folds a longer run of characters anywhere: a Chinese sentence is one
 cut at the column's edge, "1 " | "个检查" or "`" | "kata watch`". `Wrapped` lays a rich Text out
 by this rule instead, wherever rich puts it: printed alone or in a table's cell.
 """
+
 from __future__ import annotations
 
 import re
@@ -48,8 +49,12 @@ def units(text: str) -> list[tuple[int, str]]:
             nxt = found[i][1]
             if nxt == " " and i + 1 < len(found) and not found[i + 1][1].isspace():
                 follow = found[i + 1][1]
-                if (follow in _OPERATOR and i + 3 < len(found) and found[i + 2][1] == " "
-                        and _NUMBER.fullmatch(found[i + 3][1])):  # "32 × 256": still a number
+                if (
+                    follow in _OPERATOR
+                    and i + 3 < len(found)
+                    and found[i + 2][1] == " "
+                    and _NUMBER.fullmatch(found[i + 3][1])
+                ):  # "32 × 256": still a number
                     unit += f" {follow} {found[i + 3][1]}"
                     i += 4
                     continue
@@ -82,7 +87,7 @@ def breaks(text: str, width: int, fold: bool = True) -> list[int]:
         if size > width - used and fold:  # wider than a line: folded, as rich folds it
             pieces = chop_cells(unit, width - used) if used else chop_cells(unit, width)
             if used and len(pieces) > 1:  # after an indent: the rest of the unit on full lines
-                rest = unit[len(pieces[0]):]
+                rest = unit[len(pieces[0]) :]
                 pieces = [pieces[0], *chop_cells(rest, width)]
             at = start
             for piece in pieces[:-1]:

@@ -1,5 +1,6 @@
 """The instructor's commands: `kata grade PATH` (one submission; a class folder is batch/'s),
 `kata gradebook OUT`, `kata release OUT` and `kata export gradescope|nbgrader`."""
+
 from __future__ import annotations
 
 import os
@@ -52,6 +53,7 @@ def cmd_grade(args) -> int:
         return batch.grade(args, course, exercises, assignment)
     from ..course.atomic import write_json
     from ..reports.report import print_table, to_dict
+
     if args.time_limit:
         for ex in exercises:
             ex.time_limit_s = min(ex.time_limit_s, args.time_limit)
@@ -75,9 +77,16 @@ def cmd_grade(args) -> int:
     if not args.quiet:
         if assignment is not None:
             a = doc["assignment"]
-            print(t("assignment_scaled", id=assignment.id, title=assignment.display_title(),
-                    points=f"{assignment.points or a['raw_max_score']:g}", raw=f"{a['raw_score']:g}",
-                    raw_max=f"{a['raw_max_score']:g}"))
+            print(
+                t(
+                    "assignment_scaled",
+                    id=assignment.id,
+                    title=assignment.display_title(),
+                    points=f"{assignment.points or a['raw_max_score']:g}",
+                    raw=f"{a['raw_score']:g}",
+                    raw_max=f"{a['raw_max_score']:g}",
+                )
+            )
         print_table(course, result, Console(), show_messages=True)
     if args.html:
         _html(course, args.path, doc, args.html)
@@ -134,18 +143,38 @@ def cmd_release(args) -> int:
 
     course = load_grading_course(args, "release")
     try:
-        done = build(course, args.out, force=args.force, log=lambda m: print(f"kata release: {m}", file=sys.stderr),
-                     lang=os.environ.get("KATA_LANG") or None, assignment=getattr(args, "assignment", None))
+        done = build(
+            course,
+            args.out,
+            force=args.force,
+            log=lambda m: print(f"kata release: {m}", file=sys.stderr),
+            lang=os.environ.get("KATA_LANG") or None,
+            assignment=getattr(args, "assignment", None),
+        )
     except (ReleaseError, AssetUnavailable) as e:  # AssetUnavailable: the reference's run that records the calls
         print(f"kata release: {e}", file=sys.stderr)
         return 2
     what = ""
     if done.assignment:
-        what = t("release_what_needed", id=done.assignment, needed=", ".join(done.needed)) if done.needed \
+        what = (
+            t("release_what_needed", id=done.assignment, needed=", ".join(done.needed))
+            if done.needed
             else t("release_what_assignment", id=done.assignment)
-    print(t("release_wrote", out=shown(done.out), seconds=f"{done.duration_s:g}", what=what, exercises=done.exercises,
-            public=done.public_checks, hidden=done.hidden_checks, kept=done.keys_kept, total=done.keys_total,
-            calls=done.calls))
+        )
+    print(
+        t(
+            "release_wrote",
+            out=shown(done.out),
+            seconds=f"{done.duration_s:g}",
+            what=what,
+            exercises=done.exercises,
+            public=done.public_checks,
+            hidden=done.hidden_checks,
+            kept=done.keys_kept,
+            total=done.keys_total,
+            calls=done.calls,
+        )
+    )
     for note in done.notes:
         print(t("note_line", note=note))
     return 0
@@ -157,15 +186,28 @@ def cmd_export_gradescope(args) -> int:
     course = load_grading_course(args, "export")
     exercises = select(course, args.exercise, args.assignment) if (args.exercise or args.assignment) else None
     try:
-        out, notes = export(course, args.out, args.hidden_visibility, args.results_lang or "", args.grading_sandbox,
-                            exercises, args.assignment)
+        out, notes = export(
+            course,
+            args.out,
+            args.hidden_visibility,
+            args.results_lang or "",
+            args.grading_sandbox,
+            exercises,
+            args.assignment,
+        )
     except ExportError as e:
         print(f"kata export: {e}", file=sys.stderr)
         return 2
     for note in notes:
         print(t("note_line", note=note))
-    print(t("gs_wrote", out=shown(out), mb=f"{out.stat().st_size / 2**20:.1f}",
-            when=t(f"gs_visibility_{args.hidden_visibility}")))
+    print(
+        t(
+            "gs_wrote",
+            out=shown(out),
+            mb=f"{out.stat().st_size / 2**20:.1f}",
+            when=t(f"gs_visibility_{args.hidden_visibility}"),
+        )
+    )
     return 0
 
 
@@ -177,8 +219,14 @@ def cmd_export_nbgrader(args) -> int:
 
     course = load_grading_course(args, "export")
     try:
-        done = export(course, select(course, args.exercise, args.assignment), Path(args.dir), by=args.by,
-                      force=args.force, assignment=assignment_of(course, args))
+        done = export(
+            course,
+            select(course, args.exercise, args.assignment),
+            Path(args.dir),
+            by=args.by,
+            force=args.force,
+            assignment=assignment_of(course, args),
+        )
     except ExportError as e:
         print(f"kata export nbgrader: {e}", file=sys.stderr)
         return 2

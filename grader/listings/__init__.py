@@ -17,6 +17,7 @@ A listing may also have figures (`kata run LISTING --plot`, the HTML report): a 
 `(sub) -> [Heatmap | Curves | Table]` (grader.listings.plots) marked `@figure("1.6")`. It gets the
 values from the student's code through `sub`; grader.listings.plots draws them in this process.
 """
+
 from __future__ import annotations
 
 import importlib
@@ -44,8 +45,7 @@ def listing(listing_id: str, book: str = "", errata=()):
     def mark(fn):
         exercise = fn.__module__.rsplit(".", 1)[-1]
         doc = (fn.__doc__ or "").strip().splitlines()
-        REGISTRY[listing_id] = Listing(listing_id, fn, exercise, doc[0] if doc else "",
-                                       book.strip("\n"), list(errata))
+        REGISTRY[listing_id] = Listing(listing_id, fn, exercise, doc[0] if doc else "", book.strip("\n"), list(errata))
         return fn
 
     return mark

@@ -11,6 +11,7 @@ that lacks an entry, or holds a fuzzy or stale one.
 An entry with no finished translation (none, fuzzy, or made for English that has since changed) is
 shown in English: a stale translation may say what the entry no longer says.
 """
+
 from __future__ import annotations
 
 import functools
@@ -54,8 +55,7 @@ def _load(path: str, mtime_ns: int, size: int) -> dict[tuple[str, str], str]:
         po = polib.pofile(path, wrapwidth=0)
     except (OSError, ValueError, UnicodeDecodeError):
         return {}
-    return {(e.msgctxt or "", e.msgid): e.msgstr for e in po
-            if e.msgstr and not e.obsolete and "fuzzy" not in e.flags}
+    return {(e.msgctxt or "", e.msgid): e.msgstr for e in po if e.msgstr and not e.obsolete and "fuzzy" not in e.flags}
 
 
 def entries(root: Path, ids: list[str], lang: str = "en") -> list[str]:
@@ -127,8 +127,13 @@ def update(root: Path, lang: str, title: str = "") -> list[str]:
     path = catalog_path(root, lang)
     old = polib.pofile(str(path), wrapwidth=0) if path.is_file() else None
     po = polib.POFile(wrapwidth=0)
-    po.metadata = {"Project-Id-Version": f"{title} ERRATA.md".strip(), "Language": lang, "MIME-Version": "1.0",
-                   "Content-Type": "text/plain; charset=UTF-8", "Content-Transfer-Encoding": "8bit"}
+    po.metadata = {
+        "Project-Id-Version": f"{title} ERRATA.md".strip(),
+        "Language": lang,
+        "MIME-Version": "1.0",
+        "Content-Type": "text/plain; charset=UTF-8",
+        "Content-Transfer-Encoding": "8bit",
+    }
     if old is not None:
         po.metadata.update({k: v for k, v in old.metadata.items() if k != "Language"})
     before = {e.msgctxt: e for e in old if not e.obsolete} if old is not None else {}
@@ -165,8 +170,12 @@ def public_catalog(root: Path, lang: str, public: str, cut) -> str | None:
     cut_zh = {m.group(1): m.group(2).strip() for m in ENTRY.finditer(cut(translated))}
     shipped = {m.group(1): m.group(2).strip() for m in ENTRY.finditer(public)}
     po = polib.POFile(wrapwidth=0)
-    po.metadata = {"Language": lang, "MIME-Version": "1.0", "Content-Type": "text/plain; charset=UTF-8",
-                   "Content-Transfer-Encoding": "8bit"}
+    po.metadata = {
+        "Language": lang,
+        "MIME-Version": "1.0",
+        "Content-Type": "text/plain; charset=UTF-8",
+        "Content-Transfer-Encoding": "8bit",
+    }
     for entry_id, text in shipped.items():
         if entry_id in full and (entry_id, full[entry_id]) in done and cut_zh.get(entry_id):
             po.append(polib.POEntry(msgctxt=entry_id, msgid=text, msgstr=cut_zh[entry_id]))

@@ -9,6 +9,7 @@ Figure texts come from the message catalog; Chinese is used only where matplotli
 with Chinese glyphs (otherwise the figure falls back to English rather than drawing boxes). That
 choice and the font are grader/course/figure_text.py's, shared with `kata train`'s figures.
 """
+
 from __future__ import annotations
 
 import io
@@ -121,16 +122,27 @@ def bounded(spec):
             if ticks is not None and len(ticks) > MAX_SIDE:
                 raise FigureError(t("plot_too_large", what=clip(spec.title, 60), limit=MAX_SIDE))
         return dataclasses.replace(
-            spec, title=clip(spec.title), xlabel=clip(spec.xlabel), ylabel=clip(spec.ylabel),
+            spec,
+            title=clip(spec.title),
+            xlabel=clip(spec.xlabel),
+            ylabel=clip(spec.ylabel),
             xticks=None if spec.xticks is None else [clip(x, 30) for x in spec.xticks],
-            yticks=None if spec.yticks is None else [clip(y, 30) for y in spec.yticks])
+            yticks=None if spec.yticks is None else [clip(y, 30) for y in spec.yticks],
+        )
     if isinstance(spec, Curves):
-        if len(spec.panels) > MAX_PANELS or any(len(p.series) > MAX_PANELS for p in spec.panels) \
-                or len(spec.x) > MAX_POINTS or any(len(s.y) > MAX_POINTS for p in spec.panels for s in p.series):
+        if (
+            len(spec.panels) > MAX_PANELS
+            or any(len(p.series) > MAX_PANELS for p in spec.panels)
+            or len(spec.x) > MAX_POINTS
+            or any(len(s.y) > MAX_POINTS for p in spec.panels for s in p.series)
+        ):
             raise FigureError(t("plot_too_large", what=clip(spec.title, 60), limit=MAX_POINTS))
-        panels = [Panel(clip(p.title), [Series(clip(s.label, 60), s.y, s.color) for s in p.series]) for p in spec.panels]
-        return dataclasses.replace(spec, title=clip(spec.title), xlabel=clip(spec.xlabel), ylabel=clip(spec.ylabel),
-                                   panels=panels)
+        panels = [
+            Panel(clip(p.title), [Series(clip(s.label, 60), s.y, s.color) for s in p.series]) for p in spec.panels
+        ]
+        return dataclasses.replace(
+            spec, title=clip(spec.title), xlabel=clip(spec.xlabel), ylabel=clip(spec.ylabel), panels=panels
+        )
     return spec
 
 
@@ -166,8 +178,9 @@ def _heatmap(Figure, spec: Heatmap):
     fig = Figure(figsize=(6.4, 5.2) if small else (9, 5.5), layout="constrained")
     ax = fig.add_subplot()
     shown = np.ma.masked_invalid(arr)
-    im = ax.imshow(shown, cmap=spec.cmap, aspect="equal" if small else "auto",
-                   interpolation="nearest" if small else "antialiased")
+    im = ax.imshow(
+        shown, cmap=spec.cmap, aspect="equal" if small else "auto", interpolation="nearest" if small else "antialiased"
+    )
     fig.colorbar(im, ax=ax, shrink=0.85)
     ax.set_title(spec.title)
     ax.set_xlabel(spec.xlabel)
@@ -180,8 +193,15 @@ def _heatmap(Figure, spec: Heatmap):
         finite = arr[np.isfinite(arr)]
         mid = (finite.min() + finite.max()) / 2 if finite.size else 0.0
         for (i, j), v in np.ndenumerate(arr):
-            ax.text(j, i, f"{v:.4f}" if np.isfinite(v) else str(v), ha="center", va="center", fontsize=8,
-                    color="black" if np.isfinite(v) and v > mid else "white")
+            ax.text(
+                j,
+                i,
+                f"{v:.4f}" if np.isfinite(v) else str(v),
+                ha="center",
+                va="center",
+                fontsize=8,
+                color="black" if np.isfinite(v) and v > mid else "white",
+            )
     return fig
 
 
@@ -206,8 +226,13 @@ def _table(Figure, spec: Table):
     ax = fig.add_subplot()
     ax.axis("off")
     ax.set_title(spec.title)
-    table = ax.table(cellText=spec.rows or [[""] * len(spec.columns)], colLabels=spec.columns, bbox=(0, 0, 1, 1),
-                     cellLoc="left", colLoc="left")
+    table = ax.table(
+        cellText=spec.rows or [[""] * len(spec.columns)],
+        colLabels=spec.columns,
+        bbox=(0, 0, 1, 1),
+        cellLoc="left",
+        colLoc="left",
+    )
     table.auto_set_font_size(False)
     table.set_fontsize(9)
     table.auto_set_column_width(list(range(len(spec.columns))))

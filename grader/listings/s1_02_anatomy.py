@@ -1,5 +1,6 @@
 """Worked example of §1.2 run with the student's code: the three stages of figure 1.11 and the
 shape of the data at each, for a batch of 2 sequences of 4 tokens through a GPT-2-small-sized model."""
+
 import torch
 
 from grader.checks.test_s1_02_anatomy import BOOK_CONFIG

@@ -1,11 +1,14 @@
 """Worked examples of §1.3 run with the student's tokenizers (figures 1.13, 1.15, 1.16, 1.17)."""
+
 from grader.checks.test_s1_03_tokenizers import ASCII, HELLO, LEARN_FORMS, LEARN_TEXT, MISSPELT, TOKENIZATION
 from grader.listings import listing
 
 # The figures are images, not program output; these lines say what they show.
 FIGURE_1_13 = '[figure 1.13] "Tokenization": word-based one token; character-based one token per character'
-FIGURE_1_15 = ('[figure 1.15] "learn", "learning", "learned", "learnt" are separate word tokens; '
-               'a word outside the vocabulary (the misspelling "runing") cannot be handled')
+FIGURE_1_15 = (
+    '[figure 1.15] "learn", "learning", "learned", "learnt" are separate word tokens; '
+    'a word outside the vocabulary (the misspelling "runing") cannot be handled'
+)
 FIGURE_1_16 = "[figure 1.16] character tokenization: a vocabulary of 256 ASCII characters"
 FIGURE_1_17 = '[figure 1.17] "Hello, world!": two (or six) word tokens become thirteen character tokens'
 

@@ -1,11 +1,16 @@
 """§1.4 GPT-2's vocabulary (figure 1.25), run with the student's tokenizer (`kata run 1.4/gpt2`)."""
+
 from grader.capstone import gpt2
 from grader.listings import listing
 
 
-@listing("1.4/gpt2", book="""50,000 merges, 50,257 tokens
+@listing(
+    "1.4/gpt2",
+    book="""50,000 merges, 50,257 tokens
 Building -> 25954
-<|endoftext|> -> 50256""", errata=["E-1.4-l", "E-1.4-m", "E-1.4-n", "E-1.4-o"])
+<|endoftext|> -> 50256""",
+    errata=["E-1.4-l", "E-1.4-m", "E-1.4-n", "E-1.4-o"],
+)
 def gpt2_vocabulary(sub, show):
     try:
         folder = object.__getattribute__(sub, "assets")  # the worker's path of the assets folder

@@ -1,13 +1,18 @@
 """Listings 1.2–1.4, re-run with the student's code."""
+
 from grader.checking import book
 from grader.listings import listing
 
 
-@listing("1.2", book="""\
+@listing(
+    "1.2",
+    book="""\
 tensor([0.4300, 0.5600, 0.4300, 0.5600, 0.6900, 0.2100, 0.5600, 0.2100])
 8
 4
-""", errata=["E-1.10-a", "E-1.10-b", "E-1.10-c", "E-1.10-d"])
+""",
+    errata=["E-1.10-a", "E-1.10-b", "E-1.10-c", "E-1.10-d"],
+)
 def listing_1_2(sub, show):
     """Pick one token's embedding and set the dimensions."""
     inputs = book.inputs()
@@ -17,7 +22,9 @@ def listing_1_2(sub, show):
     show(4)
 
 
-@listing("1.3", book="""\
+@listing(
+    "1.3",
+    book="""\
 W_query:
 Parameter containing:
 tensor([[ 0.2961, 0.5166, -0.0973, 0.2340],
@@ -48,7 +55,9 @@ tensor([[ 0.7179, 0.7058, -0.1630, 0.3310],
 [ 0.4545, 0.9737, -0.3086, -0.0417],
 [ 0.4606, 0.5159, 0.1274, 0.0219],
 [ 0.4220, 0.5786, -0.0853, 0.3640]])
-""", errata=["E-1.11-b", "E-1.11-c", "E-1.11-d"])
+""",
+    errata=["E-1.11-b", "E-1.11-c", "E-1.11-d"],
+)
 def listing_1_3(sub, show):
     """Initialise the query, key and value weight matrices."""
     W_query, W_key, W_value = sub.init_qkv_weights(8, 4, seed=123)
@@ -57,7 +66,9 @@ def listing_1_3(sub, show):
         show(w)
 
 
-@listing("1.4", book="""\
+@listing(
+    "1.4",
+    book="""\
 queries.shape: torch.Size([5, 4])
 keys.shape : torch.Size([5, 4])
 values.shape : torch.Size([5, 4])
@@ -79,7 +90,9 @@ tensor([[ 2.1213, 2.5079, -0.2830, 0.7693],
 [ 2.1971, 2.4733, -0.2806, 0.9121],
 [ 2.4207, 2.5415, -0.3020, 0.9874],
 [ 2.2625, 2.5902, -0.2714, 0.9625]])
-""", errata=["E-1.11-f", "E-1.11-g", "E-1.11-h", "E-1.11-i"])
+""",
+    errata=["E-1.11-f", "E-1.11-g", "E-1.11-h", "E-1.11-i"],
+)
 def listing_1_4(sub, show):
     """Compute query, key and value vectors."""
     (W_query, W_key, W_value), _ = book.qkv()

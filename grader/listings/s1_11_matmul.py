@@ -1,4 +1,5 @@
 """The §1.11 matrix multiplication example, re-run with the student's code."""
+
 import torch
 
 from grader.checking import book

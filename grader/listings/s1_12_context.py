@@ -1,4 +1,5 @@
 """Listing 1.7 and the 'day' hand example, re-run with the student's code."""
+
 import torch
 
 from grader.checking import book
@@ -11,7 +12,9 @@ def day_example(sub, show):
     show(sub.context_vectors(torch.tensor(book.DAY_WEIGHTS), torch.tensor(book.DAY_VALUES)))
 
 
-@listing("1.7", book="""\
+@listing(
+    "1.7",
+    book="""\
 Context vectors:
 tensor([[ 2.2118, 2.4971, -0.2800, 0.8843],
 [ 2.2038, 2.4754, -0.2794, 0.8741],
@@ -21,7 +24,9 @@ tensor([[ 2.2118, 2.4971, -0.2800, 0.8843],
 context.shape: torch.Size([5, 4])
 Context vector for 'next':
 tensor([ 2.2038, 2.4754, -0.2794, 0.8741])
-""", errata=["E-1.12-j", "E-1.12-k", "E-1.12-l"])
+""",
+    errata=["E-1.12-j", "E-1.12-k", "E-1.12-l"],
+)
 def listing_1_7(sub, show):
     """Compute context vectors from attention weights."""
     _, (queries, keys, values) = book.qkv()

@@ -1,4 +1,5 @@
 """Listing 1.6 and the §1.12 hand example, re-run with the student's code."""
+
 import torch
 
 from grader.checking import book
@@ -6,14 +7,19 @@ from grader.listings import figure, listing
 from grader.listings.plots import Heatmap, check_matrix, label
 
 
-@listing("1.12/scaled", book="\n".join(" ".join(f"{v:.2f}" for v in row) for row in book.HAND_SCALED),
-         errata=["E-1.12-a", "E-1.12-c"])
+@listing(
+    "1.12/scaled",
+    book="\n".join(" ".join(f"{v:.2f}" for v in row) for row in book.HAND_SCALED),
+    errata=["E-1.12-a", "E-1.12-c"],
+)
 def scaled_example(sub, show):
     """The hand score matrix divided by sqrt(d_k) = 2."""
     show(sub.scale_scores(torch.tensor(book.HAND_SCORES), 4))
 
 
-@listing("1.6", book="""\
+@listing(
+    "1.6",
+    book="""\
 Attention weights matrix:
 tensor([[0.1331, 0.1401, 0.1781, 0.2413, 0.3074],
 [0.1375, 0.1430, 0.1779, 0.2361, 0.3056],
@@ -26,7 +32,9 @@ tensor([5.0198, 5.0591, 5.3059, 5.5013, 5.6677])
 Attention weights for 'next':
 tensor([0.1375, 0.1430, 0.1779, 0.2361, 0.3056])
 Sum of weights for 'next': tensor(1.)
-""", errata=["E-1.12-d", "E-1.12-e", "E-1.12-f", "E-1.12-g"])
+""",
+    errata=["E-1.12-d", "E-1.12-e", "E-1.12-f", "E-1.12-g"],
+)
 def listing_1_6(sub, show):
     """Scale the scores and compute attention weights."""
     _, (queries, keys, _values) = book.qkv()
@@ -48,5 +56,15 @@ def attention_heatmap(sub):
     """Listing 1.6's attention weights: one row per query token, one column per key token."""
     _, (queries, keys, _values) = book.qkv()
     weights = check_matrix("attention_weights(scores, 4)", sub.attention_weights(queries @ keys.T, 4), 5, 5)
-    return [Heatmap("attention-weights", label("plot_attention_16"), weights, xlabel=label("plot_key"),
-                    ylabel=label("plot_query"), xticks=book.WORDS, yticks=book.WORDS, annotate=True)]
+    return [
+        Heatmap(
+            "attention-weights",
+            label("plot_attention_16"),
+            weights,
+            xlabel=label("plot_key"),
+            ylabel=label("plot_query"),
+            xticks=book.WORDS,
+            yticks=book.WORDS,
+            annotate=True,
+        )
+    ]

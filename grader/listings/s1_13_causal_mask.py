@@ -1,4 +1,5 @@
 """Listings 1.9–1.12 (§1.13) run with the student's causal-mask code (`kata run 1.9` ... `kata run 1.12`)."""
+
 import math
 
 import torch
@@ -18,7 +19,9 @@ def _scaled_scores() -> torch.Tensor:
     return attn_scores / math.sqrt(d_out)
 
 
-@listing("1.9", book="""A:
+@listing(
+    "1.9",
+    book="""A:
 tensor([[1., 2., 3.],
 [4., 5., 6.],
 [7., 8., 9.]])
@@ -36,7 +39,9 @@ tensor([[1., 0., 0.],
 A * mask_ones:
 tensor([[1., 0., 0.],
 [4., 5., 0.],
-[7., 8., 9.]])""", errata=["E-1.13-d"])
+[7., 8., 9.]])""",
+    errata=["E-1.13-d"],
+)
 def listing_1_9(sub, show):
     A = torch.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0], [7.0, 8.0, 9.0]])
     show("A:")
@@ -50,12 +55,15 @@ def listing_1_9(sub, show):
     show(A * mask_ones)
 
 
-@listing("1.10", book="""Causal mask (True = allowed, False = masked):
+@listing(
+    "1.10",
+    book="""Causal mask (True = allowed, False = masked):
 tensor([[ True, False, False, False, False],
 [ True, True, False, False, False],
 [ True, True, True, False, False],
 [ True, True, True, True, False],
-[ True, True, True, True, True]])""")
+[ True, True, True, True, True]])""",
+)
 def listing_1_10(sub, show):
     seq_len = 5
     causal_mask = sub.causal_mask(seq_len)
@@ -63,7 +71,9 @@ def listing_1_10(sub, show):
     show(causal_mask)
 
 
-@listing("1.11", book="""Scaled scores (unmasked):
+@listing(
+    "1.11",
+    book="""Scaled scores (unmasked):
 tensor([[0.5000, 1.0000, 1.5000, 2.0000, 2.5000],
 [0.7500, 1.2500, 1.7500, 2.2500, 2.7500],
 [1.0000, 1.5000, 2.0000, 2.5000, 3.0000],
@@ -74,7 +84,9 @@ tensor([[0.5000, -inf, -inf, -inf, -inf],
 [0.7500, 1.2500, -inf, -inf, -inf],
 [1.0000, 1.5000, 2.0000, -inf, -inf],
 [1.2500, 1.7500, 2.2500, 2.7500, -inf],
-[1.5000, 2.0000, 2.5000, 3.0000, 3.5000]])""", errata=["E-1.13-n", "E-1.13-o"])
+[1.5000, 2.0000, 2.5000, 3.0000, 3.5000]])""",
+    errata=["E-1.13-n", "E-1.13-o"],
+)
 def listing_1_11(sub, show):
     scaled_scores = _scaled_scores()
     show("Scaled scores (unmasked):")
@@ -84,13 +96,17 @@ def listing_1_11(sub, show):
     show(masked_scaled_scores)
 
 
-@listing("1.12", book="""Causal attention weights:
+@listing(
+    "1.12",
+    book="""Causal attention weights:
 tensor([[1.0000, 0.0000, 0.0000, 0.0000, 0.0000],
 [0.3777, 0.6223, 0.0000, 0.0000, 0.0000],
 [0.1863, 0.3072, 0.5065, 0.0000, 0.0000],
 [0.1015, 0.1674, 0.2760, 0.4551, 0.0000],
 [0.0580, 0.0956, 0.1577, 0.2599, 0.4288]])
-Row sums: tensor([1.0000, 1.0000, 1.0000, 1.0000, 1.0000])""", errata=["E-1.13-p"])
+Row sums: tensor([1.0000, 1.0000, 1.0000, 1.0000, 1.0000])""",
+    errata=["E-1.13-p"],
+)
 def listing_1_12(sub, show):
     attn_weights_causal = sub.causal_attention_weights(_scaled_scores())
     show("Causal attention weights:")
@@ -98,9 +114,13 @@ def listing_1_12(sub, show):
     show("\nRow sums:", attn_weights_causal.sum(dim=-1))
 
 
-@listing("1.13/neg-inf", book="""[2, -inf, -inf] -> [1.0000, 0.0000, 0.0000]
+@listing(
+    "1.13/neg-inf",
+    book="""[2, -inf, -inf] -> [1.0000, 0.0000, 0.0000]
 [2, 3, -inf]    -> [0.2689, 0.7311, 0.0000]
-[2, 3, 5]       -> [0.0420, 0.1142, 0.8438]""", errata=["E-1.13-k", "E-1.13-l", "E-1.13-m"])
+[2, 3, 5]       -> [0.0420, 0.1142, 0.8438]""",
+    errata=["E-1.13-k", "E-1.13-l", "E-1.13-m"],
+)
 def neg_inf_example(sub, show):
     """Softmax of [2, 3, 5] after causal masking: [2, -inf, -inf], [2, 3, -inf], [2, 3, 5]."""
     scores = torch.tensor([[2.0, 3.0, 5.0]] * 3)
@@ -108,11 +128,15 @@ def neg_inf_example(sub, show):
     show(sub.causal_attention_weights(scores))
 
 
-@listing("1.13/renormalize", book="""[[1.00, 0.00, 0.00, 0.00, 0.00],
+@listing(
+    "1.13/renormalize",
+    book="""[[1.00, 0.00, 0.00, 0.00, 0.00],
  [0.46, 0.54, 0.00, 0.00, 0.00],
  [0.34, 0.38, 0.28, 0.00, 0.00],
  [0.28, 0.30, 0.24, 0.19, 0.00],
- [0.22, 0.26, 0.18, 0.15, 0.18]]""", errata=["E-1.13-h", "E-1.13-i", "E-1.13-j"])
+ [0.22, 0.26, 0.18, 0.15, 0.18]]""",
+    errata=["E-1.13-h", "E-1.13-i", "E-1.13-j"],
+)
 def renormalize_example(sub, show):
     """Zero the future weights, then divide each row by its sum (0.20 ... 0.98)."""
     lower = [[0.20], [0.23, 0.27], [0.22, 0.25, 0.18], [0.22, 0.24, 0.19, 0.15], [0.22, 0.25, 0.18, 0.15, 0.18]]
@@ -125,7 +149,18 @@ def renormalize_example(sub, show):
 @figure("1.12")
 def causal_heatmap(sub):
     """Listing 1.12's causal attention weights: zero above the diagonal, each row summing to 1."""
-    weights = check_matrix("causal_attention_weights(scaled_scores)", sub.causal_attention_weights(_scaled_scores()),
-                           5, 5)
-    return [Heatmap("causal-weights", label("plot_attention_112"), weights, xlabel=label("plot_key"),
-                    ylabel=label("plot_query"), xticks=book.WORDS, yticks=book.WORDS, annotate=True)]
+    weights = check_matrix(
+        "causal_attention_weights(scaled_scores)", sub.causal_attention_weights(_scaled_scores()), 5, 5
+    )
+    return [
+        Heatmap(
+            "causal-weights",
+            label("plot_attention_112"),
+            weights,
+            xlabel=label("plot_key"),
+            ylabel=label("plot_query"),
+            xticks=book.WORDS,
+            yticks=book.WORDS,
+            annotate=True,
+        )
+    ]

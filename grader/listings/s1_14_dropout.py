@@ -3,6 +3,7 @@
 The mask printed depends on how dropout draws its random numbers, so a correct answer need not
 print the book's mask (nor torch.nn.Dropout's): see ERRATA E-1.14-c.
 """
+
 import math
 
 import torch
@@ -22,7 +23,9 @@ def _weights_and_values():
     return weights, inputs @ w_value
 
 
-@listing("1.13", book="""Causal attention weights before dropout:
+@listing(
+    "1.13",
+    book="""Causal attention weights before dropout:
 tensor([[1.0000, 0.0000, 0.0000, 0.0000, 0.0000],
 [0.3777, 0.6223, 0.0000, 0.0000, 0.0000],
 [0.1863, 0.3072, 0.5065, 0.0000, 0.0000],
@@ -42,7 +45,9 @@ tensor([[ 4.2400, 5.0200, -0.5600, 1.5400],
 [ 2.2640, 2.4060, -0.2700, 0.7000],
 [ 2.4240, 2.6460, -0.2800, 0.9700],
 [ 2.2670, 2.5410, -0.2800, 0.9100]])
-context_causal.shape: torch.Size([5, 4])""", errata=["E-1.14-b", "E-1.14-c", "E-1.14-d", "E-1.14-e", "E-1.14-f"])
+context_causal.shape: torch.Size([5, 4])""",
+    errata=["E-1.14-b", "E-1.14-c", "E-1.14-d", "E-1.14-e", "E-1.14-f"],
+)
 def listing_1_13(sub, show):
     attn_weights_causal, values = _weights_and_values()
     dropout = sub.new("Dropout", p=0.5)

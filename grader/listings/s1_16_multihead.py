@@ -1,4 +1,5 @@
 """Listings 1.14–1.19 (§1.16), run with the student's s1_16_multihead."""
+
 import contextlib
 
 import torch
@@ -6,9 +7,13 @@ import torch
 from grader.checking import book
 from grader.listings import listing
 
-X = [[[1.0, 2.0, 3.0, 4.0, 5.0, 6.0],   # "The"
-      [6.0, 5.0, 4.0, 3.0, 2.0, 1.0],   # "kid"
-      [1.0, 1.0, 1.0, 1.0, 1.0, 1.0]]]  # "smiles"
+X = [
+    [
+        [1.0, 2.0, 3.0, 4.0, 5.0, 6.0],  # "The"
+        [6.0, 5.0, 4.0, 3.0, 2.0, 1.0],  # "kid"
+        [1.0, 1.0, 1.0, 1.0, 1.0, 1.0],
+    ]
+]  # "smiles"
 
 
 @contextlib.contextmanager
@@ -31,10 +36,14 @@ def _qkv():
 
 
 # A worked example from figures 1.106-1.114: the book states these shapes in prose, it prints no output.
-@listing("1.16/two-heads", book="""Q1, K1, V1: (5, 2)   Q2, K2, V2: (5, 2)
+@listing(
+    "1.16/two-heads",
+    book="""Q1, K1, V1: (5, 2)   Q2, K2, V2: (5, 2)
 attention scores per head: (5, 5)
 context per head: (5, 2)
-concatenated context: (5, 4)""", errata=["E-1.16-k"])
+concatenated context: (5, 4)""",
+    errata=["E-1.16-k"],
+)
 def two_heads(sub, show):
     g = torch.Generator().manual_seed(1106)
     x = book.inputs().unsqueeze(0)  # "The next day is bright": 5 tokens x 8 features
@@ -54,9 +63,13 @@ def listing_1_14(sub, show):
     show("x.shape:", x.shape)
 
 
-@listing("1.15", book="""q.shape: torch.Size([1, 3, 6])
+@listing(
+    "1.15",
+    book="""q.shape: torch.Size([1, 3, 6])
 k.shape: torch.Size([1, 3, 6])
-v.shape: torch.Size([1, 3, 6])""", errata=["E-1.16-c"])
+v.shape: torch.Size([1, 3, 6])""",
+    errata=["E-1.16-c"],
+)
 def listing_1_15(sub, show):
     _, q, k, v = _qkv()
     show("head_dim:", sub.head_dim(6, 2))
@@ -65,9 +78,13 @@ def listing_1_15(sub, show):
     show("v.shape:", v.shape)
 
 
-@listing("1.16", book="""q after view: torch.Size([1, 3, 2, 3])
+@listing(
+    "1.16",
+    book="""q after view: torch.Size([1, 3, 2, 3])
 k after view: torch.Size([1, 3, 2, 3])
-v after view: torch.Size([1, 3, 2, 3])""", errata=["E-1.16-d"])
+v after view: torch.Size([1, 3, 2, 3])""",
+    errata=["E-1.16-d"],
+)
 def listing_1_16(sub, show):
     _, q, k, v = _qkv()
     show("q after view:", sub.view_heads(q, 2).shape)
@@ -75,9 +92,13 @@ def listing_1_16(sub, show):
     show("v after view:", sub.view_heads(v, 2).shape)
 
 
-@listing("1.17", book="""q after transpose: torch.Size([1, 2, 3, 3])
+@listing(
+    "1.17",
+    book="""q after transpose: torch.Size([1, 2, 3, 3])
 k after transpose: torch.Size([1, 2, 3, 3])
-v after transpose: torch.Size([1, 2, 3, 3])""", errata=["E-1.16-e"])
+v after transpose: torch.Size([1, 2, 3, 3])""",
+    errata=["E-1.16-e"],
+)
 def listing_1_17(sub, show):
     _, q, k, v = _qkv()
     show("q after transpose:", sub.split_heads(q, 2).shape)
@@ -85,7 +106,9 @@ def listing_1_17(sub, show):
     show("v after transpose:", sub.split_heads(v, 2).shape)
 
 
-@listing("1.18", book="""scores.shape: torch.Size([1, 2, 3, 3])
+@listing(
+    "1.18",
+    book="""scores.shape: torch.Size([1, 2, 3, 3])
 weights.shape: torch.Size([1, 2, 3, 3])
 weights[0, 0]:
 tensor([[0.59 , 0.24 , 0.17 ],
@@ -95,7 +118,9 @@ context per head shape: torch.Size([1, 2, 3, 3])
 context[0, 0]:
 tensor([[ 0.564, -3.817, 2.064],
 [ 3.116, 9.936, 14.649],
-[-2.124, -4.104, 2.056]])""", errata=["E-1.16-f", "E-1.16-g", "E-1.16-h"])
+[-2.124, -4.104, 2.056]])""",
+    errata=["E-1.16-f", "E-1.16-g", "E-1.16-h"],
+)
 def listing_1_18(sub, show):
     _, q, k, v = _qkv()
     qs, ks, vs = (sub.split_heads(t, 2) for t in (q, k, v))
@@ -110,11 +135,15 @@ def listing_1_18(sub, show):
         show(context[0, 0])
 
 
-@listing("1.19", book="""final context.shape: torch.Size([1, 3, 6])
+@listing(
+    "1.19",
+    book="""final context.shape: torch.Size([1, 3, 6])
 final context:
 tensor([[[ 0.564, -3.817, 2.064, 3.116, 9.936, 14.649],
 [-2.124, -4.104, 2.056, 3.098, 9.814, 14.479],
-[-2.120, -4.099, 2.053, 3.113, 9.915, 14.620]]])""", errata=["E-1.16-i", "E-1.16-j"])
+[-2.120, -4.099, 2.053, 3.113, 9.915, 14.620]]])""",
+    errata=["E-1.16-i", "E-1.16-j"],
+)
 def listing_1_19(sub, show):
     _, q, k, v = _qkv()
     qs, ks, vs = (sub.split_heads(t, 2) for t in (q, k, v))

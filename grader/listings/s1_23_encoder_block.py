@@ -1,11 +1,14 @@
 """Listing 1.33 (§1.23), run with the student's s1_23_encoder_block."""
+
 import torch
 
 from grader.checks import bert_reference as R
 from grader.listings import listing
 
 
-@listing("1.33", book="""(listing 1.33 prints nothing; listing 1.36 prints each block as)
+@listing(
+    "1.33",
+    book="""(listing 1.33 prints nothing; listing 1.36 prints each block as)
 TransformerBlock(
   (attn): MultiHeadSelfAttention(
     (qkv): Linear(in_features=256, out_features=768, bias=True)
@@ -24,7 +27,9 @@ TransformerBlock(
   )
   (norm1): LayerNorm((256,), eps=1e-05, elementwise_affine=True)
   (norm2): LayerNorm((256,), eps=1e-05, elementwise_affine=True)
-)""", errata=["E-1.23-j", "E-1.23-k"])
+)""",
+    errata=["E-1.23-j", "E-1.23-k"],
+)
 def listing_1_33(sub, show):
     sub.seed(123)
     block = sub.new("TransformerBlock", 256, 4, 1024)
@@ -35,5 +40,9 @@ def listing_1_33(sub, show):
     out = block(x, mask)
     show("x:", tuple(x.shape), "-> output:", tuple(out.shape))
     # Pre-LN keeps the shortcut: the output stays close to its input at initialisation.
-    show("mean |output - x| at initialisation:", f"{(out - x).abs().mean().item():.3f}",
-         " mean |x|:", f"{x.abs().mean().item():.3f}")
+    show(
+        "mean |output - x| at initialisation:",
+        f"{(out - x).abs().mean().item():.3f}",
+        " mean |x|:",
+        f"{x.abs().mean().item():.3f}",
+    )

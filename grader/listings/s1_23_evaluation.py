@@ -1,4 +1,5 @@
 """§1.23 listings 1.39-1.40, run with the student's evaluation code on the kata's trained TinyBERT."""
+
 from grader.checking import fixtures
 from grader.listings import listing
 
@@ -19,14 +20,18 @@ def listing_1_39(sub, show):
     show("Test Accuracy:", sub.evaluate(model, loader))
 
 
-@listing("1.40", book="""              precision    recall  f1-score   support
+@listing(
+    "1.40",
+    book="""              precision    recall  f1-score   support
 
     Negative       0.81      0.80      0.81     12500
     Positive       0.81      0.81      0.81     12500
 
     accuracy                           0.81     25000
    macro avg       0.81      0.81      0.81     25000
-weighted avg       0.81      0.81      0.81     25000""", errata=["E-1.23-q"])
+weighted avg       0.81      0.81      0.81     25000""",
+    errata=["E-1.23-q"],
+)
 def listing_1_40(sub, show):
     """The classification report of the same model, then of counts that give the book's report."""
     model, loader = _model_and_loader(sub)

@@ -1,4 +1,5 @@
 """§1.23 listings 1.41-1.43, run with the student's save, load and predict on the kata's trained TinyBERT."""
+
 from grader.checking import fixtures
 from grader.checks.test_s1_23_inference import BOOK_TEXTS
 from grader.listings import listing
@@ -29,8 +30,12 @@ def listing_1_42(sub, show):
     show("Model loaded successfully!", "tokenizer:", info)
 
 
-@listing("1.43", book="""Prediction: Positive
-Prediction: Negative""", errata=["E-1.23-r", "E-1.23-s"])
+@listing(
+    "1.43",
+    book="""Prediction: Positive
+Prediction: Negative""",
+    errata=["E-1.23-r", "E-1.23-s"],
+)
 def listing_1_43(sub, show):
     """Predict the book's two reviews with a TinyBERT trained by the kata on synthetic reviews."""
     model = _trained(sub)

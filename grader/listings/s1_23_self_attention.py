@@ -1,17 +1,22 @@
 """Listing 1.31 (§1.23), run with the student's s1_23_self_attention."""
+
 import torch
 
 from grader.checks import bert_reference as R
 from grader.listings import listing
 
 
-@listing("1.31", book="""(listing 1.31 prints nothing; listing 1.36 prints this layer as)
+@listing(
+    "1.31",
+    book="""(listing 1.31 prints nothing; listing 1.36 prints this layer as)
 (attn): MultiHeadSelfAttention(
   (qkv): Linear(in_features=256, out_features=768, bias=True)
   (out): Linear(in_features=256, out_features=256, bias=True)
   (attn_dropout): Dropout(p=0.1, inplace=False)
   (out_dropout): Dropout(p=0.1, inplace=False)
-)""", errata=["E-1.23-h", "E-1.23-l"])
+)""",
+    errata=["E-1.23-h", "E-1.23-l"],
+)
 def listing_1_31(sub, show):
     sub.seed(123)
     attn = sub.new("MultiHeadSelfAttention", 256, 4)

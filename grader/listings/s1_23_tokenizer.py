@@ -1,4 +1,5 @@
 """§1.23 listings 1.20–1.22 and 1.24–1.26 run with the student's code (`kata run 1.26`)."""
+
 import importlib.metadata
 import importlib.util
 
@@ -22,11 +23,18 @@ def _tokenizer(sub, **settings):
 @listing("1.20", book=NOTHING)
 def listing_1_20(sub, show):
     """pip install torch datasets tiktoken tqdm scikit-learn"""
-    for dist, module, role in (("torch", "torch", "needed"), ("tiktoken", "tiktoken", "needed"),
-                               ("datasets", "datasets", "needed: every corpus of grader.capstone.data (IMDb from the hub "
-                                "when it answers, local copies, the offline corpus)"),
-                               ("tqdm", "tqdm", "optional: progress bars"),
-                               ("scikit-learn", "sklearn", "for the classification report of listing 1.40")):
+    for dist, module, role in (
+        ("torch", "torch", "needed"),
+        ("tiktoken", "tiktoken", "needed"),
+        (
+            "datasets",
+            "datasets",
+            "needed: every corpus of grader.capstone.data (IMDb from the hub "
+            "when it answers, local copies, the offline corpus)",
+        ),
+        ("tqdm", "tqdm", "optional: progress bars"),
+        ("scikit-learn", "sklearn", "for the classification report of listing 1.40"),
+    ):
         if importlib.util.find_spec(module) is None:
             show(f"{dist:13s} not installed ({role})")
         else:
@@ -36,8 +44,10 @@ def listing_1_20(sub, show):
 @listing("1.21", book=NOTHING)
 def listing_1_21(sub, show):
     """import math, os, torch, torch.nn, torch.nn.functional, torch.utils.data, tiktoken, ..."""
-    show("import math, os, torch, torch.nn, torch.nn.functional, torch.utils.data, tiktoken: done "
-         f"(the exercise module imported in the sandbox; choose_device() -> {sub.choose_device()!r})")
+    show(
+        "import math, os, torch, torch.nn, torch.nn.functional, torch.utils.data, tiktoken: done "
+        f"(the exercise module imported in the sandbox; choose_device() -> {sub.choose_device()!r})"
+    )
 
 
 @listing("1.22", book="device(type='cuda')", errata=["E-1.23-a"])
@@ -73,5 +83,7 @@ def listing_1_26(sub, show):
     long = "I expected little. " * 200 + "But the ending was wonderful."
     for truncation in ("head", "head_tail"):
         t = _tokenizer(sub, truncation=truncation)
-        show(f"  a {len(long):,}-character review, truncation={truncation!r}: ends with "
-             f"{t.decode(t.encode(long))[-40:]!r}")
+        show(
+            f"  a {len(long):,}-character review, truncation={truncation!r}: ends with "
+            f"{t.decode(t.encode(long))[-40:]!r}"
+        )

@@ -13,6 +13,7 @@ reference scores exactly the assignment's points. The raw numbers stay in the re
     "assignment": {"id": "week2", "title": "...", "points": 100, "due": "2027-03-14T23:59:00+08:00",
                    "factor": 1.0869565, "raw_score": 46.0, "raw_max_score": 92.0}
 """
+
 from __future__ import annotations
 
 import copy
@@ -80,7 +81,13 @@ def view(doc: dict, assignment, require_all: bool = False) -> dict:
         e["score"], e["max_score"] = got[0] / 100, got[1] / 100
     out["score"] = sum(got[0] for got in totals.values()) / 100
     out["max_score"] = sum(got[1] for got in totals.values()) / 100
-    out["assignment"] = {"id": assignment.id, "title": assignment.title, "points": assignment.points,
-                         "due": assignment.due.isoformat() if assignment.due else None,
-                         "factor": round(factor, 9), "raw_score": raw_score, "raw_max_score": raw_max}
+    out["assignment"] = {
+        "id": assignment.id,
+        "title": assignment.title,
+        "points": assignment.points,
+        "due": assignment.due.isoformat() if assignment.due else None,
+        "factor": round(factor, 9),
+        "raw_score": raw_score,
+        "raw_max_score": raw_max,
+    }
     return out

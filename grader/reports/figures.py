@@ -5,6 +5,7 @@ Each figure gets a fresh sandboxed worker with its exercise's module imported, e
 A figure the student's code cannot produce (not implemented, raises, a wrong shape) becomes
 an entry with `error` set, in the student's terms; the other figures are still drawn.
 """
+
 from __future__ import annotations
 
 import base64
@@ -35,8 +36,14 @@ class Drawn:
 
     def as_dict(self) -> dict:
         """JSON-friendly form, as grader.reports.report_html reads it (the PNG base64-encoded)."""
-        return {"exercise": self.exercise, "listings": list(self.listings), "name": self.name, "title": self.title,
-                "png_base64": base64.b64encode(self.png).decode("ascii") if self.png else "", "error": self.error}
+        return {
+            "exercise": self.exercise,
+            "listings": list(self.listings),
+            "name": self.name,
+            "title": self.title,
+            "png_base64": base64.b64encode(self.png).decode("ascii") if self.png else "",
+            "error": self.error,
+        }
 
     def file_name(self, listing_id: str) -> str:
         return f"listing-{re.sub(r'[^A-Za-z0-9.]+', '-', listing_id)}-{self.name}.png"
@@ -45,7 +52,9 @@ class Drawn:
 FIGURES_BUDGET_S = 30.0  # all the figures of one page together: the student's code runs again for them
 
 
-def draw(course: Course, box: Sandbox, figures: list[listings.Figure], budget_s: float = FIGURES_BUDGET_S) -> list[Drawn]:
+def draw(
+    course: Course, box: Sandbox, figures: list[listings.Figure], budget_s: float = FIGURES_BUDGET_S
+) -> list[Drawn]:
     """Draw `figures` with the submission running in `box` (started), within `budget_s` seconds in
     all (a grading budget of their own, after the grading's: no call waits past it, and the figures
     after it are entries that say they were not drawn)."""
@@ -55,8 +64,15 @@ def draw(course: Course, box: Sandbox, figures: list[listings.Figure], budget_s:
         ex = course.get(fig.exercise)
         if budget_s <= 0 or budget.exhausted(ex.id):
             why = t("figures_no_budget") if budget_s <= 0 else t("figures_budget", seconds=f"{budget_s:g}")
-            out.append(Drawn(ex.id, fig.listings, fig.name, fig.name, error=t(
-                "plot_failed", listing=", ".join(fig.listings), reason=why)))
+            out.append(
+                Drawn(
+                    ex.id,
+                    fig.listings,
+                    fig.name,
+                    fig.name,
+                    error=t("plot_failed", listing=", ".join(fig.listings), reason=why),
+                )
+            )
             continue
         try:
             worker, remote = open_exercise(box, ex, course=course, budget=budget)
@@ -66,18 +82,33 @@ def draw(course: Course, box: Sandbox, figures: list[listings.Figure], budget_s:
             finally:
                 worker.close()
         except (StudentError, WorkerFault, plots.FigureError) as e:  # the reason may quote the student's text
-            drawn = [Drawn(ex.id, fig.listings, fig.name, fig.name, error=t("plot_failed", listing=", ".join(fig.listings),
-                                                                             reason=plain(str(e)[:2000])))]
+            drawn = [
+                Drawn(
+                    ex.id,
+                    fig.listings,
+                    fig.name,
+                    fig.name,
+                    error=t("plot_failed", listing=", ".join(fig.listings), reason=plain(str(e)[:2000])),
+                )
+            ]
         except Exception as e:  # a value of the wrong kind from the student's code, met by the figure's own code
             reason = plain(f"{type(e).__name__}: {str(e)[:300]}")
-            drawn = [Drawn(ex.id, fig.listings, fig.name, fig.name, error=t("plot_failed", listing=", ".join(fig.listings),
-                                                                             reason=reason))]
+            drawn = [
+                Drawn(
+                    ex.id,
+                    fig.listings,
+                    fig.name,
+                    fig.name,
+                    error=t("plot_failed", listing=", ".join(fig.listings), reason=reason),
+                )
+            ]
         out += drawn
     return out
 
 
-def for_exercises(course: Course, path: str | Path, exercise_ids: list[str],
-                  budget_s: float = FIGURES_BUDGET_S) -> list[Drawn]:
+def for_exercises(
+    course: Course, path: str | Path, exercise_ids: list[str], budget_s: float = FIGURES_BUDGET_S
+) -> list[Drawn]:
     """Open the submission at `path` in its own sandbox and draw every figure of these exercises,
     within `budget_s` seconds (see draw)."""
     listings.load(course)

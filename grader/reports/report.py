@@ -20,6 +20,7 @@ status is "passed", "failed" or "skipped"; listing is a list of listing ids ("1.
 (stable); `title` (what the check checks), the exercises' `title` and every `message` are in the
 report's language, `lang` (`kata --lang`, else the locale).
 """
+
 from __future__ import annotations
 
 from collections import defaultdict
@@ -51,9 +52,15 @@ def to_dict(course: Course, result: GradeResult) -> dict:
     for ex in course.exercises:
         rows = per_ex.get(ex.id)
         if rows:
-            exercises.append({"id": ex.id, "section": ex.section, "title": ex.display_title(),
-                              "score": round(sum(r.score for r in rows), 6),
-                              "max_score": round(sum(r.max_score for r in rows), 6)})
+            exercises.append(
+                {
+                    "id": ex.id,
+                    "section": ex.section,
+                    "title": ex.display_title(),
+                    "score": round(sum(r.score for r in rows), 6),
+                    "max_score": round(sum(r.max_score for r in rows), 6),
+                }
+            )
     return {
         "schema": SCHEMA,
         "kata_version": __version__,
@@ -76,8 +83,9 @@ def to_dict(course: Course, result: GradeResult) -> dict:
 STATUS_STYLE = {"passed": ("✔", "green"), "failed": ("✘", "red"), "skipped": ("–", "yellow")}
 
 
-def print_table(course: Course, result: GradeResult, console: Console | None = None,
-                show_messages: bool = True) -> None:
+def print_table(
+    course: Course, result: GradeResult, console: Console | None = None, show_messages: bool = True
+) -> None:
     console = console or Console()
     by_section: dict[str, list] = defaultdict(list)
     for r in result.results:
@@ -96,13 +104,20 @@ def print_table(course: Course, result: GradeResult, console: Console | None = N
         rows = by_section[section]
         got = sum(r.score for r in rows)
         total = sum(r.max_score for r in rows)
-        table.add_row(Text(f"§{section}", style="bold cyan"), "", "", "", Text(f"{pts(got)}/{pts(total)}", style="bold"))
+        table.add_row(
+            Text(f"§{section}", style="bold cyan"), "", "", "", Text(f"{pts(got)}/{pts(total)}", style="bold")
+        )
         last = None
         for r in rows:
             mark, style = STATUS_STYLE.get(r.status, ("?", "white"))
             name = (r.title or r.name.removeprefix("test_")) + (t("hidden_mark") if r.visibility == "hidden" else "")
-            table.add_row("", Wrapped(titles.get(r.exercise, r.exercise) if r.exercise != last else ""),
-                          Wrapped(name), Text(mark, style=style), f"{pts(r.score)}/{pts(r.max_score)}")
+            table.add_row(
+                "",
+                Wrapped(titles.get(r.exercise, r.exercise) if r.exercise != last else ""),
+                Wrapped(name),
+                Text(mark, style=style),
+                f"{pts(r.score)}/{pts(r.max_score)}",
+            )
             last = r.exercise
     console.print(table)
     if show_messages:

@@ -15,6 +15,7 @@ stands between the student and what to fix.
 `write_html(course, path, doc, out)` writes the page of one grading with the listings' figures
 drawn from the same submission (`kata check --html`, `kata grade --html`).
 """
+
 from __future__ import annotations
 
 import html
@@ -111,16 +112,22 @@ def _late(late: dict | None, tr) -> list[str]:
     if not late:
         return []
     due = str(late.get("due") or "")
-    fields = dict(submitted=_when(late.get("submitted_at", ""), due), due=_when(due, due) if due else "-",
-                  days=late.get("late_days", 0), penalty=_num(late.get("late_penalty", 0)))
+    fields = dict(
+        submitted=_when(late.get("submitted_at", ""), due),
+        due=_when(due, due) if due else "-",
+        days=late.get("late_days", 0),
+        penalty=_num(late.get("late_penalty", 0)),
+    )
     max_days = late.get("max_days")
     key = "html_late"
     if max_days is not None and late.get("late_days", 0) > max_days:
         key, fields["max_days"] = "html_late_zero", _num(max_days)
     final, full = float(late.get("final", 0)), float(late.get("max_score", 0))
     pct = 100.0 * final / full if full else 0.0
-    return [f'<p class="warn" id="late">{tr(key, **fields)}</p>',
-            f'<p class="total" id="final">{tr("html_lms_grade")}: <b>{_num(final)} / {_num(full)}</b> ({pct:.0f}%)</p>']
+    return [
+        f'<p class="warn" id="late">{tr(key, **fields)}</p>',
+        f'<p class="total" id="final">{tr("html_lms_grade")}: <b>{_num(final)} / {_num(full)}</b> ({pct:.0f}%)</p>',
+    ]
 
 
 def _section_key(section: str):
@@ -163,17 +170,26 @@ def render(doc: dict, figures: list[dict] | None = None, lang: str | None = None
 
     score, max_score = float(doc.get("score", 0)), float(doc.get("max_score", 0))
     pct = 100.0 * score / max_score if max_score else 0.0
-    out = [f'<!DOCTYPE html>\n<html lang="{"zh-CN" if lang == "zh" else "en"}"><head><meta charset="utf-8">',
-           '<meta name="viewport" content="width=device-width, initial-scale=1">',
-           f"<title>{tr('html_title')} — {_num(late['final'] if late else score)}/{_num(max_score)}</title>",
-           f"<style>{CSS}</style></head><body><main>",
-           f"<h1>{tr('html_title')}</h1>",
-           f'<p class="total" id="total">{tr("html_score")}: <b>{_num(score)} / {_num(max_score)}</b> ({pct:.0f}%)</p>',
-           _bar(score, max_score),
-           *_late(late, tr),
-           '<p class="meta">' + tr("html_meta", submission=doc.get("submission", ""), version=doc.get("kata_version", ""),
-                                   torch=doc.get("torch", ""), sandbox=doc.get("sandbox", ""),
-                                   seconds=f"{float(doc.get('duration_s') or 0):.0f}") + "</p>"]
+    out = [
+        f'<!DOCTYPE html>\n<html lang="{"zh-CN" if lang == "zh" else "en"}"><head><meta charset="utf-8">',
+        '<meta name="viewport" content="width=device-width, initial-scale=1">',
+        f"<title>{tr('html_title')} — {_num(late['final'] if late else score)}/{_num(max_score)}</title>",
+        f"<style>{CSS}</style></head><body><main>",
+        f"<h1>{tr('html_title')}</h1>",
+        f'<p class="total" id="total">{tr("html_score")}: <b>{_num(score)} / {_num(max_score)}</b> ({pct:.0f}%)</p>',
+        _bar(score, max_score),
+        *_late(late, tr),
+        '<p class="meta">'
+        + tr(
+            "html_meta",
+            submission=doc.get("submission", ""),
+            version=doc.get("kata_version", ""),
+            torch=doc.get("torch", ""),
+            sandbox=doc.get("sandbox", ""),
+            seconds=f"{float(doc.get('duration_s') or 0):.0f}",
+        )
+        + "</p>",
+    ]
     if doc.get("sandbox") not in (None, "bubblewrap"):
         out.append(f'<p class="warn">{tr("html_limits_only")}</p>')
     notes = list(doc.get("notes", []))
@@ -183,20 +199,25 @@ def render(doc: dict, figures: list[dict] | None = None, lang: str | None = None
         out.append(f'<p class="warn">{tr("html_notes_more", count=len(notes) - MAX_NOTES)}</p>')
     out.append(_not_passed(order, sections, checks_by_ex, tr))
 
-    out.append(f"<h2>{tr('html_by_section')}</h2><table class='summary'><thead><tr><th>§</th>"
-               f"<th>{tr('html_exercises')}</th><th class='num'>{tr('html_points')}</th><th></th></tr></thead><tbody>")
+    out.append(
+        f"<h2>{tr('html_by_section')}</h2><table class='summary'><thead><tr><th>§</th>"
+        f"<th>{tr('html_exercises')}</th><th class='num'>{tr('html_points')}</th><th></th></tr></thead><tbody>"
+    )
     for section in order:
         exs = sections[section]
         got, total = sum(float(e.get("score", 0)) for e in exs), sum(float(e.get("max_score", 0)) for e in exs)
-        out.append(f'<tr><td><a href="#s{_e(section)}">§{_e(section)}</a></td><td>{len(exs)}</td>'
-                   f'<td class="num">{_num(got)}/{_num(total)}</td><td style="width:40%">{_bar(got, total)}</td></tr>')
+        out.append(
+            f'<tr><td><a href="#s{_e(section)}">§{_e(section)}</a></td><td>{len(exs)}</td>'
+            f'<td class="num">{_num(got)}/{_num(total)}</td><td style="width:40%">{_bar(got, total)}</td></tr>'
+        )
     out.append("</tbody></table>")
 
     for section in order:
         exs = sections[section]
         got, total = sum(float(e.get("score", 0)) for e in exs), sum(float(e.get("max_score", 0)) for e in exs)
-        out.append(f'<section id="s{_e(section)}"><h2><span>§{_e(section)}</span>'
-                   f'<span>{_num(got)} / {_num(total)}</span></h2>')
+        out.append(
+            f'<section id="s{_e(section)}"><h2><span>§{_e(section)}</span><span>{_num(got)} / {_num(total)}</span></h2>'
+        )
         for ex in exs:
             out.append(_exercise(ex, checks_by_ex.get(ex.get("id", ""), []), figs_by_ex.get(ex.get("id", ""), []), tr))
         out.append("</section>")
@@ -213,30 +234,37 @@ def _not_passed(order: list[str], sections: dict, checks_by_ex: dict, tr) -> str
             rows = [c for c in checks_by_ex.get(ex_id, []) if c.get("status") != "passed"]
             if not rows:
                 continue
-            parts.append(f'<article class="exercise {_status_of(rows)}" id="not-passed-{_e(ex_id)}">'
-                         f'<h3><span><a href="#{_e(ex_id)}">§{_e(section)} {_e(ex.get("title", ex_id))}</a> '
-                         f'<code class="muted">{_e(ex_id)}</code></span>'
-                         f'<span>{_num(ex.get("score", 0))} / {_num(ex.get("max_score", 0))}</span></h3>'
-                         f"{_checks_table(rows, tr)}</article>")
+            parts.append(
+                f'<article class="exercise {_status_of(rows)}" id="not-passed-{_e(ex_id)}">'
+                f'<h3><span><a href="#{_e(ex_id)}">§{_e(section)} {_e(ex.get("title", ex_id))}</a> '
+                f'<code class="muted">{_e(ex_id)}</code></span>'
+                f"<span>{_num(ex.get('score', 0))} / {_num(ex.get('max_score', 0))}</span></h3>"
+                f"{_checks_table(rows, tr)}</article>"
+            )
     if not parts:
         return ""
-    return (f'<section id="not-passed"><h2><span>{tr("html_not_passed")}</span></h2>\n'
-            + "\n".join(parts) + "\n</section>")
+    return (
+        f'<section id="not-passed"><h2><span>{tr("html_not_passed")}</span></h2>\n' + "\n".join(parts) + "\n</section>"
+    )
 
 
 def _checks_table(checks: list[dict], tr) -> str:
-    out = [f"<table class='checks'><thead><tr><th></th><th>{tr('html_check')}</th><th>{tr('html_listing')}</th>"
-           f"<th class='num'>{tr('html_points')}</th></tr></thead><tbody>"]
+    out = [
+        f"<table class='checks'><thead><tr><th></th><th>{tr('html_check')}</th><th>{tr('html_listing')}</th>"
+        f"<th class='num'>{tr('html_points')}</th></tr></thead><tbody>"
+    ]
     for c in checks:
         st = c.get("status", "")
         name = str(c.get("name", "")).removeprefix("test_")
         hidden = f' <span class="muted">{tr("html_hidden")}</span>' if c.get("visibility") == "hidden" else ""
         message = _clip(c.get("message") or "", MAX_MESSAGE)
         msg = f'<pre class="msg">{_e(message)}</pre>' if message and st != "passed" else ""
-        out.append(f'<tr class="{_e(st)}"><td><span class="badge {_e(st)}">{STATUS.get(st, "?")} {tr("html_" + st) if st in STATUS else _e(st)}</span></td>'
-                   f'<td><code>{_e(name)}</code>{hidden}{msg}</td>'
-                   f'<td>{_e(", ".join(c.get("listing") or []))}</td>'
-                   f'<td class="num">{_num(c.get("score", 0))}/{_num(c.get("max_score", 0))}</td></tr>')
+        out.append(
+            f'<tr class="{_e(st)}"><td><span class="badge {_e(st)}">{STATUS.get(st, "?")} {tr("html_" + st) if st in STATUS else _e(st)}</span></td>'
+            f"<td><code>{_e(name)}</code>{hidden}{msg}</td>"
+            f"<td>{_e(', '.join(c.get('listing') or []))}</td>"
+            f'<td class="num">{_num(c.get("score", 0))}/{_num(c.get("max_score", 0))}</td></tr>'
+        )
     out.append("</tbody></table>")
     return "".join(out)
 
@@ -246,23 +274,31 @@ def _exercise(ex: dict, checks: list[dict], figs: list[dict], tr) -> str:
     page), its passed checks folded, and its figures."""
     status = _status_of(checks)
     ex_id = ex.get("id", "")
-    out = [f'<article class="exercise {status}" id="{_e(ex_id)}">',
-           f'<h3><span>{_e(ex.get("title", ex_id))} <code class="muted">{_e(ex_id)}</code></span>'
-           f'<span>{_num(ex.get("score", 0))} / {_num(ex.get("max_score", 0))}</span></h3>']
+    out = [
+        f'<article class="exercise {status}" id="{_e(ex_id)}">',
+        f'<h3><span>{_e(ex.get("title", ex_id))} <code class="muted">{_e(ex_id)}</code></span>'
+        f"<span>{_num(ex.get('score', 0))} / {_num(ex.get('max_score', 0))}</span></h3>",
+    ]
     not_passed = sum(c.get("status") != "passed" for c in checks)
     if not_passed:
-        out.append(f'<p class="not-passed"><a href="#not-passed-{_e(ex_id)}">'
-                   f'{STATUS["failed"]} {tr("html_not_passed_link", count=not_passed)}</a></p>')
+        out.append(
+            f'<p class="not-passed"><a href="#not-passed-{_e(ex_id)}">'
+            f"{STATUS['failed']} {tr('html_not_passed_link', count=not_passed)}</a></p>"
+        )
     passed = [c for c in checks if c.get("status") == "passed"]
     if passed:
         key = "html_passed_one" if len(passed) == 1 else "html_passed_many"
-        out.append(f'<details class="passed-checks"><summary>{STATUS["passed"]} {tr(key, count=len(passed))}'
-                   f"</summary>{_checks_table(passed, tr)}</details>")
+        out.append(
+            f'<details class="passed-checks"><summary>{STATUS["passed"]} {tr(key, count=len(passed))}'
+            f"</summary>{_checks_table(passed, tr)}</details>"
+        )
     for f in figs:
         if f.get("png_base64"):
-            out.append(f'<figure><img alt="{_e(f.get("title", ""))}" src="data:image/png;base64,{_e(f["png_base64"])}">'
-                       f'<figcaption>{tr("html_figure", listing=", ".join(f.get("listings") or []))}'
-                       f"</figcaption></figure>")
+            out.append(
+                f'<figure><img alt="{_e(f.get("title", ""))}" src="data:image/png;base64,{_e(f["png_base64"])}">'
+                f"<figcaption>{tr('html_figure', listing=', '.join(f.get('listings') or []))}"
+                f"</figcaption></figure>"
+            )
         elif f.get("error"):
             out.append(f'<p class="figerr">{_e(f["error"])}</p>')
     out.append("</article>")

@@ -16,6 +16,7 @@ In the bundle of one assignment (`kata release OUT -a ID`) the points are the as
 an exercise of another assignment that its exercises use says so instead of showing points (it is
 worth nothing here); a failure raised in such an exercise's file says where to get it from.
 """
+
 from __future__ import annotations
 
 import re
@@ -81,8 +82,14 @@ def check(course: Course, exercises: list[Exercise], explicit: bool, console: Co
     return Outcome(ok, result, unrun)
 
 
-def show(course: Course, exercises: list[Exercise], result: GradeResult | None, unrun: dict[str, str],
-         console: Console, summary: bool = True) -> None:
+def show(
+    course: Course,
+    exercises: list[Exercise],
+    result: GradeResult | None,
+    unrun: dict[str, str],
+    console: Console,
+    summary: bool = True,
+) -> None:
     rows = result.results if result else []
     bundle = bundle_assignment.of(course)
     elsewhere = set(bundle.needed) if bundle else set()
@@ -111,8 +118,15 @@ def show(course: Course, exercises: list[Exercise], result: GradeResult | None, 
         scores = ["" if ex.id in elsewhere else f"{pts(r.score)}/{pts(r.max_score)}" for r in mine]
         for r, score in zip(mine, scores):
             mark, style = MARK.get(r.status, ("?", "white"))
-            console.print(Rows(Text.assemble("  ", (mark, style), " "), Text(check_label(r)), Text(score, style="dim"),
-                               body_width=label_width, tail_width=max(map(len, scores))))
+            console.print(
+                Rows(
+                    Text.assemble("  ", (mark, style), " "),
+                    Text(check_label(r)),
+                    Text(score, style="dim"),
+                    body_width=label_width,
+                    tail_width=max(map(len, scores)),
+                )
+            )
             if r.status == "skipped" and r.message:  # why it did not run: a missing asset, a missing tool
                 console.print(block(one_line(r.message), 6, style="yellow"))
     fresh = [ex_id for ex_id, status in unrun.items() if status == NOT_STARTED]
@@ -127,8 +141,19 @@ def show(course: Course, exercises: list[Exercise], result: GradeResult | None, 
     if summary and result is not None:
         passed = sum(1 for r in rows if r.status == "passed")
         console.print()
-        console.print(Wrapped(t("check_summary", passed=passed, total=len(rows), score=pts(result.score),
-                                max_score=pts(result.max_score), seconds=f"{result.duration_s:.1f}"), style="bold"))
+        console.print(
+            Wrapped(
+                t(
+                    "check_summary",
+                    passed=passed,
+                    total=len(rows),
+                    score=pts(result.score),
+                    max_score=pts(result.max_score),
+                    seconds=f"{result.duration_s:.1f}",
+                ),
+                style="bold",
+            )
+        )
         if bundle is not None:
             worth = sum(ex.points for ex in course.exercises if ex.id in bundle.graded) * bundle.factor
             console.print(Wrapped(t("bundle_check_points", id=bundle.id, points=pts(worth)), style="dim"))
@@ -236,13 +261,14 @@ def _line_of(course: Course, ex: Exercise, needle: str) -> int | None:
 def explain(course: Course, r: CheckResult, console: Console) -> None:
     ex = course.get(r.exercise)
     kind = kind_of(r)
-    head = Text(t("check_first_failure", id=r.exercise, check=check_label(r), kind=t("check_kind_" + kind)),
-                style="bold red")
+    head = Text(
+        t("check_first_failure", id=r.exercise, check=check_label(r), kind=t("check_kind_" + kind)), style="bold red"
+    )
     console.print(Wrapped(head))
     message = r.message
     line = None
     if kind == "not_implemented":
-        task = message[len(_prefix("not_implemented")):]
+        task = message[len(_prefix("not_implemented")) :]
         line = _line_of(course, ex, task[:60])
         console.print(block(task, 2))
     else:
@@ -269,8 +295,9 @@ def explain(course: Course, r: CheckResult, console: Console) -> None:
         line = int(re.search(re.escape(ex.file) + r":(\d+)", message).group(1))
         bundle = bundle_assignment.of(course)
         if bundle is not None and ex.id in bundle.needed:  # an exercise of another assignment: bring it over
-            console.print(block(t("bundle_earlier_hint", other=ex.id, path=progress.shown_path(course, ex)), 2,
-                                style="yellow"))
+            console.print(
+                block(t("bundle_earlier_hint", other=ex.id, path=progress.shown_path(course, ex)), 2, style="yellow")
+            )
     where = progress.shown_path(course, ex) + (f":{line}" if line else "")
     tail = Text("  " + t("check_edit", path=where), style="cyan")
     if ex.hints:

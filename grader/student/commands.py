@@ -1,5 +1,6 @@
 """The student's commands: `kata check`, `list`, `hint`, `reset`, `watch`, `run`, `notebook` and
 `submit`."""
+
 from __future__ import annotations
 
 import difflib
@@ -25,10 +26,16 @@ def cmd_check(args) -> int:
     from . import checkview
 
     course = load_course(args, require_stubs=False)
-    outcome = checkview.check(course, select(course, [args.id] if args.id else []), bool(args.id), Console(),
-                              full=bool(getattr(args, "full", False)))
+    outcome = checkview.check(
+        course,
+        select(course, [args.id] if args.id else []),
+        bool(args.id),
+        Console(),
+        full=bool(getattr(args, "full", False)),
+    )
     if args.html and outcome.result is not None:
         from ..reports.report import to_dict
+
         _html(course, course.exercises_dir, to_dict(course, outcome.result), args.html)
     return 0 if outcome.ok else 1
 
@@ -107,10 +114,11 @@ def cmd_run(args) -> int:
         section = asked.lstrip("§").strip()
         ids = [i for i, lst in registry.items() if course.get(lst.exercise).section == section]
         if not ids:
-            sections = sorted({course.get(lst.exercise).section for lst in registry.values()},
-                              key=lambda s: [int(x) if x.isdigit() else x for x in s.split(".")])
-            print(t("no_section_listing", section=section, known=", ".join("§" + s for s in sections)),
-                  file=sys.stderr)
+            sections = sorted(
+                {course.get(lst.exercise).section for lst in registry.values()},
+                key=lambda s: [int(x) if x.isdigit() else x for x in s.split(".")],
+            )
+            print(t("no_section_listing", section=section, known=", ".join("§" + s for s in sections)), file=sys.stderr)
             return 2
         rcs = [_run_listing(args, course, registry[i]) for i in ids]
         return max(rcs)
@@ -172,8 +180,16 @@ def _run_listing(args, course, lst) -> int:
     ours = plain("\n".join(lines) + (f"\n✘ {error}" if error else ""))  # the student's values: no terminal control
     if args.book:
         book = lst.book or t("beyond_book_listing" if ex.beyond_book else "nothing_printed")
-        console.print(book_view(title, t("your_code", path="exercises/" if args.path is None else args.path), ours,
-                                t("book_prints"), book, console.width))
+        console.print(
+            book_view(
+                title,
+                t("your_code", path="exercises/" if args.path is None else args.path),
+                ours,
+                t("book_prints"),
+                book,
+                console.width,
+            )
+        )
         from ..course.messages import language
         from ..listings import errata
 
@@ -204,8 +220,7 @@ def cmd_notebook(args) -> int:
         chosen = [ex for ex in chosen if notebook_path(course, ex).exists()]
     backups, code = Backups(course), 0
     for ex in chosen:
-        done = (to_py(course, ex, backups, args.force) if args.to_py
-                else to_notebook(course, ex, backups, args.force))
+        done = to_py(course, ex, backups, args.force) if args.to_py else to_notebook(course, ex, backups, args.force)
         stream = sys.stdout if done.ok else sys.stderr
         print(done.message if done.ok else f"kata notebook: {done.message}", file=stream)
         if done.backup:
@@ -230,9 +245,16 @@ def cmd_submit(args) -> int:
         print(t("submit_packing", folder=ex_dir, files=n_files))
         if not args.no_check:
             print(t("submit_running"), file=sys.stderr)
+
     try:
-        done = submit(course, out, run_checks=not args.no_check, folder=folder,
-                      anyway=getattr(args, "anyway", False), on_start=starting)
+        done = submit(
+            course,
+            out,
+            run_checks=not args.no_check,
+            folder=folder,
+            anyway=getattr(args, "anyway", False),
+            on_start=starting,
+        )
     except SubmitError as e:
         print(f"kata submit: {e}", file=sys.stderr)
         return 2
@@ -241,14 +263,29 @@ def cmd_submit(args) -> int:
     exercises = done.manifest["exercises"]
     for ex_id, e in exercises.items():
         if e["status"] in ("failing", "missing"):
-            print(t("submit_status", id=ex_id, status=t(f"status_{e['status']}"), passed=e["passed"],
-                    total=e["total"], graded=e["graded"] or "-"))
+            print(
+                t(
+                    "submit_status",
+                    id=ex_id,
+                    status=t(f"status_{e['status']}"),
+                    passed=e["passed"],
+                    total=e["total"],
+                    graded=e["graded"] or "-",
+                )
+            )
     n_files, written = len(done.manifest["files"]), os.path.relpath(done.path)
     if args.no_check:
         print(t("submit_wrote_unchecked", out=written, files=n_files))
     else:
-        print(t("submit_wrote", out=written, files=n_files, total=len(exercises),
-                passing=sum(e["status"] == "passing" for e in exercises.values())))
+        print(
+            t(
+                "submit_wrote",
+                out=written,
+                files=n_files,
+                total=len(exercises),
+                passing=sum(e["status"] == "passing" for e in exercises.values()),
+            )
+        )
     return 0
 
 
@@ -270,5 +307,8 @@ def book_view(title: str, mine: str, ours: str, theirs: str, book: str, width: i
         table.add_column(theirs)
         table.add_row(ours, book)
         return table
-    return Group(Text(title, style="bold"), Panel(ours, title=mine, title_align="left", expand=False),
-                 Panel(book, title=theirs, title_align="left", expand=False))
+    return Group(
+        Text(title, style="bold"),
+        Panel(ours, title=mine, title_align="left", expand=False),
+        Panel(book, title=theirs, title_align="left", expand=False),
+    )

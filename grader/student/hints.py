@@ -5,6 +5,7 @@ every hint at once. How many hints of each exercise a student has seen is kept i
 `.kata/hints.json` ({exercise id: number revealed}); a damaged file is moved aside and the
 hints start again from the first (the command says so).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -56,8 +57,7 @@ def reveal(course: Course, ex: Exercise, everything: bool = False) -> Reveal:
     problem = ""
     if state.problem:
         where = state.moved_to.relative_to(course.root) if state.moved_to else state.path
-        problem = t("hint_state_damaged", path=state.path.relative_to(course.root), reason=state.problem,
-                    moved=where)
+        problem = t("hint_state_damaged", path=state.path.relative_to(course.root), reason=state.problem, moved=where)
     saved = True
     if after != before or state.problem:
         state.data[ex.id] = after
@@ -81,7 +81,7 @@ def show(rev: Reveal, console: Console, key: str = "") -> None:
         return
     console.print(Text(t("hint_title", id=ex.id, section=ex.section, title=ex.display_title()), style="bold"))
     total = len(rev.hints)
-    for i, hint in enumerate(rev.hints[:rev.shown], 1):
+    for i, hint in enumerate(rev.hints[: rev.shown], 1):
         fresh = i > rev.shown - rev.new
         line = Text(f"  {t('hint_label', n=i, total=total)}  ", style="bold yellow" if fresh else "dim")
         line.append(hint, style="" if fresh else "dim")

@@ -21,6 +21,7 @@ grader/course/bundle_assignment.py), "assignment" says which it is, and the exer
 assignments that its exercises use ("in_assignment": false, listed in "needed") are worth 0 here
 and left out of "progress".
 """
+
 from __future__ import annotations
 
 import json
@@ -35,12 +36,28 @@ from ..course.manifest import Course
 from ..course.messages import t
 from ..course.wrapping import Wrapped
 from ..reports.report import pts
-from .progress import (EMPTY, FAILING, MISSING, NOT_STARTED, PASSING, UNKNOWN, Standing, hidden_points,
-                       next_unsolved, public_points)
+from .progress import (
+    EMPTY,
+    FAILING,
+    MISSING,
+    NOT_STARTED,
+    PASSING,
+    UNKNOWN,
+    Standing,
+    hidden_points,
+    next_unsolved,
+    public_points,
+)
 
 SCHEMA = 1
-STYLE = {PASSING: ("✔", "green"), FAILING: ("✘", "red"), NOT_STARTED: ("·", "dim"),
-         MISSING: ("!", "bold red"), EMPTY: ("!", "bold red"), UNKNOWN: ("?", "yellow")}
+STYLE = {
+    PASSING: ("✔", "green"),
+    FAILING: ("✘", "red"),
+    NOT_STARTED: ("·", "dim"),
+    MISSING: ("!", "bold red"),
+    EMPTY: ("!", "bold red"),
+    UNKNOWN: ("?", "yellow"),
+}
 
 
 def to_dict(found: list[Standing], course: Course | None = None) -> dict:
@@ -49,23 +66,42 @@ def to_dict(found: list[Standing], course: Course | None = None) -> dict:
     bundle = bundle_assignment.of(course) if course is not None else None
     return {
         "schema": SCHEMA,
-        "exercises": [{"id": s.exercise.id, "section": s.exercise.section, "title": s.exercise.display_title(),
-                       "file": f"exercises/{s.exercise.file}", "status": s.status, "points": _sum([_points(s)]),
-                       "public_points": _sum([_public(s)]), "public_points_passed": _earned(s),
-                       "hidden_points": _sum([_hidden(s)]),
-                       "public_passed": s.passed if s.status not in (UNKNOWN,) else None,
-                       "public_total": s.total, "from_cache": s.from_cache, "in_assignment": s.in_assignment,
-                       "beyond_book": s.exercise.beyond_book}
-                      for s in found],
-        "progress": {"passing": sum(s.solved for s in counted), "exercises": len(counted),
-                     "public_points_passed": _sum(_earned(s) for s in counted),
-                     "public_points": _sum(_public(s) for s in counted),
-                     "hidden_points": _sum(_hidden(s) for s in counted),
-                     "max_points": _sum(_points(s) for s in counted)},
+        "exercises": [
+            {
+                "id": s.exercise.id,
+                "section": s.exercise.section,
+                "title": s.exercise.display_title(),
+                "file": f"exercises/{s.exercise.file}",
+                "status": s.status,
+                "points": _sum([_points(s)]),
+                "public_points": _sum([_public(s)]),
+                "public_points_passed": _earned(s),
+                "hidden_points": _sum([_hidden(s)]),
+                "public_passed": s.passed if s.status not in (UNKNOWN,) else None,
+                "public_total": s.total,
+                "from_cache": s.from_cache,
+                "in_assignment": s.in_assignment,
+                "beyond_book": s.exercise.beyond_book,
+            }
+            for s in found
+        ],
+        "progress": {
+            "passing": sum(s.solved for s in counted),
+            "exercises": len(counted),
+            "public_points_passed": _sum(_earned(s) for s in counted),
+            "public_points": _sum(_public(s) for s in counted),
+            "hidden_points": _sum(_hidden(s) for s in counted),
+            "max_points": _sum(_points(s) for s in counted),
+        },
         "next": nxt.exercise.id if nxt else None,
-        "assignment": None if bundle is None else {"id": bundle.id, "title": bundle.title(),
-                                                   "points": _sum(_points(s) for s in counted),
-                                                   "needed": list(bundle.needed)},
+        "assignment": None
+        if bundle is None
+        else {
+            "id": bundle.id,
+            "title": bundle.title(),
+            "points": _sum(_points(s) for s in counted),
+            "needed": list(bundle.needed),
+        },
     }
 
 
@@ -109,8 +145,17 @@ def progress_bar(found: list[Standing], width: int = 40) -> Wrapped:
     line = Text(t("list_progress") + " ", style="bold")
     line.append("█" * filled, style="green")
     line.append("░" * (width - filled), style="dim")
-    line.append(" " + t("list_progress_counts", done=done, total=len(found), points=pts(points),
-                        max_points=pts(total_points), hidden=pts(hidden)))
+    line.append(
+        " "
+        + t(
+            "list_progress_counts",
+            done=done,
+            total=len(found),
+            points=pts(points),
+            max_points=pts(total_points),
+            hidden=pts(hidden),
+        )
+    )
     return Wrapped(line)
 
 
@@ -144,8 +189,9 @@ def show(course: Course, found: list[Standing], console: Console) -> None:
     console.print(table(course, found))
     needed = [s.exercise.id for s in found if not s.in_assignment]
     if needed:
-        console.print(Wrapped(t("bundle_needed_note", ids=", ".join(needed), id=bundle_assignment.of(course).id),
-                              style="yellow"))
+        console.print(
+            Wrapped(t("bundle_needed_note", ids=", ".join(needed), id=bundle_assignment.of(course).id), style="yellow")
+        )
     console.print(progress_bar(found))
     nxt = next_unsolved(found)
     if nxt is None:

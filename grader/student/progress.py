@@ -9,6 +9,7 @@ that run (found statically and as its workers reported them: s1_23_encoder_block
 stale once s1_23_feed_forward.py changes), so `kata list` runs only the exercises whose code
 changed since their last check (by `kata check`, `kata watch` or `kata list`).
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -29,7 +30,13 @@ if TYPE_CHECKING:  # the runner imports torch and pytest: only load them to run 
     from ..checking.results import GradeResult
 
 MISSING, EMPTY, NOT_STARTED, FAILING, PASSING, UNKNOWN = (
-    "missing", "empty", "not_started", "failing", "passing", "unknown")
+    "missing",
+    "empty",
+    "not_started",
+    "failing",
+    "passing",
+    "unknown",
+)
 CACHE_SCHEMA = 1
 
 
@@ -198,8 +205,15 @@ def grade(course: Course, exercises: list[Exercise], full: bool = False) -> tupl
             if p.is_file():
                 shas[ex.id] = sha(p.read_bytes())
         # --full: the reads at the training size are seconds a check, worth a lane per core whatever the count
-        result = lanes.run(course, sub, exercises, public_only=True, grading=True if full else None,
-                           lanes=lanes.count() if full else None, skip_missing_assets=True)
+        result = lanes.run(
+            course,
+            sub,
+            exercises,
+            public_only=True,
+            grading=True if full else None,
+            lanes=lanes.count() if full else None,
+            skip_missing_assets=True,
+        )
     scale(course, result)
     record(course, result, shas)
     return result, shas
@@ -225,11 +239,17 @@ def record(course: Course, result: GradeResult, shas: dict[str, str]) -> None:
         if not rows:
             continue
         passed = sum(1 for r in rows if r.status == "passed")
-        cache.data[ex_id] = {"sha": digest, "checks": fingerprint(course, ex), "deps": result.imports.get(ex_id, {}),
-                             "status": PASSING if passed == len(rows) else FAILING,
-                             "passed": passed, "total": len(rows),
-                             "score": round(sum(r.score for r in rows), 6), "at": int(time.time()),
-                             "sandbox": result.sandbox}
+        cache.data[ex_id] = {
+            "sha": digest,
+            "checks": fingerprint(course, ex),
+            "deps": result.imports.get(ex_id, {}),
+            "status": PASSING if passed == len(rows) else FAILING,
+            "passed": passed,
+            "total": len(rows),
+            "score": round(sum(r.score for r in rows), 6),
+            "at": int(time.time()),
+            "sandbox": result.sandbox,
+        }
     try:
         cache.save()
     except OSError:
@@ -239,8 +259,9 @@ def record(course: Course, result: GradeResult, shas: dict[str, str]) -> None:
 def standing_from(ex: Exercise, result: GradeResult, digest: str) -> Standing:
     rows = [r for r in result.results if r.exercise == ex.id]
     passed = sum(1 for r in rows if r.status == "passed")
-    return Standing(ex, PASSING if rows and passed == len(rows) else FAILING, passed, len(rows),
-                    sum(r.score for r in rows), digest)
+    return Standing(
+        ex, PASSING if rows and passed == len(rows) else FAILING, passed, len(rows), sum(r.score for r in rows), digest
+    )
 
 
 def standings(course: Course, run: bool = True, on_run=None) -> list[Standing]:
@@ -258,8 +279,17 @@ def standings(course: Course, run: bool = True, on_run=None) -> list[Standing]:
             continue
         entry = _cached(cache.data.get(ex.id), digest, fingerprint(course, ex), course)
         if entry is not None:
-            out.append(Standing(ex, entry["status"], int(entry.get("passed", 0)), total,
-                                float(entry.get("score", 0)), digest, from_cache=True))
+            out.append(
+                Standing(
+                    ex,
+                    entry["status"],
+                    int(entry.get("passed", 0)),
+                    total,
+                    float(entry.get("score", 0)),
+                    digest,
+                    from_cache=True,
+                )
+            )
         else:
             out.append(Standing(ex, UNKNOWN, 0, total, 0.0, digest))
             pending.append(ex)

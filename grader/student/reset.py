@@ -4,6 +4,7 @@ The stub is generated from the solution (`stubs.stub_text`), exactly as `kata st
 it. The file it replaces, if any, is first copied to `.kata/backups/<time>/<file>`; a file
 that already equals the stub is left alone.
 """
+
 from __future__ import annotations
 
 import shutil

@@ -4,6 +4,7 @@ A file that cannot be read back (half written, edited by hand, not JSON, the wro
 never fatal: it is moved aside to `<name>.damaged` and the command starts from an empty state,
 saying so once. Writes are atomic, so an interrupted command leaves the old file whole.
 """
+
 from __future__ import annotations
 
 import json
@@ -57,5 +58,6 @@ class StateFile:
             self.moved_to = None
 
     def save(self) -> None:
-        atomic.write_json(self.path, {"schema": self.schema, "data": self.data}, indent=1, sort_keys=True,
-                          mode=0o600)  # a student's own progress and hints: not for other users of the machine
+        atomic.write_json(
+            self.path, {"schema": self.schema, "data": self.data}, indent=1, sort_keys=True, mode=0o600
+        )  # a student's own progress and hints: not for other users of the machine

@@ -16,6 +16,7 @@ installed elsewhere; its exercises/ holds the untouched stubs). No such folder, 
 exercise file is still its stub (the student worked somewhere else), stops the command with the
 reason and writes nothing; `anyway=True` hands in the stubs all the same.
 """
+
 from __future__ import annotations
 
 import json
@@ -108,8 +109,11 @@ def statuses(course, run_checks: bool, folder: Path | None = None) -> tuple[dict
             out[ex.id] = {"status": "not run", "passed": 0, "total": 0, "graded": None}
         return out, [], ""
     with open_submission(ex_dir, course.chapter, course.exercises) as sub:
-        digests = {ex.id: progress.sha(sub.path(ex.file).read_bytes()) for ex in course.exercises
-                   if sub.path(ex.file).is_file()}
+        digests = {
+            ex.id: progress.sha(sub.path(ex.file).read_bytes())
+            for ex in course.exercises
+            if sub.path(ex.file).is_file()
+        }
         known = _known_verdicts(course, sub, digests)
         pending = [ex for ex in course.exercises if ex.id not in known]
         rows_of: dict[str, list] = {}
@@ -143,8 +147,12 @@ def statuses(course, run_checks: bool, folder: Path | None = None) -> tuple[dict
                 rows = rows_of.get(ex.id, [])
                 passed, total = sum(r.status == "passed" for r in rows), len(rows)
             status = "missing" if source is None else "passing" if total and passed == total else "failing"
-            out[ex.id] = {"status": status, "passed": passed, "total": total,
-                          "graded": (prefix / source).as_posix() if source else None}
+            out[ex.id] = {
+                "status": status,
+                "passed": passed,
+                "total": total,
+                "graded": (prefix / source).as_posix() if source else None,
+            }
         return out, notes, "+".join(sorted(k for k in kinds if k))
 
 
@@ -165,8 +173,9 @@ def _known_verdicts(course, sub, digests: dict[str, str]) -> dict[str, dict]:
             continue
         deps = entry.get("deps")
         if not isinstance(deps, dict) or not all(
-                f in by_file and (progress.sha(sub.path(f).read_bytes()) if sub.path(f).is_file() else "") == d
-                for f, d in deps.items()):
+            f in by_file and (progress.sha(sub.path(f).read_bytes()) if sub.path(f).is_file() else "") == d
+            for f, d in deps.items()
+        ):
             continue
         if int(entry.get("total", -1)) != progress.public_total(ex):
             continue
@@ -174,8 +183,9 @@ def _known_verdicts(course, sub, digests: dict[str, str]) -> dict[str, dict]:
     return found
 
 
-def submit(course, out: Path, run_checks: bool = True, folder: Path | None = None, anyway: bool = False,
-           on_start=None) -> Submitted:
+def submit(
+    course, out: Path, run_checks: bool = True, folder: Path | None = None, anyway: bool = False, on_start=None
+) -> Submitted:
     """Zip `folder`'s exercises/ (default: the course's own) into `out`. `on_start(exercises folder,
     number of files)` is called once the files are known to be the student's, before the checks run."""
     folder = Path(folder).resolve() if folder is not None else course.root
@@ -200,9 +210,13 @@ def submit(course, out: Path, run_checks: bool = True, folder: Path | None = Non
             if when <= times[py]:
                 contents[i] = (p, name, data, _zip_time(_timestamp(times[py]) + 2))
     doc = {
-        "kind": kata_manifest.KIND, "schema": kata_manifest.SCHEMA, "kata_version": __version__,
+        "kind": kata_manifest.KIND,
+        "schema": kata_manifest.SCHEMA,
+        "kata_version": __version__,
         "created": datetime.now(timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z"),
-        "course": course.title, "chapter": course.chapter, "sandbox": sandbox,
+        "course": course.title,
+        "chapter": course.chapter,
+        "sandbox": sandbox,
         "files": {name: kata_manifest.file_entry(data) for _, name, data, _ in contents},
         "exercises": exercises,
     }

@@ -8,6 +8,7 @@ next exercise not passing. Keys: h shows the next hint (the same hints and state
 `kata hint`), q quits; Ctrl-C quits too. The terminal is put in cbreak mode (keys without
 Enter, no echo) only while watching, and restored on every way out.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -67,8 +68,9 @@ class Watch:
         import watchfiles
 
         try:
-            for changes in watchfiles.watch(self.course.exercises_dir, stop_event=self.stop, debounce=150,
-                                            step=50, raise_interrupt=False):
+            for changes in watchfiles.watch(
+                self.course.exercises_dir, stop_event=self.stop, debounce=150, step=50, raise_interrupt=False
+            ):
                 self.events.put(("changed", {Path(p) for _, p in changes}))
         except Exception as e:  # the folder vanished, too many watches, ...
             self.events.put(("watch_failed", str(e)))
@@ -180,8 +182,10 @@ class Watch:
         # A copy of the terminal's descriptor: pytest points fd 0 at /dev/null while checks run.
         fd = os.dup(sys.stdin.fileno()) if self.keys else None
         old = signal.signal(signal.SIGINT, self._sigint)
-        threads = [threading.Thread(target=self._files, daemon=True),
-                   threading.Thread(target=self._keep_warm, daemon=True)]
+        threads = [
+            threading.Thread(target=self._files, daemon=True),
+            threading.Thread(target=self._keep_warm, daemon=True),
+        ]
         if fd is not None:
             threads.append(threading.Thread(target=self._keys, args=(fd,), daemon=True))
         try:

@@ -8,6 +8,7 @@ worker waits at most what is left of it (`cap`), and a long call stops as soon a
 CPU time runs out (`stop`). The CPU time is the sandbox's cgroup's (every process in it, the
 children a student's code forks too); where no cgroup can be made, only wall time is counted.
 """
+
 from __future__ import annotations
 
 import time
@@ -17,9 +18,14 @@ from ..course.messages import t
 
 
 class Budget:
-    def __init__(self, wall_s: float, cpu_s: float | None = None,
-                 cpu_used: Callable[[], float | None] | None = None, clock: Callable[[], float] = time.monotonic,
-                 shared=None):
+    def __init__(
+        self,
+        wall_s: float,
+        cpu_s: float | None = None,
+        cpu_used: Callable[[], float | None] | None = None,
+        clock: Callable[[], float] = time.monotonic,
+        shared=None,
+    ):
         """`shared`: the budget of several lanes grading one submission side by side
         (grader/checking/lanes.py): `started` (their common start on `clock`), `spent()` (how it ran
         out in any lane: "wall", "cpu" or None) and `spend(how)`. `cpu_used` then counts every lane."""

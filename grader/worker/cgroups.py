@@ -14,6 +14,7 @@ The group is made below the grader's own cgroup, so the host's accounting of the
 covers it. Elsewhere (an unprivileged container, say) `Group.create` returns None and the
 per-process limits are all there is; SECURITY.md says so.
 """
+
 from __future__ import annotations
 
 import os

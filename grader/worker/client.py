@@ -1,6 +1,7 @@
 """The trusted side of the worker: start the sandboxed fork server, get fresh worker processes
 from it, send requests with a time limit, and turn every fault into a plain-words reason.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -52,8 +53,14 @@ SIGNAL_REASONS = {  # catalog keys (grader/course/messages.py)
 class Sandbox:
     """One fork server for one submission. Use as a context manager."""
 
-    def __init__(self, submission_dir: str | Path, limits: sandbox.Limits | None = None,
-                 hide: list[str] | None = None, start_timeout: float = 60.0, assets_dir: str | None = None):
+    def __init__(
+        self,
+        submission_dir: str | Path,
+        limits: sandbox.Limits | None = None,
+        hide: list[str] | None = None,
+        start_timeout: float = 60.0,
+        assets_dir: str | None = None,
+    ):
         self.submission_dir = str(Path(submission_dir).resolve())
         self.limits = limits or sandbox.Limits()
         if self.limits.nproc is None:
@@ -98,8 +105,7 @@ class Sandbox:
         self._t0 = time.perf_counter()
         self.tmp = tempfile.mkdtemp(prefix="kata-worker-")
         runtime = os.path.join(self.tmp, "runtime")
-        shutil.copytree(RUNTIME_SRC, os.path.join(runtime, "kata_worker"),
-                        ignore=shutil.ignore_patterns("__pycache__"))
+        shutil.copytree(RUNTIME_SRC, os.path.join(runtime, "kata_worker"), ignore=shutil.ignore_patterns("__pycache__"))
         # The workers' output files: on the host, in a folder the sandbox never sees. Each worker
         # gets its own, opened here and passed in as its stdout/stderr, and removed when it ends.
         self.logs = os.path.join(self.tmp, "logs")
@@ -120,9 +126,16 @@ class Sandbox:
             for folder, _dirs, _files in os.walk(assets):  # copytree kept the folders' modes (000 shut the worker out)
                 os.chmod(folder, 0o755)
         try:
-            p = sandbox.plan(runtime, self.submission_dir, self.workdir, self.hide, assets,
-                             tmp_mb=self.limits.disk_mb, uid=self._lease.uid,
-                             proc_dir=os.path.join(self.tmp, "proc"))
+            p = sandbox.plan(
+                runtime,
+                self.submission_dir,
+                self.workdir,
+                self.hide,
+                assets,
+                tmp_mb=self.limits.disk_mb,
+                uid=self._lease.uid,
+                proc_dir=os.path.join(self.tmp, "proc"),
+            )
         except sandbox.SandboxUnavailable:
             self.close()
             raise
@@ -136,22 +149,35 @@ class Sandbox:
         if self._wall is not None:
             sandbox._WALLED.add(self._wall)
         if p.kind == "bubblewrap" or self._wall is not None:
-            self.group = cgroups.Group.create(f"kata-{self._lease.uid or os.getpid()}-{os.path.basename(self.tmp)}",
-                                              max_tasks=(self.limits.nproc or 512) + 64)
+            self.group = cgroups.Group.create(
+                f"kata-{self._lease.uid or os.getpid()}-{os.path.basename(self.tmp)}",
+                max_tasks=(self.limits.nproc or 512) + 64,
+            )
         self._memory_cap = None
         if self.group is not None:
             self.group.limit_memory(self.limits.memory_mb + self.limits.disk_mb)  # until the first worker
             argv = self.group.wrap(argv)
         parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        config = {"ctl_fd": child.fileno(), "submission": p.submission, "workdir": p.workdir,
-                  "private_tmp": p.kind == "bubblewrap", "tmp_mb": self.limits.disk_mb, "uid": uid,
-                  "tmp_binds": p.tmp_binds,
-                  "limits": self.limits.as_dict()}
+        config = {
+            "ctl_fd": child.fileno(),
+            "submission": p.submission,
+            "workdir": p.workdir,
+            "private_tmp": p.kind == "bubblewrap",
+            "tmp_mb": self.limits.disk_mb,
+            "uid": uid,
+            "tmp_binds": p.tmp_binds,
+            "limits": self.limits.as_dict(),
+        }
         self._owner = os.getpid()
         self.proc = subprocess.Popen(
-            argv + [json.dumps(config)], pass_fds=[child.fileno()], env=sandbox.clean_env(),
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-            stderr=open(os.path.join(self.tmp, "sandbox.log"), "wb"), start_new_session=True)
+            argv + [json.dumps(config)],
+            pass_fds=[child.fileno()],
+            env=sandbox.clean_env(),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=open(os.path.join(self.tmp, "sandbox.log"), "wb"),
+            start_new_session=True,
+        )
         child.close()
         self.ctl = parent
         self.ready = {}
@@ -230,7 +256,9 @@ class Sandbox:
             self.close()
             if not self.proven and kind == "bubblewrap":  # the sandbox itself, not the student's code
                 lines = [line for line in log.splitlines() if line.startswith("bwrap:")] or log.splitlines()[-1:]
-                raise sandbox.SandboxUnavailable(t("sandbox_failed", cause=lines[-1] if lines else "no message")) from None
+                raise sandbox.SandboxUnavailable(
+                    t("sandbox_failed", cause=lines[-1] if lines else "no message")
+                ) from None
             raise WorkerFault("start", t("fault_start", log=log)) from None
         self.proven = True
         self.startup_s = time.perf_counter() - self._t0
@@ -446,7 +474,7 @@ def _running(pid: int) -> bool:
             stat = f.read()
     except OSError:
         return False
-    return stat[stat.rfind(b")") + 2:][:1] not in (b"Z", b"X")
+    return stat[stat.rfind(b")") + 2 :][:1] not in (b"Z", b"X")
 
 
 def _stage_pinned(src: str, dst: str) -> bool:
@@ -475,8 +503,9 @@ class Worker:
 
     POLL_S = 0.5  # how often a long call asks whether its worker still lives
 
-    def __init__(self, box: Sandbox, sock: socket.socket, pid: int, log_path: str, limits: sandbox.Limits,
-                 oom_before: int = 0):
+    def __init__(
+        self, box: Sandbox, sock: socket.socket, pid: int, log_path: str, limits: sandbox.Limits, oom_before: int = 0
+    ):
         self.box = box
         self.oom_before = oom_before
         self.limits = limits
@@ -539,8 +568,10 @@ class Worker:
                 if "callback" in reply:
                     asked += 1
                     if answer is None or asked > self.MAX_QUESTIONS:
-                        raise wire.WireError(f"the worker asked the grader more than {self.MAX_QUESTIONS if answer else 0} "
-                                             "questions in one call")
+                        raise wire.WireError(
+                            f"the worker asked the grader more than {self.MAX_QUESTIONS if answer else 0} "
+                            "questions in one call"
+                        )
                     said, more = answer(reply, out, deadline)
                     self.sock.settimeout(max(0.001, deadline - time.monotonic()))
                     wire.send(self.sock, said, more)

@@ -16,6 +16,7 @@ the workers' seccomp filter refuses (runtime/syscalls.py); the pid counter of th
 namespace, which its checks share; the timing of reads (a file's pages in the page cache); and
 when each check starts.
 """
+
 from __future__ import annotations
 
 import os
@@ -41,8 +42,15 @@ def _names(text: str) -> list[str]:
 def stat(cpus: int) -> str:
     zeros = " 0" * 10
     lines = [f"cpu {zeros}"] + [f"cpu{i}{zeros}" for i in range(cpus)]
-    lines += ["intr 0", "ctxt 0", "btime 0", "processes 1", "procs_running 1", "procs_blocked 0",
-              "softirq 0" + " 0" * 10]
+    lines += [
+        "intr 0",
+        "ctxt 0",
+        "btime 0",
+        "processes 1",
+        "procs_running 1",
+        "procs_blocked 0",
+        "softirq 0" + " 0" * 10,
+    ]
     return "\n".join(lines) + "\n"
 
 

@@ -8,6 +8,7 @@
 Values come back decoded from the wire: tensors, plain values, or `RemoteObject`s.
 Errors in the student's code raise `StudentError` with a message in the student's terms.
 """
+
 from __future__ import annotations
 
 import builtins
@@ -33,8 +34,7 @@ class StudentError(Exception):
     message (does the error name the key that differs?) reads `detail`, and one that asks which
     exception was raised compares `type` (an `Unshown` there): both reveal only the check's verdict."""
 
-    def __init__(self, kind: str, message: str, where: str = "", trace: str = "", type: str = "",
-                 detail: str = ""):
+    def __init__(self, kind: str, message: str, where: str = "", trace: str = "", type: str = "", detail: str = ""):
         super().__init__(message)
         self.kind = kind
         self.type = type  # the exception class name raised in the worker, e.g. "ValueError"
@@ -97,8 +97,9 @@ def _worded(err: dict, hint: str | None = None, exercise: str = "", forbidden: f
 # those inputs out in the report, so a hidden check shows none (not even which of these it raised).
 IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,39}")
 DOTTED = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,79}(\.[A-Za-z_][A-Za-z0-9_]{0,79}){0,5}")
-BUILTIN_EXCEPTIONS = frozenset(name for name, obj in vars(builtins).items()
-                               if isinstance(obj, type) and issubclass(obj, BaseException))
+BUILTIN_EXCEPTIONS = frozenset(
+    name for name, obj in vars(builtins).items() if isinstance(obj, type) and issubclass(obj, BaseException)
+)
 
 
 def _earlier(err: dict, exercise: str, exercises: frozenset) -> dict | None:
@@ -127,13 +128,26 @@ def _earlier_error(label: str, err: dict, found: dict) -> StudentError | None:
     else:  # missing names, signatures, forbidden APIs, memory: the usual message says it best
         return None
     detail = err.get("message", "")
-    return StudentError(kind, text, f"{found['file']}:{found['line']}", err.get("trace", ""), name,
-                        detail if isinstance(detail, str) else "")
+    return StudentError(
+        kind,
+        text,
+        f"{found['file']}:{found['line']}",
+        err.get("trace", ""),
+        name,
+        detail if isinstance(detail, str) else "",
+    )
 
 
-def student_error(label: str, err: dict, memory_mb: int | None = None, hidden: "HiddenContext | None" = None,
-                  exercise: str = "", exercises: frozenset = frozenset(), hint: str | None = None,
-                  forbidden: frozenset = frozenset()) -> StudentError:
+def student_error(
+    label: str,
+    err: dict,
+    memory_mb: int | None = None,
+    hidden: "HiddenContext | None" = None,
+    exercise: str = "",
+    exercises: frozenset = frozenset(),
+    hint: str | None = None,
+    forbidden: frozenset = frozenset(),
+) -> StudentError:
     if hidden is not None:
         return _hidden_error(label, err, memory_mb, hidden)
     found = _earlier(err, exercise, exercises) if exercise else None
@@ -221,8 +235,11 @@ def _hidden_error(label: str, err: dict, memory_mb: int | None, hidden: HiddenCo
     name = Unshown(name if isinstance(name, str) and name in BUILTIN_EXCEPTIONS else "Exception")
     runtime = err.get("runtime") if isinstance(err.get("runtime"), dict) else {}
     fields = runtime.get("fields") if isinstance(runtime.get("fields"), dict) else {}
-    refused = (kind == "forbidden" and str(fields.get("name", "")) in hidden.forbidden
-               and runtime.get("code") in ("worker_forbidden", "worker_forbidden_op"))
+    refused = (
+        kind == "forbidden"
+        and str(fields.get("name", "")) in hidden.forbidden
+        and runtime.get("code") in ("worker_forbidden", "worker_forbidden_op")
+    )
     if kind == "not_implemented":
         text = t("not_implemented", message=f"{label} ({hidden.exercise})")
     elif kind == "missing":
@@ -253,6 +270,7 @@ def _note_returned(value, where) -> None:
     if not isinstance(where, str) or not _WHERE.fullmatch(where):
         return
     import torch  # loaded already: the value came over the wire
+
     values = [value] + (list(value)[:8] if isinstance(value, (tuple, list)) and len(value) <= 8 else [])
     for v in values:
         if isinstance(v, torch.Tensor):
@@ -262,7 +280,7 @@ def _note_returned(value, where) -> None:
 
 
 def returned_where(value) -> str:
-    """"ch01/x.py:14" when `value` is a value a public check's call returned as it is (not a copy
+    """ "ch01/x.py:14" when `value` is a value a public check's call returned as it is (not a copy
     or a part of it), and the worker saw the student's `return` that gave it; else ""."""
     import torch
 
@@ -289,8 +307,16 @@ MAX_QUESTION_TEXT = 1_000_000  # characters of a str argument of a forwarded hel
 class Remote:
     """The submission's exercise module as seen from a check."""
 
-    def __init__(self, worker: Worker, exercise: str, time_limit: float, assets: str | None = None,
-                 hidden: bool = False, exercises: frozenset = frozenset(), budget: Budget | None = None):
+    def __init__(
+        self,
+        worker: Worker,
+        exercise: str,
+        time_limit: float,
+        assets: str | None = None,
+        hidden: bool = False,
+        exercises: frozenset = frozenset(),
+        budget: Budget | None = None,
+    ):
         self._worker = worker
         self._budget = budget  # the submission's grading budget: no call waits past it
         self._exercise = exercise
@@ -336,8 +362,16 @@ class Remote:
         try:
             reply, out = self._ask(dict(msg, args=doc_args, kwargs=doc_kwargs), tensors)
             if not reply.get("ok"):
-                raise student_error(label, reply.get("error") or {}, self._worker.limits.memory_mb, self._hidden,
-                                    self._exercise, self._exercises, self._hint, self._forbidden)
+                raise student_error(
+                    label,
+                    reply.get("error") or {},
+                    self._worker.limits.memory_mb,
+                    self._hidden,
+                    self._exercise,
+                    self._exercises,
+                    self._hint,
+                    self._forbidden,
+                )
             value = self._worker.decode(reply.get("value"), out)
             if self._hidden is None and msg.get("op") == "call":  # a hidden check names no line of the student's
                 _note_returned(value, self._checked_where(reply.get("returned_at")))
@@ -409,12 +443,26 @@ class Remote:
         self._forbidden = frozenset([*forbidden, *forbidden_ops])
         if self._hidden is not None:
             self._hidden = HiddenContext(self._exercise, [*forbidden, *forbidden_ops])
-        reply, _ = self._ask({"op": "import", "module": self._exercise, "path": path, "forbidden": forbidden,
-                              "forbidden_ops": list(forbidden_ops), "hint": hint})
+        reply, _ = self._ask(
+            {
+                "op": "import",
+                "module": self._exercise,
+                "path": path,
+                "forbidden": forbidden,
+                "forbidden_ops": list(forbidden_ops),
+                "hint": hint,
+            }
+        )
         if not reply.get("ok"):  # before any hidden input: the student's full message
-            raise student_error(f"importing {path}", reply.get("error") or {}, self._worker.limits.memory_mb,
-                                exercise=self._exercise, exercises=self._exercises, hint=hint,
-                                forbidden=self._forbidden)
+            raise student_error(
+                f"importing {path}",
+                reply.get("error") or {},
+                self._worker.limits.memory_mb,
+                exercise=self._exercise,
+                exercises=self._exercises,
+                hint=hint,
+                forbidden=self._forbidden,
+            )
         files = reply.get("value")
         if isinstance(files, list):  # the exercise files it imported: only names the grader knows count
             self._loaded = frozenset(f for f in files if isinstance(f, str) and f in self._exercises)
@@ -433,8 +481,7 @@ class Remote:
 
     def getitem(self, obj: "RemoteObject", index):
         """obj[index] in the worker (a dataset's own __getitem__, no helper of the submission's file)."""
-        return self._request({"op": "getitem", "target": {"handle": obj._handle.id}}, f"{obj.type_name}[...]",
-                             (index,))
+        return self._request({"op": "getitem", "target": {"handle": obj._handle.id}}, f"{obj.type_name}[...]", (index,))
 
     def length(self, obj: "RemoteObject") -> int:
         """len(obj) in the worker."""
@@ -452,8 +499,12 @@ class Remote:
         """fn(*args, **kwargs) in the worker as inside a model being trained: grad enabled, the
         floating arguments leaves that require grad, under bf16 autocast if asked (the runtime's
         given as_in_training). A failure names `label` (default: fn's type), as a plain call would."""
-        return self._request({"op": "given", "name": "as_in_training"}, label or fn.type_name, (fn, *args),
-                             {**kwargs, "bf16_autocast": bool(bf16_autocast)})
+        return self._request(
+            {"op": "given", "name": "as_in_training"},
+            label or fn.type_name,
+            (fn, *args),
+            {**kwargs, "bf16_autocast": bool(bf16_autocast)},
+        )
 
     def forward(self, name: str, helper) -> "RemoteObject":
         """A given helper (runtime/given.py's FORWARDED) whose every call the student's code makes
@@ -467,8 +518,9 @@ class Remote:
     def trainable_of(self, module: "RemoteObject") -> dict[str, bool]:
         """{parameter name: requires_grad} of a module in the worker, read by the worker's runtime
         (torch's own data, not the submission's code): plain values, as the wire carries no flags."""
-        pairs = self._request({"op": "trainable", "target": {"handle": module._handle.id}},
-                              f"{module.type_name} parameters")
+        pairs = self._request(
+            {"op": "trainable", "target": {"handle": module._handle.id}}, f"{module.type_name} parameters"
+        )
         return {str(name): bool(flag) for name, flag in pairs}
 
     def seed(self, seed: int) -> None:
@@ -500,16 +552,20 @@ class RemoteObject:
     def __getattr__(self, name: str):
         if name.startswith("_"):
             raise AttributeError(name)
-        return RemoteCallable(self._remote, {"handle": self._handle.id, "name": name},
-                              f"{self._handle.type}.{name}")
+        return RemoteCallable(self._remote, {"handle": self._handle.id, "name": name}, f"{self._handle.type}.{name}")
 
     def __call__(self, *args, **kwargs):
-        return self._remote._request({"op": "call", "target": {"handle": self._handle.id, "name": "__call__"}},
-                                     f"{self._handle.type}(...)", args, kwargs)
+        return self._remote._request(
+            {"op": "call", "target": {"handle": self._handle.id, "name": "__call__"}},
+            f"{self._handle.type}(...)",
+            args,
+            kwargs,
+        )
 
     def attr(self, name: str):
-        return self._remote._request({"op": "getattr", "target": {"handle": self._handle.id, "name": name}},
-                                     f"{self._handle.type}.{name}")
+        return self._remote._request(
+            {"op": "getattr", "target": {"handle": self._handle.id, "name": name}}, f"{self._handle.type}.{name}"
+        )
 
     def __repr__(self) -> str:
         return f"<remote {self._handle.type} object>"

@@ -8,6 +8,7 @@ bubblewrap it runs with limits only, and the report says the sandbox was weaker,
 asked for explicitly (`--sandbox limits-only`, KATA_SANDBOX=none): a missing bubblewrap, or one
 that cannot start, stops the grading with SandboxUnavailable.
 """
+
 from __future__ import annotations
 
 import os
@@ -34,8 +35,13 @@ class Limits:
     disk_mb: int = 256  # the sandbox's writable /tmp (and /tmp/work in it): a tmpfs of this size
 
     def as_dict(self) -> dict:
-        return {"memory_mb": self.memory_mb, "cpu_s": self.cpu_s, "output_mb": self.output_mb,
-                "nproc": self.nproc, "nofile": self.nofile}
+        return {
+            "memory_mb": self.memory_mb,
+            "cpu_s": self.cpu_s,
+            "output_mb": self.output_mb,
+            "nproc": self.nproc,
+            "nofile": self.nofile,
+        }
 
 
 EXIT = 4  # the exit status of a command that stopped because the sandbox could not start
@@ -102,8 +108,11 @@ def install_records() -> list[str]:
     found = []
     for root in _python_roots():
         for pattern in ("__editable__*", "*.egg-link", "*.dist-info/direct_url.json"):
-            for base in {root, *glob.glob(os.path.join(root, "lib", "python3*", "site-packages")),
-                         *glob.glob(os.path.join(root, "lib", "python3*", "dist-packages"))}:
+            for base in {
+                root,
+                *glob.glob(os.path.join(root, "lib", "python3*", "site-packages")),
+                *glob.glob(os.path.join(root, "lib", "python3*", "dist-packages")),
+            }:
                 found += [f for f in glob.glob(os.path.join(base, pattern)) if os.path.isfile(f)]
     return sorted(set(found))
 
@@ -117,8 +126,14 @@ def sandbox_python() -> str:
 
 
 SYSTEM_DIRS = ["/usr", "/lib", "/lib64", "/lib32", "/bin", "/sbin"]
-SYSTEM_FILES = ["/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/localtime", "/etc/nsswitch.conf",
-                "/etc/passwd", "/etc/group"]
+SYSTEM_FILES = [
+    "/etc/ld.so.cache",
+    "/etc/ld.so.conf",
+    "/etc/localtime",
+    "/etc/nsswitch.conf",
+    "/etc/passwd",
+    "/etc/group",
+]
 
 
 @dataclass
@@ -135,9 +150,16 @@ class SandboxPlan:
     tmp_binds: list[str] = field(default_factory=list)
 
 
-def plan(runtime_dir: str, submission_dir: str, workdir: str, hide: list[str],
-         assets_dir: str | None = None, tmp_mb: int = 256, uid: int | None = None,
-         proc_dir: str | None = None) -> SandboxPlan:
+def plan(
+    runtime_dir: str,
+    submission_dir: str,
+    workdir: str,
+    hide: list[str],
+    assets_dir: str | None = None,
+    tmp_mb: int = 256,
+    uid: int | None = None,
+    proc_dir: str | None = None,
+) -> SandboxPlan:
     """The command that starts the worker's fork server, with or without bubblewrap.
 
     runtime_dir: host folder holding the package `kata_worker`; submission_dir: host copy of the
@@ -157,21 +179,49 @@ def plan(runtime_dir: str, submission_dir: str, workdir: str, hide: list[str],
     python = sandbox_python()
     bwrap = bwrap_path()
     if bwrap is None:
-        argv = [python, "-I", "-B", "-c",
-                f"import sys; sys.path.insert(0, {runtime_dir!r}); import runpy; "
-                "runpy.run_module('kata_worker', run_name='__main__', alter_sys=True)"]
+        argv = [
+            python,
+            "-I",
+            "-B",
+            "-c",
+            f"import sys; sys.path.insert(0, {runtime_dir!r}); import runpy; "
+            "runpy.run_module('kata_worker', run_name='__main__', alter_sys=True)",
+        ]
         # As root, the fork server still drops to the leased uid: with no namespace to hide them,
         # file permissions keep the course and the results from it (see the Sandbox's uid wall).
         return SandboxPlan(argv, "limits-only", submission_dir, workdir, uid, assets=assets_dir)
 
-    argv = [bwrap, "--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts",
-            "--unshare-cgroup-try", "--die-with-parent", "--new-session",
-            "--hostname", "kata-worker", "--proc", "/proc", "--dev", "/dev",
-            # a shared mapping of /dev/zero is a file of the kernel's one shmem mount, numbered from a
-            # counter the host shares (runtime/syscalls.py): /dev/zero reads as /dev/null, maps nothing
-            "--dev-bind", "/dev/null", "/dev/zero",
-            "--size", str(tmp_mb * 1024 * 1024), "--perms", "1777", "--tmpfs", "/tmp",
-            "--perms", "1777", "--dir", "/tmp/work"]
+    argv = [
+        bwrap,
+        "--unshare-net",
+        "--unshare-pid",
+        "--unshare-ipc",
+        "--unshare-uts",
+        "--unshare-cgroup-try",
+        "--die-with-parent",
+        "--new-session",
+        "--hostname",
+        "kata-worker",
+        "--proc",
+        "/proc",
+        "--dev",
+        "/dev",
+        # a shared mapping of /dev/zero is a file of the kernel's one shmem mount, numbered from a
+        # counter the host shares (runtime/syscalls.py): /dev/zero reads as /dev/null, maps nothing
+        "--dev-bind",
+        "/dev/null",
+        "/dev/zero",
+        "--size",
+        str(tmp_mb * 1024 * 1024),
+        "--perms",
+        "1777",
+        "--tmpfs",
+        "/tmp",
+        "--perms",
+        "1777",
+        "--dir",
+        "/tmp/work",
+    ]
     if os.getuid() != 0:
         argv += ["--unshare-user"]
     for d in SYSTEM_DIRS:
@@ -204,15 +254,28 @@ def plan(runtime_dir: str, submission_dir: str, workdir: str, hide: list[str],
     argv += _parents("/opt/kata", made)
     if assets_dir:
         argv += ["--ro-bind", assets_dir, "/assets"]
-    argv += ["--ro-bind", runtime_dir, "/opt/kata",
-             "--ro-bind", submission_dir, "/sub",
-             "--chdir", "/tmp/work",
-             "--setenv", "HOME", "/tmp/work",
-             python, "-I", "-B", "-c",
-             "import sys; sys.path.insert(0, '/opt/kata'); import runpy; "
-             "runpy.run_module('kata_worker', run_name='__main__', alter_sys=True)"]
-    return SandboxPlan(argv, "bubblewrap", "/sub", "/tmp/work", uid, hidden, "/assets" if assets_dir else None,
-                       tmp_binds)
+    argv += [
+        "--ro-bind",
+        runtime_dir,
+        "/opt/kata",
+        "--ro-bind",
+        submission_dir,
+        "/sub",
+        "--chdir",
+        "/tmp/work",
+        "--setenv",
+        "HOME",
+        "/tmp/work",
+        python,
+        "-I",
+        "-B",
+        "-c",
+        "import sys; sys.path.insert(0, '/opt/kata'); import runpy; "
+        "runpy.run_module('kata_worker', run_name='__main__', alter_sys=True)",
+    ]
+    return SandboxPlan(
+        argv, "bubblewrap", "/sub", "/tmp/work", uid, hidden, "/assets" if assets_dir else None, tmp_binds
+    )
 
 
 def _python_in_tmp_work(root: str) -> str:
@@ -278,13 +341,23 @@ def default_nproc() -> int | None:
 # outlive the grading and rewrite the results. The helpers run as that uid in a short-lived
 # Python of their own (`-I -S`), started by the grader, never forked from it.
 
+
 def _as_uid(uid: int, code: str, *args: str, timeout: float = 30.0) -> str | None:
     """What `code` printed, run as `uid`; None where that uid cannot start this Python."""
     import subprocess
 
     try:
-        proc = subprocess.run([sys.executable, "-I", "-S", "-c", code, *args], user=uid, group=uid, extra_groups=[],
-                              capture_output=True, text=True, timeout=timeout, env=clean_env(), cwd="/")
+        proc = subprocess.run(
+            [sys.executable, "-I", "-S", "-c", code, *args],
+            user=uid,
+            group=uid,
+            extra_groups=[],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            env=clean_env(),
+            cwd="/",
+        )
     except (OSError, subprocess.SubprocessError):
         return None
     return proc.stdout if proc.returncode == 0 else None
@@ -422,8 +495,14 @@ def installed_graders() -> list[str]:
 
     found: list[str] = []
     try:
-        proc = subprocess.run([sandbox_python(), "-I", "-B", "-c", _FIND_GRADER], capture_output=True, text=True,
-                              timeout=60, env=clean_env(), cwd="/")
+        proc = subprocess.run(
+            [sandbox_python(), "-I", "-B", "-c", _FIND_GRADER],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env=clean_env(),
+            cwd="/",
+        )
         found += [str(p) for p in json.loads(proc.stdout or "[]")]
     except (OSError, ValueError, subprocess.SubprocessError):
         pass
@@ -473,7 +552,11 @@ def secrets(hide: list[str]) -> list[str]:
     out: list[str] = []
 
     def course(root: str, package: str) -> None:
-        for sub in (os.path.join(package, "checks"), os.path.join(package, "fixtures"), os.path.join(root, "solutions")):
+        for sub in (
+            os.path.join(package, "checks"),
+            os.path.join(package, "fixtures"),
+            os.path.join(root, "solutions"),
+        ):
             out.extend(_tree(sub))
         out.extend(os.path.join(root, name) for name in ("course.toml", "gradescope.json"))
 

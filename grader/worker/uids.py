@@ -7,6 +7,7 @@ could no longer start a thread. So each sandbox leases a uid nobody else uses, f
 above ordinary accounts, for as long as it lives. The lease is an exclusive `flock` on a file in
 a root-only folder: the kernel drops it when the holder dies, so a killed grader never leaks one.
 """
+
 from __future__ import annotations
 
 import fcntl

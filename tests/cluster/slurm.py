@@ -10,6 +10,7 @@ children of this process; on exit every job is cancelled and every daemon starte
 and waited for, so nothing is left running. Skips (pytest.skip, with the reason) where the Debian packages
 slurm-wlm and munge are not installed or we are not root (slurmd starts jobs as their user).
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -37,16 +38,31 @@ class Cluster:
     env: dict[str, str]
     daemons: dict[str, subprocess.Popen] = field(default_factory=dict)
 
-    def run(self, *argv: str, timeout: float = 60, cwd: Path | None = None, check: bool = False,
-            env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    def run(
+        self,
+        *argv: str,
+        timeout: float = 60,
+        cwd: Path | None = None,
+        check: bool = False,
+        env: dict[str, str] | None = None,
+    ) -> subprocess.CompletedProcess:
         """A Slurm client command (sbatch, sinfo, ...) against this cluster."""
-        return subprocess.run(list(argv), capture_output=True, text=True, timeout=timeout, cwd=cwd,
-                              env={**self.env, **(env or {})}, check=check)
+        return subprocess.run(
+            list(argv),
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            cwd=cwd,
+            env={**self.env, **(env or {})},
+            check=check,
+        )
 
     def logs(self) -> str:
         """Every daemon's log, for an assertion's message."""
-        return "\n".join(f"--- {p.name}\n{p.read_text(errors='replace')[-4000:]}"
-                         for p in sorted((self.folder / "log").glob("*.log")))
+        return "\n".join(
+            f"--- {p.name}\n{p.read_text(errors='replace')[-4000:]}"
+            for p in sorted((self.folder / "log").glob("*.log"))
+        )
 
 
 def _free_port() -> int:
@@ -122,8 +138,11 @@ def one_node_cluster(base: Path, wait_s: float = 60):
     cpus = len(os.sched_getaffinity(0))
     conf = d / "slurm.conf"
     memory_mb = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") // 2**20 * 9 // 10  # slurmd finds more
-    conf.write_text(SLURM_CONF.format(d=d, node=node, cpus=cpus, memory_mb=memory_mb, ctld_port=_free_port(),
-                                      slurmd_port=_free_port()))
+    conf.write_text(
+        SLURM_CONF.format(
+            d=d, node=node, cpus=cpus, memory_mb=memory_mb, ctld_port=_free_port(), slurmd_port=_free_port()
+        )
+    )
     env = {**os.environ, "SLURM_CONF": str(conf)}
     for name in list(env):  # a test run inside a Slurm job must not hand its own job's settings on
         if name.startswith(("SLURM_", "SBATCH_", "SALLOC_", "SRUN_")) and name != "SLURM_CONF":
@@ -136,20 +155,39 @@ def one_node_cluster(base: Path, wait_s: float = 60):
     def start(name: str, argv: list[str]) -> None:
         log = open(d / "log" / f"{name}.out.log", "wb")
         with log:
-            cluster.daemons[name] = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, env=env,
-                                                     stdin=subprocess.DEVNULL, start_new_session=True)
+            cluster.daemons[name] = subprocess.Popen(
+                argv, stdout=log, stderr=subprocess.STDOUT, env=env, stdin=subprocess.DEVNULL, start_new_session=True
+            )
 
     try:
-        start("munged", [_which("munged"), "--foreground", "--force", f"--key-file={key}",
-                         f"--socket={d}/munge/munge.socket", f"--pid-file={d}/run/munged.pid",
-                         f"--log-file={d}/log/munged.log", f"--seed-file={d}/munge/munge.seed"])
+        start(
+            "munged",
+            [
+                _which("munged"),
+                "--foreground",
+                "--force",
+                f"--key-file={key}",
+                f"--socket={d}/munge/munge.socket",
+                f"--pid-file={d}/run/munged.pid",
+                f"--log-file={d}/log/munged.log",
+                f"--seed-file={d}/munge/munge.seed",
+            ],
+        )
         _until(lambda: (d / "munge" / "munge.socket").exists(), wait_s, "munged's socket", cluster)
         start("slurmctld", [_which("slurmctld"), "-D", "-i", "-f", str(conf)])
-        _until(lambda: cluster.run("scontrol", "ping", timeout=10).stdout.count("UP") > 0, wait_s,
-               "slurmctld to answer `scontrol ping`", cluster)
+        _until(
+            lambda: cluster.run("scontrol", "ping", timeout=10).stdout.count("UP") > 0,
+            wait_s,
+            "slurmctld to answer `scontrol ping`",
+            cluster,
+        )
         start("slurmd", [_which("slurmd"), "-D", "-f", str(conf), "-N", node])
-        _until(lambda: cluster.run("sinfo", "-h", "-N", "-o", "%T", timeout=10).stdout.strip() == "idle",
-               wait_s, "the node to be idle in sinfo", cluster)
+        _until(
+            lambda: cluster.run("sinfo", "-h", "-N", "-o", "%T", timeout=10).stdout.strip() == "idle",
+            wait_s,
+            "the node to be idle in sinfo",
+            cluster,
+        )
         yield cluster
     finally:
         _stop(cluster)

@@ -10,6 +10,7 @@ here cites where each shape comes from). Every download holds the same students:
 
 The exercise is s1_02_anatomy (cheap to grade); the rosters are each platform's own export.
 """
+
 from __future__ import annotations
 
 import io
@@ -54,12 +55,13 @@ CANVAS_FILES = {  # lib/content_zipper.rb: <sortable name, no punctuation, lower
 CANVAS_ROSTER = (  # Grades -> Export (lib/gradebook_exporter.rb), with the assignment's column
     "Student,ID,SIS User ID,SIS Login ID,Section,kata week1 (48213),Current Score\n"
     "    Points Possible,,,,,100,\n"
-    "\"Anderson, Alice\",51001,S1001,alice.anderson,Section A,,\n"
-    f"\"{NFD_ZOE.split()[1]}, {NFD_ZOE.split()[0]}\",51002,S1002,zoe.bronte,Section A,,\n"
-    "\"陈, 伟\",51003,S1003,chen.wei,Section B,,\n"
-    "\"Davis, Dan\",51004,S1004,dan.davis,Section B,,\n"
-    "\"Evans, Eve\",51005,S1005,eve.evans,Section B,,\n"
-    "\"Student, Test\",51999,,,,,\n")
+    '"Anderson, Alice",51001,S1001,alice.anderson,Section A,,\n'
+    f'"{NFD_ZOE.split()[1]}, {NFD_ZOE.split()[0]}",51002,S1002,zoe.bronte,Section A,,\n'
+    '"陈, 伟",51003,S1003,chen.wei,Section B,,\n'
+    '"Davis, Dan",51004,S1004,dan.davis,Section B,,\n'
+    '"Evans, Eve",51005,S1005,eve.evans,Section B,,\n'
+    '"Student, Test",51999,,,,,\n'
+)
 
 
 def canvas_download(folder: Path) -> Path:
@@ -102,14 +104,15 @@ MOODLE_WORKSHEET = (  # assignfeedback_offline: Download grading worksheet (time
     "Identifier,Full name,Email address,Status,Grade,Maximum Grade,Grade can be changed,"
     "Last modified (submission),Last modified (grade),Feedback comments\n"
     "Participant 1234501,Alice Anderson,alice@example.edu,Submitted for grading,,100.00,Yes,"
-    "\"Sunday, 14 March 2027, 8:26 PM\",-,\n"
+    '"Sunday, 14 March 2027, 8:26 PM",-,\n'
     f"Participant 1234502,{NFD_ZOE},zoe@example.edu,Submitted for grading,,100.00,Yes,"
-    "\"Sunday, 14 March 2027, 11:58 PM\",-,\n"
+    '"Sunday, 14 March 2027, 11:58 PM",-,\n'
     "Participant 1234503,陈伟,chen@example.edu,Submitted for grading,,100.00,Yes,"
-    "\"Wednesday, 17 March 2027, 10:53 PM\",-,\n"
+    '"Wednesday, 17 March 2027, 10:53 PM",-,\n'
     "Participant 1234504,Dan Davis,dan@example.edu,Submitted for grading,,100.00,Yes,"
-    "\"Sunday, 14 March 2027, 9:00 PM\",-,\n"
-    "Participant 1234505,Eve Evans,eve@example.edu,No submission,,100.00,Yes,-,-,\n")
+    '"Sunday, 14 March 2027, 9:00 PM",-,\n'
+    "Participant 1234505,Eve Evans,eve@example.edu,No submission,,100.00,Yes,-,-,\n"
+)
 
 
 # ------------------------------------------------------------------------------------- Gradescope
@@ -117,10 +120,12 @@ def gradescope_export(folder: Path) -> Path:
     """Review Grades -> Export Submissions: assignment_<id>_export/ with submission_<id>/ folders and
     submission_metadata.yml (Ruby's YAML: symbol keys)."""
     root = folder / "assignment_4242_export"
-    subs = {"submission_777001": {f"{EX}.py": REFERENCE},
-            "submission_777002": {f"{EX}.py": REFERENCE},
-            "submission_777003": {f"exercises/ch01/{EX}.py": REFERENCE},
-            "submission_777004": {"notes.txt": b"no code"}}
+    subs = {
+        "submission_777001": {f"{EX}.py": REFERENCE},
+        "submission_777002": {f"{EX}.py": REFERENCE},
+        "submission_777003": {f"exercises/ch01/{EX}.py": REFERENCE},
+        "submission_777004": {"notes.txt": b"no code"},
+    }
     for sub, uploaded in subs.items():
         for fname, data in uploaded.items():
             _write(root / sub / fname, data)
@@ -166,4 +171,5 @@ GRADESCOPE_ROSTER = (  # a plain roster with the institution's ids and emails (o
     f"zoe.bronte,S1002,{NFD_ZOE},zoe@example.edu\n"
     "chen.wei,S1003,陈伟,chen@example.edu\n"
     "dan.davis,S1004,Dan Davis,dan@example.edu\n"
-    "eve.evans,S1005,Eve Evans,eve@example.edu\n")
+    "eve.evans,S1005,Eve Evans,eve@example.edu\n"
+)

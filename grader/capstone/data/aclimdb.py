@@ -10,6 +10,7 @@ Each split lists the negatives first, files in numeric order of <id> (then by na
 errors='replace' and named in the corpus's notes. The rows are built in memory
 (`Dataset.from_dict`); their token ids are cached like any corpus's (tokens.py).
 """
+
 from __future__ import annotations
 
 import os
@@ -47,12 +48,18 @@ def load_aclimdb(root: str | os.PathLike, unlabelled: bool = False) -> Corpus:
     if unlabelled and (root / "train" / "unsup").is_dir():
         splits[UNSUPERVISED] = texts_only(_reviews(root / "train" / "unsup", "train/unsup", replaced))
         notes.append(f"train/unsup: {len(splits[UNSUPERVISED]):,} unlabelled reviews (the {UNSUPERVISED} split)")
-    return Corpus(splits, source=Msg.key("data_source_aclimdb", path=root), notes=notes + replaced_note(replaced), replaced=replaced)
+    return Corpus(
+        splits,
+        source=Msg.key("data_source_aclimdb", path=root),
+        notes=notes + replaced_note(replaced),
+        replaced=replaced,
+    )
 
 
 def _reviews(folder: Path, where: str, replaced: list[str]) -> list[str]:
-    return [decode(f.read_bytes(), f"{where}/{f.name}", replaced)
-            for f in sorted(folder.glob("*.txt"), key=_review_order)]
+    return [
+        decode(f.read_bytes(), f"{where}/{f.name}", replaced) for f in sorted(folder.glob("*.txt"), key=_review_order)
+    ]
 
 
 def _review_order(path: Path):

@@ -1,4 +1,5 @@
 """`python -m grader.capstone.data fetch [DEST_DIR] | info [SRC]`."""
+
 from __future__ import annotations
 
 import subprocess

@@ -16,6 +16,7 @@ Labels are checked before anything is built: 0 or 1 (or the strings "0"/"1" of a
 an error that names the file or split and the row. Splits are made by datasets'
 `train_test_split(stratify_by_column="label", seed=...)`.
 """
+
 from __future__ import annotations
 
 import random
@@ -83,6 +84,7 @@ class Corpus(datasets.DatasetDict):
         def counts(split: "datasets.Dataset") -> str:
             pos = sum(column(split, "label"))
             return f"{len(split):,} ({pos:,} positive, {len(split) - pos:,} negative)"
+
         line = f"{self.source}: train {counts(self['train'])}, test {counts(self['test'])}"
         if UNSUPERVISED in self:
             line += f", {UNSUPERVISED} {len(self[UNSUPERVISED]):,} (unlabelled)"
@@ -96,6 +98,7 @@ def column(dataset: "datasets.Dataset", name: str) -> list:
 
 
 # ---------------------------------------------------------------- labels
+
 
 def label_value(label) -> int | None:
     """0 or 1 for an accepted label (see validate_labels), else None."""
@@ -119,7 +122,7 @@ def validate_labels(labels: Iterable, where: str = "labels", rows: Iterable[int]
     other classes (IMDb's unlabelled reviews carry -1), None."""
     given = list(labels)
     values = []
-    for row in (range(len(given)) if rows is None else rows):
+    for row in range(len(given)) if rows is None else rows:
         value = label_value(given[row])
         if value is None:
             raise DataError(Msg.key("data_bad_label", where=where, row=row, value=repr(given[row])))
@@ -145,6 +148,7 @@ def texts_only(texts: list[str]) -> "datasets.Dataset":
 
 
 # ---------------------------------------------------------------- splits
+
 
 def holdout(dataset: "datasets.Dataset", test_fraction: float, seed: int = 0):
     """(train, test): datasets' stratified `train_test_split`, `test_fraction` of the rows (rounded
@@ -173,6 +177,7 @@ def balance(dataset: "datasets.Dataset", seed: int) -> tuple["datasets.Dataset",
 
 # ---------------------------------------------------------------- text that is not UTF-8
 
+
 def decode(data: bytes, name: str, replaced: list[str]) -> str:
     """UTF-8 text (a BOM dropped); bytes that are not UTF-8 become U+FFFD and `name` is recorded."""
     try:
@@ -187,5 +192,7 @@ def replaced_note(replaced: list[str]) -> list[str]:
     if not replaced:
         return []
     shown = ", ".join(replaced[:5]) + (", ..." if len(replaced) > 5 else "")
-    return [f"{len(replaced)} file(s) or row(s) were not valid UTF-8 and were decoded with "
-            f"errors='replace' (U+FFFD for each bad byte): {shown}"]
+    return [
+        f"{len(replaced)} file(s) or row(s) were not valid UTF-8 and were decoded with "
+        f"errors='replace' (U+FFFD for each bad byte): {shown}"
+    ]

@@ -1,5 +1,6 @@
 """The one error of the data package (standard library only, like paths.py and wheel.py: the
 message catalog it reads, grader/course/messages.py, is too)."""
+
 from ...course.messages import Msg, code
 
 

@@ -6,6 +6,7 @@ answer within HUB_TIMEOUT_S seconds per request fails instead of hanging, and wh
 does not resolve (a machine without a network) datasets is asked in offline mode, for what its
 cache holds, instead of retrying the hub with back-off for about 25 s.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -53,14 +54,26 @@ def load_from_hub(name: str = HUB_NAME, unlabelled: bool = False) -> Corpus:
         with cache_only() if why else contextlib.nullcontext(), socket_timeout(HUB_TIMEOUT_S):
             found = hf.load_dataset(name, cache_dir=str(datasets_cache_dir()))
     except Exception as e:  # no network, DNS failure, a proxy's error page, offline and not cached, ...
-        how = (Msg.key("data_hub_cache_only", why=why) if why
-               else Msg.key("data_hub_offline") if is_offline() else code(""))
-        raise DataError(Msg.key("data_hub_failed", name=repr(name), how=how,
-                                error=f"{type(e).__name__}: {str(e)[:300]}")) from e
+        how = (
+            Msg.key("data_hub_cache_only", why=why)
+            if why
+            else Msg.key("data_hub_offline")
+            if is_offline()
+            else code("")
+        )
+        raise DataError(
+            Msg.key("data_hub_failed", name=repr(name), how=how, error=f"{type(e).__name__}: {str(e)[:300]}")
+        ) from e
     missing = [s for s in ("train", "test") if s not in found]
     if missing:
-        raise DataError(Msg.key("data_hub_no_split", name=name, missing=joined(map(code, missing), " or ", " 或 "),
-                                found=joined(map(code, found), ", ", "、") if found else Msg.key("data_none")))
+        raise DataError(
+            Msg.key(
+                "data_hub_no_split",
+                name=name,
+                missing=joined(map(code, missing), " or ", " 或 "),
+                found=joined(map(code, found), ", ", "、") if found else Msg.key("data_none"),
+            )
+        )
     splits = {}
     for split in ("train", "test"):
         validate_labels(column(found[split], "label"), f"hub {name} {split}")

@@ -13,6 +13,7 @@
 
 Every module of the package gets the library from here, never with a bare `import datasets`.
 """
+
 from __future__ import annotations
 
 import contextlib

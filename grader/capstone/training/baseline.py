@@ -6,6 +6,7 @@ a number that looks like learning and is none. `kata train` reports the test acc
 split's majority share beside it whenever the two are within a point of each other, or the
 model predicts one class for everything (metrics.json keeps the same facts under test.majority).
 """
+
 from __future__ import annotations
 
 from collections import Counter
@@ -25,11 +26,17 @@ def majority(labels: list[int], preds: list[int], accuracy: float, names=NAMES) 
     said = Counter(preds)
     predicted = sorted(said)
     most, most_n = max(sorted(said.items()), key=lambda kv: kv[1]) if said else (top, 0)
-    return {"class": names[top], "share": share, "accuracy": accuracy,
-            "predicted_classes": [names[p] for p in predicted],
-            "predicted_counts": {names[p]: said[p] for p in predicted},
-            "most_predicted": names[most], "most_predicted_count": most_n, "n": len(preds),
-            "flag": len(predicted) == 1 or abs(accuracy - share) <= MARGIN}
+    return {
+        "class": names[top],
+        "share": share,
+        "accuracy": accuracy,
+        "predicted_classes": [names[p] for p in predicted],
+        "predicted_counts": {names[p]: said[p] for p in predicted},
+        "most_predicted": names[most],
+        "most_predicted_count": most_n,
+        "n": len(preds),
+        "flag": len(predicted) == 1 or abs(accuracy - share) <= MARGIN,
+    }
 
 
 def note(facts: dict, lang: str | None = None) -> str:
@@ -38,12 +45,17 @@ def note(facts: dict, lang: str | None = None) -> str:
     in its place."""
     if not facts["flag"]:
         return ""
-    fields = dict(acc=f"{100 * facts['accuracy']:.1f}",
-                  share=f"{100 * facts['share']:.1f}", majority=facts["class"])
+    fields = dict(acc=f"{100 * facts['accuracy']:.1f}", share=f"{100 * facts['share']:.1f}", majority=facts["class"])
     only = facts["predicted_classes"]
     if len(only) == 1 and only[0] == facts["class"]:
         return t("train_majority_only", lang=lang, **fields)
     if len(only) == 1:
         return t("train_one_class_only", lang=lang, only=only[0], **fields)
-    return t("train_majority_close", lang=lang, most=facts["most_predicted"], k=facts["most_predicted_count"],
-             n=facts["n"], **fields)
+    return t(
+        "train_majority_close",
+        lang=lang,
+        most=facts["most_predicted"],
+        k=facts["most_predicted_count"],
+        n=facts["n"],
+        **fields,
+    )

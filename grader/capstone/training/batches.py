@@ -9,6 +9,7 @@ Shuffled batches are drawn from pools of similar length: shuffle, cut into pools
 batches, sort each pool by length, cut into batches, shuffle the batch order. Under DDP every
 process walks the same seeded order and takes every world-th batch.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -31,8 +32,9 @@ class Encoded:
         """A tokenized split (a datasets.Dataset with input_ids and label columns), read once through
         `with_format("torch")` and laid flat."""
         if not len(dataset):
-            return cls(torch.zeros(0, dtype=torch.int32), torch.zeros(1, dtype=torch.long),
-                       torch.zeros(0, dtype=torch.long))
+            return cls(
+                torch.zeros(0, dtype=torch.int32), torch.zeros(1, dtype=torch.long), torch.zeros(0, dtype=torch.long)
+            )
         rows = dataset.with_format("torch", columns=["input_ids", "label"])[:]
         ids = list(rows["input_ids"])  # a list of 1-D tensors (or one 2-D tensor when all rows are as long)
         offsets = torch.zeros(len(ids) + 1, dtype=torch.long)
@@ -51,7 +53,7 @@ class Encoded:
         lengths = self.lengths[index]
         offsets = torch.zeros(len(index) + 1, dtype=torch.long)
         offsets[1:] = torch.cumsum(lengths, 0)
-        parts = [self.ids[int(self.offsets[i]):int(self.offsets[i + 1])] for i in index.tolist()]
+        parts = [self.ids[int(self.offsets[i]) : int(self.offsets[i + 1])] for i in index.tolist()]
         ids = torch.cat(parts) if parts else self.ids[:0]
         return Encoded(ids, offsets, self.labels[index])
 
@@ -67,7 +69,7 @@ def collate(data: Encoded, index: list[int], pad_id: int, max_len: int | None = 
     mask = torch.zeros((len(index), T), dtype=torch.long)
     for row, (i, n) in enumerate(zip(index, lengths)):
         start = int(data.offsets[i])
-        ids[row, :n] = data.ids[start:start + n]
+        ids[row, :n] = data.ids[start : start + n]
         mask[row, :n] = 1
     return ids, mask, data.labels[index]
 
@@ -78,8 +80,16 @@ class LengthBatches:
     With world > 1 this process (rank) gets every world-th batch; when shuffling, the batch
     count is cut to a multiple of world so that all processes take the same number of steps."""
 
-    def __init__(self, lengths: torch.Tensor, batch_size: int, shuffle: bool, seed: int = 0, pool: int = 50,
-                 rank: int = 0, world: int = 1):
+    def __init__(
+        self,
+        lengths: torch.Tensor,
+        batch_size: int,
+        shuffle: bool,
+        seed: int = 0,
+        pool: int = 50,
+        rank: int = 0,
+        world: int = 1,
+    ):
         if batch_size < 1:
             raise ValueError(f"batch_size must be >= 1, not {batch_size}")
         self.lengths = torch.as_tensor(lengths)
@@ -94,25 +104,25 @@ class LengthBatches:
         n, bs = len(self.lengths), self.batch_size
         if not self.shuffle:
             order = torch.argsort(self.lengths, descending=True, stable=True).tolist()
-            return [order[i:i + bs] for i in range(0, n, bs)]
+            return [order[i : i + bs] for i in range(0, n, bs)]
         g = torch.Generator().manual_seed(self.seed * 1_000_003 + self.epoch)
         perm = torch.randperm(n, generator=g)
         batches = []
         for start in range(0, n, bs * self.pool):
-            chunk = perm[start:start + bs * self.pool]
+            chunk = perm[start : start + bs * self.pool]
             chunk = chunk[torch.argsort(self.lengths[chunk], descending=True, stable=True)].tolist()
-            batches += [chunk[i:i + bs] for i in range(0, len(chunk), bs)]
+            batches += [chunk[i : i + bs] for i in range(0, len(chunk), bs)]
         order = torch.randperm(len(batches), generator=g).tolist()
         batches = [batches[i] for i in order]
         if self.world > 1:
-            batches = batches[:len(batches) - len(batches) % self.world]
+            batches = batches[: len(batches) - len(batches) % self.world]
         return batches
 
     def __iter__(self):
-        return iter(self._all_batches()[self.rank::self.world])
+        return iter(self._all_batches()[self.rank :: self.world])
 
     def __len__(self) -> int:
-        return len(self._all_batches()[self.rank::self.world])
+        return len(self._all_batches()[self.rank :: self.world])
 
 
 # ---------------------------------------------------------------- fixed lengths, ids on the device
@@ -160,8 +170,17 @@ class Batcher:
     `batch(index)` -> (ids, mask, labels) on the device, with the real and padded token counts
     computed on the host (reading them from the mask would wait for the device)."""
 
-    def __init__(self, data: Encoded, device, pad_id: int, max_len: int | None, *, buckets=None,
-                 resident: bool = False, fill_id: int | None = None):
+    def __init__(
+        self,
+        data: Encoded,
+        device,
+        pad_id: int,
+        max_len: int | None,
+        *,
+        buckets=None,
+        resident: bool = False,
+        fill_id: int | None = None,
+    ):
         self.data, self.device, self.pad_id, self.max_len = data, torch.device(device), pad_id, max_len
         self.buckets, self.resident, self.fill_id = buckets, resident, pad_id if fill_id is None else fill_id
         self.lengths = data.lengths.tolist()
@@ -169,8 +188,9 @@ class Batcher:
             self.ids = data.ids.to(self.device)
             self.offsets = data.offsets.to(self.device)
             self.labels = data.labels.to(self.device)
-            self.positions = torch.arange(max(1, max_len or max(self.lengths, default=1), *(buckets or ())),
-                                          device=self.device)
+            self.positions = torch.arange(
+                max(1, max_len or max(self.lengths, default=1), *(buckets or ())), device=self.device
+            )
 
     def batch(self, index: list[int], rows: int | None = None):
         lengths = [self.lengths[i] for i in index]
@@ -202,6 +222,9 @@ class Batcher:
         pos = self.positions[:T]
         valid = pos[None, :] < length[:, None]
         at = (start[:, None] + pos[None, :]).clamp_(max=max(0, self.ids.numel() - 1))
-        ids = torch.where(valid, self.ids[at].long(), self.pad_id) if self.ids.numel() else \
-            torch.full((len(index), T), self.pad_id, dtype=torch.long, device=self.device)
+        ids = (
+            torch.where(valid, self.ids[at].long(), self.pad_id)
+            if self.ids.numel()
+            else torch.full((len(index), T), self.pad_id, dtype=torch.long, device=self.device)
+        )
         return ids, valid.long(), self.labels[rows]

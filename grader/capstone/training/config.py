@@ -1,5 +1,6 @@
 """The settings of `kata train` (kept apart from loop.py so that building the command line
 does not import torch)."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -50,8 +51,17 @@ AUTO_SYNC_EVERY_CUDA = 50
 # fine-tuning learning rate for a pre-trained encoder. Not yet measured on a GPU: gpu_check.sh
 # runs it and reports it against TF-IDF + logistic regression on the same split (issue 27, part 4).
 PRESETS: dict[str, dict] = {
-    "gpu": {"pretrain_mlm": 6000, "pretrain_batch_size": 256, "pretrain_lr": 1e-3, "pretrain_warmup": 0.05,
-            "batch_size": 64, "lr": 1e-4, "epochs": 4, "warmup": 0.1, "eval_every": 100},
+    "gpu": {
+        "pretrain_mlm": 6000,
+        "pretrain_batch_size": 256,
+        "pretrain_lr": 1e-3,
+        "pretrain_warmup": 0.05,
+        "batch_size": 64,
+        "lr": 1e-4,
+        "epochs": 4,
+        "warmup": 0.1,
+        "eval_every": 100,
+    },
 }
 
 

@@ -19,6 +19,7 @@ What it prints and its errors are in the reader's language (`kata --lang`, KATA_
 grader/course/messages.py), and so are its figures where matplotlib has a CJK font
 (grader/course/figure_text.py); metrics.json and best.json stay in English, the same in every run.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -47,6 +48,7 @@ class TrainError(RuntimeError):
 
 
 # ---------------------------------------------------------------- devices and processes
+
 
 @dataclass
 class Dist:
@@ -94,6 +96,7 @@ def init_distributed() -> Dist:
 def _barrier(dist: Dist) -> None:
     if dist.world > 1:
         import torch.distributed as td
+
         td.barrier()
 
 
@@ -101,6 +104,7 @@ def _all_sum(values: list[float], dist: Dist, device: torch.device) -> list[floa
     if dist.world == 1:
         return values
     import torch.distributed as td
+
     t = torch.tensor(values, dtype=torch.float64, device=device)
     td.all_reduce(t)
     return t.tolist()
@@ -110,12 +114,14 @@ def _gather(items: list, dist: Dist) -> list:
     if dist.world == 1:
         return items
     import torch.distributed as td
+
     parts = [None] * dist.world
     td.all_gather_object(parts, items)
     return [x for p in parts for x in p]
 
 
 # ---------------------------------------------------------------- data
+
 
 @dataclass
 class Data:
@@ -143,8 +149,15 @@ def _encoded(ids, tok) -> Encoded:
     """Encoded (flat tensors) of a tokenized split, every id checked to be in the vocabulary."""
     found = Encoded.from_dataset(ids)
     if found.ids.numel() and (int(found.ids.min()) < 0 or int(found.ids.max()) >= tok.vocab_size):
-        raise TrainError(t("train_ids_outside", path=tok.path, top=tok.vocab_size - 1, low=int(found.ids.min()),
-                           high=int(found.ids.max())))
+        raise TrainError(
+            t(
+                "train_ids_outside",
+                path=tok.path,
+                top=tok.vocab_size - 1,
+                low=int(found.ids.min()),
+                high=int(found.ids.max()),
+            )
+        )
     return found
 
 
@@ -157,7 +170,7 @@ def load_data(cfg: TrainConfig, dist: Dist, tok) -> Data:
         corpus = load_source(cfg.data)
         train_split = corpus["train"]
         if cfg.limit and len(train_split) > cfg.limit:
-            keep = torch.randperm(len(train_split), generator=torch.Generator().manual_seed(cfg.seed))[:cfg.limit]
+            keep = torch.randperm(len(train_split), generator=torch.Generator().manual_seed(cfg.seed))[: cfg.limit]
             train_split = train_split.select(sorted(keep.tolist()))
     except DataError as e:
         raise TrainError(t("train_data_error", error=e)) from None
@@ -174,14 +187,31 @@ def load_data(cfg: TrainConfig, dist: Dist, tok) -> Data:
                 raise TrainError(t("train_data_source_error", data=cfg.data, error=e)) from None
         _barrier(dist)
     if min(len(train_ids), len(val_ids), len(parts["test"])) == 0:
-        raise TrainError(t("train_empty_split", data=cfg.data, train=len(train_ids), val=len(val_ids),
-                           test=len(parts["test"])))
-    return Data(_encoded(train_ids, tok), _encoded(val_ids, tok), _encoded(parts["test"], tok), tok, corpus.source,
-                list(corpus.notes), cached, corpus.source_msg)
+        raise TrainError(
+            t("train_empty_split", data=cfg.data, train=len(train_ids), val=len(val_ids), test=len(parts["test"]))
+        )
+    return Data(
+        _encoded(train_ids, tok),
+        _encoded(val_ids, tok),
+        _encoded(parts["test"], tok),
+        tok,
+        corpus.source,
+        list(corpus.notes),
+        cached,
+        corpus.source_msg,
+    )
 
 
-def pretrain(cfg: TrainConfig, code_dir: Path, model: nn.Module, tok, dist: Dist, device: torch.device,
-             log, settings: Settings | None = None) -> dict:
+def pretrain(
+    cfg: TrainConfig,
+    code_dir: Path,
+    model: nn.Module,
+    tok,
+    dist: Dist,
+    device: torch.device,
+    log,
+    settings: Settings | None = None,
+) -> dict:
     """Masked-language-model pre-training of `model`'s encoder for cfg.pretrain_mlm steps on the
     unlabelled text of cfg.data (grader.capstone.data.unlabelled_texts: the source's unlabelled
     texts, then its train split's texts without labels, never the test split's), at most
@@ -199,7 +229,7 @@ def pretrain(cfg: TrainConfig, code_dir: Path, model: nn.Module, tok, dist: Dist
         raise TrainError(t("train_data_error", error=e)) from None
     if cfg.limit and len(texts) > cfg.limit:
         described = Msg.key("train_pretrain_limited", data=described, count=f"{cfg.limit:,}")
-        keep = torch.randperm(len(texts), generator=torch.Generator().manual_seed(cfg.seed))[:cfg.limit]
+        keep = torch.randperm(len(texts), generator=torch.Generator().manual_seed(cfg.seed))[: cfg.limit]
         texts = texts.select(sorted(keep.tolist()))
     for turn in (0, 1):  # the main process fills the token-id cache first, the others then read it
         if (turn == 0) == dist.main:
@@ -210,26 +240,57 @@ def pretrain(cfg: TrainConfig, code_dir: Path, model: nn.Module, tok, dist: Dist
     data_seconds = time.perf_counter() - started
     settings = settings or choose_settings(cfg, device, dist.world, batch_size=cfg.pretrain_batch_size or None)
     amp_ctx, _ = _autocast(device, settings.amp)
-    losses = pretrain_mlm(model, list(range(len(rows))), rows.__getitem__, cfg.pretrain_mlm, settings.batch_size,
-                          cfg.pretrain_lr or cfg.lr, cfg.seed, device, log, mlm=mlm,
-                          special_ids=(tok.pad_id, tok.cls_id, tok.sep_id), mask_id=tok.vocab_size,
-                          base_vocab_size=min(tok.pad_id, tok.cls_id, tok.sep_id), warmup=cfg.pretrain_warmup,
-                          clip=cfg.clip, amp=amp_ctx, sync_every=settings.sync_every)
+    losses = pretrain_mlm(
+        model,
+        list(range(len(rows))),
+        rows.__getitem__,
+        cfg.pretrain_mlm,
+        settings.batch_size,
+        cfg.pretrain_lr or cfg.lr,
+        cfg.seed,
+        device,
+        log,
+        mlm=mlm,
+        special_ids=(tok.pad_id, tok.cls_id, tok.sep_id),
+        mask_id=tok.vocab_size,
+        base_vocab_size=min(tok.pad_id, tok.cls_id, tok.sep_id),
+        warmup=cfg.pretrain_warmup,
+        clip=cfg.clip,
+        amp=amp_ctx,
+        sync_every=settings.sync_every,
+    )
     window = max(1, min(10, len(losses) // 4))
-    return {"steps": len(losses), "texts": len(rows), "settings": {**settings.describe(), "compile": "off",
-            "lr": cfg.pretrain_lr or cfg.lr, "warmup": cfg.pretrain_warmup}, "data": described.render("en"), "code": str(mlm.__file__),
-            "mask_id": tok.vocab_size, "vocab_size": encoder_of(model).embed.token.num_embeddings,
-            "first_loss": losses[0], "last_loss": losses[-1],
-            "first_mean": sum(losses[:window]) / window, "last_mean": sum(losses[-window:]) / window,
-            "losses": losses, "seconds": time.perf_counter() - started - data_seconds, "data_seconds": data_seconds}
+    return {
+        "steps": len(losses),
+        "texts": len(rows),
+        "settings": {
+            **settings.describe(),
+            "compile": "off",
+            "lr": cfg.pretrain_lr or cfg.lr,
+            "warmup": cfg.pretrain_warmup,
+        },
+        "data": described.render("en"),
+        "code": str(mlm.__file__),
+        "mask_id": tok.vocab_size,
+        "vocab_size": encoder_of(model).embed.token.num_embeddings,
+        "first_loss": losses[0],
+        "last_loss": losses[-1],
+        "first_mean": sum(losses[:window]) / window,
+        "last_mean": sum(losses[-window:]) / window,
+        "losses": losses,
+        "seconds": time.perf_counter() - started - data_seconds,
+        "data_seconds": data_seconds,
+    }
 
 
 # ---------------------------------------------------------------- settings per device
+
 
 @dataclass
 class Settings:
     """What `kata train` does on its device, the "auto" settings resolved (issue 27's measurements
     on one H200 for CUDA; the CPU keeps its earlier behaviour)."""
+
     batch_size: int
     amp: str  # "bf16" or "off"
     compile: str  # "off", "on" (torch.compile) or "cudagraphs" (mode reduce-overhead)
@@ -238,9 +299,14 @@ class Settings:
     sync_every: int  # steps between two reads of the loss
 
     def describe(self) -> dict:
-        return {"batch_size": self.batch_size, "dtype": "bfloat16" if self.amp == "bf16" else "float32",
-                "compile": self.compile, "buckets": list(self.buckets) if self.buckets else None,
-                "resident_ids": self.resident, "sync_every": self.sync_every}
+        return {
+            "batch_size": self.batch_size,
+            "dtype": "bfloat16" if self.amp == "bf16" else "float32",
+            "compile": self.compile,
+            "buckets": list(self.buckets) if self.buckets else None,
+            "resident_ids": self.resident,
+            "sync_every": self.sync_every,
+        }
 
 
 def choose_settings(cfg: TrainConfig, device: torch.device, world: int = 1, batch_size: int | None = None) -> Settings:
@@ -266,8 +332,9 @@ def choose_settings(cfg: TrainConfig, device: torch.device, world: int = 1, batc
         mode = ("cudagraphs" if world == 1 and buckets else "on") if cuda else "off"
     if mode not in ("off", "on", "cudagraphs"):
         raise TrainError(t("train_bad_compile", mode=mode))
-    return Settings(batch, amp, mode, buckets, resident=cuda, sync_every=cfg.sync_every or (
-        AUTO_SYNC_EVERY_CUDA if cuda else 1))
+    return Settings(
+        batch, amp, mode, buckets, resident=cuda, sync_every=cfg.sync_every or (AUTO_SYNC_EVERY_CUDA if cuda else 1)
+    )
 
 
 def compile_model(model: nn.Module, settings: Settings) -> nn.Module:
@@ -319,8 +386,11 @@ def build_optimizer(model: nn.Module, lr: float, weight_decay: float, device: to
     decay, no_decay = [], []
     for name, p in model.named_parameters():
         (no_decay if p.ndim < 2 or "norm" in name else decay).append(p)
-    return torch.optim.AdamW([{"params": decay, "weight_decay": weight_decay},
-                              {"params": no_decay, "weight_decay": 0.0}], lr=lr, fused=device.type == "cuda")
+    return torch.optim.AdamW(
+        [{"params": decay, "weight_decay": weight_decay}, {"params": no_decay, "weight_decay": 0.0}],
+        lr=lr,
+        fused=device.type == "cuda",
+    )
 
 
 def train_step(runner, params, optimizer, scheduler, clip: float, amp_ctx, ids, mask, labels) -> torch.Tensor:
@@ -340,6 +410,7 @@ def train_step(runner, params, optimizer, scheduler, clip: float, amp_ctx, ids, 
 
 # ---------------------------------------------------------------- the run
 
+
 def _schedule(step: int, total: int, warmup: int) -> float:
     if step < warmup:
         return (step + 1) / warmup
@@ -355,8 +426,19 @@ def _autocast(device: torch.device, amp: str):
     return torch.autocast(device.type, dtype=torch.bfloat16), torch.bfloat16
 
 
-def evaluate(model, data: Encoded, batch_size: int, pad_id: int, max_len: int, device, amp_ctx, dist: Dist,
-             want_predictions: bool = False, batcher: Batcher | None = None, fixed_rows: bool = False):
+def evaluate(
+    model,
+    data: Encoded,
+    batch_size: int,
+    pad_id: int,
+    max_len: int,
+    device,
+    amp_ctx,
+    dist: Dist,
+    want_predictions: bool = False,
+    batcher: Batcher | None = None,
+    fixed_rows: bool = False,
+):
     """(mean loss, accuracy, [(index, label, prediction)]) over `data`, sharded across processes.
     Sums stay on the device until the end (one wait per evaluation, not per batch); `batcher`
     (default: padded on the host, as on the CPU) gives the batches, `fixed_rows` fills the last
@@ -372,8 +454,8 @@ def evaluate(model, data: Encoded, batch_size: int, pad_id: int, max_len: int, d
             ids, mask, labels, _, _ = batcher.batch(index, rows=batch_size if fixed_rows else None)
             with amp_ctx:
                 logits = model(ids, mask)
-            logits = logits.float()[:len(index)]
-            labels = labels[:len(index)]
+            logits = logits.float()[: len(index)]
+            labels = labels[: len(index)]
             total_loss += nn.functional.cross_entropy(logits, labels, reduction="sum").double()
             preds = logits.argmax(dim=1)
             correct += (preds == labels).sum()
@@ -398,11 +480,24 @@ class _Progress:
         self.bar = None
         self.fallback = log
         if enabled:
-            from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn,
-                                       TimeRemainingColumn)
-            self.bar = Progress(TextColumn(f"[bold]{t('train_bar')}[/]"), BarColumn(), MofNCompleteColumn(),
-                                TextColumn("{task.fields[info]}"), TimeElapsedColumn(), TimeRemainingColumn(),
-                                transient=False)
+            from rich.progress import (
+                BarColumn,
+                MofNCompleteColumn,
+                Progress,
+                TextColumn,
+                TimeElapsedColumn,
+                TimeRemainingColumn,
+            )
+
+            self.bar = Progress(
+                TextColumn(f"[bold]{t('train_bar')}[/]"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TextColumn("{task.fields[info]}"),
+                TimeElapsedColumn(),
+                TimeRemainingColumn(),
+                transient=False,
+            )
             self.task = self.bar.add_task("train", total=total, info="")
             self.bar.start()
 
@@ -443,6 +538,7 @@ def train(cfg: TrainConfig, root: Path, log=print) -> dict:
     finally:
         if dist.world > 1:
             import torch.distributed as td
+
             if td.is_initialized():
                 td.destroy_process_group()
 
@@ -470,49 +566,108 @@ def _train(cfg: TrainConfig, root: Path, dist: Dist, log) -> dict:
     hint = t("train_tokenizer_hint_reference") if cfg.code != "reference" and (root / "solutions").is_dir() else ""
     tok = load_tokenizer(code_dir, cfg.max_len, cfg.truncation, hint=hint)
     module = load_classifier_module(code_dir)
-    model = build_model(module, vocab_size=tok.vocab_size, dim=cfg.dim, max_len=cfg.max_len, layers=cfg.layers,
-                        heads=cfg.heads, ff_dim=cfg.ff_dim)
+    model = build_model(
+        module,
+        vocab_size=tok.vocab_size,
+        dim=cfg.dim,
+        max_len=cfg.max_len,
+        layers=cfg.layers,
+        heads=cfg.heads,
+        ff_dim=cfg.ff_dim,
+    )
     check_forward(model, probe_batch(tok.vocab_size, cfg.max_len, tok.pad_id, tok.cls_id), module.__file__)
     data = load_data(cfg, dist, tok)
-    log(t("train_data_line", source=data.source_msg or data.source, train=len(data.train), val=len(data.val),
-          test=len(data.test), ids=Msg.key("train_ids_cached") if data.cached else Msg.key("train_ids_computed"),
-          tokenizer=tok.path))
+    log(
+        t(
+            "train_data_line",
+            source=data.source_msg or data.source,
+            train=len(data.train),
+            val=len(data.val),
+            test=len(data.test),
+            ids=Msg.key("train_ids_cached") if data.cached else Msg.key("train_ids_computed"),
+            tokenizer=tok.path,
+        )
+    )
     n_params = sum(p.numel() for p in model.parameters())
     fast, why_not = 0, Msg.key("train_fast_disabled")
     if cfg.fast_attention:
         fast, why_not = fast_attention(model, probe_batch(tok.vocab_size, cfg.max_len, tok.pad_id, tok.cls_id))
-    log(t("train_model_line", file=module.__file__, params=n_params, dim=cfg.dim, layers=cfg.layers, heads=cfg.heads,
-          ff=cfg.ff_dim, device=device, world=f" x{dist.world}" if dist.world > 1 else "",
-          dtype=Msg.key("train_bf16") if amp_dtype == torch.bfloat16 else code("fp32"),
-          fast=Msg.key("train_fast_on", count=fast) if fast else Msg.key("train_fast_off", why=why_not)))
-    log(t("train_settings_line", device=device.type, batch=settings.batch_size,
-          dtype=Msg.key("train_bf16") if amp_dtype == torch.bfloat16 else code(
-              "fp32 + TF32" if device.type == "cuda" else "fp32"),
-          compile=code({"off": "off", "on": "torch.compile", "cudagraphs": "torch.compile, CUDA graphs"}[settings.compile]),
-          buckets=code(",".join(map(str, settings.buckets))) if settings.buckets else Msg.key("train_buckets_off"),
-          ids=Msg.key("train_ids_resident") if settings.resident else Msg.key("train_ids_host"),
-          sync=settings.sync_every, why=Msg.key("train_settings_cuda") if device.type == "cuda"
-          else Msg.key("train_settings_other")))
+    log(
+        t(
+            "train_model_line",
+            file=module.__file__,
+            params=n_params,
+            dim=cfg.dim,
+            layers=cfg.layers,
+            heads=cfg.heads,
+            ff=cfg.ff_dim,
+            device=device,
+            world=f" x{dist.world}" if dist.world > 1 else "",
+            dtype=Msg.key("train_bf16") if amp_dtype == torch.bfloat16 else code("fp32"),
+            fast=Msg.key("train_fast_on", count=fast) if fast else Msg.key("train_fast_off", why=why_not),
+        )
+    )
+    log(
+        t(
+            "train_settings_line",
+            device=device.type,
+            batch=settings.batch_size,
+            dtype=Msg.key("train_bf16")
+            if amp_dtype == torch.bfloat16
+            else code("fp32 + TF32" if device.type == "cuda" else "fp32"),
+            compile=code(
+                {"off": "off", "on": "torch.compile", "cudagraphs": "torch.compile, CUDA graphs"}[settings.compile]
+            ),
+            buckets=code(",".join(map(str, settings.buckets))) if settings.buckets else Msg.key("train_buckets_off"),
+            ids=Msg.key("train_ids_resident") if settings.resident else Msg.key("train_ids_host"),
+            sync=settings.sync_every,
+            why=Msg.key("train_settings_cuda") if device.type == "cuda" else Msg.key("train_settings_other"),
+        )
+    )
     pretrained = None
     if cfg.pretrain_mlm:  # before the optimizer, torch.compile and DDP: the token embedding may be replaced
         torch.manual_seed(cfg.seed)
-        pretrained = pretrain(cfg, code_dir, model, tok, dist, device, log,
-                              choose_settings(cfg, device, dist.world, batch_size=cfg.pretrain_batch_size or None))
+        pretrained = pretrain(
+            cfg,
+            code_dir,
+            model,
+            tok,
+            dist,
+            device,
+            log,
+            choose_settings(cfg, device, dist.world, batch_size=cfg.pretrain_batch_size or None),
+        )
         n_params = sum(p.numel() for p in model.parameters())
     vocab_size = encoder_of(model).embed.token.num_embeddings if cfg.pretrain_mlm else tok.vocab_size
     raw = model.to(device)
     runner = compile_model(raw, settings)
     if dist.world > 1:
         from torch.nn.parallel import DistributedDataParallel as DDP
+
         runner = DDP(runner, device_ids=[device.index] if device.type == "cuda" else None)
 
-    batches = LengthBatches(data.train.lengths, settings.batch_size, shuffle=True, seed=cfg.seed, rank=dist.rank,
-                            world=dist.world)
+    batches = LengthBatches(
+        data.train.lengths, settings.batch_size, shuffle=True, seed=cfg.seed, rank=dist.rank, world=dist.world
+    )
     fixed = settings.buckets is not None  # fixed shapes: short batches are filled up to the batch size
-    train_batches = Batcher(data.train, device, tok.pad_id, cfg.max_len, buckets=settings.buckets,
-                            resident=settings.resident, fill_id=tok.cls_id)
-    val_batches = Batcher(data.val, device, tok.pad_id, cfg.max_len, buckets=settings.buckets,
-                          resident=settings.resident, fill_id=tok.cls_id)
+    train_batches = Batcher(
+        data.train,
+        device,
+        tok.pad_id,
+        cfg.max_len,
+        buckets=settings.buckets,
+        resident=settings.resident,
+        fill_id=tok.cls_id,
+    )
+    val_batches = Batcher(
+        data.val,
+        device,
+        tok.pad_id,
+        cfg.max_len,
+        buckets=settings.buckets,
+        resident=settings.resident,
+        fill_id=tok.cls_id,
+    )
     per_epoch = len(batches)
     total = per_epoch * cfg.epochs
     if cfg.max_steps:
@@ -527,13 +682,32 @@ def _train(cfg: TrainConfig, root: Path, dist: Dist, log) -> dict:
     eval_every = cfg.eval_every or per_epoch
 
     metrics = {
-        "schema": outputs.METRICS_SCHEMA, "kata_version": __version__, "torch": torch.__version__,
-        "device": str(device), "world_size": dist.world, "dtype": str(amp_dtype).replace("torch.", ""),
-        "compile": settings.compile != "off", "settings": settings.describe(), "fast_attention": {"modules": fast, "reason": why_not.render("en") if why_not else ""},
-        "code": str(module.__file__), "tokenizer": str(tok.path), "parameters": n_params, "config": asdict(cfg),
-        "data": {"source": data.source, "notes": data.notes, "train": len(data.train), "val": len(data.val),
-                 "test": len(data.test)},
-        "steps_total": total, "history": [], "best": None, "test": None, "interrupted": False, "seconds": None,
+        "schema": outputs.METRICS_SCHEMA,
+        "kata_version": __version__,
+        "torch": torch.__version__,
+        "device": str(device),
+        "world_size": dist.world,
+        "dtype": str(amp_dtype).replace("torch.", ""),
+        "compile": settings.compile != "off",
+        "settings": settings.describe(),
+        "fast_attention": {"modules": fast, "reason": why_not.render("en") if why_not else ""},
+        "code": str(module.__file__),
+        "tokenizer": str(tok.path),
+        "parameters": n_params,
+        "config": asdict(cfg),
+        "data": {
+            "source": data.source,
+            "notes": data.notes,
+            "train": len(data.train),
+            "val": len(data.val),
+            "test": len(data.test),
+        },
+        "steps_total": total,
+        "history": [],
+        "best": None,
+        "test": None,
+        "interrupted": False,
+        "seconds": None,
     }
     if pretrained is not None:
         metrics["pretrain"] = pretrained
@@ -565,32 +739,82 @@ def _train(cfg: TrainConfig, root: Path, dist: Dist, log) -> dict:
             torch.cuda.synchronize()
         seconds = time.perf_counter() - window_start
         train_tokens = _all_sum([tokens, padded], dist, device)
-        val_loss, val_acc, _ = evaluate(runner, data.val, settings.batch_size * 2, tok.pad_id, cfg.max_len, device,
-                                        amp_ctx, dist, batcher=val_batches, fixed_rows=fixed)
-        entry = {"epoch": epoch + 1, "step": step, "train_loss": window_loss / max(1, window_n),
-                 "val_loss": val_loss, "val_accuracy": val_acc, "lr": scheduler.get_last_lr()[0],
-                 "seconds": seconds, "tokens": int(train_tokens[0]), "padded_tokens": int(train_tokens[1]),
-                 "tokens_per_s": train_tokens[0] / seconds if seconds else 0.0}
+        val_loss, val_acc, _ = evaluate(
+            runner,
+            data.val,
+            settings.batch_size * 2,
+            tok.pad_id,
+            cfg.max_len,
+            device,
+            amp_ctx,
+            dist,
+            batcher=val_batches,
+            fixed_rows=fixed,
+        )
+        entry = {
+            "epoch": epoch + 1,
+            "step": step,
+            "train_loss": window_loss / max(1, window_n),
+            "val_loss": val_loss,
+            "val_accuracy": val_acc,
+            "lr": scheduler.get_last_lr()[0],
+            "seconds": seconds,
+            "tokens": int(train_tokens[0]),
+            "padded_tokens": int(train_tokens[1]),
+            "tokens_per_s": train_tokens[0] / seconds if seconds else 0.0,
+        }
         improved = val_acc > best_acc
         if improved:
             best_acc = val_acc
             if dist.main:
-                info = {"config": dict(vocab_size=vocab_size, dim=cfg.dim, max_len=cfg.max_len, layers=cfg.layers,
-                                       heads=cfg.heads, ff_dim=cfg.ff_dim),
-                        "tokenizer": {"code": str(tok.path), "encoding": tok.name, "pad_id": tok.pad_id, "cls_id": tok.cls_id,
-                                      "sep_id": tok.sep_id, "max_len": tok.max_len, "truncation": tok.truncation,
-                                      "head_len": tok.head_len},
-                        "code": str(module.__file__), "epoch": epoch + 1, "step": step, "val_accuracy": val_acc}
+                info = {
+                    "config": dict(
+                        vocab_size=vocab_size,
+                        dim=cfg.dim,
+                        max_len=cfg.max_len,
+                        layers=cfg.layers,
+                        heads=cfg.heads,
+                        ff_dim=cfg.ff_dim,
+                    ),
+                    "tokenizer": {
+                        "code": str(tok.path),
+                        "encoding": tok.name,
+                        "pad_id": tok.pad_id,
+                        "cls_id": tok.cls_id,
+                        "sep_id": tok.sep_id,
+                        "max_len": tok.max_len,
+                        "truncation": tok.truncation,
+                        "head_len": tok.head_len,
+                    },
+                    "code": str(module.__file__),
+                    "epoch": epoch + 1,
+                    "step": step,
+                    "val_accuracy": val_acc,
+                }
                 outputs.save_checkpoint(out, raw.state_dict(), info)
-            metrics["best"] = {"epoch": epoch + 1, "step": step, "val_accuracy": val_acc,
-                               "path": str(out / "best.safetensors")}
+            metrics["best"] = {
+                "epoch": epoch + 1,
+                "step": step,
+                "val_accuracy": val_acc,
+                "path": str(out / "best.safetensors"),
+            }
         entry["best"] = improved
         metrics["history"].append(entry)
         if dist.main:
             atomic.write_json(out / "metrics.json", metrics)
-        progress.log(t("train_eval_line", step=step, total=total, epoch=epoch + 1, train_loss=entry["train_loss"],
-                       val_loss=val_loss, acc=100 * val_acc, speed=entry["tokens_per_s"],
-                       best=Msg.key("train_best_saved") if improved else ""))
+        progress.log(
+            t(
+                "train_eval_line",
+                step=step,
+                total=total,
+                epoch=epoch + 1,
+                train_loss=entry["train_loss"],
+                val_loss=val_loss,
+                acc=100 * val_acc,
+                speed=entry["tokens_per_s"],
+                best=Msg.key("train_best_saved") if improved else "",
+            )
+        )
         runner.train()
         window_loss, window_n, tokens, padded = 0.0, 0, 0, 0
         window_start = time.perf_counter()
@@ -601,7 +825,8 @@ def _train(cfg: TrainConfig, root: Path, dist: Dist, log) -> dict:
             batches.set_epoch(epoch)
             for index in batches:
                 ids, mask, labels, real, computed = train_batches.batch(
-                    index, rows=settings.batch_size if fixed else None)
+                    index, rows=settings.batch_size if fixed else None
+                )
                 tokens += real
                 padded += computed
                 loss = train_step(runner, params, optimizer, scheduler, cfg.clip, amp_ctx, ids, mask, labels)
@@ -621,9 +846,16 @@ def _train(cfg: TrainConfig, root: Path, dist: Dist, log) -> dict:
             if metrics["history"]:
                 outputs.plot_curves(out / "curves.png", metrics["history"], _title(cfg, data))
         best = metrics["best"]
-        log(t("train_interrupted", step=step, total=total,
-              kept=Msg.key("train_interrupted_kept", step=best["step"], acc=100 * best["val_accuracy"], out=out)
-              if best else Msg.key("train_interrupted_nothing")))
+        log(
+            t(
+                "train_interrupted",
+                step=step,
+                total=total,
+                kept=Msg.key("train_interrupted_kept", step=best["step"], acc=100 * best["val_accuracy"], out=out)
+                if best
+                else Msg.key("train_interrupted_nothing"),
+            )
+        )
         raise
     progress.stop()
 
@@ -632,21 +864,42 @@ def _train(cfg: TrainConfig, root: Path, dist: Dist, log) -> dict:
     if dist.world > 1:
         state = _broadcast_state(state, dist)
     raw.load_state_dict(state)
-    test_batches = Batcher(data.test, device, tok.pad_id, cfg.max_len, buckets=settings.buckets,
-                           resident=settings.resident, fill_id=tok.cls_id)
-    test_loss, test_acc, rows = evaluate(runner, data.test, settings.batch_size * 2, tok.pad_id, cfg.max_len, device,
-                                         amp_ctx, dist, want_predictions=True, batcher=test_batches, fixed_rows=fixed)
+    test_batches = Batcher(
+        data.test,
+        device,
+        tok.pad_id,
+        cfg.max_len,
+        buckets=settings.buckets,
+        resident=settings.resident,
+        fill_id=tok.cls_id,
+    )
+    test_loss, test_acc, rows = evaluate(
+        runner,
+        data.test,
+        settings.batch_size * 2,
+        tok.pad_id,
+        cfg.max_len,
+        device,
+        amp_ctx,
+        dist,
+        want_predictions=True,
+        batcher=test_batches,
+        fixed_rows=fixed,
+    )
     labels = [r[1] for r in rows]
     preds = [r[2] for r in rows]
     from sklearn.metrics import classification_report, confusion_matrix
 
     names = ["negative", "positive"]
-    report_text = classification_report(labels, preds, labels=[0, 1], target_names=names, digits=4,
-                                        zero_division=0)
-    metrics["test"] = {"loss": test_loss, "accuracy": test_acc,
-                       "report": classification_report(labels, preds, labels=[0, 1], target_names=names,
-                                                       output_dict=True, zero_division=0),
-                       "confusion": confusion_matrix(labels, preds, labels=[0, 1]).tolist()}
+    report_text = classification_report(labels, preds, labels=[0, 1], target_names=names, digits=4, zero_division=0)
+    metrics["test"] = {
+        "loss": test_loss,
+        "accuracy": test_acc,
+        "report": classification_report(
+            labels, preds, labels=[0, 1], target_names=names, output_dict=True, zero_division=0
+        ),
+        "confusion": confusion_matrix(labels, preds, labels=[0, 1]).tolist(),
+    }
     majority = baseline.majority(labels, preds, test_acc, names)
     metrics["test"]["majority"] = {**majority, "note": baseline.note(majority, lang="en") or None}
     metrics["seconds"] = time.perf_counter() - started
@@ -658,8 +911,15 @@ def _train(cfg: TrainConfig, root: Path, dist: Dist, log) -> dict:
     if metrics["test"]["majority"]["note"]:
         log(baseline.note(majority))  # in the reader's language; metrics.json keeps the English
     log(report_text.rstrip())
-    log(t("train_wrote", metrics=out / "metrics.json", curves=out / "curves.png",
-          attention=out / "cls_attention.png", weights=out / "best.safetensors"))
+    log(
+        t(
+            "train_wrote",
+            metrics=out / "metrics.json",
+            curves=out / "curves.png",
+            attention=out / "cls_attention.png",
+            weights=out / "best.safetensors",
+        )
+    )
     return metrics
 
 
@@ -678,6 +938,7 @@ def _plot_attention(path: Path, model, test: Encoded, tok, predicted: dict, devi
 
 def _broadcast_state(state, dist: Dist):
     import torch.distributed as td
+
     box = [state]
     td.broadcast_object_list(box, src=0)
     return box[0]
@@ -698,5 +959,3 @@ def main_cli(args, root: Path) -> int:
     except KeyboardInterrupt:
         return 130
     return 0
-
-

@@ -16,6 +16,7 @@ training never hides a bug.
 Every message is in the reader's language (grader/course/messages.py); why the fast path is not
 used is also kept in English, for metrics.json (`fast_attention`).
 """
+
 from __future__ import annotations
 
 import importlib.abc
@@ -121,8 +122,9 @@ def load_classifier_module(code_dir: str | Path) -> types.ModuleType:
         earlier = earlier_exercise(e, path)
         if earlier:
             raise ModelError(t("train_model_import_earlier", path=path, earlier=earlier)) from e
-        raise ModelError(t("train_import_failed", where=f"{path}{_line_in(e, path)}",
-                           error=f"{type(e).__name__}: {e}")) from e
+        raise ModelError(
+            t("train_import_failed", where=f"{path}{_line_in(e, path)}", error=f"{type(e).__name__}: {e}")
+        ) from e
     if not hasattr(module, "BERTForClassification"):
         raise ModelError(t("train_model_no_class", path=path))
     return module
@@ -149,14 +151,23 @@ def earlier_exercise(e: BaseException, path: Path) -> str:
         return ""
     file, line = where
     if isinstance(e, NotImplementedError):
-        return t("train_earlier_unfinished", exercise=Path(path).stem, name=file.name, file=file, line=line,
-                 other=file.stem)
-    return t("train_earlier_raised", exercise=Path(path).stem, name=file.name, type=type(e).__name__, file=file,
-             line=line, error=e, other=file.stem)
+        return t(
+            "train_earlier_unfinished", exercise=Path(path).stem, name=file.name, file=file, line=line, other=file.stem
+        )
+    return t(
+        "train_earlier_raised",
+        exercise=Path(path).stem,
+        name=file.name,
+        type=type(e).__name__,
+        file=file,
+        line=line,
+        error=e,
+        other=file.stem,
+    )
 
 
 def _line_in(e: BaseException, path: Path) -> str:
-    """":<line>" of the deepest frame of `e` in `path` (or of a SyntaxError in it), else ""."""
+    """ ":<line>" of the deepest frame of `e` in `path` (or of a SyntaxError in it), else ""."""
     if isinstance(e, SyntaxError) and e.lineno:
         return f":{e.lineno}"
     line = ""
@@ -166,24 +177,27 @@ def _line_in(e: BaseException, path: Path) -> str:
     return line
 
 
-def build_model(module: types.ModuleType, *, vocab_size: int, dim: int, max_len: int, layers: int, heads: int,
-                ff_dim: int) -> nn.Module:
+def build_model(
+    module: types.ModuleType, *, vocab_size: int, dim: int, max_len: int, layers: int, heads: int, ff_dim: int
+) -> nn.Module:
     """BERTForClassification(vocab_size, dim, max_len, layers, heads, ff_dim), with the errors a
     stub or a bad configuration gives turned into one clear message."""
     where = getattr(module, "__file__", "s1_23_classifier.py")
     if dim % heads:
         raise ModelError(t("train_heads_divide", heads=heads, dim=dim))
     try:
-        model = module.BERTForClassification(vocab_size=vocab_size, dim=dim, max_len=max_len, layers=layers,
-                                             heads=heads, ff_dim=ff_dim)
+        model = module.BERTForClassification(
+            vocab_size=vocab_size, dim=dim, max_len=max_len, layers=layers, heads=heads, ff_dim=ff_dim
+        )
     except Exception as e:
         earlier = earlier_exercise(e, Path(where))
         if earlier:  # an unfinished or broken earlier exercise that the classifier imports
             raise ModelError(t("train_build_earlier", earlier=earlier)) from e
         if isinstance(e, NotImplementedError):
             raise ModelError(t("train_build_stub", where=f"{where}{_line_in(e, Path(where))}", error=e)) from e
-        raise ModelError(t("train_build_failed", where=f"{where}{_line_in(e, Path(where))}",
-                           error=f"{type(e).__name__}: {e}")) from e
+        raise ModelError(
+            t("train_build_failed", where=f"{where}{_line_in(e, Path(where))}", error=f"{type(e).__name__}: {e}")
+        ) from e
     if not isinstance(model, nn.Module) or not list(model.parameters()):
         raise ModelError(t("train_no_parameters", where=where))
     return model
@@ -202,13 +216,20 @@ def check_forward(model: nn.Module, probe: tuple[torch.Tensor, torch.Tensor], wh
         if earlier:
             raise ModelError(t("train_forward_earlier", earlier=earlier)) from e
         hint = t("train_forward_stub_hint") if isinstance(e, NotImplementedError) else ""
-        raise ModelError(t("train_forward_failed", where=f"{where}{_line_in(e, Path(where))}",
-                           error=f"{type(e).__name__}: {e}", hint=hint)) from e
+        raise ModelError(
+            t(
+                "train_forward_failed",
+                where=f"{where}{_line_in(e, Path(where))}",
+                error=f"{type(e).__name__}: {e}",
+                hint=hint,
+            )
+        ) from e
     finally:
         model.train(was_training)
 
 
 # ---------------------------------------------------------------- the attention fast path
+
 
 def sdpa_forward(self, x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     """Listing 1.31's forward through scaled_dot_product_attention; same parameters, same result."""
@@ -227,7 +248,8 @@ def attention_modules(model: nn.Module) -> list[nn.Module]:
     found = []
     for m in model.modules():
         if type(m).__name__ == "MultiHeadSelfAttention" and all(
-                hasattr(m, a) for a in ("qkv", "out", "heads", "attn_dropout", "out_dropout")):
+            hasattr(m, a) for a in ("qkv", "out", "heads", "attn_dropout", "out_dropout")
+        ):
             found.append(m)
     return found
 

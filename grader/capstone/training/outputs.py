@@ -8,6 +8,7 @@
 
 A run stopped at any moment (Ctrl-C, a kill) leaves the previous best checkpoint whole.
 """
+
 from __future__ import annotations
 
 import json
@@ -57,6 +58,7 @@ def plot_curves(path: Path, history: list[dict], title: str) -> Path:
     """Loss (training and validation) and validation accuracy against the training step; its texts
     in the figures' language, drawn with its font (grader/course/figure_text.py)."""
     import matplotlib
+
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 

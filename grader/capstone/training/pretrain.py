@@ -22,6 +22,7 @@ Like `kata train`, this runs the code it is given in this process: a tool for on
 not a grading path. Its progress lines (handed to `log` as plain strings) and its errors are in the
 reader's language (grader/course/messages.py).
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -54,10 +55,14 @@ def load_mlm_module(code_dir: str | Path) -> types.ModuleType:
     try:
         module = import_file(path, "kata_pretrain_mlm")
     except Exception as e:
-        raise PretrainError(t("train_import_failed", where=f"{path}{_line_in(e, path)}",
-                              error=f"{type(e).__name__}: {e}")) from e
-    missing = [name for name in ("mask_tokens", "MLMHead", "mlm_loss", "MASK_ID", "PAD_ID", "CLS_ID", "SEP_ID",
-                                 "BASE_VOCAB_SIZE") if not hasattr(module, name)]
+        raise PretrainError(
+            t("train_import_failed", where=f"{path}{_line_in(e, path)}", error=f"{type(e).__name__}: {e}")
+        ) from e
+    missing = [
+        name
+        for name in ("mask_tokens", "MLMHead", "mlm_loss", "MASK_ID", "PAD_ID", "CLS_ID", "SEP_ID", "BASE_VOCAB_SIZE")
+        if not hasattr(module, name)
+    ]
     if missing:
         raise PretrainError(t("pretrain_missing_names", path=path, names=", ".join(missing)))
     return module
@@ -80,12 +85,13 @@ def grow_token_embedding(model: nn.Module, rows: int, seed: int = 0) -> nn.Embed
     old = embed.token
     if old.num_embeddings >= rows:
         return old
-    new = nn.Embedding(rows, old.embedding_dim, padding_idx=old.padding_idx,
-                       device=old.weight.device, dtype=old.weight.dtype)
+    new = nn.Embedding(
+        rows, old.embedding_dim, padding_idx=old.padding_idx, device=old.weight.device, dtype=old.weight.dtype
+    )
     with torch.no_grad():
-        new.weight[:old.num_embeddings] = old.weight
+        new.weight[: old.num_embeddings] = old.weight
         extra = torch.randn(rows - old.num_embeddings, old.embedding_dim, generator=torch.Generator().manual_seed(seed))
-        new.weight[old.num_embeddings:] = extra.to(new.weight)
+        new.weight[old.num_embeddings :] = extra.to(new.weight)
     new.train(old.training)
     embed.token = new
     return new
@@ -123,13 +129,13 @@ def _batch(rows: list[list[int]], pad_id: int, max_len: int) -> torch.Tensor:
     T = min(max_len, -(-longest // ROUND_TO) * ROUND_TO)
     ids = torch.full((len(rows), T), pad_id, dtype=torch.long)
     for i, r in enumerate(rows):
-        ids[i, :len(r)] = torch.tensor(r, dtype=torch.long)
+        ids[i, : len(r)] = torch.tensor(r, dtype=torch.long)
     return ids
 
 
 def _fit(ids: list[int], max_len: int) -> list[int]:
     """A row of at most max_len ids, its last id ([SEP]) kept."""
-    return ids if len(ids) <= max_len else ids[:max_len - 1] + ids[-1:]
+    return ids if len(ids) <= max_len else ids[: max_len - 1] + ids[-1:]
 
 
 def _schedule(step: int, total: int, warmup: int) -> float:
@@ -154,12 +160,29 @@ def _student_call(mlm: types.ModuleType, what: str, fn, *args, **kwargs):
         raise PretrainError(t("pretrain_call_failed", where=where, call=what, error=f"{type(e).__name__}: {e}")) from e
 
 
-def pretrain_mlm(model: nn.Module, texts: list[str], encode, steps: int, batch_size: int, lr: float, seed: int,
-                 device: torch.device | str, log=print, *, mlm: types.ModuleType, mask_prob: float = 0.15,
-                 weight_decay: float = 0.01, warmup: float = 0.06, clip: float = 1.0,
-                 special_ids: tuple[int, int, int] | None = None, mask_id: int | None = None,
-                 base_vocab_size: int | None = None, embedding_std: float = EMBEDDING_STD, amp=None,
-                 sync_every: int = 1) -> list[float]:
+def pretrain_mlm(
+    model: nn.Module,
+    texts: list[str],
+    encode,
+    steps: int,
+    batch_size: int,
+    lr: float,
+    seed: int,
+    device: torch.device | str,
+    log=print,
+    *,
+    mlm: types.ModuleType,
+    mask_prob: float = 0.15,
+    weight_decay: float = 0.01,
+    warmup: float = 0.06,
+    clip: float = 1.0,
+    special_ids: tuple[int, int, int] | None = None,
+    mask_id: int | None = None,
+    base_vocab_size: int | None = None,
+    embedding_std: float = EMBEDDING_STD,
+    amp=None,
+    sync_every: int = 1,
+) -> list[float]:
     """Pre-train `model`'s encoder for `steps` steps of masked-language modelling on `texts`
     (see the module's docstring) and return the loss of every step. AdamW (no decay on biases
     and norms), linear warmup over `warmup` of the steps then linear decay, gradient clipping
@@ -190,8 +213,15 @@ def pretrain_mlm(model: nn.Module, texts: list[str], encode, steps: int, batch_s
     if embedding_std:
         factor = scale_embeddings(model, embedding_std)
         if factor != 1.0:
-            log(t("pretrain_scaled", factor=factor, std=embedding_std, rows=token.num_embeddings,
-                  ln=math.log(token.num_embeddings)))
+            log(
+                t(
+                    "pretrain_scaled",
+                    factor=factor,
+                    std=embedding_std,
+                    rows=token.num_embeddings,
+                    ln=math.log(token.num_embeddings),
+                )
+            )
     head = _student_call(mlm, "MLMHead(embedding, dim)", mlm.MLMHead, token, token.embedding_dim)
     was_training = model.training
     model.to(device)
@@ -201,8 +231,11 @@ def pretrain_mlm(model: nn.Module, texts: list[str], encode, steps: int, batch_s
     params = {id(p): (name, p) for name, p in [*encoder.named_parameters(), *head.named_parameters()]}  # tied: once
     decay = [p for name, p in params.values() if p.requires_grad and p.ndim >= 2 and "norm" not in name]
     no_decay = [p for name, p in params.values() if p.requires_grad and not (p.ndim >= 2 and "norm" not in name)]
-    optimizer = torch.optim.AdamW([{"params": decay, "weight_decay": weight_decay},
-                                   {"params": no_decay, "weight_decay": 0.0}], lr=lr, fused=device.type == "cuda")
+    optimizer = torch.optim.AdamW(
+        [{"params": decay, "weight_decay": weight_decay}, {"params": no_decay, "weight_decay": 0.0}],
+        lr=lr,
+        fused=device.type == "cuda",
+    )
     warm = max(1, round(warmup * steps))
     scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda s: _schedule(s, steps, warm))
     g = torch.Generator().manual_seed(seed)
@@ -222,20 +255,47 @@ def pretrain_mlm(model: nn.Module, texts: list[str], encode, steps: int, batch_s
                 raise PretrainError(t("pretrain_loss_nonfinite", loss=value, step=len(losses), lr=lr))
             if len(losses) % LOG_EVERY == 0 or len(losses) == steps:
                 recent = losses[-LOG_EVERY:]
-                log(t("pretrain_step", step=len(losses), steps=steps, loss=sum(recent) / len(recent),
-                      rows=token.num_embeddings, uniform=math.log(token.num_embeddings)))
+                log(
+                    t(
+                        "pretrain_step",
+                        step=len(losses),
+                        steps=steps,
+                        loss=sum(recent) / len(recent),
+                        rows=token.num_embeddings,
+                        uniform=math.log(token.num_embeddings),
+                    )
+                )
 
     done = 0
-    log(t("pretrain_start", file=mlm.__file__, steps=steps, batch_size=batch_size, texts=len(rows),
-          mask_prob=mask_prob, lr=lr, device=device))
+    log(
+        t(
+            "pretrain_start",
+            file=mlm.__file__,
+            steps=steps,
+            batch_size=batch_size,
+            texts=len(rows),
+            mask_prob=mask_prob,
+            lr=lr,
+            device=device,
+        )
+    )
     try:
         while done < steps:
             if at + batch_size > len(order):  # a new pass over the texts, in a new order
                 order, at = order[at:] + torch.randperm(len(rows), generator=g).tolist(), 0
-            ids = _batch([rows[i] for i in order[at:at + batch_size]], pad_id, max_len)
+            ids = _batch([rows[i] for i in order[at : at + batch_size]], pad_id, max_len)
             at += batch_size
-            inputs, labels = _student_call(mlm, "mask_tokens(...)", mlm.mask_tokens, ids, mask_id=mask_id,
-                                           vocab_size=base, special_ids=special, generator=g, mask_prob=mask_prob)
+            inputs, labels = _student_call(
+                mlm,
+                "mask_tokens(...)",
+                mlm.mask_tokens,
+                ids,
+                mask_id=mask_id,
+                vocab_size=base,
+                special_ids=special,
+                generator=g,
+                mask_prob=mask_prob,
+            )
             if not done:
                 _check_masking(mlm, ids, inputs, labels)
             chosen = labels != -100
@@ -269,8 +329,13 @@ def pretrain_mlm(model: nn.Module, texts: list[str], encode, steps: int, batch_s
 def _check_masking(mlm: types.ModuleType, ids, inputs, labels) -> None:
     """The first batch's (inputs, labels) keep the rule's relations, so that a wrong mask_tokens is
     named before it trains anything."""
-    ok = (isinstance(inputs, torch.Tensor) and isinstance(labels, torch.Tensor) and inputs.shape == ids.shape
-          and labels.shape == ids.shape and bool(((labels == -100) | (labels == ids)).all())
-          and bool((inputs[labels == -100] == ids[labels == -100]).all()))
+    ok = (
+        isinstance(inputs, torch.Tensor)
+        and isinstance(labels, torch.Tensor)
+        and inputs.shape == ids.shape
+        and labels.shape == ids.shape
+        and bool(((labels == -100) | (labels == ids)).all())
+        and bool((inputs[labels == -100] == ids[labels == -100]).all())
+    )
     if not ok:
         raise PretrainError(t("pretrain_bad_masking", file=mlm.__file__))

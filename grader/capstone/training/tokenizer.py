@@ -12,6 +12,7 @@ that an unfinished or broken tokenizer is named (file and line) at once, not hal
 a corpus. The token-id cache (grader.capstone.data.tokenize, datasets' own) is keyed by the file's
 text, the ranks, the settings and tiktoken's version: editing the tokenizer recomputes the ids.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -69,8 +70,15 @@ class Tokenizer:
             except Exception as e:
                 raise TokenizerError(_failure(self.path, e, f"encode(text #{i}, pad=False)", self._hint)) from e
             if not isinstance(ids, list) or not ids or ids[0] != self.cls_id or ids[-1] != self.sep_id:
-                raise TokenizerError(t("train_tokenizer_bad", where=self.path, call=f"encode(text #{i}, pad=False)",
-                                       got=_short(ids), hint=self._hint))
+                raise TokenizerError(
+                    t(
+                        "train_tokenizer_bad",
+                        where=self.path,
+                        call=f"encode(text #{i}, pad=False)",
+                        got=_short(ids),
+                        hint=self._hint,
+                    )
+                )
             return ids
 
         if len(texts) < THREADS_FROM:
@@ -120,8 +128,9 @@ def cache_key(source: bytes, ranks: bytes, max_len: int, truncation: str, head_l
     return h.hexdigest()
 
 
-def load_tokenizer(code_dir: str | Path, max_len: int, truncation: str = "head",
-                   ranks_path: str | Path | None = None, hint: str = "") -> Tokenizer:
+def load_tokenizer(
+    code_dir: str | Path, max_len: int, truncation: str = "head", ranks_path: str | Path | None = None, hint: str = ""
+) -> Tokenizer:
     """The tokenizer of `<code_dir>/ch01/s1_23_tokenizer.py` on GPT-2's ranks (see the module's
     docstring). `hint` ends the error messages (what else the user may do). TokenizerError
     when the file is missing, unfinished or gives ids training cannot use."""
@@ -141,8 +150,15 @@ def load_tokenizer(code_dir: str | Path, max_len: int, truncation: str = "head",
     module = _import(path, hint)
     from_file = getattr(module, "from_file", None)
     if not callable(from_file):
-        raise TokenizerError(t("train_tokenizer_failed", where=path, call="from_file(...)",
-                               error=t("train_tokenizer_no_from_file"), hint=hint))
+        raise TokenizerError(
+            t(
+                "train_tokenizer_failed",
+                where=path,
+                call="from_file(...)",
+                error=t("train_tokenizer_no_from_file"),
+                hint=hint,
+            )
+        )
     call = f"from_file({str(ranks_path)!r}, max_len={max_len}, truncation={truncation!r})"
     try:
         impl = from_file(str(ranks_path), max_len=max_len, truncation=truncation)
@@ -152,17 +168,30 @@ def load_tokenizer(code_dir: str | Path, max_len: int, truncation: str = "head",
     for name in ("pad_id", "cls_id", "sep_id", "vocab_size", "max_len", "head_len"):
         value = getattr(impl, name, None)
         if type(value) is not int:
-            raise TokenizerError(t("train_tokenizer_bad", where=path, call=f"{call}.{name}", got=_short(value),
-                                   hint=hint))
+            raise TokenizerError(
+                t("train_tokenizer_bad", where=path, call=f"{call}.{name}", got=_short(value), hint=hint)
+            )
         numbers[name] = value
     special = (numbers["pad_id"], numbers["cls_id"], numbers["sep_id"])
     if len(set(special)) != 3 or not all(0 <= i < numbers["vocab_size"] for i in special):
-        raise TokenizerError(t("train_tokenizer_bad", where=path, call=f"{call}: pad_id, cls_id, sep_id, vocab_size",
-                               got=_short(special + (numbers["vocab_size"],)), hint=hint))
-    tok = Tokenizer(impl, path, cache_key(path.read_bytes(), ranks_path.read_bytes(), max_len, truncation,
-                                          numbers["head_len"]), hint)
+        raise TokenizerError(
+            t(
+                "train_tokenizer_bad",
+                where=path,
+                call=f"{call}: pad_id, cls_id, sep_id, vocab_size",
+                got=_short(special + (numbers["vocab_size"],)),
+                hint=hint,
+            )
+        )
+    tok = Tokenizer(
+        impl,
+        path,
+        cache_key(path.read_bytes(), ranks_path.read_bytes(), max_len, truncation, numbers["head_len"]),
+        hint,
+    )
     probe = tok.encode_batch([PROBE])[0]  # names a stub of encode (or of what it calls) before any corpus is read
     if not all(type(i) is int and 0 <= i < tok.vocab_size for i in probe) or len(probe) > max_len:
-        raise TokenizerError(t("train_tokenizer_bad", where=path, call=f"encode({PROBE!r}, pad=False)",
-                               got=_short(probe), hint=hint))
+        raise TokenizerError(
+            t("train_tokenizer_bad", where=path, call=f"encode({PROBE!r}, pad=False)", got=_short(probe), hint=hint)
+        )
     return tok

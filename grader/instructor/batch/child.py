@@ -20,6 +20,7 @@ Messages: scheduler -> slot: an Entry to grade, or None (stop). Slot -> schedule
 The slot ignores Ctrl-C (the scheduler decides what an interruption means) and dies, closing its
 sandbox, as soon as the scheduler is gone; its grading process dies with it.
 """
+
 from __future__ import annotations
 
 import ctypes
@@ -72,8 +73,9 @@ def _watch_parent() -> None:
     threading.Thread(target=watch, daemon=True, name="kata-parent-watch").start()
 
 
-def serve(course, exercise_ids: list[str], public_only: bool, time_limit: float | None, threads: int, conn,
-          assignment=None) -> None:
+def serve(
+    course, exercise_ids: list[str], public_only: bool, time_limit: float | None, threads: int, conn, assignment=None
+) -> None:
     """The slot's life: start the sandbox, then grade each entry received on `conn` until None."""
     global _box
     signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -132,8 +134,11 @@ def _grade_entry(course, entry, exercises, public_only: bool, box, sub_dir: str,
             if os.getppid() == 1:
                 os._exit(3)
             started = box.proc.pid if box.proc else None
-            conn.send(grade(course, entry, exercises, public_only, box, sub_dir, assignment,
-                            ready=lambda: _ready(box, go_read)))
+            conn.send(
+                grade(
+                    course, entry, exercises, public_only, box, sub_dir, assignment, ready=lambda: _ready(box, go_read)
+                )
+            )
             if box.proc is not None and box.proc.pid != started:  # a sandbox this process started again: its own
                 box.close()
             code = 0
@@ -152,8 +157,11 @@ def _grade_entry(course, entry, exercises, public_only: bool, box, sub_dir: str,
         pass
     _, status = os.waitpid(pid, 0)
     if not (os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0):
-        how = (f"killed by signal {os.WTERMSIG(status)}" if os.WIFSIGNALED(status)
-               else f"exit status {os.WEXITSTATUS(status)}")
+        how = (
+            f"killed by signal {os.WTERMSIG(status)}"
+            if os.WIFSIGNALED(status)
+            else f"exit status {os.WEXITSTATUS(status)}"
+        )
         conn.send({"status": "error", "reason": t("batch_died", how=how)})
 
 
@@ -170,8 +178,7 @@ def _ready(box, go_read: int) -> None:
     box.adopt(said["ok"])
 
 
-def grade(course, entry, exercises, public_only: bool, box, sub_dir: str, assignment=None,
-          ready=lambda: None) -> dict:
+def grade(course, entry, exercises, public_only: bool, box, sub_dir: str, assignment=None, ready=lambda: None) -> dict:
     """Open `entry`, stage it where `box` sees it, run the checks: the message for the scheduler.
     `ready()` returns once the sandbox can be used (raises _NotReady when it cannot start)."""
     try:

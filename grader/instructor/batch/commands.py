@@ -6,6 +6,7 @@ submissions, and a PATH that is itself one submission (it holds `ch01/` or `exer
 refused with a message saying so. When a single-submission grading fails on a folder that looks
 like a class, the message suggests --out.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -20,60 +21,109 @@ from ...course.messages import t
 from ..exports.gradescope import VISIBILITIES
 from . import store
 
-BATCH_ONLY = ("jobs", "force", "timeout", "gradescope_hidden", "roster", "submitted_at", "due", "lms_assignment",
-              "shard", "missing", "extensions")
+BATCH_ONLY = (
+    "jobs",
+    "force",
+    "timeout",
+    "gradescope_hidden",
+    "roster",
+    "submitted_at",
+    "due",
+    "lms_assignment",
+    "shard",
+    "missing",
+    "extensions",
+)
 
 
 def add_grade_options(g: argparse.ArgumentParser) -> None:
     b = g.add_argument_group("a whole class (PATH is a folder of submissions)")
-    b.add_argument("--out", metavar="OUT", help="grade every submission in the folder PATH into OUT: per student "
-                                               "OUT/students/<name>/, and gradebook.csv, junit.xml, summary.md")
+    b.add_argument(
+        "--out",
+        metavar="OUT",
+        help="grade every submission in the folder PATH into OUT: per student "
+        "OUT/students/<name>/, and gradebook.csv, junit.xml, summary.md",
+    )
     b.add_argument("--jobs", "-j", type=int, metavar="N", help="grade N submissions at a time (default: one per CPU)")
-    b.add_argument("--force", action="store_true", help="grade again what OUT already holds; write into an OUT of "
-                                                        "another course version")
-    b.add_argument("--timeout", type=float, metavar="S", help="stop grading one submission after S seconds "
-                                                              "(default 1800; it is graded again by the next run)")
-    b.add_argument("--gradescope-hidden", choices=VISIBILITIES, help="Gradescope visibility of the hidden "
-                                                                       "checks (default after_published)")
-    b.add_argument("--shard", metavar="K/N", help="grade only the K-th of N parts of the class (each entry's part "
-                                                  "is fixed by its name), e.g. one task of a Slurm job array; "
-                                                  "shards may write into one OUT at once. Then `kata gradebook "
-                                                  "OUT` merges them (docs/instructor/beyond-one-machine.md)")
+    b.add_argument(
+        "--force",
+        action="store_true",
+        help="grade again what OUT already holds; write into an OUT of another course version",
+    )
+    b.add_argument(
+        "--timeout",
+        type=float,
+        metavar="S",
+        help="stop grading one submission after S seconds (default 1800; it is graded again by the next run)",
+    )
+    b.add_argument(
+        "--gradescope-hidden",
+        choices=VISIBILITIES,
+        help="Gradescope visibility of the hidden checks (default after_published)",
+    )
+    b.add_argument(
+        "--shard",
+        metavar="K/N",
+        help="grade only the K-th of N parts of the class (each entry's part "
+        "is fixed by its name), e.g. one task of a Slurm job array; "
+        "shards may write into one OUT at once. Then `kata gradebook "
+        "OUT` merges them (docs/instructor/beyond-one-machine.md)",
+    )
     _term_options(b)
 
 
 def _term_options(parser) -> None:
-    parser.add_argument("--due", metavar="TIME", help="the due date-time for this term, e.g. 2027-03-14T23:59:00+08:00 "
-                                                      "(default: course.toml's due of the assignment), measured "
-                                                      "with the assignment's late rule: --assignment's, or the "
-                                                      "course's only one. Stored in OUT: every later `kata "
-                                                      "gradebook OUT` applies it")
-    parser.add_argument("--extensions", metavar="FILE",
-                        help="students' own due dates: a CSV with a student column (as the roster names them: "
-                             "login, username, student, ...) and due (ISO 8601 with its offset); their late "
-                             "penalty is measured from it. A row that matches no submission or roster line is "
-                             "listed in summary.md's Check before importing (exit 5). Copied into OUT")
-    parser.add_argument("--missing", choices=("zero", "blank"),
-                        help="what canvas.csv and moodle.csv give an enrolled student without a submission: 0 "
-                             "(default) or an empty cell, so the LMS keeps the grade it has. Stored in OUT")
-    parser.add_argument("--roster", metavar="FILE", help="the class list: Canvas's gradebook export (keyed on SIS "
-                                                         "Login ID), Moodle's grading worksheet, participants or grades "
-                                                         "export, or a "
-                                                         "CSV with login (or folder), id, name, email, section. One "
-                                                         "that matches fewer than half of the submissions stops the "
-                                                         "command (--force goes on)")
-    parser.add_argument("--lms-assignment", metavar="'TITLE (ID)'",
-                        help="canvas.csv's grade column, as Canvas's gradebook export names the assignment, e.g. "
-                             "'Attention (48213)' (default: course.toml's lms_assignment, else 'kata ASSIGNMENT', "
-                             "which Canvas imports as a new assignment)")
-    parser.add_argument("--submitted-at", metavar="SOURCE",
-                        help="when each submission came in, for the assignment's late policy: mtime (the files' "
-                             "modification times, which extraction keeps from the student's machine: not for "
-                             "grades unless the platform writes the files itself), manifest (kata submit's time; "
-                             "students can edit it) or a CSV FILE from the submission platform (student, "
-                             "submitted_at), or platform (the times a Canvas, Moodle or Gradescope download gives: the default "
-                             "for one, with a due date). A submission without a usable time gets no penalty and "
-                             "summary.md lists it")
+    parser.add_argument(
+        "--due",
+        metavar="TIME",
+        help="the due date-time for this term, e.g. 2027-03-14T23:59:00+08:00 "
+        "(default: course.toml's due of the assignment), measured "
+        "with the assignment's late rule: --assignment's, or the "
+        "course's only one. Stored in OUT: every later `kata "
+        "gradebook OUT` applies it",
+    )
+    parser.add_argument(
+        "--extensions",
+        metavar="FILE",
+        help="students' own due dates: a CSV with a student column (as the roster names them: "
+        "login, username, student, ...) and due (ISO 8601 with its offset); their late "
+        "penalty is measured from it. A row that matches no submission or roster line is "
+        "listed in summary.md's Check before importing (exit 5). Copied into OUT",
+    )
+    parser.add_argument(
+        "--missing",
+        choices=("zero", "blank"),
+        help="what canvas.csv and moodle.csv give an enrolled student without a submission: 0 "
+        "(default) or an empty cell, so the LMS keeps the grade it has. Stored in OUT",
+    )
+    parser.add_argument(
+        "--roster",
+        metavar="FILE",
+        help="the class list: Canvas's gradebook export (keyed on SIS "
+        "Login ID), Moodle's grading worksheet, participants or grades "
+        "export, or a "
+        "CSV with login (or folder), id, name, email, section. One "
+        "that matches fewer than half of the submissions stops the "
+        "command (--force goes on)",
+    )
+    parser.add_argument(
+        "--lms-assignment",
+        metavar="'TITLE (ID)'",
+        help="canvas.csv's grade column, as Canvas's gradebook export names the assignment, e.g. "
+        "'Attention (48213)' (default: course.toml's lms_assignment, else 'kata ASSIGNMENT', "
+        "which Canvas imports as a new assignment)",
+    )
+    parser.add_argument(
+        "--submitted-at",
+        metavar="SOURCE",
+        help="when each submission came in, for the assignment's late policy: mtime (the files' "
+        "modification times, which extraction keeps from the student's machine: not for "
+        "grades unless the platform writes the files itself), manifest (kata submit's time; "
+        "students can edit it) or a CSV FILE from the submission platform (student, "
+        "submitted_at), or platform (the times a Canvas, Moodle or Gradescope download gives: the default "
+        "for one, with a due date). A submission without a usable time gets no penalty and "
+        "summary.md lists it",
+    )
 
 
 def check_term_files(args) -> str:
@@ -112,22 +162,38 @@ def _due(text: str) -> str:
 
 
 def add_gradebook_parser(sub) -> argparse.ArgumentParser:
-    gb = sub.add_parser("gradebook", help="write every gradebook format again from the reports in OUT (no grading)",
-                        description="Rewrite gradebook.csv, junit.xml, summary.md with its PNGs, and each student's "
-                                    "feedback.html, Gradescope and Exercism results.json, from the report.json "
-                                    "files a `kata grade DIR --out OUT` run stored.")
+    gb = sub.add_parser(
+        "gradebook",
+        help="write every gradebook format again from the reports in OUT (no grading)",
+        description="Rewrite gradebook.csv, junit.xml, summary.md with its PNGs, and each student's "
+        "feedback.html, Gradescope and Exercism results.json, from the report.json "
+        "files a `kata grade DIR --out OUT` run stored.",
+    )
     gb.add_argument("out", metavar="OUT", help="the folder a `kata grade DIR --out OUT` run wrote")
-    gb.add_argument("--gradescope-hidden", choices=VISIBILITIES,
-                    help="Gradescope visibility of the hidden checks (default: the grading run's)")
-    gb.add_argument("--assignment", "-a", metavar="ID",
-                    help="write the formats of this course.toml [[assignment]] only (its exercises, its points) "
-                         "into OUT/assignments/ID/ (or --to DIR), from a run that graded its exercises")
+    gb.add_argument(
+        "--gradescope-hidden",
+        choices=VISIBILITIES,
+        help="Gradescope visibility of the hidden checks (default: the grading run's)",
+    )
+    gb.add_argument(
+        "--assignment",
+        "-a",
+        metavar="ID",
+        help="write the formats of this course.toml [[assignment]] only (its exercises, its points) "
+        "into OUT/assignments/ID/ (or --to DIR), from a run that graded its exercises",
+    )
     gb.add_argument("--to", metavar="DIR", help="with --assignment: where to write (default OUT/assignments/ID)")
-    gb.add_argument("--force", action="store_true", help="use a --roster that matches fewer than half of the "
-                                                         "graded submissions")
-    gb.add_argument("--merge", nargs="+", metavar="SHARD_OUT", help="first copy into OUT the students and shards of "
-                                                                   "these output folders (shards graded into "
-                                                                   "separate OUTs with --shard K/N)")
+    gb.add_argument(
+        "--force", action="store_true", help="use a --roster that matches fewer than half of the graded submissions"
+    )
+    gb.add_argument(
+        "--merge",
+        nargs="+",
+        metavar="SHARD_OUT",
+        help="first copy into OUT the students and shards of "
+        "these output folders (shards graded into "
+        "separate OUTs with --shard K/N)",
+    )
     _term_options(gb)
     return gb
 
@@ -172,10 +238,16 @@ def grade(args, course, exercises, assignment=None) -> int:
         except ShardError as e:
             print(f"kata grade: {e}", file=sys.stderr)
             return 2
-        later = [o for o, given in (("--roster", args.roster), ("--lms-assignment", args.lms_assignment),
-                                    ("--submitted-at FILE", args.submitted_at not in (None, "mtime", "manifest", "platform")),
-                                    ("--extensions", args.extensions))
-                 if given]
+        later = [
+            o
+            for o, given in (
+                ("--roster", args.roster),
+                ("--lms-assignment", args.lms_assignment),
+                ("--submitted-at FILE", args.submitted_at not in (None, "mtime", "manifest", "platform")),
+                ("--extensions", args.extensions),
+            )
+            if given
+        ]
         if later:
             print(f"kata grade: {t('shard_term_later', options=', '.join(later))}", file=sys.stderr)
             return 2
@@ -183,16 +255,32 @@ def grade(args, course, exercises, assignment=None) -> int:
     rule = None if assignment is not None or len(course.assignments) != 1 else course.assignments[0].late_rule()
     if args.due and assignment is None and rule is None:
         ids = ", ".join(a.id for a in course.assignments)
-        print(f"kata grade: {t('due_which_assignment', due=args.due, count=len(course.assignments), ids=ids)}"
-              if ids else f"kata grade: {t('due_no_assignment', due=args.due)}", file=sys.stderr)
+        print(
+            f"kata grade: {t('due_which_assignment', due=args.due, count=len(course.assignments), ids=ids)}"
+            if ids
+            else f"kata grade: {t('due_no_assignment', due=args.due)}",
+            file=sys.stderr,
+        )
         return 2
-    opts = Options(exercises=[ex.id for ex in exercises], public_only=args.public_only,
-                   time_limit=args.time_limit, jobs=args.jobs or default_jobs(), force=args.force,
-                   timeout=args.timeout or max(1800.0, 2 * course.budget_s + 60), hidden=args.gradescope_hidden or "after_published",
-                   quiet=args.quiet, assignment=assignment, roster=args.roster, submitted_at=args.submitted_at,
-                   lms_assignment=args.lms_assignment or getattr(assignment, "lms_assignment", None),
-                   shard=shard, due=_due(args.due) if args.due else None, rule=rule, missing=args.missing,
-                   extensions=args.extensions)
+    opts = Options(
+        exercises=[ex.id for ex in exercises],
+        public_only=args.public_only,
+        time_limit=args.time_limit,
+        jobs=args.jobs or default_jobs(),
+        force=args.force,
+        timeout=args.timeout or max(1800.0, 2 * course.budget_s + 60),
+        hidden=args.gradescope_hidden or "after_published",
+        quiet=args.quiet,
+        assignment=assignment,
+        roster=args.roster,
+        submitted_at=args.submitted_at,
+        lms_assignment=args.lms_assignment or getattr(assignment, "lms_assignment", None),
+        shard=shard,
+        due=_due(args.due) if args.due else None,
+        rule=rule,
+        missing=args.missing,
+        extensions=args.extensions,
+    )
     console = Console()
     try:
         outcome = grade_class(course, args.path, args.out, opts, console)
@@ -215,16 +303,38 @@ def grade(args, course, exercises, assignment=None) -> int:
         status = (doc.get("student") or {}).get("status", "graded")
         counts[status] = counts.get(status, 0) + 1
     if shard:  # said even with --quiet: a scheduler's log is where the merge step is read
-        console.print(t("shard_done", shard=shard, total=len(records), graded=counts["graded"],
-                        refused=counts["refused"], errors=counts["error"], out=escape(args.out)),
-                      highlight=False, soft_wrap=True)
+        console.print(
+            t(
+                "shard_done",
+                shard=shard,
+                total=len(records),
+                graded=counts["graded"],
+                refused=counts["refused"],
+                errors=counts["error"],
+                out=escape(args.out),
+            ),
+            highlight=False,
+            soft_wrap=True,
+        )
     elif not args.quiet:
         mean = mean_percent(records)
-        console.print(t("batch_summary", total=len(records), graded=counts["graded"], refused=counts["refused"],
-                        errors=counts["error"], mean="-" if mean is None else f"{mean:.1f}%"), highlight=False)
+        console.print(
+            t(
+                "batch_summary",
+                total=len(records),
+                graded=counts["graded"],
+                refused=counts["refused"],
+                errors=counts["error"],
+                mean="-" if mean is None else f"{mean:.1f}%",
+            ),
+            highlight=False,
+        )
         console.print(t("batch_wrote", out=escape(args.out)), highlight=False, soft_wrap=True)
-    unavailable = [st["reason"] for st in ((d.get("student") or {}) for d in records.values())
-                   if st.get("status") == "error" and str(st.get("reason", "")).startswith("SandboxUnavailable: ")]
+    unavailable = [
+        st["reason"]
+        for st in ((d.get("student") or {}) for d in records.values())
+        if st.get("status") == "error" and str(st.get("reason", "")).startswith("SandboxUnavailable: ")
+    ]
     if unavailable:  # recorded as errors (graded again by the next run), and said once, plainly
         from ...worker.sandbox import EXIT as SANDBOX_EXIT
 
@@ -307,9 +417,15 @@ def gradebook(args) -> int:
         from ..formats.roster import read, refusal
 
         records = store.load_records(out)
-        problem = refusal(read(args.roster), {n: own_name(d, n) for n, d in records.items()},
-                          {n: (d.get("student") or {})["platform"] for n, d in records.items()
-                           if isinstance((d.get("student") or {}).get("platform"), dict)})
+        problem = refusal(
+            read(args.roster),
+            {n: own_name(d, n) for n, d in records.items()},
+            {
+                n: (d.get("student") or {})["platform"]
+                for n, d in records.items()
+                if isinstance((d.get("student") or {}).get("platform"), dict)
+            },
+        )
         if problem:
             print(f"kata gradebook: {problem}", file=sys.stderr)
             return 2
@@ -321,11 +437,21 @@ def gradebook(args) -> int:
         try:
             with store.locked(out):
                 meta = store.read_meta(out) or {}
-                term_files(out, meta, args.roster, args.submitted_at, args.lms_assignment, args.extensions,
-                           {"due": _due(args.due) if run_due else None, "missing": args.missing}, later=True)
+                term_files(
+                    out,
+                    meta,
+                    args.roster,
+                    args.submitted_at,
+                    args.lms_assignment,
+                    args.extensions,
+                    {"due": _due(args.due) if run_due else None, "missing": args.missing},
+                    later=True,
+                )
                 if args.due and not run_due:  # another assignment's due date: its formats' (--assignment)
-                    meta["term"]["assignments"] = {**(meta["term"].get("assignments") or {}),
-                                                   args.assignment: _due(args.due)}
+                    meta["term"]["assignments"] = {
+                        **(meta["term"].get("assignments") or {}),
+                        args.assignment: _due(args.due),
+                    }
                 store.write_json(out / store.META, meta)
         except Busy:
             print(f"kata gradebook: {t('batch_busy', out=out)}", file=sys.stderr)
@@ -391,18 +517,24 @@ def _gradebook_assignment(args, out: Path) -> int:
     meta = store.read_meta(out) or {}
     term = term_of(meta)
     # the due date given now, else the one stored for it (given earlier, or the run's when it is this assignment)
-    due = args.due or (term.get("assignments") or {}).get(args.assignment) or \
-        (term.get("due") if args.assignment == meta.get("assignment") else None)
+    due = (
+        args.due
+        or (term.get("assignments") or {}).get(args.assignment)
+        or (term.get("due") if args.assignment == meta.get("assignment") else None)
+    )
     try:
         assignment = find(course.assignments, args.assignment).due_at(due)
-        to, w = regenerate_assignment(out, assignment, Path(args.to) if args.to else None,
-                                      getattr(args, "lms_assignment", None))
+        to, w = regenerate_assignment(
+            out, assignment, Path(args.to) if args.to else None, getattr(args, "lms_assignment", None)
+        )
     except AssignmentError as e:
         print(f"kata gradebook: {e}", file=sys.stderr)
         return 2
     except NotInRun as e:
-        print(f"kata gradebook: {t('gradebook_assignment_missing', out=out, assignment=args.assignment, ids=e)}",
-              file=sys.stderr)
+        print(
+            f"kata gradebook: {t('gradebook_assignment_missing', out=out, assignment=args.assignment, ids=e)}",
+            file=sys.stderr,
+        )
         return 2
     except Busy:
         print(f"kata gradebook: {t('batch_busy', out=out)}", file=sys.stderr)

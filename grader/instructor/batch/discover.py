@@ -26,6 +26,7 @@ so names never move between runs. These names are OUT's folders only: the roster
 timestamp file are matched with the entry's own name (grader/instructor/formats/names.py), never
 with a generated `bob-2`.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -43,7 +44,6 @@ from ...checking.submission import MAX_FILE, MAX_FILES, MAX_TOTAL, SubmissionErr
 from ...course import files
 from ...course.messages import t
 from ..formats.names import SUFFIXES, nfc, stem
-
 
 
 @dataclass
@@ -105,8 +105,10 @@ def student_name(source: str) -> str:
     characters; "student" when nothing is left. `zoe/` and `zoë/` are two names."""
     import unicodedata
 
-    kept = "".join(ch if re.fullmatch(r"[\w.-]", ch) or unicodedata.category(ch).startswith("M") else "\0"
-                   for ch in nfc(stem(source)))
+    kept = "".join(
+        ch if re.fullmatch(r"[\w.-]", ch) or unicodedata.category(ch).startswith("M") else "\0"
+        for ch in nfc(stem(source))
+    )
     name = re.sub("\0+", "_", kept).strip("._-")[:80]
     return name or "student"
 
@@ -135,8 +137,11 @@ def assign_names(entries: list[Entry], known: dict[str, str], taken: set[str]) -
         base = student_name(e.source)
         if e.name != base:
             other = next((o.source for o in entries if o.name.casefold() == base.casefold()), None)
-            notes.append(f"{e.source}: the name '{base}' is taken" + (f" by {other}" if other else "")
-                         + f"; graded as '{e.name}'")
+            notes.append(
+                f"{e.source}: the name '{base}' is taken"
+                + (f" by {other}" if other else "")
+                + f"; graded as '{e.name}'"
+            )
     return notes
 
 
@@ -216,8 +221,9 @@ def submission_path(entry: Entry, chapter: str, ids: list[str]):
                 yield folder
             return
         elif len(zips) > 1 and not dirs:
-            raise SubmissionError(f"{entry.source}: {len(zips)} zip files ({', '.join(z.name for z in zips)}); "
-                                  "expected one submission")
+            raise SubmissionError(
+                f"{entry.source}: {len(zips)} zip files ({', '.join(z.name for z in zips)}); expected one submission"
+            )
     if files.kind(p) == "file" and p.suffix.lower() == ".ipynb":
         with _wrapped([p], chapter, ids) as folder:
             yield folder
@@ -263,8 +269,10 @@ def _wrapped(notebooks: list[Path], chapter: str, ids: list[str]):
                 raise SubmissionError(str(e)) from None
             ex = _notebook_exercise(nb, data, ids)
             if ex is None:
-                raise SubmissionError(f"{nb.name}: cannot tell which exercise this notebook is (no `kata notebook` "
-                                      "metadata and no exercise id in its name, e.g. s1_11_softmax.ipynb)")
+                raise SubmissionError(
+                    f"{nb.name}: cannot tell which exercise this notebook is (no `kata notebook` "
+                    "metadata and no exercise id in its name, e.g. s1_11_softmax.ipynb)"
+                )
             if (folder / f"{ex}.ipynb").exists():
                 raise SubmissionError(f"{nb.name}: a second notebook for exercise {ex}")
             (folder / f"{ex}.ipynb").write_bytes(data)

@@ -7,6 +7,7 @@ Per student, beside `students/<name>/report.json`:
 For the class, in OUT:
     gradebook.csv  junit.xml  summary.md  histogram.png  failures.png
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -19,8 +20,16 @@ from ..formats.roster import read as read_roster
 from ..similarity import outputs as similarity
 from . import store
 
-CLASS_FILES = ("gradebook.csv", "canvas.csv", "moodle.csv", "junit.xml", "summary.md", "histogram.png",
-               "failures.png", "heatmap.png")  # and, from a platform's files: moodle-worksheet.csv, gradescope.csv
+CLASS_FILES = (
+    "gradebook.csv",
+    "canvas.csv",
+    "moodle.csv",
+    "junit.xml",
+    "summary.md",
+    "histogram.png",
+    "failures.png",
+    "heatmap.png",
+)  # and, from a platform's files: moodle-worksheet.csv, gradescope.csv
 
 
 @dataclass
@@ -36,11 +45,15 @@ def write_student(out: Path, name: str, doc: dict, hidden: str = "after_publishe
     the late penalty and the grade the LMS files give, once the class's rows are known)."""
     d = store.student_dir(out, name)
     student = doc.get("student") or {}
-    gs = (failure_results(student.get("reason", ""), doc.get("lang")) if student.get("status") in ("refused", "error")
-          else gradescope_results(doc, hidden, doc.get("lang")))
+    gs = (
+        failure_results(student.get("reason", ""), doc.get("lang"))
+        if student.get("status") in ("refused", "error")
+        else gradescope_results(doc, hidden, doc.get("lang"))
+    )
     return ([write_page(out, name, doc)] if page else []) + [
         store.write_json(d / "gradescope" / "results.json", gs),
-        store.write_json(d / "exercism" / "results.json", exercism.results(doc))]
+        store.write_json(d / "exercism" / "results.json", exercism.results(doc)),
+    ]
 
 
 def write_page(out: Path, name: str, doc: dict, late: dict | None = None) -> Path:
@@ -77,13 +90,19 @@ def term(out: Path, records: dict[str, dict], meta: dict, roster_dir: Path | Non
     roster = read_roster(base / store.ROSTER) if (base / store.ROSTER).is_file() else None
     if roster is not None:
         roster.source = meta.get("roster_name") or roster.source  # the instructor's file, not OUT's copy
-    times = late.read_times(base / store.TIMES) if meta.get("submitted_at") == "file" and \
-        (base / store.TIMES).is_file() else None
-    named = late.term_of(meta).get("extensions")
-    extensions = late.read_extensions(base / store.EXTENSIONS) if named and (base / store.EXTENSIONS).is_file() \
+    times = (
+        late.read_times(base / store.TIMES)
+        if meta.get("submitted_at") == "file" and (base / store.TIMES).is_file()
         else None
-    return (lms.rows(records, meta, roster, times, extensions=extensions),
-            lms.Lms(roster, lms_column(meta), extensions=extensions, extensions_name=named or ""))
+    )
+    named = late.term_of(meta).get("extensions")
+    extensions = (
+        late.read_extensions(base / store.EXTENSIONS) if named and (base / store.EXTENSIONS).is_file() else None
+    )
+    return (
+        lms.rows(records, meta, roster, times, extensions=extensions),
+        lms.Lms(roster, lms_column(meta), extensions=extensions, extensions_name=named or ""),
+    )
 
 
 def lms_column(meta: dict) -> str:
@@ -108,25 +127,34 @@ def write_class(out: Path, records: dict[str, dict], meta: dict | None, roster_d
     table, info = term(out, records, meta, roster_dir)
     points = next((r.max_score for r in table if r.max_score), 0.0)
     column = info.column
-    md = summary.markdown(records, s, meta, similarity.read_flagged(out), lms.attention_lines(table, meta, info)) \
-        + lms.summary_lines(table, meta)
+    md = summary.markdown(
+        records, s, meta, similarity.read_flagged(out), lms.attention_lines(table, meta, info)
+    ) + lms.summary_lines(table, meta)
     rows = {r.name: r for r in table if r.status not in lms.NO_RECORD}
     pages = [write_page(out, name, doc, lms.late_page(rows.get(name), meta)) for name, doc in records.items()]
     missing = late.missing_of(meta)  # --missing: an enrolled student without a submission, 0 or an empty cell
     platform = []  # the files the platforms themselves import, where the class came from one
     if info.roster is not None and info.roster.shape == "moodle_worksheet":
         original = ((roster_dir or out) / store.ROSTER).read_bytes().decode("utf-8")
-        platform.append(store.atomic_write(out / "moodle-worksheet.csv", lms.moodle_worksheet(table, original, missing)))
+        platform.append(
+            store.atomic_write(out / "moodle-worksheet.csv", lms.moodle_worksheet(table, original, missing))
+        )
     if any(r.members for r in table):
         platform.append(store.atomic_write(out / "gradescope.csv", lms.gradescope_csv(table, missing)))
-    return pages + [store.atomic_write(out / "gradebook.csv", csvbook.gradebook(records, meta.get("exercises"), table)),
+    return (
+        pages
+        + [
+            store.atomic_write(out / "gradebook.csv", csvbook.gradebook(records, meta.get("exercises"), table)),
             store.atomic_write(out / "canvas.csv", lms.canvas_csv(table, column, points, missing)),
             store.atomic_write(out / "moodle.csv", lms.moodle_csv(table, column, missing)),
             store.atomic_write(out / "junit.xml", junit.document(records, title)),
             store.atomic_write(out / "histogram.png", summary.histogram_png(s, title)),
             store.atomic_write(out / "failures.png", summary.failures_png(s)),
             store.atomic_write(out / "heatmap.png", teaching.heatmap_png(records, meta.get("exercises"), title)),
-            store.atomic_write(out / "summary.md", md)] + platform
+            store.atomic_write(out / "summary.md", md),
+        ]
+        + platform
+    )
 
 
 def regenerate(out: Path, hidden: str | None = None) -> Written:
@@ -158,8 +186,9 @@ class NotInRun(ValueError):
     """The run in OUT did not grade every exercise of the assignment."""
 
 
-def regenerate_assignment(out: Path, assignment, to: Path | None = None,
-                          lms_assignment: str | None = None) -> tuple[Path, Written]:
+def regenerate_assignment(
+    out: Path, assignment, to: Path | None = None, lms_assignment: str | None = None
+) -> tuple[Path, Written]:
     """Every format for one course.toml assignment, from a run that graded its exercises (a whole
     term graded once, say): each report restricted to the assignment's exercises and scaled to its
     points, written into `to` (default OUT/assignments/<id>/), which gets the same layout as OUT.
@@ -179,9 +208,13 @@ def regenerate_assignment(out: Path, assignment, to: Path | None = None,
             raise NotInRun(f"OUT holds assignment {meta['assignment']}")
         hidden = meta.get("gradescope_hidden") or "after_published"
         records = {name: view(doc, assignment) for name, doc in store.load_records(out).items()}
-        meta.update(exercises=list(assignment.exercises), assignment=assignment.id,
-                    lms_assignment=lms_assignment or getattr(assignment, "lms_assignment", None),
-                    title=f"{meta.get('title', 'kata')}: {assignment.title}", late=assignment.late_policy())
+        meta.update(
+            exercises=list(assignment.exercises),
+            assignment=assignment.id,
+            lms_assignment=lms_assignment or getattr(assignment, "lms_assignment", None),
+            title=f"{meta.get('title', 'kata')}: {assignment.title}",
+            late=assignment.late_policy(),
+        )
         w = Written(len(records))
         for name, doc in records.items():
             store.write_json(store.student_dir(to, name) / "report.json", doc)
@@ -193,4 +226,3 @@ def regenerate_assignment(out: Path, assignment, to: Path | None = None,
 
 def is_batch_output(out: Path) -> bool:
     return (Path(out) / store.META).is_file() or (Path(out) / store.STUDENTS).is_dir()
-

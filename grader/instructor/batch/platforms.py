@@ -29,6 +29,7 @@ shape as it is. Nothing is followed through a link; a zip download is read entry
 same limits as a submission (checking/submission.py), each student's files bounded as one
 submission. A folder that mixes a platform's files with other entries is refused with the reason.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -52,10 +53,14 @@ MAX_CLASS_TOTAL = 16 * 2**30
 # Canvas's name part is the sortable name with every non-word character removed: \w only
 CANVAS = re.compile(r"^(?P<name>\w*?)(?P<late>_LATE)?_(?P<uid>\d+)_(?P<att>\d+)_(?P<file>.+)$", re.S)
 CANVAS_ANON = re.compile(r"^(?P<late>LATE_)?anon_(?P<uid>[A-Za-z0-9]+)_(?P<att>\d+)_(?P<file>.+)$", re.S)
-CANVAS_TEXT = re.compile(r"^(?:(?P<name>\w*?)(?P<late>_LATE)?_(?P<uid>\d+)|(?P<alate>LATE_)?anon_(?P<aid>[A-Za-z0-9]+))"
-                         r"_(?:text|link)\.html$", re.S)
-MOODLE = re.compile(r"^(?P<name>.+)_(?P<pid>\d+)_assign(?P<kind>submission|feedback)_(?P<plugin>[a-z]+)_(?P<rest>.*)$",
-                    re.S)
+CANVAS_TEXT = re.compile(
+    r"^(?:(?P<name>\w*?)(?P<late>_LATE)?_(?P<uid>\d+)|(?P<alate>LATE_)?anon_(?P<aid>[A-Za-z0-9]+))"
+    r"_(?:text|link)\.html$",
+    re.S,
+)
+MOODLE = re.compile(
+    r"^(?P<name>.+)_(?P<pid>\d+)_assign(?P<kind>submission|feedback)_(?P<plugin>[a-z]+)_(?P<rest>.*)$", re.S
+)
 GRADESCOPE_META = "submission_metadata.yml"
 GRADESCOPE_DIR = re.compile(r"^submission_(?P<sid>\d+)$")
 REUPLOAD = re.compile(r"^(?P<stem>.+)-(?P<n>\d+)(?P<ext>\.[^.]+)$")  # Canvas: name-1.py
@@ -70,6 +75,7 @@ class PlatformError(ValueError):
 @dataclass
 class Item:
     """One file of the download: its path inside it (POSIX), size and time, and how to read it."""
+
     rel: str
     size: int
     mtime: float
@@ -80,6 +86,7 @@ class Item:
 @dataclass
 class Upload:
     """One student's submission as the platform hands it."""
+
     key: str  # the entry's name in the staged class folder: "andersonalice_51001", "Alice Anderson_1234501"
     files: list[tuple[str, Item]] = field(default_factory=list)  # (path inside the submission, file)
     identity: dict = field(default_factory=dict)  # platform, id, name, email, sid, late, submitted_at, members
@@ -146,11 +153,19 @@ def _zip_items(path: Path) -> tuple[zipfile.ZipFile, list[Item]]:
         key = entry_key(name)
         pure = PurePosixPath(name)
         mode = info.external_attr >> 16
-        why = ("absolute" if name.startswith("/") or (len(name) > 1 and name[1] == ":") else
-               "dotdot" if ".." in pure.parts else
-               "link" if stat.S_ISLNK(mode) else
-               "special" if stat.S_IFMT(mode) not in (0, stat.S_IFREG, stat.S_IFDIR) else
-               "duplicate" if key in seen else "")
+        why = (
+            "absolute"
+            if name.startswith("/") or (len(name) > 1 and name[1] == ":")
+            else "dotdot"
+            if ".." in pure.parts
+            else "link"
+            if stat.S_ISLNK(mode)
+            else "special"
+            if stat.S_IFMT(mode) not in (0, stat.S_IFREG, stat.S_IFDIR)
+            else "duplicate"
+            if key in seen
+            else ""
+        )
         if why:
             zf.close()
             raise PlatformError(t(f"zip_{why}", name=path.name, entry=info.filename))
@@ -204,15 +219,23 @@ def recognise(path: str | Path) -> Layout | None:
     if what != "dir":
         return None
     names = [p.name for p in path.iterdir() if not _hidden(p.name)]
-    if not any(CANVAS.match(n) or CANVAS_ANON.match(n) or MOODLE.match(n) or GRADESCOPE_DIR.match(n)
-               or n == GRADESCOPE_META or n.endswith("_export") for n in names):
+    if not any(
+        CANVAS.match(n)
+        or CANVAS_ANON.match(n)
+        or MOODLE.match(n)
+        or GRADESCOPE_DIR.match(n)
+        or n == GRADESCOPE_META
+        or n.endswith("_export")
+        for n in names
+    ):
         return None  # quick: most class folders are not a download, and are not walked here
     items, left = _folder_items(path)
     return _recognise_items(path, items, left)
 
 
-def _recognise_items(source: Path, items: list[Item], left: list[str], zf: zipfile.ZipFile | None = None
-                     ) -> Layout | None:
+def _recognise_items(
+    source: Path, items: list[Item], left: list[str], zf: zipfile.ZipFile | None = None
+) -> Layout | None:
     visible = [i for i in items if not any(_hidden(p) for p in i.rel.split("/"))]
     meta = [i for i in visible if i.rel.split("/")[-1] == GRADESCOPE_META and i.rel.count("/") <= 1]
     if meta:
@@ -231,8 +254,15 @@ def _recognise_items(source: Path, items: list[Item], left: list[str], zf: zipfi
         return None
     if others:
         shown = ", ".join(repr(n) for n in others[:5]) + (", …" if len(others) > 5 else "")
-        raise PlatformError(t("platform_mixed", source=source.name, platform=t(f"platform_name_{found}"),
-                              count=len(others), names=shown))
+        raise PlatformError(
+            t(
+                "platform_mixed",
+                source=source.name,
+                platform=t(f"platform_name_{found}"),
+                count=len(others),
+                names=shown,
+            )
+        )
     layout = _canvas(source, visible) if found == "canvas" else _moodle(source, visible)
     for rel in left:
         layout.ignored.append((rel, t("platform_link")))
@@ -251,8 +281,9 @@ def _canvas(source: Path, items: list[Item]) -> Layout:
             if text:
                 anon = text["aid"] is not None
                 uid = text["aid"] if anon else text["uid"]
-                u = uploads.setdefault(uid, _canvas_upload(text["name"] or "", uid, bool(text["late"] or text["alate"]),
-                                                           anon))
+                u = uploads.setdefault(
+                    uid, _canvas_upload(text["name"] or "", uid, bool(text["late"] or text["alate"]), anon)
+                )
                 u.notes.append(t("platform_canvas_text", file=name))
             else:
                 ignored.append((name, t("platform_not_theirs")))
@@ -297,7 +328,7 @@ def _canvas_uids(name: str) -> list[str]:
     user 102 or user 103."""
     found = []
     for m in re.finditer(r"(?=_(\d+)_(\d+)_.)", name):
-        prefix = name[:m.start()].removesuffix("_LATE")
+        prefix = name[: m.start()].removesuffix("_LATE")
         if re.fullmatch(r"\w*", prefix) and not re.search(r"_\d+_", prefix):
             found.append(m[1])
     return found
@@ -305,8 +336,16 @@ def _canvas_uids(name: str) -> list[str]:
 
 def _canvas_upload(name: str, uid: str, late: bool, anon: bool = False) -> Upload:
     key = f"anon_{uid}" if anon else f"{name}_{uid}" if name else uid
-    return Upload(key, identity={"platform": "canvas", "id": "" if anon else uid, "anonymous_id": uid if anon else "",
-                                 "name": name, "late": late})
+    return Upload(
+        key,
+        identity={
+            "platform": "canvas",
+            "id": "" if anon else uid,
+            "anonymous_id": uid if anon else "",
+            "name": name,
+            "late": late,
+        },
+    )
 
 
 def _moodle(source: Path, items: list[Item]) -> Layout:
@@ -315,8 +354,18 @@ def _moodle(source: Path, items: list[Item]) -> Layout:
         top, _, inside = item.rel.partition("/")
         m = MOODLE.match(top)
         name, pid = m["name"], m["pid"]
-        u = uploads.setdefault(pid, Upload(f"{name}_{pid}", identity={
-            "platform": "moodle", "id": pid, "name": "" if name == "Participant" else name, "late": False}))
+        u = uploads.setdefault(
+            pid,
+            Upload(
+                f"{name}_{pid}",
+                identity={
+                    "platform": "moodle",
+                    "id": pid,
+                    "name": "" if name == "Participant" else name,
+                    "late": False,
+                },
+            ),
+        )
         if u.key != f"{name}_{pid}":  # Moodle writes one name per participant
             u.identity["refused"] = t("platform_two_names", id=pid, first=u.key, second=f"{name}_{pid}")
         if m["kind"] != "submission" or m["plugin"] != "file":  # online text, feedback files: nothing to run
@@ -338,12 +387,14 @@ def _gradescope(source: Path, items: list[Item], meta_item: Item, zf: zipfile.Zi
     try:
         meta = yaml.safe_load(_read(layout, meta_item)) or {}
     except (yaml.YAMLError, UnicodeDecodeError, RecursionError) as e:
-        raise PlatformError(t("platform_gradescope_meta", source=source.name, error=str(e).splitlines()[0][:200])) from None
+        raise PlatformError(
+            t("platform_gradescope_meta", source=source.name, error=str(e).splitlines()[0][:200])
+        ) from None
     if not isinstance(meta, dict):
         raise PlatformError(t("platform_gradescope_meta", source=source.name, error="not a mapping"))
     folders: dict[str, list[Item]] = {}
     for item in items:
-        rel = item.rel[len(root) + 1:] if root else item.rel
+        rel = item.rel[len(root) + 1 :] if root else item.rel
         if item is meta_item or (root and not item.rel.startswith(root + "/")):
             if item is not meta_item:
                 layout.ignored.append((item.rel, t("platform_not_theirs")))
@@ -362,15 +413,25 @@ def _gradescope(source: Path, items: list[Item], meta_item: Item, zf: zipfile.Zi
         first = members[0] if members else {"name": "", "sid": "", "email": ""}
         when = _when(_get(info, "created_at"))
         history = _get(info, "history")
-        u = Upload(f"{first['name']}_{sub}" if first["name"] else sub, identity={
-            "platform": "gradescope", "id": GRADESCOPE_DIR.match(sub)["sid"], "name": first["name"],
-            "sid": first["sid"], "email": first["email"], "members": members, "late": False, "submitted_at": when})
+        u = Upload(
+            f"{first['name']}_{sub}" if first["name"] else sub,
+            identity={
+                "platform": "gradescope",
+                "id": GRADESCOPE_DIR.match(sub)["sid"],
+                "name": first["name"],
+                "sid": first["sid"],
+                "email": first["email"],
+                "members": members,
+                "late": False,
+                "submitted_at": when,
+            },
+        )
         if not info:
             u.notes.append(t("platform_gradescope_unlisted", folder=sub))
         if isinstance(history, list) and history:
             u.notes.append(t("platform_gradescope_history", count=len(history) + 1))
         prefix = f"{root}/{sub}/" if root else f"{sub}/"
-        u.files = [(i.rel[len(prefix):], i) for i in folders.get(sub, [])]
+        u.files = [(i.rel[len(prefix) :], i) for i in folders.get(sub, [])]
         layout.uploads.append(u)
     layout.uploads.sort(key=lambda u: u.key)
     return layout
@@ -415,8 +476,9 @@ def _read(layout: Layout, item: Item) -> bytes:
     return data
 
 
-def arrange(upload: Upload, chapter: str, ids: list[str] | None = None, read=None
-            ) -> tuple[list[tuple[str, Item]], list[str]]:
+def arrange(
+    upload: Upload, chapter: str, ids: list[str] | None = None, read=None
+) -> tuple[list[tuple[str, Item]], list[str]]:
     """Where each of a student's files goes in their submission folder, and what is left out (said).
     `ids`: the course's exercises: a loose file named for none of them is said in the notes (a
     notebook whose `kata notebook` metadata names one is graded as that one; `read(item)`: its bytes)."""
@@ -442,8 +504,9 @@ def arrange(upload: Upload, chapter: str, ids: list[str] | None = None, read=Non
         if ids and PurePosixPath(plain).stem not in ids:
             from .discover import _notebook_exercise
 
-            ex = _notebook_exercise(PurePosixPath(plain), read(item), ids) if read and plain.endswith(".ipynb") \
-                else None
+            ex = (
+                _notebook_exercise(PurePosixPath(plain), read(item), ids) if read and plain.endswith(".ipynb") else None
+            )
             if ex:
                 notes.append(t("platform_notebook_as", file=rel, id=ex))
                 plain = f"{ex}.ipynb"
@@ -473,6 +536,7 @@ def stage(layout: Layout, folder: Path, chapter: str, ids: list[str] | None = No
         out[key] = u
         dest = folder / key
         dest.mkdir()
+
         def read(item: Item) -> bytes:  # a notebook's metadata; a damaged entry is said when it is copied
             try:
                 return _read(layout, item) if item.size <= MAX_FILE else b""
@@ -483,13 +547,19 @@ def stage(layout: Layout, folder: Path, chapter: str, ids: list[str] | None = No
         u.notes += notes
         total = sum(i.size for _, i in placed)
         problem = u.identity.get("refused") or (
-            t("platform_nothing", platform=t(f"platform_name_{layout.platform}")) if not placed else
-            t("zip_entries", name=key, count=len(placed), limit=MAX_FILES) if len(placed) > MAX_FILES else
-            t("zip_total", name=key, mb=MAX_TOTAL // 2**20) if total > MAX_TOTAL else "")
+            t("platform_nothing", platform=t(f"platform_name_{layout.platform}"))
+            if not placed
+            else t("zip_entries", name=key, count=len(placed), limit=MAX_FILES)
+            if len(placed) > MAX_FILES
+            else t("zip_total", name=key, mb=MAX_TOTAL // 2**20)
+            if total > MAX_TOTAL
+            else ""
+        )
         for rel, item in placed if not problem else []:
             info = item.info
-            if item.size > MAX_FILE or (info is not None and info.compress_size
-                                        and info.file_size / info.compress_size > MAX_RATIO):
+            if item.size > MAX_FILE or (
+                info is not None and info.compress_size and info.file_size / info.compress_size > MAX_RATIO
+            ):
                 problem = t("zip_large", name=key, entry=item.rel, size=item.size, limit=MAX_FILE)
                 break
             target = dest / rel
@@ -497,8 +567,12 @@ def stage(layout: Layout, folder: Path, chapter: str, ids: list[str] | None = No
             try:
                 target.write_bytes(_read(layout, item))
             except ZIP_ERRORS as e:  # a damaged entry of the download: this student's, said, the others graded
-                problem = t("zip_entry_unreadable", name=layout.source.name, entry=item.rel,
-                            error=f"{type(e).__name__}: {e}"[:200])
+                problem = t(
+                    "zip_entry_unreadable",
+                    name=layout.source.name,
+                    entry=item.rel,
+                    error=f"{type(e).__name__}: {e}"[:200],
+                )
                 break
             os.utime(target, (item.mtime, item.mtime))
         if problem:
@@ -523,6 +597,7 @@ def _safe_key(key: str, used: set[str]) -> str:
 @dataclass
 class Download:
     """A platform's download staged as a class folder, for the duration of one grading run."""
+
     layout: Layout
     folder: Path
     uploads: dict[str, Upload]

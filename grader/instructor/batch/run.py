@@ -11,6 +11,7 @@ record, writes the class files from them and says how to go on. A file that cann
 record written before stays whole, no temporary file stays behind, and the same command run
 again (once there is space) goes on from there.
 """
+
 from __future__ import annotations
 
 import multiprocessing
@@ -28,8 +29,7 @@ from pathlib import Path
 
 from rich.console import Console
 from rich.markup import escape
-from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn,
-                           TimeRemainingColumn)
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
 from ... import __version__
 from ...course.assignments import Assignment
@@ -91,12 +91,14 @@ class Outcome:
     @property
     def ok(self) -> bool:
         return not self.interrupted and not any(
-            (d.get("student") or {}).get("status") != "graded" for d in self.records.values())
+            (d.get("student") or {}).get("status") != "graded" for d in self.records.values()
+        )
 
 
 @dataclass
 class _Slot:
     """A grading process that keeps its sandbox from one submission to the next (child.py)."""
+
     proc: multiprocessing.Process
     conn: multiprocessing.connection.Connection
     tmp: Path  # its scratch folder
@@ -137,11 +139,21 @@ def _skeleton(course, opts: Options, entry: Entry, reason: str) -> dict:
     from importlib.metadata import version  # not `import torch`: this process never needs it
 
     exercises = _max_of(course, opts.exercises, opts.public_only)
-    doc = {"schema": 1, "kata_version": __version__, "torch": version("torch").split("+")[0],
-           "submission": entry.source, "score": 0.0,
-           "max_score": round(sum(e["max_score"] for e in exercises), 6), "sandbox": "none",
-           "worker_startup_s": 0.0, "duration_s": 0.0, "notes": [reason], "manifest": None,
-           "exercises": exercises, "checks": []}
+    doc = {
+        "schema": 1,
+        "kata_version": __version__,
+        "torch": version("torch").split("+")[0],
+        "submission": entry.source,
+        "score": 0.0,
+        "max_score": round(sum(e["max_score"] for e in exercises), 6),
+        "sandbox": "none",
+        "worker_startup_s": 0.0,
+        "duration_s": 0.0,
+        "notes": [reason],
+        "manifest": None,
+        "exercises": exercises,
+        "checks": [],
+    }
     return view(doc, opts.assignment) if opts.assignment else doc
 
 
@@ -149,19 +161,35 @@ def _meta(course, opts: Options, course_fp: str) -> dict:
     """batch.json of this run (of this shard); its term policy (formats/late.py): the assignment's
     late rule (or the course's only assignment's), the due date and --missing given (a whole run
     keeps OUT's own for what is not given: term_files)."""
-    meta = {"kind": "kata-batch", "format": 1, "kata_version": __version__, "course": course_fp,
-            "title": course.title, "exercises": list(opts.exercises), "public_only": opts.public_only,
-            "time_limit": opts.time_limit, "gradescope_hidden": opts.hidden,
-            "budget_s": course.budget_s, "budget_cpu_s": course.budget_cpu_s,
-            "assignment": opts.assignment.id if opts.assignment else None,
-            "late_rule": opts.assignment.late_rule() if opts.assignment else opts.rule,
-            "term": {"due": opts.due, "missing": opts.missing, "extensions": None}}
+    meta = {
+        "kind": "kata-batch",
+        "format": 1,
+        "kata_version": __version__,
+        "course": course_fp,
+        "title": course.title,
+        "exercises": list(opts.exercises),
+        "public_only": opts.public_only,
+        "time_limit": opts.time_limit,
+        "gradescope_hidden": opts.hidden,
+        "budget_s": course.budget_s,
+        "budget_cpu_s": course.budget_cpu_s,
+        "assignment": opts.assignment.id if opts.assignment else None,
+        "late_rule": opts.assignment.late_rule() if opts.assignment else opts.rule,
+        "term": {"due": opts.due, "missing": opts.missing, "extensions": None},
+    }
     return late_mod.settle(meta)
 
 
-def term_files(out: Path, meta: dict, roster: str | None, submitted_at: str | None,
-               lms_assignment: str | None = None, extensions: str | None = None, given: dict | None = None,
-               later: bool = False) -> None:
+def term_files(
+    out: Path,
+    meta: dict,
+    roster: str | None,
+    submitted_at: str | None,
+    lms_assignment: str | None = None,
+    extensions: str | None = None,
+    given: dict | None = None,
+    later: bool = False,
+) -> None:
     """A given roster, timestamp and extensions file go into OUT (roster.csv, submitted_at.csv,
     extensions.csv), so that `kata gradebook OUT` uses them again; `meta["submitted_at"]`: the
     source of submission times ("mtime", "manifest", "file"), kept from an earlier run when none
@@ -188,8 +216,9 @@ def term_files(out: Path, meta: dict, roster: str | None, submitted_at: str | No
     term = {**kept, **{k: v for k, v in late_mod.term_of(meta).items() if v is not None}, **given}
     for key in late_mod.TERM:
         term.setdefault(key, None)
-    term["later"] = sorted((set(term.get("later") or []) | set(given)) if later
-                           else set(term.get("later") or []) - set(given))
+    term["later"] = sorted(
+        (set(term.get("later") or []) | set(given)) if later else set(term.get("later") or []) - set(given)
+    )
     meta["term"] = term
     late_mod.settle(meta)
 
@@ -197,9 +226,16 @@ def term_files(out: Path, meta: dict, roster: str | None, submitted_at: str | No
 def _check_out(out: Path, meta: dict, force: bool) -> None:
     old = store.read_meta(out)
     if old is None:
-        if out.is_dir() and any(not p.name.startswith(".") and p.name not in SIMILARITY_FILES
-                                and p.name != shards.SHARDS  # another shard's lock, before its record
-                                for p in out.iterdir()) and not force:  # kata similarity may have written first
+        if (
+            out.is_dir()
+            and any(
+                not p.name.startswith(".")
+                and p.name not in SIMILARITY_FILES
+                and p.name != shards.SHARDS  # another shard's lock, before its record
+                for p in out.iterdir()
+            )
+            and not force
+        ):  # kata similarity may have written first
             raise BatchError(t("batch_out_foreign", out=out))
         return
     diffs = store.meta_differences(old, meta)
@@ -211,7 +247,11 @@ def _finished(record: dict | None, entry: Entry) -> bool:
     if not record:
         return False
     st = record.get("student") or {}
-    return st.get("source") == entry.source and st.get("fingerprint") == entry.fingerprint and st.get("status") in store.FINAL
+    return (
+        st.get("source") == entry.source
+        and st.get("fingerprint") == entry.fingerprint
+        and st.get("status") in store.FINAL
+    )
 
 
 def _how(exitcode: int | None) -> str:
@@ -225,8 +265,9 @@ def _how(exitcode: int | None) -> str:
     return f"exit status {exitcode}"
 
 
-def grade_class(course, class_dir: str | Path, out: str | Path, opts: Options,
-                console: Console | None = None) -> Outcome:
+def grade_class(
+    course, class_dir: str | Path, out: str | Path, opts: Options, console: Console | None = None
+) -> Outcome:
     console = console or Console()
     class_dir, out = Path(class_dir), Path(out)
     if not class_dir.exists() and not class_dir.is_symlink():  # a typo: say so, not "must be a class folder"
@@ -293,8 +334,9 @@ def _check_shard_out(out: Path, meta: dict, opts: Options) -> None:
         raise BatchError(t("shard_cannot_join", out=out, shard=opts.shard, problems="\n".join(problems)))
 
 
-def _grade_class(course, class_dir: Path, out: Path, opts: Options, console: Console, meta: dict,
-                 course_fp: str, download=None) -> Outcome:
+def _grade_class(
+    course, class_dir: Path, out: Path, opts: Options, console: Console, meta: dict, course_fp: str, download=None
+) -> Outcome:
     shard = opts.shard
     if not shard:
         store.remove_partials(out)
@@ -323,30 +365,57 @@ def _grade_class(course, class_dir: Path, out: Path, opts: Options, console: Con
         if not opts.force and _finished(records.get(e.name), e):
             outcome.resumed += 1
         else:
-            if records.get(e.name) and (records[e.name].get("student") or {}).get("status") in store.FINAL \
-                    and not opts.force and not opts.quiet:
+            if (
+                records.get(e.name)
+                and (records[e.name].get("student") or {}).get("status") in store.FINAL
+                and not opts.force
+                and not opts.quiet
+            ):
                 console.print(t("batch_changed", name=escape(e.name)), highlight=False)
             todo.append(e)
-    meta.update({"created": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-                 "class_dir": str(class_dir.resolve()), "jobs": opts.jobs,
-                 "skipped": [s.as_dict() for s in skipped], "renamed": renamed})
+    meta.update(
+        {
+            "created": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "class_dir": str(class_dir.resolve()),
+            "jobs": opts.jobs,
+            "skipped": [s.as_dict() for s in skipped],
+            "renamed": renamed,
+        }
+    )
     if shard:
-        meta.update(shard=[shard.k, shard.n], entries={e.name: e.source for e in entries}, roster_name=None,
-                    lms_assignment=opts.lms_assignment, submitted_at=opts.submitted_at)
+        meta.update(
+            shard=[shard.k, shard.n],
+            entries={e.name: e.source for e in entries},
+            roster_name=None,
+            lms_assignment=opts.lms_assignment,
+            submitted_at=opts.submitted_at,
+        )
         store.write_json(shard.meta_path(out), meta)
     else:
-        term_files(out, meta, opts.roster, opts.submitted_at, opts.lms_assignment, opts.extensions,
-                   {"due": opts.due, "missing": opts.missing})
+        term_files(
+            out,
+            meta,
+            opts.roster,
+            opts.submitted_at,
+            opts.lms_assignment,
+            opts.extensions,
+            {"due": opts.due, "missing": opts.missing},
+        )
         store.write_json(out / store.META, meta)
     if not opts.quiet:
         for s in skipped:
-            console.print(t("batch_skipped_entry", source=escape(one_line(s.source)), reason=escape(one_line(s.reason))), highlight=False,
-                          soft_wrap=True)
+            console.print(
+                t("batch_skipped_entry", source=escape(one_line(s.source)), reason=escape(one_line(s.reason))),
+                highlight=False,
+                soft_wrap=True,
+            )
         for note in renamed:
             console.print(f"note: {escape(one_line(note))}", highlight=False, soft_wrap=True)
         if outcome.resumed:
-            console.print(t("batch_resume", done=outcome.resumed, total=len(entries), out=escape(str(out)), todo=len(todo)),
-                          highlight=False)
+            console.print(
+                t("batch_resume", done=outcome.resumed, total=len(entries), out=escape(str(out)), todo=len(todo)),
+                highlight=False,
+            )
 
     def done(entry: Entry, message: dict | None, exitcode: int | None, timed_out: bool) -> dict:
         status = (message or {}).get("status")
@@ -361,9 +430,15 @@ def _grade_class(course, class_dir: Path, out: Path, opts: Options, console: Con
             else:
                 status, reason = "error", t("batch_died", how=_how(exitcode))
             doc = _skeleton(course, opts, entry, reason)
-        doc["student"] = {"name": entry.name, "source": entry.source, "fingerprint": entry.fingerprint,
-                          "status": status, "reason": reason, "course": course_fp,
-                          "mtime": newest_mtime(entry.path)}  # a submission time, for --submitted-at mtime
+        doc["student"] = {
+            "name": entry.name,
+            "source": entry.source,
+            "fingerprint": entry.fingerprint,
+            "status": status,
+            "reason": reason,
+            "course": course_fp,
+            "mtime": newest_mtime(entry.path),
+        }  # a submission time, for --submitted-at mtime
         if entry.platform:  # who the student is on the platform whose download this was (platforms.py)
             doc["student"]["platform"] = {k: v for k, v in entry.platform.items() if k != "refused"}
         if (message or {}).get("traceback"):  # the grader's own failure: for whoever debugs it
@@ -381,8 +456,13 @@ def _grade_class(course, class_dir: Path, out: Path, opts: Options, console: Con
     def line(entry: Entry, doc: dict, seconds: float) -> str:
         st = doc["student"]
         if st["status"] == "graded":
-            return t("batch_line_graded", name=escape(one_line(entry.name)), score=f"{doc['score']:g}",
-                     max=f"{doc['max_score']:g}", seconds=f"{seconds:.1f}")
+            return t(
+                "batch_line_graded",
+                name=escape(one_line(entry.name)),
+                score=f"{doc['score']:g}",
+                max=f"{doc['max_score']:g}",
+                seconds=f"{seconds:.1f}",
+            )
         key = "batch_line_refused" if st["status"] == "refused" else "batch_line_error"
         return t(key, name=escape(one_line(entry.name)), reason=escape(one_line(st["reason"])))  # one line each
 
@@ -420,10 +500,20 @@ def _roster(opts: Options, entries: list[Entry], console: Console):
 
     roster = read(opts.roster)
     if not opts.quiet:
-        console.print(t("roster_read", roster=escape(opts.roster), shape=t(f"roster_shape_{roster.shape}"),
-                        count=len(roster.students), column=escape(roster.key)), highlight=False, soft_wrap=True)
-    problem = refusal(roster, {e.name: stem(e.source) for e in entries},
-                      {e.name: e.platform for e in entries if e.platform})
+        console.print(
+            t(
+                "roster_read",
+                roster=escape(opts.roster),
+                shape=t(f"roster_shape_{roster.shape}"),
+                count=len(roster.students),
+                column=escape(roster.key),
+            ),
+            highlight=False,
+            soft_wrap=True,
+        )
+    problem = refusal(
+        roster, {e.name: stem(e.source) for e in entries}, {e.name: e.platform for e in entries if e.platform}
+    )
     if problem and not opts.force:
         raise BatchError(problem)
     return roster
@@ -441,15 +531,25 @@ def _run(course, opts: Options, todo: list[Entry], outcome: Outcome, done, line,
     slots: list[_Slot] = []
     scratch = Scratch()  # the slots' temporary files, removed even when one is killed
     previous_term = signal.signal(signal.SIGTERM, _raise_interrupt)
-    columns = [TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("•"),
-               TimeElapsedColumn(), TextColumn("• ETA"), TimeRemainingColumn()]
+    columns = [
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("•"),
+        TimeElapsedColumn(),
+        TextColumn("• ETA"),
+        TimeRemainingColumn(),
+    ]
 
     def start_slot() -> _Slot:
         here, there = ctx.Pipe(duplex=True)
         tmp = scratch.folder()
-        proc = ctx.Process(target=_serve_slot, name=f"kata-grade-{len(slots) + 1}", daemon=True,
-                           args=(str(tmp), course, opts.exercises, opts.public_only, opts.time_limit, threads,
-                                 there, opts.assignment))
+        proc = ctx.Process(
+            target=_serve_slot,
+            name=f"kata-grade-{len(slots) + 1}",
+            daemon=True,
+            args=(str(tmp), course, opts.exercises, opts.public_only, opts.time_limit, threads, there, opts.assignment),
+        )
         proc.start()
         there.close()
         return _Slot(proc, here, tmp)
@@ -459,8 +559,9 @@ def _run(course, opts: Options, todo: list[Entry], outcome: Outcome, done, line,
         slot.entry = None
         doc = done(entry, message or None, slot.proc.exitcode, timed_out and not message)
         if not opts.quiet:
-            progress.console.print(line(entry, doc, seconds), highlight=False,
-                                   soft_wrap=True)  # one line per student, whole: logs are grepped
+            progress.console.print(
+                line(entry, doc, seconds), highlight=False, soft_wrap=True
+            )  # one line per student, whole: logs are grepped
         progress.advance(task)
 
     with Progress(*columns, console=console, disable=opts.quiet, transient=False) as progress:
@@ -537,6 +638,9 @@ def _raise_interrupt(signum, frame):
 
 
 def mean_percent(records: dict) -> float | None:
-    p = [100 * d["score"] / d["max_score"] for d in records.values()
-         if (d.get("student") or {}).get("status") == "graded" and d.get("max_score")]
+    p = [
+        100 * d["score"] / d["max_score"]
+        for d in records.values()
+        if (d.get("student") or {}).get("status") == "graded" and d.get("max_score")
+    ]
     return statistics.fmean(p) if p else None

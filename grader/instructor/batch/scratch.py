@@ -7,6 +7,7 @@ cannot clean up after itself: its copy of the submission and its sandbox's folde
 whole folder when the run ends, and a run whose scheduler was killed too leaves a folder that
 the next run removes: it is stale once nobody holds the lock the scheduler took on it.
 """
+
 from __future__ import annotations
 
 import fcntl

@@ -20,6 +20,7 @@ The term policy (formats/late.py) is one for the class: a --due or --missing giv
 must be the same on every one (`term` and `late` are compared), and what a `kata gradebook OUT`
 gave (--due, --missing, --extensions) is kept over the shards' own by every later merge.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -129,8 +130,11 @@ def differences(metas: dict[str, dict], settings: dict | None = None) -> list[st
     base_name, base = (t("shard_this_run"), settings) if settings is not None else (names[0], metas[names[0]])
     lines = []
     for name in names if settings is not None else names[1:]:
-        diffs = [f"{k}: {metas[name].get(k)!r} ({name}) ≠ {base.get(k)!r} ({base_name})"
-                 for k in SHARD_KEYS if metas[name].get(k) != base.get(k)]
+        diffs = [
+            f"{k}: {metas[name].get(k)!r} ({name}) ≠ {base.get(k)!r} ({base_name})"
+            for k in SHARD_KEYS
+            if metas[name].get(k) != base.get(k)
+        ]
         if diffs:
             lines.append(t("shard_differs", shard=name, diffs="; ".join(diffs)))
     return lines
@@ -164,8 +168,11 @@ def merge(out: Path, records: dict[str, dict]) -> Merged:
     entries: dict[str, str] = {}
     for doc in metas.values():
         entries.update(doc["entries"])
-    missing = [name for name in sorted(entries) if (records.get(name, {}).get("student") or {}).get("status")
-               not in store.FINAL]
+    missing = [
+        name
+        for name in sorted(entries)
+        if (records.get(name, {}).get("student") or {}).get("status") not in store.FINAL
+    ]
     if not_run:  # their students are known only from the class folder, when it can still be read
         from .discover import discover
 

@@ -18,6 +18,7 @@ such a `.part` file, which the next run (or `kata gradebook`) removes; a full di
 refused: the submission cannot be graded (corrupt or unsafe zip, no exercises folder, ...): final,
 like a grade. error: the grading process died or ran out of time: graded again by the next run.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -42,8 +43,9 @@ def atomic_write(path: Path, data: str | bytes, durable: bool = False) -> Path:
     disk too (records: they survive a power cut). A full disk raises atomic.WriteError. Text is
     written as UTF-8, a name that is not (an unpaired surrogate) as its backslash escape: in JSON
     that escape reads back as the same name, so a rerun still knows the entry."""
-    return atomic.write_bytes(path, data.encode("utf-8", "backslashreplace") if isinstance(data, str) else data,
-                              suffix=PART, durable=durable)
+    return atomic.write_bytes(
+        path, data.encode("utf-8", "backslashreplace") if isinstance(data, str) else data, suffix=PART, durable=durable
+    )
 
 
 def write_json(path: Path, doc, durable: bool = False) -> Path:

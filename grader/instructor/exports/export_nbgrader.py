@@ -27,6 +27,7 @@ A notebook is made from the exercise's solution file, the single source:
 Files that exist with other content are refused unless `force`; then they are first copied to
 DIR/.kata-backups/<time>/.
 """
+
 from __future__ import annotations
 
 import re
@@ -58,8 +59,13 @@ def assignment_of(ex, by: str) -> str:
 
 
 def _nbgrader(grade_id: str, *, solution=False, grade=False, locked=False, points=None) -> dict:
-    meta = {"grade": grade, "grade_id": grade_id, "locked": locked, "schema_version": SCHEMA_VERSION,
-            "solution": solution}
+    meta = {
+        "grade": grade,
+        "grade_id": grade_id,
+        "locked": locked,
+        "schema_version": SCHEMA_VERSION,
+        "solution": solution,
+    }
     if grade:
         meta["points"] = points
     return meta
@@ -77,7 +83,7 @@ def solution_source(source: str, filename: str) -> str:
                 out.append(f"{m.group('indent')}# {text}")
             out.append(f"{m.group('indent')}### BEGIN SOLUTION")
         elif END.match(line):
-            out.append(line[:len(line) - len(line.lstrip())] + "### END SOLUTION")
+            out.append(line[: len(line) - len(line.lstrip())] + "### END SOLUTION")
         else:
             out.append(line)
     return "\n".join(out) + "\n"
@@ -105,17 +111,28 @@ def build(course, ex, lang: str | None = None, factor: float = 1.0, shares: dict
     nb = jupytext.reads(solution_source(source, ex.file), fmt="py:light")
     first_owner = iter(owners[k] for k in sorted(owners))  # blocks in file order = regions in cell order
     worth = check_points(ex, factor, shares)
-    cells = [new_markdown_cell(intro(course, ex, lang, factor, worth), metadata={
-        "tags": [INTRO_TAG], "nbgrader": _nbgrader(_grade_id("kata_intro", taken), locked=True)})]
+    cells = [
+        new_markdown_cell(
+            intro(course, ex, lang, factor, worth),
+            metadata={"tags": [INTRO_TAG], "nbgrader": _nbgrader(_grade_id("kata_intro", taken), locked=True)},
+        )
+    ]
     for cell in nb.cells:
         regions = cell.source.count("### BEGIN SOLUTION") if cell.cell_type == "code" else 0
         if not regions:
             cells.append(new_code_cell(cell.source) if cell.cell_type == "code" else new_markdown_cell(cell.source))
             continue
         names = [next(first_owner) for _ in range(regions)]
-        cells.append(new_code_cell(cell.source, metadata={
-            "nbgrader": _nbgrader(_grade_id(names[0].split(".")[0] if len(names) > 1 else names[0], taken),
-                                  solution=True)}))
+        cells.append(
+            new_code_cell(
+                cell.source,
+                metadata={
+                    "nbgrader": _nbgrader(
+                        _grade_id(names[0].split(".")[0] if len(names) > 1 else names[0], taken), solution=True
+                    )
+                },
+            )
+        )
     cells.append(new_markdown_cell(t("nbg_tests_heading", lang), metadata={"tags": [INTRO_TAG]}))
     by_name = {c.name: c for c in ex.checks}
     for gid, check_name in check_cell_ids(ex).items():
@@ -125,17 +142,26 @@ def build(course, ex, lang: str | None = None, factor: float = 1.0, shares: dict
         label = t("nbg_hidden_name", lang, name=name) if check.hidden else name
         where = t("nbg_cell_listings", lang, listings=", ".join(check.listings)) if check.listings else ""
         comment = t("nbg_cell_comment", lang, name=label, points=pts(points), where=where)
-        code = ("".join(f"# {line}\n" for line in textwrap.wrap(comment, 96))
-                + f"from grader.instructor.exports.nbgrader_cell import verdict\n"
-                f"passed, message = verdict({ex.id!r}, {check.name!r})\n"
-                f"assert passed, message")
+        code = (
+            "".join(f"# {line}\n" for line in textwrap.wrap(comment, 96))
+            + f"from grader.instructor.exports.nbgrader_cell import verdict\n"
+            f"passed, message = verdict({ex.id!r}, {check.name!r})\n"
+            f"assert passed, message"
+        )
         if check.hidden:  # generate_assignment keeps only the first line: no name, no listing
             public = t("nbg_hidden_cell", lang, n=gid.rsplit("_", 1)[1], points=pts(points))
-            code = ("".join(f"# {line}\n" for line in textwrap.wrap(public, 96))
-                    + "### BEGIN HIDDEN TESTS\n" + code + "\n### END HIDDEN TESTS")
+            code = (
+                "".join(f"# {line}\n" for line in textwrap.wrap(public, 96))
+                + "### BEGIN HIDDEN TESTS\n"
+                + code
+                + "\n### END HIDDEN TESTS"
+            )
         taken.add(gid)
-        cells.append(new_code_cell(code, metadata={"tags": [CHECK_TAG], "nbgrader": _nbgrader(
-            gid, grade=True, locked=True, points=points)}))
+        cells.append(
+            new_code_cell(
+                code, metadata={"tags": [CHECK_TAG], "nbgrader": _nbgrader(gid, grade=True, locked=True, points=points)}
+            )
+        )
     for i, cell in enumerate(cells):  # stable ids: the same course exports the same bytes
         cell.id = cell.metadata.get("nbgrader", {}).get("grade_id", f"cell-{i}")[:64]
     return new_notebook(cells=cells, metadata={**KERNEL, "kata": {"exercise": ex.id}})
@@ -154,8 +180,17 @@ def intro(course, ex, lang: str | None = None, factor: float = 1.0, worth: dict 
     listings = "\n".join(f"- {lst}: {titles.get(lst, '')}" for lst in ex.listings) or "-"
     worth = worth if worth is not None else check_points(ex, factor)
     points = sum(cents(p) for p in worth.values()) / 100
-    return t("nbg_intro", lang, section=ex.section, title=ex.title, id=ex.id, points=pts(points),
-             listings=listings, checks=len(ex.checks), hidden=sum(c.hidden for c in ex.checks))
+    return t(
+        "nbg_intro",
+        lang,
+        section=ex.section,
+        title=ex.title,
+        id=ex.id,
+        points=pts(points),
+        listings=listings,
+        checks=len(ex.checks),
+        hidden=sum(c.hidden for c in ex.checks),
+    )
 
 
 # nbgrader 0.9's Autograde.autograde_preprocessors with its first, Execute (which runs the notebook
@@ -223,8 +258,9 @@ class Export:
     assignments: dict[str, list] = field(default_factory=dict)  # assignment -> exercises
 
 
-def plan(course, exercises, by: str = "section", lang: str | None = None,
-         assignment=None) -> tuple[dict[str, str], dict]:
+def plan(
+    course, exercises, by: str = "section", lang: str | None = None, assignment=None
+) -> tuple[dict[str, str], dict]:
     """{relative path: text} of every file of the export, and {assignment: [exercises]}. With a
     course.toml `assignment`, every exercise goes into one nbgrader assignment of its id, its
     checks' points scaled so that they add up to the assignment's points."""
@@ -237,8 +273,9 @@ def plan(course, exercises, by: str = "section", lang: str | None = None,
     factor = assignment.factor(sum(ex.points for ex in exercises)) if assignment is not None else 1.0
     shares = None
     if assignment is not None and assignment.points:  # as `kata grade -a ID` scales (reports/assignment.py)
-        shares = apportion_groups([(ex.id, [((ex.id, c.name, 0), c.points) for c in ex.checks]) for ex in exercises],
-                                  assignment.points)
+        shares = apportion_groups(
+            [(ex.id, [((ex.id, c.name, 0), c.points) for c in ex.checks]) for ex in exercises], assignment.points
+        )
     for ex in exercises:
         a = assignment.id if assignment is not None else assignment_of(ex, by)
         assignments.setdefault(a, []).append(ex)
@@ -250,8 +287,9 @@ def plan(course, exercises, by: str = "section", lang: str | None = None,
     return files, assignments
 
 
-def export(course, exercises, folder: Path, by: str = "section", force: bool = False,
-           lang: str | None = None, assignment=None) -> Export:
+def export(
+    course, exercises, folder: Path, by: str = "section", force: bool = False, lang: str | None = None, assignment=None
+) -> Export:
     """Write the nbgrader course directory; nothing is written when a file would be lost."""
     folder = Path(folder)
     if folder.exists() and not folder.is_dir():

@@ -24,6 +24,7 @@ Public checks are "visible"; hidden ones get the configured visibility ("after_p
 default; "hidden", "after_due_date" or "visible"), and the overall output counts only the
 public checks so that it tells no more than they do.
 """
+
 from __future__ import annotations
 
 import json
@@ -72,18 +73,29 @@ def gradescope_results(doc: dict, hidden_visibility: str = "after_published", la
         if c["status"] == "skipped":
             output = t("gs_skipped", lang, reason=output)
         output = indent_lines(output)  # a line of the student's exception never starts a line of the page
-        tests.append({
-            "name": f"§{ex.get('section', '?')} {c['exercise']} › {c['name'].removeprefix('test_')}",
-            "number": f"{n}.{counters[c['exercise']]}",
-            "score": c["score"], "max_score": c["max_score"],
-            "status": "passed" if c["status"] == "passed" else "failed",
-            "output": output,
-            "visibility": hidden_visibility if c.get("visibility") == "hidden" else "visible",
-            "tags": [c["exercise"], *c.get("listing", [])],
-        })
+        tests.append(
+            {
+                "name": f"§{ex.get('section', '?')} {c['exercise']} › {c['name'].removeprefix('test_')}",
+                "number": f"{n}.{counters[c['exercise']]}",
+                "score": c["score"],
+                "max_score": c["max_score"],
+                "status": "passed" if c["status"] == "passed" else "failed",
+                "output": output,
+                "visibility": hidden_visibility if c.get("visibility") == "hidden" else "visible",
+                "tags": [c["exercise"], *c.get("listing", [])],
+            }
+        )
     public = [c for c in doc.get("checks", []) if c.get("visibility") != "hidden"]
-    lines = [t("gs_public", lang, passed=sum(c["status"] == "passed" for c in public), total=len(public),
-               points=f"{sum(c['score'] for c in public):g}", max_points=f"{sum(c['max_score'] for c in public):g}")]
+    lines = [
+        t(
+            "gs_public",
+            lang,
+            passed=sum(c["status"] == "passed" for c in public),
+            total=len(public),
+            points=f"{sum(c['score'] for c in public):g}",
+            max_points=f"{sum(c['max_score'] for c in public):g}",
+        )
+    ]
     if len(public) < len(doc.get("checks", [])):
         lines.append(t(f"gs_hidden_{hidden_visibility}", lang))
     if doc.get("sandbox") == LIMITS_ONLY_UID:  # as root: a uid of its own held the course and results out
@@ -98,15 +110,25 @@ def gradescope_results(doc: dict, hidden_visibility: str = "after_published", la
         "visibility": "visible",
         "stdout_visibility": "hidden",
         "tests": tests,
-        "extra_data": {"kata_version": doc.get("kata_version"), "torch": doc.get("torch"),
-                       "sandbox": doc.get("sandbox"), "duration_s": round(float(doc.get("duration_s") or 0))},
+        "extra_data": {
+            "kata_version": doc.get("kata_version"),
+            "torch": doc.get("torch"),
+            "sandbox": doc.get("sandbox"),
+            "duration_s": round(float(doc.get("duration_s") or 0)),
+        },
     }
 
 
 def failure_results(reason: str, lang: str | None = None) -> dict:
     """results.json for a submission that could not be graded at all."""
-    return {"score": 0.0, "output": t("gs_cannot_grade", lang, reason=reason), **TEXT_FORMATS,
-            "visibility": "visible", "stdout_visibility": "hidden", "tests": []}
+    return {
+        "score": 0.0,
+        "output": t("gs_cannot_grade", lang, reason=reason),
+        **TEXT_FORMATS,
+        "visibility": "visible",
+        "stdout_visibility": "hidden",
+        "tests": [],
+    }
 
 
 def _write_json(path: Path, data: dict) -> None:
@@ -199,8 +221,11 @@ def wall_off(course_root: Path, results_dir: Path) -> None:
     tree = os.path.realpath(results_dir.parent)
     shaped = all(os.path.isdir(os.path.join(tree, d)) for d in ("source", "submission"))  # an /autograder tree
     for package in sandbox.installed_graders() if shaped else ():
-        for secret in (os.path.join(package, "checks"), os.path.join(package, "fixtures"),
-                       os.path.join(os.path.dirname(package), "solutions")):
+        for secret in (
+            os.path.join(package, "checks"),
+            os.path.join(package, "fixtures"),
+            os.path.join(os.path.dirname(package), "solutions"),
+        ):
             try:
                 st = os.lstat(secret)
             except OSError:
@@ -227,7 +252,9 @@ def main(argv: list[str] | None = None) -> int:
     """python -m grader.instructor.exports.gradescope grade SUBMISSION_DIR RESULTS_JSON (what run_autograder calls)."""
     args = sys.argv[1:] if argv is None else argv
     if len(args) != 3 or args[0] != "grade":
-        print("usage: python -m grader.instructor.exports.gradescope grade SUBMISSION_DIR RESULTS_JSON", file=sys.stderr)
+        print(
+            "usage: python -m grader.instructor.exports.gradescope grade SUBMISSION_DIR RESULTS_JSON", file=sys.stderr
+        )
         return 2
     from ...course.manifest import PACKAGE_DIR
 
@@ -248,8 +275,13 @@ def main(argv: list[str] | None = None) -> int:
         print(f"kata: {e}", file=sys.stderr)
         return ASSET_EXIT
     except Exception as e:  # the grader itself failed: say so to the student, show the trace to the instructor
-        _write_json(Path(args[2]), failure_results(t("gs_internal", config.get("lang") or None,
-                                                     reason=f"{type(e).__name__}: {e}"), config.get("lang") or None))
+        _write_json(
+            Path(args[2]),
+            failure_results(
+                t("gs_internal", config.get("lang") or None, reason=f"{type(e).__name__}: {e}"),
+                config.get("lang") or None,
+            ),
+        )
         raise
 
 
@@ -322,9 +354,15 @@ def _add_text(zf: zipfile.ZipFile, name: str, text: str, mode: int = 0o644) -> N
     zf.writestr(info, text)
 
 
-def export(course, out: str | Path, hidden_visibility: str = "after_published", lang: str = "",
-           sandbox: str = "bubblewrap", exercises: list | None = None,
-           assignment: str | None = None) -> tuple[Path, list[str]]:
+def export(
+    course,
+    out: str | Path,
+    hidden_visibility: str = "after_published",
+    lang: str = "",
+    sandbox: str = "bubblewrap",
+    exercises: list | None = None,
+    assignment: str | None = None,
+) -> tuple[Path, list[str]]:
     """Write the autograder zip `out`; returns its path and notes for the instructor. `sandbox`:
     "bubblewrap" (a submission is graded only where bubblewrap starts; elsewhere run_autograder
     fails and Gradescope records no score) or "limits-only" (the instructor's explicit choice for
@@ -346,11 +384,20 @@ def export(course, out: str | Path, hidden_visibility: str = "after_published", 
         _add_text(zf, "run_autograder", RUN_AUTOGRADER.format(course_dir=COURSE_DIR), 0o755)
         for p in sorted(PACKAGE_DIR.rglob("*")):
             rel = p.relative_to(PACKAGE_DIR)
-            if p.is_file() and "__pycache__" not in rel.parts and p.suffix != ".pyc" \
-                    and rel.as_posix() != "release.json":
+            if (
+                p.is_file()
+                and "__pycache__" not in rel.parts
+                and p.suffix != ".pyc"
+                and rel.as_posix() != "release.json"
+            ):
                 _add(zf, p, f"{COURSE_DIR}/grader/{rel.as_posix()}")
-        info = {"schema": 1, "edition": "autograder", "kata_version": __version__,
-                "built": time.strftime("%Y-%m-%d %H:%M:%SZ", time.gmtime()), "torch": course.torch}
+        info = {
+            "schema": 1,
+            "edition": "autograder",
+            "kata_version": __version__,
+            "built": time.strftime("%Y-%m-%d %H:%M:%SZ", time.gmtime()),
+            "torch": course.torch,
+        }
         _add_text(zf, f"{COURSE_DIR}/grader/release.json", json.dumps(info, indent=1) + "\n")
         for name in ("course.toml", "pyproject.toml"):
             _add(zf, course.root / name, f"{COURSE_DIR}/{name}")
@@ -363,9 +410,14 @@ def export(course, out: str | Path, hidden_visibility: str = "after_published", 
             notes.append(t("gs_export_limits_only"))
         if not any(p.name == "gpt2.tiktoken" for p in assets):
             notes.append(t("gs_no_tokenizer"))
-        config = {"hidden_visibility": hidden_visibility, "lang": lang, "kata_version": __version__,
-                  "sandbox": sandbox, "assignment": assignment,
-                  "exercises": [ex.id for ex in exercises] if exercises is not None else None}
+        config = {
+            "hidden_visibility": hidden_visibility,
+            "lang": lang,
+            "kata_version": __version__,
+            "sandbox": sandbox,
+            "assignment": assignment,
+            "exercises": [ex.id for ex in exercises] if exercises is not None else None,
+        }
         _add_text(zf, f"{COURSE_DIR}/{CONFIG_FILE}", json.dumps(config, indent=1) + "\n")
     return out, notes
 

@@ -30,6 +30,7 @@ output would give.
 
 Imported by nbgrader's process only (it needs nbgrader), never in a kernel.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -70,8 +71,7 @@ def _points(cell) -> float | None:
 
 
 def error_output(message: str):
-    return new_output("error", ename="AssertionError", evalue=message,
-                      traceback=[f"AssertionError: {message}"])
+    return new_output("error", ename="AssertionError", evalue=message, traceback=[f"AssertionError: {message}"])
 
 
 def _coursedir(pre) -> CourseDirectory:
@@ -113,8 +113,12 @@ def _gradebook_flags(gradebook, grade_id: str, notebook: str, assignment: str) -
 
 def _flags(cell) -> dict:
     nbg = cell.metadata.get("nbgrader", {})
-    return {"cell_type": cell.cell_type, "grade": bool(nbg.get("grade")), "solution": bool(nbg.get("solution")),
-            "locked": bool(nbg.get("locked"))}
+    return {
+        "cell_type": cell.cell_type,
+        "grade": bool(nbg.get("grade")),
+        "solution": bool(nbg.get("solution")),
+        "locked": bool(nbg.get("locked")),
+    }
 
 
 class KataDeduplicateIds(NbGraderPreprocessor):
@@ -156,8 +160,12 @@ class KataDeduplicateIds(NbGraderPreprocessor):
                     keep = next((c for c in cells if _flags(c) == known), cells[0])
                     keep.metadata["nbgrader"]["schema_version"] = SCHEMA_VERSION  # another stopped the run too
                     if len(cells) > 1:
-                        self.log.warning("Cell id %r is held by %d cells: kept the one the gradebook knows, the "
-                                         "others are ordinary cells now", gid, len(cells))
+                        self.log.warning(
+                            "Cell id %r is held by %d cells: kept the one the gradebook knows, the "
+                            "others are ordinary cells now",
+                            gid,
+                            len(cells),
+                        )
                 for cell in cells:
                     if cell is not keep:
                         del cell.metadata["nbgrader"]
@@ -184,8 +192,14 @@ class KataDeduplicateIds(NbGraderPreprocessor):
             if name in held:
                 continue
             held.add(name)
-            cell.metadata["nbgrader"] = {"grade": True, "solution": False, "locked": True, "grade_id": name,
-                                         "points": points, "schema_version": schema}
+            cell.metadata["nbgrader"] = {
+                "grade": True,
+                "solution": False,
+                "locked": True,
+                "grade_id": name,
+                "points": points,
+                "schema_version": schema,
+            }
             self.log.warning("Cell %r had its nbgrader metadata taken off: given back from the gradebook", name)
 
 
@@ -224,8 +238,13 @@ class KataOverwriteCells(OverwriteCells):
                 source = self.gradebook.find_source_cell(grade_id, self.notebook_id, self.assignment_id)
             except MissingEntry:
                 source = None
-            if source is not None and source.locked and cell.cell_type == source.cell_type \
-                    and cell.source != source.source and cell.source == self._released(source.source):
+            if (
+                source is not None
+                and source.locked
+                and cell.cell_type == source.cell_type
+                and cell.source != source.source
+                and cell.source == self._released(source.source)
+            ):
                 cell.source = source.source
         return super().preprocess_cell(cell, resources, cell_index)
 
@@ -285,8 +304,9 @@ class KataGrade(NbGraderPreprocessor):
                 cell.outputs = [error_output(t("nbg_not_a_check", id=ex_id, cell=gid))]
                 continue
             passed, message = check_outcome(rows[gid], _points(cell))
-            cell.outputs = [error_output(message)] if not passed else [
-                new_output("stream", name="stdout", text=message + "\n")]
+            cell.outputs = (
+                [error_output(message)] if not passed else [new_output("stream", name="stdout", text=message + "\n")]
+            )
             if first:
                 cell.outputs.insert(0, new_output("stream", name="stdout", text=summary + "\n"))
                 first = False
@@ -299,4 +319,3 @@ class KataGrade(NbGraderPreprocessor):
             if is_test_cell(cell):
                 cell.outputs = [error_output(reason)]
         return nb, resources
-

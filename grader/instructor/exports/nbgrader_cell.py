@@ -32,6 +32,7 @@ which the export's nbgrader_config.py sets, else the folder `kata` itself would 
 Standard library only (with grader.course.manifest and grader.course.messages, themselves standard library
 only): importing this module in a kernel costs nothing.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -134,8 +135,7 @@ def imports_of(data: bytes, notebook: bool) -> set[str]:
         if isinstance(source, list) and all(isinstance(part, str) for part in source):
             source = "".join(source)
         if isinstance(source, str):
-            code.append("\n".join("" if line.lstrip().startswith(("%", "!")) else line
-                                   for line in source.splitlines()))
+            code.append("\n".join("" if line.lstrip().startswith(("%", "!")) else line for line in source.splitlines()))
     # the cells as one text, read as Python reads the graded .py they become (a coding line in the
     # first cell is honoured, as it is there): grader/course/source_text.py
     out: set[str] = set()
@@ -210,12 +210,12 @@ def grade_notebook(ex_id: str, data: bytes, places=()) -> dict:
             os.utime(folder / name, (mtime, mtime))  # which of a .py and its notebook is newer
         (folder / f"{ex_id}.ipynb").write_bytes(without_test_cells(data))
         out = Path(tmp, "report.json")
-        cmd = [sys.executable, "-m", "grader", "grade", str(folder.parent), "-e", ex_id,
-               "--json", str(out), "--quiet"]
+        cmd = [sys.executable, "-m", "grader", "grade", str(folder.parent), "-e", ex_id, "--json", str(out), "--quiet"]
         limit = grading_timeout(ex)
         try:
-            proc = subprocess.run(cmd, cwd=root, capture_output=True, text=True, timeout=limit,
-                                  stdin=subprocess.DEVNULL)
+            proc = subprocess.run(
+                cmd, cwd=root, capture_output=True, text=True, timeout=limit, stdin=subprocess.DEVNULL
+            )
         except subprocess.TimeoutExpired:
             raise GradingError(t("nbg_timeout", id=ex_id, seconds=f"{limit:g}")) from None
         if proc.returncode != 0 or not out.is_file():
@@ -277,7 +277,7 @@ def scaled(row: dict, points: float | None) -> tuple[float, float]:
 
 
 def graded_line(doc: dict, ex_id: str, file: str, points: dict[str, float]) -> str:
-    """"The kata graded F as saved: S / M points.", in the points of the notebook's test cells
+    """ "The kata graded F as saved: S / M points.", in the points of the notebook's test cells
     (`points`: check name -> cell points) where it has them, as nbgrader records them."""
     rows = [c for c in doc.get("checks", []) if c.get("exercise") == ex_id and c.get("name") in points]
     if rows:

@@ -11,6 +11,7 @@ has a piece after a `;` that does, gets a leading ' there (grader/course/safe_te
 `csv_cell`): a spreadsheet shows it and never evaluates it. A cell holding a `;` is quoted
 (`csv_text`), so a spreadsheet whose list separator is `;` keeps it one cell.
 """
+
 from __future__ import annotations
 
 from ...course.safe_text import csv_cell, csv_text, one_line
@@ -44,9 +45,20 @@ def gradebook(records: dict[str, dict], order: list[str] | None = None, table: l
     ids = columns(records, order)
     with_roster = bool(table) and any(r.student is not None for r in table)
     with_late = bool(table) and any(r.late is not None for r in table)
-    lines = [["student", *(["id", "name", "email"] if with_roster else []), "source", "status", *ids, "total",
-              "max_score", "percent", *(["submitted_at", "late_days", "late_penalty", "final"] if with_late else []),
-              "reason"]]
+    lines = [
+        [
+            "student",
+            *(["id", "name", "email"] if with_roster else []),
+            "source",
+            "status",
+            *ids,
+            "total",
+            "max_score",
+            "percent",
+            *(["submitted_at", "late_days", "late_penalty", "final"] if with_late else []),
+            "reason",
+        ]
+    ]
     rows = table if table is not None else [None] * len(records)
     names = [r.name for r in table] if table is not None else list(records)
     for name, row in zip(names, rows):
@@ -57,14 +69,35 @@ def gradebook(records: dict[str, dict], order: list[str] | None = None, table: l
         max_score = _float(doc.get("max_score", row.max_score if row is not None else 0))
         who = row.student if row is not None else None
         lt = row.late if row is not None else None
-        lines.append([csv_cell(name),
-                      *([csv_cell(who.id if who else ""), csv_cell(who.name if who else ""),
-                         csv_cell(who.email if who else "")] if with_roster else []),
-                      csv_cell(student.get("source", "")), csv_cell(row.status if row is not None else
-                                                                     student.get("status", "graded")),
-                      *(_num(scores[i]) if i in scores else "" for i in ids),
-                      _num(score), _num(max_score), f"{100 * score / max_score:.1f}" if max_score else "",
-                      *([lt.submitted_at if lt else "", str(lt.days) if lt and lt.submitted_at else "",
-                         _num(lt.penalty) if lt and lt.submitted_at else "", _num(row.final)] if with_late else []),
-                      csv_cell(one_line(row.reason) if row is not None else student.get("reason", ""))])
+        lines.append(
+            [
+                csv_cell(name),
+                *(
+                    [
+                        csv_cell(who.id if who else ""),
+                        csv_cell(who.name if who else ""),
+                        csv_cell(who.email if who else ""),
+                    ]
+                    if with_roster
+                    else []
+                ),
+                csv_cell(student.get("source", "")),
+                csv_cell(row.status if row is not None else student.get("status", "graded")),
+                *(_num(scores[i]) if i in scores else "" for i in ids),
+                _num(score),
+                _num(max_score),
+                f"{100 * score / max_score:.1f}" if max_score else "",
+                *(
+                    [
+                        lt.submitted_at if lt else "",
+                        str(lt.days) if lt and lt.submitted_at else "",
+                        _num(lt.penalty) if lt and lt.submitted_at else "",
+                        _num(row.final),
+                    ]
+                    if with_late
+                    else []
+                ),
+                csv_cell(one_line(row.reason) if row is not None else student.get("reason", "")),
+            ]
+        )
     return csv_text(lines)

@@ -13,6 +13,7 @@ any check did not pass, else "pass". `task_id` links a check to its
 section: the spec wants a number naming one task, and "1.10" would read as 1.1, so a check of
 §1.11 has task_id 11 (the section within the chapter).
 """
+
 from __future__ import annotations
 
 ERROR_KINDS = {"student", "fault"}  # the code raised, crashed, hung or flooded output
@@ -36,10 +37,12 @@ def results(doc: dict) -> dict:
     titles = {e.get("id"): e.get("title", e.get("id")) for e in doc.get("exercises", [])}
     tests = []
     for c in doc.get("checks", []):
-        test = {"name": f"{titles.get(c.get('exercise'), c.get('exercise'))}: "
-                        f"{str(c.get('name', '')).removeprefix('test_')}",
-                "status": _status(c),
-                "message": (c.get("message") or None) if c.get("status") != "passed" else None}
+        test = {
+            "name": f"{titles.get(c.get('exercise'), c.get('exercise'))}: "
+            f"{str(c.get('name', '')).removeprefix('test_')}",
+            "status": _status(c),
+            "message": (c.get("message") or None) if c.get("status") != "passed" else None,
+        }
         tid = task_id(c.get("section", ""))
         if tid is not None:
             test["task_id"] = tid

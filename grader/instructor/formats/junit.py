@@ -14,6 +14,7 @@
 A submission that could not be graded is a suite with one <testcase name="submission"> holding
 an <error> with the reason. Failures and errors are told apart as in exercism.py.
 """
+
 from __future__ import annotations
 
 import re
@@ -40,15 +41,20 @@ def suite(name: str, doc: dict) -> ET.Element:
     if student.get("status") in ("refused", "error"):
         case = ET.SubElement(s, "testcase", classname=_x(name), name="submission", time="0")
         reason = student.get("reason") or "not graded"
-        ET.SubElement(case, "error", message=_x(reason.splitlines()[0] if reason else ""),
-                      type=student["status"]).text = _x(reason)
+        ET.SubElement(
+            case, "error", message=_x(reason.splitlines()[0] if reason else ""), type=student["status"]
+        ).text = _x(reason)
         counts["tests"] = counts["errors"] = 1
     for c in doc.get("checks", []):
         counts["tests"] += 1
-        case = ET.SubElement(s, "testcase", classname=_x(f"{name}.{c.get('exercise', '')}"),
-                             name=_x(str(c.get("name", "")).removeprefix("test_")))
+        case = ET.SubElement(
+            s,
+            "testcase",
+            classname=_x(f"{name}.{c.get('exercise', '')}"),
+            name=_x(str(c.get("name", "")).removeprefix("test_")),
+        )
         if c.get("visibility") != "hidden" and c.get("duration_s") is not None:  # a hidden check's time is
-            case.set("time", f"{float(c['duration_s']):.3f}")                    # never shown (SECURITY.md)
+            case.set("time", f"{float(c['duration_s']):.3f}")  # never shown (SECURITY.md)
         status, message = c.get("status"), c.get("message") or ""
         first = message.splitlines()[0] if message else ""
         if status == "skipped":

@@ -36,6 +36,7 @@ in OUT's batch.json:
   rule's own; None when no due date is known.
 An extension is measured with the same rule from the student's own due date (`extended`).
 """
+
 from __future__ import annotations
 
 import csv
@@ -133,8 +134,9 @@ def read_extensions(path: str | Path) -> dict[str, str]:
     path = Path(path)
     rows, who, when = _student_table(path, DUE_COLUMNS)
     if who is None or when is None:
-        raise TimesError(t("extensions_header", file=path, students=", ".join(KEY_COLUMNS),
-                           dues=", ".join(DUE_COLUMNS)))
+        raise TimesError(
+            t("extensions_header", file=path, students=", ".join(KEY_COLUMNS), dues=", ".join(DUE_COLUMNS))
+        )
     dues: dict[str, str] = {}
     lines: dict[str, int] = {}
     for n, row in enumerate(rows[1:], 2):
@@ -161,8 +163,9 @@ def read_times(path: str | Path) -> dict[str, str]:
     path = Path(path)
     rows, who, when = _student_table(path, TIME_COLUMNS)
     if who is None or when is None:
-        raise TimesError(f"{path}:1: needs a student column ({', '.join(KEY_COLUMNS)}) and a time column "
-                         f"({', '.join(TIME_COLUMNS)})")
+        raise TimesError(
+            f"{path}:1: needs a student column ({', '.join(KEY_COLUMNS)}) and a time column ({', '.join(TIME_COLUMNS)})"
+        )
     times: dict[str, str] = {}
     for n, row in enumerate(rows[1:], 2):
         if not any(c.strip() for c in row):
@@ -171,8 +174,10 @@ def read_times(path: str | Path) -> dict[str, str]:
         try:
             at = parse_time(row[when]).astimezone(timezone.utc)
         except (ValueError, IndexError):
-            raise TimesError(f"{path}:{n}: {row[when] if when < len(row) else ''!r} is not a time such as "
-                             "2027-03-14T23:59:00+08:00 (with its UTC offset)") from None
+            raise TimesError(
+                f"{path}:{n}: {row[when] if when < len(row) else ''!r} is not a time such as "
+                "2027-03-14T23:59:00+08:00 (with its UTC offset)"
+            ) from None
         if student and (student not in times or at > datetime.fromisoformat(times[student])):
             times[student] = at.isoformat()
     return times
@@ -225,8 +230,9 @@ def assess(at: str, policy: dict) -> Late:
     if max_days is not None and days > max_days:
         return Late(at, days, 100.0, f"{days} day(s) late, more than {max_days:g}: 0", policy["due"])
     penalty = min(100.0, days * float(policy.get("per_day") or 0))
-    return Late(at, days, penalty, f"{days} day(s) late: -{penalty:g}%" if penalty else f"{days} day(s) late",
-                policy["due"])
+    return Late(
+        at, days, penalty, f"{days} day(s) late: -{penalty:g}%" if penalty else f"{days} day(s) late", policy["due"]
+    )
 
 
 def newest_mtime(path: Path) -> str:

@@ -21,6 +21,7 @@ The import files, in the columns their platforms document for a gradebook import
 Every text cell is one line and one that starts like a formula gets a leading ' (csv_cell); a
 cell holding `;` is quoted (csv_text).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -63,8 +64,11 @@ def reasons(doc: dict) -> list[str]:
     student = doc.get("student") or {}
     out = [student["reason"]] if student.get("reason") else []
     m = doc.get("manifest") or {}
-    for key, words in (("changed", "changed after kata submit"), ("missing", "missing from the kata submit zip"),
-                       ("added", "added after kata submit")):
+    for key, words in (
+        ("changed", "changed after kata submit"),
+        ("missing", "missing from the kata submit zip"),
+        ("added", "added after kata submit"),
+    ):
         if m.get(key):
             out.append(f"{words}: {', '.join(map(str, m[key]))}")
     if m.get("error"):
@@ -83,8 +87,14 @@ def _quoted(sources: list[str]) -> str:
     return ", ".join(repr(s) for s in sources)
 
 
-def rows(records: dict[str, dict], meta: dict | None = None, roster: Roster | None = None,
-         times: dict[str, str] | None = None, now=None, extensions: dict[str, str] | None = None) -> list[Row]:
+def rows(
+    records: dict[str, dict],
+    meta: dict | None = None,
+    roster: Roster | None = None,
+    times: dict[str, str] | None = None,
+    now=None,
+    extensions: dict[str, str] | None = None,
+) -> list[Row]:
     """One Row per record (and per roster line without one); `times`: a platform's timestamps
     (late.read_times), used when meta's submitted_at is "file"; `now`: what "the future" is
     measured from (default: now); `extensions`: students' own due dates (late.read_extensions),
@@ -96,8 +106,11 @@ def rows(records: dict[str, dict], meta: dict | None = None, roster: Roster | No
     max_total = next((_float(d.get("max_score")) for d in records.values()), 0.0)
     own = {name: names_mod.own_name(doc, name) for name, doc in records.items()}
     sources = {name: _source(doc, name) for name, doc in records.items()}
-    ids = {name: ident for name, doc in records.items() if isinstance(ident := (doc.get("student") or {}).get("platform"),
-                                                                       dict)}
+    ids = {
+        name: ident
+        for name, doc in records.items()
+        if isinstance(ident := (doc.get("student") or {}).get("platform"), dict)
+    }
     found = match(roster, own, ids) if roster is not None else None  # once: times, rows and import files agree
     if source == PLATFORM and roster is not None and policy:  # Moodle's worksheet holds the submission times
         records = _worksheet_times(records, roster, found, ids, policy)
@@ -114,8 +127,15 @@ def rows(records: dict[str, dict], meta: dict | None = None, roster: Roster | No
             if ext is not None and policy:
                 row.reason = "; ".join(x for x in (t("late_extension", due=extensions[ext]), row.reason) if x)
         except Exception as e:  # a record this code cannot read: said in its row, the class still written
-            row = Row(name, "error", 0.0, max_total, 0.0, f"the gradebook cannot read this record "
-                      f"({type(e).__name__}): grade it again with --force", source=sources[name])
+            row = Row(
+                name,
+                "error",
+                0.0,
+                max_total,
+                0.0,
+                f"the gradebook cannot read this record ({type(e).__name__}): grade it again with --force",
+                source=sources[name],
+            )
         row.extension = ext or ""
         if name in ids:
             row.identity = ids[name]
@@ -216,8 +236,17 @@ def _row(name: str, doc: dict, policy: dict | None, source: str, times, timing, 
         elif lt.reason:
             why.append(lt.reason)
     final = round(score * (1 - (lt.penalty if lt else 0) / 100), 6)
-    return Row(name, st.get("status", "graded"), score, max_score, final, "; ".join(why), late=lt,
-               source=sources[name], no_time=no_time)
+    return Row(
+        name,
+        st.get("status", "graded"),
+        score,
+        max_score,
+        final,
+        "; ".join(why),
+        late=lt,
+        source=sources[name],
+        no_time=no_time,
+    )
 
 
 def _time(name: str, doc: dict, policy: dict, source: str, times, timing, sources: dict, now) -> tuple[str, str]:
@@ -233,14 +262,19 @@ def _time(name: str, doc: dict, policy: dict, source: str, times, timing, source
         return late_mod.checked(times[row], TIMES_FILE)
     contested = timing.contested_row(name)
     if contested is not None:
-        return "", t("time_contested", source=TIMES_FILE, row=contested,
-                     names=_quoted([sources[n] for n in timing.contested[contested]]))
+        return "", t(
+            "time_contested",
+            source=TIMES_FILE,
+            row=contested,
+            names=_quoted([sources[n] for n in timing.contested[contested]]),
+        )
     if name in timing.lookalike:
         row, owner = timing.lookalike[name]
         return "", t("time_lookalike", source=TIMES_FILE, row=row, owner=_quoted([sources[owner]]))
     if name in timing.ambiguous:
-        return "", t("time_ambiguous", source=TIMES_FILE, name=_quoted([sources[name]]),
-                     rows=", ".join(timing.ambiguous[name]))
+        return "", t(
+            "time_ambiguous", source=TIMES_FILE, name=_quoted([sources[name]]), rows=", ".join(timing.ambiguous[name])
+        )
     own = names_mod.stem(sources[name])
     near = names_mod.closest(own, list(times))
     hint = t("time_closest", differ=names_mod.differ(own, near[0])) if near else ""
@@ -264,13 +298,29 @@ def _with_roster(out: list[Row], found, sources: dict, max_total: float) -> list
         elif student.login in p.contested:
             claim = p.contested[student.login]
             doubt = found.doubts.get(student.login, "")
-            ordered.append(Row(student.login, "contested", 0.0, max_total, 0.0, doubt or
-                               t("roster_contested", count=len(claim), names=_quoted([sources[n] for n in claim])),
-                               student, doubt=doubt))
+            ordered.append(
+                Row(
+                    student.login,
+                    "contested",
+                    0.0,
+                    max_total,
+                    0.0,
+                    doubt or t("roster_contested", count=len(claim), names=_quoted([sources[n] for n in claim])),
+                    student,
+                    doubt=doubt,
+                )
+            )
         elif student.login in found.shared:
             group = by_name[found.shared[student.login]]
-            ordered.append(replace(group, name=student.login, student=student, members=(), reason="; ".join(
-                x for x in (t("roster_group", source=_quoted([group.source])), group.reason) if x)))
+            ordered.append(
+                replace(
+                    group,
+                    name=student.login,
+                    student=student,
+                    members=(),
+                    reason="; ".join(x for x in (t("roster_group", source=_quoted([group.source])), group.reason) if x),
+                )
+            )
         else:
             ordered.append(Row(student.login, "missing", 0.0, max_total, 0.0, "no submission", student))
     for name in found.unknown:
@@ -281,8 +331,7 @@ def _with_roster(out: list[Row], found, sources: dict, max_total: float) -> list
         if login is not None:
             r.claims = login
             others = [sources[n] for n in p.contested[login] if n != name]
-            claim = t("roster_claimant", login=login, others=_quoted(others)) if others else \
-                found.doubts.get(login, "")
+            claim = t("roster_claimant", login=login, others=_quoted(others)) if others else found.doubts.get(login, "")
         elif name in p.lookalike:
             r.claims, owner = p.lookalike[name]
             claim = t("roster_lookalike", login=r.claims, owner=_quoted([sources[owner]]))
@@ -339,9 +388,14 @@ def _as_student(r: Row) -> Student | None:
     ident = r.identity
     if not ident:
         return None
-    return Student("", id=str(ident.get("sid") or ""), canvas_id=str(ident.get("id") or "") if
-                   ident.get("platform") == "canvas" else "", name=str(ident.get("name") or ""),
-                   email=str(ident.get("email") or ""), lms_login="")
+    return Student(
+        "",
+        id=str(ident.get("sid") or ""),
+        canvas_id=str(ident.get("id") or "") if ident.get("platform") == "canvas" else "",
+        name=str(ident.get("name") or ""),
+        email=str(ident.get("email") or ""),
+        lms_login="",
+    )
 
 
 def _points_possible(r: Row) -> bool:
@@ -359,16 +413,26 @@ def _grade(r: Row, missing: str = "zero") -> str:
 
 def canvas_csv(table: list[Row], column: str, points: float, missing: str = "zero") -> str:
     """`missing`: "zero" (0) or "blank" (an empty cell) for an enrolled student without a submission."""
-    lines = [["Student", "ID", "SIS User ID", "SIS Login ID", "Section", _one(column)],
-             ["Points Possible", "", "", "", "", f"{points:g}"]]
+    lines = [
+        ["Student", "ID", "SIS User ID", "SIS Login ID", "Section", _one(column)],
+        ["Points Possible", "", "", "", "", f"{points:g}"],
+    ]
     owners = _owners(table)
     for r in _importable(table):
         if _points_possible(r):  # never a second Points Possible row (listed at summary.md's top)
             continue
         s = r.student or _as_student(r)
         display = s.name if s and s.name else r.name
-        lines.append([_one(display), _one(s.canvas_id if s else ""), _one(s.id if s else ""),
-                      _one(_login(r, owners)), _one(s.section if s else ""), _grade(r, missing)])
+        lines.append(
+            [
+                _one(display),
+                _one(s.canvas_id if s else ""),
+                _one(s.id if s else ""),
+                _one(_login(r, owners)),
+                _one(s.section if s else ""),
+                _grade(r, missing),
+            ]
+        )
     return csv_text(lines)
 
 
@@ -379,8 +443,16 @@ def moodle_csv(table: list[Row], column: str, missing: str = "zero") -> str:
     for r in _importable(table):
         s = r.student or _as_student(r)
         blank = r.status == "missing" and missing == "blank"
-        lines.append([_one(s.email if s else ""), _one(_login(r, owners)), _one(s.id if s else ""),
-                      _one(s.name if s else ""), _grade(r, missing), "" if blank else _one(feedback(r))])
+        lines.append(
+            [
+                _one(s.email if s else ""),
+                _one(_login(r, owners)),
+                _one(s.id if s else ""),
+                _one(s.name if s else ""),
+                _grade(r, missing),
+                "" if blank else _one(feedback(r)),
+            ]
+        )
     return csv_text(lines)
 
 
@@ -454,15 +526,22 @@ def gradescope_csv(table: list[Row], missing: str = "zero") -> str:
         if r.status == "contested":
             continue
         # with a roster each submitter has a row of their own (a group's others: a copy of the group's)
-        members = [{"name": r.student.name, "sid": r.student.id, "email": r.student.email}] if r.student \
-            else list(r.members)
+        members = (
+            [{"name": r.student.name, "sid": r.student.id, "email": r.student.email}] if r.student else list(r.members)
+        )
         for m in members:
             key = (m.get("sid") or "", (m.get("email") or "").casefold())
             if not any(key) or key in seen:
                 continue
             seen.add(key)
-            lines.append([_one(m.get("name", "")), _one(m.get("sid", "")), _one(m.get("email", "")),
-                          "" if r.status == "missing" and missing == "blank" else f"{round(r.final, 2):.2f}"])
+            lines.append(
+                [
+                    _one(m.get("name", "")),
+                    _one(m.get("sid", "")),
+                    _one(m.get("email", "")),
+                    "" if r.status == "missing" and missing == "blank" else f"{round(r.final, 2):.2f}",
+                ]
+            )
     return csv_text(lines)
 
 
@@ -484,9 +563,16 @@ def late_page(r: Row | None, meta: dict | None = None) -> dict | None:
     if r is None or r.late is None or not r.late.days or r.no_time or r.status in NO_RECORD:
         return None
     policy = (meta or {}).get("late") or {}
-    return {"submitted_at": r.late.submitted_at, "due": r.late.due or policy.get("due", ""), "late_days": r.late.days,
-            "late_penalty": r.late.penalty, "max_days": policy.get("max_days"), "score": r.score,
-            "final": r.final, "max_score": r.max_score}
+    return {
+        "submitted_at": r.late.submitted_at,
+        "due": r.late.due or policy.get("due", ""),
+        "late_days": r.late.days,
+        "late_penalty": r.late.penalty,
+        "max_days": policy.get("max_days"),
+        "score": r.score,
+        "final": r.final,
+        "max_score": r.max_score,
+    }
 
 
 EXIT_CHECK = 5  # `kata grade`/`kata gradebook`: the LMS files were written, but check before importing them
@@ -495,6 +581,7 @@ EXIT_CHECK = 5  # `kata grade`/`kata gradebook`: the LMS files were written, but
 @dataclass
 class Lms:
     """What the LMS files are made from besides the table: the roster as read, the column."""
+
     roster: Roster | None = None
     column: str = ""  # canvas.csv's assignment column
     entries: int = 0  # submissions in the class folder
@@ -524,8 +611,15 @@ def gate(table: list[Row], meta: dict | None = None, lms: Lms | None = None) -> 
         out += ["", t("gate_unknown", count=len(unknown)), ""]
         for r in unknown:
             near = names_mod.closest(names_mod.stem(r.source or r.name), logins)
-            hint = t("gate_closest", login=_md(near[0]), differ=_md(names_mod.differ(names_mod.stem(r.source or r.name),
-                                                                                    near[0]))) if near else ""
+            hint = (
+                t(
+                    "gate_closest",
+                    login=_md(near[0]),
+                    differ=_md(names_mod.differ(names_mod.stem(r.source or r.name), near[0])),
+                )
+                if near
+                else ""
+            )
             out.append(f"- {_md(repr(r.source or r.name))} (→ {_md(r.name)}){hint}")
     if not_graded:  # a 0 in the LMS files for work handed in: look first (a refused zip, the grader's failure)
         out += ["", t("gate_not_graded", count=len(not_graded)), ""]
@@ -537,13 +631,23 @@ def gate(table: list[Row], meta: dict | None = None, lms: Lms | None = None) -> 
         out += ["", t("gate_contested"), ""]
         for r in contested:
             who = [c for c in table if c.claims == r.name]
-            out.append(f"- {_md(r.name)}: " + ", ".join(t("gate_graded_as", source=_md(repr(c.source)), name=_md(c.name))
-                                                        for c in who))
+            out.append(
+                f"- {_md(r.name)}: "
+                + ", ".join(t("gate_graded_as", source=_md(repr(c.source)), name=_md(c.name)) for c in who)
+            )
     if lookalikes:
         out += ["", t("gate_lookalikes"), ""]
         for r in lookalikes:
-            out.append("- " + t("gate_lookalike", source=_md(repr(r.source)), name=_md(r.name), login=_md(r.claims),
-                                differ=_md(names_mod.differ(names_mod.stem(r.source), r.claims))))
+            out.append(
+                "- "
+                + t(
+                    "gate_lookalike",
+                    source=_md(repr(r.source)),
+                    name=_md(r.name),
+                    login=_md(r.claims),
+                    differ=_md(names_mod.differ(names_mod.stem(r.source), r.claims)),
+                )
+            )
     if untimed:
         out += ["", t("gate_untimed_one" if len(untimed) == 1 else "gate_untimed_many", count=len(untimed)), ""]
         for r in untimed:
@@ -555,8 +659,15 @@ def gate(table: list[Row], meta: dict | None = None, lms: Lms | None = None) -> 
     out += _extension_problems(table, policy, lms)
     roster = lms.roster
     if roster is not None and roster.shape == "canvas" and lms.column and lms.column not in roster.assignments:
-        out += ["", t("gate_canvas_column", column=_md(lms.column), roster=_md(roster.source),
-                      known=", ".join(_md(a) for a in roster.assignments) or "-")]
+        out += [
+            "",
+            t(
+                "gate_canvas_column",
+                column=_md(lms.column),
+                roster=_md(roster.source),
+                known=", ".join(_md(a) for a in roster.assignments) or "-",
+            ),
+        ]
     pp = [r for r in _importable(table) if _points_possible(r)]
     if pp:
         out += ["", t("gate_points_possible", names=", ".join(_md(repr(r.source or r.name)) for r in pp))]
@@ -582,8 +693,9 @@ def _extension_problems(table: list[Row], policy: dict | None, lms: Lms) -> list
         out += ["", t("gate_extensions_unmatched", count=len(left), file=name), ""]
         for k in left:
             near = names_mod.closest(k, known)
-            hint = t("gate_extension_closest", name=_md(near[0]), differ=_md(names_mod.differ(k, near[0]))) \
-                if near else ""
+            hint = (
+                t("gate_extension_closest", name=_md(near[0]), differ=_md(names_mod.differ(k, near[0]))) if near else ""
+            )
             out.append(f"- {_md(repr(k))}{hint}")
     return out
 
@@ -598,22 +710,52 @@ def overview(table: list[Row], meta: dict | None = None, lms: Lms | None = None)
     if roster is not None:
         submitted = list({r.source or r.name: r for r in table if r.status not in NO_RECORD}.values())  # a group once
         matched = [r for r in submitted if r.on_roster]
-        out.append("- " + t("gate_roster", roster=_md(roster.source), shape=t(f"roster_shape_{roster.shape}"),
-                            column=_md(roster.key), matched=len(matched), total=len(submitted),
-                            enrolled=len(roster.students)))
+        out.append(
+            "- "
+            + t(
+                "gate_roster",
+                roster=_md(roster.source),
+                shape=t(f"roster_shape_{roster.shape}"),
+                column=_md(roster.key),
+                matched=len(matched),
+                total=len(submitted),
+                enrolled=len(roster.students),
+            )
+        )
         missing = [r for r in table if r.status == "missing"]
         if missing:
             key = "gate_missing_blank" if late_mod.missing_of(meta) == "blank" else "gate_missing"
-            out.append("- " + t(key, count=len(missing), names=", ".join(_md(r.name) for r in missing[:20])
-                                + (", …" if len(missing) > 20 else "")))
+            out.append(
+                "- "
+                + t(
+                    key,
+                    count=len(missing),
+                    names=", ".join(_md(r.name) for r in missing[:20]) + (", …" if len(missing) > 20 else ""),
+                )
+            )
     if meta.get("late"):
         late = [r for r in table if r.late is not None and r.late.penalty and r.on_roster]
-        out.append("- " + t("gate_penalties", count=len(late), names=", ".join(
-            f"{_md(r.name)} (-{pts(r.late.penalty)}%)" for r in late[:20]) + (", …" if len(late) > 20 else "") or "-"))
+        out.append(
+            "- "
+            + t(
+                "gate_penalties",
+                count=len(late),
+                names=", ".join(f"{_md(r.name)} (-{pts(r.late.penalty)}%)" for r in late[:20])
+                + (", …" if len(late) > 20 else "")
+                or "-",
+            )
+        )
         extended = [r for r in table if r.extension and r.late is not None and r.late.due]
         if extended:
-            out.append("- " + t("gate_extensions", count=len(extended), names=", ".join(
-                f"{_md(r.name)} ({_md(r.late.due)})" for r in extended[:20]) + (", …" if len(extended) > 20 else "")))
+            out.append(
+                "- "
+                + t(
+                    "gate_extensions",
+                    count=len(extended),
+                    names=", ".join(f"{_md(r.name)} ({_md(r.late.due)})" for r in extended[:20])
+                    + (", …" if len(extended) > 20 else ""),
+                )
+            )
     if lms.column:
         out.append("- " + t("gate_column", column=_md(lms.column)))
     return out
@@ -650,18 +792,37 @@ def summary_lines(table: list[Row], meta: dict | None = None) -> str:
     sep = pick(", ", "、")
     lines: list[str] = []
     if any(r.student is not None for r in table) or missing:
-        claimed = t("summary_roster_contested_one" if len(contested) == 1 else "summary_roster_contested_many",
-                    count=len(contested)) if contested else ""
-        lines += ["", "## " + t("summary_h_roster"), "",
-                  t("summary_roster_counts", submitted=len(table) - len(missing) - len(contested) - len(unknown),
-                    missing=len(missing), unknown=len(unknown), contested=claimed)]
+        claimed = (
+            t(
+                "summary_roster_contested_one" if len(contested) == 1 else "summary_roster_contested_many",
+                count=len(contested),
+            )
+            if contested
+            else ""
+        )
+        lines += [
+            "",
+            "## " + t("summary_h_roster"),
+            "",
+            t(
+                "summary_roster_counts",
+                submitted=len(table) - len(missing) - len(contested) - len(unknown),
+                missing=len(missing),
+                unknown=len(unknown),
+                contested=claimed,
+            ),
+        ]
         if missing:
             lines.append(t("summary_roster_missing", names=sep.join(_md(r.name) for r in missing)))
         if unknown:
             lines.append(t("summary_roster_unknown", names=sep.join(_md(r.name) for r in unknown)))
         if loosely:
-            lines.append(t("summary_roster_loosely",
-                           pairs=sep.join(f"{_md(repr(r.source))} → {_md(r.loosely)}" for r in loosely)))
+            lines.append(
+                t(
+                    "summary_roster_loosely",
+                    pairs=sep.join(f"{_md(repr(r.source))} → {_md(r.loosely)}" for r in loosely),
+                )
+            )
     if meta.get("late"):
         policy = meta["late"]
         source = meta.get("submitted_at")
@@ -669,19 +830,34 @@ def summary_lines(table: list[Row], meta: dict | None = None) -> str:
         if not source:
             lines.append(t("summary_late_no_times", assignment=policy["assignment"], due=policy["due"]))
         else:
-            lines.append(t("summary_late_counts", due=policy["due"], source=source, words=_source_words(source),
-                           late=len(late), untimed=len(untimed)))
+            lines.append(
+                t(
+                    "summary_late_counts",
+                    due=policy["due"],
+                    source=source,
+                    words=_source_words(source),
+                    late=len(late),
+                    untimed=len(untimed),
+                )
+            )
             extended = [r for r in table if r.extension and r.late is not None and r.late.due]
             if extended:
-                lines.append(t("summary_late_extensions", names=sep.join(f"{_md(r.name)} ({_md(r.late.due)})"
-                                                                          for r in extended)))
+                lines.append(
+                    t("summary_late_extensions", names=sep.join(f"{_md(r.name)} ({_md(r.late.due)})" for r in extended))
+                )
             max_days = policy.get("max_days")
             for r in late:
                 zero = max_days is not None and r.late.days > max_days
-                lines.append(t("summary_late_line_zero" if zero else "summary_late_line", name=_md(r.name),
-                               days=r.late.days, penalty=pts(r.late.penalty),
-                               max_days=pts(max_days) if max_days is not None else "",
-                               submitted=r.late.submitted_at))
+                lines.append(
+                    t(
+                        "summary_late_line_zero" if zero else "summary_late_line",
+                        name=_md(r.name),
+                        days=r.late.days,
+                        penalty=pts(r.late.penalty),
+                        max_days=pts(max_days) if max_days is not None else "",
+                        submitted=r.late.submitted_at,
+                    )
+                )
     return "\n".join(lines) + ("\n" if lines else "")
 
 

@@ -20,6 +20,7 @@ Every comparison, exact or loose, is between NFC forms (`nfc`): `josé` typed on
 look. Names that still differ while looking alike (another script's `а`, a ligature) are shown
 with the first character where they differ, as code points (`differ`).
 """
+
 from __future__ import annotations
 
 import difflib
@@ -56,13 +57,14 @@ def differ(a: str, b: str) -> str:
     """How two names that may look alike differ, for a message: both as Python writes them and
     the first character where they part, as code points (`'josе' vs 'jose': U+0435 CYRILLIC
     SMALL LETTER IE vs U+0065 LATIN SMALL LETTER E`)."""
+
     def point(ch: str) -> str:
         return f"U+{ord(ch):04X} {unicodedata.name(ch, '?')}" if ch else "(end)"
 
     if difflib.SequenceMatcher(None, a, b).ratio() < 0.75:  # not alike: the names say enough
         return f"{a!r} vs {b!r}"
     i = next((k for k, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
-    return f"{a!r} vs {b!r}: {point(a[i:i + 1])} vs {point(b[i:i + 1])}"
+    return f"{a!r} vs {b!r}: {point(a[i : i + 1])} vs {point(b[i : i + 1])}"
 
 
 def closest(name: str, names, n: int = 1, cutoff: float = 0.6) -> list[str]:

@@ -38,6 +38,7 @@ Three shapes are read as the platforms write them (`Roster.shape` says which was
 Moodle 3.x writes `Surname` where Moodle 4 writes `Last name`: both are read.
 A `;` or tab separated file (a locale's CSV) is read as such. Every cell is NFC (names.py).
 """
+
 from __future__ import annotations
 
 import csv
@@ -49,8 +50,13 @@ from pathlib import Path
 from .names import Pairing, loose, nfc, pair
 
 KEY_COLUMNS = ("folder", "login", "username", "student", "entry")
-OPTIONAL = {"id": ("id", "studentid", "sisuserid", "sisid"), "canvas_id": ("canvasid", "canvasuserid"), "name": ("name", "fullname", "studentname"),
-            "email": ("email", "emailaddress"), "section": ("section",)}
+OPTIONAL = {
+    "id": ("id", "studentid", "sisuserid", "sisid"),
+    "canvas_id": ("canvasid", "canvasuserid"),
+    "name": ("name", "fullname", "studentname"),
+    "email": ("email", "emailaddress"),
+    "section": ("section",),
+}
 MAX_BYTES = 16 * 2**20
 
 
@@ -113,8 +119,11 @@ def _shape(header: list[str]) -> str:
         return "canvas"
     if {"identifier", "fullname", "grade"} <= set(header):
         return "moodle_worksheet"
-    if "firstname" in header and ({"lastname", "surname"} & set(header)) and \
-            ({"emailaddress", "idnumber", "username"} & set(header)):
+    if (
+        "firstname" in header
+        and ({"lastname", "surname"} & set(header))
+        and ({"emailaddress", "idnumber", "username"} & set(header))
+    ):
         return "moodle"
     return "plain"
 
@@ -134,8 +143,10 @@ def parse(text: str, source: str = "roster.csv") -> Roster:
         return _worksheet(rows, header, source)
     key = next((header.index(k) for k in KEY_COLUMNS if k in header), None)
     if key is None:
-        raise RosterError(f"{source}:1: no column saying which submission is whose (one of: "
-                          f"{', '.join(KEY_COLUMNS)}); the header is {', '.join(rows[0]) or 'empty'}")
+        raise RosterError(
+            f"{source}:1: no column saying which submission is whose (one of: "
+            f"{', '.join(KEY_COLUMNS)}); the header is {', '.join(rows[0]) or 'empty'}"
+        )
     where = {name: next((header.index(a) for a in aliases if a in header), None) for name, aliases in OPTIONAL.items()}
     roster = Roster(source=source, shape="plain", key=rows[0][key].strip())
     for n, row in enumerate(rows[1:], 2):
@@ -158,8 +169,10 @@ def _add(roster: Roster, login: str, n: int, column: str, student: Student) -> N
     if nfc(login).casefold() in seen:
         raise RosterError(f"{source}:{n}: {login} is already on line {seen[nfc(login).casefold()]}")
     if loose(login) in alike:  # one entry could be either: say so now
-        raise RosterError(f"{source}:{n}: {login} differs from line {alike[loose(login)]} only in spaces, "
-                          "punctuation or invisible characters: a submission could be either")
+        raise RosterError(
+            f"{source}:{n}: {login} differs from line {alike[loose(login)]} only in spaces, "
+            "punctuation or invisible characters: a submission could be either"
+        )
     seen[nfc(login).casefold()] = n
     if loose(login):
         alike[loose(login)] = n
@@ -169,8 +182,12 @@ def _add(roster: Roster, login: str, n: int, column: str, student: Student) -> N
 
 def _canvas(rows: list[list[str]], header: list[str], source: str) -> Roster:
     col = {h: i for i, h in reversed(list(enumerate(header)))}
-    roster = Roster(source=source, shape="canvas", key=rows[0][col["sisloginid"]].strip(),
-                    assignments=[h.strip() for h in rows[0] if CANVAS_ASSIGNMENT.match(h.strip())])
+    roster = Roster(
+        source=source,
+        shape="canvas",
+        key=rows[0][col["sisloginid"]].strip(),
+        assignments=[h.strip() for h in rows[0] if CANVAS_ASSIGNMENT.match(h.strip())],
+    )
     for n, row in enumerate(rows[1:], 2):
         if not any(cell.strip() for cell in row):
             continue
@@ -184,11 +201,25 @@ def _canvas(rows: list[list[str]], header: list[str], source: str) -> Roster:
         if not name and not canvas_id and not login:  # the "Manual Posting" / "Muted" row
             continue
         if not login:
-            raise RosterError(f"{source}:{n}: {name or canvas_id} has no SIS Login ID in this Canvas export (ask "
-                              "your Canvas admin to include SIS data in exports, or add the login by hand)")
-        _add(roster, login, n, rows[0][col["sisloginid"]],
-             Student("", id=_cell(row, col.get("sisuserid")), canvas_id=canvas_id, name=name,
-                     section=_cell(row, col.get("section")), line=n, lms_login=login))
+            raise RosterError(
+                f"{source}:{n}: {name or canvas_id} has no SIS Login ID in this Canvas export (ask "
+                "your Canvas admin to include SIS data in exports, or add the login by hand)"
+            )
+        _add(
+            roster,
+            login,
+            n,
+            rows[0][col["sisloginid"]],
+            Student(
+                "",
+                id=_cell(row, col.get("sisuserid")),
+                canvas_id=canvas_id,
+                name=name,
+                section=_cell(row, col.get("section")),
+                line=n,
+                lms_login=login,
+            ),
+        )
     return roster
 
 
@@ -202,18 +233,32 @@ def _moodle(rows: list[list[str]], header: list[str], source: str) -> Roster:
     elif "emailaddress" in col:
         key = "emailaddress"
     else:
-        raise RosterError(f"{source}:1: this Moodle export has no Username, no ID number on every line and no "
-                          "Email address: nothing says which submission is whose")
+        raise RosterError(
+            f"{source}:1: this Moodle export has no Username, no ID number on every line and no "
+            "Email address: nothing says which submission is whose"
+        )
     label = rows[0][col[key]].strip() + (" (before @)" if key == "emailaddress" else "")
     roster = Roster(source=source, shape="moodle", key=label)
     for n, row in body:
         email = _cell(row, col.get("emailaddress"))
         login = email.partition("@")[0] if key == "emailaddress" else _cell(row, col[key])
-        name = " ".join(x for x in (_cell(row, col["firstname"]), _cell(row, col.get("lastname", col.get("surname"))))
-                        if x)
-        _add(roster, login, n, rows[0][col[key]],
-             Student("", id=_cell(row, col.get("idnumber")), name=name, email=email, line=n,
-                     lms_login=_cell(row, col.get("username"))))
+        name = " ".join(
+            x for x in (_cell(row, col["firstname"]), _cell(row, col.get("lastname", col.get("surname")))) if x
+        )
+        _add(
+            roster,
+            login,
+            n,
+            rows[0][col[key]],
+            Student(
+                "",
+                id=_cell(row, col.get("idnumber")),
+                name=name,
+                email=email,
+                line=n,
+                lms_login=_cell(row, col.get("username")),
+            ),
+        )
     return roster
 
 
@@ -235,9 +280,21 @@ def _worksheet(rows: list[list[str]], header: list[str], source: str) -> Roster:
             raise RosterError(f"{source}:{n}: participant {m[1]} is already on line {seen[m[1]]}")
         seen[m[1]] = n
         name = _cell(row, col["fullname"])
-        _add(roster, f"{name}_{m[1]}" if name else m[1], n, rows[0][col["identifier"]],
-             Student("", name=name, email=_cell(row, col.get("emailaddress")), line=n, lms_login="",
-                     participant=m[1], submitted_raw=_cell(row, col.get("lastmodified(submission)"))))
+        _add(
+            roster,
+            f"{name}_{m[1]}" if name else m[1],
+            n,
+            rows[0][col["identifier"]],
+            Student(
+                "",
+                name=name,
+                email=_cell(row, col.get("emailaddress")),
+                line=n,
+                lms_login="",
+                participant=m[1],
+                submitted_raw=_cell(row, col.get("lastmodified(submission)")),
+            ),
+        )
     return roster
 
 
@@ -271,7 +328,7 @@ def read(path: str | Path) -> Roster:
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as e:
-        line = data[:e.start].count(b"\n") + 1
+        line = data[: e.start].count(b"\n") + 1
         raise RosterError(f"{path}:{line}: not UTF-8 text (save it as CSV UTF-8)") from None
     return parse(text, str(path))
 
@@ -286,8 +343,11 @@ class Match:
 
     @property
     def missing(self) -> list[Student]:
-        return [s for s, name in self.enrolled if name is None and s.login not in self.pairing.contested
-                and s.login not in self.shared]
+        return [
+            s
+            for s, name in self.enrolled
+            if name is None and s.login not in self.pairing.contested and s.login not in self.shared
+        ]
 
 
 def platform_owner(roster: Roster, identity: dict) -> list[Student]:
@@ -315,8 +375,10 @@ def platform_owner(roster: Roster, identity: dict) -> list[Student]:
             if by_sid and by_email and by_sid != by_email:  # a submitter's SID is one student's, the email another's
                 from ...course.messages import t
 
-                raise Conflict([*by_sid, *by_email], t("roster_sid_email", sid=sid, email=email,
-                                                       first=by_sid[0].login, second=by_email[0].login))
+                raise Conflict(
+                    [*by_sid, *by_email],
+                    t("roster_sid_email", sid=sid, email=email, first=by_sid[0].login, second=by_email[0].login),
+                )
             found += by_sid or by_email
         return [s for i, s in enumerate(found) if s not in found[:i]]
     return []
@@ -356,8 +418,14 @@ def match(roster: Roster, entries: dict[str, str] | list[str], ids: dict[str, di
             group.setdefault(other.login, []).append(name)
     claimed = {n for names in [*by_id.values(), *conflicts.values()] for n in names}
     rest = {n: own for n, own in entries.items() if n not in claimed}
-    p = pair([s.login for s in roster.students if s.login not in by_id and s.login not in group
-              and s.login not in conflicts], rest)
+    p = pair(
+        [
+            s.login
+            for s in roster.students
+            if s.login not in by_id and s.login not in group and s.login not in conflicts
+        ],
+        rest,
+    )
     for login, names in conflicts.items():  # named by an identity that also names another student: nobody's
         p.contested[login] = [*names, *by_id.pop(login, []), *group.pop(login, [])]
     for login, names in by_id.items():
@@ -403,10 +471,20 @@ def refusal(roster: Roster, entries: dict[str, str] | list[str], ids: dict[str, 
         if best is None:
             far.append(repr(own))
             continue
-        near.append(f"{own!r} → {best!r}" + (f" ({differ(own, best)})" if nfc(own) != best and
-                                             loose(own) == loose(best) else ""))
+        near.append(
+            f"{own!r} → {best!r}"
+            + (f" ({differ(own, best)})" if nfc(own) != best and loose(own) == loose(best) else "")
+        )
     if far:
         near.append(t("roster_no_close", names=", ".join(far)))
-    return t("roster_refused", roster=roster.source, shape=t(f"roster_shape_{roster.shape}"), column=roster.key,
-             matched=matched, total=len(entries), enrolled=matched, students=len(roster.students),
-             closest="; ".join(near) or t("roster_refused_none"))
+    return t(
+        "roster_refused",
+        roster=roster.source,
+        shape=t(f"roster_shape_{roster.shape}"),
+        column=roster.key,
+        matched=matched,
+        total=len(entries),
+        enrolled=matched,
+        students=len(roster.students),
+        closest="; ".join(near) or t("roster_refused_none"),
+    )

@@ -10,6 +10,7 @@ locale), as the rest of `kata grade`'s output: summary.md always, the figures wh
 a Chinese font (grader/course/figure_text.py), else in English. What the records hold (names,
 exercise ids, check names, statuses in tables, reasons) is shown as it is.
 """
+
 from __future__ import annotations
 
 import statistics
@@ -68,13 +69,19 @@ def stats(records: dict[str, dict]) -> Stats:
             r.failed += c.get("status") != "passed"
         for e in doc.get("exercises", []):
             per_ex[e["id"]].append(float(e.get("score", 0)))
-            ex_info.setdefault(e["id"], {"id": e["id"], "section": e.get("section", ""),
-                                         "max_score": float(e.get("max_score", 0))})
+            ex_info.setdefault(
+                e["id"], {"id": e["id"], "section": e.get("section", ""), "max_score": float(e.get("max_score", 0))}
+            )
     s.checks = sorted(rates.values(), key=lambda r: (-r.rate, r.exercise, r.name))
     for ex_id, scores in per_ex.items():
         info = ex_info[ex_id]
-        s.exercises.append({**info, "mean": statistics.fmean(scores),
-                            "full": sum(x >= info["max_score"] for x in scores) / len(scores)})
+        s.exercises.append(
+            {
+                **info,
+                "mean": statistics.fmean(scores),
+                "full": sum(x >= info["max_score"] for x in scores) / len(scores),
+            }
+        )
     return s
 
 
@@ -94,8 +101,10 @@ def histogram_png(s: Stats, title: str = "") -> bytes:
         n = len(s.percents)
         mean = label("summary_fig_mean", mean=f"{statistics.fmean(s.percents):.0f}") if n else ""
         head = textwrap.shorten(title, 70, placeholder="…") + "\n" if title else ""
-        ax.set_title(head + label("summary_fig_graded_one" if n == 1 else "summary_fig_graded_many", count=n, mean=mean),
-                     fontsize=10)
+        ax.set_title(
+            head + label("summary_fig_graded_one" if n == 1 else "summary_fig_graded_many", count=n, mean=mean),
+            fontsize=10,
+        )
         return png_bytes(fig)
 
 
@@ -109,8 +118,9 @@ def failures_png(s: Stats, limit: int = 40) -> bytes:
         fig = Figure(figsize=(7.5, 0.8 + 0.26 * max(len(rows), 1)))
         ax = fig.add_subplot()
         hidden = label("summary_fig_hidden")
-        labels = [f"{r.exercise}::{r.name.removeprefix('test_')}" + (hidden if r.visibility == "hidden" else "")
-                  for r in rows]
+        labels = [
+            f"{r.exercise}::{r.name.removeprefix('test_')}" + (hidden if r.visibility == "hidden" else "") for r in rows
+        ]
         ax.barh(range(len(rows)), [100 * r.rate for r in rows], color="#cf222e")
         ax.set_yticks(range(len(rows)), labels, fontsize=7)
         ax.invert_yaxis()
@@ -164,68 +174,120 @@ def similarity_lines(rows: list[dict], limit: int = 10) -> list[str]:
     lines = ["", "## " + t("summary_h_similarity"), ""]
     if not rows:
         return lines + [t("summary_similarity_none")]
-    lines += [t("summary_similarity_one" if len(rows) == 1 else "summary_similarity_many", count=len(rows)), "",
-              t("summary_similarity_header"), "|---|---|---|---:|---:|"]
+    lines += [
+        t("summary_similarity_one" if len(rows) == 1 else "summary_similarity_many", count=len(rows)),
+        "",
+        t("summary_similarity_header"),
+        "|---|---|---|---:|---:|",
+    ]
     for row in rows[:limit]:
-        lines.append(f"| {_cell(row.get('exercise', ''))} | {_cell(row.get('student_a', ''))} | "
-                     f"{_cell(row.get('student_b', ''))} | {_percent(row.get('similarity_a_to_b'))} | "
-                     f"{_percent(row.get('similarity_b_to_a'))} |")
+        lines.append(
+            f"| {_cell(row.get('exercise', ''))} | {_cell(row.get('student_a', ''))} | "
+            f"{_cell(row.get('student_b', ''))} | {_percent(row.get('similarity_a_to_b'))} | "
+            f"{_percent(row.get('similarity_b_to_a'))} |"
+        )
     if len(rows) > limit:
         lines += ["", t("summary_similarity_more", count=len(rows) - limit)]
     return lines
 
 
-def markdown(records: dict[str, dict], s: Stats, meta: dict | None = None,
-             similarity: list[dict] | None = None, attention: list[str] | None = None) -> str:
+def markdown(
+    records: dict[str, dict],
+    s: Stats,
+    meta: dict | None = None,
+    similarity: list[dict] | None = None,
+    attention: list[str] | None = None,
+) -> str:
     """summary.md; `similarity`: the flagged rows of OUT's similarity.csv (None: no section);
     `attention`: lines to settle before the grades are used (lms.attention_lines), put first."""
     meta = meta or {}
     n = len(records)
     lines = ["# " + t("summary_title"), ""]
-    counts = pick(", ", "，").join(t("summary_status_count", count=v, status=_status(k))
-                                  for k, v in sorted(s.statuses.items()))
-    lines.append(t("summary_submissions_one" if n == 1 else "summary_submissions_many", count=n,
-                   counts=counts or t("summary_none")) + "  ")
+    counts = pick(", ", "，").join(
+        t("summary_status_count", count=v, status=_status(k)) for k, v in sorted(s.statuses.items())
+    )
+    lines.append(
+        t(
+            "summary_submissions_one" if n == 1 else "summary_submissions_many",
+            count=n,
+            counts=counts or t("summary_none"),
+        )
+        + "  "
+    )
     if meta:
-        lines.append(t("summary_meta", version=meta.get("kata_version", "?"), course=meta.get("course", "?"),
-                       count=len(meta.get("exercises", [])),
-                       public=t("summary_public_only") if meta.get("public_only") else ""))
+        lines.append(
+            t(
+                "summary_meta",
+                version=meta.get("kata_version", "?"),
+                course=meta.get("course", "?"),
+                count=len(meta.get("exercises", [])),
+                public=t("summary_public_only") if meta.get("public_only") else "",
+            )
+        )
     lines += attention or []
     if s.percents:
         p = s.percents
-        lines += ["", t("summary_scores", mean=f"{statistics.fmean(p):.1f}", median=f"{statistics.median(p):.1f}",
-                        lowest=f"{min(p):.1f}", highest=f"{max(p):.1f}"),
-                  "", f"![{t('summary_alt_histogram')}](histogram.png)"]
+        lines += [
+            "",
+            t(
+                "summary_scores",
+                mean=f"{statistics.fmean(p):.1f}",
+                median=f"{statistics.median(p):.1f}",
+                lowest=f"{min(p):.1f}",
+                highest=f"{max(p):.1f}",
+            ),
+            "",
+            f"![{t('summary_alt_histogram')}](histogram.png)",
+        ]
     if s.exercises:
         lines += teaching.markdown_lines(records)
     failing = [r for r in s.checks if r.failed]
     lines += ["", "## " + t("summary_h_checks"), "", t("summary_checks_counted")]
     if failing:
-        lines += ["", f"![{t('summary_alt_failures')}](failures.png)", "",
-                  t("summary_checks_header"), "|---|---|---|---:|---:|"]
+        lines += [
+            "",
+            f"![{t('summary_alt_failures')}](failures.png)",
+            "",
+            t("summary_checks_header"),
+            "|---|---|---|---:|---:|",
+        ]
         for r in failing[:CHECK_ROWS]:
-            lines.append(f"| {r.exercise} | {r.name.removeprefix('test_')} | {_visibility(r.visibility)} | {r.failed}/{r.ran} "
-                         f"| {100 * r.rate:.0f}% |")
+            lines.append(
+                f"| {r.exercise} | {r.name.removeprefix('test_')} | {_visibility(r.visibility)} | {r.failed}/{r.ran} "
+                f"| {100 * r.rate:.0f}% |"
+            )
         if len(failing) > CHECK_ROWS:
             lines += ["", t("summary_checks_more", count=len(failing) - CHECK_ROWS)]
     else:
         lines += ["", t("summary_no_check_failed")]
     if similarity is not None:
         lines += similarity_lines(similarity)
-    bad = [(name, doc["student"]) for name, doc in records.items()
-           if (doc.get("student") or {}).get("status") in ("refused", "error")]
+    bad = [
+        (name, doc["student"])
+        for name, doc in records.items()
+        if (doc.get("student") or {}).get("status") in ("refused", "error")
+    ]
     if bad:
         lines += ["", "## " + t("summary_h_not_graded"), "", t("summary_not_graded_header"), "|---|---|---|---|"]
         for name, st in bad:
-            lines.append(f"| {_cell(name)} | {_cell(st.get('source', ''))} | {_cell(_status(st['status']))} | "
-                         f"{_cell(_recorded(st.get('reason', '')))} |")
+            lines.append(
+                f"| {_cell(name)} | {_cell(st.get('source', ''))} | {_cell(_status(st['status']))} | "
+                f"{_cell(_recorded(st.get('reason', '')))} |"
+            )
         if any(st["status"] == "error" for _, st in bad):
             lines += ["", t("summary_error_again")]
-    stale = sorted(name for name, doc in records.items()
-                   if meta.get("course") and (doc.get("student") or {}).get("course") not in (None, meta["course"]))
+    stale = sorted(
+        name
+        for name, doc in records.items()
+        if meta.get("course") and (doc.get("student") or {}).get("course") not in (None, meta["course"])
+    )
     if stale:
-        lines += ["", "## " + t("summary_h_stale"), "",
-                  t("summary_stale", course=meta["course"], names=pick(", ", "、").join(_cell(n) for n in stale))]
+        lines += [
+            "",
+            "## " + t("summary_h_stale"),
+            "",
+            t("summary_stale", course=meta["course"], names=pick(", ", "、").join(_cell(n) for n in stale)),
+        ]
     skipped = meta.get("skipped") or []
     if skipped:
         lines += ["", "## " + t("summary_h_skipped"), "", t("summary_skipped_header"), "|---|---|"]
@@ -238,6 +300,13 @@ def markdown(records: dict[str, dict], s: Stats, meta: dict | None = None,
         for r in renamed:
             lines.append(f"- {_cell(r)}")
         for kind, names in groups:
-            lines.append("- " + t("summary_note_one" if len(names) == 1 else "summary_note_many", count=len(names),
-                                  kind=_cell(kind), names=teaching.names_list(names, 10)))
+            lines.append(
+                "- "
+                + t(
+                    "summary_note_one" if len(names) == 1 else "summary_note_many",
+                    count=len(names),
+                    kind=_cell(kind),
+                    names=teaching.names_list(names, 10),
+                )
+            )
     return "\n".join(lines) + "\n"

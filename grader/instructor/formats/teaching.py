@@ -13,6 +13,7 @@
 Texts are in the instructor's language, the heatmap's where matplotlib has a Chinese font
 (grader/course/figure_text.py), as the rest of the summary (summary.py).
 """
+
 from __future__ import annotations
 
 import functools
@@ -120,7 +121,6 @@ def heatmap_png(records: dict[str, dict], order: list[str] | None = None, title:
     from matplotlib.colors import LinearSegmentedColormap
     from matplotlib.figure import Figure
 
-
     students = [(name, doc) for name, doc in _graded(records)]
     ids = list(order or [])
     for _, doc in students:
@@ -138,10 +138,10 @@ def heatmap_png(records: dict[str, dict], order: list[str] | None = None, title:
     with matplotlib.rc_context(rc_params()):  # around the saving too: fonts are looked up when drawing
         fig = Figure(figsize=(min(2.5 + 0.28 * len(ids), 16), min(1.6 + 0.22 * len(students), 40)))
         ax = fig.add_subplot()
-        image = ax.imshow(np.ma.masked_invalid(grid), cmap=cmap, vmin=0, vmax=1, aspect="auto",
-                          interpolation="nearest")
-        ax.set_xticks(range(len(ids)), [i.split("_", 2)[-1] if i.count("_") >= 2 else i for i in ids], rotation=90,
-                      fontsize=7)
+        image = ax.imshow(np.ma.masked_invalid(grid), cmap=cmap, vmin=0, vmax=1, aspect="auto", interpolation="nearest")
+        ax.set_xticks(
+            range(len(ids)), [i.split("_", 2)[-1] if i.count("_") >= 2 else i for i in ids], rotation=90, fontsize=7
+        )
         ax.set_yticks(range(len(students)), [n[:24] for n, _ in students], fontsize=7)
         head = textwrap.shorten(title, 70, placeholder="…") + "\n" if title else ""
         ax.set_title(head + label("summary_fig_heatmap"), fontsize=9)
@@ -161,15 +161,27 @@ def markdown_lines(records: dict[str, dict]) -> list[str]:
     """The summary's teaching sections: attempted vs not, and the named mistakes."""
     from ...course.safe_text import markdown
 
-    lines = ["", "## " + t("summary_h_progress"), "", t("summary_progress_intro"), "",
-             f"![{t('summary_alt_heatmap')}](heatmap.png)", "", t("summary_progress_header"),
-             "|---|---|---:|---:|---:|---:|"]
+    lines = [
+        "",
+        "## " + t("summary_h_progress"),
+        "",
+        t("summary_progress_intro"),
+        "",
+        f"![{t('summary_alt_heatmap')}](heatmap.png)",
+        "",
+        t("summary_progress_header"),
+        "|---|---|---:|---:|---:|---:|",
+    ]
     for p in progress(records):
         mean = f"{sum(p.scores) / len(p.scores):.2f}/{round(p.max_score, 2):g}" if p.scores else "-"
         lines.append(f"| {p.section} | {p.id} | {len(p.not_attempted)} | {len(p.full)} | {len(p.failing)} | {mean} |")
     found = mistakes(records)
-    chinese = {(c.get("exercise", ""), c["mistake"]): c["mistake_zh"] for _, doc in _graded(records)
-               for c in doc.get("checks", []) if c.get("mistake") and c.get("mistake_zh")}
+    chinese = {
+        (c.get("exercise", ""), c["mistake"]): c["mistake_zh"]
+        for _, doc in _graded(records)
+        for c in doc.get("checks", [])
+        if c.get("mistake") and c.get("mistake_zh")
+    }
     lines += ["", "## " + t("summary_h_mistakes"), ""]
     if not found:
         lines.append(t("summary_no_mistakes"))

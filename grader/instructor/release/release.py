@@ -31,6 +31,7 @@ of other assignments they import (release_assignment.py), recorded, cut and writ
 course.toml keeps only their tables, release.json and the README name the assignment, and the
 scan also refuses any file of an exercise outside the bundle.
 """
+
 from __future__ import annotations
 
 import ast
@@ -100,9 +101,15 @@ def _replay_stubs(source: str, label: str, names, where: str) -> dict[str, str]:
     missing = sorted(set(names) - defined)
     if missing:
         raise ReleaseError(f"{where}: no function {', '.join(missing)} (named in release_record's replay lists)")
-    return {name: function_signature_stub(source, name, f"return replay.lookup({label!r}, {name!r}, locals()"
-                                          + (", default=[])" if names_wrong_answers(name) else ")"))
-            for name in names}
+    return {
+        name: function_signature_stub(
+            source,
+            name,
+            f"return replay.lookup({label!r}, {name!r}, locals()"
+            + (", default=[])" if names_wrong_answers(name) else ")"),
+        )
+        for name in names
+    }
 
 
 def public_sources(course: Course, shipped: dict[str, str], exercises=None) -> tuple[dict[str, str], str]:
@@ -121,8 +128,10 @@ def public_sources(course: Course, shipped: dict[str, str], exercises=None) -> t
             stubs[i] = _replay_stubs(sources[i], f"test_{i}", names, f"grader/checks/test_{i}.py")
     roots = {i: set(public) for i, (public, _) in split.items()}
     while True:
-        pruned = {i: prune(src, roots[i], split[i][1] | {"make_fixtures"}, stubs.get(i), filename=f"test_{i}.py")
-                  for i, src in sources.items()}
+        pruned = {
+            i: prune(src, roots[i], split[i][1] | {"make_fixtures"}, stubs.get(i), filename=f"test_{i}.py")
+            for i, src in sources.items()
+        }
         needed: dict[str, set[str]] = {}
         for text in [*pruned.values(), *shipped.values()]:
             for module, names in imported_names(text).items():
@@ -132,8 +141,10 @@ def public_sources(course: Course, shipped: dict[str, str], exercises=None) -> t
             extra = needed.get(f"test_{i}", set()) - roots[i]
             hidden = extra & split[i][1]
             if hidden:
-                raise ReleaseError(f"grader/checks/test_{i}.py: {', '.join(sorted(hidden))} is a hidden check, "
-                                   "but shipped code imports it")
+                raise ReleaseError(
+                    f"grader/checks/test_{i}.py: {', '.join(sorted(hidden))} is a hidden check, "
+                    "but shipped code imports it"
+                )
             if extra:
                 roots[i] |= extra
                 grown = True
@@ -156,11 +167,13 @@ def public_reference(used: set[str]) -> str:
     replace = _replay_stubs(source, REFERENCE_LABEL, REPLAYED, f"grader/checks/{REFERENCE}.py")
     body = prune(source, set(used), replace=replace, filename=path.name)
     doc = ast.get_docstring(ast.parse(original), clean=False) or ""
-    new_doc = ('"""The public part of the §1.23 reference helpers, for the student bundle (`kata release`).\n\n'
-               "Names, shapes, seeded weights and the printed form of modules are as in the instructor's\n"
-               "grader. The model functions (embedding, attention, ...) answer only the calls the public\n"
-               "checks make, from values recorded on the reference solutions (grader/checking/replay.py).\n"
-               '"""')
+    new_doc = (
+        '"""The public part of the §1.23 reference helpers, for the student bundle (`kata release`).\n\n'
+        "Names, shapes, seeded weights and the printed form of modules are as in the instructor's\n"
+        "grader. The model functions (embedding, attention, ...) answer only the calls the public\n"
+        "checks make, from values recorded on the reference solutions (grader/checking/replay.py).\n"
+        '"""'
+    )
     return body.replace(f'"""{doc}"""', new_doc, 1)
 
 
@@ -172,13 +185,21 @@ REPRODUCE = re.compile(r"^## How to reproduce$.*?(?=^## |\Z)", re.M | re.S)
 
 # The words public_errata writes, in ERRATA.md's language and in each translation's (locale/<lang>/errata.po)
 ERRATA_WORDS = {
-    "en": {"proved": "Proved by", "kept": ("- **Where:**", "- **Book:**", "- **Classification:**"),
-           "true": "- **True:** shown by the hidden checks, which grade it; this entry is complete in the instructor's "
-                   "edition.",
-           "check_of": "a hidden check of {exercise}", "another": "another hidden check"},
-    "zh": {"proved": "证明：", "kept": ("- **位置：**", "- **书中：**", "- **分类：**"),
-           "true": "- **真实值：**由隐藏检查给出并计分；本条目的完整内容在讲师版中。",
-           "check_of": "{exercise} 的一项隐藏检查", "another": "另一项隐藏检查"},
+    "en": {
+        "proved": "Proved by",
+        "kept": ("- **Where:**", "- **Book:**", "- **Classification:**"),
+        "true": "- **True:** shown by the hidden checks, which grade it; this entry is complete in the instructor's "
+        "edition.",
+        "check_of": "a hidden check of {exercise}",
+        "another": "another hidden check",
+    },
+    "zh": {
+        "proved": "证明：",
+        "kept": ("- **位置：**", "- **书中：**", "- **分类：**"),
+        "true": "- **真实值：**由隐藏检查给出并计分；本条目的完整内容在讲师版中。",
+        "check_of": "{exercise} 的一项隐藏检查",
+        "another": "另一项隐藏检查",
+    },
 }
 
 
@@ -203,10 +224,19 @@ def public_errata(text: str, hidden: set[tuple[str, str]], lang: str = "en") -> 
         return m.group(0)
 
     text = ENTRY.sub(entry, text)
-    text = REPRODUCE.sub("## How to reproduce\n\nThe script that recomputes these values is in the instructor's "
-                         "edition; `kata run LISTING --book` shows each listing's output from your code.\n\n", text)
-    text = PROOF.sub(lambda m: words["check_of"].format(exercise=f"{m.group(1)}{m.group(2)}{m.group(4)}")
-                     if (m.group(2), m.group(3)) in hidden else m.group(0), text)
+    text = REPRODUCE.sub(
+        "## How to reproduce\n\nThe script that recomputes these values is in the instructor's "
+        "edition; `kata run LISTING --book` shows each listing's output from your code.\n\n",
+        text,
+    )
+    text = PROOF.sub(
+        lambda m: (
+            words["check_of"].format(exercise=f"{m.group(1)}{m.group(2)}{m.group(4)}")
+            if (m.group(2), m.group(3)) in hidden
+            else m.group(0)
+        ),
+        text,
+    )
     names = {name for _, name in hidden}
     return re.sub(r"`?::(test_\w+)`?", lambda m: words["another"] if m.group(1) in names else m.group(0), text)
 
@@ -324,7 +354,7 @@ def solution_lines(course: Course) -> dict[str, set[str]]:
         lines = source.splitlines()
         found = set()
         for b in blocks(source, ex.file):
-            for line in lines[b.start:b.end - 1]:
+            for line in lines[b.start : b.end - 1]:
                 s = line.strip()
                 if len(s) >= MIN_SOLUTION_LINE and not s.startswith("#") and s not in shown:
                     found.add(s)
@@ -338,7 +368,7 @@ def _body_lines(source: str, functions) -> set[str]:
     found = set()
     for node in functions:
         start = node.body[1].lineno if ast.get_docstring(node) and len(node.body) > 1 else node.body[0].lineno
-        for line in lines[start - 1:node.end_lineno]:
+        for line in lines[start - 1 : node.end_lineno]:
             s = line.strip()
             if len(s) >= MIN_SOLUTION_LINE and not s.startswith(("#", '"""')):
                 found.add(s)
@@ -352,11 +382,17 @@ def reference_lines(course: Course | None = None) -> set[str]:
     from .release_record import REPLAYED
 
     source = (PACKAGE_DIR / "checks" / f"{REFERENCE}.py").read_text(encoding="utf-8")
-    found = _body_lines(source, [n for n in ast.parse(source).body
-                                 if isinstance(n, ast.FunctionDef) and n.name in (*REPLAYED, "_norm")])
+    found = _body_lines(
+        source, [n for n in ast.parse(source).body if isinstance(n, ast.FunctionDef) and n.name in (*REPLAYED, "_norm")]
+    )
     source = (PACKAGE_DIR / "checks" / "tokenizer_reference.py").read_text(encoding="utf-8")
-    methods = [m for n in ast.parse(source).body if isinstance(n, ast.ClassDef)
-               for m in n.body if isinstance(m, ast.FunctionDef)]
+    methods = [
+        m
+        for n in ast.parse(source).body
+        if isinstance(n, ast.ClassDef)
+        for m in n.body
+        if isinstance(m, ast.FunctionDef)
+    ]
     tokenizer = _body_lines(source, methods)
     if course is not None:
         from ...authoring.stubs import stub_text
@@ -372,8 +408,14 @@ def foreign_files(out: Path, course: Course, exercises) -> list[str]:
     others = {ex.id: ex for ex in course.exercises if ex.id not in inside}
     owned = {}
     for ex in others.values():
-        owned.update({f"exercises/{ex.file}": ex.id, f"grader/checks/test_{ex.id}.py": ex.id,
-                      f"grader/fixtures/{ex.id}.safetensors": ex.id, f"grader/listings/{ex.id}.py": ex.id})
+        owned.update(
+            {
+                f"exercises/{ex.file}": ex.id,
+                f"grader/checks/test_{ex.id}.py": ex.id,
+                f"grader/fixtures/{ex.id}.safetensors": ex.id,
+                f"grader/listings/{ex.id}.py": ex.id,
+            }
+        )
     findings = []
     for path in sorted(p for p in out.rglob("*") if p.is_file()):
         rel = path.relative_to(out).as_posix()
@@ -420,8 +462,10 @@ def scan(out: Path, course: Course, exercises=None) -> list[str]:
             names, hidden = public_check_roots(shipped.read_text(encoding="utf-8"))
             wanted = {c.name for c in ex.checks if not c.hidden}
             if hidden or names != wanted:
-                findings.append(f"grader/checks/test_{ex.id}.py: checks {sorted(names | hidden)}, expected the "
-                                f"public ones {sorted(wanted)}")
+                findings.append(
+                    f"grader/checks/test_{ex.id}.py: checks {sorted(names | hidden)}, expected the "
+                    f"public ones {sorted(wanted)}"
+                )
     if exercises is not None:
         findings += foreign_files(out, course, exercises)
     return findings
@@ -481,8 +525,14 @@ def _write(path: Path, text: str, mode: int | None = None) -> None:
         path.chmod(mode)
 
 
-def build(course: Course, out: str | Path, force: bool = False, log=lambda message: None,
-          lang: str | None = None, assignment: str | None = None) -> Built:
+def build(
+    course: Course,
+    out: str | Path,
+    force: bool = False,
+    log=lambda message: None,
+    lang: str | None = None,
+    assignment: str | None = None,
+) -> Built:
     """Write the student bundle to the folder `out` (see the module's docstring), its exercises in
     `lang` (default: the language kata speaks; stubs.stub_lang); `kata reset` there can restore
     the stubs in every language. `assignment`: the id of the [[assignment]] whose exercises (and
@@ -512,21 +562,27 @@ def build(course: Course, out: str | Path, force: bool = False, log=lambda messa
             raise ReleaseError(t("release_out_not_empty", out=out))
         if not (out / "grader" / RELEASE_FILE).is_file():
             raise ReleaseError(t("release_out_not_bundle", out=out))
-    if out == course.root or course.root in out.parents and out.parts[len(course.root.parts)] in (
-            "grader", "exercises", "solutions", "tests"):
+    if (
+        out == course.root
+        or course.root in out.parents
+        and out.parts[len(course.root.parts)] in ("grader", "exercises", "solutions", "tests")
+    ):
         raise ReleaseError(t("release_out_inside", out=out))
 
     log(t("release_recording"))
     rec = record(course, chosen)
     if rec.failures:
-        raise ReleaseError("the reference solutions fail what the bundle would check:\n  " + "\n  ".join(rec.failures[:20]))
+        raise ReleaseError(
+            "the reference solutions fail what the bundle would check:\n  " + "\n  ".join(rec.failures[:20])
+        )
 
     out.parent.mkdir(parents=True, exist_ok=True)
     stage = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
     try:
         files = _package_files({ex.id for ex in course.exercises} - {ex.id for ex in chosen})
-        shipped = {p.relative_to(PACKAGE_DIR).as_posix(): p.read_text(encoding="utf-8")
-                   for p in files if p.suffix == ".py"}
+        shipped = {
+            p.relative_to(PACKAGE_DIR).as_posix(): p.read_text(encoding="utf-8") for p in files if p.suffix == ".py"
+        }
         checks, reference = public_sources(course, shipped, chosen)
         pkg = stage / "grader"
         for p in files:
@@ -550,12 +606,20 @@ def build(course: Course, out: str | Path, force: bool = False, log=lambda messa
         hidden = {(ex.id, c.name) for ex in course.exercises for c in ex.checks if c.hidden}
         built_at = time.strftime("%Y-%m-%d %H:%M:%SZ", time.gmtime())
         info = {
-            "schema": 1, "edition": "student", "kata_version": __version__, "built": built_at, "torch": course.torch,
-            "exercises": {ex.id: {
-                "public_checks": sum(1 for c in ex.checks if not c.hidden),
-                "public_points": sum(c.points for c in ex.checks if not c.hidden),
-                "hidden_checks": sum(1 for c in ex.checks if c.hidden),
-                "hidden_points": sum(c.points for c in ex.checks if c.hidden)} for ex in chosen},
+            "schema": 1,
+            "edition": "student",
+            "kata_version": __version__,
+            "built": built_at,
+            "torch": course.torch,
+            "exercises": {
+                ex.id: {
+                    "public_checks": sum(1 for c in ex.checks if not c.hidden),
+                    "public_points": sum(c.points for c in ex.checks if not c.hidden),
+                    "hidden_checks": sum(1 for c in ex.checks if c.hidden),
+                    "hidden_points": sum(c.points for c in ex.checks if c.hidden),
+                }
+                for ex in chosen
+            },
         }
         toml = (course.root / "course.toml").read_text(encoding="utf-8")
         if picked is not None:
@@ -573,15 +637,20 @@ def build(course: Course, out: str | Path, force: bool = False, log=lambda messa
             errata_text = public_errata((course.root / "ERRATA.md").read_text(encoding="utf-8"), hidden)
             _write(stage / "ERRATA.md", errata_text)
             for other in LANGS:  # `kata --lang zh run LISTING --book` shows the entries in Chinese there too
-                catalog = errata_i18n.public_catalog(course.root, other, errata_text,
-                                                     lambda t, lang=other: public_errata(t, hidden, lang)) \
-                    if other in ERRATA_WORDS and other != "en" else None
+                catalog = (
+                    errata_i18n.public_catalog(
+                        course.root, other, errata_text, lambda t, lang=other: public_errata(t, hidden, lang)
+                    )
+                    if other in ERRATA_WORDS and other != "en"
+                    else None
+                )
                 if catalog:
                     _write(stage / "locale" / other / "errata.po", catalog)
         head = README_HEAD.format(title=course.title, chapter=course.chapter, version=__version__, built=built_at)
         if picked is not None:
-            head = head.replace("(student edition)", f"(student edition): assignment {picked.id}", 1) \
-                + release_assignment.readme(course, picked, needed)
+            head = head.replace(
+                "(student edition)", f"(student edition): assignment {picked.id}", 1
+            ) + release_assignment.readme(course, picked, needed)
         _write(stage / "README.md", head + docs_sections(course.root / "docs", STUDENT_PAGES, lang))
         _write(stage / "setup.sh", SETUP_SH, 0o755)
 
@@ -598,5 +667,16 @@ def build(course: Course, out: str | Path, force: bool = False, log=lambda messa
             shutil.rmtree(stage, ignore_errors=True)
     n_public = sum(v["public_checks"] for v in info["exercises"].values())
     n_hidden = sum(v["hidden_checks"] for v in info["exercises"].values())
-    return Built(out, len(chosen), n_public, n_hidden, kept, total, len(rec.calls), rec.listings_run,
-                 round(time.perf_counter() - t0, 1), assignment=picked.id if picked else None, needed=needed)
+    return Built(
+        out,
+        len(chosen),
+        n_public,
+        n_hidden,
+        kept,
+        total,
+        len(rec.calls),
+        rec.listings_run,
+        round(time.perf_counter() - t0, 1),
+        assignment=picked.id if picked else None,
+        needed=needed,
+    )

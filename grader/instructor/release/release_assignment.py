@@ -14,6 +14,7 @@ commands say it is not graded in this assignment (grader/course/bundle_assignmen
 text is proved to read as the same tables. `readme` is the bundle README's section about the
 assignment, in English and Chinese.
 """
+
 from __future__ import annotations
 
 import re
@@ -91,8 +92,9 @@ def course_toml(text: str, exercises: list[str], assignment: str) -> str:
     they name and the [[assignment]] table `assignment` (CutError when the cut reads otherwise)."""
     data = tomllib.loads(text)
     keep_ex = set(exercises)
-    listings = {lst for item in data.get("exercise", []) if item.get("id") in keep_ex
-                for lst in item.get("listings", [])}
+    listings = {
+        lst for item in data.get("exercise", []) if item.get("id") in keep_ex for lst in item.get("listings", [])
+    }
     keep = {"exercise": keep_ex, "listing": listings, "assignment": {assignment}}
     out = []
     for name, lines in _chunks(text):
@@ -100,15 +102,19 @@ def course_toml(text: str, exercises: list[str], assignment: str) -> str:
             continue
         out.append("".join(lines))
     cut = re.sub(r"\n{3,}", "\n\n", "".join(out))
-    expected = {**data, **{name: [item for item in data.get(name, []) if str(item.get("id")) in ids]
-                           for name, ids in keep.items()}}
+    expected = {
+        **data,
+        **{name: [item for item in data.get(name, []) if str(item.get("id")) in ids] for name, ids in keep.items()},
+    }
     try:
         got = tomllib.loads(cut)
     except tomllib.TOMLDecodeError as e:
         raise CutError(f"course.toml cut to the bundle does not parse: {e}") from None
     if {**{name: [] for name in keep}, **got} != expected:
-        raise CutError("course.toml cut to the bundle does not hold the tables it should (a table header "
-                       "course.toml writes in a way the cut does not know?)")
+        raise CutError(
+            "course.toml cut to the bundle does not hold the tables it should (a table header "
+            "course.toml writes in a way the cut does not know?)"
+        )
     try:
         same = _exercises_of(got, assignment) == _exercises_of(data, assignment)
     except AssignmentError as e:
@@ -136,10 +142,22 @@ def readme(course: Course, assignment, needed_ids: list[str]) -> str:
     parts = []
     for lang in LANGS:
         due = t("bundle_readme_due", lang, due=assignment.due.isoformat()) if assignment.due else ""
-        text = t("bundle_readme", lang, id=assignment.id, title=assignment.display_title(lang), points=points,
-                 due=due, exercises=", ".join(assignment.exercises))
+        text = t(
+            "bundle_readme",
+            lang,
+            id=assignment.id,
+            title=assignment.display_title(lang),
+            points=points,
+            due=due,
+            exercises=", ".join(assignment.exercises),
+        )
         if needed_ids:
-            text += "\n\n" + t("bundle_readme_needed", lang, ids=", ".join(needed_ids), id=assignment.id,
-                                folder=f"exercises/{course.chapter}/")
+            text += "\n\n" + t(
+                "bundle_readme_needed",
+                lang,
+                ids=", ".join(needed_ids),
+                id=assignment.id,
+                folder=f"exercises/{course.chapter}/",
+            )
         parts.append(text)
     return "\n\n".join(parts) + "\n\n"

@@ -15,6 +15,7 @@ solutions, in the sandbox as always, while this process records:
 
 The bundle then ships only those keys and those calls: nothing a hidden check alone uses.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -54,7 +55,11 @@ REPLAYED_HELPERS = {
     "test_s1_17_layer_norm": ("_ln", "_mistakes"),
     "test_s1_18_feed_forward": ("_gelu_mistakes", "_ffn", "_ffn_mistakes"),
     "test_s1_23_dataset": ("encode",),
-    "test_s1_23_tokenizer": ("_ref_numbers", "_ref_encode", "_wrong_encodings"),  # not reference_collate: a public check feeds it the rows of the student's own shuffled batches
+    "test_s1_23_tokenizer": (
+        "_ref_numbers",
+        "_ref_encode",
+        "_wrong_encodings",
+    ),  # not reference_collate: a public check feeds it the rows of the student's own shuffled batches
     "test_s1_23_padding_mask": ("_query_masked", "_mask_mistakes", "_weight_mistakes"),
     "test_s1_23_mlm": ("head_ref", "head_mistakes", "gradient_reference", "loss_reference", "loss_mistakes"),
 }

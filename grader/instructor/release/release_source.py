@@ -11,6 +11,7 @@ given code (the bundle's stand-ins of the reference model's functions).
 `grader.checks` (`from grader.checks.test_x import a`, `R.attr` of `from grader.checks import
 bert_reference as R`): those are roots of the module they come from.
 """
+
 from __future__ import annotations
 
 import ast
@@ -43,16 +44,25 @@ def _uses(node: ast.AST) -> set[str]:
 
 
 def _is_docstring(node: ast.stmt, index: int) -> bool:
-    return index == 0 and isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) \
+    return (
+        index == 0
+        and isinstance(node, ast.Expr)
+        and isinstance(node.value, ast.Constant)
         and isinstance(node.value.value, str)
+    )
 
 
 def _first_line(node: ast.stmt) -> int:
     return min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", [])])
 
 
-def prune(source: str, roots: set[str], drop: set[str] = frozenset(), replace: dict[str, str] | None = None,
-          filename: str = "<source>") -> str:
+def prune(
+    source: str,
+    roots: set[str],
+    drop: set[str] = frozenset(),
+    replace: dict[str, str] | None = None,
+    filename: str = "<source>",
+) -> str:
     """`source` with only what `roots` need (see the module's docstring)."""
     replace = replace or {}
     tree = ast.parse(source, filename=filename)
@@ -73,10 +83,17 @@ def prune(source: str, roots: set[str], drop: set[str] = frozenset(), replace: d
         return _uses(node)
 
     keep: set[int] = set()
-    todo = [i for i, node in enumerate(body)
-            if not isinstance(node, (ast.Import, ast.ImportFrom)) and i not in dropped
-            and (_is_docstring(node, i) or not isinstance(node, (*DEFS, ast.Assign, ast.AnnAssign, ast.AugAssign))
-                 or _defines(node) & set(roots))]
+    todo = [
+        i
+        for i, node in enumerate(body)
+        if not isinstance(node, (ast.Import, ast.ImportFrom))
+        and i not in dropped
+        and (
+            _is_docstring(node, i)
+            or not isinstance(node, (*DEFS, ast.Assign, ast.AnnAssign, ast.AugAssign))
+            or _defines(node) & set(roots)
+        )
+    ]
     while todo:
         i = todo.pop()
         if i in keep:
@@ -99,8 +116,11 @@ def prune(source: str, roots: set[str], drop: set[str] = frozenset(), replace: d
                 continue
             spans[start] = end
             if names:
-                new = ast.ImportFrom(node.module, names, node.level) if isinstance(node, ast.ImportFrom) \
+                new = (
+                    ast.ImportFrom(node.module, names, node.level)
+                    if isinstance(node, ast.ImportFrom)
                     else ast.Import(names)
+                )
                 out[start] = [ast.unparse(new)]
             else:
                 out[start] = None

@@ -39,6 +39,7 @@ counted without comments, so a copy padded with a long comment is compared like 
 that cannot be read at all (MemoryError) or is too long raises NotCompared with the reason, which the report
 shows: never an error that stops the command.
 """
+
 from __future__ import annotations
 
 import ast
@@ -88,7 +89,10 @@ def forms(code: str, rewrite: bool = True) -> tuple[str | None, str]:
             rewritten = ast.unparse(tree)
             rewritten += "\n" if rewritten else ""
     except (SyntaxError, ValueError, RecursionError):  # not Python this host reads, or nested too deeply for
-        plain, rewritten = text, None  # the parser or unparse (a copy padded with `1+1+...`): as written, so it is still compared
+        plain, rewritten = (
+            text,
+            None,
+        )  # the parser or unparse (a copy padded with `1+1+...`): as written, so it is still compared
     except MemoryError as e:
         raise NotCompared(t("similarity_too_deep", error=type(e).__name__)) from None
     if len(plain) > MAX_CHARS:
@@ -104,8 +108,7 @@ def _simplify(tree: ast.AST, rewrite: bool) -> None:
     for node in reversed(list(ast.walk(tree))):
         if isinstance(node, ast.Call):
             node.keywords.sort(key=lambda k: (k.arg is None, k.arg or ""))
-        elif isinstance(node, ast.Constant) and isinstance(node.value, (str, bytes)) \
-                and len(node.value) > LONG_STRING:
+        elif isinstance(node, ast.Constant) and isinstance(node.value, (str, bytes)) and len(node.value) > LONG_STRING:
             node.value = node.value[:LONG_STRING] + ("…" if isinstance(node.value, str) else b"...")
         for name in _STATEMENT_LISTS:
             stmts = getattr(node, name, None)
@@ -168,9 +171,11 @@ def _dead_store(s: ast.stmt, read: set[str]) -> bool:
     else:
         return False
     names = [n for t in targets for n in ast.walk(t)]
-    return (value is None or _calls_nothing(value)) and all(
-        isinstance(n, (ast.Name, ast.Tuple, ast.List, ast.Store)) for n in names) and not any(
-        isinstance(n, ast.Name) and n.id in read for n in names)
+    return (
+        (value is None or _calls_nothing(value))
+        and all(isinstance(n, (ast.Name, ast.Tuple, ast.List, ast.Store)) for n in names)
+        and not any(isinstance(n, ast.Name) and n.id in read for n in names)
+    )
 
 
 def _calls_nothing(expr: ast.expr) -> bool:
@@ -184,8 +189,12 @@ def _calls_nothing(expr: ast.expr) -> bool:
 
 def _call_kept(s: ast.stmt, read: set[str]) -> ast.stmt:
     """`_g = torch.manual_seed(seed)` with `_g` never read: the call alone, `torch.manual_seed(seed)`."""
-    if isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name) \
-            and s.targets[0].id not in read:
+    if (
+        isinstance(s, ast.Assign)
+        and len(s.targets) == 1
+        and isinstance(s.targets[0], ast.Name)
+        and s.targets[0].id not in read
+    ):
         return ast.Expr(s.value)
     return s
 
@@ -195,9 +204,14 @@ def _split_tuples(stmts: list[ast.stmt]) -> list[ast.stmt]:
     order cannot matter)."""
     out = []
     for s in stmts:
-        if isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], (ast.Tuple, ast.List)) \
-                and isinstance(s.value, (ast.Tuple, ast.List)) and len(s.targets[0].elts) == len(s.value.elts) \
-                and not any(isinstance(e, ast.Starred) for e in s.targets[0].elts + s.value.elts):
+        if (
+            isinstance(s, ast.Assign)
+            and len(s.targets) == 1
+            and isinstance(s.targets[0], (ast.Tuple, ast.List))
+            and isinstance(s.value, (ast.Tuple, ast.List))
+            and len(s.targets[0].elts) == len(s.value.elts)
+            and not any(isinstance(e, ast.Starred) for e in s.targets[0].elts + s.value.elts)
+        ):
             stored = {n.id for t in s.targets[0].elts for n in ast.walk(t) if isinstance(n, ast.Name)}
             if not stored & {n.id for n in ast.walk(s.value) if isinstance(n, ast.Name)}:
                 out += [ast.Assign(targets=[t], value=v, lineno=0) for t, v in zip(s.targets[0].elts, s.value.elts)]
@@ -211,27 +225,62 @@ def _as_comprehensions(stmts: list[ast.stmt]) -> list[ast.stmt]:
     out: list[ast.stmt] = []
     for s in stmts:
         prev = out[-1] if out else None
-        if isinstance(s, ast.For) and not s.orelse and len(s.body) == 1 and isinstance(prev, ast.Assign) \
-                and len(prev.targets) == 1 and isinstance(prev.targets[0], ast.Name) \
-                and isinstance(prev.value, ast.List) and not prev.value.elts:
+        if (
+            isinstance(s, ast.For)
+            and not s.orelse
+            and len(s.body) == 1
+            and isinstance(prev, ast.Assign)
+            and len(prev.targets) == 1
+            and isinstance(prev.targets[0], ast.Name)
+            and isinstance(prev.value, ast.List)
+            and not prev.value.elts
+        ):
             call = s.body[0].value if isinstance(s.body[0], ast.Expr) else None
             name = prev.targets[0].id
-            if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "append" \
-                    and isinstance(call.func.value, ast.Name) and call.func.value.id == name \
-                    and len(call.args) == 1 and not call.keywords and name not in _names_in(call.args[0]) \
-                    and name not in _names_in(s.iter):
-                comp = ast.ListComp(elt=call.args[0], generators=[
-                    ast.comprehension(target=s.target, iter=s.iter, ifs=[], is_async=0)])
+            if (
+                isinstance(call, ast.Call)
+                and isinstance(call.func, ast.Attribute)
+                and call.func.attr == "append"
+                and isinstance(call.func.value, ast.Name)
+                and call.func.value.id == name
+                and len(call.args) == 1
+                and not call.keywords
+                and name not in _names_in(call.args[0])
+                and name not in _names_in(s.iter)
+            ):
+                comp = ast.ListComp(
+                    elt=call.args[0], generators=[ast.comprehension(target=s.target, iter=s.iter, ifs=[], is_async=0)]
+                )
                 out[-1] = ast.Assign(targets=prev.targets, value=comp, lineno=0)
                 continue
         out.append(s)
     return out
 
 
-_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef, ast.ListComp, ast.SetComp,
-           ast.DictComp, ast.GeneratorExp)
-_NOT_INTO = (ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith, ast.Try, ast.TryStar, ast.If, ast.Match,
-             ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+_SCOPES = (
+    ast.FunctionDef,
+    ast.AsyncFunctionDef,
+    ast.Lambda,
+    ast.ClassDef,
+    ast.ListComp,
+    ast.SetComp,
+    ast.DictComp,
+    ast.GeneratorExp,
+)
+_NOT_INTO = (
+    ast.For,
+    ast.AsyncFor,
+    ast.While,
+    ast.With,
+    ast.AsyncWith,
+    ast.Try,
+    ast.TryStar,
+    ast.If,
+    ast.Match,
+    ast.FunctionDef,
+    ast.AsyncFunctionDef,
+    ast.ClassDef,
+)
 
 
 def _names_in(node: ast.AST) -> set[str]:
@@ -246,8 +295,9 @@ def _inlined(stmts: list[ast.stmt]) -> list[ast.stmt]:
     i = 0
     while i < len(stmts):
         s = stmts[i]
-        if not (isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name)) \
-                or not _calls_nothing_odd(s.value):
+        if not (
+            isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name)
+        ) or not _calls_nothing_odd(s.value):
             i += 1
             continue
         name = s.targets[0].id
@@ -259,10 +309,15 @@ def _inlined(stmts: list[ast.stmt]) -> list[ast.stmt]:
         loads = [n for n in _walk_scope(target) if isinstance(n, ast.Name) and n.id == name]
         inner = [n for n in ast.walk(target) if isinstance(n, ast.Name) and n.id == name]
         rebinds = isinstance(target, ast.Assign) and any(
-            isinstance(n, ast.Name) and n.id == name for t in target.targets for n in ast.walk(t))
-        reads_later = any(name in _names_in(later) for later in stmts[j + 1:])
-        if len(loads) != 1 or not isinstance(loads[0].ctx, ast.Load) or len(inner) != 1 + rebinds \
-                or (reads_later and not rebinds):
+            isinstance(n, ast.Name) and n.id == name for t in target.targets for n in ast.walk(t)
+        )
+        reads_later = any(name in _names_in(later) for later in stmts[j + 1 :])
+        if (
+            len(loads) != 1
+            or not isinstance(loads[0].ctx, ast.Load)
+            or len(inner) != 1 + rebinds
+            or (reads_later and not rebinds)
+        ):
             i += 1
             continue
         _replace(target, loads[0], s.value)

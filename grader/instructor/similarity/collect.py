@@ -10,6 +10,7 @@ canonical form and judges its size then, comments gone). The text is the one Pyt
 decoded once as grading decodes it (grader/course/source_text.py, through Submission.source): a copy
 hidden behind a BOM or a `# coding: utf-7` line is compared as the code it is.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -28,8 +29,9 @@ class ClassCode:
     notes: list[str] = field(default_factory=list)  # entries renamed (a name taken twice)
 
 
-def read_class(course, class_dir: Path, files: list[str], known: dict[str, str] | None = None,
-               out_dir: Path | None = None) -> ClassCode:
+def read_class(
+    course, class_dir: Path, files: list[str], known: dict[str, str] | None = None, out_dir: Path | None = None
+) -> ClassCode:
     """`files`: the exercise files to read (e.g. "ch01/s1_11_softmax.py"); `known`: entry -> name
     of the records in an OUT (kept, as a grading run keeps them); `out_dir`: OUT, never a student
     even when it lies inside the class folder."""

@@ -7,6 +7,7 @@ similarity.csv, similarity.md and similarity.html are written. Every file is wri
 under OUT's lock: a grading run writing into OUT at the same time makes this command stop
 (and the other way round), never mixes files.
 """
+
 from __future__ import annotations
 
 import sys
@@ -48,8 +49,10 @@ def cmd_similarity(args) -> int:
         print(f"kata similarity: {t(key, path=class_dir)}", file=sys.stderr)
         return 2
     if is_one_submission(class_dir, course.chapter):
-        print(f"kata similarity: {t('similarity_one_submission', path=class_dir, chapter=course.chapter)}",
-              file=sys.stderr)
+        print(
+            f"kata similarity: {t('similarity_one_submission', path=class_dir, chapter=course.chapter)}",
+            file=sys.stderr,
+        )
         return 2
     if out.exists() and not out.is_dir():
         print(f"kata similarity: {t('batch_out_not_folder', out=out)}", file=sys.stderr)
@@ -68,23 +71,44 @@ def cmd_similarity(args) -> int:
         return 2
     console = Console()
     flagged = result.flagged
-    console.print(t("similarity_done", students=result.students, exercises=len(result.exercises),
-                    pairs=len(result.pairs), flagged=len(flagged), threshold=f"{100 * args.threshold:.0f}%"),
-                  highlight=False)
+    console.print(
+        t(
+            "similarity_done",
+            students=result.students,
+            exercises=len(result.exercises),
+            pairs=len(result.pairs),
+            flagged=len(flagged),
+            threshold=f"{100 * args.threshold:.0f}%",
+        ),
+        highlight=False,
+    )
     for members, ids, _ in result.cluster_groups():  # one line each, not every pair of them
         names = ", ".join(one_line(m) for m in members)
-        console.print(t("similarity_cluster", count=len(members), exercises=len(ids), ids=", ".join(ids),
-                        names=escape(names)), highlight=False, soft_wrap=True)
+        console.print(
+            t("similarity_cluster", count=len(members), exercises=len(ids), ids=", ".join(ids), names=escape(names)),
+            highlight=False,
+            soft_wrap=True,
+        )
     for p in flagged[:SHOWN]:
-        console.print(f"  {p.exercise}  {escape(one_line(p.name_a))} ~ {escape(one_line(p.name_b))}  "
-                      f"{100 * p.a_to_b:.0f}% / {100 * p.b_to_a:.0f}%", highlight=False, soft_wrap=True)
+        console.print(
+            f"  {p.exercise}  {escape(one_line(p.name_a))} ~ {escape(one_line(p.name_b))}  "
+            f"{100 * p.a_to_b:.0f}% / {100 * p.b_to_a:.0f}%",
+            highlight=False,
+            soft_wrap=True,
+        )
     if len(flagged) > SHOWN:
         console.print(t("similarity_more", count=len(flagged) - SHOWN), highlight=False)
     for name, why in result.refused:
-        console.print(t("similarity_refused", name=escape(one_line(name)), reason=escape(one_line(why))),
-                      highlight=False, soft_wrap=True)
+        console.print(
+            t("similarity_refused", name=escape(one_line(name)), reason=escape(one_line(why))),
+            highlight=False,
+            soft_wrap=True,
+        )
     for ex, name, why in result.skipped:  # every file left out is said here, not only in similarity.md
-        console.print(t("similarity_skipped", name=escape(one_line(name)), exercise=ex, reason=escape(one_line(why))),
-                      highlight=False, soft_wrap=True)
+        console.print(
+            t("similarity_skipped", name=escape(one_line(name)), exercise=ex, reason=escape(one_line(why))),
+            highlight=False,
+            soft_wrap=True,
+        )
     console.print(t("similarity_wrote", out=escape(str(out))), highlight=False, soft_wrap=True)
     return 0

@@ -21,6 +21,7 @@ tell a copy from the obvious answer.
 `similarity` A->B is the share of A's own code (tokens covered by its remaining windows) that
 B also has; B->A the other way. Nothing here runs or imports a student's code: it is text.
 """
+
 from __future__ import annotations
 
 import io
@@ -44,6 +45,7 @@ class Match:
 class Stub:
     """What a student was given, as fingerprints: `hashes`, every window of the stub
     (copydetect's boilerplate); `pieces`, every GIVEN_PIECE-character run of it."""
+
     hashes: np.ndarray
     pieces: np.ndarray
 
@@ -69,7 +71,7 @@ def own(code: str, stub: Stub, filename: str):
     if len(stub.pieces) and len(text) >= K:
         given = np.zeros(len(text) + K, dtype=bool)
         for i in np.nonzero(np.isin(hashed_kgrams(text, GIVEN_PIECE), stub.pieces))[0]:
-            given[i:i + GIVEN_PIECE] = True
+            given[i : i + GIVEN_PIECE] = True
         starts = np.concatenate([[0], np.cumsum(given)])  # given[i:i+K].any() <=> starts[i+K] > starts[i]
         kept = {}
         for h, idx in fp.hash_idx.items():

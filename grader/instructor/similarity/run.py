@@ -11,6 +11,7 @@ comments and layout aside) is one cluster, one line, its first student standing 
 the pairs; the untouched stub or a syntax-error stub handed in by many is one such line too. A
 file that cannot be compared (too long, nested too deeply) is listed with the reason.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -29,13 +30,25 @@ def stub_of(course, ex) -> str:
         return ""
 
 
-def compare_class(course, class_dir: Path, exercises, threshold: float = DEFAULT_THRESHOLD,
-                  known: dict[str, str] | None = None, out: Path | None = None) -> outputs.Result:
+def compare_class(
+    course,
+    class_dir: Path,
+    exercises,
+    threshold: float = DEFAULT_THRESHOLD,
+    known: dict[str, str] | None = None,
+    out: Path | None = None,
+) -> outputs.Result:
     """Every pair of students on each of `exercises`; `known` and `out` as collect.read_class takes them."""
     files = [ex.file for ex in exercises]
     got = read_class(course, Path(class_dir), files, known, out)
-    result = outputs.Result(threshold, fingerprint.K, [(ex.id, ex.file) for ex in exercises], len(got.code),
-                            refused=got.refused, notes=got.notes)
+    result = outputs.Result(
+        threshold,
+        fingerprint.K,
+        [(ex.id, ex.file) for ex in exercises],
+        len(got.code),
+        refused=got.refused,
+        notes=got.notes,
+    )
     for ex in exercises:
         stub = stub_of(course, ex)
         if not stub:
@@ -60,8 +73,19 @@ def compare_class(course, class_dir: Path, exercises, threshold: float = DEFAULT
             fa, fb = (fps[a], fps[b]) if a in fps and b in fps else (plain[a], plain[b])
             m = fingerprint.similarity(fa, fb)
             flagged = max(m.a_to_b, m.b_to_a) >= threshold and m.tokens >= MIN_TOKENS
-            pair = outputs.Pair(ex.id, a, b, m.a_to_b, m.b_to_a, m.tokens, fingerprint.own_tokens(fa),
-                                fingerprint.own_tokens(fb), flagged, group_a=group[a], group_b=group[b])
+            pair = outputs.Pair(
+                ex.id,
+                a,
+                b,
+                m.a_to_b,
+                m.b_to_a,
+                m.tokens,
+                fingerprint.own_tokens(fa),
+                fingerprint.own_tokens(fb),
+                flagged,
+                group_a=group[a],
+                group_b=group[b],
+            )
             if flagged:  # what the page shows
                 pair.slices, pair.code_a, pair.code_b = m.slices, fa.raw_code, fb.raw_code
             result.pairs.append(pair)
@@ -106,6 +130,8 @@ def write(result: outputs.Result, out: Path) -> list[Path]:
 
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    return [store.atomic_write(out / outputs.CSV, outputs.csv_text(result)),
-            store.atomic_write(out / outputs.MD, outputs.markdown(result)),
-            store.atomic_write(out / outputs.HTML, outputs.html_page(result))]
+    return [
+        store.atomic_write(out / outputs.CSV, outputs.csv_text(result)),
+        store.atomic_write(out / outputs.MD, outputs.markdown(result)),
+        store.atomic_write(out / outputs.HTML, outputs.html_page(result)),
+    ]

@@ -6,6 +6,7 @@ $XDG_RUNTIME_DIR/kata-warm, else /tmp/kata-warm-<uid>. A folder that is a link, 
 someone else or is open to others is not used (the commands then grade in their own process).
 The sandbox never sees it: its /tmp is its own and the runtime folder is not mounted.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -24,8 +25,15 @@ MAX_MESSAGE = 64 * 1024 * 1024
 GRADER = Path(__file__).resolve().parents[2]  # the grader package: its code is part of the stamp
 # The environment the server's grading depends on (read when it starts). KATA_LANG is not here:
 # each request says its language.
-STAMPED_ENV = ("KATA_SANDBOX", "KATA_CGROUPS", "KATA_ASSETS_DIR", "KATA_CACHE_DIR", "KATA_DATA_DIR",
-               "KATA_OFFLINE", "KATA_IMDB")
+STAMPED_ENV = (
+    "KATA_SANDBOX",
+    "KATA_CGROUPS",
+    "KATA_ASSETS_DIR",
+    "KATA_CACHE_DIR",
+    "KATA_DATA_DIR",
+    "KATA_OFFLINE",
+    "KATA_IMDB",
+)
 
 
 def enabled() -> bool:

@@ -5,6 +5,7 @@ None means "grade here instead": the warm grader is turned off (KATA_WARM=0), it
 safe to use, or no server could be started. Imports no torch, pytest or checks: a `kata check`
 that finds its server running costs a Python start-up, the checks, and drawing the result.
 """
+
 from __future__ import annotations
 
 import socket
@@ -29,16 +30,24 @@ class Unavailable(Exception):
 # The server imports the very grader package this process imported. `python -m grader...` from the
 # course folder would import whatever `grader/` sits there first: in an installed bundle that is
 # the source folder pip built from, whose stamp never matches, so every request found it stale.
-BOOT = ("import sys; sys.path[0] = sys.argv.pop(1); from grader.student.warm.server import main; "
-        "raise SystemExit(main(sys.argv[1:]))")
+BOOT = (
+    "import sys; sys.path[0] = sys.argv.pop(1); from grader.student.warm.server import main; "
+    "raise SystemExit(main(sys.argv[1:]))"
+)
 
 
 def _spawn(course: Course, path: Path) -> subprocess.Popen:
     log = open(path.with_suffix(".log"), "wb")
     try:
-        return subprocess.Popen([sys.executable, "-c", BOOT, str(address.GRADER.parent), str(course.root)],
-                                stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True,
-                                cwd=str(course.root), close_fds=True)
+        return subprocess.Popen(
+            [sys.executable, "-c", BOOT, str(address.GRADER.parent), str(course.root)],
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=log,
+            start_new_session=True,
+            cwd=str(course.root),
+            close_fds=True,
+        )
     finally:
         log.close()
 
@@ -57,7 +66,9 @@ def _server(course: Course, path: Path) -> socket.socket:
         if proc.poll() not in (None, 0):  # it failed; 0: another server holds the course (wait for it)
             break
         time.sleep(0.05)
-    raise Unavailable(path.with_suffix(".log").read_text(errors="replace")[-2000:] if path.with_suffix(".log").exists() else "")
+    raise Unavailable(
+        path.with_suffix(".log").read_text(errors="replace")[-2000:] if path.with_suffix(".log").exists() else ""
+    )
 
 
 def request(course: Course, message: dict, start: bool = True) -> dict | None:

@@ -24,6 +24,7 @@ stops: the grader, the course or the environment changed since it started. A cli
 up during a grading (Ctrl-C, q in kata watch) stops the lanes; their sandboxes start afresh.
 The server stops after KATA_WARM_IDLE seconds without a request, or when its course is gone.
 """
+
 from __future__ import annotations
 
 import fcntl
@@ -159,8 +160,11 @@ class Server:
             return {"ok": False, "error": "sandbox", "reason": str(e)}
         if isinstance(e, SubmissionError):
             return {"ok": False, "error": "submission", "reason": str(e)}
-        return {"ok": False, "error": "internal",
-                "reason": f"{type(e).__name__}: {e}\n{traceback.format_exc(limit=-4)}"[-4000:]}
+        return {
+            "ok": False,
+            "error": "internal",
+            "reason": f"{type(e).__name__}: {e}\n{traceback.format_exc(limit=-4)}"[-4000:],
+        }
 
     def grade(self, conn: socket.socket, msg: dict) -> dict:
         from ...checking.submission import open_submission
@@ -183,7 +187,7 @@ class Server:
                     if p.is_file():
                         shas[ex.id] = hashlib.sha256(p.read_bytes()).hexdigest()
                 checks = sum(1 for ex in exercises for c in ex.checks if not c.hidden)
-                lanes = self.boxes[:max(1, min(len(self.boxes), checks))]
+                lanes = self.boxes[: max(1, min(len(self.boxes), checks))]
                 self.runner.import_preloads(exercises)  # once, here: every later request's lanes share them
                 replies = self._run_lanes(conn, staged, exercises, lanes)
         except Exception as e:  # the submission could not be read (SubmissionError), ...
@@ -195,8 +199,9 @@ class Server:
                 return reply
         from ...checking import lanes as lanes_mod
 
-        merged = lanes_mod.merge(course, [dict(r["result"], budget=r.get("budget")) for r in replies],
-                                 time.perf_counter() - t0)
+        merged = lanes_mod.merge(
+            course, [dict(r["result"], budget=r.get("budget")) for r in replies], time.perf_counter() - t0
+        )
         return {"ok": True, "result": merged.as_dict(), "shas": shas}
 
     def _run_lanes(self, conn: socket.socket, staged, exercises, lanes) -> list[dict] | None:
@@ -256,13 +261,17 @@ class Server:
                 replies.append({"ok": False, "error": "internal", "reason": f"lane {k} ended without a result"})
         return replies
 
+
 def _lane(runner, course, staged, exercises, box, lane, w: int) -> None:
     """One lane's process (forked): grade the checks it takes and write the reply to `w`."""
     from ...checking.lanes import serve_lane
 
-    serve_lane(box, w, lambda: runner.run(course, staged, exercises, public_only=True, box=box, lane=lane,
-                                          skip_missing_assets=True),
-               Server._failure)
+    serve_lane(
+        box,
+        w,
+        lambda: runner.run(course, staged, exercises, public_only=True, box=box, lane=lane, skip_missing_assets=True),
+        Server._failure,
+    )
 
 
 def lanes() -> int:

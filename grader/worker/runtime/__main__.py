@@ -22,6 +22,7 @@ CPUs and limits among them).
 
     python -m kata_worker '<json config>'
 """
+
 from __future__ import annotations
 
 import ctypes
@@ -128,9 +129,13 @@ def private_namespaces(tmp_mb: int | None = None, tmp_binds: list[str] | tuple =
             except OSError:
                 pass
         try:
-            if (libc.mount(b"none", b"/", None, MS_REC | MS_PRIVATE, None) == 0
-                    and libc.mount(b"tmpfs", b"/tmp", b"tmpfs", MS_NOSUID | MS_NODEV,
-                                   f"size={int(tmp_mb)}m,mode=1777".encode()) == 0):
+            if (
+                libc.mount(b"none", b"/", None, MS_REC | MS_PRIVATE, None) == 0
+                and libc.mount(
+                    b"tmpfs", b"/tmp", b"tmpfs", MS_NOSUID | MS_NODEV, f"size={int(tmp_mb)}m,mode=1777".encode()
+                )
+                == 0
+            ):
                 os.mkdir("/tmp/work", 0o1777)
                 os.chmod("/tmp/work", 0o1777)
                 if not all(_bind_again(libc, path, fd) for path, fd in held):
@@ -216,8 +221,15 @@ def own_settings() -> tuple:
         slack = _libc().prctl(PR_GET_TIMERSLACK, 0, 0, 0, 0)
     except (OSError, AttributeError):
         slack = None
-    return (tuple(limits), os.getpriority(os.PRIO_PROCESS, 0), os.sched_getscheduler(0),
-            tuple(sorted(os.sched_getaffinity(0))), tuple(files), slack, _kernel_settings())
+    return (
+        tuple(limits),
+        os.getpriority(os.PRIO_PROCESS, 0),
+        os.sched_getscheduler(0),
+        tuple(sorted(os.sched_getaffinity(0))),
+        tuple(files),
+        slack,
+        _kernel_settings(),
+    )
 
 
 def set_limits(limits: dict) -> None:
@@ -438,7 +450,7 @@ def main() -> None:
 
     doc, tensors = wire.encode([torch.ones(2), 1.5, (1, "a")])
     frame = wire.pack({"ok": True, "value": doc}, tensors)
-    wire.decode(doc, wire.load_tensors(frame[wire.HEADER.size + wire.HEADER.unpack(frame[:wire.HEADER.size])[0]:]))
+    wire.decode(doc, wire.load_tensors(frame[wire.HEADER.size + wire.HEADER.unpack(frame[: wire.HEADER.size])[0] :]))
     # Everything loaded so far is shared with every worker, copy-on-write: frozen out of the cyclic
     # garbage collector, a worker's collections never walk (and so never copy) torch's objects.
     seed_generators()
@@ -466,8 +478,7 @@ def main() -> None:
             statuses[pid] = describe(status)
             live.discard(pid)
 
-    ctl.send(json.dumps({"ready": True, "pid": os.getpid(), "uid": os.getuid(),
-                         "torch": torch.__version__}).encode())
+    ctl.send(json.dumps({"ready": True, "pid": os.getpid(), "uid": os.getuid(), "torch": torch.__version__}).encode())
     while True:
         try:
             data, fds, _flags, _addr = socket.recv_fds(ctl, 65536, 2)
@@ -512,6 +523,7 @@ def main() -> None:
                     child(conn, config, log, msg.get("limits"))
                 except BaseException:
                     import traceback
+
                     traceback.print_exc()
                     code = INTERNAL_ERROR
                 finally:

@@ -7,6 +7,7 @@ for this copy instead (op "given"). A helper whose use a check measures (the enc
 s1_23_dataset counts) is answered by the grader itself, call by call (Forwarded, op "forward").
 Nothing here is the answer of any exercise.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -64,8 +65,9 @@ def hf_dataset(columns: dict, label_names: list[str] | None = None):
 
     features = None
     if label_names is not None:
-        features = datasets.Features({"text": datasets.Value("string"),
-                                      "label": datasets.ClassLabel(names=list(label_names))})
+        features = datasets.Features(
+            {"text": datasets.Value("string"), "label": datasets.ClassLabel(names=list(label_names))}
+        )
     return datasets.Dataset.from_dict(dict(columns), features=features)
 
 
@@ -118,8 +120,7 @@ def tied_gradient(head, token_embedding, hidden, grad_logits):
     return (None if grad is None else grad.detach().clone()), logits.detach()
 
 
-GIVEN.update({"generator": generator, "embedding": embedding, "after_call": after_call,
-              "tied_gradient": tied_gradient})
+GIVEN.update({"generator": generator, "embedding": embedding, "after_call": after_call, "tied_gradient": tied_gradient})
 
 
 # Dropout's reads at the course's training size: the student's code runs as it does inside a model
@@ -131,8 +132,10 @@ def as_in_training(fn, *args, bf16_autocast: bool = False, **kwargs):
     (here on the CPU). A rule keyed on requires_grad, grad_fn, is_leaf, grad mode or autocast meets
     it. The result crosses the wire as every result does: detached."""
     with torch.enable_grad():
-        args = [a.detach().requires_grad_(True).clone() if isinstance(a, torch.Tensor) and a.is_floating_point()
-                else a for a in args]
+        args = [
+            a.detach().requires_grad_(True).clone() if isinstance(a, torch.Tensor) and a.is_floating_point() else a
+            for a in args
+        ]
     amp = torch.autocast("cpu", dtype=torch.bfloat16) if bf16_autocast else contextlib.nullcontext()
     with torch.enable_grad(), amp:
         return fn(*args, **kwargs)

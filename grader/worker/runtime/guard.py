@@ -5,6 +5,7 @@ and refuses the ones the exercise forbids, with a message that says what to writ
 The guard teaches; it is not a security boundary (the student's process could remove it).
 The verdict on forbidden APIs comes from the static scan on the trusted side.
 """
+
 from __future__ import annotations
 
 import importlib
@@ -31,7 +32,7 @@ class Refusals:
 
     def refuse(self, message: str, code: str, **fields) -> ForbiddenAPI:
         exc = ForbiddenAPI(message)
-        self.made = [*self.made[-(self.KEEP - 1):], (exc, code, dict(fields))]
+        self.made = [*self.made[-(self.KEEP - 1) :], (exc, code, dict(fields))]
         return exc
 
     def of(self, exc: BaseException) -> tuple[str, dict] | None:
@@ -89,7 +90,11 @@ class Guard(TorchFunctionMode):
             extra = f" {self.hint}" if self.hint else ""
             raise self.refusals.refuse(
                 f"{name} is not allowed in exercise {self.exercise}: this exercise asks you to write it yourself.{extra}",
-                "worker_forbidden", name=name, exercise=self.exercise, hint=self.hint)
+                "worker_forbidden",
+                name=name,
+                exercise=self.exercise,
+                hint=self.hint,
+            )
         return func(*args, **(kwargs or {}))
 
 
@@ -117,5 +122,9 @@ class OpGuard(TorchDispatchMode):
             raise self.refusals.refuse(
                 f"the operator {name} is not allowed in exercise {self.exercise}: "
                 f"this exercise asks you to write it yourself.{extra}",
-                "worker_forbidden_op", name=name, exercise=self.exercise, hint=self.hint)
+                "worker_forbidden_op",
+                name=name,
+                exercise=self.exercise,
+                hint=self.hint,
+            )
         return func(*args, **(kwargs or {}))

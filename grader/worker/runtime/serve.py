@@ -3,6 +3,7 @@
 Runs inside the sandbox, as an unprivileged user, with resource limits already set.
 Every reply says `ok` or describes the error in the student's terms (file and line).
 """
+
 from __future__ import annotations
 
 import importlib.util
@@ -37,8 +38,11 @@ def _named_parameters(module, limit: int = 100_000):
             if isinstance(p, torch.Tensor) and id(p) not in seen:
                 seen.add(id(p))
                 out.append((prefix + str(name), p))
-        children = [(prefix + str(name) + ".", child) for name, child in dict(_GET(mod, "_modules")).items()
-                    if isinstance(child, torch.nn.Module)]
+        children = [
+            (prefix + str(name) + ".", child)
+            for name, child in dict(_GET(mod, "_modules")).items()
+            if isinstance(child, torch.nn.Module)
+        ]
         stack[:0] = children
     return out
 
@@ -101,7 +105,8 @@ class Session:
 
     def student_trace(self, exc: BaseException) -> str:
         frames = [
-            fs for fs in traceback.extract_tb(exc.__traceback__)
+            fs
+            for fs in traceback.extract_tb(exc.__traceback__)
             if os.path.realpath(fs.filename).startswith(self.root + os.sep)
         ]
         for fs in frames:
@@ -166,19 +171,29 @@ class Session:
             try:  # the whole frame, so that a result the wire cannot carry is an error, not a crash
                 doc, tensors = wire.encode(value, self.make_handle)
                 if len(tensors) > wire.MAX_TENSORS:  # the grader would refuse it
-                    raise wire.WireError(f"the result holds {len(tensors)} tensors, more than the "
-                                         f"{wire.MAX_TENSORS} a result may hold")
+                    raise wire.WireError(
+                        f"the result holds {len(tensors)} tensors, more than the {wire.MAX_TENSORS} a result may hold"
+                    )
                 frame = wire.pack(dict(payload, value=doc, id=rid), tensors)
                 jlen, blen = wire.HEADER.unpack_from(frame)
                 if jlen > wire.MAX_JSON or blen > wire.MAX_BLOB:  # the grader would refuse it
                     limit = wire.MAX_JSON if jlen > wire.MAX_JSON else wire.MAX_BLOB
-                    raise wire.WireError(f"the result takes {len(frame) >> 20} MB, more than the {limit >> 20} MB "
-                                         "a result may take")
+                    raise wire.WireError(
+                        f"the result takes {len(frame) >> 20} MB, more than the {limit >> 20} MB a result may take"
+                    )
             except Exception as e:  # unencodable result: say so in the student's terms
                 frame = None
                 kind = "memory" if out_of_memory(e) else "result"
-                payload = {"ok": False, "error": {"kind": kind, "type": type(e).__name__,
-                                                  "message": _text(e)[:2000], "where": "", "trace": ""}}
+                payload = {
+                    "ok": False,
+                    "error": {
+                        "kind": kind,
+                        "type": type(e).__name__,
+                        "message": _text(e)[:2000],
+                        "where": "",
+                        "trace": "",
+                    },
+                }
         if frame is None:
             frame = wire.pack(dict(payload, id=rid))
         self.sock.sendall(frame)
@@ -202,10 +217,18 @@ class Session:
             raise _Missing(f"attribute {name!r} cannot be reached", "worker_unreachable", name=repr(name))
         if not hasattr(owner, name):
             if owner is self.module:
-                raise _Missing(f"module {self.exercise} has no attribute '{name}'", "worker_no_attribute_module",
-                               module=self.exercise, name=name)
-            raise _Missing(f"{type(owner).__name__} object has no attribute '{name}'", "worker_no_attribute_object",
-                           type=type(owner).__name__, name=name)
+                raise _Missing(
+                    f"module {self.exercise} has no attribute '{name}'",
+                    "worker_no_attribute_module",
+                    module=self.exercise,
+                    name=name,
+                )
+            raise _Missing(
+                f"{type(owner).__name__} object has no attribute '{name}'",
+                "worker_no_attribute_object",
+                type=type(owner).__name__,
+                name=name,
+            )
         return getattr(owner, name)
 
     # ------------------------------------------------------------------ operations
@@ -213,8 +236,9 @@ class Session:
         self.exercise = msg["module"]
         path = os.path.join(self.root, msg["path"])
         if not os.path.isfile(path):
-            raise _Missing(f"file {msg['path']} is missing from the submission", "worker_file_missing",
-                           path=msg["path"])
+            raise _Missing(
+                f"file {msg['path']} is missing from the submission", "worker_file_missing", path=msg["path"]
+            )
         sys.path.insert(0, os.path.dirname(path))
         if not self.guards:
             # On from before the file runs to the end of this process: whatever the student's code
@@ -249,14 +273,17 @@ class Session:
             except Exception:
                 continue
             if isinstance(f, str) and f.startswith(root):
-                found.add(f[len(root):])
+                found.add(f[len(root) :])
         return sorted(found)[:256]
 
     def op_call(self, msg, args, kwargs):
         fn = self.target(msg["target"])
         if not callable(fn):
-            raise _Missing(f"'{msg['target'].get('name')}' is not a function or class", "worker_not_callable",
-                           name=msg["target"].get("name"))
+            raise _Missing(
+                f"'{msg['target'].get('name')}' is not a function or class",
+                "worker_not_callable",
+                name=msg["target"].get("name"),
+            )
         try:
             sig = inspect.signature(fn)
         except (TypeError, ValueError):
@@ -266,8 +293,13 @@ class Session:
                 sig.bind(*args, **kwargs)
             except TypeError as e:
                 name = msg["target"].get("name") or type(fn).__name__
-                raise _SignatureError(f"{name}{sig} cannot be called as the exercise asks: {e}", "worker_signature",
-                                      name=name, signature=str(sig), error=str(e)) from None
+                raise _SignatureError(
+                    f"{name}{sig} cannot be called as the exercise asks: {e}",
+                    "worker_signature",
+                    name=name,
+                    signature=str(sig),
+                    error=str(e),
+                ) from None
         return self.traced(fn, args, kwargs)  # guarded: the guards are on since op_import
 
     def traced(self, fn, args, kwargs):
@@ -343,14 +375,17 @@ class Session:
         served, and its answer (the grader bounds how many it answers, and all of them fit in that
         request's time limit). Only plain values go; an error the grader answers is raised here."""
         if self.serving is None or threading.get_ident() != self.thread:
-            raise RuntimeError("a given helper of the grader's can be called only while the grader's call runs, "
-                               "in the thread that runs it")
+            raise RuntimeError(
+                "a given helper of the grader's can be called only while the grader's call runs, "
+                "in the thread that runs it"
+            )
         try:
             doc_args, tensors = wire.encode(args)
             doc_kwargs, more = wire.encode(kwargs)
         except wire.WireError:
-            raise TypeError("a given helper takes only plain values (str, numbers, lists, tuples, dicts, "
-                            "tensors)") from None
+            raise TypeError(
+                "a given helper takes only plain values (str, numbers, lists, tuples, dicts, tensors)"
+            ) from None
         if more:  # keep the names apart, as the grader's own requests do
             raise TypeError("a given helper takes tensors only as positional arguments")
         wire.send(self.sock, {"callback": int(key), "args": doc_args, "kwargs": doc_kwargs}, tensors)
@@ -366,8 +401,9 @@ class Session:
         """[[name, requires_grad], ...] of a module handle's parameters, read by torch's own code."""
         obj = self.target(msg["target"])
         if not isinstance(obj, torch.nn.Module):
-            raise _Missing(f"{type(obj).__name__} is not a torch.nn.Module", "worker_not_module",
-                           type=type(obj).__name__)
+            raise _Missing(
+                f"{type(obj).__name__} is not a torch.nn.Module", "worker_not_module", type=type(obj).__name__
+            )
         return [[name, bool(_REQUIRES_GRAD(p))] for name, p in _named_parameters(obj)]
 
     def serve(self):

@@ -39,6 +39,7 @@ userfaultfd, secret memory or a pidfd (objects numbered from the same kinds of c
 Installed in each forked worker (no_new_privs, so it works unprivileged, with or without
 bubblewrap); on an architecture not listed here no filter is installed.
 """
+
 from __future__ import annotations
 
 import ctypes
@@ -60,14 +61,44 @@ NR, ARCH, ARGS = 0, 4, 16  # offsets in struct seccomp_data; args[i] is 64 bits,
 
 # audit arch, first number of a foreign ABI (x32) or None, {name: number}
 ARCHES = {
-    "x86_64": (0xC000003E, 0x40000000, {"shmget": 29, "semget": 64, "msgget": 68, "memfd_create": 319,
-                                        "mq_open": 240, "mq_unlink": 241, "mq_timedsend": 242,
-                                        "mq_timedreceive": 243, "mq_notify": 244, "mq_getsetattr": 245,
-                                        "add_key": 248, "request_key": 249, "keyctl": 250}),
-    "aarch64": (0xC00000B7, None, {"shmget": 194, "semget": 190, "msgget": 186, "memfd_create": 279,
-                                   "mq_open": 180, "mq_unlink": 181, "mq_timedsend": 182, "mq_timedreceive": 183,
-                                   "mq_notify": 184, "mq_getsetattr": 185,
-                                   "add_key": 217, "request_key": 218, "keyctl": 219}),
+    "x86_64": (
+        0xC000003E,
+        0x40000000,
+        {
+            "shmget": 29,
+            "semget": 64,
+            "msgget": 68,
+            "memfd_create": 319,
+            "mq_open": 240,
+            "mq_unlink": 241,
+            "mq_timedsend": 242,
+            "mq_timedreceive": 243,
+            "mq_notify": 244,
+            "mq_getsetattr": 245,
+            "add_key": 248,
+            "request_key": 249,
+            "keyctl": 250,
+        },
+    ),
+    "aarch64": (
+        0xC00000B7,
+        None,
+        {
+            "shmget": 194,
+            "semget": 190,
+            "msgget": 186,
+            "memfd_create": 279,
+            "mq_open": 180,
+            "mq_unlink": 181,
+            "mq_timedsend": 182,
+            "mq_timedreceive": 183,
+            "mq_notify": 184,
+            "mq_getsetattr": 185,
+            "add_key": 217,
+            "request_key": 218,
+            "keyctl": 219,
+        },
+    ),
 }
 
 
@@ -88,24 +119,66 @@ SETTINGS = {
     "setpgid": [((0, 0),)],  # (pid, pgid): its own group only
 }
 SETTINGS_NR = {
-    "x86_64": {"ioprio_set": 251, "setpriority": 141, "sched_setparam": 142, "sched_setscheduler": 144,
-               "sched_setaffinity": 203, "sched_setattr": 314, "prlimit64": 302, "migrate_pages": 256,
-               "move_pages": 279, "setpgid": 109},
-    "aarch64": {"ioprio_set": 30, "setpriority": 140, "sched_setparam": 118, "sched_setscheduler": 119,
-                "sched_setaffinity": 122, "sched_setattr": 274, "prlimit64": 261, "migrate_pages": 238,
-                "move_pages": 239, "setpgid": 154},
+    "x86_64": {
+        "ioprio_set": 251,
+        "setpriority": 141,
+        "sched_setparam": 142,
+        "sched_setscheduler": 144,
+        "sched_setaffinity": 203,
+        "sched_setattr": 314,
+        "prlimit64": 302,
+        "migrate_pages": 256,
+        "move_pages": 279,
+        "setpgid": 109,
+    },
+    "aarch64": {
+        "ioprio_set": 30,
+        "setpriority": 140,
+        "sched_setparam": 118,
+        "sched_setscheduler": 119,
+        "sched_setaffinity": 122,
+        "sched_setattr": 274,
+        "prlimit64": 261,
+        "migrate_pages": 238,
+        "move_pages": 239,
+        "setpgid": 154,
+    },
 }
 # sysinfo: free RAM, buffers and the process count of the whole host, which a check moves (evict a
 # file from the page cache) and a later one reads; /proc's files of the same are fixed inside the
 # sandbox (host_view.py). glibc's one use of it that Python reaches (qsort's memory estimate) is made
 # once, by the fork server, before any worker starts.
 REFUSED = {
-    "x86_64": {"process_madvise": 440, "sysinfo": 99, "socket": 41, "socketpair": 53, "unshare": 272, "setns": 308,
-               "io_uring_setup": 425, "io_uring_enter": 426, "io_uring_register": 427, "io_setup": 206,
-               "userfaultfd": 323, "memfd_secret": 447, "pidfd_open": 434},
-    "aarch64": {"process_madvise": 440, "sysinfo": 179, "socket": 198, "socketpair": 199, "unshare": 97, "setns": 268,
-                "io_uring_setup": 425, "io_uring_enter": 426, "io_uring_register": 427, "io_setup": 0,
-                "userfaultfd": 282, "memfd_secret": 447, "pidfd_open": 434},
+    "x86_64": {
+        "process_madvise": 440,
+        "sysinfo": 99,
+        "socket": 41,
+        "socketpair": 53,
+        "unshare": 272,
+        "setns": 308,
+        "io_uring_setup": 425,
+        "io_uring_enter": 426,
+        "io_uring_register": 427,
+        "io_setup": 206,
+        "userfaultfd": 323,
+        "memfd_secret": 447,
+        "pidfd_open": 434,
+    },
+    "aarch64": {
+        "process_madvise": 440,
+        "sysinfo": 179,
+        "socket": 198,
+        "socketpair": 199,
+        "unshare": 97,
+        "setns": 268,
+        "io_uring_setup": 425,
+        "io_uring_enter": 426,
+        "io_uring_register": 427,
+        "io_setup": 0,
+        "userfaultfd": 282,
+        "memfd_secret": 447,
+        "pidfd_open": 434,
+    },
 }
 # Answered ENOSYS rather than EPERM: glibc then makes the thread with clone, whose flags are read.
 NOT_THERE = {"x86_64": {"clone3": 435}, "aarch64": {"clone3": 435}}
@@ -164,11 +237,23 @@ def program(machine: str | None = None, spawn: bool = False) -> bytes | None:
         body += ["mmap", (LD_ABS, None, None, ARGS + 8 * 3), (AND, None, None, MAP_TYPE_AND_ANONYMOUS)]
         body += [(JEQ, "deny", None, flags) for flags in SHARED_ANONYMOUS]
         body.append((RET, None, None, RET_ALLOW))
-        body += ["clone", (LD_ABS, None, None, ARGS), (AND, None, None, CLONE_NEW_FLAGS),
-                 (JEQ, None, "deny", 0), (RET, None, None, RET_ALLOW)]
-        body += ["getsockopt", (LD_ABS, None, None, ARGS + 8), (JEQ, None, "allow", SOL_SOCKET),
-                 (LD_ABS, None, None, ARGS + 16), (JEQ, "deny", None, SO_COOKIE), (JEQ, "deny", None, SO_NETNS_COOKIE),
-                 "allow", (RET, None, None, RET_ALLOW)]
+        body += [
+            "clone",
+            (LD_ABS, None, None, ARGS),
+            (AND, None, None, CLONE_NEW_FLAGS),
+            (JEQ, None, "deny", 0),
+            (RET, None, None, RET_ALLOW),
+        ]
+        body += [
+            "getsockopt",
+            (LD_ABS, None, None, ARGS + 8),
+            (JEQ, None, "allow", SOL_SOCKET),
+            (LD_ABS, None, None, ARGS + 16),
+            (JEQ, "deny", None, SO_COOKIE),
+            (JEQ, "deny", None, SO_NETNS_COOKIE),
+            "allow",
+            (RET, None, None, RET_ALLOW),
+        ]
         body += ["enosys", (RET, None, None, RET_ERRNO | ENOSYS)]
     for nr, forms in rules.items():
         body.append(f"nr{nr}")

@@ -13,6 +13,7 @@ Values are encoded with explicit markers so that no student value can be mistake
 This module is shared by both sides and imports nothing but the standard library,
 torch and safetensors.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -156,8 +157,9 @@ def decode(doc, tensors: dict[str, torch.Tensor], deadline: float | None = None)
             return tuple(dec(x, depth + 1) for x in v["$tuple"])
         if len(v) == 1 and "$dict" in v:
             items = v["$dict"]
-            if not isinstance(items, list) or not all(isinstance(p, list) and len(p) == 2 and isinstance(p[0], str)
-                                                      for p in items):
+            if not isinstance(items, list) or not all(
+                isinstance(p, list) and len(p) == 2 and isinstance(p[0], str) for p in items
+            ):
                 raise WireError("a dict that is not a list of [text key, value] pairs")
             return {k: dec(x, depth + 1) for k, x in items}
         if len(v) == 1 and "$float" in v:
@@ -219,7 +221,7 @@ def tensor_count(blob: bytes) -> int:
     if n > MAX_HEADER or n > len(blob) - 8:
         raise WireError("malformed tensor payload (its header is too large)")
     try:
-        header = json.loads(blob[8:8 + n])
+        header = json.loads(blob[8 : 8 + n])
     except (ValueError, RecursionError):
         raise WireError("malformed tensor payload") from None
     if not isinstance(header, dict):
@@ -237,8 +239,9 @@ def load_tensors(blob: bytes) -> dict[str, torch.Tensor]:
         raise WireError("malformed tensor payload") from None
 
 
-def recv(sock: socket.socket, max_blob: int = MAX_BLOB,
-         deadline: float | None = None) -> tuple[dict, dict[str, torch.Tensor]]:
+def recv(
+    sock: socket.socket, max_blob: int = MAX_BLOB, deadline: float | None = None
+) -> tuple[dict, dict[str, torch.Tensor]]:
     """One frame. With `deadline` (time.monotonic()), all of it arrives and its tensors are built
     by then, or Overtime."""
     jlen, blen = HEADER.unpack(_recv_exact(sock, HEADER.size, deadline))
