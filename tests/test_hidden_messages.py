@@ -183,3 +183,53 @@ def test_the_hidden_mlm_check_does_not_name_its_inputs_token_id(submission):
     assert hidden, "the attack's file loses a hidden check"
     for c in hidden:
         assert "42" not in c["message"] and "every real token one id" in c["message"], c["message"]
+
+
+# ------------------------------------------------------------------ masking follows the data
+def test_a_field_from_the_input_is_concealed_in_a_hidden_check_whatever_its_shape():
+    """A `from_input` field renders as "…" in a hidden check, in both languages, however the
+    template formats it; the same message in a public check shows the value; other fields stay."""
+    import torch
+
+    from grader.checking import Msg, code, from_input
+    from grader.checking.compare import HIDDEN
+
+    m = Msg(
+        "softmax({x}) over {n:.2f} rows ({x!r}, shape {t.shape}, first {t[0]}), dim {d}",
+        "softmax（{x}）共 {n:.2f} 行（{x!r}，形状 {t.shape}，第一个 {t[0]}），dim {d}",
+        x=from_input([2, 3]),
+        n=from_input(3.14159),
+        t=from_input(torch.zeros(2, 3)),
+        d=0,
+    )
+    outer = code("{what}; id {i}", what=m, i=from_input(42))
+    assert outer.render("en") == "softmax([2, 3]) over 3.14 rows ([2, 3], shape torch.Size([2, 3]), " + (
+        "first tensor([0., 0., 0.])), dim 0; id 42"
+    )
+    for lang in ("en", "zh"):
+        concealed = outer.render(lang, conceal=True)
+        assert not any(ch.isdigit() for ch in concealed.replace("dim 0", "")), concealed
+        assert concealed.endswith("dim 0; id …") and concealed.count("…") == 6, concealed
+        token = HIDDEN.set(True)  # the runner sets it while a hidden check runs
+        try:
+            assert outer.render(lang) == concealed
+        finally:
+            HIDDEN.reset(token)
+    assert outer.render("en", conceal=False) == outer.render("en")
+
+
+def test_a_hidden_check_conceals_its_marked_fields_before_any_pattern(monkeypatch):
+    """The runner renders a hidden check's failure with its `from_input` fields concealed: a token
+    id of two digits, which no pattern over the text would take for an input (the net of
+    runner.conceal_values keeps small numbers), never shows; the public twin shows it."""
+    from grader.checking import CheckFailure, Msg, from_input, runner
+
+    monkeypatch.setattr(runner, "conceal_values", lambda text: text)  # the net off: the marks alone
+    failure = CheckFailure(Msg("[CLS] missing (id {i})", "缺少 [CLS]（id {i}）", i=from_input(42)))
+    for lang, hidden, public in (
+        ("en", "[CLS] missing (id …)", "[CLS] missing (id 42)"),
+        ("zh", "缺少 [CLS]（id …）", "缺少 [CLS]（id 42）"),
+    ):
+        monkeypatch.setenv("KATA_LANG", lang)
+        assert runner._message(failure, hidden=True) == (hidden, "check")
+        assert runner._message(failure, hidden=False) == (public, "check")

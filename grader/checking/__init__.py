@@ -13,13 +13,15 @@ A check module `grader/checks/test_<id>.py` holds plain pytest functions:
 `sub` is a proxy of the student's module in a fresh sandboxed worker process; every
 comparison happens here, in the trusted process. Every text a student sees is written in
 English and Chinese: the check's title (`title`, `title_zh`) and its messages (`Msg(en, zh)`,
-or `code(text)` for code that reads the same in both); `kata verify` checks the pairs.
+or `code(text)` for code that reads the same in both); `kata verify` checks the pairs. A value
+that comes from the check's input goes into a message as a field marked `from_input(value)`
+(`Msg("softmax({x})", "softmax({x})", x=from_input(x))`): a hidden check shows it as "…".
 """
 
 from __future__ import annotations
 
 from ..course.manifest import CheckInfo
-from ..course.messages import Msg, code, joined
+from ..course.messages import Msg, code, from_input, joined  # noqa: F401
 
 _FROM_COMPARE = ("CheckFailure", "Mistake", "expect", "expect_equal", "expect_tensor", "grading", "matches")
 

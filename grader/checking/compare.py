@@ -16,12 +16,13 @@ from dataclasses import dataclass
 
 import torch
 
-from ..course.messages import Msg, t
+from ..course.messages import CONCEAL, Msg, t
 from ..worker.proxy import returned_where
 from . import tolerances
 
-# Set by the runner for the check being run; decides how much a message may reveal.
-HIDDEN: contextvars.ContextVar[bool] = contextvars.ContextVar("kata_hidden", default=False)
+# Set by the runner for the check being run; decides how much a message may reveal. The same flag
+# as messages.CONCEAL: while it is set, a message field marked `from_input` renders as "…".
+HIDDEN: contextvars.ContextVar[bool] = CONCEAL
 # Set by the runner: whether this run grades (hidden checks too: `kata grade`) or only shows the
 # public checks to the student (`kata check`, `kata watch`, `kata submit`, `--public-only`).
 GRADING: contextvars.ContextVar[bool] = contextvars.ContextVar("kata_grading", default=True)

@@ -29,7 +29,7 @@ settings.register_profile(
 settings.register_profile("kata-hidden", phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.target])
 
 from ..course.manifest import Course, Exercise
-from ..course.messages import code, joined, t
+from ..course.messages import Msg, code, joined, t
 from ..course.safe_text import one_line, plain
 from ..course.scan import imported, scan_source
 from ..worker.budget import Budget
@@ -289,7 +289,10 @@ def _message(exc: BaseException | None, hidden: bool = False) -> tuple[str, Kind
         return "", ""
     exc = _root_cause(exc)
     if isinstance(exc, compare.CheckFailure):
-        return conceal_values(str(exc)) if hidden and not isinstance(exc, compare.ImportFailure) else str(exc), "check"
+        if hidden and not isinstance(exc, compare.ImportFailure):
+            text = exc.text.render(conceal=True) if isinstance(exc.text, Msg) else str(exc)
+            return conceal_values(text), "check"
+        return str(exc), "check"
     if isinstance(exc, StudentError):
         return str(exc), "forbidden" if exc.kind == "forbidden" else "student"
     if isinstance(exc, WorkerFault):  # hidden: no exit code, signal or text the worker chose
@@ -317,7 +320,9 @@ _VALUES = [
 
 
 def conceal_values(message: str) -> str:
-    """A hidden check's message with the values in it masked. A check may describe its call with
+    """A hidden check's message with the values in it masked: the net under the rule that follows
+    the data (a field marked `from_input` renders as "…" in a hidden check, messages.FromInput),
+    for a value a check wrote into its text. A check may describe its call with
     the values it used ("softmax([2, 3, -inf])", "x = [6.08]", "a (3, 4, 5) tensor"); in a hidden
     check those are the hidden input. One rule for every check, present and future: lists, call
     arguments, tuples, "= value", floats and counts of three digits or more ("8192 rows": the hidden

@@ -15,6 +15,7 @@ The language is `KATA_LANG` (set by `kata --lang`), else the locale (`LC_ALL`, `
 
 from __future__ import annotations
 
+import contextvars
 import hashlib
 import json
 import os
@@ -227,12 +228,79 @@ class _Safe(dict):
         return "{" + key + "}"
 
 
+# Whether texts are being rendered for a hidden check (the runner sets it while one runs: it is
+# checking.compare.HIDDEN): a field marked `from_input` then shows as "…".
+CONCEAL: contextvars.ContextVar[bool] = contextvars.ContextVar("kata_hidden", default=False)
+CONCEALED = "…"
+
+
+class FromInput:
+    """A field value that comes from a check's input (`Msg(..., x=from_input(x))`): a hidden
+    check's message never shows it, in any language, whatever its type or size. Rendered
+    normally everywhere else, with the field's format spec."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value):
+        self.value = value
+
+    def __format__(self, spec: str) -> str:
+        return CONCEALED if CONCEAL.get() else format(self.value, spec)
+
+    def __str__(self) -> str:
+        return format(self, "")
+
+    def __repr__(self) -> str:
+        return f"from_input({self.value!r})"
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, FromInput) and _same(self.value, other.value)
+
+    __hash__ = None
+
+
+class _Concealed:
+    """What a `from_input` field becomes in a hidden check: "…" however the template formats it
+    (`{x}`, `{x!r}`, `{x:.3g}`, `{x.shape}`, `{x[0]}`)."""
+
+    def __format__(self, spec: str) -> str:
+        return CONCEALED
+
+    __str__ = __repr__ = lambda self: CONCEALED
+
+    def __getattr__(self, name):
+        return self
+
+    def __getitem__(self, key):
+        return self
+
+
+def _field(value):
+    if isinstance(value, FromInput):
+        return _Concealed() if CONCEAL.get() else value.value
+    return value
+
+
+def _same(a, b) -> bool:
+    try:
+        return bool(a == b)
+    except Exception:  # a tensor's == is elementwise
+        return a is b
+
+
+def from_input(value) -> FromInput:
+    """Mark a message field as the check's input (or derived from it): masked in hidden checks.
+    The rule follows the value, not how its text looks: a token id 42, a list, a shape."""
+    return FromInput(value)
+
+
 class Msg:
     """A text in English and Chinese, rendered in the reader's language when shown.
 
     With fields, `en` and `zh` are templates (`str.format` syntax) and fields may be Msgs
     themselves (rendered in the same language). Without fields they are final texts (e.g.
-    f-strings), never formatted, so braces in them are safe.
+    f-strings), never formatted, so braces in them are safe. A field marked `from_input(value)`
+    is the check's input: a hidden check's message shows it as "…" (CONCEAL).
     """
 
     __slots__ = ("en", "zh", "fields")
@@ -258,12 +326,20 @@ class Msg:
         text = str(exc)
         return cls(text, text)
 
-    def render(self, lang: str | None = None) -> str:
+    def render(self, lang: str | None = None, conceal: bool | None = None) -> str:
+        """The text in `lang` (default: the reader's). `conceal`: render as a hidden check's, every
+        `from_input` field as "…" (default: whether a hidden check is running, CONCEAL)."""
+        if conceal is not None and conceal != CONCEAL.get():
+            token = CONCEAL.set(conceal)
+            try:
+                return self.render(lang)
+            finally:
+                CONCEAL.reset(token)
         lang = lang or language()
         text = self.zh if lang == "zh" and self.zh else self.en
         if not self.fields:
             return text
-        fields = {k: v.render(lang) if isinstance(v, Msg) else v for k, v in self.fields.items()}
+        fields = {k: v.render(lang) if isinstance(v, Msg) else _field(v) for k, v in self.fields.items()}
         try:
             return spaced_format(text, fields) if text is self.zh else text.format_map(_Safe(fields))
         except (ValueError, TypeError, IndexError, AttributeError, KeyError):
