@@ -569,69 +569,15 @@ def run(
     args = _pytest_args(course, exercises)
     budget.start()  # collecting the checks counts too
     try:
-        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()) as err:
-            code = pytest.main(args, plugins=[plugin, *plugins])
-        if plugin.sandbox_error is not None:
-            raise plugin.sandbox_error
-        stopped = code == 2 and budget.spent_on is not None  # 2: pytest stopped, as asked when the budget ran out
-        if code not in (0, 1, 5) and not stopped:  # 5: nothing collected (e.g. only hidden checks, public run)
-            raise RuntimeError(f"running the checks failed (pytest exit code {code}): {err.getvalue()[-2000:]}")
+        _run_checks(plugin, args, plugins, budget)
         results, not_run = [], 0
         for item in plugin.items:
-            ex = plugin.exercise_of(item)
             if lane is not None and not plugin.owns(item):
                 continue  # another lane's (an exercise no lane reached, the budget spent, is this one's: "not run")
-            info = item.function._kata_check
-            exc = plugin.errors.get(item.nodeid)
-            if item.nodeid not in plugin.reached:  # pytest stopped before it: the budget was spent
-                exc = BudgetSpent()
-            status = plugin.outcomes.get(item.nodeid) or ("failed" if exc is not None else "passed")
-            message, kind = _message(exc, hidden=info.hidden)
-            root = _root_cause(exc) if exc is not None else None
-            if isinstance(root, BudgetSpent) or (isinstance(root, WorkerFault) and root.kind == "budget"):
-                message = t(
-                    "budget_spent_before" if isinstance(root, BudgetSpent) else "budget_spent_here",
-                    exercise=budget.spent_in or ex.id,
-                    **budget.said(),
-                )
-                kind, status = "budget", "failed"
-                not_run += isinstance(root, BudgetSpent)
-            failure = root if isinstance(root, compare.CheckFailure) else None
-            results.append(
-                CheckResult(
-                    exercise=ex.id,
-                    section=ex.section,
-                    name=item.name,
-                    status=status,
-                    score=info.points if status == "passed" else 0.0,
-                    max_score=info.points,
-                    message=message,
-                    listing=list(info.listings),
-                    visibility="hidden" if info.hidden else "public",
-                    duration_s=None if info.hidden else round(plugin.durations.get(item.nodeid, 0.0), 4),
-                    kind=kind,
-                    title=info.display_title(),
-                    mistake=failure.mistake if failure else "",
-                    mistake_zh=failure.mistake_zh if failure else "",
-                    graded_reads=not info.hidden and item.nodeid in plugin.skipped_reads,
-                )
-            )
-        for ex in exercises:
-            # scanned before the exercise's first check; an exercise never reached (the budget ran
-            # out before it) has only checks that were not run
-            verdict, escaped = plugin.verdicts.get(ex.id, ("", False))
-            if verdict:
-                for r in results:
-                    if r.exercise == ex.id:
-                        r.score = 0.0
-                        r.status = "failed"
-                        # a hidden check says only what the grader wrote: not the student's code or names
-                        said = verdict if r.visibility == "public" else t("scan_hidden")
-                        if r.kind == "forbidden" and r.visibility == "public" and not escaped:
-                            r.message = said  # the guard refused what the verdict names: one message, not two
-                        else:
-                            r.message = t("two_messages", first=r.message, second=said) if r.message else said
-                        r.kind = "forbidden"
+            result, unreached = _check_result(plugin, item, budget)
+            results.append(result)
+            not_run += unreached
+        _apply_scan_verdicts(results, exercises, plugin.verdicts)
         notes = list(submission.notes)
         if budget.spent_on is not None and lane is None:
             notes.append(t("budget_note", exercise=budget.spent_in or "?", count=not_run, **budget.said()))
@@ -659,3 +605,78 @@ def run(
     finally:
         if own_box:
             box.close()
+
+
+def _run_checks(plugin: _Plugin, args: list[str], plugins: tuple, budget: Budget) -> None:
+    """Run pytest over the checks with the grader's plugin, its output kept out of the terminal.
+    Raises what the sandbox raised, or RuntimeError when pytest itself failed."""
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()) as err:
+        code = pytest.main(args, plugins=[plugin, *plugins])
+    if plugin.sandbox_error is not None:
+        raise plugin.sandbox_error
+    stopped = code == 2 and budget.spent_on is not None  # 2: pytest stopped, as asked when the budget ran out
+    if code not in (0, 1, 5) and not stopped:  # 5: nothing collected (e.g. only hidden checks, public run)
+        raise RuntimeError(f"running the checks failed (pytest exit code {code}): {err.getvalue()[-2000:]}")
+
+
+def _check_result(plugin: _Plugin, item, budget: Budget) -> tuple[CheckResult, bool]:
+    """One check's result from what the plugin saw, and whether the check was never run (the
+    budget was spent before it)."""
+    ex = plugin.exercise_of(item)
+    info = item.function._kata_check
+    exc = plugin.errors.get(item.nodeid)
+    if item.nodeid not in plugin.reached:  # pytest stopped before it: the budget was spent
+        exc = BudgetSpent()
+    status = plugin.outcomes.get(item.nodeid) or ("failed" if exc is not None else "passed")
+    message, kind = _message(exc, hidden=info.hidden)
+    root = _root_cause(exc) if exc is not None else None
+    unreached = False
+    if isinstance(root, BudgetSpent) or (isinstance(root, WorkerFault) and root.kind == "budget"):
+        message = t(
+            "budget_spent_before" if isinstance(root, BudgetSpent) else "budget_spent_here",
+            exercise=budget.spent_in or ex.id,
+            **budget.said(),
+        )
+        kind, status = "budget", "failed"
+        unreached = isinstance(root, BudgetSpent)
+    failure = root if isinstance(root, compare.CheckFailure) else None
+    result = CheckResult(
+        exercise=ex.id,
+        section=ex.section,
+        name=item.name,
+        status=status,
+        score=info.points if status == "passed" else 0.0,
+        max_score=info.points,
+        message=message,
+        listing=list(info.listings),
+        visibility="hidden" if info.hidden else "public",
+        duration_s=None if info.hidden else round(plugin.durations.get(item.nodeid, 0.0), 4),
+        kind=kind,
+        title=info.display_title(),
+        mistake=failure.mistake if failure else "",
+        mistake_zh=failure.mistake_zh if failure else "",
+        graded_reads=not info.hidden and item.nodeid in plugin.skipped_reads,
+    )
+    return result, unreached
+
+
+def _apply_scan_verdicts(results: list[CheckResult], exercises: list[Exercise], verdicts: dict) -> None:
+    """Fail every check of an exercise whose file the forbidden-API scan refused (scanned before
+    the exercise's first check; an exercise never reached, the budget spent before it, has only
+    checks that were not run), with the scan's verdict as (part of) its message."""
+    for ex in exercises:
+        verdict, escaped = verdicts.get(ex.id, ("", False))
+        if not verdict:
+            continue
+        for r in results:
+            if r.exercise != ex.id:
+                continue
+            r.score = 0.0
+            r.status = "failed"
+            # a hidden check says only what the grader wrote: not the student's code or names
+            said = verdict if r.visibility == "public" else t("scan_hidden")
+            if r.kind == "forbidden" and r.visibility == "public" and not escaped:
+                r.message = said  # the guard refused what the verdict names: one message, not two
+            else:
+                r.message = t("two_messages", first=r.message, second=said) if r.message else said
+            r.kind = "forbidden"

@@ -544,9 +544,67 @@ def train(cfg: TrainConfig, root: Path, log=print) -> dict:
 
 
 def _train(cfg: TrainConfig, root: Path, dist: Dist, log) -> dict:
-    from ... import __version__
-
+    """Set up, train with evaluation on the validation set, then test the best weights once."""
     started = time.perf_counter()
+    device = _set_up(cfg, dist)
+    settings = choose_settings(cfg, device, dist.world)
+    amp_ctx, amp_dtype = _autocast(device, settings.amp)
+    out = Path(cfg.out) if cfg.out else root / ".kata" / "runs" / time.strftime("%Y%m%d-%H%M%S")
+    code_dir, tok, module, model = _load_model(cfg, root)
+    data = load_data(cfg, dist, tok)
+    fast, why_not = 0, Msg.key("train_fast_disabled")
+    if cfg.fast_attention:
+        fast, why_not = fast_attention(model, probe_batch(tok.vocab_size, cfg.max_len, tok.pad_id, tok.cls_id))
+    _log_setup(log, cfg, dist, device, settings, amp_dtype, data, module, model, tok, fast, why_not)
+    pretrained = None
+    if cfg.pretrain_mlm:  # before the optimizer, torch.compile and DDP: the token embedding may be replaced
+        torch.manual_seed(cfg.seed)
+        pretrained = pretrain(
+            cfg,
+            code_dir,
+            model,
+            tok,
+            dist,
+            device,
+            log,
+            choose_settings(cfg, device, dist.world, batch_size=cfg.pretrain_batch_size or None),
+        )
+    raw = model.to(device)
+    runner = compile_model(raw, settings)
+    if dist.world > 1:
+        from torch.nn.parallel import DistributedDataParallel as DDP
+
+        runner = DDP(runner, device_ids=[device.index] if device.type == "cuda" else None)
+    loop = _Loop(cfg, dist, device, settings, amp_ctx, data, tok, raw, runner, out)
+    metrics = _initial_metrics(cfg, dist, device, settings, amp_dtype, module, tok, data, raw, fast, why_not)
+    metrics["steps_total"] = loop.total
+    if pretrained is not None:
+        metrics["pretrain"] = pretrained
+    loop.metrics = metrics
+    loop.checkpoint_info = _checkpoint_info(cfg, model, tok, module)
+    if dist.main:
+        out.mkdir(parents=True, exist_ok=True)
+    log(t("train_output", path=out))
+    loop.progress = _Progress(dist.main and not cfg.quiet, loop.total, log)
+    try:
+        loop.run()
+    except KeyboardInterrupt:
+        loop.progress.stop()
+        _keep_interrupted(metrics, cfg, dist, data, out, loop.step, loop.total, started, log)
+        raise
+    loop.progress.stop()
+    rows, report_text, majority = _test_best(metrics, cfg, dist, device, settings, amp_ctx, data, tok, raw, runner, out)
+    metrics["seconds"] = time.perf_counter() - started
+    if dist.main:
+        atomic.write_json(out / "metrics.json", metrics)
+        outputs.plot_curves(out / "curves.png", metrics["history"], _title(cfg, data))
+        _plot_attention(out / "cls_attention.png", raw, data.test, tok, dict((r[0], r[2]) for r in rows), device)
+    _log_results(metrics, report_text, majority, out, log)
+    return metrics
+
+
+def _set_up(cfg: TrainConfig, dist: Dist) -> torch.device:
+    """The preset applied, the seed set, and the device chosen (TF32 allowed on CUDA)."""
     try:
         apply_preset(cfg)
     except ValueError as e:
@@ -557,9 +615,12 @@ def _train(cfg: TrainConfig, root: Path, dist: Dist, log) -> dict:
         torch.cuda.set_device(device)
         torch.backends.cuda.matmul.allow_tf32 = True
         torch.backends.cudnn.allow_tf32 = True
-    settings = choose_settings(cfg, device, dist.world)
-    amp_ctx, amp_dtype = _autocast(device, settings.amp)
-    out = Path(cfg.out) if cfg.out else root / ".kata" / "runs" / time.strftime("%Y%m%d-%H%M%S")
+    return device
+
+
+def _load_model(cfg: TrainConfig, root: Path):
+    """The code trained (the student's or the reference), its tokenizer and its classifier, built
+    and checked by one forward pass: (code_dir, tokenizer, module, model)."""
     code_dir = resolve_code(cfg.code, root)
     if cfg.code == "reference" and not code_dir.is_dir():
         raise TrainError(t("train_no_reference", path=code_dir))
@@ -576,7 +637,11 @@ def _train(cfg: TrainConfig, root: Path, dist: Dist, log) -> dict:
         ff_dim=cfg.ff_dim,
     )
     check_forward(model, probe_batch(tok.vocab_size, cfg.max_len, tok.pad_id, tok.cls_id), module.__file__)
-    data = load_data(cfg, dist, tok)
+    return code_dir, tok, module, model
+
+
+def _log_setup(log, cfg, dist, device, settings, amp_dtype, data, module, model, tok, fast, why_not) -> None:
+    """The run's three opening lines: the data, the model, and the settings `auto` chose."""
     log(
         t(
             "train_data_line",
@@ -588,15 +653,11 @@ def _train(cfg: TrainConfig, root: Path, dist: Dist, log) -> dict:
             tokenizer=tok.path,
         )
     )
-    n_params = sum(p.numel() for p in model.parameters())
-    fast, why_not = 0, Msg.key("train_fast_disabled")
-    if cfg.fast_attention:
-        fast, why_not = fast_attention(model, probe_batch(tok.vocab_size, cfg.max_len, tok.pad_id, tok.cls_id))
     log(
         t(
             "train_model_line",
             file=module.__file__,
-            params=n_params,
+            params=sum(p.numel() for p in model.parameters()),
             dim=cfg.dim,
             layers=cfg.layers,
             heads=cfg.heads,
@@ -624,64 +685,14 @@ def _train(cfg: TrainConfig, root: Path, dist: Dist, log) -> dict:
             why=Msg.key("train_settings_cuda") if device.type == "cuda" else Msg.key("train_settings_other"),
         )
     )
-    pretrained = None
-    if cfg.pretrain_mlm:  # before the optimizer, torch.compile and DDP: the token embedding may be replaced
-        torch.manual_seed(cfg.seed)
-        pretrained = pretrain(
-            cfg,
-            code_dir,
-            model,
-            tok,
-            dist,
-            device,
-            log,
-            choose_settings(cfg, device, dist.world, batch_size=cfg.pretrain_batch_size or None),
-        )
-        n_params = sum(p.numel() for p in model.parameters())
-    vocab_size = encoder_of(model).embed.token.num_embeddings if cfg.pretrain_mlm else tok.vocab_size
-    raw = model.to(device)
-    runner = compile_model(raw, settings)
-    if dist.world > 1:
-        from torch.nn.parallel import DistributedDataParallel as DDP
 
-        runner = DDP(runner, device_ids=[device.index] if device.type == "cuda" else None)
 
-    batches = LengthBatches(
-        data.train.lengths, settings.batch_size, shuffle=True, seed=cfg.seed, rank=dist.rank, world=dist.world
-    )
-    fixed = settings.buckets is not None  # fixed shapes: short batches are filled up to the batch size
-    train_batches = Batcher(
-        data.train,
-        device,
-        tok.pad_id,
-        cfg.max_len,
-        buckets=settings.buckets,
-        resident=settings.resident,
-        fill_id=tok.cls_id,
-    )
-    val_batches = Batcher(
-        data.val,
-        device,
-        tok.pad_id,
-        cfg.max_len,
-        buckets=settings.buckets,
-        resident=settings.resident,
-        fill_id=tok.cls_id,
-    )
-    per_epoch = len(batches)
-    total = per_epoch * cfg.epochs
-    if cfg.max_steps:
-        total = min(total, cfg.max_steps)
-    if total == 0:
-        raise TrainError(t("train_no_step"))
-    warmup = max(1, round(cfg.warmup * total))
-    optimizer = build_optimizer(raw, cfg.lr, cfg.weight_decay, device)
-    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda s: _schedule(s, total, warmup))
-    params = list(raw.parameters())
-    losses = LossWindow(settings.sync_every)
-    eval_every = cfg.eval_every or per_epoch
+def _initial_metrics(cfg, dist, device, settings, amp_dtype, module, tok, data, model, fast, why_not) -> dict:
+    """metrics.json before the first step: the run's settings, code and data; no history yet.
+    `model`: after pre-training, which may have replaced the token embedding."""
+    from ... import __version__
 
-    metrics = {
+    return {
         "schema": outputs.METRICS_SCHEMA,
         "kata_version": __version__,
         "torch": torch.__version__,
@@ -693,7 +704,7 @@ def _train(cfg: TrainConfig, root: Path, dist: Dist, log) -> dict:
         "fast_attention": {"modules": fast, "reason": why_not.render("en") if why_not else ""},
         "code": str(module.__file__),
         "tokenizer": str(tok.path),
-        "parameters": n_params,
+        "parameters": sum(p.numel() for p in model.parameters()),
         "config": asdict(cfg),
         "data": {
             "source": data.source,
@@ -702,99 +713,169 @@ def _train(cfg: TrainConfig, root: Path, dist: Dist, log) -> dict:
             "val": len(data.val),
             "test": len(data.test),
         },
-        "steps_total": total,
+        "steps_total": None,
         "history": [],
         "best": None,
         "test": None,
         "interrupted": False,
         "seconds": None,
     }
-    if pretrained is not None:
-        metrics["pretrain"] = pretrained
-    if dist.main:
-        out.mkdir(parents=True, exist_ok=True)
-    log(t("train_output", path=out))
-    best_acc = -1.0
-    step, epoch = 0, 0
-    window_loss, window_n, tokens, padded = 0.0, 0, 0, 0
-    window_start = time.perf_counter()
-    progress = _Progress(dist.main and not cfg.quiet, total, log)
 
-    def read_losses(found):
-        nonlocal window_loss, window_n
+
+def _checkpoint_info(cfg: TrainConfig, model, tok, module) -> dict:
+    """What best.json says beside the weights (without the epoch, step and accuracy of the save):
+    enough to build the model and its tokenizer again (`kata predict`)."""
+    vocab_size = encoder_of(model).embed.token.num_embeddings if cfg.pretrain_mlm else tok.vocab_size
+    return {
+        "config": dict(
+            vocab_size=vocab_size,
+            dim=cfg.dim,
+            max_len=cfg.max_len,
+            layers=cfg.layers,
+            heads=cfg.heads,
+            ff_dim=cfg.ff_dim,
+        ),
+        "tokenizer": {
+            "code": str(tok.path),
+            "encoding": tok.name,
+            "pad_id": tok.pad_id,
+            "cls_id": tok.cls_id,
+            "sep_id": tok.sep_id,
+            "max_len": tok.max_len,
+            "truncation": tok.truncation,
+            "head_len": tok.head_len,
+        },
+        "code": str(module.__file__),
+    }
+
+
+class _Loop:
+    """The training steps, with an evaluation on the validation set every `eval_every` steps and
+    the best weights saved; `metrics` (set by the caller) gains one history entry per evaluation."""
+
+    def __init__(self, cfg, dist, device, settings, amp_ctx, data, tok, raw, runner, out):
+        self.cfg, self.dist, self.device, self.settings, self.amp_ctx = cfg, dist, device, settings, amp_ctx
+        self.data, self.tok, self.raw, self.runner, self.out = data, tok, raw, runner, out
+        self.metrics: dict = {}
+        self.checkpoint_info: dict = {}
+        self.batches = LengthBatches(
+            data.train.lengths, settings.batch_size, shuffle=True, seed=cfg.seed, rank=dist.rank, world=dist.world
+        )
+        self.fixed = settings.buckets is not None  # fixed shapes: short batches are filled up to the batch size
+        self.train_batches = self._batcher(data.train)
+        self.val_batches = self._batcher(data.val)
+        per_epoch = len(self.batches)
+        total = per_epoch * cfg.epochs
+        if cfg.max_steps:
+            total = min(total, cfg.max_steps)
+        if total == 0:
+            raise TrainError(t("train_no_step"))
+        self.total = total
+        warmup = max(1, round(cfg.warmup * total))
+        self.optimizer = build_optimizer(raw, cfg.lr, cfg.weight_decay, device)
+        self.scheduler = torch.optim.lr_scheduler.LambdaLR(self.optimizer, lambda s: _schedule(s, total, warmup))
+        self.params = list(raw.parameters())
+        self.losses = LossWindow(settings.sync_every)
+        self.eval_every = cfg.eval_every or per_epoch
+        self.best_acc = -1.0
+        self.step, self.epoch = 0, 0
+        self.window_loss, self.window_n, self.tokens, self.padded = 0.0, 0, 0, 0
+        self.window_start = time.perf_counter()
+        self.progress: _Progress | None = None  # started by the caller, after it says where the run writes
+
+    def _batcher(self, split) -> Batcher:
+        s = self.settings
+        return Batcher(
+            split,
+            self.device,
+            self.tok.pad_id,
+            self.cfg.max_len,
+            buckets=s.buckets,
+            resident=s.resident,
+            fill_id=self.tok.cls_id,
+        )
+
+    def run(self) -> None:
+        self.runner.train()
+        while self.step < self.total:
+            self.batches.set_epoch(self.epoch)
+            for index in self.batches:
+                ids, mask, labels, real, computed = self.train_batches.batch(
+                    index, rows=self.settings.batch_size if self.fixed else None
+                )
+                self.tokens += real
+                self.padded += computed
+                loss = train_step(
+                    self.runner,
+                    self.params,
+                    self.optimizer,
+                    self.scheduler,
+                    self.cfg.clip,
+                    self.amp_ctx,
+                    ids,
+                    mask,
+                    labels,
+                )
+                self.step += 1
+                step = self.step
+                self.read_losses(lambda: self.losses.add(step, loss))
+                if self.step % self.eval_every == 0 or self.step == self.total:
+                    self.validate()
+                if self.step >= self.total:
+                    break
+            self.epoch += 1
+
+    def read_losses(self, found) -> None:
         if callable(found):
             try:
                 found = found()
             except NonFinite as bad:
-                raise TrainError(t("train_loss_nonfinite", loss=bad.value, step=bad.step, lr=cfg.lr)) from None
+                raise TrainError(t("train_loss_nonfinite", loss=bad.value, step=bad.step, lr=self.cfg.lr)) from None
         if found:
-            window_loss += sum(v for _, v in found)
-            window_n += len(found)
-            progress.update(t("train_bar_loss", loss=window_loss / max(1, window_n)), advance=len(found))
+            self.window_loss += sum(v for _, v in found)
+            self.window_n += len(found)
+            self.progress.update(t("train_bar_loss", loss=self.window_loss / max(1, self.window_n)), advance=len(found))
 
-    def validate():
-        nonlocal best_acc, window_loss, window_n, tokens, padded, window_start
-        read_losses(losses.read)
+    def validate(self) -> None:
+        cfg, dist, device, metrics, out = self.cfg, self.dist, self.device, self.metrics, self.out
+        self.read_losses(self.losses.read)
         if device.type == "cuda":
             torch.cuda.synchronize()
-        seconds = time.perf_counter() - window_start
-        train_tokens = _all_sum([tokens, padded], dist, device)
+        seconds = time.perf_counter() - self.window_start
+        train_tokens = _all_sum([self.tokens, self.padded], dist, device)
         val_loss, val_acc, _ = evaluate(
-            runner,
-            data.val,
-            settings.batch_size * 2,
-            tok.pad_id,
+            self.runner,
+            self.data.val,
+            self.settings.batch_size * 2,
+            self.tok.pad_id,
             cfg.max_len,
             device,
-            amp_ctx,
+            self.amp_ctx,
             dist,
-            batcher=val_batches,
-            fixed_rows=fixed,
+            batcher=self.val_batches,
+            fixed_rows=self.fixed,
         )
         entry = {
-            "epoch": epoch + 1,
-            "step": step,
-            "train_loss": window_loss / max(1, window_n),
+            "epoch": self.epoch + 1,
+            "step": self.step,
+            "train_loss": self.window_loss / max(1, self.window_n),
             "val_loss": val_loss,
             "val_accuracy": val_acc,
-            "lr": scheduler.get_last_lr()[0],
+            "lr": self.scheduler.get_last_lr()[0],
             "seconds": seconds,
             "tokens": int(train_tokens[0]),
             "padded_tokens": int(train_tokens[1]),
             "tokens_per_s": train_tokens[0] / seconds if seconds else 0.0,
         }
-        improved = val_acc > best_acc
+        improved = val_acc > self.best_acc
         if improved:
-            best_acc = val_acc
+            self.best_acc = val_acc
             if dist.main:
-                info = {
-                    "config": dict(
-                        vocab_size=vocab_size,
-                        dim=cfg.dim,
-                        max_len=cfg.max_len,
-                        layers=cfg.layers,
-                        heads=cfg.heads,
-                        ff_dim=cfg.ff_dim,
-                    ),
-                    "tokenizer": {
-                        "code": str(tok.path),
-                        "encoding": tok.name,
-                        "pad_id": tok.pad_id,
-                        "cls_id": tok.cls_id,
-                        "sep_id": tok.sep_id,
-                        "max_len": tok.max_len,
-                        "truncation": tok.truncation,
-                        "head_len": tok.head_len,
-                    },
-                    "code": str(module.__file__),
-                    "epoch": epoch + 1,
-                    "step": step,
-                    "val_accuracy": val_acc,
-                }
-                outputs.save_checkpoint(out, raw.state_dict(), info)
+                info = {**self.checkpoint_info, "epoch": self.epoch + 1, "step": self.step, "val_accuracy": val_acc}
+                outputs.save_checkpoint(out, self.raw.state_dict(), info)
             metrics["best"] = {
-                "epoch": epoch + 1,
-                "step": step,
+                "epoch": self.epoch + 1,
+                "step": self.step,
                 "val_accuracy": val_acc,
                 "path": str(out / "best.safetensors"),
             }
@@ -802,12 +883,12 @@ def _train(cfg: TrainConfig, root: Path, dist: Dist, log) -> dict:
         metrics["history"].append(entry)
         if dist.main:
             atomic.write_json(out / "metrics.json", metrics)
-        progress.log(
+        self.progress.log(
             t(
                 "train_eval_line",
-                step=step,
-                total=total,
-                epoch=epoch + 1,
+                step=self.step,
+                total=self.total,
+                epoch=self.epoch + 1,
                 train_loss=entry["train_loss"],
                 val_loss=val_loss,
                 acc=100 * val_acc,
@@ -815,51 +896,36 @@ def _train(cfg: TrainConfig, root: Path, dist: Dist, log) -> dict:
                 best=Msg.key("train_best_saved") if improved else "",
             )
         )
-        runner.train()
-        window_loss, window_n, tokens, padded = 0.0, 0, 0, 0
-        window_start = time.perf_counter()
+        self.runner.train()
+        self.window_loss, self.window_n, self.tokens, self.padded = 0.0, 0, 0, 0
+        self.window_start = time.perf_counter()
 
-    try:
-        runner.train()
-        while step < total:
-            batches.set_epoch(epoch)
-            for index in batches:
-                ids, mask, labels, real, computed = train_batches.batch(
-                    index, rows=settings.batch_size if fixed else None
-                )
-                tokens += real
-                padded += computed
-                loss = train_step(runner, params, optimizer, scheduler, cfg.clip, amp_ctx, ids, mask, labels)
-                step += 1
-                read_losses(lambda: losses.add(step, loss))
-                if step % eval_every == 0 or step == total:
-                    validate()
-                if step >= total:
-                    break
-            epoch += 1
-    except KeyboardInterrupt:
-        progress.stop()
-        metrics["interrupted"] = True
-        metrics["seconds"] = time.perf_counter() - started
-        if dist.main:
-            atomic.write_json(out / "metrics.json", metrics)
-            if metrics["history"]:
-                outputs.plot_curves(out / "curves.png", metrics["history"], _title(cfg, data))
-        best = metrics["best"]
-        log(
-            t(
-                "train_interrupted",
-                step=step,
-                total=total,
-                kept=Msg.key("train_interrupted_kept", step=best["step"], acc=100 * best["val_accuracy"], out=out)
-                if best
-                else Msg.key("train_interrupted_nothing"),
-            )
+
+def _keep_interrupted(metrics, cfg, dist, data, out, step, total, started, log) -> None:
+    """Ctrl-C: metrics.json and the curves of what was trained, and where the best weights are."""
+    metrics["interrupted"] = True
+    metrics["seconds"] = time.perf_counter() - started
+    if dist.main:
+        atomic.write_json(out / "metrics.json", metrics)
+        if metrics["history"]:
+            outputs.plot_curves(out / "curves.png", metrics["history"], _title(cfg, data))
+    best = metrics["best"]
+    log(
+        t(
+            "train_interrupted",
+            step=step,
+            total=total,
+            kept=Msg.key("train_interrupted_kept", step=best["step"], acc=100 * best["val_accuracy"], out=out)
+            if best
+            else Msg.key("train_interrupted_nothing"),
         )
-        raise
-    progress.stop()
+    )
 
-    # the test set, once, with the best weights
+
+def _test_best(metrics, cfg, dist, device, settings, amp_ctx, data, tok, raw, runner, out):
+    """The test set, once, with the best weights: metrics["test"] (the report, the confusion
+    matrix, the majority baseline). Returns the test rows (id, label, prediction), sklearn's
+    report as text, and the majority baseline."""
     _, state = outputs.load_checkpoint(out) if dist.main else (None, None)
     if dist.world > 1:
         state = _broadcast_state(state, dist)
@@ -884,14 +950,13 @@ def _train(cfg: TrainConfig, root: Path, dist: Dist, log) -> dict:
         dist,
         want_predictions=True,
         batcher=test_batches,
-        fixed_rows=fixed,
+        fixed_rows=settings.buckets is not None,
     )
     labels = [r[1] for r in rows]
     preds = [r[2] for r in rows]
     from sklearn.metrics import classification_report, confusion_matrix
 
     names = ["negative", "positive"]
-    report_text = classification_report(labels, preds, labels=[0, 1], target_names=names, digits=4, zero_division=0)
     metrics["test"] = {
         "loss": test_loss,
         "accuracy": test_acc,
@@ -902,13 +967,15 @@ def _train(cfg: TrainConfig, root: Path, dist: Dist, log) -> dict:
     }
     majority = baseline.majority(labels, preds, test_acc, names)
     metrics["test"]["majority"] = {**majority, "note": baseline.note(majority, lang="en") or None}
-    metrics["seconds"] = time.perf_counter() - started
-    if dist.main:
-        atomic.write_json(out / "metrics.json", metrics)
-        outputs.plot_curves(out / "curves.png", metrics["history"], _title(cfg, data))
-        _plot_attention(out / "cls_attention.png", raw, data.test, tok, dict((r[0], r[2]) for r in rows), device)
-    log(t("train_test_line", step=metrics["best"]["step"], acc=100 * test_acc, loss=test_loss))
-    if metrics["test"]["majority"]["note"]:
+    report_text = classification_report(labels, preds, labels=[0, 1], target_names=names, digits=4, zero_division=0)
+    return rows, report_text, majority
+
+
+def _log_results(metrics: dict, report_text: str, majority: dict, out: Path, log) -> None:
+    """The test line, the baseline's note, sklearn's report, and the files written."""
+    test = metrics["test"]
+    log(t("train_test_line", step=metrics["best"]["step"], acc=100 * test["accuracy"], loss=test["loss"]))
+    if test["majority"]["note"]:
         log(baseline.note(majority))  # in the reader's language; metrics.json keeps the English
     log(report_text.rstrip())
     log(
@@ -920,7 +987,6 @@ def _train(cfg: TrainConfig, root: Path, dist: Dist, log) -> dict:
             weights=out / "best.safetensors",
         )
     )
-    return metrics
 
 
 def _plot_attention(path: Path, model, test: Encoded, tok, predicted: dict, device) -> None:
