@@ -36,6 +36,7 @@ from pathlib import Path
 from ...course import atomic
 from ...course.messages import t
 from . import store
+from .records import status_of
 
 SHARDS = "shards"
 SHARD_KEYS = store.COMPARABLE + ("late", "term", "gradescope_hidden", "budget_s", "budget_cpu_s")
@@ -168,11 +169,7 @@ def merge(out: Path, records: dict[str, dict]) -> Merged:
     entries: dict[str, str] = {}
     for doc in metas.values():
         entries.update(doc["entries"])
-    missing = [
-        name
-        for name in sorted(entries)
-        if (records.get(name, {}).get("student") or {}).get("status") not in store.FINAL
-    ]
+    missing = [name for name in sorted(entries) if status_of(records.get(name, {})) not in store.FINAL]
     if not_run:  # their students are known only from the class folder, when it can still be read
         from .discover import discover
 
@@ -203,7 +200,7 @@ def gather(out: Path, sources: list[Path]) -> int:
             raise ShardError(t("shard_none", out=src))
         for name, doc in store.load_records(src).items():
             here = store.read_record(out, name)
-            st = doc.get("student") or {}
+            st = doc.get("student") or {}  # as stored: a damaged block still names its fingerprint
             if name in seen or (here and (here.get("student") or {}).get("fingerprint") != st.get("fingerprint")):
                 raise ShardError(t("shard_clash", name=name, first=seen.get(name, out), second=src))
             seen[name] = src
