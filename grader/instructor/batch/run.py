@@ -396,7 +396,7 @@ def _plan(opts: Options, entries: list[Entry], records: dict, console: Console) 
 def _write_run_meta(
     out: Path, class_dir: Path, opts: Options, meta: dict, entries: list[Entry], skipped: list, renamed: list[str]
 ) -> None:
-    """batch.json (a shard: its own shards/<k>-of-<n>.json) with this run's class, jobs, skipped
+    """batch.json (a shard: its own file, Shard.meta_path) with this run's class, jobs, skipped
     entries and names; a whole run copies the roster, times and extensions files into OUT too."""
     meta.update(
         {

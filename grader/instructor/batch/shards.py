@@ -200,7 +200,7 @@ def gather(out: Path, sources: list[Path]) -> int:
             raise ShardError(t("shard_none", out=src))
         for name, doc in store.load_records(src).items():
             here = store.read_record(out, name)
-            st = doc.get("student") or {}  # as stored: a damaged block still names its fingerprint
+            st = doc.get("student") or {}
             if name in seen or (here and (here.get("student") or {}).get("fingerprint") != st.get("fingerprint")):
                 raise ShardError(t("shard_clash", name=name, first=seen.get(name, out), second=src))
             seen[name] = src

@@ -15,8 +15,9 @@ such a `.part` file, which the next run (or `kata gradebook`) removes; a full di
     {"name": "alice", "source": "alice.zip", "fingerprint": "<sha256 of the submission>",
      "status": "graded" | "refused" | "error", "reason": "", "course": "<course fingerprint>"}
 
-Its typed shape, and every status, is records.py's. refused: the submission cannot be graded (corrupt or unsafe zip, no exercises folder, ...): final,
+refused: the submission cannot be graded (corrupt or unsafe zip, no exercises folder, ...): final,
 like a grade. error: the grading process died or ran out of time: graded again by the next run.
+The record's typed shape, and every status a run writes, is records.py's.
 """
 
 from __future__ import annotations
