@@ -20,6 +20,7 @@ from ...course import atomic
 from ...course.messages import t
 from ..exports.gradescope import VISIBILITIES
 from . import store
+from .records import status_of, student_of
 
 BATCH_ONLY = (
     "jobs",
@@ -300,7 +301,7 @@ def grade(args, course, exercises, assignment=None) -> int:
         return 130
     counts = {"graded": 0, "refused": 0, "error": 0}
     for doc in records.values():
-        status = (doc.get("student") or {}).get("status", "graded")
+        status = status_of(doc) or "graded"
         counts[status] = counts.get(status, 0) + 1
     if shard:  # said even with --quiet: a scheduler's log is where the merge step is read
         console.print(
@@ -331,9 +332,9 @@ def grade(args, course, exercises, assignment=None) -> int:
         )
         console.print(t("batch_wrote", out=escape(args.out)), highlight=False, soft_wrap=True)
     unavailable = [
-        st["reason"]
-        for st in ((d.get("student") or {}) for d in records.values())
-        if st.get("status") == "error" and str(st.get("reason", "")).startswith("SandboxUnavailable: ")
+        st.reason
+        for st in map(student_of, records.values())
+        if st is not None and st.status == "error" and (st.reason or "").startswith("SandboxUnavailable: ")
     ]
     if unavailable:  # recorded as errors (graded again by the next run), and said once, plainly
         from ...worker.sandbox import EXIT as SANDBOX_EXIT
@@ -420,11 +421,7 @@ def gradebook(args) -> int:
         problem = refusal(
             read(args.roster),
             {n: own_name(d, n) for n, d in records.items()},
-            {
-                n: (d.get("student") or {})["platform"]
-                for n, d in records.items()
-                if isinstance((d.get("student") or {}).get("platform"), dict)
-            },
+            {n: st.platform for n, d in records.items() if (st := student_of(d)) and st.platform is not None},
         )
         if problem:
             print(f"kata gradebook: {problem}", file=sys.stderr)

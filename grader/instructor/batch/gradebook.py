@@ -19,6 +19,7 @@ from ..formats import csvbook, exercism, junit, late, lms, summary, teaching
 from ..formats.roster import read as read_roster
 from ..similarity import outputs as similarity
 from . import store
+from .records import NOT_GRADED, student_of
 
 CLASS_FILES = (
     "gradebook.csv",
@@ -44,10 +45,10 @@ def write_student(out: Path, name: str, doc: dict, hidden: str = "after_publishe
     """The student's derived files; `page`: feedback.html too (write_class writes it again with
     the late penalty and the grade the LMS files give, once the class's rows are known)."""
     d = store.student_dir(out, name)
-    student = doc.get("student") or {}
+    student = student_of(doc)
     gs = (
-        failure_results(student.get("reason", ""), doc.get("lang"))
-        if student.get("status") in ("refused", "error")
+        failure_results(student.reason or "", doc.get("lang"))
+        if student is not None and student.status in NOT_GRADED
         else gradescope_results(doc, hidden, doc.get("lang"))
     )
     return ([write_page(out, name, doc)] if page else []) + [

@@ -42,6 +42,7 @@ from ..similarity.outputs import FILES as SIMILARITY_FILES
 from . import gradebook, platforms, shards, store
 from .shards import Shard
 from .discover import Entry, assign_names, discover, fingerprint, is_one_submission
+from .records import Status, Student, status_of, student_of
 from .scratch import Scratch
 from .store import EXTENSIONS, ROSTER, TIMES
 
@@ -90,9 +91,7 @@ class Outcome:
 
     @property
     def ok(self) -> bool:
-        return not self.interrupted and not any(
-            (d.get("student") or {}).get("status") != "graded" for d in self.records.values()
-        )
+        return not self.interrupted and all(status_of(d) == "graded" for d in self.records.values())
 
 
 @dataclass
@@ -244,14 +243,8 @@ def _check_out(out: Path, meta: dict, force: bool) -> None:
 
 
 def _finished(record: dict | None, entry: Entry) -> bool:
-    if not record:
-        return False
-    st = record.get("student") or {}
-    return (
-        st.get("source") == entry.source
-        and st.get("fingerprint") == entry.fingerprint
-        and st.get("status") in store.FINAL
-    )
+    st = student_of(record) if record else None
+    return st is not None and st.final and st.source == entry.source and st.fingerprint == entry.fingerprint
 
 
 def _how(exitcode: int | None) -> str:
@@ -337,19 +330,42 @@ def _check_shard_out(out: Path, meta: dict, opts: Options) -> None:
 def _grade_class(
     course, class_dir: Path, out: Path, opts: Options, console: Console, meta: dict, course_fp: str, download=None
 ) -> Outcome:
-    shard = opts.shard
-    if not shard:
+    if not opts.shard:
         store.remove_partials(out)
+    entries, skipped = _submissions(class_dir, out, opts, meta, download)
+    entries, records, renamed = _named_entries(out, opts.shard, entries)
+    _roster(opts, entries, console)  # a roster that is not this class's stops here, before any write
+    todo, outcome = _plan(opts, entries, records, console)
+    _write_run_meta(out, class_dir, opts, meta, entries, skipped, renamed)
+    if not opts.quiet:
+        _say_plan(console, out, skipped, renamed, outcome, len(todo))
+    recorder = _Recorder(course, opts, out, course_fp, outcome)
+    _refuse_past_limits(todo, recorder, opts, console)
+    try:
+        _run(course, opts, todo, outcome, recorder.record, _line, console)
+    except KeyboardInterrupt:
+        outcome.interrupted = True
+    return _finish_class(out, opts, entries, outcome)
 
+
+def _submissions(class_dir: Path, out: Path, opts: Options, meta: dict, download) -> tuple[list[Entry], list]:
+    """(the class's entries, those skipped) from a platform's download or the class folder. A
+    download with a due date and no --submitted-at is timed by the platform's own times."""
     if download is not None:
         entries, skipped = download.entries()
         if not opts.submitted_at and (meta.get("late") or {}).get("due"):  # the platform's own times, with a due date
             opts.submitted_at = "platform"
-    else:
-        entries, skipped = discover(class_dir)
-        inside = out.resolve()
-        entries = [e for e in entries if e.path.resolve() != inside]  # OUT inside DIR is not a student
+        return entries, skipped
+    entries, skipped = discover(class_dir)
+    inside = out.resolve()
+    return [e for e in entries if e.path.resolve() != inside], skipped  # OUT inside DIR is not a student
+
+
+def _named_entries(out: Path, shard: Shard | None, entries: list[Entry]) -> tuple[list[Entry], dict, list[str]]:
+    """(the entries this run grades, each named and fingerprinted; OUT's records of them; the notes
+    on names given): names are the whole run's, so that every shard names a student alike."""
     records = store.load_records(out)
+    # a record's own source, as written: load_records keeps any student block, a damaged one too
     known = {doc["student"].get("source"): name for name, doc in records.items()}
     renamed = assign_names(entries, known, set(records))  # every entry: the names of a whole run
     if shard:  # this shard's entries only, and only their partial files: other shards write beside it
@@ -359,20 +375,29 @@ def _grade_class(
         records = {e.name: records[e.name] for e in entries if e.name in records}
     for e in entries:
         e.fingerprint = fingerprint(e.path)
-    _roster(opts, entries, console)  # a roster that is not this class's stops here, before any write
+    return entries, records, renamed
+
+
+def _plan(opts: Options, entries: list[Entry], records: dict, console: Console) -> tuple[list[Entry], Outcome]:
+    """(the entries to grade, the Outcome counting those kept from an earlier run): a final record
+    of the same submission is kept unless --force; one whose submission changed is said and graded."""
     todo, outcome = [], Outcome(total=len(entries))
     for e in entries:
         if not opts.force and _finished(records.get(e.name), e):
             outcome.resumed += 1
-        else:
-            if (
-                records.get(e.name)
-                and (records[e.name].get("student") or {}).get("status") in store.FINAL
-                and not opts.force
-                and not opts.quiet
-            ):
-                console.print(t("batch_changed", name=escape(e.name)), highlight=False)
-            todo.append(e)
+            continue
+        old = student_of(records[e.name]) if e.name in records else None
+        if old is not None and old.final and not opts.force and not opts.quiet:
+            console.print(t("batch_changed", name=escape(e.name)), highlight=False)
+        todo.append(e)
+    return todo, outcome
+
+
+def _write_run_meta(
+    out: Path, class_dir: Path, opts: Options, meta: dict, entries: list[Entry], skipped: list, renamed: list[str]
+) -> None:
+    """batch.json (a shard: its own file, Shard.meta_path) with this run's class, jobs, skipped
+    entries and names; a whole run copies the roster, times and extensions files into OUT too."""
     meta.update(
         {
             "created": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
@@ -382,6 +407,7 @@ def _grade_class(
             "renamed": renamed,
         }
     )
+    shard = opts.shard
     if shard:
         meta.update(
             shard=[shard.k, shard.n],
@@ -391,92 +417,125 @@ def _grade_class(
             submitted_at=opts.submitted_at,
         )
         store.write_json(shard.meta_path(out), meta)
-    else:
-        term_files(
-            out,
-            meta,
-            opts.roster,
-            opts.submitted_at,
-            opts.lms_assignment,
-            opts.extensions,
-            {"due": opts.due, "missing": opts.missing},
-        )
-        store.write_json(out / store.META, meta)
-    if not opts.quiet:
-        for s in skipped:
-            console.print(
-                t("batch_skipped_entry", source=escape(one_line(s.source)), reason=escape(one_line(s.reason))),
-                highlight=False,
-                soft_wrap=True,
-            )
-        for note in renamed:
-            console.print(f"note: {escape(one_line(note))}", highlight=False, soft_wrap=True)
-        if outcome.resumed:
-            console.print(
-                t("batch_resume", done=outcome.resumed, total=len(entries), out=escape(str(out)), todo=len(todo)),
-                highlight=False,
-            )
+        return
+    term_files(
+        out,
+        meta,
+        opts.roster,
+        opts.submitted_at,
+        opts.lms_assignment,
+        opts.extensions,
+        {"due": opts.due, "missing": opts.missing},
+    )
+    store.write_json(out / store.META, meta)
 
-    def done(entry: Entry, message: dict | None, exitcode: int | None, timed_out: bool) -> dict:
-        status = (message or {}).get("status")
+
+def _say_plan(console: Console, out: Path, skipped: list, renamed: list[str], outcome: Outcome, todo: int) -> None:
+    """The entries skipped, the names changed, and how many a resumed run keeps."""
+    for s in skipped:
+        console.print(
+            t("batch_skipped_entry", source=escape(one_line(s.source)), reason=escape(one_line(s.reason))),
+            highlight=False,
+            soft_wrap=True,
+        )
+    for note in renamed:
+        console.print(f"note: {escape(one_line(note))}", highlight=False, soft_wrap=True)
+    if outcome.resumed:
+        console.print(
+            t("batch_resume", done=outcome.resumed, total=outcome.total, out=escape(str(out)), todo=todo),
+            highlight=False,
+        )
+
+
+@dataclass
+class _Recorder:
+    """Writes a submission's record when its grading ends (graded, refused, died or timed out),
+    then its derived files, and counts it in the Outcome."""
+
+    course: object
+    opts: Options
+    out: Path
+    course_fp: str
+    outcome: Outcome
+
+    def record(self, entry: Entry, message: dict | None, exitcode: int | None, timed_out: bool) -> dict:
+        status, reason, doc = self._result(entry, message, exitcode, timed_out)
+        doc["student"] = self._student(entry, status, reason, message).to_json()
+        store.write_json(store.record_path(self.out, entry.name), doc, durable=True)
+        gradebook.write_student(self.out, entry.name, doc, self.opts.hidden)
         if status == "graded":
-            doc = message["doc"]
-            reason = message.get("reason", "")  # what was left out (symbolic links), else nothing
-        else:
-            if status in ("refused", "error"):
-                reason = message["reason"]
-            elif timed_out:
-                status, reason = "error", t("batch_timeout", seconds=f"{opts.timeout:g}")
-            else:
-                status, reason = "error", t("batch_died", how=_how(exitcode))
-            doc = _skeleton(course, opts, entry, reason)
-        doc["student"] = {
-            "name": entry.name,
-            "source": entry.source,
-            "fingerprint": entry.fingerprint,
-            "status": status,
-            "reason": reason,
-            "course": course_fp,
-            "mtime": newest_mtime(entry.path),
-        }  # a submission time, for --submitted-at mtime
-        if entry.platform:  # who the student is on the platform whose download this was (platforms.py)
-            doc["student"]["platform"] = {k: v for k, v in entry.platform.items() if k != "refused"}
-        if (message or {}).get("traceback"):  # the grader's own failure: for whoever debugs it
-            doc["student"]["traceback"] = message["traceback"]
-        store.write_json(store.record_path(out, entry.name), doc, durable=True)
-        gradebook.write_student(out, entry.name, doc, opts.hidden)
-        if status == "graded":
-            outcome.graded += 1
+            self.outcome.graded += 1
         elif status == "refused":
-            outcome.refused += 1
+            self.outcome.refused += 1
         else:
-            outcome.errors += 1
+            self.outcome.errors += 1
         return doc
 
-    def line(entry: Entry, doc: dict, seconds: float) -> str:
-        st = doc["student"]
-        if st["status"] == "graded":
-            return t(
-                "batch_line_graded",
-                name=escape(one_line(entry.name)),
-                score=f"{doc['score']:g}",
-                max=f"{doc['max_score']:g}",
-                seconds=f"{seconds:.1f}",
-            )
-        key = "batch_line_refused" if st["status"] == "refused" else "batch_line_error"
-        return t(key, name=escape(one_line(entry.name)), reason=escape(one_line(st["reason"])))  # one line each
+    def _result(
+        self, entry: Entry, message: dict | None, exitcode: int | None, timed_out: bool
+    ) -> tuple[Status, str, dict]:
+        """(status, reason, the report): the grading process's, or a skeleton at 0 with the reason
+        it has no grade (refused, its own error, past --timeout, died)."""
+        status = (message or {}).get("status")
+        if status == "graded":
+            return status, message.get("reason", ""), message["doc"]  # reason: links left out, else nothing
+        if status in ("refused", "error"):
+            reason = message["reason"]
+        elif timed_out:
+            status, reason = "error", t("batch_timeout", seconds=f"{self.opts.timeout:g}")
+        else:
+            status, reason = "error", t("batch_died", how=_how(exitcode))
+        return status, reason, _skeleton(self.course, self.opts, entry, reason)
 
-    for e in [e for e in todo if e.platform.get("refused")]:  # past a submission's limits as the platform gave it
-        doc = done(e, {"status": "refused", "reason": e.platform["refused"]}, 0, False)
+    def _student(self, entry: Entry, status: Status, reason: str, message: dict | None) -> Student:
+        extra = {}
+        if entry.platform:  # who the student is on the platform whose download this was (platforms.py)
+            extra["platform"] = {k: v for k, v in entry.platform.items() if k != "refused"}
+        if (message or {}).get("traceback"):  # the grader's own failure: for whoever debugs it
+            extra["traceback"] = message["traceback"]
+        return Student.new(
+            name=entry.name,
+            source=entry.source,
+            fingerprint=entry.fingerprint,
+            status=status,
+            reason=reason,
+            course=self.course_fp,
+            mtime=newest_mtime(entry.path),  # a submission time, for --submitted-at mtime
+            **extra,
+        )
+
+
+def _line(entry: Entry, doc: dict, seconds: float) -> str:
+    """The one line said of a submission when its record is written (logs are grepped)."""
+    st = Student.from_json(doc["student"])
+    if st.graded:
+        return t(
+            "batch_line_graded",
+            name=escape(one_line(entry.name)),
+            score=f"{doc['score']:g}",
+            max=f"{doc['max_score']:g}",
+            seconds=f"{seconds:.1f}",
+        )
+    key = "batch_line_refused" if st.status == "refused" else "batch_line_error"
+    return t(key, name=escape(one_line(entry.name)), reason=escape(one_line(st.reason)))  # one line each
+
+
+def _refuse_past_limits(todo: list[Entry], recorder: _Recorder, opts: Options, console: Console) -> None:
+    """Record as refused, without grading, the entries past a submission's limits as the platform
+    gave them; they leave `todo`."""
+    for e in [e for e in todo if e.platform.get("refused")]:
+        doc = recorder.record(e, {"status": "refused", "reason": e.platform["refused"]}, 0, False)
         todo.remove(e)
         if not opts.quiet:
-            console.print(line(e, doc, 0.0), highlight=False, soft_wrap=True)
-    try:
-        _run(course, opts, todo, outcome, done, line, console)
-    except KeyboardInterrupt:
-        outcome.interrupted = True
+            console.print(_line(e, doc, 0.0), highlight=False, soft_wrap=True)
+
+
+def _finish_class(out: Path, opts: Options, entries: list[Entry], outcome: Outcome) -> Outcome:
+    """The Outcome with OUT's records; the derived files a killed run did not write; a whole run's
+    class files. A shard writes its own students' files only: the class files are the merge's
+    (kata gradebook OUT)."""
     outcome.records = store.load_records(out)
-    if shard:  # its own students' files only; the class files are the merge's (kata gradebook OUT)
+    if opts.shard:
         outcome.records = {e.name: outcome.records[e.name] for e in entries if e.name in outcome.records}
         gradebook.complete(out, outcome.records, opts.hidden)
         if outcome.interrupted:
@@ -638,9 +697,5 @@ def _raise_interrupt(signum, frame):
 
 
 def mean_percent(records: dict) -> float | None:
-    p = [
-        100 * d["score"] / d["max_score"]
-        for d in records.values()
-        if (d.get("student") or {}).get("status") == "graded" and d.get("max_score")
-    ]
+    p = [100 * d["score"] / d["max_score"] for d in records.values() if status_of(d) == "graded" and d.get("max_score")]
     return statistics.fmean(p) if p else None

@@ -36,6 +36,7 @@ from pathlib import Path
 from ...course import atomic
 from ...course.messages import t
 from . import store
+from .records import status_of
 
 SHARDS = "shards"
 SHARD_KEYS = store.COMPARABLE + ("late", "term", "gradescope_hidden", "budget_s", "budget_cpu_s")
@@ -168,11 +169,7 @@ def merge(out: Path, records: dict[str, dict]) -> Merged:
     entries: dict[str, str] = {}
     for doc in metas.values():
         entries.update(doc["entries"])
-    missing = [
-        name
-        for name in sorted(entries)
-        if (records.get(name, {}).get("student") or {}).get("status") not in store.FINAL
-    ]
+    missing = [name for name in sorted(entries) if status_of(records.get(name, {})) not in store.FINAL]
     if not_run:  # their students are known only from the class folder, when it can still be read
         from .discover import discover
 

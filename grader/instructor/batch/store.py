@@ -17,6 +17,7 @@ such a `.part` file, which the next run (or `kata gradebook`) removes; a full di
 
 refused: the submission cannot be graded (corrupt or unsafe zip, no exercises folder, ...): final,
 like a grade. error: the grading process died or ran out of time: graded again by the next run.
+The record's typed shape, and every status a run writes, is records.py's.
 """
 
 from __future__ import annotations
@@ -28,13 +29,13 @@ import os
 from pathlib import Path
 
 from ...course import atomic
+from .records import FINAL as FINAL  # statuses a rerun keeps (records.py: a record's typed shape)
 
 META = "batch.json"
 LOCK = ".kata-lock"
 STUDENTS = "students"
 RECORD = "report.json"
 PART = ".part"
-FINAL = ("graded", "refused")  # statuses a rerun keeps
 
 
 def atomic_write(path: Path, data: str | bytes, durable: bool = False) -> Path:

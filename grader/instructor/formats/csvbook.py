@@ -15,6 +15,7 @@ has a piece after a `;` that does, gets a leading ' there (grader/course/safe_te
 from __future__ import annotations
 
 from ...course.safe_text import csv_cell, csv_text, one_line
+from ..batch.records import student_of
 
 
 def columns(records: dict[str, dict], order: list[str] | None = None) -> list[str]:
@@ -63,7 +64,7 @@ def gradebook(records: dict[str, dict], order: list[str] | None = None, table: l
     names = [r.name for r in table] if table is not None else list(records)
     for name, row in zip(names, rows):
         doc = records.get(name, {}) if row is None or row.status not in ("missing", "contested") else {}
-        student = doc.get("student") or {}
+        st = student_of(doc)
         scores = {e.get("id"): e.get("score", 0) for e in doc.get("exercises", [])}
         score = _float(doc.get("score", 0))
         max_score = _float(doc.get("max_score", row.max_score if row is not None else 0))
@@ -81,8 +82,8 @@ def gradebook(records: dict[str, dict], order: list[str] | None = None, table: l
                     if with_roster
                     else []
                 ),
-                csv_cell(student.get("source", "")),
-                csv_cell(row.status if row is not None else student.get("status", "graded")),
+                csv_cell(st.source or "" if st else ""),
+                csv_cell(row.status if row is not None else st.status if st else "graded"),
                 *(_num(scores[i]) if i in scores else "" for i in ids),
                 _num(score),
                 _num(max_score),
@@ -97,7 +98,7 @@ def gradebook(records: dict[str, dict], order: list[str] | None = None, table: l
                     if with_late
                     else []
                 ),
-                csv_cell(one_line(row.reason) if row is not None else student.get("reason", "")),
+                csv_cell(one_line(row.reason) if row is not None else st.reason or "" if st else ""),
             ]
         )
     return csv_text(lines)

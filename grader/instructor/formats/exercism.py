@@ -16,6 +16,8 @@ section: the spec wants a number naming one task, and "1.10" would read as 1.1, 
 
 from __future__ import annotations
 
+from ..batch.records import NOT_GRADED, student_of
+
 ERROR_KINDS = {"student", "fault"}  # the code raised, crashed, hung or flooded output
 
 
@@ -33,7 +35,7 @@ def _status(check: dict) -> str:
 
 
 def results(doc: dict) -> dict:
-    student = doc.get("student") or {}
+    student = student_of(doc)
     titles = {e.get("id"): e.get("title", e.get("id")) for e in doc.get("exercises", [])}
     tests = []
     for c in doc.get("checks", []):
@@ -47,8 +49,8 @@ def results(doc: dict) -> dict:
         if tid is not None:
             test["task_id"] = tid
         tests.append(test)
-    if student.get("status") in ("refused", "error"):
-        return {"version": 3, "status": "error", "message": student.get("reason") or "not graded", "tests": []}
+    if student is not None and student.status in NOT_GRADED:
+        return {"version": 3, "status": "error", "message": student.reason or "not graded", "tests": []}
     if not tests:
         return {"version": 3, "status": "error", "message": "no check ran", "tests": []}
     status = "pass" if all(t["status"] == "pass" for t in tests) else "fail"

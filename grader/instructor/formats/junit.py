@@ -20,6 +20,7 @@ from __future__ import annotations
 import re
 import xml.etree.ElementTree as ET
 
+from ..batch.records import NOT_GRADED, student_of
 from .exercism import ERROR_KINDS
 
 # XML 1.0 cannot hold most control characters, even escaped; a student's output may have them.
@@ -31,19 +32,17 @@ def _x(text) -> str:
 
 
 def suite(name: str, doc: dict) -> ET.Element:
-    student = doc.get("student") or {}
+    student = student_of(doc)
     s = ET.Element("testsuite", name=_x(name))
     props = ET.SubElement(s, "properties")
     for key in ("score", "max_score", "kata_version", "sandbox", "submission"):
         ET.SubElement(props, "property", name=key, value=_x(doc.get(key, "")))
-    ET.SubElement(props, "property", name="status", value=_x(student.get("status", "graded")))
+    ET.SubElement(props, "property", name="status", value=_x(student.status if student else "graded"))
     counts = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
-    if student.get("status") in ("refused", "error"):
+    if student is not None and student.status in NOT_GRADED:
         case = ET.SubElement(s, "testcase", classname=_x(name), name="submission", time="0")
-        reason = student.get("reason") or "not graded"
-        ET.SubElement(
-            case, "error", message=_x(reason.splitlines()[0] if reason else ""), type=student["status"]
-        ).text = _x(reason)
+        reason = student.reason or "not graded"
+        ET.SubElement(case, "error", message=_x(reason.splitlines()[0]), type=student.status).text = _x(reason)
         counts["tests"] = counts["errors"] = 1
     for c in doc.get("checks", []):
         counts["tests"] += 1

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from ...course.messages import pick, t
 from ...course.points import pts
 from ...course.safe_text import csv_cell, csv_text, one_line
+from ..batch.records import status_of, student_of
 from . import late as late_mod
 from . import names as names_mod
 from .roster import Roster, Student, match
@@ -61,8 +62,8 @@ class Row:
 def reasons(doc: dict) -> list[str]:
     """What a record itself says about its score: not graded and why, skipped links, and files
     that differ from the `kata submit` manifest."""
-    student = doc.get("student") or {}
-    out = [student["reason"]] if student.get("reason") else []
+    student = student_of(doc)
+    out = [student.reason] if student is not None and student.reason else []
     m = doc.get("manifest") or {}
     for key, words in (
         ("changed", "changed after kata submit"),
@@ -77,8 +78,8 @@ def reasons(doc: dict) -> list[str]:
 
 
 def _source(doc: dict, name: str) -> str:
-    source = (doc.get("student") or {}).get("source")
-    return source if isinstance(source, str) and source else name
+    st = student_of(doc)
+    return st.source if st is not None and st.source else name
 
 
 def _quoted(sources: list[str]) -> str:
@@ -106,11 +107,7 @@ def rows(
     max_total = next((_float(d.get("max_score")) for d in records.values()), 0.0)
     own = {name: names_mod.own_name(doc, name) for name, doc in records.items()}
     sources = {name: _source(doc, name) for name, doc in records.items()}
-    ids = {
-        name: ident
-        for name, doc in records.items()
-        if isinstance(ident := (doc.get("student") or {}).get("platform"), dict)
-    }
+    ids = {name: st.platform for name, doc in records.items() if (st := student_of(doc)) and st.platform is not None}
     found = match(roster, own, ids) if roster is not None else None  # once: times, rows and import files agree
     if source == PLATFORM and roster is not None and policy:  # Moodle's worksheet holds the submission times
         records = _worksheet_times(records, roster, found, ids, policy)
@@ -220,7 +217,6 @@ def _float(x) -> float:
 
 
 def _row(name: str, doc: dict, policy: dict | None, source: str, times, timing, sources: dict, now) -> Row:
-    st = doc.get("student") or {}
     score, max_score = float(doc.get("score", 0)), float(doc.get("max_score", 0))
     why = reasons(doc)
     lt, no_time = None, ""
@@ -238,7 +234,7 @@ def _row(name: str, doc: dict, policy: dict | None, source: str, times, timing, 
     final = round(score * (1 - (lt.penalty if lt else 0) / 100), 6)
     return Row(
         name,
-        st.get("status", "graded"),
+        status_of(doc) or "graded",  # a report without a student block: graded
         score,
         max_score,
         final,

@@ -28,6 +28,8 @@ import unicodedata
 from collections import defaultdict
 from dataclasses import dataclass, field
 
+from ..batch.records import student_of
+
 SUFFIXES = (".zip", ".ipynb")
 
 
@@ -43,8 +45,8 @@ def stem(source: str) -> str:
 def own_name(doc: dict, name: str) -> str:
     """The entry's own name in the class folder, without .zip/.ipynb (a record without its
     source, written by an older version: its name in OUT)."""
-    source = (doc.get("student") or {}).get("source")
-    source = source if isinstance(source, str) and source else name
+    st = student_of(doc)
+    source = st.source if st is not None and st.source else name
     return stem(source) or source
 
 

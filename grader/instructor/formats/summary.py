@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from ...course.figure_text import label, png_bytes, rc_params
 from ...course.messages import pick, t
 from ...course.safe_text import markdown as md_text
+from ..batch.records import NOT_GRADED, exercise_rows, status_of, student_of
 from . import teaching
 
 CHECK_ROWS = 30  # rows of the failure-rate table; the rest are counted
@@ -53,13 +54,14 @@ def stats(records: dict[str, dict]) -> Stats:
     per_ex: dict[str, list] = defaultdict(list)
     ex_info: dict[str, dict] = {}
     for doc in records.values():
-        status = (doc.get("student") or {}).get("status", "graded")
+        status = status_of(doc) or "graded"  # a report without a student block: graded
         s.statuses[status] = s.statuses.get(status, 0) + 1
         if status != "graded":
             continue
         max_score = float(doc.get("max_score", 0))
         s.percents.append(100.0 * float(doc.get("score", 0)) / max_score if max_score else 0.0)
-        tried = {e["id"] for e in doc.get("exercises", []) if e.get("attempted", True)}
+        rows = exercise_rows(doc)
+        tried = {e.id for e in rows if e.tried}
         for c in doc.get("checks", []):
             if c.get("exercise", "") not in tried:  # an untouched stub fails every check: no news
                 continue
@@ -67,11 +69,9 @@ def stats(records: dict[str, dict]) -> Stats:
             r = rates.setdefault(key, CheckRate(key[0], key[1], c.get("visibility", ""), 0, 0))
             r.ran += 1
             r.failed += c.get("status") != "passed"
-        for e in doc.get("exercises", []):
-            per_ex[e["id"]].append(float(e.get("score", 0)))
-            ex_info.setdefault(
-                e["id"], {"id": e["id"], "section": e.get("section", ""), "max_score": float(e.get("max_score", 0))}
-            )
+        for e in rows:
+            per_ex[e.id].append(e.got)
+            ex_info.setdefault(e.id, {"id": e.id, "section": e.section or "", "max_score": e.out_of})
     s.checks = sorted(rates.values(), key=lambda r: (-r.rate, r.exercise, r.name))
     for ex_id, scores in per_ex.items():
         info = ex_info[ex_id]
@@ -262,24 +262,20 @@ def markdown(
         lines += ["", t("summary_no_check_failed")]
     if similarity is not None:
         lines += similarity_lines(similarity)
-    bad = [
-        (name, doc["student"])
-        for name, doc in records.items()
-        if (doc.get("student") or {}).get("status") in ("refused", "error")
-    ]
+    bad = [(name, st) for name, doc in records.items() if (st := student_of(doc)) and st.status in NOT_GRADED]
     if bad:
         lines += ["", "## " + t("summary_h_not_graded"), "", t("summary_not_graded_header"), "|---|---|---|---|"]
         for name, st in bad:
             lines.append(
-                f"| {_cell(name)} | {_cell(st.get('source', ''))} | {_cell(_status(st['status']))} | "
-                f"{_cell(_recorded(st.get('reason', '')))} |"
+                f"| {_cell(name)} | {_cell(st.source or '')} | {_cell(_status(st.status))} | "
+                f"{_cell(_recorded(st.reason or ''))} |"
             )
-        if any(st["status"] == "error" for _, st in bad):
+        if any(st.status == "error" for _, st in bad):
             lines += ["", t("summary_error_again")]
     stale = sorted(
         name
         for name, doc in records.items()
-        if meta.get("course") and (doc.get("student") or {}).get("course") not in (None, meta["course"])
+        if meta.get("course") and (st := student_of(doc)) and st.course not in (None, meta["course"])
     )
     if stale:
         lines += [

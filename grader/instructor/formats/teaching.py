@@ -24,17 +24,18 @@ from dataclasses import dataclass, field
 
 from ...course.figure_text import label, png_bytes, rc_params
 from ...course.messages import pick, t
+from ..batch.records import exercise_rows, status_of
 
 
 def _graded(records: dict[str, dict]):
     for name, doc in records.items():
-        if (doc.get("student") or {}).get("status", "graded") == "graded":
+        if status_of(doc) in (None, "graded"):  # a report without a student block: graded
             yield name, doc
 
 
 def attempted_ids(doc: dict) -> set[str]:
     """The exercises of a report that count as attempted (no flag: attempted, as before)."""
-    return {e["id"] for e in doc.get("exercises", []) if e.get("attempted", True)}
+    return {e.id for e in exercise_rows(doc) if e.tried}
 
 
 @dataclass
@@ -52,12 +53,12 @@ def progress(records: dict[str, dict]) -> list[Progress]:
     rows: dict[str, Progress] = {}
     for name, doc in _graded(records):
         tried = attempted_ids(doc)
-        for e in doc.get("exercises", []):
-            p = rows.setdefault(e["id"], Progress(e["id"], e.get("section", ""), float(e.get("max_score", 0))))
-            if e["id"] not in tried:
+        for e in exercise_rows(doc):
+            p = rows.setdefault(e.id, Progress(e.id, e.section or "", e.out_of))
+            if e.id not in tried:
                 p.not_attempted.append(name)
                 continue
-            score = float(e.get("score", 0))
+            score = e.got
             p.scores.append(score)
             (p.full if score >= p.max_score - 1e-9 else p.failing).append(name)
     return list(rows.values())
@@ -124,16 +125,16 @@ def heatmap_png(records: dict[str, dict], order: list[str] | None = None, title:
     students = [(name, doc) for name, doc in _graded(records)]
     ids = list(order or [])
     for _, doc in students:
-        for e in doc.get("exercises", []):
-            if e["id"] not in ids:
-                ids.append(e["id"])
+        for e in exercise_rows(doc):
+            if e.id not in ids:
+                ids.append(e.id)
     grid = np.full((max(len(students), 1), max(len(ids), 1)), np.nan)
     for i, (_, doc) in enumerate(students):
         tried = attempted_ids(doc)
-        for e in doc.get("exercises", []):
-            if e["id"] in tried and e["id"] in ids:
-                m = float(e.get("max_score", 0))
-                grid[i, ids.index(e["id"])] = float(e.get("score", 0)) / m if m else 1.0
+        for e in exercise_rows(doc):
+            if e.id in tried and e.id in ids:
+                m = e.out_of
+                grid[i, ids.index(e.id)] = e.got / m if m else 1.0
     cmap = LinearSegmentedColormap.from_list("kata", ["#cf222e", "#f2cc60", "#1a7f37"]).with_extremes(bad="#d0d7de")
     with matplotlib.rc_context(rc_params()):  # around the saving too: fonts are looked up when drawing
         fig = Figure(figsize=(min(2.5 + 0.28 * len(ids), 16), min(1.6 + 0.22 * len(students), 40)))
