@@ -179,3 +179,23 @@ def test_a_record_kata_grade_writes_for_a_tiny_class_is_unchanged_by_the_round_t
         rec = Record.from_json(json.loads(text))
         assert stored(rec.to_json()) == text, name
     assert status_of(json.loads(texts["alice"])) == "graded" and status_of(json.loads(texts["bob"])) == "refused"
+
+
+def test_a_record_edited_into_a_status_the_grader_never_gives_is_graded_again(tmp_path):
+    """A report.json whose status was edited by hand ("done") is not counted under that status
+    nor as graded: the next run grades the student again and writes a record a run writes."""
+    cls = tmp_path / "class"
+    (cls / "alice" / "ch01").mkdir(parents=True)
+    shutil.copy(SOLUTIONS / "ch01" / "s1_11_matmul.py", cls / "alice" / "ch01")
+    out = tmp_path / "out"
+    args = ("grade", str(cls), "--out", str(out), "-e", "s1_11_matmul", "--jobs", "1", "--quiet")
+    assert kata(*args).returncode == 0
+    path = out / store.STUDENTS / "alice" / "report.json"
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    doc["student"]["status"] = "done"
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    assert store.load_records(out) == {}  # not a record a run writes: left out
+    proc = kata(*args)
+    assert proc.returncode == 0, proc.stderr
+    assert status_of(json.loads(path.read_text(encoding="utf-8"))) == "graded"
+    assert "done" not in (out / "summary.md").read_text(encoding="utf-8")

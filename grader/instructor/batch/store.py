@@ -29,7 +29,7 @@ import os
 from pathlib import Path
 
 from ...course import atomic
-from .records import FINAL as FINAL  # statuses a rerun keeps (records.py: a record's typed shape)
+from .records import FINAL as FINAL, student_of  # statuses a rerun keeps (records.py: a record's typed shape)
 
 META = "batch.json"
 LOCK = ".kata-lock"
@@ -74,15 +74,17 @@ def student_dir(out: Path, name: str) -> Path:
 
 
 def load_records(out: Path) -> dict[str, dict]:
-    """Every readable record in OUT, by student name (a record that cannot be read is left out:
-    it is graded again)."""
+    """Every readable record in OUT, by student name. A record that cannot be read, or whose
+    student block is not one a run writes (a status other than graded, refused or error, a field
+    of the wrong type: a file edited by hand), is left out: it is graded again, and no class file
+    counts it under a status the grader never gave."""
     found = {}
     base = out / STUDENTS
     if not base.is_dir():
         return found
     for d in sorted(base.iterdir()):
         doc = read_record(out, d.name)
-        if doc is not None and isinstance(doc.get("student"), dict):
+        if doc is not None and student_of(doc) is not None:
             found[d.name] = doc
     return found
 
