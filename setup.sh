@@ -14,7 +14,10 @@ case "$PWD" in
   *[\"\$\`]*) echo "setup: the path of the course's folder holds \", \$ or \` ($PWD): pip's launchers cannot quote them; move or rename the folder" >&2; exit 1 ;;
 esac
 
+PYTHON="${PYTHON:-python3}"
 APT_PACKAGES=()
+# Debian and Ubuntu ship `python3 -m venv`'s ensurepip in a package of its own
+"$PYTHON" -c 'import ensurepip' >/dev/null 2>&1 || APT_PACKAGES+=(python3-venv)
 command -v bwrap >/dev/null 2>&1 || APT_PACKAGES+=(bubblewrap)
 command -v chromium >/dev/null 2>&1 || APT_PACKAGES+=(chromium)
 command -v tmux >/dev/null 2>&1 || APT_PACKAGES+=(tmux)
@@ -34,7 +37,6 @@ if [ "${#APT_PACKAGES[@]}" -gt 0 ]; then
   fi
 fi
 
-PYTHON="${PYTHON:-python3}"
 "$PYTHON" -c 'import sys; assert sys.version_info >= (3, 11), "the kata needs Python >= 3.11"'
 # Offline labs: KATA_ASSETS_FILE=FILE (from `kata assets pack FILE --with-wheels`) is unpacked first, by this Python
 # alone (sha256-checked), into .kata/. Where wheels are (.kata/wheels, or KATA_WHEELS=DIR), every pip below installs

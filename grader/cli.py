@@ -436,7 +436,11 @@ def _build_parser() -> argparse.ArgumentParser:
     _add_similarity_parser(sub)
 
     check = sub.add_parser("check", help="run the public checks of one exercise (or all) on exercises/")
-    check.add_argument("id", nargs="?", help="the exercise to check (default: every exercise)")
+    check.add_argument(
+        "id",
+        nargs="?",
+        help="the exercise to check: its id, a section (1.12) or an id prefix (s1_12) (default: every exercise)",
+    )
     check.add_argument("--html", metavar="FILE", help="also write a self-contained HTML feedback page (with figures)")
     check.add_argument(
         "--full",

@@ -274,16 +274,20 @@ case "$PWD" in
   *[\\"\\$\\`]*) echo "setup: the path of the course's folder holds \\", \\$ or \\` ($PWD): pip's launchers cannot quote them; move or rename the folder" >&2; exit 1 ;;
 esac
 
-if ! command -v bwrap >/dev/null 2>&1; then
+PYTHON="${PYTHON:-python3}"
+PACKAGES=""
+command -v bwrap >/dev/null 2>&1 || PACKAGES="bubblewrap"
+# Debian and Ubuntu ship `python3 -m venv`'s ensurepip in a package of its own
+"$PYTHON" -c 'import ensurepip' >/dev/null 2>&1 || PACKAGES="$PACKAGES python3-venv"
+if [ -n "$PACKAGES" ]; then
   if [ "$(id -u)" = 0 ]; then
-    { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap; } || true
+    { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $PACKAGES; } || true
   elif command -v sudo >/dev/null 2>&1; then
-    { sudo apt-get update -qq && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap; } || true
+    { sudo apt-get update -qq && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $PACKAGES; } || true
   fi
   command -v bwrap >/dev/null 2>&1 || echo "setup: no bubblewrap: the checks stop unless you ask for resource limits only (kata --sandbox limits-only check, or KATA_SANDBOX=none)" >&2
 fi
 
-PYTHON="${PYTHON:-python3}"
 "$PYTHON" -c 'import sys; assert sys.version_info >= (3, 11), "the kata needs Python >= 3.11"'
 # Offline labs: KATA_ASSETS_FILE=FILE is unpacked first, by this Python alone (sha256-checked); where it brought
 # wheels (`kata assets pack FILE --with-wheels`: .kata/wheels, or KATA_WHEELS=DIR), pip installs from them only.
