@@ -19,7 +19,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from grader.course.messages import Msg
+from grader.course.messages import Msg, from_input
 
 NEG = -1e9  # what listing 1.31 writes into the scores of padding keys
 
@@ -240,17 +240,20 @@ def state_problem(state, shapes: dict) -> Msg | None:
         return Msg("its state_dict() is not a dict of tensors", "它的 state_dict() 不是张量的字典")
     for k, shape in shapes.items():
         if k not in state:
-            return Msg(f"its state_dict has no {k}", f"它的 state_dict 中没有 {k}")
+            return Msg("its state_dict has no {k}", "它的 state_dict 中没有 {k}", k=k)
         if tuple(state[k].shape) != tuple(shape) or not state[k].is_floating_point():
             return Msg(
-                f"{k} in its state_dict is not a float tensor of shape {tuple(shape)}",
-                f"它的 state_dict 中的 {k} 不是形状为 {tuple(shape)} 的浮点张量",
+                "{k} in its state_dict is not a float tensor of shape {shape}",
+                "它的 state_dict 中的 {k} 不是形状为 {shape} 的浮点张量",
+                k=k,
+                shape=from_input(tuple(shape)),
             )
     extra = len(set(state) - set(shapes))
     if extra:
         return Msg(
-            f"its state_dict has {extra} entries that the given model does not have",
-            f"它的 state_dict 中有 {extra} 个给定模型没有的条目",
+            "its state_dict has {extra} entries that the given model does not have",
+            "它的 state_dict 中有 {extra} 个给定模型没有的条目",
+            extra=from_input(extra),
         )
     return None
 
@@ -268,8 +271,9 @@ def tiny_bert_problem(model, config: dict, ids, mask) -> Msg | None:
     problem = state_problem(state, shapes)
     if problem is not None:
         return Msg(
-            f"the given TinyBERT was changed: {problem}; keep it as it is",
-            f"给定的 TinyBERT 被改动了：{problem}；请保持它不变",
+            "the given TinyBERT was changed: {problem}; keep it as it is",
+            "给定的 TinyBERT 被改动了：{problem}；请保持它不变",
+            problem=problem,
         )
     with torch.no_grad():
         expected = tiny_bert(ids, mask, {k: state[k].float() for k in shapes}, config["heads"])

@@ -12,7 +12,18 @@ import random
 
 import torch
 
-from grader.checking import CheckFailure, Mistake, Msg, check, code, expect, expect_equal, expect_tensor, fixtures
+from grader.checking import (
+    CheckFailure,
+    Mistake,
+    Msg,
+    check,
+    code,
+    expect,
+    expect_equal,
+    expect_tensor,
+    fixtures,
+    from_input,
+)
 from grader.worker.proxy import StudentError
 
 EXERCISE = "s1_01_next_token"
@@ -122,7 +133,11 @@ def _check_top_k(sub, logits: torch.Tensor, k: int, what: Msg) -> None:
     out = sub.top_k(logits, k)
     expect(
         isinstance(out, (tuple, list)) and len(out) == 2,
-        Msg(f"{what}: top_k must return a pair (probs, ids)", f"{what}：top_k 必须返回一对值 (probs, ids)"),
+        Msg(
+            "{what}: top_k must return a pair (probs, ids)",
+            "{what}：top_k 必须返回一对值 (probs, ids)",
+            what=what,
+        ),
     )
     probs, ids = out
     full = torch.softmax(logits.double(), dim=-1)
@@ -137,22 +152,39 @@ def _check_top_k(sub, logits: torch.Tensor, k: int, what: Msg) -> None:
             "k 个最不可能的词元（应降序排列）",
         ),
     ]
-    expect_tensor(probs, best, tol="softmax", what=Msg(f"{what}: probabilities", f"{what}：概率"), mistakes=mistakes)
+    expect_tensor(
+        probs,
+        best,
+        tol="softmax",
+        what=Msg("{what}: probabilities", "{what}：概率", what=what),
+        mistakes=mistakes,
+    )
     expect(
         isinstance(ids, torch.Tensor) and ids.dtype == torch.int64 and tuple(ids.shape) == (k,),
-        Msg(f"{what}: ids must be an int64 tensor of shape ({k},)", f"{what}：ids 必须是形状为 ({k},) 的 int64 张量"),
+        Msg(
+            "{what}: ids must be an int64 tensor of shape ({k},)",
+            "{what}：ids 必须是形状为 ({k},) 的 int64 张量",
+            what=what,
+            k=from_input(k),
+        ),
     )
     expect(
         bool(((ids >= 0) & (ids < len(full))).all()) and len(set(ids.tolist())) == k,
-        Msg(f"{what}: ids must be {k} distinct token ids", f"{what}：ids 必须是 {k} 个互不相同的词元 id"),
+        Msg(
+            "{what}: ids must be {k} distinct token ids",
+            "{what}：ids 必须是 {k} 个互不相同的词元 id",
+            what=what,
+            k=from_input(k),
+        ),
     )
     expect_tensor(
         full[ids].to(logits.dtype),
         best,
         tol="softmax",
         what=Msg(
-            f"{what}: probabilities of the returned ids (each id must be the token whose probability sits next to it)",
-            f"{what}：返回的 id 对应的概率（每个 id 必须是与其并列的那个概率所属的词元）",
+            "{what}: probabilities of the returned ids (each id must be the token whose probability sits next to it)",
+            "{what}：返回的 id 对应的概率（每个 id 必须是与其并列的那个概率所属的词元）",
+            what=what,
         ),
     )
 
@@ -212,7 +244,7 @@ def test_bigram_counts(sub):
         m(prompt),
         f["logits_prompt"],
         tol="softmax",
-        what=Msg(f"model(ids of {PROMPT!r})", f"model（{PROMPT!r} 的 id）"),
+        what=Msg("model(ids of {PROMPT!r})", "model（{PROMPT!r} 的 id）", PROMPT=from_input(PROMPT)),
         mistakes=[
             Mistake((c + ALPHA).float(), "counts + alpha without the log", "只加了 alpha，没有取对数"),
             Mistake(
@@ -331,8 +363,10 @@ def test_listing_greedy_generation(sub):
         out,
         expected,
         what=Msg(
-            f"greedy_generate(model, ids of {PROMPT!r}, {N_GREEDY})",
-            f"greedy_generate(model, {PROMPT!r} 的 id, {N_GREEDY})",
+            "greedy_generate(model, ids of {PROMPT!r}, {N_GREEDY})",
+            "greedy_generate(model, {PROMPT!r} 的 id, {N_GREEDY})",
+            PROMPT=from_input(PROMPT),
+            N_GREEDY=from_input(N_GREEDY),
         ),
     )
 
@@ -352,10 +386,11 @@ def test_temperature_zero_is_greedy(sub):
         # logits / 0 is inf (or NaN where a logit is 0): softmax then gives NaN and sampling fails
         raise CheckFailure(
             Msg(
-                f"sample_next(logits, temperature=0, num_samples=50) failed: {e}. Temperature 0 means "
+                "sample_next(logits, temperature=0, num_samples=50) failed: {e}. Temperature 0 means "
                 "greedy: return the argmax num_samples times instead of dividing by 0",
-                f"sample_next(logits, temperature=0, num_samples=50) 失败了：{e}。温度为 0 表示贪心："
+                "sample_next(logits, temperature=0, num_samples=50) 失败了：{e}。温度为 0 表示贪心："
                 "应把 argmax 重复 num_samples 次，而不是除以 0",
+                e=from_input(e),
             ),
             mistake=Msg(
                 "temperature 0 not handled: the logits were divided by 0", "没有单独处理温度 0：logits 被除以了 0"
@@ -412,8 +447,9 @@ def test_temperature_zero_is_greedy(sub):
         expect(
             e.type == "ValueError",
             Msg(
-                f"a negative temperature must raise ValueError, not {e.type or e}",
-                f"温度为负时必须抛出 ValueError，而不是 {e.type or e}",
+                "a negative temperature must raise ValueError, not {error}",
+                "温度为负时必须抛出 ValueError，而不是 {error}",
+                error=from_input(e.type or e),
             ),
         )
         return
@@ -455,8 +491,9 @@ def test_bigram_fresh_corpus(sub):
             f["fresh_logits"][i],
             tol="softmax",
             what=Msg(
-                f"logits after a context ending in word {i} with alpha = 0.5",
-                f"上下文以单词 {i} 结尾、alpha = 0.5 时的 logits",
+                "logits after a context ending in word {i} with alpha = 0.5",
+                "上下文以单词 {i} 结尾、alpha = 0.5 时的 logits",
+                i=from_input(i),
             ),
         )
 
@@ -483,8 +520,9 @@ def test_probability_table_fresh(sub):
             f[f"x_{name}"],
             tol="softmax",
             what=Msg(
-                f"probability_table of a (3, 7) batch at temperature {t}",
-                f"温度为 {t} 时形状为 (3, 7) 的批次的 probability_table",
+                "probability_table of a (3, 7) batch at temperature {t}",
+                "温度为 {t} 时形状为 (3, 7) 的批次的 probability_table",
+                t=from_input(t),
             ),
             mistakes=wrong(t),
         )
@@ -503,7 +541,9 @@ def test_top_k_fresh(sub):
     f = fx()
     tied = torch.tensor([1.0, 3.0, 3.0, 2.0, 3.0, 0.0, 3.0, -1.0])
     for k in (2, 5, 8):  # k = 2 cuts through a group of four equal logits
-        _check_top_k(sub, tied, k, Msg(f"top_k of logits with ties, k={k}", f"有并列值的 logits 的 top_k，k={k}"))
+        _check_top_k(
+            sub, tied, k, Msg("top_k of logits with ties, k={k}", "有并列值的 logits 的 top_k，k={k}", k=from_input(k))
+        )
     _check_top_k(sub, f["x"][1], 3, Msg("top_k of random logits, k=3", "随机 logits 的 top_k，k=3"))
     _check_top_k(sub, f["x"][2].double(), 7, Msg("top_k of float64 logits, k=7", "float64 logits 的 top_k，k=7"))
 
@@ -558,8 +598,10 @@ def test_sampling_frequencies(sub):
         expect(
             isinstance(draws, torch.Tensor) and draws.dtype == torch.int64 and tuple(draws.shape) == (FREQ_DRAWS,),
             Msg(
-                f"sample_next(logits, {t}, {FREQ_DRAWS}) must return an int64 tensor of shape ({FREQ_DRAWS},)",
-                f"sample_next(logits, {t}, {FREQ_DRAWS}) 必须返回形状为 ({FREQ_DRAWS},) 的 int64 张量",
+                "sample_next(logits, {t}, {FREQ_DRAWS}) must return an int64 tensor of shape ({FREQ_DRAWS},)",
+                "sample_next(logits, {t}, {FREQ_DRAWS}) 必须返回形状为 ({FREQ_DRAWS},) 的 int64 张量",
+                t=from_input(t),
+                FREQ_DRAWS=from_input(FREQ_DRAWS),
             ),
         )
         expect(
@@ -622,11 +664,13 @@ def test_same_seed_same_tokens(sub):
     expect(
         a == b,
         Msg(
-            f"{{what}} gave {a} and then {b} after torch.manual_seed changed: draw from a torch.Generator "
+            "{what} gave {a} and then {b} after torch.manual_seed changed: draw from a torch.Generator "
             "seeded with `seed` (torch.Generator().manual_seed(seed)), not from the global generator",
-            f"torch.manual_seed 改变后，{{what}} 先给出 {a}，后给出 {b}：应从用 `seed` 初始化的 torch.Generator"
+            "torch.manual_seed 改变后，{what} 先给出 {a}，后给出 {b}：应从用 `seed` 初始化的 torch.Generator"
             "（torch.Generator().manual_seed(seed)）中抽取，而不是从全局生成器中抽取",
             what=what,
+            a=from_input(a),
+            b=from_input(b),
         ),
     )
 

@@ -5,7 +5,7 @@ import torch
 from hypothesis import Phase, given, settings
 from hypothesis import strategies as st
 
-from grader.checking import CheckFailure, Mistake, Msg, check, code, expect, expect_tensor, fixtures
+from grader.checking import CheckFailure, Mistake, Msg, check, code, expect, expect_tensor, fixtures, from_input
 from grader.checking.compare import HIDDEN
 
 EXERCISE = "s1_02_anatomy"
@@ -65,12 +65,14 @@ def _why(stage: str, got, c: dict) -> Msg | None:
 def compare_shapes(actual, config: dict) -> None:
     expected = expected_shapes(**config)
     hidden = HIDDEN.get()
-    what = code("stage_shapes({args})", args=", ".join(f"{k}={v}" for k, v in config.items()))
+    what = code("stage_shapes({args})", args=from_input(", ".join(f"{k}={v}" for k, v in config.items())))
     expect(
         isinstance(actual, dict),
         Msg(
-            f"{what} must return a dict, got {type(actual).__name__}",
-            f"{what} 必须返回 dict，实际返回了 {type(actual).__name__}",
+            "{what} must return a dict, got {actual_type}",
+            "{what} 必须返回 dict，实际返回了 {actual_type}",
+            what=what,
+            actual_type=from_input(type(actual).__name__),
         ),
     )
     missing = [k for k in expected if k not in actual]
@@ -105,8 +107,11 @@ def compare_shapes(actual, config: dict) -> None:
         expect(
             isinstance(got, tuple) and all(isinstance(n, int) and not isinstance(n, bool) for n in got),
             Msg(
-                f"{what}[{stage!r}] must be a tuple of ints, got {type(got).__name__}",
-                f"{what}[{stage!r}] 必须是整数元组，实际为 {type(got).__name__}",
+                "{what}[{stage!r}] must be a tuple of ints, got {got_type}",
+                "{what}[{stage!r}] 必须是整数元组，实际为 {got_type}",
+                what=what,
+                stage=from_input(stage),
+                got_type=from_input(type(got).__name__),
             ),
         )
         if got != shape:

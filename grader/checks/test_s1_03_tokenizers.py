@@ -8,7 +8,7 @@ import torch
 from hypothesis import Phase, given, settings
 from hypothesis import strategies as st
 
-from grader.checking import CheckFailure, Msg, check, code, expect, expect_equal, expect_tensor, fixtures
+from grader.checking import CheckFailure, Msg, check, code, expect, expect_equal, expect_tensor, fixtures, from_input
 from grader.checking.compare import HIDDEN
 from grader.worker.proxy import StudentError
 
@@ -67,8 +67,10 @@ def _ids(values, what: Msg) -> torch.Tensor:
     expect(
         isinstance(values, list) and all(isinstance(v, int) and not isinstance(v, bool) for v in values),
         Msg(
-            f"{what}: expected a list of ints, got {type(values).__name__}",
-            f"{what}：应返回整数列表，实际得到 {type(values).__name__}",
+            "{what}: expected a list of ints, got {values_type}",
+            "{what}：应返回整数列表，实际得到 {values_type}",
+            what=what,
+            values_type=from_input(type(values).__name__),
         ),
     )
     return torch.tensor(values, dtype=torch.int64)
@@ -84,8 +86,10 @@ def _encode(tok, text: str, what: Msg) -> torch.Tensor:
     if ids is None:
         raise CheckFailure(
             Msg(
-                f"{what} raised KeyError: a token that is not in the vocabulary must get id 0 ({UNK}), not raise",
-                f"{what} 抛出了 KeyError：不在词表中的词元必须得到 id 0（{UNK}），而不是抛出异常",
+                "{what} raised KeyError: a token that is not in the vocabulary must get id 0 ({UNK}), not raise",
+                "{what} 抛出了 KeyError：不在词表中的词元必须得到 id 0（{UNK}），而不是抛出异常",
+                what=what,
+                UNK=UNK,
             )
         )
     return _ids(ids, what)
@@ -96,15 +100,17 @@ def _vocab(tok, expected: list[str], what: Msg) -> None:
     expect(
         isinstance(vocab, list),
         Msg(
-            f"{what}.vocab must be a list of str, got {type(vocab).__name__}",
-            f"{what}.vocab 必须是 str 的列表，实际为 {type(vocab).__name__}",
+            "{what}.vocab must be a list of str, got {vocab_type}",
+            "{what}.vocab 必须是 str 的列表，实际为 {vocab_type}",
+            what=what,
+            vocab_type=from_input(type(vocab).__name__),
         ),
     )
     if vocab == expected:
         return
     why = None
     if vocab and vocab[0] != UNK:
-        why = Msg(f"the vocabulary must start with {UNK!r} (id 0)", f"词表必须以 {UNK!r} 开头（id 0）")
+        why = Msg("the vocabulary must start with {UNK!r} (id 0)", "词表必须以 {UNK!r} 开头（id 0）", UNK=UNK)
     elif sorted(vocab) == sorted(expected):
         why = Msg(
             "the distinct tokens must be sorted (sorted(set(...)))", "互不相同的词元必须排好序（sorted(set(...))）"
@@ -163,8 +169,9 @@ def test_hello_world(sub):
     expect(
         isinstance(counts, dict),
         Msg(
-            f"token_counts must return a dict, got {type(counts).__name__}",
-            f"token_counts 必须返回 dict，实际返回了 {type(counts).__name__}",
+            "token_counts must return a dict, got {counts_type}",
+            "token_counts 必须返回 dict，实际返回了 {counts_type}",
+            counts_type=from_input(type(counts).__name__),
         ),
     )
     expect_equal(
@@ -274,8 +281,13 @@ def test_word_limits(sub):
     f = fx()
     tok = sub.new("WordTokenizer", LEARN_TEXT)
     _vocab(tok, ref_word_vocab(LEARN_TEXT), code("WordTokenizer(LEARN_TEXT)"))
-    forms = torch.stack([_encode(tok, w, code(f"WordTokenizer.encode({w!r})"))[0] for w in LEARN_FORMS])
-    expect_tensor(forms, f["learn_form_ids"], tol="exact", what=Msg(f"ids of {LEARN_FORMS}", f"{LEARN_FORMS} 的 id"))
+    forms = torch.stack([_encode(tok, w, code("WordTokenizer.encode({w!r})", w=from_input(w)))[0] for w in LEARN_FORMS])
+    expect_tensor(
+        forms,
+        f["learn_form_ids"],
+        tol="exact",
+        what=Msg("ids of {LEARN_FORMS}", "{LEARN_FORMS} 的 id", LEARN_FORMS=from_input(LEARN_FORMS)),
+    )
     expect(
         len(set(forms.tolist())) == 4 and 0 not in forms.tolist(),
         Msg(
@@ -283,14 +295,15 @@ def test_word_limits(sub):
             "learn、learning、learned 和 learnt 必须是四个不同的已知词元",
         ),
     )
-    ids = _encode(tok, MISSPELT, code(f"WordTokenizer.encode({MISSPELT!r})"))
+    ids = _encode(tok, MISSPELT, code("WordTokenizer.encode({MISSPELT!r})", MISSPELT=from_input(MISSPELT)))
     expect_tensor(
         ids,
         f["misspelt_ids"],
         tol="exact",
         what=Msg(
-            f"WordTokenizer.encode({MISSPELT!r}): 'runing' is unknown (id 0)",
-            f"WordTokenizer.encode({MISSPELT!r})：'runing' 是未知词（id 0）",
+            "WordTokenizer.encode({MISSPELT!r}): 'runing' is unknown (id 0)",
+            "WordTokenizer.encode({MISSPELT!r})：'runing' 是未知词（id 0）",
+            MISSPELT=from_input(MISSPELT),
         ),
     )
     _decode(
@@ -387,7 +400,7 @@ def test_word_tokenizer_fresh(sub):
             tokens=ref_split(text),
         )
     for text in ("a  b\tc\n d", "x+y=z", "(see: it's fine!)", ""):
-        expect_equal(sub.split_words(text), ref_split(text), what=code(f"split_words({text!r})"))
+        expect_equal(sub.split_words(text), ref_split(text), what=code("split_words({text!r})", text=from_input(text)))
 
 
 @check(points=2, hidden=True, title="the character tokenizer on other texts", title_zh="字符分词器处理其他文本")
@@ -437,4 +450,6 @@ def test_token_counts_fresh(sub):
 
     counts()
     for text in ("", "   ", "Hello,world!", "你好，世界！", " two  spaces "):
-        expect_equal(sub.token_counts(text), ref_counts(text), what=code(f"token_counts({text!r})"))
+        expect_equal(
+            sub.token_counts(text), ref_counts(text), what=code("token_counts({text!r})", text=from_input(text))
+        )

@@ -7,7 +7,7 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from grader.checking import CheckFailure, Msg, check, code, expect, expect_equal, fixtures
+from grader.checking import CheckFailure, Msg, check, code, expect, expect_equal, fixtures, from_input
 from grader.checking.compare import HIDDEN
 
 EXERCISE = "s1_04_bpe_train"
@@ -138,8 +138,11 @@ def _merges_of(value, what):
     ):
         raise CheckFailure(
             Msg(
-                f"{what} must be a list of (str, str) pairs, got {type(value).__name__}: {str(value)[:200]}",
-                f"{what} 必须是 (str, str) 字符对的列表，实际为 {type(value).__name__}：{str(value)[:200]}",
+                "{what} must be a list of (str, str) pairs, got {value_type}: {value_text}",
+                "{what} 必须是 (str, str) 字符对的列表，实际为 {value_type}：{value_text}",
+                what=what,
+                value_type=from_input(type(value).__name__),
+                value_text=from_input(str(value)[:200]),
             )
         )
     return [tuple(p) for p in value]
@@ -216,8 +219,9 @@ def test_book_word_table(sub):
     expect(
         isinstance(out, dict),
         Msg(
-            f"word_table must return a dict, got {type(out).__name__}",
-            f"word_table 必须返回 dict，实际返回了 {type(out).__name__}",
+            "word_table must return a dict, got {out_type}",
+            "word_table 必须返回 dict，实际返回了 {out_type}",
+            out_type=from_input(type(out).__name__),
         ),
     )
     _same(
@@ -251,8 +255,9 @@ def test_book_pair_counts(sub):
     expect(
         isinstance(rows, list),
         Msg(
-            f"pair_counts must return a list, got {type(rows).__name__}",
-            f"pair_counts 必须返回 list，实际返回了 {type(rows).__name__}",
+            "pair_counts must return a list, got {rows_type}",
+            "pair_counts 必须返回 list，实际返回了 {rows_type}",
+            rows_type=from_input(type(rows).__name__),
         ),
     )
     got = _pairs(rows)
@@ -281,7 +286,9 @@ def test_book_pair_counts(sub):
         )
     for pair, n in BOOK_PAIR_COUNTS.items():
         expect_equal(
-            got.get(pair), n, Msg(f"count of the pair {pair} (figure 1.23)", f"字符对 {pair} 的计数（图 1.23）")
+            got.get(pair),
+            n,
+            Msg("count of the pair {pair} (figure 1.23)", "字符对 {pair} 的计数（图 1.23）", pair=pair),
         )
     expect_equal(
         got.get(("t", EOW)),
@@ -368,15 +375,18 @@ def test_book_vocabulary(sub):
         expect(
             token in vocab,
             Msg(
-                f"after {BOOK_VOCAB_MERGES} merges the vocabulary must hold {token!r} (step 4)",
-                f"经过 {BOOK_VOCAB_MERGES} 次合并后，词表中必须有 {token!r}（第 4 步）",
+                "after {BOOK_VOCAB_MERGES} merges the vocabulary must hold {token!r} (step 4)",
+                "经过 {BOOK_VOCAB_MERGES} 次合并后，词表中必须有 {token!r}（第 4 步）",
+                BOOK_VOCAB_MERGES=BOOK_VOCAB_MERGES,
+                token=token,
             ),
         )
     expect(
         "low" not in base | {a + b for a, b in merges[: BOOK_VOCAB_MERGES - 1]},
         Msg(
-            f"'low' must be merge {BOOK_VOCAB_MERGES}, the last one step 4's list needs",
-            f"'low' 必须是第 {BOOK_VOCAB_MERGES} 次合并，也就是第 4 步的列表所需的最后一次",
+            "'low' must be merge {BOOK_VOCAB_MERGES}, the last one step 4's list needs",
+            "'low' 必须是第 {BOOK_VOCAB_MERGES} 次合并，也就是第 4 步的列表所需的最后一次",
+            BOOK_VOCAB_MERGES=BOOK_VOCAB_MERGES,
         ),
     )
     for word, pieces in (
@@ -388,8 +398,10 @@ def test_book_vocabulary(sub):
             _symbols(sub.tokenize_word(word, merges[:BOOK_VOCAB_MERGES])),
             pieces,
             Msg(
-                f"tokenize_word({word!r}) with the first {BOOK_VOCAB_MERGES} merges",
-                f"用前 {BOOK_VOCAB_MERGES} 条合并规则做 tokenize_word({word!r})",
+                "tokenize_word({word!r}) with the first {BOOK_VOCAB_MERGES} merges",
+                "用前 {BOOK_VOCAB_MERGES} 条合并规则做 tokenize_word({word!r})",
+                word=from_input(word),
+                BOOK_VOCAB_MERGES=BOOK_VOCAB_MERGES,
             ),
         )
 
@@ -399,14 +411,16 @@ def test_book_vocabulary(sub):
 def test_fresh_corpora(sub):
     for i, case in enumerate(fx()["fresh"]):
         merges = _merges_of(
-            sub.train_bpe(case["corpus"], 30), Msg(f"train_bpe(corpus {i + 1}, 30)", f"train_bpe（语料 {i + 1}，30）")
+            sub.train_bpe(case["corpus"], 30),
+            Msg("train_bpe(corpus {number}, 30)", "train_bpe（语料 {number}，30）", number=from_input(i + 1)),
         )
         _same(
             merges,
             _tuples(case["merges"]),
             Msg(
-                f"train_bpe on fresh corpus {i + 1} (ties are frequent here)",
-                f"在新语料 {i + 1} 上做 train_bpe（这里经常出现并列）",
+                "train_bpe on fresh corpus {number} (ties are frequent here)",
+                "在新语料 {number} 上做 train_bpe（这里经常出现并列）",
+                number=from_input(i + 1),
             ),
             mistakes=_training_mistakes(case),
         )
@@ -465,8 +479,9 @@ def test_tokenize_unseen_words(sub):
             _symbols(sub.tokenize_word(word, merges)),
             pieces,
             Msg(
-                f"tokenize_word({word!r}) with the book's first merges",
-                f"用书中的前几条合并规则做 tokenize_word({word!r})",
+                "tokenize_word({word!r}) with the book's first merges",
+                "用书中的前几条合并规则做 tokenize_word({word!r})",
+                word=from_input(word),
             ),
         )
     for i, case in enumerate(f["fresh"]):
@@ -476,8 +491,10 @@ def test_tokenize_unseen_words(sub):
                 _symbols(sub.tokenize_word(word, merges)),
                 pieces,
                 Msg(
-                    f"tokenize_word({word!r}) with corpus {i + 1}'s merges",
-                    f"用语料 {i + 1} 的合并规则做 tokenize_word({word!r})",
+                    "tokenize_word({word!r}) with corpus {number}'s merges",
+                    "用语料 {number} 的合并规则做 tokenize_word({word!r})",
+                    word=from_input(word),
+                    number=from_input(i + 1),
                 ),
             )
 
@@ -491,10 +508,14 @@ def test_invariants(sub):
     @settings(max_examples=20, derandomize=True, database=None, deadline=None)
     @given(corpora, st.randoms(use_true_random=False))
     def invariants(corpus, rnd):
-        merges = _merges_of(sub.train_bpe(corpus, 12), code(f"train_bpe({corpus}, 12)"))
+        merges = _merges_of(sub.train_bpe(corpus, 12), code("train_bpe({corpus}, 12)", corpus=from_input(corpus)))
         expect(
             len(merges) <= 12,
-            Msg(f"train_bpe({corpus}, 12) made more than 12 merges", f"train_bpe({corpus}, 12) 做了超过 12 次合并"),
+            Msg(
+                "train_bpe({corpus}, 12) made more than 12 merges",
+                "train_bpe({corpus}, 12) 做了超过 12 次合并",
+                corpus=from_input(corpus),
+            ),
         )
         words = list(corpus.items())
         rnd.shuffle(words)
@@ -502,9 +523,11 @@ def test_invariants(sub):
         expect(
             again == merges,
             Msg(
-                f"train_bpe({dict(words)}, 12) differs from train_bpe({corpus}, 12): the same counts "
+                "train_bpe({counts}, 12) differs from train_bpe({corpus}, 12): the same counts "
                 "listed in another order must give the same merges (ties go to the smallest pair)",
-                f"train_bpe({dict(words)}, 12) 与 train_bpe({corpus}, 12) 不同：相同的计数换一种顺序列出，必须得到相同的合并（并列时取最小的字符对）",
+                "train_bpe({counts}, 12) 与 train_bpe({corpus}, 12) 不同：相同的计数换一种顺序列出，必须得到相同的合并（并列时取最小的字符对）",
+                counts=from_input(dict(words)),
+                corpus=from_input(corpus),
             ),
         )
         table = sub.word_table(corpus)
@@ -512,8 +535,9 @@ def test_invariants(sub):
         expect(
             sum(pairs.values()) == sum(n * len(w) for w, n in corpus.items()),
             Msg(
-                f"pair counts of {corpus}: a word of k characters has k adjacent pairs (with </w>), each counted n times",
-                f"{corpus} 的字符对计数：k 个字符的单词（含 </w>）有 k 个相邻字符对，每个计 n 次",
+                "pair counts of {corpus}: a word of k characters has k adjacent pairs (with </w>), each counted n times",
+                "{corpus} 的字符对计数：k 个字符的单词（含 </w>）有 k 个相邻字符对，每个计 n 次",
+                corpus=from_input(corpus),
             ),
         )
         if merges:
@@ -523,8 +547,10 @@ def test_invariants(sub):
                 sorted(w.replace(" ", "") for w in after) == sorted(w.replace(" ", "") for w in table)
                 and sorted(after.values()) == sorted(table.values()),
                 Msg(
-                    f"merge_pair({table}, {merges[0]}) must keep every word and its count",
-                    f"merge_pair({table}, {merges[0]}) 必须保留每个单词及其计数",
+                    "merge_pair({table}, {first}) must keep every word and its count",
+                    "merge_pair({table}, {first}) 必须保留每个单词及其计数",
+                    table=from_input(table),
+                    first=from_input(merges[0]),
                 ),
             )
             size = sum(n * len(w.split(" ")) for w, n in table.items())
@@ -533,8 +559,10 @@ def test_invariants(sub):
             expect(
                 ok,
                 Msg(
-                    f"merge_pair({table}, {merges[0]}) must fuse every occurrence of the pair, left to right",
-                    f"merge_pair({table}, {merges[0]}) 必须从左到右合并该字符对的每一次出现",
+                    "merge_pair({table}, {first}) must fuse every occurrence of the pair, left to right",
+                    "merge_pair({table}, {first}) 必须从左到右合并该字符对的每一次出现",
+                    table=from_input(table),
+                    first=from_input(merges[0]),
                 ),
             )
         full = _merges_of(sub.train_bpe(corpus, 1000), code("train_bpe"))
@@ -542,8 +570,11 @@ def test_invariants(sub):
             expect(
                 _symbols(sub.tokenize_word(word, full)) == [word + EOW],
                 Msg(
-                    f"with every merge of {corpus}, tokenize_word({word!r}) must be the single symbol {word + EOW!r}",
-                    f"使用 {corpus} 的全部合并规则后，tokenize_word({word!r}) 必须是单个符号 {word + EOW!r}",
+                    "with every merge of {corpus}, tokenize_word({word!r}) must be the single symbol {symbol!r}",
+                    "使用 {corpus} 的全部合并规则后，tokenize_word({word!r}) 必须是单个符号 {symbol!r}",
+                    corpus=from_input(corpus),
+                    word=from_input(word),
+                    symbol=from_input(word + EOW),
                 ),
             )
 

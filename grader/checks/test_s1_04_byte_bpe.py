@@ -15,7 +15,18 @@ from hypothesis import Phase, given, settings
 from hypothesis import strategies as st
 
 from grader.capstone import gpt2
-from grader.checking import CheckFailure, Mistake, Msg, check, code, expect, expect_equal, expect_tensor, fixtures
+from grader.checking import (
+    CheckFailure,
+    Mistake,
+    Msg,
+    check,
+    code,
+    expect,
+    expect_equal,
+    expect_tensor,
+    fixtures,
+    from_input,
+)
 from grader.course.messages import t
 from grader.worker.proxy import StudentError
 
@@ -197,8 +208,11 @@ def _ids(value, what) -> torch.Tensor:
     if not isinstance(value, (list, tuple)) or not all(isinstance(i, int) and not isinstance(i, bool) for i in value):
         raise CheckFailure(
             Msg(
-                f"{what} must be a list of int token ids, got {type(value).__name__}: {str(value)[:200]}",
-                f"{what} 必须是整数词元 id 的列表，实际为 {type(value).__name__}：{str(value)[:200]}",
+                "{what} must be a list of int token ids, got {value_type}: {value_text}",
+                "{what} 必须是整数词元 id 的列表，实际为 {value_type}：{value_text}",
+                what=what,
+                value_type=from_input(type(value).__name__),
+                value_text=from_input(str(value)[:200]),
             )
         )
     return torch.tensor(list(value), dtype=torch.int64)
@@ -304,7 +318,7 @@ def test_varied_text_matches_tiktoken(sub):
         expect_ids(
             tok.encode(text),
             expected,
-            Msg(f"the token ids of encode({text!r})", f"encode({text!r}) 的词元 id"),
+            Msg("the token ids of encode({text!r})", "encode({text!r}) 的词元 id", text=from_input(text)),
             mistakes=lambda: _wrong_answers(text, enc),
         )
 
@@ -316,9 +330,13 @@ def test_round_trip(sub):
         expect_equal(
             tok.decode(_expected(enc, text)),
             text,
-            Msg(f"decode of tiktoken's ids of {text!r}", f"对 tiktoken 给出的 {text!r} 的 id 做 decode"),
+            Msg(
+                "decode of tiktoken's ids of {text!r}",
+                "对 tiktoken 给出的 {text!r} 的 id 做 decode",
+                text=from_input(text),
+            ),
         )
-        expect_equal(tok.decode(tok.encode(text)), text, code(f"decode(encode({text!r}))"))
+        expect_equal(tok.decode(tok.encode(text)), text, code("decode(encode({text!r}))", text=from_input(text)))
 
 
 @check(
@@ -334,18 +352,20 @@ def test_sizes_of_a_small_table(sub):
     if got == 50257:
         raise CheckFailure(
             Msg(
-                f"vocab_size() of a table of {len(ranks)} ranked tokens is 50257, GPT-2's: count the "
+                "vocab_size() of a table of {n_ranks} ranked tokens is 50257, GPT-2's: count the "
                 "table's tokens, len(ranks) + 1 (<|endoftext|>)",
-                f"含 {len(ranks)} 个有排名词元的表的 vocab_size() 是 GPT-2 的 50257：应按这张表计数，"
+                "含 {n_ranks} 个有排名词元的表的 vocab_size() 是 GPT-2 的 50257：应按这张表计数，"
                 "即 len(ranks) + 1（<|endoftext|>）",
+                n_ranks=from_input(len(ranks)),
             )
         )
     expect_equal(
         got,
         len(ranks) + 1,
         Msg(
-            f"vocab_size() of a table of {len(ranks)} ranked tokens: len(ranks) + 1",
-            f"含 {len(ranks)} 个有排名词元的表的 vocab_size()：len(ranks) + 1",
+            "vocab_size() of a table of {n_ranks} ranked tokens: len(ranks) + 1",
+            "含 {n_ranks} 个有排名词元的表的 vocab_size()：len(ranks) + 1",
+            n_ranks=from_input(len(ranks)),
         ),
     )
     expect_equal(
@@ -361,8 +381,10 @@ def test_decode_part_of_a_character(sub):
     for text in ("🙂", "日本"):
         for i in _expected(enc, text):
             what = Msg(
-                f"decode([{i}]), one of the tokens of {text!r}: it holds only part of a character",
-                f"decode([{i}])，{text!r} 的一个词元：它只含某个字符的一部分",
+                "decode([{i}]), one of the tokens of {text!r}: it holds only part of a character",
+                "decode([{i}])，{text!r} 的一个词元：它只含某个字符的一部分",
+                i=from_input(i),
+                text=from_input(text),
             )
             try:
                 got = tok.decode([i])
@@ -432,10 +454,10 @@ def test_random_text_matches_tiktoken(sub):
         expect_ids(
             ids,
             _expected(enc, text),
-            Msg(f"the token ids of encode({text!r})", f"encode({text!r}) 的词元 id"),
+            Msg("the token ids of encode({text!r})", "encode({text!r}) 的词元 id", text=from_input(text)),
             mistakes=lambda: _wrong_answers(text, enc),
         )
-        expect_equal(tok.decode(ids), text, code(f"decode(encode({text!r}))"))
+        expect_equal(tok.decode(ids), text, code("decode(encode({text!r}))", text=from_input(text)))
 
     same_ids()
 
@@ -450,7 +472,7 @@ def test_merge_by_rank(sub):
         expect_ids(
             tok.merge_bytes(list(data)),
             expected,
-            Msg(f"bpe_merge of the piece {piece!r}", f"对片段 {piece!r} 做 bpe_merge"),
+            Msg("bpe_merge of the piece {piece!r}", "对片段 {piece!r} 做 bpe_merge", piece=from_input(piece)),
             mistakes=[
                 (
                     _greedy_merge(data, ranks),
@@ -466,7 +488,7 @@ def test_merge_by_rank(sub):
         expect_ids(
             tok.merge_bytes(list(data)),
             _merge_all(data, ranks),
-            Msg(f"bpe_merge of the bytes {data!r}", f"对字节 {data!r} 做 bpe_merge"),
+            Msg("bpe_merge of the bytes {data!r}", "对字节 {data!r} 做 bpe_merge", data=from_input(data)),
         )
 
 
@@ -491,27 +513,34 @@ def test_small_table(sub):
         tok.vocab_size(),
         len(ranks) + 1,
         Msg(
-            f"vocab_size() of a table of {len(ranks)} ranked tokens", f"含 {len(ranks)} 个有排名词元的表的 vocab_size()"
+            "vocab_size() of a table of {n_ranks} ranked tokens",
+            "含 {n_ranks} 个有排名词元的表的 vocab_size()",
+            n_ranks=from_input(len(ranks)),
         ),
     )
     expect_equal(
         tok.num_merges(),
         len(ranks) - 256,
         Msg(
-            f"num_merges() of a table with {len(ranks) - 256} merges",
-            f"含 {len(ranks) - 256} 条合并规则的表的 num_merges()",
+            "num_merges() of a table with {n_merges} merges",
+            "含 {n_merges} 条合并规则的表的 num_merges()",
+            n_merges=from_input(len(ranks) - 256),
         ),
     )
     for text in ["old finest lowest", " fin fin  final", "oldest<|endoftext|>lowest", "你好 est"]:
         expect_ids(
             tok.encode(text),
             ref.encode(text, allowed_special="all"),
-            Msg(f"encode({text!r}) with a small table", f"用小表做 encode({text!r})"),
+            Msg("encode({text!r}) with a small table", "用小表做 encode({text!r})", text=from_input(text)),
         )
         expect_equal(
             tok.decode(tok.encode(text)),
             text,
-            Msg(f"decode(encode({text!r})) with a small table", f"用小表做 decode(encode({text!r}))"),
+            Msg(
+                "decode(encode({text!r})) with a small table",
+                "用小表做 decode(encode({text!r}))",
+                text=from_input(text),
+            ),
         )
 
 
@@ -524,9 +553,11 @@ def test_decode_partial_characters(sub):
                 tok.decode([i]),
                 enc.decode([i]),
                 Msg(
-                    f"decode([{i}]), a token of {text!r} that may hold part of a character "
+                    "decode([{i}]), a token of {text!r} that may hold part of a character "
                     "(decode with errors='replace')",
-                    f"decode([{i}])，这是 {text!r} 的一个词元，可能只含某个字符的一部分（用 errors='replace' 解码）",
+                    "decode([{i}])，这是 {text!r} 的一个词元，可能只含某个字符的一部分（用 errors='replace' 解码）",
+                    i=from_input(i),
+                    text=from_input(text),
                 ),
             )
     expect(tok.decode([]) == "", Msg("decode([]) must be the empty string", "decode([]) 必须是空字符串"))

@@ -5,7 +5,7 @@ import math
 import torch
 import torch.nn.functional as F
 
-from grader.checking import CheckFailure, Mistake, Msg, check, code, expect, expect_tensor, fixtures
+from grader.checking import CheckFailure, Mistake, Msg, check, code, expect, expect_tensor, fixtures, from_input
 from grader.worker.proxy import StudentError
 
 EXERCISE = "s1_05_embeddings"
@@ -50,11 +50,14 @@ def _expect_value_error(call, what: Msg):
         expect(
             e.type == "ValueError",
             Msg(
-                f"{what} must raise ValueError, not {e.type or e}", f"{what} 必须抛出 ValueError，而不是 {e.type or e}"
+                "{what} must raise ValueError, not {error}",
+                "{what} 必须抛出 ValueError，而不是 {error}",
+                what=what,
+                error=from_input(e.type or e),
             ),
         )
         return
-    raise CheckFailure(Msg(f"{what} must raise ValueError", f"{what} 必须抛出 ValueError"))
+    raise CheckFailure(Msg("{what} must raise ValueError", "{what} 必须抛出 ValueError", what=what))
 
 
 def _integer_mistake(out, expected) -> list[Mistake]:
@@ -84,7 +87,7 @@ def test_book_one_hot_cat(sub):
         out,
         expected,
         tol="exact",
-        what=code(f"one_hot(tensor({CAT}), {BOOK_VOCAB:,})"),
+        what=code("one_hot(tensor({CAT}), {BOOK_VOCAB:,})", CAT=from_input(CAT), BOOK_VOCAB=BOOK_VOCAB),
         mistakes=[
             Mistake(
                 torch.roll(expected, -1),
@@ -97,8 +100,10 @@ def test_book_one_hot_cat(sub):
     expect(
         int((out == 1).sum()) == 1 and int((out == 0).sum()) == BOOK_VOCAB - 1,
         Msg(
-            f"a one-hot vector of length {BOOK_VOCAB:,} holds one 1 and {BOOK_VOCAB - 1:,} zeros",
-            f"长度为 {BOOK_VOCAB:,} 的独热向量含一个 1 和 {BOOK_VOCAB - 1:,} 个 0",
+            "a one-hot vector of length {BOOK_VOCAB:,} holds one 1 and {zeros:,} zeros",
+            "长度为 {BOOK_VOCAB:,} 的独热向量含一个 1 和 {zeros:,} 个 0",
+            BOOK_VOCAB=BOOK_VOCAB,
+            zeros=BOOK_VOCAB - 1,
         ),
     )
 

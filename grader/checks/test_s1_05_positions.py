@@ -6,7 +6,18 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from grader.checking import CheckFailure, Mistake, Msg, check, code, expect, expect_equal, expect_tensor, fixtures
+from grader.checking import (
+    CheckFailure,
+    Mistake,
+    Msg,
+    check,
+    code,
+    expect,
+    expect_equal,
+    expect_tensor,
+    fixtures,
+    from_input,
+)
 from grader.worker.proxy import StudentError
 
 EXERCISE = "s1_05_positions"
@@ -116,11 +127,14 @@ def _expect_value_error(call, what: Msg):
         expect(
             e.type == "ValueError",
             Msg(
-                f"{what} must raise ValueError, not {e.type or e}", f"{what} 必须抛出 ValueError，而不是 {e.type or e}"
+                "{what} must raise ValueError, not {error}",
+                "{what} 必须抛出 ValueError，而不是 {error}",
+                what=what,
+                error=from_input(e.type or e),
             ),
         )
         return
-    raise CheckFailure(Msg(f"{what} must raise ValueError", f"{what} 必须抛出 ValueError"))
+    raise CheckFailure(Msg("{what} must raise ValueError", "{what} 必须抛出 ValueError", what=what))
 
 
 def _number(value, what: Msg) -> float:
@@ -129,8 +143,10 @@ def _number(value, what: Msg) -> float:
     expect(
         isinstance(value, (int, float)) and not isinstance(value, bool),
         Msg(
-            f"{what} must return a number, not {type(value).__name__}",
-            f"{what} 必须返回一个数，而不是 {type(value).__name__}",
+            "{what} must return a number, not {value_type}",
+            "{what} 必须返回一个数，而不是 {value_type}",
+            what=what,
+            value_type=from_input(type(value).__name__),
         ),
     )
     return float(value)
@@ -226,7 +242,7 @@ def test_book_binary_64_to_75(sub):
             out[p - 64],
             torch.tensor(bits, dtype=torch.float32),
             tol="exact",
-            what=Msg(f"the 8 bits of position {p}", f"位置 {p} 的 8 个二进制位"),
+            what=Msg("the 8 bits of position {p}", "位置 {p} 的 8 个二进制位", p=from_input(p)),
         )
     expect(
         bool((out[:, 0] == 0).all()),
@@ -254,8 +270,10 @@ def test_bit_periods(sub):
             expected,
             tol="exact",
             what=Msg(
-                f"bit i = {i} over positions 0..255 (it must flip every {run} positions)",
-                f"第 i = {i} 位在位置 0..255 上的取值（它必须每 {run} 个位置翻转一次）",
+                "bit i = {i} over positions 0..255 (it must flip every {run} positions)",
+                "第 i = {i} 位在位置 0..255 上的取值（它必须每 {run} 个位置翻转一次）",
+                i=from_input(i),
+                run=from_input(run),
             ),
         )
 
@@ -380,14 +398,19 @@ def test_wavelengths_of_figure_pairs(sub):
     f = fx()
     pairs = (0, *BOOK_PAIRS)
     got = torch.tensor(
-        [_number(sub.wavelength(i, BOOK_D_MODEL), code(f"wavelength({i}, 768)")) for i in pairs], dtype=torch.float64
+        [_number(sub.wavelength(i, BOOK_D_MODEL), code("wavelength({i}, 768)", i=i)) for i in pairs],
+        dtype=torch.float64,
     )
     denominators = torch.tensor([10000 ** (2 * i / BOOK_D_MODEL) for i in pairs], dtype=torch.float64)
     expect_tensor(
         got,
         f["wavelengths"],
         tol="attention",
-        what=Msg(f"wavelength(i, 768) for i = {list(pairs)}", f"i = {list(pairs)} 时的 wavelength(i, 768)"),
+        what=Msg(
+            "wavelength(i, 768) for i = {pairs}",
+            "i = {pairs} 时的 wavelength(i, 768)",
+            pairs=list(pairs),
+        ),
         mistakes=[
             Mistake(
                 denominators,
@@ -424,7 +447,7 @@ def test_sinusoidal_fresh_sizes(sub):
             sub.sinusoidal_position_encoding(n, d),
             f[f"sin_{n}_{d}"],
             tol=SIN_TOL,
-            what=code(f"sinusoidal_position_encoding({n}, {d})"),
+            what=code("sinusoidal_position_encoding({n}, {d})", n=from_input(n), d=from_input(d)),
             mistakes=_sin_mistakes(n, d),
         )
 
@@ -440,8 +463,10 @@ def test_sinusoidal_invariants(sub):
             tuple(pe.shape),
             (seq_len, d_model),
             what=Msg(
-                f"shape of sinusoidal_position_encoding({seq_len}, {d_model})",
-                f"sinusoidal_position_encoding({seq_len}, {d_model}) 的形状",
+                "shape of sinusoidal_position_encoding({seq_len}, {d_model})",
+                "sinusoidal_position_encoding({seq_len}, {d_model}) 的形状",
+                seq_len=from_input(seq_len),
+                d_model=from_input(d_model),
             ),
         )
         expect(bool((pe.abs() <= 1).all()), Msg("every value must lie in [-1, 1]", "每个值都必须在 [-1, 1] 之间"))
@@ -451,8 +476,10 @@ def test_sinusoidal_invariants(sub):
             torch.ones_like(pairs),
             tol=SIN_TOL,
             what=Msg(
-                f"sin^2 + cos^2 of each pair (seq_len {seq_len}, d_model {d_model}): one angle per pair",
-                f"每一对的 sin^2 + cos^2（seq_len {seq_len}，d_model {d_model}）：每一对只用一个角度",
+                "sin^2 + cos^2 of each pair (seq_len {seq_len}, d_model {d_model}): one angle per pair",
+                "每一对的 sin^2 + cos^2（seq_len {seq_len}，d_model {d_model}）：每一对只用一个角度",
+                seq_len=from_input(seq_len),
+                d_model=from_input(d_model),
             ),
         )
         first = torch.tensor([0.0, 1.0] * half)
@@ -470,8 +497,9 @@ def test_sinusoidal_invariants(sub):
             pe,
             tol=SIN_TOL,
             what=Msg(
-                f"the first {seq_len} rows of a longer encoding (a position's vector must not depend on seq_len)",
-                f"更长编码的前 {seq_len} 行（一个位置的向量不应依赖于 seq_len）",
+                "the first {seq_len} rows of a longer encoding (a position's vector must not depend on seq_len)",
+                "更长编码的前 {seq_len} 行（一个位置的向量不应依赖于 seq_len）",
+                seq_len=from_input(seq_len),
             ),
         )
 

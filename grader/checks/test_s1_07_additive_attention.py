@@ -4,7 +4,18 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from grader.checking import Mistake, Msg, check, code, expect, expect_equal, expect_tensor, fixtures, tolerances
+from grader.checking import (
+    Mistake,
+    Msg,
+    check,
+    code,
+    expect,
+    expect_equal,
+    expect_tensor,
+    fixtures,
+    from_input,
+    tolerances,
+)
 
 EXERCISE = "s1_07_additive_attention"
 
@@ -126,7 +137,7 @@ def test_i_will_eat(sub):
             scores,
             f[f"ex_scores{t}"],
             tol="attention",
-            what=Msg(f"scores before writing {word!r}", f"写出 {word!r} 之前的分数"),
+            what=Msg("scores before writing {word!r}", "写出 {word!r} 之前的分数", word=from_input(word)),
             mistakes=_score_mistakes(S[t], H, W_s, W_h, v),
         )
         m = _attention_mistakes(S[t], H, W_s, W_h, v)
@@ -135,7 +146,9 @@ def test_i_will_eat(sub):
             weights,
             f[f"ex_weights{t}"],
             tol="attention",
-            what=Msg(f"attention weights before writing {word!r}", f"写出 {word!r} 之前的注意力权重"),
+            what=Msg(
+                "attention weights before writing {word!r}", "写出 {word!r} 之前的注意力权重", word=from_input(word)
+            ),
             mistakes=m["weights"],
         )
         expect_tensor(
@@ -147,16 +160,18 @@ def test_i_will_eat(sub):
         expect(
             float(weights[t]) > 0.97,
             Msg(
-                f"before writing {word!r} the decoder must attend almost only to "
-                f"{SOURCE[t]!r} (h{t + 1}), weight 0.9794",
-                f"写出 {word!r} 之前，解码器必须几乎只关注 {SOURCE[t]!r}（h{t + 1}），权重为 0.9794",
+                "before writing {word!r} the decoder must attend almost only to {source_word!r} (h{j}), weight 0.9794",
+                "写出 {word!r} 之前，解码器必须几乎只关注 {source_word!r}（h{j}），权重为 0.9794",
+                word=from_input(word),
+                source_word=from_input(SOURCE[t]),
+                j=from_input(t + 1),
             ),
         )
         expect_tensor(
             context,
             f[f"ex_context{t}"],
             tol="attention",
-            what=Msg(f"context vector before writing {word!r}", f"写出 {word!r} 之前的上下文向量"),
+            what=Msg("context vector before writing {word!r}", "写出 {word!r} 之前的上下文向量", word=from_input(word)),
             mistakes=m["context"],
         )
     # The same steps as a batch of two sentences (the decoder before 'Je' and before 'vais', each over
@@ -198,8 +213,10 @@ def _pair(out, what):
     expect(
         isinstance(out, (tuple, list)) and len(out) == 2,
         Msg(
-            f"{what} must return a pair (context, weights), not {type(out).__name__}",
-            f"{what} 必须返回一对值 (context, weights)，而不是 {type(out).__name__}",
+            "{what} must return a pair (context, weights), not {out_type}",
+            "{what} 必须返回一对值 (context, weights)，而不是 {out_type}",
+            what=what,
+            out_type=from_input(type(out).__name__),
         ),
     )
     return out
@@ -282,29 +299,42 @@ def test_invariants(sub):
         W_h = torch.randn(d_a, d_h, generator=g, dtype=torch.float64)
         v = torch.randn(d_a, generator=g, dtype=torch.float64) * 3
         context, weights = _pair(sub.additive_attention(s, H, W_s, W_h, v), code("additive_attention"))
-        what = f"T={T}, d_s={d_s}, d_h={d_h}, d_a={d_a}"
-        expect_equal(tuple(weights.shape), (T,), what=Msg(f"shape of the weights ({what})", f"权重的形状（{what}）"))
+        what = code(
+            "T={T}, d_s={d_s}, d_h={d_h}, d_a={d_a}",
+            T=from_input(T),
+            d_s=from_input(d_s),
+            d_h=from_input(d_h),
+            d_a=from_input(d_a),
+        )
         expect_equal(
-            tuple(context.shape), (d_h,), what=Msg(f"shape of the context ({what})", f"上下文向量的形状（{what}）")
+            tuple(weights.shape),
+            (T,),
+            what=Msg("shape of the weights ({what})", "权重的形状（{what}）", what=what),
+        )
+        expect_equal(
+            tuple(context.shape),
+            (d_h,),
+            what=Msg("shape of the context ({what})", "上下文向量的形状（{what}）", what=what),
         )
         expect(
             bool((weights >= 0).all()),
-            Msg(f"attention weights must not be negative ({what})", f"注意力权重不能为负（{what}）"),
+            Msg("attention weights must not be negative ({what})", "注意力权重不能为负（{what}）", what=what),
         )
         expect_tensor(
             weights.sum(),
             torch.tensor(1.0, dtype=torch.float64),
             tol="softmax",
-            what=Msg(f"the sum of the attention weights ({what})", f"注意力权重之和（{what}）"),
+            what=Msg("the sum of the attention weights ({what})", "注意力权重之和（{what}）", what=what),
         )
         slack = tolerances.get("attention").atol
         lo, hi = H.min(0).values - slack, H.max(0).values + slack
         expect(
             bool(((context >= lo) & (context <= hi)).all()),
             Msg(
-                f"the context is a weighted average of the encoder states: each entry lies between their smallest "
-                f"and largest value ({what})",
-                f"上下文向量是编码器状态的加权平均：每个分量都在这些状态的最小值和最大值之间（{what}）",
+                "the context is a weighted average of the encoder states: each entry lies between their smallest "
+                "and largest value ({what})",
+                "上下文向量是编码器状态的加权平均：每个分量都在这些状态的最小值和最大值之间（{what}）",
+                what=what,
             ),
         )
         perm = torch.randperm(T, generator=g)
@@ -314,8 +344,9 @@ def test_invariants(sub):
             weights[perm],
             tol="attention",
             what=Msg(
-                f"weights after reordering the encoder states (they must be reordered the same way; {what})",
-                f"打乱编码器状态顺序之后的权重（它们必须以同样的方式重排；{what}）",
+                "weights after reordering the encoder states (they must be reordered the same way; {what})",
+                "打乱编码器状态顺序之后的权重（它们必须以同样的方式重排；{what}）",
+                what=what,
             ),
         )
         expect_tensor(
@@ -323,8 +354,9 @@ def test_invariants(sub):
             context,
             tol="attention",
             what=Msg(
-                f"context after reordering the encoder states (it must not change; {what})",
-                f"打乱编码器状态顺序之后的上下文向量（它不应改变；{what}）",
+                "context after reordering the encoder states (it must not change; {what})",
+                "打乱编码器状态顺序之后的上下文向量（它不应改变；{what}）",
+                what=what,
             ),
         )
 

@@ -2,7 +2,7 @@
 
 import torch
 
-from grader.checking import CheckFailure, Mistake, Msg, check, code, expect_tensor, fixtures
+from grader.checking import CheckFailure, Mistake, Msg, check, code, expect_tensor, fixtures, from_input
 from grader.checking import book
 from grader.worker.proxy import StudentError
 
@@ -101,8 +101,10 @@ def test_embed_small_example(sub):
     for key, shape in (("small_ids", "(4,)"), ("small_batch", "(2, 4)")):
         ids = f[key]
         what = Msg(
-            f"embed_tokens of ids {ids.tolist()} {shape}, a (10, 4) token table and a (6, 4) position table",
-            f"ids 为 {ids.tolist()} {shape}、词元表 (10, 4)、位置表 (6, 4) 时的 embed_tokens",
+            "embed_tokens of ids {id_list} {shape}, a (10, 4) token table and a (6, 4) position table",
+            "ids 为 {id_list} {shape}、词元表 (10, 4)、位置表 (6, 4) 时的 embed_tokens",
+            id_list=from_input(ids.tolist()),
+            shape=from_input(shape),
         )
         try:
             out = sub.embed_tokens(ids, tokens, positions)

@@ -2,7 +2,7 @@
 
 import torch
 
-from grader.checking import Mistake, Msg, check, code, expect, expect_tensor, fixtures
+from grader.checking import Mistake, Msg, check, code, expect, expect_tensor, fixtures, from_input
 from grader.checking import book
 
 EXERCISE = "s1_10_qkv"
@@ -40,8 +40,10 @@ def _triple(out, what):
     expect(
         isinstance(out, (tuple, list)) and len(out) == 3,
         Msg(
-            f"{what}: expected a tuple of three tensors (queries, keys, values), got {type(out).__name__}",
-            f"{what}：应返回三个张量组成的元组 (queries, keys, values)，实际得到 {type(out).__name__}",
+            "{what}: expected a tuple of three tensors (queries, keys, values), got {out_type}",
+            "{what}：应返回三个张量组成的元组 (queries, keys, values)，实际得到 {out_type}",
+            what=what,
+            out_type=from_input(type(out).__name__),
         ),
     )
     return out
@@ -82,7 +84,7 @@ def test_listing_1_3_seeded_weights(sub):
             got,
             f[name],
             tol="exact",
-            what=Msg(f"{name} after torch.manual_seed(123)", f"torch.manual_seed(123) 之后的 {name}"),
+            what=Msg("{name} after torch.manual_seed(123)", "torch.manual_seed(123) 之后的 {name}", name=name),
             mistakes=others,
         )
 

@@ -2,7 +2,7 @@
 
 import torch
 
-from grader.checking import CheckFailure, Msg, check, code, expect, expect_tensor, fixtures
+from grader.checking import CheckFailure, Msg, check, code, expect, expect_tensor, fixtures, from_input
 from grader.checking import book
 from grader.worker.proxy import StudentError
 
@@ -47,7 +47,7 @@ def test_random_shapes(sub):
             sub.matmul(f[f"A{i}"], f[f"B{i}"]),
             f[f"C{i}"],
             tol="matmul",
-            what=Msg(f"matmul of {sa} and {sb}", f"{sa} 与 {sb} 的矩阵乘积"),
+            what=Msg("matmul of {sa} and {sb}", "{sa} 与 {sb} 的矩阵乘积", sa=from_input(sa), sb=from_input(sb)),
         )
 
 
@@ -60,8 +60,9 @@ def test_shape_mismatch_raises(sub):
         expect(
             e.type == "ValueError",
             Msg(
-                f"multiplying (2, 3) by (2, 3) must raise ValueError, not {e.type or e}",
-                f"(2, 3) 乘以 (2, 3) 必须抛出 ValueError，而不是 {e.type or e}",
+                "multiplying (2, 3) by (2, 3) must raise ValueError, not {error}",
+                "(2, 3) 乘以 (2, 3) 必须抛出 ValueError，而不是 {error}",
+                error=from_input(e.type or e),
             ),
         )
     else:

@@ -6,7 +6,7 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from grader.checking import Mistake, Msg, check, code, expect, expect_tensor, fixtures
+from grader.checking import Mistake, Msg, check, code, expect, expect_tensor, fixtures, from_input
 from grader.checking import book
 
 EXERCISE = "s1_11_softmax"
@@ -52,7 +52,7 @@ def test_book_softmax_examples(sub):
             out,
             torch.tensor(printed),
             tol=tol,
-            what=code(f"softmax({scores})"),
+            what=code("softmax({scores})", scores=from_input(scores)),
             mistakes=[Mistake(x / x.sum(), "simple normalisation, not softmax", "简单归一化，而不是 softmax")],
         )
         if scores[0] == 1.0 and scores[3] == 6.0:  # the weight of 6 is e^5 = 148.4 times that of 1 (ERRATA E-1.11-q)
@@ -74,7 +74,12 @@ def test_book_softmax_examples(sub):
 def test_book_simple_normalization(sub):
     for scores, expected in book.NORMALIZE_EXAMPLES:
         out = sub.simple_normalize(torch.tensor(scores))
-        expect_tensor(out, torch.tensor(expected), tol="softmax", what=code(f"simple_normalize({scores})"))
+        expect_tensor(
+            out,
+            torch.tensor(expected),
+            tol="softmax",
+            what=code("simple_normalize({scores})", scores=from_input(scores)),
+        )
 
 
 def _global_max(x: torch.Tensor, dim: int) -> Mistake:
@@ -204,7 +209,9 @@ def test_matches_reference_any_dim(sub):
             f[f"softmax_dim{dim}"],
             tol="softmax",
             what=Msg(
-                f"softmax of a (3, 4, 5) tensor over dim={dim}", f"形状为 (3, 4, 5) 的张量在 dim={dim} 上的 softmax"
+                "softmax of a (3, 4, 5) tensor over dim={dim}",
+                "形状为 (3, 4, 5) 的张量在 dim={dim} 上的 softmax",
+                dim=from_input(dim),
             ),
             mistakes=wrong,
         )
@@ -245,7 +252,9 @@ def test_invariants(sub):
     def invariants(values, shift):
         x = torch.tensor(values, dtype=torch.float64)
         out = sub.softmax(x)
-        expect_tensor(out, torch.softmax(x, dim=-1), tol="softmax", what=code(f"softmax({values})"))
+        expect_tensor(
+            out, torch.softmax(x, dim=-1), tol="softmax", what=code("softmax({values})", values=from_input(values))
+        )
         expect(
             bool((out >= 0).all() and (out <= 1).all()),
             Msg("softmax values must lie in [0, 1]", "softmax 的值必须在 [0, 1] 之间"),
@@ -256,8 +265,9 @@ def test_invariants(sub):
             out,
             tol="softmax",
             what=Msg(
-                f"softmax(x + {shift:g}) (adding a constant must not change softmax)",
-                f"softmax(x + {shift:g})（加上一个常数不应改变 softmax）",
+                "softmax(x + {shift:g}) (adding a constant must not change softmax)",
+                "softmax(x + {shift:g})（加上一个常数不应改变 softmax）",
+                shift=from_input(shift),
             ),
         )
 

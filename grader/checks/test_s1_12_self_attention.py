@@ -67,15 +67,21 @@ def test_listing_1_8_shape_and_init(sub):
     state = sa.state_dict()
     for name in NAMES:
         expect(
-            name in state, Msg(f"SelfAttention has no parameter named {name}", f"SelfAttention 没有名为 {name} 的参数")
+            name in state,
+            Msg(
+                "SelfAttention has no parameter named {name}",
+                "SelfAttention 没有名为 {name} 的参数",
+                name=name,
+            ),
         )
         expect_tensor(
             state[name],
             f[f"init_{name}"],
             tol="exact",
             what=Msg(
-                f"{name} after torch.manual_seed(123) (create W_query, W_key, W_value in that order)",
-                f"torch.manual_seed(123) 之后的 {name}（按 W_query、W_key、W_value 的顺序创建）",
+                "{name} after torch.manual_seed(123) (create W_query, W_key, W_value in that order)",
+                "torch.manual_seed(123) 之后的 {name}（按 W_query、W_key、W_value 的顺序创建）",
+                name=name,
             ),
         )
     out = sa(book.inputs())
@@ -102,7 +108,7 @@ def test_parameter_names(sub):
         expect_equal(
             tuple(state[name].shape),
             (5, 2),
-            what=Msg(f"shape of {name} for d_in=5, d_out=2", f"d_in=5、d_out=2 时 {name} 的形状"),
+            what=Msg("shape of {name} for d_in=5, d_out=2", "d_in=5、d_out=2 时 {name} 的形状", name=name),
         )
     params = sa.named_parameters()
     expect(

@@ -6,7 +6,7 @@ import torch
 from hypothesis import Phase, given, settings
 from hypothesis import strategies as st
 
-from grader.checking import Mistake, Msg, check, code, expect, expect_equal, expect_tensor, fixtures
+from grader.checking import Mistake, Msg, check, code, expect, expect_equal, expect_tensor, fixtures, from_input
 
 EXERCISE = "s1_13_causal_mask"
 INF = math.inf
@@ -379,7 +379,7 @@ def test_mask_after_softmax_equals_neg_inf(sub):
             before,
             expected,
             tol="softmax",
-            what=Msg(f"causal_attention_weights on {what}", f"在{what}上的 causal_attention_weights"),
+            what=Msg("causal_attention_weights on {what}", "在{what}上的 causal_attention_weights", what=what),
             mistakes=_weights_mistakes(scaled),
         )
         after = sub.renormalize_masked(torch.softmax(scaled, dim=-1), keep)
@@ -388,8 +388,9 @@ def test_mask_after_softmax_equals_neg_inf(sub):
             expected,
             tol="softmax",
             what=Msg(
-                f"renormalize_masked(softmax(scores), causal_mask) on {what}",
-                f"在{what}上的 renormalize_masked(softmax(scores), causal_mask)",
+                "renormalize_masked(softmax(scores), causal_mask) on {what}",
+                "在{what}上的 renormalize_masked(softmax(scores), causal_mask)",
+                what=what,
             ),
             mistakes=[
                 Mistake(
@@ -404,9 +405,10 @@ def test_mask_after_softmax_equals_neg_inf(sub):
             before,
             tol="softmax",
             what=Msg(
-                f"masking after softmax and renormalising vs -inf before softmax, on {what} "
+                "masking after softmax and renormalising vs -inf before softmax, on {what} "
                 "(the two routes give the same weights)",
-                f"在{what}上，softmax 之后掩码再重新归一化与 softmax 之前填 -inf 的对比（两种做法得到相同的权重）",
+                "在{what}上，softmax 之后掩码再重新归一化与 softmax 之前填 -inf 的对比（两种做法得到相同的权重）",
+                what=what,
             ),
         )
 
@@ -522,16 +524,19 @@ def test_future_tokens_do_not_matter(sub):
         expect_equal(
             tuple(out.shape),
             (n, d),
-            what=Msg(f"shape of causal_attention for {n} tokens", f"{n} 个词元时 causal_attention 的形状"),
+            what=Msg(
+                "shape of causal_attention for {n} tokens", "{n} 个词元时 causal_attention 的形状", n=from_input(n)
+            ),
         )
         expect_tensor(
             out2[: i + 1],
             out[: i + 1],
             tol="attention",
             what=Msg(
-                f"context vectors 0..{i} after changing the tokens after position {i} "
+                "context vectors 0..{i} after changing the tokens after position {i} "
                 "(they must not depend on future tokens)",
-                f"改变位置 {i} 之后的词元后，上下文向量 0..{i}（它们不应依赖未来的词元）",
+                "改变位置 {i} 之后的词元后，上下文向量 0..{i}（它们不应依赖未来的词元）",
+                i=from_input(i),
             ),
         )
         scores = (x @ wq) @ (x @ wk).T / d**0.5
@@ -540,7 +545,7 @@ def test_future_tokens_do_not_matter(sub):
             out,
             ref,
             tol="attention",
-            what=Msg(f"causal context vectors of {n} random tokens", f"{n} 个随机词元的因果上下文向量"),
+            what=Msg("causal context vectors of {n} random tokens", "{n} 个随机词元的因果上下文向量", n=from_input(n)),
         )
 
     independent()

@@ -10,7 +10,7 @@ import math
 import torch
 
 from grader.checking import draws, grading
-from grader.checking import CheckFailure, Mistake, Msg, check, code, expect, expect_tensor, fixtures
+from grader.checking import CheckFailure, Mistake, Msg, check, code, expect, expect_tensor, fixtures, from_input
 
 EXERCISE = "s1_14_dropout"
 
@@ -145,7 +145,12 @@ def expect_rule_at_training_size(
     what = Msg(
         "{call}, x requiring grad{amp}",
         "{call}，x 需要梯度{amp}",
-        call=code(f"dropout(torch.ones{shape}{'' if dtype == torch.float32 else ', dtype=' + str(dtype)}, p={p})"),
+        call=code(
+            "dropout(torch.ones{shape}{dt}, p={p})",
+            shape=from_input(shape),
+            dt=from_input("" if dtype == torch.float32 else ", dtype=" + str(dtype)),
+            p=from_input(p),
+        ),
         amp=UNDER_AUTOCAST if dtype == torch.bfloat16 else "",
     )
     x = torch.ones(*shape, dtype=dtype)
@@ -317,8 +322,9 @@ def test_zero_fraction(sub):
         expect(
             isinstance(out, torch.Tensor) and tuple(out.shape) == (400, 500),
             Msg(
-                f"dropout(x, p={p}) must return a tensor of the same shape as x, (400, 500)",
-                f"dropout(x, p={p}) 必须返回与 x 形状相同的张量，即 (400, 500)",
+                "dropout(x, p={p}) must return a tensor of the same shape as x, (400, 500)",
+                "dropout(x, p={p}) 必须返回与 x 形状相同的张量，即 (400, 500)",
+                p=from_input(p),
             ),
         )
         frac = _zero_fraction(out)
@@ -326,30 +332,35 @@ def test_zero_fraction(sub):
             expect(
                 False,
                 Msg(
-                    f"dropout(x, p={p}) in training mode dropped nothing (training=True is the default)",
-                    f"训练模式下 dropout(x, p={p}) 什么也没丢弃（training=True 是默认值）",
+                    "dropout(x, p={p}) in training mode dropped nothing (training=True is the default)",
+                    "训练模式下 dropout(x, p={p}) 什么也没丢弃（training=True 是默认值）",
+                    p=from_input(p),
                 ),
             )
         if p != 0.5 and abs(frac - (1 - p)) < 0.01:
             expect(
                 False,
                 Msg(
-                    f"dropout(x, p={p}) zeroed {frac:.3f} of the elements: it kept each element with "
-                    f"probability p instead of 1 - p (p is the probability of dropping)",
-                    f"dropout(x, p={p}) 把 {frac:.3f} 的元素置零了：它以概率 p 而不是 1 - p 保留每个元素（p 是丢弃的概率）",
+                    "dropout(x, p={p}) zeroed {frac:.3f} of the elements: it kept each element with "
+                    "probability p instead of 1 - p (p is the probability of dropping)",
+                    "dropout(x, p={p}) 把 {frac:.3f} 的元素置零了：它以概率 p 而不是 1 - p 保留每个元素（p 是丢弃的概率）",
+                    p=from_input(p),
+                    frac=from_input(frac),
                 ),
             )
         # 200,000 elements: the standard deviation of the fraction is at most 0.0012; 0.01 is > 8 of them.
         expect(
             abs(frac - p) < 0.01,
             Msg(
-                f"dropout(x, p={p}) zeroed {frac:.4f} of 200,000 elements; about {p} (±0.01) should be zero",
-                f"dropout(x, p={p}) 把 200,000 个元素中的 {frac:.4f} 置零了；应约有 {p}（±0.01）为零",
+                "dropout(x, p={p}) zeroed {frac:.4f} of 200,000 elements; about {p} (±0.01) should be zero",
+                "dropout(x, p={p}) 把 200,000 个元素中的 {frac:.4f} 置零了；应约有 {p}（±0.01）为零",
+                p=from_input(p),
+                frac=from_input(frac),
             ),
         )
     # The share alone is one consequence of the rule: a fixed count at a fixed stride has it too.
     for p in (0.2, 0.5):
-        expect_rule(sub, (64, 256), p, code(f"dropout(torch.ones(64, 256), p={p})"))
+        expect_rule(sub, (64, 256), p, code("dropout(torch.ones(64, 256), p={p})", p=from_input(p)))
     # ... and at the sizes the course trains with: attention weights, activations; float64, bfloat16
     if grading():  # not in `kata check`: seconds of reads that only a rule keyed on the size fails
         expect_rule_in_training(sub, 1410, WEIGHTS, ACTIVATIONS)
@@ -420,8 +431,9 @@ def test_eval_is_identity(sub):
             x,
             tol="exact",
             what=Msg(
-                f"dropout(x, p={p}, training=False) (must return x unchanged)",
-                f"dropout(x, p={p}, training=False)（必须原样返回 x）",
+                "dropout(x, p={p}, training=False) (must return x unchanged)",
+                "dropout(x, p={p}, training=False)（必须原样返回 x）",
+                p=from_input(p),
             ),
             mistakes=[
                 Mistake(
@@ -506,8 +518,10 @@ def test_expectation_preserved(sub):
         expect(
             abs(ratio - value) > 0.02,
             Msg(
-                f"on average dropout changed the weights by a factor {ratio:.3f}: {what}",
-                f"dropout 平均把权重改变为 {ratio:.3f} 倍：{what}",
+                "on average dropout changed the weights by a factor {ratio:.3f}: {what}",
+                "dropout 平均把权重改变为 {ratio:.3f} 倍：{what}",
+                ratio=from_input(ratio),
+                what=what,
             ),
         )
     # Each of the 15 visible weights averaged over 4000 draws: standard deviation w * 0.0104; bound 0.06 w.
@@ -635,9 +649,10 @@ def test_elements_independent(sub):
         expect(
             bool(((frac - 0.5).abs() < 0.15).all()),
             Msg(
-                f"some {what} lose far more or far fewer elements than p: every element must be dropped "
+                "some {what} lose far more or far fewer elements than p: every element must be dropped "
                 "independently (one random draw per element, not per row or column)",
-                f"有些{what}丢弃的元素比 p 多得多或少得多：每个元素都必须独立地丢弃（每个元素抽一次随机数，而不是每行或每列一次）",
+                "有些{what}丢弃的元素比 p 多得多或少得多：每个元素都必须独立地丢弃（每个元素抽一次随机数，而不是每行或每列一次）",
+                what=what,
             ),
         )
     expect_rule(sub, (4, 4, 32, 32), 0.3, code("dropout(torch.ones(4, 4, 32, 32), p=0.3)"), heads=True)

@@ -13,7 +13,7 @@ from hypothesis import Phase, given, settings
 from hypothesis import strategies as st
 
 from grader.checking import draws, grading
-from grader.checking import CheckFailure, Mistake, Msg, check, code, expect, expect_tensor, fixtures
+from grader.checking import CheckFailure, Mistake, Msg, check, code, expect, expect_tensor, fixtures, from_input
 from grader.checking.tolerances import TOLERANCES
 from grader.worker.proxy import StudentError
 
@@ -703,9 +703,13 @@ def test_random_shapes_match_sdpa(sub):
             expected,
             tol="attention",
             what=Msg(
-                f"attention on q {tuple(q.shape)}, k {tuple(k.shape)}, v {tuple(v.shape)}, causal={causal}, "
-                f"padding mask {None if pad is None else tuple(pad.shape)}",
-                f"在 q {tuple(q.shape)}、k {tuple(k.shape)}、v {tuple(v.shape)}、causal={causal}、填充掩码 {(None if pad is None else tuple(pad.shape))} 上的 attention",
+                "attention on q {q_shape}, k {k_shape}, v {v_shape}, causal={causal}, padding mask {pad_shape}",
+                "在 q {q_shape}、k {k_shape}、v {v_shape}、causal={causal}、填充掩码 {pad_shape} 上的 attention",
+                q_shape=from_input(tuple(q.shape)),
+                k_shape=from_input(tuple(k.shape)),
+                v_shape=from_input(tuple(v.shape)),
+                causal=from_input(causal),
+                pad_shape=from_input(None if pad is None else tuple(pad.shape)),
             ),
             mistakes=_mistakes(q, k, v, _keep(n_q, n_k, causal, pad, q.dim())),
         )

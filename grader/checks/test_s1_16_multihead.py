@@ -16,6 +16,7 @@ from grader.checking import (
     expect_equal,
     expect_tensor,
     fixtures,
+    from_input,
     matches,
 )
 from grader.checking import book
@@ -243,8 +244,10 @@ def _pair(out, what):
     expect(
         isinstance(out, (tuple, list)) and len(out) == 2,
         Msg(
-            f"{what}: expected a tuple (weights, context), got {type(out).__name__}",
-            f"{what}：应返回元组 (weights, context)，实际得到 {type(out).__name__}",
+            "{what}: expected a tuple (weights, context), got {out_type}",
+            "{what}：应返回元组 (weights, context)，实际得到 {out_type}",
+            what=what,
+            out_type=from_input(type(out).__name__),
         ),
     )
     return out
@@ -268,7 +271,9 @@ def test_listings_1_14_to_1_16_view_heads(sub):
             f[name].view(1, 3, 2, 3),
             tol="exact",
             what=Msg(
-                f"listing 1.16: {name} after view_heads(.., 2)", f"代码清单 1.16：view_heads(.., 2) 之后的 {name}"
+                "listing 1.16: {name} after view_heads(.., 2)",
+                "代码清单 1.16：view_heads(.., 2) 之后的 {name}",
+                name=name,
             ),
             mistakes=[
                 Mistake(
@@ -300,7 +305,7 @@ def test_listing_1_17_split_heads(sub):
             out,
             f[f"{name}_split"],
             tol="exact",
-            what=Msg(f"listing 1.17: split_heads({name}, 2)", f"代码清单 1.17：split_heads({name}, 2)"),
+            what=Msg("listing 1.17: split_heads({name}, 2)", "代码清单 1.17：split_heads({name}, 2)", name=name),
             mistakes=[
                 Mistake(
                     _split(f[name], 2, transpose=False),
@@ -475,15 +480,21 @@ def test_head_dim_must_divide(sub):
             expect(
                 e.type == "ValueError",
                 Msg(
-                    f"head_dim({d_out}, {heads}) must raise ValueError, not {e.type or e.kind}",
-                    f"head_dim({d_out}, {heads}) 必须抛出 ValueError，而不是 {e.type or e.kind}",
+                    "head_dim({d_out}, {heads}) must raise ValueError, not {error}",
+                    "head_dim({d_out}, {heads}) 必须抛出 ValueError，而不是 {error}",
+                    d_out=from_input(d_out),
+                    heads=from_input(heads),
+                    error=from_input(e.type or e.kind),
                 ),
             )
             continue
         raise CheckFailure(
             Msg(
-                f"head_dim({d_out}, {heads}) returned {got!r}: {d_out} is not divisible by {heads}, raise ValueError",
-                f"head_dim({d_out}, {heads}) 返回了 {got!r}：{d_out} 不能被 {heads} 整除，应抛出 ValueError",
+                "head_dim({d_out}, {heads}) returned {got!r}: {d_out} is not divisible by {heads}, raise ValueError",
+                "head_dim({d_out}, {heads}) 返回了 {got!r}：{d_out} 不能被 {heads} 整除，应抛出 ValueError",
+                d_out=from_input(d_out),
+                heads=from_input(heads),
+                got=from_input(got),
             )
         )
 
@@ -500,12 +511,13 @@ def test_mha_parameters(sub):
             sorted(state),
             sorted(want),
             what=Msg(
-                f"parameter names of MultiHeadAttention(8, 12, 3, qkv_bias={bias})",
-                f"MultiHeadAttention(8, 12, 3, qkv_bias={bias}) 的参数名",
+                "parameter names of MultiHeadAttention(8, 12, 3, qkv_bias={bias})",
+                "MultiHeadAttention(8, 12, 3, qkv_bias={bias}) 的参数名",
+                bias=from_input(bias),
             ),
         )
         for name, shape in want.items():
-            expect_equal(tuple(state[name].shape), shape, what=Msg(f"shape of {name}", f"{name} 的形状"))
+            expect_equal(tuple(state[name].shape), shape, what=Msg("shape of {name}", "{name} 的形状", name=name))
         # The right names around a wrong forward earn nothing: the output with these weights must match too.
         g = torch.Generator().manual_seed(1623 + bias)
         sd, x = _weights(8, 12, bias, g), torch.randn(2, 4, 8, generator=g)
@@ -514,8 +526,9 @@ def test_mha_parameters(sub):
             _call(m, x),
             _reference(sd, x, 3),
             Msg(
-                f"MultiHeadAttention(8, 12, 3, qkv_bias={bias}) on a (2, 4, 8) input with these weights",
-                f"使用这些权重时 MultiHeadAttention(8, 12, 3, qkv_bias={bias}) 在 (2, 4, 8) 输入上的结果",
+                "MultiHeadAttention(8, 12, 3, qkv_bias={bias}) on a (2, 4, 8) input with these weights",
+                "使用这些权重时 MultiHeadAttention(8, 12, 3, qkv_bias={bias}) 在 (2, 4, 8) 输入上的结果",
+                bias=from_input(bias),
             ),
             sd,
             x,
@@ -528,8 +541,9 @@ def test_mha_parameters(sub):
         expect(
             e.type == "ValueError",
             Msg(
-                f"MultiHeadAttention(8, 10, 3) must raise ValueError, not {e.type or e.kind}",
-                f"MultiHeadAttention(8, 10, 3) 必须抛出 ValueError，而不是 {e.type or e.kind}",
+                "MultiHeadAttention(8, 10, 3) must raise ValueError, not {error}",
+                "MultiHeadAttention(8, 10, 3) 必须抛出 ValueError，而不是 {error}",
+                error=from_input(e.type or e.kind),
             ),
         )
     else:
@@ -554,9 +568,11 @@ def test_mha_matches_torch_multihead_attention(sub):
                 out,
                 _torch_mha(sd, x, heads, causal),
                 Msg(
-                    f"MultiHeadAttention(12, 12, {heads}, causal={causal}) against "
+                    "MultiHeadAttention(12, 12, {heads}, causal={causal}) against "
                     "torch.nn.MultiheadAttention with the same weights",
-                    f"使用相同权重时 MultiHeadAttention(12, 12, {heads}, causal={causal}) 与 torch.nn.MultiheadAttention 的对比",
+                    "使用相同权重时 MultiHeadAttention(12, 12, {heads}, causal={causal}) 与 torch.nn.MultiheadAttention 的对比",
+                    heads=from_input(heads),
+                    causal=from_input(causal),
                 ),
                 sd,
                 x,
@@ -577,8 +593,10 @@ def test_split_merge_invariants(sub):
             _split(x, h),
             tol="exact",
             what=Msg(
-                f"split_heads of a {(b, n, h * d)} tensor, {h} heads",
-                f"对 {(b, n, h * d)} 的张量做 {h} 个头的 split_heads",
+                "split_heads of a {x_shape} tensor, {h} heads",
+                "对 {x_shape} 的张量做 {h} 个头的 split_heads",
+                x_shape=from_input((b, n, h * d)),
+                h=from_input(h),
             ),
         )
         for i in range(h):
@@ -587,8 +605,11 @@ def test_split_merge_invariants(sub):
                 x[..., i * d : (i + 1) * d],
                 tol="exact",
                 what=Msg(
-                    f"head {i} must hold features {i * d}..{(i + 1) * d - 1} of every token",
-                    f"头 {i} 必须包含每个词元的第 {i * d}..{(i + 1) * d - 1} 个特征",
+                    "head {i} must hold features {first}..{last} of every token",
+                    "头 {i} 必须包含每个词元的第 {first}..{last} 个特征",
+                    i=from_input(i),
+                    first=from_input(i * d),
+                    last=from_input((i + 1) * d - 1),
                 ),
             )
         expect_tensor(
@@ -606,19 +627,30 @@ def test_head_attention_fresh(sub):
     f = fx()
     q, k, v = f["hq"], f["hk"], f["hv"]
     for causal in (False, True):
-        w, ctx = _pair(sub.head_attention(q, k, v, causal=causal), code(f"head_attention(causal={causal})"))
+        w, ctx = _pair(
+            sub.head_attention(q, k, v, causal=causal),
+            code("head_attention(causal={causal})", causal=from_input(causal)),
+        )
         expect_tensor(
             w,
             f[f"h_weights_{causal}"],
             tol="attention",
-            what=Msg(f"weights, (2, 3, 5, 5), causal={causal}", f"权重，(2, 3, 5, 5)，causal={causal}"),
+            what=Msg(
+                "weights, (2, 3, 5, 5), causal={causal}",
+                "权重，(2, 3, 5, 5)，causal={causal}",
+                causal=from_input(causal),
+            ),
             mistakes=_attention_mistakes(q, k, v, causal),
         )
         expect_tensor(
             ctx,
             f[f"h_context_{causal}"],
             tol="attention",
-            what=Msg(f"context, (2, 3, 5, 4), causal={causal}", f"上下文，(2, 3, 5, 4)，causal={causal}"),
+            what=Msg(
+                "context, (2, 3, 5, 4), causal={causal}",
+                "上下文，(2, 3, 5, 4)，causal={causal}",
+                causal=from_input(causal),
+            ),
         )
 
 
@@ -640,8 +672,10 @@ def test_mha_fresh_shapes_and_bias(sub):
                 _call(m, x),
                 f[f"mha{bias}_y_{causal}"],
                 Msg(
-                    f"MultiHeadAttention(8, 12, 3, qkv_bias={bool(bias)}, causal={causal}) on (2, 5, 8)",
-                    f"MultiHeadAttention(8, 12, 3, qkv_bias={bool(bias)}, causal={causal}) 在 (2, 5, 8) 上的结果",
+                    "MultiHeadAttention(8, 12, 3, qkv_bias={has_bias}, causal={causal}) on (2, 5, 8)",
+                    "MultiHeadAttention(8, 12, 3, qkv_bias={has_bias}, causal={causal}) 在 (2, 5, 8) 上的结果",
+                    has_bias=from_input(bool(bias)),
+                    causal=from_input(causal),
                 ),
                 sd,
                 x,
@@ -677,9 +711,14 @@ def test_mha_matches_torch_random(sub):
             _call(m, x),
             _torch_mha(sd, x, h, causal),
             Msg(
-                f"MultiHeadAttention({h * d}, {h * d}, {h}, qkv_bias={bias}, causal={causal}) on "
-                f"{(b, n, h * d)} against torch.nn.MultiheadAttention",
-                f"MultiHeadAttention({h * d}, {h * d}, {h}, qkv_bias={bias}, causal={causal}) 在 {(b, n, h * d)} 上与 torch.nn.MultiheadAttention 的对比",
+                "MultiHeadAttention({d_model}, {d_model}, {h}, qkv_bias={bias}, causal={causal}) on "
+                "{x_shape} against torch.nn.MultiheadAttention",
+                "MultiHeadAttention({d_model}, {d_model}, {h}, qkv_bias={bias}, causal={causal}) 在 {x_shape} 上与 torch.nn.MultiheadAttention 的对比",
+                d_model=from_input(h * d),
+                h=from_input(h),
+                bias=from_input(bias),
+                causal=from_input(causal),
+                x_shape=from_input((b, n, h * d)),
             ),
             sd,
             x,
