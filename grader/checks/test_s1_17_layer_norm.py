@@ -4,7 +4,7 @@ import torch
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from grader.checking import Mistake, Msg, check, code, expect, expect_equal, expect_tensor, fixtures
+from grader.checking import Mistake, Msg, check, code, expect, expect_equal, expect_tensor, fixtures, from_input
 
 EXERCISE = "s1_17_layer_norm"
 
@@ -152,8 +152,9 @@ def test_book_six_values(sub):
     expect(
         isinstance(out, (tuple, list)) and len(out) == 2,
         Msg(
-            f"mean_and_variance: expected a tuple (mean, var), got {type(out).__name__}",
-            f"mean_and_variance：应返回元组 (mean, var)，实际得到 {type(out).__name__}",
+            "mean_and_variance: expected a tuple (mean, var), got {type_out}",
+            "mean_and_variance：应返回元组 (mean, var)，实际得到 {type_out}",
+            type_out=from_input(type(out).__name__),
         ),
     )
     mean, var = out
@@ -182,7 +183,7 @@ def test_book_six_values(sub):
             y,
             torch.tensor(SIX_NORMALIZED),
             tol="printed3",
-            what=Msg(f"normalize(six values, eps={eps:g})", f"normalize（六个值，eps={eps:g}）"),
+            what=Msg("normalize(six values, eps={eps:g})", "normalize（六个值，eps={eps:g}）", eps=eps),
             mistakes=_mistakes(six, eps=eps),
         )
     y = y.double()
@@ -379,22 +380,33 @@ def test_invariants(sub):
         assume(var > 1e-3)
         y = sub.normalize(x, eps=0.0)
         expect_tensor(
-            y, _ln(x, eps=0.0), tol="norm", what=code(f"normalize({values}, eps=0)"), mistakes=_mistakes(x, eps=0.0)
+            y,
+            _ln(x, eps=0.0),
+            tol="norm",
+            what=code("normalize({values}, eps=0)", values=from_input(values)),
+            mistakes=_mistakes(x, eps=0.0),
         )
         expect(
             abs(float(y.mean())) < 1e-9,
-            Msg(f"normalize({values}) must have mean 0", f"normalize({values}) 的均值必须为 0"),
+            Msg(
+                "normalize({values}) must have mean 0", "normalize({values}) 的均值必须为 0", values=from_input(values)
+            ),
         )
         expect(
             abs(float(y.var(unbiased=False)) - 1) < 1e-9,
-            Msg(f"normalize({values}, eps=0) must have variance 1", f"normalize({values}, eps=0) 的方差必须为 1"),
+            Msg(
+                "normalize({values}, eps=0) must have variance 1",
+                "normalize({values}, eps=0) 的方差必须为 1",
+                values=from_input(values),
+            ),
         )
         y_eps = sub.normalize(x)
         expect(
             abs(float(y_eps.var(unbiased=False)) - var / (var + 1e-5)) < 1e-9,
             Msg(
-                f"normalize({values}) with eps=1e-5 must have variance var / (var + eps)",
-                f"eps=1e-5 时 normalize({values}) 的方差必须为 var / (var + eps)",
+                "normalize({values}) with eps=1e-5 must have variance var / (var + eps)",
+                "eps=1e-5 时 normalize({values}) 的方差必须为 var / (var + eps)",
+                values=from_input(values),
             ),
         )
         expect_tensor(
@@ -402,8 +414,10 @@ def test_invariants(sub):
             y,
             tol="norm",
             what=Msg(
-                f"normalize({a:g} * x + {c:g}) (scaling by a positive number and shifting change nothing)",
-                f"normalize({a:g} * x + {c:g})（乘以一个正数再平移不应改变结果）",
+                "normalize({a:g} * x + {c:g}) (scaling by a positive number and shifting change nothing)",
+                "normalize({a:g} * x + {c:g})（乘以一个正数再平移不应改变结果）",
+                a=from_input(a),
+                c=from_input(c),
             ),
         )
 

@@ -7,7 +7,7 @@ import torch.nn.functional as F
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from grader.checking import Mistake, Msg, check, code, expect, expect_equal, expect_tensor, fixtures
+from grader.checking import Mistake, Msg, check, code, expect, expect_equal, expect_tensor, fixtures, from_input
 
 EXERCISE = "s1_18_feed_forward"
 NAMES = {"fc1.weight": (3072, 768), "fc1.bias": (3072,), "fc2.weight": (768, 3072), "fc2.bias": (768,)}
@@ -202,8 +202,9 @@ def test_gelu_fresh(sub):
             torch.tensor([0.0, 0.0, 10.0, 40.0]),
             tol="norm",
             what=Msg(
-                f"{name} far from 0 (0 on the left, x on the right, no NaN)",
-                f"远离 0 处的 {name}（左边为 0，右边为 x，不能有 NaN）",
+                "{name} far from 0 (0 on the left, x on the right, no NaN)",
+                "远离 0 处的 {name}（左边为 0，右边为 x，不能有 NaN）",
+                name=name,
             ),
         )
 
@@ -219,15 +220,19 @@ def test_gelu_fresh(sub):
                 x,
                 tol="norm",
                 what=Msg(
-                    f"{name}(x) - {name}(-x) for x = {values} (must equal x)",
-                    f"x = {values} 时的 {name}(x) - {name}(-x)（必须等于 x）",
+                    "{name}(x) - {name}(-x) for x = {values} (must equal x)",
+                    "x = {values} 时的 {name}(x) - {name}(-x)（必须等于 x）",
+                    name=name,
+                    values=from_input(values),
                 ),
             )
             expect(
                 bool((y <= torch.relu(x) + 1e-12).all()),
                 Msg(
-                    f"{name}(x) must never exceed relu(x) (x = {values})",
-                    f"{name}(x) 永远不能超过 relu(x)（x = {values}）",
+                    "{name}(x) must never exceed relu(x) (x = {values})",
+                    "{name}(x) 永远不能超过 relu(x)（x = {values}）",
+                    name=name,
+                    values=from_input(values),
                 ),
             )
 
@@ -251,7 +256,9 @@ def test_feed_forward_768(sub):
             tuple(state[name].shape),
             shape,
             what=Msg(
-                f"shape of {name} (768 -> 4 * 768 = 3072 -> 768)", f"{name} 的形状（768 -> 4 * 768 = 3072 -> 768）"
+                "shape of {name} (768 -> 4 * 768 = 3072 -> 768)",
+                "{name} 的形状（768 -> 4 * 768 = 3072 -> 768）",
+                name=name,
             ),
         )
     g = torch.Generator().manual_seed(1121)

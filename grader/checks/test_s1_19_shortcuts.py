@@ -10,7 +10,7 @@ what torch gives for seeded weights, and the property the figure illustrates.
 import torch
 import torch.nn as nn
 
-from grader.checking import Mistake, Msg, check, expect, expect_equal, expect_tensor, fixtures, joined
+from grader.checking import Mistake, Msg, check, expect, expect_equal, expect_tensor, fixtures, from_input, joined
 from grader.checking import module_lists
 
 EXERCISE = "s1_19_shortcuts"
@@ -209,7 +209,7 @@ def _expect_grads(actual, expected, what, mistakes):
         actual / expected,
         torch.ones_like(expected),
         tol="norm",
-        what=Msg(f"{what}, divided by the reference (1 = equal)", f"{what}，除以参照值（1 = 相等）"),
+        what=Msg("{what}, divided by the reference (1 = equal)", "{what}，除以参照值（1 = 相等）", what=what),
         mistakes=ratio,
     )
 
@@ -221,26 +221,30 @@ def _property_problems(g_no, g_sc):
     if not r_no < 0.1:
         problems.append(
             Msg(
-                f"without shortcuts the first layer's gradient should be under a tenth of the last "
-                f"layer's (vanishing gradients); it is {r_no:.3g} times it",
-                f"没有快捷连接时，第一层的梯度应小于最后一层的十分之一（梯度消失）；实际是它的 {r_no:.3g} 倍",
+                "without shortcuts the first layer's gradient should be under a tenth of the last layer's "
+                "(vanishing gradients); it is {r_no:.3g} times it",
+                "没有快捷连接时，第一层的梯度应小于最后一层的十分之一（梯度消失）；实际是它的 {r_no:.3g} 倍",
+                r_no=from_input(r_no),
             )
         )
     if not float(g_sc[0]) > 10 * float(g_no[0]):
         problems.append(
             Msg(
-                f"with shortcuts the first layer's gradient should be over 10 times larger than without; "
-                f"it is {float(g_sc[0]):.3g} against {float(g_no[0]):.3g}",
-                f"有快捷连接时，第一层的梯度应是没有快捷连接时的 10 倍以上；"
-                f"实际是 {float(g_sc[0]):.3g} 对 {float(g_no[0]):.3g}",
+                "with shortcuts the first layer's gradient should be over 10 times larger than without; it "
+                "is {g_sc:.3g} against {g_no:.3g}",
+                "有快捷连接时，第一层的梯度应是没有快捷连接时的 10 倍以上；实际是 {g_sc:.3g} 对 {g_no:.3g}",
+                g_sc=from_input(float(g_sc[0])),
+                g_no=from_input(float(g_no[0])),
             )
         )
     if not r_sc > 4 * r_no:
         problems.append(
             Msg(
-                f"the ratio first/last layer gradient should be over 4 times larger with shortcuts "
-                f"({r_sc:.3g}) than without ({r_no:.3g})",
-                f"第一层与最后一层梯度之比，有快捷连接时（{r_sc:.3g}）应是没有时（{r_no:.3g}）的 4 倍以上",
+                "the ratio first/last layer gradient should be over 4 times larger with shortcuts ({r_sc:.3g}) "
+                "than without ({r_no:.3g})",
+                "第一层与最后一层梯度之比，有快捷连接时（{r_sc:.3g}）应是没有时（{r_no:.3g}）的 4 倍以上",
+                r_sc=from_input(r_sc),
+                r_no=from_input(r_no),
             )
         )
     return problems
@@ -274,7 +278,7 @@ def test_parameter_names(sub):
         ),
     )
     for key, shape in expected.items():
-        expect_equal(tuple(state[key].shape), shape, what=Msg(f"shape of {key}", f"{key} 的形状"))
+        expect_equal(tuple(state[key].shape), shape, what=Msg("shape of {key}", "{key} 的形状", key=key))
     # The right names around a wrong forward earn nothing: the output with these weights must match too.
     g = torch.Generator().manual_seed(1901)
     weights = {k: torch.randn(*shape, generator=g) for k, shape in expected.items()}
@@ -312,9 +316,10 @@ def test_figure_1_123_two_layers(sub):
             f[f"{tag}_grads"],
             mistakes=_grad_mistakes(f, tag),
             what=Msg(
-                f"layer_gradients of the two-layer net of figure 1.123 ({WITH if sc else WITHOUT} "
-                "shortcuts, weights of torch.manual_seed(123), input [1, 0, 0, -1], target 0)",
-                f"图 1.123 中两层网络的 layer_gradients（{(WITH if sc else WITHOUT)}快捷连接，torch.manual_seed(123) 的权重，输入 [1, 0, 0, -1]，目标 0）",
+                "layer_gradients of the two-layer net of figure 1.123 ({with_or_without} shortcuts, weights of torch.manual_seed(123), "
+                "input [1, 0, 0, -1], target 0)",
+                "图 1.123 中两层网络的 layer_gradients（{with_or_without}快捷连接，torch.manual_seed(123) 的权重，输入 [1, 0, 0, -1]，目标 0）",
+                with_or_without=WITH if sc else WITHOUT,
             ),
         )
 
@@ -331,16 +336,20 @@ def test_five_layers_vanishing_gradients(sub):
             expect(
                 isinstance(g, torch.Tensor) and tuple(g.shape) == (5,),
                 Msg(
-                    f"layer_gradients of a five-layer net must return a tensor of shape (5,), got "
-                    f"{tuple(g.shape) if isinstance(g, torch.Tensor) else type(g).__name__} ({label} shortcuts)",
-                    f"五层网络的 layer_gradients 必须返回形状为 (5,) 的张量，实际为 {(tuple(g.shape) if isinstance(g, torch.Tensor) else type(g).__name__)}（{label}快捷连接）",
+                    "layer_gradients of a five-layer net must return a tensor of shape (5,), got {got} ({label} "
+                    "shortcuts)",
+                    "五层网络的 layer_gradients 必须返回形状为 (5,) 的张量，实际为 {got}（{label}快捷连接）",
+                    got=from_input(tuple(g.shape) if isinstance(g, torch.Tensor) else type(g).__name__),
+                    label=label,
                 ),
             )
             expect(
                 bool(torch.isfinite(g).all() and (g > 0).all()),
                 Msg(
-                    f"the mean absolute gradients must be finite and positive ({label} shortcuts): {g.tolist()}",
-                    f"平均绝对梯度必须是有限的正数（{label}快捷连接）：{g.tolist()}",
+                    "the mean absolute gradients must be finite and positive ({label} shortcuts): {g}",
+                    "平均绝对梯度必须是有限的正数（{label}快捷连接）：{g}",
+                    label=label,
+                    g=from_input(g.tolist()),
                 ),
             )
         problems = _property_problems(g_no, g_sc)
@@ -407,8 +416,10 @@ def test_forward_on_and_off(sub):
                 tol="norm",
                 mistakes=_forward_mistakes(wrong),
                 what=Msg(
-                    f"ShortcutNet({sizes}, use_shortcut={sc}) on a (5, 4) input with given weights",
-                    f"给定权重时 ShortcutNet({sizes}, use_shortcut={sc}) 在 (5, 4) 输入上的输出",
+                    "ShortcutNet({sizes}, use_shortcut={sc}) on a (5, 4) input with given weights",
+                    "给定权重时 ShortcutNet({sizes}, use_shortcut={sc}) 在 (5, 4) 输入上的输出",
+                    sizes=from_input(sizes),
+                    sc=from_input(sc),
                 ),
             )
 
@@ -425,8 +436,9 @@ def test_five_layers_values(sub):
             f[f"{tag}_grads"],
             mistakes=_grad_mistakes(f, tag),
             what=Msg(
-                f"layer_gradients of the five-layer net ({WITH if sc else WITHOUT} shortcuts)",
-                f"五层网络的 layer_gradients（{(WITH if sc else WITHOUT)}快捷连接）",
+                "layer_gradients of the five-layer net ({with_or_without} shortcuts)",
+                "五层网络的 layer_gradients（{with_or_without}快捷连接）",
+                with_or_without=WITH if sc else WITHOUT,
             ),
         )
 
@@ -446,8 +458,10 @@ def test_forward_given_weights(sub):
                 tol="norm",
                 mistakes=mistakes,
                 what=Msg(
-                    f"ShortcutNet({sizes}, use_shortcut={sc}) on a (6, 4) batch",
-                    f"ShortcutNet({sizes}, use_shortcut={sc}) 在 (6, 4) 批次上的输出",
+                    "ShortcutNet({sizes}, use_shortcut={sc}) on a (6, 4) batch",
+                    "ShortcutNet({sizes}, use_shortcut={sc}) 在 (6, 4) 批次上的输出",
+                    sizes=from_input(sizes),
+                    sc=from_input(sc),
                 ),
             )
 
@@ -464,8 +478,10 @@ def test_narrow_last_layer_gradients(sub):
             f[f"{tag}_grads"],
             mistakes=_grad_mistakes(f, tag),
             what=Msg(
-                f"layer_gradients of ShortcutNet({NARROW_END}, use_shortcut={sc})",
-                f"ShortcutNet({NARROW_END}, use_shortcut={sc}) 的 layer_gradients",
+                "layer_gradients of ShortcutNet({narrow_end}, use_shortcut={sc})",
+                "ShortcutNet({narrow_end}, use_shortcut={sc}) 的 layer_gradients",
+                narrow_end=from_input(NARROW_END),
+                sc=from_input(sc),
             ),
         )
 

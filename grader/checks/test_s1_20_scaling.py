@@ -11,7 +11,7 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from grader.checking import Msg, check, code, expect, expect_equal, fixtures
+from grader.checking import Msg, check, code, expect, expect_equal, fixtures, from_input
 
 EXERCISE = "s1_20_scaling"
 STEPS_LENS = [1, 2, 7, 512, 4096]
@@ -81,7 +81,7 @@ def _name(got, expected, known, what):
     if got != expected:
         for value, why in known:
             if got == value:
-                expect(False, Msg(f"{what}: {why}", f"{what}：{why}"))
+                expect(False, Msg("{what}: {why}", "{what}：{why}", what=what, why=why))
     expect_equal(got, expected, what=what)
 
 
@@ -98,16 +98,18 @@ def test_sequential_steps(sub):
             sub.rnn_sequential_steps(n),
             int(f["rnn_steps"][i]),
             what=Msg(
-                f"rnn_sequential_steps({n}) (each hidden state waits for the previous one)",
-                f"rnn_sequential_steps({n})（每个隐藏状态都要等前一个）",
+                "rnn_sequential_steps({n}) (each hidden state waits for the previous one)",
+                "rnn_sequential_steps({n})（每个隐藏状态都要等前一个）",
+                n=from_input(n),
             ),
         )
         expect_equal(
             sub.attention_sequential_steps(n),
             int(f["attn_steps"][i]),
             what=Msg(
-                f"attention_sequential_steps({n}) (all positions at once)",
-                f"attention_sequential_steps({n})（所有位置同时计算）",
+                "attention_sequential_steps({n}) (all positions at once)",
+                "attention_sequential_steps({n})（所有位置同时计算）",
+                n=from_input(n),
             ),
         )
     _name(
@@ -152,7 +154,7 @@ def test_cnn_layers(sub):
                     ),
                 ),
             ],
-            code(f"cnn_layers_to_span({n}, kernel_size={k})"),
+            code("cnn_layers_to_span({n}, kernel_size={k})", n=from_input(n), k=from_input(k)),
         )
 
 
@@ -187,7 +189,13 @@ def test_attention_flops(sub):
                     ),
                 ),
             ],
-            code(f"attention_flops(batch={b}, heads={h}, seq_len={n}, head_dim={d})"),
+            code(
+                "attention_flops(batch={b}, heads={h}, seq_len={n}, head_dim={d})",
+                b=from_input(b),
+                h=from_input(h),
+                n=from_input(n),
+                d=from_input(d),
+            ),
         )
 
 
@@ -202,7 +210,13 @@ def test_score_matrix_bytes(sub):
                 (b * h * n * n, Msg("multiply by bytes_per_element", "要乘以 bytes_per_element")),
                 (b * n * n * e, Msg("one matrix per head: multiply by heads", "每个头一个矩阵：要乘以头数")),
             ],
-            code(f"score_matrix_bytes(batch={b}, heads={h}, seq_len={n}, bytes_per_element={e})"),
+            code(
+                "score_matrix_bytes(batch={b}, heads={h}, seq_len={n}, bytes_per_element={e})",
+                b=from_input(b),
+                h=from_input(h),
+                n=from_input(n),
+                e=from_input(e),
+            ),
         )
     expect_equal(
         sub.score_matrix_bytes(1, 12, 512),
@@ -228,32 +242,42 @@ def test_quadratic_cost(sub):
             expect(
                 flops == factor**2,
                 Msg(
-                    f"a {factor}x longer sequence must cost {factor**2}x the attention FLOPs "
-                    f"(quadratic), got {flops:g}x (from seq_len {n})",
-                    f"序列长 {factor} 倍，注意力的 FLOP 数必须是 {factor**2} 倍（平方），实际为 {flops:g} 倍（从 seq_len {n} 开始）",
+                    "a {factor}x longer sequence must cost {factor2}x the attention FLOPs (quadratic), got {flops:g}x "
+                    "(from seq_len {n})",
+                    "序列长 {factor} 倍，注意力的 FLOP 数必须是 {factor2} 倍（平方），实际为 {flops:g} 倍（从 seq_len {n} 开始）",
+                    factor=from_input(factor),
+                    factor2=from_input(factor**2),
+                    flops=from_input(flops),
+                    n=from_input(n),
                 ),
             )
             expect(
                 mem == factor**2,
                 Msg(
-                    f"a {factor}x longer sequence must need {factor**2}x the score memory "
-                    f"(quadratic), got {mem:g}x (from seq_len {n})",
-                    f"序列长 {factor} 倍，分数所需内存必须是 {factor**2} 倍（平方），实际为 {mem:g} 倍（从 seq_len {n} 开始）",
+                    "a {factor}x longer sequence must need {factor2}x the score memory (quadratic), got {mem:g}x "
+                    "(from seq_len {n})",
+                    "序列长 {factor} 倍，分数所需内存必须是 {factor2} 倍（平方），实际为 {mem:g} 倍（从 seq_len {n} 开始）",
+                    factor=from_input(factor),
+                    factor2=from_input(factor**2),
+                    mem=from_input(mem),
+                    n=from_input(n),
                 ),
             )
     for factor in (2, 5):
         expect(
             sub.attention_flops(2 * factor, 12, 256, 64) == factor * sub.attention_flops(2, 12, 256, 64),
             Msg(
-                f"a {factor}x larger batch must cost {factor}x the FLOPs (linear)",
-                f"批次扩大 {factor} 倍，FLOP 数必须也是 {factor} 倍（线性）",
+                "a {factor}x larger batch must cost {factor}x the FLOPs (linear)",
+                "批次扩大 {factor} 倍，FLOP 数必须也是 {factor} 倍（线性）",
+                factor=from_input(factor),
             ),
         )
         expect(
             sub.score_matrix_bytes(2, 12 * factor, 256) == factor * sub.score_matrix_bytes(2, 12, 256),
             Msg(
-                f"{factor}x the heads must need {factor}x the score memory (linear)",
-                f"头数扩大 {factor} 倍，分数所需内存必须也是 {factor} 倍（线性）",
+                "{factor}x the heads must need {factor}x the score memory (linear)",
+                "头数扩大 {factor} 倍，分数所需内存必须也是 {factor} 倍（线性）",
+                factor=from_input(factor),
             ),
         )
 
@@ -276,7 +300,13 @@ def test_max_seq_len(sub):
                     ),
                 )
             ],
-            code(f"max_seq_len(memory_bytes={m}, batch={b}, heads={h}, bytes_per_element={e})"),
+            code(
+                "max_seq_len(memory_bytes={m}, batch={b}, heads={h}, bytes_per_element={e})",
+                m=from_input(m),
+                b=from_input(b),
+                h=from_input(h),
+                e=from_input(e),
+            ),
         )
     m, b, h, e = LARGE_BUDGET
     expected = int(f["max_len_large"][0])
@@ -293,7 +323,13 @@ def test_max_seq_len(sub):
                 ),
             )
         ],
-        code(f"max_seq_len(memory_bytes={m}, batch={b}, heads={h}, bytes_per_element={e})"),
+        code(
+            "max_seq_len(memory_bytes={m}, batch={b}, heads={h}, bytes_per_element={e})",
+            m=from_input(m),
+            b=from_input(b),
+            h=from_input(h),
+            e=from_input(e),
+        ),
     )
 
 
@@ -317,7 +353,13 @@ def test_max_seq_len_exact(sub):
                     ),
                 )
             ],
-            code(f"max_seq_len(memory_bytes={m}, batch={b}, heads={h}, bytes_per_element={e})"),
+            code(
+                "max_seq_len(memory_bytes={m}, batch={b}, heads={h}, bytes_per_element={e})",
+                m=from_input(m),
+                b=from_input(b),
+                h=from_input(h),
+                e=from_input(e),
+            ),
         )
 
     @settings(max_examples=25, derandomize=True, database=None, deadline=None)
@@ -327,8 +369,13 @@ def test_max_seq_len_exact(sub):
         expect(
             isinstance(n, int) and b * h * e * n * n <= m < b * h * e * (n + 1) ** 2,
             Msg(
-                f"max_seq_len({m}, {b}, {h}, {e}) = {n!r}: the scores of that length must fit and one more must not",
-                f"max_seq_len({m}, {b}, {h}, {e}) = {n!r}：这个长度的分数必须放得下，再多一个就放不下",
+                "max_seq_len({m}, {b}, {h}, {e}) = {n!r}: the scores of that length must fit and one more must not",
+                "max_seq_len({m}, {b}, {h}, {e}) = {n!r}：这个长度的分数必须放得下，再多一个就放不下",
+                m=from_input(m),
+                b=from_input(b),
+                h=from_input(h),
+                e=from_input(e),
+                n=from_input(n),
             ),
         )
 

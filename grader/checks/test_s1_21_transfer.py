@@ -9,7 +9,7 @@ count made here from those flags and the known shapes.
 
 import torch
 
-from grader.checking import Msg, check, code, expect, expect_equal, expect_tensor, fixtures
+from grader.checking import Msg, check, code, expect, expect_equal, expect_tensor, fixtures, from_input
 from grader.worker.proxy import StudentError
 
 EXERCISE = "s1_21_transfer"
@@ -71,8 +71,10 @@ def _pair(res, what):
     expect(
         isinstance(res, (tuple, list)) and len(res) == 2 and all(isinstance(r, (list, tuple)) for r in res),
         Msg(
-            f"{what} must return (missing, unexpected): two lists of key names, got {type(res).__name__}",
-            f"{what} 必须返回 (missing, unexpected)：两个键名列表，实际得到 {type(res).__name__}",
+            "{what} must return (missing, unexpected): two lists of key names, got {type_res}",
+            "{what} 必须返回 (missing, unexpected)：两个键名列表，实际得到 {type_res}",
+            what=what,
+            type_res=from_input(type(res).__name__),
         ),
     )
     return sorted(res[0]), sorted(res[1])
@@ -91,17 +93,21 @@ def _expect_trainable(sub, clf, f, expected: list[str], count: int, what: Msg, w
     trainable = _trainable(sub, clf)
     for names, why in wrong:
         if trainable == sorted(names) != sorted(expected):
-            expect(False, Msg(f"{what}: {why}", f"{what}：{why}"))
+            expect(False, Msg("{what}: {why}", "{what}：{why}", what=what, why=why))
     expect_equal(
         trainable,
         sorted(expected),
-        what=Msg(f"{what}: the parameters with requires_grad = True", f"{what}：requires_grad = True 的参数"),
+        what=Msg(
+            "{what}: the parameters with requires_grad = True",
+            "{what}：requires_grad = True 的参数",
+            what=what,
+        ),
     )
     base = _take(f, "base")
     expect_equal(
         count,
         sum(base[k].numel() for k in expected),
-        what=Msg(f"{what}: trainable numbers", f"{what}：可训练的数值个数"),
+        what=Msg("{what}: trainable numbers", "{what}：可训练的数值个数", what=what),
     )
     got = sub.count_trainable(clf)
     if got != count:
@@ -109,12 +115,14 @@ def _expect_trainable(sub, clf, f, expected: list[str], count: int, what: Msg, w
             expect(
                 False,
                 Msg(
-                    f"{what}: count_trainable returned {got}, the number of trainable tensors; "
-                    "count their elements (numel)",
-                    f"{what}：count_trainable 返回了 {got}，这是可训练张量的个数；应统计它们的元素个数（numel）",
+                    "{what}: count_trainable returned {got}, the number of trainable tensors; count their elements "
+                    "(numel)",
+                    "{what}：count_trainable 返回了 {got}，这是可训练张量的个数；应统计它们的元素个数（numel）",
+                    what=what,
+                    got=from_input(got),
                 ),
             )
-    expect_equal(got, count, what=Msg(f"{what}: count_trainable", f"{what}：count_trainable 的结果"))
+    expect_equal(got, count, what=Msg("{what}: count_trainable", "{what}：count_trainable 的结果", what=what))
 
 
 # ----------------------------------------------------------------------------- checks
@@ -157,14 +165,14 @@ def _expect_loads_matching(sub, f):
             state[f"encoder.{k}"],
             v,
             tol="exact",
-            what=Msg(f"encoder.{k} after load_pretrained", f"load_pretrained 之后的 encoder.{k}"),
+            what=Msg("encoder.{k} after load_pretrained", "load_pretrained 之后的 encoder.{k}", k=k),
         )
     for k in HEAD:
         expect_tensor(
             state[k],
             f[f"base/{k}"],
             tol="exact",
-            what=Msg(f"{k} (not in the checkpoint: must not change)", f"{k}（不在检查点中：不应改变）"),
+            what=Msg("{k} (not in the checkpoint: must not change)", "{k}（不在检查点中：不应改变）", k=k),
         )
     expect_tensor(
         clf(f["tokens"]),
@@ -259,8 +267,9 @@ def test_load_shape_mismatch(sub):
         expect(
             e.type in ("ValueError", "RuntimeError"),
             Msg(
-                f"a checkpoint with another vocabulary size must raise ValueError or RuntimeError, not {e.type or e}",
-                f"词表大小不同的检查点必须抛出 ValueError 或 RuntimeError，而不是 {e.type or e}",
+                "a checkpoint with another vocabulary size must raise ValueError or RuntimeError, not {raised}",
+                "词表大小不同的检查点必须抛出 ValueError 或 RuntimeError，而不是 {raised}",
+                raised=e.type or e,
             ),
         )
         expect(
@@ -349,7 +358,9 @@ def test_unfreeze_top(sub):
             HEAD + _block_keys(keys, top),
             int(f["counts"][2 + n]),
             Msg(
-                f"after freeze_encoder and unfreeze_top(model, {n})", f"freeze_encoder 和 unfreeze_top(model, {n}) 之后"
+                "after freeze_encoder and unfreeze_top(model, {n})",
+                "freeze_encoder 和 unfreeze_top(model, {n}) 之后",
+                n=from_input(n),
             ),
             wrong=wrong,
         )
@@ -414,16 +425,19 @@ def test_unfreeze_top_from_trainable(sub):
             expect(
                 e.type == "ValueError",
                 Msg(
-                    f"unfreeze_top(model, {n}) with 3 blocks must raise ValueError, not {e.type}",
-                    f"只有 3 个块时 unfreeze_top(model, {n}) 必须抛出 ValueError，而不是 {e.type}",
+                    "unfreeze_top(model, {n}) with 3 blocks must raise ValueError, not {raised}",
+                    "只有 3 个块时 unfreeze_top(model, {n}) 必须抛出 ValueError，而不是 {raised}",
+                    n=from_input(n),
+                    raised=e.type,
                 ),
             )
             continue
         expect(
             False,
             Msg(
-                f"unfreeze_top(model, {n}) with 3 blocks must raise ValueError",
-                f"只有 3 个块时 unfreeze_top(model, {n}) 必须抛出 ValueError",
+                "unfreeze_top(model, {n}) with 3 blocks must raise ValueError",
+                "只有 3 个块时 unfreeze_top(model, {n}) 必须抛出 ValueError",
+                n=from_input(n),
             ),
         )
 

@@ -10,7 +10,18 @@ a train-mode call shows whether it was dropped; the drops of 12 calls are held t
 import torch
 
 from grader.checking import draws, grading
-from grader.checking import CheckFailure, Mistake, Msg, check, code, expect, expect_equal, expect_tensor, fixtures
+from grader.checking import (
+    CheckFailure,
+    Mistake,
+    Msg,
+    check,
+    code,
+    expect,
+    expect_equal,
+    expect_tensor,
+    fixtures,
+    from_input,
+)
 from grader.checks import bert_reference as R
 from grader.worker.proxy import StudentError
 
@@ -79,8 +90,10 @@ def _expect_values(sub, seed: int, lengths=((2, 9),)):
             R.embedding(ids, sd),
             tol="norm",
             what=Msg(
-                f"eval output for a ({B}, {T}) batch with given weights",
-                f"给定权重时 ({B}, {T}) 批次在 eval 模式下的输出",
+                "eval output for a ({b}, {t}) batch with given weights",
+                "给定权重时 ({b}, {t}) 批次在 eval 模式下的输出",
+                b=from_input(B),
+                t=from_input(T),
             ),
             mistakes=_mistakes(ids, sd),
         )
@@ -108,8 +121,9 @@ def test_listing_1_30_book_sizes(sub):
         not diff,
         Msg(
             "print(BERTEmbedding(VOCAB_SIZE, 256, MAX_LEN)) differs from what listing 1.36 prints for "
-            f"its embedding (token, position, segment, norm, dropout, in that order): {diff}",
-            f"print(BERTEmbedding(VOCAB_SIZE, 256, MAX_LEN)) 与代码清单 1.36 中打印的嵌入层不同（依次为 `token`、`position`、`segment`、`norm`、`dropout`）：{diff}",
+            "its embedding (token, position, segment, norm, dropout, in that order): {diff}",
+            "print(BERTEmbedding(VOCAB_SIZE, 256, MAX_LEN)) 与代码清单 1.36 中打印的嵌入层不同（依次为 `token`、`position`、`segment`、`norm`、`dropout`）：{diff}",
+            diff=diff,
         ),
     )
     _expect_values(sub, seed=2341)
@@ -124,17 +138,20 @@ def test_parameter_names_and_padding_row(sub):
     expect_equal(
         sorted(state),
         sorted(shapes),
-        what=Msg(f"parameter names of BERTEmbedding({V}, {D}, {L})", f"BERTEmbedding({V}, {D}, {L}) 的参数名"),
+        what=Msg(
+            "parameter names of BERTEmbedding({v}, {d}, {l})", "BERTEmbedding({v}, {d}, {l}) 的参数名", v=V, d=D, l=L
+        ),
     )
     for name, shape in shapes.items():
-        expect_equal(tuple(state[name].shape), shape, what=Msg(f"shape of {name}", f"{name} 的形状"))
+        expect_equal(tuple(state[name].shape), shape, what=Msg("shape of {name}", "{name} 的形状", name=name))
     expect_tensor(
         state["token.weight"][PAD],
         torch.zeros(D),
         tol="exact",
         what=Msg(
-            f"the [PAD] row {PAD} of a fresh token table (nn.Embedding(..., padding_idx=PAD_ID) sets it to 0)",
-            f"新建词元表中 [PAD] 的第 {PAD} 行（nn.Embedding(..., padding_idx=PAD_ID) 会把它设为 0）",
+            "the [PAD] row {pad} of a fresh token table (nn.Embedding(..., padding_idx=PAD_ID) sets it to 0)",
+            "新建词元表中 [PAD] 的第 {pad} 行（nn.Embedding(..., padding_idx=PAD_ID) 会把它设为 0）",
+            pad=PAD,
         ),
     )
     _expect_values(sub, seed=2343)
@@ -155,8 +172,10 @@ def test_listing_1_30_given_weights(sub):
         f["words_out"],
         tol="norm",
         what=Msg(
-            f"eval output on a (2, 12) batch of word ids with given weights (dim {D}, max_len {L})",
-            f"给定权重（dim {D}，max_len {L}）时，(2, 12) 单词 id 批次在 eval 模式下的输出",
+            "eval output on a (2, 12) batch of word ids with given weights (dim {d}, max_len {l})",
+            "给定权重（dim {d}，max_len {l}）时，(2, 12) 单词 id 批次在 eval 模式下的输出",
+            d=D,
+            l=L,
         ),
         mistakes=_mistakes(f["words"], sd),
     )
@@ -183,7 +202,12 @@ def test_fresh_weights_and_lengths(sub):
             m(ids),
             R.embedding(ids, sd),
             tol="norm",
-            what=Msg(f"eval output for a ({B}, {T}) batch", f"({B}, {T}) 批次在 eval 模式下的输出"),
+            what=Msg(
+                "eval output for a ({b}, {t}) batch",
+                "({b}, {t}) 批次在 eval 模式下的输出",
+                b=from_input(B),
+                t=from_input(T),
+            ),
             mistakes=_mistakes(ids, sd),
         )
     # One token id repeated: only the position makes the vectors differ.
@@ -210,8 +234,10 @@ def _expect_too_long_refused(sub, T: int):
         expect(
             e.type == "ValueError",
             Msg(
-                f"a sequence of max_len + {T - L} tokens must raise ValueError, not {e.type or e}",
-                f"长度为 max_len + {T - L} 的序列必须抛出 ValueError，而不是 {e.type or e}",
+                "a sequence of max_len + {t} tokens must raise ValueError, not {raised}",
+                "长度为 max_len + {t} 的序列必须抛出 ValueError，而不是 {raised}",
+                t=from_input(T - L),
+                raised=e.type or e,
             ),
         )
     else:

@@ -11,7 +11,7 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from grader.checking import Mistake, Msg, check, expect, expect_equal, expect_tensor, fixtures
+from grader.checking import Mistake, Msg, check, expect, expect_equal, expect_tensor, fixtures, from_input
 from grader.checks import bert_reference as R
 from grader.worker.proxy import StudentError
 
@@ -105,9 +105,17 @@ def test_listing_1_35_structure(sub):
     expect(
         not diff,
         Msg(
-            f"print(BERTForClassification({V}, {D}, {L}, {NL}, {H}, {FF})) differs from "
-            f"the layout of listing 1.35 (bert, then classifier = Sequential(Dropout(0.1), Linear(dim, 2))): {diff}",
-            f"print(BERTForClassification({V}, {D}, {L}, {NL}, {H}, {FF})) 与代码清单 1.35 的结构不同（先 bert，再 classifier = Sequential(Dropout(0.1), Linear(dim, 2))）：{diff}",
+            "print(BERTForClassification({v}, {d}, {l}, {nl}, {h}, {ff})) differs from the layout of "
+            "listing 1.35 (bert, then classifier = Sequential(Dropout(0.1), Linear(dim, 2))): {diff}",
+            "print(BERTForClassification({v}, {d}, {l}, {nl}, {h}, {ff})) 与代码清单 1.35 的结构不同（先 bert，再 classifier "
+            "= Sequential(Dropout(0.1), Linear(dim, 2))）：{diff}",
+            v=V,
+            d=D,
+            l=L,
+            nl=NL,
+            h=H,
+            ff=FF,
+            diff=diff,
         ),
     )
     state = m.state_dict()
@@ -118,7 +126,7 @@ def test_listing_1_35_structure(sub):
         what=Msg("parameter names of BERTForClassification", "BERTForClassification 的参数名"),
     )
     for name, shape in shapes.items():
-        expect_equal(tuple(state[name].shape), shape, what=Msg(f"shape of {name}", f"{name} 的形状"))
+        expect_equal(tuple(state[name].shape), shape, what=Msg("shape of {name}", "{name} 的形状", name=name))
     _expect_values(sub, seed=2401)
 
 
@@ -137,8 +145,12 @@ def test_listing_1_35_given_weights(sub):
         f["logits"],
         tol="encoder",
         what=Msg(
-            f"eval logits for a padded (4, 10) batch with given weights (vocab {V}, dim {D}, {NL} layers, {H} heads)",
-            f"给定权重（vocab {V}，dim {D}，{NL} 层，{H} 个头）时，填充后的 (4, 10) 批次在 eval 模式下的 logits",
+            "eval logits for a padded (4, 10) batch with given weights (vocab {v}, dim {d}, {nl} layers, {h} heads)",
+            "给定权重（vocab {v}，dim {d}，{nl} 层，{h} 个头）时，填充后的 (4, 10) 批次在 eval 模式下的 logits",
+            v=V,
+            d=D,
+            nl=NL,
+            h=H,
         ),
         mistakes=_mistakes(f["ids"], f["mask"], sd, H),
     )
@@ -159,8 +171,9 @@ def test_listing_1_36_book_model(sub):
         expect(
             e.type in ("ValueError", "AssertionError"),
             Msg(
-                f"listing 1.36 as printed (heads=6, dim=256) must stop with a ValueError, not {e.type or e}",
-                f"照书中打印的代码清单 1.36（heads=6，dim=256）必须以 ValueError 终止，而不是 {e.type or e}",
+                "listing 1.36 as printed (heads=6, dim=256) must stop with a ValueError, not {raised}",
+                "照书中打印的代码清单 1.36（heads=6，dim=256）必须以 ValueError 终止，而不是 {raised}",
+                raised=e.type or e,
             ),
         )
     else:
@@ -175,8 +188,9 @@ def test_listing_1_36_book_model(sub):
     expect(
         model.type_name == "BERTForClassification",
         Msg(
-            f"book_model() must return a BERTForClassification, not {model.type_name}",
-            f"book_model() 必须返回 BERTForClassification，而不是 {model.type_name}",
+            "book_model() must return a BERTForClassification, not {type_name}",
+            "book_model() 必须返回 BERTForClassification，而不是 {type_name}",
+            type_name=from_input(model.type_name),
         ),
     )
     diff = R.first_difference(R.remote_repr(model), repr(R.mirror_classifier(V, 256, MAX_LEN, 4, 1024, PAD)))
@@ -184,8 +198,10 @@ def test_listing_1_36_book_model(sub):
         not diff,
         Msg(
             "print(book_model()) differs from listing 1.36's model with layers=4 (the book prints 6 blocks, "
-            f"'(0-5): 6 x TransformerBlock'; 4 layers print '(0-3): 4 x TransformerBlock'): {diff}",
-            f"print(book_model()) 与代码清单 1.36 中 layers=4 的模型不同（书中打印了 6 个块，'(0-5): 6 x TransformerBlock'；4 层应打印 '(0-3): 4 x TransformerBlock'）：{diff}",
+            "'(0-5): 6 x TransformerBlock'; 4 layers print '(0-3): 4 x TransformerBlock'): {diff}",
+            "print(book_model()) 与代码清单 1.36 中 layers=4 的模型不同（书中打印了 6 个块，'(0-5): 6 x TransformerBlock'；4 "
+            "层应打印 '(0-3): 4 x TransformerBlock'）：{diff}",
+            diff=diff,
         ),
     )
     heads = [block.attr("attn").attr("heads") for _, block in model.attr("bert").attr("layers").named_children()]
@@ -215,7 +231,11 @@ def test_padding_invariance(sub):
             logits,
             R.classify(ids, mask, sd, H),
             tol="encoder",  # the property alone: a constant has it
-            what=Msg(f"eval logits for real lengths {lengths}", f"真实长度为 {lengths} 时的 eval logits"),
+            what=Msg(
+                "eval logits for real lengths {lengths}",
+                "真实长度为 {lengths} 时的 eval logits",
+                lengths=from_input(lengths),
+            ),
         )
         longer = torch.cat([ids, torch.full((len(lengths), extra), PAD)], dim=1)
         expect_tensor(
@@ -223,8 +243,10 @@ def test_padding_invariance(sub):
             logits,
             tol="encoder",
             what=Msg(
-                f"eval logits after appending {extra} [PAD] tokens (lengths {lengths})",
-                f"追加 {extra} 个 [PAD] 词元之后的 eval logits（长度 {lengths}）",
+                "eval logits after appending {extra} [PAD] tokens (lengths {lengths})",
+                "追加 {extra} 个 [PAD] 词元之后的 eval logits（长度 {lengths}）",
+                extra=from_input(extra),
+                lengths=from_input(lengths),
             ),
         )
         junk = torch.randint(0, PAD, longer.shape, generator=torch.Generator().manual_seed(seed))
@@ -234,9 +256,9 @@ def test_padding_invariance(sub):
             logits,
             tol="encoder",
             what=Msg(
-                f"eval logits after writing other token ids at the padded positions, mask unchanged "
-                f"(lengths {lengths})",
-                f"在填充位置写入其他词元 id、掩码不变时的 eval logits（长度 {lengths}）",
+                "eval logits after writing other token ids at the padded positions, mask unchanged (lengths {lengths})",
+                "在填充位置写入其他词元 id、掩码不变时的 eval logits（长度 {lengths}）",
+                lengths=from_input(lengths),
             ),
         )
 
@@ -253,8 +275,11 @@ def test_cls_pooling(sub):
             R.classify(ids, mask, sd, H),
             tol="encoder",
             what=Msg(
-                f"eval logits of a {layers}-layer classifier, real lengths {lengths} of {T}",
-                f"{layers} 层分类器的 eval logits，真实长度 {lengths}，共 {T}",
+                "eval logits of a {layers}-layer classifier, real lengths {lengths} of {t}",
+                "{layers} 层分类器的 eval logits，真实长度 {lengths}，共 {t}",
+                layers=from_input(layers),
+                lengths=from_input(lengths),
+                t=from_input(T),
             ),
             mistakes=_mistakes(ids, mask, sd, H),
         )
@@ -270,18 +295,25 @@ def test_shapes(sub):
         expect(
             isinstance(out, torch.Tensor),
             Msg(
-                f"the classifier must return a tensor, not {type(out).__name__}",
-                f"分类器必须返回张量，而不是 {type(out).__name__}",
+                "the classifier must return a tensor, not {type_out}",
+                "分类器必须返回张量，而不是 {type_out}",
+                type_out=from_input(type(out).__name__),
             ),
         )
         expect_equal(
-            tuple(out.shape), (B, 2), what=Msg(f"logits shape for a ({B}, {T}) batch", f"({B}, {T}) 批次的 logits 形状")
+            tuple(out.shape),
+            (B, 2),
+            what=Msg(
+                "logits shape for a ({b}, {t}) batch", "({b}, {t}) 批次的 logits 形状", b=from_input(B), t=from_input(T)
+            ),
         )
         expect_tensor(
             out,
             R.classify(ids, mask, sd, H),
             tol="encoder",
-            what=Msg(f"eval logits for a ({B}, {T}) batch", f"({B}, {T}) 批次的 eval logits"),
+            what=Msg(
+                "eval logits for a ({b}, {t}) batch", "({b}, {t}) 批次的 eval logits", b=from_input(B), t=from_input(T)
+            ),
         )
 
 

@@ -28,7 +28,18 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from grader.capstone import data
-from grader.checking import CheckFailure, Mistake, Msg, check, code, expect, expect_equal, expect_tensor, fixtures
+from grader.checking import (
+    CheckFailure,
+    Mistake,
+    Msg,
+    check,
+    code,
+    expect,
+    expect_equal,
+    expect_tensor,
+    fixtures,
+    from_input,
+)
 from grader.worker.proxy import Refused, StudentError
 
 EXERCISE = "s1_23_dataset"
@@ -211,7 +222,7 @@ def _expect_batch(batch, items, pad_id, what):
         batch[0],
         ids,
         tol="exact",
-        what=Msg(f"{what}: ids", f"{what}：ids（词元 id）"),
+        what=Msg("{what}: ids", "{what}：ids（词元 id）", what=what),
         specials={1: "[CLS]", 2: "[SEP]", pad_id: "[PAD]"},
         mistakes=[
             Mistake(
@@ -230,7 +241,7 @@ def _expect_batch(batch, items, pad_id, what):
         batch[1],
         mask,
         tol="exact",
-        what=Msg(f"{what}: mask (long, 1 = real token)", f"{what}：mask（long 类型，1 = 真实词元）"),
+        what=Msg("{what}: mask (long, 1 = real token)", "{what}：mask（long 类型，1 = 真实词元）", what=what),
         mistakes=[
             Mistake(
                 1 - mask,
@@ -239,7 +250,7 @@ def _expect_batch(batch, items, pad_id, what):
             )
         ],
     )
-    expect_tensor(batch[2], labels, tol="exact", what=Msg(f"{what}: labels", f"{what}：labels（标签）"))
+    expect_tensor(batch[2], labels, tol="exact", what=Msg("{what}: labels", "{what}：labels（标签）", what=what))
 
 
 # ---------------------------------------------------------------- listings 1.23 and 1.28
@@ -267,14 +278,20 @@ def test_listing_1_23_1_28_dataset(sub):
         texts, labels = list(corpus[split]["text"]), list(corpus[split]["label"])  # plain lists: the list path
         enc = _encoder(sub)
         ds = sub.new("IMDBDataset", texts, labels, enc.handle)
-        expect_equal(sub.length(ds), len(texts), Msg(f"len() of the {split} dataset", f"{split} 数据集的 len()"))
+        expect_equal(
+            sub.length(ds),
+            len(texts),
+            Msg("len() of the {split} dataset", "{split} 数据集的 len()", split=split),
+        )
         calls = enc.calls
         enc.expect_each_once(
             texts,
             Msg(
-                f"IMDBDataset.__init__ called encode {calls} times for {len(texts)} texts: "
-                "encode each text exactly once, in __init__",
-                f"IMDBDataset.__init__ 对 {len(texts)} 条文本调用了 {calls} 次 encode：每条文本只在 __init__ 中编码一次",
+                "IMDBDataset.__init__ called encode {calls} times for {n_texts} texts: encode each text exactly "
+                "once, in __init__",
+                "IMDBDataset.__init__ 对 {n_texts} 条文本调用了 {calls} 次 encode：每条文本只在 __init__ 中编码一次",
+                calls=from_input(calls),
+                n_texts=from_input(len(texts)),
             ),
         )
         for i, (text, label) in enumerate(zip(texts, labels)):
@@ -282,9 +299,10 @@ def test_listing_1_23_1_28_dataset(sub):
             if not isinstance(got, tuple) or len(got) != 2:
                 raise CheckFailure(
                     Msg(
-                        f"ds[{i}] must be (ids, label), got {type(got).__name__}: the mask is made in "
-                        "collate, per batch",
-                        f"ds[{i}] 必须是 (ids, label)，实际得到 {type(got).__name__}：掩码在 collate 中按批次生成",
+                        "ds[{i}] must be (ids, label), got {type_got}: the mask is made in collate, per batch",
+                        "ds[{i}] 必须是 (ids, label)，实际得到 {type_got}：掩码在 collate 中按批次生成",
+                        i=from_input(i),
+                        type_got=from_input(type(got).__name__),
                     )
                 )
             expect_tensor(
@@ -293,8 +311,11 @@ def test_listing_1_23_1_28_dataset(sub):
                 tol="exact",
                 specials=SPECIALS,
                 what=Msg(
-                    f"ds[{i}][0] of the {split} split, the ids of {text[:40]!r}",
-                    f"{split} 划分的 ds[{i}][0]，即 {text[:40]!r} 的 id",
+                    "ds[{i}][0] of the {split} split, the ids of {text!r}",
+                    "{split} 划分的 ds[{i}][0]，即 {text!r} 的 id",
+                    i=from_input(i),
+                    split=split,
+                    text=from_input(text[:40]),
                 ),
             )
             expect_tensor(
@@ -302,17 +323,21 @@ def test_listing_1_23_1_28_dataset(sub):
                 torch.tensor(label, dtype=torch.long),
                 tol="exact",
                 what=Msg(
-                    f"ds[{i}][1] of the {split} split, a 0-D long tensor",
-                    f"{split} 划分的 ds[{i}][1]，一个 0 维 long 张量",
+                    "ds[{i}][1] of the {split} split, a 0-D long tensor",
+                    "{split} 划分的 ds[{i}][1]，一个 0 维 long 张量",
+                    i=from_input(i),
+                    split=split,
                 ),
             )
         extra = enc.calls - len(texts)
         expect(
             extra == 0,
             Msg(
-                f"encode ran {extra} more times after __init__ (indexing the {split} dataset): "
-                "__getitem__ must look up the stored ids, not encode again",
-                f"__init__ 之后 encode 又运行了 {extra} 次（索引 {split} 数据集时）：__getitem__ 必须查找保存好的 id，而不是再次编码",
+                "encode ran {extra} more times after __init__ (indexing the {split} dataset): __getitem__ "
+                "must look up the stored ids, not encode again",
+                "__init__ 之后 encode 又运行了 {extra} 次（索引 {split} 数据集时）：__getitem__ 必须查找保存好的 id，而不是再次编码",
+                extra=from_input(extra),
+                split=split,
             ),
         )
 
@@ -326,25 +351,30 @@ def test_ids_computed_once(sub):
     enc.expect_each_once(
         texts,
         Msg(
-            f"building a dataset of {len(texts)} texts called encode {calls} times: encode each "
-            "text exactly once, in __init__; __getitem__ must look up the stored ids, not encode "
-            "again (the book's __getitem__ tokenizes every review again at every epoch)",
-            f"构建包含 {len(texts)} 条文本的数据集时调用了 {calls} 次 encode：每条文本只在 __init__ 中编码一次；__getitem__ 必须查找保存好的 id，而不是再次编码（书中的 __getitem__ 在每个 epoch 都会重新对每条评论分词）",
+            "building a dataset of {n_texts} texts called encode {calls} times: encode each text exactly "
+            "once, in __init__; __getitem__ must look up the stored ids, not encode again (the book's "
+            "__getitem__ tokenizes every review again at every epoch)",
+            "构建包含 {n_texts} 条文本的数据集时调用了 {calls} 次 encode：每条文本只在 __init__ 中编码一次；__getitem__ 必须查找保存好的 id，而不是再次编码（书中的 "
+            "__getitem__ 在每个 epoch 都会重新对每条评论分词）",
+            n_texts=from_input(len(texts)),
+            calls=from_input(calls),
         ),
     )
     for i in range(3):  # the ids it keeps are the ones encode returned (not ones computed some other way)
         got = enc.book(sub.getitem(ds, i))
         expect(
             isinstance(got, tuple) and len(got) == 2,
-            Msg(f"ds[{i}] must be (ids, label)", f"ds[{i}] 必须是 (ids, label)"),
+            Msg("ds[{i}] must be (ids, label)", "ds[{i}] 必须是 (ids, label)", i=from_input(i)),
         )
         expect_tensor(
             got[0],
             torch.tensor(encode(texts[i]), dtype=torch.long),
             tol="exact",
             what=Msg(
-                f"ds[{i}][0], the ids encode returned for {texts[i][:40]!r}",
-                f"ds[{i}][0]，即 encode 为 {texts[i][:40]!r} 返回的 id",
+                "ds[{i}][0], the ids encode returned for {texts!r}",
+                "ds[{i}][0]，即 encode 为 {texts!r} 返回的 id",
+                i=from_input(i),
+                texts=from_input(texts[i][:40]),
             ),
         )
     train, test = sub.make_loaders(ds, ds, batch_size=4, pad_id=0, seed=0)
@@ -355,9 +385,10 @@ def test_ids_computed_once(sub):
     expect(
         calls == len(texts),
         Msg(
-            f"encode ran {calls - len(texts)} more times after __init__ (indexing and three passes "
-            "over the loaders): __getitem__ must look up the stored ids, not encode again",
-            f"__init__ 之后 encode 又运行了 {calls - len(texts)} 次（索引和对加载器的三次遍历）：__getitem__ 必须查找保存好的 id，而不是再次编码",
+            "encode ran {calls} more times after __init__ (indexing and three passes over the loaders): "
+            "__getitem__ must look up the stored ids, not encode again",
+            "__init__ 之后 encode 又运行了 {calls} 次（索引和对加载器的三次遍历）：__getitem__ 必须查找保存好的 id，而不是再次编码",
+            calls=from_input(calls - len(texts)),
         ),
     )
 
@@ -376,13 +407,21 @@ def test_collate(sub):
         got,
         _items(texts, labels),
         PAD_AFTER_VOCAB,
-        Msg(f"collate of 4 items, pad_id={PAD_AFTER_VOCAB}", f"4 个样本、pad_id={PAD_AFTER_VOCAB} 的 collate"),
+        Msg(
+            "collate of 4 items, pad_id={pad_after_vocab}",
+            "4 个样本、pad_id={pad_after_vocab} 的 collate",
+            pad_after_vocab=PAD_AFTER_VOCAB,
+        ),
     )
     expect_tensor(
         got[0],
         f["collate_ids_pad_after"],
         tol="exact",
-        what=Msg(f"collate ids, pad_id={PAD_AFTER_VOCAB}", f"collate 的 ids，pad_id={PAD_AFTER_VOCAB}"),
+        what=Msg(
+            "collate ids, pad_id={pad_after_vocab}",
+            "collate 的 ids，pad_id={pad_after_vocab}",
+            pad_after_vocab=PAD_AFTER_VOCAB,
+        ),
     )
 
 
@@ -417,8 +456,9 @@ def test_listing_1_29_loaders(sub):
             items,
             0,
             Msg(
-                f"test batch {n} (the test loader keeps the dataset's order)",
-                f"测试批次 {n}（测试加载器保持数据集的顺序）",
+                "test batch {n} (the test loader keeps the dataset's order)",
+                "测试批次 {n}（测试加载器保持数据集的顺序）",
+                n=from_input(n),
             ),
         )
         start += 16
@@ -434,8 +474,10 @@ def test_listing_1_29_loaders(sub):
             expect(
                 key in by_row,
                 Msg(
-                    f"training batch {n} holds a row that is no example's ids: {list(key)[:12]}",
-                    f"训练批次 {n} 中有一行不是任何样本的 id：{list(key)[:12]}",
+                    "training batch {n} holds a row that is no example's ids: {key}",
+                    "训练批次 {n} 中有一行不是任何样本的 id：{key}",
+                    n=from_input(n),
+                    key=from_input(list(key)[:12]),
                 ),
             )
             rows.append(by_row[key])
@@ -443,7 +485,7 @@ def test_listing_1_29_loaders(sub):
             batch,
             _items([texts[i] for i in rows], [labels[i] for i in rows]),
             0,
-            Msg(f"training batch {n}", f"训练批次 {n}"),
+            Msg("training batch {n}", "训练批次 {n}", n=from_input(n)),
         )
         order += rows
     expect(
@@ -540,7 +582,7 @@ def _expect_items(sub, ds, enc, texts, labels, what):
         got = enc.book(sub.getitem(ds, i))
         expect(
             isinstance(got, tuple) and len(got) == 2,
-            Msg(f"ds[{i}] must be (ids, label)", f"ds[{i}] 必须是 (ids, label)"),
+            Msg("ds[{i}] must be (ids, label)", "ds[{i}] 必须是 (ids, label)", i=from_input(i)),
         )
         expect_tensor(
             got[0],
@@ -637,9 +679,11 @@ def test_datasets_split(sub):
     enc.expect_each_once(
         texts,
         Msg(
-            f"IMDBDataset.__init__ called encode {calls} times for a split of {len(texts)} "
-            "reviews: encode each text exactly once, in __init__",
-            f"IMDBDataset.__init__ 对 {len(texts)} 条评论的划分调用了 {calls} 次 encode：每条文本只在 __init__ 中编码一次",
+            "IMDBDataset.__init__ called encode {calls} times for a split of {n_texts} reviews: encode "
+            "each text exactly once, in __init__",
+            "IMDBDataset.__init__ 对 {n_texts} 条评论的划分调用了 {calls} 次 encode：每条文本只在 __init__ 中编码一次",
+            calls=from_input(calls),
+            n_texts=from_input(len(texts)),
         ),
     )
     _expect_items(sub, ds, enc, texts, labels, Msg("the split", "该划分"))
@@ -663,9 +707,10 @@ def test_datasets_split(sub):
     expect(
         calls == len(texts),
         Msg(
-            f"encode ran {calls - len(texts)} more times after __init__ (indexing and two passes "
-            "over the loaders): __getitem__ must look up the stored ids, not encode again",
-            f"__init__ 之后 encode 又运行了 {calls - len(texts)} 次（索引和对加载器的两次遍历）：__getitem__ 必须查找保存好的 id，而不是再次编码",
+            "encode ran {calls} more times after __init__ (indexing and two passes over the loaders): "
+            "__getitem__ must look up the stored ids, not encode again",
+            "__init__ 之后 encode 又运行了 {calls} 次（索引和对加载器的两次遍历）：__getitem__ 必须查找保存好的 id，而不是再次编码",
+            calls=from_input(calls - len(texts)),
         ),
     )
 
@@ -703,19 +748,26 @@ def test_label_validation(sub):
         got = enc.book(sub.getitem(ds, i))
         expect(
             isinstance(got, tuple) and len(got) == 2,
-            Msg(f"ds[{i}] must be (ids, label)", f"ds[{i}] 必须是 (ids, label)"),
+            Msg("ds[{i}] must be (ids, label)", "ds[{i}] 必须是 (ids, label)", i=from_input(i)),
         )
         expect_tensor(
             got[0],
             torch.tensor(encode(text), dtype=torch.long),
             tol="exact",
-            what=Msg(f"ds[{i}][0], the ids of {text!r}", f"ds[{i}][0]，即 {text!r} 的 id"),
+            what=Msg(
+                "ds[{i}][0], the ids of {text!r}",
+                "ds[{i}][0]，即 {text!r} 的 id",
+                i=from_input(i),
+                text=from_input(text),
+            ),
         )
         expect_tensor(
             got[1],
             torch.tensor(label, dtype=torch.long),
             tol="exact",
-            what=Msg(f"ds[{i}][1], the label {label}", f"ds[{i}][1]，即标签 {label}"),
+            what=Msg(
+                "ds[{i}][1], the label {label}", "ds[{i}][1]，即标签 {label}", i=from_input(i), label=from_input(label)
+            ),
         )
 
 
@@ -733,7 +785,12 @@ def test_collate_fresh(sub):
             sub.collate(tensors, pad_id),
             items,
             pad_id,
-            Msg(f"collate of {len(items)} items, pad_id={pad_id}", f"{len(items)} 个样本、pad_id={pad_id} 的 collate"),
+            Msg(
+                "collate of {n_items} items, pad_id={pad_id}",
+                "{n_items} 个样本、pad_id={pad_id} 的 collate",
+                n_items=from_input(len(items)),
+                pad_id=from_input(pad_id),
+            ),
         )
 
     same()
@@ -795,7 +852,12 @@ def test_short_and_long_texts(sub):
             enc.book(sub.getitem(ds, i))[0],
             torch.tensor(encode(t, 8), dtype=torch.long),
             tol="exact",
-            what=Msg(f"ds[{i}][0] for the text {t[:30]!r} (max_len 8)", f"文本 {t[:30]!r} 的 ds[{i}][0]（max_len 8）"),
+            what=Msg(
+                "ds[{i}][0] for the text {t!r} (max_len 8)",
+                "文本 {t!r} 的 ds[{i}][0]（max_len 8）",
+                i=from_input(i),
+                t=from_input(t[:30]),
+            ),
         )
     got = sub.collate([(torch.tensor([1, 2]), torch.tensor(1))], 0)
     _expect_batch(
@@ -875,9 +937,11 @@ def test_datasets_split_loaders(sub):
     enc.expect_each_once(
         train_texts + test_texts,
         Msg(
-            f"building the datasets of two splits, {n} reviews, called encode {enc.calls} times: encode each text "
-            "exactly once, in __init__",
-            f"构建两个划分（共 {n} 条评论）的数据集时调用了 {enc.calls} 次 encode：每条文本只在 __init__ 中编码一次",
+            "building the datasets of two splits, {n} reviews, called encode {calls} times: encode each "
+            "text exactly once, in __init__",
+            "构建两个划分（共 {n} 条评论）的数据集时调用了 {calls} 次 encode：每条文本只在 __init__ 中编码一次",
+            n=from_input(n),
+            calls=from_input(enc.calls),
         ),
     )
     train, test = sub.make_loaders(train_ds, test_ds, batch_size=6, pad_id=PAD_AFTER_VOCAB, seed=7)
@@ -890,8 +954,9 @@ def test_datasets_split_loaders(sub):
         6,
         PAD_AFTER_VOCAB,
         Msg(
-            f"the test split's loader (batch_size=6, pad_id={PAD_AFTER_VOCAB})",
-            f"测试划分的加载器（batch_size=6，pad_id={PAD_AFTER_VOCAB}）",
+            "the test split's loader (batch_size=6, pad_id={pad_after_vocab})",
+            "测试划分的加载器（batch_size=6，pad_id={pad_after_vocab}）",
+            pad_after_vocab=PAD_AFTER_VOCAB,
         ),
     )
     what = Msg("the training split's loader", "训练划分的加载器")
@@ -905,7 +970,9 @@ def test_datasets_split_loaders(sub):
     enc.expect_each_once(
         train_texts + test_texts,
         Msg(
-            f"encode ran {calls} times for {n} reviews in two splits: encode each text exactly once, in __init__",
-            f"两个划分共 {n} 条评论，encode 却运行了 {calls} 次：每条文本只在 __init__ 中编码一次",
+            "encode ran {calls} times for {n} reviews in two splits: encode each text exactly once, in __init__",
+            "两个划分共 {n} 条评论，encode 却运行了 {calls} 次：每条文本只在 __init__ 中编码一次",
+            calls=from_input(calls),
+            n=from_input(n),
         ),
     )

@@ -7,7 +7,7 @@ the ids at padded positions, changes no output at the real positions.
 
 import torch
 
-from grader.checking import Mistake, Msg, check, expect, expect_equal, expect_tensor, fixtures
+from grader.checking import Mistake, Msg, check, expect, expect_equal, expect_tensor, fixtures, from_input
 from grader.checks import bert_reference as R
 from grader.checking import module_lists
 
@@ -67,8 +67,9 @@ def _expect_values(sub, seed: int):
         R.encoder(ids, mask, sd, H),
         tol="encoder",
         what=Msg(
-            f"eval output of a {NL}-layer encoder for a padded (2, 5) batch with given weights",
-            f"给定权重时 {NL} 层编码器对填充后的 (2, 5) 批次在 eval 模式下的输出",
+            "eval output of a {nl}-layer encoder for a padded (2, 5) batch with given weights",
+            "给定权重时 {nl} 层编码器对填充后的 (2, 5) 批次在 eval 模式下的输出",
+            nl=NL,
         ),
         mistakes=_mistakes(ids, mask, sd, H),
     )
@@ -90,8 +91,10 @@ def test_listing_1_34_structure(sub):
         not diff,
         Msg(
             "print(BERTEncoder(VOCAB_SIZE, 256, MAX_LEN, layers=4, heads=4, ff_dim=1024)) differs from "
-            f"listing 1.36's printed encoder with 4 blocks (embed, then layers as an nn.ModuleList): {diff}",
-            f"print(BERTEncoder(VOCAB_SIZE, 256, MAX_LEN, layers=4, heads=4, ff_dim=1024)) 与代码清单 1.36 中打印的 4 个块的编码器不同（先 embed，再是 nn.ModuleList 形式的 layers）：{diff}",
+            "listing 1.36's printed encoder with 4 blocks (embed, then layers as an nn.ModuleList): {diff}",
+            "print(BERTEncoder(VOCAB_SIZE, 256, MAX_LEN, layers=4, heads=4, ff_dim=1024)) 与代码清单 1.36 "
+            "中打印的 4 个块的编码器不同（先 embed，再是 nn.ModuleList 形式的 layers）：{diff}",
+            diff=diff,
         ),
     )
     small = sub.new("BERTEncoder", V, D, L, 3, H, FF).state_dict()
@@ -102,7 +105,7 @@ def test_listing_1_34_structure(sub):
         what=Msg("parameter names of BERTEncoder with 3 layers", "3 层 BERTEncoder 的参数名"),
     )
     for name, shape in shapes.items():
-        expect_equal(tuple(small[name].shape), shape, what=Msg(f"shape of {name}", f"{name} 的形状"))
+        expect_equal(tuple(small[name].shape), shape, what=Msg("shape of {name}", "{name} 的形状", name=name))
     _expect_values(sub, seed=2381)
 
 
@@ -121,8 +124,11 @@ def test_listing_1_34_given_weights(sub):
         f["out"],
         tol="encoder",
         what=Msg(
-            f"eval output of a {NL}-layer encoder (dim {D}, heads {H}) for a padded (3, 9) batch with given weights",
-            f"给定权重时 {NL} 层编码器（dim {D}，heads {H}）对填充后的 (3, 9) 批次在 eval 模式下的输出",
+            "eval output of a {nl}-layer encoder (dim {d}, heads {h}) for a padded (3, 9) batch with given weights",
+            "给定权重时 {nl} 层编码器（dim {d}，heads {h}）对填充后的 (3, 9) 批次在 eval 模式下的输出",
+            nl=NL,
+            d=D,
+            h=H,
         ),
         mistakes=_mistakes(f["ids"], f["mask"], sd, H),
     )
@@ -139,8 +145,11 @@ def test_fresh_sizes(sub):
             R.encoder(ids, mask, sd, H),
             tol="encoder",
             what=Msg(
-                f"eval output of a {layers}-layer encoder, real lengths {lengths} of {T}",
-                f"{layers} 层编码器在 eval 模式下的输出，真实长度 {lengths}，共 {T}",
+                "eval output of a {layers}-layer encoder, real lengths {lengths} of {t}",
+                "{layers} 层编码器在 eval 模式下的输出，真实长度 {lengths}，共 {t}",
+                layers=from_input(layers),
+                lengths=from_input(lengths),
+                t=from_input(T),
             ),
             mistakes=_mistakes(ids, mask, sd, H),
         )

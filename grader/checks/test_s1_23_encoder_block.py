@@ -12,7 +12,18 @@ grader/checking/draws.py; the residual no longer hides the zeros.
 import torch
 
 from grader.checking import draws, grading
-from grader.checking import CheckFailure, Mistake, Msg, check, code, expect, expect_equal, expect_tensor, fixtures
+from grader.checking import (
+    CheckFailure,
+    Mistake,
+    Msg,
+    check,
+    code,
+    expect,
+    expect_equal,
+    expect_tensor,
+    fixtures,
+    from_input,
+)
 from grader.checks import bert_reference as R
 
 EXERCISE = "s1_23_encoder_block"
@@ -87,8 +98,11 @@ def _expect_values(sub, seed: int):
         R.block(x, mask, sd, H),
         tol="encoder",
         what=Msg(
-            f"eval output of TransformerBlock({D}, {H}, {FF}) for a (2, 4, {D}) batch with given weights",
-            f"给定权重时 TransformerBlock({D}, {H}, {FF}) 对 (2, 4, {D}) 批次在 eval 模式下的输出",
+            "eval output of TransformerBlock({d}, {h}, {ff}) for a (2, 4, {d}) batch with given weights",
+            "给定权重时 TransformerBlock({d}, {h}, {ff}) 对 (2, 4, {d}) 批次在 eval 模式下的输出",
+            d=D,
+            h=H,
+            ff=FF,
         ),
         mistakes=_mistakes(x, mask, sd, H),
     )
@@ -108,9 +122,10 @@ def test_listing_1_33_structure(sub):
     expect(
         not diff,
         Msg(
-            "print(TransformerBlock(256, 4, 1024)) differs from listing 1.36's printed block "
-            f"(attn, ff, norm1, norm2, in that order): {diff}",
-            f"print(TransformerBlock(256, 4, 1024)) 与代码清单 1.36 中打印的块不同（依次为 attn、ff、norm1、norm2）：{diff}",
+            "print(TransformerBlock(256, 4, 1024)) differs from listing 1.36's printed block (attn, ff, "
+            "norm1, norm2, in that order): {diff}",
+            "print(TransformerBlock(256, 4, 1024)) 与代码清单 1.36 中打印的块不同（依次为 attn、ff、norm1、norm2）：{diff}",
+            diff=diff,
         ),
     )
     small = sub.new("TransformerBlock", D, H, FF).state_dict()
@@ -118,10 +133,16 @@ def test_listing_1_33_structure(sub):
     expect_equal(
         sorted(small),
         sorted(shapes),
-        what=Msg(f"parameter names of TransformerBlock({D}, {H}, {FF})", f"TransformerBlock({D}, {H}, {FF}) 的参数名"),
+        what=Msg(
+            "parameter names of TransformerBlock({d}, {h}, {ff})",
+            "TransformerBlock({d}, {h}, {ff}) 的参数名",
+            d=D,
+            h=H,
+            ff=FF,
+        ),
     )
     for name, shape in shapes.items():
-        expect_equal(tuple(small[name].shape), shape, what=Msg(f"shape of {name}", f"{name} 的形状"))
+        expect_equal(tuple(small[name].shape), shape, what=Msg("shape of {name}", "{name} 的形状", name=name))
     _expect_values(sub, seed=2366)
 
 
@@ -140,8 +161,11 @@ def test_listing_1_33_given_weights(sub):
         f["out"],
         tol="encoder",
         what=Msg(
-            f"eval output of TransformerBlock({D}, {H}, {FF}) for a (3, 6, {D}) batch with given weights",
-            f"给定权重时 TransformerBlock({D}, {H}, {FF}) 对 (3, 6, {D}) 批次在 eval 模式下的输出",
+            "eval output of TransformerBlock({d}, {h}, {ff}) for a (3, 6, {d}) batch with given weights",
+            "给定权重时 TransformerBlock({d}, {h}, {ff}) 对 (3, 6, {d}) 批次在 eval 模式下的输出",
+            d=D,
+            h=H,
+            ff=FF,
         ),
         mistakes=_mistakes(f["x"], f["mask"], sd, H),
     )
@@ -159,8 +183,13 @@ def test_fresh_sizes(sub):
             R.block(x, mask, sd, heads),
             tol="encoder",
             what=Msg(
-                f"eval output of TransformerBlock({dim}, {heads}, {ff_dim}), real lengths {lengths} of {T}",
-                f"TransformerBlock({dim}, {heads}, {ff_dim}) 在 eval 模式下的输出，真实长度 {lengths}，共 {T}",
+                "eval output of TransformerBlock({dim}, {heads}, {ff_dim}), real lengths {lengths} of {t}",
+                "TransformerBlock({dim}, {heads}, {ff_dim}) 在 eval 模式下的输出，真实长度 {lengths}，共 {t}",
+                dim=from_input(dim),
+                heads=from_input(heads),
+                ff_dim=from_input(ff_dim),
+                lengths=from_input(lengths),
+                t=from_input(T),
             ),
             mistakes=_mistakes(x, mask, sd, heads),
         )

@@ -14,7 +14,7 @@ import torch
 import torch.nn.functional as F
 from sklearn.metrics import classification_report, confusion_matrix
 
-from grader.checking import CheckFailure, Msg, check, expect, expect_equal, fixtures
+from grader.checking import CheckFailure, Msg, check, expect, expect_equal, fixtures, from_input
 from grader.checks import bert_reference as R
 from grader.checks.test_s1_23_training import DEFAULTS, synthetic_task
 from grader.worker.proxy import StudentError
@@ -97,8 +97,9 @@ def _int_list(value, what):
     expect(
         isinstance(value, (list, tuple)) and all(isinstance(v, int) and not isinstance(v, bool) for v in value),
         Msg(
-            f"{what} must be a list of Python ints (tensor.tolist() gives one)",
-            f"{what} 必须是 Python 整数的列表（tensor.tolist() 可以得到）",
+            "{what} must be a list of Python ints (tensor.tolist() gives one)",
+            "{what} 必须是 Python 整数的列表（tensor.tolist() 可以得到）",
+            what=what,
         ),
     )
     return list(value)
@@ -126,8 +127,9 @@ def _expect_report(text, labels, preds, what):
     expect(
         isinstance(text, str),
         Msg(
-            f"report must return the text of the report (a str), got {type(text).__name__}",
-            f"report 必须返回报告的文本（str），实际返回了 {type(text).__name__}",
+            "report must return the text of the report (a str), got {type_text}",
+            "report 必须返回报告的文本（str），实际返回了 {type_text}",
+            type_text=from_input(type(text).__name__),
         ),
     )
     expected = _sk_report(labels, preds)
@@ -137,25 +139,30 @@ def _expect_report(text, labels, preds, what):
         expect(
             False,
             Msg(
-                f"{what}: the arguments are swapped; scikit-learn takes the true labels first (y_true, y_pred), "
+                "{what}: the arguments are swapped; scikit-learn takes the true labels first (y_true, y_pred), "
                 "so precision and recall trade places",
-                f"{what}：参数顺序反了；scikit-learn 先接收真实标签 (y_true, y_pred)，否则精确率和召回率会互换",
+                "{what}：参数顺序反了；scikit-learn 先接收真实标签 (y_true, y_pred)，否则精确率和召回率会互换",
+                what=what,
             ),
         )
     if "Negative" not in text:
         expect(
             False,
             Msg(
-                f"{what}: the rows must be named Negative and Positive (target_names)",
-                f"{what}：各行必须命名为 Negative 和 Positive（target_names）",
+                "{what}: the rows must be named Negative and Positive (target_names)",
+                "{what}：各行必须命名为 Negative 和 Positive（target_names）",
+                what=what,
             ),
         )
     expect(
         False,
         Msg(
-            f"{what}: the report differs from scikit-learn's classification_report(labels, preds, labels=[0, 1], "
-            f"target_names={NAMES}, zero_division=0)",
-            f"{what}：报告与 scikit-learn 的 classification_report(labels, preds, labels=[0, 1], target_names={NAMES}, zero_division=0) 不同",
+            "{what}: the report differs from scikit-learn's classification_report(labels, preds, labels=[0, "
+            "1], target_names={names}, zero_division=0)",
+            "{what}：报告与 scikit-learn 的 classification_report(labels, preds, labels=[0, 1], target_names={names}, "
+            "zero_division=0) 不同",
+            what=what,
+            names=NAMES,
         ),
     )
 
@@ -181,8 +188,9 @@ def test_listing_1_39_accuracy(sub):
     expect(
         isinstance(accuracy, float),
         Msg(
-            f"evaluate must return a float, got {type(accuracy).__name__}",
-            f"evaluate 必须返回 float，实际返回了 {type(accuracy).__name__}",
+            "evaluate must return a float, got {type_accuracy}",
+            "evaluate 必须返回 float，实际返回了 {type_accuracy}",
+            type_accuracy=from_input(type(accuracy).__name__),
         ),
     )
     expected = float(f["accuracy"])
@@ -190,16 +198,19 @@ def test_listing_1_39_accuracy(sub):
         expect(
             False,
             Msg(
-                f"{accuracy:.4f} is the mean of the per-batch accuracies; the last batch holds 8 examples, "
+                "{accuracy:.4f} is the mean of the per-batch accuracies; the last batch holds 8 examples, "
                 "not 16: count correct answers and examples over the whole set",
-                f"{accuracy:.4f} 是各批次准确率的平均值；最后一个批次只有 8 个样本而不是 16 个：应在整个数据集上统计正确数和样本数",
+                "{accuracy:.4f} 是各批次准确率的平均值；最后一个批次只有 8 个样本而不是 16 个：应在整个数据集上统计正确数和样本数",
+                accuracy=from_input(accuracy),
             ),
         )
     expect(
         abs(accuracy - expected) < 1e-9,
         Msg(
-            f"evaluate returned {accuracy:.4f}; the model labels {expected:.4f} of these 200 examples correctly",
-            f"evaluate 返回了 {accuracy:.4f}；模型在这 200 个样本中正确标注了 {expected:.4f}",
+            "evaluate returned {accuracy:.4f}; the model labels {expected:.4f} of these 200 examples correctly",
+            "evaluate 返回了 {accuracy:.4f}；模型在这 200 个样本中正确标注了 {expected:.4f}",
+            accuracy=from_input(accuracy),
+            expected=from_input(expected),
         ),
     )
 
@@ -227,8 +238,9 @@ def test_listing_1_40_predictions(sub):
     expect(
         wrong == 0,
         Msg(
-            f"{wrong} of 200 predictions differ from the model's argmax class in evaluation mode",
-            f"200 个预测中有 {wrong} 个与模型在 eval 模式下 argmax 给出的类别不同",
+            "{wrong} of 200 predictions differ from the model's argmax class in evaluation mode",
+            "200 个预测中有 {wrong} 个与模型在 eval 模式下 argmax 给出的类别不同",
+            wrong=from_input(wrong),
         ),
     )
 
@@ -291,9 +303,10 @@ def test_listing_1_40_report(sub):
         expect(e.kind != "not_implemented", Msg.of(e))
         raise CheckFailure(
             Msg(
-                f"report([1, 1, 1], [1, 1, 1]) (only Positive occurs) failed: {e}. Pass `labels=[0, 1]` "
-                "so that both classes have a row",
-                f"report([1, 1, 1], [1, 1, 1])（只出现 Positive）失败了：{e}。传入 `labels=[0, 1]`，让两个类别都有一行",
+                "report([1, 1, 1], [1, 1, 1]) (only Positive occurs) failed: {e}. Pass `labels=[0, 1]` so "
+                "that both classes have a row",
+                "report([1, 1, 1], [1, 1, 1])（只出现 Positive）失败了：{e}。传入 `labels=[0, 1]`，让两个类别都有一行",
+                e=e,
             ),
             mistake=Msg(
                 "labels=[0, 1] left out: the report fails when only one class occurs",
@@ -330,8 +343,10 @@ def test_book_report(sub):
         labels,
         preds,
         Msg(
-            f"the report of {BOOK_TN} true negatives and {BOOK_TP} true positives",
-            f"{BOOK_TN} 个真负例和 {BOOK_TP} 个真正例的报告",
+            "the report of {book_tn} true negatives and {book_tp} true positives",
+            "{book_tn} 个真负例和 {book_tp} 个真正例的报告",
+            book_tn=BOOK_TN,
+            book_tp=BOOK_TP,
         ),
     )
     expect(
@@ -362,19 +377,22 @@ def test_report_with_one_class(sub):
             expect(
                 False,
                 Msg(
-                    f"report failed for {what}: {e}. Pass `labels=[0, 1]` so that both classes have a row",
-                    f"对{what} report 失败了：{e}。传入 `labels=[0, 1]`，让两个类别都有一行",
+                    "report failed for {what}: {e}. Pass `labels=[0, 1]` so that both classes have a row",
+                    "对{what} report 失败了：{e}。传入 `labels=[0, 1]`，让两个类别都有一行",
+                    what=what,
+                    e=e,
                 ),
             )
-        _expect_report(text, labels, preds, Msg(f"the report of {what}", f"{what}的报告"))
+        _expect_report(text, labels, preds, Msg("the report of {what}", "{what}的报告", what=what))
     try:
         text = sub.report([1, 1, 1], [1, 1, 1])
     except StudentError as e:
         expect(
             False,
             Msg(
-                f"report failed when only Positive occurs: {e}. Pass `labels=[0, 1]` so that both classes have a row",
-                f"只出现 Positive 时 report 失败了：{e}。传入 `labels=[0, 1]`，让两个类别都有一行",
+                "report failed when only Positive occurs: {e}. Pass `labels=[0, 1]` so that both classes have a row",
+                "只出现 Positive 时 report 失败了：{e}。传入 `labels=[0, 1]`，让两个类别都有一行",
+                e=e,
             ),
         )
     _expect_report(text, [1, 1, 1], [1, 1, 1], Msg("the report when only Positive occurs", "只出现 Positive 时的报告"))
@@ -390,8 +408,9 @@ def test_confusion_matrix(sub):
     expect(
         isinstance(got, list),
         Msg(
-            f"confusion must return a list of lists of ints, got {type(got).__name__} (a numpy array: call .tolist())",
-            f"confusion 必须返回整数列表的列表，实际返回了 {type(got).__name__}（numpy 数组请调用 .tolist()）",
+            "confusion must return a list of lists of ints, got {type_got} (a numpy array: call .tolist())",
+            "confusion 必须返回整数列表的列表，实际返回了 {type_got}（numpy 数组请调用 .tolist()）",
+            type_got=from_input(type(got).__name__),
         ),
     )
     expected = confusion_matrix(labels, preds, labels=[0, 1]).tolist()

@@ -11,7 +11,18 @@ import torch
 from torch.nn.functional import linear as F_linear
 
 from grader.checking import draws, grading
-from grader.checking import CheckFailure, Mistake, Msg, check, code, expect, expect_equal, expect_tensor, fixtures
+from grader.checking import (
+    CheckFailure,
+    Mistake,
+    Msg,
+    check,
+    code,
+    expect,
+    expect_equal,
+    expect_tensor,
+    fixtures,
+    from_input,
+)
 from grader.checks import bert_reference as R
 
 EXERCISE = "s1_23_feed_forward"
@@ -65,8 +76,10 @@ def _expect_values(sub, seed: int):
         R.feed_forward(x, sd),
         tol="norm",
         what=Msg(
-            f"eval output of FeedForward({D}, {HID}) on a (2, 3, {D}) batch with given weights",
-            f"给定权重时 FeedForward({D}, {HID}) 在 (2, 3, {D}) 批次上 eval 模式下的输出",
+            "eval output of FeedForward({d}, {hid}) on a (2, 3, {d}) batch with given weights",
+            "给定权重时 FeedForward({d}, {hid}) 在 (2, 3, {d}) 批次上 eval 模式下的输出",
+            d=D,
+            hid=HID,
         ),
         mistakes=_mistakes(x, sd),
     )
@@ -86,9 +99,11 @@ def test_listing_1_32_structure(sub):
     expect(
         not diff,
         Msg(
-            "print(FeedForward(256, 1024)) differs from listing 1.36's printed feed-forward network "
-            f"(net = Sequential(Linear, GELU, Dropout, Linear, Dropout)): {diff}",
-            f"print(FeedForward(256, 1024)) 与代码清单 1.36 中打印的前馈网络不同（net = Sequential(Linear, GELU, Dropout, Linear, Dropout)）：{diff}",
+            "print(FeedForward(256, 1024)) differs from listing 1.36's printed feed-forward network (net "
+            "= Sequential(Linear, GELU, Dropout, Linear, Dropout)): {diff}",
+            "print(FeedForward(256, 1024)) 与代码清单 1.36 中打印的前馈网络不同（net = Sequential(Linear, GELU, Dropout, "
+            "Linear, Dropout)）：{diff}",
+            diff=diff,
         ),
     )
     small = sub.new("FeedForward", D, HID).state_dict()
@@ -96,10 +111,10 @@ def test_listing_1_32_structure(sub):
     expect_equal(
         sorted(small),
         sorted(shapes),
-        what=Msg(f"parameter names of FeedForward({D}, {HID})", f"FeedForward({D}, {HID}) 的参数名"),
+        what=Msg("parameter names of FeedForward({d}, {hid})", "FeedForward({d}, {hid}) 的参数名", d=D, hid=HID),
     )
     for name, shape in shapes.items():
-        expect_equal(tuple(small[name].shape), shape, what=Msg(f"shape of {name}", f"{name} 的形状"))
+        expect_equal(tuple(small[name].shape), shape, what=Msg("shape of {name}", "{name} 的形状", name=name))
     _expect_values(sub, seed=2356)
 
 
@@ -117,8 +132,10 @@ def test_listing_1_32_given_weights(sub):
         f["out"],
         tol="norm",
         what=Msg(
-            f"eval output of FeedForward({D}, {HID}) on a (2, 5, {D}) batch with given weights",
-            f"给定权重时 FeedForward({D}, {HID}) 在 (2, 5, {D}) 批次上 eval 模式下的输出",
+            "eval output of FeedForward({d}, {hid}) on a (2, 5, {d}) batch with given weights",
+            "给定权重时 FeedForward({d}, {hid}) 在 (2, 5, {d}) 批次上 eval 模式下的输出",
+            d=D,
+            hid=HID,
         ),
         mistakes=_mistakes(f["x"], sd),
     )
@@ -137,8 +154,11 @@ def test_fresh_sizes_and_shapes(sub):
             R.feed_forward(x, sd),
             tol="norm",
             what=Msg(
-                f"eval output of FeedForward({dim}, {hidden}) on a {tuple(x.shape)} input",
-                f"FeedForward({dim}, {hidden}) 在 {tuple(x.shape)} 输入上 eval 模式下的输出",
+                "eval output of FeedForward({dim}, {hidden}) on a {shape_x} input",
+                "FeedForward({dim}, {hidden}) 在 {shape_x} 输入上 eval 模式下的输出",
+                dim=from_input(dim),
+                hidden=from_input(hidden),
+                shape_x=from_input(tuple(x.shape)),
             ),
             mistakes=_mistakes(x, sd),
         )

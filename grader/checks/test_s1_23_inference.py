@@ -12,7 +12,7 @@ the book does (ERRATA E-1.23-r, E-1.23-s).
 import torch
 import torch.nn.functional as F
 
-from grader.checking import Msg, check, expect, expect_equal, fixtures
+from grader.checking import Msg, check, expect, expect_equal, fixtures, from_input
 from grader.worker.proxy import StudentError
 
 EXERCISE = "s1_23_inference"
@@ -145,11 +145,16 @@ def _predictions(sub, model, texts, what):
     expect(
         isinstance(preds, list) and all(isinstance(p, int) and not isinstance(p, bool) for p in preds),
         Msg(
-            f"predict must return a list of Python ints (.tolist()), got {type(preds).__name__}",
-            f"predict 必须返回 Python 整数的列表（.tolist()），实际返回了 {type(preds).__name__}",
+            "predict must return a list of Python ints (.tolist()), got {type_preds}",
+            "predict 必须返回 Python 整数的列表（.tolist()），实际返回了 {type_preds}",
+            type_preds=from_input(type(preds).__name__),
         ),
     )
-    expect_equal(len(preds), len(texts), what=Msg(f"the number of predictions for {what}", f"{what}的预测数量"))
+    expect_equal(
+        len(preds),
+        len(texts),
+        what=Msg("the number of predictions for {what}", "{what}的预测数量", what=what),
+    )
     return preds
 
 
@@ -188,9 +193,10 @@ def test_listing_1_41_1_42_save_and_load(sub):
             expect(
                 False,
                 Msg(
-                    f"{e}. The folders of the path may not exist yet: create them first, as listing 1.41 does "
+                    "{e}. The folders of the path may not exist yet: create them first, as listing 1.41 does "
                     "(os.makedirs(os.path.dirname(path), exist_ok=True))",
-                    f"{e}。路径中的文件夹可能还不存在：像代码清单 1.41 那样先创建它们（os.makedirs(os.path.dirname(path), exist_ok=True)）",
+                    "{e}。路径中的文件夹可能还不存在：像代码清单 1.41 那样先创建它们（os.makedirs(os.path.dirname(path), exist_ok=True)）",
+                    e=e,
                 ),
             )
         raise
@@ -230,8 +236,9 @@ def test_listing_1_41_1_42_save_and_load(sub):
     expect(
         isinstance(info, dict),
         Msg(
-            f"load_checkpoint must return the saved tokenizer information, a dict, got {type(info).__name__}",
-            f"load_checkpoint 必须返回保存的分词器信息，一个 dict，实际返回了 {type(info).__name__}",
+            "load_checkpoint must return the saved tokenizer information, a dict, got {type_info}",
+            "load_checkpoint 必须返回保存的分词器信息，一个 dict，实际返回了 {type_info}",
+            type_info=from_input(type(info).__name__),
         ),
     )
     expect_equal(
@@ -267,8 +274,11 @@ def test_load_refuses_another_configuration(sub):
         before = target.state_dict()
         saved_value = {"heads": 2, "dim": 32, "layers": 1, **saved}[key]
         what = Msg(
-            f"loading a checkpoint saved with {key}={saved_value} into a model with {key}={other[key]}",
-            f"把 {key}={saved_value} 时保存的检查点加载到 {key}={other[key]} 的模型中",
+            "loading a checkpoint saved with {key}={saved_value} into a model with {key}={other}",
+            "把 {key}={saved_value} 时保存的检查点加载到 {key}={other} 的模型中",
+            key=key,
+            saved_value=from_input(saved_value),
+            other=from_input(other[key]),
         )
         try:
             sub.load_checkpoint(target, path)
@@ -277,22 +287,28 @@ def test_load_refuses_another_configuration(sub):
             expect(
                 e.type == "ValueError",
                 Msg(
-                    f"{what} must raise ValueError, not {e.type or e}: compare the saved "
-                    "config with model.config before loading any weights",
-                    f"{what}必须抛出 ValueError，而不是 {e.type or e}：在加载任何权重之前先比较保存的 config 与 model.config",
+                    "{what} must raise ValueError, not {raised}: compare the saved config with model.config before "
+                    "loading any weights",
+                    "{what}必须抛出 ValueError，而不是 {raised}：在加载任何权重之前先比较保存的 config 与 model.config",
+                    what=what,
+                    raised=e.type or e,
                 ),
             )
             expect(
                 key in e.detail,
                 Msg(
-                    f"{what}: the error message must name the setting that differs ({key})",
-                    f"{what}：错误信息必须写出不同的那个设置（{key}）",
+                    "{what}: the error message must name the setting that differs ({key})",
+                    "{what}：错误信息必须写出不同的那个设置（{key}）",
+                    what=what,
+                    key=key,
                 ),
             )
             expect(
                 _same_state(target.state_dict(), before),
                 Msg(
-                    f"{what} raised, but the model's weights had changed", f"{what}抛出了异常，但模型的权重已经被改变了"
+                    "{what} raised, but the model's weights had changed",
+                    "{what}抛出了异常，但模型的权重已经被改变了",
+                    what=what,
                 ),
             )
             continue
@@ -300,12 +316,13 @@ def test_load_refuses_another_configuration(sub):
             expect(
                 False,
                 Msg(
-                    f"{what} succeeded: the tensors have the same shapes, but 4 heads split the 32 features "
-                    "differently than 2; compare the saved config with model.config",
-                    f"{what}成功了：张量的形状相同，但 4 个头与 2 个头对 32 个特征的划分不同；应比较保存的 config 与 model.config",
+                    "{what} succeeded: the tensors have the same shapes, but 4 heads split the 32 features differently "
+                    "than 2; compare the saved config with model.config",
+                    "{what}成功了：张量的形状相同，但 4 个头与 2 个头对 32 个特征的划分不同；应比较保存的 config 与 model.config",
+                    what=what,
                 ),
             )
-        expect(False, Msg(f"{what} must raise ValueError", f"{what} 必须抛出 ValueError"))
+        expect(False, Msg("{what} must raise ValueError", "{what} 必须抛出 ValueError", what=what))
 
 
 @check(
@@ -324,8 +341,9 @@ def test_load_missing_file(sub):
         expect(
             e.type == "FileNotFoundError",
             Msg(
-                f"loading a file that does not exist must raise FileNotFoundError, not {e.type or e}",
-                f"加载不存在的文件必须抛出 FileNotFoundError，而不是 {e.type or e}",
+                "loading a file that does not exist must raise FileNotFoundError, not {raised}",
+                "加载不存在的文件必须抛出 FileNotFoundError，而不是 {raised}",
+                raised=e.type or e,
             ),
         )
         return
@@ -353,8 +371,9 @@ def test_listing_1_43_book_texts(sub):
             got,
             expected,
             what=Msg(
-                f"the prediction for listing 1.43's text {text[:30]!r}...",
-                f"代码清单 1.43 的文本 {text[:30]!r}... 的预测",
+                "the prediction for listing 1.43's text {text!r}...",
+                "代码清单 1.43 的文本 {text!r}... 的预测",
+                text=from_input(text[:30]),
             ),
         )
     expect_equal(
@@ -382,8 +401,9 @@ def test_predict_new_reviews(sub):
     expect(
         wrong == 0,
         Msg(
-            f"{wrong} of 200 predictions differ from the model's argmax class in evaluation mode",
-            f"200 个预测中有 {wrong} 个与模型在 eval 模式下 argmax 给出的类别不同",
+            "{wrong} of 200 predictions differ from the model's argmax class in evaluation mode",
+            "200 个预测中有 {wrong} 个与模型在 eval 模式下 argmax 给出的类别不同",
+            wrong=from_input(wrong),
         ),
     )
 
@@ -416,16 +436,19 @@ def test_predict_odd_input(sub):
             expect(
                 e.type == "ValueError",
                 Msg(
-                    f"predict on {text!r} must raise ValueError, not {e.type or e}",
-                    f"对 {text!r} 做 predict 必须抛出 ValueError，而不是 {e.type or e}",
+                    "predict on {text!r} must raise ValueError, not {raised}",
+                    "对 {text!r} 做 predict 必须抛出 ValueError，而不是 {raised}",
+                    text=from_input(text),
+                    raised=e.type or e,
                 ),
             )
             continue
         expect(
             False,
             Msg(
-                f"predict on a text with no words ({text!r}) must raise ValueError",
-                f"对没有单词的文本（{text!r}）做 predict 必须抛出 ValueError",
+                "predict on a text with no words ({text!r}) must raise ValueError",
+                "对没有单词的文本（{text!r}）做 predict 必须抛出 ValueError",
+                text=from_input(text),
             ),
         )
     expect_equal(sub.predict(model, []), [], what=Msg("predict on an empty list", "对空列表做 predict"))

@@ -16,7 +16,18 @@ import torch
 import torch.nn.functional as F
 
 from grader.checking import draws, grading
-from grader.checking import CheckFailure, Mistake, Msg, check, code, expect, expect_equal, expect_tensor, fixtures
+from grader.checking import (
+    CheckFailure,
+    Mistake,
+    Msg,
+    check,
+    code,
+    expect,
+    expect_equal,
+    expect_tensor,
+    fixtures,
+    from_input,
+)
 
 EXERCISE = "s1_23_mlm"
 PAD, CLS, SEP, MASK = 50257, 50258, 50259, 50260  # listing 1.25's specials, then the kata's [MASK]
@@ -74,7 +85,9 @@ def call_mask(sub, ids, seed, *, mask_id=MASK, vocab=BASE, specials=SPECIAL, p=N
     if p is not None:
         kw["mask_prob"] = p
     out = sub.mask_tokens(ids, **kw)
-    return pair_of(out, ids, label or code(f"mask_tokens(ids: {tuple(ids.shape)}, ...)"))
+    return pair_of(
+        out, ids, label or code("mask_tokens(ids: {shape_ids}, ...)", shape_ids=from_input(tuple(ids.shape)))
+    )
 
 
 def pair_of(out, ids, what: Msg):
@@ -178,11 +191,14 @@ def expect_rates(ids, inputs, labels, specials, mask_id, p: float, what: Msg) ->
     expect(
         abs(rate - p) <= tol,
         Msg(
-            f"{{what}}: {rate:.4f} of the real tokens were chosen (label not -100); mask_prob={p} should "
-            f"choose {p} of them (±{tol:.3f}): one Bernoulli draw per real token, torch.rand(...) < mask_prob",
-            f"{{what}}：真实词元中有 {rate:.4f} 被选中（标签不是 -100）；mask_prob={p} 应选中其中的 {p}"
-            f"（±{tol:.3f}）：对每个真实词元做一次伯努利抽样，torch.rand(...) < mask_prob",
+            "{what}: {rate:.4f} of the real tokens were chosen (label not -100); mask_prob={p} should "
+            "choose {p} of them (±{tol:.3f}): one Bernoulli draw per real token, torch.rand(...) < mask_prob",
+            "{what}：真实词元中有 {rate:.4f} 被选中（标签不是 -100）；mask_prob={p} 应选中其中的 {p}（±{tol:.3f}）：对每个真实词元做一次伯努利抽样，torch.rand(...) "
+            "< mask_prob",
             what=what,
+            rate=from_input(rate),
+            p=from_input(p),
+            tol=from_input(tol),
         ),
     )
     n = s["chosen"]
@@ -198,22 +214,22 @@ def expect_rates(ids, inputs, labels, specials, mask_id, p: float, what: Msg) ->
         if key == "mask" and got > 0.97:
             raise CheckFailure(
                 Msg(
-                    f"{{what}}: {got:.3f} of the chosen tokens became [MASK]; 80% should, 10% a random "
-                    "token and 10% stay as they are",
-                    f"{{what}}：被选中的词元中有 {got:.3f} 变成了 [MASK]；应有 80% 变成 [MASK]，10% 变成"
-                    "随机词元，10% 保持不变",
+                    "{what}: {got:.3f} of the chosen tokens became [MASK]; 80% should, 10% a random token and "
+                    "10% stay as they are",
+                    "{what}：被选中的词元中有 {got:.3f} 变成了 [MASK]；应有 80% 变成 [MASK]，10% 变成随机词元，10% 保持不变",
                     what=what,
+                    got=from_input(got),
                 ),
                 mistake=Msg("every chosen token [MASK]", "每个被选中的词元都变成了 [MASK]"),
             )
         if key == "random" and abs(got - 0.02) < 0.015:
             raise CheckFailure(
                 Msg(
-                    f"{{what}}: {got:.3f} of the chosen tokens became random tokens, about 0.1 x 0.2: "
-                    "of the 20% not masked, half (0.5) become random and half stay",
-                    f"{{what}}：被选中的词元中有 {got:.3f} 变成了随机词元，约为 0.1 x 0.2：没有被掩码的 "
-                    "20% 中，一半（0.5）变成随机词元，另一半保持不变",
+                    "{what}: {got:.3f} of the chosen tokens became random tokens, about 0.1 x 0.2: of the 20% "
+                    "not masked, half (0.5) become random and half stay",
+                    "{what}：被选中的词元中有 {got:.3f} 变成了随机词元，约为 0.1 x 0.2：没有被掩码的 20% 中，一半（0.5）变成随机词元，另一半保持不变",
                     what=what,
+                    got=from_input(got),
                 ),
                 mistake=Msg("random share 0.1 of the rest", "随机替换的比例取成了其余部分的 0.1"),
             )
@@ -223,10 +239,10 @@ def expect_rates(ids, inputs, labels, specials, mask_id, p: float, what: Msg) ->
                 "10% a random ordinary token, 10% unchanged",
                 "{what}：被选中的词元中有 {got} {name}；应为 {share}（±{tol}）：80% [MASK]，10% 随机普通词元，10% 不变",
                 what=what,
-                got=f"{got:.3f}",
+                got=from_input(f"{got:.3f}"),
                 name=name,
                 share=share,
-                tol=f"{tol:.3f}",
+                tol=from_input(f"{tol:.3f}"),
             )
         )
     return s
@@ -318,7 +334,12 @@ def expect_rule_on_alike_inputs(
 ):
     """The rule's statistics on alike_inputs, each called ALIKE_CALLS times with the same input."""
     for k, (x, how) in enumerate(alike_inputs(ids, specials, token)):
-        what = Msg("{call} ({how})", "{call}（{how}）", call=code(f"mask_tokens({shape} ids, ...)"), how=how)
+        what = Msg(
+            "{call} ({how})",
+            "{call}（{how}）",
+            call=code("mask_tokens({shape} ids, ...)", shape=from_input(shape)),
+            how=how,
+        )
         outs = call_many(
             sub,
             x,
@@ -356,7 +377,9 @@ def expect_rule_at_training_size(sub, rows: int, seed: int, p: float = 0.15):
     every token position."""
     ids = batch(rows, TRAIN_LEN, BASE, SPECIAL, seed=seed, min_len=TRAIN_LEN // 4)
     what = code(
-        f"mask_tokens({rows} x {TRAIN_LEN} ids, mask_id=50260, vocab_size=50257, special_ids=(50257, 50258, 50259))"
+        "mask_tokens({rows} x {train_len} ids, mask_id=50260, vocab_size=50257, special_ids=(50257, 50258, 50259))",
+        rows=from_input(rows),
+        train_len=from_input(TRAIN_LEN),
     )
     outs = call_many(sub, ids, seed, calls=TRAIN_CALLS, label=what)
     for inputs, labels in outs:
@@ -516,8 +539,9 @@ def test_listing_sample_exact(sub):
             sub.get(name),
             want,
             what=Msg(
-                f"the module's {name} (the kata's [MASK] is the next free id after listing 1.25's vocabulary)",
-                f"模块中的 {name}（本练习的 [MASK] 是代码清单 1.25 的词表之后的下一个空闲 id）",
+                "the module's {name} (the kata's [MASK] is the next free id after listing 1.25's vocabulary)",
+                "模块中的 {name}（本练习的 [MASK] 是代码清单 1.25 的词表之后的下一个空闲 id）",
+                name=name,
             ),
         )
     ids = fx()["book_ids"]
@@ -663,11 +687,13 @@ def test_rates_book_vocabulary(sub):
     expect(
         len(rnd) > 0 and abs(mean - 0.5) < 0.06 and len(torch.unique(rnd)) > 0.9 * len(rnd),
         Msg(
-            f"{{what}}: the {len(rnd)} random replacements are not spread over 0..vocab_size - 1 (mean "
-            f"{mean:.3f} x vocab_size): draw each one uniformly, torch.randint(0, vocab_size, ...)",
-            f"{{what}}：{len(rnd)} 个随机替换词元没有分布在 0..vocab_size - 1 上（均值为 vocab_size 的 {mean:.3f} 倍）："
-            "每个都要均匀抽取，torch.randint(0, vocab_size, ...)",
+            "{what}: the {n_rnd} random replacements are not spread over 0..vocab_size - 1 (mean {mean:.3f} "
+            "x vocab_size): draw each one uniformly, torch.randint(0, vocab_size, ...)",
+            "{what}：{n_rnd} 个随机替换词元没有分布在 0..vocab_size - 1 上（均值为 vocab_size 的 {mean:.3f} 倍）：每个都要均匀抽取，torch.randint(0, "
+            "vocab_size, ...)",
             what=what,
+            n_rnd=from_input(len(rnd)),
+            mean=from_input(mean),
         ),
     )
     expect_rule(ids, outs, SPECIAL, MASK, BASE, 0.15, what)
@@ -700,11 +726,12 @@ def test_small_vocabulary(sub):
     expect(
         int(counts.min()) >= 5,
         Msg(
-            f"{{what}}: some ordinary ids never (or hardly ever) appear among the {len(rnd)} random replacements "
-            f"(fewest: {int(counts.min())}): every id 0..vocab_size - 1 must be equally likely",
-            f"{{what}}：有些普通 id 在 {len(rnd)} 个随机替换中从未（或几乎没有）出现（最少的出现 {int(counts.min())} 次）："
-            "0..vocab_size - 1 中的每个 id 都必须有相同的概率",
+            "{what}: some ordinary ids never (or hardly ever) appear among the {n_rnd} random replacements "
+            "(fewest: {fewest}): every id 0..vocab_size - 1 must be equally likely",
+            "{what}：有些普通 id 在 {n_rnd} 个随机替换中从未（或几乎没有）出现（最少的出现 {fewest} 次）：0..vocab_size - 1 中的每个 id 都必须有相同的概率",
             what=what,
+            n_rnd=from_input(len(rnd)),
+            fewest=from_input(int(counts.min())),
         ),
     )
 
@@ -760,11 +787,18 @@ def test_head_tied(sub):
         sorted(state),
         sorted(sd),
         what=Msg(
-            f"the parameter names of MLMHead(embedding of {V} x {D}, {D})", f"MLMHead({V} x {D} 的嵌入, {D}) 的参数名"
+            "the parameter names of MLMHead(embedding of {v} x {d}, {d})",
+            "MLMHead({v} x {d} 的嵌入, {d}) 的参数名",
+            v=V,
+            d=D,
         ),
     )
     for name, value in sd.items():
-        expect_equal(tuple(state[name].shape), tuple(value.shape), what=Msg(f"the shape of {name}", f"{name} 的形状"))
+        expect_equal(
+            tuple(state[name].shape),
+            tuple(value.shape),
+            what=Msg("the shape of {name}", "{name} 的形状", name=name),
+        )
     expect_tensor(
         state["decoder.weight"],
         start,
@@ -781,7 +815,9 @@ def test_head_tied(sub):
         what=Msg("a new head's decoder.bias (it starts at zeros)", "新建的头的 decoder.bias（初始为零）"),
     )
     head.load_state_dict(sd)
-    what = Msg(f"MLMHead(embedding of {V} x {D}, {D}) with given weights", f"给定权重的 MLMHead({V} x {D} 的嵌入, {D})")
+    what = Msg(
+        "MLMHead(embedding of {v} x {d}, {d}) with given weights", "给定权重的 MLMHead({v} x {d} 的嵌入, {d})", v=V, d=D
+    )
     expect_tensor(
         head(f["hidden"]),
         f["logits"],
@@ -885,8 +921,10 @@ def test_head_other_sizes(sub):
     sd = head_state(dim, vocab, seed=2371)
     emb, head = new_head(sub, dim, vocab, sd["decoder.weight"] * 0.5, sd)
     what = Msg(
-        f"MLMHead(embedding of {vocab} x {dim}, {dim}) with given weights",
-        f"给定权重的 MLMHead({vocab} x {dim} 的嵌入, {dim})",
+        "MLMHead(embedding of {vocab} x {dim}, {dim}) with given weights",
+        "给定权重的 MLMHead({vocab} x {dim} 的嵌入, {dim})",
+        vocab=from_input(vocab),
+        dim=from_input(dim),
     )
     g = torch.Generator().manual_seed(2372)
     for shape in ((9, dim), (2, 3, 4, dim)):

@@ -4,7 +4,7 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from grader.checking import CheckFailure, Mistake, Msg, check, code, expect, expect_tensor, fixtures
+from grader.checking import CheckFailure, Mistake, Msg, check, code, expect, expect_tensor, fixtures, from_input
 
 EXERCISE = "s1_23_padding_mask"
 PAD, CLS, SEP = 50257, 50258, 50259
@@ -128,8 +128,9 @@ def test_listing_1_27_mask(sub):
             f[f"{key}_mask"],
             tol="exact",
             what=Msg(
-                f"create_attention_mask of a {tuple(ids.shape)} batch (long: .long(), as the book)",
-                f"{tuple(ids.shape)} 批次的 create_attention_mask（long 类型：.long()，与书中一致）",
+                "create_attention_mask of a {shape_ids} batch (long: .long(), as the book)",
+                "{shape_ids} 批次的 create_attention_mask（long 类型：.long()，与书中一致）",
+                shape_ids=from_input(tuple(ids.shape)),
             ),
             mistakes=_mask_mistakes(ids, PAD),
         )
@@ -189,7 +190,7 @@ def test_pad_id_argument(sub):
             sub.create_attention_mask(ids, pad_id),
             (ids != pad_id).long(),
             tol="exact",
-            what=code(f"create_attention_mask(ids, pad_id={pad_id})"),
+            what=code("create_attention_mask(ids, pad_id={pad_id})", pad_id=from_input(pad_id)),
             mistakes=_mask_mistakes(ids, pad_id),
         )
     ids = torch.tensor([CLS, 11, 12, SEP, PAD, PAD])
@@ -227,8 +228,9 @@ def test_padding_invariance(sub):
         expect(
             isinstance(got, torch.Tensor) and tuple(got.shape) == tuple(scores.shape),
             Msg(
-                f"masked_attention_weights must keep the scores' shape {tuple(scores.shape)}",
-                f"masked_attention_weights 必须保持分数的形状 {tuple(scores.shape)}",
+                "masked_attention_weights must keep the scores' shape {shape_scores}",
+                "masked_attention_weights 必须保持分数的形状 {shape_scores}",
+                shape_scores=from_input(tuple(scores.shape)),
             ),
         )
         for b, n in enumerate(lengths):
@@ -238,16 +240,19 @@ def test_padding_invariance(sub):
                 alone,
                 tol="softmax",
                 what=Msg(
-                    f"weights of sequence {b} ({n} real tokens of {seq_len}) among its real tokens, "
-                    "which must equal those without padding",
-                    f"序列 {b}（{seq_len} 个位置中有 {n} 个真实词元）在其真实词元上的权重，必须与没有填充时相同",
+                    "weights of sequence {b} ({n} real tokens of {seq_len}) among its real tokens, which must "
+                    "equal those without padding",
+                    "序列 {b}（{seq_len} 个位置中有 {n} 个真实词元）在其真实词元上的权重，必须与没有填充时相同",
+                    b=from_input(b),
+                    n=from_input(n),
+                    seq_len=from_input(seq_len),
                 ),
             )
             expect_tensor(
                 got[b, :, :, n:],
                 torch.zeros(heads, seq_len, seq_len - n),
                 tol="exact",
-                what=Msg(f"weights on the padded keys of sequence {b}", f"序列 {b} 在填充键上的权重"),
+                what=Msg("weights on the padded keys of sequence {b}", "序列 {b} 在填充键上的权重", b=from_input(b)),
             )
 
     invariant()

@@ -15,7 +15,18 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from grader.checking import draws, grading
-from grader.checking import CheckFailure, Mistake, Msg, check, code, expect, expect_equal, expect_tensor, fixtures
+from grader.checking import (
+    CheckFailure,
+    Mistake,
+    Msg,
+    check,
+    code,
+    expect,
+    expect_equal,
+    expect_tensor,
+    fixtures,
+    from_input,
+)
 from grader.checks import bert_reference as R
 from grader.worker.proxy import StudentError
 
@@ -105,8 +116,10 @@ def _expect_values(sub, seed: int):
         R.attention(x, mask, sd, H),
         tol="attention",
         what=Msg(
-            f"eval output (dim {D}, heads {H}) for a (2, 5, {D}) batch with given weights",
-            f"给定权重时 (2, 5, {D}) 批次在 eval 模式下的输出（dim {D}，heads {H}）",
+            "eval output (dim {d}, heads {h}) for a (2, 5, {d}) batch with given weights",
+            "给定权重时 (2, 5, {d}) 批次在 eval 模式下的输出（dim {d}，heads {h}）",
+            d=D,
+            h=H,
         ),
         mistakes=_mistakes(x, mask, sd, H),
     )
@@ -131,9 +144,10 @@ def test_listing_1_31_structure(sub):
     expect(
         not diff,
         Msg(
-            "print(MultiHeadSelfAttention(256, 4)) differs from listing 1.36's printed attention "
-            f"(qkv, out, attn_dropout, out_dropout, in that order): {diff}",
-            f"print(MultiHeadSelfAttention(256, 4)) 与代码清单 1.36 中打印的注意力模块不同（依次为 qkv、out、attn_dropout、out_dropout）：{diff}",
+            "print(MultiHeadSelfAttention(256, 4)) differs from listing 1.36's printed attention (qkv, "
+            "out, attn_dropout, out_dropout, in that order): {diff}",
+            "print(MultiHeadSelfAttention(256, 4)) 与代码清单 1.36 中打印的注意力模块不同（依次为 qkv、out、attn_dropout、out_dropout）：{diff}",
+            diff=diff,
         ),
     )
     expect_equal(m.attr("heads"), 4, what=code("MultiHeadSelfAttention(256, 4).heads"))
@@ -152,8 +166,9 @@ def test_listing_1_31_structure(sub):
         expect(
             e.type in ("ValueError", "AssertionError"),
             Msg(
-                f"MultiHeadSelfAttention(256, 6) must raise ValueError (6 does not divide 256), not {e.type or e}",
-                f"MultiHeadSelfAttention(256, 6) 必须抛出 ValueError（6 不能整除 256），而不是 {e.type or e}",
+                "MultiHeadSelfAttention(256, 6) must raise ValueError (6 does not divide 256), not {raised}",
+                "MultiHeadSelfAttention(256, 6) 必须抛出 ValueError（6 不能整除 256），而不是 {raised}",
+                raised=e.type or e,
             ),
         )
     else:
@@ -183,8 +198,10 @@ def test_listing_1_31_given_weights(sub):
         f["out"],
         tol="attention",
         what=Msg(
-            f"eval output (dim {D}, heads {H}) for a (3, 7, {D}) batch with 0, 2 and 5 padding positions",
-            f"(3, 7, {D}) 批次（分别有 0、2、5 个填充位置）在 eval 模式下的输出（dim {D}，heads {H}）",
+            "eval output (dim {d}, heads {h}) for a (3, 7, {d}) batch with 0, 2 and 5 padding positions",
+            "(3, 7, {d}) 批次（分别有 0、2、5 个填充位置）在 eval 模式下的输出（dim {d}，heads {h}）",
+            d=D,
+            h=H,
         ),
         mistakes=_mistakes(f["x"], f["mask"], sd, H),
     )
@@ -203,8 +220,12 @@ def test_fresh_sizes(sub):
             R.attention(x, mask, sd, heads),
             tol="attention",
             what=Msg(
-                f"eval output for dim {dim}, heads {heads}, real lengths {lengths} of {T}",
-                f"dim {dim}、heads {heads}、真实长度 {lengths}（共 {T}）时 eval 模式下的输出",
+                "eval output for dim {dim}, heads {heads}, real lengths {lengths} of {t}",
+                "dim {dim}、heads {heads}、真实长度 {lengths}（共 {t}）时 eval 模式下的输出",
+                dim=from_input(dim),
+                heads=from_input(heads),
+                lengths=from_input(lengths),
+                t=from_input(T),
             ),
             mistakes=_mistakes(x, mask, sd, heads),
         )
@@ -227,7 +248,11 @@ def test_padding_is_hidden(sub):
             y,
             R.attention(x, mask, sd, H),
             tol="attention",  # the property alone: a constant has it
-            what=Msg(f"eval output for real lengths {lengths}", f"真实长度为 {lengths} 时 eval 模式下的输出"),
+            what=Msg(
+                "eval output for real lengths {lengths}",
+                "真实长度为 {lengths} 时 eval 模式下的输出",
+                lengths=from_input(lengths),
+            ),
         )
         real = mask.bool()
         # Whatever sits at a padded position is never read.
@@ -237,8 +262,9 @@ def test_padding_is_hidden(sub):
             y[real],
             tol="attention",
             what=Msg(
-                f"outputs at real positions after changing the padded positions' vectors (lengths {lengths})",
-                f"改变填充位置的向量之后真实位置的输出（长度 {lengths}）",
+                "outputs at real positions after changing the padded positions' vectors (lengths {lengths})",
+                "改变填充位置的向量之后真实位置的输出（长度 {lengths}）",
+                lengths=from_input(lengths),
             ),
         )
         # More padding at the end changes no output.
@@ -249,8 +275,10 @@ def test_padding_is_hidden(sub):
             y,
             tol="attention",
             what=Msg(
-                f"outputs after appending {extra} more padding positions (lengths {lengths})",
-                f"再追加 {extra} 个填充位置之后的输出（长度 {lengths}）",
+                "outputs after appending {extra} more padding positions (lengths {lengths})",
+                "再追加 {extra} 个填充位置之后的输出（长度 {lengths}）",
+                extra=from_input(extra),
+                lengths=from_input(lengths),
             ),
         )
         # A sequence alone, cut to its real tokens, gives what it gets inside the padded batch.
@@ -261,8 +289,10 @@ def test_padding_is_hidden(sub):
                 y[b, :n],
                 tol="attention",
                 what=Msg(
-                    f"sequence {b} of length {n} on its own, without padding and without the rest of the batch",
-                    f"长度为 {n} 的序列 {b} 单独计算，不加填充、不带批次中其他序列时的结果",
+                    "sequence {b} of length {n} on its own, without padding and without the rest of the batch",
+                    "长度为 {n} 的序列 {b} 单独计算，不加填充、不带批次中其他序列时的结果",
+                    b=from_input(b),
+                    n=from_input(n),
                 ),
             )
 

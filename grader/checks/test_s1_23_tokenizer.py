@@ -22,7 +22,18 @@ from hypothesis import strategies as st
 
 from grader.capstone import data, gpt2
 from grader.checks.tokenizer_reference import BertTokenizer as Reference
-from grader.checking import CheckFailure, Mistake, Msg, check, code, expect, expect_equal, expect_tensor, fixtures
+from grader.checking import (
+    CheckFailure,
+    Mistake,
+    Msg,
+    check,
+    code,
+    expect,
+    expect_equal,
+    expect_tensor,
+    fixtures,
+    from_input,
+)
 from grader.course.messages import t
 from grader.worker.proxy import StudentError
 
@@ -208,8 +219,11 @@ def _ids(value, what) -> torch.Tensor:
     if not isinstance(value, (list, tuple)) or not all(isinstance(i, int) and not isinstance(i, bool) for i in value):
         raise CheckFailure(
             Msg(
-                f"{what} must be a list of int token ids, got {type(value).__name__}: {str(value)[:200]}",
-                f"{what} 必须是整数词元 id 的列表，实际为 {type(value).__name__}：{str(value)[:200]}",
+                "{what} must be a list of int token ids, got {type_value}: {value}",
+                "{what} 必须是整数词元 id 的列表，实际为 {type_value}：{value}",
+                what=what,
+                type_value=from_input(type(value).__name__),
+                value=from_input(str(value)[:200]),
             )
         )
     return torch.tensor(list(value), dtype=torch.int64)
@@ -323,18 +337,22 @@ def _wrong_encodings(table, settings: dict, text: str, pad: bool = True) -> list
 
 
 def _encode(tok, ref, text, pad=True, what=None):
-    what = what or code(f"encode({text[:60]!r}{'...' if len(text) > 60 else ''}{'' if pad else ', pad=False'})")
+    what = what or code(
+        "encode({text!r}{more}{pad_arg})",
+        text=from_input(text[:60]),
+        more=from_input("..." if len(text) > 60 else ""),
+        pad_arg="" if pad else ", pad=False",
+    )
     try:
         got = tok.encode(text, pad=pad) if not pad else tok.encode(text)
     except StudentError as e:
         if e.type == "ValueError" and ENDOFTEXT in text:
             raise CheckFailure(
                 Msg(
-                    f"{what} raised ValueError: tiktoken's encode refuses '<|endoftext|>' in a text. "
-                    "Encode reviews as ordinary text with encode_ordinary (a review is not a control "
-                    "signal)",
-                    f"{what} 抛出了 ValueError：tiktoken 的 encode 不接受文本中出现 '<|endoftext|>'。"
-                    "应使用 encode_ordinary 把评论当作普通文本编码（评论不是控制信号）",
+                    "{what} raised ValueError: tiktoken's encode refuses '<|endoftext|>' in a text. Encode reviews "
+                    "as ordinary text with encode_ordinary (a review is not a control signal)",
+                    "{what} 抛出了 ValueError：tiktoken 的 encode 不接受文本中出现 '<|endoftext|>'。应使用 encode_ordinary 把评论当作普通文本编码（评论不是控制信号）",
+                    what=what,
                 )
             ) from None
         raise
@@ -356,7 +374,11 @@ def test_setup_and_device(sub):
     for name in ("torch", "tiktoken"):  # listing 1.20's packages that the kata needs (datasets is optional)
         expect(
             importlib.util.find_spec(name) is not None,
-            Msg(f"listing 1.20: the package {name} is not installed", f"代码清单 1.20：没有安装 {name} 包"),
+            Msg(
+                "listing 1.20: the package {name} is not installed",
+                "代码清单 1.20：没有安装 {name} 包",
+                name=name,
+            ),
         )
     cuda = sub.given("cuda_available")  # the runtime's own answer, not the given helper of the student's file
     expected = "cuda" if cuda else "cpu"
@@ -364,16 +386,18 @@ def test_setup_and_device(sub):
     expect(
         isinstance(got, str),
         Msg(
-            f"choose_device() must return the device's name, a str, not {type(got).__name__}",
-            f"choose_device() 必须返回设备名（str），而不是 {type(got).__name__}",
+            "choose_device() must return the device's name, a str, not {type_got}",
+            "choose_device() 必须返回设备名（str），而不是 {type_got}",
+            type_got=from_input(type(got).__name__),
         ),
     )
     expect_equal(
         got,
         expected,
         Msg(
-            f"choose_device() where torch.cuda.is_available() is {cuda}",
-            f"torch.cuda.is_available() 为 {cuda} 时的 choose_device()",
+            "choose_device() where torch.cuda.is_available() is {cuda}",
+            "torch.cuda.is_available() 为 {cuda} 时的 choose_device()",
+            cuda=from_input(cuda),
         ),
     )
     # What listing 1.22 prints: print(device) shows the name, not the repr "device(type='cuda')".
@@ -464,8 +488,9 @@ def test_special_ids_follow_the_base(sub):
             tok.attr("base_vocab_size"),
             ref.base_vocab_size,
             Msg(
-                f"base_vocab_size of a table of {ref.base_vocab_size} tokens (use base.n_vocab)",
-                f"含 {ref.base_vocab_size} 个词元的表的 base_vocab_size（使用 base.n_vocab）",
+                "base_vocab_size of a table of {base_vocab_size} tokens (use base.n_vocab)",
+                "含 {base_vocab_size} 个词元的表的 base_vocab_size（使用 base.n_vocab）",
+                base_vocab_size=from_input(ref.base_vocab_size),
             ),
         )
         got = {name: tok.attr(name) for name in ("pad_id", "cls_id", "sep_id", "vocab_size")}
@@ -473,8 +498,9 @@ def test_special_ids_follow_the_base(sub):
             got,
             {"pad_id": ref.pad_id, "cls_id": ref.cls_id, "sep_id": ref.sep_id, "vocab_size": ref.vocab_size},
             Msg(
-                f"the special ids and vocab_size on a table of {ref.base_vocab_size} tokens (they follow it)",
-                f"含 {ref.base_vocab_size} 个词元的表上的特殊 id 和 vocab_size（它们紧跟在后面）",
+                "the special ids and vocab_size on a table of {base_vocab_size} tokens (they follow it)",
+                "含 {base_vocab_size} 个词元的表上的特殊 id 和 vocab_size（它们紧跟在后面）",
+                base_vocab_size=from_input(ref.base_vocab_size),
             ),
         )
 
@@ -497,8 +523,9 @@ def test_encode_and_truncate_small_table(sub):
             ref,
             text,
             what=Msg(
-                f"encode({text!r}) with max_len=12, truncation='head_tail', head_len=3",
-                f"max_len=12、truncation='head_tail'、head_len=3 时的 encode({text!r})",
+                "encode({text!r}) with max_len=12, truncation='head_tail', head_len=3",
+                "max_len=12、truncation='head_tail'、head_len=3 时的 encode({text!r})",
+                text=from_input(text),
             ),
         )
     long = " ".join(["the movie was good"] * 3 + ["but the end was bad"])
@@ -515,8 +542,9 @@ def test_encode_and_truncate_small_table(sub):
         ref,
         long,
         what=Msg(
-            f"encode({long!r}) with max_len=12, truncation='head_tail', head_len=3",
-            f"max_len=12、truncation='head_tail'、head_len=3 时的 encode({long!r})",
+            "encode({long!r}) with max_len=12, truncation='head_tail', head_len=3",
+            "max_len=12、truncation='head_tail'、head_len=3 时的 encode({long!r})",
+            long=from_input(long),
         ),
     )
 
@@ -551,8 +579,9 @@ def test_head_tail_without_a_tail(sub):
         ref,
         long,
         what=Msg(
-            f"encode({long!r}) with max_len=12, truncation='head_tail', head_len=10",
-            f"max_len=12、truncation='head_tail'、head_len=10 时的 encode({long!r})",
+            "encode({long!r}) with max_len=12, truncation='head_tail', head_len=10",
+            "max_len=12、truncation='head_tail'、head_len=10 时的 encode({long!r})",
+            long=from_input(long),
         ),
     )
 
@@ -565,7 +594,11 @@ def test_decode(sub):
         expect_equal(
             tok.decode(ids),
             text,
-            Msg(f"decode(encode({text!r})): the special ids are left out", f"decode(encode({text!r}))：去掉了特殊 id"),
+            Msg(
+                "decode(encode({text!r})): the special ids are left out",
+                "decode(encode({text!r}))：去掉了特殊 id",
+                text=from_input(text),
+            ),
         )
     expect_equal(tok.decode([ref.cls_id, ref.pad_id, ref.sep_id]), "", code("decode([cls_id, pad_id, sep_id])"))
 
@@ -587,9 +620,10 @@ def test_special_token_strings_are_text(sub):
             and got.count(ref.sep_id) == 1
             and ref.base_vocab_size - 1 not in got,
             Msg(
-                f"encode({text!r}): text that looks like a special token is ordinary text "
-                "(one [CLS], one [SEP], no <|endoftext|> id)",
-                f"encode({text!r})：形如特殊词元的文本是普通文本（一个 [CLS]、一个 [SEP]，没有 <|endoftext|> 的 id）",
+                "encode({text!r}): text that looks like a special token is ordinary text (one [CLS], one "
+                "[SEP], no <|endoftext|> id)",
+                "encode({text!r})：形如特殊词元的文本是普通文本（一个 [CLS]、一个 [SEP]，没有 <|endoftext|> 的 id）",
+                text=from_input(text),
             ),
         )
 
@@ -606,7 +640,12 @@ def test_edge_cases(sub):
         " ".join(words[:k]) for k in range(len(words), 0, -1) if len(enc.encode_ordinary(" ".join(words[:k]))) <= 8
     )
     for text in (fits, fits + " the", " ".join(words)):
-        _encode(tok, ref, text, what=Msg(f"encode({text!r}) with max_len=10", f"max_len=10 时的 encode({text!r})"))
+        _encode(
+            tok,
+            ref,
+            text,
+            what=Msg("encode({text!r}) with max_len=10", "max_len=10 时的 encode({text!r})", text=from_input(text)),
+        )
     tok2, ref2 = _small(sub, 12, max_len=2)
     _encode(
         tok2,
@@ -621,8 +660,9 @@ def test_edge_cases(sub):
             ref3,
             " ".join(words),
             what=Msg(
-                f"encode(...) with max_len=10, head_tail, head_len={head_len}",
-                f"max_len=10、head_tail、head_len={head_len} 时的 encode(...)",
+                "encode(...) with max_len=10, head_tail, head_len={head_len}",
+                "max_len=10、head_tail、head_len={head_len} 时的 encode(...)",
+                head_len=from_input(head_len),
             ),
         )
     tok4, ref4 = _small(sub, 12, max_len=64)
@@ -640,15 +680,18 @@ def test_edge_cases(sub):
             expect(
                 e.type == "ValueError",
                 Msg(
-                    f"BertTokenizer(..., {bad}) must raise ValueError, not {e.type}",
-                    f"BertTokenizer(..., {bad}) 必须抛出 ValueError，而不是 {e.type}",
+                    "BertTokenizer(..., {bad}) must raise ValueError, not {raised}",
+                    "BertTokenizer(..., {bad}) 必须抛出 ValueError，而不是 {raised}",
+                    bad=from_input(bad),
+                    raised=e.type,
                 ),
             )
         else:
             raise CheckFailure(
                 Msg(
-                    f"BertTokenizer(..., {bad}) must raise ValueError (keep the given checks in __init__)",
-                    f"BertTokenizer(..., {bad}) 必须抛出 ValueError（保留 __init__ 中给出的检查）",
+                    "BertTokenizer(..., {bad}) must raise ValueError (keep the given checks in __init__)",
+                    "BertTokenizer(..., {bad}) 必须抛出 ValueError（保留 __init__ 中给出的检查）",
+                    bad=from_input(bad),
                 )
             )
 
@@ -704,8 +747,13 @@ def test_random_texts_match_reference(sub):
             text,
             pad=pad,
             what=Msg(
-                f"encode({text!r}, pad={pad}) with max_len={max_len}, truncation={truncation!r}, head_len={head_len}",
-                f"max_len={max_len}、truncation={truncation!r}、head_len={head_len} 时的 encode({text!r}, pad={pad})",
+                "encode({text!r}, pad={pad}) with max_len={max_len}, truncation={truncation!r}, head_len={head_len}",
+                "max_len={max_len}、truncation={truncation!r}、head_len={head_len} 时的 encode({text!r}, pad={pad})",
+                text=from_input(text),
+                pad=from_input(pad),
+                max_len=from_input(max_len),
+                truncation=from_input(truncation),
+                head_len=from_input(head_len),
             ),
         )
 

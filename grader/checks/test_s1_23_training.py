@@ -17,7 +17,7 @@ The book's printed "Train Loss" (1078.51 ... 285.67) is a sum over ~1,563 batche
 import torch
 import torch.nn.functional as F
 
-from grader.checking import Mistake, Msg, check, code, expect, expect_equal, expect_tensor, fixtures
+from grader.checking import Mistake, Msg, check, code, expect, expect_equal, expect_tensor, fixtures, from_input
 from grader.checks import bert_reference as R
 
 EXERCISE = "s1_23_training"
@@ -132,16 +132,19 @@ def _as_float(value, what):
         expect(
             False,
             Msg(
-                f"{what} returned a tensor; return the loss as a Python float with loss.item() "
-                "(a tensor keeps the whole graph of the step alive)",
-                f"{what} 返回了张量；应用 loss.item() 把损失作为 Python float 返回（张量会让这一步的整个计算图一直存活）",
+                "{what} returned a tensor; return the loss as a Python float with loss.item() (a tensor keeps "
+                "the whole graph of the step alive)",
+                "{what} 返回了张量；应用 loss.item() 把损失作为 Python float 返回（张量会让这一步的整个计算图一直存活）",
+                what=what,
             ),
         )
     expect(
         isinstance(value, float),
         Msg(
-            f"{what} must return a Python float, got {type(value).__name__}",
-            f"{what} 必须返回 Python float，实际返回了 {type(value).__name__}",
+            "{what} must return a Python float, got {type_value}",
+            "{what} 必须返回 Python float，实际返回了 {type_value}",
+            what=what,
+            type_value=from_input(type(value).__name__),
         ),
     )
     return value
@@ -153,10 +156,23 @@ def _expect_state(actual, expected, what, candidates=()):
         return
     for state, why in candidates:
         if _close_states(actual, state):
-            expect(False, Msg(f"{what}: {why}", f"{what}：{why}"))
+            expect(False, Msg("{what}: {why}", "{what}：{why}", what=what, why=why))
     for k in expected:
-        expect(k in actual, Msg(f"{what}: the model has no parameter {k}", f"{what}：模型没有参数 {k}"))
-        expect_tensor(actual[k], expected[k], tol="encoder", what=Msg(f"{what}: {k}", f"{what}：{k}"))
+        expect(
+            k in actual,
+            Msg(
+                "{what}: the model has no parameter {k}",
+                "{what}：模型没有参数 {k}",
+                what=what,
+                k=k,
+            ),
+        )
+        expect_tensor(
+            actual[k],
+            expected[k],
+            tol="encoder",
+            what=Msg("{what}: {k}", "{what}：{k}", what=what, k=k),
+        )
 
 
 def _config(model_args: dict) -> dict:
@@ -174,7 +190,10 @@ def _trusted_logits(state, config: dict, ids, mask, what: Msg, model=None):
         expect(
             False,
             Msg(
-                f"{what}: {problem}; keep the given TinyBERT as it is", f"{what}：{problem}；请保持给定的 TinyBERT 不变"
+                "{what}: {problem}; keep the given TinyBERT as it is",
+                "{what}：{problem}；请保持给定的 TinyBERT 不变",
+                what=what,
+                problem=problem,
             ),
         )
     if not hasattr(R, "tiny_bert"):  # kata release's bundle
@@ -327,8 +346,10 @@ def test_train_step_follows_sgd(sub):
     expect(
         abs(loss - float(f["losses"][0])) <= 1e-4,
         Msg(
-            f"train_step returned {loss:.6g}; the cross-entropy of this batch before the step is {float(f['losses'][0]):.6g}",
-            f"train_step 返回了 {loss:.6g}；这一批次在这一步之前的交叉熵是 {float(f['losses'][0]):.6g}",
+            "train_step returned {loss:.6g}; the cross-entropy of this batch before the step is {losses:.6g}",
+            "train_step 返回了 {loss:.6g}；这一批次在这一步之前的交叉熵是 {losses:.6g}",
+            loss=from_input(loss),
+            losses=from_input(float(f["losses"][0])),
         ),
     )
     _expect_state(
@@ -352,8 +373,10 @@ def test_train_step_follows_sgd(sub):
     expect(
         abs(loss - float(f["losses"][1])) <= 1e-4,
         Msg(
-            f"the second train_step returned {loss:.6g}, expected {float(f['losses'][1]):.6g}",
-            f"第二次 train_step 返回了 {loss:.6g}，应为 {float(f['losses'][1]):.6g}",
+            "the second train_step returned {loss:.6g}, expected {losses:.6g}",
+            "第二次 train_step 返回了 {loss:.6g}，应为 {losses:.6g}",
+            loss=from_input(loss),
+            losses=from_input(float(f["losses"][1])),
         ),
     )
     _expect_state(
@@ -412,10 +435,12 @@ def test_overfit_one_batch(sub):
     expect(
         loss < 0.05,
         Msg(
-            f"after 40 steps of AdamW (lr = 0.01) on one batch of 8 the loss is still {loss:.4f}; a model "
+            "after 40 steps of AdamW (lr = 0.01) on one batch of 8 the loss is still {loss:.4f}; a model "
             "that learns should bring it under 0.05 (ln 2 = 0.6931 is a coin toss). Does train_step call "
             "backward() and optimizer.step(), with the model's logits and the batch's labels?",
-            f"在一个大小为 8 的批次上用 AdamW（lr = 0.01）训练 40 步之后损失仍为 {loss:.4f}；能学习的模型应把它降到 0.05 以下（ln 2 = 0.6931 相当于抛硬币）。train_step 是否用模型的 logits 和批次的标签调用了 backward() 和 optimizer.step()？",
+            "在一个大小为 8 的批次上用 AdamW（lr = 0.01）训练 40 步之后损失仍为 {loss:.4f}；能学习的模型应把它降到 0.05 以下（ln 2 = 0.6931 "
+            "相当于抛硬币）。train_step 是否用模型的 logits 和批次的标签调用了 backward() 和 optimizer.step()？",
+            loss=from_input(loss),
         ),
     )
 
@@ -434,8 +459,9 @@ def test_train_returns_epoch_means(sub):
     expect(
         isinstance(losses, (list, tuple)),
         Msg(
-            f"train must return a list of floats, got {type(losses).__name__}",
-            f"train 必须返回 float 的列表，实际返回了 {type(losses).__name__}",
+            "train must return a list of floats, got {type_losses}",
+            "train 必须返回 float 的列表，实际返回了 {type_losses}",
+            type_losses=from_input(type(losses).__name__),
         ),
     )
     if len(losses) == 8:
@@ -456,18 +482,23 @@ def test_train_returns_epoch_means(sub):
             expect(
                 False,
                 Msg(
-                    f"epoch {i + 1}: {value:.4f} is the sum of the 4 batch losses, as the book prints "
-                    "('Train Loss: 1078.51' adds up ~1,563 batches); return the mean, which does not grow "
-                    "with the number of batches",
-                    f"第 {i + 1} 个 epoch：{value:.4f} 是 4 个批次损失之和，就像书中打印的那样（'Train Loss: 1078.51' 累加了约 1,563 个批次）；应返回平均值，它不会随批次数增长",
+                    "epoch {i}: {value:.4f} is the sum of the 4 batch losses, as the book prints ('Train Loss: "
+                    "1078.51' adds up ~1,563 batches); return the mean, which does not grow with the number of "
+                    "batches",
+                    "第 {i} 个 epoch：{value:.4f} 是 4 个批次损失之和，就像书中打印的那样（'Train Loss: 1078.51' 累加了约 1,563 个批次）；应返回平均值，它不会随批次数增长",
+                    i=from_input(i + 1),
+                    value=from_input(value),
                 ),
             )
         expect(
             abs(value - mean) <= 1e-4,
             Msg(
-                f"epoch {i + 1}: train returned {value:.6g}; the mean of its 4 batch "
-                f"losses (lr = 0, so every epoch is the same) is {mean:.6g}",
-                f"第 {i + 1} 个 epoch：train 返回了 {value:.6g}；它的 4 个批次损失的平均值（lr = 0，所以每个 epoch 都一样）是 {mean:.6g}",
+                "epoch {i}: train returned {value:.6g}; the mean of its 4 batch losses (lr = 0, so every "
+                "epoch is the same) is {mean:.6g}",
+                "第 {i} 个 epoch：train 返回了 {value:.6g}；它的 4 个批次损失的平均值（lr = 0，所以每个 epoch 都一样）是 {mean:.6g}",
+                i=from_input(i + 1),
+                value=from_input(value),
+                mean=from_input(mean),
             ),
         )
 
@@ -501,17 +532,21 @@ def test_learns_synthetic_task(sub):
     expect(
         accuracy >= 0.90,
         Msg(
-            f"after 10 epochs of your training loop (AdamW, lr = 0.003, batches of 32) the model "
-            f"labels {accuracy:.1%} of 400 held-out sequences correctly; at least 90% is expected "
-            "(50% is guessing). Check train_step: zero_grad, forward, loss, backward, step.",
-            f"用你的训练循环（AdamW，lr = 0.003，批次大小 32）训练 10 个 epoch 后，模型在 400 条留出序列中只正确标注了 {accuracy:.1%}；至少应达到 90%（50% 等于瞎猜）。请检查 train_step：zero_grad、前向、损失、反向、step。",
+            "after 10 epochs of your training loop (AdamW, lr = 0.003, batches of 32) the model labels "
+            "{accuracy:.1%} of 400 held-out sequences correctly; at least 90% is expected (50% is guessing). "
+            "Check train_step: zero_grad, forward, loss, backward, step.",
+            "用你的训练循环（AdamW，lr = 0.003，批次大小 32）训练 10 个 epoch 后，模型在 400 条留出序列中只正确标注了 {accuracy:.1%}；至少应达到 "
+            "90%（50% 等于瞎猜）。请检查 train_step：zero_grad、前向、损失、反向、step。",
+            accuracy=from_input(accuracy),
         ),
     )
     expect(
         float(losses[-1]) < float(losses[0]),
         Msg(
-            f"the epoch losses do not go down ({float(losses[0]):.4f} -> {float(losses[-1]):.4f})",
-            f"各 epoch 的损失没有下降（{float(losses[0]):.4f} -> {float(losses[-1]):.4f}）",
+            "the epoch losses do not go down ({losses:.4f} -> {losses2:.4f})",
+            "各 epoch 的损失没有下降（{losses:.4f} -> {losses2:.4f}）",
+            losses=from_input(float(losses[0])),
+            losses2=from_input(float(losses[-1])),
         ),
     )
 
@@ -522,9 +557,10 @@ def test_learns_another_task(sub):
     expect(
         accuracy >= 0.90,
         Msg(
-            f"a four-head model trained by your loop on another task labels {accuracy:.1%} of "
-            "its held-out set correctly; at least 90% is expected",
-            f"用你的循环在另一个任务上训练的四头模型在其留出集上只正确标注了 {accuracy:.1%}；至少应达到 90%",
+            "a four-head model trained by your loop on another task labels {accuracy:.1%} of its held-out "
+            "set correctly; at least 90% is expected",
+            "用你的循环在另一个任务上训练的四头模型在其留出集上只正确标注了 {accuracy:.1%}；至少应达到 90%",
+            accuracy=from_input(accuracy),
         ),
     )
 
@@ -571,5 +607,5 @@ def test_count_updates(sub):
         ),
     )
     for args, expected in (((96, 32, 3), 9), ((100, 32, 3), 12), ((31, 32, 2), 2), ((5, 1, 0), 0)):
-        expect_equal(sub.count_updates(*args), expected, what=code(f"count_updates{args}"))
+        expect_equal(sub.count_updates(*args), expected, what=code("count_updates{args}", args=from_input(args)))
     expect_equal(sub.count_updates(31, 32, 2, drop_last=True), 0, what=code("count_updates(31, 32, 2, drop_last=True)"))
