@@ -98,6 +98,8 @@ def test_lint_names_each_untranslated_text(tmp_path):
     at('"{what}: wrong {n}"', "the fields differ")
     at('Msg("{what}: wrong", ', "uses {what} but passes no fields")
     at('f"over {sub} draws"', "the f-strings interpolate different expressions")
+    for snippet in ('f"over {sub} draws"', 'Msg(f"{what}: bad"'):  # a value baked into the text
+        at(snippet, "write each value as a field")
     at('Msg("same text"', "the Chinese text 'same text' has no Chinese")
     at('code("the weights', "reads as English prose")
     at('Mistake(None, "a mistake")', "Mistake(value, en, zh) needs both texts")

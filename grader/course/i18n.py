@@ -385,6 +385,9 @@ def module_problems(path: Path) -> list[str]:
             continue
         name, dotted = _name(node.func), _dotted(node.func)
         where = _where(path, node)
+        if dotted in ("Msg", "code") and any(isinstance(a, ast.JoinedStr) for a in node.args):
+            # a value baked into the text: a hidden check could only mask it by how it looks
+            out.append(t("i18n_fstring_message", where=where, call=dotted))
         if dotted == "Msg":
             if len(node.args) != 2:
                 out.append(t("i18n_msg_two_texts", where=where))
