@@ -216,6 +216,12 @@ def test_a_field_from_the_input_is_concealed_in_a_hidden_check_whatever_its_shap
         finally:
             HIDDEN.reset(token)
     assert outer.render("en", conceal=False) == outer.render("en")
+    marked_text = Msg("{what}", "{what}", what=from_input(Msg("a row", "一行")))  # a Msg marked: in the asked language
+    assert (marked_text.render("zh"), marked_text.render("en"), marked_text.render("zh", conceal=True)) == (
+        "一行",
+        "a row",
+        "…",
+    )
 
 
 def test_a_hidden_check_conceals_its_marked_fields_before_any_pattern(monkeypatch):

@@ -275,10 +275,14 @@ class _Concealed:
         return self
 
 
-def _field(value):
+def _field(value, lang: str):
+    """A field's value as the template formats it: a Msg rendered in `lang`, a `from_input` value
+    concealed in a hidden check and otherwise formatted as itself (a Msg inside: rendered in `lang`)."""
     if isinstance(value, FromInput):
-        return _Concealed() if CONCEAL.get() else value.value
-    return value
+        if CONCEAL.get():
+            return _Concealed()
+        value = value.value
+    return value.render(lang) if isinstance(value, Msg) else value
 
 
 def _same(a, b) -> bool:
@@ -339,7 +343,7 @@ class Msg:
         text = self.zh if lang == "zh" and self.zh else self.en
         if not self.fields:
             return text
-        fields = {k: v.render(lang) if isinstance(v, Msg) else _field(v) for k, v in self.fields.items()}
+        fields = {k: _field(v, lang) for k, v in self.fields.items()}
         try:
             return spaced_format(text, fields) if text is self.zh else text.format_map(_Safe(fields))
         except (ValueError, TypeError, IndexError, AttributeError, KeyError):
