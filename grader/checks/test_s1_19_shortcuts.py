@@ -27,9 +27,8 @@ class _Variant(nn.Module):
 
     def __init__(self, sizes, shortcut, where="after", gelu="none", always_add=False):
         super().__init__()
-        self.layers = nn.ModuleList(
-            nn.Sequential(nn.Linear(a, b), nn.GELU(approximate=gelu)) for a, b in zip(sizes[:-1], sizes[1:])
-        )
+        blocks = [nn.Sequential(nn.Linear(a, b), nn.GELU(approximate=gelu)) for a, b in zip(sizes[:-1], sizes[1:])]
+        self.layers = nn.ModuleList(blocks)  # not a line of the solution's: the students' bundle ships this file
         self.shortcut, self.where, self.always_add = shortcut, where, always_add
 
     def forward(self, x):
