@@ -749,6 +749,19 @@ def _checkpoint_info(cfg: TrainConfig, model, tok, module) -> dict:
     }
 
 
+def _batcher(split, cfg: TrainConfig, settings: Settings, device: torch.device, tok) -> Batcher:
+    """Batches of `split` on `device` as the settings choose (fixed lengths, ids kept on the device)."""
+    return Batcher(
+        split,
+        device,
+        tok.pad_id,
+        cfg.max_len,
+        buckets=settings.buckets,
+        resident=settings.resident,
+        fill_id=tok.cls_id,
+    )
+
+
 class _Loop:
     """The training steps, with an evaluation on the validation set every `eval_every` steps and
     the best weights saved; `metrics` (set by the caller) gains one history entry per evaluation."""
@@ -784,16 +797,7 @@ class _Loop:
         self.progress: _Progress | None = None  # started by the caller, after it says where the run writes
 
     def _batcher(self, split) -> Batcher:
-        s = self.settings
-        return Batcher(
-            split,
-            self.device,
-            self.tok.pad_id,
-            self.cfg.max_len,
-            buckets=s.buckets,
-            resident=s.resident,
-            fill_id=self.tok.cls_id,
-        )
+        return _batcher(split, self.cfg, self.settings, self.device, self.tok)
 
     def run(self) -> None:
         self.runner.train()
@@ -930,15 +934,7 @@ def _test_best(metrics, cfg, dist, device, settings, amp_ctx, data, tok, raw, ru
     if dist.world > 1:
         state = _broadcast_state(state, dist)
     raw.load_state_dict(state)
-    test_batches = Batcher(
-        data.test,
-        device,
-        tok.pad_id,
-        cfg.max_len,
-        buckets=settings.buckets,
-        resident=settings.resident,
-        fill_id=tok.cls_id,
-    )
+    test_batches = _batcher(data.test, cfg, settings, device, tok)
     test_loss, test_acc, rows = evaluate(
         runner,
         data.test,
