@@ -305,3 +305,15 @@ def test_the_workers_own_errors_are_worded_in_chinese(tmp_path):
         "模块 s1_12_context 中没有 'context_vectors'"
         in checks[("s1_12_context", "test_listing_1_7_context")]["message"]
     )
+
+
+def test_a_pending_chinese_text_is_pending_not_a_field_mismatch():
+    """While the Chinese is still to write ("" or kata new's "TODO"), `kata verify --draft` lists it
+    as pending: its fields are compared once it is written, not reported as differing now."""
+    from grader.course.i18n import PENDING
+    from grader.course.messages import pair_problems
+
+    for zh in ("", "TODO"):
+        found = pair_problems("softmax({x}) is not 1", zh)
+        assert found and all(PENDING.search(p) for p in found), found
+    assert any("differ" in p for p in pair_problems("softmax({x}) is not 1", "softmax 之和不是 1"))
