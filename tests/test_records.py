@@ -197,5 +197,6 @@ def test_a_record_edited_into_a_status_the_grader_never_gives_is_graded_again(tm
     assert store.load_records(out) == {}  # not a record a run writes: left out
     proc = kata(*args)
     assert proc.returncode == 0, proc.stderr
+    assert "alice: its record in OUT is unreadable or not one kata grade writes" in proc.stdout + proc.stderr
     assert status_of(json.loads(path.read_text(encoding="utf-8"))) == "graded"
     assert "done" not in (out / "summary.md").read_text(encoding="utf-8")

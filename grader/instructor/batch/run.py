@@ -335,7 +335,7 @@ def _grade_class(
     entries, skipped = _submissions(class_dir, out, opts, meta, download)
     entries, records, renamed = _named_entries(out, opts.shard, entries)
     _roster(opts, entries, console)  # a roster that is not this class's stops here, before any write
-    todo, outcome = _plan(opts, entries, records, console)
+    todo, outcome = _plan(out, opts, entries, records, console)
     _write_run_meta(out, class_dir, opts, meta, entries, skipped, renamed)
     if not opts.quiet:
         _say_plan(console, out, skipped, renamed, outcome, len(todo))
@@ -378,11 +378,17 @@ def _named_entries(out: Path, shard: Shard | None, entries: list[Entry]) -> tupl
     return entries, records, renamed
 
 
-def _plan(opts: Options, entries: list[Entry], records: dict, console: Console) -> tuple[list[Entry], Outcome]:
+def _plan(
+    out: Path, opts: Options, entries: list[Entry], records: dict, console: Console
+) -> tuple[list[Entry], Outcome]:
     """(the entries to grade, the Outcome counting those kept from an earlier run): a final record
-    of the same submission is kept unless --force; one whose submission changed is said and graded."""
+    of the same submission is kept unless --force; one whose submission changed is said and graded;
+    a record file store.load_records left out (unreadable, or edited into a shape no run writes) is
+    said, even with --quiet, since grading replaces it."""
     todo, outcome = [], Outcome(total=len(entries))
     for e in entries:
+        if e.name not in records and store.record_path(out, e.name).exists():
+            console.print(t("batch_record_replaced", name=escape(e.name)), highlight=False)
         if not opts.force and _finished(records.get(e.name), e):
             outcome.resumed += 1
             continue
