@@ -54,6 +54,9 @@ QUICK = (
     "test_docs_commands.py::test_every_kata_command_of_the_guides_parses_with_the_real_parser",
 )
 
+# `kata train` options for a tiny BERT (test_train_pretrain.py, test_train_i18n.py)
+TINY_TRAIN = "--dim 32 --layers 1 --heads 2 --ff-dim 64 --max-len 48 --lr 3e-3 --batch-size 16 --seed 0 --quiet".split()
+
 
 def pytest_ignore_collect(collection_path, config):
     """`-m quick` alone imports only the files of QUICK: importing every test file took 14 s."""

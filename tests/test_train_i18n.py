@@ -14,27 +14,9 @@ import pytest
 
 from grader.capstone import gpt2
 
-from conftest import ROOT, kata
+from conftest import ROOT, TINY_TRAIN, kata
 
-TINY = [
-    "--dim",
-    "32",
-    "--layers",
-    "1",
-    "--heads",
-    "2",
-    "--ff-dim",
-    "64",
-    "--max-len",
-    "48",
-    "--lr",
-    "3e-3",
-    "--batch-size",
-    "16",
-    "--seed",
-    "0",
-    "--quiet",
-]
+TINY = TINY_TRAIN  # a model small enough to train in seconds on a CPU
 # 120 reviews, 100 of them kept (--limit): 90 train, 10 validation, 30 test; 3 steps of pre-training first
 RUN = ["--data", "synthetic:120", "--limit", "100", "--pretrain-mlm", "3", "--epochs", "1", *TINY]
 needs_ranks = pytest.mark.skipif(not gpt2.have_asset(), reason="gpt2.tiktoken is missing (kata assets fetch)")

@@ -14,27 +14,9 @@ from grader.capstone.training import model as M
 from grader.capstone.training.outputs import load_checkpoint
 from grader.capstone.training.tokenizer import load_tokenizer
 
-from conftest import ROOT, kata
+from conftest import ROOT, TINY_TRAIN, kata
 
-TINY = [
-    "--dim",
-    "32",
-    "--layers",
-    "1",
-    "--heads",
-    "2",
-    "--ff-dim",
-    "64",
-    "--max-len",
-    "48",
-    "--lr",
-    "3e-3",
-    "--batch-size",
-    "16",
-    "--seed",
-    "0",
-    "--quiet",
-]
+TINY = TINY_TRAIN  # a model small enough to train in seconds on a CPU
 needs_ranks = pytest.mark.skipif(not gpt2.have_asset(), reason="gpt2.tiktoken is missing (kata assets fetch)")
 MODEL_FILES = (
     "s1_23_bert_embedding.py",
