@@ -16,7 +16,10 @@ branch) is checked too. `problems(course)` lists, each naming its file and line:
   - each `code(...)` holds code, not English prose (quoted strings and fields aside);
   - each `Mistake(value, en, zh)` has its Chinese text, with the same interpolated expressions;
   - no plain string where the student reads it: `expect`'s message, `what=`, `CheckFailure`,
-    a helper's `what`/`message`/`label` argument, `pytest.skip`.
+    a helper's `what`/`message`/`label` argument, `pytest.skip`;
+  - a hidden check's texts (its `Msg`, `code` and `Mistake` texts, and those of the module's
+    functions it calls) state no number, option value or True/False/None outside a field: a
+    value of the hidden input is a field marked `from_input`, shown as "…".
 Used by `kata verify` and tests/test_i18n.py.
 """
 
@@ -355,6 +358,45 @@ def _pair(en: ast.AST, zh: ast.AST, keywords: list[ast.keyword]) -> list[str]:
     return []  # computed texts (variables): checked when rendered
 
 
+# What a hidden check's text may not state outside a field: a number (a size, a shape, a dtype such
+# as float64), an option set to a value (causal=True, max_len=10) or True/False/None. Code in
+# backticks (`-inf`, `1 / (1 - p)`) and the book's references (§1.11, listing 1.6) are the course's
+# own text, not the input's, and stay.
+_STATED = re.compile(r"\d|\b[A-Za-z_]\w*\s*=\s*[\w'\"\[(-]|\b(?:True|False|None)\b")
+_NOT_STATED = re.compile(r"\{[^{}]*\}|`[^`\n]*`|(?:§|listings? )[\d.]+")
+
+
+def _hidden_reach(tree: ast.Module) -> set[ast.AST]:
+    """The `@check(hidden=True)` functions of a module and the module's functions they call, at any
+    depth: every text they hand the student is a hidden check's text."""
+    functions = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
+    todo = [
+        f
+        for f in functions.values()
+        for dec in f.decorator_list
+        if isinstance(dec, ast.Call)
+        and _name(dec.func) == "check"
+        and any(k.arg == "hidden" and isinstance(k.value, ast.Constant) and k.value.value for k in dec.keywords)
+    ]
+    seen: set[ast.AST] = set()
+    while todo:
+        f = todo.pop()
+        if f in seen:
+            continue
+        seen.add(f)
+        todo += [functions[n.id] for n in ast.walk(f) if isinstance(n, ast.Name) and n.id in functions]
+    return seen
+
+
+def _stated(texts: list[ast.AST]) -> str:
+    """The first value a hidden check's text states outside a field ("" when none)."""
+    for node in texts:
+        m = _STATED.search(_NOT_STATED.sub("", _literal_text(node)))
+        if m:
+            return m.group(0)
+    return ""
+
+
 def module_problems(path: Path) -> list[str]:
     """The check module's texts, both languages (see the module docstring)."""
     try:
@@ -362,6 +404,24 @@ def module_problems(path: Path) -> list[str]:
     except SyntaxError as e:
         return [t("i18n_syntax_error", where=f"{path}:{e.lineno}")]
     out: list[str] = []
+    for function in _hidden_reach(tree):
+        for node in ast.walk(function):
+            if not isinstance(node, ast.Call):
+                continue
+            dotted = _dotted(node.func)
+            texts = (
+                node.args[:2]
+                if dotted == "Msg"
+                else node.args[:1]
+                if dotted == "code"
+                else node.args[1:3] + [k.value for k in node.keywords if k.arg in ("en", "zh")]
+                if dotted == "Mistake"
+                else []
+            )
+            stated = _stated(texts)
+            if stated:
+                key = "i18n_hidden_value_mistake" if dotted == "Mistake" else "i18n_hidden_value"
+                out.append(t(key, where=_where(path, node), call=dotted, stated=stated))
     helpers = {}
     for node in ast.walk(tree):
         if isinstance(node, ast.FunctionDef):
