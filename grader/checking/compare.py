@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import torch
 
-from ..course.messages import CONCEAL, Msg, t
+from ..course.messages import CONCEAL, Msg, from_input, t
 from ..worker.proxy import returned_where
 from . import tolerances
 
@@ -141,7 +141,8 @@ def expect_tensor(
     hidden = HIDDEN.get()
     tolv = tolerances.get(tol)
     if not isinstance(actual, torch.Tensor):
-        raise CheckFailure(_at(actual, t("not_a_tensor", what=what, got=type(actual).__name__)))
+        # the type the code returned can follow the hidden input: a hidden check does not name it
+        raise CheckFailure(_at(actual, t("not_a_tensor", what=what, got=from_input(type(actual).__name__))))
     named = _mistake(actual, mistakes, tolv)
     hint = t("mistake", mistake=named.message) if named else ""
     fail = functools.partial(CheckFailure, mistake=Msg(named.en, named.zh) if named else "")
@@ -151,7 +152,9 @@ def expect_tensor(
             _join(_at(actual, t(key, what=what, expected=tuple(expected.shape), actual=tuple(actual.shape))), hint)
         )
     if dtype and actual.dtype != expected.dtype:
-        raise fail(_join(_at(actual, t("dtype", what=what, expected=expected.dtype, actual=actual.dtype)), hint))
+        # both follow the hidden input's dtype where the answer keeps it: a hidden check names neither
+        dtypes = {"expected": from_input(expected.dtype), "actual": from_input(actual.dtype)}
+        raise fail(_join(_at(actual, t("dtype", what=what, **dtypes)), hint))
     if actual.numel() == 0:
         return
     a = actual.detach().to(torch.float64)

@@ -361,9 +361,9 @@ def _pair(en: ast.AST, zh: ast.AST, keywords: list[ast.keyword]) -> list[str]:
 # What a hidden check's text may not state outside a field: a number (a size, a shape, a dtype such
 # as float64), an option set to a value (causal=True, max_len=10) or True/False/None. Code in
 # backticks (`-inf`, `1 / (1 - p)`) and the book's references (§1.11, listing 1.6) are the course's
-# own text, not the input's, and stay.
+# own text, not the input's, and stay, as do the names GPT-2 and UTF-8 and an exercise's id.
 _STATED = re.compile(r"\d|\b[A-Za-z_]\w*\s*=\s*[\w'\"\[(-]|\b(?:True|False|None)\b")
-_NOT_STATED = re.compile(r"\{[^{}]*\}|`[^`\n]*`|(?:§|listings? )[\d.]+")
+_NOT_STATED = re.compile(r"\{[^{}]*\}|`[^`\n]*`|(?:§|listings? )[\d.]+|\bGPT-2\b|\bUTF-8\b|\bs\d+_\d+\w*")
 
 
 def _hidden_reach(tree: ast.Module) -> set[ast.AST]:
@@ -391,9 +391,10 @@ def _hidden_reach(tree: ast.Module) -> set[ast.AST]:
 def _stated(texts: list[ast.AST]) -> str:
     """The first value a hidden check's text states outside a field ("" when none)."""
     for node in texts:
-        m = _STATED.search(_NOT_STATED.sub("", _literal_text(node)))
-        if m:
-            return m.group(0)
+        text = _NOT_STATED.sub(" ", _literal_text(node))
+        m = _STATED.search(text)
+        if m:  # the word it is in: "float64", "causal=True", "4-layer"
+            return re.search(r"[\w.=+'\"-]*$", text[: m.start()])[0] + re.match(r"[\w.=+'\"-]*", text[m.start() :])[0]
     return ""
 
 
