@@ -15,6 +15,7 @@ Graded for real (issue 24, part 5):
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -239,3 +240,39 @@ def test_a_hidden_check_conceals_its_marked_fields_before_any_pattern(monkeypatc
         monkeypatch.setenv("KATA_LANG", lang)
         assert runner._message(failure, hidden=True) == (hidden, "check")
         assert runner._message(failure, hidden=False) == (public, "check")
+
+
+# ------------------------------------------------------------------ a hidden check states no size
+# What a hidden check's message may hold besides its own words: code in backticks (the course's
+# constants, `-inf`, `1 / (1 - p)`), the book's references, an exercise's id, a file:line of the
+# student's code, and "…" where a value of the input was. A digit anywhere else is a fact about
+# the hidden input (its size, shape, dtype or an option) that code could be keyed to.
+COURSE_TEXT = re.compile(r"`[^`\n]*`|(?:§|listings? )[\d.]+|\bGPT-2\b|\bUTF-8\b|\bs\d+_\d+\w*|[\w./-]+\.py:\d+")
+
+
+def stated_numbers(message: str) -> list[str]:
+    """The words of a hidden check's message that state a number outside the course's own text."""
+    return re.findall(r"\S*\d\S*", COURSE_TEXT.sub("", message))
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_hidden_check_does_not_state_its_inputs_size(tmp_path, lang, monkeypatch):
+    """The eighth outside attack passed three hidden checks of s1_07 with code right only for 9
+    encoder states, a batch of 4 and d_s, d_h, d_a = 5, 6, 7: the hidden checks' own texts said so
+    ("scores of 9 encoder states (d_s 5, d_h 6, d_a 7)"). Sizes, dtypes and options of a hidden
+    input are now fields marked from_input, and `kata verify` refuses one written as text."""
+    monkeypatch.setenv("KATA_LANG", lang)
+    wrong = {
+        "tanh missing": ("return torch.tanh(projected_s + projected_h) @ v", "return (projected_s + projected_h) @ v"),
+        "softmax over the batch": ("v), dim=-1)\n", "v), dim=0)\n"),
+    }
+    failed = set()
+    for n, (old, new) in enumerate(wrong.values()):
+        source = solution_with("s1_07_additive_attention", old, new)
+        sub = make_submission(tmp_path / str(n), {"s1_07_additive_attention": source})
+        report = grade(sub, "-e", "s1_07_additive_attention")
+        for c in checks_of(report, "s1_07_additive_attention"):
+            if c["visibility"] == "hidden" and c["status"] == "failed":
+                failed.add(c["name"])
+                assert not stated_numbers(c["message"]), c["message"]
+    assert {"test_scores_fresh", "test_attention_fresh", "test_batch"} <= failed, failed

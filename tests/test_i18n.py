@@ -109,6 +109,65 @@ def test_lint_names_each_untranslated_text(tmp_path):
     assert not [p for p in found if int(p.split(":")[1]) >= fine], found  # the right way passes
 
 
+HIDDEN_MODULE = """
+from grader.checking import Mistake, Msg, check, code, expect, expect_tensor, from_input
+
+
+def _shared(x):
+    expect(x, Msg("a batch of 4", "大小为 4 的批次"))                      # reached from a hidden check
+
+
+@check(points=1, hidden=True, title="other sizes", title_zh="其他尺寸")
+def test_hidden(sub):
+    expect_tensor(1, 1, what=Msg("scores of 9 states", "9 个状态的分数"))  # a size
+    expect(True, Msg("a float64 tensor", "float64 张量"))                   # a dtype
+    expect(True, code("attention(q, causal=True)"))                         # an option
+    expect(True, Msg("bias None", "bias 为 None"))                          # None
+    Mistake(None, "weights that sum to 1", "和为 1 的权重")                   # a Mistake's constant
+    _shared(True)
+    expect(True, Msg("{n} states, sum `1`, §1.11", "{n} 个状态，和 `1`，§1.11", n=from_input(9)))
+    Mistake(None, "weights that sum to `1`", "和为 `1` 的权重")
+    expect(True, Msg("GPT-2 ids of s1_23_tokenizer", "s1_23_tokenizer 的 GPT-2 id"))
+
+
+@check(points=1, title="public", title_zh="公开")
+def test_public(sub):
+    expect(True, Msg("scores of 9 states", "9 个状态的分数"))                # a public check says it
+"""
+
+
+def test_lint_refuses_a_value_a_hidden_check_writes_as_text(tmp_path):
+    """A hidden check's texts, and those of the functions it calls, state no number, option or
+    None outside a field: a value of the input is a from_input field (shown as "…"); the course's
+    constants go in backticks or words."""
+    path = tmp_path / "test_hidden.py"
+    path.write_text(HIDDEN_MODULE)
+    found = [p for p in i18n.module_problems(path) if "hidden check" in p]
+    lines = HIDDEN_MODULE.split("\n")
+    flagged = {int(p.split(":")[1]): p for p in found}
+    expected = {
+        n: stated
+        for n, line in enumerate(lines, 1)
+        for snippet, stated in (
+            ('"a batch of 4"', "'4'"),
+            ('"scores of 9 states", "9', "'9'"),
+            ('"a float64 tensor"', "'float64'"),
+            ("causal=True", "'causal=True'"),
+            ('"bias None"', "'None'"),
+            ('"weights that sum to 1"', "'1'"),
+        )
+        if snippet in line and "public" not in lines[n - 2]
+    }
+    public = next(n for n, line in enumerate(lines, 1) if "def test_public" in line)
+    expected = {n: v for n, v in expected.items() if n < public}
+    assert set(flagged) == set(expected), found
+    for n, stated in expected.items():
+        assert f"states {stated}" in flagged[n], flagged[n]
+    mistake = next(n for n, line in enumerate(lines, 1) if '"weights that sum to 1"' in line)
+    assert "a mistake's text names the mistake, never the hidden input" in flagged[mistake]
+    assert "x=from_input(value)" in flagged[min(expected)]
+
+
 def test_a_check_without_its_chinese_title_stops_the_course(tmp_path):
     path = tmp_path / "test_s1_99_x.py"
     path.write_text('@check(points=1, title="a title")\ndef test_x(sub):\n    pass\n')

@@ -14,6 +14,7 @@ import pytest
 
 from tests.conftest import checks_of, grade, make_submission
 from tests.mistakes import MISTAKES, Variant, rounds
+from tests.test_hidden_messages import stated_numbers
 
 
 @pytest.fixture(scope="module")
@@ -62,3 +63,15 @@ def test_a_mistake_that_costs_points_fails_a_public_check(graded, variant):
     assert {c["name"] for c in failed} == {
         c["name"] for c in ran if c["visibility"] == "public" and c["status"] != "passed"
     }
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("variant", MISTAKES, ids=[f"{v.exercise}:{v.name}" for v in MISTAKES])
+def test_a_failing_hidden_check_states_no_number_of_its_input(graded, variant):
+    """Whatever path a hidden check's text takes (its own Msg, a helper's, the comparison's catalog
+    text, a named mistake), the student reads no number outside the course's own text: a size,
+    shape, dtype or option of the hidden input is something code can be keyed to."""
+    full, _ = graded[variant]
+    for c in full:
+        if c["visibility"] == "hidden" and c["status"] not in ("passed", "skipped"):
+            assert not stated_numbers(c["message"]), (c["name"], c["message"])
