@@ -90,6 +90,17 @@ def test_a_new_exercise_is_gradable_and_passes_verify_draft_with_its_chinese_pen
     solution = (copy / WRITTEN[0]).read_text()
     assert solution.startswith('"""§1.11 Doubling, a demo.') and "# BEGIN SOLUTION" in solution
 
+    checks = copy / WRITTEN[1]
+    written = checks.read_text()
+    checks.write_text(written.replace("@check(points=1", "@check(points=2", 1))  # what grading refuses
+    refused = kata_in(copy, "fixtures", "-e", EX)
+    assert refused.returncode != 0 and f"[[exercise]] {EX}: points = 1 but its checks add up to 2" in (
+        refused.stdout + refused.stderr
+    ), refused.stdout + refused.stderr
+    assert not (copy / f"grader/fixtures/{EX}.safetensors").exists()
+    checks.write_text(written)
+    assert "solution_with stops here" in (copy / WRITTEN[2]).read_text()  # the placeholder mistake says so
+
     for args in (["stubs"], ["fixtures", "-e", EX]):
         done = kata_in(copy, *args)
         assert done.returncode == 0, done.stdout + done.stderr

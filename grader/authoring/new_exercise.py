@@ -225,6 +225,9 @@ def test_the_stub_scores_nothing(submission):
     assert score_of(grade(submission(from_stubs=True), "-e", EX), EX) == 0
 
 
+# TODO: this wrong answer edits the skeleton's placeholder (`return 2 * x`); once the real solution
+# is written, solution_with stops here ("... is not in the solution"): replace it with the
+# mistakes students make, each an edit of the real solution.
 def test_a_wrong_factor_is_caught(submission):
     wrong = solution_with(EX, "return 2 * x", "return 3 * x")
     assert "test_@FN@_small" in failed_checks(grade(submission({EX: wrong}), "-e", EX), EX)
