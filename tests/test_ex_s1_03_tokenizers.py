@@ -38,7 +38,7 @@ def test_unknown_word_raises_instead_of_unk(submission):
     checks = by_name(r)
     assert score_of(r, EX) == FULL - 4
     for name in ("test_word_limits", "test_word_tokenizer_fresh"):
-        assert "raised KeyError" in checks[name]["message"] and "id 0" in checks[name]["message"]
+        assert "raised KeyError" in checks[name]["message"] and "id `0`" in checks[name]["message"]
 
 
 def test_unsorted_vocabulary_and_bytes_as_characters(submission):

@@ -164,7 +164,7 @@ return ids
     r, by = _graded(submission, wrong)
     assert by["test_book_building_and_endoftext"]["status"] == "passed"  # one word: pieces do not matter
     varied = by["test_varied_text_matches_tiktoken"]
-    assert varied["status"] == "failed" and "cut it into pieces with GPT2_PATTERN" in varied["message"], varied
+    assert varied["status"] == "failed" and "cut it into pieces with `GPT2_PATTERN`" in varied["message"], varied
     small = by["test_small_table"]
     assert small["status"] == "failed" and "vocab_size() of a table of" in small["message"], small
     partial = by["test_decode_partial_characters"]

@@ -25,7 +25,7 @@ def test_integer_one_hot_and_unnormalised_cosine_lose_points(submission):
     r = grade(submission({EX: wrong}), "-e", EX)
     failed = _failed(r)
     assert "test_book_one_hot_cat" in failed and "float32" in failed["test_book_one_hot_cat"]["message"]
-    assert "one-hot vectors must be float32" in failed["test_one_hot_batch"]["message"]
+    assert "one-hot vectors must be `float32`" in failed["test_one_hot_batch"]["message"]
     assert "dot products without dividing by the lengths" in failed["test_dense_cosine_similarity"]["message"]
     assert "test_lookup_batch" in failed  # int64 one-hot @ float32 weight cannot multiply
     assert 0 < score_of(r, EX) < 10
@@ -93,4 +93,4 @@ def test_integer_one_hot_is_named_by_a_public_check(submission):
     """Issue 28: integer one-hot vectors were named by the hidden test_one_hot_batch only; the
     public test_book_one_hot_cat said 'wrong dtype' without naming the mistake."""
     r = grade(submission({EX: variant(EX, "integer one-hot vectors").source()}), "-e", EX)
-    expect_named_publicly(r, EX, "the one-hot vectors must be float32, not integers")
+    expect_named_publicly(r, EX, "the one-hot vectors must be `float32`, not integers")

@@ -43,7 +43,7 @@ def test_exponent_i_instead_of_2i(submission):
     wrong = _replace(wrong, "10000 ** (2 * i / d_model)", "10000 ** (i / d_model)")
     r = grade(submission({EX: wrong}), "-e", EX)
     failed = _failed(r)
-    assert "exponent uses i instead of 2i" in failed["test_book_sinusoidal_768_1024"]["message"]
+    assert "exponent uses i instead of `2i`" in failed["test_book_sinusoidal_768_1024"]["message"]
     assert "exponent uses i instead of 2i" in failed["test_wavelengths_of_figure_pairs"]["message"]
 
 
@@ -54,8 +54,8 @@ def test_base_1000_and_positions_from_one(submission):
     )
     r = grade(submission({EX: wrong}), "-e", EX)
     failed = _failed(r)
-    assert "base is 1000 instead of 10000" in failed["test_book_sinusoidal_768_1024"]["message"]
-    assert "positions count from 0" in failed["test_book_integer_position_300"]["message"]
+    assert "base is `1000` instead of `10000`" in failed["test_book_sinusoidal_768_1024"]["message"]
+    assert "positions count from `0`" in failed["test_book_integer_position_300"]["message"]
     assert score_of(r, EX) < 18
 
 
@@ -104,7 +104,7 @@ def add_position_encoding(token_embeddings, pe):
 @pytest.mark.parametrize(
     "name, says",
     [
-        ("positions counted from 1", "positions count from 0: row p holds p, not p + 1"),
+        ("positions counted from 1", "positions count from `0`: row p holds p, not `p + 1`"),
         ("bits in reverse order", "the bits are in reverse order: the most significant bit"),
     ],
 )

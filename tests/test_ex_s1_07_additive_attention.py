@@ -79,4 +79,4 @@ def test_softmax_over_the_batch_is_named_by_a_public_check(submission):
     """Issue 28: a softmax over dim 0 equals the right one on a single sentence; only the hidden
     test_batch read a batch. test_i_will_eat reads the book's steps as a batch of two now."""
     r = grade(submission({EX: variant(EX, "softmax over dim 0: the batch, once there is one").source()}), "-e", EX)
-    expect_named_publicly(r, EX, "softmax over the batch instead of over the encoder states (dim=-1)")
+    expect_named_publicly(r, EX, "softmax over the batch instead of over the encoder states (`dim=-1`)")

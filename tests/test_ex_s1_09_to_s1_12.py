@@ -125,7 +125,7 @@ def test_first_round_of_mistakes(round_a, ex, words):
         ("s1_09_input_embeddings", "positions looked up by token id"),
         ("s1_10_qkv", "keys"),
         ("s1_11_attention_scores", "at ch01/s1_11_attention_scores.py"),  # keys.T breaks on batches: the file is named
-        ("s1_11_softmax", "softmax over dim 0 instead of dim"),
+        ("s1_11_softmax", "softmax over another dimension than the one dim names"),
         ("s1_11_matmul", "matmul"),
         ("s1_12_self_attention", "W_query after torch.manual_seed(123)"),
         ("s1_12_scaled_attention", "softmax over the wrong dimension"),
@@ -200,7 +200,7 @@ def test_matmul_without_its_shape_check_fails_a_public_check(submission):
         (
             "s1_11_softmax",
             "softmax over dim 0 whatever dim says",
-            "softmax over dim 0 instead of dim -1: use the dim argument",
+            "softmax over another dimension than the one dim names: use the dim argument",
         ),
     ],
 )

@@ -49,7 +49,7 @@ INPUT_CLASSES: tuple[InputClass, ...] = (
         "softmax",
         "a row far below the tensor's maximum",
         "the maximum of the whole tensor was subtracted (x.max()), not each row's along dim: a row far below "
-        "it underflows to 0 / 0; subtract x.amax(dim=dim, keepdim=True)",
+        "it underflows to `0 / 0`; subtract `x.amax(dim=dim, keepdim=True)`",
     ),
     InputClass(
         "s1_11_softmax",

@@ -162,8 +162,8 @@ def _check_top_k(sub, logits: torch.Tensor, k: int, what: Msg) -> None:
     expect(
         isinstance(ids, torch.Tensor) and ids.dtype == torch.int64 and tuple(ids.shape) == (k,),
         Msg(
-            "{what}: ids must be an int64 tensor of shape ({k},)",
-            "{what}：ids 必须是形状为 ({k},) 的 int64 张量",
+            "{what}: ids must be an `int64` tensor of shape ({k},)",
+            "{what}：ids 必须是形状为 ({k},) 的 `int64` 张量",
             what=what,
             k=from_input(k),
         ),
@@ -464,7 +464,8 @@ def test_bigram_fresh_corpus(sub):
     f = fx()
     text = fresh_corpus()
     vocab, _ = corpus_ids(text)
-    m = sub.new("BigramModel", text, alpha=0.5)
+    alpha = 0.5
+    m = sub.new("BigramModel", text, alpha=alpha)
     expect_equal(
         m.attr("vocab"),
         vocab,
@@ -491,9 +492,10 @@ def test_bigram_fresh_corpus(sub):
             f["fresh_logits"][i],
             tol="softmax",
             what=Msg(
-                "logits after a context ending in word {i} with alpha = 0.5",
-                "上下文以单词 {i} 结尾、alpha = 0.5 时的 logits",
+                "logits after a context ending in word {i} with alpha = {alpha}",
+                "上下文以单词 {i} 结尾、alpha 为 {alpha} 时的 logits",
                 i=from_input(i),
+                alpha=from_input(alpha),
             ),
         )
 
@@ -512,7 +514,11 @@ def test_probability_table_fresh(sub):
         sub.probability_table(x),
         f["x_T1"],
         tol="softmax",
-        what=Msg("probability_table of a (3, 7) batch", "形状为 (3, 7) 的批次的 probability_table"),
+        what=Msg(
+            "probability_table of a {shape} batch",
+            "形状为 {shape} 的批次的 probability_table",
+            shape=from_input(tuple(x.shape)),
+        ),
     )
     for name, t in (("T05", 0.5), ("T2", 2.0)):
         expect_tensor(
@@ -520,8 +526,9 @@ def test_probability_table_fresh(sub):
             f[f"x_{name}"],
             tol="softmax",
             what=Msg(
-                "probability_table of a (3, 7) batch at temperature {t}",
-                "温度为 {t} 时形状为 (3, 7) 的批次的 probability_table",
+                "probability_table of a {shape} batch at temperature {t}",
+                "温度为 {t} 时形状为 {shape} 的批次的 probability_table",
+                shape=from_input(tuple(x.shape)),
                 t=from_input(t),
             ),
             mistakes=wrong(t),
@@ -531,7 +538,9 @@ def test_probability_table_fresh(sub):
         f["x64_T05"],
         tol="softmax",
         what=Msg(
-            "probability_table of a float64 batch (keep the dtype)", "float64 批次的 probability_table（保持数据类型）"
+            "probability_table of a {dtype} batch (keep the dtype)",
+            "{dtype} 批次的 probability_table（保持数据类型）",
+            dtype=from_input("float64"),
         ),
     )
 
@@ -544,8 +553,22 @@ def test_top_k_fresh(sub):
         _check_top_k(
             sub, tied, k, Msg("top_k of logits with ties, k={k}", "有并列值的 logits 的 top_k，k={k}", k=from_input(k))
         )
-    _check_top_k(sub, f["x"][1], 3, Msg("top_k of random logits, k=3", "随机 logits 的 top_k，k=3"))
-    _check_top_k(sub, f["x"][2].double(), 7, Msg("top_k of float64 logits, k=7", "float64 logits 的 top_k，k=7"))
+    k = 3
+    _check_top_k(
+        sub, f["x"][1], k, Msg("top_k of random logits, k={k}", "随机 logits 的 top_k，k={k}", k=from_input(k))
+    )
+    k = 7
+    _check_top_k(
+        sub,
+        f["x"][2].double(),
+        k,
+        Msg(
+            "top_k of {dtype} logits, k={k}",
+            "{dtype} logits 的 top_k，k={k}",
+            dtype=from_input("float64"),
+            k=from_input(k),
+        ),
+    )
 
 
 @check(points=2, hidden=True, title="greedy generation on a table model", title_zh="在查表模型上的贪心生成")
@@ -563,17 +586,25 @@ def test_greedy_fresh(sub):
     expect_equal(
         out,
         f["greedy_table_0"].tolist(),
-        what=Msg("greedy_generate on a table model from [0]", "在查表模型上从 [0] 开始的 greedy_generate"),
+        what=Msg(
+            "greedy_generate on a table model from {prompt}",
+            "在查表模型上从 {prompt} 开始的 greedy_generate",
+            prompt=from_input([0]),
+        ),
     )
     expect_equal(
         _ints(sub.greedy_generate(model, [3, 5], 7), code("greedy_generate")),
         f["greedy_table_35"].tolist(),
-        what=Msg("greedy_generate on a table model from [3, 5]", "在查表模型上从 [3, 5] 开始的 greedy_generate"),
+        what=Msg(
+            "greedy_generate on a table model from {prompt}",
+            "在查表模型上从 {prompt} 开始的 greedy_generate",
+            prompt=from_input([3, 5]),
+        ),
     )
     expect_equal(
         _ints(sub.greedy_generate(model, [4, 1], 0), code("greedy_generate")),
         [4, 1],
-        what=Msg("greedy_generate with n_new = 0", "n_new = 0 时的 greedy_generate"),
+        what=Msg("greedy_generate with n_new = {n}", "n_new 为 {n} 时的 greedy_generate", n=from_input(0)),
     )
 
 
@@ -598,8 +629,8 @@ def test_sampling_frequencies(sub):
         expect(
             isinstance(draws, torch.Tensor) and draws.dtype == torch.int64 and tuple(draws.shape) == (FREQ_DRAWS,),
             Msg(
-                "sample_next(logits, {t}, {FREQ_DRAWS}) must return an int64 tensor of shape ({FREQ_DRAWS},)",
-                "sample_next(logits, {t}, {FREQ_DRAWS}) 必须返回形状为 ({FREQ_DRAWS},) 的 int64 张量",
+                "sample_next(logits, {t}, {FREQ_DRAWS}) must return an `int64` tensor of shape ({FREQ_DRAWS},)",
+                "sample_next(logits, {t}, {FREQ_DRAWS}) 必须返回形状为 ({FREQ_DRAWS},) 的 `int64` 张量",
                 t=from_input(t),
                 FREQ_DRAWS=from_input(FREQ_DRAWS),
             ),
@@ -610,7 +641,7 @@ def test_sampling_frequencies(sub):
         )
         expect(
             int((draws == len(logits) - 1).sum()) == 0,
-            Msg("a token with logit -inf (probability 0) was drawn", "抽到了 logit 为 -inf（概率为 0）的词元"),
+            Msg("a token with logit `-inf` (probability zero) was drawn", "抽到了 logit 为 `-inf`（概率为零）的词元"),
         )
         freq = torch.bincount(draws, minlength=len(logits))[:-1].double() / FREQ_DRAWS
         target = torch.softmax(finite / t, dim=-1)
@@ -636,8 +667,8 @@ def test_sampling_frequencies(sub):
                 "over {n} draws at temperature {t}, the frequencies of the tokens are not "
                 "those of softmax(logits / temperature){guess}",
                 "在温度 {t} 下抽取 {n} 次，各词元出现的频率与 softmax(logits / temperature) 不符{guess}",
-                n=FREQ_DRAWS,
-                t=t,
+                n=from_input(FREQ_DRAWS),
+                t=from_input(t),
                 guess=Msg(". This looks like: {why}.", "。这看起来像是：{why}。", why=guess[0]) if guess else code(""),
             )
         )
@@ -647,8 +678,8 @@ def test_sampling_frequencies(sub):
     expect(
         all(bool(torch.isfinite(table[a, b])) for a, b in zip(path, path[1:])),
         Msg(
-            "sample_generate made a transition whose logit is -inf (probability 0)",
-            "sample_generate 走了一步 logit 为 -inf（概率为 0）的转移",
+            "sample_generate made a transition whose logit is `-inf` (probability zero)",
+            "sample_generate 走了一步 logit 为 `-inf`（概率为零）的转移",
         ),
     )
 
@@ -697,21 +728,27 @@ def test_seeded_reproducibility(sub):
             "torch.manual_seed 改变后，相同种子的 sample_generate 给出了不同的词元：应从用 `seed` 初始化的 torch.Generator 中抽取，而不是从全局生成器中抽取",
         ),
     )
-    runs = {tuple(sub.sample_generate(model, [1], 20, 1.0, s)) for s in range(8)}
+    seeds = range(8)
+    runs = {tuple(sub.sample_generate(model, [1], 20, 1.0, s)) for s in seeds}
     expect(
         len(runs) > 1,
         Msg(
-            "eight different seeds all gave the same tokens: the seed must change the draws",
-            "八个不同的种子给出的词元完全相同：种子必须改变抽取结果",
+            "{n} different seeds all gave the same tokens: the seed must change the draws",
+            "{n} 个不同的种子给出的词元完全相同：种子必须改变抽取结果",
+            n=from_input(len(seeds)),
         ),
     )
+    prompt, n_new = [1, 2], 5
     unseeded = _ints(
-        sub.sample_generate(model, [1, 2], 5, 0.8), Msg("sample_generate without a seed", "不设种子的 sample_generate")
+        sub.sample_generate(model, prompt, n_new, 0.8),
+        Msg("sample_generate without a seed", "不设种子的 sample_generate"),
     )
     expect(
-        len(unseeded) == 7 and unseeded[:2] == [1, 2],
+        len(unseeded) == len(prompt) + n_new and unseeded[: len(prompt)] == prompt,
         Msg(
-            "sample_generate without a seed must still return 2 + 5 ids",
-            "不设种子时 sample_generate 仍必须返回 2 + 5 个 id",
+            "sample_generate without a seed must still return {n_prompt} + {n_new} ids",
+            "不设种子时 sample_generate 仍必须返回 {n_prompt} + {n_new} 个 id",
+            n_prompt=from_input(len(prompt)),
+            n_new=from_input(n_new),
         ),
     )

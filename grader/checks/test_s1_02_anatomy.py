@@ -121,7 +121,7 @@ def compare_shapes(actual, config: dict) -> None:
                     "{what}[{stage!r}] is wrong{detail}{why}",
                     "{what}[{stage!r}] 不对{detail}{why}",
                     what=what,
-                    stage=stage,
+                    stage=from_input(stage),
                     detail=code("")
                     if hidden
                     else Msg(": expected {shape}, got {got}", "：应为 {shape}，实际为 {got}", shape=shape, got=got),
@@ -244,8 +244,11 @@ def test_output_stage_fresh(sub):
         f["probs2"],
         tol="attention",
         what=Msg(
-            "next_token_probs of a float64 (3, 1, 4) output, no bias",
-            "形状为 (3, 1, 4) 的 float64 输出、无偏置时的 next_token_probs",
+            "next_token_probs of a {dtype} {shape} output, {bias}",
+            "形状为 {shape} 的 {dtype} 输出、{bias}时的 next_token_probs",
+            dtype=from_input(str(f["hidden2"].dtype).removeprefix("torch.")),
+            shape=from_input(tuple(f["hidden2"].shape)),
+            bias=from_input(Msg("no bias", "无偏置")),
         ),
         mistakes=_output_mistakes(f["hidden2"], f["W2"]),
     )
@@ -255,8 +258,10 @@ def test_output_stage_fresh(sub):
         f["probs3"],
         tol="attention",
         what=Msg(
-            "next_token_probs of a (4, 3, 5) output, bias None",
-            "形状为 (4, 3, 5) 的输出、bias 为 None 时的 next_token_probs",
+            "next_token_probs of a {shape} output, bias {bias}",
+            "形状为 {shape} 的输出、bias 为 {bias} 时的 next_token_probs",
+            shape=from_input(tuple(f["hidden3"].shape)),
+            bias=from_input(None),
         ),
         mistakes=_output_mistakes(f["hidden3"], f["W3"]),
     )

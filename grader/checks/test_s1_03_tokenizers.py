@@ -86,8 +86,8 @@ def _encode(tok, text: str, what: Msg) -> torch.Tensor:
     if ids is None:
         raise CheckFailure(
             Msg(
-                "{what} raised KeyError: a token that is not in the vocabulary must get id 0 ({UNK}), not raise",
-                "{what} 抛出了 KeyError：不在词表中的词元必须得到 id 0（{UNK}），而不是抛出异常",
+                "{what} raised KeyError: a token that is not in the vocabulary must get id `0` ({UNK}), not raise",
+                "{what} 抛出了 KeyError：不在词表中的词元必须得到 id `0`（{UNK}），而不是抛出异常",
                 what=what,
                 UNK=UNK,
             )
@@ -110,7 +110,7 @@ def _vocab(tok, expected: list[str], what: Msg) -> None:
         return
     why = None
     if vocab and vocab[0] != UNK:
-        why = Msg("the vocabulary must start with {UNK!r} (id 0)", "词表必须以 {UNK!r} 开头（id 0）", UNK=UNK)
+        why = Msg("the vocabulary must start with {UNK!r} (id `0`)", "词表必须以 {UNK!r} 开头（id `0`）", UNK=UNK)
     elif sorted(vocab) == sorted(expected):
         why = Msg(
             "the distinct tokens must be sorted (sorted(set(...)))", "互不相同的词元必须排好序（sorted(set(...))）"
@@ -429,8 +429,8 @@ def test_char_tokenizer_fresh(sub):
             _encode(tok, other, code("CharTokenizer.encode")).tolist(),
             [stoi.get(c, 0) for c in other],
             what=Msg(
-                "CharTokenizer.encode of a text with unseen characters (they get id 0)",
-                "对含有未见过字符的文本做 CharTokenizer.encode（这些字符得到 id 0）",
+                "CharTokenizer.encode of a text with unseen characters (they get id `0`)",
+                "对含有未见过字符的文本做 CharTokenizer.encode（这些字符得到 id `0`）",
             ),
         )
 

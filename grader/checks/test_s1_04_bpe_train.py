@@ -409,10 +409,16 @@ def test_book_vocabulary(sub):
 # ---------------------------------------------------------------- fresh inputs
 @check(points=3, hidden=True, title="BPE training on other corpora", title_zh="在其他语料上训练 BPE")
 def test_fresh_corpora(sub):
+    n_merges = 30
     for i, case in enumerate(fx()["fresh"]):
         merges = _merges_of(
-            sub.train_bpe(case["corpus"], 30),
-            Msg("train_bpe(corpus {number}, 30)", "train_bpe（语料 {number}，30）", number=from_input(i + 1)),
+            sub.train_bpe(case["corpus"], n_merges),
+            Msg(
+                "train_bpe(corpus {number}, {n_merges})",
+                "train_bpe（语料 {number}，{n_merges}）",
+                number=from_input(i + 1),
+                n_merges=from_input(n_merges),
+            ),
         )
         _same(
             merges,
@@ -508,26 +514,31 @@ def test_invariants(sub):
     @settings(max_examples=20, derandomize=True, database=None, deadline=None)
     @given(corpora, st.randoms(use_true_random=False))
     def invariants(corpus, rnd):
-        merges = _merges_of(sub.train_bpe(corpus, 12), code("train_bpe({corpus}, 12)", corpus=from_input(corpus)))
+        n = 12
+        merges = _merges_of(
+            sub.train_bpe(corpus, n), code("train_bpe({corpus}, {n})", corpus=from_input(corpus), n=from_input(n))
+        )
         expect(
-            len(merges) <= 12,
+            len(merges) <= n,
             Msg(
-                "train_bpe({corpus}, 12) made more than 12 merges",
-                "train_bpe({corpus}, 12) 做了超过 12 次合并",
+                "train_bpe({corpus}, {n}) made more than {n} merges",
+                "train_bpe({corpus}, {n}) 做了超过 {n} 次合并",
                 corpus=from_input(corpus),
+                n=from_input(n),
             ),
         )
         words = list(corpus.items())
         rnd.shuffle(words)
-        again = _merges_of(sub.train_bpe(dict(words), 12), code("train_bpe"))
+        again = _merges_of(sub.train_bpe(dict(words), n), code("train_bpe"))
         expect(
             again == merges,
             Msg(
-                "train_bpe({counts}, 12) differs from train_bpe({corpus}, 12): the same counts "
+                "train_bpe({counts}, {n}) differs from train_bpe({corpus}, {n}): the same counts "
                 "listed in another order must give the same merges (ties go to the smallest pair)",
-                "train_bpe({counts}, 12) 与 train_bpe({corpus}, 12) 不同：相同的计数换一种顺序列出，必须得到相同的合并（并列时取最小的字符对）",
+                "train_bpe({counts}, {n}) 与 train_bpe({corpus}, {n}) 不同：相同的计数换一种顺序列出，必须得到相同的合并（并列时取最小的字符对）",
                 counts=from_input(dict(words)),
                 corpus=from_input(corpus),
+                n=from_input(n),
             ),
         )
         table = sub.word_table(corpus)

@@ -162,8 +162,8 @@ def _wrong_answers(text: str, enc) -> list[tuple[list[int], str, str]]:
     return [
         (
             per_part(lambda part: _merge_all(part.encode("utf-8"), ranks)),
-            "BPE ran on the whole text: cut it into pieces with GPT2_PATTERN first",
-            "在整段文本上做了 BPE：应先用 GPT2_PATTERN 切分",
+            "BPE ran on the whole text: cut it into pieces with `GPT2_PATTERN` first",
+            "在整段文本上做了 BPE：应先用 `GPT2_PATTERN` 切分",
         ),
         (
             per_part(lambda part: pieces(part, _greedy_merge)),
@@ -554,8 +554,8 @@ def test_decode_partial_characters(sub):
                 enc.decode([i]),
                 Msg(
                     "decode([{i}]), a token of {text!r} that may hold part of a character "
-                    "(decode with errors='replace')",
-                    "decode([{i}])，这是 {text!r} 的一个词元，可能只含某个字符的一部分（用 errors='replace' 解码）",
+                    "(decode with `errors='replace'`)",
+                    "decode([{i}])，这是 {text!r} 的一个词元，可能只含某个字符的一部分（用 `errors='replace'` 解码）",
                     i=from_input(i),
                     text=from_input(text),
                 ),

@@ -67,8 +67,8 @@ def _integer_mistake(out, expected) -> list[Mistake]:
         return [
             Mistake(
                 expected.long(),
-                "the one-hot vectors must be float32, not integers",
-                "独热向量必须是 float32，而不是整数",
+                "the one-hot vectors must be `float32`, not integers",
+                "独热向量必须是 `float32`，而不是整数",
             )
         ]
     return []
@@ -166,7 +166,11 @@ def test_one_hot_batch(sub):
         out,
         expected,
         tol="exact",
-        what=Msg("one_hot of a (2, 5) batch of ids", "形状为 (2, 5) 的一批 id 的 one_hot"),
+        what=Msg(
+            "one_hot of a {shape} batch of ids",
+            "形状为 {shape} 的一批 id 的 one_hot",
+            shape=from_input(tuple(f["one_hot_ids"].shape)),
+        ),
         mistakes=_integer_mistake(out, expected),
     )
 
@@ -175,8 +179,8 @@ def _lookup_mistakes(ids, weight):
     return [
         Mistake(
             weight[ids.clamp(max=weight.shape[0] - 2) + 1],
-            "rows looked up at id + 1: ids count from 0",
-            "查找了第 id + 1 行：id 从 0 开始计数",
+            "rows looked up at `id + 1`: ids count from `0`",
+            "查找了第 `id + 1` 行：id 从 `0` 开始计数",
         )
     ]
 
@@ -209,14 +213,22 @@ def test_lookup_batch(sub):
         sub.embedding_lookup(ids, weight),
         f["lookup_batch"],
         tol="exact",
-        what=Msg("embedding_lookup of a (3, 5) batch of ids", "形状为 (3, 5) 的一批 id 的 embedding_lookup"),
+        what=Msg(
+            "embedding_lookup of a {shape} batch of ids",
+            "形状为 {shape} 的一批 id 的 embedding_lookup",
+            shape=from_input(tuple(ids.shape)),
+        ),
         mistakes=_lookup_mistakes(ids, weight),
     )
     expect_tensor(
         sub.one_hot_embedding(ids, weight),
         f["lookup_batch"],
         tol="matmul",
-        what=Msg("one_hot_embedding of a (3, 5) batch of ids", "形状为 (3, 5) 的一批 id 的 one_hot_embedding"),
+        what=Msg(
+            "one_hot_embedding of a {shape} batch of ids",
+            "形状为 {shape} 的一批 id 的 one_hot_embedding",
+            shape=from_input(tuple(ids.shape)),
+        ),
     )
 
 
@@ -258,7 +270,7 @@ def test_dense_cosine_fresh(sub):
         out,
         f["dense_cos"],
         tol="attention",
-        what=Msg("cosine similarities of 5 random vectors", "5 个随机向量的余弦相似度"),
+        what=Msg("cosine similarities of {n} random vectors", "{n} 个随机向量的余弦相似度", n=from_input(x.shape[0])),
         mistakes=_cos_mistakes(x),
     )
     scaled = sub.cosine_similarity_matrix(x * torch.tensor([[2.0], [0.5], [3.0], [1.0], [7.0]]))

@@ -64,26 +64,26 @@ def _sinusoid(seq_len, d_model, base=10000.0, sin_first=True, exponent="2i", lay
 
 SIN_SWAPPED = (
     {"sin_first": False},
-    "sin and cos are swapped: sin goes in the even columns 2i, cos in the odd columns 2i + 1",
-    "sin 和 cos 放反了：sin 在偶数列 2i，cos 在奇数列 2i + 1",
+    "sin and cos are swapped: sin goes in the even columns `2i`, cos in the odd columns `2i + 1`",
+    "sin 和 cos 放反了：sin 在偶数列 `2i`，cos 在奇数列 `2i + 1`",
 )
 SIN_MISTAKES = [
     SIN_SWAPPED,
     (
         {"exponent": "i"},
-        "the exponent uses i instead of 2i: pair i divides by 10000**(2i / d_model)",
-        "指数用了 i 而不是 2i：第 i 对除以 10000**(2i / d_model)",
+        "the exponent uses i instead of `2i`: pair i divides by `10000**(2i / d_model)`",
+        "指数用了 i 而不是 `2i`：第 i 对除以 `10000**(2i / d_model)`",
     ),
     (
         {"exponent": "column"},
-        "each column used its own index; both columns of pair i use the same angle, with exponent 2i / d_model",
-        "每一列用了自己的下标；同一对的两列用同一个角度，指数为 2i / d_model",
+        "each column used its own index; both columns of pair i use the same angle, with exponent `2i / d_model`",
+        "每一列用了自己的下标；同一对的两列用同一个角度，指数为 `2i / d_model`",
     ),
-    ({"base": 1000.0}, "the base is 1000 instead of 10000", "底数用了 1000 而不是 10000"),
+    ({"base": 1000.0}, "the base is `1000` instead of `10000`", "底数用了 `1000` 而不是 `10000`"),
     (
         {"layout": "halves"},
-        "all sines first, then all cosines: they must alternate, sin in column 2i and cos in column 2i + 1",
-        "先放了全部 sin 再放全部 cos：应当交替，sin 在第 2i 列，cos 在第 2i + 1 列",
+        "all sines first, then all cosines: they must alternate, sin in column `2i` and cos in column `2i + 1`",
+        "先放了全部 sin 再放全部 cos：应当交替，sin 在第 `2i` 列，cos 在第 `2i + 1` 列",
     ),
 ]
 
@@ -157,8 +157,8 @@ def _integer_mistakes(expected):
     return [
         Mistake(
             expected + 1,
-            "positions count from 0: row p holds p, not p + 1",
-            "位置从 0 开始：第 p 行的值是 p，而不是 p + 1",
+            "positions count from `0`: row p holds p, not `p + 1`",
+            "位置从 `0` 开始：第 p 行的值是 p，而不是 `p + 1`",
         )
     ]
 
@@ -198,23 +198,27 @@ def test_book_integer_position_300(sub):
 
 @check(points=1, hidden=True, title="integer encoding of other sizes", title_zh="其他尺寸的整数编码")
 def test_integer_fresh(sub):
+    seq_len, d_model = 7, 5
     expect_tensor(
-        sub.integer_position_encoding(7, 5),
+        sub.integer_position_encoding(seq_len, d_model),
         fx()["integer_fresh"],
         tol="exact",
-        what=code("integer_position_encoding(7, 5)"),
+        what=code(
+            "integer_position_encoding({seq_len}, {d_model})",
+            seq_len=from_input(seq_len),
+            d_model=from_input(d_model),
+        ),
         mistakes=_integer_mistakes(fx()["integer_fresh"]),
     )
 
 
 # ------------------------------------------------------------------------------------- binary
 def _reversed_bits(expected):
-    n = expected.shape[-1]
     return Mistake(
         expected.flip(-1),
-        f"the bits are in reverse order: the most significant bit (i = {n}) comes first, "
-        "the least significant (i = 1) last",
-        f"位的顺序反了：最高位 (i = {n}) 在前，最低位 (i = 1) 在后",
+        "the bits are in reverse order: the most significant bit (`i = n_bits`) comes first, "
+        "the least significant (`i = 1`) last",
+        "位的顺序反了：最高位 (`i = n_bits`) 在前，最低位 (`i = 1`) 在后",
     )
 
 
@@ -298,13 +302,16 @@ def test_binary_out_of_range(sub):
 def test_binary_fresh(sub):
     f = fx()
     expected = f["binary_fresh"]
+    n_bits = 10
     expect_tensor(
-        sub.binary_position_encoding(f["binary_positions"], 10),
+        sub.binary_position_encoding(f["binary_positions"], n_bits),
         expected,
         tol="exact",
         what=Msg(
-            "binary_position_encoding of a (2, 6) batch of positions, 10 bits",
-            "形状为 (2, 6) 的一批位置、10 位的 binary_position_encoding",
+            "binary_position_encoding of a {shape} batch of positions, {n_bits} bits",
+            "形状为 {shape} 的一批位置、{n_bits} 位的 binary_position_encoding",
+            shape=from_input(tuple(f["binary_positions"].shape)),
+            n_bits=from_input(n_bits),
         ),
         mistakes=[_reversed_bits(expected)],
     )
@@ -469,15 +476,15 @@ def test_sinusoidal_invariants(sub):
                 d_model=from_input(d_model),
             ),
         )
-        expect(bool((pe.abs() <= 1).all()), Msg("every value must lie in [-1, 1]", "每个值都必须在 [-1, 1] 之间"))
+        expect(bool((pe.abs() <= 1).all()), Msg("every value must lie in `[-1, 1]`", "每个值都必须在 `[-1, 1]` 之间"))
         pairs = pe[:, 0::2].double() ** 2 + pe[:, 1::2].double() ** 2
         expect_tensor(
             pairs,
             torch.ones_like(pairs),
             tol=SIN_TOL,
             what=Msg(
-                "sin^2 + cos^2 of each pair (seq_len {seq_len}, d_model {d_model}): one angle per pair",
-                "每一对的 sin^2 + cos^2（seq_len {seq_len}，d_model {d_model}）：每一对只用一个角度",
+                "`sin^2 + cos^2` of each pair (seq_len {seq_len}, d_model {d_model}): one angle per pair",
+                "每一对的 `sin^2 + cos^2`（seq_len {seq_len}，d_model {d_model}）：每一对只用一个角度",
                 seq_len=from_input(seq_len),
                 d_model=from_input(d_model),
             ),
@@ -488,7 +495,8 @@ def test_sinusoidal_invariants(sub):
             first,
             tol=SIN_TOL,
             what=Msg(
-                "position 0: sin(0) = 0 and cos(0) = 1 in every pair", "位置 0：每一对中都是 sin(0) = 0 和 cos(0) = 1"
+                "position `0`: `sin(0) = 0` and `cos(0) = 1` in every pair",
+                "位置 `0`：每一对中都是 `sin(0) = 0` 和 `cos(0) = 1`",
             ),
         )
         longer = sub.sinusoidal_position_encoding(seq_len + extra, d_model)
@@ -538,7 +546,8 @@ def test_add_position_encoding_batch(sub):
         f["add_yb"],
         tol="exact",
         what=Msg(
-            "a (2, 5, 8) batch plus the position encoding (the same rows for every sentence)",
-            "形状为 (2, 5, 8) 的批次加上位置编码（每个句子用相同的行）",
+            "a {shape} batch plus the position encoding (the same rows for every sentence)",
+            "形状为 {shape} 的批次加上位置编码（每个句子用相同的行）",
+            shape=from_input(tuple(f["add_xb"].shape)),
         ),
     )

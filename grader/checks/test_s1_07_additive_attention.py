@@ -89,8 +89,8 @@ def _score_mistakes(s, H, W_s, W_h, v):
         ),
         Mistake(
             torch.tanh(ph) @ v,
-            "the decoder state s was left out: score = v^T tanh(W_s s + W_h h_j)",
-            "漏掉了解码器状态 s：分数 = v^T tanh(W_s s + W_h h_j)",
+            "the decoder state s was left out: score = `v^T tanh(W_s s + W_h h_j)`",
+            "漏掉了解码器状态 s：分数 = `v^T tanh(W_s s + W_h h_j)`",
         ),
         Mistake(torch.tanh(ps.expand_as(ph)) @ v, "the encoder states h_j were left out", "漏掉了编码器状态 h_j"),
     ]
@@ -102,8 +102,8 @@ def _attention_mistakes(s, H, W_s, W_h, v):
         "weights": [
             Mistake(
                 scores,
-                "the raw scores were returned: softmax turns them into weights that sum to 1",
-                "返回了原始分数：softmax 才把它们变成和为 1 的权重",
+                "the raw scores were returned: softmax turns them into weights that sum to `1`",
+                "返回了原始分数：softmax 才把它们变成和为 `1` 的权重",
             )
         ]
         + [Mistake(torch.softmax(m.value, dim=-1), m.en, m.zh) for m in _score_mistakes(s, H, W_s, W_h, v)],
@@ -203,8 +203,8 @@ def _batch_mistakes(scores):
     return [
         Mistake(
             torch.softmax(scores, dim=0),
-            "softmax over the batch instead of over the encoder states (dim=-1)",
-            "在批次维而不是编码器状态维 (dim=-1) 上做了 softmax",
+            "softmax over the batch instead of over the encoder states (`dim=-1`)",
+            "在批次维而不是编码器状态维 (`dim=-1`) 上做了 softmax",
         )
     ]
 
@@ -230,7 +230,14 @@ def test_scores_fresh(sub):
         sub.additive_scores(*args),
         f["one_scores"],
         tol="attention",
-        what=Msg("scores of 9 encoder states (d_s 5, d_h 6, d_a 7)", "9 个编码器状态的分数（d_s 5，d_h 6，d_a 7）"),
+        what=Msg(
+            "scores of {n} encoder states (d_s {d_s}, d_h {d_h}, d_a {d_a})",
+            "{n} 个编码器状态的分数（d_s {d_s}，d_h {d_h}，d_a {d_a}）",
+            n=from_input(args[1].shape[-2]),
+            d_s=from_input(args[0].shape[-1]),
+            d_h=from_input(args[1].shape[-1]),
+            d_a=from_input(args[2].shape[0]),
+        ),
         mistakes=_score_mistakes(*args),
     )
 
@@ -245,14 +252,14 @@ def test_attention_fresh(sub):
         weights,
         f["one_weights"],
         tol="attention",
-        what=Msg("weights over 9 encoder states", "9 个编码器状态上的权重"),
+        what=Msg("weights over {n} encoder states", "{n} 个编码器状态上的权重", n=from_input(args[1].shape[-2])),
         mistakes=m["weights"],
     )
     expect_tensor(
         context,
         f["one_context"],
         tol="attention",
-        what=Msg("context over 9 encoder states", "9 个编码器状态上的上下文向量"),
+        what=Msg("context over {n} encoder states", "{n} 个编码器状态上的上下文向量", n=from_input(args[1].shape[-2])),
         mistakes=m["context"],
     )
 
@@ -265,21 +272,25 @@ def test_batch(sub):
         sub.additive_scores(*args),
         f["batch_scores"],
         tol="attention",
-        what=Msg("scores of a batch of 4", "大小为 4 的批次的分数"),
+        what=Msg("scores of a batch of {batch}", "大小为 {batch} 的批次的分数", batch=from_input(args[1].shape[0])),
     )
     context, weights = _pair(sub.additive_attention(*args), code("additive_attention"))
     expect_tensor(
         weights,
         f["batch_weights"],
         tol="attention",
-        what=Msg("weights of a batch of 4", "大小为 4 的批次的权重"),
+        what=Msg("weights of a batch of {batch}", "大小为 {batch} 的批次的权重", batch=from_input(args[1].shape[0])),
         mistakes=_batch_mistakes(f["batch_scores"]),
     )
     expect_tensor(
         context,
         f["batch_context"],
         tol="attention",
-        what=Msg("context vectors of a batch of 4", "大小为 4 的批次的上下文向量"),
+        what=Msg(
+            "context vectors of a batch of {batch}",
+            "大小为 {batch} 的批次的上下文向量",
+            batch=from_input(args[1].shape[0]),
+        ),
     )
 
 

@@ -151,5 +151,9 @@ def test_embed_tokens_batch(sub):
         out,
         f["embedded_batch"],
         tol="exact",
-        what=Msg("embed_tokens on a batch of 3 sequences", "对 3 个序列组成的批次做 embed_tokens"),
+        what=Msg(
+            "embed_tokens on a batch of {batch} sequences",
+            "对 {batch} 个序列组成的批次做 embed_tokens",
+            batch=from_input(f["batch_ids"].shape[0]),
+        ),
     )

@@ -105,13 +105,28 @@ def test_listing_1_4_projections(sub):
 @check(points=1, hidden=True, title="weights for another seed and size", title_zh="另一个种子和尺寸下的权重")
 def test_weights_other_seed_and_dims(sub):
     f = fx()
-    out = _triple(sub.init_qkv_weights(6, 3, seed=7), code("init_qkv_weights(6, 3, seed=7)"))
+    d_in, d_out, seed = 6, 3, 7
+    out = _triple(
+        sub.init_qkv_weights(d_in, d_out, seed=seed),
+        code(
+            "init_qkv_weights({d_in}, {d_out}, seed={seed})",
+            d_in=from_input(d_in),
+            d_out=from_input(d_out),
+            seed=from_input(seed),
+        ),
+    )
     for name, got in zip(["other_query", "other_key", "other_value"], out):
         expect_tensor(
             got,
             f[name],
             tol="exact",
-            what=Msg("weights for d_in=6, d_out=3, seed=7", "d_in=6、d_out=3、seed=7 时的权重"),
+            what=Msg(
+                "weights for d_in={d_in}, d_out={d_out}, seed={seed}",
+                "d_in 为 {d_in}、d_out 为 {d_out}、seed 为 {seed} 时的权重",
+                d_in=from_input(d_in),
+                d_out=from_input(d_out),
+                seed=from_input(seed),
+            ),
         )
 
 
@@ -124,5 +139,12 @@ def test_projections_batched(sub):
     )
     for name, got in zip(["batch_queries", "batch_keys", "batch_values"], out):
         expect_tensor(
-            got, f[name], tol="matmul", what=Msg("projections of a (2, 5, 8) batch", "形状为 (2, 5, 8) 的批次的投影")
+            got,
+            f[name],
+            tol="matmul",
+            what=Msg(
+                "projections of a {shape} batch",
+                "形状为 {shape} 的批次的投影",
+                shape=from_input(tuple(f["batch"].shape)),
+            ),
         )

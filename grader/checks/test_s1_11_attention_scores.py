@@ -2,7 +2,7 @@
 
 import torch
 
-from grader.checking import Mistake, Msg, check, expect_tensor, fixtures
+from grader.checking import Mistake, Msg, check, expect_tensor, fixtures, from_input
 
 EXERCISE = "s1_11_attention_scores"
 
@@ -121,8 +121,10 @@ def test_batched_scores(sub):
         f["batch_scores"],
         tol="attention",
         what=Msg(
-            "scores for (2, 3, 6, 4) queries and (2, 3, 7, 4) keys",
-            "形状为 (2, 3, 6, 4) 的查询和 (2, 3, 7, 4) 的键的分数",
+            "scores for {q_shape} queries and {k_shape} keys",
+            "形状为 {q_shape} 的查询和 {k_shape} 的键的分数",
+            q_shape=from_input(tuple(f["bq"].shape)),
+            k_shape=from_input(tuple(f["bk"].shape)),
         ),
     )
 
@@ -134,5 +136,13 @@ def test_rectangular(sub):
     f = fx()
     out = sub.attention_scores(f["rq"], f["rk"])
     expect_tensor(
-        out, f["rect_scores"], tol="attention", what=Msg("scores for 3 queries and 6 keys", "3 个查询和 6 个键的分数")
+        out,
+        f["rect_scores"],
+        tol="attention",
+        what=Msg(
+            "scores for {n_q} queries and {n_k} keys",
+            "{n_q} 个查询和 {n_k} 个键的分数",
+            n_q=from_input(f["rq"].shape[-2]),
+            n_k=from_input(f["rk"].shape[-2]),
+        ),
     )

@@ -89,9 +89,9 @@ def _global_max(x: torch.Tensor, dim: int) -> Mistake:
     return Mistake(
         e / e.sum(dim=dim, keepdim=True),
         "the maximum of the whole tensor was subtracted (x.max()), not each row's along dim: a row far "
-        "below it underflows to 0 / 0; subtract x.amax(dim=dim, keepdim=True)",
-        "减去的是整个张量的最大值（x.max()），而不是沿 dim 每一行自己的最大值：远低于它的行会下溢成 0 / 0；"
-        "应减去 x.amax(dim=dim, keepdim=True)",
+        "below it underflows to `0 / 0`; subtract `x.amax(dim=dim, keepdim=True)`",
+        "减去的是整个张量的最大值（x.max()），而不是沿 dim 每一行自己的最大值：远低于它的行会下溢成 `0 / 0`；"
+        "应减去 `x.amax(dim=dim, keepdim=True)`",
     )
 
 
@@ -143,11 +143,13 @@ def test_large_inputs_stable(sub):
     )
 
 
-def _other_dim(value, other: int, dim: int) -> Mistake:
+def _other_dim(value) -> Mistake:
+    """Softmax over another dimension than `dim`: named without the dimensions, which a hidden
+    check's input chooses."""
     return Mistake(
         value,
-        f"softmax over dim {other} instead of dim {dim}: use the dim argument",
-        f"在第 {other} 维而不是第 {dim} 维上做了 softmax：请使用 dim 参数",
+        "softmax over another dimension than the one dim names: use the dim argument",
+        "在 dim 所指定的维度之外的另一个维度上做了 softmax：请使用 dim 参数",
     )
 
 
@@ -193,7 +195,7 @@ def test_rows_and_columns(sub):
         wrong = [
             Mistake(f[f"rows_dim{dim}_whole_sum"], whole.en, whole.zh),
             Mistake(f["rows_whole"], whole.en, whole.zh),
-            _other_dim(f[f"rows_dim{other}"], other, dim),
+            _other_dim(f[f"rows_dim{other}"]),
         ]
         expect_tensor(sub.softmax(x, dim=dim), f[f"rows_dim{dim}"], tol="softmax", what=what, mistakes=wrong)
 
@@ -203,14 +205,15 @@ def test_matches_reference_any_dim(sub):
     f = fx()
     x = f["x"]
     for dim in (0, 1, 2, -1):
-        wrong = [_other_dim(f[f"softmax_dim{d}"], d, dim) for d in (0, 1, 2) if d % 3 != dim % 3]
+        wrong = [_other_dim(f[f"softmax_dim{d}"]) for d in (0, 1, 2) if d % 3 != dim % 3]
         expect_tensor(
             sub.softmax(x, dim=dim),
             f[f"softmax_dim{dim}"],
             tol="softmax",
             what=Msg(
-                "softmax of a (3, 4, 5) tensor over dim={dim}",
-                "形状为 (3, 4, 5) 的张量在 dim={dim} 上的 softmax",
+                "softmax of a {shape} tensor over dim {dim}",
+                "形状为 {shape} 的张量在 dim {dim} 上的 softmax",
+                shape=from_input(tuple(x.shape)),
                 dim=from_input(dim),
             ),
             mistakes=wrong,
@@ -219,22 +222,31 @@ def test_matches_reference_any_dim(sub):
         sub.softmax(f["x64"], dim=1),
         f["softmax64"],
         tol="softmax",
-        what=Msg("softmax of a float64 tensor", "float64 张量的 softmax"),
+        what=Msg(
+            "softmax of a {dtype} tensor",
+            "{dtype} 张量的 softmax",
+            dtype=from_input(str(f["x64"].dtype).removeprefix("torch.")),
+        ),
     )
     far = x.clone()
     # one slice far below the others: each slice's own maximum keeps it finite. 200 below: exp
     # underflows there, and float32 still holds the scores to 1.5e-5 (a logsumexp answer is right
     # to the book's 4 decimals, not to the softmax tolerance, at 2000 below)
-    far[1] -= 200.0
+    gap, dim = 200.0, 2
+    far[1] -= gap
     expect_tensor(
-        sub.softmax(far, dim=2),
-        torch.softmax(far.double(), dim=2).float(),
+        sub.softmax(far, dim=dim),
+        torch.softmax(far.double(), dim=dim).float(),
         tol="printed4",
         what=Msg(
-            "softmax over dim=2 of a (3, 4, 5) tensor whose second slice lies 200 below the others",
-            "形状为 (3, 4, 5)、第二个切片比其余低 200 的张量在 dim=2 上的 softmax",
+            "softmax over dim {dim} of a {shape} tensor whose slice at index {i} lies {gap:g} below the others",
+            "形状为 {shape}、下标为 {i} 的切片比其余低 {gap:g} 的张量在 dim {dim} 上的 softmax",
+            dim=from_input(dim),
+            shape=from_input(tuple(far.shape)),
+            i=from_input(1),
+            gap=from_input(gap),
         ),
-        mistakes=[_global_max(far, 2)],
+        mistakes=[_global_max(far, dim)],
     )
 
 
@@ -257,9 +269,9 @@ def test_invariants(sub):
         )
         expect(
             bool((out >= 0).all() and (out <= 1).all()),
-            Msg("softmax values must lie in [0, 1]", "softmax 的值必须在 [0, 1] 之间"),
+            Msg("softmax values must lie in `[0, 1]`", "softmax 的值必须在 `[0, 1]` 之间"),
         )
-        expect(abs(float(out.sum()) - 1.0) < 1e-9, Msg("softmax values must sum to 1", "softmax 的值之和必须为 1"))
+        expect(abs(float(out.sum()) - 1.0) < 1e-9, Msg("softmax values must sum to `1`", "softmax 的值之和必须为 `1`"))
         expect_tensor(
             sub.softmax(x + shift),
             out,
@@ -281,11 +293,11 @@ def test_negative_infinity(sub):
         sub.softmax(torch.tensor([2.0, 3.0, -math.inf])),
         f["neg_inf"],
         tol="softmax",
-        what=code("softmax([2, 3, -inf])"),
+        what=code("softmax({values})", values=from_input([2, 3, -math.inf])),
     )
     expect_tensor(
         sub.softmax(torch.tensor([2.0, -math.inf, -math.inf])),
         f["neg_inf2"],
         tol="softmax",
-        what=code("softmax([2, -inf, -inf])"),
+        what=code("softmax({values})", values=from_input([2, -math.inf, -math.inf])),
     )

@@ -2,7 +2,7 @@
 
 import torch
 
-from grader.checking import Mistake, Msg, check, expect_tensor, fixtures
+from grader.checking import Mistake, Msg, check, expect_tensor, fixtures, from_input
 from grader.checking import book
 
 EXERCISE = "s1_12_context"
@@ -76,5 +76,9 @@ def test_batched(sub):
         out,
         f["batch_context"],
         tol="attention",
-        what=Msg("context vectors of a (2, 4, 6) batch", "形状为 (2, 4, 6) 的批次的上下文向量"),
+        what=Msg(
+            "context vectors of a {shape} batch",
+            "形状为 {shape} 的批次的上下文向量",
+            shape=from_input(tuple(f["bw"].shape)),
+        ),
     )

@@ -2,7 +2,7 @@
 
 import torch
 
-from grader.checking import Mistake, Msg, check, expect, expect_tensor, fixtures
+from grader.checking import Mistake, Msg, check, expect, expect_tensor, fixtures, from_input
 from grader.checking import book
 
 EXERCISE = "s1_12_scaled_attention"
@@ -53,17 +53,17 @@ def _mistakes(scores, d_k):
         out.append(
             Mistake(
                 torch.exp(z) / torch.exp(z).sum(),
-                "summed over the whole tensor instead of along dim=-1: each row must sum to 1 "
-                "(e.sum(dim=-1, keepdim=True))",
-                "对整个张量求和，而不是沿 dim=-1 求和：每一行之和必须为 1（e.sum(dim=-1, keepdim=True)）",
+                "summed over the whole tensor instead of along `dim=-1`: each row must sum to `1` "
+                "(`e.sum(dim=-1, keepdim=True)`)",
+                "对整个张量求和，而不是沿 `dim=-1` 求和：每一行之和必须为 `1`（`e.sum(dim=-1, keepdim=True)`）",
             )
         )
     if scores.dim() > 2:
         out.append(
             Mistake(
                 torch.softmax(z, dim=1),
-                "softmax over dim 1, which is right only without a batch: the keys are the last dimension, dim=-1",
-                "在第 1 维上做了 softmax，这只在没有批次维度时才对：键是最后一维，dim=-1",
+                "softmax over dim `1`, which is right only without a batch: the keys are the last dimension, `dim=-1`",
+                "在第 `1` 维上做了 softmax，这只在没有批次维度时才对：键是最后一维，`dim=-1`",
             )
         )
     return out
@@ -146,22 +146,29 @@ def test_small_batch(sub):
 )
 def test_fresh_dims(sub):
     f = fx()
-    out = sub.attention_weights(f["fresh"], 16)
+    d_k = 16
+    out = sub.attention_weights(f["fresh"], d_k)
     expect_tensor(
         out,
         f["fresh_weights"],
         tol="softmax",
-        what=Msg("weights of a (2, 6, 6) batch with d_k = 16", "d_k = 16 时形状为 (2, 6, 6) 的批次的权重"),
-        mistakes=_mistakes(f["fresh"], 16),
+        what=Msg(
+            "weights of a {shape} batch with d_k = {d_k}",
+            "d_k 为 {d_k} 时形状为 {shape} 的批次的权重",
+            shape=from_input(tuple(f["fresh"].shape)),
+            d_k=from_input(d_k),
+        ),
+        mistakes=_mistakes(f["fresh"], d_k),
     )
 
 
 @check(points=1, hidden=True, title="scaling for another d_k", title_zh="另一个 d_k 下的缩放")
 def test_scale_fresh(sub):
     f = fx()
+    d_k = 9
     expect_tensor(
-        sub.scale_scores(f["raw"], 9),
+        sub.scale_scores(f["raw"], d_k),
         f["raw_scaled"],
         tol="attention",
-        what=Msg("scores scaled for d_k = 9", "按 d_k = 9 缩放后的分数"),
+        what=Msg("scores scaled for d_k = {d_k}", "d_k 为 {d_k} 时缩放后的分数", d_k=from_input(d_k)),
     )

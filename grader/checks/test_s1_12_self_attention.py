@@ -2,7 +2,7 @@
 
 import torch
 
-from grader.checking import Mistake, Msg, check, expect, expect_equal, expect_tensor, fixtures
+from grader.checking import Mistake, Msg, check, expect, expect_equal, expect_tensor, fixtures, from_input
 from grader.checking import book
 
 EXERCISE = "s1_12_self_attention"
@@ -162,7 +162,11 @@ def test_forward_given_weights(sub):
         out,
         f["y"],
         tol="attention",
-        what=Msg("output for given weights on a (7, 6) input", "给定权重时在 (7, 6) 输入上的输出"),
+        what=Msg(
+            "output for given weights on a {shape} input",
+            "给定权重时在 {shape} 输入上的输出",
+            shape=from_input(tuple(f["x"].shape)),
+        ),
         mistakes=[
             Mistake(f["y_unscaled"], "the scores were not scaled by sqrt(d_k)", "分数没有除以 sqrt(d_k)"),
             Mistake(f["y_by_dk"], "dividing by d_k instead of sqrt(d_k)", "除以了 d_k 而不是 sqrt(d_k)"),
@@ -181,7 +185,8 @@ def test_batched_input(sub):
         f["yb"],
         tol="attention",
         what=Msg(
-            "output on a (2, 5, 6) batch (use transpose(-2, -1), not .T)",
-            "在 (2, 5, 6) 批次上的输出（使用 transpose(-2, -1)，而不是 .T）",
+            "output on a {shape} batch (use `transpose(-2, -1)`, not `.T`)",
+            "在 {shape} 批次上的输出（使用 `transpose(-2, -1)`，而不是 `.T`）",
+            shape=from_input(tuple(f["xb"].shape)),
         ),
     )

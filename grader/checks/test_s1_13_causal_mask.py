@@ -118,8 +118,8 @@ def _mask_mistakes(n, dtype=torch.bool):
         ),
         Mistake(
             ~_tril(n) if dtype == torch.bool else 1 - _tril(n, dtype),
-            "the mask is inverted: True (1) must mean 'may attend', for j <= i",
-            "掩码反了：True（1）应表示“可以关注”，即 j <= i",
+            "the mask is inverted: `True` (`1`) must mean 'may attend', for `j <= i`",
+            "掩码反了：`True`（`1`）应表示“可以关注”，即 `j <= i`",
         ),
     ]
 
@@ -129,8 +129,8 @@ def _masked_mistakes(scores):
     return [
         Mistake(
             scores.masked_fill(~_tril(n), 0.0),
-            "future scores set to 0 instead of -inf",
-            "未来位置的分数被设成了 0，而不是 -inf",
+            "future scores set to `0` instead of -inf",
+            "未来位置的分数被设成了 `0`，而不是 -inf",
         ),
         Mistake(
             scores.masked_fill(torch.tril(torch.ones(n, n, dtype=torch.bool), diagonal=-1), -INF),
@@ -147,9 +147,9 @@ def _diagonal_masked(scores, then=lambda masked: masked) -> Mistake:
     n = scores.shape[-1]
     return Mistake(
         then(scores.masked_fill(torch.triu(torch.ones(n, n, dtype=torch.bool)), -INF)),
-        "the diagonal was masked too: torch.triu(ones) needs diagonal=1 to mask only the future; "
+        "the diagonal was masked too: `torch.triu(ones)` needs `diagonal=1` to mask only the future; "
         "without it each token cannot attend to itself and the first row sees no key at all",
-        "对角线也被掩码了：torch.triu(ones) 需要 diagonal=1 才只对未来位置做掩码；否则每个词元都不能关注自己，"
+        "对角线也被掩码了：`torch.triu(ones)` 需要 `diagonal=1` 才只对未来位置做掩码；否则每个词元都不能关注自己，"
         "第一行一个键也看不到",
     )
 
@@ -161,8 +161,8 @@ def _weights_mistakes(scaled):
     return [
         Mistake(
             torch.softmax(scaled.masked_fill(~keep, 0.0), dim=-1),
-            "masked with 0 instead of -inf before softmax: exp(0) = 1 still gets a share",
-            "softmax 之前用 0 而不是 -inf 做掩码：exp(0) = 1 仍会分走权重",
+            "masked with `0` instead of -inf before softmax: `exp(0) = 1` still gets a share",
+            "softmax 之前用 `0` 而不是 -inf 做掩码：`exp(0) = 1` 仍会分走权重",
         ),
         Mistake(
             after,
@@ -416,13 +416,27 @@ def test_mask_after_softmax_equals_neg_inf(sub):
 @check(points=2, hidden=True, title="causal masks and weights of other shapes", title_zh="其他形状的因果掩码和权重")
 def test_fresh_shapes(sub):
     f = fx()
-    expect_tensor(sub.causal_mask(7), f["mask7"], tol="exact", what=code("causal_mask(7)"), mistakes=_mask_mistakes(7))
-    expect_tensor(sub.causal_mask(1), torch.ones(1, 1, dtype=torch.bool), tol="exact", what=code("causal_mask(1)"))
+    n = 7
+    expect_tensor(
+        sub.causal_mask(n),
+        f["mask7"],
+        tol="exact",
+        what=code("causal_mask({n})", n=from_input(n)),
+        mistakes=_mask_mistakes(n),
+    )
+    n = 1
+    expect_tensor(
+        sub.causal_mask(n),
+        torch.ones(n, n, dtype=torch.bool),
+        tol="exact",
+        what=code("causal_mask({n})", n=from_input(n)),
+    )
+    shape = from_input(tuple(f["fresh"].shape))
     expect_tensor(
         sub.mask_future(f["fresh"]),
         f["fresh_masked"],
         tol="exact",
-        what=Msg("mask_future of a (2, 3, 6, 6) batch", "形状为 (2, 3, 6, 6) 的批次的 mask_future"),
+        what=Msg("mask_future of a {shape} batch", "形状为 {shape} 的批次的 mask_future", shape=shape),
         mistakes=_masked_mistakes(f["fresh"]),
         nonfinite=True,
     )
@@ -430,7 +444,7 @@ def test_fresh_shapes(sub):
         sub.causal_attention_weights(f["fresh"]),
         f["fresh_weights"],
         tol="softmax",
-        what=Msg("causal weights of a (2, 3, 6, 6) batch", "形状为 (2, 3, 6, 6) 的批次的因果权重"),
+        what=Msg("causal weights of a {shape} batch", "形状为 {shape} 的批次的因果权重", shape=shape),
         mistakes=_weights_mistakes(f["fresh"]),
     )
     x64 = f["fresh"][0, 0].double()
@@ -438,7 +452,11 @@ def test_fresh_shapes(sub):
         sub.causal_attention_weights(x64),
         f["fresh_weights"][0, 0].double(),
         tol="softmax",
-        what=Msg("causal weights of float64 scores", "float64 分数的因果权重"),
+        what=Msg(
+            "causal weights of {dtype} scores",
+            "{dtype} 分数的因果权重",
+            dtype=from_input(str(x64.dtype).removeprefix("torch.")),
+        ),
     )
 
 
@@ -460,8 +478,8 @@ def _context_mistakes(q, k, v):
         ),
         Mistake(
             torch.softmax((scores / d_k**0.5).masked_fill(~keep, 0.0), -1) @ v,
-            "future scores set to 0 instead of -inf before softmax",
-            "softmax 之前未来位置的分数被设成了 0，而不是 -inf",
+            "future scores set to `0` instead of -inf before softmax",
+            "softmax 之前未来位置的分数被设成了 `0`，而不是 -inf",
         ),
         Mistake(torch.softmax(scores / d_k**0.5, -1) @ v, "no causal mask was applied", "没有应用因果掩码"),
     ]
@@ -496,7 +514,11 @@ def test_causal_context(sub):
         sub.causal_attention(q, k, v),
         f["fresh_context"],
         tol="attention",
-        what=Msg("causal context of a (2, 7, 5) batch", "形状为 (2, 7, 5) 的批次的因果上下文"),
+        what=Msg(
+            "causal context of a {shape} batch",
+            "形状为 {shape} 的批次的因果上下文",
+            shape=from_input(tuple(q.shape)),
+        ),
         mistakes=_context_mistakes(q, k, v),
     )
 
@@ -533,9 +555,9 @@ def test_future_tokens_do_not_matter(sub):
             out[: i + 1],
             tol="attention",
             what=Msg(
-                "context vectors 0..{i} after changing the tokens after position {i} "
+                "context vectors up to position {i} after changing the tokens after it "
                 "(they must not depend on future tokens)",
-                "改变位置 {i} 之后的词元后，上下文向量 0..{i}（它们不应依赖未来的词元）",
+                "改变位置 {i} 之后的词元后，位置 {i} 及之前的上下文向量（它们不应依赖未来的词元）",
                 i=from_input(i),
             ),
         )
