@@ -41,7 +41,7 @@ def test_keeping_with_probability_p(submission):
     failed = _failed(r)
     assert score_of(r, EX) <= MAX - 4
     assert "probability p instead of 1 - p" in failed["test_zero_fraction"]["message"]
-    assert "probability p instead of 1 - p" in failed["test_expectation_preserved"]["message"]
+    assert "probability p instead of `1 - p`" in failed["test_expectation_preserved"]["message"]
 
 
 def test_scaling_by_one_minus_p(submission):
@@ -49,8 +49,8 @@ def test_scaling_by_one_minus_p(submission):
     r = grade(submission({EX: wrong}), "-e", EX)
     failed = _failed(r)
     assert score_of(r, EX) <= MAX - 6
-    assert "multiplied by (1 - p)" in failed["test_survivors_scaled"]["message"]
-    assert "multiplied by (1 - p)" in failed["test_book_scaling_example"]["message"]
+    assert "multiplied by `1 - p`" in failed["test_survivors_scaled"]["message"]
+    assert "multiplied by `1 - p`" in failed["test_book_scaling_example"]["message"]
 
 
 def test_library_dropout_is_forbidden(submission):

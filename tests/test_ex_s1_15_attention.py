@@ -174,7 +174,7 @@ def test_a_structured_dropout_scores_zero_on_the_checks_of_dropout(submission, n
     "name,says",
     [
         ("no dropout at all", ["no attention weight was dropped"]),
-        ("no rescaling", ["not rescaled by 1 / (1 - p)"]),
+        ("no rescaling", ["not rescaled by `1 / (1 - p)`"]),
         (
             "a fixed count at a fixed stride",
             ["the count is fixed, not drawn", "torch.rand(weights.shape) >= dropout_p"],

@@ -48,7 +48,7 @@ def test_normalising_over_the_wrong_dimension_is_named(submission):
     r = grade(submission({EX: wrong}), "-e", EX, "--public-only")
     failed = _failed(r)
     assert "test_book_six_values" not in failed  # one vector: dim 0 is its last dimension
-    assert "normalised over dim 0 instead of the last dimension" in failed["test_layer_norm_matches_torch"]["message"]
+    assert "normalised over dim `0` instead of the last dimension" in failed["test_layer_norm_matches_torch"]["message"]
 
 
 ALTERNATIVE = """import torch

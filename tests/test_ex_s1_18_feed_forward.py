@@ -43,7 +43,7 @@ def test_tanh_form_for_the_exact_gelu_is_named(submission):
 def test_gelu_without_the_sqrt2_is_named(submission):
     wrong = _replace("return 0.5 * x * (1.0 + torch.erf(x / math.sqrt(2.0)))", "return 0.5 * x * (1.0 + torch.erf(x))")
     r = grade(submission({EX: wrong}), "-e", EX, "--public-only")
-    assert "erf(x) instead of erf(x / sqrt(2))" in _failed(r)["test_gelu_exact_and_its_negative_region"]["message"]
+    assert "`erf(x)` instead of `erf(x / sqrt(2))`" in _failed(r)["test_gelu_exact_and_its_negative_region"]["message"]
 
 
 def test_relu_for_gelu_is_named(submission):

@@ -50,12 +50,12 @@ def fx():
 def _survivor_mistakes(kept_x, p):
     return [
         Mistake(
-            kept_x, "the kept values were not rescaled: divide them by (1 - p)", "保留下来的值没有放大：应除以 (1 - p)"
+            kept_x, "the kept values were not rescaled: divide them by `1 - p`", "保留下来的值没有放大：应除以 `1 - p`"
         ),
         Mistake(
             kept_x * (1 - p),
-            "the kept values were multiplied by (1 - p); divide by (1 - p) instead",
-            "保留下来的值乘了 (1 - p)，应当除以 (1 - p)",
+            "the kept values were multiplied by `1 - p`; divide by `1 - p` instead",
+            "保留下来的值乘了 `1 - p`，应当除以 `1 - p`",
         ),
     ]
 
@@ -99,7 +99,7 @@ def expect_rule(sub, shape, p: float, what: Msg, heads: bool = False):
         )
     draws.expect_drawn(
         rule_findings(outs, p, heads),
-        Msg("{what}, {n} calls in a row", "{what}，连续调用 {n} 次", what=what, n=CALLS),
+        Msg("{what}, {n} calls in a row", "{what}，连续调用 {n} 次", what=what, n=from_input(CALLS)),
         Msg("dropped", "丢弃"),
         RULE_HINT,
     )
@@ -122,7 +122,7 @@ HIDDEN_FEATURES = ((32, 256, 1024), [SEQ, TOK, Msg("hidden feature", "隐藏特�
 # the input's dtype (torch.bernoulli(torch.full_like(x, 1 - p))) drops 0.1016. p = 1/8 and 7/8 are exact.
 BF16_P = 0.125
 DTYPE_TOL = {torch.float32: 1e-5, torch.float64: 1e-12, torch.bfloat16: 1 / 128}  # bf16: 8 bits of mantissa
-UNDER_AUTOCAST = Msg(", under bf16 autocast", "，在 bf16 自动混合精度（autocast）下")
+UNDER_AUTOCAST = Msg(", under {dt} autocast", "，在 {dt} 自动混合精度（autocast）下", dt=from_input("bf16"))
 
 
 def training_findings(dropped, p: float, axes) -> list:
@@ -177,22 +177,24 @@ def expect_rule_at_training_size(
             close = {v: bool(((kept - v).abs() <= DTYPE_TOL[dtype] * 2).all()) for v in (1.0, 1 - p)}
             raise CheckFailure(
                 Msg(
-                    "{what}: the kept elements must be 1 / (1 - p) ({hint})",
-                    "{what}：保留的元素必须是 1 / (1 - p)（{hint}）",
+                    "{what}: the kept elements must be `1 / (1 - p)` ({hint})",
+                    "{what}：保留的元素必须是 `1 / (1 - p)`（{hint}）",
                     what=what,
-                    hint=Msg("they were not rescaled: divide them by (1 - p)", "它们没有放大：应除以 (1 - p)")
+                    hint=Msg("they were not rescaled: divide them by `1 - p`", "它们没有放大：应除以 `1 - p`")
                     if close[1.0]
                     else Msg(
-                        "they were multiplied by (1 - p); divide by (1 - p) instead",
-                        "它们乘了 (1 - p)，应当除以 (1 - p)",
+                        "they were multiplied by `1 - p`; divide by `1 - p` instead",
+                        "它们乘了 `1 - p`，应当除以 `1 - p`",
                     )
                     if close[1 - p]
                     else Msg(
-                        "every element is dropped (0) or kept and divided by (1 - p), in every dtype",
-                        "在任何数据类型下，每个元素要么被丢弃（0），要么保留并除以 (1 - p)",
+                        "every element is dropped (`0`) or kept and divided by `1 - p`, in every dtype",
+                        "在任何数据类型下，每个元素要么被丢弃（`0`），要么保留并除以 `1 - p`",
                     ),
                 ),
-                mistake=Msg("not 0 or x / (1 - p) at the training size", "在训练规模下元素不是 0 或 x / (1 - p)"),
+                mistake=Msg(
+                    "not `0` or `x / (1 - p)` at the training size", "在训练规模下元素不是 `0` 或 `x / (1 - p)`"
+                ),
             )
     if scale:
         return
@@ -202,7 +204,7 @@ def expect_rule_at_training_size(
             "{what}, {n} call(s) (the course's training size)",
             "{what}，调用 {n} 次（课程训练时的规模）",
             what=what,
-            n=TRAIN_CALLS,
+            n=from_input(TRAIN_CALLS),
         ),
         Msg("dropped", "丢弃"),
         RULE_HINT,
@@ -495,23 +497,23 @@ def test_expectation_preserved(sub):
     visible = w > 0
     ratio = float(out.double().sum() / batch.double().sum())
     for value, what in (
-        (1 - p, Msg("the kept weights were not rescaled by 1 / (1 - p)", "保留的权重没有按 1 / (1 - p) 放大")),
+        (1 - p, Msg("the kept weights were not rescaled by `1 / (1 - p)`", "保留的权重没有按 `1 / (1 - p)` 放大")),
         (
             (1 - p) ** 2,
             Msg(
-                "the kept weights were multiplied by (1 - p) instead of divided",
-                "保留的权重乘以了 (1 - p)，而不是除以 (1 - p)",
+                "the kept weights were multiplied by `1 - p` instead of divided",
+                "保留的权重乘以了 `1 - p`，而不是除以 `1 - p`",
             ),
         ),
         (
             p / (1 - p),
-            Msg("each weight was kept with probability p instead of 1 - p", "每个权重以概率 p 而不是 1 - p 被保留"),
+            Msg("each weight was kept with probability p instead of `1 - p`", "每个权重以概率 p 而不是 `1 - p` 被保留"),
         ),
         (
             p,
             Msg(
-                "each weight was kept with probability p instead of 1 - p, and not rescaled",
-                "每个权重以概率 p 而不是 1 - p 被保留，并且没有放大",
+                "each weight was kept with probability p instead of `1 - p`, and not rescaled",
+                "每个权重以概率 p 而不是 `1 - p` 被保留，并且没有放大",
             ),
         ),
     ):
@@ -530,9 +532,11 @@ def test_expectation_preserved(sub):
     expect(
         bool(ok.all()),
         Msg(
-            "the average of dropout(w, p=0.3) over 4000 draws must stay close to w for every "
+            "the average of dropout(w, p={p}) over {n} draws must stay close to w for every "
             "weight (inverted dropout preserves the expected value of each element)",
-            "dropout(w, p=0.3) 在 4000 次抽取上的平均值必须对每个权重都接近 w（inverted dropout 保持每个元素的期望值）",
+            "dropout(w, p={p}) 在 {n} 次抽取上的平均值必须对每个权重都接近 w（inverted dropout 保持每个元素的期望值）",
+            p=from_input(p),
+            n=from_input(batch.shape[0]),
         ),
     )
     # The book's "each row is still a probability distribution" is wrong (ERRATA E-1.14-e): only on average.
@@ -540,13 +544,15 @@ def test_expectation_preserved(sub):
     expect(
         bool((sums - 1).abs().max() > 0.1),
         Msg(
-            "rows of dropped weights must not be renormalised to sum to 1",
-            "dropout 之后的权重各行不应重新归一化为和为 1",
+            "rows of dropped weights must not be renormalised to sum to `1`",
+            "dropout 之后的权重各行不应重新归一化为和为 `1`",
         ),
     )
     expect(
         abs(float(sums.mean()) - 1) < 0.02,
-        Msg("the row sums of dropped causal weights must be 1 on average", "dropout 之后因果权重的行和平均必须为 1"),
+        Msg(
+            "the row sums of dropped causal weights must be `1` on average", "dropout 之后因果权重的行和平均必须为 `1`"
+        ),
     )
 
 
@@ -555,7 +561,8 @@ def test_masked_zeros_stay_zero(sub):
     f = fx()
     w = f["causal_batch"]
     sub.seed(5)
-    out = sub.dropout(w, 0.4)
+    p = 0.4
+    out = sub.dropout(w, p)
     expect(
         isinstance(out, torch.Tensor) and tuple(out.shape) == tuple(w.shape),
         Msg("dropout must return a tensor of the same shape as its input", "dropout 必须返回与输入形状相同的张量"),
@@ -564,8 +571,8 @@ def test_masked_zeros_stay_zero(sub):
     expect(
         bool((out[w == 0] == 0).all()),
         Msg(
-            "weights hidden by the causal mask (0) must stay exactly 0 after dropout",
-            "被因果掩码隐藏的权重（0）在 dropout 之后必须恰好仍为 0",
+            "weights hidden by the causal mask (`0`) must stay exactly `0` after dropout",
+            "被因果掩码隐藏的权重（`0`）在 dropout 之后必须恰好仍为 `0`",
         ),
     )
     expect(
@@ -574,19 +581,21 @@ def test_masked_zeros_stay_zero(sub):
     )
     # The property alone holds for a constant 0: each weight must be dropped (0) or kept and scaled by 1 / (1 - p).
     live = w > 0
-    kept, scaled = out[live] != 0, w[live] / 0.6
+    kept, scaled = out[live] != 0, w[live] / (1 - p)
     expect(
         bool(torch.isclose(out[live][kept], scaled[kept], rtol=1e-5, atol=1e-7).all()),
         Msg(
-            "each kept weight must be scaled by 1 / (1 - p) = 1 / 0.6, each dropped one must be 0",
-            "每个保留的权重都要乘以 1 / (1 - p) = 1 / 0.6，每个被丢弃的权重都必须为 0",
+            "each kept weight of dropout(w, p={p}) must be scaled by `1 / (1 - p)`, each dropped one must be `0`",
+            "dropout(w, p={p}) 中每个保留的权重都要乘以 `1 / (1 - p)`，每个被丢弃的权重都必须为 `0`",
+            p=from_input(p),
         ),
     )
     expect(
         0 < int(kept.sum()) < int(live.sum()),
         Msg(
-            "dropout with p = 0.4 must keep some of the non-zero weights and drop others",
-            "p = 0.4 的 dropout 必须保留一部分非零权重、丢弃另一部分",
+            "dropout(w, p={p}) must keep some of the non-zero weights and drop others",
+            "dropout(w, p={p}) 必须保留一部分非零权重、丢弃另一部分",
+            p=from_input(p),
         ),
     )
 
@@ -599,9 +608,10 @@ def test_masked_zeros_stay_zero(sub):
 )
 def test_new_mask_each_call_and_seeded(sub):
     x = torch.ones(100, 100)
+    p = 0.5
     sub.seed(3)
-    a = sub.dropout(x, 0.5)
-    b = sub.dropout(x, 0.5)
+    a = sub.dropout(x, p)
+    b = sub.dropout(x, p)
     expect(
         isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor),
         Msg("dropout must return a tensor", "dropout 必须返回张量"),
@@ -610,8 +620,10 @@ def test_new_mask_each_call_and_seeded(sub):
     expect(
         tuple(a.shape) == (100, 100) and bool(((a == 0) | (a == 2)).all()) and bool(((b == 0) | (b == 2)).all()),
         Msg(
-            "dropout(ones, 0.5) must give 0 (dropped) or 1 / (1 - 0.5) = 2 (kept and scaled) in every place",
-            "dropout(全 1, 0.5) 的每个位置都必须是 0（丢弃）或 1 / (1 - 0.5) = 2（保留并放大）",
+            "dropout(ones, {p}) must give `0` (dropped) or {scale} (kept and scaled by `1 / (1 - p)`) in every place",
+            "dropout(ones, {p})（ones 为全 `1` 张量）的每个位置都必须是 `0`（丢弃）或 {scale}（保留并乘以 `1 / (1 - p)`）",
+            p=from_input(p),
+            scale=from_input(1 / (1 - p)),
         ),
     )
     expect(
@@ -623,7 +635,7 @@ def test_new_mask_each_call_and_seeded(sub):
         ),
     )
     sub.seed(3)
-    c = sub.dropout(x, 0.5)
+    c = sub.dropout(x, p)
     expect(
         torch.equal(a, c),
         Msg(
@@ -655,7 +667,10 @@ def test_elements_independent(sub):
                 what=what,
             ),
         )
-    expect_rule(sub, (4, 4, 32, 32), 0.3, code("dropout(torch.ones(4, 4, 32, 32), p=0.3)"), heads=True)
+    shape, p = (4, 4, 32, 32), 0.3
+    expect_rule(
+        sub, shape, p, code("dropout(torch.ones{shape}, p={p})", shape=from_input(shape), p=from_input(p)), heads=True
+    )
     expect_rule_in_training(sub, 1420, WEIGHTS, ACTIVATIONS)
     expect_rule_at_training_size(sub, 1424, *HIDDEN_FEATURES)  # ff's hidden features
 
@@ -665,30 +680,46 @@ def test_edge_cases(sub):
     f = fx()
     x = torch.randn(20, 30, generator=torch.Generator().manual_seed(23))
     sub.seed(7)
+    none, every = 0.0, 1.0
     expect_tensor(
-        sub.dropout(x, 0.0),
+        sub.dropout(x, none),
         x,
         tol="exact",
-        what=Msg("dropout(x, p=0) in training mode (nothing to drop)", "训练模式下的 dropout(x, p=0)（没有要丢弃的）"),
+        what=Msg(
+            "dropout(x, p={p}) in training mode (nothing to drop)",
+            "训练模式下的 dropout(x, p={p})（没有要丢弃的）",
+            p=from_input(none),
+        ),
     )
-    out = sub.dropout(x, 1.0)
+    out = sub.dropout(x, every)
     expect_tensor(
         out,
         torch.zeros_like(x),
         tol="exact",
-        what=Msg("dropout(x, p=1) (everything dropped, no NaN)", "dropout(x, p=1)（全部丢弃，不能有 NaN）"),
+        what=Msg(
+            "dropout(x, p={p}) (everything dropped, no NaN)",
+            "dropout(x, p={p})（全部丢弃，不能有 NaN）",
+            p=from_input(every),
+        ),
     )
     out64 = sub.dropout(x.double(), 0.5)
     expect(
         isinstance(out64, torch.Tensor) and out64.dtype == torch.float64,
-        Msg("dropout of a float64 tensor must return float64", "float64 张量经过 dropout 必须返回 float64"),
+        Msg(
+            "dropout of a {dtype} tensor must return {dtype}",
+            "{dtype} 张量经过 dropout 必须返回 {dtype}",
+            dtype=from_input("float64"),
+        ),
     )
     expect_tensor(
         sub.dropout_with_mask(f["x"], f["keep"], 0.2),
         f["x_dropped"],
         tol="attention",
         what=Msg(
-            "dropout_with_mask of a (6, 7) tensor with p = 0.2", "p = 0.2 时形状为 (6, 7) 的张量的 dropout_with_mask"
+            "dropout_with_mask(x, keep, p={p}) on a {shape} tensor x",
+            "对形状为 {shape} 的张量 x 做 dropout_with_mask(x, keep, p={p})",
+            p=from_input(0.2),
+            shape=from_input(tuple(f["x"].shape)),
         ),
         mistakes=_survivor_mistakes(f["x"] * f["keep"], 0.2),
     )

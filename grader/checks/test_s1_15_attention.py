@@ -35,7 +35,9 @@ def _one_mask_ignored(q, k, v, pad):
     """causal=True with a padding mask: one of the two masks left out."""
     return [
         Mistake(
-            sdpa(q, k, v, causal=True), "the padding mask was ignored when causal=True", "causal=True 时忽略了 填充掩码"
+            sdpa(q, k, v, causal=True),
+            "the padding mask was ignored when the causal mask was on",
+            "使用因果掩码时忽略了填充掩码",
         ),
         Mistake(
             sdpa(q, k, v, padding_mask=pad),
@@ -113,8 +115,8 @@ def _mistakes(q, k, v, keep=None):
         out += [
             Mistake(
                 run(s / math.sqrt(d), fill=0.0),
-                "masked scores set to 0 instead of -inf",
-                "被掩码的分数设成了 0，而不是 -inf",
+                "masked scores set to `0` instead of `-inf`",
+                "被掩码的分数设成了 `0`，而不是 `-inf`",
             ),
             Mistake(torch.softmax(s / math.sqrt(d), -1) @ v, "the mask was ignored", "掩码被忽略了"),
         ]
@@ -236,6 +238,24 @@ def dropout_findings(outs, weights, p: float) -> list:
     return draws.heads_findings([((o == 0) & eligible, eligible) for o in outs], p)
 
 
+def _survivor_mistakes(w, p) -> list:
+    """The survivors not rescaled, or multiplied by `1 - p`."""
+    return [
+        Mistake(
+            w,
+            "the kept weights were not rescaled by `1 / (1 - p)`: inverted dropout "
+            "divides the survivors by `1 - p`, so that each weight keeps its expected "
+            "value",
+            "保留的权重没有乘以 `1 / (1 - p)`：倒置 dropout 要把保留下来的权重除以 `1 - p`，使每个权重的期望值不变",
+        ),
+        Mistake(
+            w * (1 - p),
+            "the kept weights were multiplied by `1 - p`; divide them by `1 - p` instead",
+            "保留的权重乘了 `1 - p`，应当除以 `1 - p`",
+        ),
+    ]
+
+
 def expect_dropout(outs, weights, p: float, what: Msg):
     """The outputs of attention(q, k, I, ..., dropout_p=p, training=True): each visible weight
     dropped (0) or divided by 1 - p, nothing given to a hidden position, and the dropped ones
@@ -248,7 +268,7 @@ def expect_dropout(outs, weights, p: float, what: Msg):
                 "{what} must return a tensor of shape {shape}, without NaN",
                 "{what} 必须返回形状为 {shape}、不含 NaN 的张量",
                 what=what,
-                shape=str(shape),
+                shape=from_input(str(shape)),
             ),
         )
     visible = weights > 0
@@ -257,8 +277,8 @@ def expect_dropout(outs, weights, p: float, what: Msg):
             bool((out[~visible] == 0).all()),
             Msg(
                 "{what}: dropout gave weight to a position the masks hide: drop only after the masked softmax, "
-                "and never raise a 0",
-                "{what}：dropout 给被掩码隐藏的位置分配了权重：只在带掩码的 softmax 之后做 dropout，0 不能变成非零",
+                "and never raise a `0`",
+                "{what}：dropout 给被掩码隐藏的位置分配了权重：只在带掩码的 softmax 之后做 dropout，`0` 不能变成非零",
                 what=what,
             ),
         )
@@ -267,13 +287,13 @@ def expect_dropout(outs, weights, p: float, what: Msg):
     expect(
         bool(dropped.any()),
         Msg(
-            "{what}: over {n} calls no attention weight was dropped. With training=True and dropout_p > 0 each "
-            "weight is dropped (set to 0) with probability dropout_p after the softmax; only with training=False "
+            "{what}: over {n} calls no attention weight was dropped. With `training=True` and `dropout_p > 0` each "
+            "weight is dropped (set to `0`) with probability dropout_p after the softmax; only with `training=False` "
             "is nothing dropped",
-            "{what}：在 {n} 次调用中没有任何注意力权重被丢弃。training=True 且 dropout_p > 0 时，"
-            "每个权重在 softmax 之后以概率 dropout_p 被丢弃（置为 0）；只有 training=False 时才什么都不丢弃",
+            "{what}：在 {n} 次调用中没有任何注意力权重被丢弃。`training=True` 且 `dropout_p > 0` 时，"
+            "每个权重在 softmax 之后以概率 dropout_p 被丢弃（置为 `0`）；只有 `training=False` 时才什么都不丢弃",
             what=what,
-            n=len(outs),
+            n=from_input(len(outs)),
         ),
     )
     kept = (stacked != 0) & visible
@@ -283,28 +303,15 @@ def expect_dropout(outs, weights, p: float, what: Msg):
         w[kept] / (1 - p),
         tol="attention",
         what=Msg(
-            "{what}: the attention weights that survive dropout (weight / (1 - p))",
-            "{what}：dropout 之后保留下来的注意力权重（weight / (1 - p)）",
+            "{what}: the attention weights that survive dropout (`weight / (1 - p)`)",
+            "{what}：dropout 之后保留下来的注意力权重（`weight / (1 - p)`）",
             what=what,
         ),
-        mistakes=[
-            Mistake(
-                w[kept],
-                "the kept weights were not rescaled by 1 / (1 - p): inverted dropout "
-                "divides the survivors by (1 - p), so that each weight keeps its expected "
-                "value",
-                "保留的权重没有乘以 1 / (1 - p)：倒置 dropout 要把保留下来的权重除以 (1 - p)，使每个权重的期望值不变",
-            ),
-            Mistake(
-                w[kept] * (1 - p),
-                "the kept weights were multiplied by (1 - p); divide them by (1 - p) instead",
-                "保留的权重乘了 (1 - p)，应当除以 (1 - p)",
-            ),
-        ],
+        mistakes=_survivor_mistakes(w[kept], p),
     )
     draws.expect_drawn(
         dropout_findings(outs, weights, p),
-        Msg("{what}, {n} calls in a row", "{what}，连续调用 {n} 次", what=what, n=len(outs)),
+        Msg("{what}, {n} calls in a row", "{what}，连续调用 {n} 次", what=what, n=from_input(len(outs))),
         Msg("dropped", "丢弃"),
         DROPOUT_HINT,
     )
@@ -341,14 +348,17 @@ def expect_dropout_at_the_books_size(sub, seed: int, padded: bool, t: int = BIG_
         p,
         Msg(
             "attention on (batch {b}, heads {h}, {t}, {t}) weights, head dim {d} (the book's sizes), with "
-            "causal=True{pad}, dropout_p=0.4, training=True",
-            "在 (batch {b}, heads {h}, {t}, {t}) 的权重上（头维度 {d}，书中的规模）使用 causal=True{pad}、"
-            "dropout_p=0.4、training=True 的 attention",
-            b=BIG_B,
-            h=BIG_H,
-            t=t,
-            d=BIG_DH,
-            pad=Msg(", a padding mask", "、填充掩码") if padded else "",
+            "causal={causal}, {pad}, dropout_p={p}, training={training}",
+            "在 (batch {b}, heads {h}, {t}, {t}) 的权重上（头维度 {d}，书中的规模）调用 attention（causal={causal}、{pad}、"
+            "dropout_p={p}、training={training}）",
+            b=from_input(BIG_B),
+            h=from_input(BIG_H),
+            t=from_input(t),
+            d=from_input(BIG_DH),
+            causal=from_input(True),
+            p=from_input(p),
+            training=from_input(True),
+            pad=from_input(Msg("a padding mask", "填充掩码") if padded else Msg("no padding mask", "无填充掩码")),
         ),
     )
 
@@ -396,18 +406,21 @@ def expect_dropout_at_training_size(
         (q.double() @ k.double().transpose(-2, -1) / math.sqrt(TRAIN_DH)).masked_fill(~visible, -INF), -1
     )
     what = Msg(
-        "attention on (batch {b}, heads {h}, {t}, {t}) weights, head dim {d}{dt}, {pad}"
-        "dropout_p={p}, training=True (the course's training size; q, k and v require grad{amp})",
-        "在 (batch {b}, heads {h}, {t}, {t}) 的权重上（头维度 {d}{dt}）使用{pad}dropout_p={p}、"
-        "training=True 的 attention（课程训练时的规模；q、k、v 需要梯度{amp}）",
-        b=batch,
-        h=TRAIN_H,
-        t=TRAIN_T,
-        pad=Msg("with a padding mask, ", "填充掩码、") if padded else Msg("no padding mask, ", "无填充掩码、"),
-        d=TRAIN_DH,
-        p=p,
-        dt="" if dtype == torch.float32 else f", {dtype}",
-        amp=Msg(", under bf16 autocast", "，在 bf16 自动混合精度（autocast）下") if dtype == torch.bfloat16 else "",
+        "attention on (batch {b}, heads {h}, {t}, {t}) weights, head dim {d}, {dtype}, {pad}, "
+        "dropout_p={p}, training={training}, at the course's training size (q, k and v require grad{amp})",
+        "在 (batch {b}, heads {h}, {t}, {t}) 的权重上（头维度 {d}，{dtype}）调用 attention（{pad}、dropout_p={p}、"
+        "training={training}；课程训练时的规模；q、k、v 需要梯度{amp}）",
+        b=from_input(batch),
+        h=from_input(TRAIN_H),
+        t=from_input(TRAIN_T),
+        pad=from_input(Msg("with a padding mask", "填充掩码") if padded else Msg("no padding mask", "无填充掩码")),
+        d=from_input(TRAIN_DH),
+        p=from_input(p),
+        training=from_input(True),
+        dtype=from_input(str(dtype)),
+        amp=Msg(", under {dt} autocast", "，在 {dt} 自动混合精度（autocast）下", dt=from_input("bf16"))
+        if dtype == torch.bfloat16
+        else "",
     )
     each, mean = SCALE_TOL[dtype]
     sub.seed(seed)
@@ -434,15 +447,15 @@ def expect_dropout_at_training_size(
                 "{what} must return a floating tensor of shape {shape}, without NaN",
                 "{what} 必须返回形状为 {shape}、不含 NaN 的浮点张量",
                 what=what,
-                shape=str(tuple(eye.shape)),
+                shape=from_input(str(tuple(eye.shape))),
             ),
         )
         out = out.double()
         expect(
             not bool(((out != 0) & ~visible).any()),
             Msg(
-                "{what}: dropout gave weight to a padded key: drop only after the masked softmax, and never raise a 0",
-                "{what}：dropout 给填充的键分配了权重：只在带掩码的 softmax 之后做 dropout，0 不能变成非零",
+                "{what}: dropout gave weight to a padded key: drop only after the masked softmax, and never raise a `0`",
+                "{what}：dropout 给填充的键分配了权重：只在带掩码的 softmax 之后做 dropout，`0` 不能变成非零",
                 what=what,
             ),
         )
@@ -460,29 +473,30 @@ def expect_dropout_at_training_size(
             r = float(ratio[kept].median()) if n_kept else 1.0
             hint = (
                 Msg(
-                    "they were not rescaled: inverted dropout divides the survivors by (1 - p)",
-                    "它们没有放大：倒置 dropout 要把保留下来的权重除以 (1 - p)",
+                    "they were not rescaled: inverted dropout divides the survivors by `1 - p`",
+                    "它们没有放大：倒置 dropout 要把保留下来的权重除以 `1 - p`",
                 )
                 if abs(r - (1 - p)) < 0.03
                 else Msg(
-                    "they were multiplied by (1 - p); divide them by (1 - p) instead",
-                    "它们乘了 (1 - p)，应当除以 (1 - p)",
+                    "they were multiplied by `1 - p`; divide them by `1 - p` instead",
+                    "它们乘了 `1 - p`，应当除以 `1 - p`",
                 )
                 if abs(r - (1 - p) ** 2) < 0.03
                 else Msg(
-                    "in every dtype each visible weight is dropped (0) or kept and divided by (1 - p)",
-                    "在任何数据类型下，每个可见的权重要么被丢弃（0），要么保留并除以 (1 - p)",
+                    "in every dtype each visible weight is dropped (`0`) or kept and divided by `1 - p`",
+                    "在任何数据类型下，每个可见的权重要么被丢弃（`0`），要么保留并除以 `1 - p`",
                 )
             )
             raise CheckFailure(
                 Msg(
-                    "{what}: the weights that survive dropout must be weight / (1 - p): {hint}",
-                    "{what}：dropout 之后保留下来的权重必须是 weight / (1 - p)：{hint}",
+                    "{what}: the weights that survive dropout must be `weight / (1 - p)`: {hint}",
+                    "{what}：dropout 之后保留下来的权重必须是 `weight / (1 - p)`：{hint}",
                     what=what,
                     hint=hint,
                 ),
                 mistake=Msg(
-                    "survivors not weight / (1 - p) at the training size", "在训练规模下保留的权重不是 weight / (1 - p)"
+                    "survivors not `weight / (1 - p)` at the training size",
+                    "在训练规模下保留的权重不是 `weight / (1 - p)`",
                 ),
             )
         drawn.append(dropped)
@@ -495,7 +509,7 @@ def expect_dropout_at_training_size(
         found = draws.region_findings([(d, visible) for d in drawn], p, TRAIN_AXES)
     draws.expect_drawn(
         found,
-        Msg("{what}, {n} call(s) in a row", "{what}，连续调用 {n} 次", what=what, n=calls),
+        Msg("{what}, {n} call(s) in a row", "{what}，连续调用 {n} 次", what=what, n=from_input(calls)),
         Msg("dropped", "丢弃"),
         DROPOUT_HINT,
     )
@@ -565,8 +579,12 @@ def test_heads_causal_and_padding(sub):
         f["heads"],
         tol="attention",
         what=Msg(
-            "attention on (batch 2, heads 3, 6, 8) with causal=True and a (2, 6) padding mask",
-            "在 (batch 2, heads 3, 6, 8) 上使用 causal=True 和 (2, 6) 填充掩码的 attention",
+            "attention on q of shape {q_shape} (batch, heads, tokens, d_k), causal={causal}, with a padding mask "
+            "of shape {pad_shape}",
+            "在形状为 {q_shape}（batch、heads、词元、d_k）的 q 上、causal={causal}、带形状为 {pad_shape} 的填充掩码的 attention",
+            q_shape=from_input(tuple(q.shape)),
+            causal=from_input(True),
+            pad_shape=from_input(tuple(pad.shape)),
         ),
         mistakes=_mistakes(q, k, v, keep) + _one_mask_ignored(q, k, v, pad),
     )
@@ -613,11 +631,15 @@ def test_fully_masked_rows_are_zero(sub):
     f = fx()
     q, k, v, pad = f["hq"][:, 0], f["hk"][:, 0], f["hv"][:, 0], f["lpad"]
     out = sub.attention(q, k, v, causal=True, padding_mask=pad)
+    shape = (*q.shape[:-1], v.shape[-1])
     expect(
-        isinstance(out, torch.Tensor) and tuple(out.shape) == (2, 6, 5),
+        isinstance(out, torch.Tensor) and tuple(out.shape) == shape,
         Msg(
-            "attention on a (2, 6, 8) batch with d_v = 5 must return a (2, 6, 5) tensor",
-            "在 (2, 6, 8) 批次上 d_v = 5 的 attention 必须返回 (2, 6, 5) 的张量",
+            "attention on a {q_shape} batch with d_v {d_v} must return a {shape} tensor",
+            "在 {q_shape} 批次上 d_v 为 {d_v} 的 attention 必须返回 {shape} 的张量",
+            q_shape=from_input(tuple(q.shape)),
+            d_v=from_input(v.shape[-1]),
+            shape=from_input(shape),
         ),
     )
     expect(
@@ -633,8 +655,9 @@ def test_fully_masked_rows_are_zero(sub):
         f["left"],
         tol="attention",
         what=Msg(
-            "attention with causal=True and left padding (queries 0-1 of the second sentence see no key)",
-            "causal=True 且左侧填充时的 attention（第二个句子的查询 0-1 看不到任何键）",
+            "attention with left padding, causal={causal}: the first queries of a left-padded sentence see no key",
+            "attention（左侧填充，causal={causal}）：左侧填充的句子里最前面的查询看不到任何键",
+            causal=from_input(True),
         ),
     )
 
@@ -661,8 +684,16 @@ def test_dropout_in_training(sub):
         sdpa(q, k, eye, causal=True, padding_mask=pad),
         p,
         Msg(
-            "attention on (batch 16, heads 4, 8, 8) with causal=True, a padding mask, dropout_p=0.4, training=True",
-            "在 (batch 16, heads 4, 8, 8) 上使用 causal=True、填充掩码、dropout_p=0.4、training=True 的 attention",
+            "attention on (batch {b}, heads {h}, {t}, {t}) with causal={causal}, a padding mask, dropout_p={p}, "
+            "training={training}",
+            "在 (batch {b}, heads {h}, {t}, {t}) 上调用 attention（causal={causal}、填充掩码、dropout_p={p}、"
+            "training={training}）",
+            b=from_input(eye.shape[0]),
+            h=from_input(eye.shape[1]),
+            t=from_input(eye.shape[-1]),
+            causal=from_input(True),
+            p=from_input(p),
+            training=from_input(True),
         ),
     )
     expect_dropout_at_the_books_size(sub, 32, padded=True, t=2 * BIG_T, calls=BIG_CALLS // 2)

@@ -80,8 +80,8 @@ def _mha_mistakes(sd, x, h, causal=False):
         ),
         Mistake(
             _reference(sd, x, h, causal, split_t=False),
-            "the heads were split with .view(b, heads, n, head_dim) instead of view then transpose(1, 2)",
-            "拆分多头时直接 view(b, heads, n, head_dim)，而不是先 view 再 transpose(1, 2)",
+            "the heads were split with .view(b, heads, n, head_dim) instead of view then `transpose(1, 2)`",
+            "拆分多头时直接 view(b, heads, n, head_dim)，而不是先 view 再 `transpose(1, 2)`",
         ),
         Mistake(
             _reference(sd, x, h, causal, scale="d_out"),
@@ -121,8 +121,8 @@ def _attention_mistakes(q, k, v, causal):
         ),
         Mistake(
             _attend(q, k, v, causal, dim=-2)[0],
-            "softmax over the queries (dim=-2) instead of the keys",
-            "在查询维（dim=-2）而不是键维上做了 softmax",
+            "softmax over the queries (`dim=-2`) instead of the keys",
+            "在查询维（`dim=-2`）而不是键维上做了 softmax",
         ),
         Mistake(
             _attend(q, k, v, not causal)[0],
@@ -636,8 +636,9 @@ def test_head_attention_fresh(sub):
             f[f"h_weights_{causal}"],
             tol="attention",
             what=Msg(
-                "weights, (2, 3, 5, 5), causal={causal}",
-                "权重，(2, 3, 5, 5)，causal={causal}",
+                "weights, {shape}, causal={causal}",
+                "权重，{shape}，causal={causal}",
+                shape=from_input(tuple(f[f"h_weights_{causal}"].shape)),
                 causal=from_input(causal),
             ),
             mistakes=_attention_mistakes(q, k, v, causal),
@@ -647,8 +648,9 @@ def test_head_attention_fresh(sub):
             f[f"h_context_{causal}"],
             tol="attention",
             what=Msg(
-                "context, (2, 3, 5, 4), causal={causal}",
-                "上下文，(2, 3, 5, 4)，causal={causal}",
+                "context, {shape}, causal={causal}",
+                "上下文，{shape}，causal={causal}",
+                shape=from_input(tuple(f[f"h_context_{causal}"].shape)),
                 causal=from_input(causal),
             ),
         )
@@ -663,23 +665,28 @@ def test_head_attention_fresh(sub):
 def test_mha_fresh_shapes_and_bias(sub):
     f = fx()
     x = f["xm"]
+    d_in, d_out, h = 8, 12, 3
     for bias in (0, 1):
         sd = _state(f, f"mha{bias}")
         for causal in (False, True):
-            m = sub.new("MultiHeadAttention", 8, 12, 3, qkv_bias=bool(bias), causal=causal)
+            m = sub.new("MultiHeadAttention", d_in, d_out, h, qkv_bias=bool(bias), causal=causal)
             m.load_state_dict(sd)
             _expect_mha(
                 _call(m, x),
                 f[f"mha{bias}_y_{causal}"],
                 Msg(
-                    "MultiHeadAttention(8, 12, 3, qkv_bias={has_bias}, causal={causal}) on (2, 5, 8)",
-                    "MultiHeadAttention(8, 12, 3, qkv_bias={has_bias}, causal={causal}) 在 (2, 5, 8) 上的结果",
+                    "MultiHeadAttention({d_in}, {d_out}, {h}, qkv_bias={has_bias}, causal={causal}) on {x_shape}",
+                    "MultiHeadAttention({d_in}, {d_out}, {h}, qkv_bias={has_bias}, causal={causal}) 在 {x_shape} 上的结果",
+                    d_in=from_input(d_in),
+                    d_out=from_input(d_out),
+                    h=from_input(h),
                     has_bias=from_input(bool(bias)),
                     causal=from_input(causal),
+                    x_shape=from_input(tuple(x.shape)),
                 ),
                 sd,
                 x,
-                3,
+                h,
                 causal,
             )
 
@@ -741,18 +748,26 @@ def test_mha_causal_ignores_future(sub):
     m = sub.new("MultiHeadAttention", 8, 12, 3, qkv_bias=True, causal=True)
     m.load_state_dict(_state(f, "mha1"))
     before = _call(m, x)
-    x[:, 3:] = torch.randn(2, 2, 8, generator=torch.Generator().manual_seed(3)) * 5
+    cut = 3
+    x[:, cut:] = torch.randn(2, 2, 8, generator=torch.Generator().manual_seed(3)) * 5
     after = _call(m, x)
+    kept, changed = from_input(f"0-{cut - 1}"), from_input(f"{cut}-{x.shape[1] - 1}")
     expect_tensor(
-        after[:, :3],
-        before[:, :3],
+        after[:, :cut],
+        before[:, :cut],
         tol="attention",
         what=Msg(
-            "outputs of tokens 0-2 after changing tokens 3-4 (a causal model must not see the future)",
-            "改变词元 3-4 之后词元 0-2 的输出（因果模型不应看到未来）",
+            "outputs of tokens {kept} after changing tokens {changed} (a causal model must not see the future)",
+            "改变词元 {changed} 之后词元 {kept} 的输出（因果模型不应看到未来）",
+            kept=kept,
+            changed=changed,
         ),
     )
     expect(
-        not torch.allclose(after[:, 3:], before[:, 3:]),
-        Msg("changing tokens 3-4 must change their own outputs", "改变词元 3-4 必须改变它们自己的输出"),
+        not torch.allclose(after[:, cut:], before[:, cut:]),
+        Msg(
+            "changing tokens {changed} must change their own outputs",
+            "改变词元 {changed} 必须改变它们自己的输出",
+            changed=changed,
+        ),
     )

@@ -29,12 +29,22 @@ def _ln(x, w=None, b=None, eps=1e-5, unbiased=False, eps_outside=False, dim=-1, 
     return y if w is None else y * w + b
 
 
+def _dim0_mistake(x, w, b, eps):
+    """Normalised over dim 0."""
+    return Mistake(
+        _ln(x, w, b, eps, dim=0),
+        "normalised over dim `0` instead of the last dimension (the features)",
+        "在第 `0` 维而不是最后一维（特征维）上做了归一化",
+    )
+
+
 def _mistakes(x, w=None, b=None, eps=1e-5):
+    """The named mistakes."""
     out = [
         Mistake(
             _ln(x, w, b, eps, unbiased=True),
-            "the unbiased variance (dividing by d - 1): use d",
-            "用了无偏方差（除以 d - 1），应除以 d",
+            "the unbiased variance (dividing by `d - 1`): use d",
+            "用了无偏方差（除以 `d - 1`），应除以 d",
         ),
         Mistake(
             _ln(x, w, b, eps, eps_outside=True),
@@ -48,19 +58,13 @@ def _mistakes(x, w=None, b=None, eps=1e-5):
         ),
     ]
     if x.dim() > 1:
-        out.append(
-            Mistake(
-                _ln(x, w, b, eps, dim=0),
-                "normalised over dim 0 instead of the last dimension (the features)",
-                "在第 0 维而不是最后一维（特征维）上做了归一化",
-            )
-        )
+        out.append(_dim0_mistake(x, w, b, eps))
     if x.dim() > 2:
         out.append(
             Mistake(
                 _ln(x, w, b, eps, dim=-2),
-                "normalised over the tokens (dim -2) instead of the features",
-                "在词元维（-2）而不是特征维上做了归一化",
+                "normalised over the tokens (dim `-2`) instead of the features",
+                "在词元维（`-2`）而不是特征维上做了归一化",
             )
         )
     if w is not None:
@@ -312,27 +316,39 @@ def test_small_variance_and_eps(sub):
         sub.normalize(small),
         f["small_norm"],
         tol="norm",
-        what=Msg("normalize of rows with variance ~1e-6", "方差约为 1e-6 的行的 normalize"),
+        what=Msg(
+            "normalize of rows with variance ~{var:.0e}",
+            "方差约为 {var:.0e} 的行的 normalize",
+            var=from_input(float(small.var(-1, unbiased=False).mean())),
+        ),
         mistakes=_mistakes(small),
     )
+    big_eps = 1e-3
     expect_tensor(
-        sub.normalize(small, eps=1e-3),
+        sub.normalize(small, eps=big_eps),
         f["small_norm_big_eps"],
         tol="norm",
-        what=Msg("normalize(..., eps=1e-3) (use the eps argument)", "normalize(..., eps=1e-3)（使用 eps 参数）"),
-        mistakes=_mistakes(small, eps=1e-3),
+        what=Msg(
+            "normalize(..., eps={eps:g}) (use the eps argument)",
+            "normalize(..., eps={eps:g})（使用 eps 参数）",
+            eps=from_input(big_eps),
+        ),
+        mistakes=_mistakes(small, eps=big_eps),
     )
-    m = sub.new("LayerNorm", 8, eps=0.1)
-    ones, zeros = torch.ones(8), torch.zeros(8)
+    d, eps = small.shape[-1], 0.1
+    m = sub.new("LayerNorm", d, eps=eps)
+    ones, zeros = torch.ones(d), torch.zeros(d)
     expect_tensor(
         m(small * 1e3),
-        _torch_ln(small * 1e3, ones, zeros, eps=0.1),
+        _torch_ln(small * 1e3, ones, zeros, eps=eps),
         tol="norm",
         what=Msg(
-            "LayerNorm(8, eps=0.1) against torch.nn.LayerNorm(8, eps=0.1)",
-            "LayerNorm(8, eps=0.1) 与 torch.nn.LayerNorm(8, eps=0.1) 的对比",
+            "LayerNorm({d}, eps={eps}) against torch.nn.LayerNorm({d}, eps={eps})",
+            "LayerNorm({d}, eps={eps}) 与 torch.nn.LayerNorm({d}, eps={eps}) 的对比",
+            d=from_input(d),
+            eps=from_input(eps),
         ),
-        mistakes=[_ignored_eps(small * 1e3), *_mistakes(small * 1e3, eps=0.1)],
+        mistakes=[_ignored_eps(small * 1e3), *_mistakes(small * 1e3, eps=eps)],
     )
     const = torch.full((2, 8), 3.0)
     out = m(const)
@@ -340,7 +356,7 @@ def test_small_variance_and_eps(sub):
         bool(torch.isfinite(out).all()) and bool((out == 0).all()),
         Msg(
             "a constant row must normalise to zeros (no division by zero: eps keeps the denominator positive)",
-            "常数行必须归一化为全 0（不能除以零：eps 让分母保持为正）",
+            "常数行必须归一化为全零（不能除以零：eps 让分母保持为正）",
         ),
     )
 
@@ -353,7 +369,11 @@ def test_last_dimension_only(sub):
         sub.normalize(rows),
         f["rows_norm"],
         tol="norm",
-        what=Msg("normalize of a (5, 16) matrix, row by row", "对 (5, 16) 矩阵逐行做 normalize"),
+        what=Msg(
+            "normalize of a {shape} matrix, row by row",
+            "对 {shape} 矩阵逐行做 normalize",
+            shape=from_input(tuple(rows.shape)),
+        ),
         mistakes=_mistakes(rows),
     )
     one = sub.normalize(rows[2:3])
@@ -383,29 +403,32 @@ def test_invariants(sub):
             y,
             _ln(x, eps=0.0),
             tol="norm",
-            what=code("normalize({values}, eps=0)", values=from_input(values)),
+            what=code("normalize({values}, eps={eps})", values=from_input(values), eps=from_input(0)),
             mistakes=_mistakes(x, eps=0.0),
         )
         expect(
             abs(float(y.mean())) < 1e-9,
             Msg(
-                "normalize({values}) must have mean 0", "normalize({values}) 的均值必须为 0", values=from_input(values)
+                "normalize({values}) must have mean `0`",
+                "normalize({values}) 的均值必须为 `0`",
+                values=from_input(values),
             ),
         )
         expect(
             abs(float(y.var(unbiased=False)) - 1) < 1e-9,
             Msg(
-                "normalize({values}, eps=0) must have variance 1",
-                "normalize({values}, eps=0) 的方差必须为 1",
+                "normalize({values}, eps={eps}) must have variance `1`",
+                "normalize({values}, eps={eps}) 的方差必须为 `1`",
                 values=from_input(values),
+                eps=from_input(0),
             ),
         )
         y_eps = sub.normalize(x)
         expect(
             abs(float(y_eps.var(unbiased=False)) - var / (var + 1e-5)) < 1e-9,
             Msg(
-                "normalize({values}) with eps=1e-5 must have variance var / (var + eps)",
-                "eps=1e-5 时 normalize({values}) 的方差必须为 var / (var + eps)",
+                "normalize({values}) with the default `eps=1e-5` must have variance `var / (var + eps)`",
+                "默认 `eps=1e-5` 时 normalize({values}) 的方差必须为 `var / (var + eps)`",
                 values=from_input(values),
             ),
         )

@@ -18,11 +18,21 @@ GELU_MINUS_ONE = -0.1587
 GELU_MIN, GELU_ARGMIN = -0.1700, -0.7518
 
 
+def _erf_without_sqrt2(x):
+    """erf(x) for erf(x / sqrt(2))."""
+    return Mistake(
+        0.5 * x * (1 + torch.erf(x)),
+        "`erf(x)` instead of `erf(x / sqrt(2))`",
+        "用了 `erf(x)` 而不是 `erf(x / sqrt(2))`",
+    )
+
+
 def _gelu_mistakes(x):
+    """The named mistakes of a GELU."""
     return [
         Mistake(
             torch.relu(x),
-            "this is ReLU: GELU is x * Phi(x), slightly negative below 0",
+            "this is ReLU: GELU is x * Phi(x), slightly negative below `0`",
             "这是 ReLU：GELU 是 x * Phi(x)",
         ),
         Mistake(
@@ -37,16 +47,14 @@ def _gelu_mistakes(x):
         ),
         Mistake(
             x * torch.sigmoid(1.702 * x),
-            "the sigmoid approximation x * sigmoid(1.702 x)",
-            "用了 sigmoid 近似 x * sigmoid(1.702 x)",
+            "the sigmoid approximation `x * sigmoid(1.702 x)`",
+            "用了 sigmoid 近似 `x * sigmoid(1.702 x)`",
         ),
-        Mistake(
-            0.5 * x * (1 + torch.erf(x)), "erf(x) instead of erf(x / sqrt(2))", "用了 erf(x) 而不是 erf(x / sqrt(2))"
-        ),
+        _erf_without_sqrt2(x),
         Mistake(
             0.5 * x * (1 + torch.tanh(math.sqrt(2 / math.pi) * x)),
-            "the 0.044715 * x**3 term is missing",
-            "漏掉了 0.044715 * x**3 项",
+            "the `0.044715 * x**3` term is missing",
+            "漏掉了 `0.044715 * x**3` 项",
         ),
     ]
 
@@ -185,14 +193,24 @@ def test_gelu_fresh(sub):
         sub.gelu(x),
         F.gelu(x),
         tol="norm",
-        what=Msg("gelu of a float64 (3, 7) tensor", "float64 (3, 7) 张量的 gelu"),
+        what=Msg(
+            "gelu of a {dtype} {shape} tensor",
+            "{dtype} {shape} 张量的 gelu",
+            dtype=from_input(str(x.dtype).removeprefix("torch.")),
+            shape=from_input(tuple(x.shape)),
+        ),
         mistakes=_gelu_mistakes(x),
     )
     expect_tensor(
         sub.gelu_tanh(x),
         F.gelu(x, approximate="tanh"),
         tol="norm",
-        what=Msg("gelu_tanh of a float64 (3, 7) tensor", "float64 (3, 7) 张量的 gelu_tanh"),
+        what=Msg(
+            "gelu_tanh of a {dtype} {shape} tensor",
+            "{dtype} {shape} 张量的 gelu_tanh",
+            dtype=from_input(str(x.dtype).removeprefix("torch.")),
+            shape=from_input(tuple(x.shape)),
+        ),
         mistakes=_gelu_mistakes(x),
     )
     big = torch.tensor([-40.0, -10.0, 10.0, 40.0])
@@ -202,8 +220,8 @@ def test_gelu_fresh(sub):
             torch.tensor([0.0, 0.0, 10.0, 40.0]),
             tol="norm",
             what=Msg(
-                "{name} far from 0 (0 on the left, x on the right, no NaN)",
-                "远离 0 处的 {name}（左边为 0，右边为 x，不能有 NaN）",
+                "{name} far from zero (zero on the left, x on the right, no NaN)",
+                "远离零处的 {name}（左边为零，右边为 x，不能有 NaN）",
                 name=name,
             ),
         )
@@ -220,8 +238,8 @@ def test_gelu_fresh(sub):
                 x,
                 tol="norm",
                 what=Msg(
-                    "{name}(x) - {name}(-x) for x = {values} (must equal x)",
-                    "x = {values} 时的 {name}(x) - {name}(-x)（必须等于 x）",
+                    "{name}(x) - {name}(-x) (must equal x), x = {values}",
+                    "{name}(x) - {name}(-x)（必须等于 x），x = {values}",
                     name=name,
                     values=from_input(values),
                 ),
@@ -284,7 +302,8 @@ def test_feed_forward_768(sub):
 def test_feed_forward_fresh(sub):
     f = fx()
     sd = {k.split("/", 1)[1]: v for k, v in f.items() if k.startswith("sd/")}
-    m = sub.new("FeedForward", 8, hidden_dim=20)
+    emb_dim, hidden_dim = 8, 20
+    m = sub.new("FeedForward", emb_dim, hidden_dim=hidden_dim)
     m.load_state_dict(sd)
     x = f["small"]
     y = m(x)
@@ -293,8 +312,11 @@ def test_feed_forward_fresh(sub):
         f["small_y"],
         tol="norm",
         what=Msg(
-            "FeedForward(8, hidden_dim=20) on a (2, 4, 8) batch",
-            "FeedForward(8, hidden_dim=20) 在 (2, 4, 8) 批次上的输出",
+            "FeedForward({d}, hidden_dim={hidden}) on a {shape} batch",
+            "FeedForward({d}, hidden_dim={hidden}) 在 {shape} 批次上的输出",
+            d=from_input(emb_dim),
+            hidden=from_input(hidden_dim),
+            shape=from_input(tuple(x.shape)),
         ),
         mistakes=_ffn_mistakes(x, sd),
     )
@@ -303,11 +325,17 @@ def test_feed_forward_fresh(sub):
         m(x[1, 2]),
         f["small_y"][1, 2],
         tol="norm",
-        what=Msg("one token vector (8,) on its own", "单独一个词元向量 (8,)"),
+        what=Msg(
+            "one token vector {shape} on its own", "单独一个词元向量 {shape}", shape=from_input(tuple(x[1, 2].shape))
+        ),
     )
     expect_tensor(
         m(x[0]),
         f["small_y"][0],
         tol="norm",
-        what=Msg("one sequence (4, 8) without a batch dimension", "没有批次维度的一个序列 (4, 8)"),
+        what=Msg(
+            "one sequence {shape} without a batch dimension",
+            "没有批次维度的一个序列 {shape}",
+            shape=from_input(tuple(x[0].shape)),
+        ),
     )

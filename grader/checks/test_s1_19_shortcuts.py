@@ -172,8 +172,8 @@ def _grad_mistakes(f, tag):
     return [
         Mistake(
             f[f"{tag}_grads_sum"],
-            "the loss was summed (reduction='sum'): use the mean squared error",
-            "损失用了求和（reduction='sum'）：应使用均方误差（mean）",
+            "the loss was summed (`reduction='sum'`): use the mean squared error",
+            "损失用了求和（`reduction='sum'`）：应使用均方误差（mean）",
         ),
         Mistake(
             f[f"{tag}_grads_outsum"],
@@ -208,7 +208,7 @@ def _expect_grads(actual, expected, what, mistakes):
         actual / expected,
         torch.ones_like(expected),
         tol="norm",
-        what=Msg("{what}, divided by the reference (1 = equal)", "{what}，除以参照值（1 = 相等）", what=what),
+        what=Msg("{what}, divided by the reference (`1` = equal)", "{what}，除以参照值（`1` = 相等）", what=what),
         mistakes=ratio,
     )
 
@@ -435,9 +435,10 @@ def test_five_layers_values(sub):
             f[f"{tag}_grads"],
             mistakes=_grad_mistakes(f, tag),
             what=Msg(
-                "layer_gradients of the five-layer net ({with_or_without} shortcuts)",
-                "五层网络的 layer_gradients（{with_or_without}快捷连接）",
-                with_or_without=WITH if sc else WITHOUT,
+                "layer_gradients of the {n}-layer net ({with_or_without} shortcuts)",
+                "{n} 层网络的 layer_gradients（{with_or_without}快捷连接）",
+                n=from_input(len(FIVE_LAYERS) - 1),
+                with_or_without=from_input(WITH if sc else WITHOUT),
             ),
         )
 
@@ -457,10 +458,11 @@ def test_forward_given_weights(sub):
                 tol="norm",
                 mistakes=mistakes,
                 what=Msg(
-                    "ShortcutNet({sizes}, use_shortcut={sc}) on a (6, 4) batch",
-                    "ShortcutNet({sizes}, use_shortcut={sc}) 在 (6, 4) 批次上的输出",
+                    "ShortcutNet({sizes}, use_shortcut={sc}) on a {shape} batch",
+                    "ShortcutNet({sizes}, use_shortcut={sc}) 在 {shape} 批次上的输出",
                     sizes=from_input(sizes),
                     sc=from_input(sc),
+                    shape=from_input(tuple(f["xb"].shape)),
                 ),
             )
 

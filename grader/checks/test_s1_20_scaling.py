@@ -141,16 +141,16 @@ def test_cnn_layers(sub):
                 (
                     math.ceil(n / k),
                     Msg(
-                        "one layer adds k - 1 tokens of receptive field, not k",
-                        "每一层让感受野增加 k - 1 个词元，而不是 k 个",
+                        "one layer adds `k - 1` tokens of receptive field, not k",
+                        "每一层让感受野增加 `k - 1` 个词元，而不是 k 个",
                     ),
                 ),
                 ((n - 1) // (k - 1), Msg("round up, not down", "应向上取整，而不是向下取整")),
                 (
                     math.ceil(n / (k - 1)),
                     Msg(
-                        "the first layer sees k tokens: 1 + L * (k - 1) >= seq_len",
-                        "第一层能看到 k 个词元：1 + L * (k - 1) >= seq_len",
+                        "the first layer sees k tokens: `1 + L * (k - 1) >= seq_len`",
+                        "第一层能看到 k 个词元：`1 + L * (k - 1) >= seq_len`",
                     ),
                 ),
             ],

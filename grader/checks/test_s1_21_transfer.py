@@ -85,6 +85,11 @@ def _trainable(sub, clf):
     return sorted(name for name, flag in sub.trainable_of(clf).items() if flag)
 
 
+def _depth(checkpoint) -> int:
+    """The number of blocks of an encoder checkpoint (its keys layers.<i>.*)."""
+    return len({k.split(".")[1] for k in checkpoint if k.startswith("layers.")})
+
+
 def _block_keys(keys, blocks):
     return [k for k in keys for i in blocks if k.startswith(f"encoder.layers.{i}.")]
 
@@ -98,8 +103,8 @@ def _expect_trainable(sub, clf, f, expected: list[str], count: int, what: Msg, w
         trainable,
         sorted(expected),
         what=Msg(
-            "{what}: the parameters with requires_grad = True",
-            "{what}：requires_grad = True 的参数",
+            "{what}: the parameters with `requires_grad = True`",
+            "{what}：`requires_grad = True` 的参数",
             what=what,
         ),
     )
@@ -147,16 +152,20 @@ def _expect_loads_matching(sub, f):
         missing,
         sorted(HEAD),
         what=Msg(
-            "missing keys after loading a 3-layer encoder into a 3-layer classifier",
-            "把 3 层编码器加载到 3 层分类器之后缺失的键",
+            "missing keys after loading a {depth}-layer encoder into a {layers}-layer classifier",
+            "把 {depth} 层编码器加载到 {layers} 层分类器之后缺失的键",
+            depth=from_input(_depth(pre)),
+            layers=from_input(CFG["n_layers"]),
         ),
     )
     expect_equal(
         unexpected,
         [],
         what=Msg(
-            "unexpected keys after loading a 3-layer encoder into a 3-layer classifier",
-            "把 3 层编码器加载到 3 层分类器之后多余的键",
+            "unexpected keys after loading a {depth}-layer encoder into a {layers}-layer classifier",
+            "把 {depth} 层编码器加载到 {layers} 层分类器之后多余的键",
+            depth=from_input(_depth(pre)),
+            layers=from_input(CFG["n_layers"]),
         ),
     )
     state = clf.state_dict()
@@ -165,14 +174,14 @@ def _expect_loads_matching(sub, f):
             state[f"encoder.{k}"],
             v,
             tol="exact",
-            what=Msg("encoder.{k} after load_pretrained", "load_pretrained 之后的 encoder.{k}", k=k),
+            what=Msg("encoder.{k} after load_pretrained", "load_pretrained 之后的 encoder.{k}", k=from_input(k)),
         )
     for k in HEAD:
         expect_tensor(
             state[k],
             f[f"base/{k}"],
             tol="exact",
-            what=Msg("{k} (not in the checkpoint: must not change)", "{k}（不在检查点中：不应改变）", k=k),
+            what=Msg("{k} (not in the checkpoint: must not change)", "{k}（不在检查点中：不应改变）", k=from_input(k)),
         )
     expect_tensor(
         clf(f["tokens"]),
@@ -193,23 +202,31 @@ def test_load_other_depths(sub):
         missing,
         sorted(HEAD),
         what=Msg(
-            "missing keys after loading a 4-layer encoder into a 3-layer classifier",
-            "把 4 层编码器加载到 3 层分类器之后缺失的键",
+            "missing keys after loading a {depth}-layer encoder into a {layers}-layer classifier",
+            "把 {depth} 层编码器加载到 {layers} 层分类器之后缺失的键",
+            depth=from_input(_depth(pre4)),
+            layers=from_input(CFG["n_layers"]),
         ),
     )
     expect_equal(
         unexpected,
         sorted(k for k in pre4 if k.startswith("layers.3.")),
         what=Msg(
-            "unexpected keys (as named in the checkpoint) after loading a 4-layer encoder into 3 layers",
-            "把 4 层编码器加载到 3 层之后多余的键（按检查点中的名字）",
+            "unexpected keys (as named in the checkpoint) after loading a {depth}-layer encoder into {layers} layers",
+            "把 {depth} 层编码器加载到 {layers} 层之后多余的键（按检查点中的名字）",
+            depth=from_input(_depth(pre4)),
+            layers=from_input(CFG["n_layers"]),
         ),
     )
     expect_tensor(
         clf(f["tokens"]),
         f["logits_pre4"],
         tol="encoder",
-        what=Msg("logits after loading a 4-layer encoder", "加载 4 层编码器之后的 logits"),
+        what=Msg(
+            "logits after loading a {depth}-layer encoder",
+            "加载 {depth} 层编码器之后的 logits",
+            depth=from_input(_depth(pre4)),
+        ),
     )
     expect_equal(
         _trainable(sub, clf),
@@ -217,7 +234,7 @@ def test_load_other_depths(sub):
         what=Msg(
             "the parameters with requires_grad of a frozen classifier after load_pretrained (copy in "
             "place: flags stay)",
-            "load_pretrained 之后已冻结分类器中 requires_grad 为 True 的参数（就地复制：标志保持不变）",
+            "load_pretrained 之后已冻结分类器中 requires_grad 为 `True` 的参数（就地复制：标志保持不变）",
         ),
     )
     expect_equal(
@@ -237,22 +254,31 @@ def test_load_other_depths(sub):
         missing,
         sorted(HEAD + _block_keys(keys, [2])),
         what=Msg(
-            "missing keys after loading a 2-layer encoder into a 3-layer classifier",
-            "把 2 层编码器加载到 3 层分类器之后缺失的键",
+            "missing keys after loading a {depth}-layer encoder into a {layers}-layer classifier",
+            "把 {depth} 层编码器加载到 {layers} 层分类器之后缺失的键",
+            depth=from_input(_depth(pre2)),
+            layers=from_input(CFG["n_layers"]),
         ),
     )
     expect_equal(
         unexpected,
         [],
         what=Msg(
-            "unexpected keys after loading a 2-layer encoder into 3 layers", "把 2 层编码器加载到 3 层之后多余的键"
+            "unexpected keys after loading a {depth}-layer encoder into {layers} layers",
+            "把 {depth} 层编码器加载到 {layers} 层之后多余的键",
+            depth=from_input(_depth(pre2)),
+            layers=from_input(CFG["n_layers"]),
         ),
     )
     expect_tensor(
         clf(f["tokens"]),
         f["logits_pre2"],
         tol="encoder",
-        what=Msg("logits after loading a 2-layer encoder", "加载 2 层编码器之后的 logits"),
+        what=Msg(
+            "logits after loading a {depth}-layer encoder",
+            "加载 {depth} 层编码器之后的 logits",
+            depth=from_input(_depth(pre2)),
+        ),
     )
 
 
@@ -283,8 +309,10 @@ def test_load_shape_mismatch(sub):
         expect(
             False,
             Msg(
-                "loading tok.weight of shape (50, 16) into an embedding of shape (40, 16) must raise an error",
-                "把形状为 (50, 16) 的 tok.weight 加载到形状为 (40, 16) 的嵌入中必须报错",
+                "loading tok.weight of shape {bad} into an embedding of shape {shape} must raise an error",
+                "把形状为 {bad} 的 tok.weight 加载到形状为 {shape} 的嵌入中必须报错",
+                bad=from_input(tuple(f["bad/tok.weight"].shape)),
+                shape=from_input(tuple(f["base/encoder.tok.weight"].shape)),
             ),
         )
     _expect_loads_matching(sub, f)  # a checkpoint that fits must load: refusing everything is not the answer
@@ -399,14 +427,19 @@ def test_unfreeze_top_from_trainable(sub):
     f = fx()
     keys = list(_take(f, "base"))
     clf = _classifier(sub, f)
-    sub.unfreeze_top(clf, 2)  # on a fresh model: everything below the top 2 blocks must be frozen
+    top = 2
+    sub.unfreeze_top(clf, top)  # on a fresh model: everything below the top 2 blocks must be frozen
     _expect_trainable(
         sub,
         clf,
         f,
         HEAD + _block_keys(keys, [1, 2]),
         int(f["counts"][4]),
-        Msg("unfreeze_top(model, 2) on a fully trainable model", "在完全可训练的模型上调用 unfreeze_top(model, 2)"),
+        Msg(
+            "unfreeze_top(model, {n}) on a fully trainable model",
+            "在完全可训练的模型上调用 unfreeze_top(model, {n})",
+            n=from_input(top),
+        ),
         wrong=[
             (
                 keys,
@@ -425,9 +458,10 @@ def test_unfreeze_top_from_trainable(sub):
             expect(
                 e.type == "ValueError",
                 Msg(
-                    "unfreeze_top(model, {n}) with 3 blocks must raise ValueError, not {raised}",
-                    "只有 3 个块时 unfreeze_top(model, {n}) 必须抛出 ValueError，而不是 {raised}",
+                    "unfreeze_top(model, {n}) with {blocks} blocks must raise ValueError, not {raised}",
+                    "只有 {blocks} 个块时 unfreeze_top(model, {n}) 必须抛出 ValueError，而不是 {raised}",
                     n=from_input(n),
+                    blocks=from_input(CFG["n_layers"]),
                     raised=e.type,
                 ),
             )
@@ -435,9 +469,10 @@ def test_unfreeze_top_from_trainable(sub):
         expect(
             False,
             Msg(
-                "unfreeze_top(model, {n}) with 3 blocks must raise ValueError",
-                "只有 3 个块时 unfreeze_top(model, {n}) 必须抛出 ValueError",
+                "unfreeze_top(model, {n}) with {blocks} blocks must raise ValueError",
+                "只有 {blocks} 个块时 unfreeze_top(model, {n}) 必须抛出 ValueError",
                 n=from_input(n),
+                blocks=from_input(CFG["n_layers"]),
             ),
         )
 
@@ -469,7 +504,8 @@ def test_count_trainable(sub):
         _trainable(sub, clf),
         sorted(HEAD),
         what=Msg(
-            "the parameters with requires_grad after freeze_encoder", "freeze_encoder 之后 requires_grad 为 True 的参数"
+            "the parameters with requires_grad after freeze_encoder",
+            "freeze_encoder 之后 requires_grad 为 `True` 的参数",
         ),
     )
     expect_equal(
