@@ -45,7 +45,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
-from ..course.messages import Msg
+from ..course.messages import Msg, from_input
 
 Z = 6.5  # bound of a normal statistic, in standard deviations
 TAIL = 1e-10  # bound of a chi-square tail probability
@@ -686,9 +686,9 @@ def describe(finding: Finding, what: Msg, drawn: Msg, hint: Msg, outcome_names: 
             what=what,
             drawn=drawn,
             hint=hint,
-            got=got,
-            want=want,
-            n=d["n"],
+            got=from_input(got),
+            want=from_input(want),
+            n=from_input(d["n"]),
         )
     if k == "region":
         return Msg(
@@ -700,12 +700,12 @@ def describe(finding: Finding, what: Msg, drawn: Msg, hint: Msg, outcome_names: 
             what=what,
             drawn=drawn,
             hint=hint,
-            got=got,
-            want=want,
-            n=d["n"],
-            axis=d["axis"],
-            index=d["index"],
-            size=d["size"],
+            got=from_input(got),
+            want=from_input(want),
+            n=from_input(d["n"]),
+            axis=from_input(d["axis"]),
+            index=from_input(d["index"]),
+            size=from_input(d["size"]),
         )
     if k == "count_fixed":
         return Msg(
@@ -718,8 +718,8 @@ def describe(finding: Finding, what: Msg, drawn: Msg, hint: Msg, outcome_names: 
             what=what,
             drawn=drawn,
             hint=hint,
-            got=got,
-            calls=d["calls"],
+            got=from_input(got),
+            calls=from_input(d["calls"]),
         )
     if k == "count_wild":
         return Msg(
@@ -730,8 +730,8 @@ def describe(finding: Finding, what: Msg, drawn: Msg, hint: Msg, outcome_names: 
             what=what,
             drawn=drawn,
             hint=hint,
-            got=got,
-            calls=d["calls"],
+            got=from_input(got),
+            calls=from_input(d["calls"]),
         )
     if k == "rows_even":
         return Msg(
@@ -743,8 +743,8 @@ def describe(finding: Finding, what: Msg, drawn: Msg, hint: Msg, outcome_names: 
             what=what,
             drawn=drawn,
             hint=hint,
-            got=got,
-            rows=d["rows"],
+            got=from_input(got),
+            rows=from_input(d["rows"]),
         )
     if k == "rows_uneven":
         return Msg(
@@ -754,8 +754,8 @@ def describe(finding: Finding, what: Msg, drawn: Msg, hint: Msg, outcome_names: 
             "整行或一整块。{hint}",
             what=what,
             hint=hint,
-            got=got,
-            rows=d["rows"],
+            got=from_input(got),
+            rows=from_input(d["rows"]),
         )
     if k == "neighbours":
         return Msg(
@@ -767,9 +767,9 @@ def describe(finding: Finding, what: Msg, drawn: Msg, hint: Msg, outcome_names: 
             what=what,
             drawn=drawn,
             hint=hint,
-            got=got,
-            want=want,
-            lag=d["lag"],
+            got=from_input(got),
+            want=from_input(want),
+            lag=from_input(d["lag"]),
         )
     if k == "rows_alike":
         return Msg(
@@ -781,10 +781,10 @@ def describe(finding: Finding, what: Msg, drawn: Msg, hint: Msg, outcome_names: 
             what=what,
             drawn=drawn,
             hint=hint,
-            got=got,
-            want=want,
-            rows=d.get("rows", 1),
-            lag=d.get("lag", 0),
+            got=from_input(got),
+            want=from_input(want),
+            rows=from_input(d.get("rows", 1)),
+            lag=from_input(d.get("lag", 0)),
         )
     if k in ("calls_alike", "same_mask"):
         if not d.get("rows") and not d.get("lag"):
@@ -796,9 +796,9 @@ def describe(finding: Finding, what: Msg, drawn: Msg, hint: Msg, outcome_names: 
                 what=what,
                 drawn=drawn,
                 hint=hint,
-                got=got,
-                want=want,
-                calls=d.get("calls", 1),
+                got=from_input(got),
+                want=from_input(want),
+                calls=from_input(d.get("calls", 1)),
             )
         return Msg(
             "{what}: an element, and the element {rows} row(s) down and {lag} column(s) to the side of it "
@@ -809,11 +809,11 @@ def describe(finding: Finding, what: Msg, drawn: Msg, hint: Msg, outcome_names: 
             what=what,
             drawn=drawn,
             hint=hint,
-            got=got,
-            want=want,
-            calls=d.get("calls", 1),
-            rows=d.get("rows", 0),
-            lag=d.get("lag", 0),
+            got=from_input(got),
+            want=from_input(want),
+            calls=from_input(d.get("calls", 1)),
+            rows=from_input(d.get("rows", 0)),
+            lag=from_input(d.get("lag", 0)),
         )
     if k == "count_residue":
         return Msg(
@@ -825,11 +825,11 @@ def describe(finding: Finding, what: Msg, drawn: Msg, hint: Msg, outcome_names: 
             what=what,
             drawn=drawn,
             hint=hint,
-            got=got,
-            want=want,
-            rows=d.get("rows", 0),
-            mod=d.get("mod", 2),
-            rest=d.get("rest", 0),
+            got=from_input(got),
+            want=from_input(want),
+            rows=from_input(d.get("rows", 0)),
+            mod=from_input(d.get("mod", 2)),
+            rest=from_input(d.get("rest", 0)),
         )
     if k == "count_shape":
         return Msg(
@@ -841,37 +841,37 @@ def describe(finding: Finding, what: Msg, drawn: Msg, hint: Msg, outcome_names: 
             what=what,
             drawn=drawn,
             hint=hint,
-            rows=d.get("rows", 0),
+            rows=from_input(d.get("rows", 0)),
         )
     if k == "triples":
         where = {
             "row": Msg(
                 "three elements of a row, {first} and {second} apart",
                 "同一行中相距 {first} 和 {second} 的三个元素",
-                first=d.get("first", 0),
-                second=d.get("second", 0),
+                first=from_input(d.get("first", 0)),
+                second=from_input(d.get("second", 0)),
             ),
             "rows": Msg(
                 "three elements of one column, {first} and {second} rows apart",
                 "同一列中相隔 {first} 行和 {second} 行的三个元素",
-                first=d.get("first", 0),
-                second=d.get("second", 0),
+                first=from_input(d.get("first", 0)),
+                second=from_input(d.get("second", 0)),
             ),
             "calls": Msg(
                 "the same element in three calls, {first} and {second} calls apart",
                 "同一个元素在相隔 {first} 次和 {second} 次的三次调用中",
-                first=d.get("first", 0),
-                second=d.get("second", 0),
+                first=from_input(d.get("first", 0)),
+                second=from_input(d.get("second", 0)),
             ),
             "block": Msg(
                 "three elements of a block of {block} (in the order of memory)",
                 "（按内存顺序）每 {block} 个元素一块、块中的三个元素",
-                block=d.get("block", 0),
+                block=from_input(d.get("block", 0)),
             ),
             "call_block": Msg(
                 "the same element in three calls of a block of {block} calls",
                 "同一个元素在每 {block} 次调用一组、组内的三次调用中",
-                block=d.get("block", 0),
+                block=from_input(d.get("block", 0)),
             ),
         }
         at = where.get(d.get("along"), Msg("three elements", "三个元素"))
@@ -884,8 +884,8 @@ def describe(finding: Finding, what: Msg, drawn: Msg, hint: Msg, outcome_names: 
             what=what,
             drawn=drawn,
             hint=hint,
-            got=got,
-            want=want,
+            got=from_input(got),
+            want=from_input(want),
             at=at,
         )
     names = outcome_names or {}
@@ -898,9 +898,9 @@ def describe(finding: Finding, what: Msg, drawn: Msg, hint: Msg, outcome_names: 
             "每个被选中的词元都独立地抽取自己的结果，与前面的词元无关（固定循环不是规则）。{hint}",
             what=what,
             hint=hint,
-            got=got,
-            want=want,
-            lag=d["lag"],
+            got=from_input(got),
+            want=from_input(want),
+            lag=from_input(d["lag"]),
             a=names.get(d["a"], str(d["a"])),
             b=names.get(d["b"], str(d["b"])),
         )
@@ -913,10 +913,10 @@ def describe(finding: Finding, what: Msg, drawn: Msg, hint: Msg, outcome_names: 
             "被选中的词元独立地抽取结果，与它所在的位置无关。{hint}",
             what=what,
             hint=hint,
-            got=got,
-            want=want,
-            mod=d["mod"],
-            rest=d["rest"],
+            got=from_input(got),
+            want=from_input(want),
+            mod=from_input(d["mod"]),
+            rest=from_input(d["rest"]),
             a=names.get(d["a"], str(d["a"])),
         )
     if k == "outcome_tied":
@@ -928,11 +928,11 @@ def describe(finding: Finding, what: Msg, drawn: Msg, hint: Msg, outcome_names: 
             "{want}：每个被选中的词元都抽取自己的结果，而不是复制另一个词元的结果。{hint}",
             what=what,
             hint=hint,
-            got=got,
-            want=want,
-            calls=d.get("calls", 0),
-            rows=d.get("rows", 0),
-            lag=d.get("lag", 0),
+            got=from_input(got),
+            want=from_input(want),
+            calls=from_input(d.get("calls", 0)),
+            rows=from_input(d.get("rows", 0)),
+            lag=from_input(d.get("lag", 0)),
             a=names.get(d.get("a"), str(d.get("a"))),
         )
     if k == "uniform":
@@ -943,8 +943,8 @@ def describe(finding: Finding, what: Msg, drawn: Msg, hint: Msg, outcome_names: 
             "{what}：{n} 个随机替换词元没有均匀分布在 0..vocab_size - 1 上（最空的十分之一区间只得到应有数量的 {got}）："
             "每个都要独立、均匀地抽取，torch.randint(0, vocab_size, ..., generator=generator)",
             what=what,
-            got=got,
-            n=d["n"],
+            got=from_input(got),
+            n=from_input(d["n"]),
         )
     return Msg(
         "{what}: the draws do not follow the rule. {hint}", "{what}：抽样不符合规则。{hint}", what=what, hint=hint
