@@ -229,7 +229,7 @@ def test_a_structured_dropout_scores_zero_on_the_checks_of_dropout(submission, n
     "name,says",
     [
         ("dropout left out", ["no output was dropped", "self.dropout(self.norm("]),
-        ("no rescaling", ["not rescaled by 1 / (1 - p)"]),
+        ("no rescaling", ["not rescaled by `1 / (1 - p)`"]),
         ("the same mask in every call", ["draw a new mask on every call"]),
         ("a fixed count at a fixed stride", ["hardly varies"]),
     ],

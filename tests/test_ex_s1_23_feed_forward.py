@@ -158,8 +158,8 @@ def test_a_structured_dropout_scores_zero_on_the_checks_of_dropout(submission, n
     "name,says",
     [
         ("left out, first Dropout", ["no hidden feature was dropped", "the Dropout after GELU is left out"]),
-        ("no rescaling, first Dropout", ["the first Dropout (after GELU)", "not rescaled by 1 / (1 - p)"]),
-        ("no rescaling, last Dropout", ["the last Dropout (after the second Linear)", "not rescaled by 1 / (1 - p)"]),
+        ("no rescaling, first Dropout", ["the first Dropout (after GELU)", "not rescaled by `1 / (1 - p)`"]),
+        ("no rescaling, last Dropout", ["the last Dropout (after the second Linear)", "not rescaled by `1 / (1 - p)`"]),
         (
             "the same mask in every call, first Dropout",
             ["the hidden features (first Dropout)", "draw a new mask on every call"],

@@ -38,7 +38,7 @@ NAMED = [
     ("[PAD], [CLS] and [SEP] chosen too", "test_listing_sample_exact", "[CLS], [SEP] and [PAD] were chosen too"),
     ("labels 0 instead of -100", "test_listing_sample_exact", "the labels are 0 where nothing is predicted"),
     ("decoder weight copied, not tied", "test_head_tied", "the decoder holds a copy"),
-    ("every chosen token [MASK]", "test_rates_book_vocabulary", "of the chosen tokens became [MASK]; 80% should"),
+    ("every chosen token [MASK]", "test_rates_book_vocabulary", "of the chosen tokens became [MASK]; `80%` should"),
     ("input_ids changed in place", "test_input_not_changed", "mask_tokens changed input_ids in place"),
 ]
 

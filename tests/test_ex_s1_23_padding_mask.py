@@ -28,7 +28,7 @@ def test_bool_mask_and_query_rows_masked(submission):
     r = grade(submission({EX: wrong}), "-e", EX)
     failed = _failed(r)
     assert score_of(r, EX) <= 1, failed  # a row of padding only is uniform either way
-    assert "compared with 0" not in failed["test_pad_id_argument"]
+    assert "compared with `0`" not in failed["test_pad_id_argument"]
     assert "dtype" in failed["test_listing_1_27_mask"] and "long" in failed["test_listing_1_27_mask"]
     assert "masks the query rows" in failed["test_key_mask"]
     assert "padded query rows were masked instead of the padded keys" in failed["test_masked_weights"]
@@ -52,7 +52,7 @@ return torch.softmax(scores, dim=-1)
         "test_all_padding_row",
         "test_masked_weights",
     }, failed
-    assert "compared with 0: padding is pad_id" in failed["test_listing_1_27_mask"]
+    assert "compared with `0`: padding is pad_id" in failed["test_listing_1_27_mask"]
     assert "NaN" in failed["test_all_padding_row"] and "-1e9" in failed["test_all_padding_row"]
     # issue 36: the public check has a sequence of padding only too, and names the -inf fill
     assert "padded keys were filled with -inf" in failed["test_masked_weights"]

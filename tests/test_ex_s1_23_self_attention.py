@@ -258,7 +258,7 @@ def test_a_structured_attention_dropout_scores_zero_on_the_checks_of_dropout(sub
     "name,says",
     [
         ("attention dropout left out", ["no attention weight was dropped", "self.attn_dropout(torch.softmax("]),
-        ("no rescaling", ["not rescaled by 1 / (1 - p)"]),
+        ("no rescaling", ["not rescaled by `1 / (1 - p)`"]),
         ("the same mask in every call", ["draw a new mask on every call"]),
     ],
 )

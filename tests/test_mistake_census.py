@@ -28,7 +28,7 @@ def test_a_read_kata_check_skips_is_not_counted_as_public():
     for ex in ("s1_23_encoder_block", "s1_23_feed_forward", "s1_23_self_attention", "s1_23_bert_embedding"):
         assert "dropout keyed on the dtype or the size" in c.grading[ex], ex
         assert "dropout keyed on the dtype or the size" not in c.public[ex], ex
-    assert "survivors not weight / (1 - p) at the training size" in c.grading["s1_15_attention"]
+    assert "survivors not `weight / (1 - p)` at the training size" in c.grading["s1_15_attention"]
 
 
 def test_the_five_held_mistakes_are_named_publicly():
@@ -37,7 +37,7 @@ def test_the_five_held_mistakes_are_named_publicly():
     assert "LayerNorm.forward ignored self.eps: pass it on, normalize(x, self.eps)" in c.public["s1_17_layer_norm"]
     assert "labels other than 0 and 1 not refused" in c.public["s1_23_dataset"]
     assert "attention dropout left out" in c.public["s1_23_self_attention"]
-    assert any(n.startswith("the kept weights were not rescaled by 1 / (1 - p)") for n in c.public["s1_15_attention"])
+    assert any(n.startswith("the kept weights were not rescaled by `1 / (1 - p)`") for n in c.public["s1_15_attention"])
 
 
 CHECKS = """
@@ -125,7 +125,7 @@ FIVE = [  # issue 28's five: (variant, a public check's message names it with)
             "attention dropout not rescaled",
             (("weights = weights * survive / (1 - dropout_p)", "weights = weights * survive"),),
         ),
-        "not rescaled by 1 / (1 - p)",
+        "not rescaled by `1 / (1 - p)`",
     ),
     (
         Variant(

@@ -57,21 +57,21 @@ def _mistakes(ids, sd):
         else [
             Mistake(
                 R.embedding(ids, sd, position_from_ids=True),
-                "the position table was indexed with the token ids instead of the positions 0..T-1",
-                "位置嵌入表用词元 id 取值了，应该用位置 0..T-1",
+                "the position table was indexed with the token ids instead of the positions `0..T-1`",
+                "位置嵌入表用词元 id 取值了，应该用位置 `0..T-1`",
             )
         ]
     )
     return by_id + [
         Mistake(
             R.embedding(ids, sd, position=False),
-            "the position embeddings are missing: add position(0..T-1)",
-            "缺少位置嵌入：要加上 position(0..T-1)",
+            "the position embeddings are missing: add `position(0..T-1)`",
+            "缺少位置嵌入：要加上 `position(0..T-1)`",
         ),
         Mistake(
             R.embedding(ids, sd, segment=False),
-            "the segment embedding (segment 0 for every token) is missing",
-            "缺少段嵌入（每个词元都属于段 0）",
+            "the segment embedding (segment `0` for every token) is missing",
+            "缺少段嵌入（每个词元都属于段 `0`）",
         ),
         Mistake(R.embedding(ids, sd, norm=False), "the LayerNorm after the sum is missing", "求和之后缺少 LayerNorm"),
     ]
@@ -279,14 +279,14 @@ SEEN = Msg(
     "which every output of the LayerNorm is positive (norm.weight = {gain}, norm.bias = {shift})",
     "训练模式下的 BERTEmbedding({V}, {D}, {L}, dropout={p})，输入 ({B}, {T}) 批次，所用权重使 LayerNorm 的每个输出"
     "都为正（norm.weight = {gain}，norm.bias = {shift}）",
-    V=V,
-    D=D,
-    L=L,
-    p=DROP_P,
-    B=TB,
-    T=TT,
-    gain=GAIN,
-    shift=SHIFT,
+    V=from_input(V),
+    D=from_input(D),
+    L=from_input(L),
+    p=from_input(DROP_P),
+    B=from_input(TB),
+    T=from_input(TT),
+    gain=from_input(GAIN),
+    shift=from_input(SHIFT),
 )
 
 
@@ -357,7 +357,7 @@ def dropout_reads(sub, sd: dict, ids: torch.Tensor, seed: int):
                 "{what}：在 {n} 次调用中没有任何输出被丢弃（每个输出都等于 eval 模式下的值）：训练模式下 "
                 "self.dropout 必须丢弃元素。{hint}",
                 what=SEEN,
-                n=DROPOUT_CALLS,
+                n=from_input(DROPOUT_CALLS),
                 hint=DROPOUT_HINT,
             ),
             mistake=Msg("dropout left out", "漏掉了 dropout"),
@@ -365,10 +365,10 @@ def dropout_reads(sub, sd: dict, ids: torch.Tensor, seed: int):
     if how == "unscaled":
         raise CheckFailure(
             Msg(
-                "{what}: the outputs that survive dropout were not rescaled by 1 / (1 - p): inverted "
-                "dropout (nn.Dropout) divides the survivors by (1 - p)",
-                "{what}：dropout 之后保留下来的输出没有乘以 1 / (1 - p)：倒置 dropout（nn.Dropout）要把保留"
-                "下来的值除以 (1 - p)",
+                "{what}: the outputs that survive dropout were not rescaled by `1 / (1 - p)`: inverted "
+                "dropout (nn.Dropout) divides the survivors by `(1 - p)`",
+                "{what}：dropout 之后保留下来的输出没有乘以 `1 / (1 - p)`：倒置 dropout（nn.Dropout）要把保留"
+                "下来的值除以 `(1 - p)`",
                 what=SEEN,
             ),
             mistake=Msg("dropout not rescaled", "dropout 之后没有放大"),
@@ -376,19 +376,19 @@ def dropout_reads(sub, sd: dict, ids: torch.Tensor, seed: int):
     if how == "multiplied":
         raise CheckFailure(
             Msg(
-                "{what}: the outputs that survive dropout were multiplied by (1 - p); divide them by "
-                "(1 - p) (nn.Dropout does)",
-                "{what}：dropout 之后保留下来的输出乘了 (1 - p)；应当除以 (1 - p)（nn.Dropout 就是这样做的）",
+                "{what}: the outputs that survive dropout were multiplied by `(1 - p)`; divide them by "
+                "`(1 - p)` (nn.Dropout does)",
+                "{what}：dropout 之后保留下来的输出乘了 `(1 - p)`；应当除以 `(1 - p)`（nn.Dropout 就是这样做的）",
                 what=SEEN,
             ),
-            mistake=Msg("dropout multiplied by (1 - p)", "dropout 乘了 (1 - p)"),
+            mistake=Msg("dropout multiplied by `(1 - p)`", "dropout 乘了 `(1 - p)`"),
         )
     if how == "other":
         raise CheckFailure(
             Msg(
-                "{what}: some outputs are neither 0 (dropped) nor the eval value / (1 - p) (kept): "
+                "{what}: some outputs are neither `0` (dropped) nor the eval value `/ (1 - p)` (kept): "
                 "dropout comes last, after the LayerNorm, once. {hint}",
-                "{what}：有些输出既不是 0（被丢弃），也不是 eval 模式下的值 / (1 - p)（被保留）：dropout "
+                "{what}：有些输出既不是 `0`（被丢弃），也不是 eval 模式下的值 `/ (1 - p)`（被保留）：dropout "
                 "放在最后，在 LayerNorm 之后，只做一次。{hint}",
                 what=SEEN,
                 hint=DROPOUT_HINT,
@@ -413,12 +413,12 @@ def expect_dropout_at_the_books_size(sub, b: int, t: int, seed: int):
         "with the weights it was created with",
         "训练模式下的 BERTEmbedding({V}, {D}, {L}, dropout={p})，输入 ({B}, {T}) 批次（书中的规模），"
         "使用它创建时的权重",
-        V=V,
-        D=BIG_D,
-        L=MAX_LEN,
-        p=DROP_P,
-        B=b,
-        T=t,
+        V=from_input(V),
+        D=from_input(BIG_D),
+        L=from_input(MAX_LEN),
+        p=from_input(DROP_P),
+        B=from_input(b),
+        T=from_input(t),
     )
     ids = torch.randint(0, V, (b, t), generator=torch.Generator().manual_seed(seed))
     sub.seed(seed)
@@ -448,8 +448,8 @@ def expect_dropout_at_the_books_size(sub, b: int, t: int, seed: int):
     expect(
         float(readable.float().mean()) >= 0.99,
         Msg(
-            "{what}: after .eval() almost every output should be a normalised value, not 0",
-            "{what}：.eval() 之后几乎每个输出都应该是归一化后的值，而不是 0",
+            "{what}: after .eval() almost every output should be a normalised value, not `0`",
+            "{what}：.eval() 之后几乎每个输出都应该是归一化后的值，而不是 `0`",
             what=seen,
         ),
     )
@@ -468,8 +468,8 @@ def expect_dropout_at_the_books_size(sub, b: int, t: int, seed: int):
     if how is not None:
         raise CheckFailure(
             Msg(
-                "{what}: some outputs are neither 0 (dropped) nor the eval value / (1 - p) (kept). {hint}",
-                "{what}：有些输出既不是 0（被丢弃），也不是 eval 模式下的值 / (1 - p)（被保留）。{hint}",
+                "{what}: some outputs are neither `0` (dropped) nor the eval value `/ (1 - p)` (kept). {hint}",
+                "{what}：有些输出既不是 `0`（被丢弃），也不是 eval 模式下的值 `/ (1 - p)`（被保留）。{hint}",
                 what=seen,
                 hint=DROPOUT_HINT,
             ),
@@ -478,7 +478,12 @@ def expect_dropout_at_the_books_size(sub, b: int, t: int, seed: int):
     found = draws.bernoulli_findings([(d & readable, readable) for d in dropped], DROP_P)
     draws.expect_drawn(
         found,
-        Msg("{what}, {n} calls in a row: the outputs", "{what}，连续调用 {n} 次：输出", what=seen, n=BIG_CALLS),
+        Msg(
+            "{what}, {n} calls in a row: the outputs",
+            "{what}，连续调用 {n} 次：输出",
+            what=seen,
+            n=from_input(BIG_CALLS),
+        ),
         Msg("dropped", "丢弃"),
         DROPOUT_HINT,
     )
@@ -492,7 +497,12 @@ def _expect_drawn(dropped, batch_apart: bool = False):
         )
     draws.expect_drawn(
         found,
-        Msg("{what}, {n} calls in a row: the outputs", "{what}，连续调用 {n} 次：输出", what=SEEN, n=DROPOUT_CALLS),
+        Msg(
+            "{what}, {n} calls in a row: the outputs",
+            "{what}，连续调用 {n} 次：输出",
+            what=SEEN,
+            n=from_input(DROPOUT_CALLS),
+        ),
         Msg("dropped", "丢弃"),
         DROPOUT_HINT,
     )
@@ -516,7 +526,8 @@ def test_dropout_only_in_training(sub):
     sd = R.random_state(R.embedding_shapes(V, D, L), seed=2334)
     ids = torch.randint(0, V, (4, 12), generator=torch.Generator().manual_seed(2335))
     sub.seed(7)
-    m = _new(sub, sd, dropout=0.5)
+    p_on, p_off = 0.5, 0.0
+    m = _new(sub, sd, dropout=p_on)
     first, second = m(ids), m(ids)
     expect_tensor(
         first,
@@ -528,17 +539,18 @@ def test_dropout_only_in_training(sub):
         first,
         R.embedding(ids, sd),
         tol="norm",
-        what=Msg("eval output with dropout=0.5", "dropout=0.5 时 eval 模式下的输出"),
+        what=Msg("eval output with dropout={p}", "eval 模式下的输出（dropout={p}）", p=from_input(p_on)),
     )
-    plain = _new(sub, sd, dropout=0.0)
+    plain = _new(sub, sd, dropout=p_off)
     plain.train()
     expect_tensor(
         plain(ids),
         first,
         tol="norm",
         what=Msg(
-            "train-mode output with dropout=0.0 (equal to eval mode)",
-            "dropout=0.0 时训练模式下的输出（与 eval 模式相同）",
+            "train-mode output with dropout={p}, equal to eval mode",
+            "训练模式下的输出（dropout={p}），应与 eval 模式相同",
+            p=from_input(p_off),
         ),
     )
     # The rule, not the share: other weights and ids, the batch read apart too.
@@ -570,13 +582,13 @@ def expect_rule_where_the_course_trains(sub, seed: int):
             "training size), in {dtype}, with the weights it was created with",
             "训练模式下的 BERTEmbedding({V}, {D}, {L}, dropout={p})，输入 ({B}, {T}) 批次（课程训练时的规模），"
             "使用 {dtype}，使用它创建时的权重",
-            V=V,
-            D=BIG_D,
-            L=MAX_LEN,
-            p=DROP_P,
-            B=TRAIN_B,
-            T=TRAIN_T,
-            dtype=AMP_NAME if dtype == torch.bfloat16 else str(dtype).removeprefix("torch."),
+            V=from_input(V),
+            D=from_input(BIG_D),
+            L=from_input(MAX_LEN),
+            p=from_input(DROP_P),
+            B=from_input(TRAIN_B),
+            T=from_input(TRAIN_T),
+            dtype=from_input(AMP_NAME if dtype == torch.bfloat16 else str(dtype).removeprefix("torch.")),
         )
         sub.seed(seed % 1000)
         m = sub.new("BERTEmbedding", V, BIG_D, MAX_LEN, dropout=DROP_P)
@@ -615,8 +627,8 @@ def expect_rule_where_the_course_trains(sub, seed: int):
         expect(
             float(readable.float().mean()) >= 0.99,
             Msg(
-                "{what}: after .eval() almost every output should be a normalised value, not 0",
-                "{what}：.eval() 之后几乎每个输出都应该是归一化后的值，而不是 0",
+                "{what}: after .eval() almost every output should be a normalised value, not `0`",
+                "{what}：.eval() 之后几乎每个输出都应该是归一化后的值，而不是 `0`",
                 what=what,
             ),
         )
@@ -639,11 +651,11 @@ def expect_rule_where_the_course_trains(sub, seed: int):
             if not bool((dropped | ((y - kept).abs() <= tol) | ~readable).all()):
                 raise CheckFailure(
                     Msg(
-                        "{what}: some outputs are neither 0 (dropped) nor the eval value / (1 - p) "
-                        "(kept), as they are in float32 at the smaller sizes: the rule is the same in "
+                        "{what}: some outputs are neither `0` (dropped) nor the eval value `/ (1 - p)` "
+                        "(kept), as they are in `float32` at the smaller sizes: the rule is the same in "
                         "every dtype and at every size. {hint}",
-                        "{what}：有些输出既不是 0（被丢弃），也不是 eval 模式下的值 / (1 - p)（被保留），而在 "
-                        "float32 和较小的规模下是：规则在每种 dtype、每种规模下都相同。{hint}",
+                        "{what}：有些输出既不是 `0`（被丢弃），也不是 eval 模式下的值 `/ (1 - p)`（被保留），而在 "
+                        "`float32` 和较小的规模下是：规则在每种 dtype、每种规模下都相同。{hint}",
                         what=what,
                         hint=DROPOUT_HINT,
                     ),
@@ -652,7 +664,7 @@ def expect_rule_where_the_course_trains(sub, seed: int):
             part.append((dropped & readable, readable))
         draws.expect_drawn(
             draws.rate_findings(part, DROP_P) or draws.region_findings(part, DROP_P, ["sequence", "token", "feature"]),
-            Msg("{what}, {n} call(s): the outputs", "{what}，调用 {n} 次：输出", what=what, n=calls),
+            Msg("{what}, {n} call(s): the outputs", "{what}，调用 {n} 次：输出", what=what, n=from_input(calls)),
             Msg("dropped", "丢弃"),
             Msg(
                 "every output is dropped at rate p, whatever its dtype, its sequence, its token or its feature. {rule}",

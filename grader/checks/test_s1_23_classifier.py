@@ -45,29 +45,29 @@ def _mistakes(ids, mask, sd, heads):
     return [
         Mistake(
             ref("mean"),
-            "the mean over all positions was pooled; the book classifies the [CLS] position, out[:, 0]",
-            "对所有位置取了平均；书中用的是 [CLS] 位置 out[:, 0]",
+            "the mean over all positions was pooled; the book classifies the [CLS] position, `out[:, 0]`",
+            "对所有位置取了平均；书中用的是 [CLS] 位置 `out[:, 0]`",
         ),
         Mistake(
             ref("masked_mean"),
-            "the mean over the real tokens was pooled; the book classifies the [CLS] position, out[:, 0]",
-            "对真实词元取了平均；书中用的是 [CLS] 位置 out[:, 0]",
+            "the mean over the real tokens was pooled; the book classifies the [CLS] position, `out[:, 0]`",
+            "对真实词元取了平均；书中用的是 [CLS] 位置 `out[:, 0]`",
         ),
         Mistake(
             ref("last"),
-            "the last position was pooled (out[:, -1], often a [PAD]); the book classifies the "
-            "[CLS] position, out[:, 0]",
-            "取了最后一个位置 out[:, -1]（常常是 [PAD]）；应取 [CLS] 位置 out[:, 0]",
+            "the last position was pooled (`out[:, -1]`, often a [PAD]); the book classifies the "
+            "[CLS] position, `out[:, 0]`",
+            "取了最后一个位置 `out[:, -1]`（常常是 [PAD]）；应取 [CLS] 位置 `out[:, 0]`",
         ),
         Mistake(
             ref("last_real"),
-            "the last real token ([SEP]) was pooled; the book classifies the [CLS] position, out[:, 0]",
-            "取了最后一个真实词元（[SEP]）；应取 [CLS] 位置 out[:, 0]",
+            "the last real token ([SEP]) was pooled; the book classifies the [CLS] position, `out[:, 0]`",
+            "取了最后一个真实词元（[SEP]）；应取 [CLS] 位置 `out[:, 0]`",
         ),
         Mistake(
             ref("max"),
-            "the maximum over positions was pooled; the book classifies the [CLS] position, out[:, 0]",
-            "对各位置取了最大值；应取 [CLS] 位置 out[:, 0]",
+            "the maximum over positions was pooled; the book classifies the [CLS] position, `out[:, 0]`",
+            "对各位置取了最大值；应取 [CLS] 位置 `out[:, 0]`",
         ),
     ]
 
@@ -335,8 +335,8 @@ def test_dropout_only_in_training(sub):
     expect(
         isinstance(a, torch.Tensor) and not torch.equal(a, first) and not torch.equal(a, b),
         Msg(
-            "in train mode dropout (p = 0.1) must make the logits change from call to call",
-            "训练模式下 dropout（p = 0.1）必须让每次调用的 logits 都不同",
+            "in train mode dropout (the default `p = 0.1`) must make the logits change from call to call",
+            "训练模式下 dropout（默认 `p = 0.1`）必须让每次调用的 logits 都不同",
         ),
     )
     m.eval()

@@ -232,8 +232,8 @@ def _expect_batch(batch, items, pad_id, what):
             ),
             Mistake(
                 torch.where(ids == pad_id, torch.zeros_like(ids), ids),
-                "padded with 0: fill with pad_id",
-                "用 0 填充了：应使用 pad_id 填充",
+                "padded with `0`: fill with pad_id",
+                "用 `0` 填充了：应使用 pad_id 填充",
             ),
         ],
     )
@@ -241,12 +241,12 @@ def _expect_batch(batch, items, pad_id, what):
         batch[1],
         mask,
         tol="exact",
-        what=Msg("{what}: mask (long, 1 = real token)", "{what}：mask（long 类型，1 = 真实词元）", what=what),
+        what=Msg("{what}: mask (long, `1` = real token)", "{what}：mask（long 类型，`1` = 真实词元）", what=what),
         mistakes=[
             Mistake(
                 1 - mask,
-                "the mask is inverted: 1 marks a real token, 0 padding",
-                "掩码反了：1 表示真实词元，0 表示填充",
+                "the mask is inverted: `1` marks a real token, `0` padding",
+                "掩码反了：`1` 表示真实词元，`0` 表示填充",
             )
         ],
     )
@@ -589,11 +589,11 @@ def _expect_items(sub, ds, enc, texts, labels, what):
             torch.tensor(encode(text), dtype=torch.long),
             tol="exact",
             what=Msg(
-                "ds[{i}][0] of {what}, the ids of {text}",
-                "{what}的 ds[{i}][0]，即 {text} 的 id",
-                i=i,
+                "`ds[{i}][0]` of {what}, the ids of {text}",
+                "{what}的 `ds[{i}][0]`，即 {text} 的 id",
+                i=from_input(i),
                 what=what,
-                text=repr(text[:40]),
+                text=from_input(repr(text[:40])),
             ),
         )
         expect_tensor(
@@ -601,11 +601,11 @@ def _expect_items(sub, ds, enc, texts, labels, what):
             torch.tensor(label, dtype=torch.long),
             tol="exact",
             what=Msg(
-                "ds[{i}][1] of {what}, the label {label} as a 0-D long tensor",
-                "{what}的 ds[{i}][1]，即标签 {label}（0 维 long 张量）",
-                i=i,
+                "`ds[{i}][1]` of {what}, the label {label} as a `0-D` long tensor",
+                "{what}的 `ds[{i}][1]`，即标签 {label}（`0-D` long 张量）",
+                i=from_input(i),
                 what=what,
-                label=label,
+                label=from_input(label),
             ),
         )
 
@@ -623,7 +623,12 @@ def _expect_test_pass(sub, loader, enc, texts, labels, batch_size, pad_id, what)
             batch,
             _items(texts[start : start + batch_size], labels[start : start + batch_size]),
             pad_id,
-            Msg("batch {n} of {what} (in the dataset's order)", "{what}的批次 {n}（按数据集的顺序）", n=n, what=what),
+            Msg(
+                "batch {n} of {what} (in the dataset's order)",
+                "{what}的批次 {n}（按数据集的顺序）",
+                n=from_input(n),
+                what=what,
+            ),
         )
 
 
@@ -645,7 +650,7 @@ def _train_pass(sub, loader, enc, texts, labels, pad_id, what) -> list[int]:
                 Msg(
                     "batch {n} of {what} holds a row that is no example's ids",
                     "{what}的批次 {n} 中有一行不是任何样本的 id",
-                    n=n,
+                    n=from_input(n),
                     what=what,
                 ),
             )
@@ -654,7 +659,7 @@ def _train_pass(sub, loader, enc, texts, labels, pad_id, what) -> list[int]:
             batch,
             _items([texts[i] for i in rows], [labels[i] for i in rows]),
             pad_id,
-            Msg("batch {n} of {what}", "{what}的批次 {n}", n=n, what=what),
+            Msg("batch {n} of {what}", "{what}的批次 {n}", n=from_input(n), what=what),
         )
         order += rows
     expect(
@@ -730,7 +735,7 @@ def test_label_validation(sub):
             labels,
             _encoder(sub),
             what,
-            mistake=Msg("labels other than 0 and 1 not refused", "0 和 1 以外的标签没有被拒绝"),
+            mistake=Msg("labels other than `0` and `1` not refused", "`0` 和 `1` 以外的标签没有被拒绝"),
         )
     _expect_refused(
         sub,
@@ -787,7 +792,7 @@ def test_collate_fresh(sub):
             pad_id,
             Msg(
                 "collate of {n_items} items, pad_id={pad_id}",
-                "{n_items} 个样本、pad_id={pad_id} 的 collate",
+                "{n_items} 个样本的 collate，pad_id={pad_id}",
                 n_items=from_input(len(items)),
                 pad_id=from_input(pad_id),
             ),
@@ -845,18 +850,20 @@ def test_shuffle_each_pass(sub):
 def test_short_and_long_texts(sub):
     long_text = " ".join(["the movie was good"] * 40)
     texts, labels = ["", "dull", long_text], [0, 0, 1]
-    enc = _encoder(sub, max_len=8)
+    max_len = 8
+    enc = _encoder(sub, max_len=max_len)
     ds = sub.new("IMDBDataset", texts, labels, enc.handle)
     for i, t in enumerate(texts):
         expect_tensor(
             enc.book(sub.getitem(ds, i))[0],
-            torch.tensor(encode(t, 8), dtype=torch.long),
+            torch.tensor(encode(t, max_len), dtype=torch.long),
             tol="exact",
             what=Msg(
-                "ds[{i}][0] for the text {t!r} (max_len 8)",
-                "文本 {t!r} 的 ds[{i}][0]（max_len 8）",
+                "`ds[{i}][0]` for the text {t!r} (max_len {max_len})",
+                "文本 {t!r} 的 `ds[{i}][0]`（max_len {max_len}）",
                 i=from_input(i),
                 t=from_input(t[:30]),
+                max_len=from_input(max_len),
             ),
         )
     got = sub.collate([(torch.tensor([1, 2]), torch.tensor(1))], 0)
@@ -875,21 +882,31 @@ def test_datasets_split_labels(sub):
             [-1, -1, -1],
             LABEL_NAMES,
             Msg(
-                "the columns of IMDb's unsupervised split (every label -1)",
-                "IMDb 的 unsupervised 划分的列（标签都是 -1）",
+                "the columns of IMDb's unsupervised split (every label {label})",
+                "IMDb 的 unsupervised 划分的列（标签都是 {label}）",
+                label=from_input(-1),
             ),
         ),
         (
             ["good", "bad", "dull"],
             [0, 2, 1],
             ["neg", "neutral", "pos"],
-            Msg("the columns of a three-class split (a label 2)", "三分类划分的列（标签 2）"),
+            Msg(
+                "the columns of a {k}-class split (a label {label})",
+                "{k} 分类划分的列（标签 {label}）",
+                k=from_input(3),
+                label=from_input(2),
+            ),
         ),
         (
             ["good", "bad"],
             [0.0, 0.5],
             None,
-            Msg("the columns of a split with float labels (a label 0.5)", "浮点标签划分的列（标签 0.5）"),
+            Msg(
+                "the columns of a split with float labels (a label {label})",
+                "浮点标签划分的列（标签 {label}）",
+                label=from_input(0.5),
+            ),
         ),
     ):
         texts, labels = _columns(sub, _split(sub, texts, labels, names))
@@ -899,27 +916,29 @@ def test_datasets_split_labels(sub):
             labels,
             _encoder(sub),
             what,
-            mistake=Msg("labels other than 0 and 1 not refused", "0 和 1 以外的标签没有被拒绝"),
+            mistake=Msg("labels other than `0` and `1` not refused", "`0` 和 `1` 以外的标签没有被拒绝"),
         )
-    texts, _ = _columns(sub, _split(sub, ["good", "bad", "dull"], [0, 1, 1]))
-    _, labels = _columns(sub, _split(sub, ["good", "bad"], [0, 1]))
+    longer, shorter = ["good", "bad", "dull"], ["good", "bad"]
+    texts, _ = _columns(sub, _split(sub, longer, [0, 1, 1]))
+    _, labels = _columns(sub, _split(sub, shorter, [0, 1]))
     _expect_refused(
         sub,
         texts,
         labels,
         _encoder(sub),
         Msg(
-            "the texts of a 3-review split and the labels of a 2-review split",
-            "3 条评论划分的文本和 2 条评论划分的标签",
+            "the texts of a {n_texts}-review split and the labels of a {n_labels}-review split",
+            "{n_texts} 条评论划分的文本和 {n_labels} 条评论划分的标签",
+            n_texts=from_input(len(longer)),
+            n_labels=from_input(len(shorter)),
         ),
         mistake=Msg("texts and labels of different lengths not refused", "长度不同的文本和标签没有被拒绝"),
     )
     texts, labels = ["good", "bad"], [1, 0]  # good labels must work too: refusing everything is not the answer
     enc = _encoder(sub)
-    ds = _dataset_of_split(
-        sub, _split(sub, texts, labels), enc, Msg("a split with the labels [1, 0]", "标签为 [1, 0] 的划分")
-    )
-    _expect_items(sub, ds, enc, texts, labels, Msg("a split with the labels [1, 0]", "标签为 [1, 0] 的划分"))
+    what = Msg("a split with the labels {labels}", "标签为 {labels} 的划分", labels=from_input(labels))
+    ds = _dataset_of_split(sub, _split(sub, texts, labels), enc, what)
+    _expect_items(sub, ds, enc, texts, labels, what)
 
 
 @check(points=1, hidden=True, title="the loaders of a training and a test split", title_zh="训练划分和测试划分的加载器")
@@ -928,10 +947,16 @@ def test_datasets_split_loaders(sub):
     train_texts, train_labels, test_texts, test_labels = texts[:23], labels[:23], texts[23:34], labels[23:34]
     enc = _encoder(sub)
     train_ds = _dataset_of_split(
-        sub, _split(sub, train_texts, train_labels), enc, Msg("a training split of 23 reviews", "23 条评论的训练划分")
+        sub,
+        _split(sub, train_texts, train_labels),
+        enc,
+        Msg("a training split of {n} reviews", "{n} 条评论的训练划分", n=from_input(len(train_texts))),
     )
     test_ds = _dataset_of_split(
-        sub, _split(sub, test_texts, test_labels), enc, Msg("a test split of 11 reviews", "11 条评论的测试划分")
+        sub,
+        _split(sub, test_texts, test_labels),
+        enc,
+        Msg("a test split of {n} reviews", "{n} 条评论的测试划分", n=from_input(len(test_texts))),
     )
     n = len(train_texts) + len(test_texts)
     enc.expect_each_once(
@@ -944,19 +969,21 @@ def test_datasets_split_loaders(sub):
             calls=from_input(enc.calls),
         ),
     )
-    train, test = sub.make_loaders(train_ds, test_ds, batch_size=6, pad_id=PAD_AFTER_VOCAB, seed=7)
+    batch_size = 6
+    train, test = sub.make_loaders(train_ds, test_ds, batch_size=batch_size, pad_id=PAD_AFTER_VOCAB, seed=7)
     _expect_test_pass(
         sub,
         test,
         enc,
         test_texts,
         test_labels,
-        6,
+        batch_size,
         PAD_AFTER_VOCAB,
         Msg(
-            "the test split's loader (batch_size=6, pad_id={pad_after_vocab})",
-            "测试划分的加载器（batch_size=6，pad_id={pad_after_vocab}）",
-            pad_after_vocab=PAD_AFTER_VOCAB,
+            "the test split's loader (batch_size={batch_size}, pad_id={pad_after_vocab})",
+            "测试划分的加载器（batch_size={batch_size}，pad_id={pad_after_vocab}）",
+            batch_size=from_input(batch_size),
+            pad_after_vocab=from_input(PAD_AFTER_VOCAB),
         ),
     )
     what = Msg("the training split's loader", "训练划分的加载器")

@@ -41,7 +41,7 @@ def _mistakes(ids, mask, sd, heads):
         Mistake(
             R.encoder(ids, mask, sd, heads, stack="last_only"),
             "every block read the embeddings and only the last block's output was kept: feed each block the "
-            "previous block's output (x = layer(x, mask))",
+            "previous block's output (`x = layer(x, mask)`)",
             "每个块都读了嵌入，只保留了最后一块的输出：每块要读上一块的输出",
         ),
         Mistake(
@@ -159,14 +159,18 @@ def test_fresh_sizes(sub):
 def test_padding_is_hidden(sub):
     sd = R.random_state(R.encoder_shapes(V, D, L, NL, FF), seed=2378)
     m = _new(sub, sd)
-    ids, mask = R.padded_batch([7, 4, 2], 8, V, PAD, CLS, SEP, seed=2379)
+    lengths, T, extra = [7, 4, 2], 8, 5
+    ids, mask = R.padded_batch(lengths, T, V, PAD, CLS, SEP, seed=2379)
     y = m(ids, mask)
     expect_tensor(
         y,
         R.encoder(ids, mask, sd, H),
         tol="encoder",
         what=Msg(  # the property alone: a constant has it
-            "eval output for real lengths [7, 4, 2] of 8", "真实长度为 [7, 4, 2]（共 8）时 eval 模式下的输出"
+            "eval output for real lengths {lengths} of {t}",
+            "真实长度为 {lengths}（共 {t}）时 eval 模式下的输出",
+            lengths=from_input(lengths),
+            t=from_input(T),
         ),
     )
     real = mask.bool()
@@ -177,16 +181,20 @@ def test_padding_is_hidden(sub):
         y[real],
         tol="encoder",
         what=Msg(
-            "outputs at real positions after changing the token ids at padded positions (mask still 0)",
-            "改变填充位置的词元 id（掩码仍为 0）之后真实位置的输出",
+            "outputs at real positions after changing the token ids at padded positions (mask still `0`)",
+            "改变填充位置的词元 id（掩码仍为 `0`）之后真实位置的输出",
         ),
     )
-    longer = torch.cat([ids, torch.full((3, 5), PAD)], dim=1)
+    longer = torch.cat([ids, torch.full((len(lengths), extra), PAD)], dim=1)
     expect_tensor(
-        m(longer, (longer != PAD).long())[:, :8],
+        m(longer, (longer != PAD).long())[:, :T],
         y,
         tol="encoder",
-        what=Msg("outputs after appending 5 more [PAD] tokens", "再追加 5 个 [PAD] 词元之后的输出"),
+        what=Msg(
+            "outputs after appending {extra} more [PAD] tokens",
+            "再追加 {extra} 个 [PAD] 词元之后的输出",
+            extra=from_input(extra),
+        ),
     )
 
 
@@ -208,7 +216,7 @@ def test_dropout_only_in_training(sub):
     expect(
         isinstance(a, torch.Tensor) and not torch.equal(a, first) and not torch.equal(a, b),
         Msg(
-            "in train mode the encoder's dropout (p = 0.1) must make outputs change from call to call",
-            "训练模式下编码器的 dropout（p = 0.1）必须让每次调用的输出都不同",
+            "in train mode the encoder's dropout (the default `p = 0.1`) must make outputs change from call to call",
+            "训练模式下编码器的 dropout（默认 `p = 0.1`）必须让每次调用的输出都不同",
         ),
     )

@@ -66,18 +66,18 @@ def _mistakes(x, mask, sd, heads):
         ),
         Mistake(
             ref("no_attn_residual"),
-            "the residual around attention is missing: x = x + attn(norm1(x), mask)",
-            "注意力子层缺少残差：x = x + attn(norm1(x), mask)",
+            "the residual around attention is missing: `x = x + attn(norm1(x), mask)`",
+            "注意力子层缺少残差：`x = x + attn(norm1(x), mask)`",
         ),
         Mistake(
             ref("no_ff_residual"),
-            "the residual around the feed-forward network is missing: x = x + ff(norm2(x))",
-            "前馈子层缺少残差：x = x + ff(norm2(x))",
+            "the residual around the feed-forward network is missing: `x = x + ff(norm2(x))`",
+            "前馈子层缺少残差：`x = x + ff(norm2(x))`",
         ),
         Mistake(
             ref("norm1_twice"),
-            "norm1 was used before both sub-layers; the feed-forward network reads norm2(x)",
-            "两个子层前都用了 norm1；前馈网络之前应该用 norm2",
+            "`norm1` was used before both sub-layers; the feed-forward network reads `norm2(x)`",
+            "两个子层前都用了 `norm1`；前馈网络之前应该用 `norm2`",
         ),
         Mistake(
             ref("residual_from_normed"),
@@ -203,12 +203,16 @@ def test_padding_is_hidden(sub):
     x = torch.randn(2, 5, D, generator=g)
     mask = torch.tensor([[1] * 3 + [0] * 2, [1] * 4 + [0]])
     y = m(x, mask)
+    B, T = mask.shape
     expect_tensor(
         y,
         R.block(x, mask, sd, H),
         tol="encoder",
         what=Msg(  # the property alone: a constant has it
-            "eval output for real lengths [3, 4] of 5", "真实长度为 [3, 4]（共 5）时 eval 模式下的输出"
+            "eval output for real lengths {lengths} of {t}",
+            "真实长度为 {lengths}（共 {t}）时 eval 模式下的输出",
+            lengths=from_input(mask.sum(1).tolist()),
+            t=from_input(T),
         ),
     )
     real = mask.bool()
@@ -222,13 +226,18 @@ def test_padding_is_hidden(sub):
             "改变填充位置的向量之后真实位置的输出（要把 mask 传给 attn）",
         ),
     )
-    x3 = torch.cat([x, torch.randn(2, 3, D, generator=g)], dim=1)
-    mask3 = torch.cat([mask, torch.zeros(2, 3, dtype=torch.int64)], dim=1)
+    extra = 3
+    x3 = torch.cat([x, torch.randn(B, extra, D, generator=g)], dim=1)
+    mask3 = torch.cat([mask, torch.zeros(B, extra, dtype=torch.int64)], dim=1)
     expect_tensor(
-        m(x3, mask3)[:, :5],
+        m(x3, mask3)[:, :T],
         y,
         tol="encoder",
-        what=Msg("outputs after appending 3 more padding positions", "再追加 3 个填充位置之后的输出"),
+        what=Msg(
+            "outputs after appending {extra} more padding positions",
+            "再追加 {extra} 个填充位置之后的输出",
+            extra=from_input(extra),
+        ),
     )
 
 
@@ -250,27 +259,29 @@ def seen(size=SMALL) -> Msg:
     d, h, f, b, t = size
     return Msg(
         "TransformerBlock({d}, {h}, {f}, dropout={p}) in train mode on a ({b}, {t}, {d}) batch, with weights that "
-        "make each branch's output a constant (attn.out = 0 x + {alpha}; ff.net.0 = 0 x + about {shift}, ff.net.3 = "
-        "identity + 1), so that output - x shows what each dropout dropped",
+        "make each branch's output a constant (`attn.out`: weight {w0}, bias {alpha}; `ff.net.0`: weight {w0}, bias "
+        "about {shift}; `ff.net.3`: the identity, bias {bias}), so that output - x shows what each dropout dropped",
         "训练模式下的 TransformerBlock({d}, {h}, {f}, dropout={p})，输入 ({b}, {t}, {d}) 批次，所用权重使每个分支的输出"
-        "都是常数（attn.out = 0 x + {alpha}；ff.net.0 = 0 x + 约 {shift}，ff.net.3 = 单位矩阵 + 1），因此 output - x "
-        "显示出每个 dropout 丢弃了什么",
-        d=d,
-        h=h,
-        f=f,
-        p=DROP_P,
-        b=b,
-        t=t,
-        alpha=ALPHA,
-        shift=FF_SHIFT,
+        "都是常数（`attn.out`：权重 {w0}，偏置 {alpha}；`ff.net.0`：权重 {w0}，偏置约 {shift}；`ff.net.3`：单位矩阵，偏置 {bias}），"
+        "因此 output - x 显示出每个 dropout 丢弃了什么",
+        d=from_input(d),
+        h=from_input(h),
+        f=from_input(f),
+        p=from_input(DROP_P),
+        b=from_input(b),
+        t=from_input(t),
+        w0=from_input(0),
+        alpha=from_input(ALPHA),
+        shift=from_input(FF_SHIFT),
+        bias=from_input(BIAS),
     )
 
 
 DROPOUT_HINT = Msg(
-    "pass dropout on: self.attn = MultiHeadSelfAttention(dim, heads, dropout) and "
-    "self.ff = FeedForward(dim, ff_dim, dropout), and add no dropout of your own",
-    "把 dropout 传下去：self.attn = MultiHeadSelfAttention(dim, heads, dropout)，"
-    "self.ff = FeedForward(dim, ff_dim, dropout)，不要再自己加 dropout",
+    "pass dropout on: `self.attn = MultiHeadSelfAttention(dim, heads, dropout)` and "
+    "`self.ff = FeedForward(dim, ff_dim, dropout)`, and add no dropout of your own",
+    "把 dropout 传下去：`self.attn = MultiHeadSelfAttention(dim, heads, dropout)`，"
+    "`self.ff = FeedForward(dim, ff_dim, dropout)`，不要再自己加 dropout",
 )
 
 
@@ -361,12 +372,12 @@ def dropout_reads(sub, seed: int, size=SMALL):
                 which = [n for n, q in (("attn", p_attn), ("ff", p_ff)) if q != DROP_P]
                 raise CheckFailure(
                     Msg(
-                        "{what}: {which} dropped as if built with dropout={got}, not {p}. {hint}",
-                        "{what}：{which} 的丢弃方式相当于 dropout={got}，而不是 {p}。{hint}",
+                        "{what}: {which} dropped as if built with dropout=`{got}`, not {p}. {hint}",
+                        "{what}：{which} 的丢弃方式相当于 dropout=`{got}`，而不是 {p}。{hint}",
                         what=what,
                         which=" and ".join(which),
                         got=p_attn if p_attn != DROP_P else p_ff,
-                        p=DROP_P,
+                        p=from_input(DROP_P),
                         hint=DROPOUT_HINT,
                     ),
                     mistake=Msg("dropout not passed on", "dropout 没有传给子层"),
@@ -374,14 +385,15 @@ def dropout_reads(sub, seed: int, size=SMALL):
     raise CheckFailure(
         Msg(
             "{what}: output - x is not what the two sub-layers' dropouts give (each of attn's outputs "
-            "0 or {alpha} / (1 - p), plus each of ff's 0, 1 / (1 - p) or (g / (1 - p) + 1) / (1 - p)): "
+            "`0` or `{alpha} / (1 - p)`, plus each of ff's `0`, `{bias} / (1 - p)` or `(g / (1 - p) + {bias}) / (1 - p)`): "
             "the block adds attn's and ff's outputs to x as they are, without a dropout or a scale of "
             "its own. {hint}",
-            "{what}：output - x 不是两个子层的 dropout 所给出的值（attn 的每个输出为 0 或 {alpha} / (1 - p)，"
-            "加上 ff 的每个输出 0、1 / (1 - p) 或 (g / (1 - p) + 1) / (1 - p)）：块把 attn 和 ff 的输出原样"
+            "{what}：output - x 不是两个子层的 dropout 所给出的值（attn 的每个输出为 `0` 或 `{alpha} / (1 - p)`，"
+            "加上 ff 的每个输出 `0`、`{bias} / (1 - p)` 或 `(g / (1 - p) + {bias}) / (1 - p)`）：块把 attn 和 ff 的输出原样"
             "加到 x 上，不另做 dropout 或缩放。{hint}",
             what=what,
-            alpha=ALPHA,
+            alpha=from_input(ALPHA),
+            bias=from_input(BIAS),
             hint=DROPOUT_HINT,
         ),
         mistake=Msg("dropout of the block's own", "模块自己另加了 dropout"),
@@ -410,7 +422,8 @@ def test_dropout_only_in_training(sub):
     x = torch.randn(2, 6, D, generator=torch.Generator().manual_seed(2367))
     mask = torch.tensor([[1] * 6, [1] * 4 + [0] * 2])
     sub.seed(11)
-    m = _new(sub, sd, dropout=0.3)
+    p_on, p_off = 0.3, 0.0
+    m = _new(sub, sd, dropout=p_on)
     first = m(x, mask)
     expect_tensor(
         m(x, mask),
@@ -421,15 +434,16 @@ def test_dropout_only_in_training(sub):
     # The rule, not "outputs change", on another draw of the small size (the book's size and the
     # training size are test_dropout_in_training's, when grading)
     _expect_drawn(dropout_reads(sub, 2368, SMALL), seen(SMALL))
-    plain = _new(sub, sd, dropout=0.0)
+    plain = _new(sub, sd, dropout=p_off)
     plain.train()
     expect_tensor(
         plain(x, mask),
         first,
         tol="encoder",
         what=Msg(
-            "train-mode output with dropout=0.0 (equal to eval mode)",
-            "dropout=0.0 时训练模式下的输出（与 eval 模式相同）",
+            "train-mode output with dropout={p}, equal to eval mode",
+            "训练模式下的输出（dropout={p}），应与 eval 模式相同",
+            p=from_input(p_off),
         ),
     )
 
@@ -473,7 +487,7 @@ def _expect_drawn(reads, what: Msg) -> None:
                 "{what}, {n} calls in a row: {name}",
                 "{what}，连续调用 {n} 次：{name}",
                 what=what,
-                n=DROPOUT_CALLS,
+                n=from_input(DROPOUT_CALLS),
                 name=name,
             ),
             Msg("dropped", "丢弃"),

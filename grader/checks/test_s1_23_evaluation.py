@@ -157,10 +157,10 @@ def _expect_report(text, labels, preds, what):
     expect(
         False,
         Msg(
-            "{what}: the report differs from scikit-learn's classification_report(labels, preds, labels=[0, "
-            "1], target_names={names}, zero_division=0)",
-            "{what}：报告与 scikit-learn 的 classification_report(labels, preds, labels=[0, 1], target_names={names}, "
-            "zero_division=0) 不同",
+            "{what}: the report differs from scikit-learn's `classification_report(labels, preds, labels=[0, 1], "
+            "target_names={names}, zero_division=0)`",
+            "{what}：报告与 scikit-learn 的 `classification_report(labels, preds, labels=[0, 1], target_names={names}, "
+            "zero_division=0)` 不同",
             what=what,
             names=NAMES,
         ),
@@ -248,7 +248,8 @@ def test_listing_1_40_predictions(sub):
 @check(points=2, hidden=True, title="evaluation runs the model in eval mode", title_zh="评估时模型处于 eval 模式")
 def test_evaluation_mode(sub):
     f = fx()
-    model = _model(sub, f, dropout=0.5)
+    p = 0.5
+    model = _model(sub, f, dropout=p)
     # The given TinyBERT lives in the student's file: a copy that computes something else, or drops
     # nothing in training mode, would let an evaluation that never calls model.eval() pass.
     ids, mask = f["t_ids"][:16], f["t_mask"][:16]
@@ -259,18 +260,20 @@ def test_evaluation_mode(sub):
     expect(
         not torch.equal(model(ids, mask), model(ids, mask)),
         Msg(
-            "the given TinyBERT with dropout 0.5 gives the same logits twice in training mode: keep it as it is "
+            "the given TinyBERT with dropout {p} gives the same logits twice in training mode: keep it as it is "
             "(its dropout is what evaluation mode switches off)",
-            "dropout 为 0.5 的给定 TinyBERT 在训练模式下两次给出相同的 logits：请保持它不变（评估模式关闭的正是它的 dropout）",
+            "dropout 为 {p} 的给定 TinyBERT 在训练模式下两次给出相同的 logits：请保持它不变（评估模式关闭的正是它的 dropout）",
+            p=from_input(p),
         ),
     )
     _, preds = _pair(sub, model, _loader(sub, f))
     expect(
         preds == f["preds"].tolist(),
         Msg(
-            "with dropout 0.5 the predictions change from run to run: switch the model to "
+            "with dropout {p} the predictions change from run to run: switch the model to "
             "evaluation mode (model.eval()) before predicting",
-            "dropout 为 0.5 时每次运行的预测都不同：预测之前要把模型切换到评估模式（model.eval()）",
+            "dropout 为 {p} 时每次运行的预测都不同：预测之前要把模型切换到评估模式（model.eval()）",
+            p=from_input(p),
         ),
     )
     for _ in range(3):  # three runs: with dropout on, one of them would match only by chance

@@ -184,39 +184,42 @@ IN_GAIN, IN_SHIFT, BIAS = 0.25, 1.5, 1.0
 TOL = 1e-4
 DROPOUT_HINT = Msg(
     "net has two Dropout layers, each drawing once for each element it gets, on every call: "
-    "net = Sequential(Linear, GELU, Dropout, Linear, Dropout), run in that order",
+    "`net = Sequential(Linear, GELU, Dropout, Linear, Dropout)`, run in that order",
     "net 中有两个 Dropout 层，每次调用时对各自收到的每个元素独立抽样一次："
-    "net = Sequential(Linear, GELU, Dropout, Linear, Dropout)，按这个顺序执行",
+    "`net = Sequential(Linear, GELU, Dropout, Linear, Dropout)`，按这个顺序执行",
 )
 SEEN = Msg(
     "FeedForward({d}, {d}, dropout={p}) in train mode on a ({b}, {t}, {d}) batch, with weights that make "
-    "output i hidden feature i plus 1 (net.0 = {g} x identity + {c}, net.3 = identity + 1)",
+    "output i hidden feature i plus {bias} (`net.0` = {g} x identity + {c}, `net.3` = identity + {bias})",
     "训练模式下的 FeedForward({d}, {d}, dropout={p})，输入 ({b}, {t}, {d}) 批次，所用权重使第 i 个输出等于"
-    "第 i 个隐藏特征加 1（net.0 = {g} x 单位矩阵 + {c}，net.3 = 单位矩阵 + 1）",
-    d=TD,
-    p=DROP_P,
-    b=TB,
-    t=TT,
-    g=IN_GAIN,
-    c=IN_SHIFT,
+    "第 i 个隐藏特征加 {bias}（`net.0` = {g} x 单位矩阵 + {c}，`net.3` = 单位矩阵 + {bias}）",
+    d=from_input(TD),
+    p=from_input(DROP_P),
+    b=from_input(TB),
+    t=from_input(TT),
+    g=from_input(IN_GAIN),
+    c=from_input(IN_SHIFT),
+    bias=from_input(BIAS),
 )
 SEEN_BIG = Msg(
     "FeedForward({d}, {h}, dropout={p}) in train mode on a ({b}, {t}, {d}) batch, with weights that make "
-    "output i show hidden features i, i + {d}, i + {d2}, i + {d3} (net.0 = {g} x {k} stacked identities + "
-    "{c}, net.3 = those identities side by side, weighted 1, 2, 4, 8, + 1)",
+    "output i show hidden features i, i + {d}, i + {d2}, i + {d3} (`net.0` = {g} x {k} stacked identities + "
+    "{c}, `net.3` = those identities side by side, weighted {w}, + {bias})",
     "训练模式下的 FeedForward({d}, {h}, dropout={p})，输入 ({b}, {t}, {d}) 批次，所用权重使第 i 个输出"
-    "显示第 i、i + {d}、i + {d2}、i + {d3} 个隐藏特征（net.0 = {g} x {k} 个上下堆叠的单位矩阵 + {c}，"
-    "net.3 = 这些单位矩阵左右并排，分别乘以 1、2、4、8，再加 1）",
-    d=BD,
-    h=BH,
-    d2=2 * BD,
-    d3=3 * BD,
-    k=BH // BD,
-    p=DROP_P,
-    b=BB,
-    t=BT,
-    g=IN_GAIN,
-    c=IN_SHIFT,
+    "显示第 i、i + {d}、i + {d2}、i + {d3} 个隐藏特征（`net.0` = {g} x {k} 个上下堆叠的单位矩阵 + {c}，"
+    "`net.3` = 这些单位矩阵左右并排，分别乘以 {w}，再加 {bias}）",
+    d=from_input(BD),
+    h=from_input(BH),
+    d2=from_input(2 * BD),
+    d3=from_input(3 * BD),
+    k=from_input(BH // BD),
+    p=from_input(DROP_P),
+    b=from_input(BB),
+    t=from_input(BT),
+    g=from_input(IN_GAIN),
+    c=from_input(IN_SHIFT),
+    w=from_input([2**j for j in range(BH // BD)]),
+    bias=from_input(BIAS),
 )
 
 
@@ -308,13 +311,14 @@ def dropout_reads(sub, x: torch.Tensor, seed: int, hidden: int = TD, calls: int 
     if scales is None:
         raise CheckFailure(
             Msg(
-                "{what}: some outputs are neither 0 (the last Dropout), 1 / (1 - p) (the first Dropout "
-                "dropped the hidden feature) nor (g / (1 - p) + 1) / (1 - p) (both kept it): the first "
+                "{what}: some outputs are neither `0` (the last Dropout), `{bias} / (1 - p)` (the first Dropout "
+                "dropped the hidden feature) nor `(g / (1 - p) + {bias}) / (1 - p)` (both kept it): the first "
                 "Dropout acts on GELU's output, the second on the second Linear's, once each. {hint}",
-                "{what}：有些输出既不是 0（最后一个 Dropout），也不是 1 / (1 - p)（第一个 Dropout 丢弃了隐藏"
-                "特征），也不是 (g / (1 - p) + 1) / (1 - p)（两者都保留）：第一个 Dropout 作用于 GELU 的输出，"
+                "{what}：有些输出既不是 `0`（最后一个 Dropout），也不是 `{bias} / (1 - p)`（第一个 Dropout 丢弃了隐藏"
+                "特征），也不是 `(g / (1 - p) + {bias}) / (1 - p)`（两者都保留）：第一个 Dropout 作用于 GELU 的输出，"
                 "第二个作用于第二个 Linear 的输出，各一次。{hint}",
                 what=SEEN,
+                bias=from_input(BIAS),
                 hint=DROPOUT_HINT,
             ),
             mistake=Msg("dropout in the wrong place", "dropout 位置不对"),
@@ -328,7 +332,7 @@ def dropout_reads(sub, x: torch.Tensor, seed: int, hidden: int = TD, calls: int 
                 "out (or never drops). {hint}",
                 "{what}：在 {n} 次调用中没有任何隐藏特征被丢弃：GELU 之后的 Dropout 被漏掉了（或者从不丢弃）。{hint}",
                 what=SEEN,
-                n=DROPOUT_CALLS,
+                n=from_input(DROPOUT_CALLS),
                 hint=DROPOUT_HINT,
             ),
             mistake=Msg("the first dropout left out", "漏掉了第一个 dropout"),
@@ -336,12 +340,12 @@ def dropout_reads(sub, x: torch.Tensor, seed: int, hidden: int = TD, calls: int 
     if not any(bool(o.any()) for _, _, o in reads):
         raise CheckFailure(
             Msg(
-                "{what}: over {n} calls no output was 0: the last Dropout comes after the second "
+                "{what}: over {n} calls no output was `0`: the last Dropout comes after the second "
                 "Linear, and it is left out (or never drops). {hint}",
-                "{what}：在 {n} 次调用中没有任何输出为 0：最后一个 Dropout 应该在第二个 Linear 之后，"
+                "{what}：在 {n} 次调用中没有任何输出为 `0`：最后一个 Dropout 应该在第二个 Linear 之后，"
                 "它被漏掉了（或者从不丢弃）。{hint}",
                 what=SEEN,
-                n=DROPOUT_CALLS,
+                n=from_input(DROPOUT_CALLS),
                 hint=DROPOUT_HINT,
             ),
             mistake=Msg("the last dropout left out", "漏掉了最后一个 dropout"),
@@ -353,10 +357,10 @@ def dropout_reads(sub, x: torch.Tensor, seed: int, hidden: int = TD, calls: int 
         if scale == 1.0:
             raise CheckFailure(
                 Msg(
-                    "{what}: the values that survive {which} were not rescaled by 1 / (1 - p): inverted "
-                    "dropout (nn.Dropout) divides the survivors by (1 - p)",
-                    "{what}：{which}保留下来的值没有乘以 1 / (1 - p)：倒置 dropout（nn.Dropout）要把保留"
-                    "下来的值除以 (1 - p)",
+                    "{what}: the values that survive {which} were not rescaled by `1 / (1 - p)`: inverted "
+                    "dropout (nn.Dropout) divides the survivors by `(1 - p)`",
+                    "{what}：{which}保留下来的值没有乘以 `1 / (1 - p)`：倒置 dropout（nn.Dropout）要把保留"
+                    "下来的值除以 `(1 - p)`",
                     what=SEEN,
                     which=which,
                 ),
@@ -365,13 +369,13 @@ def dropout_reads(sub, x: torch.Tensor, seed: int, hidden: int = TD, calls: int 
         if scale != s:
             raise CheckFailure(
                 Msg(
-                    "{what}: the values that survive {which} were multiplied by (1 - p); divide them "
-                    "by (1 - p) (nn.Dropout does)",
-                    "{what}：{which}保留下来的值乘了 (1 - p)；应当除以 (1 - p)（nn.Dropout 就是这样做的）",
+                    "{what}: the values that survive {which} were multiplied by `(1 - p)`; divide them "
+                    "by `(1 - p)` (nn.Dropout does)",
+                    "{what}：{which}保留下来的值乘了 `(1 - p)`；应当除以 `(1 - p)`（nn.Dropout 就是这样做的）",
                     what=SEEN,
                     which=which,
                 ),
-                mistake=Msg("dropout multiplied by (1 - p)", "dropout 乘了 (1 - p)"),
+                mistake=Msg("dropout multiplied by `(1 - p)`", "dropout 乘了 `(1 - p)`"),
             )
     return reads
 
@@ -409,7 +413,7 @@ def _expect_drawn(reads, batch_apart: bool = False, seen: Msg = SEEN):
                 "{what}, {n} calls in a row: {name}",
                 "{what}，连续调用 {n} 次：{name}",
                 what=SEEN,
-                n=DROPOUT_CALLS,
+                n=from_input(DROPOUT_CALLS),
                 name=name,
             ),
             Msg("dropped", "丢弃"),
@@ -436,7 +440,8 @@ def test_dropout_only_in_training(sub):
     sd = R.random_state(R.feed_forward_shapes(D, HID), seed=2354)
     x = torch.randn(4, 10, D, generator=torch.Generator().manual_seed(2355))
     sub.seed(5)
-    m = _new(sub, sd, dropout=0.5)
+    p_on, p_off = 0.5, 0.0
+    m = _new(sub, sd, dropout=p_on)
     first = m(x)
     expect_tensor(
         m(x),
@@ -448,17 +453,18 @@ def test_dropout_only_in_training(sub):
         first,
         R.feed_forward(x, sd),
         tol="norm",
-        what=Msg("eval output with dropout=0.5", "dropout=0.5 时 eval 模式下的输出"),
+        what=Msg("eval output with dropout={p}", "eval 模式下的输出（dropout={p}）", p=from_input(p_on)),
     )
-    plain = _new(sub, sd, dropout=0.0)
+    plain = _new(sub, sd, dropout=p_off)
     plain.train()
     expect_tensor(
         plain(x),
         first,
         tol="norm",
         what=Msg(
-            "train-mode output with dropout=0.0 (equal to eval mode)",
-            "dropout=0.0 时训练模式下的输出（与 eval 模式相同）",
+            "train-mode output with dropout={p}, equal to eval mode",
+            "训练模式下的输出（dropout={p}），应与 eval 模式相同",
+            p=from_input(p_off),
         ),
     )
     # The rule, not the share: another input, the batch read apart too.
@@ -484,22 +490,24 @@ def _seen_train(dtype: torch.dtype, gain: float) -> Msg:
     return Msg(
         "FeedForward({d}, {h}, dropout={p}) in train mode on a ({b}, {t}, {d}) {dtype} batch (the course's "
         "training size), with weights that make output i show hidden features i, i + {d}, i + {d2}, i + {d3} "
-        "(net.0 = {g} x {k} stacked identities + {c}, net.3 = those identities side by side, weighted 1, 2, "
-        "4, 8, + 1)",
+        "(`net.0` = {g} x {k} stacked identities + {c}, `net.3` = those identities side by side, weighted {w}, "
+        "+ {bias})",
         "训练模式下的 FeedForward({d}, {h}, dropout={p})，输入 ({b}, {t}, {d}) 的 {dtype} 批次（课程训练时的规模），"
-        "所用权重使第 i 个输出显示第 i、i + {d}、i + {d2}、i + {d3} 个隐藏特征（net.0 = {g} x {k} 个上下堆叠的"
-        "单位矩阵 + {c}，net.3 = 这些单位矩阵左右并排，分别乘以 1、2、4、8，再加 1）",
-        d=BD,
-        h=BH,
-        d2=2 * BD,
-        d3=3 * BD,
-        k=BH // BD,
-        p=DROP_P,
-        b=TRAIN_B,
-        t=TRAIN_T,
-        g=gain,
-        c=IN_SHIFT,
-        dtype=AMP_NAME if dtype == torch.bfloat16 else str(dtype).removeprefix("torch."),
+        "所用权重使第 i 个输出显示第 i、i + {d}、i + {d2}、i + {d3} 个隐藏特征（`net.0` = {g} x {k} 个上下堆叠的"
+        "单位矩阵 + {c}，`net.3` = 这些单位矩阵左右并排，分别乘以 {w}，再加 {bias}）",
+        d=from_input(BD),
+        h=from_input(BH),
+        d2=from_input(2 * BD),
+        d3=from_input(3 * BD),
+        k=from_input(BH // BD),
+        p=from_input(DROP_P),
+        b=from_input(TRAIN_B),
+        t=from_input(TRAIN_T),
+        g=from_input(gain),
+        c=from_input(IN_SHIFT),
+        w=from_input([2**j for j in range(BH // BD)]),
+        bias=from_input(BIAS),
+        dtype=from_input(AMP_NAME if dtype == torch.bfloat16 else str(dtype).removeprefix("torch.")),
     )
 
 
@@ -543,10 +551,10 @@ def expect_rule_where_the_course_trains(sub, seed: int):
             raise CheckFailure(
                 Msg(
                     "{what}: the outputs are not those of two Dropouts that drop elements and divide the "
-                    "survivors by (1 - p), as in float32 at the smaller sizes: the rule is the same in "
+                    "survivors by `(1 - p)`, as in `float32` at the smaller sizes: the rule is the same in "
                     "every dtype and at every size. {hint}",
-                    "{what}：输出不是两个 Dropout（丢弃元素并把保留下来的值除以 (1 - p)）应给出的值，"
-                    "而在 float32 和较小的规模下是：规则在每种 dtype、每种规模下都相同。{hint}",
+                    "{what}：输出不是两个 Dropout（丢弃元素并把保留下来的值除以 `(1 - p)`）应给出的值，"
+                    "而在 `float32` 和较小的规模下是：规则在每种 dtype、每种规模下都相同。{hint}",
                     what=what,
                     hint=DROPOUT_HINT,
                 ),
@@ -563,7 +571,13 @@ def expect_rule_where_the_course_trains(sub, seed: int):
             part = [(r[i], r[1] if i == 0 else torch.ones_like(r[i])) for r in reads]
             draws.expect_drawn(
                 draws.rate_findings(part, DROP_P) or draws.region_findings(part, DROP_P, axes),
-                Msg("{what}, {n} call(s): {name}", "{what}，调用 {n} 次：{name}", what=what, n=calls, name=name),
+                Msg(
+                    "{what}, {n} call(s): {name}",
+                    "{what}，调用 {n} 次：{name}",
+                    what=what,
+                    n=from_input(calls),
+                    name=name,
+                ),
                 Msg("dropped", "丢弃"),
                 Msg(
                     "every element is dropped at rate p, whatever its dtype, its sequence, its token "

@@ -411,15 +411,18 @@ def test_predict_new_reviews(sub):
 @check(points=1, hidden=True, title="predicting in evaluation mode", title_zh="在评估模式下预测")
 def test_predict_in_evaluation_mode(sub):
     f = fx()
-    model = _model(sub, f, dropout=0.5)
+    p = 0.5
+    model = _model(sub, f, dropout=p)
     model.train()
-    preds = _predictions(sub, model, _test_texts(), Msg("200 reviews", "200 条评论"))
+    texts = _test_texts()
+    preds = _predictions(sub, model, texts, Msg("{n} reviews", "{n} 条评论", n=from_input(len(texts))))
     expect(
         preds == f["preds"].tolist(),
         Msg(
-            "with dropout 0.5 the predictions change from run to run: switch the model "
+            "with dropout {p} the predictions change from run to run: switch the model "
             "to evaluation mode (model.eval()) before predicting",
-            "dropout 为 0.5 时每次运行的预测都不同：预测之前要把模型切换到评估模式（model.eval()）",
+            "dropout 为 {p} 时每次运行的预测都不同：预测之前要把模型切换到评估模式（model.eval()）",
+            p=from_input(p),
         ),
     )
 
@@ -452,13 +455,17 @@ def test_predict_odd_input(sub):
             ),
         )
     expect_equal(sub.predict(model, []), [], what=Msg("predict on an empty list", "对空列表做 predict"))
-    long_text = "A brilliant and clever film. " + "the plot of the story " * 2000
-    got = sub.predict(model, [long_text, "So bad: garbage. " + "the plot of the story " * 2000])
+    filler = "the plot of the story " * 2000
+    texts = ["A brilliant and clever film. " + filler, "So bad: garbage. " + filler]
+    got = sub.predict(model, texts)
     expect_equal(
         got,
         [1, 0],
         what=Msg(
-            "predict on two texts of 10,000 words (encode keeps the first 62 tokens)",
-            "对两条 10,000 个单词的文本做 predict（encode 只保留前 62 个词元）",
+            "predict on {n} texts of over {words:,} words (encode keeps the first {kept} tokens)",
+            "对 {n} 条超过 {words:,} 个单词的文本做 predict（encode 只保留前 {kept} 个词元）",
+            n=from_input(len(texts)),
+            words=from_input(len(filler.split())),
+            kept=from_input(TOKENIZER_INFO["max_len"] - 2),
         ),
     )

@@ -99,11 +99,12 @@ def pair_of(out, ids, what: Msg):
         expect(
             isinstance(t, torch.Tensor) and tuple(t.shape) == tuple(ids.shape) and t.dtype == ids.dtype,
             Msg(
-                "{what}: {name} must be an int64 tensor of input_ids' shape {shape}",
-                "{what}：{name} 必须是与 input_ids 形状 {shape} 相同的 int64 张量",
+                "{what}: {name} must be a tensor of input_ids' dtype {dtype} and shape {shape}",
+                "{what}：{name} 必须是与 input_ids 的 dtype {dtype}、形状 {shape} 都相同的张量",
                 what=what,
                 name=code(name),
-                shape=code(str(tuple(ids.shape))),
+                dtype=from_input(str(ids.dtype).removeprefix("torch.")),
+                shape=from_input(tuple(ids.shape)),
             ),
         )
     return out[0], out[1]
@@ -115,19 +116,19 @@ def rule_relations(ids, inputs, labels, specials, mask_id, vocab, what: Msg) -> 
     if bool(((labels == 0) & (ids != 0)).float().mean() > 0.3):
         raise CheckFailure(
             Msg(
-                "{what}: the labels are 0 where no token was chosen: use -100 (IGNORE_INDEX), the "
-                "label that cross-entropy skips; 0 is a real token id ('!' in GPT-2)",
-                "{what}：没有被选中的位置标签为 0：应使用 -100（IGNORE_INDEX），交叉熵会跳过这个标签；0 是"
-                "一个真实的词元 id（GPT-2 中的 '!'）",
+                "{what}: the labels are `0` where no token was chosen: use `-100` (IGNORE_INDEX), the "
+                "label that cross-entropy skips; `0` is a real token id ('!' in `GPT-2`)",
+                "{what}：没有被选中的位置标签为 `0`：应使用 `-100`（IGNORE_INDEX），交叉熵会跳过这个标签；`0` 是"
+                "一个真实的词元 id（`GPT-2` 中的 '!'）",
                 what=what,
             ),
-            mistake=Msg("labels 0 instead of -100", "标签用了 0 而不是 -100"),
+            mistake=Msg("labels `0` instead of `-100`", "标签用了 `0` 而不是 `-100`"),
         )
     expect(
         bool(((labels == IGNORE) | (labels == ids)).all()),
         Msg(
-            "{what}: every label must be the original id (at a chosen position) or -100 (everywhere else)",
-            "{what}：每个标签都必须是原来的 id（在被选中的位置）或 -100（其他所有位置）",
+            "{what}: every label must be the original id (at a chosen position) or `-100` (everywhere else)",
+            "{what}：每个标签都必须是原来的 id（在被选中的位置）或 `-100`（其他所有位置）",
             what=what,
         ),
     )
@@ -135,9 +136,9 @@ def rule_relations(ids, inputs, labels, specials, mask_id, vocab, what: Msg) -> 
     if bool((chosen & special).any()):
         raise CheckFailure(
             Msg(
-                "{what}: a [PAD], [CLS] or [SEP] position was chosen (its label is not -100): only "
+                "{what}: a [PAD], [CLS] or [SEP] position was chosen (its label is not `-100`): only "
                 "real tokens are chosen; leave out every id of special_ids",
-                "{what}：选中了 [PAD]、[CLS] 或 [SEP] 的位置（其标签不是 -100）：只能选择真实词元；"
+                "{what}：选中了 [PAD]、[CLS] 或 [SEP] 的位置（其标签不是 `-100`）：只能选择真实词元；"
                 "special_ids 中的每个 id 都不能选",
                 what=what,
             ),
@@ -146,8 +147,8 @@ def rule_relations(ids, inputs, labels, specials, mask_id, vocab, what: Msg) -> 
     expect(
         bool((inputs[~chosen] == ids[~chosen]).all()),
         Msg(
-            "{what}: a token that was not chosen (label -100) changed in inputs: only chosen tokens change",
-            "{what}：没有被选中的词元（标签为 -100）在 inputs 中被改变了：只有被选中的词元才能改变",
+            "{what}: a token that was not chosen (label `-100`) changed in inputs: only chosen tokens change",
+            "{what}：没有被选中的词元（标签为 `-100`）在 inputs 中被改变了：只有被选中的词元才能改变",
             what=what,
         ),
     )
@@ -158,9 +159,9 @@ def rule_relations(ids, inputs, labels, specials, mask_id, vocab, what: Msg) -> 
         bool(ok.all()),
         Msg(
             "{what}: a chosen token became an id that is neither [MASK] (mask_id) nor an ordinary token "
-            "0..vocab_size - 1: random tokens come from torch.randint(0, vocab_size, ...), never a special id",
-            "{what}：一个被选中的词元变成了既不是 [MASK]（mask_id）也不是普通词元 0..vocab_size - 1 的 id：随机"
-            "词元来自 torch.randint(0, vocab_size, ...)，绝不能是特殊 id",
+            "`0..vocab_size - 1`: random tokens come from `torch.randint(0, vocab_size, ...)`, never a special id",
+            "{what}：一个被选中的词元变成了既不是 [MASK]（mask_id）也不是普通词元 `0..vocab_size - 1` 的 id：随机"
+            "词元来自 `torch.randint(0, vocab_size, ...)`，绝不能是特殊 id",
             what=what,
         ),
     )
@@ -191,10 +192,10 @@ def expect_rates(ids, inputs, labels, specials, mask_id, p: float, what: Msg) ->
     expect(
         abs(rate - p) <= tol,
         Msg(
-            "{what}: {rate:.4f} of the real tokens were chosen (label not -100); mask_prob={p} should "
-            "choose {p} of them (±{tol:.3f}): one Bernoulli draw per real token, torch.rand(...) < mask_prob",
-            "{what}：真实词元中有 {rate:.4f} 被选中（标签不是 -100）；mask_prob={p} 应选中其中的 {p}（±{tol:.3f}）：对每个真实词元做一次伯努利抽样，torch.rand(...) "
-            "< mask_prob",
+            "{what}: {rate:.4f} of the real tokens were chosen (label not `-100`); mask_prob {p} should "
+            "choose {p} of them (±{tol:.3f}): one Bernoulli draw per real token, `torch.rand(...) < mask_prob`",
+            "{what}：真实词元中有 {rate:.4f} 被选中（标签不是 `-100`）；mask_prob 为 {p} 时应选中其中的 {p}（±{tol:.3f}）："
+            "对每个真实词元做一次伯努利抽样，`torch.rand(...) < mask_prob`",
             what=what,
             rate=from_input(rate),
             p=from_input(p),
@@ -214,9 +215,9 @@ def expect_rates(ids, inputs, labels, specials, mask_id, p: float, what: Msg) ->
         if key == "mask" and got > 0.97:
             raise CheckFailure(
                 Msg(
-                    "{what}: {got:.3f} of the chosen tokens became [MASK]; 80% should, 10% a random token and "
-                    "10% stay as they are",
-                    "{what}：被选中的词元中有 {got:.3f} 变成了 [MASK]；应有 80% 变成 [MASK]，10% 变成随机词元，10% 保持不变",
+                    "{what}: {got:.3f} of the chosen tokens became [MASK]; `80%` should, `10%` a random token and "
+                    "`10%` stay as they are",
+                    "{what}：被选中的词元中有 {got:.3f} 变成了 [MASK]；应有 `80%` 变成 [MASK]，`10%` 变成随机词元，`10%` 保持不变",
                     what=what,
                     got=from_input(got),
                 ),
@@ -225,19 +226,20 @@ def expect_rates(ids, inputs, labels, specials, mask_id, p: float, what: Msg) ->
         if key == "random" and abs(got - 0.02) < 0.015:
             raise CheckFailure(
                 Msg(
-                    "{what}: {got:.3f} of the chosen tokens became random tokens, about 0.1 x 0.2: of the 20% "
-                    "not masked, half (0.5) become random and half stay",
-                    "{what}：被选中的词元中有 {got:.3f} 变成了随机词元，约为 0.1 x 0.2：没有被掩码的 20% 中，一半（0.5）变成随机词元，另一半保持不变",
+                    "{what}: {got:.3f} of the chosen tokens became random tokens, about `0.1 x 0.2`: of the `20%` "
+                    "not masked, half (`0.5`) become random and half stay",
+                    "{what}：被选中的词元中有 {got:.3f} 变成了随机词元，约为 `0.1 x 0.2`：没有被掩码的 `20%` 中，"
+                    "一半（`0.5`）变成随机词元，另一半保持不变",
                     what=what,
                     got=from_input(got),
                 ),
-                mistake=Msg("random share 0.1 of the rest", "随机替换的比例取成了其余部分的 0.1"),
+                mistake=Msg("random share `0.1` of the rest", "随机替换的比例取成了其余部分的 `0.1`"),
             )
         raise CheckFailure(
             Msg(
-                "{what}: {got} of the chosen tokens {name}; {share} should (±{tol}): 80% [MASK], "
-                "10% a random ordinary token, 10% unchanged",
-                "{what}：被选中的词元中有 {got} {name}；应为 {share}（±{tol}）：80% [MASK]，10% 随机普通词元，10% 不变",
+                "{what}: {got} of the chosen tokens {name}; `{share}` should (±{tol}): `80%` [MASK], "
+                "`10%` a random ordinary token, `10%` unchanged",
+                "{what}：被选中的词元中有 {got} {name}；应为 `{share}`（±{tol}）：`80%` [MASK]，`10%` 随机普通词元，`10%` 不变",
                 what=what,
                 got=from_input(f"{got:.3f}"),
                 name=name,
@@ -255,10 +257,10 @@ OUTCOMES = {
     2: Msg("stayed unchanged", "保持不变"),
 }
 RULE_HINT = Msg(
-    "BERT's rule is one independent draw per real token, chosen = torch.rand(shape, "
-    "generator=generator) < mask_prob, then one more draw per chosen token for its 80/10/10 outcome",
-    "BERT 的规则是对每个真实词元独立抽样一次，chosen = torch.rand(shape, generator=generator) < mask_prob，"
-    "然后对每个被选中的词元再抽样一次，决定它的 80/10/10 结果",
+    "BERT's rule is one independent draw per real token, `chosen = torch.rand(shape, "
+    "generator=generator) < mask_prob`, then one more draw per chosen token for its `80/10/10` outcome",
+    "BERT 的规则是对每个真实词元独立抽样一次，`chosen = torch.rand(shape, generator=generator) < mask_prob`，"
+    "然后对每个被选中的词元再抽样一次，决定它的 `80/10/10` 结果",
 )
 
 
@@ -302,7 +304,7 @@ def expect_rule(ids, outs, specials, mask_id, vocab, p, what: Msg):
             "{what}, {n} calls with generators of different seeds",
             "{what}，用不同种子的生成器调用 {n} 次",
             what=what,
-            n=len(outs),
+            n=from_input(len(outs)),
         ),
         Msg("chosen", "选中"),
         RULE_HINT,
@@ -377,9 +379,12 @@ def expect_rule_at_training_size(sub, rows: int, seed: int, p: float = 0.15):
     every token position."""
     ids = batch(rows, TRAIN_LEN, BASE, SPECIAL, seed=seed, min_len=TRAIN_LEN // 4)
     what = code(
-        "mask_tokens({rows} x {train_len} ids, mask_id=50260, vocab_size=50257, special_ids=(50257, 50258, 50259))",
+        "mask_tokens({rows} x {train_len} ids, mask_id={mask_id}, vocab_size={vocab}, special_ids={specials})",
         rows=from_input(rows),
         train_len=from_input(TRAIN_LEN),
+        mask_id=from_input(MASK),
+        vocab=from_input(BASE),
+        specials=from_input(SPECIAL),
     )
     outs = call_many(sub, ids, seed, calls=TRAIN_CALLS, label=what)
     for inputs, labels in outs:
@@ -390,7 +395,7 @@ def expect_rule_at_training_size(sub, rows: int, seed: int, p: float = 0.15):
         "{what}, {n} calls with generators of different seeds (the course's pre-training batch)",
         "{what}，用不同种子的生成器调用 {n} 次（课程预训练时的批次）",
         what=what,
-        n=TRAIN_CALLS,
+        n=from_input(TRAIN_CALLS),
     )
     draws.expect_drawn(training_findings([(c, real) for c in chosen], p), where, Msg("chosen", "选中"), RULE_HINT)
     masked = [(inputs == MASK) & c for (inputs, _), c in zip(outs, chosen)]
@@ -489,10 +494,10 @@ def expect_tied(sub, emb, head, sd, hidden, what: Msg):
         raise CheckFailure(
             Msg(
                 "{what}: loading the head's decoder.weight left the embedding's weight unchanged: the "
-                "decoder holds a copy. Tie them: self.decoder.weight = embedding.weight (the same "
+                "decoder holds a copy. Tie them: `self.decoder.weight = embedding.weight` (the same "
                 "nn.Parameter, not a clone)",
                 "{what}：加载头部的 decoder.weight 后嵌入的权重没有变：decoder 持有的是一份副本。要绑定它们："
-                "self.decoder.weight = embedding.weight（同一个 nn.Parameter，而不是克隆）",
+                "`self.decoder.weight = embedding.weight`（同一个 nn.Parameter，而不是克隆）",
                 what=what,
             ),
             mistake=Msg("decoder weight copied, not tied", "decoder 的权重是复制的，没有绑定"),
@@ -513,9 +518,9 @@ def expect_tied(sub, emb, head, sd, hidden, what: Msg):
                 head_ref(hidden, sd),
                 "the logits still use the old weights: the decoder holds a "
                 "copy of the embedding's weight; assign the Parameter itself "
-                "(self.decoder.weight = embedding.weight)",
+                "(`self.decoder.weight = embedding.weight`)",
                 "logits 仍在使用旧的权重：decoder 持有嵌入权重的副本；应直接赋值这个 Parameter "
-                "（self.decoder.weight = embedding.weight）",
+                "（`self.decoder.weight = embedding.weight`）",
             )
         ],
     )
@@ -890,29 +895,39 @@ def test_mlm_loss(sub):
 @check(points=2, hidden=True, title="other shapes, probabilities and special ids", title_zh="其他形状、概率和特殊 id")
 def test_other_shapes_and_ids(sub):
     specials = (300, 301, 302)  # 300 ordinary ids, then [PAD], [CLS], [SEP]; [MASK] = 303
+    mask_id, vocab, p = 303, 300, 0.3
     g = torch.Generator().manual_seed(2370)
-    ids = torch.randint(0, 300, (6, 40, 90), generator=g)
+    ids = torch.randint(0, vocab, (6, 40, 90), generator=g)
     ids[:, :, 0] = 301
     ids[:, :, 64] = 302
     ids[:, :, 65:] = 300
     what = code(
-        "mask_tokens(ids: (6, 40, 90), mask_id=303, vocab_size=300, special_ids=(300, 301, 302), mask_prob=0.3)"
+        "mask_tokens(ids: {shape}, mask_id={mask_id}, vocab_size={vocab}, special_ids={specials}, mask_prob={p})",
+        shape=from_input(tuple(ids.shape)),
+        mask_id=from_input(mask_id),
+        vocab=from_input(vocab),
+        specials=from_input(specials),
+        p=from_input(p),
     )
-    outs = call_many(sub, ids, 1800, calls=8, mask_id=303, vocab=300, specials=specials, p=0.3, label=what)
+    outs = call_many(sub, ids, 1800, calls=8, mask_id=mask_id, vocab=vocab, specials=specials, p=p, label=what)
     for inputs, labels in outs:
-        rule_relations(ids, inputs, labels, specials, 303, 300, what)
-    expect_rates(*pooled(ids, outs), specials, 303, 0.3, what)
-    expect_rule(ids, outs, specials, 303, 300, 0.3, what)
-    expect_rule_on_alike_inputs(sub, ids, 1820, "(6, 40, 90)", 42, 0.3, mask_id=303, vocab=300, specials=specials)
+        rule_relations(ids, inputs, labels, specials, mask_id, vocab, what)
+    expect_rates(*pooled(ids, outs), specials, mask_id, p, what)
+    expect_rule(ids, outs, specials, mask_id, vocab, p, what)
+    expect_rule_on_alike_inputs(
+        sub, ids, 1820, str(tuple(ids.shape)), 42, p, mask_id=mask_id, vocab=vocab, specials=specials
+    )
     expect_rule_at_training_size(sub, 64, 1840)
-    flat = ids[0, 0]
-    one = code("mask_tokens(ids[0, 0]: 90 ids, ..., mask_prob=1.0)")
-    inputs, labels = call_mask(sub, flat, 19, mask_id=303, vocab=300, specials=specials, p=1.0, label=one)
+    flat, p_all = ids[0, 0], 1.0
+    one = code(
+        "mask_tokens(ids: {shape}, ..., mask_prob={p})", shape=from_input(tuple(flat.shape)), p=from_input(p_all)
+    )
+    inputs, labels = call_mask(sub, flat, 19, mask_id=mask_id, vocab=vocab, specials=specials, p=p_all, label=one)
     special = torch.isin(flat, torch.tensor(specials))
     expect_tensor(
         labels, torch.where(special, IGNORE, flat), tol="exact", what=Msg("{what}: labels", "{what}：标签", what=one)
     )
-    rule_relations(flat, inputs, labels, specials, 303, 300, one)
+    rule_relations(flat, inputs, labels, specials, mask_id, vocab, one)
 
 
 @check(points=2, hidden=True, title="the head with other sizes, tied both ways", title_zh="其他尺寸的头，双向绑定")
@@ -950,6 +965,10 @@ def test_mlm_loss_flat(sub):
         out,
         loss_reference(logits, labels),
         tol="norm",
-        what=code("mlm_loss(logits (11, 13), labels (11,))"),
+        what=code(
+            "mlm_loss(logits {shape_logits}, labels {shape_labels})",
+            shape_logits=from_input(tuple(logits.shape)),
+            shape_labels=from_input(tuple(labels.shape)),
+        ),
         dtype=False,
     )

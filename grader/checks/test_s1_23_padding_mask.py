@@ -61,14 +61,16 @@ def _mask_mistakes(ids, pad_id):
     out = [
         Mistake(
             (ids == pad_id).long(),
-            "the mask is inverted: 1 marks a real token, 0 marks [PAD]",
-            "掩码反了：1 表示真实词元，0 表示 [PAD]",
+            "the mask is inverted: `1` marks a real token, `0` marks [PAD]",
+            "掩码反了：`1` 表示真实词元，`0` 表示 [PAD]",
         )
     ]
     if pad_id != 0:
         out.append(
             Mistake(
-                (ids != 0).long(), "compared with 0: padding is pad_id, not 0", "与 0 比较了：填充 id 是 pad_id，不是 0"
+                (ids != 0).long(),
+                "compared with `0`: padding is pad_id, not `0`",
+                "与 `0` 比较了：填充 id 是 pad_id，不是 `0`",
             )
         )
     return out
@@ -274,7 +276,12 @@ def test_all_padding_row(sub):
         got[0],
         _key_masked(scores, mask)[0],
         tol="softmax",
-        what=Msg("weights of the sequence with 2 real tokens of 4", "4 个位置中有 2 个真实词元的序列的权重"),
+        what=Msg(
+            "weights of the sequence with {real} real tokens of {t}",
+            "{t} 个位置中有 {real} 个真实词元的序列的权重",
+            real=from_input(int(mask[0].sum())),
+            t=from_input(mask.shape[1]),
+        ),
     )
     expect_tensor(
         got[1],
@@ -298,8 +305,10 @@ def test_padding_scores_cannot_leak(sub):
         _key_masked(scores, mask),
         tol="softmax",  # the property alone: a constant has it
         what=Msg(
-            "weights of a (2, 2, 5, 5) batch with 3 and 4 real tokens",
-            "真实词元分别为 3 个和 4 个的 (2, 2, 5, 5) 批次的权重",
+            "weights of a {shape} batch whose sequences hold {lengths} real tokens",
+            "各序列真实词元个数为 {lengths} 的 {shape} 批次的权重",
+            shape=from_input(tuple(scores.shape)),
+            lengths=from_input(mask.sum(1).tolist()),
         ),
     )
     loud = scores.clone()

@@ -62,13 +62,13 @@ def _mistakes(x, mask, sd, heads):
         out += [
             Mistake(
                 ref(mask_mode="queries", fill=fill),
-                "the mask was applied to the queries (rows) instead of the keys (columns): reshape it to (B, 1, 1, T)",
-                "掩码用在了查询（行）上，应该用在键（列）上：把它变成 (B, 1, 1, T)",
+                "the mask was applied to the queries (rows) instead of the keys (columns): reshape it to `(B, 1, 1, T)`",
+                "掩码用在了查询（行）上，应该用在键（列）上：把它变成 `(B, 1, 1, T)`",
             ),
             Mistake(
                 ref(mask_mode="inverted", fill=fill),
-                "the mask is inverted: it hid the real tokens and kept the padding (hide where mask == 0)",
-                "掩码反了：掩码了真实词元、留下了填充（应掩码 mask == 0 的位置）",
+                "the mask is inverted: it hid the real tokens and kept the padding (hide where `mask == 0`)",
+                "掩码反了：掩码了真实词元、留下了填充（应掩码 `mask == 0` 的位置）",
             ),
             Mistake(
                 ref(mask_mode="both", fill=fill),
@@ -91,13 +91,13 @@ def _mistakes(x, mask, sd, heads):
         Mistake(ref(scale="none"), "the scores were not scaled by sqrt(d)", "分数没有除以 sqrt(d)"),
         Mistake(
             ref(split=False),
-            "the heads were split with .view(B, heads, T, d) instead of view(B, T, heads, d) then transpose(1, 2)",
-            "拆分多头时直接 view(B, heads, T, d)，而不是先 view(B, T, heads, d) 再 transpose(1, 2)",
+            "the heads were split with `.view(B, heads, T, d)` instead of `view(B, T, heads, d)` then `transpose(1, 2)`",
+            "拆分多头时直接 `view(B, heads, T, d)`，而不是先 `view(B, T, heads, d)` 再 `transpose(1, 2)`",
         ),
         Mistake(
             ref(merge=False),
-            "the heads were merged without transpose(1, 2) back to (B, T, heads, d)",
-            "合并多头前没有 transpose(1, 2) 回到 (B, T, heads, d)",
+            "the heads were merged without `transpose(1, 2)` back to `(B, T, heads, d)`",
+            "合并多头前没有 `transpose(1, 2)` 回到 `(B, T, heads, d)`",
         ),
         Mistake(ref(out=False), "the output projection `out` was not applied", "没有使用输出投影 out"),
     ]
@@ -314,24 +314,26 @@ DROPOUT_CALLS = 12  # calls per dropout check: the number dropped must vary acro
 TINY = 1e-3  # weights below this are not read: dropped or kept, they look alike within the tolerance
 DROPOUT_HINT = Msg(
     "attn_dropout draws once for each attention weight, after the softmax and before the weights mix "
-    "the values: attn = self.attn_dropout(torch.softmax(scores, dim=-1)), a new draw on every call, "
+    "the values: `attn = self.attn_dropout(torch.softmax(scores, dim=-1))`, a new draw on every call, "
     "in every row and head",
     "attn_dropout 在 softmax 之后、权重与值相乘之前，对每个注意力权重独立抽样一次："
-    "attn = self.attn_dropout(torch.softmax(scores, dim=-1))，每次调用、每一行、每个头都重新抽样",
+    "`attn = self.attn_dropout(torch.softmax(scores, dim=-1))`，每次调用、每一行、每个头都重新抽样",
 )
 
 
 def seen(heads: int = TH, tokens: int = TT, batch: int = TB) -> Msg:
     return Msg(
-        "MultiHeadSelfAttention({dim}, {heads}, dropout={p}) in train mode on ({b}, {t}, {dim}) inputs, with weights that make each output one "
-        "attention weight plus 1 (value j = token j's one-hot, out = identity, out.bias = 1)",
-        "训练模式下的 MultiHeadSelfAttention({dim}, {heads}, dropout={p})，输入形状 ({b}, {t}, {dim})，所用权重使每个输出都等于一个注意力权重加 1"
-        "（值 j = 词元 j 的 one-hot，out = 单位矩阵，out.bias = 1）",
-        dim=heads * tokens,
-        heads=heads,
-        p=DROP_P,
-        b=batch,
-        t=tokens,
+        "MultiHeadSelfAttention({dim}, {heads}, dropout={p}) in train mode on ({b}, {t}, {dim}) inputs, with weights "
+        "that make each output one attention weight plus {bias} (value j: token j's one-hot; `out`: the identity, "
+        "bias {bias})",
+        "训练模式下的 MultiHeadSelfAttention({dim}, {heads}, dropout={p})，输入形状 ({b}, {t}, {dim})，所用权重使每个输出"
+        "都等于一个注意力权重加 {bias}（值 j：词元 j 的 one-hot；`out`：单位矩阵，偏置 {bias}）",
+        dim=from_input(heads * tokens),
+        heads=from_input(heads),
+        p=from_input(DROP_P),
+        b=from_input(batch),
+        t=from_input(tokens),
+        bias=from_input(BIAS),
     )
 
 
@@ -438,12 +440,13 @@ def dropout_reads(sub, sd: dict, x: torch.Tensor, seed: int, what: Msg):
         raise CheckFailure(
             Msg(
                 "{what}: over {n} calls no attention weight was dropped (every output was its weight "
-                "+ 1, scaled or zeroed by out_dropout): in train mode attn_dropout must drop the attention weights. "
-                "{hint}",
-                "{what}：在 {n} 次调用中没有任何注意力权重被丢弃（每个输出都是它的权重 + 1，"
+                "+ {bias}, scaled or zeroed by out_dropout): in train mode attn_dropout must drop the attention "
+                "weights. {hint}",
+                "{what}：在 {n} 次调用中没有任何注意力权重被丢弃（每个输出都是它的权重 + {bias}，"
                 "只经过 out_dropout 的放大或置零）：训练模式下 attn_dropout 必须丢弃注意力权重。{hint}",
                 what=what,
-                n=DROPOUT_CALLS,
+                n=from_input(DROPOUT_CALLS),
+                bias=from_input(BIAS),
                 hint=DROPOUT_HINT,
             ),
             mistake=Msg("attention dropout left out", "漏掉了注意力 dropout"),
@@ -452,9 +455,9 @@ def dropout_reads(sub, sd: dict, x: torch.Tensor, seed: int, what: Msg):
         raise CheckFailure(
             Msg(
                 "{what}: the attention weights that survive dropout were not rescaled by "
-                "1 / (1 - p): inverted dropout (nn.Dropout) divides the survivors by (1 - p)",
-                "{what}：dropout 之后保留下来的注意力权重没有乘以 1 / (1 - p)：倒置 dropout（nn.Dropout）"
-                "要把保留下来的值除以 (1 - p)",
+                "`1 / (1 - p)`: inverted dropout (nn.Dropout) divides the survivors by `(1 - p)`",
+                "{what}：dropout 之后保留下来的注意力权重没有乘以 `1 / (1 - p)`：倒置 dropout（nn.Dropout）"
+                "要把保留下来的值除以 `(1 - p)`",
                 what=what,
             ),
             mistake=Msg("attention dropout not rescaled", "注意力 dropout 之后没有放大"),
@@ -462,23 +465,24 @@ def dropout_reads(sub, sd: dict, x: torch.Tensor, seed: int, what: Msg):
     if how == "multiplied":
         raise CheckFailure(
             Msg(
-                "{what}: the attention weights that survive dropout were multiplied by (1 - p); "
-                "divide them by (1 - p) (nn.Dropout does)",
-                "{what}：dropout 之后保留下来的注意力权重乘了 (1 - p)；应当除以 (1 - p)（nn.Dropout 就是这样做的）",
+                "{what}: the attention weights that survive dropout were multiplied by `(1 - p)`; "
+                "divide them by `(1 - p)` (nn.Dropout does)",
+                "{what}：dropout 之后保留下来的注意力权重乘了 `(1 - p)`；应当除以 `(1 - p)`（nn.Dropout 就是这样做的）",
                 what=what,
             ),
-            mistake=Msg("attention dropout multiplied by (1 - p)", "注意力 dropout 乘了 (1 - p)"),
+            mistake=Msg("attention dropout multiplied by `(1 - p)`", "注意力 dropout 乘了 `(1 - p)`"),
         )
     if how == "other":
         raise CheckFailure(
             Msg(
-                "{what}: some outputs are neither 0 (out_dropout), 1 / (1 - p) (the attention weight "
-                "dropped) nor (weight / (1 - p) + 1) / (1 - p) (kept): apply attn_dropout to the "
+                "{what}: some outputs are neither `0` (out_dropout), `{bias} / (1 - p)` (the attention weight "
+                "dropped) nor `(weight / (1 - p) + {bias}) / (1 - p)` (kept): apply attn_dropout to the "
                 "softmax weights and out_dropout to the projected output, once each. {hint}",
-                "{what}：有些输出既不是 0（out_dropout），也不是 1 / (1 - p)（注意力权重被丢弃），也不是 "
-                "(weight / (1 - p) + 1) / (1 - p)（被保留）：attn_dropout 作用于 softmax 权重，out_dropout "
+                "{what}：有些输出既不是 `0`（out_dropout），也不是 `{bias} / (1 - p)`（注意力权重被丢弃），也不是 "
+                "`(weight / (1 - p) + {bias}) / (1 - p)`（被保留）：attn_dropout 作用于 softmax 权重，out_dropout "
                 "作用于投影之后的输出，各一次。{hint}",
                 what=what,
+                bias=from_input(BIAS),
                 hint=DROPOUT_HINT,
             ),
             mistake=Msg("dropout not on the weights", "dropout 没有作用在注意力权重上"),
@@ -505,7 +509,7 @@ def test_attention_dropout_in_training(sub):
                 "{what}, {n} calls in a row: the attention weights",
                 "{what}，连续调用 {n} 次：注意力权重",
                 what=what,
-                n=DROPOUT_CALLS,
+                n=from_input(DROPOUT_CALLS),
             ),
             Msg("dropped", "丢弃"),
             DROPOUT_HINT,
@@ -522,7 +526,8 @@ def test_dropout_only_in_training(sub):
     x = torch.randn(2, 6, D, generator=g)
     mask = torch.tensor([[1] * 6, [1] * 4 + [0] * 2])
     sub.seed(3)
-    m = _new(sub, sd, dropout=0.5)
+    p_on, p_off = 0.5, 0.0
+    m = _new(sub, sd, dropout=p_on)
     first = m(x, mask)
     expect_tensor(
         m(x, mask),
@@ -534,33 +539,37 @@ def test_dropout_only_in_training(sub):
         first,
         R.attention(x, mask, sd, H),
         tol="attention",
-        what=Msg("eval output with dropout=0.5", "dropout=0.5 时 eval 模式下的输出"),
+        what=Msg("eval output with dropout={p}", "eval 模式下的输出（dropout={p}）", p=from_input(p_on)),
     )
     m.train()
     a, b = m(x, mask), m(x, mask)
     expect(
         isinstance(a, torch.Tensor) and not torch.equal(a, first) and not torch.equal(a, b),
         Msg(
-            "with dropout=0.5 in train mode, outputs must change from call to call (attn_dropout, out_dropout)",
-            "dropout=0.5 时训练模式下每次调用的输出都必须不同（attn_dropout、out_dropout）",
+            "with dropout {p} in train mode, outputs must change from call to call (attn_dropout, out_dropout)",
+            "dropout 为 {p} 时，训练模式下每次调用的输出都必须不同（attn_dropout、out_dropout）",
+            p=from_input(p_on),
         ),
     )
     expect(
         0.35 < float((a == 0).float().mean()) < 0.65,
         Msg(
-            "with dropout=0.5 in train mode about half of the outputs must be 0 (out_dropout after the projection)",
-            "dropout=0.5 时训练模式下大约一半的输出必须为 0（out_dropout 在投影之后）",
+            "with dropout {p} in train mode about a share {p} of the outputs must be `0` (out_dropout after the "
+            "projection)",
+            "dropout 为 {p} 时，训练模式下大约 {p} 的输出必须为 `0`（out_dropout 在投影之后）",
+            p=from_input(p_on),
         ),
     )
-    plain = _new(sub, sd, dropout=0.0)
+    plain = _new(sub, sd, dropout=p_off)
     plain.train()
     expect_tensor(
         plain(x, mask),
         first,
         tol="attention",
         what=Msg(
-            "train-mode output with dropout=0.0 (equal to eval mode)",
-            "dropout=0.0 时训练模式下的输出（与 eval 模式相同）",
+            "train-mode output with dropout={p}, equal to eval mode",
+            "训练模式下的输出（dropout={p}），应与 eval 模式相同",
+            p=from_input(p_off),
         ),
     )
     # The rule, not the share: the attention weights dropped (heads read apart too) and the outputs
@@ -580,7 +589,7 @@ def test_dropout_only_in_training(sub):
                 "{what}, {n} calls in a row: the attention weights",
                 "{what}，连续调用 {n} 次：注意力权重",
                 what=what,
-                n=DROPOUT_CALLS,
+                n=from_input(DROPOUT_CALLS),
             ),
             Msg("dropped", "丢弃"),
             DROPOUT_HINT,
@@ -591,7 +600,12 @@ def test_dropout_only_in_training(sub):
         ]
         draws.expect_drawn(
             draws.bernoulli_findings(outputs, DROP_P),
-            Msg("{what}, {n} calls in a row: the outputs", "{what}，连续调用 {n} 次：输出", what=what, n=DROPOUT_CALLS),
+            Msg(
+                "{what}, {n} calls in a row: the outputs",
+                "{what}，连续调用 {n} 次：输出",
+                what=what,
+                n=from_input(DROPOUT_CALLS),
+            ),
             Msg("dropped", "丢弃"),
             Msg(
                 "out_dropout draws once for each output element: return self.out_dropout(self.out(...))",
@@ -668,16 +682,17 @@ def expect_rule_where_the_course_trains(sub, seed: int):
         what = Msg(
             "MultiHeadSelfAttention({dim}, {heads}, dropout={p}) in train mode on a ({b}, {t}, {dim}) {dtype} "
             "batch (the course's training size), with weights that make each query of each head attend to one "
-            "key (token i's input its one-hot, every value all ones, out = identity, out.bias = 1)",
+            "key (token i's input: its one-hot; every value: all ones; `out`: the identity, bias {bias})",
             "训练模式下的 MultiHeadSelfAttention({dim}, {heads}, dropout={p})，输入 ({b}, {t}, {dim}) 的 {dtype} "
-            "批次（课程训练时的规模），所用权重使每个头的每个查询只关注一个键（词元 i 的输入是它的 one-hot，每个值都是"
-            "全 1，out = 单位矩阵，out.bias = 1）",
-            dim=T,
-            heads=heads,
-            p=DROP_P,
-            b=B,
-            t=T,
-            dtype=AMP_NAME if dtype == torch.bfloat16 else str(dtype).removeprefix("torch."),
+            "批次（课程训练时的规模），所用权重使每个头的每个查询只关注一个键（词元 i 的输入：它的 one-hot；每个值："
+            "全为一；`out`：单位矩阵，偏置 {bias}）",
+            dim=from_input(T),
+            heads=from_input(heads),
+            p=from_input(DROP_P),
+            b=from_input(B),
+            t=from_input(T),
+            bias=from_input(BIAS),
+            dtype=from_input(AMP_NAME if dtype == torch.bfloat16 else str(dtype).removeprefix("torch.")),
         )
         sub.seed(seed % 1000)
         m = _new(sub, sd, T, heads, dropout=DROP_P)
@@ -710,14 +725,15 @@ def expect_rule_where_the_course_trains(sub, seed: int):
             if not bool((out | dropped | kept).all()) or bool((w_dropped & (kept & ~out).any(-1)).any()):
                 raise CheckFailure(
                     Msg(
-                        "{what}: some outputs are neither 0 (out_dropout), 1 / (1 - p) (the attention "
-                        "weight dropped) nor (1 / (1 - p) + 1) / (1 - p) (kept), as they are in float32 "
+                        "{what}: some outputs are neither `0` (out_dropout), `{bias} / (1 - p)` (the attention "
+                        "weight dropped) nor `(1 / (1 - p) + {bias}) / (1 - p)` (kept), as they are in `float32` "
                         "at the smaller sizes: the rule is the same in every dtype and at every size. "
                         "{hint}",
-                        "{what}：有些输出既不是 0（out_dropout），也不是 1 / (1 - p)（注意力权重被丢弃），也不是 "
-                        "(1 / (1 - p) + 1) / (1 - p)（被保留），而在 float32 和较小的规模下是：规则在每种 dtype、"
+                        "{what}：有些输出既不是 `0`（out_dropout），也不是 `{bias} / (1 - p)`（注意力权重被丢弃），也不是 "
+                        "`(1 / (1 - p) + {bias}) / (1 - p)`（被保留），而在 `float32` 和较小的规模下是：规则在每种 dtype、"
                         "每种规模下都相同。{hint}",
                         what=what,
+                        bias=from_input(BIAS),
                         hint=DROPOUT_HINT,
                     ),
                     mistake=Msg("dropout keyed on the dtype or the size", "dropout 随 dtype 或规模而变"),
@@ -741,14 +757,17 @@ def expect_rule_where_the_course_trains(sub, seed: int):
             draws.expect_drawn(
                 draws.rate_findings(part, DROP_P) or draws.region_findings(part, DROP_P, axes),
                 Msg(
-                    "{what}, {n} call(s): the attention weights", "{what}，调用 {n} 次：注意力权重", what=what, n=calls
+                    "{what}, {n} call(s): the attention weights",
+                    "{what}，调用 {n} 次：注意力权重",
+                    what=what,
+                    n=from_input(calls),
                 ),
                 Msg("dropped", "丢弃"),
                 rule,
             )
         draws.expect_drawn(
             draws.rate_findings(outs, DROP_P) or draws.region_findings(outs, DROP_P, ["sequence", "token", "feature"]),
-            Msg("{what}, {n} call(s): the outputs", "{what}，调用 {n} 次：输出", what=what, n=calls),
+            Msg("{what}, {n} call(s): the outputs", "{what}，调用 {n} 次：输出", what=what, n=from_input(calls)),
             Msg("dropped", "丢弃"),
             Msg(
                 "out_dropout draws once for each output element, whatever its dtype, sequence, token or "

@@ -251,10 +251,10 @@ def _specials(ref) -> dict:
 
 
 NO_TAIL = (
-    "ids[-tail:] with tail = 0: ids[-0:] is the whole list, not an empty one. With head_len = max_len - 2 "
-    "there is no tail: take it as ids[len(ids) - tail:] (empty when tail is 0)",
-    "tail = 0 时的 ids[-tail:]：ids[-0:] 是整个列表，而不是空列表。head_len = max_len - 2 时没有结尾部分："
-    "应写成 ids[len(ids) - tail:]（tail 为 0 时为空）",
+    "ids[-tail:] with tail = 0: ids[-0:] is the whole list, not an empty one. With `head_len = max_len - 2` "
+    "there is no tail: take it as `ids[len(ids) - tail:]` (empty when tail is `0`)",
+    "tail = 0 时的 ids[-tail:]：ids[-0:] 是整个列表，而不是空列表。`head_len = max_len - 2` 时没有结尾部分："
+    "应写成 `ids[len(ids) - tail:]`（tail 为 `0` 时为空）",
 )
 
 
@@ -282,8 +282,8 @@ def _wrong_encodings(table, settings: dict, text: str, pad: bool = True) -> list
         ),
         (
             [cls] + ids[: ref.max_len] + [sep],
-            "leave room for [CLS] and [SEP]: keep at most max_len - 2 text tokens",
-            "要给 [CLS] 和 [SEP] 留位置：最多保留 max_len - 2 个文本词元",
+            "leave room for [CLS] and [SEP]: keep at most `max_len - 2` text tokens",
+            "要给 [CLS] 和 [SEP] 留位置：最多保留 `max_len - 2` 个文本词元",
         ),
         (
             ([cls] + ids + [sep])[: ref.max_len],
@@ -292,20 +292,21 @@ def _wrong_encodings(table, settings: dict, text: str, pad: bool = True) -> list
         ),
         (
             [cls] + ids[:budget] + [sep] + ([padid] * (budget - len(ids[:budget])) if pad else []),
-            "truncation='head_tail' kept only the head: keep the first head_len and the last max_len - 2 - head_len tokens",
-            "truncation='head_tail' 只保留了开头：应保留前 head_len 个和最后 max_len - 2 - head_len 个词元",
+            "`truncation='head_tail'` kept only the head: keep the first head_len and the last "
+            "`max_len - 2 - head_len` tokens",
+            "`truncation='head_tail'` 只保留了开头：应保留前 head_len 个和最后 `max_len - 2 - head_len` 个词元",
         ),
         (
             padded([cls] + (ids[len(ids) - budget :] if len(ids) > budget else ids) + [sep]),
-            "the tail was kept: truncation='head' keeps the first max_len - 2 tokens, as the book does",
-            "保留了结尾：truncation='head' 应像书中那样保留前 max_len - 2 个词元",
+            "the tail was kept: `truncation='head'` keeps the first `max_len - 2` tokens, as the book does",
+            "保留了结尾：`truncation='head'` 应像书中那样保留前 `max_len - 2` 个词元",
         ),
-        (padded([cls] + kept + [sep], 0), "padding must use pad_id, not 0", "填充应使用 pad_id，而不是 0"),
-        ([cls] + kept + [sep], "pad=True: add pad_id up to max_len", "pad=True 时应用 pad_id 填充到 max_len"),
+        (padded([cls] + kept + [sep], 0), "padding must use pad_id, not `0`", "填充应使用 pad_id，而不是 `0`"),
+        ([cls] + kept + [sep], "`pad=True`: add pad_id up to max_len", "`pad=True` 时应用 pad_id 填充到 max_len"),
         (
             [padid if i == cls else cls if i == padid else i for i in padded([cls] + kept + [sep])],
-            "the special ids are in the wrong order: pad_id = base_vocab_size, then cls_id, then sep_id",
-            "特殊 id 顺序错误：pad_id = base_vocab_size，然后是 cls_id、sep_id",
+            "the special ids are in the wrong order: `pad_id = base_vocab_size`, then cls_id, then sep_id",
+            "特殊 id 顺序错误：`pad_id = base_vocab_size`，然后是 cls_id、sep_id",
         ),
         (
             [{cls: 50258, sep: 50259, padid: 50257}.get(i, i) for i in padded([cls] + kept + [sep])],
@@ -320,8 +321,8 @@ def _wrong_encodings(table, settings: dict, text: str, pad: bool = True) -> list
             (
                 padded([cls] + swapped + [sep]),
                 "head and tail lengths swapped: head_len tokens come from the "
-                "start, max_len - 2 - head_len from the end",
-                "头尾长度弄反了：开头取 head_len 个，结尾取 max_len - 2 - head_len 个",
+                "start, `max_len - 2 - head_len` from the end",
+                "头尾长度弄反了：开头取 head_len 个，结尾取 `max_len - 2 - head_len` 个",
             )
         )
         out.append(
@@ -568,8 +569,8 @@ def test_head_tail_without_a_tail(sub):
             (
                 list(range(10, 20)),
                 "head and tail lengths swapped: head_len tokens come from the start, "
-                "max_len - 2 - head_len from the end",
-                "头尾长度弄反了：开头取 head_len 个，结尾取 max_len - 2 - head_len 个",
+                "`max_len - 2 - head_len` from the end",
+                "头尾长度弄反了：开头取 head_len 个，结尾取 `max_len - 2 - head_len` 个",
             ),
         ],
     )
@@ -630,48 +631,68 @@ def test_special_token_strings_are_text(sub):
 
 @check(points=2, hidden=True, title="short, long and bad settings", title_zh="很短、很长的文本和非法设置")
 def test_edge_cases(sub):
-    tok, ref = _small(sub, 12, max_len=10)
+    max_len = 10
+    tok, ref = _small(sub, 12, max_len=max_len)
     _encode(tok, ref, "")
     _encode(tok, ref, "", pad=False)
     # Exactly max_len - 2 text tokens: nothing cut, nothing padded; one more: cut.
     enc = ref.base
     words = "the movie was good but the end was slow and the plot was bad".split()
     fits = next(
-        " ".join(words[:k]) for k in range(len(words), 0, -1) if len(enc.encode_ordinary(" ".join(words[:k]))) <= 8
+        " ".join(words[:k])
+        for k in range(len(words), 0, -1)
+        if len(enc.encode_ordinary(" ".join(words[:k]))) <= max_len - 2
     )
     for text in (fits, fits + " the", " ".join(words)):
         _encode(
             tok,
             ref,
             text,
-            what=Msg("encode({text!r}) with max_len=10", "max_len=10 时的 encode({text!r})", text=from_input(text)),
+            what=Msg(
+                "encode({text!r}) with max_len={max_len}",
+                "encode({text!r})（设置 max_len={max_len}）",
+                text=from_input(text),
+                max_len=from_input(max_len),
+            ),
         )
-    tok2, ref2 = _small(sub, 12, max_len=2)
+    shortest = 2
+    tok2, ref2 = _small(sub, 12, max_len=shortest)
     _encode(
         tok2,
         ref2,
         "the movie was good",
-        what=Msg("encode(...) with max_len=2: only [CLS] and [SEP]", "max_len=2 时的 encode(...)：只有 [CLS] 和 [SEP]"),
+        what=Msg(
+            "encode(...) with max_len={max_len}: only [CLS] and [SEP]",
+            "encode(...)（max_len={max_len}）：只有 [CLS] 和 [SEP]",
+            max_len=from_input(shortest),
+        ),
     )
     for head_len in (0, 8):
-        tok3, ref3 = _small(sub, 12, max_len=10, truncation="head_tail", head_len=head_len)
+        tok3, ref3 = _small(sub, 12, max_len=max_len, truncation="head_tail", head_len=head_len)
         _encode(
             tok3,
             ref3,
             " ".join(words),
             what=Msg(
-                "encode(...) with max_len=10, head_tail, head_len={head_len}",
-                "max_len=10、head_tail、head_len={head_len} 时的 encode(...)",
+                "encode(...) with max_len={max_len}, head_tail, head_len={head_len}",
+                "encode(...)（设置 max_len={max_len}、head_tail、head_len={head_len}）",
+                max_len=from_input(max_len),
                 head_len=from_input(head_len),
             ),
         )
-    tok4, ref4 = _small(sub, 12, max_len=64)
+    long_max_len = 64
+    tok4, ref4 = _small(sub, 12, max_len=long_max_len)
     very_long = "the movie was good. " * 5000
     _encode(
         tok4,
         ref4,
         very_long,
-        what=Msg("encode of a 100,000-character text with max_len=64", "max_len=64 时对 100,000 个字符的文本做 encode"),
+        what=Msg(
+            "encode of a {n:,}-character text with max_len={max_len}",
+            "对 {n:,} 个字符的文本做 encode（max_len={max_len}）",
+            n=from_input(len(very_long)),
+            max_len=from_input(long_max_len),
+        ),
     )
     for bad in ({"max_len": 1}, {"truncation": "tail"}, {"max_len": 10, "truncation": "head_tail", "head_len": 9}):
         try:
@@ -748,7 +769,7 @@ def test_random_texts_match_reference(sub):
             pad=pad,
             what=Msg(
                 "encode({text!r}, pad={pad}) with max_len={max_len}, truncation={truncation!r}, head_len={head_len}",
-                "max_len={max_len}、truncation={truncation!r}、head_len={head_len} 时的 encode({text!r}, pad={pad})",
+                "encode({text!r}, pad={pad})（设置 max_len={max_len}、truncation={truncation!r}、head_len={head_len}）",
                 text=from_input(text),
                 pad=from_input(pad),
                 max_len=from_input(max_len),
@@ -762,16 +783,20 @@ def test_random_texts_match_reference(sub):
 
 @check(points=1, hidden=True, title="head+tail truncation with GPT-2", title_zh="用 GPT-2 做开头加结尾的截断")
 def test_gpt2_head_tail(sub):
-    tok, ref = _gpt2(sub, truncation="head_tail")
+    truncation = "head_tail"
+    tok, ref = _gpt2(sub, truncation=truncation)
     expect_equal(
         ref.head_len,
         63,
-        Msg("the reference's default head_len for max_len 256", "max_len 为 256 时参照实现的默认 head_len"),
+        Msg("the reference's default head_len for max_len `256`", "max_len 为 `256` 时参照实现的默认 head_len"),
     )
     expect_equal(
         tok.attr("head_len"),
         63,
-        Msg("head_len's default for max_len=256: (256 - 2) // 4", "max_len=256 时 head_len 的默认值：(256 - 2) // 4"),
+        Msg(
+            "head_len's default for `max_len=256`: `(256 - 2) // 4`",
+            "`max_len=256` 时 head_len 的默认值：`(256 - 2) // 4`",
+        ),
     )
     expected = ref.encode(LONG_REVIEW)
     assert fx()["long_review_head_tail"].tolist() == expected, (
@@ -782,7 +807,9 @@ def test_gpt2_head_tail(sub):
         ref,
         LONG_REVIEW,
         what=Msg(
-            "encode(a long review) with truncation='head_tail'", "truncation='head_tail' 时的 encode（一条长评论）"
+            "encode(a long review) with truncation={truncation!r}",
+            "对一条长评论做 encode（truncation={truncation!r}）",
+            truncation=from_input(truncation),
         ),
     )
     kept = tok.decode(tok.encode(LONG_REVIEW))

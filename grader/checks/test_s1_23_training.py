@@ -553,13 +553,15 @@ def test_learns_synthetic_task(sub):
 
 @check(points=2, hidden=True, title="your loop learns another task", title_zh="你的训练循环能学会另一个任务")
 def test_learns_another_task(sub):
-    _, accuracy = _train_task(sub, seed=23, epochs=10, cue_seed=4242, heads=4)
+    heads = 4
+    _, accuracy = _train_task(sub, seed=23, epochs=10, cue_seed=4242, heads=heads)
     expect(
         accuracy >= 0.90,
         Msg(
-            "a four-head model trained by your loop on another task labels {accuracy:.1%} of its held-out "
-            "set correctly; at least 90% is expected",
-            "用你的循环在另一个任务上训练的四头模型在其留出集上只正确标注了 {accuracy:.1%}；至少应达到 90%",
+            "a {heads}-head model trained by your loop on another task labels {accuracy:.1%} of its held-out "
+            "set correctly; at least `90%` is expected",
+            "用你的循环在另一个任务上训练的 {heads} 头模型在其留出集上只正确标注了 {accuracy:.1%}；至少应达到 `90%`",
+            heads=from_input(heads),
             accuracy=from_input(accuracy),
         ),
     )
