@@ -35,7 +35,7 @@ def test_the_five_held_mistakes_are_named_publicly():
     c = census(ROOT)
     assert "the scores were divided by d_k instead of sqrt(d_k)" in c.public["s1_13_causal_mask"]
     assert "LayerNorm.forward ignored self.eps: pass it on, normalize(x, self.eps)" in c.public["s1_17_layer_norm"]
-    assert "labels other than 0 and 1 not refused" in c.public["s1_23_dataset"]
+    assert "labels other than `0` and `1` not refused" in c.public["s1_23_dataset"]
     assert "attention dropout left out" in c.public["s1_23_self_attention"]
     assert any(n.startswith("the kept weights were not rescaled by `1 / (1 - p)`") for n in c.public["s1_15_attention"])
 
