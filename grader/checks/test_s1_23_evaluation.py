@@ -370,7 +370,7 @@ def test_book_report(sub):
 def test_report_with_one_class(sub):
     labels = [0, 1, 1, 0, 1, 1, 0, 1]
     for preds, what in (
-        ([1] * 8, Msg("a model that always says Positive", "一个总是判为 Positive 的模型")),
+        ([1] * 8, Msg("a model that always says {name}", "一个总是判为 {name} 的模型", name=from_input(NAMES[1]))),
         (labels, Msg("a perfect model", "一个完美的模型")),
     ):
         try:
@@ -393,9 +393,10 @@ def test_report_with_one_class(sub):
         expect(
             False,
             Msg(
-                "report failed when only Positive occurs: {e}. Pass `labels=[0, 1]` so that both classes have a row",
-                "只出现 Positive 时 report 失败了：{e}。传入 `labels=[0, 1]`，让两个类别都有一行",
+                "report failed when only {name} occurs: {e}. Pass `labels=[0, 1]` so that both classes have a row",
+                "只出现 {name} 时 report 失败了：{e}。传入 `labels=[0, 1]`，让两个类别都有一行",
                 e=e,
+                name=from_input(NAMES[1]),
             ),
         )
     _expect_report(text, [1, 1, 1], [1, 1, 1], Msg("the report when only Positive occurs", "只出现 Positive 时的报告"))

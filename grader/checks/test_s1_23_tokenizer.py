@@ -674,9 +674,10 @@ def test_edge_cases(sub):
             ref3,
             " ".join(words),
             what=Msg(
-                "encode(...) with max_len={max_len}, head_tail, head_len={head_len}",
-                "encode(...)（设置 max_len={max_len}、head_tail、head_len={head_len}）",
+                "encode(...) with max_len={max_len}, truncation={truncation}, head_len={head_len}",
+                "encode(...)（设置 max_len={max_len}、truncation={truncation}、head_len={head_len}）",
                 max_len=from_input(max_len),
+                truncation=from_input("head_tail"),
                 head_len=from_input(head_len),
             ),
         )
