@@ -111,6 +111,12 @@ def test_no_chinese_title(sub):
 @check(points=1, title="a title", title_zh="a title")
 def test_english_title_zh(sub):
     pass
+
+
+@check(points=1, hidden=True, title="other sizes", title_zh="其他尺寸")
+def test_hidden_states_its_input(sub):
+    expect(True, Msg("a batch of 4", "大小为 4 的批次"))
+    Mistake(None, "weights that sum to 1", "和为 1 的权重")
 """
 
 PLANTED_PO = """msgid "no key here"
@@ -200,6 +206,7 @@ def test_the_language_rules_problems_are_said_in_chinese(tmp_path, monkeypatch, 
     assert any(p.endswith("：'fuzzy_one' 被标为 fuzzy：对照英文检查它的中文，然后去掉这个标记") for p in zh), zh
     assert any(p.endswith("：Msg 文本：中文文本 'same text' 里没有中文") for p in zh), zh
     assert "course.toml 中 [[exercise]] s1_01 的第 1 条提示：中文文本 'a hint' 里没有中文" in zh
+    assert any("隐藏检查的 Msg(...) 在字段之外写出了 '4'" in p for p in zh), zh
 
 
 def test_a_help_text_without_its_chinese_is_said_in_chinese(monkeypatch, said):
