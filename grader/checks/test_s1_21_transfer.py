@@ -312,7 +312,7 @@ def test_load_shape_mismatch(sub):
                 "loading tok.weight of shape {bad} into an embedding of shape {shape} must raise an error",
                 "把形状为 {bad} 的 tok.weight 加载到形状为 {shape} 的嵌入中必须报错",
                 bad=from_input(tuple(f["bad/tok.weight"].shape)),
-                shape=from_input(tuple(f["base/encoder.tok.weight"].shape)),
+                shape=from_input((CFG["vocab_size"], CFG["dim"])),
             ),
         )
     _expect_loads_matching(sub, f)  # a checkpoint that fits must load: refusing everything is not the answer
